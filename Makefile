@@ -1,0 +1,87 @@
+# shardcheck build. `make` builds everything; `make test` installs what is missing, builds, tests;
+# `make demo` starts the daemon and checks examples/ through it; `make bench` measures.
+# Missing Debian packages are installed by scripts/deps.sh before anything is compiled.
+
+BUILD   ?= build
+CC      ?= cc
+PKG_CONFIG ?= pkg-config
+
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ifdef CI
+WARN    += -Werror
+endif
+OPT     ?= -O2 -g
+CFLAGS_COMMON = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN) -MMD -MP $(EXTRA_CFLAGS)
+
+# Recursive (=) so pkg-config runs only after scripts/deps.sh installed the packages.
+LIB_PKGS    := jansson libcrypto
+LIB_CFLAGS   = $(CFLAGS_COMMON) -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
+LIB_LIBS     = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -lm
+TEST_CFLAGS  = $(LIB_CFLAGS) $(shell $(PKG_CONFIG) --cflags criterion)
+TEST_LIBS    = $(shell $(PKG_CONFIG) --libs criterion) $(LIB_LIBS)
+
+LIB_SRC   := $(wildcard lib/*.c)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_SRC   := client/main.c
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+CORPUS_SRC := $(wildcard tests/corpus/test_*.c)
+CORPUS_BIN := $(CORPUS_SRC:tests/corpus/%.c=$(BUILD)/tests/%)
+
+LIBSC   := $(BUILD)/lib/libshardcheck.a
+CLI     := $(BUILD)/bin/shardcheck
+DEPS_OK := $(BUILD)/.deps-ok
+TEST_DEPS_OK := $(BUILD)/.deps-test-ok
+
+.PHONY: all deps test unit corpus integration demo bench clean fuzz
+all: $(CLI) $(LIBSC)
+
+$(DEPS_OK): scripts/deps.sh
+	@mkdir -p $(@D)
+	@scripts/deps.sh
+	@touch $@
+$(TEST_DEPS_OK): scripts/deps.sh
+	@mkdir -p $(@D)
+	@scripts/deps.sh --test
+	@touch $@
+deps: $(DEPS_OK)
+
+$(BUILD)/obj/lib/%.o: lib/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+$(LIBSC): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj/client/%.o: client/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -Iclient -c $< -o $@
+$(CLI): $(CLI_OBJ) $(LIBSC)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(CLI_OBJ) $(LIBSC) $(LIB_LIBS) -lpthread
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests -o $@ $< $(LIBSC) $(TEST_LIBS)
+$(BUILD)/tests/%: tests/corpus/%.c $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Itests -o $@ $< $(LIBSC) $(TEST_LIBS)
+
+# Tests run from the repository root so ../shared/corpus resolves as in CI.
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 2; done
+corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
+	@set -e; for t in $(CORPUS_BIN); do echo "== $$t"; $$t --jobs 2; done
+	@set -e; for t in tests/corpus/*.sh; do [ -f "$$t" ] || continue; echo "== $$t"; sh $$t; done
+
+test: $(TEST_DEPS_OK) all unit corpus
+	@echo "all test suites passed"
+
+demo: all
+	@sh scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

@@ -1,0 +1,172 @@
+/* shardcheck.h — the public API of libshardcheck.
+ *
+ * libshardcheck reads a serialized JAX/XLA module (StableHLO/MLIR text or XLA HLO text), checks its
+ * shardings against a device mesh and returns a report of diagnostics.
+ *
+ * Ownership: every object the library returns lives in the sc_arena the caller passed in and dies
+ * with sc_arena_free(). Functions that return `char *` documented as "malloc'd" hand the caller a
+ * heap string to free(). The input buffer is borrowed: it must outlive the report (diagnostics and
+ * the IR point into it).
+ *
+ * Threads: the library has no mutable global state. Any thread may call any function; one arena
+ * (and everything allocated from it) must be used by one thread at a time. */
+#ifndef SHARDCHECK_H
+#define SHARDCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+#define SC_VERSION "0.1.0"
+#define SC_REPORT_SCHEMA "shardcheck.report.v1"
+
+typedef enum { SC_FMT_AUTO = 0, SC_FMT_STABLEHLO, SC_FMT_HLO } sc_format;
+typedef enum { SC_SEV_NOTE = 0, SC_SEV_WARNING, SC_SEV_ERROR } sc_severity;
+typedef enum { SC_AXIS_AUTO = 0, SC_AXIS_EXPLICIT, SC_AXIS_MANUAL } sc_axis_type;
+typedef enum { SC_PLATFORM_UNSPECIFIED = 0, SC_PLATFORM_TPU, SC_PLATFORM_GPU, SC_PLATFORM_CPU } sc_platform;
+
+/* Outcome of sc_check(). Findings in the module are diagnostics with SC_OK; only these stop it. */
+typedef enum {
+  SC_OK = 0,
+  SC_ERR_CANCELLED, /* *options.cancel became non-zero */
+  SC_ERR_LIMIT,     /* arena byte limit exceeded (message in report->failure) */
+  SC_ERR_INVALID,   /* bad options (e.g. unknown rule glob); message in report->failure */
+} sc_status;
+
+typedef struct {
+  const char *name;
+  int64_t size;
+  sc_axis_type type;
+} sc_mesh_axis;
+
+/* A target mesh: the mesh the module will be deployed on. */
+typedef struct {
+  sc_mesh_axis *axes;
+  size_t naxes;
+  int64_t *device_ids; /* NULL = iota order */
+  size_t ndevice_ids;
+  sc_platform platform;
+} sc_target_mesh;
+
+typedef struct {
+  sc_format input_format;    /* SC_FMT_AUTO detects it */
+  const char *input_name;    /* shown in reports; NULL = "<stdin>" */
+  const char *rules;         /* comma-separated globs, '-' excludes: "sharding-*,-sharding-priority"; NULL = all */
+  sc_severity min_severity;  /* diagnostics below are dropped */
+  bool split_input_file;     /* "// -----" separates independent modules */
+  const sc_target_mesh *mesh;/* NULL = the module's own meshes are the target */
+  sc_platform platform;      /* overrides mesh->platform when set */
+  uint32_t max_depth;        /* region/bracket nesting limit; 0 = default (SC_DEFAULT_MAX_DEPTH) */
+  uint32_t max_ops;          /* op count limit; 0 = default (SC_DEFAULT_MAX_OPS) */
+  const volatile int *cancel;/* polled during the analysis; non-zero aborts with SC_ERR_CANCELLED */
+} sc_options;
+
+#define SC_DEFAULT_MAX_DEPTH 256u
+#define SC_DEFAULT_MAX_OPS 5000000u
+
+/* One text edit of the module: replace bytes [offset, offset+length) with `replacement`. */
+typedef struct {
+  uint32_t offset, length;
+  uint32_t line, col, end_line, end_col; /* 1-based; end is exclusive */
+  const char *replacement;
+} sc_edit;
+
+typedef struct {
+  const char *title;
+  bool machine;        /* true: `edits` are a safe text edit of the module */
+  const char *snippet; /* code to write in JAX, or NULL */
+  sc_edit *edits;
+  size_t nedits;
+} sc_fix;
+
+/* A context entry: key -> one string (nvalues == 1, !is_list) or a list of strings. */
+typedef struct {
+  const char *key;
+  const char **values;
+  size_t nvalues;
+  bool is_list;
+} sc_context_entry;
+
+typedef struct {
+  const char *code;    /* "SC0301" */
+  const char *rule;    /* "kernel-outside-manual" */
+  sc_severity severity;
+  const char *message;
+  uint32_t line, col, offset; /* module location of the op (1-based line/col); line 0 = whole module */
+  const char *function;       /* enclosing function or NULL */
+  const char *op;             /* op name or NULL */
+  const char *target;         /* custom call target or NULL */
+  bool has_source;            /* source_location from debug info */
+  const char *source_file;
+  uint32_t source_line, source_col;
+  sc_context_entry *context;
+  size_t ncontext;
+  sc_fix *fixes;
+  size_t nfixes;
+} sc_diag;
+
+typedef struct {
+  const char *input_name;
+  sc_format format;
+  const char *buf; /* borrowed input, for rendering source lines */
+  size_t bytes;
+  char sha256[65];
+  size_t functions, ops;
+  /* The mesh the module was checked against. */
+  const char *mesh_source; /* "module", "request" or "none" */
+  sc_mesh_axis *mesh_axes;
+  size_t mesh_naxes;
+  int64_t mesh_devices;
+  sc_platform platform;
+  size_t errors, warnings, notes;
+  sc_diag *diags; /* sorted by offset, then code */
+  size_t ndiags;
+  const char *failure; /* set when sc_check did not return SC_OK */
+} sc_report;
+
+/* Checks `len` bytes at `buf`. `*out` is always set (allocated in `arena`) unless the arena cannot
+ * provide the first bytes, in which case SC_ERR_LIMIT is returned and *out is NULL. */
+sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_options *options, sc_report **out);
+
+/* Parses a mesh spec "data=2,model=4:explicit" (optionally with ";devices=0,1,..."), into `arena`.
+ * Returns 0, or -1 with a message (in arena) in *error. */
+int sc_mesh_parse(sc_arena *arena, const char *spec, sc_target_mesh *out, const char **error);
+
+const char *sc_format_name(sc_format f);
+const char *sc_severity_name(sc_severity s);
+const char *sc_platform_name(sc_platform p);
+const char *sc_axis_type_name(sc_axis_type t);
+int sc_platform_parse(const char *s, sc_platform *out);   /* 0 or -1 */
+int sc_format_parse(const char *s, sc_format *out);       /* 0 or -1; "auto|stablehlo|mlir|hlo" */
+
+/* Report emitters. Each returns a malloc'd NUL-terminated string the caller free()s, or NULL on OOM. */
+char *sc_report_json(const sc_report *report, bool pretty);
+char *sc_report_sarif(const sc_report *report);
+char *sc_report_text(const sc_report *report, bool color);
+
+/* Rules and the code catalog (static data; valid for the life of the process). */
+typedef struct sc_rule sc_rule;
+typedef struct {
+  const char *code;
+  const char *title;       /* one line */
+  const char *explanation; /* what it means, when it happens, how to fix (plain text, paragraphs) */
+  const char *bad_example; /* a module that yields exactly this code, or NULL */
+  const char *good_example;/* the fixed module, yields no diagnostic, or NULL */
+  const char *bad_mesh;    /* target mesh spec the examples are checked with, or NULL */
+} sc_catalog_entry;
+
+size_t sc_rule_count(void);
+/* Rule i: name, family, code, default severity, one-line summary. */
+void sc_rule_info(size_t i, const char **name, const char **family, const char **code, sc_severity *severity,
+                  const char **summary);
+const sc_catalog_entry *sc_catalog_find(const char *code); /* NULL if unknown */
+size_t sc_catalog_count(void);
+const sc_catalog_entry *sc_catalog_at(size_t i);
+/* The long explanation page for `code` as text. malloc'd; NULL if the code is unknown. */
+char *sc_explain_text(const char *code);
+/* A stable hash of the rule set and catalog, for cache keys ("rules version"). */
+const char *sc_rules_version(void);
+
+#endif

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the Debian packages shardcheck builds and tests with, if any is missing.
+# Called by the Makefile; safe to run repeatedly (does nothing when all are present).
+set -e
+PKGS="build-essential pkg-config libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
+libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev python3 python3-grpcio"
+[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "shardcheck: installing Debian packages:$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
