@@ -1,0 +1,143 @@
+/* model.h — the normalized sharding model: meshes, shardings and each op's manual context.
+ *
+ * Built once per module (sc_model_build) before any rule runs; rules only read it. Shardy (`sdy.*`)
+ * and GSPMD (`mhlo.sharding` strings, HLO `sharding=`) annotations map onto the same sc_sharding,
+ * so a rule is written once for both. Everything lives in the request arena; spans point into the
+ * input. Read-only after build; one thread at a time per arena. */
+#ifndef SC_MODEL_H
+#define SC_MODEL_H
+
+#include "ir.h"
+#include "rules.h"
+
+typedef struct {
+  sc_span name;
+  int64_t size;
+  sc_axis_type type; /* from the target mesh; module meshes are auto unless manual here */
+} sc_axis;
+
+typedef struct sc_mesh {
+  sc_span name;           /* symbol name without '@' ("mesh"); empty for an inline mesh */
+  sc_axis *axes;
+  uint32_t naxes;
+  int64_t *device_ids;    /* explicit device order, NULL = iota */
+  uint32_t ndevice_ids;
+  bool maximal;           /* <[], device_ids=[k]> */
+  int64_t devices;        /* product of axis sizes (1 for an empty or maximal mesh) */
+  const sc_op *op;        /* the sdy.mesh op, NULL for inline/target/synthesized meshes */
+  uint32_t offset;        /* where it is written */
+} sc_mesh;
+
+/* A reference to a mesh axis or sub-axis: "x" or "x":(pre_size)size. */
+typedef struct {
+  sc_span name;
+  bool sub;
+  int64_t pre_size, size; /* size = full axis size when !sub (filled once the mesh is known, else 0) */
+} sc_axis_ref;
+
+typedef struct {
+  sc_axis_ref *axes;
+  uint32_t naxes;
+  bool open;        /* `?` */
+  int64_t priority; /* `p1` -> 1; -1 = none */
+} sc_dim_sharding;
+
+typedef enum {
+  SC_SHARDING_NAMED = 0, /* per-dimension axes on a mesh (Shardy, or GSPMD mapped onto a mesh) */
+  SC_SHARDING_REPLICATED,
+  SC_SHARDING_MAXIMAL,   /* single device */
+  SC_SHARDING_MANUAL,    /* GSPMD {manual} */
+  SC_SHARDING_TILED,     /* GSPMD tile assignment not (yet) mapped onto named axes */
+  SC_SHARDING_TUPLE,     /* GSPMD tuple; see elements */
+  SC_SHARDING_UNKNOWN,   /* {unknown} or anything unrecognised */
+} sc_sharding_kind;
+
+typedef enum { SC_SHARDING_FROM_SDY = 0, SC_SHARDING_FROM_GSPMD } sc_sharding_source;
+
+typedef struct sc_sharding {
+  sc_sharding_kind kind;
+  sc_sharding_source source;
+  sc_span text;              /* as written (for GSPMD: the string contents without quotes) */
+  uint32_t offset;           /* where it is written */
+  /* Shardy / named */
+  sc_span mesh_name;         /* "@mesh" target without '@'; empty for inline meshes */
+  const sc_mesh *mesh;       /* resolved mesh, NULL if unknown */
+  sc_dim_sharding *dims;
+  uint32_t rank;
+  sc_axis_ref *replicated;
+  uint32_t nreplicated;
+  sc_axis_ref *unreduced;
+  uint32_t nunreduced;
+  /* GSPMD */
+  int64_t *tile_dims;        /* tile assignment dimensions, incl. trailing replicate/manual dims */
+  uint32_t ntile_dims;
+  int64_t *tile_devices;     /* flattened device list (iota expanded), NULL if none */
+  uint64_t ntile_devices;
+  bool last_tile_dim_replicate;
+  uint8_t *last_tile_dims;   /* per trailing subgroup dim: 1 manual, 2 replicated, 3 maximal, 0 other */
+  uint32_t nlast_tile_dims;
+  int64_t maximal_device;    /* SC_SHARDING_MAXIMAL: device id; -1 otherwise */
+  struct sc_sharding **elements; /* SC_SHARDING_TUPLE */
+  uint32_t nelements;
+} sc_sharding;
+
+/* Each op's manual context: the union of manual axes of enclosing manual computations (Shardy) or
+ * whether the op is inside a GSPMD manual region (`@SPMDFullToShardShape` ... `@SPMDShardToFullShape`,
+ * `{manual}`, `last_tile_dims={manual}`), following calls into private functions. */
+typedef struct {
+  const sc_op *manual_op;    /* innermost enclosing sdy.manual_computation / GSPMD region entry, or NULL */
+  const sc_mesh *mesh;       /* mesh of that manual computation, or NULL */
+  sc_span *manual_axes;      /* union over the nest */
+  uint32_t nmanual_axes;
+  bool gspmd_manual;         /* inside a GSPMD manual region */
+  bool gspmd_partial;        /* ... whose manual sharding keeps some tile dims automatic */
+} sc_manual_context;
+
+/* A sharding attribute that did not parse: reported by the `sharding-syntax` rule. */
+typedef struct {
+  const sc_op *op;
+  uint32_t offset;
+  const char *message;
+} sc_model_error;
+
+struct sc_model {
+  sc_mesh *meshes;            /* sdy.mesh declarations in order */
+  uint32_t nmeshes;
+  int64_t num_partitions;     /* mhlo.num_partitions / HLO num_partitions; -1 if absent */
+  int64_t num_replicas;       /* -1 if absent */
+  const sc_mesh *target;      /* the request's mesh, NULL if none was given */
+  /* What the module is checked against: the target if given, else the module's single mesh or a mesh
+   * synthesized from num_partitions (one axis "_partitions"), else NULL. */
+  const sc_mesh *effective;
+  sc_platform platform;
+  sc_manual_context *manual;  /* indexed by op->id */
+  sc_model_error *errors;
+  uint32_t nerrors;
+};
+
+/* Builds the model. Never fails on bad annotations (they become sc_model_error entries). */
+sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options);
+
+const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name); /* by symbol name, NULL if none */
+const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op);
+/* True if every axis of size > 1 of the effective mesh is manual for `op` (size-1 axes count as manual;
+ * a GSPMD manual region that is not partial counts as fully manual). True when there is no mesh with
+ * more than one device. */
+bool sc_model_fully_manual(const sc_model *model, const sc_op *op);
+/* The sharding an op declares for result `index` (sdy.sharding / sdy.sharding_per_value /
+ * mhlo.sharding, tuple element picked), or NULL if none. */
+const sc_sharding *sc_model_result_sharding(const sc_model *model, const sc_op *op, uint32_t index);
+/* The sharding known for a value: its defining op's result sharding, or a func argument's
+ * sdy.sharding / mhlo.sharding, or NULL. */
+const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value *v);
+
+/* Parsers, usable on their own (tests, rules that parse custom syntax). On error they return NULL and
+ * set *error (arena). `offset` is where `text` starts in the input, for locations. */
+sc_sharding *sc_parse_sdy_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error);
+sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error);
+sc_mesh *sc_parse_sdy_mesh(sc_arena *a, sc_span text, uint32_t offset, const char **error);
+
+/* Renders a named sharding as a JAX PartitionSpec: "P('data', None)". */
+const char *sc_sharding_partition_spec(sc_arena *a, const sc_sharding *s);
+
+#endif
