@@ -50,7 +50,10 @@ typedef enum {
   SC_SHARDING_TILED,     /* GSPMD tile assignment not (yet) mapped onto named axes */
   SC_SHARDING_TUPLE,     /* GSPMD tuple; see elements */
   SC_SHARDING_UNKNOWN,   /* {unknown} or anything unrecognised */
+  SC_SHARDING_UNREDUCED, /* GSPMD {unreduced} (every axis unreduced) */
 } sc_sharding_kind;
+
+typedef enum { SC_REDUCE_SUM = 0, SC_REDUCE_MAX, SC_REDUCE_MIN } sc_reduction;
 
 typedef enum { SC_SHARDING_FROM_SDY = 0, SC_SHARDING_FROM_GSPMD } sc_sharding_source;
 
@@ -68,6 +71,9 @@ typedef struct sc_sharding {
   uint32_t nreplicated;
   sc_axis_ref *unreduced;
   uint32_t nunreduced;
+  sc_reduction unreduced_op; /* unreduced=max{...} */
+  sc_axis_ref *manual_axes;  /* GSPMD named sharding `manual={...}` */
+  uint32_t nmanual_axes;
   /* GSPMD */
   int64_t *tile_dims;        /* tile assignment dimensions, incl. trailing replicate/manual dims */
   uint32_t ntile_dims;
@@ -79,6 +85,13 @@ typedef struct sc_sharding {
   int64_t maximal_device;    /* SC_SHARDING_MAXIMAL: device id; -1 otherwise */
   struct sc_sharding **elements; /* SC_SHARDING_TUPLE */
   uint32_t nelements;
+  /* GSPMD iota tile assignment `<=[reshape]T(perm)` as written (niota_reshape 0 = explicit list) */
+  int64_t *iota_reshape;
+  uint32_t niota_reshape;
+  int64_t *iota_perm;
+  uint32_t niota_perm;
+  bool mapped;               /* GSPMD tiled sharding mapped onto the named axes of `mesh` (kind NAMED) */
+  int64_t shard_group;       /* shard_as/shard_like N; -1 none */
 } sc_sharding;
 
 /* Each op's manual context: the union of manual axes of enclosing manual computations (Shardy) or
@@ -136,6 +149,59 @@ const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value
 sc_sharding *sc_parse_sdy_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error);
 sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error);
 sc_mesh *sc_parse_sdy_mesh(sc_arena *a, sc_span text, uint32_t offset, const char **error);
+/* `#sdy.sharding_per_value<[...]>` or a stripped list `[<...>, ...]`. Returns 0 or -1. */
+int sc_parse_sdy_sharding_per_value(sc_arena *a, sc_span text, uint32_t offset, sc_sharding ***out, uint32_t *n,
+                                    const char **error);
+/* `{"a", "b"}` (also sub-axes) or `#sdy<manual_axes{"a"}>`. Returns 0 or -1. */
+int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_ref **out, uint32_t *n,
+                            const char **error);
+/* "x" or "x":(1)2 as Shardy prints it. */
+const char *sc_axis_ref_str(sc_arena *a, const sc_axis_ref *r);
+
+/* A value's shape from its type text: MLIR `tensor<4x?xf32>`, `tuple<...>`, `!stablehlo.token`, or HLO
+ * `f32[4,2]{1,0}`, `(f32[4], s32[])`, `token[]`. dims[i] == -1 for a dynamic dimension. */
+typedef enum {
+  SC_SHAPE_ARRAY = 0, /* ranked tensor / HLO array */
+  SC_SHAPE_TUPLE,
+  SC_SHAPE_TOKEN,
+  SC_SHAPE_UNRANKED,  /* tensor<*xf32> */
+  SC_SHAPE_OTHER,     /* some other non-shaped type (e.g. !stablehlo.token-like dialect types) */
+} sc_shape_kind;
+typedef struct sc_shape {
+  sc_shape_kind kind;
+  int32_t rank;
+  int64_t *dims;
+  struct sc_shape *elems; /* SC_SHAPE_TUPLE */
+  uint32_t nelems;
+} sc_shape;
+/* Returns false if `type` is empty or not understood (the shape is then unknown). */
+bool sc_parse_shape(sc_arena *a, sc_span type, sc_shape *out);
+/* Number of leaves of a (tuple) shape. */
+uint32_t sc_shape_leaf_count(const sc_shape *s);
+
+/* Verifies a named sharding's axis references against `mesh` the way Shardy's verifier does (unknown
+ * axes, sub-axis validity, duplicates/overlaps, mergeable neighbours, replicated/unreduced order, full
+ * and sub-axis both used). Returns the first problem as a message (arena), or NULL. */
+const char *sc_sharding_verify_axes(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh);
+/* Index of axis `name` in `mesh`, or -1. */
+int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name);
+/* Size of a reference (sub-axis size, or the full axis size from `mesh`; 1 if unknown). */
+int64_t sc_axis_ref_size(const sc_axis_ref *r, const sc_mesh *mesh);
+/* Product of the sizes of the axes sharding dimension `dim`. */
+int64_t sc_dim_sharded_size(const sc_sharding *s, uint32_t dim, const sc_mesh *mesh);
+/* True if no dimension is sharded and there are no unreduced axes. */
+bool sc_sharding_is_replicated(const sc_sharding *s);
+
+/* HloSharding::Validate for `s` against `shape` (GSPMD shardings, incl. tuples and named V3 ones) with
+ * `num_devices` devices (<= 0: unknown, device-count checks skipped). Returns the first problem
+ * (arena) or NULL. With `single_device_tile_ok`, a one-device tile assignment (`{devices=[1]<=[1]}`,
+ * which JAX emits for 1-device meshes and XLA's proto path turns into replicated) is accepted. */
+const char *sc_gspmd_validate(sc_arena *a, const sc_sharding *s, const sc_shape *shape, int64_t num_devices,
+                              bool single_device_tile_ok);
+/* A serialized OpSharding proto (mhlo.sharding may hold one) rendered as HloSharding text, or NULL. */
+const char *sc_gspmd_proto_to_text(sc_arena *a, const void *bytes, size_t n);
+/* `mesh[...] {axes}` as in HLO collectives' `replica_groups=mesh['x'=2] {'x'}`. 0 or -1 with *error. */
+int sc_parse_gspmd_mesh_axes(sc_arena *a, sc_span text, uint32_t offset, const char **error);
 
 /* Renders a named sharding as a JAX PartitionSpec: "P('data', None)". */
 const char *sc_sharding_partition_spec(sc_arena *a, const sc_sharding *s);
