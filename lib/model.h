@@ -106,6 +106,53 @@ typedef struct {
   bool gspmd_partial;        /* ... whose manual sharding keeps some tile dims automatic */
 } sc_manual_context;
 
+/* One sharding annotation as written: an attribute (`sdy.sharding`, `mhlo.sharding`, HLO `sharding=`)
+ * or a piece of an sdy op's custom syntax (`<@mesh, [...]>`, `in_shardings=[...]`, `out_sharding=<...>`). */
+typedef struct {
+  bool present;
+  bool failed;          /* present but did not parse (see the model's errors) */
+  bool per_value;       /* written as #sdy.sharding_per_value<[...]> or a `[...]` list */
+  sc_span name;         /* attribute name ("sdy.sharding", "in_shardings", ...) */
+  sc_span text;         /* the value as written */
+  uint32_t offset;      /* where the value starts */
+  sc_sharding **values; /* parsed shardings (one per value for per-value forms) */
+  uint32_t nvalues;
+} sc_annotation;
+
+/* An item of an sdy op's custom syntax between the op name and its `:` type trailer:
+ * `name=value`, an unnamed `<...>`/`[...]`/`{...}` group (empty name), or a bare keyword (empty value,
+ * name = the keyword, e.g. the `max` of `sdy.all_reduce max {"y"}`). */
+typedef struct {
+  sc_span name;
+  sc_span value;
+  uint32_t offset; /* of the value (or keyword) */
+} sc_sdy_item;
+
+typedef struct {
+  sc_annotation sdy;   /* sdy.sharding attribute */
+  sc_annotation gspmd; /* mhlo.sharding / HLO sharding= */
+} sc_value_annotations;
+
+/* What the model knows about one op (model->ops[op->id]). */
+typedef struct {
+  sc_annotation sdy;        /* `sdy.sharding` attribute (ops: per value) */
+  sc_annotation gspmd;      /* `mhlo.sharding` / HLO `sharding=` */
+  sc_annotation sharding;   /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
+                               collectives `out_sharding=` */
+  sc_annotation in_shardings, out_shardings; /* sdy.manual_computation / sdy.named_computation */
+  bool has_manual_axes;
+  sc_axis_ref *manual_axes; /* sdy.manual_computation manual_axes={...} (also round-trip xla.sdy.manual_axes) */
+  uint32_t nmanual_axes;
+  uint32_t manual_axes_offset;
+  sc_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
+  uint32_t nitems;
+  /* func.func / HLO computation: per argument and per result */
+  sc_value_annotations *args;
+  uint32_t nargs;
+  sc_value_annotations *results;
+  uint32_t nresults;
+} sc_op_info;
+
 /* A sharding attribute that did not parse: reported by the `sharding-syntax` rule. */
 typedef struct {
   const sc_op *op;
@@ -124,6 +171,8 @@ struct sc_model {
   const sc_mesh *effective;
   sc_platform platform;
   sc_manual_context *manual;  /* indexed by op->id */
+  sc_op_info *ops;            /* indexed by op->id */
+  const sc_module *module;
   sc_model_error *errors;
   uint32_t nerrors;
 };
@@ -132,6 +181,14 @@ struct sc_model {
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options);
 
 const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name); /* by symbol name, NULL if none */
+const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op);
+/* The mesh a sharding is bound to: its inline mesh or the named one (NULL if unknown). */
+const sc_mesh *sc_model_sharding_mesh(const sc_model *model, const sc_sharding *s);
+/* A func argument's / result's annotation (sdy first, then GSPMD), or NULL. */
+const sc_sharding *sc_model_arg_sharding(const sc_model *model, const sc_op *func, uint32_t index);
+const sc_sharding *sc_model_func_result_sharding(const sc_model *model, const sc_op *func, uint32_t index);
+/* The named item of an sdy op's custom syntax (e.g. "out_sharding"), or NULL. */
+const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, const char *name);
 const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op);
 /* True if every axis of size > 1 of the effective mesh is manual for `op` (size-1 axes count as manual;
  * a GSPMD manual region that is not partial counts as fully manual). True when there is no mesh with

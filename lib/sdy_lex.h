@@ -22,6 +22,7 @@ typedef enum {
   SDY_SYM,    /* @name ; span excludes '@' (and quotes) */
   SDY_HASH,   /* #name.with.dots ; span includes '#' */
   SDY_ARROW,  /* -> */
+  SDY_VALUE,  /* %name or %0#1 ; span includes '%' */
   SDY_PUNCT,  /* one character: < > [ ] { } ( ) , = : ? * etc. */
   SDY_BAD,    /* unterminated string or a character we do not know */
 } sdy_tok_kind;

@@ -127,6 +127,14 @@ static sdy_tok lex_one(sdy_lex *lx) {
     lx->p = q;
     return t;
   }
+  if (c == '%') {
+    const char *q = p + 1;
+    while (q < e && (is_id_char(*q) || *q == '#')) q++;
+    t.kind = SDY_VALUE;
+    t.text = sc_span_of(p, (uint32_t)(q - p));
+    lx->p = q;
+    return t;
+  }
   if (c == '#' || c == '!') {
     const char *q = p + 1;
     while (q < e && is_id_char(*q)) q++;
