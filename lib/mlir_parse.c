@@ -906,7 +906,9 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
       }
       if (c == '{') {
         tok k1 = peek(p, 1), k2 = peek(p, 2);
-        if (begins_op(p, 1)) {
+        /* A '{' ending its line that is not an attribute dict opens a region (then a bad first line is
+         * reported as "expected an operation" rather than swallowed as a set literal). */
+        if (begins_op(p, 1) || (k1.bol && !is_punct(k1, p, '}') && !is_punct(k2, p, '=') && !is_punct(k2, p, ','))) {
           add_region(p, op, &regions, &pending_args);
         } else if (is_punct(k1, p, '}') || ((k1.kind == T_WORD || k1.kind == T_STRING) && is_punct(k2, p, '=')) ||
                    (k1.kind == T_WORD && (is_punct(k2, p, ',') || is_punct(k2, p, '}')))) {
