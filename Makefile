@@ -78,13 +78,15 @@ unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 2; done
 corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
 	@set -e; for t in $(CORPUS_BIN); do echo "== $$t"; $$t --jobs 2; done
-	@set -e; for t in tests/corpus/*.sh; do [ -f "$$t" ] || continue; echo "== $$t"; sh $$t; done
+	@set -e; for t in tests/corpus/*.sh; do echo "== $$t"; sh $$t; done
+	@echo "== tests/corpus/generic_vs_mlir_opt.py"; /usr/bin/python3 tests/corpus/generic_vs_mlir_opt.py
 
 test: $(TEST_DEPS_OK) all unit corpus
 	@echo "all test suites passed"
 
 demo: all
-	@sh scripts/demo.sh
+	@if [ -f scripts/demo.sh ]; then sh scripts/demo.sh; else \
+	  for f in examples/*.mlir; do $(CLI) check $$f; done; true; fi
 
 clean:
 	rm -rf $(BUILD)
