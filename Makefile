@@ -88,6 +88,16 @@ demo: all
 	@if [ -f scripts/demo.sh ]; then sh scripts/demo.sh; else \
 	  for f in examples/*.mlir; do $(CLI) check $$f; done; true; fi
 
+# Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan).
+FUZZ_SECONDS ?= 60
+fuzz: | $(DEPS_OK)
+	@mkdir -p $(BUILD)/fuzz $(BUILD)/fuzz/corpus
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) tests/fuzz/fuzz_check.c \
+	  -o $(BUILD)/fuzz/fuzz_check $(LIB_LIBS)
+	cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo $(BUILD)/fuzz/corpus/ 2>/dev/null || true
+	$(BUILD)/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 $(BUILD)/fuzz/corpus
+
 clean:
 	rm -rf $(BUILD)
 
