@@ -88,11 +88,21 @@ demo: all
 	@if [ -f scripts/demo.sh ]; then sh scripts/demo.sh; else \
 	  for f in examples/*.mlir; do $(CLI) check $$f; done; true; fi
 
+# Speed and memory as ratios against an in-process reference (see tests/bench/bench.c).
+BENCH_INPUTS = $(wildcard ../shared/corpus/xla/real_world/*.hlo) \
+  $(shell ls -S ../shared/corpus/jax/jax_backcompat/*.mlir 2>/dev/null | head -5) \
+  $(wildcard ../shared/corpus/shardy/valid/*.mlir)
+$(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
+bench: $(BUILD)/bench/bench
+	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
+
 # Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan).
 FUZZ_SECONDS ?= 60
 fuzz: | $(DEPS_OK)
 	@mkdir -p $(BUILD)/fuzz $(BUILD)/fuzz/corpus
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) tests/fuzz/fuzz_check.c \
 	  -o $(BUILD)/fuzz/fuzz_check $(LIB_LIBS)
 	cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo $(BUILD)/fuzz/corpus/ 2>/dev/null || true
