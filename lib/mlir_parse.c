@@ -1071,7 +1071,19 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
     if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
     else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
   }
-  if (func_like && !op->sym_name.n) op->sym_name = sc_span_of("", 0);
+  /* Generic form keeps symbols in properties: sym_name = "main", callee = @f. */
+  if (!op->sym_name.n) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_name");
+    if (a && a->value.n >= 2 && a->value.p[0] == '"') op->sym_name = sc_span_of(a->value.p + 1, a->value.n - 2);
+  }
+  if (!op->callee.n && call_like) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "callee");
+    if (a && a->value.n >= 2 && a->value.p[0] == '@') op->callee = sc_span_of(a->value.p + 1, a->value.n - 1);
+  }
+  if (!op->visibility.n && func_like) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_visibility");
+    if (a && a->value.n >= 2) op->visibility = sc_span_of(a->value.p + 1, a->value.n - 2);
+  }
   return op;
 }
 
