@@ -1,0 +1,7 @@
+// SC0104 mesh-duplicate-name
+// expect: SC0104
+sdy.mesh @mesh = <["x"=4]>
+sdy.mesh @mesh = <["x"=4]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
