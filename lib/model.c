@@ -909,7 +909,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     sc_op_info *info = &model->ops[op->id];
     if (is_func(op)) {
       sc_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
-      if (entry) {
+      if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
         info->nargs = entry->nargs;
         info->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *info->args);
         for (uint32_t k = 0; k < entry->nargs; k++)

@@ -363,7 +363,7 @@ void sc_check_manual_gspmd_region(sc_ctx *ctx) {
     const sc_op_info *info = sc_model_op(ctx->model, op);
     const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
     if (!s) continue;
-    if (f2s && !manual_sharding(s)) {
+    if (f2s && !manual_sharding(s) && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
       sc_diag *d = sc_emit(ctx, op,
                            "@SPMDFullToShardShape must produce a manual sharding ({manual} or last_tile_dims={manual, ...}), "
                            "got %.*s",

@@ -406,3 +406,136 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
     }
   }
 }
+
+/* ---- sharding-control-flow (HLO while / conditional) -------------------------------------------- */
+
+static bool shardings_equal(const sc_sharding *x, const sc_sharding *y) {
+  if (x == y) return true;
+  if (!x || !y) return false;
+  if (x->kind != y->kind) {
+    /* a mapped GSPMD sharding is still the same tile assignment */
+    bool tiled_x = x->kind == SC_SHARDING_TILED || (x->kind == SC_SHARDING_NAMED && x->tile_dims);
+    bool tiled_y = y->kind == SC_SHARDING_TILED || (y->kind == SC_SHARDING_NAMED && y->tile_dims);
+    if (!(tiled_x && tiled_y)) return false;
+  }
+  switch (x->kind) {
+  case SC_SHARDING_MAXIMAL: return x->maximal_device == y->maximal_device;
+  case SC_SHARDING_TUPLE:
+    if (x->nelements != y->nelements) return false;
+    for (uint32_t i = 0; i < x->nelements; i++)
+      if (!shardings_equal(x->elements[i], y->elements[i])) return false;
+    return true;
+  case SC_SHARDING_REPLICATED:
+  case SC_SHARDING_MANUAL:
+  case SC_SHARDING_UNKNOWN:
+  case SC_SHARDING_UNREDUCED: return true;
+  default: break;
+  }
+  if (x->tile_dims && y->tile_dims) {
+    if (x->ntile_dims != y->ntile_dims || x->ntile_devices != y->ntile_devices || x->nlast_tile_dims != y->nlast_tile_dims)
+      return false;
+    for (uint32_t i = 0; i < x->ntile_dims; i++)
+      if (x->tile_dims[i] != y->tile_dims[i]) return false;
+    for (uint64_t i = 0; i < x->ntile_devices; i++)
+      if (x->tile_devices[i] != y->tile_devices[i]) return false;
+    for (uint32_t i = 0; i < x->nlast_tile_dims; i++)
+      if (x->last_tile_dims[i] != y->last_tile_dims[i]) return false;
+    return true;
+  }
+  sc_span a = sc_span_trim(x->text), b = sc_span_trim(y->text);
+  return ru_span_same(a, b);
+}
+
+static const sc_op *computation(const sc_module *m, sc_span name) {
+  name = sc_span_trim(name);
+  if (name.n && (name.p[0] == '%' || name.p[0] == '@')) name = sc_span_of(name.p + 1, name.n - 1);
+  return sc_module_func(m, name);
+}
+
+static const sc_op *root_of(const sc_op *comp) {
+  const sc_block *b = ru_body(comp);
+  if (!b) return NULL;
+  for (uint32_t i = 0; i < b->nops; i++)
+    if (sc_op_attr(b->ops[i], "ROOT")) return b->ops[i];
+  return b->nops ? b->ops[b->nops - 1] : NULL;
+}
+
+static const sc_op *param0_of(const sc_op *comp) {
+  const sc_block *b = ru_body(comp);
+  if (!b || !b->nargs || !b->args[0]->def) return NULL;
+  return b->args[0]->def;
+}
+
+typedef struct {
+  const sc_op *op;
+  const char *role;
+} cf_member;
+
+static void check_consistent(sc_ctx *ctx, const sc_op *parent, const char *what, const cf_member *mem, uint32_t n) {
+  const sc_op_info *common_info = NULL;
+  const cf_member *common = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!mem[i].op) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, mem[i].op);
+    if (!info || !info->gspmd.nvalues) continue;
+    if (!common) {
+      common = &mem[i];
+      common_info = info;
+      continue;
+    }
+    if (shardings_equal(common_info->gspmd.values[0], info->gspmd.values[0])) continue;
+    sc_diag *d = sc_emit(ctx, parent,
+                         "Inconsistent %s sharding among instructions: %.*s (%s) has sharding=%.*s but %.*s (%s) has "
+                         "sharding=%.*s",
+                         what, SC_SPAN_ARG(common->op->sym_name), common->role, SC_SPAN_ARG(common_info->gspmd.values[0]->text),
+                         SC_SPAN_ARG(mem[i].op->sym_name), mem[i].role, SC_SPAN_ARG(info->gspmd.values[0]->text));
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(ctx->arena, "Give the %s, its computations' parameters and roots the same sharding", what),
+                NULL);
+    return;
+  }
+}
+
+void sc_check_sharding_control_flow(sc_ctx *ctx);
+void sc_check_sharding_control_flow(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  if (m->format != SC_FMT_HLO) return;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    if (sc_span_eq(op->name, "while")) {
+      const sc_attr *body = sc_op_attr(op, "body"), *cond = sc_op_attr(op, "condition");
+      const sc_op *b = body ? computation(m, body->value) : NULL, *c = cond ? computation(m, cond->value) : NULL;
+      cf_member mem[4] = {{op, "the while"},
+                          {b ? root_of(b) : NULL, "body root"},
+                          {b ? param0_of(b) : NULL, "body parameter"},
+                          {c ? param0_of(c) : NULL, "condition parameter"}};
+      check_consistent(ctx, op, "while", mem, 4);
+    } else if (sc_span_eq(op->name, "conditional")) {
+      cf_member mem[17];
+      uint32_t n = 0;
+      mem[n++] = (cf_member){op, "the conditional"};
+      static const char *const keys[] = {"true_computation", "false_computation"};
+      for (int i = 0; i < 2; i++) {
+        const sc_attr *at = sc_op_attr(op, keys[i]);
+        const sc_op *comp = at ? computation(m, at->value) : NULL;
+        if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
+      }
+      const sc_attr *br = sc_op_attr(op, "branch_computations");
+      if (br) {
+        sc_span v = sc_span_trim(br->value);
+        const char *p = v.p, *e = v.p + v.n;
+        while (p < e && n < 17) {
+          while (p < e && (*p == '{' || *p == '}' || *p == ',' || *p == ' ')) p++;
+          const char *q = p;
+          while (q < e && *q != ',' && *q != '}' && *q != ' ') q++;
+          if (q > p) {
+            const sc_op *comp = computation(m, sc_span_of(p, (uint32_t)(q - p)));
+            if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
+          }
+          p = q;
+        }
+      }
+      check_consistent(ctx, op, "conditional", mem, n);
+    }
+  }
+}

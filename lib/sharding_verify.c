@@ -9,8 +9,16 @@
 /* ---- shapes ------------------------------------------------------------------------------------- */
 
 static const char *skip_ws(const char *p, const char *e) {
-  while (p < e && isspace((unsigned char)*p)) p++;
-  return p;
+  for (;;) {
+    while (p < e && isspace((unsigned char)*p)) p++;
+    if (p + 1 < e && p[0] == '/' && p[1] == '*') { /* HLO tuple shapes carry comments like index=5 */
+      const char *q = p + 2;
+      while (q + 1 < e && !(q[0] == '*' && q[1] == '/')) q++;
+      p = q + 1 < e ? q + 2 : e;
+      continue;
+    }
+    return p;
+  }
 }
 
 /* Finds the matching close bracket for the open one at *p (one of <[({), honouring strings. */
