@@ -31,6 +31,7 @@ static const char *match_close(const char *p, const char *e) {
         if (*p == '\\') p++;
       continue;
     }
+    if (c == '<' && p + 1 < e && p[1] == '=') continue; /* HLO bounded dimension <=N */
     if (c == '<' || c == '[' || c == '(' || c == '{') depth++;
     else if (c == '>' || c == ']' || c == ')' || c == '}') {
       if (c == '>' && p[-1] == '-') continue; /* '->' */

@@ -1,0 +1,221 @@
+/* Every rule of the mesh, sharding, manual and collective families has a failing and a passing test
+ * module of its own (tests/modules/<family>/<rule>.bad.* / .good.*): the failing one yields exactly the
+ * rule's code (nothing else), the passing one no diagnostic at all. Plus targeted cases: rule
+ * selection, locations, messages, fixes and context. */
+#include <criterion/criterion.h>
+#include <glob.h>
+
+#include "helpers.h"
+#include "rules.h"
+
+static const char *const k_families[] = {"mesh", "sharding", "manual", "collective"};
+
+static sc_report *check_file(sc_arena *a, const char *path, char **buf_out) {
+  size_t len;
+  char *buf = test_read_file(path, &len);
+  cr_assert_not_null(buf, "missing %s", path);
+  sc_options opt = {0};
+  sc_target_mesh mesh;
+  const char *m = strstr(buf, "(checked with --mesh ");
+  if (m) {
+    m += strlen("(checked with --mesh ");
+    const char *e = strchr(m, ')');
+    char *spec = sc_arena_strndup(a, m, (size_t)(e - m));
+    const char *err = NULL;
+    cr_assert_eq(sc_mesh_parse(a, spec, &mesh, &err), 0, "%s: %s", path, err);
+    opt.mesh = &mesh;
+  }
+  opt.input_name = path;
+  sc_report *r = NULL;
+  cr_assert_eq(sc_check(a, buf, len, &opt, &r), SC_OK);
+  *buf_out = buf;
+  return r;
+}
+
+static bool file_exists(const char *pattern) {
+  glob_t g;
+  bool ok = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+  if (ok) globfree(&g);
+  return ok;
+}
+
+Test(rules_sharding, every_rule_has_a_failing_and_a_passing_module) {
+  size_t rules = 0;
+  for (size_t i = 0; i < sc_rule_table_len; i++) {
+    const sc_rule *r = &sc_rule_table[i];
+    bool mine = false;
+    for (size_t f = 0; f < 4; f++) mine |= !strcmp(r->family, k_families[f]);
+    if (!mine) continue;
+    rules++;
+    char pat[256];
+    snprintf(pat, sizeof pat, "tests/modules/%s/%s.bad.*", r->family, r->name);
+    cr_expect(file_exists(pat), "rule %s has no failing module (%s)", r->name, pat);
+    snprintf(pat, sizeof pat, "tests/modules/%s/%s.good.*", r->family, r->name);
+    cr_expect(file_exists(pat), "rule %s has no passing module (%s)", r->name, pat);
+  }
+  cr_assert_geq(rules, 39);
+}
+
+Test(rules_sharding, modules_yield_exactly_their_code) {
+  glob_t g;
+  cr_assert_eq(glob("tests/modules/*/*.*", 0, NULL, &g), 0);
+  size_t n = 0;
+  for (size_t i = 0; i < g.gl_pathc; i++) {
+    const char *path = g.gl_pathv[i];
+    bool bad = strstr(path, ".bad.") != NULL;
+    if (!bad && !strstr(path, ".good.")) continue;
+    sc_arena *a = sc_arena_new(0);
+    char *buf;
+    sc_report *r = check_file(a, path, &buf);
+    const char *exp = strstr(buf, "// expect: ");
+    cr_assert_not_null(exp, "%s: no '// expect:' line", path);
+    exp += strlen("// expect: ");
+    char code[16] = {0};
+    sscanf(exp, "%15s", code);
+    if (bad) {
+      cr_expect_geq(test_count_code(r, code), 1, "%s: does not yield %s", path, code);
+      for (size_t k = 0; k < r->ndiags; k++)
+        cr_expect_str_eq(r->diags[k].code, code, "%s: also yields %s: %s", path, r->diags[k].code, r->diags[k].message);
+    } else {
+      cr_expect_eq(r->ndiags, 0, "%s: yields %s: %s", path, r->ndiags ? r->diags[0].code : "",
+                   r->ndiags ? r->diags[0].message : "");
+    }
+    n++;
+    sc_arena_free(a);
+    free(buf);
+  }
+  globfree(&g);
+  cr_assert_geq(n, 78);
+}
+
+/* ---- targeted cases ----------------------------------------------------------------------------- */
+
+static sc_report *run(sc_arena *a, const char *text, const char *rules) {
+  sc_options opt = {0};
+  opt.rules = rules;
+  return test_check(a, text, &opt);
+}
+
+static const sc_diag *find(const sc_report *r, const char *code) {
+  for (size_t i = 0; i < r->ndiags; i++)
+    if (!strcmp(r->diags[i].code, code)) return &r->diags[i];
+  return NULL;
+}
+
+Test(rules_sharding, func_arg_problems_are_reported_on_the_func_line) {
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r = run(a,
+                     "sdy.mesh @mesh = <[\"a\"=2]>\n"
+                     "\n"
+                     "func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {\"c\"}]>},\n"
+                     "             %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
+                     "  return %arg0 : tensor<8x8xf32>\n}\n",
+                     NULL);
+  const sc_diag *d = find(r, "SC0203");
+  cr_assert_not_null(d);
+  cr_assert_eq(d->line, 3);
+  cr_assert(strstr(d->message, "arg 0 - unknown axis name: \"c\""), "%s", d->message);
+  cr_assert_str_eq(d->function, "f");
+  sc_arena_free(a);
+}
+
+Test(rules_sharding, rule_selection_by_glob) {
+  sc_arena *a = sc_arena_new(0);
+  const char *text = "sdy.mesh @mesh = <[\"x\"=4]>\n"
+                     "func.func @f(%arg0: tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}p0]>},\n"
+                     "             %arg1: tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> tensor<6xf32> {\n"
+                     "  return %arg0 : tensor<6xf32>\n}\n";
+  sc_report *r = run(a, text, NULL);
+  cr_assert_not_null(find(r, "SC0209"));
+  cr_assert_not_null(find(r, "SC0210"));
+  r = run(a, text, "sharding-*,-sharding-priority");
+  cr_assert_null(find(r, "SC0209"));
+  cr_assert_not_null(find(r, "SC0210"));
+  r = run(a, text, "mesh");
+  cr_assert_eq(r->ndiags, 0);
+  sc_arena_free(a);
+}
+
+Test(rules_sharding, divisibility_quotes_jax_and_names_the_spec) {
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r = run(a,
+                     "sdy.mesh @mesh = <[\"data\"=4, \"model\"=2]>\n"
+                     "func.func @main(%arg0: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {\"model\"}]>}) -> tensor<6x8xf32> {\n"
+                     "  return %arg0 : tensor<6x8xf32>\n}\n",
+                     NULL);
+  const sc_diag *d = find(r, "SC0210");
+  cr_assert_not_null(d);
+  cr_assert(strstr(d->message, "P('data', 'model')"), "%s", d->message);
+  cr_assert(strstr(d->message, "implies that array axis 0 is partitioned 4 times, but the dimension size is 6"), "%s",
+            d->message);
+  cr_assert_geq(d->nfixes, 1);
+  sc_arena_free(a);
+}
+
+Test(rules_sharding, gspmd_device_count_from_target_mesh) {
+  sc_arena *a = sc_arena_new(0);
+  const char *text = "func.func @main(%arg0: tensor<8xf32> {mhlo.sharding = \"{devices=[4]0,1,2,3}\"}) -> tensor<8xf32> {\n"
+                     "  return %arg0 : tensor<8xf32>\n}\n";
+  sc_report *r = run(a, text, NULL);
+  cr_assert_eq(r->ndiags, 0, "no device count known: fine");
+  sc_target_mesh t;
+  const char *err = NULL;
+  cr_assert_eq(sc_mesh_parse(a, "x=2", &t, &err), 0);
+  sc_options opt = {0};
+  opt.mesh = &t;
+  r = test_check(a, text, &opt);
+  const sc_diag *d = find(r, "SC0211");
+  cr_assert_not_null(d);
+  cr_assert(strstr(d->message, "device 2 >= num_devices (2)"), "%s", d->message);
+  sc_arena_free(a);
+}
+
+Test(rules_sharding, mesh_target_quotes_jax_export_error) {
+  sc_arena *a = sc_arena_new(0);
+  sc_target_mesh t;
+  const char *err = NULL;
+  cr_assert_eq(sc_mesh_parse(a, "data=8", &t, &err), 0);
+  sc_options opt = {0};
+  opt.mesh = &t;
+  sc_report *r = test_check(a,
+                            "module attributes {mhlo.num_partitions = 1 : i32} {\n"
+                            "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                            "    return %arg0 : tensor<8xf32>\n  }\n}\n",
+                            &opt);
+  const sc_diag *d = find(r, "SC0107");
+  cr_assert_not_null(d);
+  cr_assert(strstr(d->message, "exported for 1 devices and is called in a context with 8 devices, which is not allowed"),
+            "%s", d->message);
+  sc_arena_free(a);
+}
+
+Test(rules_sharding, collective_messages_name_axes_and_dimensions) {
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r = run(a,
+                     "sdy.mesh @mesh = <[\"x\"=8, \"y\"=2]>\n"
+                     "func.func @f(%arg0 : tensor<16x8xf32> {sdy.sharding=#sdy.sharding<@mesh, [{\"y\"}, {\"x\"}]>}) -> tensor<16x8xf32> {\n"
+                     "  %0 = sdy.all_gather [{}, {\"x\":(2)4}] %arg0 out_sharding=<@mesh, [{\"y\"}, {\"x\":(1)4}]> :  tensor<16x8xf32>\n"
+                     "  return %0 : tensor<16x8xf32>\n}\n",
+                     NULL);
+  const sc_diag *d = find(r, "SC0604");
+  cr_assert_not_null(d);
+  cr_assert(strstr(d->message, "result sharding doesn't match expected sharding [\"x\":(1)2] on dimension 1"), "%s",
+            d->message);
+  cr_assert_eq(d->line, 3);
+  sc_arena_free(a);
+}
+
+Test(rules_sharding, split_chunks_are_independent) {
+  sc_arena *a = sc_arena_new(0);
+  sc_options opt = {0};
+  opt.split_input_file = true;
+  sc_report *r = test_check(a,
+                            "sdy.mesh @mesh = <[\"x\"=4]>\n"
+                            "func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}\n"
+                            "// -----\n"
+                            "sdy.mesh @mesh = <[\"x\"=2]>\n"
+                            "func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}\n",
+                            &opt);
+  cr_assert_eq(r->ndiags, 0, "%s", r->ndiags ? r->diags[0].message : "");
+  sc_arena_free(a);
+}
