@@ -612,8 +612,45 @@ static void map_gspmd(sc_arena *a, sc_sharding *s, const sc_mesh *mesh) {
 
 /* ---- manual contexts ---------------------------------------------------------------------------- */
 
+/* Function lookup by symbol name (open addressing; modules may have thousands of functions). */
+typedef struct {
+  sc_op **slots;
+  uint32_t mask;
+} func_map;
+
+static uint32_t span_hash(sc_span s) {
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < s.n; i++) h = (h ^ (uint8_t)s.p[i]) * 16777619u;
+  return h;
+}
+
+static void func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
+  uint32_t cap = 16;
+  while (cap < m->nfuncs * 2u + 1) cap *= 2;
+  fm->slots = sc_arena_calloc(a, cap, sizeof *fm->slots);
+  fm->mask = cap - 1;
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    uint32_t h = span_hash(m->funcs[i]->sym_name) & fm->mask;
+    while (fm->slots[h]) {
+      if (span_same(fm->slots[h]->sym_name, m->funcs[i]->sym_name)) break; /* first definition wins */
+      h = (h + 1) & fm->mask;
+    }
+    if (!fm->slots[h]) fm->slots[h] = m->funcs[i];
+  }
+}
+
+static sc_op *func_map_get(const func_map *fm, sc_span name) {
+  uint32_t h = span_hash(name) & fm->mask;
+  while (fm->slots[h]) {
+    if (span_same(fm->slots[h]->sym_name, name)) return fm->slots[h];
+    h = (h + 1) & fm->mask;
+  }
+  return NULL;
+}
+
 typedef struct {
   builder *b;
+  func_map funcs;
   const sc_manual_context **func_ctx; /* per op id of funcs: context of the first call site */
   bool *func_seen;
   const sc_manual_context **local;    /* per op id: results are GSPMD-local values in this context */
@@ -705,7 +742,7 @@ static sc_manual_context *gspmd_ctx(mctx *c, const sc_manual_context *parent, co
 static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
   if (!name.n) return;
   if (name.p[0] == '%' || name.p[0] == '@') name = sc_span_of(name.p + 1, name.n - 1);
-  sc_op *f = sc_module_func(c->b->m, name);
+  sc_op *f = func_map_get(&c->funcs, name);
   if (!f || c->func_seen[f->id]) return;
   c->func_seen[f->id] = true;
   c->func_ctx[f->id] = ctx;
@@ -719,7 +756,7 @@ static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ct
 
 static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   sc_model *model = c->b->model;
-  const sc_op_info *info = &model->ops[op->id];
+  const sc_op_info *info = sc_model_op(model, op);
   const sc_manual_context *opctx = ctx;
   bool f2s = is_custom_call_to(op, "SPMDFullToShardShape");
   bool s2f = is_custom_call_to(op, "SPMDShardToFullShape");
@@ -755,8 +792,8 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
     if (!mi->has_manual_axes) {
       for (uint32_t i = 0; i < op->noperands; i++) {
         const sc_value *v = op->operands[i];
-        if (v && v->def && model->ops[v->def->id].has_manual_axes) {
-          mi = &model->ops[v->def->id];
+        if (v && v->def && sc_model_op(model, v->def)->has_manual_axes) {
+          mi = sc_model_op(model, v->def);
           break;
         }
       }
@@ -812,6 +849,14 @@ static void build_manual(builder *b) {
   c.func_ctx = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_ctx);
   c.func_seen = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_seen);
   c.local = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.local);
+  func_map_build(b->a, m, &c.funcs);
+  /* functions some op calls (they are visited from their call sites) */
+  bool *called = sc_arena_calloc(b->a, m->nops + 1, sizeof *called);
+  for (uint32_t k = 0; k < m->nops; k++) {
+    if (!m->ops[k]->callee.n) continue;
+    sc_op *f = func_map_get(&c.funcs, m->ops[k]->callee);
+    if (f) called[f->id] = true;
+  }
   /* ops outside any function (module level) */
   for (uint32_t i = 0; i < m->nops; i++) model->manual[i] = c.top;
   /* roots: the entry, public functions, then anything never called */
@@ -825,12 +870,8 @@ static void build_manual(builder *b) {
   for (uint32_t i = 0; i < n; i++) {
     if (!c.func_seen[order[i]->id]) {
       /* a private function that some later root calls is visited from that call */
-      bool called = false;
-      if (i > 0 && sc_span_eq(order[i]->visibility, "private")) {
-        for (uint32_t k = 0; k < m->nops && !called; k++)
-          if (m->ops[k]->callee.n && span_same(m->ops[k]->callee, order[i]->sym_name)) called = true;
-      }
-      if (called && m->format != SC_FMT_HLO) continue;
+      if (i > 0 && sc_span_eq(order[i]->visibility, "private") && called[order[i]->id] && m->format != SC_FMT_HLO)
+        continue;
       c.func_seen[order[i]->id] = true;
       SC_PUSH(b->a, c.work, order[i]);
     }
@@ -860,6 +901,51 @@ static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_att
   at = find_attr(attrs, "mhlo.sharding");
   if (!at) at = find_attr(attrs, "sharding");
   if (at) parse_gspmd_attr(b, &va->gspmd, at, func, func->pos.offset, what);
+}
+
+static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
+  sc_arena *a = b->a;
+  sc_module *m = b->m;
+  if (is_func(op)) {
+    sc_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
+    if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
+      bool any = false;
+      for (uint32_t k = 0; k < entry->nargs && !any; k++) any = entry->args[k]->attrs.n > 0;
+      if (any) {
+        info->nargs = entry->nargs;
+        info->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *info->args);
+        for (uint32_t k = 0; k < entry->nargs; k++)
+          if (entry->args[k]->attrs.n)
+            parse_value_attrs(b, &info->args[k], &entry->args[k]->attrs, op, sc_arena_printf(a, "arg %u", k));
+      }
+    }
+    bool any = false;
+    for (uint32_t k = 0; k < op->nresult_attrs && !any; k++) any = op->result_attrs[k].n > 0;
+    if (any) {
+      info->nresults = op->nresult_attrs;
+      info->results = sc_arena_calloc(a, op->nresult_attrs + 1, sizeof *info->results);
+      for (uint32_t k = 0; k < op->nresult_attrs; k++)
+        if (op->result_attrs[k].n)
+          parse_value_attrs(b, &info->results[k], &op->result_attrs[k], op, sc_arena_printf(a, "result %u", k));
+    }
+    return;
+  }
+  if (op == m->module || sc_span_eq(op->name, "sdy.mesh")) return;
+  if (op->attrs.n) {
+    const sc_attr *at = find_attr(&op->attrs, "sdy.sharding");
+    if (at) parse_sdy_op_attr(b, &info->sdy, at, op);
+    at = find_attr(&op->attrs, "mhlo.sharding");
+    if (!at) at = find_attr(&op->attrs, "sharding");
+    if (at && !sc_span_starts(sc_span_trim(at->value), "<") && !sc_span_starts(sc_span_trim(at->value), "#sdy"))
+      parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
+  }
+  if (sc_span_starts(op->name, "sdy.")) parse_sdy_op(b, op, info);
+  else if (op->attrs.n) parse_roundtrip_manual(b, op, info);
+}
+
+static bool info_empty(const sc_op_info *i) {
+  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->in_shardings.present &&
+         !i->out_shardings.present && !i->has_manual_axes && !i->nitems && !i->nargs && !i->nresults;
 }
 
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
@@ -903,37 +989,16 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     if (sc_span_eq(m->ops[i]->name, "sdy.mesh")) add_mesh_op(&b, m->ops[i]);
   model->meshes = b.meshes.v;
   model->nmeshes = (uint32_t)b.meshes.n;
-  /* pass 2: annotations */
+  /* pass 2: annotations (records only for ops that have some) */
   for (uint32_t i = 0; i < m->nops; i++) {
     sc_op *op = m->ops[i];
-    sc_op_info *info = &model->ops[op->id];
-    if (is_func(op)) {
-      sc_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
-      if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
-        info->nargs = entry->nargs;
-        info->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *info->args);
-        for (uint32_t k = 0; k < entry->nargs; k++)
-          parse_value_attrs(&b, &info->args[k], &entry->args[k]->attrs, op, sc_arena_printf(a, "arg %u", k));
-      }
-      info->nresults = op->nresult_attrs;
-      info->results = sc_arena_calloc(a, op->nresult_attrs + 1, sizeof *info->results);
-      for (uint32_t k = 0; k < op->nresult_attrs; k++)
-        parse_value_attrs(&b, &info->results[k], &op->result_attrs[k], op, sc_arena_printf(a, "result %u", k));
-      continue;
-    }
-    if (op == m->module || sc_span_eq(op->name, "sdy.mesh")) continue;
-    const sc_attr *at = find_attr(&op->attrs, "sdy.sharding");
-    if (at) parse_sdy_op_attr(&b, &info->sdy, at, op);
-    at = find_attr(&op->attrs, "mhlo.sharding");
-    if (!at) at = find_attr(&op->attrs, "sharding");
-    if (at && !sc_span_starts(sc_span_trim(at->value), "<") && !sc_span_starts(sc_span_trim(at->value), "#sdy"))
-      parse_gspmd_attr(&b, &info->gspmd, at, op, op->pos.offset, NULL);
-    if (sc_span_starts(op->name, "sdy.")) parse_sdy_op(&b, op, info);
-    else parse_roundtrip_manual(&b, op, info);
-  }
-  /* resolve mesh references */
-  for (uint32_t i = 0; i < m->nops; i++) {
-    sc_op_info *info = &model->ops[i];
+    sc_op_info scratch;
+    memset(&scratch, 0, sizeof scratch);
+    parse_op_annotations(&b, op, &scratch);
+    if (info_empty(&scratch)) continue;
+    sc_op_info *info = sc_arena_alloc(a, sizeof *info);
+    *info = scratch;
+    model->ops[op->id] = info;
     resolve_annotation(model, &info->sdy);
     resolve_annotation(model, &info->sharding);
     resolve_annotation(model, &info->in_shardings);
@@ -970,7 +1035,8 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   const sc_mesh *map_mesh = model->effective;
   if (map_mesh) {
     for (uint32_t i = 0; i < m->nops; i++) {
-      sc_op_info *info = &model->ops[i];
+      sc_op_info *info = model->ops[i];
+      if (!info) continue;
       for (uint32_t k = 0; k < info->gspmd.nvalues; k++) map_gspmd(a, info->gspmd.values[k], map_mesh);
       for (uint32_t k = 0; k < info->nargs; k++)
         for (uint32_t j = 0; j < info->args[k].gspmd.nvalues; j++) map_gspmd(a, info->args[k].gspmd.values[j], map_mesh);
@@ -988,8 +1054,9 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
+  static const sc_op_info empty;
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
-  return &model->ops[op->id];
+  return model->ops[op->id] ? model->ops[op->id] : &empty;
 }
 
 const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op) {

@@ -171,7 +171,7 @@ struct sc_model {
   const sc_mesh *effective;
   sc_platform platform;
   sc_manual_context *manual;  /* indexed by op->id */
-  sc_op_info *ops;            /* indexed by op->id */
+  sc_op_info **ops;           /* indexed by op->id; NULL when the op has nothing (use sc_model_op) */
   const sc_module *module;
   sc_model_error *errors;
   uint32_t nerrors;
@@ -181,6 +181,7 @@ struct sc_model {
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options);
 
 const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name); /* by symbol name, NULL if none */
+/* What the model knows about an op: never NULL for an op of the module (an empty record if nothing). */
 const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op);
 /* The mesh a sharding is bound to: its inline mesh or the named one (NULL if unknown). */
 const sc_mesh *sc_model_sharding_mesh(const sc_model *model, const sc_sharding *s);
