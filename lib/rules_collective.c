@@ -495,3 +495,109 @@ void sc_check_collective_result_sharding(sc_ctx *ctx);
 void sc_check_collective_result_sharding(sc_ctx *ctx) { run(ctx); }
 void sc_check_collective_unreduced(sc_ctx *ctx);
 void sc_check_collective_unreduced(sc_ctx *ctx) { run(ctx); }
+
+/* ---- collective-manual-subgroup: XLA collectives inside a partially manual region ---------------- */
+
+/* Parses `{{1,0},{2,3}}` (HLO) or `dense<[[1, 0], [2, 3]]> : tensor<2x2xi64>` (StableHLO). */
+typedef SC_VEC(int64_t) i64vec;
+typedef SC_VEC(uint32_t) u32vec;
+
+static bool parse_groups(sc_arena *a, sc_span v, i64vec *flat, u32vec *sizes) {
+  const char *p = v.p, *e = v.p + v.n;
+  if (sc_span_starts(v, "dense<")) p += 6;
+  int depth = 0;
+  uint32_t cur = 0;
+  bool in_group = false;
+  for (; p < e; p++) {
+    char c = *p;
+    if (c == '{' || c == '[') {
+      depth++;
+      if (depth == 2) {
+        in_group = true;
+        cur = 0;
+      }
+    } else if (c == '}' || c == ']') {
+      if (depth == 2 && in_group) {
+        SC_PUSH(a, *sizes, cur);
+        in_group = false;
+      }
+      if (--depth == 0) break;
+    } else if ((c >= '0' && c <= '9') && in_group) {
+      int64_t x = 0;
+      while (p < e && *p >= '0' && *p <= '9') x = x * 10 + (*p++ - '0');
+      p--;
+      SC_PUSH(a, *flat, x);
+      cur++;
+    } else if (c == '>' || c == ':') {
+      break;
+    }
+  }
+  return sizes->n > 0;
+}
+
+static bool is_xla_collective(sc_span n) {
+  static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "stablehlo.all_reduce",
+                                      "stablehlo.all_gather", "stablehlo.reduce_scatter", "stablehlo.all_to_all"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (sc_span_eq(n, names[i])) return true;
+  return false;
+}
+
+void sc_check_collective_manual_subgroup(sc_ctx *ctx);
+void sc_check_collective_manual_subgroup(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    if (!is_xla_collective(op->name)) continue;
+    const sc_attr *rg = sc_op_attr(op, "replica_groups");
+    if (!rg || !sc_op_attr(op, "use_global_device_ids")) continue;
+    const sc_sharding *s = sc_model_result_sharding(ctx->model, op, 0);
+    if ((!s || !s->tile_dims) && op->noperands) s = sc_model_value_sharding(ctx->model, op->operands[0]);
+    if (!s || !s->tile_dims || !s->tile_devices) continue;
+    /* the manual subgroup dimension */
+    int32_t mdim = -1;
+    for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
+      if (s->last_tile_dims[i] == 1) mdim = (int32_t)(s->ntile_dims - s->nlast_tile_dims + i);
+    if (mdim < 0 || (uint64_t)s->tile_dims[mdim] == s->ntile_devices) continue;
+    /* subgroup key of each device: its tile index without the manual dimension */
+    int64_t maxdev = 0;
+    for (uint64_t i = 0; i < s->ntile_devices; i++) maxdev = s->tile_devices[i] > maxdev ? s->tile_devices[i] : maxdev;
+    if (maxdev > 1 << 20) continue;
+    int64_t *key = sc_arena_calloc(a, (size_t)maxdev + 1, sizeof *key);
+    for (int64_t i = 0; i <= maxdev; i++) key[i] = -1;
+    for (uint64_t t = 0; t < s->ntile_devices; t++) {
+      uint64_t rem = t, kk = 0, mul = 1;
+      for (int32_t d = (int32_t)s->ntile_dims - 1; d >= 0; d--) {
+        uint64_t idx = rem % (uint64_t)s->tile_dims[d];
+        rem /= (uint64_t)s->tile_dims[d];
+        if (d == mdim) continue;
+        kk += idx * mul;
+        mul *= (uint64_t)s->tile_dims[d];
+      }
+      key[s->tile_devices[t]] = (int64_t)kk;
+    }
+    i64vec flat = {0};
+    u32vec sizes = {0};
+    if (!parse_groups(a, sc_span_trim(rg->value), &flat, &sizes)) continue;
+    size_t at = 0;
+    for (size_t g = 0; g < sizes.n; g++) {
+      int64_t k0 = -2;
+      bool bad = false;
+      for (uint32_t i = 0; i < sizes.v[g]; i++, at++) {
+        int64_t dv = flat.v[at];
+        int64_t kv = dv >= 0 && dv <= maxdev ? key[dv] : -1;
+        if (k0 == -2) k0 = kv;
+        else if (kv != k0) bad = true;
+      }
+      if (!bad) continue;
+      sc_diag *d = sc_emit(ctx, op,
+                           "Manual %.*s across devices that belong to different manual subgroups: replica group %zu "
+                           "mixes subgroups of the partially manual sharding %.*s",
+                           SC_SPAN_ARG(op->name), g, SC_SPAN_ARG(s->text));
+      sc_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual tile indices)",
+                  "in a partial shard_map, collectives over the manual axes only (axis_name=<manual axis>)");
+      break;
+    }
+  }
+}

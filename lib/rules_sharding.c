@@ -539,3 +539,76 @@ void sc_check_sharding_control_flow(sc_ctx *ctx) {
     }
   }
 }
+
+/* ---- sharding-channel-device: maximal shardings in a while loop with a channel instruction ------ */
+
+static int64_t maximal_device_of(const sc_sharding *s) {
+  if (!s) return -1;
+  if (s->kind == SC_SHARDING_MAXIMAL) return s->maximal_device;
+  if (s->kind == SC_SHARDING_TUPLE && s->nelements) {
+    int64_t d = maximal_device_of(s->elements[0]);
+    for (uint32_t i = 1; i < s->nelements; i++)
+      if (maximal_device_of(s->elements[i]) != d) return -1;
+    return d;
+  }
+  return -1;
+}
+
+static bool is_channel(const sc_op *op) {
+  return sc_span_eq(op->name, "send") || sc_span_eq(op->name, "recv") || sc_span_eq(op->name, "stablehlo.send") ||
+         sc_span_eq(op->name, "stablehlo.recv");
+}
+
+void sc_check_sharding_channel_device(sc_ctx *ctx);
+void sc_check_sharding_channel_device(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *w = m->ops[k];
+    const sc_block *body = NULL;
+    if (sc_span_eq(w->name, "while")) {
+      const sc_attr *b = sc_op_attr(w, "body");
+      const sc_op *comp = b ? computation(m, b->value) : NULL;
+      body = comp ? ru_body(comp) : NULL;
+    } else if (sc_span_eq(w->name, "stablehlo.while") && w->nregions == 2 && w->regions[1]->nblocks) {
+      body = w->regions[1]->blocks[0];
+    }
+    if (!body) continue;
+    const sc_op *chan = NULL;
+    int64_t dev = -1;
+    for (uint32_t i = 0; i < body->nops && !chan; i++) {
+      const sc_op *o = body->ops[i];
+      if (!is_channel(o)) continue;
+      int64_t d = maximal_device_of(sc_model_result_sharding(ctx->model, o, 0));
+      if (o->nresults > 1 || d < 0) {
+        const sc_op_info *info = sc_model_op(ctx->model, o);
+        if (info && info->gspmd.nvalues) d = maximal_device_of(info->gspmd.values[0]);
+        else if (info && info->sdy.nvalues) d = maximal_device_of(info->sdy.values[0]);
+      }
+      if (d >= 0) {
+        chan = o;
+        dev = d;
+      }
+    }
+    if (!chan) continue;
+    const sc_op *cands[1 + 4096];
+    uint32_t n = 0;
+    cands[n++] = w;
+    for (uint32_t i = 0; i < body->nops && n < 4097; i++)
+      if (body->ops[i] != chan) cands[n++] = body->ops[i];
+    for (uint32_t i = 0; i < n; i++) {
+      const sc_op_info *info = sc_model_op(ctx->model, cands[i]);
+      if (!info) continue;
+      const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : info->sdy.nvalues ? info->sdy.values[0] : NULL;
+      int64_t d = maximal_device_of(s);
+      if (d < 0 || d == dev) continue;
+      sc_diag *dg = sc_emit(ctx, cands[i],
+                            "Instruction: %.*s is on device: %" PRId64 ", which conflicts with device: %" PRId64
+                            " of channel instruction: %.*s (a while loop whose body sends or receives on one device runs "
+                            "there)",
+                            SC_SPAN_ARG(cands[i]->sym_name.n ? cands[i]->sym_name : cands[i]->name), d, dev,
+                            SC_SPAN_ARG(chan->sym_name.n ? chan->sym_name : chan->name));
+      sc_diag_fix(ctx, dg, sc_arena_printf(ctx->arena, "Place the loop's single-device work on device %" PRId64, dev), NULL);
+      break;
+    }
+  }
+}

@@ -172,6 +172,40 @@ entry("SC0216", "sharding-control-flow", "sharding", "A while/conditional and it
  "Give the loop carry one sharding: constrain the carry the same way before the loop and inside the body (jax.lax.with_sharding_constraint with the same NamedSharding).",
  hlo_while("{maximal device=0}"), hlo_while("{replicated}"), ext="hlo")
 
+def hlo_channel(count_device):
+    return f"""HloModule module, num_partitions=2
+
+%cond {{
+  %vars.cond = (u32[], f32[]) parameter(0)
+  %count.cond = u32[] get-tuple-element(%vars.cond), index=0
+  %limit = u32[] constant(10)
+  ROOT %lt = pred[] compare(%count.cond, %limit), direction=LT
+}}
+
+%body {{
+  %param = (u32[], f32[]) parameter(0)
+  %count = u32[] get-tuple-element(%param), index=0, sharding={{maximal device={count_device}}}
+  %after-all = token[] after-all()
+  %recv = (f32[], u32[], token[]) recv(%after-all), channel_id=1, sharding={{{{maximal device=1}}, {{maximal device=1}}, {{maximal device=1}}}}
+  %recv-done = (f32[], token[]) recv-done(%recv), channel_id=1
+  %data = f32[] get-tuple-element(%recv-done), index=0
+  ROOT %tuple = (u32[], f32[]) tuple(%count, %data)
+}}
+
+ENTRY %entry {{
+  %p0 = f32[] parameter(0)
+  %zero = u32[] constant(0)
+  %init = (u32[], f32[]) tuple(%zero, %p0)
+  %while = (u32[], f32[]) while(%init), body=%body, condition=%cond
+  ROOT %result = f32[] get-tuple-element(%while), index=1
+}}
+"""
+entry("SC0217", "sharding-channel-device", "sharding", "A while loop's single-device shardings conflict with a send/recv's device",
+ "A send or recv with a single-device (maximal) sharding inside a while loop's body pins the loop to that device. Any other single-device sharding in the body, or on the while itself, that names another device cannot be satisfied. XLA's sharding propagation fails with \"Instruction: count is on device: 0, which conflicts with device: 1 of channel instruction: recv\".",
+ "Host transfers or point-to-point channels inside lax.while_loop / lax.fori_loop bodies combined with single-device placement of other loop values.",
+ "Put all single-device work of the loop on the device of its send/recv (SingleDeviceSharding(jax.devices()[1])), or move the channel out of the loop.",
+ hlo_channel(0), hlo_channel(1), ext="hlo")
+
 # ---------------------------------------------------------------- manual
 def mc(ins, outs, axes, barg, body, ret, gin="tensor<16xf32>", gout="tensor<16xf32>", mesh='sdy.mesh @mesh = <["a"=4]>\n', operands="%arg0", extra=""):
     return mesh + f"""func.func @main(%arg0: {gin}) -> {gout} {{
@@ -299,6 +333,26 @@ entry("SC0605", "collective-unreduced", "collective", "A Shardy collective chang
  "Reduce unreduced axes with the same kind they were created with (e.g. all_reduce max for unreduced=max{...}).",
  coll3('sdy.all_reduce min {} %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]>', '[{"x"}, {"y"}], unreduced=max{"z"}'),
  coll3('sdy.all_reduce max {} %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]>', '[{"x"}, {"y"}], unreduced=max{"z"}'))
+
+def hlo_subgroup(groups):
+    return f"""HloModule module, num_partitions=4
+
+sum {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}}
+
+ENTRY entry {{
+  param = f32[2,2] parameter(0), sharding={{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={{manual}}}}
+  ROOT all-reduce = f32[2,2]{{1,0}} all-reduce(param), to_apply=sum, replica_groups={groups}, use_global_device_ids=true, channel_id=1, sharding={{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={{manual}}}}
+}}
+"""
+entry("SC0606", "collective-manual-subgroup", "collective", "A collective in a partially manual region mixes manual subgroups",
+ "In a partially manual region (a shard_map that leaves some axes automatic; GSPMD sharding with last_tile_dims={manual, ...}), the devices split into manual subgroups: those that share every non-manual tile index. A manual collective with global device ids may only communicate within one subgroup. XLA's SPMD partitioner: \"Manual all-reduce across devices that belong to different manual subgroups\".",
+ "Hand-written replica_groups in a partial-manual module, or a collective over the automatic axes inside a partial shard_map.",
+ "Inside a partial shard_map, only use collectives over its manual axes (jax.lax.psum(x, axis_name='<manual axis>')).",
+ hlo_subgroup("{{1,0},{2,3}}"), hlo_subgroup("{{2,0},{1,3}}"), ext="hlo")
 
 # ---------------------------------------------------------------- emit
 def cstr(s, indent="      "):
