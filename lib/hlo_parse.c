@@ -100,24 +100,42 @@ static _Noreturn void fail(P *p, const char *at, const char *fmt, ...) {
   if (at > p->end) at = p->end;
   p->err->failed = true;
   p->err->offset = (uint32_t)(at - p->buf);
-  p->err->message = msg ? msg : "syntax error (out of memory formatting the message)";
+  p->err->message = msg ? msg : "out of memory (request arena limit reached)";
   longjmp(p->fail_jmp, 1);
 }
 
+/* A max_depth / max_ops / arena bound was hit: reported as an input limit, not a syntax error. */
+static _Noreturn void fail_limit(P *p, const char *at, const char *fmt, ...) SC_PRINTF(3, 4);
+static _Noreturn void fail_limit(P *p, const char *at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = sc_arena_vprintf(p->a, fmt, ap);
+  va_end(ap);
+  p->err->limit = true;
+  fail(p, at, "%s", msg ? msg : fmt);
+}
+
+static _Noreturn void fail_cancelled(P *p, const char *at) {
+  p->err->cancelled = true;
+  fail(p, at, "cancelled");
+}
+
+#define OOM "out of memory (request arena limit reached)"
+
 static void *alloc(P *p, size_t n) {
   void *r = sc_arena_alloc(p->a, n);
-  if (!r) fail(p, p->s, "out of memory (request arena limit reached)");
+  if (!r) fail_limit(p, p->s, OOM);
   return r;
 }
 
 static void *alloc_array(P *p, size_t count, size_t size) {
-  if (count && size > SIZE_MAX / count) fail(p, p->s, "out of memory (request arena limit reached)");
+  if (count && size > SIZE_MAX / count) fail_limit(p, p->s, OOM);
   return alloc(p, count * size);
 }
 
 static void *grow(P *p, void *old, size_t oldn, size_t newn, size_t size) {
   void *r = sc_arena_grow(p->a, old, oldn, newn, size);
-  if (!r) fail(p, p->s, "out of memory (request arena limit reached)");
+  if (!r) fail_limit(p, p->s, OOM);
   return r;
 }
 
@@ -272,7 +290,7 @@ static const char *skip_group_at(P *p, const char *s, uint32_t depth, gctx g) {
     case '(':
     case '[':
     case '{':
-      if (depth + n + 1 > p->max_depth) fail(p, s, "nesting deeper than %u", p->max_depth);
+      if (depth + n + 1 > p->max_depth) fail_limit(p, s, "nesting deeper than %u", p->max_depth);
       if (n == p->stk_cap) {
         uint32_t nc = p->stk_cap ? p->stk_cap * 2 : 64;
         p->stk_close = grow(p, p->stk_close, p->stk_cap, nc, 1);
@@ -506,12 +524,21 @@ static void scratch_push(P *p, sc_span name, sc_span type, sc_value *v) {
 
 static void count_op(P *p, const char *at) {
   p->ninstr++;
-  if (p->ninstr > p->max_ops) fail(p, at, "too many instructions (limit %u)", p->max_ops);
-  if (p->ninstr % CANCEL_POLL_INTERVAL == 0 && p->cancel && *p->cancel) fail(p, at, "cancelled");
+  if (p->ninstr > p->max_ops) fail_limit(p, at, "too many instructions (limit %u)", p->max_ops);
+  if (p->ninstr % CANCEL_POLL_INTERVAL == 0 && p->cancel && *p->cancel) fail_cancelled(p, at);
 }
 
+/* An instruction's op, its result value and its one-element arrays, in one allocation. */
+typedef struct {
+  sc_op op;
+  sc_value value;
+  sc_value *results[1];
+  sc_span result_types[1];
+} instr_block;
+
 static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_span name, sc_span shape) {
-  sc_op *op = alloc(p, sizeof *op);
+  instr_block *ib = alloc(p, sizeof *ib);
+  sc_op *op = &ib->op;
   op->name = opcode;
   op->pos = pos_at(p, start);
   op->sym_name = name;
@@ -519,18 +546,18 @@ static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_spa
   op->parent_op = c->func;
   op->func = c->func;
   op->depth = 2;
-  sc_value *v = alloc(p, sizeof *v);
+  sc_value *v = &ib->value;
   v->name = name;
   v->type = shape;
   v->def = op;
   v->index = 0;
   v->pos = op->pos;
-  op->results = alloc(p, sizeof *op->results);
-  op->results[0] = v;
+  ib->results[0] = v;
+  op->results = ib->results;
   op->nresults = 1;
   if (shape.n) {
-    op->result_types = alloc(p, sizeof *op->result_types);
-    op->result_types[0] = shape;
+    ib->result_types[0] = shape;
+    op->result_types = ib->result_types;
     op->nresult_types = 1;
   }
   return op;
@@ -543,7 +570,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
 static void parse_operands(P *p, comp *c, sc_span opcode, uint32_t depth, uint32_t *param_num) {
   const char *open = p->s, *e = p->end;
   gctx g = {"operand list of", opcode};
-  if (depth + 1 > p->max_depth) fail(p, open, "nesting deeper than %u", p->max_depth);
+  if (depth + 1 > p->max_depth) fail_limit(p, open, "nesting deeper than %u", p->max_depth);
   if (sc_span_eq(opcode, "constant")) {
     p->s = skip_group_at(p, open, depth, g); /* a literal, not operands */
     return;
@@ -636,7 +663,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
                         bool nested) {
   const char *e = p->end;
   count_op(p, start);
-  if (depth > p->max_depth) fail(p, p->s, "nesting deeper than %u", p->max_depth);
+  if (depth > p->max_depth) fail_limit(p, p->s, "nesting deeper than %u", p->max_depth);
   sc_span shape = preshape;
   const char *s = p->s;
   if (shape.n) {
@@ -678,9 +705,11 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
   /* Operands. */
   uint32_t n = p->sc_n - sc_base;
   if (n) {
-    op->operands = alloc_array(p, n, sizeof *op->operands);
-    op->operand_names = alloc_array(p, n, sizeof *op->operand_names);
-    op->operand_types = alloc_array(p, n, sizeof *op->operand_types);
+    /* One allocation for the three parallel arrays (spans first: they need the stronger alignment). */
+    char *mem = alloc_array(p, n, 2 * sizeof(sc_span) + sizeof(sc_value *));
+    op->operand_names = (sc_span *)mem;
+    op->operand_types = (sc_span *)(mem + n * sizeof(sc_span));
+    op->operands = (sc_value **)(mem + 2 * n * sizeof(sc_span));
     memcpy(op->operands, p->sc_vals + sc_base, n * sizeof *op->operands);
     memcpy(op->operand_names, p->sc_names + sc_base, n * sizeof *op->operand_names);
     memcpy(op->operand_types, p->sc_types + sc_base, n * sizeof *op->operand_types);
@@ -763,11 +792,17 @@ typedef struct {
 typedef struct {
   hslot *v;
   uint32_t mask;
+  uint32_t seed; /* varies per parse (from addresses) so names cannot be crafted to collide */
 } htab;
 
-static uint32_t hash_span(sc_span s) {
-  uint32_t h = 2166136261u;
+static uint32_t hash_span(const htab *t, sc_span s) {
+  uint32_t h = 2166136261u ^ t->seed;
   for (uint32_t i = 0; i < s.n; i++) h = (h ^ (unsigned char)s.p[i]) * 16777619u;
+  h ^= h >> 16; /* finalizer: the table index uses the low bits */
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
   return h;
 }
 
@@ -776,13 +811,15 @@ static void htab_init(P *p, htab *t, uint32_t n) {
   while (cap < 2 * (uint64_t)n + 1 && cap < (1u << 31)) cap <<= 1;
   t->v = alloc_array(p, cap, sizeof *t->v);
   t->mask = cap - 1;
+  uint64_t a = (uint64_t)(uintptr_t)t->v * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)p->buf;
+  t->seed = (uint32_t)(a ^ (a >> 32));
 }
 
 static bool span_same(sc_span a, sc_span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
 
 /* Inserts unless present (first definition wins). */
 static void htab_put(htab *t, sc_span key, void *val) {
-  for (uint32_t i = hash_span(key) & t->mask;; i = (i + 1) & t->mask) {
+  for (uint32_t i = hash_span(t, key) & t->mask;; i = (i + 1) & t->mask) {
     if (!t->v[i].val) {
       t->v[i].key = key;
       t->v[i].val = val;
@@ -793,7 +830,7 @@ static void htab_put(htab *t, sc_span key, void *val) {
 }
 
 static void *htab_get(const htab *t, sc_span key) {
-  for (uint32_t i = hash_span(key) & t->mask;; i = (i + 1) & t->mask) {
+  for (uint32_t i = hash_span(t, key) & t->mask;; i = (i + 1) & t->mask) {
     if (!t->v[i].val) return NULL;
     if (span_same(t->v[i].key, key)) return t->v[i].val;
   }
@@ -944,7 +981,7 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
   if (p->s >= e || *p->s != '{')
     fail(p, p->s, "expected '{' to begin the body of computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
   const char *open = p->s;
-  if (2 > p->max_depth) fail(p, open, "nesting deeper than %u", p->max_depth);
+  if (2 > p->max_depth) fail_limit(p, open, "nesting deeper than %u", p->max_depth);
   p->s++;
   for (;;) {
     skip_ws(p);
@@ -1001,6 +1038,8 @@ static void skip_stack_frame_index(P *p) {
     bool found = false;
     for (size_t i = 0; i < 4 && !found; i++) {
       if (!at_word(p, p->s, sections[i])) continue;
+      const char *r = skip_ws_at(p, p->s + strlen(sections[i]));
+      if (r < p->end && (*r == '{' || *r == '(')) continue; /* a computation with that name */
       found = true;
       p->s += strlen(sections[i]);
       for (;;) {
@@ -1048,19 +1087,18 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   p->s = p->buf;
   if (len > UINT32_MAX - 1) fail(p, p->buf, "input too large (%zu bytes; limit 4 GiB)", len);
   uint32_t begin = in->begin, end = in->end;
-  if (end == 0 && begin == 0) end = (uint32_t)len;
   if (begin > end || end > len) fail(p, p->buf, "invalid chunk [%u, %u) of a %zu-byte input", begin, end, len);
   if (in->lines && in->lines->nlines) {
     p->lines = in->lines;
   } else {
     p->own_lines = sc_linemap_build(p->a, p->buf, len);
-    if (!p->own_lines.starts) fail(p, p->buf, "out of memory (request arena limit reached)");
+    if (!p->own_lines.starts) fail_limit(p, p->buf, OOM);
     p->lines = &p->own_lines;
   }
   p->beg = p->buf + begin;
   p->end = p->buf + end;
   p->s = p->beg;
-  if (p->cancel && *p->cancel) fail(p, p->s, "cancelled");
+  if (p->cancel && *p->cancel) fail_cancelled(p, p->s);
 
   /* Header. */
   skip_ws(p);
@@ -1074,7 +1112,17 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   module->pos = pos_at(p, mstart);
   p->s = skip_ws_at(p, p->s + 9);
   sc_span mname = span(p->s, p->s);
-  p->s = lex_name_at(p, p->s, true, &mname);
+  {
+    /* The name may be missing (dumps printed without ids): then what follows is a computation. */
+    sc_span nm;
+    const char *ne = lex_name_at(p, p->s, true, &nm);
+    const char *r = skip_ws_at(p, ne);
+    bool comp_next = at_word(p, p->s, "ENTRY") || (r < p->end && (*r == '{' || *r == '('));
+    if (ne != p->s && !comp_next) {
+      mname = nm;
+      p->s = ne;
+    }
+  }
   module->sym_name = mname;
   const char *last = p->s;
   last = parse_attrs(p, 0, last, "module", mname);
@@ -1113,7 +1161,7 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
     for (uint32_t k = 0; k < b->nops; k++) preorder(p, b->ops[k]);
   }
   resolve_computations(p, p->allops.v, p->allops.n);
-  if (p->cancel && *p->cancel) fail(p, p->s, "cancelled");
+  if (p->cancel && *p->cancel) fail_cancelled(p, p->s);
 
   sc_module *m = alloc(p, sizeof *m);
   m->format = SC_FMT_HLO;

@@ -44,6 +44,8 @@ static sc_parse_error parse_bad(const char *text) {
   sc_module *m = parse(text, &err);
   cr_assert_null(m, "expected a syntax error for: %s", text);
   cr_assert(err.failed);
+  cr_assert_not(err.limit);
+  cr_assert_not(err.cancelled);
   cr_assert_not_null(err.message);
   cr_assert_leq(err.offset, strlen(text));
   return err;
@@ -385,6 +387,29 @@ Test(hlo_parse, chunk_offsets_are_whole_file) {
   cr_assert_eq(m->ops[2]->pos.offset, (uint32_t)(strstr(t, "ROOT") - t));
 }
 
+Test(hlo_parse, header_without_name_and_stack_frames) {
+  const char *t = "HloModule , is_scheduled=true\n"
+                  "FileNames\n1 \"a.py\"\nFunctionNames\n1 \"f\"\n"
+                  "FileLocations\n1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=5}\n"
+                  "StackFrames\n1 {file_location_id=1 parent_frame_id=0}\n\n"
+                  "ENTRY e {\n  ROOT p = f32[] parameter(0), metadata={op_name=\"x\" stack_frame_id=1}\n}\n";
+  sc_module *m = parse_ok(t);
+  cr_assert_eq(m->module->sym_name.n, 0);
+  assert_attr(m->module, "is_scheduled", "true");
+  cr_assert_eq(m->nfuncs, 1);
+  cr_assert_not(m->ops[2]->src.known);
+
+  t = "HloModule\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n";
+  m = parse_ok(t);
+  cr_assert_eq(m->module->sym_name.n, 0);
+  assert_span(m->entry->sym_name, "e");
+  t = "HloModule\n%c (a: f32[]) -> f32[] {\n  ROOT a = f32[] parameter(0)\n}\nFileNames {\n  ROOT b = f32[] parameter(0)\n}\n";
+  m = parse_ok(t);
+  cr_assert_eq(m->module->sym_name.n, 0);
+  cr_assert_eq(m->nfuncs, 2);
+  assert_span(m->entry->sym_name, "FileNames");
+}
+
 /* ---- errors ---- */
 
 static void expect_error(const char *t, const char *needle, const char *at) {
@@ -454,6 +479,8 @@ Test(hlo_parse, deep_nesting_is_a_syntax_error) {
   cr_assert_null(m);
   cr_assert(err.failed);
   cr_assert_str_eq(err.message, "nesting deeper than 256");
+  cr_assert(err.limit);
+  cr_assert_not(err.cancelled);
   /* The first brace past the limit: depth 2 (computation + instruction) + 254 braces. */
   cr_assert_eq(err.offset, strlen(pre) + 254);
 
@@ -489,10 +516,13 @@ Test(hlo_parse, max_ops_and_cancel) {
   m = parse_n(t, k, &err, 0, 1000, NULL);
   cr_assert_null(m);
   cr_assert_str_eq(err.message, "too many instructions (limit 1000)");
+  cr_assert(err.limit);
   volatile int cancel = 1;
   m = parse_n(t, k, &err, 0, 0, &cancel);
   cr_assert_null(m);
   cr_assert_str_eq(err.message, "cancelled");
+  cr_assert(err.cancelled);
+  cr_assert_not(err.limit);
   free(t);
 }
 
