@@ -38,6 +38,15 @@
  *    its last attribute. src = metadata={... source_file="f.py" source_line=12 source_column=3 ...}
  *    (file span without quotes, col 0 when no source_column).
  *  - depth: module 0, computation 1, instruction 2. module->ops is the preorder; op ids index it.
+ *    A shape-less instruction (`x = add(a, b)`, newer XLA) has an empty type span (never NULL).
+ *  - The `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames` sections after the header are
+ *    skipped; `stack_frame_id=` in metadata is not resolved (src stays unknown without source_file).
+ * Errors: the first one stops the parse (longjmp to sc_parse_hlo) with NULL, err->failed, the byte
+ * offset and a message naming what was open where ("expected ')' to close operand list of 'add'
+ * opened at line 3"). Bracket nesting beyond max_depth ("nesting deeper than N"), more than max_ops
+ * instructions+computations and arena exhaustion set err->limit too; *cancel, polled every 4096
+ * instructions, sets err->cancelled ("cancelled"). Nothing recurses on input nesting except nested
+ * operand instructions, which count against max_depth and a hard MAX_NESTED_INSTR_DEPTH.
  * Strings are spans into the input; everything else is allocated from in->arena. */
 #include <limits.h>
 #include <setjmp.h>
@@ -48,6 +57,7 @@
 #include "ir.h"
 
 #define CANCEL_POLL_INTERVAL 4096u
+#define MAX_NESTED_INSTR_DEPTH 512u
 
 typedef struct {
   sc_op **v;
@@ -609,7 +619,10 @@ static void parse_operands(P *p, comp *c, sc_span opcode, uint32_t depth, uint32
       }
       const char *after = skip_ws_at(p, ne);
       if (after < e && *after == '(') {
-        /* Nested instruction: [shape] opcode(operands). */
+        /* Nested instruction: [shape] opcode(operands). The only recursion on input nesting, so it
+         * has a hard bound too, whatever max_depth says (worker threads have small stacks). */
+        if (depth + 1 > MAX_NESTED_INSTR_DEPTH)
+          fail_limit(p, ns, "nested operand instructions deeper than %u", MAX_NESTED_INSTR_DEPTH);
         p->s = ns;
         sc_op *nested = parse_rhs(p, c, shape.n ? shape.p : ns, (sc_span){ns, 0}, shape, depth + 1, true);
         scratch_push(p, span(ns, ns), shape, nested->results[0]); /* unnamed, already resolved */

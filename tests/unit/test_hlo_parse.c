@@ -502,6 +502,27 @@ Test(hlo_parse, deep_nesting_is_a_syntax_error) {
   free(t);
 }
 
+Test(hlo_parse, deep_nested_operand_instructions) {
+  size_t depth = 100000;
+  size_t cap = 128 + depth * 8;
+  char *t = malloc(cap);
+  size_t k = (size_t)sprintf(t, "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT r = f32[] ");
+  for (size_t i = 0; i < depth; i++) k += (size_t)sprintf(t + k, "negate(");
+  k += (size_t)sprintf(t + k, "x");
+  for (size_t i = 0; i < depth; i++) t[k++] = ')';
+  k += (size_t)sprintf(t + k, "\n}\n");
+  sc_parse_error err;
+  /* Even with a huge max_depth the recursion is bounded. */
+  sc_module *m = parse_n(t, k, &err, 10000000, 0, NULL);
+  cr_assert_null(m);
+  cr_assert(err.limit);
+  cr_assert_str_eq(err.message, "nested operand instructions deeper than 512");
+  m = parse_n(t, k, &err, 0, 0, NULL);
+  cr_assert_null(m);
+  cr_assert_str_eq(err.message, "nesting deeper than 256");
+  free(t);
+}
+
 Test(hlo_parse, max_ops_and_cancel) {
   size_t n = 20000;
   size_t cap = 64 + n * 40;
