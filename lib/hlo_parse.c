@@ -86,6 +86,12 @@ typedef struct {
   uint32_t sc_n, sc_cap;
   sc_attr *at_v;
   uint32_t at_n, at_cap;
+  /* The name-resolution hash table's buffer (see htab_init). */
+  struct hslot *ht_v;
+  uint32_t ht_cap;
+  /* Instructions of the computation being parsed (computations do not nest); copied out exactly. */
+  opvec cur_ops;
+  uint32_t total_ops;
   /* Output. */
   opvec funcs;
   opvec allops;
@@ -511,7 +517,6 @@ static bool parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out
 typedef struct {
   sc_op *func;
   sc_block *block;
-  opvec ops;
   opvec params;
   uint32_t *param_nums; /* parallel to params */
   uint32_t param_cap;
@@ -754,7 +759,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
     if (param_num == UINT32_MAX) fail(p, start, "expected a parameter number in 'parameter(N)'");
     add_param(p, c, op, param_num);
   }
-  opvec_push(p, &c->ops, op);
+  opvec_push(p, &p->cur_ops, op);
   return op;
 }
 
@@ -797,7 +802,7 @@ static void parse_instruction(P *p, comp *c) {
 /* ---------------------------------------------------------------------------------------------
  * Name resolution */
 
-typedef struct {
+typedef struct hslot {
   sc_span key;
   void *val;
 } hslot;
@@ -819,10 +824,17 @@ static uint32_t hash_span(const htab *t, sc_span s) {
   return h;
 }
 
+/* Tables are built one at a time, so they share one buffer (cleared, grown when too small). */
 static void htab_init(P *p, htab *t, uint32_t n) {
   uint32_t cap = 16;
   while (cap < 2 * (uint64_t)n + 1 && cap < (1u << 31)) cap <<= 1;
-  t->v = alloc_array(p, cap, sizeof *t->v);
+  if (cap > p->ht_cap) {
+    p->ht_v = alloc_array(p, cap, sizeof *p->ht_v);
+    p->ht_cap = cap;
+  } else {
+    memset(p->ht_v, 0, cap * sizeof *p->ht_v);
+  }
+  t->v = p->ht_v;
   t->mask = cap - 1;
   uint64_t a = (uint64_t)(uintptr_t)t->v * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)p->buf;
   t->seed = (uint32_t)(a ^ (a >> 32));
@@ -851,13 +863,13 @@ static void *htab_get(const htab *t, sc_span key) {
 
 static void resolve_operands(P *p, comp *c) {
   htab t;
-  htab_init(p, &t, c->ops.n);
-  for (uint32_t i = 0; i < c->ops.n; i++) {
-    sc_value *v = c->ops.v[i]->results[0];
+  htab_init(p, &t, c->block->nops);
+  for (uint32_t i = 0; i < c->block->nops; i++) {
+    sc_value *v = c->block->ops[i]->results[0];
     if (v->name.n) htab_put(&t, v->name, v);
   }
-  for (uint32_t i = 0; i < c->ops.n; i++) {
-    sc_op *op = c->ops.v[i];
+  for (uint32_t i = 0; i < c->block->nops; i++) {
+    sc_op *op = c->block->ops[i];
     for (uint32_t k = 0; k < op->noperands; k++) {
       if (!op->operands[k]) {
         sc_span nm = op->operand_names[k];
@@ -1004,7 +1016,7 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
     if (*p->s == '}') break;
     parse_instruction(p, &c);
   }
-  if (c.ops.n == 0) fail(p, p->s, "computation '" SC_SPAN_FMT "' has no instructions", SC_SPAN_ARG(name));
+  if (p->cur_ops.n == 0) fail(p, p->s, "computation '" SC_SPAN_FMT "' has no instructions", SC_SPAN_ARG(name));
   p->s++;
   const char *last = p->s;
   uint32_t at_base = p->at_n;
@@ -1014,11 +1026,15 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
   f->text = span(start, last);
   (void)name_at;
 
+  c.block->nops = p->cur_ops.n;
+  c.block->ops = alloc_array(p, c.block->nops, sizeof *c.block->ops);
+  memcpy(c.block->ops, p->cur_ops.v, c.block->nops * sizeof *c.block->ops);
+  p->cur_ops.n = 0;
+  p->total_ops += c.block->nops;
   resolve_operands(p, &c);
 
   /* Block: ops and parameters (sorted by parameter number; insertion sort, stable). */
-  c.block->ops = c.ops.v;
-  c.block->nops = c.ops.n;
+
   for (uint32_t i = 1; i < c.params.n; i++) {
     sc_op *op = c.params.v[i];
     uint32_t num = c.param_nums[i], j = i;
@@ -1072,7 +1088,7 @@ static void skip_stack_frame_index(P *p) {
 
 static void preorder(P *p, sc_op *op) {
   op->id = p->allops.n;
-  opvec_push(p, &p->allops, op);
+  p->allops.v[p->allops.n++] = op;
 }
 
 sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
@@ -1166,6 +1182,8 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   module->text = span(mstart, last);
 
   /* Preorder op list and ids. */
+  p->allops.cap = 1 + p->funcs.n + p->total_ops;
+  p->allops.v = alloc_array(p, p->allops.cap, sizeof *p->allops.v);
   preorder(p, module);
   for (uint32_t i = 0; i < p->funcs.n; i++) {
     sc_op *f = p->funcs.v[i];
