@@ -162,6 +162,9 @@ static bool g_kw(gtok t, const char *kw) { return t.kind == G_IDENT && sc_span_e
 
 typedef SC_VEC(int64_t) i64vec;
 
+/* Tile assignments and meshes are expanded to device lists: bound them (real systems: thousands). */
+#define SC_MAX_TILE_DEVICES (1 << 20)
+
 static int64_t prod_checked(const int64_t *v, size_t n, bool *bad) {
   int64_t p = 1;
   for (size_t i = 0; i < n; i++) {
@@ -187,6 +190,7 @@ static bool parse_iota_array(glex *lx, i64vec *reshape, i64vec *perm) {
     SC_PUSH(lx->a, *reshape, d);
   } while (g_eat(lx, ','));
   if (!g_expect(lx, ']', "expected ']' to end sharding iota_reshape_dims")) return false;
+  if (reshape->n > 64) return g_fail(lx, "iota reshape has %zu dimensions; at most 64 are supported", reshape->n);
   if (reshape->n == 1) {
     SC_PUSH(lx->a, *perm, 0);
     return true;
@@ -373,6 +377,7 @@ static bool parse_v3_mesh(glex *lx, sc_mesh **out) {
     prod *= m->axes[i].size;
   }
   m->devices = prod;
+  if (prod > SC_MAX_TILE_DEVICES) return g_fail_at(lx, kind.at, "mesh has more than %d devices", SC_MAX_TILE_DEVICES);
   for (uint32_t i = 0; i < m->naxes; i++)
     for (uint32_t j = 0; j < i; j++)
       if (m->axes[i].name.n == m->axes[j].name.n && !memcmp(m->axes[i].name.p, m->axes[j].name.p, m->axes[i].name.n))
@@ -727,8 +732,8 @@ static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *op
   }
   bool bad = false;
   int64_t total = prod_checked(dims.v, dims.n, &bad);
-  if (bad || total > 1000000000) {
-    g_fail_at(lx, devices_at, "tile assignment dimensions are too large");
+  if (bad || total > SC_MAX_TILE_DEVICES) {
+    g_fail_at(lx, devices_at, "tile assignment has more than %d devices", SC_MAX_TILE_DEVICES);
     return NULL;
   }
   s->tile_dims = dims.v;

@@ -594,7 +594,7 @@ static void map_gspmd(sc_arena *a, sc_sharding *s, const sc_mesh *mesh) {
     for (uint32_t i = 0; i < s->nelements; i++) map_gspmd(a, s->elements[i], mesh);
     return;
   }
-  if (s->kind != SC_SHARDING_TILED || mesh->naxes == 0 || mesh->naxes > 7) return;
+  if (s->kind != SC_SHARDING_TILED || mesh->naxes == 0 || mesh->naxes > 6 || !s->tile_devices) return;
   if ((int64_t)s->ntile_devices != mesh->devices) return;
   /* only replicated subgroups can be mapped (manual ones describe a manual region) */
   for (uint32_t i = 0; i < s->nlast_tile_dims; i++)

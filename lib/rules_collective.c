@@ -224,6 +224,9 @@ static bool same_axis_set(const sc_mesh *x, const sc_mesh *y) {
 
 static bool same_devices(const sc_mesh *x, const sc_mesh *y) {
   if (x->devices != y->devices) return false;
+  if (!x->ndevice_ids && !y->ndevice_ids) return true; /* both iota */
+  if (x->ndevice_ids && y->ndevice_ids && x->ndevice_ids != y->ndevice_ids) return false;
+  if ((int64_t)(x->ndevice_ids ? x->ndevice_ids : y->ndevice_ids) != x->devices) return false;
   for (int64_t i = 0; i < x->devices; i++) {
     int64_t dx = x->ndevice_ids ? x->device_ids[i] : i, dy = y->ndevice_ids ? y->device_ids[i] : i;
     if (dx != dy) return false;
