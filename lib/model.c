@@ -1070,8 +1070,10 @@ bool sc_model_fully_manual(const sc_model *model, const sc_op *op) {
   if (!mesh || mesh->devices <= 1) return true;
   const sc_manual_context *c = sc_model_manual(model, op);
   if (c->gspmd_manual) return !c->gspmd_partial;
+  /* The manual axes name axes of the manual computation's mesh; judge against that mesh unless the
+   * target mesh has another device count (then the module's manual axes cannot cover it). */
   const sc_mesh *m = c->mesh ? c->mesh : mesh;
-  if (model->target) m = model->target;
+  if (model->target && (!c->mesh || c->mesh->devices != model->target->devices)) m = model->target;
   for (uint32_t i = 0; i < m->naxes; i++) {
     if (m->axes[i].size <= 1 || m->axes[i].type == SC_AXIS_MANUAL) continue;
     bool man = false;

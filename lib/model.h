@@ -193,7 +193,9 @@ const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, con
 const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op);
 /* True if every axis of size > 1 of the effective mesh is manual for `op` (size-1 axes count as manual;
  * a GSPMD manual region that is not partial counts as fully manual). True when there is no mesh with
- * more than one device. */
+ * more than one device. Inside a manual computation its own mesh is the reference, unless a target mesh
+ * with another device count was given (then the target's axes must all be manual, which a module
+ * lowered for fewer devices cannot satisfy); target axes of type manual count as manual. */
 bool sc_model_fully_manual(const sc_model *model, const sc_op *op);
 /* The sharding an op declares for result `index` (sdy.sharding / sdy.sharding_per_value /
  * mhlo.sharding, tuple element picked), or NULL if none. */

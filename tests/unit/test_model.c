@@ -264,3 +264,55 @@ Test(model, sdy_op_custom_syntax) {
   it = sc_model_sdy_item(m, op("sdy.propagation_barrier", 0), "allowed_direction");
   cr_assert(it && sc_span_eq(it->value, "BACKWARD"));
 }
+
+Test(model, hlo_gspmd_regions_and_partial_manual) {
+  size_t len;
+  char *buf = test_read_file("../shared/corpus/xla/hlo/sharding_propagation__CallPropagationWithSPMDShardToFullShape.hlo", &len);
+  cr_assert_not_null(buf);
+  sc_linemap *lines = sc_arena_alloc(A, sizeof *lines);
+  *lines = sc_linemap_build(A, buf, len);
+  sc_parse_input in = {A, buf, len, 0, (uint32_t)len, lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+  sc_parse_error err = {0};
+  M = sc_parse_hlo(&in, &err);
+  cr_assert_not_null(M, "%s", err.message);
+  sc_options opt = {0};
+  sc_model *m = sc_model_build(A, M, &opt);
+  cr_assert_eq(m->nerrors, 0);
+  const char *names[] = {"custom-call.1", "custom-call.2", "custom-call.3", "custom-call.4", "call"};
+  bool manual[] = {false, false, true, true, false};
+  for (int i = 0; i < 5; i++) {
+    sc_op *o = NULL;
+    for (uint32_t k = 0; k < M->nops && !o; k++)
+      if (sc_span_eq(M->ops[k]->sym_name, names[i])) o = M->ops[k];
+    cr_assert_not_null(o, "%s", names[i]);
+    cr_assert_eq(sc_model_manual(m, o)->gspmd_manual, manual[i], "%s", names[i]);
+  }
+  /* the tiled parameter sharding of custom-call.1 with a replicated subgroup */
+  sc_op *o = test_find_op(M, "custom-call", 0);
+  const sc_sharding *s = sc_model_result_sharding(m, o, 0);
+  cr_assert(s && s->tile_dims && s->last_tile_dim_replicate);
+  free(buf);
+}
+
+Test(model, fully_manual_against_a_target_mesh) {
+  const char *text = "sdy.mesh @mesh = <[\"a\"=4]>\n"
+                     "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                     "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"a\"}]>] out_shardings=[<@mesh, [{\"a\"}]>] manual_axes={\"a\"} (%arg1: tensor<2xf32>) {\n"
+                     "    %1 = stablehlo.abs %arg1 : tensor<2xf32>\n"
+                     "    sdy.return %1 : tensor<2xf32>\n"
+                     "  } : (tensor<8xf32>) -> tensor<8xf32>\n"
+                     "  return %0 : tensor<8xf32>\n}\n";
+  sc_target_mesh t;
+  const char *err = NULL;
+  sc_options opt = {0};
+  opt.mesh = &t;
+  cr_assert_eq(sc_mesh_parse(A, "data=4", &t, &err), 0);
+  sc_model *m = build(text, &opt);
+  cr_assert(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "same device count: the module's mesh decides");
+  cr_assert_eq(sc_mesh_parse(A, "data=8", &t, &err), 0);
+  m = build(text, &opt);
+  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "8 devices: axis a does not cover them");
+  cr_assert_eq(sc_mesh_parse(A, "data=8:manual", &t, &err), 0);
+  m = build(text, &opt);
+  cr_assert(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "manual target axes count as manual");
+}
