@@ -361,3 +361,108 @@ bool ru_meshes_match(const sc_mesh *x, const sc_mesh *y) {
     if (x->device_ids[i] != y->device_ids[i]) return false;
   return true;
 }
+
+/* ---- text positions inside a Shardy sharding (for machine-applicable fixes) --------------------- */
+
+static bool in_buffer(const sc_module *m, sc_span s) {
+  return s.n && s.p >= m->buf && s.p + s.n <= m->buf + m->len;
+}
+
+/* Walks `<mesh-or-ref, [dims], replicated={...}, unreduced=...{...}>`; fills the requested pieces. */
+bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint32_t dim, uint32_t *off, uint32_t *len) {
+  if (!s || s->source != SC_SHARDING_FROM_SDY || !in_buffer(m, s->text)) return false;
+  const char *p = s->text.p, *e = s->text.p + s->text.n;
+  int depth = 0;
+  bool in_dims = false, seen_dims = false;
+  uint32_t d = 0;
+  for (; p < e; p++) {
+    char c = *p;
+    if (c == '"') {
+      for (p++; p < e && *p != '"'; p++)
+        if (*p == '\\') p++;
+      continue;
+    }
+    if (c == '<' || c == '[' || c == '{' || c == '(') {
+      depth++;
+      if (c == '[' && depth == 2 && !seen_dims && p > s->text.p && (p[-1] == ' ' || p[-1] == ',')) {
+        in_dims = true;
+        seen_dims = true;
+        continue;
+      }
+      if (c == '{' && in_dims && depth == 3) {
+        const char *q = p;
+        int dd = 0;
+        for (; q < e; q++) {
+          if (*q == '"') {
+            for (q++; q < e && *q != '"'; q++)
+              if (*q == '\\') q++;
+            continue;
+          }
+          if (*q == '{') dd++;
+          else if (*q == '}' && --dd == 0) break;
+        }
+        if (q >= e) return false;
+        if (d == dim && what == RU_PIECE_PRIORITY) {
+          const char *r = q + 1;
+          if (r < e && *r == 'p') {
+            const char *t = r + 1;
+            while (t < e && *t >= '0' && *t <= '9') t++;
+            *off = (uint32_t)(r - m->buf);
+            *len = (uint32_t)(t - r);
+            return true;
+          }
+          return false;
+        }
+        d++;
+        depth--;
+        p = q;
+        continue;
+      }
+      if (c == '{' && depth == 2 && (what == RU_PIECE_REPLICATED || what == RU_PIECE_UNREDUCED)) {
+        /* the keyword before '=' */
+        const char *k = p - 1;
+        while (k > s->text.p && (*k == '=' || *k == ' ' || (*k >= 'a' && *k <= 'z'))) k--;
+        sc_span kw = sc_span_of(k + 1, (uint32_t)(p - k - 1));
+        bool repl = sc_span_starts(sc_span_trim(kw), "replicated");
+        if ((what == RU_PIECE_REPLICATED) == repl) {
+          const char *q = p;
+          while (q < e && *q != '}') {
+            if (*q == '"')
+              for (q++; q < e && *q != '"'; q++)
+                if (*q == '\\') q++;
+            q++;
+          }
+          if (q >= e) return false;
+          *off = (uint32_t)(p - m->buf);
+          *len = (uint32_t)(q + 1 - p);
+          return true;
+        }
+      }
+    } else if (c == '>' || c == ']' || c == '}' || c == ')') {
+      if (c == ']' && in_dims && depth == 2) in_dims = false;
+      depth--;
+    }
+  }
+  return false;
+}
+
+const char *ru_axes_set_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n) {
+  const char *l = ru_axes_str(a, axes, n);
+  return sc_arena_printf(a, "{%.*s}", (int)strlen(l) - 2, l + 1);
+}
+
+/* A copy of `axes` sorted by the mesh order (axis index, then pre-size). */
+sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, const sc_mesh *mesh) {
+  sc_axis_ref *v = sc_arena_calloc(a, n ? n : 1, sizeof *v);
+  memcpy(v, axes, n * sizeof *v);
+  for (uint32_t i = 1; i < n; i++)
+    for (uint32_t j = i; j > 0; j--) {
+      int x = sc_mesh_axis_index(mesh, v[j - 1].name), y = sc_mesh_axis_index(mesh, v[j].name);
+      int64_t px = v[j - 1].sub ? v[j - 1].pre_size : 1, py = v[j].sub ? v[j].pre_size : 1;
+      if (x < y || (x == y && px <= py)) break;
+      sc_axis_ref t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return v;
+}

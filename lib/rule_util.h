@@ -76,4 +76,13 @@ bool ru_meshes_match(const sc_mesh *x, const sc_mesh *y);
 /* Mesh text as Shardy prints it: #sdy.mesh<["x"=2, "y"=4]> */
 const char *ru_mesh_str(sc_arena *a, const sc_mesh *m);
 
+/* Machine-fix helpers. The byte range of a piece of a Shardy sharding written in the module:
+ * the `pN` priority after dimension `dim`, or the `{...}` of replicated= / unreduced=. */
+enum { RU_PIECE_PRIORITY = 1, RU_PIECE_REPLICATED, RU_PIECE_UNREDUCED };
+bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint32_t dim, uint32_t *off, uint32_t *len);
+/* {"a", "b":(1)2} */
+const char *ru_axes_set_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n);
+/* A copy sorted in mesh order. */
+sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, const sc_mesh *mesh);
+
 #endif

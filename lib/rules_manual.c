@@ -327,8 +327,15 @@ void sc_check_manual_axes_sorted(sc_ctx *ctx) {
     for (uint32_t i = 1; i < info->nmanual_axes; i++) {
       int a = sc_mesh_axis_index(mesh, info->manual_axes[i - 1].name), b = sc_mesh_axis_index(mesh, info->manual_axes[i].name);
       if (a >= 0 && b >= 0 && a > b) {
-        sc_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh @%.*s: \"%.*s\" comes after \"%.*s\"", SC_SPAN_ARG(mesh->name),
-                SC_SPAN_ARG(info->manual_axes[i].name), SC_SPAN_ARG(info->manual_axes[i - 1].name));
+        sc_diag *d = sc_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh @%.*s: \"%.*s\" comes after \"%.*s\"",
+                             SC_SPAN_ARG(mesh->name), SC_SPAN_ARG(info->manual_axes[i].name),
+                             SC_SPAN_ARG(info->manual_axes[i - 1].name));
+        sc_fix *f = sc_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
+        const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "manual_axes");
+        if (it && sc_span_starts(it->value, "{"))
+          sc_fix_edit(ctx, f, it->offset, it->value.n,
+                      ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->manual_axes, info->nmanual_axes, mesh),
+                                      info->nmanual_axes));
         break;
       }
     }

@@ -106,10 +106,25 @@ void sc_check_mesh_device_ids(sc_ctx *ctx) {
                               SC_SPAN_ARG(m->name), s);
       sc_diag_fix(ctx, d, "device_ids must be a permutation of 0..N-1 (each device exactly once)", NULL);
     } else if (given_iota) {
-      sc_emit_sev(ctx, SC_SEV_WARNING, off, op,
-                  "mesh @%.*s: if the ordered device ids are the same as iota(product(axes)), no need to specify them "
-                  "for simplicity",
-                  SC_SPAN_ARG(m->name));
+      sc_diag *d = sc_emit_sev(ctx, SC_SEV_WARNING, off, op,
+                               "mesh @%.*s: if the ordered device ids are the same as iota(product(axes)), no need to "
+                               "specify them for simplicity",
+                               SC_SPAN_ARG(m->name));
+      sc_fix *f = sc_diag_fix(ctx, d, "Drop the device_ids list (it is the default order)", NULL);
+      if (m->op) {
+        sc_span t = m->op->text;
+        const char *k = NULL;
+        for (uint32_t j = 0; j + 10 <= t.n; j++)
+          if (!memcmp(t.p + j, "device_ids", 10)) {
+            k = t.p + j;
+            break;
+          }
+        const char *c = k;
+        while (c && c > t.p && c[-1] != ',') c--;
+        const char *r = k ? memchr(k, ']', (size_t)(t.p + t.n - k)) : NULL;
+        if (c && r && c > t.p)
+          sc_fix_edit(ctx, f, (uint32_t)(c - 1 - ctx->module->buf), (uint32_t)(r + 1 - (c - 1)), "");
+      }
     }
   }
 }

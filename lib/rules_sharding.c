@@ -55,6 +55,25 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
   } else if (!strcmp(rule, "sharding-rank")) {
     sc_diag_fix(ctx, d, "Give one dimension sharding per tensor dimension (rank-0 shardings for tokens and maximal meshes)",
                 "PartitionSpec entries must not outnumber the array's dimensions");
+  } else if (!strcmp(rule, "sharding-priority")) {
+    sc_fix *f = sc_diag_fix(ctx, d, "Drop the priority of the closed, empty dimension (it has no effect)", NULL);
+    for (uint32_t k = 0; k < site->s->rank; k++) {
+      const sc_dim_sharding *dim = &site->s->dims[k];
+      uint32_t off, len;
+      if (dim->priority >= 0 && !dim->open && !dim->naxes &&
+          ru_sharding_piece(ctx->module, site->s, RU_PIECE_PRIORITY, k, &off, &len))
+        sc_fix_edit(ctx, f, off, len, "");
+    }
+  } else if (!strcmp(rule, "sharding-axis-order") && mesh) {
+    sc_fix *f = sc_diag_fix(ctx, d, "List the axes in the mesh's order", NULL);
+    const sc_sharding *sh = site->s;
+    uint32_t off, len;
+    if (sh->nreplicated && ru_sharding_piece(ctx->module, sh, RU_PIECE_REPLICATED, 0, &off, &len))
+      sc_fix_edit(ctx, f, off, len,
+                  ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, sh->replicated, sh->nreplicated, mesh), sh->nreplicated));
+    if (sh->nunreduced && ru_sharding_piece(ctx->module, sh, RU_PIECE_UNREDUCED, 0, &off, &len))
+      sc_fix_edit(ctx, f, off, len,
+                  ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, sh->unreduced, sh->nunreduced, mesh), sh->nunreduced));
   } else if (!strcmp(rule, "manual-axis-rebound")) {
     sc_diag_fix(ctx, d, "Inside shard_map, only name mesh axes that are not manual in shardings",
                 "with_sharding_constraint(x, P(<non-manual axes only>)) under shard_map");

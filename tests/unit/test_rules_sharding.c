@@ -219,3 +219,51 @@ Test(rules_sharding, split_chunks_are_independent) {
   cr_assert_eq(r->ndiags, 0, "%s", r->ndiags ? r->diags[0].message : "");
   sc_arena_free(a);
 }
+
+/* Machine-applicable fixes are real: applying their edits gives a module without that diagnostic. */
+static char *apply_edits(const char *src, const sc_report *r) {
+  size_t n = strlen(src);
+  char *out = strdup(src);
+  /* apply from the last edit backwards so offsets stay valid */
+  for (;;) {
+    const sc_edit *best = NULL;
+    for (size_t i = 0; i < r->ndiags; i++)
+      for (size_t k = 0; k < r->diags[i].nfixes; k++)
+        for (size_t e = 0; e < r->diags[i].fixes[k].nedits; e++) {
+          const sc_edit *ed = &r->diags[i].fixes[k].edits[e];
+          if (ed->offset + ed->length <= n && (!best || ed->offset > best->offset)) best = ed;
+        }
+    if (!best) break;
+    size_t rl = strlen(best->replacement);
+    char *next = malloc(n - best->length + rl + 1);
+    memcpy(next, out, best->offset);
+    memcpy(next + best->offset, best->replacement, rl);
+    memcpy(next + best->offset + rl, out + best->offset + best->length, n - best->offset - best->length + 1);
+    free(out);
+    out = next;
+    n = strlen(out);
+    ((sc_edit *)best)->length = (uint32_t)-1; /* consumed */
+    ((sc_edit *)best)->offset = (uint32_t)-1;
+  }
+  return out;
+}
+
+Test(rules_sharding, machine_fixes_apply_cleanly) {
+  const char *files[] = {"tests/modules/sharding/sharding-axis-order.bad.mlir", "tests/modules/sharding/sharding-priority.bad.mlir",
+                         "tests/modules/manual/manual-axes-sorted.bad.mlir"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    sc_arena *a = sc_arena_new(0);
+    char *buf;
+    sc_report *r = check_file(a, files[i], &buf);
+    cr_assert_geq(r->ndiags, 1);
+    bool machine = false;
+    for (size_t k = 0; k < r->diags[0].nfixes; k++) machine |= r->diags[0].fixes[k].machine;
+    cr_assert(machine, "%s: no machine-applicable fix", files[i]);
+    char *fixed = apply_edits(buf, r);
+    sc_report *r2 = test_check(a, fixed, NULL);
+    cr_expect_eq(r2->ndiags, 0, "%s after the fix: %s", files[i], r2->ndiags ? r2->diags[0].message : "");
+    free(fixed);
+    free(buf);
+    sc_arena_free(a);
+  }
+}
