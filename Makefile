@@ -74,11 +74,14 @@ $(BUILD)/tests/%: tests/corpus/%.c $(LIBSC) | $(DEPS_OK)
 	$(CC) $(TEST_CFLAGS) -Itests -o $@ $< $(LIBSC) $(TEST_LIBS)
 
 # Tests run from the repository root so ../shared/corpus resolves as in CI.
+# Every suite runs even when an earlier one fails; the target fails if any did.
 unit: $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 2; done
+	@failed=""; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 2 || failed="$$failed $$t"; done; \
+	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
-	@set -e; for t in $(CORPUS_BIN); do echo "== $$t"; $$t --jobs 2; done
-	@set -e; for t in tests/corpus/*.sh; do echo "== $$t"; sh $$t; done
+	@failed=""; for t in $(CORPUS_BIN); do echo "== $$t"; $$t --jobs 2 || failed="$$failed $$t"; done; \
+	  for t in tests/corpus/*.sh; do echo "== $$t"; sh $$t || failed="$$failed $$t"; done; \
+	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 	@echo "== tests/corpus/generic_vs_mlir_opt.py"; /usr/bin/python3 tests/corpus/generic_vs_mlir_opt.py
 
 test: $(TEST_DEPS_OK) all unit corpus
