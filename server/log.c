@@ -55,7 +55,7 @@ void log_json(log_level level, const char *msg, json_t *fields) {
     json_object_update(o, fields);
     json_decref(fields);
   }
-  char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
   json_decref(o);
   if (!line)
     return;
