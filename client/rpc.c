@@ -30,6 +30,8 @@ struct sc_rpc_client {
   grpc_channel *channel;
   grpc_completion_queue *cq;
   sc_rpc_config cfg;
+  uint64_t server_max_msg; /* from GetCapabilities; 0 = unknown */
+  bool limits_fetched;
 };
 
 static const char *const status_names[] = {
@@ -399,9 +401,36 @@ static int check_stream(sc_rpc_client *c, req_build *b, const char *buf, size_t 
   return rc;
 }
 
+/* The server's message limit decides between Check and CheckStream and the chunk size; asked once
+ * per client (a failure leaves the defaults). */
+static void fetch_limits(sc_rpc_client *c) {
+  if (c->limits_fetched)
+    return;
+  c->limits_fetched = true;
+  grpc_slice resp;
+  if (unary(c, SVC "GetCapabilities", (const uint8_t *)"", 0, &resp, NULL) != 0)
+    return;
+  Shardcheck__V1__Capabilities *r =
+      shardcheck__v1__capabilities__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+  grpc_slice_unref(resp);
+  if (r && r->limits && r->limits->max_message_bytes >= 4096) {
+    c->server_max_msg = r->limits->max_message_bytes;
+    /* Leave room for the header fields (file name, mesh, options) and framing. */
+    size_t room = (size_t)(c->server_max_msg - c->server_max_msg / 8);
+    if (c->cfg.stream_threshold > room)
+      c->cfg.stream_threshold = room;
+    if (c->cfg.chunk_bytes > room / 2)
+      c->cfg.chunk_bytes = room / 2;
+  }
+  if (r)
+    shardcheck__v1__capabilities__free_unpacked(r, NULL);
+}
+
 int sc_rpc_check(sc_rpc_client *c, const char *buf, size_t len, const sc_options *opt, const sc_rpc_render *render,
                  sc_rpc_check_result *out, char **err) {
   memset(out, 0, sizeof *out);
+  if (len > 4096)
+    fetch_limits(c);
   req_build b;
   if (build_request(&b, opt, render)) {
     free_request(&b);

@@ -88,21 +88,25 @@ void rpc_explain(const uint8_t *req, size_t len, rpc_reply *r) {
     rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "cannot decode shardcheck.v1.ExplainRequest");
     return;
   }
-  const sc_catalog_entry *e = in->code[0] ? sc_catalog_find(in->code) : NULL;
-  char *text = e ? sc_explain_text(in->code) : NULL;
+  /* The page is what `shardcheck explain` prints; the structured fields come from the catalog
+   * entry when the argument is a code (the library may also accept other spellings). */
+  char *text = in->code[0] ? sc_explain_text(in->code) : NULL;
+  const sc_catalog_entry *e = text ? sc_catalog_find(in->code) : NULL;
   if (!in->code[0])
     rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "code: empty (expected a diagnostic code such as SC0301)");
-  else if (!e || !text)
+  else if (!text)
     rpc_reply_error(r, GRPC_STATUS_NOT_FOUND, "code: unknown diagnostic code \"%.64s\"", in->code);
   else {
     Shardcheck__V1__ExplainResponse out = SHARDCHECK__V1__EXPLAIN_RESPONSE__INIT;
 #define S(x) (char *)((x) ? (x) : "")
-    out.code = S(e->code);
-    out.title = S(e->title);
-    out.explanation = S(e->explanation);
-    out.bad_example = S(e->bad_example);
-    out.good_example = S(e->good_example);
-    out.bad_mesh = S(e->bad_mesh);
+    out.code = e ? S(e->code) : in->code;
+    if (e) {
+      out.title = S(e->title);
+      out.explanation = S(e->explanation);
+      out.bad_example = S(e->bad_example);
+      out.good_example = S(e->good_example);
+      out.bad_mesh = S(e->bad_mesh);
+    }
     out.text = text;
 #undef S
     rpc_reply_pack(r, &out.base);
