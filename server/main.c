@@ -1,5 +1,6 @@
 /* main.c — shardcheckd: configuration, signals, the libuv loop, the gRPC server, metrics. */
 #include <grpc/grpc.h>
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,9 @@ int main(int argc, char **argv) {
   setenv("UV_THREADPOOL_SIZE", workers, 1);
   signal(SIGPIPE, SIG_IGN);
 
+  /* OpenSSL initialises itself on first use, on whatever thread that is; a pool thread's share is
+   * never released (pool threads outlive main). Initialise it here, on the main thread. */
+  OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL);
   grpc_init();
   log_capture_grpc();
   uv_loop_init(&d.loop);

@@ -997,11 +997,12 @@ void srv_drain(srv *s, void (*done)(void *), void *arg) {
   json_object_set_new(f, "inflight", json_integer((json_int_t)s->inflight));
   json_object_set_new(f, "grace_ms", json_integer((json_int_t)s->grace_ms));
   log_json(LOG_INFO, "draining: NOT_SERVING, no new calls", f);
-  /* Watchers hear NOT_SERVING, then their streams end. */
+  grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_ev);
+  /* Then watchers hear NOT_SERVING (so whoever sees it also sees new calls refused), and their
+   * streams end. */
   for (call *c = s->live; c; c = c->live_next)
     if (c->mid == M_HEALTH_WATCH && c->state == ST_IDLE)
       watch_after_send(c);
-  grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_ev);
   uv_timer_start(&s->grace, on_grace, s->grace_ms, 0);
 }
 

@@ -9,7 +9,8 @@
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
-# DAEMON_WRAPPER="valgrind ..." runs each daemon under a wrapper (tests/integration/valgrind.sh);
+# DAEMON_WRAPPER="valgrind ..." runs each daemon under a wrapper (tests/integration/valgrind.sh),
+# CLIENT_WRAPPER the C client library test;
 # SC_QUICK=1 checks a corpus sample instead of every module.
 set -u
 BUILD=${1:-build}
@@ -140,7 +141,7 @@ fi
 # 2. The C client library.
 if [ -x "$SMOKE" ]; then
   # shellcheck disable=SC2046
-  "$SMOKE" "127.0.0.1:$MAIN_PORT" $(corpus_list | awk 'NR % 9 == 1') || fail "rpc_smoke"
+  ${CLIENT_WRAPPER:-} "$SMOKE" "127.0.0.1:$MAIN_PORT" $(corpus_list | awk 'NR % 9 == 1') || fail "rpc_smoke"
 fi
 
 # 3. Python, group main.
