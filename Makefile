@@ -56,7 +56,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration valgrind-daemon demo bench clean fuzz
+.PHONY: all deps test unit corpus integration valgrind-daemon demo bench clean fuzz install
 all: $(CLI) $(LIBSC) $(SERVER)
 
 $(DEPS_OK): scripts/deps.sh
@@ -172,6 +172,15 @@ fuzz: | $(DEPS_OK)
 	  -o $(BUILD)/fuzz/fuzz_check $(LIB_LIBS)
 	cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo $(BUILD)/fuzz/corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 $(BUILD)/fuzz/corpus
+
+# Binaries, the default config (kept if present) and the README, for deploy/shardcheckd.service.
+PREFIX ?= /usr/local
+install: all
+	install -D -m 755 $(SERVER) $(DESTDIR)$(PREFIX)/bin/shardcheckd
+	install -D -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/shardcheck
+	[ -f $(DESTDIR)$(PREFIX)/etc/shardcheckd/shardcheckd.json ] || \
+	  install -D -m 644 config/shardcheckd.json $(DESTDIR)$(PREFIX)/etc/shardcheckd/shardcheckd.json
+	install -D -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/shardcheck/README.md
 
 clean:
 	rm -rf $(BUILD)

@@ -45,9 +45,15 @@ static char *read_input(const char *path, size_t *len, const char **error) {
   return buf;
 }
 
+/* SHARDCHECK_TLS_CA=ca.pem: TLS, trusting that CA (else plaintext).
+ * SHARDCHECK_TIMEOUT_MS=N: a deadline for each call (else none). */
 static sc_rpc_client *connect_or_complain(const char *server) {
   char *err = NULL;
-  sc_rpc_client *c = sc_rpc_connect(server, NULL, &err);
+  sc_rpc_config cfg = {0};
+  const char *ca = getenv("SHARDCHECK_TLS_CA"), *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
+  cfg.tls_ca = ca && *ca ? ca : NULL;
+  cfg.timeout_ms = timeout ? atoi(timeout) : 0;
+  sc_rpc_client *c = sc_rpc_connect(server, &cfg, &err);
   if (!c) {
     fprintf(stderr, "shardcheck: %s\n", err ? err : "cannot connect");
     free(err);

@@ -156,8 +156,45 @@ $PY "$HERE/test_daemon.py" --group slow --port "$PORT" --metrics-port "$MPORT" -
   --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" --max-inflight 3 || fail "python group slow"
 stop "$PID" slow
 
-# Python, group drain: SIGTERM while checks (each waiting 300 ms) are in flight.
-start drain --debug-delay-ms 300 --max-inflight 64 --workers 4 --grace-ms 60000
+# The shipped config loads (flags override it); a bad config is refused with exit status 2.
+printf '{"listen": "127.0.0.1:0", "limits": {"max_opz": 1}}\n' >"$TMP/bad.json"
+"$DAEMON" --config "$TMP/bad.json" 2>"$TMP/bad.err"
+rc=$?
+{ [ $rc -eq 2 ] && grep -q 'unknown setting "limits.max_opz"' "$TMP/bad.err"; } || fail "a bad config: exit $rc, $(cat "$TMP/bad.err")"
+"$DAEMON" --workers 0 2>/dev/null
+[ $? -eq 2 ] || fail "--workers 0 was accepted"
+
+# TLS with a self-signed certificate for 127.0.0.1: the CLI (SHARDCHECK_TLS_CA) and Python connect;
+# a plaintext client does not.
+if command -v openssl >/dev/null 2>&1; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>/dev/null
+  start tls --tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem"
+  f=$(sed -n 3p "$TMP/corpus.all")
+  SHARDCHECK_TLS_CA=$TMP/cert.pem "$CLI" health --server "127.0.0.1:$PORT" | grep -q '^SERVING$' || fail "health over TLS"
+  "$CLI" check --format json "$f" >"$TMP/local.out" 2>/dev/null
+  SHARDCHECK_TLS_CA=$TMP/cert.pem "$CLI" check --format json --server "127.0.0.1:$PORT" "$f" >"$TMP/remote.out" 2>&1
+  cmp -s "$TMP/local.out" "$TMP/remote.out" || fail "check over TLS differs from local mode"
+  SHARDCHECK_TIMEOUT_MS=10000 "$CLI" health --server "127.0.0.1:$PORT" >/dev/null 2>&1 && fail "a plaintext client got an answer from a TLS server"
+  $PY - "$PORT" "$TMP/cert.pem" "$BUILD/gen/descriptors.pb" <<'PYEOF' || fail "Python over TLS"
+import sys, grpc
+sys.path.insert(0, "tests/integration")
+from scproto import Proto
+p = Proto(sys.argv[3])
+creds = grpc.ssl_channel_credentials(root_certificates=open(sys.argv[2], "rb").read())
+ch = grpc.secure_channel(f"127.0.0.1:{sys.argv[1]}", creds)
+Req, Resp = p.msg("grpc.health.v1.HealthCheckRequest"), p.msg("grpc.health.v1.HealthCheckResponse")
+r = ch.unary_unary("/grpc.health.v1.Health/Check", request_serializer=Req.SerializeToString,
+                   response_deserializer=Resp.FromString)(Req(), timeout=10)
+assert r.status == 1, r
+PYEOF
+  stop "$PID" tls
+else
+  echo "  (openssl not installed: TLS not tested)"
+fi
+
+# Python, group drain: SIGTERM while checks (each waiting 300 ms) are in flight; the shipped config.
+start drain --config config/shardcheckd.json --debug-delay-ms 300 --max-inflight 64 --workers 4 --grace-ms 60000
 $PY "$HERE/test_daemon.py" --group drain --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
   --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" --max-inflight 64 --load 40 || fail "python group drain"
 waitexit "$PID" drain
