@@ -110,6 +110,13 @@ $(BUILD)/obj/server/%.o: server/%.c | $(DEPS_OK) $(GEN_STAMP)
 $(SERVER): $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC) $(SRV_LIBS)
+# tests/integration/test_*.c: criterion tests of the daemon's parts (everything but server/main.c).
+SRV_PARTS   = $(filter-out $(BUILD)/obj/server/main.o,$(SRV_OBJ)) $(BUILD)/obj/gen/descriptors.o
+ITEST_UNITS := $(filter $(BUILD)/tests/integration/test_%,$(ITEST_BIN))
+$(BUILD)/tests/integration/test_%: tests/integration/test_%.c $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(SRV_CFLAGS) $(shell $(PKG_CONFIG) --cflags criterion) -o $@ $< $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) \
+	  $(SRV_LIBS) $(shell $(PKG_CONFIG) --libs criterion)
 $(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -Iclient $(RPC_CFLAGS) -o $@ $< $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) \
@@ -136,6 +143,7 @@ corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
 # Integration: the real daemon on 127.0.0.1, the CLI over it, an independent Python client
 # (Debian's /usr/bin/python3 + python3-grpcio), then the same load under valgrind when present.
 integration: all $(ITEST_BIN) $(TEST_DEPS_OK)
+	@set -e; for t in $(ITEST_UNITS); do echo "== $$t"; $$t --jobs 2; done
 	@sh tests/integration/run.sh $(BUILD)
 valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@sh tests/integration/valgrind.sh $(BUILD)
