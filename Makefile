@@ -56,7 +56,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration valgrind-daemon demo bench clean fuzz install
+.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install
 all: $(CLI) $(LIBSC) $(SERVER)
 
 $(DEPS_OK): scripts/deps.sh
@@ -145,6 +145,8 @@ corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
 integration: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@set -e; for t in $(ITEST_UNITS); do echo "== $$t"; $$t --jobs 2; done
 	@sh tests/integration/run.sh $(BUILD)
+bench-daemon: all $(BUILD)/tests/integration/loadgen
+	@sh tests/integration/bench.sh $(BUILD)
 valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@sh tests/integration/valgrind.sh $(BUILD)
 
