@@ -5,7 +5,7 @@
 #   3. an independent Python client (Debian's /usr/bin/python3 + python3-grpcio): API, errors,
 #      limits, cache, reflection, 200 concurrent calls, metrics, SIGHUP (group main);
 #      deadlines/cancel inside the analysis and the in-flight bound (group slow);
-#      SIGTERM under load (group drain),
+#      SIGTERM under load (group drain), a check outliving the grace period (group grace),
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -198,6 +198,12 @@ start drain --config config/shardcheckd.json --debug-delay-ms 300 --max-inflight
 $PY "$HERE/test_daemon.py" --group drain --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
   --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" --max-inflight 64 --load 40 || fail "python group drain"
 waitexit "$PID" drain
+
+# Python, group grace: a check that would take 60 s is cancelled when the 300 ms grace period ends.
+start grace --debug-delay-ms 60000 --grace-ms 300
+$PY "$HERE/test_daemon.py" --group grace --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" || fail "python group grace"
+waitexit "$PID" grace
 
 if [ $FAILS -ne 0 ]; then
   echo "integration: $FAILS failure(s)"

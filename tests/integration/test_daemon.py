@@ -9,6 +9,7 @@ Run by tests/integration/run.sh, which starts the daemons. Groups:
          analysis, the in-flight bound
   drain  SIGTERM while calls are in flight: every accepted call completes, the rest are refused,
          watchers see NOT_SERVING, the daemon exits 0
+  grace  a check longer than grace_ms is cancelled after SIGTERM and the daemon still exits
 Every wait is a bounded poll; nothing asserts on elapsed time."""
 import argparse
 import glob
@@ -154,6 +155,10 @@ def t_health(ctx):
     # Watch: the current status first; the stream stays open until we cancel it.
     it = c.health_watch(c.HealthCheckRequest(), timeout=30)
     check_eq(next(it).status, SERVING, "watch first message")
+    it.cancel()
+    it = c.health_watch(c.HealthCheckRequest(service="no.such.Service"), timeout=30)
+    check_eq(next(it).status, ctx.p.enum("grpc.health.v1.HealthCheckResponse.ServingStatus", "SERVICE_UNKNOWN"),
+             "watch of an unknown service")
     it.cancel()
 
 
@@ -560,12 +565,27 @@ def t_sigterm_under_load(ctx):
     print(f"    SIGTERM with {n} checks in flight: {ok} completed OK, {refused} refused; 5 sent after SIGTERM: refused")
 
 
+def t_grace_period_cancels(ctx):
+    """A check that outlives grace_ms is cancelled (inside the analysis) and the daemon still exits."""
+    fut = ctx.c.check.future(check_req(ctx, corpus_files()[0]), timeout=300)
+    poll(lambda: metrics(ctx)["shardcheckd_inflight"] == 1, "the check to be in flight")
+    os.kill(ctx.pid, signal.SIGTERM)
+    e = fut.exception(timeout=120)
+    if e is None or e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        fail(f"the check outliving the grace period ended with {e and e.code()}")
+    poll(lambda: any(r.get("msg") == "stopped" for r in log_lines(ctx)), "the daemon to stop", tries=1200)
+    if not any("grace period" in r.get("msg", "") for r in log_lines(ctx)):
+        fail("no grace-period log line")
+    check_eq([r["status"] for r in requests_logged(ctx, "Check")], ["CANCELLED"], "server-side status")
+
+
 DRAIN = [t_sigterm_under_load]
+GRACE = [t_grace_period_cancels]
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--group", choices=["main", "slow", "drain"], required=True)
+    ap.add_argument("--group", choices=["main", "slow", "drain", "grace"], required=True)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--metrics-port", type=int, required=True)
     ap.add_argument("--pid", type=int, required=True)
@@ -588,7 +608,7 @@ def main():
     ctx.corpus_limit, ctx.load = a.corpus_limit or None, a.load
     ctx.tmp = tempfile.mkdtemp(prefix="sc-itest-")
 
-    tests = {"main": MAIN, "slow": SLOW, "drain": DRAIN}[a.group]
+    tests = {"main": MAIN, "slow": SLOW, "drain": DRAIN, "grace": GRACE}[a.group]
     if a.only:
         tests = [t for t in tests if t.__name__ in a.only.split(",")]
     failed = 0
