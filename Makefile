@@ -22,20 +22,42 @@ TEST_LIBS    = $(shell $(PKG_CONFIG) --libs criterion) $(LIB_LIBS)
 
 LIB_SRC   := $(wildcard lib/*.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-CLI_SRC   := client/main.c
+CLI_SRC   := $(wildcard client/*.c)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 CORPUS_SRC := $(wildcard tests/corpus/test_*.c)
 CORPUS_BIN := $(CORPUS_SRC:tests/corpus/%.c=$(BUILD)/tests/%)
 
+# --- gRPC: proto codegen (protobuf-c), daemon, client library -------------------------------------
+RPC_PKGS    := grpc libprotobuf-c
+SRV_PKGS    := $(RPC_PKGS) libuv jansson libcrypto
+GEN         := $(BUILD)/gen
+PROTO_SRC   := $(wildcard proto/*/*/*.proto proto/*/*/*/*.proto)
+GEN_C       := $(PROTO_SRC:proto/%.proto=$(GEN)/%.pb-c.c) $(GEN)/google/protobuf/descriptor.pb-c.c
+GEN_OBJ     := $(GEN_C:$(GEN)/%.c=$(BUILD)/obj/gen/%.o)
+GEN_STAMP   := $(GEN)/.stamp
+FDS         := $(GEN)/descriptors.pb
+FDS_C       := $(GEN)/descriptors.c
+# Generated code is not ours to fix: no -Werror on it.
+GEN_CFLAGS   = -std=c11 $(OPT) -MMD -MP -I$(GEN) $(shell $(PKG_CONFIG) --cflags libprotobuf-c)
+RPC_CFLAGS   = -I$(GEN) $(shell $(PKG_CONFIG) --cflags $(RPC_PKGS))
+RPC_LIBS     = $(shell $(PKG_CONFIG) --libs $(RPC_PKGS))
+SRV_CFLAGS   = $(LIB_CFLAGS) -Iserver $(RPC_CFLAGS) $(shell $(PKG_CONFIG) --cflags $(SRV_PKGS))
+SRV_LIBS     = $(shell $(PKG_CONFIG) --libs $(SRV_PKGS)) $(LIB_LIBS) -lpthread
+SRV_SRC     := $(wildcard server/*.c)
+SRV_OBJ     := $(SRV_SRC:%.c=$(BUILD)/obj/%.o)
+SERVER      := $(BUILD)/bin/shardcheckd
+ITEST_SRC   := $(wildcard tests/integration/*.c)
+ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%)
+
 LIBSC   := $(BUILD)/lib/libshardcheck.a
 CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration demo bench clean fuzz
-all: $(CLI) $(LIBSC)
+.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install
+all: $(CLI) $(LIBSC) $(SERVER)
 
 $(DEPS_OK): scripts/deps.sh
 	@mkdir -p $(@D)
@@ -59,12 +81,46 @@ $(LIBSC): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/obj/client/%.o: client/%.c | $(DEPS_OK)
+$(BUILD)/obj/client/%.o: client/%.c | $(DEPS_OK) $(GEN_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -Iclient -c $< -o $@
-$(CLI): $(CLI_OBJ) $(LIBSC)
+	$(CC) $(LIB_CFLAGS) -Iclient $(RPC_CFLAGS) -c $< -o $@
+$(CLI): $(CLI_OBJ) $(GEN_OBJ) $(LIBSC)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CLI_OBJ) $(LIBSC) $(LIB_LIBS) -lpthread
+	$(CC) -o $@ $(CLI_OBJ) $(GEN_OBJ) $(LIBSC) $(RPC_LIBS) $(LIB_LIBS) -lpthread
+
+# protoc-c output and the FileDescriptorSet (served by reflection, read by the Python tests) come
+# from one rule so they cannot drift.
+$(GEN_STAMP): $(PROTO_SRC) | $(DEPS_OK)
+	@mkdir -p $(GEN)
+	cd proto && protoc --c_out=../$(GEN) $(PROTO_SRC:proto/%=%)
+	protoc -I/usr/include --c_out=$(GEN) google/protobuf/descriptor.proto
+	cd proto && protoc --include_imports --include_source_info --descriptor_set_out=../$(FDS) $(PROTO_SRC:proto/%=%)
+	@touch $@
+$(GEN_C) $(FDS): $(GEN_STAMP) ;
+$(FDS_C): $(FDS)
+	{ echo '#include <stddef.h>'; echo 'const unsigned char sc_descriptor_set[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; \
+	  echo 'const size_t sc_descriptor_set_len = sizeof sc_descriptor_set;'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(GEN_CFLAGS) -c $< -o $@
+$(BUILD)/obj/server/%.o: server/%.c | $(DEPS_OK) $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(SRV_CFLAGS) -c $< -o $@
+$(SERVER): $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC) $(SRV_LIBS)
+# tests/integration/test_*.c: criterion tests of the daemon's parts (everything but server/main.c).
+SRV_PARTS   = $(filter-out $(BUILD)/obj/server/main.o,$(SRV_OBJ)) $(BUILD)/obj/gen/descriptors.o
+ITEST_UNITS := $(filter $(BUILD)/tests/integration/test_%,$(ITEST_BIN))
+$(BUILD)/tests/integration/test_%: tests/integration/test_%.c $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(SRV_CFLAGS) $(shell $(PKG_CONFIG) --cflags criterion) -o $@ $< $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) \
+	  $(SRV_LIBS) $(shell $(PKG_CONFIG) --libs criterion)
+$(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -Iclient $(RPC_CFLAGS) -o $@ $< $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) \
+	  $(RPC_LIBS) $(LIB_LIBS) -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -74,14 +130,29 @@ $(BUILD)/tests/%: tests/corpus/%.c $(LIBSC) | $(DEPS_OK)
 	$(CC) $(TEST_CFLAGS) -Itests -o $@ $< $(LIBSC) $(TEST_LIBS)
 
 # Tests run from the repository root so ../shared/corpus resolves as in CI.
+# Every suite runs even when an earlier one fails; the target fails if any did.
 unit: $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 2; done
+	@failed=""; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 2 || failed="$$failed $$t"; done; \
+	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
-	@set -e; for t in $(CORPUS_BIN); do echo "== $$t"; $$t --jobs 2; done
-	@set -e; for t in tests/corpus/*.sh; do echo "== $$t"; sh $$t; done
+	@failed=""; for t in $(CORPUS_BIN); do echo "== $$t"; $$t --jobs 2 || failed="$$failed $$t"; done; \
+	  for t in tests/corpus/*.sh; do echo "== $$t"; sh $$t || failed="$$failed $$t"; done; \
+	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 	@echo "== tests/corpus/generic_vs_mlir_opt.py"; /usr/bin/python3 tests/corpus/generic_vs_mlir_opt.py
 
-test: $(TEST_DEPS_OK) all unit corpus
+# Integration: the real daemon on 127.0.0.1, the CLI over it, an independent Python client
+# (Debian's /usr/bin/python3 + python3-grpcio), then the same load under valgrind when present.
+integration: all $(ITEST_BIN) $(TEST_DEPS_OK)
+	@set -e; for t in $(ITEST_UNITS); do echo "== $$t"; $$t --jobs 2; done
+	@sh tests/integration/run.sh $(BUILD)
+bench-daemon: all $(BUILD)/tests/integration/loadgen
+	@sh tests/integration/bench.sh $(BUILD)
+valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
+	@sh tests/integration/valgrind.sh $(BUILD)
+
+test: $(TEST_DEPS_OK) all unit corpus integration
+	@if command -v valgrind >/dev/null 2>&1; then $(MAKE) --no-print-directory valgrind-daemon; \
+	 else echo "valgrind not installed: skipping valgrind-daemon"; fi
 	@echo "all test suites passed"
 
 demo: all
@@ -111,6 +182,15 @@ fuzz: | $(DEPS_OK)
 	  -o $(BUILD)/fuzz/fuzz_check $(LIB_LIBS)
 	cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo $(BUILD)/fuzz/corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 $(BUILD)/fuzz/corpus
+
+# Binaries, the default config (kept if present) and the README, for deploy/shardcheckd.service.
+PREFIX ?= /usr/local
+install: all
+	install -D -m 755 $(SERVER) $(DESTDIR)$(PREFIX)/bin/shardcheckd
+	install -D -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/shardcheck
+	[ -f $(DESTDIR)$(PREFIX)/etc/shardcheckd/shardcheckd.json ] || \
+	  install -D -m 644 config/shardcheckd.json $(DESTDIR)$(PREFIX)/etc/shardcheckd/shardcheckd.json
+	install -D -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/shardcheck/README.md
 
 clean:
 	rm -rf $(BUILD)

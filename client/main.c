@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ir.h"
+#include "remote.h"
 #include "shardcheck.h"
 
 #define EXIT_FINDINGS 1
@@ -25,6 +26,8 @@ static void usage(FILE *f) {
         "       shardcheck rules [--format text|json]  list the rules\n"
         "       shardcheck explain CODE|RULE           explain a diagnostic code\n"
         "       shardcheck version\n"
+        "       shardcheck health|capabilities --server HOST:PORT\n"
+        "check, rules and explain also run through a shardcheckd daemon with --server HOST:PORT.\n"
         "\n"
         "check options:\n"
         "  --mesh SPEC            target mesh: name=size[:auto|explicit|manual],... [;devices=0,1,..]\n"
@@ -79,6 +82,7 @@ typedef struct {
   const char *mesh_spec;
   bool color;
   bool dump_ops;
+  const char *server;
 } check_args;
 
 static bool dump_op(sc_op *op, void *user) {
@@ -172,9 +176,7 @@ static int cmd_check(int argc, char **argv) {
     case O_COLOR: ca.color = true; break;
     case O_NOCOLOR: ca.color = false; break;
     case O_DUMP: ca.dump_ops = true; break;
-    case O_SERVER:
-      fprintf(stderr, "shardcheck: --server is not available in this build\n");
-      return EXIT_TROUBLE;
+    case O_SERVER: ca.server = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return EXIT_TROUBLE;
     }
@@ -195,6 +197,15 @@ static int cmd_check(int argc, char **argv) {
       return EXIT_TROUBLE;
     }
     ca.opt.mesh = &mesh;
+  }
+  if (ca.server) {
+    int r = EXIT_TROUBLE;
+    if (ca.dump_ops)
+      fprintf(stderr, "shardcheck: --debug-dump-ops works only in local mode\n");
+    else
+      r = remote_check(ca.server, argv + optind, argc - optind, &ca.opt, ca.format, ca.color);
+    sc_arena_free(mesh_arena);
+    return r;
   }
   int rc = 0;
   bool json_array = strcmp(ca.format, "json") == 0 && argc - optind > 1;
@@ -295,6 +306,17 @@ int main(int argc, char **argv) {
   }
   const char *cmd = argv[1];
   if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
+  const char *server = remote_take_server(&argc, argv);
+  if (server && !strcmp(cmd, "rules"))
+    return remote_rules(server, argc > 3 && !strcmp(argv[2], "--format") && !strcmp(argv[3], "json"));
+  if (server && !strcmp(cmd, "explain")) return remote_explain(server, argv + 2, argc - 2);
+  if (!strcmp(cmd, "health") || !strcmp(cmd, "capabilities")) {
+    if (!server) {
+      fprintf(stderr, "shardcheck: %s needs --server HOST:PORT\n", cmd);
+      return EXIT_TROUBLE;
+    }
+    return !strcmp(cmd, "health") ? remote_health(server, argc > 2 ? argv[2] : "") : remote_capabilities(server);
+  }
   if (!strcmp(cmd, "rules")) return cmd_rules(argc - 1, argv + 1);
   if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

@@ -1,0 +1,225 @@
+/* remote.c — the CLI's commands through shardcheckd (see remote.h), on top of rpc.h. */
+#include "remote.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc.h"
+
+#define EXIT_FINDINGS 1
+#define EXIT_TROUBLE 2
+
+static char *read_input(const char *path, size_t *len, const char **error) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) {
+    *error = strerror(errno);
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    char *g = realloc(buf, cap * 2);
+    if (!g) {
+      free(buf);
+      buf = NULL;
+    } else {
+      buf = g;
+      cap *= 2;
+    }
+  }
+  int bad = ferror(f);
+  if (f != stdin)
+    fclose(f);
+  if (!buf || bad) {
+    free(buf);
+    *error = buf ? "read error" : "out of memory";
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+/* SHARDCHECK_TLS_CA=ca.pem: TLS, trusting that CA (else plaintext).
+ * SHARDCHECK_TIMEOUT_MS=N: a deadline for each call (else none). */
+static sc_rpc_client *connect_or_complain(const char *server) {
+  char *err = NULL;
+  sc_rpc_config cfg = {0};
+  const char *ca = getenv("SHARDCHECK_TLS_CA"), *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
+  cfg.tls_ca = ca && *ca ? ca : NULL;
+  cfg.timeout_ms = timeout ? atoi(timeout) : 0;
+  sc_rpc_client *c = sc_rpc_connect(server, &cfg, &err);
+  if (!c) {
+    fprintf(stderr, "shardcheck: %s\n", err ? err : "cannot connect");
+    free(err);
+  }
+  return c;
+}
+
+int remote_check(const char *server, char **files, int nfiles, sc_options *opt, const char *format, bool color) {
+  sc_rpc_client *c = connect_or_complain(server);
+  if (!c)
+    return EXIT_TROUBLE;
+  bool json = strcmp(format, "json") == 0, text = strcmp(format, "text") == 0;
+  bool json_array = json && nfiles > 1;
+  sc_rpc_render render = {json ? SC_RPC_REPORT_JSON : text ? SC_RPC_REPORT_TEXT : SC_RPC_REPORT_SARIF, !json_array,
+                          color};
+  int rc = 0;
+  if (json_array)
+    fputs("[", stdout);
+  for (int i = 0; i < nfiles; i++) {
+    const char *path = files[i];
+    size_t len = 0;
+    const char *ioerr = NULL;
+    char *buf = read_input(path, &len, &ioerr);
+    if (!buf) {
+      fprintf(stderr, "shardcheck: %s: %s\n", path, ioerr);
+      rc = EXIT_TROUBLE;
+      continue;
+    }
+    opt->input_name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    sc_rpc_check_result res;
+    char *err = NULL;
+    if (sc_rpc_check(c, buf, len, opt, &render, &res, &err) != 0) {
+      fprintf(stderr, "shardcheck: %s: %s\n", path, err ? err : "check failed");
+      free(err);
+      rc = EXIT_TROUBLE;
+    } else {
+      if (json_array && i > 0)
+        fputs(",", stdout);
+      fputs(res.report, stdout);
+      if (!json_array && !text)
+        fputc('\n', stdout);
+      if (res.errors && rc == 0)
+        rc = EXIT_FINDINGS;
+      sc_rpc_check_result_free(&res);
+    }
+    free(buf);
+  }
+  if (json_array)
+    fputs("]\n", stdout);
+  sc_rpc_close(c);
+  return rc;
+}
+
+int remote_rules(const char *server, bool json) {
+  sc_rpc_client *c = connect_or_complain(server);
+  if (!c)
+    return EXIT_TROUBLE;
+  sc_rpc_rule *rules;
+  size_t n;
+  char *err = NULL;
+  int rc = sc_rpc_rules(c, &rules, &n, &err);
+  sc_rpc_close(c);
+  if (rc) {
+    fprintf(stderr, "shardcheck: %s\n", err ? err : "ListRules failed");
+    free(err);
+    return EXIT_TROUBLE;
+  }
+  json_t *arr = json ? json_array() : NULL;
+  for (size_t i = 0; i < n; i++) {
+    const sc_rpc_rule *r = &rules[i];
+    if (json)
+      json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s}", "code", r->code, "name", r->name, "family",
+                                           r->family, "severity", sc_severity_name(r->severity), "summary", r->summary));
+    else
+      printf("%-7s %-34s %-10s %-8s %s\n", r->code, r->name, r->family, sc_severity_name(r->severity), r->summary);
+  }
+  if (json) {
+    char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (s)
+      puts(s);
+    free(s);
+    json_decref(arr);
+  }
+  sc_rpc_rules_free(rules, n);
+  return 0;
+}
+
+int remote_explain(const char *server, char **codes, int ncodes) {
+  if (ncodes < 1) {
+    fprintf(stderr, "shardcheck: explain needs a CODE (see `shardcheck rules`)\n");
+    return EXIT_TROUBLE;
+  }
+  sc_rpc_client *c = connect_or_complain(server);
+  if (!c)
+    return EXIT_TROUBLE;
+  int rc = 0;
+  for (int i = 0; i < ncodes; i++) {
+    char *text = NULL, *err = NULL;
+    int st = sc_rpc_explain(c, codes[i], &text, &err);
+    if (st == 5) /* NOT_FOUND */
+      fprintf(stderr, "shardcheck: unknown code '%s' (see `shardcheck rules`)\n", codes[i]);
+    else if (st)
+      fprintf(stderr, "shardcheck: %s\n", err ? err : "Explain failed");
+    if (st) {
+      free(err);
+      rc = EXIT_TROUBLE;
+      continue;
+    }
+    fputs(text, stdout);
+    if (i + 1 < ncodes)
+      fputc('\n', stdout);
+    free(text);
+  }
+  sc_rpc_close(c);
+  return rc;
+}
+
+int remote_health(const char *server, const char *service) {
+  sc_rpc_client *c = connect_or_complain(server);
+  if (!c)
+    return EXIT_TROUBLE;
+  int status = 0;
+  char *err = NULL;
+  int rc = sc_rpc_health(c, service ? service : "", &status, &err);
+  sc_rpc_close(c);
+  if (rc) {
+    fprintf(stderr, "shardcheck: %s\n", err ? err : "health check failed");
+    free(err);
+    return EXIT_TROUBLE;
+  }
+  printf("%s\n", sc_rpc_health_name(status));
+  return status == 1 ? 0 : EXIT_FINDINGS;
+}
+
+int remote_capabilities(const char *server) {
+  sc_rpc_client *c = connect_or_complain(server);
+  if (!c)
+    return EXIT_TROUBLE;
+  char *json = NULL, *err = NULL;
+  int rc = sc_rpc_capabilities_json(c, &json, &err);
+  sc_rpc_close(c);
+  if (rc) {
+    fprintf(stderr, "shardcheck: %s\n", err ? err : "GetCapabilities failed");
+    free(err);
+    return EXIT_TROUBLE;
+  }
+  puts(json);
+  free(json);
+  return 0;
+}
+
+const char *remote_take_server(int *argc, char **argv) {
+  const char *server = NULL;
+  int out = 0;
+  for (int i = 0; i < *argc; i++) {
+    if (strcmp(argv[i], "--server") == 0 && i + 1 < *argc) {
+      server = argv[++i];
+      continue;
+    }
+    if (strncmp(argv[i], "--server=", 9) == 0) {
+      server = argv[i] + 9;
+      continue;
+    }
+    argv[out++] = argv[i];
+  }
+  *argc = out;
+  argv[out] = NULL;
+  return server;
+}

@@ -1,0 +1,25 @@
+/* remote.h — the CLI's commands over a shardcheckd daemon (`--server HOST:PORT`).
+ *
+ * Each prints exactly what the local command prints and returns the same exit status
+ * (0 clean, 1 findings / NOT_SERVING, 2 usage, I/O or server error). */
+#ifndef SC_REMOTE_H
+#define SC_REMOTE_H
+
+#include <stdbool.h>
+
+#include "shardcheck.h"
+
+/* `shardcheck check FILE...`: format is "text", "json" or "sarif"; opt->mesh etc. travel with each
+ * request; opt->input_name is set per file. Modules over 1 MiB go through CheckStream. */
+int remote_check(const char *server, char **files, int nfiles, sc_options *opt, const char *format, bool color);
+int remote_rules(const char *server, bool json);
+int remote_explain(const char *server, char **codes, int ncodes);
+/* `shardcheck health`: prints SERVING / NOT_SERVING; 0 when serving. */
+int remote_health(const char *server, const char *service);
+/* `shardcheck capabilities`: the daemon's version, formats and limits as JSON. */
+int remote_capabilities(const char *server);
+
+/* Removes "--server X" / "--server=X" from argv (updating *argc); returns X or NULL. */
+const char *remote_take_server(int *argc, char **argv);
+
+#endif

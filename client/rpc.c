@@ -1,0 +1,674 @@
+/* rpc.c — synchronous client calls to shardcheckd over gRPC core (see rpc.h).
+ *
+ * One channel and one pluck completion queue per client. A unary call is one batch; CheckStream is
+ * SEND_INITIAL_METADATA, one SEND_MESSAGE batch per chunk, SEND_CLOSE_FROM_CLIENT, then a batch
+ * receiving the response and the status (so an early error status, e.g. a size limit, is still read
+ * after a failed send). */
+#include "rpc.h"
+
+#include <errno.h>
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grpc/health/v1/health.pb-c.h"
+#include "shardcheck/v1/shardcheck.pb-c.h"
+
+#define DEFAULT_STREAM_THRESHOLD (1u << 20)
+#define DEFAULT_CHUNK (1u << 20)
+#define SVC "/shardcheck.v1.ShardCheck/"
+
+struct sc_rpc_client {
+  char *target;
+  grpc_channel *channel;
+  grpc_completion_queue *cq;
+  sc_rpc_config cfg;
+  uint64_t server_max_msg; /* from GetCapabilities; 0 = unknown */
+  bool limits_fetched;
+};
+
+static const char *const status_names[] = {
+    "OK",          "CANCELLED",         "UNKNOWN",            "INVALID_ARGUMENT",    "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+    "OUT_OF_RANGE", "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",         "DATA_LOSS",         "UNAUTHENTICATED"};
+
+const char *sc_rpc_status_name(int code) {
+  return code >= 0 && code < (int)(sizeof status_names / sizeof status_names[0]) ? status_names[code] : "UNKNOWN";
+}
+
+const char *sc_rpc_health_name(int status) {
+  static const char *const names[] = {"UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"};
+  return status >= 0 && status < 4 ? names[status] : "UNKNOWN";
+}
+
+static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(char **err, const char *fmt, ...) {
+  if (!err)
+    return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  free(*err);
+  *err = strdup(buf);
+}
+
+static char *read_file(const char *path, size_t *len, char **err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    set_err(err, "%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    char *g = realloc(buf, cap * 2);
+    if (!g) {
+      free(buf);
+      buf = NULL;
+    } else {
+      buf = g;
+      cap *= 2;
+    }
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (!buf || bad) {
+    set_err(err, "%s: %s", path, buf ? "read error" : "out of memory");
+    free(buf);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err) {
+  if (!server || !*server) {
+    set_err(err, "no server address (HOST:PORT)");
+    return NULL;
+  }
+  sc_rpc_client *c = calloc(1, sizeof *c);
+  if (!c || !(c->target = strdup(server))) {
+    free(c);
+    set_err(err, "out of memory");
+    return NULL;
+  }
+  if (cfg)
+    c->cfg = *cfg;
+  if (!c->cfg.stream_threshold)
+    c->cfg.stream_threshold = DEFAULT_STREAM_THRESHOLD;
+  if (!c->cfg.chunk_bytes)
+    c->cfg.chunk_bytes = DEFAULT_CHUNK;
+  grpc_init();
+  grpc_channel_credentials *creds = NULL;
+  if (c->cfg.tls_ca) {
+    size_t n;
+    char *pem = read_file(c->cfg.tls_ca, &n, err);
+    if (!pem) {
+      grpc_shutdown_blocking();
+      free(c->target);
+      free(c);
+      return NULL;
+    }
+    char *z = realloc(pem, n + 1);
+    if (z) {
+      z[n] = '\0';
+      creds = grpc_ssl_credentials_create(z, NULL, NULL, NULL);
+    }
+    free(z ? z : pem);
+  } else {
+    creds = grpc_insecure_credentials_create();
+  }
+  grpc_arg args[2];
+  memset(args, 0, sizeof args);
+  args[0].type = GRPC_ARG_INTEGER;
+  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+  args[0].value.integer = -1;
+  args[1].type = GRPC_ARG_INTEGER;
+  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+  args[1].value.integer = -1;
+  grpc_channel_args ca = {2, args};
+  c->channel = creds ? grpc_channel_create(server, creds, &ca) : NULL;
+  if (creds)
+    grpc_channel_credentials_release(creds);
+  if (!c->channel) {
+    set_err(err, "%s: cannot create a channel", server);
+    grpc_shutdown_blocking();
+    free(c->target);
+    free(c);
+    return NULL;
+  }
+  c->cq = grpc_completion_queue_create_for_pluck(NULL);
+  return c;
+}
+
+void sc_rpc_close(sc_rpc_client *c) {
+  if (!c)
+    return;
+  grpc_channel_destroy(c->channel);
+  grpc_completion_queue_shutdown(c->cq);
+  while (grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN)
+    ;
+  grpc_completion_queue_destroy(c->cq);
+  free(c->target);
+  free(c);
+  grpc_shutdown_blocking();
+}
+
+static gpr_timespec deadline_of(const sc_rpc_client *c) {
+  if (c->cfg.timeout_ms <= 0)
+    return gpr_inf_future(GPR_CLOCK_REALTIME);
+  return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(c->cfg.timeout_ms, GPR_TIMESPAN));
+}
+
+static grpc_call *new_call(sc_rpc_client *c, const char *method) {
+  grpc_slice m = grpc_slice_from_static_string(method);
+  grpc_call *call =
+      grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, m, NULL, deadline_of(c), NULL);
+  grpc_slice_unref(m);
+  return call;
+}
+
+static bool run_batch(sc_rpc_client *c, grpc_call *call, const grpc_op *ops, size_t n) {
+  int tag;
+  if (grpc_call_start_batch(call, ops, n, &tag, NULL) != GRPC_CALL_OK)
+    return false;
+  grpc_event e = grpc_completion_queue_pluck(c->cq, &tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  return e.type == GRPC_OP_COMPLETE && e.success;
+}
+
+static grpc_byte_buffer *bb_from(const uint8_t *p, size_t n) {
+  grpc_slice s = grpc_slice_from_copied_buffer((const char *)p, n);
+  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&s, 1);
+  grpc_slice_unref(s);
+  return bb;
+}
+
+/* Receives the response message and status; returns 0 or the status code (with *err set). */
+typedef struct {
+  grpc_metadata_array initial, trailing;
+  grpc_byte_buffer *resp;
+  grpc_status_code status;
+  grpc_slice details;
+  const char *error_string;
+} recv_state;
+
+static int finish_recv(sc_rpc_client *c, recv_state *rs, grpc_slice *out, char **err) {
+  int rc = rs->status;
+  if (rc == GRPC_STATUS_OK) {
+    grpc_byte_buffer_reader rd;
+    if (rs->resp && grpc_byte_buffer_reader_init(&rd, rs->resp)) {
+      *out = grpc_byte_buffer_reader_readall(&rd);
+      grpc_byte_buffer_reader_destroy(&rd);
+    } else {
+      *out = grpc_empty_slice();
+      if (rs->resp) {
+        rc = GRPC_STATUS_INTERNAL;
+        set_err(err, "%s: cannot read the response", c->target);
+      }
+    }
+  } else {
+    char *d = grpc_slice_to_c_string(rs->details);
+    set_err(err, "%s: %s: %s", c->target, sc_rpc_status_name(rc), d);
+    gpr_free(d);
+  }
+  grpc_metadata_array_destroy(&rs->initial);
+  grpc_metadata_array_destroy(&rs->trailing);
+  if (rs->resp)
+    grpc_byte_buffer_destroy(rs->resp);
+  grpc_slice_unref(rs->details);
+  gpr_free((void *)rs->error_string);
+  return rc;
+}
+
+static void recv_ops(recv_state *rs, grpc_op *ops) {
+  memset(rs, 0, sizeof *rs);
+  grpc_metadata_array_init(&rs->initial);
+  grpc_metadata_array_init(&rs->trailing);
+  rs->details = grpc_empty_slice();
+  ops[0].op = GRPC_OP_RECV_INITIAL_METADATA;
+  ops[0].data.recv_initial_metadata.recv_initial_metadata = &rs->initial;
+  ops[1].op = GRPC_OP_RECV_MESSAGE;
+  ops[1].data.recv_message.recv_message = &rs->resp;
+  ops[2].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+  ops[2].data.recv_status_on_client.trailing_metadata = &rs->trailing;
+  ops[2].data.recv_status_on_client.status = &rs->status;
+  ops[2].data.recv_status_on_client.status_details = &rs->details;
+  ops[2].data.recv_status_on_client.error_string = &rs->error_string;
+}
+
+/* One unary call: request bytes in, response slice out (unref it). */
+static int unary(sc_rpc_client *c, const char *method, const uint8_t *req, size_t len, grpc_slice *out, char **err) {
+  grpc_call *call = new_call(c, method);
+  if (!call) {
+    set_err(err, "%s: cannot create a call", c->target);
+    return -1;
+  }
+  grpc_byte_buffer *bb = bb_from(req, len);
+  grpc_op ops[6];
+  memset(ops, 0, sizeof ops);
+  recv_state rs;
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[1].op = GRPC_OP_SEND_MESSAGE;
+  ops[1].data.send_message.send_message = bb;
+  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+  recv_ops(&rs, ops + 3);
+  bool ok = run_batch(c, call, ops, 6);
+  grpc_slice got;
+  int rc = finish_recv(c, &rs, &got, err);
+  if (rc == GRPC_STATUS_OK && !ok) {
+    grpc_slice_unref(got);
+    set_err(err, "%s: the call failed", c->target);
+    rc = GRPC_STATUS_UNKNOWN;
+  } else if (rc == GRPC_STATUS_OK) {
+    *out = got;
+  }
+  grpc_byte_buffer_destroy(bb);
+  grpc_call_unref(call);
+  return rc;
+}
+
+/* --- Check ------------------------------------------------------------------------------------ */
+
+typedef struct {
+  Shardcheck__V1__CheckRequest req;
+  Shardcheck__V1__CheckOptions opts;
+  Shardcheck__V1__TargetMesh mesh;
+  Shardcheck__V1__MeshAxis *axes;
+  Shardcheck__V1__MeshAxis **axisp;
+  char *rules[1];
+} req_build;
+
+static int build_request(req_build *b, const sc_options *opt, const sc_rpc_render *render) {
+  memset(b, 0, sizeof *b);
+  shardcheck__v1__check_request__init(&b->req);
+  shardcheck__v1__check_options__init(&b->opts);
+  b->req.options = &b->opts;
+  if (render) {
+    b->opts.report_format = (Shardcheck__V1__ReportFormat)render->format;
+    b->opts.pretty = render->pretty;
+    b->opts.color = render->color;
+  }
+  if (!opt)
+    return 0;
+  b->req.format = (Shardcheck__V1__InputFormat)opt->input_format;
+  b->req.file_name = (char *)(opt->input_name ? opt->input_name : "");
+  if (opt->rules && *opt->rules) {
+    b->rules[0] = (char *)opt->rules;
+    b->opts.rules = b->rules;
+    b->opts.n_rules = 1;
+  }
+  b->opts.min_severity = (Shardcheck__V1__Severity)opt->min_severity;
+  b->opts.split_input_file = opt->split_input_file;
+  b->opts.platform = (Shardcheck__V1__Platform)opt->platform;
+  b->opts.max_depth = opt->max_depth;
+  b->opts.max_ops = opt->max_ops;
+  const sc_target_mesh *m = opt->mesh;
+  if (m) {
+    shardcheck__v1__target_mesh__init(&b->mesh);
+    b->axes = calloc(m->naxes ? m->naxes : 1, sizeof *b->axes);
+    b->axisp = calloc(m->naxes ? m->naxes : 1, sizeof *b->axisp);
+    if (!b->axes || !b->axisp)
+      return -1;
+    for (size_t i = 0; i < m->naxes; i++) {
+      shardcheck__v1__mesh_axis__init(&b->axes[i]);
+      b->axes[i].name = (char *)m->axes[i].name;
+      b->axes[i].size = m->axes[i].size;
+      b->axes[i].type = (Shardcheck__V1__AxisType)m->axes[i].type;
+      b->axisp[i] = &b->axes[i];
+    }
+    b->mesh.n_axes = m->naxes;
+    b->mesh.axes = b->axisp;
+    b->mesh.n_device_ids = m->device_ids ? m->ndevice_ids : 0;
+    b->mesh.device_ids = m->device_ids;
+    b->mesh.platform = (Shardcheck__V1__Platform)m->platform;
+    b->req.mesh = &b->mesh;
+  }
+  return 0;
+}
+
+static void free_request(req_build *b) {
+  free(b->axes);
+  free(b->axisp);
+}
+
+static uint8_t *pack(const ProtobufCMessage *m, size_t *len) {
+  *len = protobuf_c_message_get_packed_size(m);
+  uint8_t *p = malloc(*len ? *len : 1);
+  if (p)
+    protobuf_c_message_pack(m, p);
+  return p;
+}
+
+static int check_stream(sc_rpc_client *c, req_build *b, const char *buf, size_t len, grpc_slice *out, char **err) {
+  grpc_call *call = new_call(c, SVC "CheckStream");
+  if (!call) {
+    set_err(err, "%s: cannot create a call", c->target);
+    return -1;
+  }
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_SEND_INITIAL_METADATA;
+  bool ok = run_batch(c, call, &op, 1);
+  size_t chunk = c->cfg.chunk_bytes;
+  for (size_t off = 0, i = 0; ok && (off < len || i == 0); i++) {
+    Shardcheck__V1__CheckChunk ch = SHARDCHECK__V1__CHECK_CHUNK__INIT;
+    size_t n = len - off < chunk ? len - off : chunk;
+    if (i == 0)
+      ch.header = &b->req; /* its module is empty */
+    ch.data.data = (uint8_t *)buf + off;
+    ch.data.len = n;
+    size_t plen;
+    uint8_t *p = pack(&ch.base, &plen);
+    if (!p) {
+      set_err(err, "out of memory");
+      grpc_call_cancel(call, NULL);
+      ok = false;
+      break;
+    }
+    grpc_byte_buffer *bb = bb_from(p, plen);
+    free(p);
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_SEND_MESSAGE;
+    op.data.send_message.send_message = bb;
+    ok = run_batch(c, call, &op, 1);
+    grpc_byte_buffer_destroy(bb);
+    off += n;
+  }
+  if (ok) {
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    run_batch(c, call, &op, 1);
+  }
+  grpc_op ops[3];
+  memset(ops, 0, sizeof ops);
+  recv_state rs;
+  recv_ops(&rs, ops);
+  run_batch(c, call, ops, 3); /* the status arrives even when the batch "fails" */
+  int rc = finish_recv(c, &rs, out, err);
+  grpc_call_unref(call);
+  return rc;
+}
+
+/* The server's message limit decides between Check and CheckStream and the chunk size; asked once
+ * per client (a failure leaves the defaults). */
+static void fetch_limits(sc_rpc_client *c) {
+  if (c->limits_fetched)
+    return;
+  c->limits_fetched = true;
+  grpc_slice resp;
+  if (unary(c, SVC "GetCapabilities", (const uint8_t *)"", 0, &resp, NULL) != 0)
+    return;
+  Shardcheck__V1__Capabilities *r =
+      shardcheck__v1__capabilities__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+  grpc_slice_unref(resp);
+  if (r && r->limits && r->limits->max_message_bytes >= 4096) {
+    c->server_max_msg = r->limits->max_message_bytes;
+    /* Leave room for the header fields (file name, mesh, options) and framing. */
+    size_t room = (size_t)(c->server_max_msg - c->server_max_msg / 8);
+    if (c->cfg.stream_threshold > room)
+      c->cfg.stream_threshold = room;
+    if (c->cfg.chunk_bytes > room / 2)
+      c->cfg.chunk_bytes = room / 2;
+  }
+  if (r)
+    shardcheck__v1__capabilities__free_unpacked(r, NULL);
+}
+
+int sc_rpc_check(sc_rpc_client *c, const char *buf, size_t len, const sc_options *opt, const sc_rpc_render *render,
+                 sc_rpc_check_result *out, char **err) {
+  memset(out, 0, sizeof *out);
+  if (len > 4096)
+    fetch_limits(c);
+  req_build b;
+  if (build_request(&b, opt, render)) {
+    free_request(&b);
+    set_err(err, "out of memory");
+    return -1;
+  }
+  grpc_slice resp = grpc_empty_slice();
+  int rc;
+  if (len > c->cfg.stream_threshold) {
+    out->streamed = true;
+    rc = check_stream(c, &b, buf, len, &resp, err);
+  } else {
+    b.req.module.data = (uint8_t *)buf;
+    b.req.module.len = len;
+    size_t plen;
+    uint8_t *p = pack(&b.req.base, &plen);
+    if (!p) {
+      free_request(&b);
+      set_err(err, "out of memory");
+      return -1;
+    }
+    rc = unary(c, SVC "Check", p, plen, &resp, err);
+    free(p);
+  }
+  free_request(&b);
+  if (rc != 0)
+    return rc;
+  Shardcheck__V1__CheckResponse *r =
+      shardcheck__v1__check_response__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+  grpc_slice_unref(resp);
+  if (!r) {
+    set_err(err, "%s: cannot decode shardcheck.v1.CheckResponse", c->target);
+    return -1;
+  }
+  out->report = strdup(r->report);
+  if (r->summary) {
+    out->errors = r->summary->errors;
+    out->warnings = r->summary->warnings;
+    out->notes = r->summary->notes;
+    out->diagnostics = r->summary->diagnostics;
+  }
+  out->cache_hit = r->cache_hit;
+  if (r->timing) {
+    out->server_us = r->timing->total_us;
+    out->analysis_us = r->timing->analysis_us;
+  }
+  snprintf(out->sha256, sizeof out->sha256, "%s", r->sha256);
+  shardcheck__v1__check_response__free_unpacked(r, NULL);
+  if (!out->report) {
+    set_err(err, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+void sc_rpc_check_result_free(sc_rpc_check_result *r) {
+  free(r->report);
+  r->report = NULL;
+}
+
+int sc_rpc_check_file(const char *server, const char *path, const sc_options *opt, char **report_json, char **err) {
+  *report_json = NULL;
+  size_t len;
+  char *buf = read_file(path, &len, err);
+  if (!buf)
+    return -1;
+  sc_rpc_client *c = sc_rpc_connect(server, NULL, err);
+  if (!c) {
+    free(buf);
+    return -1;
+  }
+  sc_options o = opt ? *opt : (sc_options){0};
+  if (!o.input_name)
+    o.input_name = path;
+  sc_rpc_render render = {SC_RPC_REPORT_JSON, true, false};
+  sc_rpc_check_result res;
+  int rc = sc_rpc_check(c, buf, len, &o, &render, &res, err);
+  if (rc == 0)
+    *report_json = res.report;
+  sc_rpc_close(c);
+  free(buf);
+  return rc;
+}
+
+/* --- ListRules, Explain, Health, GetCapabilities --------------------------------------------- */
+
+int sc_rpc_rules(sc_rpc_client *c, sc_rpc_rule **rules, size_t *n, char **err) {
+  *rules = NULL;
+  *n = 0;
+  grpc_slice resp;
+  int rc = unary(c, SVC "ListRules", (const uint8_t *)"", 0, &resp, err);
+  if (rc)
+    return rc;
+  Shardcheck__V1__ListRulesResponse *r =
+      shardcheck__v1__list_rules_response__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+  grpc_slice_unref(resp);
+  if (!r) {
+    set_err(err, "%s: cannot decode shardcheck.v1.ListRulesResponse", c->target);
+    return -1;
+  }
+  sc_rpc_rule *out = calloc(r->n_rules ? r->n_rules : 1, sizeof *out);
+  bool oom = !out;
+  for (size_t i = 0; out && i < r->n_rules; i++) {
+    out[i].name = strdup(r->rules[i]->name);
+    out[i].family = strdup(r->rules[i]->family);
+    out[i].code = strdup(r->rules[i]->code);
+    out[i].summary = strdup(r->rules[i]->summary);
+    out[i].severity = (sc_severity)r->rules[i]->severity;
+    oom |= !out[i].name || !out[i].family || !out[i].code || !out[i].summary;
+  }
+  size_t count = r->n_rules;
+  shardcheck__v1__list_rules_response__free_unpacked(r, NULL);
+  if (oom) {
+    sc_rpc_rules_free(out, out ? count : 0);
+    set_err(err, "out of memory");
+    return -1;
+  }
+  *rules = out;
+  *n = count;
+  return 0;
+}
+
+void sc_rpc_rules_free(sc_rpc_rule *rules, size_t n) {
+  for (size_t i = 0; rules && i < n; i++) {
+    free(rules[i].name);
+    free(rules[i].family);
+    free(rules[i].code);
+    free(rules[i].summary);
+  }
+  free(rules);
+}
+
+int sc_rpc_explain(sc_rpc_client *c, const char *code, char **text, char **err) {
+  *text = NULL;
+  Shardcheck__V1__ExplainRequest req = SHARDCHECK__V1__EXPLAIN_REQUEST__INIT;
+  req.code = (char *)code;
+  size_t plen;
+  uint8_t *p = pack(&req.base, &plen);
+  if (!p) {
+    set_err(err, "out of memory");
+    return -1;
+  }
+  grpc_slice resp;
+  int rc = unary(c, SVC "Explain", p, plen, &resp, err);
+  free(p);
+  if (rc)
+    return rc;
+  Shardcheck__V1__ExplainResponse *r =
+      shardcheck__v1__explain_response__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+  grpc_slice_unref(resp);
+  if (!r) {
+    set_err(err, "%s: cannot decode shardcheck.v1.ExplainResponse", c->target);
+    return -1;
+  }
+  *text = strdup(r->text);
+  shardcheck__v1__explain_response__free_unpacked(r, NULL);
+  if (!*text) {
+    set_err(err, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+int sc_rpc_health(sc_rpc_client *c, const char *service, int *status, char **err) {
+  *status = 0;
+  Grpc__Health__V1__HealthCheckRequest req = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
+  req.service = (char *)(service ? service : "");
+  size_t plen;
+  uint8_t *p = pack(&req.base, &plen);
+  if (!p) {
+    set_err(err, "out of memory");
+    return -1;
+  }
+  grpc_slice resp;
+  int rc = unary(c, "/grpc.health.v1.Health/Check", p, plen, &resp, err);
+  free(p);
+  if (rc)
+    return rc;
+  Grpc__Health__V1__HealthCheckResponse *r =
+      grpc__health__v1__health_check_response__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+  grpc_slice_unref(resp);
+  if (!r) {
+    set_err(err, "%s: cannot decode grpc.health.v1.HealthCheckResponse", c->target);
+    return -1;
+  }
+  *status = (int)r->status;
+  grpc__health__v1__health_check_response__free_unpacked(r, NULL);
+  return 0;
+}
+
+static const char *enum_name(const ProtobufCEnumDescriptor *d, int v) {
+  const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(d, v);
+  return ev ? ev->name : "?";
+}
+
+int sc_rpc_capabilities_json(sc_rpc_client *c, char **json, char **err) {
+  *json = NULL;
+  grpc_slice resp;
+  int rc = unary(c, SVC "GetCapabilities", (const uint8_t *)"", 0, &resp, err);
+  if (rc)
+    return rc;
+  Shardcheck__V1__Capabilities *r =
+      shardcheck__v1__capabilities__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+  grpc_slice_unref(resp);
+  if (!r) {
+    set_err(err, "%s: cannot decode shardcheck.v1.Capabilities", c->target);
+    return -1;
+  }
+  json_t *o = json_object();
+  json_object_set_new(o, "server", json_string(c->target));
+  json_object_set_new(o, "version", json_string(r->version));
+  json_object_set_new(o, "report_schema", json_string(r->report_schema));
+  json_object_set_new(o, "rules_version", json_string(r->rules_version));
+  json_object_set_new(o, "rule_count", json_integer(r->rule_count));
+  json_object_set_new(o, "workers", json_integer(r->workers));
+  json_t *inf = json_array(), *rf = json_array();
+  for (size_t i = 0; i < r->n_input_formats; i++)
+    json_array_append_new(inf, json_string(enum_name(&shardcheck__v1__input_format__descriptor, r->input_formats[i])));
+  for (size_t i = 0; i < r->n_report_formats; i++)
+    json_array_append_new(rf, json_string(enum_name(&shardcheck__v1__report_format__descriptor, r->report_formats[i])));
+  json_object_set_new(o, "input_formats", inf);
+  json_object_set_new(o, "report_formats", rf);
+  if (r->limits) {
+    json_t *l = json_object();
+    json_object_set_new(l, "max_message_bytes", json_integer((json_int_t)r->limits->max_message_bytes));
+    json_object_set_new(l, "max_module_bytes", json_integer((json_int_t)r->limits->max_module_bytes));
+    json_object_set_new(l, "max_arena_bytes", json_integer((json_int_t)r->limits->max_arena_bytes));
+    json_object_set_new(l, "max_inflight", json_integer(r->limits->max_inflight));
+    json_object_set_new(l, "max_depth", json_integer(r->limits->max_depth));
+    json_object_set_new(l, "max_ops", json_integer(r->limits->max_ops));
+    json_object_set_new(o, "limits", l);
+  }
+  shardcheck__v1__capabilities__free_unpacked(r, NULL);
+  *json = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  if (!*json) {
+    set_err(err, "out of memory");
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,83 @@
+/* rpc.h — the shardcheck client library: shardcheckd's API over gRPC core, for the CLI and others.
+ *
+ * Calls are synchronous. Every function returns 0 on success, a gRPC status code (> 0) when the
+ * server (or the transport) answered with an error, or -1 for a local error (I/O, out of memory);
+ * on failure *err gets a malloc'd message such as "127.0.0.1:50051: UNAVAILABLE: failed to connect".
+ * Findings in a module are not errors: they are in the report (and in the summary counts).
+ *
+ * No gRPC or protobuf types appear here, so callers need only this header and lib/shardcheck.h. */
+#ifndef SC_RPC_H
+#define SC_RPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shardcheck.h"
+
+typedef enum { SC_RPC_REPORT_JSON = 0, SC_RPC_REPORT_TEXT, SC_RPC_REPORT_SARIF } sc_rpc_report_format;
+
+typedef struct {
+  int timeout_ms;          /* deadline per call; 0 = none */
+  const char *tls_ca;      /* PEM file of the CA to trust: TLS; NULL = plaintext */
+  size_t stream_threshold; /* modules larger than this go through CheckStream; 0 = 1 MiB */
+  size_t chunk_bytes;      /* CheckStream chunk size; 0 = 1 MiB */
+} sc_rpc_config;
+
+typedef struct sc_rpc_client sc_rpc_client;
+
+/* Creates a channel to "HOST:PORT" (no I/O yet: a down server shows up as UNAVAILABLE on the
+ * first call). cfg may be NULL. */
+sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err);
+void sc_rpc_close(sc_rpc_client *c);
+
+typedef struct {
+  sc_rpc_report_format format; /* what `report` holds */
+  bool pretty;                 /* JSON: indented (the CLI prints a single report indented) */
+  bool color;                  /* TEXT: ANSI colours */
+} sc_rpc_render;
+
+typedef struct {
+  char *report; /* malloc'd, NUL-terminated, exactly what local mode renders */
+  size_t errors, warnings, notes, diagnostics;
+  bool cache_hit;      /* answered from the daemon's result cache */
+  bool streamed;       /* sent through CheckStream */
+  uint64_t server_us;  /* accept -> response ready, on the server */
+  uint64_t analysis_us;
+  char sha256[65];
+} sc_rpc_check_result;
+
+/* Checks `len` bytes with the options local mode would use (input_format, input_name, rules,
+ * min_severity, split_input_file, mesh, platform, max_depth, max_ops; `cancel` is ignored). */
+int sc_rpc_check(sc_rpc_client *c, const char *buf, size_t len, const sc_options *opt, const sc_rpc_render *render,
+                 sc_rpc_check_result *out, char **err);
+void sc_rpc_check_result_free(sc_rpc_check_result *r);
+
+typedef struct {
+  char *name, *family, *code, *summary;
+  sc_severity severity;
+} sc_rpc_rule;
+
+/* The daemon's rules in registry order: *rules is a malloc'd array of *n entries. */
+int sc_rpc_rules(sc_rpc_client *c, sc_rpc_rule **rules, size_t *n, char **err);
+void sc_rpc_rules_free(sc_rpc_rule *rules, size_t n);
+
+/* The explanation page of `code` (what `shardcheck explain CODE` prints); NOT_FOUND (5) if unknown. */
+int sc_rpc_explain(sc_rpc_client *c, const char *code, char **text, char **err);
+
+/* grpc.health.v1 Check of `service` ("" = the server): *status 1 SERVING, 2 NOT_SERVING;
+ * an unknown service is NOT_FOUND (5). */
+int sc_rpc_health(sc_rpc_client *c, const char *service, int *status, char **err);
+
+/* GetCapabilities as a malloc'd JSON object (version, rules_version, formats, limits, workers). */
+int sc_rpc_capabilities_json(sc_rpc_client *c, char **json, char **err);
+
+/* One-shot: connect, check the file at `path` (as JSON, indented like local mode), close. */
+int sc_rpc_check_file(const char *server, const char *path, const sc_options *opt, char **report_json, char **err);
+
+/* "SERVING", "NOT_SERVING", ... for sc_rpc_health's status. */
+const char *sc_rpc_health_name(int status);
+/* "OK", "CANCELLED", ... for a gRPC status code. */
+const char *sc_rpc_status_name(int code);
+
+#endif

@@ -1,0 +1,352 @@
+/* check.c — the Check handler: runs on a libuv pool thread, one arena per request.
+ *
+ * decode -> validate (INVALID_ARGUMENT naming the field) -> cache key -> cache hit? -> sc_check ->
+ * render in the requested format -> cache -> encode CheckResponse. Findings are never gRPC errors;
+ * only undecodable/invalid requests, limits and cancellation are. */
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "handlers.h"
+#include "shardcheck.h"
+
+#define MAX_MESH_DEVICES (1ll << 24)
+
+int check_validate(const Shardcheck__V1__CheckRequest *req, rpc_reply *r) {
+  if ((unsigned)req->format > SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_HLO) {
+    rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "format: unknown input format %d", (int)req->format);
+    return -1;
+  }
+  const Shardcheck__V1__CheckOptions *o = req->options;
+  if (o) {
+    if ((unsigned)o->min_severity > SHARDCHECK__V1__SEVERITY__SEVERITY_ERROR) {
+      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "options.min_severity: unknown severity %d", (int)o->min_severity);
+      return -1;
+    }
+    if ((unsigned)o->platform > SHARDCHECK__V1__PLATFORM__PLATFORM_CPU) {
+      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "options.platform: unknown platform %d", (int)o->platform);
+      return -1;
+    }
+    if ((unsigned)o->report_format > SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_SARIF) {
+      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "options.report_format: unknown report format %d",
+                      (int)o->report_format);
+      return -1;
+    }
+  }
+  const Shardcheck__V1__TargetMesh *m = req->mesh;
+  if (!m)
+    return 0;
+  if (m->n_axes == 0) {
+    rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes: a target mesh needs at least one axis");
+    return -1;
+  }
+  if ((unsigned)m->platform > SHARDCHECK__V1__PLATFORM__PLATFORM_CPU) {
+    rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.platform: unknown platform %d", (int)m->platform);
+    return -1;
+  }
+  int64_t devices = 1;
+  for (size_t i = 0; i < m->n_axes; i++) {
+    const Shardcheck__V1__MeshAxis *a = m->axes[i];
+    if (!a->name[0]) {
+      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes[%zu].name: empty axis name", i);
+      return -1;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(m->axes[j]->name, a->name) == 0) {
+        rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes[%zu].name: duplicate axis \"%.64s\"", i, a->name);
+        return -1;
+      }
+    if (a->size < 1) {
+      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes[%zu].size: axis \"%.64s\" has size %lld, must be >= 1",
+                      i, a->name, (long long)a->size);
+      return -1;
+    }
+    if ((unsigned)a->type > SHARDCHECK__V1__AXIS_TYPE__AXIS_TYPE_MANUAL) {
+      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes[%zu].type: unknown axis type %d", i, (int)a->type);
+      return -1;
+    }
+    if (a->size > MAX_MESH_DEVICES || devices * a->size > MAX_MESH_DEVICES) {
+      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes: more than %lld devices", (long long)MAX_MESH_DEVICES);
+      return -1;
+    }
+    devices *= a->size;
+  }
+  if (m->n_device_ids) {
+    if ((int64_t)m->n_device_ids != devices) {
+      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.device_ids: %zu ids for a mesh of %lld devices",
+                      m->n_device_ids, (long long)devices);
+      return -1;
+    }
+    unsigned char *seen = calloc((size_t)devices, 1);
+    if (!seen) {
+      rpc_reply_error(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+      return -1;
+    }
+    for (size_t i = 0; i < m->n_device_ids; i++) {
+      int64_t d = m->device_ids[i];
+      const char *why = d < 0 || d >= devices ? "out of range" : seen[d] ? "duplicate" : NULL;
+      if (why) {
+        rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.device_ids[%zu]: device id %lld is %s (mesh of %lld devices)",
+                        i, (long long)d, why, (long long)devices);
+        free(seen);
+        return -1;
+      }
+      seen[d] = 1;
+    }
+    free(seen);
+  }
+  return 0;
+}
+
+/* --- cache key: length-prefixed fields, so no two requests share an encoding --- */
+
+static void kput(EVP_MD_CTX *h, const void *p, size_t n) {
+  uint64_t len = n;
+  EVP_DigestUpdate(h, &len, sizeof len);
+  if (n)
+    EVP_DigestUpdate(h, p, n);
+}
+static void kput_s(EVP_MD_CTX *h, const char *s) { kput(h, s, strlen(s)); }
+static void kput_u(EVP_MD_CTX *h, uint64_t v) { EVP_DigestUpdate(h, &v, sizeof v); }
+
+static int cache_key(const Shardcheck__V1__CheckRequest *req, const uint8_t *mod, size_t len, const char *rules,
+                     uint32_t depth, uint32_t ops, uint8_t key[32]) {
+  EVP_MD_CTX *h = EVP_MD_CTX_new();
+  if (!h || !EVP_DigestInit_ex(h, EVP_sha256(), NULL)) {
+    EVP_MD_CTX_free(h);
+    return -1;
+  }
+  const Shardcheck__V1__CheckOptions *o = req->options;
+  kput_s(h, "shardcheck.cache.v1");
+  kput_s(h, SC_VERSION);
+  kput_s(h, sc_rules_version());
+  kput(h, mod, len);
+  kput_u(h, (uint64_t)req->format);
+  kput_s(h, req->file_name);
+  kput_s(h, rules);
+  kput_u(h, o ? (uint64_t)o->min_severity : 0);
+  kput_u(h, o ? (uint64_t)o->split_input_file : 0);
+  kput_u(h, o ? (uint64_t)o->platform : 0);
+  kput_u(h, o ? (uint64_t)o->report_format : 0);
+  kput_u(h, o ? (uint64_t)o->pretty : 0);
+  kput_u(h, o ? (uint64_t)o->color : 0);
+  kput_u(h, depth);
+  kput_u(h, ops);
+  const Shardcheck__V1__TargetMesh *m = req->mesh;
+  kput_u(h, m ? 1 + m->n_axes : 0);
+  for (size_t i = 0; m && i < m->n_axes; i++) {
+    kput_s(h, m->axes[i]->name);
+    kput_u(h, (uint64_t)m->axes[i]->size);
+    kput_u(h, (uint64_t)m->axes[i]->type);
+  }
+  if (m) {
+    kput(h, m->device_ids, m->n_device_ids * sizeof *m->device_ids);
+    kput_u(h, (uint64_t)m->platform);
+  }
+  unsigned int n = 0;
+  int ok = EVP_DigestFinal_ex(h, key, &n);
+  EVP_MD_CTX_free(h);
+  return ok && n == 32 ? 0 : -1;
+}
+
+static bool expired(gpr_timespec deadline) {
+  if (gpr_time_cmp(deadline, gpr_inf_future(deadline.clock_type)) == 0)
+    return false;
+  return gpr_time_cmp(gpr_now(deadline.clock_type), deadline) >= 0;
+}
+
+static void cancelled_reply(check_job *j, const char *where) {
+  if (expired(j->deadline))
+    rpc_reply_error(&j->reply, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded %s", where);
+  else
+    rpc_reply_error(&j->reply, GRPC_STATUS_CANCELLED, "cancelled by the client %s", where);
+}
+
+/* Testing knob: a cancellable wait before the analysis, so tests can hold calls in flight. */
+static bool debug_delay(check_job *j) {
+  for (uint64_t waited = 0; waited < j->lim.debug_delay_ms; waited++) {
+    if (*j->cancel)
+      return false;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return !*j->cancel;
+}
+
+static void encode_response(check_job *j, const cache_value *v, Shardcheck__V1__ReportFormat fmt) {
+  Shardcheck__V1__Summary sum = SHARDCHECK__V1__SUMMARY__INIT;
+  sum.errors = v->errors;
+  sum.warnings = v->warnings;
+  sum.notes = v->notes;
+  sum.diagnostics = v->diagnostics;
+  Shardcheck__V1__Timing t = SHARDCHECK__V1__TIMING__INIT;
+  int64_t now = now_ns();
+  t.analysis_us = j->analysis_us;
+  t.total_us = (uint64_t)(now - j->accepted_ns) / 1000;
+  t.queue_us = t.total_us > j->analysis_us ? t.total_us - j->analysis_us : 0;
+  Shardcheck__V1__CheckResponse out = SHARDCHECK__V1__CHECK_RESPONSE__INIT;
+  out.report = v->report;
+  out.report_format = fmt;
+  out.summary = &sum;
+  out.cache_hit = j->cache_hit;
+  out.timing = &t;
+  out.sha256 = (char *)v->sha256;
+  out.module_bytes = v->module_bytes;
+  out.rules_version = (char *)sc_rules_version();
+  j->errors = v->errors;
+  j->warnings = v->warnings;
+  j->notes = v->notes;
+  rpc_reply_pack(&j->reply, &out.base);
+}
+
+/* Joins the repeated `rules` globs into the library's comma-separated form. */
+static char *join_rules(const Shardcheck__V1__CheckOptions *o) {
+  size_t n = 1;
+  for (size_t i = 0; o && i < o->n_rules; i++)
+    n += strlen(o->rules[i]) + 1;
+  char *s = malloc(n);
+  if (!s)
+    return NULL;
+  s[0] = '\0';
+  size_t k = 0;
+  for (size_t i = 0; o && i < o->n_rules; i++) {
+    if (!o->rules[i][0])
+      continue;
+    k += (size_t)sprintf(s + k, "%s%s", k ? "," : "", o->rules[i]);
+  }
+  return s;
+}
+
+static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const uint8_t *mod, size_t len) {
+  const Shardcheck__V1__CheckOptions *o = req->options;
+  uint32_t depth = o && o->max_depth && o->max_depth < j->lim.max_depth ? o->max_depth : j->lim.max_depth;
+  uint32_t ops = o && o->max_ops && o->max_ops < j->lim.max_ops ? o->max_ops : j->lim.max_ops;
+  Shardcheck__V1__ReportFormat fmt = o ? o->report_format : SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_JSON;
+  char *rules = join_rules(o);
+  uint8_t key[32];
+  bool keyed = false;
+  cache_value cv = {0};
+  if (!rules) {
+    rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    return;
+  }
+  if (j->cache && cache_key(req, mod, len, rules, depth, ops, key) == 0) {
+    keyed = true;
+    if (cache_get(j->cache, key, &cv)) {
+      j->cache_hit = true;
+      encode_response(j, &cv, fmt);
+      cache_value_clear(&cv);
+      free(rules);
+      return;
+    }
+  }
+  if (!debug_delay(j)) {
+    cancelled_reply(j, "before the analysis started");
+    free(rules);
+    return;
+  }
+  int64_t t0 = now_ns();
+  sc_arena *arena = sc_arena_new(j->lim.max_arena_bytes);
+  if (!arena) {
+    rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory creating the analysis arena");
+    free(rules);
+    return;
+  }
+  sc_target_mesh mesh = {0};
+  const Shardcheck__V1__TargetMesh *m = req->mesh;
+  if (m) {
+    mesh.naxes = m->n_axes;
+    mesh.axes = sc_arena_calloc(arena, m->n_axes, sizeof *mesh.axes);
+    for (size_t i = 0; mesh.axes && i < m->n_axes; i++) {
+      mesh.axes[i].name = m->axes[i]->name;
+      mesh.axes[i].size = m->axes[i]->size;
+      mesh.axes[i].type = (sc_axis_type)m->axes[i]->type;
+    }
+    mesh.device_ids = m->n_device_ids ? m->device_ids : NULL;
+    mesh.ndevice_ids = m->n_device_ids;
+    mesh.platform = (sc_platform)m->platform;
+  }
+  sc_options opt = {0};
+  opt.input_format = (sc_format)req->format;
+  opt.input_name = req->file_name[0] ? req->file_name : NULL;
+  opt.rules = rules[0] ? rules : NULL;
+  opt.min_severity = o ? (sc_severity)o->min_severity : SC_SEV_NOTE;
+  opt.split_input_file = o && o->split_input_file;
+  opt.mesh = m ? &mesh : NULL;
+  opt.platform = o ? (sc_platform)o->platform : SC_PLATFORM_UNSPECIFIED;
+  opt.max_depth = depth;
+  opt.max_ops = ops;
+  opt.cancel = j->cancel;
+  sc_report *rep = NULL;
+  sc_status st = m && !mesh.axes ? SC_ERR_LIMIT : sc_check(arena, (const char *)mod, len, &opt, &rep);
+  const char *failure = rep && rep->failure ? rep->failure : "";
+  switch (st) {
+  case SC_OK: {
+    char *text = fmt == SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_TEXT    ? sc_report_text(rep, o && o->color)
+                 : fmt == SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_SARIF ? sc_report_sarif(rep)
+                                                                            : sc_report_json(rep, o && o->pretty);
+    if (!text) {
+      rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory rendering the report");
+      break;
+    }
+    j->analysis_us = (uint64_t)(now_ns() - t0) / 1000;
+    cv.report = text;
+    cv.report_len = strlen(text);
+    cv.errors = (uint32_t)rep->errors;
+    cv.warnings = (uint32_t)rep->warnings;
+    cv.notes = (uint32_t)rep->notes;
+    cv.diagnostics = (uint32_t)rep->ndiags;
+    memcpy(cv.sha256, rep->sha256, sizeof cv.sha256);
+    cv.sha256[64] = '\0';
+    cv.module_bytes = len;
+    if (keyed)
+      cache_put(j->cache, key, &cv);
+    encode_response(j, &cv, fmt);
+    free(text);
+    break;
+  }
+  case SC_ERR_CANCELLED:
+    cancelled_reply(j, "during the analysis");
+    break;
+  case SC_ERR_LIMIT:
+    rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "analysis limit exceeded (max_arena_bytes=%llu)%s%s",
+                    (unsigned long long)j->lim.max_arena_bytes, failure[0] ? ": " : "", failure);
+    break;
+  case SC_ERR_INVALID:
+    rpc_reply_error(&j->reply, GRPC_STATUS_INVALID_ARGUMENT, "options: %s", failure[0] ? failure : "invalid options");
+    break;
+  }
+  sc_arena_free(arena);
+  free(rules);
+}
+
+void check_run(check_job *j) {
+  rpc_reply_clear(&j->reply);
+  if (*j->cancel) {
+    cancelled_reply(j, "while queued");
+    return;
+  }
+  if (expired(j->deadline)) {
+    rpc_reply_error(&j->reply, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded while queued");
+    return;
+  }
+  if (j->hdr) {
+    if (check_validate(j->hdr, &j->reply) == 0)
+      analyze(j, j->hdr, j->module, j->module_len);
+    return;
+  }
+  Shardcheck__V1__CheckRequest *req = shardcheck__v1__check_request__unpack(NULL, j->req_len, j->req_bytes);
+  if (!req) {
+    rpc_reply_error(&j->reply, GRPC_STATUS_INVALID_ARGUMENT, "cannot decode shardcheck.v1.CheckRequest (%zu bytes)",
+                    j->req_len);
+    return;
+  }
+  if (req->module.len > j->lim.max_module_bytes)
+    rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "module: %zu bytes, over the limit max_module_bytes=%llu",
+                    req->module.len, (unsigned long long)j->lim.max_module_bytes);
+  else if (check_validate(req, &j->reply) == 0)
+    analyze(j, req, req->module.len ? req->module.data : (const uint8_t *)"", req->module.len);
+  shardcheck__v1__check_request__free_unpacked(req, NULL);
+}

@@ -1,0 +1,45 @@
+/* config.h — shardcheckd configuration: defaults, then the JSON file (--config), then flags.
+ *
+ * The same function builds the configuration at start-up and on SIGHUP, so flags always win over
+ * the file. Settings fixed at start-up (listen address, workers, TLS, message size) are reported as
+ * "restart required" when a reload changes them; the others apply to calls accepted after it. */
+#ifndef SRV_CONFIG_H
+#define SRV_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "log.h"
+
+typedef struct {
+  char *config_path;       /* --config */
+  char *listen;            /* "127.0.0.1:50051" */
+  char *port_file;         /* write the bound port here */
+  char *metrics_listen;    /* "" = no metrics endpoint */
+  char *metrics_port_file; /* write the bound metrics port here */
+  char *tls_cert, *tls_key, *tls_client_ca; /* PEM paths; "" = plaintext */
+  uint64_t workers;         /* libuv thread pool size */
+  uint64_t max_inflight;    /* accepted checks not yet answered */
+  uint64_t max_message_bytes;
+  uint64_t max_module_bytes;
+  uint64_t max_arena_bytes;
+  uint64_t max_depth, max_ops;
+  uint64_t cache_bytes;     /* 0 disables the result cache */
+  uint64_t grace_ms;        /* drain period after SIGTERM before calls are cancelled */
+  uint64_t prearm;          /* call requests kept armed per method */
+  uint64_t debug_delay_ms;  /* testing only: each check waits this long (cancellable) first */
+  log_level log_level;
+} srv_config;
+
+/* Builds the configuration from argv (defaults < file < flags). Returns 0, 1 when --help or
+ * --version was handled (exit 0), or -1 with a malloc'd message in *err. */
+int config_build(int argc, char **argv, srv_config *out, char **err);
+void config_free(srv_config *c);
+/* Names the settings that differ between a and b into a malloc'd, comma-separated list (or NULL);
+ * restart_only selects the settings a reload cannot apply. */
+char *config_diff(const srv_config *a, const srv_config *b, bool restart_only);
+void config_usage(FILE *f);
+
+#endif

@@ -1,0 +1,1153 @@
+/* server.c — gRPC core server, completion-queue thread, libuv loop and worker pool (see server.h).
+ *
+ * Call life cycle (all transitions on the loop thread):
+ *   ST_REQ ── new call ──► accept: start RECV_CLOSE_ON_SERVER, then by method kind
+ *     unary (cheap)   handler inline ─────────────────────────────► finish
+ *     Check           bound check ─► ST_WORK (pool) ─► after_work ─► finish
+ *     CheckStream     ST_RECV ⟲ (append chunks) ─► ST_WORK ─► finish
+ *     Health.Watch    ST_SEND ─► ST_IDLE ⟲ (status changes) ─► finish when draining
+ *     Reflection      ST_RECV ─► ST_SEND ─► ST_RECV ... ─► finish when the client half-closes
+ *   finish: SEND_INITIAL_METADATA? + SEND_MESSAGE? + SEND_STATUS ─► ST_FINISH ─► ST_DONE
+ * A call is freed when it is ST_DONE with no batch and no work outstanding. */
+#include "server.h"
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "grpc/health/v1/health.pb-c.h"
+#include "handlers.h"
+#include "log.h"
+#include "reflection.h"
+#include "shardcheck.h"
+
+/* --- method table ------------------------------------------------------------------------------ */
+
+typedef enum { MK_UNARY, MK_CHECK, MK_CHECK_STREAM, MK_WATCH, MK_REFLECT, MK_GENERIC } method_kind;
+typedef enum {
+  M_CHECK,
+  M_CHECK_STREAM,
+  M_LIST_RULES,
+  M_EXPLAIN,
+  M_CAPS,
+  M_HEALTH_CHECK,
+  M_HEALTH_WATCH,
+  M_REFL_V1,
+  M_REFL_V1ALPHA,
+  M_GENERIC,
+  M__COUNT
+} method_id;
+
+typedef struct {
+  const char *path;
+  const char *name; /* in logs and metrics */
+  method_kind kind;
+  bool payload;     /* GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER */
+} method;
+
+static const method methods[M__COUNT] = {
+    [M_CHECK] = {"/shardcheck.v1.ShardCheck/Check", "Check", MK_CHECK, true},
+    [M_CHECK_STREAM] = {"/shardcheck.v1.ShardCheck/CheckStream", "CheckStream", MK_CHECK_STREAM, false},
+    [M_LIST_RULES] = {"/shardcheck.v1.ShardCheck/ListRules", "ListRules", MK_UNARY, true},
+    [M_EXPLAIN] = {"/shardcheck.v1.ShardCheck/Explain", "Explain", MK_UNARY, true},
+    [M_CAPS] = {"/shardcheck.v1.ShardCheck/GetCapabilities", "GetCapabilities", MK_UNARY, true},
+    [M_HEALTH_CHECK] = {"/grpc.health.v1.Health/Check", "Health.Check", MK_UNARY, true},
+    [M_HEALTH_WATCH] = {"/grpc.health.v1.Health/Watch", "Health.Watch", MK_WATCH, true},
+    [M_REFL_V1] = {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", "ServerReflectionInfo.v1", MK_REFLECT,
+                   false},
+    [M_REFL_V1ALPHA] = {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                        "ServerReflectionInfo.v1alpha", MK_REFLECT, false},
+    [M_GENERIC] = {NULL, "unknown", MK_GENERIC, false},
+};
+
+static const char *const status_names[] = {
+    "OK",        "CANCELLED",          "UNKNOWN",   "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+    "OUT_OF_RANGE", "UNIMPLEMENTED",  "INTERNAL",  "UNAVAILABLE",      "DATA_LOSS",         "UNAUTHENTICATED"};
+#define NSTATUS 17
+
+/* Histogram buckets (seconds) for Check/CheckStream latency. */
+static const double hist_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+#define NBUCKETS (sizeof hist_bounds / sizeof hist_bounds[0])
+
+/* --- events and calls -------------------------------------------------------------------------- */
+
+typedef enum { EV_REQUEST, EV_CALL, EV_CLOSE, EV_SHUTDOWN, EV_CQ_EXIT } ev_kind;
+
+typedef struct ev {
+  ev_kind kind;
+  int ok;
+  struct ev *next; /* FIFO link */
+} ev;
+
+typedef enum { ST_REQ, ST_RECV, ST_WORK, ST_SEND, ST_IDLE, ST_FINISH, ST_DONE } call_state;
+
+typedef struct call {
+  ev ev;       /* main batch tag (EV_REQUEST until accepted, then EV_CALL); first member */
+  ev close_ev; /* RECV_CLOSE_ON_SERVER tag */
+  srv *s;
+  method_id mid;
+  call_state state;
+  grpc_call *call;
+  gpr_timespec deadline;
+  grpc_call_details details; /* unregistered methods */
+  grpc_metadata_array md;
+  grpc_byte_buffer *recv_bb;
+  grpc_byte_buffer *send_bb;
+  int close_cancelled;
+  volatile int cancel_flag; /* read by the analysis on a pool thread */
+  bool main_pending, close_pending, work_pending;
+  bool md_sent, counted, finished;
+  int64_t accepted_ns;
+  uint64_t bytes_in;
+  /* CheckStream */
+  Shardcheck__V1__CheckChunk *first;
+  uint8_t *mod;
+  size_t mod_len, mod_cap;
+  uint64_t chunks;
+  /* Check */
+  grpc_slice req_slice;
+  check_job job;
+  uv_work_t work;
+  /* Health.Watch */
+  int watch_service_status; /* SERVING/NOT_SERVING/SERVICE_UNKNOWN as last sent */
+  char *watch_service;
+  struct call *live_prev, *live_next;
+} call;
+
+struct srv {
+  uv_loop_t *loop;
+  grpc_server *server;
+  grpc_completion_queue *cq;
+  void *reg[M__COUNT];
+  uv_thread_t cq_thread;
+  bool cq_thread_started;
+  uv_async_t async;
+  uv_timer_t grace;
+  uv_mutex_t mu; /* guards the FIFO */
+  ev *fifo_head, *fifo_tail;
+  atomic_int stopping; /* no more re-arming */
+  ev shutdown_ev, cq_exit_ev;
+  bool draining, cq_closing, cq_shutdown_called;
+  int closing_handles;
+  void (*done)(void *);
+  void *done_arg;
+  int64_t started_ns;
+  /* settings (loop thread) */
+  check_limits lim;
+  uint64_t max_message_bytes, max_inflight, grace_ms, workers, prearm;
+  srv_cache *cache;
+  refl_index *refl;
+  /* state (loop thread) */
+  uint64_t inflight, work_count, live_count;
+  call *live;
+  /* metrics (loop thread) */
+  uint64_t calls_total[M__COUNT][NSTATUS];
+  uint64_t bytes_total[M__COUNT];
+  uint64_t hist[NBUCKETS + 1];
+  double hist_sum;
+  uint64_t hist_count;
+  uint64_t rejected_busy;
+};
+
+static void request_call(srv *s, method_id mid);
+static void on_event(srv *s, ev *e);
+
+/* --- completion-queue thread ------------------------------------------------------------------- */
+
+static void fifo_push(srv *s, ev *e) {
+  e->next = NULL;
+  uv_mutex_lock(&s->mu);
+  if (s->fifo_tail)
+    s->fifo_tail->next = e;
+  else
+    s->fifo_head = e;
+  s->fifo_tail = e;
+  uv_mutex_unlock(&s->mu);
+  uv_async_send(&s->async);
+}
+
+static void cq_thread_main(void *arg) {
+  srv *s = arg;
+  for (;;) {
+    grpc_event e = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (e.type == GRPC_QUEUE_SHUTDOWN)
+      break;
+    if (e.type != GRPC_OP_COMPLETE)
+      continue;
+    ev *v = e.tag;
+    v->ok = e.success;
+    /* A new call: keep a request armed for its method before handing it over. Only the CQ thread
+     * and (before start) the loop read `kind` while it is EV_REQUEST. */
+    if (v->kind == EV_REQUEST && e.success && !atomic_load(&s->stopping))
+      request_call(s, ((call *)v)->mid);
+    fifo_push(s, v);
+  }
+  fifo_push(s, &s->cq_exit_ev);
+}
+
+static void on_async(uv_async_t *a) {
+  srv *s = a->data;
+  uv_mutex_lock(&s->mu);
+  ev *e = s->fifo_head;
+  s->fifo_head = s->fifo_tail = NULL;
+  uv_mutex_unlock(&s->mu);
+  while (e) { /* uv_async_send coalesces: drain everything */
+    ev *next = e->next;
+    on_event(s, e);
+    e = next;
+  }
+}
+
+/* Arms one call request (thread-safe: called from the loop before start and from the CQ thread). */
+static void request_call(srv *s, method_id mid) {
+  call *c = calloc(1, sizeof *c);
+  if (!c) {
+    log_msg(LOG_ERROR, "out of memory arming a call request");
+    return;
+  }
+  c->ev.kind = EV_REQUEST;
+  c->close_ev.kind = EV_CLOSE;
+  c->s = s;
+  c->mid = mid;
+  c->state = ST_REQ;
+  grpc_metadata_array_init(&c->md);
+  grpc_call_error err;
+  if (mid == M_GENERIC) {
+    grpc_call_details_init(&c->details);
+    err = grpc_server_request_call(s->server, &c->call, &c->details, &c->md, s->cq, s->cq, &c->ev);
+  } else {
+    err = grpc_server_request_registered_call(s->server, s->reg[mid], &c->call, &c->deadline, &c->md,
+                                              methods[mid].payload ? &c->recv_bb : NULL, s->cq, s->cq, &c->ev);
+  }
+  if (err != GRPC_CALL_OK) {
+    if (!atomic_load(&s->stopping))
+      log_msg(LOG_ERROR, "grpc_server_request_call(%s) failed: %d", methods[mid].name, (int)err);
+    grpc_metadata_array_destroy(&c->md);
+    if (mid == M_GENERIC)
+      grpc_call_details_destroy(&c->details);
+    free(c);
+  }
+}
+
+/* --- call helpers ------------------------------------------------------------------------------ */
+
+static void call_free(call *c) {
+  srv *s = c->s;
+  if (c->live_prev || c->live_next || s->live == c) {
+    if (c->live_prev)
+      c->live_prev->live_next = c->live_next;
+    else
+      s->live = c->live_next;
+    if (c->live_next)
+      c->live_next->live_prev = c->live_prev;
+    s->live_count--;
+  }
+  if (c->counted) {
+    s->inflight--;
+    c->counted = false;
+  }
+  if (c->call)
+    grpc_call_unref(c->call);
+  if (c->recv_bb)
+    grpc_byte_buffer_destroy(c->recv_bb);
+  if (c->send_bb)
+    grpc_byte_buffer_destroy(c->send_bb);
+  grpc_metadata_array_destroy(&c->md);
+  if (c->mid == M_GENERIC)
+    grpc_call_details_destroy(&c->details);
+  if (c->first)
+    shardcheck__v1__check_chunk__free_unpacked(c->first, NULL);
+  grpc_slice_unref(c->req_slice);
+  rpc_reply_clear(&c->job.reply);
+  free(c->mod);
+  free(c->watch_service);
+  free(c);
+}
+
+static void maybe_free(call *c) {
+  if (c->state == ST_DONE && !c->main_pending && !c->close_pending && !c->work_pending)
+    call_free(c);
+}
+
+/* Starts a batch unless the completion queue is closing; false = not started. */
+static bool start_batch(call *c, const grpc_op *ops, size_t n, ev *tag) {
+  if (c->s->cq_closing)
+    return false;
+  grpc_call_error err = grpc_call_start_batch(c->call, ops, n, tag, NULL);
+  if (err != GRPC_CALL_OK) {
+    log_msg(LOG_ERROR, "grpc_call_start_batch(%s) failed: %d", methods[c->mid].name, (int)err);
+    return false;
+  }
+  return true;
+}
+
+static double ms_since(int64_t t0) { return (double)(now_ns() - t0) / 1e6; }
+
+static void log_request(call *c, grpc_status_code code, const char *detail) {
+  srv *s = c->s;
+  s->calls_total[c->mid][code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
+  s->bytes_total[c->mid] += c->bytes_in;
+  double ms = ms_since(c->accepted_ns);
+  if (c->mid == M_CHECK || c->mid == M_CHECK_STREAM) {
+    size_t b = 0;
+    while (b < NBUCKETS && ms / 1000.0 > hist_bounds[b])
+      b++;
+    s->hist[b]++;
+    s->hist_sum += ms / 1000.0;
+    s->hist_count++;
+  }
+  log_level lvl = code == GRPC_STATUS_OK ? LOG_INFO : code == GRPC_STATUS_INTERNAL ? LOG_ERROR : LOG_WARN;
+  if (!log_enabled(lvl))
+    return;
+  json_t *f = json_object();
+  json_object_set_new(f, "method", json_string(methods[c->mid].name));
+  if (c->mid == M_GENERIC) {
+    char *path = grpc_slice_to_c_string(c->details.method);
+    json_object_set_new(f, "path", json_string(path));
+    gpr_free(path);
+  }
+  char *peer = c->call ? grpc_call_get_peer(c->call) : NULL;
+  if (peer) {
+    json_object_set_new(f, "peer", json_string(peer));
+    gpr_free(peer);
+  }
+  json_object_set_new(f, "bytes", json_integer((json_int_t)c->bytes_in));
+  json_object_set_new(f, "status", json_string(status_names[code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]));
+  json_object_set_new(f, "ms", json_real((double)(int64_t)(ms * 1000) / 1000.0));
+  if (c->mid == M_CHECK || c->mid == M_CHECK_STREAM) {
+    json_object_set_new(f, "cache_hit", json_boolean(c->job.cache_hit));
+    if (code == GRPC_STATUS_OK) {
+      json_object_set_new(f, "errors", json_integer(c->job.errors));
+      json_object_set_new(f, "warnings", json_integer(c->job.warnings));
+      json_object_set_new(f, "analysis_ms", json_real((double)c->job.analysis_us / 1000.0));
+    }
+    if (c->mid == M_CHECK_STREAM)
+      json_object_set_new(f, "chunks", json_integer((json_int_t)c->chunks));
+  }
+  if (detail && *detail)
+    json_object_set_new(f, "detail", json_string(detail));
+  if (c->close_cancelled)
+    json_object_set_new(f, "client_cancelled", json_true());
+  log_json(lvl, "request", f);
+}
+
+/* Sends the final status (with an optional last message); logs the request once. */
+static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *resp, size_t len) {
+  if (!c->finished) {
+    c->finished = true;
+    log_request(c, code, detail);
+  }
+  if (c->counted) {
+    c->s->inflight--;
+    c->counted = false;
+  }
+  if (c->close_cancelled || !c->call) { /* the call is over: nothing to send */
+    free(resp);
+    c->state = ST_DONE;
+    return;
+  }
+  grpc_op ops[3];
+  size_t n = 0;
+  memset(ops, 0, sizeof ops);
+  if (!c->md_sent) {
+    ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+    n++;
+    c->md_sent = true;
+  }
+  if (resp && code == GRPC_STATUS_OK) {
+    grpc_slice sl = len ? grpc_slice_new(resp, len, free) : grpc_empty_slice();
+    if (!len)
+      free(resp);
+    c->send_bb = grpc_raw_byte_buffer_create(&sl, 1);
+    grpc_slice_unref(sl);
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n].data.send_message.send_message = c->send_bb;
+    n++;
+  } else {
+    free(resp);
+  }
+  grpc_slice details = grpc_slice_from_copied_string(detail ? detail : "");
+  ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+  ops[n].data.send_status_from_server.status = code;
+  ops[n].data.send_status_from_server.status_details = &details;
+  n++;
+  c->state = ST_FINISH;
+  c->main_pending = start_batch(c, ops, n, &c->ev);
+  grpc_slice_unref(details); /* copied by start_batch */
+  if (!c->main_pending)
+    c->state = ST_DONE;
+}
+
+static void finish_reply(call *c, rpc_reply *r) {
+  uint8_t *resp = r->resp;
+  r->resp = NULL;
+  finish(c, r->code, r->message, resp, r->resp_len);
+  rpc_reply_clear(r);
+}
+
+/* Sends one message of a stream (Watch, Reflection) and moves to ST_SEND. */
+static void send_message(call *c, uint8_t *resp, size_t len) {
+  grpc_op ops[2];
+  size_t n = 0;
+  memset(ops, 0, sizeof ops);
+  if (!c->md_sent) {
+    ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    c->md_sent = true;
+  }
+  if (c->send_bb)
+    grpc_byte_buffer_destroy(c->send_bb);
+  grpc_slice sl = len ? grpc_slice_new(resp, len, free) : grpc_empty_slice();
+  if (!len)
+    free(resp);
+  c->send_bb = grpc_raw_byte_buffer_create(&sl, 1);
+  grpc_slice_unref(sl);
+  ops[n].op = GRPC_OP_SEND_MESSAGE;
+  ops[n].data.send_message.send_message = c->send_bb;
+  n++;
+  c->state = ST_SEND;
+  c->main_pending = start_batch(c, ops, n, &c->ev);
+  if (!c->main_pending)
+    c->state = ST_DONE;
+}
+
+static void start_recv(call *c) {
+  if (c->recv_bb) {
+    grpc_byte_buffer_destroy(c->recv_bb);
+    c->recv_bb = NULL;
+  }
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_RECV_MESSAGE;
+  op.data.recv_message.recv_message = &c->recv_bb;
+  c->state = ST_RECV;
+  c->main_pending = start_batch(c, &op, 1, &c->ev);
+  if (!c->main_pending)
+    c->state = ST_DONE;
+}
+
+/* Copies a received message into one contiguous slice (no copy for a single uncompressed slice). */
+static grpc_slice bb_slice(grpc_byte_buffer *bb) {
+  grpc_byte_buffer_reader rd;
+  if (!bb || !grpc_byte_buffer_reader_init(&rd, bb))
+    return grpc_empty_slice();
+  grpc_slice sl = grpc_byte_buffer_reader_readall(&rd);
+  grpc_byte_buffer_reader_destroy(&rd);
+  return sl;
+}
+
+/* --- Check (thread pool) ----------------------------------------------------------------------- */
+
+static void work_cb(uv_work_t *w) {
+  call *c = w->data;
+  if (c->mid == M_CHECK) {
+    c->req_slice = bb_slice(c->recv_bb);
+    c->job.req_bytes = GRPC_SLICE_START_PTR(c->req_slice);
+    c->job.req_len = GRPC_SLICE_LENGTH(c->req_slice);
+  }
+  check_run(&c->job);
+}
+
+static void maybe_shutdown_cq(srv *s) {
+  if (s->cq_closing && s->work_count == 0 && !s->cq_shutdown_called) {
+    s->cq_shutdown_called = true;
+    grpc_completion_queue_shutdown(s->cq);
+  }
+}
+
+static void after_work_cb(uv_work_t *w, int status) {
+  call *c = w->data;
+  srv *s = c->s;
+  s->work_count--;
+  c->work_pending = false;
+  if (status == UV_ECANCELED)
+    rpc_reply_error(&c->job.reply, GRPC_STATUS_CANCELLED, "cancelled by the client while queued");
+  finish_reply(c, &c->job.reply);
+  maybe_shutdown_cq(s);
+  maybe_free(c);
+}
+
+static void queue_check(call *c) {
+  srv *s = c->s;
+  c->job.lim = s->lim;
+  c->job.cache = s->cache;
+  c->job.cancel = &c->cancel_flag;
+  c->job.deadline = c->deadline;
+  c->job.accepted_ns = c->accepted_ns;
+  c->work.data = c;
+  c->state = ST_WORK;
+  if (uv_queue_work(s->loop, &c->work, work_cb, after_work_cb) != 0) {
+    finish(c, GRPC_STATUS_INTERNAL, "cannot queue work", NULL, 0);
+    return;
+  }
+  c->work_pending = true;
+  s->work_count++;
+}
+
+/* Admission: accepted checks not yet answered are bounded; past the bound, answer at once. */
+static bool admit(call *c) {
+  srv *s = c->s;
+  if (s->inflight >= s->max_inflight) {
+    s->rejected_busy++;
+    char msg[160];
+    snprintf(msg, sizeof msg, "server busy: %llu checks in flight, the limit is max_inflight=%llu",
+             (unsigned long long)s->inflight, (unsigned long long)s->max_inflight);
+    finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
+    return false;
+  }
+  s->inflight++;
+  c->counted = true;
+  return true;
+}
+
+/* --- CheckStream -------------------------------------------------------------------------------- */
+
+static void stream_chunk(call *c) {
+  srv *s = c->s;
+  if (!c->recv_bb) { /* half-close: the module is complete */
+    if (!c->first) {
+      finish(c, GRPC_STATUS_INVALID_ARGUMENT, "CheckStream: no chunks (the first must carry the header)", NULL, 0);
+      return;
+    }
+    c->job.hdr = c->first->header;
+    c->job.module = c->mod ? c->mod : (const uint8_t *)"";
+    c->job.module_len = c->mod_len;
+    queue_check(c);
+    return;
+  }
+  grpc_slice sl = bb_slice(c->recv_bb);
+  size_t n = GRPC_SLICE_LENGTH(sl);
+  c->bytes_in += n;
+  c->chunks++;
+  Shardcheck__V1__CheckChunk *ch = shardcheck__v1__check_chunk__unpack(NULL, n, GRPC_SLICE_START_PTR(sl));
+  grpc_slice_unref(sl);
+  char msg[200];
+  if (!ch) {
+    snprintf(msg, sizeof msg, "cannot decode shardcheck.v1.CheckChunk #%llu", (unsigned long long)c->chunks);
+    finish(c, GRPC_STATUS_INVALID_ARGUMENT, msg, NULL, 0);
+    return;
+  }
+  if (!c->first) {
+    if (!ch->header) {
+      shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
+      finish(c, GRPC_STATUS_INVALID_ARGUMENT, "header: the first CheckChunk must carry the header", NULL, 0);
+      return;
+    }
+    if (ch->header->module.len) {
+      shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
+      finish(c, GRPC_STATUS_INVALID_ARGUMENT, "header.module: must be empty in CheckStream (send the module in data)",
+             NULL, 0);
+      return;
+    }
+    rpc_reply r = {0};
+    if (check_validate(ch->header, &r)) {
+      shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
+      finish_reply(c, &r);
+      return;
+    }
+  }
+  size_t add = ch->data.len;
+  if (add > s->lim.max_module_bytes || c->mod_len > s->lim.max_module_bytes - add) {
+    snprintf(msg, sizeof msg, "module: more than %llu bytes, over the limit max_module_bytes=%llu",
+             (unsigned long long)s->lim.max_module_bytes, (unsigned long long)s->lim.max_module_bytes);
+    shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
+    finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
+    return;
+  }
+  if (c->mod_len + add > c->mod_cap) {
+    size_t nc = c->mod_cap ? c->mod_cap : 1 << 20;
+    while (nc < c->mod_len + add)
+      nc *= 2;
+    uint8_t *m = realloc(c->mod, nc);
+    if (!m) {
+      shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
+      finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory buffering the module", NULL, 0);
+      return;
+    }
+    c->mod = m;
+    c->mod_cap = nc;
+  }
+  if (add)
+    memcpy(c->mod + c->mod_len, ch->data.data, add);
+  c->mod_len += add;
+  if (!c->first) {
+    c->first = ch; /* keeps the header; its data is no longer needed */
+    free(ch->data.data);
+    ch->data.data = NULL;
+    ch->data.len = 0;
+  } else {
+    shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
+  }
+  start_recv(c);
+}
+
+/* --- Health.Watch ------------------------------------------------------------------------------- */
+
+static void watch_send_status(call *c) {
+  rpc_reply r = {0};
+  c->watch_service_status = health_status(c->watch_service, !c->s->draining);
+  health_encode(c->watch_service_status, &r);
+  uint8_t *resp = r.resp;
+  r.resp = NULL;
+  send_message(c, resp, r.resp_len);
+  rpc_reply_clear(&r);
+}
+
+static void watch_after_send(call *c) {
+  srv *s = c->s;
+  if (health_status(c->watch_service, !s->draining) != c->watch_service_status)
+    watch_send_status(c);
+  else if (s->draining)
+    finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL, 0);
+  else
+    c->state = ST_IDLE; /* until the status changes or the client goes away */
+}
+
+static void watch_start(call *c) {
+  grpc_slice sl = bb_slice(c->recv_bb);
+  c->bytes_in = GRPC_SLICE_LENGTH(sl);
+  Grpc__Health__V1__HealthCheckRequest *in =
+      grpc__health__v1__health_check_request__unpack(NULL, GRPC_SLICE_LENGTH(sl), GRPC_SLICE_START_PTR(sl));
+  grpc_slice_unref(sl);
+  if (!c->recv_bb || !in) {
+    if (in)
+      grpc__health__v1__health_check_request__free_unpacked(in, NULL);
+    finish(c, GRPC_STATUS_INVALID_ARGUMENT, "cannot decode grpc.health.v1.HealthCheckRequest", NULL, 0);
+    return;
+  }
+  c->watch_service = strdup(in->service);
+  grpc__health__v1__health_check_request__free_unpacked(in, NULL);
+  if (!c->watch_service) {
+    finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory", NULL, 0);
+    return;
+  }
+  watch_send_status(c);
+}
+
+/* --- dispatch ----------------------------------------------------------------------------------- */
+
+static void run_unary(call *c) {
+  srv *s = c->s;
+  rpc_reply r = {0};
+  if (!c->recv_bb) {
+    finish(c, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0);
+    return;
+  }
+  grpc_slice sl = bb_slice(c->recv_bb);
+  const uint8_t *p = GRPC_SLICE_START_PTR(sl);
+  size_t n = GRPC_SLICE_LENGTH(sl);
+  c->bytes_in = n;
+  switch (c->mid) {
+  case M_LIST_RULES:
+    rpc_list_rules(p, n, &r);
+    break;
+  case M_EXPLAIN:
+    rpc_explain(p, n, &r);
+    break;
+  case M_CAPS: {
+    caps_info info = {s->lim, s->max_message_bytes, (uint32_t)s->max_inflight, (uint32_t)s->workers};
+    rpc_capabilities(p, n, &info, &r);
+    break;
+  }
+  case M_HEALTH_CHECK:
+    rpc_health_check(p, n, !s->draining, &r);
+    break;
+  default:
+    rpc_reply_error(&r, GRPC_STATUS_INTERNAL, "no handler");
+  }
+  grpc_slice_unref(sl);
+  finish_reply(c, &r);
+}
+
+static void accept_call(call *c) {
+  srv *s = c->s;
+  c->ev.kind = EV_CALL;
+  c->accepted_ns = now_ns();
+  c->req_slice = grpc_empty_slice();
+  c->live_next = s->live;
+  if (s->live)
+    s->live->live_prev = c;
+  s->live = c;
+  s->live_count++;
+  if (c->mid == M_GENERIC)
+    c->deadline = c->details.deadline;
+  /* Watch for the end of the call (client cancel, deadline) from the start. */
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+  op.data.recv_close_on_server.cancelled = &c->close_cancelled;
+  c->close_pending = start_batch(c, &op, 1, &c->close_ev);
+  if (!c->close_pending) { /* shutting down */
+    c->state = ST_DONE;
+    return;
+  }
+  switch (methods[c->mid].kind) {
+  case MK_GENERIC: {
+    char *path = grpc_slice_to_c_string(c->details.method);
+    char msg[300];
+    snprintf(msg, sizeof msg, "unknown method %.250s", path);
+    gpr_free(path);
+    finish(c, GRPC_STATUS_UNIMPLEMENTED, msg, NULL, 0);
+    break;
+  }
+  case MK_UNARY:
+    run_unary(c);
+    break;
+  case MK_CHECK:
+    c->bytes_in = c->recv_bb ? grpc_byte_buffer_length(c->recv_bb) : 0;
+    if (!c->recv_bb)
+      finish(c, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0);
+    else if (admit(c))
+      queue_check(c);
+    break;
+  case MK_CHECK_STREAM:
+    if (admit(c))
+      start_recv(c);
+    break;
+  case MK_WATCH:
+    watch_start(c);
+    break;
+  case MK_REFLECT:
+    start_recv(c);
+    break;
+  }
+}
+
+static void on_main_done(call *c, int ok) {
+  srv *s = c->s;
+  switch (c->state) {
+  case ST_RECV:
+    if (!ok) { /* the call broke (cancelled, connection lost) */
+      if (!c->finished)
+        finish(c, GRPC_STATUS_CANCELLED, "call ended while receiving", NULL, 0);
+      else
+        c->state = ST_DONE;
+      break;
+    }
+    if (c->mid == M_CHECK_STREAM) {
+      stream_chunk(c);
+    } else if (!c->recv_bb) { /* reflection: the client half-closed */
+      finish(c, GRPC_STATUS_OK, NULL, NULL, 0);
+    } else {
+      grpc_slice sl = bb_slice(c->recv_bb);
+      c->bytes_in += GRPC_SLICE_LENGTH(sl);
+      rpc_reply r = {0};
+      refl_handle(s->refl, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl), &r);
+      grpc_slice_unref(sl);
+      if (r.code != GRPC_STATUS_OK) {
+        finish_reply(c, &r);
+      } else {
+        uint8_t *resp = r.resp;
+        r.resp = NULL;
+        send_message(c, resp, r.resp_len);
+        rpc_reply_clear(&r);
+      }
+    }
+    break;
+  case ST_SEND:
+    if (!ok) {
+      if (!c->finished)
+        finish(c, GRPC_STATUS_CANCELLED, "call ended while sending", NULL, 0);
+      else
+        c->state = ST_DONE;
+    } else if (c->mid == M_HEALTH_WATCH) {
+      watch_after_send(c);
+    } else {
+      start_recv(c);
+    }
+    break;
+  case ST_FINISH:
+    c->state = ST_DONE;
+    break;
+  default:
+    log_msg(LOG_ERROR, "unexpected completion in state %d (%s)", (int)c->state, methods[c->mid].name);
+    break;
+  }
+}
+
+static void on_close(call *c) {
+  if (c->close_cancelled) {
+    c->cancel_flag = 1; /* the analysis polls it */
+    if (c->work_pending)
+      uv_cancel((uv_req_t *)&c->work); /* fails harmlessly once the work started */
+    if (c->state == ST_IDLE) {
+      if (!c->finished)
+        finish(c, GRPC_STATUS_CANCELLED, "client went away", NULL, 0);
+      c->state = ST_DONE;
+    }
+  }
+}
+
+static void finish_srv(srv *s);
+
+static void on_event(srv *s, ev *e) {
+  switch (e->kind) {
+  case EV_REQUEST: {
+    call *c = (call *)e;
+    if (!e->ok || s->cq_closing) { /* a request cancelled by the shutdown */
+      c->state = ST_DONE;
+      call_free(c);
+      return;
+    }
+    accept_call(c);
+    maybe_free(c);
+    return;
+  }
+  case EV_CALL: {
+    call *c = (call *)e;
+    c->main_pending = false;
+    on_main_done(c, e->ok);
+    maybe_free(c);
+    return;
+  }
+  case EV_CLOSE: {
+    call *c = (call *)((char *)e - offsetof(call, close_ev));
+    c->close_pending = false;
+    on_close(c);
+    maybe_free(c);
+    return;
+  }
+  case EV_SHUTDOWN:
+    log_msg(LOG_INFO, "all calls finished; stopping");
+    s->cq_closing = true;
+    uv_timer_stop(&s->grace);
+    maybe_shutdown_cq(s);
+    return;
+  case EV_CQ_EXIT:
+    finish_srv(s);
+    return;
+  }
+}
+
+/* --- life cycle --------------------------------------------------------------------------------- */
+
+static char *read_file(const char *path, char **err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "cannot read %s", path);
+    *err = strdup(buf);
+    return NULL;
+  }
+  size_t cap = 4096, n = 0;
+  char *b = malloc(cap);
+  for (size_t k; b && (k = fread(b + n, 1, cap - n - 1, f)) > 0;) {
+    n += k;
+    if (n + 1 == cap) {
+      char *nb = realloc(b, cap *= 2);
+      if (!nb) {
+        free(b);
+        b = NULL;
+      } else
+        b = nb;
+    }
+  }
+  fclose(f);
+  if (b)
+    b[n] = '\0';
+  else
+    *err = strdup("out of memory");
+  return b;
+}
+
+static grpc_server_credentials *server_creds(const srv_config *cfg, char **err) {
+  if (!cfg->tls_cert[0])
+    return grpc_insecure_server_credentials_create();
+  char *cert = read_file(cfg->tls_cert, err);
+  char *key = cert ? read_file(cfg->tls_key, err) : NULL;
+  char *ca = key && cfg->tls_client_ca[0] ? read_file(cfg->tls_client_ca, err) : NULL;
+  grpc_server_credentials *creds = NULL;
+  if (cert && key && (!cfg->tls_client_ca[0] || ca)) {
+    grpc_ssl_pem_key_cert_pair pair = {key, cert};
+    creds = grpc_ssl_server_credentials_create_ex(
+        ca, &pair, 1, ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+        NULL);
+    if (!creds)
+      *err = strdup("cannot create TLS credentials (check tls.cert / tls.key)");
+  }
+  free(cert);
+  free(key);
+  free(ca);
+  return creds;
+}
+
+static void apply_settings(srv *s, const srv_config *cfg) {
+  s->lim.max_module_bytes = cfg->max_module_bytes;
+  s->lim.max_arena_bytes = cfg->max_arena_bytes;
+  s->lim.max_depth = (uint32_t)cfg->max_depth;
+  s->lim.max_ops = (uint32_t)cfg->max_ops;
+  s->lim.debug_delay_ms = cfg->debug_delay_ms;
+  s->max_inflight = cfg->max_inflight;
+  s->grace_ms = cfg->grace_ms;
+  if (s->cache)
+    cache_set_limit(s->cache, cfg->cache_bytes);
+}
+
+srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
+  *err = NULL;
+  srv *s = calloc(1, sizeof *s);
+  if (!s) {
+    *err = strdup("out of memory");
+    return NULL;
+  }
+  s->loop = loop;
+  s->max_message_bytes = cfg->max_message_bytes;
+  s->workers = cfg->workers;
+  s->prearm = cfg->prearm;
+  s->shutdown_ev.kind = EV_SHUTDOWN;
+  s->cq_exit_ev.kind = EV_CQ_EXIT;
+  s->cache = cache_new(cfg->cache_bytes);
+  s->refl = refl_index_new(sc_descriptor_set, sc_descriptor_set_len);
+  if (!s->cache || !s->refl) {
+    *err = strdup(s->cache ? "cannot index the embedded descriptor set" : "out of memory");
+    goto fail;
+  }
+  apply_settings(s, cfg);
+  grpc_arg args[2];
+  memset(args, 0, sizeof args);
+  args[0].type = GRPC_ARG_INTEGER;
+  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+  args[0].value.integer = (int)cfg->max_message_bytes;
+  args[1].type = GRPC_ARG_INTEGER;
+  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+  args[1].value.integer = -1; /* reports may be larger than requests; clients set their own limit */
+  grpc_channel_args ca = {2, args};
+  s->server = grpc_server_create(&ca, NULL);
+  s->cq = grpc_completion_queue_create_for_next(NULL);
+  grpc_server_register_completion_queue(s->server, s->cq, NULL);
+  for (int m = 0; m < M__COUNT; m++)
+    if (methods[m].path) {
+      s->reg[m] = grpc_server_register_method(
+          s->server, methods[m].path, NULL,
+          methods[m].payload ? GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER : GRPC_SRM_PAYLOAD_NONE, 0);
+      if (!s->reg[m]) {
+        *err = strdup("grpc_server_register_method failed");
+        goto fail;
+      }
+    }
+  grpc_server_credentials *creds = server_creds(cfg, err);
+  if (!creds)
+    goto fail;
+  *port = grpc_server_add_http2_port(s->server, cfg->listen, creds);
+  grpc_server_credentials_release(creds);
+  if (*port <= 0) {
+    char buf[300];
+    snprintf(buf, sizeof buf, "cannot listen on %s", cfg->listen);
+    *err = strdup(buf);
+    goto fail;
+  }
+  uv_mutex_init(&s->mu);
+  uv_async_init(loop, &s->async, on_async);
+  s->async.data = s;
+  uv_timer_init(loop, &s->grace);
+  s->grace.data = s;
+  s->started_ns = now_ns();
+  return s;
+fail:
+  /* Never started and (on bind failure) no listener: destroy directly. */
+  if (s->server)
+    grpc_server_destroy(s->server);
+  if (s->cq) {
+    grpc_completion_queue_shutdown(s->cq);
+    while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN)
+      ;
+    grpc_completion_queue_destroy(s->cq);
+  }
+  cache_free(s->cache);
+  refl_index_free(s->refl);
+  free(s);
+  return NULL;
+}
+
+void srv_start(srv *s) {
+  grpc_server_start(s->server);
+  for (int m = 0; m < M__COUNT; m++)
+    for (uint64_t i = 0; i < s->prearm; i++)
+      request_call(s, (method_id)m);
+  uv_thread_create(&s->cq_thread, cq_thread_main, s);
+  s->cq_thread_started = true;
+}
+
+static void on_grace(uv_timer_t *t) {
+  srv *s = t->data;
+  log_msg(LOG_WARN, "grace period of %llu ms over: cancelling %llu remaining calls", (unsigned long long)s->grace_ms,
+          (unsigned long long)s->live_count);
+  grpc_server_cancel_all_calls(s->server);
+}
+
+void srv_drain(srv *s, void (*done)(void *), void *arg) {
+  if (s->draining) {
+    log_msg(LOG_WARN, "second stop signal: cancelling %llu calls now", (unsigned long long)s->live_count);
+    grpc_server_cancel_all_calls(s->server);
+    return;
+  }
+  s->done = done;
+  s->done_arg = arg;
+  s->draining = true;
+  atomic_store(&s->stopping, 1);
+  json_t *f = json_object();
+  json_object_set_new(f, "inflight", json_integer((json_int_t)s->inflight));
+  json_object_set_new(f, "grace_ms", json_integer((json_int_t)s->grace_ms));
+  log_json(LOG_INFO, "draining: NOT_SERVING, no new calls", f);
+  grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_ev);
+  /* Then watchers hear NOT_SERVING (so whoever sees it also sees new calls refused), and their
+   * streams end. */
+  for (call *c = s->live; c; c = c->live_next)
+    if (c->mid == M_HEALTH_WATCH && c->state == ST_IDLE)
+      watch_after_send(c);
+  uv_timer_start(&s->grace, on_grace, s->grace_ms, 0);
+}
+
+static void on_handle_closed(uv_handle_t *h) {
+  srv *s = h->data;
+  if (--s->closing_handles == 0 && s->done)
+    s->done(s->done_arg);
+}
+
+static void finish_srv(srv *s) {
+  uv_thread_join(&s->cq_thread);
+  s->cq_thread_started = false;
+  if (s->live_count)
+    log_msg(LOG_WARN, "%llu calls still open at exit: releasing", (unsigned long long)s->live_count);
+  while (s->live) {
+    call *c = s->live;
+    c->state = ST_DONE;
+    call_free(c);
+  }
+  grpc_server_destroy(s->server);
+  s->server = NULL;
+  grpc_completion_queue_destroy(s->cq);
+  s->cq = NULL;
+  s->closing_handles = 2;
+  uv_close((uv_handle_t *)&s->async, on_handle_closed);
+  uv_close((uv_handle_t *)&s->grace, on_handle_closed);
+}
+
+void srv_free(srv *s) {
+  if (!s)
+    return;
+  cache_free(s->cache);
+  refl_index_free(s->refl);
+  uv_mutex_destroy(&s->mu);
+  free(s);
+}
+
+void srv_reload(srv *s, const srv_config *cfg) { apply_settings(s, cfg); }
+
+/* --- metrics ------------------------------------------------------------------------------------ */
+
+typedef struct {
+  char *b;
+  size_t n, cap;
+  bool oom;
+} strbuf;
+
+static void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(strbuf *sb, const char *fmt, ...) {
+  if (sb->oom)
+    return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(sb->b + sb->n, sb->cap - sb->n, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+      sb->oom = true;
+      return;
+    }
+    if ((size_t)k < sb->cap - sb->n) {
+      sb->n += (size_t)k;
+      return;
+    }
+    size_t nc = sb->cap * 2 + (size_t)k;
+    char *nb = realloc(sb->b, nc);
+    if (!nb) {
+      sb->oom = true;
+      return;
+    }
+    sb->b = nb;
+    sb->cap = nc;
+  }
+}
+
+char *srv_metrics_text(void *arg) {
+  srv *s = arg;
+  strbuf sb = {malloc(8192), 0, 8192, false};
+  if (!sb.b)
+    return NULL;
+  sb.b[0] = '\0';
+  sb_printf(&sb, "# HELP shardcheckd_build_info Version of the daemon and of its rule set.\n"
+                 "# TYPE shardcheckd_build_info gauge\n"
+                 "shardcheckd_build_info{version=\"%s\",rules_version=\"%s\"} 1\n",
+            SC_VERSION, sc_rules_version());
+  sb_printf(&sb, "# HELP shardcheckd_uptime_seconds Seconds since the server started.\n"
+                 "# TYPE shardcheckd_uptime_seconds gauge\nshardcheckd_uptime_seconds %.3f\n",
+            (double)(now_ns() - s->started_ns) / 1e9);
+  sb_printf(&sb, "# HELP shardcheckd_requests_total Finished calls by method and status code.\n"
+                 "# TYPE shardcheckd_requests_total counter\n");
+  for (int m = 0; m < M__COUNT; m++)
+    for (int k = 0; k < NSTATUS; k++)
+      if (s->calls_total[m][k])
+        sb_printf(&sb, "shardcheckd_requests_total{method=\"%s\",code=\"%s\"} %llu\n", methods[m].name, status_names[k],
+                  (unsigned long long)s->calls_total[m][k]);
+  sb_printf(&sb, "# HELP shardcheckd_request_bytes_total Request bytes received by method.\n"
+                 "# TYPE shardcheckd_request_bytes_total counter\n");
+  for (int m = 0; m < M__COUNT; m++)
+    if (s->bytes_total[m])
+      sb_printf(&sb, "shardcheckd_request_bytes_total{method=\"%s\"} %llu\n", methods[m].name,
+                (unsigned long long)s->bytes_total[m]);
+  sb_printf(&sb, "# HELP shardcheckd_check_duration_seconds Check and CheckStream latency, accept to status.\n"
+                 "# TYPE shardcheckd_check_duration_seconds histogram\n");
+  uint64_t cum = 0;
+  for (size_t b = 0; b < NBUCKETS; b++) {
+    cum += s->hist[b];
+    sb_printf(&sb, "shardcheckd_check_duration_seconds_bucket{le=\"%g\"} %llu\n", hist_bounds[b], (unsigned long long)cum);
+  }
+  cum += s->hist[NBUCKETS];
+  sb_printf(&sb, "shardcheckd_check_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+  sb_printf(&sb, "shardcheckd_check_duration_seconds_sum %.6f\nshardcheckd_check_duration_seconds_count %llu\n",
+            s->hist_sum, (unsigned long long)s->hist_count);
+  sb_printf(&sb, "# HELP shardcheckd_inflight Checks accepted and not yet answered.\n"
+                 "# TYPE shardcheckd_inflight gauge\nshardcheckd_inflight %llu\n"
+                 "# HELP shardcheckd_inflight_limit max_inflight.\n"
+                 "# TYPE shardcheckd_inflight_limit gauge\nshardcheckd_inflight_limit %llu\n"
+                 "# HELP shardcheckd_rejected_busy_total Checks answered RESOURCE_EXHAUSTED by the in-flight bound.\n"
+                 "# TYPE shardcheckd_rejected_busy_total counter\nshardcheckd_rejected_busy_total %llu\n"
+                 "# HELP shardcheckd_open_calls Calls the server holds (all methods).\n"
+                 "# TYPE shardcheckd_open_calls gauge\nshardcheckd_open_calls %llu\n"
+                 "# HELP shardcheckd_serving 1 while serving, 0 while draining.\n"
+                 "# TYPE shardcheckd_serving gauge\nshardcheckd_serving %d\n"
+                 "# HELP shardcheckd_workers Analysis worker threads.\n"
+                 "# TYPE shardcheckd_workers gauge\nshardcheckd_workers %llu\n",
+            (unsigned long long)s->inflight, (unsigned long long)s->max_inflight, (unsigned long long)s->rejected_busy,
+            (unsigned long long)s->live_count, s->draining ? 0 : 1, (unsigned long long)s->workers);
+  cache_stats cs;
+  cache_get_stats(s->cache, &cs);
+  sb_printf(&sb, "# HELP shardcheckd_cache_hits_total Checks answered from the result cache.\n"
+                 "# TYPE shardcheckd_cache_hits_total counter\nshardcheckd_cache_hits_total %llu\n"
+                 "# HELP shardcheckd_cache_misses_total Checks that ran the analysis.\n"
+                 "# TYPE shardcheckd_cache_misses_total counter\nshardcheckd_cache_misses_total %llu\n"
+                 "# HELP shardcheckd_cache_evictions_total Entries evicted by the byte bound.\n"
+                 "# TYPE shardcheckd_cache_evictions_total counter\nshardcheckd_cache_evictions_total %llu\n"
+                 "# HELP shardcheckd_cache_bytes Bytes held by the result cache.\n"
+                 "# TYPE shardcheckd_cache_bytes gauge\nshardcheckd_cache_bytes %llu\n"
+                 "# HELP shardcheckd_cache_entries Entries in the result cache.\n"
+                 "# TYPE shardcheckd_cache_entries gauge\nshardcheckd_cache_entries %llu\n"
+                 "# HELP shardcheckd_cache_limit_bytes The cache byte bound.\n"
+                 "# TYPE shardcheckd_cache_limit_bytes gauge\nshardcheckd_cache_limit_bytes %llu\n",
+            (unsigned long long)cs.hits, (unsigned long long)cs.misses, (unsigned long long)cs.evictions,
+            (unsigned long long)cs.bytes, (unsigned long long)cs.entries, (unsigned long long)cs.limit);
+  if (sb.oom) {
+    free(sb.b);
+    return NULL;
+  }
+  return sb.b;
+}

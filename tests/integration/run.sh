@@ -1,0 +1,212 @@
+#!/bin/sh
+# Integration tests: start the real shardcheckd on 127.0.0.1 (free ports), then
+#   1. the CLI over the daemon (`shardcheck ... --server`) against local mode on the corpus,
+#   2. the C client library (rpc_smoke) against local mode,
+#   3. an independent Python client (Debian's /usr/bin/python3 + python3-grpcio): API, errors,
+#      limits, cache, reflection, 200 concurrent calls, metrics, SIGHUP (group main);
+#      deadlines/cancel inside the analysis and the in-flight bound (group slow);
+#      SIGTERM under load (group drain), a check outliving the grace period (group grace),
+# and stop every daemon with SIGTERM, requiring exit status 0.
+#
+# usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
+# DAEMON_WRAPPER="valgrind ..." runs each daemon under a wrapper (tests/integration/valgrind.sh),
+# CLIENT_WRAPPER the C client library test;
+# SC_QUICK=1 checks a corpus sample instead of every module.
+set -u
+BUILD=${1:-build}
+PY=/usr/bin/python3 # not the pyenv python3 on PATH: it cannot see Debian's grpc module
+DAEMON=$BUILD/bin/shardcheckd
+CLI=$BUILD/bin/shardcheck
+SMOKE=$BUILD/tests/integration/rpc_smoke
+CORPUS=../shared/corpus
+HERE=$(dirname "$0")
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sc-integration.XXXXXX")
+WRAP=${DAEMON_WRAPPER:-}
+QUICK=${SC_QUICK:-}
+FAILS=0
+PIDS=""
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+
+cleanup() {
+  for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+[ -x "$DAEMON" ] && [ -x "$CLI" ] || { echo "run.sh: build first (make)"; exit 2; }
+[ -d "$CORPUS" ] || { echo "run.sh: $CORPUS not found (run from the repository root)"; exit 2; }
+$PY -c 'import grpc, google.protobuf' 2>/dev/null || { echo "run.sh: $PY lacks python3-grpcio/python3-protobuf"; exit 2; }
+
+# start NAME ARGS... : starts a daemon; sets PID, PORT, MPORT, LOG.
+start() {
+  name=$1
+  shift
+  LOG=$TMP/$name.log
+  rm -f "$TMP/$name.port" "$TMP/$name.mport"
+  # shellcheck disable=SC2086
+  $WRAP "$DAEMON" --listen 127.0.0.1:0 --port-file "$TMP/$name.port" --metrics-listen 127.0.0.1:0 \
+    --metrics-port-file "$TMP/$name.mport" "$@" 2>"$LOG" &
+  PID=$!
+  PIDS="$PIDS $PID"
+  i=0
+  while [ ! -s "$TMP/$name.mport" ] || [ ! -s "$TMP/$name.port" ]; do
+    i=$((i + 1))
+    if [ $i -gt 1200 ] || ! kill -0 "$PID" 2>/dev/null; then
+      echo "run.sh: daemon $name did not start:"
+      cat "$LOG"
+      exit 1
+    fi
+    sleep 0.05
+  done
+  PORT=$(cat "$TMP/$name.port")
+  MPORT=$(cat "$TMP/$name.mport")
+  echo "== daemon $name on 127.0.0.1:$PORT (metrics :$MPORT, pid $PID)"
+}
+
+# stop PID NAME: SIGTERM, then the exit status must be 0.
+stop() {
+  kill -TERM "$1" 2>/dev/null
+  wait "$1"
+  rc=$?
+  [ "$rc" -eq 0 ] || { fail "daemon $2 exited with status $rc after SIGTERM"; tail -5 "$TMP/$2.log"; }
+}
+
+# waitexit PID NAME: the daemon was signalled elsewhere; its exit status must be 0.
+waitexit() {
+  wait "$1"
+  rc=$?
+  [ "$rc" -eq 0 ] || { fail "daemon $2 exited with status $rc"; tail -5 "$TMP/$2.log"; }
+}
+
+corpus_list() {
+  find "$CORPUS" -type f \( -name '*.mlir' -o -name '*.hlo' \) | sort >"$TMP/corpus.all"
+  if [ -n "$QUICK" ]; then awk 'NR % 6 == 1' "$TMP/corpus.all"; else cat "$TMP/corpus.all"; fi
+}
+
+# ---------------------------------------------------------------------------------------------------
+MAXMSG=1048576
+MAXMOD=8388608
+printf '{"_comment": "integration test config", "max_inflight": 256, "log_level": "info"}\n' >"$TMP/main.json"
+start main --config "$TMP/main.json" --max-message-bytes $MAXMSG --max-module-bytes $MAXMOD --workers 2
+MAIN_PID=$PID MAIN_PORT=$PORT MAIN_MPORT=$MPORT MAIN_LOG=$LOG
+
+# 1. CLI over the daemon vs local mode: identical reports (JSON, text), identical exit status.
+if "$CLI" check --server 127.0.0.1:1 /dev/null 2>&1 | grep -q "not available in this build"; then
+  fail "the CLI has no --server support"
+else
+  n=0
+  bad=0
+  for f in $(corpus_list); do
+    n=$((n + 1))
+    for fmt in json text; do
+      "$CLI" check --format $fmt --no-color "$f" >"$TMP/local.out" 2>"$TMP/local.err"
+      lrc=$?
+      "$CLI" check --format $fmt --no-color --server "127.0.0.1:$MAIN_PORT" "$f" >"$TMP/remote.out" 2>"$TMP/remote.err"
+      rrc=$?
+      if [ $lrc -eq 2 ]; then continue; fi # local mode could not check it (a limit): nothing to compare
+      if [ $lrc -ne $rrc ] || ! cmp -s "$TMP/local.out" "$TMP/remote.out"; then
+        bad=$((bad + 1))
+        [ $bad -le 3 ] && { echo "  differs ($fmt): $f (exit $lrc local, $rrc --server)"; head -3 "$TMP/remote.err"; }
+      fi
+    done
+  done
+  [ $bad -eq 0 ] || fail "$bad CLI --server reports differ from local mode"
+  echo "  CLI --server vs local mode: $n corpus modules, json+text, $bad differences"
+  # Options and large modules (CheckStream) through the CLI.
+  big=$TMP/big.mlir
+  cat "$CORPUS"/jax/jax_backcompat/annotate_data_placement__0.mlir >"$big"
+  awk 'BEGIN { s = sprintf("%1020s", ""); gsub(/ /, "x", s); for (i = 0; i < 3000; i++) print "// " s }' >>"$big"
+  for args in "--format json $big" "--split-input-file --format json $CORPUS/shardy/verifier/$(ls $CORPUS/shardy/verifier | head -1)" \
+    "--mesh x=2,y=4:explicit --platform tpu --format sarif $CORPUS/jax/jax_backcompat/$(ls $CORPUS/jax/jax_backcompat | head -1)" \
+    "--rules syntax --min-severity error --format json $(sed -n 5p "$TMP/corpus.all")"; do
+    # shellcheck disable=SC2086
+    "$CLI" check $args >"$TMP/local.out" 2>/dev/null
+    lrc=$?
+    # shellcheck disable=SC2086
+    "$CLI" check --server "127.0.0.1:$MAIN_PORT" $args >"$TMP/remote.out" 2>"$TMP/remote.err"
+    rrc=$?
+    { [ $lrc -eq $rrc ] && cmp -s "$TMP/local.out" "$TMP/remote.out"; } || { fail "CLI --server differs: check $args"; head -3 "$TMP/remote.err"; }
+  done
+  grep '"method":"CheckStream"' "$MAIN_LOG" | grep -q '"status":"OK"' || fail "the large module did not go through CheckStream"
+  # rules, explain, health over the daemon.
+  "$CLI" rules >"$TMP/l" && "$CLI" rules --server "127.0.0.1:$MAIN_PORT" >"$TMP/r" && cmp -s "$TMP/l" "$TMP/r" || fail "rules --server differs"
+  code=$("$CLI" rules --format json | sed -n 's/.*"code": "\(SC[0-9]*\)".*/\1/p' | tail -1)
+  "$CLI" explain "$code" >"$TMP/l" && "$CLI" explain --server "127.0.0.1:$MAIN_PORT" "$code" >"$TMP/r" && cmp -s "$TMP/l" "$TMP/r" || fail "explain --server differs"
+  "$CLI" explain --server "127.0.0.1:$MAIN_PORT" SC9999 >/dev/null 2>&1 && fail "explain --server of an unknown code succeeded"
+  "$CLI" health --server "127.0.0.1:$MAIN_PORT" | grep -q SERVING || fail "health --server"
+  "$CLI" health --server 127.0.0.1:1 >/dev/null 2>&1 && fail "health --server of a closed port succeeded"
+fi
+
+# 2. The C client library.
+if [ -x "$SMOKE" ]; then
+  # shellcheck disable=SC2046
+  ${CLIENT_WRAPPER:-} "$SMOKE" "127.0.0.1:$MAIN_PORT" $(corpus_list | awk 'NR % 9 == 1') || fail "rpc_smoke"
+fi
+
+# 3. Python, group main.
+$PY "$HERE/test_daemon.py" --group main --port "$MAIN_PORT" --metrics-port "$MAIN_MPORT" --pid "$MAIN_PID" \
+  --log "$MAIN_LOG" --config "$TMP/main.json" --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" \
+  --max-message-bytes $MAXMSG --max-module-bytes $MAXMOD ${QUICK:+--corpus-limit 40} || fail "python group main"
+stop "$MAIN_PID" main
+
+# Python, group slow: every check first waits 30 s (cancellable), at most 3 in flight.
+start slow --debug-delay-ms 30000 --max-inflight 3 --workers 4
+$PY "$HERE/test_daemon.py" --group slow --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" --max-inflight 3 || fail "python group slow"
+stop "$PID" slow
+
+# The shipped config loads (flags override it); a bad config is refused with exit status 2.
+printf '{"listen": "127.0.0.1:0", "limits": {"max_opz": 1}}\n' >"$TMP/bad.json"
+"$DAEMON" --config "$TMP/bad.json" 2>"$TMP/bad.err"
+rc=$?
+{ [ $rc -eq 2 ] && grep -q 'unknown setting "limits.max_opz"' "$TMP/bad.err"; } || fail "a bad config: exit $rc, $(cat "$TMP/bad.err")"
+"$DAEMON" --workers 0 2>/dev/null
+[ $? -eq 2 ] || fail "--workers 0 was accepted"
+
+# TLS with a self-signed certificate for 127.0.0.1: the CLI (SHARDCHECK_TLS_CA) and Python connect;
+# a plaintext client does not.
+if command -v openssl >/dev/null 2>&1; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>/dev/null
+  start tls --tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem"
+  f=$(sed -n 3p "$TMP/corpus.all")
+  SHARDCHECK_TLS_CA=$TMP/cert.pem "$CLI" health --server "127.0.0.1:$PORT" | grep -q '^SERVING$' || fail "health over TLS"
+  "$CLI" check --format json "$f" >"$TMP/local.out" 2>/dev/null
+  SHARDCHECK_TLS_CA=$TMP/cert.pem "$CLI" check --format json --server "127.0.0.1:$PORT" "$f" >"$TMP/remote.out" 2>&1
+  cmp -s "$TMP/local.out" "$TMP/remote.out" || fail "check over TLS differs from local mode"
+  SHARDCHECK_TIMEOUT_MS=10000 "$CLI" health --server "127.0.0.1:$PORT" >/dev/null 2>&1 && fail "a plaintext client got an answer from a TLS server"
+  $PY - "$PORT" "$TMP/cert.pem" "$BUILD/gen/descriptors.pb" <<'PYEOF' || fail "Python over TLS"
+import sys, grpc
+sys.path.insert(0, "tests/integration")
+from scproto import Proto
+p = Proto(sys.argv[3])
+creds = grpc.ssl_channel_credentials(root_certificates=open(sys.argv[2], "rb").read())
+ch = grpc.secure_channel(f"127.0.0.1:{sys.argv[1]}", creds)
+Req, Resp = p.msg("grpc.health.v1.HealthCheckRequest"), p.msg("grpc.health.v1.HealthCheckResponse")
+r = ch.unary_unary("/grpc.health.v1.Health/Check", request_serializer=Req.SerializeToString,
+                   response_deserializer=Resp.FromString)(Req(), timeout=10)
+assert r.status == 1, r
+PYEOF
+  stop "$PID" tls
+else
+  echo "  (openssl not installed: TLS not tested)"
+fi
+
+# Python, group drain: SIGTERM while checks (each waiting 300 ms) are in flight; the shipped config.
+start drain --config config/shardcheckd.json --debug-delay-ms 300 --max-inflight 64 --workers 4 --grace-ms 60000
+$PY "$HERE/test_daemon.py" --group drain --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" --max-inflight 64 --load 40 || fail "python group drain"
+waitexit "$PID" drain
+
+# Python, group grace: a check that would take 60 s is cancelled when the 300 ms grace period ends.
+start grace --debug-delay-ms 60000 --grace-ms 300
+$PY "$HERE/test_daemon.py" --group grace --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" || fail "python group grace"
+waitexit "$PID" grace
+
+if [ $FAILS -ne 0 ]; then
+  echo "integration: $FAILS failure(s)"
+  exit 1
+fi
+echo "integration: all passed"
