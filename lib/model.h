@@ -175,6 +175,9 @@ struct sc_model {
   const sc_module *module;
   sc_model_error *errors;
   uint32_t nerrors;
+  /* Scratch for the rules of one request (lib/rule_util.c caches the per-sharding problems here so the
+   * sharding rules verify each sharding once). Not part of the model proper. */
+  void *rule_cache;
 };
 
 /* Builds the model. Never fails on bad annotations (they become sc_model_error entries). */

@@ -466,3 +466,34 @@ sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, co
     }
   return v;
 }
+
+/* ---- per-request cache of site problems --------------------------------------------------------- */
+
+typedef struct {
+  ru_site site;
+  const char *rule;
+} site_problem;
+
+typedef struct {
+  SC_VEC(site_problem) problems;
+} site_cache;
+
+static void collect_site(sc_ctx *ctx, const ru_site *site, void *user) {
+  site_cache *c = user;
+  const char *rule = NULL;
+  if (!ru_site_problem(ctx, site, &rule)) return;
+  site_problem p = {*site, rule};
+  SC_PUSH(ctx->arena, c->problems, p);
+}
+
+void ru_report_site_problems(sc_ctx *ctx) {
+  if (!ctx->model) return;
+  site_cache *c = ctx->model->rule_cache;
+  if (!c) {
+    c = sc_arena_alloc(ctx->arena, sizeof *c);
+    ru_for_each_sdy_site(ctx, collect_site, c);
+    ctx->model->rule_cache = c;
+  }
+  for (size_t i = 0; i < c->problems.n; i++)
+    if (!strcmp(c->problems.v[i].rule, ctx->rule->name)) ru_site_report(ctx, &c->problems.v[i].site, NULL);
+}

@@ -57,6 +57,9 @@ const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule)
 
 /* Site callback that reports the site's first problem if it belongs to the running rule. */
 void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user);
+/* Reports the running rule's site problems: every Shardy sharding is verified once per request (the
+ * first call collects all problems into the model's rule cache), then each rule reports its own. */
+void ru_report_site_problems(sc_ctx *ctx);
 
 /* "[\"x\", \"y\":(1)2]" */
 const char *ru_axes_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n);

@@ -263,7 +263,7 @@ void sc_check_manual_axis_rebound(sc_ctx *ctx) {
       break;
     }
   }
-  ru_for_each_sdy_site(ctx, ru_site_report, NULL);
+  ru_report_site_problems(ctx);
 }
 
 void sc_check_manual_isolation(sc_ctx *ctx);

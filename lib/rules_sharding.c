@@ -82,7 +82,7 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
 
 #define SITE_RULE(fn)                                                                                           \
   void fn(sc_ctx *ctx);                                                                                         \
-  void fn(sc_ctx *ctx) { ru_for_each_sdy_site(ctx, ru_site_report, NULL); }
+  void fn(sc_ctx *ctx) { ru_report_site_problems(ctx); }
 
 SITE_RULE(sc_check_sharding_unknown_mesh)
 SITE_RULE(sc_check_sharding_unknown_axis)
