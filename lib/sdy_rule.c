@@ -298,6 +298,11 @@ static const char *edges_one(sc_arena *a, const sc_model *model, const sc_op *op
   for (uint32_t i = 0; i < op->nresults; i++) add_mesh(ms, &nms, sc_model_sharding_mesh(model, sc_model_result_sharding(model, op, i)));
   for (uint32_t i = 0; i < op->noperands; i++)
     add_mesh(ms, &nms, sc_model_sharding_mesh(model, sc_model_value_sharding(model, op->operands[i])));
+  if (!nms) return "expected propagation edges attr to reference a sharding: none of the op's operands or results has one";
+  for (uint32_t i = 1; i < nms; i++)
+    if (!ru_meshes_match(ms[0], ms[i]))
+      return sc_arena_printf(a, "expected a common mesh for propagation edges attr: the op's shardings use %s and %s",
+                             ru_mesh_str(a, ms[0]), ru_mesh_str(a, ms[i]));
   SC_VEC(int64_t) steps = {0};
   if (sdy_eat(lx, ']')) return NULL;
   for (;;) {
