@@ -47,6 +47,11 @@ $(TEST_DEPS_OK): scripts/deps.sh
 	@touch $@
 deps: $(DEPS_OK)
 
+# The rules version (cache keys, GetCapabilities) changes whenever anything that decides results does.
+RULES_HASH = $(shell cat lib/*.c lib/*.h lib/*.def lib/*.inc | sha256sum | cut -c1-16)
+$(BUILD)/obj/lib/catalog.o: EXTRA_CFLAGS += -DSC_RULES_HASH='"$(RULES_HASH)"'
+$(BUILD)/obj/lib/catalog.o: $(wildcard lib/*.c lib/*.h lib/*.def lib/*.inc)
+
 $(BUILD)/obj/lib/%.o: lib/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@

@@ -119,7 +119,10 @@ struct sc_op {
   sc_span *result_types;
   uint32_t nresult_types;
 
-  sc_attrs attrs;          /* properties, attr dict, `attributes {}`, custom `name=value` */
+  /* Properties `<{...}>`, the attr dict `{...}`, `attributes {...}`, custom-syntax `name=value` pairs,
+   * `@sym = value` (name "value"), and custom-syntax `<...>` / `[...]` groups without a name (empty
+   * name, in order; for sdy.sharding_constraint/sdy.reshard the `<...>` is named "sharding"). */
+  sc_attrs attrs;
   sc_attrs *result_attrs;  /* func.func result attribute dicts (nresult_attrs entries) */
   uint32_t nresult_attrs;
   sc_span *func_result_types; /* func.func declared result types */
@@ -171,6 +174,8 @@ sc_pos sc_linemap_pos(const sc_linemap *m, uint32_t offset);
 /* A syntax error from a front end: the first one, precisely. */
 typedef struct {
   bool failed;
+  bool cancelled;      /* stopped because *cancel became non-zero (not a syntax error) */
+  bool limit;          /* a max_depth / max_ops bound was hit (reported as input-limit, SC0002) */
   uint32_t offset;
   const char *message; /* arena */
 } sc_parse_error;

@@ -47,13 +47,13 @@ const sc_rule *sc_rule_by_code(const char *code);
 /* Reports a diagnostic of ctx->rule at `op` (its location, function, op name, custom call target and
  * source location are filled in). The message is printf-formatted into the arena. Returns the
  * diagnostic so the caller can add context and fixes; the pointer is valid until the next report. */
-sc_diag *sc_report(sc_ctx *ctx, const sc_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+sc_diag *sc_emit(sc_ctx *ctx, const sc_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Same at a byte offset (for things that are not ops: attributes, func args, mesh specs). `op` may be
  * NULL; it gives the function/op fields. */
-sc_diag *sc_report_at(sc_ctx *ctx, uint32_t offset, const sc_op *op, const char *fmt, ...)
+sc_diag *sc_emit_at(sc_ctx *ctx, uint32_t offset, const sc_op *op, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Same with an explicit severity instead of the rule's default. */
-sc_diag *sc_report_sev(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc_op *op, const char *fmt, ...)
+sc_diag *sc_emit_sev(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc_op *op, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 void sc_diag_context(sc_ctx *ctx, sc_diag *d, const char *key, const char *value);

@@ -1,0 +1,381 @@
+/* check.c — sc_check(): detect the format, split chunks, parse, build the sharding model, run the
+ * rules, and assemble the report. Also the small enum/name helpers and the mesh spec parser. */
+#include <ctype.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "model.h"
+#include "rules.h"
+#include "shardcheck.h"
+
+const char *sc_format_name(sc_format f) {
+  switch (f) {
+  case SC_FMT_STABLEHLO: return "stablehlo";
+  case SC_FMT_HLO: return "hlo";
+  default: return "auto";
+  }
+}
+
+const char *sc_severity_name(sc_severity s) {
+  switch (s) {
+  case SC_SEV_ERROR: return "error";
+  case SC_SEV_WARNING: return "warning";
+  default: return "note";
+  }
+}
+
+const char *sc_platform_name(sc_platform p) {
+  switch (p) {
+  case SC_PLATFORM_TPU: return "tpu";
+  case SC_PLATFORM_GPU: return "gpu";
+  case SC_PLATFORM_CPU: return "cpu";
+  default: return "unspecified";
+  }
+}
+
+const char *sc_axis_type_name(sc_axis_type t) {
+  switch (t) {
+  case SC_AXIS_EXPLICIT: return "explicit";
+  case SC_AXIS_MANUAL: return "manual";
+  default: return "auto";
+  }
+}
+
+int sc_platform_parse(const char *s, sc_platform *out) {
+  if (!strcmp(s, "tpu")) *out = SC_PLATFORM_TPU;
+  else if (!strcmp(s, "gpu") || !strcmp(s, "cuda") || !strcmp(s, "rocm")) *out = SC_PLATFORM_GPU;
+  else if (!strcmp(s, "cpu")) *out = SC_PLATFORM_CPU;
+  else if (!strcmp(s, "") || !strcmp(s, "unspecified")) *out = SC_PLATFORM_UNSPECIFIED;
+  else return -1;
+  return 0;
+}
+
+int sc_format_parse(const char *s, sc_format *out) {
+  if (!strcmp(s, "auto")) *out = SC_FMT_AUTO;
+  else if (!strcmp(s, "stablehlo") || !strcmp(s, "mlir")) *out = SC_FMT_STABLEHLO;
+  else if (!strcmp(s, "hlo")) *out = SC_FMT_HLO;
+  else return -1;
+  return 0;
+}
+
+static bool parse_i64(const char **pp, int64_t *out) {
+  const char *p = *pp;
+  if (!isdigit((unsigned char)*p)) return false;
+  int64_t v = 0;
+  while (isdigit((unsigned char)*p)) {
+    if (v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (*p++ - '0');
+  }
+  *pp = p;
+  *out = v;
+  return true;
+}
+
+/* "data=2,model=4:explicit[;devices=0,1,...][;platform=tpu]" */
+int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char **error) {
+  memset(out, 0, sizeof *out);
+  SC_VEC(sc_mesh_axis) axes = {0};
+  SC_VEC(int64_t) devs = {0};
+  const char *p = spec;
+  int64_t total = 1;
+  while (*p && *p != ';') {
+    const char *name = p;
+    while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
+    if (p == name) {
+      *error = sc_arena_printf(a, "mesh spec: expected an axis name at '%s' (format: name=size[:auto|explicit|manual],...)", p);
+      return -1;
+    }
+    sc_mesh_axis ax = {sc_arena_strndup(a, name, (size_t)(p - name)), 0, SC_AXIS_AUTO};
+    if (*p != '=') {
+      *error = sc_arena_printf(a, "mesh spec: expected '=' after axis '%s'", ax.name);
+      return -1;
+    }
+    p++;
+    if (!parse_i64(&p, &ax.size) || ax.size < 1) {
+      *error = sc_arena_printf(a, "mesh spec: axis '%s' needs a positive integer size", ax.name);
+      return -1;
+    }
+    if (*p == ':') {
+      p++;
+      const char *t = p;
+      while (isalpha((unsigned char)*p)) p++;
+      size_t n = (size_t)(p - t);
+      if (n == 4 && !strncmp(t, "auto", 4)) ax.type = SC_AXIS_AUTO;
+      else if (n == 8 && !strncmp(t, "explicit", 8)) ax.type = SC_AXIS_EXPLICIT;
+      else if (n == 6 && !strncmp(t, "manual", 6)) ax.type = SC_AXIS_MANUAL;
+      else {
+        *error = sc_arena_printf(a, "mesh spec: axis '%s' has unknown type '%.*s' (auto, explicit or manual)", ax.name,
+                                 (int)n, t);
+        return -1;
+      }
+    }
+    for (size_t i = 0; i < axes.n; i++)
+      if (!strcmp(axes.v[i].name, ax.name)) {
+        *error = sc_arena_printf(a, "mesh spec: axis '%s' appears twice", ax.name);
+        return -1;
+      }
+    if (total > INT64_MAX / ax.size) {
+      *error = sc_arena_strdup(a, "mesh spec: too many devices");
+      return -1;
+    }
+    total *= ax.size;
+    SC_PUSH(a, axes, ax);
+    if (*p == ',') p++;
+    else if (*p && *p != ';') {
+      *error = sc_arena_printf(a, "mesh spec: unexpected '%c' after axis '%s'", *p, ax.name);
+      return -1;
+    }
+  }
+  while (*p == ';') {
+    p++;
+    if (!strncmp(p, "devices=", 8)) {
+      p += 8;
+      while (*p && *p != ';') {
+        int64_t d;
+        if (!parse_i64(&p, &d)) {
+          *error = sc_arena_strdup(a, "mesh spec: devices= needs comma-separated device ids");
+          return -1;
+        }
+        SC_PUSH(a, devs, d);
+        if (*p == ',') p++;
+      }
+    } else if (!strncmp(p, "platform=", 9)) {
+      p += 9;
+      const char *e = strchr(p, ';');
+      char *name = sc_arena_strndup(a, p, e ? (size_t)(e - p) : strlen(p));
+      if (sc_platform_parse(name, &out->platform)) {
+        *error = sc_arena_printf(a, "mesh spec: unknown platform '%s' (tpu, gpu or cpu)", name);
+        return -1;
+      }
+      p += strlen(name);
+    } else {
+      *error = sc_arena_printf(a, "mesh spec: unknown section '%s' (devices=... or platform=...)", p);
+      return -1;
+    }
+  }
+  if (devs.n && (int64_t)devs.n != total) {
+    *error = sc_arena_printf(a, "mesh spec: %zu device ids given for a mesh of %lld devices", devs.n, (long long)total);
+    return -1;
+  }
+  out->axes = axes.v;
+  out->naxes = axes.n;
+  out->device_ids = devs.v;
+  out->ndevice_ids = devs.n;
+  return 0;
+}
+
+static void sha256_hex(const char *buf, size_t len, char out[65]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (!EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL)) n = 0;
+  static const char hex[] = "0123456789abcdef";
+  for (unsigned i = 0; i < n && i < 32; i++) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
+  out[2 * (n < 32 ? n : 32)] = '\0';
+}
+
+/* Chunk boundaries for split-input-file: lines that begin with "// -----". */
+typedef struct {
+  uint32_t begin, end;
+} chunk;
+
+static size_t split_chunks(sc_arena *a, const char *buf, size_t len, bool split, chunk **out) {
+  SC_VEC(chunk) v = {0};
+  uint32_t start = 0;
+  if (split) {
+    for (size_t i = 0; i < len;) {
+      const char *nl = memchr(buf + i, '\n', len - i);
+      size_t line_end = nl ? (size_t)(nl - buf) : len;
+      if (line_end - i >= 8 && memcmp(buf + i, "// -----", 8) == 0) {
+        chunk c = {start, (uint32_t)i};
+        SC_PUSH(a, v, c);
+        start = (uint32_t)(nl ? line_end + 1 : len);
+      }
+      i = nl ? line_end + 1 : len;
+    }
+  }
+  chunk c = {start, (uint32_t)len};
+  SC_PUSH(a, v, c);
+  *out = v.v;
+  return v.n;
+}
+
+static int diag_cmp(const void *x, const void *y) {
+  const sc_diag *a = x, *b = y;
+  if (a->offset != b->offset) return a->offset < b->offset ? -1 : 1;
+  int c = strcmp(a->code, b->code);
+  if (c) return c;
+  return strcmp(a->message, b->message);
+}
+
+static void fill_mesh(sc_arena *a, sc_report *r, const sc_model *model, const sc_options *opt) {
+  const sc_mesh *mesh = model ? model->effective : NULL;
+  r->platform = opt->platform ? opt->platform : opt->mesh ? opt->mesh->platform : SC_PLATFORM_UNSPECIFIED;
+  if (opt->mesh) {
+    r->mesh_source = "request";
+    r->mesh_axes = opt->mesh->axes;
+    r->mesh_naxes = opt->mesh->naxes;
+    int64_t n = 1;
+    for (size_t i = 0; i < opt->mesh->naxes; i++) n *= opt->mesh->axes[i].size;
+    r->mesh_devices = n;
+    return;
+  }
+  if (!mesh) {
+    r->mesh_source = "none";
+    r->mesh_devices = model && model->num_partitions > 0 ? model->num_partitions : 1;
+    return;
+  }
+  r->mesh_source = "module";
+  r->mesh_axes = sc_arena_calloc(a, mesh->naxes ? mesh->naxes : 1, sizeof *r->mesh_axes);
+  for (uint32_t i = 0; i < mesh->naxes; i++) {
+    r->mesh_axes[i].name = sc_span_dup(a, mesh->axes[i].name);
+    r->mesh_axes[i].size = mesh->axes[i].size;
+    r->mesh_axes[i].type = mesh->axes[i].type;
+  }
+  r->mesh_naxes = mesh->naxes;
+  r->mesh_devices = mesh->devices;
+}
+
+/* State shared between sc_check() and its body; lives in memory (its address is taken), so it is
+ * valid after the arena's failure longjmp. */
+typedef struct {
+  sc_arena *arena;
+  const char *buf;
+  size_t len;
+  const sc_options *opt;
+  sc_report *report;
+} check_run;
+
+static sc_status check_body(check_run *run);
+
+/* Runs the body with the arena's failure jump installed; nothing but `run` lives across setjmp. */
+static sc_status check_guarded(check_run *run) {
+  jmp_buf env;
+  sc_arena_set_failure_jump(run->arena, &env);
+  if (setjmp(env)) {
+    sc_arena_set_failure_jump(run->arena, NULL);
+    if (run->report) run->report->failure = "the request needs more memory than its limit allows";
+    return SC_ERR_LIMIT;
+  }
+  sc_status status = check_body(run);
+  sc_arena_set_failure_jump(run->arena, NULL);
+  return status;
+}
+
+sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_options *options, sc_report **out) {
+  static const sc_options defaults;
+  check_run run = {arena, buf, len, options ? options : &defaults, NULL};
+  sc_status status = check_guarded(&run);
+  *out = run.report;
+  return status;
+}
+
+static sc_status check_body(check_run *run) {
+  sc_arena *arena = run->arena;
+  const char *buf = run->buf;
+  size_t len = run->len;
+  const sc_options *opt = run->opt;
+  sc_report *r = sc_arena_alloc(arena, sizeof *r);
+  run->report = r;
+  r->input_name = opt->input_name ? opt->input_name : "<stdin>";
+  r->buf = buf;
+  r->bytes = len;
+  r->format = opt->input_format != SC_FMT_AUTO ? opt->input_format : sc_detect_format(buf, len);
+  sha256_hex(buf, len, r->sha256);
+  r->mesh_source = "none";
+
+  sc_status status = SC_OK;
+  sc_rule_selection sel;
+  const char *error = NULL;
+  if (sc_rule_select(arena, opt->rules, &sel, &error)) {
+    r->failure = error;
+    return SC_ERR_INVALID;
+  }
+  if (len > UINT32_MAX - 1) {
+    r->failure = "inputs larger than 4 GiB are not supported";
+    return SC_ERR_INVALID;
+  }
+
+  sc_linemap lines = sc_linemap_build(arena, buf, len);
+  sc_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.arena = arena;
+  ctx.options = opt;
+  ctx.lines = &lines;
+
+  chunk *chunks;
+  size_t nchunks = split_chunks(arena, buf, len, opt->split_input_file, &chunks);
+  sc_model *first_model = NULL;
+  for (size_t i = 0; i < nchunks; i++) {
+    if (opt->cancel && *opt->cancel) {
+      status = SC_ERR_CANCELLED;
+      break;
+    }
+    sc_parse_input in = {arena, buf, len, chunks[i].begin, chunks[i].end, &lines,
+                         opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
+                         opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
+    sc_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    sc_module *m = r->format == SC_FMT_HLO ? sc_parse_hlo(&in, &perr) : sc_parse_mlir(&in, &perr);
+    if (!m) {
+      if (perr.cancelled) {
+        status = SC_ERR_CANCELLED;
+        break;
+      }
+      /* An all-blank chunk between separators is not an error. */
+      bool blank = true;
+      for (uint32_t k = chunks[i].begin; k < chunks[i].end && blank; k++) {
+        if (buf[k] == '/' && k + 1 < chunks[i].end && buf[k + 1] == '/') {
+          const char *nl = memchr(buf + k, '\n', chunks[i].end - k);
+          k = nl ? (uint32_t)(nl - buf) : chunks[i].end;
+          continue;
+        }
+        if (!isspace((unsigned char)buf[k])) blank = false;
+      }
+      if (blank && opt->split_input_file) continue; /* as mlir-opt: blank chunks are empty modules */
+      ctx.rule = sc_rule_by_name(perr.limit ? "input-limit" : "syntax");
+      sc_emit_at(&ctx, perr.failed ? perr.offset : chunks[i].begin, NULL, "%s",
+                   perr.message ? perr.message : "the module could not be parsed");
+      ctx.rule = NULL;
+      continue;
+    }
+    r->functions += m->nfuncs;
+    r->ops += m->nops;
+    ctx.module = m;
+    ctx.model = sc_model_build(arena, m, opt);
+    if (!first_model) first_model = ctx.model;
+    sc_rules_run(&ctx, &sel);
+    if (opt->cancel && *opt->cancel) {
+      status = SC_ERR_CANCELLED;
+      break;
+    }
+  }
+  fill_mesh(arena, r, first_model, opt);
+
+  /* Keep selected rules' diagnostics at or above the severity floor; syntax is never dropped. */
+  size_t kept = 0;
+  for (size_t i = 0; i < ctx.diags.n; i++) {
+    sc_diag *d = &ctx.diags.v[i];
+    const sc_rule *rule = sc_rule_by_code(d->code);
+    bool engine = rule && !rule->check;
+    if (!engine && d->severity < opt->min_severity) continue;
+    if (rule && !engine && !sel.enabled[rule - sc_rule_table]) continue;
+    ctx.diags.v[kept++] = *d;
+  }
+  qsort(ctx.diags.v, kept, sizeof *ctx.diags.v, diag_cmp);
+  r->diags = ctx.diags.v;
+  r->ndiags = kept;
+  for (size_t i = 0; i < kept; i++) {
+    switch (r->diags[i].severity) {
+    case SC_SEV_ERROR: r->errors++; break;
+    case SC_SEV_WARNING: r->warnings++; break;
+    default: r->notes++; break;
+    }
+  }
+  if (status == SC_ERR_CANCELLED) r->failure = "cancelled";
+  return status;
+}
