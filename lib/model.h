@@ -50,7 +50,10 @@ typedef enum {
   SC_SHARDING_TILED,     /* GSPMD tile assignment not (yet) mapped onto named axes */
   SC_SHARDING_TUPLE,     /* GSPMD tuple; see elements */
   SC_SHARDING_UNKNOWN,   /* {unknown} or anything unrecognised */
+  SC_SHARDING_UNREDUCED, /* GSPMD {unreduced} (every axis unreduced) */
 } sc_sharding_kind;
+
+typedef enum { SC_REDUCE_SUM = 0, SC_REDUCE_MAX, SC_REDUCE_MIN } sc_reduction;
 
 typedef enum { SC_SHARDING_FROM_SDY = 0, SC_SHARDING_FROM_GSPMD } sc_sharding_source;
 
@@ -68,6 +71,9 @@ typedef struct sc_sharding {
   uint32_t nreplicated;
   sc_axis_ref *unreduced;
   uint32_t nunreduced;
+  sc_reduction unreduced_op; /* unreduced=max{...} */
+  sc_axis_ref *manual_axes;  /* GSPMD named sharding `manual={...}` */
+  uint32_t nmanual_axes;
   /* GSPMD */
   int64_t *tile_dims;        /* tile assignment dimensions, incl. trailing replicate/manual dims */
   uint32_t ntile_dims;
@@ -79,6 +85,13 @@ typedef struct sc_sharding {
   int64_t maximal_device;    /* SC_SHARDING_MAXIMAL: device id; -1 otherwise */
   struct sc_sharding **elements; /* SC_SHARDING_TUPLE */
   uint32_t nelements;
+  /* GSPMD iota tile assignment `<=[reshape]T(perm)` as written (niota_reshape 0 = explicit list) */
+  int64_t *iota_reshape;
+  uint32_t niota_reshape;
+  int64_t *iota_perm;
+  uint32_t niota_perm;
+  bool mapped;               /* GSPMD tiled sharding mapped onto the named axes of `mesh` (kind NAMED) */
+  int64_t shard_group;       /* shard_as/shard_like N; -1 none */
 } sc_sharding;
 
 /* Each op's manual context: the union of manual axes of enclosing manual computations (Shardy) or
@@ -92,6 +105,53 @@ typedef struct {
   bool gspmd_manual;         /* inside a GSPMD manual region */
   bool gspmd_partial;        /* ... whose manual sharding keeps some tile dims automatic */
 } sc_manual_context;
+
+/* One sharding annotation as written: an attribute (`sdy.sharding`, `mhlo.sharding`, HLO `sharding=`)
+ * or a piece of an sdy op's custom syntax (`<@mesh, [...]>`, `in_shardings=[...]`, `out_sharding=<...>`). */
+typedef struct {
+  bool present;
+  bool failed;          /* present but did not parse (see the model's errors) */
+  bool per_value;       /* written as #sdy.sharding_per_value<[...]> or a `[...]` list */
+  sc_span name;         /* attribute name ("sdy.sharding", "in_shardings", ...) */
+  sc_span text;         /* the value as written */
+  uint32_t offset;      /* where the value starts */
+  sc_sharding **values; /* parsed shardings (one per value for per-value forms) */
+  uint32_t nvalues;
+} sc_annotation;
+
+/* An item of an sdy op's custom syntax between the op name and its `:` type trailer:
+ * `name=value`, an unnamed `<...>`/`[...]`/`{...}` group (empty name), or a bare keyword (empty value,
+ * name = the keyword, e.g. the `max` of `sdy.all_reduce max {"y"}`). */
+typedef struct {
+  sc_span name;
+  sc_span value;
+  uint32_t offset; /* of the value (or keyword) */
+} sc_sdy_item;
+
+typedef struct {
+  sc_annotation sdy;   /* sdy.sharding attribute */
+  sc_annotation gspmd; /* mhlo.sharding / HLO sharding= */
+} sc_value_annotations;
+
+/* What the model knows about one op (model->ops[op->id]). */
+typedef struct {
+  sc_annotation sdy;        /* `sdy.sharding` attribute (ops: per value) */
+  sc_annotation gspmd;      /* `mhlo.sharding` / HLO `sharding=` */
+  sc_annotation sharding;   /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
+                               collectives `out_sharding=` */
+  sc_annotation in_shardings, out_shardings; /* sdy.manual_computation / sdy.named_computation */
+  bool has_manual_axes;
+  sc_axis_ref *manual_axes; /* sdy.manual_computation manual_axes={...} (also round-trip xla.sdy.manual_axes) */
+  uint32_t nmanual_axes;
+  uint32_t manual_axes_offset;
+  sc_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
+  uint32_t nitems;
+  /* func.func / HLO computation: per argument and per result */
+  sc_value_annotations *args;
+  uint32_t nargs;
+  sc_value_annotations *results;
+  uint32_t nresults;
+} sc_op_info;
 
 /* A sharding attribute that did not parse: reported by the `sharding-syntax` rule. */
 typedef struct {
@@ -111,6 +171,8 @@ struct sc_model {
   const sc_mesh *effective;
   sc_platform platform;
   sc_manual_context *manual;  /* indexed by op->id */
+  sc_op_info *ops;            /* indexed by op->id */
+  const sc_module *module;
   sc_model_error *errors;
   uint32_t nerrors;
 };
@@ -119,6 +181,14 @@ struct sc_model {
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options);
 
 const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name); /* by symbol name, NULL if none */
+const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op);
+/* The mesh a sharding is bound to: its inline mesh or the named one (NULL if unknown). */
+const sc_mesh *sc_model_sharding_mesh(const sc_model *model, const sc_sharding *s);
+/* A func argument's / result's annotation (sdy first, then GSPMD), or NULL. */
+const sc_sharding *sc_model_arg_sharding(const sc_model *model, const sc_op *func, uint32_t index);
+const sc_sharding *sc_model_func_result_sharding(const sc_model *model, const sc_op *func, uint32_t index);
+/* The named item of an sdy op's custom syntax (e.g. "out_sharding"), or NULL. */
+const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, const char *name);
 const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op);
 /* True if every axis of size > 1 of the effective mesh is manual for `op` (size-1 axes count as manual;
  * a GSPMD manual region that is not partial counts as fully manual). True when there is no mesh with
@@ -136,6 +206,59 @@ const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value
 sc_sharding *sc_parse_sdy_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error);
 sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error);
 sc_mesh *sc_parse_sdy_mesh(sc_arena *a, sc_span text, uint32_t offset, const char **error);
+/* `#sdy.sharding_per_value<[...]>` or a stripped list `[<...>, ...]`. Returns 0 or -1. */
+int sc_parse_sdy_sharding_per_value(sc_arena *a, sc_span text, uint32_t offset, sc_sharding ***out, uint32_t *n,
+                                    const char **error);
+/* `{"a", "b"}` (also sub-axes) or `#sdy<manual_axes{"a"}>`. Returns 0 or -1. */
+int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_ref **out, uint32_t *n,
+                            const char **error);
+/* "x" or "x":(1)2 as Shardy prints it. */
+const char *sc_axis_ref_str(sc_arena *a, const sc_axis_ref *r);
+
+/* A value's shape from its type text: MLIR `tensor<4x?xf32>`, `tuple<...>`, `!stablehlo.token`, or HLO
+ * `f32[4,2]{1,0}`, `(f32[4], s32[])`, `token[]`. dims[i] == -1 for a dynamic dimension. */
+typedef enum {
+  SC_SHAPE_ARRAY = 0, /* ranked tensor / HLO array */
+  SC_SHAPE_TUPLE,
+  SC_SHAPE_TOKEN,
+  SC_SHAPE_UNRANKED,  /* tensor<*xf32> */
+  SC_SHAPE_OTHER,     /* some other non-shaped type (e.g. !stablehlo.token-like dialect types) */
+} sc_shape_kind;
+typedef struct sc_shape {
+  sc_shape_kind kind;
+  int32_t rank;
+  int64_t *dims;
+  struct sc_shape *elems; /* SC_SHAPE_TUPLE */
+  uint32_t nelems;
+} sc_shape;
+/* Returns false if `type` is empty or not understood (the shape is then unknown). */
+bool sc_parse_shape(sc_arena *a, sc_span type, sc_shape *out);
+/* Number of leaves of a (tuple) shape. */
+uint32_t sc_shape_leaf_count(const sc_shape *s);
+
+/* Verifies a named sharding's axis references against `mesh` the way Shardy's verifier does (unknown
+ * axes, sub-axis validity, duplicates/overlaps, mergeable neighbours, replicated/unreduced order, full
+ * and sub-axis both used). Returns the first problem as a message (arena), or NULL. */
+const char *sc_sharding_verify_axes(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh);
+/* Index of axis `name` in `mesh`, or -1. */
+int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name);
+/* Size of a reference (sub-axis size, or the full axis size from `mesh`; 1 if unknown). */
+int64_t sc_axis_ref_size(const sc_axis_ref *r, const sc_mesh *mesh);
+/* Product of the sizes of the axes sharding dimension `dim`. */
+int64_t sc_dim_sharded_size(const sc_sharding *s, uint32_t dim, const sc_mesh *mesh);
+/* True if no dimension is sharded and there are no unreduced axes. */
+bool sc_sharding_is_replicated(const sc_sharding *s);
+
+/* HloSharding::Validate for `s` against `shape` (GSPMD shardings, incl. tuples and named V3 ones) with
+ * `num_devices` devices (<= 0: unknown, device-count checks skipped). Returns the first problem
+ * (arena) or NULL. With `single_device_tile_ok`, a one-device tile assignment (`{devices=[1]<=[1]}`,
+ * which JAX emits for 1-device meshes and XLA's proto path turns into replicated) is accepted. */
+const char *sc_gspmd_validate(sc_arena *a, const sc_sharding *s, const sc_shape *shape, int64_t num_devices,
+                              bool single_device_tile_ok);
+/* A serialized OpSharding proto (mhlo.sharding may hold one) rendered as HloSharding text, or NULL. */
+const char *sc_gspmd_proto_to_text(sc_arena *a, const void *bytes, size_t n);
+/* `mesh[...] {axes}` as in HLO collectives' `replica_groups=mesh['x'=2] {'x'}`. 0 or -1 with *error. */
+int sc_parse_gspmd_mesh_axes(sc_arena *a, sc_span text, uint32_t offset, const char **error);
 
 /* Renders a named sharding as a JAX PartitionSpec: "P('data', None)". */
 const char *sc_sharding_partition_spec(sc_arena *a, const sc_sharding *s);
