@@ -67,8 +67,8 @@ static const char *cb_label(sc_arena *a, const sc_op *op, const cb_info *ci) {
 
 typedef enum {
   SH_NONE = 0,   /* no sharding attribute */
-  SH_MAXIMAL,    /* single device: <@maximal_mesh_k, []> / {maximal device=k} */
   SH_PER_DEVICE, /* per-device: <@empty_mesh, [{}...]> / {manual} / replicated token entries */
+  SH_MAXIMAL,    /* single device: <@maximal_mesh_k, []> / {maximal device=k} */
   SH_SPREAD,     /* spans devices: named over axes, tiled, replicated over a multi-device mesh */
 } sh_class;
 
@@ -103,7 +103,7 @@ static sh_class classify_one(const sc_sharding *s, int64_t *device) {
   }
 }
 
-/* The most telling class over all entries: spread > maximal > per-device. */
+/* The most telling class over all entries: spread > maximal > per-device (enum order). */
 static cb_sharding callback_sharding(sc_ctx *ctx, const sc_op *op) {
   cb_sharding r;
   memset(&r, 0, sizeof r);
@@ -120,7 +120,7 @@ static cb_sharding callback_sharding(sc_ctx *ctx, const sc_op *op) {
         int64_t dev = -1;
         sh_class c = classify_one(s->elements[k], &dev);
         any = true;
-        if (c > r.cls || (c == SH_MAXIMAL && r.cls == SH_MAXIMAL && r.device < 0)) {
+        if (c > r.cls) {
           r.cls = c;
           r.device = dev;
           r.what = s->elements[k];
