@@ -78,13 +78,35 @@ unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 2; done
 corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
 	@set -e; for t in $(CORPUS_BIN); do echo "== $$t"; $$t --jobs 2; done
-	@set -e; for t in tests/corpus/*.sh; do [ -f "$$t" ] || continue; echo "== $$t"; sh $$t; done
+	@set -e; for t in tests/corpus/*.sh; do echo "== $$t"; sh $$t; done
+	@echo "== tests/corpus/generic_vs_mlir_opt.py"; /usr/bin/python3 tests/corpus/generic_vs_mlir_opt.py
 
 test: $(TEST_DEPS_OK) all unit corpus
 	@echo "all test suites passed"
 
 demo: all
-	@sh scripts/demo.sh
+	@if [ -f scripts/demo.sh ]; then sh scripts/demo.sh; else \
+	  for f in examples/*.mlir; do $(CLI) check $$f; done; true; fi
+
+# Speed and memory as ratios against an in-process reference (see tests/bench/bench.c).
+BENCH_INPUTS = $(wildcard ../shared/corpus/xla/real_world/*.hlo) \
+  $(shell ls -S ../shared/corpus/jax/jax_backcompat/*.mlir 2>/dev/null | head -5) \
+  $(wildcard ../shared/corpus/shardy/valid/*.mlir)
+$(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
+bench: $(BUILD)/bench/bench
+	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
+
+# Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan).
+FUZZ_SECONDS ?= 60
+fuzz: | $(DEPS_OK)
+	@mkdir -p $(BUILD)/fuzz $(BUILD)/fuzz/corpus
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) tests/fuzz/fuzz_check.c \
+	  -o $(BUILD)/fuzz/fuzz_check $(LIB_LIBS)
+	cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo $(BUILD)/fuzz/corpus/ 2>/dev/null || true
+	$(BUILD)/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 $(BUILD)/fuzz/corpus
 
 clean:
 	rm -rf $(BUILD)

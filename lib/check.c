@@ -366,7 +366,7 @@ static sc_status check_body(check_run *run) {
     if (rule && !engine && !sel.enabled[rule - sc_rule_table]) continue;
     ctx.diags.v[kept++] = *d;
   }
-  qsort(ctx.diags.v, kept, sizeof *ctx.diags.v, diag_cmp);
+  if (kept > 1) qsort(ctx.diags.v, kept, sizeof *ctx.diags.v, diag_cmp);
   r->diags = ctx.diags.v;
   r->ndiags = kept;
   for (size_t i = 0; i < kept; i++) {

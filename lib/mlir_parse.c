@@ -825,7 +825,8 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
     if (t.bol && (begins_op(p, 0) || begins_toplevel_item(p, 0))) break;
     if (is_punct(t, p, '}') || is_punct(t, p, ')') || is_punct(t, p, ']') || is_punct(t, p, '>')) {
       if (p->buf[t.off] == '}' && p->depth > 0) break; /* closes the enclosing region */
-      fail_at(p, t.off, "unexpected '%c'", p->buf[t.off]);
+      if (p->buf[t.off] == '}') fail_at(p, t.off, "unexpected '}' with no open region");
+      else fail_at(p, t.off, "unexpected '%c' with no matching opening bracket", p->buf[t.off]);
       return NULL;
     }
     check_bad(p, t);
@@ -906,7 +907,9 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
       }
       if (c == '{') {
         tok k1 = peek(p, 1), k2 = peek(p, 2);
-        if (begins_op(p, 1)) {
+        /* A '{' ending its line that is not an attribute dict opens a region (then a bad first line is
+         * reported as "expected an operation" rather than swallowed as a set literal). */
+        if (begins_op(p, 1) || (k1.bol && !is_punct(k1, p, '}') && !is_punct(k2, p, '=') && !is_punct(k2, p, ','))) {
           add_region(p, op, &regions, &pending_args);
         } else if (is_punct(k1, p, '}') || ((k1.kind == T_WORD || k1.kind == T_STRING) && is_punct(k2, p, '=')) ||
                    (k1.kind == T_WORD && (is_punct(k2, p, ',') || is_punct(k2, p, '}')))) {
@@ -1267,9 +1270,8 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
     root->end = in->end;
     root->text = sc_span_of(in->buf + in->begin, in->end - in->begin);
     m->module = root;
+    for (size_t i = 1; i < p.ops.n; i++) p.ops.v[i]->depth++; /* ops inside the implicit module */
   }
-  /* Depth: ops directly inside the module region are at depth 1 only if a module op exists; normalise
-   * so that the root module is depth 0. */
   m->ops = p.ops.v;
   m->nops = (uint32_t)p.ops.n;
   m->funcs = p.funcs.v;

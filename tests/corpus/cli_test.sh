@@ -1,0 +1,63 @@
+#!/bin/sh
+# CLI behaviour on real modules and on malformed input: exit codes, locations, Python source
+# locations, formats. Prints "N passed, M failed" and exits non-zero on any failure.
+set -u
+CLI=build/bin/shardcheck
+C=../shared/corpus
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_rc() { # expected_rc description cmd...
+  want=$1 desc=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+  if [ "$got" = "$want" ]; then ok; else bad "$desc: exit $got, want $want"; cat "$tmp/out" "$tmp/err" | head -5; fi
+}
+
+# A JAX module with debug info: module location and Python source location of an op.
+m=$C/jax/jax_backcompat/shardy_sharding_ops_with_different_meshes__0.mlir
+$CLI check --debug-dump-ops "$m" >"$tmp/dump" 2>&1
+grep -q '^40:7 depth=3 op=stablehlo.collective_permute func=main .* src=third_party/py/jax/tests/export_back_compat_test.py:990:15$' "$tmp/dump" \
+  && ok || bad "debug dump lacks the collective_permute location and Python source"
+expect_rc 0 "clean JAX module" $CLI check "$m"
+expect_rc 0 "json format" $CLI check --format json "$m"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"]=="shardcheck.report.v1"; assert r["input"]["ops"]==8, r["input"]; assert r["summary"]=={"errors":0,"warnings":0,"notes":0}' "$tmp/out" \
+  && ok || bad "report JSON shape"
+expect_rc 0 "sarif format" $CLI check --format sarif "$m"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["version"]=="2.1.0"; assert r["runs"][0]["tool"]["driver"]["name"]=="shardcheck"' "$tmp/out" \
+  && ok || bad "SARIF shape"
+expect_rc 0 "stdin input" sh -c "$CLI check - < $m"
+
+# Malformed inputs: a syntax diagnostic and exit 1, never a crash.
+head -c 700 "$m" >"$tmp/truncated.mlir"
+printf 'module {\n  func.func @f() {\n    return\n  }\n}}\n' >"$tmp/unbalanced.mlir"
+head -c 4096 /dev/urandom >"$tmp/garbage.mlir" 2>/dev/null || printf '\001\002\377' >"$tmp/garbage.mlir"
+: >"$tmp/empty.mlir"
+/usr/bin/python3 -c 'import sys; n=100000; open(sys.argv[1],"w").write("module attributes {x = " + "["*n + "]"*n + "} {\n}\n")' "$tmp/deep.mlir"
+for f in truncated unbalanced garbage empty deep; do
+  expect_rc 1 "malformed $f" $CLI check --format json "$tmp/$f.mlir"
+  grep -q '"rule": "\(syntax\|input-limit\)"' "$tmp/out" && ok || bad "malformed $f: no syntax diagnostic"
+done
+$CLI check --no-color "$tmp/unbalanced.mlir" >"$tmp/text" 2>&1
+grep -q "unbalanced.mlir:5:2: error: unexpected '}' with no open region \[SC0001\]" "$tmp/text" && ok || { bad "text format of a syntax error"; cat "$tmp/text"; }
+grep -q '^    5 | }}$' "$tmp/text" && ok || bad "text format shows the source line"
+
+# split-input-file keeps whole-file line numbers.
+printf 'func.func @a() {\n  return\n}\n// -----\nfunc.func @b() {\n  %%0 = d.op(\n}\n' >"$tmp/split.mlir"
+$CLI check --split-input-file --format json "$tmp/split.mlir" >"$tmp/out" 2>&1
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); d=r["diagnostics"]; assert len(d)==1 and d[0]["location"]["line"]==7, d' "$tmp/out" \
+  && ok || bad "split-input-file line numbers"
+
+# Usage and I/O errors exit 2.
+expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
+expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"
+expect_rc 2 "bad rule glob" $CLI check --rules "no-such-rule" "$m"
+expect_rc 2 "no command" $CLI
+expect_rc 0 "rules" $CLI rules
+expect_rc 0 "explain" $CLI explain SC0001
+grep -q "does not parse" "$tmp/out" && ok || bad "explain SC0001 text"
+expect_rc 2 "explain unknown" $CLI explain SC9999
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,59 @@
+/* helpers.h — small helpers shared by the criterion tests. */
+#ifndef SC_TEST_HELPERS_H
+#define SC_TEST_HELPERS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "shardcheck.h"
+
+/* Reads a whole file (NULL if missing). Caller frees. */
+static inline char *test_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf) buf[n] = '\0';
+  if (len) *len = (size_t)n;
+  return buf;
+}
+
+/* Parses MLIR text; returns the module or NULL with *err filled. */
+static inline sc_module *test_parse(sc_arena *a, const char *text, sc_parse_error *err) {
+  size_t len = strlen(text);
+  sc_linemap *lines = sc_arena_alloc(a, sizeof *lines);
+  *lines = sc_linemap_build(a, text, len);
+  sc_parse_input in = {a, text, len, 0, (uint32_t)len, lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+  return sc_parse_mlir(&in, err);
+}
+
+/* Runs sc_check on text with options (may be NULL). */
+static inline sc_report *test_check(sc_arena *a, const char *text, const sc_options *opt) {
+  sc_report *r = NULL;
+  sc_check(a, text, strlen(text), opt, &r);
+  return r;
+}
+
+static inline size_t test_count_code(const sc_report *r, const char *code) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->ndiags; i++)
+    if (strcmp(r->diags[i].code, code) == 0) n++;
+  return n;
+}
+
+static inline sc_op *test_find_op(sc_module *m, const char *name, int nth) {
+  for (uint32_t i = 0; i < m->nops; i++)
+    if (sc_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
+  return NULL;
+}
+
+#endif

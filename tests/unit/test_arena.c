@@ -1,0 +1,51 @@
+/* Arena: zeroed aligned memory, growth, and the byte limit (NULL, or a longjmp when installed). */
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+Test(arena, allocations_are_zeroed_and_aligned) {
+  sc_arena *a = sc_arena_new(0);
+  for (int i = 1; i < 2000; i += 37) {
+    unsigned char *p = sc_arena_alloc(a, (size_t)i);
+    cr_assert_eq((uintptr_t)p % 16, 0);
+    for (int k = 0; k < i; k++) cr_assert_eq(p[k], 0);
+    memset(p, 0xAB, (size_t)i);
+  }
+  char *big = sc_arena_alloc(a, 1 << 20);
+  cr_assert_not_null(big);
+  cr_assert_str_eq(sc_arena_printf(a, "%s-%d", "x", 42), "x-42");
+  sc_arena_free(a);
+}
+
+Test(arena, limit_returns_null_without_handler) {
+  sc_arena *a = sc_arena_new(100000);
+  size_t got = 0;
+  while (sc_arena_alloc(a, 1000)) got += 1000;
+  cr_assert_leq(sc_arena_used(a), 100000);
+  cr_assert_gt(got, 0);
+  sc_arena_free(a);
+}
+
+Test(arena, limit_longjmps_with_handler) {
+  sc_arena *a = sc_arena_new(200000);
+  jmp_buf env;
+  volatile int jumped = 0;
+  sc_arena_set_failure_jump(a, &env);
+  if (setjmp(env)) {
+    jumped = 1;
+  } else {
+    for (;;) sc_arena_alloc(a, 4096);
+  }
+  cr_assert(jumped);
+  sc_arena_free(a);
+}
+
+Test(arena, vector_push_grows) {
+  sc_arena *a = sc_arena_new(0);
+  SC_VEC(int) v = {0};
+  for (int i = 0; i < 1000; i++) SC_PUSH(a, v, i);
+  cr_assert_eq(v.n, 1000);
+  for (int i = 0; i < 1000; i++) cr_assert_eq(v.v[i], i);
+  sc_arena_free(a);
+}

@@ -1,0 +1,88 @@
+/* IR helpers: spans, line map, tensor types, debug-location resolution, walks. */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+
+static sc_arena *A;
+static void setup(void) { A = sc_arena_new(0); }
+static void teardown(void) { sc_arena_free(A); }
+TestSuite(ir, .init = setup, .fini = teardown);
+
+Test(ir, linemap_positions) {
+  const char *t = "ab\ncd\n\nxyz";
+  sc_linemap m = sc_linemap_build(A, t, strlen(t));
+  cr_assert_eq(m.nlines, 4);
+  sc_pos p = sc_linemap_pos(&m, 0);
+  cr_assert(p.line == 1 && p.col == 1);
+  p = sc_linemap_pos(&m, 4);
+  cr_assert(p.line == 2 && p.col == 2);
+  p = sc_linemap_pos(&m, 7);
+  cr_assert(p.line == 4 && p.col == 1);
+}
+
+Test(ir, unquote_mlir_strings) {
+  cr_assert_str_eq(sc_span_unquote(A, sc_span_of("\"a\\22b\\\\c\"", 10)), "a\"b\\c");
+  cr_assert_str_eq(sc_span_unquote(A, sc_span_of("plain", 5)), "plain");
+}
+
+Test(ir, tensor_types) {
+  sc_tensor_type t;
+  cr_assert(sc_parse_tensor_type(A, sc_span_of("tensor<8x?x16xf32>", 18), &t));
+  cr_assert_eq(t.rank, 3);
+  cr_assert(t.dims[0] == 8 && t.dims[1] == -1 && t.dims[2] == 16);
+  cr_assert(sc_span_eq(t.element, "f32"));
+  cr_assert(sc_parse_tensor_type(A, sc_span_of("tensor<f32>", 11), &t));
+  cr_assert_eq(t.rank, 0);
+  cr_assert(sc_parse_tensor_type(A, sc_span_of("tensor<4xi32, #enc>", 19), &t));
+  cr_assert(t.rank == 1 && sc_span_eq(t.element, "i32"));
+  cr_assert(sc_parse_tensor_type(A, sc_span_of("f32[8,16]{1,0}", 14), &t));
+  cr_assert(t.rank == 2 && t.dims[1] == 16 && sc_span_eq(t.element, "f32"));
+  cr_assert(sc_parse_tensor_type(A, sc_span_of("s32[]", 5), &t));
+  cr_assert_eq(t.rank, 0);
+  cr_assert_not(sc_parse_tensor_type(A, sc_span_of("!stablehlo.token", 16), &t));
+  cr_assert_not(sc_parse_tensor_type(A, sc_span_of("tensor<2x", 9), &t));
+}
+
+static sc_srcloc loc_of(const char *text, const char *opname) {
+  sc_parse_error err;
+  sc_module *m = test_parse(A, text, &err);
+  cr_assert_not_null(m, "%s", err.message);
+  return test_find_op(m, opname, 0)->src;
+}
+
+Test(ir, locations_callsite_fused_named_alias) {
+  sc_srcloc s = loc_of("\"d.a\"() : () -> () loc(callsite(\"f\"(\"in.py\":3:4) at \"out.py\":9:1))\n", "d.a");
+  cr_assert(s.known && sc_span_eq(s.file, "in.py") && s.line == 3 && s.col == 4);
+  s = loc_of("\"d.a\"() : () -> () loc(fused[\"a.py\":1:2, \"b.py\":3:4])\n", "d.a");
+  cr_assert(s.known && sc_span_eq(s.file, "a.py"));
+  s = loc_of("\"d.a\"() : () -> () loc(#l2)\n#l1 = loc(\"m.py\":7:8 to :20)\n#l2 = loc(\"name\"(#l1))\n", "d.a");
+  cr_assert(s.known && s.line == 7 && s.col == 8);
+  s = loc_of("\"d.a\"() : () -> () loc(unknown)\n", "d.a");
+  cr_assert_not(s.known);
+  /* An alias cycle ends without resolving instead of looping. */
+  s = loc_of("\"d.a\"() : () -> () loc(#c1)\n#c1 = loc(\"n\"(#c2))\n#c2 = loc(\"n\"(#c1))\n", "d.a");
+  cr_assert_not(s.known);
+}
+
+static bool count_op(sc_op *op, void *user) {
+  (void)op;
+  (*(int *)user)++;
+  return true;
+}
+
+Test(ir, walk_visits_every_op_in_preorder) {
+  sc_parse_error err;
+  sc_module *m = test_parse(A, "\"d.a\"() ({\n  \"d.b\"() ({\n    \"d.c\"() : () -> ()\n  }) : () -> ()\n}) : () -> ()\n\"d.e\"() : () -> ()\n", &err);
+  cr_assert_not_null(m);
+  int n = 0;
+  sc_op_walk(m->module, count_op, &n);
+  cr_assert_eq(n, (int)m->nops);
+  cr_assert_eq(m->nops, 5);
+  cr_assert(sc_span_eq(m->ops[3]->name, "d.c"));
+  cr_assert_eq(m->ops[3]->depth, 3);
+}
+
+Test(ir, detect_format) {
+  cr_assert_eq(sc_detect_format("// c\nHloModule m\n", 16), SC_FMT_HLO);
+  cr_assert_eq(sc_detect_format("module {}", 9), SC_FMT_STABLEHLO);
+}

@@ -1,0 +1,252 @@
+/* Front end: structure recovered from pretty and generic MLIR, and precise errors on bad input. */
+#include <criterion/criterion.h>
+
+#include "helpers.h"
+
+static sc_arena *A;
+static void setup(void) { A = sc_arena_new(0); }
+static void teardown(void) { sc_arena_free(A); }
+TestSuite(mlir_parse, .init = setup, .fini = teardown);
+
+static const char *JAX_SHAPED =
+    "#loc1 = loc(\"x\")\n"
+    "#loc3 = loc(\"model.py\":88:12)\n"
+    "#loc4 = loc(\"f\"(#loc3))\n"
+    "module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {\n"
+    "  sdy.mesh @mesh = <[\"a\"=2]> loc(#loc)\n"
+    "  func.func public @main(%arg0: tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}, {}]>} loc(\"x\")) "
+    "-> (tensor<2x4xf32> {jax.result_info = \"result\"}) {\n"
+    "    %0 = sdy.sharding_constraint %arg0 <@mesh, [{\"a\"}, {}]> : tensor<2x4xf32> loc(#loc4)\n"
+    "    %1 = sdy.manual_computation(%0) in_shardings=[<@mesh, [{\"a\"}, {}]>] out_shardings=[<@mesh, [{\"a\"}, {}]>] "
+    "manual_axes={\"a\"} (%arg1: tensor<1x4xf32> loc(\"shard_map:\"(#loc4))) {\n"
+    "      %2 = stablehlo.custom_call @tpu_custom_call(%arg1) {backend_config = \"{\\22k\\22: 1}\"} : "
+    "(tensor<1x4xf32>) -> tensor<1x4xf32> loc(#loc4)\n"
+    "      sdy.return %2 : tensor<1x4xf32> loc(#loc4)\n"
+    "    } : (tensor<2x4xf32>) -> tensor<2x4xf32> loc(#loc4)\n"
+    "    %cst = stablehlo.constant dense<\"0x0000803F00000040\"> : tensor<2xf32> loc(#loc)\n"
+    "    return %1 : tensor<2x4xf32> loc(#loc)\n"
+    "  } loc(#loc)\n"
+    "} loc(#loc)\n"
+    "#loc = loc(unknown)\n";
+
+Test(mlir_parse, jax_shaped_module_structure) {
+  sc_parse_error err;
+  sc_module *m = test_parse(A, JAX_SHAPED, &err);
+  cr_assert_not_null(m, "parse failed: %s", err.message);
+  cr_assert(sc_span_eq(m->module->name, "builtin.module"));
+  cr_assert(sc_span_eq(m->module->sym_name, "jit_f"));
+  cr_assert_not_null(sc_op_attr(m->module, "mhlo.num_partitions"));
+  cr_assert_eq(m->nfuncs, 1);
+  cr_assert_eq(m->entry, m->funcs[0]);
+  cr_assert_eq(m->nops, 9, "ops: %u", m->nops); /* module mesh func constraint manual custom_call return cst return */
+  sc_op *f = m->funcs[0];
+  cr_assert(sc_span_eq(f->sym_name, "main"));
+  cr_assert(sc_span_eq(f->visibility, "public"));
+  sc_value *arg0 = f->regions[0]->blocks[0]->args[0];
+  cr_assert(sc_span_eq(arg0->type, "tensor<2x4xf32>"));
+  const sc_attr *sh = sc_attrs_find(&arg0->attrs, "sdy.sharding");
+  cr_assert_not_null(sh);
+  cr_assert(sc_span_eq(sh->value, "#sdy.sharding<@mesh, [{\"a\"}, {}]>"));
+  cr_assert_eq(f->nresult_attrs, 1);
+  cr_assert_not_null(sc_attrs_find(&f->result_attrs[0], "jax.result_info"));
+
+  sc_op *mc = test_find_op(m, "sdy.manual_computation", 0);
+  cr_assert_not_null(mc);
+  cr_assert_eq(mc->noperands, 1);
+  cr_assert_eq(mc->operands[0], test_find_op(m, "sdy.sharding_constraint", 0)->results[0]);
+  cr_assert(sc_span_eq(sc_op_attr(mc, "manual_axes")->value, "{\"a\"}"));
+  cr_assert(sc_span_eq(sc_op_attr(mc, "in_shardings")->value, "[<@mesh, [{\"a\"}, {}]>]"));
+  cr_assert_eq(mc->nregions, 1);
+  cr_assert_eq(mc->regions[0]->blocks[0]->nargs, 1);
+  cr_assert_eq(mc->noperand_types, 1);
+  cr_assert_eq(mc->nresult_types, 1);
+  cr_assert(sc_span_eq(mc->results[0]->type, "tensor<2x4xf32>"));
+
+  sc_op *cc = test_find_op(m, "stablehlo.custom_call", 0);
+  cr_assert(sc_span_eq(sc_op_custom_call_target(cc), "tpu_custom_call"));
+  cr_assert_eq(cc->parent_op, mc);
+  cr_assert_eq(cc->func, f);
+  cr_assert_eq(cc->depth, 3);
+  cr_assert_eq(cc->operands[0], mc->regions[0]->blocks[0]->args[0]);
+  cr_assert_eq(cc->pos.line, 9);
+  cr_assert_eq(cc->pos.col, 7);
+  cr_assert(cc->src.known);
+  cr_assert(sc_span_eq(cc->src.file, "model.py"));
+  cr_assert_eq(cc->src.line, 88);
+  cr_assert_eq(cc->src.col, 12);
+
+  sc_op *sc = test_find_op(m, "sdy.sharding_constraint", 0);
+  cr_assert(sc_span_eq(sc_op_attr(sc, "sharding")->value, "<@mesh, [{\"a\"}, {}]>"));
+  sc_op *mesh = test_find_op(m, "sdy.mesh", 0);
+  cr_assert(sc_span_eq(mesh->sym_name, "mesh"));
+  cr_assert(sc_span_eq(sc_op_attr(mesh, "value")->value, "<[\"a\"=2]>"));
+}
+
+Test(mlir_parse, generic_form_with_blocks_and_properties) {
+  const char *text = "\"builtin.module\"() ({\n"
+                     "  %0:2 = \"d.op\"() <{p = 1 : i64}> ({\n"
+                     "  ^bb0(%a: i32 loc(\"z.py\":1:1), %b: i32):\n"
+                     "    \"d.br\"(%a)[^bb1] : (i32) -> ()\n"
+                     "  ^bb1:\n"
+                     "    \"d.yield\"(%b) : (i32) -> ()\n"
+                     "  }) {q = dense<\"0xDEADBEEF\"> : tensor<4xi8>} : () -> (i32, f32)\n"
+                     "  \"d.use\"(%0#1, %0#0) : (f32, i32) -> ()\n"
+                     "}) : () -> ()\n";
+  sc_parse_error err;
+  sc_module *m = test_parse(A, text, &err);
+  cr_assert_not_null(m, "parse failed: %s", err.message);
+  cr_assert_eq(m->nops, 5);
+  sc_op *op = test_find_op(m, "d.op", 0);
+  cr_assert(op->generic);
+  cr_assert_eq(op->nresults, 2);
+  cr_assert_not_null(sc_op_attr(op, "p"));
+  cr_assert_not_null(sc_op_attr(op, "q"));
+  cr_assert_eq(op->regions[0]->nblocks, 2);
+  cr_assert_eq(op->regions[0]->blocks[0]->nargs, 2);
+  cr_assert(sc_span_eq(op->results[1]->type, "f32"));
+  sc_op *use = test_find_op(m, "d.use", 0);
+  cr_assert_eq(use->operands[0], op->results[1]);
+  cr_assert_eq(use->operands[1], op->results[0]);
+}
+
+Test(mlir_parse, hand_written_ops_broken_over_lines) {
+  const char *text = "sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
+                     "func.func @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
+                     "  %0 = sdy.manual_computation(%arg0)\n"
+                     "      in_shardings=[<@mesh, [{\"a\"}, {}]>]\n"
+                     "      out_shardings=[<@mesh, [{\"a\"}, {}]>]\n"
+                     "      manual_axes={\"a\"} (%arg1: tensor<4x8xf32>) {\n"
+                     "    %1 = stablehlo.reduce(%arg1 init: %arg1) applies stablehlo.add across dimensions = [1]\n"
+                     "        : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4xf32>\n"
+                     "    sdy.return %arg1 : tensor<4x8xf32>\n"
+                     "  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+                     "  return %0 : tensor<8x8xf32>\n"
+                     "}\n";
+  sc_parse_error err;
+  sc_module *m = test_parse(A, text, &err);
+  cr_assert_not_null(m, "parse failed: %s", err.message);
+  /* implicit module + mesh + func + manual + reduce + sdy.return + return */
+  cr_assert_eq(m->nops, 7, "ops %u", m->nops);
+  sc_op *mc = test_find_op(m, "sdy.manual_computation", 0);
+  cr_assert_eq(mc->pos.line, 3);
+  cr_assert_not_null(sc_op_attr(mc, "out_shardings"));
+  sc_op *red = test_find_op(m, "stablehlo.reduce", 0);
+  cr_assert_eq(red->noperands, 2);
+  cr_assert_eq(red->parent_op, mc);
+  cr_assert_eq(red->nresult_types, 1);
+}
+
+Test(mlir_parse, while_iter_args_and_regions) {
+  const char *text = "func.func @w(%arg0: tensor<i64>) -> tensor<i64> {\n"
+                     "  %0 = stablehlo.while(%iterArg = %arg0) : tensor<i64>\n"
+                     "   cond {\n"
+                     "    %c = stablehlo.compare  LT, %iterArg, %iterArg : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+                     "    stablehlo.return %c : tensor<i1>\n"
+                     "  } do {\n"
+                     "    stablehlo.return %iterArg : tensor<i64>\n"
+                     "  }\n"
+                     "  return %0 : tensor<i64>\n"
+                     "}\n";
+  sc_parse_error err;
+  sc_module *m = test_parse(A, text, &err);
+  cr_assert_not_null(m, "parse failed: %s", err.message);
+  sc_op *w = test_find_op(m, "stablehlo.while", 0);
+  cr_assert_eq(w->nregions, 2);
+  cr_assert_eq(w->noperands, 1);
+  sc_op *cmp = test_find_op(m, "stablehlo.compare", 0);
+  cr_assert_eq(cmp->noperands, 2);
+  cr_assert_not_null(cmp->operands[0], "iter arg resolves inside the cond region");
+  cr_assert_eq(w->regions[1]->blocks[0]->nops, 1);
+}
+
+/* ---- malformed input: a precise error, never a crash ---- */
+
+static sc_parse_error expect_error(const char *text) {
+  sc_parse_error err;
+  sc_module *m = test_parse(A, text, &err);
+  cr_assert_null(m, "expected a syntax error for: %s", text);
+  cr_assert(err.failed);
+  cr_assert_not_null(err.message);
+  return err;
+}
+
+Test(mlir_parse, truncated_module) {
+  sc_parse_error e = expect_error("module {\n  func.func @f() {\n    return\n");
+  cr_assert(strstr(e.message, "not closed"), "%s", e.message);
+}
+
+Test(mlir_parse, unbalanced_brackets) {
+  sc_parse_error e = expect_error("func.func @f(%a: tensor<4xf32>) {\n  %0 = d.op(%a] : tensor<4xf32>\n}\n");
+  cr_assert(strstr(e.message, "expected ')'"), "%s", e.message);
+  cr_assert_eq(e.offset, (uint32_t)(strchr("func.func @f(%a: tensor<4xf32>) {\n  %0 = d.op(%a] : tensor<4xf32>\n}\n", ']') -
+                                    "func.func @f(%a: tensor<4xf32>) {\n  %0 = d.op(%a] : tensor<4xf32>\n}\n"));
+}
+
+Test(mlir_parse, stray_close_brace) { expect_error("}\n"); }
+
+Test(mlir_parse, unterminated_string) {
+  sc_parse_error e = expect_error("module attributes {x = \"abc} {\n}\n");
+  cr_assert(strstr(e.message, "unterminated string"), "%s", e.message);
+}
+
+Test(mlir_parse, binary_garbage) {
+  char buf[512];
+  unsigned s = 12345;
+  for (size_t i = 0; i < sizeof buf - 1; i++) {
+    s = s * 1103515245u + 12345u;
+    buf[i] = (char)((s >> 16) & 0xff);
+    if (!buf[i]) buf[i] = 1;
+  }
+  buf[sizeof buf - 1] = 0;
+  expect_error(buf);
+}
+
+Test(mlir_parse, empty_and_blank) {
+  expect_error("");
+  expect_error("  \n// only a comment\n");
+}
+
+Test(mlir_parse, deep_nesting_is_bounded) {
+  size_t n = 100000;
+  char *t = malloc(2 * n + 64);
+  strcpy(t, "module attributes {x = ");
+  size_t o = strlen(t);
+  for (size_t i = 0; i < n; i++) t[o++] = '[';
+  for (size_t i = 0; i < n; i++) t[o++] = ']';
+  strcpy(t + o, "} {\n}\n");
+  sc_parse_error e = expect_error(t);
+  cr_assert(e.limit);
+  cr_assert(strstr(e.message, "nesting deeper"), "%s", e.message);
+  free(t);
+
+  /* Regions nested 100k deep. */
+  t = malloc(n * 32 + 64);
+  o = 0;
+  for (size_t i = 0; i < n; i++) o += (size_t)sprintf(t + o, "\"d.r\"() ({\n");
+  for (size_t i = 0; i < n; i++) o += (size_t)sprintf(t + o, "}) : () -> ()\n");
+  t[o] = 0;
+  e = expect_error(t);
+  cr_assert(e.limit, "%s", e.message);
+  free(t);
+}
+
+Test(mlir_parse, not_an_op_at_block_level) {
+  sc_parse_error e = expect_error("func.func @f() {\n  hello world\n}\n");
+  cr_assert(strstr(e.message, "expected an operation"), "%s", e.message);
+}
+
+Test(mlir_parse, every_prefix_of_a_real_module_is_handled) {
+  /* Truncation at every byte: each either parses or fails cleanly with an offset inside the input. */
+  size_t len = strlen(JAX_SHAPED);
+  for (size_t cut = 0; cut < len; cut++) {
+    sc_arena *a = sc_arena_new(0);
+    char *t = strndup(JAX_SHAPED, cut);
+    sc_parse_error err;
+    sc_linemap lines = sc_linemap_build(a, t, cut);
+    sc_parse_input in = {a, t, cut, 0, (uint32_t)cut, &lines, 64, 100000, NULL};
+    sc_module *m = sc_parse_mlir(&in, &err);
+    if (!m) cr_assert(err.failed && err.offset <= cut, "cut %zu: bad error state", cut);
+    free(t);
+    sc_arena_free(a);
+  }
+}
