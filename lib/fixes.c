@@ -264,14 +264,14 @@ sc_kc_where sc_kc_locate(sc_ctx *ctx, const sc_op *op) {
   if (!w.mc) w.mc = &sc_kc_empty_context;
   w.in_manual = w.mc->manual_op != NULL || w.mc->nmanual_axes > 0 || w.mc->gspmd_manual;
   w.devices = (w.mesh && w.mesh->devices > 0) ? w.mesh->devices : 1;
-  if (w.mesh) {
+  if (w.mc->gspmd_manual && w.mc->gspmd_partial && w.mc->nmanual_axes == 0) w.free_unknown = true;
+  if (w.mesh && !w.free_unknown) {
     w.free = sc_arena_calloc(ctx->arena, w.mesh->naxes + 1, sizeof *w.free);
     for (uint32_t i = 0; i < w.mesh->naxes; i++) {
       const sc_axis *ax = &w.mesh->axes[i];
       if (ax->size > 1 && !sc_kc_axis_manual(&w, ax->name)) w.free[w.nfree++] = ax;
     }
   }
-  if (w.mc->gspmd_manual && w.mc->gspmd_partial && w.mc->nmanual_axes == 0) w.free_unknown = true;
   w.fully_manual = model ? sc_model_fully_manual(model, op) : (w.nfree == 0);
   w.partial = w.in_manual && !w.fully_manual;
   return w;
@@ -296,8 +296,14 @@ const char *sc_kc_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
   return sc_arena_printf(a, "%s}", s);
 }
 
+/* A mesh the model made up from num_partitions: the module names no axes. */
+static bool synthesized(const sc_mesh *mesh) {
+  return mesh && mesh->naxes == 1 && !mesh->op && mesh->axes[0].name.n == 11 &&
+         memcmp(mesh->axes[0].name.p, "_partitions", 11) == 0;
+}
+
 const char *sc_kc_py_axis_names(sc_arena *a, const sc_mesh *mesh) {
-  if (!mesh || mesh->naxes == 0) return "set()";
+  if (!mesh || mesh->naxes == 0 || synthesized(mesh)) return "set(mesh.axis_names)";
   const char *s = "{";
   bool any = false;
   for (uint32_t i = 0; i < mesh->naxes; i++) {
@@ -313,6 +319,10 @@ const char *sc_kc_py_axis_names(sc_arena *a, const sc_mesh *mesh) {
 
 const char *sc_kc_py_make_mesh(sc_arena *a, const sc_mesh *mesh) {
   if (!mesh || mesh->naxes == 0) return "jax.make_mesh((jax.device_count(),), ('x',))";
+  if (synthesized(mesh))
+    return sc_arena_printf(a, "jax.make_mesh((%" PRId64 ",), ('x',))  # the module names no mesh axes (GSPMD, %" PRId64
+                              " partitions): use the mesh it runs on",
+                           mesh->axes[0].size, mesh->axes[0].size);
   const char *shape = "(", *names = "(";
   for (uint32_t i = 0; i < mesh->naxes; i++) {
     shape = sc_arena_printf(a, "%s%s%" PRId64, shape, i ? ", " : "", mesh->axes[i].size);
@@ -379,7 +389,7 @@ void sc_kc_context(sc_ctx *ctx, sc_diag *d, const sc_kc_where *w) {
     sc_span t = sc_op_custom_call_target(m);
     const char *what = t.n ? sc_arena_printf(a, SC_SPAN_FMT " @" SC_SPAN_FMT, SC_SPAN_ARG(m->name), SC_SPAN_ARG(t))
                            : sc_span_dup(a, m->name);
-    if (m->callee.n) what = sc_arena_printf(a, "%s @" SC_SPAN_FMT, what, SC_SPAN_ARG(m->callee));
+    if (m->callee.n && !t.n) what = sc_arena_printf(a, "%s @" SC_SPAN_FMT, what, SC_SPAN_ARG(m->callee));
     sc_diag_context(ctx, d, "manual_computation", sc_arena_printf(a, "%s at line %u", what, m->pos.line));
   } else {
     sc_diag_context(ctx, d, "manual_computation", "none (top level)");
@@ -401,7 +411,10 @@ const char *sc_kc_pspec(sc_arena *a, const sc_sharding *s, const sc_kc_where *w,
     uint32_t kept = 0;
     for (uint32_t k = 0; k < ds->naxes; k++) {
       if (skip && skip(w, ds->axes[k].name)) continue;
-      const char *nm = sc_arena_printf(a, "'" SC_SPAN_FMT "'", SC_SPAN_ARG(ds->axes[k].name));
+      /* The mesh made up from num_partitions has no real name; the snippet's mesh calls it 'x'. */
+      const char *nm = sc_span_eq(ds->axes[k].name, "_partitions")
+                           ? "'x'"
+                           : sc_arena_printf(a, "'" SC_SPAN_FMT "'", SC_SPAN_ARG(ds->axes[k].name));
       entry = kept ? sc_arena_printf(a, "%s, %s", entry, nm) : nm;
       kept++;
     }

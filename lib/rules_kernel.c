@@ -260,7 +260,7 @@ static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc
                                   sc_kc_py_axis_names(a, mesh)),
                   sc_kc_shard_map_snippet(a, mesh, "f", ins, mop->noperands, outs, mop->nresults,
                                           sc_kc_py_axis_names(a, mesh), comment));
-    } else if (!w->free_unknown) {
+    } else {
       sc_diag_fix(ctx, d,
                   sc_arena_printf(a, "Pass axis_names=%s (every mesh axis) to the enclosing shard_map",
                                   sc_kc_py_axis_names(a, mesh)),
