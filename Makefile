@@ -95,7 +95,11 @@ BENCH_INPUTS = $(wildcard ../shared/corpus/xla/real_world/*.hlo) \
 $(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
-bench: $(BUILD)/bench/bench
+$(BUILD)/bench/large.mlir: tests/bench/gen_large.py
+	@mkdir -p $(@D)
+	/usr/bin/python3 $< $@ 400
+bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir
+	$(BUILD)/bench/bench -n 5 $(BUILD)/bench/large.mlir
 	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
 
 # Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan).

@@ -36,7 +36,7 @@ void sc_arena_set_failure_jump(sc_arena *a, jmp_buf *env);
 #define SC_PUSH(arena, vec, item)                                                                  \
   do {                                                                                             \
     if ((vec).n == (vec).cap) {                                                                    \
-      size_t nc_ = (vec).cap ? (vec).cap * 2 : 8;                                                  \
+      size_t nc_ = (vec).cap ? (vec).cap * 2 : 2; /* most ops have 1-2 operands, results, attrs */ \
       (vec).v = sc_arena_grow((arena), (vec).v, (vec).n, nc_, sizeof *(vec).v);                    \
       (vec).cap = nc_;                                                                             \
     }                                                                                              \

@@ -246,14 +246,39 @@ sc_format sc_detect_format(const char *buf, size_t len) {
 
 /* ---- debug locations ---- */
 
-static sc_span alias_lookup(const sc_module *m, sc_span name) {
-  /* Aliases are few per module relative to ops; binary search would need sorting: a linear scan over
-   * at most a few thousand entries per diagnostic is cheap. */
+static uint32_t hash_name(const char *p, uint32_t n) {
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+  return h;
+}
+
+void sc_module_index_aliases(sc_arena *a, sc_module *m) {
+  uint32_t n = 16;
+  while (n < m->naliases * 2 + 1) n *= 2;
+  m->alias_slots = sc_arena_calloc(a, n, sizeof *m->alias_slots);
+  m->nalias_slots = n;
+  m->alias_src = sc_arena_calloc(a, m->naliases ? m->naliases : 1, sizeof *m->alias_src);
+  m->alias_state = sc_arena_calloc(a, m->naliases ? m->naliases : 1, 1);
+  for (uint32_t i = 0; i < m->naliases; i++) {
+    uint32_t h = hash_name(m->aliases[i].name.p, m->aliases[i].name.n) & (n - 1);
+    while (m->alias_slots[h]) h = (h + 1) & (n - 1);
+    m->alias_slots[h] = i + 1; /* a later duplicate definition is shadowed by the first */
+  }
+}
+
+/* Index of the alias named `name`, or -1. */
+static long alias_find(const sc_module *m, sc_span name) {
+  if (m->nalias_slots) {
+    uint32_t h = hash_name(name.p, name.n) & (m->nalias_slots - 1);
+    for (uint32_t k; (k = m->alias_slots[h]) != 0; h = (h + 1) & (m->nalias_slots - 1)) {
+      const sc_alias *al = &m->aliases[k - 1];
+      if (al->name.n == name.n && memcmp(al->name.p, name.p, name.n) == 0) return (long)k - 1;
+    }
+    return -1;
+  }
   for (uint32_t i = 0; i < m->naliases; i++)
-    if (m->aliases[i].name.n == name.n && memcmp(m->aliases[i].name.p, name.p, name.n) == 0)
-      return m->aliases[i].value;
-  sc_span none = {0};
-  return none;
+    if (m->aliases[i].name.n == name.n && memcmp(m->aliases[i].name.p, name.p, name.n) == 0) return i;
+  return -1;
 }
 
 static const char *skip_ws(const char *p, const char *end) {
@@ -305,14 +330,24 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
   if (*p == '#') {
     const char *q = p + 1;
     while (q < end && (isalnum((unsigned char)*q) || *q == '_' || *q == '.' || *q == '$' || *q == '-')) q++;
-    sc_span v = alias_lookup(m, sc_span_of(p, (uint32_t)(q - p)));
-    if (!v.n) return none;
+    long k = alias_find(m, sc_span_of(p, (uint32_t)(q - p)));
+    if (k < 0) return none;
+    /* Memoized: each alias is resolved once per module (the state arrays are the module's). */
+    if (m->alias_state && m->alias_state[k] == 2) return m->alias_src[k];
+    if (m->alias_state && m->alias_state[k] == 1) return none; /* a cycle */
+    if (m->alias_state) m->alias_state[k] = 1;
+    sc_span v = m->aliases[k].value;
+    sc_srcloc r = none;
     const char *vp = skip_ws(v.p, v.p + v.n), *ve = v.p + v.n;
     if (ve - vp >= 4 && memcmp(vp, "loc(", 4) == 0) {
       const char *close = match_paren(vp + 3, ve);
-      return resolve_body(m, vp + 4, close, budget - 1);
+      r = resolve_body(m, vp + 4, close, budget - 1);
     }
-    return none;
+    if (m->alias_state) {
+      m->alias_state[k] = 2;
+      m->alias_src[k] = r;
+    }
+    return r;
   }
   if (end - p >= 9 && memcmp(p, "callsite(", 9) == 0) {
     /* callsite(callee at caller): the callee is the innermost frame, the user's line. */

@@ -158,6 +158,12 @@ typedef struct {
   uint32_t nfuncs;
   sc_alias *aliases;
   uint32_t naliases;
+  /* Alias lookup index (open addressing over alias indices + 1) and memoized resolved locations;
+   * built by sc_module_index_aliases(), used by sc_resolve_loc(). */
+  uint32_t *alias_slots;
+  uint32_t nalias_slots;
+  sc_srcloc *alias_src;
+  uint8_t *alias_state; /* 0 unresolved, 1 resolving (cycle guard), 2 resolved */
   /* HLO: the ENTRY computation; MLIR: the public func named "main" if any. */
   sc_op *entry;
 } sc_module;
@@ -200,6 +206,8 @@ sc_format sc_detect_format(const char *buf, size_t len);
 /* Resolves op/arg `loc(...)` text through the alias table and callsite/name/fused locations to the
  * innermost "file":line:col. */
 sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc);
+/* Builds the alias index; front ends call it once the alias table is complete. */
+void sc_module_index_aliases(sc_arena *a, sc_module *m);
 
 /* Convenience accessors. */
 const sc_attr *sc_op_attr(const sc_op *op, const char *name);

@@ -86,8 +86,11 @@ static sc_pos pos_of(const P *p, uint32_t off) { return sc_linemap_pos(p->in->li
 
 /* ---- lexer ---- */
 
-static bool is_id_char(unsigned char c) { return isalnum(c) || c == '_' || c == '$' || c == '.' || c == '-'; }
-static bool is_word_char(unsigned char c) { return isalnum(c) || c == '_' || c == '$' || c == '.'; }
+/* Character classes without locale calls: the lexer's hot loop. WORD = [A-Za-z0-9_$.], ID adds '-'. */
+static inline bool is_word_char(unsigned char c) {
+  return (unsigned)((c | 32) - 'a') < 26u || (unsigned)(c - '0') < 10u || c == '_' || c == '$' || c == '.';
+}
+static inline bool is_id_char(unsigned char c) { return is_word_char(c) || c == '-'; }
 
 static tok lex_at(P *p, uint32_t off) {
   const char *b = p->buf;
@@ -112,18 +115,17 @@ static tok lex_at(P *p, uint32_t off) {
   uint32_t i = off + 1;
   switch (c) {
   case '"': {
+    /* memchr to the closing quote, skipping escapes; linear even for long escape-heavy blobs. */
+    const char *dq = NULL;
     for (;;) {
-      const char *q = b + i;
-      /* Jump to the next quote or backslash; dense hex blobs are long runs of neither. */
-      size_t rest = end - i;
-      const char *dq = memchr(q, '"', rest);
-      const char *bs = memchr(q, '\\', dq ? (size_t)(dq - q) : rest);
+      if (i > end) break;
+      if (!dq || dq < b + i) dq = memchr(b + i, '"', end - i);
+      if (!dq) break;
+      const char *bs = memchr(b + i, '\\', (size_t)(dq - (b + i)));
       if (bs) {
         i = (uint32_t)(bs - b) + 2;
-        if (i > end) break;
         continue;
       }
-      if (!dq) break;
       i = (uint32_t)(dq - b) + 1;
       t.kind = T_STRING;
       t.len = i - off;
@@ -267,7 +269,8 @@ static tok lex_at(P *p, uint32_t off) {
   return t;
 }
 
-static tok peek(P *p, uint32_t k) {
+static inline tok peek(P *p, uint32_t k) {
+  if (k < p->nla) return p->la[(p->la_head + k) % LOOKAHEAD];
   if (k >= LOOKAHEAD) k = LOOKAHEAD - 1;
   while (p->nla <= k) {
     tok t = lex_at(p, p->lex_off);
@@ -1068,7 +1071,19 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
     if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
     else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
   }
-  if (func_like && !op->sym_name.n) op->sym_name = sc_span_of("", 0);
+  /* Generic form keeps symbols in properties: sym_name = "main", callee = @f. */
+  if (!op->sym_name.n) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_name");
+    if (a && a->value.n >= 2 && a->value.p[0] == '"') op->sym_name = sc_span_of(a->value.p + 1, a->value.n - 2);
+  }
+  if (!op->callee.n && call_like) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "callee");
+    if (a && a->value.n >= 2 && a->value.p[0] == '@') op->callee = sc_span_of(a->value.p + 1, a->value.n - 1);
+  }
+  if (!op->visibility.n && func_like) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_visibility");
+    if (a && a->value.n >= 2) op->visibility = sc_span_of(a->value.p + 1, a->value.n - 2);
+  }
   return op;
 }
 
@@ -1283,6 +1298,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
     if (sc_span_eq(f->sym_name, "main") && !sc_span_eq(f->visibility, "private")) m->entry = f;
   }
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
+  sc_module_index_aliases(p.a, m);
   for (uint32_t i = 0; i < m->nops; i++) {
     sc_op *op = m->ops[i];
     if (op->loc.n) op->src = sc_resolve_loc(m, op->loc);

@@ -250,3 +250,20 @@ Test(mlir_parse, every_prefix_of_a_real_module_is_handled) {
     sc_arena_free(a);
   }
 }
+
+Test(mlir_parse, generic_symbols_come_from_properties) {
+  sc_parse_error err;
+  sc_module *m = test_parse(A,
+                            "\"builtin.module\"() ({\n"
+                            "  \"func.func\"() <{function_type = () -> (), sym_name = \"main\", sym_visibility = \"private\"}> ({\n"
+                            "    \"func.call\"() <{callee = @g}> : () -> ()\n"
+                            "    \"func.return\"() : () -> ()\n"
+                            "  }) : () -> ()\n"
+                            "}) : () -> ()\n",
+                            &err);
+  cr_assert_not_null(m, "%s", err.message);
+  cr_assert(sc_span_eq(m->funcs[0]->sym_name, "main"));
+  cr_assert(sc_span_eq(m->funcs[0]->visibility, "private"));
+  cr_assert(sc_span_eq(test_find_op(m, "func.call", 0)->callee, "g"));
+  cr_assert_eq(test_find_op(m, "func.call", 0)->func, m->funcs[0]);
+}
