@@ -40,6 +40,16 @@ static bool unquote(sc_arena *a, sc_span s, sc_span *out) {
     else buf[n++] = d;
   }
   buf[n] = 0;
+  /* doubly escaped content (round-trip strings re-quoted once more): \" -> " */
+  if (n && buf[0] == '{' && memchr(buf, '\\', n)) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (buf[i] == '\\' && i + 1 < n && (buf[i + 1] == '"' || buf[i + 1] == '\\')) i++;
+      buf[k++] = buf[i];
+    }
+    n = k; /* only text attributes (never proto bytes) */
+    buf[n] = 0;
+  }
   *out = sc_span_of(buf, n);
   return true;
 }

@@ -240,6 +240,13 @@ uint32_t sc_shape_leaf_count(const sc_shape *s);
  * axes, sub-axis validity, duplicates/overlaps, mergeable neighbours, replicated/unreduced order, full
  * and sub-axis both used). Returns the first problem as a message (arena), or NULL. */
 const char *sc_sharding_verify_axes(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh);
+enum { SC_AXERR_UNKNOWN = 1, SC_AXERR_DUPLICATE, SC_AXERR_SUB_AXIS, SC_AXERR_ORDER };
+/* Same, with the kind of problem (SC_AXERR_*) in *kind (0 = none). */
+const char *sc_sharding_verify_axes_kind(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh, int *kind);
+/* The same checks over free-standing axis lists (collective axes): duplicates across all lists; with
+ * `order_what` each list must be sorted w.r.t. the mesh ("<order_what> axes are not ordered ..."). */
+const char *sc_axis_list_verify(sc_arena *a, const sc_axis_ref *const *lists, const uint32_t *counts, uint32_t nlists,
+                                const sc_mesh *mesh, const char *order_what, int *kind);
 /* Index of axis `name` in `mesh`, or -1. */
 int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name);
 /* Size of a reference (sub-axis size, or the full axis size from `mesh`; 1 if unknown). */

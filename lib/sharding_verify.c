@@ -258,19 +258,53 @@ typedef struct {
   const sc_mesh *mesh;
   SC_VEC(const sc_axis_ref *) seen;
   const char *err;
+  int kind;
 } axis_check;
 
 static void check_list(axis_check *c, const sc_axis_ref *list, uint32_t n) {
   const sc_axis_ref *prev = NULL;
   for (uint32_t i = 0; i < n && !c->err; i++) {
     const sc_axis_ref *r = &list[i];
-    int64_t fs = full_size(c->mesh, r->name);
     if (sc_mesh_axis_index(c->mesh, r->name) < 0) {
       c->err = sc_arena_printf(c->a, "unknown axis name: \"%.*s\"", SC_SPAN_ARG(r->name));
+      c->kind = SC_AXERR_UNKNOWN;
       return;
     }
+    for (size_t j = 0; j < c->seen.n; j++) {
+      if (ref_eq(c->seen.v[j], r)) {
+        c->err = sc_arena_printf(c->a, "duplicate axis ref: %s", sc_axis_ref_str(c->a, r));
+        c->kind = SC_AXERR_DUPLICATE;
+        return;
+      }
+    }
+    SC_PUSH(c->a, c->seen, r);
+    if (prev && can_merge(prev, r)) {
+      c->err = sc_arena_printf(c->a, "two consecutive sub-axes can be merged: %s, %s", sc_axis_ref_str(c->a, prev),
+                               sc_axis_ref_str(c->a, r));
+      c->kind = SC_AXERR_SUB_AXIS;
+      return;
+    }
+    prev = r;
+  }
+}
+
+static void check_sorted(axis_check *c, const sc_axis_ref *list, uint32_t n, const char *what) {
+  for (uint32_t i = 1; i < n && !c->err; i++) {
+    if (ref_cmp(c->mesh, &list[i - 1], &list[i]) > 0) {
+      c->err = sc_arena_printf(c->a, "%s axes are not ordered w.r.t. mesh", what);
+      c->kind = SC_AXERR_ORDER;
+      return;
+    }
+  }
+}
+
+static void check_sub_validity(axis_check *c) {
+  for (size_t i = 0; i < c->seen.n && !c->err; i++) {
+    const sc_axis_ref *r = c->seen.v[i];
+    int64_t fs = full_size(c->mesh, r->name);
     if (r->sub) {
       const char *s = sc_axis_ref_str(c->a, r);
+      c->kind = SC_AXERR_SUB_AXIS;
       if (r->pre_size < 1) {
         c->err = sc_arena_printf(c->a, "sub-axis pre-size must be at least 1: %s", s);
         return;
@@ -291,32 +325,12 @@ static void check_list(axis_check *c, const sc_axis_ref *list, uint32_t n) {
         return;
       }
     }
-    for (size_t j = 0; j < c->seen.n; j++) {
-      if (ref_eq(c->seen.v[j], r)) {
-        c->err = sc_arena_printf(c->a, "duplicate axis ref: %s", sc_axis_ref_str(c->a, r));
-        return;
-      }
-    }
-    SC_PUSH(c->a, c->seen, r);
-    if (prev && can_merge(prev, r)) {
-      c->err = sc_arena_printf(c->a, "two consecutive sub-axes can be merged: %s, %s", sc_axis_ref_str(c->a, prev),
-                               sc_axis_ref_str(c->a, r));
-      return;
-    }
-    prev = r;
-  }
-}
-
-static void check_sorted(axis_check *c, const sc_axis_ref *list, uint32_t n, const char *what) {
-  for (uint32_t i = 1; i < n && !c->err; i++) {
-    if (ref_cmp(c->mesh, &list[i - 1], &list[i]) > 0) {
-      c->err = sc_arena_printf(c->a, "%s axes are not ordered w.r.t. mesh", what);
-      return;
-    }
   }
 }
 
 static void check_sub_axes(axis_check *c) {
+  check_sub_validity(c);
+  if (c->err) return;
   /* per axis name: full and sub both used; overlapping sub-axes */
   size_t n = c->seen.n;
   for (size_t i = 0; i < n && !c->err; i++) {
@@ -327,6 +341,7 @@ static void check_sub_axes(axis_check *c) {
       if (!span_same(a->name, b->name)) continue;
       if (a->sub != b->sub) {
         c->err = sc_arena_printf(c->a, "both sub-axis and full-axis are used for axis name: \"%.*s\"", SC_SPAN_ARG(a->name));
+        c->kind = SC_AXERR_DUPLICATE;
         return;
       }
     }
@@ -341,6 +356,7 @@ static void check_sub_axes(axis_check *c) {
       /* a starts first (or same start); overlap if a's end exceeds b's start */
       if (a->pre_size * a->size > b->pre_size) {
         c->err = sc_arena_printf(c->a, "overlapping sub-axes: %s, %s", sc_axis_ref_str(c->a, a), sc_axis_ref_str(c->a, b));
+        c->kind = SC_AXERR_DUPLICATE;
         return;
       }
     }
@@ -348,6 +364,11 @@ static void check_sub_axes(axis_check *c) {
 }
 
 const char *sc_sharding_verify_axes(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh) {
+  return sc_sharding_verify_axes_kind(a, s, mesh, NULL);
+}
+
+const char *sc_sharding_verify_axes_kind(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh, int *kind) {
+  if (kind) *kind = 0;
   if (!s || !mesh) return NULL;
   axis_check c;
   memset(&c, 0, sizeof c);
@@ -363,6 +384,7 @@ const char *sc_sharding_verify_axes(sc_arena *a, const sc_sharding *s, const sc_
     if (!c.err) check_list(&c, s->manual_axes, s->nmanual_axes);
   }
   if (!c.err) check_sub_axes(&c);
+  if (kind) *kind = c.err ? c.kind : 0;
   return c.err;
 }
 
@@ -490,4 +512,19 @@ const char *sc_gspmd_validate(sc_arena *a, const sc_sharding *s, const sc_shape 
     return NULL;
   }
   return validate_leaf(a, s, shape, num_devices, single_device_tile_ok);
+}
+
+const char *sc_axis_list_verify(sc_arena *a, const sc_axis_ref *const *lists, const uint32_t *counts, uint32_t nlists,
+                                const sc_mesh *mesh, const char *order_what, int *kind) {
+  axis_check c;
+  memset(&c, 0, sizeof c);
+  c.a = a;
+  c.mesh = mesh;
+  for (uint32_t i = 0; i < nlists && !c.err; i++) {
+    if (order_what) check_sorted(&c, lists[i], counts[i], order_what);
+    if (!c.err) check_list(&c, lists[i], counts[i]);
+  }
+  if (!c.err) check_sub_axes(&c);
+  if (kind) *kind = c.err ? c.kind : 0;
+  return c.err;
 }

@@ -1,0 +1,408 @@
+/* rules_sharding.c — the `sharding` family: every annotation well-formed and consistent with its mesh
+ * and its value (Shardy's TensorSharding verifier, in its order), divisibility at function boundaries,
+ * XLA's HloSharding::Validate for GSPMD shardings, unreduced-axes transitions, and the other sdy
+ * attributes and ops (sharding rules, propagation edges, data-flow edges, constants, barriers,
+ * named computations). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "rule_util.h"
+#include "sdy_rule.h"
+
+/* ---- sharding-syntax ---------------------------------------------------------------------------- */
+
+void sc_check_sharding_syntax(sc_ctx *ctx);
+void sc_check_sharding_syntax(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  if (!model) return;
+  for (uint32_t i = 0; i < model->nerrors; i++) {
+    const sc_model_error *e = &model->errors[i];
+    sc_diag *d = sc_emit_at(ctx, e->offset, e->op, "%s", e->message);
+    sc_diag_fix(ctx, d, "Rewrite the annotation in the syntax Shardy/XLA accepts",
+                "#sdy.sharding<@mesh, [{\"x\"}, {}]> on function arguments/results, "
+                "#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]> on ops, mhlo.sharding = \"{devices=[2,1]<=[2]}\"");
+  }
+}
+
+/* ---- per-sharding checks (one rule each, first problem per sharding) ---------------------------- */
+
+void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
+  (void)user;
+  const char *rule = NULL;
+  const char *msg = ru_site_problem(ctx, site, &rule);
+  if (!msg || strcmp(rule, ctx->rule->name) != 0) return;
+  sc_diag *d = sc_emit_at(ctx, site->offset, site->op, "%s", msg);
+  const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, site->s);
+  if (mesh && mesh->naxes) {
+    const char **names = sc_arena_calloc(ctx->arena, mesh->naxes, sizeof *names);
+    for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = sc_span_dup(ctx->arena, mesh->axes[i].name);
+    sc_diag_context_list(ctx, d, "mesh_axes", names, mesh->naxes);
+  }
+  if (!strcmp(rule, "sharding-unknown-mesh")) {
+    const char *names = "";
+    for (uint32_t i = 0; i < ctx->model->nmeshes; i++)
+      names = sc_arena_printf(ctx->arena, "%s%s@%.*s", names, i ? ", " : "", SC_SPAN_ARG(ctx->model->meshes[i].name));
+    sc_diag_fix(ctx, d,
+                ctx->model->nmeshes ? sc_arena_printf(ctx->arena, "Refer to a mesh the module declares (%s)", names)
+                                    : "Declare the mesh: sdy.mesh @mesh = <[\"x\"=N]> at module level",
+                NULL);
+  } else if (!strcmp(rule, "sharding-unknown-axis") && mesh) {
+    const char *names = "";
+    for (uint32_t i = 0; i < mesh->naxes; i++)
+      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    sc_diag_fix(ctx, d, sc_arena_printf(ctx->arena, "Use an axis of the mesh: %s", names),
+                "P(...) may only name axes of the mesh the array is sharded over");
+  } else if (!strcmp(rule, "sharding-rank")) {
+    sc_diag_fix(ctx, d, "Give one dimension sharding per tensor dimension (rank-0 shardings for tokens and maximal meshes)",
+                "PartitionSpec entries must not outnumber the array's dimensions");
+  } else if (!strcmp(rule, "manual-axis-rebound")) {
+    sc_diag_fix(ctx, d, "Inside shard_map, only name mesh axes that are not manual in shardings",
+                "with_sharding_constraint(x, P(<non-manual axes only>)) under shard_map");
+  }
+}
+
+#define SITE_RULE(fn)                                                                                           \
+  void fn(sc_ctx *ctx);                                                                                         \
+  void fn(sc_ctx *ctx) { ru_for_each_sdy_site(ctx, ru_site_report, NULL); }
+
+SITE_RULE(sc_check_sharding_unknown_mesh)
+SITE_RULE(sc_check_sharding_unknown_axis)
+SITE_RULE(sc_check_sharding_rank)
+SITE_RULE(sc_check_sharding_duplicate_axis)
+SITE_RULE(sc_check_sharding_sub_axis)
+SITE_RULE(sc_check_sharding_axis_order)
+SITE_RULE(sc_check_sharding_priority)
+
+/* ---- sharding-value-count ----------------------------------------------------------------------- */
+
+static bool fully_replicated_rank0(const sc_model *model, const sc_sharding *s) {
+  (void)model;
+  return s && s->rank == 0 && !s->nreplicated && !s->nunreduced;
+}
+
+void sc_check_sharding_value_count(sc_ctx *ctx);
+void sc_check_sharding_value_count(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    if (!info || ru_is_func(op)) continue;
+    if (info->sdy.present && !info->sdy.failed) {
+      uint32_t n = info->sdy.nvalues, want = op->nresults;
+      bool ok = n == want || (want == 0 && n == 1);
+      (void)fully_replicated_rank0;
+      if (!ok) {
+        sc_diag *d = sc_emit(ctx, op, "shardings don't match number of values: %u shardings vs %u values", n, want);
+        sc_diag_fix(ctx, d, sc_arena_printf(ctx->arena, "Give exactly one sharding per result (%u)", want), NULL);
+      }
+    }
+    if (sc_span_eq(op->name, "sdy.named_computation")) {
+      if (info->in_shardings.present && !info->in_shardings.failed && info->in_shardings.nvalues != op->noperands)
+        sc_emit(ctx, op, "in_shardings shardings don't match number of values: %u shardings vs %u values",
+                info->in_shardings.nvalues, op->noperands);
+      if (info->out_shardings.present && !info->out_shardings.failed && info->out_shardings.nvalues != op->nresults)
+        sc_emit(ctx, op, "out_shardings shardings don't match number of values: %u shardings vs %u values",
+                info->out_shardings.nvalues, op->nresults);
+    }
+  }
+}
+
+/* ---- sharding-divisibility ---------------------------------------------------------------------- */
+
+static const char *tiling_str(sc_arena *a, const int64_t *t, uint32_t n) {
+  char *s = sc_arena_strdup(a, "(");
+  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", t[i]);
+  return sc_arena_printf(a, "%s%s)", s, n == 1 ? "," : "");
+}
+
+static const char *shape_str(sc_arena *a, const sc_shape *sh) {
+  char *s = sc_arena_strdup(a, "(");
+  for (int32_t i = 0; i < sh->rank; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", sh->dims[i]);
+  return sc_arena_printf(a, "%s%s)", s, sh->rank == 1 ? "," : "");
+}
+
+static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s, sc_span type, const char *what,
+                            uint32_t index) {
+  if (!s) return;
+  sc_arena *a = ctx->arena;
+  sc_shape sh;
+  if (!type.n || !sc_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return;
+  uint32_t rank = (uint32_t)sh.rank;
+  int64_t *tiles = sc_arena_calloc(a, rank ? rank : 1, sizeof *tiles);
+  const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+  if (s->kind == SC_SHARDING_NAMED && s->rank == rank && !(s->source == SC_SHARDING_FROM_GSPMD && s->tile_dims)) {
+    for (uint32_t d = 0; d < rank; d++) tiles[d] = sc_dim_sharded_size(s, d, mesh);
+  } else if (s->tile_dims && s->ntile_dims >= rank + s->nlast_tile_dims && s->ntile_dims - s->nlast_tile_dims == rank) {
+    for (uint32_t d = 0; d < rank; d++) tiles[d] = s->tile_dims[d];
+  } else {
+    return;
+  }
+  for (uint32_t d = 0; d < rank; d++) {
+    int64_t size = sh.dims[d];
+    if (size < 0 || tiles[d] <= 1 || size % tiles[d] == 0) continue;
+    const char *spec = s->kind == SC_SHARDING_NAMED ? sc_sharding_partition_spec(a, s) : NULL;
+    sc_diag *dg = sc_emit_at(
+        ctx, func->pos.offset, func,
+        "%s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded size %" PRId64
+        ". Shardy expects function IO to be divisible. (JAX: the sharding %s implies that array axis %u is partitioned "
+        "%" PRId64 " times, but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should "
+        "evenly divide the shape))",
+        what, index, d, size, tiles[d], spec ? spec : sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text)), d, tiles[d], size,
+        shape_str(a, &sh), tiling_str(a, tiles, rank));
+    sc_diag_fix(ctx, dg,
+                sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or shard it over fewer devices", d,
+                                tiles[d]),
+                spec ? sc_arena_printf(a, "jnp.pad(x, ...) so that x.shape[%u] %% %" PRId64 " == 0, or in_shardings=%s "
+                                          "without the axes of dimension %u",
+                                       d, tiles[d], spec, d)
+                     : NULL);
+    return;
+  }
+}
+
+void sc_check_sharding_divisibility(sc_ctx *ctx);
+void sc_check_sharding_divisibility(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nfuncs; k++) {
+    const sc_op *f = m->funcs[k];
+    const sc_op_info *info = sc_model_op(ctx->model, f);
+    if (!info) continue;
+    /* manual-computation bodies (round-trip) see local shapes: skip functions in manual contexts */
+    const sc_block *b = ru_body(f);
+    if (b && b->nops && sc_model_manual(ctx->model, b->ops[0])->nmanual_axes) continue;
+    for (uint32_t i = 0; i < info->nargs; i++)
+      check_divisible(ctx, f, sc_model_arg_sharding(ctx->model, f, i), ru_arg_type(f, i), "argument", i);
+    for (uint32_t i = 0; i < info->nresults; i++)
+      check_divisible(ctx, f, sc_model_func_result_sharding(ctx->model, f, i), ru_func_result_type(f, i), "result", i);
+  }
+}
+
+/* ---- sharding-tile-assignment (GSPMD) ----------------------------------------------------------- */
+
+static int64_t gspmd_num_devices(const sc_model *model) {
+  if (model->target) return model->target->devices;
+  if (model->num_partitions > 1) return model->num_partitions;
+  return 0;
+}
+
+static void validate_gspmd(sc_ctx *ctx, const sc_op *at_op, const sc_sharding *s, const sc_shape *shape,
+                           const char *what) {
+  if (!s) return;
+  const char *e = sc_gspmd_validate(ctx->arena, s, shape, gspmd_num_devices(ctx->model), true);
+  if (!e) return;
+  sc_diag *d = sc_emit(ctx, at_op, "%s%sinvalid sharding %.*s: %s", what ? what : "", what ? " - " : "",
+                       SC_SPAN_ARG(s->text), e);
+  int64_t n = gspmd_num_devices(ctx->model);
+  if (n > 0) sc_diag_context(ctx, d, "num_devices", sc_arena_printf(ctx->arena, "%" PRId64, n));
+  sc_diag_fix(ctx, d, "Use a tile assignment that names each of the module's devices exactly once and tiles each dimension",
+              n > 0 ? sc_arena_printf(ctx->arena, "e.g. {devices=[%" PRId64 ",1]<=[%" PRId64 "]} for a rank-2 value", n, n)
+                    : NULL);
+}
+
+static sc_shape results_shape(sc_arena *a, const sc_op *op) {
+  sc_shape sh;
+  memset(&sh, 0, sizeof sh);
+  if (op->nresults == 1) {
+    if (!sc_parse_shape(a, ru_result_type(op, 0), &sh)) sh.kind = SC_SHAPE_OTHER;
+    return sh;
+  }
+  sh.kind = SC_SHAPE_TUPLE;
+  sh.nelems = op->nresults;
+  sh.elems = sc_arena_calloc(a, op->nresults ? op->nresults : 1, sizeof *sh.elems);
+  for (uint32_t i = 0; i < op->nresults; i++)
+    if (!sc_parse_shape(a, ru_result_type(op, i), &sh.elems[i])) sh.elems[i].kind = SC_SHAPE_OTHER;
+  return sh;
+}
+
+void sc_check_sharding_tile_assignment(sc_ctx *ctx);
+void sc_check_sharding_tile_assignment(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    if (!info) continue;
+    if (ru_is_func(op)) {
+      for (uint32_t i = 0; i < info->nargs; i++) {
+        if (!info->args[i].gspmd.nvalues) continue;
+        sc_shape sh;
+        if (!sc_parse_shape(ctx->arena, ru_arg_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
+        validate_gspmd(ctx, op, info->args[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "arg %u", i));
+      }
+      for (uint32_t i = 0; i < info->nresults; i++) {
+        if (!info->results[i].gspmd.nvalues) continue;
+        sc_shape sh;
+        if (!sc_parse_shape(ctx->arena, ru_func_result_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
+        validate_gspmd(ctx, op, info->results[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "result %u", i));
+      }
+      continue;
+    }
+    if (!info->gspmd.nvalues) continue;
+    sc_shape sh = results_shape(ctx->arena, op);
+    if (sh.kind == SC_SHAPE_OTHER && op->nresults == 1 && !ru_result_type(op, 0).n) continue; /* unknown type */
+    validate_gspmd(ctx, op, info->gspmd.values[0], &sh, NULL);
+  }
+}
+
+/* ---- sharding-unreduced (sharding_constraint / reshard transitions) ----------------------------- */
+
+static const char *red_name(sc_reduction r) { return r == SC_REDUCE_MAX ? "max" : r == SC_REDUCE_MIN ? "min" : "sum"; }
+
+static bool has_axis(const sc_axis_ref *list, uint32_t n, const sc_axis_ref *r, const sc_mesh *mesh) {
+  for (uint32_t i = 0; i < n; i++)
+    if (ru_axis_eq(&list[i], r, mesh)) return true;
+  return false;
+}
+
+void sc_check_sharding_unreduced(sc_ctx *ctx);
+void sc_check_sharding_unreduced(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    bool reshard = sc_span_eq(op->name, "sdy.reshard");
+    if (!reshard && !sc_span_eq(op->name, "sdy.sharding_constraint")) continue;
+    const sc_sharding *out = sc_model_result_sharding(ctx->model, op, 0);
+    if (!out || op->noperands < 1) continue;
+    const sc_sharding *in = sc_model_value_sharding(ctx->model, op->operands[0]);
+    const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, out);
+    uint32_t nin = in ? in->nunreduced : 0;
+    sc_reduction in_op = in ? in->unreduced_op : SC_REDUCE_SUM;
+    bool kept = false, added = false;
+    for (uint32_t i = 0; i < out->nunreduced; i++) {
+      if (in && has_axis(in->unreduced, nin, &out->unreduced[i], mesh)) kept = true;
+      else added = true;
+    }
+    const char *opn = reshard ? "sdy.reshard" : "sdy.sharding_constraint";
+    if (kept && in_op != out->unreduced_op) {
+      sc_emit(ctx, op, "'%s' op cannot change the reduction operator of kept unreduced axes from %s to %s.", opn,
+              red_name(in_op), red_name(out->unreduced_op));
+    } else if (added && out->unreduced_op != SC_REDUCE_SUM) {
+      sc_emit(ctx, op, "'%s' op cannot introduce '%s' unreduced axes. Expected 'sum'.", opn, red_name(out->unreduced_op));
+    }
+  }
+}
+
+/* ---- sharding-rule / sharding-propagation-edges ------------------------------------------------- */
+
+void sc_check_sharding_rule(sc_ctx *ctx);
+void sc_check_sharding_rule(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_attr *at = sc_op_attr(op, "sdy.sharding_rule");
+    if (!at) continue;
+    const char *e = sc_sdy_rule_check(ctx->arena, op, at->value);
+    if (e) {
+      sc_diag *d = sc_emit(ctx, op, "%s", e);
+      sc_diag_fix(ctx, d, "Write the rule as #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16}>",
+                  "factors i, j, k, ... in order, one per tensor dimension; sizes in {i=.., j=..} in the same order");
+    }
+  }
+}
+
+void sc_check_sharding_propagation_edges(sc_ctx *ctx);
+void sc_check_sharding_propagation_edges(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    static const char *const names[] = {"sdy.propagation_edges", "sdy.result_propagation_edges",
+                                        "sdy.block_arg_propagation_edges"};
+    for (int i = 0; i < 3; i++) {
+      const sc_attr *at = sc_op_attr(op, names[i]);
+      if (!at) continue;
+      const char *e = sc_sdy_edges_check(ctx->arena, ctx->model, op, at->value, i != 0);
+      if (e) sc_emit(ctx, op, "%s", e);
+    }
+  }
+}
+
+/* ---- sharding-sdy-op ---------------------------------------------------------------------------- */
+
+static bool static_shape(sc_arena *a, sc_span type) {
+  sc_shape sh;
+  if (!sc_parse_shape(a, type, &sh)) return true;
+  if (sh.kind == SC_SHAPE_UNRANKED) return false;
+  if (sh.kind != SC_SHAPE_ARRAY) return true;
+  for (int32_t i = 0; i < sh.rank; i++)
+    if (sh.dims[i] < 0) return false;
+  return true;
+}
+
+static bool is_sdy_op(const sc_op *op) { return op && sc_span_starts(op->name, "sdy."); }
+
+void sc_check_sharding_sdy_op(sc_ctx *ctx);
+void sc_check_sharding_sdy_op(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    sc_span n = op->name;
+    if (sc_span_eq(n, "sdy.constant")) {
+      if (!static_shape(a, ru_result_type(op, 0)))
+        sc_emit(ctx, op, "elements literal type must have static shape (sdy.constant of type %.*s)",
+                SC_SPAN_ARG(ru_result_type(op, 0)));
+    } else if (sc_span_eq(n, "sdy.propagation_barrier")) {
+      const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "allowed_direction");
+      const sc_attr *at = sc_op_attr(op, "allowed_direction");
+      sc_span v = it ? it->value : at ? at->value : sc_span_of("", 0);
+      if (sc_span_eq(sc_span_trim(v), "BOTH") || sc_span_eq(sc_span_trim(v), "#sdy<propagation_direction BOTH>"))
+        sc_emit(ctx, op, "cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.");
+    } else if (sc_span_eq(n, "sdy.data_flow_edge")) {
+      const sc_value *in = op->noperands ? op->operands[0] : NULL;
+      if (!static_shape(a, ru_result_type(op, 0)))
+        sc_emit(ctx, op, "expected sdy.data_flow_edge to have a static-shaped result. type: %.*s",
+                SC_SPAN_ARG(ru_result_type(op, 0)));
+      else if (in && ru_value_uses(m, in) > 1)
+        sc_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
+      else if (in && in->def && is_sdy_op(in->def) && !sc_span_eq(in->def->name, "sdy.named_computation"))
+        sc_emit(ctx, op,
+                "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
+                "sdy.named_computation): it is defined by %.*s",
+                SC_SPAN_ARG(in->def->name));
+    } else if (sc_span_eq(n, "sdy.func_data_flow_edge")) {
+      const sc_value *in = op->noperands ? op->operands[0] : NULL;
+      if (!static_shape(a, ru_result_type(op, 0)))
+        sc_emit(ctx, op, "expected sdy.func_data_flow_edge to have a static-shaped result. type: %.*s",
+                SC_SPAN_ARG(ru_result_type(op, 0)));
+      else if (in && ru_value_uses(m, in) > 1)
+        sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to have a single user");
+      else if (in && !in->def) {
+        const sc_op *owner = in->block && in->block->parent ? in->block->parent->parent : NULL;
+        if (!owner || !ru_is_func(owner))
+          sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.");
+      } else if (in && in->def && !sc_span_eq(in->def->name, "func.call") && !sc_span_eq(in->def->name, "call")) {
+        sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a result of call op.");
+      }
+    } else if (sc_span_eq(n, "sdy.named_computation")) {
+      const sc_block *b = ru_body(op);
+      if (b && b->nargs != op->noperands) {
+        sc_emit(ctx, op, "number of block arguments must match the number of operands: %u != %u", b->nargs,
+                op->noperands);
+        continue;
+      }
+      bool bad = false;
+      for (uint32_t i = 0; b && i < b->nargs && !bad; i++) {
+        sc_span at = sc_span_trim(b->args[i]->type), ot = sc_span_trim(ru_operand_type(op, i));
+        if (at.n && ot.n && !ru_span_same(at, ot)) {
+          sc_emit(ctx, op,
+                  "expected the type of the %u'th block argument to match the type of the corresponding operand: "
+                  "'%.*s' vs '%.*s'",
+                  i, SC_SPAN_ARG(at), SC_SPAN_ARG(ot));
+          bad = true;
+        }
+      }
+      const sc_op *ret = ru_terminator(op);
+      if (!bad && ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands == op->nresults) {
+        for (uint32_t i = 0; i < op->nresults; i++) {
+          sc_span rt = sc_span_trim(ru_result_type(op, i)), it = sc_span_trim(ru_operand_type(ret, i));
+          if (rt.n && it.n && !ru_span_same(rt, it)) {
+            sc_emit(ctx, op,
+                    "failed to infer returned types: inferred type(s) '%.*s' are incompatible with return type(s) of "
+                    "operation '%.*s'",
+                    SC_SPAN_ARG(it), SC_SPAN_ARG(rt));
+            break;
+          }
+        }
+      }
+    }
+  }
+}
