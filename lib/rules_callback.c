@@ -199,10 +199,15 @@ static void sharding_in_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) 
   sc_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
   sc_diag_fix(ctx, d, "Drop the sharding= argument of the callback inside shard_map (manual mode already runs it "
                       "once per device)",
-              "# before\n"
-              "jax.pure_callback(fn, result_shape, x, sharding=NamedSharding(mesh, P()))\n"
-              "# after\n"
-              "jax.pure_callback(fn, result_shape, x)");
+              cs.cls == SH_MAXIMAL
+                  ? "# before (inside shard_map)\n"
+                    "jax.pure_callback(fn, result_shape, x, sharding=SingleDeviceSharding(jax.devices()[0]))\n"
+                    "# after\n"
+                    "jax.pure_callback(fn, result_shape, x)"
+                  : "# before (inside shard_map)\n"
+                    "jax.pure_callback(fn, result_shape, x, sharding=NamedSharding(mesh, P('data')))\n"
+                    "# after\n"
+                    "jax.pure_callback(fn, result_shape, x)");
   sc_fix *f = sc_diag_fix(ctx, d,
                           cs.attr && sc_span_eq(cs.attr->name, "sdy.sharding")
                               ? "Remove the callback's sdy.sharding attribute (inside the manual computation it runs "
