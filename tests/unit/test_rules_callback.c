@@ -1,0 +1,163 @@
+/* test_rules_callback.c — the callback family (SC04xx): every test module's expectations, machine
+ * fixes that clear their diagnostic, JAX's error texts (the seeds), and what the fixes edit. */
+#include "kc_harness.h"
+
+#define DIR_C "tests/modules/callback"
+
+Test(callback, modules_match_their_expectations) { cr_assert_geq(kc_check_dir(DIR_C), 25); }
+
+Test(callback, machine_fixes_clear_their_diagnostic) { cr_assert_geq(kc_check_fixes_dir(DIR_C), 8); }
+
+static const sc_diag *one(const char *file, const char *code, sc_arena **a, kc_module *m, sc_report **r) {
+  *r = kc_check_file(file, a, m);
+  const sc_diag *d = kc_find(*r, code);
+  cr_assert_not_null(d, "%s: no %s", file, code);
+  return d;
+}
+
+static const sc_fix *machine_fix(const sc_diag *d) {
+  for (size_t i = 0; i < d->nfixes; i++)
+    if (d->fixes[i].machine) return &d->fixes[i];
+  return NULL;
+}
+
+Test(callback, sharding_in_manual_shardy) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r;
+  const sc_diag *d = one(DIR_C "/callback-sharding-in-manual.bad.mlir", "SC0401", &a, &m, &r);
+  cr_expect(strstr(d->message, "callbacks do not support specifying sharding inside spmd computations") == d->message,
+            "%s", d->message);
+  cr_expect_str_eq(d->target, "xla_ffi_python_cpu_callback");
+  cr_expect_str_eq(kc_context(d, "manual_axes", 0), "data");
+  cr_expect_str_eq(kc_context(d, "manual_computation", 0), "sdy.manual_computation at line 6");
+  cr_expect_not_null(kc_fix_with(d, "jax.pure_callback(fn, result_shape, x)"));
+  const sc_fix *f = machine_fix(d);
+  cr_assert_not_null(f);
+  size_t n;
+  char *fixed = kc_apply(m.text, m.len, f, &n);
+  const char *line = strstr(fixed, "@xla_ffi_python_cpu_callback");
+  cr_assert_not_null(line);
+  const char *eol = strchr(line, '\n');
+  cr_expect(!kc_has(line, (size_t)(eol - line), "sdy.sharding"), "the sdy.sharding attribute is removed: %.*s",
+            (int)(eol - line), line);
+  cr_expect(kc_has(line, (size_t)(eol - line), "result_layouts = [dense<0> : tensor<1xindex>]} :"),
+            "the dict stays well-formed: %.*s", (int)(eol - line), line);
+  free(fixed);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(callback, sharding_in_manual_gspmd_becomes_manual) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r;
+  const sc_diag *d = one(DIR_C "/callback-sharding-in-manual.gspmd.bad.mlir", "SC0401", &a, &m, &r);
+  cr_expect_str_eq(kc_context(d, "partitioner", 0), "gspmd");
+  const sc_fix *f = machine_fix(d);
+  cr_assert_not_null(f);
+  cr_assert_eq(f->nedits, 1);
+  cr_expect_str_eq(f->edits[0].replacement, "mhlo.sharding = \"{manual}\"");
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(callback, partial_manual) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r;
+  const sc_diag *d = one(DIR_C "/callback-partial-manual.bad.mlir", "SC0402", &a, &m, &r);
+  cr_expect(strstr(d->message, "callbacks are only supported in spmd computations when all mesh axes are partitioned "
+                               "manually (no partial automatic sharding).") == d->message,
+            "%s", d->message);
+  cr_expect(strstr(d->message, "axes {model}"), "%s", d->message);
+  const sc_fix *f = kc_fix_with(d, "axis_names={'data', 'model'}");
+  cr_assert_not_null(f);
+  cr_expect(strstr(f->snippet, "in_specs=(P('data'),), out_specs=P('data'), axis_names={'data', 'model'})"), "%s",
+            f->snippet);
+  cr_expect_not_null(kc_fix_with(d, "jax.debug.callback"));
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(callback, top_level_named_sharding_gets_a_maximal_mesh) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r;
+  const sc_diag *d = one(DIR_C "/callback-not-single-device.bad.mlir", "SC0403", &a, &m, &r);
+  cr_expect(strstr(d->message, "pure_callback only supports SingleDeviceSharding, but got") == d->message, "%s",
+            d->message);
+  const sc_fix *f = machine_fix(d);
+  cr_assert_not_null(f);
+  size_t n;
+  char *fixed = kc_apply(m.text, m.len, f, &n);
+  cr_expect(strstr(fixed, "  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"), "%s", fixed);
+  cr_expect(strstr(fixed, "sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>"), "%s", fixed);
+  free(fixed);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(callback, device_not_in_assignment) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r;
+  const sc_diag *d = one(DIR_C "/callback-device-not-in-assignment.bad.mlir", "SC0404", &a, &m, &r);
+  cr_expect(strstr(d->message, "Sharding provided to pure_callback specifies a device 5 that is not in the device "
+                               "assignment (0, 1, 2, 3)") == d->message,
+            "%s", d->message);
+  free(m.text);
+  sc_arena_free(a);
+  d = one(DIR_C "/callback-device-not-in-assignment.retarget.bad.mlir", "SC0404", &a, &m, &r);
+  cr_expect(strstr(d->message, "mesh data=4 has 4 devices"), "%s", d->message);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(callback, partitioned_ordered_platform) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r;
+  const sc_diag *d = one(DIR_C "/callback-partitioned-tpu.bad.mlir", "SC0405", &a, &m, &r);
+  cr_expect(strstr(d->message, "Partitioned callback not implemented on tpu backend.") == d->message, "%s", d->message);
+  cr_expect_eq(kc_count(r, "SC0408"), 0);
+  free(m.text);
+  sc_arena_free(a);
+  d = one(DIR_C "/callback-partitioned-results.bad.mlir", "SC0406", &a, &m, &r);
+  cr_expect(strstr(d->message, "Partitioned callback not supported with return values.") == d->message, "%s",
+            d->message);
+  free(m.text);
+  sc_arena_free(a);
+  d = one(DIR_C "/callback-ordered-multi-device.bad.mlir", "SC0407", &a, &m, &r);
+  cr_expect(strstr(d->message, "The following ordered effects are not supported for more than 1 device:") == d->message,
+            "%s", d->message);
+  cr_expect_not_null(machine_fix(d));
+  free(m.text);
+  sc_arena_free(a);
+  d = one(DIR_C "/callback-wrong-platform.bad.mlir", "SC0408", &a, &m, &r);
+  cr_expect(strstr(d->message, "checked for cpu"), "%s", d->message);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(callback, host_transfers_are_callbacks) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r;
+  one(DIR_C "/callback-sharding-in-manual.sendrecv.bad.mlir", "SC0401", &a, &m, &r);
+  cr_expect_eq(kc_count(r, "SC0401"), 2, "the send and the recv");
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(callback, explanation_pages) {
+  static const char *codes[] = {"SC0401", "SC0402", "SC0403", "SC0404", "SC0405", "SC0406", "SC0407", "SC0408"};
+  for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
+    char *page = sc_explain_text(codes[i]);
+    cr_assert_not_null(page, "no explanation page for %s", codes[i]);
+    cr_expect(strstr(page, "What it means") && strstr(page, "When it happens") && strstr(page, "How to fix"),
+              "%s page lacks a section", codes[i]);
+    cr_expect(strstr(page, "Erroneous module") && strstr(page, "Fixed module"), "%s page lacks examples", codes[i]);
+    free(page);
+  }
+}

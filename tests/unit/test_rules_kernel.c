@@ -1,0 +1,214 @@
+/* test_rules_kernel.c — the kernel family (SC03xx): every test module's expectations, machine fixes
+ * that clear their diagnostic, JAX's error text, both meshes named when a module is retargeted, and
+ * fixes built from the module's own axes and specs. */
+#include "kc_harness.h"
+
+#define DIR_K "tests/modules/kernel"
+#define MOSAIC "Mosaic kernels cannot be automatically partitioned. Please wrap the call in a shard_map."
+
+Test(kernel, modules_match_their_expectations) { cr_assert_geq(kc_check_dir(DIR_K), 30); }
+
+Test(kernel, machine_fixes_clear_their_diagnostic) { cr_assert_geq(kc_check_fixes_dir(DIR_K), 8); }
+
+Test(kernel, partial_manual_message_and_context) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r = kc_check_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &a, &m);
+  const sc_diag *d = kc_find(r, "SC0301");
+  cr_assert_not_null(d);
+  cr_expect_eq(d->severity, SC_SEV_ERROR);
+  cr_expect_str_eq(d->rule, "kernel-outside-manual");
+  cr_expect(strstr(d->message, MOSAIC) == d->message, "message starts with JAX's text: %s", d->message);
+  cr_expect(strstr(d->message, "manual over {data} only"), "%s", d->message);
+  cr_expect(strstr(d->message, "model (size 2)"), "%s", d->message);
+  cr_expect_str_eq(d->target, "tpu_custom_call");
+  cr_expect_str_eq(kc_context(d, "manual_axes", 0), "data");
+  cr_expect_str_eq(kc_context(d, "mesh_axes", 0), "data");
+  cr_expect_str_eq(kc_context(d, "mesh_axes", 1), "model");
+  cr_expect_str_eq(kc_context(d, "auto_axes", 0), "model");
+  cr_expect_str_eq(kc_context(d, "manual_computation", 0), "sdy.manual_computation at line 5");
+  cr_expect_str_eq(kc_context(d, "kernel", 0), "add_one_kernel");
+  cr_expect_str_eq(kc_context(d, "partitioner", 0), "shardy");
+  /* The enclosing shard_map made manual over every axis, with its real specs. */
+  const sc_fix *f = kc_fix_with(d, "axis_names={'data', 'model'}");
+  cr_assert_not_null(f);
+  cr_expect(strstr(f->snippet, "jax.shard_map(f, mesh=mesh, in_specs=(P('data', None),), out_specs=P('data', None), "
+                               "axis_names={'data', 'model'})"),
+            "%s", f->snippet);
+  cr_expect(strstr(f->snippet, "mesh = jax.make_mesh((4, 2), ('data', 'model'))"), "%s", f->snippet);
+  /* Or a nested shard_map over the remaining axis. */
+  f = kc_fix_with(d, "axis_names={'model'}");
+  cr_assert_not_null(f);
+  cr_expect(strstr(f->snippet, "add_one_kernel = jax.shard_map(add_one_kernel, mesh=mesh"), "%s", f->snippet);
+  /* And the machine fix: a nested manual computation over "model". */
+  const sc_fix *mf = NULL;
+  for (size_t i = 0; i < d->nfixes; i++)
+    if (d->fixes[i].machine) mf = &d->fixes[i];
+  cr_assert_not_null(mf);
+  cr_expect(strstr(mf->edits[0].replacement, "manual_axes={\"model\"}"), "%s", mf->edits[0].replacement);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(kernel, top_level_fix_uses_operand_and_result_specs) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r = kc_check_file(DIR_K "/kernel-outside-manual.toplevel.bad.mlir", &a, &m);
+  const sc_diag *d = kc_find(r, "SC0301");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "partitioned over 4 devices (mesh data=4)"), "%s", d->message);
+  const sc_fix *f = kc_fix_with(d, "jax.shard_map(add_one_kernel");
+  cr_assert_not_null(f);
+  cr_expect(strstr(f->snippet, "in_specs=(P('data', None),), out_specs=P('data', None), axis_names={'data'})"), "%s",
+            f->snippet);
+  cr_expect_str_eq(kc_context(d, "manual_computation", 0), "none (top level)");
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(kernel, retargeted_module_names_both_meshes) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r = kc_check_file(DIR_K "/kernel-outside-manual.retarget.bad.mlir", &a, &m);
+  const sc_diag *d = kc_find(r, "SC0301");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "lowered for 1 device (mhlo.num_partitions = 1)"), "%s", d->message);
+  cr_expect(strstr(d->message, "target mesh data=4 (4 devices)"), "%s", d->message);
+  cr_expect_str_eq(kc_context(d, "mesh_source", 0), "request");
+  cr_expect_str_eq(kc_context(d, "module_mesh", 0), "1 device (mhlo.num_partitions = 1)");
+  cr_expect_str_eq(kc_context(d, "kernel", 0), "matmul_kernel");
+  /* The machine fix adds the target mesh and wraps the call in the private function. */
+  const sc_fix *mf = NULL;
+  for (size_t i = 0; i < d->nfixes; i++)
+    if (d->fixes[i].machine) mf = &d->fixes[i];
+  cr_assert_not_null(mf);
+  cr_assert_eq(mf->nedits, 2);
+  size_t n = 0;
+  char *fixed = kc_apply(m.text, m.len, mf, &n);
+  cr_expect(strstr(fixed, "  sdy.mesh @mesh = <[\"data\"=4]>\n"), "%s", fixed);
+  cr_expect(strstr(fixed, "sdy.manual_computation(%arg0, %arg1) in_shardings=[<@mesh, [{}, {}]>, <@mesh, [{}, {}]>] "
+                          "out_shardings=[<@mesh, [{}, {}]>] manual_axes={\"data\"}"),
+            "%s", fixed);
+  free(fixed);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(kernel, one_device_is_never_flagged) {
+  sc_arena *a = sc_arena_new(0);
+  size_t len;
+  char *text = kc_read_file(DIR_K "/kernel-outside-manual.retarget.bad.mlir", &len);
+  sc_options o;
+  memset(&o, 0, sizeof o);
+  sc_report *r = kc_check(a, text, len, &o); /* no --mesh: its own 1-device mesh */
+  cr_expect_eq(kc_count(r, "SC0301"), 0);
+  free(text);
+  sc_arena_free(a);
+}
+
+Test(kernel, explicit_axis_message_is_jax_text) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r = kc_check_file(DIR_K "/kernel-explicit-sharding.tpu.bad.mlir", &a, &m);
+  const sc_diag *d = kc_find(r, "SC0302");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "pallas_call requires all mesh axes to be Manual, got (Explicit,)") == d->message, "%s",
+            d->message);
+  cr_expect(strstr(d->message, "operand 0 sharded over explicit axis 'data'"), "%s", d->message);
+  cr_expect_eq(kc_count(r, "SC0301"), 0, "one diagnostic per kernel: JAX raises the pallas_call error first");
+  cr_expect_not_null(kc_fix_with(d, "in_specs=(P('data', None),)"));
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(kernel, gpu_kernels_are_warnings_naming_sharded_operands) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r = kc_check_file(DIR_K "/kernel-gpu-auto-partitioned.bad.mlir", &a, &m);
+  const sc_diag *d = kc_find(r, "SC0303");
+  cr_assert_not_null(d);
+  cr_expect_eq(d->severity, SC_SEV_WARNING);
+  cr_expect(strstr(d->message, "operand 0 sharded over auto axis 'data'"), "%s", d->message);
+  cr_expect(strstr(d->message, "all-gathered"), "%s", d->message);
+  cr_expect_eq(r->errors, 0);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(kernel, mesh_axes_and_platform_messages) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r = kc_check_file(DIR_K "/kernel-mesh-axis-unknown.bad.mlir", &a, &m);
+  const sc_diag *d = kc_find(r, "SC0304");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "mesh axis 'x'"), "%s", d->message);
+  free(m.text);
+  sc_arena_free(a);
+  r = kc_check_file(DIR_K "/kernel-wrong-platform.bad.mlir", &a, &m);
+  d = kc_find(r, "SC0306");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "Compiler params for platform tpu cannot be used for gpu lowering.") == d->message, "%s",
+            d->message);
+  free(m.text);
+  sc_arena_free(a);
+  r = kc_check_file(DIR_K "/kernel-cpu-platform.bad.mlir", &a, &m);
+  d = kc_find(r, "SC0307");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "Only interpret mode is supported on CPU backend.") == d->message, "%s", d->message);
+  free(m.text);
+  sc_arena_free(a);
+  r = kc_check_file(DIR_K "/kernel-communication-replicas.bad.mlir", &a, &m);
+  d = kc_find(r, "SC0305");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "Replica lowering for Mosaic kernels not implemented.") == d->message, "%s", d->message);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(kernel, mosaic_gpu_messages) {
+  sc_arena *a;
+  kc_module m;
+  sc_report *r = kc_check_file(DIR_K "/kernel-mosaic-gpu-multi-device.bad.mlir", &a, &m);
+  const sc_diag *d = kc_find(r, "SC0308");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "Mosaic GPU only supports single-device meshes in ShardingContext. Got: 2 devices.") ==
+                d->message,
+            "%s", d->message);
+  cr_expect_eq(kc_count(r, "SC0303"), 0);
+  free(m.text);
+  sc_arena_free(a);
+  r = kc_check_file(DIR_K "/kernel-mosaic-gpu-device-order.bad.mlir", &a, &m);
+  d = kc_find(r, "SC0309");
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "Got: [3 2 1 0] device ids."), "%s", d->message);
+  free(m.text);
+  sc_arena_free(a);
+}
+
+Test(kernel, rule_selection_and_catalog) {
+  static const char *codes[] = {"SC0301", "SC0302", "SC0303", "SC0304", "SC0305", "SC0306", "SC0307", "SC0308", "SC0309"};
+  for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
+    char *page = sc_explain_text(codes[i]);
+    cr_assert_not_null(page, "no explanation page for %s", codes[i]);
+    cr_expect(strstr(page, "What it means") && strstr(page, "When it happens") && strstr(page, "How to fix"),
+              "%s page lacks a section", codes[i]);
+    cr_expect(strstr(page, "Erroneous module") && strstr(page, "Fixed module"), "%s page lacks examples", codes[i]);
+    free(page);
+  }
+  sc_arena *a;
+  kc_module m;
+  sc_report *r = kc_check_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &a, &m);
+  cr_expect_eq(kc_count(r, "SC0301"), 1);
+  free(m.text);
+  sc_arena_free(a);
+  a = sc_arena_new(0);
+  size_t len;
+  char *text = kc_read_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &len);
+  sc_options o;
+  memset(&o, 0, sizeof o);
+  o.rules = "-kernel-outside-manual";
+  r = kc_check(a, text, len, &o);
+  cr_expect_eq(kc_count(r, "SC0301"), 0);
+  free(text);
+  sc_arena_free(a);
+}
