@@ -58,7 +58,8 @@ Test(rules_sharding, every_rule_has_a_failing_and_a_passing_module) {
 
 Test(rules_sharding, modules_yield_exactly_their_code) {
   glob_t g;
-  cr_assert_eq(glob("tests/modules/*/*.*", 0, NULL, &g), 0);
+  /* This family's modules only; the kernel/callback modules carry per-line expectations instead. */
+  cr_assert_eq(glob("tests/modules/{mesh,sharding,manual,collective}/*.*", GLOB_BRACE, NULL, &g), 0);
   size_t n = 0;
   for (size_t i = 0; i < g.gl_pathc; i++) {
     const char *path = g.gl_pathv[i];
