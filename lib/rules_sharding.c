@@ -26,6 +26,46 @@ void sc_check_sharding_syntax(sc_ctx *ctx) {
 
 /* ---- per-sharding checks (one rule each, first problem per sharding) ---------------------------- */
 
+/* Edit distance between two short names (axis names are short; longer ones are not compared). */
+static size_t edit_distance(sc_span a, sc_span b) {
+  size_t row[33];
+  if (a.n > 32 || b.n > 32) return 99;
+  for (size_t j = 0; j <= b.n; j++) row[j] = j;
+  for (size_t i = 1; i <= a.n; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.n; j++) {
+      size_t up = row[j], best = diag + (a.p[i - 1] != b.p[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[b.n];
+}
+
+/* For a sharding naming an axis the mesh lacks: the mesh axis closest to it (a likely typo), or NULL. */
+static const char *closest_axis(sc_ctx *ctx, const sc_sharding *s, const sc_mesh *mesh) {
+  for (uint32_t k = 0; s && k < s->rank; k++) {
+    for (uint32_t j = 0; j < s->dims[k].naxes; j++) {
+      sc_span name = s->dims[k].axes[j].name;
+      bool known = false;
+      for (uint32_t m = 0; m < mesh->naxes && !known; m++)
+        known = mesh->axes[m].name.n == name.n && memcmp(mesh->axes[m].name.p, name.p, name.n) == 0;
+      if (known) continue;
+      size_t best = 3;
+      const char *guess = NULL;
+      for (uint32_t m = 0; m < mesh->naxes; m++) {
+        size_t dist = edit_distance(name, mesh->axes[m].name);
+        if (dist < best) best = dist, guess = sc_span_dup(ctx->arena, mesh->axes[m].name);
+      }
+      return guess;
+    }
+  }
+  return NULL;
+}
+
 void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
   (void)user;
   const char *rule = NULL;
@@ -50,7 +90,10 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
     const char *names = "";
     for (uint32_t i = 0; i < mesh->naxes; i++)
       names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
-    sc_diag_fix(ctx, d, sc_arena_printf(ctx->arena, "Use an axis of the mesh: %s", names),
+    const char *guess = closest_axis(ctx, site->s, mesh);
+    sc_diag_fix(ctx, d,
+                guess ? sc_arena_printf(ctx->arena, "Did you mean '%s'? Use an axis of the mesh: %s", guess, names)
+                      : sc_arena_printf(ctx->arena, "Use an axis of the mesh: %s", names),
                 "P(...) may only name axes of the mesh the array is sharded over");
   } else if (!strcmp(rule, "sharding-rank")) {
     sc_diag_fix(ctx, d, "Give one dimension sharding per tensor dimension (rank-0 shardings for tokens and maximal meshes)",

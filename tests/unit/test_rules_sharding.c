@@ -268,3 +268,27 @@ Test(rules_sharding, machine_fixes_apply_cleanly) {
     sc_arena_free(a);
   }
 }
+
+Test(rules_sharding, unknown_axis_suggests_the_closest_mesh_axis) {
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r = test_check(a,
+                            "sdy.mesh @mesh = <[\"data\"=2, \"model\"=4]>\n"
+                            "func.func @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {\"modle\"}]>}) -> tensor<16x32xf32> {\n"
+                            "  return %arg0 : tensor<16x32xf32>\n"
+                            "}\n",
+                            NULL);
+  cr_assert_eq(r->ndiags, 1);
+  cr_assert_str_eq(r->diags[0].code, "SC0203");
+  cr_assert_geq(r->diags[0].nfixes, 1);
+  cr_assert(strstr(r->diags[0].fixes[0].title, "Did you mean 'model'?"), "%s", r->diags[0].fixes[0].title);
+  /* No suggestion when nothing is close. */
+  r = test_check(a,
+                 "sdy.mesh @mesh = <[\"data\"=2]>\n"
+                 "func.func @main(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"zzzzzz\"}]>}) -> tensor<16xf32> {\n"
+                 "  return %arg0 : tensor<16xf32>\n"
+                 "}\n",
+                 NULL);
+  cr_assert_eq(r->ndiags, 1);
+  cr_assert_null(strstr(r->diags[0].fixes[0].title, "Did you mean"));
+  sc_arena_free(a);
+}
