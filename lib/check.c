@@ -230,6 +230,8 @@ static void fill_mesh(sc_arena *a, sc_report *r, const sc_model *model, const sc
     return;
   }
   r->mesh_source = "module";
+  r->mesh_devices = mesh->devices;
+  if (mesh->synthesized) return; /* GSPMD module: num_partitions devices, no named axes */
   r->mesh_axes = sc_arena_calloc(a, mesh->naxes ? mesh->naxes : 1, sizeof *r->mesh_axes);
   for (uint32_t i = 0; i < mesh->naxes; i++) {
     r->mesh_axes[i].name = sc_span_dup(a, mesh->axes[i].name);

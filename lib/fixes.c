@@ -281,6 +281,7 @@ sc_kc_where sc_kc_locate(sc_ctx *ctx, const sc_op *op) {
 
 const char *sc_kc_mesh_str(sc_arena *a, const sc_mesh *mesh) {
   if (!mesh) return "(none)";
+  if (mesh->synthesized) return sc_arena_printf(a, "of %" PRId64 " partitions, no named axes", mesh->devices);
   if (mesh->maximal && mesh->ndevice_ids == 1) return sc_arena_printf(a, "device %" PRId64, mesh->device_ids[0]);
   if (mesh->naxes == 0) return "{}";
   const char *s = "";
@@ -291,16 +292,15 @@ const char *sc_kc_mesh_str(sc_arena *a, const sc_mesh *mesh) {
 }
 
 const char *sc_kc_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
+  /* The one axis of a mesh synthesized from num_partitions has no name a user would recognise. */
+  if (n == 1 && sc_span_eq(names[0], "_partitions")) return "every axis";
   const char *s = "{";
   for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, s, i ? ", " : "", SC_SPAN_ARG(names[i]));
   return sc_arena_printf(a, "%s}", s);
 }
 
 /* A mesh the model made up from num_partitions: the module names no axes. */
-static bool synthesized(const sc_mesh *mesh) {
-  return mesh && mesh->naxes == 1 && !mesh->op && mesh->axes[0].name.n == 11 &&
-         memcmp(mesh->axes[0].name.p, "_partitions", 11) == 0;
-}
+static bool synthesized(const sc_mesh *mesh) { return mesh && mesh->synthesized; }
 
 const char *sc_kc_py_axis_names(sc_arena *a, const sc_mesh *mesh) {
   if (!mesh || mesh->naxes == 0 || synthesized(mesh)) return "set(mesh.axis_names)";
@@ -367,20 +367,24 @@ void sc_kc_context(sc_ctx *ctx, sc_diag *d, const sc_kc_where *w) {
   const sc_manual_context *mc = w->mc;
   const char **man = sc_arena_calloc(a, (w->mesh ? w->mesh->naxes : 0) + mc->nmanual_axes + 1, sizeof *man);
   size_t nman = 0;
+  /* A mesh synthesized from num_partitions has no axes a user named: list none. */
+  bool named = w->mesh && !w->mesh->synthesized;
   if (mc->nmanual_axes) {
-    for (uint32_t i = 0; i < mc->nmanual_axes; i++) man[nman++] = sc_span_dup(a, mc->manual_axes[i]);
-  } else if (mc->gspmd_manual && !mc->gspmd_partial && w->mesh) {
+    for (uint32_t i = 0; i < mc->nmanual_axes; i++)
+      if (!sc_span_eq(mc->manual_axes[i], "_partitions")) man[nman++] = sc_span_dup(a, mc->manual_axes[i]);
+  } else if (mc->gspmd_manual && !mc->gspmd_partial && named) {
     for (uint32_t i = 0; i < w->mesh->naxes; i++) man[nman++] = sc_span_dup(a, w->mesh->axes[i].name);
   }
   sc_diag_context_list(ctx, d, "manual_axes", man, nman);
   const char **axes = sc_arena_calloc(a, (w->mesh ? w->mesh->naxes : 0) + 1, sizeof *axes);
   size_t naxes = 0;
-  if (w->mesh)
+  if (named)
     for (uint32_t i = 0; i < w->mesh->naxes; i++) axes[naxes++] = sc_span_dup(a, w->mesh->axes[i].name);
   sc_diag_context_list(ctx, d, "mesh_axes", axes, naxes);
   const char **fr = sc_arena_calloc(a, w->nfree + 1, sizeof *fr);
-  for (uint32_t i = 0; i < w->nfree; i++) fr[i] = sc_span_dup(a, w->free[i]->name);
-  sc_diag_context_list(ctx, d, "auto_axes", fr, w->nfree);
+  size_t nfr = 0;
+  for (uint32_t i = 0; i < w->nfree && named; i++) fr[nfr++] = sc_span_dup(a, w->free[i]->name);
+  sc_diag_context_list(ctx, d, "auto_axes", fr, nfr);
   sc_diag_context(ctx, d, "mesh", sc_kc_mesh_str(a, w->mesh));
   sc_diag_context(ctx, d, "mesh_source", ctx->model && ctx->model->target ? "request" : "module");
   if (ctx->model && ctx->model->target) sc_diag_context(ctx, d, "module_mesh", sc_kc_module_mesh_str(ctx, NULL));

@@ -1028,6 +1028,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
       syn->axes[0].name = syn->name;
       syn->axes[0].size = model->num_partitions;
       syn->devices = model->num_partitions;
+      syn->synthesized = true;
       model->effective = syn;
     }
   }

@@ -25,6 +25,7 @@ typedef struct sc_mesh {
   bool maximal;           /* <[], device_ids=[k]> */
   int64_t devices;        /* product of axis sizes (1 for an empty or maximal mesh) */
   const sc_op *op;        /* the sdy.mesh op, NULL for inline/target/synthesized meshes */
+  bool synthesized;       /* made up from num_partitions (one axis "_partitions"); names no real axes */
   uint32_t offset;        /* where it is written */
 } sc_mesh;
 

@@ -49,6 +49,12 @@ $CLI check --split-input-file --format json "$tmp/split.mlir" >"$tmp/out" 2>&1
 /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); d=r["diagnostics"]; assert len(d)==1 and d[0]["location"]["line"]==7, d' "$tmp/out" \
   && ok || bad "split-input-file line numbers"
 
+# A GSPMD/HLO module names no mesh axes: the made-up mesh never leaks into what users read.
+for f in tests/modules/kernel/kernel-outside-manual.bad.hlo tests/modules/callback/callback-sharding-in-manual.bad.hlo; do
+  expect_rc 1 "HLO kernel/callback module" $CLI check --format json "$f"
+  grep -q '[^m]_partitions' "$tmp/out" && bad "$f: report mentions the synthesized axis '_partitions'" || ok
+done
+
 # Usage and I/O errors exit 2.
 expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
 expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"
