@@ -241,9 +241,12 @@ void sc_check_sharding_divisibility(sc_ctx *ctx) {
 
 /* ---- sharding-tile-assignment (GSPMD) ----------------------------------------------------------- */
 
+/* The device count shardings are validated against: the target mesh, else an explicit
+ * num_partitions (1 included: a multi-device sharding in a 1-partition module names devices that do
+ * not exist); 0 = unknown (attribute absent). */
 static int64_t gspmd_num_devices(const sc_model *model) {
   if (model->target) return model->target->devices;
-  if (model->num_partitions > 1) return model->num_partitions;
+  if (model->num_partitions >= 1) return model->num_partitions;
   return 0;
 }
 

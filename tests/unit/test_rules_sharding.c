@@ -292,3 +292,22 @@ Test(rules_sharding, unknown_axis_suggests_the_closest_mesh_axis) {
   cr_assert_null(strstr(r->diags[0].fixes[0].title, "Did you mean"));
   sc_arena_free(a);
 }
+
+Test(rules_sharding, gspmd_sharding_beyond_an_explicit_single_partition) {
+  sc_arena *a = sc_arena_new(0);
+  const char *bad = "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+                    "  func.func public @main(%arg0: tensor<8x16xf32> {mhlo.sharding = \"{devices=[2,1]<=[2]}\"}) -> tensor<8x16xf32> {\n"
+                    "    return %arg0 : tensor<8x16xf32>\n"
+                    "  }\n"
+                    "}\n";
+  sc_report *r = test_check(a, bad, NULL);
+  cr_assert_eq(test_count_code(r, "SC0211"), 1);
+  cr_assert(strstr(r->diags[0].message, "tile_assignment should have 1 devices but has 2"), "%s", r->diags[0].message);
+  /* Without the attribute the device count is unknown: nothing to compare against. */
+  const char *unknown = "func.func public @main(%arg0: tensor<8x16xf32> {mhlo.sharding = \"{devices=[2,1]<=[2]}\"}) -> tensor<8x16xf32> {\n"
+                        "  return %arg0 : tensor<8x16xf32>\n"
+                        "}\n";
+  r = test_check(a, unknown, NULL);
+  cr_assert_eq(r->ndiags, 0);
+  sc_arena_free(a);
+}
