@@ -132,10 +132,10 @@ $(BUILD)/tests/%: tests/corpus/%.c $(LIBSC) | $(DEPS_OK)
 # Tests run from the repository root so ../shared/corpus resolves as in CI.
 # Every suite runs even when an earlier one fails; the target fails if any did.
 unit: $(UNIT_BIN)
-	@failed=""; for t in $(UNIT_BIN); do echo "== $$t"; $$t --jobs 2 || failed="$$failed $$t"; done; \
+	@failed=""; for t in $(UNIT_BIN); do echo "== $$t"; timeout 900 $$t --jobs 2 || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
-	@failed=""; for t in $(CORPUS_BIN); do echo "== $$t"; $$t --jobs 2 || failed="$$failed $$t"; done; \
+	@failed=""; for t in $(CORPUS_BIN); do echo "== $$t"; timeout 900 $$t --jobs 2 || failed="$$failed $$t"; done; \
 	  for t in tests/corpus/*.sh; do echo "== $$t"; sh $$t || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 	@echo "== tests/corpus/generic_vs_mlir_opt.py"; /usr/bin/python3 tests/corpus/generic_vs_mlir_opt.py

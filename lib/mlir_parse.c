@@ -49,7 +49,8 @@ typedef struct {
   uint32_t begin, end;
   tok la[LOOKAHEAD]; /* ring buffer */
   uint32_t la_head, nla;
-  uint32_t lex_off; /* where lexing continues after the lookahead buffer */
+  uint32_t lex_off;  /* where lexing continues after the lookahead buffer */
+  uint32_t last_end; /* one past the last token next() consumed */
   sc_parse_error *err;
   const char *bad_msg;
   uint32_t bad_off;
@@ -282,6 +283,7 @@ static inline tok peek(P *p, uint32_t k) {
 
 static tok next(P *p) {
   tok t = peek(p, 0);
+  if (t.kind != T_EOF) p->last_end = t.off + t.len;
   p->la_head = (p->la_head + 1) % LOOKAHEAD;
   p->nla--;
   return t;
@@ -819,12 +821,19 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   value_vec pending_args = {0};
   region_vec regions = {0};
   bool seen_trailer = false;
-  uint32_t last_end = name.off + name.len;
 
+  uint32_t prev_off = UINT32_MAX;
   for (;;) {
     if (failed(p)) return NULL;
     tok t = peek(p, 0);
     if (t.kind == T_EOF) break;
+    /* Every pass consumes at least one token; a pass that did not is a parser bug, reported as an
+     * error instead of a hang. */
+    if (t.off == prev_off) {
+      fail_at(p, t.off, "internal parser error: no progress at this token (please report)");
+      return NULL;
+    }
+    prev_off = t.off;
     if (t.bol && (begins_op(p, 0) || begins_toplevel_item(p, 0))) break;
     if (is_punct(t, p, '}') || is_punct(t, p, ')') || is_punct(t, p, ']') || is_punct(t, p, '>')) {
       if (p->buf[t.off] == '}' && p->depth > 0) break; /* closes the enclosing region */
@@ -840,7 +849,6 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
       sc_span nm = tspan(p, t);
       SC_PUSH(p->a, operand_names, nm);
       SC_PUSH(p->a, operands, lookup_value(p, nm));
-      last_end = t.off + t.len;
       continue;
     }
     case T_AT:
@@ -857,28 +865,23 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
           uint32_t e = skip_unit(p);
           sc_attr a = {sc_span_of("value", 5), sc_span_of(p->buf + v.off, e - v.off), eq.off, e};
           SC_PUSH(p->a, attrs, a);
-          last_end = e;
           continue;
         }
       }
-      last_end = t.off + t.len;
       continue;
     case T_ARROW:
       next(p);
       if (func_like) parse_func_results(p, op);
       else skip_unit(p);
-      last_end = peek(p, 0).off;
       continue;
     case T_WORD:
       if (at_loc(p)) {
         op->loc = parse_loc(p);
-        last_end = op->loc.p + op->loc.n - p->buf;
         continue;
       }
       if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {
         next(p);
         parse_attr_dict(p, &attrs);
-        last_end = peek(p, 0).off;
         continue;
       }
       if (is_punct(peek(p, 1), p, '=')) { /* custom `name = value` */
@@ -888,24 +891,21 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
         uint32_t e = skip_unit(p);
         sc_attr a = {tspan(p, t), sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0), t.off, e};
         SC_PUSH(p->a, attrs, a);
-        last_end = e;
         continue;
       }
       if (!op->visibility.n && func_like && (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") ||
                                              tok_is_word(t, p, "nested")))
         op->visibility = tspan(p, t);
-      last_end = skip_unit(p);
+      skip_unit(p);
       continue;
     case T_PUNCT: {
       char c = p->buf[t.off];
       if (c == ':') {
         if (seen_trailer) { /* a second ':' cannot start another type list; skip it */
           next(p);
-          last_end = t.off + 1;
           continue;
         }
         parse_trailer_types(p, op, &seen_trailer);
-        last_end = peek(p, 0).off;
         continue;
       }
       if (c == '{') {
@@ -922,7 +922,6 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
           sc_attr a = {{0}, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
           SC_PUSH(p->a, attrs, a);
         }
-        last_end = peek(p, 0).off;
         continue;
       }
       if (c == '<' && is_punct(peek(p, 1), p, '{')) { /* properties <{...}> */
@@ -934,7 +933,6 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
           fail_at(p, close.off, "expected '>' to close the properties '<{'");
           return NULL;
         }
-        last_end = close.off + 1;
         continue;
       }
       if (c == '(' && is_punct(peek(p, 1), p, '{')) { /* generic region list ({...}, {...}) */
@@ -955,7 +953,6 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
           fail_at(p, sep.off, "expected ',' or ')' after a region");
           return NULL;
         }
-        last_end = peek(p, 0).off;
         continue;
       }
       if (c == '(') {
@@ -1024,7 +1021,6 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
           }
           next(p);
         }
-        last_end = peek(p, 0).off;
         /* '(...) -> ...' outside func signatures (e.g. custom-syntax function types) */
         continue;
       }
@@ -1034,29 +1030,19 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
         if (c == '<' && sdy_sharded) name_span = sc_span_of("sharding", 8);
         sc_attr a = {name_span, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
         SC_PUSH(p->a, attrs, a);
-        last_end = e;
         continue;
       }
       next(p);
-      last_end = t.off + 1;
       continue;
     }
     default:
-      last_end = skip_unit(p);
+      skip_unit(p);
       continue;
     }
   }
   if (failed(p)) return NULL;
-  /* The op ends at its last consumed token; trailing white space is not part of it. */
-  (void)last_end;
-  uint32_t end = peek(p, 0).off;
-  /* Back up over white space and comments preceding the next token. */
-  {
-    uint32_t e = end;
-    /* Find the end of the last real token: scan back over spaces; comments are rare at op ends. */
-    while (e > first.off && isspace((unsigned char)p->buf[e - 1])) e--;
-    end = e;
-  }
+  /* The op ends at its last consumed token (not at trailing white space or comments). */
+  uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
   op->end = end;
   op->text = sc_span_of(p->buf + first.off, end - first.off);
   op->attrs.v = attrs.v;

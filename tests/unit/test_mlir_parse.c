@@ -267,3 +267,25 @@ Test(mlir_parse, generic_symbols_come_from_properties) {
   cr_assert(sc_span_eq(test_find_op(m, "func.call", 0)->callee, "g"));
   cr_assert_eq(test_find_op(m, "func.call", 0)->func, m->funcs[0]);
 }
+
+Test(mlir_parse, op_text_ends_at_its_last_token) {
+  sc_parse_error err;
+  sc_module *m = test_parse(A, "func.func @f() {\n  %0 = d.op() : () -> i32 // trailing comment\n  return\n}\n", &err);
+  cr_assert_not_null(m, "%s", err.message);
+  cr_assert(sc_span_eq(test_find_op(m, "d.op", 0)->text, "%0 = d.op() : () -> i32"));
+  cr_assert(sc_span_eq(test_find_op(m, "func.return", 0)->text, "return"));
+  cr_assert(sc_span_eq(test_find_op(m, "func.func", 0)->text, "func.func @f() {\n  %0 = d.op() : () -> i32 // trailing comment\n  return\n}"));
+}
+
+Test(mlir_parse, bare_words_in_custom_syntax, .timeout = 10) {
+  /* Keywords and enum words between operands (custom syntax) are skipped, one token at a time. */
+  sc_parse_error err;
+  sc_module *m = test_parse(A,
+                            "func.func public @f(%a: tensor<i32>) -> tensor<i1> {\n"
+                            "  %0 = stablehlo.compare  LT, %a, %a,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+                            "  return %0 : tensor<i1>\n"
+                            "}\n",
+                            &err);
+  cr_assert_not_null(m, "%s", err.message);
+  cr_assert_eq(test_find_op(m, "stablehlo.compare", 0)->noperands, 2);
+}
