@@ -181,7 +181,7 @@ fuzz: | $(DEPS_OK)
 	  -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) tests/fuzz/fuzz_check.c \
 	  -o $(BUILD)/fuzz/fuzz_check $(LIB_LIBS)
 	cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo $(BUILD)/fuzz/corpus/ 2>/dev/null || true
-	$(BUILD)/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 -timeout=10 $(BUILD)/fuzz/corpus
 
 # Binaries, the default config (kept if present) and the README, for deploy/shardcheckd.service.
 PREFIX ?= /usr/local
