@@ -49,6 +49,7 @@ char *sc_strbuf_take(sc_strbuf *b) {
     return NULL;
   }
   char *p = b->p;
+  p[b->n] = '\0'; /* an empty buffer was never written to */
   b->p = NULL, b->n = b->cap = 0;
   return p;
 }

@@ -1,0 +1,111 @@
+/* Emitters: text (gcc/rustc style), JSON and SARIF from the same diagnostics. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "helpers.h"
+
+static sc_arena *A;
+static void setup(void) { A = sc_arena_new(0); }
+static void teardown(void) { sc_arena_free(A); }
+TestSuite(report, .init = setup, .fini = teardown);
+
+/* A Pallas kernel outside shard_map on 4 devices, with debug info: one SC0301 with source and fixes. */
+static const char *KERNEL =
+    "#loc1 = loc(\"train.py\":44:10)\n"
+    "module @m attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {\n"
+    "  sdy.mesh @mesh = <[\"data\"=4]>\n"
+    "  func.func public @main(%arg0: tensor<8x128xf32>) -> tensor<8x128xf32> {\n"
+    "\t%0 = stablehlo.custom_call @tpu_custom_call(%arg0) {backend_config = \"{}\", kernel_name = \"k\"} : "
+    "(tensor<8x128xf32>) -> tensor<8x128xf32> loc(#loc1)\n"
+    "    return %0 : tensor<8x128xf32>\n"
+    "  }\n"
+    "}\n";
+
+Test(report, text_has_location_source_line_caret_source_and_fixes) {
+  sc_options opt = {0};
+  opt.input_name = "k.mlir";
+  sc_report *r = test_check(A, KERNEL, &opt);
+  cr_assert_eq(r->errors, 1);
+  char *t = sc_report_text(r, false);
+  cr_assert(strstr(t, "k.mlir:5:2: error: Mosaic kernels cannot be automatically partitioned."), "%s", t);
+  cr_assert(strstr(t, "    5 | \t%0 = stablehlo.custom_call"), "%s", t);
+  cr_assert(strstr(t, "      | \t^\n"), "the caret keeps the tab: %s", t);
+  cr_assert(strstr(t, "= source: train.py:44:10"), "%s", t);
+  cr_assert(strstr(t, "= fix"), "%s", t);
+  cr_assert(strstr(t, "= help: shardcheck explain SC0301"), "%s", t);
+  cr_assert(strstr(t, "k.mlir: 1 error, 0 warnings, 0 notes\n"), "%s", t);
+  cr_assert_null(strstr(t, "\033["), "no color unless asked");
+  free(t);
+  t = sc_report_text(r, true);
+  cr_assert_not_null(strstr(t, "\033[1;31merror"));
+  free(t);
+}
+
+Test(report, json_diagnostic_fields) {
+  sc_report *r = test_check(A, KERNEL, NULL);
+  char *s = sc_report_json(r, true);
+  json_t *j = json_loads(s, 0, NULL);
+  cr_assert_not_null(j);
+  json_t *d = json_array_get(json_object_get(j, "diagnostics"), 0);
+  cr_assert_str_eq(json_string_value(json_object_get(d, "code")), "SC0301");
+  cr_assert_str_eq(json_string_value(json_object_get(d, "rule")), "kernel-outside-manual");
+  cr_assert_str_eq(json_string_value(json_object_get(d, "severity")), "error");
+  json_t *loc = json_object_get(d, "location");
+  cr_assert_eq(json_integer_value(json_object_get(loc, "line")), 5);
+  cr_assert_eq(json_integer_value(json_object_get(loc, "column")), 2);
+  cr_assert_str_eq(json_string_value(json_object_get(loc, "function")), "main");
+  cr_assert_str_eq(json_string_value(json_object_get(loc, "op")), "stablehlo.custom_call");
+  cr_assert_str_eq(json_string_value(json_object_get(loc, "target")), "tpu_custom_call");
+  json_t *src = json_object_get(d, "source_location");
+  cr_assert_str_eq(json_string_value(json_object_get(src, "file")), "train.py");
+  cr_assert_eq(json_integer_value(json_object_get(src, "line")), 44);
+  cr_assert(json_is_object(json_object_get(d, "context")));
+  json_t *fixes = json_object_get(d, "fixes");
+  cr_assert_gt(json_array_size(fixes), 0);
+  bool machine = false;
+  for (size_t i = 0; i < json_array_size(fixes); i++) {
+    json_t *f = json_array_get(fixes, i);
+    const char *ap = json_string_value(json_object_get(f, "applicability"));
+    cr_assert(!strcmp(ap, "manual") || !strcmp(ap, "machine"));
+    if (!strcmp(ap, "machine")) {
+      machine = true;
+      cr_assert_gt(json_array_size(json_object_get(f, "edits")), 0);
+    }
+  }
+  cr_assert(machine, "SC0301 carries a machine-applicable fix");
+  json_decref(j);
+  free(s);
+}
+
+Test(report, sarif_has_rules_results_locations_and_fixes) {
+  sc_options opt = {0};
+  opt.input_name = "k.mlir";
+  sc_report *r = test_check(A, KERNEL, &opt);
+  char *s = sc_report_sarif(r);
+  json_t *j = json_loads(s, 0, NULL);
+  json_t *run = json_array_get(json_object_get(j, "runs"), 0);
+  json_t *rules = json_object_get(json_object_get(json_object_get(run, "tool"), "driver"), "rules");
+  cr_assert_eq(json_array_size(rules), sc_rule_count());
+  json_t *res = json_array_get(json_object_get(run, "results"), 0);
+  cr_assert_str_eq(json_string_value(json_object_get(res, "ruleId")), "SC0301");
+  size_t idx = (size_t)json_integer_value(json_object_get(res, "ruleIndex"));
+  cr_assert_str_eq(json_string_value(json_object_get(json_array_get(rules, idx), "id")), "SC0301");
+  json_t *region = json_object_get(json_object_get(json_array_get(json_object_get(res, "locations"), 0), "physicalLocation"), "region");
+  cr_assert_eq(json_integer_value(json_object_get(region, "startLine")), 5);
+  cr_assert_not_null(json_object_get(res, "relatedLocations"), "the Python source is a related location");
+  cr_assert_not_null(json_object_get(res, "fixes"));
+  json_decref(j);
+  free(s);
+}
+
+Test(report, invalid_utf8_in_names_still_gives_valid_json) {
+  sc_options opt = {0};
+  opt.input_name = "bad\xff\xfename.mlir";
+  sc_report *r = test_check(A, "}\n", &opt);
+  char *s = sc_report_json(r, false);
+  json_t *j = json_loads(s, 0, NULL);
+  cr_assert_not_null(j);
+  cr_assert(strstr(json_string_value(json_object_get(json_object_get(j, "input"), "name")), "bad"));
+  json_decref(j);
+  free(s);
+}
