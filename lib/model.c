@@ -651,7 +651,7 @@ static sc_op *func_map_get(const func_map *fm, sc_span name) {
 typedef struct {
   builder *b;
   func_map funcs;
-  const sc_manual_context **func_ctx; /* per op id of funcs: context of the first call site */
+  const sc_manual_context **func_ctx; /* per op id of funcs: least manual context of its call sites */
   bool *func_seen;
   const sc_manual_context **local;    /* per op id: results are GSPMD-local values in this context */
   SC_VEC(sc_op *) work;
@@ -739,11 +739,55 @@ static sc_manual_context *gspmd_ctx(mctx *c, const sc_manual_context *parent, co
   return n;
 }
 
+static bool ctx_is_manual(const sc_manual_context *x) {
+  return x->manual_op || x->nmanual_axes || x->gspmd_manual;
+}
+
+/* The least manual of two call sites' contexts: not manual if either is not; else the intersection of
+ * their manual axes, GSPMD-manual only if both are, partial if either is. */
+static const sc_manual_context *ctx_meet(mctx *c, const sc_manual_context *x, const sc_manual_context *y) {
+  if (x == y) return x;
+  if (!ctx_is_manual(x)) return x;
+  if (!ctx_is_manual(y)) return y;
+  sc_manual_context *n = sc_arena_alloc(c->b->a, sizeof *n);
+  *n = y->nmanual_axes < x->nmanual_axes ? *y : *x;
+  n->manual_axes = sc_arena_calloc(c->b->a, x->nmanual_axes + 1, sizeof(sc_span));
+  n->nmanual_axes = 0;
+  for (uint32_t i = 0; i < x->nmanual_axes; i++) {
+    bool both = false;
+    for (uint32_t j = 0; j < y->nmanual_axes; j++) both |= span_same(x->manual_axes[i], y->manual_axes[j]);
+    if (both) n->manual_axes[n->nmanual_axes++] = x->manual_axes[i];
+  }
+  n->gspmd_manual = x->gspmd_manual && y->gspmd_manual;
+  n->gspmd_partial = n->gspmd_manual && (x->gspmd_partial || y->gspmd_partial);
+  /* a GSPMD-manual and a Shardy-manual site: only the axes both make manual (none for a partial one) */
+  if (x->gspmd_manual != y->gspmd_manual && (x->gspmd_partial || y->gspmd_partial)) n->nmanual_axes = 0;
+  if (!n->gspmd_manual && !n->nmanual_axes) return &c->top;
+  return n;
+}
+
+/* True if `y` is strictly less manual than `x` (ctx_meet only ever moves down, so this terminates). */
+static bool ctx_lower(const sc_manual_context *x, const sc_manual_context *y) {
+  if (ctx_is_manual(x) != ctx_is_manual(y)) return ctx_is_manual(x);
+  return y->nmanual_axes < x->nmanual_axes || (x->gspmd_manual && !y->gspmd_manual) ||
+         (!x->gspmd_partial && y->gspmd_partial);
+}
+
 static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
   if (!name.n) return;
   if (name.p[0] == '%' || name.p[0] == '@') name = sc_span_of(name.p + 1, name.n - 1);
   sc_op *f = func_map_get(&c->funcs, name);
-  if (!f || c->func_seen[f->id]) return;
+  if (!f) return;
+  if (c->func_seen[f->id]) {
+    /* reached again: the function runs in the least manual of its call sites' contexts (what rules that
+     * require a fully manual context must assume); walk it again if that got less manual */
+    const sc_manual_context *old = c->func_ctx[f->id] ? c->func_ctx[f->id] : &c->top;
+    const sc_manual_context *m = ctx_meet(c, old, ctx);
+    if (!ctx_lower(old, m)) return;
+    c->func_ctx[f->id] = m;
+    SC_PUSH(c->b->a, c->work, f);
+    return;
+  }
   c->func_seen[f->id] = true;
   c->func_ctx[f->id] = ctx;
   SC_PUSH(c->b->a, c->work, f);
@@ -758,6 +802,7 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   sc_model *model = c->b->model;
   const sc_op_info *info = sc_model_op(model, op);
   const sc_manual_context *opctx = ctx;
+  c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
   bool f2s = is_custom_call_to(op, "SPMDFullToShardShape");
   bool s2f = is_custom_call_to(op, "SPMDShardToFullShape");
   /* GSPMD: an op with a manual-local operand is inside the manual region */

@@ -97,7 +97,9 @@ typedef struct sc_sharding {
 
 /* Each op's manual context: the union of manual axes of enclosing manual computations (Shardy) or
  * whether the op is inside a GSPMD manual region (`@SPMDFullToShardShape` ... `@SPMDShardToFullShape`,
- * `{manual}`, `last_tile_dims={manual}`), following calls into private functions. */
+ * `{manual}`, `last_tile_dims={manual}`), following calls into private functions. A function reached from several call sites gets the least
+ * manual of their contexts (not manual if any site is outside manual regions, else the intersection of
+ * their manual axes; GSPMD-partial if any site is), so rules that require full manual see the worst case. */
 typedef struct {
   const sc_op *manual_op;    /* innermost enclosing sdy.manual_computation / GSPMD region entry, or NULL */
   const sc_mesh *mesh;       /* mesh of that manual computation, or NULL */

@@ -212,6 +212,58 @@ static const char *gspmd_region(const char *manual_sharding) {
       manual_sharding);
 }
 
+/* A private function called from several contexts runs in the least manual of them (QA k08). */
+Test(model, function_called_from_several_contexts_gets_the_least_manual) {
+  const char *body =
+      "sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
+      "func.func private @kern(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.negate %arg0 : tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n"
+      "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+      "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"a\", \"b\"}]>] out_shardings=[<@mesh, [{\"a\", \"b\"}]>] manual_axes={\"a\", \"b\"} (%arg1: tensor<2xf32>) {\n"
+      "    %1 = func.call @kern(%arg1) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    sdy.return %1 : tensor<2xf32>\n"
+      "  } : (tensor<8xf32>) -> tensor<8xf32>\n"
+      "  %2 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"a\"}]>] out_shardings=[<@mesh, [{\"a\"}]>] manual_axes={\"a\"} (%arg1: tensor<4xf32>) {\n"
+      "    %3 = stablehlo.slice %arg1 [0:2] : (tensor<4xf32>) -> tensor<2xf32>\n"
+      "    %4 = func.call @kern(%3) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %5 = stablehlo.pad %4, %4, low = [0], high = [2], interior = [0] : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>\n"
+      "    sdy.return %5 : tensor<4xf32>\n"
+      "  } : (tensor<8xf32>) -> tensor<8xf32>\n"
+      "  %TOP\n"
+      "  return %0 : tensor<8xf32>\n}\n";
+  /* full manual + partial manual {a}: the intersection {a}, not fully manual */
+  sc_model *m = build(sc_arena_printf(A, "%.*s%s", (int)(strstr(body, "  %TOP") - body), body,
+                            "  return %0 : tensor<8xf32>\n}\n"),
+            NULL);
+  const sc_manual_context *c = sc_model_manual(m, op("stablehlo.negate", 0));
+  cr_assert(c->nmanual_axes == 1 && has_axis(c, "a") && !has_axis(c, "b"), "intersection of the call sites' axes");
+  cr_assert_not_null(c->manual_op);
+  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.negate", 0)));
+  /* ... and called once more at top level: not manual at all */
+  m = build(sc_arena_printf(A, "%.*s%s", (int)(strstr(body, "  %TOP") - body), body,
+                            "  %6 = func.call @kern(%arg0) : (tensor<8xf32>) -> tensor<2xf32>\n"
+                            "  return %0 : tensor<8xf32>\n}\n"),
+            NULL);
+  c = sc_model_manual(m, op("stablehlo.negate", 0));
+  cr_assert_null(c->manual_op, "a call site outside manual regions makes the function not manual");
+  cr_assert_eq(c->nmanual_axes, 0);
+  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.negate", 0)));
+  /* the call sites themselves keep their own contexts */
+  cr_assert(sc_model_fully_manual(m, op("func.call", 0)));
+  /* GSPMD: @shmap_body called inside the region and once more at top level is not GSPMD-manual */
+  const char *g = gspmd_region("{manual}");
+  const char *abs = strstr(g, "%5 = stablehlo.abs %4");
+  cr_assert_not_null(abs);
+  m = build(sc_arena_printf(A, "%.*s%%5 = call @shmap_body(%%4)%s", (int)(abs - g), g, abs + strlen("%5 = stablehlo.abs %4")), NULL);
+  sc_op *kernel = NULL;
+  for (int i = 0; (kernel = test_find_op(M, "stablehlo.custom_call", i)); i++)
+    if (sc_span_eq(sc_op_custom_call_target(kernel), "tpu_custom_call")) break;
+  cr_assert_not_null(kernel);
+  cr_assert_not(sc_model_manual(m, kernel)->gspmd_manual);
+  cr_assert_not(sc_model_fully_manual(m, kernel));
+}
+
 Test(model, gspmd_region_via_shmap_body) {
   sc_model *m = build(gspmd_region("{manual}"), NULL);
   cr_assert_eq(m->nerrors, 0);
