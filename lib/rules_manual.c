@@ -243,6 +243,42 @@ void sc_check_manual_divisibility(sc_ctx *ctx) { check_values(ctx, CHK_DIV); }
 void sc_check_manual_local_shape(sc_ctx *ctx);
 void sc_check_manual_local_shape(sc_ctx *ctx) { check_values(ctx, CHK_LOCAL); }
 
+static bool manual_sharding(const sc_sharding *s);
+
+/* GSPMD: inside a manual region (between @SPMDFullToShardShape and @SPMDShardToFullShape, e.g. in
+ * @shmap_body) a sharding must keep the manual subgroup ({manual} or last_tile_dims={manual, ...});
+ * a plain tiled sharding shards over devices that are manual there (the GSPMD form of a
+ * with_sharding_constraint naming a manual axis). */
+static void check_gspmd_rebound(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_manual_context *c = sc_model_manual(ctx->model, op);
+    if (!c->gspmd_manual || c->manual_op == op) continue;
+    sc_span t = sc_op_custom_call_target(op);
+    if (sc_span_eq(t, "SPMDFullToShardShape") || sc_span_eq(t, "SPMDShardToFullShape")) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
+    if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
+    if (s->kind != SC_SHARDING_TILED && !(s->kind == SC_SHARDING_NAMED && s->source == SC_SHARDING_FROM_GSPMD)) continue;
+    bool sharded = false;
+    for (uint32_t d = 0; d < s->ntile_dims; d++) sharded |= s->tile_dims[d] > 1;
+    if (!sharded) continue;
+    sc_diag *d = sc_emit_at(ctx, s->offset, op,
+                            "sharding %.*s inside a GSPMD manual region (a shard_map body) has no manual subgroup: it "
+                            "shards over devices that are manual here. pspec contains a manual axes of mesh which is "
+                            "not allowed. If you are using a with_sharding_constraint under a shard_map, only use the "
+                            "mesh axis in PartitionSpec which are not manual.",
+                            SC_SPAN_ARG(s->text));
+    sc_diag_fix(ctx, d,
+                c->gspmd_partial ? "Constrain only over the axes the shard_map leaves automatic (axis_names excludes them), "
+                                   "or drop the with_sharding_constraint"
+                                 : "Drop the with_sharding_constraint inside the shard_map body: every axis is manual "
+                                   "there, so there is nothing left to shard",
+                NULL);
+  }
+}
+
 void sc_check_manual_axis_rebound(sc_ctx *ctx);
 void sc_check_manual_axis_rebound(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
@@ -264,6 +300,7 @@ void sc_check_manual_axis_rebound(sc_ctx *ctx) {
     }
   }
   ru_report_site_problems(ctx);
+  check_gspmd_rebound(ctx);
 }
 
 void sc_check_manual_isolation(sc_ctx *ctx);
