@@ -450,3 +450,65 @@ void sc_check_manual_gspmd_region(sc_ctx *ctx) {
     }
   }
 }
+
+/* ---- unreduced in a partially manual computation (jax-errors #38) -------------------------------- */
+
+static const char *py_axis_tuple(sc_arena *a, const sc_span *names, uint32_t n) {
+  char *s = sc_arena_strdup(a, "(");
+  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s'%.*s'", s, i ? ", " : "", SC_SPAN_ARG(names[i]));
+  return sc_arena_printf(a, "%s%s)", s, n == 1 ? "," : "");
+}
+
+static const char *sdy_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
+  char *s = sc_arena_strdup(a, "{");
+  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s\"%.*s\"", s, i ? ", " : "", SC_SPAN_ARG(names[i]));
+  return sc_arena_printf(a, "%s}", s);
+}
+
+void sc_check_manual_unreduced_partial(sc_ctx *ctx);
+void sc_check_manual_unreduced_partial(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    if (!is_mc(op)) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_mesh *mesh = mc_mesh(ctx->model, info);
+    if (!mesh) continue;
+    /* the axes of this computation and its enclosing ones are manual; size-1 axes trivially so */
+    const sc_manual_context *parent = sc_model_manual(ctx->model, op);
+    bool full = true;
+    for (uint32_t i = 0; i < mesh->naxes && full; i++) {
+      if (mesh->axes[i].size <= 1) continue;
+      bool man = false;
+      for (uint32_t j = 0; j < info->nmanual_axes; j++) man |= ru_span_same(info->manual_axes[j].name, mesh->axes[i].name);
+      for (uint32_t j = 0; j < parent->nmanual_axes; j++) man |= ru_span_same(parent->manual_axes[j], mesh->axes[i].name);
+      full = man;
+    }
+    if (full) continue;
+    for (int side = 0; side < 2; side++) {
+      const sc_annotation *an = side ? &info->out_shardings : &info->in_shardings;
+      const sc_sharding *s = NULL;
+      for (uint32_t i = 0; i < an->nvalues && !s; i++)
+        if (an->values[i] && an->values[i]->nunreduced) s = an->values[i];
+      if (!s) continue;
+      sc_span *names = sc_arena_calloc(a, mesh->naxes + 1, sizeof *names), *man = sc_arena_calloc(a, info->nmanual_axes + 1, sizeof *man);
+      for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = mesh->axes[i].name;
+      for (uint32_t i = 0; i < info->nmanual_axes; i++) man[i] = info->manual_axes[i].name;
+      const char *prefix = side ? "out" : "in";
+      sc_diag *d = sc_emit_at(ctx, s->offset ? s->offset : op->pos.offset, op,
+                              "unreduced/reduced can only be passed to %s_specs when shard_map is in full manual mode. Got "
+                              "mesh axis names %s, manual_axes: %s, specs: %s (unreduced axes %s in a shard_map that leaves "
+                              "axes automatic)",
+                              prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->nmanual_axes),
+                              ru_sharding_str(a, s), ru_axes_str(a, s->unreduced, s->nunreduced));
+      sc_diag_fix(ctx, d,
+                  sc_arena_printf(a,
+                                  "Make the shard_map fully manual (axis_names=set(mesh.axis_names), i.e. manual_axes "
+                                  "%s), or drop the unreduced axes from its %s_specs",
+                                  sdy_axis_set(a, names, mesh->naxes), prefix),
+                  NULL);
+      break;
+    }
+  }
+}

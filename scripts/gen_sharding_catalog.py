@@ -294,6 +294,18 @@ entry("SC0511", "manual-gspmd-region", "manual", "A GSPMD manual region has wron
  "Let jax.shard_map emit the region; it writes {manual} on @SPMDFullToShardShape and the global sharding on @SPMDShardToFullShape.",
  gregion("{devices=[2,1]<=[2]}"), gregion("{manual}"))
 
+def unred_mc(manual, outun):
+    return 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n' + fn(
+        f'  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{{"x"}}, {{}}], unreduced={{"y"}}>] out_shardings=[<@mesh, [{{"x"}}, {{}}]{outun}>] manual_axes={manual} (%arg1: tensor<4x8xf32>) {{\n'
+        '    sdy.return %arg1 : tensor<4x8xf32>\n'
+        '  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n',
+        args="%arg0: tensor<8x8xf32>", res="tensor<8x8xf32>", ret="%0", rtype="tensor<8x8xf32>")
+entry("SC0512", "manual-unreduced-partial", "manual", "A partially manual computation has unreduced axes in its in/out shardings",
+ "Unreduced (or reduced) axes may only appear in a shard_map's in_specs/out_specs when every mesh axis is manual. JAX: \"unreduced/reduced can only be passed to in_specs when shard_map is in full manual mode. Got mesh axis names ..., manual_axes: ..., specs: ...\". In the module this is an sdy.manual_computation whose in_shardings or out_shardings carry unreduced={...} while manual_axes leaves some mesh axis of size > 1 automatic.",
+ "shard_map(f, in_specs=P('x', unreduced={'y'}), axis_names={'x'}) on a mesh with more axes, or a module edited by hand.",
+ "Make the shard_map fully manual (axis_names=set(mesh.axis_names)) or drop the unreduced axes from its specs.",
+ unred_mc('{"x"}', ''), unred_mc('{"x", "y"}', ', unreduced={"y"}'))
+
 # ---------------------------------------------------------------- collective
 C2 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
 def coll(op, insh, t="tensor<16x8xf32>"):
