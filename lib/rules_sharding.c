@@ -183,13 +183,11 @@ static const char *shape_str(sc_arena *a, const sc_shape *sh) {
   return sc_arena_printf(a, "%s%s)", s, sh->rank == 1 ? "," : "");
 }
 
-static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s, sc_span type, const char *what,
-                            uint32_t index) {
-  if (!s) return;
+/* Per-dimension shard counts of `s` on a value of type `type` (false if unknown). */
+static bool value_tiles(sc_ctx *ctx, const sc_sharding *s, sc_span type, sc_shape *sh, int64_t **out) {
   sc_arena *a = ctx->arena;
-  sc_shape sh;
-  if (!type.n || !sc_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return;
-  uint32_t rank = (uint32_t)sh.rank;
+  if (!s || !type.n || !sc_parse_shape(a, type, sh) || sh->kind != SC_SHAPE_ARRAY) return false;
+  uint32_t rank = (uint32_t)sh->rank;
   int64_t *tiles = sc_arena_calloc(a, rank ? rank : 1, sizeof *tiles);
   const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
   if (s->kind == SC_SHARDING_NAMED && s->rank == rank && !(s->source == SC_SHARDING_FROM_GSPMD && s->tile_dims)) {
@@ -197,8 +195,63 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
   } else if (s->tile_dims && s->ntile_dims >= rank + s->nlast_tile_dims && s->ntile_dims - s->nlast_tile_dims == rank) {
     for (uint32_t d = 0; d < rank; d++) tiles[d] = s->tile_dims[d];
   } else {
-    return;
+    return false;
   }
+  *out = tiles;
+  return true;
+}
+
+/* True if `s` names real mesh axes (not a GSPMD tiling or the synthesized "_partitions" mesh). */
+static bool names_real_axes(const sc_model *model, const sc_sharding *s) {
+  const sc_mesh *mesh = sc_model_sharding_mesh(model, s);
+  return s->kind == SC_SHARDING_NAMED && s->dims && mesh && !mesh->synthesized;
+}
+
+/* A mesh axis of size > 1 dividing `size` that no other dimension of `s` uses (the largest), or NULL. */
+static const sc_axis *divisor_axis(const sc_model *model, const sc_sharding *s, uint32_t dim, int64_t size) {
+  const sc_mesh *mesh = sc_model_sharding_mesh(model, s);
+  if (!mesh || mesh->synthesized || size <= 0) return NULL;
+  const sc_axis *best = NULL;
+  for (uint32_t i = 0; i < mesh->naxes; i++) {
+    const sc_axis *ax = &mesh->axes[i];
+    if (ax->size <= 1 || size % ax->size != 0) continue;
+    bool used = false;
+    for (uint32_t d = 0; d < s->rank && s->dims; d++)
+      for (uint32_t j = 0; d != dim && j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, ax->name);
+    if (!used && (!best || ax->size > best->size)) best = ax;
+  }
+  return best;
+}
+
+/* The PartitionSpec of `s` with dimension `dim` sharded over `ax` (or None when NULL). */
+static const char *spec_with_dim(sc_arena *a, const sc_sharding *s, uint32_t dim, const sc_axis *ax) {
+  sc_sharding c = *s;
+  c.dims = sc_arena_calloc(a, s->rank + 1, sizeof *c.dims);
+  memcpy(c.dims, s->dims, s->rank * sizeof *c.dims);
+  memset(&c.dims[dim], 0, sizeof c.dims[dim]);
+  c.dims[dim].priority = -1;
+  if (ax) {
+    c.dims[dim].axes = sc_arena_calloc(a, 1, sizeof *c.dims[dim].axes);
+    c.dims[dim].axes[0].name = ax->name;
+    c.dims[dim].axes[0].size = ax->size;
+    c.dims[dim].naxes = 1;
+  }
+  return sc_sharding_partition_spec(a, &c);
+}
+
+/* The axes of dimension `dim` as `{"a", "b"}`. */
+static const char *dim_axes_str(sc_arena *a, const sc_sharding *s, uint32_t dim) {
+  return ru_axes_set_str(a, s->dims[dim].axes, s->dims[dim].naxes);
+}
+
+static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s, sc_span type, const char *what,
+                            uint32_t index) {
+  if (!s) return;
+  sc_arena *a = ctx->arena;
+  sc_shape sh;
+  int64_t *tiles;
+  if (!value_tiles(ctx, s, type, &sh, &tiles)) return;
+  uint32_t rank = (uint32_t)sh.rank;
   for (uint32_t d = 0; d < rank; d++) {
     int64_t size = sh.dims[d];
     if (size < 0 || tiles[d] <= 1 || size % tiles[d] == 0) continue;
@@ -236,6 +289,60 @@ void sc_check_sharding_divisibility(sc_ctx *ctx) {
       check_divisible(ctx, f, sc_model_arg_sharding(ctx->model, f, i), ru_arg_type(f, i), "argument", i);
     for (uint32_t i = 0; i < info->nresults; i++)
       check_divisible(ctx, f, sc_model_func_result_sharding(ctx->model, f, i), ru_func_result_type(f, i), "result", i);
+  }
+}
+
+/* ---- sharding-uneven-constraint ------------------------------------------------------------------- */
+
+/* An intermediate sdy.sharding_constraint / GSPMD @Sharding on a dimension its shard count does not
+ * divide: legal, but XLA pads the dimension (uneven shards) and JAX may silently replicate instead
+ * (jax#26946), or fail late (jax#15788). */
+void sc_check_sharding_uneven_constraint(sc_ctx *ctx);
+void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_sharding *s = NULL;
+    if (sc_span_eq(op->name, "sdy.sharding_constraint") && info->sharding.nvalues) s = info->sharding.values[0];
+    else if (sc_span_eq(sc_op_custom_call_target(op), "Sharding") && info->gspmd.nvalues) s = info->gspmd.values[0];
+    if (!s || op->nresults < 1) continue;
+    const sc_manual_context *mc = sc_model_manual(ctx->model, op);
+    if (mc->manual_op || mc->nmanual_axes || mc->gspmd_manual) continue; /* local shapes */
+    sc_shape sh;
+    int64_t *tiles;
+    if (!value_tiles(ctx, s, ru_result_type(op, 0), &sh, &tiles)) continue;
+    for (uint32_t d = 0; d < (uint32_t)sh.rank; d++) {
+      int64_t size = sh.dims[d];
+      if (size < 0 || tiles[d] <= 1 || size % tiles[d] == 0) continue;
+      int64_t padded = (size + tiles[d] - 1) / tiles[d] * tiles[d];
+      bool named = names_real_axes(ctx->model, s);
+      const char *axes = named ? sc_arena_printf(a, "axes %s (product %" PRId64 ")", dim_axes_str(a, s, d), tiles[d])
+                               : sc_arena_printf(a, "%" PRId64 " devices (sharding %.*s)", tiles[d], SC_SPAN_ARG(s->text));
+      sc_diag *dg = sc_emit(ctx, op,
+                            "uneven sharding: dim %u of size %" PRId64 " is sharded over %s, which does not divide it: XLA "
+                            "pads the dimension to %" PRId64 " (shards of %" PRId64 " with %" PRId64
+                            " padding elements), and JAX may silently replicate the array along it instead",
+                            d, size, axes, padded, padded / tiles[d], padded - size);
+      const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
+      if (named)
+        sc_diag_fix(ctx, dg,
+                    ax ? sc_arena_printf(a, "Shard dimension %u over \"%.*s\" (size %" PRId64 " divides %" PRId64
+                                            "), or pad it to a multiple of %" PRId64,
+                                         d, SC_SPAN_ARG(ax->name), ax->size, size, tiles[d])
+                       : sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or leave it unsharded", d,
+                                         tiles[d]),
+                    sc_arena_printf(a, "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))",
+                                    spec_with_dim(a, s, d, ax)));
+      else
+        sc_diag_fix(ctx, dg,
+                    sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or shard it over a device count "
+                                       "that divides %" PRId64,
+                                    d, tiles[d], size),
+                    NULL);
+      break;
+    }
   }
 }
 

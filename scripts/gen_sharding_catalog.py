@@ -306,6 +306,16 @@ entry("SC0512", "manual-unreduced-partial", "manual", "A partially manual comput
  "Make the shard_map fully manual (axis_names=set(mesh.axis_names)) or drop the unreduced axes from its specs.",
  unred_mc('{"x"}', ''), unred_mc('{"x", "y"}', ', unreduced={"y"}'))
 
+def wsc(n):
+    return 'sdy.mesh @mesh = <["x"=4, "y"=2]>\n' + fn(
+        f'  %0 = sdy.sharding_constraint %arg0 <@mesh, [{{"x"}}, {{}}]> : tensor<{n}x8xf32>\n',
+        args=f"%arg0: tensor<{n}x8xf32>", res=f"tensor<{n}x8xf32>", ret="%0", rtype=f"tensor<{n}x8xf32>")
+entry("SC0218", "sharding-uneven-constraint", "sharding", "An intermediate sharding constraint does not divide the dimension it shards",
+ "A with_sharding_constraint (sdy.sharding_constraint, or GSPMD @Sharding) on a dimension whose size the product of its axes does not divide is legal, but the shards are uneven: XLA pads the dimension to the next multiple, and JAX may silently replicate the array along that axis instead of sharding it (jax-ml/jax#26946), or fail only when the result is used (jax-ml/jax#15788). A warning: the program runs, but not as sharded as written.",
+ "An embedding or vocabulary dimension (e.g. 17 rows) constrained to P('data') on 8 devices.",
+ "Shard the dimension over an axis whose size divides it (the message names one when the mesh has it), pad the dimension to a multiple of the axis product, or leave it unsharded.",
+ wsc(6), wsc(8))
+
 # ---------------------------------------------------------------- collective
 C2 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
 def coll(op, insh, t="tensor<16x8xf32>"):
