@@ -255,22 +255,34 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
   for (uint32_t d = 0; d < rank; d++) {
     int64_t size = sh.dims[d];
     if (size < 0 || tiles[d] <= 1 || size % tiles[d] == 0) continue;
-    const char *spec = s->kind == SC_SHARDING_NAMED ? sc_sharding_partition_spec(a, s) : NULL;
+    /* a PartitionSpec only for shardings over real mesh axes (never the synthesized "_partitions") */
+    bool named = names_real_axes(ctx->model, s);
+    const char *spec = named ? sc_sharding_partition_spec(a, s) : NULL;
+    bool sdy = s->source == SC_SHARDING_FROM_SDY;
     sc_diag *dg = sc_emit_at(
         ctx, func->pos.offset, func,
         "%s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded size %" PRId64
-        ". Shardy expects function IO to be divisible. (JAX: the sharding %s implies that array axis %u is partitioned "
+        "%s. %s (JAX: the sharding %s implies that array axis %u is partitioned "
         "%" PRId64 " times, but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should "
         "evenly divide the shape))",
-        what, index, d, size, tiles[d], spec ? spec : sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text)), d, tiles[d], size,
-        shape_str(a, &sh), tiling_str(a, tiles, rank));
-    sc_diag_fix(ctx, dg,
-                sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or shard it over fewer devices", d,
-                                tiles[d]),
-                spec ? sc_arena_printf(a, "jnp.pad(x, ...) so that x.shape[%u] %% %" PRId64 " == 0, or in_shardings=%s "
-                                          "without the axes of dimension %u",
-                                       d, tiles[d], spec, d)
-                     : NULL);
+        what, index, d, size, tiles[d], named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
+        sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.",
+        spec ? spec : sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text)), d, tiles[d], size, shape_str(a, &sh),
+        tiling_str(a, tiles, rank));
+    const char *kw = !strcmp(what, "result") ? "out_shardings" : "in_shardings";
+    const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
+    const char *title =
+        ax ? sc_arena_printf(a, "Shard dimension %u over \"%.*s\" (size %" PRId64 " divides %" PRId64 "), pad it to a multiple of %" PRId64
+                                ", or leave it unsharded",
+                             d, SC_SPAN_ARG(ax->name), ax->size, size, tiles[d])
+           : sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or shard it over fewer devices", d, tiles[d]);
+    const char *snippet = NULL;
+    if (named) {
+      snippet = sc_arena_printf(a, "%s=NamedSharding(mesh, %s)", kw, spec_with_dim(a, s, d, ax));
+      if (ax) snippet = sc_arena_printf(a, "%s\n# or: %s=NamedSharding(mesh, %s)", snippet, kw, spec_with_dim(a, s, d, NULL));
+      snippet = sc_arena_printf(a, "%s\n# or: jnp.pad(x, ...) so that x.shape[%u] %% %" PRId64 " == 0", snippet, d, tiles[d]);
+    }
+    sc_diag_fix(ctx, dg, title, snippet);
     return;
   }
 }

@@ -311,3 +311,52 @@ Test(rules_sharding, gspmd_sharding_beyond_an_explicit_single_partition) {
   cr_assert_eq(r->ndiags, 0);
   sc_arena_free(a);
 }
+
+/* SC0210's fix is a real PartitionSpec (in_shardings for arguments, out_shardings for results), names a
+ * mesh axis that divides the dimension when there is one, and GSPMD modules never hear of Shardy or of
+ * the synthesized "_partitions" axis (QA s02). */
+Test(rules_sharding, divisibility_fix_is_a_real_partition_spec) {
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r = run(a,
+                     "sdy.mesh @mesh = <[\"data\"=2, \"model\"=4]>\n"
+                     "func.func @main(%arg0: tensor<6x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"model\"}, {\"data\"}]>})"
+                     " -> (tensor<6x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"model\"}, {\"data\"}]>}) {\n"
+                     "  return %arg0 : tensor<6x64xf32>\n}\n",
+                     "SC0210");
+  cr_assert_eq(r->ndiags, 2);
+  for (size_t i = 0; i < 2; i++) {
+    const sc_diag *d = &r->diags[i];
+    bool result = strstr(d->message, "result #0") != NULL;
+    cr_assert_geq(d->nfixes, 1);
+    cr_assert_not_null(d->fixes[0].snippet);
+    cr_assert(strstr(d->fixes[0].snippet, result ? "out_shardings=NamedSharding(mesh, P(None, 'data'))"
+                                                 : "in_shardings=NamedSharding(mesh, P(None, 'data'))"),
+              "%s", d->fixes[0].snippet);
+    cr_assert_null(strstr(d->fixes[0].snippet, "without the axes"), "%s", d->fixes[0].snippet);
+  }
+  /* an axis that divides the dimension is suggested */
+  r = run(a,
+          "sdy.mesh @mesh = <[\"x\"=4, \"y\"=2]>\n"
+          "func.func @main(%arg0: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {}]>}) -> tensor<6x8xf32> {\n"
+          "  return %arg0 : tensor<6x8xf32>\n}\n",
+          "SC0210");
+  cr_assert_eq(r->ndiags, 1);
+  cr_assert(strstr(r->diags[0].fixes[0].title, "\"y\""), "%s", r->diags[0].fixes[0].title);
+  cr_assert(strstr(r->diags[0].fixes[0].snippet, "in_shardings=NamedSharding(mesh, P('y', None))"), "%s",
+            r->diags[0].fixes[0].snippet);
+  /* GSPMD: no Shardy, no synthesized axis */
+  r = run(a,
+          "module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {\n"
+          "  func.func public @main(%arg0: tensor<7x64xf32> {mhlo.sharding = \"{devices=[8,1]<=[8]}\"}) -> tensor<7x64xf32> {\n"
+          "    return %arg0 : tensor<7x64xf32>\n  }\n}\n",
+          "SC0210");
+  cr_assert_eq(r->ndiags, 1);
+  const sc_diag *d = &r->diags[0];
+  cr_assert_null(strstr(d->message, "Shardy"), "%s", d->message);
+  cr_assert_null(strstr(d->message, "_partitions"), "%s", d->message);
+  for (size_t i = 0; i < d->nfixes; i++) {
+    cr_assert_null(strstr(d->fixes[i].title, "_partitions"));
+    cr_assert(!d->fixes[i].snippet || !strstr(d->fixes[i].snippet, "_partitions"));
+  }
+  sc_arena_free(a);
+}
