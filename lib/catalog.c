@@ -13,9 +13,9 @@ static const sc_catalog_entry catalog[] = {
 #include "catalog_syntax.inc"
 #include "catalog_mesh.inc"
 #include "catalog_sharding.inc"
-#include "catalog_manual.inc"
 #include "catalog_kernel.inc"
 #include "catalog_callback.inc"
+#include "catalog_manual.inc"
 #include "catalog_collective.inc"
 #undef ENTRY
 };

@@ -787,26 +787,29 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
   for (uint32_t i = 0; i < w->nfree; i++)
     axes = sc_arena_printf(a, "%s%s\"" SC_SPAN_FMT "\"", axes, i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
 
-  const char *inner_head = "";
-  if (op->nresults == 1) inner_head = sc_arena_printf(a, "%%%sout = ", pfx);
-  else if (op->nresults > 1) inner_head = sc_arena_printf(a, "%%%sout:%u = ", pfx, op->nresults);
-  const char *inner = sc_arena_printf(a, "%s%.*s%s%.*s", inner_head, (int)(lp + 1 - (text.p + rest)), text.p + rest,
-                                      args, (int)(text.p + text.n - rp), rp);
+  /* A few small edits around the op, never its own text (a kernel body can be megabytes):
+   *   header + new result names  replace "%1 = " (inserted before an op without results)
+   *   block arguments            replace the operand list between '(' and ')'
+   *   sdy.return + signature     inserted after the op */
+  const char *inner_res = "";
+  if (op->nresults == 1) inner_res = sc_arena_printf(a, "%%%sout = ", pfx);
+  else if (op->nresults > 1) inner_res = sc_arena_printf(a, "%%%sout:%u = ", pfx, op->nresults);
   const char *ret = op->nresults ? sc_arena_printf(a, "sdy.return %s : %s", rets, rtypes) : "sdy.return";
   const char *ftype = op->nresults == 1 ? rtypes : sc_arena_printf(a, "(%s)", rtypes);
   const char *head = results ? sc_arena_printf(a, "%s = ", results) : "";
-  const char *repl = sc_arena_printf(
-      a,
-      "%ssdy.manual_computation(%s) in_shardings=[%s] out_shardings=[%s] manual_axes={%s} (%s) {\n"
-      "%*s  %s\n"
-      "%*s  %s\n"
-      "%*s} : (%s) -> %s",
-      head, operands, ins, outs, axes, argdecls, (int)indent, "", inner, (int)indent, "", ret, (int)indent, "", otypes,
-      ftype);
+  const char *header =
+      sc_arena_printf(a, "%ssdy.manual_computation(%s) in_shardings=[%s] out_shardings=[%s] manual_axes={%s} (%s) {\n%*s  %s",
+                      head, operands, ins, outs, axes, argdecls, (int)indent, "", inner_res);
+  const char *footer = sc_arena_printf(a, "\n%*s  %s\n%*s} : (%s) -> %s", (int)indent, "", ret, (int)indent, "",
+                                       otypes, ftype);
+  uint32_t head_len = op->nresults ? rest : 0; /* "%1 = " goes: the header re-states the results */
+  uint32_t lp_off = (uint32_t)(lp + 1 - buf), rp_off = (uint32_t)(rp - buf);
 
   if (mesh_decl && !module_first_op(m)) return NULL;
   sc_fix *f = sc_diag_fix(ctx, d, title, NULL);
   if (mesh_decl) insert_mesh(ctx, f, mesh_name, mesh_decl);
-  sc_fix_edit(ctx, f, start, end - start, repl);
+  sc_fix_edit(ctx, f, start, head_len, header);
+  if (op->noperands || rp_off > lp_off) sc_fix_edit(ctx, f, lp_off, rp_off - lp_off, args);
+  sc_fix_edit(ctx, f, end, 0, footer);
   return f;
 }

@@ -739,6 +739,97 @@ static void add_region(P *p, sc_op *op, region_vec *regions, value_vec *pending)
   pending->n = 0;
 }
 
+/* ---- generic form: properties that carry what the pretty form writes inline ---- */
+
+/* Lexer state, saved while a property value (a span already consumed) is parsed again. */
+typedef struct {
+  tok la[LOOKAHEAD];
+  uint32_t la_head, nla, lex_off, end, last_end;
+} lex_state;
+
+static void lex_push(P *p, lex_state *save, sc_span s) {
+  memcpy(save->la, p->la, sizeof p->la);
+  save->la_head = p->la_head, save->nla = p->nla, save->lex_off = p->lex_off, save->end = p->end,
+  save->last_end = p->last_end;
+  p->la_head = p->nla = 0;
+  p->lex_off = (uint32_t)(s.p - p->buf);
+  p->end = p->lex_off + s.n;
+}
+
+static void lex_pop(P *p, const lex_state *save) {
+  memcpy(p->la, save->la, sizeof p->la);
+  p->la_head = save->la_head, p->nla = save->nla, p->lex_off = save->lex_off, p->end = save->end,
+  p->last_end = save->last_end;
+}
+
+/* `[{...}, {...}]` (arg_attrs / res_attrs) into one sc_attrs per entry. Returns the count, or 0 if the
+ * value has another shape (then nothing is mapped). */
+static uint32_t parse_dict_list(P *p, sc_span value, sc_attrs **out) {
+  lex_state save;
+  lex_push(p, &save, value);
+  SC_VEC(sc_attrs) list = {0};
+  bool ok = is_punct(next(p), p, '[');
+  while (ok && !failed(p) && is_punct(peek(p, 0), p, '{')) {
+    attr_vec av = {0};
+    parse_attr_dict(p, &av);
+    sc_attrs one = {av.v, (uint32_t)av.n};
+    SC_PUSH(p->a, list, one);
+    if (is_punct(peek(p, 0), p, ',')) next(p);
+  }
+  ok = ok && !failed(p) && is_punct(next(p), p, ']');
+  lex_pop(p, &save);
+  *out = list.v;
+  return ok ? (uint32_t)list.n : 0;
+}
+
+/* function_type = (args) -> results: the result types. */
+static void parse_function_type_results(P *p, sc_span value, sc_op *op) {
+  lex_state save;
+  lex_push(p, &save, value);
+  span_vec ins = {0}, outs = {0};
+  if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, &ins);
+  if (!failed(p) && peek(p, 0).kind == T_ARROW) {
+    next(p);
+    if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, &outs);
+    else {
+      sc_span ty = parse_type(p);
+      SC_PUSH(p->a, outs, ty);
+    }
+  }
+  lex_pop(p, &save);
+  if (!op->func_result_types && outs.n) op->func_result_types = outs.v;
+}
+
+static void map_generic_properties(P *p, sc_op *op, bool func_like) {
+  if (sc_span_eq(op->name, "sdy.mesh") && !sc_attrs_find(&op->attrs, "value")) {
+    const sc_attr *m = sc_attrs_find(&op->attrs, "mesh");
+    if (m && sc_span_starts(m->value, "#sdy.mesh<")) { /* mesh = #sdy.mesh<[...]> -> value = <[...]> */
+      sc_attr v = {sc_span_of("value", 5), sc_span_of(m->value.p + 9, m->value.n - 9), m->offset, m->end};
+      attr_vec av = {op->attrs.v, op->attrs.n, op->attrs.n};
+      SC_PUSH(p->a, av, v);
+      op->attrs.v = av.v, op->attrs.n = (uint32_t)av.n;
+    }
+  }
+  if (!func_like) return;
+  const sc_attr *ft = sc_attrs_find(&op->attrs, "function_type");
+  if (ft) parse_function_type_results(p, ft->value, op);
+  const sc_attr *aa = sc_attrs_find(&op->attrs, "arg_attrs");
+  if (aa && op->nregions && op->regions[0]->nblocks) {
+    sc_attrs *list;
+    uint32_t n = parse_dict_list(p, aa->value, &list);
+    sc_block *entry = op->regions[0]->blocks[0];
+    if (n == entry->nargs)
+      for (uint32_t i = 0; i < n; i++)
+        if (!entry->args[i]->attrs.n) entry->args[i]->attrs = list[i];
+  }
+  const sc_attr *ra = sc_attrs_find(&op->attrs, "res_attrs");
+  if (ra && !op->nresult_attrs) {
+    sc_attrs *list;
+    uint32_t n = parse_dict_list(p, ra->value, &list);
+    if (n) op->result_attrs = list, op->nresult_attrs = n;
+  }
+}
+
 /* One op; the first token is next and begins an op. */
 static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   if (p->ops.n >= p->in->max_ops) {
@@ -1070,6 +1161,8 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
     const sc_attr *a = sc_attrs_find(&op->attrs, "sym_visibility");
     if (a && a->value.n >= 2) op->visibility = sc_span_of(a->value.p + 1, a->value.n - 2);
   }
+  if (op->generic) map_generic_properties(p, op, func_like);
+  if (failed(p)) return NULL;
   return op;
 }
 

@@ -386,12 +386,18 @@ static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_op_info *info
 
 static void add_mesh_op(builder *b, const sc_op *op) {
   sdy_lex lx;
-  sdy_lex_init(&lx, b->a, op->text, op->pos.offset);
-  /* sdy.mesh @name = <...> */
-  for (;;) {
-    sdy_tok t = sdy_next(&lx);
-    if (t.kind == SDY_EOF) break;
-    if (t.kind == SDY_PUNCT && t.ch == '=') break;
+  /* The front end gives the mesh body as attribute "value" (pretty `@name = <...>`, and generic
+   * `mesh = #sdy.mesh<...>`); without it, scan the op text for `= <...>`. */
+  const sc_attr *body = sc_op_attr(op, "value");
+  if (body && body->value.n && body->value.p[0] == '<') {
+    sdy_lex_init(&lx, b->a, body->value, off_of(b->m, body->value.p));
+  } else {
+    sdy_lex_init(&lx, b->a, op->text, op->pos.offset);
+    for (;;) {
+      sdy_tok t = sdy_next(&lx);
+      if (t.kind == SDY_EOF) break;
+      if (t.kind == SDY_PUNCT && t.ch == '=') break;
+    }
   }
   const char *at = sdy_peek(&lx).at;
   sc_mesh *mesh = sdy_parse_mesh_body(&lx);

@@ -170,8 +170,10 @@ char *sc_report_text(const sc_report *r, bool color) {
       for (uint32_t c = 1; c < d->col && c <= n; c++) sc_strbuf_puts(&out, ls[c - 1] == '\t' ? "\t" : " ");
       sc_strbuf_printf(&out, "%s^%s\n", color ? sev_color(d->severity) : "", reset);
     }
-    if (d->has_source)
+    if (d->has_source && d->source_col) /* column 0: the debug info has a line only (HLO metadata) */
       sc_strbuf_printf(&out, "      %s=%s source: %s:%u:%u\n", blue, reset, d->source_file, d->source_line, d->source_col);
+    else if (d->has_source)
+      sc_strbuf_printf(&out, "      %s=%s source: %s:%u\n", blue, reset, d->source_file, d->source_line);
     for (size_t k = 0; k < d->nfixes; k++) {
       const sc_fix *f = &d->fixes[k];
       sc_strbuf_printf(&out, "      %s=%s fix%s: %s\n", blue, reset, f->machine ? " (machine-applicable)" : "",

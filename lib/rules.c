@@ -198,6 +198,22 @@ sc_fix *sc_diag_fix(sc_ctx *ctx, sc_diag *d, const char *title, const char *snip
   return f;
 }
 
+size_t sc_diag_supersede(sc_ctx *ctx, const char *code, uint32_t begin, uint32_t end, const char *needle) {
+  size_t kept = 0, dropped = 0;
+  for (size_t i = 0; i < ctx->diags.n; i++) {
+    sc_diag *d = &ctx->diags.v[i];
+    if (strcmp(d->code, code) == 0 && d->offset >= begin && d->offset < end &&
+        (!needle || (d->message && strstr(d->message, needle)))) {
+      dropped++;
+      continue;
+    }
+    if (kept != i) ctx->diags.v[kept] = *d;
+    kept++;
+  }
+  ctx->diags.n = kept;
+  return dropped;
+}
+
 void sc_fix_edit(sc_ctx *ctx, sc_fix *f, uint32_t offset, uint32_t length, const char *replacement) {
   sc_edit *grown = sc_arena_grow(ctx->arena, f->edits, f->nedits, f->nedits + 1, sizeof *grown);
   sc_edit *e = &grown[f->nedits];

@@ -63,6 +63,13 @@ sc_fix *sc_diag_fix(sc_ctx *ctx, sc_diag *d, const char *title, const char *snip
 /* Adds a text edit to a fix and makes it "machine" applicable. */
 void sc_fix_edit(sc_ctx *ctx, sc_fix *f, uint32_t offset, uint32_t length, const char *replacement);
 
+/* Drops the diagnostics of `code` reported so far at offsets in [begin, end) whose message contains
+ * `needle` (NULL: any): the running rule reports the same mistake better, and one mistake should give
+ * one diagnostic. Rules run in table order, so only earlier families can be superseded. Invalidates
+ * pointers returned by sc_emit*: call it after the superseding diagnostic is complete. Returns how
+ * many were dropped. */
+size_t sc_diag_supersede(sc_ctx *ctx, const char *code, uint32_t begin, uint32_t end, const char *needle);
+
 /* Runs the enabled rules over ctx->module. `selection` is the parsed --rules list. */
 typedef struct {
   bool *enabled; /* per sc_rule_table row */

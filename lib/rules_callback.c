@@ -326,6 +326,17 @@ static void device_not_in_assignment(sc_ctx *ctx, const sc_op *op, const cb_info
               "jax.pure_callback(fn, result_shape, x, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))");
   sc_fix *f = sc_diag_fix(ctx, d, "Run the callback on device 0", NULL);
   if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
+  /* The same bad device, as the mesh and sharding families see it: this diagnostic says it better.
+   * (Shardy: the maximal mesh's SC0106; GSPMD: the tile assignment's SC0211 on this op.) */
+  sc_span mname = cs.what ? cs.what->mesh_name : sc_span_of(NULL, 0);
+  for (uint32_t i = 0; mname.n && ctx->model && i < ctx->model->nmeshes; i++) {
+    const sc_mesh *mm = &ctx->model->meshes[i];
+    if (!mm->maximal || !mm->op || mm->name.n != mname.n || memcmp(mm->name.p, mname.p, mname.n) != 0) continue;
+    sc_diag_supersede(ctx, "SC0106", mm->op->pos.offset, mm->op->end,
+                      sc_arena_printf(a, "names device %" PRId64 " ", cs.device));
+  }
+  sc_diag_supersede(ctx, "SC0211", op->pos.offset, op->end,
+                    sc_arena_printf(a, "device %" PRId64 " >= num_devices", cs.device));
 }
 
 void sc_check_callback_device_not_in_assignment(sc_ctx *ctx) { for_each_callback(ctx, device_not_in_assignment); }

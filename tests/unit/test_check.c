@@ -150,3 +150,29 @@ Test(check, sarif_and_text_render) {
   json_decref(j);
   free(s);
 }
+
+/* The generic form carries in properties what the pretty form writes inline; both give one answer. */
+Test(check, generic_form_is_checked_like_the_pretty_form) {
+  const char *generic =
+      "\"builtin.module\"() <{sym_name = \"jit_step\"}> ({\n"
+      "  \"sdy.mesh\"() <{mesh = #sdy.mesh<[\"data\"=4]>, sym_name = \"mesh\"}> : () -> ()\n"
+      "  \"func.func\"() <{arg_attrs = [{sdy.sharding = #sdy.sharding<@mesh, [{\"dta\"}, {}]>}], "
+      "function_type = (tensor<32x128xf32>) -> tensor<32x128xf32>, res_attrs = [{jax.result_info = \"result\"}], "
+      "sym_name = \"main\", sym_visibility = \"public\"}> ({\n"
+      "  ^bb0(%arg0: tensor<32x128xf32>):\n"
+      "    \"func.return\"(%arg0) : (tensor<32x128xf32>) -> ()\n"
+      "  }) : () -> ()\n"
+      "}) {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} : () -> ()\n";
+  sc_report *r = test_check(A, generic, NULL);
+  cr_assert_eq(r->ndiags, 1, "%zu diags, first %s", r->ndiags, r->ndiags ? r->diags[0].message : "");
+  cr_assert_str_eq(r->diags[0].code, "SC0203");
+  cr_assert_str_eq(r->mesh_source, "module");
+  cr_assert_eq(r->mesh_devices, 4);
+  sc_parse_error err;
+  sc_module *m = test_parse(A, generic, &err);
+  cr_assert_not_null(m);
+  cr_assert_eq(m->funcs[0]->nresult_attrs, 1);
+  cr_assert_not_null(sc_attrs_find(&m->funcs[0]->result_attrs[0], "jax.result_info"));
+  cr_assert(sc_span_eq(m->funcs[0]->func_result_types[0], "tensor<32x128xf32>"));
+  cr_assert_not_null(sc_attrs_find(&m->funcs[0]->regions[0]->blocks[0]->args[0]->attrs, "sdy.sharding"));
+}

@@ -41,6 +41,27 @@ Test(report, text_has_location_source_line_caret_source_and_fixes) {
   free(t);
 }
 
+/* HLO metadata with source_line but no source_column: the text shows `file.py:120`, never `:120:0`. */
+Test(report, text_source_without_column) {
+  static const char *HLO =
+      "HloModule jit_step, entry_computation_layout={(f32[64,128]{1,0})->f32[64,128]{1,0}}, num_partitions=4\n"
+      "\n"
+      "ENTRY main.3 {\n"
+      "  Arg_0.1 = f32[64,128]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}\n"
+      "  ROOT custom-call.2 = f32[64,128]{1,0} custom-call(Arg_0.1), custom_call_target=\"tpu_custom_call\", "
+      "backend_config={\"custom_call_config\": {\"body\": \"TUzv\"}}, "
+      "metadata={op_name=\"jit(step)/pallas_call\" source_file=\"train.py\" source_line=120}\n"
+      "}\n";
+  sc_options opt = {0};
+  opt.input_name = "k.hlo";
+  sc_report *r = test_check(A, HLO, &opt);
+  cr_assert_geq(r->errors, 1);
+  char *t = sc_report_text(r, false);
+  cr_expect(strstr(t, "= source: train.py:120\n"), "%s", t);
+  cr_expect_null(strstr(t, "train.py:120:0"), "%s", t);
+  free(t);
+}
+
 Test(report, json_diagnostic_fields) {
   sc_report *r = test_check(A, KERNEL, NULL);
   char *s = sc_report_json(r, true);

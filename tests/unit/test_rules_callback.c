@@ -161,3 +161,29 @@ Test(callback, explanation_pages) {
     free(page);
   }
 }
+
+/* One mistake, one diagnostic: a callback pinned to a device outside the assignment is SC0404 only,
+ * not also the maximal mesh's SC0106 (Shardy) or the tile assignment's SC0211 (GSPMD). */
+Test(callback, device_not_in_assignment_is_reported_once) {
+  static const char *files[] = {DIR_C "/callback-device-not-in-assignment.bad.mlir",
+                                DIR_C "/callback-device-not-in-assignment.gspmd.bad.mlir"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    sc_arena *a;
+    kc_module m;
+    sc_report *r = kc_check_file(files[i], &a, &m);
+    cr_expect_eq(kc_count(r, "SC0404"), 1, "%s", files[i]);
+    cr_expect_eq(kc_count(r, "SC0106"), 0, "%s: SC0106 duplicates SC0404", files[i]);
+    cr_expect_eq(kc_count(r, "SC0211"), 0, "%s: SC0211 duplicates SC0404", files[i]);
+    cr_expect_eq(r->errors, 1, "%s", files[i]);
+    free(m.text);
+    sc_arena_free(a);
+    /* Without the callback rule, the other families still report the bad device. */
+    a = sc_arena_new(0);
+    kc_load(a, files[i], &m);
+    m.opts.rules = "-callback-device-not-in-assignment";
+    r = kc_check(a, m.text, m.len, &m.opts);
+    cr_expect_eq(kc_count(r, "SC0106") + kc_count(r, "SC0211"), 1, "%s", files[i]);
+    free(m.text);
+    sc_arena_free(a);
+  }
+}

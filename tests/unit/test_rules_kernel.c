@@ -82,7 +82,7 @@ Test(kernel, retargeted_module_names_both_meshes) {
   for (size_t i = 0; i < d->nfixes; i++)
     if (d->fixes[i].machine) mf = &d->fixes[i];
   cr_assert_not_null(mf);
-  cr_assert_eq(mf->nedits, 2);
+  cr_assert_eq(mf->nedits, 4); /* the mesh; header, operands and tail around the op */
   size_t n = 0;
   char *fixed = kc_apply(m.text, m.len, mf, &n);
   cr_expect(strstr(fixed, "  sdy.mesh @mesh = <[\"data\"=4]>\n"), "%s", fixed);
@@ -209,6 +209,57 @@ Test(kernel, rule_selection_and_catalog) {
   o.rules = "-kernel-outside-manual";
   r = kc_check(a, text, len, &o);
   cr_expect_eq(kc_count(r, "SC0301"), 0);
+  free(text);
+  sc_arena_free(a);
+}
+
+/* The wrap-in-manual_computation machine fix edits around the op: its size does not depend on the
+ * op's attributes (a 40 MB kernel body once gave a 40 MB replacement). */
+Test(kernel, wrap_fix_edits_are_small_for_huge_kernels) {
+  const size_t body = 100 * 1024;
+  const char *head =
+      "module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {\n"
+      "  sdy.mesh @mesh = <[\"data\"=4]>\n"
+      "  func.func public @main(%arg0: tensor<32x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) -> "
+      "(tensor<32x128xf32> {jax.result_info = \"result\"}) {\n"
+      "    %0 = stablehlo.custom_call @tpu_custom_call(%arg0) {backend_config = \"{\\22custom_call_config\\22: "
+      "{\\22body\\22: \\22";
+  const char *tail = "\\22, \\22serialization_format\\22: 1}}\", kernel_name = \"big\"} : (tensor<32x128xf32>) -> "
+                     "tensor<32x128xf32>\n"
+                     "    return %0 : tensor<32x128xf32>\n"
+                     "  }\n"
+                     "}\n";
+  size_t hl = strlen(head), tl = strlen(tail), len = hl + body + tl;
+  char *text = malloc(len + 1);
+  memcpy(text, head, hl);
+  for (size_t i = 0; i < body; i++) text[hl + i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i % 64];
+  memcpy(text + hl + body, tail, tl + 1);
+  sc_arena *a = sc_arena_new(0);
+  sc_options o;
+  memset(&o, 0, sizeof o);
+  sc_report *r = kc_check(a, text, len, &o);
+  const sc_diag *d = kc_find(r, "SC0301");
+  cr_assert_not_null(d);
+  const sc_fix *mf = NULL;
+  for (size_t i = 0; i < d->nfixes; i++)
+    if (d->fixes[i].machine) mf = &d->fixes[i];
+  cr_assert_not_null(mf);
+  size_t bytes = 0, replaced = 0;
+  for (size_t i = 0; i < mf->nedits; i++) {
+    bytes += strlen(mf->edits[i].replacement);
+    replaced += mf->edits[i].length;
+  }
+  cr_expect_lt(bytes, 2048, "machine fix replacements total %zu bytes", bytes);
+  cr_expect_lt(replaced, 2048, "machine fix replaces %zu bytes of the module", replaced);
+  /* Applied, it still clears the diagnostic and keeps the kernel body once. */
+  cr_expect_eq(kc_check_fixes_text("huge kernel", text, len, &o), 1);
+  size_t nl = 0;
+  char *fixed = kc_apply(text, len, mf, &nl);
+  cr_expect_eq(nl, len + bytes - replaced);
+  cr_expect(strstr(fixed, "%0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
+                          "out_shardings=[<@mesh, [{}, {}]>] manual_axes={\"data\"} (%sc"),
+            "%.400s", fixed);
+  free(fixed);
   free(text);
   sc_arena_free(a);
 }
