@@ -282,6 +282,7 @@ static void check_gspmd_rebound(sc_ctx *ctx) {
 void sc_check_manual_axis_rebound(sc_ctx *ctx);
 void sc_check_manual_axis_rebound(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
+  size_t first = ctx->diags.n;
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
     if (!is_mc(op)) continue;
@@ -300,6 +301,15 @@ void sc_check_manual_axis_rebound(sc_ctx *ctx) {
     }
   }
   ru_report_site_problems(ctx);
+  /* one mistake, one diagnostic: a nested manual computation that re-binds an axis is reported once,
+   * not again for each of its in/out shardings naming that axis (same location) */
+  size_t out = first;
+  for (size_t i = first; i < ctx->diags.n; i++) {
+    bool dup = false;
+    for (size_t j = first; j < out && !dup; j++) dup = ctx->diags.v[j].offset == ctx->diags.v[i].offset;
+    if (!dup) ctx->diags.v[out++] = ctx->diags.v[i];
+  }
+  ctx->diags.n = out;
   check_gspmd_rebound(ctx);
 }
 

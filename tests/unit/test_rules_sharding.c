@@ -367,3 +367,14 @@ Test(rules_sharding, divisibility_fix_is_a_real_partition_spec) {
   }
   sc_arena_free(a);
 }
+
+/* One mistake, one diagnostic: a nested manual computation re-binding an axis also names it in its
+ * in/out shardings; SC0507 is reported once (QA m08). */
+Test(rules_sharding, nested_rebind_is_reported_once) {
+  sc_arena *a = sc_arena_new(0);
+  char *buf;
+  sc_report *r = check_file(a, "tests/modules/manual/manual-axis-rebound.nested.bad.mlir", &buf);
+  cr_assert_eq(test_count_code(r, "SC0507"), 1);
+  free(buf);
+  sc_arena_free(a);
+}
