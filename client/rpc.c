@@ -61,12 +61,8 @@ static void set_err(char **err, const char *fmt, ...) {
   *err = strdup(buf);
 }
 
-static char *read_file(const char *path, size_t *len, char **err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    set_err(err, "%s: %s", path, strerror(errno));
-    return NULL;
-  }
+/* Reads the rest of f; NULL with *error set ("read error", "out of memory") when it cannot. */
+static char *read_stream(FILE *f, size_t *len, const char **error) {
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
   while (buf) {
@@ -82,14 +78,40 @@ static char *read_file(const char *path, size_t *len, char **err) {
       cap *= 2;
     }
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (!buf || bad) {
-    set_err(err, "%s: %s", path, buf ? "read error" : "out of memory");
+  if (!buf || ferror(f)) {
+    *error = buf ? "read error" : "out of memory";
     free(buf);
     return NULL;
   }
   *len = n;
+  return buf;
+}
+
+char *sc_rpc_read_input(const char *path, size_t *len, const char **error) {
+  bool std_in = strcmp(path, "-") == 0;
+  FILE *f = std_in ? stdin : fopen(path, "rb");
+  if (!f) {
+    *error = strerror(errno);
+    return NULL;
+  }
+  char *buf = read_stream(f, len, error);
+  if (!std_in)
+    fclose(f);
+  return buf;
+}
+
+/* The file at `path` (no stdin), with "PATH: why" in *err when it cannot be read. */
+static char *read_file(const char *path, size_t *len, char **err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    set_err(err, "%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  const char *why = NULL;
+  char *buf = read_stream(f, len, &why);
+  fclose(f);
+  if (!buf)
+    set_err(err, "%s: %s", path, why);
   return buf;
 }
 
