@@ -257,15 +257,6 @@ static bool skip_braces(glex *lx) {
   return true;
 }
 
-static sc_sharding *new_gspmd(sc_arena *a, sc_sharding_kind k) {
-  sc_sharding *s = sc_arena_alloc(a, sizeof *s);
-  s->kind = k;
-  s->source = SC_SHARDING_FROM_GSPMD;
-  s->maximal_device = -1;
-  s->shard_group = -1;
-  return s;
-}
-
 /* ---- V3 named shardings ------------------------------------------------------------------------- */
 
 static const char *mesh_str(sc_arena *a, const sc_mesh *m) {
@@ -498,7 +489,7 @@ static bool parse_reduction(glex *lx, sc_sharding *s) {
 }
 
 static sc_sharding *parse_named(glex *lx, const char *open_at) {
-  sc_sharding *s = new_gspmd(lx->a, SC_SHARDING_NAMED);
+  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_GSPMD);
   s->offset = lx->base + (uint32_t)(open_at - lx->start);
   sc_mesh *m;
   if (!parse_v3_mesh(lx, &m)) return NULL;
@@ -688,7 +679,7 @@ static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *op
   }
   g_lex(lx); /* '}' */
   const char *loc = open_at;
-  sc_sharding *s = new_gspmd(lx->a, SC_SHARDING_TILED);
+  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_TILED, SC_SHARDING_FROM_GSPMD);
   s->offset = lx->base + (uint32_t)(open_at - lx->start);
   s->shard_group = group;
   if (nkinds > 1) {
@@ -828,7 +819,7 @@ sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset,
       } while (g_eat(&lx, ','));
     }
     if (!g_expect(&lx, '}', "expected '}' to end sharding attribute")) goto out;
-    s = new_gspmd(a, SC_SHARDING_TUPLE);
+    s = sc_sharding_new(a, SC_SHARDING_TUPLE, SC_SHARDING_FROM_GSPMD);
     s->offset = offset;
     s->elements = elems.v;
     s->nelements = (uint32_t)elems.n;

@@ -402,10 +402,10 @@ static bool parse_dim(sdy_lex *lx, sc_dim_sharding *d) {
   return true;
 }
 
-static sc_sharding *new_sharding(sc_arena *a) {
+sc_sharding *sc_sharding_new(sc_arena *a, sc_sharding_kind kind, sc_sharding_source source) {
   sc_sharding *s = sc_arena_alloc(a, sizeof *s);
-  s->kind = SC_SHARDING_NAMED;
-  s->source = SC_SHARDING_FROM_SDY;
+  s->kind = kind;
+  s->source = source;
   s->maximal_device = -1;
   s->shard_group = -1;
   return s;
@@ -422,7 +422,7 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
   }
   const char *start = sdy_peek(lx).at;
   if (!sdy_expect(lx, '<')) return NULL;
-  sc_sharding *s = new_sharding(lx->a);
+  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_SDY);
   s->offset = sdy_offset(lx, first.at);
   sdy_tok t = sdy_peek(lx);
   if (t.kind == SDY_SYM) {
