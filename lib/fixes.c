@@ -36,16 +36,6 @@ static bool span_eq_span(sc_span a, sc_span b) { return a.n == b.n && memcmp(a.p
 
 uint32_t sc_kc_line(const sc_op *op) { return op ? op->pos.line : 0; }
 
-/* Skips an MLIR/JSON string starting at p (which is '"'); returns the position after it. */
-static const char *skip_string(const char *p, const char *end) {
-  p++;
-  while (p < end && *p != '"') {
-    if (*p == '\\' && p + 1 < end) p++;
-    p++;
-  }
-  return p < end ? p + 1 : end;
-}
-
 sc_span sc_kc_dict_get(sc_span dict, const char *key) {
   sc_span none = {NULL, 0};
   sc_span d = sc_span_trim(dict);
@@ -60,7 +50,7 @@ sc_span sc_kc_dict_get(sc_span dict, const char *key) {
     bool quoted = false;
     if (*p == '"') {
       quoted = true;
-      p = skip_string(p, end);
+      p = sc_skip_string(p, end);
       ks++;
       ke = p - 1;
     } else {
@@ -82,7 +72,7 @@ sc_span sc_kc_dict_get(sc_span dict, const char *key) {
     while (p < end) {
       char c = *p;
       if (c == '"') {
-        p = skip_string(p, end);
+        p = sc_skip_string(p, end);
         continue;
       }
       if (c == '-' && p + 1 < end && p[1] == '>') {
@@ -446,7 +436,7 @@ const sc_sharding *sc_kc_sdy_list_entry(sc_arena *a, sc_span list, uint32_t inde
     while (p < end) {
       char c = *p;
       if (c == '"') {
-        p = skip_string(p, end);
+        p = sc_skip_string(p, end);
         continue;
       }
       if (c == '<' || c == '[' || c == '{' || c == '(') depth++;

@@ -360,8 +360,7 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
   for (; p < e; p++) {
     char c = *p;
     if (c == '"') {
-      for (p++; p < e && *p != '"'; p++)
-        if (*p == '\\') p++;
+      p = sc_skip_string(p, e) - 1; /* the loop steps past the closing quote */
       continue;
     }
     if (c == '<' || c == '[' || c == '{' || c == '(') {
@@ -376,8 +375,7 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
         int dd = 0;
         for (; q < e; q++) {
           if (*q == '"') {
-            for (q++; q < e && *q != '"'; q++)
-              if (*q == '\\') q++;
+            q = sc_skip_string(q, e) - 1; /* the loop steps past the closing quote */
             continue;
           }
           if (*q == '{') dd++;
@@ -408,12 +406,7 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
         bool repl = sc_span_starts(sc_span_trim(kw), "replicated");
         if ((what == RU_PIECE_REPLICATED) == repl) {
           const char *q = p;
-          while (q < e && *q != '}') {
-            if (*q == '"')
-              for (q++; q < e && *q != '"'; q++)
-                if (*q == '\\') q++;
-            q++;
-          }
+          while (q < e && *q != '}') q = *q == '"' ? sc_skip_string(q, e) : q + 1;
           if (q >= e) return false;
           *off = (uint32_t)(p - m->buf);
           *len = (uint32_t)(q + 1 - p);
