@@ -6,7 +6,6 @@
  *   shardcheck version
  *
  * Exit status: 0 no error diagnostics, 1 error diagnostics, 2 usage, I/O or internal error. */
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 
 #include "ir.h"
 #include "remote.h"
+#include "rpc.h"
 #include "shardcheck.h"
 
 #define EXIT_FINDINGS 1
@@ -42,38 +42,6 @@ static void usage(FILE *f) {
         "  --color / --no-color   colored text output (default: when stdout is a terminal)\n"
         "  --debug-dump-ops       print every parsed op (location, nesting, function, Python source)\n",
         f);
-}
-
-static char *read_all(const char *path, size_t *len, char **error) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    *error = strerror(errno);
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  for (;;) {
-    if (!buf) break;
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (n < cap) break;
-    char *grown = realloc(buf, cap * 2);
-    if (!grown) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = grown, cap *= 2;
-  }
-  int failed = ferror(f);
-  if (f != stdin) fclose(f);
-  if (!buf || failed) {
-    free(buf);
-    *error = buf ? "read error" : "out of memory";
-    return NULL;
-  }
-  *len = n;
-  return buf;
 }
 
 typedef struct {
@@ -213,8 +181,8 @@ static int cmd_check(int argc, char **argv) {
   for (int i = optind; i < argc; i++) {
     const char *path = argv[i];
     size_t len = 0;
-    char *ioerr = NULL;
-    char *buf = read_all(path, &len, &ioerr);
+    const char *ioerr = NULL;
+    char *buf = sc_rpc_read_input(path, &len, &ioerr);
     if (!buf) {
       fprintf(stderr, "shardcheck: %s: %s\n", path, ioerr);
       rc = EXIT_TROUBLE;

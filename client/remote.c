@@ -1,7 +1,6 @@
 /* remote.c — the CLI's commands through shardcheckd (see remote.h), on top of rpc.h. */
 #include "remote.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,39 +10,6 @@
 
 #define EXIT_FINDINGS 1
 #define EXIT_TROUBLE 2
-
-static char *read_input(const char *path, size_t *len, const char **error) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    *error = strerror(errno);
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    char *g = realloc(buf, cap * 2);
-    if (!g) {
-      free(buf);
-      buf = NULL;
-    } else {
-      buf = g;
-      cap *= 2;
-    }
-  }
-  int bad = ferror(f);
-  if (f != stdin)
-    fclose(f);
-  if (!buf || bad) {
-    free(buf);
-    *error = buf ? "read error" : "out of memory";
-    return NULL;
-  }
-  *len = n;
-  return buf;
-}
 
 /* SHARDCHECK_TLS_CA=ca.pem: TLS, trusting that CA (else plaintext).
  * SHARDCHECK_TIMEOUT_MS=N: a deadline for each call (else none). */
@@ -76,7 +42,7 @@ int remote_check(const char *server, char **files, int nfiles, sc_options *opt, 
     const char *path = files[i];
     size_t len = 0;
     const char *ioerr = NULL;
-    char *buf = read_input(path, &len, &ioerr);
+    char *buf = sc_rpc_read_input(path, &len, &ioerr);
     if (!buf) {
       fprintf(stderr, "shardcheck: %s: %s\n", path, ioerr);
       rc = EXIT_TROUBLE;

@@ -61,12 +61,8 @@ static void set_err(char **err, const char *fmt, ...) {
   *err = strdup(buf);
 }
 
-static char *read_file(const char *path, size_t *len, char **err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    set_err(err, "%s: %s", path, strerror(errno));
-    return NULL;
-  }
+/* Reads the rest of f; NULL with *error set ("read error", "out of memory") when it cannot. */
+static char *read_stream(FILE *f, size_t *len, const char **error) {
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
   while (buf) {
@@ -82,14 +78,40 @@ static char *read_file(const char *path, size_t *len, char **err) {
       cap *= 2;
     }
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (!buf || bad) {
-    set_err(err, "%s: %s", path, buf ? "read error" : "out of memory");
+  if (!buf || ferror(f)) {
+    *error = buf ? "read error" : "out of memory";
     free(buf);
     return NULL;
   }
   *len = n;
+  return buf;
+}
+
+char *sc_rpc_read_input(const char *path, size_t *len, const char **error) {
+  bool std_in = strcmp(path, "-") == 0;
+  FILE *f = std_in ? stdin : fopen(path, "rb");
+  if (!f) {
+    *error = strerror(errno);
+    return NULL;
+  }
+  char *buf = read_stream(f, len, error);
+  if (!std_in)
+    fclose(f);
+  return buf;
+}
+
+/* The file at `path` (no stdin), with "PATH: why" in *err when it cannot be read. */
+static char *read_file(const char *path, size_t *len, char **err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    set_err(err, "%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  const char *why = NULL;
+  char *buf = read_stream(f, len, &why);
+  fclose(f);
+  if (!buf)
+    set_err(err, "%s: %s", path, why);
   return buf;
 }
 
@@ -279,6 +301,43 @@ static int unary(sc_rpc_client *c, const char *method, const uint8_t *req, size_
   return rc;
 }
 
+static uint8_t *pack(const ProtobufCMessage *m, size_t *len) {
+  *len = protobuf_c_message_get_packed_size(m);
+  uint8_t *p = malloc(*len ? *len : 1);
+  if (p)
+    protobuf_c_message_pack(m, p);
+  return p;
+}
+
+/* Decodes a response (and unrefs it) as a message of type d; NULL with *err set if it does not decode. */
+static ProtobufCMessage *decode(sc_rpc_client *c, const ProtobufCMessageDescriptor *d, grpc_slice resp, char **err) {
+  ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
+  grpc_slice_unref(resp);
+  if (!m)
+    set_err(err, "%s: cannot decode %s", c->target, d->name);
+  return m;
+}
+
+/* One unary call with a message: req (NULL: the empty request) in, the response decoded as d out (free it
+ * with protobuf_c_message_free_unpacked). Returns 0, or the status code / -1 with *err set. */
+static int call(sc_rpc_client *c, const char *method, const ProtobufCMessage *req, const ProtobufCMessageDescriptor *d,
+                ProtobufCMessage **resp, char **err) {
+  *resp = NULL;
+  size_t plen = 0;
+  uint8_t *p = NULL;
+  if (req && !(p = pack(req, &plen))) {
+    set_err(err, "out of memory");
+    return -1;
+  }
+  grpc_slice got;
+  int rc = unary(c, method, p ? p : (const uint8_t *)"", plen, &got, err);
+  free(p);
+  if (rc)
+    return rc;
+  *resp = decode(c, d, got, err);
+  return *resp ? 0 : -1;
+}
+
 /* --- Check ------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -343,14 +402,6 @@ static void free_request(req_build *b) {
   free(b->axisp);
 }
 
-static uint8_t *pack(const ProtobufCMessage *m, size_t *len) {
-  *len = protobuf_c_message_get_packed_size(m);
-  uint8_t *p = malloc(*len ? *len : 1);
-  if (p)
-    protobuf_c_message_pack(m, p);
-  return p;
-}
-
 static int check_stream(sc_rpc_client *c, req_build *b, const char *buf, size_t len, grpc_slice *out, char **err) {
   grpc_call *call = new_call(c, SVC "CheckStream");
   if (!call) {
@@ -407,13 +458,11 @@ static void fetch_limits(sc_rpc_client *c) {
   if (c->limits_fetched)
     return;
   c->limits_fetched = true;
-  grpc_slice resp;
-  if (unary(c, SVC "GetCapabilities", (const uint8_t *)"", 0, &resp, NULL) != 0)
+  ProtobufCMessage *m;
+  if (call(c, SVC "GetCapabilities", NULL, &shardcheck__v1__capabilities__descriptor, &m, NULL) != 0)
     return;
-  Shardcheck__V1__Capabilities *r =
-      shardcheck__v1__capabilities__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
-  grpc_slice_unref(resp);
-  if (r && r->limits && r->limits->max_message_bytes >= 4096) {
+  Shardcheck__V1__Capabilities *r = (Shardcheck__V1__Capabilities *)m;
+  if (r->limits && r->limits->max_message_bytes >= 4096) {
     c->server_max_msg = r->limits->max_message_bytes;
     /* Leave room for the header fields (file name, mesh, options) and framing. */
     size_t room = (size_t)(c->server_max_msg - c->server_max_msg / 8);
@@ -422,8 +471,7 @@ static void fetch_limits(sc_rpc_client *c) {
     if (c->cfg.chunk_bytes > room / 2)
       c->cfg.chunk_bytes = room / 2;
   }
-  if (r)
-    shardcheck__v1__capabilities__free_unpacked(r, NULL);
+  shardcheck__v1__capabilities__free_unpacked(r, NULL);
 }
 
 int sc_rpc_check(sc_rpc_client *c, const char *buf, size_t len, const sc_options *opt, const sc_rpc_render *render,
@@ -437,34 +485,24 @@ int sc_rpc_check(sc_rpc_client *c, const char *buf, size_t len, const sc_options
     set_err(err, "out of memory");
     return -1;
   }
-  grpc_slice resp = grpc_empty_slice();
+  const ProtobufCMessageDescriptor *d = &shardcheck__v1__check_response__descriptor;
+  ProtobufCMessage *m = NULL;
   int rc;
   if (len > c->cfg.stream_threshold) {
     out->streamed = true;
+    grpc_slice resp;
     rc = check_stream(c, &b, buf, len, &resp, err);
+    if (rc == 0 && !(m = decode(c, d, resp, err)))
+      rc = -1;
   } else {
     b.req.module.data = (uint8_t *)buf;
     b.req.module.len = len;
-    size_t plen;
-    uint8_t *p = pack(&b.req.base, &plen);
-    if (!p) {
-      free_request(&b);
-      set_err(err, "out of memory");
-      return -1;
-    }
-    rc = unary(c, SVC "Check", p, plen, &resp, err);
-    free(p);
+    rc = call(c, SVC "Check", &b.req.base, d, &m, err);
   }
   free_request(&b);
   if (rc != 0)
     return rc;
-  Shardcheck__V1__CheckResponse *r =
-      shardcheck__v1__check_response__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
-  grpc_slice_unref(resp);
-  if (!r) {
-    set_err(err, "%s: cannot decode shardcheck.v1.CheckResponse", c->target);
-    return -1;
-  }
+  Shardcheck__V1__CheckResponse *r = (Shardcheck__V1__CheckResponse *)m;
   out->report = strdup(r->report);
   if (r->summary) {
     out->errors = r->summary->errors;
@@ -520,17 +558,11 @@ int sc_rpc_check_file(const char *server, const char *path, const sc_options *op
 int sc_rpc_rules(sc_rpc_client *c, sc_rpc_rule **rules, size_t *n, char **err) {
   *rules = NULL;
   *n = 0;
-  grpc_slice resp;
-  int rc = unary(c, SVC "ListRules", (const uint8_t *)"", 0, &resp, err);
+  ProtobufCMessage *m;
+  int rc = call(c, SVC "ListRules", NULL, &shardcheck__v1__list_rules_response__descriptor, &m, err);
   if (rc)
     return rc;
-  Shardcheck__V1__ListRulesResponse *r =
-      shardcheck__v1__list_rules_response__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
-  grpc_slice_unref(resp);
-  if (!r) {
-    set_err(err, "%s: cannot decode shardcheck.v1.ListRulesResponse", c->target);
-    return -1;
-  }
+  Shardcheck__V1__ListRulesResponse *r = (Shardcheck__V1__ListRulesResponse *)m;
   sc_rpc_rule *out = calloc(r->n_rules ? r->n_rules : 1, sizeof *out);
   bool oom = !out;
   for (size_t i = 0; out && i < r->n_rules; i++) {
@@ -567,24 +599,11 @@ int sc_rpc_explain(sc_rpc_client *c, const char *code, char **text, char **err) 
   *text = NULL;
   Shardcheck__V1__ExplainRequest req = SHARDCHECK__V1__EXPLAIN_REQUEST__INIT;
   req.code = (char *)code;
-  size_t plen;
-  uint8_t *p = pack(&req.base, &plen);
-  if (!p) {
-    set_err(err, "out of memory");
-    return -1;
-  }
-  grpc_slice resp;
-  int rc = unary(c, SVC "Explain", p, plen, &resp, err);
-  free(p);
+  ProtobufCMessage *m;
+  int rc = call(c, SVC "Explain", &req.base, &shardcheck__v1__explain_response__descriptor, &m, err);
   if (rc)
     return rc;
-  Shardcheck__V1__ExplainResponse *r =
-      shardcheck__v1__explain_response__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
-  grpc_slice_unref(resp);
-  if (!r) {
-    set_err(err, "%s: cannot decode shardcheck.v1.ExplainResponse", c->target);
-    return -1;
-  }
+  Shardcheck__V1__ExplainResponse *r = (Shardcheck__V1__ExplainResponse *)m;
   *text = strdup(r->text);
   shardcheck__v1__explain_response__free_unpacked(r, NULL);
   if (!*text) {
@@ -598,24 +617,12 @@ int sc_rpc_health(sc_rpc_client *c, const char *service, int *status, char **err
   *status = 0;
   Grpc__Health__V1__HealthCheckRequest req = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
   req.service = (char *)(service ? service : "");
-  size_t plen;
-  uint8_t *p = pack(&req.base, &plen);
-  if (!p) {
-    set_err(err, "out of memory");
-    return -1;
-  }
-  grpc_slice resp;
-  int rc = unary(c, "/grpc.health.v1.Health/Check", p, plen, &resp, err);
-  free(p);
+  ProtobufCMessage *m;
+  int rc = call(c, "/grpc.health.v1.Health/Check", &req.base, &grpc__health__v1__health_check_response__descriptor, &m,
+                err);
   if (rc)
     return rc;
-  Grpc__Health__V1__HealthCheckResponse *r =
-      grpc__health__v1__health_check_response__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
-  grpc_slice_unref(resp);
-  if (!r) {
-    set_err(err, "%s: cannot decode grpc.health.v1.HealthCheckResponse", c->target);
-    return -1;
-  }
+  Grpc__Health__V1__HealthCheckResponse *r = (Grpc__Health__V1__HealthCheckResponse *)m;
   *status = (int)r->status;
   grpc__health__v1__health_check_response__free_unpacked(r, NULL);
   return 0;
@@ -628,17 +635,11 @@ static const char *enum_name(const ProtobufCEnumDescriptor *d, int v) {
 
 int sc_rpc_capabilities_json(sc_rpc_client *c, char **json, char **err) {
   *json = NULL;
-  grpc_slice resp;
-  int rc = unary(c, SVC "GetCapabilities", (const uint8_t *)"", 0, &resp, err);
+  ProtobufCMessage *m;
+  int rc = call(c, SVC "GetCapabilities", NULL, &shardcheck__v1__capabilities__descriptor, &m, err);
   if (rc)
     return rc;
-  Shardcheck__V1__Capabilities *r =
-      shardcheck__v1__capabilities__unpack(NULL, GRPC_SLICE_LENGTH(resp), GRPC_SLICE_START_PTR(resp));
-  grpc_slice_unref(resp);
-  if (!r) {
-    set_err(err, "%s: cannot decode shardcheck.v1.Capabilities", c->target);
-    return -1;
-  }
+  Shardcheck__V1__Capabilities *r = (Shardcheck__V1__Capabilities *)m;
   json_t *o = json_object();
   json_object_set_new(o, "server", json_string(c->target));
   json_object_set_new(o, "version", json_string(r->version));

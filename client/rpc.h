@@ -80,4 +80,8 @@ const char *sc_rpc_health_name(int status);
 /* "OK", "CANCELLED", ... for a gRPC status code. */
 const char *sc_rpc_status_name(int code);
 
+/* Reads all of `path` ("-" = stdin) into a malloc'd buffer of *len bytes (for the CLI's inputs); NULL
+ * with *error set to a static message (strerror, "read error", "out of memory") when it cannot. */
+char *sc_rpc_read_input(const char *path, size_t *len, const char **error);
+
 #endif

@@ -36,14 +36,29 @@ static bool span_eq_span(sc_span a, sc_span b) { return a.n == b.n && memcmp(a.p
 
 uint32_t sc_kc_line(const sc_op *op) { return op ? op->pos.line : 0; }
 
-/* Skips an MLIR/JSON string starting at p (which is '"'); returns the position after it. */
-static const char *skip_string(const char *p, const char *end) {
-  p++;
-  while (p < end && *p != '"') {
-    if (*p == '\\' && p + 1 < end) p++;
+/* The end of the dict value or list entry starting at p: the first ',' or unmatched closing bracket
+ * outside brackets and strings, or end. With `arrows`, the '>' of a '->' does not close a bracket. */
+static const char *entry_end(const char *p, const char *end, bool arrows) {
+  int depth = 0;
+  while (p < end) {
+    char c = *p;
+    if (c == '"') {
+      p = sc_skip_string(p, end);
+      continue;
+    }
+    if (arrows && c == '-' && p + 1 < end && p[1] == '>') {
+      p += 2;
+      continue;
+    }
+    if (c == '{' || c == '[' || c == '(' || c == '<') depth++;
+    else if (c == '}' || c == ']' || c == ')' || c == '>') {
+      if (depth == 0) break;
+      depth--;
+    } else if (c == ',' && depth == 0)
+      break;
     p++;
   }
-  return p < end ? p + 1 : end;
+  return p;
 }
 
 sc_span sc_kc_dict_get(sc_span dict, const char *key) {
@@ -60,7 +75,7 @@ sc_span sc_kc_dict_get(sc_span dict, const char *key) {
     bool quoted = false;
     if (*p == '"') {
       quoted = true;
-      p = skip_string(p, end);
+      p = sc_skip_string(p, end);
       ks++;
       ke = p - 1;
     } else {
@@ -78,25 +93,7 @@ sc_span sc_kc_dict_get(sc_span dict, const char *key) {
     p++;
     while (p < end && isspace((unsigned char)*p)) p++;
     const char *vs = p;
-    int depth = 0;
-    while (p < end) {
-      char c = *p;
-      if (c == '"') {
-        p = skip_string(p, end);
-        continue;
-      }
-      if (c == '-' && p + 1 < end && p[1] == '>') {
-        p += 2;
-        continue;
-      }
-      if (c == '{' || c == '[' || c == '(' || c == '<') depth++;
-      else if (c == '}' || c == ']' || c == ')' || c == '>') {
-        if (depth == 0) break;
-        depth--;
-      } else if (c == ',' && depth == 0)
-        break;
-      p++;
-    }
+    p = entry_end(p, end, true);
     if ((size_t)(ke - ks) == klen && memcmp(ks, key, klen) == 0) {
       sc_span v = {vs, (uint32_t)(p - vs)};
       return sc_span_trim(v);
@@ -442,21 +439,7 @@ const sc_sharding *sc_kc_sdy_list_entry(sc_arena *a, sc_span list, uint32_t inde
     while (p < end && (isspace((unsigned char)*p) || *p == ',')) p++;
     if (p >= end || *p == ']') return NULL;
     const char *s = p;
-    int depth = 0;
-    while (p < end) {
-      char c = *p;
-      if (c == '"') {
-        p = skip_string(p, end);
-        continue;
-      }
-      if (c == '<' || c == '[' || c == '{' || c == '(') depth++;
-      else if (c == '>' || c == ']' || c == '}' || c == ')') {
-        if (depth == 0) break;
-        depth--;
-      } else if (c == ',' && depth == 0)
-        break;
-      p++;
-    }
+    p = entry_end(p, end, false);
     if (i == index) {
       sc_span e = {s, (uint32_t)(p - s)};
       const char *err = NULL;

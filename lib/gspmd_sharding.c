@@ -34,6 +34,14 @@ typedef struct {
   uint32_t err_offset;
 } glex;
 
+static void g_init(glex *lx, sc_arena *a, sc_span text, uint32_t offset) {
+  memset(lx, 0, sizeof *lx);
+  lx->a = a;
+  lx->start = lx->p = text.p;
+  lx->end = text.p + text.n;
+  lx->base = offset;
+}
+
 static void g_skip(glex *lx) {
   for (;;) {
     while (lx->p < lx->end && isspace((unsigned char)*lx->p)) lx->p++;
@@ -249,15 +257,6 @@ static bool skip_braces(glex *lx) {
   return true;
 }
 
-static sc_sharding *new_gspmd(sc_arena *a, sc_sharding_kind k) {
-  sc_sharding *s = sc_arena_alloc(a, sizeof *s);
-  s->kind = k;
-  s->source = SC_SHARDING_FROM_GSPMD;
-  s->maximal_device = -1;
-  s->shard_group = -1;
-  return s;
-}
-
 /* ---- V3 named shardings ------------------------------------------------------------------------- */
 
 static const char *mesh_str(sc_arena *a, const sc_mesh *m) {
@@ -462,6 +461,22 @@ static bool parse_metadata_attr(glex *lx) {
   return skip_braces(lx);
 }
 
+/* Every axis of the mesh, as axis refs (`manual`, `unreduced` without a list). */
+static sc_axis_ref *all_axes(sc_arena *a, const sc_mesh *m) {
+  sc_axis_ref *v = sc_arena_calloc(a, m->naxes ? m->naxes : 1, sizeof *v);
+  for (uint32_t i = 0; i < m->naxes; i++) {
+    v[i].name = m->axes[i].name;
+    v[i].size = m->axes[i].size;
+  }
+  return v;
+}
+
+/* The end of a named sharding: an optional `, metadata={...}` and the closing `}`. */
+static sc_sharding *end_named(glex *lx, sc_sharding *s) {
+  if (g_eat(lx, ',') && !parse_metadata_attr(lx)) return NULL;
+  return g_expect(lx, '}', "expected '}' to end sharding attribute") ? s : NULL;
+}
+
 static bool parse_reduction(glex *lx, sc_sharding *s) {
   gtok t = g_peek(lx);
   if (t.kind != G_IDENT) return g_fail(lx, "expected sum, max, or min for unreduced op");
@@ -474,7 +489,7 @@ static bool parse_reduction(glex *lx, sc_sharding *s) {
 }
 
 static sc_sharding *parse_named(glex *lx, const char *open_at) {
-  sc_sharding *s = new_gspmd(lx->a, SC_SHARDING_NAMED);
+  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_GSPMD);
   s->offset = lx->base + (uint32_t)(open_at - lx->start);
   sc_mesh *m;
   if (!parse_v3_mesh(lx, &m)) return NULL;
@@ -482,29 +497,21 @@ static sc_sharding *parse_named(glex *lx, const char *open_at) {
   if (m->maximal) {
     s->kind = SC_SHARDING_MAXIMAL;
     s->maximal_device = m->device_ids[0];
-    if (g_eat(lx, ',') && !parse_metadata_attr(lx)) return NULL;
-    if (!g_expect(lx, '}', "expected '}' to end sharding attribute")) return NULL;
-    return s;
+    return end_named(lx, s);
   }
   g_eat(lx, ',');
   gtok t = g_peek(lx);
   if (g_kw(t, "replicated")) {
     g_lex(lx);
     s->kind = SC_SHARDING_REPLICATED;
-    if (g_eat(lx, ',') && !parse_metadata_attr(lx)) return NULL;
-    return g_expect(lx, '}', "expected '}' to end sharding attribute") ? s : NULL;
+    return end_named(lx, s);
   }
   if (g_kw(t, "manual")) {
     g_lex(lx);
     s->kind = SC_SHARDING_MANUAL;
-    s->manual_axes = sc_arena_calloc(lx->a, m->naxes ? m->naxes : 1, sizeof *s->manual_axes);
-    for (uint32_t i = 0; i < m->naxes; i++) {
-      s->manual_axes[i].name = m->axes[i].name;
-      s->manual_axes[i].size = m->axes[i].size;
-    }
+    s->manual_axes = all_axes(lx->a, m);
     s->nmanual_axes = m->naxes;
-    if (g_eat(lx, ',') && !parse_metadata_attr(lx)) return NULL;
-    return g_expect(lx, '}', "expected '}' to end sharding attribute") ? s : NULL;
+    return end_named(lx, s);
   }
   if ((t.kind == G_ATTR || t.kind == G_IDENT) && sc_span_eq(t.text, "unreduced")) {
     g_lex(lx);
@@ -513,15 +520,10 @@ static sc_sharding *parse_named(glex *lx, const char *open_at) {
     if (g_is(g_peek(lx), '{')) {
       if (!parse_v3_axis_list(lx, m, &s->unreduced, &s->nunreduced)) return NULL;
     } else {
-      s->unreduced = sc_arena_calloc(lx->a, m->naxes ? m->naxes : 1, sizeof *s->unreduced);
-      for (uint32_t i = 0; i < m->naxes; i++) {
-        s->unreduced[i].name = m->axes[i].name;
-        s->unreduced[i].size = m->axes[i].size;
-      }
+      s->unreduced = all_axes(lx->a, m);
       s->nunreduced = m->naxes;
     }
-    if (g_eat(lx, ',') && !parse_metadata_attr(lx)) return NULL;
-    return g_expect(lx, '}', "expected '}' to end sharding attribute") ? s : NULL;
+    return end_named(lx, s);
   }
   /* dimension shardings */
   if (!g_expect(lx, '[', "expected '[' to start dimension shardings")) return NULL;
@@ -677,7 +679,7 @@ static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *op
   }
   g_lex(lx); /* '}' */
   const char *loc = open_at;
-  sc_sharding *s = new_gspmd(lx->a, SC_SHARDING_TILED);
+  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_TILED, SC_SHARDING_FROM_GSPMD);
   s->offset = lx->base + (uint32_t)(open_at - lx->start);
   s->shard_group = group;
   if (nkinds > 1) {
@@ -794,11 +796,7 @@ static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *op
 
 sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
   glex lx;
-  memset(&lx, 0, sizeof lx);
-  lx.a = a;
-  lx.start = lx.p = text.p;
-  lx.end = text.p + text.n;
-  lx.base = offset;
+  g_init(&lx, a, text, offset);
   sc_sharding *s = NULL;
   gtok open = g_peek(&lx);
   if (!g_eat(&lx, '{')) {
@@ -821,7 +819,7 @@ sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset,
       } while (g_eat(&lx, ','));
     }
     if (!g_expect(&lx, '}', "expected '}' to end sharding attribute")) goto out;
-    s = new_gspmd(a, SC_SHARDING_TUPLE);
+    s = sc_sharding_new(a, SC_SHARDING_TUPLE, SC_SHARDING_FROM_GSPMD);
     s->offset = offset;
     s->elements = elems.v;
     s->nelements = (uint32_t)elems.n;
@@ -841,11 +839,7 @@ out:
 
 int sc_parse_gspmd_mesh_axes(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
   glex lx;
-  memset(&lx, 0, sizeof lx);
-  lx.a = a;
-  lx.start = lx.p = text.p;
-  lx.end = text.p + text.n;
-  lx.base = offset;
+  g_init(&lx, a, text, offset);
   gtok t = g_peek(&lx);
   if (t.kind == G_ATTR && sc_span_eq(t.text, "replica_groups")) g_lex(&lx);
   sc_mesh *m;

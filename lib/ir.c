@@ -286,8 +286,7 @@ static const char *skip_ws(const char *p, const char *end) {
   return p;
 }
 
-static const char *skip_string(const char *p, const char *end) {
-  /* p at opening quote; returns one past the closing quote (or end). */
+const char *sc_skip_string(const char *p, const char *end) {
   for (p++; p < end; p++) {
     if (*p == '\\') p++;
     else if (*p == '"') return p + 1;
@@ -300,7 +299,7 @@ static const char *match_paren(const char *p, const char *end) {
   int depth = 0;
   while (p < end) {
     if (*p == '"') {
-      p = skip_string(p, end);
+      p = sc_skip_string(p, end);
       continue;
     }
     if (*p == '(') depth++;
@@ -357,7 +356,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
     const char *at = NULL;
     while (q + 4 <= close) {
       if (*q == '"') {
-        q = skip_string(q, close);
+        q = sc_skip_string(q, close);
         continue;
       }
       if (*q == '(') depth++;
@@ -383,7 +382,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
       int depth = 0;
       while (e < end) {
         if (*e == '"') {
-          e = skip_string(e, end);
+          e = sc_skip_string(e, end);
           continue;
         }
         if (*e == '(' || *e == '[' || *e == '<') depth++;
@@ -401,7 +400,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
     return none;
   }
   if (*p == '"') {
-    const char *q = skip_string(p, end);
+    const char *q = sc_skip_string(p, end);
     sc_span name = sc_span_of(p + 1, (uint32_t)(q - p - 2 > 0 ? q - p - 2 : 0));
     q = skip_ws(q, end);
     if (q < end && *q == ':') {

@@ -39,6 +39,9 @@ sc_span sc_span_trim(sc_span s);                  /* strip ASCII white space */
 char *sc_span_dup(sc_arena *a, sc_span s);        /* NUL-terminated copy */
 /* Unquotes an MLIR string literal ("a\22b" -> a"b); if `s` is not quoted, returns a copy. */
 char *sc_span_unquote(sc_arena *a, sc_span s);
+/* At the opening '"' of a string literal: the position just past its closing quote (backslash escapes
+ * skipped), or `end` if it is not closed. */
+const char *sc_skip_string(const char *p, const char *end);
 
 typedef struct sc_op sc_op;
 typedef struct sc_block sc_block;

@@ -223,6 +223,8 @@ int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_
                             const char **error);
 /* "x" or "x":(1)2 as Shardy prints it. */
 const char *sc_axis_ref_str(sc_arena *a, const sc_axis_ref *r);
+/* A new (zeroed) sharding of `kind` written in `source` syntax: no maximal device, no shard group. */
+sc_sharding *sc_sharding_new(sc_arena *a, sc_sharding_kind kind, sc_sharding_source source);
 
 /* A value's shape from its type text: MLIR `tensor<4x?xf32>`, `tuple<...>`, `!stablehlo.token`, or HLO
  * `f32[4,2]{1,0}`, `(f32[4], s32[])`, `token[]`. dims[i] == -1 for a dynamic dimension. */

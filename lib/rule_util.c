@@ -55,16 +55,14 @@ static void site_list(sc_ctx *ctx, const sc_op *op, const sc_annotation *an, ru_
                       bool operands, const char *label, ru_site_fn fn, void *user) {
   if (!an->nvalues || an->nvalues != nvalues) return; /* count problems are reported elsewhere */
   for (uint32_t i = 0; i < an->nvalues; i++) {
-    ru_site s;
-    memset(&s, 0, sizeof s);
-    s.kind = kind;
-    s.op = op;
-    s.offset = op->pos.offset;
-    s.s = an->values[i];
-    s.index = i;
-    s.count = nvalues;
-    s.type = operands ? ru_operand_type(op, i) : ru_result_type(op, i);
-    s.what = label ? label : value_what(ctx->arena, operands ? "operand" : "result", i, nvalues);
+    ru_site s = {.kind = kind,
+                 .op = op,
+                 .offset = op->pos.offset,
+                 .s = an->values[i],
+                 .index = i,
+                 .count = nvalues,
+                 .type = operands ? ru_operand_type(op, i) : ru_result_type(op, i),
+                 .what = label ? label : value_what(ctx->arena, operands ? "operand" : "result", i, nvalues)};
     fn(ctx, &s, user);
   }
 }
@@ -78,61 +76,45 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
     const sc_op_info *info = sc_model_op(model, op);
     if (!info) continue;
     if (ru_is_func(op)) {
-      for (uint32_t i = 0; i < info->nargs; i++) {
-        if (!info->args[i].sdy.nvalues) continue;
-        ru_site s;
-        memset(&s, 0, sizeof s);
-        s.kind = RU_FUNC_ARG;
-        s.op = op;
-        s.offset = op->pos.offset;
-        s.s = info->args[i].sdy.values[0];
-        s.index = i;
-        s.count = info->nargs;
-        s.type = ru_arg_type(op, i);
-        s.what = sc_arena_printf(ctx->arena, "arg %u", i);
-        fn(ctx, &s, user);
-      }
-      for (uint32_t i = 0; i < info->nresults; i++) {
-        if (!info->results[i].sdy.nvalues) continue;
-        ru_site s;
-        memset(&s, 0, sizeof s);
-        s.kind = RU_FUNC_RESULT;
-        s.op = op;
-        s.offset = op->pos.offset;
-        s.s = info->results[i].sdy.values[0];
-        s.index = i;
-        s.count = info->nresults;
-        s.type = ru_func_result_type(op, i);
-        s.what = sc_arena_printf(ctx->arena, "result %u", i);
-        fn(ctx, &s, user);
+      for (int res = 0; res < 2; res++) { /* arguments, then results */
+        const sc_value_annotations *vals = res ? info->results : info->args;
+        uint32_t n = res ? info->nresults : info->nargs;
+        for (uint32_t i = 0; i < n; i++) {
+          if (!vals[i].sdy.nvalues) continue;
+          ru_site s = {.kind = res ? RU_FUNC_RESULT : RU_FUNC_ARG,
+                       .op = op,
+                       .offset = op->pos.offset,
+                       .s = vals[i].sdy.values[0],
+                       .index = i,
+                       .count = n,
+                       .type = res ? ru_func_result_type(op, i) : ru_arg_type(op, i),
+                       .what = sc_arena_printf(ctx->arena, "%s %u", res ? "result" : "arg", i)};
+          fn(ctx, &s, user);
+        }
       }
       continue;
     }
     if (info->sdy.nvalues) {
       if (op->nresults == 0 && info->sdy.nvalues == 1) {
-        ru_site s;
-        memset(&s, 0, sizeof s);
-        s.kind = RU_OP_RESULT;
-        s.op = op;
-        s.offset = op->pos.offset;
-        s.s = info->sdy.values[0];
-        s.typeless = true;
-        s.what = "result";
+        ru_site s = {.kind = RU_OP_RESULT,
+                     .op = op,
+                     .offset = op->pos.offset,
+                     .s = info->sdy.values[0],
+                     .typeless = true,
+                     .what = "result"};
         fn(ctx, &s, user);
       } else {
         site_list(ctx, op, &info->sdy, RU_OP_RESULT, op->nresults, false, NULL, fn, user);
       }
     }
     if (info->sharding.nvalues) {
-      ru_site s;
-      memset(&s, 0, sizeof s);
-      s.kind = RU_SDY_OP;
-      s.op = op;
-      s.offset = op->pos.offset;
-      s.s = info->sharding.values[0];
-      s.count = 1;
-      s.type = ru_result_type(op, 0);
-      s.what = NULL;
+      ru_site s = {.kind = RU_SDY_OP,
+                   .op = op,
+                   .offset = op->pos.offset,
+                   .s = info->sharding.values[0],
+                   .count = 1,
+                   .type = ru_result_type(op, 0),
+                   .what = NULL};
       fn(ctx, &s, user);
     }
     bool mc = sc_span_eq(op->name, "sdy.manual_computation");
@@ -378,8 +360,7 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
   for (; p < e; p++) {
     char c = *p;
     if (c == '"') {
-      for (p++; p < e && *p != '"'; p++)
-        if (*p == '\\') p++;
+      p = sc_skip_string(p, e) - 1; /* the loop steps past the closing quote */
       continue;
     }
     if (c == '<' || c == '[' || c == '{' || c == '(') {
@@ -394,8 +375,7 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
         int dd = 0;
         for (; q < e; q++) {
           if (*q == '"') {
-            for (q++; q < e && *q != '"'; q++)
-              if (*q == '\\') q++;
+            q = sc_skip_string(q, e) - 1; /* the loop steps past the closing quote */
             continue;
           }
           if (*q == '{') dd++;
@@ -426,12 +406,7 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
         bool repl = sc_span_starts(sc_span_trim(kw), "replicated");
         if ((what == RU_PIECE_REPLICATED) == repl) {
           const char *q = p;
-          while (q < e && *q != '}') {
-            if (*q == '"')
-              for (q++; q < e && *q != '"'; q++)
-                if (*q == '\\') q++;
-            q++;
-          }
+          while (q < e && *q != '}') q = *q == '"' ? sc_skip_string(q, e) : q + 1;
           if (q >= e) return false;
           *off = (uint32_t)(p - m->buf);
           *len = (uint32_t)(q + 1 - p);

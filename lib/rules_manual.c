@@ -28,6 +28,15 @@ static const sc_mesh *mc_mesh(const sc_model *model, const sc_op_info *info) {
   return NULL;
 }
 
+typedef void (*mc_visit)(sc_ctx *ctx, const sc_op *op, const sc_op_info *info);
+
+/* Calls fn for every sdy.manual_computation of the module, in module order. */
+static void for_each_mc(sc_ctx *ctx, mc_visit fn) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++)
+    if (is_mc(m->ops[k])) fn(ctx, m->ops[k], sc_model_op(ctx->model, m->ops[k]));
+}
+
 static bool mc_counts_ok(const sc_op *op, const sc_op_info *info) {
   const sc_block *b = ru_body(op);
   const sc_op *ret = ru_terminator(op);
@@ -37,82 +46,69 @@ static bool mc_counts_ok(const sc_op *op, const sc_op_info *info) {
   return true;
 }
 
+static void value_count(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  if (info->in_shardings.failed || info->out_shardings.failed) return;
+  const sc_block *b = ru_body(op);
+  const sc_op *ret = ru_terminator(op);
+  if (info->in_shardings.nvalues != op->noperands)
+    sc_emit(ctx, op,
+            "operand shardings don't match number of values: %u shardings vs %u values (shard_map in_specs must have "
+            "one entry per argument)",
+            info->in_shardings.nvalues, op->noperands);
+  else if (info->out_shardings.nvalues != op->nresults)
+    sc_emit(ctx, op,
+            "result shardings don't match number of values: %u shardings vs %u values (shard_map out_specs must have "
+            "one entry per output)",
+            info->out_shardings.nvalues, op->nresults);
+  else if (b && b->nargs != op->noperands)
+    sc_emit(ctx, op,
+            "number of op operands and region operands must match. Op has %u op operands and %u region operands",
+            op->noperands, b->nargs);
+  else if (ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands != op->nresults)
+    sc_emit(ctx, op, "number of op results and region results must match. Op has %u op results and %u region results",
+            op->nresults, ret->noperands);
+}
+
 void sc_check_manual_value_count(sc_ctx *ctx);
-void sc_check_manual_value_count(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    if (!is_mc(op)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    if (info->in_shardings.failed || info->out_shardings.failed) continue;
-    const sc_block *b = ru_body(op);
-    const sc_op *ret = ru_terminator(op);
-    if (info->in_shardings.nvalues != op->noperands)
-      sc_emit(ctx, op,
-              "operand shardings don't match number of values: %u shardings vs %u values (shard_map in_specs must have "
-              "one entry per argument)",
-              info->in_shardings.nvalues, op->noperands);
-    else if (info->out_shardings.nvalues != op->nresults)
-      sc_emit(ctx, op,
-              "result shardings don't match number of values: %u shardings vs %u values (shard_map out_specs must have "
-              "one entry per output)",
-              info->out_shardings.nvalues, op->nresults);
-    else if (b && b->nargs != op->noperands)
-      sc_emit(ctx, op,
-              "number of op operands and region operands must match. Op has %u op operands and %u region operands",
-              op->noperands, b->nargs);
-    else if (ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands != op->nresults)
-      sc_emit(ctx, op, "number of op results and region results must match. Op has %u op results and %u region results",
-              op->nresults, ret->noperands);
+void sc_check_manual_value_count(sc_ctx *ctx) { for_each_mc(ctx, value_count); }
+
+static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  if (!info->nmanual_axes) return;
+  const sc_mesh *common = mc_mesh(ctx->model, info);
+  if (!common) return;
+  for (int pass = 0; pass < 2; pass++) {
+    const sc_annotation *an = pass ? &info->out_shardings : &info->in_shardings;
+    for (uint32_t i = 0; i < an->nvalues; i++) {
+      const sc_mesh *me = sc_model_sharding_mesh(ctx->model, an->values[i]);
+      if (!me || !me->naxes || ru_meshes_match(me, common)) continue;
+      sc_diag *d = sc_emit(ctx, op,
+                           "all in and out shardings must be bound to the same mesh or an empty mesh. %s %u is on "
+                           "mesh %s but the manual computation is on %s",
+                           pass ? "out_shardings" : "in_shardings", i, ru_mesh_str(ctx->arena, me),
+                           ru_mesh_str(ctx->arena, common));
+      sc_diag_fix(ctx, d, "Use one mesh for the whole shard_map", "jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...)");
+      return;
+    }
   }
 }
 
 void sc_check_manual_mesh(sc_ctx *ctx);
-void sc_check_manual_mesh(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    if (!is_mc(op)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    if (!info->nmanual_axes) continue;
-    const sc_mesh *common = mc_mesh(ctx->model, info);
-    if (!common) continue;
-    bool bad = false;
-    for (int pass = 0; pass < 2 && !bad; pass++) {
-      const sc_annotation *an = pass ? &info->out_shardings : &info->in_shardings;
-      for (uint32_t i = 0; i < an->nvalues && !bad; i++) {
-        const sc_mesh *me = sc_model_sharding_mesh(ctx->model, an->values[i]);
-        if (!me || !me->naxes || ru_meshes_match(me, common)) continue;
-        sc_diag *d = sc_emit(ctx, op,
-                             "all in and out shardings must be bound to the same mesh or an empty mesh. %s %u is on "
-                             "mesh %s but the manual computation is on %s",
-                             pass ? "out_shardings" : "in_shardings", i, ru_mesh_str(ctx->arena, me),
-                             ru_mesh_str(ctx->arena, common));
-        sc_diag_fix(ctx, d, "Use one mesh for the whole shard_map", "jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...)");
-        bad = true;
-      }
-    }
+void sc_check_manual_mesh(sc_ctx *ctx) { for_each_mc(ctx, one_mesh); }
+
+static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  const sc_mesh *mesh = mc_mesh(ctx->model, info);
+  if (!mesh) return;
+  for (uint32_t i = 0; i < info->nmanual_axes; i++) {
+    if (sc_mesh_axis_index(mesh, info->manual_axes[i].name) >= 0) continue;
+    sc_diag *d = sc_emit(ctx, op, "unknown manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
+                         SC_SPAN_ARG(info->manual_axes[i].name), SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
+    sc_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", "jax.shard_map(f, mesh=mesh, axis_names={...})");
+    return;
   }
 }
 
 void sc_check_manual_unknown_axis(sc_ctx *ctx);
-void sc_check_manual_unknown_axis(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    if (!is_mc(op)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    const sc_mesh *mesh = mc_mesh(ctx->model, info);
-    if (!mesh) continue;
-    for (uint32_t i = 0; i < info->nmanual_axes; i++) {
-      if (sc_mesh_axis_index(mesh, info->manual_axes[i].name) >= 0) continue;
-      sc_diag *d = sc_emit(ctx, op, "unknown manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
-                           SC_SPAN_ARG(info->manual_axes[i].name), SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
-      sc_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", "jax.shard_map(f, mesh=mesh, axis_names={...})");
-      break;
-    }
-  }
-}
+void sc_check_manual_unknown_axis(sc_ctx *ctx) { for_each_mc(ctx, unknown_axis); }
 
 /* Each in/out sharding: manual axes first; dims divisible by the manual size; local shapes. */
 typedef enum { CHK_ORDER, CHK_DIV, CHK_LOCAL } mc_check;
@@ -279,27 +275,25 @@ static void check_gspmd_rebound(sc_ctx *ctx) {
   }
 }
 
+static void axis_rebound(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  const sc_manual_context *parent = sc_model_manual(ctx->model, op);
+  for (uint32_t i = 0; i < info->nmanual_axes; i++) {
+    bool bound = false;
+    for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= ru_span_same(parent->manual_axes[j], info->manual_axes[i].name);
+    if (!bound) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "operates on axis \"%.*s\" which is already bound by a parent sdy.manual_computation op (a "
+                         "nested shard_map must make other axes manual)",
+                         SC_SPAN_ARG(info->manual_axes[i].name));
+    sc_diag_fix(ctx, d, "Give nested shard_maps disjoint sets of manual axes", NULL);
+    return;
+  }
+}
+
 void sc_check_manual_axis_rebound(sc_ctx *ctx);
 void sc_check_manual_axis_rebound(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
   size_t first = ctx->diags.n;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    if (!is_mc(op)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    const sc_manual_context *parent = sc_model_manual(ctx->model, op);
-    for (uint32_t i = 0; i < info->nmanual_axes; i++) {
-      bool bound = false;
-      for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= ru_span_same(parent->manual_axes[j], info->manual_axes[i].name);
-      if (!bound) continue;
-      sc_diag *d = sc_emit(ctx, op,
-                           "operates on axis \"%.*s\" which is already bound by a parent sdy.manual_computation op (a "
-                           "nested shard_map must make other axes manual)",
-                           SC_SPAN_ARG(info->manual_axes[i].name));
-      sc_diag_fix(ctx, d, "Give nested shard_maps disjoint sets of manual axes", NULL);
-      break;
-    }
-  }
+  for_each_mc(ctx, axis_rebound);
   ru_report_site_problems(ctx);
   /* one mistake, one diagnostic: a nested manual computation that re-binds an axis is reported once,
    * not again for each of its in/out shardings naming that axis (same location) */
@@ -362,32 +356,28 @@ void sc_check_manual_body_mesh(sc_ctx *ctx) {
   }
 }
 
-void sc_check_manual_axes_sorted(sc_ctx *ctx);
-void sc_check_manual_axes_sorted(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    if (!is_mc(op)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    const sc_mesh *mesh = mc_mesh(ctx->model, info);
-    if (!mesh) continue;
-    for (uint32_t i = 1; i < info->nmanual_axes; i++) {
-      int a = sc_mesh_axis_index(mesh, info->manual_axes[i - 1].name), b = sc_mesh_axis_index(mesh, info->manual_axes[i].name);
-      if (a >= 0 && b >= 0 && a > b) {
-        sc_diag *d = sc_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh @%.*s: \"%.*s\" comes after \"%.*s\"",
-                             SC_SPAN_ARG(mesh->name), SC_SPAN_ARG(info->manual_axes[i].name),
-                             SC_SPAN_ARG(info->manual_axes[i - 1].name));
-        sc_fix *f = sc_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
-        const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "manual_axes");
-        if (it && sc_span_starts(it->value, "{"))
-          sc_fix_edit(ctx, f, it->offset, it->value.n,
-                      ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->manual_axes, info->nmanual_axes, mesh),
-                                      info->nmanual_axes));
-        break;
-      }
+static void axes_sorted(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  const sc_mesh *mesh = mc_mesh(ctx->model, info);
+  if (!mesh) return;
+  for (uint32_t i = 1; i < info->nmanual_axes; i++) {
+    int a = sc_mesh_axis_index(mesh, info->manual_axes[i - 1].name), b = sc_mesh_axis_index(mesh, info->manual_axes[i].name);
+    if (a >= 0 && b >= 0 && a > b) {
+      sc_diag *d = sc_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh @%.*s: \"%.*s\" comes after \"%.*s\"",
+                           SC_SPAN_ARG(mesh->name), SC_SPAN_ARG(info->manual_axes[i].name),
+                           SC_SPAN_ARG(info->manual_axes[i - 1].name));
+      sc_fix *f = sc_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
+      const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "manual_axes");
+      if (it && sc_span_starts(it->value, "{"))
+        sc_fix_edit(ctx, f, it->offset, it->value.n,
+                    ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->manual_axes, info->nmanual_axes, mesh),
+                                    info->nmanual_axes));
+      return;
     }
   }
 }
+
+void sc_check_manual_axes_sorted(sc_ctx *ctx);
+void sc_check_manual_axes_sorted(sc_ctx *ctx) { for_each_mc(ctx, axes_sorted); }
 
 /* ---- GSPMD manual regions ----------------------------------------------------------------------- */
 

@@ -332,13 +332,17 @@ bool sdy_parse_axis_ref(sdy_lex *lx, sc_axis_ref *out) {
   return true;
 }
 
-bool sdy_parse_axis_list(sdy_lex *lx, sc_axis_ref **out, uint32_t *n) {
-  *out = NULL;
-  *n = 0;
-  if (!sdy_eat(lx, '{')) return sdy_fail(lx, "expected '{'");
+/* The axis refs after a `{`, up to and including the `}`. With `open`, a `?` ends the list too (a
+ * dimension sharding's `{"x", ?}`) and sets *open; without it, `?` is not an axis ref. */
+static bool parse_axes_to_brace(sdy_lex *lx, bool *open, sc_axis_ref **out, uint32_t *n) {
   SC_VEC(sc_axis_ref) v = {0};
   if (!sdy_eat(lx, '}')) {
     for (;;) {
+      if (open && sdy_eat(lx, '?')) {
+        *open = true;
+        if (!sdy_expect(lx, '}')) return false;
+        break;
+      }
       sc_axis_ref r;
       if (!sdy_parse_axis_ref(lx, &r)) return false;
       SC_PUSH(lx->a, v, r);
@@ -350,6 +354,13 @@ bool sdy_parse_axis_list(sdy_lex *lx, sc_axis_ref **out, uint32_t *n) {
   *out = v.v;
   *n = (uint32_t)v.n;
   return true;
+}
+
+bool sdy_parse_axis_list(sdy_lex *lx, sc_axis_ref **out, uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!sdy_eat(lx, '{')) return sdy_fail(lx, "expected '{'");
+  return parse_axes_to_brace(lx, NULL, out, n);
 }
 
 /* ---- tensor shardings --------------------------------------------------------------------------- */
@@ -384,34 +395,17 @@ static bool parse_dim(sdy_lex *lx, sc_dim_sharding *d) {
                     "failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a "
                     "`::llvm::ArrayRef<DimensionShardingAttr>`: expected '{'");
   }
-  SC_VEC(sc_axis_ref) v = {0};
-  if (!sdy_eat(lx, '}')) {
-    for (;;) {
-      if (sdy_eat(lx, '?')) {
-        d->open = true;
-        if (!sdy_expect(lx, '}')) return false;
-        break;
-      }
-      sc_axis_ref r;
-      if (!sdy_parse_axis_ref(lx, &r)) return false;
-      SC_PUSH(lx->a, v, r);
-      if (sdy_eat(lx, ',')) continue;
-      if (!sdy_expect(lx, '}')) return false;
-      break;
-    }
-  }
-  d->axes = v.v;
-  d->naxes = (uint32_t)v.n;
+  if (!parse_axes_to_brace(lx, &d->open, &d->axes, &d->naxes)) return false;
   if (sdy_peek(lx).kind == SDY_IDENT) {
     if (!parse_priority(lx, &d->priority)) return false;
   }
   return true;
 }
 
-static sc_sharding *new_sharding(sc_arena *a) {
+sc_sharding *sc_sharding_new(sc_arena *a, sc_sharding_kind kind, sc_sharding_source source) {
   sc_sharding *s = sc_arena_alloc(a, sizeof *s);
-  s->kind = SC_SHARDING_NAMED;
-  s->source = SC_SHARDING_FROM_SDY;
+  s->kind = kind;
+  s->source = source;
   s->maximal_device = -1;
   s->shard_group = -1;
   return s;
@@ -428,7 +422,7 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
   }
   const char *start = sdy_peek(lx).at;
   if (!sdy_expect(lx, '<')) return NULL;
-  sc_sharding *s = new_sharding(lx->a);
+  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_SDY);
   s->offset = sdy_offset(lx, first.at);
   sdy_tok t = sdy_peek(lx);
   if (t.kind == SDY_SYM) {
@@ -467,48 +461,39 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
   s->dims = dims.v;
   s->rank = (uint32_t)dims.n;
   bool seen_repl = false, seen_unred = false;
+  /* `, replicated={...}` and `, unreduced=[sum|max|min]{...}`, each at most once */
   while (sdy_eat(lx, ',')) {
     sdy_tok kw = sdy_peek(lx);
-    if (kw.kind == SDY_IDENT && sc_span_eq(kw.text, "replicated") && !seen_repl) {
-      sdy_next(lx);
-      seen_repl = true;
-      if (!sdy_eat(lx, '=')) {
-        sdy_fail(lx, "failed to parse Sdy_TensorSharding parameter 'replicated_axes': expected '='");
-        return NULL;
-      }
-      if (!sdy_parse_axis_list(lx, &s->replicated, &s->nreplicated)) {
-        const char *why = lx->err;
-        lx->err = NULL;
-        sdy_fail_at(lx, kw.at, "failed to parse Sdy_TensorSharding parameter 'replicated_axes': %s", why);
-        return NULL;
-      }
-    } else if (kw.kind == SDY_IDENT && sc_span_eq(kw.text, "unreduced") && !seen_unred) {
-      sdy_next(lx);
-      seen_unred = true;
-      if (!sdy_eat(lx, '=')) {
-        sdy_fail(lx, "failed to parse Sdy_TensorSharding parameter 'unreduced_axes': expected '='");
-        return NULL;
-      }
-      sdy_tok op = sdy_peek(lx);
-      if (op.kind == SDY_IDENT) {
-        if (sc_span_eq(op.text, "sum")) s->unreduced_op = SC_REDUCE_SUM;
-        else if (sc_span_eq(op.text, "max")) s->unreduced_op = SC_REDUCE_MAX;
-        else if (sc_span_eq(op.text, "min")) s->unreduced_op = SC_REDUCE_MIN;
-        else {
-          sdy_fail(lx, "failed to parse Sdy_TensorSharding parameter 'unreduced_axes': expected sum, max or min, got %.*s",
-                   SC_SPAN_ARG(op.text));
-          return NULL;
-        }
-        sdy_next(lx);
-      }
-      if (!sdy_parse_axis_list(lx, &s->unreduced, &s->nunreduced)) {
-        const char *why = lx->err;
-        lx->err = NULL;
-        sdy_fail_at(lx, kw.at, "failed to parse Sdy_TensorSharding parameter 'unreduced_axes': %s", why);
-        return NULL;
-      }
-    } else {
+    bool repl = kw.kind == SDY_IDENT && sc_span_eq(kw.text, "replicated") && !seen_repl;
+    bool unred = kw.kind == SDY_IDENT && sc_span_eq(kw.text, "unreduced") && !seen_unred;
+    if (!repl && !unred) {
       sdy_fail(lx, "failed to parse Sdy_TensorSharding, expected valid named axis list after comma");
+      return NULL;
+    }
+    const char *param = repl ? "replicated_axes" : "unreduced_axes";
+    sdy_next(lx);
+    seen_repl |= repl;
+    seen_unred |= unred;
+    if (!sdy_eat(lx, '=')) {
+      sdy_fail(lx, "failed to parse Sdy_TensorSharding parameter '%s': expected '='", param);
+      return NULL;
+    }
+    sdy_tok op = sdy_peek(lx);
+    if (unred && op.kind == SDY_IDENT) {
+      if (sc_span_eq(op.text, "sum")) s->unreduced_op = SC_REDUCE_SUM;
+      else if (sc_span_eq(op.text, "max")) s->unreduced_op = SC_REDUCE_MAX;
+      else if (sc_span_eq(op.text, "min")) s->unreduced_op = SC_REDUCE_MIN;
+      else {
+        sdy_fail(lx, "failed to parse Sdy_TensorSharding parameter 'unreduced_axes': expected sum, max or min, got %.*s",
+                 SC_SPAN_ARG(op.text));
+        return NULL;
+      }
+      sdy_next(lx);
+    }
+    if (!sdy_parse_axis_list(lx, repl ? &s->replicated : &s->unreduced, repl ? &s->nreplicated : &s->nunreduced)) {
+      const char *why = lx->err;
+      lx->err = NULL;
+      sdy_fail_at(lx, kw.at, "failed to parse Sdy_TensorSharding parameter '%s': %s", param, why);
       return NULL;
     }
   }

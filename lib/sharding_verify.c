@@ -27,8 +27,7 @@ static const char *match_close(const char *p, const char *e) {
   for (; p < e; p++) {
     char c = *p;
     if (c == '"') {
-      for (p++; p < e && *p != '"'; p++)
-        if (*p == '\\') p++;
+      p = sc_skip_string(p, e) - 1; /* the loop steps past the closing quote */
       continue;
     }
     if (c == '<' && p + 1 < e && p[1] == '=') continue; /* HLO bounded dimension <=N */

@@ -340,6 +340,36 @@ static void log_request(call *c, grpc_status_code code, const char *detail) {
   log_json(lvl, "request", f);
 }
 
+/* Starts the call's main batch and moves to `st` (to ST_DONE if the batch cannot start). */
+static void start_main(call *c, call_state st, const grpc_op *ops, size_t n) {
+  c->state = st;
+  c->main_pending = start_batch(c, ops, n, &c->ev);
+  if (!c->main_pending)
+    c->state = ST_DONE;
+}
+
+/* Appends SEND_INITIAL_METADATA to ops[*n] unless the call sent it already. */
+static void add_metadata_op(call *c, grpc_op *ops, size_t *n) {
+  if (c->md_sent)
+    return;
+  ops[(*n)++].op = GRPC_OP_SEND_INITIAL_METADATA;
+  c->md_sent = true;
+}
+
+/* Appends SEND_MESSAGE of resp (taken over; c->send_bb holds it until the next message). */
+static void add_message_op(call *c, grpc_op *ops, size_t *n, uint8_t *resp, size_t len) {
+  if (c->send_bb)
+    grpc_byte_buffer_destroy(c->send_bb);
+  grpc_slice sl = len ? grpc_slice_new(resp, len, free) : grpc_empty_slice();
+  if (!len)
+    free(resp);
+  c->send_bb = grpc_raw_byte_buffer_create(&sl, 1);
+  grpc_slice_unref(sl);
+  ops[*n].op = GRPC_OP_SEND_MESSAGE;
+  ops[*n].data.send_message.send_message = c->send_bb;
+  (*n)++;
+}
+
 /* Sends the final status (with an optional last message); logs the request once. */
 static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *resp, size_t len) {
   if (!c->finished) {
@@ -358,33 +388,18 @@ static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *
   grpc_op ops[3];
   size_t n = 0;
   memset(ops, 0, sizeof ops);
-  if (!c->md_sent) {
-    ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
-    n++;
-    c->md_sent = true;
-  }
-  if (resp && code == GRPC_STATUS_OK) {
-    grpc_slice sl = len ? grpc_slice_new(resp, len, free) : grpc_empty_slice();
-    if (!len)
-      free(resp);
-    c->send_bb = grpc_raw_byte_buffer_create(&sl, 1);
-    grpc_slice_unref(sl);
-    ops[n].op = GRPC_OP_SEND_MESSAGE;
-    ops[n].data.send_message.send_message = c->send_bb;
-    n++;
-  } else {
+  add_metadata_op(c, ops, &n);
+  if (resp && code == GRPC_STATUS_OK)
+    add_message_op(c, ops, &n, resp, len);
+  else
     free(resp);
-  }
   grpc_slice details = grpc_slice_from_copied_string(detail ? detail : "");
   ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
   ops[n].data.send_status_from_server.status = code;
   ops[n].data.send_status_from_server.status_details = &details;
   n++;
-  c->state = ST_FINISH;
-  c->main_pending = start_batch(c, ops, n, &c->ev);
+  start_main(c, ST_FINISH, ops, n);
   grpc_slice_unref(details); /* copied by start_batch */
-  if (!c->main_pending)
-    c->state = ST_DONE;
 }
 
 static void finish_reply(call *c, rpc_reply *r) {
@@ -399,24 +414,9 @@ static void send_message(call *c, uint8_t *resp, size_t len) {
   grpc_op ops[2];
   size_t n = 0;
   memset(ops, 0, sizeof ops);
-  if (!c->md_sent) {
-    ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-    c->md_sent = true;
-  }
-  if (c->send_bb)
-    grpc_byte_buffer_destroy(c->send_bb);
-  grpc_slice sl = len ? grpc_slice_new(resp, len, free) : grpc_empty_slice();
-  if (!len)
-    free(resp);
-  c->send_bb = grpc_raw_byte_buffer_create(&sl, 1);
-  grpc_slice_unref(sl);
-  ops[n].op = GRPC_OP_SEND_MESSAGE;
-  ops[n].data.send_message.send_message = c->send_bb;
-  n++;
-  c->state = ST_SEND;
-  c->main_pending = start_batch(c, ops, n, &c->ev);
-  if (!c->main_pending)
-    c->state = ST_DONE;
+  add_metadata_op(c, ops, &n);
+  add_message_op(c, ops, &n, resp, len);
+  start_main(c, ST_SEND, ops, n);
 }
 
 static void start_recv(call *c) {
@@ -428,10 +428,7 @@ static void start_recv(call *c) {
   memset(&op, 0, sizeof op);
   op.op = GRPC_OP_RECV_MESSAGE;
   op.data.recv_message.recv_message = &c->recv_bb;
-  c->state = ST_RECV;
-  c->main_pending = start_batch(c, &op, 1, &c->ev);
-  if (!c->main_pending)
-    c->state = ST_DONE;
+  start_main(c, ST_RECV, &op, 1);
 }
 
 /* Copies a received message into one contiguous slice (no copy for a single uncompressed slice). */
