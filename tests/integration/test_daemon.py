@@ -478,7 +478,11 @@ def t_deadline_inside_analysis(ctx):
     expect_status(e, grpc.StatusCode.DEADLINE_EXCEEDED)
     # The server saw the deadline and stopped that check (it would otherwise finish OK after the delay).
     line = poll(lambda: requests_logged(ctx, "Check")[n:], "the Check to be logged")[0]
-    check_eq(line["status"], "DEADLINE_EXCEEDED", "server-side status of the expired check")
+    # gRPC core reports the expiry as CANCELLED when the client's reset reaches the server before the
+    # server's own deadline timer fires (seen under valgrind on a loaded machine); either way the check
+    # was stopped, not completed.
+    if line["status"] not in ("DEADLINE_EXCEEDED", "CANCELLED"):
+        check_eq(line["status"], "DEADLINE_EXCEEDED", "server-side status of the expired check")
     poll(lambda: metrics(ctx)["shardcheckd_inflight"] == 0, "in-flight count to return to 0")
 
 
