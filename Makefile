@@ -20,7 +20,7 @@ LIB_LIBS     = $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -lm
 TEST_CFLAGS  = $(LIB_CFLAGS) $(shell $(PKG_CONFIG) --cflags criterion)
 TEST_LIBS    = $(shell $(PKG_CONFIG) --libs criterion) $(LIB_LIBS)
 
-LIB_SRC   := $(wildcard lib/*.c)
+LIB_SRC   := $(wildcard lib/*.c lib/*/*.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC   := $(wildcard client/*.c)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -70,9 +70,10 @@ $(TEST_DEPS_OK): scripts/deps.sh
 deps: $(DEPS_OK)
 
 # The rules version (cache keys, GetCapabilities) changes whenever anything that decides results does.
-RULES_HASH = $(shell cat lib/*.c lib/*.h lib/*.def lib/*.inc | sha256sum | cut -c1-16)
-$(BUILD)/obj/lib/catalog.o: EXTRA_CFLAGS += -DSC_RULES_HASH='"$(RULES_HASH)"'
-$(BUILD)/obj/lib/catalog.o: $(wildcard lib/*.c lib/*.h lib/*.def lib/*.inc)
+LIB_ALL_FILES = $(sort $(shell find lib -type f))
+RULES_HASH = $(shell cat $(LIB_ALL_FILES) | sha256sum | cut -c1-16)
+$(BUILD)/obj/lib/rules/catalog.o: EXTRA_CFLAGS += -DSC_RULES_HASH='"$(RULES_HASH)"'
+$(BUILD)/obj/lib/rules/catalog.o: $(LIB_ALL_FILES)
 
 $(BUILD)/obj/lib/%.o: lib/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 #include "remote.h"
 #include "rpc.h"
 #include "shardcheck.h"

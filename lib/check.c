@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "model.h"
-#include "rules.h"
+#include "ir/ir.h"
+#include "model/model.h"
+#include "rules/rules.h"
 #include "shardcheck.h"
 
 const char *sc_format_name(sc_format f) {

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
+#include "util/arena.h"
 
 #define SC_VERSION "0.1.0"
 #define SC_REPORT_SCHEMA "shardcheck.report.v1"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 #include "shardcheck.h"
 
 /* Reads a whole file (NULL if missing). Caller frees. */

@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "helpers.h"
-#include "model.h"
+#include "model/model.h"
 
 #define CORPUS "../shared/corpus/xla"
 

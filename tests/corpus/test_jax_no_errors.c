@@ -5,7 +5,7 @@
 #include <glob.h>
 
 #include "helpers.h"
-#include "model.h"
+#include "model/model.h"
 
 #define CORPUS "../shared/corpus/jax"
 

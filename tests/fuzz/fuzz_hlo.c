@@ -1,7 +1,7 @@
 /* libFuzzer harness for the XLA HLO text front end.
  *
  *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Ilib \
- *     tests/fuzz/fuzz_hlo.c lib/hlo_parse.c lib/ir.c lib/arena.c -o build/fuzz_hlo
+ *     tests/fuzz/fuzz_hlo.c lib/front/hlo_text.c lib/ir/ir.c lib/util/arena.c -o build/fuzz_hlo
  *   mkdir -p build/fuzz_hlo_corpus
  *   build/fuzz_hlo build/fuzz_hlo_corpus ../shared/corpus/xla/hlo -max_len=65536
  *
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 
-#include "arena.h"
+#include "util/arena.h"
 
 Test(arena, allocations_are_zeroed_and_aligned) {
   sc_arena *a = sc_arena_new(0);

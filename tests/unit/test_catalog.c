@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 
 #include "helpers.h"
-#include "rules.h"
+#include "rules/rules.h"
 
 Test(catalog, every_rule_has_an_entry_and_codes_are_unique) {
   for (size_t i = 0; i < sc_rule_table_len; i++) {

@@ -3,7 +3,7 @@
 #include <jansson.h>
 
 #include "helpers.h"
-#include "rules.h"
+#include "rules/rules.h"
 
 static sc_arena *A;
 static void setup(void) { A = sc_arena_new(0); }

@@ -1,11 +1,11 @@
-/* Unit tests for the XLA HLO text front end (lib/hlo_parse.c). */
+/* Unit tests for the XLA HLO text front end (lib/front/hlo_text.c). */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
+#include "ir/ir.h"
 
 static sc_arena *arena;
 static sc_linemap lines;

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 
 #include "helpers.h"
-#include "model.h"
+#include "model/model.h"
 
 static sc_arena *A;
 static void setup(void) { A = sc_arena_new(0); }

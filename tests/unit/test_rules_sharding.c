@@ -6,7 +6,7 @@
 #include <glob.h>
 
 #include "helpers.h"
-#include "rules.h"
+#include "rules/rules.h"
 
 static const char *const k_families[] = {"mesh", "sharding", "manual", "collective"};
 

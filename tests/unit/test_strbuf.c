@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "strbuf.h"
+#include "util/strbuf.h"
 
 Test(strbuf, grows_and_formats) {
   sc_strbuf b = {0};

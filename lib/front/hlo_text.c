@@ -1,0 +1,1210 @@
+/* hlo_parse.c — the XLA HLO text front end.
+ *
+ * Grammar (../shared/reference/hlo-text.md, xla/hlo/parser/hlo_parser.cc):
+ *   module      ::= 'HloModule' name? (',' attr)* stack_frames? computation+
+ *   computation ::= 'ENTRY'? name? ('(' params ')' '->' shape)? '{' instruction+ '}' (',' attr)*
+ *   instruction ::= 'ROOT'? name '=' shape? opcode '(' operands ')' (',' attr)*
+ *   operand     ::= shape? name ('#' int)* | shape? opcode '(' operands ')' | literal
+ *   attr        ::= name '=' value        (value: raw text; balanced over ( [ { and "strings")
+ * Line breaks are insignificant; `//` line and slash-star block comments are skipped anywhere outside strings.
+ *
+ * Mapping onto the IR (lib/ir/ir.h):
+ *  - The module is a "builtin.module" op: sym_name = module name, attrs = header `key=value`s, one
+ *    region with one block whose ops are the computations in text order.
+ *  - Each computation is a "func.func" op: sym_name = name without '%', attrs = the attributes after
+ *    its closing '}' (execution_thread=...), func_result_types[0] = the `-> shape` of its signature
+ *    (nresult_attrs = 1, with an empty result_attrs entry) when it has one. One region, one block; the
+ *    block's args are the computation's parameters sorted by parameter number. sc_module.entry = the
+ *    ENTRY computation, else the last one (as XLA does).
+ *  - Each instruction is an op named by its opcode ("custom-call", "parameter", ...), sym_name = the
+ *    instruction name without '%', one result (name = instruction name without '%', type = the shape
+ *    text as written, e.g. "(f32[2], s32[])" or "f32[8,16]{1,0:T(8,128)}"), result_types = {shape}.
+ *    A `parameter(N)` instruction is an op whose result value is also block argument N of its
+ *    computation: that sc_value has def = the parameter op, index = 0, block = the entry block, and
+ *    attrs = the parameter op's attrs (so `sharding` is found as an argument attribute too).
+ *  - Operands: operand_names = names without '%' (a compact GTE `%t#1` keeps its `#1`), operands[i] =
+ *    the value with that name in the same computation (the `#1` suffix is ignored for the lookup),
+ *    operand_types[i] = the shape written in the operand list, else the operand value's type. An
+ *    unknown operand name is a syntax error, as in XLA. Literal operands (`parameter(0)`, `constant(...)`)
+ *    are not operands. A nested operand instruction (`add(f32[] max(x, y), z)`) becomes an op of its
+ *    own with an unnamed result, placed just before the instruction that uses it.
+ *  - attrs = every `key=value` after the operand list, value text exactly as written (quotes kept).
+ *    A `ROOT` prefix is recorded as an attribute named "ROOT" (name span = the keyword, empty value)
+ *    placed first; a computation without ROOT has its last instruction as root and no such attribute.
+ *  - callee = the first of `to_apply=` / `calls=` (first name of a `{a, b}` list), without '%'.
+ *    Every computation reference (to_apply, calls, body, condition, true_computation, false_computation,
+ *    branch_computations, called_computations, select, scatter) must name a computation of the module.
+ *  - pos = the instruction's first token (`ROOT` if present); text/end cover the instruction through
+ *    its last attribute. src = metadata={... source_file="f.py" source_line=12 source_column=3 ...}
+ *    (file span without quotes, col 0 when no source_column).
+ *  - depth: module 0, computation 1, instruction 2. module->ops is the preorder; op ids index it.
+ *    A shape-less instruction (`x = add(a, b)`, newer XLA) has an empty type span (never NULL).
+ *  - The `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames` sections after the header are
+ *    skipped; `stack_frame_id=` in metadata is not resolved (src stays unknown without source_file).
+ * Errors: the first one stops the parse (longjmp to sc_parse_hlo) with NULL, err->failed, the byte
+ * offset and a message naming what was open where ("expected ')' to close operand list of 'add'
+ * opened at line 3"). Bracket nesting beyond max_depth ("nesting deeper than N"), more than max_ops
+ * instructions+computations and arena exhaustion set err->limit too; *cancel, polled every 4096
+ * instructions, sets err->cancelled ("cancelled"). Nothing recurses on input nesting except nested
+ * operand instructions, which count against max_depth and a hard MAX_NESTED_INSTR_DEPTH.
+ * Strings are spans into the input; everything else is allocated from in->arena. */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+#define CANCEL_POLL_INTERVAL 4096u
+#define MAX_NESTED_INSTR_DEPTH 512u
+
+typedef struct {
+  sc_op **v;
+  uint32_t n, cap;
+} opvec;
+
+typedef struct {
+  const char *buf;        /* whole input */
+  const char *s;          /* cursor */
+  const char *beg, *end;  /* this chunk */
+  sc_arena *a;
+  const sc_linemap *lines;
+  sc_linemap own_lines;
+  uint32_t max_depth, max_ops;
+  const volatile int *cancel;
+  sc_parse_error *err;
+  jmp_buf fail_jmp;
+  uint32_t ninstr;
+  /* Bracket stack for skip_group: expected closer and opener offset per level. */
+  char *stk_close;
+  uint32_t *stk_off;
+  uint32_t stk_cap;
+  /* Scratch stacks (instructions nest only through nested operand instructions). */
+  sc_span *sc_names, *sc_types;
+  sc_value **sc_vals;
+  uint32_t sc_n, sc_cap;
+  sc_attr *at_v;
+  uint32_t at_n, at_cap;
+  /* The name-resolution hash table's buffer (see htab_init). */
+  struct hslot *ht_v;
+  uint32_t ht_cap;
+  /* Instructions of the computation being parsed (computations do not nest); copied out exactly. */
+  opvec cur_ops;
+  uint32_t total_ops;
+  /* Output. */
+  opvec funcs;
+  opvec allops;
+} P;
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors and allocation */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SC_PRINTF(a, b)
+#endif
+
+static _Noreturn void fail(P *p, const char *at, const char *fmt, ...) SC_PRINTF(3, 4);
+static _Noreturn void fail(P *p, const char *at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = sc_arena_vprintf(p->a, fmt, ap);
+  va_end(ap);
+  if (at < p->buf) at = p->buf;
+  if (at > p->end) at = p->end;
+  p->err->failed = true;
+  p->err->offset = (uint32_t)(at - p->buf);
+  p->err->message = msg ? msg : "out of memory (request arena limit reached)";
+  longjmp(p->fail_jmp, 1);
+}
+
+/* A max_depth / max_ops / arena bound was hit: reported as an input limit, not a syntax error. */
+static _Noreturn void fail_limit(P *p, const char *at, const char *fmt, ...) SC_PRINTF(3, 4);
+static _Noreturn void fail_limit(P *p, const char *at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = sc_arena_vprintf(p->a, fmt, ap);
+  va_end(ap);
+  p->err->limit = true;
+  fail(p, at, "%s", msg ? msg : fmt);
+}
+
+static _Noreturn void fail_cancelled(P *p, const char *at) {
+  p->err->cancelled = true;
+  fail(p, at, "cancelled");
+}
+
+#define OOM "out of memory (request arena limit reached)"
+
+static void *alloc(P *p, size_t n) {
+  void *r = sc_arena_alloc(p->a, n);
+  if (!r) fail_limit(p, p->s, OOM);
+  return r;
+}
+
+static void *alloc_array(P *p, size_t count, size_t size) {
+  if (count && size > SIZE_MAX / count) fail_limit(p, p->s, OOM);
+  return alloc(p, count * size);
+}
+
+static void *grow(P *p, void *old, size_t oldn, size_t newn, size_t size) {
+  void *r = sc_arena_grow(p->a, old, oldn, newn, size);
+  if (!r) fail_limit(p, p->s, OOM);
+  return r;
+}
+
+static void opvec_push(P *p, opvec *v, sc_op *op) {
+  if (v->n == v->cap) {
+    uint32_t nc = v->cap ? v->cap * 2 : 16;
+    v->v = grow(p, v->v, v->n, nc, sizeof *v->v);
+    v->cap = nc;
+  }
+  v->v[v->n++] = op;
+}
+
+static uint32_t off(const P *p, const char *at) { return (uint32_t)(at - p->buf); }
+
+static sc_pos pos_at(const P *p, const char *at) { return sc_linemap_pos(p->lines, off(p, at)); }
+
+static uint32_t line_at(const P *p, const char *at) { return pos_at(p, at).line; }
+
+static sc_span span(const char *a, const char *b) { return sc_span_of(a, (uint32_t)(b - a)); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Lexing */
+
+enum { C_WS = 1, C_NAME = 2, C_NAME0 = 4, C_GROUP = 8, C_VALSTOP = 16 };
+#define N0 (C_NAME | C_NAME0)
+#define N C_NAME
+#define W (C_WS | C_VALSTOP)
+#define G (C_GROUP | C_VALSTOP)
+/* Character classes: name start, name char, white space, group scan stops, value scan stops. */
+static const unsigned char ctab[256] = {
+    ['a'] = N0, ['b'] = N0, ['c'] = N0, ['d'] = N0, ['e'] = N0, ['f'] = N0, ['g'] = N0, ['h'] = N0,
+    ['i'] = N0, ['j'] = N0, ['k'] = N0, ['l'] = N0, ['m'] = N0, ['n'] = N0, ['o'] = N0, ['p'] = N0,
+    ['q'] = N0, ['r'] = N0, ['s'] = N0, ['t'] = N0, ['u'] = N0, ['v'] = N0, ['w'] = N0, ['x'] = N0,
+    ['y'] = N0, ['z'] = N0, ['A'] = N0, ['B'] = N0, ['C'] = N0, ['D'] = N0, ['E'] = N0, ['F'] = N0,
+    ['G'] = N0, ['H'] = N0, ['I'] = N0, ['J'] = N0, ['K'] = N0, ['L'] = N0, ['M'] = N0, ['N'] = N0,
+    ['O'] = N0, ['P'] = N0, ['Q'] = N0, ['R'] = N0, ['S'] = N0, ['T'] = N0, ['U'] = N0, ['V'] = N0,
+    ['W'] = N0, ['X'] = N0, ['Y'] = N0, ['Z'] = N0, ['_'] = N0,
+    ['0'] = N, ['1'] = N, ['2'] = N, ['3'] = N, ['4'] = N, ['5'] = N, ['6'] = N, ['7'] = N, ['8'] = N,
+    ['9'] = N, ['.'] = N, ['-'] = N,
+    [' '] = W, ['\t'] = W, ['\n'] = W, ['\r'] = W, ['\f'] = W, ['\v'] = W,
+    ['('] = G, [')'] = G, ['['] = G, [']'] = G, ['{'] = G, ['}'] = G, ['"'] = G, ['/'] = G,
+    [','] = C_VALSTOP,
+};
+#undef N0
+#undef N
+#undef W
+#undef G
+
+static inline bool is_ws(char c) { return ctab[(unsigned char)c] & C_WS; }
+static inline bool is_name(char c) { return ctab[(unsigned char)c] & C_NAME; }
+static inline bool is_name0(char c) { return ctab[(unsigned char)c] & C_NAME0; }
+static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Skips white space and comments from `s`; returns the new position. */
+static const char *skip_ws_at(P *p, const char *s) {
+  const char *e = p->end;
+  for (;;) {
+    while (s < e && is_ws(*s)) s++;
+    if (s + 1 < e && s[0] == '/' && s[1] == '/') {
+      const char *nl = memchr(s, '\n', (size_t)(e - s));
+      s = nl ? nl + 1 : e;
+      continue;
+    }
+    if (s + 1 < e && s[0] == '/' && s[1] == '*') {
+      const char *q = s + 2;
+      for (;;) {
+        q = q < e ? memchr(q, '*', (size_t)(e - q)) : NULL;
+        if (!q || q + 1 >= e) fail(p, s, "unterminated /* comment");
+        if (q[1] == '/') break;
+        q++;
+      }
+      s = q + 2;
+      continue;
+    }
+    return s;
+  }
+}
+
+static void skip_ws(P *p) { p->s = skip_ws_at(p, p->s); }
+
+/* At '"': returns the position just past the closing quote. */
+static const char *skip_string_at(P *p, const char *s) {
+  const char *open = s, *e = p->end;
+  s++;
+  for (;;) {
+    const char *q = s < e ? memchr(s, '"', (size_t)(e - s)) : NULL;
+    if (!q) fail(p, open, "unterminated string literal");
+    /* Count the backslashes right before the quote: odd means it is escaped. */
+    const char *b = q;
+    while (b > s && b[-1] == '\\') b--;
+    if (((q - b) & 1) == 0) return q + 1;
+    s = q + 1;
+  }
+}
+
+/* A name: [%]?[A-Za-z_][A-Za-z0-9_.-]* (after '%' a digit may start it). Stops before "->".
+ * Returns the end, or `s` if there is no name. `*bare` receives the name without '%'. */
+static const char *lex_name_at(const P *p, const char *s, bool allow_percent, sc_span *bare) {
+  const char *e = p->end, *start = s;
+  if (allow_percent && s < e && *s == '%') {
+    s++;
+    if (s >= e || !is_name(*s)) return start;
+  } else if (s >= e || !is_name0(*s)) {
+    return start;
+  }
+  const char *nb = s;
+  while (s < e && is_name(*s)) {
+    if (*s == '-' && s + 1 < e && s[1] == '>') break;
+    s++;
+  }
+  if (s == nb) return start;
+  if (bare) *bare = span(nb, s);
+  return s;
+}
+
+static bool at_word(const P *p, const char *s, const char *w) {
+  size_t n = strlen(w);
+  if ((size_t)(p->end - s) < n || memcmp(s, w, n) != 0) return false;
+  return s + n == p->end || !is_name(s[n]);
+}
+
+/* What a bracket group is, for messages: "operand list of 'add'", "value of attribute 'sharding'". */
+typedef struct {
+  const char *what;
+  sc_span name;
+} gctx;
+
+static const char *gdesc(P *p, gctx g, char open) {
+  if (!g.what) return sc_arena_printf(p->a, "'%c'", open);
+  if (!g.name.n) return g.what;
+  return sc_arena_printf(p->a, "%s '" SC_SPAN_FMT "'", g.what, SC_SPAN_ARG(g.name));
+}
+
+static char closer_of(char c) { return c == '(' ? ')' : c == '[' ? ']' : '}'; }
+
+/* At an opener ( [ {: skips to just past its matching closer, over strings and comments.
+ * `depth` is the structural depth the group opens at (counts against max_depth). */
+static const char *skip_group_at(P *p, const char *s, uint32_t depth, gctx g) {
+  const char *e = p->end;
+  uint32_t n = 0;
+  for (;;) {
+    /* s is at a C_GROUP char or at the end. */
+    if (s >= e) {
+      if (n == 0) return s;
+      /* Truncated: name the outermost unclosed group (the one the caller was parsing). */
+      const char *open = p->buf + p->stk_off[0];
+      fail(p, e, "expected '%c' to close %s opened at line %u", p->stk_close[0], gdesc(p, g, *open),
+           line_at(p, open));
+    }
+    char c = *s;
+    switch (c) {
+    case '(':
+    case '[':
+    case '{':
+      if (depth + n + 1 > p->max_depth) fail_limit(p, s, "nesting deeper than %u", p->max_depth);
+      if (n == p->stk_cap) {
+        uint32_t nc = p->stk_cap ? p->stk_cap * 2 : 64;
+        p->stk_close = grow(p, p->stk_close, p->stk_cap, nc, 1);
+        p->stk_off = grow(p, p->stk_off, p->stk_cap, nc, sizeof *p->stk_off);
+        p->stk_cap = nc;
+      }
+      p->stk_close[n] = closer_of(c);
+      p->stk_off[n] = off(p, s);
+      n++;
+      s++;
+      break;
+    case ')':
+    case ']':
+    case '}':
+      if (n == 0) return s; /* not reached: callers start at an opener */
+      if (c != p->stk_close[n - 1]) {
+        const char *open = p->buf + p->stk_off[n - 1];
+        gctx gg = n == 1 ? g : (gctx){0};
+        fail(p, s, "expected '%c' to close %s opened at line %u, found '%c'", p->stk_close[n - 1],
+             gdesc(p, gg, *open), line_at(p, open), c);
+      }
+      n--;
+      s++;
+      if (n == 0) return s;
+      break;
+    case '"':
+      s = skip_string_at(p, s);
+      break;
+    case '/':
+      if (s + 1 < e && (s[1] == '/' || s[1] == '*')) s = skip_ws_at(p, s);
+      else s++;
+      break;
+    default:
+      s++;
+      break;
+    }
+    while (s < e && !(ctab[(unsigned char)*s] & C_GROUP)) s++;
+  }
+}
+
+/* A bare or bracketed value: balanced groups, strings and other characters up to ',' or an
+ * unmatched closer or white space at depth 0. `mesh[...] {axes}` (replica groups) is one value. */
+static const char *scan_value_at(P *p, const char *s, uint32_t depth, gctx g) {
+  const char *e = p->end;
+  for (;;) {
+    while (s < e && !(ctab[(unsigned char)*s] & C_VALSTOP)) s++;
+    if (s >= e) return s;
+    char c = *s;
+    if (c == '(' || c == '[' || c == '{') {
+      s = skip_group_at(p, s, depth, g);
+    } else if (c == '"') {
+      s = skip_string_at(p, s);
+    } else if (c == '/') {
+      if (s + 1 < e && (s[1] == '/' || s[1] == '*')) return s;
+      s++;
+    } else if (is_ws(c)) {
+      /* `mesh['x'=2] {x}`: a ']' followed by '{' continues the value. */
+      const char *q = skip_ws_at(p, s);
+      if (s[-1] == ']' && q < e && *q == '{') s = q;
+      else return s;
+    } else {
+      return s; /* , ) ] } */
+    }
+  }
+}
+
+static uint32_t parse_u32_span(sc_span v) {
+  uint64_t x = 0;
+  for (uint32_t i = 0; i < v.n && is_digit(v.p[i]); i++) {
+    x = x * 10 + (uint64_t)(v.p[i] - '0');
+    if (x > UINT32_MAX) return UINT32_MAX;
+  }
+  return (uint32_t)x;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Attributes */
+
+static void attr_push(P *p, sc_attr at) {
+  if (p->at_n == p->at_cap) {
+    uint32_t nc = p->at_cap ? p->at_cap * 2 : 32;
+    p->at_v = grow(p, p->at_v, p->at_n, nc, sizeof *p->at_v);
+    p->at_cap = nc;
+  }
+  p->at_v[p->at_n++] = at;
+}
+
+/* Parses (',' name '=' value)* at the cursor, pushing onto the attr scratch stack. `owner` names
+ * what the attributes belong to, for messages. Returns the end of the last value (or `last_end`). */
+static const char *parse_attrs(P *p, uint32_t depth, const char *last_end, const char *owner_kind,
+                               sc_span owner) {
+  for (;;) {
+    const char *q = skip_ws_at(p, p->s);
+    if (q >= p->end || *q != ',') return last_end;
+    q = skip_ws_at(p, q + 1);
+    sc_span name;
+    const char *ne = lex_name_at(p, q, false, &name);
+    if (ne == q)
+      fail(p, q, "expected attribute name after ',' in %s '" SC_SPAN_FMT "'", owner_kind, SC_SPAN_ARG(owner));
+    const char *nstart = q;
+    q = skip_ws_at(p, ne);
+    if (q >= p->end || *q != '=')
+      fail(p, q, "expected '=' after attribute name '" SC_SPAN_FMT "' of %s '" SC_SPAN_FMT "'",
+           SC_SPAN_ARG(name), owner_kind, SC_SPAN_ARG(owner));
+    q = skip_ws_at(p, q + 1);
+    gctx g = {"value of attribute", name};
+    const char *ve = scan_value_at(p, q, depth, g);
+    if (ve == q)
+      fail(p, q, "expected a value for attribute '" SC_SPAN_FMT "' of %s '" SC_SPAN_FMT "'", SC_SPAN_ARG(name),
+           owner_kind, SC_SPAN_ARG(owner));
+    sc_attr at = {name, span(q, ve), off(p, nstart), off(p, ve)};
+    attr_push(p, at);
+    p->s = ve;
+    last_end = ve;
+  }
+}
+
+static sc_attrs attrs_take(P *p, uint32_t from) {
+  sc_attrs r = {NULL, 0};
+  uint32_t n = p->at_n - from;
+  if (n) {
+    r.v = alloc_array(p, n, sizeof *r.v);
+    memcpy(r.v, p->at_v + from, n * sizeof *r.v);
+    r.n = n;
+  }
+  p->at_n = from;
+  return r;
+}
+
+static sc_span strip_percent(sc_span s) {
+  if (s.n && s.p[0] == '%') s.p++, s.n--;
+  return s;
+}
+
+/* metadata={op_type="..." op_name="..." source_file="x.py" source_line=12 source_column=3 ...} */
+static sc_srcloc parse_metadata(P *p, sc_span v) {
+  sc_srcloc src = {0};
+  const char *s = v.p, *e = v.p + v.n;
+  if (s >= e || *s != '{') return src;
+  s++;
+  e--; /* the closing '}' (the value was balanced-scanned) */
+  bool have_file = false;
+  while (s < e) {
+    while (s < e && (is_ws(*s) || *s == ',')) s++;
+    const char *k = s;
+    while (s < e && is_name(*s)) s++;
+    sc_span key = span(k, s);
+    if (s >= e || *s != '=' || key.n == 0) {
+      /* Not key=value: skip one token so we always progress. */
+      if (s < e && *s == '"') s = skip_string_at(p, s);
+      else if (s < e && s == k) s++;
+      continue;
+    }
+    s++;
+    sc_span val;
+    if (s < e && *s == '"') {
+      const char *q = skip_string_at(p, s);
+      val = span(s + 1, q - 1);
+      s = q;
+    } else {
+      const char *q = s;
+      while (q < e && !is_ws(*q) && *q != ',') q++;
+      val = span(s, q);
+      s = q;
+    }
+    if (sc_span_eq(key, "source_file")) {
+      src.file = val;
+      have_file = val.n > 0;
+    } else if (sc_span_eq(key, "source_line")) {
+      src.line = parse_u32_span(val);
+    } else if (sc_span_eq(key, "source_column")) {
+      src.col = parse_u32_span(val);
+    }
+  }
+  src.known = have_file;
+  if (!have_file) src = (sc_srcloc){0};
+  return src;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Shapes */
+
+/* A shape at the cursor: a tuple `( ... )` or `elem[dims]` with an optional `{layout}`. When
+ * `layout_adjacent`, the layout brace must follow ']' directly (computation signatures, where a
+ * following ' {' opens the body). Returns false (cursor unchanged) if no shape starts here. */
+static bool parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out) {
+  const char *s = p->s, *e = p->end;
+  if (s < e && *s == '(') {
+    const char *q = skip_group_at(p, s, depth, (gctx){"tuple shape", {0}});
+    *out = span(s, q);
+    p->s = q;
+    return true;
+  }
+  const char *q = s;
+  while (q < e && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || is_digit(*q) || *q == '_')) q++;
+  if (q == s || q >= e || *q != '[') return false;
+  q = skip_group_at(p, q, depth, (gctx){"dimensions of shape", span(s, q)});
+  const char *r = layout_adjacent ? q : skip_ws_at(p, q);
+  if (r < e && *r == '{') q = skip_group_at(p, r, depth, (gctx){"layout of shape", span(s, q)});
+  *out = span(s, q);
+  p->s = q;
+  return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Instructions */
+
+typedef struct {
+  sc_op *func;
+  sc_block *block;
+  opvec params;
+  uint32_t *param_nums; /* parallel to params */
+  uint32_t param_cap;
+  bool have_root;
+} comp;
+
+static void scratch_push(P *p, sc_span name, sc_span type, sc_value *v) {
+  if (p->sc_n == p->sc_cap) {
+    uint32_t nc = p->sc_cap ? p->sc_cap * 2 : 64;
+    p->sc_names = grow(p, p->sc_names, p->sc_n, nc, sizeof *p->sc_names);
+    p->sc_types = grow(p, p->sc_types, p->sc_n, nc, sizeof *p->sc_types);
+    p->sc_vals = grow(p, p->sc_vals, p->sc_n, nc, sizeof *p->sc_vals);
+    p->sc_cap = nc;
+  }
+  p->sc_names[p->sc_n] = name;
+  p->sc_types[p->sc_n] = type;
+  p->sc_vals[p->sc_n] = v;
+  p->sc_n++;
+}
+
+static void count_op(P *p, const char *at) {
+  p->ninstr++;
+  if (p->ninstr > p->max_ops) fail_limit(p, at, "too many instructions (limit %u)", p->max_ops);
+  if (p->ninstr % CANCEL_POLL_INTERVAL == 0 && p->cancel && *p->cancel) fail_cancelled(p, at);
+}
+
+/* An instruction's op, its result value and its one-element arrays, in one allocation. */
+typedef struct {
+  sc_op op;
+  sc_value value;
+  sc_value *results[1];
+  sc_span result_types[1];
+} instr_block;
+
+static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_span name, sc_span shape) {
+  instr_block *ib = alloc(p, sizeof *ib);
+  sc_op *op = &ib->op;
+  op->name = opcode;
+  op->pos = pos_at(p, start);
+  op->sym_name = name;
+  op->parent_block = c->block;
+  op->parent_op = c->func;
+  op->func = c->func;
+  op->depth = 2;
+  sc_value *v = &ib->value;
+  v->name = name;
+  v->type = shape;
+  v->def = op;
+  v->index = 0;
+  v->pos = op->pos;
+  ib->results[0] = v;
+  op->results = ib->results;
+  op->nresults = 1;
+  if (shape.n) {
+    ib->result_types[0] = shape;
+    op->result_types = ib->result_types;
+    op->nresult_types = 1;
+  }
+  return op;
+}
+
+static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span preshape, uint32_t depth,
+                        bool nested);
+
+/* At '(' after `opcode`: the operand list. Operands go onto the scratch stack. */
+static void parse_operands(P *p, comp *c, sc_span opcode, uint32_t depth, uint32_t *param_num) {
+  const char *open = p->s, *e = p->end;
+  gctx g = {"operand list of", opcode};
+  if (depth + 1 > p->max_depth) fail_limit(p, open, "nesting deeper than %u", p->max_depth);
+  if (sc_span_eq(opcode, "constant")) {
+    p->s = skip_group_at(p, open, depth, g); /* a literal, not operands */
+    return;
+  }
+  p->s++;
+  bool first = true;
+  for (;;) {
+    skip_ws(p);
+    const char *s = p->s;
+    if (s >= e)
+      fail(p, e, "expected ')' to close operand list of '" SC_SPAN_FMT "' opened at line %u", SC_SPAN_ARG(opcode),
+           line_at(p, open));
+    if (*s == ')') {
+      if (!first) fail(p, s, "expected an operand after ',' in operand list of '" SC_SPAN_FMT "'", SC_SPAN_ARG(opcode));
+      p->s++;
+      return;
+    }
+    first = false;
+    char c0 = *s;
+    if (is_digit(c0) || c0 == '-' || c0 == '+' || c0 == '"' || c0 == '{' || c0 == '.') {
+      /* A literal: parameter(0), or a literal operand of some other op. */
+      const char *q = scan_value_at(p, s, depth + 1, (gctx){"literal in operand list of", opcode});
+      if (param_num && is_digit(c0)) *param_num = parse_u32_span(span(s, q));
+      p->s = q;
+    } else {
+      sc_span shape = {0};
+      if (parse_shape(p, depth + 1, false, &shape)) skip_ws(p);
+      const char *ns = p->s;
+      sc_span bare;
+      const char *ne = lex_name_at(p, ns, true, &bare);
+      if (ne == ns) {
+        if (ns >= e || *ns == '}' || *ns == ']')
+          fail(p, ns, "expected ')' to close operand list of '" SC_SPAN_FMT "' opened at line %u", SC_SPAN_ARG(opcode),
+               line_at(p, open));
+        fail(p, ns, "expected an operand name in operand list of '" SC_SPAN_FMT "'", SC_SPAN_ARG(opcode));
+      }
+      const char *after = skip_ws_at(p, ne);
+      if (after < e && *after == '(') {
+        /* Nested instruction: [shape] opcode(operands). The only recursion on input nesting, so it
+         * has a hard bound too, whatever max_depth says (worker threads have small stacks). */
+        if (depth + 1 > MAX_NESTED_INSTR_DEPTH)
+          fail_limit(p, ns, "nested operand instructions deeper than %u", MAX_NESTED_INSTR_DEPTH);
+        p->s = ns;
+        sc_op *nested = parse_rhs(p, c, shape.n ? shape.p : ns, (sc_span){ns, 0}, shape, depth + 1, true);
+        scratch_push(p, span(ns, ns), shape, nested->results[0]); /* unnamed, already resolved */
+      } else {
+        /* Compact GTE suffix: %t#1#0. */
+        const char *q = ne;
+        while (q < e && *q == '#') {
+          const char *d = q + 1;
+          while (d < e && is_digit(*d)) d++;
+          if (d == q + 1) fail(p, q, "expected a tuple index after '#'");
+          q = d;
+        }
+        scratch_push(p, span(bare.p, q), shape, NULL);
+        p->s = q;
+      }
+    }
+    skip_ws(p);
+    s = p->s;
+    if (s < e && *s == ',') {
+      p->s++;
+      continue;
+    }
+    if (s < e && *s == ')') {
+      p->s++;
+      return;
+    }
+    if (s >= e)
+      fail(p, e, "expected ')' to close operand list of '" SC_SPAN_FMT "' opened at line %u", SC_SPAN_ARG(opcode),
+           line_at(p, open));
+    if (*s == '}' || *s == ']')
+      fail(p, s, "expected ')' to close operand list of '" SC_SPAN_FMT "' opened at line %u, found '%c'",
+           SC_SPAN_ARG(opcode), line_at(p, open), *s);
+    fail(p, s, "expected ',' or ')' after an operand of '" SC_SPAN_FMT "' (operand list opened at line %u)",
+         SC_SPAN_ARG(opcode), line_at(p, open));
+  }
+}
+
+static void add_param(P *p, comp *c, sc_op *op, uint32_t num) {
+  if (c->params.n == c->param_cap) {
+    uint32_t nc = c->param_cap ? c->param_cap * 2 : 8;
+    c->param_nums = grow(p, c->param_nums, c->param_cap, nc, sizeof *c->param_nums);
+    c->param_cap = nc;
+  }
+  c->param_nums[c->params.n] = num;
+  opvec_push(p, &c->params, op);
+}
+
+/* The right-hand side `[shape] opcode(operands) [, attrs]` at the cursor. For a nested operand
+ * instruction no attributes follow. Appends the op to the computation and returns it. */
+static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span preshape, uint32_t depth,
+                        bool nested) {
+  const char *e = p->end;
+  count_op(p, start);
+  if (depth > p->max_depth) fail_limit(p, p->s, "nesting deeper than %u", p->max_depth);
+  sc_span shape = preshape;
+  const char *s = p->s;
+  if (shape.n) {
+    /* Already parsed by the caller (nested operand instruction). */
+  } else if (s < e && *s != '(') {
+    /* The shape may be omitted (`x = add(a, b)`): an identifier followed by '(' is the opcode. */
+    sc_span ident;
+    const char *ie = lex_name_at(p, s, false, &ident);
+    const char *after = skip_ws_at(p, ie);
+    if (ie == s || after >= e || *after != '(') {
+      if (!parse_shape(p, depth, false, &shape))
+        fail(p, s, "expected a shape after '=' in instruction '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
+      skip_ws(p);
+    }
+  } else if (!parse_shape(p, depth, false, &shape)) {
+    fail(p, s, "expected a shape after '=' in instruction '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
+  } else {
+    skip_ws(p);
+  }
+  s = p->s;
+  if (!shape.n) shape = span(s, s); /* no shape: an empty span at the opcode, never NULL */
+  sc_span opcode;
+  const char *oe = lex_name_at(p, s, false, &opcode);
+  if (oe == s) {
+    if (nested) fail(p, s, "expected an opcode");
+    fail(p, s, "expected an opcode after the shape of instruction '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
+  }
+  p->s = skip_ws_at(p, oe);
+  if (p->s >= e || *p->s != '(')
+    fail(p, p->s, "expected '(' after opcode '" SC_SPAN_FMT "'", SC_SPAN_ARG(opcode));
+  uint32_t sc_base = p->sc_n;
+  uint32_t param_num = UINT32_MAX;
+  bool is_param = sc_span_eq(opcode, "parameter");
+  parse_operands(p, c, opcode, depth, is_param ? &param_num : NULL);
+  const char *last = p->s;
+  uint32_t at_base = p->at_n;
+  sc_op *op = new_instr(p, c, start, opcode, name, shape);
+  if (!nested) last = parse_attrs(p, depth, last, "instruction", name.n ? name : opcode);
+  /* Operands. */
+  uint32_t n = p->sc_n - sc_base;
+  if (n) {
+    /* One allocation for the three parallel arrays (spans first: they need the stronger alignment). */
+    char *mem = alloc_array(p, n, 2 * sizeof(sc_span) + sizeof(sc_value *));
+    op->operand_names = (sc_span *)mem;
+    op->operand_types = (sc_span *)(mem + n * sizeof(sc_span));
+    op->operands = (sc_value **)(mem + 2 * n * sizeof(sc_span));
+    memcpy(op->operands, p->sc_vals + sc_base, n * sizeof *op->operands);
+    memcpy(op->operand_names, p->sc_names + sc_base, n * sizeof *op->operand_names);
+    memcpy(op->operand_types, p->sc_types + sc_base, n * sizeof *op->operand_types);
+    op->noperands = n;
+    op->noperand_types = n;
+  }
+  p->sc_n = sc_base;
+  op->end = off(p, last);
+  op->text = span(start, last);
+  if (!nested) {
+    /* ROOT (if any) was pushed by the caller before at_base-1; attrs_take gets both. */
+    op->attrs = attrs_take(p, at_base);
+    for (uint32_t i = 0; i < op->attrs.n; i++) {
+      const sc_attr *at = &op->attrs.v[i];
+      if (sc_span_eq(at->name, "metadata")) op->src = parse_metadata(p, at->value);
+      if (!op->callee.n && (sc_span_eq(at->name, "to_apply") || sc_span_eq(at->name, "calls"))) {
+        sc_span v = at->value;
+        if (v.n && v.p[0] == '{') {
+          const char *q = skip_ws_at(p, v.p + 1);
+          sc_span nm;
+          if (lex_name_at(p, q, true, &nm) != q) op->callee = nm;
+        } else {
+          op->callee = strip_percent(v);
+        }
+      }
+    }
+  }
+  if (is_param) {
+    if (param_num == UINT32_MAX) fail(p, start, "expected a parameter number in 'parameter(N)'");
+    add_param(p, c, op, param_num);
+  }
+  opvec_push(p, &p->cur_ops, op);
+  return op;
+}
+
+static void parse_instruction(P *p, comp *c) {
+  const char *start = p->s, *e = p->end;
+  const char *s = start;
+  uint32_t at_base = p->at_n;
+  if (at_word(p, s, "ROOT")) {
+    const char *q = skip_ws_at(p, s + 4);
+    if (q < e && *q != '=') {
+      if (c->have_root) fail(p, s, "one computation should have only one ROOT");
+      c->have_root = true;
+      sc_attr root = {span(s, s + 4), span(s + 4, s + 4), off(p, s), off(p, s + 4)};
+      attr_push(p, root);
+      s = q;
+    }
+  }
+  sc_span name;
+  const char *ne = lex_name_at(p, s, true, &name);
+  if (ne == s) fail(p, s, "expected an instruction name or '}'");
+  const char *q = skip_ws_at(p, ne);
+  if (q >= e || *q != '=')
+    fail(p, q, "expected '=' after instruction name '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
+  p->s = skip_ws_at(p, q + 1);
+  /* parse_rhs takes the attributes after the operands; the ROOT marker is prepended here. */
+  sc_op *op = parse_rhs(p, c, start, name, (sc_span){0}, 2, false);
+  if (p->at_n != at_base) {
+    /* ROOT attr still on the scratch stack: prepend it. */
+    sc_attrs rest = op->attrs;
+    sc_attrs all;
+    all.n = rest.n + (p->at_n - at_base);
+    all.v = alloc_array(p, all.n, sizeof *all.v);
+    memcpy(all.v, p->at_v + at_base, (p->at_n - at_base) * sizeof *all.v);
+    if (rest.n) memcpy(all.v + (p->at_n - at_base), rest.v, rest.n * sizeof *all.v);
+    op->attrs = all;
+    p->at_n = at_base;
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Name resolution */
+
+typedef struct hslot {
+  sc_span key;
+  void *val;
+} hslot;
+
+typedef struct {
+  hslot *v;
+  uint32_t mask;
+  uint32_t seed; /* varies per parse (from addresses) so names cannot be crafted to collide */
+} htab;
+
+static uint32_t hash_span(const htab *t, sc_span s) {
+  uint32_t h = 2166136261u ^ t->seed;
+  for (uint32_t i = 0; i < s.n; i++) h = (h ^ (unsigned char)s.p[i]) * 16777619u;
+  h ^= h >> 16; /* finalizer: the table index uses the low bits */
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+/* Tables are built one at a time, so they share one buffer (cleared, grown when too small). */
+static void htab_init(P *p, htab *t, uint32_t n) {
+  uint32_t cap = 16;
+  while (cap < 2 * (uint64_t)n + 1 && cap < (1u << 31)) cap <<= 1;
+  if (cap > p->ht_cap) {
+    p->ht_v = alloc_array(p, cap, sizeof *p->ht_v);
+    p->ht_cap = cap;
+  } else {
+    memset(p->ht_v, 0, cap * sizeof *p->ht_v);
+  }
+  t->v = p->ht_v;
+  t->mask = cap - 1;
+  uint64_t a = (uint64_t)(uintptr_t)t->v * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)p->buf;
+  t->seed = (uint32_t)(a ^ (a >> 32));
+}
+
+static bool span_same(sc_span a, sc_span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
+
+/* Inserts unless present (first definition wins). */
+static void htab_put(htab *t, sc_span key, void *val) {
+  for (uint32_t i = hash_span(t, key) & t->mask;; i = (i + 1) & t->mask) {
+    if (!t->v[i].val) {
+      t->v[i].key = key;
+      t->v[i].val = val;
+      return;
+    }
+    if (span_same(t->v[i].key, key)) return;
+  }
+}
+
+static void *htab_get(const htab *t, sc_span key) {
+  for (uint32_t i = hash_span(t, key) & t->mask;; i = (i + 1) & t->mask) {
+    if (!t->v[i].val) return NULL;
+    if (span_same(t->v[i].key, key)) return t->v[i].val;
+  }
+}
+
+static void resolve_operands(P *p, comp *c) {
+  htab t;
+  htab_init(p, &t, c->block->nops);
+  for (uint32_t i = 0; i < c->block->nops; i++) {
+    sc_value *v = c->block->ops[i]->results[0];
+    if (v->name.n) htab_put(&t, v->name, v);
+  }
+  for (uint32_t i = 0; i < c->block->nops; i++) {
+    sc_op *op = c->block->ops[i];
+    for (uint32_t k = 0; k < op->noperands; k++) {
+      if (!op->operands[k]) {
+        sc_span nm = op->operand_names[k];
+        sc_span base = nm;
+        for (uint32_t j = 0; j < nm.n; j++)
+          if (nm.p[j] == '#') {
+            base.n = j;
+            break;
+          }
+        sc_value *v = htab_get(&t, base);
+        if (!v)
+          fail(p, base.p, "unknown operand '" SC_SPAN_FMT "' of '" SC_SPAN_FMT "' in computation '" SC_SPAN_FMT "'",
+               SC_SPAN_ARG(base), SC_SPAN_ARG(op->name), SC_SPAN_ARG(c->func->sym_name));
+        op->operands[k] = v;
+      }
+      if (!op->operand_types[k].n) op->operand_types[k] = op->operands[k]->type;
+    }
+  }
+}
+
+/* Attributes whose values name computations. */
+static bool is_comp_attr(sc_span n) {
+  static const char *const names[] = {"to_apply",          "calls",      "body",
+                                      "condition",         "true_computation", "false_computation",
+                                      "branch_computations", "called_computations", "select",
+                                      "scatter"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (sc_span_eq(n, names[i])) return true;
+  return false;
+}
+
+static void check_comp_ref(P *p, const htab *t, const sc_attr *at, const char *s, const char *e) {
+  sc_span nm;
+  const char *ne = lex_name_at(p, s, true, &nm);
+  if (ne == s) fail(p, s, "expected a computation name in '" SC_SPAN_FMT "'", SC_SPAN_ARG(at->name));
+  if (!htab_get(t, nm))
+    fail(p, s, "unknown computation '" SC_SPAN_FMT "' in '" SC_SPAN_FMT "='", SC_SPAN_ARG(nm), SC_SPAN_ARG(at->name));
+  (void)e;
+}
+
+static void resolve_computations(P *p, sc_op **ops, uint32_t nops) {
+  htab t;
+  htab_init(p, &t, p->funcs.n);
+  for (uint32_t i = 0; i < p->funcs.n; i++) htab_put(&t, p->funcs.v[i]->sym_name, p->funcs.v[i]);
+  for (uint32_t i = 0; i < nops; i++) {
+    sc_op *op = ops[i];
+    for (uint32_t k = 0; k < op->attrs.n; k++) {
+      const sc_attr *at = &op->attrs.v[k];
+      if (!is_comp_attr(at->name)) continue;
+      const char *s = at->value.p, *e = at->value.p + at->value.n;
+      if (s < e && *s == '{') {
+        /* {a, b, ...} */
+        s = skip_ws_at(p, s + 1);
+        e--;
+        while (s < e) {
+          sc_span nm;
+          const char *ne = lex_name_at(p, s, true, &nm);
+          check_comp_ref(p, &t, at, s, e);
+          s = skip_ws_at(p, ne);
+          if (s < e && *s == ',') s = skip_ws_at(p, s + 1);
+          else if (s < e) fail(p, s, "expected ',' or '}' in '" SC_SPAN_FMT "='", SC_SPAN_ARG(at->name));
+        }
+      } else {
+        check_comp_ref(p, &t, at, s, e);
+        sc_span nm;
+        const char *ne = lex_name_at(p, s, true, &nm);
+        if (ne != e) fail(p, ne, "unexpected text after computation name in '" SC_SPAN_FMT "='", SC_SPAN_ARG(at->name));
+      }
+    }
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Computations and the module */
+
+static sc_block *new_single_block_region(P *p, sc_op *parent) {
+  sc_region *r = alloc(p, sizeof *r);
+  sc_block *b = alloc(p, sizeof *b);
+  r->parent = parent;
+  r->blocks = alloc(p, sizeof *r->blocks);
+  r->blocks[0] = b;
+  r->nblocks = 1;
+  b->parent = r;
+  parent->regions = alloc(p, sizeof *parent->regions);
+  parent->regions[0] = r;
+  parent->nregions = 1;
+  return b;
+}
+
+static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_entry) {
+  const char *start = p->s, *e = p->end;
+  const char *s = start;
+  *is_entry = false;
+  if (at_word(p, s, "ENTRY")) {
+    *is_entry = true;
+    s = skip_ws_at(p, s + 5);
+  }
+  sc_span name = {s, 0};
+  const char *ne = lex_name_at(p, s, true, &name);
+  if (ne == s && !*is_entry) fail(p, s, "expected a computation name");
+  if (ne == s) name = span(s, s);
+  const char *name_at = s;
+  p->s = skip_ws_at(p, ne);
+  count_op(p, start);
+
+  sc_op *f = alloc(p, sizeof *f);
+  f->name = sc_span_of("func.func", 9);
+  f->pos = pos_at(p, start);
+  f->sym_name = name;
+  f->parent_block = mblock;
+  f->parent_op = module;
+  f->depth = 1;
+  f->func = NULL;
+  comp c = {0};
+  c.func = f;
+  c.block = new_single_block_region(p, f);
+
+  /* Signature: (p: shape, ...) -> shape */
+  if (p->s < e && *p->s == '(') {
+    p->s = skip_group_at(p, p->s, 1, (gctx){"parameter list of computation", name});
+    skip_ws(p);
+    if (p->end - p->s < 2 || p->s[0] != '-' || p->s[1] != '>')
+      fail(p, p->s, "expected '->' after the parameter list of computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
+    p->s = skip_ws_at(p, p->s + 2);
+    sc_span rt;
+    if (!parse_shape(p, 1, true, &rt))
+      fail(p, p->s, "expected a result shape after '->' in computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
+    f->func_result_types = alloc(p, sizeof *f->func_result_types);
+    f->func_result_types[0] = rt;
+    f->result_attrs = alloc(p, sizeof *f->result_attrs);
+    f->nresult_attrs = 1;
+    skip_ws(p);
+  }
+  if (p->s >= e || *p->s != '{')
+    fail(p, p->s, "expected '{' to begin the body of computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
+  const char *open = p->s;
+  if (2 > p->max_depth) fail_limit(p, open, "nesting deeper than %u", p->max_depth);
+  p->s++;
+  for (;;) {
+    skip_ws(p);
+    if (p->s >= e)
+      fail(p, e, "expected '}' to close computation '" SC_SPAN_FMT "' opened at line %u", SC_SPAN_ARG(name),
+           line_at(p, open));
+    if (*p->s == '}') break;
+    parse_instruction(p, &c);
+  }
+  if (p->cur_ops.n == 0) fail(p, p->s, "computation '" SC_SPAN_FMT "' has no instructions", SC_SPAN_ARG(name));
+  p->s++;
+  const char *last = p->s;
+  uint32_t at_base = p->at_n;
+  last = parse_attrs(p, 1, last, "computation", name);
+  f->attrs = attrs_take(p, at_base);
+  f->end = off(p, last);
+  f->text = span(start, last);
+  (void)name_at;
+
+  c.block->nops = p->cur_ops.n;
+  c.block->ops = alloc_array(p, c.block->nops, sizeof *c.block->ops);
+  memcpy(c.block->ops, p->cur_ops.v, c.block->nops * sizeof *c.block->ops);
+  p->cur_ops.n = 0;
+  p->total_ops += c.block->nops;
+  resolve_operands(p, &c);
+
+  /* Block: ops and parameters (sorted by parameter number; insertion sort, stable). */
+
+  for (uint32_t i = 1; i < c.params.n; i++) {
+    sc_op *op = c.params.v[i];
+    uint32_t num = c.param_nums[i], j = i;
+    while (j > 0 && c.param_nums[j - 1] > num) {
+      c.params.v[j] = c.params.v[j - 1];
+      c.param_nums[j] = c.param_nums[j - 1];
+      j--;
+    }
+    c.params.v[j] = op;
+    c.param_nums[j] = num;
+  }
+  if (c.params.n) {
+    c.block->args = alloc_array(p, c.params.n, sizeof *c.block->args);
+    for (uint32_t i = 0; i < c.params.n; i++) {
+      sc_value *v = c.params.v[i]->results[0];
+      v->block = c.block;
+      v->attrs = c.params.v[i]->attrs;
+      c.block->args[i] = v;
+    }
+    c.block->nargs = c.params.n;
+  }
+  return f;
+}
+
+/* FileNames / FunctionNames / FileLocations / StackFrames sections after the header: skipped. */
+static void skip_stack_frame_index(P *p) {
+  static const char *const sections[] = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"};
+  for (;;) {
+    skip_ws(p);
+    bool found = false;
+    for (size_t i = 0; i < 4 && !found; i++) {
+      if (!at_word(p, p->s, sections[i])) continue;
+      const char *r = skip_ws_at(p, p->s + strlen(sections[i]));
+      if (r < p->end && (*r == '{' || *r == '(')) continue; /* a computation with that name */
+      found = true;
+      p->s += strlen(sections[i]);
+      for (;;) {
+        const char *q = skip_ws_at(p, p->s);
+        if (q >= p->end || !is_digit(*q)) break;
+        while (q < p->end && is_digit(*q)) q++;
+        q = skip_ws_at(p, q);
+        if (q < p->end && *q == '"') q = skip_string_at(p, q);
+        else if (q < p->end && *q == '{') q = skip_group_at(p, q, 1, (gctx){"stack frame entry", {0}});
+        else fail(p, q, "expected a string or '{' in the %s section", sections[i]);
+        p->s = q;
+      }
+    }
+    if (!found) return;
+  }
+}
+
+static void preorder(P *p, sc_op *op) {
+  op->id = p->allops.n;
+  p->allops.v[p->allops.n++] = op;
+}
+
+sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
+  sc_parse_error dummy;
+  if (!err) err = &dummy;
+  memset(err, 0, sizeof *err);
+  if (!in || !in->arena || (!in->buf && in->len)) {
+    err->failed = true;
+    err->message = "invalid parser input";
+    return NULL;
+  }
+  P pst;
+  memset(&pst, 0, sizeof pst);
+  P *p = &pst;
+  static const char empty_buf[1] = {0};
+  p->buf = in->buf ? in->buf : empty_buf;
+  p->a = in->arena;
+  p->err = err;
+  p->cancel = in->cancel;
+  p->max_depth = in->max_depth ? in->max_depth : SC_DEFAULT_MAX_DEPTH;
+  p->max_ops = in->max_ops ? in->max_ops : SC_DEFAULT_MAX_OPS;
+  if (setjmp(p->fail_jmp)) return NULL;
+  size_t len = in->buf ? in->len : 0;
+  p->end = p->buf + len;
+  p->s = p->buf;
+  if (len > UINT32_MAX - 1) fail(p, p->buf, "input too large (%zu bytes; limit 4 GiB)", len);
+  uint32_t begin = in->begin, end = in->end;
+  if (begin > end || end > len) fail(p, p->buf, "invalid chunk [%u, %u) of a %zu-byte input", begin, end, len);
+  if (in->lines && in->lines->nlines) {
+    p->lines = in->lines;
+  } else {
+    p->own_lines = sc_linemap_build(p->a, p->buf, len);
+    if (!p->own_lines.starts) fail_limit(p, p->buf, OOM);
+    p->lines = &p->own_lines;
+  }
+  p->beg = p->buf + begin;
+  p->end = p->buf + end;
+  p->s = p->beg;
+  if (p->cancel && *p->cancel) fail_cancelled(p, p->s);
+
+  /* Header. */
+  skip_ws(p);
+  const char *mstart = p->s;
+  if (!at_word(p, p->s, "HloModule")) {
+    if (p->s >= p->end) fail(p, p->s, "empty input: expected 'HloModule'");
+    fail(p, p->s, "expected 'HloModule' at the start of an HLO module");
+  }
+  sc_op *module = alloc(p, sizeof *module);
+  module->name = sc_span_of("builtin.module", 14);
+  module->pos = pos_at(p, mstart);
+  p->s = skip_ws_at(p, p->s + 9);
+  sc_span mname = span(p->s, p->s);
+  {
+    /* The name may be missing (dumps printed without ids): then what follows is a computation. */
+    sc_span nm;
+    const char *ne = lex_name_at(p, p->s, true, &nm);
+    const char *r = skip_ws_at(p, ne);
+    bool comp_next = at_word(p, p->s, "ENTRY") || (r < p->end && (*r == '{' || *r == '('));
+    if (ne != p->s && !comp_next) {
+      mname = nm;
+      p->s = ne;
+    }
+  }
+  module->sym_name = mname;
+  const char *last = p->s;
+  last = parse_attrs(p, 0, last, "module", mname);
+  module->attrs = attrs_take(p, 0);
+  sc_block *mblock = new_single_block_region(p, module);
+  skip_stack_frame_index(p);
+
+  /* Computations. */
+  sc_op *entry = NULL;
+  for (;;) {
+    skip_ws(p);
+    if (p->s >= p->end) break;
+    bool is_entry;
+    const char *cstart = p->s;
+    sc_op *f = parse_computation(p, module, mblock, &is_entry);
+    if (is_entry) {
+      if (entry) fail(p, cstart, "expects only one ENTRY computation");
+      entry = f;
+    }
+    opvec_push(p, &p->funcs, f);
+    last = p->buf + f->end;
+  }
+  if (p->funcs.n == 0) fail(p, p->s, "expected a computation after the HloModule header");
+  if (!entry) entry = p->funcs.v[p->funcs.n - 1];
+  mblock->ops = p->funcs.v;
+  mblock->nops = p->funcs.n;
+  module->end = off(p, last);
+  module->text = span(mstart, last);
+
+  /* Preorder op list and ids. */
+  p->allops.cap = 1 + p->funcs.n + p->total_ops;
+  p->allops.v = alloc_array(p, p->allops.cap, sizeof *p->allops.v);
+  preorder(p, module);
+  for (uint32_t i = 0; i < p->funcs.n; i++) {
+    sc_op *f = p->funcs.v[i];
+    preorder(p, f);
+    sc_block *b = f->regions[0]->blocks[0];
+    for (uint32_t k = 0; k < b->nops; k++) preorder(p, b->ops[k]);
+  }
+  resolve_computations(p, p->allops.v, p->allops.n);
+  if (p->cancel && *p->cancel) fail_cancelled(p, p->s);
+
+  sc_module *m = alloc(p, sizeof *m);
+  m->format = SC_FMT_HLO;
+  m->buf = p->buf;
+  m->len = len;
+  m->base_offset = begin;
+  m->end_offset = end;
+  m->module = module;
+  m->ops = p->allops.v;
+  m->nops = p->allops.n;
+  m->funcs = p->funcs.v;
+  m->nfuncs = p->funcs.n;
+  m->entry = entry;
+  return m;
+}

@@ -1,0 +1,1386 @@
+/* mlir_parse.c — StableHLO/MLIR text front end (pretty and generic form).
+ *
+ * The parser knows MLIR's token and bracket structure, not each dialect's custom syntax. Ops are
+ * delimited structurally: a new op begins only at the first token of a line, at bracket depth 0 of
+ * the current block, with a result list followed by '=', a dotted op name, an elided builtin
+ * (return/call/module/func), a quoted op name followed by '(' (generic form) or a block label; '}'
+ * closes the region. A '{' opens a region when the next token begins an op or block; otherwise it is
+ * an attribute dict or a set literal. Everything else between an op's first and last token is
+ * classified on the way: results, operands, block-argument definitions, attribute dicts, custom
+ * `name=value` pairs, the trailing `: type` list and `loc(...)`.
+ *
+ * Strings, comments and dense hex blobs are skipped with memchr-class scans and never copied. Nesting
+ * is bounded by max_depth, op count by max_ops; the first error stops the parse with a precise
+ * offset. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+typedef enum {
+  T_EOF = 0,
+  T_PERCENT, /* %id, %id#N */
+  T_AT,      /* @id, @"quoted" */
+  T_HASH,    /* #id */
+  T_BANG,    /* !id */
+  T_CARET,   /* ^id */
+  T_STRING,
+  T_WORD,    /* bare identifier, keyword or number */
+  T_ARROW,   /* -> */
+  T_PUNCT,   /* one character: ( ) [ ] { } < > , : = ? * + - | etc. */
+  T_OP2,     /* two-character operator that is not a bracket: <= >= */
+  T_RESOURCES, /* {-# ... #-} file-level metadata */
+  T_BAD,     /* lexical error; message in the parser */
+} tok_kind;
+
+#define LOOKAHEAD 128u /* begins_op() looks at most ~2 tokens per result name, 64 names */
+
+typedef struct {
+  uint8_t kind;
+  bool bol; /* first token on its line */
+  uint32_t off, len;
+} tok;
+
+typedef struct {
+  const sc_parse_input *in;
+  sc_arena *a;
+  const char *buf;
+  uint32_t begin, end;
+  tok la[LOOKAHEAD]; /* ring buffer */
+  uint32_t la_head, nla;
+  uint32_t lex_off;  /* where lexing continues after the lookahead buffer */
+  uint32_t last_end; /* one past the last token next() consumed */
+  sc_parse_error *err;
+  const char *bad_msg;
+  uint32_t bad_off;
+  sc_module *m;
+  SC_VEC(sc_op *) ops;
+  SC_VEC(sc_op *) funcs;
+  SC_VEC(sc_alias) aliases;
+  uint32_t depth; /* region nesting */
+  /* Scoped value table: open addressing, with an undo log for region exits. */
+  struct slot {
+    sc_span name;
+    sc_value *v;
+  } *slots;
+  uint32_t nslots, nused;
+  SC_VEC(struct undo { uint32_t slot; sc_value *prev; }) undo;
+} P;
+
+/* ---- errors ---- */
+
+static bool failed(const P *p) { return p->err->failed; }
+
+static void fail_at(P *p, uint32_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail_at(P *p, uint32_t off, const char *fmt, ...) {
+  if (p->err->failed) return;
+  va_list ap;
+  va_start(ap, fmt);
+  p->err->failed = true;
+  p->err->offset = off;
+  p->err->message = sc_arena_vprintf(p->a, fmt, ap);
+  va_end(ap);
+}
+
+static sc_pos pos_of(const P *p, uint32_t off) { return sc_linemap_pos(p->in->lines, off); }
+
+/* ---- lexer ---- */
+
+/* Character classes without locale calls: the lexer's hot loop. WORD = [A-Za-z0-9_$.], ID adds '-'. */
+static inline bool is_word_char(unsigned char c) {
+  return (unsigned)((c | 32) - 'a') < 26u || (unsigned)(c - '0') < 10u || c == '_' || c == '$' || c == '.';
+}
+static inline bool is_id_char(unsigned char c) { return is_word_char(c) || c == '-'; }
+
+static tok lex_at(P *p, uint32_t off) {
+  const char *b = p->buf;
+  uint32_t end = p->end;
+  bool bol = off == p->begin;
+  for (;;) {
+    while (off < end && (b[off] == ' ' || b[off] == '\t' || b[off] == '\r' || b[off] == '\n' ||
+                         b[off] == '\f' || b[off] == '\v')) {
+      if (b[off] == '\n') bol = true;
+      off++;
+    }
+    if (off + 1 < end && b[off] == '/' && b[off + 1] == '/') {
+      const char *nl = memchr(b + off, '\n', end - off);
+      off = nl ? (uint32_t)(nl - b) : end;
+      continue;
+    }
+    break;
+  }
+  tok t = {T_EOF, bol, off, 0};
+  if (off >= end) return t;
+  unsigned char c = (unsigned char)b[off];
+  uint32_t i = off + 1;
+  switch (c) {
+  case '"': {
+    /* memchr to the closing quote, skipping escapes; linear even for long escape-heavy blobs. */
+    const char *dq = NULL;
+    for (;;) {
+      if (i > end) break;
+      if (!dq || dq < b + i) dq = memchr(b + i, '"', end - i);
+      if (!dq) break;
+      const char *bs = memchr(b + i, '\\', (size_t)(dq - (b + i)));
+      if (bs) {
+        i = (uint32_t)(bs - b) + 2;
+        continue;
+      }
+      i = (uint32_t)(dq - b) + 1;
+      t.kind = T_STRING;
+      t.len = i - off;
+      return t;
+    }
+    t.kind = T_BAD;
+    p->bad_msg = "unterminated string literal";
+    p->bad_off = off;
+    t.len = end - off;
+    return t;
+  }
+  case '%':
+  case '^':
+  case '#':
+  case '!':
+  case '@':
+    if (c == '@' && i < end && b[i] == '"') {
+      tok s = lex_at(p, i);
+      if (s.kind != T_STRING || s.off != i) {
+        t.kind = T_BAD;
+        p->bad_msg = "unterminated symbol name";
+        p->bad_off = off;
+        t.len = end - off;
+        return t;
+      }
+      t.kind = T_AT;
+      t.len = s.off + s.len - off;
+      return t;
+    }
+    while (i < end && is_id_char((unsigned char)b[i])) {
+      /* '-' belongs to an identifier only when followed by more of it (not "->"). */
+      if (b[i] == '-' && (i + 1 >= end || b[i + 1] == '>' || !is_word_char((unsigned char)b[i + 1]))) break;
+      i++;
+    }
+    if (c == '%' && i < end && b[i] == '#') { /* %0#1 */
+      i++;
+      while (i < end && isdigit((unsigned char)b[i])) i++;
+    }
+    if (c == '#' && i < end && b[i] == '-' && i + 1 < end && b[i + 1] == '}') {
+      t.kind = T_PUNCT; /* stray "#-}" */
+      t.len = 1;
+      return t;
+    }
+    t.kind = c == '%' ? T_PERCENT : c == '^' ? T_CARET : c == '#' ? T_HASH : c == '!' ? T_BANG : T_AT;
+    t.len = i - off;
+    if (t.len == 1 && c != '!' && c != '#') { /* a sigil alone is not a token MLIR accepts */
+      t.kind = T_BAD;
+      p->bad_msg = "expected an identifier after the sigil";
+      p->bad_off = off;
+    }
+    return t;
+  case '-':
+    if (i < end && b[i] == '>') {
+      t.kind = T_ARROW;
+      t.len = 2;
+      return t;
+    }
+    t.kind = T_PUNCT;
+    t.len = 1;
+    return t;
+  case '<':
+  case '>':
+    if (i < end && b[i] == '=') {
+      t.kind = T_OP2;
+      t.len = 2;
+      return t;
+    }
+    t.kind = T_PUNCT;
+    t.len = 1;
+    return t;
+  case '{':
+    if (i < end && b[i] == '-' && i + 1 < end && b[i + 1] == '#') {
+      const char *close = NULL;
+      for (const char *q = b + i; q + 3 <= b + end; q++) {
+        q = memchr(q, '#', (size_t)(b + end - q));
+        if (!q) break;
+        if (q + 3 <= b + end && q[1] == '-' && q[2] == '}') {
+          close = q;
+          break;
+        }
+      }
+      if (!close) {
+        t.kind = T_BAD;
+        p->bad_msg = "unterminated '{-#' block (expected '#-}')";
+        p->bad_off = off;
+        t.len = end - off;
+        return t;
+      }
+      t.kind = T_RESOURCES;
+      t.len = (uint32_t)(close + 3 - (b + off));
+      return t;
+    }
+    t.kind = T_PUNCT;
+    t.len = 1;
+    return t;
+  case '(':
+  case ')':
+  case '[':
+  case ']':
+  case '}':
+  case ',':
+  case ':':
+  case '=':
+  case '?':
+  case '*':
+  case '+':
+  case '|':
+  case '/':
+  case '&':
+  case '~':
+  case ';':
+    t.kind = T_PUNCT;
+    t.len = 1;
+    return t;
+  default:
+    break;
+  }
+  if (is_word_char(c)) {
+    while (i < end) {
+      unsigned char d = (unsigned char)b[i];
+      if (is_word_char(d)) {
+        i++;
+        continue;
+      }
+      /* Exponent sign in a number: 1.0e-05 */
+      if ((d == '-' || d == '+') && isdigit(c) && (b[i - 1] == 'e' || b[i - 1] == 'E') && i + 1 < end &&
+          isdigit((unsigned char)b[i + 1])) {
+        i++;
+        continue;
+      }
+      break;
+    }
+    t.kind = T_WORD;
+    t.len = i - off;
+    return t;
+  }
+  t.kind = T_BAD;
+  t.len = 1;
+  p->bad_off = off;
+  p->bad_msg = c >= 0x80 ? "non-ASCII byte outside a string literal" : "unexpected character";
+  return t;
+}
+
+static inline tok peek(P *p, uint32_t k) {
+  if (k < p->nla) return p->la[(p->la_head + k) % LOOKAHEAD];
+  if (k >= LOOKAHEAD) k = LOOKAHEAD - 1;
+  while (p->nla <= k) {
+    tok t = lex_at(p, p->lex_off);
+    p->la[(p->la_head + p->nla++) % LOOKAHEAD] = t;
+    p->lex_off = t.off + t.len; /* EOF has length 0: lexing it again yields EOF */
+  }
+  return p->la[(p->la_head + k) % LOOKAHEAD];
+}
+
+static tok next(P *p) {
+  tok t = peek(p, 0);
+  if (t.kind != T_EOF) p->last_end = t.off + t.len;
+  p->la_head = (p->la_head + 1) % LOOKAHEAD;
+  p->nla--;
+  return t;
+}
+
+static bool is_punct(tok t, const P *p, char c) { return t.kind == T_PUNCT && p->buf[t.off] == c; }
+static bool tok_is_word(tok t, const P *p, const char *w) {
+  size_t n = strlen(w);
+  return t.kind == T_WORD && t.len == n && memcmp(p->buf + t.off, w, n) == 0;
+}
+static sc_span tspan(const P *p, tok t) { return sc_span_of(p->buf + t.off, t.len); }
+
+static void check_bad(P *p, tok t) {
+  if (t.kind == T_BAD) {
+    unsigned char c = (unsigned char)p->buf[p->bad_off];
+    if (strcmp(p->bad_msg, "unexpected character") == 0 || strcmp(p->bad_msg, "non-ASCII byte outside a string literal") == 0)
+      fail_at(p, p->bad_off, "%s 0x%02x%s%c%s", p->bad_msg, c, isprint(c) ? " ('" : "", isprint(c) ? c : ' ',
+              isprint(c) ? "')" : "");
+    else fail_at(p, p->bad_off, "%s", p->bad_msg);
+  }
+}
+
+/* ---- value scopes ---- */
+
+static uint32_t hash_span(sc_span s) {
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < s.n; i++) h = (h ^ (unsigned char)s.p[i]) * 16777619u;
+  return h;
+}
+
+static void table_grow(P *p) {
+  uint32_t old_n = p->nslots;
+  struct slot *old = p->slots;
+  uint32_t n = old_n ? old_n * 2 : 256;
+  p->slots = sc_arena_calloc(p->a, n, sizeof *p->slots);
+  p->nslots = n;
+  p->nused = 0;
+  /* Rehashing moves slots, so the undo log (by slot index) is rebuilt in terms of new slots. */
+  uint32_t *remap = sc_arena_calloc(p->a, old_n ? old_n : 1, sizeof *remap);
+  for (uint32_t i = 0; i < old_n; i++) {
+    if (!old[i].name.p) continue;
+    uint32_t h = hash_span(old[i].name) & (n - 1);
+    while (p->slots[h].name.p) h = (h + 1) & (n - 1);
+    p->slots[h] = old[i];
+    remap[i] = h;
+    p->nused++;
+  }
+  for (size_t i = 0; i < p->undo.n; i++) p->undo.v[i].slot = remap[p->undo.v[i].slot];
+}
+
+static void define_value(P *p, sc_value *v) {
+  if (!v->name.n) return;
+  if ((p->nused + 1) * 2 > p->nslots) table_grow(p);
+  uint32_t h = hash_span(v->name) & (p->nslots - 1);
+  while (p->slots[h].name.p &&
+         !(p->slots[h].name.n == v->name.n && memcmp(p->slots[h].name.p, v->name.p, v->name.n) == 0))
+    h = (h + 1) & (p->nslots - 1);
+  struct undo u = {h, p->slots[h].v};
+  SC_PUSH(p->a, p->undo, u);
+  if (!p->slots[h].name.p) p->nused++;
+  p->slots[h].name = v->name;
+  p->slots[h].v = v;
+}
+
+static sc_value *lookup_value(P *p, sc_span name) {
+  if (!p->nslots) return NULL;
+  sc_span base = name;
+  long idx = -1;
+  const char *hash = memchr(name.p, '#', name.n);
+  if (hash) {
+    base.n = (uint32_t)(hash - name.p);
+    idx = 0;
+    for (const char *q = hash + 1; q < name.p + name.n; q++) idx = idx * 10 + (*q - '0');
+  }
+  uint32_t h = hash_span(base) & (p->nslots - 1);
+  while (p->slots[h].name.p) {
+    if (p->slots[h].name.n == base.n && memcmp(p->slots[h].name.p, base.p, base.n) == 0) {
+      sc_value *v = p->slots[h].v;
+      if (v && idx >= 0) {
+        if (v->def && (uint32_t)idx < v->def->nresults && v->def->results[idx]->name.p == v->name.p)
+          return v->def->results[idx];
+        return idx == 0 ? v : NULL;
+      }
+      return v;
+    }
+    h = (h + 1) & (p->nslots - 1);
+  }
+  return NULL;
+}
+
+static void scope_pop(P *p, size_t mark) {
+  while (p->undo.n > mark) {
+    struct undo u = p->undo.v[--p->undo.n];
+    p->slots[u.slot].v = u.prev;
+  }
+}
+
+/* ---- structure ---- */
+
+typedef SC_VEC(sc_attr) attr_vec;
+typedef SC_VEC(sc_value *) value_vec;
+typedef SC_VEC(sc_span) span_vec;
+typedef SC_VEC(sc_region *) region_vec;
+
+/* Does `t` (with what follows) begin an op or block? `at_line_start` relaxes nothing; it is used for
+ * the dotted-name-before-'}' case (a terminator without operands). */
+static bool begins_op(P *p, uint32_t k) {
+  tok t = peek(p, k);
+  switch (t.kind) {
+  case T_CARET:
+    return true;
+  case T_PERCENT: {
+    /* %a(:N)? (, %b(:N)?)* = */
+    uint32_t j = k;
+    for (int guard = 0; guard < 64; guard++) {
+      tok u = peek(p, j);
+      if (u.kind != T_PERCENT) return false;
+      j++;
+      if (is_punct(peek(p, j), p, ':') && peek(p, j + 1).kind == T_WORD && isdigit((unsigned char)p->buf[peek(p, j + 1).off]))
+        j += 2;
+      tok v = peek(p, j);
+      if (is_punct(v, p, '=')) return true;
+      if (!is_punct(v, p, ',')) return false;
+      j++;
+    }
+    return false;
+  }
+  case T_STRING:
+    return is_punct(peek(p, k + 1), p, '(');
+  case T_WORD: {
+    if (!isalpha((unsigned char)p->buf[t.off]) && p->buf[t.off] != '_') return false;
+    tok u = peek(p, k + 1);
+    if (is_punct(u, p, '=')) return false;
+    bool dotted = memchr(p->buf + t.off, '.', t.len) != NULL;
+    if (dotted) {
+      if (is_punct(u, p, ',')) return false;
+      if (is_punct(u, p, '}')) return t.bol;
+      return true;
+    }
+    return tok_is_word(t, p, "return") || tok_is_word(t, p, "call") || tok_is_word(t, p, "module") ||
+           tok_is_word(t, p, "func") || tok_is_word(t, p, "call_indirect");
+  }
+  default:
+    return false;
+  }
+}
+
+static bool begins_toplevel_item(P *p, uint32_t k) {
+  tok t = peek(p, k);
+  if ((t.kind == T_HASH || t.kind == T_BANG) && is_punct(peek(p, k + 1), p, '=')) return true;
+  return t.kind == T_RESOURCES;
+}
+
+/* Bracket stack shared by the balanced-group skippers. */
+typedef struct {
+  char open;
+  uint32_t off;
+} bracket;
+
+static char closer_of(char c) { return c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}' : '>'; }
+
+/* Skips one balanced group starting at the opener token (consumed here). Returns the offset one past
+ * its closer. */
+static uint32_t skip_group(P *p) {
+  tok open = next(p);
+  bracket stack[64];
+  bracket *st = stack;
+  uint32_t cap = 64, n = 0;
+  st[n++] = (bracket){p->buf[open.off], open.off};
+  uint32_t limit = p->in->max_depth;
+  while (n && !failed(p)) {
+    tok t = next(p);
+    if (t.kind == T_EOF) {
+      sc_pos ps = pos_of(p, st[n - 1].off);
+      fail_at(p, t.off, "unexpected end of input: '%c' opened at line %u, column %u is not closed", st[n - 1].open,
+              ps.line, ps.col);
+      break;
+    }
+    check_bad(p, t);
+    if (t.kind != T_PUNCT) continue;
+    char c = p->buf[t.off];
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (n >= limit) {
+        fail_at(p, t.off, "nesting deeper than %u levels", limit);
+        p->err->limit = true;
+        break;
+      }
+      if (n == cap) {
+        bracket *grown = sc_arena_calloc(p->a, cap * 2, sizeof *grown);
+        memcpy(grown, st, cap * sizeof *st);
+        st = grown, cap *= 2;
+      }
+      st[n++] = (bracket){c, t.off};
+    } else if (c == ')' || c == ']' || c == '}' || c == '>') {
+      if (c != closer_of(st[n - 1].open)) {
+        sc_pos ps = pos_of(p, st[n - 1].off);
+        fail_at(p, t.off, "expected '%c' to close '%c' opened at line %u, column %u, found '%c'",
+                closer_of(st[n - 1].open), st[n - 1].open, ps.line, ps.col, c);
+        break;
+      }
+      n--;
+      if (!n) return t.off + 1;
+    }
+  }
+  return open.off + 1;
+}
+
+/* A value unit: a token plus a following balanced '<...>' (for #attr<..>, !type<..>, tensor<..>,
+ * dense<..>), or a balanced group. Returns the end offset. Consumes. */
+static uint32_t skip_unit(P *p) {
+  tok t = peek(p, 0);
+  if (t.kind == T_PUNCT) {
+    char c = p->buf[t.off];
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      uint32_t e = skip_group(p);
+      /* A function type (..) -> (..) is one unit. */
+      if (c == '(' && peek(p, 0).kind == T_ARROW) {
+        next(p);
+        return skip_unit(p);
+      }
+      return e;
+    }
+  }
+  if (t.kind == T_EOF) return t.off;
+  next(p);
+  check_bad(p, t);
+  uint32_t e = t.off + t.len;
+  tok u = peek(p, 0);
+  if ((t.kind == T_WORD || t.kind == T_HASH || t.kind == T_BANG) && is_punct(u, p, '<') && u.off == e)
+    e = skip_group(p);
+  return e;
+}
+
+/* Attribute value inside a dict: tokens up to ',' or '}' at this level. `: type` suffixes included. */
+static uint32_t skip_attr_value(P *p, uint32_t start) {
+  uint32_t e = start;
+  for (;;) {
+    tok t = peek(p, 0);
+    if (t.kind == T_EOF || failed(p)) return e;
+    if (is_punct(t, p, ',') || is_punct(t, p, '}') || is_punct(t, p, ')') || is_punct(t, p, ']') || is_punct(t, p, '>'))
+      return e;
+    e = skip_unit(p);
+  }
+}
+
+/* Parses '{ name [= value], ... }' (the '{' is next) into `out`. */
+static void parse_attr_dict(P *p, attr_vec *out) {
+  tok open = next(p);
+  for (;;) {
+    if (failed(p)) return;
+    tok t = peek(p, 0);
+    if (is_punct(t, p, '}')) {
+      next(p);
+      return;
+    }
+    if (t.kind == T_EOF) {
+      sc_pos ps = pos_of(p, open.off);
+      fail_at(p, t.off, "unexpected end of input: '{' opened at line %u, column %u is not closed", ps.line, ps.col);
+      return;
+    }
+    check_bad(p, t);
+    if (t.kind != T_WORD && t.kind != T_STRING) {
+      fail_at(p, t.off, "expected an attribute name in the attribute dictionary");
+      return;
+    }
+    next(p);
+    sc_attr a = {tspan(p, t), {0}, t.off, t.off + t.len};
+    if (t.kind == T_STRING && t.len >= 2) a.name = sc_span_of(p->buf + t.off + 1, t.len - 2);
+    if (is_punct(peek(p, 0), p, '=')) {
+      next(p);
+      tok v = peek(p, 0);
+      uint32_t e = skip_attr_value(p, v.off);
+      a.value = sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0);
+      a.end = e;
+    }
+    SC_PUSH(p->a, *out, a);
+    tok sep = peek(p, 0);
+    if (is_punct(sep, p, ',')) {
+      next(p);
+      continue;
+    }
+    if (!is_punct(sep, p, '}')) {
+      if (sep.kind == T_EOF) continue;
+      check_bad(p, sep);
+      fail_at(p, sep.off, "expected ',' or '}' in the attribute dictionary");
+      return;
+    }
+  }
+}
+
+/* A type: one unit (tensor<..>, !x.y<..>, i32, (..) -> ..). Returns its span. */
+static sc_span parse_type(P *p) {
+  tok t = peek(p, 0);
+  uint32_t e = skip_unit(p);
+  return sc_span_of(p->buf + t.off, e > t.off ? e - t.off : 0);
+}
+
+/* Types separated by ',' inside '(' ... ')' (the '(' is next). */
+static void parse_type_list_parens(P *p, span_vec *out) {
+  tok open = next(p);
+  if (is_punct(peek(p, 0), p, ')')) {
+    next(p);
+    return;
+  }
+  for (int guard = 0; !failed(p); guard++) {
+    sc_span ty = parse_type(p);
+    SC_PUSH(p->a, *out, ty);
+    tok t = peek(p, 0);
+    if (is_punct(t, p, ',')) {
+      next(p);
+      continue;
+    }
+    if (is_punct(t, p, ')')) {
+      next(p);
+      return;
+    }
+    sc_pos ps = pos_of(p, open.off);
+    check_bad(p, t);
+    fail_at(p, t.off, "expected ',' or ')' in the type list opened at line %u, column %u", ps.line, ps.col);
+    return;
+  }
+}
+
+static sc_value *new_value(P *p, sc_span name, uint32_t off) {
+  sc_value *v = sc_arena_alloc(p->a, sizeof *v);
+  v->name = name;
+  v->pos = pos_of(p, off);
+  return v;
+}
+
+/* `loc(...)`: the 'loc' word is next. Returns its span. */
+static sc_span parse_loc(P *p) {
+  tok t = next(p);
+  uint32_t e = skip_group(p);
+  return sc_span_of(p->buf + t.off, e - t.off);
+}
+
+static bool at_loc(P *p) { return tok_is_word(peek(p, 0), p, "loc") && is_punct(peek(p, 1), p, '('); }
+
+/* Block argument `%x: type {attrs}? loc(..)?` (the %x is next). */
+static sc_value *parse_block_arg(P *p) {
+  tok name = next(p);
+  sc_value *v = new_value(p, tspan(p, name), name.off);
+  next(p); /* ':' */
+  v->type = parse_type(p);
+  if (is_punct(peek(p, 0), p, '{')) {
+    attr_vec av = {0};
+    parse_attr_dict(p, &av);
+    v->attrs.v = av.v;
+    v->attrs.n = (uint32_t)av.n;
+  }
+  if (at_loc(p)) v->loc = parse_loc(p);
+  return v;
+}
+
+static sc_region *parse_region(P *p, sc_op *parent, value_vec *entry_args);
+
+static bool is_call_like(sc_span name) {
+  return sc_span_eq(name, "call") || sc_span_eq(name, "func.call") || sc_span_eq(name, "stablehlo.custom_call") ||
+         sc_span_eq(name, "mhlo.custom_call") || sc_span_eq(name, "call_indirect") || sc_span_eq(name, "sdy.named_computation");
+}
+static bool is_func_like(sc_span name) {
+  return sc_span_eq(name, "func.func") || sc_span_eq(name, "func") ||
+         (name.n > 5 && memcmp(name.p + name.n - 5, ".func", 5) == 0);
+}
+
+/* A func.func result list after '->': `(type {attrs}? loc(..)?, ...)` or a single type. */
+static void parse_func_results(P *p, sc_op *op) {
+  span_vec types = {0};
+  SC_VEC(sc_attrs) attrs = {0};
+  if (is_punct(peek(p, 0), p, '(')) {
+    tok open = next(p);
+    while (!failed(p) && !is_punct(peek(p, 0), p, ')')) {
+      sc_span ty = parse_type(p);
+      sc_attrs ra = {0};
+      if (is_punct(peek(p, 0), p, '{')) {
+        attr_vec av = {0};
+        parse_attr_dict(p, &av);
+        ra.v = av.v;
+        ra.n = (uint32_t)av.n;
+      }
+      if (at_loc(p)) parse_loc(p);
+      SC_PUSH(p->a, types, ty);
+      SC_PUSH(p->a, attrs, ra);
+      tok t = peek(p, 0);
+      if (is_punct(t, p, ',')) {
+        next(p);
+        continue;
+      }
+      if (!is_punct(t, p, ')')) {
+        sc_pos ps = pos_of(p, open.off);
+        check_bad(p, t);
+        fail_at(p, t.off, "expected ',' or ')' in the result list opened at line %u, column %u", ps.line, ps.col);
+        return;
+      }
+    }
+    if (!failed(p)) next(p);
+  } else {
+    sc_span ty = parse_type(p);
+    sc_attrs none = {0};
+    SC_PUSH(p->a, types, ty);
+    SC_PUSH(p->a, attrs, none);
+  }
+  op->func_result_types = types.v;
+  op->result_attrs = attrs.v;
+  op->nresult_attrs = (uint32_t)attrs.n;
+}
+
+/* The trailing `: types` of an op (':' is next). */
+static void parse_trailer_types(P *p, sc_op *op, bool *seen) {
+  next(p);
+  span_vec ins = {0}, outs = {0};
+  if (is_punct(peek(p, 0), p, '(')) {
+    /* Either a function type or a parenthesised type; a function type has '->' after ')'. */
+    parse_type_list_parens(p, &ins);
+    if (peek(p, 0).kind == T_ARROW) {
+      next(p);
+      if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, &outs);
+      else {
+        sc_span ty = parse_type(p);
+        SC_PUSH(p->a, outs, ty);
+      }
+      op->operand_types = ins.v;
+      op->noperand_types = (uint32_t)ins.n;
+      op->result_types = outs.v;
+      op->nresult_types = (uint32_t)outs.n;
+      *seen = true;
+      return;
+    }
+  } else {
+    sc_span ty = parse_type(p);
+    SC_PUSH(p->a, ins, ty);
+  }
+  while (!failed(p) && is_punct(peek(p, 0), p, ',') && !peek(p, 1).bol) {
+    next(p);
+    sc_span ty = parse_type(p);
+    SC_PUSH(p->a, ins, ty);
+  }
+  /* A plain type list gives result types; with no results it describes the operands. */
+  if (op->nresults) {
+    op->result_types = ins.v;
+    op->nresult_types = (uint32_t)ins.n;
+  } else {
+    op->operand_types = ins.v;
+    op->noperand_types = (uint32_t)ins.n;
+  }
+  *seen = true;
+}
+
+static void add_region(P *p, sc_op *op, region_vec *regions, value_vec *pending) {
+  sc_region *r = parse_region(p, op, pending);
+  if (r) SC_PUSH(p->a, *regions, r);
+  pending->n = 0;
+}
+
+/* ---- generic form: properties that carry what the pretty form writes inline ---- */
+
+/* Lexer state, saved while a property value (a span already consumed) is parsed again. */
+typedef struct {
+  tok la[LOOKAHEAD];
+  uint32_t la_head, nla, lex_off, end, last_end;
+} lex_state;
+
+static void lex_push(P *p, lex_state *save, sc_span s) {
+  memcpy(save->la, p->la, sizeof p->la);
+  save->la_head = p->la_head, save->nla = p->nla, save->lex_off = p->lex_off, save->end = p->end,
+  save->last_end = p->last_end;
+  p->la_head = p->nla = 0;
+  p->lex_off = (uint32_t)(s.p - p->buf);
+  p->end = p->lex_off + s.n;
+}
+
+static void lex_pop(P *p, const lex_state *save) {
+  memcpy(p->la, save->la, sizeof p->la);
+  p->la_head = save->la_head, p->nla = save->nla, p->lex_off = save->lex_off, p->end = save->end,
+  p->last_end = save->last_end;
+}
+
+/* `[{...}, {...}]` (arg_attrs / res_attrs) into one sc_attrs per entry. Returns the count, or 0 if the
+ * value has another shape (then nothing is mapped). */
+static uint32_t parse_dict_list(P *p, sc_span value, sc_attrs **out) {
+  lex_state save;
+  lex_push(p, &save, value);
+  SC_VEC(sc_attrs) list = {0};
+  bool ok = is_punct(next(p), p, '[');
+  while (ok && !failed(p) && is_punct(peek(p, 0), p, '{')) {
+    attr_vec av = {0};
+    parse_attr_dict(p, &av);
+    sc_attrs one = {av.v, (uint32_t)av.n};
+    SC_PUSH(p->a, list, one);
+    if (is_punct(peek(p, 0), p, ',')) next(p);
+  }
+  ok = ok && !failed(p) && is_punct(next(p), p, ']');
+  lex_pop(p, &save);
+  *out = list.v;
+  return ok ? (uint32_t)list.n : 0;
+}
+
+/* function_type = (args) -> results: the result types. */
+static void parse_function_type_results(P *p, sc_span value, sc_op *op) {
+  lex_state save;
+  lex_push(p, &save, value);
+  span_vec ins = {0}, outs = {0};
+  if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, &ins);
+  if (!failed(p) && peek(p, 0).kind == T_ARROW) {
+    next(p);
+    if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, &outs);
+    else {
+      sc_span ty = parse_type(p);
+      SC_PUSH(p->a, outs, ty);
+    }
+  }
+  lex_pop(p, &save);
+  if (!op->func_result_types && outs.n) op->func_result_types = outs.v;
+}
+
+static void map_generic_properties(P *p, sc_op *op, bool func_like) {
+  if (sc_span_eq(op->name, "sdy.mesh") && !sc_attrs_find(&op->attrs, "value")) {
+    const sc_attr *m = sc_attrs_find(&op->attrs, "mesh");
+    if (m && sc_span_starts(m->value, "#sdy.mesh<")) { /* mesh = #sdy.mesh<[...]> -> value = <[...]> */
+      sc_attr v = {sc_span_of("value", 5), sc_span_of(m->value.p + 9, m->value.n - 9), m->offset, m->end};
+      attr_vec av = {op->attrs.v, op->attrs.n, op->attrs.n};
+      SC_PUSH(p->a, av, v);
+      op->attrs.v = av.v, op->attrs.n = (uint32_t)av.n;
+    }
+  }
+  if (!func_like) return;
+  const sc_attr *ft = sc_attrs_find(&op->attrs, "function_type");
+  if (ft) parse_function_type_results(p, ft->value, op);
+  const sc_attr *aa = sc_attrs_find(&op->attrs, "arg_attrs");
+  if (aa && op->nregions && op->regions[0]->nblocks) {
+    sc_attrs *list;
+    uint32_t n = parse_dict_list(p, aa->value, &list);
+    sc_block *entry = op->regions[0]->blocks[0];
+    if (n == entry->nargs)
+      for (uint32_t i = 0; i < n; i++)
+        if (!entry->args[i]->attrs.n) entry->args[i]->attrs = list[i];
+  }
+  const sc_attr *ra = sc_attrs_find(&op->attrs, "res_attrs");
+  if (ra && !op->nresult_attrs) {
+    sc_attrs *list;
+    uint32_t n = parse_dict_list(p, ra->value, &list);
+    if (n) op->result_attrs = list, op->nresult_attrs = n;
+  }
+}
+
+/* One op; the first token is next and begins an op. */
+static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
+  if (p->ops.n >= p->in->max_ops) {
+    fail_at(p, peek(p, 0).off, "more than %u operations", p->in->max_ops);
+    p->err->limit = true;
+    return NULL;
+  }
+  if (p->in->cancel && (p->ops.n & 1023) == 0 && *p->in->cancel) {
+    p->err->cancelled = true;
+    fail_at(p, peek(p, 0).off, "cancelled");
+    return NULL;
+  }
+  sc_op *op = sc_arena_alloc(p->a, sizeof *op);
+  op->id = (uint32_t)p->ops.n;
+  SC_PUSH(p->a, p->ops, op);
+  op->parent_block = block;
+  op->parent_op = parent_op;
+  op->depth = p->depth;
+  op->func = parent_op ? (is_func_like(parent_op->name) ? parent_op : parent_op->func) : NULL;
+  tok first = peek(p, 0);
+  op->pos = pos_of(p, first.off);
+
+  /* Results. */
+  value_vec results = {0};
+  if (first.kind == T_PERCENT) {
+    for (;;) {
+      tok r = next(p);
+      uint32_t count = 1;
+      bool grouped = false;
+      if (is_punct(peek(p, 0), p, ':') && peek(p, 1).kind == T_WORD) {
+        next(p);
+        tok n = next(p);
+        count = 0;
+        for (uint32_t i = 0; i < n.len && isdigit((unsigned char)p->buf[n.off + i]); i++)
+          count = count * 10 + (uint32_t)(p->buf[n.off + i] - '0');
+        grouped = true;
+        if (count > 1u << 20) {
+          fail_at(p, n.off, "result group too large");
+          return NULL;
+        }
+      }
+      for (uint32_t i = 0; i < count; i++) {
+        sc_value *v = new_value(p, tspan(p, r), r.off);
+        if (grouped && i > 0) v->name = sc_span_of(p->buf + r.off, r.len); /* same base; looked up by #i */
+        v->def = op;
+        v->index = (uint32_t)results.n;
+        SC_PUSH(p->a, results, v);
+      }
+      tok sep = next(p);
+      if (is_punct(sep, p, '=')) break;
+      /* begins_op() already checked the shape. */
+    }
+  }
+  op->results = results.v;
+  op->nresults = (uint32_t)results.n;
+
+  /* Name. */
+  tok name = next(p);
+  if (name.kind == T_STRING) {
+    op->name = sc_span_of(p->buf + name.off + 1, name.len >= 2 ? name.len - 2 : 0);
+    op->generic = true;
+  } else if (name.kind == T_WORD) {
+    op->name = tspan(p, name);
+  } else {
+    check_bad(p, name);
+    fail_at(p, name.off, "expected an operation name after the result list");
+    return NULL;
+  }
+  if (sc_span_eq(op->name, "module")) op->name = sc_span_of("builtin.module", 14);
+  else if (sc_span_eq(op->name, "return")) op->name = sc_span_of("func.return", 11);
+  else if (sc_span_eq(op->name, "call")) op->name = sc_span_of("func.call", 9);
+  else if (sc_span_eq(op->name, "func")) op->name = sc_span_of("func.func", 9);
+  if (is_func_like(op->name)) SC_PUSH(p->a, p->funcs, op);
+  bool call_like = is_call_like(op->name), func_like = is_func_like(op->name);
+  bool sdy_sharded = sc_span_eq(op->name, "sdy.sharding_constraint") || sc_span_eq(op->name, "sdy.reshard");
+
+  attr_vec attrs = {0};
+  value_vec operands = {0};
+  span_vec operand_names = {0};
+  value_vec pending_args = {0};
+  region_vec regions = {0};
+  bool seen_trailer = false;
+
+  uint32_t prev_off = UINT32_MAX;
+  for (;;) {
+    if (failed(p)) return NULL;
+    tok t = peek(p, 0);
+    if (t.kind == T_EOF) break;
+    /* Every pass consumes at least one token; a pass that did not is a parser bug, reported as an
+     * error instead of a hang. */
+    if (t.off == prev_off) {
+      fail_at(p, t.off, "internal parser error: no progress at this token (please report)");
+      return NULL;
+    }
+    prev_off = t.off;
+    if (t.bol && (begins_op(p, 0) || begins_toplevel_item(p, 0))) break;
+    if (is_punct(t, p, '}') || is_punct(t, p, ')') || is_punct(t, p, ']') || is_punct(t, p, '>')) {
+      if (p->buf[t.off] == '}' && p->depth > 0) break; /* closes the enclosing region */
+      if (p->buf[t.off] == '}') fail_at(p, t.off, "unexpected '}' with no open region");
+      else fail_at(p, t.off, "unexpected '%c' with no matching opening bracket", p->buf[t.off]);
+      return NULL;
+    }
+    check_bad(p, t);
+    if (failed(p)) return NULL;
+    switch (t.kind) {
+    case T_PERCENT: {
+      next(p);
+      sc_span nm = tspan(p, t);
+      SC_PUSH(p->a, operand_names, nm);
+      SC_PUSH(p->a, operands, lookup_value(p, nm));
+      continue;
+    }
+    case T_AT:
+      next(p);
+      {
+        sc_span s = tspan(p, t);
+        s.p++, s.n--;
+        if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
+        if (call_like && !op->callee.n) op->callee = s;
+        else if (!op->sym_name.n) op->sym_name = s;
+        if (is_punct(peek(p, 0), p, '=')) { /* sdy.mesh @mesh = <...> */
+          tok eq = next(p);
+          tok v = peek(p, 0);
+          uint32_t e = skip_unit(p);
+          sc_attr a = {sc_span_of("value", 5), sc_span_of(p->buf + v.off, e - v.off), eq.off, e};
+          SC_PUSH(p->a, attrs, a);
+          continue;
+        }
+      }
+      continue;
+    case T_ARROW:
+      next(p);
+      if (func_like) parse_func_results(p, op);
+      else skip_unit(p);
+      continue;
+    case T_WORD:
+      if (at_loc(p)) {
+        op->loc = parse_loc(p);
+        continue;
+      }
+      if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {
+        next(p);
+        parse_attr_dict(p, &attrs);
+        continue;
+      }
+      if (is_punct(peek(p, 1), p, '=')) { /* custom `name = value` */
+        next(p);
+        next(p);
+        tok v = peek(p, 0);
+        uint32_t e = skip_unit(p);
+        sc_attr a = {tspan(p, t), sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0), t.off, e};
+        SC_PUSH(p->a, attrs, a);
+        continue;
+      }
+      if (!op->visibility.n && func_like && (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") ||
+                                             tok_is_word(t, p, "nested")))
+        op->visibility = tspan(p, t);
+      skip_unit(p);
+      continue;
+    case T_PUNCT: {
+      char c = p->buf[t.off];
+      if (c == ':') {
+        if (seen_trailer) { /* a second ':' cannot start another type list; skip it */
+          next(p);
+          continue;
+        }
+        parse_trailer_types(p, op, &seen_trailer);
+        continue;
+      }
+      if (c == '{') {
+        tok k1 = peek(p, 1), k2 = peek(p, 2);
+        /* A '{' ending its line that is not an attribute dict opens a region (then a bad first line is
+         * reported as "expected an operation" rather than swallowed as a set literal). */
+        if (begins_op(p, 1) || (k1.bol && !is_punct(k1, p, '}') && !is_punct(k2, p, '=') && !is_punct(k2, p, ','))) {
+          add_region(p, op, &regions, &pending_args);
+        } else if (is_punct(k1, p, '}') || ((k1.kind == T_WORD || k1.kind == T_STRING) && is_punct(k2, p, '=')) ||
+                   (k1.kind == T_WORD && (is_punct(k2, p, ',') || is_punct(k2, p, '}')))) {
+          parse_attr_dict(p, &attrs);
+        } else { /* a set literal in custom syntax: {"x", "y"} */
+          uint32_t e = skip_group(p);
+          sc_attr a = {{0}, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
+          SC_PUSH(p->a, attrs, a);
+        }
+        continue;
+      }
+      if (c == '<' && is_punct(peek(p, 1), p, '{')) { /* properties <{...}> */
+        next(p);
+        parse_attr_dict(p, &attrs);
+        tok close = next(p);
+        if (!is_punct(close, p, '>')) {
+          check_bad(p, close);
+          fail_at(p, close.off, "expected '>' to close the properties '<{'");
+          return NULL;
+        }
+        continue;
+      }
+      if (c == '(' && is_punct(peek(p, 1), p, '{')) { /* generic region list ({...}, {...}) */
+        next(p);
+        for (;;) {
+          if (failed(p)) return NULL;
+          if (!is_punct(peek(p, 0), p, '{')) {
+            tok u = peek(p, 0);
+            check_bad(p, u);
+            fail_at(p, u.off, "expected '{' to open a region");
+            return NULL;
+          }
+          add_region(p, op, &regions, &pending_args);
+          tok sep = next(p);
+          if (is_punct(sep, p, ',')) continue;
+          if (is_punct(sep, p, ')')) break;
+          check_bad(p, sep);
+          fail_at(p, sep.off, "expected ',' or ')' after a region");
+          return NULL;
+        }
+        continue;
+      }
+      if (c == '(') {
+        /* Operand list, block-argument definitions, or custom syntax: walk it, classifying '%x'. */
+        tok open = next(p);
+        uint32_t depth = 1;
+        bracket stack[32];
+        stack[0] = (bracket){'(', open.off};
+        while (depth && !failed(p)) {
+          tok u = peek(p, 0);
+          if (u.kind == T_EOF) {
+            sc_pos ps = pos_of(p, stack[depth - 1].off);
+            fail_at(p, u.off, "unexpected end of input: '%c' opened at line %u, column %u is not closed",
+                    stack[depth - 1].open, ps.line, ps.col);
+            return NULL;
+          }
+          check_bad(p, u);
+          if (u.kind == T_PERCENT && depth == 1 && is_punct(peek(p, 1), p, ':')) {
+            sc_value *v = parse_block_arg(p);
+            SC_PUSH(p->a, pending_args, v);
+            continue;
+          }
+          if (u.kind == T_PERCENT && depth == 1 && is_punct(peek(p, 1), p, '=')) { /* %iterArg = %init */
+            next(p);
+            next(p);
+            sc_value *v = new_value(p, tspan(p, u), u.off);
+            SC_PUSH(p->a, pending_args, v);
+            continue;
+          }
+          if (u.kind == T_PERCENT) {
+            next(p);
+            sc_span nm = tspan(p, u);
+            SC_PUSH(p->a, operand_names, nm);
+            SC_PUSH(p->a, operands, lookup_value(p, nm));
+            continue;
+          }
+          if (u.kind == T_PUNCT) {
+            char d = p->buf[u.off];
+            if (d == '{' || d == '[' || d == '<') {
+              skip_group(p);
+              continue;
+            }
+            if (d == '(') {
+              if (depth == 32) {
+                skip_group(p);
+                continue;
+              }
+              next(p);
+              stack[depth++] = (bracket){'(', u.off};
+              continue;
+            }
+            if (d == ')') {
+              next(p);
+              depth--;
+              continue;
+            }
+            if (d == ']' || d == '}' || d == '>') {
+              sc_pos ps = pos_of(p, stack[depth - 1].off);
+              fail_at(p, u.off, "expected ')' to close '(' opened at line %u, column %u, found '%c'", ps.line, ps.col, d);
+              return NULL;
+            }
+          }
+          if (u.kind == T_WORD && tok_is_word(u, p, "loc") && is_punct(peek(p, 1), p, '(')) {
+            parse_loc(p);
+            continue;
+          }
+          next(p);
+        }
+        /* '(...) -> ...' outside func signatures (e.g. custom-syntax function types) */
+        continue;
+      }
+      if (c == '<' || c == '[') {
+        uint32_t e = skip_group(p);
+        sc_span name_span = {0};
+        if (c == '<' && sdy_sharded) name_span = sc_span_of("sharding", 8);
+        sc_attr a = {name_span, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
+        SC_PUSH(p->a, attrs, a);
+        continue;
+      }
+      next(p);
+      continue;
+    }
+    default:
+      skip_unit(p);
+      continue;
+    }
+  }
+  if (failed(p)) return NULL;
+  /* The op ends at its last consumed token (not at trailing white space or comments). */
+  uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
+  op->end = end;
+  op->text = sc_span_of(p->buf + first.off, end - first.off);
+  op->attrs.v = attrs.v;
+  op->attrs.n = (uint32_t)attrs.n;
+  op->operands = operands.v;
+  op->operand_names = operand_names.v;
+  op->noperands = (uint32_t)operands.n;
+  op->regions = regions.v;
+  op->nregions = (uint32_t)regions.n;
+  if (!op->nresult_types && op->nresults == 0 && func_like) op->nresult_types = 0;
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
+    else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
+  }
+  /* Generic form keeps symbols in properties: sym_name = "main", callee = @f. */
+  if (!op->sym_name.n) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_name");
+    if (a && a->value.n >= 2 && a->value.p[0] == '"') op->sym_name = sc_span_of(a->value.p + 1, a->value.n - 2);
+  }
+  if (!op->callee.n && call_like) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "callee");
+    if (a && a->value.n >= 2 && a->value.p[0] == '@') op->callee = sc_span_of(a->value.p + 1, a->value.n - 1);
+  }
+  if (!op->visibility.n && func_like) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_visibility");
+    if (a && a->value.n >= 2) op->visibility = sc_span_of(a->value.p + 1, a->value.n - 2);
+  }
+  if (op->generic) map_generic_properties(p, op, func_like);
+  if (failed(p)) return NULL;
+  return op;
+}
+
+/* Ops of one block until '}' (not consumed), a new block label, or EOF at top level. */
+static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
+  SC_VEC(sc_op *) ops = {0};
+  for (;;) {
+    if (failed(p)) return;
+    tok t = peek(p, 0);
+    if (t.kind == T_EOF || is_punct(t, p, '}') || t.kind == T_CARET) break;
+    if (p->depth == 0 && (begins_toplevel_item(p, 0))) break;
+    check_bad(p, t);
+    if (failed(p)) return;
+    if (!begins_op(p, 0)) {
+      fail_at(p, t.off, "expected an operation, found '%.*s'", (int)(t.len > 40 ? 40 : t.len), p->buf + t.off);
+      return;
+    }
+    sc_op *op = parse_op(p, b, parent_op);
+    if (!op) return;
+    SC_PUSH(p->a, ops, op);
+    for (uint32_t i = 0; i < op->nresults; i++)
+      if (i == 0 || op->results[i]->name.p != op->results[i - 1]->name.p) define_value(p, op->results[i]);
+  }
+  b->ops = ops.v;
+  b->nops = (uint32_t)ops.n;
+}
+
+static sc_region *parse_region(P *p, sc_op *parent, value_vec *entry_args) {
+  tok open = next(p); /* '{' */
+  if (p->depth + 1 > p->in->max_depth) {
+    fail_at(p, open.off, "nesting deeper than %u levels", p->in->max_depth);
+    p->err->limit = true;
+    return NULL;
+  }
+  p->depth++;
+  size_t mark = p->undo.n;
+  sc_region *r = sc_arena_alloc(p->a, sizeof *r);
+  r->parent = parent;
+  SC_VEC(sc_block *) blocks = {0};
+  bool first = true;
+  for (;;) {
+    if (failed(p)) break;
+    tok t = peek(p, 0);
+    if (is_punct(t, p, '}')) {
+      next(p);
+      break;
+    }
+    if (t.kind == T_EOF) {
+      sc_pos ps = pos_of(p, open.off);
+      fail_at(p, t.off, "unexpected end of input: region '{' opened at line %u, column %u is not closed", ps.line,
+              ps.col);
+      break;
+    }
+    sc_block *b = sc_arena_alloc(p->a, sizeof *b);
+    b->parent = r;
+    value_vec args = {0};
+    if (t.kind == T_CARET) {
+      next(p);
+      b->label = tspan(p, t);
+      if (is_punct(peek(p, 0), p, '(')) {
+        tok po = next(p);
+        while (!failed(p) && !is_punct(peek(p, 0), p, ')')) {
+          tok u = peek(p, 0);
+          if (u.kind != T_PERCENT || !is_punct(peek(p, 1), p, ':')) {
+            check_bad(p, u);
+            sc_pos ps = pos_of(p, po.off);
+            fail_at(p, u.off, "expected a block argument '%%name: type' in the list opened at line %u, column %u", ps.line,
+                    ps.col);
+            break;
+          }
+          sc_value *v = parse_block_arg(p);
+          SC_PUSH(p->a, args, v);
+          if (is_punct(peek(p, 0), p, ',')) next(p);
+        }
+        if (!failed(p)) next(p);
+      }
+      tok colon = next(p);
+      if (!failed(p) && !is_punct(colon, p, ':')) {
+        check_bad(p, colon);
+        fail_at(p, colon.off, "expected ':' after the block label");
+      }
+    } else if (first && entry_args) {
+      for (size_t i = 0; i < entry_args->n; i++) SC_PUSH(p->a, args, entry_args->v[i]);
+    }
+    for (size_t i = 0; i < args.n; i++) {
+      args.v[i]->block = b;
+      args.v[i]->index = (uint32_t)i;
+      define_value(p, args.v[i]);
+    }
+    b->args = args.v;
+    b->nargs = (uint32_t)args.n;
+    parse_block_ops(p, b, parent);
+    SC_PUSH(p->a, blocks, b);
+    first = false;
+  }
+  scope_pop(p, mark);
+  p->depth--;
+  r->blocks = blocks.v;
+  r->nblocks = (uint32_t)blocks.n;
+  return failed(p) ? NULL : r;
+}
+
+sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
+  P p = {0};
+  p.in = in;
+  p.a = in->arena;
+  p.buf = in->buf;
+  p.begin = in->begin;
+  p.end = in->end;
+  p.lex_off = in->begin;
+  p.err = err;
+  memset(err, 0, sizeof *err);
+
+  sc_module *m = sc_arena_alloc(p.a, sizeof *m);
+  m->format = SC_FMT_STABLEHLO;
+  m->buf = in->buf;
+  m->len = in->len;
+  m->base_offset = in->begin;
+  m->end_offset = in->end;
+  p.m = m;
+
+  /* The implicit top-level module holds every top-level op; an explicit lone `module` replaces it. */
+  sc_op *root = sc_arena_alloc(p.a, sizeof *root);
+  root->name = sc_span_of("builtin.module", 14);
+  root->pos = pos_of(&p, in->begin);
+  SC_PUSH(p.a, p.ops, root);
+  sc_region *rr = sc_arena_alloc(p.a, sizeof *rr);
+  sc_block *rb = sc_arena_alloc(p.a, sizeof *rb);
+  rr->parent = root;
+  rb->parent = rr;
+  SC_VEC(sc_op *) top = {0};
+  p.depth = 0;
+  for (;;) {
+    if (failed(&p)) break;
+    tok t = peek(&p, 0);
+    if (t.kind == T_EOF) break;
+    check_bad(&p, t);
+    if (failed(&p)) break;
+    if (t.kind == T_RESOURCES) {
+      next(&p);
+      continue;
+    }
+    if ((t.kind == T_HASH || t.kind == T_BANG) && is_punct(peek(&p, 1), &p, '=')) {
+      next(&p);
+      next(&p);
+      tok v = peek(&p, 0);
+      uint32_t e = v.off;
+      /* The value runs to the next top-level item. */
+      while (!failed(&p)) {
+        tok u = peek(&p, 0);
+        if (u.kind == T_EOF || (u.bol && u.off != v.off && (begins_op(&p, 0) || begins_toplevel_item(&p, 0)))) break;
+        if (is_punct(u, &p, ')') || is_punct(u, &p, ']') || is_punct(u, &p, '}') || is_punct(u, &p, '>')) {
+          fail_at(&p, u.off, "unexpected '%c' in the definition of '%.*s'", p.buf[u.off], (int)t.len, p.buf + t.off);
+          break;
+        }
+        e = skip_unit(&p);
+      }
+      sc_alias al = {tspan(&p, t), sc_span_of(p.buf + v.off, e > v.off ? e - v.off : 0)};
+      SC_PUSH(p.a, p.aliases, al);
+      continue;
+    }
+    if (is_punct(t, &p, '}')) {
+      fail_at(&p, t.off, "unexpected '}' with no open region");
+      break;
+    }
+    if (!begins_op(&p, 0)) {
+      fail_at(&p, t.off, "expected an operation or a definition at top level, found '%.*s'",
+              (int)(t.len > 40 ? 40 : t.len), p.buf + t.off);
+      break;
+    }
+    /* Parse top-level ops one at a time so `#alias =` lines between them are handled here. */
+    sc_op *op = parse_op(&p, rb, root);
+    if (!op) break;
+    SC_PUSH(p.a, top, op);
+  }
+  if (failed(&p)) return NULL;
+  if (top.n == 0) {
+    fail_at(&p, in->end, "empty input: no module or operation found");
+    return NULL;
+  }
+  rb->ops = top.v;
+  rb->nops = (uint32_t)top.n;
+  if (top.n == 1 && sc_span_eq(top.v[0]->name, "builtin.module")) {
+    /* Drop the implicit root: the explicit module is the root. Renumber ids and re-parent. */
+    sc_op *mod = top.v[0];
+    mod->parent_block = NULL;
+    mod->parent_op = NULL;
+    memmove(p.ops.v, p.ops.v + 1, (p.ops.n - 1) * sizeof *p.ops.v);
+    p.ops.n--;
+    for (size_t i = 0; i < p.ops.n; i++) p.ops.v[i]->id = (uint32_t)i;
+    m->module = mod;
+  } else {
+    rr->blocks = sc_arena_alloc(p.a, sizeof *rr->blocks);
+    rr->blocks[0] = rb;
+    rr->nblocks = 1;
+    root->regions = sc_arena_alloc(p.a, sizeof *root->regions);
+    root->regions[0] = rr;
+    root->nregions = 1;
+    root->end = in->end;
+    root->text = sc_span_of(in->buf + in->begin, in->end - in->begin);
+    m->module = root;
+    for (size_t i = 1; i < p.ops.n; i++) p.ops.v[i]->depth++; /* ops inside the implicit module */
+  }
+  m->ops = p.ops.v;
+  m->nops = (uint32_t)p.ops.n;
+  m->funcs = p.funcs.v;
+  m->nfuncs = (uint32_t)p.funcs.n;
+  m->aliases = p.aliases.v;
+  m->naliases = (uint32_t)p.aliases.n;
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    sc_op *f = m->funcs[i];
+    if (sc_span_eq(f->sym_name, "main") && !sc_span_eq(f->visibility, "private")) m->entry = f;
+  }
+  if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
+  sc_module_index_aliases(p.a, m);
+  for (uint32_t i = 0; i < m->nops; i++) {
+    sc_op *op = m->ops[i];
+    if (op->loc.n) op->src = sc_resolve_loc(m, op->loc);
+  }
+  return m;
+}

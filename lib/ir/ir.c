@@ -1,0 +1,432 @@
+/* ir.c — IR helpers shared by the front ends and the rules: spans, line map, accessors, walks,
+ * tensor types and debug-location resolution. */
+#include "ir/ir.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool sc_span_eq(sc_span s, const char *lit) {
+  size_t n = strlen(lit);
+  return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+bool sc_span_starts(sc_span s, const char *lit) {
+  size_t n = strlen(lit);
+  return s.n >= n && memcmp(s.p, lit, n) == 0;
+}
+
+sc_span sc_span_trim(sc_span s) {
+  while (s.n && isspace((unsigned char)s.p[0])) s.p++, s.n--;
+  while (s.n && isspace((unsigned char)s.p[s.n - 1])) s.n--;
+  return s;
+}
+
+char *sc_span_dup(sc_arena *a, sc_span s) { return sc_arena_strndup(a, s.p ? s.p : "", s.n); }
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+char *sc_span_unquote(sc_arena *a, sc_span s) {
+  if (s.n < 2 || s.p[0] != '"' || s.p[s.n - 1] != '"') return sc_span_dup(a, s);
+  char *out = sc_arena_alloc(a, s.n);
+  size_t o = 0;
+  for (uint32_t i = 1; i + 1 < s.n; i++) {
+    char c = s.p[i];
+    if (c == '\\' && i + 2 < s.n) {
+      char d = s.p[i + 1];
+      if (d == 'n') c = '\n', i++;
+      else if (d == 't') c = '\t', i++;
+      else if (d == '"' || d == '\\') c = d, i++;
+      else if (i + 3 < s.n && hexval(d) >= 0 && hexval(s.p[i + 2]) >= 0) {
+        c = (char)(hexval(d) * 16 + hexval(s.p[i + 2]));
+        i += 2;
+      }
+    }
+    out[o++] = c;
+  }
+  out[o] = '\0';
+  return out;
+}
+
+const sc_attr *sc_attrs_find(const sc_attrs *attrs, const char *name) {
+  for (uint32_t i = 0; i < attrs->n; i++)
+    if (sc_span_eq(attrs->v[i].name, name)) return &attrs->v[i];
+  return NULL;
+}
+
+sc_linemap sc_linemap_build(sc_arena *a, const char *buf, size_t len) {
+  size_t n = 1;
+  for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) n++;
+  uint32_t *starts = sc_arena_calloc(a, n, sizeof *starts);
+  size_t i = 0;
+  starts[i++] = 0;
+  for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+    starts[i++] = (uint32_t)(p - buf + 1);
+  sc_linemap m = {starts, (uint32_t)n};
+  return m;
+}
+
+sc_pos sc_linemap_pos(const sc_linemap *m, uint32_t offset) {
+  uint32_t lo = 0, hi = m->nlines;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (m->starts[mid] <= offset) lo = mid;
+    else hi = mid;
+  }
+  sc_pos p = {offset, lo + 1, offset - m->starts[lo] + 1};
+  return p;
+}
+
+const sc_attr *sc_op_attr(const sc_op *op, const char *name) { return sc_attrs_find(&op->attrs, name); }
+
+bool sc_op_is(const sc_op *op, const char *name) { return sc_span_eq(op->name, name); }
+
+sc_span sc_op_custom_call_target(const sc_op *op) {
+  sc_span none = {0};
+  const sc_attr *a;
+  if (sc_op_is(op, "stablehlo.custom_call") || sc_op_is(op, "mhlo.custom_call")) {
+    if (op->callee.n) return op->callee;
+    a = sc_op_attr(op, "call_target_name");
+  } else if (sc_op_is(op, "custom-call")) {
+    a = sc_op_attr(op, "custom_call_target");
+  } else {
+    return none;
+  }
+  if (!a) return none;
+  sc_span v = sc_span_trim(a->value);
+  if (v.n >= 2 && v.p[0] == '"' && v.p[v.n - 1] == '"') v.p++, v.n -= 2;
+  else if (v.n && v.p[0] == '@') v.p++, v.n--;
+  return v;
+}
+
+sc_op *sc_module_func(const sc_module *m, sc_span name) {
+  for (uint32_t i = 0; i < m->nfuncs; i++)
+    if (m->funcs[i]->sym_name.n == name.n && memcmp(m->funcs[i]->sym_name.p, name.p, name.n) == 0)
+      return m->funcs[i];
+  return NULL;
+}
+
+void sc_op_walk(sc_op *root, sc_op_visit_fn fn, void *user) {
+  /* Iterative preorder with an explicit stack so hostile nesting cannot overflow the C stack. */
+  typedef struct {
+    sc_op *op;
+    uint32_t region, block, index;
+  } frame;
+  if (!root || !fn(root, user)) return;
+  size_t cap = 64, n = 0;
+  frame *stack = malloc(cap * sizeof *stack);
+  if (!stack) return;
+  stack[n++] = (frame){root, 0, 0, 0};
+  while (n) {
+    frame *f = &stack[n - 1];
+    sc_op *op = f->op;
+    if (f->region >= op->nregions) {
+      n--;
+      continue;
+    }
+    sc_region *r = op->regions[f->region];
+    if (f->block >= r->nblocks) {
+      f->region++, f->block = 0, f->index = 0;
+      continue;
+    }
+    sc_block *b = r->blocks[f->block];
+    if (f->index >= b->nops) {
+      f->block++, f->index = 0;
+      continue;
+    }
+    sc_op *child = b->ops[f->index++];
+    if (fn(child, user) && child->nregions) {
+      if (n == cap) {
+        frame *grown = realloc(stack, 2 * cap * sizeof *stack);
+        if (!grown) break;
+        stack = grown, cap *= 2;
+      }
+      stack[n++] = (frame){child, 0, 0, 0};
+    }
+  }
+  free(stack);
+}
+
+/* "tensor<8x?x16xf32>", "tensor<f32>", "tensor<*xf32>", "tensor<2x4xf32, #enc>", HLO "f32[8,16]{1,0}". */
+bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out) {
+  sc_span t = sc_span_trim(type);
+  memset(out, 0, sizeof *out);
+  if (sc_span_starts(t, "tensor<")) {
+    const char *p = t.p + 7, *end = t.p + t.n;
+    if (end <= p || end[-1] != '>') return false;
+    end--;
+    if (p < end && *p == '*') {
+      out->rank = -1;
+      out->element = sc_span_of(p + 2 <= end ? p + 2 : end, (uint32_t)(end - (p + 2 <= end ? p + 2 : end)));
+      return true;
+    }
+    int64_t dims[64];
+    int32_t rank = 0;
+    for (;;) {
+      const char *q = p;
+      int64_t d;
+      if (q < end && *q == '?') d = -1, q++;
+      else if (q < end && isdigit((unsigned char)*q)) {
+        d = 0;
+        while (q < end && isdigit((unsigned char)*q)) {
+          if (d < INT64_MAX / 10) d = d * 10 + (*q - '0');
+          q++;
+        }
+      } else break;
+      if (q >= end || *q != 'x') break; /* not a dimension: it is the element type (e.g. "i32") */
+      if (rank == 64) return false;
+      dims[rank++] = d;
+      p = q + 1;
+    }
+    const char *el = p, *el_end = p;
+    int depth = 0;
+    while (el_end < end && !(depth == 0 && *el_end == ',')) {
+      if (*el_end == '<') depth++;
+      else if (*el_end == '>') depth--;
+      el_end++;
+    }
+    out->rank = rank;
+    out->dims = sc_arena_calloc(a, rank ? (size_t)rank : 1, sizeof *out->dims);
+    memcpy(out->dims, dims, (size_t)rank * sizeof *dims);
+    out->element = sc_span_trim(sc_span_of(el, (uint32_t)(el_end - el)));
+    return true;
+  }
+  /* HLO shape: elem[d0,d1]{layout} */
+  const char *lb = memchr(t.p, '[', t.n);
+  if (!lb || lb == t.p) return false;
+  for (const char *q = t.p; q < lb; q++)
+    if (!isalnum((unsigned char)*q)) return false;
+  const char *p = lb + 1, *end = t.p + t.n;
+  int64_t dims[64];
+  int32_t rank = 0;
+  while (p < end && *p != ']') {
+    while (p < end && (*p == ' ' || *p == '<' || *p == '=')) p++;
+    int64_t d = 0;
+    if (p < end && *p == '?') d = -1, p++;
+    else {
+      if (p >= end || !isdigit((unsigned char)*p)) return false;
+      while (p < end && isdigit((unsigned char)*p)) {
+        if (d < INT64_MAX / 10) d = d * 10 + (*p - '0');
+        p++;
+      }
+    }
+    if (rank == 64) return false;
+    dims[rank++] = d;
+    while (p < end && *p == ' ') p++;
+    if (p < end && *p == ',') p++;
+  }
+  if (p >= end) return false;
+  out->rank = rank;
+  out->dims = sc_arena_calloc(a, rank ? (size_t)rank : 1, sizeof *out->dims);
+  memcpy(out->dims, dims, (size_t)rank * sizeof *dims);
+  out->element = sc_span_of(t.p, (uint32_t)(lb - t.p));
+  return true;
+}
+
+sc_format sc_detect_format(const char *buf, size_t len) {
+  const char *p = buf, *end = buf + len;
+  for (;;) {
+    while (p < end && isspace((unsigned char)*p)) p++;
+    if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      if (!nl) return SC_FMT_STABLEHLO;
+      p = nl + 1;
+      continue;
+    }
+    break;
+  }
+  if (end - p >= 9 && memcmp(p, "HloModule", 9) == 0) return SC_FMT_HLO;
+  return SC_FMT_STABLEHLO;
+}
+
+/* ---- debug locations ---- */
+
+static uint32_t hash_name(const char *p, uint32_t n) {
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+  return h;
+}
+
+void sc_module_index_aliases(sc_arena *a, sc_module *m) {
+  uint32_t n = 16;
+  while (n < m->naliases * 2 + 1) n *= 2;
+  m->alias_slots = sc_arena_calloc(a, n, sizeof *m->alias_slots);
+  m->nalias_slots = n;
+  m->alias_src = sc_arena_calloc(a, m->naliases ? m->naliases : 1, sizeof *m->alias_src);
+  m->alias_state = sc_arena_calloc(a, m->naliases ? m->naliases : 1, 1);
+  for (uint32_t i = 0; i < m->naliases; i++) {
+    uint32_t h = hash_name(m->aliases[i].name.p, m->aliases[i].name.n) & (n - 1);
+    while (m->alias_slots[h]) h = (h + 1) & (n - 1);
+    m->alias_slots[h] = i + 1; /* a later duplicate definition is shadowed by the first */
+  }
+}
+
+/* Index of the alias named `name`, or -1. */
+static long alias_find(const sc_module *m, sc_span name) {
+  if (m->nalias_slots) {
+    uint32_t h = hash_name(name.p, name.n) & (m->nalias_slots - 1);
+    for (uint32_t k; (k = m->alias_slots[h]) != 0; h = (h + 1) & (m->nalias_slots - 1)) {
+      const sc_alias *al = &m->aliases[k - 1];
+      if (al->name.n == name.n && memcmp(al->name.p, name.p, name.n) == 0) return (long)k - 1;
+    }
+    return -1;
+  }
+  for (uint32_t i = 0; i < m->naliases; i++)
+    if (m->aliases[i].name.n == name.n && memcmp(m->aliases[i].name.p, name.p, name.n) == 0) return i;
+  return -1;
+}
+
+static const char *skip_ws(const char *p, const char *end) {
+  while (p < end && isspace((unsigned char)*p)) p++;
+  return p;
+}
+
+const char *sc_skip_string(const char *p, const char *end) {
+  for (p++; p < end; p++) {
+    if (*p == '\\') p++;
+    else if (*p == '"') return p + 1;
+  }
+  return end;
+}
+
+/* Matching close paren for the '(' at p, skipping strings; end if none. */
+static const char *match_paren(const char *p, const char *end) {
+  int depth = 0;
+  while (p < end) {
+    if (*p == '"') {
+      p = sc_skip_string(p, end);
+      continue;
+    }
+    if (*p == '(') depth++;
+    else if (*p == ')' && --depth == 0) return p;
+    p++;
+  }
+  return end;
+}
+
+static uint32_t parse_u32(const char **pp, const char *end) {
+  const char *p = *pp;
+  uint32_t v = 0;
+  while (p < end && isdigit((unsigned char)*p)) {
+    if (v < 100000000u) v = v * 10 + (uint32_t)(*p - '0');
+    p++;
+  }
+  *pp = p;
+  return v;
+}
+
+/* Resolves the body of a location (without "loc(" ")"): `#alias`, "file":l:c, callsite(a at b),
+ * "name"(inner), fused[...]. Depth-bounded against alias cycles. */
+static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end, int budget) {
+  sc_srcloc none = {0};
+  p = skip_ws(p, end);
+  if (budget <= 0 || p >= end) return none;
+  if (*p == '#') {
+    const char *q = p + 1;
+    while (q < end && (isalnum((unsigned char)*q) || *q == '_' || *q == '.' || *q == '$' || *q == '-')) q++;
+    long k = alias_find(m, sc_span_of(p, (uint32_t)(q - p)));
+    if (k < 0) return none;
+    /* Memoized: each alias is resolved once per module (the state arrays are the module's). */
+    if (m->alias_state && m->alias_state[k] == 2) return m->alias_src[k];
+    if (m->alias_state && m->alias_state[k] == 1) return none; /* a cycle */
+    if (m->alias_state) m->alias_state[k] = 1;
+    sc_span v = m->aliases[k].value;
+    sc_srcloc r = none;
+    const char *vp = skip_ws(v.p, v.p + v.n), *ve = v.p + v.n;
+    if (ve - vp >= 4 && memcmp(vp, "loc(", 4) == 0) {
+      const char *close = match_paren(vp + 3, ve);
+      r = resolve_body(m, vp + 4, close, budget - 1);
+    }
+    if (m->alias_state) {
+      m->alias_state[k] = 2;
+      m->alias_src[k] = r;
+    }
+    return r;
+  }
+  if (end - p >= 9 && memcmp(p, "callsite(", 9) == 0) {
+    /* callsite(callee at caller): the callee is the innermost frame, the user's line. */
+    const char *close = match_paren(p + 8, end);
+    const char *q = p + 9;
+    int depth = 0;
+    const char *at = NULL;
+    while (q + 4 <= close) {
+      if (*q == '"') {
+        q = sc_skip_string(q, close);
+        continue;
+      }
+      if (*q == '(') depth++;
+      else if (*q == ')') depth--;
+      else if (depth == 0 && q[0] == ' ' && q[1] == 'a' && q[2] == 't' && q[3] == ' ') {
+        at = q;
+        break;
+      }
+      q++;
+    }
+    sc_srcloc r = resolve_body(m, p + 9, at ? at : close, budget - 1);
+    if (!r.known && at) r = resolve_body(m, at + 4, close, budget - 1);
+    return r;
+  }
+  if (end - p >= 5 && memcmp(p, "fused", 5) == 0) {
+    const char *q = memchr(p, '[', (size_t)(end - p));
+    if (!q) return none;
+    q++;
+    /* First element that resolves wins. */
+    while (q < end) {
+      q = skip_ws(q, end);
+      const char *e = q;
+      int depth = 0;
+      while (e < end) {
+        if (*e == '"') {
+          e = sc_skip_string(e, end);
+          continue;
+        }
+        if (*e == '(' || *e == '[' || *e == '<') depth++;
+        else if (*e == ')' || *e == ']' || *e == '>') {
+          if (depth == 0) break;
+          depth--;
+        } else if (*e == ',' && depth == 0) break;
+        e++;
+      }
+      sc_srcloc r = resolve_body(m, q, e, budget - 1);
+      if (r.known) return r;
+      if (e >= end || *e == ']') break;
+      q = e + 1;
+    }
+    return none;
+  }
+  if (*p == '"') {
+    const char *q = sc_skip_string(p, end);
+    sc_span name = sc_span_of(p + 1, (uint32_t)(q - p - 2 > 0 ? q - p - 2 : 0));
+    q = skip_ws(q, end);
+    if (q < end && *q == ':') {
+      sc_srcloc r = {true, name, 0, 0};
+      q++;
+      r.line = parse_u32(&q, end);
+      if (q < end && *q == ':') {
+        q++;
+        r.col = parse_u32(&q, end);
+      }
+      return r;
+    }
+    if (q < end && *q == '(') { /* named location "name"(inner) */
+      const char *close = match_paren(q, end);
+      return resolve_body(m, q + 1, close, budget - 1);
+    }
+    return none;
+  }
+  return none;
+}
+
+sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc) {
+  sc_srcloc none = {0};
+  sc_span t = sc_span_trim(loc);
+  if (t.n < 5 || memcmp(t.p, "loc(", 4) != 0) return none;
+  const char *end = t.p + t.n;
+  const char *close = match_paren(t.p + 3, end);
+  return resolve_body(m, t.p + 4, close, 64);
+}

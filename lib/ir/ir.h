@@ -1,0 +1,235 @@
+/* ir.h — the small IR both front ends produce and every rule reads.
+ *
+ * A module is a tree: ops own regions, regions own blocks, blocks own ops and block arguments.
+ * Strings are spans into the caller's input buffer (never copied), so the input must outlive the IR.
+ * Everything else lives in the request's arena. The IR is read-only once built; any thread may read
+ * it, one at a time per arena.
+ *
+ * Both formats map onto the same shapes:
+ *   StableHLO/MLIR: builtin.module -> func.func ops -> ops; attributes from `<{...}>`, `{...}`,
+ *                   `attributes {...}` and custom-syntax `name=value` pairs.
+ *   XLA HLO:        the HloModule is a "builtin.module" op; each computation is a "func.func" op with
+ *                   its parameters as entry block arguments; each instruction is an op named by its
+ *                   opcode ("custom-call"), its `key=value` attributes as sc_attr. */
+#ifndef SC_IR_H
+#define SC_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "shardcheck.h"
+
+typedef struct {
+  const char *p;
+  uint32_t n;
+} sc_span;
+
+#define SC_SPAN_FMT "%.*s"
+#define SC_SPAN_ARG(s) (int)(s).n, (s).p
+
+static inline sc_span sc_span_of(const char *p, uint32_t n) {
+  sc_span s = {p, n};
+  return s;
+}
+bool sc_span_eq(sc_span s, const char *lit);      /* exact, NUL-terminated literal */
+bool sc_span_starts(sc_span s, const char *lit);  /* prefix */
+sc_span sc_span_trim(sc_span s);                  /* strip ASCII white space */
+char *sc_span_dup(sc_arena *a, sc_span s);        /* NUL-terminated copy */
+/* Unquotes an MLIR string literal ("a\22b" -> a"b); if `s` is not quoted, returns a copy. */
+char *sc_span_unquote(sc_arena *a, sc_span s);
+/* At the opening '"' of a string literal: the position just past its closing quote (backslash escapes
+ * skipped), or `end` if it is not closed. */
+const char *sc_skip_string(const char *p, const char *end);
+
+typedef struct sc_op sc_op;
+typedef struct sc_block sc_block;
+typedef struct sc_region sc_region;
+
+/* An attribute: `name = value` with both as raw text. Value text is exactly as written
+ * (e.g. `"{devices=[2,1]<=[2]}"` with its quotes, `#sdy.sharding<@mesh, [{"x"}]>`, `1 : i32`). */
+typedef struct {
+  sc_span name;
+  sc_span value;
+  uint32_t offset; /* byte offset of the name; for machine edits */
+  uint32_t end;    /* byte offset one past the value */
+} sc_attr;
+
+typedef struct {
+  sc_attr *v;
+  uint32_t n;
+} sc_attrs;
+
+const sc_attr *sc_attrs_find(const sc_attrs *attrs, const char *name);
+
+/* A location: where in the module (always) and, from debug info, where in the user's source. */
+typedef struct {
+  uint32_t offset; /* byte offset */
+  uint32_t line, col;
+} sc_pos;
+
+typedef struct {
+  bool known;
+  sc_span file; /* without quotes */
+  uint32_t line, col;
+} sc_srcloc;
+
+typedef struct sc_value {
+  sc_span name;       /* "%0", "%arg0", "%0#1"; HLO: "param.1" */
+  sc_span type;       /* raw type text ("tensor<8x16xf32>", "f32[8,16]{1,0}") or empty if unknown */
+  sc_op *def;         /* defining op for results, else NULL */
+  uint32_t index;     /* result index or block argument index */
+  sc_block *block;    /* owning block for block arguments, else NULL */
+  sc_attrs attrs;     /* argument attributes (func args) */
+  sc_pos pos;
+  sc_span loc;        /* raw `loc(...)` text if any */
+} sc_value;
+
+struct sc_block {
+  sc_span label;      /* "^bb0" or empty for an entry block without a label */
+  sc_value **args;
+  uint32_t nargs;
+  sc_op **ops;
+  uint32_t nops;
+  sc_region *parent;
+};
+
+struct sc_region {
+  sc_block **blocks;
+  uint32_t nblocks;
+  sc_op *parent;
+};
+
+struct sc_op {
+  uint32_t id;          /* preorder index in sc_module.ops */
+  sc_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
+  bool generic;         /* written in generic form ("op"(...)) */
+  sc_pos pos;           /* first token of the op (its result list, or its name) */
+  uint32_t end;         /* byte offset one past the op's last token */
+  sc_span text;         /* the whole op as written, including regions */
+  sc_span sym_name;     /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
+  sc_span callee;       /* for call ops: "f"; HLO: to_apply/calls target */
+  sc_span visibility;   /* func.func "public"/"private" or empty */
+
+  sc_value **results;
+  uint32_t nresults;
+  sc_value **operands;  /* NULL entries: names the parser could not resolve */
+  sc_span *operand_names;
+  uint32_t noperands;
+  sc_span *operand_types;  /* from a `: (..) -> ..` trailer, if any; count = noperands_types */
+  uint32_t noperand_types;
+  sc_span *result_types;
+  uint32_t nresult_types;
+
+  /* Properties `<{...}>`, the attr dict `{...}`, `attributes {...}`, custom-syntax `name=value` pairs,
+   * `@sym = value` (name "value"), and custom-syntax `<...>` / `[...]` groups without a name (empty
+   * name, in order; for sdy.sharding_constraint/sdy.reshard the `<...>` is named "sharding"). */
+  sc_attrs attrs;
+  sc_attrs *result_attrs;  /* func.func result attribute dicts (nresult_attrs entries) */
+  uint32_t nresult_attrs;
+  sc_span *func_result_types; /* func.func declared result types */
+
+  sc_region **regions;
+  uint32_t nregions;
+
+  sc_span loc;             /* raw `loc(...)` text of the op, if any */
+  sc_srcloc src;           /* resolved Python location, if debug info has one */
+
+  sc_block *parent_block;
+  sc_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
+  sc_op *func;             /* enclosing func.func / HLO computation, or NULL */
+  uint32_t depth;          /* region nesting depth; module = 0 */
+};
+
+/* A #alias = value definition (locations, attributes) and !alias = type. */
+typedef struct {
+  sc_span name;  /* "#loc12" including the sigil */
+  sc_span value;
+} sc_alias;
+
+typedef struct {
+  sc_format format;
+  const char *buf; /* the whole input (not just this chunk) */
+  size_t len;
+  uint32_t base_offset;   /* this module's start within buf (split-input-file) */
+  uint32_t end_offset;
+  sc_op *module;          /* root "builtin.module" op (implicit if the text had none) */
+  sc_op **ops;            /* every op in preorder, module included */
+  uint32_t nops;
+  sc_op **funcs;          /* func.func ops / HLO computations */
+  uint32_t nfuncs;
+  sc_alias *aliases;
+  uint32_t naliases;
+  /* Alias lookup index (open addressing over alias indices + 1) and memoized resolved locations;
+   * built by sc_module_index_aliases(), used by sc_resolve_loc(). */
+  uint32_t *alias_slots;
+  uint32_t nalias_slots;
+  sc_srcloc *alias_src;
+  uint8_t *alias_state; /* 0 unresolved, 1 resolving (cycle guard), 2 resolved */
+  /* HLO: the ENTRY computation; MLIR: the public func named "main" if any. */
+  sc_op *entry;
+} sc_module;
+
+/* Line map over the whole input buffer: offset -> 1-based line/column. */
+typedef struct {
+  const uint32_t *starts; /* byte offset of each line start */
+  uint32_t nlines;
+} sc_linemap;
+
+sc_linemap sc_linemap_build(sc_arena *a, const char *buf, size_t len);
+sc_pos sc_linemap_pos(const sc_linemap *m, uint32_t offset);
+
+/* A syntax error from a front end: the first one, precisely. */
+typedef struct {
+  bool failed;
+  bool cancelled;      /* stopped because *cancel became non-zero (not a syntax error) */
+  bool limit;          /* a max_depth / max_ops bound was hit (reported as input-limit, SC0002) */
+  uint32_t offset;
+  const char *message; /* arena */
+} sc_parse_error;
+
+/* Front ends. They parse buf[begin, end) (whole-file offsets are kept for locations) and never fail
+ * by crashing: on bad input they return NULL and fill *err. `max_depth`/`max_ops` bound the work. */
+typedef struct {
+  sc_arena *arena;
+  const char *buf;
+  size_t len;            /* whole buffer */
+  uint32_t begin, end;   /* this chunk */
+  const sc_linemap *lines;
+  uint32_t max_depth, max_ops;
+  const volatile int *cancel;
+} sc_parse_input;
+
+sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err);
+sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err);
+/* Sniffs the format: "HloModule" first word => HLO, else StableHLO/MLIR. */
+sc_format sc_detect_format(const char *buf, size_t len);
+
+/* Resolves op/arg `loc(...)` text through the alias table and callsite/name/fused locations to the
+ * innermost "file":line:col. */
+sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc);
+/* Builds the alias index; front ends call it once the alias table is complete. */
+void sc_module_index_aliases(sc_arena *a, sc_module *m);
+
+/* Convenience accessors. */
+const sc_attr *sc_op_attr(const sc_op *op, const char *name);
+bool sc_op_is(const sc_op *op, const char *name);
+/* stablehlo.custom_call / HLO custom-call: the call_target_name without quotes/'@', else empty. */
+sc_span sc_op_custom_call_target(const sc_op *op);
+/* The func.func op named `name` (no '@'), or NULL. */
+sc_op *sc_module_func(const sc_module *m, sc_span name);
+/* Walks ops in preorder starting at (and including) `root`; `fn` returns false to skip children. */
+typedef bool (*sc_op_visit_fn)(sc_op *op, void *user);
+void sc_op_walk(sc_op *root, sc_op_visit_fn fn, void *user);
+
+/* Parsed tensor type: "tensor<8x?x16xf32>" / HLO "f32[8,16]{1,0}". rank -1 = unranked/unknown;
+ * dims[i] == -1 for a dynamic dimension. Returns false if `type` is not a tensor type. */
+typedef struct {
+  int32_t rank;
+  int64_t *dims;
+  sc_span element;
+} sc_tensor_type;
+bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out);
+
+#endif

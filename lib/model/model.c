@@ -1,0 +1,1186 @@
+/* model.c — builds the normalized sharding model of a module (model.h): meshes (sdy.mesh ops, the
+ * round-trip `xla.sdy.meshes` attribute, the request's target mesh, `mhlo.num_partitions`), every
+ * sharding annotation parsed once (Shardy and GSPMD onto sc_sharding), sdy ops' custom syntax, and each
+ * op's manual context (Shardy manual computations, round-trip manual bodies, GSPMD manual regions),
+ * following calls into private functions. Bad annotations become model errors, never failures. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/sdy_lex.h"
+
+/* ---- small helpers ------------------------------------------------------------------------------ */
+
+static bool span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
+
+static uint32_t off_of(const sc_module *m, const char *p) { return (uint32_t)(p - m->buf); }
+
+/* Unquotes an MLIR/HLO string literal, keeping embedded NULs (proto bytes). Returns false if `s` is not
+ * a quoted string. */
+static bool unquote(sc_arena *a, sc_span s, sc_span *out) {
+  s = sc_span_trim(s);
+  if (s.n < 2 || s.p[0] != '"' || s.p[s.n - 1] != '"') return false;
+  char *buf = sc_arena_alloc(a, s.n);
+  uint32_t n = 0;
+  for (uint32_t i = 1; i + 1 < s.n; i++) {
+    char c = s.p[i];
+    if (c != '\\' || i + 2 >= s.n) {
+      buf[n++] = c;
+      continue;
+    }
+    char d = s.p[++i];
+    if (isxdigit((unsigned char)d) && i + 1 < s.n - 1 && isxdigit((unsigned char)s.p[i + 1])) {
+      char h[3] = {d, s.p[i + 1], 0};
+      buf[n++] = (char)strtol(h, NULL, 16);
+      i++;
+    } else if (d == 'n') buf[n++] = '\n';
+    else if (d == 't') buf[n++] = '\t';
+    else buf[n++] = d;
+  }
+  buf[n] = 0;
+  /* doubly escaped content (round-trip strings re-quoted once more): \" -> " */
+  if (n && buf[0] == '{' && memchr(buf, '\\', n)) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (buf[i] == '\\' && i + 1 < n && (buf[i + 1] == '"' || buf[i + 1] == '\\')) i++;
+      buf[k++] = buf[i];
+    }
+    n = k; /* only text attributes (never proto bytes) */
+    buf[n] = 0;
+  }
+  *out = sc_span_of(buf, n);
+  return true;
+}
+
+static int64_t leading_int(sc_span v, bool *ok) {
+  v = sc_span_trim(v);
+  uint32_t i = 0;
+  bool neg = false;
+  if (i < v.n && v.p[i] == '-') neg = true, i++;
+  if (i >= v.n || !isdigit((unsigned char)v.p[i])) {
+    *ok = false;
+    return 0;
+  }
+  int64_t x = 0;
+  while (i < v.n && isdigit((unsigned char)v.p[i]) && x < INT64_MAX / 10) x = x * 10 + (v.p[i++] - '0');
+  *ok = true;
+  return neg ? -x : x;
+}
+
+/* The value text of `key` inside an attribute dictionary text `{k = "v", k2 = ...}` (HLO `{k="v"}`). */
+static bool dict_lookup(sc_arena *a, sc_span dict, const char *key, sc_span *value, uint32_t base) {
+  sdy_lex lx;
+  sdy_lex_init(&lx, a, dict, base);
+  if (!sdy_eat(&lx, '{')) return false;
+  while (!sdy_at_end(&lx)) {
+    sdy_tok k = sdy_next(&lx);
+    if (k.kind == SDY_PUNCT && k.ch == '}') return false;
+    if (k.kind == SDY_PUNCT && k.ch == ',') continue;
+    bool match = (k.kind == SDY_IDENT || k.kind == SDY_STR) && sc_span_eq(k.text, key);
+    if (!sdy_eat(&lx, '=')) continue;
+    const char *vs = sdy_peek(&lx).at;
+    sdy_skip_value(&lx);
+    if (match) {
+      *value = sc_span_of(vs, (uint32_t)(lx.p - vs));
+      return true;
+    }
+  }
+  return false;
+}
+
+static const sc_attr *find_attr(const sc_attrs *attrs, const char *name) {
+  for (uint32_t i = 0; i < attrs->n; i++)
+    if (sc_span_eq(attrs->v[i].name, name)) return &attrs->v[i];
+  return NULL;
+}
+
+static bool is_func(const sc_op *op) {
+  return sc_span_eq(op->name, "func.func") || sc_span_eq(op->name, "func");
+}
+
+static bool is_sdy_collective(sc_span n) {
+  return sc_span_eq(n, "sdy.all_gather") || sc_span_eq(n, "sdy.all_slice") || sc_span_eq(n, "sdy.all_to_all") ||
+         sc_span_eq(n, "sdy.collective_permute") || sc_span_eq(n, "sdy.all_reduce") ||
+         sc_span_eq(n, "sdy.reduce_scatter") || sc_span_eq(n, "sdy.sharded_to_unreduced") ||
+         sc_span_eq(n, "sdy.replicated_to_unreduced");
+}
+
+typedef SC_VEC(sc_model_error) errvec;
+
+static void add_error(sc_arena *a, sc_model *model, errvec *errs, const sc_op *op, uint32_t offset, const char *msg) {
+  (void)model;
+  sc_model_error e = {op, offset, msg};
+  SC_PUSH(a, *errs, e);
+}
+
+typedef struct {
+  sc_arena *a;
+  sc_module *m;
+  sc_model *model;
+  errvec errs;
+  SC_VEC(sc_mesh) meshes;
+} builder;
+
+/* ---- annotations -------------------------------------------------------------------------------- */
+
+static void record_fail(builder *b, sc_annotation *an, const sc_op *op, uint32_t report_offset, const char *what,
+                        const char *msg) {
+  an->failed = true;
+  add_error(b->a, b->model, &b->errs, op, report_offset,
+            what ? sc_arena_printf(b->a, "%s - %s", what, msg) : msg);
+}
+
+/* sdy.sharding on an op: #sdy.sharding_per_value<[...]> */
+static void parse_sdy_op_attr(builder *b, sc_annotation *an, const sc_attr *at, const sc_op *op) {
+  an->present = true;
+  an->name = at->name;
+  an->text = at->value;
+  an->offset = off_of(b->m, at->value.p);
+  an->per_value = true;
+  sc_span v = sc_span_trim(at->value);
+  if (sc_span_starts(v, "#sdy.sharding<")) {
+    record_fail(b, an, op, op->pos.offset, NULL,
+                "op should have a sharding attribute of type TensorShardingPerValueAttr (write "
+                "#sdy.sharding_per_value<[<...>]> on ops; #sdy.sharding<...> is for function arguments and results)");
+    return;
+  }
+  const char *err = NULL;
+  if (sc_parse_sdy_sharding_per_value(b->a, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err) != 0)
+    record_fail(b, an, op, op->pos.offset, NULL, err);
+}
+
+/* sdy.sharding on a func argument/result: #sdy.sharding<...> */
+static void parse_sdy_value_attr(builder *b, sc_annotation *an, const sc_attr *at, const sc_op *func,
+                                 const char *what) {
+  an->present = true;
+  an->name = at->name;
+  an->text = at->value;
+  an->offset = off_of(b->m, at->value.p);
+  sc_span v = sc_span_trim(at->value);
+  if (sc_span_starts(v, "#sdy.sharding_per_value")) {
+    record_fail(b, an, func, func->pos.offset, what,
+                "should have a sharding attribute of type TensorShardingAttr (write #sdy.sharding<...> on function "
+                "arguments and results)");
+    return;
+  }
+  const char *err = NULL;
+  sc_sharding *s = sc_parse_sdy_sharding(b->a, v, off_of(b->m, v.p), &err);
+  if (!s) {
+    record_fail(b, an, func, func->pos.offset, what, err);
+    return;
+  }
+  an->values = sc_arena_alloc(b->a, sizeof *an->values);
+  an->values[0] = s;
+  an->nvalues = 1;
+}
+
+static void parse_gspmd_attr(builder *b, sc_annotation *an, const sc_attr *at, const sc_op *op, uint32_t report_off,
+                             const char *what) {
+  an->present = true;
+  an->name = at->name;
+  an->text = at->value;
+  an->offset = off_of(b->m, at->value.p);
+  sc_span v = sc_span_trim(at->value), text;
+  uint32_t off = off_of(b->m, v.p);
+  if (unquote(b->a, v, &text)) {
+    off += 1;
+    sc_span t = sc_span_trim(text);
+    if (t.n == 0 || t.p[0] != '{') {
+      const char *conv = sc_gspmd_proto_to_text(b->a, text.p, text.n);
+      if (!conv) {
+        record_fail(b, an, op, report_off, what,
+                    sc_arena_printf(b->a, "mhlo.sharding %.*s is neither HloSharding text nor a serialized OpSharding",
+                                    SC_SPAN_ARG(v)));
+        return;
+      }
+      text = sc_span_of(conv, (uint32_t)strlen(conv));
+    }
+  } else {
+    text = v;
+  }
+  const char *err = NULL;
+  sc_sharding *s = sc_parse_gspmd_sharding(b->a, text, off, &err);
+  if (!s) {
+    record_fail(b, an, op, report_off, what, sc_arena_printf(b->a, "invalid sharding %.*s: %s", SC_SPAN_ARG(v), err));
+    return;
+  }
+  an->values = sc_arena_alloc(b->a, sizeof *an->values);
+  an->values[0] = s;
+  an->nvalues = 1;
+}
+
+/* ---- sdy ops' custom syntax --------------------------------------------------------------------- */
+
+static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
+  if (op->generic || !op->text.n) return;
+  sdy_lex lx;
+  sdy_lex_init(&lx, b->a, op->text, off_of(b->m, op->text.p));
+  /* find the op name */
+  for (;;) {
+    sdy_tok t = sdy_next(&lx);
+    if (t.kind == SDY_EOF) return;
+    if (t.kind == SDY_IDENT && span_same(t.text, op->name)) break;
+  }
+  SC_VEC(sc_sdy_item) items = {0};
+  bool regions = op->nregions > 0;
+  for (;;) {
+    sdy_tok t = sdy_peek(&lx);
+    if (t.kind == SDY_EOF || t.kind == SDY_BAD) break;
+    if (t.kind == SDY_PUNCT && (t.ch == ':' || t.ch == '}' || t.ch == ')' || t.ch == ']' || t.ch == '>')) break;
+    if (t.kind == SDY_IDENT && sc_span_eq(t.text, "loc")) break;
+    if (t.kind == SDY_VALUE || t.kind == SDY_SYM || t.kind == SDY_STR || t.kind == SDY_INT) {
+      sdy_next(&lx);
+      continue;
+    }
+    if (t.kind == SDY_PUNCT && t.ch == '(') {
+      sdy_skip_value(&lx);
+      continue;
+    }
+    if (t.kind == SDY_PUNCT && t.ch == '{' && regions) break;
+    if (t.kind == SDY_IDENT) {
+      sdy_next(&lx);
+      sc_sdy_item it;
+      memset(&it, 0, sizeof it);
+      it.name = t.text;
+      if (sdy_eat(&lx, '=')) {
+        const char *vs = sdy_peek(&lx).at;
+        sdy_skip_value(&lx);
+        it.value = sc_span_of(vs, (uint32_t)(lx.p - vs));
+        it.offset = sdy_offset(&lx, vs);
+      } else {
+        it.offset = sdy_offset(&lx, t.at);
+      }
+      SC_PUSH(b->a, items, it);
+      continue;
+    }
+    if (t.kind == SDY_PUNCT && (t.ch == '<' || t.ch == '[' || t.ch == '{')) {
+      /* an attribute dict {name = ...} is not an unnamed group */
+      const char *vs = t.at;
+      sdy_skip_value(&lx);
+      sc_sdy_item it;
+      memset(&it, 0, sizeof it);
+      it.value = sc_span_of(vs, (uint32_t)(lx.p - vs));
+      it.offset = sdy_offset(&lx, vs);
+      SC_PUSH(b->a, items, it);
+      continue;
+    }
+    sdy_next(&lx);
+  }
+  info->items = items.v;
+  info->nitems = (uint32_t)items.n;
+}
+
+static const sc_sdy_item *item_named(const sc_op_info *info, const char *name) {
+  for (uint32_t i = 0; i < info->nitems; i++)
+    if (info->items[i].value.n && sc_span_eq(info->items[i].name, name)) return &info->items[i];
+  return NULL;
+}
+
+static const sc_sdy_item *first_group(const sc_op_info *info, char open) {
+  for (uint32_t i = 0; i < info->nitems; i++)
+    if (!info->items[i].name.n && info->items[i].value.n && info->items[i].value.p[0] == open) {
+      /* skip attribute dicts `{sdy.sharding = ...}` */
+      if (open == '{') {
+        sc_span v = info->items[i].value;
+        uint32_t j = 1;
+        while (j < v.n && isspace((unsigned char)v.p[j])) j++;
+        if (j < v.n && (isalpha((unsigned char)v.p[j]) || v.p[j] == '_')) continue;
+      }
+      return &info->items[i];
+    }
+  return NULL;
+}
+
+/* The value for an sdy op's piece of syntax: attribute (generic form / lead's parser) or scanned item. */
+static bool sdy_value(const sc_op *op, const sc_op_info *info, const char *name, sc_span *v, uint32_t *off,
+                      const sc_module *m) {
+  const sc_sdy_item *it = item_named(info, name);
+  if (it) {
+    *v = it->value;
+    *off = it->offset;
+    return true;
+  }
+  const sc_attr *at = find_attr(&op->attrs, name);
+  if (at && at->value.n) {
+    *v = at->value;
+    *off = off_of(m, at->value.p);
+    return true;
+  }
+  return false;
+}
+
+static void parse_single_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_span v, uint32_t off,
+                             const char *name, const char *what) {
+  an->present = true;
+  an->name = sc_span_of(name, (uint32_t)strlen(name));
+  an->text = v;
+  an->offset = off;
+  const char *err = NULL;
+  sc_sharding *s = sc_parse_sdy_sharding(b->a, v, off, &err);
+  if (!s) {
+    record_fail(b, an, op, op->pos.offset, what, err);
+    return;
+  }
+  an->values = sc_arena_alloc(b->a, sizeof *an->values);
+  an->values[0] = s;
+  an->nvalues = 1;
+}
+
+static void parse_list_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_span v, uint32_t off, const char *name) {
+  an->present = true;
+  an->per_value = true;
+  an->name = sc_span_of(name, (uint32_t)strlen(name));
+  an->text = v;
+  an->offset = off;
+  const char *err = NULL;
+  if (sc_parse_sdy_sharding_per_value(b->a, v, off, &an->values, &an->nvalues, &err) != 0)
+    record_fail(b, an, op, op->pos.offset, name, err);
+}
+
+static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info) {
+  scan_sdy_header(b, op, info);
+  sc_span v;
+  uint32_t off;
+  sc_span n = op->name;
+  if (sc_span_eq(n, "sdy.sharding_constraint") || sc_span_eq(n, "sdy.reshard")) {
+    const sc_sdy_item *g = first_group(info, '<');
+    if (g) parse_single_sdy(b, &info->sharding, op, g->value, g->offset, "sharding", NULL);
+    else if (sdy_value(op, info, "sharding", &v, &off, b->m)) parse_single_sdy(b, &info->sharding, op, v, off, "sharding", NULL);
+  } else if (sc_span_eq(n, "sdy.data_flow_edge")) {
+    if (sdy_value(op, info, "sharding", &v, &off, b->m)) parse_single_sdy(b, &info->sharding, op, v, off, "sharding", NULL);
+  } else if (is_sdy_collective(n)) {
+    if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
+      parse_single_sdy(b, &info->sharding, op, v, off, "out_sharding", "out_sharding");
+  } else if (sc_span_eq(n, "sdy.manual_computation") || sc_span_eq(n, "sdy.named_computation")) {
+    if (sdy_value(op, info, "in_shardings", &v, &off, b->m)) parse_list_sdy(b, &info->in_shardings, op, v, off, "in_shardings");
+    if (sdy_value(op, info, "out_shardings", &v, &off, b->m))
+      parse_list_sdy(b, &info->out_shardings, op, v, off, "out_shardings");
+    if (sc_span_eq(n, "sdy.manual_computation") && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
+      const char *err = NULL;
+      info->has_manual_axes = true;
+      info->manual_axes_offset = off;
+      if (sc_parse_sdy_axis_names(b->a, v, off, &info->manual_axes, &info->nmanual_axes, &err) != 0)
+        add_error(b->a, b->model, &b->errs, op, op->pos.offset, sc_arena_printf(b->a, "manual_axes - %s", err));
+    }
+  }
+}
+
+/* Round-trip (`xla.sdy.*` frontend attributes) manual axes of GlobalToLocalShape / manual body calls. */
+static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_op_info *info) {
+  const sc_attr *fa = find_attr(&op->attrs, "mhlo.frontend_attributes");
+  if (!fa) fa = find_attr(&op->attrs, "frontend_attributes");
+  if (!fa) return;
+  sc_span v, s;
+  if (!dict_lookup(b->a, sc_span_trim(fa->value), "xla.sdy.manual_axes", &v, off_of(b->m, fa->value.p))) return;
+  if (!unquote(b->a, v, &s)) return;
+  const char *err = NULL;
+  if (sc_parse_sdy_axis_names(b->a, s, off_of(b->m, v.p), &info->manual_axes, &info->nmanual_axes, &err) == 0) {
+    info->has_manual_axes = true;
+    info->manual_axes_offset = off_of(b->m, v.p);
+  }
+}
+
+/* ---- meshes ------------------------------------------------------------------------------------- */
+
+static void add_mesh_op(builder *b, const sc_op *op) {
+  sdy_lex lx;
+  /* The front end gives the mesh body as attribute "value" (pretty `@name = <...>`, and generic
+   * `mesh = #sdy.mesh<...>`); without it, scan the op text for `= <...>`. */
+  const sc_attr *body = sc_op_attr(op, "value");
+  if (body && body->value.n && body->value.p[0] == '<') {
+    sdy_lex_init(&lx, b->a, body->value, off_of(b->m, body->value.p));
+  } else {
+    sdy_lex_init(&lx, b->a, op->text, op->pos.offset);
+    for (;;) {
+      sdy_tok t = sdy_next(&lx);
+      if (t.kind == SDY_EOF) break;
+      if (t.kind == SDY_PUNCT && t.ch == '=') break;
+    }
+  }
+  const char *at = sdy_peek(&lx).at;
+  sc_mesh *mesh = sdy_parse_mesh_body(&lx);
+  if (!mesh) {
+    add_error(b->a, b->model, &b->errs, op, op->pos.offset,
+              sc_arena_printf(b->a, "custom op 'sdy.mesh' failed to parse Sdy_Mesh: %s", lx.err ? lx.err : "bad mesh"));
+    return;
+  }
+  mesh->name = op->sym_name;
+  if (!mesh->name.n) { /* the parser did not give a symbol: take it from the text */
+    sdy_lex l2;
+    sdy_lex_init(&l2, b->a, op->text, 0);
+    for (;;) {
+      sdy_tok t = sdy_next(&l2);
+      if (t.kind == SDY_EOF || (t.kind == SDY_PUNCT && t.ch == '=')) break;
+      if (t.kind == SDY_SYM) mesh->name = t.text;
+    }
+  }
+  mesh->op = op;
+  mesh->offset = off_of(b->m, at);
+  SC_PUSH(b->a, b->meshes, *mesh);
+}
+
+static void add_roundtrip_meshes(builder *b, const sc_op *module) {
+  const sc_attr *fa = find_attr(&module->attrs, "mhlo.frontend_attributes");
+  if (!fa) fa = find_attr(&module->attrs, "frontend_attributes");
+  if (!fa) return;
+  sc_span v, s;
+  uint32_t base = off_of(b->m, fa->value.p);
+  if (!dict_lookup(b->a, sc_span_trim(fa->value), "xla.sdy.meshes", &v, base)) return;
+  if (!unquote(b->a, v, &s)) return;
+  uint32_t off = off_of(b->m, v.p);
+  sdy_lex lx;
+  sdy_lex_init(&lx, b->a, s, off);
+  if (!sdy_eat(&lx, '{')) return;
+  while (!sdy_at_end(&lx)) {
+    sdy_tok name = sdy_next(&lx);
+    if (name.kind == SDY_PUNCT && name.ch == '}') break;
+    if (name.kind == SDY_PUNCT && name.ch == ',') continue;
+    if (!sdy_eat(&lx, '=')) break;
+    sdy_tok h = sdy_peek(&lx);
+    if (h.kind == SDY_HASH) sdy_next(&lx);
+    sc_mesh *mesh = sdy_parse_mesh_body(&lx);
+    if (!mesh) {
+      add_error(b->a, b->model, &b->errs, module, off,
+                sc_arena_printf(b->a, "xla.sdy.meshes: failed to parse mesh %.*s: %s", SC_SPAN_ARG(name.text),
+                                lx.err ? lx.err : "bad mesh"));
+      return;
+    }
+    mesh->name = name.text;
+    mesh->offset = off;
+    SC_PUSH(b->a, b->meshes, *mesh);
+  }
+}
+
+static sc_mesh *target_mesh(sc_arena *a, const sc_target_mesh *t) {
+  sc_mesh *m = sc_arena_alloc(a, sizeof *m);
+  m->name = sc_span_of("target", 6);
+  m->naxes = (uint32_t)t->naxes;
+  m->axes = sc_arena_calloc(a, t->naxes ? t->naxes : 1, sizeof *m->axes);
+  int64_t prod = 1;
+  for (size_t i = 0; i < t->naxes; i++) {
+    const char *nm = t->axes[i].name ? t->axes[i].name : "";
+    m->axes[i].name = sc_span_of(nm, (uint32_t)strlen(nm));
+    m->axes[i].size = t->axes[i].size;
+    m->axes[i].type = t->axes[i].type;
+    if (t->axes[i].size > 0 && prod <= INT64_MAX / t->axes[i].size) prod *= t->axes[i].size;
+  }
+  m->devices = prod;
+  if (t->device_ids && t->ndevice_ids) {
+    m->device_ids = sc_arena_calloc(a, t->ndevice_ids, sizeof *m->device_ids);
+    memcpy(m->device_ids, t->device_ids, t->ndevice_ids * sizeof *m->device_ids);
+    m->ndevice_ids = (uint32_t)t->ndevice_ids;
+  }
+  return m;
+}
+
+/* ---- resolution --------------------------------------------------------------------------------- */
+
+const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name) {
+  if (!model) return NULL;
+  for (uint32_t i = 0; i < model->nmeshes; i++)
+    if (span_same(model->meshes[i].name, name)) return &model->meshes[i];
+  return NULL;
+}
+
+static void resolve_refs(sc_axis_ref *r, uint32_t n, const sc_mesh *mesh) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (r[i].sub) continue;
+    int k = sc_mesh_axis_index(mesh, r[i].name);
+    if (k >= 0) r[i].size = mesh->axes[k].size;
+  }
+}
+
+static void resolve(sc_model *model, sc_sharding *s) {
+  if (!s) return;
+  if (s->kind == SC_SHARDING_TUPLE) {
+    for (uint32_t i = 0; i < s->nelements; i++) resolve(model, s->elements[i]);
+    return;
+  }
+  if (s->source != SC_SHARDING_FROM_SDY) return;
+  if (!s->mesh && s->mesh_name.n) s->mesh = sc_model_mesh(model, s->mesh_name);
+  const sc_mesh *mesh = s->mesh;
+  if (!mesh) return;
+  for (uint32_t d = 0; d < s->rank; d++) resolve_refs(s->dims[d].axes, s->dims[d].naxes, mesh);
+  resolve_refs(s->replicated, s->nreplicated, mesh);
+  resolve_refs(s->unreduced, s->nunreduced, mesh);
+  if (mesh->maximal) {
+    s->kind = SC_SHARDING_MAXIMAL;
+    s->maximal_device = mesh->device_ids[0];
+  }
+}
+
+static void resolve_annotation(sc_model *model, sc_annotation *an) {
+  for (uint32_t i = 0; i < an->nvalues; i++) resolve(model, an->values[i]);
+}
+
+const sc_mesh *sc_model_sharding_mesh(const sc_model *model, const sc_sharding *s) {
+  if (!s) return NULL;
+  if (s->mesh) return s->mesh;
+  if (s->mesh_name.n) return sc_model_mesh(model, s->mesh_name);
+  return NULL;
+}
+
+/* ---- GSPMD tile assignments mapped onto named mesh axes ----------------------------------------- */
+
+/* Tries every order of the mesh axes; a tiled dimension takes consecutive axes whose sizes multiply to
+ * it, the rest replicate. Accepts when the device order the named sharding implies equals the tile
+ * assignment's. */
+static bool try_map(sc_arena *a, sc_sharding *s, const sc_mesh *mesh, const uint32_t *order, uint32_t data_rank) {
+  uint32_t na = mesh->naxes;
+  uint32_t *dim_of = sc_arena_calloc(a, na, sizeof *dim_of);
+  uint32_t k = 0;
+  for (uint32_t d = 0; d < s->ntile_dims; d++) {
+    int64_t need = s->tile_dims[d], got = 1;
+    while (got < need && k < na) {
+      got *= mesh->axes[order[k]].size;
+      dim_of[order[k]] = d;
+      k++;
+    }
+    if (got != need) return false;
+  }
+  if (k != na) return false; /* every axis must be used by some tile dim (incl. replication) */
+  /* device order implied: iterate the tile index space; the mesh coordinates follow from `order` */
+  uint64_t total = s->ntile_devices;
+  int64_t coord[64] = {0};
+  int64_t mstride[64];
+  int64_t st = 1;
+  for (int i = (int)na - 1; i >= 0; i--) {
+    mstride[i] = st;
+    st *= mesh->axes[i].size;
+  }
+  for (uint64_t t = 0; t < total; t++) {
+    int64_t flat = 0;
+    for (uint32_t i = 0; i < na; i++) flat += coord[order[i]] * mstride[order[i]];
+    int64_t dev = mesh->device_ids ? mesh->device_ids[flat] : flat;
+    if (dev != s->tile_devices[t]) return false;
+    for (int i = (int)na - 1; i >= 0; i--) {
+      uint32_t ax = order[i];
+      if (++coord[ax] < mesh->axes[ax].size) break;
+      coord[ax] = 0;
+    }
+  }
+  s->dims = sc_arena_calloc(a, data_rank ? data_rank : 1, sizeof *s->dims);
+  s->rank = data_rank;
+  for (uint32_t d = 0; d < data_rank; d++) {
+    s->dims[d].priority = -1;
+    uint32_t cnt = 0;
+    for (uint32_t i = 0; i < na; i++)
+      if (dim_of[order[i]] == d && mesh->axes[order[i]].size > 1) cnt++;
+    s->dims[d].axes = sc_arena_calloc(a, cnt ? cnt : 1, sizeof(sc_axis_ref));
+    for (uint32_t i = 0; i < na; i++) {
+      uint32_t ax = order[i];
+      if (dim_of[ax] == d && mesh->axes[ax].size > 1) {
+        sc_axis_ref *r = &s->dims[d].axes[s->dims[d].naxes++];
+        r->name = mesh->axes[ax].name;
+        r->size = mesh->axes[ax].size;
+      }
+    }
+  }
+  return true;
+}
+
+static bool permute_map(sc_arena *a, sc_sharding *s, const sc_mesh *mesh, uint32_t *order, uint32_t k, uint32_t rank) {
+  if (k == mesh->naxes) return try_map(a, s, mesh, order, rank);
+  for (uint32_t i = k; i < mesh->naxes; i++) {
+    uint32_t t = order[k];
+    order[k] = order[i];
+    order[i] = t;
+    if (permute_map(a, s, mesh, order, k + 1, rank)) return true;
+    order[i] = order[k];
+    order[k] = t;
+  }
+  return false;
+}
+
+static void map_gspmd(sc_arena *a, sc_sharding *s, const sc_mesh *mesh) {
+  if (!s || !mesh) return;
+  if (s->kind == SC_SHARDING_TUPLE) {
+    for (uint32_t i = 0; i < s->nelements; i++) map_gspmd(a, s->elements[i], mesh);
+    return;
+  }
+  if (s->kind != SC_SHARDING_TILED || mesh->naxes == 0 || mesh->naxes > 6 || !s->tile_devices) return;
+  if ((int64_t)s->ntile_devices != mesh->devices) return;
+  /* only replicated subgroups can be mapped (manual ones describe a manual region) */
+  for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
+    if (s->last_tile_dims[i] != 2) return;
+  uint32_t rank = s->ntile_dims - s->nlast_tile_dims;
+  uint32_t order[8];
+  for (uint32_t i = 0; i < mesh->naxes; i++) order[i] = i;
+  if (permute_map(a, s, mesh, order, 0, rank)) {
+    s->kind = SC_SHARDING_NAMED;
+    s->mapped = true;
+    s->mesh = mesh;
+    s->mesh_name = mesh->name;
+  }
+}
+
+/* ---- manual contexts ---------------------------------------------------------------------------- */
+
+/* Function lookup by symbol name (open addressing; modules may have thousands of functions). */
+typedef struct {
+  sc_op **slots;
+  uint32_t mask;
+} func_map;
+
+static uint32_t span_hash(sc_span s) {
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < s.n; i++) h = (h ^ (uint8_t)s.p[i]) * 16777619u;
+  return h;
+}
+
+static void func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
+  uint32_t cap = 16;
+  while (cap < m->nfuncs * 2u + 1) cap *= 2;
+  fm->slots = sc_arena_calloc(a, cap, sizeof *fm->slots);
+  fm->mask = cap - 1;
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    uint32_t h = span_hash(m->funcs[i]->sym_name) & fm->mask;
+    while (fm->slots[h]) {
+      if (span_same(fm->slots[h]->sym_name, m->funcs[i]->sym_name)) break; /* first definition wins */
+      h = (h + 1) & fm->mask;
+    }
+    if (!fm->slots[h]) fm->slots[h] = m->funcs[i];
+  }
+}
+
+static sc_op *func_map_get(const func_map *fm, sc_span name) {
+  uint32_t h = span_hash(name) & fm->mask;
+  while (fm->slots[h]) {
+    if (span_same(fm->slots[h]->sym_name, name)) return fm->slots[h];
+    h = (h + 1) & fm->mask;
+  }
+  return NULL;
+}
+
+typedef struct {
+  builder *b;
+  func_map funcs;
+  const sc_manual_context **func_ctx; /* per op id of funcs: least manual context of its call sites */
+  bool *func_seen;
+  const sc_manual_context **local;    /* per op id: results are GSPMD-local values in this context */
+  SC_VEC(sc_op *) work;
+  sc_manual_context top;
+} mctx;
+
+static bool is_custom_call_to(const sc_op *op, const char *target) {
+  sc_span t = sc_op_custom_call_target(op);
+  return t.n && sc_span_eq(t, target);
+}
+
+static bool is_manual_body_name(sc_span callee) {
+  return sc_span_starts(callee, "xla.sdy.manual_computation_body") ||
+         sc_span_starts(callee, "local_xla.sdy.manual_computation_body");
+}
+
+static const sc_mesh *op_mesh(const sc_model *model, const sc_op_info *info) {
+  for (uint32_t i = 0; i < info->in_shardings.nvalues; i++) {
+    const sc_mesh *m = sc_model_sharding_mesh(model, info->in_shardings.values[i]);
+    if (m) return m;
+  }
+  for (uint32_t i = 0; i < info->out_shardings.nvalues; i++) {
+    const sc_mesh *m = sc_model_sharding_mesh(model, info->out_shardings.values[i]);
+    if (m) return m;
+  }
+  return NULL;
+}
+
+static sc_manual_context *ctx_with_axes(sc_arena *a, const sc_manual_context *parent, const sc_op *op,
+                                        const sc_mesh *mesh, const sc_axis_ref *axes, uint32_t n) {
+  sc_manual_context *c = sc_arena_alloc(a, sizeof *c);
+  *c = *parent;
+  c->manual_op = op;
+  if (mesh) c->mesh = mesh;
+  c->manual_axes = sc_arena_calloc(a, parent->nmanual_axes + n + 1, sizeof(sc_span));
+  c->nmanual_axes = 0;
+  for (uint32_t i = 0; i < parent->nmanual_axes; i++) c->manual_axes[c->nmanual_axes++] = parent->manual_axes[i];
+  for (uint32_t i = 0; i < n; i++) {
+    bool dup = false;
+    for (uint32_t j = 0; j < c->nmanual_axes; j++) dup |= span_same(c->manual_axes[j], axes[i].name);
+    if (!dup) c->manual_axes[c->nmanual_axes++] = axes[i].name;
+  }
+  return c;
+}
+
+static bool gspmd_sharding_is_manual(const sc_sharding *s, bool *partial) {
+  if (!s) return false;
+  if (s->kind == SC_SHARDING_MANUAL) {
+    *partial = false;
+    return true;
+  }
+  if (s->kind == SC_SHARDING_TUPLE) {
+    bool any = false;
+    for (uint32_t i = 0; i < s->nelements; i++) any |= gspmd_sharding_is_manual(s->elements[i], partial);
+    return any;
+  }
+  if (s->kind == SC_SHARDING_NAMED && s->source == SC_SHARDING_FROM_GSPMD && s->nmanual_axes) {
+    *partial = s->mesh && (uint32_t)s->nmanual_axes < s->mesh->naxes;
+    return true;
+  }
+  for (uint32_t i = 0; i < s->nlast_tile_dims; i++) {
+    if (s->last_tile_dims[i] == 1) {
+      uint32_t d = s->ntile_dims - s->nlast_tile_dims + i;
+      *partial = (uint64_t)s->tile_dims[d] != s->ntile_devices;
+      return true;
+    }
+  }
+  return false;
+}
+
+static sc_manual_context *gspmd_ctx(mctx *c, const sc_manual_context *parent, const sc_op *entry, bool partial) {
+  sc_arena *a = c->b->a;
+  sc_manual_context *n = sc_arena_alloc(a, sizeof *n);
+  *n = *parent;
+  n->manual_op = entry;
+  n->gspmd_manual = true;
+  n->gspmd_partial = partial;
+  const sc_mesh *mesh = c->b->model->effective;
+  n->mesh = mesh;
+  if (!partial && mesh) {
+    n->manual_axes = sc_arena_calloc(a, mesh->naxes + 1, sizeof(sc_span));
+    n->nmanual_axes = 0;
+    for (uint32_t i = 0; i < mesh->naxes; i++) n->manual_axes[n->nmanual_axes++] = mesh->axes[i].name;
+  }
+  return n;
+}
+
+static bool ctx_is_manual(const sc_manual_context *x) {
+  return x->manual_op || x->nmanual_axes || x->gspmd_manual;
+}
+
+/* The least manual of two call sites' contexts: not manual if either is not; else the intersection of
+ * their manual axes, GSPMD-manual only if both are, partial if either is. */
+static const sc_manual_context *ctx_meet(mctx *c, const sc_manual_context *x, const sc_manual_context *y) {
+  if (x == y) return x;
+  if (!ctx_is_manual(x)) return x;
+  if (!ctx_is_manual(y)) return y;
+  sc_manual_context *n = sc_arena_alloc(c->b->a, sizeof *n);
+  *n = y->nmanual_axes < x->nmanual_axes ? *y : *x;
+  n->manual_axes = sc_arena_calloc(c->b->a, x->nmanual_axes + 1, sizeof(sc_span));
+  n->nmanual_axes = 0;
+  for (uint32_t i = 0; i < x->nmanual_axes; i++) {
+    bool both = false;
+    for (uint32_t j = 0; j < y->nmanual_axes; j++) both |= span_same(x->manual_axes[i], y->manual_axes[j]);
+    if (both) n->manual_axes[n->nmanual_axes++] = x->manual_axes[i];
+  }
+  n->gspmd_manual = x->gspmd_manual && y->gspmd_manual;
+  n->gspmd_partial = n->gspmd_manual && (x->gspmd_partial || y->gspmd_partial);
+  /* a GSPMD-manual and a Shardy-manual site: only the axes both make manual (none for a partial one) */
+  if (x->gspmd_manual != y->gspmd_manual && (x->gspmd_partial || y->gspmd_partial)) n->nmanual_axes = 0;
+  if (!n->gspmd_manual && !n->nmanual_axes) return &c->top;
+  return n;
+}
+
+/* True if `y` is strictly less manual than `x` (ctx_meet only ever moves down, so this terminates). */
+static bool ctx_lower(const sc_manual_context *x, const sc_manual_context *y) {
+  if (ctx_is_manual(x) != ctx_is_manual(y)) return ctx_is_manual(x);
+  return y->nmanual_axes < x->nmanual_axes || (x->gspmd_manual && !y->gspmd_manual) ||
+         (!x->gspmd_partial && y->gspmd_partial);
+}
+
+static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
+  if (!name.n) return;
+  if (name.p[0] == '%' || name.p[0] == '@') name = sc_span_of(name.p + 1, name.n - 1);
+  sc_op *f = func_map_get(&c->funcs, name);
+  if (!f) return;
+  if (c->func_seen[f->id]) {
+    /* reached again: the function runs in the least manual of its call sites' contexts (what rules that
+     * require a fully manual context must assume); walk it again if that got less manual */
+    const sc_manual_context *old = c->func_ctx[f->id] ? c->func_ctx[f->id] : &c->top;
+    const sc_manual_context *m = ctx_meet(c, old, ctx);
+    if (!ctx_lower(old, m)) return;
+    c->func_ctx[f->id] = m;
+    SC_PUSH(c->b->a, c->work, f);
+    return;
+  }
+  c->func_seen[f->id] = true;
+  c->func_ctx[f->id] = ctx;
+  SC_PUSH(c->b->a, c->work, f);
+}
+
+static const char *const k_hlo_callee_attrs[] = {"to_apply",          "calls",           "body",      "condition",
+                                                 "branch_computations", "true_computation", "false_computation"};
+
+static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
+
+static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
+  sc_model *model = c->b->model;
+  const sc_op_info *info = sc_model_op(model, op);
+  const sc_manual_context *opctx = ctx;
+  c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
+  bool f2s = is_custom_call_to(op, "SPMDFullToShardShape");
+  bool s2f = is_custom_call_to(op, "SPMDShardToFullShape");
+  /* GSPMD: an op with a manual-local operand is inside the manual region */
+  if (!f2s) {
+    for (uint32_t i = 0; i < op->noperands; i++) {
+      const sc_value *v = op->operands[i];
+      if (v && v->def && c->local[v->def->id] && !ctx->gspmd_manual) {
+        opctx = c->local[v->def->id];
+        break;
+      }
+    }
+  }
+  if (!opctx->gspmd_manual && !f2s && !s2f && !opctx->manual_op && info->gspmd.nvalues) {
+    bool partial = false;
+    if (gspmd_sharding_is_manual(info->gspmd.values[0], &partial) &&
+        info->gspmd.values[0]->kind != SC_SHARDING_TUPLE)
+      opctx = gspmd_ctx(c, ctx, op, partial);
+  }
+  model->manual[op->id] = *opctx;
+  /* results */
+  if (f2s) {
+    bool partial = false;
+    if (info->gspmd.nvalues) gspmd_sharding_is_manual(info->gspmd.values[0], &partial);
+    c->local[op->id] = ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial);
+  } else if (opctx->gspmd_manual && !s2f && opctx != ctx) {
+    c->local[op->id] = opctx;
+  }
+  /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
+  const sc_manual_context *callctx = opctx;
+  if (op->callee.n && is_manual_body_name(op->callee)) {
+    const sc_op_info *mi = info;
+    if (!mi->has_manual_axes) {
+      for (uint32_t i = 0; i < op->noperands; i++) {
+        const sc_value *v = op->operands[i];
+        if (v && v->def && sc_model_op(model, v->def)->has_manual_axes) {
+          mi = sc_model_op(model, v->def);
+          break;
+        }
+      }
+    }
+    if (mi->has_manual_axes) callctx = ctx_with_axes(c->b->a, opctx, op, model->effective, mi->manual_axes, mi->nmanual_axes);
+  }
+  if (op->callee.n) visit_callee(c, op->callee, callctx);
+  if (c->b->m->format == SC_FMT_HLO) {
+    for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++) {
+      const sc_attr *at = find_attr(&op->attrs, k_hlo_callee_attrs[k]);
+      if (!at) continue;
+      sc_span v = sc_span_trim(at->value);
+      if (v.n && v.p[0] == '{') { /* {%a, %b} */
+        const char *p = v.p + 1, *e = v.p + v.n - 1;
+        while (p < e) {
+          while (p < e && (isspace((unsigned char)*p) || *p == ',')) p++;
+          const char *q = p;
+          while (q < e && *q != ',' && !isspace((unsigned char)*q)) q++;
+          if (q > p) visit_callee(c, sc_span_of(p, (uint32_t)(q - p)), callctx);
+          p = q;
+        }
+      } else {
+        visit_callee(c, v, callctx);
+      }
+    }
+  }
+  /* regions */
+  const sc_manual_context *inner = opctx;
+  if (sc_span_eq(op->name, "sdy.manual_computation")) {
+    inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info), info->manual_axes, info->nmanual_axes);
+  }
+  for (uint32_t r = 0; r < op->nregions; r++)
+    for (uint32_t k = 0; k < op->regions[r]->nblocks; k++) walk_block(c, op->regions[r]->blocks[k], inner);
+}
+
+static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx) {
+  for (uint32_t i = 0; i < blk->nops; i++) walk_op(c, blk->ops[i], ctx);
+}
+
+static void walk_func(mctx *c, sc_op *f) {
+  const sc_manual_context *ctx = c->func_ctx[f->id] ? c->func_ctx[f->id] : &c->top;
+  c->b->model->manual[f->id] = c->top; /* the function op itself is not inside its callers */
+  for (uint32_t r = 0; r < f->nregions; r++)
+    for (uint32_t k = 0; k < f->regions[r]->nblocks; k++) walk_block(c, f->regions[r]->blocks[k], ctx);
+}
+
+static void build_manual(builder *b) {
+  sc_module *m = b->m;
+  sc_model *model = b->model;
+  mctx c;
+  memset(&c, 0, sizeof c);
+  c.b = b;
+  c.func_ctx = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_ctx);
+  c.func_seen = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_seen);
+  c.local = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.local);
+  func_map_build(b->a, m, &c.funcs);
+  /* functions some op calls (they are visited from their call sites) */
+  bool *called = sc_arena_calloc(b->a, m->nops + 1, sizeof *called);
+  for (uint32_t k = 0; k < m->nops; k++) {
+    if (!m->ops[k]->callee.n) continue;
+    sc_op *f = func_map_get(&c.funcs, m->ops[k]->callee);
+    if (f) called[f->id] = true;
+  }
+  /* ops outside any function (module level) */
+  for (uint32_t i = 0; i < m->nops; i++) model->manual[i] = c.top;
+  /* roots: the entry, public functions, then anything never called */
+  sc_op **order = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *order);
+  uint32_t n = 0;
+  if (m->entry) order[n++] = m->entry;
+  for (uint32_t i = 0; i < m->nfuncs; i++)
+    if (m->funcs[i] != m->entry && !sc_span_eq(m->funcs[i]->visibility, "private")) order[n++] = m->funcs[i];
+  for (uint32_t i = 0; i < m->nfuncs; i++)
+    if (m->funcs[i] != m->entry && sc_span_eq(m->funcs[i]->visibility, "private")) order[n++] = m->funcs[i];
+  for (uint32_t i = 0; i < n; i++) {
+    if (!c.func_seen[order[i]->id]) {
+      /* a private function that some later root calls is visited from that call */
+      if (i > 0 && sc_span_eq(order[i]->visibility, "private") && called[order[i]->id] && m->format != SC_FMT_HLO)
+        continue;
+      c.func_seen[order[i]->id] = true;
+      SC_PUSH(b->a, c.work, order[i]);
+    }
+    while (c.work.n) {
+      sc_op *f = c.work.v[--c.work.n];
+      walk_func(&c, f);
+    }
+  }
+  /* private functions only called from other never-visited functions */
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    if (c.func_seen[m->funcs[i]->id]) continue;
+    c.func_seen[m->funcs[i]->id] = true;
+    SC_PUSH(b->a, c.work, m->funcs[i]);
+    while (c.work.n) {
+      sc_op *f = c.work.v[--c.work.n];
+      walk_func(&c, f);
+    }
+  }
+}
+
+/* ---- build -------------------------------------------------------------------------------------- */
+
+static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_attrs *attrs, const sc_op *func,
+                              const char *what) {
+  const sc_attr *at = find_attr(attrs, "sdy.sharding");
+  if (at) parse_sdy_value_attr(b, &va->sdy, at, func, what);
+  at = find_attr(attrs, "mhlo.sharding");
+  if (!at) at = find_attr(attrs, "sharding");
+  if (at) parse_gspmd_attr(b, &va->gspmd, at, func, func->pos.offset, what);
+}
+
+static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
+  sc_arena *a = b->a;
+  sc_module *m = b->m;
+  if (is_func(op)) {
+    sc_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
+    if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
+      bool any = false;
+      for (uint32_t k = 0; k < entry->nargs && !any; k++) any = entry->args[k]->attrs.n > 0;
+      if (any) {
+        info->nargs = entry->nargs;
+        info->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *info->args);
+        for (uint32_t k = 0; k < entry->nargs; k++)
+          if (entry->args[k]->attrs.n)
+            parse_value_attrs(b, &info->args[k], &entry->args[k]->attrs, op, sc_arena_printf(a, "arg %u", k));
+      }
+    }
+    bool any = false;
+    for (uint32_t k = 0; k < op->nresult_attrs && !any; k++) any = op->result_attrs[k].n > 0;
+    if (any) {
+      info->nresults = op->nresult_attrs;
+      info->results = sc_arena_calloc(a, op->nresult_attrs + 1, sizeof *info->results);
+      for (uint32_t k = 0; k < op->nresult_attrs; k++)
+        if (op->result_attrs[k].n)
+          parse_value_attrs(b, &info->results[k], &op->result_attrs[k], op, sc_arena_printf(a, "result %u", k));
+    }
+    return;
+  }
+  if (op == m->module || sc_span_eq(op->name, "sdy.mesh")) return;
+  if (op->attrs.n) {
+    const sc_attr *at = find_attr(&op->attrs, "sdy.sharding");
+    if (at) parse_sdy_op_attr(b, &info->sdy, at, op);
+    at = find_attr(&op->attrs, "mhlo.sharding");
+    if (!at) at = find_attr(&op->attrs, "sharding");
+    if (at && !sc_span_starts(sc_span_trim(at->value), "<") && !sc_span_starts(sc_span_trim(at->value), "#sdy"))
+      parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
+  }
+  if (sc_span_starts(op->name, "sdy.")) parse_sdy_op(b, op, info);
+  else if (op->attrs.n) parse_roundtrip_manual(b, op, info);
+}
+
+static bool info_empty(const sc_op_info *i) {
+  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->in_shardings.present &&
+         !i->out_shardings.present && !i->has_manual_axes && !i->nitems && !i->nargs && !i->nresults;
+}
+
+sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
+  builder b;
+  memset(&b, 0, sizeof b);
+  b.a = a;
+  b.m = m;
+  sc_model *model = sc_arena_alloc(a, sizeof *model);
+  b.model = model;
+  model->module = m;
+  model->num_partitions = -1;
+  model->num_replicas = -1;
+  model->ops = sc_arena_calloc(a, m->nops + 1, sizeof *model->ops);
+  model->manual = sc_arena_calloc(a, m->nops + 1, sizeof *model->manual);
+  const sc_op *module = m->module;
+  if (module) {
+    static const char *const np[] = {"mhlo.num_partitions", "num_partitions"};
+    static const char *const nr[] = {"mhlo.num_replicas", "num_replicas", "replica_count"};
+    for (size_t i = 0; i < 2; i++) {
+      const sc_attr *at = find_attr(&module->attrs, np[i]);
+      bool ok;
+      if (at) {
+        int64_t v = leading_int(at->value, &ok);
+        if (ok) model->num_partitions = v;
+        break;
+      }
+    }
+    for (size_t i = 0; i < 3; i++) {
+      const sc_attr *at = find_attr(&module->attrs, nr[i]);
+      bool ok;
+      if (at) {
+        int64_t v = leading_int(at->value, &ok);
+        if (ok) model->num_replicas = v;
+        break;
+      }
+    }
+    add_roundtrip_meshes(&b, module);
+  }
+  /* pass 1: meshes */
+  for (uint32_t i = 0; i < m->nops; i++)
+    if (sc_span_eq(m->ops[i]->name, "sdy.mesh")) add_mesh_op(&b, m->ops[i]);
+  model->meshes = b.meshes.v;
+  model->nmeshes = (uint32_t)b.meshes.n;
+  /* pass 2: annotations (records only for ops that have some) */
+  for (uint32_t i = 0; i < m->nops; i++) {
+    sc_op *op = m->ops[i];
+    sc_op_info scratch;
+    memset(&scratch, 0, sizeof scratch);
+    parse_op_annotations(&b, op, &scratch);
+    if (info_empty(&scratch)) continue;
+    sc_op_info *info = sc_arena_alloc(a, sizeof *info);
+    *info = scratch;
+    model->ops[op->id] = info;
+    resolve_annotation(model, &info->sdy);
+    resolve_annotation(model, &info->sharding);
+    resolve_annotation(model, &info->in_shardings);
+    resolve_annotation(model, &info->out_shardings);
+    for (uint32_t k = 0; k < info->nargs; k++) resolve_annotation(model, &info->args[k].sdy);
+    for (uint32_t k = 0; k < info->nresults; k++) resolve_annotation(model, &info->results[k].sdy);
+  }
+  /* target / effective mesh */
+  if (options && options->mesh) model->target = target_mesh(a, options->mesh);
+  model->platform = options ? options->platform : SC_PLATFORM_UNSPECIFIED;
+  if (!model->platform && options && options->mesh) model->platform = options->mesh->platform;
+  if (model->target) {
+    model->effective = model->target;
+  } else {
+    const sc_mesh *best = NULL;
+    for (uint32_t i = 0; i < model->nmeshes; i++) {
+      const sc_mesh *me = &model->meshes[i];
+      if (me->maximal || me->naxes == 0) continue;
+      if (!best || me->devices > best->devices) best = me;
+    }
+    if (best) model->effective = best;
+    else if (model->num_partitions > 0) {
+      sc_mesh *syn = sc_arena_alloc(a, sizeof *syn);
+      syn->name = sc_span_of("_partitions", 11);
+      syn->naxes = 1;
+      syn->axes = sc_arena_alloc(a, sizeof *syn->axes);
+      syn->axes[0].name = syn->name;
+      syn->axes[0].size = model->num_partitions;
+      syn->devices = model->num_partitions;
+      syn->synthesized = true;
+      model->effective = syn;
+    }
+  }
+  /* GSPMD shardings onto the effective mesh's axes */
+  const sc_mesh *map_mesh = model->effective;
+  if (map_mesh) {
+    for (uint32_t i = 0; i < m->nops; i++) {
+      sc_op_info *info = model->ops[i];
+      if (!info) continue;
+      for (uint32_t k = 0; k < info->gspmd.nvalues; k++) map_gspmd(a, info->gspmd.values[k], map_mesh);
+      for (uint32_t k = 0; k < info->nargs; k++)
+        for (uint32_t j = 0; j < info->args[k].gspmd.nvalues; j++) map_gspmd(a, info->args[k].gspmd.values[j], map_mesh);
+      for (uint32_t k = 0; k < info->nresults; k++)
+        for (uint32_t j = 0; j < info->results[k].gspmd.nvalues; j++)
+          map_gspmd(a, info->results[k].gspmd.values[j], map_mesh);
+    }
+  }
+  build_manual(&b);
+  model->errors = b.errs.v;
+  model->nerrors = (uint32_t)b.errs.n;
+  return model;
+}
+
+/* ---- queries ------------------------------------------------------------------------------------ */
+
+const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
+  static const sc_op_info empty;
+  if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
+  return model->ops[op->id] ? model->ops[op->id] : &empty;
+}
+
+const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op) {
+  static const sc_manual_context none;
+  if (!model || !op || !model->module || op->id >= model->module->nops) return &none;
+  return &model->manual[op->id];
+}
+
+bool sc_model_fully_manual(const sc_model *model, const sc_op *op) {
+  const sc_mesh *mesh = model ? model->effective : NULL;
+  if (!mesh || mesh->devices <= 1) return true;
+  const sc_manual_context *c = sc_model_manual(model, op);
+  if (c->gspmd_manual) return !c->gspmd_partial;
+  /* The manual axes name axes of the manual computation's mesh; judge against that mesh unless the
+   * target mesh has another device count (then the module's manual axes cannot cover it). */
+  const sc_mesh *m = c->mesh ? c->mesh : mesh;
+  if (model->target && (!c->mesh || c->mesh->devices != model->target->devices)) m = model->target;
+  for (uint32_t i = 0; i < m->naxes; i++) {
+    if (m->axes[i].size <= 1 || m->axes[i].type == SC_AXIS_MANUAL) continue;
+    bool man = false;
+    for (uint32_t k = 0; k < c->nmanual_axes; k++) man |= span_same(c->manual_axes[k], m->axes[i].name);
+    if (!man) return false;
+  }
+  return true;
+}
+
+static const sc_sharding *pick(const sc_sharding *s, uint32_t index, uint32_t nresults) {
+  if (!s) return NULL;
+  if (s->kind == SC_SHARDING_TUPLE && nresults > 1) return index < s->nelements ? s->elements[index] : NULL;
+  return index == 0 ? s : NULL;
+}
+
+const sc_sharding *sc_model_result_sharding(const sc_model *model, const sc_op *op, uint32_t index) {
+  const sc_op_info *info = sc_model_op(model, op);
+  if (!info) return NULL;
+  if (info->sharding.nvalues && index == 0) return info->sharding.values[0];
+  if (info->out_shardings.present) return index < info->out_shardings.nvalues ? info->out_shardings.values[index] : NULL;
+  if (info->sdy.nvalues) return index < info->sdy.nvalues ? info->sdy.values[index] : NULL;
+  if (info->gspmd.nvalues) return pick(info->gspmd.values[0], index, op->nresults);
+  return NULL;
+}
+
+static const sc_sharding *value_ann(const sc_value_annotations *va) {
+  if (va->sdy.nvalues) return va->sdy.values[0];
+  if (va->gspmd.nvalues) return va->gspmd.values[0];
+  return NULL;
+}
+
+const sc_sharding *sc_model_arg_sharding(const sc_model *model, const sc_op *func, uint32_t index) {
+  const sc_op_info *info = sc_model_op(model, func);
+  if (!info || index >= info->nargs) return NULL;
+  return value_ann(&info->args[index]);
+}
+
+const sc_sharding *sc_model_func_result_sharding(const sc_model *model, const sc_op *func, uint32_t index) {
+  const sc_op_info *info = sc_model_op(model, func);
+  if (!info || index >= info->nresults) return NULL;
+  return value_ann(&info->results[index]);
+}
+
+const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value *v) {
+  if (!model || !v) return NULL;
+  if (v->def) return sc_model_result_sharding(model, v->def, v->index);
+  if (v->block && v->block->parent && v->block->parent->parent) {
+    const sc_op *owner = v->block->parent->parent;
+    if (is_func(owner) && owner->nregions && owner->regions[0]->nblocks && owner->regions[0]->blocks[0] == v->block)
+      return sc_model_arg_sharding(model, owner, v->index);
+  }
+  return NULL;
+}
+
+const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, const char *name) {
+  const sc_op_info *info = sc_model_op(model, op);
+  return info ? item_named(info, name) : NULL;
+}

@@ -1,0 +1,662 @@
+/* sdy_sharding.c — Shardy attribute text: the tokenizer (sdy_lex.h) and the parsers of meshes
+ * (`<["x"=2, "y"=4], device_ids=[...]>`), tensor shardings (`#sdy.sharding<@mesh, [{"x"}, {"y", ?}p1],
+ * replicated={...}, unreduced=max{...}>`), per-value sharding lists and axis lists.
+ *
+ * Parse errors carry Shardy's own parser messages where it has one (sdy/ir/parsers.cc), so users can
+ * search them. Semantic checks (unknown axes, sizes, ordering) are not done here: the parsers keep what
+ * is written and the `sharding` rules verify it against the mesh. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/sdy_lex.h"
+
+/* ---- tokenizer ---------------------------------------------------------------------------------- */
+
+void sdy_lex_init(sdy_lex *lx, sc_arena *a, sc_span text, uint32_t offset) {
+  memset(lx, 0, sizeof *lx);
+  lx->a = a;
+  lx->start = lx->p = text.p;
+  lx->end = text.p + text.n;
+  lx->base = offset;
+}
+
+uint32_t sdy_offset(const sdy_lex *lx, const char *at) {
+  if (at < lx->start) at = lx->start;
+  if (at > lx->end) at = lx->end;
+  return lx->base + (uint32_t)(at - lx->start);
+}
+
+static void skip_space(sdy_lex *lx) {
+  for (;;) {
+    while (lx->p < lx->end && isspace((unsigned char)*lx->p)) lx->p++;
+    if (lx->p + 1 < lx->end && lx->p[0] == '/' && lx->p[1] == '/') {
+      while (lx->p < lx->end && *lx->p != '\n') lx->p++;
+      continue;
+    }
+    return;
+  }
+}
+
+static bool is_id_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static bool is_id_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '.'; }
+
+static sdy_tok lex_one(sdy_lex *lx) {
+  sdy_tok t;
+  memset(&t, 0, sizeof t);
+  skip_space(lx);
+  const char *p = lx->p, *e = lx->end;
+  t.at = p;
+  if (p >= e) {
+    t.kind = SDY_EOF;
+    t.text = sc_span_of(p, 0);
+    return t;
+  }
+  char c = *p;
+  if (c == '"') {
+    const char *q = p + 1;
+    while (q < e && *q != '"') {
+      if (*q == '\\' && q + 1 < e) q++;
+      q++;
+    }
+    if (q >= e) {
+      t.kind = SDY_BAD;
+      t.text = sc_span_of(p, (uint32_t)(e - p));
+      lx->p = e;
+      return t;
+    }
+    t.kind = SDY_STR;
+    t.text = sc_span_of(p + 1, (uint32_t)(q - p - 1));
+    lx->p = q + 1;
+    return t;
+  }
+  if (isdigit((unsigned char)c) || (c == '-' && p + 1 < e && isdigit((unsigned char)p[1]))) {
+    const char *q = p;
+    bool neg = false;
+    if (*q == '-') {
+      neg = true;
+      q++;
+    }
+    uint64_t v = 0;
+    bool ovf = false;
+    while (q < e && isdigit((unsigned char)*q)) {
+      unsigned d = (unsigned)(*q - '0');
+      if (v > (UINT64_C(9223372036854775807) - d) / 10) ovf = true;
+      else v = v * 10 + d;
+      q++;
+    }
+    t.kind = SDY_INT;
+    t.overflow = ovf;
+    t.ival = neg ? -(int64_t)v : (int64_t)v;
+    t.text = sc_span_of(p, (uint32_t)(q - p));
+    lx->p = q;
+    return t;
+  }
+  if (c == '-' && p + 1 < e && p[1] == '>') {
+    t.kind = SDY_ARROW;
+    t.text = sc_span_of(p, 2);
+    lx->p = p + 2;
+    return t;
+  }
+  if (is_id_start(c)) {
+    const char *q = p + 1;
+    while (q < e && is_id_char(*q)) q++;
+    t.kind = SDY_IDENT;
+    t.text = sc_span_of(p, (uint32_t)(q - p));
+    lx->p = q;
+    return t;
+  }
+  if (c == '@') {
+    const char *q = p + 1;
+    if (q < e && *q == '"') {
+      const char *r = q + 1;
+      while (r < e && *r != '"') {
+        if (*r == '\\' && r + 1 < e) r++;
+        r++;
+      }
+      t.kind = SDY_SYM;
+      t.text = sc_span_of(q + 1, (uint32_t)((r < e ? r : e) - q - 1));
+      lx->p = r < e ? r + 1 : e;
+      return t;
+    }
+    while (q < e && (is_id_char(*q) || *q == '-')) q++;
+    t.kind = SDY_SYM;
+    t.text = sc_span_of(p + 1, (uint32_t)(q - p - 1));
+    lx->p = q;
+    return t;
+  }
+  if (c == '%') {
+    const char *q = p + 1;
+    while (q < e && (is_id_char(*q) || *q == '#')) q++;
+    t.kind = SDY_VALUE;
+    t.text = sc_span_of(p, (uint32_t)(q - p));
+    lx->p = q;
+    return t;
+  }
+  if (c == '#' || c == '!') {
+    const char *q = p + 1;
+    while (q < e && is_id_char(*q)) q++;
+    t.kind = SDY_HASH;
+    t.text = sc_span_of(p, (uint32_t)(q - p));
+    lx->p = q;
+    return t;
+  }
+  t.kind = SDY_PUNCT;
+  t.ch = c;
+  t.text = sc_span_of(p, 1);
+  lx->p = p + 1;
+  return t;
+}
+
+sdy_tok sdy_next(sdy_lex *lx) { return lex_one(lx); }
+
+sdy_tok sdy_peek(sdy_lex *lx) {
+  const char *save = lx->p;
+  sdy_tok t = lex_one(lx);
+  lx->p = save;
+  return t;
+}
+
+bool sdy_at_end(sdy_lex *lx) { return sdy_peek(lx).kind == SDY_EOF; }
+
+bool sdy_eat(sdy_lex *lx, char c) {
+  sdy_tok t = sdy_peek(lx);
+  if (t.kind == SDY_PUNCT && t.ch == c) {
+    lex_one(lx);
+    return true;
+  }
+  return false;
+}
+
+bool sdy_eat_kw(sdy_lex *lx, const char *kw) {
+  sdy_tok t = sdy_peek(lx);
+  if (t.kind == SDY_IDENT && sc_span_eq(t.text, kw)) {
+    lex_one(lx);
+    return true;
+  }
+  return false;
+}
+
+static bool vfail_at(sdy_lex *lx, const char *at, const char *fmt, va_list ap) {
+  if (lx->err) return false;
+  lx->err = sc_arena_vprintf(lx->a, fmt, ap);
+  lx->err_offset = sdy_offset(lx, at);
+  return false;
+}
+
+bool sdy_fail_at(sdy_lex *lx, const char *at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfail_at(lx, at, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+bool sdy_fail(sdy_lex *lx, const char *fmt, ...) {
+  sdy_tok t = sdy_peek(lx);
+  va_list ap;
+  va_start(ap, fmt);
+  vfail_at(lx, t.at, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+bool sdy_expect(sdy_lex *lx, char c) {
+  if (sdy_eat(lx, c)) return true;
+  return sdy_fail(lx, "expected '%c'", c);
+}
+
+void sdy_skip_value(sdy_lex *lx) {
+  int depth = 0;
+  do {
+    sdy_tok t = lex_one(lx);
+    if (t.kind == SDY_EOF || t.kind == SDY_BAD) return;
+    if (t.kind == SDY_PUNCT) {
+      if (t.ch == '<' || t.ch == '[' || t.ch == '{' || t.ch == '(') depth++;
+      else if (t.ch == '>' || t.ch == ']' || t.ch == '}' || t.ch == ')') depth--;
+    }
+  } while (depth > 0);
+}
+
+/* ---- meshes ------------------------------------------------------------------------------------- */
+
+sc_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
+  const char *at = sdy_peek(lx).at;
+  if (!sdy_expect(lx, '<')) return NULL;
+  if (!sdy_expect(lx, '[')) return NULL;
+  sc_mesh *m = sc_arena_alloc(lx->a, sizeof *m);
+  m->offset = sdy_offset(lx, at);
+  SC_VEC(sc_axis) axes = {0};
+  if (!sdy_eat(lx, ']')) {
+    for (;;) {
+      sdy_tok name = sdy_next(lx);
+      if (name.kind != SDY_STR) {
+        sdy_fail_at(lx, name.at, "failed to parse Sdy_Mesh parameter 'axes': expected a quoted axis name");
+        return NULL;
+      }
+      if (!sdy_expect(lx, '=')) return NULL;
+      sdy_tok size = sdy_next(lx);
+      if (size.kind != SDY_INT) {
+        sdy_fail_at(lx, size.at, "failed to parse Sdy_Mesh parameter 'axes': expected an integer axis size");
+        return NULL;
+      }
+      sc_axis ax = {name.text, size.overflow ? INT64_MAX : size.ival, SC_AXIS_AUTO};
+      SC_PUSH(lx->a, axes, ax);
+      if (sdy_eat(lx, ',')) continue;
+      if (!sdy_expect(lx, ']')) return NULL;
+      break;
+    }
+  }
+  m->axes = axes.v;
+  m->naxes = (uint32_t)axes.n;
+  if (sdy_eat(lx, ',')) {
+    if (!sdy_eat_kw(lx, "device_ids")) {
+      sdy_fail(lx, "expected 'device_ids'");
+      return NULL;
+    }
+    if (!sdy_expect(lx, '=') || !sdy_expect(lx, '[')) return NULL;
+    SC_VEC(int64_t) ids = {0};
+    if (!sdy_eat(lx, ']')) {
+      for (;;) {
+        sdy_tok v = sdy_next(lx);
+        if (v.kind != SDY_INT) {
+          sdy_fail_at(lx, v.at, "expected integer device id");
+          return NULL;
+        }
+        SC_PUSH(lx->a, ids, v.overflow ? INT64_MAX : v.ival);
+        if (sdy_eat(lx, ',')) continue;
+        if (!sdy_expect(lx, ']')) return NULL;
+        break;
+      }
+    }
+    m->device_ids = ids.v;
+    m->ndevice_ids = (uint32_t)ids.n;
+  }
+  if (!sdy_expect(lx, '>')) return NULL;
+  int64_t prod = 1;
+  for (uint32_t i = 0; i < m->naxes; i++) {
+    int64_t s = m->axes[i].size;
+    if (s <= 0) {
+      prod = 0;
+      continue;
+    }
+    if (prod > INT64_MAX / s) prod = INT64_MAX;
+    else prod *= s;
+  }
+  m->devices = prod;
+  m->maximal = m->naxes == 0 && m->ndevice_ids == 1;
+  return m;
+}
+
+sc_mesh *sc_parse_sdy_mesh(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
+  sdy_lex lx;
+  sdy_lex_init(&lx, a, text, offset);
+  sdy_tok t = sdy_peek(&lx);
+  if (t.kind == SDY_HASH && sc_span_eq(t.text, "#sdy.mesh")) sdy_next(&lx);
+  else if (t.kind == SDY_IDENT && sc_span_eq(t.text, "mesh")) sdy_next(&lx);
+  sc_mesh *m = sdy_parse_mesh_body(&lx);
+  if (m && !sdy_at_end(&lx)) {
+    sdy_fail(&lx, "unexpected text after the mesh");
+    m = NULL;
+  }
+  if (!m && error) *error = lx.err ? lx.err : "failed to parse MeshAttr";
+  if (m) m->offset = offset;
+  return m;
+}
+
+/* ---- axis refs ---------------------------------------------------------------------------------- */
+
+bool sdy_parse_axis_ref(sdy_lex *lx, sc_axis_ref *out) {
+  memset(out, 0, sizeof *out);
+  sdy_tok name = sdy_next(lx);
+  if (name.kind != SDY_STR) {
+    return sdy_fail_at(lx, name.at,
+                       "failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`: "
+                       "expected string, got '%.*s'",
+                       SC_SPAN_ARG(name.text));
+  }
+  out->name = name.text;
+  if (sdy_eat(lx, ':')) {
+    if (!sdy_expect(lx, '(')) return false;
+    sdy_tok pre = sdy_next(lx);
+    if (pre.kind != SDY_INT) return sdy_fail_at(lx, pre.at, "expected integer sub-axis pre-size");
+    if (!sdy_expect(lx, ')')) return false;
+    sdy_tok size = sdy_next(lx);
+    if (size.kind != SDY_INT) return sdy_fail_at(lx, size.at, "expected integer sub-axis size");
+    out->sub = true;
+    out->pre_size = pre.overflow ? INT64_MAX : pre.ival;
+    out->size = size.overflow ? INT64_MAX : size.ival;
+  }
+  return true;
+}
+
+/* The axis refs after a `{`, up to and including the `}`. With `open`, a `?` ends the list too (a
+ * dimension sharding's `{"x", ?}`) and sets *open; without it, `?` is not an axis ref. */
+static bool parse_axes_to_brace(sdy_lex *lx, bool *open, sc_axis_ref **out, uint32_t *n) {
+  SC_VEC(sc_axis_ref) v = {0};
+  if (!sdy_eat(lx, '}')) {
+    for (;;) {
+      if (open && sdy_eat(lx, '?')) {
+        *open = true;
+        if (!sdy_expect(lx, '}')) return false;
+        break;
+      }
+      sc_axis_ref r;
+      if (!sdy_parse_axis_ref(lx, &r)) return false;
+      SC_PUSH(lx->a, v, r);
+      if (sdy_eat(lx, ',')) continue;
+      if (!sdy_expect(lx, '}')) return false;
+      break;
+    }
+  }
+  *out = v.v;
+  *n = (uint32_t)v.n;
+  return true;
+}
+
+bool sdy_parse_axis_list(sdy_lex *lx, sc_axis_ref **out, uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!sdy_eat(lx, '{')) return sdy_fail(lx, "expected '{'");
+  return parse_axes_to_brace(lx, NULL, out, n);
+}
+
+/* ---- tensor shardings --------------------------------------------------------------------------- */
+
+static bool parse_priority(sdy_lex *lx, int64_t *prio) {
+  sdy_tok t = sdy_next(lx);
+  sc_span s = t.text;
+  if (t.kind != SDY_IDENT || s.n < 2 || s.p[0] != 'p') {
+    return sdy_fail_at(lx, t.at, "expecting priority in format 'p<number>', got: %.*s", SC_SPAN_ARG(s));
+  }
+  for (uint32_t i = 1; i < s.n; i++)
+    if (!isdigit((unsigned char)s.p[i]))
+      return sdy_fail_at(lx, t.at, "expecting priority in format 'p<number>', got: %.*s", SC_SPAN_ARG(s));
+  if (s.n > 2 && s.p[1] == '0')
+    return sdy_fail_at(lx, t.at, "priorities with leading zeros are not allowed, got: %.*s", SC_SPAN_ARG(s));
+  uint64_t v = 0;
+  for (uint32_t i = 1; i < s.n; i++) {
+    unsigned d = (unsigned)(s.p[i] - '0');
+    if (v > (UINT64_C(9223372036854775807) - d) / 10)
+      return sdy_fail_at(lx, t.at, "expecting integer priority, got: %.*s", SC_SPAN_ARG(s));
+    v = v * 10 + d;
+  }
+  *prio = (int64_t)v;
+  return true;
+}
+
+static bool parse_dim(sdy_lex *lx, sc_dim_sharding *d) {
+  memset(d, 0, sizeof *d);
+  d->priority = -1;
+  if (!sdy_eat(lx, '{')) {
+    return sdy_fail(lx,
+                    "failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a "
+                    "`::llvm::ArrayRef<DimensionShardingAttr>`: expected '{'");
+  }
+  if (!parse_axes_to_brace(lx, &d->open, &d->axes, &d->naxes)) return false;
+  if (sdy_peek(lx).kind == SDY_IDENT) {
+    if (!parse_priority(lx, &d->priority)) return false;
+  }
+  return true;
+}
+
+sc_sharding *sc_sharding_new(sc_arena *a, sc_sharding_kind kind, sc_sharding_source source) {
+  sc_sharding *s = sc_arena_alloc(a, sizeof *s);
+  s->kind = kind;
+  s->source = source;
+  s->maximal_device = -1;
+  s->shard_group = -1;
+  return s;
+}
+
+sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
+  sdy_tok first = sdy_peek(lx);
+  if (first.kind == SDY_HASH) {
+    if (!sc_span_eq(first.text, "#sdy.sharding")) {
+      sdy_fail(lx, "expected #sdy.sharding, got %.*s", SC_SPAN_ARG(first.text));
+      return NULL;
+    }
+    sdy_next(lx);
+  }
+  const char *start = sdy_peek(lx).at;
+  if (!sdy_expect(lx, '<')) return NULL;
+  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_SDY);
+  s->offset = sdy_offset(lx, first.at);
+  sdy_tok t = sdy_peek(lx);
+  if (t.kind == SDY_SYM) {
+    sdy_next(lx);
+    s->mesh_name = t.text;
+  } else if (t.kind == SDY_IDENT && sc_span_eq(t.text, "mesh")) {
+    sdy_next(lx);
+    sc_mesh *m = sdy_parse_mesh_body(lx);
+    if (!m) {
+      const char *why = lx->err;
+      lx->err = NULL;
+      sdy_fail_at(lx, t.at, "failed to parse MeshAttr%s%s", why ? ": " : "", why ? why : "");
+      return NULL;
+    }
+    s->mesh = m;
+  } else {
+    sdy_fail(lx, "expecting MeshAttr or FlatSymbolRefAttr, got: %.*s", SC_SPAN_ARG(t.text));
+    return NULL;
+  }
+  if (!sdy_expect(lx, ',')) return NULL;
+  if (!sdy_eat(lx, '[')) {
+    sdy_fail(lx, "expected '['");
+    return NULL;
+  }
+  SC_VEC(sc_dim_sharding) dims = {0};
+  if (!sdy_eat(lx, ']')) {
+    for (;;) {
+      sc_dim_sharding d;
+      if (!parse_dim(lx, &d)) return NULL;
+      SC_PUSH(lx->a, dims, d);
+      if (sdy_eat(lx, ',')) continue;
+      if (!sdy_expect(lx, ']')) return NULL;
+      break;
+    }
+  }
+  s->dims = dims.v;
+  s->rank = (uint32_t)dims.n;
+  bool seen_repl = false, seen_unred = false;
+  /* `, replicated={...}` and `, unreduced=[sum|max|min]{...}`, each at most once */
+  while (sdy_eat(lx, ',')) {
+    sdy_tok kw = sdy_peek(lx);
+    bool repl = kw.kind == SDY_IDENT && sc_span_eq(kw.text, "replicated") && !seen_repl;
+    bool unred = kw.kind == SDY_IDENT && sc_span_eq(kw.text, "unreduced") && !seen_unred;
+    if (!repl && !unred) {
+      sdy_fail(lx, "failed to parse Sdy_TensorSharding, expected valid named axis list after comma");
+      return NULL;
+    }
+    const char *param = repl ? "replicated_axes" : "unreduced_axes";
+    sdy_next(lx);
+    seen_repl |= repl;
+    seen_unred |= unred;
+    if (!sdy_eat(lx, '=')) {
+      sdy_fail(lx, "failed to parse Sdy_TensorSharding parameter '%s': expected '='", param);
+      return NULL;
+    }
+    sdy_tok op = sdy_peek(lx);
+    if (unred && op.kind == SDY_IDENT) {
+      if (sc_span_eq(op.text, "sum")) s->unreduced_op = SC_REDUCE_SUM;
+      else if (sc_span_eq(op.text, "max")) s->unreduced_op = SC_REDUCE_MAX;
+      else if (sc_span_eq(op.text, "min")) s->unreduced_op = SC_REDUCE_MIN;
+      else {
+        sdy_fail(lx, "failed to parse Sdy_TensorSharding parameter 'unreduced_axes': expected sum, max or min, got %.*s",
+                 SC_SPAN_ARG(op.text));
+        return NULL;
+      }
+      sdy_next(lx);
+    }
+    if (!sdy_parse_axis_list(lx, repl ? &s->replicated : &s->unreduced, repl ? &s->nreplicated : &s->nunreduced)) {
+      const char *why = lx->err;
+      lx->err = NULL;
+      sdy_fail_at(lx, kw.at, "failed to parse Sdy_TensorSharding parameter '%s': %s", param, why);
+      return NULL;
+    }
+  }
+  if (!sdy_expect(lx, '>')) return NULL;
+  s->text = sc_span_of(first.at, (uint32_t)(lx->p - first.at));
+  (void)start;
+  return s;
+}
+
+sc_sharding *sc_parse_sdy_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
+  sdy_lex lx;
+  sc_span t = sc_span_trim(text);
+  sdy_lex_init(&lx, a, t, offset + (uint32_t)(t.p - text.p));
+  if (sc_span_starts(t, "#sdy.sharding_per_value")) {
+    if (error) *error = "should have a sharding attribute of type TensorShardingAttr, got #sdy.sharding_per_value";
+    return NULL;
+  }
+  sc_sharding *s = sdy_parse_tensor_sharding(&lx);
+  if (s && !sdy_at_end(&lx)) {
+    sdy_fail(&lx, "unexpected text after the sharding");
+    s = NULL;
+  }
+  if (!s && error) *error = lx.err ? lx.err : "failed to parse Sdy_TensorSharding";
+  return s;
+}
+
+bool sdy_parse_sharding_list(sdy_lex *lx, sc_sharding ***out, uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!sdy_eat(lx, '[')) return sdy_fail(lx, "expected '['");
+  SC_VEC(sc_sharding *) v = {0};
+  if (!sdy_eat(lx, ']')) {
+    for (;;) {
+      sc_sharding *s = sdy_parse_tensor_sharding(lx);
+      if (!s) {
+        const char *why = lx->err;
+        uint32_t off = lx->err_offset;
+        lx->err = NULL;
+        sdy_fail(lx,
+                 "failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a "
+                 "`::llvm::ArrayRef<TensorShardingAttr>`: %s",
+                 why ? why : "invalid sharding");
+        lx->err_offset = off;
+        return false;
+      }
+      SC_PUSH(lx->a, v, s);
+      if (sdy_eat(lx, ',')) continue;
+      if (!sdy_expect(lx, ']')) return false;
+      break;
+    }
+  }
+  *out = v.v;
+  *n = (uint32_t)v.n;
+  return true;
+}
+
+int sc_parse_sdy_sharding_per_value(sc_arena *a, sc_span text, uint32_t offset, sc_sharding ***out, uint32_t *n,
+                                    const char **error) {
+  sdy_lex lx;
+  sc_span t = sc_span_trim(text);
+  sdy_lex_init(&lx, a, t, offset + (uint32_t)(t.p - text.p));
+  sdy_tok first = sdy_peek(&lx);
+  bool wrapped = false;
+  if (first.kind == SDY_HASH) {
+    if (!sc_span_eq(first.text, "#sdy.sharding_per_value")) {
+      if (error) *error = "should have a sharding attribute of type TensorShardingPerValueAttr";
+      return -1;
+    }
+    sdy_next(&lx);
+    wrapped = true;
+    if (!sdy_expect(&lx, '<')) goto fail;
+  }
+  if (!sdy_parse_sharding_list(&lx, out, n)) goto fail;
+  if (wrapped && !sdy_expect(&lx, '>')) goto fail;
+  if (!sdy_at_end(&lx)) {
+    sdy_fail(&lx, "unexpected text after the sharding list");
+    goto fail;
+  }
+  return 0;
+fail:
+  if (error) *error = lx.err ? lx.err : "failed to parse Sdy_TensorShardingPerValue";
+  return -1;
+}
+
+int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_ref **out, uint32_t *n,
+                            const char **error) {
+  sdy_lex lx;
+  sc_span t = sc_span_trim(text);
+  sdy_lex_init(&lx, a, t, offset + (uint32_t)(t.p - text.p));
+  sdy_tok first = sdy_peek(&lx);
+  bool wrapped = false;
+  /* #sdy<manual_axes{"a"}> (round-trip strings) */
+  if (first.kind == SDY_HASH && sc_span_eq(first.text, "#sdy")) {
+    sdy_next(&lx);
+    if (!sdy_expect(&lx, '<') || !sdy_eat_kw(&lx, "manual_axes")) {
+      if (error) *error = lx.err ? lx.err : "expected #sdy<manual_axes{...}>";
+      return -1;
+    }
+    wrapped = true;
+  }
+  if (!sdy_parse_axis_list(&lx, out, n) || (wrapped && !sdy_expect(&lx, '>'))) {
+    if (error) *error = lx.err ? lx.err : "failed to parse the axis list";
+    return -1;
+  }
+  if (!sdy_at_end(&lx)) {
+    if (error) *error = "unexpected text after the axis list";
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- rendering ---------------------------------------------------------------------------------- */
+
+typedef struct {
+  sc_arena *a;
+  char *buf;
+  size_t n, cap;
+} strbuf;
+
+static void sb_put(strbuf *b, const char *s, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    size_t nc = b->cap ? b->cap * 2 : 64;
+    while (nc < b->n + n + 1) nc *= 2;
+    b->buf = sc_arena_grow(b->a, b->buf, b->n, nc, 1);
+    b->cap = nc;
+  }
+  memcpy(b->buf + b->n, s, n);
+  b->n += n;
+  b->buf[b->n] = 0;
+}
+static void sb_str(strbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+const char *sc_axis_ref_str(sc_arena *a, const sc_axis_ref *r) {
+  if (r->sub) return sc_arena_printf(a, "\"%.*s\":(%" PRId64 ")%" PRId64, SC_SPAN_ARG(r->name), r->pre_size, r->size);
+  return sc_arena_printf(a, "\"%.*s\"", SC_SPAN_ARG(r->name));
+}
+
+const char *sc_sharding_partition_spec(sc_arena *a, const sc_sharding *s) {
+  strbuf b = {a, NULL, 0, 0};
+  sb_str(&b, "P(");
+  if (!s || s->kind == SC_SHARDING_REPLICATED || s->kind == SC_SHARDING_MAXIMAL || !s->dims) {
+    if (s && s->kind == SC_SHARDING_NAMED) {
+      for (uint32_t i = 0; i < s->rank; i++) sb_str(&b, i ? ", None" : "None");
+    }
+    sb_str(&b, ")");
+    return b.buf;
+  }
+  for (uint32_t i = 0; i < s->rank; i++) {
+    const sc_dim_sharding *d = &s->dims[i];
+    if (i) sb_str(&b, ", ");
+    if (d->naxes == 0) {
+      sb_str(&b, d->open ? "P.UNCONSTRAINED" : "None");
+      continue;
+    }
+    if (d->naxes > 1) sb_str(&b, "(");
+    for (uint32_t j = 0; j < d->naxes; j++) {
+      if (j) sb_str(&b, ", ");
+      sb_str(&b, "'");
+      sb_put(&b, d->axes[j].name.p, d->axes[j].name.n);
+      sb_str(&b, "'");
+    }
+    if (d->naxes > 1) sb_str(&b, ")");
+  }
+  sb_str(&b, ")");
+  return b.buf;
+}

@@ -1,0 +1,538 @@
+/* sharding_verify.c — shapes, and the checks both annotation systems share: Shardy's axis-list
+ * verification (sdy/ir/verifiers.cc verifyAxisRefList & friends) and XLA's HloSharding::Validate. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "model/model.h"
+
+/* ---- shapes ------------------------------------------------------------------------------------- */
+
+static const char *skip_ws(const char *p, const char *e) {
+  for (;;) {
+    while (p < e && isspace((unsigned char)*p)) p++;
+    if (p + 1 < e && p[0] == '/' && p[1] == '*') { /* HLO tuple shapes carry comments like index=5 */
+      const char *q = p + 2;
+      while (q + 1 < e && !(q[0] == '*' && q[1] == '/')) q++;
+      p = q + 1 < e ? q + 2 : e;
+      continue;
+    }
+    return p;
+  }
+}
+
+/* Finds the matching close bracket for the open one at *p (one of <[({), honouring strings. */
+static const char *match_close(const char *p, const char *e) {
+  int depth = 0;
+  for (; p < e; p++) {
+    char c = *p;
+    if (c == '"') {
+      p = sc_skip_string(p, e) - 1; /* the loop steps past the closing quote */
+      continue;
+    }
+    if (c == '<' && p + 1 < e && p[1] == '=') continue; /* HLO bounded dimension <=N */
+    if (c == '<' || c == '[' || c == '(' || c == '{') depth++;
+    else if (c == '>' || c == ']' || c == ')' || c == '}') {
+      if (c == '>' && p[-1] == '-') continue; /* '->' */
+      if (--depth == 0) return p;
+    }
+  }
+  return NULL;
+}
+
+static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, sc_shape *out);
+
+static bool parse_tuple_elems(sc_arena *a, const char *p, const char *close, sc_shape *out) {
+  SC_VEC(sc_shape) v = {0};
+  p = skip_ws(p, close);
+  while (p < close) {
+    sc_shape el;
+    if (!parse_one_shape(a, &p, close, &el)) return false;
+    SC_PUSH(a, v, el);
+    p = skip_ws(p, close);
+    if (p < close && *p == ',') p = skip_ws(p + 1, close);
+    else if (p < close) return false;
+  }
+  out->kind = SC_SHAPE_TUPLE;
+  out->elems = v.v;
+  out->nelems = (uint32_t)v.n;
+  return true;
+}
+
+static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, sc_shape *out) {
+  memset(out, 0, sizeof *out);
+  const char *p = skip_ws(*pp, e);
+  if (p >= e) return false;
+  if (*p == '(') { /* HLO tuple */
+    const char *close = match_close(p, e);
+    if (!close) return false;
+    if (!parse_tuple_elems(a, p + 1, close, out)) return false;
+    *pp = close + 1;
+    return true;
+  }
+  if (!strncmp(p, "tuple<", 6) && (size_t)(e - p) >= 6) {
+    const char *close = match_close(p + 5, e);
+    if (!close) return false;
+    if (!parse_tuple_elems(a, p + 6, close, out)) return false;
+    *pp = close + 1;
+    return true;
+  }
+  if (!strncmp(p, "tensor<", 7) && (size_t)(e - p) >= 7) {
+    const char *close = match_close(p + 6, e);
+    if (!close) return false;
+    const char *q = skip_ws(p + 7, close);
+    if (q < close && *q == '*') {
+      out->kind = SC_SHAPE_UNRANKED;
+      out->rank = -1;
+      *pp = close + 1;
+      return true;
+    }
+    SC_VEC(int64_t) dims = {0};
+    for (;;) {
+      const char *r = q;
+      int64_t d;
+      if (r < close && *r == '?') {
+        d = -1;
+        r++;
+      } else if (r < close && isdigit((unsigned char)*r)) {
+        d = 0;
+        while (r < close && isdigit((unsigned char)*r)) {
+          if (d < INT64_MAX / 10) d = d * 10 + (*r - '0');
+          r++;
+        }
+      } else {
+        break;
+      }
+      if (r < close && *r == 'x') {
+        SC_PUSH(a, dims, d);
+        q = r + 1;
+        continue;
+      }
+      break; /* a number not followed by 'x' is part of the element type (i32) — cannot happen here */
+    }
+    out->kind = SC_SHAPE_ARRAY;
+    out->rank = (int32_t)dims.n;
+    out->dims = dims.v;
+    *pp = close + 1;
+    return true;
+  }
+  if (*p == '!') {
+    const char *q = p + 1;
+    while (q < e && (isalnum((unsigned char)*q) || *q == '_' || *q == '.')) q++;
+    sc_span name = sc_span_of(p, (uint32_t)(q - p));
+    if (q < e && *q == '<') {
+      const char *close = match_close(q, e);
+      if (close) q = close + 1;
+    }
+    out->kind = (sc_span_eq(name, "!stablehlo.token") || sc_span_eq(name, "!mhlo.token")) ? SC_SHAPE_TOKEN
+                                                                                          : SC_SHAPE_OTHER;
+    *pp = q;
+    return true;
+  }
+  /* HLO: elem[dims]{layout} or token[] ; MLIR scalar builtin types (f32, i1, index) */
+  const char *q = p;
+  while (q < e && (isalnum((unsigned char)*q) || *q == '_')) q++;
+  if (q == p) return false;
+  sc_span elem = sc_span_of(p, (uint32_t)(q - p));
+  if (q < e && *q == '[') {
+    const char *close = match_close(q, e);
+    if (!close) return false;
+    SC_VEC(int64_t) dims = {0};
+    const char *r = skip_ws(q + 1, close);
+    while (r < close) {
+      int64_t d = 0;
+      if (*r == '?') {
+        d = -1;
+        r++;
+      } else {
+        if (*r == '<' && r + 1 < close && r[1] == '=') r += 2; /* bounded dynamic <=N */
+        if (r >= close || !isdigit((unsigned char)*r)) return false;
+        while (r < close && isdigit((unsigned char)*r)) {
+          if (d < INT64_MAX / 10) d = d * 10 + (*r - '0');
+          r++;
+        }
+      }
+      SC_PUSH(a, dims, d);
+      r = skip_ws(r, close);
+      if (r < close && *r == ',') r = skip_ws(r + 1, close);
+      else if (r < close) return false;
+    }
+    q = close + 1;
+    if (q < e && *q == '{') { /* layout */
+      const char *lc = match_close(q, e);
+      if (lc) q = lc + 1;
+    }
+    if (sc_span_eq(elem, "token")) out->kind = SC_SHAPE_TOKEN;
+    else {
+      out->kind = SC_SHAPE_ARRAY;
+      out->rank = (int32_t)dims.n;
+      out->dims = dims.v;
+    }
+    *pp = q;
+    return true;
+  }
+  /* a bare MLIR builtin scalar type is not a tensor */
+  out->kind = SC_SHAPE_OTHER;
+  *pp = q;
+  return true;
+}
+
+bool sc_parse_shape(sc_arena *a, sc_span type, sc_shape *out) {
+  memset(out, 0, sizeof *out);
+  const char *p = type.p, *e = type.p + type.n;
+  if (!type.n) return false;
+  if (!parse_one_shape(a, &p, e, out)) return false;
+  return true;
+}
+
+uint32_t sc_shape_leaf_count(const sc_shape *s) {
+  if (s->kind != SC_SHAPE_TUPLE) return 1;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < s->nelems; i++) n += sc_shape_leaf_count(&s->elems[i]);
+  return n;
+}
+
+/* ---- axis helpers ------------------------------------------------------------------------------- */
+
+static bool span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
+
+int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name) {
+  if (!mesh) return -1;
+  for (uint32_t i = 0; i < mesh->naxes; i++)
+    if (span_same(mesh->axes[i].name, name)) return (int)i;
+  return -1;
+}
+
+int64_t sc_axis_ref_size(const sc_axis_ref *r, const sc_mesh *mesh) {
+  if (r->sub) return r->size > 0 ? r->size : 1;
+  int i = sc_mesh_axis_index(mesh, r->name);
+  if (i >= 0) return mesh->axes[i].size > 0 ? mesh->axes[i].size : 1;
+  return r->size > 0 ? r->size : 1;
+}
+
+int64_t sc_dim_sharded_size(const sc_sharding *s, uint32_t dim, const sc_mesh *mesh) {
+  if (!s || dim >= s->rank) return 1;
+  int64_t p = 1;
+  for (uint32_t i = 0; i < s->dims[dim].naxes; i++) {
+    int64_t z = sc_axis_ref_size(&s->dims[dim].axes[i], mesh);
+    if (p > INT64_MAX / z) return INT64_MAX;
+    p *= z;
+  }
+  return p;
+}
+
+bool sc_sharding_is_replicated(const sc_sharding *s) {
+  if (!s) return true;
+  if (s->kind == SC_SHARDING_REPLICATED) return true;
+  if (s->kind != SC_SHARDING_NAMED) return false;
+  for (uint32_t i = 0; i < s->rank; i++)
+    if (s->dims[i].naxes) return false;
+  return s->nunreduced == 0;
+}
+
+/* Full-axis size for a reference (0 if the axis is unknown). */
+static int64_t full_size(const sc_mesh *m, sc_span name) {
+  int i = sc_mesh_axis_index(m, name);
+  return i < 0 ? 0 : m->axes[i].size;
+}
+
+/* ---- Shardy axis verification ------------------------------------------------------------------- */
+
+typedef struct {
+  const sc_axis_ref *r;
+} seen_ref;
+
+static bool ref_eq(const sc_axis_ref *a, const sc_axis_ref *b) {
+  if (!span_same(a->name, b->name) || a->sub != b->sub) return false;
+  return !a->sub || (a->pre_size == b->pre_size && a->size == b->size);
+}
+
+static bool can_merge(const sc_axis_ref *a, const sc_axis_ref *b) {
+  return a->sub && b->sub && span_same(a->name, b->name) && a->pre_size * a->size == b->pre_size;
+}
+
+/* Mesh order: axis index, then pre-size. */
+static int ref_cmp(const sc_mesh *m, const sc_axis_ref *a, const sc_axis_ref *b) {
+  int ia = sc_mesh_axis_index(m, a->name), ib = sc_mesh_axis_index(m, b->name);
+  if (ia != ib) return ia < ib ? -1 : 1;
+  int64_t pa = a->sub ? a->pre_size : 1, pb = b->sub ? b->pre_size : 1;
+  if (pa != pb) return pa < pb ? -1 : 1;
+  int64_t sa = a->sub ? a->size : INT64_MAX, sb = b->sub ? b->size : INT64_MAX;
+  return sa < sb ? -1 : sa > sb;
+}
+
+typedef struct {
+  sc_arena *a;
+  const sc_mesh *mesh;
+  SC_VEC(const sc_axis_ref *) seen;
+  const char *err;
+  int kind;
+} axis_check;
+
+static void check_list(axis_check *c, const sc_axis_ref *list, uint32_t n) {
+  const sc_axis_ref *prev = NULL;
+  for (uint32_t i = 0; i < n && !c->err; i++) {
+    const sc_axis_ref *r = &list[i];
+    if (sc_mesh_axis_index(c->mesh, r->name) < 0) {
+      c->err = sc_arena_printf(c->a, "unknown axis name: \"%.*s\"", SC_SPAN_ARG(r->name));
+      c->kind = SC_AXERR_UNKNOWN;
+      return;
+    }
+    for (size_t j = 0; j < c->seen.n; j++) {
+      if (ref_eq(c->seen.v[j], r)) {
+        c->err = sc_arena_printf(c->a, "duplicate axis ref: %s", sc_axis_ref_str(c->a, r));
+        c->kind = SC_AXERR_DUPLICATE;
+        return;
+      }
+    }
+    SC_PUSH(c->a, c->seen, r);
+    if (prev && can_merge(prev, r)) {
+      c->err = sc_arena_printf(c->a, "two consecutive sub-axes can be merged: %s, %s", sc_axis_ref_str(c->a, prev),
+                               sc_axis_ref_str(c->a, r));
+      c->kind = SC_AXERR_SUB_AXIS;
+      return;
+    }
+    prev = r;
+  }
+}
+
+static void check_sorted(axis_check *c, const sc_axis_ref *list, uint32_t n, const char *what) {
+  for (uint32_t i = 1; i < n && !c->err; i++) {
+    if (ref_cmp(c->mesh, &list[i - 1], &list[i]) > 0) {
+      c->err = sc_arena_printf(c->a, "%s axes are not ordered w.r.t. mesh", what);
+      c->kind = SC_AXERR_ORDER;
+      return;
+    }
+  }
+}
+
+static void check_sub_validity(axis_check *c) {
+  for (size_t i = 0; i < c->seen.n && !c->err; i++) {
+    const sc_axis_ref *r = c->seen.v[i];
+    int64_t fs = full_size(c->mesh, r->name);
+    if (r->sub) {
+      const char *s = sc_axis_ref_str(c->a, r);
+      c->kind = SC_AXERR_SUB_AXIS;
+      if (r->pre_size < 1) {
+        c->err = sc_arena_printf(c->a, "sub-axis pre-size must be at least 1: %s", s);
+        return;
+      }
+      if (r->size <= 1) {
+        c->err = sc_arena_printf(c->a, "sub-axis sizes must be greater than 1: %s", s);
+        return;
+      }
+      int64_t next = (r->pre_size > INT64_MAX / r->size) ? INT64_MAX : r->pre_size * r->size;
+      if (fs <= 0 || fs % next != 0) {
+        c->err = sc_arena_printf(c->a, "sub-axis next pre-size %" PRId64 " doesn't divide the size of the full axis %" PRId64
+                                       ": %s",
+                                 next, fs, s);
+        return;
+      }
+      if (r->size == fs) {
+        c->err = sc_arena_printf(c->a, "sub-axis size is equal to the full axis size: %s", s);
+        return;
+      }
+    }
+  }
+}
+
+static void check_sub_axes(axis_check *c) {
+  check_sub_validity(c);
+  if (c->err) return;
+  /* per axis name: full and sub both used; overlapping sub-axes */
+  size_t n = c->seen.n;
+  for (size_t i = 0; i < n && !c->err; i++) {
+    const sc_axis_ref *a = c->seen.v[i];
+    for (size_t j = 0; j < n && !c->err; j++) {
+      if (i == j) continue;
+      const sc_axis_ref *b = c->seen.v[j];
+      if (!span_same(a->name, b->name)) continue;
+      if (a->sub != b->sub) {
+        c->err = sc_arena_printf(c->a, "both sub-axis and full-axis are used for axis name: \"%.*s\"", SC_SPAN_ARG(a->name));
+        c->kind = SC_AXERR_DUPLICATE;
+        return;
+      }
+    }
+  }
+  for (size_t i = 0; i < n && !c->err; i++) {
+    const sc_axis_ref *a = c->seen.v[i];
+    if (!a->sub) continue;
+    for (size_t j = 0; j < n && !c->err; j++) {
+      const sc_axis_ref *b = c->seen.v[j];
+      if (i == j || !b->sub || !span_same(a->name, b->name)) continue;
+      if (a->pre_size > b->pre_size || (a->pre_size == b->pre_size && j < i)) continue;
+      /* a starts first (or same start); overlap if a's end exceeds b's start */
+      if (a->pre_size * a->size > b->pre_size) {
+        c->err = sc_arena_printf(c->a, "overlapping sub-axes: %s, %s", sc_axis_ref_str(c->a, a), sc_axis_ref_str(c->a, b));
+        c->kind = SC_AXERR_DUPLICATE;
+        return;
+      }
+    }
+  }
+}
+
+const char *sc_sharding_verify_axes(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh) {
+  return sc_sharding_verify_axes_kind(a, s, mesh, NULL);
+}
+
+const char *sc_sharding_verify_axes_kind(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh, int *kind) {
+  if (kind) *kind = 0;
+  if (!s || !mesh) return NULL;
+  axis_check c;
+  memset(&c, 0, sizeof c);
+  c.a = a;
+  c.mesh = mesh;
+  for (uint32_t d = 0; d < s->rank && !c.err; d++) check_list(&c, s->dims[d].axes, s->dims[d].naxes);
+  if (!c.err) check_sorted(&c, s->replicated, s->nreplicated, "replicated");
+  if (!c.err) check_list(&c, s->replicated, s->nreplicated);
+  if (!c.err) check_sorted(&c, s->unreduced, s->nunreduced, "unreduced");
+  if (!c.err) check_list(&c, s->unreduced, s->nunreduced);
+  if (!c.err && s->source == SC_SHARDING_FROM_GSPMD) {
+    check_sorted(&c, s->manual_axes, s->nmanual_axes, "manual");
+    if (!c.err) check_list(&c, s->manual_axes, s->nmanual_axes);
+  }
+  if (!c.err) check_sub_axes(&c);
+  if (kind) *kind = c.err ? c.kind : 0;
+  return c.err;
+}
+
+/* ---- XLA HloSharding::Validate ------------------------------------------------------------------ */
+
+static const char *shape_str(sc_arena *a, const sc_shape *sh) {
+  if (sh->kind == SC_SHAPE_TUPLE) {
+    char *s = sc_arena_strdup(a, "(");
+    for (uint32_t i = 0; i < sh->nelems; i++) s = sc_arena_printf(a, "%s%s%s", s, i ? ", " : "", shape_str(a, &sh->elems[i]));
+    return sc_arena_printf(a, "%s)", s);
+  }
+  if (sh->kind == SC_SHAPE_TOKEN) return "token[]";
+  if (sh->kind != SC_SHAPE_ARRAY) return "<non-array>";
+  char *s = sc_arena_strdup(a, "[");
+  for (int32_t i = 0; i < sh->rank; i++) {
+    if (sh->dims[i] < 0) s = sc_arena_printf(a, "%s%s?", s, i ? "," : "");
+    else s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? "," : "", sh->dims[i]);
+  }
+  return sc_arena_printf(a, "%s]", s);
+}
+
+static const char *device_in_range(sc_arena *a, int64_t d, int64_t num_devices) {
+  if (d < 0) return sc_arena_printf(a, "device %" PRId64 " is negative in tile assignment", d);
+  if (num_devices > 0 && d >= num_devices)
+    return sc_arena_printf(a, "device %" PRId64 " >= num_devices (%" PRId64 ") in tile assignment", d, num_devices);
+  return NULL;
+}
+
+static uint32_t tiled_rank(const sc_sharding *s) {
+  if (s->kind == SC_SHARDING_NAMED && !s->tile_dims) return s->rank;
+  uint32_t sub = s->nlast_tile_dims;
+  return s->ntile_dims >= sub ? s->ntile_dims - sub : 0;
+}
+
+static const char *validate_leaf(sc_arena *a, const sc_sharding *s, const sc_shape *shape, int64_t num_devices,
+                                 bool single_ok) {
+  if (shape->kind == SC_SHAPE_TUPLE) return "Validation shape is a tuple but sharding is not.";
+  switch (s->kind) {
+  case SC_SHARDING_REPLICATED:
+  case SC_SHARDING_MANUAL:
+  case SC_SHARDING_UNKNOWN:
+  case SC_SHARDING_UNREDUCED:
+  case SC_SHARDING_TUPLE:
+    return NULL;
+  case SC_SHARDING_MAXIMAL:
+    return device_in_range(a, s->maximal_device, num_devices);
+  default:
+    break;
+  }
+  bool named_v3 = s->kind == SC_SHARDING_NAMED && !s->tile_dims;
+  if (named_v3) {
+    const char *e = sc_sharding_verify_axes(a, s, s->mesh);
+    if (e) return e;
+  }
+  if (!named_v3 && s->ntile_devices == 1 && !single_ok)
+    return "Tile assignment only contains a single device. If a replicated sharding was intended, use "
+           "HloSharding::Replicated(). If a device placement was intended, use HloSharding::SingleDevice()";
+  if (shape->kind == SC_SHAPE_ARRAY && (uint32_t)shape->rank != tiled_rank(s))
+    return sc_arena_printf(a,
+                           "Number of tile assignment dimensions (excluding subgroups) is different than the input "
+                           "rank. sharding=%.*s, input_shape=%s (the sharding tiles %u dimensions, the value has %d)",
+                           SC_SPAN_ARG(s->text), shape_str(a, shape), tiled_rank(s), shape->rank);
+  if (named_v3) {
+    if (num_devices > 0 && s->mesh && s->mesh->devices != num_devices)
+      return sc_arena_printf(a, "sharding should have %" PRId64 " devices but has %" PRId64, num_devices,
+                             s->mesh->devices);
+    return NULL;
+  }
+  if (s->niota_reshape) {
+    if (num_devices > 0 && (int64_t)s->ntile_devices != num_devices && !(single_ok && s->ntile_devices == 1))
+      return sc_arena_printf(a, "tile_assignment should have %" PRId64 " devices but has %" PRIu64, num_devices,
+                             s->ntile_devices);
+    return NULL;
+  }
+  uint64_t distinct = 0;
+  for (uint64_t i = 0; i < s->ntile_devices; i++) {
+    const char *e = device_in_range(a, s->tile_devices[i], num_devices);
+    if (e) return e;
+    for (uint64_t j = 0; j < i; j++)
+      if (s->tile_devices[j] == s->tile_devices[i])
+        return sc_arena_printf(a, "device %" PRId64 " is not unique in tile assignment", s->tile_devices[i]);
+    distinct++;
+  }
+  if (num_devices > 0 && (int64_t)distinct != num_devices && !(single_ok && distinct == 1))
+    return sc_arena_printf(a, "tile_assignment should have %" PRId64 " devices but has %" PRIu64, num_devices, distinct);
+  return NULL;
+}
+
+static uint32_t sharding_leaves(const sc_sharding *s) { return s->kind == SC_SHARDING_TUPLE ? s->nelements : 1; }
+
+static void collect_leaves(const sc_shape *sh, const sc_shape **out, uint32_t *n) {
+  if (sh->kind != SC_SHAPE_TUPLE) {
+    out[(*n)++] = sh;
+    return;
+  }
+  for (uint32_t i = 0; i < sh->nelems; i++) collect_leaves(&sh->elems[i], out, n);
+}
+
+const char *sc_gspmd_validate(sc_arena *a, const sc_sharding *s, const sc_shape *shape, int64_t num_devices,
+                              bool single_device_tile_ok) {
+  if (!s || !shape) return NULL;
+  if (shape->kind == SC_SHAPE_TOKEN) return NULL;
+  uint32_t nleaves = sc_shape_leaf_count(shape);
+  const sc_shape **leaves = sc_arena_calloc(a, nleaves ? nleaves : 1, sizeof *leaves);
+  uint32_t nl = 0;
+  if (shape->kind == SC_SHAPE_TUPLE) collect_leaves(shape, leaves, &nl);
+  if (s->kind == SC_SHARDING_TUPLE) {
+    if (shape->kind != SC_SHAPE_TUPLE) return "Sharding is tuple-shaped but validation shape is not.";
+    if (!(nl == 0 && s->nelements == 1) && nl != sharding_leaves(s))
+      return sc_arena_printf(a, "Shape %s has %u leaf nodes while this sharding has %u (tuple element count does not match)",
+                             shape_str(a, shape), nl, s->nelements);
+    for (uint32_t i = 0; i < nl; i++) {
+      const char *e = validate_leaf(a, s->elements[i], leaves[i], num_devices, single_device_tile_ok);
+      if (e)
+        return sc_arena_printf(a, "%s (tuple element %u which is %.*s)", e, i, SC_SPAN_ARG(s->elements[i]->text));
+    }
+    return NULL;
+  }
+  if (shape->kind == SC_SHAPE_TUPLE) {
+    /* XLA gives every leaf of a tuple-shaped instruction the same non-tuple sharding */
+    for (uint32_t i = 0; i < nl; i++) {
+      const char *e = validate_leaf(a, s, leaves[i], num_devices, single_device_tile_ok);
+      if (e) return sc_arena_printf(a, "%s (tuple element %u of %s)", e, i, shape_str(a, shape));
+    }
+    return NULL;
+  }
+  return validate_leaf(a, s, shape, num_devices, single_device_tile_ok);
+}
+
+const char *sc_axis_list_verify(sc_arena *a, const sc_axis_ref *const *lists, const uint32_t *counts, uint32_t nlists,
+                                const sc_mesh *mesh, const char *order_what, int *kind) {
+  axis_check c;
+  memset(&c, 0, sizeof c);
+  c.a = a;
+  c.mesh = mesh;
+  for (uint32_t i = 0; i < nlists && !c.err; i++) {
+    if (order_what) check_sorted(&c, lists[i], counts[i], order_what);
+    if (!c.err) check_list(&c, lists[i], counts[i]);
+  }
+  if (!c.err) check_sub_axes(&c);
+  if (kind) *kind = c.err ? c.kind : 0;
+  return c.err;
+}

@@ -1,0 +1,423 @@
+/* rules_callback.c — the `callback` family (SC04xx): host callbacks (pure_callback, io_callback,
+ * debug.callback) checked against the manual context they sit in, their sharding and the platform.
+ *
+ * JAX decides a callback's sharding in _callback_op_sharding (jax/_src/callback.py): inside a fully
+ * manual shard_map it is per-device (`@empty_mesh` / `{manual}`), at top level it is single-device
+ * (`@maximal_mesh_k` / `{maximal device=k}`); everything else raises. The IR shows those shardings,
+ * so each JAX error has a module-level analog. Messages carry JAX's text verbatim. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "rules/fixes.h"
+
+#define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
+#include "rules/callback.def"
+#undef RULE
+
+typedef enum { CB_NONE = 0, CB_CUSTOM_CALL, CB_HOST_TRANSFER } cb_kind;
+
+typedef struct {
+  cb_kind kind;
+  bool partitioned;
+  sc_platform platform; /* the platform the target is for (send/recv: TPU) */
+  bool legacy;
+} cb_info;
+
+static bool span_in(sc_span s, const char *const *names) {
+  for (; *names; names++)
+    if (sc_span_eq(s, *names)) return true;
+  return false;
+}
+
+static cb_info callback_info(const sc_op *op) {
+  cb_info ci;
+  memset(&ci, 0, sizeof ci);
+  sc_span t = sc_op_custom_call_target(op);
+  if (t.n) {
+    static const char *const cpu[] = {"xla_ffi_python_cpu_callback", "xla_ffi_partitioned_python_cpu_callback",
+                                      "xla_python_cpu_callback", "xla_buffer_python_cpu_callback", NULL};
+    static const char *const gpu[] = {"xla_ffi_python_gpu_callback", "xla_ffi_partitioned_python_gpu_callback",
+                                      "xla_python_gpu_callback", "xla_buffer_python_gpu_callback", NULL};
+    if (span_in(t, cpu)) ci.platform = SC_PLATFORM_CPU;
+    else if (span_in(t, gpu)) ci.platform = SC_PLATFORM_GPU;
+    else return ci;
+    ci.kind = CB_CUSTOM_CALL;
+    ci.partitioned = sc_kc_find(t, "_partitioned_") != NULL;
+    ci.legacy = sc_span_starts(t, "xla_python_");
+    return ci;
+  }
+  static const char *const xfer[] = {"stablehlo.send", "stablehlo.recv", "mhlo.send", "mhlo.recv", "send", "recv",
+                                     NULL};
+  if (!span_in(op->name, xfer)) return ci;
+  const sc_attr *h = sc_op_attr(op, "is_host_transfer");
+  if (!h || !sc_span_eq(sc_span_trim(h->value), "true")) return ci;
+  ci.kind = CB_HOST_TRANSFER;
+  ci.platform = SC_PLATFORM_TPU;
+  return ci;
+}
+
+static const char *cb_label(sc_arena *a, const sc_op *op, const cb_info *ci) {
+  if (ci->kind == CB_HOST_TRANSFER)
+    return sc_arena_printf(a, "host transfer `" SC_SPAN_FMT "` (TPU host callback)", SC_SPAN_ARG(op->name));
+  sc_span t = sc_op_custom_call_target(op);
+  return sc_arena_printf(a, "host callback `" SC_SPAN_FMT "`", SC_SPAN_ARG(t));
+}
+
+/* ---- The callback's own sharding ---- */
+
+typedef enum {
+  SH_NONE = 0,   /* no sharding attribute */
+  SH_PER_DEVICE, /* per-device: <@empty_mesh, [{}...]> / {manual} / replicated token entries */
+  SH_MAXIMAL,    /* single device: <@maximal_mesh_k, []> / {maximal device=k} */
+  SH_SPREAD,     /* spans devices: named over axes, tiled, replicated over a multi-device mesh */
+} sh_class;
+
+typedef struct {
+  sh_class cls;
+  int64_t device;          /* SH_MAXIMAL */
+  const sc_sharding *what; /* the offending entry */
+  const sc_attr *attr;
+} cb_sharding;
+
+static sh_class classify_one(const sc_sharding *s, int64_t *device) {
+  if (!s) return SH_NONE;
+  switch (s->kind) {
+  case SC_SHARDING_MAXIMAL:
+    *device = s->maximal_device;
+    return SH_MAXIMAL;
+  case SC_SHARDING_MANUAL: return SH_PER_DEVICE;
+  case SC_SHARDING_REPLICATED: return SH_PER_DEVICE;
+  case SC_SHARDING_NAMED:
+    if (s->mesh && s->mesh->maximal && s->mesh->ndevice_ids == 1) {
+      *device = s->mesh->device_ids[0];
+      return SH_MAXIMAL;
+    }
+    if (s->mesh && s->mesh->naxes == 0) return SH_PER_DEVICE;
+    if (!s->mesh) return SH_PER_DEVICE;
+    if (s->mesh->devices <= 1) return SH_PER_DEVICE;
+    for (uint32_t d = 0; d < s->rank; d++)
+      if (s->dims[d].naxes) return SH_SPREAD;
+    return SH_PER_DEVICE;
+  case SC_SHARDING_TILED: return SH_SPREAD;
+  default: return SH_PER_DEVICE;
+  }
+}
+
+/* The most telling class over all entries: spread > maximal > per-device (enum order). */
+static cb_sharding callback_sharding(sc_ctx *ctx, const sc_op *op) {
+  cb_sharding r;
+  memset(&r, 0, sizeof r);
+  r.attr = sc_kc_sharding_attr(op);
+  if (!r.attr || !ctx->model) return r;
+  uint32_t n = op->nresults ? op->nresults : 1;
+  r.cls = SH_PER_DEVICE;
+  bool any = false;
+  for (uint32_t i = 0; i < n; i++) {
+    const sc_sharding *s = sc_model_result_sharding(ctx->model, op, i);
+    if (!s) continue;
+    if (s->kind == SC_SHARDING_TUPLE) {
+      for (uint32_t k = 0; k < s->nelements; k++) {
+        int64_t dev = -1;
+        sh_class c = classify_one(s->elements[k], &dev);
+        any = true;
+        if (c > r.cls) {
+          r.cls = c;
+          r.device = dev;
+          r.what = s->elements[k];
+        }
+      }
+      continue;
+    }
+    int64_t dev = -1;
+    sh_class c = classify_one(s, &dev);
+    any = true;
+    if (c > r.cls) {
+      r.cls = c;
+      r.device = dev;
+      r.what = s;
+    }
+  }
+  if (!any) r.cls = SH_PER_DEVICE; /* present but unreadable: sharding-syntax reports it */
+  return r;
+}
+
+static const char *sharding_text(sc_arena *a, const cb_sharding *cs) {
+  if (!cs->attr) return "(none)";
+  return sc_span_dup(a, cs->attr->value);
+}
+
+static bool has_token(const sc_op *op) {
+  for (uint32_t i = 0; i < op->noperand_types; i++)
+    if (sc_kc_find(op->operand_types[i], "token")) return true;
+  for (uint32_t i = 0; i < op->noperands; i++)
+    if (op->operands[i] && sc_kc_find(op->operands[i]->type, "token")) return true;
+  return false;
+}
+
+static uint32_t value_results(const sc_op *op) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    sc_span t = i < op->nresult_types ? op->result_types[i] : op->results[i]->type;
+    if (sc_kc_find(t, "token")) continue;
+    if (sc_span_eq(sc_span_trim(t), "()")) continue;
+    n++;
+  }
+  return n;
+}
+
+typedef void (*cb_visit)(sc_ctx *ctx, const sc_op *op, const cb_info *ci);
+static void for_each_callback(sc_ctx *ctx, cb_visit fn) {
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    cb_info ci = callback_info(op);
+    if (ci.kind != CB_NONE) fn(ctx, op, &ci);
+  }
+}
+
+static const char *fn_snippet_for(const cb_info *ci) {
+  return ci->kind == CB_HOST_TRANSFER ? "jax.pure_callback / jax.experimental.io_callback" : "the callback";
+}
+
+/* ---- SC0401 callback-sharding-in-manual ---- */
+
+static void sharding_in_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (!w.in_manual || !w.fully_manual) return;
+  cb_sharding cs = callback_sharding(ctx, op);
+  if (cs.cls != SH_MAXIMAL && cs.cls != SH_SPREAD) return;
+  sc_arena *a = ctx->arena;
+  sc_diag *d = sc_emit(ctx, op,
+                       "callbacks do not support specifying sharding inside spmd computations: %s sits in a fully "
+                       "manual shard_map (manual over %s) but carries the explicit sharding %s instead of the "
+                       "per-device one (%s).",
+                       cb_label(a, op, ci),
+                       w.mc->nmanual_axes ? sc_kc_axis_set(a, w.mc->manual_axes, w.mc->nmanual_axes) : "every axis",
+                       sharding_text(a, &cs),
+                       cs.attr && sc_span_eq(cs.attr->name, "sdy.sharding") ? "`<@empty_mesh, [...]>` or none"
+                                                                             : "`{manual}`");
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
+  sc_diag_fix(ctx, d, "Drop the sharding= argument of the callback inside shard_map (manual mode already runs it "
+                      "once per device)",
+              cs.cls == SH_MAXIMAL
+                  ? "# before (inside shard_map)\n"
+                    "jax.pure_callback(fn, result_shape, x, sharding=SingleDeviceSharding(jax.devices()[0]))\n"
+                    "# after\n"
+                    "jax.pure_callback(fn, result_shape, x)"
+                  : "# before (inside shard_map)\n"
+                    "jax.pure_callback(fn, result_shape, x, sharding=NamedSharding(mesh, P('data')))\n"
+                    "# after\n"
+                    "jax.pure_callback(fn, result_shape, x)");
+  sc_fix *f = sc_diag_fix(ctx, d,
+                          cs.attr && sc_span_eq(cs.attr->name, "sdy.sharding")
+                              ? "Remove the callback's sdy.sharding attribute (inside the manual computation it runs "
+                                "per device)"
+                              : "Make the callback's sharding per-device ({manual}), what JAX emits without sharding=",
+                          NULL);
+  if (!sc_kc_edit_set_manual(ctx, f, op)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
+  sc_diag_fix(ctx, d, "Or move the callback out of the shard_map, where a SingleDeviceSharding is allowed", NULL);
+}
+
+void sc_check_callback_sharding_in_manual(sc_ctx *ctx) { for_each_callback(ctx, sharding_in_manual); }
+
+/* ---- SC0402 callback-partial-manual ---- */
+
+static void partial_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (!w.partial) return;
+  sc_arena *a = ctx->arena;
+  const char *autos = "";
+  for (uint32_t i = 0; i < w.nfree; i++)
+    autos = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, autos, i ? ", " : "", SC_SPAN_ARG(w.free[i]->name));
+  sc_diag *d = sc_emit(ctx, op,
+                       "callbacks are only supported in spmd computations when all mesh axes are partitioned manually "
+                       "(no partial automatic sharding). %s sits in a shard_map that is manual over %s only; %s%s%s "
+                       "of mesh %s stay%s automatic.",
+                       cb_label(a, op, ci),
+                       w.mc->nmanual_axes ? sc_kc_axis_set(a, w.mc->manual_axes, w.mc->nmanual_axes) : "some axes",
+                       w.nfree ? "axes {" : "other axes", autos, w.nfree ? "}" : "", sc_kc_mesh_str(a, w.mesh),
+                       w.nfree == 1 ? "s" : "");
+  sc_kc_context(ctx, d, &w);
+  const sc_op *mop = w.mc->manual_op;
+  if (mop && sc_op_is(mop, "sdy.manual_computation")) {
+    const sc_attr *ia = sc_op_attr(mop, "in_shardings"), *oa = sc_op_attr(mop, "out_shardings");
+    const char **ins = sc_arena_calloc(a, mop->noperands + 1, sizeof *ins);
+    const char **outs = sc_arena_calloc(a, mop->nresults + 1, sizeof *outs);
+    for (uint32_t i = 0; i < mop->noperands; i++)
+      ins[i] = ia ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, ia->value, i), &w, NULL) : NULL;
+    for (uint32_t i = 0; i < mop->nresults; i++)
+      outs[i] = oa ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, oa->value, i), &w, NULL) : NULL;
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(a, "Make the enclosing shard_map manual over every mesh axis: axis_names=%s",
+                                sc_kc_py_axis_names(a, w.mesh)),
+                sc_kc_shard_map_snippet(a, w.mesh, "f", ins, mop->noperands, outs, mop->nresults,
+                                        sc_kc_py_axis_names(a, w.mesh),
+                                        sc_arena_printf(a, "# f is the function passed to the shard_map at line %u",
+                                                        mop->pos.line)));
+  } else {
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(a, "Pass axis_names=%s (every mesh axis) to the enclosing shard_map",
+                                sc_kc_py_axis_names(a, w.mesh)),
+                NULL);
+  }
+  sc_diag_fix(ctx, d, "Or use jax.debug.callback, which wraps itself in a nested shard_map over the automatic axes",
+              "jax.debug.callback(fn, x)");
+  sc_diag_fix(ctx, d, sc_arena_printf(a, "Or hoist %s out of the shard_map to the jitted function's top level",
+                                      fn_snippet_for(ci)),
+              NULL);
+}
+
+void sc_check_callback_partial_manual(sc_ctx *ctx) { for_each_callback(ctx, partial_manual); }
+
+/* ---- SC0403 callback-not-single-device ---- */
+
+static void not_single_device(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+  if (ci->partitioned) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (w.in_manual) return;
+  cb_sharding cs = callback_sharding(ctx, op);
+  bool bad = cs.cls == SH_SPREAD;
+  /* {manual}/{replicated}/empty-mesh at top level on a multi-device mesh also runs on every device. */
+  if (cs.cls == SH_PER_DEVICE && cs.attr && w.devices > 1) {
+    const sc_sharding *s = cs.what ? cs.what : (ctx->model ? sc_model_result_sharding(ctx->model, op, 0) : NULL);
+    if (s && (s->kind == SC_SHARDING_MANUAL || s->kind == SC_SHARDING_REPLICATED)) bad = true;
+  }
+  if (!bad) return;
+  sc_arena *a = ctx->arena;
+  sc_diag *d = sc_emit(ctx, op,
+                       "pure_callback only supports SingleDeviceSharding, but got NamedSharding: %s at the top level "
+                       "of the jitted function has the sharding %s, which spans the %" PRId64
+                       " devices of mesh %s; a callback outside shard_map runs once, on one device.",
+                       cb_label(a, op, ci), sharding_text(a, &cs), w.devices, sc_kc_mesh_str(a, w.mesh));
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
+  sc_diag_fix(ctx, d, "Pass a SingleDeviceSharding (or no sharding=: JAX then uses device 0)",
+              "jax.pure_callback(fn, result_shape, x, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))");
+  sc_fix *f = sc_diag_fix(ctx, d, "Run the callback on device 0 (a maximal sharding, what JAX emits by default)", NULL);
+  if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
+  sc_diag_fix(ctx, d, "For a per-shard callback, call it inside jax.shard_map over every mesh axis instead", NULL);
+}
+
+void sc_check_callback_not_single_device(sc_ctx *ctx) { for_each_callback(ctx, not_single_device); }
+
+/* ---- SC0404 callback-device-not-in-assignment ---- */
+
+static void device_not_in_assignment(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  cb_sharding cs = callback_sharding(ctx, op);
+  if (cs.cls != SH_MAXIMAL) return;
+  int64_t n = w.devices;
+  if (cs.device >= 0 && cs.device < n) return;
+  sc_arena *a = ctx->arena;
+  const char *da = n <= 16 ? "" : NULL;
+  if (da) {
+    da = "";
+    for (int64_t i = 0; i < n; i++) da = sc_arena_printf(a, "%s%s%" PRId64, da, i ? ", " : "", i);
+  } else
+    da = sc_arena_printf(a, "0..%" PRId64, n - 1);
+  sc_diag *d = sc_emit(ctx, op,
+                       "Sharding provided to pure_callback specifies a device %" PRId64
+                       " that is not in the device assignment (%s): %s is pinned to device index %" PRId64
+                       " but mesh %s has %" PRId64 " device%s.",
+                       cs.device, da, cb_label(a, op, ci), cs.device, sc_kc_mesh_str(a, w.mesh), n, n == 1 ? "" : "s");
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
+  sc_diag_fix(ctx, d, "Pick a device of the jitted computation's own device assignment",
+              "jax.pure_callback(fn, result_shape, x, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))");
+  sc_fix *f = sc_diag_fix(ctx, d, "Run the callback on device 0", NULL);
+  if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
+  /* The same bad device, as the mesh and sharding families see it: this diagnostic says it better.
+   * (Shardy: the maximal mesh's SC0106; GSPMD: the tile assignment's SC0211 on this op.) */
+  sc_span mname = cs.what ? cs.what->mesh_name : sc_span_of(NULL, 0);
+  for (uint32_t i = 0; mname.n && ctx->model && i < ctx->model->nmeshes; i++) {
+    const sc_mesh *mm = &ctx->model->meshes[i];
+    if (!mm->maximal || !mm->op || mm->name.n != mname.n || memcmp(mm->name.p, mname.p, mname.n) != 0) continue;
+    sc_diag_supersede(ctx, "SC0106", mm->op->pos.offset, mm->op->end,
+                      sc_arena_printf(a, "names device %" PRId64 " ", cs.device));
+  }
+  sc_diag_supersede(ctx, "SC0211", op->pos.offset, op->end,
+                    sc_arena_printf(a, "device %" PRId64 " >= num_devices", cs.device));
+}
+
+void sc_check_callback_device_not_in_assignment(sc_ctx *ctx) { for_each_callback(ctx, device_not_in_assignment); }
+
+/* ---- SC0405 callback-partitioned-tpu / SC0406 callback-partitioned-results ---- */
+
+static void partitioned_tpu(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+  if (!ci->partitioned || !ctx->model || ctx->model->platform != SC_PLATFORM_TPU) return;
+  sc_arena *a = ctx->arena;
+  sc_diag *d = sc_emit(ctx, op,
+                       "Partitioned callback not implemented on tpu backend. %s is a partitioned callback "
+                       "(debug.callback(..., partitioned=True)); TPU callbacks lower to host send/recv.",
+                       cb_label(a, op, ci));
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  sc_kc_context(ctx, d, &w);
+  sc_diag_fix(ctx, d, "Drop partitioned=True for TPU (the callback then runs once, on device 0), or call it inside "
+                      "jax.shard_map over every axis to run it per shard",
+              "jax.debug.callback(fn, x)  # without partitioned=True");
+}
+
+void sc_check_callback_partitioned_tpu(sc_ctx *ctx) { for_each_callback(ctx, partitioned_tpu); }
+
+static void partitioned_results(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+  if (!ci->partitioned || value_results(op) == 0) return;
+  sc_arena *a = ctx->arena;
+  sc_diag *d = sc_emit(ctx, op,
+                       "Partitioned callback not supported with return values. %s returns %u value%s besides tokens.",
+                       cb_label(a, op, ci), value_results(op), value_results(op) == 1 ? "" : "s");
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  sc_kc_context(ctx, d, &w);
+  sc_diag_fix(ctx, d, "Use jax.pure_callback inside jax.shard_map for a per-shard callback that returns values",
+              "jax.shard_map(lambda x: jax.pure_callback(fn, result_shape, x), mesh=mesh, in_specs=P('x'), "
+              "out_specs=P('x'))");
+}
+
+void sc_check_callback_partitioned_results(sc_ctx *ctx) { for_each_callback(ctx, partitioned_results); }
+
+/* ---- SC0407 callback-ordered-multi-device ---- */
+
+static void ordered_multi_device(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+  if (ci->partitioned || ci->kind != CB_CUSTOM_CALL || !has_token(op)) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (w.in_manual || w.devices <= 1) return;
+  if (sc_kc_sharding_attr(op)) return;
+  sc_arena *a = ctx->arena;
+  sc_diag *d = sc_emit(ctx, op,
+                       "The following ordered effects are not supported for more than 1 device: [OrderedDebug]. %s is "
+                       "threaded through a token (ordered) and has no sharding, but the module runs on %" PRId64
+                       " devices (mesh %s).",
+                       cb_label(a, op, ci), w.devices, sc_kc_mesh_str(a, w.mesh));
+  sc_kc_context(ctx, d, &w);
+  sc_diag_fix(ctx, d, "Use an unordered debug callback, or jax.experimental.io_callback(..., ordered=True), whose "
+                      "ordered effect is shardable (it runs on device 0)",
+              "jax.debug.print(\"{}\", x)  # ordered=False\n"
+              "jax.experimental.io_callback(fn, result_shape, x, ordered=True)");
+  sc_fix *f = sc_diag_fix(ctx, d, "Pin the ordered callback to device 0 (a maximal sharding, as ordered io_callback "
+                                  "lowers)",
+                          NULL);
+  if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
+}
+
+void sc_check_callback_ordered_multi_device(sc_ctx *ctx) { for_each_callback(ctx, ordered_multi_device); }
+
+/* ---- SC0408 callback-wrong-platform ---- */
+
+static void wrong_platform(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+  sc_platform p = ctx->model ? ctx->model->platform : SC_PLATFORM_UNSPECIFIED;
+  if (p == SC_PLATFORM_UNSPECIFIED || ci->kind != CB_CUSTOM_CALL || ci->platform == p) return;
+  if (ci->partitioned && p == SC_PLATFORM_TPU) return; /* callback-partitioned-tpu */
+  sc_arena *a = ctx->arena;
+  sc_diag *d = sc_emit(ctx, op,
+                       "%s is the %s lowering of a JAX host callback, but the module is checked for %s: %s has no "
+                       "handler for it.",
+                       cb_label(a, op, ci), sc_platform_name(ci->platform), sc_platform_name(p),
+                       p == SC_PLATFORM_TPU ? "TPU (whose callbacks lower to host send/recv)" : sc_platform_name(p));
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  sc_kc_context(ctx, d, &w);
+  sc_diag_fix(ctx, d,
+              sc_arena_printf(a, "Lower the module for the platform it runs on (%s)", sc_platform_name(p)),
+              sc_arena_printf(a, "jax.jit(f).trace(*args).lower(lowering_platforms=('%s',))",
+                              p == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(p)));
+}
+
+void sc_check_callback_wrong_platform(sc_ctx *ctx) { for_each_callback(ctx, wrong_platform); }

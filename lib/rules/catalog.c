@@ -1,0 +1,72 @@
+/* catalog.c — the code catalog: a title and a long explanation for every code, with an erroneous and
+ * a fixed module that tests check (the erroneous one yields exactly that code, the fixed one none).
+ * Entries come from one .inc file per family (lib/catalog_<family>.inc). */
+#include <string.h>
+#include <strings.h>
+
+#include "rules/rules.h"
+#include "shardcheck.h"
+#include "util/strbuf.h"
+
+static const sc_catalog_entry catalog[] = {
+#define ENTRY(code, title, explanation, bad, good, mesh) {code, title, explanation, bad, good, mesh},
+#include "rules/catalog/syntax.inc"
+#include "rules/catalog/mesh.inc"
+#include "rules/catalog/sharding.inc"
+#include "rules/catalog/kernel.inc"
+#include "rules/catalog/callback.inc"
+#include "rules/catalog/manual.inc"
+#include "rules/catalog/collective.inc"
+#undef ENTRY
+};
+
+size_t sc_catalog_count(void) { return sizeof catalog / sizeof catalog[0]; }
+
+const sc_catalog_entry *sc_catalog_at(size_t i) { return i < sc_catalog_count() ? &catalog[i] : NULL; }
+
+const sc_catalog_entry *sc_catalog_find(const char *code) {
+  if (!code) return NULL;
+  for (size_t i = 0; i < sc_catalog_count(); i++)
+    if (strcasecmp(catalog[i].code, code) == 0) return &catalog[i];
+  /* Also accept a rule name. */
+  const sc_rule *r = sc_rule_by_name(code);
+  if (r)
+    for (size_t i = 0; i < sc_catalog_count(); i++)
+      if (strcmp(catalog[i].code, r->code) == 0) return &catalog[i];
+  return NULL;
+}
+
+/* Appends `text` indented by two spaces per line. */
+static void put_indented(sc_strbuf *f, const char *text) {
+  for (const char *p = text; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    sc_strbuf_printf(f, "    %.*s\n", (int)n, p);
+    p += n + (nl != NULL);
+  }
+}
+
+char *sc_explain_text(const char *code) {
+  const sc_catalog_entry *e = sc_catalog_find(code);
+  if (!e) return NULL;
+  const sc_rule *r = sc_rule_by_code(e->code);
+  sc_strbuf buf = {0}, *f = &buf;
+  sc_strbuf_printf(f, "%s: %s\n", e->code, e->title);
+  if (r) sc_strbuf_printf(f, "rule: %s   family: %s   severity: %s\n", r->name, r->family, sc_severity_name(r->severity));
+  sc_strbuf_printf(f, "\n%s", e->explanation);
+  if (e->bad_example) {
+    sc_strbuf_printf(f, "\nErroneous module%s%s%s:\n", e->bad_mesh ? " (checked with --mesh " : "", e->bad_mesh ? e->bad_mesh : "",
+            e->bad_mesh ? ")" : "");
+    put_indented(f, e->bad_example);
+  }
+  if (e->good_example) {
+    sc_strbuf_printf(f, "\nFixed module:\n");
+    put_indented(f, e->good_example);
+  }
+  return sc_strbuf_take(f);
+}
+
+#ifndef SC_RULES_HASH
+#define SC_RULES_HASH "dev"
+#endif
+const char *sc_rules_version(void) { return SC_VERSION "+" SC_RULES_HASH; }

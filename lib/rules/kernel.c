@@ -1,0 +1,607 @@
+/* rules_kernel.c — the `kernel` family (SC03xx): Pallas/Mosaic TPU, Triton and Mosaic GPU kernel
+ * calls checked against the mesh and the manual context they sit in.
+ *
+ * JAX raises these errors while lowering (jax/_src/tpu_custom_call.py, pallas/pallas_call.py,
+ * experimental/mosaic/gpu/core.py); a module JAX produced cannot contain them for the mesh it was
+ * lowered for, but it does when it is deployed on another mesh (a 1-device module on 8 chips), comes
+ * from another producer, or was edited. Messages carry JAX's text verbatim where one exists. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "rules/fixes.h"
+
+#define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
+#include "rules/kernel.def"
+#undef RULE
+
+#define MOSAIC_MSG "Mosaic kernels cannot be automatically partitioned. Please wrap the call in a shard_map."
+
+typedef enum { K_NONE = 0, K_MOSAIC_TPU, K_TRITON, K_MOSAIC_GPU } kernel_kind;
+
+static kernel_kind kernel_kind_of(const sc_op *op) {
+  sc_span t = sc_op_custom_call_target(op);
+  if (!t.n) return K_NONE;
+  if (sc_span_eq(t, "tpu_custom_call")) return K_MOSAIC_TPU;
+  if (sc_span_eq(t, "__gpu$xla.gpu.triton") || sc_span_starts(t, "triton_kernel_call")) return K_TRITON;
+  if (sc_span_starts(t, "mosaic_gpu")) return K_MOSAIC_GPU;
+  return K_NONE;
+}
+
+static const char *kind_label(kernel_kind k) {
+  switch (k) {
+  case K_MOSAIC_TPU: return "Mosaic TPU kernel";
+  case K_TRITON: return "Triton (Pallas GPU) kernel";
+  case K_MOSAIC_GPU: return "Mosaic GPU kernel";
+  default: return "kernel";
+  }
+}
+
+/* Mosaic GPU kernels that talk to other devices (NVSHMEM/collective metadata). */
+static bool mosaic_gpu_communicates(const sc_op *op) {
+  sc_span bc = sc_kc_backend_config(op);
+  if (!bc.n) return false;
+  sc_span v = sc_kc_dict_get(bc, "use_custom_barrier");
+  if (v.n && sc_span_eq(v, "true")) return true;
+  v = sc_kc_dict_get(bc, "uses_xla_collective_metadata");
+  if (v.n && sc_span_eq(v, "true")) return true;
+  return sc_kc_dict_get(bc, "xla_replica_ids").n > 0;
+}
+
+/* ---- Operand/result shardings over non-manual axes ---- */
+
+typedef struct {
+  bool result;
+  uint32_t index;
+  sc_span axis;        /* empty for a GSPMD tile assignment without axis names */
+  sc_axis_type type;
+  const sc_sharding *sharding;
+} sharded_use;
+
+typedef SC_VEC(sharded_use) sharded_vec;
+
+static const sc_sharding *parse_attr_sharding(sc_arena *a, const sc_attr *at) {
+  const char *err = NULL;
+  if (sc_span_eq(at->name, "sdy.sharding")) return sc_parse_sdy_sharding(a, at->value, at->offset, &err);
+  sc_span v = sc_span_trim(at->value);
+  if (v.n >= 2 && v.p[0] == '"') {
+    sc_span in = {v.p + 1, v.n - 2};
+    const sc_sharding *s = sc_parse_gspmd_sharding(a, in, at->offset, &err);
+    if (s) return s;
+  }
+  return sc_parse_gspmd_sharding(a, v, at->offset, &err);
+}
+
+/* True if a GSPMD tile assignment actually splits a data dimension. */
+static bool tiled_splits(const sc_sharding *s) {
+  uint32_t data = s->ntile_dims;
+  if (s->last_tile_dim_replicate && data) data--;
+  data = data >= s->nlast_tile_dims ? data - s->nlast_tile_dims : 0;
+  for (uint32_t i = 0; i < data; i++)
+    if (s->tile_dims[i] > 1) return true;
+  return false;
+}
+
+static void collect(sc_ctx *ctx, const sc_kc_where *w, const sc_sharding *s, bool result, uint32_t index,
+                    sharded_vec *out) {
+  if (!s) return;
+  if (s->kind == SC_SHARDING_NAMED) {
+    for (uint32_t d = 0; d < s->rank; d++)
+      for (uint32_t k = 0; k < s->dims[d].naxes; k++) {
+        sc_span name = s->dims[d].axes[k].name;
+        const sc_axis *ax = sc_kc_mesh_axis(w->mesh, name);
+        if (!ax || ax->size <= 1 || sc_kc_axis_manual(w, name)) continue;
+        sharded_use u = {result, index, name, ax->type, s};
+        SC_PUSH(ctx->arena, *out, u);
+      }
+  } else if (s->kind == SC_SHARDING_TILED && !w->in_manual && tiled_splits(s) && w->nfree) {
+    /* Unnamed tile assignment: explicit only if every free axis is explicit. */
+    bool all_explicit = true;
+    for (uint32_t i = 0; i < w->nfree; i++) all_explicit = all_explicit && w->free[i]->type == SC_AXIS_EXPLICIT;
+    sharded_use u = {result, index, sc_span_of(NULL, 0), all_explicit ? SC_AXIS_EXPLICIT : SC_AXIS_AUTO, s};
+    SC_PUSH(ctx->arena, *out, u);
+  } else if (s->kind == SC_SHARDING_TUPLE && s->nelements) {
+    collect(ctx, w, s->elements[0], result, index, out);
+  }
+}
+
+/* Shardings the kernel's results get from their users: constraints and function results. */
+static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out,
+                             const sc_sharding **per_result) {
+  const sc_module *m = ctx->module;
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *u = m->ops[i];
+    if (u->func != op->func) continue;
+    for (uint32_t k = 0; k < u->noperands; k++) {
+      const sc_value *v = u->operands[k];
+      if (!v || v->def != op) continue;
+      const sc_sharding *s = NULL;
+      sc_span t = sc_op_custom_call_target(u);
+      if (sc_op_is(u, "sdy.sharding_constraint") || sc_op_is(u, "sdy.reshard") || (t.n && sc_span_eq(t, "Sharding"))) {
+        if (u->nresults) s = sc_kc_value_sharding(ctx, u->results[0]);
+      } else if ((sc_op_is(u, "func.return") || sc_op_is(u, "return")) && u->parent_op == op->func && op->func &&
+                 k < op->func->nresult_attrs) {
+        const sc_attrs *ra = &op->func->result_attrs[k];
+        const sc_attr *at = sc_attrs_find(ra, "sdy.sharding");
+        if (!at) at = sc_attrs_find(ra, "mhlo.sharding");
+        if (at) s = parse_attr_sharding(ctx->arena, at);
+      }
+      if (!s) continue;
+      if (per_result && v->index < op->nresults && !per_result[v->index]) per_result[v->index] = s;
+      collect(ctx, w, s, true, v->index, out);
+    }
+  }
+}
+
+static void kernel_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out) {
+  for (uint32_t i = 0; i < op->noperands; i++) collect(ctx, w, sc_kc_value_sharding(ctx, op->operands[i]), false, i, out);
+  result_shardings(ctx, op, w, out, NULL);
+}
+
+static bool any_explicit(const sharded_vec *v) {
+  for (size_t i = 0; i < v->n; i++)
+    if (v->v[i].type == SC_AXIS_EXPLICIT) return true;
+  return false;
+}
+
+static const char *describe_uses(sc_arena *a, const sharded_vec *v, bool explicit_only) {
+  const char *s = "";
+  size_t shown = 0;
+  for (size_t i = 0; i < v->n; i++) {
+    const sharded_use *u = &v->v[i];
+    if (explicit_only && u->type != SC_AXIS_EXPLICIT) continue;
+    if (!explicit_only && u->type == SC_AXIS_EXPLICIT) continue;
+    const char *what = u->axis.n ? sc_arena_printf(a, "%s axis '" SC_SPAN_FMT "'", sc_axis_type_name(u->type),
+                                                   SC_SPAN_ARG(u->axis))
+                                 : sc_arena_printf(a, "%s axes (tile assignment {" SC_SPAN_FMT "})",
+                                                   sc_axis_type_name(u->type), SC_SPAN_ARG(u->sharding->text));
+    s = sc_arena_printf(a, "%s%s%s %u sharded over %s", s, shown ? "; " : "", u->result ? "result" : "operand", u->index,
+                        what);
+    shown++;
+  }
+  return s;
+}
+
+/* JAX prints `get_abstract_mesh().axis_types`: the axis types in mesh order, manual ones as Manual. */
+static const char *axis_types_str(sc_arena *a, const sc_kc_where *w) {
+  if (!w->mesh || !w->mesh->naxes) return "()";
+  const char *s = "(";
+  for (uint32_t i = 0; i < w->mesh->naxes; i++) {
+    const sc_axis *ax = &w->mesh->axes[i];
+    const char *t = sc_kc_axis_manual(w, ax->name) && ax->size > 1 ? "Manual"
+                    : ax->type == SC_AXIS_EXPLICIT                 ? "Explicit"
+                    : ax->type == SC_AXIS_MANUAL                   ? "Manual"
+                                                                   : "Auto";
+    s = sc_arena_printf(a, "%s%s%s", s, i ? ", " : "", t);
+  }
+  return sc_arena_printf(a, "%s%s)", s, w->mesh->naxes == 1 ? "," : "");
+}
+
+/* ---- Fixes shared by the "needs a fully manual region" rules ---- */
+
+static bool skip_manual(const sc_kc_where *w, sc_span name) { return sc_kc_axis_manual(w, name); }
+
+static const char *free_axes_py(sc_arena *a, const sc_kc_where *w) {
+  const char *s = "{";
+  for (uint32_t i = 0; i < w->nfree; i++)
+    s = sc_arena_printf(a, "%s%s'" SC_SPAN_FMT "'", s, i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
+  return sc_arena_printf(a, "%s}", s);
+}
+
+static const char *free_axes_text(sc_arena *a, const sc_kc_where *w) {
+  const char *s = "";
+  for (uint32_t i = 0; i < w->nfree; i++)
+    s = sc_arena_printf(a, "%s%s" SC_SPAN_FMT " (size %" PRId64 ")", s, i ? ", " : "", SC_SPAN_ARG(w->free[i]->name),
+                        w->free[i]->size);
+  return s;
+}
+
+static const char *manual_axes_text(sc_arena *a, const sc_kc_where *w) {
+  if (w->mc->nmanual_axes) return sc_kc_axis_set(a, w->mc->manual_axes, w->mc->nmanual_axes);
+  return "some axes";
+}
+
+/* Adds: the shard_map snippet(s), the machine wrap, and the fallback. */
+static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *kname) {
+  sc_arena *a = ctx->arena;
+  const sc_mesh *mesh = w->mesh;
+  if (!w->in_manual) {
+    /* Top level: wrap the kernel itself. */
+    const char **ins = sc_arena_calloc(a, op->noperands + 1, sizeof *ins);
+    const char **outs = sc_arena_calloc(a, op->nresults + 1, sizeof *outs);
+    const sc_sharding **rs = sc_arena_calloc(a, op->nresults + 1, sizeof *rs);
+    sharded_vec tmp = {0};
+    result_shardings(ctx, op, w, &tmp, rs);
+    bool unknown = false, all_repl = true;
+    for (uint32_t i = 0; i < op->noperands; i++) {
+      ins[i] = sc_kc_pspec(a, sc_kc_value_sharding(ctx, op->operands[i]), w, NULL);
+      if (!ins[i]) unknown = true;
+      else if (strcmp(ins[i], "P()") != 0) all_repl = false;
+    }
+    for (uint32_t i = 0; i < op->nresults; i++) {
+      outs[i] = sc_kc_pspec(a, rs[i], w, NULL);
+      if (!outs[i] && !all_repl) {
+        /* Same shape as a sharded operand: the usual elementwise/blocked kernel keeps its layout. */
+        for (uint32_t k = 0; k < op->noperands && k < op->noperand_types && i < op->nresult_types; k++)
+          if (ins[k] && strcmp(ins[k], "P()") && op->operand_types[k].n == op->result_types[i].n &&
+              memcmp(op->operand_types[k].p, op->result_types[i].p, op->result_types[i].n) == 0) {
+            outs[i] = ins[k];
+            break;
+          }
+        if (!outs[i]) unknown = true;
+      }
+    }
+    const char *comment =
+        unknown ? "# Operands and results whose sharding the module does not show are replicated (P()): every device\n"
+                  "# runs the kernel on the full array. Shard a dimension (e.g. P('data', None)) where the kernel's\n"
+                  "# blocks are independent along it."
+                : NULL;
+    const char *snip = sc_kc_shard_map_snippet(a, mesh, kname, ins, op->noperands, outs, op->nresults,
+                                               sc_kc_py_axis_names(a, mesh), comment);
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(a, "Wrap the call to `%s` in jax.shard_map over all mesh axes %s", kname,
+                                sc_kc_py_axis_names(a, mesh)),
+                snip);
+  } else {
+    /* Inside a partially manual shard_map: make it manual over every axis, or nest one for the rest. */
+    const sc_op *mop = w->mc->manual_op;
+    if (mop && sc_op_is(mop, "sdy.manual_computation")) {
+      const sc_attr *ia = sc_op_attr(mop, "in_shardings"), *oa = sc_op_attr(mop, "out_shardings");
+      const char **ins = sc_arena_calloc(a, mop->noperands + 1, sizeof *ins);
+      const char **outs = sc_arena_calloc(a, mop->nresults + 1, sizeof *outs);
+      for (uint32_t i = 0; i < mop->noperands; i++)
+        ins[i] = ia ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, ia->value, i), w, NULL) : NULL;
+      for (uint32_t i = 0; i < mop->nresults; i++)
+        outs[i] = oa ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, oa->value, i), w, NULL) : NULL;
+      const char *comment = sc_arena_printf(
+          a, "# f is the function passed to the shard_map at line %u (now manual over %s only).", mop->pos.line,
+          manual_axes_text(a, w));
+      sc_diag_fix(ctx, d,
+                  sc_arena_printf(a, "Make the enclosing shard_map manual over every mesh axis: axis_names=%s",
+                                  sc_kc_py_axis_names(a, mesh)),
+                  sc_kc_shard_map_snippet(a, mesh, "f", ins, mop->noperands, outs, mop->nresults,
+                                          sc_kc_py_axis_names(a, mesh), comment));
+    } else {
+      sc_diag_fix(ctx, d,
+                  sc_arena_printf(a, "Pass axis_names=%s (every mesh axis) to the enclosing shard_map",
+                                  sc_kc_py_axis_names(a, mesh)),
+                  NULL);
+    }
+    if (w->nfree) {
+      const char **ins = sc_arena_calloc(a, op->noperands + 1, sizeof *ins);
+      const char **outs = sc_arena_calloc(a, op->nresults + 1, sizeof *outs);
+      for (uint32_t i = 0; i < op->noperands; i++) {
+        const sc_sharding *s = sc_kc_value_sharding(ctx, op->operands[i]);
+        const char *ps = sc_kc_pspec(a, s, w, skip_manual);
+        ins[i] = ps ? ps : "P()";
+      }
+      sc_diag_fix(ctx, d,
+                  sc_arena_printf(a, "Or wrap just `%s` in a nested jax.shard_map over the remaining axes %s", kname,
+                                  free_axes_py(a, w)),
+                  sc_kc_shard_map_snippet(a, mesh, kname, ins, op->noperands, outs, op->nresults, free_axes_py(a, w),
+                                          "# Inside the existing shard_map: the kernel sees per-device blocks."));
+    }
+  }
+  sc_kc_fix_wrap_manual(
+      ctx, d, op, w,
+      sc_arena_printf(a,
+                      "Wrap the call in an sdy.manual_computation over %s with replicated operands (what "
+                      "jax.shard_map(..., in_specs=P(), out_specs=P()) lowers to; the kernel computes exactly what "
+                      "it computed on one device)",
+                      free_axes_py(a, w)));
+}
+
+/* Why the op is outside a fully manual context, as a sentence. */
+static const char *where_text(sc_ctx *ctx, const sc_kc_where *w) {
+  sc_arena *a = ctx->arena;
+  const char *mesh = sc_kc_mesh_str(a, w->mesh);
+  if (w->in_manual) {
+    if (w->free_unknown)
+      return sc_arena_printf(a, "it sits in a partially manual region (GSPMD `last_tile_dims={manual, ...}`): some axes "
+                                "of mesh %s stay automatic",
+                             mesh);
+    return sc_arena_printf(a, "it sits in a shard_map that is manual over %s only; mesh axis%s %s of mesh %s %s still "
+                              "automatic",
+                           manual_axes_text(a, w), w->nfree > 1 ? "es" : "", free_axes_text(a, w), mesh,
+                           w->nfree > 1 ? "are" : "is");
+  }
+  if (sc_kc_retargeted(ctx))
+    return sc_arena_printf(a, "it is not inside any shard_map; the module was lowered for %s but is checked against "
+                              "the target mesh %s (%" PRId64 " devices)",
+                           sc_kc_module_mesh_str(ctx, NULL), mesh, w->devices);
+  return sc_arena_printf(a, "it is not inside any shard_map and the module is partitioned over %" PRId64
+                            " devices (mesh %s)",
+                         w->devices, mesh);
+}
+
+static bool needs_manual(const sc_kc_where *w) { return w->devices > 1 && !w->fully_manual; }
+
+/* ---- SC0301 kernel-outside-manual ---- */
+
+void sc_check_kernel_outside_manual(sc_ctx *ctx) {
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    if (kernel_kind_of(op) != K_MOSAIC_TPU) continue;
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    if (!needs_manual(&w)) continue;
+    sharded_vec uses = {0};
+    kernel_shardings(ctx, op, &w, &uses);
+    if (any_explicit(&uses)) continue; /* kernel-explicit-sharding reports it (JAX raises that one first) */
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_diag *d = sc_emit(ctx, op, MOSAIC_MSG " Kernel `%s` (tpu_custom_call): %s, and on more than one device a "
+                                  "Mosaic kernel must run inside a shard_map that is manual over every mesh axis.",
+                         kname, where_text(ctx, &w));
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    add_wrap_fixes(ctx, d, op, &w, kname);
+    sc_diag_fix(ctx, d, "Or run the kernel unsharded: check/deploy on a 1-device mesh, or fall back to the kernel's "
+                        "reference (non-Pallas) implementation on multi-device meshes",
+                NULL);
+  }
+}
+
+/* ---- SC0302 kernel-explicit-sharding ---- */
+
+void sc_check_kernel_explicit_sharding(sc_ctx *ctx) {
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    kernel_kind k = kernel_kind_of(op);
+    if (k == K_NONE) continue;
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    if (w.fully_manual && !w.nfree) continue;
+    sharded_vec uses = {0};
+    kernel_shardings(ctx, op, &w, &uses);
+    if (!any_explicit(&uses)) continue;
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_span t = sc_op_custom_call_target(op);
+    sc_diag *d = sc_emit(ctx, op,
+                         "pallas_call requires all mesh axes to be Manual, got %s: %s `%s` (" SC_SPAN_FMT
+                         ") has %s, outside a fully manual shard_map.",
+                         axis_types_str(ctx->arena, &w), kind_label(k), kname, SC_SPAN_ARG(t),
+                         describe_uses(ctx->arena, &uses, true));
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    add_wrap_fixes(ctx, d, op, &w, kname);
+    sc_diag_fix(ctx, d, "Or remove the explicit sharding (NamedSharding/PartitionSpec, out_sharding=) from the arrays "
+                        "passed to and returned from pallas_call",
+                NULL);
+  }
+}
+
+/* ---- SC0303 kernel-gpu-auto-partitioned ---- */
+
+void sc_check_kernel_gpu_auto_partitioned(sc_ctx *ctx) {
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    kernel_kind k = kernel_kind_of(op);
+    if (k != K_TRITON && k != K_MOSAIC_GPU) continue;
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    if (!needs_manual(&w)) continue;
+    if (k == K_MOSAIC_GPU && mosaic_gpu_communicates(op) && !w.in_manual) continue; /* mosaic-gpu-multi-device */
+    sharded_vec uses = {0};
+    kernel_shardings(ctx, op, &w, &uses);
+    if (any_explicit(&uses)) continue; /* kernel-explicit-sharding */
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_span t = sc_op_custom_call_target(op);
+    const char *sharded = uses.n ? sc_arena_printf(ctx->arena, " (%s)", describe_uses(ctx->arena, &uses, false)) : "";
+    sc_diag *d = sc_emit(ctx, op,
+                         "%s `%s` (" SC_SPAN_FMT ") is not in a fully manual shard_map: %s. JAX has no partitioning "
+                         "guard for GPU kernels, so XLA treats the call as an opaque custom call and replicates it: "
+                         "operands sharded over auto axes are all-gathered%s and every device runs the kernel on the "
+                         "full arrays.",
+                         kind_label(k), kname, SC_SPAN_ARG(t), where_text(ctx, &w), sharded);
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    add_wrap_fixes(ctx, d, op, &w, kname);
+  }
+}
+
+/* ---- SC0304 kernel-mesh-axis-unknown ---- */
+
+/* Axis names listed in kernel_metadata's "mesh_axes" (a JSON string inside a JSON string). */
+static uint32_t metadata_mesh_axes(sc_arena *a, const sc_op *op, sc_span **out) {
+  sc_span md = sc_kc_frontend_attr(op, "kernel_metadata");
+  if (!md.n) return 0;
+  const char *k = sc_kc_find(md, "mesh_axes");
+  if (!k) return 0;
+  const char *end = md.p + md.n;
+  const char *lb = memchr(k, '[', (size_t)(end - k));
+  if (!lb) return 0;
+  const char *rb = memchr(lb, ']', (size_t)(end - lb));
+  if (!rb) return 0;
+  SC_VEC(sc_span) v = {0};
+  const char *p = lb + 1;
+  while (p < rb) {
+    while (p < rb && (*p == '\\' || *p == '"' || *p == ',' || *p == ' ')) {
+      if (*p == '\\' && p + 2 < rb && p[1] == '2' && p[2] == '2') p += 2;
+      p++;
+    }
+    const char *s = p;
+    while (p < rb && *p != '\\' && *p != '"' && *p != ',' && *p != ' ') p++;
+    if (p > s) SC_PUSH(a, v, sc_span_of(s, (uint32_t)(p - s)));
+  }
+  *out = v.v;
+  return (uint32_t)v.n;
+}
+
+void sc_check_kernel_mesh_axis_unknown(sc_ctx *ctx) {
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    if (kernel_kind_of(op) != K_MOSAIC_TPU) continue;
+    sc_span *axes = NULL;
+    uint32_t n = metadata_mesh_axes(ctx->arena, op, &axes);
+    if (!n) continue;
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    /* Only a named mesh can be compared: the request's or a module sdy.mesh. */
+    bool named = w.mesh && (w.mesh->op || (ctx->model && w.mesh == ctx->model->target));
+    if (!named) continue;
+    for (uint32_t k = 0; k < n; k++) {
+      if (sc_kc_mesh_axis(w.mesh, axes[k])) continue;
+      const char *kname = sc_kc_kernel_name(ctx->arena, op);
+      sc_diag *d = sc_emit(ctx, op,
+                           "Mosaic kernel `%s` communicates over mesh axis '" SC_SPAN_FMT
+                           "' (kernel_metadata mesh_axes), but mesh %s has no such axis: its remote DMAs and "
+                           "device ids were computed for a mesh the module is not deployed on.",
+                           kname, SC_SPAN_ARG(axes[k]), sc_kc_mesh_str(ctx->arena, w.mesh));
+      sc_kc_context(ctx, d, &w);
+      sc_diag_context(ctx, d, "kernel", kname);
+      sc_diag_context(ctx, d, "kernel_axis", sc_span_dup(ctx->arena, axes[k]));
+      sc_diag_fix(ctx, d,
+                  sc_arena_printf(ctx->arena,
+                                  "Check (and deploy) the module on the mesh it was lowered for, which has an axis "
+                                  "'" SC_SPAN_FMT "', or re-lower the kernel with this mesh's axis names %s",
+                                  SC_SPAN_ARG(axes[k]), sc_kc_py_axis_names(ctx->arena, w.mesh)),
+                  NULL);
+    }
+  }
+}
+
+/* ---- SC0305 kernel-communication-replicas ---- */
+
+void sc_check_kernel_communication_replicas(sc_ctx *ctx) {
+  int64_t replicas = ctx->model ? ctx->model->num_replicas : -1;
+  if (replicas <= 1) return;
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    if (kernel_kind_of(op) != K_MOSAIC_TPU) continue;
+    if (sc_kc_json_bool(sc_kc_backend_config(op), "has_communication") != 1) continue;
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    if (w.in_manual) continue;
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_diag *d = sc_emit(ctx, op,
+                         "Replica lowering for Mosaic kernels not implemented. Kernel `%s` communicates with other "
+                         "devices (\"has_communication\": true) but the module is replicated over %" PRId64
+                         " replicas (mhlo.num_replicas = %" PRId64 ", pmap-style) instead of partitioned over a mesh.",
+                         kname, replicas, replicas);
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    sc_diag_context(ctx, d, "num_replicas", sc_arena_printf(ctx->arena, "%" PRId64, replicas));
+    const char *in[1] = {"P('x')"}, *out[1] = {"P('x')"};
+    sc_mesh m;
+    memset(&m, 0, sizeof m);
+    sc_axis ax = {sc_span_of("x", 1), replicas, SC_AXIS_AUTO};
+    m.axes = &ax;
+    m.naxes = 1;
+    m.devices = replicas;
+    sc_diag_fix(ctx, d, "Replace pmap with jax.shard_map over a mesh so the kernel is lowered in an SPMD context",
+                sc_kc_shard_map_snippet(ctx->arena, &m, kname, in, 1, out, 1, "{'x'}",
+                                        "# one mesh axis in place of the pmapped axis; device ids become axis indices"));
+  }
+}
+
+/* ---- SC0306 kernel-wrong-platform / SC0307 kernel-cpu-platform ---- */
+
+static sc_platform kernel_platform(kernel_kind k) { return k == K_MOSAIC_TPU ? SC_PLATFORM_TPU : SC_PLATFORM_GPU; }
+
+void sc_check_kernel_wrong_platform(sc_ctx *ctx) {
+  sc_platform p = ctx->model ? ctx->model->platform : SC_PLATFORM_UNSPECIFIED;
+  if (p != SC_PLATFORM_TPU && p != SC_PLATFORM_GPU) return;
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    kernel_kind k = kernel_kind_of(op);
+    if (k == K_NONE || kernel_platform(k) == p) continue;
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_span t = sc_op_custom_call_target(op);
+    sc_diag *d = sc_emit(ctx, op,
+                         "Compiler params for platform %s cannot be used for %s lowering. %s `%s` (" SC_SPAN_FMT
+                         ") only runs on %s, but the module is checked for %s.",
+                         sc_platform_name(kernel_platform(k)), sc_platform_name(p), kind_label(k), kname,
+                         SC_SPAN_ARG(t), sc_platform_name(kernel_platform(k)), sc_platform_name(p));
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(ctx->arena,
+                                "Lower the module for %s (jax.jit(f).trace(...).lower(lowering_platforms=('%s',))) and "
+                                "deploy it there, or give pallas_call %s compiler_params when lowering for %s",
+                                sc_platform_name(kernel_platform(k)),
+                                kernel_platform(k) == SC_PLATFORM_TPU ? "tpu" : "cuda", sc_platform_name(p),
+                                sc_platform_name(p)),
+                p == SC_PLATFORM_GPU ? "from jax.experimental.pallas import triton as pltriton\n"
+                                       "pl.pallas_call(kernel, ..., compiler_params=pltriton.CompilerParams())"
+                                     : "from jax.experimental.pallas import tpu as pltpu\n"
+                                       "pl.pallas_call(kernel, ..., compiler_params=pltpu.CompilerParams())");
+  }
+}
+
+void sc_check_kernel_cpu_platform(sc_ctx *ctx) {
+  sc_platform p = ctx->model ? ctx->model->platform : SC_PLATFORM_UNSPECIFIED;
+  if (p != SC_PLATFORM_CPU) return;
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    kernel_kind k = kernel_kind_of(op);
+    if (k == K_NONE) continue;
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_span t = sc_op_custom_call_target(op);
+    sc_diag *d = sc_emit(ctx, op,
+                         "Only interpret mode is supported on CPU backend. %s `%s` (" SC_SPAN_FMT
+                         ") is a compiled %s kernel, but the module is checked for cpu.",
+                         kind_label(k), kname, SC_SPAN_ARG(t), sc_platform_name(kernel_platform(k)));
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    sc_diag_fix(ctx, d, "Lower the kernel in interpret mode for CPU (it then becomes plain HLO, no custom call)",
+                "pl.pallas_call(kernel, ..., interpret=True)");
+  }
+}
+
+/* ---- SC0308 mosaic-gpu-multi-device / SC0309 mosaic-gpu-device-order ---- */
+
+void sc_check_mosaic_gpu_multi_device(sc_ctx *ctx) {
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    if (kernel_kind_of(op) != K_MOSAIC_GPU || !mosaic_gpu_communicates(op)) continue;
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    if (w.in_manual || w.devices <= 1) continue;
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_diag *d = sc_emit(ctx, op,
+                         "Mosaic GPU only supports single-device meshes in ShardingContext. Got: %" PRId64
+                         " devices. Kernel `%s` (mosaic_gpu) communicates with other devices (custom barrier or "
+                         "collective metadata) and is not inside a shard_map on mesh %s.",
+                         w.devices, kname, sc_kc_mesh_str(ctx->arena, w.mesh));
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    add_wrap_fixes(ctx, d, op, &w, kname);
+  }
+}
+
+static bool iota_order(const sc_mesh *m) {
+  for (uint32_t i = 0; i < m->ndevice_ids; i++)
+    if (m->device_ids[i] != (int64_t)i) return false;
+  return true;
+}
+
+void sc_check_mosaic_gpu_device_order(sc_ctx *ctx) {
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    if (kernel_kind_of(op) != K_MOSAIC_GPU || !mosaic_gpu_communicates(op)) continue;
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    if (!w.in_manual) continue;
+    const sc_mesh *m = w.mc->mesh ? w.mc->mesh : w.mesh;
+    if (ctx->model && ctx->model->target) m = ctx->model->target;
+    if (!m || !m->device_ids || iota_order(m)) continue;
+    const char *ids = "[";
+    for (uint32_t k = 0; k < m->ndevice_ids; k++)
+      ids = sc_arena_printf(ctx->arena, "%s%s%" PRId64, ids, k ? " " : "", m->device_ids[k]);
+    ids = sc_arena_printf(ctx->arena, "%s]", ids);
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_diag *d = sc_emit(ctx, op,
+                         "Mosaic GPU only supports meshes with device ordering that follows row-major device ids. "
+                         "Got: %s device ids. Kernel `%s` communicates with other devices inside a shard_map on mesh "
+                         "%s.",
+                         ids, kname, sc_kc_mesh_str(ctx->arena, m));
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    sc_fix *f = sc_diag_fix(ctx, d, "Use a mesh whose devices are in row-major (iota) order",
+                            sc_arena_printf(ctx->arena, "mesh = %s  # devices in order 0..%" PRId64,
+                                            sc_kc_py_make_mesh(ctx->arena, m), m->devices - 1));
+    /* The module's own mesh: drop its explicit device order. */
+    if (m->op && (!ctx->model || m != ctx->model->target)) {
+      sc_span mt = m->op->text;
+      const char *did = sc_kc_find(mt, ", device_ids=[");
+      if (did) {
+        const char *rb = memchr(did, ']', (size_t)(mt.p + mt.n - did));
+        if (rb) sc_fix_edit(ctx, f, (uint32_t)(did - ctx->module->buf), (uint32_t)(rb + 1 - did), "");
+      }
+    }
+  }
+}

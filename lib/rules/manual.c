@@ -1,0 +1,514 @@
+/* rules_manual.c — the `manual` family: sdy.manual_computation (counts, one mesh, known manual axes,
+ * manual axes before free axes, divisibility, local shapes, nested computations not re-binding axes,
+ * isolation from above, body shardings on the same mesh, manual_axes order) and GSPMD manual regions
+ * (@SPMDFullToShardShape / @SPMDShardToFullShape). */
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "rules/rule_util.h"
+
+static bool is_mc(const sc_op *op) { return sc_span_eq(op->name, "sdy.manual_computation"); }
+
+static bool is_manual_axis(const sc_op_info *info, sc_span name) {
+  for (uint32_t i = 0; i < info->nmanual_axes; i++)
+    if (ru_span_same(info->manual_axes[i].name, name)) return true;
+  return false;
+}
+
+/* The mesh all in/out shardings share (first non-empty one). */
+static const sc_mesh *mc_mesh(const sc_model *model, const sc_op_info *info) {
+  for (int pass = 0; pass < 2; pass++) {
+    const sc_annotation *an = pass ? &info->out_shardings : &info->in_shardings;
+    for (uint32_t i = 0; i < an->nvalues; i++) {
+      const sc_mesh *m = sc_model_sharding_mesh(model, an->values[i]);
+      if (m && m->naxes) return m;
+    }
+  }
+  return NULL;
+}
+
+typedef void (*mc_visit)(sc_ctx *ctx, const sc_op *op, const sc_op_info *info);
+
+/* Calls fn for every sdy.manual_computation of the module, in module order. */
+static void for_each_mc(sc_ctx *ctx, mc_visit fn) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++)
+    if (is_mc(m->ops[k])) fn(ctx, m->ops[k], sc_model_op(ctx->model, m->ops[k]));
+}
+
+static bool mc_counts_ok(const sc_op *op, const sc_op_info *info) {
+  const sc_block *b = ru_body(op);
+  const sc_op *ret = ru_terminator(op);
+  if (info->in_shardings.nvalues != op->noperands || info->out_shardings.nvalues != op->nresults) return false;
+  if (b && b->nargs != op->noperands) return false;
+  if (ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands != op->nresults) return false;
+  return true;
+}
+
+static void value_count(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  if (info->in_shardings.failed || info->out_shardings.failed) return;
+  const sc_block *b = ru_body(op);
+  const sc_op *ret = ru_terminator(op);
+  if (info->in_shardings.nvalues != op->noperands)
+    sc_emit(ctx, op,
+            "operand shardings don't match number of values: %u shardings vs %u values (shard_map in_specs must have "
+            "one entry per argument)",
+            info->in_shardings.nvalues, op->noperands);
+  else if (info->out_shardings.nvalues != op->nresults)
+    sc_emit(ctx, op,
+            "result shardings don't match number of values: %u shardings vs %u values (shard_map out_specs must have "
+            "one entry per output)",
+            info->out_shardings.nvalues, op->nresults);
+  else if (b && b->nargs != op->noperands)
+    sc_emit(ctx, op,
+            "number of op operands and region operands must match. Op has %u op operands and %u region operands",
+            op->noperands, b->nargs);
+  else if (ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands != op->nresults)
+    sc_emit(ctx, op, "number of op results and region results must match. Op has %u op results and %u region results",
+            op->nresults, ret->noperands);
+}
+
+void sc_check_manual_value_count(sc_ctx *ctx);
+void sc_check_manual_value_count(sc_ctx *ctx) { for_each_mc(ctx, value_count); }
+
+static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  if (!info->nmanual_axes) return;
+  const sc_mesh *common = mc_mesh(ctx->model, info);
+  if (!common) return;
+  for (int pass = 0; pass < 2; pass++) {
+    const sc_annotation *an = pass ? &info->out_shardings : &info->in_shardings;
+    for (uint32_t i = 0; i < an->nvalues; i++) {
+      const sc_mesh *me = sc_model_sharding_mesh(ctx->model, an->values[i]);
+      if (!me || !me->naxes || ru_meshes_match(me, common)) continue;
+      sc_diag *d = sc_emit(ctx, op,
+                           "all in and out shardings must be bound to the same mesh or an empty mesh. %s %u is on "
+                           "mesh %s but the manual computation is on %s",
+                           pass ? "out_shardings" : "in_shardings", i, ru_mesh_str(ctx->arena, me),
+                           ru_mesh_str(ctx->arena, common));
+      sc_diag_fix(ctx, d, "Use one mesh for the whole shard_map", "jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...)");
+      return;
+    }
+  }
+}
+
+void sc_check_manual_mesh(sc_ctx *ctx);
+void sc_check_manual_mesh(sc_ctx *ctx) { for_each_mc(ctx, one_mesh); }
+
+static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  const sc_mesh *mesh = mc_mesh(ctx->model, info);
+  if (!mesh) return;
+  for (uint32_t i = 0; i < info->nmanual_axes; i++) {
+    if (sc_mesh_axis_index(mesh, info->manual_axes[i].name) >= 0) continue;
+    sc_diag *d = sc_emit(ctx, op, "unknown manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
+                         SC_SPAN_ARG(info->manual_axes[i].name), SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
+    sc_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", "jax.shard_map(f, mesh=mesh, axis_names={...})");
+    return;
+  }
+}
+
+void sc_check_manual_unknown_axis(sc_ctx *ctx);
+void sc_check_manual_unknown_axis(sc_ctx *ctx) { for_each_mc(ctx, unknown_axis); }
+
+/* Each in/out sharding: manual axes first; dims divisible by the manual size; local shapes. */
+typedef enum { CHK_ORDER, CHK_DIV, CHK_LOCAL } mc_check;
+
+static int64_t manual_size(const sc_op_info *info, const sc_sharding *s, uint32_t d, const sc_mesh *mesh) {
+  int64_t p = 1;
+  for (uint32_t i = 0; i < s->dims[d].naxes; i++)
+    if (is_manual_axis(info, s->dims[d].axes[i].name)) p *= sc_axis_ref_size(&s->dims[d].axes[i], mesh);
+  return p;
+}
+
+/* tensor<16x32xf32> with dims replaced */
+static const char *local_type_str(sc_arena *a, sc_span global, const sc_shape *local) {
+  sc_span g = sc_span_trim(global);
+  if (!sc_span_starts(g, "tensor<")) return sc_arena_printf(a, "%.*s", SC_SPAN_ARG(g));
+  const char *p = g.p + 7, *e = g.p + g.n;
+  /* skip dims: (digits|?) 'x' ... */
+  for (;;) {
+    const char *q = p;
+    if (q < e && *q == '?') q++;
+    else
+      while (q < e && isdigit((unsigned char)*q)) q++;
+    if (q > p && q < e && *q == 'x') p = q + 1;
+    else break;
+  }
+  char *s = sc_arena_strdup(a, "tensor<");
+  for (int32_t i = 0; i < local->rank; i++) {
+    if (local->dims[i] < 0) s = sc_arena_printf(a, "%s?x", s);
+    else s = sc_arena_printf(a, "%s%" PRId64 "x", s, local->dims[i]);
+  }
+  return sc_arena_printf(a, "%s%.*s", s, (int)(e - p), p);
+}
+
+static void check_values(sc_ctx *ctx, mc_check which) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    if (!is_mc(op)) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    if (!mc_counts_ok(op, info)) continue;
+    const sc_block *b = ru_body(op);
+    const sc_op *ret = ru_terminator(op);
+    bool reported = false;
+    for (int pass = 0; pass < 2 && !reported; pass++) {
+      bool operand = pass == 0;
+      const sc_annotation *an = operand ? &info->in_shardings : &info->out_shardings;
+      const char *kind = operand ? "operand" : "result";
+      for (uint32_t i = 0; i < an->nvalues && !reported; i++) {
+        const sc_sharding *s = an->values[i];
+        const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+        if (!mesh) continue;
+        sc_span gtype = operand ? ru_operand_type(op, i) : ru_result_type(op, i);
+        sc_shape gs;
+        bool known = gtype.n && sc_parse_shape(a, gtype, &gs) && gs.kind == SC_SHAPE_ARRAY && (uint32_t)gs.rank == s->rank;
+        if (which == CHK_ORDER) {
+          for (uint32_t d = 0; d < s->rank && !reported; d++) {
+            const sc_axis_ref *free_ax = NULL;
+            for (uint32_t j = 0; j < s->dims[d].naxes; j++) {
+              const sc_axis_ref *ax = &s->dims[d].axes[j];
+              if (!is_manual_axis(info, ax->name)) {
+                if (!free_ax) free_ax = ax;
+              } else if (free_ax) {
+                sc_diag *dg = sc_emit(ctx, op,
+                                      "%s sharding at index %u must have all manual axes come before free axes in its "
+                                      "dimension sharding at index %u. Saw manual axis %s after free axis %s",
+                                      kind, i, d, sc_axis_ref_str(a, ax), sc_axis_ref_str(a, free_ax));
+                sc_diag_fix(ctx, dg, "List the shard_map's manual axes first in each dimension", NULL);
+                reported = true;
+                break;
+              }
+            }
+          }
+          continue;
+        }
+        if (!known) continue;
+        sc_shape local;
+        local.kind = SC_SHAPE_ARRAY;
+        local.rank = gs.rank;
+        local.dims = sc_arena_calloc(a, gs.rank ? gs.rank : 1, sizeof(int64_t));
+        bool divisible = true;
+        for (uint32_t d = 0; d < s->rank; d++) {
+          int64_t ms = manual_size(info, s, d, mesh);
+          int64_t g = gs.dims[d];
+          if (g >= 0 && ms > 1 && g % ms != 0) {
+            if (which == CHK_DIV) {
+              sc_diag *dg = sc_emit(ctx, op,
+                                    "%s dimension size %" PRId64 " is not divisible by the manual axes size %" PRId64
+                                    " (%s %u, dimension %u; shard_map was given argument arrays with axis sizes that are "
+                                    "not evenly divisible by the corresponding mesh axis sizes)",
+                                    kind, g, ms, kind, i, d);
+              sc_diag_fix(ctx, dg,
+                          sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 " or shard it over fewer axes", d, ms),
+                          sc_arena_printf(a, "in_specs=%s", sc_sharding_partition_spec(a, s)));
+              reported = true;
+            }
+            divisible = false;
+            break;
+          }
+          local.dims[d] = g < 0 ? -1 : g / ms;
+        }
+        if (which != CHK_LOCAL || !divisible) continue;
+        sc_span ltype = sc_span_of("", 0);
+        if (operand) ltype = b && i < b->nargs ? b->args[i]->type : ltype;
+        else ltype = ret ? ru_operand_type(ret, i) : ltype;
+        sc_shape ls;
+        if (!ltype.n || !sc_parse_shape(a, ltype, &ls) || ls.kind != SC_SHAPE_ARRAY) continue;
+        bool same = ls.rank == local.rank;
+        for (int32_t d = 0; same && d < ls.rank; d++) same = ls.dims[d] == local.dims[d];
+        if (!same) {
+          sc_diag *dg = sc_emit(ctx, op,
+                                "%s shape, corresponding sharding, and region %s shape at index %u must match. Expected "
+                                "local shape '%s', actual local shape '%.*s'",
+                                kind, kind, i, local_type_str(a, gtype, &local), SC_SPAN_ARG(sc_span_trim(ltype)));
+          sc_diag_fix(ctx, dg,
+                      "The body sees each global dimension divided by the sizes of the manual axes that shard it", NULL);
+          reported = true;
+        }
+      }
+    }
+  }
+}
+
+void sc_check_manual_axis_order(sc_ctx *ctx);
+void sc_check_manual_axis_order(sc_ctx *ctx) { check_values(ctx, CHK_ORDER); }
+void sc_check_manual_divisibility(sc_ctx *ctx);
+void sc_check_manual_divisibility(sc_ctx *ctx) { check_values(ctx, CHK_DIV); }
+void sc_check_manual_local_shape(sc_ctx *ctx);
+void sc_check_manual_local_shape(sc_ctx *ctx) { check_values(ctx, CHK_LOCAL); }
+
+static bool manual_sharding(const sc_sharding *s);
+
+/* GSPMD: inside a manual region (between @SPMDFullToShardShape and @SPMDShardToFullShape, e.g. in
+ * @shmap_body) a sharding must keep the manual subgroup ({manual} or last_tile_dims={manual, ...});
+ * a plain tiled sharding shards over devices that are manual there (the GSPMD form of a
+ * with_sharding_constraint naming a manual axis). */
+static void check_gspmd_rebound(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_manual_context *c = sc_model_manual(ctx->model, op);
+    if (!c->gspmd_manual || c->manual_op == op) continue;
+    sc_span t = sc_op_custom_call_target(op);
+    if (sc_span_eq(t, "SPMDFullToShardShape") || sc_span_eq(t, "SPMDShardToFullShape")) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
+    if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
+    if (s->kind != SC_SHARDING_TILED && !(s->kind == SC_SHARDING_NAMED && s->source == SC_SHARDING_FROM_GSPMD)) continue;
+    bool sharded = false;
+    for (uint32_t d = 0; d < s->ntile_dims; d++) sharded |= s->tile_dims[d] > 1;
+    if (!sharded) continue;
+    sc_diag *d = sc_emit_at(ctx, s->offset, op,
+                            "sharding %.*s inside a GSPMD manual region (a shard_map body) has no manual subgroup: it "
+                            "shards over devices that are manual here. pspec contains a manual axes of mesh which is "
+                            "not allowed. If you are using a with_sharding_constraint under a shard_map, only use the "
+                            "mesh axis in PartitionSpec which are not manual.",
+                            SC_SPAN_ARG(s->text));
+    sc_diag_fix(ctx, d,
+                c->gspmd_partial ? "Constrain only over the axes the shard_map leaves automatic (axis_names excludes them), "
+                                   "or drop the with_sharding_constraint"
+                                 : "Drop the with_sharding_constraint inside the shard_map body: every axis is manual "
+                                   "there, so there is nothing left to shard",
+                NULL);
+  }
+}
+
+static void axis_rebound(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  const sc_manual_context *parent = sc_model_manual(ctx->model, op);
+  for (uint32_t i = 0; i < info->nmanual_axes; i++) {
+    bool bound = false;
+    for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= ru_span_same(parent->manual_axes[j], info->manual_axes[i].name);
+    if (!bound) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "operates on axis \"%.*s\" which is already bound by a parent sdy.manual_computation op (a "
+                         "nested shard_map must make other axes manual)",
+                         SC_SPAN_ARG(info->manual_axes[i].name));
+    sc_diag_fix(ctx, d, "Give nested shard_maps disjoint sets of manual axes", NULL);
+    return;
+  }
+}
+
+void sc_check_manual_axis_rebound(sc_ctx *ctx);
+void sc_check_manual_axis_rebound(sc_ctx *ctx) {
+  size_t first = ctx->diags.n;
+  for_each_mc(ctx, axis_rebound);
+  ru_report_site_problems(ctx);
+  /* one mistake, one diagnostic: a nested manual computation that re-binds an axis is reported once,
+   * not again for each of its in/out shardings naming that axis (same location) */
+  size_t out = first;
+  for (size_t i = first; i < ctx->diags.n; i++) {
+    bool dup = false;
+    for (size_t j = first; j < out && !dup; j++) dup = ctx->diags.v[j].offset == ctx->diags.v[i].offset;
+    if (!dup) ctx->diags.v[out++] = ctx->diags.v[i];
+  }
+  ctx->diags.n = out;
+  check_gspmd_rebound(ctx);
+}
+
+void sc_check_manual_isolation(sc_ctx *ctx);
+void sc_check_manual_isolation(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_op *mc = NULL;
+    for (const sc_op *p = op->parent_op; p; p = p->parent_op)
+      if (is_mc(p)) {
+        mc = p;
+        break;
+      }
+    if (!mc) continue;
+    for (uint32_t i = 0; i < op->noperands; i++) {
+      const sc_value *v = op->operands[i];
+      if (!v || ru_value_inside(v, mc)) continue;
+      sc_diag *d = sc_emit(ctx, op,
+                           "'%.*s' op using value defined outside the region: %.*s is defined outside the "
+                           "sdy.manual_computation, which is isolated from above",
+                           SC_SPAN_ARG(op->name), SC_SPAN_ARG(v->name));
+      sc_diag_fix(ctx, d, "Pass the value into the manual computation as an operand (an argument of the shard_map'd function)",
+                  NULL);
+      break;
+    }
+  }
+}
+
+void sc_check_manual_body_mesh(sc_ctx *ctx);
+void sc_check_manual_body_mesh(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_manual_context *c = sc_model_manual(ctx->model, op);
+    if (!c->manual_op || c->gspmd_manual || !c->mesh || !is_mc(c->manual_op)) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_sharding *s = NULL;
+    if (info->sdy.nvalues) s = info->sdy.values[0];
+    else if (info->sharding.nvalues) s = info->sharding.values[0];
+    else if (is_mc(op) && info->in_shardings.nvalues) s = info->in_shardings.values[0];
+    if (!s) continue;
+    const sc_mesh *me = sc_model_sharding_mesh(ctx->model, s);
+    if (!me || me->maximal || !me->naxes || ru_meshes_match(me, c->mesh)) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "sharding on mesh @%.*s inside the body of an sdy.manual_computation on mesh @%.*s: shardings in "
+                         "a shard_map body must use the shard_map's mesh",
+                         SC_SPAN_ARG(me->name), SC_SPAN_ARG(c->mesh->name));
+    sc_diag_fix(ctx, d, "Use the shard_map's mesh for shardings inside its body", NULL);
+  }
+}
+
+static void axes_sorted(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
+  const sc_mesh *mesh = mc_mesh(ctx->model, info);
+  if (!mesh) return;
+  for (uint32_t i = 1; i < info->nmanual_axes; i++) {
+    int a = sc_mesh_axis_index(mesh, info->manual_axes[i - 1].name), b = sc_mesh_axis_index(mesh, info->manual_axes[i].name);
+    if (a >= 0 && b >= 0 && a > b) {
+      sc_diag *d = sc_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh @%.*s: \"%.*s\" comes after \"%.*s\"",
+                           SC_SPAN_ARG(mesh->name), SC_SPAN_ARG(info->manual_axes[i].name),
+                           SC_SPAN_ARG(info->manual_axes[i - 1].name));
+      sc_fix *f = sc_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
+      const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "manual_axes");
+      if (it && sc_span_starts(it->value, "{"))
+        sc_fix_edit(ctx, f, it->offset, it->value.n,
+                    ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->manual_axes, info->nmanual_axes, mesh),
+                                    info->nmanual_axes));
+      return;
+    }
+  }
+}
+
+void sc_check_manual_axes_sorted(sc_ctx *ctx);
+void sc_check_manual_axes_sorted(sc_ctx *ctx) { for_each_mc(ctx, axes_sorted); }
+
+/* ---- GSPMD manual regions ----------------------------------------------------------------------- */
+
+static bool manual_sharding(const sc_sharding *s) {
+  if (!s) return false;
+  if (s->kind == SC_SHARDING_MANUAL) return true;
+  if (s->kind == SC_SHARDING_TUPLE) {
+    for (uint32_t i = 0; i < s->nelements; i++)
+      if (!manual_sharding(s->elements[i])) return false;
+    return s->nelements > 0;
+  }
+  if (s->nmanual_axes) return true;
+  for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
+    if (s->last_tile_dims[i] == 1) return true;
+  return false;
+}
+
+void sc_check_manual_gspmd_region(sc_ctx *ctx);
+void sc_check_manual_gspmd_region(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    sc_span t = sc_op_custom_call_target(op);
+    bool f2s = sc_span_eq(t, "SPMDFullToShardShape"), s2f = sc_span_eq(t, "SPMDShardToFullShape");
+    if (!f2s && !s2f) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
+    if (!s) continue;
+    if (f2s && !manual_sharding(s) && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
+      sc_diag *d = sc_emit(ctx, op,
+                           "@SPMDFullToShardShape must produce a manual sharding ({manual} or last_tile_dims={manual, ...}), "
+                           "got %.*s",
+                           SC_SPAN_ARG(s->text));
+      sc_diag_fix(ctx, d, "Enter manual regions with shard_map (jax.shard_map), which emits the right shardings", NULL);
+      continue;
+    }
+    if (s2f && s->kind == SC_SHARDING_MANUAL) {
+      sc_emit(ctx, op, "@SPMDShardToFullShape must produce a non-manual (global) sharding, got %.*s", SC_SPAN_ARG(s->text));
+      continue;
+    }
+    if (!f2s || op->noperands < 1 || op->nresults < 1) continue;
+    /* local shape = global shape / tiling of the operand's sharding (the @Sharding before it) */
+    const sc_sharding *in = sc_model_value_sharding(ctx->model, op->operands[0]);
+    sc_shape g, l;
+    if (!in || !in->tile_dims || !sc_parse_shape(a, ru_operand_type(op, 0), &g) || g.kind != SC_SHAPE_ARRAY) continue;
+    if (!sc_parse_shape(a, ru_result_type(op, 0), &l) || l.kind != SC_SHAPE_ARRAY || l.rank != g.rank) continue;
+    uint32_t data = in->ntile_dims - in->nlast_tile_dims;
+    if (data != (uint32_t)g.rank) continue;
+    bool full = s->kind == SC_SHARDING_MANUAL;
+    for (int32_t d = 0; d < g.rank; d++) {
+      int64_t tiles = in->tile_dims[d];
+      if (g.dims[d] < 0 || l.dims[d] < 0) continue;
+      if (g.dims[d] % tiles != 0) {
+        sc_emit(ctx, op,
+                "dimension %d of size %" PRId64 " is not divisible by its %" PRId64
+                " shards entering the manual region (shard_map was given argument arrays with axis sizes that are not "
+                "evenly divisible by the corresponding mesh axis sizes)",
+                d, g.dims[d], tiles);
+        break;
+      }
+      if (full && l.dims[d] != g.dims[d] / tiles) {
+        sc_emit(ctx, op,
+                "@SPMDFullToShardShape local shape %.*s does not match the global shape %.*s divided by the sharding "
+                "%.*s: dimension %d should be %" PRId64 ", got %" PRId64,
+                SC_SPAN_ARG(ru_result_type(op, 0)), SC_SPAN_ARG(ru_operand_type(op, 0)), SC_SPAN_ARG(in->text), d,
+                g.dims[d] / tiles, l.dims[d]);
+        break;
+      }
+    }
+  }
+}
+
+/* ---- unreduced in a partially manual computation (jax-errors #38) -------------------------------- */
+
+static const char *py_axis_tuple(sc_arena *a, const sc_span *names, uint32_t n) {
+  char *s = sc_arena_strdup(a, "(");
+  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s'%.*s'", s, i ? ", " : "", SC_SPAN_ARG(names[i]));
+  return sc_arena_printf(a, "%s%s)", s, n == 1 ? "," : "");
+}
+
+static const char *sdy_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
+  char *s = sc_arena_strdup(a, "{");
+  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s\"%.*s\"", s, i ? ", " : "", SC_SPAN_ARG(names[i]));
+  return sc_arena_printf(a, "%s}", s);
+}
+
+void sc_check_manual_unreduced_partial(sc_ctx *ctx);
+void sc_check_manual_unreduced_partial(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    if (!is_mc(op)) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_mesh *mesh = mc_mesh(ctx->model, info);
+    if (!mesh) continue;
+    /* the axes of this computation and its enclosing ones are manual; size-1 axes trivially so */
+    const sc_manual_context *parent = sc_model_manual(ctx->model, op);
+    bool full = true;
+    for (uint32_t i = 0; i < mesh->naxes && full; i++) {
+      if (mesh->axes[i].size <= 1) continue;
+      bool man = false;
+      for (uint32_t j = 0; j < info->nmanual_axes; j++) man |= ru_span_same(info->manual_axes[j].name, mesh->axes[i].name);
+      for (uint32_t j = 0; j < parent->nmanual_axes; j++) man |= ru_span_same(parent->manual_axes[j], mesh->axes[i].name);
+      full = man;
+    }
+    if (full) continue;
+    for (int side = 0; side < 2; side++) {
+      const sc_annotation *an = side ? &info->out_shardings : &info->in_shardings;
+      const sc_sharding *s = NULL;
+      for (uint32_t i = 0; i < an->nvalues && !s; i++)
+        if (an->values[i] && an->values[i]->nunreduced) s = an->values[i];
+      if (!s) continue;
+      sc_span *names = sc_arena_calloc(a, mesh->naxes + 1, sizeof *names), *man = sc_arena_calloc(a, info->nmanual_axes + 1, sizeof *man);
+      for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = mesh->axes[i].name;
+      for (uint32_t i = 0; i < info->nmanual_axes; i++) man[i] = info->manual_axes[i].name;
+      const char *prefix = side ? "out" : "in";
+      sc_diag *d = sc_emit_at(ctx, s->offset ? s->offset : op->pos.offset, op,
+                              "unreduced/reduced can only be passed to %s_specs when shard_map is in full manual mode. Got "
+                              "mesh axis names %s, manual_axes: %s, specs: %s (unreduced axes %s in a shard_map that leaves "
+                              "axes automatic)",
+                              prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->nmanual_axes),
+                              ru_sharding_str(a, s), ru_axes_str(a, s->unreduced, s->nunreduced));
+      sc_diag_fix(ctx, d,
+                  sc_arena_printf(a,
+                                  "Make the shard_map fully manual (axis_names=set(mesh.axis_names), i.e. manual_axes "
+                                  "%s), or drop the unreduced axes from its %s_specs",
+                                  sdy_axis_set(a, names, mesh->naxes), prefix),
+                  NULL);
+      break;
+    }
+  }
+}

@@ -1,0 +1,249 @@
+/* rules_mesh.c — the `mesh` family: mesh declarations (axis sizes, names, device ids, symbol names),
+ * all meshes of a module on one device count, module meshes vs `mhlo.num_partitions`, and the target
+ * mesh of the request vs the module. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules/rule_util.h"
+
+static const sc_op *mesh_op(const sc_ctx *ctx, const sc_mesh *m) { return m->op ? m->op : ctx->module->module; }
+static uint32_t mesh_off(const sc_mesh *m) { return m->op ? m->op->pos.offset : m->offset; }
+
+static const char *axes_text(sc_arena *a, const sc_mesh *m) {
+  char *s = sc_arena_strdup(a, "[");
+  for (uint32_t i = 0; i < m->naxes; i++)
+    s = sc_arena_printf(a, "%s%s\"%.*s\"=%" PRId64, s, i ? ", " : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
+  return sc_arena_printf(a, "%s]", s);
+}
+
+void sc_check_mesh_axis_size(sc_ctx *ctx);
+void sc_check_mesh_axis_size(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  for (uint32_t i = 0; model && i < model->nmeshes; i++) {
+    const sc_mesh *m = &model->meshes[i];
+    for (uint32_t k = 0; k < m->naxes; k++) {
+      if (m->axes[k].size >= 1) continue;
+      sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
+                              "mesh @%.*s: axis size must be at least 1, got: %" PRId64 " (axis \"%.*s\")",
+                              SC_SPAN_ARG(m->name), m->axes[k].size, SC_SPAN_ARG(m->axes[k].name));
+      sc_diag_fix(ctx, d, "Give every mesh axis a positive size", "jax.make_mesh((2, 4), ('x', 'y'))");
+      break;
+    }
+  }
+}
+
+void sc_check_mesh_duplicate_axis(sc_ctx *ctx);
+void sc_check_mesh_duplicate_axis(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  for (uint32_t i = 0; model && i < model->nmeshes; i++) {
+    const sc_mesh *m = &model->meshes[i];
+    bool done = false;
+    for (uint32_t k = 0; k < m->naxes && !done; k++)
+      for (uint32_t j = 0; j < k && !done; j++)
+        if (ru_span_same(m->axes[j].name, m->axes[k].name)) {
+          sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m), "mesh @%.*s: duplicate axis name: \"%.*s\"",
+                                  SC_SPAN_ARG(m->name), SC_SPAN_ARG(m->axes[k].name));
+          sc_diag_fix(ctx, d, "Give every mesh axis a distinct name", NULL);
+          done = true;
+        }
+  }
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+void sc_check_mesh_device_ids(sc_ctx *ctx);
+void sc_check_mesh_device_ids(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  sc_arena *a = ctx->arena;
+  for (uint32_t i = 0; model && i < model->nmeshes; i++) {
+    const sc_mesh *m = &model->meshes[i];
+    if (!m->ndevice_ids) continue;
+    const sc_op *op = mesh_op(ctx, m);
+    uint32_t off = mesh_off(m);
+    bool neg = false;
+    for (uint32_t k = 0; k < m->ndevice_ids && !neg; k++)
+      if (m->device_ids[k] < 0) {
+        sc_emit_at(ctx, off, op, "mesh @%.*s: device id must be non-negative, got: %" PRId64, SC_SPAN_ARG(m->name),
+                   m->device_ids[k]);
+        neg = true;
+      }
+    if (neg) continue;
+    if (m->naxes == 0) {
+      if (m->ndevice_ids > 1)
+        sc_emit_at(ctx, off, op, "mesh @%.*s: axes is empty and device_ids has more than one element",
+                   SC_SPAN_ARG(m->name));
+      continue;
+    }
+    bool sizes_ok = true;
+    for (uint32_t k = 0; k < m->naxes; k++) sizes_ok &= m->axes[k].size >= 1;
+    if (!sizes_ok) continue; /* mesh-axis-size */
+    if ((int64_t)m->ndevice_ids != m->devices) {
+      sc_diag *d = sc_emit_at(ctx, off, op,
+                              "mesh @%.*s: total product of axis sizes must match total number of device ids, got: "
+                              "%" PRId64 " != %u",
+                              SC_SPAN_ARG(m->name), m->devices, m->ndevice_ids);
+      sc_diag_fix(ctx, d, sc_arena_printf(a, "List exactly %" PRId64 " device ids (a permutation of 0..%" PRId64 ")",
+                                          m->devices, m->devices - 1),
+                  NULL);
+      continue;
+    }
+    int64_t *sorted = sc_arena_calloc(a, m->ndevice_ids, sizeof *sorted);
+    memcpy(sorted, m->device_ids, m->ndevice_ids * sizeof *sorted);
+    qsort(sorted, m->ndevice_ids, sizeof *sorted, cmp_i64);
+    bool iota = true, given_iota = true;
+    for (uint32_t k = 0; k < m->ndevice_ids; k++) {
+      iota &= sorted[k] == (int64_t)k;
+      given_iota &= m->device_ids[k] == (int64_t)k;
+    }
+    if (!iota) {
+      char *s = sc_arena_strdup(a, "");
+      for (uint32_t k = 0; k < m->ndevice_ids && k < 64; k++) s = sc_arena_printf(a, "%s%s%" PRId64, s, k ? ", " : "", sorted[k]);
+      sc_diag *d = sc_emit_at(ctx, off, op, "mesh @%.*s: sorted device ids must be iota(product(axes)), got: %s",
+                              SC_SPAN_ARG(m->name), s);
+      sc_diag_fix(ctx, d, "device_ids must be a permutation of 0..N-1 (each device exactly once)", NULL);
+    } else if (given_iota) {
+      sc_diag *d = sc_emit_sev(ctx, SC_SEV_WARNING, off, op,
+                               "mesh @%.*s: if the ordered device ids are the same as iota(product(axes)), no need to "
+                               "specify them for simplicity",
+                               SC_SPAN_ARG(m->name));
+      sc_fix *f = sc_diag_fix(ctx, d, "Drop the device_ids list (it is the default order)", NULL);
+      if (m->op) {
+        sc_span t = m->op->text;
+        const char *k = NULL;
+        for (uint32_t j = 0; j + 10 <= t.n; j++)
+          if (!memcmp(t.p + j, "device_ids", 10)) {
+            k = t.p + j;
+            break;
+          }
+        const char *c = k;
+        while (c && c > t.p && c[-1] != ',') c--;
+        const char *r = k ? memchr(k, ']', (size_t)(t.p + t.n - k)) : NULL;
+        if (c && r && c > t.p)
+          sc_fix_edit(ctx, f, (uint32_t)(c - 1 - ctx->module->buf), (uint32_t)(r + 1 - (c - 1)), "");
+      }
+    }
+  }
+}
+
+void sc_check_mesh_duplicate_name(sc_ctx *ctx);
+void sc_check_mesh_duplicate_name(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  for (uint32_t i = 0; model && i < model->nmeshes; i++)
+    for (uint32_t k = 0; k < i; k++)
+      if (model->meshes[i].op && ru_span_same(model->meshes[i].name, model->meshes[k].name)) {
+        sc_emit_at(ctx, mesh_off(&model->meshes[i]), model->meshes[i].op,
+                   "redefinition of symbol named '%.*s': mesh @%.*s is already declared", SC_SPAN_ARG(model->meshes[i].name),
+                   SC_SPAN_ARG(model->meshes[i].name));
+        break;
+      }
+}
+
+/* Meshes that carry a device count: not maximal, not empty. */
+static bool counted(const sc_mesh *m) { return !m->maximal && m->naxes > 0; }
+
+void sc_check_mesh_device_count(sc_ctx *ctx);
+void sc_check_mesh_device_count(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  const sc_mesh *first = NULL;
+  for (uint32_t i = 0; model && i < model->nmeshes; i++) {
+    const sc_mesh *m = &model->meshes[i];
+    if (!counted(m) || m->devices <= 0) continue;
+    if (!first) {
+      first = m;
+      continue;
+    }
+    if (m->devices != first->devices) {
+      sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
+                              "mesh @%.*s has %" PRId64 " devices but mesh @%.*s has %" PRId64
+                              ": all meshes in a module must have the same number of devices (except meshes with a "
+                              "single device id). JAX reports this as \"Received incompatible devices for jitted "
+                              "computation\" / \"mesh should be the same across the entire program\"",
+                              SC_SPAN_ARG(m->name), m->devices, SC_SPAN_ARG(first->name), first->devices);
+      sc_diag_fix(ctx, d, "Use one mesh (or meshes over the same devices) for every sharding of the program",
+                  "mesh = jax.make_mesh(...); use it for all NamedShardings / shard_maps of the jitted function");
+    }
+  }
+}
+
+void sc_check_mesh_num_partitions(sc_ctx *ctx);
+void sc_check_mesh_num_partitions(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  if (!model || model->num_partitions <= 0) return;
+  int64_t np = model->num_partitions;
+  int64_t nr = model->num_replicas > 0 ? model->num_replicas : 1;
+  for (uint32_t i = 0; i < model->nmeshes; i++) {
+    const sc_mesh *m = &model->meshes[i];
+    if (!counted(m) || m->devices <= 0) continue;
+    if (m->devices == np || m->devices == np * nr) continue;
+    sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
+                            "mesh @%.*s has %" PRId64 " devices but the module is compiled for mhlo.num_partitions = %" PRId64
+                            " (Length of device assignment %" PRId64 " is not equal to the size of the mesh %" PRId64 ")",
+                            SC_SPAN_ARG(m->name), m->devices, np, np, m->devices);
+    sc_diag_fix(ctx, d, "Lower the function with the mesh it runs on, so that the mesh size equals num_partitions", NULL);
+    return;
+  }
+  /* maximal meshes must name a device of the module */
+  for (uint32_t i = 0; i < model->nmeshes; i++) {
+    const sc_mesh *m = &model->meshes[i];
+    if (m->maximal && m->device_ids[0] >= np * nr) {
+      sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
+                 "maximal mesh @%.*s names device %" PRId64 " but the module has %" PRId64 " devices (mhlo.num_partitions)",
+                 SC_SPAN_ARG(m->name), m->device_ids[0], np * nr);
+    }
+  }
+}
+
+void sc_check_mesh_target(sc_ctx *ctx);
+void sc_check_mesh_target(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  sc_arena *a = ctx->arena;
+  if (!model || !model->target) return;
+  const sc_mesh *t = model->target;
+  const sc_op *mod = ctx->module->module;
+  uint32_t off = mod ? mod->pos.offset : 0;
+  /* device count vs the module */
+  int64_t module_devices = -1;
+  const char *from = NULL;
+  for (uint32_t i = 0; i < model->nmeshes; i++)
+    if (counted(&model->meshes[i])) {
+      module_devices = model->meshes[i].devices;
+      from = sc_arena_printf(a, "mesh @%.*s %s", SC_SPAN_ARG(model->meshes[i].name), axes_text(a, &model->meshes[i]));
+      break;
+    }
+  if (module_devices < 0 && model->num_partitions > 0) {
+    module_devices = model->num_partitions * (model->num_replicas > 0 ? model->num_replicas : 1);
+    from = sc_arena_printf(a, "mhlo.num_partitions = %" PRId64, model->num_partitions);
+  }
+  /* jax.export accepts a module lowered for one device on any device count (its check is
+   * `nr_devices != 1`); what breaks then is kernels and callbacks, which their own rules report. */
+  if (module_devices > 1 && module_devices != t->devices) {
+    sc_diag *d = sc_emit_at(ctx, off, mod,
+                            "the module was lowered for %" PRId64 " device%s (%s) but the target mesh %s has %" PRId64
+                            " devices: Function main was exported for %" PRId64 " devices and is called in a context with "
+                            "%" PRId64 " devices, which is not allowed.",
+                            module_devices, module_devices == 1 ? "" : "s", from, axes_text(a, t), t->devices,
+                            module_devices, t->devices);
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(a, "Lower (jax.jit(...).lower / jax.export) with the %" PRId64 "-device mesh it will run on",
+                                t->devices),
+                sc_arena_printf(a, "with jax.set_mesh(jax.make_mesh(%s)): exported = jax.export.export(jax.jit(f))(...)",
+                                axes_text(a, t)));
+    return;
+  }
+  /* same devices, different axes: shardings name axes the target does not have */
+  for (uint32_t i = 0; i < model->nmeshes; i++) {
+    const sc_mesh *m = &model->meshes[i];
+    if (!counted(m)) continue;
+    bool same = m->naxes == t->naxes;
+    for (uint32_t k = 0; same && k < m->naxes; k++)
+      same = ru_span_same(m->axes[k].name, t->axes[k].name) && m->axes[k].size == t->axes[k].size;
+    if (same) continue;
+    sc_emit_sev(ctx, SC_SEV_WARNING, mesh_off(m), mesh_op(ctx, m),
+                "module mesh @%.*s is %s but the target mesh is %s: shardings refer to the module's axes", SC_SPAN_ARG(m->name),
+                axes_text(a, m), axes_text(a, t));
+  }
+}

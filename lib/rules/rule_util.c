@@ -1,0 +1,474 @@
+/* rule_util.c — helpers shared by the sharding-related rule families (see rule_util.h). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "rules/rule_util.h"
+
+bool ru_span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
+
+bool ru_is_func(const sc_op *op) { return sc_span_eq(op->name, "func.func") || sc_span_eq(op->name, "func"); }
+
+sc_span ru_result_type(const sc_op *op, uint32_t i) {
+  if (i < op->nresults && op->results[i]->type.n) return op->results[i]->type;
+  if (i < op->nresult_types) return op->result_types[i];
+  return sc_span_of("", 0);
+}
+
+sc_span ru_operand_type(const sc_op *op, uint32_t i) {
+  if (i < op->noperand_types && op->operand_types[i].n) return op->operand_types[i];
+  if (i < op->noperands && op->operands[i] && op->operands[i]->type.n) return op->operands[i]->type;
+  return sc_span_of("", 0);
+}
+
+const sc_block *ru_body(const sc_op *op) {
+  if (!op->nregions || !op->regions[0]->nblocks) return NULL;
+  return op->regions[0]->blocks[0];
+}
+
+const sc_op *ru_terminator(const sc_op *op) {
+  const sc_block *b = ru_body(op);
+  if (!b || !b->nops) return NULL;
+  return b->ops[b->nops - 1];
+}
+
+sc_span ru_arg_type(const sc_op *func, uint32_t i) {
+  const sc_block *b = ru_body(func);
+  if (b && i < b->nargs) return b->args[i]->type;
+  return sc_span_of("", 0);
+}
+
+uint32_t ru_func_nresults(const sc_op *func) { return func->nresult_attrs; }
+
+sc_span ru_func_result_type(const sc_op *func, uint32_t i) {
+  if (i < func->nresult_attrs && func->func_result_types) return func->func_result_types[i];
+  return sc_span_of("", 0);
+}
+
+/* ---- sites -------------------------------------------------------------------------------------- */
+
+static const char *value_what(sc_arena *a, const char *kind, uint32_t i, uint32_t n) {
+  if (n == 1) return kind;
+  return sc_arena_printf(a, "%s %u", kind, i);
+}
+
+static void site_list(sc_ctx *ctx, const sc_op *op, const sc_annotation *an, ru_site_kind kind, uint32_t nvalues,
+                      bool operands, const char *label, ru_site_fn fn, void *user) {
+  if (!an->nvalues || an->nvalues != nvalues) return; /* count problems are reported elsewhere */
+  for (uint32_t i = 0; i < an->nvalues; i++) {
+    ru_site s = {.kind = kind,
+                 .op = op,
+                 .offset = op->pos.offset,
+                 .s = an->values[i],
+                 .index = i,
+                 .count = nvalues,
+                 .type = operands ? ru_operand_type(op, i) : ru_result_type(op, i),
+                 .what = label ? label : value_what(ctx->arena, operands ? "operand" : "result", i, nvalues)};
+    fn(ctx, &s, user);
+  }
+}
+
+void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
+  const sc_model *model = ctx->model;
+  const sc_module *m = ctx->module;
+  if (!model) return;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_op_info *info = sc_model_op(model, op);
+    if (!info) continue;
+    if (ru_is_func(op)) {
+      for (int res = 0; res < 2; res++) { /* arguments, then results */
+        const sc_value_annotations *vals = res ? info->results : info->args;
+        uint32_t n = res ? info->nresults : info->nargs;
+        for (uint32_t i = 0; i < n; i++) {
+          if (!vals[i].sdy.nvalues) continue;
+          ru_site s = {.kind = res ? RU_FUNC_RESULT : RU_FUNC_ARG,
+                       .op = op,
+                       .offset = op->pos.offset,
+                       .s = vals[i].sdy.values[0],
+                       .index = i,
+                       .count = n,
+                       .type = res ? ru_func_result_type(op, i) : ru_arg_type(op, i),
+                       .what = sc_arena_printf(ctx->arena, "%s %u", res ? "result" : "arg", i)};
+          fn(ctx, &s, user);
+        }
+      }
+      continue;
+    }
+    if (info->sdy.nvalues) {
+      if (op->nresults == 0 && info->sdy.nvalues == 1) {
+        ru_site s = {.kind = RU_OP_RESULT,
+                     .op = op,
+                     .offset = op->pos.offset,
+                     .s = info->sdy.values[0],
+                     .typeless = true,
+                     .what = "result"};
+        fn(ctx, &s, user);
+      } else {
+        site_list(ctx, op, &info->sdy, RU_OP_RESULT, op->nresults, false, NULL, fn, user);
+      }
+    }
+    if (info->sharding.nvalues) {
+      ru_site s = {.kind = RU_SDY_OP,
+                   .op = op,
+                   .offset = op->pos.offset,
+                   .s = info->sharding.values[0],
+                   .count = 1,
+                   .type = ru_result_type(op, 0),
+                   .what = NULL};
+      fn(ctx, &s, user);
+    }
+    bool mc = sc_span_eq(op->name, "sdy.manual_computation");
+    bool nc = sc_span_eq(op->name, "sdy.named_computation");
+    if (mc || nc) {
+      site_list(ctx, op, &info->in_shardings, mc ? RU_MC_IN : RU_NC_IN, op->noperands, true,
+                nc ? "in_shardings" : NULL, fn, user);
+      site_list(ctx, op, &info->out_shardings, mc ? RU_MC_OUT : RU_NC_OUT, op->nresults, false,
+                nc ? "out_shardings" : NULL, fn, user);
+    }
+  }
+}
+
+/* ---- the per-sharding verifier ------------------------------------------------------------------ */
+
+static const char *with_what(sc_arena *a, const ru_site *site, const char *msg) {
+  if (!site->what) return msg;
+  return sc_arena_printf(a, "%s - %s", site->what, msg);
+}
+
+const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule) {
+  sc_arena *a = ctx->arena;
+  const sc_sharding *s = site->s;
+  if (!s || s->source != SC_SHARDING_FROM_SDY) return NULL;
+  const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+  if (!mesh) {
+    *rule = "sharding-unknown-mesh";
+    return with_what(a, site, sc_arena_printf(a, "unknown mesh: @%.*s", SC_SPAN_ARG(s->mesh_name)));
+  }
+  bool has_extra = s->nreplicated || s->nunreduced;
+  if (mesh->maximal || site->typeless) {
+    if (s->rank || has_extra) {
+      *rule = "sharding-rank";
+      return with_what(a, site,
+                       mesh->maximal ? "a maximal sharding can only have a sharding with rank 0 and no replicated or "
+                                       "unreduced axes."
+                                     : "an op without results can only have a maximal or fully replicated sharding: "
+                                       "a sharding with rank 0 and no replicated or unreduced axes.");
+    }
+    return NULL;
+  }
+  sc_shape shape;
+  bool known = site->type.n && sc_parse_shape(a, site->type, &shape);
+  if (known && shape.kind == SC_SHAPE_TUPLE) {
+    if (shape.nelems != 1) {
+      *rule = "sharding-rank";
+      return with_what(a, site,
+                       sc_arena_printf(a, "ops can only have a sharding for a tuple of size 1: %.*s",
+                                       SC_SPAN_ARG(site->type)));
+    }
+    shape = shape.elems[0];
+  }
+  if (known && (shape.kind == SC_SHAPE_TOKEN || shape.kind == SC_SHAPE_OTHER)) {
+    if (s->rank || has_extra) {
+      *rule = "sharding-rank";
+      return with_what(a, site,
+                       sc_arena_printf(a,
+                                       "non-shaped tensors can only have a sharding with rank 0 and no replicated or "
+                                       "unreduced axes. type: %.*s, sharding: %s",
+                                       SC_SPAN_ARG(site->type), ru_sharding_str(a, s)));
+    }
+    return NULL;
+  }
+  if (known && shape.kind == SC_SHAPE_UNRANKED) {
+    *rule = "sharding-rank";
+    return with_what(a, site, sc_arena_printf(a, "only ranked tensors can have a sharding. type: %.*s", SC_SPAN_ARG(site->type)));
+  }
+  if (known && shape.kind == SC_SHAPE_ARRAY && (uint32_t)shape.rank != s->rank) {
+    *rule = "sharding-rank";
+    return with_what(a, site,
+                     sc_arena_printf(a, "sharding doesn't match tensor rank: %u != %d (the value has type %.*s)", s->rank,
+                                     shape.rank, SC_SPAN_ARG(site->type)));
+  }
+  for (uint32_t d = 0; d < s->rank; d++) {
+    const sc_dim_sharding *dim = &s->dims[d];
+    if (dim->priority >= 0 && !dim->open && dim->naxes == 0) {
+      *rule = "sharding-priority";
+      return with_what(a, site, sc_arena_printf(a, "dim %u is empty and closed but has a priority", d));
+    }
+  }
+  int kind = 0;
+  const char *e = sc_sharding_verify_axes_kind(a, s, mesh, &kind);
+  if (e) {
+    *rule = kind == SC_AXERR_UNKNOWN     ? "sharding-unknown-axis"
+            : kind == SC_AXERR_DUPLICATE ? "sharding-duplicate-axis"
+            : kind == SC_AXERR_ORDER     ? "sharding-axis-order"
+                                         : "sharding-sub-axis";
+    return with_what(a, site, e);
+  }
+  /* axes bound by an enclosing manual computation */
+  const sc_manual_context *mc = sc_model_manual(ctx->model, site->op);
+  if (mc && mc->nmanual_axes && !mc->gspmd_manual) {
+    const sc_mesh *pm = mc->mesh;
+    if (!pm || !mesh->name.n || !pm->name.n || ru_span_same(pm->name, mesh->name)) {
+      for (uint32_t i = 0; i < mc->nmanual_axes; i++) {
+        sc_span ax = mc->manual_axes[i];
+        bool used = false;
+        for (uint32_t d = 0; d < s->rank && !used; d++)
+          for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, ax);
+        for (uint32_t j = 0; j < s->nreplicated; j++) used |= ru_span_same(s->replicated[j].name, ax);
+        for (uint32_t j = 0; j < s->nunreduced; j++) used |= ru_span_same(s->unreduced[j].name, ax);
+        if (used) {
+          *rule = "manual-axis-rebound";
+          return with_what(a, site,
+                           sc_arena_printf(a,
+                                           "operates on axis \"%.*s\" which is already bound by a parent "
+                                           "sdy.manual_computation op (inside a shard_map body the manual axes may not "
+                                           "appear in shardings)",
+                                           SC_SPAN_ARG(ax)));
+        }
+      }
+    }
+  }
+  return NULL;
+}
+
+/* ---- rendering & axis helpers ------------------------------------------------------------------- */
+
+const char *ru_axes_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n) {
+  char *s = sc_arena_strdup(a, "[");
+  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s%s", s, i ? ", " : "", sc_axis_ref_str(a, &axes[i]));
+  return sc_arena_printf(a, "%s]", s);
+}
+
+static void range_of(const sc_axis_ref *r, const sc_mesh *mesh, int64_t *lo, int64_t *hi) {
+  if (r->sub) {
+    *lo = r->pre_size;
+    *hi = r->pre_size * r->size;
+    return;
+  }
+  *lo = 1;
+  int k = sc_mesh_axis_index(mesh, r->name);
+  *hi = k >= 0 ? mesh->axes[k].size : (r->size > 0 ? r->size : INT64_MAX);
+}
+
+bool ru_axes_overlap(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh) {
+  if (!ru_span_same(a->name, b->name)) return false;
+  int64_t alo, ahi, blo, bhi;
+  range_of(a, mesh, &alo, &ahi);
+  range_of(b, mesh, &blo, &bhi);
+  /* sub-axis ranges are multiplicative: [lo, hi) in the sense of pre-size .. pre-size*size */
+  return alo < bhi && blo < ahi;
+}
+
+bool ru_axis_eq(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh) {
+  if (!ru_span_same(a->name, b->name)) return false;
+  int64_t alo, ahi, blo, bhi;
+  range_of(a, mesh, &alo, &ahi);
+  range_of(b, mesh, &blo, &bhi);
+  return alo == blo && ahi == bhi;
+}
+
+bool ru_op_inside(const sc_op *op, const sc_op *anc) {
+  for (const sc_op *p = op ? op->parent_op : NULL; p; p = p->parent_op)
+    if (p == anc) return true;
+  return false;
+}
+
+bool ru_value_inside(const sc_value *v, const sc_op *anc) {
+  if (!v) return true;
+  if (v->def) return ru_op_inside(v->def, anc);
+  if (v->block && v->block->parent && v->block->parent->parent) {
+    const sc_op *owner = v->block->parent->parent;
+    return owner == anc || ru_op_inside(owner, anc);
+  }
+  return true;
+}
+
+uint32_t ru_value_uses(const sc_module *m, const sc_value *v) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < m->nops; i++)
+    for (uint32_t k = 0; k < m->ops[i]->noperands; k++)
+      if (m->ops[i]->operands[k] == v) n++;
+  return n;
+}
+
+const char *ru_mesh_str(sc_arena *a, const sc_mesh *m) {
+  if (!m) return "<unknown mesh>";
+  char *s = sc_arena_strdup(a, "#sdy.mesh<[");
+  for (uint32_t i = 0; i < m->naxes; i++)
+    s = sc_arena_printf(a, "%s%s\"%.*s\"=%" PRId64, s, i ? ", " : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
+  s = sc_arena_printf(a, "%s]", s);
+  if (m->ndevice_ids) {
+    s = sc_arena_printf(a, "%s, device_ids=[", s);
+    for (uint32_t i = 0; i < m->ndevice_ids; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", m->device_ids[i]);
+    s = sc_arena_printf(a, "%s]", s);
+  }
+  return sc_arena_printf(a, "%s>", s);
+}
+
+const char *ru_sharding_str(sc_arena *a, const sc_sharding *s) {
+  if (!s) return "<none>";
+  if (s->source == SC_SHARDING_FROM_GSPMD && s->text.n) return sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text));
+  char *t = s->mesh_name.n ? sc_arena_printf(a, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name))
+                           : sc_arena_printf(a, "<mesh<...>, [");
+  for (uint32_t d = 0; d < s->rank; d++) {
+    const sc_dim_sharding *dim = &s->dims[d];
+    t = sc_arena_printf(a, "%s%s{", t, d ? ", " : "");
+    for (uint32_t i = 0; i < dim->naxes; i++) t = sc_arena_printf(a, "%s%s%s", t, i ? ", " : "", sc_axis_ref_str(a, &dim->axes[i]));
+    if (dim->open) t = sc_arena_printf(a, "%s%s?", t, dim->naxes ? ", " : "");
+    t = sc_arena_printf(a, "%s}", t);
+    if (dim->priority >= 0) t = sc_arena_printf(a, "%sp%" PRId64, t, dim->priority);
+  }
+  t = sc_arena_printf(a, "%s]", t);
+  if (s->nreplicated) {
+    const char *l = ru_axes_str(a, s->replicated, s->nreplicated);
+    t = sc_arena_printf(a, "%s, replicated={%.*s}", t, (int)strlen(l) - 2, l + 1);
+  }
+  if (s->nunreduced) {
+    const char *l = ru_axes_str(a, s->unreduced, s->nunreduced);
+    t = sc_arena_printf(a, "%s, unreduced=%s{%.*s}", t,
+                        s->unreduced_op == SC_REDUCE_MAX ? "max" : s->unreduced_op == SC_REDUCE_MIN ? "min" : "",
+                        (int)strlen(l) - 2, l + 1);
+  }
+  return sc_arena_printf(a, "%s>", t);
+}
+
+bool ru_meshes_match(const sc_mesh *x, const sc_mesh *y) {
+  if (x == y) return true;
+  if (!x || !y) return false;
+  if (x->name.n && y->name.n) return ru_span_same(x->name, y->name);
+  if (x->naxes != y->naxes || x->ndevice_ids != y->ndevice_ids) return false;
+  for (uint32_t i = 0; i < x->naxes; i++)
+    if (!ru_span_same(x->axes[i].name, y->axes[i].name) || x->axes[i].size != y->axes[i].size) return false;
+  for (uint32_t i = 0; i < x->ndevice_ids; i++)
+    if (x->device_ids[i] != y->device_ids[i]) return false;
+  return true;
+}
+
+/* ---- text positions inside a Shardy sharding (for machine-applicable fixes) --------------------- */
+
+static bool in_buffer(const sc_module *m, sc_span s) {
+  return s.n && s.p >= m->buf && s.p + s.n <= m->buf + m->len;
+}
+
+/* Walks `<mesh-or-ref, [dims], replicated={...}, unreduced=...{...}>`; fills the requested pieces. */
+bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint32_t dim, uint32_t *off, uint32_t *len) {
+  if (!s || s->source != SC_SHARDING_FROM_SDY || !in_buffer(m, s->text)) return false;
+  const char *p = s->text.p, *e = s->text.p + s->text.n;
+  int depth = 0;
+  bool in_dims = false, seen_dims = false;
+  uint32_t d = 0;
+  for (; p < e; p++) {
+    char c = *p;
+    if (c == '"') {
+      p = sc_skip_string(p, e) - 1; /* the loop steps past the closing quote */
+      continue;
+    }
+    if (c == '<' || c == '[' || c == '{' || c == '(') {
+      depth++;
+      if (c == '[' && depth == 2 && !seen_dims && p > s->text.p && (p[-1] == ' ' || p[-1] == ',')) {
+        in_dims = true;
+        seen_dims = true;
+        continue;
+      }
+      if (c == '{' && in_dims && depth == 3) {
+        const char *q = p;
+        int dd = 0;
+        for (; q < e; q++) {
+          if (*q == '"') {
+            q = sc_skip_string(q, e) - 1; /* the loop steps past the closing quote */
+            continue;
+          }
+          if (*q == '{') dd++;
+          else if (*q == '}' && --dd == 0) break;
+        }
+        if (q >= e) return false;
+        if (d == dim && what == RU_PIECE_PRIORITY) {
+          const char *r = q + 1;
+          if (r < e && *r == 'p') {
+            const char *t = r + 1;
+            while (t < e && *t >= '0' && *t <= '9') t++;
+            *off = (uint32_t)(r - m->buf);
+            *len = (uint32_t)(t - r);
+            return true;
+          }
+          return false;
+        }
+        d++;
+        depth--;
+        p = q;
+        continue;
+      }
+      if (c == '{' && depth == 2 && (what == RU_PIECE_REPLICATED || what == RU_PIECE_UNREDUCED)) {
+        /* the keyword before '=' */
+        const char *k = p - 1;
+        while (k > s->text.p && (*k == '=' || *k == ' ' || (*k >= 'a' && *k <= 'z'))) k--;
+        sc_span kw = sc_span_of(k + 1, (uint32_t)(p - k - 1));
+        bool repl = sc_span_starts(sc_span_trim(kw), "replicated");
+        if ((what == RU_PIECE_REPLICATED) == repl) {
+          const char *q = p;
+          while (q < e && *q != '}') q = *q == '"' ? sc_skip_string(q, e) : q + 1;
+          if (q >= e) return false;
+          *off = (uint32_t)(p - m->buf);
+          *len = (uint32_t)(q + 1 - p);
+          return true;
+        }
+      }
+    } else if (c == '>' || c == ']' || c == '}' || c == ')') {
+      if (c == ']' && in_dims && depth == 2) in_dims = false;
+      depth--;
+    }
+  }
+  return false;
+}
+
+const char *ru_axes_set_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n) {
+  const char *l = ru_axes_str(a, axes, n);
+  return sc_arena_printf(a, "{%.*s}", (int)strlen(l) - 2, l + 1);
+}
+
+/* A copy of `axes` sorted by the mesh order (axis index, then pre-size). */
+sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, const sc_mesh *mesh) {
+  sc_axis_ref *v = sc_arena_calloc(a, n ? n : 1, sizeof *v);
+  memcpy(v, axes, n * sizeof *v);
+  for (uint32_t i = 1; i < n; i++)
+    for (uint32_t j = i; j > 0; j--) {
+      int x = sc_mesh_axis_index(mesh, v[j - 1].name), y = sc_mesh_axis_index(mesh, v[j].name);
+      int64_t px = v[j - 1].sub ? v[j - 1].pre_size : 1, py = v[j].sub ? v[j].pre_size : 1;
+      if (x < y || (x == y && px <= py)) break;
+      sc_axis_ref t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return v;
+}
+
+/* ---- per-request cache of site problems --------------------------------------------------------- */
+
+typedef struct {
+  ru_site site;
+  const char *rule;
+} site_problem;
+
+typedef struct {
+  SC_VEC(site_problem) problems;
+} site_cache;
+
+static void collect_site(sc_ctx *ctx, const ru_site *site, void *user) {
+  site_cache *c = user;
+  const char *rule = NULL;
+  if (!ru_site_problem(ctx, site, &rule)) return;
+  site_problem p = {*site, rule};
+  SC_PUSH(ctx->arena, c->problems, p);
+}
+
+void ru_report_site_problems(sc_ctx *ctx) {
+  if (!ctx->model) return;
+  site_cache *c = ctx->model->rule_cache;
+  if (!c) {
+    c = sc_arena_alloc(ctx->arena, sizeof *c);
+    ru_for_each_sdy_site(ctx, collect_site, c);
+    ctx->model->rule_cache = c;
+  }
+  for (size_t i = 0; i < c->problems.n; i++)
+    if (!strcmp(c->problems.v[i].rule, ctx->rule->name)) ru_site_report(ctx, &c->problems.v[i].site, NULL);
+}

@@ -1,0 +1,91 @@
+/* rule_util.h — internal helpers shared by the mesh, sharding, manual and collective rule families
+ * (lib/rules/mesh.c, rules_sharding.c, rules_manual.c, rules_collective.c). */
+#ifndef SC_RULE_UTIL_H
+#define SC_RULE_UTIL_H
+
+#include "model/model.h"
+#include "rules/rules.h"
+
+/* Types */
+sc_span ru_result_type(const sc_op *op, uint32_t i);
+sc_span ru_operand_type(const sc_op *op, uint32_t i);
+sc_span ru_arg_type(const sc_op *func, uint32_t i);
+sc_span ru_func_result_type(const sc_op *func, uint32_t i);
+/* Number of func.func results (declared). */
+uint32_t ru_func_nresults(const sc_op *func);
+bool ru_is_func(const sc_op *op);
+/* The entry block of an op's first region, or NULL. */
+const sc_block *ru_body(const sc_op *op);
+/* The terminator (last op) of a single-block region, or NULL. */
+const sc_op *ru_terminator(const sc_op *op);
+/* Renders a type list "'t1', 't2'". */
+bool ru_span_same(sc_span a, sc_span b);
+
+/* Where a sharding is written and what it shards. */
+typedef enum {
+  RU_FUNC_ARG = 0,
+  RU_FUNC_RESULT,
+  RU_OP_RESULT,  /* sdy.sharding on an op */
+  RU_SDY_OP,     /* sdy.sharding_constraint/reshard/data_flow_edge `<...>`, collectives `out_sharding` */
+  RU_MC_IN,      /* sdy.manual_computation in_shardings */
+  RU_MC_OUT,
+  RU_NC_IN,      /* sdy.named_computation in_shardings */
+  RU_NC_OUT,
+} ru_site_kind;
+
+typedef struct {
+  ru_site_kind kind;
+  const sc_op *op;  /* the op carrying the annotation (the func for args/results) */
+  uint32_t offset;  /* where to report (the op's line; for func args/results the func's) */
+  const sc_sharding *s;
+  uint32_t index;
+  uint32_t count;   /* number of values of this kind (results/operands/args) */
+  sc_span type;     /* type of the value sharded; empty if unknown */
+  bool typeless;    /* an op without results carrying one sharding */
+  const char *what; /* "arg 0", "result", "result 1", "operand", "in_shardings", ... */
+} ru_site;
+
+typedef void (*ru_site_fn)(sc_ctx *ctx, const ru_site *site, void *user);
+/* Calls fn for every Shardy sharding in the module (after value-count problems are excluded). */
+void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user);
+
+/* The first problem of a Shardy sharding at a site, in the order Shardy's verifier checks, with the
+ * rule it belongs to ("sharding-unknown-mesh", "sharding-rank", "sharding-priority",
+ * "sharding-unknown-axis", "sharding-duplicate-axis", "sharding-sub-axis", "sharding-axis-order",
+ * "manual-axis-rebound"). Returns NULL if the sharding is fine. */
+const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule);
+
+/* Site callback that reports the site's first problem if it belongs to the running rule. */
+void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user);
+/* Reports the running rule's site problems: every Shardy sharding is verified once per request (the
+ * first call collects all problems into the model's rule cache), then each rule reports its own. */
+void ru_report_site_problems(sc_ctx *ctx);
+
+/* "[\"x\", \"y\":(1)2]" */
+const char *ru_axes_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n);
+/* Overlap between two axis refs of the same mesh (sub-axis ranges intersect). */
+bool ru_axes_overlap(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh);
+bool ru_axis_eq(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh);
+/* Whether op `anc` (transitively) contains op/value definitions: is `op` nested in `anc`'s regions. */
+bool ru_op_inside(const sc_op *op, const sc_op *anc);
+/* Whether a value is defined inside `anc` (result of a nested op or argument of a nested block). */
+bool ru_value_inside(const sc_value *v, const sc_op *anc);
+/* Number of uses of a value in the module (operands naming it). */
+uint32_t ru_value_uses(const sc_module *m, const sc_value *v);
+/* A sharding rendered in Shardy syntax: <@mesh, [{"x"}, {}]> */
+const char *ru_sharding_str(sc_arena *a, const sc_sharding *s);
+/* Same mesh: same symbol, or (inline meshes) same axes and device ids. */
+bool ru_meshes_match(const sc_mesh *x, const sc_mesh *y);
+/* Mesh text as Shardy prints it: #sdy.mesh<["x"=2, "y"=4]> */
+const char *ru_mesh_str(sc_arena *a, const sc_mesh *m);
+
+/* Machine-fix helpers. The byte range of a piece of a Shardy sharding written in the module:
+ * the `pN` priority after dimension `dim`, or the `{...}` of replicated= / unreduced=. */
+enum { RU_PIECE_PRIORITY = 1, RU_PIECE_REPLICATED, RU_PIECE_UNREDUCED };
+bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint32_t dim, uint32_t *off, uint32_t *len);
+/* {"a", "b":(1)2} */
+const char *ru_axes_set_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n);
+/* A copy sorted in mesh order. */
+sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, const sc_mesh *mesh);
+
+#endif

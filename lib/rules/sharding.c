@@ -1,0 +1,798 @@
+/* rules_sharding.c — the `sharding` family: every annotation well-formed and consistent with its mesh
+ * and its value (Shardy's TensorSharding verifier, in its order), divisibility at function boundaries,
+ * XLA's HloSharding::Validate for GSPMD shardings, unreduced-axes transitions, and the other sdy
+ * attributes and ops (sharding rules, propagation edges, data-flow edges, constants, barriers,
+ * named computations). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "rules/rule_util.h"
+#include "rules/sdy_rule.h"
+
+/* ---- sharding-syntax ---------------------------------------------------------------------------- */
+
+void sc_check_sharding_syntax(sc_ctx *ctx);
+void sc_check_sharding_syntax(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  if (!model) return;
+  for (uint32_t i = 0; i < model->nerrors; i++) {
+    const sc_model_error *e = &model->errors[i];
+    sc_diag *d = sc_emit_at(ctx, e->offset, e->op, "%s", e->message);
+    sc_diag_fix(ctx, d, "Rewrite the annotation in the syntax Shardy/XLA accepts",
+                "#sdy.sharding<@mesh, [{\"x\"}, {}]> on function arguments/results, "
+                "#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]> on ops, mhlo.sharding = \"{devices=[2,1]<=[2]}\"");
+  }
+}
+
+/* ---- per-sharding checks (one rule each, first problem per sharding) ---------------------------- */
+
+/* Edit distance between two short names (axis names are short; longer ones are not compared). */
+static size_t edit_distance(sc_span a, sc_span b) {
+  size_t row[33];
+  if (a.n > 32 || b.n > 32) return 99;
+  for (size_t j = 0; j <= b.n; j++) row[j] = j;
+  for (size_t i = 1; i <= a.n; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.n; j++) {
+      size_t up = row[j], best = diag + (a.p[i - 1] != b.p[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[b.n];
+}
+
+/* For a sharding naming an axis the mesh lacks: the mesh axis closest to it (a likely typo), or NULL. */
+static const char *closest_axis(sc_ctx *ctx, const sc_sharding *s, const sc_mesh *mesh) {
+  for (uint32_t k = 0; s && k < s->rank; k++) {
+    for (uint32_t j = 0; j < s->dims[k].naxes; j++) {
+      sc_span name = s->dims[k].axes[j].name;
+      bool known = false;
+      for (uint32_t m = 0; m < mesh->naxes && !known; m++)
+        known = mesh->axes[m].name.n == name.n && memcmp(mesh->axes[m].name.p, name.p, name.n) == 0;
+      if (known) continue;
+      size_t best = 3;
+      const char *guess = NULL;
+      for (uint32_t m = 0; m < mesh->naxes; m++) {
+        size_t dist = edit_distance(name, mesh->axes[m].name);
+        if (dist < best) best = dist, guess = sc_span_dup(ctx->arena, mesh->axes[m].name);
+      }
+      return guess;
+    }
+  }
+  return NULL;
+}
+
+void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
+  (void)user;
+  const char *rule = NULL;
+  const char *msg = ru_site_problem(ctx, site, &rule);
+  if (!msg || strcmp(rule, ctx->rule->name) != 0) return;
+  sc_diag *d = sc_emit_at(ctx, site->offset, site->op, "%s", msg);
+  const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, site->s);
+  if (mesh && mesh->naxes) {
+    const char **names = sc_arena_calloc(ctx->arena, mesh->naxes, sizeof *names);
+    for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = sc_span_dup(ctx->arena, mesh->axes[i].name);
+    sc_diag_context_list(ctx, d, "mesh_axes", names, mesh->naxes);
+  }
+  if (!strcmp(rule, "sharding-unknown-mesh")) {
+    const char *names = "";
+    for (uint32_t i = 0; i < ctx->model->nmeshes; i++)
+      names = sc_arena_printf(ctx->arena, "%s%s@%.*s", names, i ? ", " : "", SC_SPAN_ARG(ctx->model->meshes[i].name));
+    sc_diag_fix(ctx, d,
+                ctx->model->nmeshes ? sc_arena_printf(ctx->arena, "Refer to a mesh the module declares (%s)", names)
+                                    : "Declare the mesh: sdy.mesh @mesh = <[\"x\"=N]> at module level",
+                NULL);
+  } else if (!strcmp(rule, "sharding-unknown-axis") && mesh) {
+    const char *names = "";
+    for (uint32_t i = 0; i < mesh->naxes; i++)
+      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    const char *guess = closest_axis(ctx, site->s, mesh);
+    sc_diag_fix(ctx, d,
+                guess ? sc_arena_printf(ctx->arena, "Did you mean '%s'? Use an axis of the mesh: %s", guess, names)
+                      : sc_arena_printf(ctx->arena, "Use an axis of the mesh: %s", names),
+                "P(...) may only name axes of the mesh the array is sharded over");
+  } else if (!strcmp(rule, "sharding-rank")) {
+    sc_diag_fix(ctx, d, "Give one dimension sharding per tensor dimension (rank-0 shardings for tokens and maximal meshes)",
+                "PartitionSpec entries must not outnumber the array's dimensions");
+  } else if (!strcmp(rule, "sharding-priority")) {
+    sc_fix *f = sc_diag_fix(ctx, d, "Drop the priority of the closed, empty dimension (it has no effect)", NULL);
+    for (uint32_t k = 0; k < site->s->rank; k++) {
+      const sc_dim_sharding *dim = &site->s->dims[k];
+      uint32_t off, len;
+      if (dim->priority >= 0 && !dim->open && !dim->naxes &&
+          ru_sharding_piece(ctx->module, site->s, RU_PIECE_PRIORITY, k, &off, &len))
+        sc_fix_edit(ctx, f, off, len, "");
+    }
+  } else if (!strcmp(rule, "sharding-axis-order") && mesh) {
+    sc_fix *f = sc_diag_fix(ctx, d, "List the axes in the mesh's order", NULL);
+    const sc_sharding *sh = site->s;
+    uint32_t off, len;
+    if (sh->nreplicated && ru_sharding_piece(ctx->module, sh, RU_PIECE_REPLICATED, 0, &off, &len))
+      sc_fix_edit(ctx, f, off, len,
+                  ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, sh->replicated, sh->nreplicated, mesh), sh->nreplicated));
+    if (sh->nunreduced && ru_sharding_piece(ctx->module, sh, RU_PIECE_UNREDUCED, 0, &off, &len))
+      sc_fix_edit(ctx, f, off, len,
+                  ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, sh->unreduced, sh->nunreduced, mesh), sh->nunreduced));
+  } else if (!strcmp(rule, "manual-axis-rebound")) {
+    sc_diag_fix(ctx, d, "Inside shard_map, only name mesh axes that are not manual in shardings",
+                "with_sharding_constraint(x, P(<non-manual axes only>)) under shard_map");
+  }
+}
+
+#define SITE_RULE(fn)                                                                                           \
+  void fn(sc_ctx *ctx);                                                                                         \
+  void fn(sc_ctx *ctx) { ru_report_site_problems(ctx); }
+
+SITE_RULE(sc_check_sharding_unknown_mesh)
+SITE_RULE(sc_check_sharding_unknown_axis)
+SITE_RULE(sc_check_sharding_rank)
+SITE_RULE(sc_check_sharding_duplicate_axis)
+SITE_RULE(sc_check_sharding_sub_axis)
+SITE_RULE(sc_check_sharding_axis_order)
+SITE_RULE(sc_check_sharding_priority)
+
+/* ---- sharding-value-count ----------------------------------------------------------------------- */
+
+static bool fully_replicated_rank0(const sc_model *model, const sc_sharding *s) {
+  (void)model;
+  return s && s->rank == 0 && !s->nreplicated && !s->nunreduced;
+}
+
+void sc_check_sharding_value_count(sc_ctx *ctx);
+void sc_check_sharding_value_count(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    if (!info || ru_is_func(op)) continue;
+    if (info->sdy.present && !info->sdy.failed) {
+      uint32_t n = info->sdy.nvalues, want = op->nresults;
+      bool ok = n == want || (want == 0 && n == 1);
+      (void)fully_replicated_rank0;
+      if (!ok) {
+        sc_diag *d = sc_emit(ctx, op, "shardings don't match number of values: %u shardings vs %u values", n, want);
+        sc_diag_fix(ctx, d, sc_arena_printf(ctx->arena, "Give exactly one sharding per result (%u)", want), NULL);
+      }
+    }
+    if (sc_span_eq(op->name, "sdy.named_computation")) {
+      if (info->in_shardings.present && !info->in_shardings.failed && info->in_shardings.nvalues != op->noperands)
+        sc_emit(ctx, op, "in_shardings shardings don't match number of values: %u shardings vs %u values",
+                info->in_shardings.nvalues, op->noperands);
+      if (info->out_shardings.present && !info->out_shardings.failed && info->out_shardings.nvalues != op->nresults)
+        sc_emit(ctx, op, "out_shardings shardings don't match number of values: %u shardings vs %u values",
+                info->out_shardings.nvalues, op->nresults);
+    }
+  }
+}
+
+/* ---- sharding-divisibility ---------------------------------------------------------------------- */
+
+static const char *tiling_str(sc_arena *a, const int64_t *t, uint32_t n) {
+  char *s = sc_arena_strdup(a, "(");
+  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", t[i]);
+  return sc_arena_printf(a, "%s%s)", s, n == 1 ? "," : "");
+}
+
+static const char *shape_str(sc_arena *a, const sc_shape *sh) {
+  char *s = sc_arena_strdup(a, "(");
+  for (int32_t i = 0; i < sh->rank; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", sh->dims[i]);
+  return sc_arena_printf(a, "%s%s)", s, sh->rank == 1 ? "," : "");
+}
+
+/* Per-dimension shard counts of `s` on a value of type `type` (false if unknown). */
+static bool value_tiles(sc_ctx *ctx, const sc_sharding *s, sc_span type, sc_shape *sh, int64_t **out) {
+  sc_arena *a = ctx->arena;
+  if (!s || !type.n || !sc_parse_shape(a, type, sh) || sh->kind != SC_SHAPE_ARRAY) return false;
+  uint32_t rank = (uint32_t)sh->rank;
+  int64_t *tiles = sc_arena_calloc(a, rank ? rank : 1, sizeof *tiles);
+  const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+  if (s->kind == SC_SHARDING_NAMED && s->rank == rank && !(s->source == SC_SHARDING_FROM_GSPMD && s->tile_dims)) {
+    for (uint32_t d = 0; d < rank; d++) tiles[d] = sc_dim_sharded_size(s, d, mesh);
+  } else if (s->tile_dims && s->ntile_dims >= rank + s->nlast_tile_dims && s->ntile_dims - s->nlast_tile_dims == rank) {
+    for (uint32_t d = 0; d < rank; d++) tiles[d] = s->tile_dims[d];
+  } else {
+    return false;
+  }
+  *out = tiles;
+  return true;
+}
+
+/* True if `s` names real mesh axes (not a GSPMD tiling or the synthesized "_partitions" mesh). */
+static bool names_real_axes(const sc_model *model, const sc_sharding *s) {
+  const sc_mesh *mesh = sc_model_sharding_mesh(model, s);
+  return s->kind == SC_SHARDING_NAMED && s->dims && mesh && !mesh->synthesized;
+}
+
+/* A mesh axis of size > 1 dividing `size` that no other dimension of `s` uses (the largest), or NULL. */
+static const sc_axis *divisor_axis(const sc_model *model, const sc_sharding *s, uint32_t dim, int64_t size) {
+  const sc_mesh *mesh = sc_model_sharding_mesh(model, s);
+  if (!mesh || mesh->synthesized || size <= 0) return NULL;
+  const sc_axis *best = NULL;
+  for (uint32_t i = 0; i < mesh->naxes; i++) {
+    const sc_axis *ax = &mesh->axes[i];
+    if (ax->size <= 1 || size % ax->size != 0) continue;
+    bool used = false;
+    for (uint32_t d = 0; d < s->rank && s->dims; d++)
+      for (uint32_t j = 0; d != dim && j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, ax->name);
+    if (!used && (!best || ax->size > best->size)) best = ax;
+  }
+  return best;
+}
+
+/* The PartitionSpec of `s` with dimension `dim` sharded over `ax` (or None when NULL). */
+static const char *spec_with_dim(sc_arena *a, const sc_sharding *s, uint32_t dim, const sc_axis *ax) {
+  sc_sharding c = *s;
+  c.dims = sc_arena_calloc(a, s->rank + 1, sizeof *c.dims);
+  memcpy(c.dims, s->dims, s->rank * sizeof *c.dims);
+  memset(&c.dims[dim], 0, sizeof c.dims[dim]);
+  c.dims[dim].priority = -1;
+  if (ax) {
+    c.dims[dim].axes = sc_arena_calloc(a, 1, sizeof *c.dims[dim].axes);
+    c.dims[dim].axes[0].name = ax->name;
+    c.dims[dim].axes[0].size = ax->size;
+    c.dims[dim].naxes = 1;
+  }
+  return sc_sharding_partition_spec(a, &c);
+}
+
+/* The axes of dimension `dim` as `{"a", "b"}`. */
+static const char *dim_axes_str(sc_arena *a, const sc_sharding *s, uint32_t dim) {
+  return ru_axes_set_str(a, s->dims[dim].axes, s->dims[dim].naxes);
+}
+
+static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s, sc_span type, const char *what,
+                            uint32_t index) {
+  if (!s) return;
+  sc_arena *a = ctx->arena;
+  sc_shape sh;
+  int64_t *tiles;
+  if (!value_tiles(ctx, s, type, &sh, &tiles)) return;
+  uint32_t rank = (uint32_t)sh.rank;
+  for (uint32_t d = 0; d < rank; d++) {
+    int64_t size = sh.dims[d];
+    if (size < 0 || tiles[d] <= 1 || size % tiles[d] == 0) continue;
+    /* a PartitionSpec only for shardings over real mesh axes (never the synthesized "_partitions") */
+    bool named = names_real_axes(ctx->model, s);
+    const char *spec = named ? sc_sharding_partition_spec(a, s) : NULL;
+    bool sdy = s->source == SC_SHARDING_FROM_SDY;
+    sc_diag *dg = sc_emit_at(
+        ctx, func->pos.offset, func,
+        "%s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded size %" PRId64
+        "%s. %s (JAX: the sharding %s implies that array axis %u is partitioned "
+        "%" PRId64 " times, but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should "
+        "evenly divide the shape))",
+        what, index, d, size, tiles[d], named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
+        sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.",
+        spec ? spec : sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text)), d, tiles[d], size, shape_str(a, &sh),
+        tiling_str(a, tiles, rank));
+    const char *kw = !strcmp(what, "result") ? "out_shardings" : "in_shardings";
+    const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
+    const char *title =
+        ax ? sc_arena_printf(a, "Shard dimension %u over \"%.*s\" (size %" PRId64 " divides %" PRId64 "), pad it to a multiple of %" PRId64
+                                ", or leave it unsharded",
+                             d, SC_SPAN_ARG(ax->name), ax->size, size, tiles[d])
+           : sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or shard it over fewer devices", d, tiles[d]);
+    const char *snippet = NULL;
+    if (named) {
+      snippet = sc_arena_printf(a, "%s=NamedSharding(mesh, %s)", kw, spec_with_dim(a, s, d, ax));
+      if (ax) snippet = sc_arena_printf(a, "%s\n# or: %s=NamedSharding(mesh, %s)", snippet, kw, spec_with_dim(a, s, d, NULL));
+      snippet = sc_arena_printf(a, "%s\n# or: jnp.pad(x, ...) so that x.shape[%u] %% %" PRId64 " == 0", snippet, d, tiles[d]);
+    }
+    sc_diag_fix(ctx, dg, title, snippet);
+    return;
+  }
+}
+
+void sc_check_sharding_divisibility(sc_ctx *ctx);
+void sc_check_sharding_divisibility(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nfuncs; k++) {
+    const sc_op *f = m->funcs[k];
+    const sc_op_info *info = sc_model_op(ctx->model, f);
+    if (!info) continue;
+    /* manual-computation bodies (round-trip) see local shapes: skip functions in manual contexts */
+    const sc_block *b = ru_body(f);
+    if (b && b->nops && sc_model_manual(ctx->model, b->ops[0])->nmanual_axes) continue;
+    for (uint32_t i = 0; i < info->nargs; i++)
+      check_divisible(ctx, f, sc_model_arg_sharding(ctx->model, f, i), ru_arg_type(f, i), "argument", i);
+    for (uint32_t i = 0; i < info->nresults; i++)
+      check_divisible(ctx, f, sc_model_func_result_sharding(ctx->model, f, i), ru_func_result_type(f, i), "result", i);
+  }
+}
+
+/* ---- sharding-uneven-constraint ------------------------------------------------------------------- */
+
+/* An intermediate sdy.sharding_constraint / GSPMD @Sharding on a dimension its shard count does not
+ * divide: legal, but XLA pads the dimension (uneven shards) and JAX may silently replicate instead
+ * (jax#26946), or fail late (jax#15788). */
+void sc_check_sharding_uneven_constraint(sc_ctx *ctx);
+void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_sharding *s = NULL;
+    if (sc_span_eq(op->name, "sdy.sharding_constraint") && info->sharding.nvalues) s = info->sharding.values[0];
+    else if (sc_span_eq(sc_op_custom_call_target(op), "Sharding") && info->gspmd.nvalues) s = info->gspmd.values[0];
+    if (!s || op->nresults < 1) continue;
+    const sc_manual_context *mc = sc_model_manual(ctx->model, op);
+    if (mc->manual_op || mc->nmanual_axes || mc->gspmd_manual) continue; /* local shapes */
+    sc_shape sh;
+    int64_t *tiles;
+    if (!value_tiles(ctx, s, ru_result_type(op, 0), &sh, &tiles)) continue;
+    for (uint32_t d = 0; d < (uint32_t)sh.rank; d++) {
+      int64_t size = sh.dims[d];
+      if (size < 0 || tiles[d] <= 1 || size % tiles[d] == 0) continue;
+      int64_t padded = (size + tiles[d] - 1) / tiles[d] * tiles[d];
+      bool named = names_real_axes(ctx->model, s);
+      const char *axes = named ? sc_arena_printf(a, "axes %s (product %" PRId64 ")", dim_axes_str(a, s, d), tiles[d])
+                               : sc_arena_printf(a, "%" PRId64 " devices (sharding %.*s)", tiles[d], SC_SPAN_ARG(s->text));
+      sc_diag *dg = sc_emit(ctx, op,
+                            "uneven sharding: dim %u of size %" PRId64 " is sharded over %s, which does not divide it: XLA "
+                            "pads the dimension to %" PRId64 " (shards of %" PRId64 " with %" PRId64
+                            " padding elements), and JAX may silently replicate the array along it instead",
+                            d, size, axes, padded, padded / tiles[d], padded - size);
+      const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
+      if (named)
+        sc_diag_fix(ctx, dg,
+                    ax ? sc_arena_printf(a, "Shard dimension %u over \"%.*s\" (size %" PRId64 " divides %" PRId64
+                                            "), or pad it to a multiple of %" PRId64,
+                                         d, SC_SPAN_ARG(ax->name), ax->size, size, tiles[d])
+                       : sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or leave it unsharded", d,
+                                         tiles[d]),
+                    sc_arena_printf(a, "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))",
+                                    spec_with_dim(a, s, d, ax)));
+      else
+        sc_diag_fix(ctx, dg,
+                    sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or shard it over a device count "
+                                       "that divides %" PRId64,
+                                    d, tiles[d], size),
+                    NULL);
+      break;
+    }
+  }
+}
+
+/* ---- sharding-tile-assignment (GSPMD) ----------------------------------------------------------- */
+
+/* The device count shardings are validated against: the target mesh, else an explicit
+ * num_partitions (1 included: a multi-device sharding in a 1-partition module names devices that do
+ * not exist); 0 = unknown (attribute absent). */
+static int64_t gspmd_num_devices(const sc_model *model) {
+  if (model->target) return model->target->devices;
+  if (model->num_partitions >= 1) return model->num_partitions;
+  return 0;
+}
+
+static void validate_gspmd(sc_ctx *ctx, const sc_op *at_op, const sc_sharding *s, const sc_shape *shape,
+                           const char *what) {
+  if (!s) return;
+  const char *e = sc_gspmd_validate(ctx->arena, s, shape, gspmd_num_devices(ctx->model), true);
+  if (!e) return;
+  sc_diag *d = sc_emit(ctx, at_op, "%s%sinvalid sharding %.*s: %s", what ? what : "", what ? " - " : "",
+                       SC_SPAN_ARG(s->text), e);
+  int64_t n = gspmd_num_devices(ctx->model);
+  if (n > 0) sc_diag_context(ctx, d, "num_devices", sc_arena_printf(ctx->arena, "%" PRId64, n));
+  sc_diag_fix(ctx, d, "Use a tile assignment that names each of the module's devices exactly once and tiles each dimension",
+              n > 0 ? sc_arena_printf(ctx->arena, "e.g. {devices=[%" PRId64 ",1]<=[%" PRId64 "]} for a rank-2 value", n, n)
+                    : NULL);
+}
+
+static sc_shape results_shape(sc_arena *a, const sc_op *op) {
+  sc_shape sh;
+  memset(&sh, 0, sizeof sh);
+  if (op->nresults == 1) {
+    if (!sc_parse_shape(a, ru_result_type(op, 0), &sh)) sh.kind = SC_SHAPE_OTHER;
+    return sh;
+  }
+  sh.kind = SC_SHAPE_TUPLE;
+  sh.nelems = op->nresults;
+  sh.elems = sc_arena_calloc(a, op->nresults ? op->nresults : 1, sizeof *sh.elems);
+  for (uint32_t i = 0; i < op->nresults; i++)
+    if (!sc_parse_shape(a, ru_result_type(op, i), &sh.elems[i])) sh.elems[i].kind = SC_SHAPE_OTHER;
+  return sh;
+}
+
+void sc_check_sharding_tile_assignment(sc_ctx *ctx);
+void sc_check_sharding_tile_assignment(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    if (!info) continue;
+    if (ru_is_func(op)) {
+      for (uint32_t i = 0; i < info->nargs; i++) {
+        if (!info->args[i].gspmd.nvalues) continue;
+        sc_shape sh;
+        if (!sc_parse_shape(ctx->arena, ru_arg_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
+        validate_gspmd(ctx, op, info->args[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "arg %u", i));
+      }
+      for (uint32_t i = 0; i < info->nresults; i++) {
+        if (!info->results[i].gspmd.nvalues) continue;
+        sc_shape sh;
+        if (!sc_parse_shape(ctx->arena, ru_func_result_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
+        validate_gspmd(ctx, op, info->results[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "result %u", i));
+      }
+      continue;
+    }
+    if (!info->gspmd.nvalues) continue;
+    sc_shape sh = results_shape(ctx->arena, op);
+    if (sh.kind == SC_SHAPE_OTHER && op->nresults == 1 && !ru_result_type(op, 0).n) continue; /* unknown type */
+    validate_gspmd(ctx, op, info->gspmd.values[0], &sh, NULL);
+  }
+}
+
+/* ---- sharding-unreduced (sharding_constraint / reshard transitions) ----------------------------- */
+
+static const char *red_name(sc_reduction r) { return r == SC_REDUCE_MAX ? "max" : r == SC_REDUCE_MIN ? "min" : "sum"; }
+
+static bool has_axis(const sc_axis_ref *list, uint32_t n, const sc_axis_ref *r, const sc_mesh *mesh) {
+  for (uint32_t i = 0; i < n; i++)
+    if (ru_axis_eq(&list[i], r, mesh)) return true;
+  return false;
+}
+
+void sc_check_sharding_unreduced(sc_ctx *ctx);
+void sc_check_sharding_unreduced(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    bool reshard = sc_span_eq(op->name, "sdy.reshard");
+    if (!reshard && !sc_span_eq(op->name, "sdy.sharding_constraint")) continue;
+    const sc_sharding *out = sc_model_result_sharding(ctx->model, op, 0);
+    if (!out || op->noperands < 1) continue;
+    const sc_sharding *in = sc_model_value_sharding(ctx->model, op->operands[0]);
+    const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, out);
+    uint32_t nin = in ? in->nunreduced : 0;
+    sc_reduction in_op = in ? in->unreduced_op : SC_REDUCE_SUM;
+    bool kept = false, added = false;
+    for (uint32_t i = 0; i < out->nunreduced; i++) {
+      if (in && has_axis(in->unreduced, nin, &out->unreduced[i], mesh)) kept = true;
+      else added = true;
+    }
+    const char *opn = reshard ? "sdy.reshard" : "sdy.sharding_constraint";
+    if (kept && in_op != out->unreduced_op) {
+      sc_emit(ctx, op, "'%s' op cannot change the reduction operator of kept unreduced axes from %s to %s.", opn,
+              red_name(in_op), red_name(out->unreduced_op));
+    } else if (added && out->unreduced_op != SC_REDUCE_SUM) {
+      sc_emit(ctx, op, "'%s' op cannot introduce '%s' unreduced axes. Expected 'sum'.", opn, red_name(out->unreduced_op));
+    }
+  }
+}
+
+/* ---- sharding-rule / sharding-propagation-edges ------------------------------------------------- */
+
+void sc_check_sharding_rule(sc_ctx *ctx);
+void sc_check_sharding_rule(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    const sc_attr *at = sc_op_attr(op, "sdy.sharding_rule");
+    if (!at) continue;
+    const char *e = sc_sdy_rule_check(ctx->arena, op, at->value);
+    if (e) {
+      sc_diag *d = sc_emit(ctx, op, "%s", e);
+      sc_diag_fix(ctx, d, "Write the rule as #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16}>",
+                  "factors i, j, k, ... in order, one per tensor dimension; sizes in {i=.., j=..} in the same order");
+    }
+  }
+}
+
+void sc_check_sharding_propagation_edges(sc_ctx *ctx);
+void sc_check_sharding_propagation_edges(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    static const char *const names[] = {"sdy.propagation_edges", "sdy.result_propagation_edges",
+                                        "sdy.block_arg_propagation_edges"};
+    for (int i = 0; i < 3; i++) {
+      const sc_attr *at = sc_op_attr(op, names[i]);
+      if (!at) continue;
+      const char *e = sc_sdy_edges_check(ctx->arena, ctx->model, op, at->value, i != 0);
+      if (e) sc_emit(ctx, op, "%s", e);
+    }
+  }
+}
+
+/* ---- sharding-sdy-op ---------------------------------------------------------------------------- */
+
+static bool static_shape(sc_arena *a, sc_span type) {
+  sc_shape sh;
+  if (!sc_parse_shape(a, type, &sh)) return true;
+  if (sh.kind == SC_SHAPE_UNRANKED) return false;
+  if (sh.kind != SC_SHAPE_ARRAY) return true;
+  for (int32_t i = 0; i < sh.rank; i++)
+    if (sh.dims[i] < 0) return false;
+  return true;
+}
+
+static bool is_sdy_op(const sc_op *op) { return op && sc_span_starts(op->name, "sdy."); }
+
+void sc_check_sharding_sdy_op(sc_ctx *ctx);
+void sc_check_sharding_sdy_op(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  sc_arena *a = ctx->arena;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    sc_span n = op->name;
+    if (sc_span_eq(n, "sdy.constant")) {
+      if (!static_shape(a, ru_result_type(op, 0)))
+        sc_emit(ctx, op, "elements literal type must have static shape (sdy.constant of type %.*s)",
+                SC_SPAN_ARG(ru_result_type(op, 0)));
+    } else if (sc_span_eq(n, "sdy.propagation_barrier")) {
+      const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "allowed_direction");
+      const sc_attr *at = sc_op_attr(op, "allowed_direction");
+      sc_span v = it ? it->value : at ? at->value : sc_span_of("", 0);
+      if (sc_span_eq(sc_span_trim(v), "BOTH") || sc_span_eq(sc_span_trim(v), "#sdy<propagation_direction BOTH>"))
+        sc_emit(ctx, op, "cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.");
+    } else if (sc_span_eq(n, "sdy.data_flow_edge")) {
+      const sc_value *in = op->noperands ? op->operands[0] : NULL;
+      if (!static_shape(a, ru_result_type(op, 0)))
+        sc_emit(ctx, op, "expected sdy.data_flow_edge to have a static-shaped result. type: %.*s",
+                SC_SPAN_ARG(ru_result_type(op, 0)));
+      else if (in && ru_value_uses(m, in) > 1)
+        sc_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
+      else if (in && in->def && is_sdy_op(in->def) && !sc_span_eq(in->def->name, "sdy.named_computation"))
+        sc_emit(ctx, op,
+                "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
+                "sdy.named_computation): it is defined by %.*s",
+                SC_SPAN_ARG(in->def->name));
+    } else if (sc_span_eq(n, "sdy.func_data_flow_edge")) {
+      const sc_value *in = op->noperands ? op->operands[0] : NULL;
+      if (!static_shape(a, ru_result_type(op, 0)))
+        sc_emit(ctx, op, "expected sdy.func_data_flow_edge to have a static-shaped result. type: %.*s",
+                SC_SPAN_ARG(ru_result_type(op, 0)));
+      else if (in && ru_value_uses(m, in) > 1)
+        sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to have a single user");
+      else if (in && !in->def) {
+        const sc_op *owner = in->block && in->block->parent ? in->block->parent->parent : NULL;
+        if (!owner || !ru_is_func(owner))
+          sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.");
+      } else if (in && in->def && !sc_span_eq(in->def->name, "func.call") && !sc_span_eq(in->def->name, "call")) {
+        sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a result of call op.");
+      }
+    } else if (sc_span_eq(n, "sdy.named_computation")) {
+      const sc_block *b = ru_body(op);
+      if (b && b->nargs != op->noperands) {
+        sc_emit(ctx, op, "number of block arguments must match the number of operands: %u != %u", b->nargs,
+                op->noperands);
+        continue;
+      }
+      bool bad = false;
+      for (uint32_t i = 0; b && i < b->nargs && !bad; i++) {
+        sc_span at = sc_span_trim(b->args[i]->type), ot = sc_span_trim(ru_operand_type(op, i));
+        if (at.n && ot.n && !ru_span_same(at, ot)) {
+          sc_emit(ctx, op,
+                  "expected the type of the %u'th block argument to match the type of the corresponding operand: "
+                  "'%.*s' vs '%.*s'",
+                  i, SC_SPAN_ARG(at), SC_SPAN_ARG(ot));
+          bad = true;
+        }
+      }
+      const sc_op *ret = ru_terminator(op);
+      if (!bad && ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands == op->nresults) {
+        for (uint32_t i = 0; i < op->nresults; i++) {
+          sc_span rt = sc_span_trim(ru_result_type(op, i)), it = sc_span_trim(ru_operand_type(ret, i));
+          if (rt.n && it.n && !ru_span_same(rt, it)) {
+            sc_emit(ctx, op,
+                    "failed to infer returned types: inferred type(s) '%.*s' are incompatible with return type(s) of "
+                    "operation '%.*s'",
+                    SC_SPAN_ARG(it), SC_SPAN_ARG(rt));
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
+/* ---- sharding-control-flow (HLO while / conditional) -------------------------------------------- */
+
+static bool shardings_equal(const sc_sharding *x, const sc_sharding *y) {
+  if (x == y) return true;
+  if (!x || !y) return false;
+  if (x->kind != y->kind) {
+    /* a mapped GSPMD sharding is still the same tile assignment */
+    bool tiled_x = x->kind == SC_SHARDING_TILED || (x->kind == SC_SHARDING_NAMED && x->tile_dims);
+    bool tiled_y = y->kind == SC_SHARDING_TILED || (y->kind == SC_SHARDING_NAMED && y->tile_dims);
+    if (!(tiled_x && tiled_y)) return false;
+  }
+  switch (x->kind) {
+  case SC_SHARDING_MAXIMAL: return x->maximal_device == y->maximal_device;
+  case SC_SHARDING_TUPLE:
+    if (x->nelements != y->nelements) return false;
+    for (uint32_t i = 0; i < x->nelements; i++)
+      if (!shardings_equal(x->elements[i], y->elements[i])) return false;
+    return true;
+  case SC_SHARDING_REPLICATED:
+  case SC_SHARDING_MANUAL:
+  case SC_SHARDING_UNKNOWN:
+  case SC_SHARDING_UNREDUCED: return true;
+  default: break;
+  }
+  if (x->tile_dims && y->tile_dims) {
+    if (x->ntile_dims != y->ntile_dims || x->ntile_devices != y->ntile_devices || x->nlast_tile_dims != y->nlast_tile_dims)
+      return false;
+    for (uint32_t i = 0; i < x->ntile_dims; i++)
+      if (x->tile_dims[i] != y->tile_dims[i]) return false;
+    for (uint64_t i = 0; i < x->ntile_devices; i++)
+      if (x->tile_devices[i] != y->tile_devices[i]) return false;
+    for (uint32_t i = 0; i < x->nlast_tile_dims; i++)
+      if (x->last_tile_dims[i] != y->last_tile_dims[i]) return false;
+    return true;
+  }
+  sc_span a = sc_span_trim(x->text), b = sc_span_trim(y->text);
+  return ru_span_same(a, b);
+}
+
+static const sc_op *computation(const sc_module *m, sc_span name) {
+  name = sc_span_trim(name);
+  if (name.n && (name.p[0] == '%' || name.p[0] == '@')) name = sc_span_of(name.p + 1, name.n - 1);
+  return sc_module_func(m, name);
+}
+
+static const sc_op *root_of(const sc_op *comp) {
+  const sc_block *b = ru_body(comp);
+  if (!b) return NULL;
+  for (uint32_t i = 0; i < b->nops; i++)
+    if (sc_op_attr(b->ops[i], "ROOT")) return b->ops[i];
+  return b->nops ? b->ops[b->nops - 1] : NULL;
+}
+
+static const sc_op *param0_of(const sc_op *comp) {
+  const sc_block *b = ru_body(comp);
+  if (!b || !b->nargs || !b->args[0]->def) return NULL;
+  return b->args[0]->def;
+}
+
+typedef struct {
+  const sc_op *op;
+  const char *role;
+} cf_member;
+
+static void check_consistent(sc_ctx *ctx, const sc_op *parent, const char *what, const cf_member *mem, uint32_t n) {
+  const sc_op_info *common_info = NULL;
+  const cf_member *common = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!mem[i].op) continue;
+    const sc_op_info *info = sc_model_op(ctx->model, mem[i].op);
+    if (!info || !info->gspmd.nvalues) continue;
+    if (!common) {
+      common = &mem[i];
+      common_info = info;
+      continue;
+    }
+    if (shardings_equal(common_info->gspmd.values[0], info->gspmd.values[0])) continue;
+    sc_diag *d = sc_emit(ctx, parent,
+                         "Inconsistent %s sharding among instructions: %.*s (%s) has sharding=%.*s but %.*s (%s) has "
+                         "sharding=%.*s",
+                         what, SC_SPAN_ARG(common->op->sym_name), common->role, SC_SPAN_ARG(common_info->gspmd.values[0]->text),
+                         SC_SPAN_ARG(mem[i].op->sym_name), mem[i].role, SC_SPAN_ARG(info->gspmd.values[0]->text));
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(ctx->arena, "Give the %s, its computations' parameters and roots the same sharding", what),
+                NULL);
+    return;
+  }
+}
+
+void sc_check_sharding_control_flow(sc_ctx *ctx);
+void sc_check_sharding_control_flow(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  if (m->format != SC_FMT_HLO) return;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    if (sc_span_eq(op->name, "while")) {
+      const sc_attr *body = sc_op_attr(op, "body"), *cond = sc_op_attr(op, "condition");
+      const sc_op *b = body ? computation(m, body->value) : NULL, *c = cond ? computation(m, cond->value) : NULL;
+      cf_member mem[4] = {{op, "the while"},
+                          {b ? root_of(b) : NULL, "body root"},
+                          {b ? param0_of(b) : NULL, "body parameter"},
+                          {c ? param0_of(c) : NULL, "condition parameter"}};
+      check_consistent(ctx, op, "while", mem, 4);
+    } else if (sc_span_eq(op->name, "conditional")) {
+      cf_member mem[17];
+      uint32_t n = 0;
+      mem[n++] = (cf_member){op, "the conditional"};
+      static const char *const keys[] = {"true_computation", "false_computation"};
+      for (int i = 0; i < 2; i++) {
+        const sc_attr *at = sc_op_attr(op, keys[i]);
+        const sc_op *comp = at ? computation(m, at->value) : NULL;
+        if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
+      }
+      const sc_attr *br = sc_op_attr(op, "branch_computations");
+      if (br) {
+        sc_span v = sc_span_trim(br->value);
+        const char *p = v.p, *e = v.p + v.n;
+        while (p < e && n < 17) {
+          while (p < e && (*p == '{' || *p == '}' || *p == ',' || *p == ' ')) p++;
+          const char *q = p;
+          while (q < e && *q != ',' && *q != '}' && *q != ' ') q++;
+          if (q > p) {
+            const sc_op *comp = computation(m, sc_span_of(p, (uint32_t)(q - p)));
+            if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
+          }
+          p = q;
+        }
+      }
+      check_consistent(ctx, op, "conditional", mem, n);
+    }
+  }
+}
+
+/* ---- sharding-channel-device: maximal shardings in a while loop with a channel instruction ------ */
+
+static int64_t maximal_device_of(const sc_sharding *s) {
+  if (!s) return -1;
+  if (s->kind == SC_SHARDING_MAXIMAL) return s->maximal_device;
+  if (s->kind == SC_SHARDING_TUPLE && s->nelements) {
+    int64_t d = maximal_device_of(s->elements[0]);
+    for (uint32_t i = 1; i < s->nelements; i++)
+      if (maximal_device_of(s->elements[i]) != d) return -1;
+    return d;
+  }
+  return -1;
+}
+
+static bool is_channel(const sc_op *op) {
+  return sc_span_eq(op->name, "send") || sc_span_eq(op->name, "recv") || sc_span_eq(op->name, "stablehlo.send") ||
+         sc_span_eq(op->name, "stablehlo.recv");
+}
+
+void sc_check_sharding_channel_device(sc_ctx *ctx);
+void sc_check_sharding_channel_device(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *w = m->ops[k];
+    const sc_block *body = NULL;
+    if (sc_span_eq(w->name, "while")) {
+      const sc_attr *b = sc_op_attr(w, "body");
+      const sc_op *comp = b ? computation(m, b->value) : NULL;
+      body = comp ? ru_body(comp) : NULL;
+    } else if (sc_span_eq(w->name, "stablehlo.while") && w->nregions == 2 && w->regions[1]->nblocks) {
+      body = w->regions[1]->blocks[0];
+    }
+    if (!body) continue;
+    const sc_op *chan = NULL;
+    int64_t dev = -1;
+    for (uint32_t i = 0; i < body->nops && !chan; i++) {
+      const sc_op *o = body->ops[i];
+      if (!is_channel(o)) continue;
+      int64_t d = maximal_device_of(sc_model_result_sharding(ctx->model, o, 0));
+      if (o->nresults > 1 || d < 0) {
+        const sc_op_info *info = sc_model_op(ctx->model, o);
+        if (info && info->gspmd.nvalues) d = maximal_device_of(info->gspmd.values[0]);
+        else if (info && info->sdy.nvalues) d = maximal_device_of(info->sdy.values[0]);
+      }
+      if (d >= 0) {
+        chan = o;
+        dev = d;
+      }
+    }
+    if (!chan) continue;
+    const sc_op *cands[1 + 4096];
+    uint32_t n = 0;
+    cands[n++] = w;
+    for (uint32_t i = 0; i < body->nops && n < 4097; i++)
+      if (body->ops[i] != chan) cands[n++] = body->ops[i];
+    for (uint32_t i = 0; i < n; i++) {
+      const sc_op_info *info = sc_model_op(ctx->model, cands[i]);
+      if (!info) continue;
+      const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : info->sdy.nvalues ? info->sdy.values[0] : NULL;
+      int64_t d = maximal_device_of(s);
+      if (d < 0 || d == dev) continue;
+      sc_diag *dg = sc_emit(ctx, cands[i],
+                            "Instruction: %.*s is on device: %" PRId64 ", which conflicts with device: %" PRId64
+                            " of channel instruction: %.*s (a while loop whose body sends or receives on one device runs "
+                            "there)",
+                            SC_SPAN_ARG(cands[i]->sym_name.n ? cands[i]->sym_name : cands[i]->name), d, dev,
+                            SC_SPAN_ARG(chan->sym_name.n ? chan->sym_name : chan->name));
+      sc_diag_fix(ctx, dg, sc_arena_printf(ctx->arena, "Place the loop's single-device work on device %" PRId64, dev), NULL);
+      break;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/* arena.c — chunked bump allocator with a byte limit. */
+#include "util/arena.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_ALIGN 16u
+#define ARENA_CHUNK (64u * 1024u)
+
+typedef struct chunk {
+  struct chunk *next;
+  size_t size, used;
+  _Alignas(16) unsigned char data[];
+} chunk;
+
+struct sc_arena {
+  chunk *head;
+  size_t used, limit;
+  jmp_buf *on_failure;
+};
+
+sc_arena *sc_arena_new(size_t limit_bytes) {
+  sc_arena *a = calloc(1, sizeof *a);
+  if (a) a->limit = limit_bytes;
+  return a;
+}
+
+void sc_arena_free(sc_arena *a) {
+  if (!a) return;
+  for (chunk *c = a->head, *next; c; c = next) {
+    next = c->next;
+    free(c);
+  }
+  free(a);
+}
+
+void sc_arena_set_failure_jump(sc_arena *a, jmp_buf *env) { a->on_failure = env; }
+size_t sc_arena_used(const sc_arena *a) { return a->used; }
+size_t sc_arena_limit(const sc_arena *a) { return a->limit; }
+
+static void *fail(sc_arena *a) {
+  if (a->on_failure) longjmp(*a->on_failure, 1);
+  return NULL;
+}
+
+void *sc_arena_alloc(sc_arena *a, size_t n) {
+  if (n == 0) n = 1;
+  if (n > SIZE_MAX / 2) return fail(a);
+  n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+  chunk *c = a->head;
+  if (!c || c->size - c->used < n) {
+    size_t size = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+    if (a->limit && a->used + size > a->limit) return fail(a);
+    c = malloc(sizeof *c + size);
+    if (!c) return fail(a);
+    c->size = size;
+    c->used = 0;
+    /* A large block gets a chunk of its own behind the head so the head's free space stays usable. */
+    if (size != ARENA_CHUNK && a->head) {
+      c->next = a->head->next;
+      a->head->next = c;
+    } else {
+      c->next = a->head;
+      a->head = c;
+    }
+    a->used += size;
+  }
+  void *p = c->data + c->used;
+  c->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+void *sc_arena_calloc(sc_arena *a, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return fail(a);
+  return sc_arena_alloc(a, count * size);
+}
+
+void *sc_arena_grow(sc_arena *a, void *old, size_t old_count, size_t new_count, size_t size) {
+  void *p = sc_arena_calloc(a, new_count, size);
+  if (p && old && old_count) memcpy(p, old, old_count * size);
+  return p;
+}
+
+char *sc_arena_strndup(sc_arena *a, const char *s, size_t n) {
+  char *p = sc_arena_alloc(a, n + 1);
+  if (p) {
+    memcpy(p, s, n);
+    p[n] = '\0';
+  }
+  return p;
+}
+
+char *sc_arena_strdup(sc_arena *a, const char *s) { return sc_arena_strndup(a, s, strlen(s)); }
+
+char *sc_arena_vprintf(sc_arena *a, const char *fmt, va_list ap) {
+  va_list copy;
+  va_copy(copy, ap);
+  int n = vsnprintf(NULL, 0, fmt, copy);
+  va_end(copy);
+  if (n < 0) return sc_arena_strdup(a, "");
+  char *p = sc_arena_alloc(a, (size_t)n + 1);
+  if (p) vsnprintf(p, (size_t)n + 1, fmt, ap);
+  return p;
+}
+
+char *sc_arena_printf(sc_arena *a, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *p = sc_arena_vprintf(a, fmt, ap);
+  va_end(ap);
+  return p;
+}
