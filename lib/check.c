@@ -14,6 +14,8 @@ const char *sc_format_name(sc_format f) {
   switch (f) {
   case SC_FMT_STABLEHLO: return "stablehlo";
   case SC_FMT_HLO: return "hlo";
+  case SC_FMT_BYTECODE: return "bytecode";
+  case SC_FMT_EXPORTED: return "exported";
   default: return "auto";
   }
 }
@@ -287,6 +289,7 @@ static sc_status check_body(check_run *run) {
   r->buf = buf;
   r->bytes = len;
   r->format = opt->input_format != SC_FMT_AUTO ? opt->input_format : sc_detect_format(buf, len);
+  r->has_lines = r->format != SC_FMT_BYTECODE && r->format != SC_FMT_EXPORTED;
   sha256_hex(buf, len, r->sha256);
   r->mesh_source = "none";
 

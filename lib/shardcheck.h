@@ -22,7 +22,9 @@
 #define SC_VERSION "0.1.0"
 #define SC_REPORT_SCHEMA "shardcheck.report.v1"
 
-typedef enum { SC_FMT_AUTO = 0, SC_FMT_STABLEHLO, SC_FMT_HLO } sc_format;
+/* SC_FMT_BYTECODE: MLIR bytecode (the StableHLO portable artifact, `Exported.mlir_module_serialized`);
+ * SC_FMT_EXPORTED: the `Exported.serialize()` flatbuffer around it. Neither has lines. */
+typedef enum { SC_FMT_AUTO = 0, SC_FMT_STABLEHLO, SC_FMT_HLO, SC_FMT_BYTECODE, SC_FMT_EXPORTED } sc_format;
 typedef enum { SC_SEV_NOTE = 0, SC_SEV_WARNING, SC_SEV_ERROR } sc_severity;
 typedef enum { SC_AXIS_AUTO = 0, SC_AXIS_EXPLICIT, SC_AXIS_MANUAL } sc_axis_type;
 typedef enum { SC_PLATFORM_UNSPECIFIED = 0, SC_PLATFORM_TPU, SC_PLATFORM_GPU, SC_PLATFORM_CPU } sc_platform;
@@ -74,9 +76,10 @@ typedef struct {
 } sc_edit;
 
 typedef struct {
-  const char *title;
+  const char *title;   /* one sentence */
+  const char *note;    /* optional prose; NULL if none */
   bool machine;        /* true: `edits` are a safe text edit of the module */
-  const char *snippet; /* code to write in JAX, or NULL */
+  const char *snippet; /* Python a JAX user can paste (never prose or placeholders), or NULL */
   sc_edit *edits;
   size_t nedits;
 } sc_fix;
@@ -89,12 +92,27 @@ typedef struct {
   bool is_list;
 } sc_context_entry;
 
+/* Another site of the same mistake: a consequence folded into its root diagnostic, or the declaration
+ * a diagnostic refers to (the mesh). Positions as in sc_diag. */
+typedef struct {
+  const char *message;        /* what is at this site, or NULL */
+  const char *code;           /* the folded diagnostic's code, or NULL */
+  uint32_t line, col, offset, end_line, end_col, end_offset;
+  const char *function;
+  const char *op;
+  bool has_source;
+  const char *source_file;
+  uint32_t source_line, source_col;
+} sc_related;
+
 typedef struct {
   const char *code;    /* "SC0301" */
   const char *rule;    /* "kernel-outside-manual" */
   sc_severity severity;
   const char *message;
   uint32_t line, col, offset; /* module location of the op (1-based line/col); line 0 = whole module */
+  uint32_t end_line, end_col, end_offset; /* end (exclusive) of the offending span; end_offset 0 = unknown */
+  const char *op_path;        /* the op's path where the module has no lines (bytecode), e.g. "main/3/1"; else NULL */
   const char *function;       /* enclosing function or NULL */
   const char *op;             /* op name or NULL */
   const char *target;         /* custom call target or NULL */
@@ -105,12 +123,15 @@ typedef struct {
   size_t ncontext;
   sc_fix *fixes;
   size_t nfixes;
+  sc_related *related;        /* other sites of the same mistake */
+  size_t nrelated;
 } sc_diag;
 
 typedef struct {
   const char *input_name;
   sc_format format;
   const char *buf; /* borrowed input, for rendering source lines */
+  bool has_lines;  /* false for bytecode/exported input: locations are op paths and Python locations */
   size_t bytes;
   char sha256[65];
   size_t functions, ops;
