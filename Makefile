@@ -52,12 +52,21 @@ ITEST_SRC   := $(wildcard tests/integration/*.c)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%)
 
 LIBSC   := $(BUILD)/lib/libshardcheck.a
+# The shared library for the Python package (ctypes): the same sources compiled as PIC into their own
+# object set, exporting only the public API (a version script listing what lib/shardcheck.h and the
+# arena header it includes declare).
+LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj-pic/%.o)
+LIBSO   := $(BUILD)/lib/libshardcheck.so
+LIBSO_MAP := $(BUILD)/lib/libshardcheck.map
+PUBLIC_HEADERS := lib/shardcheck.h lib/util/arena.h
+# Python message classes, generated from proto/ by Debian's protoc (never committed).
+PY_GEN  := $(BUILD)/python/shardcheck/v1/shardcheck_pb2.py
 CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
 .PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install
-all: $(CLI) $(LIBSC) $(SERVER)
+all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
 $(DEPS_OK): scripts/deps.sh
 	@mkdir -p $(@D)
@@ -72,8 +81,8 @@ deps: $(DEPS_OK)
 # The rules version (cache keys, GetCapabilities) changes whenever anything that decides results does.
 LIB_ALL_FILES = $(sort $(shell find lib -type f))
 RULES_HASH = $(shell cat $(LIB_ALL_FILES) | sha256sum | cut -c1-16)
-$(BUILD)/obj/lib/rules/catalog.o: EXTRA_CFLAGS += -DSC_RULES_HASH='"$(RULES_HASH)"'
-$(BUILD)/obj/lib/rules/catalog.o: $(LIB_ALL_FILES)
+$(BUILD)/obj/lib/rules/catalog.o $(BUILD)/obj-pic/lib/rules/catalog.o: EXTRA_CFLAGS += -DSC_RULES_HASH='"$(RULES_HASH)"'
+$(BUILD)/obj/lib/rules/catalog.o $(BUILD)/obj-pic/lib/rules/catalog.o: $(LIB_ALL_FILES)
 
 $(BUILD)/obj/lib/%.o: lib/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -81,6 +90,22 @@ $(BUILD)/obj/lib/%.o: lib/%.c | $(DEPS_OK)
 $(LIBSC): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj-pic/lib/%.o: lib/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -fPIC -c $< -o $@
+# Every function a public header declares at the start of a line (comments and macros start otherwise).
+$(LIBSO_MAP): $(PUBLIC_HEADERS)
+	@mkdir -p $(@D)
+	{ echo '{ global:'; sed -n 's/^[A-Za-z_][A-Za-z0-9_ *]*[ *]\(sc_[a-z0-9_]*\)(.*/  \1;/p' $(PUBLIC_HEADERS); \
+	  echo 'local: *; };'; } > $@.tmp && mv $@.tmp $@
+$(LIBSO): $(LIB_PIC_OBJ) $(LIBSO_MAP)
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ -Wl,-soname,libshardcheck.so -Wl,--version-script=$(LIBSO_MAP) -Wl,--no-undefined \
+	  $(LIB_PIC_OBJ) $(LIB_LIBS)
+$(PY_GEN): $(PROTO_SRC) | $(DEPS_OK)
+	@mkdir -p $(BUILD)/python
+	protoc -Iproto --python_out=$(BUILD)/python proto/shardcheck/v1/shardcheck.proto
 
 $(BUILD)/obj/client/%.o: client/%.c | $(DEPS_OK) $(GEN_STAMP)
 	@mkdir -p $(@D)
@@ -196,4 +221,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/tests -name '*.d' 2>/dev/null)

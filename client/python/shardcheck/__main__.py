@@ -1,0 +1,165 @@
+"""python3 -m shardcheck: the `shardcheck` CLI's check, rules, explain and version, through this package
+(in-process, or through a daemon with --server). Same options, output and exit status as the C CLI:
+0 no error diagnostics, 1 error diagnostics, 2 usage, I/O or internal error."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import _api, _errors, _mesh
+
+EXIT_FINDINGS, EXIT_TROUBLE = 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"shardcheck: {message}", file=sys.stderr)
+        sys.exit(EXIT_TROUBLE)
+
+
+def _remote_args(p):
+    p.add_argument("--server", metavar="HOST:PORT", help="check through a shardcheckd daemon")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="deadline per call (default: SHARDCHECK_TIMEOUT_MS, else none)")
+    p.add_argument("--tls-ca", metavar="PEM", help="TLS, trusting this CA (default: SHARDCHECK_TLS_CA)")
+    p.add_argument("--tls-cert", metavar="PEM", help="client certificate for mTLS")
+    p.add_argument("--tls-key", metavar="PEM", help="client private key for mTLS")
+    p.add_argument("--token", help="bearer token sent to the daemon (default: SHARDCHECK_TOKEN)")
+
+
+def _parsers():
+    """One parser per command (not subparsers: those cannot take options after the files, as getopt can)."""
+    prog = "python3 -m shardcheck"
+    c = _Parser(prog=f"{prog} check", description="Check StableHLO/MLIR or XLA HLO modules ('-' = stdin).")
+    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--mesh", metavar="SPEC", help="target mesh: name=size[:auto|explicit|manual],...[;devices=..]")
+    c.add_argument("--platform", choices=("tpu", "gpu", "cpu"))
+    c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    c.add_argument("--input-format", choices=("auto", "stablehlo", "mlir", "hlo"), default="auto")
+    c.add_argument("--rules", metavar="GLOBS")
+    c.add_argument("--min-severity", choices=("note", "warning", "error"), default="note")
+    c.add_argument("--split-input-file", action="store_true")
+    c.add_argument("--max-depth", type=int, default=0)
+    c.add_argument("--max-ops", type=int, default=0)
+    color = c.add_mutually_exclusive_group()
+    color.add_argument("--color", dest="color", action="store_true", default=None)
+    color.add_argument("--no-color", dest="color", action="store_false")
+    _remote_args(c)
+    r = _Parser(prog=f"{prog} rules", description="List the rules.")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+    _remote_args(r)
+    e = _Parser(prog=f"{prog} explain", description="Print the explanation page of diagnostic codes.")
+    e.add_argument("codes", nargs="+", metavar="CODE")
+    _remote_args(e)
+    return {"check": c, "rules": r, "explain": e}
+
+
+USAGE = """usage: python3 -m shardcheck check FILE... [options]   (see check --help)
+       python3 -m shardcheck rules [--format text|json]
+       python3 -m shardcheck explain CODE...
+       python3 -m shardcheck version
+check, rules and explain run in-process, or through a shardcheckd daemon with --server HOST:PORT.
+"""
+
+
+def _remote_kwargs(a):
+    timeout_ms = os.environ.get("SHARDCHECK_TIMEOUT_MS")
+    timeout = a.timeout if a.timeout is not None else int(timeout_ms) / 1000 if timeout_ms else None
+    return {"server": a.server, "timeout": timeout, "tls_ca": a.tls_ca or os.environ.get("SHARDCHECK_TLS_CA") or None,
+            "tls_cert": a.tls_cert, "tls_key": a.tls_key, "token": a.token or os.environ.get("SHARDCHECK_TOKEN")}
+
+
+def _check(a, out):
+    try:
+        mesh = _mesh.to_target_mesh(a.mesh) if a.mesh is not None else None
+    except ValueError as e:
+        print(f"shardcheck: --mesh: {e}", file=sys.stderr)
+        return EXIT_TROUBLE
+    color = a.color if a.color is not None else out.isatty() and "NO_COLOR" not in os.environ
+    many_json = a.format == "json" and len(a.files) > 1
+    kwargs = _remote_kwargs(a) if a.server else {"timeout": None}
+    rc = 0
+    rendered = []
+    for path in a.files:
+        try:
+            if path == "-":
+                obj, name = sys.stdin.buffer.read(), "<stdin>"
+            else:
+                obj, name = Path(path), path
+            report = _api.check(obj, mesh=mesh, platform=a.platform, rules=a.rules, min_severity=a.min_severity,
+                                name=name, input_format=a.input_format, split_input_file=a.split_input_file,
+                                max_depth=a.max_depth, max_ops=a.max_ops, **kwargs)
+            text = (report.to_json(pretty=not many_json) if a.format == "json"
+                    else report.to_sarif() if a.format == "sarif" else report.to_text(color))
+        except OSError as e:
+            print(f"shardcheck: {path}: {e.strerror or e}", file=sys.stderr)
+            rc = EXIT_TROUBLE
+            continue
+        except (ValueError, TimeoutError, _errors.CheckError, _errors.RemoteError) as e:
+            print(f"shardcheck: {path}: {e}", file=sys.stderr)
+            rc = EXIT_TROUBLE
+            continue
+        rendered.append(text)
+        if not report.ok and rc == 0:
+            rc = EXIT_FINDINGS
+        if not many_json:
+            out.write(text if a.format == "text" else text + "\n")
+    if many_json:
+        out.write("[" + ",".join(rendered) + "]\n")
+    return rc
+
+
+def _rules(a, out):
+    rules = _api.rules(**_remote_kwargs(a))
+    if a.format == "json":
+        doc = [{"code": r.code, "name": r.name, "family": r.family, "severity": r.severity, "summary": r.summary}
+               for r in rules]
+        out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        for r in rules:
+            out.write(f"{r.code:<7} {r.name:<34} {r.family:<10} {r.severity:<8} {r.summary}\n")
+    return 0
+
+
+def _explain(a, out):
+    rc = 0
+    for i, code in enumerate(a.codes):
+        try:
+            text = _api.explain(code, **_remote_kwargs(a))
+        except ValueError:
+            print(f"shardcheck: unknown code '{code}' (see `shardcheck rules`)", file=sys.stderr)
+            rc = EXIT_TROUBLE
+            continue
+        out.write(text + ("\n" if i + 1 < len(a.codes) else ""))
+    return rc
+
+
+def main(argv=None, out=None) -> int:
+    out = out or sys.stdout
+    argv = sys.argv[1:] if argv is None else list(argv)
+    cmd = argv[0] if argv else None
+    if cmd in ("help", "--help", "-h"):
+        out.write(USAGE)
+        return 0
+    if cmd in ("version", "--version"):
+        from . import __version__  # noqa: PLC0415
+        out.write(f"shardcheck {__version__} (python)\n")
+        return 0
+    parsers = _parsers()
+    if cmd not in parsers:
+        sys.stderr.write((f"shardcheck: unknown command '{cmd}'\n" if cmd else "") + USAGE)
+        return EXIT_TROUBLE
+    a = parsers[cmd].parse_intermixed_args(argv[1:])
+    try:
+        return {"check": _check, "rules": _rules, "explain": _explain}[cmd](a, out)
+    except (_errors.LibraryNotFoundError, _errors.RemoteError) as e:
+        print(f"shardcheck: {e}", file=sys.stderr)
+        return EXIT_TROUBLE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

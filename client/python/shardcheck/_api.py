@@ -1,0 +1,95 @@
+"""check(), assert_no_errors(), explain(), rules(): in-process through libshardcheck.so, or through a
+shardcheckd daemon when server="HOST:PORT" is given."""
+from __future__ import annotations
+
+import dataclasses
+
+from . import _inputs, _lib, _mesh, _remote
+from ._report import Report, Rule
+
+SEVERITIES = ("note", "warning", "error")
+INPUT_FORMATS = ("auto", "stablehlo", "mlir", "hlo")
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckOptions:
+    """Validated check options, shared by both backends."""
+    mesh: _mesh.TargetMesh | None = None
+    platform: str | None = None
+    rules: tuple[str, ...] = ()
+    min_severity: str = "note"
+    input_format: str = "auto"
+    split_input_file: bool = False
+    max_depth: int = 0
+    max_ops: int = 0
+
+
+def _options(mesh, platform, rules, min_severity, input_format, split_input_file, max_depth, max_ops):
+    if isinstance(rules, str):
+        rules = (rules,)
+    rules = tuple(rules or ())
+    if not all(isinstance(r, str) for r in rules):
+        raise TypeError("rules: a string of comma-separated globs ('sharding-*,-sharding-priority') or a list of them")
+    min_severity = min_severity or "note"
+    if min_severity not in SEVERITIES:
+        raise ValueError(f"min_severity: unknown severity '{min_severity}' (note, warning or error)")
+    input_format = input_format or "auto"
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format: unknown input format '{input_format}' (auto, stablehlo or hlo)")
+    for field, v in (("max_depth", max_depth), ("max_ops", max_ops)):
+        if not isinstance(v, int) or not 0 <= v < 1 << 32:
+            raise ValueError(f"{field}: {v!r} is not an integer in [0, 2**32)")
+    return CheckOptions(_mesh.to_target_mesh(mesh), _mesh.platform_name(platform), rules, min_severity,
+                        input_format, bool(split_input_file), max_depth, max_ops)
+
+
+def check(obj, *, mesh=None, platform=None, rules=None, min_severity=None, server=None, timeout=None,
+          name=None, input_format=None, split_input_file=False, max_depth=0, max_ops=0,
+          tls_ca=None, tls_cert=None, tls_key=None, token=None) -> Report:
+    """Checks a module for sharding errors and returns its Report.
+
+    obj: a jax.stages.Lowered (its text with debug info, so diagnostics carry Python source locations),
+      a jax.stages.Compiled (its HLO), a jax.export.Exported, module text (str), bytes, or a path.
+    mesh: the mesh it will run on: a jax.sharding.Mesh or AbstractMesh, a CLI spec string
+      ('data=2,model=4:explicit'), or {name: size}; None checks against the module's own meshes.
+    platform: 'tpu', 'gpu' or 'cpu'. rules: globs by name, code or family ('sharding-*,-SC0207').
+    min_severity: 'note', 'warning' or 'error'. name: the input name shown in the report.
+    server: 'HOST:PORT' of a shardcheckd to check through (tls_ca, tls_cert/tls_key for mTLS, token for
+      a bearer token); else the check runs in-process. timeout: seconds (a deadline for the daemon).
+    """
+    opts = _options(mesh, platform, rules, min_severity, input_format, split_input_file, max_depth, max_ops)
+    if server is None:
+        lib = _lib.library()
+        m = _inputs.module_input(obj, lib.reads_bytecode, name)
+        return lib.check(m.data, m.name, opts, timeout)
+    c = _remote.client(server, tls_ca, tls_cert, tls_key, token)
+    m = _inputs.module_input(obj, lambda: c.reads_bytecode(timeout), name)
+    return c.check(m.data, m.name, opts, timeout)
+
+
+def assert_no_errors(obj, *, mesh=None, **kwargs) -> Report:
+    """check(obj, mesh=mesh, ...) and raise ShardingError (an AssertionError-friendly ValueError whose
+    message is the text report) if it found errors. For tests: `shardcheck.assert_no_errors(lowered, mesh=mesh)`."""
+    return check(obj, mesh=mesh, **kwargs).raise_for_errors()
+
+
+def explain(code: str, *, server=None, timeout=None, tls_ca=None, tls_cert=None, tls_key=None, token=None) -> str:
+    """The explanation page of a diagnostic code (what `shardcheck explain CODE` prints)."""
+    if server is None:
+        return _lib.library().explain(code)
+    return _remote.client(server, tls_ca, tls_cert, tls_key, token).explain(code, timeout)
+
+
+def rules(*, server=None, timeout=None, tls_ca=None, tls_cert=None, tls_key=None, token=None) -> list[Rule]:
+    """The rules, in registry order."""
+    if server is None:
+        return _lib.library().rules()
+    return _remote.client(server, tls_ca, tls_cert, tls_key, token).rules(timeout)
+
+
+def to_target_mesh(mesh) -> _mesh.TargetMesh | None:
+    """The mesh check() would use for `mesh` (validated); `.spec()` is the CLI's --mesh for it."""
+    return _mesh.to_target_mesh(mesh)
+
+
+__all__ = ["check", "assert_no_errors", "explain", "rules", "to_target_mesh", "CheckOptions"]

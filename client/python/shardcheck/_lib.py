@@ -1,0 +1,232 @@
+"""In-process checks: libshardcheck.so through ctypes (no compiler at install time).
+
+The library is found through SHARDCHECK_LIB, then next to this package (an installed package bundles
+it), then in the checkout this package sits in (build/lib/, written by `make`). Only the structs of
+the options and the target mesh are mirrored here; reports are read from the JSON the library renders,
+so this file does not change when the report grows."""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+import weakref
+from ctypes import POINTER, Structure, byref, c_bool, c_char_p, c_int, c_int64, c_size_t, c_uint32, c_void_p
+from pathlib import Path
+
+from ._errors import CheckError, LibraryNotFoundError
+from ._report import Report, Rule
+
+FORMATS = {"auto": 0, "stablehlo": 1, "mlir": 1, "hlo": 2}
+SEVERITIES = {"note": 0, "warning": 1, "error": 2}
+AXIS_TYPES = {"auto": 0, "explicit": 1, "manual": 2}
+PLATFORMS = {None: 0, "tpu": 1, "gpu": 2, "cpu": 3}
+SC_OK, SC_ERR_CANCELLED, SC_ERR_LIMIT, SC_ERR_INVALID = 0, 1, 2, 3
+
+
+class MeshAxisStruct(Structure):  # sc_mesh_axis
+    _fields_ = [("name", c_char_p), ("size", c_int64), ("type", c_int)]
+
+
+class TargetMeshStruct(Structure):  # sc_target_mesh
+    _fields_ = [("axes", POINTER(MeshAxisStruct)), ("naxes", c_size_t), ("device_ids", POINTER(c_int64)),
+                ("ndevice_ids", c_size_t), ("platform", c_int)]
+
+
+class OptionsStruct(Structure):  # sc_options
+    _fields_ = [("input_format", c_int), ("input_name", c_char_p), ("rules", c_char_p), ("min_severity", c_int),
+                ("split_input_file", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("platform", c_int),
+                ("max_depth", c_uint32), ("max_ops", c_uint32), ("cancel", POINTER(c_int))]
+
+
+def candidates() -> list[Path]:
+    """Where the library is looked for, in order."""
+    env = os.environ.get("SHARDCHECK_LIB")
+    if env:
+        return [Path(env)]
+    here = Path(__file__).resolve().parent
+    found = [here / "libshardcheck.so"]
+    if len(here.parents) >= 3:  # a checkout: client/python/shardcheck -> the repository root
+        found.append(here.parents[2] / "build" / "lib" / "libshardcheck.so")
+    return found
+
+
+def _declare(lib):
+    sig = {
+        "sc_arena_new": (c_void_p, [c_size_t]),
+        "sc_arena_free": (None, [c_void_p]),
+        "sc_check": (c_int, [c_void_p, c_char_p, c_size_t, POINTER(OptionsStruct), POINTER(c_void_p)]),
+        "sc_mesh_parse": (c_int, [c_void_p, c_char_p, POINTER(TargetMeshStruct), POINTER(c_char_p)]),
+        "sc_format_parse": (c_int, [c_char_p, POINTER(c_int)]),
+        "sc_report_json": (c_void_p, [c_void_p, c_bool]),
+        "sc_report_text": (c_void_p, [c_void_p, c_bool]),
+        "sc_report_sarif": (c_void_p, [c_void_p]),
+        "sc_rule_count": (c_size_t, []),
+        "sc_rule_info": (None, [c_size_t] + [POINTER(c_char_p)] * 3 + [POINTER(c_int), POINTER(c_char_p)]),
+        "sc_severity_name": (c_char_p, [c_int]),
+        "sc_explain_text": (c_void_p, [c_char_p]),
+        "sc_rules_version": (c_char_p, []),
+    }
+    for name, (restype, argtypes) in sig.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+
+
+class Library:
+    """libshardcheck.so, loaded once per process."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.lib = ctypes.CDLL(str(path))
+        _declare(self.lib)
+        libc = ctypes.CDLL(None)
+        self._free = libc.free
+        self._free.argtypes, self._free.restype = [c_void_p], None
+
+    def take_string(self, ptr) -> str:
+        """A malloc'd NUL-terminated string from the library, decoded and freed."""
+        if not ptr:
+            raise MemoryError("libshardcheck: out of memory rendering")
+        try:
+            return ctypes.string_at(ptr).decode("utf-8", "replace")
+        finally:
+            self._free(ptr)
+
+    def reads_bytecode(self) -> bool:
+        fmt = c_int()
+        return self.lib.sc_format_parse(b"bytecode", byref(fmt)) == 0
+
+    def rules(self) -> list[Rule]:
+        out = []
+        for i in range(self.lib.sc_rule_count()):
+            name, family, code, summary = c_char_p(), c_char_p(), c_char_p(), c_char_p()
+            sev = c_int()
+            self.lib.sc_rule_info(i, byref(name), byref(family), byref(code), byref(sev), byref(summary))
+            out.append(Rule(code.value.decode(), name.value.decode(), family.value.decode(),
+                            self.lib.sc_severity_name(sev.value).decode(), summary.value.decode()))
+        return out
+
+    def explain(self, code: str) -> str:
+        ptr = self.lib.sc_explain_text(code.encode("utf-8"))
+        if not ptr:
+            raise ValueError(f"unknown code '{code}' (see shardcheck.rules())")
+        return self.take_string(ptr)
+
+    def check(self, data: bytes, name: str, opts, timeout=None) -> Report:
+        """Runs sc_check on a worker thread so a timeout or Ctrl-C can set the cancel flag the library polls."""
+        arena = self.lib.sc_arena_new(0)
+        if not arena:
+            raise MemoryError("libshardcheck: cannot allocate an arena")
+        # The arena and the buffer (which the report borrows) live as long as the Report.
+        buf = ctypes.create_string_buffer(data, len(data))
+        keep = _CheckState(self, arena, buf)
+        cancel = c_int(0)
+        o, keep.refs = _options(name, opts, cancel)
+        report_ptr = c_void_p()
+        result = {}
+
+        def run():
+            result["status"] = self.lib.sc_check(arena, buf, len(data), byref(o), byref(report_ptr))
+
+        worker = threading.Thread(target=run, name="shardcheck-check", daemon=True)
+        worker.start()
+        try:
+            worker.join(timeout)
+            timed_out = worker.is_alive()
+            if timed_out:
+                cancel.value = 1
+                worker.join()
+        except BaseException:  # KeyboardInterrupt: stop the analysis, then let it propagate
+            cancel.value = 1
+            worker.join()
+            keep.close()
+            raise
+        status = result["status"]
+        keep.report = report_ptr.value
+        if status != SC_OK:
+            failure = "out of memory"
+            if keep.report:
+                failure = json.loads(keep.render("json-compact")).get("failure") or failure
+            keep.close()
+            if status == SC_ERR_CANCELLED and timed_out:
+                raise TimeoutError(f"shardcheck: the check of {name} did not finish within {timeout} s")
+            if status == SC_ERR_INVALID:
+                raise ValueError(failure)
+            raise CheckError(f"{name}: {failure}")
+        report = Report(keep.render("json"), keep.render)
+        weakref.finalize(report, keep.close)
+        return report
+
+
+class _CheckState:
+    """The arena, the input buffer and the report of one check, for rendering on demand."""
+
+    def __init__(self, library, arena, buf):
+        self.library, self.arena, self.buf, self.report, self.refs = library, arena, buf, None, None
+
+    def render(self, kind: str) -> str:
+        lib = self.library.lib
+        ptr = {"json": lambda: lib.sc_report_json(self.report, True),
+               "json-compact": lambda: lib.sc_report_json(self.report, False),
+               "text": lambda: lib.sc_report_text(self.report, False),
+               "text-color": lambda: lib.sc_report_text(self.report, True),
+               "sarif": lambda: lib.sc_report_sarif(self.report)}[kind]()
+        return self.library.take_string(ptr)
+
+    def close(self):
+        if self.arena:
+            self.library.lib.sc_arena_free(self.arena)
+            self.arena = self.report = None
+
+
+def _options(name, opts, cancel):
+    """An sc_options for `opts` (see _api.CheckOptions), and the ctypes objects it points into."""
+    refs = []
+    o = OptionsStruct()
+    o.input_format = FORMATS[opts.input_format]
+    o.input_name = name.encode("utf-8")
+    o.rules = ",".join(opts.rules).encode("utf-8") if opts.rules else None
+    o.min_severity = SEVERITIES[opts.min_severity]
+    o.split_input_file = opts.split_input_file
+    o.platform = PLATFORMS[opts.platform]
+    o.max_depth, o.max_ops = opts.max_depth, opts.max_ops
+    o.cancel = ctypes.pointer(cancel)
+    m = opts.mesh
+    if m is not None:
+        axes = (MeshAxisStruct * len(m.axes))(*[(a.name.encode("utf-8"), a.size, AXIS_TYPES[a.type]) for a in m.axes])
+        tm = TargetMeshStruct(axes, len(m.axes), None, 0, PLATFORMS[m.platform])
+        if m.device_ids is not None:
+            ids = (c_int64 * len(m.device_ids))(*m.device_ids)
+            tm.device_ids, tm.ndevice_ids = ids, len(m.device_ids)
+            refs.append(ids)
+        refs += [axes, tm]
+        o.mesh = ctypes.pointer(tm)
+    refs.append(o.input_name)
+    return o, refs
+
+
+_loaded: Library | None = None
+_lock = threading.Lock()
+
+
+def library() -> Library:
+    """The loaded library; LibraryNotFoundError (an ImportError) says how to get one."""
+    global _loaded
+    with _lock:
+        if _loaded is None:
+            tried = []
+            for path in candidates():
+                if path.is_file():
+                    try:
+                        _loaded = Library(path)
+                        break
+                    except OSError as e:
+                        tried.append(f"{path} ({e})")
+                else:
+                    tried.append(f"{path} (missing)")
+            else:
+                raise LibraryNotFoundError(
+                    "shardcheck: libshardcheck.so not found: " + "; ".join(tried) + ". Build it with `make` in "
+                    "a shardcheck checkout (it writes build/lib/libshardcheck.so), point SHARDCHECK_LIB at it, "
+                    "or check through a daemon with server='HOST:PORT'.")
+        return _loaded

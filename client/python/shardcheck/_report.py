@@ -1,0 +1,185 @@
+"""Report: the result of check(). Everything is read from the report JSON the library (or the daemon)
+rendered, so fields added to the report later appear in to_dict() and in each dataclass's `extra`."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from typing import Any, Callable
+
+from ._errors import ShardingError
+
+
+def _split(cls, d):
+    """cls's fields from dict d; keys cls does not know go to `extra`."""
+    names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+    known = {k: v for k, v in d.items() if k in names}
+    return known, {k: v for k, v in d.items() if k not in names}
+
+
+class _FromDict:
+    @classmethod
+    def from_dict(cls, d):
+        if d is None:
+            return None
+        known, extra = _split(cls, d)
+        return cls(**known, extra=extra)
+
+
+@dataclasses.dataclass(frozen=True)
+class Location(_FromDict):
+    """Where in the module: 1-based line/column of the op (line 0 = the whole module)."""
+    line: int | None = None
+    column: int | None = None
+    offset: int | None = None
+    function: str | None = None
+    op: str | None = None
+    target: str | None = None
+    extra: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceLocation(_FromDict):
+    """Where in the user's Python, from the module's debug info."""
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    extra: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Edit(_FromDict):
+    """A byte replacement of the module text (of a machine-applicable fix)."""
+    offset: int = 0
+    length: int = 0
+    replacement: str = ""
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    extra: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fix:
+    title: str = ""
+    applicability: str = "manual"  # "manual" or "machine"
+    snippet: str | None = None     # Python to paste, naming this module's axes and specs
+    edits: tuple[Edit, ...] = ()
+    extra: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d):
+        known, extra = _split(cls, d)
+        known["edits"] = tuple(Edit.from_dict(e) for e in known.get("edits") or ())
+        return cls(**known, extra=extra)
+
+
+@dataclasses.dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    rule: str
+    severity: str  # "error", "warning" or "note"
+    message: str
+    location: Location | None = None
+    source_location: SourceLocation | None = None
+    fixes: tuple[Fix, ...] = ()
+    context: dict = dataclasses.field(default_factory=dict)
+    extra: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d):
+        known, extra = _split(cls, d)
+        known["location"] = Location.from_dict(known.get("location"))
+        known["source_location"] = SourceLocation.from_dict(known.get("source_location"))
+        known["fixes"] = tuple(Fix.from_dict(f) for f in known.get("fixes") or ())
+        known["context"] = known.get("context") or {}
+        return cls(**known, extra=extra)
+
+
+# Rendering kinds a backend can produce: the JSON as the CLI prints one report (indented) or as an
+# element of its multi-file array (compact), text with or without ANSI colours, SARIF.
+KINDS = ("json", "json-compact", "text", "text-color", "sarif")
+
+
+class Report:
+    """The findings of one check. `str(report)` is the text report the CLI prints; `to_dict()` is the
+    report JSON (`shardcheck.report.v1`); `to_json()` its exact text."""
+
+    def __init__(self, json_text: str, render: Callable[[str], str]):
+        self._json = json_text
+        self._data = json.loads(json_text)
+        self._render = render
+        self._rendered: dict[str, str] = {"json": json_text}
+        self._lock = threading.Lock()
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(
+            Diagnostic.from_dict(d) for d in self._data.get("diagnostics") or ())
+
+    def _get(self, kind: str) -> str:
+        with self._lock:
+            if kind not in self._rendered:
+                self._rendered[kind] = self._render(kind)
+            return self._rendered[kind]
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    @property
+    def notes(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "note"]
+
+    @property
+    def ok(self) -> bool:
+        """No error diagnostics."""
+        return self.summary.get("errors", len(self.errors)) == 0
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return dict(self._data.get("summary") or {})
+
+    @property
+    def name(self) -> str:
+        return (self._data.get("input") or {}).get("name", "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report JSON the CLI prints (`--format json`), as a fresh dict."""
+        return json.loads(self._json)
+
+    def to_json(self, pretty: bool = True) -> str:
+        """The report JSON text: indented as the CLI prints one report, or compact as in its array."""
+        return self._get("json" if pretty else "json-compact")
+
+    def to_text(self, color: bool = False) -> str:
+        return self._get("text-color" if color else "text")
+
+    def to_sarif(self) -> str:
+        """SARIF 2.1.0 (the CLI's `--format sarif`), for code scanning."""
+        return self._get("sarif")
+
+    def raise_for_errors(self) -> "Report":
+        """Raises ShardingError (a ValueError) with the text report if there is an error; else returns self."""
+        if not self.ok:
+            raise ShardingError(self)
+        return self
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"<shardcheck.Report {self.name}: {s.get('errors', 0)} errors, {s.get('warnings', 0)} warnings, "
+                f"{s.get('notes', 0)} notes>")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    family: str
+    severity: str
+    summary: str
