@@ -128,11 +128,13 @@ class Library:
         def run():
             result["status"] = self.lib.sc_check(arena, buf, len(data), byref(o), byref(report_ptr))
 
+        expired = timeout is not None and timeout <= 0  # a deadline already past: cancelled at the start
+        cancel.value = int(expired)
         worker = threading.Thread(target=run, name="shardcheck-check", daemon=True)
         worker.start()
         try:
-            worker.join(timeout)
-            timed_out = worker.is_alive()
+            worker.join(None if expired else timeout)
+            timed_out = expired or worker.is_alive()
             if timed_out:
                 cancel.value = 1
                 worker.join()
@@ -180,12 +182,15 @@ class _CheckState:
 
 
 def _options(name, opts, cancel):
-    """An sc_options for `opts` (see _api.CheckOptions), and the ctypes objects it points into."""
-    refs = []
+    """An sc_options for `opts` (see _api.CheckOptions), and the objects it points into: the report
+    borrows some of them (the input name), so they must live as long as the report."""
+    name_bytes = name.encode("utf-8")
+    rules = ",".join(opts.rules).encode("utf-8") if opts.rules else None
+    refs = [name_bytes, rules]
     o = OptionsStruct()
     o.input_format = FORMATS[opts.input_format]
-    o.input_name = name.encode("utf-8")
-    o.rules = ",".join(opts.rules).encode("utf-8") if opts.rules else None
+    o.input_name = name_bytes
+    o.rules = rules
     o.min_severity = SEVERITIES[opts.min_severity]
     o.split_input_file = opts.split_input_file
     o.platform = PLATFORMS[opts.platform]
@@ -201,7 +206,7 @@ def _options(name, opts, cancel):
             refs.append(ids)
         refs += [axes, tm]
         o.mesh = ctypes.pointer(tm)
-    refs.append(o.input_name)
+    refs.append(o)
     return o, refs
 
 
