@@ -65,7 +65,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install
+.PHONY: all deps test unit corpus integration python-test valgrind-daemon bench-daemon demo bench clean fuzz install
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
 $(DEPS_OK): scripts/deps.sh
@@ -176,7 +176,12 @@ bench-daemon: all $(BUILD)/tests/integration/loadgen
 valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@sh tests/integration/valgrind.sh $(BUILD)
 
-test: $(TEST_DEPS_OK) all unit corpus integration
+# The Python package (client/python) with Debian's /usr/bin/python3: in-process and through one daemon
+# the suite starts, against the CLI on the whole corpus; packaging (pip install into a temp dir).
+python-test: all $(TEST_DEPS_OK)
+	@echo "== tests/python"; BUILD=$(BUILD) timeout 900 /usr/bin/python3 -m unittest discover -s tests/python -t tests/python
+
+test: $(TEST_DEPS_OK) all unit corpus integration python-test
 	@if command -v valgrind >/dev/null 2>&1; then $(MAKE) --no-print-directory valgrind-daemon; \
 	 else echo "valgrind not installed: skipping valgrind-daemon"; fi
 	@echo "all test suites passed"

@@ -296,6 +296,6 @@ def from_jax(mesh) -> TargetMesh:
             raise ValueError("mesh.devices: every device needs an `id` (a jax.Device)") from None
         platform = _platform_of(flat)
     else:  # an AbstractMesh may know its device kind
-        platform = platform_name(getattr(getattr(mesh, "abstract_device", None), "platform", None),
-                                 "mesh.platform")
+        device = getattr(mesh, "abstract_device", None)
+        platform = _platform_of([device]) if device is not None else None
     return TargetMesh(axes, ids, platform)

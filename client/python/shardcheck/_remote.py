@@ -228,3 +228,11 @@ def client(server, tls_ca=None, tls_cert=None, tls_key=None, token=None) -> Clie
         if c is None:
             c = _clients[key] = Client(*key)
         return c
+
+
+def close_clients():
+    """Closes every shared channel (they reconnect on the next call)."""
+    with _clients_lock:
+        for c in _clients.values():
+            c.channel.close()
+        _clients.clear()

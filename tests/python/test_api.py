@@ -1,0 +1,256 @@
+"""The Python API on its own: what check() accepts, Report, errors, explain/rules, and
+`python3 -m shardcheck` against the C CLI."""
+import json
+import os
+import pathlib
+import unittest
+
+import support
+from support import Compiled, Exported, Lowered
+
+import shardcheck
+from shardcheck import _inputs, _lib
+
+BAD = "examples/pallas_kernel_outside_shard_map.mlir"
+GOOD = "tests/modules/kernel/kernel-outside-manual.toplevel.good.mlir"
+HLO_BAD = "tests/modules/callback/callback-sharding-in-manual.bad.hlo"
+SPLIT = "../shared/corpus/shardy/verifier/constant_verification.mlir"
+
+
+def read(path):
+    return (support.REPO / path).read_text()
+
+
+class InputsTest(unittest.TestCase):
+    def test_each_accepted_kind(self):
+        text = read(BAD)
+        want = shardcheck.check(pathlib.Path(support.REPO / BAD), name="m").to_json()
+        for obj in (text, text.encode(), bytearray(text.encode()), memoryview(text.encode()),
+                    support.REPO / BAD, Lowered(text), Exported(text)):
+            with self.subTest(kind=type(obj).__name__):
+                self.assertEqual(shardcheck.check(obj, name="m").to_json(), want)
+        hlo = read(HLO_BAD)
+        c = Compiled(hlo)
+        self.assertEqual(shardcheck.check(c, name="m").to_json(), shardcheck.check(hlo, name="m").to_json())
+        self.assertEqual(c.calls, 1)
+
+    def test_default_names(self):
+        text = read(GOOD)
+        self.assertEqual(shardcheck.check(text).name, "<string>")
+        self.assertEqual(shardcheck.check(text.encode()).name, "<bytes>")
+        self.assertEqual(shardcheck.check(Lowered(text)).name, "<lowered>")
+        self.assertEqual(shardcheck.check(Compiled(read(HLO_BAD))).name, "<compiled>")
+        self.assertEqual(shardcheck.check(Exported(text, fun_name="step")).name, "<exported step>")
+        self.assertEqual(shardcheck.check(pathlib.Path(support.REPO / GOOD)).name, str(support.REPO / GOOD))
+
+    def test_unsupported_objects(self):
+        class Jitted:  # jax.jit(f): callable, with .lower
+            def __call__(self, *a):
+                pass
+
+            def lower(self, *a):
+                pass
+        for obj, extra in ((object(), ""), (42, ""), (None, ""), (["module {}"], ""), (Jitted(), "jax.jit(f).lower")):
+            with self.subTest(obj=obj):
+                with self.assertRaises(TypeError) as cm:
+                    shardcheck.check(obj)
+                msg = str(cm.exception)
+                for accepted in ("jax.stages.Lowered", "jax.stages.Compiled", "jax.export.Exported", "str", "bytes",
+                                 "os.PathLike", extra):
+                    self.assertIn(accepted, msg)
+        with self.assertRaises(TypeError):
+            shardcheck.check(Compiled(12))  # as_text() returning neither str nor bytes
+        none_text = Compiled(None)
+        with self.assertRaisesRegex(ValueError, "Compiled.as_text\\(\\) returned None"):
+            shardcheck.check(none_text)
+
+    def test_exported_bytecode_choice(self):
+        """auto: bytecode only when the backend reads it; the switch flips it either way."""
+        text = read(BAD)
+        serialized = b"ML\xefR\x00 not really bytecode"
+        saved_mode, saved_probe = _inputs.EXPORTED_INPUT, _lib.Library.reads_bytecode
+        try:
+            _lib.Library.reads_bytecode = lambda self: False
+            e = Exported(text, serialized=serialized)
+            self.assertEqual(shardcheck.check(e).to_dict()["input"]["bytes"], len(text.encode()))
+            self.assertEqual(e.text_calls, 1)
+            _lib.Library.reads_bytecode = lambda self: True
+            e = Exported(text, serialized=serialized)
+            self.assertEqual(shardcheck.check(e).to_dict()["input"]["bytes"], len(serialized))
+            self.assertEqual(e.text_calls, 0)
+            _inputs.EXPORTED_INPUT = "text"
+            self.assertEqual(shardcheck.check(Exported(text, serialized=serialized)).to_dict()["input"]["bytes"],
+                             len(text.encode()))
+            _inputs.EXPORTED_INPUT = "bytecode"
+            _lib.Library.reads_bytecode = lambda self: False
+            self.assertEqual(shardcheck.check(Exported(text, serialized=serialized)).to_dict()["input"]["bytes"],
+                             len(serialized))
+        finally:
+            _inputs.EXPORTED_INPUT, _lib.Library.reads_bytecode = saved_mode, saved_probe
+        # The library of this build: reads_bytecode() is what sc_format_parse("bytecode") says.
+        self.assertIsInstance(_lib.library().reads_bytecode(), bool)
+
+
+class ReportTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.report = shardcheck.check(support.REPO / BAD, name=BAD, mesh="data=4")
+        cls.cli = {fmt: support.run_cli("check", "--format", fmt, "--no-color", "--mesh", "data=4", BAD)
+                   for fmt in ("json", "text", "sarif")}
+
+    def test_matches_cli(self):
+        r = self.report
+        self.assertEqual(self.cli["json"][0], 1)
+        self.assertEqual(r.to_dict(), json.loads(self.cli["json"][1]))
+        self.assertEqual(r.to_json() + "\n", self.cli["json"][1])
+        self.assertEqual(str(r), self.cli["text"][1])
+        self.assertEqual(r.to_sarif() + "\n", self.cli["sarif"][1])
+        self.assertIn("\033[", r.to_text(color=True))
+
+    def test_fields(self):
+        r = self.report
+        self.assertFalse(r.ok)
+        data = r.to_dict()
+        self.assertEqual(len(r.errors), data["summary"]["errors"])
+        self.assertEqual(len(r.warnings), data["summary"]["warnings"])
+        self.assertEqual(len(r.diagnostics), len(data["diagnostics"]))
+        d, raw = r.diagnostics[0], data["diagnostics"][0]
+        self.assertEqual((d.code, d.rule, d.severity, d.message), (raw["code"], raw["rule"], raw["severity"],
+                                                                    raw["message"]))
+        self.assertEqual(d.location.line, raw["location"]["line"])
+        self.assertEqual(d.location.column, raw["location"]["column"])
+        kernel = [x for x in r.errors if x.code == "SC0301"]
+        self.assertTrue(kernel, "SC0301 expected")
+        self.assertEqual(kernel[0].source_location.file, next(
+            x for x in data["diagnostics"] if x["code"] == "SC0301")["source_location"]["file"])
+        self.assertTrue(kernel[0].fixes and kernel[0].fixes[0].title)
+        self.assertIn("SC0301", repr(r) + str(r))
+        r.to_dict()["diagnostics"].clear()  # to_dict() is a fresh copy
+        self.assertTrue(r.to_dict()["diagnostics"])
+
+    def test_raise_for_errors_and_assert_no_errors(self):
+        with self.assertRaises(shardcheck.ShardingError) as cm:
+            self.report.raise_for_errors()
+        self.assertIsInstance(cm.exception, ValueError)
+        self.assertEqual(str(cm.exception), self.cli["text"][1])
+        self.assertIs(cm.exception.report, self.report)
+        with self.assertRaises(shardcheck.ShardingError):
+            shardcheck.assert_no_errors(Lowered(read(BAD)), mesh={"data": 4})
+        ok = shardcheck.assert_no_errors(Lowered(read(GOOD)), mesh={"data": 4})
+        self.assertTrue(ok.ok)
+        self.assertIs(ok.raise_for_errors(), ok)
+
+    def test_new_report_fields_survive(self):
+        """Fields the report gains later (end positions, related sites, op paths, fix notes) are kept."""
+        data = json.loads(self.report.to_json())
+        d = data["diagnostics"][0]
+        d["location"].update(end_line=9, end_column=3, op_path="main/3/1")
+        d["related"] = [{"message": "declared here", "location": {"line": 1, "column": 1}}]
+        d["fixes"][0]["note"] = "why"
+        data["input"]["has_lines"] = True
+        text = json.dumps(data, indent=2)
+        r = shardcheck.Report(text, lambda kind: "")
+        self.assertEqual(r.to_dict(), data)
+        self.assertEqual(r.to_json(), text)
+        self.assertEqual(r.diagnostics[0].location.extra, {"end_line": 9, "end_column": 3, "op_path": "main/3/1"})
+        self.assertEqual(r.diagnostics[0].extra["related"], d["related"])
+        self.assertEqual(r.diagnostics[0].fixes[0].extra, {"note": "why"})
+
+    def test_options_match_cli(self):
+        cases = [
+            ({"rules": "kernel-*", "min_severity": "error"}, ["--rules", "kernel-*", "--min-severity", "error"], BAD),
+            ({"rules": ["sharding-*", "-SC0201"]}, ["--rules", "sharding-*,-SC0201"], BAD),
+            ({"platform": "gpu", "mesh": {"data": 4}}, ["--platform", "gpu", "--mesh", "data=4"], BAD),
+            ({"split_input_file": True}, ["--split-input-file"], SPLIT),
+            ({"input_format": "hlo"}, ["--input-format", "hlo"], GOOD),
+            ({"max_ops": 3}, ["--max-ops", "3"], BAD),
+        ]
+        for kwargs, args, path in cases:
+            with self.subTest(args=args):
+                r = shardcheck.check(support.REPO / path, name=path, **kwargs)
+                rc, out, err = support.run_cli("check", "--format", "json", *args, path)
+                self.assertEqual(r.to_json() + "\n", out, err)
+
+
+class ErrorsTest(unittest.TestCase):
+    def test_bad_options(self):
+        for kwargs, pattern in (({"platform": "mips"}, "^platform: unknown platform 'mips'"),
+                                ({"min_severity": "fatal"}, "^min_severity: unknown severity"),
+                                ({"input_format": "onnx"}, "^input_format: unknown input format"),
+                                ({"max_ops": -1}, "^max_ops: "),
+                                ({"mesh": {"x": 0}}, r'^mesh.axes\[0\].size: axis "x" has size 0'),
+                                ({"rules": "no-such-rule"}, "rule selector 'no-such-rule' matches no rule")):
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaisesRegex(ValueError, pattern):
+                    shardcheck.check(read(GOOD), **kwargs)
+        with self.assertRaises(TypeError):
+            shardcheck.check(read(GOOD), rules=[1, 2])
+
+    def test_timeout_in_process(self):
+        """A deadline already past cancels the analysis (the library polls the flag): TimeoutError."""
+        with self.assertRaisesRegex(TimeoutError, "did not finish within 0 s"):
+            shardcheck.check(read(BAD), timeout=0)
+        self.assertFalse(shardcheck.check(read(BAD), timeout=60, mesh={"data": 4}).ok)
+
+    def test_library_not_found(self):
+        code = ("import shardcheck\n"
+                "try:\n    shardcheck.check('module {}')\n"
+                "except ImportError as e:\n    print(type(e).__name__, e)\n")
+        for lib in ("/nonexistent/libshardcheck.so", str(support.REPO / "README.md")):
+            rc, out, err = support.run_py(env={"SHARDCHECK_LIB": lib}, code=code)
+            self.assertEqual(rc, 0, err)
+            self.assertTrue(out.startswith("LibraryNotFoundError shardcheck: libshardcheck.so not found"), out)
+            self.assertIn("Build it with `make`", out)
+            self.assertIn(lib, out)
+
+    def test_explain_and_rules(self):
+        rc, out, _ = support.run_cli("explain", "SC0301")
+        self.assertEqual(shardcheck.explain("SC0301"), out)
+        with self.assertRaisesRegex(ValueError, "unknown code 'SC9999'"):
+            shardcheck.explain("SC9999")
+        rc, out, _ = support.run_cli("rules", "--format", "json")
+        self.assertEqual([r.__dict__ for r in shardcheck.rules()], json.loads(out))
+
+
+class PythonCliTest(unittest.TestCase):
+    """python3 -m shardcheck mirrors the C CLI: output and exit status."""
+
+    def same(self, *args, server=None):
+        extra = ["--server", server] if server else []
+        rc, out, err = support.run_cli(*args)
+        prc, pout, perr = support.run_py(*args, *extra)
+        self.assertEqual((prc, pout), (rc, out), f"{args}: {perr}")
+        return rc, perr
+
+    def test_check_outputs(self):
+        d = support.daemon()
+        for server in (None, d.address):
+            for fmt in ("json", "text", "sarif"):
+                self.same("check", "--format", fmt, "--no-color", BAD, GOOD, HLO_BAD, server=server)
+                self.same("check", "--no-color", "--format", fmt, GOOD, "--mesh", "data=4:explicit", server=server)
+            self.assertEqual(self.same("check", GOOD, server=server)[0], 0)
+            self.assertEqual(self.same("check", "--no-color", "--mesh", "data=4", BAD, server=server)[0], 1)
+            rc, err = self.same("check", "no/such/file.mlir", server=server)
+            self.assertEqual(rc, 2)
+            self.assertIn("no/such/file.mlir: No such file or directory", err)
+            rc, err = self.same("check", "--mesh", "x=0", GOOD, server=server)
+            self.assertEqual(rc, 2)
+            self.assertIn("--mesh: mesh spec: axis 'x' needs a positive integer size", err)
+            self.assertEqual(self.same("check", "--format", "yaml", GOOD, server=server)[0], 2)
+            self.same("rules", server=server)
+            self.same("rules", "--format", "json", server=server)
+            self.same("explain", "SC0301", "SC0101", server=server)
+            self.assertEqual(self.same("explain", "SC9999", server=server)[0], 2)
+        self.assertEqual(self.same("check")[0], 2)
+
+    def test_stdin(self):
+        import subprocess
+        text = (support.REPO / BAD).read_bytes()
+        c = subprocess.run([str(support.CLI), "check", "--format", "json", "-"], input=text, capture_output=True)
+        p = subprocess.run([os.sys.executable, "-m", "shardcheck", "check", "--format", "json", "-"], input=text,
+                           capture_output=True, env=dict(os.environ, PYTHONPATH=str(support.PYTHONPATH)))
+        self.assertEqual((p.returncode, p.stdout), (c.returncode, c.stdout), p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
