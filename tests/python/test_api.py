@@ -26,7 +26,7 @@ class InputsTest(unittest.TestCase):
         text = read(BAD)
         want = shardcheck.check(pathlib.Path(support.REPO / BAD), name="m").to_json()
         for obj in (text, text.encode(), bytearray(text.encode()), memoryview(text.encode()),
-                    support.REPO / BAD, Lowered(text), Exported(text)):
+                    support.REPO / BAD, Lowered(text), Exported(text, serialized=text.encode())):
             with self.subTest(kind=type(obj).__name__):
                 self.assertEqual(shardcheck.check(obj, name="m").to_json(), want)
         hlo = read(HLO_BAD)
@@ -177,6 +177,7 @@ class ErrorsTest(unittest.TestCase):
         for kwargs, pattern in (({"platform": "mips"}, "^platform: unknown platform 'mips'"),
                                 ({"min_severity": "fatal"}, "^min_severity: unknown severity"),
                                 ({"input_format": "onnx"}, "^input_format: unknown input format"),
+
                                 ({"max_ops": -1}, "^max_ops: "),
                                 ({"mesh": {"x": 0}}, r'^mesh.axes\[0\].size: axis "x" has size 0'),
                                 ({"rules": "no-such-rule"}, "rule selector 'no-such-rule' matches no rule")):
@@ -185,6 +186,13 @@ class ErrorsTest(unittest.TestCase):
                     shardcheck.check(read(GOOD), **kwargs)
         with self.assertRaises(TypeError):
             shardcheck.check(read(GOOD), rules=[1, 2])
+        # Formats lib/shardcheck.h names but this library may not read yet: refused by name, not misread.
+        for fmt in ("bytecode", "exported"):
+            try:
+                _lib.library().format_code(fmt)
+            except ValueError:
+                with self.assertRaisesRegex(ValueError, f"^input_format: this libshardcheck does not read '{fmt}'"):
+                    shardcheck.check(read(GOOD), input_format=fmt)
 
     def test_timeout_in_process(self):
         """A deadline already past cancels the analysis (the library polls the flag): TimeoutError."""

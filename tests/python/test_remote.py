@@ -182,6 +182,14 @@ class DaemonErrorsTest(unittest.TestCase):
             compared += 1
         self.assertGreaterEqual(compared, 6)
 
+    def test_input_format_names(self):
+        address = support.daemon().address
+        self.assertEqual(shardcheck.check(read(GOOD), input_format="mlir", server=address, name="m").to_json(),
+                         shardcheck.check(read(GOOD), input_format="stablehlo", name="m").to_json())
+        if "INPUT_FORMAT_BYTECODE" not in _remote.pb2().InputFormat.keys():
+            with self.assertRaisesRegex(ValueError, "^input_format: the shardcheck.v1 API has no 'bytecode' input"):
+                shardcheck.check(read(GOOD), input_format="bytecode", server=address)
+
     def test_invalid_argument_from_the_daemon(self):
         with self.assertRaises(shardcheck.RemoteError) as cm:
             shardcheck.check(read(GOOD), rules="no-such-rule", server=support.daemon().address, timeout=30)

@@ -8,7 +8,7 @@ from . import _inputs, _lib, _mesh, _remote
 from ._report import Report, Rule
 
 SEVERITIES = ("note", "warning", "error")
-INPUT_FORMATS = ("auto", "stablehlo", "mlir", "hlo")
+INPUT_FORMATS = ("auto", "stablehlo", "mlir", "hlo", "bytecode", "exported")  # as lib/shardcheck.h names them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +35,7 @@ def _options(mesh, platform, rules, min_severity, input_format, split_input_file
         raise ValueError(f"min_severity: unknown severity '{min_severity}' (note, warning or error)")
     input_format = input_format or "auto"
     if input_format not in INPUT_FORMATS:
-        raise ValueError(f"input_format: unknown input format '{input_format}' (auto, stablehlo or hlo)")
+        raise ValueError(f"input_format: unknown input format '{input_format}' ({', '.join(INPUT_FORMATS)})")
     for field, v in (("max_depth", max_depth), ("max_ops", max_ops)):
         if not isinstance(v, int) or not 0 <= v < 1 << 32:
             raise ValueError(f"{field}: {v!r} is not an integer in [0, 2**32)")

@@ -17,7 +17,6 @@ from pathlib import Path
 from ._errors import CheckError, LibraryNotFoundError
 from ._report import Report, Rule
 
-FORMATS = {"auto": 0, "stablehlo": 1, "mlir": 1, "hlo": 2}
 SEVERITIES = {"note": 0, "warning": 1, "error": 2}
 AXIS_TYPES = {"auto": 0, "explicit": 1, "manual": 2}
 PLATFORMS = {None: 0, "tpu": 1, "gpu": 2, "cpu": 3}
@@ -92,9 +91,18 @@ class Library:
         finally:
             self._free(ptr)
 
-    def reads_bytecode(self) -> bool:
+    def format_code(self, name: str) -> int:
+        """The library's sc_format for an input format name (it knows which formats it reads)."""
         fmt = c_int()
-        return self.lib.sc_format_parse(b"bytecode", byref(fmt)) == 0
+        if self.lib.sc_format_parse(name.encode(), byref(fmt)) != 0:
+            raise ValueError(f"input_format: this libshardcheck does not read '{name}' input")
+        return fmt.value
+
+    def reads_bytecode(self) -> bool:
+        try:
+            return self.format_code("bytecode") != 0
+        except ValueError:
+            return False
 
     def rules(self) -> list[Rule]:
         out = []
@@ -122,6 +130,7 @@ class Library:
         keep = _CheckState(self, arena, buf)
         cancel = c_int(0)
         o, keep.refs = _options(name, opts, cancel)
+        o.input_format = self.format_code(opts.input_format)
         report_ptr = c_void_p()
         result = {}
 
@@ -188,7 +197,6 @@ def _options(name, opts, cancel):
     rules = ",".join(opts.rules).encode("utf-8") if opts.rules else None
     refs = [name_bytes, rules]
     o = OptionsStruct()
-    o.input_format = FORMATS[opts.input_format]
     o.input_name = name_bytes
     o.rules = rules
     o.min_severity = SEVERITIES[opts.min_severity]

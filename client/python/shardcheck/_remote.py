@@ -108,17 +108,17 @@ class Client:
         self._explain = unary("Explain", p.ExplainRequest, p.ExplainResponse)
         self._capabilities = unary("GetCapabilities", p.GetCapabilitiesRequest, p.Capabilities)
 
-    def call(self, fn, make_request, timeout):
+    def call(self, fn, make_request, timeout, retries=len(RETRY_DELAYS)):
         """fn(make_request(), ...) with the deadline and the UNAVAILABLE retries; gRPC errors -> RemoteError."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        for attempt in range(len(RETRY_DELAYS) + 1):
+        for attempt in range(retries + 1):
             remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             try:
                 return fn(make_request(), timeout=remaining, metadata=self.metadata)
             except self.grpc.RpcError as e:
                 code = e.code() if callable(getattr(e, "code", None)) else self.grpc.StatusCode.UNKNOWN
                 details = e.details() if callable(getattr(e, "details", None)) else str(e)
-                if code != self.grpc.StatusCode.UNAVAILABLE or attempt == len(RETRY_DELAYS):
+                if code != self.grpc.StatusCode.UNAVAILABLE or attempt == retries:
                     raise RemoteError(code, details, self.server) from None
                 delay = RETRY_DELAYS[attempt] * (1 + random.random() / 2)
                 if deadline is not None and time.monotonic() + delay >= deadline:
@@ -127,11 +127,11 @@ class Client:
         raise AssertionError("unreachable")
 
     def capabilities(self, timeout=None):
-        """GetCapabilities, asked once per client; None if the daemon does not answer it."""
+        """GetCapabilities, asked once per client (no retries: the defaults do); None if it is not answered."""
         with self._caps_lock:
             if self._caps is None:
                 try:
-                    self._caps = self.call(self._capabilities, self.p.GetCapabilitiesRequest, timeout)
+                    self._caps = self.call(self._capabilities, self.p.GetCapabilitiesRequest, timeout, retries=0)
                 except RemoteError:
                     return None
             return self._caps
@@ -150,8 +150,9 @@ class Client:
 
     def _request(self, name, opts, kind):
         p = self.p
-        fmt_name = {"auto": "INPUT_FORMAT_AUTO", "stablehlo": "INPUT_FORMAT_STABLEHLO",
-                    "mlir": "INPUT_FORMAT_STABLEHLO", "hlo": "INPUT_FORMAT_HLO"}[opts.input_format]
+        fmt_name = "INPUT_FORMAT_" + ("stablehlo" if opts.input_format == "mlir" else opts.input_format).upper()
+        if fmt_name not in p.InputFormat.keys():
+            raise ValueError(f"input_format: the shardcheck.v1 API has no '{opts.input_format}' input")
         report_format = {"json": "REPORT_FORMAT_JSON", "json-compact": "REPORT_FORMAT_JSON",
                          "text": "REPORT_FORMAT_TEXT", "text-color": "REPORT_FORMAT_TEXT",
                          "sarif": "REPORT_FORMAT_SARIF"}[kind]
