@@ -100,9 +100,10 @@ class Library:
 
     def reads_bytecode(self) -> bool:
         try:
-            return self.format_code("bytecode") != 0
+            self.format_code("bytecode")
         except ValueError:
             return False
+        return True
 
     def rules(self) -> list[Rule]:
         out = []
@@ -122,15 +123,17 @@ class Library:
 
     def check(self, data: bytes, name: str, opts, timeout=None) -> Report:
         """Runs sc_check on a worker thread so a timeout or Ctrl-C can set the cancel flag the library polls."""
+        input_format = self.format_code(opts.input_format)
         arena = self.lib.sc_arena_new(0)
         if not arena:
             raise MemoryError("libshardcheck: cannot allocate an arena")
-        # The arena and the buffer (which the report borrows) live as long as the Report.
-        buf = ctypes.create_string_buffer(data, len(data))
+        # The arena and the input (the report borrows it; bytes are passed without a copy) live as long
+        # as the Report.
+        buf = bytes(data)
         keep = _CheckState(self, arena, buf)
         cancel = c_int(0)
         o, keep.refs = _options(name, opts, cancel)
-        o.input_format = self.format_code(opts.input_format)
+        o.input_format = input_format
         report_ptr = c_void_p()
         result = {}
 

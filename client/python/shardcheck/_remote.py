@@ -177,7 +177,10 @@ class Client:
     def check_render(self, data: bytes, name: str, opts, kind: str, timeout=None) -> str:
         """The report of `data` rendered as `kind` (see _report.KINDS): Check, or CheckStream when large."""
         header = self._request(name, opts, kind)
+        start = time.monotonic()
         limit = self.max_message_bytes(timeout) if len(data) > 4096 else DEFAULT_MAX_MESSAGE_BYTES
+        if timeout is not None:  # one deadline for GetCapabilities and the check
+            timeout = max(timeout - (time.monotonic() - start), 0.0)
         room = limit - limit // 8  # the header fields and framing need some of the message
         if len(data) <= room:
             def one():
