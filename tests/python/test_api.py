@@ -1,5 +1,7 @@
 """The Python API on its own: what check() accepts, Report, errors, explain/rules, and
 `python3 -m shardcheck` against the C CLI."""
+import contextlib
+import io
 import json
 import os
 import pathlib
@@ -10,6 +12,7 @@ from support import Compiled, Exported, Lowered
 
 import shardcheck
 from shardcheck import _inputs, _lib
+from shardcheck import __main__ as shardcheck_main
 
 BAD = "examples/pallas_kernel_outside_shard_map.mlir"
 GOOD = "tests/modules/kernel/kernel-outside-manual.toplevel.good.mlir"
@@ -224,11 +227,22 @@ class PythonCliTest(unittest.TestCase):
     """python3 -m shardcheck mirrors the C CLI: output and exit status."""
 
     def same(self, *args, server=None):
+        """The C CLI in a child process; the module's main() in this one (test_stdin runs `-m` for real)."""
         extra = ["--server", server] if server else []
         rc, out, err = support.run_cli(*args)
-        prc, pout, perr = support.run_py(*args, *extra)
-        self.assertEqual((prc, pout), (rc, out), f"{args}: {perr}")
-        return rc, perr
+        pout, perr = io.StringIO(), io.StringIO()
+        cwd = os.getcwd()
+        os.chdir(support.REPO)
+        try:
+            with contextlib.redirect_stderr(perr):
+                try:
+                    prc = shardcheck_main.main([*args, *extra], out=pout)
+                except SystemExit as e:  # argparse's usage errors
+                    prc = e.code
+        finally:
+            os.chdir(cwd)
+        self.assertEqual((prc, pout.getvalue()), (rc, out), f"{args}: {perr.getvalue()}")
+        return rc, perr.getvalue()
 
     def test_check_outputs(self):
         d = support.daemon()

@@ -93,6 +93,9 @@ class ImportTest(unittest.TestCase):
                 " mesh=make_mesh((4,), ('data',)))\n"
                 "assert not r.ok and r.errors[0].code == 'SC0301', r\n"
                 "assert not any(m.split('.')[0] in BLOCKED for m in sys.modules), sorted(sys.modules)\n"
+                "try:\n    shardcheck.check('module {}', server='127.0.0.1:1')\n"
+                "except ImportError as e:\n    assert 'python3-grpcio' in str(e), e\n"
+                "else:\n    raise AssertionError('remote without grpc')\n"
                 "print('ok')\n")
         out = self.run_blocked(("jax", "jaxlib", "numpy", "grpc", "google"), body)
         self.assertEqual(out, "ok\n")

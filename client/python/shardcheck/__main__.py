@@ -81,7 +81,7 @@ def _check(a, out):
         return EXIT_TROUBLE
     color = a.color if a.color is not None else out.isatty() and "NO_COLOR" not in os.environ
     many_json = a.format == "json" and len(a.files) > 1
-    kwargs = _remote_kwargs(a) if a.server else {"timeout": None}
+    kwargs = _remote_kwargs(a) if a.server else {"timeout": a.timeout}
     rc = 0
     rendered = []
     for path in a.files:
@@ -156,7 +156,7 @@ def main(argv=None, out=None) -> int:
     a = parsers[cmd].parse_intermixed_args(argv[1:])
     try:
         return {"check": _check, "rules": _rules, "explain": _explain}[cmd](a, out)
-    except (_errors.LibraryNotFoundError, _errors.RemoteError) as e:
+    except (ImportError, _errors.RemoteError) as e:  # no library, no grpc, or the daemon failed
         print(f"shardcheck: {e}", file=sys.stderr)
         return EXIT_TROUBLE
 

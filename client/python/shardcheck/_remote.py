@@ -73,7 +73,11 @@ class Client:
     """One channel to one daemon (reused across calls) and its capabilities, fetched once."""
 
     def __init__(self, server, tls_ca=None, tls_cert=None, tls_key=None, token=None):
-        import grpc  # noqa: PLC0415 - only remote checks need grpc
+        try:
+            import grpc  # noqa: PLC0415 - only remote checks need grpc
+        except ImportError as e:
+            raise ImportError("shardcheck: checks through a daemon need grpcio and protobuf "
+                              "(Debian: apt-get install python3-grpcio python3-protobuf)") from e
 
         self.grpc = grpc
         self.server = server
