@@ -203,6 +203,15 @@ class ErrorsTest(unittest.TestCase):
             shardcheck.check(read(BAD), timeout=0)
         self.assertFalse(shardcheck.check(read(BAD), timeout=60, mesh={"data": 4}).ok)
 
+    def test_memory_limit_in_process(self):
+        big = support.CORPUS / "xla/real_world/nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"
+        for obj, limit in ((read(BAD), 256), (big, 256 << 10)):  # too small for the report; for the analysis
+            with self.assertRaisesRegex(shardcheck.CheckError, "^m: the request needs more memory than its limit"):
+                shardcheck.check(obj, name="m", max_memory=limit)
+        self.assertFalse(shardcheck.check(read(BAD), mesh="data=4", max_memory=64 << 20).ok)
+        with self.assertRaisesRegex(ValueError, "^max_memory: limits in-process checks"):
+            shardcheck.check(read(BAD), max_memory=4096, server="127.0.0.1:1")
+
     def test_library_not_found(self):
         code = ("import shardcheck\n"
                 "try:\n    shardcheck.check('module {}')\n"

@@ -22,9 +22,10 @@ class CheckOptions:
     split_input_file: bool = False
     max_depth: int = 0
     max_ops: int = 0
+    max_memory: int = 0  # in-process analysis memory limit in bytes; 0 = none
 
 
-def _options(mesh, platform, rules, min_severity, input_format, split_input_file, max_depth, max_ops):
+def _options(mesh, platform, rules, min_severity, input_format, split_input_file, max_depth, max_ops, max_memory):
     if isinstance(rules, str):
         rules = (rules,)
     rules = tuple(rules or ())
@@ -36,15 +37,15 @@ def _options(mesh, platform, rules, min_severity, input_format, split_input_file
     input_format = input_format or "auto"
     if input_format not in INPUT_FORMATS:
         raise ValueError(f"input_format: unknown input format '{input_format}' ({', '.join(INPUT_FORMATS)})")
-    for field, v in (("max_depth", max_depth), ("max_ops", max_ops)):
-        if not isinstance(v, int) or not 0 <= v < 1 << 32:
-            raise ValueError(f"{field}: {v!r} is not an integer in [0, 2**32)")
+    for field, v, bound in (("max_depth", max_depth, 32), ("max_ops", max_ops, 32), ("max_memory", max_memory, 63)):
+        if not isinstance(v, int) or not 0 <= v < 1 << bound:
+            raise ValueError(f"{field}: {v!r} is not an integer in [0, 2**{bound})")
     return CheckOptions(_mesh.to_target_mesh(mesh), _mesh.platform_name(platform), rules, min_severity,
-                        input_format, bool(split_input_file), max_depth, max_ops)
+                        input_format, bool(split_input_file), max_depth, max_ops, max_memory)
 
 
 def check(obj, *, mesh=None, platform=None, rules=None, min_severity=None, server=None, timeout=None,
-          name=None, input_format=None, split_input_file=False, max_depth=0, max_ops=0,
+          name=None, input_format=None, split_input_file=False, max_depth=0, max_ops=0, max_memory=0,
           tls_ca=None, tls_cert=None, tls_key=None, token=None) -> Report:
     """Checks a module for sharding errors and returns its Report.
 
@@ -56,12 +57,16 @@ def check(obj, *, mesh=None, platform=None, rules=None, min_severity=None, serve
     min_severity: 'note', 'warning' or 'error'. name: the input name shown in the report.
     server: 'HOST:PORT' of a shardcheckd to check through (tls_ca, tls_cert/tls_key for mTLS, token for
       a bearer token); else the check runs in-process. timeout: seconds (a deadline for the daemon).
+    max_memory: bytes the in-process analysis may use (0 = no limit; a daemon applies its own).
     """
-    opts = _options(mesh, platform, rules, min_severity, input_format, split_input_file, max_depth, max_ops)
+    opts = _options(mesh, platform, rules, min_severity, input_format, split_input_file, max_depth, max_ops,
+                    max_memory)
     if server is None:
         lib = _lib.library()
         m = _inputs.module_input(obj, lib.reads_bytecode, name)
         return lib.check(m.data, m.name, opts, timeout)
+    if max_memory:
+        raise ValueError("max_memory: limits in-process checks; a daemon applies its limits.max_arena_bytes")
     c = _remote.client(server, tls_ca, tls_cert, tls_key, token)
     m = _inputs.module_input(obj, lambda: c.reads_bytecode(timeout), name)
     return c.check(m.data, m.name, opts, timeout)

@@ -124,7 +124,7 @@ class Library:
     def check(self, data: bytes, name: str, opts, timeout=None) -> Report:
         """Runs sc_check on a worker thread so a timeout or Ctrl-C can set the cancel flag the library polls."""
         input_format = self.format_code(opts.input_format)
-        arena = self.lib.sc_arena_new(0)
+        arena = self.lib.sc_arena_new(opts.max_memory)
         if not arena:
             raise MemoryError("libshardcheck: cannot allocate an arena")
         # The arena and the input (the report borrows it; bytes are passed without a copy) live as long
@@ -158,7 +158,8 @@ class Library:
         status = result["status"]
         keep.report = report_ptr.value
         if status != SC_OK:
-            failure = "out of memory"
+            # No report at all: the arena could not even hold it (the library's words for its limit).
+            failure = "the request needs more memory than its limit allows"
             if keep.report:
                 failure = json.loads(keep.render("json-compact")).get("failure") or failure
             keep.close()

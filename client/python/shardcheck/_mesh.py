@@ -62,6 +62,11 @@ def platform_name(value, field="platform"):
     return p
 
 
+def _as_int(v):
+    """Integer-like sizes (numpy integers) as int; anything else is left for validate() to name."""
+    return int(v) if hasattr(v, "__index__") and not isinstance(v, bool) else v
+
+
 def to_target_mesh(mesh) -> TargetMesh | None:
     """Converts what check(mesh=...) accepts; None stays None (the module's own meshes are the target)."""
     if mesh is None or isinstance(mesh, TargetMesh):
@@ -69,10 +74,7 @@ def to_target_mesh(mesh) -> TargetMesh | None:
     if isinstance(mesh, str):
         return validate(parse_spec(mesh))
     if isinstance(mesh, Mapping):
-        axes = []
-        for name, size in mesh.items():
-            axes.append(MeshAxis(name, size))
-        return validate(TargetMesh(tuple(axes)))
+        return validate(TargetMesh(tuple(MeshAxis(name, _as_int(size)) for name, size in mesh.items())))
     if hasattr(mesh, "axis_names"):
         return validate(from_jax(mesh))
     raise TypeError("mesh must be a jax.sharding.Mesh or AbstractMesh, a mesh spec string "
@@ -281,7 +283,7 @@ def from_jax(mesh) -> TargetMesh:
         raise ValueError("mesh.axes: the mesh has neither a shape nor axis_sizes")
     if len(sizes) != len(names):
         raise ValueError(f"mesh.axes: {len(sizes)} sizes for {len(names)} axis names")
-    sizes = [int(s) if hasattr(s, "__index__") and not isinstance(s, bool) else s for s in sizes]
+    sizes = [_as_int(s) for s in sizes]
     types = _axis_types(mesh, names)
     axes = tuple(MeshAxis(n, s, t) for n, s, t in zip(names, sizes, types))
     ids = platform = None
