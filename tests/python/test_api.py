@@ -5,7 +5,11 @@ import io
 import json
 import os
 import pathlib
+import subprocess
+import sys
+import tempfile
 import unittest
+from pathlib import Path
 
 import support
 from support import Compiled, Exported, Lowered
@@ -202,6 +206,15 @@ class ErrorsTest(unittest.TestCase):
         with self.assertRaisesRegex(TimeoutError, "did not finish within 0 s"):
             shardcheck.check(read(BAD), timeout=0)
         self.assertFalse(shardcheck.check(read(BAD), timeout=60, mesh={"data": 4}).ok)
+
+    def test_timeout_stops_a_running_analysis(self):
+        """A 0.8 MB module takes far longer than 1 ms to check: the flag set at the deadline stops it."""
+        with tempfile.TemporaryDirectory() as tmp:
+            big = Path(tmp) / "large.mlir"
+            subprocess.run([sys.executable, str(support.REPO / "tests/bench/gen_large.py"), str(big), "40"], check=True)
+            with self.assertRaisesRegex(TimeoutError, "did not finish within 0.001 s"):
+                shardcheck.check(big, timeout=0.001)
+            self.assertEqual(shardcheck.check(big, timeout=600).to_dict()["input"]["bytes"], big.stat().st_size)
 
     def test_memory_limit_in_process(self):
         big = support.CORPUS / "xla/real_world/nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"
