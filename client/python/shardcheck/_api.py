@@ -73,8 +73,8 @@ def check(obj, *, mesh=None, platform=None, rules=None, min_severity=None, serve
 
 
 def assert_no_errors(obj, *, mesh=None, **kwargs) -> Report:
-    """check(obj, mesh=mesh, ...) and raise ShardingError (an AssertionError-friendly ValueError whose
-    message is the text report) if it found errors. For tests: `shardcheck.assert_no_errors(lowered, mesh=mesh)`."""
+    """check(obj, mesh=mesh, ...), raising ShardingError (a ValueError whose message is the text report,
+    which pytest shows) if it found errors. For tests: `shardcheck.assert_no_errors(lowered, mesh=mesh)`."""
     return check(obj, mesh=mesh, **kwargs).raise_for_errors()
 
 
