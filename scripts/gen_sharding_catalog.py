@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates the catalog entries of the mesh, sharding, manual and collective families
-(lib/catalog_{mesh,sharding,manual,collective}.inc) and their test modules
+(lib/rules/catalog/{mesh,sharding,manual,collective}.inc) and their test modules
 (tests/modules/<family>/<rule>.{bad,good}.mlir) from one table, so explanations, examples and tests agree.
 Run from the repository root: python3 scripts/gen_sharding_catalog.py"""
 import os
@@ -55,9 +55,15 @@ entry("SC0106", "mesh-num-partitions", "mesh", "A module mesh's device count dif
 entry("SC0107", "mesh-target", "mesh", "The target mesh differs from the device count the module was lowered for",
  "A module is lowered for a fixed number of devices (its sdy.mesh, or mhlo.num_partitions). Deployed on a mesh with another device count it is not the same program: shardings, collectives and kernels were planned for the original count. JAX: \"Function main was exported for N devices and is called in a context with M devices, which is not allowed.\"",
  "A module lowered on a 2-chip test machine and deployed on a pod slice; or a jax.export artifact reused on a different topology. (A module lowered for one device is accepted on any device count, as jax.export does; its kernels and callbacks are what break, and their rules report them.)",
- "Lower (or export) the function with the mesh it will run on, e.g. with jax.set_mesh(jax.make_mesh((8,), ('data',))): exported = jax.export.export(jax.jit(f))(...).",
+ "Lower (or export) the function with the mesh it will run on: with jax.set_mesh(jax.make_mesh((8,), ('data',))): exported = jax.export.export(jax.jit(f))(x). The diagnostic points at the sdy.mesh declaration or the mhlo.num_partitions attribute that fixes the device count; shardings whose tile assignments only fail because of the other device count are listed as its related sites, not reported again.",
  'module attributes {mhlo.num_partitions = 2 : i32} {\n' + fn("") + '}\n',
  'module attributes {mhlo.num_partitions = 8 : i32} {\n' + fn("") + '}\n', "data=8")
+entry("SC0108", "mesh-target-axes", "mesh", "The target mesh has the module's device count but other axes",
+ "The target mesh has as many devices as the module was lowered for, but other axis names or sizes. The program still runs, but its shardings and collectives were planned for the module's own axes: a sharding over \"x\" of a module lowered on x=2,y=4 is not the sharding over 'data' of a data=8 deployment, and per-axis collectives group other devices. A warning: nothing fails, the layout is not the one intended.",
+ "A module lowered with one mesh layout (2x4) and deployed with another (8, or 4x2) over the same devices; a checker given the production mesh for a module exported elsewhere.",
+ "Deploy on the mesh the module was lowered for (jax.make_mesh((2, 4), ('x', 'y'))), or re-lower the function under the target mesh: with jax.set_mesh(jax.make_mesh((8,), ('data',))): exported = jax.export.export(jax.jit(f))(x).",
+ 'sdy.mesh @mesh = <["x"=2, "y"=4]>\n' + fn(""),
+ 'sdy.mesh @mesh = <["data"=8]>\n' + fn(""), "data=8")
 
 # ---------------------------------------------------------------- sharding
 def arg_sh(sh, t="tensor<8xf32>", mesh=MESH4):
@@ -423,5 +429,5 @@ for fam, es in families.items():
         else:
             open(os.path.join(d, rule + ".bad.mlir"), "w").write(hdr + "// expect: " + code + "\n" + bad)
             open(os.path.join(d, rule + ".good.mlir"), "w").write(hdr + "// expect: none\n" + good)
-    open(os.path.join(root, "lib", f"catalog_{fam}.inc"), "w").write("\n".join(out) + "\n")
+    open(os.path.join(root, "lib", "rules", "catalog", f"{fam}.inc"), "w").write("\n".join(out) + "\n")
 print(f"{len(E)} entries")

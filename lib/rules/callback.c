@@ -166,11 +166,29 @@ static uint32_t value_results(const sc_op *op) {
 }
 
 typedef void (*cb_visit)(sc_ctx *ctx, const sc_op *op, const cb_info *ci);
+/* The host transfer this one continues: a TPU host callback is a chain of send/recv ops threaded by
+ * one token (sends of the operands, then recvs of the results); NULL for the first of the chain. */
+static const sc_op *previous_transfer(const sc_op *op) {
+  for (uint32_t i = 0; i < op->noperands; i++) {
+    const sc_value *v = op->operands[i];
+    if (v && v->def && v->def != op && callback_info(v->def).kind == CB_HOST_TRANSFER) return v->def;
+  }
+  return NULL;
+}
+
+/* Visits every callback. One callback, one diagnostic: what a rule reports on a host transfer that
+ * continues a send/recv chain follows from the same report on the chain's previous op (folded into
+ * the first one, the others its related sites). */
 static void for_each_callback(sc_ctx *ctx, cb_visit fn) {
   for (uint32_t i = 0; i < ctx->module->nops; i++) {
     const sc_op *op = ctx->module->ops[i];
     cb_info ci = callback_info(op);
-    if (ci.kind != CB_NONE) fn(ctx, op, &ci);
+    if (ci.kind == CB_NONE) continue;
+    size_t first = ctx->diags.n;
+    fn(ctx, op, &ci);
+    const sc_op *prev = ci.kind == CB_HOST_TRANSFER && ctx->diags.n > first ? previous_transfer(op) : NULL;
+    for (size_t k = first; prev && k < ctx->diags.n; k++)
+      sc_diag_caused_by(ctx, &ctx->diags.v[k], ctx->diags.v[k].code, prev->pos.offset);
   }
 }
 
@@ -326,17 +344,15 @@ static void device_not_in_assignment(sc_ctx *ctx, const sc_op *op, const cb_info
               "jax.pure_callback(fn, result_shape, x, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))");
   sc_fix *f = sc_diag_fix(ctx, d, "Run the callback on device 0", NULL);
   if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
-  /* The same bad device, as the mesh and sharding families see it: this diagnostic says it better.
-   * (Shardy: the maximal mesh's SC0106; GSPMD: the tile assignment's SC0211 on this op.) */
+  /* The same bad device, as the mesh and sharding families see it, is this mistake: the maximal mesh's
+   * SC0106 (Shardy) and the op's tile-assignment SC0211 (GSPMD) fold into this diagnostic. */
   sc_span mname = cs.what ? cs.what->mesh_name : sc_span_of(NULL, 0);
   for (uint32_t i = 0; mname.n && ctx->model && i < ctx->model->nmeshes; i++) {
     const sc_mesh *mm = &ctx->model->meshes[i];
     if (!mm->maximal || !mm->op || mm->name.n != mname.n || memcmp(mm->name.p, mname.p, mname.n) != 0) continue;
-    sc_diag_supersede(ctx, "SC0106", mm->op->pos.offset, mm->op->end,
-                      sc_arena_printf(a, "names device %" PRId64 " ", cs.device));
+    sc_diag_claims(ctx, d, "SC0106", mm->op->pos.offset);
   }
-  sc_diag_supersede(ctx, "SC0211", op->pos.offset, op->end,
-                    sc_arena_printf(a, "device %" PRId64 " >= num_devices", cs.device));
+  sc_diag_claims(ctx, d, "SC0211", op->pos.offset);
 }
 
 void sc_check_callback_device_not_in_assignment(sc_ctx *ctx) { for_each_callback(ctx, device_not_in_assignment); }
