@@ -322,6 +322,14 @@ entry("SC0218", "sharding-uneven-constraint", "sharding", "An intermediate shard
  "Shard the dimension over an axis whose size divides it (the message names one when the mesh has it), pad the dimension to a multiple of the axis product, or leave it unsharded.",
  wsc(6), wsc(8))
 
+def cpart(attrs):
+    return MESH4 + fn(f"  %0 = stablehlo.custom_call @CustomSPMDPartitioning(%arg0) {{api_version = 2 : i32, backend_config = \"140234887351120\"{attrs}}} : (tensor<8xf32>) -> tensor<8xf32>\n", ret="%0")
+entry("SC0219", "sharding-custom-partitioning", "sharding", "A custom_partitioning op can only be partitioned in the JAX process that lowered it",
+ "jax.experimental.custom_partitioning lowers to a CustomSPMDPartitioning custom call whose backend_config is the id() of a Python object: when XLA partitions the module it calls back into the JAX process that lowered it to get the op's shardings and per-shard function. A serialized module (jax.export, a dump sent to a compile service) cannot be partitioned anywhere else. In a Shardy module without an sdy.sharding_rule JAX also says: \"Shardy is used, but sharding propagation callbacks instead of sharding_rule are provided. Need to provide sharding_rule to migrate to Shardy.\" A warning: the module is fine inside the process that lowered it.",
+ "A model using custom_partitioning (e.g. a fused attention or TransformerEngine op) exported with jax.export or checked/compiled out of process.",
+ "Express the op's per-shard computation with jax.shard_map (its partitioning is then in the module), or keep the function in-process (jax.jit) instead of exporting it.",
+ cpart(""), MESH4 + fn("  %0 = stablehlo.add %arg0, %arg0 : tensor<8xf32>\n", ret="%0"))
+
 # ---------------------------------------------------------------- collective
 C2 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
 def coll(op, insh, t="tensor<16x8xf32>"):

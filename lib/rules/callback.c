@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rules/fixes.h"
+#include "rules/rule_util.h"
 
 #define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
 #include "rules/callback.def"
@@ -437,3 +438,45 @@ static void wrong_platform(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
 }
 
 void sc_check_callback_wrong_platform(sc_ctx *ctx) { for_each_callback(ctx, wrong_platform); }
+
+/* ---- SC0409 callback-multi-platform ---- */
+
+/* The `_platform_index` argument of a module lowered for several platforms (jax.export(platforms=[...])
+ * passes the platform as a global constant and branches on it with stablehlo.case), or NULL. */
+static const sc_value *platform_index_arg(const sc_module *m) {
+  for (uint32_t f = 0; f < m->nfuncs; f++) {
+    const sc_block *b = ru_body(m->funcs[f]);
+    for (uint32_t i = 0; b && i < b->nargs; i++) {
+      const sc_attr *g = sc_attrs_find(&b->args[i]->attrs, "jax.global_constant");
+      if (g && sc_span_eq(sc_span_trim(g->value), "\"_platform_index\"")) return b->args[i];
+    }
+  }
+  return NULL;
+}
+
+void sc_check_callback_multi_platform(sc_ctx *ctx) {
+  const sc_value *pi = platform_index_arg(ctx->module);
+  if (!pi) return;
+  uint32_t root = SC_SITE_ANY;
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    cb_info ci = callback_info(op);
+    if (ci.kind == CB_NONE) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "multi-platform lowering for python_callback: %s is in a module lowered for several "
+                         "platforms (its function takes the `_platform_index` argument %.*s); JAX cannot lower a "
+                         "host callback for more than one platform, and each platform needs its own callback target.",
+                         cb_label(ctx->arena, op, &ci), SC_SPAN_ARG(pi->name));
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    sc_kc_context(ctx, d, &w);
+    /* one module, one mistake: the other callbacks (one per platform branch) are related sites */
+    if (root != SC_SITE_ANY) sc_diag_caused_by(ctx, d, "SC0409", root);
+    else root = op->pos.offset;
+    const char *args = sc_kc_py_arg_structs(ctx);
+    sc_diag_fix(ctx, d, "Export the function for one platform per artifact",
+                args ? sc_arena_printf(ctx->arena, "exported = jax.export.export(jax.jit(%s), platforms=('%s',))(%s)",
+                                       sc_kc_py_fn_name(ctx), ci.platform == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(ci.platform),
+                                       args)
+                     : NULL);
+  }
+}

@@ -321,6 +321,7 @@ static void relate(sc_ctx *ctx, sc_diag *root, const sc_diag *c) {
                   c->function, c->op, c->has_source, c->source_file, c->source_line, c->source_col};
   root->related = sc_arena_grow(ctx->arena, root->related, root->nrelated, root->nrelated + 1, sizeof *root->related);
   root->related[root->nrelated++] = r;
+  if (c->severity > root->severity) root->severity = c->severity; /* a mistake is as severe as its worst consequence */
   /* the root's machine fix fixes the whole mistake: the same fix's edits of a folded site join it */
   for (size_t k = 0; k < c->nfixes; k++) {
     const sc_fix *cf = &c->fixes[k];

@@ -857,10 +857,11 @@ const char *sc_kc_py_arg_structs(sc_ctx *ctx) {
   uint32_t n = body ? body->nargs : 0;
   if (n > 16) return NULL;
   const char *out = "";
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0, k = 0; i < n; i++) {
+    if (sc_attrs_find(&body->args[i]->attrs, "jax.global_constant")) continue; /* not the user's argument */
     const char *st = sc_kc_py_struct(ctx->arena, ru_arg_type(f, i));
     if (!st) return NULL;
-    out = sc_arena_printf(ctx->arena, "%s%s%s", out, i ? ", " : "", st);
+    out = sc_arena_printf(ctx->arena, "%s%s%s", out, k++ ? ", " : "", st);
   }
   return out;
 }

@@ -447,6 +447,11 @@ void sc_check_kernel_mesh_axis_unknown(sc_ctx *ctx) {
       sc_kc_context(ctx, d, &w);
       sc_diag_context(ctx, d, "kernel", kname);
       sc_diag_context(ctx, d, "kernel_axis", sc_span_dup(ctx->arena, axes[k]));
+      /* checked against a target mesh other than the module's: the retargeting is the mistake */
+      if (ctx->model && w.mesh == ctx->model->target) {
+        sc_diag_caused_by(ctx, d, "SC0107", SC_SITE_ANY);
+        sc_diag_caused_by(ctx, d, "SC0108", SC_SITE_ANY);
+      }
       sc_diag_fix(ctx, d,
                   sc_arena_printf(ctx->arena,
                                   "Check (and deploy) the module on the mesh it was lowered for, which has an axis "

@@ -197,6 +197,9 @@ void sc_check_mesh_num_partitions(sc_ctx *ctx) {
                             "mesh @%.*s has %" PRId64 " devices but the module is compiled for mhlo.num_partitions = %" PRId64
                             " (Length of device assignment %" PRId64 " is not equal to the size of the mesh %" PRId64 ")",
                             SC_SPAN_ARG(m->name), m->devices, np, np, m->devices);
+    /* a mesh whose device count differs from the module's other meshes (SC0105) is that mistake */
+    sc_diag_caused_by(ctx, d, "SC0105", mesh_off(m));
+    if (m->op) sc_diag_span(ctx, d, m->op->pos.offset, m->op->end);
     sc_diag_fix(ctx, d, "Lower the function with the mesh it runs on, so that the mesh size equals num_partitions", NULL);
     return;
   }

@@ -978,3 +978,30 @@ void sc_check_sharding_channel_device(sc_ctx *ctx) {
     }
   }
 }
+
+/* ---- sharding-custom-partitioning ----------------------------------------------------------------- */
+
+/* jax.experimental.custom_partitioning lowers to a `CustomSPMDPartitioning` custom call whose
+ * backend_config is the id() of a Python object: XLA calls back into the JAX process that lowered the
+ * module to partition it (spmd-errors J1). */
+void sc_check_sharding_custom_partitioning(sc_ctx *ctx);
+void sc_check_sharding_custom_partitioning(sc_ctx *ctx) {
+  for (uint32_t k = 0; k < ctx->module->nops; k++) {
+    const sc_op *op = ctx->module->ops[k];
+    if (!sc_span_eq(sc_op_custom_call_target(op), "CustomSPMDPartitioning")) continue;
+    bool shardy = ctx->model && ctx->model->nmeshes > 0;
+    bool rule = sc_op_attr(op, "sdy.sharding_rule") != NULL;
+    sc_diag *d = sc_emit(ctx, op,
+                         "%sCustomSPMDPartitioning (jax.experimental.custom_partitioning) can only be partitioned inside "
+                         "the JAX process that lowered this module: its backend_config is a key into that process's "
+                         "Python callbacks, so compiling the serialized module elsewhere fails%s",
+                         shardy && !rule ? "Shardy is used, but sharding propagation callbacks instead of sharding_rule "
+                                           "are provided. Need to provide sharding_rule to migrate to Shardy. "
+                                         : "",
+                         shardy && !rule ? "" : ".");
+    if (shardy && !rule) d->message = sc_arena_printf(ctx->arena, "%s (and this op has no sdy.sharding_rule).", d->message);
+    sc_fix *f = sc_diag_fix(ctx, d, "Write the op with jax.shard_map (or plain jnp) so the module carries its partitioning", NULL);
+    f->note = "custom_partitioning modules are for in-process jit only; for jax.export or a remote compile, express "
+              "the per-shard computation with jax.shard_map";
+  }
+}
