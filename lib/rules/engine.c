@@ -164,6 +164,8 @@ static sc_diag *report_v(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc
     uint32_t end = at + sc_op_custom_call_target(op).n;
     if (end < ctx->len && ctx->buf[end] == '"') end++; /* @"quoted" / "quoted" */
     sc_diag_span(ctx, out, at - 1, end);
+  } else if (op && op->pos.offset == offset && sc_span_eq(op->name, "sdy.mesh") && op->end > offset) {
+    sc_diag_span(ctx, out, offset, op->end); /* a mesh's problem: its declaration */
   } else if (!(op && op->pos.offset == offset && sc_diag_span_text(ctx, out, op->name))) {
     default_span(ctx, out);
   }
@@ -249,6 +251,15 @@ bool sc_diag_span_text(sc_ctx *ctx, sc_diag *d, sc_span text) {
   uint32_t at = sc_ctx_offset_of(ctx, text);
   if (at == UINT32_MAX || !text.n) return false;
   sc_diag_span(ctx, d, at, at + text.n);
+  return true;
+}
+
+bool sc_diag_span_name(sc_ctx *ctx, sc_diag *d, sc_span name) {
+  uint32_t at = sc_ctx_offset_of(ctx, name);
+  if (at == UINT32_MAX || !name.n) return false;
+  uint32_t b = at, e = at + name.n;
+  if (b > 0 && ctx->buf[b - 1] == '"' && e < ctx->len && ctx->buf[e] == '"') b--, e++;
+  sc_diag_span(ctx, d, b, e);
   return true;
 }
 

@@ -139,9 +139,17 @@ static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   if (!mesh) return;
   for (uint32_t i = 0; i < info->nmanual_axes; i++) {
     if (sc_mesh_axis_index(mesh, info->manual_axes[i].name) >= 0) continue;
-    sc_diag *d = sc_emit(ctx, op, "unknown manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
-                         SC_SPAN_ARG(info->manual_axes[i].name), SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
-    if (info->manual_axes[i].name.p) sc_diag_span_text(ctx, d, info->manual_axes[i].name);
+    const char *names = "", *all = "";
+    for (uint32_t k = 0; k < info->nmanual_axes; k++)
+      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, k ? ", " : "", SC_SPAN_ARG(info->manual_axes[k].name));
+    for (uint32_t k = 0; k < mesh->naxes; k++)
+      all = sc_arena_printf(ctx->arena, "%s%s'%.*s'", all, k ? ", " : "", SC_SPAN_ARG(mesh->axes[k].name));
+    sc_diag *d = sc_emit(ctx, op,
+                         "jax.shard_map requires axis_names={%s} to be a subset of mesh.axis_names=(%s%s): unknown "
+                         "manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
+                         names, all, mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(info->manual_axes[i].name),
+                         SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
+    sc_diag_span_name(ctx, d, info->manual_axes[i].name);
     sc_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", mc_snippet(ctx, info, mesh, NULL));
     return;
   }
@@ -216,6 +224,7 @@ static void check_values(sc_ctx *ctx, mc_check which) {
                                       "%s sharding at index %u must have all manual axes come before free axes in its "
                                       "dimension sharding at index %u. Saw manual axis %s after free axis %s",
                                       kind, i, d, sc_axis_ref_str(a, ax), sc_axis_ref_str(a, free_ax));
+                sc_diag_span_name(ctx, dg, ax->name);
                 sc_diag_fix(ctx, dg, "List the shard_map's manual axes first in each dimension", NULL);
                 reported = true;
                 break;
@@ -236,10 +245,11 @@ static void check_values(sc_ctx *ctx, mc_check which) {
           if (g >= 0 && ms > 1 && g % ms != 0) {
             if (which == CHK_DIV) {
               sc_diag *dg = sc_emit(ctx, op,
-                                    "%s dimension size %" PRId64 " is not divisible by the manual axes size %" PRId64
-                                    " (%s %u, dimension %u; shard_map was given argument arrays with axis sizes that are "
-                                    "not evenly divisible by the corresponding mesh axis sizes)",
-                                    kind, g, ms, kind, i, d);
+                                    "shard_map was given %s arrays with axis sizes that are not evenly divisible by the "
+                                    "corresponding mesh axis sizes: %s dimension size %" PRId64 " is not divisible by the "
+                                    "manual axes size %" PRId64 " (%s %u, dimension %u)",
+                                    operand ? "argument" : "result", kind, g, ms, kind, i, d);
+              sc_diag_span_text(ctx, dg, s->text);
               sc_diag_fix(ctx, dg,
                           sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 " or shard it over fewer axes", d, ms),
                           sc_arena_printf(a, "in_specs=%s", sc_sharding_partition_spec(a, s)));
@@ -327,8 +337,7 @@ static void axis_rebound(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
                          "nested shard_map must make other axes manual)",
                          SC_SPAN_ARG(info->manual_axes[i].name));
     /* the re-bound axis inside manual_axes={...} (quoted) */
-    uint32_t at = sc_ctx_offset_of(ctx, info->manual_axes[i].name);
-    if (at != UINT32_MAX && at > 0 && ctx->buf[at - 1] == '"') sc_diag_span(ctx, d, at - 1, at + info->manual_axes[i].name.n + 1);
+    sc_diag_span_name(ctx, d, info->manual_axes[i].name);
     const sc_mesh *mesh = mc_mesh(ctx->model, info);
     sc_diag_fix(ctx, d, "Give nested shard_maps disjoint sets of manual axes",
                 mesh ? mc_snippet(ctx, info, mesh, parent) : NULL);
@@ -405,6 +414,7 @@ static void axes_sorted(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
                            SC_SPAN_ARG(info->manual_axes[i - 1].name));
       sc_fix *f = sc_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
       const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "manual_axes");
+      if (it) sc_diag_span(ctx, d, it->offset, it->offset + it->value.n);
       if (it && sc_span_starts(it->value, "{"))
         sc_fix_edit(ctx, f, it->offset, it->value.n,
                     ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->manual_axes, info->nmanual_axes, mesh),
@@ -540,6 +550,7 @@ void sc_check_manual_unreduced_partial(sc_ctx *ctx) {
                               "axes automatic)",
                               prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->nmanual_axes),
                               ru_sharding_str(a, s), ru_axes_str(a, s->unreduced, s->nunreduced));
+      sc_diag_span_text(ctx, d, s->text);
       sc_diag_fix(ctx, d,
                   sc_arena_printf(a,
                                   "Make the shard_map fully manual (axis_names=set(mesh.axis_names), i.e. manual_axes "

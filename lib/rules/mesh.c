@@ -34,7 +34,7 @@ void sc_check_mesh_axis_size(sc_ctx *ctx) {
         fixed.axes[j] = m->axes[j];
         if (fixed.axes[j].size < 1) fixed.axes[j].size = 1;
       }
-      sc_diag_span_text(ctx, d, m->axes[k].name);
+      sc_diag_span_name(ctx, d, m->axes[k].name);
       sc_diag_fix(ctx, d, "Give every mesh axis a positive size",
                   sc_arena_printf(ctx->arena, "mesh = %s", sc_kc_py_make_mesh(ctx->arena, &fixed)));
       break;
@@ -53,6 +53,7 @@ void sc_check_mesh_duplicate_axis(sc_ctx *ctx) {
         if (ru_span_same(m->axes[j].name, m->axes[k].name)) {
           sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m), "mesh @%.*s: duplicate axis name: \"%.*s\"",
                                   SC_SPAN_ARG(m->name), SC_SPAN_ARG(m->axes[k].name));
+          sc_diag_span_name(ctx, d, m->axes[k].name); /* the second use */
           sc_diag_fix(ctx, d, "Give every mesh axis a distinct name", NULL);
           done = true;
         }
@@ -167,10 +168,10 @@ void sc_check_mesh_device_count(sc_ctx *ctx) {
     }
     if (m->devices != first->devices) {
       sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
-                              "mesh @%.*s has %" PRId64 " devices but mesh @%.*s has %" PRId64
-                              ": all meshes in a module must have the same number of devices (except meshes with a "
-                              "single device id). JAX reports this as \"Received incompatible devices for jitted "
-                              "computation\" / \"mesh should be the same across the entire program\"",
+                              "Received incompatible devices for jitted computation: mesh @%.*s has %" PRId64
+                              " devices but mesh @%.*s has %" PRId64 "; all meshes in a module must have the same "
+                              "number of devices (except meshes with a single device id), and the mesh should be the "
+                              "same across the entire program",
                               SC_SPAN_ARG(m->name), m->devices, SC_SPAN_ARG(first->name), first->devices);
       /* one diagnostic per module: later mismatching meshes are related sites of the first */
       if (root) sc_diag_caused_by(ctx, d, "SC0105", mesh_off(root));
@@ -194,9 +195,9 @@ void sc_check_mesh_num_partitions(sc_ctx *ctx) {
     if (!counted(m) || m->devices <= 0) continue;
     if (m->devices == np || m->devices == np * nr) continue;
     sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
-                            "mesh @%.*s has %" PRId64 " devices but the module is compiled for mhlo.num_partitions = %" PRId64
-                            " (Length of device assignment %" PRId64 " is not equal to the size of the mesh %" PRId64 ")",
-                            SC_SPAN_ARG(m->name), m->devices, np, np, m->devices);
+                            "Length of device assignment %" PRId64 " is not equal to the size of the mesh %" PRId64
+                            ": mesh @%.*s has %" PRId64 " devices but the module is compiled for mhlo.num_partitions = %" PRId64,
+                            np, m->devices, SC_SPAN_ARG(m->name), m->devices, np);
     /* a mesh whose device count differs from the module's other meshes (SC0105) is that mistake */
     sc_diag_caused_by(ctx, d, "SC0105", mesh_off(m));
     if (m->op) sc_diag_span(ctx, d, m->op->pos.offset, m->op->end);

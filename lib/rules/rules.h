@@ -94,6 +94,8 @@ void sc_diags_fold(sc_ctx *ctx, bool *keep);
 void sc_diag_span(sc_ctx *ctx, sc_diag *d, uint32_t begin, uint32_t end);
 /* Same for a span of the module text; returns false (and changes nothing) if `text` is not in it. */
 bool sc_diag_span_text(sc_ctx *ctx, sc_diag *d, sc_span text);
+/* Same for a name written quoted ("x", @"x") or bare: the quotes are part of the span. */
+bool sc_diag_span_name(sc_ctx *ctx, sc_diag *d, sc_span name);
 /* The byte offset of `text` in the input, or UINT32_MAX if it does not point into it. */
 uint32_t sc_ctx_offset_of(const sc_ctx *ctx, sc_span text);
 

@@ -194,17 +194,12 @@ static void span_site(sc_ctx *ctx, sc_diag *d, const ru_site *site, const char *
   } else if (!strcmp(rule, "sharding-unknown-mesh") && s && s->mesh_name.n) {
     ax = s->mesh_name;
   }
-  /* an axis name is written quoted: underline the quotes too */
   uint32_t at = ax.n ? sc_ctx_offset_of(ctx, ax) : UINT32_MAX;
-  if (at != UINT32_MAX && at > 0 && ctx->buf[at - 1] == '"' && at + ax.n < ctx->len && ctx->buf[at + ax.n] == '"') {
-    sc_diag_span(ctx, d, at - 1, at + ax.n + 1);
-    return;
-  }
-  if (at != UINT32_MAX && at > 0 && ctx->buf[at - 1] == '@') {
+  if (at != UINT32_MAX && at > 0 && ctx->buf[at - 1] == '@') { /* a mesh symbol: with its '@' */
     sc_diag_span(ctx, d, at - 1, at + ax.n);
     return;
   }
-  if (ax.n && sc_diag_span_text(ctx, d, ax)) return;
+  if (ax.n && sc_diag_span_name(ctx, d, ax)) return;
   if (s) sc_diag_span_text(ctx, d, s->text);
 }
 
@@ -423,14 +418,16 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
     bool sdy = s->source == SC_SHARDING_FROM_SDY;
     sc_diag *dg = sc_emit_at(
         ctx, func->pos.offset, func,
-        "%s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded size %" PRId64
-        "%s. %s (JAX: the sharding %s implies that array axis %u is partitioned "
-        "%" PRId64 " times, but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should "
-        "evenly divide the shape))",
-        what, index, d, size, tiles[d], named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
-        sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.",
+        "One of %s was given the sharding of %s, which implies that array axis %u is partitioned %" PRId64 " times, "
+        "but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should evenly divide "
+        "the shape). %s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded "
+        "size %" PRId64 "%s. %s",
+        !strcmp(what, "result") ? "pjit outputs" : "pjit arguments",
         spec ? spec : sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text)), d, tiles[d], size, shape_str(a, &sh),
-        tiling_str(a, tiles, rank));
+        tiling_str(a, tiles, rank), what, index, d, size, tiles[d],
+        named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
+        sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.");
+    sc_diag_span_text(ctx, dg, s->text);
     const char *kw = !strcmp(what, "result") ? "out_shardings" : "in_shardings";
     const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
     const char *title =

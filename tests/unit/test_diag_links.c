@@ -171,13 +171,16 @@ Test(diag, every_family_underlines_the_culprit) {
   struct {
     const char *path, *mesh, *code, *text;
   } cases[] = {
-      {"tests/modules/mesh/mesh-axis-size.bad.mlir", NULL, "SC0101", "y"},
+      {"tests/modules/mesh/mesh-axis-size.bad.mlir", NULL, "SC0101", "\"y\""},
+      {"tests/modules/mesh/mesh-duplicate-axis.bad.mlir", NULL, "SC0102", "\"x\""},
+      {"tests/modules/mesh/mesh-num-partitions.bad.mlir", NULL, "SC0106", "sdy.mesh @mesh = <[\"x\"=8]>"},
+      {"tests/modules/sharding/sharding-divisibility.bad.mlir", NULL, "SC0210", NULL},
       {"tests/modules/sharding/sharding-unknown-axis.bad.mlir", NULL, "SC0203", "\"z\""},
       {"tests/modules/sharding/sharding-duplicate-axis.bad.mlir", NULL, "SC0206", NULL},
       {"tests/modules/kernel/kernel-outside-manual.retarget.bad.mlir", "data=4", "SC0301", "@tpu_custom_call"},
       {"tests/modules/kernel/kernel-outside-manual.bad.hlo", NULL, "SC0301", "\"tpu_custom_call\""},
       {"tests/modules/callback/callback-not-single-device.bad.mlir", NULL, "SC0403", "@xla_ffi_python_cpu_callback"},
-      {"tests/modules/manual/manual-unknown-axis.bad.mlir", NULL, "SC0503", NULL},
+      {"tests/modules/manual/manual-unknown-axis.bad.mlir", NULL, "SC0503", "\"b\""},
       {"tests/modules/collective/collective-manual-subgroup.bad.hlo", NULL, "SC0606", NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
