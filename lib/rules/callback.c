@@ -384,9 +384,20 @@ static void partitioned_results(sc_ctx *ctx, const sc_op *op, const cb_info *ci)
                        cb_label(a, op, ci), value_results(op), value_results(op) == 1 ? "" : "s");
   sc_kc_where w = sc_kc_locate(ctx, op);
   sc_kc_context(ctx, d, &w);
-  sc_diag_fix(ctx, d, "Use jax.pure_callback inside jax.shard_map for a per-shard callback that returns values",
-              "jax.shard_map(lambda x: jax.pure_callback(fn, result_shape, x), mesh=mesh, in_specs=P('x'), "
-              "out_specs=P('x'))");
+  /* per shard over the mesh's axes: each device calls back with its block */
+  const char *snippet = NULL;
+  if (w.mesh && w.mesh->naxes && !w.mesh->synthesized) {
+    const char *axes = "";
+    for (uint32_t k = 0; k < w.mesh->naxes; k++)
+      axes = sc_arena_printf(a, "%s%s'%.*s'", axes, k ? ", " : "", SC_SPAN_ARG(w.mesh->axes[k].name));
+    const char *spec = w.mesh->naxes == 1 ? sc_arena_printf(a, "P(%s)", axes) : sc_arena_printf(a, "P((%s),)", axes);
+    snippet = sc_arena_printf(a,
+                              "mesh = %s\n"
+                              "per_shard = jax.shard_map(lambda x: jax.pure_callback(fn, jax.ShapeDtypeStruct(x.shape, x.dtype), x),\n"
+                              "                          mesh=mesh, in_specs=%s, out_specs=%s)",
+                              sc_kc_py_make_mesh(a, w.mesh), spec, spec);
+  }
+  sc_diag_fix(ctx, d, "Use jax.pure_callback inside jax.shard_map for a per-shard callback that returns values", snippet);
 }
 
 void sc_check_callback_partitioned_results(sc_ctx *ctx) { for_each_callback(ctx, partitioned_results); }
@@ -433,8 +444,11 @@ static void wrong_platform(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
   sc_kc_context(ctx, d, &w);
   sc_diag_fix(ctx, d,
               sc_arena_printf(a, "Lower the module for the platform it runs on (%s)", sc_platform_name(p)),
-              sc_arena_printf(a, "jax.jit(f).trace(*args).lower(lowering_platforms=('%s',))",
-                              p == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(p)));
+              sc_kc_py_arg_structs(ctx)
+                  ? sc_arena_printf(a, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
+                                    sc_kc_py_fn_name(ctx), sc_kc_py_arg_structs(ctx),
+                                    p == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(p))
+                  : NULL);
 }
 
 void sc_check_callback_wrong_platform(sc_ctx *ctx) { for_each_callback(ctx, wrong_platform); }

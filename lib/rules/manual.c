@@ -250,9 +250,14 @@ static void check_values(sc_ctx *ctx, mc_check which) {
                                     "manual axes size %" PRId64 " (%s %u, dimension %u)",
                                     operand ? "argument" : "result", kind, g, ms, kind, i, d);
               sc_diag_span_text(ctx, dg, s->text);
+              sc_sharding unsharded = *s; /* the spec without the axes of the indivisible dimension */
+              unsharded.dims = sc_arena_calloc(a, s->rank, sizeof *unsharded.dims);
+              memcpy(unsharded.dims, s->dims, s->rank * sizeof *s->dims);
+              unsharded.dims[d].naxes = 0;
               sc_diag_fix(ctx, dg,
                           sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 " or shard it over fewer axes", d, ms),
-                          sc_arena_printf(a, "in_specs=%s", sc_sharding_partition_spec(a, s)));
+                          sc_arena_printf(a, "%s_specs = (%s,)  # dimension %u unsharded; or jnp.pad it to a multiple of %" PRId64,
+                                          operand ? "in" : "out", sc_sharding_partition_spec(a, &unsharded), d, ms));
               reported = true;
             }
             divisible = false;
