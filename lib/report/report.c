@@ -26,32 +26,41 @@ static json_t *jstr(const char *s) {
 
 static json_t *str_or_null(const char *s) { return s ? jstr(s) : json_null(); }
 
+/* A module location (1-based line/column, byte offset) and, when known, the end of its span. */
+static json_t *location_json(uint32_t line, uint32_t col, uint32_t offset, uint32_t end_line, uint32_t end_col,
+                             uint32_t end_offset, const char *function, const char *op) {
+  json_t *loc = json_object();
+  json_object_set_new(loc, "line", json_integer(line));
+  json_object_set_new(loc, "column", json_integer(col));
+  json_object_set_new(loc, "offset", json_integer(offset));
+  if (end_offset) {
+    json_object_set_new(loc, "end_line", json_integer(end_line));
+    json_object_set_new(loc, "end_column", json_integer(end_col));
+    json_object_set_new(loc, "end_offset", json_integer(end_offset));
+  }
+  if (function) json_object_set_new(loc, "function", jstr(function));
+  if (op) json_object_set_new(loc, "op", jstr(op));
+  return loc;
+}
+
+/* The Python source location from debug info, or null. */
+static json_t *source_json(bool has, const char *file, uint32_t line, uint32_t col) {
+  if (!has) return json_null();
+  json_t *s = json_object();
+  json_object_set_new(s, "file", jstr(file));
+  json_object_set_new(s, "line", json_integer(line));
+  json_object_set_new(s, "column", json_integer(col));
+  return s;
+}
+
 /* A related site: another place of the same mistake. */
 static json_t *related_json(const sc_related *r) {
   json_t *o = json_object();
   if (r->code) json_object_set_new(o, "code", jstr(r->code));
   json_object_set_new(o, "message", str_or_null(r->message));
-  json_t *loc = json_object();
-  json_object_set_new(loc, "line", json_integer(r->line));
-  json_object_set_new(loc, "column", json_integer(r->col));
-  json_object_set_new(loc, "offset", json_integer(r->offset));
-  if (r->end_offset) {
-    json_object_set_new(loc, "end_line", json_integer(r->end_line));
-    json_object_set_new(loc, "end_column", json_integer(r->end_col));
-    json_object_set_new(loc, "end_offset", json_integer(r->end_offset));
-  }
-  if (r->function) json_object_set_new(loc, "function", jstr(r->function));
-  if (r->op) json_object_set_new(loc, "op", jstr(r->op));
-  json_object_set_new(o, "location", loc);
-  if (r->has_source) {
-    json_t *s = json_object();
-    json_object_set_new(s, "file", jstr(r->source_file));
-    json_object_set_new(s, "line", json_integer(r->source_line));
-    json_object_set_new(s, "column", json_integer(r->source_col));
-    json_object_set_new(o, "source_location", s);
-  } else {
-    json_object_set_new(o, "source_location", json_null());
-  }
+  json_object_set_new(o, "location", location_json(r->line, r->col, r->offset, r->end_line, r->end_col, r->end_offset,
+                                                   r->function, r->op));
+  json_object_set_new(o, "source_location", source_json(r->has_source, r->source_file, r->source_line, r->source_col));
   return o;
 }
 
@@ -61,28 +70,10 @@ static json_t *diag_json(const sc_diag *d) {
   json_object_set_new(o, "rule", jstr(d->rule));
   json_object_set_new(o, "severity", jstr(sc_severity_name(d->severity)));
   json_object_set_new(o, "message", jstr(d->message));
-  json_t *loc = json_object();
-  json_object_set_new(loc, "line", json_integer(d->line));
-  json_object_set_new(loc, "column", json_integer(d->col));
-  json_object_set_new(loc, "offset", json_integer(d->offset));
-  if (d->end_offset) {
-    json_object_set_new(loc, "end_line", json_integer(d->end_line));
-    json_object_set_new(loc, "end_column", json_integer(d->end_col));
-    json_object_set_new(loc, "end_offset", json_integer(d->end_offset));
-  }
-  if (d->function) json_object_set_new(loc, "function", jstr(d->function));
-  if (d->op) json_object_set_new(loc, "op", jstr(d->op));
+  json_t *loc = location_json(d->line, d->col, d->offset, d->end_line, d->end_col, d->end_offset, d->function, d->op);
   if (d->target) json_object_set_new(loc, "target", jstr(d->target));
   json_object_set_new(o, "location", loc);
-  if (d->has_source) {
-    json_t *s = json_object();
-    json_object_set_new(s, "file", jstr(d->source_file));
-    json_object_set_new(s, "line", json_integer(d->source_line));
-    json_object_set_new(s, "column", json_integer(d->source_col));
-    json_object_set_new(o, "source_location", s);
-  } else {
-    json_object_set_new(o, "source_location", json_null());
-  }
+  json_object_set_new(o, "source_location", source_json(d->has_source, d->source_file, d->source_line, d->source_col));
   json_t *ctx = json_object();
   for (size_t i = 0; i < d->ncontext; i++) {
     const sc_context_entry *e = &d->context[i];
