@@ -272,8 +272,8 @@ static void add_link(sc_ctx *ctx, const sc_diag *d, const char *code, uint32_t s
 void sc_diag_caused_by(sc_ctx *ctx, const sc_diag *d, const char *code, uint32_t site) { add_link(ctx, d, code, site, false); }
 void sc_diag_claims(sc_ctx *ctx, const sc_diag *root, const char *code, uint32_t site) { add_link(ctx, root, code, site, true); }
 
-/* Diagnostics keyed by (code, site): a chained hash, one entry per diagnostic plus one per code for
- * SC_SITE_ANY (the first diagnostic of that code). */
+/* Diagnostics keyed by (code, site): a chained hash, one entry per diagnostic plus, under SC_SITE_ANY,
+ * one per kept root candidate (the earliest of a code is found first). */
 typedef struct {
   uint32_t *head; /* bucket -> first entry + 1 (0 = empty) */
   uint32_t *next; /* entry -> next entry + 1 in the bucket */
@@ -311,6 +311,8 @@ typedef struct {
   bool claims;
 } link_job;
 
+/* The index lists, per key, diagnostics that follow from another after those that do not (see
+ * sc_diags_fold), so a lookup stops at the first candidate: linear overall. */
 static bool link_one(void *u, uint32_t i) {
   link_job *j = u;
   if (i == j->self) return true;
@@ -319,11 +321,8 @@ static bool link_one(void *u, uint32_t i) {
     return true; /* claims every diagnostic at the site */
   }
   if (!j->keep[i]) return true;
-  if (j->follows[i]) {
-    if (j->fallback == UINT32_MAX) j->fallback = i;
-    return true;
-  }
-  j->found = i;
+  if (j->follows[i]) j->fallback = i; /* no root candidate at this site: link to a fellow consequence */
+  else j->found = i;
   return false;
 }
 
@@ -352,10 +351,27 @@ static void relate(sc_ctx *ctx, sc_diag *root, const sc_diag *c) {
   }
 }
 
+/* Adds the diagnostics whose "follows" flag is `follows` to the index; SC_SITE_ANY names the first kept
+ * root candidate of each code. Buckets are LIFO: the pass added last is visited first. */
+static void index_pass(const sc_ctx *ctx, diag_index *x, const bool *follows, const bool *keep, bool pass_follows) {
+  for (uint32_t i = (uint32_t)ctx->diags.n; i-- > 0;) { /* backwards: the earliest is visited first */
+    if (follows[i] != pass_follows) continue;
+    index_add(x, ctx->diags.v[i].code, ctx->anchors.v[i], i);
+  }
+  if (pass_follows) return;
+  for (uint32_t i = (uint32_t)ctx->diags.n; i-- > 0;) {
+    if (follows[i] || !keep[i]) continue;
+    index_add(x, ctx->diags.v[i].code, SC_SITE_ANY, i);
+  }
+}
+
 void sc_diags_fold(sc_ctx *ctx, bool *keep) {
   size_t n = ctx->diags.n;
   if (!ctx->causes.n || n < 2) return;
   sc_arena *a = ctx->arena;
+  bool *follows = sc_arena_calloc(a, n, sizeof *follows);
+  for (size_t k = 0; k < ctx->causes.n; k++)
+    if (!ctx->causes.v[k].claims) follows[ctx->causes.v[k].diag] = true;
   diag_index x = {0};
   size_t buckets = 1;
   while (buckets < 4 * n) buckets <<= 1;
@@ -364,19 +380,10 @@ void sc_diags_fold(sc_ctx *ctx, bool *keep) {
   x.next = sc_arena_calloc(a, 2 * n, sizeof *x.next);
   x.diag = sc_arena_calloc(a, 2 * n, sizeof *x.diag);
   x.site = sc_arena_calloc(a, 2 * n, sizeof *x.site);
-  for (uint32_t i = 0; i < n; i++) {
-    const char *code = ctx->diags.v[i].code;
-    index_add(&x, code, ctx->anchors.v[i], i);
-    bool seen = false;
-    for (uint32_t e = x.head[key_hash(code, SC_SITE_ANY) & x.mask]; e && !seen; e = x.next[e - 1])
-      seen = x.site[e - 1] == SC_SITE_ANY && strcmp(ctx->diags.v[x.diag[e - 1]].code, code) == 0;
-    if (!seen && keep[i]) index_add(&x, code, SC_SITE_ANY, i);
-  }
+  index_pass(ctx, &x, follows, keep, true);
+  index_pass(ctx, &x, follows, keep, false);
   uint32_t *parent = sc_arena_alloc(a, n * sizeof *parent);
-  bool *follows = sc_arena_calloc(a, n, sizeof *follows);
   for (size_t i = 0; i < n; i++) parent[i] = UINT32_MAX;
-  for (size_t k = 0; k < ctx->causes.n; k++)
-    if (!ctx->causes.v[k].claims) follows[ctx->causes.v[k].diag] = true;
   for (size_t k = 0; k < ctx->causes.n; k++) {
     const sc_cause *c = &ctx->causes.v[k];
     if (!keep[c->diag] && c->claims) continue;
@@ -385,13 +392,30 @@ void sc_diags_fold(sc_ctx *ctx, bool *keep) {
     uint32_t to = j.found != UINT32_MAX ? j.found : j.fallback;
     if (!c->claims && to != UINT32_MAX && parent[c->diag] == UINT32_MAX) parent[c->diag] = to;
   }
-  /* Roots: follow parents (bounded: a cycle keeps its first member as the root). */
-  for (size_t i = 0; i < n; i++) {
-    if (parent[i] == UINT32_MAX || !keep[i]) continue;
-    uint32_t r = parent[i];
-    for (size_t hops = 0; parent[r] != UINT32_MAX && parent[r] != i && hops < 8; hops++) r = parent[r];
-    if (r == i || !keep[r]) continue;
-    relate(ctx, &ctx->diags.v[r], &ctx->diags.v[i]);
+  /* Roots: follow parents, memoized (each diagnostic is walked once); in a cycle, the member the walk
+   * reaches again is the root. */
+  uint32_t *root = sc_arena_alloc(a, n * sizeof *root), *stack = sc_arena_alloc(a, n * sizeof *stack);
+  uint8_t *state = sc_arena_calloc(a, n, 1); /* 0 new, 1 on this walk, 2 resolved */
+  for (uint32_t i = 0; i < n; i++) {
+    if (state[i] == 2) continue;
+    size_t depth = 0;
+    uint32_t r = i;
+    while (state[r] == 0) {
+      state[r] = 1;
+      stack[depth++] = r;
+      if (parent[r] == UINT32_MAX || !keep[parent[r]]) break;
+      r = parent[r];
+    }
+    uint32_t top = state[r] == 2 ? root[r] : r;
+    while (depth) {
+      uint32_t k = stack[--depth];
+      state[k] = 2;
+      root[k] = top;
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    if (!keep[i] || root[i] == i) continue;
+    relate(ctx, &ctx->diags.v[root[i]], &ctx->diags.v[i]);
     keep[i] = false;
   }
   for (size_t i = 0; i < n; i++) {

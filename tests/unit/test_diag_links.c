@@ -147,6 +147,40 @@ Test(diag, send_recv_callback_pair_is_one_diagnostic) {
   free(text);
 }
 
+/* A TPU host callback with many operands: a chain of sends threaded by one token, then the recv. */
+Test(diag, long_send_recv_chain_is_one_diagnostic) {
+  enum { SENDS = 12 };
+  char *mod = sc_arena_alloc(A, 16384);
+  size_t n = (size_t)sprintf(mod, "module @jit_f attributes {mhlo.num_partitions = 4 : i32} {\n"
+                                  "  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"
+                                  "  sdy.mesh @mesh = <[\"data\"=4]>\n"
+                                  "  func.func public @main(%%arg0: tensor<16xf32>) -> tensor<16xf32> {\n"
+                                  "    %%0 = sdy.manual_computation(%%arg0) in_shardings=[<@mesh, [{\"data\"}]>] "
+                                  "out_shardings=[<@mesh, [{\"data\"}]>] manual_axes={\"data\"} (%%arg1: tensor<4xf32>) {\n"
+                                  "      %%t0 = stablehlo.after_all : !stablehlo.token\n");
+  for (int i = 1; i <= SENDS; i++)
+    n += (size_t)sprintf(mod + n,
+                         "      %%t%d = \"stablehlo.send\"(%%arg1, %%t%d) <{channel_handle = #stablehlo.channel_handle<handle = %d, "
+                         "type = 2>, is_host_transfer = true}> {sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} "
+                         ": (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token\n",
+                         i, i - 1, i);
+  sprintf(mod + n,
+          "      %%r:2 = \"stablehlo.recv\"(%%t%d) <{channel_handle = #stablehlo.channel_handle<handle = 99, type = 3>, "
+          "is_host_transfer = true}> {sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>, <@maximal_mesh_0, []>]>} "
+          ": (!stablehlo.token) -> (tensor<4xf32>, !stablehlo.token)\n"
+          "      sdy.return %%r#0 : tensor<4xf32>\n"
+          "    } : (tensor<16xf32>) -> tensor<16xf32>\n"
+          "    return %%0 : tensor<16xf32>\n"
+          "  }\n"
+          "}\n",
+          SENDS);
+  sc_options o = {0};
+  o.platform = SC_PLATFORM_TPU;
+  sc_report *r = test_check(A, mod, &o);
+  const sc_diag *d = only(r, "SC0401", SENDS, "SC0401");
+  cr_assert_eq(d->line, 7, "the first send is the root");
+}
+
 Test(diag, nested_shard_map_rebinding_an_axis_is_one_diagnostic) {
   char *text;
   sc_report *r = check_path("tests/modules/manual/manual-axis-rebound.nested.bad.mlir", NULL, &text);
