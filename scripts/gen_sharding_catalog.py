@@ -330,6 +330,16 @@ entry("SC0219", "sharding-custom-partitioning", "sharding", "A custom_partitioni
  "Express the op's per-shard computation with jax.shard_map (its partitioning is then in the module), or keep the function in-process (jax.jit) instead of exporting it.",
  cpart(""), MESH4 + fn("  %0 = stablehlo.add %arg0, %arg0 : tensor<8xf32>\n", ret="%0"))
 
+def shop(attrs):
+    return ('module attributes {mhlo.num_partitions = 4 : i32} {\n' +
+            fn(f"  %0 = stablehlo.custom_call @Sharding(%arg0) {{{attrs}}} : (tensor<8xf32>) -> tensor<8xf32>\n", ret="%0") + '}\n')
+entry("SC0220", "sharding-op-attributes", "sharding", "A GSPMD sharding custom call has no sharding or a malformed backend_config",
+ "Under GSPMD, with_sharding_constraint lowers to a @Sharding custom call carrying the sharding (mhlo.sharding / HLO sharding=), and shard_map's region boundaries to @SPMDFullToShardShape / @SPMDShardToFullShape. XLA rejects a @Sharding without a sharding (\"Sharding instruction must have a sharding attribute\") and a backend_config on any of the three that is not empty or unspecified_dims=[i,j,...] (\"Cannot parse sharding op attributes\" / \"Unknown attribute name in sharding op\").",
+ "Modules produced by other tools or edited by hand; a sharding attribute dropped when rewriting a module.",
+ "Let JAX write the annotation (jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P('x')))), or give the custom call its mhlo.sharding and an empty backend_config (or unspecified_dims=[...] for dimensions left to propagation).",
+ shop('backend_config = ""'),
+ shop('backend_config = "unspecified_dims=[0]", mhlo.sharding = "{devices=[4]<=[4]}"'))
+
 # ---------------------------------------------------------------- collective
 C2 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
 def coll(op, insh, t="tensor<16x8xf32>"):

@@ -1002,3 +1002,48 @@ void sc_check_sharding_custom_partitioning(sc_ctx *ctx) {
               "the per-shard computation with jax.shard_map";
   }
 }
+
+/* ---- sharding-op-attributes (GSPMD @Sharding / @SPMDFullToShardShape / @SPMDShardToFullShape) ---- */
+
+/* XLA's sharding_op_util::ParseAttributes accepts an empty backend_config or `unspecified_dims=[i,j,...]`. */
+static bool valid_sharding_op_config(sc_span v) {
+  v = sc_span_trim(v);
+  if (v.n >= 2 && v.p[0] == '"' && v.p[v.n - 1] == '"') v.p++, v.n -= 2;
+  if (!v.n) return true;
+  static const char key[] = "unspecified_dims=[";
+  if (v.n < sizeof key || memcmp(v.p, key, sizeof key - 1) != 0 || v.p[v.n - 1] != ']') return false;
+  for (uint32_t i = sizeof key - 1; i + 1 < v.n; i++)
+    if (!(v.p[i] >= '0' && v.p[i] <= '9') && v.p[i] != ',' && v.p[i] != ' ') return false;
+  return true;
+}
+
+void sc_check_sharding_op_attributes(sc_ctx *ctx);
+void sc_check_sharding_op_attributes(sc_ctx *ctx) {
+  for (uint32_t k = 0; k < ctx->module->nops; k++) {
+    const sc_op *op = ctx->module->ops[k];
+    sc_span t = sc_op_custom_call_target(op);
+    bool sharding = sc_span_eq(t, "Sharding");
+    if (!sharding && !sc_span_eq(t, "SPMDFullToShardShape") && !sc_span_eq(t, "SPMDShardToFullShape")) continue;
+    if (sharding && !sc_kc_sharding_attr(op) && !sc_kc_frontend_attr(op, "xla.sdy.sharding").n) {
+      sc_diag *d = sc_emit(ctx, op,
+                           "Sharding instruction must have a sharding attribute: the @Sharding custom call (what "
+                           "with_sharding_constraint lowers to under GSPMD) carries no mhlo.sharding, so XLA's sharding "
+                           "propagation rejects the module");
+      sc_fix *f = sc_diag_fix(ctx, d, "Give the @Sharding custom call the sharding it constrains to", NULL);
+      f->note = "JAX writes it for jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(...))), e.g. "
+                "mhlo.sharding = \"{devices=[4,1]<=[4]}\"";
+      continue;
+    }
+    const sc_attr *bc = sc_op_attr(op, "mhlo.backend_config");
+    if (!bc) bc = sc_op_attr(op, "backend_config");
+    if (!bc || valid_sharding_op_config(bc->value)) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "Cannot parse sharding op attributes: %.*s (the backend_config of @%.*s may only be empty or "
+                         "unspecified_dims=[i,j,...])",
+                         SC_SPAN_ARG(bc->value), SC_SPAN_ARG(t));
+    if (bc->end > bc->offset) sc_diag_span(ctx, d, bc->offset, bc->end);
+    sc_fix *f = sc_diag_fix(ctx, d, "Drop the backend_config, or list the unspecified dimensions as unspecified_dims=[1]", NULL);
+    sc_fix_edit(ctx, f, bc->offset, bc->end - bc->offset,
+                sc_arena_printf(ctx->arena, "%.*s = \"\"", SC_SPAN_ARG(bc->name)));
+  }
+}
