@@ -311,6 +311,8 @@ static sc_status check_body(check_run *run) {
   ctx.arena = arena;
   ctx.options = opt;
   ctx.lines = &lines;
+  ctx.buf = buf;
+  ctx.len = len;
 
   chunk *chunks;
   size_t nchunks = split_chunks(arena, buf, len, opt->split_input_file, &chunks);
@@ -362,15 +364,18 @@ static sc_status check_body(check_run *run) {
   fill_mesh(arena, r, first_model, opt);
 
   /* Keep selected rules' diagnostics at or above the severity floor; syntax is never dropped. */
-  size_t kept = 0;
+  bool *keep = sc_arena_alloc(arena, (ctx.diags.n ? ctx.diags.n : 1) * sizeof *keep);
   for (size_t i = 0; i < ctx.diags.n; i++) {
-    sc_diag *d = &ctx.diags.v[i];
+    const sc_diag *d = &ctx.diags.v[i];
     const sc_rule *rule = sc_rule_by_code(d->code);
     bool engine = rule && !rule->check;
-    if (!engine && d->severity < opt->min_severity) continue;
-    if (rule && !engine && !sel.enabled[rule - sc_rule_table]) continue;
-    ctx.diags.v[kept++] = *d;
+    keep[i] = (engine || d->severity >= opt->min_severity) && (!rule || engine || sel.enabled[rule - sc_rule_table]);
   }
+  /* One mistake, one diagnostic: consequences fold into their root diagnostic. */
+  sc_diags_fold(&ctx, keep);
+  size_t kept = 0;
+  for (size_t i = 0; i < ctx.diags.n; i++)
+    if (keep[i]) ctx.diags.v[kept++] = ctx.diags.v[i];
   if (kept > 1) qsort(ctx.diags.v, kept, sizeof *ctx.diags.v, diag_cmp);
   r->diags = ctx.diags.v;
   r->ndiags = kept;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates the catalog entries of the mesh, sharding, manual and collective families
-(lib/catalog_{mesh,sharding,manual,collective}.inc) and their test modules
+(lib/rules/catalog/{mesh,sharding,manual,collective}.inc) and their test modules
 (tests/modules/<family>/<rule>.{bad,good}.mlir) from one table, so explanations, examples and tests agree.
 Run from the repository root: python3 scripts/gen_sharding_catalog.py"""
 import os
@@ -55,9 +55,15 @@ entry("SC0106", "mesh-num-partitions", "mesh", "A module mesh's device count dif
 entry("SC0107", "mesh-target", "mesh", "The target mesh differs from the device count the module was lowered for",
  "A module is lowered for a fixed number of devices (its sdy.mesh, or mhlo.num_partitions). Deployed on a mesh with another device count it is not the same program: shardings, collectives and kernels were planned for the original count. JAX: \"Function main was exported for N devices and is called in a context with M devices, which is not allowed.\"",
  "A module lowered on a 2-chip test machine and deployed on a pod slice; or a jax.export artifact reused on a different topology. (A module lowered for one device is accepted on any device count, as jax.export does; its kernels and callbacks are what break, and their rules report them.)",
- "Lower (or export) the function with the mesh it will run on, e.g. with jax.set_mesh(jax.make_mesh((8,), ('data',))): exported = jax.export.export(jax.jit(f))(...).",
+ "Lower (or export) the function with the mesh it will run on: with jax.set_mesh(jax.make_mesh((8,), ('data',))): exported = jax.export.export(jax.jit(f))(x). The diagnostic points at the sdy.mesh declaration or the mhlo.num_partitions attribute that fixes the device count; shardings whose tile assignments only fail because of the other device count are listed as its related sites, not reported again.",
  'module attributes {mhlo.num_partitions = 2 : i32} {\n' + fn("") + '}\n',
  'module attributes {mhlo.num_partitions = 8 : i32} {\n' + fn("") + '}\n', "data=8")
+entry("SC0108", "mesh-target-axes", "mesh", "The target mesh has the module's device count but other axes",
+ "The target mesh has as many devices as the module was lowered for, but other axis names or sizes. The program still runs, but its shardings and collectives were planned for the module's own axes: a sharding over \"x\" of a module lowered on x=2,y=4 is not the sharding over 'data' of a data=8 deployment, and per-axis collectives group other devices. A warning: nothing fails, the layout is not the one intended.",
+ "A module lowered with one mesh layout (2x4) and deployed with another (8, or 4x2) over the same devices; a checker given the production mesh for a module exported elsewhere.",
+ "Deploy on the mesh the module was lowered for (jax.make_mesh((2, 4), ('x', 'y'))), or re-lower the function under the target mesh: with jax.set_mesh(jax.make_mesh((8,), ('data',))): exported = jax.export.export(jax.jit(f))(x).",
+ 'sdy.mesh @mesh = <["x"=2, "y"=4]>\n' + fn(""),
+ 'sdy.mesh @mesh = <["data"=8]>\n' + fn(""), "data=8")
 
 # ---------------------------------------------------------------- sharding
 def arg_sh(sh, t="tensor<8xf32>", mesh=MESH4):
@@ -316,6 +322,24 @@ entry("SC0218", "sharding-uneven-constraint", "sharding", "An intermediate shard
  "Shard the dimension over an axis whose size divides it (the message names one when the mesh has it), pad the dimension to a multiple of the axis product, or leave it unsharded.",
  wsc(6), wsc(8))
 
+def cpart(attrs):
+    return MESH4 + fn(f"  %0 = stablehlo.custom_call @CustomSPMDPartitioning(%arg0) {{api_version = 2 : i32, backend_config = \"140234887351120\"{attrs}}} : (tensor<8xf32>) -> tensor<8xf32>\n", ret="%0")
+entry("SC0219", "sharding-custom-partitioning", "sharding", "A custom_partitioning op can only be partitioned in the JAX process that lowered it",
+ "jax.experimental.custom_partitioning lowers to a CustomSPMDPartitioning custom call whose backend_config is the id() of a Python object: when XLA partitions the module it calls back into the JAX process that lowered it to get the op's shardings and per-shard function. A serialized module (jax.export, a dump sent to a compile service) cannot be partitioned anywhere else. In a Shardy module without an sdy.sharding_rule JAX also says: \"Shardy is used, but sharding propagation callbacks instead of sharding_rule are provided. Need to provide sharding_rule to migrate to Shardy.\" A warning: the module is fine inside the process that lowered it.",
+ "A model using custom_partitioning (e.g. a fused attention or TransformerEngine op) exported with jax.export or checked/compiled out of process.",
+ "Express the op's per-shard computation with jax.shard_map (its partitioning is then in the module), or keep the function in-process (jax.jit) instead of exporting it.",
+ cpart(""), MESH4 + fn("  %0 = stablehlo.add %arg0, %arg0 : tensor<8xf32>\n", ret="%0"))
+
+def shop(attrs):
+    return ('module attributes {mhlo.num_partitions = 4 : i32} {\n' +
+            fn(f"  %0 = stablehlo.custom_call @Sharding(%arg0) {{{attrs}}} : (tensor<8xf32>) -> tensor<8xf32>\n", ret="%0") + '}\n')
+entry("SC0220", "sharding-op-attributes", "sharding", "A GSPMD sharding custom call has no sharding or a malformed backend_config",
+ "Under GSPMD, with_sharding_constraint lowers to a @Sharding custom call carrying the sharding (mhlo.sharding / HLO sharding=), and shard_map's region boundaries to @SPMDFullToShardShape / @SPMDShardToFullShape. XLA rejects a @Sharding without a sharding (\"Sharding instruction must have a sharding attribute\") and a backend_config on any of the three that is not empty or unspecified_dims=[i,j,...] (\"Cannot parse sharding op attributes\" / \"Unknown attribute name in sharding op\").",
+ "Modules produced by other tools or edited by hand; a sharding attribute dropped when rewriting a module.",
+ "Let JAX write the annotation (jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P('x')))), or give the custom call its mhlo.sharding and an empty backend_config (or unspecified_dims=[...] for dimensions left to propagation).",
+ shop('backend_config = ""'),
+ shop('backend_config = "unspecified_dims=[0]", mhlo.sharding = "{devices=[4]<=[4]}"'))
+
 # ---------------------------------------------------------------- collective
 C2 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
 def coll(op, insh, t="tensor<16x8xf32>"):
@@ -423,5 +447,5 @@ for fam, es in families.items():
         else:
             open(os.path.join(d, rule + ".bad.mlir"), "w").write(hdr + "// expect: " + code + "\n" + bad)
             open(os.path.join(d, rule + ".good.mlir"), "w").write(hdr + "// expect: none\n" + good)
-    open(os.path.join(root, "lib", f"catalog_{fam}.inc"), "w").write("\n".join(out) + "\n")
+    open(os.path.join(root, "lib", "rules", "catalog", f"{fam}.inc"), "w").write("\n".join(out) + "\n")
 print(f"{len(E)} entries")

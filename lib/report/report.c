@@ -26,29 +26,54 @@ static json_t *jstr(const char *s) {
 
 static json_t *str_or_null(const char *s) { return s ? jstr(s) : json_null(); }
 
+/* A module location (1-based line/column, byte offset) and, when known, the end of its span. */
+static json_t *location_json(uint32_t line, uint32_t col, uint32_t offset, uint32_t end_line, uint32_t end_col,
+                             uint32_t end_offset, const char *function, const char *op) {
+  json_t *loc = json_object();
+  json_object_set_new(loc, "line", json_integer(line));
+  json_object_set_new(loc, "column", json_integer(col));
+  json_object_set_new(loc, "offset", json_integer(offset));
+  if (end_offset) {
+    json_object_set_new(loc, "end_line", json_integer(end_line));
+    json_object_set_new(loc, "end_column", json_integer(end_col));
+    json_object_set_new(loc, "end_offset", json_integer(end_offset));
+  }
+  if (function) json_object_set_new(loc, "function", jstr(function));
+  if (op) json_object_set_new(loc, "op", jstr(op));
+  return loc;
+}
+
+/* The Python source location from debug info, or null. */
+static json_t *source_json(bool has, const char *file, uint32_t line, uint32_t col) {
+  if (!has) return json_null();
+  json_t *s = json_object();
+  json_object_set_new(s, "file", jstr(file));
+  json_object_set_new(s, "line", json_integer(line));
+  json_object_set_new(s, "column", json_integer(col));
+  return s;
+}
+
+/* A related site: another place of the same mistake. */
+static json_t *related_json(const sc_related *r) {
+  json_t *o = json_object();
+  if (r->code) json_object_set_new(o, "code", jstr(r->code));
+  json_object_set_new(o, "message", str_or_null(r->message));
+  json_object_set_new(o, "location", location_json(r->line, r->col, r->offset, r->end_line, r->end_col, r->end_offset,
+                                                   r->function, r->op));
+  json_object_set_new(o, "source_location", source_json(r->has_source, r->source_file, r->source_line, r->source_col));
+  return o;
+}
+
 static json_t *diag_json(const sc_diag *d) {
   json_t *o = json_object();
   json_object_set_new(o, "code", jstr(d->code));
   json_object_set_new(o, "rule", jstr(d->rule));
   json_object_set_new(o, "severity", jstr(sc_severity_name(d->severity)));
   json_object_set_new(o, "message", jstr(d->message));
-  json_t *loc = json_object();
-  json_object_set_new(loc, "line", json_integer(d->line));
-  json_object_set_new(loc, "column", json_integer(d->col));
-  json_object_set_new(loc, "offset", json_integer(d->offset));
-  if (d->function) json_object_set_new(loc, "function", jstr(d->function));
-  if (d->op) json_object_set_new(loc, "op", jstr(d->op));
+  json_t *loc = location_json(d->line, d->col, d->offset, d->end_line, d->end_col, d->end_offset, d->function, d->op);
   if (d->target) json_object_set_new(loc, "target", jstr(d->target));
   json_object_set_new(o, "location", loc);
-  if (d->has_source) {
-    json_t *s = json_object();
-    json_object_set_new(s, "file", jstr(d->source_file));
-    json_object_set_new(s, "line", json_integer(d->source_line));
-    json_object_set_new(s, "column", json_integer(d->source_col));
-    json_object_set_new(o, "source_location", s);
-  } else {
-    json_object_set_new(o, "source_location", json_null());
-  }
+  json_object_set_new(o, "source_location", source_json(d->has_source, d->source_file, d->source_line, d->source_col));
   json_t *ctx = json_object();
   for (size_t i = 0; i < d->ncontext; i++) {
     const sc_context_entry *e = &d->context[i];
@@ -61,11 +86,17 @@ static json_t *diag_json(const sc_diag *d) {
     }
   }
   json_object_set_new(o, "context", ctx);
+  if (d->nrelated) {
+    json_t *rel = json_array();
+    for (size_t i = 0; i < d->nrelated; i++) json_array_append_new(rel, related_json(&d->related[i]));
+    json_object_set_new(o, "related", rel);
+  }
   json_t *fixes = json_array();
   for (size_t i = 0; i < d->nfixes; i++) {
     const sc_fix *f = &d->fixes[i];
     json_t *fo = json_object();
     json_object_set_new(fo, "title", jstr(f->title ? f->title : ""));
+    if (f->note) json_object_set_new(fo, "note", jstr(f->note));
     json_object_set_new(fo, "applicability", jstr(f->machine ? "machine" : "manual"));
     json_object_set_new(fo, "snippet", str_or_null(f->snippet));
     json_t *edits = json_array();
@@ -168,16 +199,28 @@ char *sc_report_text(const sc_report *r, bool color) {
       sc_strbuf_printf(&out, "%s%5u |%s %.*s\n", blue, d->line, reset, (int)n, ls);
       sc_strbuf_printf(&out, "%s      |%s ", blue, reset);
       for (uint32_t c = 1; c < d->col && c <= n; c++) sc_strbuf_puts(&out, ls[c - 1] == '\t' ? "\t" : " ");
-      sc_strbuf_printf(&out, "%s^%s\n", color ? sev_color(d->severity) : "", reset);
+      sc_strbuf_printf(&out, "%s^", color ? sev_color(d->severity) : "");
+      /* the span, up to the end of this line */
+      uint32_t last = d->end_offset && d->end_line == d->line ? d->end_col : d->end_offset ? (uint32_t)n + 1 : d->col + 1;
+      for (uint32_t c = d->col + 1; c < last && c <= n; c++) sc_strbuf_puts(&out, "~");
+      sc_strbuf_printf(&out, "%s\n", reset);
     }
     if (d->has_source && d->source_col) /* column 0: the debug info has a line only (HLO metadata) */
       sc_strbuf_printf(&out, "      %s=%s source: %s:%u:%u\n", blue, reset, d->source_file, d->source_line, d->source_col);
     else if (d->has_source)
       sc_strbuf_printf(&out, "      %s=%s source: %s:%u\n", blue, reset, d->source_file, d->source_line);
+    for (size_t k = 0; k < d->nrelated; k++) {
+      const sc_related *rl = &d->related[k];
+      sc_strbuf_printf(&out, "      %s=%s related: %s:%u:%u", blue, reset, r->input_name, rl->line, rl->col);
+      if (rl->code) sc_strbuf_printf(&out, " [%s]", rl->code);
+      if (rl->message) sc_strbuf_printf(&out, " %s", rl->message);
+      sc_strbuf_puts(&out, "\n");
+    }
     for (size_t k = 0; k < d->nfixes; k++) {
       const sc_fix *f = &d->fixes[k];
       sc_strbuf_printf(&out, "      %s=%s fix%s: %s\n", blue, reset, f->machine ? " (machine-applicable)" : "",
                        f->title ? f->title : "");
+      if (f->note) sc_strbuf_printf(&out, "          note: %s\n", f->note);
       if (f->snippet) {
         for (const char *p = f->snippet; *p;) {
           const char *nl = strchr(p, '\n');

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rules/fixes.h"
+#include "rules/rule_util.h"
 
 #define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
 #include "rules/callback.def"
@@ -166,11 +167,29 @@ static uint32_t value_results(const sc_op *op) {
 }
 
 typedef void (*cb_visit)(sc_ctx *ctx, const sc_op *op, const cb_info *ci);
+/* The host transfer this one continues: a TPU host callback is a chain of send/recv ops threaded by
+ * one token (sends of the operands, then recvs of the results); NULL for the first of the chain. */
+static const sc_op *previous_transfer(const sc_op *op) {
+  for (uint32_t i = 0; i < op->noperands; i++) {
+    const sc_value *v = op->operands[i];
+    if (v && v->def && v->def != op && callback_info(v->def).kind == CB_HOST_TRANSFER) return v->def;
+  }
+  return NULL;
+}
+
+/* Visits every callback. One callback, one diagnostic: what a rule reports on a host transfer that
+ * continues a send/recv chain follows from the same report on the chain's previous op (folded into
+ * the first one, the others its related sites). */
 static void for_each_callback(sc_ctx *ctx, cb_visit fn) {
   for (uint32_t i = 0; i < ctx->module->nops; i++) {
     const sc_op *op = ctx->module->ops[i];
     cb_info ci = callback_info(op);
-    if (ci.kind != CB_NONE) fn(ctx, op, &ci);
+    if (ci.kind == CB_NONE) continue;
+    size_t first = ctx->diags.n;
+    fn(ctx, op, &ci);
+    const sc_op *prev = ci.kind == CB_HOST_TRANSFER && ctx->diags.n > first ? previous_transfer(op) : NULL;
+    for (size_t k = first; prev && k < ctx->diags.n; k++)
+      sc_diag_caused_by(ctx, &ctx->diags.v[k], ctx->diags.v[k].code, prev->pos.offset);
   }
 }
 
@@ -326,17 +345,15 @@ static void device_not_in_assignment(sc_ctx *ctx, const sc_op *op, const cb_info
               "jax.pure_callback(fn, result_shape, x, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))");
   sc_fix *f = sc_diag_fix(ctx, d, "Run the callback on device 0", NULL);
   if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
-  /* The same bad device, as the mesh and sharding families see it: this diagnostic says it better.
-   * (Shardy: the maximal mesh's SC0106; GSPMD: the tile assignment's SC0211 on this op.) */
+  /* The same bad device, as the mesh and sharding families see it, is this mistake: the maximal mesh's
+   * SC0106 (Shardy) and the op's tile-assignment SC0211 (GSPMD) fold into this diagnostic. */
   sc_span mname = cs.what ? cs.what->mesh_name : sc_span_of(NULL, 0);
   for (uint32_t i = 0; mname.n && ctx->model && i < ctx->model->nmeshes; i++) {
     const sc_mesh *mm = &ctx->model->meshes[i];
     if (!mm->maximal || !mm->op || mm->name.n != mname.n || memcmp(mm->name.p, mname.p, mname.n) != 0) continue;
-    sc_diag_supersede(ctx, "SC0106", mm->op->pos.offset, mm->op->end,
-                      sc_arena_printf(a, "names device %" PRId64 " ", cs.device));
+    sc_diag_claims(ctx, d, "SC0106", mm->op->pos.offset);
   }
-  sc_diag_supersede(ctx, "SC0211", op->pos.offset, op->end,
-                    sc_arena_printf(a, "device %" PRId64 " >= num_devices", cs.device));
+  sc_diag_claims(ctx, d, "SC0211", op->pos.offset);
 }
 
 void sc_check_callback_device_not_in_assignment(sc_ctx *ctx) { for_each_callback(ctx, device_not_in_assignment); }
@@ -367,9 +384,20 @@ static void partitioned_results(sc_ctx *ctx, const sc_op *op, const cb_info *ci)
                        cb_label(a, op, ci), value_results(op), value_results(op) == 1 ? "" : "s");
   sc_kc_where w = sc_kc_locate(ctx, op);
   sc_kc_context(ctx, d, &w);
-  sc_diag_fix(ctx, d, "Use jax.pure_callback inside jax.shard_map for a per-shard callback that returns values",
-              "jax.shard_map(lambda x: jax.pure_callback(fn, result_shape, x), mesh=mesh, in_specs=P('x'), "
-              "out_specs=P('x'))");
+  /* per shard over the mesh's axes: each device calls back with its block */
+  const char *snippet = NULL;
+  if (w.mesh && w.mesh->naxes && !w.mesh->synthesized) {
+    const char *axes = "";
+    for (uint32_t k = 0; k < w.mesh->naxes; k++)
+      axes = sc_arena_printf(a, "%s%s'%.*s'", axes, k ? ", " : "", SC_SPAN_ARG(w.mesh->axes[k].name));
+    const char *spec = w.mesh->naxes == 1 ? sc_arena_printf(a, "P(%s)", axes) : sc_arena_printf(a, "P((%s),)", axes);
+    snippet = sc_arena_printf(a,
+                              "mesh = %s\n"
+                              "per_shard = jax.shard_map(lambda x: jax.pure_callback(fn, jax.ShapeDtypeStruct(x.shape, x.dtype), x),\n"
+                              "                          mesh=mesh, in_specs=%s, out_specs=%s)",
+                              sc_kc_py_make_mesh(a, w.mesh), spec, spec);
+  }
+  sc_diag_fix(ctx, d, "Use jax.pure_callback inside jax.shard_map for a per-shard callback that returns values", snippet);
 }
 
 void sc_check_callback_partitioned_results(sc_ctx *ctx) { for_each_callback(ctx, partitioned_results); }
@@ -416,8 +444,53 @@ static void wrong_platform(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
   sc_kc_context(ctx, d, &w);
   sc_diag_fix(ctx, d,
               sc_arena_printf(a, "Lower the module for the platform it runs on (%s)", sc_platform_name(p)),
-              sc_arena_printf(a, "jax.jit(f).trace(*args).lower(lowering_platforms=('%s',))",
-                              p == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(p)));
+              sc_kc_py_arg_structs(ctx)
+                  ? sc_arena_printf(a, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
+                                    sc_kc_py_fn_name(ctx), sc_kc_py_arg_structs(ctx),
+                                    p == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(p))
+                  : NULL);
 }
 
 void sc_check_callback_wrong_platform(sc_ctx *ctx) { for_each_callback(ctx, wrong_platform); }
+
+/* ---- SC0409 callback-multi-platform ---- */
+
+/* The `_platform_index` argument of a module lowered for several platforms (jax.export(platforms=[...])
+ * passes the platform as a global constant and branches on it with stablehlo.case), or NULL. */
+static const sc_value *platform_index_arg(const sc_module *m) {
+  for (uint32_t f = 0; f < m->nfuncs; f++) {
+    const sc_block *b = ru_body(m->funcs[f]);
+    for (uint32_t i = 0; b && i < b->nargs; i++) {
+      const sc_attr *g = sc_attrs_find(&b->args[i]->attrs, "jax.global_constant");
+      if (g && sc_span_eq(sc_span_trim(g->value), "\"_platform_index\"")) return b->args[i];
+    }
+  }
+  return NULL;
+}
+
+void sc_check_callback_multi_platform(sc_ctx *ctx) {
+  const sc_value *pi = platform_index_arg(ctx->module);
+  if (!pi) return;
+  uint32_t root = SC_SITE_ANY;
+  for (uint32_t i = 0; i < ctx->module->nops; i++) {
+    const sc_op *op = ctx->module->ops[i];
+    cb_info ci = callback_info(op);
+    if (ci.kind == CB_NONE) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "multi-platform lowering for python_callback: %s is in a module lowered for several "
+                         "platforms (its function takes the `_platform_index` argument %.*s); JAX cannot lower a "
+                         "host callback for more than one platform, and each platform needs its own callback target.",
+                         cb_label(ctx->arena, op, &ci), SC_SPAN_ARG(pi->name));
+    sc_kc_where w = sc_kc_locate(ctx, op);
+    sc_kc_context(ctx, d, &w);
+    /* one module, one mistake: the other callbacks (one per platform branch) are related sites */
+    if (root != SC_SITE_ANY) sc_diag_caused_by(ctx, d, "SC0409", root);
+    else root = op->pos.offset;
+    const char *args = sc_kc_py_arg_structs(ctx);
+    sc_diag_fix(ctx, d, "Export the function for one platform per artifact",
+                args ? sc_arena_printf(ctx->arena, "exported = jax.export.export(jax.jit(%s), platforms=('%s',))(%s)",
+                                       sc_kc_py_fn_name(ctx), ci.platform == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(ci.platform),
+                                       args)
+                     : NULL);
+  }
+}

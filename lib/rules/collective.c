@@ -598,8 +598,11 @@ void sc_check_collective_manual_subgroup(sc_ctx *ctx) {
                            "Manual %.*s across devices that belong to different manual subgroups: replica group %zu "
                            "mixes subgroups of the partially manual sharding %.*s",
                            SC_SPAN_ARG(op->name), g, SC_SPAN_ARG(s->text));
-      sc_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual tile indices)",
-                  "in a partial shard_map, collectives over the manual axes only (axis_name=<manual axis>)");
+      sc_diag_span_text(ctx, d, rg->value);
+      sc_fix *f = sc_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual "
+                                      "tile indices)", NULL);
+      f->note = "In a partially manual shard_map, name only the shard_map's manual axes in collectives "
+                "(jax.lax.psum(x, axis_name=...) over axes listed in axis_names)";
       break;
     }
   }

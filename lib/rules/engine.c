@@ -4,6 +4,7 @@
  *   RULE(name, family, code, default severity, summary, check function)
  * or ENGINE_RULE(name, family, code, severity, summary) for codes the engine reports itself.
  * so a family's rules, check functions and tests stay together. Codes are append-only. */
+#include <ctype.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,6 +109,24 @@ void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel) {
   ctx->rule = NULL;
 }
 
+/* A token's end: identifiers, numbers, %values, @symbols, "strings" (up to the closing quote). */
+static uint32_t token_end(const char *buf, size_t len, uint32_t at) {
+  if (at >= len) return at;
+  if (buf[at] == '"') {
+    uint32_t e = at + 1;
+    while (e < len && buf[e] != '"' && buf[e] != '\n') e += buf[e] == '\\' ? 2 : 1;
+    return e < len ? e + 1 : (uint32_t)len;
+  }
+  uint32_t e = at;
+  while (e < len && (isalnum((unsigned char)buf[e]) || strchr("_.$%@#-:", buf[e])) && buf[e] != '\0') e++;
+  return e > at ? e : at + 1;
+}
+
+static void default_span(sc_ctx *ctx, sc_diag *d) {
+  if (!ctx->buf || d->offset >= ctx->len) return;
+  sc_diag_span(ctx, d, d->offset, token_end(ctx->buf, ctx->len, d->offset));
+}
+
 static sc_diag *report_v(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc_op *op, const char *fmt, va_list ap) {
   sc_diag d;
   memset(&d, 0, sizeof d);
@@ -137,7 +156,20 @@ static sc_diag *report_v(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc
     }
   }
   SC_PUSH(ctx->arena, ctx->diags, d);
-  return &ctx->diags.v[ctx->diags.n - 1];
+  SC_PUSH(ctx->arena, ctx->anchors, offset);
+  sc_diag *out = &ctx->diags.v[ctx->diags.n - 1];
+  /* An op's culprit token: its custom call target (with the '@'), else its name. */
+  uint32_t at = op && op->pos.offset == offset ? sc_ctx_offset_of(ctx, sc_op_custom_call_target(op)) : UINT32_MAX;
+  if (at != UINT32_MAX && at > offset && (ctx->buf[at - 1] == '@' || ctx->buf[at - 1] == '"')) {
+    uint32_t end = at + sc_op_custom_call_target(op).n;
+    if (end < ctx->len && ctx->buf[end] == '"') end++; /* @"quoted" / "quoted" */
+    sc_diag_span(ctx, out, at - 1, end);
+  } else if (op && op->pos.offset == offset && sc_span_eq(op->name, "sdy.mesh") && op->end > offset) {
+    sc_diag_span(ctx, out, offset, op->end); /* a mesh's problem: its declaration */
+  } else if (!(op && op->pos.offset == offset && sc_diag_span_text(ctx, out, op->name))) {
+    default_span(ctx, out);
+  }
+  return out;
 }
 
 sc_diag *sc_emit(sc_ctx *ctx, const sc_op *op, const char *fmt, ...) {
@@ -198,20 +230,198 @@ sc_fix *sc_diag_fix(sc_ctx *ctx, sc_diag *d, const char *title, const char *snip
   return f;
 }
 
-size_t sc_diag_supersede(sc_ctx *ctx, const char *code, uint32_t begin, uint32_t end, const char *needle) {
-  size_t kept = 0, dropped = 0;
-  for (size_t i = 0; i < ctx->diags.n; i++) {
-    sc_diag *d = &ctx->diags.v[i];
-    if (strcmp(d->code, code) == 0 && d->offset >= begin && d->offset < end &&
-        (!needle || (d->message && strstr(d->message, needle)))) {
-      dropped++;
-      continue;
-    }
-    if (kept != i) ctx->diags.v[kept] = *d;
-    kept++;
+uint32_t sc_ctx_offset_of(const sc_ctx *ctx, sc_span text) {
+  if (!ctx->buf || !text.p) return UINT32_MAX;
+  uintptr_t b = (uintptr_t)ctx->buf, p = (uintptr_t)text.p;
+  if (p < b || p + text.n > b + ctx->len) return UINT32_MAX;
+  return (uint32_t)(p - b);
+}
+
+void sc_diag_span(sc_ctx *ctx, sc_diag *d, uint32_t begin, uint32_t end) {
+  if (end <= begin || (ctx->buf && end > ctx->len)) return;
+  d->offset = begin;
+  d->end_offset = end;
+  if (ctx->lines) {
+    sc_pos a = sc_linemap_pos(ctx->lines, begin), b = sc_linemap_pos(ctx->lines, end);
+    d->line = a.line, d->col = a.col, d->end_line = b.line, d->end_col = b.col;
   }
-  ctx->diags.n = kept;
-  return dropped;
+}
+
+bool sc_diag_span_text(sc_ctx *ctx, sc_diag *d, sc_span text) {
+  uint32_t at = sc_ctx_offset_of(ctx, text);
+  if (at == UINT32_MAX || !text.n) return false;
+  sc_diag_span(ctx, d, at, at + text.n);
+  return true;
+}
+
+bool sc_diag_span_name(sc_ctx *ctx, sc_diag *d, sc_span name) {
+  uint32_t at = sc_ctx_offset_of(ctx, name);
+  if (at == UINT32_MAX || !name.n) return false;
+  uint32_t b = at, e = at + name.n;
+  if (b > 0 && ctx->buf[b - 1] == '"' && e < ctx->len && ctx->buf[e] == '"') b--, e++;
+  sc_diag_span(ctx, d, b, e);
+  return true;
+}
+
+static void add_link(sc_ctx *ctx, const sc_diag *d, const char *code, uint32_t site, bool claims) {
+  if (!d || d < ctx->diags.v || d >= ctx->diags.v + ctx->diags.n) return;
+  sc_cause c = {(uint32_t)(d - ctx->diags.v), code, site, claims};
+  SC_PUSH(ctx->arena, ctx->causes, c);
+}
+
+void sc_diag_caused_by(sc_ctx *ctx, const sc_diag *d, const char *code, uint32_t site) { add_link(ctx, d, code, site, false); }
+void sc_diag_claims(sc_ctx *ctx, const sc_diag *root, const char *code, uint32_t site) { add_link(ctx, root, code, site, true); }
+
+/* Diagnostics keyed by (code, site): a chained hash, one entry per diagnostic plus, under SC_SITE_ANY,
+ * one per kept root candidate (the earliest of a code is found first). */
+typedef struct {
+  uint32_t *head; /* bucket -> first entry + 1 (0 = empty) */
+  uint32_t *next; /* entry -> next entry + 1 in the bucket */
+  uint32_t *diag; /* entry -> diagnostic index */
+  uint32_t *site; /* entry -> key site */
+  size_t mask, n;
+} diag_index;
+
+static size_t key_hash(const char *code, uint32_t site) {
+  size_t h = 1469598103934665603u;
+  for (const char *p = code; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211u;
+  return (h ^ site) * 1099511628211u;
+}
+
+static void index_add(diag_index *x, const char *code, uint32_t site, uint32_t diag) {
+  size_t b = key_hash(code, site) & x->mask;
+  x->diag[x->n] = diag, x->site[x->n] = site, x->next[x->n] = x->head[b];
+  x->head[b] = (uint32_t)++x->n;
+}
+
+/* Calls back every diagnostic (code, site); stops when fn returns false. */
+static void index_each(const sc_ctx *ctx, const diag_index *x, const char *code, uint32_t site,
+                       bool (*fn)(void *u, uint32_t diag), void *u) {
+  for (uint32_t e = x->head[key_hash(code, site) & x->mask]; e; e = x->next[e - 1]) {
+    uint32_t i = x->diag[e - 1];
+    if (x->site[e - 1] == site && strcmp(ctx->diags.v[i].code, code) == 0 && !fn(u, i)) return;
+  }
+}
+
+typedef struct {
+  uint32_t *parent;
+  const bool *keep;
+  const bool *follows; /* the diagnostic itself follows from another: a root only if nothing else is */
+  uint32_t self, found, fallback;
+  bool claims;
+} link_job;
+
+/* The index lists, per key, diagnostics that follow from another after those that do not (see
+ * sc_diags_fold), so a lookup stops at the first candidate: linear overall. */
+static bool link_one(void *u, uint32_t i) {
+  link_job *j = u;
+  if (i == j->self) return true;
+  if (j->claims) {
+    if (j->parent[i] == UINT32_MAX) j->parent[i] = j->self;
+    return true; /* claims every diagnostic at the site */
+  }
+  if (!j->keep[i]) return true;
+  if (j->follows[i]) j->fallback = i; /* no root candidate at this site: link to a fellow consequence */
+  else j->found = i;
+  return false;
+}
+
+static void relate(sc_ctx *ctx, sc_diag *root, const sc_diag *c) {
+  sc_related r = {c->message, c->code, c->line, c->col, c->offset, c->end_line, c->end_col, c->end_offset,
+                  c->function, c->op, c->has_source, c->source_file, c->source_line, c->source_col};
+  root->related = sc_arena_grow(ctx->arena, root->related, root->nrelated, root->nrelated + 1, sizeof *root->related);
+  root->related[root->nrelated++] = r;
+  if (c->severity > root->severity) root->severity = c->severity; /* a mistake is as severe as its worst consequence */
+  /* the root's machine fix fixes the whole mistake: the same fix's edits of a folded site join it */
+  for (size_t k = 0; k < c->nfixes; k++) {
+    const sc_fix *cf = &c->fixes[k];
+    for (size_t m = 0; cf->machine && m < root->nfixes; m++) {
+      sc_fix *rf = &root->fixes[m];
+      if (!rf->machine || !rf->title || !cf->title || strcmp(rf->title, cf->title) != 0) continue;
+      rf->edits = sc_arena_grow(ctx->arena, rf->edits, rf->nedits, rf->nedits + cf->nedits, sizeof *rf->edits);
+      if (cf->nedits) memcpy(rf->edits + rf->nedits, cf->edits, cf->nedits * sizeof *cf->edits);
+      rf->nedits += cf->nedits;
+      break;
+    }
+  }
+  /* a folded diagnostic's own related sites stay with the mistake */
+  for (size_t k = 0; k < c->nrelated; k++) {
+    root->related = sc_arena_grow(ctx->arena, root->related, root->nrelated, root->nrelated + 1, sizeof *root->related);
+    root->related[root->nrelated++] = c->related[k];
+  }
+}
+
+/* Adds the diagnostics whose "follows" flag is `follows` to the index; SC_SITE_ANY names the first kept
+ * root candidate of each code. Buckets are LIFO: the pass added last is visited first. */
+static void index_pass(const sc_ctx *ctx, diag_index *x, const bool *follows, const bool *keep, bool pass_follows) {
+  for (uint32_t i = (uint32_t)ctx->diags.n; i-- > 0;) { /* backwards: the earliest is visited first */
+    if (follows[i] != pass_follows) continue;
+    index_add(x, ctx->diags.v[i].code, ctx->anchors.v[i], i);
+  }
+  if (pass_follows) return;
+  for (uint32_t i = (uint32_t)ctx->diags.n; i-- > 0;) {
+    if (follows[i] || !keep[i]) continue;
+    index_add(x, ctx->diags.v[i].code, SC_SITE_ANY, i);
+  }
+}
+
+void sc_diags_fold(sc_ctx *ctx, bool *keep) {
+  size_t n = ctx->diags.n;
+  if (!ctx->causes.n || n < 2) return;
+  sc_arena *a = ctx->arena;
+  bool *follows = sc_arena_calloc(a, n, sizeof *follows);
+  for (size_t k = 0; k < ctx->causes.n; k++)
+    if (!ctx->causes.v[k].claims) follows[ctx->causes.v[k].diag] = true;
+  diag_index x = {0};
+  size_t buckets = 1;
+  while (buckets < 4 * n) buckets <<= 1;
+  x.mask = buckets - 1;
+  x.head = sc_arena_calloc(a, buckets, sizeof *x.head);
+  x.next = sc_arena_calloc(a, 2 * n, sizeof *x.next);
+  x.diag = sc_arena_calloc(a, 2 * n, sizeof *x.diag);
+  x.site = sc_arena_calloc(a, 2 * n, sizeof *x.site);
+  index_pass(ctx, &x, follows, keep, true);
+  index_pass(ctx, &x, follows, keep, false);
+  uint32_t *parent = sc_arena_alloc(a, n * sizeof *parent);
+  for (size_t i = 0; i < n; i++) parent[i] = UINT32_MAX;
+  for (size_t k = 0; k < ctx->causes.n; k++) {
+    const sc_cause *c = &ctx->causes.v[k];
+    if (!keep[c->diag] && c->claims) continue;
+    link_job j = {parent, keep, follows, c->diag, UINT32_MAX, UINT32_MAX, c->claims};
+    index_each(ctx, &x, c->code, c->site, link_one, &j);
+    uint32_t to = j.found != UINT32_MAX ? j.found : j.fallback;
+    if (!c->claims && to != UINT32_MAX && parent[c->diag] == UINT32_MAX) parent[c->diag] = to;
+  }
+  /* Roots: follow parents, memoized (each diagnostic is walked once); in a cycle, the member the walk
+   * reaches again is the root. */
+  uint32_t *root = sc_arena_alloc(a, n * sizeof *root), *stack = sc_arena_alloc(a, n * sizeof *stack);
+  uint8_t *state = sc_arena_calloc(a, n, 1); /* 0 new, 1 on this walk, 2 resolved */
+  for (uint32_t i = 0; i < n; i++) {
+    if (state[i] == 2) continue;
+    size_t depth = 0;
+    uint32_t r = i;
+    while (state[r] == 0) {
+      state[r] = 1;
+      stack[depth++] = r;
+      if (parent[r] == UINT32_MAX || !keep[parent[r]]) break;
+      r = parent[r];
+    }
+    uint32_t top = state[r] == 2 ? root[r] : r;
+    while (depth) {
+      uint32_t k = stack[--depth];
+      state[k] = 2;
+      root[k] = top;
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    if (!keep[i] || root[i] == i) continue;
+    relate(ctx, &ctx->diags.v[root[i]], &ctx->diags.v[i]);
+    keep[i] = false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    sc_diag *d = &ctx->diags.v[i];
+    if (keep[i] && d->nrelated) sc_diag_context(ctx, d, "related", sc_arena_printf(a, "%zu", d->nrelated));
+  }
 }
 
 void sc_fix_edit(sc_ctx *ctx, sc_fix *f, uint32_t offset, uint32_t length, const char *replacement) {

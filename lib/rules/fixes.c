@@ -6,6 +6,7 @@
  * to keep the program's meaning (for example a kernel wrapped in a manual computation with
  * replicated operands computes exactly what the unpartitioned kernel computed). */
 #include "rules/fixes.h"
+#include "rules/rule_util.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -795,4 +796,72 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
   if (op->noperands || rp_off > lp_off) sc_fix_edit(ctx, f, lp_off, rp_off - lp_off, args);
   sc_fix_edit(ctx, f, end, 0, footer);
   return f;
+}
+
+/* ---- Python names and values for snippets ---- */
+
+const char *sc_kc_py_fn_name(sc_ctx *ctx) {
+  const sc_op *mod = ctx->module ? ctx->module->module : NULL;
+  sc_span n = mod ? mod->sym_name : sc_span_of(NULL, 0);
+  if (n.n > 4 && !memcmp(n.p, "jit_", 4)) n.p += 4, n.n -= 4;
+  else if (n.n > 5 && !memcmp(n.p, "pjit_", 5)) n.p += 5, n.n -= 5;
+  bool ident = n.n > 0 && n.n < 64 && !isdigit((unsigned char)n.p[0]);
+  for (uint32_t i = 0; ident && i < n.n; i++) ident = isalnum((unsigned char)n.p[i]) || n.p[i] == '_';
+  return ident ? sc_span_dup(ctx->arena, n) : "f";
+}
+
+/* jnp dtype of an MLIR element type (f32, bf16, i32, i1, ui8) or an HLO one (f32, s32, pred, u8). */
+static const char *py_dtype(sc_span t) {
+  static const char *const map[][2] = {
+      {"f32", "float32"}, {"f16", "float16"}, {"bf16", "bfloat16"}, {"f64", "float64"}, {"i1", "bool_"},
+      {"pred", "bool_"},  {"i8", "int8"},     {"s8", "int8"},       {"i16", "int16"},   {"s16", "int16"},
+      {"i32", "int32"},   {"s32", "int32"},   {"i64", "int64"},     {"s64", "int64"},   {"ui8", "uint8"},
+      {"u8", "uint8"},    {"ui32", "uint32"}, {"u32", "uint32"},    {"ui16", "uint16"}, {"u16", "uint16"}};
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (sc_span_eq(t, map[i][0])) return map[i][1];
+  return NULL;
+}
+
+/* The element type of `tensor<8x16xf32>` / `f32[8,16]{1,0}`. */
+static sc_span element_type(sc_span type) {
+  const char *p = type.p, *e = type.p + type.n;
+  if (type.n > 7 && !memcmp(p, "tensor<", 7)) {
+    const char *close = memchr(p, '>', type.n), *start = p + 7;
+    if (!close) return sc_span_of(NULL, 0);
+    for (const char *q = p + 7; q < close; q++)
+      if (*q == 'x') start = q + 1;
+    const char *stop = start;
+    while (stop < close && *stop != ',') stop++;
+    return sc_span_of(start, (uint32_t)(stop - start));
+  }
+  const char *b = memchr(p, '[', type.n);
+  return b ? sc_span_of(p, (uint32_t)(b - p)) : sc_span_of(p, (uint32_t)(e - p));
+}
+
+const char *sc_kc_py_struct(sc_arena *a, sc_span type) {
+  sc_shape sh;
+  const char *dt = py_dtype(element_type(type));
+  if (!dt || !sc_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return NULL;
+  const char *dims = "";
+  for (int32_t d = 0; d < sh.rank; d++) {
+    if (sh.dims[d] < 0) return NULL;
+    dims = sc_arena_printf(a, "%s%s%" PRId64, dims, d ? ", " : "", sh.dims[d]);
+  }
+  return sc_arena_printf(a, "jax.ShapeDtypeStruct((%s%s), jnp.%s)", dims, sh.rank == 1 ? "," : "", dt);
+}
+
+const char *sc_kc_py_arg_structs(sc_ctx *ctx) {
+  const sc_op *f = ctx->module ? ctx->module->entry : NULL;
+  if (!f) return NULL;
+  const sc_block *body = ru_body(f);
+  uint32_t n = body ? body->nargs : 0;
+  if (n > 16) return NULL;
+  const char *out = "";
+  for (uint32_t i = 0, k = 0; i < n; i++) {
+    if (sc_attrs_find(&body->args[i]->attrs, "jax.global_constant")) continue; /* not the user's argument */
+    const char *st = sc_kc_py_struct(ctx->arena, ru_arg_type(f, i));
+    if (!st) return NULL;
+    out = sc_arena_printf(ctx->arena, "%s%s%s", out, k++ ? ", " : "", st);
+  }
+  return out;
 }

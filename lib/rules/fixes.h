@@ -42,6 +42,13 @@ const char *sc_kc_axis_set(sc_arena *a, const sc_span *names, uint32_t n);
 const char *sc_kc_py_axis_names(sc_arena *a, const sc_mesh *mesh);
 /* "jax.make_mesh((4, 2), ('data', 'model'))" */
 const char *sc_kc_py_make_mesh(sc_arena *a, const sc_mesh *mesh);
+/* The Python name of the lowered function: `jit_train_step` -> "train_step"; "f" when unknown. */
+const char *sc_kc_py_fn_name(sc_ctx *ctx);
+/* The entry function's arguments as `jax.ShapeDtypeStruct((8, 16), jnp.float32), ...`; NULL when a
+ * type is not a static array of a known dtype. */
+const char *sc_kc_py_arg_structs(sc_ctx *ctx);
+/* One type as `jax.ShapeDtypeStruct((8, 16), jnp.float32)`, or NULL. */
+const char *sc_kc_py_struct(sc_arena *a, sc_span type);
 /* How the module was lowered: "1 device (mhlo.num_partitions = 1)", "mesh a=2 (2 devices)". */
 const char *sc_kc_module_mesh_str(sc_ctx *ctx, int64_t *devices_out);
 /* The module was lowered for a different device count than the requested target mesh. */

@@ -5,10 +5,12 @@
  * experimental/mosaic/gpu/core.py); a module JAX produced cannot contain them for the mesh it was
  * lowered for, but it does when it is deployed on another mesh (a 1-device module on 8 chips), comes
  * from another producer, or was edited. Messages carry JAX's text verbatim where one exists. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "rules/fixes.h"
+#include "rules/rule_util.h"
 
 #define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
 #include "rules/kernel.def"
@@ -445,6 +447,11 @@ void sc_check_kernel_mesh_axis_unknown(sc_ctx *ctx) {
       sc_kc_context(ctx, d, &w);
       sc_diag_context(ctx, d, "kernel", kname);
       sc_diag_context(ctx, d, "kernel_axis", sc_span_dup(ctx->arena, axes[k]));
+      /* checked against a target mesh other than the module's: the retargeting is the mistake */
+      if (ctx->model && w.mesh == ctx->model->target) {
+        sc_diag_caused_by(ctx, d, "SC0107", SC_SITE_ANY);
+        sc_diag_caused_by(ctx, d, "SC0108", SC_SITE_ANY);
+      }
       sc_diag_fix(ctx, d,
                   sc_arena_printf(ctx->arena,
                                   "Check (and deploy) the module on the mesh it was lowered for, which has an axis "
@@ -509,17 +516,24 @@ void sc_check_kernel_wrong_platform(sc_ctx *ctx) {
     sc_kc_where w = sc_kc_locate(ctx, op);
     sc_kc_context(ctx, d, &w);
     sc_diag_context(ctx, d, "kernel", kname);
+    const char *args = sc_kc_py_arg_structs(ctx);
+    const char *plat = kernel_platform(k) == SC_PLATFORM_TPU ? "tpu" : "cuda";
     sc_diag_fix(ctx, d,
-                sc_arena_printf(ctx->arena,
-                                "Lower the module for %s (jax.jit(f).trace(...).lower(lowering_platforms=('%s',))) and "
-                                "deploy it there, or give pallas_call %s compiler_params when lowering for %s",
-                                sc_platform_name(kernel_platform(k)),
-                                kernel_platform(k) == SC_PLATFORM_TPU ? "tpu" : "cuda", sc_platform_name(p),
+                sc_arena_printf(ctx->arena, "Lower the module for %s and deploy it there", sc_platform_name(kernel_platform(k))),
+                args ? sc_arena_printf(ctx->arena, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
+                                       sc_kc_py_fn_name(ctx), args, plat)
+                     : NULL);
+    const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
+    bool ident = *kname && !isdigit((unsigned char)kname[0]);
+    for (const char *c = kname; ident && *c; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+    const char *params = p == SC_PLATFORM_GPU ? "from jax.experimental.pallas import triton as pltriton\n"
+                                                "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltriton.CompilerParams())"
+                                              : "from jax.experimental.pallas import tpu as pltpu\n"
+                                                "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltpu.CompilerParams())";
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(ctx->arena, "Or give pallas_call %s compiler_params when lowering for %s", sc_platform_name(p),
                                 sc_platform_name(p)),
-                p == SC_PLATFORM_GPU ? "from jax.experimental.pallas import triton as pltriton\n"
-                                       "pl.pallas_call(kernel, ..., compiler_params=pltriton.CompilerParams())"
-                                     : "from jax.experimental.pallas import tpu as pltpu\n"
-                                       "pl.pallas_call(kernel, ..., compiler_params=pltpu.CompilerParams())");
+                out && ident ? sc_arena_printf(ctx->arena, params, kname, out) : NULL);
   }
 }
 
@@ -539,8 +553,12 @@ void sc_check_kernel_cpu_platform(sc_ctx *ctx) {
     sc_kc_where w = sc_kc_locate(ctx, op);
     sc_kc_context(ctx, d, &w);
     sc_diag_context(ctx, d, "kernel", kname);
+    const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
+    bool ident = *kname && !isdigit((unsigned char)kname[0]);
+    for (const char *c = kname; ident && *c; c++) ident = isalnum((unsigned char)*c) || *c == '_';
     sc_diag_fix(ctx, d, "Lower the kernel in interpret mode for CPU (it then becomes plain HLO, no custom call)",
-                "pl.pallas_call(kernel, ..., interpret=True)");
+                out && ident ? sc_arena_printf(ctx->arena, "pl.pallas_call(%s, out_shape=%s, interpret=True)", kname, out)
+                             : NULL);
   }
 }
 

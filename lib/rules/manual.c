@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "rules/fixes.h"
 #include "rules/rule_util.h"
 
 static bool is_mc(const sc_op *op) { return sc_span_eq(op->name, "sdy.manual_computation"); }
@@ -72,6 +73,44 @@ static void value_count(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
 void sc_check_manual_value_count(sc_ctx *ctx);
 void sc_check_manual_value_count(sc_ctx *ctx) { for_each_mc(ctx, value_count); }
 
+static bool bound_in(const sc_manual_context *outer, sc_span name) {
+  for (uint32_t j = 0; outer && j < outer->nmanual_axes; j++)
+    if (ru_span_same(outer->manual_axes[j], name)) return true;
+  return false;
+}
+
+/* A PartitionSpec of `s` without the axes an enclosing shard_map already made manual. */
+static const char *spec_without(sc_arena *a, const sc_sharding *s, const sc_manual_context *outer) {
+  if (!outer || !s || s->kind != SC_SHARDING_NAMED) return sc_sharding_partition_spec(a, s);
+  sc_sharding c = *s;
+  c.dims = sc_arena_calloc(a, s->rank ? s->rank : 1, sizeof *c.dims);
+  for (uint32_t d = 0; d < s->rank; d++) {
+    c.dims[d] = s->dims[d];
+    c.dims[d].axes = sc_arena_calloc(a, s->dims[d].naxes ? s->dims[d].naxes : 1, sizeof *c.dims[d].axes);
+    c.dims[d].naxes = 0;
+    for (uint32_t j = 0; j < s->dims[d].naxes; j++)
+      if (!bound_in(outer, s->dims[d].axes[j].name)) c.dims[d].axes[c.dims[d].naxes++] = s->dims[d].axes[j];
+  }
+  return sc_sharding_partition_spec(a, &c);
+}
+
+/* jax.shard_map Python for a manual computation: its mesh, in/out specs and `axis_names`, leaving out
+ * the axes an enclosing shard_map (`outer`, may be NULL) already made manual. */
+static const char *mc_snippet(sc_ctx *ctx, const sc_op_info *info, const sc_mesh *mesh, const sc_manual_context *outer) {
+  sc_arena *a = ctx->arena;
+  uint32_t nin = info->in_shardings.nvalues, nout = info->out_shardings.nvalues;
+  const char **ins = sc_arena_calloc(a, nin + 1, sizeof *ins), **outs = sc_arena_calloc(a, nout + 1, sizeof *outs);
+  for (uint32_t i = 0; i < nin; i++) ins[i] = spec_without(a, info->in_shardings.values[i], outer);
+  for (uint32_t i = 0; i < nout; i++) outs[i] = spec_without(a, info->out_shardings.values[i], outer);
+  const char *names = "";
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < info->nmanual_axes; i++)
+    if (sc_mesh_axis_index(mesh, info->manual_axes[i].name) >= 0 && !bound_in(outer, info->manual_axes[i].name))
+      names = sc_arena_printf(a, "%s%s'%.*s'", names, n++ ? ", " : "", SC_SPAN_ARG(info->manual_axes[i].name));
+  if (!n || !nout) return NULL;
+  return sc_kc_shard_map_snippet(a, mesh, "f", ins, nin, outs, nout, sc_arena_printf(a, "{%s}", names), NULL);
+}
+
 static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   if (!info->nmanual_axes) return;
   const sc_mesh *common = mc_mesh(ctx->model, info);
@@ -86,7 +125,7 @@ static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
                            "mesh %s but the manual computation is on %s",
                            pass ? "out_shardings" : "in_shardings", i, ru_mesh_str(ctx->arena, me),
                            ru_mesh_str(ctx->arena, common));
-      sc_diag_fix(ctx, d, "Use one mesh for the whole shard_map", "jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...)");
+      sc_diag_fix(ctx, d, "Use one mesh for the whole shard_map", mc_snippet(ctx, info, common, NULL));
       return;
     }
   }
@@ -100,9 +139,18 @@ static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   if (!mesh) return;
   for (uint32_t i = 0; i < info->nmanual_axes; i++) {
     if (sc_mesh_axis_index(mesh, info->manual_axes[i].name) >= 0) continue;
-    sc_diag *d = sc_emit(ctx, op, "unknown manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
-                         SC_SPAN_ARG(info->manual_axes[i].name), SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
-    sc_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", "jax.shard_map(f, mesh=mesh, axis_names={...})");
+    const char *names = "", *all = "";
+    for (uint32_t k = 0; k < info->nmanual_axes; k++)
+      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, k ? ", " : "", SC_SPAN_ARG(info->manual_axes[k].name));
+    for (uint32_t k = 0; k < mesh->naxes; k++)
+      all = sc_arena_printf(ctx->arena, "%s%s'%.*s'", all, k ? ", " : "", SC_SPAN_ARG(mesh->axes[k].name));
+    sc_diag *d = sc_emit(ctx, op,
+                         "jax.shard_map requires axis_names={%s} to be a subset of mesh.axis_names=(%s%s): unknown "
+                         "manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
+                         names, all, mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(info->manual_axes[i].name),
+                         SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
+    sc_diag_span_name(ctx, d, info->manual_axes[i].name);
+    sc_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", mc_snippet(ctx, info, mesh, NULL));
     return;
   }
 }
@@ -176,6 +224,7 @@ static void check_values(sc_ctx *ctx, mc_check which) {
                                       "%s sharding at index %u must have all manual axes come before free axes in its "
                                       "dimension sharding at index %u. Saw manual axis %s after free axis %s",
                                       kind, i, d, sc_axis_ref_str(a, ax), sc_axis_ref_str(a, free_ax));
+                sc_diag_span_name(ctx, dg, ax->name);
                 sc_diag_fix(ctx, dg, "List the shard_map's manual axes first in each dimension", NULL);
                 reported = true;
                 break;
@@ -196,13 +245,19 @@ static void check_values(sc_ctx *ctx, mc_check which) {
           if (g >= 0 && ms > 1 && g % ms != 0) {
             if (which == CHK_DIV) {
               sc_diag *dg = sc_emit(ctx, op,
-                                    "%s dimension size %" PRId64 " is not divisible by the manual axes size %" PRId64
-                                    " (%s %u, dimension %u; shard_map was given argument arrays with axis sizes that are "
-                                    "not evenly divisible by the corresponding mesh axis sizes)",
-                                    kind, g, ms, kind, i, d);
+                                    "shard_map was given %s arrays with axis sizes that are not evenly divisible by the "
+                                    "corresponding mesh axis sizes: %s dimension size %" PRId64 " is not divisible by the "
+                                    "manual axes size %" PRId64 " (%s %u, dimension %u)",
+                                    operand ? "argument" : "result", kind, g, ms, kind, i, d);
+              sc_diag_span_text(ctx, dg, s->text);
+              sc_sharding unsharded = *s; /* the spec without the axes of the indivisible dimension */
+              unsharded.dims = sc_arena_calloc(a, s->rank, sizeof *unsharded.dims);
+              memcpy(unsharded.dims, s->dims, s->rank * sizeof *s->dims);
+              unsharded.dims[d].naxes = 0;
               sc_diag_fix(ctx, dg,
                           sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 " or shard it over fewer axes", d, ms),
-                          sc_arena_printf(a, "in_specs=%s", sc_sharding_partition_spec(a, s)));
+                          sc_arena_printf(a, "%s_specs = (%s,)  # dimension %u unsharded; or jnp.pad it to a multiple of %" PRId64,
+                                          operand ? "in" : "out", sc_sharding_partition_spec(a, &unsharded), d, ms));
               reported = true;
             }
             divisible = false;
@@ -261,11 +316,12 @@ static void check_gspmd_rebound(sc_ctx *ctx) {
     for (uint32_t d = 0; d < s->ntile_dims; d++) sharded |= s->tile_dims[d] > 1;
     if (!sharded) continue;
     sc_diag *d = sc_emit_at(ctx, s->offset, op,
-                            "sharding %.*s inside a GSPMD manual region (a shard_map body) has no manual subgroup: it "
-                            "shards over devices that are manual here. pspec contains a manual axes of mesh which is "
-                            "not allowed. If you are using a with_sharding_constraint under a shard_map, only use the "
-                            "mesh axis in PartitionSpec which are not manual.",
+                            "pspec contains a manual axes of mesh which is not allowed. If you are using a "
+                            "with_sharding_constraint under a shard_map, only use the mesh axis in PartitionSpec which "
+                            "are not manual. The sharding %.*s inside a GSPMD manual region (a shard_map body) has no "
+                            "manual subgroup: it shards over devices that are manual here.",
                             SC_SPAN_ARG(s->text));
+    sc_diag_span_text(ctx, d, s->text);
     sc_diag_fix(ctx, d,
                 c->gspmd_partial ? "Constrain only over the axes the shard_map leaves automatic (axis_names excludes them), "
                                    "or drop the with_sharding_constraint"
@@ -285,25 +341,21 @@ static void axis_rebound(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
                          "operates on axis \"%.*s\" which is already bound by a parent sdy.manual_computation op (a "
                          "nested shard_map must make other axes manual)",
                          SC_SPAN_ARG(info->manual_axes[i].name));
-    sc_diag_fix(ctx, d, "Give nested shard_maps disjoint sets of manual axes", NULL);
+    /* the re-bound axis inside manual_axes={...} (quoted) */
+    sc_diag_span_name(ctx, d, info->manual_axes[i].name);
+    const sc_mesh *mesh = mc_mesh(ctx->model, info);
+    sc_diag_fix(ctx, d, "Give nested shard_maps disjoint sets of manual axes",
+                mesh ? mc_snippet(ctx, info, mesh, parent) : NULL);
     return;
   }
 }
 
 void sc_check_manual_axis_rebound(sc_ctx *ctx);
 void sc_check_manual_axis_rebound(sc_ctx *ctx) {
-  size_t first = ctx->diags.n;
   for_each_mc(ctx, axis_rebound);
+  /* the shardings naming a re-bound axis in and under a re-binding nested manual computation follow
+   * from it (ru_site_report links them): one diagnostic, their sites related */
   ru_report_site_problems(ctx);
-  /* one mistake, one diagnostic: a nested manual computation that re-binds an axis is reported once,
-   * not again for each of its in/out shardings naming that axis (same location) */
-  size_t out = first;
-  for (size_t i = first; i < ctx->diags.n; i++) {
-    bool dup = false;
-    for (size_t j = first; j < out && !dup; j++) dup = ctx->diags.v[j].offset == ctx->diags.v[i].offset;
-    if (!dup) ctx->diags.v[out++] = ctx->diags.v[i];
-  }
-  ctx->diags.n = out;
   check_gspmd_rebound(ctx);
 }
 
@@ -367,6 +419,7 @@ static void axes_sorted(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
                            SC_SPAN_ARG(info->manual_axes[i - 1].name));
       sc_fix *f = sc_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
       const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "manual_axes");
+      if (it) sc_diag_span(ctx, d, it->offset, it->offset + it->value.n);
       if (it && sc_span_starts(it->value, "{"))
         sc_fix_edit(ctx, f, it->offset, it->value.n,
                     ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->manual_axes, info->nmanual_axes, mesh),
@@ -502,6 +555,7 @@ void sc_check_manual_unreduced_partial(sc_ctx *ctx) {
                               "axes automatic)",
                               prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->nmanual_axes),
                               ru_sharding_str(a, s), ru_axes_str(a, s->unreduced, s->nunreduced));
+      sc_diag_span_text(ctx, d, s->text);
       sc_diag_fix(ctx, d,
                   sc_arena_printf(a,
                                   "Make the shard_map fully manual (axis_names=set(mesh.axis_names), i.e. manual_axes "

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rules/fixes.h"
 #include "rules/rule_util.h"
 
 static const sc_op *mesh_op(const sc_ctx *ctx, const sc_mesh *m) { return m->op ? m->op : ctx->module->module; }
@@ -27,7 +28,15 @@ void sc_check_mesh_axis_size(sc_ctx *ctx) {
       sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
                               "mesh @%.*s: axis size must be at least 1, got: %" PRId64 " (axis \"%.*s\")",
                               SC_SPAN_ARG(m->name), m->axes[k].size, SC_SPAN_ARG(m->axes[k].name));
-      sc_diag_fix(ctx, d, "Give every mesh axis a positive size", "jax.make_mesh((2, 4), ('x', 'y'))");
+      sc_mesh fixed = *m;
+      fixed.axes = sc_arena_calloc(ctx->arena, m->naxes, sizeof *fixed.axes);
+      for (uint32_t j = 0; j < m->naxes; j++) {
+        fixed.axes[j] = m->axes[j];
+        if (fixed.axes[j].size < 1) fixed.axes[j].size = 1;
+      }
+      sc_diag_span_name(ctx, d, m->axes[k].name);
+      sc_diag_fix(ctx, d, "Give every mesh axis a positive size",
+                  sc_arena_printf(ctx->arena, "mesh = %s", sc_kc_py_make_mesh(ctx->arena, &fixed)));
       break;
     }
   }
@@ -44,6 +53,7 @@ void sc_check_mesh_duplicate_axis(sc_ctx *ctx) {
         if (ru_span_same(m->axes[j].name, m->axes[k].name)) {
           sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m), "mesh @%.*s: duplicate axis name: \"%.*s\"",
                                   SC_SPAN_ARG(m->name), SC_SPAN_ARG(m->axes[k].name));
+          sc_diag_span_name(ctx, d, m->axes[k].name); /* the second use */
           sc_diag_fix(ctx, d, "Give every mesh axis a distinct name", NULL);
           done = true;
         }
@@ -148,7 +158,7 @@ static bool counted(const sc_mesh *m) { return !m->maximal && m->naxes > 0; }
 void sc_check_mesh_device_count(sc_ctx *ctx);
 void sc_check_mesh_device_count(sc_ctx *ctx) {
   const sc_model *model = ctx->model;
-  const sc_mesh *first = NULL;
+  const sc_mesh *first = NULL, *root = NULL;
   for (uint32_t i = 0; model && i < model->nmeshes; i++) {
     const sc_mesh *m = &model->meshes[i];
     if (!counted(m) || m->devices <= 0) continue;
@@ -158,13 +168,18 @@ void sc_check_mesh_device_count(sc_ctx *ctx) {
     }
     if (m->devices != first->devices) {
       sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
-                              "mesh @%.*s has %" PRId64 " devices but mesh @%.*s has %" PRId64
-                              ": all meshes in a module must have the same number of devices (except meshes with a "
-                              "single device id). JAX reports this as \"Received incompatible devices for jitted "
-                              "computation\" / \"mesh should be the same across the entire program\"",
+                              "Received incompatible devices for jitted computation: mesh @%.*s has %" PRId64
+                              " devices but mesh @%.*s has %" PRId64 "; all meshes in a module must have the same "
+                              "number of devices (except meshes with a single device id), and the mesh should be the "
+                              "same across the entire program",
                               SC_SPAN_ARG(m->name), m->devices, SC_SPAN_ARG(first->name), first->devices);
+      /* one diagnostic per module: later mismatching meshes are related sites of the first */
+      if (root) sc_diag_caused_by(ctx, d, "SC0105", mesh_off(root));
+      else root = m;
       sc_diag_fix(ctx, d, "Use one mesh (or meshes over the same devices) for every sharding of the program",
-                  "mesh = jax.make_mesh(...); use it for all NamedShardings / shard_maps of the jitted function");
+                  sc_arena_printf(ctx->arena,
+                                  "mesh = %s  # the one mesh of every NamedSharding and shard_map of the program",
+                                  sc_kc_py_make_mesh(ctx->arena, first)));
     }
   }
 }
@@ -180,9 +195,12 @@ void sc_check_mesh_num_partitions(sc_ctx *ctx) {
     if (!counted(m) || m->devices <= 0) continue;
     if (m->devices == np || m->devices == np * nr) continue;
     sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
-                            "mesh @%.*s has %" PRId64 " devices but the module is compiled for mhlo.num_partitions = %" PRId64
-                            " (Length of device assignment %" PRId64 " is not equal to the size of the mesh %" PRId64 ")",
-                            SC_SPAN_ARG(m->name), m->devices, np, np, m->devices);
+                            "Length of device assignment %" PRId64 " is not equal to the size of the mesh %" PRId64
+                            ": mesh @%.*s has %" PRId64 " devices but the module is compiled for mhlo.num_partitions = %" PRId64,
+                            np, m->devices, SC_SPAN_ARG(m->name), m->devices, np);
+    /* a mesh whose device count differs from the module's other meshes (SC0105) is that mistake */
+    sc_diag_caused_by(ctx, d, "SC0105", mesh_off(m));
+    if (m->op) sc_diag_span(ctx, d, m->op->pos.offset, m->op->end);
     sc_diag_fix(ctx, d, "Lower the function with the mesh it runs on, so that the mesh size equals num_partitions", NULL);
     return;
   }
@@ -197,6 +215,40 @@ void sc_check_mesh_num_partitions(sc_ctx *ctx) {
   }
 }
 
+/* Where the module's device count is written: the sdy.mesh declaration, else the num_partitions
+ * attribute (MLIR `mhlo.num_partitions = 4 : i32`, HLO `num_partitions=4`); [*b, *e) or false. */
+static bool device_count_decl(sc_ctx *ctx, const sc_mesh *m, uint32_t *b, uint32_t *e) {
+  if (m && m->op) {
+    *b = m->op->pos.offset, *e = m->op->end;
+    return true;
+  }
+  const sc_op *mod = ctx->module->module;
+  if (!mod) return false;
+  const sc_attr *at = sc_attrs_find(&mod->attrs, "mhlo.num_partitions");
+  if (at && at->end > at->offset) {
+    *b = at->offset, *e = at->end;
+    return true;
+  }
+  const char *k = sc_kc_find(mod->text, "num_partitions=");
+  uint32_t off = k ? sc_ctx_offset_of(ctx, sc_span_of(k, 1)) : UINT32_MAX;
+  if (off == UINT32_MAX) return false;
+  uint32_t end = off + (uint32_t)strlen("num_partitions=");
+  while (end < ctx->len && ctx->buf[end] >= '0' && ctx->buf[end] <= '9') end++;
+  *b = off, *e = end;
+  return true;
+}
+
+/* The Python that re-lowers the module's function for the target mesh. */
+static const char *relower_snippet(sc_ctx *ctx, const sc_mesh *t) {
+  sc_arena *a = ctx->arena;
+  const char *args = sc_kc_py_arg_structs(ctx);
+  return sc_arena_printf(a,
+                         "mesh = %s\n"
+                         "with jax.set_mesh(mesh):\n"
+                         "    exported = jax.export.export(jax.jit(%s))(%s)",
+                         sc_kc_py_make_mesh(a, t), sc_kc_py_fn_name(ctx), args ? args : "*args");
+}
+
 void sc_check_mesh_target(sc_ctx *ctx);
 void sc_check_mesh_target(sc_ctx *ctx) {
   const sc_model *model = ctx->model;
@@ -204,14 +256,15 @@ void sc_check_mesh_target(sc_ctx *ctx) {
   if (!model || !model->target) return;
   const sc_mesh *t = model->target;
   const sc_op *mod = ctx->module->module;
-  uint32_t off = mod ? mod->pos.offset : 0;
   /* device count vs the module */
   int64_t module_devices = -1;
   const char *from = NULL;
+  const sc_mesh *decl = NULL;
   for (uint32_t i = 0; i < model->nmeshes; i++)
     if (counted(&model->meshes[i])) {
-      module_devices = model->meshes[i].devices;
-      from = sc_arena_printf(a, "mesh @%.*s %s", SC_SPAN_ARG(model->meshes[i].name), axes_text(a, &model->meshes[i]));
+      decl = &model->meshes[i];
+      module_devices = decl->devices;
+      from = sc_arena_printf(a, "mesh @%.*s %s", SC_SPAN_ARG(decl->name), axes_text(a, decl));
       break;
     }
   if (module_devices < 0 && model->num_partitions > 0) {
@@ -220,30 +273,45 @@ void sc_check_mesh_target(sc_ctx *ctx) {
   }
   /* jax.export accepts a module lowered for one device on any device count (its check is
    * `nr_devices != 1`); what breaks then is kernels and callbacks, which their own rules report. */
-  if (module_devices > 1 && module_devices != t->devices) {
-    sc_diag *d = sc_emit_at(ctx, off, mod,
-                            "the module was lowered for %" PRId64 " device%s (%s) but the target mesh %s has %" PRId64
-                            " devices: Function main was exported for %" PRId64 " devices and is called in a context with "
-                            "%" PRId64 " devices, which is not allowed.",
-                            module_devices, module_devices == 1 ? "" : "s", from, axes_text(a, t), t->devices,
-                            module_devices, t->devices);
-    sc_diag_fix(ctx, d,
-                sc_arena_printf(a, "Lower (jax.jit(...).lower / jax.export) with the %" PRId64 "-device mesh it will run on",
-                                t->devices),
-                sc_arena_printf(a, "with jax.set_mesh(jax.make_mesh(%s)): exported = jax.export.export(jax.jit(f))(...)",
-                                axes_text(a, t)));
-    return;
-  }
-  /* same devices, different axes: shardings name axes the target does not have */
+  if (module_devices <= 1 || module_devices == t->devices) return;
+  uint32_t b = mod ? mod->pos.offset : 0, e = 0;
+  bool has_decl = device_count_decl(ctx, decl, &b, &e);
+  sc_diag *d = sc_emit_at(ctx, b, mod,
+                          "Function %s was exported for %" PRId64 " devices and is called in a context with %" PRId64
+                          " devices, which is not allowed. The module was lowered for %" PRId64 " device%s (%s) but the "
+                          "target mesh %s has %" PRId64 " devices.",
+                          sc_kc_py_fn_name(ctx), module_devices, t->devices, module_devices, module_devices == 1 ? "" : "s",
+                          from, axes_text(a, t), t->devices);
+  if (has_decl) sc_diag_span(ctx, d, b, e);
+  sc_diag_context(ctx, d, "module_devices", sc_arena_printf(a, "%" PRId64, module_devices));
+  sc_diag_context(ctx, d, "target_devices", sc_arena_printf(a, "%" PRId64, t->devices));
+  sc_diag_fix(ctx, d,
+              sc_arena_printf(a, "Lower (or export) the function with the %" PRId64 "-device mesh it will run on", t->devices),
+              relower_snippet(ctx, t));
+}
+
+/* ---- SC0108 mesh-target-axes: same devices, other axes ---- */
+
+void sc_check_mesh_target_axes(sc_ctx *ctx);
+void sc_check_mesh_target_axes(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  sc_arena *a = ctx->arena;
+  if (!model || !model->target) return;
+  const sc_mesh *t = model->target;
   for (uint32_t i = 0; i < model->nmeshes; i++) {
     const sc_mesh *m = &model->meshes[i];
-    if (!counted(m)) continue;
+    if (!counted(m) || m->devices != t->devices) continue; /* other device counts are SC0107's */
     bool same = m->naxes == t->naxes;
     for (uint32_t k = 0; same && k < m->naxes; k++)
       same = ru_span_same(m->axes[k].name, t->axes[k].name) && m->axes[k].size == t->axes[k].size;
     if (same) continue;
-    sc_emit_sev(ctx, SC_SEV_WARNING, mesh_off(m), mesh_op(ctx, m),
-                "module mesh @%.*s is %s but the target mesh is %s: shardings refer to the module's axes", SC_SPAN_ARG(m->name),
-                axes_text(a, m), axes_text(a, t));
+    sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
+                            "module mesh @%.*s is %s but the target mesh is %s: same %" PRId64
+                            " devices, other axes; the module's shardings and collectives refer to its own axes",
+                            SC_SPAN_ARG(m->name), axes_text(a, m), axes_text(a, t), t->devices);
+    if (m->op) sc_diag_span(ctx, d, m->op->pos.offset, m->op->end);
+    sc_diag_fix(ctx, d, "Deploy on the mesh the module was lowered for",
+                sc_arena_printf(a, "mesh = %s", sc_kc_py_make_mesh(a, m)));
+    sc_diag_fix(ctx, d, "Or re-lower the function under the target mesh", relower_snippet(ctx, t));
   }
 }

@@ -26,7 +26,20 @@ typedef struct sc_ctx {
   sc_model *model;          /* built before any rule runs; NULL for rule-less runs */
   const sc_rule *rule;      /* the rule currently running */
   SC_VEC(sc_diag) diags;    /* everything reported so far */
+  const char *buf;          /* the whole input, for spans (may be NULL) */
+  size_t len;
+  SC_VEC(uint32_t) anchors; /* per diagnostic: the offset it was reported at (its site) */
+  SC_VEC(struct sc_cause) causes;
 } sc_ctx;
+
+/* A link between two diagnostics of one mistake (see sc_diag_caused_by). */
+typedef struct sc_cause {
+  uint32_t diag;    /* index in ctx->diags */
+  const char *code; /* the other diagnostic's code */
+  uint32_t site;    /* its site (the offset it was reported at), or SC_SITE_ANY */
+  bool claims;      /* diag is the root and claims the other one (else diag follows from it) */
+} sc_cause;
+#define SC_SITE_ANY UINT32_MAX
 
 typedef void (*sc_check_fn)(sc_ctx *ctx);
 
@@ -63,12 +76,28 @@ sc_fix *sc_diag_fix(sc_ctx *ctx, sc_diag *d, const char *title, const char *snip
 /* Adds a text edit to a fix and makes it "machine" applicable. */
 void sc_fix_edit(sc_ctx *ctx, sc_fix *f, uint32_t offset, uint32_t length, const char *replacement);
 
-/* Drops the diagnostics of `code` reported so far at offsets in [begin, end) whose message contains
- * `needle` (NULL: any): the running rule reports the same mistake better, and one mistake should give
- * one diagnostic. Rules run in table order, so only earlier families can be superseded. Invalidates
- * pointers returned by sc_emit*: call it after the superseding diagnostic is complete. Returns how
- * many were dropped. */
-size_t sc_diag_supersede(sc_ctx *ctx, const char *code, uint32_t begin, uint32_t end, const char *needle);
+/* One mistake, one diagnostic. `d` follows from the diagnostic of `code` reported at `site` (the
+ * offset passed to sc_emit*, or the op's offset for sc_emit; SC_SITE_ANY: the first of that code).
+ * After every rule ran, sc_diags_fold() folds d into that root as a related site; if there is no such
+ * root, d stays. Rules may run in any order. */
+void sc_diag_caused_by(sc_ctx *ctx, const sc_diag *d, const char *code, uint32_t site);
+/* The converse: every diagnostic of `code` at `site` follows from `root`. */
+void sc_diag_claims(sc_ctx *ctx, const sc_diag *root, const char *code, uint32_t site);
+/* Folds consequences into their roots: each root gets the folded sites as `related` and the context
+ * entry `related` (their count); folded diagnostics get keep[i] = false. Roots with keep[i] false do
+ * not take consequences. Linear in the diagnostics and links (a hash on (code, site)). */
+void sc_diags_fold(sc_ctx *ctx, bool *keep);
+
+/* The byte span [begin, end) of what is wrong (an axis name inside a sharding, an attribute, a mesh
+ * declaration): the diagnostic's location moves to its start and its end position is filled. Every
+ * diagnostic starts with the span of the token at its offset (the op name for sc_emit). */
+void sc_diag_span(sc_ctx *ctx, sc_diag *d, uint32_t begin, uint32_t end);
+/* Same for a span of the module text; returns false (and changes nothing) if `text` is not in it. */
+bool sc_diag_span_text(sc_ctx *ctx, sc_diag *d, sc_span text);
+/* Same for a name written quoted ("x", @"x") or bare: the quotes are part of the span. */
+bool sc_diag_span_name(sc_ctx *ctx, sc_diag *d, sc_span name);
+/* The byte offset of `text` in the input, or UINT32_MAX if it does not point into it. */
+uint32_t sc_ctx_offset_of(const sc_ctx *ctx, sc_span text);
 
 /* Runs the enabled rules over ctx->module. `selection` is the parsed --rules list. */
 typedef struct {

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "rules/fixes.h"
 #include "rules/rule_util.h"
 #include "rules/sdy_rule.h"
 
@@ -18,9 +19,9 @@ void sc_check_sharding_syntax(sc_ctx *ctx) {
   for (uint32_t i = 0; i < model->nerrors; i++) {
     const sc_model_error *e = &model->errors[i];
     sc_diag *d = sc_emit_at(ctx, e->offset, e->op, "%s", e->message);
-    sc_diag_fix(ctx, d, "Rewrite the annotation in the syntax Shardy/XLA accepts",
-                "#sdy.sharding<@mesh, [{\"x\"}, {}]> on function arguments/results, "
-                "#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]> on ops, mhlo.sharding = \"{devices=[2,1]<=[2]}\"");
+    sc_fix *f = sc_diag_fix(ctx, d, "Rewrite the annotation in the syntax Shardy/XLA accepts", NULL);
+    f->note = "#sdy.sharding<@mesh, [{\"x\"}, {}]> on function arguments/results, "
+              "#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]> on ops, mhlo.sharding = \"{devices=[2,1]<=[2]}\"";
   }
 }
 
@@ -66,38 +67,192 @@ static const char *closest_axis(sc_ctx *ctx, const sc_sharding *s, const sc_mesh
   return NULL;
 }
 
+/* What a fix keeps of a sharding when it is rewritten as a PartitionSpec. */
+typedef enum { KEEP_ALL = 0, KEEP_KNOWN, KEEP_FIRST_USE, KEEP_NON_MANUAL } pspec_keep;
+
+static bool axis_known(const sc_mesh *mesh, sc_span name) { return mesh && sc_mesh_axis_index(mesh, name) >= 0; }
+
+static bool axis_in(const sc_span *names, uint32_t n, sc_span name) {
+  for (uint32_t i = 0; i < n; i++)
+    if (ru_span_same(names[i], name)) return true;
+  return false;
+}
+
+/* The sharding as a PartitionSpec of `rank` dimensions (-1: its own), dropping the axes `keep` rejects
+ * and renaming unknown axes to `guess` when there is one. */
+static const char *fixed_pspec(sc_ctx *ctx, const sc_sharding *s, int32_t rank, pspec_keep keep, const sc_mesh *mesh,
+                               const char *guess, const sc_manual_context *mc) {
+  sc_arena *a = ctx->arena;
+  if (!s || s->kind != SC_SHARDING_NAMED) return NULL;
+  uint32_t r = rank < 0 ? s->rank : (uint32_t)rank;
+  sc_sharding *c = sc_sharding_new(a, SC_SHARDING_NAMED, s->source);
+  c->rank = r;
+  c->dims = sc_arena_calloc(a, r ? r : 1, sizeof *c->dims);
+  sc_span *seen = sc_arena_calloc(a, 1, sizeof *seen);
+  uint32_t nseen = 0;
+  for (uint32_t d = 0; d < r && d < s->rank; d++) {
+    const sc_dim_sharding *src = &s->dims[d];
+    c->dims[d].axes = sc_arena_calloc(a, src->naxes ? src->naxes : 1, sizeof *c->dims[d].axes);
+    for (uint32_t j = 0; j < src->naxes; j++) {
+      sc_axis_ref ref = src->axes[j];
+      if (keep == KEEP_KNOWN && !axis_known(mesh, ref.name)) {
+        if (!guess) continue;
+        ref.name = (sc_span){guess, strlen(guess)};
+      }
+      if ((keep == KEEP_FIRST_USE || keep == KEEP_KNOWN) && axis_in(seen, nseen, ref.name)) continue;
+      if (keep == KEEP_NON_MANUAL && mc && axis_in(mc->manual_axes, mc->nmanual_axes, ref.name)) continue;
+      seen = sc_arena_grow(a, seen, nseen, nseen + 1, sizeof *seen);
+      seen[nseen++] = ref.name;
+      c->dims[d].axes[c->dims[d].naxes++] = ref;
+    }
+  }
+  return sc_sharding_partition_spec(a, c);
+}
+
+/* The first axis of the sharding the mesh lacks / named twice, or an empty span. */
+static sc_span first_axis(const sc_sharding *s, const sc_mesh *mesh, bool duplicate) {
+  for (uint32_t d = 0; s && d < s->rank; d++)
+    for (uint32_t j = 0; j < s->dims[d].naxes; j++) {
+      sc_span name = s->dims[d].axes[j].name;
+      if (!duplicate && !axis_known(mesh, name)) return name;
+      if (!duplicate) continue;
+      for (uint32_t e = 0; e <= d; e++)
+        for (uint32_t k = 0; k < (e == d ? j : s->dims[e].naxes); k++)
+          if (ru_span_same(s->dims[e].axes[k].name, name)) return name;
+    }
+  return (sc_span){NULL, 0};
+}
+
+/* The mesh's axis names as a Python tuple: ('data', 'model') */
+static const char *py_axis_tuple(sc_arena *a, const sc_mesh *mesh) {
+  const char *t = "";
+  for (uint32_t i = 0; mesh && i < mesh->naxes; i++)
+    t = sc_arena_printf(a, "%s%s'%.*s'", t, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+  return sc_arena_printf(a, "(%s%s)", t, mesh && mesh->naxes == 1 ? "," : "");
+}
+
+/* JAX's own sentence for the mistake, where JAX has one (jax-errors #40, #50, #51, #52), or NULL. */
+static const char *jax_sentence(sc_ctx *ctx, const ru_site *site, const char *rule, const sc_mesh *mesh,
+                                const sc_manual_context *mc, int32_t value_rank) {
+  sc_arena *a = ctx->arena;
+  const sc_sharding *s = site->s;
+  const char *spec = s && s->kind == SC_SHARDING_NAMED ? sc_sharding_partition_spec(a, s) : NULL;
+  if (!spec) return NULL;
+  if (!strcmp(rule, "sharding-unknown-axis") && mesh) {
+    sc_span ax = first_axis(s, mesh, false);
+    if (ax.n)
+      return sc_arena_printf(a, "Resource axis: %.*s of %s is not found in mesh: %s.", SC_SPAN_ARG(ax), spec,
+                             py_axis_tuple(a, mesh));
+  } else if (!strcmp(rule, "sharding-duplicate-axis")) {
+    sc_span ax = first_axis(s, mesh, true);
+    if (ax.n)
+      return sc_arena_printf(a,
+                             "A single NamedSharding spec specification can map every mesh axis to at most one "
+                             "positional dimension, but %s has duplicate entries for `%.*s`",
+                             spec, SC_SPAN_ARG(ax));
+  } else if (!strcmp(rule, "sharding-rank") && value_rank >= 0 && (int32_t)s->rank > value_rank) {
+    return sc_arena_printf(a,
+                           "Sharding NamedSharding(mesh=%s, spec=%s) is only valid for values of rank at least %u, but "
+                           "was applied to a value of rank %d.%s",
+                           mesh ? sc_kc_mesh_str(a, mesh) : "?", spec, s->rank, value_rank,
+                           value_rank == 0 ? " For scalars the PartitionSpec should be P()" : "");
+  } else if (!strcmp(rule, "manual-axis-rebound") && mc && mc->nmanual_axes) {
+    const char *axes = "";
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < mc->nmanual_axes; i++) {
+      bool used = false;
+      for (uint32_t d = 0; d < s->rank; d++)
+        for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, mc->manual_axes[i]);
+      if (used) axes = sc_arena_printf(a, "%s%s'%.*s'", axes, n++ ? ", " : "", SC_SPAN_ARG(mc->manual_axes[i]));
+    }
+    if (n)
+      return sc_arena_printf(a,
+                             "pspec %s contains a manual axes (%s%s) of mesh which is not allowed. If you are using a "
+                             "with_sharding_constraint under a shard_map, only use the mesh axis in PartitionSpec which "
+                             "are not manual.",
+                             spec, axes, n == 1 ? "," : "");
+  }
+  return NULL;
+}
+
+/* The span of a site's problem: the offending axis name where one is the culprit, else the sharding. */
+static void span_site(sc_ctx *ctx, sc_diag *d, const ru_site *site, const char *rule, const sc_mesh *mesh,
+                      const sc_manual_context *mc) {
+  const sc_sharding *s = site->s;
+  sc_span ax = {NULL, 0};
+  if (!strcmp(rule, "sharding-unknown-axis")) ax = first_axis(s, mesh, false);
+  else if (!strcmp(rule, "sharding-duplicate-axis")) {
+    sc_span name = first_axis(s, mesh, true);
+    /* the second use is the culprit */
+    for (uint32_t k = 0, seen = 0; name.n && s && k < s->rank && !ax.n; k++)
+      for (uint32_t j = 0; j < s->dims[k].naxes && !ax.n; j++)
+        if (ru_span_same(s->dims[k].axes[j].name, name) && seen++) ax = s->dims[k].axes[j].name;
+  } else if (!strcmp(rule, "manual-axis-rebound") && mc) {
+    for (uint32_t k = 0; s && k < s->rank && !ax.n; k++)
+      for (uint32_t j = 0; j < s->dims[k].naxes && !ax.n; j++)
+        if (axis_in(mc->manual_axes, mc->nmanual_axes, s->dims[k].axes[j].name)) ax = s->dims[k].axes[j].name;
+  } else if (!strcmp(rule, "sharding-unknown-mesh") && s && s->mesh_name.n) {
+    ax = s->mesh_name;
+  }
+  uint32_t at = ax.n ? sc_ctx_offset_of(ctx, ax) : UINT32_MAX;
+  if (at != UINT32_MAX && at > 0 && ctx->buf[at - 1] == '@') { /* a mesh symbol: with its '@' */
+    sc_diag_span(ctx, d, at - 1, at + ax.n);
+    return;
+  }
+  if (ax.n && sc_diag_span_name(ctx, d, ax)) return;
+  if (s) sc_diag_span_text(ctx, d, s->text);
+}
+
 void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
   (void)user;
   const char *rule = NULL;
   const char *msg = ru_site_problem(ctx, site, &rule);
   if (!msg || strcmp(rule, ctx->rule->name) != 0) return;
-  sc_diag *d = sc_emit_at(ctx, site->offset, site->op, "%s", msg);
+  sc_arena *a = ctx->arena;
   const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, site->s);
+  const sc_manual_context *mc = sc_model_manual(ctx->model, site->op);
+  sc_shape shape;
+  int32_t value_rank = site->type.n && sc_parse_shape(a, site->type, &shape) && shape.kind == SC_SHAPE_ARRAY ? shape.rank
+                       : site->type.n && sc_parse_shape(a, site->type, &shape) && shape.kind == SC_SHAPE_TOKEN ? 0
+                                                                                                              : -1;
+  const char *jax = jax_sentence(ctx, site, rule, mesh, mc, value_rank);
+  sc_diag *d = jax ? sc_emit_at(ctx, site->offset, site->op, "%s %s", jax, msg) : sc_emit_at(ctx, site->offset, site->op, "%s", msg);
+  span_site(ctx, d, site, rule, mesh, mc);
   if (mesh && mesh->naxes) {
-    const char **names = sc_arena_calloc(ctx->arena, mesh->naxes, sizeof *names);
-    for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = sc_span_dup(ctx->arena, mesh->axes[i].name);
+    const char **names = sc_arena_calloc(a, mesh->naxes, sizeof *names);
+    for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = sc_span_dup(a, mesh->axes[i].name);
     sc_diag_context_list(ctx, d, "mesh_axes", names, mesh->naxes);
   }
   if (!strcmp(rule, "sharding-unknown-mesh")) {
     const char *names = "";
     for (uint32_t i = 0; i < ctx->model->nmeshes; i++)
-      names = sc_arena_printf(ctx->arena, "%s%s@%.*s", names, i ? ", " : "", SC_SPAN_ARG(ctx->model->meshes[i].name));
-    sc_diag_fix(ctx, d,
-                ctx->model->nmeshes ? sc_arena_printf(ctx->arena, "Refer to a mesh the module declares (%s)", names)
-                                    : "Declare the mesh: sdy.mesh @mesh = <[\"x\"=N]> at module level",
-                NULL);
+      names = sc_arena_printf(a, "%s%s@%.*s", names, i ? ", " : "", SC_SPAN_ARG(ctx->model->meshes[i].name));
+    sc_fix *f = sc_diag_fix(ctx, d,
+                            ctx->model->nmeshes ? sc_arena_printf(a, "Refer to a mesh the module declares (%s)", names)
+                                                : "Declare the mesh the sharding refers to at module level",
+                            NULL);
+    if (!ctx->model->nmeshes)
+      f->note = sc_arena_printf(a, "In the module: sdy.mesh @%.*s = <[\"x\"=2]> before the functions; in JAX, lower "
+                                   "under jax.set_mesh(mesh)", SC_SPAN_ARG(site->s->mesh_name));
   } else if (!strcmp(rule, "sharding-unknown-axis") && mesh) {
     const char *names = "";
     for (uint32_t i = 0; i < mesh->naxes; i++)
-      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+      names = sc_arena_printf(a, "%s%s'%.*s'", names, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
     const char *guess = closest_axis(ctx, site->s, mesh);
+    const char *spec = fixed_pspec(ctx, site->s, -1, KEEP_KNOWN, mesh, guess, NULL);
     sc_diag_fix(ctx, d,
-                guess ? sc_arena_printf(ctx->arena, "Did you mean '%s'? Use an axis of the mesh: %s", guess, names)
-                      : sc_arena_printf(ctx->arena, "Use an axis of the mesh: %s", names),
-                "P(...) may only name axes of the mesh the array is sharded over");
+                guess ? sc_arena_printf(a, "Did you mean '%s'? Use an axis of the mesh: %s", guess, names)
+                      : sc_arena_printf(a, "Use an axis of the mesh: %s", names),
+                spec ? sc_arena_printf(a, "mesh = %s\nsharding = NamedSharding(mesh, %s)", sc_kc_py_make_mesh(a, mesh), spec)
+                     : NULL);
   } else if (!strcmp(rule, "sharding-rank")) {
+    const char *spec = value_rank >= 0 ? fixed_pspec(ctx, site->s, value_rank, KEEP_ALL, mesh, NULL, NULL) : NULL;
     sc_diag_fix(ctx, d, "Give one dimension sharding per tensor dimension (rank-0 shardings for tokens and maximal meshes)",
-                "PartitionSpec entries must not outnumber the array's dimensions");
+                spec ? sc_arena_printf(a, "sharding = NamedSharding(mesh, %s)  # rank %d", spec, value_rank) : NULL);
+  } else if (!strcmp(rule, "sharding-duplicate-axis")) {
+    const char *spec = fixed_pspec(ctx, site->s, -1, KEEP_FIRST_USE, mesh, NULL, NULL);
+    sc_diag_fix(ctx, d, "Name each mesh axis at most once in the sharding",
+                spec ? sc_arena_printf(a, "sharding = NamedSharding(mesh, %s)", spec) : NULL);
   } else if (!strcmp(rule, "sharding-priority")) {
     sc_fix *f = sc_diag_fix(ctx, d, "Drop the priority of the closed, empty dimension (it has no effect)", NULL);
     for (uint32_t k = 0; k < site->s->rank; k++) {
@@ -112,14 +267,16 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
     const sc_sharding *sh = site->s;
     uint32_t off, len;
     if (sh->nreplicated && ru_sharding_piece(ctx->module, sh, RU_PIECE_REPLICATED, 0, &off, &len))
-      sc_fix_edit(ctx, f, off, len,
-                  ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, sh->replicated, sh->nreplicated, mesh), sh->nreplicated));
+      sc_fix_edit(ctx, f, off, len, ru_axes_set_str(a, ru_sorted_axes(a, sh->replicated, sh->nreplicated, mesh), sh->nreplicated));
     if (sh->nunreduced && ru_sharding_piece(ctx->module, sh, RU_PIECE_UNREDUCED, 0, &off, &len))
-      sc_fix_edit(ctx, f, off, len,
-                  ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, sh->unreduced, sh->nunreduced, mesh), sh->nunreduced));
+      sc_fix_edit(ctx, f, off, len, ru_axes_set_str(a, ru_sorted_axes(a, sh->unreduced, sh->nunreduced, mesh), sh->nunreduced));
   } else if (!strcmp(rule, "manual-axis-rebound")) {
+    /* under (or on) a nested manual computation that re-binds the axis, that re-binding is the mistake */
+    const sc_op *nested = sc_span_eq(site->op->name, "sdy.manual_computation") ? site->op : mc ? mc->manual_op : NULL;
+    if (nested) sc_diag_caused_by(ctx, d, "SC0507", nested->pos.offset);
+    const char *spec = fixed_pspec(ctx, site->s, -1, KEEP_NON_MANUAL, mesh, NULL, mc);
     sc_diag_fix(ctx, d, "Inside shard_map, only name mesh axes that are not manual in shardings",
-                "with_sharding_constraint(x, P(<non-manual axes only>)) under shard_map");
+                spec ? sc_arena_printf(a, "x = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))", spec) : NULL);
   }
 }
 
@@ -261,14 +418,16 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
     bool sdy = s->source == SC_SHARDING_FROM_SDY;
     sc_diag *dg = sc_emit_at(
         ctx, func->pos.offset, func,
-        "%s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded size %" PRId64
-        "%s. %s (JAX: the sharding %s implies that array axis %u is partitioned "
-        "%" PRId64 " times, but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should "
-        "evenly divide the shape))",
-        what, index, d, size, tiles[d], named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
-        sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.",
+        "One of %s was given the sharding of %s, which implies that array axis %u is partitioned %" PRId64 " times, "
+        "but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should evenly divide "
+        "the shape). %s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded "
+        "size %" PRId64 "%s. %s",
+        !strcmp(what, "result") ? "pjit outputs" : "pjit arguments",
         spec ? spec : sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text)), d, tiles[d], size, shape_str(a, &sh),
-        tiling_str(a, tiles, rank));
+        tiling_str(a, tiles, rank), what, index, d, size, tiles[d],
+        named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
+        sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.");
+    sc_diag_span_text(ctx, dg, s->text);
     const char *kw = !strcmp(what, "result") ? "out_shardings" : "in_shardings";
     const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
     const char *title =
@@ -369,18 +528,34 @@ static int64_t gspmd_num_devices(const sc_model *model) {
   return 0;
 }
 
+/* The attribute a GSPMD sharding is written in (`mhlo.sharding`, HLO `sharding`), or NULL. */
+static const sc_attr *gspmd_attr(const sc_attrs *attrs) {
+  const sc_attr *at = sc_attrs_find(attrs, "mhlo.sharding");
+  return at ? at : sc_attrs_find(attrs, "sharding");
+}
+
 static void validate_gspmd(sc_ctx *ctx, const sc_op *at_op, const sc_sharding *s, const sc_shape *shape,
-                           const char *what) {
+                           const char *what, const sc_attr *written) {
   if (!s) return;
   const char *e = sc_gspmd_validate(ctx->arena, s, shape, gspmd_num_devices(ctx->model), true);
   if (!e) return;
   sc_diag *d = sc_emit(ctx, at_op, "%s%sinvalid sharding %.*s: %s", what ? what : "", what ? " - " : "",
                        SC_SPAN_ARG(s->text), e);
+  if (!sc_diag_span_text(ctx, d, s->text) && written && written->end > written->offset)
+    sc_diag_span(ctx, d, written->offset, written->end);
   int64_t n = gspmd_num_devices(ctx->model);
   if (n > 0) sc_diag_context(ctx, d, "num_devices", sc_arena_printf(ctx->arena, "%" PRId64, n));
-  sc_diag_fix(ctx, d, "Use a tile assignment that names each of the module's devices exactly once and tiles each dimension",
-              n > 0 ? sc_arena_printf(ctx->arena, "e.g. {devices=[%" PRId64 ",1]<=[%" PRId64 "]} for a rank-2 value", n, n)
-                    : NULL);
+  /* Valid for the device count the module was lowered for: only the retargeting (SC0107) is wrong. */
+  int64_t lowered = 0;
+  (void)sc_kc_module_mesh_str(ctx, &lowered);
+  if (ctx->model->target && lowered > 1 && lowered != n && !sc_gspmd_validate(ctx->arena, s, shape, lowered, true))
+    sc_diag_caused_by(ctx, d, "SC0107", SC_SITE_ANY);
+  sc_fix *f = sc_diag_fix(ctx, d, "Use a tile assignment that names each of the module's devices exactly once and tiles each dimension",
+                          NULL);
+  if (n > 0)
+    f->note = sc_arena_printf(ctx->arena, "For example {devices=[%" PRId64 ",1]<=[%" PRId64 "]} shards dimension 0 of a "
+                                          "rank-2 value over all %" PRId64 " devices; JAX writes it for NamedSharding(mesh, P('x', None))",
+                              n, n, n);
 }
 
 static sc_shape results_shape(sc_arena *a, const sc_op *op) {
@@ -410,20 +585,23 @@ void sc_check_sharding_tile_assignment(sc_ctx *ctx) {
         if (!info->args[i].gspmd.nvalues) continue;
         sc_shape sh;
         if (!sc_parse_shape(ctx->arena, ru_arg_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
-        validate_gspmd(ctx, op, info->args[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "arg %u", i));
+        const sc_block *body = ru_body(op);
+        validate_gspmd(ctx, op, info->args[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "arg %u", i),
+                       body && i < body->nargs ? gspmd_attr(&body->args[i]->attrs) : NULL);
       }
       for (uint32_t i = 0; i < info->nresults; i++) {
         if (!info->results[i].gspmd.nvalues) continue;
         sc_shape sh;
         if (!sc_parse_shape(ctx->arena, ru_func_result_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
-        validate_gspmd(ctx, op, info->results[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "result %u", i));
+        validate_gspmd(ctx, op, info->results[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "result %u", i),
+                       i < op->nresult_attrs ? gspmd_attr(&op->result_attrs[i]) : NULL);
       }
       continue;
     }
     if (!info->gspmd.nvalues) continue;
     sc_shape sh = results_shape(ctx->arena, op);
     if (sh.kind == SC_SHAPE_OTHER && op->nresults == 1 && !ru_result_type(op, 0).n) continue; /* unknown type */
-    validate_gspmd(ctx, op, info->gspmd.values[0], &sh, NULL);
+    validate_gspmd(ctx, op, info->gspmd.values[0], &sh, NULL, gspmd_attr(&op->attrs));
   }
 }
 
@@ -477,8 +655,9 @@ void sc_check_sharding_rule(sc_ctx *ctx) {
     const char *e = sc_sdy_rule_check(ctx->arena, op, at->value);
     if (e) {
       sc_diag *d = sc_emit(ctx, op, "%s", e);
-      sc_diag_fix(ctx, d, "Write the rule as #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16}>",
-                  "factors i, j, k, ... in order, one per tensor dimension; sizes in {i=.., j=..} in the same order");
+      sc_fix *f = sc_diag_fix(ctx, d, "Write the rule as #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16}>", NULL);
+      f->note = "Factors i, j, k, ... in order, one per tensor dimension, and their sizes in {i=.., j=..} in the same "
+                "order; from JAX, custom_partitioning's sharding_rule='i j -> i j' writes it";
     }
   }
 }
@@ -794,5 +973,77 @@ void sc_check_sharding_channel_device(sc_ctx *ctx) {
       sc_diag_fix(ctx, dg, sc_arena_printf(ctx->arena, "Place the loop's single-device work on device %" PRId64, dev), NULL);
       break;
     }
+  }
+}
+
+/* ---- sharding-custom-partitioning ----------------------------------------------------------------- */
+
+/* jax.experimental.custom_partitioning lowers to a `CustomSPMDPartitioning` custom call whose
+ * backend_config is the id() of a Python object: XLA calls back into the JAX process that lowered the
+ * module to partition it (spmd-errors J1). */
+void sc_check_sharding_custom_partitioning(sc_ctx *ctx);
+void sc_check_sharding_custom_partitioning(sc_ctx *ctx) {
+  for (uint32_t k = 0; k < ctx->module->nops; k++) {
+    const sc_op *op = ctx->module->ops[k];
+    if (!sc_span_eq(sc_op_custom_call_target(op), "CustomSPMDPartitioning")) continue;
+    bool shardy = ctx->model && ctx->model->nmeshes > 0;
+    bool rule = sc_op_attr(op, "sdy.sharding_rule") != NULL;
+    sc_diag *d = sc_emit(ctx, op,
+                         "%sCustomSPMDPartitioning (jax.experimental.custom_partitioning) can only be partitioned inside "
+                         "the JAX process that lowered this module: its backend_config is a key into that process's "
+                         "Python callbacks, so compiling the serialized module elsewhere fails%s",
+                         shardy && !rule ? "Shardy is used, but sharding propagation callbacks instead of sharding_rule "
+                                           "are provided. Need to provide sharding_rule to migrate to Shardy. "
+                                         : "",
+                         shardy && !rule ? "" : ".");
+    if (shardy && !rule) d->message = sc_arena_printf(ctx->arena, "%s (and this op has no sdy.sharding_rule).", d->message);
+    sc_fix *f = sc_diag_fix(ctx, d, "Write the op with jax.shard_map (or plain jnp) so the module carries its partitioning", NULL);
+    f->note = "custom_partitioning modules are for in-process jit only; for jax.export or a remote compile, express "
+              "the per-shard computation with jax.shard_map";
+  }
+}
+
+/* ---- sharding-op-attributes (GSPMD @Sharding / @SPMDFullToShardShape / @SPMDShardToFullShape) ---- */
+
+/* XLA's sharding_op_util::ParseAttributes accepts an empty backend_config or `unspecified_dims=[i,j,...]`. */
+static bool valid_sharding_op_config(sc_span v) {
+  v = sc_span_trim(v);
+  if (v.n >= 2 && v.p[0] == '"' && v.p[v.n - 1] == '"') v.p++, v.n -= 2;
+  if (!v.n) return true;
+  static const char key[] = "unspecified_dims=[";
+  if (v.n < sizeof key || memcmp(v.p, key, sizeof key - 1) != 0 || v.p[v.n - 1] != ']') return false;
+  for (uint32_t i = sizeof key - 1; i + 1 < v.n; i++)
+    if (!(v.p[i] >= '0' && v.p[i] <= '9') && v.p[i] != ',' && v.p[i] != ' ') return false;
+  return true;
+}
+
+void sc_check_sharding_op_attributes(sc_ctx *ctx);
+void sc_check_sharding_op_attributes(sc_ctx *ctx) {
+  for (uint32_t k = 0; k < ctx->module->nops; k++) {
+    const sc_op *op = ctx->module->ops[k];
+    sc_span t = sc_op_custom_call_target(op);
+    bool sharding = sc_span_eq(t, "Sharding");
+    if (!sharding && !sc_span_eq(t, "SPMDFullToShardShape") && !sc_span_eq(t, "SPMDShardToFullShape")) continue;
+    if (sharding && !sc_kc_sharding_attr(op) && !sc_kc_frontend_attr(op, "xla.sdy.sharding").n) {
+      sc_diag *d = sc_emit(ctx, op,
+                           "Sharding instruction must have a sharding attribute: the @Sharding custom call (what "
+                           "with_sharding_constraint lowers to under GSPMD) carries no mhlo.sharding, so XLA's sharding "
+                           "propagation rejects the module");
+      sc_fix *f = sc_diag_fix(ctx, d, "Give the @Sharding custom call the sharding it constrains to", NULL);
+      f->note = "JAX writes it for jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(...))), e.g. "
+                "mhlo.sharding = \"{devices=[4,1]<=[4]}\"";
+      continue;
+    }
+    const sc_attr *bc = sc_op_attr(op, "mhlo.backend_config");
+    if (!bc) bc = sc_op_attr(op, "backend_config");
+    if (!bc || valid_sharding_op_config(bc->value)) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "Cannot parse sharding op attributes: %.*s (the backend_config of @%.*s may only be empty or "
+                         "unspecified_dims=[i,j,...])",
+                         SC_SPAN_ARG(bc->value), SC_SPAN_ARG(t));
+    if (bc->end > bc->offset) sc_diag_span(ctx, d, bc->offset, bc->end);
+    sc_fix *f = sc_diag_fix(ctx, d, "Drop the backend_config, or list the unspecified dimensions as unspecified_dims=[1]", NULL);
+    sc_fix_edit(ctx, f, bc->offset, bc->end - bc->offset,
+                sc_arena_printf(ctx->arena, "%.*s = \"\"", SC_SPAN_ARG(bc->name)));
   }
 }

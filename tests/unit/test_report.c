@@ -27,9 +27,10 @@ Test(report, text_has_location_source_line_caret_source_and_fixes) {
   sc_report *r = test_check(A, KERNEL, &opt);
   cr_assert_eq(r->errors, 1);
   char *t = sc_report_text(r, false);
-  cr_assert(strstr(t, "k.mlir:5:2: error: Mosaic kernels cannot be automatically partitioned."), "%s", t);
+  /* located at the culprit token (the custom call target), underlined to its end */
+  cr_assert(strstr(t, "k.mlir:5:29: error: Mosaic kernels cannot be automatically partitioned."), "%s", t);
   cr_assert(strstr(t, "    5 | \t%0 = stablehlo.custom_call"), "%s", t);
-  cr_assert(strstr(t, "      | \t^\n"), "the caret keeps the tab: %s", t);
+  cr_assert(strstr(t, "      | \t                           ^~~~~~~~~~~~~~~~\n"), "the caret keeps the tab: %s", t);
   cr_assert(strstr(t, "= source: train.py:44:10"), "%s", t);
   cr_assert(strstr(t, "= fix"), "%s", t);
   cr_assert(strstr(t, "= help: shardcheck explain SC0301"), "%s", t);
@@ -73,7 +74,9 @@ Test(report, json_diagnostic_fields) {
   cr_assert_str_eq(json_string_value(json_object_get(d, "severity")), "error");
   json_t *loc = json_object_get(d, "location");
   cr_assert_eq(json_integer_value(json_object_get(loc, "line")), 5);
-  cr_assert_eq(json_integer_value(json_object_get(loc, "column")), 2);
+  cr_assert_eq(json_integer_value(json_object_get(loc, "column")), 29);
+  cr_assert_eq(json_integer_value(json_object_get(loc, "end_line")), 5);
+  cr_assert_eq(json_integer_value(json_object_get(loc, "end_column")), 45, "@tpu_custom_call is underlined");
   cr_assert_str_eq(json_string_value(json_object_get(loc, "function")), "main");
   cr_assert_str_eq(json_string_value(json_object_get(loc, "op")), "stablehlo.custom_call");
   cr_assert_str_eq(json_string_value(json_object_get(loc, "target")), "tpu_custom_call");
