@@ -115,6 +115,11 @@ static char *read_file(const char *path, size_t *len, char **err) {
   return buf;
 }
 
+const char sc_rpc_service_config[] =
+    "{\"methodConfig\":[{\"name\":[{\"service\":\"shardcheck.v1.ShardCheck\"},{\"service\":\"grpc.health.v1.Health\"}],"
+    "\"retryPolicy\":{\"maxAttempts\":5,\"initialBackoff\":\"0.05s\",\"maxBackoff\":\"1s\",\"backoffMultiplier\":2,"
+    "\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}]}";
+
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err) {
   if (!server || !*server) {
     set_err(err, "no server address (HOST:PORT)");
@@ -152,7 +157,7 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   } else {
     creds = grpc_insecure_credentials_create();
   }
-  grpc_arg args[2];
+  grpc_arg args[4];
   memset(args, 0, sizeof args);
   args[0].type = GRPC_ARG_INTEGER;
   args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
@@ -160,7 +165,13 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   args[1].type = GRPC_ARG_INTEGER;
   args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
   args[1].value.integer = -1;
-  grpc_channel_args ca = {2, args};
+  args[2].type = GRPC_ARG_STRING; /* retry on UNAVAILABLE: see sc_rpc_service_config */
+  args[2].key = (char *)GRPC_ARG_SERVICE_CONFIG;
+  args[2].value.string = (char *)sc_rpc_service_config;
+  args[3].type = GRPC_ARG_INTEGER;
+  args[3].key = (char *)GRPC_ARG_ENABLE_RETRIES;
+  args[3].value.integer = 1;
+  grpc_channel_args ca = {4, args};
   c->channel = creds ? grpc_channel_create(server, creds, &ca) : NULL;
   if (creds)
     grpc_channel_credentials_release(creds);

@@ -26,6 +26,12 @@ typedef struct {
 
 typedef struct sc_rpc_client sc_rpc_client;
 
+/* The gRPC service config (JSON) of every channel sc_rpc_connect opens: calls to shardcheckd and to
+ * its health service are retried on UNAVAILABLE — a replica that died or is draining, a proxy's
+ * 502 — up to 5 attempts with exponential backoff (checks are idempotent). Other gRPC-core clients
+ * of a fleet (tests/integration/loadgen.c) pass the same text as GRPC_ARG_SERVICE_CONFIG. */
+extern const char sc_rpc_service_config[];
+
 /* Creates a channel to "HOST:PORT" (no I/O yet: a down server shows up as UNAVAILABLE on the
  * first call). cfg may be NULL. */
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err);

@@ -5,6 +5,7 @@
  * module SHA-256) followed by the rendered report; anything else read back is treated as a miss. */
 #include "cache_redis.h"
 
+#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -234,7 +235,8 @@ static redisReply *command(redis_tier *t, const char *what, const char *fmt, ...
       recovered(t);
       return r;
     }
-    bool retry = !r && pooled && c->err == REDIS_ERR_EOF;
+    bool retry = !r && pooled &&
+                 (c->err == REDIS_ERR_EOF || (c->err == REDIS_ERR_IO && (errno == EPIPE || errno == ECONNRESET)));
     if (!retry)
       trip(t, what, r ? r->str : c->errstr);
     if (r)
