@@ -118,7 +118,8 @@ static char *read_file(const char *path, size_t *len, char **err) {
 const char sc_rpc_service_config[] =
     "{\"methodConfig\":[{\"name\":[{\"service\":\"shardcheck.v1.ShardCheck\"},{\"service\":\"grpc.health.v1.Health\"}],"
     "\"retryPolicy\":{\"maxAttempts\":5,\"initialBackoff\":\"0.05s\",\"maxBackoff\":\"1s\",\"backoffMultiplier\":2,"
-    "\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}]}";
+    "\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}],"
+    "\"loadBalancingConfig\":[{\"round_robin\":{}}]}";
 
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err) {
   if (!server || !*server) {

@@ -6,6 +6,7 @@
 #      its log line, its redis hit counter, the same report bytes);
 #   2. load through nginx from the loadgen, replica 3 SIGKILLed mid-run: every call must complete OK
 #      (nginx grpc_next_upstream + the client's retry policy on UNAVAILABLE, client/rpc.c);
+#   2b. client-side round_robin over the three addresses (replica 3 dead): survivors share the load;
 #   3. Redis slow (DEBUG SLEEP) then down: checks still answer OK, the tier logs and opens its breaker;
 #   4. SIGTERM: the surviving replicas exit 0.
 # Prints the figures (calls, completed, attempts, retried, per-replica calls and cache hits).
@@ -185,6 +186,17 @@ load_rc=$?
 [ $load_rc -eq 0 ] || fail "not every call completed OK through nginx with a replica killed: $(cat "$TMP/load.json" "$TMP/load.err")"
 ok=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["ok"])' "$TMP/load.json" 2>/dev/null || echo 0)
 [ "$ok" = "$CALLS" ] || fail "completed OK: $ok of $CALLS"
+
+# --- 2b. client-side round_robin over the replicas' addresses (what a headless Service gives) -----
+# Replica 3's address is dead now: the channel skips it; the survivors share the calls.
+c1=$(metric "$MPORT1" 'shardcheckd_requests_total{method="Check",code="OK"}')
+c2=$(metric "$MPORT2" 'shardcheckd_requests_total{method="Check",code="OK"}')
+"$LOADGEN" "ipv4:127.0.0.1:$PORT1,127.0.0.1:$PORT2,127.0.0.1:$PORT3" "$LOADMOD" -c 16 -n 1000 --unique \
+  >"$TMP/rr.json" 2>"$TMP/rr.err" || fail "round_robin load: $(cat "$TMP/rr.json" "$TMP/rr.err")"
+rr1=$(($(metric "$MPORT1" 'shardcheckd_requests_total{method="Check",code="OK"}') - c1))
+rr2=$(($(metric "$MPORT2" 'shardcheckd_requests_total{method="Check",code="OK"}') - c2))
+[ $rr1 -gt 100 ] && [ $rr2 -gt 100 ] || fail "round_robin did not spread the calls: replica 1 $rr1, replica 2 $rr2"
+echo "round_robin (no proxy, replica 3 dead): 1000 calls, replica 1 $rr1, replica 2 $rr2"
 
 # --- 3. Redis slow, then down: local cache only, never a failed call ------------------------------
 redis-cli -s "$SOCK" debug sleep 2 >"$TMP/debug_sleep.out" 2>&1 &
