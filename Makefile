@@ -56,7 +56,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install fleet-test
+.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install fleet-test deploy-test
 all: $(CLI) $(LIBSC) $(SERVER)
 
 $(DEPS_OK): scripts/deps.sh
@@ -146,6 +146,10 @@ corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
 integration: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@set -e; for t in $(ITEST_UNITS); do echo "== $$t"; $$t --jobs 2; done
 	@sh tests/integration/run.sh $(BUILD)
+# deploy/: manifests against the Kubernetes and compose schemas (pinned npm validators), the systemd
+# unit's exposure (systemd-analyze security --offline); see tests/deploy/run.sh.
+deploy-test: $(SERVER) $(TEST_DEPS_OK)
+	@sh tests/deploy/run.sh $(BUILD)
 # Three daemons sharing one Redis behind nginx (grpc_pass), one killed under load: see the script.
 fleet-test: all $(BUILD)/tests/integration/loadgen $(TEST_DEPS_OK)
 	@sh tests/integration/fleet.sh $(BUILD)
@@ -154,7 +158,7 @@ bench-daemon: all $(BUILD)/tests/integration/loadgen
 valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@sh tests/integration/valgrind.sh $(BUILD)
 
-test: $(TEST_DEPS_OK) all unit corpus integration fleet-test
+test: $(TEST_DEPS_OK) all unit corpus integration deploy-test fleet-test
 	@if command -v valgrind >/dev/null 2>&1; then $(MAKE) --no-print-directory valgrind-daemon; \
 	 else echo "valgrind not installed: skipping valgrind-daemon"; fi
 	@echo "all test suites passed"
