@@ -80,7 +80,7 @@ done
 for n in 1 2 3; do
   "$DAEMON" --listen 127.0.0.1:0 --port-file "$TMP/r$n.port" --metrics-listen 127.0.0.1:0 \
     --metrics-port-file "$TMP/r$n.mport" --workers 2 --max-inflight 1024 --log-level info \
-    --redis "unix:$SOCK" --redis-timeout-ms 250 --redis-breaker-s 2 2>"$TMP/r$n.log" &
+    --redis "unix:$SOCK" --redis-timeout-ms 1000 --redis-breaker-s 2 2>"$TMP/r$n.log" &
   eval "PID$n=$!"
   PIDS="$PIDS $!"
 done
@@ -199,7 +199,7 @@ rr2=$(($(metric "$MPORT2" 'shardcheckd_requests_total{method="Check",code="OK"}'
 echo "round_robin (no proxy, replica 3 dead): 1000 calls, replica 1 $rr1, replica 2 $rr2"
 
 # --- 3. Redis slow, then down: local cache only, never a failed call ------------------------------
-redis-cli -s "$SOCK" debug sleep 2 >"$TMP/debug_sleep.out" 2>&1 &
+redis-cli -s "$SOCK" debug sleep 3 >"$TMP/debug_sleep.out" 2>&1 &
 SLEEPER=$!
 sleep 0.2
 cp "$MOD" "$TMP/while_redis_slow.mlir"
