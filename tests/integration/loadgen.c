@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rpc.h"
+#include "rpc_fleet.h"
 #include "shardcheck/v1/shardcheck.pb-c.h"
 
 typedef struct {
@@ -146,13 +146,7 @@ int main(int argc, char **argv) {
     args[1].type = GRPC_ARG_INTEGER;
     args[1].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
     args[1].value.integer = -1;
-    args[2].type = GRPC_ARG_STRING;
-    args[2].key = (char *)GRPC_ARG_SERVICE_CONFIG;
-    args[2].value.string = (char *)sc_rpc_service_config;
-    args[3].type = GRPC_ARG_INTEGER;
-    args[3].key = (char *)GRPC_ARG_ENABLE_RETRIES;
-    args[3].value.integer = 1;
-    grpc_channel_args ca = {4, args};
+    grpc_channel_args ca = {2 + sc_rpc_fleet_args(args + 2), args};
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
     ch[k] = grpc_channel_create(argv[1], creds, &ca);
     grpc_channel_credentials_release(creds);
