@@ -31,7 +31,7 @@ CORPUS_BIN := $(CORPUS_SRC:tests/corpus/%.c=$(BUILD)/tests/%)
 
 # --- gRPC: proto codegen (protobuf-c), daemon, client library -------------------------------------
 RPC_PKGS    := grpc libprotobuf-c
-SRV_PKGS    := $(RPC_PKGS) libuv jansson libcrypto hiredis
+SRV_PKGS    := $(RPC_PKGS) libuv jansson libcrypto hiredis libsystemd
 GEN         := $(BUILD)/gen
 PROTO_SRC   := $(wildcard proto/*/*/*.proto proto/*/*/*/*.proto)
 GEN_C       := $(PROTO_SRC:proto/%.proto=$(GEN)/%.pb-c.c) $(GEN)/google/protobuf/descriptor.pb-c.c

@@ -3,7 +3,7 @@
 # Called by the Makefile; safe to run repeatedly (does nothing when all are present).
 set -e
 PKGS="build-essential pkg-config libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
-libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev libhiredis-dev python3 python3-grpcio python3-protobuf"
+libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev libhiredis-dev libsystemd-dev python3 python3-grpcio python3-protobuf"
 [ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind openssl redis-server nginx systemd"
 missing=""
 for p in $PKGS; do

@@ -7,7 +7,8 @@
 #   2. deliberately broken copies of both must be rejected, naming what is wrong;
 #   3. deploy/shardcheckd.service: `systemd-analyze verify` prints nothing, and
 #      `systemd-analyze security --offline=true` rates it at most 2.5 — after showing that the same
-#      check rejects an unhardened unit (so it cannot pass by not running).
+#      check rejects an unhardened unit (so it cannot pass by not running); the daemon's sd_notify
+#      messages (the unit is Type=notify) over a NOTIFY_SOCKET of the test's own.
 #
 # usage: tests/deploy/run.sh [BUILD_DIR]     (from the repository root)
 set -u
@@ -89,6 +90,43 @@ if systemd-analyze verify "$TMP/shardcheckd.service" >"$TMP/v.out" 2>&1 && [ ! -
   pass "systemd-analyze verify deploy/shardcheckd.service: no warnings"
 else
   fail "systemd-analyze verify deploy/shardcheckd.service:"; cat "$TMP/v.out"
+fi
+
+# Type=notify: the daemon must say READY=1 once listening, RELOADING=1 then READY=1 on SIGHUP, and
+# STOPPING=1 on SIGTERM — over the NOTIFY_SOCKET protocol systemd uses, here a datagram socket of ours.
+if /usr/bin/python3 - "$BUILD/bin/shardcheckd" "$TMP/notify.sock" >"$TMP/n.out" 2>&1 <<'EOF'
+import os, signal, socket, subprocess, sys
+daemon, path = sys.argv[1], sys.argv[2]
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+sock.bind(path)
+sock.settimeout(30)
+proc = subprocess.Popen([daemon, "--listen", "127.0.0.1:0", "--log-level", "warn"],
+                        env=dict(os.environ, NOTIFY_SOCKET=path), stderr=subprocess.DEVNULL)
+got = []
+def expect(state):
+    while True:
+        msg = sock.recv(4096).decode()
+        got.append(msg.replace("\n", ","))
+        if state in msg.split("\n"):
+            return
+try:
+    expect("READY=1")
+    proc.send_signal(signal.SIGHUP)
+    expect("RELOADING=1")
+    expect("READY=1")
+    proc.send_signal(signal.SIGTERM)
+    expect("STOPPING=1")
+    rc = proc.wait(30)
+finally:
+    if proc.poll() is None:
+        proc.kill()
+print(" ".join(got), "exit", rc)
+sys.exit(rc)
+EOF
+then
+  pass "sd_notify (Type=notify): $(cat "$TMP/n.out")"
+else
+  fail "sd_notify (Type=notify):"; cat "$TMP/n.out"
 fi
 
 echo "deploy: $PASSES passed, $FAILS failed"
