@@ -199,9 +199,10 @@ rr2=$(($(metric "$MPORT2" 'shardcheckd_requests_total{method="Check",code="OK"}'
 echo "round_robin (no proxy, replica 3 dead): 1000 calls, replica 1 $rr1, replica 2 $rr2"
 
 # --- 3. Redis slow, then down: local cache only, never a failed call ------------------------------
-redis-cli -s "$SOCK" debug sleep 3 >"$TMP/debug_sleep.out" 2>&1 &
+redis-cli -s "$SOCK" debug sleep 5 >"$TMP/debug_sleep.out" 2>&1 &
 SLEEPER=$!
-sleep 0.2
+i=0 # until Redis stops answering: it sleeps
+while timeout 0.3 redis-cli -s "$SOCK" ping >/dev/null 2>&1 && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.05; done
 cp "$MOD" "$TMP/while_redis_slow.mlir"
 "$CLI" check "$TMP/while_redis_slow.mlir" --server "127.0.0.1:$NPORT" >/dev/null
 rc=$?
