@@ -217,6 +217,13 @@ static void give_conn(redis_tier *t, redisContext *c) {
     redisFree(c);
 }
 
+static void drop_idle(redis_tier *t) {
+  pthread_mutex_lock(&t->mu);
+  while (t->nidle)
+    redisFree(t->idle[--t->nidle]);
+  pthread_mutex_unlock(&t->mu);
+}
+
 /* Runs one command; the reply's connection goes back to the pool. A pooled connection that fails is
  * replaced once by a fresh one (Redis may have restarted since it was pooled). NULL after tripping
  * the breaker; an error reply trips it too. */
@@ -244,6 +251,7 @@ static redisReply *command(redis_tier *t, const char *what, const char *fmt, ...
     redisFree(c); /* a timed-out connection may still deliver the late reply: never reuse it */
     if (!retry)
       return NULL;
+    drop_idle(t); /* the others went to the same vanished server: the retry connects anew */
   }
   return NULL;
 }
