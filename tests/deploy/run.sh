@@ -44,9 +44,13 @@ else
 fi
 
 # --- 2. broken copies must fail, for the reason planted ---------------------------------------------
-# expect_invalid WHAT PATTERN kube:|compose: FILE
-expect_invalid() {
-  if validate "$3$4" >"$TMP/bad.out" 2>&1; then
+# broken WHAT PATTERN kube|compose FILE SED_SCRIPT: a copy of FILE edited by SED_SCRIPT must be
+# rejected, with PATTERN in the validator's output.
+broken() {
+  copy=$TMP/broken_$(basename "$4")
+  sed "$5" "$4" >"$copy"
+  cmp -s "$4" "$copy" && { fail "$1: the edit changed nothing"; return; }
+  if validate "$3:$copy" >"$TMP/bad.out" 2>&1; then
     fail "$1: the validator accepted it"
   elif grep -q "$2" "$TMP/bad.out"; then
     pass "$1 rejected: $(grep -m1 "$2" "$TMP/bad.out" | cut -c1-160)"
@@ -54,20 +58,15 @@ expect_invalid() {
     fail "$1: rejected, but not for \"$2\":"; cat "$TMP/bad.out"
   fi
 }
-sed 's/containerPort: 50051/containerPort: "fifty"/' deploy/kubernetes.yaml >"$TMP/k_type.yaml"
-expect_invalid "kubernetes.yaml with a string containerPort" "containerPort must be integer" kube: "$TMP/k_type.yaml"
-sed 's/^  selector:$/  selektor:/' deploy/kubernetes.yaml >"$TMP/k_required.yaml"
-expect_invalid "kubernetes.yaml without the Deployment's selector" "must have required property selector" kube: "$TMP/k_required.yaml"
-sed 's/^kind: HorizontalPodAutoscaler$/kind: HorizontalPodScaler/' deploy/kubernetes.yaml >"$TMP/k_kind.yaml"
-expect_invalid "kubernetes.yaml with an unknown kind" "unknown apiVersion/kind" kube: "$TMP/k_kind.yaml"
-grep -v 'seccompProfile' deploy/kubernetes.yaml >"$TMP/k_policy.yaml"
-expect_invalid "kubernetes.yaml without seccompProfile" "seccompProfile RuntimeDefault" kube: "$TMP/k_policy.yaml"
-sed 's/^    stop_grace_period: 30s$/    stop_grace_perod: 30s/' deploy/compose.yaml >"$TMP/c_key.yaml"
-expect_invalid "compose.yaml with a misspelt key" "additionalProperty\":\"stop_grace_perod" compose: "$TMP/c_key.yaml"
-sed 's/^    stop_grace_period: 30s$/    stop_grace_period: thirty seconds/' deploy/compose.yaml >"$TMP/c_fmt.yaml"
-expect_invalid "compose.yaml with a bad duration" "must match format \"duration\"" compose: "$TMP/c_fmt.yaml"
-sed 's/"127.0.0.1:50051:50051"/"50051:50051"/' deploy/compose.yaml >"$TMP/c_policy.yaml"
-expect_invalid "compose.yaml publishing beyond loopback" "beyond the host's loopback" compose: "$TMP/c_policy.yaml"
+K=deploy/kubernetes.yaml
+C=deploy/compose.yaml
+broken "kubernetes.yaml with a string containerPort" "containerPort must be integer" kube $K 's/containerPort: 50051/containerPort: "fifty"/'
+broken "kubernetes.yaml without the Deployment's selector" "must have required property selector" kube $K 's/^  selector:$/  selektor:/'
+broken "kubernetes.yaml with an unknown kind" "unknown apiVersion/kind" kube $K 's/^kind: HorizontalPodAutoscaler$/kind: HorizontalPodScaler/'
+broken "kubernetes.yaml without seccompProfile" "seccompProfile RuntimeDefault" kube $K '/seccompProfile/d'
+broken "compose.yaml with a misspelt key" "additionalProperty\":\"stop_grace_perod" compose $C 's/^    stop_grace_period: 30s$/    stop_grace_perod: 30s/'
+broken "compose.yaml with a bad duration" "must match format \"duration\"" compose $C 's/^    stop_grace_period: 30s$/    stop_grace_period: thirty seconds/'
+broken "compose.yaml publishing beyond loopback" "beyond the host's loopback" compose $C 's/"127.0.0.1:50051:50051"/"50051:50051"/'
 
 # --- 3. systemd ------------------------------------------------------------------------------------
 exposure() { sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$1"; }
