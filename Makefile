@@ -31,7 +31,7 @@ CORPUS_BIN := $(CORPUS_SRC:tests/corpus/%.c=$(BUILD)/tests/%)
 
 # --- gRPC: proto codegen (protobuf-c), daemon, client library -------------------------------------
 RPC_PKGS    := grpc libprotobuf-c
-SRV_PKGS    := $(RPC_PKGS) libuv jansson libcrypto
+SRV_PKGS    := $(RPC_PKGS) libuv jansson libcrypto hiredis libsystemd
 GEN         := $(BUILD)/gen
 PROTO_SRC   := $(wildcard proto/*/*/*.proto proto/*/*/*/*.proto)
 GEN_C       := $(PROTO_SRC:proto/%.proto=$(GEN)/%.pb-c.c) $(GEN)/google/protobuf/descriptor.pb-c.c
@@ -65,7 +65,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration python-test valgrind-daemon bench-daemon demo bench clean fuzz install
+.PHONY: all deps test unit corpus integration python-test valgrind-daemon bench-daemon demo bench clean fuzz install fleet-test deploy-test
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
 $(DEPS_OK): scripts/deps.sh
@@ -171,6 +171,13 @@ corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
 integration: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@set -e; for t in $(ITEST_UNITS); do echo "== $$t"; $$t --jobs 2; done
 	@sh tests/integration/run.sh $(BUILD)
+# deploy/: manifests against the Kubernetes and compose schemas (pinned npm validators), the systemd
+# unit's exposure (systemd-analyze security --offline); see tests/deploy/run.sh.
+deploy-test: $(SERVER) $(TEST_DEPS_OK)
+	@sh tests/deploy/run.sh $(BUILD)
+# Three daemons sharing one Redis behind nginx (grpc_pass), one killed under load: see the script.
+fleet-test: all $(BUILD)/tests/integration/loadgen $(TEST_DEPS_OK)
+	@sh tests/integration/fleet.sh $(BUILD)
 bench-daemon: all $(BUILD)/tests/integration/loadgen
 	@sh tests/integration/bench.sh $(BUILD)
 valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
@@ -181,7 +188,7 @@ valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 python-test: all $(TEST_DEPS_OK)
 	@echo "== tests/python"; BUILD=$(BUILD) timeout 900 /usr/bin/python3 -m unittest discover -s tests/python -t tests/python
 
-test: $(TEST_DEPS_OK) all unit corpus integration python-test
+test: $(TEST_DEPS_OK) all unit corpus integration python-test deploy-test fleet-test
 	@if command -v valgrind >/dev/null 2>&1; then $(MAKE) --no-print-directory valgrind-daemon; \
 	 else echo "valgrind not installed: skipping valgrind-daemon"; fi
 	@echo "all test suites passed"

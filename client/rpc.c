@@ -5,6 +5,7 @@
  * receiving the response and the status (so an early error status, e.g. a size limit, is still read
  * after a failed send). */
 #include "rpc.h"
+#include "rpc_fleet.h"
 
 #include <errno.h>
 #include <grpc/byte_buffer.h>
@@ -115,6 +116,23 @@ static char *read_file(const char *path, size_t *len, char **err) {
   return buf;
 }
 
+const char sc_rpc_service_config[] =
+    "{\"methodConfig\":[{\"name\":[{\"service\":\"shardcheck.v1.ShardCheck\"},{\"service\":\"grpc.health.v1.Health\"}],"
+    "\"retryPolicy\":{\"maxAttempts\":5,\"initialBackoff\":\"0.05s\",\"maxBackoff\":\"1s\",\"backoffMultiplier\":2,"
+    "\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}],"
+    "\"loadBalancingConfig\":[{\"round_robin\":{}}]}";
+
+size_t sc_rpc_fleet_args(grpc_arg out[2]) {
+  memset(out, 0, 2 * sizeof *out);
+  out[0].type = GRPC_ARG_STRING;
+  out[0].key = (char *)GRPC_ARG_SERVICE_CONFIG;
+  out[0].value.string = (char *)sc_rpc_service_config;
+  out[1].type = GRPC_ARG_INTEGER;
+  out[1].key = (char *)GRPC_ARG_ENABLE_RETRIES;
+  out[1].value.integer = 1;
+  return 2;
+}
+
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err) {
   if (!server || !*server) {
     set_err(err, "no server address (HOST:PORT)");
@@ -152,7 +170,7 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   } else {
     creds = grpc_insecure_credentials_create();
   }
-  grpc_arg args[2];
+  grpc_arg args[4];
   memset(args, 0, sizeof args);
   args[0].type = GRPC_ARG_INTEGER;
   args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
@@ -160,7 +178,7 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   args[1].type = GRPC_ARG_INTEGER;
   args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
   args[1].value.integer = -1;
-  grpc_channel_args ca = {2, args};
+  grpc_channel_args ca = {2 + sc_rpc_fleet_args(args + 2), args};
   c->channel = creds ? grpc_channel_create(server, creds, &ca) : NULL;
   if (creds)
     grpc_channel_credentials_release(creds);

@@ -26,6 +26,14 @@ typedef struct {
 
 typedef struct sc_rpc_client sc_rpc_client;
 
+/* The gRPC service config (JSON) of every channel sc_rpc_connect opens: calls to shardcheckd and to
+ * its health service are retried on UNAVAILABLE — a replica that died or is draining, a proxy's
+ * 502 — up to 5 attempts with exponential backoff (checks are idempotent); calls are spread
+ * round_robin over every address the target resolves to (`dns:///shardcheckd-headless.NS.svc:50051`,
+ * `ipv4:HOST:PORT,HOST:PORT`: a connection per replica; one address behaves as before). Other gRPC-core clients
+ * of a fleet (tests/integration/loadgen.c) pass the same text as GRPC_ARG_SERVICE_CONFIG. */
+extern const char sc_rpc_service_config[];
+
 /* Creates a channel to "HOST:PORT" (no I/O yet: a down server shows up as UNAVAILABLE on the
  * first call). cfg may be NULL. */
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err);

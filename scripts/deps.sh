@@ -3,12 +3,14 @@
 # Called by the Makefile; safe to run repeatedly (does nothing when all are present).
 set -e
 PKGS="build-essential pkg-config libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
-libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev python3 python3-grpcio python3-protobuf"
-[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind openssl python3-setuptools python3-pip"
+libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev libhiredis-dev libsystemd-dev python3 python3-grpcio python3-protobuf"
+[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind openssl redis-server nginx systemd python3-setuptools python3-pip"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# The deployment-manifest validators run on node + npm; a node from elsewhere (which bundles npm) is fine.
+[ "$1" = "--test" ] && ! command -v npm >/dev/null 2>&1 && missing="$missing nodejs npm"
 [ -z "$missing" ] && exit 0
 echo "shardcheck: installing Debian packages:$missing" >&2
 SUDO=""

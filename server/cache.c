@@ -1,9 +1,13 @@
-/* cache.c — a chained hash table over SHA-256 keys plus an LRU list, under one mutex. */
+/* cache.c — a chained hash table over SHA-256 keys plus an LRU list, under one mutex; an optional
+ * shared tier (Redis, cache_redis.c) is asked on a local miss and told every new report, outside
+ * the mutex. */
 #include "cache.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cache_redis.h"
 
 typedef struct entry {
   uint8_t key[32];
@@ -19,6 +23,7 @@ struct srv_cache {
   size_t nbuckets; /* power of two */
   entry *head, *tail;
   cache_stats st;
+  redis_tier *shared; /* NULL: local only; not owned */
 };
 
 static size_t bucket_of(const srv_cache *c, const uint8_t key[32]) {
@@ -124,6 +129,10 @@ void cache_set_limit(srv_cache *c, size_t limit_bytes) {
   pthread_mutex_unlock(&c->mu);
 }
 
+void cache_set_shared(srv_cache *c, redis_tier *shared) { c->shared = shared; }
+
+static void put_local(srv_cache *c, const uint8_t key[32], const cache_value *v);
+
 bool cache_get(srv_cache *c, const uint8_t key[32], cache_value *out) {
   bool hit = false;
   pthread_mutex_lock(&c->mu);
@@ -146,10 +155,20 @@ bool cache_get(srv_cache *c, const uint8_t key[32], cache_value *out) {
   else
     c->st.misses++;
   pthread_mutex_unlock(&c->mu);
+  if (!hit && c->shared && redis_tier_get(c->shared, key, out)) {
+    put_local(c, key, out); /* later lookups here need no round trip */
+    hit = true;
+  }
   return hit;
 }
 
 void cache_put(srv_cache *c, const uint8_t key[32], const cache_value *v) {
+  put_local(c, key, v);
+  if (c->shared)
+    redis_tier_put(c->shared, key, v);
+}
+
+static void put_local(srv_cache *c, const uint8_t key[32], const cache_value *v) {
   size_t cost = sizeof(entry) + v->report_len + 1;
   pthread_mutex_lock(&c->mu);
   if (cost > c->st.limit)

@@ -28,9 +28,13 @@ srv_cache *cache_new(size_t limit_bytes);
 void cache_free(srv_cache *c);
 /* Evicts down to the new limit; 0 empties and disables the cache. */
 void cache_set_limit(srv_cache *c, size_t limit_bytes);
-/* On a hit fills *out with a malloc'd copy (free with cache_value_clear) and returns true. */
+typedef struct redis_tier redis_tier;
+/* Adds a shared tier (owned by the caller, outliving the cache): asked on a local miss, stored to on
+ * every cache_put. Call before the cache is shared between threads. */
+void cache_set_shared(srv_cache *c, redis_tier *shared);
+/* On a hit (local, or from the shared tier) fills *out with a malloc'd copy (free with cache_value_clear) and returns true. */
 bool cache_get(srv_cache *c, const uint8_t key[32], cache_value *out);
-/* Stores a copy of v (nothing if it alone exceeds the limit). */
+/* Stores a copy of v (locally nothing if it alone exceeds the limit), and in the shared tier. */
 void cache_put(srv_cache *c, const uint8_t key[32], const cache_value *v);
 void cache_get_stats(srv_cache *c, cache_stats *out);
 void cache_value_clear(cache_value *v);

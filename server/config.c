@@ -37,6 +37,14 @@ static const opt opts[] = {
     {"--max-depth", "limits.max_depth", OPT_U64, F(max_depth), false, "nesting depth limit"},
     {"--max-ops", "limits.max_ops", OPT_U64, F(max_ops), false, "op count limit"},
     {"--cache-bytes", "cache_bytes", OPT_SIZE, F(cache_bytes), false, "result cache size; 0 disables it"},
+    {"--redis", "redis.url", OPT_STR, F(redis_url), true,
+     "shared result cache: redis://[:password@]host[:port][/db] or unix:/path; empty = off"},
+    {"--redis-ttl-s", "redis.ttl_s", OPT_U64, F(redis_ttl_s), true, "expiry of reports stored in Redis; 0 = none"},
+    {"--redis-timeout-ms", "redis.timeout_ms", OPT_U64, F(redis_timeout_ms), true, "Redis connect and command timeout"},
+    {"--redis-breaker-s", "redis.breaker_s", OPT_U64, F(redis_breaker_s), true,
+     "after a Redis failure, use the local cache only for this long"},
+    {"--redis-max-value-bytes", "redis.max_value_bytes", OPT_SIZE, F(redis_max_value_bytes), true,
+     "larger reports are not stored in Redis"},
     {"--grace-ms", "grace_ms", OPT_U64, F(grace_ms), false, "SIGTERM drain period before calls are cancelled"},
     {"--log-level", "log_level", OPT_LEVEL, F(log_level), false, "debug|info|warn|error"},
     {"--metrics-listen", "metrics_listen", OPT_STR, F(metrics_listen), true,
@@ -89,6 +97,11 @@ static void defaults(srv_config *c) {
   c->max_depth = SC_DEFAULT_MAX_DEPTH;
   c->max_ops = SC_DEFAULT_MAX_OPS;
   c->cache_bytes = 64u << 20;
+  c->redis_url = xstrdup("");
+  c->redis_ttl_s = 86400;
+  c->redis_timeout_ms = 10;
+  c->redis_breaker_s = 5;
+  c->redis_max_value_bytes = 4u << 20;
   c->grace_ms = 10000;
   c->prearm = 16;
   c->debug_delay_ms = 0;
@@ -311,6 +324,10 @@ int config_build(int argc, char **argv, srv_config *out, char **err) {
   }
   if (!c.tls_cert[0] != !c.tls_key[0]) {
     *err = fmt_err("tls.cert and tls.key must be given together");
+    goto fail;
+  }
+  if (c.redis_url[0] && (c.redis_timeout_ms < 1 || c.redis_timeout_ms > 60000)) {
+    *err = fmt_err("redis.timeout_ms must be 1..60000");
     goto fail;
   }
   *out = c;

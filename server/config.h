@@ -27,6 +27,8 @@ typedef struct {
   uint64_t max_arena_bytes;
   uint64_t max_depth, max_ops;
   uint64_t cache_bytes;     /* 0 disables the result cache */
+  char *redis_url;          /* shared cache tier; "" = none (cache_redis.h) */
+  uint64_t redis_ttl_s, redis_timeout_ms, redis_breaker_s, redis_max_value_bytes;
   uint64_t grace_ms;        /* drain period after SIGTERM before calls are cancelled */
   uint64_t prearm;          /* call requests kept armed per method */
   uint64_t debug_delay_ms;  /* testing only: each check waits this long (cancellable) first */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 #include <uv.h>
 
 #include "config.h"
@@ -56,6 +57,7 @@ static void on_stop_signal(uv_signal_t *h, int signum) {
   json_object_set_new(f, "signal", json_string(signum == SIGTERM ? "SIGTERM" : "SIGINT"));
   log_json(LOG_INFO, d->stopping ? "stop signal again" : "stop signal", f);
   d->stopping = 1;
+  sd_notify(0, "STOPPING=1"); /* systemd Type=notify; a no-op without NOTIFY_SOCKET */
   srv_drain(d->server, on_drained, d);
 }
 
@@ -74,6 +76,7 @@ static void on_hup(uv_signal_t *h, int signum) {
   char *changed = config_diff(&d->cfg, &nc, false);
   char *restart = config_diff(&d->cfg, &nc, true);
   log_set_level(nc.log_level);
+  sd_notify(0, "RELOADING=1");
   srv_reload(d->server, &nc);
   json_t *f = json_object();
   json_object_set_new(f, "config", json_string(nc.config_path));
@@ -89,9 +92,9 @@ static void on_hup(uv_signal_t *h, int signum) {
   srv_config keep = d->cfg;
   d->cfg = nc;
   char **fixed[] = {&d->cfg.listen, &d->cfg.port_file, &d->cfg.metrics_listen, &d->cfg.metrics_port_file,
-                    &d->cfg.tls_cert, &d->cfg.tls_key, &d->cfg.tls_client_ca};
+                    &d->cfg.tls_cert, &d->cfg.tls_key, &d->cfg.tls_client_ca, &d->cfg.redis_url};
   char **old[] = {&keep.listen, &keep.port_file, &keep.metrics_listen, &keep.metrics_port_file,
-                  &keep.tls_cert, &keep.tls_key, &keep.tls_client_ca};
+                  &keep.tls_cert, &keep.tls_key, &keep.tls_client_ca, &keep.redis_url};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
     char *t = *fixed[i];
     *fixed[i] = *old[i];
@@ -100,7 +103,12 @@ static void on_hup(uv_signal_t *h, int signum) {
   d->cfg.workers = keep.workers;
   d->cfg.max_message_bytes = keep.max_message_bytes;
   d->cfg.prearm = keep.prearm;
+  d->cfg.redis_ttl_s = keep.redis_ttl_s;
+  d->cfg.redis_timeout_ms = keep.redis_timeout_ms;
+  d->cfg.redis_breaker_s = keep.redis_breaker_s;
+  d->cfg.redis_max_value_bytes = keep.redis_max_value_bytes;
   config_free(&keep);
+  sd_notify(0, "READY=1");
 }
 
 int main(int argc, char **argv) {
@@ -179,8 +187,11 @@ int main(int argc, char **argv) {
   json_object_set_new(f, "workers", json_integer((json_int_t)d.cfg.workers));
   json_object_set_new(f, "max_inflight", json_integer((json_int_t)d.cfg.max_inflight));
   json_object_set_new(f, "tls", json_boolean(d.cfg.tls_cert[0] != '\0'));
+  json_object_set_new(f, "redis", json_boolean(d.cfg.redis_url[0] != '\0'));
   json_object_set_new(f, "pid", json_integer((json_int_t)uv_os_getpid()));
   log_json(LOG_INFO, rc == 0 ? "listening" : "startup failed; stopping", f);
+  if (rc == 0)
+    sd_notify(0, "READY=1");
   if (rc != 0) {
     d.stopping = 1;
     srv_drain(d.server, on_drained, &d);

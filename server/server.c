@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "cache_redis.h"
 #include "grpc/health/v1/health.pb-c.h"
 #include "handlers.h"
 #include "log.h"
@@ -145,6 +146,7 @@ struct srv {
   check_limits lim;
   uint64_t max_message_bytes, max_inflight, grace_ms, workers, prearm;
   srv_cache *cache;
+  redis_tier *redis; /* shared cache tier; NULL = none */
   refl_index *refl;
   /* state (loop thread) */
   uint64_t inflight, work_count, live_count;
@@ -907,6 +909,13 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
     *err = strdup(s->cache ? "cannot index the embedded descriptor set" : "out of memory");
     goto fail;
   }
+  if (cfg->redis_url[0]) {
+    redis_tier_config rc = {cfg->redis_url, cfg->redis_ttl_s, cfg->redis_timeout_ms, cfg->redis_breaker_s,
+                            cfg->redis_max_value_bytes};
+    if (!(s->redis = redis_tier_new(&rc, err)))
+      goto fail;
+    cache_set_shared(s->cache, s->redis);
+  }
   apply_settings(s, cfg);
   grpc_arg args[2];
   memset(args, 0, sizeof args);
@@ -959,6 +968,7 @@ fail:
     grpc_completion_queue_destroy(s->cq);
   }
   cache_free(s->cache);
+  redis_tier_free(s->redis);
   refl_index_free(s->refl);
   free(s);
   return NULL;
@@ -1032,6 +1042,7 @@ void srv_free(srv *s) {
   if (!s)
     return;
   cache_free(s->cache);
+  redis_tier_free(s->redis);
   refl_index_free(s->refl);
   uv_mutex_destroy(&s->mu);
   free(s);
@@ -1142,6 +1153,23 @@ char *srv_metrics_text(void *arg) {
                  "# TYPE shardcheckd_cache_limit_bytes gauge\nshardcheckd_cache_limit_bytes %llu\n",
             (unsigned long long)cs.hits, (unsigned long long)cs.misses, (unsigned long long)cs.evictions,
             (unsigned long long)cs.bytes, (unsigned long long)cs.entries, (unsigned long long)cs.limit);
+  if (s->redis) {
+    redis_tier_stats rs;
+    redis_tier_get_stats(s->redis, &rs);
+    sb_printf(&sb, "# HELP shardcheckd_redis_requests_total Shared cache tier operations by outcome.\n"
+                   "# TYPE shardcheckd_redis_requests_total counter\n"
+                   "shardcheckd_redis_requests_total{result=\"hit\"} %llu\n"
+                   "shardcheckd_redis_requests_total{result=\"miss\"} %llu\n"
+                   "shardcheckd_redis_requests_total{result=\"error\"} %llu\n"
+                   "shardcheckd_redis_requests_total{result=\"skipped\"} %llu\n"
+                   "shardcheckd_redis_requests_total{result=\"stored\"} %llu\n"
+                   "shardcheckd_redis_requests_total{result=\"too_large\"} %llu\n"
+                   "# HELP shardcheckd_redis_up 0 while the circuit breaker skips Redis after a failure.\n"
+                   "# TYPE shardcheckd_redis_up gauge\nshardcheckd_redis_up %d\n",
+              (unsigned long long)rs.hits, (unsigned long long)rs.misses, (unsigned long long)rs.errors,
+              (unsigned long long)rs.skipped, (unsigned long long)rs.stores, (unsigned long long)rs.too_large,
+              rs.up ? 1 : 0);
+  }
   if (sb.oom) {
     free(sb.b);
     return NULL;

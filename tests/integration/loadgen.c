@@ -4,7 +4,9 @@
  *   loadgen HOST:PORT FILE [-c CONCURRENCY] [-n REQUESTS] [-k CHANNELS] [--unique]
  *
  * --unique gives every request its own file name, so no request is answered from the result cache
- * (the name is part of the report and of the cache key): every call runs the analysis. */
+ * (the name is part of the report and of the cache key): every call runs the analysis.
+ * Channels use the client library's service config (client/rpc.c): calls are retried on UNAVAILABLE,
+ * so a fleet replica that dies mid-run costs retries, not failed calls. */
 #include <grpc/byte_buffer.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rpc_fleet.h"
 #include "shardcheck/v1/shardcheck.pb-c.h"
 
 typedef struct {
@@ -135,7 +138,7 @@ int main(int argc, char **argv) {
   grpc_init();
   grpc_channel **ch = calloc((size_t)nch, sizeof *ch);
   for (long k = 0; k < nch; k++) {
-    grpc_arg args[2];
+    grpc_arg args[4];
     memset(args, 0, sizeof args);
     args[0].type = GRPC_ARG_INTEGER; /* a TCP connection per channel */
     args[0].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
@@ -143,7 +146,7 @@ int main(int argc, char **argv) {
     args[1].type = GRPC_ARG_INTEGER;
     args[1].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
     args[1].value.integer = -1;
-    grpc_channel_args ca = {2, args};
+    grpc_channel_args ca = {2 + sc_rpc_fleet_args(args + 2), args};
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
     ch[k] = grpc_channel_create(argv[1], creds, &ca);
     grpc_channel_credentials_release(creds);
