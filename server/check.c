@@ -236,7 +236,10 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
     keyed = true;
     if (cache_get(j->cache, key, &cv)) {
       j->cache_hit = true;
-      encode_response(j, &cv, fmt);
+      if (expired(j->deadline)) /* a cached answer is no excuse to answer past the deadline */
+        rpc_reply_error(&j->reply, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded before the answer was sent");
+      else
+        encode_response(j, &cv, fmt);
       cache_value_clear(&cv);
       free(rules);
       return;
@@ -318,6 +321,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
     rpc_reply_error(&j->reply, GRPC_STATUS_INVALID_ARGUMENT, "options: %s", failure[0] ? failure : "invalid options");
     break;
   }
+  j->arena_bytes = sc_arena_used(arena);
   sc_arena_free(arena);
   free(rules);
 }

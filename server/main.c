@@ -1,10 +1,12 @@
 /* main.c — shardcheckd: configuration, signals, the libuv loop, the gRPC server, metrics. */
 #include <grpc/grpc.h>
+#include <malloc.h>
 #include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <uv.h>
 
 #include "config.h"
@@ -103,6 +105,17 @@ static void on_hup(uv_signal_t *h, int signum) {
   config_free(&keep);
 }
 
+/* Connections cost a descriptor each: use what the hard limit allows (the listener caps below it). */
+static void raise_nofile(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rlim_t soft = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+      rl.rlim_cur = soft;
+  }
+}
+
 int main(int argc, char **argv) {
   daemon_state d;
   memset(&d, 0, sizeof d);
@@ -123,6 +136,10 @@ int main(int argc, char **argv) {
   snprintf(workers, sizeof workers, "%llu", (unsigned long long)d.cfg.workers);
   setenv("UV_THREADPOOL_SIZE", workers, 1);
   signal(SIGPIPE, SIG_IGN);
+  raise_nofile();
+  /* A fixed threshold (glibc otherwise raises it after each large free, up to 32 MiB): buffers from
+   * 4 MiB up are mmap'ed and returned when freed; the rest is trimmed after large requests. */
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
 
   /* OpenSSL initialises itself on first use, on whatever thread that is; a pool thread's share is
    * never released (pool threads outlive main). Initialise it here, on the main thread. */
@@ -145,7 +162,8 @@ int main(int argc, char **argv) {
   int mport = 0;
   if (d.cfg.metrics_listen[0]) {
     char merr[300];
-    d.metrics = metrics_http_start(&d.loop, d.cfg.metrics_listen, srv_metrics_text, d.server, &mport, merr, sizeof merr);
+    d.metrics = metrics_http_start(&d.loop, d.cfg.metrics_listen, d.cfg.metrics_max_connections, d.cfg.metrics_idle_ms,
+                                   srv_metrics_text, d.server, &mport, merr, sizeof merr);
     if (!d.metrics) {
       json_t *f = json_object();
       json_object_set_new(f, "error", json_string(merr));
@@ -179,6 +197,10 @@ int main(int argc, char **argv) {
   json_object_set_new(f, "workers", json_integer((json_int_t)d.cfg.workers));
   json_object_set_new(f, "max_inflight", json_integer((json_int_t)d.cfg.max_inflight));
   json_object_set_new(f, "tls", json_boolean(d.cfg.tls_cert[0] != '\0'));
+  json_object_set_new(f, "token_auth", json_boolean(d.cfg.token_file[0] != '\0'));
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+    json_object_set_new(f, "open_files_limit", json_integer((json_int_t)rl.rlim_cur));
   json_object_set_new(f, "pid", json_integer((json_int_t)uv_os_getpid()));
   log_json(LOG_INFO, rc == 0 ? "listening" : "startup failed; stopping", f);
   if (rc != 0) {
