@@ -122,7 +122,7 @@ static void defaults(srv_config *c) {
   c->log_level = LOG_INFO;
   c->stream_message_timeout_ms = 30000;
   c->stream_max_ms = 300000;
-  c->memory_budget_bytes = 1024ull << 20;
+  c->memory_budget_bytes = 2048ull << 20;
   c->max_connections = 1000;
   c->handshake_timeout_ms = 10000;
   c->connection_idle_ms = 300000;

@@ -308,7 +308,7 @@ static bool srv_serving(const srv *s) { return !s->draining && !s->listener_brok
 
 /* What an analysis is charged before it runs: a multiple of the module size (ASTs, tables and the
  * report are a few times the text), at most the arena limit. An estimate, documented as such. */
-#define ARENA_ESTIMATE_FACTOR 8
+#define ARENA_ESTIMATE_FACTOR 4
 /* Large buffers freed add up to this before malloc_trim returns the pages (on a pool thread). */
 #define TRIM_AFTER_BYTES (32ull << 20)
 

@@ -193,6 +193,55 @@ else
   echo "  (openssl not installed: TLS not tested)"
 fi
 
+# Hostile clients (tests/integration/test_hostile.py). Group limits: small stream timeouts, two
+# analysis slots and a 20 MiB memory budget.
+HOSTILE="$PY $HERE/test_hostile.py --fds $BUILD/gen/descriptors.pb"
+start limits --max-inflight 2 --workers 2 --max-message-bytes 1MiB --max-module-bytes 8MiB \
+  --memory-budget-bytes 20MiB --stream-message-timeout-ms 3000 --stream-max-ms 6000
+# shellcheck disable=SC2086
+$HOSTILE --group limits --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --max-inflight 2 \
+  --max-message-bytes 1048576 --max-module-bytes 8388608 --stream-msg-timeout-ms 3000 \
+  --only t_zero_deadline_cached,t_idle_streams_hold_no_slots,t_stream_max,t_module_limit_per_chunk,t_memory_budget \
+  || fail "python group limits"
+stop "$PID" limits
+if [ -z "$WRAP" ]; then # RSS and descriptor counts mean nothing under valgrind
+  # A burst of large streamed modules: RSS must come back (arenas and buffers are given back).
+  start burst --workers 2 --max-module-bytes 16MiB
+  # shellcheck disable=SC2086
+  $HOSTILE --group limits --only t_rss_after_burst --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+    --max-module-bytes 16777216 --burst 8 --rss-slack-mib 64 || fail "python RSS after a burst"
+  stop "$PID" burst
+  # Group conn: 256 descriptors (soft = hard, so the daemon cannot raise it), 400 idle connections.
+  WRAP="prlimit --nofile=256:256"
+  start conn --handshake-timeout-ms 2000 --metrics-max-connections 4 --metrics-idle-ms 1000
+  WRAP=""
+  # shellcheck disable=SC2086
+  $HOSTILE --group conn --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --idle-conns 400 \
+    --metrics-cap 4 || fail "python group conn"
+  stop "$PID" conn
+else
+  echo "  (under $WRAP: RSS and open-file tests skipped)"
+fi
+
+# Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.
+printf '# tokens\ntoken-one\n  token-two  \n' >"$TMP/tokens"
+start auth --token-file "$TMP/tokens"
+f=$(sed -n 3p "$TMP/corpus.all")
+"$CLI" check --format json "$f" >"$TMP/local.out" 2>/dev/null
+SHARDCHECK_TOKEN=token-two "$CLI" check --format json --server "127.0.0.1:$PORT" "$f" >"$TMP/remote.out" 2>&1
+cmp -s "$TMP/local.out" "$TMP/remote.out" || fail "CLI with SHARDCHECK_TOKEN: $(head -2 "$TMP/remote.out")"
+"$CLI" check --server "127.0.0.1:$PORT" "$f" 2>&1 | grep -q UNAUTHENTICATED || fail "CLI without a token was not refused"
+"$CLI" health --server "127.0.0.1:$PORT" | grep -q '^SERVING$' || fail "health without a token"
+# shellcheck disable=SC2086
+$HOSTILE --group auth --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --token-file "$TMP/tokens" \
+  || fail "python group auth"
+stop "$PID" auth
+
+# A non-loopback plaintext listener without tokens is refused (nothing is bound).
+"$DAEMON" --listen 0.0.0.0:0 2>"$TMP/open.err"
+rc=$?
+{ [ $rc -eq 2 ] && grep -q "insecure-listen" "$TMP/open.err"; } || fail "a plaintext 0.0.0.0 listener: exit $rc, $(cat "$TMP/open.err")"
+
 # Python, group drain: SIGTERM while checks (each waiting 300 ms) are in flight; the shipped config.
 start drain --config config/shardcheckd.json --debug-delay-ms 300 --max-inflight 64 --workers 4 --grace-ms 60000
 $PY "$HERE/test_daemon.py" --group drain --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \

@@ -581,6 +581,9 @@ def t_grace_period_cancels(ctx):
     if not any("grace period" in r.get("msg", "") for r in log_lines(ctx)):
         fail("no grace-period log line")
     check_eq([r["status"] for r in requests_logged(ctx, "Check")], ["CANCELLED"], "server-side status")
+    line = requests_logged(ctx, "Check")[0]
+    if "drain" not in line.get("detail", "") or line.get("client_cancelled"):
+        fail(f"a check cancelled when the grace period ended is logged as {line}")
 
 
 DRAIN = [t_sigterm_under_load]
