@@ -56,7 +56,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install
+.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon soak demo bench clean fuzz install
 all: $(CLI) $(LIBSC) $(SERVER)
 
 $(DEPS_OK): scripts/deps.sh
@@ -148,6 +148,9 @@ integration: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@sh tests/integration/run.sh $(BUILD)
 bench-daemon: all $(BUILD)/tests/integration/loadgen
 	@sh tests/integration/bench.sh $(BUILD)
+# Bounded soak on loopback under mixed hostile traffic (SOAK_SECONDS, default 60); not part of `test`.
+soak: all $(BUILD)/tests/integration/loadgen
+	@sh tests/integration/soak.sh $(BUILD)
 valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@sh tests/integration/valgrind.sh $(BUILD)
 

@@ -164,6 +164,7 @@ rc=$?
 "$DAEMON" --workers 0 2>/dev/null
 [ $? -eq 2 ] || fail "--workers 0 was accepted"
 
+printf '# tokens\ntoken-one\n  token-two  \n' >"$TMP/tokens"
 # TLS with a self-signed certificate for 127.0.0.1: the CLI (SHARDCHECK_TLS_CA) and Python connect;
 # a plaintext client does not.
 if command -v openssl >/dev/null 2>&1; then
@@ -189,6 +190,58 @@ r = ch.unary_unary("/grpc.health.v1.Health/Check", request_serializer=Req.Serial
 assert r.status == 1, r
 PYEOF
   stop "$PID" tls
+
+  # mTLS plus tokens: a client certificate from the CLI (SHARDCHECK_TLS_CERT/_KEY) and Python; a
+  # missing client certificate, one from another CA and an expired one are refused.
+  mkdir -p "$TMP/pki"
+  sh "$HERE/pki.sh" "$TMP/pki" || fail "generating test certificates"
+  K=$TMP/pki
+  start mtls --tls-cert "$K/srv.pem" --tls-key "$K/srv.key" --tls-client-ca "$K/ca.pem" --token-file "$TMP/tokens"
+  mtls() { SHARDCHECK_TLS_CA=$K/ca.pem SHARDCHECK_TIMEOUT_MS=10000 "$@"; }
+  SHARDCHECK_TLS_CERT=$K/cli.pem SHARDCHECK_TLS_KEY=$K/cli.key SHARDCHECK_TOKEN=token-one \
+    mtls "$CLI" check --format json --server "127.0.0.1:$PORT" "$f" >"$TMP/remote.out" 2>&1
+  cmp -s "$TMP/local.out" "$TMP/remote.out" || fail "check over mTLS + token differs: $(head -2 "$TMP/remote.out")"
+  SHARDCHECK_TLS_CERT=$K/cli.pem SHARDCHECK_TLS_KEY=$K/cli.key mtls "$CLI" health --server "127.0.0.1:$PORT" |
+    grep -q '^SERVING$' || fail "health over mTLS without a token"
+  SHARDCHECK_TLS_CERT=$K/cli.pem SHARDCHECK_TLS_KEY=$K/cli.key mtls "$CLI" check --server "127.0.0.1:$PORT" "$f" 2>&1 |
+    grep -q UNAUTHENTICATED || fail "mTLS without a token was not refused"
+  for bad in none wrongca expired; do
+    case $bad in
+    none) out=$(SHARDCHECK_TOKEN=token-one mtls "$CLI" health --server "127.0.0.1:$PORT" 2>&1) ;;
+    *) out=$(SHARDCHECK_TLS_CERT=$K/$bad.pem SHARDCHECK_TLS_KEY=$K/cli.key SHARDCHECK_TOKEN=token-one \
+      mtls "$CLI" health --server "127.0.0.1:$PORT" 2>&1) ;;
+    esac
+    case $out in
+    *UNAVAILABLE*) ;;
+    *) fail "client certificate '$bad' was not refused by the TLS handshake: $out" ;;
+    esac
+  done
+  $PY - "$PORT" "$K" "$BUILD/gen/descriptors.pb" <<'PYEOF' || fail "Python over mTLS"
+import sys, grpc
+sys.path.insert(0, "tests/integration")
+from scproto import Proto
+port, k = sys.argv[1], sys.argv[2]
+p = Proto(sys.argv[3])
+rd = lambda n: open(f"{k}/{n}", "rb").read()
+Req, Resp = p.msg("shardcheck.v1.ListRulesRequest"), p.msg("shardcheck.v1.ListRulesResponse")
+def rules(cert):
+    creds = grpc.ssl_channel_credentials(root_certificates=rd("ca.pem"), private_key=rd("cli.key") if cert else None,
+                                         certificate_chain=rd(cert) if cert else None)
+    with grpc.secure_channel(f"127.0.0.1:{port}", creds) as ch:
+        return ch.unary_unary("/shardcheck.v1.ShardCheck/ListRules", request_serializer=Req.SerializeToString,
+                              response_deserializer=Resp.FromString)(Req(), timeout=10,
+                                                                     metadata=[("authorization", "Bearer token-two")])
+assert rules("cli.pem").rules
+for bad in [None, "wrongca.pem", "expired.pem"]:
+    try:
+        rules(bad)
+    except grpc.RpcError as e:
+        assert e.code() == grpc.StatusCode.UNAVAILABLE, (bad, e.code())
+    else:
+        raise AssertionError(f"client certificate {bad} accepted")
+print("  mTLS: client certificate accepted; none, another CA's and an expired one refused")
+PYEOF
+  stop "$PID" mtls
 else
   echo "  (openssl not installed: TLS not tested)"
 fi
@@ -224,7 +277,6 @@ else
 fi
 
 # Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.
-printf '# tokens\ntoken-one\n  token-two  \n' >"$TMP/tokens"
 start auth --token-file "$TMP/tokens"
 f=$(sed -n 3p "$TMP/corpus.all")
 "$CLI" check --format json "$f" >"$TMP/local.out" 2>/dev/null
