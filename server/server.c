@@ -309,8 +309,10 @@ static bool srv_serving(const srv *s) { return !s->draining && !s->listener_brok
 /* What an analysis is charged before it runs: a multiple of the module size (ASTs, tables and the
  * report are a few times the text), at most the arena limit. An estimate, documented as such. */
 #define ARENA_ESTIMATE_FACTOR 4
-/* Large buffers freed add up to this before malloc_trim returns the pages (on a pool thread). */
+/* Large buffers (LARGE_BYTES and up: small ones are reused as they are) freed add up to this
+ * before malloc_trim returns the pages (on a pool thread). */
 #define TRIM_AFTER_BYTES (32ull << 20)
+#define LARGE_BYTES (1u << 20)
 
 static uint64_t arena_estimate(const srv *s, uint64_t module_bytes) {
   uint64_t e = module_bytes * ARENA_ESTIMATE_FACTOR + (1u << 20);
@@ -363,11 +365,16 @@ static void maybe_trim(srv *s) {
   }
 }
 
+static void note_freed(srv *s, uint64_t n) {
+  if (n >= LARGE_BYTES)
+    s->trim_debt += n;
+}
+
 static void mem_release(call *c) {
   srv *s = c->s;
   s->mem_used -= c->mem_charged;
-  s->trim_debt += c->mem_charged;
   c->mem_charged = 0;
+  note_freed(s, c->mod_cap + c->bytes_in);
   maybe_trim(s);
 }
 
@@ -564,7 +571,7 @@ static void after_work_cb(uv_work_t *w, int status) {
     rpc_reply_error(&c->job.reply, GRPC_STATUS_CANCELLED, "%s %s",
                     s->grace_over ? "cancelled by the drain (grace_ms ended)" : "cancelled by the client",
                     status == UV_ECANCELED ? "while queued" : "during the check");
-  s->trim_debt += c->job.arena_bytes;
+  note_freed(s, c->job.arena_bytes);
   finish_reply(c, &c->job.reply);
   maybe_shutdown_cq(s);
   maybe_free(c);
@@ -1136,7 +1143,7 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
         goto fail;
       }
     }
-  if (cfg->tls_cert[0]) { /* gRPC core's listener: TLS needs it (see listener.h) */
+  if (cfg->tls_cert[0] || strncmp(cfg->listen, "unix", 4) == 0) { /* gRPC core's listener (see listener.h) */
     grpc_server_credentials *creds = server_creds(cfg, err);
     if (!creds)
       goto fail;

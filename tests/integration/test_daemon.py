@@ -615,9 +615,13 @@ def main():
     ctx.corpus_limit, ctx.load = a.corpus_limit or None, a.load
     ctx.tmp = tempfile.mkdtemp(prefix="sc-itest-")
 
-    tests = {"main": MAIN, "slow": SLOW, "drain": DRAIN, "grace": GRACE}[a.group]
-    if a.only:
-        tests = [t for t in tests if t.__name__ in a.only.split(",")]
+    run_group(ctx, a.group, {"main": MAIN, "slow": SLOW, "drain": DRAIN, "grace": GRACE}[a.group], a.only)
+
+
+def run_group(ctx, group, tests, only=""):
+    """Runs the tests (those named in `only`, comma-separated, if given), reports each, then exits."""
+    if only:
+        tests = [t for t in tests if t.__name__ in only.split(",")]
     failed = 0
     for t in tests:
         t0 = time.monotonic()
@@ -630,7 +634,7 @@ def main():
             if not isinstance(e, AssertionError):
                 traceback.print_exc()
     ctx.c.close()
-    print(f"  {a.group}: {len(tests) - failed} passed, {failed} failed")
+    print(f"  {group}: {len(tests) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 
