@@ -6,6 +6,9 @@
 #      limits, cache, reflection, 200 concurrent calls, metrics, SIGHUP (group main);
 #      deadlines/cancel inside the analysis and the in-flight bound (group slow);
 #      SIGTERM under load (group drain), a check outliving the grace period (group grace),
+#   4. TLS, mTLS (client certificates: right, from another CA, expired) and bearer tokens,
+#   5. hostile clients (test_hostile.py): stream timeouts, module and memory limits, RSS after a
+#      burst, more idle connections than descriptors, idle connections, tokens; a 5 s soak smoke,
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -270,8 +273,23 @@ if [ -z "$WRAP" ]; then # RSS and descriptor counts mean nothing under valgrind
   WRAP=""
   # shellcheck disable=SC2086
   $HOSTILE --group conn --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --idle-conns 400 \
-    --metrics-cap 4 || fail "python group conn"
+    --metrics-cap 4 --only t_more_connections_than_descriptors,t_idle_connection_closed,t_metrics_idle_and_cap \
+    || fail "python group conn"
   stop "$PID" conn
+  if [ -f "$TMP/pki/srv.pem" ]; then # with TLS gRPC core's listener is used: its failure must show
+    WRAP="prlimit --nofile=256:256"
+    start conntls --tls-cert "$TMP/pki/srv.pem" --tls-key "$TMP/pki/srv.key"
+    WRAP=""
+    # shellcheck disable=SC2086
+    $HOSTILE --group conn --only t_tls_listener_failure_reported --port "$PORT" --metrics-port "$MPORT" --pid "$PID" \
+      --log "$LOG" --idle-conns 400 --tls-ca "$TMP/pki/ca.pem" || fail "python: a broken TLS listener is reported"
+    stop "$PID" conntls
+  fi
+  # A 5-second smoke run of `make soak` (mixed hostile traffic, every call answered once, RSS back).
+  SOAK_SECONDS=5 sh "$HERE/soak.sh" "$BUILD" >"$TMP/soak.out" 2>&1
+  rc=$?
+  sed 's/^/  /' "$TMP/soak.out"
+  [ $rc -eq 0 ] || fail "soak smoke"
 else
   echo "  (under $WRAP: RSS and open-file tests skipped)"
 fi

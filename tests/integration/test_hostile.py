@@ -268,7 +268,29 @@ def t_metrics_idle_and_cap(ctx):
     metrics(ctx)  # and it still answers
 
 
-CONN = [t_more_connections_than_descriptors, t_idle_connection_closed, t_metrics_idle_and_cap]
+def t_tls_listener_failure_reported(ctx):
+    """With TLS gRPC core owns the listener, which stops for good after running out of descriptors:
+    health (over a connection made before) must then say NOT_SERVING, and the metrics show it."""
+    creds = grpc.ssl_channel_credentials(root_certificates=open(ctx.tls_ca, "rb").read())
+    ch = grpc.secure_channel(f"127.0.0.1:{ctx.port}", creds)
+    health = ch.unary_unary("/grpc.health.v1.Health/Check", request_serializer=ctx.c.HealthCheckRequest.SerializeToString,
+                            response_deserializer=ctx.c.HealthCheckResponse.FromString)
+    check_eq(health(ctx.c.HealthCheckRequest(), timeout=10).status, 1, "health before")
+    socks = []
+    try:
+        for _ in range(ctx.idle_conns):
+            socks.append(socket.create_connection(("127.0.0.1", ctx.port), timeout=5))
+        poll(lambda: health(ctx.c.HealthCheckRequest(), timeout=10).status == 2, "health to say NOT_SERVING")
+    finally:
+        for s in socks:
+            s.close()
+        ch.close()
+    # The metrics endpoint (libuv's listener) survived running out of descriptors and tells why.
+    check_eq(poll(lambda: metrics(ctx), "metrics")["shardcheckd_listener_ok"], 0, "listener_ok")
+
+
+CONN = [t_more_connections_than_descriptors, t_idle_connection_closed, t_metrics_idle_and_cap,
+        t_tls_listener_failure_reported]
 
 
 # --- group: auth -------------------------------------------------------------------------------------
@@ -351,6 +373,7 @@ def main():
     ap.add_argument("--idle-conns", type=int, default=400)
     ap.add_argument("--metrics-cap", type=int, default=16)
     ap.add_argument("--token-file", default="")
+    ap.add_argument("--tls-ca", default="")
     ap.add_argument("--only", default="")
     a = ap.parse_args()
     ctx = Ctx()
@@ -359,7 +382,7 @@ def main():
     ctx.port, ctx.metrics_port, ctx.pid, ctx.log = a.port, a.metrics_port, a.pid, a.log
     ctx.max_message_bytes, ctx.max_module_bytes, ctx.max_inflight = a.max_message_bytes, a.max_module_bytes, a.max_inflight
     ctx.stream_msg_timeout_ms, ctx.burst, ctx.rss_slack_mib = a.stream_msg_timeout_ms, a.burst, a.rss_slack_mib
-    ctx.idle_conns, ctx.metrics_cap, ctx.token_file = a.idle_conns, a.metrics_cap, a.token_file
+    ctx.idle_conns, ctx.metrics_cap, ctx.token_file, ctx.tls_ca = a.idle_conns, a.metrics_cap, a.token_file, a.tls_ca
     ctx.tokens = [ln.strip() for ln in open(a.token_file) if ln.strip() and not ln.startswith("#")] if a.token_file else []
     ctx.tmp = tempfile.mkdtemp(prefix="sc-itest-")
     run_group(ctx, a.group, {"limits": LIMITS, "conn": CONN, "auth": AUTH}[a.group], a.only)
