@@ -39,6 +39,7 @@ struct listener {
   int fd, reserve_fd;
   uv_poll_t poll;
   uv_timer_t sweep;
+  uv_timer_t resume; /* accepting paused: out of descriptors and no reserve left */
   listener_limits lim;
   listener_handoff_fn fn;
   void *arg;
@@ -195,17 +196,31 @@ static void on_handshake_timeout(uv_timer_t *t) {
   pending_end(p, false);
 }
 
+static void on_listen_readable(uv_poll_t *h, int status, int events);
+
+static void on_resume(uv_timer_t *t) {
+  listener *l = t->data;
+  if (l->reserve_fd < 0)
+    l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  uv_poll_start(&l->poll, UV_READABLE, on_listen_readable);
+}
+
 /* The process is out of descriptors: accept with the reserved one and close at once, so the
- * client is refused instead of left waiting in the backlog. */
-static void refuse_without_fds(listener *l) {
+ * client is refused instead of left waiting in the backlog. Without a reserve, pause for a moment
+ * rather than spin on a listener that stays readable. Returns false when paused. */
+static bool refuse_without_fds(listener *l) {
   l->st.refused_fds++;
   if (l->reserve_fd >= 0) {
     close(l->reserve_fd);
     int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd >= 0)
       close(fd);
+    l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return true;
   }
-  l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  uv_poll_stop(&l->poll);
+  uv_timer_start(&l->resume, on_resume, 100, 0);
+  return false;
 }
 
 static void accept_one(listener *l, int fd, const struct sockaddr_storage *ss) {
@@ -255,8 +270,9 @@ static void on_listen_readable(uv_poll_t *h, int status, int events) {
     if (errno == EINTR || errno == ECONNABORTED)
       continue;
     if (errno == EMFILE || errno == ENFILE) {
-      refuse_without_fds(l);
-      continue;
+      if (refuse_without_fds(l))
+        continue;
+      return;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK)
       log_msg(LOG_WARN, "listener: accept4: %s", strerror(errno));
@@ -315,6 +331,8 @@ listener *listener_start(uv_loop_t *loop, const char *hostport, const listener_l
   uv_timer_init(loop, &l->sweep);
   l->sweep.data = l;
   uv_timer_start(&l->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
+  uv_timer_init(loop, &l->resume);
+  l->resume.data = l;
   return l;
 }
 
@@ -334,7 +352,7 @@ void listener_close(listener *l) {
   if (!l || l->closed)
     return;
   l->closed = true;
-  l->refs = 2;
+  l->refs = 3;
   /* Connections still waiting for their first bytes are closed (on_pending_closed sees l->closed). */
   for (pending *p = l->pendings; p; p = p->next) {
     l->refs++;
@@ -343,6 +361,7 @@ void listener_close(listener *l) {
   }
   uv_close((uv_handle_t *)&l->poll, on_listener_handle_closed);
   uv_close((uv_handle_t *)&l->sweep, on_listener_handle_closed);
+  uv_close((uv_handle_t *)&l->resume, on_listener_handle_closed);
 }
 
 void listener_get_stats(listener *l, listener_stats *out) {

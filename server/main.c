@@ -102,6 +102,15 @@ static void on_hup(uv_signal_t *h, int signum) {
   d->cfg.workers = keep.workers;
   d->cfg.max_message_bytes = keep.max_message_bytes;
   d->cfg.prearm = keep.prearm;
+  d->cfg.max_connections = keep.max_connections;
+  d->cfg.handshake_timeout_ms = keep.handshake_timeout_ms;
+  d->cfg.connection_idle_ms = keep.connection_idle_ms;
+  d->cfg.connection_max_age_ms = keep.connection_max_age_ms;
+  d->cfg.keepalive_ms = keep.keepalive_ms;
+  d->cfg.max_streams_per_connection = keep.max_streams_per_connection;
+  d->cfg.metrics_max_connections = keep.metrics_max_connections;
+  d->cfg.metrics_idle_ms = keep.metrics_idle_ms;
+  d->cfg.insecure_listen = keep.insecure_listen;
   config_free(&keep);
 }
 

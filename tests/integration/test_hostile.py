@@ -237,6 +237,27 @@ def t_more_connections_than_descriptors(ctx):
     print(f"    {ctx.idle_conns} idle connections under a 256-descriptor limit: {int(refused)} refused, then served")
 
 
+def t_out_of_descriptors(ctx):
+    """The open-file limit drops under the connection cap (prlimit on the running daemon): the
+    listener refuses what it cannot take (a reserved descriptor accepts and closes) and recovers."""
+    import resource
+    n_open = len(os.listdir(f"/proc/{ctx.pid}/fd"))
+    resource.prlimit(ctx.pid, resource.RLIMIT_NOFILE, (n_open + 24, n_open + 24))
+    socks = []
+    try:
+        for _ in range(100):
+            socks.append(socket.create_connection(("127.0.0.1", ctx.port), timeout=5))
+        r = health_ok(ctx, timeout=5)
+        if r is not True and r != grpc.StatusCode.UNAVAILABLE:
+            fail(f"a new client while out of descriptors: {r} (want SERVING or UNAVAILABLE)")
+    finally:
+        for s in socks:
+            s.close()
+    poll(lambda: health_ok(ctx) is True, "a new client to be served again", tries=100, delay=0.1)
+    if metrics(ctx)['shardcheckd_connections_refused_total{reason="no_file_descriptors"}'] < 1:
+        fail("metrics: no connection refused for lack of descriptors")
+
+
 def t_idle_connection_closed(ctx):
     """A connection that never speaks is closed after handshake_timeout_ms."""
     s = socket.create_connection(("127.0.0.1", ctx.port), timeout=30)
@@ -289,7 +310,7 @@ def t_tls_listener_failure_reported(ctx):
     check_eq(poll(lambda: metrics(ctx), "metrics")["shardcheckd_listener_ok"], 0, "listener_ok")
 
 
-CONN = [t_more_connections_than_descriptors, t_idle_connection_closed, t_metrics_idle_and_cap,
+CONN = [t_more_connections_than_descriptors, t_idle_connection_closed, t_metrics_idle_and_cap, t_out_of_descriptors,
         t_tls_listener_failure_reported]
 
 
