@@ -165,6 +165,8 @@ struct srv {
   uint64_t inflight, work_count, live_count;
   uint64_t mem_used;   /* charged to the memory budget */
   uint64_t trim_debt;  /* large buffers freed since the last malloc_trim */
+  uint64_t calls_since_trim;
+  int64_t last_trim_ns;
   bool trim_pending, grace_over, listener_broken, serving_reported;
   uv_work_t trim_work;
   call *live;
@@ -264,6 +266,7 @@ static void mem_release(call *c);
 
 static void call_free(call *c) {
   srv *s = c->s;
+  s->calls_since_trim++;
   mem_release(c);
   if (c->live_prev || c->live_next || s->live == c) {
     if (c->live_prev)
@@ -358,6 +361,8 @@ static void maybe_trim(srv *s) {
   if (s->trim_debt < TRIM_AFTER_BYTES || s->trim_pending || s->cq_closing)
     return;
   s->trim_debt = 0;
+  s->calls_since_trim = 0;
+  s->last_trim_ns = now_ns();
   s->trim_work.data = s;
   if (uv_queue_work(s->loop, &s->trim_work, trim_cb, after_trim_cb) == 0) {
     s->trim_pending = true;
@@ -1021,6 +1026,11 @@ static void on_sweep(uv_timer_t *t) {
     s->stream_timeouts++;
     /* Sends the status now; the pending receive then completes and on_main_done logs it. */
     grpc_call_cancel_with_status(c->call, GRPC_STATUS_DEADLINE_EXCEEDED, c->timeout_msg, NULL);
+  }
+  /* After a burst, once nothing is in flight: many small buffers add up too. At most once a second. */
+  if (s->inflight == 0 && s->work_count == 0 && s->calls_since_trim > 0 && now - s->last_trim_ns > 1000000000) {
+    s->trim_debt = TRIM_AFTER_BYTES;
+    maybe_trim(s);
   }
   if (!s->listener_broken && !s->lst && log_grpc_accept_failures() > 0) {
     s->listener_broken = true; /* gRPC core 1.51 does not accept again after a failed accept4 */

@@ -57,7 +57,7 @@ static unsigned allowed(kind k) {
   switch (k) {
   case K_VALID:
   case K_CACHED: return 1u << GRPC_STATUS_OK | busy;
-  case K_INVALID: return 1u << GRPC_STATUS_INVALID_ARGUMENT;
+  case K_INVALID: return 1u << GRPC_STATUS_INVALID_ARGUMENT | busy; /* decoded after admission */
   case K_OVERSIZE: return busy;
   case K_CANCEL: return 1u << GRPC_STATUS_CANCELLED | 1u << GRPC_STATUS_OK | busy;
   case K_IDLE_STREAM: return 1u << GRPC_STATUS_DEADLINE_EXCEEDED;
