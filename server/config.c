@@ -388,6 +388,28 @@ fail:
   return -1;
 }
 
+static size_t opt_size(opt_kind k) {
+  switch (k) {
+  case OPT_STR: return sizeof(char *);
+  case OPT_LEVEL: return sizeof(log_level);
+  case OPT_BOOL: return sizeof(bool);
+  default: return sizeof(uint64_t);
+  }
+}
+
+void config_keep_restart_settings(srv_config *next, srv_config *running) {
+  for (size_t i = 0; i < NOPTS; i++) {
+    if (!opts[i].restart || !opts[i].key)
+      continue;
+    unsigned char tmp[sizeof(uint64_t)], *a = (unsigned char *)next + opts[i].off,
+                                          *b = (unsigned char *)running + opts[i].off;
+    size_t n = opt_size(opts[i].kind);
+    memcpy(tmp, a, n);
+    memcpy(a, b, n);
+    memcpy(b, tmp, n);
+  }
+}
+
 char *config_diff(const srv_config *a, const srv_config *b, bool restart_only) {
   char buf[1024] = "";
   size_t n = 0;

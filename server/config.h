@@ -55,6 +55,9 @@ void config_free(srv_config *c);
 /* Names the settings that differ between a and b into a malloc'd, comma-separated list (or NULL);
  * restart_only selects the settings a reload cannot apply. */
 char *config_diff(const srv_config *a, const srv_config *b, bool restart_only);
+/* After a reload: `next` takes back the running values of the settings only a restart applies
+ * (swapped, so `running` now holds the values to free). */
+void config_keep_restart_settings(srv_config *next, srv_config *running);
 void config_usage(FILE *f);
 
 #endif

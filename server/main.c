@@ -90,27 +90,7 @@ static void on_hup(uv_signal_t *h, int signum) {
   /* Settings that need a restart keep their running values, so later diffs stay meaningful. */
   srv_config keep = d->cfg;
   d->cfg = nc;
-  char **fixed[] = {&d->cfg.listen, &d->cfg.port_file, &d->cfg.metrics_listen, &d->cfg.metrics_port_file,
-                    &d->cfg.tls_cert, &d->cfg.tls_key, &d->cfg.tls_client_ca};
-  char **old[] = {&keep.listen, &keep.port_file, &keep.metrics_listen, &keep.metrics_port_file,
-                  &keep.tls_cert, &keep.tls_key, &keep.tls_client_ca};
-  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-    char *t = *fixed[i];
-    *fixed[i] = *old[i];
-    *old[i] = t;
-  }
-  d->cfg.workers = keep.workers;
-  d->cfg.max_message_bytes = keep.max_message_bytes;
-  d->cfg.prearm = keep.prearm;
-  d->cfg.max_connections = keep.max_connections;
-  d->cfg.handshake_timeout_ms = keep.handshake_timeout_ms;
-  d->cfg.connection_idle_ms = keep.connection_idle_ms;
-  d->cfg.connection_max_age_ms = keep.connection_max_age_ms;
-  d->cfg.keepalive_ms = keep.keepalive_ms;
-  d->cfg.max_streams_per_connection = keep.max_streams_per_connection;
-  d->cfg.metrics_max_connections = keep.metrics_max_connections;
-  d->cfg.metrics_idle_ms = keep.metrics_idle_ms;
-  d->cfg.insecure_listen = keep.insecure_listen;
+  config_keep_restart_settings(&d->cfg, &keep);
   config_free(&keep);
 }
 

@@ -213,22 +213,24 @@ def health_ok(ctx, timeout=5):
         c.close()
 
 
-def t_more_connections_than_descriptors(ctx):
+def flood_then_recover(ctx, n, what):
+    """Holds n idle connections: a new client meanwhile is answered or refused (UNAVAILABLE), not
+    left hanging; once they close, a new client is served."""
     socks = []
     try:
-        for _ in range(ctx.idle_conns):
-            s = socket.create_connection(("127.0.0.1", ctx.port), timeout=5)
-            socks.append(s)
-        # While they are open, a new client is answered or refused, not left hanging.
+        for _ in range(n):
+            socks.append(socket.create_connection(("127.0.0.1", ctx.port), timeout=5))
         r = health_ok(ctx, timeout=5)
         if r is not True and r != grpc.StatusCode.UNAVAILABLE:
-            fail(f"a new client while {len(socks)} idle connections are open: {r} (want SERVING or UNAVAILABLE)")
+            fail(f"a new client {what}: {r} (want SERVING or UNAVAILABLE)")
     finally:
         for s in socks:
             s.close()
-    # The listener recovers: a new client is served.
-    poll(lambda: health_ok(ctx) is True, "a new client to be served after the idle connections closed", tries=100,
-         delay=0.1)
+    poll(lambda: health_ok(ctx) is True, f"a new client to be served after {what}", tries=100, delay=0.1)
+
+
+def t_more_connections_than_descriptors(ctx):
+    flood_then_recover(ctx, ctx.idle_conns, f"with {ctx.idle_conns} idle connections open")
     m = metrics(ctx)
     refused = sum(v for k, v in m.items() if k.startswith("shardcheckd_connections_refused_total"))
     if refused < 1:
@@ -243,17 +245,7 @@ def t_out_of_descriptors(ctx):
     import resource
     n_open = len(os.listdir(f"/proc/{ctx.pid}/fd"))
     resource.prlimit(ctx.pid, resource.RLIMIT_NOFILE, (n_open + 24, n_open + 24))
-    socks = []
-    try:
-        for _ in range(100):
-            socks.append(socket.create_connection(("127.0.0.1", ctx.port), timeout=5))
-        r = health_ok(ctx, timeout=5)
-        if r is not True and r != grpc.StatusCode.UNAVAILABLE:
-            fail(f"a new client while out of descriptors: {r} (want SERVING or UNAVAILABLE)")
-    finally:
-        for s in socks:
-            s.close()
-    poll(lambda: health_ok(ctx) is True, "a new client to be served again", tries=100, delay=0.1)
+    flood_then_recover(ctx, 100, "out of descriptors")
     if metrics(ctx)['shardcheckd_connections_refused_total{reason="no_file_descriptors"}'] < 1:
         fail("metrics: no connection refused for lack of descriptors")
 

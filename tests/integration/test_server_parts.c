@@ -193,6 +193,23 @@ Test(config, plaintext_off_loopback_needs_consent) {
             !net_is_loopback("example.com:1") && !net_is_loopback("nonsense"));
 }
 
+Test(config, reload_keeps_restart_only_settings) {
+  srv_config running, next;
+  char *err = NULL;
+  const char *a[] = {"--workers", "3", "--max-inflight", "5", "--max-connections", "7", "--listen", "127.0.0.1:1"};
+  const char *b[] = {"--workers", "4", "--max-inflight", "6", "--max-connections", "8", "--listen", "127.0.0.1:2"};
+  cr_assert_eq(build("{}", a, 8, &running, &err), 0);
+  cr_assert_eq(build("{}", b, 8, &next, &err), 0);
+  config_keep_restart_settings(&next, &running);
+  cr_assert_eq(next.workers, 3);
+  cr_assert_eq(next.max_connections, 7);
+  cr_assert_str_eq(next.listen, "127.0.0.1:1");
+  cr_assert_eq(next.max_inflight, 6, "reloadable settings take the new value");
+  cr_assert_str_eq(running.listen, "127.0.0.1:2", "swapped: the old config frees the unused value");
+  config_free(&running);
+  config_free(&next);
+}
+
 Test(auth, tokens_hashed_and_compared) {
   char path[] = "/tmp/sc-tokens-XXXXXX";
   int fd = mkstemp(path);
