@@ -65,7 +65,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration python-test valgrind-daemon bench-daemon demo bench clean fuzz install fleet-test deploy-test
+.PHONY: all deps test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench clean fuzz install fleet-test deploy-test
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
 $(DEPS_OK): scripts/deps.sh
@@ -180,6 +180,9 @@ fleet-test: all $(BUILD)/tests/integration/loadgen $(TEST_DEPS_OK)
 	@sh tests/integration/fleet.sh $(BUILD)
 bench-daemon: all $(BUILD)/tests/integration/loadgen
 	@sh tests/integration/bench.sh $(BUILD)
+# Bounded soak on loopback under mixed hostile traffic (SOAK_SECONDS, default 60); not part of `test`.
+soak: all $(BUILD)/tests/integration/loadgen
+	@sh tests/integration/soak.sh $(BUILD)
 valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 	@sh tests/integration/valgrind.sh $(BUILD)
 

@@ -11,13 +11,23 @@
 #define EXIT_FINDINGS 1
 #define EXIT_TROUBLE 2
 
+static const char *env(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
 /* SHARDCHECK_TLS_CA=ca.pem: TLS, trusting that CA (else plaintext).
+ * SHARDCHECK_TLS_CERT=cert.pem, SHARDCHECK_TLS_KEY=key.pem: a client certificate (mTLS).
+ * SHARDCHECK_TOKEN=...: a bearer token for a daemon with auth.token_file.
  * SHARDCHECK_TIMEOUT_MS=N: a deadline for each call (else none). */
 static sc_rpc_client *connect_or_complain(const char *server) {
   char *err = NULL;
   sc_rpc_config cfg = {0};
-  const char *ca = getenv("SHARDCHECK_TLS_CA"), *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
-  cfg.tls_ca = ca && *ca ? ca : NULL;
+  const char *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
+  cfg.tls_ca = env("SHARDCHECK_TLS_CA");
+  cfg.tls_cert = env("SHARDCHECK_TLS_CERT");
+  cfg.tls_key = env("SHARDCHECK_TLS_KEY");
+  cfg.token = env("SHARDCHECK_TOKEN");
   cfg.timeout_ms = timeout ? atoi(timeout) : 0;
   sc_rpc_client *c = sc_rpc_connect(server, &cfg, &err);
   if (!c) {

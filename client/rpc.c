@@ -31,6 +31,8 @@ struct sc_rpc_client {
   grpc_channel *channel;
   grpc_completion_queue *cq;
   sc_rpc_config cfg;
+  grpc_metadata auth_md; /* authorization: Bearer <token> */
+  size_t nmd;            /* 1 when a token is set */
   uint64_t server_max_msg; /* from GetCapabilities; 0 = unknown */
   bool limits_fetched;
 };
@@ -133,6 +135,21 @@ size_t sc_rpc_fleet_args(grpc_arg out[2]) {
   return 2;
 }
 
+/* A PEM file as a NUL-terminated string (what grpc_ssl_*_create want), NULL with *err set. */
+static char *read_pem(const char *path, char **err) {
+  size_t n;
+  char *pem = read_file(path, &n, err);
+  char *z = pem ? realloc(pem, n + 1) : NULL;
+  if (!z) {
+    free(pem);
+    if (err && !*err)
+      set_err(err, "out of memory");
+    return NULL;
+  }
+  z[n] = '\0';
+  return z;
+}
+
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err) {
   if (!server || !*server) {
     set_err(err, "no server address (HOST:PORT)");
@@ -150,25 +167,44 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
     c->cfg.stream_threshold = DEFAULT_STREAM_THRESHOLD;
   if (!c->cfg.chunk_bytes)
     c->cfg.chunk_bytes = DEFAULT_CHUNK;
+  if (!c->cfg.tls_cert != !c->cfg.tls_key || (c->cfg.tls_cert && !c->cfg.tls_ca)) {
+    set_err(err, "a client certificate needs its key and a CA (SHARDCHECK_TLS_CERT, _KEY, _CA)");
+    free(c->target);
+    free(c);
+    return NULL;
+  }
   grpc_init();
   grpc_channel_credentials *creds = NULL;
   if (c->cfg.tls_ca) {
-    size_t n;
-    char *pem = read_file(c->cfg.tls_ca, &n, err);
-    if (!pem) {
+    char *ca = read_pem(c->cfg.tls_ca, err);
+    char *cert = ca && c->cfg.tls_cert ? read_pem(c->cfg.tls_cert, err) : NULL;
+    char *key = cert ? read_pem(c->cfg.tls_key, err) : NULL;
+    grpc_ssl_pem_key_cert_pair pair = {key, cert};
+    if (ca && (!c->cfg.tls_cert || key))
+      creds = grpc_ssl_credentials_create(ca, key ? &pair : NULL, NULL, NULL);
+    free(ca);
+    free(cert);
+    free(key);
+    if (!creds && err && *err) {
       grpc_shutdown_blocking();
       free(c->target);
       free(c);
       return NULL;
     }
-    char *z = realloc(pem, n + 1);
-    if (z) {
-      z[n] = '\0';
-      creds = grpc_ssl_credentials_create(z, NULL, NULL, NULL);
-    }
-    free(z ? z : pem);
   } else {
     creds = grpc_insecure_credentials_create();
+  }
+  if (c->cfg.token) {
+    size_t tl = strlen(c->cfg.token);
+    char *v = malloc(tl + 8);
+    if (v) {
+      memcpy(v, "Bearer ", 7);
+      memcpy(v + 7, c->cfg.token, tl + 1);
+      c->auth_md.key = grpc_slice_from_static_string("authorization");
+      c->auth_md.value = grpc_slice_from_copied_string(v);
+      c->nmd = 1;
+      free(v);
+    }
   }
   grpc_arg args[4];
   memset(args, 0, sizeof args);
@@ -201,6 +237,8 @@ void sc_rpc_close(sc_rpc_client *c) {
   while (grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN)
     ;
   grpc_completion_queue_destroy(c->cq);
+  if (c->nmd)
+    grpc_slice_unref(c->auth_md.value);
   free(c->target);
   free(c);
   grpc_shutdown_blocking();
@@ -210,6 +248,13 @@ static gpr_timespec deadline_of(const sc_rpc_client *c) {
   if (c->cfg.timeout_ms <= 0)
     return gpr_inf_future(GPR_CLOCK_REALTIME);
   return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(c->cfg.timeout_ms, GPR_TIMESPAN));
+}
+
+/* SEND_INITIAL_METADATA with the bearer token, if any. */
+static void set_initial_metadata(const sc_rpc_client *c, grpc_op *op) {
+  op->op = GRPC_OP_SEND_INITIAL_METADATA;
+  op->data.send_initial_metadata.count = c->nmd;
+  op->data.send_initial_metadata.metadata = c->nmd ? (grpc_metadata *)&c->auth_md : NULL;
 }
 
 static grpc_call *new_call(sc_rpc_client *c, const char *method) {
@@ -299,7 +344,7 @@ static int unary(sc_rpc_client *c, const char *method, const uint8_t *req, size_
   grpc_op ops[6];
   memset(ops, 0, sizeof ops);
   recv_state rs;
-  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  set_initial_metadata(c, &ops[0]);
   ops[1].op = GRPC_OP_SEND_MESSAGE;
   ops[1].data.send_message.send_message = bb;
   ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -428,7 +473,7 @@ static int check_stream(sc_rpc_client *c, req_build *b, const char *buf, size_t 
   }
   grpc_op op;
   memset(&op, 0, sizeof op);
-  op.op = GRPC_OP_SEND_INITIAL_METADATA;
+  set_initial_metadata(c, &op);
   bool ok = run_batch(c, call, &op, 1);
   size_t chunk = c->cfg.chunk_bytes;
   for (size_t off = 0, i = 0; ok && (off < len || i == 0); i++) {

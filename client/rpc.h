@@ -20,6 +20,9 @@ typedef enum { SC_RPC_REPORT_JSON = 0, SC_RPC_REPORT_TEXT, SC_RPC_REPORT_SARIF }
 typedef struct {
   int timeout_ms;          /* deadline per call; 0 = none */
   const char *tls_ca;      /* PEM file of the CA to trust: TLS; NULL = plaintext */
+  const char *tls_cert;    /* with tls_ca: client certificate chain (PEM) for mTLS; NULL = none */
+  const char *tls_key;     /* its private key (PEM); given with tls_cert */
+  const char *token;       /* bearer token sent as `authorization: Bearer ...` on every call; NULL = none */
   size_t stream_threshold; /* modules larger than this go through CheckStream; 0 = 1 MiB */
   size_t chunk_bytes;      /* CheckStream chunk size; 0 = 1 MiB */
 } sc_rpc_config;

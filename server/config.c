@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "listener.h"
 #include "shardcheck.h"
 
-typedef enum { OPT_STR, OPT_U64, OPT_SIZE, OPT_LEVEL } opt_kind;
+typedef enum { OPT_STR, OPT_U64, OPT_SIZE, OPT_LEVEL, OPT_BOOL } opt_kind;
 
 typedef struct {
   const char *flag;  /* "--listen" */
@@ -58,6 +59,32 @@ static const opt opts[] = {
     {"--prearm", "prearm", OPT_U64, F(prearm), true, "call requests kept armed per method"},
     {"--debug-delay-ms", "debug_delay_ms", OPT_U64, F(debug_delay_ms), false,
      "testing only: every check first waits this long (cancellable)"},
+    {"--stream-message-timeout-ms", "limits.stream_message_timeout_ms", OPT_U64, F(stream_message_timeout_ms), false,
+     "CheckStream: longest wait for the next message; beyond: DEADLINE_EXCEEDED"},
+    {"--stream-max-ms", "limits.stream_max_ms", OPT_U64, F(stream_max_ms), false,
+     "CheckStream: longest time from the first message to the last"},
+    {"--memory-budget-bytes", "limits.memory_budget_bytes", OPT_SIZE, F(memory_budget_bytes), false,
+     "all buffered requests + analysis reservations; beyond: RESOURCE_EXHAUSTED"},
+    {"--max-connections", "connections.max", OPT_U64, F(max_connections), true,
+     "concurrent connections; beyond: refused (also capped by the open-file limit)"},
+    {"--handshake-timeout-ms", "connections.handshake_timeout_ms", OPT_U64, F(handshake_timeout_ms), true,
+     "a new connection must start talking within this"},
+    {"--connection-idle-ms", "connections.idle_ms", OPT_U64, F(connection_idle_ms), true,
+     "close connections without calls after this; 0 = never"},
+    {"--connection-max-age-ms", "connections.max_age_ms", OPT_U64, F(connection_max_age_ms), true,
+     "close connections (gracefully) after this; 0 = never"},
+    {"--keepalive-ms", "connections.keepalive_ms", OPT_U64, F(keepalive_ms), true,
+     "ping idle connections this often; 0 = never"},
+    {"--max-streams-per-connection", "connections.max_streams", OPT_U64, F(max_streams_per_connection), true,
+     "concurrent calls per connection (HTTP/2 MAX_CONCURRENT_STREAMS)"},
+    {"--metrics-max-connections", "metrics.max_connections", OPT_U64, F(metrics_max_connections), true,
+     "concurrent metrics connections; beyond: closed at once"},
+    {"--metrics-idle-ms", "metrics.idle_ms", OPT_U64, F(metrics_idle_ms), true,
+     "close a metrics connection that sent no full request within this"},
+    {"--token-file", "auth.token_file", OPT_STR, F(token_file), false,
+     "bearer tokens, one per line (re-read on SIGHUP); calls without one: UNAUTHENTICATED"},
+    {"--insecure-listen", "insecure_listen", OPT_BOOL, F(insecure_listen), true,
+     "allow a plaintext listener without tokens on a non-loopback address"},
 };
 #undef F
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -106,6 +133,19 @@ static void defaults(srv_config *c) {
   c->prearm = 16;
   c->debug_delay_ms = 0;
   c->log_level = LOG_INFO;
+  c->stream_message_timeout_ms = 30000;
+  c->stream_max_ms = 300000;
+  c->memory_budget_bytes = 2048ull << 20;
+  c->max_connections = 1000;
+  c->handshake_timeout_ms = 10000;
+  c->connection_idle_ms = 300000;
+  c->connection_max_age_ms = 0;
+  c->keepalive_ms = 60000;
+  c->max_streams_per_connection = 256;
+  c->metrics_max_connections = 16;
+  c->metrics_idle_ms = 10000;
+  c->token_file = xstrdup("");
+  c->insecure_listen = false;
 }
 
 void config_free(srv_config *c) {
@@ -165,6 +205,13 @@ static int set_text(srv_config *c, const opt *o, const char *v, const char *wher
       return 0;
     *err = fmt_err("%s: invalid log level \"%s\" (debug|info|warn|error)", where, v);
     return -1;
+  case OPT_BOOL:
+    if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+      *(bool *)field = v[0] == 't';
+      return 0;
+    }
+    *err = fmt_err("%s: expected true or false, got \"%s\"", where, v);
+    return -1;
   }
   return -1;
 }
@@ -174,7 +221,11 @@ static int set_json(srv_config *c, const opt *o, json_t *v, const char *path, ch
   snprintf(where, sizeof where, "%s: %s", c->config_path, path);
   if (json_is_string(v))
     return set_text(c, o, json_string_value(v), where, err);
-  if (json_is_integer(v) && o->kind != OPT_STR && o->kind != OPT_LEVEL) {
+  if (json_is_boolean(v) && o->kind == OPT_BOOL) {
+    *(bool *)((char *)c + o->off) = json_is_true(v);
+    return 0;
+  }
+  if (json_is_integer(v) && (o->kind == OPT_U64 || o->kind == OPT_SIZE)) {
     if (json_integer_value(v) < 0) {
       *err = fmt_err("%s: must not be negative", where);
       return -1;
@@ -184,7 +235,10 @@ static int set_json(srv_config *c, const opt *o, json_t *v, const char *path, ch
   }
   if (json_is_null(v))
     return 0;
-  *err = fmt_err("%s: expected %s", where, o->kind == OPT_STR || o->kind == OPT_LEVEL ? "a string" : "an integer");
+  *err = fmt_err("%s: expected %s", where,
+                 o->kind == OPT_BOOL                           ? "true or false"
+                 : o->kind == OPT_STR || o->kind == OPT_LEVEL ? "a string"
+                                                              : "an integer");
   return -1;
 }
 
@@ -292,7 +346,7 @@ int config_build(int argc, char **argv, srv_config *out, char **err) {
       *err = fmt_err("unknown option \"%s\" (see --help)", argv[i]);
       goto fail;
     }
-    const char *v = iv ? iv : (i + 1 < argc ? argv[++i] : NULL);
+    const char *v = iv ? iv : o->kind == OPT_BOOL ? "true" : (i + 1 < argc ? argv[++i] : NULL);
     if (!v) {
       *err = fmt_err("%s needs a value", o->flag);
       goto fail;
@@ -322,6 +376,20 @@ int config_build(int argc, char **argv, srv_config *out, char **err) {
     *err = fmt_err("prearm must be 1..4096");
     goto fail;
   }
+  if (c.max_connections < 1 || c.max_streams_per_connection < 1 || c.metrics_max_connections < 1) {
+    *err = fmt_err("connections.max, connections.max_streams and metrics.max_connections must be at least 1");
+    goto fail;
+  }
+  if (c.stream_message_timeout_ms < 1 || c.stream_max_ms < 1 || c.handshake_timeout_ms < 1 || c.metrics_idle_ms < 1) {
+    *err = fmt_err("timeouts (stream_message_timeout_ms, stream_max_ms, handshake_timeout_ms, metrics.idle_ms) must be at least 1");
+    goto fail;
+  }
+  if (!net_is_loopback(c.listen) && !c.tls_cert[0] && !c.token_file[0] && !c.insecure_listen) {
+    *err = fmt_err("listen %s is not a loopback address and neither TLS (tls.cert) nor tokens (auth.token_file) are "
+                   "configured; allow plaintext anyway with --insecure-listen (insecure_listen: true)",
+                   c.listen);
+    goto fail;
+  }
   if (!c.tls_cert[0] != !c.tls_key[0]) {
     *err = fmt_err("tls.cert and tls.key must be given together");
     goto fail;
@@ -337,6 +405,28 @@ fail:
   return -1;
 }
 
+static size_t opt_size(opt_kind k) {
+  switch (k) {
+  case OPT_STR: return sizeof(char *);
+  case OPT_LEVEL: return sizeof(log_level);
+  case OPT_BOOL: return sizeof(bool);
+  default: return sizeof(uint64_t);
+  }
+}
+
+void config_keep_restart_settings(srv_config *next, srv_config *running) {
+  for (size_t i = 0; i < NOPTS; i++) {
+    if (!opts[i].restart || !opts[i].key)
+      continue;
+    unsigned char tmp[sizeof(uint64_t)], *a = (unsigned char *)next + opts[i].off,
+                                          *b = (unsigned char *)running + opts[i].off;
+    size_t n = opt_size(opts[i].kind);
+    memcpy(tmp, a, n);
+    memcpy(a, b, n);
+    memcpy(b, tmp, n);
+  }
+}
+
 char *config_diff(const srv_config *a, const srv_config *b, bool restart_only) {
   char buf[1024] = "";
   size_t n = 0;
@@ -349,6 +439,8 @@ char *config_diff(const srv_config *a, const srv_config *b, bool restart_only) {
       differ = strcmp(*(char *const *)fa, *(char *const *)fb) != 0;
     else if (opts[i].kind == OPT_LEVEL)
       differ = *(const log_level *)fa != *(const log_level *)fb;
+    else if (opts[i].kind == OPT_BOOL)
+      differ = *(const bool *)fa != *(const bool *)fb;
     else
       differ = *(const uint64_t *)fa != *(const uint64_t *)fb;
     if (differ && n + strlen(opts[i].key) + 3 < sizeof buf)

@@ -33,6 +33,21 @@ typedef struct {
   uint64_t prearm;          /* call requests kept armed per method */
   uint64_t debug_delay_ms;  /* testing only: each check waits this long (cancellable) first */
   log_level log_level;
+  /* streams and memory */
+  uint64_t stream_message_timeout_ms; /* longest wait for the next CheckStream message */
+  uint64_t stream_max_ms;             /* longest CheckStream, first message to half-close */
+  uint64_t memory_budget_bytes;       /* buffered requests + analysis reservations, all calls */
+  /* connections */
+  uint64_t max_connections;           /* concurrent gRPC connections (plaintext listener) */
+  uint64_t handshake_timeout_ms;      /* a new connection must start HTTP/2 within this */
+  uint64_t connection_idle_ms;        /* close connections without calls after this; 0 = never */
+  uint64_t connection_max_age_ms;     /* close (gracefully) connections older than this; 0 = never */
+  uint64_t keepalive_ms;              /* ping idle connections this often; 0 = never */
+  uint64_t max_streams_per_connection;
+  uint64_t metrics_max_connections, metrics_idle_ms;
+  /* auth */
+  char *token_file;                   /* bearer tokens, one per line; "" = no token auth */
+  bool insecure_listen;               /* allow a plaintext, token-less listener off loopback */
 } srv_config;
 
 /* Builds the configuration from argv (defaults < file < flags). Returns 0, 1 when --help or
@@ -42,6 +57,9 @@ void config_free(srv_config *c);
 /* Names the settings that differ between a and b into a malloc'd, comma-separated list (or NULL);
  * restart_only selects the settings a reload cannot apply. */
 char *config_diff(const srv_config *a, const srv_config *b, bool restart_only);
+/* After a reload: `next` takes back the running values of the settings only a restart applies
+ * (swapped, so `running` now holds the values to free). */
+void config_keep_restart_settings(srv_config *next, srv_config *running);
 void config_usage(FILE *f);
 
 #endif

@@ -51,6 +51,7 @@ typedef struct {
   bool cache_hit;
   uint32_t errors, warnings, notes;
   uint64_t analysis_us;
+  uint64_t arena_bytes; /* what the analysis arena held at its end (memory to give back) */
 } check_job;
 
 /* Runs one check: decode, validate, cache lookup, sc_check, render, encode. Thread-safe. */

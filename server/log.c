@@ -78,7 +78,13 @@ void log_msg(log_level level, const char *fmt, ...) {
   log_json(level, buf, NULL);
 }
 
+static atomic_ulong grpc_accept_failures;
+
+unsigned long log_grpc_accept_failures(void) { return atomic_load(&grpc_accept_failures); }
+
 static void grpc_log_sink(gpr_log_func_args *args) {
+  if (args->message && strstr(args->message, "accept4"))
+    atomic_fetch_add(&grpc_accept_failures, 1);
   log_level lvl = args->severity == GPR_LOG_SEVERITY_ERROR  ? LOG_WARN
                   : args->severity == GPR_LOG_SEVERITY_INFO ? LOG_INFO
                                                             : LOG_DEBUG;

@@ -23,5 +23,7 @@ void log_msg(log_level level, const char *fmt, ...) __attribute__((format(printf
 
 /* Routes gRPC core's own log lines (gpr_log) through log_json. */
 void log_capture_grpc(void);
+/* How many "accept4" failures gRPC core logged (its listener stops after one; see listener.h). */
+unsigned long log_grpc_accept_failures(void);
 
 #endif

@@ -1,11 +1,16 @@
 /* main.c — shardcheckd: configuration, signals, the libuv loop, the gRPC server, metrics. */
 #include <grpc/grpc.h>
+#include <malloc.h>
 #include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+<<<<<<< HEAD
 #include <systemd/sd-daemon.h>
+=======
+#include <sys/resource.h>
+>>>>>>> server
 #include <uv.h>
 
 #include "config.h"
@@ -91,6 +96,7 @@ static void on_hup(uv_signal_t *h, int signum) {
   /* Settings that need a restart keep their running values, so later diffs stay meaningful. */
   srv_config keep = d->cfg;
   d->cfg = nc;
+<<<<<<< HEAD
   char **fixed[] = {&d->cfg.listen, &d->cfg.port_file, &d->cfg.metrics_listen, &d->cfg.metrics_port_file,
                     &d->cfg.tls_cert, &d->cfg.tls_key, &d->cfg.tls_client_ca, &d->cfg.redis_url};
   char **old[] = {&keep.listen, &keep.port_file, &keep.metrics_listen, &keep.metrics_port_file,
@@ -107,8 +113,22 @@ static void on_hup(uv_signal_t *h, int signum) {
   d->cfg.redis_timeout_ms = keep.redis_timeout_ms;
   d->cfg.redis_breaker_s = keep.redis_breaker_s;
   d->cfg.redis_max_value_bytes = keep.redis_max_value_bytes;
+=======
+  config_keep_restart_settings(&d->cfg, &keep);
+>>>>>>> server
   config_free(&keep);
   sd_notify(0, "READY=1");
+}
+
+/* Connections cost a descriptor each: use what the hard limit allows (the listener caps below it). */
+static void raise_nofile(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rlim_t soft = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+      rl.rlim_cur = soft;
+  }
 }
 
 int main(int argc, char **argv) {
@@ -131,6 +151,10 @@ int main(int argc, char **argv) {
   snprintf(workers, sizeof workers, "%llu", (unsigned long long)d.cfg.workers);
   setenv("UV_THREADPOOL_SIZE", workers, 1);
   signal(SIGPIPE, SIG_IGN);
+  raise_nofile();
+  /* A fixed threshold (glibc otherwise raises it after each large free, up to 32 MiB): buffers from
+   * 4 MiB up are mmap'ed and returned when freed; the rest is trimmed after large requests. */
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
 
   /* OpenSSL initialises itself on first use, on whatever thread that is; a pool thread's share is
    * never released (pool threads outlive main). Initialise it here, on the main thread. */
@@ -153,7 +177,8 @@ int main(int argc, char **argv) {
   int mport = 0;
   if (d.cfg.metrics_listen[0]) {
     char merr[300];
-    d.metrics = metrics_http_start(&d.loop, d.cfg.metrics_listen, srv_metrics_text, d.server, &mport, merr, sizeof merr);
+    d.metrics = metrics_http_start(&d.loop, d.cfg.metrics_listen, d.cfg.metrics_max_connections, d.cfg.metrics_idle_ms,
+                                   srv_metrics_text, d.server, &mport, merr, sizeof merr);
     if (!d.metrics) {
       json_t *f = json_object();
       json_object_set_new(f, "error", json_string(merr));
@@ -187,7 +212,14 @@ int main(int argc, char **argv) {
   json_object_set_new(f, "workers", json_integer((json_int_t)d.cfg.workers));
   json_object_set_new(f, "max_inflight", json_integer((json_int_t)d.cfg.max_inflight));
   json_object_set_new(f, "tls", json_boolean(d.cfg.tls_cert[0] != '\0'));
+<<<<<<< HEAD
   json_object_set_new(f, "redis", json_boolean(d.cfg.redis_url[0] != '\0'));
+=======
+  json_object_set_new(f, "token_auth", json_boolean(d.cfg.token_file[0] != '\0'));
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+    json_object_set_new(f, "open_files_limit", json_integer((json_int_t)rl.rlim_cur));
+>>>>>>> server
   json_object_set_new(f, "pid", json_integer((json_int_t)uv_os_getpid()));
   log_json(LOG_INFO, rc == 0 ? "listening" : "startup failed; stopping", f);
   if (rc == 0)

@@ -5,8 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "listener.h"
+
 typedef struct conn {
   uv_tcp_t tcp;
+  uv_timer_t idle; /* closes a connection that sent no full request in time */
+  int handles;     /* tcp + idle still to close */
   uv_write_t wr;
   struct metrics_http *m;
   char req[4096];
@@ -21,6 +25,7 @@ struct metrics_http {
   metrics_render_fn fn;
   void *arg;
   conn *conns;
+  uint64_t nconns, max_conns, idle_ms;
   int pending_closes; /* server + connections being closed */
   int closing;
   void (*done)(void *);
@@ -39,7 +44,10 @@ static void maybe_done(metrics_http *m) {
 
 static void on_conn_closed(uv_handle_t *h) {
   conn *c = h->data;
+  if (--c->handles > 0)
+    return;
   metrics_http *m = c->m;
+  m->nconns--;
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -57,7 +65,10 @@ static void conn_close(conn *c) {
     return;
   c->m->pending_closes++;
   uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+  uv_close((uv_handle_t *)&c->idle, on_conn_closed);
 }
+
+static void on_idle(uv_timer_t *t) { conn_close(t->data); }
 
 static void on_written(uv_write_t *w, int status) {
   (void)status;
@@ -128,44 +139,30 @@ static void on_connection(uv_stream_t *server, int status) {
   if (!c)
     return;
   c->m = m;
+  c->handles = 2;
   uv_tcp_init(server->loop, &c->tcp);
   c->tcp.data = c;
+  uv_timer_init(server->loop, &c->idle);
+  c->idle.data = c;
+  m->nconns++;
   c->next = m->conns;
   if (m->conns)
     m->conns->prev = c;
   m->conns = c;
-  if (uv_accept(server, (uv_stream_t *)&c->tcp) || uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read))
+  /* Over the cap the connection is accepted and closed at once (so it does not wait in the backlog). */
+  if (uv_accept(server, (uv_stream_t *)&c->tcp) || m->nconns > m->max_conns ||
+      uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read))
     conn_close(c);
+  else
+    uv_timer_start(&c->idle, on_idle, m->idle_ms, 0);
 }
 
-static int split_hostport(const char *s, char *host, size_t n, int *port) {
-  const char *colon = strrchr(s, ':');
-  if (!colon)
-    return -1;
-  const char *h = s;
-  size_t hl = (size_t)(colon - s);
-  if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-    h++;
-    hl -= 2;
-  }
-  if (hl >= n)
-    return -1;
-  memcpy(host, h, hl);
-  host[hl] = '\0';
-  char *end;
-  long p = strtol(colon + 1, &end, 10);
-  if (*end || end == colon + 1 || p < 0 || p > 65535)
-    return -1;
-  *port = (int)p;
-  return 0;
-}
-
-metrics_http *metrics_http_start(uv_loop_t *loop, const char *listen, metrics_render_fn fn, void *arg, int *port,
-                                 char *err, size_t n) {
+metrics_http *metrics_http_start(uv_loop_t *loop, const char *listen, uint64_t max_conns, uint64_t idle_ms,
+                                 metrics_render_fn fn, void *arg, int *port, char *err, size_t n) {
   char host[256];
   int p;
   struct sockaddr_storage ss;
-  if (split_hostport(listen, host, sizeof host, &p)) {
+  if (net_split_hostport(listen, host, sizeof host, &p)) {
     snprintf(err, n, "metrics_listen: expected HOST:PORT, got \"%s\"", listen);
     return NULL;
   }
@@ -182,6 +179,8 @@ metrics_http *metrics_http_start(uv_loop_t *loop, const char *listen, metrics_re
   }
   m->fn = fn;
   m->arg = arg;
+  m->max_conns = max_conns;
+  m->idle_ms = idle_ms;
   uv_tcp_init(loop, &m->server);
   m->server.data = m;
   int rc = uv_tcp_bind(&m->server, (struct sockaddr *)&ss, 0);

@@ -14,18 +14,25 @@
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
+#include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include "auth.h"
 #include "cache.h"
 #include "cache_redis.h"
 #include "grpc/health/v1/health.pb-c.h"
 #include "handlers.h"
+#include "listener.h"
 #include "log.h"
 #include "reflection.h"
 #include "shardcheck.h"
@@ -108,7 +115,10 @@ typedef struct call {
   bool main_pending, close_pending, work_pending;
   bool md_sent, counted, finished;
   int64_t accepted_ns;
+  int64_t last_msg_ns;  /* streams: when the last message arrived */
   uint64_t bytes_in;
+  uint64_t mem_charged; /* bytes charged to the memory budget */
+  char timeout_msg[160]; /* set when the server cut the stream (its DEADLINE_EXCEEDED details) */
   /* CheckStream */
   Shardcheck__V1__CheckChunk *first;
   uint8_t *mod;
@@ -133,6 +143,9 @@ struct srv {
   bool cq_thread_started;
   uv_async_t async;
   uv_timer_t grace;
+  uv_timer_t sweep; /* stream timeouts, listener health */
+  listener *lst;    /* plaintext: our own listener (see listener.h); NULL with TLS */
+  grpc_server_credentials *fd_creds;
   uv_mutex_t mu; /* guards the FIFO */
   ev *fifo_head, *fifo_tail;
   atomic_int stopping; /* no more re-arming */
@@ -145,11 +158,19 @@ struct srv {
   /* settings (loop thread) */
   check_limits lim;
   uint64_t max_message_bytes, max_inflight, grace_ms, workers, prearm;
+  uint64_t stream_msg_timeout_ms, stream_max_ms, memory_budget;
+  auth_tokens *tokens; /* NULL: no token auth */
   srv_cache *cache;
   redis_tier *redis; /* shared cache tier; NULL = none */
   refl_index *refl;
   /* state (loop thread) */
   uint64_t inflight, work_count, live_count;
+  uint64_t mem_used;   /* charged to the memory budget */
+  uint64_t trim_debt;  /* large buffers freed since the last malloc_trim */
+  uint64_t calls_since_trim;
+  int64_t last_trim_ns;
+  bool trim_pending, grace_over, listener_broken, serving_reported;
+  uv_work_t trim_work;
   call *live;
   /* metrics (loop thread) */
   uint64_t calls_total[M__COUNT][NSTATUS];
@@ -157,7 +178,8 @@ struct srv {
   uint64_t hist[NBUCKETS + 1];
   double hist_sum;
   uint64_t hist_count;
-  uint64_t rejected_busy;
+  uint64_t rejected_busy, rejected_memory, stream_timeouts, unauthenticated;
+  listener_stats lst_final; /* the listener's figures when it closed */
 };
 
 static void request_call(srv *s, method_id mid);
@@ -242,8 +264,12 @@ static void request_call(srv *s, method_id mid) {
 
 /* --- call helpers ------------------------------------------------------------------------------ */
 
+static void mem_release(call *c);
+
 static void call_free(call *c) {
   srv *s = c->s;
+  s->calls_since_trim++;
+  mem_release(c);
   if (c->live_prev || c->live_next || s->live == c) {
     if (c->live_prev)
       c->live_prev->live_next = c->live_next;
@@ -278,6 +304,85 @@ static void call_free(call *c) {
 static void maybe_free(call *c) {
   if (c->state == ST_DONE && !c->main_pending && !c->close_pending && !c->work_pending)
     call_free(c);
+}
+
+/* Health: SERVING unless draining or the listener broke (see on_sweep). */
+static bool srv_serving(const srv *s) { return !s->draining && !s->listener_broken; }
+
+/* --- memory budget ------------------------------------------------------------------------------ */
+
+/* What an analysis is charged before it runs: a multiple of the module size (ASTs, tables and the
+ * report are a few times the text), at most the arena limit. An estimate, documented as such. */
+#define ARENA_ESTIMATE_FACTOR 4
+/* Large buffers (LARGE_BYTES and up: small ones are reused as they are) freed add up to this
+ * before malloc_trim returns the pages (on a pool thread). */
+#define TRIM_AFTER_BYTES (32ull << 20)
+#define LARGE_BYTES (1u << 20)
+
+static uint64_t arena_estimate(const srv *s, uint64_t module_bytes) {
+  uint64_t e = module_bytes * ARENA_ESTIMATE_FACTOR + (1u << 20);
+  return e < s->lim.max_arena_bytes ? e : s->lim.max_arena_bytes;
+}
+
+static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *resp, size_t len);
+
+/* Charges n bytes to the global budget, or answers RESOURCE_EXHAUSTED at once (false). */
+static bool mem_charge(call *c, uint64_t n, const char *what) {
+  srv *s = c->s;
+  if (s->mem_used + n > s->memory_budget) {
+    s->rejected_memory++;
+    char msg[240];
+    snprintf(msg, sizeof msg, "server memory budget exhausted: %s needs %llu bytes, %llu in use of memory_budget_bytes=%llu",
+             what, (unsigned long long)n, (unsigned long long)s->mem_used, (unsigned long long)s->memory_budget);
+    finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
+    return false;
+  }
+  s->mem_used += n;
+  c->mem_charged += n;
+  return true;
+}
+
+static void trim_cb(uv_work_t *w) {
+  (void)w;
+  malloc_trim(0); /* every malloc arena, also those of the pool threads */
+}
+
+static void maybe_shutdown_cq(srv *s);
+
+static void after_trim_cb(uv_work_t *w, int status) {
+  (void)status;
+  srv *s = w->data;
+  s->trim_pending = false;
+  s->work_count--;
+  maybe_shutdown_cq(s);
+}
+
+/* Gives memory back after large requests: analysis arenas and buffers go to malloc's free lists,
+ * which keep the pages unless trimmed. */
+static void maybe_trim(srv *s) {
+  if (s->trim_debt < TRIM_AFTER_BYTES || s->trim_pending || s->cq_closing)
+    return;
+  s->trim_debt = 0;
+  s->calls_since_trim = 0;
+  s->last_trim_ns = now_ns();
+  s->trim_work.data = s;
+  if (uv_queue_work(s->loop, &s->trim_work, trim_cb, after_trim_cb) == 0) {
+    s->trim_pending = true;
+    s->work_count++;
+  }
+}
+
+static void note_freed(srv *s, uint64_t n) {
+  if (n >= LARGE_BYTES)
+    s->trim_debt += n;
+}
+
+static void mem_release(call *c) {
+  srv *s = c->s;
+  s->mem_used -= c->mem_charged;
+  c->mem_charged = 0;
+  note_freed(s, c->mod_cap + c->bytes_in);
+  maybe_trim(s);
 }
 
 /* Starts a batch unless the completion queue is closing; false = not started. */
@@ -318,8 +423,9 @@ static void log_request(call *c, grpc_status_code code, const char *detail) {
     gpr_free(path);
   }
   char *peer = c->call ? grpc_call_get_peer(c->call) : NULL;
-  if (peer) {
-    json_object_set_new(f, "peer", json_string(peer));
+  if (peer) { /* connections from our listener are "fd:N" to gRPC */
+    const char *real = strncmp(peer, "fd:", 3) == 0 ? listener_peer(s->lst, atoi(peer + 3)) : NULL;
+    json_object_set_new(f, "peer", json_string(real ? real : peer));
     gpr_free(peer);
   }
   json_object_set_new(f, "bytes", json_integer((json_int_t)c->bytes_in));
@@ -338,7 +444,7 @@ static void log_request(call *c, grpc_status_code code, const char *detail) {
   if (detail && *detail)
     json_object_set_new(f, "detail", json_string(detail));
   if (c->close_cancelled)
-    json_object_set_new(f, "client_cancelled", json_true());
+    json_object_set_new(f, s->grace_over ? "drain_cancelled" : "client_cancelled", json_true());
   log_json(lvl, "request", f);
 }
 
@@ -430,6 +536,7 @@ static void start_recv(call *c) {
   memset(&op, 0, sizeof op);
   op.op = GRPC_OP_RECV_MESSAGE;
   op.data.recv_message.recv_message = &c->recv_bb;
+  c->last_msg_ns = now_ns(); /* stream_message_timeout_ms counts from here */
   start_main(c, ST_RECV, &op, 1);
 }
 
@@ -467,8 +574,11 @@ static void after_work_cb(uv_work_t *w, int status) {
   srv *s = c->s;
   s->work_count--;
   c->work_pending = false;
-  if (status == UV_ECANCELED)
-    rpc_reply_error(&c->job.reply, GRPC_STATUS_CANCELLED, "cancelled by the client while queued");
+  if (status == UV_ECANCELED || (s->grace_over && c->job.reply.code == GRPC_STATUS_CANCELLED))
+    rpc_reply_error(&c->job.reply, GRPC_STATUS_CANCELLED, "%s %s",
+                    s->grace_over ? "cancelled by the drain (grace_ms ended)" : "cancelled by the client",
+                    status == UV_ECANCELED ? "while queued" : "during the check");
+  note_freed(s, c->job.arena_bytes);
   finish_reply(c, &c->job.reply);
   maybe_shutdown_cq(s);
   maybe_free(c);
@@ -519,7 +629,9 @@ static void stream_chunk(call *c) {
     c->job.hdr = c->first->header;
     c->job.module = c->mod ? c->mod : (const uint8_t *)"";
     c->job.module_len = c->mod_len;
-    queue_check(c);
+    /* Only now does the stream count against max_inflight: idle streams hold no analysis slot. */
+    if (admit(c) && mem_charge(c, arena_estimate(s, c->mod_len), "the analysis"))
+      queue_check(c);
     return;
   }
   grpc_slice sl = bb_slice(c->recv_bb);
@@ -565,6 +677,12 @@ static void stream_chunk(call *c) {
     size_t nc = c->mod_cap ? c->mod_cap : 1 << 20;
     while (nc < c->mod_len + add)
       nc *= 2;
+    if (nc > s->lim.max_module_bytes) /* >= mod_len + add, checked above */
+      nc = s->lim.max_module_bytes;
+    if (!mem_charge(c, nc - c->mod_cap, "buffering the module")) {
+      shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
+      return;
+    }
     uint8_t *m = realloc(c->mod, nc);
     if (!m) {
       shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
@@ -592,7 +710,7 @@ static void stream_chunk(call *c) {
 
 static void watch_send_status(call *c) {
   rpc_reply r = {0};
-  c->watch_service_status = health_status(c->watch_service, !c->s->draining);
+  c->watch_service_status = health_status(c->watch_service, srv_serving(c->s));
   health_encode(c->watch_service_status, &r);
   uint8_t *resp = r.resp;
   r.resp = NULL;
@@ -602,7 +720,7 @@ static void watch_send_status(call *c) {
 
 static void watch_after_send(call *c) {
   srv *s = c->s;
-  if (health_status(c->watch_service, !s->draining) != c->watch_service_status)
+  if (health_status(c->watch_service, srv_serving(s)) != c->watch_service_status)
     watch_send_status(c);
   else if (s->draining)
     finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL, 0);
@@ -657,7 +775,7 @@ static void run_unary(call *c) {
     break;
   }
   case M_HEALTH_CHECK:
-    rpc_health_check(p, n, !s->draining, &r);
+    rpc_health_check(p, n, srv_serving(s), &r);
     break;
   default:
     rpc_reply_error(&r, GRPC_STATUS_INTERNAL, "no handler");
@@ -688,6 +806,12 @@ static void accept_call(call *c) {
     c->state = ST_DONE;
     return;
   }
+  if (s->tokens && methods[c->mid].kind != MK_WATCH && c->mid != M_HEALTH_CHECK && !auth_check(s->tokens, &c->md)) {
+    s->unauthenticated++; /* health stays open for probes; everything else needs a token */
+    finish(c, GRPC_STATUS_UNAUTHENTICATED, "missing or invalid bearer token (metadata authorization: Bearer ...)",
+           NULL, 0);
+    return;
+  }
   switch (methods[c->mid].kind) {
   case MK_GENERIC: {
     char *path = grpc_slice_to_c_string(c->details.method);
@@ -704,12 +828,11 @@ static void accept_call(call *c) {
     c->bytes_in = c->recv_bb ? grpc_byte_buffer_length(c->recv_bb) : 0;
     if (!c->recv_bb)
       finish(c, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0);
-    else if (admit(c))
+    else if (admit(c) && mem_charge(c, c->bytes_in + arena_estimate(s, c->bytes_in), "this Check"))
       queue_check(c);
     break;
   case MK_CHECK_STREAM:
-    if (admit(c))
-      start_recv(c);
+    start_recv(c);
     break;
   case MK_WATCH:
     watch_start(c);
@@ -724,9 +847,15 @@ static void on_main_done(call *c, int ok) {
   srv *s = c->s;
   switch (c->state) {
   case ST_RECV:
+    if (c->timeout_msg[0] && !c->finished) { /* on_sweep cut the stream */
+      finish(c, GRPC_STATUS_DEADLINE_EXCEEDED, c->timeout_msg, NULL, 0);
+      break;
+    }
     if (!ok) { /* the call broke (cancelled, connection lost) */
       if (!c->finished)
-        finish(c, GRPC_STATUS_CANCELLED, "call ended while receiving", NULL, 0);
+        finish(c, GRPC_STATUS_CANCELLED,
+               s->grace_over ? "cancelled by the drain (grace_ms ended) while receiving" : "call ended while receiving",
+               NULL, 0);
       else
         c->state = ST_DONE;
       break;
@@ -878,6 +1007,61 @@ static grpc_server_credentials *server_creds(const srv_config *cfg, char **err) 
   return creds;
 }
 
+/* Every 100 ms on the loop: streams waiting too long for a message (or open too long) are ended
+ * with DEADLINE_EXCEEDED; a broken gRPC listener turns health NOT_SERVING. */
+#define SWEEP_MS 100
+
+static void on_sweep(uv_timer_t *t) {
+  srv *s = t->data;
+  int64_t now = now_ns();
+  for (call *c = s->live; c; c = c->live_next) {
+    if (c->state != ST_RECV || c->finished || c->timeout_msg[0] || !c->call)
+      continue;
+    if ((uint64_t)(now - c->last_msg_ns) > s->stream_msg_timeout_ms * 1000000)
+      snprintf(c->timeout_msg, sizeof c->timeout_msg, "no message for %llu ms (stream_message_timeout_ms=%llu)",
+               (unsigned long long)((now - c->last_msg_ns) / 1000000), (unsigned long long)s->stream_msg_timeout_ms);
+    else if (c->mid == M_CHECK_STREAM && (uint64_t)(now - c->accepted_ns) > s->stream_max_ms * 1000000)
+      snprintf(c->timeout_msg, sizeof c->timeout_msg, "stream open longer than stream_max_ms=%llu",
+               (unsigned long long)s->stream_max_ms);
+    else
+      continue;
+    s->stream_timeouts++;
+    /* Sends the status now; the pending receive then completes and on_main_done logs it. */
+    grpc_call_cancel_with_status(c->call, GRPC_STATUS_DEADLINE_EXCEEDED, c->timeout_msg, NULL);
+  }
+  /* After a burst, once nothing is in flight: many small buffers add up too. At most once a second. */
+  if (s->inflight == 0 && s->work_count == 0 && s->calls_since_trim > 0 && now - s->last_trim_ns > 1000000000) {
+    s->trim_debt = TRIM_AFTER_BYTES;
+    maybe_trim(s);
+  }
+  if (!s->listener_broken && !s->lst && log_grpc_accept_failures() > 0) {
+    s->listener_broken = true; /* gRPC core 1.51 does not accept again after a failed accept4 */
+    log_msg(LOG_ERROR, "the gRPC listener stopped accepting connections: health is NOT_SERVING; restart the daemon");
+    for (call *c = s->live; c; c = c->live_next)
+      if (c->mid == M_HEALTH_WATCH && c->state == ST_IDLE)
+        watch_after_send(c);
+  }
+}
+
+static void on_connection(int fd, void *arg) {
+  srv *s = arg;
+  if (s->draining) {
+    close(fd);
+    return;
+  }
+  grpc_server_add_channel_from_fd(s->server, fd, s->fd_creds);
+}
+
+/* Loads auth.token_file; on failure keeps the tokens in use (reload) and returns -1 with *err. */
+static int load_tokens(srv *s, const srv_config *cfg, char **err) {
+  auth_tokens *t = NULL;
+  if (cfg->token_file[0] && !(t = auth_tokens_load(cfg->token_file, err)))
+    return -1;
+  auth_tokens_free(s->tokens);
+  s->tokens = t;
+  return 0;
+}
+
 static void apply_settings(srv *s, const srv_config *cfg) {
   s->lim.max_module_bytes = cfg->max_module_bytes;
   s->lim.max_arena_bytes = cfg->max_arena_bytes;
@@ -886,8 +1070,51 @@ static void apply_settings(srv *s, const srv_config *cfg) {
   s->lim.debug_delay_ms = cfg->debug_delay_ms;
   s->max_inflight = cfg->max_inflight;
   s->grace_ms = cfg->grace_ms;
+  s->stream_msg_timeout_ms = cfg->stream_message_timeout_ms;
+  s->stream_max_ms = cfg->stream_max_ms;
+  s->memory_budget = cfg->memory_budget_bytes;
   if (s->cache)
     cache_set_limit(s->cache, cfg->cache_bytes);
+}
+
+static int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : (int)v; }
+
+static void int_arg(grpc_channel_args *ca, const char *key, int v) {
+  grpc_arg *a = &ca->args[ca->num_args++];
+  memset(a, 0, sizeof *a);
+  a->type = GRPC_ARG_INTEGER;
+  a->key = (char *)key;
+  a->value.integer = v;
+}
+
+/* Message limits, per-connection stream limit and connection life time (args has room for 12). */
+static void channel_args(const srv_config *cfg, grpc_channel_args *ca) {
+  int_arg(ca, GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int)cfg->max_message_bytes);
+  int_arg(ca, GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1); /* reports may be larger than requests */
+  int_arg(ca, GRPC_ARG_MAX_CONCURRENT_STREAMS, clamp_int(cfg->max_streams_per_connection));
+  int_arg(ca, GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, clamp_int(cfg->handshake_timeout_ms));
+  if (cfg->connection_idle_ms)
+    int_arg(ca, GRPC_ARG_MAX_CONNECTION_IDLE_MS, clamp_int(cfg->connection_idle_ms));
+  if (cfg->connection_max_age_ms) {
+    int_arg(ca, GRPC_ARG_MAX_CONNECTION_AGE_MS, clamp_int(cfg->connection_max_age_ms));
+    int_arg(ca, GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, clamp_int(cfg->grace_ms));
+  }
+  if (cfg->keepalive_ms) {
+    int_arg(ca, GRPC_ARG_KEEPALIVE_TIME_MS, clamp_int(cfg->keepalive_ms));
+    int_arg(ca, GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+    /* Clients may ping as often as we do, not more (more is a ping flood: GOAWAY). */
+    int_arg(ca, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, clamp_int(cfg->keepalive_ms / 2));
+  }
+}
+
+/* connections.max, but never more than the open-file limit leaves after the daemon's own needs. */
+static uint64_t connection_cap(const srv_config *cfg) {
+  struct rlimit rl;
+  uint64_t reserve = 64 + 2 * cfg->workers + cfg->metrics_max_connections;
+  uint64_t cap = cfg->max_connections;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    cap = rl.rlim_cur > reserve + 1 ? (cap < rl.rlim_cur - reserve ? cap : rl.rlim_cur - reserve) : 1;
+  return cap;
 }
 
 srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
@@ -917,15 +1144,11 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
     cache_set_shared(s->cache, s->redis);
   }
   apply_settings(s, cfg);
-  grpc_arg args[2];
-  memset(args, 0, sizeof args);
-  args[0].type = GRPC_ARG_INTEGER;
-  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-  args[0].value.integer = (int)cfg->max_message_bytes;
-  args[1].type = GRPC_ARG_INTEGER;
-  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-  args[1].value.integer = -1; /* reports may be larger than requests; clients set their own limit */
-  grpc_channel_args ca = {2, args};
+  if (load_tokens(s, cfg, err))
+    goto fail;
+  grpc_arg args[12];
+  grpc_channel_args ca = {0, args};
+  channel_args(cfg, &ca);
   s->server = grpc_server_create(&ca, NULL);
   s->cq = grpc_completion_queue_create_for_next(NULL);
   grpc_server_register_completion_queue(s->server, s->cq, NULL);
@@ -939,22 +1162,33 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
         goto fail;
       }
     }
-  grpc_server_credentials *creds = server_creds(cfg, err);
-  if (!creds)
-    goto fail;
-  *port = grpc_server_add_http2_port(s->server, cfg->listen, creds);
-  grpc_server_credentials_release(creds);
-  if (*port <= 0) {
-    char buf[300];
-    snprintf(buf, sizeof buf, "cannot listen on %s", cfg->listen);
-    *err = strdup(buf);
-    goto fail;
+  if (cfg->tls_cert[0] || strncmp(cfg->listen, "unix", 4) == 0) { /* gRPC core's listener (see listener.h) */
+    grpc_server_credentials *creds = server_creds(cfg, err);
+    if (!creds)
+      goto fail;
+    *port = grpc_server_add_http2_port(s->server, cfg->listen, creds);
+    grpc_server_credentials_release(creds);
+    if (*port <= 0) {
+      char buf[300];
+      snprintf(buf, sizeof buf, "cannot listen on %s", cfg->listen);
+      *err = strdup(buf);
+      goto fail;
+    }
+  } else {
+    listener_limits ll = {connection_cap(cfg), cfg->handshake_timeout_ms};
+    s->fd_creds = grpc_insecure_server_credentials_create();
+    if (!(s->lst = listener_start(loop, cfg->listen, &ll, on_connection, s, port, err)))
+      goto fail;
+    log_msg(LOG_INFO, "accepting at most %llu connections", (unsigned long long)ll.max_conns);
   }
   uv_mutex_init(&s->mu);
   uv_async_init(loop, &s->async, on_async);
   s->async.data = s;
   uv_timer_init(loop, &s->grace);
   s->grace.data = s;
+  uv_timer_init(loop, &s->sweep);
+  s->sweep.data = s;
+  uv_timer_start(&s->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
   s->started_ns = now_ns();
   return s;
 fail:
@@ -967,6 +1201,9 @@ fail:
       ;
     grpc_completion_queue_destroy(s->cq);
   }
+  if (s->fd_creds)
+    grpc_server_credentials_release(s->fd_creds);
+  auth_tokens_free(s->tokens);
   cache_free(s->cache);
   redis_tier_free(s->redis);
   refl_index_free(s->refl);
@@ -987,6 +1224,7 @@ static void on_grace(uv_timer_t *t) {
   srv *s = t->data;
   log_msg(LOG_WARN, "grace period of %llu ms over: cancelling %llu remaining calls", (unsigned long long)s->grace_ms,
           (unsigned long long)s->live_count);
+  s->grace_over = true; /* the cancelled calls are logged as the drain's doing */
   grpc_server_cancel_all_calls(s->server);
 }
 
@@ -1004,6 +1242,11 @@ void srv_drain(srv *s, void (*done)(void *), void *arg) {
   json_object_set_new(f, "inflight", json_integer((json_int_t)s->inflight));
   json_object_set_new(f, "grace_ms", json_integer((json_int_t)s->grace_ms));
   log_json(LOG_INFO, "draining: NOT_SERVING, no new calls", f);
+  if (s->lst) {
+    listener_get_stats(s->lst, &s->lst_final);
+    listener_close(s->lst);
+    s->lst = NULL;
+  }
   grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_ev);
   /* Then watchers hear NOT_SERVING (so whoever sees it also sees new calls refused), and their
    * streams end. */
@@ -1033,14 +1276,18 @@ static void finish_srv(srv *s) {
   s->server = NULL;
   grpc_completion_queue_destroy(s->cq);
   s->cq = NULL;
-  s->closing_handles = 2;
+  s->closing_handles = 3;
   uv_close((uv_handle_t *)&s->async, on_handle_closed);
   uv_close((uv_handle_t *)&s->grace, on_handle_closed);
+  uv_close((uv_handle_t *)&s->sweep, on_handle_closed);
 }
 
 void srv_free(srv *s) {
   if (!s)
     return;
+  if (s->fd_creds)
+    grpc_server_credentials_release(s->fd_creds);
+  auth_tokens_free(s->tokens);
   cache_free(s->cache);
   redis_tier_free(s->redis);
   refl_index_free(s->refl);
@@ -1048,7 +1295,18 @@ void srv_free(srv *s) {
   free(s);
 }
 
-void srv_reload(srv *s, const srv_config *cfg) { apply_settings(s, cfg); }
+void srv_reload(srv *s, const srv_config *cfg) {
+  apply_settings(s, cfg);
+  char *err = NULL;
+  if (load_tokens(s, cfg, &err)) {
+    json_t *f = json_object();
+    json_object_set_new(f, "error", json_string(err ? err : "?"));
+    log_json(LOG_ERROR, "token reload failed; keeping the tokens in use", f);
+    free(err);
+  } else if (s->tokens) {
+    log_msg(LOG_INFO, "%zu bearer tokens loaded", auth_tokens_count(s->tokens));
+  }
+}
 
 /* --- metrics ------------------------------------------------------------------------------------ */
 
@@ -1136,7 +1394,36 @@ char *srv_metrics_text(void *arg) {
                  "# HELP shardcheckd_workers Analysis worker threads.\n"
                  "# TYPE shardcheckd_workers gauge\nshardcheckd_workers %llu\n",
             (unsigned long long)s->inflight, (unsigned long long)s->max_inflight, (unsigned long long)s->rejected_busy,
-            (unsigned long long)s->live_count, s->draining ? 0 : 1, (unsigned long long)s->workers);
+            (unsigned long long)s->live_count, srv_serving(s) ? 1 : 0, (unsigned long long)s->workers);
+  listener_stats ls = s->lst_final;
+  if (s->lst)
+    listener_get_stats(s->lst, &ls);
+  sb_printf(&sb, "# HELP shardcheckd_memory_used_bytes Buffered requests + analysis reservations (memory budget).\n"
+                 "# TYPE shardcheckd_memory_used_bytes gauge\nshardcheckd_memory_used_bytes %llu\n"
+                 "# HELP shardcheckd_memory_budget_bytes memory_budget_bytes.\n"
+                 "# TYPE shardcheckd_memory_budget_bytes gauge\nshardcheckd_memory_budget_bytes %llu\n"
+                 "# HELP shardcheckd_rejected_memory_total Calls answered RESOURCE_EXHAUSTED by the memory budget.\n"
+                 "# TYPE shardcheckd_rejected_memory_total counter\nshardcheckd_rejected_memory_total %llu\n"
+                 "# HELP shardcheckd_stream_timeouts_total Streams ended by stream_message_timeout_ms or stream_max_ms.\n"
+                 "# TYPE shardcheckd_stream_timeouts_total counter\nshardcheckd_stream_timeouts_total %llu\n"
+                 "# HELP shardcheckd_unauthenticated_total Calls refused for a missing or wrong bearer token.\n"
+                 "# TYPE shardcheckd_unauthenticated_total counter\nshardcheckd_unauthenticated_total %llu\n"
+                 "# HELP shardcheckd_connections Connections open (plaintext listener).\n"
+                 "# TYPE shardcheckd_connections gauge\nshardcheckd_connections %llu\n"
+                 "# HELP shardcheckd_connections_accepted_total Connections accepted (plaintext listener).\n"
+                 "# TYPE shardcheckd_connections_accepted_total counter\nshardcheckd_connections_accepted_total %llu\n"
+                 "# HELP shardcheckd_connections_refused_total Connections closed at once, by reason.\n"
+                 "# TYPE shardcheckd_connections_refused_total counter\n"
+                 "shardcheckd_connections_refused_total{reason=\"max_connections\"} %llu\n"
+                 "shardcheckd_connections_refused_total{reason=\"no_file_descriptors\"} %llu\n"
+                 "shardcheckd_connections_refused_total{reason=\"handshake_timeout\"} %llu\n"
+                 "# HELP shardcheckd_listener_ok 0 once the gRPC listener stopped accepting.\n"
+                 "# TYPE shardcheckd_listener_ok gauge\nshardcheckd_listener_ok %d\n",
+            (unsigned long long)s->mem_used, (unsigned long long)s->memory_budget,
+            (unsigned long long)s->rejected_memory, (unsigned long long)s->stream_timeouts,
+            (unsigned long long)s->unauthenticated, (unsigned long long)ls.open, (unsigned long long)ls.accepted,
+            (unsigned long long)ls.refused_cap, (unsigned long long)ls.refused_fds,
+            (unsigned long long)ls.handshake_timeouts, s->listener_broken ? 0 : 1);
   cache_stats cs;
   cache_get_stats(s->cache, &cs);
   sb_printf(&sb, "# HELP shardcheckd_cache_hits_total Checks answered from the result cache.\n"

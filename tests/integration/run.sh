@@ -6,6 +6,9 @@
 #      limits, cache, reflection, 200 concurrent calls, metrics, SIGHUP (group main);
 #      deadlines/cancel inside the analysis and the in-flight bound (group slow);
 #      SIGTERM under load (group drain), a check outliving the grace period (group grace),
+#   4. TLS, mTLS (client certificates: right, from another CA, expired) and bearer tokens,
+#   5. hostile clients (test_hostile.py): stream timeouts, module and memory limits, RSS after a
+#      burst, more idle connections than descriptors, idle connections, tokens; a 5 s soak smoke,
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -164,6 +167,7 @@ rc=$?
 "$DAEMON" --workers 0 2>/dev/null
 [ $? -eq 2 ] || fail "--workers 0 was accepted"
 
+printf '# tokens\ntoken-one\n  token-two  \n' >"$TMP/tokens"
 # TLS with a self-signed certificate for 127.0.0.1: the CLI (SHARDCHECK_TLS_CA) and Python connect;
 # a plaintext client does not.
 if command -v openssl >/dev/null 2>&1; then
@@ -189,9 +193,128 @@ r = ch.unary_unary("/grpc.health.v1.Health/Check", request_serializer=Req.Serial
 assert r.status == 1, r
 PYEOF
   stop "$PID" tls
+
+  # mTLS plus tokens: a client certificate from the CLI (SHARDCHECK_TLS_CERT/_KEY) and Python; a
+  # missing client certificate, one from another CA and an expired one are refused.
+  mkdir -p "$TMP/pki"
+  sh "$HERE/pki.sh" "$TMP/pki" || fail "generating test certificates"
+  K=$TMP/pki
+  start mtls --tls-cert "$K/srv.pem" --tls-key "$K/srv.key" --tls-client-ca "$K/ca.pem" --token-file "$TMP/tokens"
+  mtls() { SHARDCHECK_TLS_CA=$K/ca.pem SHARDCHECK_TIMEOUT_MS=60000 "$@"; }
+  SHARDCHECK_TLS_CERT=$K/cli.pem SHARDCHECK_TLS_KEY=$K/cli.key SHARDCHECK_TOKEN=token-one \
+    mtls "$CLI" check --format json --server "127.0.0.1:$PORT" "$f" >"$TMP/remote.out" 2>&1
+  cmp -s "$TMP/local.out" "$TMP/remote.out" || fail "check over mTLS + token differs: $(head -2 "$TMP/remote.out")"
+  SHARDCHECK_TLS_CERT=$K/cli.pem SHARDCHECK_TLS_KEY=$K/cli.key mtls "$CLI" health --server "127.0.0.1:$PORT" |
+    grep -q '^SERVING$' || fail "health over mTLS without a token"
+  SHARDCHECK_TLS_CERT=$K/cli.pem SHARDCHECK_TLS_KEY=$K/cli.key mtls "$CLI" check --server "127.0.0.1:$PORT" "$f" 2>&1 |
+    grep -q UNAUTHENTICATED || fail "mTLS without a token was not refused"
+  for bad in none wrongca expired; do
+    case $bad in
+    none) out=$(SHARDCHECK_TOKEN=token-one mtls "$CLI" health --server "127.0.0.1:$PORT" 2>&1) ;;
+    *) out=$(SHARDCHECK_TLS_CERT=$K/$bad.pem SHARDCHECK_TLS_KEY=$K/cli.key SHARDCHECK_TOKEN=token-one \
+      mtls "$CLI" health --server "127.0.0.1:$PORT" 2>&1) ;;
+    esac
+    case $out in
+    *UNAVAILABLE*) ;;
+    *) fail "client certificate '$bad' was not refused by the TLS handshake: $out" ;;
+    esac
+  done
+  $PY - "$PORT" "$K" "$BUILD/gen/descriptors.pb" <<'PYEOF' || fail "Python over mTLS"
+import sys, grpc
+sys.path.insert(0, "tests/integration")
+from scproto import Proto
+port, k = sys.argv[1], sys.argv[2]
+p = Proto(sys.argv[3])
+rd = lambda n: open(f"{k}/{n}", "rb").read()
+Req, Resp = p.msg("shardcheck.v1.ListRulesRequest"), p.msg("shardcheck.v1.ListRulesResponse")
+def rules(cert):
+    creds = grpc.ssl_channel_credentials(root_certificates=rd("ca.pem"), private_key=rd("cli.key") if cert else None,
+                                         certificate_chain=rd(cert) if cert else None)
+    with grpc.secure_channel(f"127.0.0.1:{port}", creds) as ch:
+        return ch.unary_unary("/shardcheck.v1.ShardCheck/ListRules", request_serializer=Req.SerializeToString,
+                              response_deserializer=Resp.FromString)(Req(), timeout=10,
+                                                                     metadata=[("authorization", "Bearer token-two")])
+assert rules("cli.pem").rules
+for bad in [None, "wrongca.pem", "expired.pem"]:
+    try:
+        rules(bad)
+    except grpc.RpcError as e:
+        assert e.code() == grpc.StatusCode.UNAVAILABLE, (bad, e.code())
+    else:
+        raise AssertionError(f"client certificate {bad} accepted")
+print("  mTLS: client certificate accepted; none, another CA's and an expired one refused")
+PYEOF
+  stop "$PID" mtls
 else
   echo "  (openssl not installed: TLS not tested)"
 fi
+
+# Hostile clients (tests/integration/test_hostile.py). Group limits: small stream timeouts, two
+# analysis slots and a 20 MiB memory budget.
+HOSTILE="$PY $HERE/test_hostile.py --fds $BUILD/gen/descriptors.pb"
+start limits --max-inflight 2 --workers 2 --max-message-bytes 1MiB --max-module-bytes 8MiB \
+  --memory-budget-bytes 20MiB --stream-message-timeout-ms 3000 --stream-max-ms 6000
+# shellcheck disable=SC2086
+$HOSTILE --group limits --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --max-inflight 2 \
+  --max-message-bytes 1048576 --max-module-bytes 8388608 --stream-msg-timeout-ms 3000 \
+  --only "t_zero_deadline_cached,t_idle_streams_hold_no_slots,t_stream_max" \
+  || fail "python group limits"
+# Megabytes streamed in time: not under valgrind.
+[ -n "$WRAP" ] || $HOSTILE --group limits --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --max-message-bytes 1048576 --max-module-bytes 8388608 --only t_module_limit_per_chunk,t_memory_budget \
+  || fail "python group limits (sizes)"
+stop "$PID" limits
+if [ -z "$WRAP" ]; then # RSS and descriptor counts mean nothing under valgrind
+  # A burst of large streamed modules: RSS must come back (arenas and buffers are given back).
+  start burst --workers 2 --max-module-bytes 16MiB
+  # shellcheck disable=SC2086
+  $HOSTILE --group limits --only t_rss_after_burst --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+    --max-module-bytes 16777216 --burst 8 --rss-slack-mib 64 || fail "python RSS after a burst"
+  stop "$PID" burst
+  # Group conn: 256 descriptors (soft = hard, so the daemon cannot raise it), 400 idle connections.
+  WRAP="prlimit --nofile=256:256"
+  start conn --handshake-timeout-ms 2000 --metrics-max-connections 4 --metrics-idle-ms 1000
+  WRAP=""
+  # shellcheck disable=SC2086
+  $HOSTILE --group conn --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --idle-conns 400 \
+    --metrics-cap 4 --only t_more_connections_than_descriptors,t_idle_connection_closed,t_metrics_idle_and_cap,t_out_of_descriptors \
+    || fail "python group conn"
+  stop "$PID" conn
+  if [ -f "$TMP/pki/srv.pem" ]; then # with TLS gRPC core's listener is used: its failure must show
+    WRAP="prlimit --nofile=256:256"
+    start conntls --tls-cert "$TMP/pki/srv.pem" --tls-key "$TMP/pki/srv.key"
+    WRAP=""
+    # shellcheck disable=SC2086
+    $HOSTILE --group conn --only t_tls_listener_failure_reported --port "$PORT" --metrics-port "$MPORT" --pid "$PID" \
+      --log "$LOG" --idle-conns 400 --tls-ca "$TMP/pki/ca.pem" || fail "python: a broken TLS listener is reported"
+    stop "$PID" conntls
+  fi
+  # A 5-second smoke run of `make soak` (mixed hostile traffic, every call answered once, RSS back).
+  SOAK_SECONDS=5 sh "$HERE/soak.sh" "$BUILD" >"$TMP/soak.out" 2>&1
+  rc=$?
+  sed 's/^/  /' "$TMP/soak.out"
+  [ $rc -eq 0 ] || fail "soak smoke"
+else
+  echo "  (under $WRAP: RSS and open-file tests skipped)"
+fi
+
+# Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.
+start auth --token-file "$TMP/tokens"
+f=$(sed -n 3p "$TMP/corpus.all")
+"$CLI" check --format json "$f" >"$TMP/local.out" 2>/dev/null
+SHARDCHECK_TOKEN=token-two "$CLI" check --format json --server "127.0.0.1:$PORT" "$f" >"$TMP/remote.out" 2>&1
+cmp -s "$TMP/local.out" "$TMP/remote.out" || fail "CLI with SHARDCHECK_TOKEN: $(head -2 "$TMP/remote.out")"
+"$CLI" check --server "127.0.0.1:$PORT" "$f" 2>&1 | grep -q UNAUTHENTICATED || fail "CLI without a token was not refused"
+"$CLI" health --server "127.0.0.1:$PORT" | grep -q '^SERVING$' || fail "health without a token"
+# shellcheck disable=SC2086
+$HOSTILE --group auth --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --token-file "$TMP/tokens" \
+  || fail "python group auth"
+stop "$PID" auth
+
+# A non-loopback plaintext listener without tokens is refused (nothing is bound).
+"$DAEMON" --listen 0.0.0.0:0 2>"$TMP/open.err"
+rc=$?
+{ [ $rc -eq 2 ] && grep -q "insecure-listen" "$TMP/open.err"; } || fail "a plaintext 0.0.0.0 listener: exit $rc, $(cat "$TMP/open.err")"
 
 # Python, group drain: SIGTERM while checks (each waiting 300 ms) are in flight; the shipped config.
 start drain --config config/shardcheckd.json --debug-delay-ms 300 --max-inflight 64 --workers 4 --grace-ms 60000

@@ -581,6 +581,9 @@ def t_grace_period_cancels(ctx):
     if not any("grace period" in r.get("msg", "") for r in log_lines(ctx)):
         fail("no grace-period log line")
     check_eq([r["status"] for r in requests_logged(ctx, "Check")], ["CANCELLED"], "server-side status")
+    line = requests_logged(ctx, "Check")[0]
+    if "drain" not in line.get("detail", "") or line.get("client_cancelled"):
+        fail(f"a check cancelled when the grace period ended is logged as {line}")
 
 
 DRAIN = [t_sigterm_under_load]
@@ -612,9 +615,13 @@ def main():
     ctx.corpus_limit, ctx.load = a.corpus_limit or None, a.load
     ctx.tmp = tempfile.mkdtemp(prefix="sc-itest-")
 
-    tests = {"main": MAIN, "slow": SLOW, "drain": DRAIN, "grace": GRACE}[a.group]
-    if a.only:
-        tests = [t for t in tests if t.__name__ in a.only.split(",")]
+    run_group(ctx, a.group, {"main": MAIN, "slow": SLOW, "drain": DRAIN, "grace": GRACE}[a.group], a.only)
+
+
+def run_group(ctx, group, tests, only=""):
+    """Runs the tests (those named in `only`, comma-separated, if given), reports each, then exits."""
+    if only:
+        tests = [t for t in tests if t.__name__ in only.split(",")]
     failed = 0
     for t in tests:
         t0 = time.monotonic()
@@ -627,7 +634,7 @@ def main():
             if not isinstance(e, AssertionError):
                 traceback.print_exc()
     ctx.c.close()
-    print(f"  {a.group}: {len(tests) - failed} passed, {failed} failed")
+    print(f"  {group}: {len(tests) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 

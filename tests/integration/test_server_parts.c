@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "auth.h"
 #include "cache.h"
 #include "config.h"
+#include "listener.h"
 #include "google/protobuf/descriptor.pb-c.h"
 #include "grpc/reflection/v1alpha/reflection.pb-c.h"
 #include "handlers.h"
@@ -161,6 +164,81 @@ Test(config, errors_name_the_setting) {
   err = NULL;
   const char *flags[] = {"--tls-cert", "a.pem"};
   cr_assert_eq(build("{}", flags, 2, &c, &err), -1, "a certificate without a key");
+  free(err);
+}
+
+/* Off loopback, plaintext without tokens needs an explicit --insecure-listen; nothing is bound here. */
+Test(config, plaintext_off_loopback_needs_consent) {
+  srv_config c;
+  char *err = NULL;
+  const char *open_flags[] = {"--listen", "0.0.0.0:50051"};
+  cr_assert_eq(build("{}", open_flags, 2, &c, &err), -1);
+  cr_assert(err && strstr(err, "--insecure-listen"), "%s", err ? err : "");
+  free(err);
+  err = NULL;
+  const char *consent[] = {"--listen", "0.0.0.0:50051", "--insecure-listen"};
+  cr_assert_eq(build("{}", consent, 3, &c, &err), 0, "%s", err ? err : "");
+  cr_assert(c.insecure_listen);
+  config_free(&c);
+  cr_assert_eq(build("{\"listen\": \"[::]:1\", \"insecure_listen\": true}", NULL, 0, &c, &err), 0, "%s", err ? err : "");
+  config_free(&c);
+  const char *tokens[] = {"--listen", "10.0.0.1:1", "--token-file", "/nonexistent"};
+  cr_assert_eq(build("{}", tokens, 4, &c, &err), 0, "tokens count as protection: %s", err ? err : "");
+  config_free(&c);
+  cr_assert_eq(build("{\"insecure_listen\": 1}", NULL, 0, &c, &err), -1, "a bool is true or false");
+  free(err);
+  cr_assert(net_is_loopback("127.0.0.1:1") && net_is_loopback("127.9.9.9:0") && net_is_loopback("[::1]:5") &&
+            net_is_loopback("localhost:1") && net_is_loopback("unix:/tmp/s"));
+  cr_assert(!net_is_loopback("0.0.0.0:1") && !net_is_loopback("[::]:1") && !net_is_loopback("128.0.0.1:1") &&
+            !net_is_loopback("example.com:1") && !net_is_loopback("nonsense"));
+}
+
+Test(config, reload_keeps_restart_only_settings) {
+  srv_config running, next;
+  char *err = NULL;
+  const char *a[] = {"--workers", "3", "--max-inflight", "5", "--max-connections", "7", "--listen", "127.0.0.1:1"};
+  const char *b[] = {"--workers", "4", "--max-inflight", "6", "--max-connections", "8", "--listen", "127.0.0.1:2"};
+  cr_assert_eq(build("{}", a, 8, &running, &err), 0);
+  cr_assert_eq(build("{}", b, 8, &next, &err), 0);
+  config_keep_restart_settings(&next, &running);
+  cr_assert_eq(next.workers, 3);
+  cr_assert_eq(next.max_connections, 7);
+  cr_assert_str_eq(next.listen, "127.0.0.1:1");
+  cr_assert_eq(next.max_inflight, 6, "reloadable settings take the new value");
+  cr_assert_str_eq(running.listen, "127.0.0.1:2", "swapped: the old config frees the unused value");
+  config_free(&running);
+  config_free(&next);
+}
+
+Test(auth, tokens_hashed_and_compared) {
+  char path[] = "/tmp/sc-tokens-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  const char *text = "# comment\n\n  alpha \nbeta\r\n";
+  cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  char *err = NULL;
+  auth_tokens *t = auth_tokens_load(path, &err);
+  cr_assert(t, "%s", err ? err : "");
+  cr_assert_eq(auth_tokens_count(t), 2);
+  cr_assert(auth_check_value(t, "Bearer alpha", 12));
+  cr_assert(auth_check_value(t, "bearer beta", 11), "the scheme is case-insensitive");
+  cr_assert(!auth_check_value(t, "Bearer alph", 11));
+  cr_assert(!auth_check_value(t, "Bearer alphaa", 13));
+  cr_assert(!auth_check_value(t, "Bearer  alpha", 13));
+  cr_assert(!auth_check_value(t, "Basic alpha", 11));
+  cr_assert(!auth_check_value(t, "alpha", 5));
+  cr_assert(!auth_check_value(t, "Bearer ", 7));
+  auth_tokens_free(t);
+  FILE *f = fopen(path, "w");
+  fputs("# only comments\n", f);
+  fclose(f);
+  cr_assert_null(auth_tokens_load(path, &err), "a file without tokens is an error");
+  cr_assert(err && strstr(err, "no tokens"), "%s", err);
+  free(err);
+  err = NULL;
+  unlink(path);
+  cr_assert_null(auth_tokens_load(path, &err));
   free(err);
 }
 
