@@ -79,17 +79,21 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
     sc_diag_context_list(ctx, d, "mesh_axes", names, mesh->naxes);
   }
   if (!strcmp(rule, "sharding-unknown-mesh")) {
-    const char *names = "";
-    for (uint32_t i = 0; i < ctx->model->nmeshes; i++)
-      names = sc_arena_printf(ctx->arena, "%s%s@%.*s", names, i ? ", " : "", SC_SPAN_ARG(ctx->model->meshes[i].name));
+    sc_astr list = SC_ASTR_INIT(ctx->arena);
+    uint32_t shown = ctx->model->nmeshes < SC_LIST_SHOWN ? ctx->model->nmeshes : SC_LIST_SHOWN;
+    for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&list, "%s@%.*s", i ? ", " : "", SC_SPAN_ARG(ctx->model->meshes[i].name));
+    if (shown < ctx->model->nmeshes) sc_astr_printf(&list, ", ... and %u more", ctx->model->nmeshes - shown);
+    const char *names = sc_astr_str(&list);
     sc_diag_fix(ctx, d,
                 ctx->model->nmeshes ? sc_arena_printf(ctx->arena, "Refer to a mesh the module declares (%s)", names)
                                     : "Declare the mesh: sdy.mesh @mesh = <[\"x\"=N]> at module level",
                 NULL);
   } else if (!strcmp(rule, "sharding-unknown-axis") && mesh) {
-    const char *names = "";
-    for (uint32_t i = 0; i < mesh->naxes; i++)
-      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    sc_astr list = SC_ASTR_INIT(ctx->arena);
+    uint32_t shown = mesh->naxes < SC_LIST_SHOWN ? mesh->naxes : SC_LIST_SHOWN;
+    for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&list, "%s'%.*s'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    if (shown < mesh->naxes) sc_astr_printf(&list, ", ... and %u more", mesh->naxes - shown);
+    const char *names = sc_astr_str(&list);
     const char *guess = closest_axis(ctx, site->s, mesh);
     sc_diag_fix(ctx, d,
                 guess ? sc_arena_printf(ctx->arena, "Did you mean '%s'? Use an axis of the mesh: %s", guess, names)
@@ -171,16 +175,19 @@ void sc_check_sharding_value_count(sc_ctx *ctx) {
 
 /* ---- sharding-divisibility ---------------------------------------------------------------------- */
 
+/* A Python tuple of ints "(2, 4)" / "(8,)"; cut after SC_LIST_SHOWN items. */
 static const char *tiling_str(sc_arena *a, const int64_t *t, uint32_t n) {
-  char *s = sc_arena_strdup(a, "(");
-  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", t[i]);
-  return sc_arena_printf(a, "%s%s)", s, n == 1 ? "," : "");
+  sc_astr s = SC_ASTR_INIT(a);
+  uint32_t shown = n < SC_LIST_SHOWN ? n : SC_LIST_SHOWN;
+  sc_astr_puts(&s, "(");
+  for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&s, "%s%" PRId64, i ? ", " : "", t[i]);
+  if (shown < n) sc_astr_printf(&s, ", ... and %u more", n - shown);
+  sc_astr_puts(&s, n == 1 ? ",)" : ")");
+  return sc_astr_str(&s);
 }
 
 static const char *shape_str(sc_arena *a, const sc_shape *sh) {
-  char *s = sc_arena_strdup(a, "(");
-  for (int32_t i = 0; i < sh->rank; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", sh->dims[i]);
-  return sc_arena_printf(a, "%s%s)", s, sh->rank == 1 ? "," : "");
+  return tiling_str(a, sh->dims, sh->rank > 0 ? (uint32_t)sh->rank : 0);
 }
 
 /* Per-dimension shard counts of `s` on a value of type `type` (false if unknown). */
@@ -241,7 +248,8 @@ static const char *spec_with_dim(sc_arena *a, const sc_sharding *s, uint32_t dim
 
 /* The axes of dimension `dim` as `{"a", "b"}`. */
 static const char *dim_axes_str(sc_arena *a, const sc_sharding *s, uint32_t dim) {
-  return ru_axes_set_str(a, s->dims[dim].axes, s->dims[dim].naxes);
+  const char *l = ru_axes_str(a, s->dims[dim].axes, s->dims[dim].naxes); /* "[...]", cut if long */
+  return sc_arena_printf(a, "{%.*s}", (int)strlen(l) - 2, l + 1);
 }
 
 static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s, sc_span type, const char *what,
@@ -267,7 +275,7 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
         "evenly divide the shape))",
         what, index, d, size, tiles[d], named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
         sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.",
-        spec ? spec : sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text)), d, tiles[d], size, shape_str(a, &sh),
+        spec ? spec : sc_arena_printf(a, SC_QUOTE_FMT, SC_QUOTE_ARG(s->text)), d, tiles[d], size, shape_str(a, &sh),
         tiling_str(a, tiles, rank));
     const char *kw = !strcmp(what, "result") ? "out_shardings" : "in_shardings";
     const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
@@ -331,7 +339,7 @@ void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
       int64_t padded = (size + tiles[d] - 1) / tiles[d] * tiles[d];
       bool named = names_real_axes(ctx->model, s);
       const char *axes = named ? sc_arena_printf(a, "axes %s (product %" PRId64 ")", dim_axes_str(a, s, d), tiles[d])
-                               : sc_arena_printf(a, "%" PRId64 " devices (sharding %.*s)", tiles[d], SC_SPAN_ARG(s->text));
+                               : sc_arena_printf(a, "%" PRId64 " devices (sharding " SC_QUOTE_FMT ")", tiles[d], SC_QUOTE_ARG(s->text));
       sc_diag *dg = sc_emit(ctx, op,
                             "uneven sharding: dim %u of size %" PRId64 " is sharded over %s, which does not divide it: XLA "
                             "pads the dimension to %" PRId64 " (shards of %" PRId64 " with %" PRId64
@@ -374,8 +382,8 @@ static void validate_gspmd(sc_ctx *ctx, const sc_op *at_op, const sc_sharding *s
   if (!s) return;
   const char *e = sc_gspmd_validate(ctx->arena, s, shape, gspmd_num_devices(ctx->model), true);
   if (!e) return;
-  sc_diag *d = sc_emit(ctx, at_op, "%s%sinvalid sharding %.*s: %s", what ? what : "", what ? " - " : "",
-                       SC_SPAN_ARG(s->text), e);
+  sc_diag *d = sc_emit(ctx, at_op, "%s%sinvalid sharding " SC_QUOTE_FMT ": %s", what ? what : "", what ? " - " : "",
+                       SC_QUOTE_ARG(s->text), e);
   int64_t n = gspmd_num_devices(ctx->model);
   if (n > 0) sc_diag_context(ctx, d, "num_devices", sc_arena_printf(ctx->arena, "%" PRId64, n));
   sc_diag_fix(ctx, d, "Use a tile assignment that names each of the module's devices exactly once and tiles each dimension",
