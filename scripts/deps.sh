@@ -4,13 +4,16 @@
 set -e
 PKGS="build-essential pkg-config libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
 libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev python3 python3-grpcio python3-protobuf"
-[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind openssl"
+[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind openssl clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 echo "shardcheck: installing Debian packages:$missing" >&2
+# One apt-get at a time, whoever else runs this script (make -j, a sanitizer build beside the normal one).
+exec 9>"${TMPDIR:-/tmp}/shardcheck-deps.lock"
+flock 9
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 $SUDO apt-get update -qq

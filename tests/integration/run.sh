@@ -167,6 +167,7 @@ rc=$?
 # TLS with a self-signed certificate for 127.0.0.1: the CLI (SHARDCHECK_TLS_CA) and Python connect;
 # a plaintext client does not.
 if command -v openssl >/dev/null 2>&1; then
+  tls_fails=$FAILS
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
     -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>/dev/null
   start tls --tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem"
@@ -189,8 +190,9 @@ r = ch.unary_unary("/grpc.health.v1.Health/Check", request_serializer=Req.Serial
 assert r.status == 1, r
 PYEOF
   stop "$PID" tls
+  [ "$FAILS" -eq "$tls_fails" ] && echo "  PASS tls (CLI health and check, Python health over TLS; plaintext refused)"
 else
-  echo "  (openssl not installed: TLS not tested)"
+  fail "openssl is not installed (scripts/deps.sh --test installs it): TLS not tested"
 fi
 
 # Python, group drain: SIGTERM while checks (each waiting 300 ms) are in flight; the shipped config.
