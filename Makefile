@@ -2,16 +2,27 @@
 # `make demo` starts the daemon and checks examples/ through it; `make bench` measures.
 # Missing Debian packages are installed by scripts/deps.sh before anything is compiled.
 
+# SAN=address,undefined builds everything with those sanitizers into its own directory (build-san/)
+# and `make test SAN=...` runs the unit, corpus and integration suites on it (no valgrind there).
+# CFLAGS / LDFLAGS from the environment or the command line are added to every compile / link.
+SAN     ?=
+ifneq ($(strip $(SAN)),)
+BUILD   ?= build-san
+SAN_FLAGS := -fsanitize=$(SAN) -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
 BUILD   ?= build
+SAN_FLAGS :=
+endif
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
+LINK_FLAGS = $(SAN_FLAGS) $(LDFLAGS)
 
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifdef CI
 WARN    += -Werror
 endif
 OPT     ?= -O2 -g
-CFLAGS_COMMON = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN) -MMD -MP $(EXTRA_CFLAGS)
+CFLAGS_COMMON = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN) -MMD -MP $(SAN_FLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 
 # Recursive (=) so pkg-config runs only after scripts/deps.sh installed the packages.
 LIB_PKGS    := jansson libcrypto
@@ -40,7 +51,7 @@ GEN_STAMP   := $(GEN)/.stamp
 FDS         := $(GEN)/descriptors.pb
 FDS_C       := $(GEN)/descriptors.c
 # Generated code is not ours to fix: no -Werror on it.
-GEN_CFLAGS   = -std=c11 $(OPT) -MMD -MP -I$(GEN) $(shell $(PKG_CONFIG) --cflags libprotobuf-c)
+GEN_CFLAGS   = -std=c11 $(OPT) -MMD -MP $(SAN_FLAGS) $(CFLAGS) -I$(GEN) $(shell $(PKG_CONFIG) --cflags libprotobuf-c)
 RPC_CFLAGS   = -I$(GEN) $(shell $(PKG_CONFIG) --cflags $(RPC_PKGS))
 RPC_LIBS     = $(shell $(PKG_CONFIG) --libs $(RPC_PKGS))
 SRV_CFLAGS   = $(LIB_CFLAGS) -Iserver $(RPC_CFLAGS) $(shell $(PKG_CONFIG) --cflags $(SRV_PKGS))
@@ -65,14 +76,15 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench clean fuzz install fleet-test deploy-test
+.PHONY: all deps test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench clean fuzz fuzz-ci install fleet-test deploy-test
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
 $(DEPS_OK): scripts/deps.sh
 	@mkdir -p $(@D)
 	@scripts/deps.sh
 	@touch $@
-$(TEST_DEPS_OK): scripts/deps.sh
+# After $(DEPS_OK), never beside it: two apt-get runs at once collide on the dpkg lock (make -j).
+$(TEST_DEPS_OK): scripts/deps.sh | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@scripts/deps.sh --test
 	@touch $@
@@ -112,7 +124,7 @@ $(BUILD)/obj/client/%.o: client/%.c | $(DEPS_OK) $(GEN_STAMP)
 	$(CC) $(LIB_CFLAGS) -Iclient $(RPC_CFLAGS) -c $< -o $@
 $(CLI): $(CLI_OBJ) $(GEN_OBJ) $(LIBSC)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CLI_OBJ) $(GEN_OBJ) $(LIBSC) $(RPC_LIBS) $(LIB_LIBS) -lpthread
+	$(CC) $(LINK_FLAGS) -o $@ $(CLI_OBJ) $(GEN_OBJ) $(LIBSC) $(RPC_LIBS) $(LIB_LIBS) -lpthread
 
 # protoc-c output and the FileDescriptorSet (served by reflection, read by the Python tests) come
 # from one rule so they cannot drift.
@@ -135,25 +147,25 @@ $(BUILD)/obj/server/%.o: server/%.c | $(DEPS_OK) $(GEN_STAMP)
 	$(CC) $(SRV_CFLAGS) -c $< -o $@
 $(SERVER): $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC) $(SRV_LIBS)
+	$(CC) $(LINK_FLAGS) -o $@ $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC) $(SRV_LIBS)
 # tests/integration/test_*.c: criterion tests of the daemon's parts (everything but server/main.c).
 SRV_PARTS   = $(filter-out $(BUILD)/obj/server/main.o,$(SRV_OBJ)) $(BUILD)/obj/gen/descriptors.o
 ITEST_UNITS := $(filter $(BUILD)/tests/integration/test_%,$(ITEST_BIN))
 $(BUILD)/tests/integration/test_%: tests/integration/test_%.c $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(SRV_CFLAGS) $(shell $(PKG_CONFIG) --cflags criterion) -o $@ $< $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) \
+	$(CC) $(SRV_CFLAGS) $(shell $(PKG_CONFIG) --cflags criterion) $(LDFLAGS) -o $@ $< $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) \
 	  $(SRV_LIBS) $(shell $(PKG_CONFIG) --libs criterion)
 $(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -Iclient $(RPC_CFLAGS) -o $@ $< $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) \
+	$(CC) $(LIB_CFLAGS) -Iclient $(RPC_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) \
 	  $(RPC_LIBS) $(LIB_LIBS) -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests -o $@ $< $(LIBSC) $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIBSC) $(TEST_LIBS)
 $(BUILD)/tests/%: tests/corpus/%.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Itests -o $@ $< $(LIBSC) $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIBSC) $(TEST_LIBS)
 
 # Tests run from the repository root so ../shared/corpus resolves as in CI.
 # Every suite runs even when an earlier one fails; the target fails if any did.
@@ -162,9 +174,9 @@ unit: $(UNIT_BIN)
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
 	@failed=""; for t in $(CORPUS_BIN); do echo "== $$t"; timeout 900 $$t --jobs 2 || failed="$$failed $$t"; done; \
-	  for t in tests/corpus/*.sh; do echo "== $$t"; sh $$t || failed="$$failed $$t"; done; \
+	  for t in tests/corpus/*.sh; do echo "== $$t"; SC_BUILD=$(BUILD) sh $$t || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
-	@echo "== tests/corpus/generic_vs_mlir_opt.py"; /usr/bin/python3 tests/corpus/generic_vs_mlir_opt.py
+	@echo "== tests/corpus/generic_vs_mlir_opt.py"; SC_BUILD=$(BUILD) /usr/bin/python3 tests/corpus/generic_vs_mlir_opt.py
 
 # Integration: the real daemon on 127.0.0.1, the CLI over it, an independent Python client
 # (Debian's /usr/bin/python3 + python3-grpcio), then the same load under valgrind when present.
@@ -191,10 +203,27 @@ valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 python-test: all $(TEST_DEPS_OK)
 	@echo "== tests/python"; BUILD=$(BUILD) timeout 900 /usr/bin/python3 -m unittest discover -s tests/python -t tests/python
 
+ifeq ($(strip $(SAN)),)
+# scripts/deps.sh --test installed valgrind; if it is still missing, that is a failure, not a skip.
 test: $(TEST_DEPS_OK) all unit corpus integration python-test deploy-test fleet-test
-	@if command -v valgrind >/dev/null 2>&1; then $(MAKE) --no-print-directory valgrind-daemon; \
-	 else echo "valgrind not installed: skipping valgrind-daemon"; fi
+	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind is not installed (scripts/deps.sh --test failed?)"; exit 1; }
+	@$(MAKE) --no-print-directory valgrind-daemon
 	@echo "all test suites passed"
+else
+# Sanitizer pass: the same suites on the instrumented build; valgrind cannot run ASan binaries, and
+# the integration suite checks a corpus sample (SC_QUICK) through the daemon, as under valgrind.
+test: export ASAN_OPTIONS = $(SAN_ASAN_OPTIONS)
+test: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
+test: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+test: export SC_QUICK = 1
+test: $(TEST_DEPS_OK) all unit corpus integration
+	@echo "all test suites passed under -fsanitize=$(SAN)"
+endif
+# abort_on_error: a report fails the test that triggered it; leaks are checked (LSan) except what
+# tests/lsan.supp lists (third-party allocations kept for the life of the process).
+SAN_ASAN_OPTIONS = abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=0
+san-test:
+	@$(MAKE) --no-print-directory test SAN=address,undefined
 
 demo: all
 	@if [ -f scripts/demo.sh ]; then sh scripts/demo.sh; else \
@@ -214,15 +243,29 @@ bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir
 	$(BUILD)/bench/bench -n 5 $(BUILD)/bench/large.mlir
 	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
 
-# Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan).
+# Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan):
+# each harness in tests/fuzz/ runs FUZZ_SECONDS, seeded with the corpus and tests/regress/. A crash
+# leaves its input in $(BUILD)/fuzz/crash-*: copy it to tests/regress/ (the unit tests replay it).
 FUZZ_SECONDS ?= 60
-fuzz: | $(DEPS_OK)
-	@mkdir -p $(BUILD)/fuzz $(BUILD)/fuzz/corpus
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) tests/fuzz/fuzz_check.c \
-	  -o $(BUILD)/fuzz/fuzz_check $(LIB_LIBS)
-	cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo $(BUILD)/fuzz/corpus/ 2>/dev/null || true
-	$(BUILD)/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 -timeout=10 $(BUILD)/fuzz/corpus
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=all -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) $< -o $@ $(LIB_LIBS)
+fuzz: $(FUZZ_BIN)
+	@rm -rf $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* && mkdir -p $(BUILD)/fuzz/corpus
+	@cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo ../shared/corpus/shardy/*/*.mlir \
+	  tests/regress/* $(BUILD)/fuzz/corpus/
+	@for f in $(FUZZ_BIN); do echo "== $$f ($(FUZZ_SECONDS) s)"; \
+	  (cd $(BUILD)/fuzz && ./$$(basename $$f) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	    -timeout=10 -print_final_stats=1 corpus 2>&1 | grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)|Done ") \
+	    || true; \
+	  ls $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* >/dev/null 2>&1 && \
+	    { echo "fuzz: $$f found a failing input (kept in $(BUILD)/fuzz/); add it to tests/regress/"; exit 1; }; \
+	done; echo "fuzz: no crashes"
+fuzz-ci:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
 
 # Binaries, the default config (kept if present) and the README, for deploy/shardcheckd.service.
 PREFIX ?= /usr/local

@@ -260,13 +260,24 @@ static sc_status check_body(check_run *run);
 static sc_status check_guarded(check_run *run) {
   jmp_buf env;
   sc_arena_set_failure_jump(run->arena, &env);
-  if (setjmp(env)) {
+  /* Long loops poll the cancel flag through the arena's work meter (see sc_arena_step). */
+  sc_arena_set_cancel(run->arena, run->opt->cancel);
+  switch (setjmp(env)) {
+  case 0: break;
+  case 2:
     sc_arena_set_failure_jump(run->arena, NULL);
-    if (run->report) run->report->failure = "the request needs more memory than its limit allows";
+    sc_arena_set_cancel(run->arena, NULL);
+    if (run->report) run->report->failure = "cancelled";
+    return SC_ERR_CANCELLED;
+  default:
+    sc_arena_set_failure_jump(run->arena, NULL);
+    sc_arena_set_cancel(run->arena, NULL);
+    if (run->report) run->report->failure = "the request needs more memory or work than its limit allows";
     return SC_ERR_LIMIT;
   }
   sc_status status = check_body(run);
   sc_arena_set_failure_jump(run->arena, NULL);
+  sc_arena_set_cancel(run->arena, NULL);
   return status;
 }
 

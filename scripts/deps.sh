@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential pkg-config libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
 libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev libhiredis-dev libsystemd-dev python3 python3-grpcio python3-protobuf"
-[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind openssl redis-server nginx systemd python3-setuptools python3-pip"
+[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind openssl redis-server nginx systemd python3-setuptools python3-pip clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -13,6 +13,9 @@ done
 [ "$1" = "--test" ] && ! command -v npm >/dev/null 2>&1 && missing="$missing nodejs npm"
 [ -z "$missing" ] && exit 0
 echo "shardcheck: installing Debian packages:$missing" >&2
+# One apt-get at a time, whoever else runs this script (make -j, a sanitizer build beside the normal one).
+exec 9>"${TMPDIR:-/tmp}/shardcheck-deps.lock"
+flock 9
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 $SUDO apt-get update -qq

@@ -221,6 +221,7 @@ static bool parse_iota_array(glex *lx, i64vec *reshape, i64vec *perm) {
 
 /* Expands an iota tile assignment: arange(prod).reshape(reshape).transpose(perm).flatten(). */
 static int64_t *iota_expand(sc_arena *a, const int64_t *reshape, uint32_t nr, const int64_t *perm, uint64_t total) {
+  sc_arena_step(a, total * (nr ? nr : 1)); /* metered: a short `<=[N]` expands to N devices */
   int64_t *out = sc_arena_calloc(a, total ? total : 1, sizeof *out);
   /* strides of the reshaped (untransposed) array */
   int64_t stride[64];
@@ -261,10 +262,14 @@ static bool skip_braces(glex *lx) {
 
 static const char *mesh_str(sc_arena *a, const sc_mesh *m) {
   if (m->maximal) return sc_arena_printf(a, "maximal_mesh[device_id=%" PRId64 "]", m->device_ids[0]);
-  char *s = sc_arena_strdup(a, "mesh[");
-  for (uint32_t i = 0; i < m->naxes; i++)
-    s = sc_arena_printf(a, "%s%s'%.*s'=%" PRId64, s, i ? "," : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
-  return sc_arena_printf(a, "%s]", s);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "mesh[");
+  uint32_t shown = m->naxes < SC_LIST_SHOWN ? m->naxes : SC_LIST_SHOWN;
+  for (uint32_t i = 0; i < shown; i++)
+    sc_astr_printf(&s, "%s'%.*s'=%" PRId64, i ? "," : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
+  if (shown < m->naxes) sc_astr_printf(&s, ",... and %u more", m->naxes - shown);
+  sc_astr_puts(&s, "]");
+  return sc_astr_str(&s);
 }
 
 /* `(` iota-array | ints `)` after `device_ids=` */
@@ -377,11 +382,11 @@ static bool parse_v3_mesh(glex *lx, sc_mesh **out) {
   }
   m->devices = prod;
   if (prod > SC_MAX_TILE_DEVICES) return g_fail_at(lx, kind.at, "mesh has more than %d devices", SC_MAX_TILE_DEVICES);
+  sc_mesh_index_axes(lx->a, m);
   for (uint32_t i = 0; i < m->naxes; i++)
-    for (uint32_t j = 0; j < i; j++)
-      if (m->axes[i].name.n == m->axes[j].name.n && !memcmp(m->axes[i].name.p, m->axes[j].name.p, m->axes[i].name.n))
-        return g_fail_at(lx, kind.at, "Mesh has duplicate axis names. Duplicate axis name: %.*s",
-                         SC_SPAN_ARG(m->axes[i].name));
+    if (sc_mesh_axis_index(m, m->axes[i].name) != (int)i)
+      return g_fail_at(lx, kind.at, "Mesh has duplicate axis names. Duplicate axis name: %.*s",
+                       SC_SPAN_ARG(m->axes[i].name));
   if (m->naxes == 0) return true;
   if (inner_ids) {
     const char *after = lx->p;
@@ -408,9 +413,7 @@ static bool parse_v3_axis(glex *lx, const sc_mesh *m, sc_axis_ref *r) {
   memset(r, 0, sizeof *r);
   gtok t = g_lex(lx);
   if (t.kind != G_STR) return g_fail_at(lx, t.at, "expects string");
-  int64_t idx = -1;
-  for (uint32_t i = 0; i < m->naxes; i++)
-    if (m->axes[i].name.n == t.text.n && !memcmp(m->axes[i].name.p, t.text.p, t.text.n)) idx = i;
+  int64_t idx = sc_mesh_axis_index(m, t.text); /* names are unique (parse_v3_mesh) */
   if (idx < 0) {
     bool num = t.text.n > 0;
     int64_t v = 0;
@@ -920,9 +923,9 @@ static void pb_push_ints(sc_arena *a, pbuf *b, uint32_t wt, i64vec *v) {
 }
 
 static const char *join_ints(sc_arena *a, const i64vec *v) {
-  char *s = sc_arena_strdup(a, "");
-  for (size_t i = 0; i < v->n; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? "," : "", v->v[i]);
-  return s;
+  sc_astr s = SC_ASTR_INIT(a);
+  for (size_t i = 0; i < v->n; i++) sc_astr_printf(&s, "%s%" PRId64, i ? "," : "", v->v[i]);
+  return sc_astr_str(&s);
 }
 
 static const char *proto_text(sc_arena *a, const uint8_t *p, size_t n, int depth) {

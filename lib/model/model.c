@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "util/hashset.h"
 #include "model/sdy_lex.h"
 
 /* ---- small helpers ------------------------------------------------------------------------------ */
@@ -472,6 +473,7 @@ static sc_mesh *target_mesh(sc_arena *a, const sc_target_mesh *t) {
     memcpy(m->device_ids, t->device_ids, t->ndevice_ids * sizeof *m->device_ids);
     m->ndevice_ids = (uint32_t)t->ndevice_ids;
   }
+  sc_mesh_index_axes(a, m);
   return m;
 }
 
@@ -479,6 +481,10 @@ static sc_mesh *target_mesh(sc_arena *a, const sc_target_mesh *t) {
 
 const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name) {
   if (!model) return NULL;
+  if (model->mesh_index) {
+    uint32_t i;
+    return sc_name_map_get(model->mesh_index, name.p, name.n, &i) ? &model->meshes[i] : NULL;
+  }
   for (uint32_t i = 0; i < model->nmeshes; i++)
     if (span_same(model->meshes[i].name, name)) return &model->meshes[i];
   return NULL;
@@ -881,6 +887,7 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
 }
 
 static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx) {
+  sc_arena_step(c->b->a, blk->nops);
   for (uint32_t i = 0; i < blk->nops; i++) walk_op(c, blk->ops[i], ctx);
 }
 
@@ -1040,9 +1047,17 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     if (sc_span_eq(m->ops[i]->name, "sdy.mesh")) add_mesh_op(&b, m->ops[i]);
   model->meshes = b.meshes.v;
   model->nmeshes = (uint32_t)b.meshes.n;
+  if (model->nmeshes > 16) { /* name lookups per sharding stay O(1) however many meshes there are */
+    sc_arena_step(a, model->nmeshes);
+    sc_name_map *index = sc_arena_alloc(a, sizeof *index);
+    sc_name_map_init(index, a, model->nmeshes);
+    for (uint32_t i = 0; i < model->nmeshes; i++) sc_name_map_put(index, model->meshes[i].name.p, model->meshes[i].name.n, i, NULL);
+    model->mesh_index = index;
+  }
   /* pass 2: annotations (records only for ops that have some) */
   for (uint32_t i = 0; i < m->nops; i++) {
     sc_op *op = m->ops[i];
+    sc_arena_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
     sc_op_info scratch;
     memset(&scratch, 0, sizeof scratch);
     parse_op_annotations(&b, op, &scratch);
@@ -1088,6 +1103,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   if (map_mesh) {
     for (uint32_t i = 0; i < m->nops; i++) {
       sc_op_info *info = model->ops[i];
+      sc_arena_step(a, 1);
       if (!info) continue;
       for (uint32_t k = 0; k < info->gspmd.nvalues; k++) map_gspmd(a, info->gspmd.values[k], map_mesh);
       for (uint32_t k = 0; k < info->nargs; k++)

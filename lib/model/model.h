@@ -27,6 +27,7 @@ typedef struct sc_mesh {
   const sc_op *op;        /* the sdy.mesh op, NULL for inline/target/synthesized meshes */
   bool synthesized;       /* made up from num_partitions (one axis "_partitions"); names no real axes */
   uint32_t offset;        /* where it is written */
+  const struct sc_name_map *axis_index; /* axis name -> index for large meshes (sc_mesh_index_axes), or NULL */
 } sc_mesh;
 
 /* A reference to a mesh axis or sub-axis: "x" or "x":(pre_size)size. */
@@ -181,6 +182,7 @@ struct sc_model {
   /* Scratch for the rules of one request (lib/rules/rule_util.c caches the per-sharding problems here so the
    * sharding rules verify each sharding once). Not part of the model proper. */
   void *rule_cache;
+  const struct sc_name_map *mesh_index; /* mesh name -> index when there are many meshes, else NULL */
 };
 
 /* Builds the model. Never fails on bad annotations (they become sc_model_error entries). */
@@ -258,8 +260,11 @@ const char *sc_sharding_verify_axes_kind(sc_arena *a, const sc_sharding *s, cons
  * `order_what` each list must be sorted w.r.t. the mesh ("<order_what> axes are not ordered ..."). */
 const char *sc_axis_list_verify(sc_arena *a, const sc_axis_ref *const *lists, const uint32_t *counts, uint32_t nlists,
                                 const sc_mesh *mesh, const char *order_what, int *kind);
-/* Index of axis `name` in `mesh`, or -1. */
+/* Index of axis `name` in `mesh` (the first one of that name), or -1. O(1) once indexed. */
 int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name);
+/* Builds mesh->axis_index when the mesh has many axes (call when the axes are final), so lookups and
+ * verification stay linear however many axes a hostile mesh declares. */
+void sc_mesh_index_axes(sc_arena *a, sc_mesh *mesh);
 /* Size of a reference (sub-axis size, or the full axis size from `mesh`; 1 if unknown). */
 int64_t sc_axis_ref_size(const sc_axis_ref *r, const sc_mesh *mesh);
 /* Product of the sizes of the axes sharding dimension `dim`. */

@@ -287,6 +287,7 @@ sc_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
   }
   m->devices = prod;
   m->maximal = m->naxes == 0 && m->ndevice_ids == 1;
+  sc_mesh_index_axes(lx->a, m);
   return m;
 }
 
@@ -607,56 +608,39 @@ int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_
 
 /* ---- rendering ---------------------------------------------------------------------------------- */
 
-typedef struct {
-  sc_arena *a;
-  char *buf;
-  size_t n, cap;
-} strbuf;
-
-static void sb_put(strbuf *b, const char *s, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    size_t nc = b->cap ? b->cap * 2 : 64;
-    while (nc < b->n + n + 1) nc *= 2;
-    b->buf = sc_arena_grow(b->a, b->buf, b->n, nc, 1);
-    b->cap = nc;
-  }
-  memcpy(b->buf + b->n, s, n);
-  b->n += n;
-  b->buf[b->n] = 0;
-}
-static void sb_str(strbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
 const char *sc_axis_ref_str(sc_arena *a, const sc_axis_ref *r) {
   if (r->sub) return sc_arena_printf(a, "\"%.*s\":(%" PRId64 ")%" PRId64, SC_SPAN_ARG(r->name), r->pre_size, r->size);
   return sc_arena_printf(a, "\"%.*s\"", SC_SPAN_ARG(r->name));
 }
 
 const char *sc_sharding_partition_spec(sc_arena *a, const sc_sharding *s) {
-  strbuf b = {a, NULL, 0, 0};
-  sb_str(&b, "P(");
+  sc_astr b = SC_ASTR_INIT(a);
+  sc_astr_puts(&b, "P(");
   if (!s || s->kind == SC_SHARDING_REPLICATED || s->kind == SC_SHARDING_MAXIMAL || !s->dims) {
     if (s && s->kind == SC_SHARDING_NAMED) {
-      for (uint32_t i = 0; i < s->rank; i++) sb_str(&b, i ? ", None" : "None");
+      for (uint32_t i = 0; i < s->rank; i++) sc_astr_puts(&b, i ? ", None" : "None");
     }
-    sb_str(&b, ")");
-    return b.buf;
+    sc_astr_puts(&b, ")");
+    return sc_astr_str(&b);
   }
   for (uint32_t i = 0; i < s->rank; i++) {
     const sc_dim_sharding *d = &s->dims[i];
-    if (i) sb_str(&b, ", ");
+    if (i) sc_astr_puts(&b, ", ");
     if (d->naxes == 0) {
-      sb_str(&b, d->open ? "P.UNCONSTRAINED" : "None");
+      sc_astr_puts(&b, d->open ? "P.UNCONSTRAINED" : "None");
       continue;
     }
-    if (d->naxes > 1) sb_str(&b, "(");
-    for (uint32_t j = 0; j < d->naxes; j++) {
-      if (j) sb_str(&b, ", ");
-      sb_str(&b, "'");
-      sb_put(&b, d->axes[j].name.p, d->axes[j].name.n);
-      sb_str(&b, "'");
+    if (d->naxes > 1) sc_astr_puts(&b, "(");
+    uint32_t shown = d->naxes < SC_LIST_SHOWN ? d->naxes : SC_LIST_SHOWN; /* hostile lists: bounded text */
+    for (uint32_t j = 0; j < shown; j++) {
+      if (j) sc_astr_puts(&b, ", ");
+      sc_astr_puts(&b, "'");
+      sc_astr_put(&b, d->axes[j].name.p, d->axes[j].name.n);
+      sc_astr_puts(&b, "'");
     }
-    if (d->naxes > 1) sb_str(&b, ")");
+    if (shown < d->naxes) sc_astr_puts(&b, ", ...");
+    if (d->naxes > 1) sc_astr_puts(&b, ")");
   }
-  sb_str(&b, ")");
-  return b.buf;
+  sc_astr_puts(&b, ")");
+  return sc_astr_str(&b);
 }

@@ -2,9 +2,11 @@
  * verification (sdy/ir/verifiers.cc verifyAxisRefList & friends) and XLA's HloSharding::Validate. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/model.h"
+#include "util/hashset.h"
 
 /* ---- shapes ------------------------------------------------------------------------------------- */
 
@@ -196,8 +198,24 @@ uint32_t sc_shape_leaf_count(const sc_shape *s) {
 
 static bool span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
 
+/* Meshes with more axes than this get a hash index; smaller ones are scanned. */
+#define INDEXED_MESH_AXES 16u
+
+void sc_mesh_index_axes(sc_arena *a, sc_mesh *mesh) {
+  if (!mesh || mesh->naxes <= INDEXED_MESH_AXES || mesh->axis_index) return;
+  sc_arena_step(a, mesh->naxes);
+  sc_name_map *index = sc_arena_alloc(a, sizeof *index);
+  sc_name_map_init(index, a, mesh->naxes);
+  for (uint32_t i = 0; i < mesh->naxes; i++) sc_name_map_put(index, mesh->axes[i].name.p, mesh->axes[i].name.n, i, NULL);
+  mesh->axis_index = index;
+}
+
 int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name) {
   if (!mesh) return -1;
+  if (mesh->axis_index) {
+    uint32_t i;
+    return sc_name_map_get(mesh->axis_index, name.p, name.n, &i) ? (int)i : -1;
+  }
   for (uint32_t i = 0; i < mesh->naxes; i++)
     if (span_same(mesh->axes[i].name, name)) return (int)i;
   return -1;
@@ -238,15 +256,6 @@ static int64_t full_size(const sc_mesh *m, sc_span name) {
 
 /* ---- Shardy axis verification ------------------------------------------------------------------- */
 
-typedef struct {
-  const sc_axis_ref *r;
-} seen_ref;
-
-static bool ref_eq(const sc_axis_ref *a, const sc_axis_ref *b) {
-  if (!span_same(a->name, b->name) || a->sub != b->sub) return false;
-  return !a->sub || (a->pre_size == b->pre_size && a->size == b->size);
-}
-
 static bool can_merge(const sc_axis_ref *a, const sc_axis_ref *b) {
   return a->sub && b->sub && span_same(a->name, b->name) && a->pre_size * a->size == b->pre_size;
 }
@@ -261,29 +270,45 @@ static int ref_cmp(const sc_mesh *m, const sc_axis_ref *a, const sc_axis_ref *b)
   return sa < sb ? -1 : sa > sb;
 }
 
+/* Every check is linear or n log n in the number of references (hostile shardings list thousands):
+ * duplicates through a hash of (axis, pre-size, size), the per-axis checks through sorting. */
 typedef struct {
   sc_arena *a;
   const sc_mesh *mesh;
   SC_VEC(const sc_axis_ref *) seen;
+  sc_name_map seen_keys; /* (axis index, sub, pre-size, size) of every reference seen */
   const char *err;
   int kind;
 } axis_check;
+
+static void axis_check_init(axis_check *c, sc_arena *a, const sc_mesh *mesh, size_t nrefs) {
+  memset(c, 0, sizeof *c);
+  c->a = a;
+  c->mesh = mesh;
+  sc_arena_step(a, nrefs);
+  sc_name_map_init(&c->seen_keys, a, nrefs);
+}
+
+typedef struct {
+  int64_t axis, sub, pre_size, size;
+} ref_key;
 
 static void check_list(axis_check *c, const sc_axis_ref *list, uint32_t n) {
   const sc_axis_ref *prev = NULL;
   for (uint32_t i = 0; i < n && !c->err; i++) {
     const sc_axis_ref *r = &list[i];
-    if (sc_mesh_axis_index(c->mesh, r->name) < 0) {
+    int axis = sc_mesh_axis_index(c->mesh, r->name);
+    if (axis < 0) {
       c->err = sc_arena_printf(c->a, "unknown axis name: \"%.*s\"", SC_SPAN_ARG(r->name));
       c->kind = SC_AXERR_UNKNOWN;
       return;
     }
-    for (size_t j = 0; j < c->seen.n; j++) {
-      if (ref_eq(c->seen.v[j], r)) {
-        c->err = sc_arena_printf(c->a, "duplicate axis ref: %s", sc_axis_ref_str(c->a, r));
-        c->kind = SC_AXERR_DUPLICATE;
-        return;
-      }
+    ref_key *key = sc_arena_alloc(c->a, sizeof *key); /* zeroed: no padding bytes differ */
+    *key = (ref_key){axis, r->sub, r->sub ? r->pre_size : 0, r->sub ? r->size : 0};
+    if (!sc_name_map_put(&c->seen_keys, (const char *)key, sizeof *key, 0, NULL)) {
+      c->err = sc_arena_printf(c->a, "duplicate axis ref: %s", sc_axis_ref_str(c->a, r));
+      c->kind = SC_AXERR_DUPLICATE;
+      return;
     }
     SC_PUSH(c->a, c->seen, r);
     if (prev && can_merge(prev, r)) {
@@ -336,39 +361,77 @@ static void check_sub_validity(axis_check *c) {
   }
 }
 
+/* A sub-axis reference in mesh order: axis, pre-size, then the order it was seen in. */
+typedef struct {
+  int axis;
+  int64_t pre_size;
+  size_t at;
+} sub_ref;
+
+static int sub_ref_cmp(const void *x, const void *y) {
+  const sub_ref *a = x, *b = y;
+  if (a->axis != b->axis) return a->axis < b->axis ? -1 : 1;
+  if (a->pre_size != b->pre_size) return a->pre_size < b->pre_size ? -1 : 1;
+  return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Same axis used both whole and as a sub-axis: reports the first such reference in seen order. */
+static void check_full_and_sub(axis_check *c, const int *axis_of) {
+  size_t n = c->seen.n;
+  sc_name_map mixes; /* axis index -> bit 1: used whole, bit 2: used as a sub-axis */
+  sc_name_map_init(&mixes, c->a, n);
+  uint32_t *flags = sc_arena_calloc(c->a, n ? n : 1, sizeof *flags);
+  uint32_t *slot_of = sc_arena_calloc(c->a, n ? n : 1, sizeof *slot_of);
+  uint32_t nslots = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t slot = nslots;
+    if (sc_name_map_put(&mixes, (const char *)&axis_of[i], sizeof axis_of[i], slot, &slot)) nslots++;
+    slot_of[i] = slot;
+    flags[slot] |= c->seen.v[i]->sub ? 2u : 1u;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (flags[slot_of[i]] == 3u) {
+      c->err = sc_arena_printf(c->a, "both sub-axis and full-axis are used for axis name: \"%.*s\"",
+                               SC_SPAN_ARG(c->seen.v[i]->name));
+      c->kind = SC_AXERR_DUPLICATE;
+      return;
+    }
+}
+
+/* Overlapping sub-axes of one axis: the first reference (seen order) that overlaps a sub-axis starting
+ * at or after it, paired with the first such partner in seen order. Sub-axes are valid here, so
+ * pre-size * size does not overflow. */
+static void check_overlaps(axis_check *c, const int *axis_of) {
+  size_t n = c->seen.n, nsub = 0;
+  sub_ref *subs = sc_arena_calloc(c->a, n ? n : 1, sizeof *subs);
+  for (size_t i = 0; i < n; i++)
+    if (c->seen.v[i]->sub) subs[nsub++] = (sub_ref){axis_of[i], c->seen.v[i]->pre_size, i};
+  qsort(subs, nsub, sizeof *subs, sub_ref_cmp);
+  size_t *pos = sc_arena_calloc(c->a, n ? n : 1, sizeof *pos);
+  for (size_t k = 0; k < nsub; k++) pos[subs[k].at] = k;
+  for (size_t i = 0; i < n; i++) {
+    const sc_axis_ref *a = c->seen.v[i];
+    if (!a->sub) continue;
+    size_t k = pos[i];
+    int64_t end = a->pre_size * a->size;
+    if (k + 1 >= nsub || subs[k + 1].axis != subs[k].axis || subs[k + 1].pre_size >= end) continue;
+    size_t partner = subs[k + 1].at;
+    for (size_t q = k + 2; q < nsub && subs[q].axis == subs[k].axis && subs[q].pre_size < end; q++)
+      if (subs[q].at < partner) partner = subs[q].at;
+    c->err = sc_arena_printf(c->a, "overlapping sub-axes: %s, %s", sc_axis_ref_str(c->a, a),
+                             sc_axis_ref_str(c->a, c->seen.v[partner]));
+    c->kind = SC_AXERR_DUPLICATE;
+    return;
+  }
+}
+
 static void check_sub_axes(axis_check *c) {
   check_sub_validity(c);
   if (c->err) return;
-  /* per axis name: full and sub both used; overlapping sub-axes */
-  size_t n = c->seen.n;
-  for (size_t i = 0; i < n && !c->err; i++) {
-    const sc_axis_ref *a = c->seen.v[i];
-    for (size_t j = 0; j < n && !c->err; j++) {
-      if (i == j) continue;
-      const sc_axis_ref *b = c->seen.v[j];
-      if (!span_same(a->name, b->name)) continue;
-      if (a->sub != b->sub) {
-        c->err = sc_arena_printf(c->a, "both sub-axis and full-axis are used for axis name: \"%.*s\"", SC_SPAN_ARG(a->name));
-        c->kind = SC_AXERR_DUPLICATE;
-        return;
-      }
-    }
-  }
-  for (size_t i = 0; i < n && !c->err; i++) {
-    const sc_axis_ref *a = c->seen.v[i];
-    if (!a->sub) continue;
-    for (size_t j = 0; j < n && !c->err; j++) {
-      const sc_axis_ref *b = c->seen.v[j];
-      if (i == j || !b->sub || !span_same(a->name, b->name)) continue;
-      if (a->pre_size > b->pre_size || (a->pre_size == b->pre_size && j < i)) continue;
-      /* a starts first (or same start); overlap if a's end exceeds b's start */
-      if (a->pre_size * a->size > b->pre_size) {
-        c->err = sc_arena_printf(c->a, "overlapping sub-axes: %s, %s", sc_axis_ref_str(c->a, a), sc_axis_ref_str(c->a, b));
-        c->kind = SC_AXERR_DUPLICATE;
-        return;
-      }
-    }
-  }
+  int *axis_of = sc_arena_calloc(c->a, c->seen.n ? c->seen.n : 1, sizeof *axis_of);
+  for (size_t i = 0; i < c->seen.n; i++) axis_of[i] = sc_mesh_axis_index(c->mesh, c->seen.v[i]->name);
+  check_full_and_sub(c, axis_of);
+  if (!c->err) check_overlaps(c, axis_of);
 }
 
 const char *sc_sharding_verify_axes(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh) {
@@ -378,10 +441,10 @@ const char *sc_sharding_verify_axes(sc_arena *a, const sc_sharding *s, const sc_
 const char *sc_sharding_verify_axes_kind(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh, int *kind) {
   if (kind) *kind = 0;
   if (!s || !mesh) return NULL;
+  size_t nrefs = (size_t)s->nreplicated + s->nunreduced + s->nmanual_axes;
+  for (uint32_t d = 0; d < s->rank; d++) nrefs += s->dims[d].naxes;
   axis_check c;
-  memset(&c, 0, sizeof c);
-  c.a = a;
-  c.mesh = mesh;
+  axis_check_init(&c, a, mesh, nrefs);
   for (uint32_t d = 0; d < s->rank && !c.err; d++) check_list(&c, s->dims[d].axes, s->dims[d].naxes);
   if (!c.err) check_sorted(&c, s->replicated, s->nreplicated, "replicated");
   if (!c.err) check_list(&c, s->replicated, s->nreplicated);
@@ -398,20 +461,37 @@ const char *sc_sharding_verify_axes_kind(sc_arena *a, const sc_sharding *s, cons
 
 /* ---- XLA HloSharding::Validate ------------------------------------------------------------------ */
 
-static const char *shape_str(sc_arena *a, const sc_shape *sh) {
+/* Appends a shape; tuples and ranks past SC_LIST_SHOWN items are cut ("... and N more"). */
+static void put_shape(sc_astr *s, const sc_shape *sh) {
   if (sh->kind == SC_SHAPE_TUPLE) {
-    char *s = sc_arena_strdup(a, "(");
-    for (uint32_t i = 0; i < sh->nelems; i++) s = sc_arena_printf(a, "%s%s%s", s, i ? ", " : "", shape_str(a, &sh->elems[i]));
-    return sc_arena_printf(a, "%s)", s);
+    uint32_t shown = sh->nelems < SC_LIST_SHOWN ? sh->nelems : SC_LIST_SHOWN;
+    sc_astr_puts(s, "(");
+    for (uint32_t i = 0; i < shown; i++) {
+      if (i) sc_astr_puts(s, ", ");
+      put_shape(s, &sh->elems[i]);
+    }
+    if (shown < sh->nelems) sc_astr_printf(s, ", ... and %u more", sh->nelems - shown);
+    sc_astr_puts(s, ")");
+    return;
   }
-  if (sh->kind == SC_SHAPE_TOKEN) return "token[]";
-  if (sh->kind != SC_SHAPE_ARRAY) return "<non-array>";
-  char *s = sc_arena_strdup(a, "[");
-  for (int32_t i = 0; i < sh->rank; i++) {
-    if (sh->dims[i] < 0) s = sc_arena_printf(a, "%s%s?", s, i ? "," : "");
-    else s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? "," : "", sh->dims[i]);
+  if (sh->kind != SC_SHAPE_ARRAY) {
+    sc_astr_puts(s, sh->kind == SC_SHAPE_TOKEN ? "token[]" : "<non-array>");
+    return;
   }
-  return sc_arena_printf(a, "%s]", s);
+  uint32_t rank = sh->rank > 0 ? (uint32_t)sh->rank : 0, shown = rank < SC_LIST_SHOWN ? rank : SC_LIST_SHOWN;
+  sc_astr_puts(s, "[");
+  for (uint32_t i = 0; i < shown; i++) {
+    if (sh->dims[i] < 0) sc_astr_puts(s, i ? ",?" : "?");
+    else sc_astr_printf(s, "%s%" PRId64, i ? "," : "", sh->dims[i]);
+  }
+  if (shown < rank) sc_astr_printf(s, ",... and %u more", rank - shown);
+  sc_astr_puts(s, "]");
+}
+
+static const char *shape_str(sc_arena *a, const sc_shape *sh) {
+  sc_astr s = SC_ASTR_INIT(a);
+  put_shape(&s, sh);
+  return sc_astr_str(&s);
 }
 
 static const char *device_in_range(sc_arena *a, int64_t d, int64_t num_devices) {
@@ -453,8 +533,8 @@ static const char *validate_leaf(sc_arena *a, const sc_sharding *s, const sc_sha
   if (shape->kind == SC_SHAPE_ARRAY && (uint32_t)shape->rank != tiled_rank(s))
     return sc_arena_printf(a,
                            "Number of tile assignment dimensions (excluding subgroups) is different than the input "
-                           "rank. sharding=%.*s, input_shape=%s (the sharding tiles %u dimensions, the value has %d)",
-                           SC_SPAN_ARG(s->text), shape_str(a, shape), tiled_rank(s), shape->rank);
+                           "rank. sharding=" SC_QUOTE_FMT ", input_shape=%s (the sharding tiles %u dimensions, the value has %d)",
+                           SC_QUOTE_ARG(s->text), shape_str(a, shape), tiled_rank(s), shape->rank);
   if (named_v3) {
     if (num_devices > 0 && s->mesh && s->mesh->devices != num_devices)
       return sc_arena_printf(a, "sharding should have %" PRId64 " devices but has %" PRId64, num_devices,
@@ -467,13 +547,15 @@ static const char *validate_leaf(sc_arena *a, const sc_sharding *s, const sc_sha
                              s->ntile_devices);
     return NULL;
   }
+  sc_arena_step(a, s->ntile_devices);
+  sc_i64_set seen;
+  sc_i64_set_init(&seen, a, s->ntile_devices);
   uint64_t distinct = 0;
   for (uint64_t i = 0; i < s->ntile_devices; i++) {
     const char *e = device_in_range(a, s->tile_devices[i], num_devices);
     if (e) return e;
-    for (uint64_t j = 0; j < i; j++)
-      if (s->tile_devices[j] == s->tile_devices[i])
-        return sc_arena_printf(a, "device %" PRId64 " is not unique in tile assignment", s->tile_devices[i]);
+    if (!sc_i64_set_add(&seen, s->tile_devices[i]))
+      return sc_arena_printf(a, "device %" PRId64 " is not unique in tile assignment", s->tile_devices[i]);
     distinct++;
   }
   if (num_devices > 0 && (int64_t)distinct != num_devices && !(single_ok && distinct == 1))
@@ -524,10 +606,10 @@ const char *sc_gspmd_validate(sc_arena *a, const sc_sharding *s, const sc_shape 
 
 const char *sc_axis_list_verify(sc_arena *a, const sc_axis_ref *const *lists, const uint32_t *counts, uint32_t nlists,
                                 const sc_mesh *mesh, const char *order_what, int *kind) {
+  size_t nrefs = 0;
+  for (uint32_t i = 0; i < nlists; i++) nrefs += counts[i];
   axis_check c;
-  memset(&c, 0, sizeof c);
-  c.a = a;
-  c.mesh = mesh;
+  axis_check_init(&c, a, mesh, nrefs);
   for (uint32_t i = 0; i < nlists && !c.err; i++) {
     if (order_what) check_sorted(&c, lists[i], counts[i], order_what);
     if (!c.err) check_list(&c, lists[i], counts[i]);

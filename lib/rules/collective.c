@@ -596,8 +596,8 @@ void sc_check_collective_manual_subgroup(sc_ctx *ctx) {
       if (!bad) continue;
       sc_diag *d = sc_emit(ctx, op,
                            "Manual %.*s across devices that belong to different manual subgroups: replica group %zu "
-                           "mixes subgroups of the partially manual sharding %.*s",
-                           SC_SPAN_ARG(op->name), g, SC_SPAN_ARG(s->text));
+                           "mixes subgroups of the partially manual sharding " SC_QUOTE_FMT,
+                           SC_SPAN_ARG(op->name), g, SC_QUOTE_ARG(s->text));
       sc_diag_span_text(ctx, d, rg->value);
       sc_fix *f = sc_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual "
                                       "tile indices)", NULL);

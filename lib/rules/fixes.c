@@ -282,19 +282,20 @@ const char *sc_kc_mesh_str(sc_arena *a, const sc_mesh *mesh) {
   if (mesh->synthesized) return sc_arena_printf(a, "of %" PRId64 " partitions, no named axes", mesh->devices);
   if (mesh->maximal && mesh->ndevice_ids == 1) return sc_arena_printf(a, "device %" PRId64, mesh->device_ids[0]);
   if (mesh->naxes == 0) return "{}";
-  const char *s = "";
+  sc_astr s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < mesh->naxes; i++)
-    s = sc_arena_printf(a, "%s%s" SC_SPAN_FMT "=%" PRId64, s, i ? "," : "", SC_SPAN_ARG(mesh->axes[i].name),
-                        mesh->axes[i].size);
-  return s;
+    sc_astr_printf(&s, "%s" SC_SPAN_FMT "=%" PRId64, i ? "," : "", SC_SPAN_ARG(mesh->axes[i].name), mesh->axes[i].size);
+  return sc_astr_str(&s);
 }
 
 const char *sc_kc_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
   /* The one axis of a mesh synthesized from num_partitions has no name a user would recognise. */
   if (n == 1 && sc_span_eq(names[0], "_partitions")) return "every axis";
-  const char *s = "{";
-  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, s, i ? ", " : "", SC_SPAN_ARG(names[i]));
-  return sc_arena_printf(a, "%s}", s);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "{");
+  for (uint32_t i = 0; i < n; i++) sc_astr_printf(&s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(names[i]));
+  sc_astr_puts(&s, "}");
+  return sc_astr_str(&s);
 }
 
 /* A mesh the model made up from num_partitions: the module names no axes. */
@@ -302,17 +303,19 @@ static bool synthesized(const sc_mesh *mesh) { return mesh && mesh->synthesized;
 
 const char *sc_kc_py_axis_names(sc_arena *a, const sc_mesh *mesh) {
   if (!mesh || mesh->naxes == 0 || synthesized(mesh)) return "set(mesh.axis_names)";
-  const char *s = "{";
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "{");
   bool any = false;
   for (uint32_t i = 0; i < mesh->naxes; i++) {
     if (mesh->axes[i].size <= 1) continue;
-    s = sc_arena_printf(a, "%s%s'" SC_SPAN_FMT "'", s, any ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    sc_astr_printf(&s, "%s'" SC_SPAN_FMT "'", any ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
     any = true;
   }
   if (!any)
     for (uint32_t i = 0; i < mesh->naxes; i++)
-      s = sc_arena_printf(a, "%s%s'" SC_SPAN_FMT "'", s, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
-  return sc_arena_printf(a, "%s}", s);
+      sc_astr_printf(&s, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+  sc_astr_puts(&s, "}");
+  return sc_astr_str(&s);
 }
 
 const char *sc_kc_py_make_mesh(sc_arena *a, const sc_mesh *mesh) {
@@ -321,13 +324,13 @@ const char *sc_kc_py_make_mesh(sc_arena *a, const sc_mesh *mesh) {
     return sc_arena_printf(a, "jax.make_mesh((%" PRId64 ",), ('x',))  # the module names no mesh axes (GSPMD, %" PRId64
                               " partitions): use the mesh it runs on",
                            mesh->axes[0].size, mesh->axes[0].size);
-  const char *shape = "(", *names = "(";
+  sc_astr shape = SC_ASTR_INIT(a), names = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < mesh->naxes; i++) {
-    shape = sc_arena_printf(a, "%s%s%" PRId64, shape, i ? ", " : "", mesh->axes[i].size);
-    names = sc_arena_printf(a, "%s%s'" SC_SPAN_FMT "'", names, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    sc_astr_printf(&shape, "%s%" PRId64, i ? ", " : "", mesh->axes[i].size);
+    sc_astr_printf(&names, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
   }
   const char *tail = mesh->naxes == 1 ? ",)" : ")";
-  return sc_arena_printf(a, "jax.make_mesh(%s%s, %s%s)", shape, tail, names, tail);
+  return sc_arena_printf(a, "jax.make_mesh((%s%s, (%s%s)", sc_astr_str(&shape), tail, sc_astr_str(&names), tail);
 }
 
 static const sc_mesh *module_named_mesh(const sc_model *model) {

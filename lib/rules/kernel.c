@@ -597,10 +597,13 @@ void sc_check_mosaic_gpu_device_order(sc_ctx *ctx) {
     const sc_mesh *m = w.mc->mesh ? w.mc->mesh : w.mesh;
     if (ctx->model && ctx->model->target) m = ctx->model->target;
     if (!m || !m->device_ids || iota_order(m)) continue;
-    const char *ids = "[";
-    for (uint32_t k = 0; k < m->ndevice_ids; k++)
-      ids = sc_arena_printf(ctx->arena, "%s%s%" PRId64, ids, k ? " " : "", m->device_ids[k]);
-    ids = sc_arena_printf(ctx->arena, "%s]", ids);
+    sc_astr list = SC_ASTR_INIT(ctx->arena);
+    uint32_t shown = m->ndevice_ids < SC_LIST_SHOWN ? m->ndevice_ids : SC_LIST_SHOWN;
+    sc_astr_puts(&list, "[");
+    for (uint32_t k = 0; k < shown; k++) sc_astr_printf(&list, "%s%" PRId64, k ? " " : "", m->device_ids[k]);
+    if (shown < m->ndevice_ids) sc_astr_printf(&list, " ... and %u more", m->ndevice_ids - shown);
+    sc_astr_puts(&list, "]");
+    const char *ids = sc_astr_str(&list);
     const char *kname = sc_kc_kernel_name(ctx->arena, op);
     sc_diag *d = sc_emit(ctx, op,
                          "Mosaic GPU only supports meshes with device ordering that follows row-major device ids. "

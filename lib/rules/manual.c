@@ -182,12 +182,14 @@ static const char *local_type_str(sc_arena *a, sc_span global, const sc_shape *l
     if (q > p && q < e && *q == 'x') p = q + 1;
     else break;
   }
-  char *s = sc_arena_strdup(a, "tensor<");
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "tensor<");
   for (int32_t i = 0; i < local->rank; i++) {
-    if (local->dims[i] < 0) s = sc_arena_printf(a, "%s?x", s);
-    else s = sc_arena_printf(a, "%s%" PRId64 "x", s, local->dims[i]);
+    if (local->dims[i] < 0) sc_astr_puts(&s, "?x");
+    else sc_astr_printf(&s, "%" PRId64 "x", local->dims[i]);
   }
-  return sc_arena_printf(a, "%s%.*s", s, (int)(e - p), p);
+  sc_astr_put(&s, p, (size_t)(e - p));
+  return sc_astr_str(&s);
 }
 
 static void check_values(sc_ctx *ctx, mc_check which) {
@@ -318,9 +320,9 @@ static void check_gspmd_rebound(sc_ctx *ctx) {
     sc_diag *d = sc_emit_at(ctx, s->offset, op,
                             "pspec contains a manual axes of mesh which is not allowed. If you are using a "
                             "with_sharding_constraint under a shard_map, only use the mesh axis in PartitionSpec which "
-                            "are not manual. The sharding %.*s inside a GSPMD manual region (a shard_map body) has no "
+                            "are not manual. The sharding " SC_QUOTE_FMT " inside a GSPMD manual region (a shard_map body) has no "
                             "manual subgroup: it shards over devices that are manual here.",
-                            SC_SPAN_ARG(s->text));
+                            SC_QUOTE_ARG(s->text));
     sc_diag_span_text(ctx, d, s->text);
     sc_diag_fix(ctx, d,
                 c->gspmd_partial ? "Constrain only over the axes the shard_map leaves automatic (axis_names excludes them), "
@@ -463,13 +465,14 @@ void sc_check_manual_gspmd_region(sc_ctx *ctx) {
     if (f2s && !manual_sharding(s) && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
       sc_diag *d = sc_emit(ctx, op,
                            "@SPMDFullToShardShape must produce a manual sharding ({manual} or last_tile_dims={manual, ...}), "
-                           "got %.*s",
-                           SC_SPAN_ARG(s->text));
+                           "got " SC_QUOTE_FMT,
+                           SC_QUOTE_ARG(s->text));
       sc_diag_fix(ctx, d, "Enter manual regions with shard_map (jax.shard_map), which emits the right shardings", NULL);
       continue;
     }
     if (s2f && s->kind == SC_SHARDING_MANUAL) {
-      sc_emit(ctx, op, "@SPMDShardToFullShape must produce a non-manual (global) sharding, got %.*s", SC_SPAN_ARG(s->text));
+      sc_emit(ctx, op, "@SPMDShardToFullShape must produce a non-manual (global) sharding, got " SC_QUOTE_FMT,
+              SC_QUOTE_ARG(s->text));
       continue;
     }
     if (!f2s || op->noperands < 1 || op->nresults < 1) continue;
@@ -507,15 +510,19 @@ void sc_check_manual_gspmd_region(sc_ctx *ctx) {
 /* ---- unreduced in a partially manual computation (jax-errors #38) -------------------------------- */
 
 static const char *py_axis_tuple(sc_arena *a, const sc_span *names, uint32_t n) {
-  char *s = sc_arena_strdup(a, "(");
-  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s'%.*s'", s, i ? ", " : "", SC_SPAN_ARG(names[i]));
-  return sc_arena_printf(a, "%s%s)", s, n == 1 ? "," : "");
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "(");
+  for (uint32_t i = 0; i < n; i++) sc_astr_printf(&s, "%s'%.*s'", i ? ", " : "", SC_SPAN_ARG(names[i]));
+  sc_astr_puts(&s, n == 1 ? ",)" : ")");
+  return sc_astr_str(&s);
 }
 
 static const char *sdy_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
-  char *s = sc_arena_strdup(a, "{");
-  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s\"%.*s\"", s, i ? ", " : "", SC_SPAN_ARG(names[i]));
-  return sc_arena_printf(a, "%s}", s);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "{");
+  for (uint32_t i = 0; i < n; i++) sc_astr_printf(&s, "%s\"%.*s\"", i ? ", " : "", SC_SPAN_ARG(names[i]));
+  sc_astr_puts(&s, "}");
+  return sc_astr_str(&s);
 }
 
 void sc_check_manual_unreduced_partial(sc_ctx *ctx);

@@ -7,15 +7,21 @@
 
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
+#include "util/hashset.h"
 
 static const sc_op *mesh_op(const sc_ctx *ctx, const sc_mesh *m) { return m->op ? m->op : ctx->module->module; }
 static uint32_t mesh_off(const sc_mesh *m) { return m->op ? m->op->pos.offset : m->offset; }
 
+/* ["x"=2, "y"=4]; a long list is cut after SC_LIST_SHOWN axes ("... and N more"). */
 static const char *axes_text(sc_arena *a, const sc_mesh *m) {
-  char *s = sc_arena_strdup(a, "[");
-  for (uint32_t i = 0; i < m->naxes; i++)
-    s = sc_arena_printf(a, "%s%s\"%.*s\"=%" PRId64, s, i ? ", " : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
-  return sc_arena_printf(a, "%s]", s);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "[");
+  uint32_t shown = m->naxes < SC_LIST_SHOWN ? m->naxes : SC_LIST_SHOWN;
+  for (uint32_t i = 0; i < shown; i++)
+    sc_astr_printf(&s, "%s\"%.*s\"=%" PRId64, i ? ", " : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
+  if (shown < m->naxes) sc_astr_printf(&s, ", ... and %u more", m->naxes - shown);
+  sc_astr_puts(&s, "]");
+  return sc_astr_str(&s);
 }
 
 void sc_check_mesh_axis_size(sc_ctx *ctx);
@@ -47,16 +53,17 @@ void sc_check_mesh_duplicate_axis(sc_ctx *ctx) {
   const sc_model *model = ctx->model;
   for (uint32_t i = 0; model && i < model->nmeshes; i++) {
     const sc_mesh *m = &model->meshes[i];
-    bool done = false;
-    for (uint32_t k = 0; k < m->naxes && !done; k++)
-      for (uint32_t j = 0; j < k && !done; j++)
-        if (ru_span_same(m->axes[j].name, m->axes[k].name)) {
-          sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m), "mesh @%.*s: duplicate axis name: \"%.*s\"",
-                                  SC_SPAN_ARG(m->name), SC_SPAN_ARG(m->axes[k].name));
-          sc_diag_span_name(ctx, d, m->axes[k].name); /* the second use */
-          sc_diag_fix(ctx, d, "Give every mesh axis a distinct name", NULL);
-          done = true;
-        }
+    sc_arena_step(ctx->arena, m->naxes);
+    sc_name_map seen;
+    sc_name_map_init(&seen, ctx->arena, m->naxes);
+    for (uint32_t k = 0; k < m->naxes; k++)
+      if (!sc_name_map_put(&seen, m->axes[k].name.p, m->axes[k].name.n, k, NULL)) {
+        sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m), "mesh @%.*s: duplicate axis name: \"%.*s\"",
+                                SC_SPAN_ARG(m->name), SC_SPAN_ARG(m->axes[k].name));
+        sc_diag_span_name(ctx, d, m->axes[k].name); /* the second use */
+        sc_diag_fix(ctx, d, "Give every mesh axis a distinct name", NULL);
+        break;
+      }
   }
 }
 
@@ -74,6 +81,7 @@ void sc_check_mesh_device_ids(sc_ctx *ctx) {
     if (!m->ndevice_ids) continue;
     const sc_op *op = mesh_op(ctx, m);
     uint32_t off = mesh_off(m);
+    sc_arena_step(a, m->ndevice_ids + m->naxes);
     bool neg = false;
     for (uint32_t k = 0; k < m->ndevice_ids && !neg; k++)
       if (m->device_ids[k] < 0) {
@@ -110,10 +118,10 @@ void sc_check_mesh_device_ids(sc_ctx *ctx) {
       given_iota &= m->device_ids[k] == (int64_t)k;
     }
     if (!iota) {
-      char *s = sc_arena_strdup(a, "");
-      for (uint32_t k = 0; k < m->ndevice_ids && k < 64; k++) s = sc_arena_printf(a, "%s%s%" PRId64, s, k ? ", " : "", sorted[k]);
+      sc_astr s = SC_ASTR_INIT(a);
+      for (uint32_t k = 0; k < m->ndevice_ids && k < 64; k++) sc_astr_printf(&s, "%s%" PRId64, k ? ", " : "", sorted[k]);
       sc_diag *d = sc_emit_at(ctx, off, op, "mesh @%.*s: sorted device ids must be iota(product(axes)), got: %s",
-                              SC_SPAN_ARG(m->name), s);
+                              SC_SPAN_ARG(m->name), sc_astr_str(&s));
       sc_diag_fix(ctx, d, "device_ids must be a permutation of 0..N-1 (each device exactly once)", NULL);
     } else if (given_iota) {
       sc_diag *d = sc_emit_sev(ctx, SC_SEV_WARNING, off, op,
@@ -142,14 +150,16 @@ void sc_check_mesh_device_ids(sc_ctx *ctx) {
 void sc_check_mesh_duplicate_name(sc_ctx *ctx);
 void sc_check_mesh_duplicate_name(sc_ctx *ctx) {
   const sc_model *model = ctx->model;
-  for (uint32_t i = 0; model && i < model->nmeshes; i++)
-    for (uint32_t k = 0; k < i; k++)
-      if (model->meshes[i].op && ru_span_same(model->meshes[i].name, model->meshes[k].name)) {
-        sc_emit_at(ctx, mesh_off(&model->meshes[i]), model->meshes[i].op,
-                   "redefinition of symbol named '%.*s': mesh @%.*s is already declared", SC_SPAN_ARG(model->meshes[i].name),
-                   SC_SPAN_ARG(model->meshes[i].name));
-        break;
-      }
+  if (!model) return;
+  sc_arena_step(ctx->arena, model->nmeshes);
+  sc_name_map seen;
+  sc_name_map_init(&seen, ctx->arena, model->nmeshes);
+  for (uint32_t i = 0; i < model->nmeshes; i++) {
+    const sc_mesh *m = &model->meshes[i];
+    if (!sc_name_map_put(&seen, m->name.p, m->name.n, i, NULL) && m->op)
+      sc_emit_at(ctx, mesh_off(m), m->op, "redefinition of symbol named '%.*s': mesh @%.*s is already declared",
+                 SC_SPAN_ARG(m->name), SC_SPAN_ARG(m->name));
+  }
 }
 
 /* Meshes that carry a device count: not maximal, not empty. */

@@ -1,5 +1,6 @@
 /* rule_util.c — helpers shared by the sharding-related rule families (see rule_util.h). */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rules/rule_util.h"
@@ -233,10 +234,25 @@ const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule)
 
 /* ---- rendering & axis helpers ------------------------------------------------------------------- */
 
+/* Appends `"x", "y":(1)2`: at most `limit` refs, then "... and N more". */
+static void put_axes_upto(sc_astr *s, const sc_axis_ref *axes, uint32_t n, uint32_t limit) {
+  uint32_t shown = n < limit ? n : limit;
+  for (uint32_t i = 0; i < shown; i++) {
+    if (i) sc_astr_puts(s, ", ");
+    sc_astr_puts(s, sc_axis_ref_str(s->a, &axes[i]));
+  }
+  if (shown < n) sc_astr_printf(s, ", ... and %u more", n - shown);
+}
+
+/* For messages: long lists are cut after SC_LIST_SHOWN refs. */
+static void put_axes(sc_astr *s, const sc_axis_ref *axes, uint32_t n) { put_axes_upto(s, axes, n, SC_LIST_SHOWN); }
+
 const char *ru_axes_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n) {
-  char *s = sc_arena_strdup(a, "[");
-  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s%s", s, i ? ", " : "", sc_axis_ref_str(a, &axes[i]));
-  return sc_arena_printf(a, "%s]", s);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "[");
+  put_axes(&s, axes, n);
+  sc_astr_puts(&s, "]");
+  return sc_astr_str(&s);
 }
 
 static void range_of(const sc_axis_ref *r, const sc_mesh *mesh, int64_t *lo, int64_t *hi) {
@@ -293,43 +309,54 @@ uint32_t ru_value_uses(const sc_module *m, const sc_value *v) {
 
 const char *ru_mesh_str(sc_arena *a, const sc_mesh *m) {
   if (!m) return "<unknown mesh>";
-  char *s = sc_arena_strdup(a, "#sdy.mesh<[");
-  for (uint32_t i = 0; i < m->naxes; i++)
-    s = sc_arena_printf(a, "%s%s\"%.*s\"=%" PRId64, s, i ? ", " : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
-  s = sc_arena_printf(a, "%s]", s);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "#sdy.mesh<[");
+  uint32_t shown = m->naxes < SC_LIST_SHOWN ? m->naxes : SC_LIST_SHOWN;
+  for (uint32_t i = 0; i < shown; i++)
+    sc_astr_printf(&s, "%s\"%.*s\"=%" PRId64, i ? ", " : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
+  if (shown < m->naxes) sc_astr_printf(&s, ", ... and %u more", m->naxes - shown);
+  sc_astr_puts(&s, "]");
   if (m->ndevice_ids) {
-    s = sc_arena_printf(a, "%s, device_ids=[", s);
-    for (uint32_t i = 0; i < m->ndevice_ids; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", m->device_ids[i]);
-    s = sc_arena_printf(a, "%s]", s);
+    sc_astr_puts(&s, ", device_ids=[");
+    shown = m->ndevice_ids < SC_LIST_SHOWN ? m->ndevice_ids : SC_LIST_SHOWN;
+    for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&s, "%s%" PRId64, i ? ", " : "", m->device_ids[i]);
+    if (shown < m->ndevice_ids) sc_astr_printf(&s, ", ... and %u more", m->ndevice_ids - shown);
+    sc_astr_puts(&s, "]");
   }
-  return sc_arena_printf(a, "%s>", s);
+  sc_astr_puts(&s, ">");
+  return sc_astr_str(&s);
 }
 
 const char *ru_sharding_str(sc_arena *a, const sc_sharding *s) {
   if (!s) return "<none>";
-  if (s->source == SC_SHARDING_FROM_GSPMD && s->text.n) return sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text));
-  char *t = s->mesh_name.n ? sc_arena_printf(a, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name))
-                           : sc_arena_printf(a, "<mesh<...>, [");
-  for (uint32_t d = 0; d < s->rank; d++) {
+  if (s->source == SC_SHARDING_FROM_GSPMD && s->text.n) return sc_arena_printf(a, SC_QUOTE_FMT, SC_QUOTE_ARG(s->text));
+  sc_astr t = SC_ASTR_INIT(a);
+  if (s->mesh_name.n) sc_astr_printf(&t, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name));
+  else sc_astr_puts(&t, "<mesh<...>, [");
+  uint32_t shown = s->rank < SC_LIST_SHOWN ? s->rank : SC_LIST_SHOWN;
+  for (uint32_t d = 0; d < shown; d++) {
     const sc_dim_sharding *dim = &s->dims[d];
-    t = sc_arena_printf(a, "%s%s{", t, d ? ", " : "");
-    for (uint32_t i = 0; i < dim->naxes; i++) t = sc_arena_printf(a, "%s%s%s", t, i ? ", " : "", sc_axis_ref_str(a, &dim->axes[i]));
-    if (dim->open) t = sc_arena_printf(a, "%s%s?", t, dim->naxes ? ", " : "");
-    t = sc_arena_printf(a, "%s}", t);
-    if (dim->priority >= 0) t = sc_arena_printf(a, "%sp%" PRId64, t, dim->priority);
+    sc_astr_puts(&t, d ? ", {" : "{");
+    put_axes(&t, dim->axes, dim->naxes);
+    if (dim->open) sc_astr_puts(&t, dim->naxes ? ", ?" : "?");
+    sc_astr_puts(&t, "}");
+    if (dim->priority >= 0) sc_astr_printf(&t, "p%" PRId64, dim->priority);
   }
-  t = sc_arena_printf(a, "%s]", t);
+  if (shown < s->rank) sc_astr_printf(&t, ", ... and %u more", s->rank - shown);
+  sc_astr_puts(&t, "]");
   if (s->nreplicated) {
-    const char *l = ru_axes_str(a, s->replicated, s->nreplicated);
-    t = sc_arena_printf(a, "%s, replicated={%.*s}", t, (int)strlen(l) - 2, l + 1);
+    sc_astr_puts(&t, ", replicated={");
+    put_axes(&t, s->replicated, s->nreplicated);
+    sc_astr_puts(&t, "}");
   }
   if (s->nunreduced) {
-    const char *l = ru_axes_str(a, s->unreduced, s->nunreduced);
-    t = sc_arena_printf(a, "%s, unreduced=%s{%.*s}", t,
-                        s->unreduced_op == SC_REDUCE_MAX ? "max" : s->unreduced_op == SC_REDUCE_MIN ? "min" : "",
-                        (int)strlen(l) - 2, l + 1);
+    sc_astr_printf(&t, ", unreduced=%s{",
+                   s->unreduced_op == SC_REDUCE_MAX ? "max" : s->unreduced_op == SC_REDUCE_MIN ? "min" : "");
+    put_axes(&t, s->unreduced, s->nunreduced);
+    sc_astr_puts(&t, "}");
   }
-  return sc_arena_printf(a, "%s>", t);
+  sc_astr_puts(&t, ">");
+  return sc_astr_str(&t);
 }
 
 bool ru_meshes_match(const sc_mesh *x, const sc_mesh *y) {
@@ -422,23 +449,35 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
 }
 
 const char *ru_axes_set_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n) {
-  const char *l = ru_axes_str(a, axes, n);
-  return sc_arena_printf(a, "{%.*s}", (int)strlen(l) - 2, l + 1);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "{");
+  put_axes_upto(&s, axes, n, UINT32_MAX); /* machine fixes insert it: never cut */
+  sc_astr_puts(&s, "}");
+  return sc_astr_str(&s);
 }
 
-/* A copy of `axes` sorted by the mesh order (axis index, then pre-size). */
+/* A copy of `axes` sorted by the mesh order (axis index, then pre-size); equal keys keep their order. */
+typedef struct {
+  int axis;
+  int64_t pre;
+  uint32_t at;
+} sort_key;
+
+static int sort_key_cmp(const void *x, const void *y) {
+  const sort_key *a = x, *b = y;
+  if (a->axis != b->axis) return a->axis < b->axis ? -1 : 1;
+  if (a->pre != b->pre) return a->pre < b->pre ? -1 : 1;
+  return a->at < b->at ? -1 : a->at > b->at;
+}
+
 sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, const sc_mesh *mesh) {
+  sc_arena_step(a, n);
+  sort_key *keys = sc_arena_calloc(a, n ? n : 1, sizeof *keys);
+  for (uint32_t i = 0; i < n; i++)
+    keys[i] = (sort_key){sc_mesh_axis_index(mesh, axes[i].name), axes[i].sub ? axes[i].pre_size : 1, i};
+  qsort(keys, n, sizeof *keys, sort_key_cmp);
   sc_axis_ref *v = sc_arena_calloc(a, n ? n : 1, sizeof *v);
-  memcpy(v, axes, n * sizeof *v);
-  for (uint32_t i = 1; i < n; i++)
-    for (uint32_t j = i; j > 0; j--) {
-      int x = sc_mesh_axis_index(mesh, v[j - 1].name), y = sc_mesh_axis_index(mesh, v[j].name);
-      int64_t px = v[j - 1].sub ? v[j - 1].pre_size : 1, py = v[j].sub ? v[j].pre_size : 1;
-      if (x < y || (x == y && px <= py)) break;
-      sc_axis_ref t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
+  for (uint32_t i = 0; i < n; i++) v[i] = axes[keys[i].at];
   return v;
 }
 

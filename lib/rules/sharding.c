@@ -224,20 +224,24 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
     sc_diag_context_list(ctx, d, "mesh_axes", names, mesh->naxes);
   }
   if (!strcmp(rule, "sharding-unknown-mesh")) {
-    const char *names = "";
-    for (uint32_t i = 0; i < ctx->model->nmeshes; i++)
-      names = sc_arena_printf(a, "%s%s@%.*s", names, i ? ", " : "", SC_SPAN_ARG(ctx->model->meshes[i].name));
+    sc_astr list = SC_ASTR_INIT(ctx->arena);
+    uint32_t shown = ctx->model->nmeshes < SC_LIST_SHOWN ? ctx->model->nmeshes : SC_LIST_SHOWN;
+    for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&list, "%s@%.*s", i ? ", " : "", SC_SPAN_ARG(ctx->model->meshes[i].name));
+    if (shown < ctx->model->nmeshes) sc_astr_printf(&list, ", ... and %u more", ctx->model->nmeshes - shown);
+    const char *names = sc_astr_str(&list);
     sc_fix *f = sc_diag_fix(ctx, d,
-                            ctx->model->nmeshes ? sc_arena_printf(a, "Refer to a mesh the module declares (%s)", names)
+                            ctx->model->nmeshes ? sc_arena_printf(ctx->arena, "Refer to a mesh the module declares (%s)", names)
                                                 : "Declare the mesh the sharding refers to at module level",
                             NULL);
     if (!ctx->model->nmeshes)
-      f->note = sc_arena_printf(a, "In the module: sdy.mesh @%.*s = <[\"x\"=2]> before the functions; in JAX, lower "
+      f->note = sc_arena_printf(ctx->arena, "In the module: sdy.mesh @%.*s = <[\"x\"=2]> before the functions; in JAX, lower "
                                    "under jax.set_mesh(mesh)", SC_SPAN_ARG(site->s->mesh_name));
   } else if (!strcmp(rule, "sharding-unknown-axis") && mesh) {
-    const char *names = "";
-    for (uint32_t i = 0; i < mesh->naxes; i++)
-      names = sc_arena_printf(a, "%s%s'%.*s'", names, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    sc_astr list = SC_ASTR_INIT(ctx->arena);
+    uint32_t shown = mesh->naxes < SC_LIST_SHOWN ? mesh->naxes : SC_LIST_SHOWN;
+    for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&list, "%s'%.*s'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    if (shown < mesh->naxes) sc_astr_printf(&list, ", ... and %u more", mesh->naxes - shown);
+    const char *names = sc_astr_str(&list);
     const char *guess = closest_axis(ctx, site->s, mesh);
     const char *spec = fixed_pspec(ctx, site->s, -1, KEEP_KNOWN, mesh, guess, NULL);
     sc_diag_fix(ctx, d,
@@ -328,16 +332,19 @@ void sc_check_sharding_value_count(sc_ctx *ctx) {
 
 /* ---- sharding-divisibility ---------------------------------------------------------------------- */
 
+/* A Python tuple of ints "(2, 4)" / "(8,)"; cut after SC_LIST_SHOWN items. */
 static const char *tiling_str(sc_arena *a, const int64_t *t, uint32_t n) {
-  char *s = sc_arena_strdup(a, "(");
-  for (uint32_t i = 0; i < n; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", t[i]);
-  return sc_arena_printf(a, "%s%s)", s, n == 1 ? "," : "");
+  sc_astr s = SC_ASTR_INIT(a);
+  uint32_t shown = n < SC_LIST_SHOWN ? n : SC_LIST_SHOWN;
+  sc_astr_puts(&s, "(");
+  for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&s, "%s%" PRId64, i ? ", " : "", t[i]);
+  if (shown < n) sc_astr_printf(&s, ", ... and %u more", n - shown);
+  sc_astr_puts(&s, n == 1 ? ",)" : ")");
+  return sc_astr_str(&s);
 }
 
 static const char *shape_str(sc_arena *a, const sc_shape *sh) {
-  char *s = sc_arena_strdup(a, "(");
-  for (int32_t i = 0; i < sh->rank; i++) s = sc_arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", sh->dims[i]);
-  return sc_arena_printf(a, "%s%s)", s, sh->rank == 1 ? "," : "");
+  return tiling_str(a, sh->dims, sh->rank > 0 ? (uint32_t)sh->rank : 0);
 }
 
 /* Per-dimension shard counts of `s` on a value of type `type` (false if unknown). */
@@ -398,7 +405,8 @@ static const char *spec_with_dim(sc_arena *a, const sc_sharding *s, uint32_t dim
 
 /* The axes of dimension `dim` as `{"a", "b"}`. */
 static const char *dim_axes_str(sc_arena *a, const sc_sharding *s, uint32_t dim) {
-  return ru_axes_set_str(a, s->dims[dim].axes, s->dims[dim].naxes);
+  const char *l = ru_axes_str(a, s->dims[dim].axes, s->dims[dim].naxes); /* "[...]", cut if long */
+  return sc_arena_printf(a, "{%.*s}", (int)strlen(l) - 2, l + 1);
 }
 
 static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s, sc_span type, const char *what,
@@ -423,7 +431,7 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
         "the shape). %s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded "
         "size %" PRId64 "%s. %s",
         !strcmp(what, "result") ? "pjit outputs" : "pjit arguments",
-        spec ? spec : sc_arena_printf(a, "%.*s", SC_SPAN_ARG(s->text)), d, tiles[d], size, shape_str(a, &sh),
+        spec ? spec : sc_arena_printf(a, SC_QUOTE_FMT, SC_QUOTE_ARG(s->text)), d, tiles[d], size, shape_str(a, &sh),
         tiling_str(a, tiles, rank), what, index, d, size, tiles[d],
         named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
         sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.");
@@ -490,7 +498,7 @@ void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
       int64_t padded = (size + tiles[d] - 1) / tiles[d] * tiles[d];
       bool named = names_real_axes(ctx->model, s);
       const char *axes = named ? sc_arena_printf(a, "axes %s (product %" PRId64 ")", dim_axes_str(a, s, d), tiles[d])
-                               : sc_arena_printf(a, "%" PRId64 " devices (sharding %.*s)", tiles[d], SC_SPAN_ARG(s->text));
+                               : sc_arena_printf(a, "%" PRId64 " devices (sharding " SC_QUOTE_FMT ")", tiles[d], SC_QUOTE_ARG(s->text));
       sc_diag *dg = sc_emit(ctx, op,
                             "uneven sharding: dim %u of size %" PRId64 " is sharded over %s, which does not divide it: XLA "
                             "pads the dimension to %" PRId64 " (shards of %" PRId64 " with %" PRId64
@@ -539,8 +547,8 @@ static void validate_gspmd(sc_ctx *ctx, const sc_op *at_op, const sc_sharding *s
   if (!s) return;
   const char *e = sc_gspmd_validate(ctx->arena, s, shape, gspmd_num_devices(ctx->model), true);
   if (!e) return;
-  sc_diag *d = sc_emit(ctx, at_op, "%s%sinvalid sharding %.*s: %s", what ? what : "", what ? " - " : "",
-                       SC_SPAN_ARG(s->text), e);
+  sc_diag *d = sc_emit(ctx, at_op, "%s%sinvalid sharding " SC_QUOTE_FMT ": %s", what ? what : "", what ? " - " : "",
+                       SC_QUOTE_ARG(s->text), e);
   if (!sc_diag_span_text(ctx, d, s->text) && written && written->end > written->offset)
     sc_diag_span(ctx, d, written->offset, written->end);
   int64_t n = gspmd_num_devices(ctx->model);

@@ -1,6 +1,7 @@
 /* arena.c — chunked bump allocator with a byte limit. */
 #include "util/arena.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@ struct sc_arena {
   chunk *head;
   size_t used, limit;
   jmp_buf *on_failure;
+  const volatile int *cancel;
+  unsigned long long steps, step_limit, next_poll;
 };
 
 sc_arena *sc_arena_new(size_t limit_bytes) {
@@ -43,6 +46,26 @@ size_t sc_arena_limit(const sc_arena *a) { return a->limit; }
 static void *fail(sc_arena *a) {
   if (a->on_failure) longjmp(*a->on_failure, 1);
   return NULL;
+}
+
+void sc_arena_set_cancel(sc_arena *a, const volatile int *cancel) {
+  a->cancel = cancel;
+  a->next_poll = a->steps;
+}
+void sc_arena_set_step_limit(sc_arena *a, unsigned long long limit) { a->step_limit = limit; }
+unsigned long long sc_arena_steps(const sc_arena *a) { return a->steps; }
+
+bool sc_arena_step(sc_arena *a, unsigned long long n) {
+  a->steps = a->steps > ULLONG_MAX - n ? ULLONG_MAX : a->steps + n;
+  if (a->step_limit && a->steps > a->step_limit) {
+    fail(a);
+    return true;
+  }
+  if (a->steps < a->next_poll) return false;
+  a->next_poll = a->steps + SC_ARENA_POLL_STEPS;
+  if (!a->cancel || !*a->cancel) return false;
+  if (a->on_failure) longjmp(*a->on_failure, 2);
+  return true;
 }
 
 void *sc_arena_alloc(sc_arena *a, size_t n) {
@@ -113,3 +136,41 @@ char *sc_arena_printf(sc_arena *a, const char *fmt, ...) {
   va_end(ap);
   return p;
 }
+
+static void astr_reserve(sc_astr *s, size_t extra) {
+  if (s->n + extra + 1 <= s->cap) return;
+  size_t cap = s->cap ? s->cap : 64;
+  while (cap < s->n + extra + 1) cap *= 2;
+  char *p = sc_arena_alloc(s->a, cap);
+  if (!p) return; /* no failure jump: the string stays as it was */
+  if (s->n) memcpy(p, s->p, s->n);
+  s->p = p, s->cap = cap;
+}
+
+void sc_astr_put(sc_astr *s, const char *p, size_t n) {
+  astr_reserve(s, n);
+  if (s->n + n + 1 > s->cap) return;
+  memcpy(s->p + s->n, p, n);
+  s->n += n;
+  s->p[s->n] = '\0';
+}
+
+void sc_astr_puts(sc_astr *s, const char *p) { sc_astr_put(s, p, strlen(p)); }
+
+void sc_astr_printf(sc_astr *s, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n > 0) {
+    astr_reserve(s, (size_t)n);
+    if (s->n + (size_t)n + 1 <= s->cap) {
+      vsnprintf(s->p + s->n, (size_t)n + 1, fmt, ap2);
+      s->n += (size_t)n;
+    }
+  }
+  va_end(ap2);
+}
+
+const char *sc_astr_str(sc_astr *s) { return s->p ? s->p : ""; }

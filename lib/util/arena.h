@@ -9,6 +9,7 @@
 #define SC_ARENA_H
 
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -28,8 +29,46 @@ char *sc_arena_printf(sc_arena *a, const char *fmt, ...) __attribute__((format(p
 char *sc_arena_vprintf(sc_arena *a, const char *fmt, va_list ap);
 size_t sc_arena_used(const sc_arena *a);
 size_t sc_arena_limit(const sc_arena *a);
-/* While set, allocation failure does longjmp(*env, 1). NULL clears it. */
+/* While set, allocation failure (and an exceeded step limit) does longjmp(*env, 1), and a cancelled
+ * request (see sc_arena_set_cancel) longjmp(*env, 2). NULL clears it. */
 void sc_arena_set_failure_jump(sc_arena *a, jmp_buf *env);
+
+/* The request's work meter. Loops whose trip count comes from the input call sc_arena_step() with the
+ * work they are about to do (elements visited, comparisons), so that
+ *   - *cancel is polled inside long loops, not only between rules: once it is non-zero, the next
+ *     poll longjmps(*env, 2) (failure jump installed) or sc_arena_step() returns true;
+ *   - a step limit bounds the CPU a request may take, deterministically (0 = unlimited): past it,
+ *     sc_arena_step() fails like an exhausted byte limit;
+ *   - tests assert that hostile inputs cost work linear in their size (sc_arena_steps()). */
+void sc_arena_set_cancel(sc_arena *a, const volatile int *cancel);
+void sc_arena_set_step_limit(sc_arena *a, unsigned long long limit);
+unsigned long long sc_arena_steps(const sc_arena *a);
+/* Counts `n` steps; polls the cancel flag every SC_ARENA_POLL_STEPS. Returns true when the request was
+ * cancelled or is over its step limit and no failure jump is installed (the caller should stop). */
+bool sc_arena_step(sc_arena *a, unsigned long long n);
+#define SC_ARENA_POLL_STEPS 4096u
+
+/* A string built in one pass in an arena: appends are amortized O(length) (the buffer doubles; the
+ * abandoned buffers stay in the arena, at most as many bytes as the final string). Use it instead of
+ * re-printing a growing string per item, which is quadratic. SC_ASTR_INIT(a) starts an empty one. */
+typedef struct {
+  sc_arena *a;
+  char *p;
+  size_t n, cap;
+} sc_astr;
+#define SC_ASTR_INIT(arena) {(arena), NULL, 0, 0}
+void sc_astr_put(sc_astr *s, const char *p, size_t n);
+void sc_astr_puts(sc_astr *s, const char *p);
+void sc_astr_printf(sc_astr *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The NUL-terminated string (never NULL; "" if nothing was appended). Appending may continue. */
+const char *sc_astr_str(sc_astr *s);
+/* Lists in diagnostics show at most this many items, then "... and N more". */
+#define SC_LIST_SHOWN 32u
+/* Input text quoted in a diagnostic (a span {p, n}): at most SC_QUOTE_MAX bytes, then "...".
+ * printf("sharding " SC_QUOTE_FMT, SC_QUOTE_ARG(span)) */
+#define SC_QUOTE_MAX 256u
+#define SC_QUOTE_FMT "%.*s%s"
+#define SC_QUOTE_ARG(s) (int)((s).n < SC_QUOTE_MAX ? (s).n : SC_QUOTE_MAX), (s).p, ((s).n > SC_QUOTE_MAX ? "..." : "")
 
 /* A growable array in an arena: SC_VEC(T) v = {0}; SC_PUSH(arena, v, item); */
 #define SC_VEC(T) struct { T *v; size_t n, cap; }

@@ -2,7 +2,7 @@
 # CLI behaviour on real modules and on malformed input: exit codes, locations, Python source
 # locations, formats. Prints "N passed, M failed" and exits non-zero on any failure.
 set -u
-CLI=build/bin/shardcheck
+CLI=${SC_BUILD:-build}/bin/shardcheck
 C=../shared/corpus
 pass=0 fail=0
 tmp=$(mktemp -d)

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = os.path.join(ROOT, "build/bin/shardcheck")
+CLI = os.path.join(ROOT, os.environ.get("SC_BUILD", "build"), "bin/shardcheck")
 MLIR_OPT = next((p for p in ["/usr/lib/llvm-22/bin/mlir-opt", "/usr/bin/mlir-opt-22"] if os.path.exists(p)), None)
 COUNT = 8
 

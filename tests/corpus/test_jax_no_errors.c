@@ -38,11 +38,14 @@ Test(jax_corpus, backcompat_modules_have_no_errors) {
   check_pattern(CORPUS "/jax_backcompat_history/*.mlir");
 }
 
-/* Parses a corpus module and builds its model (parse failure fails the test). */
+/* Parses a corpus module and builds its model (parse failure fails the test). The module points into
+ * the file's bytes, which the arena owns (copied) so that freeing the arena frees everything. */
 static sc_model *model_of(sc_arena *a, const char *path, sc_module **out) {
   size_t len;
-  char *buf = test_read_file(path, &len);
-  cr_assert_not_null(buf, "missing %s", path);
+  char *file = test_read_file(path, &len);
+  cr_assert_not_null(file, "missing %s", path);
+  char *buf = sc_arena_strndup(a, file, len);
+  free(file);
   sc_parse_error err = {0};
   sc_module *m = test_parse(a, buf, &err);
   cr_assert_not_null(m, "%s: %s", path, err.message);

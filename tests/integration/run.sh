@@ -171,6 +171,7 @@ printf '# tokens\ntoken-one\n  token-two  \n' >"$TMP/tokens"
 # TLS with a self-signed certificate for 127.0.0.1: the CLI (SHARDCHECK_TLS_CA) and Python connect;
 # a plaintext client does not.
 if command -v openssl >/dev/null 2>&1; then
+  tls_fails=$FAILS
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
     -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$TMP/key.pem" -out "$TMP/cert.pem" 2>/dev/null
   start tls --tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem"
@@ -245,8 +246,9 @@ for bad in [None, "wrongca.pem", "expired.pem"]:
 print("  mTLS: client certificate accepted; none, another CA's and an expired one refused")
 PYEOF
   stop "$PID" mtls
+  [ "$FAILS" -eq "$tls_fails" ] && echo "  PASS tls (CLI health and check, Python health over TLS; plaintext refused; mTLS client certificates)"
 else
-  echo "  (openssl not installed: TLS not tested)"
+  fail "openssl is not installed (scripts/deps.sh --test installs it): TLS not tested"
 fi
 
 # Hostile clients (tests/integration/test_hostile.py). Group limits: small stream timeouts, two

@@ -49,3 +49,40 @@ Test(arena, vector_push_grows) {
   for (int i = 0; i < 1000; i++) cr_assert_eq(v.v[i], i);
   sc_arena_free(a);
 }
+
+Test(arena, step_meter_polls_cancel_and_enforces_its_limit) {
+  sc_arena *a = sc_arena_new(0);
+  volatile int cancel = 0;
+  sc_arena_set_cancel(a, &cancel);
+  for (int i = 0; i < 10000; i++) cr_assert_not(sc_arena_step(a, 1));
+  cr_assert_eq(sc_arena_steps(a), 10000);
+  cancel = 1;
+  bool stopped = false;
+  for (int i = 0; i < 2 * (int)SC_ARENA_POLL_STEPS && !stopped; i++) stopped = sc_arena_step(a, 1);
+  cr_assert(stopped, "a raised flag is seen within one poll interval");
+  jmp_buf env;
+  volatile int jumped = 0;
+  sc_arena_set_failure_jump(a, &env);
+  if (setjmp(env) == 2) jumped = 1;
+  else
+    for (;;) sc_arena_step(a, 1);
+  cr_assert(jumped, "with a failure jump, cancellation longjmps with 2");
+  sc_arena_set_failure_jump(a, NULL);
+  sc_arena_set_cancel(a, NULL);
+  sc_arena_set_step_limit(a, sc_arena_steps(a) + 100);
+  cr_assert_not(sc_arena_step(a, 100));
+  cr_assert(sc_arena_step(a, 1), "past the step limit");
+  sc_arena_free(a);
+}
+
+Test(arena, one_pass_strings) {
+  sc_arena *a = sc_arena_new(0);
+  sc_astr s = SC_ASTR_INIT(a);
+  cr_assert_str_eq(sc_astr_str(&s), "");
+  for (int i = 0; i < 10000; i++) sc_astr_printf(&s, "%s%d", i ? "," : "", i % 10);
+  cr_assert_eq(strlen(sc_astr_str(&s)), 19999);
+  cr_assert_leq(sc_arena_used(a), 4 * 20000 + 65536, "growth by doubling keeps the arena linear");
+  sc_astr_puts(&s, "!");
+  cr_assert_eq(sc_astr_str(&s)[19999], '!');
+  sc_arena_free(a);
+}

@@ -25,7 +25,7 @@ static void mutate(char *buf, size_t *len, size_t cap) {
         size_t n = 1 + next_rand() % 16, from = next_rand() % *len;
         if (from + n > *len) n = *len - from;
         memmove(buf + at + n, buf + at, *len - at);
-        memcpy(buf + at, buf + from, n);
+        memmove(buf + at, buf + from, n); /* the ranges may overlap */
         *len += n;
       }
       break;

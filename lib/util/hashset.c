@@ -1,0 +1,81 @@
+/* hashset.c — open-addressing tables with linear probing (see hashset.h). */
+#include "util/hashset.h"
+
+#include <string.h>
+
+/* A power of two at least twice `expected`, so probes stay short. */
+static size_t table_size(size_t expected) {
+  size_t n = 8;
+  while (n < 2 * expected && n < ((size_t)1 << (sizeof(size_t) * 8 - 2))) n <<= 1;
+  return n;
+}
+
+static uint64_t hash_bytes(const char *p, uint32_t n) {
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+  for (uint32_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+  return h ^ (h >> 29);
+}
+
+static uint64_t hash_i64(int64_t v) {
+  uint64_t h = (uint64_t)v * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing; mix the high bits down */
+  return h ^ (h >> 32);
+}
+
+void sc_name_map_init(sc_name_map *m, sc_arena *a, size_t expected) {
+  size_t n = table_size(expected);
+  m->slots = sc_arena_calloc(a, n, sizeof *m->slots);
+  m->mask = m->slots ? n - 1 : 0;
+  m->count = 0;
+  m->expected = m->slots ? expected : 0;
+}
+
+static sc_name_slot *find_slot(const sc_name_map *m, const char *key, uint32_t len) {
+  if (!m->slots) return NULL;
+  for (size_t i = hash_bytes(key, len) & m->mask;; i = (i + 1) & m->mask) {
+    sc_name_slot *s = &m->slots[i];
+    if (!s->used || (s->len == len && (len == 0 || !memcmp(s->key, key, len)))) return s;
+  }
+}
+
+bool sc_name_map_put(sc_name_map *m, const char *key, uint32_t len, uint32_t value, uint32_t *existing) {
+  sc_name_slot *s = find_slot(m, key, len);
+  if (!s) return false;
+  if (s->used) {
+    if (existing) *existing = s->value;
+    return false;
+  }
+  if (m->count >= m->expected) return false;
+  *s = (sc_name_slot){key, len, value, true};
+  m->count++;
+  return true;
+}
+
+bool sc_name_map_get(const sc_name_map *m, const char *key, uint32_t len, uint32_t *value) {
+  sc_name_slot *s = find_slot(m, key, len);
+  if (!s || !s->used) return false;
+  *value = s->value;
+  return true;
+}
+
+void sc_i64_set_init(sc_i64_set *s, sc_arena *a, size_t expected) {
+  size_t n = table_size(expected);
+  s->keys = sc_arena_calloc(a, n, sizeof *s->keys);
+  s->used = sc_arena_calloc(a, n, sizeof *s->used);
+  s->mask = s->keys && s->used ? n - 1 : 0;
+  s->count = 0;
+  s->expected = s->keys && s->used ? expected : 0;
+}
+
+bool sc_i64_set_add(sc_i64_set *s, int64_t v) {
+  if (!s->keys || !s->used) return false;
+  for (size_t i = hash_i64(v) & s->mask;; i = (i + 1) & s->mask) {
+    if (!s->used[i]) {
+      if (s->count >= s->expected) return false;
+      s->used[i] = true;
+      s->keys[i] = v;
+      s->count++;
+      return true;
+    }
+    if (s->keys[i] == v) return false;
+  }
+}

@@ -1,0 +1,212 @@
+/* Hostile inputs cost work and memory linear in their size (issue 13, findings 1 and 2).
+ *
+ * Each test generates the adversarial module the audit used (a huge target mesh, a huge module mesh,
+ * thousands of sub-axes in one dimension, duplicate axis names in a 150k-axis mesh, a tile assignment
+ * with 200k explicit devices), then runs sc_check with a byte limit and a step limit proportional to the
+ * input (see sc_arena_step: every loop over input-sized data counts its work). A quadratic
+ * implementation runs past one of them and gets SC_ERR_LIMIT; a linear one finishes with the expected
+ * diagnostic, whose message stays short however long the input lists are. No timing is measured. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+
+#include "helpers.h"
+#include "model/model.h"
+#include "util/strbuf.h"
+
+/* Generous linear budgets: work and arena bytes per input byte, plus a constant. */
+#define STEPS_PER_BYTE 64u
+#define BYTES_PER_BYTE 96u
+#define FIXED_BYTES (4u << 20)
+/* A diagnostic never quotes a whole input-sized list. */
+#define MAX_MESSAGE 4096u
+
+typedef struct {
+  sc_arena *arena;
+  sc_report *report;
+  sc_status status;
+  unsigned long long steps;
+  size_t bytes;
+} bounded_run;
+
+/* Checks `text` (plus `extra_input` bytes given through the options, e.g. a target mesh) under limits
+ * linear in the input; fails the test if either is exceeded. The caller frees run->arena. */
+static bounded_run run_bounded(const char *text, size_t extra_input, const sc_options *opt) {
+  size_t input = strlen(text) + extra_input;
+  bounded_run run = {0};
+  run.arena = sc_arena_new(FIXED_BYTES + BYTES_PER_BYTE * input);
+  sc_arena_set_step_limit(run.arena, (unsigned long long)STEPS_PER_BYTE * input);
+  run.status = sc_check(run.arena, text, strlen(text), opt, &run.report);
+  run.steps = sc_arena_steps(run.arena);
+  run.bytes = sc_arena_used(run.arena);
+  cr_assert_eq(run.status, SC_OK, "%zu input bytes: %s (steps %llu, arena bytes %zu)", input,
+               run.report && run.report->failure ? run.report->failure : "?", run.steps, run.bytes);
+  for (size_t i = 0; i < run.report->ndiags; i++)
+    cr_assert_leq(strlen(run.report->diags[i].message), MAX_MESSAGE, "%s message of %zu bytes",
+                  run.report->diags[i].code, strlen(run.report->diags[i].message));
+  return run;
+}
+
+static const sc_diag *find_diag(const sc_report *r, const char *rule, const char *needle) {
+  for (size_t i = 0; i < r->ndiags; i++)
+    if (!strcmp(r->diags[i].rule, rule) && (!needle || strstr(r->diags[i].message, needle))) return &r->diags[i];
+  return NULL;
+}
+
+static char *take(sc_strbuf *b) {
+  char *s = sc_strbuf_take(b);
+  cr_assert_not_null(s);
+  return s;
+}
+
+/* A module whose only mesh has `naxes` size-1 axes "a0", "a1", ...; with `duplicate`, the last axis
+ * repeats the name of the first. */
+static char *module_with_mesh(uint32_t naxes, bool duplicate) {
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[");
+  for (uint32_t i = 0; i < naxes; i++) sc_strbuf_printf(&b, "%s\"a%u\"=1", i ? ", " : "", i);
+  if (duplicate) sc_strbuf_puts(&b, ", \"a0\"=1");
+  sc_strbuf_puts(&b, "]>\nfunc.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}\n");
+  return take(&b);
+}
+
+/* A target mesh of `naxes` size-1 axes; returns its size in bytes (names and sizes as a request has them). */
+static size_t size1_target(sc_arena *a, uint32_t naxes, sc_target_mesh *t) {
+  memset(t, 0, sizeof *t);
+  t->axes = sc_arena_calloc(a, naxes, sizeof *t->axes);
+  t->naxes = naxes;
+  size_t bytes = 0;
+  for (uint32_t i = 0; i < naxes; i++) {
+    t->axes[i].name = sc_arena_printf(a, "t%u", i);
+    t->axes[i].size = 1;
+    bytes += strlen(t->axes[i].name) + 3;
+  }
+  return bytes;
+}
+
+Test(linear_bounds, target_mesh_of_20000_axes) {
+  const char *module = "module attributes {mhlo.num_partitions = 2 : i32} {\n"
+                       "sdy.mesh @mesh = <[\"x\"=2]>\n"
+                       "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                       "  return %arg0 : tensor<8xf32>\n}\n}\n";
+  sc_arena *ta = sc_arena_new(0);
+  sc_target_mesh target;
+  size_t target_bytes = size1_target(ta, 20000, &target);
+  sc_options opt = {.mesh = &target};
+  bounded_run run = run_bounded(module, target_bytes, &opt);
+  const sc_diag *d = find_diag(run.report, "mesh-target", "was lowered for 2 devices");
+  cr_assert_not_null(d, "the 2-device module does not fit the 1-device target");
+  cr_assert_not_null(strstr(d->message, "\"t0\"=1, \"t1\"=1"), "%s", d->message);
+  cr_assert_not_null(strstr(d->message, "and 19968 more"), "%s", d->message);
+  sc_arena_free(run.arena);
+  sc_arena_free(ta);
+}
+
+Test(linear_bounds, module_mesh_of_8000_axes_vs_target) {
+  char *module = module_with_mesh(8000, false);
+  cr_assert_gt(strlen(module), 80000);
+  sc_arena *ta = sc_arena_new(0);
+  sc_target_mesh target;
+  size_t target_bytes = size1_target(ta, 1, &target);
+  target.axes[0].name = "x";
+  target.axes[0].size = 2;
+  sc_options opt = {.mesh = &target};
+  bounded_run run = run_bounded(module, target_bytes, &opt);
+  const sc_diag *d = find_diag(run.report, "mesh-target", "module mesh @mesh is");
+  cr_assert_not_null(d, "the module's 8000 axes are not the target's");
+  cr_assert_not_null(strstr(d->message, "and 7968 more"), "%s", d->message);
+  sc_arena_free(run.arena);
+  sc_arena_free(ta);
+  free(module);
+}
+
+/* `naxes` copies of the sub-axis "x":(1)2 in the one dimension of an all_gather operand. */
+static char *module_with_sub_axes(uint32_t naxes) {
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\n"
+                     "func.func @main(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{");
+  for (uint32_t i = 0; i < naxes; i++) sc_strbuf_printf(&b, "%s\"x\":(1)2", i ? ", " : "");
+  sc_strbuf_puts(&b, "}]>}) -> tensor<16xf32> {\n"
+                     "  %0 = sdy.all_gather [{}] %arg0 out_sharding=<@mesh, [{}]> : tensor<16xf32>\n"
+                     "  return %0 : tensor<16xf32>\n}\n");
+  return take(&b);
+}
+
+static void check_sub_axes(uint32_t naxes) {
+  char *module = module_with_sub_axes(naxes);
+  bounded_run run = run_bounded(module, 0, NULL);
+  cr_assert_not_null(find_diag(run.report, "sharding-duplicate-axis", "duplicate axis ref: \"x\":(1)2"));
+  const sc_diag *d = find_diag(run.report, "collective-result-sharding", "doesn't match expected sharding");
+  cr_assert_not_null(d, "the gathered dimension keeps its axes");
+  cr_assert_not_null(strstr(d->message, sc_arena_printf(run.arena, "and %u more", naxes - 32)), "%s", d->message);
+  sc_arena_free(run.arena);
+  free(module);
+}
+
+Test(linear_bounds, sub_axes_10000_in_one_dimension) { check_sub_axes(10000); }
+Test(linear_bounds, sub_axes_30000_in_one_dimension) { check_sub_axes(30000); }
+
+Test(linear_bounds, duplicate_axis_in_mesh_of_150000_axes) {
+  char *module = module_with_mesh(150000, true);
+  cr_assert_gt(strlen(module), 1800000);
+  bounded_run run = run_bounded(module, 0, NULL);
+  cr_assert_not_null(find_diag(run.report, "mesh-duplicate-axis", "duplicate axis name: \"a0\""));
+  sc_arena_free(run.arena);
+  free(module);
+}
+
+/* HLO whose parameter has an explicit tile assignment over `ndevices` devices; with `repeat`, the
+ * last device id is the first one again. */
+static char *hlo_with_tile_assignment(uint32_t ndevices, bool repeat) {
+  sc_strbuf b = {0};
+  sc_strbuf_printf(&b, "HloModule m, num_partitions=%u\n\nENTRY main {\n  p0 = f32[%u] parameter(0), sharding={devices=[%u]",
+                   ndevices, ndevices, ndevices);
+  for (uint32_t i = 0; i < ndevices; i++) sc_strbuf_printf(&b, "%s%u", i ? "," : "", repeat && i == ndevices - 1 ? 0 : i);
+  sc_strbuf_printf(&b, "}\n  ROOT c = f32[%u] copy(p0)\n}\n", ndevices);
+  return take(&b);
+}
+
+Test(linear_bounds, tile_assignment_of_200000_devices) {
+  char *hlo = hlo_with_tile_assignment(200000, false);
+  cr_assert_gt(strlen(hlo), 1280000);
+  bounded_run run = run_bounded(hlo, 0, NULL);
+  cr_assert_eq(run.report->errors, 0, "a permutation of 0..199999 is a valid tile assignment");
+  sc_arena_free(run.arena);
+  free(hlo);
+
+  hlo = hlo_with_tile_assignment(200000, true);
+  run = run_bounded(hlo, 0, NULL);
+  cr_assert_not_null(find_diag(run.report, "sharding-tile-assignment", "device 0 is not unique in tile assignment"));
+  sc_arena_free(run.arena);
+  free(hlo);
+}
+
+/* Verification loops poll the cancel flag through the arena's work meter: with the flag raised, the
+ * tile-assignment check of 200k devices stops inside its loop (longjmp 2), instead of finishing. */
+Test(linear_bounds, cancel_stops_tile_assignment_check) {
+  sc_arena *a = sc_arena_new(0);
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, "{devices=[200000]");
+  for (uint32_t i = 0; i < 200000; i++) sc_strbuf_printf(&b, "%s%u", i ? "," : "", i);
+  sc_strbuf_puts(&b, "}");
+  char *text = take(&b);
+  const char *error = NULL;
+  sc_sharding *s = sc_parse_gspmd_sharding(a, sc_span_of(text, (uint32_t)strlen(text)), 0, &error);
+  cr_assert_not_null(s, "%s", error);
+  sc_shape shape;
+  cr_assert(sc_parse_shape(a, sc_span_of("f32[200000]", 11), &shape));
+  cr_assert_null(sc_gspmd_validate(a, s, &shape, 200000, false), "valid when not cancelled");
+
+  volatile int cancel = 1;
+  jmp_buf env;
+  volatile bool stopped = false;
+  sc_arena_set_cancel(a, &cancel);
+  sc_arena_set_failure_jump(a, &env);
+  unsigned long long before = sc_arena_steps(a);
+  if (setjmp(env) == 2) stopped = true;
+  else sc_gspmd_validate(a, s, &shape, 200000, false);
+  sc_arena_set_failure_jump(a, NULL);
+  cr_assert(stopped, "the check noticed the cancel flag");
+  cr_assert_leq(sc_arena_steps(a) - before, 200000 + SC_ARENA_POLL_STEPS, "and stopped at its first poll");
+  sc_arena_free(a);
+  free(text);
+}

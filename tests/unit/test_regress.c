@@ -1,0 +1,36 @@
+/* Replays tests/regress/: inputs that once crashed, hung or took quadratic time (fuzzer finds and
+ * audit reproducers, see tests/regress/README.md). Each must give a report without a crash, within
+ * byte and step budgets linear in its size, and with every location inside the input. */
+#include <criterion/criterion.h>
+#include <glob.h>
+
+#include "helpers.h"
+
+Test(regress, every_input_checks_within_linear_budgets) {
+  glob_t g;
+  cr_assert_eq(glob("tests/regress/*", 0, NULL, &g), 0, "run from the repository root");
+  size_t replayed = 0;
+  for (size_t i = 0; i < g.gl_pathc; i++) {
+    if (strstr(g.gl_pathv[i], "README")) continue;
+    size_t len;
+    char *buf = test_read_file(g.gl_pathv[i], &len);
+    cr_assert_not_null(buf, "%s", g.gl_pathv[i]);
+    sc_arena *a = sc_arena_new((16u << 20) + 96 * len);
+    sc_arena_set_step_limit(a, 1000000ull + 64ull * len);
+    for (int split = 0; split < 2; split++) {
+      sc_options opt = {.split_input_file = split};
+      sc_report *r = NULL;
+      sc_status st = sc_check(a, buf, len, &opt, &r);
+      cr_assert_not_null(r, "%s", g.gl_pathv[i]);
+      cr_assert_eq(st, SC_OK, "%s: %s", g.gl_pathv[i], r->failure ? r->failure : "?");
+      for (size_t d = 0; d < r->ndiags; d++) cr_assert_leq(r->diags[d].offset, len, "%s", g.gl_pathv[i]);
+      free(sc_report_json(r, false));
+      free(sc_report_text(r, false));
+    }
+    sc_arena_free(a);
+    free(buf);
+    replayed++;
+  }
+  globfree(&g);
+  cr_assert_geq(replayed, 2, "tests/regress/ holds the regression inputs");
+}
