@@ -151,9 +151,19 @@ typedef struct {
  * provide the first bytes, in which case SC_ERR_LIMIT is returned and *out is NULL. */
 sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_options *options, sc_report **out);
 
-/* Parses a mesh spec "data=2,model=4:explicit" (optionally with ";devices=0,1,..."), into `arena`.
- * Returns 0, or -1 with a message (in arena) in *error. */
+/* Parses a mesh spec "data=2,model=4:explicit" (optionally with ";devices=0,1,..."), into `arena`,
+ * and validates it with sc_mesh_validate(). Returns 0, or -1 with a message (in arena) in *error. */
 int sc_mesh_parse(sc_arena *arena, const char *spec, sc_target_mesh *out, const char **error);
+
+/* The largest target mesh accepted (devices = product of the axis sizes). */
+#define SC_MAX_MESH_DEVICES (1ll << 24)
+/* Validates a target mesh however it was built (spec, RPC request, API): at least one axis; names
+ * non-empty and unique; sizes >= 1; at most SC_MAX_MESH_DEVICES devices; known axis types and
+ * platform; device ids, when given, one per device, each in [0, devices) and none twice. Returns 0,
+ * or -1 with *error set to a message naming the field ("mesh.device_ids[1]: device id 0 is a
+ * duplicate (mesh of 8 devices)"), allocated in `arena`. Linear in axes + device ids; thread-safe
+ * (per arena). */
+int sc_mesh_validate(sc_arena *arena, const sc_target_mesh *mesh, const char **error);
 
 const char *sc_format_name(sc_format f);
 const char *sc_severity_name(sc_severity s);
