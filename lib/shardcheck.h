@@ -200,14 +200,17 @@ typedef struct {
   /* helpUri of a rule = help_uri_base + code ("https://docs.example/rules/" -> ".../rules/SC0301");
    * NULL = SC_HELP_URI_DEFAULT for every rule. */
   const char *help_uri_base;
-  /* originalUriBaseIds["%SRCROOT%"].uri, an absolute file:// URI ending in '/'; NULL = left out. */
-  const char *source_root_uri;
+  /* The source root as an absolute directory path: originalUriBaseIds["%SRCROOT%"]; NULL = left out. */
+  const char *source_root;
   /* Resolves `path` (a module's input name, or a Python file from debug info when python_source) into
    * out[outsz]. The caller does the I/O (the library does none); called on the emitting thread.
    * NULL: module names are used as given (relative to %SRCROOT% unless absolute) and Python files
    * are never the primary location. */
   sc_path_kind (*locate)(void *user, const char *path, bool python_source, char *out, size_t outsz);
   void *user;
+  /* fingerprints[i][k]: diagnostic k of report i (a caller that dropped diagnostics after computing
+   * them passes the ones it kept); NULL = sc_report_fingerprints() of each report. */
+  const char *const *const *fingerprints;
 } sc_sarif_options;
 
 /* One SARIF 2.1.0 log with one run for any number of reports (the order given). Rules carry

@@ -5,6 +5,8 @@ set -e
 PKGS="build-essential pkg-config libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
 libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev python3 python3-grpcio python3-protobuf"
 [ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools valgrind openssl"
+# npm installs the SARIF schema validator at test time; a Node.js already on the machine will do.
+[ "$1" = "--test" ] && ! command -v npm >/dev/null 2>&1 && PKGS="$PKGS nodejs npm"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -74,7 +74,7 @@ static json_t *rule_json(const sc_rule *rule, const sc_sarif_options *o) {
   json_t *props = json_object();
   json_t *tags = json_array();
   json_array_append_new(tags, sc_jstr(rule->family));
-  json_array_append_new(tags, json_string("sharding"));
+  json_array_append_new(tags, json_string("jax")); /* never equal to a family: tags are unique */
   json_object_set_new(props, "tags", tags);
   json_object_set_new(props, "precision", json_string("high"));
   json_object_set_new(ro, "properties", props);
@@ -271,7 +271,7 @@ char *sc_report_sarif_many(const sc_report *const *reports, size_t nreports, con
   if (!a) return NULL;
   json_t *results = json_array();
   for (size_t i = 0; i < nreports; i++) {
-    const char **fps = sc_report_fingerprints(a, reports[i]);
+    const char *const *fps = o->fingerprints ? o->fingerprints[i] : sc_report_fingerprints(a, reports[i]);
     for (size_t k = 0; fps && k < reports[i]->ndiags; k++)
       json_array_append_new(results, result_json(o, reports[i], &reports[i]->diags[k], fps[k]));
   }
@@ -280,9 +280,15 @@ char *sc_report_sarif_many(const sc_report *const *reports, size_t nreports, con
   json_t *tool = json_object();
   json_object_set_new(tool, "driver", driver_json(o));
   json_object_set_new(run, "tool", tool);
-  if (o->source_root_uri) {
+  if (o->source_root && o->source_root[0] == '/') {
+    sc_strbuf u = {0};
+    sc_strbuf_puts(&u, "file://");
+    put_uri_path(&u, o->source_root);
+    if (o->source_root[strlen(o->source_root) - 1] != '/') sc_strbuf_puts(&u, "/");
+    char *uri = sc_strbuf_take(&u);
     json_t *base = json_object(), *root = json_object();
-    json_object_set_new(root, "uri", sc_jstr(o->source_root_uri));
+    json_object_set_new(root, "uri", sc_jstr(uri ? uri : "file:///"));
+    free(uri);
     json_object_set_new(base, "%SRCROOT%", root);
     json_object_set_new(run, "originalUriBaseIds", base);
   }
