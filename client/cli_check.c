@@ -1,6 +1,6 @@
-/* cli_check.c — `shardcheck check`: flags and config into settings, inputs checked in parallel (one
- * arena per input; locally) or one after another through the daemon (--server: its report JSON is read
- * back into an sc_report), then suppression, output in input order, and the exit status. */
+/* cli_check.c — `shardcheck check`: flags and config into settings, inputs checked in parallel (-j; one
+ * arena per input, in-process or through the daemon with one channel per thread, whose report JSON is
+ * read back into an sc_report), then suppression, output in input order, and the exit status. */
 #include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -246,7 +246,7 @@ static void set_error(input *x, const char *why) {
   if ((x->error = malloc(n))) snprintf(x->error, n, "%s: %s", x->path, why);
 }
 
-/* Local mode: one input, on a worker thread. */
+/* Local mode: one input. */
 static void check_local(const check_settings *s, input *x) {
   char *err = NULL;
   if (!x->buf && !(x->buf = read_all(x->path, &x->len, &err))) {
@@ -264,67 +264,71 @@ static void check_local(const check_settings *s, input *x) {
   }
 }
 
+/* --server: the daemon checks one input; its report JSON becomes an sc_report here. */
+static void check_remote(sc_rpc_client *c, const check_settings *s, input *x) {
+  char *err = NULL;
+  if (!x->buf && !(x->buf = read_all(x->path, &x->len, &err))) {
+    set_error(x, err);
+    free(err);
+    return;
+  }
+  sc_options opt = s->opt;
+  opt.input_name = input_name(s, x);
+  sc_rpc_render render = {SC_RPC_REPORT_JSON, false, false};
+  sc_rpc_check_result res;
+  if (sc_rpc_check(c, x->buf, x->len, &opt, &render, &res, &err) != 0) {
+    set_error(x, err ? err : "check failed");
+    free(err);
+    return;
+  }
+  const char *why = NULL;
+  x->arena = sc_arena_new(0);
+  x->report = x->arena ? report_from_json(x->arena, res.report, x->buf, x->len, &why) : NULL;
+  if (!x->report) set_error(x, why ? why : "out of memory");
+  sc_rpc_check_result_free(&res);
+}
+
+static sc_rpc_client *connect_server(const char *server, char **err) {
+  sc_rpc_config cfg = {0};
+  const char *ca = getenv("SHARDCHECK_TLS_CA"), *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
+  cfg.tls_ca = ca && *ca ? ca : NULL;
+  cfg.timeout_ms = timeout ? atoi(timeout) : 0;
+  return sc_rpc_connect(server, &cfg, err);
+}
+
 typedef struct {
   const check_settings *s;
   input_list *in;
   atomic_size_t next;
 } pool;
 
+/* Takes inputs until none is left; with --server over its own channel. */
 static void *worker(void *arg) {
   pool *p = arg;
-  for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->in->n;) check_local(p->s, &p->in->v[i]);
+  char *err = NULL;
+  sc_rpc_client *c = p->s->server ? connect_server(p->s->server, &err) : NULL;
+  for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->in->n;) {
+    input *x = &p->in->v[i];
+    if (!p->s->server) check_local(p->s, x);
+    else if (c) check_remote(c, p->s, x);
+    else set_error(x, err ? err : "cannot connect");
+  }
+  if (c) sc_rpc_close(c);
+  free(err);
   return NULL;
 }
 
-static void run_local(const check_settings *s, input_list *in) {
+/* Runs every input on up to -j threads (this one included); results stay in input order. */
+static void run_inputs(const check_settings *s, input_list *in) {
   pool p = {s, in, 0};
   size_t nthreads = (size_t)s->jobs < in->n ? (size_t)s->jobs : in->n;
   pthread_t *t = calloc(nthreads ? nthreads : 1, sizeof *t);
   size_t started = 0;
-  for (size_t i = 1; t && i < nthreads; i++) /* this thread is worker 0 */
+  for (size_t i = 1; t && i < nthreads; i++)
     if (pthread_create(&t[started], NULL, worker, &p) == 0) started++;
   worker(&p);
   for (size_t i = 0; i < started; i++) pthread_join(t[i], NULL);
   free(t);
-}
-
-/* --server: the daemon checks, its report JSON becomes an sc_report here. */
-static int run_remote(const check_settings *s, input_list *in) {
-  char *err = NULL;
-  sc_rpc_config cfg = {0};
-  const char *ca = getenv("SHARDCHECK_TLS_CA"), *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
-  cfg.tls_ca = ca && *ca ? ca : NULL;
-  cfg.timeout_ms = timeout ? atoi(timeout) : 0;
-  sc_rpc_client *c = sc_rpc_connect(s->server, &cfg, &err);
-  if (!c) {
-    fprintf(stderr, "shardcheck: %s\n", err ? err : "cannot connect");
-    free(err);
-    return EXIT_TROUBLE;
-  }
-  sc_rpc_render render = {SC_RPC_REPORT_JSON, false, false};
-  for (size_t i = 0; i < in->n; i++) {
-    input *x = &in->v[i];
-    if (!x->buf && !(x->buf = read_all(x->path, &x->len, &err))) {
-      set_error(x, err);
-      free(err), err = NULL;
-      continue;
-    }
-    sc_options opt = s->opt;
-    opt.input_name = input_name(s, x);
-    sc_rpc_check_result res;
-    const char *why = NULL;
-    if (sc_rpc_check(c, x->buf, x->len, &opt, &render, &res, &err) != 0) {
-      set_error(x, err ? err : "check failed");
-      free(err), err = NULL;
-      continue;
-    }
-    x->arena = sc_arena_new(0);
-    x->report = x->arena ? report_from_json(x->arena, res.report, x->buf, x->len, &why) : NULL;
-    if (!x->report) set_error(x, why ? why : "out of memory");
-    sc_rpc_check_result_free(&res);
-  }
-  sc_rpc_close(c);
-  return 0;
 }
 
 static bool gate(const check_settings *s, const totals *t) {
@@ -380,8 +384,9 @@ int cmd_check(int argc, char **argv) {
     if (s.dump_ops) {
       rc = s.server ? usage_error("%s", "--debug-dump-ops works only in local mode") : dump_all(&s, &in);
     } else {
-      rc = s.server ? run_remote(&s, &in) : (run_local(&s, &in), 0);
-      if (rc == 0) rc = finish(&s, &in);
+      if (in.n == 0) fprintf(stderr, "shardcheck: no modules found (%zu file%s skipped)\n", in.skipped, in.skipped == 1 ? "" : "s");
+      run_inputs(&s, &in);
+      rc = finish(&s, &in);
     }
   }
   inputs_free(&in);
