@@ -246,16 +246,23 @@ static void set_error(input *x, const char *why) {
   if ((x->error = malloc(n))) snprintf(x->error, n, "%s: %s", x->path, why);
 }
 
-/* Local mode: one input. */
-static void check_local(const check_settings *s, input *x) {
+/* The input's bytes and options; false (with x->error) when it cannot be read. */
+static bool load_input(const check_settings *s, input *x, sc_options *opt) {
   char *err = NULL;
   if (!x->buf && !(x->buf = read_all(x->path, &x->len, &err))) {
     set_error(x, err);
     free(err);
-    return;
+    return false;
   }
-  sc_options opt = s->opt;
-  opt.input_name = input_name(s, x);
+  *opt = s->opt;
+  opt->input_name = input_name(s, x);
+  return true;
+}
+
+/* Local mode: one input. */
+static void check_local(const check_settings *s, input *x) {
+  sc_options opt;
+  if (!load_input(s, x, &opt)) return;
   x->arena = sc_arena_new(0);
   sc_status st = x->arena ? sc_check(x->arena, x->buf, x->len, &opt, &x->report) : SC_ERR_LIMIT;
   if (st != SC_OK || !x->report) {
@@ -266,14 +273,9 @@ static void check_local(const check_settings *s, input *x) {
 
 /* --server: the daemon checks one input; its report JSON becomes an sc_report here. */
 static void check_remote(sc_rpc_client *c, const check_settings *s, input *x) {
+  sc_options opt;
   char *err = NULL;
-  if (!x->buf && !(x->buf = read_all(x->path, &x->len, &err))) {
-    set_error(x, err);
-    free(err);
-    return;
-  }
-  sc_options opt = s->opt;
-  opt.input_name = input_name(s, x);
+  if (!load_input(s, x, &opt)) return;
   sc_rpc_render render = {SC_RPC_REPORT_JSON, false, false};
   sc_rpc_check_result res;
   if (sc_rpc_check(c, x->buf, x->len, &opt, &render, &res, &err) != 0) {

@@ -158,6 +158,8 @@ run 1 "inline ignore of another code" "$CLI" check --source-root repo "$EX"
 sed -i 's/ignore\[SC0303\]/ignore/' repo/train.py
 run 0 "bare inline ignore" "$CLI" check --source-root repo "$EX"
 run 1 "no source root: file not found" "$CLI" check "$EX"
+sed 's|"train.py"|"/dev/zero"|' "$EX" >zero.mlir
+run 1 "a device named as the Python source is not read" timeout 60 "$CLI" check zero.mlir
 
 # --- fix: every machine-fixable module of tests/modules ------------------------------------------------
 nfix=0
