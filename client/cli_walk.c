@@ -1,26 +1,34 @@
-/* cli_walk.c — FILE and DIR arguments into inputs. Files named on the command line are checked as they
- * are; directories are walked recursively in sorted order (symbolic links to directories are not
+/* cli_walk.c — FILE and DIR arguments into inputs. Directories are walked recursively in sorted order (symbolic links to directories are not
  * followed) and a file is checked when
  *   - no --exclude glob matches it, and
  *   - it is *.mlir, *.mlirbc or *.hlo, or an --include glob matches it, or it is a *.txt whose content
  *     starts with `HloModule` (an XLA dump: *.before_optimizations.txt, *.after_*.txt — but not the
  *     *-buffer-assignment.txt, *.ll or memory-usage reports next to them).
  * Globs match the path below the walked directory or the file name (fnmatch). Other files are
- * skipped and counted. */
+ * skipped and counted. Files named on the command line are checked too, except *.txt files that are
+ * not HLO modules (a shell glob over a dump folder works like the folder). */
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 #define PEEK_BYTES 4096
 
+/* Blank space and `//` comment lines may come first (hand-written modules have a header comment). */
 bool looks_like_hlo_dump(const char *buf, size_t len) {
   size_t i = 0;
-  while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;
+  for (;;) {
+    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;
+    if (len - i < 2 || buf[i] != '/' || buf[i + 1] != '/') break;
+    const char *nl = memchr(buf + i, '\n', len - i);
+    if (!nl) return false;
+    i = (size_t)(nl - buf) + 1;
+  }
   return len - i >= 10 && memcmp(buf + i, "HloModule ", 10) == 0;
 }
 
@@ -102,6 +110,8 @@ int walk_inputs(char **args, int nargs, const check_settings *s, input_list *out
     struct stat st;
     if (strcmp(args[i], "-") != 0 && stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
       if (walk(s, args[i], "", out)) return EXIT_TROUBLE;
+    } else if (has_suffix(args[i], ".txt") && access(args[i], R_OK) == 0 && !txt_is_hlo(args[i])) {
+      out->skipped++; /* a shell glob over a dump folder: its reports next to its modules */
     } else if (push(out, args[i])) {
       return EXIT_TROUBLE;
     }

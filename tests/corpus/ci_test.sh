@@ -98,6 +98,8 @@ cp "$BAD" dump/sub/step.mlir
 cp "$HLO" dump/sub/other.hlo
 run 1 "walk a dump folder" "$CLI" check --quiet dump
 has out "^4 inputs checked: .*; 3 files skipped$" "dump folder: modules by content, others skipped"
+run 0 "a shell glob over the dump" sh -c "'$CLI' check --quiet dump/*.txt"
+has out "^2 inputs checked: .*; 2 files skipped$" "dump/*.txt: reports skipped by content"
 run 1 "walk with --exclude" "$CLI" check --quiet --exclude '*before_optimizations*' --exclude 'sub/*.hlo' dump
 has out "^2 inputs checked: .*; 5 files skipped$" "--exclude"
 run 1 "walk with --include" "$CLI" check --quiet --include '*.ll' dump
