@@ -185,13 +185,16 @@ static sc_path_kind locate(void *user, const char *path, bool python, char *out,
 static int render_sarif(FILE *out, const check_settings *s, const input_list *in) {
   const sc_report **reports = calloc(in->n ? in->n : 1, sizeof *reports);
   const char *const **fps = calloc(in->n ? in->n : 1, sizeof *fps);
+  const char **errors = calloc(in->n ? in->n : 1, sizeof *errors);
   char root[PATH_MAX];
-  if (!reports || !fps) return free(reports), free(fps), EXIT_TROUBLE;
-  size_t n = 0;
+  if (!reports || !fps || !errors) return free(reports), free(fps), free(errors), EXIT_TROUBLE;
+  size_t n = 0, nerrors = 0;
   for (size_t i = 0; i < in->n; i++)
     if (in->v[i].report) {
       fps[n] = in->v[i].fingerprints;
       reports[n++] = in->v[i].report;
+    } else {
+      errors[nerrors++] = in->v[i].error ? in->v[i].error : in->v[i].path;
     }
   sc_sarif_options o = {0};
   o.help_uri_base = s->help_uri_base;
@@ -199,9 +202,12 @@ static int render_sarif(FILE *out, const check_settings *s, const input_list *in
   o.locate = locate;
   o.user = (void *)s;
   o.fingerprints = fps;
+  o.tool_errors = errors;
+  o.ntool_errors = nerrors;
   char *text = sc_report_sarif_many(reports, n, &o);
   free(reports);
   free(fps);
+  free(errors);
   if (!text) return EXIT_TROUBLE;
   fprintf(out, "%s\n", text);
   free(text);

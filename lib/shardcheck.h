@@ -211,6 +211,10 @@ typedef struct {
   /* fingerprints[i][k]: diagnostic k of report i (a caller that dropped diagnostics after computing
    * them passes the ones it kept); NULL = sc_report_fingerprints() of each report. */
   const char *const *const *fingerprints;
+  /* Errors of the run itself (inputs that could not be checked): run.invocations[0] gets
+   * executionSuccessful = (n == 0) and one error notification each. NULL/0 = none. */
+  const char *const *tool_errors;
+  size_t ntool_errors;
 } sc_sarif_options;
 
 /* One SARIF 2.1.0 log with one run for any number of reports (the order given). Rules carry

@@ -264,6 +264,23 @@ static json_t *driver_json(const sc_sarif_options *o) {
   return driver;
 }
 
+/* GitHub shows a run's tool errors (toolExecutionNotifications) next to its alerts. */
+static json_t *invocations_json(const sc_sarif_options *o) {
+  json_t *inv = json_object(), *notes = json_array();
+  json_object_set_new(inv, "executionSuccessful", json_boolean(o->ntool_errors == 0));
+  for (size_t i = 0; i < o->ntool_errors; i++) {
+    json_t *n = json_object();
+    json_object_set_new(n, "level", json_string("error"));
+    json_object_set_new(n, "message", text_obj("text", o->tool_errors[i]));
+    json_array_append_new(notes, n);
+  }
+  if (json_array_size(notes)) json_object_set_new(inv, "toolExecutionNotifications", notes);
+  else json_decref(notes);
+  json_t *all = json_array();
+  json_array_append_new(all, inv);
+  return all;
+}
+
 char *sc_report_sarif_many(const sc_report *const *reports, size_t nreports, const sc_sarif_options *options) {
   static const sc_sarif_options defaults;
   const sc_sarif_options *o = options ? options : &defaults;
@@ -292,6 +309,7 @@ char *sc_report_sarif_many(const sc_report *const *reports, size_t nreports, con
     json_object_set_new(base, "%SRCROOT%", root);
     json_object_set_new(run, "originalUriBaseIds", base);
   }
+  json_object_set_new(run, "invocations", invocations_json(o));
   json_object_set_new(run, "results", results);
   json_t *runs = json_array();
   json_array_append_new(runs, run);

@@ -52,6 +52,11 @@ pycheck "Python file is the primary location" py.sarif \
 run 1 "sarif without the Python file" "$CLI" check --format sarif "$EX"
 pycheck "module primary when the Python file is absent" out \
   '(lambda r: r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("pallas_kernel_outside_shard_map.mlir") and r["relatedLocations"][0]["id"] == 1 and "](1)" in r["message"]["text"])(d["runs"][0]["results"][0])'
+run 2 "sarif with an unreadable input" "$CLI" check --format sarif "$BAD" "$tmp/missing.mlir"
+cp out err.sarif
+node "$ROOT/tests/sarif/validate_sarif.js" "$NODE_MODULES" err.sarif >val.out 2>&1 && ok || { bad "SARIF validation (tool error)"; cat val.out; }
+pycheck "tool errors in invocations" err.sarif \
+  '(lambda inv: inv["executionSuccessful"] is False and "missing.mlir" in inv["toolExecutionNotifications"][0]["message"]["text"])(d["runs"][0]["invocations"][0]) and len(d["runs"][0]["results"]) == 1'
 run 0 "stdin with a name" sh -c "printf 'module {}\n' | '$CLI' check --format sarif --stdin-filename 'my file#1.mlir' -"
 run 1 "stdin with a name and a finding" sh -c "'$CLI' check --format sarif --stdin-filename 'my file#1.mlir' - < '$BAD'"
 pycheck "stdin name percent-encoded" out 'd["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20file%231.mlir"'
