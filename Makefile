@@ -172,7 +172,15 @@ $(BUILD)/tests/%: tests/corpus/%.c $(LIBSC) | $(DEPS_OK)
 unit: $(UNIT_BIN)
 	@failed=""; for t in $(UNIT_BIN); do echo "== $$t"; timeout 900 $$t --jobs 2 || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
-corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK)
+# The official SARIF 2.1.0 schema and ajv (pinned by tests/sarif/package-lock.json), for ci_test.sh.
+NPM_SARIF := $(BUILD)/npm-sarif/.stamp
+$(NPM_SARIF): tests/sarif/package.json tests/sarif/package-lock.json | $(TEST_DEPS_OK)
+	@mkdir -p $(@D)
+	cp tests/sarif/package.json tests/sarif/package-lock.json $(@D)/
+	cd $(@D) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK) $(NPM_SARIF)
 	@failed=""; for t in $(CORPUS_BIN); do echo "== $$t"; timeout 900 $$t --jobs 2 || failed="$$failed $$t"; done; \
 	  for t in tests/corpus/*.sh; do echo "== $$t"; SC_BUILD=$(BUILD) sh $$t || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi

@@ -37,52 +37,6 @@ static sc_rpc_client *connect_or_complain(const char *server) {
   return c;
 }
 
-int remote_check(const char *server, char **files, int nfiles, sc_options *opt, const char *format, bool color) {
-  sc_rpc_client *c = connect_or_complain(server);
-  if (!c)
-    return EXIT_TROUBLE;
-  bool json = strcmp(format, "json") == 0, text = strcmp(format, "text") == 0;
-  bool json_array = json && nfiles > 1;
-  sc_rpc_render render = {json ? SC_RPC_REPORT_JSON : text ? SC_RPC_REPORT_TEXT : SC_RPC_REPORT_SARIF, !json_array,
-                          color};
-  int rc = 0;
-  if (json_array)
-    fputs("[", stdout);
-  for (int i = 0; i < nfiles; i++) {
-    const char *path = files[i];
-    size_t len = 0;
-    const char *ioerr = NULL;
-    char *buf = sc_rpc_read_input(path, &len, &ioerr);
-    if (!buf) {
-      fprintf(stderr, "shardcheck: %s: %s\n", path, ioerr);
-      rc = EXIT_TROUBLE;
-      continue;
-    }
-    opt->input_name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    sc_rpc_check_result res;
-    char *err = NULL;
-    if (sc_rpc_check(c, buf, len, opt, &render, &res, &err) != 0) {
-      fprintf(stderr, "shardcheck: %s: %s\n", path, err ? err : "check failed");
-      free(err);
-      rc = EXIT_TROUBLE;
-    } else {
-      if (json_array && i > 0)
-        fputs(",", stdout);
-      fputs(res.report, stdout);
-      if (!json_array && !text)
-        fputc('\n', stdout);
-      if (res.errors && rc == 0)
-        rc = EXIT_FINDINGS;
-      sc_rpc_check_result_free(&res);
-    }
-    free(buf);
-  }
-  if (json_array)
-    fputs("]\n", stdout);
-  sc_rpc_close(c);
-  return rc;
-}
-
 int remote_rules(const char *server, bool json) {
   sc_rpc_client *c = connect_or_complain(server);
   if (!c)

@@ -9,9 +9,7 @@
 
 #include "shardcheck.h"
 
-/* `shardcheck check FILE...`: format is "text", "json" or "sarif"; opt->mesh etc. travel with each
- * request; opt->input_name is set per file. Modules over 1 MiB go through CheckStream. */
-int remote_check(const char *server, char **files, int nfiles, sc_options *opt, const char *format, bool color);
+/* (`check --server` is client/cli_check.c: the daemon's report JSON, filtered and rendered locally.) */
 int remote_rules(const char *server, bool json);
 int remote_explain(const char *server, char **codes, int ncodes);
 /* `shardcheck health`: prints SERVING / NOT_SERVING; 0 when serving. */

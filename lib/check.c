@@ -81,7 +81,6 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
   SC_VEC(sc_mesh_axis) axes = {0};
   SC_VEC(int64_t) devs = {0};
   const char *p = spec;
-  int64_t total = 1;
   while (*p && *p != ';') {
     const char *name = p;
     while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
@@ -95,7 +94,7 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
       return -1;
     }
     p++;
-    if (!parse_i64(&p, &ax.size) || ax.size < 1) {
+    if (!parse_i64(&p, &ax.size)) {
       *error = sc_arena_printf(a, "mesh spec: axis '%s' needs a positive integer size", ax.name);
       return -1;
     }
@@ -113,16 +112,6 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
         return -1;
       }
     }
-    for (size_t i = 0; i < axes.n; i++)
-      if (!strcmp(axes.v[i].name, ax.name)) {
-        *error = sc_arena_printf(a, "mesh spec: axis '%s' appears twice", ax.name);
-        return -1;
-      }
-    if (total > INT64_MAX / ax.size) {
-      *error = sc_arena_strdup(a, "mesh spec: too many devices");
-      return -1;
-    }
-    total *= ax.size;
     SC_PUSH(a, axes, ax);
     if (*p == ',') p++;
     else if (*p && *p != ';') {
@@ -157,15 +146,11 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
       return -1;
     }
   }
-  if (devs.n && (int64_t)devs.n != total) {
-    *error = sc_arena_printf(a, "mesh spec: %zu device ids given for a mesh of %lld devices", devs.n, (long long)total);
-    return -1;
-  }
   out->axes = axes.v;
   out->naxes = axes.n;
   out->device_ids = devs.v;
   out->ndevice_ids = devs.n;
-  return 0;
+  return sc_mesh_validate(a, out, error);
 }
 
 static void sha256_hex(const char *buf, size_t len, char out[65]) {
@@ -308,6 +293,10 @@ static sc_status check_body(check_run *run) {
   sc_rule_selection sel;
   const char *error = NULL;
   if (sc_rule_select(arena, opt->rules, &sel, &error)) {
+    r->failure = error;
+    return SC_ERR_INVALID;
+  }
+  if (opt->mesh && sc_mesh_validate(arena, opt->mesh, &error)) {
     r->failure = error;
     return SC_ERR_INVALID;
   }

@@ -151,9 +151,19 @@ typedef struct {
  * provide the first bytes, in which case SC_ERR_LIMIT is returned and *out is NULL. */
 sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_options *options, sc_report **out);
 
-/* Parses a mesh spec "data=2,model=4:explicit" (optionally with ";devices=0,1,..."), into `arena`.
- * Returns 0, or -1 with a message (in arena) in *error. */
+/* Parses a mesh spec "data=2,model=4:explicit" (optionally with ";devices=0,1,..."), into `arena`,
+ * and validates it with sc_mesh_validate(). Returns 0, or -1 with a message (in arena) in *error. */
 int sc_mesh_parse(sc_arena *arena, const char *spec, sc_target_mesh *out, const char **error);
+
+/* The largest target mesh accepted (devices = product of the axis sizes). */
+#define SC_MAX_MESH_DEVICES (1ll << 24)
+/* Validates a target mesh however it was built (spec, RPC request, API): at least one axis; names
+ * non-empty and unique; sizes >= 1; at most SC_MAX_MESH_DEVICES devices; known axis types and
+ * platform; device ids, when given, one per device, each in [0, devices) and none twice. Returns 0,
+ * or -1 with *error set to a message naming the field ("mesh.device_ids[1]: device id 0 is a
+ * duplicate (mesh of 8 devices)"), allocated in `arena`. Linear in axes + device ids; thread-safe
+ * (per arena). */
+int sc_mesh_validate(sc_arena *arena, const sc_target_mesh *mesh, const char **error);
 
 const char *sc_format_name(sc_format f);
 const char *sc_severity_name(sc_severity s);
@@ -162,10 +172,64 @@ const char *sc_axis_type_name(sc_axis_type t);
 int sc_platform_parse(const char *s, sc_platform *out);   /* 0 or -1 */
 int sc_format_parse(const char *s, sc_format *out);       /* 0 or -1; "auto|stablehlo|mlir|hlo" */
 
-/* Report emitters. Each returns a malloc'd NUL-terminated string the caller free()s, or NULL on OOM. */
+/* Report emitters. Each returns a malloc'd NUL-terminated string the caller free()s, or NULL on OOM.
+ * They read the report only; any thread may render any report it may read. */
 char *sc_report_json(const sc_report *report, bool pretty);
-char *sc_report_sarif(const sc_report *report);
+char *sc_report_sarif(const sc_report *report); /* = sc_report_sarif_many(&report, 1, NULL) */
 char *sc_report_text(const sc_report *report, bool color);
+
+typedef struct {
+  bool color;   /* ANSI colours */
+  bool summary; /* end with the "NAME: E errors, W warnings, N notes" line */
+} sc_text_options;
+/* Text with options (NULL = no colour, with the summary line). The input name, messages and source
+ * lines are escaped (control characters as \xNN or '?'), names are cut at 256 bytes. */
+char *sc_report_text_ex(const sc_report *report, const sc_text_options *options);
+
+/* Where a file named by a report is, for SARIF artifact URIs. */
+typedef enum {
+  SC_PATH_MISSING = 0, /* no such file */
+  SC_PATH_UNDER_ROOT,  /* `out` holds the path relative to the source root ("src/model.py") */
+  SC_PATH_ABSOLUTE,    /* `out` holds an absolute path outside the source root */
+} sc_path_kind;
+
+#define SC_HOMEPAGE "https://github.com/shardcheck/shardcheck"
+#define SC_HELP_URI_DEFAULT SC_HOMEPAGE "/blob/main/README.md#what-is-checked"
+
+typedef struct {
+  /* helpUri of a rule = help_uri_base + code ("https://docs.example/rules/" -> ".../rules/SC0301");
+   * NULL = SC_HELP_URI_DEFAULT for every rule. */
+  const char *help_uri_base;
+  /* The source root as an absolute directory path: originalUriBaseIds["%SRCROOT%"]; NULL = left out. */
+  const char *source_root;
+  /* Resolves `path` (a module's input name, or a Python file from debug info when python_source) into
+   * out[outsz]. The caller does the I/O (the library does none); called on the emitting thread.
+   * NULL: module names are used as given (relative to %SRCROOT% unless absolute) and Python files
+   * are never the primary location. */
+  sc_path_kind (*locate)(void *user, const char *path, bool python_source, char *out, size_t outsz);
+  void *user;
+  /* fingerprints[i][k]: diagnostic k of report i (a caller that dropped diagnostics after computing
+   * them passes the ones it kept); NULL = sc_report_fingerprints() of each report. */
+  const char *const *const *fingerprints;
+  /* Errors of the run itself (inputs that could not be checked): run.invocations[0] gets
+   * executionSuccessful = (n == 0) and one error notification each. NULL/0 = none. */
+  const char *const *tool_errors;
+  size_t ntool_errors;
+} sc_sarif_options;
+
+/* One SARIF 2.1.0 log with one run for any number of reports (the order given). Rules carry
+ * descriptions, help (text and markdown: the explain page), helpUri, tags and default levels;
+ * results carry ruleId/ruleIndex/level, partialFingerprints (sc_report_fingerprints), regions with
+ * end positions, logical locations, machine fixes. A result's primary location is the Python line
+ * when `locate` finds the file under the source root (or the module has no lines), with the module
+ * location as relatedLocation id 1 linked from the message; otherwise the module. */
+char *sc_report_sarif_many(const sc_report *const *reports, size_t nreports, const sc_sarif_options *options);
+
+/* A stable identity for each diagnostic of `report`, for baselines and SARIF partialFingerprints:
+ * 16 hex digits of SHA-256 over code, function, op, custom call target and the occurrence number of
+ * that tuple in the report — no line numbers, so unrelated edits keep it. Returns an array of
+ * report->ndiags strings in `arena` (NULL if the arena is exhausted). Linear in the diagnostics. */
+const char **sc_report_fingerprints(sc_arena *arena, const sc_report *report);
 
 /* Rules and the code catalog (static data; valid for the life of the process). */
 typedef struct sc_rule sc_rule;
@@ -187,6 +251,8 @@ size_t sc_catalog_count(void);
 const sc_catalog_entry *sc_catalog_at(size_t i);
 /* The long explanation page for `code` as text. malloc'd; NULL if the code is unknown. */
 char *sc_explain_text(const char *code);
+/* The same page as Markdown (SARIF help.markdown, `explain --format markdown`). */
+char *sc_explain_markdown(const char *code);
 /* A stable hash of the rule set and catalog, for cache keys ("rules version"). */
 const char *sc_rules_version(void);
 

@@ -12,7 +12,22 @@
 #include "handlers.h"
 #include "shardcheck.h"
 
-#define MAX_MESH_DEVICES (1ll << 24)
+/* The request's mesh as the library's sc_target_mesh (names and ids borrowed from the request). */
+static int target_mesh_from_request(sc_arena *a, const Shardcheck__V1__TargetMesh *m, sc_target_mesh *out) {
+  out->naxes = m->n_axes;
+  out->axes = sc_arena_calloc(a, m->n_axes ? m->n_axes : 1, sizeof *out->axes);
+  if (!out->axes)
+    return -1;
+  for (size_t i = 0; i < m->n_axes; i++) {
+    out->axes[i].name = m->axes[i]->name;
+    out->axes[i].size = m->axes[i]->size;
+    out->axes[i].type = (sc_axis_type)m->axes[i]->type;
+  }
+  out->device_ids = m->n_device_ids ? m->device_ids : NULL;
+  out->ndevice_ids = m->n_device_ids;
+  out->platform = (sc_platform)m->platform;
+  return 0;
+}
 
 int check_validate(const Shardcheck__V1__CheckRequest *req, rpc_reply *r) {
   if ((unsigned)req->format > SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_HLO) {
@@ -38,66 +53,23 @@ int check_validate(const Shardcheck__V1__CheckRequest *req, rpc_reply *r) {
   const Shardcheck__V1__TargetMesh *m = req->mesh;
   if (!m)
     return 0;
-  if (m->n_axes == 0) {
-    rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes: a target mesh needs at least one axis");
+  /* The library's validator, the same local mode runs on --mesh: one set of rules, one wording. */
+  sc_arena *a = sc_arena_new(0);
+  if (!a) {
+    rpc_reply_error(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     return -1;
   }
-  if ((unsigned)m->platform > SHARDCHECK__V1__PLATFORM__PLATFORM_CPU) {
-    rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.platform: unknown platform %d", (int)m->platform);
-    return -1;
+  sc_target_mesh mesh = {0};
+  int rc = target_mesh_from_request(a, m, &mesh);
+  const char *error = NULL;
+  if (rc)
+    rpc_reply_error(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  else if (sc_mesh_validate(a, &mesh, &error)) {
+    rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "%s", error);
+    rc = -1;
   }
-  int64_t devices = 1;
-  for (size_t i = 0; i < m->n_axes; i++) {
-    const Shardcheck__V1__MeshAxis *a = m->axes[i];
-    if (!a->name[0]) {
-      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes[%zu].name: empty axis name", i);
-      return -1;
-    }
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(m->axes[j]->name, a->name) == 0) {
-        rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes[%zu].name: duplicate axis \"%.64s\"", i, a->name);
-        return -1;
-      }
-    if (a->size < 1) {
-      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes[%zu].size: axis \"%.64s\" has size %lld, must be >= 1",
-                      i, a->name, (long long)a->size);
-      return -1;
-    }
-    if ((unsigned)a->type > SHARDCHECK__V1__AXIS_TYPE__AXIS_TYPE_MANUAL) {
-      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes[%zu].type: unknown axis type %d", i, (int)a->type);
-      return -1;
-    }
-    if (a->size > MAX_MESH_DEVICES || devices * a->size > MAX_MESH_DEVICES) {
-      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.axes: more than %lld devices", (long long)MAX_MESH_DEVICES);
-      return -1;
-    }
-    devices *= a->size;
-  }
-  if (m->n_device_ids) {
-    if ((int64_t)m->n_device_ids != devices) {
-      rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.device_ids: %zu ids for a mesh of %lld devices",
-                      m->n_device_ids, (long long)devices);
-      return -1;
-    }
-    unsigned char *seen = calloc((size_t)devices, 1);
-    if (!seen) {
-      rpc_reply_error(r, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-      return -1;
-    }
-    for (size_t i = 0; i < m->n_device_ids; i++) {
-      int64_t d = m->device_ids[i];
-      const char *why = d < 0 || d >= devices ? "out of range" : seen[d] ? "duplicate" : NULL;
-      if (why) {
-        rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "mesh.device_ids[%zu]: device id %lld is %s (mesh of %lld devices)",
-                        i, (long long)d, why, (long long)devices);
-        free(seen);
-        return -1;
-      }
-      seen[d] = 1;
-    }
-    free(seen);
-  }
-  return 0;
+  sc_arena_free(a);
+  return rc;
 }
 
 /* --- cache key: length-prefixed fields, so no two requests share an encoding --- */
@@ -264,18 +236,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
   }
   sc_target_mesh mesh = {0};
   const Shardcheck__V1__TargetMesh *m = req->mesh;
-  if (m) {
-    mesh.naxes = m->n_axes;
-    mesh.axes = sc_arena_calloc(arena, m->n_axes, sizeof *mesh.axes);
-    for (size_t i = 0; mesh.axes && i < m->n_axes; i++) {
-      mesh.axes[i].name = m->axes[i]->name;
-      mesh.axes[i].size = m->axes[i]->size;
-      mesh.axes[i].type = (sc_axis_type)m->axes[i]->type;
-    }
-    mesh.device_ids = m->n_device_ids ? m->device_ids : NULL;
-    mesh.ndevice_ids = m->n_device_ids;
-    mesh.platform = (sc_platform)m->platform;
-  }
+  bool mesh_ok = !m || target_mesh_from_request(arena, m, &mesh) == 0;
   sc_options opt = {0};
   opt.input_format = (sc_format)req->format;
   opt.input_name = req->file_name[0] ? req->file_name : NULL;
@@ -288,7 +249,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
   opt.max_ops = ops;
   opt.cancel = j->cancel;
   sc_report *rep = NULL;
-  sc_status st = m && !mesh.axes ? SC_ERR_LIMIT : sc_check(arena, (const char *)mod, len, &opt, &rep);
+  sc_status st = !mesh_ok ? SC_ERR_LIMIT : sc_check(arena, (const char *)mod, len, &opt, &rep);
   const char *failure = rep && rep->failure ? rep->failure : "";
   switch (st) {
   case SC_OK: {

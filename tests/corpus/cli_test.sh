@@ -22,7 +22,7 @@ grep -q '^40:7 depth=3 op=stablehlo.collective_permute func=main .* src=third_pa
   && ok || bad "debug dump lacks the collective_permute location and Python source"
 expect_rc 0 "clean JAX module" $CLI check "$m"
 expect_rc 0 "json format" $CLI check --format json "$m"
-/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["schema"]=="shardcheck.report.v1"; assert r["input"]["ops"]==8, r["input"]; assert r["summary"]=={"errors":0,"warnings":0,"notes":0}' "$tmp/out" \
+/usr/bin/python3 -c 'import json,sys; w=json.load(open(sys.argv[1])); assert w["schema"]=="shardcheck.results.v1" and len(w["reports"])==1; r=w["reports"][0]; assert r["schema"]=="shardcheck.report.v1"; assert r["input"]["ops"]==8, r["input"]; assert r["summary"]=={"errors":0,"warnings":0,"notes":0}' "$tmp/out" \
   && ok || bad "report JSON shape"
 expect_rc 0 "sarif format" $CLI check --format sarif "$m"
 /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["version"]=="2.1.0"; assert r["runs"][0]["tool"]["driver"]["name"]=="shardcheck"' "$tmp/out" \
@@ -46,7 +46,7 @@ grep -q '^    5 | }}$' "$tmp/text" && ok || bad "text format shows the source li
 # split-input-file keeps whole-file line numbers.
 printf 'func.func @a() {\n  return\n}\n// -----\nfunc.func @b() {\n  %%0 = d.op(\n}\n' >"$tmp/split.mlir"
 $CLI check --split-input-file --format json "$tmp/split.mlir" >"$tmp/out" 2>&1
-/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); d=r["diagnostics"]; assert len(d)==1 and d[0]["location"]["line"]==7, d' "$tmp/out" \
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["reports"][0]; d=r["diagnostics"]; assert len(d)==1 and d[0]["location"]["line"]==7, d' "$tmp/out" \
   && ok || bad "split-input-file line numbers"
 
 # A GSPMD/HLO module names no mesh axes: the made-up mesh never leaks into what users read.

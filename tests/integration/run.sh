@@ -120,9 +120,14 @@ else
   big=$TMP/big.mlir
   cat "$CORPUS"/jax/jax_backcompat/annotate_data_placement__0.mlir >"$big"
   awk 'BEGIN { s = sprintf("%1020s", ""); gsub(/ /, "x", s); for (i = 0; i < 3000; i++) print "// " s }' >>"$big"
+  # Client-side features (baselines, gating, SARIF of many modules, ...) work the same over the daemon.
+  "$CLI" check --write-baseline "$TMP/kernel.baseline" tests/modules/kernel 2>/dev/null
   for args in "--format json $big" "--split-input-file --format json $CORPUS/shardy/verifier/$(ls $CORPUS/shardy/verifier | head -1)" \
     "--mesh x=2,y=4:explicit --platform tpu --format sarif $CORPUS/jax/jax_backcompat/$(ls $CORPUS/jax/jax_backcompat | head -1)" \
-    "--rules syntax --min-severity error --format json $(sed -n 5p "$TMP/corpus.all")"; do
+    "--rules syntax --min-severity error --format json $(sed -n 5p "$TMP/corpus.all")" \
+    "--format sarif -j 2 tests/modules/kernel examples" "--format json --max-diagnostics 3 --statistics tests/modules/callback" \
+    "--fail-on warning --statistics tests/modules/kernel" "--baseline $TMP/kernel.baseline tests/modules" \
+    "--format gitlab --no-inline-ignores tests/modules/manual"; do
     # shellcheck disable=SC2086
     "$CLI" check $args >"$TMP/local.out" 2>/dev/null
     lrc=$?

@@ -194,6 +194,12 @@ def t_rules_and_explain(ctx):
     expect_status(rpc_error(c.explain, c.ExplainRequest(code=""), timeout=10), grpc.StatusCode.INVALID_ARGUMENT, "code")
 
 
+def sarif_results(text):
+    run = json.loads(text)["runs"][0]
+    return [(r["ruleId"], r["level"], r["partialFingerprints"], r["message"]["text"].split(" (")[0])
+            for r in run["results"]]
+
+
 def compare_corpus(ctx, files, fmt_name, fmt_enum, extra_cli=(), **req_kw):
     mismatches = []
     for path in files:
@@ -208,7 +214,12 @@ def compare_corpus(ctx, files, fmt_name, fmt_enum, extra_cli=(), **req_kw):
                 continue
             mismatches.append(f"{path}: server {e.code()} {e.details()}, local exit {rc}")
             continue
-        got = resp.report if fmt_name == "text" else resp.report + "\n"
+        if fmt_name == "json":  # the CLI wraps reports in shardcheck.results.v1; each is the daemon's object
+            got, want = json.loads(resp.report), json.loads(want)["reports"][0]
+        elif fmt_name == "sarif":  # the CLI knows the filesystem (source root, Python files): same results
+            got, want = sarif_results(resp.report), sarif_results(want)
+        else:
+            got = resp.report
         if got != want:
             mismatches.append(f"{path}: report differs from local mode")
         elif (resp.summary.errors > 0) != (rc == 1):
@@ -255,9 +266,10 @@ def t_cache(ctx):
                      timeout=60)
     if r3.cache_hit:
         fail("a different file name was answered from the cache (the name is in the report)")
+    # (A compact JSON of this module may be cached already: `check --server` asks for exactly that.)
     r4 = ctx.c.check(check_req(ctx, path, options={"pretty": False}), timeout=60)
-    if r4.cache_hit or r4.report == r1.report:
-        fail("different rendering options were answered from the cache")
+    if r4.report == r1.report or json.loads(r4.report) != json.loads(r1.report):
+        fail("different rendering options were answered with the other rendering")
 
 
 def t_errors(ctx):
@@ -332,7 +344,7 @@ def t_size_limits(ctx):
     hdr = c.CheckRequest(file_name=f.name)
     hdr.options.pretty = True
     resp = stream(ctx, hdr, data)
-    check_eq(resp.report + "\n", want, "CheckStream report vs local mode")
+    check_eq(json.loads(resp.report), json.loads(want)["reports"][0], "CheckStream report vs local mode")
     check_eq(resp.module_bytes, len(data), "module_bytes")
     # Over max_module_bytes: refused with the limit named.
     over = b"// pad\n" * ((ctx.max_module_bytes + (1 << 20)) // 7)
@@ -465,8 +477,63 @@ def t_reload(ctx):
     poll(lambda: caps().limits.max_inflight == before, "max_inflight to return")
 
 
+# Target mesh specs through local mode (`--mesh SPEC`) and the daemon (the same mesh as a request):
+# one validator (sc_mesh_validate), so the same verdict and the same words for every spec.
+MESH_SPECS = [
+    "x=2", "data=2,model=4", "x=4:explicit,y=2:manual", "x=2,y=2;devices=3,2,1,0", "x=1",
+    "data=2,model=4;devices=0,0,0,0,0,0,0,0",  # duplicate device id (accepted locally before)
+    "x=2,x=2", "x=0", "x=4;devices=0,1,2", "x=4;devices=0,1,2,9", "x=4;devices=0,1,2,1",
+    "a=2,b=2,a=3", "x=16777217", "x=4096,y=4097", "x=2;platform=gpu", "x=2,y=0:explicit",
+]
+
+
+def mesh_request(ctx, path, spec):
+    req = check_req(ctx, path)
+    axes, *sections = spec.split(";")
+    types = {"auto": "AXIS_TYPE_AUTO", "explicit": "AXIS_TYPE_EXPLICIT", "manual": "AXIS_TYPE_MANUAL"}
+    for ax in axes.split(","):
+        name, rest = ax.split("=")
+        size, _, typ = rest.partition(":")
+        req.mesh.axes.add(name=name, size=int(size), type=ctx.p.enum("shardcheck.v1.AxisType", types[typ or "auto"]))
+    for sec in sections:
+        key, val = sec.split("=")
+        if key == "devices":
+            req.mesh.device_ids.extend(int(d) for d in val.split(","))
+        else:
+            req.mesh.platform = ctx.p.enum("shardcheck.v1.Platform", "PLATFORM_" + val.upper())
+    return req
+
+
+def t_mesh_validator_matches_local(ctx):
+    path = "tests/modules/kernel/kernel-cpu-platform.good.mlir"
+    rejected = 0
+    for spec in MESH_SPECS:
+        p = subprocess.run([ctx.cli, "check", "--format", "json", "--mesh", spec, path], capture_output=True, text=True)
+        local_err = None
+        if p.returncode == 2:
+            prefix = "shardcheck: --mesh: "
+            line = p.stderr.strip()
+            if not line.startswith(prefix):
+                fail(f"--mesh {spec}: unexpected local error {line!r}")
+            local_err = line[len(prefix):]
+        elif p.returncode not in (0, 1):
+            fail(f"--mesh {spec}: local exit {p.returncode}")
+        try:
+            ctx.c.check(mesh_request(ctx, path, spec), timeout=30)
+            remote_err = None
+        except grpc.RpcError as e:
+            if e.code() != grpc.StatusCode.INVALID_ARGUMENT:
+                fail(f"--mesh {spec}: daemon said {e.code()} {e.details()}")
+            remote_err = e.details()
+        check_eq(remote_err, local_err, f"mesh {spec!r}: daemon vs local verdict")
+        rejected += local_err is not None
+    if rejected != 10:
+        fail(f"{rejected} of {len(MESH_SPECS)} specs rejected, expected 10")
+    print(f"    {len(MESH_SPECS)} mesh specs: local and daemon agree ({rejected} rejected with the same text)")
+
+
 MAIN = [t_health, t_capabilities, t_rules_and_explain, t_reports_match_local, t_options_match_local, t_cache,
-        t_errors, t_size_limits, t_concurrent_200, t_reflection, t_metrics_and_log, t_reload]
+        t_errors, t_mesh_validator_matches_local, t_size_limits, t_concurrent_200, t_reflection, t_metrics_and_log, t_reload]
 
 
 # --- group: slow (--debug-delay-ms, small --max-inflight) -----------------------------------------

@@ -133,3 +133,76 @@ Test(report, invalid_utf8_in_names_still_gives_valid_json) {
   json_decref(j);
   free(s);
 }
+
+/* The caret line underlines [col, end_col) when the rule gave an end on the same line. */
+Test(report, text_underlines_the_span_and_cuts_long_lines) {
+  sc_options opt = {0};
+  opt.input_name = "k.mlir";
+  sc_report *r = test_check(A, KERNEL, &opt);
+  sc_diag *d = &r->diags[0];
+  d->end_line = d->line, d->end_col = d->col + 4; /* "%0 =": 4 columns */
+  char *t = sc_report_text(r, false);
+  cr_assert(strstr(t, "      | \t^~~~\n"), "%s", t);
+  free(t);
+  /* A 3000-byte line, the span at column 2000: shown around the span, cut with "…" on both sides. */
+  char *line = sc_arena_alloc(A, 3100);
+  memset(line, 'a', 3000);
+  memcpy(line + 1999, "BAD", 3);
+  sc_report fake = *r;
+  fake.buf = line, fake.bytes = 3000;
+  sc_diag one = *d;
+  one.line = 1, one.col = 2000, one.offset = 1999, one.end_line = 1, one.end_col = 2003, one.nfixes = 0;
+  one.has_source = false;
+  fake.diags = &one, fake.ndiags = 1;
+  t = sc_report_text(&fake, false);
+  cr_assert(strstr(t, "    1 | \xe2\x80\xa6" "aaaa"), "%s", t);
+  cr_assert(strstr(t, "BAD"), "%s", t);
+  cr_assert(strstr(t, "a\xe2\x80\xa6\n"), "%s", t);
+  const char *caret = strstr(t, "^~~");
+  const char *bad = strstr(t, "BAD");
+  const char *bad_line = bad; while (bad_line[-1] != '\n') bad_line--;
+  const char *caret_line = caret; while (caret_line[-1] != '\n') caret_line--;
+  /* "…" is 3 bytes and one column; the caret line has one space for it */
+  cr_assert_eq(bad - bad_line - 2, caret - caret_line, "the caret sits under the span: %s", t);
+  cr_assert_lt(strlen(t), 1000, "the line was cut");
+  free(t);
+}
+
+/* Control characters in the input name (and messages) never reach the terminal raw. */
+Test(report, text_escapes_the_input_name) {
+  sc_options opt = {0};
+  opt.input_name = "evil\033[2J\nfake.mlir:1:1: error: forged";
+  sc_report *r = test_check(A, "}\n", &opt);
+  char *t = sc_report_text(r, false);
+  cr_assert_null(strchr(t, '\033'), "%s", t);
+  cr_assert(strstr(t, "evil\\x1b[2J\\x0afake.mlir:1:1: error: forged:1:1: error:"), "%s", t);
+  free(t);
+}
+
+/* One log, one run, for many reports; fingerprints survive moving every line (unrelated edits). */
+Test(report, sarif_many_one_run_and_stable_fingerprints) {
+  sc_options opt = {0};
+  opt.input_name = "a.mlir";
+  sc_report *a = test_check(A, KERNEL, &opt);
+  char *moved = sc_arena_printf(A, "// a comment\n// another\n%s", KERNEL);
+  opt.input_name = "b c#.mlir";
+  sc_report *b = test_check(A, moved, &opt);
+  const char **fa = sc_report_fingerprints(A, a), **fb = sc_report_fingerprints(A, b);
+  cr_assert_str_eq(fa[0], fb[0]);
+  cr_assert_eq(strlen(fa[0]), 16);
+  const sc_report *both[2] = {a, b};
+  char *s = sc_report_sarif_many(both, 2, NULL);
+  json_t *j = json_loads(s, 0, NULL);
+  json_t *runs = json_object_get(j, "runs");
+  cr_assert_eq(json_array_size(runs), 1);
+  json_t *results = json_object_get(json_array_get(runs, 0), "results");
+  cr_assert_eq(json_array_size(results), 2);
+  json_t *loc = json_object_get(json_object_get(json_array_get(json_object_get(json_array_get(results, 1), "locations"), 0),
+                                                "physicalLocation"), "artifactLocation");
+  cr_assert_str_eq(json_string_value(json_object_get(loc, "uri")), "b%20c%23.mlir");
+  cr_assert_str_eq(json_string_value(json_object_get(loc, "uriBaseId")), "%SRCROOT%");
+  json_t *rule = json_array_get(json_object_get(json_object_get(json_object_get(json_array_get(runs, 0), "tool"), "driver"), "rules"), 0);
+  cr_assert(strstr(json_string_value(json_object_get(json_object_get(rule, "help"), "markdown")), "## SC"));
+  json_decref(j);
+  free(s);
+}

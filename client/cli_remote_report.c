@@ -1,0 +1,150 @@
+/* cli_remote_report.c — a daemon's report JSON (shardcheck.report.v1) back into an sc_report, so that
+ * `check --server` filters, gates and renders exactly like local mode (sc_report_json of the result
+ * reproduces the daemon's JSON byte for byte). Fields newer daemons add (end positions, op paths)
+ * are read when present. */
+#include <jansson.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *dup_str(sc_arena *a, json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? sc_arena_strdup(a, s) : NULL;
+}
+
+static uint32_t get_u32(json_t *o, const char *key) {
+  json_int_t v = json_integer_value(json_object_get(o, key));
+  return v > 0 && v <= (json_int_t)UINT32_MAX ? (uint32_t)v : 0;
+}
+
+static sc_severity severity_of(const char *s) {
+  sc_severity sev = SC_SEV_NOTE;
+  if (s) parse_severity(s, &sev);
+  return sev;
+}
+
+static void read_context(sc_arena *a, json_t *ctx, sc_diag *d) {
+  d->ncontext = json_object_size(ctx);
+  d->context = sc_arena_calloc(a, d->ncontext ? d->ncontext : 1, sizeof *d->context);
+  size_t i = 0;
+  const char *key;
+  json_t *v;
+  json_object_foreach(ctx, key, v) {
+    sc_context_entry *e = &d->context[i++];
+    e->key = sc_arena_strdup(a, key);
+    e->is_list = json_is_array(v);
+    e->nvalues = e->is_list ? json_array_size(v) : 1;
+    e->values = sc_arena_calloc(a, e->nvalues ? e->nvalues : 1, sizeof *e->values);
+    for (size_t k = 0; k < e->nvalues; k++) {
+      const char *s = json_string_value(e->is_list ? json_array_get(v, k) : v);
+      e->values[k] = s ? sc_arena_strdup(a, s) : NULL;
+    }
+  }
+}
+
+static void read_fixes(sc_arena *a, json_t *fixes, sc_diag *d) {
+  d->nfixes = json_array_size(fixes);
+  d->fixes = sc_arena_calloc(a, d->nfixes ? d->nfixes : 1, sizeof *d->fixes);
+  for (size_t i = 0; i < d->nfixes; i++) {
+    json_t *fo = json_array_get(fixes, i);
+    sc_fix *f = &d->fixes[i];
+    f->title = dup_str(a, fo, "title");
+    f->note = dup_str(a, fo, "note");
+    f->snippet = dup_str(a, fo, "snippet");
+    const char *app = json_string_value(json_object_get(fo, "applicability"));
+    f->machine = app && !strcmp(app, "machine");
+    json_t *edits = json_object_get(fo, "edits");
+    f->nedits = json_array_size(edits);
+    f->edits = sc_arena_calloc(a, f->nedits ? f->nedits : 1, sizeof *f->edits);
+    for (size_t k = 0; k < f->nedits; k++) {
+      json_t *eo = json_array_get(edits, k);
+      sc_edit *e = &f->edits[k];
+      e->offset = get_u32(eo, "offset"), e->length = get_u32(eo, "length");
+      e->line = get_u32(eo, "line"), e->col = get_u32(eo, "column");
+      e->end_line = get_u32(eo, "end_line"), e->end_col = get_u32(eo, "end_column");
+      e->replacement = dup_str(a, eo, "replacement");
+    }
+  }
+}
+
+static void read_diag(sc_arena *a, json_t *o, sc_diag *d) {
+  d->code = dup_str(a, o, "code");
+  d->rule = dup_str(a, o, "rule");
+  d->severity = severity_of(json_string_value(json_object_get(o, "severity")));
+  d->message = dup_str(a, o, "message");
+  json_t *loc = json_object_get(o, "location");
+  d->line = get_u32(loc, "line"), d->col = get_u32(loc, "column"), d->offset = get_u32(loc, "offset");
+  d->end_line = get_u32(loc, "end_line"), d->end_col = get_u32(loc, "end_column");
+  d->end_offset = get_u32(loc, "end_offset");
+  d->op_path = dup_str(a, loc, "op_path");
+  d->function = dup_str(a, loc, "function");
+  d->op = dup_str(a, loc, "op");
+  d->target = dup_str(a, loc, "target");
+  json_t *src = json_object_get(o, "source_location");
+  if (json_is_object(src)) {
+    d->has_source = true;
+    d->source_file = dup_str(a, src, "file");
+    d->source_line = get_u32(src, "line"), d->source_col = get_u32(src, "column");
+  }
+  read_context(a, json_object_get(o, "context"), d);
+  read_fixes(a, json_object_get(o, "fixes"), d);
+}
+
+static sc_format format_of(const char *s) {
+  static const sc_format all[] = {SC_FMT_STABLEHLO, SC_FMT_HLO, SC_FMT_BYTECODE, SC_FMT_EXPORTED};
+  for (size_t i = 0; s && i < sizeof all / sizeof *all; i++)
+    if (!strcmp(s, sc_format_name(all[i]))) return all[i];
+  return SC_FMT_AUTO;
+}
+
+static void read_mesh(sc_arena *a, json_t *mesh, sc_report *r) {
+  r->mesh_source = dup_str(a, mesh, "source");
+  json_t *axes = json_object_get(mesh, "axes");
+  r->mesh_naxes = json_array_size(axes);
+  r->mesh_axes = r->mesh_naxes ? sc_arena_calloc(a, r->mesh_naxes, sizeof *r->mesh_axes) : NULL;
+  for (size_t i = 0; i < r->mesh_naxes; i++) {
+    json_t *ax = json_array_get(axes, i);
+    r->mesh_axes[i].name = dup_str(a, ax, "name");
+    r->mesh_axes[i].size = json_integer_value(json_object_get(ax, "size"));
+    const char *t = json_string_value(json_object_get(ax, "type"));
+    r->mesh_axes[i].type = t && !strcmp(t, "explicit") ? SC_AXIS_EXPLICIT : t && !strcmp(t, "manual") ? SC_AXIS_MANUAL : SC_AXIS_AUTO;
+  }
+  r->mesh_devices = json_integer_value(json_object_get(mesh, "devices"));
+  const char *p = json_string_value(json_object_get(mesh, "platform"));
+  if (!p || sc_platform_parse(p, &r->platform)) r->platform = SC_PLATFORM_UNSPECIFIED;
+}
+
+sc_report *report_from_json(sc_arena *a, const char *text, const char *buf, size_t len, const char **error) {
+  json_error_t jerr;
+  json_t *root = json_loads(text, 0, &jerr);
+  const char *schema = json_string_value(json_object_get(root, "schema"));
+  if (!root || !schema || strcmp(schema, SC_REPORT_SCHEMA) != 0) {
+    *error = "the daemon's report is not a shardcheck.report.v1 object";
+    json_decref(root);
+    return NULL;
+  }
+  sc_report *r = sc_arena_calloc(a, 1, sizeof *r);
+  json_t *in = json_object_get(root, "input");
+  r->input_name = dup_str(a, in, "name");
+  r->format = format_of(json_string_value(json_object_get(in, "format")));
+  r->has_lines = r->format != SC_FMT_BYTECODE && r->format != SC_FMT_EXPORTED;
+  r->buf = buf;
+  r->bytes = (size_t)json_integer_value(json_object_get(in, "bytes"));
+  if (r->bytes != len) r->buf = NULL; /* not the bytes we sent: no source lines */
+  const char *sha = json_string_value(json_object_get(in, "sha256"));
+  snprintf(r->sha256, sizeof r->sha256, "%s", sha ? sha : "");
+  r->functions = (size_t)json_integer_value(json_object_get(in, "functions"));
+  r->ops = (size_t)json_integer_value(json_object_get(in, "ops"));
+  read_mesh(a, json_object_get(root, "mesh"), r);
+  json_t *sum = json_object_get(root, "summary");
+  r->errors = (size_t)json_integer_value(json_object_get(sum, "errors"));
+  r->warnings = (size_t)json_integer_value(json_object_get(sum, "warnings"));
+  r->notes = (size_t)json_integer_value(json_object_get(sum, "notes"));
+  json_t *diags = json_object_get(root, "diagnostics");
+  r->ndiags = json_array_size(diags);
+  r->diags = sc_arena_calloc(a, r->ndiags ? r->ndiags : 1, sizeof *r->diags);
+  for (size_t i = 0; i < r->ndiags; i++) read_diag(a, json_array_get(diags, i), &r->diags[i]);
+  r->failure = dup_str(a, root, "failure");
+  json_decref(root);
+  return r;
+}

@@ -1,0 +1,39 @@
+/* cli_util.c — small helpers the CLI's parts share. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rpc.h"
+
+char *xstrdup(const char *s) {
+  char *d = s ? strdup(s) : NULL;
+  if (s && !d) {
+    fputs("shardcheck: out of memory\n", stderr);
+    exit(EXIT_TROUBLE);
+  }
+  return d;
+}
+
+int parse_severity(const char *s, sc_severity *out) {
+  if (!strcmp(s, "note")) *out = SC_SEV_NOTE;
+  else if (!strcmp(s, "warning")) *out = SC_SEV_WARNING;
+  else if (!strcmp(s, "error")) *out = SC_SEV_ERROR;
+  else return -1;
+  return 0;
+}
+
+int parse_fail_on(const char *s, fail_on_level *out) {
+  if (!strcmp(s, "note")) *out = FAIL_ON_NOTE;
+  else if (!strcmp(s, "warning")) *out = FAIL_ON_WARNING;
+  else if (!strcmp(s, "error")) *out = FAIL_ON_ERROR;
+  else if (!strcmp(s, "never")) *out = FAIL_ON_NEVER;
+  else return -1;
+  return 0;
+}
+
+char *read_all(const char *path, size_t *len, char **error) {
+  const char *why = NULL;
+  char *buf = sc_rpc_read_input(path, len, &why);
+  if (!buf) *error = xstrdup(why ? why : "read error");
+  return buf;
+}

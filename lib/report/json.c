@@ -1,0 +1,165 @@
+/* json.c — the report JSON (shardcheck.report.v1). Its bytes are a contract (the daemon, the Python
+ * package and the CLI compare them): change it only with a schema bump. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "shardcheck.h"
+#include "util/strbuf.h"
+
+/* A JSON string from text that may hold invalid UTF-8 (names and messages quote the input): invalid
+ * bytes become U+FFFD so nothing is silently dropped. */
+json_t *sc_jstr(const char *s) {
+  json_t *j = json_string(s);
+  if (j) return j;
+  sc_strbuf b = {0};
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p < 0x80) sc_strbuf_put(&b, (const char *)p, 1);
+    else sc_strbuf_puts(&b, "\xef\xbf\xbd");
+  }
+  char *t = sc_strbuf_take(&b);
+  j = json_string(t ? t : "");
+  free(t);
+  return j ? j : json_string("");
+}
+
+static json_t *str_or_null(const char *s) { return s ? sc_jstr(s) : json_null(); }
+
+/* A module location (1-based line/column, byte offset) and, when known, the end of its span. */
+static json_t *location_json(uint32_t line, uint32_t col, uint32_t offset, uint32_t end_line, uint32_t end_col,
+                             uint32_t end_offset, const char *function, const char *op) {
+  json_t *loc = json_object();
+  json_object_set_new(loc, "line", json_integer(line));
+  json_object_set_new(loc, "column", json_integer(col));
+  json_object_set_new(loc, "offset", json_integer(offset));
+  if (end_offset) {
+    json_object_set_new(loc, "end_line", json_integer(end_line));
+    json_object_set_new(loc, "end_column", json_integer(end_col));
+    json_object_set_new(loc, "end_offset", json_integer(end_offset));
+  }
+  if (function) json_object_set_new(loc, "function", sc_jstr(function));
+  if (op) json_object_set_new(loc, "op", sc_jstr(op));
+  return loc;
+}
+
+/* The Python source location from debug info, or null. */
+static json_t *source_json(bool has, const char *file, uint32_t line, uint32_t col) {
+  if (!has) return json_null();
+  json_t *s = json_object();
+  json_object_set_new(s, "file", sc_jstr(file));
+  json_object_set_new(s, "line", json_integer(line));
+  json_object_set_new(s, "column", json_integer(col));
+  return s;
+}
+
+/* A related site: another place of the same mistake. */
+static json_t *related_json(const sc_related *r) {
+  json_t *o = json_object();
+  if (r->code) json_object_set_new(o, "code", sc_jstr(r->code));
+  json_object_set_new(o, "message", str_or_null(r->message));
+  json_object_set_new(o, "location", location_json(r->line, r->col, r->offset, r->end_line, r->end_col, r->end_offset,
+                                                   r->function, r->op));
+  json_object_set_new(o, "source_location", source_json(r->has_source, r->source_file, r->source_line, r->source_col));
+  return o;
+}
+
+static json_t *diag_json(const sc_diag *d) {
+  json_t *o = json_object();
+  json_object_set_new(o, "code", sc_jstr(d->code));
+  json_object_set_new(o, "rule", sc_jstr(d->rule));
+  json_object_set_new(o, "severity", sc_jstr(sc_severity_name(d->severity)));
+  json_object_set_new(o, "message", sc_jstr(d->message));
+  json_t *loc = location_json(d->line, d->col, d->offset, d->end_line, d->end_col, d->end_offset, d->function, d->op);
+  if (d->target) json_object_set_new(loc, "target", sc_jstr(d->target));
+  json_object_set_new(o, "location", loc);
+  json_object_set_new(o, "source_location", source_json(d->has_source, d->source_file, d->source_line, d->source_col));
+  json_t *ctx = json_object();
+  for (size_t i = 0; i < d->ncontext; i++) {
+    const sc_context_entry *e = &d->context[i];
+    if (e->is_list) {
+      json_t *arr = json_array();
+      for (size_t k = 0; k < e->nvalues; k++) json_array_append_new(arr, str_or_null(e->values[k]));
+      json_object_set_new(ctx, e->key, arr);
+    } else {
+      json_object_set_new(ctx, e->key, str_or_null(e->nvalues ? e->values[0] : NULL));
+    }
+  }
+  json_object_set_new(o, "context", ctx);
+  if (d->nrelated) {
+    json_t *rel = json_array();
+    for (size_t i = 0; i < d->nrelated; i++) json_array_append_new(rel, related_json(&d->related[i]));
+    json_object_set_new(o, "related", rel);
+  }
+  json_t *fixes = json_array();
+  for (size_t i = 0; i < d->nfixes; i++) {
+    const sc_fix *f = &d->fixes[i];
+    json_t *fo = json_object();
+    json_object_set_new(fo, "title", sc_jstr(f->title ? f->title : ""));
+    if (f->note) json_object_set_new(fo, "note", sc_jstr(f->note));
+    json_object_set_new(fo, "applicability", sc_jstr(f->machine ? "machine" : "manual"));
+    json_object_set_new(fo, "snippet", str_or_null(f->snippet));
+    json_t *edits = json_array();
+    for (size_t k = 0; k < f->nedits; k++) {
+      const sc_edit *e = &f->edits[k];
+      json_t *eo = json_object();
+      json_object_set_new(eo, "offset", json_integer(e->offset));
+      json_object_set_new(eo, "length", json_integer(e->length));
+      json_object_set_new(eo, "line", json_integer(e->line));
+      json_object_set_new(eo, "column", json_integer(e->col));
+      json_object_set_new(eo, "end_line", json_integer(e->end_line));
+      json_object_set_new(eo, "end_column", json_integer(e->end_col));
+      json_object_set_new(eo, "replacement", sc_jstr(e->replacement ? e->replacement : ""));
+      json_array_append_new(edits, eo);
+    }
+    json_object_set_new(fo, "edits", edits);
+    json_array_append_new(fixes, fo);
+  }
+  json_object_set_new(o, "fixes", fixes);
+  return o;
+}
+
+char *sc_report_json(const sc_report *r, bool pretty) {
+  json_t *root = json_object();
+  json_object_set_new(root, "schema", sc_jstr(SC_REPORT_SCHEMA));
+  json_t *tool = json_object();
+  json_object_set_new(tool, "name", json_string("shardcheck"));
+  json_object_set_new(tool, "version", sc_jstr(SC_VERSION));
+  json_object_set_new(tool, "rules_version", sc_jstr(sc_rules_version()));
+  json_object_set_new(root, "tool", tool);
+  json_t *input = json_object();
+  json_object_set_new(input, "name", sc_jstr(r->input_name ? r->input_name : "<stdin>"));
+  json_object_set_new(input, "format", sc_jstr(sc_format_name(r->format)));
+  json_object_set_new(input, "bytes", json_integer((json_int_t)r->bytes));
+  json_object_set_new(input, "sha256", sc_jstr(r->sha256));
+  json_object_set_new(input, "functions", json_integer((json_int_t)r->functions));
+  json_object_set_new(input, "ops", json_integer((json_int_t)r->ops));
+  json_object_set_new(root, "input", input);
+  json_t *mesh = json_object();
+  json_object_set_new(mesh, "source", sc_jstr(r->mesh_source ? r->mesh_source : "none"));
+  json_t *axes = json_array();
+  for (size_t i = 0; i < r->mesh_naxes; i++) {
+    json_t *a = json_object();
+    json_object_set_new(a, "name", sc_jstr(r->mesh_axes[i].name));
+    json_object_set_new(a, "size", json_integer(r->mesh_axes[i].size));
+    json_object_set_new(a, "type", sc_jstr(sc_axis_type_name(r->mesh_axes[i].type)));
+    json_array_append_new(axes, a);
+  }
+  json_object_set_new(mesh, "axes", axes);
+  json_object_set_new(mesh, "devices", json_integer(r->mesh_devices));
+  json_object_set_new(mesh, "platform", sc_jstr(sc_platform_name(r->platform)));
+  json_object_set_new(root, "mesh", mesh);
+  json_t *summary = json_object();
+  json_object_set_new(summary, "errors", json_integer((json_int_t)r->errors));
+  json_object_set_new(summary, "warnings", json_integer((json_int_t)r->warnings));
+  json_object_set_new(summary, "notes", json_integer((json_int_t)r->notes));
+  json_object_set_new(root, "summary", summary);
+  json_t *diags = json_array();
+  for (size_t i = 0; i < r->ndiags; i++) json_array_append_new(diags, diag_json(&r->diags[i]));
+  json_object_set_new(root, "diagnostics", diags);
+  if (r->failure) json_object_set_new(root, "failure", sc_jstr(r->failure));
+  char *s = json_dumps(root, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);
+  json_decref(root);
+  return s;
+}
+
