@@ -6,11 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-<<<<<<< HEAD
-#include <systemd/sd-daemon.h>
-=======
 #include <sys/resource.h>
->>>>>>> server
+#include <systemd/sd-daemon.h>
 #include <uv.h>
 
 #include "config.h"
@@ -96,26 +93,7 @@ static void on_hup(uv_signal_t *h, int signum) {
   /* Settings that need a restart keep their running values, so later diffs stay meaningful. */
   srv_config keep = d->cfg;
   d->cfg = nc;
-<<<<<<< HEAD
-  char **fixed[] = {&d->cfg.listen, &d->cfg.port_file, &d->cfg.metrics_listen, &d->cfg.metrics_port_file,
-                    &d->cfg.tls_cert, &d->cfg.tls_key, &d->cfg.tls_client_ca, &d->cfg.redis_url};
-  char **old[] = {&keep.listen, &keep.port_file, &keep.metrics_listen, &keep.metrics_port_file,
-                  &keep.tls_cert, &keep.tls_key, &keep.tls_client_ca, &keep.redis_url};
-  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-    char *t = *fixed[i];
-    *fixed[i] = *old[i];
-    *old[i] = t;
-  }
-  d->cfg.workers = keep.workers;
-  d->cfg.max_message_bytes = keep.max_message_bytes;
-  d->cfg.prearm = keep.prearm;
-  d->cfg.redis_ttl_s = keep.redis_ttl_s;
-  d->cfg.redis_timeout_ms = keep.redis_timeout_ms;
-  d->cfg.redis_breaker_s = keep.redis_breaker_s;
-  d->cfg.redis_max_value_bytes = keep.redis_max_value_bytes;
-=======
   config_keep_restart_settings(&d->cfg, &keep);
->>>>>>> server
   config_free(&keep);
   sd_notify(0, "READY=1");
 }
@@ -212,14 +190,11 @@ int main(int argc, char **argv) {
   json_object_set_new(f, "workers", json_integer((json_int_t)d.cfg.workers));
   json_object_set_new(f, "max_inflight", json_integer((json_int_t)d.cfg.max_inflight));
   json_object_set_new(f, "tls", json_boolean(d.cfg.tls_cert[0] != '\0'));
-<<<<<<< HEAD
   json_object_set_new(f, "redis", json_boolean(d.cfg.redis_url[0] != '\0'));
-=======
   json_object_set_new(f, "token_auth", json_boolean(d.cfg.token_file[0] != '\0'));
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
     json_object_set_new(f, "open_files_limit", json_integer((json_int_t)rl.rlim_cur));
->>>>>>> server
   json_object_set_new(f, "pid", json_integer((json_int_t)uv_os_getpid()));
   log_json(LOG_INFO, rc == 0 ? "listening" : "startup failed; stopping", f);
   if (rc == 0)

@@ -6,15 +6,12 @@
  *
  * --unique gives every request its own file name, so no request is answered from the result cache
  * (the name is part of the report and of the cache key): every call runs the analysis.
-<<<<<<< HEAD
  * Channels use the client library's service config (client/rpc.c): calls are retried on UNAVAILABLE,
- * so a fleet replica that dies mid-run costs retries, not failed calls. */
-=======
+ * so a fleet replica that dies mid-run costs retries, not failed calls.
  * --soak runs for SECONDS instead of N calls, with mixed traffic: valid checks (cached and not),
  * undecodable requests, requests over the message limit (--oversize), calls cancelled at once and
  * CheckStreams that send their header and then nothing (the server must time them out). Every call
  * must complete exactly once with a status its kind allows; exit 1 otherwise. */
->>>>>>> server
 #include <grpc/byte_buffer.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
