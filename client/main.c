@@ -22,7 +22,7 @@
 #define EXIT_TROUBLE 2
 
 static void usage(FILE *f) {
-  fputs("usage: shardcheck check FILE... [options]   check StableHLO/MLIR or XLA HLO text modules ('-' = stdin)\n"
+  fputs("usage: shardcheck check FILE... [options]   check StableHLO/MLIR text or bytecode, jax.export or XLA HLO modules ('-' = stdin)\n"
         "       shardcheck rules [--format text|json]  list the rules\n"
         "       shardcheck explain CODE|RULE           explain a diagnostic code\n"
         "       shardcheck version\n"
@@ -34,7 +34,7 @@ static void usage(FILE *f) {
         "                         e.g. data=2,model=4 or x=4:explicit (default: the module's own mesh)\n"
         "  --platform P           tpu, gpu or cpu\n"
         "  --format F             text (default), json or sarif\n"
-        "  --input-format F       auto (default), stablehlo or hlo\n"
+        "  --input-format F       auto (default), stablehlo, hlo, bytecode or exported\n"
         "  --rules GLOBS          select rules by name, code or family: 'sharding-*,-sharding-priority'\n"
         "  --min-severity S       note (default), warning or error\n"
         "  --split-input-file     treat '// -----' separated chunks as independent modules\n"
@@ -62,6 +62,18 @@ static bool dump_op(sc_op *op, void *user) {
   fprintf(f, " results=%u operands=%u regions=%u attrs=%u", op->nresults, op->noperands, op->nregions, op->attrs.n);
   if (op->src.known) fprintf(f, " src=%.*s:%u:%u", SC_SPAN_ARG(op->src.file), op->src.line, op->src.col);
   fputc('\n', f);
+  /* Attributes, one per line, so two front ends' views of a module can be diffed. */
+  for (uint32_t i = 0; i < op->attrs.n; i++)
+    fprintf(f, "    attr %.*s = %.*s\n", SC_SPAN_ARG(op->attrs.v[i].name), SC_SPAN_ARG(op->attrs.v[i].value));
+  const sc_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
+  for (uint32_t k = 0; entry && sc_span_eq(op->name, "func.func") && k < entry->nargs; k++)
+    for (uint32_t i = 0; i < entry->args[k]->attrs.n; i++)
+      fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(entry->args[k]->attrs.v[i].name),
+              SC_SPAN_ARG(entry->args[k]->attrs.v[i].value));
+  for (uint32_t k = 0; k < op->nresult_attrs; k++)
+    for (uint32_t i = 0; i < op->result_attrs[k].n; i++)
+      fprintf(f, "    result %u %.*s = %.*s\n", k, SC_SPAN_ARG(op->result_attrs[k].v[i].name),
+              SC_SPAN_ARG(op->result_attrs[k].v[i].value));
   return true;
 }
 
@@ -75,7 +87,7 @@ static int dump_ops(const char *name, const char *buf, size_t len, const check_a
                        ca->opt.max_depth ? ca->opt.max_depth : SC_DEFAULT_MAX_DEPTH,
                        ca->opt.max_ops ? ca->opt.max_ops : SC_DEFAULT_MAX_OPS, NULL};
   sc_parse_error err;
-  sc_module *m = fmt == SC_FMT_HLO ? sc_parse_hlo(&in, &err) : sc_parse_mlir(&in, &err);
+  sc_module *m = sc_parse_format(fmt, &in, &err);
   int rc = 0;
   if (!m) {
     sc_pos p = sc_linemap_pos(&lines, err.offset);
@@ -124,7 +136,7 @@ static int cmd_check(int argc, char **argv) {
       break;
     case O_INFMT:
       if (sc_format_parse(optarg, &ca.opt.input_format)) {
-        fprintf(stderr, "shardcheck: unknown --input-format '%s' (auto, stablehlo or hlo)\n", optarg);
+        fprintf(stderr, "shardcheck: unknown --input-format '%s' (auto, stablehlo, hlo, bytecode or exported)\n", optarg);
         return EXIT_TROUBLE;
       }
       break;

@@ -26,16 +26,18 @@ static json_t *jstr(const char *s) {
 
 static json_t *str_or_null(const char *s) { return s ? jstr(s) : json_null(); }
 
-static json_t *diag_json(const sc_diag *d) {
+static json_t *diag_json(const sc_report *r, const sc_diag *d) {
   json_t *o = json_object();
   json_object_set_new(o, "code", jstr(d->code));
   json_object_set_new(o, "rule", jstr(d->rule));
   json_object_set_new(o, "severity", jstr(sc_severity_name(d->severity)));
   json_object_set_new(o, "message", jstr(d->message));
   json_t *loc = json_object();
-  json_object_set_new(loc, "line", json_integer(d->line));
-  json_object_set_new(loc, "column", json_integer(d->col));
+  /* Bytecode has no lines: line/column are null and op_path names the op instead. */
+  json_object_set_new(loc, "line", r->has_lines ? json_integer(d->line) : json_null());
+  json_object_set_new(loc, "column", r->has_lines ? json_integer(d->col) : json_null());
   json_object_set_new(loc, "offset", json_integer(d->offset));
+  if (d->op_path) json_object_set_new(loc, "op_path", jstr(d->op_path));
   if (d->function) json_object_set_new(loc, "function", jstr(d->function));
   if (d->op) json_object_set_new(loc, "op", jstr(d->op));
   if (d->target) json_object_set_new(loc, "target", jstr(d->target));
@@ -124,7 +126,7 @@ char *sc_report_json(const sc_report *r, bool pretty) {
   json_object_set_new(summary, "notes", json_integer((json_int_t)r->notes));
   json_object_set_new(root, "summary", summary);
   json_t *diags = json_array();
-  for (size_t i = 0; i < r->ndiags; i++) json_array_append_new(diags, diag_json(&r->diags[i]));
+  for (size_t i = 0; i < r->ndiags; i++) json_array_append_new(diags, diag_json(r, &r->diags[i]));
   json_object_set_new(root, "diagnostics", diags);
   if (r->failure) json_object_set_new(root, "failure", jstr(r->failure));
   char *s = json_dumps(root, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);
@@ -157,9 +159,21 @@ char *sc_report_text(const sc_report *r, bool color) {
   const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "", *blue = color ? "\033[1;34m" : "";
   for (size_t i = 0; i < r->ndiags; i++) {
     const sc_diag *d = &r->diags[i];
-    sc_strbuf_printf(&out, "%s%s:%u:%u:%s %s%s:%s %s%s [%s]%s\n", bold, r->input_name, d->line, d->col, reset,
-                     color ? sev_color(d->severity) : "", sc_severity_name(d->severity), reset, bold, d->message,
-                     d->code, reset);
+    if (!r->has_lines && d->has_source) /* no lines: the Python location is the primary one */
+      sc_strbuf_printf(&out, "%s%s:%u:%u:%s %s%s:%s %s%s [%s]%s\n", bold, d->source_file, d->source_line, d->source_col,
+                       reset, color ? sev_color(d->severity) : "", sc_severity_name(d->severity), reset, bold,
+                       d->message, d->code, reset);
+    else if (!r->has_lines)
+      sc_strbuf_printf(&out, "%s%s:%s%s %s%s:%s %s%s [%s]%s\n", bold, r->input_name, d->op_path ? d->op_path : "",
+                       reset, color ? sev_color(d->severity) : "", sc_severity_name(d->severity), reset, bold,
+                       d->message, d->code, reset);
+    else
+      sc_strbuf_printf(&out, "%s%s:%u:%u:%s %s%s:%s %s%s [%s]%s\n", bold, r->input_name, d->line, d->col, reset,
+                       color ? sev_color(d->severity) : "", sc_severity_name(d->severity), reset, bold, d->message,
+                       d->code, reset);
+    if (!r->has_lines && d->has_source)
+      sc_strbuf_printf(&out, "      %s=%s in: %s op %s%s%s\n", blue, reset, r->input_name, d->op_path ? d->op_path : "?",
+                       d->op ? " " : "", d->op ? d->op : "");
     if (d->line) {
       const char *ls;
       size_t n;
@@ -170,7 +184,9 @@ char *sc_report_text(const sc_report *r, bool color) {
       for (uint32_t c = 1; c < d->col && c <= n; c++) sc_strbuf_puts(&out, ls[c - 1] == '\t' ? "\t" : " ");
       sc_strbuf_printf(&out, "%s^%s\n", color ? sev_color(d->severity) : "", reset);
     }
-    if (d->has_source && d->source_col) /* column 0: the debug info has a line only (HLO metadata) */
+    if (!r->has_lines) {
+      /* the source location is already the primary one */
+    } else if (d->has_source && d->source_col) /* column 0: the debug info has a line only (HLO metadata) */
       sc_strbuf_printf(&out, "      %s=%s source: %s:%u:%u\n", blue, reset, d->source_file, d->source_line, d->source_col);
     else if (d->has_source)
       sc_strbuf_printf(&out, "      %s=%s source: %s:%u\n", blue, reset, d->source_file, d->source_line);
@@ -243,9 +259,13 @@ char *sc_report_sarif(const sc_report *r) {
     json_object_set_new(msg, "text", jstr(d->message));
     json_object_set_new(res, "message", msg);
     json_t *art = json_object();
-    json_object_set_new(art, "uri", jstr(r->input_name));
+    bool py_primary = !r->has_lines && d->has_source; /* bytecode: the Python location is the primary one */
+    json_object_set_new(art, "uri", jstr(py_primary ? d->source_file : r->input_name));
     json_t *region = json_object();
-    if (d->line) {
+    if (py_primary) {
+      json_object_set_new(region, "startLine", json_integer(d->source_line ? d->source_line : 1));
+      if (d->source_col) json_object_set_new(region, "startColumn", json_integer(d->source_col));
+    } else if (d->line) {
       json_object_set_new(region, "startLine", json_integer(d->line));
       json_object_set_new(region, "startColumn", json_integer(d->col));
     }
@@ -254,9 +274,17 @@ char *sc_report_sarif(const sc_report *r) {
     json_object_set_new(phys, "region", region);
     json_t *loc = json_object();
     json_object_set_new(loc, "physicalLocation", phys);
+    if (d->op_path) {
+      json_t *ll = json_object();
+      json_object_set_new(ll, "fullyQualifiedName", jstr(d->op_path));
+      json_object_set_new(ll, "kind", json_string("function"));
+      json_t *lls = json_array();
+      json_array_append_new(lls, ll);
+      json_object_set_new(loc, "logicalLocations", lls);
+    }
     json_t *locs = json_array();
     json_array_append_new(locs, loc);
-    if (d->has_source) {
+    if (d->has_source && !py_primary) {
       json_t *sart = json_object();
       json_object_set_new(sart, "uri", jstr(d->source_file));
       json_t *sreg = json_object();
