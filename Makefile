@@ -183,6 +183,12 @@ fuzz: | $(DEPS_OK)
 	  -o $(BUILD)/fuzz/fuzz_check $(LIB_LIBS)
 	cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo $(BUILD)/fuzz/corpus/ 2>/dev/null || true
 	$(BUILD)/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 -timeout=10 $(BUILD)/fuzz/corpus
+	@mkdir -p $(BUILD)/fuzz/bytecode_corpus
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) tests/fuzz/fuzz_bytecode.c \
+	  -o $(BUILD)/fuzz/fuzz_bytecode $(LIB_LIBS)
+	cp ../shared/corpus/jax/jax_backcompat*/*.mlirbc $(BUILD)/fuzz/bytecode_corpus/ 2>/dev/null || true
+	$(BUILD)/fuzz/fuzz_bytecode -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 -timeout=10 $(BUILD)/fuzz/bytecode_corpus
 
 # Binaries, the default config (kept if present) and the README, for deploy/shardcheckd.service.
 PREFIX ?= /usr/local

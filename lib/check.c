@@ -367,7 +367,8 @@ static sc_status check_body(check_run *run) {
     if (!first_model) first_model = ctx.model;
     size_t first_diag = ctx.diags.n;
     sc_rules_run(&ctx, &sel);
-    if (!r->has_lines) sc_locate_without_lines(arena, m, ctx.diags.v + first_diag, ctx.diags.n - first_diag);
+    if (!r->has_lines && ctx.diags.n > first_diag)
+      sc_locate_without_lines(arena, m, ctx.diags.v + first_diag, ctx.diags.n - first_diag);
     if (opt->cancel && *opt->cancel) {
       status = SC_ERR_CANCELLED;
       break;

@@ -128,6 +128,7 @@ typedef struct bc {
   uint32_t *prop_off;
   uint32_t nprops;
   uint32_t depth;         /* attribute/type nesting during decoding */
+  uint32_t render_depth;  /* nesting while rendering (memoized entries can chain deeper than decoding) */
   /* text pool */
   char *pool;
   size_t pool_cap, pool_used;

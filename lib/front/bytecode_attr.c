@@ -245,6 +245,7 @@ static bc_type *ranked_tensor(bc *s, bc_rd *r, bool with_encoding) {
 }
 
 static bc_type *wrap_type(bc *s, const char *open, const bc_type *inner, const char *close) {
+  if (!inner) return NULL;
   size_t m = bc_mark(s);
   bc_puts(s, open);
   bc_put(s, inner->text.p, inner->text.n);
@@ -282,7 +283,7 @@ static bc_type *builtin_type(bc *s, bc_rd *r, uint64_t code) {
   case 8: return scalar(s, "f128", 3, 128);
   case 9: {
     bc_type *t = wrap_type(s, "complex<", bc_read_type(s, r), ">");
-    t->elem_kind = 5;
+    if (t) t->elem_kind = 5;
     return bc_ok(s) ? t : NULL;
   }
   case 12: return scalar(s, "none", 0, 0);
@@ -319,7 +320,7 @@ static bc_type *vhlo_type(bc *s, bc_rd *r, uint64_t code) {
   switch (code) {
   case 1: {
     bc_type *t = wrap_type(s, "complex<", bc_read_type(s, r), ">");
-    t->elem_kind = 5;
+    if (t) t->elem_kind = 5;
     return bc_ok(s) ? t : NULL;
   }
   case 8: return function_type(s, r);
@@ -911,7 +912,8 @@ static void render_dense(bc *s, const bc_attr *a) {
   uint32_t bytes = et ? (et->elem_bits + 7) / 8 : 0;
   bool known = et && (et->elem_kind >= 1 && et->elem_kind <= 4) && bytes <= 8 && t->rank >= 0;
   bool boolean = known && et->elem_kind == 4;
-  uint64_t need = boolean ? (n + 7) / 8 : n * bytes;
+  if (n > 4096) known = known && a->nblob == (boolean ? 1u : bytes); /* only a splat is spelled out */
+  uint64_t need = n > 4096 ? UINT64_MAX : boolean ? (n + 7) / 8 : n * bytes;
   bool splat = known && n != 1 && a->nblob == (boolean ? 1u : bytes);
   bc_put(s, "dense<", 6);
   if (known && splat) {
@@ -1021,8 +1023,20 @@ static void render_sdy_sharding_body(bc *s, const bc_attr *a) {
   bc_put(s, ">", 1);
 }
 
+static void render_one(bc *s, const bc_attr *a);
+
 void bc_render(bc *s, const bc_attr *a) {
   if (!a || s->pool_full) return;
+  if (s->render_depth >= BC_MAX_NESTING) {
+    bc_fail(s, NULL, "attributes nested deeper than %u levels", BC_MAX_NESTING);
+    return;
+  }
+  s->render_depth++;
+  render_one(s, a);
+  s->render_depth--;
+}
+
+static void render_one(bc *s, const bc_attr *a) {
   switch (a->kind) {
   case BA_ASM:
   case BA_ENUM: bc_put(s, a->s.p, a->s.n); return;
