@@ -230,6 +230,7 @@ bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out) {
 
 sc_format sc_detect_format(const char *buf, size_t len) {
   if (sc_is_bytecode(buf, len)) return SC_FMT_BYTECODE;
+  if (sc_is_exported(buf, len)) return SC_FMT_EXPORTED;
   const char *p = buf, *end = buf + len;
   for (;;) {
     while (p < end && isspace((unsigned char)*p)) p++;

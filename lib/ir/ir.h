@@ -148,6 +148,16 @@ typedef struct {
   sc_span value;
 } sc_alias;
 
+/* What a jax.export container (Exported.serialize()) says about its module (lib/front/exported.c). */
+typedef struct {
+  sc_span function_name;
+  sc_span *platforms;   /* "tpu", "cuda", "rocm", "cpu" */
+  uint32_t nplatforms;
+  uint32_t nr_devices;  /* 0 = not recorded */
+  uint32_t calling_convention_version;
+  uint32_t nin_shardings, nout_shardings, nordered_effects;
+} sc_export_info;
+
 typedef struct {
   sc_format format;
   const char *buf; /* the whole input (not just this chunk) */
@@ -169,6 +179,7 @@ typedef struct {
   uint8_t *alias_state; /* 0 unresolved, 1 resolving (cycle guard), 2 resolved */
   /* HLO: the ENTRY computation; MLIR: the public func named "main" if any. */
   sc_op *entry;
+  const sc_export_info *exported; /* the container's facts, or NULL when the input was not one */
 } sc_module;
 
 /* Line map over the whole input buffer: offset -> 1-based line/column. */
@@ -215,6 +226,8 @@ bool sc_is_bytecode(const char *buf, size_t len);
 sc_module *sc_parse_format(sc_format format, const sc_parse_input *in, sc_parse_error *err);
 /* The jax.export container (lib/front/exported.c) around MLIR bytecode. */
 sc_module *sc_parse_exported(const sc_parse_input *in, sc_parse_error *err);
+/* True if buf looks like Exported.serialize() output: a flatbuffer whose module field is MLIR bytecode. */
+bool sc_is_exported(const char *buf, size_t len);
 /* Sniffs the format: the bytecode magic => bytecode, "HloModule" first word => HLO, else StableHLO/MLIR. */
 sc_format sc_detect_format(const char *buf, size_t len);
 
