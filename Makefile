@@ -170,9 +170,13 @@ $(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
 $(BUILD)/bench/large.mlir: tests/bench/gen_large.py
 	@mkdir -p $(@D)
 	/usr/bin/python3 $< $@ 400
-bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir
+$(BUILD)/bench/bench_bytecode: tests/bench/bench_bytecode.c $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
+bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir $(BUILD)/bench/bench_bytecode
 	$(BUILD)/bench/bench -n 5 $(BUILD)/bench/large.mlir
 	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
+	$(BUILD)/bench/bench_bytecode -n 20 $(shell ls -S ../shared/corpus/jax/jax_backcompat/*.mlirbc 2>/dev/null | head -4)
 
 # Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan).
 FUZZ_SECONDS ?= 60

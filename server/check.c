@@ -15,7 +15,7 @@
 #define MAX_MESH_DEVICES (1ll << 24)
 
 int check_validate(const Shardcheck__V1__CheckRequest *req, rpc_reply *r) {
-  if ((unsigned)req->format > SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_HLO) {
+  if ((unsigned)req->format > SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_EXPORTED) {
     rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "format: unknown input format %d", (int)req->format);
     return -1;
   }

@@ -802,7 +802,7 @@ sc_module *sc_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t ba
   /* The text pool grows by restarting with a larger one; the total stays linear in the input. */
   size_t limit = 64 * n + (16u << 20);
   if (limit > UINT32_MAX - 1) limit = UINT32_MAX - 1;
-  for (size_t cap = 4 * n + (64u << 10);; cap *= 4) {
+  for (size_t cap = 8 * n + (64u << 10);; cap *= 4) {
     if (cap > limit) cap = limit;
     bc s;
     memset(&s, 0, sizeof s);

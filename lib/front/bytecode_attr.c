@@ -338,47 +338,58 @@ static bc_type *vhlo_type(bc *s, bc_rd *r, uint64_t code) {
   }
 }
 
-const bc_type *bc_type_at(bc *s, uint64_t index) {
+/* Decodes entry `index` of an attribute or type table once: range check, memo, cycle guard and
+ * nesting bound; `fn` gets the assembly-format text (fallback entries) or a reader (custom ones). */
+typedef void *(*entry_decoder)(bc *s, const bc_entry *e, bc_rd *r, sc_span asm_text);
+
+static void *decode_entry(bc *s, bc_entry *entries, uint32_t n, uint64_t index, const char *what, entry_decoder fn) {
   if (!bc_ok(s)) return NULL;
-  if (index >= s->ntypes) {
-    bc_fail(s, NULL, "type index %" PRIu64 " out of range (%u types)", index, s->ntypes);
+  if (index >= n) {
+    bc_fail(s, NULL, "%s index %" PRIu64 " out of range (%u entries)", what, index, n);
     return NULL;
   }
-  bc_entry *e = &s->types[index];
+  bc_entry *e = &entries[index];
   if (e->state == 2) return e->val;
   if (e->state == 1) {
-    bc_fail(s, e->p, "type %" PRIu64 " refers to itself", index);
+    bc_fail(s, e->p, "%s %" PRIu64 " refers to itself", what, index);
     return NULL;
   }
   if (s->depth >= BC_MAX_NESTING) {
-    bc_fail(s, e->p, "types nested deeper than %u levels", BC_MAX_NESTING);
+    bc_fail(s, e->p, "%ss nested deeper than %u levels", what, BC_MAX_NESTING);
     return NULL;
   }
   e->state = 1;
   s->depth++;
   bc_rd r = {e->p, e->p + e->n};
-  bc_type *t = NULL;
+  void *v = NULL;
   if (!e->custom) {
     const uint8_t *nul = memchr(r.p, 0, e->n);
-    if (!nul) bc_fail(s, e->p, "type text is not NUL-terminated");
-    else t = new_type(s, bc_put(s, (const char *)r.p, (size_t)(nul - r.p)));
+    if (!nul) bc_fail(s, e->p, "%s text is not NUL-terminated", what);
+    else v = fn(s, e, NULL, bc_put(s, (const char *)r.p, (size_t)(nul - r.p)));
   } else {
-    uint64_t code = bc_varint(s, &r);
-    uint8_t dk = s->dialect_kind[e->dialect];
-    if (!bc_ok(s)) t = NULL;
-    else if (dk == BC_D_BUILTIN) t = builtin_type(s, &r, code);
-    else if (dk == BC_D_VHLO) t = vhlo_type(s, &r, code);
-    else bc_fail(s, e->p, "custom-encoded type of dialect '%.*s' is not supported", SC_SPAN_ARG(s->dialects[e->dialect]));
+    v = fn(s, e, &r, sc_span_of("", 0));
   }
   s->depth--;
-  if (!bc_ok(s) || !t) {
-    if (bc_ok(s)) bc_fail(s, e->p, "could not decode type %" PRIu64, index);
+  if (!bc_ok(s) || !v) {
+    if (bc_ok(s)) bc_fail(s, e->p, "could not decode %s %" PRIu64, what, index);
     return NULL;
   }
   e->state = 2;
-  e->val = t;
-  return t;
+  e->val = v;
+  return v;
 }
+
+static void *decode_type(bc *s, const bc_entry *e, bc_rd *r, sc_span asm_text) {
+  if (!r) return new_type(s, asm_text);
+  uint64_t code = bc_varint(s, r);
+  uint8_t dk = s->dialect_kind[e->dialect];
+  if (dk == BC_D_BUILTIN) return builtin_type(s, r, code);
+  if (dk == BC_D_VHLO) return vhlo_type(s, r, code);
+  bc_fail(s, e->p, "custom-encoded type of dialect '%.*s' is not supported", SC_SPAN_ARG(s->dialects[e->dialect]));
+  return NULL;
+}
+
+const bc_type *bc_type_at(bc *s, uint64_t index) { return decode_entry(s, s->types, s->ntypes, index, "type", decode_type); }
 
 const bc_type *bc_read_type(bc *s, bc_rd *r) {
   uint64_t i = bc_varint(s, r);
@@ -807,50 +818,23 @@ static bc_attr *sdy_attr(bc *s, bc_rd *r, uint64_t code) {
   }
 }
 
+static void *decode_attr(bc *s, const bc_entry *e, bc_rd *r, sc_span asm_text) {
+  if (!r) {
+    bc_attr *a = new_attr(s, BA_ASM);
+    a->s = asm_text;
+    return a;
+  }
+  uint64_t code = bc_varint(s, r);
+  uint8_t dk = s->dialect_kind[e->dialect];
+  if (dk == BC_D_BUILTIN) return builtin_attr(s, r, code);
+  if (dk == BC_D_VHLO) return vhlo_attr(s, r, code);
+  if (dk == BC_D_SDY) return sdy_attr(s, r, code);
+  bc_fail(s, e->p, "custom-encoded attribute of dialect '%.*s' is not supported", SC_SPAN_ARG(s->dialects[e->dialect]));
+  return NULL;
+}
+
 const bc_attr *bc_attr_at(bc *s, uint64_t index) {
-  if (!bc_ok(s)) return NULL;
-  if (index >= s->nattrs) {
-    bc_fail(s, NULL, "attribute index %" PRIu64 " out of range (%u attributes)", index, s->nattrs);
-    return NULL;
-  }
-  bc_entry *e = &s->attrs[index];
-  if (e->state == 2) return e->val;
-  if (e->state == 1) {
-    bc_fail(s, e->p, "attribute %" PRIu64 " refers to itself", index);
-    return NULL;
-  }
-  if (s->depth >= BC_MAX_NESTING) {
-    bc_fail(s, e->p, "attributes nested deeper than %u levels", BC_MAX_NESTING);
-    return NULL;
-  }
-  e->state = 1;
-  s->depth++;
-  bc_rd r = {e->p, e->p + e->n};
-  bc_attr *a = NULL;
-  if (!e->custom) {
-    const uint8_t *nul = memchr(r.p, 0, e->n);
-    if (!nul) bc_fail(s, e->p, "attribute text is not NUL-terminated");
-    else {
-      a = new_attr(s, BA_ASM);
-      a->s = bc_put(s, (const char *)r.p, (size_t)(nul - r.p));
-    }
-  } else {
-    uint64_t code = bc_varint(s, &r);
-    uint8_t dk = s->dialect_kind[e->dialect];
-    if (!bc_ok(s)) a = NULL;
-    else if (dk == BC_D_BUILTIN) a = builtin_attr(s, &r, code);
-    else if (dk == BC_D_VHLO) a = vhlo_attr(s, &r, code);
-    else if (dk == BC_D_SDY) a = sdy_attr(s, &r, code);
-    else bc_fail(s, e->p, "custom-encoded attribute of dialect '%.*s' is not supported", SC_SPAN_ARG(s->dialects[e->dialect]));
-  }
-  s->depth--;
-  if (!bc_ok(s) || !a) {
-    if (bc_ok(s)) bc_fail(s, e->p, "could not decode attribute %" PRIu64, index);
-    return NULL;
-  }
-  e->state = 2;
-  e->val = a;
-  return a;
+  return decode_entry(s, s->attrs, s->nattrs, index, "attribute", decode_attr);
 }
 
 const bc_attr *bc_read_attr(bc *s, bc_rd *r) {
