@@ -247,9 +247,13 @@ $(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
 $(BUILD)/bench/large.mlir: tests/bench/gen_large.py
 	@mkdir -p $(@D)
 	/usr/bin/python3 $< $@ 400
-bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir
+$(BUILD)/bench/bench_bytecode: tests/bench/bench_bytecode.c $(LIBSC) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
+bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir $(BUILD)/bench/bench_bytecode
 	$(BUILD)/bench/bench -n 5 $(BUILD)/bench/large.mlir
 	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
+	$(BUILD)/bench/bench_bytecode -n 20 $(shell ls -S ../shared/corpus/jax/jax_backcompat/*.mlirbc 2>/dev/null | head -4)
 
 # Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan):
 # each harness in tests/fuzz/ runs FUZZ_SECONDS, seeded with the corpus and tests/regress/. A crash
@@ -264,9 +268,9 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) | $(DEPS_OK)
 fuzz: $(FUZZ_BIN)
 	@rm -rf $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* && mkdir -p $(BUILD)/fuzz/corpus
 	@cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo ../shared/corpus/shardy/*/*.mlir \
-	  tests/regress/* $(BUILD)/fuzz/corpus/
+	  ../shared/corpus/jax/*/*.mlirbc tests/regress/* $(BUILD)/fuzz/corpus/
 	@for f in $(FUZZ_BIN); do echo "== $$f ($(FUZZ_SECONDS) s)"; \
-	  (cd $(BUILD)/fuzz && ./$$(basename $$f) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	  (cd $(BUILD)/fuzz && ./$$(basename $$f) -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 \
 	    -timeout=10 -print_final_stats=1 corpus 2>&1 | grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)|Done ") \
 	    || true; \
 	  ls $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* >/dev/null 2>&1 && \

@@ -102,7 +102,7 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
     else return usage_error("unknown --format '%s' (text, json, sarif or gitlab)", optarg);
     break;
   case O_INFMT:
-    if (sc_format_parse(optarg, &s->opt.input_format)) return usage_error("unknown --input-format '%s' (auto, stablehlo or hlo)", optarg);
+    if (sc_format_parse(optarg, &s->opt.input_format)) return usage_error("unknown --input-format '%s' (auto, stablehlo, hlo, bytecode or exported)", optarg);
     break;
   case O_RULES: set_str(&s->rules, optarg), g->rules = true; break;
   case O_MINSEV:
@@ -195,6 +195,18 @@ static bool dump_op(sc_op *op, void *user) {
   fprintf(f, " results=%u operands=%u regions=%u attrs=%u", op->nresults, op->noperands, op->nregions, op->attrs.n);
   if (op->src.known) fprintf(f, " src=%.*s:%u:%u", SC_SPAN_ARG(op->src.file), op->src.line, op->src.col);
   fputc('\n', f);
+  /* Attributes, one per line, so two front ends' views of a module can be diffed. */
+  for (uint32_t i = 0; i < op->attrs.n; i++)
+    fprintf(f, "    attr %.*s = %.*s\n", SC_SPAN_ARG(op->attrs.v[i].name), SC_SPAN_ARG(op->attrs.v[i].value));
+  const sc_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
+  for (uint32_t k = 0; entry && sc_span_eq(op->name, "func.func") && k < entry->nargs; k++)
+    for (uint32_t i = 0; i < entry->args[k]->attrs.n; i++)
+      fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(entry->args[k]->attrs.v[i].name),
+              SC_SPAN_ARG(entry->args[k]->attrs.v[i].value));
+  for (uint32_t k = 0; k < op->nresult_attrs; k++)
+    for (uint32_t i = 0; i < op->result_attrs[k].n; i++)
+      fprintf(f, "    result %u %.*s = %.*s\n", k, SC_SPAN_ARG(op->result_attrs[k].v[i].name),
+              SC_SPAN_ARG(op->result_attrs[k].v[i].value));
   return true;
 }
 
@@ -207,7 +219,7 @@ static int dump_ops(const char *name, const char *buf, size_t len, const sc_opti
   sc_parse_input in = {a, buf, len, 0, (uint32_t)len, &lines, opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
                        opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, NULL};
   sc_parse_error err;
-  sc_module *m = fmt == SC_FMT_HLO ? sc_parse_hlo(&in, &err) : sc_parse_mlir(&in, &err);
+  sc_module *m = sc_parse_format(fmt, &in, &err);
   int rc = 0;
   if (!m) {
     sc_pos p = sc_linemap_pos(&lines, err.offset);

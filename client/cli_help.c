@@ -26,7 +26,7 @@ static const char CHECK_USAGE[] =
     "What to check:\n"
     "  --mesh SPEC            target mesh: name=size[:auto|explicit|manual],... [;devices=0,1,..][;platform=P]\n"
     "  --platform P           tpu, gpu or cpu\n"
-    "  --input-format F       auto (default), stablehlo or hlo\n"
+    "  --input-format F       auto (default), stablehlo, hlo, bytecode or exported\n"
     "  --rules GLOBS          select rules by name, code or family: 'sharding-*,-sharding-priority'\n"
     "  --min-severity S       note (default), warning or error: drop diagnostics below\n"
     "  --split-input-file     treat '// -----' separated chunks as independent modules\n"

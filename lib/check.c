@@ -58,6 +58,8 @@ int sc_format_parse(const char *s, sc_format *out) {
   if (!strcmp(s, "auto")) *out = SC_FMT_AUTO;
   else if (!strcmp(s, "stablehlo") || !strcmp(s, "mlir")) *out = SC_FMT_STABLEHLO;
   else if (!strcmp(s, "hlo")) *out = SC_FMT_HLO;
+  else if (!strcmp(s, "bytecode") || !strcmp(s, "mlirbc")) *out = SC_FMT_BYTECODE;
+  else if (!strcmp(s, "exported")) *out = SC_FMT_EXPORTED;
   else return -1;
   return 0;
 }
@@ -241,6 +243,15 @@ typedef struct {
 
 static sc_status check_body(check_run *run);
 
+sc_module *sc_parse_format(sc_format format, const sc_parse_input *in, sc_parse_error *perr) {
+  switch (format) {
+  case SC_FMT_HLO: return sc_parse_hlo(in, perr);
+  case SC_FMT_BYTECODE: return sc_parse_bytecode(in, perr);
+  case SC_FMT_EXPORTED: return sc_parse_exported(in, perr);
+  default: return sc_parse_mlir(in, perr);
+  }
+}
+
 /* Runs the body with the arena's failure jump installed; nothing but `run` lives across setjmp. */
 static sc_status check_guarded(check_run *run) {
   jmp_buf env;
@@ -305,17 +316,18 @@ static sc_status check_body(check_run *run) {
     return SC_ERR_INVALID;
   }
 
-  sc_linemap lines = sc_linemap_build(arena, buf, len);
+  /* Binary formats have no lines: diagnostics carry op paths and Python locations instead. */
+  sc_linemap lines = r->has_lines ? sc_linemap_build(arena, buf, len) : (sc_linemap){NULL, 0};
   sc_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.arena = arena;
   ctx.options = opt;
-  ctx.lines = &lines;
+  ctx.lines = r->has_lines ? &lines : NULL;
   ctx.buf = buf;
   ctx.len = len;
 
   chunk *chunks;
-  size_t nchunks = split_chunks(arena, buf, len, opt->split_input_file, &chunks);
+  size_t nchunks = split_chunks(arena, buf, len, opt->split_input_file && r->has_lines, &chunks);
   sc_model *first_model = NULL;
   for (size_t i = 0; i < nchunks; i++) {
     if (opt->cancel && *opt->cancel) {
@@ -327,7 +339,7 @@ static sc_status check_body(check_run *run) {
                          opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
     sc_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    sc_module *m = r->format == SC_FMT_HLO ? sc_parse_hlo(&in, &perr) : sc_parse_mlir(&in, &perr);
+    sc_module *m = sc_parse_format(r->format, &in, &perr);
     if (!m) {
       if (perr.cancelled) {
         status = SC_ERR_CANCELLED;
@@ -355,7 +367,10 @@ static sc_status check_body(check_run *run) {
     ctx.module = m;
     ctx.model = sc_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
+    size_t first_diag = ctx.diags.n;
     sc_rules_run(&ctx, &sel);
+    if (!r->has_lines && ctx.diags.n > first_diag)
+      sc_locate_without_lines(arena, m, ctx.diags.v + first_diag, ctx.diags.n - first_diag);
     if (opt->cancel && *opt->cancel) {
       status = SC_ERR_CANCELLED;
       break;

@@ -30,7 +30,7 @@ static int target_mesh_from_request(sc_arena *a, const Shardcheck__V1__TargetMes
 }
 
 int check_validate(const Shardcheck__V1__CheckRequest *req, rpc_reply *r) {
-  if ((unsigned)req->format > SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_HLO) {
+  if ((unsigned)req->format > SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_EXPORTED) {
     rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "format: unknown input format %d", (int)req->format);
     return -1;
   }

@@ -124,7 +124,9 @@ void rpc_capabilities(const uint8_t *req, size_t len, const caps_info *info, rpc
   shardcheck__v1__get_capabilities_request__free_unpacked(in, NULL);
   static Shardcheck__V1__InputFormat formats[] = {SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_AUTO,
                                                   SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_STABLEHLO,
-                                                  SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_HLO};
+                                                  SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_HLO,
+                                                  SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_BYTECODE,
+                                                  SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_EXPORTED};
   static Shardcheck__V1__ReportFormat reports[] = {SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_JSON,
                                                    SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_TEXT,
                                                    SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_SARIF};

@@ -229,6 +229,8 @@ bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out) {
 }
 
 sc_format sc_detect_format(const char *buf, size_t len) {
+  if (sc_is_bytecode(buf, len)) return SC_FMT_BYTECODE;
+  if (sc_is_exported(buf, len)) return SC_FMT_EXPORTED;
   const char *p = buf, *end = buf + len;
   for (;;) {
     while (p < end && isspace((unsigned char)*p)) p++;
@@ -429,4 +431,64 @@ sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc) {
   const char *end = t.p + t.n;
   const char *close = match_paren(t.p + 3, end);
   return resolve_body(m, t.p + 4, close, 64);
+}
+
+/* ---- positions in modules without lines ---- */
+
+static const sc_op *op_at_offset(const sc_module *m, uint32_t offset) {
+  uint32_t lo = 0, hi = m->nops;
+  while (hi > lo) { /* first op starting after offset */
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (m->ops[mid]->pos.offset <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return NULL;
+  const sc_op *op = m->ops[lo - 1];
+  while (op && op->end <= offset && op->parent_op) op = op->parent_op;
+  return op;
+}
+
+static uint32_t index_in_parent(const sc_op *op, uint32_t *region, uint32_t *block) {
+  *region = *block = 0;
+  const sc_block *b = op->parent_block;
+  const sc_op *p = op->parent_op;
+  if (!b || !p) return 0;
+  for (uint32_t r = 0; r < p->nregions; r++)
+    for (uint32_t k = 0; k < p->regions[r]->nblocks; k++)
+      if (p->regions[r]->blocks[k] == b) *region = r, *block = k;
+  for (uint32_t i = 0; i < b->nops; i++)
+    if (b->ops[i] == op) return i;
+  return 0;
+}
+
+static const char *op_path(sc_arena *a, const sc_op *op) {
+  const sc_op *chain[64];
+  uint32_t n = 0;
+  for (const sc_op *o = op; o && o->parent_op && o != op->func && n < 64; o = o->parent_op) chain[n++] = o;
+  char *path = op->func ? sc_span_dup(a, op->func->sym_name) : sc_arena_strdup(a, "module");
+  for (uint32_t k = n; k-- > 0;) {
+    uint32_t r, b, i = index_in_parent(chain[k], &r, &b);
+    path = r || b ? sc_arena_printf(a, "%s/r%ub%u:%u", path, r, b, i) : sc_arena_printf(a, "%s/%u", path, i);
+  }
+  return path;
+}
+
+void sc_locate_without_lines(sc_arena *a, const sc_module *m, sc_diag *diags, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    sc_diag *d = &diags[i];
+    d->line = d->col = d->end_line = d->end_col = 0;
+    const sc_op *op = op_at_offset(m, d->offset);
+    if (op && op != m->module && (op->func != op || op->sym_name.n)) d->op_path = op_path(a, op);
+    else if (op) d->op_path = "module";
+    size_t kept = 0;
+    for (size_t k = 0; k < d->nfixes; k++) {
+      sc_fix f = d->fixes[k];
+      if (f.nedits) {
+        if (!f.snippet) continue;
+        f.edits = NULL, f.nedits = 0, f.machine = false;
+      }
+      d->fixes[kept++] = f;
+    }
+    d->nfixes = kept;
+  }
 }

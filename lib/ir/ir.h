@@ -148,6 +148,16 @@ typedef struct {
   sc_span value;
 } sc_alias;
 
+/* What a jax.export container (Exported.serialize()) says about its module (lib/front/exported.c). */
+typedef struct {
+  sc_span function_name;
+  sc_span *platforms;   /* "tpu", "cuda", "rocm", "cpu" */
+  uint32_t nplatforms;
+  uint32_t nr_devices;  /* 0 = not recorded */
+  uint32_t calling_convention_version;
+  uint32_t nin_shardings, nout_shardings, nordered_effects;
+} sc_export_info;
+
 typedef struct {
   sc_format format;
   const char *buf; /* the whole input (not just this chunk) */
@@ -169,6 +179,7 @@ typedef struct {
   uint8_t *alias_state; /* 0 unresolved, 1 resolving (cycle guard), 2 resolved */
   /* HLO: the ENTRY computation; MLIR: the public func named "main" if any. */
   sc_op *entry;
+  const sc_export_info *exported; /* the container's facts, or NULL when the input was not one */
 } sc_module;
 
 /* Line map over the whole input buffer: offset -> 1-based line/column. */
@@ -203,7 +214,21 @@ typedef struct {
 
 sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err);
 sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err);
-/* Sniffs the format: "HloModule" first word => HLO, else StableHLO/MLIR. */
+/* MLIR bytecode (lib/front/bytecode.c): buf[begin, end) is the whole artifact. The module's `buf` is
+ * the reader's text pool, not the input: offsets are synthetic preorder positions (no lines). */
+sc_module *sc_parse_bytecode(const sc_parse_input *in, sc_parse_error *err);
+/* The same for bytecode at `p` (n bytes) inside a larger input (the Exported container); error
+ * offsets are reported relative to `base_off`. */
+sc_module *sc_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t base_off, const sc_parse_input *in,
+                            sc_parse_error *err);
+bool sc_is_bytecode(const char *buf, size_t len);
+/* The front end for `format` (SC_FMT_AUTO/STABLEHLO: MLIR text). */
+sc_module *sc_parse_format(sc_format format, const sc_parse_input *in, sc_parse_error *err);
+/* The jax.export container (lib/front/exported.c) around MLIR bytecode. */
+sc_module *sc_parse_exported(const sc_parse_input *in, sc_parse_error *err);
+/* True if buf looks like Exported.serialize() output: a flatbuffer whose module field is MLIR bytecode. */
+bool sc_is_exported(const char *buf, size_t len);
+/* Sniffs the format: the bytecode magic => bytecode, "HloModule" first word => HLO, else StableHLO/MLIR. */
 sc_format sc_detect_format(const char *buf, size_t len);
 
 /* Resolves op/arg `loc(...)` text through the alias table and callsite/name/fused locations to the
@@ -211,6 +236,13 @@ sc_format sc_detect_format(const char *buf, size_t len);
 sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc);
 /* Builds the alias index; front ends call it once the alias table is complete. */
 void sc_module_index_aliases(sc_arena *a, sc_module *m);
+
+/* For modules without lines (bytecode): fills each diagnostic's op_path from its offset (the deepest
+ * op whose [pos.offset, end) holds it; ops are in preorder, so offsets are sorted) and turns machine
+ * fixes (text edits of a module that has no text) into manual ones, dropping those with nothing left.
+ * Path: "<function>/<i>/<j>" (op index within its block at each nesting level below the function; a
+ * segment is "r<R>b<B>:<i>" in region R > 0 or block B > 0), or "module/<i>/..." outside functions. */
+void sc_locate_without_lines(sc_arena *a, const sc_module *m, sc_diag *diags, size_t n);
 
 /* Convenience accessors. */
 const sc_attr *sc_op_attr(const sc_op *op, const char *name);

@@ -27,13 +27,14 @@ json_t *sc_jstr(const char *s) {
 static json_t *str_or_null(const char *s) { return s ? sc_jstr(s) : json_null(); }
 
 /* A module location (1-based line/column, byte offset) and, when known, the end of its span. */
-static json_t *location_json(uint32_t line, uint32_t col, uint32_t offset, uint32_t end_line, uint32_t end_col,
-                             uint32_t end_offset, const char *function, const char *op) {
+static json_t *location_json(const sc_report *r, uint32_t line, uint32_t col, uint32_t offset, uint32_t end_line,
+                             uint32_t end_col, uint32_t end_offset, const char *function, const char *op) {
   json_t *loc = json_object();
-  json_object_set_new(loc, "line", json_integer(line));
-  json_object_set_new(loc, "column", json_integer(col));
+  /* Bytecode has no lines: line/column are null and op_path names the op instead. */
+  json_object_set_new(loc, "line", r->has_lines ? json_integer(line) : json_null());
+  json_object_set_new(loc, "column", r->has_lines ? json_integer(col) : json_null());
   json_object_set_new(loc, "offset", json_integer(offset));
-  if (end_offset) {
+  if (end_offset && r->has_lines) {
     json_object_set_new(loc, "end_line", json_integer(end_line));
     json_object_set_new(loc, "end_column", json_integer(end_col));
     json_object_set_new(loc, "end_offset", json_integer(end_offset));
@@ -54,23 +55,24 @@ static json_t *source_json(bool has, const char *file, uint32_t line, uint32_t c
 }
 
 /* A related site: another place of the same mistake. */
-static json_t *related_json(const sc_related *r) {
+static json_t *related_json(const sc_report *rep, const sc_related *r) {
   json_t *o = json_object();
   if (r->code) json_object_set_new(o, "code", sc_jstr(r->code));
   json_object_set_new(o, "message", str_or_null(r->message));
-  json_object_set_new(o, "location", location_json(r->line, r->col, r->offset, r->end_line, r->end_col, r->end_offset,
+  json_object_set_new(o, "location", location_json(rep, r->line, r->col, r->offset, r->end_line, r->end_col, r->end_offset,
                                                    r->function, r->op));
   json_object_set_new(o, "source_location", source_json(r->has_source, r->source_file, r->source_line, r->source_col));
   return o;
 }
 
-static json_t *diag_json(const sc_diag *d) {
+static json_t *diag_json(const sc_report *r, const sc_diag *d) {
   json_t *o = json_object();
   json_object_set_new(o, "code", sc_jstr(d->code));
   json_object_set_new(o, "rule", sc_jstr(d->rule));
   json_object_set_new(o, "severity", sc_jstr(sc_severity_name(d->severity)));
   json_object_set_new(o, "message", sc_jstr(d->message));
-  json_t *loc = location_json(d->line, d->col, d->offset, d->end_line, d->end_col, d->end_offset, d->function, d->op);
+  json_t *loc = location_json(r, d->line, d->col, d->offset, d->end_line, d->end_col, d->end_offset, d->function, d->op);
+  if (d->op_path) json_object_set_new(loc, "op_path", sc_jstr(d->op_path));
   if (d->target) json_object_set_new(loc, "target", sc_jstr(d->target));
   json_object_set_new(o, "location", loc);
   json_object_set_new(o, "source_location", source_json(d->has_source, d->source_file, d->source_line, d->source_col));
@@ -88,7 +90,7 @@ static json_t *diag_json(const sc_diag *d) {
   json_object_set_new(o, "context", ctx);
   if (d->nrelated) {
     json_t *rel = json_array();
-    for (size_t i = 0; i < d->nrelated; i++) json_array_append_new(rel, related_json(&d->related[i]));
+    for (size_t i = 0; i < d->nrelated; i++) json_array_append_new(rel, related_json(r, &d->related[i]));
     json_object_set_new(o, "related", rel);
   }
   json_t *fixes = json_array();
@@ -155,7 +157,7 @@ char *sc_report_json(const sc_report *r, bool pretty) {
   json_object_set_new(summary, "notes", json_integer((json_int_t)r->notes));
   json_object_set_new(root, "summary", summary);
   json_t *diags = json_array();
-  for (size_t i = 0; i < r->ndiags; i++) json_array_append_new(diags, diag_json(&r->diags[i]));
+  for (size_t i = 0; i < r->ndiags; i++) json_array_append_new(diags, diag_json(r, &r->diags[i]));
   json_object_set_new(root, "diagnostics", diags);
   if (r->failure) json_object_set_new(root, "failure", sc_jstr(r->failure));
   char *s = json_dumps(root, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);

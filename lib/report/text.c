@@ -129,19 +129,30 @@ static void put_related(sc_strbuf *out, const sc_report *r, const sc_diag *d, co
 static void put_diag(sc_strbuf *out, const sc_report *r, const sc_diag *d, bool color) {
   const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "", *blue = color ? "\033[1;34m" : "";
   sc_strbuf_puts(out, bold);
-  put_escaped(out, r->input_name ? r->input_name : "<stdin>", NAME_MAX_SHOWN);
-  if (r->has_lines || !d->op_path) sc_strbuf_printf(out, ":%u:%u:", d->line, d->col);
-  else {
-    sc_strbuf_puts(out, ":");
-    put_escaped(out, d->op_path, NAME_MAX_SHOWN);
-    sc_strbuf_puts(out, ":");
+  bool py_primary = !r->has_lines && d->has_source; /* no lines (bytecode): the Python location leads */
+  if (py_primary) {
+    put_escaped(out, d->source_file, NAME_MAX_SHOWN);
+    if (d->source_col) sc_strbuf_printf(out, ":%u:%u:", d->source_line, d->source_col);
+    else sc_strbuf_printf(out, ":%u:", d->source_line);
+  } else {
+    put_escaped(out, r->input_name ? r->input_name : "<stdin>", NAME_MAX_SHOWN);
+    if (r->has_lines || !d->op_path) sc_strbuf_printf(out, ":%u:%u:", d->line, d->col);
+    else {
+      sc_strbuf_puts(out, ":");
+      put_escaped(out, d->op_path, NAME_MAX_SHOWN);
+      sc_strbuf_puts(out, ":");
+    }
   }
   sc_strbuf_printf(out, "%s %s%s:%s %s", reset, color ? sev_color(d->severity) : "", sc_severity_name(d->severity), reset,
                    bold);
   put_escaped(out, d->message, (size_t)-1);
   sc_strbuf_printf(out, " [%s]%s\n", d->code, reset);
   if (d->line && r->has_lines) put_source_and_caret(out, r, d, color);
-  if (d->has_source) {
+  if (py_primary) {
+    sc_strbuf_printf(out, "      %s=%s in: ", blue, reset);
+    put_escaped(out, r->input_name ? r->input_name : "<stdin>", NAME_MAX_SHOWN);
+    sc_strbuf_printf(out, " op %s%s%s\n", d->op_path ? d->op_path : "?", d->op ? " " : "", d->op ? d->op : "");
+  } else if (d->has_source) {
     sc_strbuf_printf(out, "      %s=%s source: ", blue, reset);
     put_escaped(out, d->source_file, NAME_MAX_SHOWN);
     /* column 0: the debug info has a line only (HLO metadata) */

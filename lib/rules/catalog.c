@@ -12,6 +12,7 @@ static const sc_catalog_entry catalog[] = {
 #define ENTRY(code, title, explanation, bad, good, mesh) {code, title, explanation, bad, good, mesh},
 #include "rules/catalog/syntax.inc"
 #include "rules/catalog/mesh.inc"
+#include "rules/catalog/export.inc"
 #include "rules/catalog/sharding.inc"
 #include "rules/catalog/kernel.inc"
 #include "rules/catalog/callback.inc"

@@ -171,7 +171,7 @@ def t_capabilities(ctx):
     check_eq(caps.report_schema, "shardcheck.report.v1", "report_schema")
     check_eq(caps.limits.max_message_bytes, ctx.max_message_bytes, "limits.max_message_bytes")
     check_eq(caps.limits.max_module_bytes, ctx.max_module_bytes, "limits.max_module_bytes")
-    check_eq(len(caps.input_formats), 3, "input formats")
+    check_eq(len(caps.input_formats), 5, "input formats (auto, stablehlo, hlo, bytecode, exported)")
     check_eq(len(caps.report_formats), 3, "report formats")
 
 
@@ -237,7 +237,14 @@ def t_reports_match_local(ctx):
     n = compare_corpus(ctx, files, "json", J)
     compare_corpus(ctx, files[::7], "text", T)
     compare_corpus(ctx, files[::11], "sarif", S)
-    print(f"    {n} corpus modules: identical JSON reports (text and SARIF on subsets)")
+    bytecode = sorted(glob.glob(f"{CORPUS}/jax/**/*.mlirbc", recursive=True))[::9]
+    if not bytecode:
+        fail("no .mlirbc corpus modules")
+    mesh = ctx.p.msg("shardcheck.v1.TargetMesh")()
+    mesh.axes.add(name="data", size=4, type=ctx.p.enum("shardcheck.v1.AxisType", "AXIS_TYPE_AUTO"))
+    compare_corpus(ctx, bytecode, "json", J, ["--mesh", "data=4"], mesh=mesh)
+    print(f"    {n} corpus modules: identical JSON reports (text and SARIF on subsets); "
+          f"{len(bytecode)} MLIR bytecode modules sent as bytes: identical")
 
 
 def t_options_match_local(ctx):

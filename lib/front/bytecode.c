@@ -1,0 +1,839 @@
+/* bytecode.c — MLIR bytecode front end: the StableHLO portable artifact JAX serializes
+ * (`Exported.mlir_module_serialized`), read without MLIR into the IR the text front end builds.
+ *
+ * Layout (MLIR's docs/BytecodeFormat.md): magic `ML\xefR`, version, producer, then sections: strings,
+ * dialects with op names (and dialect versions), attribute/type data plus offsets, the IR (ops with
+ * nested regions; isolated regions in their own sub-sections from version 2), resources (skipped)
+ * and properties (version 5+). Use-list orders are read and ignored.
+ *
+ * The IR matches what the text front end produces for the module's `.mlir` form: VHLO op names become
+ * StableHLO's (`vhlo.custom_call_v1` -> `stablehlo.custom_call`, `vhlo.func_v1` -> `func.func`, ...),
+ * attributes keep their names with the value text StableHLO prints (VHLO's defaults elided), func
+ * signatures fill the entry block arguments' attributes and the result attributes, and each op's
+ * source location is resolved from its debug location. Ops are flagged `generic` (their attributes are
+ * named, as in the generic form), and have no line: their offsets are positions in the text pool
+ * (bytecode.h), assigned in preorder, so an op's range covers its attributes and its children. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "front/bytecode.h"
+
+/* ---- sections ----------------------------------------------------------------------------------- */
+
+enum { S_STRING = 0, S_DIALECT, S_ATTR_TYPE, S_ATTR_TYPE_OFFSET, S_IR, S_RESOURCE, S_RESOURCE_OFFSET, S_DIALECT_VERSIONS,
+       S_PROPERTIES, S_COUNT };
+
+/* One section header and body: id | hasAlign << 7, length, [alignment, 0xCB padding]. */
+static bool read_section(bc *s, bc_rd *r, unsigned *id, bc_rd *body) {
+  const uint8_t *at = r->p;
+  uint8_t b = bc_byte(s, r);
+  uint64_t len = bc_varint(s, r);
+  *id = b & 0x7f;
+  if (bc_ok(s) && *id >= S_COUNT) {
+    bc_fail(s, at, "unknown section id %u", *id);
+    return false;
+  }
+  if (b & 0x80) {
+    uint64_t align = bc_varint(s, r);
+    if (bc_ok(s) && (align == 0 || (align & (align - 1)) || align > 4096)) {
+      bc_fail(s, at, "section alignment %" PRIu64 " is not a power of two up to 4096", align);
+      return false;
+    }
+    while (bc_ok(s) && ((size_t)(r->p - s->base) & (align - 1))) {
+      if (bc_byte(s, r) != 0xCB && bc_ok(s)) bc_fail(s, r->p - 1, "expected alignment padding byte 0xCB");
+    }
+  }
+  const uint8_t *p = bc_bytes(s, r, len);
+  if (!bc_ok(s)) return false;
+  body->p = p;
+  body->end = p + len;
+  return true;
+}
+
+static void read_strings(bc *s, bc_rd r) {
+  uint64_t n = bc_count(s, &r);
+  s->strs = sc_arena_calloc(s->a, n ? n : 1, sizeof *s->strs);
+  s->nstrs = (uint32_t)n;
+  /* Sizes (each with its NUL) come in reverse order; the data sits at the end of the section. */
+  const uint8_t *data_end = r.end;
+  for (uint64_t k = n; k-- > 0 && bc_ok(s);) {
+    const uint8_t *at = r.p;
+    uint64_t size = bc_varint(s, &r);
+    if (!bc_ok(s)) return;
+    if (size == 0 || size > (uint64_t)(data_end - r.p)) {
+      bc_fail(s, at, "string size %" PRIu64 " exceeds the string data", size);
+      return;
+    }
+    data_end -= size;
+    if (data_end[size - 1] != 0) {
+      bc_fail(s, data_end, "string %" PRIu64 " is not NUL-terminated", k);
+      return;
+    }
+    s->strs[k] = sc_span_of((const char *)data_end, (uint32_t)(size - 1));
+  }
+  if (bc_ok(s) && r.p != data_end) bc_fail(s, r.p, "unexpected data between the string sizes and the strings");
+}
+
+static uint8_t dialect_kind(sc_span name) {
+  if (sc_span_eq(name, "builtin")) return BC_D_BUILTIN;
+  if (sc_span_eq(name, "vhlo")) return BC_D_VHLO;
+  if (sc_span_eq(name, "sdy")) return BC_D_SDY;
+  return BC_D_OTHER;
+}
+
+static uint16_t read_dialect_ref(bc *s, bc_rd *r) {
+  const uint8_t *at = r->p;
+  uint64_t d = bc_varint(s, r);
+  if (bc_ok(s) && d >= s->ndialects) bc_fail(s, at, "dialect index %" PRIu64 " out of range", d);
+  return bc_ok(s) ? (uint16_t)d : 0;
+}
+
+static void read_dialects(bc *s, bc_rd r) {
+  uint64_t n = bc_count(s, &r);
+  if (n > 65535) bc_fail(s, r.p, "too many dialects");
+  s->dialects = sc_arena_calloc(s->a, n ? n : 1, sizeof *s->dialects);
+  s->dialect_kind = sc_arena_calloc(s->a, n ? n : 1, 1);
+  s->ndialects = bc_ok(s) ? (uint32_t)n : 0;
+  for (uint64_t i = 0; i < s->ndialects && bc_ok(s); i++) {
+    if (s->version < 1) {
+      s->dialects[i] = bc_string(s, &r);
+    } else {
+      bool versioned;
+      const uint8_t *at = r.p;
+      uint64_t idx = bc_varint_flag(s, &r, &versioned);
+      if (bc_ok(s) && idx >= s->nstrs) bc_fail(s, at, "dialect name index out of range");
+      if (!bc_ok(s)) return;
+      s->dialects[i] = s->strs[idx];
+      unsigned id;
+      bc_rd ver;
+      if (versioned && read_section(s, &r, &id, &ver) && id != S_DIALECT_VERSIONS)
+        bc_fail(s, at, "expected a dialect version section");
+    }
+    s->dialect_kind[i] = dialect_kind(s->dialects[i]);
+  }
+  if (s->version >= 4) bc_varint(s, &r); /* number of op names (a reservation hint) */
+  SC_VEC(bc_opname) names = {0};
+  while (bc_ok(s) && r.p < r.end) {
+    uint16_t d = read_dialect_ref(s, &r);
+    uint64_t cnt = bc_count(s, &r);
+    for (uint64_t i = 0; i < cnt && bc_ok(s); i++) {
+      bc_opname on = {.dialect = d};
+      sc_span base;
+      if (s->version >= 5) {
+        const uint8_t *at = r.p;
+        uint64_t idx = bc_varint_flag(s, &r, &on.registered);
+        if (bc_ok(s) && idx >= s->nstrs) bc_fail(s, at, "op name index out of range");
+        if (!bc_ok(s)) return;
+        base = s->strs[idx];
+        on.has_registered = true;
+      } else {
+        base = bc_string(s, &r);
+      }
+      on.name = sc_span_of(sc_arena_printf(s->a, "%.*s.%.*s", SC_SPAN_ARG(s->dialects[d]), SC_SPAN_ARG(base)),
+                           s->dialects[d].n + 1 + base.n);
+      SC_PUSH(s->a, names, on);
+    }
+  }
+  s->opnames = names.v;
+  s->nopnames = (uint32_t)names.n;
+}
+
+/* Offsets section: counts, then per dialect group the (size << 1 | custom) of each entry in order. */
+static void read_attr_type_offsets(bc *s, bc_rd r, bc_rd data) {
+  uint64_t na = bc_count(s, &r), nt = bc_count(s, &r);
+  s->attrs = sc_arena_calloc(s->a, na ? na : 1, sizeof *s->attrs);
+  s->types = sc_arena_calloc(s->a, nt ? nt : 1, sizeof *s->types);
+  s->nattrs = bc_ok(s) ? (uint32_t)na : 0;
+  s->ntypes = bc_ok(s) ? (uint32_t)nt : 0;
+  const uint8_t *cur = data.p;
+  for (int pass = 0; pass < 2 && bc_ok(s); pass++) {
+    bc_entry *v = pass ? s->types : s->attrs;
+    uint64_t total = pass ? nt : na, done = 0;
+    while (done < total && bc_ok(s)) {
+      uint16_t d = read_dialect_ref(s, &r);
+      uint64_t cnt = bc_count(s, &r);
+      if (bc_ok(s) && cnt > total - done) bc_fail(s, r.p, "more attribute/type entries than declared");
+      for (uint64_t i = 0; i < cnt && bc_ok(s); i++) {
+        bool custom;
+        uint64_t size = bc_varint_flag(s, &r, &custom);
+        if (bc_ok(s) && size > (uint64_t)(data.end - cur)) bc_fail(s, r.p, "attribute/type entry runs past its section");
+        if (!bc_ok(s)) return;
+        v[done++] = (bc_entry){cur, (uint32_t)size, d, custom, 0, NULL};
+        cur += size;
+      }
+    }
+  }
+  if (bc_ok(s) && r.p != r.end) bc_fail(s, r.p, "unexpected trailing data in the attribute/type offsets");
+}
+
+static void read_properties(bc *s, bc_rd r) {
+  if (r.p == r.end) return;
+  uint64_t n = bc_count(s, &r);
+  s->props = r.p;
+  s->nprops_buf = (size_t)(r.end - r.p);
+  s->prop_off = sc_arena_calloc(s->a, n ? n : 1, sizeof *s->prop_off);
+  for (uint64_t i = 0; i < n && bc_ok(s); i++) {
+    s->prop_off[i] = (uint32_t)(r.p - s->props);
+    uint64_t size = bc_varint(s, &r);
+    bc_bytes(s, &r, size);
+  }
+  s->nprops = bc_ok(s) ? (uint32_t)n : 0;
+}
+
+bool bc_prop_entry(bc *s, uint64_t index, bc_rd *out) {
+  if (index >= s->nprops) {
+    bc_fail(s, NULL, "properties index %" PRIu64 " out of range (%u entries)", index, s->nprops);
+    return false;
+  }
+  bc_rd r = {s->props + s->prop_off[index], s->props + s->nprops_buf};
+  uint64_t size = bc_varint(s, &r);
+  const uint8_t *p = bc_bytes(s, &r, size);
+  if (!p) return false;
+  out->p = p;
+  out->end = p + size;
+  return true;
+}
+
+/* ---- IR building -------------------------------------------------------------------------------- */
+
+typedef SC_VEC(sc_attr) attr_vec;
+typedef SC_VEC(sc_value *) value_vec;
+
+/* Values of one isolated-from-above scope; each open region reserves its range. */
+typedef struct {
+  value_vec vals;
+} scope;
+
+typedef struct {
+  bc *s;
+  const sc_parse_input *in;
+  SC_VEC(sc_op *) ops;
+  SC_VEC(sc_op *) funcs;
+  scope *sc; /* innermost scope */
+  uint32_t depth;
+} builder;
+
+static bool op_is(const sc_op *op, const char *name) { return sc_span_eq(op->name, name); }
+
+/* The one place an op is created: preorder id, its name written at its start in the text pool. */
+static sc_op *new_op(builder *b, sc_span name, sc_block *blk, sc_op *parent) {
+  bc *s = b->s;
+  if (b->ops.n >= b->in->max_ops) {
+    bc_fail(s, NULL, "more than %u operations", b->in->max_ops);
+    s->err->limit = true;
+    return NULL;
+  }
+  if (b->in->cancel && (b->ops.n & 1023) == 0 && *b->in->cancel) {
+    s->err->cancelled = true;
+    bc_fail(s, NULL, "cancelled");
+    return NULL;
+  }
+  sc_op *op = sc_arena_alloc(s->a, sizeof *op);
+  op->id = (uint32_t)b->ops.n;
+  SC_PUSH(s->a, b->ops, op);
+  op->pos.offset = (uint32_t)bc_mark(s);
+  op->name = bc_put(s, name.p, name.n);
+  op->generic = true;
+  op->parent_block = blk;
+  op->parent_op = parent;
+  op->depth = b->depth;
+  op->func = parent ? (op_is(parent, "func.func") ? parent : parent->func) : NULL;
+  if (op_is(op, "func.func")) SC_PUSH(s->a, b->funcs, op);
+  return op;
+}
+
+/* The one place an attribute is added: `name = <value text>` written into the op's range. */
+static void add_attr(builder *b, attr_vec *v, sc_span name, const bc_attr *val) {
+  bc *s = b->s;
+  sc_attr at;
+  memset(&at, 0, sizeof at);
+  at.offset = (uint32_t)bc_mark(s);
+  at.name = bc_put(s, name.p, name.n);
+  size_t m = bc_mark(s);
+  if (val && val->kind != BA_UNIT) bc_render(s, val);
+  at.value = bc_since(s, m);
+  at.end = (uint32_t)bc_mark(s);
+  SC_PUSH(s->a, *v, at);
+}
+
+static void add_attr_text(builder *b, attr_vec *v, const char *name, sc_span text) {
+  bc *s = b->s;
+  sc_attr at;
+  memset(&at, 0, sizeof at);
+  at.offset = (uint32_t)bc_mark(s);
+  at.name = bc_puts(s, name);
+  at.value = bc_put(s, text.p, text.n);
+  at.end = (uint32_t)bc_mark(s);
+  SC_PUSH(s->a, *v, at);
+}
+
+/* StableHLO's name for an op: VHLO `vhlo.<name>_v<N>` -> `stablehlo.<name>`, with the func dialect's
+ * ops mapped back to `func.*`. */
+static sc_span stablehlo_name(builder *b, const bc_opname *on, const sc_op *parent) {
+  sc_span n = on->name;
+  if (b->s->dialect_kind[on->dialect] != BC_D_VHLO) return n;
+  sc_span base = sc_span_of(n.p + 5, n.n - 5);
+  uint32_t k = base.n;
+  while (k > 0 && base.p[k - 1] >= '0' && base.p[k - 1] <= '9') k--;
+  if (k >= 2 && k < base.n && base.p[k - 1] == 'v' && base.p[k - 2] == '_') base.n = k - 2;
+  if (sc_span_eq(base, "func")) return sc_span_of("func.func", 9);
+  if (sc_span_eq(base, "call")) return sc_span_of("func.call", 9);
+  if (sc_span_eq(base, "return") && parent && op_is(parent, "func.func")) return sc_span_of("func.return", 11);
+  return sc_span_of(sc_arena_printf(b->s->a, "stablehlo.%.*s", SC_SPAN_ARG(base)), 10 + base.n);
+}
+
+/* Attributes StableHLO does not print when VHLO carries them at their defaults. */
+static bool vhlo_default(const bc_attr *v, sc_span name) {
+  if (!v) return true;
+  if (v->kind == BA_BOOL && !v->i) return true;
+  if (v->kind == BA_ARRAY && v->n == 0) return true;
+  if (v->kind == BA_STRING && v->s.n == 0 && !v->t) return true;
+  if (v->kind == BA_ENUM && sc_span_eq(name, "api_version") && v->i == 1) return true;
+  return false;
+}
+
+/* What an op header carries beyond its attributes: func signatures, waiting for the entry block. */
+typedef struct {
+  sc_attrs *arg_attrs;
+  uint32_t narg_attrs;
+  const bc_type *fn_type;
+} op_extra;
+
+static sc_attrs *dict_list(builder *b, const bc_attr *list, uint32_t *n) {
+  *n = 0;
+  if (!list || list->kind != BA_ARRAY) return NULL;
+  sc_attrs *out = sc_arena_calloc(b->s->a, list->n ? list->n : 1, sizeof *out);
+  for (uint32_t i = 0; i < list->n; i++) {
+    const bc_attr *d = list->v[i];
+    if (!d || d->kind != BA_DICT) continue;
+    attr_vec v = {0};
+    for (uint32_t k = 0; k < d->n; k++) add_attr(b, &v, bc_attr_str(d->k[k]), d->v[k]);
+    out[i].v = v.v;
+    out[i].n = (uint32_t)v.n;
+  }
+  *n = list->n;
+  return out;
+}
+
+/* One named attribute of an op: symbols and signatures go to their op fields (as the pretty form
+ * shows them); everything else becomes an sc_attr. */
+static void take_attr(builder *b, sc_op *op, attr_vec *attrs, op_extra *x, sc_span name, const bc_attr *val,
+                      bool vhlo) {
+  bool func = op_is(op, "func.func"), module = op_is(op, "builtin.module"), mesh = op_is(op, "sdy.mesh");
+  if ((func || module || mesh) && sc_span_eq(name, "sym_name") && val && val->kind == BA_STRING) {
+    op->sym_name = bc_put(b->s, val->s.p, val->s.n);
+    return;
+  }
+  if ((func || module) && sc_span_eq(name, "sym_visibility") && val && val->kind == BA_STRING) {
+    op->visibility = bc_put(b->s, val->s.p, val->s.n);
+    return;
+  }
+  if (func && sc_span_eq(name, "function_type") && val && val->kind == BA_TYPE) {
+    x->fn_type = val->t;
+    return;
+  }
+  if (func && sc_span_eq(name, "arg_attrs")) {
+    x->arg_attrs = dict_list(b, val, &x->narg_attrs);
+    return;
+  }
+  if (func && sc_span_eq(name, "res_attrs")) {
+    op->result_attrs = dict_list(b, val, &op->nresult_attrs);
+    return;
+  }
+  if ((op_is(op, "stablehlo.custom_call") && sc_span_eq(name, "call_target_name")) ||
+      (op_is(op, "func.call") && sc_span_eq(name, "callee"))) {
+    if (val && (val->kind == BA_STRING || val->kind == BA_SYMREF)) {
+      op->callee = bc_put(b->s, val->s.p, val->s.n);
+      return;
+    }
+  }
+  if (vhlo && vhlo_default(val, name)) return;
+  if (vhlo && val && val->kind == BA_BOOL && sc_span_eq(name, "use_global_device_ids")) {
+    add_attr(b, attrs, name, NULL);
+    return;
+  }
+  add_attr(b, attrs, name, val);
+  if (mesh && sc_span_eq(name, "mesh") && attrs->v[attrs->n - 1].value.n > 9) {
+    sc_span body = attrs->v[attrs->n - 1].value; /* #sdy.mesh<...> -> value = <...> as the pretty form */
+    add_attr_text(b, attrs, "value", sc_span_of(body.p + 9, body.n - 9));
+  }
+}
+
+/* Properties of a registered op: ODS writes an op's attribute properties sorted by name, required
+ * ones as an attribute index, optional ones with a presence flag ("?name" below). VHLO ops declare
+ * every attribute required. Ops not listed here keep their properties out of the IR (no rule reads
+ * them); their discardable attributes (mhlo.sharding, ...) are in the attribute dictionary anyway. */
+typedef struct {
+  const char *op; /* as serialized: "vhlo.custom_call_v1" */
+  const char *props[9];
+} prop_schema;
+
+static const prop_schema k_prop_schemas[] = {
+    {"builtin.module", {"?sym_name", "?sym_visibility"}},
+    {"sdy.mesh", {"mesh", "sym_name"}},
+    {"sdy.sharding_constraint", {"sharding"}},
+    {"sdy.reshard", {"sharding"}},
+    {"sdy.manual_computation", {"in_shardings", "manual_axes", "out_shardings"}},
+    {"sdy.named_computation", {"?in_shardings", "name", "?out_shardings"}},
+    {"sdy.sharding_group", {"group_id"}},
+    {"sdy.data_flow_edge", {"?sharding"}},
+    {"sdy.propagation_barrier", {"allowed_direction"}},
+    {"func.func", {"?arg_attrs", "function_type", "?no_inline", "?res_attrs", "sym_name", "?sym_visibility"}},
+    {"func.call", {"?arg_attrs", "callee", "?no_inline", "?res_attrs"}},
+    {"vhlo.func_v1", {"arg_attrs", "function_type", "res_attrs", "sym_name", "sym_visibility"}},
+    {"vhlo.call_v1", {"callee"}},
+    {"vhlo.custom_call_v1", {"api_version", "backend_config", "call_target_name", "called_computations", "has_side_effect",
+                             "operand_layouts", "output_operand_aliases", "result_layouts"}},
+    {"vhlo.constant_v1", {"value"}},
+    {"vhlo.broadcast_in_dim_v1", {"broadcast_dimensions"}},
+    {"vhlo.compare_v1", {"compare_type", "comparison_direction"}},
+    {"vhlo.iota_v1", {"iota_dimension"}},
+    {"vhlo.dynamic_iota_v1", {"iota_dimension"}},
+    {"vhlo.transpose_v1", {"permutation"}},
+    {"vhlo.pad_v1", {"edge_padding_high", "edge_padding_low", "interior_padding"}},
+    {"vhlo.slice_v1", {"limit_indices", "start_indices", "strides"}},
+    {"vhlo.concatenate_v1", {"dimension"}},
+    {"vhlo.get_dimension_size_v1", {"dimension"}},
+    {"vhlo.get_tuple_element_v1", {"index"}},
+    {"vhlo.reduce_v1", {"dimensions"}},
+    {"vhlo.dynamic_slice_v1", {"slice_sizes"}},
+    {"vhlo.collective_permute_v1", {"channel_id", "source_target_pairs"}},
+    {"vhlo.collective_broadcast_v1", {"channel_id", "replica_groups"}},
+    {"vhlo.all_reduce_v1", {"channel_id", "replica_groups", "use_global_device_ids"}},
+    {"vhlo.all_gather_v1", {"all_gather_dim", "channel_id", "replica_groups", "use_global_device_ids"}},
+    {"vhlo.all_to_all_v1", {"channel_id", "concat_dimension", "replica_groups", "split_count", "split_dimension"}},
+    {"vhlo.reduce_scatter_v1", {"channel_id", "replica_groups", "scatter_dimension", "use_global_device_ids"}},
+    {"vhlo.send_v1", {"channel_id", "channel_type", "is_host_transfer"}},
+    {"vhlo.recv_v1", {"channel_id", "channel_type", "is_host_transfer"}},
+    {"vhlo.gather_v2", {"collapsed_slice_dims", "index_vector_dim", "indices_are_sorted", "offset_dims",
+                        "operand_batching_dims", "slice_sizes", "start_index_map", "start_indices_batching_dims"}},
+};
+
+static void take_properties(builder *b, sc_op *op, const bc_opname *on, attr_vec *attrs, op_extra *x, bc_rd pr,
+                            bool vhlo) {
+  bc *s = b->s;
+  const prop_schema *sch = NULL;
+  for (size_t i = 0; i < sizeof k_prop_schemas / sizeof *k_prop_schemas; i++)
+    if (sc_span_eq(on->name, k_prop_schemas[i].op)) sch = &k_prop_schemas[i];
+  if (!sch) return;
+  for (size_t i = 0; i < 9 && sch->props[i] && bc_ok(s) && pr.p < pr.end; i++) {
+    const char *p = sch->props[i];
+    bool optional = p[0] == '?';
+    uint64_t idx;
+    bool present = true;
+    if (optional) idx = bc_varint_flag(s, &pr, &present);
+    else idx = bc_varint(s, &pr);
+    if (!bc_ok(s) || !present) continue;
+    const bc_attr *v = bc_attr_at(s, idx);
+    if (v) take_attr(b, op, attrs, x, sc_span_of(p + optional, (uint32_t)strlen(p + optional)), v, vhlo);
+  }
+}
+
+static sc_value *new_value(builder *b, const bc_type *t) {
+  sc_value *v = sc_arena_alloc(b->s->a, sizeof *v);
+  if (t) v->type = t->text;
+  return v;
+}
+
+/* Defines the next value of the innermost region; a forward reference made earlier becomes it. */
+typedef struct {
+  size_t base, next, end;
+} region_values;
+
+static sc_value *define_value(builder *b, region_values *rv, sc_value *v) {
+  if (rv->next >= rv->end) {
+    bc_fail(b->s, NULL, "more values defined than the region declares");
+    return v;
+  }
+  sc_value **slot = &b->sc->vals.v[rv->next++];
+  if (*slot) { /* forward reference: keep its identity */
+    **slot = *v;
+    return *slot;
+  }
+  *slot = v;
+  return v;
+}
+
+static sc_value *operand(builder *b, bc_rd *r) {
+  const uint8_t *at = r->p;
+  uint64_t i = bc_varint(b->s, r);
+  if (!bc_ok(b->s)) return NULL;
+  if (i >= b->sc->vals.n) {
+    bc_fail(b->s, at, "operand refers to value %" PRIu64 " outside its scope", i);
+    return NULL;
+  }
+  if (!b->sc->vals.v[i]) b->sc->vals.v[i] = new_value(b, NULL);
+  return b->sc->vals.v[i];
+}
+
+/* Use-list orders of a range of values: read for well-formedness, not needed by any rule. */
+static void skip_use_lists(bc *s, bc_rd *r, uint64_t range) {
+  uint64_t n = range > 1 ? bc_count(s, r) : 1;
+  for (uint64_t i = 0; i < n && bc_ok(s); i++) {
+    if (range > 1) bc_varint(s, r);
+    bool pairs;
+    uint64_t cnt = bc_varint_flag(s, r, &pairs);
+    if (bc_ok(s) && cnt > (uint64_t)(r->end - r->p)) bc_fail(s, r->p, "use-list order longer than its data");
+    for (uint64_t k = 0; k < cnt && bc_ok(s); k++) bc_varint(s, r);
+  }
+}
+
+static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent);
+
+/* StableHLO prints a reduce whose body is one binary op on the two block arguments as
+ * `stablehlo.reduce(...) applies stablehlo.add across dimensions = [...]`, which has no region; the
+ * body ops (the last ones built) go, so the IR is what the text front end sees. */
+static void fold_compact_reduce(builder *b, sc_op *op) {
+  if (op->nregions != 1 || op->regions[0]->nblocks != 1) return;
+  const sc_block *blk = op->regions[0]->blocks[0];
+  if (blk->nops != 2 || blk->nargs != 2) return;
+  const sc_op *inner = blk->ops[0], *ret = blk->ops[1];
+  if (inner->noperands != 2 || inner->nresults != 1 || inner->nregions || ret->noperands != 1 ||
+      inner->operands[0] != blk->args[0] || inner->operands[1] != blk->args[1] || ret->operands[0] != inner->results[0] ||
+      !sc_span_starts(inner->name, "stablehlo.") || !op_is(ret, "stablehlo.return"))
+    return;
+  if (b->ops.n < 2 || b->ops.v[b->ops.n - 1] != ret || b->ops.v[b->ops.n - 2] != inner) return;
+  b->ops.n -= 2;
+  op->nregions = 0;
+}
+
+/* Block header: (numOps << 1 | hasArgs), arguments (type << 1 | hasLoc in v4+), use-lists (v3+). */
+static uint64_t read_block_header(builder *b, bc_rd *r, sc_block *blk, region_values *rv, const sc_op *owner) {
+  bc *s = b->s;
+  bool has_args;
+  uint64_t nops = bc_varint_flag(s, r, &has_args);
+  if (bc_ok(s) && nops > (uint64_t)(r->end - r->p)) bc_fail(s, r->p, "block declares more ops than its data holds");
+  if (!has_args) return nops;
+  uint64_t nargs = bc_count(s, r);
+  blk->args = sc_arena_calloc(s->a, nargs ? nargs : 1, sizeof *blk->args);
+  bool func_entry = owner && op_is(owner, "func.func");
+  for (uint64_t i = 0; i < nargs && bc_ok(s); i++) {
+    const bc_type *t;
+    if (s->version >= 4) {
+      bool has_loc;
+      t = bc_type_at(s, bc_varint_flag(s, r, &has_loc));
+      if (has_loc) bc_read_attr(s, r);
+    } else {
+      t = bc_read_type(s, r);
+      bc_read_attr(s, r);
+    }
+    if (!bc_ok(s)) break;
+    sc_value *v = new_value(b, t);
+    v->name = bc_printf(s, func_entry ? "%%arg%" PRIu64 : "%%barg%" PRIu64, i);
+    v->block = blk;
+    v->index = (uint32_t)i;
+    blk->args[i] = define_value(b, rv, v);
+    blk->nargs = (uint32_t)(i + 1);
+  }
+  if (s->version >= 3 && bc_byte(s, r)) skip_use_lists(s, r, nargs);
+  return nops;
+}
+
+/* An op without its regions' contents: name, mask, location, attributes, properties, results,
+ * operands, successors, use-lists, region count. */
+static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region_values *rv, uint32_t nblocks) {
+  bc *s = b->s;
+  const uint8_t *at = r->p;
+  uint64_t ni = bc_varint(s, r);
+  if (bc_ok(s) && ni >= s->nopnames) bc_fail(s, at, "op name index %" PRIu64 " out of range", ni);
+  uint8_t mask = bc_byte(s, r);
+  const bc_attr *loc = bc_read_attr(s, r);
+  if (!bc_ok(s)) return NULL;
+  const bc_opname *on = &s->opnames[ni];
+  bool vhlo = s->dialect_kind[on->dialect] == BC_D_VHLO;
+  sc_op *op = new_op(b, stablehlo_name(b, on, parent), blk, parent);
+  if (!op) return NULL;
+  op->src = bc_resolve_loc(s, loc);
+  attr_vec attrs = {0};
+  op_extra x;
+  memset(&x, 0, sizeof x);
+  if (mask & 0x01) {
+    const bc_attr *d = bc_read_attr(s, r);
+    if (d && d->kind == BA_DICT)
+      for (uint32_t i = 0; i < d->n && bc_ok(s); i++) take_attr(b, op, &attrs, &x, bc_attr_str(d->k[i]), d->v[i], vhlo);
+  }
+  if (mask & 0x40) {
+    if (!on->has_registered) bc_fail(s, at, "properties in bytecode version %" PRIu64, s->version);
+    else if (on->registered) {
+      bc_rd pr;
+      if (bc_prop_entry(s, bc_varint(s, r), &pr)) take_properties(b, op, on, &attrs, &x, pr, vhlo);
+    } else {
+      const bc_attr *d = bc_read_attr(s, r);
+      if (d && d->kind == BA_DICT)
+        for (uint32_t i = 0; i < d->n && bc_ok(s); i++) take_attr(b, op, &attrs, &x, bc_attr_str(d->k[i]), d->v[i], vhlo);
+    }
+  }
+  value_vec results = {0};
+  if (mask & 0x02) {
+    uint64_t n = bc_count(s, r);
+    op->result_types = sc_arena_calloc(s->a, n ? n : 1, sizeof *op->result_types);
+    for (uint64_t i = 0; i < n && bc_ok(s); i++) {
+      sc_value *v = new_value(b, bc_read_type(s, r));
+      v->def = op;
+      v->index = (uint32_t)i;
+      op->result_types[i] = v->type;
+      SC_PUSH(s->a, results, v);
+    }
+    op->nresult_types = (uint32_t)results.n;
+  }
+  if (mask & 0x04) {
+    uint64_t n = bc_count(s, r);
+    op->operands = sc_arena_calloc(s->a, n ? n : 1, sizeof *op->operands);
+    op->operand_names = sc_arena_calloc(s->a, n ? n : 1, sizeof *op->operand_names);
+    op->operand_types = sc_arena_calloc(s->a, n ? n : 1, sizeof *op->operand_types);
+    for (uint64_t i = 0; i < n && bc_ok(s); i++) {
+      sc_value *v = operand(b, r);
+      op->operands[i] = v;
+      if (v) op->operand_names[i] = v->name, op->operand_types[i] = v->type;
+    }
+    op->noperands = op->noperand_types = bc_ok(s) ? (uint32_t)n : 0;
+  }
+  if (mask & 0x08) {
+    uint64_t n = bc_count(s, r);
+    for (uint64_t i = 0; i < n && bc_ok(s); i++)
+      if (bc_varint(s, r) >= nblocks && bc_ok(s)) bc_fail(s, r->p, "successor block index out of range");
+  }
+  if (s->version >= 3 && (mask & 0x20)) skip_use_lists(s, r, results.n);
+  op->attrs.v = attrs.v;
+  op->attrs.n = (uint32_t)attrs.n;
+  /* Results are defined in the enclosing region (not at the top level, which declares no values). */
+  for (size_t i = 0; i < results.n && bc_ok(s); i++) {
+    results.v[i]->name = bc_printf(s, "%%%zu", rv ? rv->next : i);
+    if (rv && rv->end > rv->base) results.v[i] = define_value(b, rv, results.v[i]);
+  }
+  op->results = results.v;
+  op->nresults = (uint32_t)results.n;
+  if (x.fn_type) {
+    op->func_result_types = sc_arena_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof(sc_span));
+    for (uint32_t i = 0; i < x.fn_type->nouts; i++) op->func_result_types[i] = x.fn_type->outs[i]->text;
+    if (op->nresult_attrs != x.fn_type->nouts) { /* one (possibly empty) dict per result, as the pretty form */
+      sc_attrs *ra = sc_arena_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof *ra);
+      for (uint32_t i = 0; i < op->nresult_attrs && i < x.fn_type->nouts; i++) ra[i] = op->result_attrs[i];
+      op->result_attrs = ra;
+      op->nresult_attrs = x.fn_type->nouts;
+    }
+  }
+  if (!(mask & 0x10)) {
+    op->end = (uint32_t)bc_mark(s);
+    if (op_is(op, "builtin.unrealized_conversion_cast") && op->nresults == 1 && op->noperands == 1 && rv &&
+        rv->next > rv->base) {
+      /* A cast between VHLO and builtin types the serializer inserts around foreign ops: not in the
+       * module's text; its result is its operand. */
+      b->ops.n--;
+      b->sc->vals.v[rv->next - 1] = op->operands[0];
+      return NULL;
+    }
+    return op;
+  }
+  /* Regions: (count << 1 | isolated); isolated regions sit in their own IR section from version 2. */
+  bool isolated;
+  uint64_t nregions = bc_varint_flag(s, r, &isolated);
+  if (bc_ok(s) && nregions > (uint64_t)(r->end - r->p) + 1) bc_fail(s, r->p, "region count exceeds the data");
+  bc_rd sub = *r, *rr = r;
+  if (isolated && s->version >= 2 && nregions) {
+    unsigned id;
+    if (read_section(s, r, &id, &sub) && id != S_IR) bc_fail(s, r->p, "expected an IR section for an isolated region");
+    rr = &sub;
+  }
+  scope inner = {{0}};
+  scope *outer = b->sc;
+  if (isolated) b->sc = &inner;
+  op->regions = sc_arena_calloc(s->a, nregions ? nregions : 1, sizeof *op->regions);
+  for (uint64_t i = 0; i < nregions && bc_ok(s); i++) {
+    sc_region *reg = read_region(b, rr, op);
+    if (reg) op->regions[op->nregions++] = reg;
+  }
+  b->sc = outer;
+  if (op_is(op, "stablehlo.reduce")) fold_compact_reduce(b, op);
+  if (x.narg_attrs && op->nregions && op->regions[0]->nblocks) {
+    sc_block *entry = op->regions[0]->blocks[0];
+    for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) entry->args[i]->attrs = x.arg_attrs[i];
+  }
+  op->end = (uint32_t)bc_mark(s);
+  return op;
+}
+
+static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
+  bc *s = b->s;
+  if (b->depth + 1 > b->in->max_depth) {
+    bc_fail(s, r->p, "nesting deeper than %u levels", b->in->max_depth);
+    s->err->limit = true;
+    return NULL;
+  }
+  sc_region *reg = sc_arena_alloc(s->a, sizeof *reg);
+  reg->parent = parent;
+  uint64_t nblocks = bc_count(s, r);
+  if (!nblocks || !bc_ok(s)) return bc_ok(s) ? reg : NULL;
+  uint64_t nvalues = bc_count(s, r);
+  if (!bc_ok(s)) return NULL;
+  region_values rv = {b->sc->vals.n, b->sc->vals.n, b->sc->vals.n + nvalues};
+  for (uint64_t i = 0; i < nvalues; i++) SC_PUSH(s->a, b->sc->vals, (sc_value *)NULL);
+  reg->blocks = sc_arena_calloc(s->a, nblocks, sizeof *reg->blocks);
+  reg->nblocks = (uint32_t)nblocks;
+  for (uint64_t i = 0; i < nblocks; i++) {
+    reg->blocks[i] = sc_arena_alloc(s->a, sizeof(sc_block));
+    reg->blocks[i]->parent = reg;
+  }
+  b->depth++;
+  for (uint64_t k = 0; k < nblocks && bc_ok(s); k++) {
+    sc_block *blk = reg->blocks[k];
+    uint64_t nops = read_block_header(b, r, blk, &rv, k == 0 ? parent : NULL);
+    blk->ops = sc_arena_calloc(s->a, nops ? nops : 1, sizeof *blk->ops);
+    for (uint64_t i = 0; i < nops && bc_ok(s); i++) {
+      sc_op *op = read_op(b, r, blk, parent, &rv, (uint32_t)nblocks);
+      if (op) blk->ops[blk->nops++] = op;
+    }
+  }
+  b->depth--;
+  b->sc->vals.n = rv.base;
+  return bc_ok(s) ? reg : NULL;
+}
+
+/* The top-level block of the IR section: normally one `builtin.module`. */
+static sc_op *read_top(builder *b, bc_rd r) {
+  bc *s = b->s;
+  sc_block *top = sc_arena_alloc(s->a, sizeof *top);
+  region_values none = {0, 0, 0};
+  uint64_t nops = read_block_header(b, &r, top, &none, NULL);
+  SC_VEC(sc_op *) ops = {0};
+  for (uint64_t i = 0; i < nops && bc_ok(s); i++) {
+    sc_op *op = read_op(b, &r, top, NULL, &none, 1);
+    if (op) SC_PUSH(s->a, ops, op);
+  }
+  if (!bc_ok(s)) return NULL;
+  if (ops.n != 1 || !op_is(ops.v[0], "builtin.module")) {
+    bc_fail(s, r.p, "expected one top-level builtin.module, found %zu top-level operation(s)", ops.n);
+    return NULL;
+  }
+  ops.v[0]->parent_block = NULL;
+  return ops.v[0];
+}
+
+/* ---- entry -------------------------------------------------------------------------------------- */
+
+/* "StableHLO_v1.13.7" -> 1, 13 (false if the producer is not StableHLO's). */
+static bool stablehlo_version(sc_span producer, unsigned *major, unsigned *minor) {
+  if (!sc_span_starts(producer, "StableHLO_v")) return false;
+  char buf[32];
+  uint32_t n = producer.n - 11 < sizeof buf - 1 ? producer.n - 11 : (uint32_t)sizeof buf - 1;
+  memcpy(buf, producer.p + 11, n);
+  buf[n] = 0;
+  return sscanf(buf, "%u.%u", major, minor) == 2;
+}
+
+#define BC_NEWEST_STABLEHLO_MAJOR 1u
+#define BC_NEWEST_STABLEHLO_MINOR 13u
+
+static sc_module *read_module(bc *s, const sc_parse_input *in) {
+  bc_rd r = {s->base, s->base + s->len};
+  const uint8_t *magic = bc_bytes(s, &r, 4);
+  if (!magic || memcmp(magic, "ML\xefR", 4) != 0) {
+    bc_fail(s, s->base, "not MLIR bytecode (expected the magic bytes 'ML\\xefR')");
+    return NULL;
+  }
+  const uint8_t *at = r.p;
+  s->version = bc_varint(s, &r);
+  const uint8_t *nul = bc_ok(s) ? memchr(r.p, 0, (size_t)(r.end - r.p)) : NULL;
+  if (bc_ok(s) && !nul) bc_fail(s, r.p, "the producer string is not NUL-terminated");
+  if (!bc_ok(s)) return NULL;
+  s->producer = sc_span_of((const char *)r.p, (uint32_t)(nul - r.p));
+  r.p = nul + 1;
+  if (s->version > BC_MAX_VERSION) {
+    bc_fail(s, at, "bytecode version %" PRIu64 " (producer '%.*s') is newer than the newest this reader supports (%u)",
+            s->version, SC_SPAN_ARG(s->producer), BC_MAX_VERSION);
+    return NULL;
+  }
+  unsigned major, minor;
+  if (stablehlo_version(s->producer, &major, &minor) &&
+      (major > BC_NEWEST_STABLEHLO_MAJOR || (major == BC_NEWEST_STABLEHLO_MAJOR && minor > BC_NEWEST_STABLEHLO_MINOR))) {
+    bc_fail(s, at, "produced by %.*s, newer than the newest StableHLO this reader supports (StableHLO_v%u.%u.x); "
+            "serialize with an older target version (jax.export's serialization version) or update shardcheck",
+            SC_SPAN_ARG(s->producer), BC_NEWEST_STABLEHLO_MAJOR, BC_NEWEST_STABLEHLO_MINOR);
+    return NULL;
+  }
+  bc_rd sec[S_COUNT];
+  bool have[S_COUNT] = {false};
+  while (bc_ok(s) && r.p < r.end) {
+    unsigned id;
+    bc_rd body;
+    const uint8_t *sat = r.p;
+    if (!read_section(s, &r, &id, &body)) break;
+    if (have[id]) bc_fail(s, sat, "duplicate section %u", id);
+    have[id] = true;
+    sec[id] = body;
+  }
+  for (unsigned id = 0; id <= S_IR && bc_ok(s); id++)
+    if (!have[id]) bc_fail(s, r.p, "missing required section %u", id);
+  if (bc_ok(s) && s->version >= 5 && !have[S_PROPERTIES]) bc_fail(s, r.p, "missing the properties section");
+  if (!bc_ok(s)) return NULL;
+  read_strings(s, sec[S_STRING]);
+  if (have[S_PROPERTIES]) read_properties(s, sec[S_PROPERTIES]);
+  read_dialects(s, sec[S_DIALECT]);
+  read_attr_type_offsets(s, sec[S_ATTR_TYPE_OFFSET], sec[S_ATTR_TYPE]);
+  if (!bc_ok(s)) return NULL;
+
+  builder b;
+  memset(&b, 0, sizeof b);
+  b.s = s;
+  b.in = in;
+  scope top = {{0}};
+  b.sc = &top;
+  sc_op *root = read_top(&b, sec[S_IR]);
+  if (!root || !bc_ok(s)) return NULL;
+  sc_module *m = sc_arena_alloc(s->a, sizeof *m);
+  m->format = SC_FMT_BYTECODE;
+  m->module = root;
+  m->ops = b.ops.v;
+  m->nops = (uint32_t)b.ops.n;
+  m->funcs = b.funcs.v;
+  m->nfuncs = (uint32_t)b.funcs.n;
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    sc_op *f = m->funcs[i];
+    if (sc_span_eq(f->sym_name, "main") && !sc_span_eq(f->visibility, "private")) m->entry = f;
+  }
+  if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
+  return m;
+}
+
+sc_module *sc_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t base_off, const sc_parse_input *in,
+                            sc_parse_error *err) {
+  memset(err, 0, sizeof *err);
+  /* The text pool grows by restarting with a larger one; the total stays linear in the input. */
+  size_t limit = 64 * n + (16u << 20);
+  if (limit > UINT32_MAX - 1) limit = UINT32_MAX - 1;
+  for (size_t cap = 8 * n + (64u << 10);; cap *= 4) {
+    if (cap > limit) cap = limit;
+    bc s;
+    memset(&s, 0, sizeof s);
+    s.a = a;
+    s.base = p;
+    s.len = n;
+    s.base_off = base_off;
+    s.err = err;
+    s.pool = sc_arena_alloc(a, cap);
+    s.pool_cap = cap;
+    sc_module *m = read_module(&s, in);
+    if (err->failed) return NULL;
+    if (!s.pool_full && m) {
+      m->buf = s.pool;
+      m->len = s.pool_used;
+      m->base_offset = 0;
+      m->end_offset = (uint32_t)s.pool_used;
+      return m;
+    }
+    if (cap == limit) {
+      err->failed = true;
+      err->limit = true;
+      err->offset = base_off;
+      err->message = sc_arena_printf(a, "MLIR bytecode: the module's text form exceeds %zu bytes", limit);
+      return NULL;
+    }
+  }
+}
+
+sc_module *sc_parse_bytecode(const sc_parse_input *in, sc_parse_error *err) {
+  return sc_read_bytecode(in->arena, (const uint8_t *)in->buf + in->begin, in->end - in->begin, in->begin, in, err);
+}
+
+bool sc_is_bytecode(const char *buf, size_t len) { return len >= 4 && memcmp(buf, "ML\xefR", 4) == 0; }
