@@ -56,7 +56,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install
+.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install compare-reports
 all: $(CLI) $(LIBSC) $(SERVER)
 
 $(DEPS_OK): scripts/deps.sh
@@ -173,6 +173,13 @@ $(BUILD)/bench/large.mlir: tests/bench/gen_large.py
 bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir
 	$(BUILD)/bench/bench -n 5 $(BUILD)/bench/large.mlir
 	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
+
+# Every report on the corpus, tests/modules and examples/ byte-identical to a baseline CLI's, e.g.
+#   git worktree add /tmp/base main && make -C /tmp/base build/bin/shardcheck
+#   make compare-reports BASE=/tmp/base/build/bin/shardcheck
+compare-reports: $(CLI)
+	@test -n "$(BASE)" || { echo "usage: make compare-reports BASE=/path/to/baseline/shardcheck"; exit 2; }
+	/usr/bin/python3 scripts/compare_reports.py $(BASE) $(CLI)
 
 # Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan).
 FUZZ_SECONDS ?= 60
