@@ -56,7 +56,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench clean fuzz install compare-reports
+.PHONY: all deps test unit corpus integration valgrind-daemon bench-daemon demo bench bench-instructions clean fuzz install compare-reports
 all: $(CLI) $(LIBSC) $(SERVER)
 
 $(DEPS_OK): scripts/deps.sh
@@ -160,19 +160,20 @@ demo: all
 	@if [ -f scripts/demo.sh ]; then sh scripts/demo.sh; else \
 	  for f in examples/*.mlir; do $(CLI) check $$f; done; true; fi
 
-# Speed and memory as ratios against an in-process reference (see tests/bench/bench.c).
-BENCH_INPUTS = $(wildcard ../shared/corpus/xla/real_world/*.hlo) \
-  $(shell ls -S ../shared/corpus/jax/jax_backcompat/*.mlir 2>/dev/null | head -5) \
-  $(wildcard ../shared/corpus/shardy/valid/*.mlir)
+# Speed and memory against a peer: shardcheck and mlir-opt-22 alternately on the same generated
+# generic-form module (1, 10, 100 MB), shardcheck alone on the pretty and HLO forms and in process on
+# the real-world dumps; one table, also in build/bench/results.json (tests/bench/run_bench.py).
+# Slow (minutes): not part of `make test`. BENCH_SIZES=1,10 for a quick look.
+BENCH_SIZES ?= 1,10,100
+BENCH_RUNS ?= 5
 $(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
-$(BUILD)/bench/large.mlir: tests/bench/gen_large.py
-	@mkdir -p $(@D)
-	/usr/bin/python3 $< $@ 400
-bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir
-	$(BUILD)/bench/bench -n 5 $(BUILD)/bench/large.mlir
-	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
+bench: $(CLI) $(BUILD)/bench/bench $(TEST_DEPS_OK)
+	/usr/bin/python3 tests/bench/run_bench.py $(BUILD) --runs $(BENCH_RUNS) --sizes $(BENCH_SIZES)
+# callgrind instruction counts of both on a 4 MB generic module (stable on a noisy machine).
+bench-instructions: $(CLI) $(TEST_DEPS_OK)
+	/usr/bin/python3 tests/bench/run_bench.py $(BUILD) --instructions
 
 # Every report on the corpus, tests/modules and examples/ byte-identical to a baseline CLI's, e.g.
 #   git worktree add /tmp/base main && make -C /tmp/base build/bin/shardcheck
