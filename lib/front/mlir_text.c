@@ -1378,6 +1378,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   }
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   sc_module_index_aliases(p.a, m);
+  sc_module_classify(m);
   for (uint32_t i = 0; i < m->nops; i++) {
     sc_op *op = m->ops[i];
     if (op->loc.n) op->src = sc_resolve_loc(m, op->loc);
