@@ -348,7 +348,7 @@ static sc_status check_body(check_run *run) {
       ctx.rule = NULL;
       continue;
     }
-    sc_module_classify(m); /* whichever front end ran: rules compare op->kind, never names */
+    sc_module_finalize(m); /* whichever front end ran: rules compare op->kind, never names */
     r->functions += m->nfuncs;
     r->ops += m->nops;
     ctx.module = m;

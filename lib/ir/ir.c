@@ -200,8 +200,16 @@ void sc_op_classify(sc_op *op) {
   op->classified = true;
 }
 
-void sc_module_classify(sc_module *m) {
-  for (uint32_t i = 0; i < m->nops; i++) sc_op_classify(m->ops[i]);
+void sc_module_finalize(sc_module *m) {
+  for (uint32_t i = 0; i < m->nops; i++) {
+    sc_op_classify(m->ops[i]);
+    m->ops[i]->subtree_end = i + 1;
+  }
+  /* Preorder: an op's descendants follow it, so one backward pass carries each subtree's end up. */
+  for (uint32_t i = m->nops; i-- > 0;) {
+    sc_op *op = m->ops[i], *up = op->parent_op;
+    if (up && up->subtree_end < op->subtree_end) up->subtree_end = op->subtree_end;
+  }
 }
 
 sc_op *sc_module_func(const sc_module *m, sc_span name) {

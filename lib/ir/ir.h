@@ -203,6 +203,7 @@ struct sc_op {
 
   sc_block *parent_block;
   sc_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
+  uint32_t subtree_end;    /* sc_module.ops[id, subtree_end) are this op and every op nested in it */
   sc_op *func;             /* enclosing func.func / HLO computation, or NULL */
   uint32_t depth;          /* region nesting depth; module = 0 */
 };
@@ -281,10 +282,11 @@ void sc_module_index_aliases(sc_arena *a, sc_module *m);
  * Every front end fills sc_op the same way (name span, attrs with value text), so this one function
  * classifies ops of any front end. Call it once the op's attributes are complete. */
 void sc_op_classify(sc_op *op);
-/* Classifies every op of `m`. The MLIR and HLO text front ends call it before returning; sc_check()
- * calls it again after any front end (a no-op for ops already classified), so a front end that does
- * not still gets classified ops before the model and the rules run. */
-void sc_module_classify(sc_module *m);
+/* Completes what every front end leaves to the IR: classifies every op of `m` and sets each op's
+ * subtree_end (ops must be in preorder with parent_op set). The MLIR and HLO text front ends call it
+ * before returning; sc_check() calls it again after any front end (idempotent), so a front end that
+ * does not still gets classified ops before the model and the rules run. */
+void sc_module_finalize(sc_module *m);
 
 /* Convenience accessors. */
 const sc_attr *sc_op_attr(const sc_op *op, const char *name);

@@ -108,7 +108,9 @@ static void collect(sc_ctx *ctx, const sc_kc_where *w, const sc_sharding *s, boo
 static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out,
                              const sc_sharding **per_result) {
   const sc_module *m = ctx->module;
-  for (uint32_t i = 0; i < m->nops; i++) {
+  /* Users in the same function are nested in it: scan its subtree, not the module. */
+  uint32_t first = op->func ? op->func->id : 0, last = op->func ? op->func->subtree_end : m->nops;
+  for (uint32_t i = first; i < last; i++) {
     const sc_op *u = m->ops[i];
     if (u->func != op->func) continue;
     for (uint32_t k = 0; k < u->noperands; k++) {

@@ -125,6 +125,9 @@ Test(ir, op_kinds_and_custom_call_classes) {
     cr_assert_eq(op->cc, want[i].cc, "op %u: class %u", i, op->cc);
     cr_assert(sc_span_eq(sc_op_custom_call_target(op), want[i].target), "op %u", i);
   }
+  cr_assert_eq(m->ops[0]->subtree_end, m->nops);          /* the module holds everything */
+  cr_assert_eq(m->ops[1]->subtree_end, 2);                /* sdy.mesh: a leaf */
+  cr_assert_eq(m->ops[2]->subtree_end, m->nops);          /* main holds the rest */
   cr_assert(sc_op_kind_is_sdy(SC_OP_SDY_OTHER) && sc_op_kind_is_sdy_collective(SC_OP_SDY_ALL_REDUCE));
   cr_assert(!sc_op_kind_is_sdy(SC_OP_CUSTOM_CALL) && !sc_op_kind_is_sdy_collective(SC_OP_SDY_MESH));
 }
