@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool sc_span_eq(sc_span s, const char *lit) {
-  size_t n = strlen(lit);
-  return s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
-bool sc_span_starts(sc_span s, const char *lit) {
-  size_t n = strlen(lit);
-  return s.n >= n && memcmp(s.p, lit, n) == 0;
-}
-
 sc_span sc_span_trim(sc_span s) {
   while (s.n && isspace((unsigned char)s.p[0])) s.p++, s.n--;
   while (s.n && isspace((unsigned char)s.p[s.n - 1])) s.n--;

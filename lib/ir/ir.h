@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/arena.h"
 #include "shardcheck.h"
@@ -33,8 +34,15 @@ static inline sc_span sc_span_of(const char *p, uint32_t n) {
   sc_span s = {p, n};
   return s;
 }
-bool sc_span_eq(sc_span s, const char *lit);      /* exact, NUL-terminated literal */
-bool sc_span_starts(sc_span s, const char *lit);  /* prefix */
+/* Exact match / prefix of a NUL-terminated literal. Inline so a literal's length folds at compile time. */
+static inline bool sc_span_eq(sc_span s, const char *lit) {
+  size_t n = strlen(lit);
+  return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+static inline bool sc_span_starts(sc_span s, const char *lit) {
+  size_t n = strlen(lit);
+  return s.n >= n && memcmp(s.p, lit, n) == 0;
+}
 sc_span sc_span_trim(sc_span s);                  /* strip ASCII white space */
 char *sc_span_dup(sc_arena *a, sc_span s);        /* NUL-terminated copy */
 /* Unquotes an MLIR string literal ("a\22b" -> a"b); if `s` is not quoted, returns a copy. */
