@@ -76,7 +76,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench clean fuzz fuzz-ci install fleet-test deploy-test
+.PHONY: all deps test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench bench-instructions clean fuzz fuzz-ci install fleet-test deploy-test compare-reports
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
 $(DEPS_OK): scripts/deps.sh
@@ -237,23 +237,32 @@ demo: all
 	@if [ -f scripts/demo.sh ]; then sh scripts/demo.sh; else \
 	  for f in examples/*.mlir; do $(CLI) check $$f; done; true; fi
 
-# Speed and memory as ratios against an in-process reference (see tests/bench/bench.c).
-BENCH_INPUTS = $(wildcard ../shared/corpus/xla/real_world/*.hlo) \
-  $(shell ls -S ../shared/corpus/jax/jax_backcompat/*.mlir 2>/dev/null | head -5) \
-  $(wildcard ../shared/corpus/shardy/valid/*.mlir)
+# Speed and memory against a peer: shardcheck and mlir-opt-22 alternately on the same generated
+# generic-form module (1, 10, 100 MB), shardcheck alone on the pretty and HLO forms and in process on
+# the real-world dumps; one table, also in build/bench/results.json (tests/bench/run_bench.py).
+# Slow (minutes): not part of `make test`. BENCH_SIZES=1,10 for a quick look.
+BENCH_SIZES ?= 1,10,100
+BENCH_RUNS ?= 5
 $(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
-$(BUILD)/bench/large.mlir: tests/bench/gen_large.py
-	@mkdir -p $(@D)
-	/usr/bin/python3 $< $@ 400
 $(BUILD)/bench/bench_bytecode: tests/bench/bench_bytecode.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
-bench: $(BUILD)/bench/bench $(BUILD)/bench/large.mlir $(BUILD)/bench/bench_bytecode
-	$(BUILD)/bench/bench -n 5 $(BUILD)/bench/large.mlir
-	$(BUILD)/bench/bench -n 20 $(BENCH_INPUTS)
+bench: $(CLI) $(BUILD)/bench/bench $(BUILD)/bench/bench_bytecode $(TEST_DEPS_OK)
+	/usr/bin/python3 tests/bench/run_bench.py $(BUILD) --runs $(BENCH_RUNS) --sizes $(BENCH_SIZES)
+	@echo '== bytecode read vs text parse of the same module'
 	$(BUILD)/bench/bench_bytecode -n 20 $(shell ls -S ../shared/corpus/jax/jax_backcompat/*.mlirbc 2>/dev/null | head -4)
+# callgrind instruction counts of both on a 4 MB generic module (stable on a noisy machine).
+bench-instructions: $(CLI) $(TEST_DEPS_OK)
+	/usr/bin/python3 tests/bench/run_bench.py $(BUILD) --instructions
+
+# Every report on the corpus, tests/modules and examples/ byte-identical to a baseline CLI's, e.g.
+#   git worktree add /tmp/base main && make -C /tmp/base build/bin/shardcheck
+#   make compare-reports BASE=/tmp/base/build/bin/shardcheck
+compare-reports: $(CLI)
+	@test -n "$(BASE)" || { echo "usage: make compare-reports BASE=/path/to/baseline/shardcheck"; exit 2; }
+	/usr/bin/python3 scripts/compare_reports.py $(BASE) $(CLI)
 
 # Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan):
 # each harness in tests/fuzz/ runs FUZZ_SECONDS, seeded with the corpus and tests/regress/. A crash

@@ -54,8 +54,9 @@ typedef struct {
 /* One input: a file from the command line or found in a directory. */
 typedef struct {
   char *path;           /* as given / as found ("-" = stdin) */
-  char *buf;            /* its bytes (malloc'd) */
+  char *buf;            /* its bytes: mapped (regular files) or malloc'd; see input_read */
   size_t len;
+  bool mapped;          /* buf is an mmap of the file */
   sc_arena *arena;      /* the report's arena (one per input) */
   sc_report *report;    /* NULL when it could not be checked */
   char *error;          /* malloc'd "why not" when report is NULL */
@@ -119,6 +120,9 @@ int parse_severity(const char *s, sc_severity *out); /* 0 or -1 */
 int parse_fail_on(const char *s, fail_on_level *out);
 /* Reads a whole file ("-" = stdin) into a malloc'd buffer; NULL with a malloc'd message. */
 char *read_all(const char *path, size_t *len, char **error);
+/* Fills x->buf/len: a regular file is mapped (no copy), stdin and the rest are read. Returns false with
+ * a malloc'd *error. inputs_free() releases either kind. */
+bool input_read(input *x, char **error);
 char *xstrdup(const char *s);
 
 #endif

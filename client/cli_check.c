@@ -239,7 +239,7 @@ static int dump_all(const check_settings *s, input_list *in) {
     char *err = NULL;
     input *x = &in->v[i];
     int r = EXIT_TROUBLE;
-    if (!(x->buf = read_all(x->path, &x->len, &err))) fprintf(stderr, "shardcheck: %s: %s\n", x->path, err);
+    if (!x->buf && !input_read(x, &err)) fprintf(stderr, "shardcheck: %s: %s\n", x->path, err);
     else r = dump_ops(x->path, x->buf, x->len, &s->opt);
     free(err);
     if (r > rc) rc = r;
@@ -261,7 +261,7 @@ static void set_error(input *x, const char *why) {
 /* The input's bytes and options; false (with x->error) when it cannot be read. */
 static bool load_input(const check_settings *s, input *x, sc_options *opt) {
   char *err = NULL;
-  if (!x->buf && !(x->buf = read_all(x->path, &x->len, &err))) {
+  if (!x->buf && !input_read(x, &err)) {
     set_error(x, err);
     free(err);
     return false;

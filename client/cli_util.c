@@ -1,6 +1,11 @@
 /* cli_util.c — small helpers the CLI's parts share. */
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "rpc.h"
@@ -36,4 +41,23 @@ char *read_all(const char *path, size_t *len, char **error) {
   char *buf = sc_rpc_read_input(path, len, &why);
   if (!buf) *error = xstrdup(why ? why : "read error");
   return buf;
+}
+
+bool input_read(input *x, char **error) {
+  if (strcmp(x->path, "-") != 0) {
+    int fd = open(x->path, O_RDONLY);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uintmax_t)st.st_size <= SIZE_MAX) {
+      void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        close(fd);
+        x->buf = p, x->len = (size_t)st.st_size, x->mapped = true;
+        return true;
+      }
+    }
+    if (fd >= 0) close(fd);
+  }
+  x->mapped = false;
+  x->buf = read_all(x->path, &x->len, error);
+  return x->buf != NULL;
 }

@@ -12,6 +12,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,7 +123,8 @@ int walk_inputs(char **args, int nargs, const check_settings *s, input_list *out
 void inputs_free(input_list *l) {
   for (size_t i = 0; i < l->n; i++) {
     free(l->v[i].path);
-    free(l->v[i].buf);
+    if (l->v[i].mapped) munmap(l->v[i].buf, l->v[i].len);
+    else free(l->v[i].buf);
     free(l->v[i].error);
     if (l->v[i].arena) sc_arena_free(l->v[i].arena);
   }

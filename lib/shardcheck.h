@@ -63,6 +63,8 @@ typedef struct {
   uint32_t max_depth;        /* region/bracket nesting limit; 0 = default (SC_DEFAULT_MAX_DEPTH) */
   uint32_t max_ops;          /* op count limit; 0 = default (SC_DEFAULT_MAX_OPS) */
   const volatile int *cancel;/* polled during the analysis; non-zero aborts with SC_ERR_CANCELLED */
+  const char *input_sha256;  /* the input's SHA-256 as 64 lowercase hex digits when the caller already has it
+                                (the daemon hashes the module for its cache); NULL or malformed = computed here */
 } sc_options;
 
 #define SC_DEFAULT_MAX_DEPTH 256u

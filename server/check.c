@@ -83,7 +83,9 @@ static void kput(EVP_MD_CTX *h, const void *p, size_t n) {
 static void kput_s(EVP_MD_CTX *h, const char *s) { kput(h, s, strlen(s)); }
 static void kput_u(EVP_MD_CTX *h, uint64_t v) { EVP_DigestUpdate(h, &v, sizeof v); }
 
-static int cache_key(const Shardcheck__V1__CheckRequest *req, const uint8_t *mod, size_t len, const char *rules,
+/* The module enters the key as its SHA-256 (`module_sha256`), the digest the report carries too: the
+ * module is hashed once per request. */
+static int cache_key(const Shardcheck__V1__CheckRequest *req, const uint8_t module_sha256[32], const char *rules,
                      uint32_t depth, uint32_t ops, uint8_t key[32]) {
   EVP_MD_CTX *h = EVP_MD_CTX_new();
   if (!h || !EVP_DigestInit_ex(h, EVP_sha256(), NULL)) {
@@ -94,7 +96,7 @@ static int cache_key(const Shardcheck__V1__CheckRequest *req, const uint8_t *mod
   kput_s(h, "shardcheck.cache.v1");
   kput_s(h, SC_VERSION);
   kput_s(h, sc_rules_version());
-  kput(h, mod, len);
+  kput(h, module_sha256, 32);
   kput_u(h, (uint64_t)req->format);
   kput_s(h, req->file_name);
   kput_s(h, rules);
@@ -209,7 +211,15 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
     rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     return;
   }
-  if (j->cache && cache_key(req, mod, len, rules, depth, ops, key) == 0) {
+  uint8_t digest[32];
+  char digest_hex[65] = "";
+  unsigned int dn = 0;
+  if (EVP_Digest(mod, len, digest, &dn, EVP_sha256(), NULL) && dn == 32) {
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) digest_hex[2 * i] = hex[digest[i] >> 4], digest_hex[2 * i + 1] = hex[digest[i] & 15];
+    digest_hex[64] = '\0';
+  }
+  if (j->cache && digest_hex[0] && cache_key(req, digest, rules, depth, ops, key) == 0) {
     keyed = true;
     if (cache_get(j->cache, key, &cv)) {
       j->cache_hit = true;
@@ -248,6 +258,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
   opt.max_depth = depth;
   opt.max_ops = ops;
   opt.cancel = j->cancel;
+  opt.input_sha256 = digest_hex[0] ? digest_hex : NULL;
   sc_report *rep = NULL;
   sc_status st = !mesh_ok ? SC_ERR_LIMIT : sc_check(arena, (const char *)mod, len, &opt, &rep);
   const char *failure = rep && rep->failure ? rep->failure : "";

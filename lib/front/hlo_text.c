@@ -1206,5 +1206,6 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   m->funcs = p->funcs.v;
   m->nfuncs = p->funcs.n;
   m->entry = entry;
+  sc_module_finalize(m);
   return m;
 }

@@ -87,20 +87,55 @@ static sc_pos pos_of(const P *p, uint32_t off) { return sc_linemap_pos(p->in->li
 
 /* ---- lexer ---- */
 
-/* Character classes without locale calls: the lexer's hot loop. WORD = [A-Za-z0-9_$.], ID adds '-'. */
-static inline bool is_word_char(unsigned char c) {
-  return (unsigned)((c | 32) - 'a') < 26u || (unsigned)(c - '0') < 10u || c == '_' || c == '$' || c == '.';
-}
+/* Character classes without locale calls, one table lookup per byte: the lexer's hot loop.
+ * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'. */
+enum { C_SPACE = 1, C_NL = 2, C_WORD = 4, C_DIGIT = 8 };
+#define C_WS (C_SPACE | C_NL)
+static const uint8_t k_cls[256] = {
+    [' '] = C_SPACE, ['\t'] = C_SPACE, ['\r'] = C_SPACE, ['\f'] = C_SPACE, ['\v'] = C_SPACE, ['\n'] = C_NL,
+    ['_'] = C_WORD,  ['$'] = C_WORD,   ['.'] = C_WORD,
+    ['0'] = C_WORD | C_DIGIT, ['1'] = C_WORD | C_DIGIT, ['2'] = C_WORD | C_DIGIT, ['3'] = C_WORD | C_DIGIT,
+    ['4'] = C_WORD | C_DIGIT, ['5'] = C_WORD | C_DIGIT, ['6'] = C_WORD | C_DIGIT, ['7'] = C_WORD | C_DIGIT,
+    ['8'] = C_WORD | C_DIGIT, ['9'] = C_WORD | C_DIGIT,
+    ['a'] = C_WORD, ['b'] = C_WORD, ['c'] = C_WORD, ['d'] = C_WORD, ['e'] = C_WORD, ['f'] = C_WORD, ['g'] = C_WORD,
+    ['h'] = C_WORD, ['i'] = C_WORD, ['j'] = C_WORD, ['k'] = C_WORD, ['l'] = C_WORD, ['m'] = C_WORD, ['n'] = C_WORD,
+    ['o'] = C_WORD, ['p'] = C_WORD, ['q'] = C_WORD, ['r'] = C_WORD, ['s'] = C_WORD, ['t'] = C_WORD, ['u'] = C_WORD,
+    ['v'] = C_WORD, ['w'] = C_WORD, ['x'] = C_WORD, ['y'] = C_WORD, ['z'] = C_WORD,
+    ['A'] = C_WORD, ['B'] = C_WORD, ['C'] = C_WORD, ['D'] = C_WORD, ['E'] = C_WORD, ['F'] = C_WORD, ['G'] = C_WORD,
+    ['H'] = C_WORD, ['I'] = C_WORD, ['J'] = C_WORD, ['K'] = C_WORD, ['L'] = C_WORD, ['M'] = C_WORD, ['N'] = C_WORD,
+    ['O'] = C_WORD, ['P'] = C_WORD, ['Q'] = C_WORD, ['R'] = C_WORD, ['S'] = C_WORD, ['T'] = C_WORD, ['U'] = C_WORD,
+    ['V'] = C_WORD, ['W'] = C_WORD, ['X'] = C_WORD, ['Y'] = C_WORD, ['Z'] = C_WORD,
+};
+static inline bool is_word_char(unsigned char c) { return k_cls[c] & C_WORD; }
 static inline bool is_id_char(unsigned char c) { return is_word_char(c) || c == '-'; }
+
+/* From just after an opening '"': memchr to the closing quote, skipping backslash escapes; linear
+ * even for long escape-heavy blobs. Sets *after one past the closing quote; false if unterminated. */
+static bool scan_string(const char *b, uint32_t i, uint32_t end, uint32_t *after) {
+  const char *dq = NULL;
+  while (i <= end) {
+    if (!dq || dq < b + i) dq = memchr(b + i, '"', end - i);
+    if (!dq) return false;
+    const char *bs = memchr(b + i, '\\', (size_t)(dq - (b + i)));
+    if (bs) {
+      i = (uint32_t)(bs - b) + 2;
+      continue;
+    }
+    *after = (uint32_t)(dq - b) + 1;
+    return true;
+  }
+  return false;
+}
 
 static tok lex_at(P *p, uint32_t off) {
   const char *b = p->buf;
   uint32_t end = p->end;
   bool bol = off == p->begin;
   for (;;) {
-    while (off < end && (b[off] == ' ' || b[off] == '\t' || b[off] == '\r' || b[off] == '\n' ||
-                         b[off] == '\f' || b[off] == '\v')) {
-      if (b[off] == '\n') bol = true;
+    while (off < end) {
+      uint8_t k = k_cls[(unsigned char)b[off]];
+      if (!(k & C_WS)) break;
+      bol |= k == C_NL;
       off++;
     }
     if (off + 1 < end && b[off] == '/' && b[off + 1] == '/') {
@@ -116,18 +151,7 @@ static tok lex_at(P *p, uint32_t off) {
   uint32_t i = off + 1;
   switch (c) {
   case '"': {
-    /* memchr to the closing quote, skipping escapes; linear even for long escape-heavy blobs. */
-    const char *dq = NULL;
-    for (;;) {
-      if (i > end) break;
-      if (!dq || dq < b + i) dq = memchr(b + i, '"', end - i);
-      if (!dq) break;
-      const char *bs = memchr(b + i, '\\', (size_t)(dq - (b + i)));
-      if (bs) {
-        i = (uint32_t)(bs - b) + 2;
-        continue;
-      }
-      i = (uint32_t)(dq - b) + 1;
+    if (scan_string(b, i, end, &i)) {
       t.kind = T_STRING;
       t.len = i - off;
       return t;
@@ -246,14 +270,12 @@ static tok lex_at(P *p, uint32_t off) {
   }
   if (is_word_char(c)) {
     while (i < end) {
-      unsigned char d = (unsigned char)b[i];
-      if (is_word_char(d)) {
-        i++;
-        continue;
-      }
+      while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+      if (i >= end) break;
       /* Exponent sign in a number: 1.0e-05 */
-      if ((d == '-' || d == '+') && isdigit(c) && (b[i - 1] == 'e' || b[i - 1] == 'E') && i + 1 < end &&
-          isdigit((unsigned char)b[i + 1])) {
+      unsigned char d = (unsigned char)b[i];
+      if ((d == '-' || d == '+') && (k_cls[c] & C_DIGIT) && (b[i - 1] == 'e' || b[i - 1] == 'E') && i + 1 < end &&
+          (k_cls[(unsigned char)b[i + 1]] & C_DIGIT)) {
         i++;
         continue;
       }
@@ -445,9 +467,88 @@ typedef struct {
 
 static char closer_of(char c) { return c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}' : '>'; }
 
+/* The fast path of skip_group: scans the bytes of a group that opens at `open` directly, without
+ * making tokens, when every byte is one the token path would merely step over (identifiers, numbers,
+ * white space, simple punctuation, string literals, balanced brackets). Anything else (comments,
+ * `{-#`, lone sigils, bad characters, mismatched brackets, deep nesting, a string that does not close)
+ * returns false, and the token path runs from the start with its precise errors. On success *end is
+ * one past the closer, exactly where the token path would stop. */
+static bool raw_skip_group(const P *p, uint32_t open, uint32_t *end) {
+  const char *b = p->buf;
+  uint32_t lim = p->end, i = open + 1;
+  char want[32];
+  uint32_t n = 0, max = p->in->max_depth < 32 ? p->in->max_depth : 32;
+  want[n++] = closer_of(b[open]);
+  while (i < lim) {
+    unsigned char c = (unsigned char)b[i];
+    if (k_cls[c]) { /* word characters and white space */
+      i++;
+      continue;
+    }
+    switch (c) {
+    case ',': case ':': case '?': case '*': case '+': case '|': case '&': case '~': case ';': case '=': case '!':
+      i++;
+      continue;
+    case '#':
+      if (i + 1 < lim && b[i + 1] == '-') return false; /* "#-}" */
+      i++;
+      continue;
+    case '%': case '^': case '@':
+      if (i + 1 < lim && (is_word_char((unsigned char)b[i + 1]) || b[i + 1] == '-')) {
+        i++;
+        continue;
+      }
+      if (c != '@' || i + 1 >= lim || b[i + 1] != '"') return false;
+      if (!scan_string(b, i + 2, lim, &i)) return false; /* @"quoted" */
+      continue;
+    case '"':
+      if (!scan_string(b, i + 1, lim, &i)) return false;
+      continue;
+    case '-':
+      i += (i + 1 < lim && b[i + 1] == '>') ? 2 : 1;
+      continue;
+    case '<': case '>':
+      if (i + 1 < lim && b[i + 1] == '=') { /* "<=", ">=" are operators, not brackets */
+        i += 2;
+        continue;
+      }
+      if (c == '<') goto open_bracket;
+      goto close_bracket;
+    case '(': case '[': case '{':
+    open_bracket:
+      if (c == '{' && i + 1 < lim && b[i + 1] == '-') return false; /* "{-#" resources */
+      if (n >= max) return false;
+      want[n++] = closer_of((char)c);
+      i++;
+      continue;
+    case ')': case ']': case '}':
+    close_bracket:
+      if (want[n - 1] != (char)c) return false;
+      i++;
+      if (--n == 0) {
+        *end = i;
+        return true;
+      }
+      continue;
+    default:
+      return false; /* '/', '\\', non-ASCII, control characters: the token path decides */
+    }
+  }
+  return false;
+}
+
 /* Skips one balanced group starting at the opener token (consumed here). Returns the offset one past
  * its closer. */
 static uint32_t skip_group(P *p) {
+  uint32_t fast_end;
+  if (p->nla == 1 && raw_skip_group(p, peek(p, 0).off, &fast_end)) {
+    /* Only the opener was buffered: drop it and continue lexing after the closer. */
+    p->la_head = (p->la_head + 1) % LOOKAHEAD;
+    p->nla = 0;
+    p->lex_off = fast_end;
+    p->last_end = fast_end;
+    return fast_end;
+  }
   tok open = next(p);
   bracket stack[64];
   bracket *st = stack;
@@ -1378,6 +1479,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   }
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   sc_module_index_aliases(p.a, m);
+  sc_module_finalize(m);
   for (uint32_t i = 0; i < m->nops; i++) {
     sc_op *op = m->ops[i];
     if (op->loc.n) op->src = sc_resolve_loc(m, op->loc);

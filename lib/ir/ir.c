@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool sc_span_eq(sc_span s, const char *lit) {
-  size_t n = strlen(lit);
-  return s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
-bool sc_span_starts(sc_span s, const char *lit) {
-  size_t n = strlen(lit);
-  return s.n >= n && memcmp(s.p, lit, n) == 0;
-}
-
 sc_span sc_span_trim(sc_span s) {
   while (s.n && isspace((unsigned char)s.p[0])) s.p++, s.n--;
   while (s.n && isspace((unsigned char)s.p[s.n - 1])) s.n--;
@@ -86,22 +76,130 @@ const sc_attr *sc_op_attr(const sc_op *op, const char *name) { return sc_attrs_f
 
 bool sc_op_is(const sc_op *op, const char *name) { return sc_span_eq(op->name, name); }
 
-sc_span sc_op_custom_call_target(const sc_op *op) {
+/* The op names the rules distinguish, with their kinds. Matched by length first (one compare for
+ * most names), once per op. */
+#define K(lit, kind) {lit, sizeof lit - 1, kind}
+static const struct {
+  const char *name;
+  uint8_t len, kind;
+} k_op_kinds[] = {
+    K("builtin.module", SC_OP_MODULE),
+    K("func.func", SC_OP_FUNC),
+    K("func", SC_OP_FUNC),
+    K("func.call", SC_OP_CALL),
+    K("call", SC_OP_CALL),
+    K("func.return", SC_OP_RETURN),
+    K("return", SC_OP_RETURN),
+    K("stablehlo.custom_call", SC_OP_CUSTOM_CALL),
+    K("mhlo.custom_call", SC_OP_CUSTOM_CALL),
+    K("custom-call", SC_OP_CUSTOM_CALL),
+    K("stablehlo.send", SC_OP_SEND),
+    K("mhlo.send", SC_OP_MHLO_SEND),
+    K("send", SC_OP_SEND),
+    K("stablehlo.recv", SC_OP_RECV),
+    K("mhlo.recv", SC_OP_MHLO_RECV),
+    K("recv", SC_OP_RECV),
+    K("stablehlo.while", SC_OP_WHILE),
+    K("stablehlo.case", SC_OP_CASE),
+    K("stablehlo.if", SC_OP_IF),
+    K("while", SC_OP_HLO_WHILE),
+    K("conditional", SC_OP_HLO_CONDITIONAL),
+    K("all-reduce", SC_OP_XLA_COLLECTIVE),
+    K("all-gather", SC_OP_XLA_COLLECTIVE),
+    K("reduce-scatter", SC_OP_XLA_COLLECTIVE),
+    K("all-to-all", SC_OP_XLA_COLLECTIVE),
+    K("stablehlo.all_reduce", SC_OP_XLA_COLLECTIVE),
+    K("stablehlo.all_gather", SC_OP_XLA_COLLECTIVE),
+    K("stablehlo.reduce_scatter", SC_OP_XLA_COLLECTIVE),
+    K("stablehlo.all_to_all", SC_OP_XLA_COLLECTIVE),
+    K("sdy.mesh", SC_OP_SDY_MESH),
+    K("sdy.manual_computation", SC_OP_SDY_MANUAL_COMPUTATION),
+    K("sdy.named_computation", SC_OP_SDY_NAMED_COMPUTATION),
+    K("sdy.sharding_constraint", SC_OP_SDY_SHARDING_CONSTRAINT),
+    K("sdy.reshard", SC_OP_SDY_RESHARD),
+    K("sdy.return", SC_OP_SDY_RETURN),
+    K("sdy.data_flow_edge", SC_OP_SDY_DATA_FLOW_EDGE),
+    K("sdy.func_data_flow_edge", SC_OP_SDY_FUNC_DATA_FLOW_EDGE),
+    K("sdy.constant", SC_OP_SDY_CONSTANT),
+    K("sdy.propagation_barrier", SC_OP_SDY_PROPAGATION_BARRIER),
+    K("sdy.all_gather", SC_OP_SDY_ALL_GATHER),
+    K("sdy.all_slice", SC_OP_SDY_ALL_SLICE),
+    K("sdy.all_to_all", SC_OP_SDY_ALL_TO_ALL),
+    K("sdy.collective_permute", SC_OP_SDY_COLLECTIVE_PERMUTE),
+    K("sdy.all_reduce", SC_OP_SDY_ALL_REDUCE),
+    K("sdy.reduce_scatter", SC_OP_SDY_REDUCE_SCATTER),
+    K("sdy.sharded_to_unreduced", SC_OP_SDY_SHARDED_TO_UNREDUCED),
+    K("sdy.replicated_to_unreduced", SC_OP_SDY_REPLICATED_TO_UNREDUCED),
+};
+static const struct {
+  const char *name;
+  uint8_t len, cc;
+} k_cc_targets[] = {
+    K("tpu_custom_call", SC_CC_MOSAIC_TPU),
+    K("__gpu$xla.gpu.triton", SC_CC_TRITON),
+    K("Sharding", SC_CC_SHARDING),
+    K("SPMDFullToShardShape", SC_CC_FULL_TO_SHARD),
+    K("SPMDShardToFullShape", SC_CC_SHARD_TO_FULL),
+    K("xla_ffi_python_cpu_callback", SC_CC_HOST_CALLBACK_CPU),
+    K("xla_ffi_partitioned_python_cpu_callback", SC_CC_HOST_CALLBACK_CPU),
+    K("xla_python_cpu_callback", SC_CC_HOST_CALLBACK_CPU),
+    K("xla_buffer_python_cpu_callback", SC_CC_HOST_CALLBACK_CPU),
+    K("xla_ffi_python_gpu_callback", SC_CC_HOST_CALLBACK_GPU),
+    K("xla_ffi_partitioned_python_gpu_callback", SC_CC_HOST_CALLBACK_GPU),
+    K("xla_python_gpu_callback", SC_CC_HOST_CALLBACK_GPU),
+    K("xla_buffer_python_gpu_callback", SC_CC_HOST_CALLBACK_GPU),
+};
+#undef K
+
+static sc_op_kind kind_of_name(sc_span n) {
+  for (size_t i = 0; i < sizeof k_op_kinds / sizeof *k_op_kinds; i++)
+    if (k_op_kinds[i].len == n.n && memcmp(k_op_kinds[i].name, n.p, n.n) == 0) return (sc_op_kind)k_op_kinds[i].kind;
+  return sc_span_starts(n, "sdy.") ? SC_OP_SDY_OTHER : SC_OP_OTHER;
+}
+
+static sc_cc_class class_of_target(sc_span t) {
+  for (size_t i = 0; i < sizeof k_cc_targets / sizeof *k_cc_targets; i++)
+    if (k_cc_targets[i].len == t.n && memcmp(k_cc_targets[i].name, t.p, t.n) == 0) return (sc_cc_class)k_cc_targets[i].cc;
+  if (sc_span_starts(t, "triton_kernel_call")) return SC_CC_TRITON;
+  if (sc_span_starts(t, "mosaic_gpu")) return SC_CC_MOSAIC_GPU;
+  return SC_CC_OTHER;
+}
+
+/* stablehlo.custom_call / HLO custom-call: the call_target_name without quotes/'@', else empty. */
+static sc_span custom_call_target(const sc_op *op) {
   sc_span none = {0};
   const sc_attr *a;
-  if (sc_op_is(op, "stablehlo.custom_call") || sc_op_is(op, "mhlo.custom_call")) {
+  if (op->name.n != sizeof "custom-call" - 1) { /* stablehlo.custom_call, mhlo.custom_call */
     if (op->callee.n) return op->callee;
     a = sc_op_attr(op, "call_target_name");
-  } else if (sc_op_is(op, "custom-call")) {
-    a = sc_op_attr(op, "custom_call_target");
   } else {
-    return none;
+    a = sc_op_attr(op, "custom_call_target");
   }
   if (!a) return none;
   sc_span v = sc_span_trim(a->value);
   if (v.n >= 2 && v.p[0] == '"' && v.p[v.n - 1] == '"') v.p++, v.n -= 2;
   else if (v.n && v.p[0] == '@') v.p++, v.n--;
   return v;
+}
+
+void sc_op_classify(sc_op *op) {
+  if (op->classified) return;
+  op->kind = (uint8_t)kind_of_name(op->name);
+  op->target = op->kind == SC_OP_CUSTOM_CALL ? custom_call_target(op) : sc_span_of(NULL, 0);
+  op->cc = op->kind == SC_OP_CUSTOM_CALL ? (uint8_t)class_of_target(op->target) : SC_CC_NONE;
+  op->classified = true;
+}
+
+void sc_module_finalize(sc_module *m) {
+  for (uint32_t i = 0; i < m->nops; i++) {
+    sc_op_classify(m->ops[i]);
+    m->ops[i]->subtree_end = i + 1;
+  }
+  /* Preorder: an op's descendants follow it, so one backward pass carries each subtree's end up. */
+  for (uint32_t i = m->nops; i-- > 0;) {
+    sc_op *op = m->ops[i], *up = op->parent_op;
+    if (up && up->subtree_end < op->subtree_end) up->subtree_end = op->subtree_end;
+  }
 }
 
 sc_op *sc_module_func(const sc_module *m, sc_span name) {

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/arena.h"
 #include "shardcheck.h"
@@ -33,8 +34,15 @@ static inline sc_span sc_span_of(const char *p, uint32_t n) {
   sc_span s = {p, n};
   return s;
 }
-bool sc_span_eq(sc_span s, const char *lit);      /* exact, NUL-terminated literal */
-bool sc_span_starts(sc_span s, const char *lit);  /* prefix */
+/* Exact match / prefix of a NUL-terminated literal. Inline so a literal's length folds at compile time. */
+static inline bool sc_span_eq(sc_span s, const char *lit) {
+  size_t n = strlen(lit);
+  return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+static inline bool sc_span_starts(sc_span s, const char *lit) {
+  size_t n = strlen(lit);
+  return s.n >= n && memcmp(s.p, lit, n) == 0;
+}
 sc_span sc_span_trim(sc_span s);                  /* strip ASCII white space */
 char *sc_span_dup(sc_arena *a, sc_span s);        /* NUL-terminated copy */
 /* Unquotes an MLIR string literal ("a\22b" -> a"b); if `s` is not quoted, returns a copy. */
@@ -45,6 +53,67 @@ const char *sc_skip_string(const char *p, const char *end);
 
 typedef struct sc_op sc_op;
 typedef struct sc_block sc_block;
+
+/* Op kinds: every op name is mapped ONCE to a small enum by sc_op_classify(), so rules and the model
+ * compare integers, never names. Kinds are exactly the name sets the rules distinguish; a name not
+ * listed is SC_OP_OTHER (or SC_OP_SDY_OTHER for any other `sdy.` op). */
+typedef enum {
+  SC_OP_OTHER = 0,
+  SC_OP_MODULE,          /* builtin.module */
+  SC_OP_FUNC,            /* func.func, func (HLO computations are func.func) */
+  SC_OP_CALL,            /* func.call, call */
+  SC_OP_RETURN,          /* func.return, return */
+  SC_OP_CUSTOM_CALL,     /* stablehlo.custom_call, mhlo.custom_call, HLO custom-call: see sc_op.cc */
+  SC_OP_SEND,            /* stablehlo.send, HLO send */
+  SC_OP_RECV,            /* stablehlo.recv, HLO recv */
+  SC_OP_MHLO_SEND,       /* mhlo.send */
+  SC_OP_MHLO_RECV,       /* mhlo.recv */
+  SC_OP_WHILE,           /* stablehlo.while */
+  SC_OP_CASE,            /* stablehlo.case */
+  SC_OP_IF,              /* stablehlo.if */
+  SC_OP_HLO_WHILE,       /* HLO while */
+  SC_OP_HLO_CONDITIONAL, /* HLO conditional */
+  SC_OP_XLA_COLLECTIVE,  /* HLO all-reduce/all-gather/reduce-scatter/all-to-all and their stablehlo.* forms */
+  SC_OP_SDY_MESH,        /* first sdy.* kind */
+  SC_OP_SDY_MANUAL_COMPUTATION,
+  SC_OP_SDY_NAMED_COMPUTATION,
+  SC_OP_SDY_SHARDING_CONSTRAINT,
+  SC_OP_SDY_RESHARD,
+  SC_OP_SDY_RETURN,
+  SC_OP_SDY_DATA_FLOW_EDGE,
+  SC_OP_SDY_FUNC_DATA_FLOW_EDGE,
+  SC_OP_SDY_CONSTANT,
+  SC_OP_SDY_PROPAGATION_BARRIER,
+  SC_OP_SDY_ALL_GATHER,  /* first Shardy collective */
+  SC_OP_SDY_ALL_SLICE,
+  SC_OP_SDY_ALL_TO_ALL,
+  SC_OP_SDY_COLLECTIVE_PERMUTE,
+  SC_OP_SDY_ALL_REDUCE,
+  SC_OP_SDY_REDUCE_SCATTER,
+  SC_OP_SDY_SHARDED_TO_UNREDUCED,
+  SC_OP_SDY_REPLICATED_TO_UNREDUCED, /* last Shardy collective */
+  SC_OP_SDY_OTHER,       /* any other sdy.* op; last sdy.* kind */
+  SC_OP_KIND_COUNT
+} sc_op_kind;
+
+/* Custom call target classes (sc_op.cc; SC_CC_NONE for ops that are not custom calls). */
+typedef enum {
+  SC_CC_NONE = 0,
+  SC_CC_MOSAIC_TPU,          /* tpu_custom_call */
+  SC_CC_TRITON,              /* __gpu$xla.gpu.triton, triton_kernel_call* */
+  SC_CC_MOSAIC_GPU,          /* mosaic_gpu* */
+  SC_CC_HOST_CALLBACK_CPU,   /* xla_ffi_python_cpu_callback and its partitioned/legacy/buffer forms */
+  SC_CC_HOST_CALLBACK_GPU,   /* the same for GPU */
+  SC_CC_SHARDING,            /* @Sharding */
+  SC_CC_FULL_TO_SHARD,       /* @SPMDFullToShardShape */
+  SC_CC_SHARD_TO_FULL,       /* @SPMDShardToFullShape */
+  SC_CC_OTHER                /* any other (or empty) target */
+} sc_cc_class;
+
+static inline bool sc_op_kind_is_sdy(unsigned k) { return k >= SC_OP_SDY_MESH && k <= SC_OP_SDY_OTHER; }
+static inline bool sc_op_kind_is_sdy_collective(unsigned k) {
+  return k >= SC_OP_SDY_ALL_GATHER && k <= SC_OP_SDY_REPLICATED_TO_UNREDUCED;
+}
 typedef struct sc_region sc_region;
 
 /* An attribute: `name = value` with both as raw text. Value text is exactly as written
@@ -104,7 +173,11 @@ struct sc_region {
 struct sc_op {
   uint32_t id;          /* preorder index in sc_module.ops */
   sc_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
+  uint8_t kind;         /* sc_op_kind of `name`, set by sc_op_classify() */
+  uint8_t cc;           /* sc_cc_class of `target` for custom calls, else SC_CC_NONE */
+  bool classified;      /* kind/cc/target are set */
   bool generic;         /* written in generic form ("op"(...)) */
+  sc_span target;       /* custom call target without quotes/'@' (empty if none); see sc_op_custom_call_target */
   sc_pos pos;           /* first token of the op (its result list, or its name) */
   uint32_t end;         /* byte offset one past the op's last token */
   sc_span text;         /* the whole op as written, including regions */
@@ -138,6 +211,7 @@ struct sc_op {
 
   sc_block *parent_block;
   sc_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
+  uint32_t subtree_end;    /* sc_module.ops[id, subtree_end) are this op and every op nested in it */
   sc_op *func;             /* enclosing func.func / HLO computation, or NULL */
   uint32_t depth;          /* region nesting depth; module = 0 */
 };
@@ -243,12 +317,22 @@ void sc_module_index_aliases(sc_arena *a, sc_module *m);
  * Path: "<function>/<i>/<j>" (op index within its block at each nesting level below the function; a
  * segment is "r<R>b<B>:<i>" in region R > 0 or block B > 0), or "module/<i>/..." outside functions. */
 void sc_locate_without_lines(sc_arena *a, const sc_module *m, sc_diag *diags, size_t n);
+/* Sets op->kind, op->cc and op->target from the op's name, callee and attributes (idempotent).
+ * Every front end fills sc_op the same way (name span, attrs with value text), so this one function
+ * classifies ops of any front end. Call it once the op's attributes are complete. */
+void sc_op_classify(sc_op *op);
+/* Completes what every front end leaves to the IR: classifies every op of `m` and sets each op's
+ * subtree_end (ops must be in preorder with parent_op set). The MLIR and HLO text front ends call it
+ * before returning; sc_check() calls it again after any front end (idempotent), so a front end that
+ * does not still gets classified ops before the model and the rules run. */
+void sc_module_finalize(sc_module *m);
 
 /* Convenience accessors. */
 const sc_attr *sc_op_attr(const sc_op *op, const char *name);
+/* Compares the op's name; for tests and front ends. Rules and the model compare op->kind instead. */
 bool sc_op_is(const sc_op *op, const char *name);
 /* stablehlo.custom_call / HLO custom-call: the call_target_name without quotes/'@', else empty. */
-sc_span sc_op_custom_call_target(const sc_op *op);
+static inline sc_span sc_op_custom_call_target(const sc_op *op) { return op->target; }
 /* The func.func op named `name` (no '@'), or NULL. */
 sc_op *sc_module_func(const sc_module *m, sc_span name);
 /* Walks ops in preorder starting at (and including) `root`; `fn` returns false to skip children. */

@@ -98,14 +98,7 @@ static const sc_attr *find_attr(const sc_attrs *attrs, const char *name) {
 }
 
 static bool is_func(const sc_op *op) {
-  return sc_span_eq(op->name, "func.func") || sc_span_eq(op->name, "func");
-}
-
-static bool is_sdy_collective(sc_span n) {
-  return sc_span_eq(n, "sdy.all_gather") || sc_span_eq(n, "sdy.all_slice") || sc_span_eq(n, "sdy.all_to_all") ||
-         sc_span_eq(n, "sdy.collective_permute") || sc_span_eq(n, "sdy.all_reduce") ||
-         sc_span_eq(n, "sdy.reduce_scatter") || sc_span_eq(n, "sdy.sharded_to_unreduced") ||
-         sc_span_eq(n, "sdy.replicated_to_unreduced");
+  return op->kind == SC_OP_FUNC;
 }
 
 typedef SC_VEC(sc_model_error) errvec;
@@ -344,21 +337,21 @@ static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info) {
   scan_sdy_header(b, op, info);
   sc_span v;
   uint32_t off;
-  sc_span n = op->name;
-  if (sc_span_eq(n, "sdy.sharding_constraint") || sc_span_eq(n, "sdy.reshard")) {
+  unsigned n = op->kind;
+  if (n == SC_OP_SDY_SHARDING_CONSTRAINT || n == SC_OP_SDY_RESHARD) {
     const sc_sdy_item *g = first_group(info, '<');
     if (g) parse_single_sdy(b, &info->sharding, op, g->value, g->offset, "sharding", NULL);
     else if (sdy_value(op, info, "sharding", &v, &off, b->m)) parse_single_sdy(b, &info->sharding, op, v, off, "sharding", NULL);
-  } else if (sc_span_eq(n, "sdy.data_flow_edge")) {
+  } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
     if (sdy_value(op, info, "sharding", &v, &off, b->m)) parse_single_sdy(b, &info->sharding, op, v, off, "sharding", NULL);
-  } else if (is_sdy_collective(n)) {
+  } else if (sc_op_kind_is_sdy_collective(n)) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
       parse_single_sdy(b, &info->sharding, op, v, off, "out_sharding", "out_sharding");
-  } else if (sc_span_eq(n, "sdy.manual_computation") || sc_span_eq(n, "sdy.named_computation")) {
+  } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
     if (sdy_value(op, info, "in_shardings", &v, &off, b->m)) parse_list_sdy(b, &info->in_shardings, op, v, off, "in_shardings");
     if (sdy_value(op, info, "out_shardings", &v, &off, b->m))
       parse_list_sdy(b, &info->out_shardings, op, v, off, "out_shardings");
-    if (sc_span_eq(n, "sdy.manual_computation") && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
+    if (n == SC_OP_SDY_MANUAL_COMPUTATION && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
       const char *err = NULL;
       info->has_manual_axes = true;
       info->manual_axes_offset = off;
@@ -670,11 +663,6 @@ typedef struct {
   sc_manual_context top;
 } mctx;
 
-static bool is_custom_call_to(const sc_op *op, const char *target) {
-  sc_span t = sc_op_custom_call_target(op);
-  return t.n && sc_span_eq(t, target);
-}
-
 static bool is_manual_body_name(sc_span callee) {
   return sc_span_starts(callee, "xla.sdy.manual_computation_body") ||
          sc_span_starts(callee, "local_xla.sdy.manual_computation_body");
@@ -815,8 +803,8 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   const sc_op_info *info = sc_model_op(model, op);
   const sc_manual_context *opctx = ctx;
   c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
-  bool f2s = is_custom_call_to(op, "SPMDFullToShardShape");
-  bool s2f = is_custom_call_to(op, "SPMDShardToFullShape");
+  bool f2s = op->cc == SC_CC_FULL_TO_SHARD;
+  bool s2f = op->cc == SC_CC_SHARD_TO_FULL;
   /* GSPMD: an op with a manual-local operand is inside the manual region */
   if (!f2s) {
     for (uint32_t i = 0; i < op->noperands; i++) {
@@ -879,7 +867,7 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   }
   /* regions */
   const sc_manual_context *inner = opctx;
-  if (sc_span_eq(op->name, "sdy.manual_computation")) {
+  if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
     inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info), info->manual_axes, info->nmanual_axes);
   }
   for (uint32_t r = 0; r < op->nregions; r++)
@@ -988,7 +976,7 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
     }
     return;
   }
-  if (op == m->module || sc_span_eq(op->name, "sdy.mesh")) return;
+  if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
   if (op->attrs.n) {
     const sc_attr *at = find_attr(&op->attrs, "sdy.sharding");
     if (at) parse_sdy_op_attr(b, &info->sdy, at, op);
@@ -997,7 +985,7 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
     if (at && !sc_span_starts(sc_span_trim(at->value), "<") && !sc_span_starts(sc_span_trim(at->value), "#sdy"))
       parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
   }
-  if (sc_span_starts(op->name, "sdy.")) parse_sdy_op(b, op, info);
+  if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info);
   else if (op->attrs.n) parse_roundtrip_manual(b, op, info);
 }
 
@@ -1044,7 +1032,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   }
   /* pass 1: meshes */
   for (uint32_t i = 0; i < m->nops; i++)
-    if (sc_span_eq(m->ops[i]->name, "sdy.mesh")) add_mesh_op(&b, m->ops[i]);
+    if (m->ops[i]->kind == SC_OP_SDY_MESH) add_mesh_op(&b, m->ops[i]);
   model->meshes = b.meshes.v;
   model->nmeshes = (uint32_t)b.meshes.n;
   if (model->nmeshes > 16) { /* name lookups per sharding stay O(1) however many meshes there are */

@@ -162,6 +162,18 @@ sdy_tok sdy_peek(sdy_lex *lx) {
 bool sdy_at_end(sdy_lex *lx) { return sdy_peek(lx).kind == SDY_EOF; }
 
 bool sdy_eat(sdy_lex *lx, char c) {
+  if (c != '-' && c != '"' && c != '@' && c != '%' && c != '#' && c != '!' && c != '_' &&
+      !isalnum((unsigned char)c)) {
+    /* `c` can only be a one-character token: compare the next byte instead of lexing it twice. */
+    const char *save = lx->p;
+    skip_space(lx);
+    if (lx->p < lx->end && *lx->p == c) {
+      lx->p++;
+      return true;
+    }
+    lx->p = save;
+    return false;
+  }
   sdy_tok t = sdy_peek(lx);
   if (t.kind == SDY_PUNCT && t.ch == c) {
     lex_one(lx);

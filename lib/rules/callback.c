@@ -24,32 +24,21 @@ typedef struct {
   bool legacy;
 } cb_info;
 
-static bool span_in(sc_span s, const char *const *names) {
-  for (; *names; names++)
-    if (sc_span_eq(s, *names)) return true;
-  return false;
-}
-
 static cb_info callback_info(const sc_op *op) {
   cb_info ci;
   memset(&ci, 0, sizeof ci);
   sc_span t = sc_op_custom_call_target(op);
   if (t.n) {
-    static const char *const cpu[] = {"xla_ffi_python_cpu_callback", "xla_ffi_partitioned_python_cpu_callback",
-                                      "xla_python_cpu_callback", "xla_buffer_python_cpu_callback", NULL};
-    static const char *const gpu[] = {"xla_ffi_python_gpu_callback", "xla_ffi_partitioned_python_gpu_callback",
-                                      "xla_python_gpu_callback", "xla_buffer_python_gpu_callback", NULL};
-    if (span_in(t, cpu)) ci.platform = SC_PLATFORM_CPU;
-    else if (span_in(t, gpu)) ci.platform = SC_PLATFORM_GPU;
+    if (op->cc == SC_CC_HOST_CALLBACK_CPU) ci.platform = SC_PLATFORM_CPU;
+    else if (op->cc == SC_CC_HOST_CALLBACK_GPU) ci.platform = SC_PLATFORM_GPU;
     else return ci;
     ci.kind = CB_CUSTOM_CALL;
     ci.partitioned = sc_kc_find(t, "_partitioned_") != NULL;
     ci.legacy = sc_span_starts(t, "xla_python_");
     return ci;
   }
-  static const char *const xfer[] = {"stablehlo.send", "stablehlo.recv", "mhlo.send", "mhlo.recv", "send", "recv",
-                                     NULL};
-  if (!span_in(op->name, xfer)) return ci;
+  if (op->kind != SC_OP_SEND && op->kind != SC_OP_RECV && op->kind != SC_OP_MHLO_SEND && op->kind != SC_OP_MHLO_RECV)
+    return ci;
   const sc_attr *h = sc_op_attr(op, "is_host_transfer");
   if (!h || !sc_span_eq(sc_span_trim(h->value), "true")) return ci;
   ci.kind = CB_HOST_TRANSFER;
@@ -258,7 +247,7 @@ static void partial_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
                        w.nfree == 1 ? "s" : "");
   sc_kc_context(ctx, d, &w);
   const sc_op *mop = w.mc->manual_op;
-  if (mop && sc_op_is(mop, "sdy.manual_computation")) {
+  if (mop && mop->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
     const sc_attr *ia = sc_op_attr(mop, "in_shardings"), *oa = sc_op_attr(mop, "out_shardings");
     const char **ins = sc_arena_calloc(a, mop->noperands + 1, sizeof *ins);
     const char **outs = sc_arena_calloc(a, mop->nresults + 1, sizeof *outs);

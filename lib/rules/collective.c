@@ -31,20 +31,18 @@ typedef struct {
   const char *parse_error;
 } coll;
 
-static bool kind_of(sc_span n, ckind *k) {
-  static const struct {
-    const char *name;
-    ckind k;
-  } t[] = {{"sdy.all_gather", C_GATHER},       {"sdy.all_slice", C_SLICE},
-           {"sdy.all_to_all", C_A2A},          {"sdy.collective_permute", C_PERMUTE},
-           {"sdy.all_reduce", C_REDUCE},       {"sdy.reduce_scatter", C_RS},
-           {"sdy.sharded_to_unreduced", C_S2U}, {"sdy.replicated_to_unreduced", C_R2U}};
-  for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-    if (sc_span_eq(n, t[i].name)) {
-      *k = t[i].k;
-      return true;
-    }
-  return false;
+static bool kind_of(const sc_op *op, ckind *k) {
+  switch (op->kind) {
+  case SC_OP_SDY_ALL_GATHER: *k = C_GATHER; return true;
+  case SC_OP_SDY_ALL_SLICE: *k = C_SLICE; return true;
+  case SC_OP_SDY_ALL_TO_ALL: *k = C_A2A; return true;
+  case SC_OP_SDY_COLLECTIVE_PERMUTE: *k = C_PERMUTE; return true;
+  case SC_OP_SDY_ALL_REDUCE: *k = C_REDUCE; return true;
+  case SC_OP_SDY_REDUCE_SCATTER: *k = C_RS; return true;
+  case SC_OP_SDY_SHARDED_TO_UNREDUCED: *k = C_S2U; return true;
+  case SC_OP_SDY_REPLICATED_TO_UNREDUCED: *k = C_R2U; return true;
+  default: return false;
+  }
 }
 
 static bool parse_coll(sc_ctx *ctx, const sc_op_info *info, coll *c) {
@@ -475,7 +473,7 @@ static void run(sc_ctx *ctx) {
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
     ckind kind;
-    if (!kind_of(op->name, &kind)) continue;
+    if (!kind_of(op, &kind)) continue;
     const sc_op_info *info = sc_model_op(ctx->model, op);
     if (!info || info->sharding.failed) continue;
     problem p = verify(ctx, op, info, kind);
@@ -538,21 +536,13 @@ static bool parse_groups(sc_arena *a, sc_span v, i64vec *flat, u32vec *sizes) {
   return sizes->n > 0;
 }
 
-static bool is_xla_collective(sc_span n) {
-  static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "stablehlo.all_reduce",
-                                      "stablehlo.all_gather", "stablehlo.reduce_scatter", "stablehlo.all_to_all"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (sc_span_eq(n, names[i])) return true;
-  return false;
-}
-
 void sc_check_collective_manual_subgroup(sc_ctx *ctx);
 void sc_check_collective_manual_subgroup(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
   sc_arena *a = ctx->arena;
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
-    if (!is_xla_collective(op->name)) continue;
+    if (op->kind != SC_OP_XLA_COLLECTIVE) continue;
     const sc_attr *rg = sc_op_attr(op, "replica_groups");
     if (!rg || !sc_op_attr(op, "use_global_device_ids")) continue;
     const sc_sharding *s = sc_model_result_sharding(ctx->model, op, 0);

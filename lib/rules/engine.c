@@ -143,7 +143,7 @@ static sc_diag *report_v(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc
   }
   if (op) {
     if (op->func && op->func->sym_name.n) d.function = sc_span_dup(ctx->arena, op->func->sym_name);
-    else if (op->name.n && sc_span_eq(op->name, "func.func") && op->sym_name.n)
+    else if (op->kind == SC_OP_FUNC && op->sym_name.n)
       d.function = sc_span_dup(ctx->arena, op->sym_name);
     d.op = sc_span_dup(ctx->arena, op->name);
     sc_span target = sc_op_custom_call_target(op);

@@ -201,7 +201,7 @@ sc_partitioner sc_kc_partitioner(const sc_module *m) {
   bool gspmd = false;
   for (uint32_t i = 0; i < m->nops; i++) {
     const sc_op *op = m->ops[i];
-    if (sc_span_starts(op->name, "sdy.")) return SC_PART_SHARDY;
+    if (sc_op_kind_is_sdy(op->kind)) return SC_PART_SHARDY;
     int st = attrs_style(&op->attrs);
     if (st == 2) return SC_PART_SHARDY;
     if (st == 1) gspmd = true;
@@ -210,7 +210,7 @@ sc_partitioner sc_kc_partitioner(const sc_module *m) {
       if (st == 2) return SC_PART_SHARDY;
       if (st == 1) gspmd = true;
     }
-    if (op->nregions && op->regions[0]->nblocks && sc_op_is(op, "func.func")) {
+    if (op->nregions && op->regions[0]->nblocks && op->kind == SC_OP_FUNC) {
       const sc_block *b = op->regions[0]->blocks[0];
       for (uint32_t k = 0; k < b->nargs; k++) {
         st = attrs_style(&b->args[k]->attrs);
@@ -218,9 +218,7 @@ sc_partitioner sc_kc_partitioner(const sc_module *m) {
         if (st == 1) gspmd = true;
       }
     }
-    sc_span t = sc_op_custom_call_target(op);
-    if (t.n && (span_is(t, "Sharding") || span_is(t, "SPMDFullToShardShape") || span_is(t, "SPMDShardToFullShape")))
-      gspmd = true;
+    if (op->cc == SC_CC_SHARDING || op->cc == SC_CC_FULL_TO_SHARD || op->cc == SC_CC_SHARD_TO_FULL) gspmd = true;
   }
   return gspmd ? SC_PART_GSPMD : SC_PART_NONE;
 }
@@ -466,7 +464,7 @@ const sc_sharding *sc_kc_value_sharding(sc_ctx *ctx, const sc_value *v) {
   if (s) return s;
   if (v->block && v->block->parent && v->block->parent->parent) {
     const sc_op *owner = v->block->parent->parent;
-    if (sc_op_is(owner, "sdy.manual_computation")) {
+    if (owner->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
       const sc_attr *ins = sc_op_attr(owner, "in_shardings");
       if (ins) return sc_kc_sdy_list_entry(ctx->arena, ins->value, v->index);
     }

@@ -21,12 +21,12 @@
 typedef enum { K_NONE = 0, K_MOSAIC_TPU, K_TRITON, K_MOSAIC_GPU } kernel_kind;
 
 static kernel_kind kernel_kind_of(const sc_op *op) {
-  sc_span t = sc_op_custom_call_target(op);
-  if (!t.n) return K_NONE;
-  if (sc_span_eq(t, "tpu_custom_call")) return K_MOSAIC_TPU;
-  if (sc_span_eq(t, "__gpu$xla.gpu.triton") || sc_span_starts(t, "triton_kernel_call")) return K_TRITON;
-  if (sc_span_starts(t, "mosaic_gpu")) return K_MOSAIC_GPU;
-  return K_NONE;
+  switch (op->cc) {
+  case SC_CC_MOSAIC_TPU: return K_MOSAIC_TPU;
+  case SC_CC_TRITON: return K_TRITON;
+  case SC_CC_MOSAIC_GPU: return K_MOSAIC_GPU;
+  default: return K_NONE;
+  }
 }
 
 static const char *kind_label(kernel_kind k) {
@@ -110,17 +110,18 @@ static void collect(sc_ctx *ctx, const sc_kc_where *w, const sc_sharding *s, boo
 static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out,
                              const sc_sharding **per_result) {
   const sc_module *m = ctx->module;
-  for (uint32_t i = 0; i < m->nops; i++) {
+  /* Users in the same function are nested in it: scan its subtree, not the module. */
+  uint32_t first = op->func ? op->func->id : 0, last = op->func ? op->func->subtree_end : m->nops;
+  for (uint32_t i = first; i < last; i++) {
     const sc_op *u = m->ops[i];
     if (u->func != op->func) continue;
     for (uint32_t k = 0; k < u->noperands; k++) {
       const sc_value *v = u->operands[k];
       if (!v || v->def != op) continue;
       const sc_sharding *s = NULL;
-      sc_span t = sc_op_custom_call_target(u);
-      if (sc_op_is(u, "sdy.sharding_constraint") || sc_op_is(u, "sdy.reshard") || (t.n && sc_span_eq(t, "Sharding"))) {
+      if (u->kind == SC_OP_SDY_SHARDING_CONSTRAINT || u->kind == SC_OP_SDY_RESHARD || u->cc == SC_CC_SHARDING) {
         if (u->nresults) s = sc_kc_value_sharding(ctx, u->results[0]);
-      } else if ((sc_op_is(u, "func.return") || sc_op_is(u, "return")) && u->parent_op == op->func && op->func &&
+      } else if (u->kind == SC_OP_RETURN && u->parent_op == op->func && op->func &&
                  k < op->func->nresult_attrs) {
         const sc_attrs *ra = &op->func->result_attrs[k];
         const sc_attr *at = sc_attrs_find(ra, "sdy.sharding");
@@ -246,7 +247,7 @@ static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc
   } else {
     /* Inside a partially manual shard_map: make it manual over every axis, or nest one for the rest. */
     const sc_op *mop = w->mc->manual_op;
-    if (mop && sc_op_is(mop, "sdy.manual_computation")) {
+    if (mop && mop->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
       const sc_attr *ia = sc_op_attr(mop, "in_shardings"), *oa = sc_op_attr(mop, "out_shardings");
       const char **ins = sc_arena_calloc(a, mop->noperands + 1, sizeof *ins);
       const char **outs = sc_arena_calloc(a, mop->nresults + 1, sizeof *outs);

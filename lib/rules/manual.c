@@ -9,7 +9,7 @@
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
-static bool is_mc(const sc_op *op) { return sc_span_eq(op->name, "sdy.manual_computation"); }
+static bool is_mc(const sc_op *op) { return op->kind == SC_OP_SDY_MANUAL_COMPUTATION; }
 
 static bool is_manual_axis(const sc_op_info *info, sc_span name) {
   for (uint32_t i = 0; i < info->nmanual_axes; i++)
@@ -43,7 +43,7 @@ static bool mc_counts_ok(const sc_op *op, const sc_op_info *info) {
   const sc_op *ret = ru_terminator(op);
   if (info->in_shardings.nvalues != op->noperands || info->out_shardings.nvalues != op->nresults) return false;
   if (b && b->nargs != op->noperands) return false;
-  if (ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands != op->nresults) return false;
+  if (ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands != op->nresults) return false;
   return true;
 }
 
@@ -65,7 +65,7 @@ static void value_count(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
     sc_emit(ctx, op,
             "number of op operands and region operands must match. Op has %u op operands and %u region operands",
             op->noperands, b->nargs);
-  else if (ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands != op->nresults)
+  else if (ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands != op->nresults)
     sc_emit(ctx, op, "number of op results and region results must match. Op has %u op results and %u region results",
             op->nresults, ret->noperands);
 }

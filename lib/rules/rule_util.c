@@ -7,7 +7,7 @@
 
 bool ru_span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
 
-bool ru_is_func(const sc_op *op) { return sc_span_eq(op->name, "func.func") || sc_span_eq(op->name, "func"); }
+bool ru_is_func(const sc_op *op) { return op->kind == SC_OP_FUNC; }
 
 sc_span ru_result_type(const sc_op *op, uint32_t i) {
   if (i < op->nresults && op->results[i]->type.n) return op->results[i]->type;
@@ -118,8 +118,8 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
                    .what = NULL};
       fn(ctx, &s, user);
     }
-    bool mc = sc_span_eq(op->name, "sdy.manual_computation");
-    bool nc = sc_span_eq(op->name, "sdy.named_computation");
+    bool mc = op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
+    bool nc = op->kind == SC_OP_SDY_NAMED_COMPUTATION;
     if (mc || nc) {
       site_list(ctx, op, &info->in_shardings, mc ? RU_MC_IN : RU_NC_IN, op->noperands, true,
                 nc ? "in_shardings" : NULL, fn, user);

@@ -291,7 +291,7 @@ static const char *edges_one(sc_arena *a, const sc_model *model, const sc_op *op
   sdy_tok h = sdy_next(lx);
   if (h.kind != SDY_HASH || !sc_span_eq(h.text, "#sdy.propagation_edges")) return attr;
   if (!sdy_expect(lx, '<') || !sdy_expect(lx, '[')) return lx->err;
-  bool data_flow = sc_span_eq(op->name, "sdy.data_flow_edge") || sc_span_eq(op->name, "sdy.func_data_flow_edge");
+  bool data_flow = op->kind == SC_OP_SDY_DATA_FLOW_EDGE || op->kind == SC_OP_SDY_FUNC_DATA_FLOW_EDGE;
   /* meshes of the shardings the op touches */
   const sc_mesh *ms[32];
   uint32_t nms = 0;

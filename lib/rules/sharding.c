@@ -319,7 +319,7 @@ void sc_check_sharding_value_count(sc_ctx *ctx) {
         sc_diag_fix(ctx, d, sc_arena_printf(ctx->arena, "Give exactly one sharding per result (%u)", want), NULL);
       }
     }
-    if (sc_span_eq(op->name, "sdy.named_computation")) {
+    if (op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
       if (info->in_shardings.present && !info->in_shardings.failed && info->in_shardings.nvalues != op->noperands)
         sc_emit(ctx, op, "in_shardings shardings don't match number of values: %u shardings vs %u values",
                 info->in_shardings.nvalues, op->noperands);
@@ -484,8 +484,8 @@ void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
     const sc_op *op = m->ops[k];
     const sc_op_info *info = sc_model_op(ctx->model, op);
     const sc_sharding *s = NULL;
-    if (sc_span_eq(op->name, "sdy.sharding_constraint") && info->sharding.nvalues) s = info->sharding.values[0];
-    else if (sc_span_eq(sc_op_custom_call_target(op), "Sharding") && info->gspmd.nvalues) s = info->gspmd.values[0];
+    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding.nvalues) s = info->sharding.values[0];
+    else if (op->cc == SC_CC_SHARDING && info->gspmd.nvalues) s = info->gspmd.values[0];
     if (!s || op->nresults < 1) continue;
     const sc_manual_context *mc = sc_model_manual(ctx->model, op);
     if (mc->manual_op || mc->nmanual_axes || mc->gspmd_manual) continue; /* local shapes */
@@ -628,8 +628,8 @@ void sc_check_sharding_unreduced(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
-    bool reshard = sc_span_eq(op->name, "sdy.reshard");
-    if (!reshard && !sc_span_eq(op->name, "sdy.sharding_constraint")) continue;
+    bool reshard = op->kind == SC_OP_SDY_RESHARD;
+    if (!reshard && op->kind != SC_OP_SDY_SHARDING_CONSTRAINT) continue;
     const sc_sharding *out = sc_model_result_sharding(ctx->model, op, 0);
     if (!out || op->noperands < 1) continue;
     const sc_sharding *in = sc_model_value_sharding(ctx->model, op->operands[0]);
@@ -698,7 +698,7 @@ static bool static_shape(sc_arena *a, sc_span type) {
   return true;
 }
 
-static bool is_sdy_op(const sc_op *op) { return op && sc_span_starts(op->name, "sdy."); }
+static bool is_sdy_op(const sc_op *op) { return op && sc_op_kind_is_sdy(op->kind); }
 
 void sc_check_sharding_sdy_op(sc_ctx *ctx);
 void sc_check_sharding_sdy_op(sc_ctx *ctx) {
@@ -706,30 +706,30 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
   sc_arena *a = ctx->arena;
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
-    sc_span n = op->name;
-    if (sc_span_eq(n, "sdy.constant")) {
+    unsigned n = op->kind;
+    if (n == SC_OP_SDY_CONSTANT) {
       if (!static_shape(a, ru_result_type(op, 0)))
         sc_emit(ctx, op, "elements literal type must have static shape (sdy.constant of type %.*s)",
                 SC_SPAN_ARG(ru_result_type(op, 0)));
-    } else if (sc_span_eq(n, "sdy.propagation_barrier")) {
+    } else if (n == SC_OP_SDY_PROPAGATION_BARRIER) {
       const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "allowed_direction");
       const sc_attr *at = sc_op_attr(op, "allowed_direction");
       sc_span v = it ? it->value : at ? at->value : sc_span_of("", 0);
       if (sc_span_eq(sc_span_trim(v), "BOTH") || sc_span_eq(sc_span_trim(v), "#sdy<propagation_direction BOTH>"))
         sc_emit(ctx, op, "cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.");
-    } else if (sc_span_eq(n, "sdy.data_flow_edge")) {
+    } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
       const sc_value *in = op->noperands ? op->operands[0] : NULL;
       if (!static_shape(a, ru_result_type(op, 0)))
         sc_emit(ctx, op, "expected sdy.data_flow_edge to have a static-shaped result. type: %.*s",
                 SC_SPAN_ARG(ru_result_type(op, 0)));
       else if (in && ru_value_uses(m, in) > 1)
         sc_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
-      else if (in && in->def && is_sdy_op(in->def) && !sc_span_eq(in->def->name, "sdy.named_computation"))
+      else if (in && in->def && is_sdy_op(in->def) && in->def->kind != SC_OP_SDY_NAMED_COMPUTATION)
         sc_emit(ctx, op,
                 "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
                 "sdy.named_computation): it is defined by %.*s",
                 SC_SPAN_ARG(in->def->name));
-    } else if (sc_span_eq(n, "sdy.func_data_flow_edge")) {
+    } else if (n == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) {
       const sc_value *in = op->noperands ? op->operands[0] : NULL;
       if (!static_shape(a, ru_result_type(op, 0)))
         sc_emit(ctx, op, "expected sdy.func_data_flow_edge to have a static-shaped result. type: %.*s",
@@ -740,10 +740,10 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
         const sc_op *owner = in->block && in->block->parent ? in->block->parent->parent : NULL;
         if (!owner || !ru_is_func(owner))
           sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.");
-      } else if (in && in->def && !sc_span_eq(in->def->name, "func.call") && !sc_span_eq(in->def->name, "call")) {
+      } else if (in && in->def && in->def->kind != SC_OP_CALL) {
         sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a result of call op.");
       }
-    } else if (sc_span_eq(n, "sdy.named_computation")) {
+    } else if (n == SC_OP_SDY_NAMED_COMPUTATION) {
       const sc_block *b = ru_body(op);
       if (b && b->nargs != op->noperands) {
         sc_emit(ctx, op, "number of block arguments must match the number of operands: %u != %u", b->nargs,
@@ -762,7 +762,7 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
         }
       }
       const sc_op *ret = ru_terminator(op);
-      if (!bad && ret && sc_span_eq(ret->name, "sdy.return") && ret->noperands == op->nresults) {
+      if (!bad && ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands == op->nresults) {
         for (uint32_t i = 0; i < op->nresults; i++) {
           sc_span rt = sc_span_trim(ru_result_type(op, i)), it = sc_span_trim(ru_operand_type(ret, i));
           if (rt.n && it.n && !ru_span_same(rt, it)) {
@@ -873,7 +873,7 @@ void sc_check_sharding_control_flow(sc_ctx *ctx) {
   if (m->format != SC_FMT_HLO) return;
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
-    if (sc_span_eq(op->name, "while")) {
+    if (op->kind == SC_OP_HLO_WHILE) {
       const sc_attr *body = sc_op_attr(op, "body"), *cond = sc_op_attr(op, "condition");
       const sc_op *b = body ? computation(m, body->value) : NULL, *c = cond ? computation(m, cond->value) : NULL;
       cf_member mem[4] = {{op, "the while"},
@@ -881,7 +881,7 @@ void sc_check_sharding_control_flow(sc_ctx *ctx) {
                           {b ? param0_of(b) : NULL, "body parameter"},
                           {c ? param0_of(c) : NULL, "condition parameter"}};
       check_consistent(ctx, op, "while", mem, 4);
-    } else if (sc_span_eq(op->name, "conditional")) {
+    } else if (op->kind == SC_OP_HLO_CONDITIONAL) {
       cf_member mem[17];
       uint32_t n = 0;
       mem[n++] = (cf_member){op, "the conditional"};
@@ -926,8 +926,7 @@ static int64_t maximal_device_of(const sc_sharding *s) {
 }
 
 static bool is_channel(const sc_op *op) {
-  return sc_span_eq(op->name, "send") || sc_span_eq(op->name, "recv") || sc_span_eq(op->name, "stablehlo.send") ||
-         sc_span_eq(op->name, "stablehlo.recv");
+  return op->kind == SC_OP_SEND || op->kind == SC_OP_RECV;
 }
 
 void sc_check_sharding_channel_device(sc_ctx *ctx);
@@ -936,11 +935,11 @@ void sc_check_sharding_channel_device(sc_ctx *ctx) {
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *w = m->ops[k];
     const sc_block *body = NULL;
-    if (sc_span_eq(w->name, "while")) {
+    if (w->kind == SC_OP_HLO_WHILE) {
       const sc_attr *b = sc_op_attr(w, "body");
       const sc_op *comp = b ? computation(m, b->value) : NULL;
       body = comp ? ru_body(comp) : NULL;
-    } else if (sc_span_eq(w->name, "stablehlo.while") && w->nregions == 2 && w->regions[1]->nblocks) {
+    } else if (w->kind == SC_OP_WHILE && w->nregions == 2 && w->regions[1]->nblocks) {
       body = w->regions[1]->blocks[0];
     }
     if (!body) continue;

@@ -36,6 +36,23 @@ Test(check, report_json_has_the_schema_fields) {
   free(s);
 }
 
+/* The digest is computed once: a caller that already hashed the input (the daemon) hands it over;
+ * anything that is not 64 lowercase hex digits is ignored and the library hashes. */
+Test(check, input_sha256_given_or_computed) {
+  sc_options opt = {0};
+  sc_report *r = test_check(A, GOOD, &opt);
+  char computed[65];
+  memcpy(computed, r->sha256, sizeof computed);
+  cr_assert_eq(strlen(computed), 64);
+  const char *given = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+  opt.input_sha256 = given;
+  cr_assert_str_eq(test_check(A, GOOD, &opt)->sha256, given);
+  opt.input_sha256 = "00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff"; /* upper case */
+  cr_assert_str_eq(test_check(A, GOOD, &opt)->sha256, computed);
+  opt.input_sha256 = "0011"; /* too short */
+  cr_assert_str_eq(test_check(A, GOOD, &opt)->sha256, computed);
+}
+
 Test(check, syntax_diagnostic_fields) {
   sc_report *r = test_check(A, "func.func @f() {\n  %0 = d.op(\n", NULL);
   cr_assert_eq(r->errors, 1);

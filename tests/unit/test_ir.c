@@ -86,3 +86,48 @@ Test(ir, detect_format) {
   cr_assert_eq(sc_detect_format("// c\nHloModule m\n", 16), SC_FMT_HLO);
   cr_assert_eq(sc_detect_format("module {}", 9), SC_FMT_STABLEHLO);
 }
+
+/* Op kinds are computed once from names (pretty and generic forms alike) and custom call targets. */
+Test(ir, op_kinds_and_custom_call_classes) {
+  const char *t = "module {\n"
+                  "  sdy.mesh @mesh = <[\"x\"=2]>\n"
+                  "  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+                  "    %0 = stablehlo.custom_call @tpu_custom_call(%a) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                  "    %1 = \"stablehlo.custom_call\"(%0) {call_target_name = \"SPMDFullToShardShape\"} : (tensor<4xf32>) -> tensor<4xf32>\n"
+                  "    %2 = stablehlo.custom_call @xla_ffi_python_gpu_callback(%1) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                  "    %3 = \"sdy.all_reduce\"(%2) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                  "    %4 = sdy.some_future_op %3 : tensor<4xf32>\n"
+                  "    %5 = stablehlo.add %4, %4 : tensor<4xf32>\n"
+                  "    return %5 : tensor<4xf32>\n"
+                  "  }\n"
+                  "}\n";
+  sc_parse_error err;
+  sc_module *m = test_parse(A, t, &err);
+  cr_assert_not_null(m, "%s", err.message);
+  static const struct {
+    uint8_t kind, cc;
+    const char *target;
+  } want[] = {{SC_OP_MODULE, SC_CC_NONE, ""},
+              {SC_OP_SDY_MESH, SC_CC_NONE, ""},
+              {SC_OP_FUNC, SC_CC_NONE, ""},
+              {SC_OP_CUSTOM_CALL, SC_CC_MOSAIC_TPU, "tpu_custom_call"},
+              {SC_OP_CUSTOM_CALL, SC_CC_FULL_TO_SHARD, "SPMDFullToShardShape"},
+              {SC_OP_CUSTOM_CALL, SC_CC_HOST_CALLBACK_GPU, "xla_ffi_python_gpu_callback"},
+              {SC_OP_SDY_ALL_REDUCE, SC_CC_NONE, ""},
+              {SC_OP_SDY_OTHER, SC_CC_NONE, ""},
+              {SC_OP_OTHER, SC_CC_NONE, ""},
+              {SC_OP_RETURN, SC_CC_NONE, ""}};
+  cr_assert_eq(m->nops, sizeof want / sizeof *want);
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *op = m->ops[i];
+    cr_assert(op->classified, "op %u", i);
+    cr_assert_eq(op->kind, want[i].kind, "op %u (%.*s): kind %u", i, SC_SPAN_ARG(op->name), op->kind);
+    cr_assert_eq(op->cc, want[i].cc, "op %u: class %u", i, op->cc);
+    cr_assert(sc_span_eq(sc_op_custom_call_target(op), want[i].target), "op %u", i);
+  }
+  cr_assert_eq(m->ops[0]->subtree_end, m->nops);          /* the module holds everything */
+  cr_assert_eq(m->ops[1]->subtree_end, 2);                /* sdy.mesh: a leaf */
+  cr_assert_eq(m->ops[2]->subtree_end, m->nops);          /* main holds the rest */
+  cr_assert(sc_op_kind_is_sdy(SC_OP_SDY_OTHER) && sc_op_kind_is_sdy_collective(SC_OP_SDY_ALL_REDUCE));
+  cr_assert(!sc_op_kind_is_sdy(SC_OP_CUSTOM_CALL) && !sc_op_kind_is_sdy_collective(SC_OP_SDY_MESH));
+}

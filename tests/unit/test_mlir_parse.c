@@ -109,6 +109,28 @@ Test(mlir_parse, generic_form_with_blocks_and_properties) {
   cr_assert_eq(use->operands[1], op->results[0]);
 }
 
+/* Bracket groups are skipped by a byte scan when they hold only plain tokens, by the token path
+ * otherwise (comments, operators that look like brackets, escaped quotes): both end in the same place. */
+Test(mlir_parse, groups_skipped_by_bytes_or_tokens_end_alike) {
+  const char *text = "func.func @f() {\n"
+                     "%0 = d.a {x = #d.e<\"q\\22>\", [1, {y = @\"s\"}], (i32) -> i32, a <= b, c >= d>} : tensor<4x?xf32>\n"
+                     "%1 = d.b {z = #d.c<4 // comment >\n   , 5>} : tensor<2x\n  f32>\n"
+                     "%2 = d.c %0, %1 {w = [#d.v<{-# not resources #-}>]} : (tensor<4x?xf32>, tensor<2xf32>) -> i1\n"
+                     "}\n";
+  sc_parse_error err;
+  sc_module *m = test_parse(A, text, &err);
+  cr_assert_not_null(m, "parse failed: %s", err.message);
+  cr_assert_eq(m->nops, 5);
+  sc_op *a = test_find_op(m, "d.a", 0), *b = test_find_op(m, "d.b", 0), *c = test_find_op(m, "d.c", 0);
+  cr_assert(sc_span_eq(sc_op_attr(a, "x")->value, "#d.e<\"q\\22>\", [1, {y = @\"s\"}], (i32) -> i32, a <= b, c >= d>"));
+  cr_assert(sc_span_eq(a->results[0]->type, "tensor<4x?xf32>"));
+  cr_assert(sc_span_eq(sc_op_attr(b, "z")->value, "#d.c<4 // comment >\n   , 5>"));
+  cr_assert(sc_span_eq(b->results[0]->type, "tensor<2x\n  f32>"));
+  cr_assert(sc_span_eq(sc_op_attr(c, "w")->value, "[#d.v<{-# not resources #-}>]"));
+  cr_assert_eq(c->operands[0], a->results[0]);
+  cr_assert_eq(c->operands[1], b->results[0]);
+}
+
 Test(mlir_parse, hand_written_ops_broken_over_lines) {
   const char *text = "sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
                      "func.func @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
