@@ -35,7 +35,8 @@ class TargetMeshStruct(Structure):  # sc_target_mesh
 class OptionsStruct(Structure):  # sc_options
     _fields_ = [("input_format", c_int), ("input_name", c_char_p), ("rules", c_char_p), ("min_severity", c_int),
                 ("split_input_file", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("platform", c_int),
-                ("max_depth", c_uint32), ("max_ops", c_uint32), ("cancel", POINTER(c_int))]
+                ("max_depth", c_uint32), ("max_ops", c_uint32), ("cancel", POINTER(c_int)),
+                ("input_sha256", c_char_p)]
 
 
 def candidates() -> list[Path]:
