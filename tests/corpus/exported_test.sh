@@ -23,7 +23,7 @@ PYEOF
 flatc -b -o "$tmp" tests/exported/exported.fbs "$tmp/x.json" || { echo "FAIL: flatc"; exit 1; }
 x=$tmp/x.bin
 
-findings() { $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["input"]["format"], r["input"]["ops"], sorted((d["code"], d["location"].get("function")) for d in r["diagnostics"]))' "$1"; }
+findings() { $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; print(r["input"]["format"], r["input"]["ops"], sorted((d["code"], d["location"].get("function")) for d in r["diagnostics"]))' "$1"; }
 
 $CLI check --format json --mesh data=4 "$x" >"$tmp/e.json"
 $CLI check --format json --mesh data=4 "$mod" >"$tmp/b.json"
@@ -33,18 +33,18 @@ e=$(findings "$tmp/e.json" | cut -d' ' -f2-); b=$(findings "$tmp/b.json" | cut -
 echo "$e" | grep -q SC0301 && ok || bad "the kernel finding is missing: $e"
 
 $CLI check --format json --platform gpu "$x" >"$tmp/g.json"
-$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); d=[d for d in r["diagnostics"] if d["code"]=="SC0109"]; assert len(d)==1, r["diagnostics"]; assert "is not among the platforms required by the module: [tpu]" in d[0]["message"], d[0]["message"]; assert d[0]["location"]["line"] is None' "$tmp/g.json" \
+$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; d=[d for d in r["diagnostics"] if d["code"]=="SC0109"]; assert len(d)==1, r["diagnostics"]; assert "is not among the platforms required by the module: [tpu]" in d[0]["message"], d[0]["message"]; assert d[0]["location"]["line"] is None' "$tmp/g.json" \
   && ok || bad "exported for tpu, checked for gpu: no SC0109"
 $CLI check --format json --platform tpu "$x" >"$tmp/t.json"
-$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); assert not [d for d in r["diagnostics"] if d["code"]=="SC0109"]' "$tmp/t.json" \
+$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; assert not [d for d in r["diagnostics"] if d["code"]=="SC0109"]' "$tmp/t.json" \
   && ok || bad "exported for tpu, checked for tpu: SC0109"
 
 head -c 200 "$x" >"$tmp/trunc.bin"
 $CLI check --format json --input-format exported "$tmp/trunc.bin" >"$tmp/tr.json"
-$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [d for d in r["diagnostics"] if d["code"]=="SC0001"], r' "$tmp/tr.json" \
+$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; assert [d for d in r["diagnostics"] if d["code"]=="SC0001"], r' "$tmp/tr.json" \
   && ok || bad "truncated container without a syntax diagnostic"
 $CLI check --format json --input-format exported "$mod" >"$tmp/nb.json"
-$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); d=[d for d in r["diagnostics"] if d["code"]=="SC0001"]; assert d and "Exported" in d[0]["message"], r' "$tmp/nb.json" \
+$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; d=[d for d in r["diagnostics"] if d["code"]=="SC0001"]; assert d and "Exported" in d[0]["message"], r' "$tmp/nb.json" \
   && ok || bad "bare bytecode forced as exported: no clear diagnostic"
 
 echo "exported: $pass passed, $fail failed"

@@ -140,7 +140,7 @@ Test(report, text_underlines_the_span_and_cuts_long_lines) {
   opt.input_name = "k.mlir";
   sc_report *r = test_check(A, KERNEL, &opt);
   sc_diag *d = &r->diags[0];
-  d->end_line = d->line, d->end_col = d->col + 4; /* "%0 =": 4 columns */
+  d->col = 2, d->end_line = d->line, d->end_col = d->col + 4; /* "%0 =" after the tab: 4 columns */
   char *t = sc_report_text(r, false);
   cr_assert(strstr(t, "      | \t^~~~\n"), "%s", t);
   free(t);
