@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "front/bytecode.h"
@@ -865,6 +866,17 @@ static void put_int(bc *s, int64_t v, const bc_type *t) {
   else bc_printf(s, "%" PRId64, v);
 }
 
+/* As MLIR prints a float: `%e` with 6 digits when that reads back to the same value at the type's
+ * precision (1.000000e+00), else enough significant digits to round-trip (0.949999988). */
+static void put_float(bc *s, double v, const bc_type *t) {
+  char buf[64];
+  bool single = t && t->elem_bits <= 32;
+  snprintf(buf, sizeof buf, "%.6e", v);
+  bool exact = single ? (float)strtod(buf, NULL) == (float)v : strtod(buf, NULL) == v;
+  if (!exact) snprintf(buf, sizeof buf, single ? "%.9g" : "%.17g", v);
+  bc_puts(s, buf);
+}
+
 static uint64_t load_le(const uint8_t *p, uint32_t bytes) {
   uint64_t v = 0;
   for (uint32_t i = 0; i < bytes && i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
@@ -879,7 +891,7 @@ static void put_element(bc *s, const bc_type *et, const uint8_t *blob, uint64_t 
   uint32_t bytes = (et->elem_bits + 7) / 8;
   uint64_t raw = load_le(blob + i * bytes, bytes);
   if (et->elem_kind == 3) {
-    bc_printf(s, "%e", float_value(et, raw));
+    put_float(s, float_value(et, raw), et);
     return;
   }
   int64_t v = (int64_t)raw;
@@ -1040,9 +1052,12 @@ static void render_one(bc *s, const bc_attr *a) {
   case BA_BOOL: bc_puts(s, a->i ? "true" : "false"); return;
   case BA_INT:
     put_int(s, a->i, a->t);
-    if (a->t && !(a->t->text.n == 3 && !memcmp(a->t->text.p, "i64", 3))) bc_printf(s, " : %.*s", SC_SPAN_ARG(a->t->text));
+    if (a->t) bc_printf(s, " : %.*s", SC_SPAN_ARG(a->t->text));
     return;
-  case BA_FLOAT: bc_printf(s, "%e : %.*s", a->f, SC_SPAN_ARG(a->t->text)); return;
+  case BA_FLOAT:
+    put_float(s, a->f, a->t);
+    bc_printf(s, " : %.*s", SC_SPAN_ARG(a->t->text));
+    return;
   case BA_ARRAY:
     bc_put(s, "[", 1);
     render_list(s, a->v, a->n, ", ");
