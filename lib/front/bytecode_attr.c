@@ -866,14 +866,13 @@ static void put_int(bc *s, int64_t v, const bc_type *t) {
   else bc_printf(s, "%" PRId64, v);
 }
 
-/* As MLIR prints a float: `%e` with 6 digits when that reads back to the same value at the type's
- * precision (1.000000e+00), else enough significant digits to round-trip (0.949999988). */
+/* As MLIR prints a float: `%e` with 6 digits when that reads back to the same double (1.000000e+00),
+ * else enough significant digits for the type to round-trip (0.95f prints 0.949999988). */
 static void put_float(bc *s, double v, const bc_type *t) {
   char buf[64];
   bool single = t && t->elem_bits <= 32;
   snprintf(buf, sizeof buf, "%.6e", v);
-  bool exact = single ? (float)strtod(buf, NULL) == (float)v : strtod(buf, NULL) == v;
-  if (!exact) snprintf(buf, sizeof buf, single ? "%.9g" : "%.17g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, single ? "%.9g" : "%.17g", v);
   bc_puts(s, buf);
 }
 
