@@ -480,37 +480,52 @@ static bc_attr *enum_attr(bc *s, const char *what, const char *const *names, siz
   return a;
 }
 
+/* Encodings builtin and VHLO share: dictionaries ((name, value) attribute pairs), integers/floats
+ * (type, APInt of the type's width) and dense elements (shaped type, raw blob). */
+static bc_attr *read_dict(bc *s, bc_rd *r) {
+  bc_attr *a = new_attr(s, BA_DICT);
+  uint64_t n = bc_count(s, r);
+  a->k = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->k);
+  a->v = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->v);
+  for (uint64_t i = 0; i < n && bc_ok(s); i++) {
+    a->k[i] = (bc_attr *)bc_read_attr(s, r);
+    a->v[i] = (bc_attr *)bc_read_attr(s, r);
+  }
+  a->n = bc_ok(s) ? (uint32_t)n : 0;
+  return a;
+}
+
+static bc_attr *read_number(bc *s, bc_rd *r, bool integer) {
+  bc_attr *a = new_attr(s, integer ? BA_INT : BA_FLOAT);
+  a->t = bc_read_type(s, r);
+  if (!bc_ok(s)) return NULL;
+  if (integer && a->t->elem_kind == 4) a->kind = BA_BOOL;
+  a->i = read_apint(s, r, a->t->elem_bits ? a->t->elem_bits : 64, &a->wide);
+  if (!integer) a->f = float_value(a->t, (uint64_t)a->i);
+  return a;
+}
+
+static bc_attr *read_dense(bc *s, bc_rd *r) {
+  bc_attr *a = new_attr(s, BA_DENSE);
+  a->t = bc_read_type(s, r);
+  uint64_t n = bc_varint(s, r);
+  a->blob = bc_bytes(s, r, n);
+  a->nblob = (uint32_t)n;
+  return a;
+}
+
 static bc_attr *builtin_attr(bc *s, bc_rd *r, uint64_t code) {
   bc_attr *a;
   switch (code) {
   case 0: a = new_attr(s, BA_ARRAY); a->v = read_attr_list(s, r, &a->n); return a;
-  case 1: { /* DictionaryAttr: (StringAttr name, Attribute value)[] */
-    a = new_attr(s, BA_DICT);
-    uint64_t n = bc_count(s, r);
-    a->k = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->k);
-    a->v = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->v);
-    for (uint64_t i = 0; i < n && bc_ok(s); i++) {
-      a->k[i] = (bc_attr *)bc_read_attr(s, r);
-      a->v[i] = (bc_attr *)bc_read_attr(s, r);
-    }
-    a->n = bc_ok(s) ? (uint32_t)n : 0;
-    return a;
-  }
+  case 1: return read_dict(s, r); /* DictionaryAttr: (StringAttr name, Attribute value)[] */
   case 2: a = new_attr(s, BA_STRING); a->s = bc_string(s, r); return a;
   case 3: a = new_attr(s, BA_STRING); a->s = bc_string(s, r); a->t = bc_read_type(s, r); return a;
   case 4: a = new_attr(s, BA_SYMREF); a->s = bc_attr_str(bc_read_attr(s, r)); return a;
   case 5: a = new_attr(s, BA_SYMREF); a->s = bc_attr_str(bc_read_attr(s, r)); a->v = read_attr_list(s, r, &a->n); return a;
   case 6: a = new_attr(s, BA_TYPE); a->t = bc_read_type(s, r); return a;
   case 7: return new_attr(s, BA_UNIT);
-  case 8: case 9: {
-    a = new_attr(s, code == 8 ? BA_INT : BA_FLOAT);
-    a->t = bc_read_type(s, r);
-    if (!bc_ok(s)) return NULL;
-    if (code == 8 && a->t->elem_kind == 4) a->kind = BA_BOOL;
-    a->i = read_apint(s, r, a->t->elem_bits ? a->t->elem_bits : 64, &a->wide);
-    if (code == 9) a->f = float_value(a->t, (uint64_t)a->i);
-    return a;
-  }
+  case 8: case 9: return read_number(s, r, code == 8);
   case 10: a = new_attr(s, BA_LOC_CALLSITE); a->n = 2; a->v = sc_arena_calloc(s->a, 2, sizeof *a->v);
     a->v[0] = (bc_attr *)bc_read_attr(s, r); a->v[1] = (bc_attr *)bc_read_attr(s, r); return a;
   case 11: a = new_attr(s, BA_LOC_FILE); a->s = bc_attr_str(bc_read_attr(s, r));
@@ -540,14 +555,7 @@ static bc_attr *builtin_attr(bc *s, bc_rd *r, uint64_t code) {
     a->nblob = (uint32_t)n;
     return a;
   }
-  case 18: {
-    a = new_attr(s, BA_DENSE);
-    a->t = bc_read_type(s, r);
-    uint64_t n = bc_varint(s, r);
-    a->blob = bc_bytes(s, r, n);
-    a->nblob = (uint32_t)n;
-    return a;
-  }
+  case 18: return read_dense(s, r);
   case 19: { /* DenseStringElementsAttr: type, isSplat, strings */
     a = new_attr(s, BA_DENSE_STRING);
     a->t = bc_read_type(s, r);
@@ -633,40 +641,14 @@ static bc_attr *vhlo_attr(bc *s, bc_rd *r, uint64_t code) {
     a->i = (int64_t)v;
     return a;
   }
-  case 6: { /* DictionaryV1: (Attribute, Attribute)[] */
-    a = new_attr(s, BA_DICT);
-    uint64_t n = bc_count(s, r);
-    a->k = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->k);
-    a->v = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->v);
-    for (uint64_t i = 0; i < n && bc_ok(s); i++) {
-      a->k[i] = (bc_attr *)bc_read_attr(s, r);
-      a->v[i] = (bc_attr *)bc_read_attr(s, r);
-    }
-    a->n = bc_ok(s) ? (uint32_t)n : 0;
-    return a;
-  }
+  case 6: return read_dict(s, r); /* DictionaryV1: (Attribute, Attribute)[] */
   case 7: return enum_attr(s, "fft_type", k_fft, 4, bc_varint(s, r));
-  case 8: case 9: {
-    a = new_attr(s, code == 9 ? BA_INT : BA_FLOAT);
-    a->t = bc_read_type(s, r);
-    if (!bc_ok(s)) return NULL;
-    if (code == 9 && a->t->elem_kind == 4) a->kind = BA_BOOL;
-    a->i = read_apint(s, r, a->t->elem_bits ? a->t->elem_bits : 64, &a->wide);
-    if (code == 8) a->f = float_value(a->t, (uint64_t)a->i);
-    return a;
-  }
+  case 8: case 9: return read_number(s, r, code == 9);
   case 11: return enum_attr(s, "precision", k_precision, 3, bc_varint(s, r));
   case 12: return enum_attr(s, "rng_algorithm", k_rng_alg, 3, bc_varint(s, r));
   case 13: return enum_attr(s, "rng_distribution", k_rng_dist, 3, bc_varint(s, r));
   case 14: a = new_attr(s, BA_STRING); a->s = bc_string(s, r); return a;
-  case 15: {
-    a = new_attr(s, BA_DENSE);
-    a->t = bc_read_type(s, r);
-    uint64_t n = bc_varint(s, r);
-    a->blob = bc_bytes(s, r, n);
-    a->nblob = (uint32_t)n;
-    return a;
-  }
+  case 15: return read_dense(s, r);
   case 16: return enum_attr(s, "transpose", k_transpose, 4, bc_varint(s, r));
   case 17: a = new_attr(s, BA_TYPE); a->t = bc_read_type(s, r); return a;
   case 18: {
