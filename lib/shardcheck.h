@@ -1,6 +1,7 @@
 /* shardcheck.h — the public API of libshardcheck.
  *
- * libshardcheck reads a serialized JAX/XLA module (StableHLO/MLIR text or XLA HLO text), checks its
+ * libshardcheck reads a serialized JAX/XLA module (StableHLO/MLIR text or bytecode, the jax.export
+ * container, or XLA HLO text), checks its
  * shardings against a device mesh and returns a report of diagnostics.
  *
  * Ownership: every object the library returns lives in the sc_arena the caller passed in and dies
@@ -172,7 +173,7 @@ const char *sc_severity_name(sc_severity s);
 const char *sc_platform_name(sc_platform p);
 const char *sc_axis_type_name(sc_axis_type t);
 int sc_platform_parse(const char *s, sc_platform *out);   /* 0 or -1 */
-int sc_format_parse(const char *s, sc_format *out);       /* 0 or -1; "auto|stablehlo|mlir|hlo" */
+int sc_format_parse(const char *s, sc_format *out);       /* 0 or -1; "auto|stablehlo|mlir|hlo|bytecode|exported" */
 
 /* Report emitters. Each returns a malloc'd NUL-terminated string the caller free()s, or NULL on OOM.
  * They read the report only; any thread may render any report it may read. */

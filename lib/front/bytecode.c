@@ -530,6 +530,12 @@ static uint64_t read_block_header(builder *b, bc_rd *r, sc_block *blk, region_va
   return nops;
 }
 
+/* The op's range in the text pool (its name, attributes and children): `end` and `text`. */
+static void set_extent(bc *s, sc_op *op) {
+  op->end = (uint32_t)bc_mark(s);
+  op->text = s->pool_full ? op->name : sc_span_of(s->pool + op->pos.offset, op->end - op->pos.offset);
+}
+
 /* An op without its regions' contents: name, mask, location, attributes, properties, results,
  * operands, successors, use-lists, region count. */
 static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region_values *rv, uint32_t nblocks) {
@@ -615,7 +621,7 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
     }
   }
   if (!(mask & 0x10)) {
-    op->end = (uint32_t)bc_mark(s);
+    set_extent(s, op);
     if (op_is(op, "builtin.unrealized_conversion_cast") && op->nresults == 1 && op->noperands == 1 && rv &&
         rv->next > rv->base) {
       /* A cast between VHLO and builtin types the serializer inserts around foreign ops: not in the
@@ -645,12 +651,12 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
     if (reg) op->regions[op->nregions++] = reg;
   }
   b->sc = outer;
+  set_extent(s, op);
   if (op_is(op, "stablehlo.reduce")) fold_compact_reduce(b, op);
   if (x.narg_attrs && op->nregions && op->regions[0]->nblocks) {
     sc_block *entry = op->regions[0]->blocks[0];
     for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) entry->args[i]->attrs = x.arg_attrs[i];
   }
-  op->end = (uint32_t)bc_mark(s);
   return op;
 }
 

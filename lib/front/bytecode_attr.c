@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "front/bytecode.h"
@@ -479,37 +480,52 @@ static bc_attr *enum_attr(bc *s, const char *what, const char *const *names, siz
   return a;
 }
 
+/* Encodings builtin and VHLO share: dictionaries ((name, value) attribute pairs), integers/floats
+ * (type, APInt of the type's width) and dense elements (shaped type, raw blob). */
+static bc_attr *read_dict(bc *s, bc_rd *r) {
+  bc_attr *a = new_attr(s, BA_DICT);
+  uint64_t n = bc_count(s, r);
+  a->k = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->k);
+  a->v = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->v);
+  for (uint64_t i = 0; i < n && bc_ok(s); i++) {
+    a->k[i] = (bc_attr *)bc_read_attr(s, r);
+    a->v[i] = (bc_attr *)bc_read_attr(s, r);
+  }
+  a->n = bc_ok(s) ? (uint32_t)n : 0;
+  return a;
+}
+
+static bc_attr *read_number(bc *s, bc_rd *r, bool integer) {
+  bc_attr *a = new_attr(s, integer ? BA_INT : BA_FLOAT);
+  a->t = bc_read_type(s, r);
+  if (!bc_ok(s)) return NULL;
+  if (integer && a->t->elem_kind == 4) a->kind = BA_BOOL;
+  a->i = read_apint(s, r, a->t->elem_bits ? a->t->elem_bits : 64, &a->wide);
+  if (!integer) a->f = float_value(a->t, (uint64_t)a->i);
+  return a;
+}
+
+static bc_attr *read_dense(bc *s, bc_rd *r) {
+  bc_attr *a = new_attr(s, BA_DENSE);
+  a->t = bc_read_type(s, r);
+  uint64_t n = bc_varint(s, r);
+  a->blob = bc_bytes(s, r, n);
+  a->nblob = (uint32_t)n;
+  return a;
+}
+
 static bc_attr *builtin_attr(bc *s, bc_rd *r, uint64_t code) {
   bc_attr *a;
   switch (code) {
   case 0: a = new_attr(s, BA_ARRAY); a->v = read_attr_list(s, r, &a->n); return a;
-  case 1: { /* DictionaryAttr: (StringAttr name, Attribute value)[] */
-    a = new_attr(s, BA_DICT);
-    uint64_t n = bc_count(s, r);
-    a->k = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->k);
-    a->v = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->v);
-    for (uint64_t i = 0; i < n && bc_ok(s); i++) {
-      a->k[i] = (bc_attr *)bc_read_attr(s, r);
-      a->v[i] = (bc_attr *)bc_read_attr(s, r);
-    }
-    a->n = bc_ok(s) ? (uint32_t)n : 0;
-    return a;
-  }
+  case 1: return read_dict(s, r); /* DictionaryAttr: (StringAttr name, Attribute value)[] */
   case 2: a = new_attr(s, BA_STRING); a->s = bc_string(s, r); return a;
   case 3: a = new_attr(s, BA_STRING); a->s = bc_string(s, r); a->t = bc_read_type(s, r); return a;
   case 4: a = new_attr(s, BA_SYMREF); a->s = bc_attr_str(bc_read_attr(s, r)); return a;
   case 5: a = new_attr(s, BA_SYMREF); a->s = bc_attr_str(bc_read_attr(s, r)); a->v = read_attr_list(s, r, &a->n); return a;
   case 6: a = new_attr(s, BA_TYPE); a->t = bc_read_type(s, r); return a;
   case 7: return new_attr(s, BA_UNIT);
-  case 8: case 9: {
-    a = new_attr(s, code == 8 ? BA_INT : BA_FLOAT);
-    a->t = bc_read_type(s, r);
-    if (!bc_ok(s)) return NULL;
-    if (code == 8 && a->t->elem_kind == 4) a->kind = BA_BOOL;
-    a->i = read_apint(s, r, a->t->elem_bits ? a->t->elem_bits : 64, &a->wide);
-    if (code == 9) a->f = float_value(a->t, (uint64_t)a->i);
-    return a;
-  }
+  case 8: case 9: return read_number(s, r, code == 8);
   case 10: a = new_attr(s, BA_LOC_CALLSITE); a->n = 2; a->v = sc_arena_calloc(s->a, 2, sizeof *a->v);
     a->v[0] = (bc_attr *)bc_read_attr(s, r); a->v[1] = (bc_attr *)bc_read_attr(s, r); return a;
   case 11: a = new_attr(s, BA_LOC_FILE); a->s = bc_attr_str(bc_read_attr(s, r));
@@ -539,14 +555,7 @@ static bc_attr *builtin_attr(bc *s, bc_rd *r, uint64_t code) {
     a->nblob = (uint32_t)n;
     return a;
   }
-  case 18: {
-    a = new_attr(s, BA_DENSE);
-    a->t = bc_read_type(s, r);
-    uint64_t n = bc_varint(s, r);
-    a->blob = bc_bytes(s, r, n);
-    a->nblob = (uint32_t)n;
-    return a;
-  }
+  case 18: return read_dense(s, r);
   case 19: { /* DenseStringElementsAttr: type, isSplat, strings */
     a = new_attr(s, BA_DENSE_STRING);
     a->t = bc_read_type(s, r);
@@ -632,40 +641,14 @@ static bc_attr *vhlo_attr(bc *s, bc_rd *r, uint64_t code) {
     a->i = (int64_t)v;
     return a;
   }
-  case 6: { /* DictionaryV1: (Attribute, Attribute)[] */
-    a = new_attr(s, BA_DICT);
-    uint64_t n = bc_count(s, r);
-    a->k = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->k);
-    a->v = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->v);
-    for (uint64_t i = 0; i < n && bc_ok(s); i++) {
-      a->k[i] = (bc_attr *)bc_read_attr(s, r);
-      a->v[i] = (bc_attr *)bc_read_attr(s, r);
-    }
-    a->n = bc_ok(s) ? (uint32_t)n : 0;
-    return a;
-  }
+  case 6: return read_dict(s, r); /* DictionaryV1: (Attribute, Attribute)[] */
   case 7: return enum_attr(s, "fft_type", k_fft, 4, bc_varint(s, r));
-  case 8: case 9: {
-    a = new_attr(s, code == 9 ? BA_INT : BA_FLOAT);
-    a->t = bc_read_type(s, r);
-    if (!bc_ok(s)) return NULL;
-    if (code == 9 && a->t->elem_kind == 4) a->kind = BA_BOOL;
-    a->i = read_apint(s, r, a->t->elem_bits ? a->t->elem_bits : 64, &a->wide);
-    if (code == 8) a->f = float_value(a->t, (uint64_t)a->i);
-    return a;
-  }
+  case 8: case 9: return read_number(s, r, code == 9);
   case 11: return enum_attr(s, "precision", k_precision, 3, bc_varint(s, r));
   case 12: return enum_attr(s, "rng_algorithm", k_rng_alg, 3, bc_varint(s, r));
   case 13: return enum_attr(s, "rng_distribution", k_rng_dist, 3, bc_varint(s, r));
   case 14: a = new_attr(s, BA_STRING); a->s = bc_string(s, r); return a;
-  case 15: {
-    a = new_attr(s, BA_DENSE);
-    a->t = bc_read_type(s, r);
-    uint64_t n = bc_varint(s, r);
-    a->blob = bc_bytes(s, r, n);
-    a->nblob = (uint32_t)n;
-    return a;
-  }
+  case 15: return read_dense(s, r);
   case 16: return enum_attr(s, "transpose", k_transpose, 4, bc_varint(s, r));
   case 17: a = new_attr(s, BA_TYPE); a->t = bc_read_type(s, r); return a;
   case 18: {
@@ -865,6 +848,16 @@ static void put_int(bc *s, int64_t v, const bc_type *t) {
   else bc_printf(s, "%" PRId64, v);
 }
 
+/* As MLIR prints a float: `%e` with 6 digits when that reads back to the same double (1.000000e+00),
+ * else enough significant digits for the type to round-trip (0.95f prints 0.949999988). */
+static void put_float(bc *s, double v, const bc_type *t) {
+  char buf[64];
+  bool single = t && t->elem_bits <= 32;
+  snprintf(buf, sizeof buf, "%.6e", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, single ? "%.9g" : "%.17g", v);
+  bc_puts(s, buf);
+}
+
 static uint64_t load_le(const uint8_t *p, uint32_t bytes) {
   uint64_t v = 0;
   for (uint32_t i = 0; i < bytes && i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
@@ -879,7 +872,7 @@ static void put_element(bc *s, const bc_type *et, const uint8_t *blob, uint64_t 
   uint32_t bytes = (et->elem_bits + 7) / 8;
   uint64_t raw = load_le(blob + i * bytes, bytes);
   if (et->elem_kind == 3) {
-    bc_printf(s, "%e", float_value(et, raw));
+    put_float(s, float_value(et, raw), et);
     return;
   }
   int64_t v = (int64_t)raw;
@@ -1040,9 +1033,12 @@ static void render_one(bc *s, const bc_attr *a) {
   case BA_BOOL: bc_puts(s, a->i ? "true" : "false"); return;
   case BA_INT:
     put_int(s, a->i, a->t);
-    if (a->t && !(a->t->text.n == 3 && !memcmp(a->t->text.p, "i64", 3))) bc_printf(s, " : %.*s", SC_SPAN_ARG(a->t->text));
+    if (a->t) bc_printf(s, " : %.*s", SC_SPAN_ARG(a->t->text));
     return;
-  case BA_FLOAT: bc_printf(s, "%e : %.*s", a->f, SC_SPAN_ARG(a->t->text)); return;
+  case BA_FLOAT:
+    put_float(s, a->f, a->t);
+    bc_printf(s, " : %.*s", SC_SPAN_ARG(a->t->text));
+    return;
   case BA_ARRAY:
     bc_put(s, "[", 1);
     render_list(s, a->v, a->n, ", ");

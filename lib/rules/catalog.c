@@ -12,12 +12,12 @@ static const sc_catalog_entry catalog[] = {
 #define ENTRY(code, title, explanation, bad, good, mesh) {code, title, explanation, bad, good, mesh},
 #include "rules/catalog/syntax.inc"
 #include "rules/catalog/mesh.inc"
-#include "rules/catalog/export.inc"
 #include "rules/catalog/sharding.inc"
 #include "rules/catalog/kernel.inc"
 #include "rules/catalog/callback.inc"
 #include "rules/catalog/manual.inc"
 #include "rules/catalog/collective.inc"
+#include "rules/catalog/export.inc"
 #undef ENTRY
 };
 

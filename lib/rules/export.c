@@ -1,4 +1,4 @@
-/* export.c — checks of what a jax.export container records against the target (SC0109). */
+/* export.c — checks of what a jax.export container records against the target (SC0701). */
 #include <string.h>
 
 #include "model/model.h"

@@ -5,7 +5,7 @@
  * a passing module. Codes are append-only: never renumber or reuse one.
  *
  * Code ranges: SC00xx syntax/input, SC01xx mesh, SC02xx sharding, SC03xx kernel, SC04xx callback,
- * SC05xx manual, SC06xx collective.
+ * SC05xx manual, SC06xx collective, SC07xx export (what a jax.export container records).
  *
  * Check functions run on the request's worker thread and allocate only from ctx->arena. */
 #ifndef SC_RULES_H

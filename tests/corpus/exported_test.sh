@@ -1,7 +1,7 @@
 #!/bin/sh
 # The jax.export container: flatc builds Exported flatbuffers (tests/exported/exported.fbs) around a
 # real corpus module; shardcheck reads them (detected by shape), finds what the bare module gives, and
-# checks the recorded platforms against --platform (SC0109, failing and passing).
+# checks the recorded platforms against --platform (SC0701, failing and passing).
 CLI=${CLI:-build/bin/shardcheck}
 C=../shared/corpus
 PY=/usr/bin/python3
@@ -33,11 +33,11 @@ e=$(findings "$tmp/e.json" | cut -d' ' -f2-); b=$(findings "$tmp/b.json" | cut -
 echo "$e" | grep -q SC0301 && ok || bad "the kernel finding is missing: $e"
 
 $CLI check --format json --platform gpu "$x" >"$tmp/g.json"
-$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; d=[d for d in r["diagnostics"] if d["code"]=="SC0109"]; assert len(d)==1, r["diagnostics"]; assert "is not among the platforms required by the module: [tpu]" in d[0]["message"], d[0]["message"]; assert d[0]["location"]["line"] is None' "$tmp/g.json" \
-  && ok || bad "exported for tpu, checked for gpu: no SC0109"
+$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; d=[d for d in r["diagnostics"] if d["code"]=="SC0701"]; assert len(d)==1, r["diagnostics"]; assert "is not among the platforms required by the module: [tpu]" in d[0]["message"], d[0]["message"]; assert d[0]["location"]["line"] is None' "$tmp/g.json" \
+  && ok || bad "exported for tpu, checked for gpu: no SC0701"
 $CLI check --format json --platform tpu "$x" >"$tmp/t.json"
-$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; assert not [d for d in r["diagnostics"] if d["code"]=="SC0109"]' "$tmp/t.json" \
-  && ok || bad "exported for tpu, checked for tpu: SC0109"
+$PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r.get("reports",[r])[0]; assert not [d for d in r["diagnostics"] if d["code"]=="SC0701"]' "$tmp/t.json" \
+  && ok || bad "exported for tpu, checked for tpu: SC0701"
 
 head -c 200 "$x" >"$tmp/trunc.bin"
 $CLI check --format json --input-format exported "$tmp/trunc.bin" >"$tmp/tr.json"

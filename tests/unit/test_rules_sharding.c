@@ -47,9 +47,6 @@ Test(rules_sharding, every_rule_has_a_failing_and_a_passing_module) {
     for (size_t f = 0; f < 4; f++) mine |= !strcmp(r->family, k_families[f]);
     if (!mine) continue;
     rules++;
-    /* Reads only what a jax.export container records: its failing and passing inputs are containers
-     * flatc builds at test time around corpus bytecode (tests/corpus/exported_test.sh). */
-    if (!strcmp(r->name, "export-platform")) continue;
     char pat[256];
     snprintf(pat, sizeof pat, "tests/modules/%s/%s.bad.*", r->family, r->name);
     cr_expect(file_exists(pat), "rule %s has no failing module (%s)", r->name, pat);
