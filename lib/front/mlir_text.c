@@ -931,6 +931,132 @@ static void map_generic_properties(P *p, sc_op *op, bool func_like) {
   }
 }
 
+/* result-list ::= result (',' result)* '='    result ::= %name (':' integer)?
+ * (begins_op() already checked the shape.) Returns false after an error. */
+static bool parse_result_list(P *p, sc_op *op) {
+  tok first = peek(p, 0);
+  value_vec results = {0};
+  if (first.kind == T_PERCENT) {
+    for (;;) {
+      tok r = next(p);
+      uint32_t count = 1;
+      bool grouped = false;
+      if (is_punct(peek(p, 0), p, ':') && peek(p, 1).kind == T_WORD) {
+        next(p);
+        tok n = next(p);
+        count = 0;
+        for (uint32_t i = 0; i < n.len && isdigit((unsigned char)p->buf[n.off + i]); i++)
+          count = count * 10 + (uint32_t)(p->buf[n.off + i] - '0');
+        grouped = true;
+        if (count > 1u << 20) {
+          fail_at(p, n.off, "result group too large");
+          return false;
+        }
+      }
+      for (uint32_t i = 0; i < count; i++) {
+        sc_value *v = new_value(p, tspan(p, r), r.off);
+        if (grouped && i > 0) v->name = sc_span_of(p->buf + r.off, r.len); /* same base; looked up by #i */
+        v->def = op;
+        v->index = (uint32_t)results.n;
+        SC_PUSH(p->a, results, v);
+      }
+      tok sep = next(p);
+      if (is_punct(sep, p, '=')) break;
+      /* begins_op() already checked the shape. */
+    }
+  }
+  op->results = results.v;
+  op->nresults = (uint32_t)results.n;
+  return true;
+}
+
+/* A parenthesised group in an op: '(' (operand | block-arg | %iter '=' %init | loc(...) | other)* ')'.
+ * Operand names, block-argument definitions (for the op's first region) and `%x = %init` pairs are
+ * classified; everything else is stepped over. The '(' is next. Returns false after an error. */
+static bool parse_paren_group(P *p, value_vec *pending_args, span_vec *operand_names, value_vec *operands) {
+  tok open = next(p);
+  uint32_t depth = 1;
+  bracket stack[32];
+  stack[0] = (bracket){'(', open.off};
+  while (depth && !failed(p)) {
+    tok u = peek(p, 0);
+    if (u.kind == T_EOF) {
+      sc_pos ps = pos_of(p, stack[depth - 1].off);
+      fail_at(p, u.off, "unexpected end of input: '%c' opened at line %u, column %u is not closed",
+              stack[depth - 1].open, ps.line, ps.col);
+      return false;
+    }
+    check_bad(p, u);
+    if (u.kind == T_PERCENT && depth == 1 && is_punct(peek(p, 1), p, ':')) {
+      sc_value *v = parse_block_arg(p);
+      SC_PUSH(p->a, *pending_args, v);
+      continue;
+    }
+    if (u.kind == T_PERCENT && depth == 1 && is_punct(peek(p, 1), p, '=')) { /* %iterArg = %init */
+      next(p);
+      next(p);
+      sc_value *v = new_value(p, tspan(p, u), u.off);
+      SC_PUSH(p->a, *pending_args, v);
+      continue;
+    }
+    if (u.kind == T_PERCENT) {
+      next(p);
+      sc_span nm = tspan(p, u);
+      SC_PUSH(p->a, *operand_names, nm);
+      SC_PUSH(p->a, *operands, lookup_value(p, nm));
+      continue;
+    }
+    if (u.kind == T_PUNCT) {
+      char d = p->buf[u.off];
+      if (d == '{' || d == '[' || d == '<') {
+        skip_group(p);
+        continue;
+      }
+      if (d == '(') {
+        if (depth == 32) {
+          skip_group(p);
+          continue;
+        }
+        next(p);
+        stack[depth++] = (bracket){'(', u.off};
+        continue;
+      }
+      if (d == ')') {
+        next(p);
+        depth--;
+        continue;
+      }
+      if (d == ']' || d == '}' || d == '>') {
+        sc_pos ps = pos_of(p, stack[depth - 1].off);
+        fail_at(p, u.off, "expected ')' to close '(' opened at line %u, column %u, found '%c'", ps.line, ps.col, d);
+        return false;
+      }
+    }
+    if (u.kind == T_WORD && tok_is_word(u, p, "loc") && is_punct(peek(p, 1), p, '(')) {
+      parse_loc(p);
+      continue;
+    }
+    next(p);
+  }
+  return !failed(p);
+}
+
+/* Generic form keeps symbols in properties: sym_name = "main", callee = @f, sym_visibility. */
+static void complete_symbols(sc_op *op, bool call_like, bool func_like) {
+  if (!op->sym_name.n) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_name");
+    if (a && a->value.n >= 2 && a->value.p[0] == '"') op->sym_name = sc_span_of(a->value.p + 1, a->value.n - 2);
+  }
+  if (!op->callee.n && call_like) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "callee");
+    if (a && a->value.n >= 2 && a->value.p[0] == '@') op->callee = sc_span_of(a->value.p + 1, a->value.n - 1);
+  }
+  if (!op->visibility.n && func_like) {
+    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_visibility");
+    if (a && a->value.n >= 2) op->visibility = sc_span_of(a->value.p + 1, a->value.n - 2);
+  }
+}
+
 /* One op; the first token is next and begins an op. */
 static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   if (p->ops.n >= p->in->max_ops) {
@@ -953,39 +1079,7 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   tok first = peek(p, 0);
   op->pos = pos_of(p, first.off);
 
-  /* Results. */
-  value_vec results = {0};
-  if (first.kind == T_PERCENT) {
-    for (;;) {
-      tok r = next(p);
-      uint32_t count = 1;
-      bool grouped = false;
-      if (is_punct(peek(p, 0), p, ':') && peek(p, 1).kind == T_WORD) {
-        next(p);
-        tok n = next(p);
-        count = 0;
-        for (uint32_t i = 0; i < n.len && isdigit((unsigned char)p->buf[n.off + i]); i++)
-          count = count * 10 + (uint32_t)(p->buf[n.off + i] - '0');
-        grouped = true;
-        if (count > 1u << 20) {
-          fail_at(p, n.off, "result group too large");
-          return NULL;
-        }
-      }
-      for (uint32_t i = 0; i < count; i++) {
-        sc_value *v = new_value(p, tspan(p, r), r.off);
-        if (grouped && i > 0) v->name = sc_span_of(p->buf + r.off, r.len); /* same base; looked up by #i */
-        v->def = op;
-        v->index = (uint32_t)results.n;
-        SC_PUSH(p->a, results, v);
-      }
-      tok sep = next(p);
-      if (is_punct(sep, p, '=')) break;
-      /* begins_op() already checked the shape. */
-    }
-  }
-  op->results = results.v;
-  op->nresults = (uint32_t)results.n;
+  if (!parse_result_list(p, op)) return NULL;
 
   /* Name. */
   tok name = next(p);
@@ -1147,74 +1241,9 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
         }
         continue;
       }
-      if (c == '(') {
-        /* Operand list, block-argument definitions, or custom syntax: walk it, classifying '%x'. */
-        tok open = next(p);
-        uint32_t depth = 1;
-        bracket stack[32];
-        stack[0] = (bracket){'(', open.off};
-        while (depth && !failed(p)) {
-          tok u = peek(p, 0);
-          if (u.kind == T_EOF) {
-            sc_pos ps = pos_of(p, stack[depth - 1].off);
-            fail_at(p, u.off, "unexpected end of input: '%c' opened at line %u, column %u is not closed",
-                    stack[depth - 1].open, ps.line, ps.col);
-            return NULL;
-          }
-          check_bad(p, u);
-          if (u.kind == T_PERCENT && depth == 1 && is_punct(peek(p, 1), p, ':')) {
-            sc_value *v = parse_block_arg(p);
-            SC_PUSH(p->a, pending_args, v);
-            continue;
-          }
-          if (u.kind == T_PERCENT && depth == 1 && is_punct(peek(p, 1), p, '=')) { /* %iterArg = %init */
-            next(p);
-            next(p);
-            sc_value *v = new_value(p, tspan(p, u), u.off);
-            SC_PUSH(p->a, pending_args, v);
-            continue;
-          }
-          if (u.kind == T_PERCENT) {
-            next(p);
-            sc_span nm = tspan(p, u);
-            SC_PUSH(p->a, operand_names, nm);
-            SC_PUSH(p->a, operands, lookup_value(p, nm));
-            continue;
-          }
-          if (u.kind == T_PUNCT) {
-            char d = p->buf[u.off];
-            if (d == '{' || d == '[' || d == '<') {
-              skip_group(p);
-              continue;
-            }
-            if (d == '(') {
-              if (depth == 32) {
-                skip_group(p);
-                continue;
-              }
-              next(p);
-              stack[depth++] = (bracket){'(', u.off};
-              continue;
-            }
-            if (d == ')') {
-              next(p);
-              depth--;
-              continue;
-            }
-            if (d == ']' || d == '}' || d == '>') {
-              sc_pos ps = pos_of(p, stack[depth - 1].off);
-              fail_at(p, u.off, "expected ')' to close '(' opened at line %u, column %u, found '%c'", ps.line, ps.col, d);
-              return NULL;
-            }
-          }
-          if (u.kind == T_WORD && tok_is_word(u, p, "loc") && is_punct(peek(p, 1), p, '(')) {
-            parse_loc(p);
-            continue;
-          }
-          next(p);
-        }
-        /* '(...) -> ...' outside func signatures (e.g. custom-syntax function types) */
-        continue;
+      if (c == '(') { /* operand list, block-argument definitions, or custom syntax */
+        if (!parse_paren_group(p, &pending_args, &operand_names, &operands)) return NULL;
+        continue; /* '(...) -> ...' outside func signatures: the arrow is stepped over next */
       }
       if (c == '<' || c == '[') {
         uint32_t e = skip_group(p);
@@ -1249,19 +1278,7 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
     if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
     else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
   }
-  /* Generic form keeps symbols in properties: sym_name = "main", callee = @f. */
-  if (!op->sym_name.n) {
-    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_name");
-    if (a && a->value.n >= 2 && a->value.p[0] == '"') op->sym_name = sc_span_of(a->value.p + 1, a->value.n - 2);
-  }
-  if (!op->callee.n && call_like) {
-    const sc_attr *a = sc_attrs_find(&op->attrs, "callee");
-    if (a && a->value.n >= 2 && a->value.p[0] == '@') op->callee = sc_span_of(a->value.p + 1, a->value.n - 1);
-  }
-  if (!op->visibility.n && func_like) {
-    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_visibility");
-    if (a && a->value.n >= 2) op->visibility = sc_span_of(a->value.p + 1, a->value.n - 2);
-  }
+  complete_symbols(op, call_like, func_like);
   if (op->generic) map_generic_properties(p, op, func_like);
   if (failed(p)) return NULL;
   return op;

@@ -78,11 +78,12 @@ bool sc_op_is(const sc_op *op, const char *name) { return sc_span_eq(op->name, n
 
 /* The op names the rules distinguish, with their kinds. Matched by length first (one compare for
  * most names), once per op. */
-#define K(lit, kind) {lit, sizeof lit - 1, kind}
-static const struct {
+typedef struct {
   const char *name;
-  uint8_t len, kind;
-} k_op_kinds[] = {
+  uint8_t len, code;
+} named_code;
+#define K(lit, code) {lit, sizeof lit - 1, code}
+static const named_code k_op_kinds[] = {
     K("builtin.module", SC_OP_MODULE),
     K("func.func", SC_OP_FUNC),
     K("func", SC_OP_FUNC),
@@ -131,10 +132,7 @@ static const struct {
     K("sdy.sharded_to_unreduced", SC_OP_SDY_SHARDED_TO_UNREDUCED),
     K("sdy.replicated_to_unreduced", SC_OP_SDY_REPLICATED_TO_UNREDUCED),
 };
-static const struct {
-  const char *name;
-  uint8_t len, cc;
-} k_cc_targets[] = {
+static const named_code k_cc_targets[] = {
     K("tpu_custom_call", SC_CC_MOSAIC_TPU),
     K("__gpu$xla.gpu.triton", SC_CC_TRITON),
     K("Sharding", SC_CC_SHARDING),
@@ -151,15 +149,22 @@ static const struct {
 };
 #undef K
 
+/* The code of `s` in `table`, or -1. */
+static int find_code(const named_code *table, size_t n, sc_span s) {
+  for (size_t i = 0; i < n; i++)
+    if (table[i].len == s.n && memcmp(table[i].name, s.p, s.n) == 0) return table[i].code;
+  return -1;
+}
+
 static sc_op_kind kind_of_name(sc_span n) {
-  for (size_t i = 0; i < sizeof k_op_kinds / sizeof *k_op_kinds; i++)
-    if (k_op_kinds[i].len == n.n && memcmp(k_op_kinds[i].name, n.p, n.n) == 0) return (sc_op_kind)k_op_kinds[i].kind;
+  int k = find_code(k_op_kinds, sizeof k_op_kinds / sizeof *k_op_kinds, n);
+  if (k >= 0) return (sc_op_kind)k;
   return sc_span_starts(n, "sdy.") ? SC_OP_SDY_OTHER : SC_OP_OTHER;
 }
 
 static sc_cc_class class_of_target(sc_span t) {
-  for (size_t i = 0; i < sizeof k_cc_targets / sizeof *k_cc_targets; i++)
-    if (k_cc_targets[i].len == t.n && memcmp(k_cc_targets[i].name, t.p, t.n) == 0) return (sc_cc_class)k_cc_targets[i].cc;
+  int k = find_code(k_cc_targets, sizeof k_cc_targets / sizeof *k_cc_targets, t);
+  if (k >= 0) return (sc_cc_class)k;
   if (sc_span_starts(t, "triton_kernel_call")) return SC_CC_TRITON;
   if (sc_span_starts(t, "mosaic_gpu")) return SC_CC_MOSAIC_GPU;
   return SC_CC_OTHER;
