@@ -67,6 +67,28 @@ static void read_fixes(sc_arena *a, json_t *fixes, sc_diag *d) {
   }
 }
 
+/* The other sites of the same mistake (the report's "related" array). */
+static void read_related(sc_arena *a, json_t *rel, sc_diag *d) {
+  d->nrelated = json_array_size(rel);
+  d->related = d->nrelated ? sc_arena_calloc(a, d->nrelated, sizeof *d->related) : NULL;
+  for (size_t i = 0; i < d->nrelated; i++) {
+    json_t *ro = json_array_get(rel, i), *loc = json_object_get(ro, "location"), *src = json_object_get(ro, "source_location");
+    sc_related *r = &d->related[i];
+    r->code = dup_str(a, ro, "code");
+    r->message = dup_str(a, ro, "message");
+    r->line = get_u32(loc, "line"), r->col = get_u32(loc, "column"), r->offset = get_u32(loc, "offset");
+    r->end_line = get_u32(loc, "end_line"), r->end_col = get_u32(loc, "end_column");
+    r->end_offset = get_u32(loc, "end_offset");
+    r->function = dup_str(a, loc, "function");
+    r->op = dup_str(a, loc, "op");
+    if (json_is_object(src)) {
+      r->has_source = true;
+      r->source_file = dup_str(a, src, "file");
+      r->source_line = get_u32(src, "line"), r->source_col = get_u32(src, "column");
+    }
+  }
+}
+
 static void read_diag(sc_arena *a, json_t *o, sc_diag *d) {
   d->code = dup_str(a, o, "code");
   d->rule = dup_str(a, o, "rule");
@@ -87,6 +109,7 @@ static void read_diag(sc_arena *a, json_t *o, sc_diag *d) {
     d->source_line = get_u32(src, "line"), d->source_col = get_u32(src, "column");
   }
   read_context(a, json_object_get(o, "context"), d);
+  read_related(a, json_object_get(o, "related"), d);
   read_fixes(a, json_object_get(o, "fixes"), d);
 }
 
