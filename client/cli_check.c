@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "remote.h"
 #include "ir/ir.h"
 #include "rpc.h"
 
@@ -303,10 +304,8 @@ static void check_remote(sc_rpc_client *c, const check_settings *s, input *x) {
 }
 
 static sc_rpc_client *connect_server(const char *server, char **err) {
-  sc_rpc_config cfg = {0};
-  const char *ca = getenv("SHARDCHECK_TLS_CA"), *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
-  cfg.tls_ca = ca && *ca ? ca : NULL;
-  cfg.timeout_ms = timeout ? atoi(timeout) : 0;
+  sc_rpc_config cfg;
+  remote_config_from_env(&cfg);
   return sc_rpc_connect(server, &cfg, err);
 }
 

@@ -16,19 +16,20 @@ static const char *env(const char *name) {
   return v && *v ? v : NULL;
 }
 
-/* SHARDCHECK_TLS_CA=ca.pem: TLS, trusting that CA (else plaintext).
- * SHARDCHECK_TLS_CERT=cert.pem, SHARDCHECK_TLS_KEY=key.pem: a client certificate (mTLS).
- * SHARDCHECK_TOKEN=...: a bearer token for a daemon with auth.token_file.
- * SHARDCHECK_TIMEOUT_MS=N: a deadline for each call (else none). */
+void remote_config_from_env(sc_rpc_config *cfg) {
+  const char *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
+  memset(cfg, 0, sizeof *cfg);
+  cfg->tls_ca = env("SHARDCHECK_TLS_CA");
+  cfg->tls_cert = env("SHARDCHECK_TLS_CERT");
+  cfg->tls_key = env("SHARDCHECK_TLS_KEY");
+  cfg->token = env("SHARDCHECK_TOKEN");
+  cfg->timeout_ms = timeout ? atoi(timeout) : 0;
+}
+
 static sc_rpc_client *connect_or_complain(const char *server) {
   char *err = NULL;
-  sc_rpc_config cfg = {0};
-  const char *timeout = getenv("SHARDCHECK_TIMEOUT_MS");
-  cfg.tls_ca = env("SHARDCHECK_TLS_CA");
-  cfg.tls_cert = env("SHARDCHECK_TLS_CERT");
-  cfg.tls_key = env("SHARDCHECK_TLS_KEY");
-  cfg.token = env("SHARDCHECK_TOKEN");
-  cfg.timeout_ms = timeout ? atoi(timeout) : 0;
+  sc_rpc_config cfg;
+  remote_config_from_env(&cfg);
   sc_rpc_client *c = sc_rpc_connect(server, &cfg, &err);
   if (!c) {
     fprintf(stderr, "shardcheck: %s\n", err ? err : "cannot connect");

@@ -7,7 +7,14 @@
 
 #include <stdbool.h>
 
+#include "rpc.h"
 #include "shardcheck.h"
+
+/* The client settings every remote command takes from the environment:
+ * SHARDCHECK_TLS_CA=ca.pem (TLS, trusting that CA; else plaintext), SHARDCHECK_TLS_CERT/_KEY (a client
+ * certificate, mTLS), SHARDCHECK_TOKEN (a bearer token), SHARDCHECK_TIMEOUT_MS (a deadline per call).
+ * The strings point into the environment. */
+void remote_config_from_env(sc_rpc_config *cfg);
 
 /* (`check --server` is client/cli_check.c: the daemon's report JSON, filtered and rendered locally.) */
 int remote_rules(const char *server, bool json);
