@@ -28,10 +28,15 @@ class _FromDict:
 
 @dataclasses.dataclass(frozen=True)
 class Location(_FromDict):
-    """Where in the module: 1-based line/column of the op (line 0 = the whole module)."""
+    """Where in the module: 1-based line/column of the offending token and the end of its span (line 0 =
+    the whole module; None for bytecode input, which has no lines: `op_path` names the op there)."""
     line: int | None = None
     column: int | None = None
     offset: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    end_offset: int | None = None
+    op_path: str | None = None
     function: str | None = None
     op: str | None = None
     target: str | None = None
@@ -65,6 +70,7 @@ class Fix:
     title: str = ""
     applicability: str = "manual"  # "manual" or "machine"
     snippet: str | None = None     # Python to paste, naming this module's axes and specs
+    note: str | None = None        # why the fix is what it is, when the title does not say
     edits: tuple[Edit, ...] = ()
     extra: dict = dataclasses.field(default_factory=dict)
 
@@ -76,6 +82,22 @@ class Fix:
 
 
 @dataclasses.dataclass(frozen=True)
+class Related(_FromDict):
+    """Another site of the same mistake, folded into the diagnostic that is its root."""
+    code: str | None = None
+    message: str = ""
+    location: Location | None = None
+    source_location: SourceLocation | None = None
+    extra: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d):
+        r = super().from_dict(d)
+        return dataclasses.replace(r, location=Location.from_dict(r.location),
+                                   source_location=SourceLocation.from_dict(r.source_location))
+
+
+@dataclasses.dataclass(frozen=True)
 class Diagnostic:
     code: str
     rule: str
@@ -84,12 +106,14 @@ class Diagnostic:
     location: Location | None = None
     source_location: SourceLocation | None = None
     fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = ()
     context: dict = dataclasses.field(default_factory=dict)
     extra: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d):
         known, extra = _split(cls, d)
+        known["related"] = tuple(Related.from_dict(r) for r in known.get("related") or ())
         known["location"] = Location.from_dict(known.get("location"))
         known["source_location"] = SourceLocation.from_dict(known.get("source_location"))
         known["fixes"] = tuple(Fix.from_dict(f) for f in known.get("fixes") or ())
@@ -106,7 +130,8 @@ class Report:
     """The findings of one check. `str(report)` is the text report the CLI prints; `to_dict()` is the
     report JSON (`shardcheck.report.v1`); `to_json()` its exact text."""
 
-    def __init__(self, json_text: str, render: Callable[[str], str]):
+    def __init__(self, json_text: str, render: Callable[[str], str], native=None):
+        self._native = native  # the in-process library's report (for rendering several together), or None
         self._json = json_text
         self._data = json.loads(json_text)
         self._render = render
