@@ -19,11 +19,16 @@ MESH = make_mesh((2, 4), ("data", "model"), ids=[0, 2, 4, 6, 1, 3, 5, 7],
 MESH_SPEC = "data=2:explicit,model=4;devices=0,2,4,6,1,3,5,7;platform=tpu"
 
 
-def twin(path):
-    """The serialized artifact JAX stored beside a corpus .mlir (what Exported.mlir_module_serialized is), or None."""
+def twin_path(path):
+    """The serialized artifact JAX stored beside a corpus .mlir (Exported.mlir_module_serialized), or None."""
     p = support.REPO / path
     bc = p.with_suffix(".mlirbc")
-    return bc.read_bytes() if p.suffix == ".mlir" and bc.is_file() else None
+    return support.rel(bc) if p.suffix == ".mlir" and bc.is_file() else None
+
+
+def twin(path):
+    bc = twin_path(path)
+    return (support.REPO / bc).read_bytes() if bc else None
 
 
 def wrappers(path, text):
@@ -74,9 +79,14 @@ class CorpusTest(unittest.TestCase):
                 self.fail(f"{what}: {self.paths[i]} differs:\n--- CLI\n{e[:2000]}\n--- shardcheck\n{g[:2000]}")
         self.assertEqual(len(expected), len(got), what)
 
-    def check_exported_twin(self, path, text, lowered, exported):
-        """A bytecode Exported: read as bytecode (its text never asked for), the text twin's findings."""
-        self.assertEqual(exported.to_dict()["input"]["format"], "bytecode", path)
+    def check_exported_twin(self, path, text, lowered, exported, cli_twins):
+        """A bytecode Exported: read as bytecode (its text never asked for), the C CLI's report of the
+        .mlirbc file (but for the name), and the text twin's findings."""
+        data = exported.to_dict()
+        self.assertEqual(data["input"]["format"], "bytecode", path)
+        expected = cli_twins[twin_path(path)]
+        expected["input"]["name"] = path
+        self.assertEqual(data, expected, path)
         self.assertEqual(findings(exported, "loc(" in text), findings(lowered, "loc(" in text), path)
 
     def check_variant(self, mesh, mesh_args):
@@ -85,13 +95,17 @@ class CorpusTest(unittest.TestCase):
         self.assertEqual((cli["summary"]["inputs"], cli["failures"]), (len(self.paths), []))
         # Each element of the CLI's `reports`, dumped compactly, is the library's compact report JSON.
         expected = [json.dumps(r, separators=(",", ":"), ensure_ascii=False) for r in cli["reports"]]
+        twin_paths = [t for t in map(twin_path, self.paths) if t]
+        rc, out, err = support.run_cli("check", "--no-config", "--format", "json", *mesh_args, *twin_paths)
+        self.assertEqual(err, "", "the CLI could not check every .mlirbc twin")
+        cli_twins = {r["input"]["name"]: r for r in json.loads(out)["reports"]}
         reports, local, twins = [], [], 0
         for path, text in zip(self.paths, self.texts):
             objs = wrappers(path, text)
             got = [self.check_wrapped(path, o, mesh=mesh) for o in objs]
             for o, r in zip(objs[1:], got[1:]):
                 if isinstance(o, Exported) and twin(path) is not None:
-                    self.check_exported_twin(path, text, got[0], r)
+                    self.check_exported_twin(path, text, got[0], r, cli_twins)
                     self.assertEqual(o.text_calls, 0, path)
                     twins += 1
                 else:

@@ -1,6 +1,8 @@
 """python3 -m shardcheck: the `shardcheck` CLI's check, rules, explain and version, through this package
-(in-process, or through a daemon with --server). Same options, output and exit status as the C CLI:
-0 no error diagnostics, 1 error diagnostics, 2 usage, I/O or internal error."""
+(in-process, or through a daemon with --server). For the options it has, the output of the C CLI's
+`check --no-config` (the shardcheck.results.v1 JSON, one SARIF log, the text with one summary line) and
+its exit status: 0 no error diagnostics, 1 error diagnostics, 2 usage, I/O or internal error. No config
+file, directory walking, baselines or suppressions: those are the C CLI's."""
 from __future__ import annotations
 
 import argparse

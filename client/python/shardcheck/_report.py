@@ -121,14 +121,15 @@ class Diagnostic:
         return cls(**known, extra=extra)
 
 
-# Rendering kinds a backend can produce: the JSON as the CLI prints one report (indented) or as an
-# element of its multi-file array (compact), text with or without ANSI colours, SARIF.
+# Rendering kinds a backend can produce: the library's report JSON indented or compact (compact = the
+# CLI's `reports[i]` dumped compactly), text with or without ANSI colours, SARIF of this report alone.
 KINDS = ("json", "json-compact", "text", "text-color", "sarif")
 
 
 class Report:
-    """The findings of one check. `str(report)` is the text report the CLI prints; `to_dict()` is the
-    report JSON (`shardcheck.report.v1`); `to_json()` its exact text."""
+    """The findings of one check. `str(report)` is the text report the CLI prints for this input alone;
+    `to_dict()` is the report JSON (`shardcheck.report.v1`) the CLI's `--format json` holds in
+    `reports[i]`; `to_json()` the library's text of it."""
 
     def __init__(self, json_text: str, render: Callable[[str], str], native=None):
         self._native = native  # the in-process library's report (for rendering several together), or None
@@ -172,18 +173,20 @@ class Report:
         return (self._data.get("input") or {}).get("name", "")
 
     def to_dict(self) -> dict[str, Any]:
-        """The report JSON the CLI prints (`--format json`), as a fresh dict."""
+        """The report JSON (the CLI's `--format json` element `reports[i]`), as a fresh dict."""
         return json.loads(self._json)
 
     def to_json(self, pretty: bool = True) -> str:
-        """The report JSON text: indented as the CLI prints one report, or compact as in its array."""
+        """The report JSON text as the library renders it: indented, or compact (byte for byte the CLI's
+        `reports[i]` dumped compactly)."""
         return self._get("json" if pretty else "json-compact")
 
     def to_text(self, color: bool = False) -> str:
         return self._get("text-color" if color else "text")
 
     def to_sarif(self) -> str:
-        """SARIF 2.1.0 (the CLI's `--format sarif`), for code scanning."""
+        """SARIF 2.1.0 of this report alone as the library and the daemon render it (no source root:
+        `python3 -m shardcheck check --format sarif` renders the CLI's log of several reports)."""
         return self._get("sarif")
 
     def raise_for_errors(self) -> "Report":
