@@ -313,6 +313,16 @@ class PythonCliTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("--format sarif works in-process only", perr.getvalue())
 
+    def test_remote_without_library(self):
+        """Through a daemon the package needs no libshardcheck.so: the results JSON (its tool from the
+        daemon's capabilities when no input was checked) is still the C CLI's."""
+        d = support.daemon()
+        for files in ([BAD, GOOD], ["no/such/file.mlir"]):
+            rc, out, err = support.run_cli("check", "--no-config", "--format", "json", "--mesh", "data=4", *files)
+            p = support.run_py("check", "--format", "json", "--mesh", "data=4", "--server", d.address, *files,
+                               env={"SHARDCHECK_LIB": "/nonexistent/libshardcheck.so"})
+            self.assertEqual(p[:2], (rc, out), p[2])
+
     def test_stdin(self):
         import subprocess
         text = (support.REPO / BAD).read_bytes()

@@ -117,13 +117,28 @@ def _text(results, color):
                              f"{_plural(counts['warning'], 'warning')}, {_plural(counts['note'], 'note')}{tail}\n")
 
 
-def _results_json(results):
+def _tool(reports, remote_kwargs):
+    """The results' "tool": a report's; with none, the library's (the C CLI's own), else the daemon's."""
+    if reports:
+        return reports[0].to_dict()["tool"]
+    from . import _lib, _remote  # noqa: PLC0415
+    try:
+        rules_version = _lib.library().lib.sc_rules_version().decode()
+    except ImportError:
+        if not remote_kwargs:
+            raise
+        k = remote_kwargs
+        caps = _remote.client(k["server"], k["tls_ca"], k["tls_cert"], k["tls_key"], k["token"]).capabilities(
+            k["timeout"])
+        rules_version = caps.rules_version if caps is not None else ""
+    return {"name": "shardcheck", "version": _version(), "rules_version": rules_version}
+
+
+def _results_json(results, remote_kwargs=None):
     """shardcheck.results.v1, as the C CLI prints it (jansson's 2-space indent = json.dumps(indent=2))."""
-    from . import _lib  # noqa: PLC0415 -- the version and rules version are the library's
     reports = [r for _, r, _ in results if r is not None]
     diags = [d for r in reports for d in r.diagnostics]
-    tool = reports[0].to_dict()["tool"] if reports else {
-        "name": "shardcheck", "version": _version(), "rules_version": _lib.library().lib.sc_rules_version().decode()}
+    tool = _tool(reports, remote_kwargs)
     doc = {"schema": "shardcheck.results.v1", "tool": tool,
            "summary": {"inputs": len(results), "skipped": 0, "failed": len(results) - len(reports),
                        "errors": sum(d.severity == "error" for d in diags),
@@ -161,7 +176,7 @@ def _check(a, out):
             print(f"shardcheck: {error}", file=sys.stderr)
         results.append((path, report, error))
     if a.format == "json":
-        out.write(_results_json(results))
+        out.write(_results_json(results, kwargs if a.server else None))
     elif a.format == "sarif":
         from . import _lib  # noqa: PLC0415
         out.write(_lib.library().sarif_log([r for _, r, _ in results if r is not None],
