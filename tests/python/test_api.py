@@ -102,16 +102,24 @@ class ReportTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.report = shardcheck.check(support.REPO / BAD, name=BAD, mesh="data=4")
-        cls.cli = {fmt: support.run_cli("check", "--format", fmt, "--no-color", "--mesh", "data=4", BAD)
+        cls.cli = {fmt: support.run_cli("check", "--no-config", "--format", fmt, "--no-color", "--mesh", "data=4", BAD)
                    for fmt in ("json", "text", "sarif")}
 
     def test_matches_cli(self):
         r = self.report
         self.assertEqual(self.cli["json"][0], 1)
-        self.assertEqual(r.to_dict(), json.loads(self.cli["json"][1]))
-        self.assertEqual(r.to_json() + "\n", self.cli["json"][1])
+        results = json.loads(self.cli["json"][1])
+        self.assertEqual(results["schema"], "shardcheck.results.v1")
+        self.assertEqual(results["reports"], [r.to_dict()])
+        self.assertEqual(json.dumps(results["reports"][0], separators=(",", ":"), ensure_ascii=False),
+                         r.to_json(pretty=False))
         self.assertEqual(str(r), self.cli["text"][1])
-        self.assertEqual(r.to_sarif() + "\n", self.cli["sarif"][1])
+        # The CLI's SARIF resolves paths against its source root; to_sarif() is the library's (and the
+        # daemon's) log of this report alone, with the same results.
+        self.assertEqual(_lib.library().sarif_log([r], [], str(support.REPO)) + "\n", self.cli["sarif"][1])
+        sarif, cli_sarif = json.loads(r.to_sarif()), json.loads(self.cli["sarif"][1])
+        self.assertEqual([(x["ruleId"], x["message"]["text"]) for x in sarif["runs"][0]["results"]],
+                         [(x["ruleId"], x["message"]["text"]) for x in cli_sarif["runs"][0]["results"]])
         self.assertIn("\033[", r.to_text(color=True))
 
     def test_fields(self):
@@ -147,21 +155,28 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(ok.ok)
         self.assertIs(ok.raise_for_errors(), ok)
 
-    def test_new_report_fields_survive(self):
-        """Fields the report gains later (end positions, related sites, op paths, fix notes) are kept."""
+    def test_span_related_note_and_future_fields(self):
+        """End positions, op paths, related sites and fix notes are fields; fields the report gains later
+        are kept in `extra` and in to_dict()."""
+        r = shardcheck.check(support.REPO / "tests/modules/callback/callback-device-not-in-assignment.bad.mlir",
+                             mesh="data=4")
+        d, raw = r.diagnostics[0], r.to_dict()["diagnostics"][0]
+        self.assertEqual((d.location.end_line, d.location.end_column, d.location.end_offset),
+                         (raw["location"]["end_line"], raw["location"]["end_column"], raw["location"]["end_offset"]))
+        self.assertTrue(d.related, "a folded diagnostic with related sites expected")
+        self.assertEqual([(x.code, x.message, x.location.line) for x in d.related],
+                         [(x["code"], x["message"], x["location"]["line"]) for x in raw["related"]])
         data = json.loads(self.report.to_json())
-        d = data["diagnostics"][0]
-        d["location"].update(end_line=9, end_column=3, op_path="main/3/1")
-        d["related"] = [{"message": "declared here", "location": {"line": 1, "column": 1}}]
-        d["fixes"][0]["note"] = "why"
-        data["input"]["has_lines"] = True
+        data["diagnostics"][0]["location"].update(op_path="main/3/1", future=1)
+        data["diagnostics"][0]["fixes"][0]["note"] = "why"
+        data["diagnostics"][0]["future"] = [2]
         text = json.dumps(data, indent=2)
         r = shardcheck.Report(text, lambda kind: "")
         self.assertEqual(r.to_dict(), data)
         self.assertEqual(r.to_json(), text)
-        self.assertEqual(r.diagnostics[0].location.extra, {"end_line": 9, "end_column": 3, "op_path": "main/3/1"})
-        self.assertEqual(r.diagnostics[0].extra["related"], d["related"])
-        self.assertEqual(r.diagnostics[0].fixes[0].extra, {"note": "why"})
+        self.assertEqual((r.diagnostics[0].location.op_path, r.diagnostics[0].location.extra), ("main/3/1", {"future": 1}))
+        self.assertEqual(r.diagnostics[0].extra, {"future": [2]})
+        self.assertEqual(r.diagnostics[0].fixes[0].note, "why")
 
     def test_options_match_cli(self):
         cases = [
@@ -175,8 +190,8 @@ class ReportTest(unittest.TestCase):
         for kwargs, args, path in cases:
             with self.subTest(args=args):
                 r = shardcheck.check(support.REPO / path, name=path, **kwargs)
-                rc, out, err = support.run_cli("check", "--format", "json", *args, path)
-                self.assertEqual(r.to_json() + "\n", out, err)
+                rc, out, err = support.run_cli("check", "--no-config", "--format", "json", *args, path)
+                self.assertEqual(json.loads(out)["reports"], [r.to_dict()], err)
 
 
 class ErrorsTest(unittest.TestCase):
@@ -211,7 +226,8 @@ class ErrorsTest(unittest.TestCase):
         """A 0.8 MB module takes far longer than 1 ms to check: the flag set at the deadline stops it."""
         with tempfile.TemporaryDirectory() as tmp:
             big = Path(tmp) / "large.mlir"
-            subprocess.run([sys.executable, str(support.REPO / "tests/bench/gen_large.py"), str(big), "40"], check=True)
+            subprocess.run([sys.executable, str(support.REPO / "tests/bench/gen_module.py"), "pretty", "0.8", str(big)],
+                           check=True)
             with self.assertRaisesRegex(TimeoutError, "did not finish within 0.001 s"):
                 shardcheck.check(big, timeout=0.001)
             self.assertEqual(shardcheck.check(big, timeout=600).to_dict()["input"]["bytes"], big.stat().st_size)
@@ -219,7 +235,7 @@ class ErrorsTest(unittest.TestCase):
     def test_memory_limit_in_process(self):
         big = support.CORPUS / "xla/real_world/nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"
         for obj, limit in ((read(BAD), 256), (big, 256 << 10)):  # too small for the report; for the analysis
-            with self.assertRaisesRegex(shardcheck.CheckError, "^m: the request needs more memory than its limit"):
+            with self.assertRaisesRegex(shardcheck.CheckError, "^m: the request needs more memory or work than its limit allows"):
                 shardcheck.check(obj, name="m", max_memory=limit)
         self.assertFalse(shardcheck.check(read(BAD), mesh="data=4", max_memory=64 << 20).ok)
         with self.assertRaisesRegex(ValueError, "^max_memory: limits in-process checks"):
@@ -251,6 +267,8 @@ class PythonCliTest(unittest.TestCase):
     def same(self, *args, server=None):
         """The C CLI in a child process; the module's main() in this one (test_stdin runs `-m` for real)."""
         extra = ["--server", server] if server else []
+        if args and args[0] == "check":  # no shardcheck.json found above the checkout changes the C CLI
+            args = ("check", "--no-config", *args[1:])
         rc, out, err = support.run_cli(*args)
         pout, perr = io.StringIO(), io.StringIO()
         cwd = os.getcwd()
@@ -269,7 +287,7 @@ class PythonCliTest(unittest.TestCase):
     def test_check_outputs(self):
         d = support.daemon()
         for server in (None, d.address):
-            for fmt in ("json", "text", "sarif"):
+            for fmt in ("json", "text", "sarif") if server is None else ("json", "text"):
                 self.same("check", "--format", fmt, "--no-color", BAD, GOOD, HLO_BAD, server=server)
                 self.same("check", "--no-color", "--format", fmt, GOOD, "--mesh", "data=4:explicit", server=server)
             self.assertEqual(self.same("check", GOOD, server=server)[0], 0)
@@ -279,18 +297,37 @@ class PythonCliTest(unittest.TestCase):
             self.assertIn("no/such/file.mlir: No such file or directory", err)
             rc, err = self.same("check", "--mesh", "x=0", GOOD, server=server)
             self.assertEqual(rc, 2)
-            self.assertIn("--mesh: mesh spec: axis 'x' needs a positive integer size", err)
+            self.assertIn('--mesh: mesh.axes[0].size: axis "x" has size 0, must be >= 1', err)
+            self.same("check", "--format", "json", "--no-color", BAD, "no/such/file.mlir", server=server)
+            self.same("check", "--format", "text", "--no-color", "no/such/file.mlir", GOOD, server=server)
             self.assertEqual(self.same("check", "--format", "yaml", GOOD, server=server)[0], 2)
             self.same("rules", server=server)
             self.same("rules", "--format", "json", server=server)
             self.same("explain", "SC0301", "SC0101", server=server)
             self.assertEqual(self.same("explain", "SC9999", server=server)[0], 2)
         self.assertEqual(self.same("check")[0], 2)
+        self.same("check", "--format", "sarif", BAD, "no/such/file.mlir")  # the input not checked, in the log
+        perr = io.StringIO()
+        with contextlib.redirect_stderr(perr):
+            rc = shardcheck_main.main(["check", "--format", "sarif", "--server", d.address, BAD], out=io.StringIO())
+        self.assertEqual(rc, 2)
+        self.assertIn("--format sarif works in-process only", perr.getvalue())
+
+    def test_remote_without_library(self):
+        """Through a daemon the package needs no libshardcheck.so: the results JSON (its tool from the
+        daemon's capabilities when no input was checked) is still the C CLI's."""
+        d = support.daemon()
+        for files in ([BAD, GOOD], ["no/such/file.mlir"]):
+            rc, out, err = support.run_cli("check", "--no-config", "--format", "json", "--mesh", "data=4", *files)
+            p = support.run_py("check", "--format", "json", "--mesh", "data=4", "--server", d.address, *files,
+                               env={"SHARDCHECK_LIB": "/nonexistent/libshardcheck.so"})
+            self.assertEqual(p[:2], (rc, out), p[2])
 
     def test_stdin(self):
         import subprocess
         text = (support.REPO / BAD).read_bytes()
-        c = subprocess.run([str(support.CLI), "check", "--format", "json", "-"], input=text, capture_output=True)
+        c = subprocess.run([str(support.CLI), "check", "--no-config", "--format", "json", "-"], input=text,
+                           capture_output=True)
         p = subprocess.run([os.sys.executable, "-m", "shardcheck", "check", "--format", "json", "-"], input=text,
                            capture_output=True, env=dict(os.environ, PYTHONPATH=str(support.PYTHONPATH)))
         self.assertEqual((p.returncode, p.stdout), (c.returncode, c.stdout), p.stderr)

@@ -76,8 +76,8 @@ class BadMeshTest(unittest.TestCase):
         (make_mesh((2, 2), ("x", "y"), ids=[0, 1, 2, 4]),
          "mesh.device_ids[3]: device id 4 is out of range (mesh of 4 devices)"),
         (make_mesh((2, 2), ("x", "y"), ids=[0, 1, 1, 2]),
-         "mesh.device_ids[2]: device id 1 is duplicate (mesh of 4 devices)"),
-        ("x=2,y=2;devices=0,1,2", "mesh spec: 3 device ids given for a mesh of 4 devices"),
+         "mesh.device_ids[2]: device id 1 is a duplicate (mesh of 4 devices)"),
+        ("x=2,y=2;devices=0,1,2", "mesh.device_ids: 3 ids for a mesh of 4 devices"),
         ({"x": 2.5}, 'mesh.axes[0].size: axis "x" has size 2.5, must be an integer'),
     ]
 

@@ -10,12 +10,12 @@ objects are recognised by their attributes, so this package works where jax is n
 from ._api import CheckOptions, assert_no_errors, check, explain, rules, to_target_mesh
 from ._errors import CheckError, LibraryNotFoundError, RemoteError, ShardingError
 from ._mesh import MeshAxis, TargetMesh
-from ._report import Diagnostic, Edit, Fix, Location, Report, Rule, SourceLocation
+from ._report import Diagnostic, Edit, Fix, Location, Related, Report, Rule, SourceLocation
 
 __version__ = "0.1.0"
 
 __all__ = [
     "check", "assert_no_errors", "explain", "rules", "to_target_mesh",
-    "Report", "Diagnostic", "Location", "SourceLocation", "Fix", "Edit", "Rule", "MeshAxis", "TargetMesh",
+    "Report", "Diagnostic", "Location", "SourceLocation", "Fix", "Edit", "Related", "Rule", "MeshAxis", "TargetMesh",
     "CheckOptions", "ShardingError", "RemoteError", "LibraryNotFoundError", "CheckError",
 ]

@@ -1,6 +1,8 @@
 """python3 -m shardcheck: the `shardcheck` CLI's check, rules, explain and version, through this package
-(in-process, or through a daemon with --server). Same options, output and exit status as the C CLI:
-0 no error diagnostics, 1 error diagnostics, 2 usage, I/O or internal error."""
+(in-process, or through a daemon with --server). For the options it has, the output of the C CLI's
+`check --no-config` (the shardcheck.results.v1 JSON, one SARIF log, the text with one summary line) and
+its exit status: 0 no error diagnostics, 1 error diagnostics, 2 usage, I/O or internal error. No config
+file, directory walking, baselines or suppressions: those are the C CLI's."""
 from __future__ import annotations
 
 import argparse
@@ -39,12 +41,15 @@ def _parsers():
     c.add_argument("--mesh", metavar="SPEC", help="target mesh: name=size[:auto|explicit|manual],...[;devices=..]")
     c.add_argument("--platform", choices=("tpu", "gpu", "cpu"))
     c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    c.add_argument("--input-format", choices=("auto", "stablehlo", "mlir", "hlo"), default="auto")
+    c.add_argument("--input-format", choices=("auto", "stablehlo", "mlir", "hlo", "bytecode", "exported"),
+                   default="auto")
     c.add_argument("--rules", metavar="GLOBS")
     c.add_argument("--min-severity", choices=("note", "warning", "error"), default="note")
     c.add_argument("--split-input-file", action="store_true")
     c.add_argument("--max-depth", type=int, default=0)
     c.add_argument("--max-ops", type=int, default=0)
+    c.add_argument("--no-config", action="store_true",
+                   help="accepted for the C CLI's sake: this command never reads shardcheck.json")
     color = c.add_mutually_exclusive_group()
     color.add_argument("--color", dest="color", action="store_true", default=None)
     color.add_argument("--no-color", dest="color", action="store_false")
@@ -73,44 +78,114 @@ def _remote_kwargs(a):
             "tls_cert": a.tls_cert, "tls_key": a.tls_key, "token": a.token or os.environ.get("SHARDCHECK_TOKEN")}
 
 
+def _check_one(a, path, mesh, kwargs):
+    """The Report of one input, or the error the C CLI prints for it ("PATH: why")."""
+    try:
+        if path == "-":
+            obj, name = sys.stdin.buffer.read(), "<stdin>"
+        else:
+            obj, name = Path(path), path
+        return _api.check(obj, mesh=mesh, platform=a.platform, rules=a.rules, min_severity=a.min_severity,
+                          name=name, input_format=a.input_format, split_input_file=a.split_input_file,
+                          max_depth=a.max_depth, max_ops=a.max_ops, **kwargs), None
+    except OSError as e:
+        return None, f"{path}: {e.strerror or e}"
+    except (ValueError, TimeoutError, _errors.CheckError, _errors.RemoteError) as e:
+        return None, f"{path}: {e}"
+
+
+def _plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _text(results, color):
+    """The C CLI's text: one input's report as the library prints it; else each report without its summary
+    line (the last), then one line totalling all inputs."""
+    if len(results) == 1 and results[0][1] is not None:
+        return results[0][1].to_text(color)
+    parts, counts = [], {"error": 0, "warning": 0, "note": 0}
+    for _, report, _ in results:
+        if report is None:
+            continue
+        text = report.to_text(color)
+        parts.append(text[:text.rstrip("\n").rfind("\n") + 1])
+        for d in report.diagnostics:
+            counts[d.severity] += 1
+    failed = sum(1 for _, report, _ in results if report is None)
+    tail = f"; {_plural(failed, 'input')} not checked" if failed else ""
+    return "".join(parts) + (f"{_plural(len(results) - failed, 'input')} checked: {_plural(counts['error'], 'error')}, "
+                             f"{_plural(counts['warning'], 'warning')}, {_plural(counts['note'], 'note')}{tail}\n")
+
+
+def _tool(reports, remote_kwargs):
+    """The results' "tool": a report's; with none, the library's (the C CLI's own), else the daemon's."""
+    if reports:
+        return reports[0].to_dict()["tool"]
+    from . import _lib, _remote  # noqa: PLC0415
+    try:
+        rules_version = _lib.library().lib.sc_rules_version().decode()
+    except ImportError:
+        if not remote_kwargs:
+            raise
+        k = remote_kwargs
+        caps = _remote.client(k["server"], k["tls_ca"], k["tls_cert"], k["tls_key"], k["token"]).capabilities(
+            k["timeout"])
+        rules_version = caps.rules_version if caps is not None else ""
+    return {"name": "shardcheck", "version": _version(), "rules_version": rules_version}
+
+
+def _results_json(results, remote_kwargs=None):
+    """shardcheck.results.v1, as the C CLI prints it (jansson's 2-space indent = json.dumps(indent=2))."""
+    reports = [r for _, r, _ in results if r is not None]
+    diags = [d for r in reports for d in r.diagnostics]
+    tool = _tool(reports, remote_kwargs)
+    doc = {"schema": "shardcheck.results.v1", "tool": tool,
+           "summary": {"inputs": len(results), "skipped": 0, "failed": len(results) - len(reports),
+                       "errors": sum(d.severity == "error" for d in diags),
+                       "warnings": sum(d.severity == "warning" for d in diags),
+                       "notes": sum(d.severity == "note" for d in diags),
+                       "suppressed": {"inline": 0, "baseline": 0}, "baseline_stale": 0, "not_shown": 0},
+           "reports": [r.to_dict() for r in reports],
+           "failures": [{"input": path, "error": err} for path, r, err in results if r is None]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _version():
+    from . import __version__  # noqa: PLC0415
+    return __version__
+
+
 def _check(a, out):
     try:
         mesh = _mesh.to_target_mesh(a.mesh) if a.mesh is not None else None
     except ValueError as e:
         print(f"shardcheck: --mesh: {e}", file=sys.stderr)
         return EXIT_TROUBLE
+    if a.server and a.format == "sarif":
+        # One SARIF log for many inputs is rendered from the library's reports; through a daemon there
+        # are only its report JSON texts.
+        print("shardcheck: --format sarif works in-process only (without --server); the C CLI renders "
+              "remote reports as SARIF", file=sys.stderr)
+        return EXIT_TROUBLE
     color = a.color if a.color is not None else out.isatty() and "NO_COLOR" not in os.environ
-    many_json = a.format == "json" and len(a.files) > 1
     kwargs = _remote_kwargs(a) if a.server else {"timeout": a.timeout}
-    rc = 0
-    rendered = []
+    results = []
     for path in a.files:
-        try:
-            if path == "-":
-                obj, name = sys.stdin.buffer.read(), "<stdin>"
-            else:
-                obj, name = Path(path), path
-            report = _api.check(obj, mesh=mesh, platform=a.platform, rules=a.rules, min_severity=a.min_severity,
-                                name=name, input_format=a.input_format, split_input_file=a.split_input_file,
-                                max_depth=a.max_depth, max_ops=a.max_ops, **kwargs)
-            text = (report.to_json(pretty=not many_json) if a.format == "json"
-                    else report.to_sarif() if a.format == "sarif" else report.to_text(color))
-        except OSError as e:
-            print(f"shardcheck: {path}: {e.strerror or e}", file=sys.stderr)
-            rc = EXIT_TROUBLE
-            continue
-        except (ValueError, TimeoutError, _errors.CheckError, _errors.RemoteError) as e:
-            print(f"shardcheck: {path}: {e}", file=sys.stderr)
-            rc = EXIT_TROUBLE
-            continue
-        rendered.append(text)
-        if not report.ok and rc == 0:
-            rc = EXIT_FINDINGS
-        if not many_json:
-            out.write(text if a.format == "text" else text + "\n")
-    if many_json:
-        out.write("[" + ",".join(rendered) + "]\n")
-    return rc
+        report, error = _check_one(a, path, mesh, kwargs)
+        if error:
+            print(f"shardcheck: {error}", file=sys.stderr)
+        results.append((path, report, error))
+    if a.format == "json":
+        out.write(_results_json(results, kwargs if a.server else None))
+    elif a.format == "sarif":
+        from . import _lib  # noqa: PLC0415
+        out.write(_lib.library().sarif_log([r for _, r, _ in results if r is not None],
+                                           [e for _, r, e in results if r is None]) + "\n")
+    else:
+        out.write(_text(results, color))
+    if any(r is None for _, r, _ in results):
+        return EXIT_TROUBLE
+    return EXIT_FINDINGS if any(not r.ok for _, r, _ in results) else 0
 
 
 def _rules(a, out):
@@ -146,8 +221,7 @@ def main(argv=None, out=None) -> int:
         out.write(USAGE)
         return 0
     if cmd in ("version", "--version"):
-        from . import __version__  # noqa: PLC0415
-        out.write(f"shardcheck {__version__} (python)\n")
+        out.write(f"shardcheck {_version()} (python)\n")
         return 0
     parsers = _parsers()
     if cmd not in parsers:

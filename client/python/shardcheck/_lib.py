@@ -39,6 +39,15 @@ class OptionsStruct(Structure):  # sc_options
                 ("input_sha256", c_char_p)]
 
 
+LOCATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_bool, c_void_p, c_size_t)
+SC_PATH_MISSING, SC_PATH_UNDER_ROOT, SC_PATH_ABSOLUTE = 0, 1, 2
+
+
+class SarifOptionsStruct(Structure):  # sc_sarif_options
+    _fields_ = [("help_uri_base", c_char_p), ("source_root", c_char_p), ("locate", LOCATE_FN), ("user", c_void_p),
+                ("fingerprints", c_void_p), ("tool_errors", POINTER(c_char_p)), ("ntool_errors", c_size_t)]
+
+
 def candidates() -> list[Path]:
     """Where the library is looked for, in order."""
     env = os.environ.get("SHARDCHECK_LIB")
@@ -61,6 +70,7 @@ def _declare(lib):
         "sc_report_json": (c_void_p, [c_void_p, c_bool]),
         "sc_report_text": (c_void_p, [c_void_p, c_bool]),
         "sc_report_sarif": (c_void_p, [c_void_p]),
+        "sc_report_sarif_many": (c_void_p, [POINTER(c_void_p), c_size_t, POINTER(SarifOptionsStruct)]),
         "sc_rule_count": (c_size_t, []),
         "sc_rule_info": (None, [c_size_t] + [POINTER(c_char_p)] * 3 + [POINTER(c_int), POINTER(c_char_p)]),
         "sc_severity_name": (c_char_p, [c_int]),
@@ -122,6 +132,23 @@ class Library:
             raise ValueError(f"unknown code '{code}' (see shardcheck.rules())")
         return self.take_string(ptr)
 
+    def sarif_log(self, reports, tool_errors, source_root=".") -> str:
+        """One SARIF log with one run for in-process `reports` (as the C CLI's --format sarif): artifact
+        paths relative to `source_root` when under it, Python files as primary locations when they exist
+        there; `tool_errors` are the inputs that could not be checked."""
+        states = [r._native for r in reports]
+        if any(st is None or not st.report for st in states):
+            raise ValueError("sarif_log: only reports checked in-process can be rendered together")
+        root = os.path.realpath(source_root) if os.path.isdir(source_root) else None
+        ptrs = (c_void_p * max(len(states), 1))(*[st.report for st in states])
+        errors = [e.encode("utf-8") for e in tool_errors]
+        errs = (c_char_p * max(len(errors), 1))(*errors)
+        o = SarifOptionsStruct()
+        o.source_root = root.encode("utf-8") if root else None
+        o.locate = LOCATE_FN(lambda user, path, python, out, outsz: _locate(root, path, python, out, outsz))
+        o.tool_errors, o.ntool_errors = errs, len(errors)
+        return self.take_string(self.lib.sc_report_sarif_many(ptrs, len(states), byref(o)))
+
     def check(self, data: bytes, name: str, opts, timeout=None) -> Report:
         """Runs sc_check on a worker thread so a timeout or Ctrl-C can set the cancel flag the library polls."""
         input_format = self.format_code(opts.input_format)
@@ -160,7 +187,7 @@ class Library:
         keep.report = report_ptr.value
         if status != SC_OK:
             # No report at all: the arena could not even hold it (the library's words for its limit).
-            failure = "the request needs more memory than its limit allows"
+            failure = "the request needs more memory or work than its limit allows"
             if keep.report:
                 failure = json.loads(keep.render("json-compact")).get("failure") or failure
             keep.close()
@@ -169,7 +196,7 @@ class Library:
             if status == SC_ERR_INVALID:
                 raise ValueError(failure)
             raise CheckError(f"{name}: {failure}")
-        report = Report(keep.render("json"), keep.render)
+        report = Report(keep.render("json"), keep.render, native=keep)
         weakref.finalize(report, keep.close)
         return report
 
@@ -193,6 +220,31 @@ class _CheckState:
         if self.arena:
             self.library.lib.sc_arena_free(self.arena)
             self.arena = self.report = None
+
+
+def _locate(root, path, python, out, outsz) -> int:
+    """sc_sarif_options.locate as the C CLI's: a file under `root` relative to it, a module elsewhere
+    absolute, a Python file only under `root`. Never raises (it is called from C)."""
+    try:
+        if root is None:
+            return SC_PATH_MISSING
+        p = os.fsdecode(path)
+        if python and not p.startswith("/"):
+            p = os.path.join(root, p)
+        if not os.path.exists(p):
+            return SC_PATH_MISSING
+        real = os.path.realpath(p)
+        if root == "/" or real.startswith(root + "/"):
+            kind, text = SC_PATH_UNDER_ROOT, real[len(root.rstrip("/")) + 1:]
+        elif python:
+            return SC_PATH_MISSING
+        else:
+            kind, text = SC_PATH_ABSOLUTE, real
+        data = os.fsencode(text)[:max(outsz - 1, 0)] + b"\0"
+        ctypes.memmove(out, data, len(data))
+        return kind
+    except Exception:  # noqa: BLE001 -- an exception cannot cross into C
+        return SC_PATH_MISSING
 
 
 def _options(name, opts, cancel):

@@ -109,7 +109,7 @@ def validate(m: TargetMesh) -> TargetMesh:
             raise ValueError(f"mesh.device_ids: {len(m.device_ids)} ids for a mesh of {devices} devices")
         used = bytearray(devices)
         for i, d in enumerate(m.device_ids):
-            why = "out of range" if not 0 <= d < devices else "duplicate" if used[d] else None
+            why = "out of range" if not 0 <= d < devices else "a duplicate" if used[d] else None
             if why:
                 raise ValueError(f"mesh.device_ids[{i}]: device id {d} is {why} (mesh of {devices} devices)")
             used[d] = 1
@@ -127,12 +127,12 @@ def _is_name_char(c):
 
 
 def _digits(s, i):
-    j = i
+    j, v = i, 0
     while j < len(s) and "0" <= s[j] <= "9":
-        j += 1
-    if j == i or int(s[i:j]) > (1 << 63) - 1:
-        return None, i
-    return int(s[i:j]), j
+        if v > ((1 << 63) - 1 - 9) // 10:  # sc_mesh_parse's overflow guard
+            return None, i
+        v, j = v * 10 + int(s[j]), j + 1
+    return (v, j) if j > i else (None, i)
 
 
 def parse_spec(spec: str) -> TargetMesh:
@@ -140,7 +140,6 @@ def parse_spec(spec: str) -> TargetMesh:
     axes: list[MeshAxis] = []
     devices: list[int] = []
     platform = None
-    total = 1
     while i < len(s) and s[i] != ";":
         j = i
         while j < len(s) and _is_name_char(s[j]):
@@ -152,7 +151,7 @@ def parse_spec(spec: str) -> TargetMesh:
         if i >= len(s) or s[i] != "=":
             raise ValueError(f"mesh spec: expected '=' after axis '{name}'")
         size, i = _digits(s, i + 1)
-        if size is None or size < 1:
+        if size is None:
             raise ValueError(f"mesh spec: axis '{name}' needs a positive integer size")
         kind = "auto"
         if i < len(s) and s[i] == ":":
@@ -162,11 +161,6 @@ def parse_spec(spec: str) -> TargetMesh:
             kind, i = s[i + 1:j], j
             if kind not in AXIS_TYPES:
                 raise ValueError(f"mesh spec: axis '{name}' has unknown type '{kind}' (auto, explicit or manual)")
-        if any(a.name == name for a in axes):
-            raise ValueError(f"mesh spec: axis '{name}' appears twice")
-        if total > ((1 << 63) - 1) // size:
-            raise ValueError("mesh spec: too many devices")
-        total *= size
         axes.append(MeshAxis(name, size, kind))
         if i < len(s) and s[i] == ",":
             i += 1
@@ -194,9 +188,9 @@ def parse_spec(spec: str) -> TargetMesh:
             i = end
         else:
             raise ValueError(f"mesh spec: unknown section '{s[i:]}' (devices=... or platform=...)")
-    if devices and len(devices) != total:
-        raise ValueError(f"mesh spec: {len(devices)} device ids given for a mesh of {total} devices")
-    return TargetMesh(tuple(axes), tuple(devices) if devices else None, platform)
+    # The semantic checks (sizes, duplicates, device count) are validate()'s, as sc_mesh_parse leaves
+    # them to sc_mesh_validate.
+    return validate(TargetMesh(tuple(axes), tuple(devices) if devices else None, platform))
 
 
 # --- jax.sharding.Mesh / AbstractMesh, duck-typed -------------------------------------------------------

@@ -28,10 +28,15 @@ class _FromDict:
 
 @dataclasses.dataclass(frozen=True)
 class Location(_FromDict):
-    """Where in the module: 1-based line/column of the op (line 0 = the whole module)."""
+    """Where in the module: 1-based line/column of the offending token and the end of its span (line 0 =
+    the whole module; None for bytecode input, which has no lines: `op_path` names the op there)."""
     line: int | None = None
     column: int | None = None
     offset: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    end_offset: int | None = None
+    op_path: str | None = None
     function: str | None = None
     op: str | None = None
     target: str | None = None
@@ -65,6 +70,7 @@ class Fix:
     title: str = ""
     applicability: str = "manual"  # "manual" or "machine"
     snippet: str | None = None     # Python to paste, naming this module's axes and specs
+    note: str | None = None        # why the fix is what it is, when the title does not say
     edits: tuple[Edit, ...] = ()
     extra: dict = dataclasses.field(default_factory=dict)
 
@@ -76,6 +82,22 @@ class Fix:
 
 
 @dataclasses.dataclass(frozen=True)
+class Related(_FromDict):
+    """Another site of the same mistake, folded into the diagnostic that is its root."""
+    code: str | None = None
+    message: str = ""
+    location: Location | None = None
+    source_location: SourceLocation | None = None
+    extra: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d):
+        r = super().from_dict(d)
+        return dataclasses.replace(r, location=Location.from_dict(r.location),
+                                   source_location=SourceLocation.from_dict(r.source_location))
+
+
+@dataclasses.dataclass(frozen=True)
 class Diagnostic:
     code: str
     rule: str
@@ -84,12 +106,14 @@ class Diagnostic:
     location: Location | None = None
     source_location: SourceLocation | None = None
     fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = ()
     context: dict = dataclasses.field(default_factory=dict)
     extra: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d):
         known, extra = _split(cls, d)
+        known["related"] = tuple(Related.from_dict(r) for r in known.get("related") or ())
         known["location"] = Location.from_dict(known.get("location"))
         known["source_location"] = SourceLocation.from_dict(known.get("source_location"))
         known["fixes"] = tuple(Fix.from_dict(f) for f in known.get("fixes") or ())
@@ -97,16 +121,18 @@ class Diagnostic:
         return cls(**known, extra=extra)
 
 
-# Rendering kinds a backend can produce: the JSON as the CLI prints one report (indented) or as an
-# element of its multi-file array (compact), text with or without ANSI colours, SARIF.
+# Rendering kinds a backend can produce: the library's report JSON indented or compact (compact = the
+# CLI's `reports[i]` dumped compactly), text with or without ANSI colours, SARIF of this report alone.
 KINDS = ("json", "json-compact", "text", "text-color", "sarif")
 
 
 class Report:
-    """The findings of one check. `str(report)` is the text report the CLI prints; `to_dict()` is the
-    report JSON (`shardcheck.report.v1`); `to_json()` its exact text."""
+    """The findings of one check. `str(report)` is the text report the CLI prints for this input alone;
+    `to_dict()` is the report JSON (`shardcheck.report.v1`) the CLI's `--format json` holds in
+    `reports[i]`; `to_json()` the library's text of it."""
 
-    def __init__(self, json_text: str, render: Callable[[str], str]):
+    def __init__(self, json_text: str, render: Callable[[str], str], native=None):
+        self._native = native  # the in-process library's report (for rendering several together), or None
         self._json = json_text
         self._data = json.loads(json_text)
         self._render = render
@@ -147,18 +173,20 @@ class Report:
         return (self._data.get("input") or {}).get("name", "")
 
     def to_dict(self) -> dict[str, Any]:
-        """The report JSON the CLI prints (`--format json`), as a fresh dict."""
+        """The report JSON (the CLI's `--format json` element `reports[i]`), as a fresh dict."""
         return json.loads(self._json)
 
     def to_json(self, pretty: bool = True) -> str:
-        """The report JSON text: indented as the CLI prints one report, or compact as in its array."""
+        """The report JSON text as the library renders it: indented, or compact (byte for byte the CLI's
+        `reports[i]` dumped compactly)."""
         return self._get("json" if pretty else "json-compact")
 
     def to_text(self, color: bool = False) -> str:
         return self._get("text-color" if color else "text")
 
     def to_sarif(self) -> str:
-        """SARIF 2.1.0 (the CLI's `--format sarif`), for code scanning."""
+        """SARIF 2.1.0 of this report alone as the library and the daemon render it (no source root:
+        `python3 -m shardcheck check --format sarif` renders the CLI's log of several reports)."""
         return self._get("sarif")
 
     def raise_for_errors(self) -> "Report":
