@@ -248,7 +248,7 @@ $(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
 	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
 $(BUILD)/bench/bench_bytecode: tests/bench/bench_bytecode.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
+	$(CC) $(LIB_CFLAGS) -Itests -o $@ $< $(LIBSC) $(LIB_LIBS)
 bench: $(CLI) $(BUILD)/bench/bench $(BUILD)/bench/bench_bytecode $(TEST_DEPS_OK)
 	/usr/bin/python3 tests/bench/run_bench.py $(BUILD) --runs $(BENCH_RUNS) --sizes $(BENCH_SIZES)
 	@echo '== bytecode read vs text parse of the same module'

@@ -260,6 +260,9 @@ const char *sc_sharding_verify_axes_kind(sc_arena *a, const sc_sharding *s, cons
  * `order_what` each list must be sorted w.r.t. the mesh ("<order_what> axes are not ordered ..."). */
 const char *sc_axis_list_verify(sc_arena *a, const sc_axis_ref *const *lists, const uint32_t *counts, uint32_t nlists,
                                 const sc_mesh *mesh, const char *order_what, int *kind);
+/* Appends the mesh's axes as `"x"=2, "y"=4` (names quoted with `quote`, items joined by `sep`), cut after
+ * SC_LIST_SHOWN axes with "<sep>... and N more": every message quoting a mesh stays bounded. */
+void sc_mesh_axes_put(sc_astr *s, const sc_mesh *m, char quote, const char *sep);
 /* Index of axis `name` in `mesh` (the first one of that name), or -1. O(1) once indexed. */
 int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name);
 /* Builds mesh->axis_index when the mesh has many axes (call when the axes are final), so lookups and

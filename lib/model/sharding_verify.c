@@ -210,6 +210,13 @@ void sc_mesh_index_axes(sc_arena *a, sc_mesh *mesh) {
   mesh->axis_index = index;
 }
 
+void sc_mesh_axes_put(sc_astr *s, const sc_mesh *m, char quote, const char *sep) {
+  uint32_t shown = m->naxes < SC_LIST_SHOWN ? m->naxes : SC_LIST_SHOWN;
+  for (uint32_t i = 0; i < shown; i++)
+    sc_astr_printf(s, "%s%c%.*s%c=%" PRId64, i ? sep : "", quote, SC_SPAN_ARG(m->axes[i].name), quote, m->axes[i].size);
+  if (shown < m->naxes) sc_astr_printf(s, "%s... and %u more", sep, m->naxes - shown);
+}
+
 int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name) {
   if (!mesh) return -1;
   if (mesh->axis_index) {

@@ -16,10 +16,7 @@ static uint32_t mesh_off(const sc_mesh *m) { return m->op ? m->op->pos.offset : 
 static const char *axes_text(sc_arena *a, const sc_mesh *m) {
   sc_astr s = SC_ASTR_INIT(a);
   sc_astr_puts(&s, "[");
-  uint32_t shown = m->naxes < SC_LIST_SHOWN ? m->naxes : SC_LIST_SHOWN;
-  for (uint32_t i = 0; i < shown; i++)
-    sc_astr_printf(&s, "%s\"%.*s\"=%" PRId64, i ? ", " : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
-  if (shown < m->naxes) sc_astr_printf(&s, ", ... and %u more", m->naxes - shown);
+  sc_mesh_axes_put(&s, m, '"', ", ");
   sc_astr_puts(&s, "]");
   return sc_astr_str(&s);
 }

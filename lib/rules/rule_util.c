@@ -311,14 +311,11 @@ const char *ru_mesh_str(sc_arena *a, const sc_mesh *m) {
   if (!m) return "<unknown mesh>";
   sc_astr s = SC_ASTR_INIT(a);
   sc_astr_puts(&s, "#sdy.mesh<[");
-  uint32_t shown = m->naxes < SC_LIST_SHOWN ? m->naxes : SC_LIST_SHOWN;
-  for (uint32_t i = 0; i < shown; i++)
-    sc_astr_printf(&s, "%s\"%.*s\"=%" PRId64, i ? ", " : "", SC_SPAN_ARG(m->axes[i].name), m->axes[i].size);
-  if (shown < m->naxes) sc_astr_printf(&s, ", ... and %u more", m->naxes - shown);
+  sc_mesh_axes_put(&s, m, '"', ", ");
   sc_astr_puts(&s, "]");
   if (m->ndevice_ids) {
     sc_astr_puts(&s, ", device_ids=[");
-    shown = m->ndevice_ids < SC_LIST_SHOWN ? m->ndevice_ids : SC_LIST_SHOWN;
+    uint32_t shown = m->ndevice_ids < SC_LIST_SHOWN ? m->ndevice_ids : SC_LIST_SHOWN;
     for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&s, "%s%" PRId64, i ? ", " : "", m->device_ids[i]);
     if (shown < m->ndevice_ids) sc_astr_printf(&s, ", ... and %u more", m->ndevice_ids - shown);
     sc_astr_puts(&s, "]");

@@ -5,24 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "helpers.h"
 #include "ir/ir.h"
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) buf[n] = 0;
-  *len = (size_t)n;
-  return buf;
-}
 
 static double now(void) {
   struct timespec t;
@@ -56,10 +40,10 @@ int main(int argc, char **argv) {
          "text ops/s", "speedup");
   for (int i = first; i < argc; i++) {
     size_t blen, tlen;
-    char *b = slurp(argv[i], &blen);
+    char *b = test_read_file(argv[i], &blen);
     char twin[4096];
     snprintf(twin, sizeof twin, "%.*s", (int)strlen(argv[i]) - 2, argv[i]);
-    char *t = slurp(twin, &tlen);
+    char *t = test_read_file(twin, &tlen);
     if (!b || !t) {
       fprintf(stderr, "bench_bytecode: cannot read %s or its twin\n", argv[i]);
       return 2;
