@@ -45,6 +45,16 @@ for f in examples/*.mlir; do
   echo
 done
 echo "== $found of $(ls examples/*.mlir | wc -l) examples have error diagnostics (exit status 1 from the CLI)"
+# What jax.export serializes (MLIR bytecode), read without MLIR: a Pallas kernel exported for one device,
+# checked for deployment on four.
+bc=../shared/corpus/jax/jax_backcompat/pallas_mosaic_matmul__0.mlirbc
+if [ -f "$bc" ]; then
+  echo
+  echo "== shardcheck check --server $SERVER --mesh data=4 $bc   (MLIR bytecode, as jax.export writes it)"
+  "$CLI" check --server "$SERVER" --mesh data=4 "$bc"
+  [ $? -ge 2 ] && { echo "demo: checking $bc through the daemon failed"; exit 1; }
+  echo
+fi
 for f in examples/*.mlir; do "$CLI" check --server "$SERVER" "$f" >/dev/null; done
 echo "== checking them again: $(grep -c '"cache_hit":true' "$TMP/daemon.log") answered from the daemon's result cache; its request log:"
 grep '"msg":"request"' "$TMP/daemon.log" | tail -2
