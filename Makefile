@@ -113,7 +113,7 @@ $(LIBSO_MAP): $(PUBLIC_HEADERS)
 	  echo 'local: *; };'; } > $@.tmp && mv $@.tmp $@
 $(LIBSO): $(LIB_PIC_OBJ) $(LIBSO_MAP)
 	@mkdir -p $(@D)
-	$(CC) -shared -o $@ -Wl,-soname,libshardcheck.so -Wl,--version-script=$(LIBSO_MAP) -Wl,--no-undefined \
+	$(CC) -shared $(LINK_FLAGS) -o $@ -Wl,-soname,libshardcheck.so -Wl,--version-script=$(LIBSO_MAP) -Wl,--no-undefined \
 	  $(LIB_PIC_OBJ) $(LIB_LIBS)
 $(PY_GEN): $(PROTO_SRC) | $(DEPS_OK)
 	@mkdir -p $(BUILD)/python
