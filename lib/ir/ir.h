@@ -37,11 +37,11 @@ static inline sc_span sc_span_of(const char *p, uint32_t n) {
 /* Exact match / prefix of a NUL-terminated literal. Inline so a literal's length folds at compile time. */
 static inline bool sc_span_eq(sc_span s, const char *lit) {
   size_t n = strlen(lit);
-  return s.n == n && memcmp(s.p, lit, n) == 0;
+  return s.n == n && (n == 0 || memcmp(s.p, lit, n) == 0); /* an empty span may have p == NULL */
 }
 static inline bool sc_span_starts(sc_span s, const char *lit) {
   size_t n = strlen(lit);
-  return s.n >= n && memcmp(s.p, lit, n) == 0;
+  return s.n >= n && (n == 0 || memcmp(s.p, lit, n) == 0);
 }
 sc_span sc_span_trim(sc_span s);                  /* strip ASCII white space */
 char *sc_span_dup(sc_arena *a, sc_span s);        /* NUL-terminated copy */

@@ -108,6 +108,7 @@ Test(diag, without_retargeting_the_tile_assignments_are_fine) {
   char *text;
   sc_report *r = check_path("tests/modules/mesh/mesh-target.gspmd-retarget.bad.mlir", NULL, &text);
   cr_assert_eq(r->ndiags, 0, "%s", r->ndiags ? r->diags[0].message : "");
+  free(text);
   r = check_path("tests/modules/mesh/mesh-target.gspmd-retarget.bad.mlir", "data=2,model=2", &text);
   cr_assert_eq(test_count_code(r, "SC0107"), 0);
   cr_assert_eq(test_count_code(r, "SC0211"), 0);
