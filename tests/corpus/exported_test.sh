@@ -4,7 +4,7 @@
 # checks the recorded platforms against --platform (SC0701), the recorded device count against --mesh
 # (SC0702) and the stored in/out shardings (serialized xla.OpSharding protos) against the mesh (SC0703),
 # each failing and passing.
-CLI=${CLI:-build/bin/shardcheck}
+CLI=${CLI:-${SC_BUILD:-build}/bin/shardcheck}
 C=../shared/corpus
 PY=/usr/bin/python3
 pass=0 fail=0
