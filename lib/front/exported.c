@@ -1,8 +1,9 @@
 /* exported.c — the `jax.export` container (`Exported.serialize()`): a flatbuffer (JAX's
  * jax/_src/export/serialization.fbs, root table `Exported`) around the StableHLO artifact. A small
  * bounds-checked flatbuffer reader of its own takes out what the checks need: the platforms, the
- * device count, the function name, the calling convention version, the numbers of in/out shardings
- * and ordered effects, and the module bytes, which the bytecode front end reads.
+ * device count, the function name, the calling convention version, the in/out shardings (kind and
+ * the serialized xla.OpSharding bytes, decoded by the export rules), the number of ordered effects,
+ * and the module bytes, which the bytecode front end reads.
  *
  * Flatbuffer wire format: u32 offset to the root table; a table starts with an i32 offset back to its
  * vtable (u16 vtable size, u16 table size, u16 field offsets, 0 = absent); offset fields (strings,
@@ -91,6 +92,32 @@ bool sc_is_exported(const char *buf, size_t len) {
   return looks_exported(&b, &root, &module, &n);
 }
 
+/* Field slots of table Sharding. */
+enum { S_KIND = 0, S_HLO_SHARDING_PROTO = 1 };
+
+/* The `n` Sharding tables whose offsets start at `first` (the caller checked they fit the buffer). */
+static sc_export_sharding *read_shardings(sc_arena *a, const fb *b, size_t first, uint32_t n) {
+  sc_export_sharding *out = sc_arena_calloc(a, n ? n : 1, sizeof *out);
+  for (uint32_t i = 0; i < n; i++) {
+    size_t t = fb_deref(b, first + 4u * i);
+    if (!t) {
+      out[i].unreadable = true;
+      continue;
+    }
+    size_t k = fb_field(b, t, S_KIND);
+    if (k) out[i].kind = b->p[k];
+    uint32_t len;
+    size_t bytes;
+    if (fb_vector(b, t, S_HLO_SHARDING_PROTO, 1, &len, &bytes)) {
+      out[i].proto = b->p + bytes;
+      out[i].proto_len = len;
+    } else if (fb_field(b, t, S_HLO_SHARDING_PROTO)) {
+      out[i].unreadable = true;
+    }
+  }
+  return out;
+}
+
 static void read_info(sc_arena *a, const fb *b, size_t root, sc_export_info *x) {
   x->function_name = fb_string_at(b, fb_field(b, root, X_FUNCTION_NAME));
   uint32_t n;
@@ -107,8 +134,8 @@ static void read_info(sc_arena *a, const fb *b, size_t root, sc_export_info *x) 
   else if ((f = fb_field(b, root, X_NR_DEVICES_SHORT)) && fb_u16(b, f, &nds)) x->nr_devices = nds;
   uint16_t ccv = 0;
   if ((f = fb_field(b, root, X_CALLING_CONVENTION_VERSION)) && fb_u16(b, f, &ccv)) x->calling_convention_version = ccv;
-  if (fb_vector(b, root, X_IN_SHARDINGS, 4, &n, &first)) x->nin_shardings = n;
-  if (fb_vector(b, root, X_OUT_SHARDINGS, 4, &n, &first)) x->nout_shardings = n;
+  if (fb_vector(b, root, X_IN_SHARDINGS, 4, &n, &first)) x->in_shardings = read_shardings(a, b, first, n), x->nin_shardings = n;
+  if (fb_vector(b, root, X_OUT_SHARDINGS, 4, &n, &first)) x->out_shardings = read_shardings(a, b, first, n), x->nout_shardings = n;
   if (fb_vector(b, root, X_ORDERED_EFFECTS, 4, &n, &first)) x->nordered_effects = n;
 }
 

@@ -222,6 +222,14 @@ typedef struct {
   sc_span value;
 } sc_alias;
 
+/* One stored in/out sharding of a jax.export container (serialization.fbs table Sharding). */
+typedef struct {
+  uint8_t kind;          /* ShardingKind: 0 unspecified, 1 hlo_sharding */
+  const uint8_t *proto;  /* hlo_sharding_proto: a serialized xla.OpSharding (points into the input) */
+  uint32_t proto_len;
+  bool unreadable;       /* the table or its byte vector leaves the buffer */
+} sc_export_sharding;
+
 /* What a jax.export container (Exported.serialize()) says about its module (lib/front/exported.c). */
 typedef struct {
   sc_span function_name;
@@ -230,6 +238,7 @@ typedef struct {
   uint32_t nr_devices;  /* 0 = not recorded */
   uint32_t calling_convention_version;
   uint32_t nin_shardings, nout_shardings, nordered_effects;
+  sc_export_sharding *in_shardings, *out_shardings; /* nin_shardings / nout_shardings entries */
 } sc_export_info;
 
 typedef struct {

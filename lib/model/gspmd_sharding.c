@@ -955,24 +955,23 @@ static const char *proto_text(sc_arena *a, const uint8_t *p, size_t n, int depth
     default:
       if (field == 14) s.named = true;
       if (wt == 0) pb_varint(&b);
-      else if (wt == 1) b.p += 8;
-      else if (wt == 5) b.p += 4;
-      else if (wt == 2) {
-        uint64_t len = pb_varint(&b);
-        if (len > (uint64_t)(b.e - b.p)) return NULL;
+      else if (wt == 1 || wt == 5 || wt == 2) { /* fixed64, fixed32, length-delimited: skip, in bounds */
+        uint64_t len = wt == 1 ? 8 : wt == 5 ? 4 : pb_varint(&b);
+        if (b.bad || len > (uint64_t)(b.e - b.p)) return NULL;
         b.p += len;
       } else return NULL;
-      if (b.p > b.e) return NULL;
     }
   }
   if (b.bad || s.named) return NULL;
   switch (s.type) {
   case 0: return "{replicated}";
   case 1: return s.devices.n == 1 ? sc_arena_printf(a, "{maximal device=%" PRId64 "}", s.devices.v[0]) : "{maximal}";
-  case 2: {
-    char *t = sc_arena_strdup(a, "{");
-    for (size_t i = 0; i < s.tuple.n; i++) t = sc_arena_printf(a, "%s%s%s", t, i ? ", " : "", s.tuple.v[i]);
-    return sc_arena_printf(a, "%s}", t);
+  case 2: { /* one growing buffer: a container may hold many elements */
+    sc_astr t = SC_ASTR_INIT(a);
+    sc_astr_puts(&t, "{");
+    for (size_t i = 0; i < s.tuple.n; i++) sc_astr_printf(&t, "%s%s", i ? ", " : "", s.tuple.v[i]);
+    sc_astr_puts(&t, "}");
+    return sc_astr_str(&t);
   }
   case 4: return "{manual}";
   case 5: return "{unknown}";
@@ -997,12 +996,12 @@ static const char *proto_text(sc_arena *a, const uint8_t *p, size_t n, int depth
   if (s.ltdr) t = sc_arena_printf(a, "%s last_tile_dim_replicate", t);
   if (s.ltd.n) {
     static const char *names[] = {"replicated", "maximal", "tuple", "other", "manual", "unknown", "unreduced"};
-    char *l = sc_arena_strdup(a, "");
+    sc_astr l = SC_ASTR_INIT(a);
     for (size_t i = 0; i < s.ltd.n; i++) {
       int64_t k = s.ltd.v[i];
-      l = sc_arena_printf(a, "%s%s%s", l, i ? ", " : "", (k >= 0 && k <= 6) ? names[k] : "other");
+      sc_astr_printf(&l, "%s%s", i ? ", " : "", (k >= 0 && k <= 6) ? names[k] : "other");
     }
-    t = sc_arena_printf(a, "%s last_tile_dims={%s}", t, l);
+    t = sc_arena_printf(a, "%s last_tile_dims={%s}", t, sc_astr_str(&l));
   }
   return sc_arena_printf(a, "%s}", t);
 }
