@@ -211,9 +211,16 @@ valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 python-test: all $(TEST_DEPS_OK)
 	@echo "== tests/python"; BUILD=$(BUILD) timeout 900 /usr/bin/python3 -m unittest discover -s tests/python -t tests/python
 
+# The suites run one after another (each starts daemons and measures RSS and descriptors, so they must
+# not share the machine with each other); `make -jN test` parallelises the builds inside each. Every
+# suite runs even when an earlier one fails; the target fails if any did.
+RUN_SUITES = failed=""; for s in $(1); do $(MAKE) --no-print-directory $$s || failed="$$failed $$s"; done; \
+  if [ -n "$$failed" ]; then echo "FAILED suites:$$failed"; exit 1; fi
+
 ifeq ($(strip $(SAN)),)
 # scripts/deps.sh --test installed valgrind; if it is still missing, that is a failure, not a skip.
-test: $(TEST_DEPS_OK) all unit corpus integration python-test deploy-test fleet-test
+test: $(TEST_DEPS_OK) all
+	@$(call RUN_SUITES,unit corpus integration python-test deploy-test fleet-test)
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind is not installed (scripts/deps.sh --test failed?)"; exit 1; }
 	@$(MAKE) --no-print-directory valgrind-daemon
 	@echo "all test suites passed"
@@ -224,7 +231,8 @@ test: export ASAN_OPTIONS = $(SAN_ASAN_OPTIONS)
 test: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 test: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 test: export SC_QUICK = 1
-test: $(TEST_DEPS_OK) all unit corpus integration
+test: $(TEST_DEPS_OK) all
+	@$(call RUN_SUITES,unit corpus integration)
 	@echo "all test suites passed under -fsanitize=$(SAN)"
 endif
 # abort_on_error: a report fails the test that triggered it; leaks are checked (LSan) except what
