@@ -231,6 +231,7 @@ test: export ASAN_OPTIONS = $(SAN_ASAN_OPTIONS)
 test: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 test: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 test: export SC_QUICK = 1
+test: export SC_SANITIZED = 1
 test: $(TEST_DEPS_OK) all
 	@$(call RUN_SUITES,unit corpus integration)
 	@echo "all test suites passed under -fsanitize=$(SAN)"
