@@ -155,7 +155,7 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
   return sc_mesh_validate(a, out, error);
 }
 
-static void sha256_hex(const char *buf, size_t len, char out[65]) {
+void sc_sha256_hex(const char *buf, size_t len, char out[65]) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   if (!EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL)) n = 0;
@@ -305,7 +305,7 @@ static sc_status check_body(check_run *run) {
   r->format = opt->input_format != SC_FMT_AUTO ? opt->input_format : sc_detect_format(buf, len);
   r->has_lines = r->format != SC_FMT_BYTECODE && r->format != SC_FMT_EXPORTED;
   if (is_sha256_hex(opt->input_sha256)) memcpy(r->sha256, opt->input_sha256, 65); /* hashed once, by the caller */
-  else sha256_hex(buf, len, r->sha256);
+  else if (!opt->sha256_by_caller) sc_sha256_hex(buf, len, r->sha256);
   r->mesh_source = "none";
 
   sc_status status = SC_OK;

@@ -66,6 +66,8 @@ typedef struct {
   const volatile int *cancel;/* polled during the analysis; non-zero aborts with SC_ERR_CANCELLED */
   const char *input_sha256;  /* the input's SHA-256 as 64 lowercase hex digits when the caller already has it
                                 (the daemon hashes the module for its cache); NULL or malformed = computed here */
+  bool sha256_by_caller;     /* leave report->sha256 empty: the caller fills it after sc_check returns (the CLI
+                                hashes a large input on another thread while the check runs) */
 } sc_options;
 
 #define SC_DEFAULT_MAX_DEPTH 256u
@@ -153,6 +155,9 @@ typedef struct {
 /* Checks `len` bytes at `buf`. `*out` is always set (allocated in `arena`) unless the arena cannot
  * provide the first bytes, in which case SC_ERR_LIMIT is returned and *out is NULL. */
 sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_options *options, sc_report **out);
+/* The SHA-256 of `len` bytes at `buf` as 64 lowercase hex digits (what report->sha256 holds). Pure; any
+ * thread. */
+void sc_sha256_hex(const char *buf, size_t len, char out[65]);
 
 /* Parses a mesh spec "data=2,model=4:explicit" (optionally with ";devices=0,1,..."), into `arena`,
  * and validates it with sc_mesh_validate(). Returns 0, or -1 with a message (in arena) in *error. */
