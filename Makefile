@@ -249,7 +249,8 @@ demo: all
 # Speed and memory against a peer: shardcheck and mlir-opt-22 alternately on the same generated
 # generic-form module (1, 10, 100 MB), shardcheck alone on the pretty and HLO forms and in process on
 # the real-world dumps; one table, also in build/bench/results.json (tests/bench/run_bench.py).
-# Slow (minutes): not part of `make test`. BENCH_SIZES=1,10 for a quick look.
+# Slow (minutes): not part of `make test`. BENCH_SIZES=1,10 for a quick look. BASE=OLD/build (a build
+# dir of an older checkout holding bench/bench) adds its speed on the real-world dumps, run alternately.
 BENCH_SIZES ?= 1,10,100
 BENCH_RUNS ?= 5
 $(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
@@ -259,7 +260,7 @@ $(BUILD)/bench/bench_bytecode: tests/bench/bench_bytecode.c $(LIBSC) | $(DEPS_OK
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -Itests -o $@ $< $(LIBSC) $(LIB_LIBS)
 bench: $(CLI) $(BUILD)/bench/bench $(BUILD)/bench/bench_bytecode $(TEST_DEPS_OK)
-	/usr/bin/python3 tests/bench/run_bench.py $(BUILD) --runs $(BENCH_RUNS) --sizes $(BENCH_SIZES)
+	/usr/bin/python3 tests/bench/run_bench.py $(BUILD) --runs $(BENCH_RUNS) --sizes $(BENCH_SIZES) $(if $(BASE),--base $(BASE))
 	@echo '== bytecode read vs text parse of the same module'
 	$(BUILD)/bench/bench_bytecode -n 20 $(shell ls -S ../shared/corpus/jax/jax_backcompat/*.mlirbc 2>/dev/null | head -4)
 # callgrind instruction counts of both on a 4 MB generic module (stable on a noisy machine).
@@ -279,7 +280,7 @@ compare-reports: $(CLI)
 FUZZ_SECONDS ?= 60
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) | $(DEPS_OK)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(LIB_SRC) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) $< -o $@ $(LIB_LIBS)
