@@ -11,7 +11,7 @@
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
-#define OP_RULE(name, family, code, sev, summary, kinds, ccs, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
 #include "rules/callback.def"
 #undef OP_RULE
 

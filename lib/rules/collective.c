@@ -11,7 +11,7 @@
 #include "model/sdy_lex.h"
 
 /* The row functions, declared from the table so their signatures are checked against it. */
-#define OP_RULE(name, family, code, sev, summary, kinds, ccs, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
 #include "rules/collective.def"
 #undef OP_RULE
 

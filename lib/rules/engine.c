@@ -2,8 +2,8 @@
  * ops to rules, and the reporting API.
  *
  * Rows come from one .def file per family (lib/rules/<family>.def, listed in lib/rules/all.def), each
- *   OP_RULE(name, family, code, default severity, summary, op kinds, custom call classes, visit function)
- *   OP_RULE_FINISH(name, family, code, severity, summary, op kinds, custom call classes, visit, finish)
+ *   OP_RULE(name, family, code, default severity, summary, op kinds, custom call classes, scope, visit)
+ *   OP_RULE_FINISH(name, family, code, severity, summary, op kinds, custom call classes, scope, visit, finish)
  *   RULE(name, family, code, severity, summary, finish function)   -- whole-module facts only
  * or ENGINE_RULE(name, family, code, severity, summary) for codes the engine reports itself,
  * so a family's rules, functions and tests stay together. Codes are append-only. */
@@ -21,8 +21,8 @@ _Static_assert(SC_CC_CLASS_COUNT <= 32, "custom call classes must fit sc_rule.cc
 
 /* Declarations of every function named in the tables. */
 #define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
-#define OP_RULE(name, family, code, sev, summary, kinds, ccs, fn) void fn(sc_ctx *ctx, const sc_op *op);
-#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, fn, finish_fn) \
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
   void fn(sc_ctx *ctx, const sc_op *op);                                            \
   void finish_fn(sc_ctx *ctx);
 #define ENGINE_RULE(name, family, code, sev, summary)
@@ -33,11 +33,11 @@ _Static_assert(SC_CC_CLASS_COUNT <= 32, "custom call classes must fit sc_rule.cc
 #undef ENGINE_RULE
 
 const sc_rule sc_rule_table[] = {
-#define RULE(name, family, code, sev, summary, fn) {name, family, code, sev, summary, 0, 0, NULL, fn},
-#define OP_RULE(name, family, code, sev, summary, kinds, ccs, fn) {name, family, code, sev, summary, kinds, ccs, fn, NULL},
-#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, fn, finish_fn) \
-  {name, family, code, sev, summary, kinds, ccs, fn, finish_fn},
-#define ENGINE_RULE(name, family, code, sev, summary) {name, family, code, sev, summary, 0, 0, NULL, NULL},
+#define RULE(name, family, code, sev, summary, fn) {name, family, code, sev, summary, 0, 0, SC_ANYWHERE, NULL, fn},
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) {name, family, code, sev, summary, kinds, ccs, within, fn, NULL},
+#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
+  {name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn},
+#define ENGINE_RULE(name, family, code, sev, summary) {name, family, code, sev, summary, 0, 0, SC_ANYWHERE, NULL, NULL},
 #include "rules/all.def"
 #undef RULE
 #undef OP_RULE
@@ -128,25 +128,46 @@ static bool rule_sees(const sc_rule *r, unsigned slot) {
   return (r->kinds & SC_KIND(SC_OP_CUSTOM_CALL)) && (!r->ccs || (r->ccs & SC_CC(slot - SC_OP_KIND_COUNT)));
 }
 
-/* Per slot, the enabled rules subscribed to it (table indices, in table order). */
+/* Per slot, enabled rules subscribed to it (table indices, in table order). */
 typedef struct {
   uint16_t *rules;
   uint32_t start[SLOT_COUNT + 1];
+} rule_lists;
+
+/* Rules that visit anywhere, and rules scoped to ops nested in some kind (looked at only while an op
+ * of such a kind is open, so a scoped rule costs nothing on the rest of the module). */
+typedef struct {
+  rule_lists anywhere, scoped;
+  bool opens_scope[SC_OP_KIND_COUNT]; /* the kinds some enabled rule is scoped to */
 } dispatch;
 
-static void build_dispatch(sc_arena *a, const bool *enabled, dispatch *d) {
+static bool listed(const bool *enabled, size_t i, unsigned slot, bool scoped) {
+  const sc_rule *r = &sc_rule_table[i];
+  return enabled[i] && r->visit && (r->within != SC_ANYWHERE) == scoped && rule_sees(r, slot);
+}
+
+static void build_lists(sc_arena *a, const bool *enabled, bool scoped, rule_lists *l) {
   uint32_t n = 0;
   for (unsigned s = 0; s < SLOT_COUNT; s++) {
-    d->start[s] = n;
-    for (size_t i = 0; i < sc_rule_table_len; i++)
-      if (enabled[i] && sc_rule_table[i].visit && rule_sees(&sc_rule_table[i], s)) n++;
+    l->start[s] = n;
+    for (size_t i = 0; i < sc_rule_table_len; i++) n += listed(enabled, i, s, scoped);
   }
-  d->start[SLOT_COUNT] = n;
-  d->rules = sc_arena_alloc(a, (n ? n : 1) * sizeof *d->rules);
+  l->start[SLOT_COUNT] = n;
+  l->rules = sc_arena_alloc(a, (n ? n : 1) * sizeof *l->rules);
   n = 0;
   for (unsigned s = 0; s < SLOT_COUNT; s++)
     for (size_t i = 0; i < sc_rule_table_len; i++)
-      if (enabled[i] && sc_rule_table[i].visit && rule_sees(&sc_rule_table[i], s)) d->rules[n++] = (uint16_t)i;
+      if (listed(enabled, i, s, scoped)) l->rules[n++] = (uint16_t)i;
+}
+
+static void build_dispatch(sc_arena *a, const bool *enabled, dispatch *d) {
+  build_lists(a, enabled, false, &d->anywhere);
+  build_lists(a, enabled, true, &d->scoped);
+  memset(d->opens_scope, 0, sizeof d->opens_scope);
+  for (size_t i = 0; i < sc_rule_table_len; i++)
+    if (enabled[i] && sc_rule_table[i].visit && sc_rule_table[i].within != SC_ANYWHERE &&
+        sc_rule_table[i].within < SC_OP_KIND_COUNT)
+      d->opens_scope[sc_rule_table[i].within] = true;
 }
 
 /* What one rule call reported: its diagnostics [diag, diag_end) and links [cause, cause_end). */
@@ -157,13 +178,8 @@ typedef struct {
 } segment;
 typedef SC_VEC(segment) segment_vec;
 
-static void run_one(sc_ctx *ctx, uint32_t i, const sc_op *op, segment_vec *segs) {
-  const sc_rule *r = &sc_rule_table[i];
-  uint32_t d0 = (uint32_t)ctx->diags.n, c0 = (uint32_t)ctx->causes.n;
-  ctx->rule = r;
-  if (op) r->visit(ctx, op);
-  else r->finish(ctx);
-  if (ctx->diags.n == d0 && ctx->causes.n == c0) return;
+/* Notes that rule i reported diagnostics [d0, diags.n) and links [c0, causes.n) in its last call. */
+static void note_segment(sc_ctx *ctx, uint32_t i, uint32_t d0, uint32_t c0, segment_vec *segs) {
   segment *last = segs->n ? &segs->v[segs->n - 1] : NULL;
   if (last && last->rule == i && last->diag_end == d0 && last->cause_end == c0) {
     last->diag_end = (uint32_t)ctx->diags.n; /* the same rule again: extend its run */
@@ -179,15 +195,41 @@ static bool cancelled(const sc_ctx *ctx) { return ctx->options && ctx->options->
 /* Ops between polls of the cancel flag and charges to the work meter (the request's CPU budget). */
 #define WALK_POLL_OPS 1024u
 
-/* The walk: module->ops is the preorder. Returns false when the request was cancelled. */
+/* Calls rule i's visit on op, noting what it reported. */
+static inline void visit_one(sc_ctx *ctx, uint32_t i, const sc_op *op, segment_vec *segs) {
+  size_t d0 = ctx->diags.n, c0 = ctx->causes.n;
+  ctx->rule = &sc_rule_table[i];
+  sc_rule_table[i].visit(ctx, op);
+  if (ctx->diags.n != d0 || ctx->causes.n != c0) note_segment(ctx, i, (uint32_t)d0, (uint32_t)c0, segs);
+}
+
+/* An open scope: an op of a kind some rule is scoped to, whose subtree the walk is in. */
+typedef struct {
+  uint32_t end; /* its subtree_end */
+  uint8_t kind;
+} open_scope;
+
+/* The walk: module->ops is the preorder, so an op's subtree is ops[id + 1, subtree_end) and open
+ * scopes nest (a stack). Returns false when the request was cancelled. */
 static bool walk(sc_ctx *ctx, const dispatch *d, segment_vec *segs) {
   const sc_module *m = ctx->module;
+  uint32_t open[SC_OP_KIND_COUNT] = {0};
+  SC_VEC(open_scope) scopes = {0};
   for (uint32_t k = 0; k < m->nops; k++) {
     if (k % WALK_POLL_OPS == WALK_POLL_OPS - 1 && (sc_arena_step(ctx->arena, WALK_POLL_OPS) || cancelled(ctx)))
       return false;
+    while (scopes.n && scopes.v[scopes.n - 1].end <= k) open[scopes.v[--scopes.n].kind]--;
     const sc_op *op = m->ops[k];
     unsigned s = slot_of(op);
-    for (uint32_t j = d->start[s]; j < d->start[s + 1]; j++) run_one(ctx, d->rules[j], op, segs);
+    for (uint32_t j = d->anywhere.start[s], end = d->anywhere.start[s + 1]; j < end; j++)
+      visit_one(ctx, d->anywhere.rules[j], op, segs);
+    for (uint32_t j = scopes.n ? d->scoped.start[s] : 0, end = scopes.n ? d->scoped.start[s + 1] : 0; j < end; j++)
+      if (open[sc_rule_table[d->scoped.rules[j]].within]) visit_one(ctx, d->scoped.rules[j], op, segs);
+    if (op->kind < SC_OP_KIND_COUNT && d->opens_scope[op->kind] && op->subtree_end > k + 1) {
+      open_scope o = {op->subtree_end, op->kind};
+      SC_PUSH(ctx->arena, scopes, o);
+      open[op->kind]++;
+    }
   }
   return true;
 }
@@ -245,7 +287,10 @@ void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel) {
   for (size_t i = 0; done && i < sc_rule_table_len; i++) {
     if (!enabled[i] || !sc_rule_table[i].finish) continue;
     if (cancelled(ctx)) break;
-    run_one(ctx, (uint32_t)i, NULL, &segs);
+    size_t d0 = ctx->diags.n, c0 = ctx->causes.n;
+    ctx->rule = &sc_rule_table[i];
+    sc_rule_table[i].finish(ctx);
+    if (ctx->diags.n != d0 || ctx->causes.n != c0) note_segment(ctx, (uint32_t)i, (uint32_t)d0, (uint32_t)c0, &segs);
   }
   restore_rule_order(ctx, &segs, diag0, cause0);
   ctx->rule = NULL;

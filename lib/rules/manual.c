@@ -10,8 +10,8 @@
 #include "rules/rule_util.h"
 
 /* The row functions, declared from the table so their signatures are checked against it. */
-#define OP_RULE(name, family, code, sev, summary, kinds, ccs, fn) void fn(sc_ctx *ctx, const sc_op *op);
-#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, fn, finish_fn) \
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
   void fn(sc_ctx *ctx, const sc_op *op);                                            \
   void finish_fn(sc_ctx *ctx);
 #include "rules/manual.def"

@@ -60,6 +60,8 @@ typedef void (*sc_finish_fn)(sc_ctx *ctx);
    SC_KIND(SC_OP_SDY_COLLECTIVE_PERMUTE) | SC_KIND(SC_OP_SDY_ALL_REDUCE) | SC_KIND(SC_OP_SDY_REDUCE_SCATTER) | \
    SC_KIND(SC_OP_SDY_SHARDED_TO_UNREDUCED) | SC_KIND(SC_OP_SDY_REPLICATED_TO_UNREDUCED))
 #define SC_CC(c) (UINT32_C(1) << (c))
+/* A rule's scope: it visits only ops nested (at any depth) in an op of this kind; SC_ANYWHERE: all. */
+#define SC_ANYWHERE SC_OP_OTHER
 #define SC_CC_CLASS_COUNT (SC_CC_OTHER + 1)
 
 struct sc_rule {
@@ -70,6 +72,7 @@ struct sc_rule {
   const char *summary;  /* one line */
   uint64_t kinds;       /* the sc_op_kinds `visit` sees (SC_KIND bits) */
   uint32_t ccs;         /* of SC_OP_CUSTOM_CALL ops, the sc_cc_classes `visit` sees (SC_CC bits); 0 = all */
+  uint8_t within;       /* sc_op_kind: only ops nested in one of this kind (not the op itself); SC_ANYWHERE */
   sc_visit_fn visit;    /* per op, in module preorder; NULL: none */
   sc_finish_fn finish;  /* once, after the walk; NULL: none. Both NULL: reported by the engine (syntax) */
 };
