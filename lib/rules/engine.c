@@ -274,13 +274,13 @@ void **sc_rule_state(sc_ctx *ctx) {
 }
 
 void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel) {
+  if (cancelled(ctx)) return;
   sc_arena *a = ctx->arena;
   bool *enabled = sc_arena_alloc(a, sc_rule_table_len * sizeof *enabled);
   for (size_t i = 0; i < sc_rule_table_len; i++) enabled[i] = !sel || !sel->enabled || sel->enabled[i];
   ctx->rule_state = sc_arena_calloc(a, sc_rule_table_len, sizeof *ctx->rule_state);
   uint32_t diag0 = (uint32_t)ctx->diags.n, cause0 = (uint32_t)ctx->causes.n;
   segment_vec segs = {0};
-  if (cancelled(ctx)) return;
   dispatch d;
   build_dispatch(a, enabled, &d);
   bool done = walk(ctx, &d, &segs);
