@@ -77,7 +77,6 @@ static void value_count(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
             op->nresults, ret->noperands);
 }
 
-void sc_check_manual_value_count(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_value_count(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, value_count); }
 
 static bool bound_in(const sc_manual_context *outer, sc_span name) {
@@ -138,7 +137,6 @@ static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   }
 }
 
-void sc_check_manual_mesh(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_mesh(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, one_mesh); }
 
 static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
@@ -162,7 +160,6 @@ static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   }
 }
 
-void sc_check_manual_unknown_axis(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_unknown_axis(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, unknown_axis); }
 
 /* Each in/out sharding: manual axes first; dims divisible by the manual size; local shapes. */
@@ -292,11 +289,8 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
   }
 }
 
-void sc_check_manual_axis_order(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_axis_order(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_ORDER); }
-void sc_check_manual_divisibility(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_divisibility(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_DIV); }
-void sc_check_manual_local_shape(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_local_shape(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_LOCAL); }
 
 static bool manual_sharding(const sc_sharding *s);
@@ -355,10 +349,8 @@ static void axis_rebound(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   }
 }
 
-void sc_check_manual_axis_rebound(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_axis_rebound(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, axis_rebound); }
 
-void sc_finish_manual_axis_rebound(sc_ctx *ctx);
 void sc_finish_manual_axis_rebound(sc_ctx *ctx) {
   /* the shardings naming a re-bound axis in and under a re-binding nested manual computation follow
    * from it (ru_site_report links them): one diagnostic, their sites related */
@@ -366,7 +358,6 @@ void sc_finish_manual_axis_rebound(sc_ctx *ctx) {
   check_gspmd_rebound(ctx);
 }
 
-void sc_check_manual_isolation(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_isolation(sc_ctx *ctx, const sc_op *op) {
   const sc_op *mc = NULL;
   for (const sc_op *p = op->parent_op; p; p = p->parent_op)
@@ -388,7 +379,6 @@ void sc_check_manual_isolation(sc_ctx *ctx, const sc_op *op) {
   }
 }
 
-void sc_check_manual_body_mesh(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_body_mesh(sc_ctx *ctx, const sc_op *op) {
   const sc_manual_context *c = sc_model_manual(ctx->model, op);
   if (!c->manual_op || c->gspmd_manual || !c->mesh || !is_mc(c->manual_op)) return;
@@ -428,7 +418,6 @@ static void axes_sorted(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   }
 }
 
-void sc_check_manual_axes_sorted(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_axes_sorted(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, axes_sorted); }
 
 /* ---- GSPMD manual regions ----------------------------------------------------------------------- */
@@ -447,7 +436,6 @@ static bool manual_sharding(const sc_sharding *s) {
   return false;
 }
 
-void sc_check_manual_gspmd_region(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_gspmd_region(sc_ctx *ctx, const sc_op *op) {
   sc_arena *a = ctx->arena;
   sc_span t = sc_op_custom_call_target(op);
@@ -518,7 +506,6 @@ static const char *sdy_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
   return sc_astr_str(&s);
 }
 
-void sc_check_manual_unreduced_partial(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_unreduced_partial(sc_ctx *ctx, const sc_op *op) {
   sc_arena *a = ctx->arena;
   if (!is_mc(op)) return;
