@@ -392,7 +392,7 @@ static sc_status check_body(check_run *run) {
   for (size_t i = 0; i < ctx.diags.n; i++) {
     const sc_diag *d = &ctx.diags.v[i];
     const sc_rule *rule = sc_rule_by_code(d->code);
-    bool engine = rule && !rule->check;
+    bool engine = rule && sc_rule_is_engine(rule);
     keep[i] = (engine || d->severity >= opt->min_severity) && (!rule || engine || sel.enabled[rule - sc_rule_table]);
   }
   /* One mistake, one diagnostic: consequences fold into their root diagnostic. */

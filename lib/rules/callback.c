@@ -11,9 +11,9 @@
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
-#define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
 #include "rules/callback.def"
-#undef RULE
+#undef OP_RULE
 
 typedef enum { CB_NONE = 0, CB_CUSTOM_CALL, CB_HOST_TRANSFER } cb_kind;
 
@@ -166,20 +166,18 @@ static const sc_op *previous_transfer(const sc_op *op) {
   return NULL;
 }
 
-/* Visits every callback. One callback, one diagnostic: what a rule reports on a host transfer that
- * continues a send/recv chain follows from the same report on the chain's previous op (folded into
- * the first one, the others its related sites). */
-static void for_each_callback(sc_ctx *ctx, cb_visit fn) {
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    cb_info ci = callback_info(op);
-    if (ci.kind == CB_NONE) continue;
-    size_t first = ctx->diags.n;
-    fn(ctx, op, &ci);
-    const sc_op *prev = ci.kind == CB_HOST_TRANSFER && ctx->diags.n > first ? previous_transfer(op) : NULL;
-    for (size_t k = first; prev && k < ctx->diags.n; k++)
-      sc_diag_caused_by(ctx, &ctx->diags.v[k], ctx->diags.v[k].code, prev->pos.offset);
-  }
+/* Visits `op` if it is a callback (the rows subscribe to host callback custom calls and send/recv).
+ * One callback, one diagnostic: what a rule reports on a host transfer that continues a send/recv
+ * chain follows from the same report on the chain's previous op (folded into the first one, the
+ * others its related sites). */
+static void visit_callback(sc_ctx *ctx, const sc_op *op, cb_visit fn) {
+  cb_info ci = callback_info(op);
+  if (ci.kind == CB_NONE) return;
+  size_t first = ctx->diags.n;
+  fn(ctx, op, &ci);
+  const sc_op *prev = ci.kind == CB_HOST_TRANSFER && ctx->diags.n > first ? previous_transfer(op) : NULL;
+  for (size_t k = first; prev && k < ctx->diags.n; k++)
+    sc_diag_caused_by(ctx, &ctx->diags.v[k], ctx->diags.v[k].code, prev->pos.offset);
 }
 
 static const char *fn_snippet_for(const cb_info *ci) {
@@ -226,7 +224,7 @@ static void sharding_in_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) 
   sc_diag_fix(ctx, d, "Or move the callback out of the shard_map, where a SingleDeviceSharding is allowed", NULL);
 }
 
-void sc_check_callback_sharding_in_manual(sc_ctx *ctx) { for_each_callback(ctx, sharding_in_manual); }
+void sc_check_callback_sharding_in_manual(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, sharding_in_manual); }
 
 /* ---- SC0402 callback-partial-manual ---- */
 
@@ -275,7 +273,7 @@ static void partial_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
               NULL);
 }
 
-void sc_check_callback_partial_manual(sc_ctx *ctx) { for_each_callback(ctx, partial_manual); }
+void sc_check_callback_partial_manual(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, partial_manual); }
 
 /* ---- SC0403 callback-not-single-device ---- */
 
@@ -306,7 +304,7 @@ static void not_single_device(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
   sc_diag_fix(ctx, d, "For a per-shard callback, call it inside jax.shard_map over every mesh axis instead", NULL);
 }
 
-void sc_check_callback_not_single_device(sc_ctx *ctx) { for_each_callback(ctx, not_single_device); }
+void sc_check_callback_not_single_device(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, not_single_device); }
 
 /* ---- SC0404 callback-device-not-in-assignment ---- */
 
@@ -345,7 +343,7 @@ static void device_not_in_assignment(sc_ctx *ctx, const sc_op *op, const cb_info
   sc_diag_claims(ctx, d, "SC0211", op->pos.offset);
 }
 
-void sc_check_callback_device_not_in_assignment(sc_ctx *ctx) { for_each_callback(ctx, device_not_in_assignment); }
+void sc_check_callback_device_not_in_assignment(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, device_not_in_assignment); }
 
 /* ---- SC0405 callback-partitioned-tpu / SC0406 callback-partitioned-results ---- */
 
@@ -363,7 +361,7 @@ static void partitioned_tpu(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
               "jax.debug.callback(fn, x)  # without partitioned=True");
 }
 
-void sc_check_callback_partitioned_tpu(sc_ctx *ctx) { for_each_callback(ctx, partitioned_tpu); }
+void sc_check_callback_partitioned_tpu(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, partitioned_tpu); }
 
 static void partitioned_results(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
   if (!ci->partitioned || value_results(op) == 0) return;
@@ -389,7 +387,7 @@ static void partitioned_results(sc_ctx *ctx, const sc_op *op, const cb_info *ci)
   sc_diag_fix(ctx, d, "Use jax.pure_callback inside jax.shard_map for a per-shard callback that returns values", snippet);
 }
 
-void sc_check_callback_partitioned_results(sc_ctx *ctx) { for_each_callback(ctx, partitioned_results); }
+void sc_check_callback_partitioned_results(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, partitioned_results); }
 
 /* ---- SC0407 callback-ordered-multi-device ---- */
 
@@ -415,7 +413,7 @@ static void ordered_multi_device(sc_ctx *ctx, const sc_op *op, const cb_info *ci
   if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
 }
 
-void sc_check_callback_ordered_multi_device(sc_ctx *ctx) { for_each_callback(ctx, ordered_multi_device); }
+void sc_check_callback_ordered_multi_device(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, ordered_multi_device); }
 
 /* ---- SC0408 callback-wrong-platform ---- */
 
@@ -440,7 +438,7 @@ static void wrong_platform(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
                   : NULL);
 }
 
-void sc_check_callback_wrong_platform(sc_ctx *ctx) { for_each_callback(ctx, wrong_platform); }
+void sc_check_callback_wrong_platform(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, wrong_platform); }
 
 /* ---- SC0409 callback-multi-platform ---- */
 
@@ -457,29 +455,39 @@ static const sc_value *platform_index_arg(const sc_module *m) {
   return NULL;
 }
 
-void sc_check_callback_multi_platform(sc_ctx *ctx) {
-  const sc_value *pi = platform_index_arg(ctx->module);
-  if (!pi) return;
-  uint32_t root = SC_SITE_ANY;
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    cb_info ci = callback_info(op);
-    if (ci.kind == CB_NONE) continue;
-    sc_diag *d = sc_emit(ctx, op,
-                         "multi-platform lowering for python_callback: %s is in a module lowered for several "
-                         "platforms (its function takes the `_platform_index` argument %.*s); JAX cannot lower a "
-                         "host callback for more than one platform, and each platform needs its own callback target.",
-                         cb_label(ctx->arena, op, &ci), SC_SPAN_ARG(pi->name));
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    sc_kc_context(ctx, d, &w);
-    /* one module, one mistake: the other callbacks (one per platform branch) are related sites */
-    if (root != SC_SITE_ANY) sc_diag_caused_by(ctx, d, "SC0409", root);
-    else root = op->pos.offset;
-    const char *args = sc_kc_py_arg_structs(ctx);
-    sc_diag_fix(ctx, d, "Export the function for one platform per artifact",
-                args ? sc_arena_printf(ctx->arena, "exported = jax.export.export(jax.jit(%s), platforms=('%s',))(%s)",
-                                       sc_kc_py_fn_name(ctx), ci.platform == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(ci.platform),
-                                       args)
-                     : NULL);
+/* Found once per run (the rule's state): the `_platform_index` argument and the first callback's site. */
+typedef struct {
+  const sc_value *platform_index;
+  uint32_t root;
+} multi_platform_state;
+
+void sc_check_callback_multi_platform(sc_ctx *ctx, const sc_op *op) {
+  void **slot = sc_rule_state(ctx);
+  multi_platform_state *st = slot ? *slot : NULL;
+  if (!st) {
+    st = sc_arena_calloc(ctx->arena, 1, sizeof *st);
+    st->platform_index = platform_index_arg(ctx->module);
+    st->root = SC_SITE_ANY;
+    if (slot) *slot = st;
   }
+  const sc_value *pi = st->platform_index;
+  if (!pi) return;
+  cb_info ci = callback_info(op);
+  if (ci.kind == CB_NONE) return;
+  sc_diag *d = sc_emit(ctx, op,
+                       "multi-platform lowering for python_callback: %s is in a module lowered for several "
+                       "platforms (its function takes the `_platform_index` argument %.*s); JAX cannot lower a "
+                       "host callback for more than one platform, and each platform needs its own callback target.",
+                       cb_label(ctx->arena, op, &ci), SC_SPAN_ARG(pi->name));
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  sc_kc_context(ctx, d, &w);
+  /* one module, one mistake: the other callbacks (one per platform branch) are related sites */
+  if (st->root != SC_SITE_ANY) sc_diag_caused_by(ctx, d, "SC0409", st->root);
+  else st->root = op->pos.offset;
+  const char *args = sc_kc_py_arg_structs(ctx);
+  sc_diag_fix(ctx, d, "Export the function for one platform per artifact",
+              args ? sc_arena_printf(ctx->arena, "exported = jax.export.export(jax.jit(%s), platforms=('%s',))(%s)",
+                                     sc_kc_py_fn_name(ctx), ci.platform == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(ci.platform),
+                                     args)
+                   : NULL);
 }

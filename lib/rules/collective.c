@@ -10,6 +10,11 @@
 #include "rules/rule_util.h"
 #include "model/sdy_lex.h"
 
+/* The row functions, declared from the table so their signatures are checked against it. */
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#include "rules/collective.def"
+#undef OP_RULE
+
 typedef SC_VEC(sc_axis_ref) axvec;
 
 typedef enum { C_GATHER, C_SLICE, C_A2A, C_PERMUTE, C_REDUCE, C_RS, C_S2U, C_R2U } ckind;
@@ -468,34 +473,27 @@ static problem verify(sc_ctx *ctx, const sc_op *op, const sc_op_info *info, ckin
   return p;
 }
 
-static void run(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    ckind kind;
-    if (!kind_of(op, &kind)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    if (!info || info->sharding.failed) continue;
-    problem p = verify(ctx, op, info, kind);
-    if (!p.msg || strcmp(p.rule, ctx->rule->name) != 0) continue;
-    sc_diag *d = sc_emit(ctx, op, "'%.*s' op %s", SC_SPAN_ARG(op->name), p.msg);
-    if (!strcmp(p.rule, "collective-operand-sharding"))
-      sc_diag_fix(ctx, d, "Give the operand an sdy.sharding (function argument attribute or sdy.sharding_constraint)", NULL);
-    else if (!strcmp(p.rule, "collective-result-sharding"))
-      sc_diag_fix(ctx, d, "Set out_sharding to the operand's sharding transformed by the collective", NULL);
-  }
+/* One Shardy collective: verify() names the rule its first problem belongs to; each of the five rows
+ * reports only its own. */
+static void visit_collective(sc_ctx *ctx, const sc_op *op) {
+  ckind kind;
+  if (!kind_of(op, &kind)) return;
+  const sc_op_info *info = sc_model_op(ctx->model, op);
+  if (!info || info->sharding.failed) return;
+  problem p = verify(ctx, op, info, kind);
+  if (!p.msg || strcmp(p.rule, ctx->rule->name) != 0) return;
+  sc_diag *d = sc_emit(ctx, op, "'%.*s' op %s", SC_SPAN_ARG(op->name), p.msg);
+  if (!strcmp(p.rule, "collective-operand-sharding"))
+    sc_diag_fix(ctx, d, "Give the operand an sdy.sharding (function argument attribute or sdy.sharding_constraint)", NULL);
+  else if (!strcmp(p.rule, "collective-result-sharding"))
+    sc_diag_fix(ctx, d, "Set out_sharding to the operand's sharding transformed by the collective", NULL);
 }
 
-void sc_check_collective_operand_sharding(sc_ctx *ctx);
-void sc_check_collective_operand_sharding(sc_ctx *ctx) { run(ctx); }
-void sc_check_collective_mesh(sc_ctx *ctx);
-void sc_check_collective_mesh(sc_ctx *ctx) { run(ctx); }
-void sc_check_collective_axes(sc_ctx *ctx);
-void sc_check_collective_axes(sc_ctx *ctx) { run(ctx); }
-void sc_check_collective_result_sharding(sc_ctx *ctx);
-void sc_check_collective_result_sharding(sc_ctx *ctx) { run(ctx); }
-void sc_check_collective_unreduced(sc_ctx *ctx);
-void sc_check_collective_unreduced(sc_ctx *ctx) { run(ctx); }
+void sc_check_collective_operand_sharding(sc_ctx *ctx, const sc_op *op) { visit_collective(ctx, op); }
+void sc_check_collective_mesh(sc_ctx *ctx, const sc_op *op) { visit_collective(ctx, op); }
+void sc_check_collective_axes(sc_ctx *ctx, const sc_op *op) { visit_collective(ctx, op); }
+void sc_check_collective_result_sharding(sc_ctx *ctx, const sc_op *op) { visit_collective(ctx, op); }
+void sc_check_collective_unreduced(sc_ctx *ctx, const sc_op *op) { visit_collective(ctx, op); }
 
 /* ---- collective-manual-subgroup: XLA collectives inside a partially manual region ---------------- */
 
@@ -536,64 +534,59 @@ static bool parse_groups(sc_arena *a, sc_span v, i64vec *flat, u32vec *sizes) {
   return sizes->n > 0;
 }
 
-void sc_check_collective_manual_subgroup(sc_ctx *ctx);
-void sc_check_collective_manual_subgroup(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
+void sc_check_collective_manual_subgroup(sc_ctx *ctx, const sc_op *op) {
   sc_arena *a = ctx->arena;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    if (op->kind != SC_OP_XLA_COLLECTIVE) continue;
-    const sc_attr *rg = sc_op_attr(op, "replica_groups");
-    if (!rg || !sc_op_attr(op, "use_global_device_ids")) continue;
-    const sc_sharding *s = sc_model_result_sharding(ctx->model, op, 0);
-    if ((!s || !s->tile_dims) && op->noperands) s = sc_model_value_sharding(ctx->model, op->operands[0]);
-    if (!s || !s->tile_dims || !s->tile_devices) continue;
-    /* the manual subgroup dimension */
-    int32_t mdim = -1;
-    for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
-      if (s->last_tile_dims[i] == 1) mdim = (int32_t)(s->ntile_dims - s->nlast_tile_dims + i);
-    if (mdim < 0 || (uint64_t)s->tile_dims[mdim] == s->ntile_devices) continue;
-    /* subgroup key of each device: its tile index without the manual dimension */
-    int64_t maxdev = 0;
-    for (uint64_t i = 0; i < s->ntile_devices; i++) maxdev = s->tile_devices[i] > maxdev ? s->tile_devices[i] : maxdev;
-    if (maxdev > 1 << 20) continue;
-    int64_t *key = sc_arena_calloc(a, (size_t)maxdev + 1, sizeof *key);
-    for (int64_t i = 0; i <= maxdev; i++) key[i] = -1;
-    for (uint64_t t = 0; t < s->ntile_devices; t++) {
-      uint64_t rem = t, kk = 0, mul = 1;
-      for (int32_t d = (int32_t)s->ntile_dims - 1; d >= 0; d--) {
-        uint64_t idx = rem % (uint64_t)s->tile_dims[d];
-        rem /= (uint64_t)s->tile_dims[d];
-        if (d == mdim) continue;
-        kk += idx * mul;
-        mul *= (uint64_t)s->tile_dims[d];
-      }
-      key[s->tile_devices[t]] = (int64_t)kk;
+  if (op->kind != SC_OP_XLA_COLLECTIVE) return;
+  const sc_attr *rg = sc_op_attr(op, "replica_groups");
+  if (!rg || !sc_op_attr(op, "use_global_device_ids")) return;
+  const sc_sharding *s = sc_model_result_sharding(ctx->model, op, 0);
+  if ((!s || !s->tile_dims) && op->noperands) s = sc_model_value_sharding(ctx->model, op->operands[0]);
+  if (!s || !s->tile_dims || !s->tile_devices) return;
+  /* the manual subgroup dimension */
+  int32_t mdim = -1;
+  for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
+    if (s->last_tile_dims[i] == 1) mdim = (int32_t)(s->ntile_dims - s->nlast_tile_dims + i);
+  if (mdim < 0 || (uint64_t)s->tile_dims[mdim] == s->ntile_devices) return;
+  /* subgroup key of each device: its tile index without the manual dimension */
+  int64_t maxdev = 0;
+  for (uint64_t i = 0; i < s->ntile_devices; i++) maxdev = s->tile_devices[i] > maxdev ? s->tile_devices[i] : maxdev;
+  if (maxdev > 1 << 20) return;
+  int64_t *key = sc_arena_calloc(a, (size_t)maxdev + 1, sizeof *key);
+  for (int64_t i = 0; i <= maxdev; i++) key[i] = -1;
+  for (uint64_t t = 0; t < s->ntile_devices; t++) {
+    uint64_t rem = t, kk = 0, mul = 1;
+    for (int32_t d = (int32_t)s->ntile_dims - 1; d >= 0; d--) {
+      uint64_t idx = rem % (uint64_t)s->tile_dims[d];
+      rem /= (uint64_t)s->tile_dims[d];
+      if (d == mdim) continue;
+      kk += idx * mul;
+      mul *= (uint64_t)s->tile_dims[d];
     }
-    i64vec flat = {0};
-    u32vec sizes = {0};
-    if (!parse_groups(a, sc_span_trim(rg->value), &flat, &sizes)) continue;
-    size_t at = 0;
-    for (size_t g = 0; g < sizes.n; g++) {
-      int64_t k0 = -2;
-      bool bad = false;
-      for (uint32_t i = 0; i < sizes.v[g]; i++, at++) {
-        int64_t dv = flat.v[at];
-        int64_t kv = dv >= 0 && dv <= maxdev ? key[dv] : -1;
-        if (k0 == -2) k0 = kv;
-        else if (kv != k0) bad = true;
-      }
-      if (!bad) continue;
-      sc_diag *d = sc_emit(ctx, op,
-                           "Manual %.*s across devices that belong to different manual subgroups: replica group %zu "
-                           "mixes subgroups of the partially manual sharding " SC_QUOTE_FMT,
-                           SC_SPAN_ARG(op->name), g, SC_QUOTE_ARG(s->text));
-      sc_diag_span_text(ctx, d, rg->value);
-      sc_fix *f = sc_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual "
-                                      "tile indices)", NULL);
-      f->note = "In a partially manual shard_map, name only the shard_map's manual axes in collectives "
-                "(jax.lax.psum(x, axis_name=...) over axes listed in axis_names)";
-      break;
+    key[s->tile_devices[t]] = (int64_t)kk;
+  }
+  i64vec flat = {0};
+  u32vec sizes = {0};
+  if (!parse_groups(a, sc_span_trim(rg->value), &flat, &sizes)) return;
+  size_t at = 0;
+  for (size_t g = 0; g < sizes.n; g++) {
+    int64_t k0 = -2;
+    bool bad = false;
+    for (uint32_t i = 0; i < sizes.v[g]; i++, at++) {
+      int64_t dv = flat.v[at];
+      int64_t kv = dv >= 0 && dv <= maxdev ? key[dv] : -1;
+      if (k0 == -2) k0 = kv;
+      else if (kv != k0) bad = true;
     }
+    if (!bad) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "Manual %.*s across devices that belong to different manual subgroups: replica group %zu "
+                         "mixes subgroups of the partially manual sharding " SC_QUOTE_FMT,
+                         SC_SPAN_ARG(op->name), g, SC_QUOTE_ARG(s->text));
+    sc_diag_span_text(ctx, d, rg->value);
+    sc_fix *f = sc_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual "
+                                    "tile indices)", NULL);
+    f->note = "In a partially manual shard_map, name only the shard_map's manual axes in collectives "
+              "(jax.lax.psum(x, axis_name=...) over axes listed in axis_names)";
+    break;
   }
 }

@@ -1,9 +1,12 @@
-/* rules.c — the rule registry: one table row per rule, selection by globs, and the reporting API.
+/* rules.c — the rule registry: one table row per rule, selection by globs, the walk that dispatches
+ * ops to rules, and the reporting API.
  *
  * Rows come from one .def file per family (lib/rules/<family>.def, listed in lib/rules/all.def), each
- *   RULE(name, family, code, default severity, summary, check function)
- * or ENGINE_RULE(name, family, code, severity, summary) for codes the engine reports itself.
- * so a family's rules, check functions and tests stay together. Codes are append-only. */
+ *   OP_RULE(name, family, code, default severity, summary, op kinds, custom call classes, scope, visit)
+ *   OP_RULE_FINISH(name, family, code, severity, summary, op kinds, custom call classes, scope, visit, finish)
+ *   RULE(name, family, code, severity, summary, finish function)   -- whole-module facts only
+ * or ENGINE_RULE(name, family, code, severity, summary) for codes the engine reports itself,
+ * so a family's rules, functions and tests stay together. Codes are append-only. */
 #include <ctype.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -13,18 +16,32 @@
 #include "model/model.h"
 #include "rules/rules.h"
 
-/* Declarations of every check function named in the tables. */
+_Static_assert(SC_OP_KIND_COUNT <= 64, "op kinds must fit sc_rule.kinds");
+_Static_assert(SC_CC_CLASS_COUNT <= 32, "custom call classes must fit sc_rule.ccs");
+
+/* Declarations of every function named in the tables. */
 #define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
+  void fn(sc_ctx *ctx, const sc_op *op);                                            \
+  void finish_fn(sc_ctx *ctx);
 #define ENGINE_RULE(name, family, code, sev, summary)
 #include "rules/all.def"
 #undef RULE
+#undef OP_RULE
+#undef OP_RULE_FINISH
 #undef ENGINE_RULE
 
 const sc_rule sc_rule_table[] = {
-#define RULE(name, family, code, sev, summary, fn) {name, family, code, sev, summary, fn},
-#define ENGINE_RULE(name, family, code, sev, summary) {name, family, code, sev, summary, NULL},
+#define RULE(name, family, code, sev, summary, fn) {name, family, code, sev, summary, 0, 0, SC_ANYWHERE, NULL, fn},
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) {name, family, code, sev, summary, kinds, ccs, within, fn, NULL},
+#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
+  {name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn},
+#define ENGINE_RULE(name, family, code, sev, summary) {name, family, code, sev, summary, 0, 0, SC_ANYWHERE, NULL, NULL},
 #include "rules/all.def"
 #undef RULE
+#undef OP_RULE
+#undef OP_RULE_FINISH
 #undef ENGINE_RULE
 };
 const size_t sc_rule_table_len = sizeof sc_rule_table / sizeof sc_rule_table[0];
@@ -98,15 +115,186 @@ int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const
   return 0;
 }
 
-void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel) {
-  for (size_t i = 0; i < sc_rule_table_len; i++) {
-    const sc_rule *r = &sc_rule_table[i];
-    if (!r->check || (sel && sel->enabled && !sel->enabled[i])) continue;
-    if (ctx->options && ctx->options->cancel && *ctx->options->cancel) return;
-    ctx->rule = r;
-    r->check(ctx);
+/* ---- The walk ---------------------------------------------------------------------------------- */
+
+/* Dispatch slots: one per op kind, and for custom calls one per custom call class. */
+#define SLOT_COUNT (SC_OP_KIND_COUNT + SC_CC_CLASS_COUNT)
+static unsigned slot_of(const sc_op *op) {
+  return op->kind == SC_OP_CUSTOM_CALL && op->cc < SC_CC_CLASS_COUNT ? SC_OP_KIND_COUNT + op->cc : op->kind;
+}
+
+static bool rule_sees(const sc_rule *r, unsigned slot) {
+  if (slot < SC_OP_KIND_COUNT) return slot != SC_OP_CUSTOM_CALL && (r->kinds & SC_KIND(slot));
+  return (r->kinds & SC_KIND(SC_OP_CUSTOM_CALL)) && (!r->ccs || (r->ccs & SC_CC(slot - SC_OP_KIND_COUNT)));
+}
+
+/* Per slot, enabled rules subscribed to it (table indices, in table order). */
+typedef struct {
+  uint16_t *rules;
+  uint32_t start[SLOT_COUNT + 1];
+} rule_lists;
+
+/* Rules that visit anywhere, and rules scoped to ops nested in some kind (looked at only while an op
+ * of such a kind is open, so a scoped rule costs nothing on the rest of the module). */
+typedef struct {
+  rule_lists anywhere, scoped;
+  bool opens_scope[SC_OP_KIND_COUNT]; /* the kinds some enabled rule is scoped to */
+} dispatch;
+
+static bool listed(const bool *enabled, size_t i, unsigned slot, bool scoped) {
+  const sc_rule *r = &sc_rule_table[i];
+  return enabled[i] && r->visit && (r->within != SC_ANYWHERE) == scoped && rule_sees(r, slot);
+}
+
+static void build_lists(sc_arena *a, const bool *enabled, bool scoped, rule_lists *l) {
+  uint32_t n = 0;
+  for (unsigned s = 0; s < SLOT_COUNT; s++) {
+    l->start[s] = n;
+    for (size_t i = 0; i < sc_rule_table_len; i++) n += listed(enabled, i, s, scoped);
   }
+  l->start[SLOT_COUNT] = n;
+  l->rules = sc_arena_alloc(a, (n ? n : 1) * sizeof *l->rules);
+  n = 0;
+  for (unsigned s = 0; s < SLOT_COUNT; s++)
+    for (size_t i = 0; i < sc_rule_table_len; i++)
+      if (listed(enabled, i, s, scoped)) l->rules[n++] = (uint16_t)i;
+}
+
+static void build_dispatch(sc_arena *a, const bool *enabled, dispatch *d) {
+  build_lists(a, enabled, false, &d->anywhere);
+  build_lists(a, enabled, true, &d->scoped);
+  memset(d->opens_scope, 0, sizeof d->opens_scope);
+  for (size_t i = 0; i < sc_rule_table_len; i++)
+    if (enabled[i] && sc_rule_table[i].visit && sc_rule_table[i].within != SC_ANYWHERE &&
+        sc_rule_table[i].within < SC_OP_KIND_COUNT)
+      d->opens_scope[sc_rule_table[i].within] = true;
+}
+
+/* What one rule call reported: its diagnostics [diag, diag_end) and links [cause, cause_end). */
+typedef struct {
+  uint32_t rule;
+  uint32_t diag, diag_end;
+  uint32_t cause, cause_end;
+} segment;
+typedef SC_VEC(segment) segment_vec;
+
+/* Notes that rule i reported diagnostics [d0, diags.n) and links [c0, causes.n) in its last call. */
+static void note_segment(sc_ctx *ctx, uint32_t i, uint32_t d0, uint32_t c0, segment_vec *segs) {
+  segment *last = segs->n ? &segs->v[segs->n - 1] : NULL;
+  if (last && last->rule == i && last->diag_end == d0 && last->cause_end == c0) {
+    last->diag_end = (uint32_t)ctx->diags.n; /* the same rule again: extend its run */
+    last->cause_end = (uint32_t)ctx->causes.n;
+    return;
+  }
+  segment s = {i, d0, (uint32_t)ctx->diags.n, c0, (uint32_t)ctx->causes.n};
+  SC_PUSH(ctx->arena, *segs, s);
+}
+
+static bool cancelled(const sc_ctx *ctx) { return ctx->options && ctx->options->cancel && *ctx->options->cancel; }
+
+/* Ops between polls of the cancel flag and charges to the work meter (the request's CPU budget). */
+#define WALK_POLL_OPS 1024u
+
+/* Calls rule i's visit on op, noting what it reported. */
+static inline void visit_one(sc_ctx *ctx, uint32_t i, const sc_op *op, segment_vec *segs) {
+  size_t d0 = ctx->diags.n, c0 = ctx->causes.n;
+  ctx->rule = &sc_rule_table[i];
+  sc_rule_table[i].visit(ctx, op);
+  if (ctx->diags.n != d0 || ctx->causes.n != c0) note_segment(ctx, i, (uint32_t)d0, (uint32_t)c0, segs);
+}
+
+/* An open scope: an op of a kind some rule is scoped to, whose subtree the walk is in. */
+typedef struct {
+  uint32_t end; /* its subtree_end */
+  uint8_t kind;
+} open_scope;
+
+/* The walk: module->ops is the preorder, so an op's subtree is ops[id + 1, subtree_end) and open
+ * scopes nest (a stack). Returns false when the request was cancelled. */
+static bool walk(sc_ctx *ctx, const dispatch *d, segment_vec *segs) {
+  const sc_module *m = ctx->module;
+  uint32_t open[SC_OP_KIND_COUNT] = {0};
+  SC_VEC(open_scope) scopes = {0};
+  for (uint32_t k = 0; k < m->nops; k++) {
+    if (k % WALK_POLL_OPS == WALK_POLL_OPS - 1 && (sc_arena_step(ctx->arena, WALK_POLL_OPS) || cancelled(ctx)))
+      return false;
+    while (scopes.n && scopes.v[scopes.n - 1].end <= k) open[scopes.v[--scopes.n].kind]--;
+    const sc_op *op = m->ops[k];
+    unsigned s = slot_of(op);
+    for (uint32_t j = d->anywhere.start[s], end = d->anywhere.start[s + 1]; j < end; j++)
+      visit_one(ctx, d->anywhere.rules[j], op, segs);
+    for (uint32_t j = scopes.n ? d->scoped.start[s] : 0, end = scopes.n ? d->scoped.start[s + 1] : 0; j < end; j++)
+      if (open[sc_rule_table[d->scoped.rules[j]].within]) visit_one(ctx, d->scoped.rules[j], op, segs);
+    if (op->kind < SC_OP_KIND_COUNT && d->opens_scope[op->kind] && op->subtree_end > k + 1) {
+      open_scope o = {op->subtree_end, op->kind};
+      SC_PUSH(ctx->arena, scopes, o);
+      open[op->kind]++;
+    }
+  }
+  return true;
+}
+
+/* Reorders what this run reported into table order (each rule's diagnostics in the order it reported
+ * them), as when the rules ran one after another: folding and the report's order of equal keys depend
+ * on it. Links are reordered the same way and renumbered. */
+static void restore_rule_order(sc_ctx *ctx, const segment_vec *segs, uint32_t diag0, uint32_t cause0) {
+  uint32_t nd = (uint32_t)ctx->diags.n - diag0, nc = (uint32_t)ctx->causes.n - cause0;
+  if (segs->n < 2 || !nd) return;
+  sc_arena *a = ctx->arena;
+  /* stable counting sort of the segments by rule */
+  uint32_t *count = sc_arena_calloc(a, sc_rule_table_len + 1, sizeof *count);
+  for (size_t i = 0; i < segs->n; i++) count[segs->v[i].rule + 1]++;
+  for (size_t r = 0; r < sc_rule_table_len; r++) count[r + 1] += count[r];
+  const segment **order = sc_arena_alloc(a, segs->n * sizeof *order);
+  for (size_t i = 0; i < segs->n; i++) order[count[segs->v[i].rule]++] = &segs->v[i];
+  sc_diag *diags = sc_arena_alloc(a, nd * sizeof *diags);
+  uint32_t *anchors = sc_arena_alloc(a, nd * sizeof *anchors);
+  uint32_t *moved_to = sc_arena_alloc(a, nd * sizeof *moved_to);
+  sc_cause *causes = sc_arena_alloc(a, (nc ? nc : 1) * sizeof *causes);
+  uint32_t dn = 0, cn = 0;
+  for (size_t i = 0; i < segs->n; i++) {
+    const segment *s = order[i];
+    for (uint32_t k = s->diag; k < s->diag_end; k++, dn++) {
+      diags[dn] = ctx->diags.v[k];
+      anchors[dn] = ctx->anchors.v[k];
+      moved_to[k - diag0] = diag0 + dn;
+    }
+    for (uint32_t k = s->cause; k < s->cause_end; k++) causes[cn++] = ctx->causes.v[k];
+  }
+  memcpy(ctx->diags.v + diag0, diags, nd * sizeof *diags);
+  memcpy(ctx->anchors.v + diag0, anchors, nd * sizeof *anchors);
+  for (uint32_t k = 0; k < cn; k++) {
+    if (causes[k].diag >= diag0) causes[k].diag = moved_to[causes[k].diag - diag0];
+    ctx->causes.v[cause0 + k] = causes[k];
+  }
+}
+
+void **sc_rule_state(sc_ctx *ctx) {
+  return ctx->rule && ctx->rule_state ? &ctx->rule_state[ctx->rule - sc_rule_table] : NULL;
+}
+
+void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel) {
+  if (cancelled(ctx)) return;
+  sc_arena *a = ctx->arena;
+  bool *enabled = sc_arena_alloc(a, sc_rule_table_len * sizeof *enabled);
+  for (size_t i = 0; i < sc_rule_table_len; i++) enabled[i] = !sel || !sel->enabled || sel->enabled[i];
+  ctx->rule_state = sc_arena_calloc(a, sc_rule_table_len, sizeof *ctx->rule_state);
+  uint32_t diag0 = (uint32_t)ctx->diags.n, cause0 = (uint32_t)ctx->causes.n;
+  segment_vec segs = {0};
+  dispatch d;
+  build_dispatch(a, enabled, &d);
+  bool done = walk(ctx, &d, &segs);
+  for (size_t i = 0; done && i < sc_rule_table_len; i++) {
+    if (!enabled[i] || !sc_rule_table[i].finish) continue;
+    if (cancelled(ctx)) break;
+    size_t d0 = ctx->diags.n, c0 = ctx->causes.n;
+    ctx->rule = &sc_rule_table[i];
+    sc_rule_table[i].finish(ctx);
+    if (ctx->diags.n != d0 || ctx->causes.n != c0) note_segment(ctx, (uint32_t)i, (uint32_t)d0, (uint32_t)c0, &segs);
+  }
+  restore_rule_order(ctx, &segs, diag0, cause0);
   ctx->rule = NULL;
+  ctx->rule_state = NULL;
 }
 
 /* A token's end: identifiers, numbers, %values, @symbols, "strings" (up to the closing quote). */

@@ -12,9 +12,9 @@
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
-#define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
 #include "rules/kernel.def"
-#undef RULE
+#undef OP_RULE
 
 #define MOSAIC_MSG "Mosaic kernels cannot be automatically partitioned. Please wrap the call in a shard_map."
 
@@ -320,82 +320,73 @@ static bool needs_manual(const sc_kc_where *w) { return w->devices > 1 && !w->fu
 
 /* ---- SC0301 kernel-outside-manual ---- */
 
-void sc_check_kernel_outside_manual(sc_ctx *ctx) {
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    if (kernel_kind_of(op) != K_MOSAIC_TPU) continue;
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    if (!needs_manual(&w)) continue;
-    sharded_vec uses = {0};
-    kernel_shardings(ctx, op, &w, &uses);
-    if (any_explicit(&uses)) continue; /* kernel-explicit-sharding reports it (JAX raises that one first) */
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_diag *d = sc_emit(ctx, op, MOSAIC_MSG " Kernel `%s` (tpu_custom_call): %s, and on more than one device a "
-                                  "Mosaic kernel must run inside a shard_map that is manual over every mesh axis.",
-                         kname, where_text(ctx, &w));
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    add_wrap_fixes(ctx, d, op, &w, kname);
-    sc_diag_fix(ctx, d, "Or run the kernel unsharded: check/deploy on a 1-device mesh, or fall back to the kernel's "
-                        "reference (non-Pallas) implementation on multi-device meshes",
-                NULL);
-  }
+void sc_check_kernel_outside_manual(sc_ctx *ctx, const sc_op *op) {
+  if (kernel_kind_of(op) != K_MOSAIC_TPU) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (!needs_manual(&w)) return;
+  sharded_vec uses = {0};
+  kernel_shardings(ctx, op, &w, &uses);
+  if (any_explicit(&uses)) return; /* kernel-explicit-sharding reports it (JAX raises that one first) */
+  const char *kname = sc_kc_kernel_name(ctx->arena, op);
+  sc_diag *d = sc_emit(ctx, op, MOSAIC_MSG " Kernel `%s` (tpu_custom_call): %s, and on more than one device a "
+                                "Mosaic kernel must run inside a shard_map that is manual over every mesh axis.",
+                       kname, where_text(ctx, &w));
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  add_wrap_fixes(ctx, d, op, &w, kname);
+  sc_diag_fix(ctx, d, "Or run the kernel unsharded: check/deploy on a 1-device mesh, or fall back to the kernel's "
+                      "reference (non-Pallas) implementation on multi-device meshes",
+              NULL);
 }
 
 /* ---- SC0302 kernel-explicit-sharding ---- */
 
-void sc_check_kernel_explicit_sharding(sc_ctx *ctx) {
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    kernel_kind k = kernel_kind_of(op);
-    if (k == K_NONE) continue;
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    if (w.fully_manual && !w.nfree) continue;
-    sharded_vec uses = {0};
-    kernel_shardings(ctx, op, &w, &uses);
-    if (!any_explicit(&uses)) continue;
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_span t = sc_op_custom_call_target(op);
-    sc_diag *d = sc_emit(ctx, op,
-                         "pallas_call requires all mesh axes to be Manual, got %s: %s `%s` (" SC_SPAN_FMT
-                         ") has %s, outside a fully manual shard_map.",
-                         axis_types_str(ctx->arena, &w), kind_label(k), kname, SC_SPAN_ARG(t),
-                         describe_uses(ctx->arena, &uses, true));
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    add_wrap_fixes(ctx, d, op, &w, kname);
-    sc_diag_fix(ctx, d, "Or remove the explicit sharding (NamedSharding/PartitionSpec, out_sharding=) from the arrays "
-                        "passed to and returned from pallas_call",
-                NULL);
-  }
+void sc_check_kernel_explicit_sharding(sc_ctx *ctx, const sc_op *op) {
+  kernel_kind k = kernel_kind_of(op);
+  if (k == K_NONE) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (w.fully_manual && !w.nfree) return;
+  sharded_vec uses = {0};
+  kernel_shardings(ctx, op, &w, &uses);
+  if (!any_explicit(&uses)) return;
+  const char *kname = sc_kc_kernel_name(ctx->arena, op);
+  sc_span t = sc_op_custom_call_target(op);
+  sc_diag *d = sc_emit(ctx, op,
+                       "pallas_call requires all mesh axes to be Manual, got %s: %s `%s` (" SC_SPAN_FMT
+                       ") has %s, outside a fully manual shard_map.",
+                       axis_types_str(ctx->arena, &w), kind_label(k), kname, SC_SPAN_ARG(t),
+                       describe_uses(ctx->arena, &uses, true));
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  add_wrap_fixes(ctx, d, op, &w, kname);
+  sc_diag_fix(ctx, d, "Or remove the explicit sharding (NamedSharding/PartitionSpec, out_sharding=) from the arrays "
+                      "passed to and returned from pallas_call",
+              NULL);
 }
 
 /* ---- SC0303 kernel-gpu-auto-partitioned ---- */
 
-void sc_check_kernel_gpu_auto_partitioned(sc_ctx *ctx) {
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    kernel_kind k = kernel_kind_of(op);
-    if (k != K_TRITON && k != K_MOSAIC_GPU) continue;
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    if (!needs_manual(&w)) continue;
-    if (k == K_MOSAIC_GPU && mosaic_gpu_communicates(op) && !w.in_manual) continue; /* mosaic-gpu-multi-device */
-    sharded_vec uses = {0};
-    kernel_shardings(ctx, op, &w, &uses);
-    if (any_explicit(&uses)) continue; /* kernel-explicit-sharding */
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_span t = sc_op_custom_call_target(op);
-    const char *sharded = uses.n ? sc_arena_printf(ctx->arena, " (%s)", describe_uses(ctx->arena, &uses, false)) : "";
-    sc_diag *d = sc_emit(ctx, op,
-                         "%s `%s` (" SC_SPAN_FMT ") is not in a fully manual shard_map: %s. JAX has no partitioning "
-                         "guard for GPU kernels, so XLA treats the call as an opaque custom call and replicates it: "
-                         "operands sharded over auto axes are all-gathered%s and every device runs the kernel on the "
-                         "full arrays.",
-                         kind_label(k), kname, SC_SPAN_ARG(t), where_text(ctx, &w), sharded);
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    add_wrap_fixes(ctx, d, op, &w, kname);
-  }
+void sc_check_kernel_gpu_auto_partitioned(sc_ctx *ctx, const sc_op *op) {
+  kernel_kind k = kernel_kind_of(op);
+  if (k != K_TRITON && k != K_MOSAIC_GPU) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (!needs_manual(&w)) return;
+  if (k == K_MOSAIC_GPU && mosaic_gpu_communicates(op) && !w.in_manual) return; /* mosaic-gpu-multi-device */
+  sharded_vec uses = {0};
+  kernel_shardings(ctx, op, &w, &uses);
+  if (any_explicit(&uses)) return; /* kernel-explicit-sharding */
+  const char *kname = sc_kc_kernel_name(ctx->arena, op);
+  sc_span t = sc_op_custom_call_target(op);
+  const char *sharded = uses.n ? sc_arena_printf(ctx->arena, " (%s)", describe_uses(ctx->arena, &uses, false)) : "";
+  sc_diag *d = sc_emit(ctx, op,
+                       "%s `%s` (" SC_SPAN_FMT ") is not in a fully manual shard_map: %s. JAX has no partitioning "
+                       "guard for GPU kernels, so XLA treats the call as an opaque custom call and replicates it: "
+                       "operands sharded over auto axes are all-gathered%s and every device runs the kernel on the "
+                       "full arrays.",
+                       kind_label(k), kname, SC_SPAN_ARG(t), where_text(ctx, &w), sharded);
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  add_wrap_fixes(ctx, d, op, &w, kname);
 }
 
 /* ---- SC0304 kernel-mesh-axis-unknown ---- */
@@ -426,161 +417,146 @@ static uint32_t metadata_mesh_axes(sc_arena *a, const sc_op *op, sc_span **out) 
   return (uint32_t)v.n;
 }
 
-void sc_check_kernel_mesh_axis_unknown(sc_ctx *ctx) {
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    if (kernel_kind_of(op) != K_MOSAIC_TPU) continue;
-    sc_span *axes = NULL;
-    uint32_t n = metadata_mesh_axes(ctx->arena, op, &axes);
-    if (!n) continue;
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    /* Only a named mesh can be compared: the request's or a module sdy.mesh. */
-    bool named = w.mesh && (w.mesh->op || (ctx->model && w.mesh == ctx->model->target));
-    if (!named) continue;
-    for (uint32_t k = 0; k < n; k++) {
-      if (sc_kc_mesh_axis(w.mesh, axes[k])) continue;
-      const char *kname = sc_kc_kernel_name(ctx->arena, op);
-      sc_diag *d = sc_emit(ctx, op,
-                           "Mosaic kernel `%s` communicates over mesh axis '" SC_SPAN_FMT
-                           "' (kernel_metadata mesh_axes), but mesh %s has no such axis: its remote DMAs and "
-                           "device ids were computed for a mesh the module is not deployed on.",
-                           kname, SC_SPAN_ARG(axes[k]), sc_kc_mesh_str(ctx->arena, w.mesh));
-      sc_kc_context(ctx, d, &w);
-      sc_diag_context(ctx, d, "kernel", kname);
-      sc_diag_context(ctx, d, "kernel_axis", sc_span_dup(ctx->arena, axes[k]));
-      /* checked against a target mesh other than the module's: the retargeting is the mistake */
-      if (ctx->model && w.mesh == ctx->model->target) {
-        sc_diag_caused_by(ctx, d, "SC0107", SC_SITE_ANY);
-        sc_diag_caused_by(ctx, d, "SC0108", SC_SITE_ANY);
-      }
-      sc_diag_fix(ctx, d,
-                  sc_arena_printf(ctx->arena,
-                                  "Check (and deploy) the module on the mesh it was lowered for, which has an axis "
-                                  "'" SC_SPAN_FMT "', or re-lower the kernel with this mesh's axis names %s",
-                                  SC_SPAN_ARG(axes[k]), sc_kc_py_axis_names(ctx->arena, w.mesh)),
-                  NULL);
+void sc_check_kernel_mesh_axis_unknown(sc_ctx *ctx, const sc_op *op) {
+  if (kernel_kind_of(op) != K_MOSAIC_TPU) return;
+  sc_span *axes = NULL;
+  uint32_t n = metadata_mesh_axes(ctx->arena, op, &axes);
+  if (!n) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  /* Only a named mesh can be compared: the request's or a module sdy.mesh. */
+  bool named = w.mesh && (w.mesh->op || (ctx->model && w.mesh == ctx->model->target));
+  if (!named) return;
+  for (uint32_t k = 0; k < n; k++) {
+    if (sc_kc_mesh_axis(w.mesh, axes[k])) continue;
+    const char *kname = sc_kc_kernel_name(ctx->arena, op);
+    sc_diag *d = sc_emit(ctx, op,
+                         "Mosaic kernel `%s` communicates over mesh axis '" SC_SPAN_FMT
+                         "' (kernel_metadata mesh_axes), but mesh %s has no such axis: its remote DMAs and "
+                         "device ids were computed for a mesh the module is not deployed on.",
+                         kname, SC_SPAN_ARG(axes[k]), sc_kc_mesh_str(ctx->arena, w.mesh));
+    sc_kc_context(ctx, d, &w);
+    sc_diag_context(ctx, d, "kernel", kname);
+    sc_diag_context(ctx, d, "kernel_axis", sc_span_dup(ctx->arena, axes[k]));
+    /* checked against a target mesh other than the module's: the retargeting is the mistake */
+    if (ctx->model && w.mesh == ctx->model->target) {
+      sc_diag_caused_by(ctx, d, "SC0107", SC_SITE_ANY);
+      sc_diag_caused_by(ctx, d, "SC0108", SC_SITE_ANY);
     }
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(ctx->arena,
+                                "Check (and deploy) the module on the mesh it was lowered for, which has an axis "
+                                "'" SC_SPAN_FMT "', or re-lower the kernel with this mesh's axis names %s",
+                                SC_SPAN_ARG(axes[k]), sc_kc_py_axis_names(ctx->arena, w.mesh)),
+                NULL);
   }
 }
 
 /* ---- SC0305 kernel-communication-replicas ---- */
 
-void sc_check_kernel_communication_replicas(sc_ctx *ctx) {
+void sc_check_kernel_communication_replicas(sc_ctx *ctx, const sc_op *op) {
   int64_t replicas = ctx->model ? ctx->model->num_replicas : -1;
   if (replicas <= 1) return;
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    if (kernel_kind_of(op) != K_MOSAIC_TPU) continue;
-    if (sc_kc_json_bool(sc_kc_backend_config(op), "has_communication") != 1) continue;
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    if (w.in_manual) continue;
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_diag *d = sc_emit(ctx, op,
-                         "Replica lowering for Mosaic kernels not implemented. Kernel `%s` communicates with other "
-                         "devices (\"has_communication\": true) but the module is replicated over %" PRId64
-                         " replicas (mhlo.num_replicas = %" PRId64 ", pmap-style) instead of partitioned over a mesh.",
-                         kname, replicas, replicas);
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    sc_diag_context(ctx, d, "num_replicas", sc_arena_printf(ctx->arena, "%" PRId64, replicas));
-    const char *in[1] = {"P('x')"}, *out[1] = {"P('x')"};
-    sc_mesh m;
-    memset(&m, 0, sizeof m);
-    sc_axis ax = {sc_span_of("x", 1), replicas, SC_AXIS_AUTO};
-    m.axes = &ax;
-    m.naxes = 1;
-    m.devices = replicas;
-    sc_diag_fix(ctx, d, "Replace pmap with jax.shard_map over a mesh so the kernel is lowered in an SPMD context",
-                sc_kc_shard_map_snippet(ctx->arena, &m, kname, in, 1, out, 1, "{'x'}",
-                                        "# one mesh axis in place of the pmapped axis; device ids become axis indices"));
-  }
+  if (kernel_kind_of(op) != K_MOSAIC_TPU) return;
+  if (sc_kc_json_bool(sc_kc_backend_config(op), "has_communication") != 1) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (w.in_manual) return;
+  const char *kname = sc_kc_kernel_name(ctx->arena, op);
+  sc_diag *d = sc_emit(ctx, op,
+                       "Replica lowering for Mosaic kernels not implemented. Kernel `%s` communicates with other "
+                       "devices (\"has_communication\": true) but the module is replicated over %" PRId64
+                       " replicas (mhlo.num_replicas = %" PRId64 ", pmap-style) instead of partitioned over a mesh.",
+                       kname, replicas, replicas);
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  sc_diag_context(ctx, d, "num_replicas", sc_arena_printf(ctx->arena, "%" PRId64, replicas));
+  const char *in[1] = {"P('x')"}, *out[1] = {"P('x')"};
+  sc_mesh m;
+  memset(&m, 0, sizeof m);
+  sc_axis ax = {sc_span_of("x", 1), replicas, SC_AXIS_AUTO};
+  m.axes = &ax;
+  m.naxes = 1;
+  m.devices = replicas;
+  sc_diag_fix(ctx, d, "Replace pmap with jax.shard_map over a mesh so the kernel is lowered in an SPMD context",
+              sc_kc_shard_map_snippet(ctx->arena, &m, kname, in, 1, out, 1, "{'x'}",
+                                      "# one mesh axis in place of the pmapped axis; device ids become axis indices"));
 }
 
 /* ---- SC0306 kernel-wrong-platform / SC0307 kernel-cpu-platform ---- */
 
 static sc_platform kernel_platform(kernel_kind k) { return k == K_MOSAIC_TPU ? SC_PLATFORM_TPU : SC_PLATFORM_GPU; }
 
-void sc_check_kernel_wrong_platform(sc_ctx *ctx) {
+void sc_check_kernel_wrong_platform(sc_ctx *ctx, const sc_op *op) {
   sc_platform p = ctx->model ? ctx->model->platform : SC_PLATFORM_UNSPECIFIED;
   if (p != SC_PLATFORM_TPU && p != SC_PLATFORM_GPU) return;
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    kernel_kind k = kernel_kind_of(op);
-    if (k == K_NONE || kernel_platform(k) == p) continue;
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_span t = sc_op_custom_call_target(op);
-    sc_diag *d = sc_emit(ctx, op,
-                         "Compiler params for platform %s cannot be used for %s lowering. %s `%s` (" SC_SPAN_FMT
-                         ") only runs on %s, but the module is checked for %s.",
-                         sc_platform_name(kernel_platform(k)), sc_platform_name(p), kind_label(k), kname,
-                         SC_SPAN_ARG(t), sc_platform_name(kernel_platform(k)), sc_platform_name(p));
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    const char *args = sc_kc_py_arg_structs(ctx);
-    const char *plat = kernel_platform(k) == SC_PLATFORM_TPU ? "tpu" : "cuda";
-    sc_diag_fix(ctx, d,
-                sc_arena_printf(ctx->arena, "Lower the module for %s and deploy it there", sc_platform_name(kernel_platform(k))),
-                args ? sc_arena_printf(ctx->arena, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
-                                       sc_kc_py_fn_name(ctx), args, plat)
-                     : NULL);
-    const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
-    bool ident = *kname && !isdigit((unsigned char)kname[0]);
-    for (const char *c = kname; ident && *c; c++) ident = isalnum((unsigned char)*c) || *c == '_';
-    const char *params = p == SC_PLATFORM_GPU ? "from jax.experimental.pallas import triton as pltriton\n"
-                                                "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltriton.CompilerParams())"
-                                              : "from jax.experimental.pallas import tpu as pltpu\n"
-                                                "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltpu.CompilerParams())";
-    sc_diag_fix(ctx, d,
-                sc_arena_printf(ctx->arena, "Or give pallas_call %s compiler_params when lowering for %s", sc_platform_name(p),
-                                sc_platform_name(p)),
-                out && ident ? sc_arena_printf(ctx->arena, params, kname, out) : NULL);
-  }
+  kernel_kind k = kernel_kind_of(op);
+  if (k == K_NONE || kernel_platform(k) == p) return;
+  const char *kname = sc_kc_kernel_name(ctx->arena, op);
+  sc_span t = sc_op_custom_call_target(op);
+  sc_diag *d = sc_emit(ctx, op,
+                       "Compiler params for platform %s cannot be used for %s lowering. %s `%s` (" SC_SPAN_FMT
+                       ") only runs on %s, but the module is checked for %s.",
+                       sc_platform_name(kernel_platform(k)), sc_platform_name(p), kind_label(k), kname,
+                       SC_SPAN_ARG(t), sc_platform_name(kernel_platform(k)), sc_platform_name(p));
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  const char *args = sc_kc_py_arg_structs(ctx);
+  const char *plat = kernel_platform(k) == SC_PLATFORM_TPU ? "tpu" : "cuda";
+  sc_diag_fix(ctx, d,
+              sc_arena_printf(ctx->arena, "Lower the module for %s and deploy it there", sc_platform_name(kernel_platform(k))),
+              args ? sc_arena_printf(ctx->arena, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
+                                     sc_kc_py_fn_name(ctx), args, plat)
+                   : NULL);
+  const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
+  bool ident = *kname && !isdigit((unsigned char)kname[0]);
+  for (const char *c = kname; ident && *c; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+  const char *params = p == SC_PLATFORM_GPU ? "from jax.experimental.pallas import triton as pltriton\n"
+                                              "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltriton.CompilerParams())"
+                                            : "from jax.experimental.pallas import tpu as pltpu\n"
+                                              "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltpu.CompilerParams())";
+  sc_diag_fix(ctx, d,
+              sc_arena_printf(ctx->arena, "Or give pallas_call %s compiler_params when lowering for %s", sc_platform_name(p),
+                              sc_platform_name(p)),
+              out && ident ? sc_arena_printf(ctx->arena, params, kname, out) : NULL);
 }
 
-void sc_check_kernel_cpu_platform(sc_ctx *ctx) {
+void sc_check_kernel_cpu_platform(sc_ctx *ctx, const sc_op *op) {
   sc_platform p = ctx->model ? ctx->model->platform : SC_PLATFORM_UNSPECIFIED;
   if (p != SC_PLATFORM_CPU) return;
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    kernel_kind k = kernel_kind_of(op);
-    if (k == K_NONE) continue;
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_span t = sc_op_custom_call_target(op);
-    sc_diag *d = sc_emit(ctx, op,
-                         "Only interpret mode is supported on CPU backend. %s `%s` (" SC_SPAN_FMT
-                         ") is a compiled %s kernel, but the module is checked for cpu.",
-                         kind_label(k), kname, SC_SPAN_ARG(t), sc_platform_name(kernel_platform(k)));
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
-    bool ident = *kname && !isdigit((unsigned char)kname[0]);
-    for (const char *c = kname; ident && *c; c++) ident = isalnum((unsigned char)*c) || *c == '_';
-    sc_diag_fix(ctx, d, "Lower the kernel in interpret mode for CPU (it then becomes plain HLO, no custom call)",
-                out && ident ? sc_arena_printf(ctx->arena, "pl.pallas_call(%s, out_shape=%s, interpret=True)", kname, out)
-                             : NULL);
-  }
+  kernel_kind k = kernel_kind_of(op);
+  if (k == K_NONE) return;
+  const char *kname = sc_kc_kernel_name(ctx->arena, op);
+  sc_span t = sc_op_custom_call_target(op);
+  sc_diag *d = sc_emit(ctx, op,
+                       "Only interpret mode is supported on CPU backend. %s `%s` (" SC_SPAN_FMT
+                       ") is a compiled %s kernel, but the module is checked for cpu.",
+                       kind_label(k), kname, SC_SPAN_ARG(t), sc_platform_name(kernel_platform(k)));
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
+  bool ident = *kname && !isdigit((unsigned char)kname[0]);
+  for (const char *c = kname; ident && *c; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+  sc_diag_fix(ctx, d, "Lower the kernel in interpret mode for CPU (it then becomes plain HLO, no custom call)",
+              out && ident ? sc_arena_printf(ctx->arena, "pl.pallas_call(%s, out_shape=%s, interpret=True)", kname, out)
+                           : NULL);
 }
 
 /* ---- SC0308 mosaic-gpu-multi-device / SC0309 mosaic-gpu-device-order ---- */
 
-void sc_check_mosaic_gpu_multi_device(sc_ctx *ctx) {
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    if (kernel_kind_of(op) != K_MOSAIC_GPU || !mosaic_gpu_communicates(op)) continue;
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    if (w.in_manual || w.devices <= 1) continue;
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_diag *d = sc_emit(ctx, op,
-                         "Mosaic GPU only supports single-device meshes in ShardingContext. Got: %" PRId64
-                         " devices. Kernel `%s` (mosaic_gpu) communicates with other devices (custom barrier or "
-                         "collective metadata) and is not inside a shard_map on mesh %s.",
-                         w.devices, kname, sc_kc_mesh_str(ctx->arena, w.mesh));
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    add_wrap_fixes(ctx, d, op, &w, kname);
-  }
+void sc_check_mosaic_gpu_multi_device(sc_ctx *ctx, const sc_op *op) {
+  if (kernel_kind_of(op) != K_MOSAIC_GPU || !mosaic_gpu_communicates(op)) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (w.in_manual || w.devices <= 1) return;
+  const char *kname = sc_kc_kernel_name(ctx->arena, op);
+  sc_diag *d = sc_emit(ctx, op,
+                       "Mosaic GPU only supports single-device meshes in ShardingContext. Got: %" PRId64
+                       " devices. Kernel `%s` (mosaic_gpu) communicates with other devices (custom barrier or "
+                       "collective metadata) and is not inside a shard_map on mesh %s.",
+                       w.devices, kname, sc_kc_mesh_str(ctx->arena, w.mesh));
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  add_wrap_fixes(ctx, d, op, &w, kname);
 }
 
 static bool iota_order(const sc_mesh *m) {
@@ -589,41 +565,38 @@ static bool iota_order(const sc_mesh *m) {
   return true;
 }
 
-void sc_check_mosaic_gpu_device_order(sc_ctx *ctx) {
-  for (uint32_t i = 0; i < ctx->module->nops; i++) {
-    const sc_op *op = ctx->module->ops[i];
-    if (kernel_kind_of(op) != K_MOSAIC_GPU || !mosaic_gpu_communicates(op)) continue;
-    sc_kc_where w = sc_kc_locate(ctx, op);
-    if (!w.in_manual) continue;
-    const sc_mesh *m = w.mc->mesh ? w.mc->mesh : w.mesh;
-    if (ctx->model && ctx->model->target) m = ctx->model->target;
-    if (!m || !m->device_ids || iota_order(m)) continue;
-    sc_astr list = SC_ASTR_INIT(ctx->arena);
-    uint32_t shown = m->ndevice_ids < SC_LIST_SHOWN ? m->ndevice_ids : SC_LIST_SHOWN;
-    sc_astr_puts(&list, "[");
-    for (uint32_t k = 0; k < shown; k++) sc_astr_printf(&list, "%s%" PRId64, k ? " " : "", m->device_ids[k]);
-    if (shown < m->ndevice_ids) sc_astr_printf(&list, " ... and %u more", m->ndevice_ids - shown);
-    sc_astr_puts(&list, "]");
-    const char *ids = sc_astr_str(&list);
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_diag *d = sc_emit(ctx, op,
-                         "Mosaic GPU only supports meshes with device ordering that follows row-major device ids. "
-                         "Got: %s device ids. Kernel `%s` communicates with other devices inside a shard_map on mesh "
-                         "%s.",
-                         ids, kname, sc_kc_mesh_str(ctx->arena, m));
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    sc_fix *f = sc_diag_fix(ctx, d, "Use a mesh whose devices are in row-major (iota) order",
-                            sc_arena_printf(ctx->arena, "mesh = %s  # devices in order 0..%" PRId64,
-                                            sc_kc_py_make_mesh(ctx->arena, m), m->devices - 1));
-    /* The module's own mesh: drop its explicit device order. */
-    if (m->op && (!ctx->model || m != ctx->model->target)) {
-      sc_span mt = m->op->text;
-      const char *did = sc_kc_find(mt, ", device_ids=[");
-      if (did) {
-        const char *rb = memchr(did, ']', (size_t)(mt.p + mt.n - did));
-        if (rb) sc_fix_edit(ctx, f, (uint32_t)(did - ctx->module->buf), (uint32_t)(rb + 1 - did), "");
-      }
+void sc_check_mosaic_gpu_device_order(sc_ctx *ctx, const sc_op *op) {
+  if (kernel_kind_of(op) != K_MOSAIC_GPU || !mosaic_gpu_communicates(op)) return;
+  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (!w.in_manual) return;
+  const sc_mesh *m = w.mc->mesh ? w.mc->mesh : w.mesh;
+  if (ctx->model && ctx->model->target) m = ctx->model->target;
+  if (!m || !m->device_ids || iota_order(m)) return;
+  sc_astr list = SC_ASTR_INIT(ctx->arena);
+  uint32_t shown = m->ndevice_ids < SC_LIST_SHOWN ? m->ndevice_ids : SC_LIST_SHOWN;
+  sc_astr_puts(&list, "[");
+  for (uint32_t k = 0; k < shown; k++) sc_astr_printf(&list, "%s%" PRId64, k ? " " : "", m->device_ids[k]);
+  if (shown < m->ndevice_ids) sc_astr_printf(&list, " ... and %u more", m->ndevice_ids - shown);
+  sc_astr_puts(&list, "]");
+  const char *ids = sc_astr_str(&list);
+  const char *kname = sc_kc_kernel_name(ctx->arena, op);
+  sc_diag *d = sc_emit(ctx, op,
+                       "Mosaic GPU only supports meshes with device ordering that follows row-major device ids. "
+                       "Got: %s device ids. Kernel `%s` communicates with other devices inside a shard_map on mesh "
+                       "%s.",
+                       ids, kname, sc_kc_mesh_str(ctx->arena, m));
+  sc_kc_context(ctx, d, &w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  sc_fix *f = sc_diag_fix(ctx, d, "Use a mesh whose devices are in row-major (iota) order",
+                          sc_arena_printf(ctx->arena, "mesh = %s  # devices in order 0..%" PRId64,
+                                          sc_kc_py_make_mesh(ctx->arena, m), m->devices - 1));
+  /* The module's own mesh: drop its explicit device order. */
+  if (m->op && (!ctx->model || m != ctx->model->target)) {
+    sc_span mt = m->op->text;
+    const char *did = sc_kc_find(mt, ", device_ids=[");
+    if (did) {
+      const char *rb = memchr(did, ']', (size_t)(mt.p + mt.n - did));
+      if (rb) sc_fix_edit(ctx, f, (uint32_t)(did - ctx->module->buf), (uint32_t)(rb + 1 - did), "");
     }
   }
 }

@@ -9,6 +9,15 @@
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
+/* The row functions, declared from the table so their signatures are checked against it. */
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
+  void fn(sc_ctx *ctx, const sc_op *op);                                            \
+  void finish_fn(sc_ctx *ctx);
+#include "rules/manual.def"
+#undef OP_RULE
+#undef OP_RULE_FINISH
+
 static bool is_mc(const sc_op *op) { return op->kind == SC_OP_SDY_MANUAL_COMPUTATION; }
 
 static bool is_manual_axis(const sc_op_info *info, sc_span name) {
@@ -31,11 +40,9 @@ static const sc_mesh *mc_mesh(const sc_model *model, const sc_op_info *info) {
 
 typedef void (*mc_visit)(sc_ctx *ctx, const sc_op *op, const sc_op_info *info);
 
-/* Calls fn for every sdy.manual_computation of the module, in module order. */
-static void for_each_mc(sc_ctx *ctx, mc_visit fn) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++)
-    if (is_mc(m->ops[k])) fn(ctx, m->ops[k], sc_model_op(ctx->model, m->ops[k]));
+/* Calls fn for `op` if it is an sdy.manual_computation (the rows subscribe to those). */
+static void visit_mc(sc_ctx *ctx, const sc_op *op, mc_visit fn) {
+  if (is_mc(op)) fn(ctx, op, sc_model_op(ctx->model, op));
 }
 
 static bool mc_counts_ok(const sc_op *op, const sc_op_info *info) {
@@ -70,8 +77,7 @@ static void value_count(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
             op->nresults, ret->noperands);
 }
 
-void sc_check_manual_value_count(sc_ctx *ctx);
-void sc_check_manual_value_count(sc_ctx *ctx) { for_each_mc(ctx, value_count); }
+void sc_check_manual_value_count(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, value_count); }
 
 static bool bound_in(const sc_manual_context *outer, sc_span name) {
   for (uint32_t j = 0; outer && j < outer->nmanual_axes; j++)
@@ -131,8 +137,7 @@ static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   }
 }
 
-void sc_check_manual_mesh(sc_ctx *ctx);
-void sc_check_manual_mesh(sc_ctx *ctx) { for_each_mc(ctx, one_mesh); }
+void sc_check_manual_mesh(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, one_mesh); }
 
 static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   const sc_mesh *mesh = mc_mesh(ctx->model, info);
@@ -155,8 +160,7 @@ static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   }
 }
 
-void sc_check_manual_unknown_axis(sc_ctx *ctx);
-void sc_check_manual_unknown_axis(sc_ctx *ctx) { for_each_mc(ctx, unknown_axis); }
+void sc_check_manual_unknown_axis(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, unknown_axis); }
 
 /* Each in/out sharding: manual axes first; dims divisible by the manual size; local shapes. */
 typedef enum { CHK_ORDER, CHK_DIV, CHK_LOCAL } mc_check;
@@ -192,109 +196,102 @@ static const char *local_type_str(sc_arena *a, sc_span global, const sc_shape *l
   return sc_astr_str(&s);
 }
 
-static void check_values(sc_ctx *ctx, mc_check which) {
-  const sc_module *m = ctx->module;
+static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
   sc_arena *a = ctx->arena;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    if (!is_mc(op)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    if (!mc_counts_ok(op, info)) continue;
-    const sc_block *b = ru_body(op);
-    const sc_op *ret = ru_terminator(op);
-    bool reported = false;
-    for (int pass = 0; pass < 2 && !reported; pass++) {
-      bool operand = pass == 0;
-      const sc_annotation *an = operand ? &info->in_shardings : &info->out_shardings;
-      const char *kind = operand ? "operand" : "result";
-      for (uint32_t i = 0; i < an->nvalues && !reported; i++) {
-        const sc_sharding *s = an->values[i];
-        const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
-        if (!mesh) continue;
-        sc_span gtype = operand ? ru_operand_type(op, i) : ru_result_type(op, i);
-        sc_shape gs;
-        bool known = gtype.n && sc_parse_shape(a, gtype, &gs) && gs.kind == SC_SHAPE_ARRAY && (uint32_t)gs.rank == s->rank;
-        if (which == CHK_ORDER) {
-          for (uint32_t d = 0; d < s->rank && !reported; d++) {
-            const sc_axis_ref *free_ax = NULL;
-            for (uint32_t j = 0; j < s->dims[d].naxes; j++) {
-              const sc_axis_ref *ax = &s->dims[d].axes[j];
-              if (!is_manual_axis(info, ax->name)) {
-                if (!free_ax) free_ax = ax;
-              } else if (free_ax) {
-                sc_diag *dg = sc_emit(ctx, op,
-                                      "%s sharding at index %u must have all manual axes come before free axes in its "
-                                      "dimension sharding at index %u. Saw manual axis %s after free axis %s",
-                                      kind, i, d, sc_axis_ref_str(a, ax), sc_axis_ref_str(a, free_ax));
-                sc_diag_span_name(ctx, dg, ax->name);
-                sc_diag_fix(ctx, dg, "List the shard_map's manual axes first in each dimension", NULL);
-                reported = true;
-                break;
-              }
-            }
-          }
-          continue;
-        }
-        if (!known) continue;
-        sc_shape local;
-        local.kind = SC_SHAPE_ARRAY;
-        local.rank = gs.rank;
-        local.dims = sc_arena_calloc(a, gs.rank ? gs.rank : 1, sizeof(int64_t));
-        bool divisible = true;
-        for (uint32_t d = 0; d < s->rank; d++) {
-          int64_t ms = manual_size(info, s, d, mesh);
-          int64_t g = gs.dims[d];
-          if (g >= 0 && ms > 1 && g % ms != 0) {
-            if (which == CHK_DIV) {
+  if (!is_mc(op)) return;
+  const sc_op_info *info = sc_model_op(ctx->model, op);
+  if (!mc_counts_ok(op, info)) return;
+  const sc_block *b = ru_body(op);
+  const sc_op *ret = ru_terminator(op);
+  bool reported = false;
+  for (int pass = 0; pass < 2 && !reported; pass++) {
+    bool operand = pass == 0;
+    const sc_annotation *an = operand ? &info->in_shardings : &info->out_shardings;
+    const char *kind = operand ? "operand" : "result";
+    for (uint32_t i = 0; i < an->nvalues && !reported; i++) {
+      const sc_sharding *s = an->values[i];
+      const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+      if (!mesh) continue;
+      sc_span gtype = operand ? ru_operand_type(op, i) : ru_result_type(op, i);
+      sc_shape gs;
+      bool known = gtype.n && sc_parse_shape(a, gtype, &gs) && gs.kind == SC_SHAPE_ARRAY && (uint32_t)gs.rank == s->rank;
+      if (which == CHK_ORDER) {
+        for (uint32_t d = 0; d < s->rank && !reported; d++) {
+          const sc_axis_ref *free_ax = NULL;
+          for (uint32_t j = 0; j < s->dims[d].naxes; j++) {
+            const sc_axis_ref *ax = &s->dims[d].axes[j];
+            if (!is_manual_axis(info, ax->name)) {
+              if (!free_ax) free_ax = ax;
+            } else if (free_ax) {
               sc_diag *dg = sc_emit(ctx, op,
-                                    "shard_map was given %s arrays with axis sizes that are not evenly divisible by the "
-                                    "corresponding mesh axis sizes: %s dimension size %" PRId64 " is not divisible by the "
-                                    "manual axes size %" PRId64 " (%s %u, dimension %u)",
-                                    operand ? "argument" : "result", kind, g, ms, kind, i, d);
-              sc_diag_span_text(ctx, dg, s->text);
-              sc_sharding unsharded = *s; /* the spec without the axes of the indivisible dimension */
-              unsharded.dims = sc_arena_calloc(a, s->rank, sizeof *unsharded.dims);
-              memcpy(unsharded.dims, s->dims, s->rank * sizeof *s->dims);
-              unsharded.dims[d].naxes = 0;
-              sc_diag_fix(ctx, dg,
-                          sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 " or shard it over fewer axes", d, ms),
-                          sc_arena_printf(a, "%s_specs = (%s,)  # dimension %u unsharded; or jnp.pad it to a multiple of %" PRId64,
-                                          operand ? "in" : "out", sc_sharding_partition_spec(a, &unsharded), d, ms));
+                                    "%s sharding at index %u must have all manual axes come before free axes in its "
+                                    "dimension sharding at index %u. Saw manual axis %s after free axis %s",
+                                    kind, i, d, sc_axis_ref_str(a, ax), sc_axis_ref_str(a, free_ax));
+              sc_diag_span_name(ctx, dg, ax->name);
+              sc_diag_fix(ctx, dg, "List the shard_map's manual axes first in each dimension", NULL);
               reported = true;
+              break;
             }
-            divisible = false;
-            break;
           }
-          local.dims[d] = g < 0 ? -1 : g / ms;
         }
-        if (which != CHK_LOCAL || !divisible) continue;
-        sc_span ltype = sc_span_of("", 0);
-        if (operand) ltype = b && i < b->nargs ? b->args[i]->type : ltype;
-        else ltype = ret ? ru_operand_type(ret, i) : ltype;
-        sc_shape ls;
-        if (!ltype.n || !sc_parse_shape(a, ltype, &ls) || ls.kind != SC_SHAPE_ARRAY) continue;
-        bool same = ls.rank == local.rank;
-        for (int32_t d = 0; same && d < ls.rank; d++) same = ls.dims[d] == local.dims[d];
-        if (!same) {
-          sc_diag *dg = sc_emit(ctx, op,
-                                "%s shape, corresponding sharding, and region %s shape at index %u must match. Expected "
-                                "local shape '%s', actual local shape '%.*s'",
-                                kind, kind, i, local_type_str(a, gtype, &local), SC_SPAN_ARG(sc_span_trim(ltype)));
-          sc_diag_fix(ctx, dg,
-                      "The body sees each global dimension divided by the sizes of the manual axes that shard it", NULL);
-          reported = true;
+        continue;
+      }
+      if (!known) continue;
+      sc_shape local;
+      local.kind = SC_SHAPE_ARRAY;
+      local.rank = gs.rank;
+      local.dims = sc_arena_calloc(a, gs.rank ? gs.rank : 1, sizeof(int64_t));
+      bool divisible = true;
+      for (uint32_t d = 0; d < s->rank; d++) {
+        int64_t ms = manual_size(info, s, d, mesh);
+        int64_t g = gs.dims[d];
+        if (g >= 0 && ms > 1 && g % ms != 0) {
+          if (which == CHK_DIV) {
+            sc_diag *dg = sc_emit(ctx, op,
+                                  "shard_map was given %s arrays with axis sizes that are not evenly divisible by the "
+                                  "corresponding mesh axis sizes: %s dimension size %" PRId64 " is not divisible by the "
+                                  "manual axes size %" PRId64 " (%s %u, dimension %u)",
+                                  operand ? "argument" : "result", kind, g, ms, kind, i, d);
+            sc_diag_span_text(ctx, dg, s->text);
+            sc_sharding unsharded = *s; /* the spec without the axes of the indivisible dimension */
+            unsharded.dims = sc_arena_calloc(a, s->rank, sizeof *unsharded.dims);
+            memcpy(unsharded.dims, s->dims, s->rank * sizeof *s->dims);
+            unsharded.dims[d].naxes = 0;
+            sc_diag_fix(ctx, dg,
+                        sc_arena_printf(a, "Pad dimension %u to a multiple of %" PRId64 " or shard it over fewer axes", d, ms),
+                        sc_arena_printf(a, "%s_specs = (%s,)  # dimension %u unsharded; or jnp.pad it to a multiple of %" PRId64,
+                                        operand ? "in" : "out", sc_sharding_partition_spec(a, &unsharded), d, ms));
+            reported = true;
+          }
+          divisible = false;
+          break;
         }
+        local.dims[d] = g < 0 ? -1 : g / ms;
+      }
+      if (which != CHK_LOCAL || !divisible) continue;
+      sc_span ltype = sc_span_of("", 0);
+      if (operand) ltype = b && i < b->nargs ? b->args[i]->type : ltype;
+      else ltype = ret ? ru_operand_type(ret, i) : ltype;
+      sc_shape ls;
+      if (!ltype.n || !sc_parse_shape(a, ltype, &ls) || ls.kind != SC_SHAPE_ARRAY) continue;
+      bool same = ls.rank == local.rank;
+      for (int32_t d = 0; same && d < ls.rank; d++) same = ls.dims[d] == local.dims[d];
+      if (!same) {
+        sc_diag *dg = sc_emit(ctx, op,
+                              "%s shape, corresponding sharding, and region %s shape at index %u must match. Expected "
+                              "local shape '%s', actual local shape '%.*s'",
+                              kind, kind, i, local_type_str(a, gtype, &local), SC_SPAN_ARG(sc_span_trim(ltype)));
+        sc_diag_fix(ctx, dg,
+                    "The body sees each global dimension divided by the sizes of the manual axes that shard it", NULL);
+        reported = true;
       }
     }
   }
 }
 
-void sc_check_manual_axis_order(sc_ctx *ctx);
-void sc_check_manual_axis_order(sc_ctx *ctx) { check_values(ctx, CHK_ORDER); }
-void sc_check_manual_divisibility(sc_ctx *ctx);
-void sc_check_manual_divisibility(sc_ctx *ctx) { check_values(ctx, CHK_DIV); }
-void sc_check_manual_local_shape(sc_ctx *ctx);
-void sc_check_manual_local_shape(sc_ctx *ctx) { check_values(ctx, CHK_LOCAL); }
+void sc_check_manual_axis_order(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_ORDER); }
+void sc_check_manual_divisibility(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_DIV); }
+void sc_check_manual_local_shape(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_LOCAL); }
 
 static bool manual_sharding(const sc_sharding *s);
 
@@ -352,62 +349,52 @@ static void axis_rebound(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   }
 }
 
-void sc_check_manual_axis_rebound(sc_ctx *ctx);
-void sc_check_manual_axis_rebound(sc_ctx *ctx) {
-  for_each_mc(ctx, axis_rebound);
+void sc_check_manual_axis_rebound(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, axis_rebound); }
+
+void sc_finish_manual_axis_rebound(sc_ctx *ctx) {
   /* the shardings naming a re-bound axis in and under a re-binding nested manual computation follow
    * from it (ru_site_report links them): one diagnostic, their sites related */
   ru_report_site_problems(ctx);
   check_gspmd_rebound(ctx);
 }
 
-void sc_check_manual_isolation(sc_ctx *ctx);
-void sc_check_manual_isolation(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    const sc_op *mc = NULL;
-    for (const sc_op *p = op->parent_op; p; p = p->parent_op)
-      if (is_mc(p)) {
-        mc = p;
-        break;
-      }
-    if (!mc) continue;
-    for (uint32_t i = 0; i < op->noperands; i++) {
-      const sc_value *v = op->operands[i];
-      if (!v || ru_value_inside(v, mc)) continue;
-      sc_diag *d = sc_emit(ctx, op,
-                           "'%.*s' op using value defined outside the region: %.*s is defined outside the "
-                           "sdy.manual_computation, which is isolated from above",
-                           SC_SPAN_ARG(op->name), SC_SPAN_ARG(v->name));
-      sc_diag_fix(ctx, d, "Pass the value into the manual computation as an operand (an argument of the shard_map'd function)",
-                  NULL);
+void sc_check_manual_isolation(sc_ctx *ctx, const sc_op *op) {
+  const sc_op *mc = NULL;
+  for (const sc_op *p = op->parent_op; p; p = p->parent_op)
+    if (is_mc(p)) {
+      mc = p;
       break;
     }
+  if (!mc) return;
+  for (uint32_t i = 0; i < op->noperands; i++) {
+    const sc_value *v = op->operands[i];
+    if (!v || ru_value_inside(v, mc)) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "'%.*s' op using value defined outside the region: %.*s is defined outside the "
+                         "sdy.manual_computation, which is isolated from above",
+                         SC_SPAN_ARG(op->name), SC_SPAN_ARG(v->name));
+    sc_diag_fix(ctx, d, "Pass the value into the manual computation as an operand (an argument of the shard_map'd function)",
+                NULL);
+    break;
   }
 }
 
-void sc_check_manual_body_mesh(sc_ctx *ctx);
-void sc_check_manual_body_mesh(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    const sc_manual_context *c = sc_model_manual(ctx->model, op);
-    if (!c->manual_op || c->gspmd_manual || !c->mesh || !is_mc(c->manual_op)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    const sc_sharding *s = NULL;
-    if (info->sdy.nvalues) s = info->sdy.values[0];
-    else if (info->sharding.nvalues) s = info->sharding.values[0];
-    else if (is_mc(op) && info->in_shardings.nvalues) s = info->in_shardings.values[0];
-    if (!s) continue;
-    const sc_mesh *me = sc_model_sharding_mesh(ctx->model, s);
-    if (!me || me->maximal || !me->naxes || ru_meshes_match(me, c->mesh)) continue;
-    sc_diag *d = sc_emit(ctx, op,
-                         "sharding on mesh @%.*s inside the body of an sdy.manual_computation on mesh @%.*s: shardings in "
-                         "a shard_map body must use the shard_map's mesh",
-                         SC_SPAN_ARG(me->name), SC_SPAN_ARG(c->mesh->name));
-    sc_diag_fix(ctx, d, "Use the shard_map's mesh for shardings inside its body", NULL);
-  }
+void sc_check_manual_body_mesh(sc_ctx *ctx, const sc_op *op) {
+  const sc_manual_context *c = sc_model_manual(ctx->model, op);
+  if (!c->manual_op || c->gspmd_manual || !c->mesh || !is_mc(c->manual_op)) return;
+  const sc_op_info *info = sc_model_op(ctx->model, op);
+  const sc_sharding *s = NULL;
+  if (info->sdy.nvalues) s = info->sdy.values[0];
+  else if (info->sharding.nvalues) s = info->sharding.values[0];
+  else if (is_mc(op) && info->in_shardings.nvalues) s = info->in_shardings.values[0];
+  if (!s) return;
+  const sc_mesh *me = sc_model_sharding_mesh(ctx->model, s);
+  if (!me || me->maximal || !me->naxes || ru_meshes_match(me, c->mesh)) return;
+  sc_diag *d = sc_emit(ctx, op,
+                       "sharding on mesh @%.*s inside the body of an sdy.manual_computation on mesh @%.*s: shardings in "
+                       "a shard_map body must use the shard_map's mesh",
+                       SC_SPAN_ARG(me->name), SC_SPAN_ARG(c->mesh->name));
+  sc_diag_fix(ctx, d, "Use the shard_map's mesh for shardings inside its body", NULL);
 }
 
 static void axes_sorted(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
@@ -431,8 +418,7 @@ static void axes_sorted(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   }
 }
 
-void sc_check_manual_axes_sorted(sc_ctx *ctx);
-void sc_check_manual_axes_sorted(sc_ctx *ctx) { for_each_mc(ctx, axes_sorted); }
+void sc_check_manual_axes_sorted(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, axes_sorted); }
 
 /* ---- GSPMD manual regions ----------------------------------------------------------------------- */
 
@@ -450,59 +436,54 @@ static bool manual_sharding(const sc_sharding *s) {
   return false;
 }
 
-void sc_check_manual_gspmd_region(sc_ctx *ctx);
-void sc_check_manual_gspmd_region(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
+void sc_check_manual_gspmd_region(sc_ctx *ctx, const sc_op *op) {
   sc_arena *a = ctx->arena;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    sc_span t = sc_op_custom_call_target(op);
-    bool f2s = sc_span_eq(t, "SPMDFullToShardShape"), s2f = sc_span_eq(t, "SPMDShardToFullShape");
-    if (!f2s && !s2f) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
-    if (!s) continue;
-    if (f2s && !manual_sharding(s) && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
-      sc_diag *d = sc_emit(ctx, op,
-                           "@SPMDFullToShardShape must produce a manual sharding ({manual} or last_tile_dims={manual, ...}), "
-                           "got " SC_QUOTE_FMT,
-                           SC_QUOTE_ARG(s->text));
-      sc_diag_fix(ctx, d, "Enter manual regions with shard_map (jax.shard_map), which emits the right shardings", NULL);
-      continue;
+  sc_span t = sc_op_custom_call_target(op);
+  bool f2s = sc_span_eq(t, "SPMDFullToShardShape"), s2f = sc_span_eq(t, "SPMDShardToFullShape");
+  if (!f2s && !s2f) return;
+  const sc_op_info *info = sc_model_op(ctx->model, op);
+  const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
+  if (!s) return;
+  if (f2s && !manual_sharding(s) && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
+    sc_diag *d = sc_emit(ctx, op,
+                         "@SPMDFullToShardShape must produce a manual sharding ({manual} or last_tile_dims={manual, ...}), "
+                         "got " SC_QUOTE_FMT,
+                         SC_QUOTE_ARG(s->text));
+    sc_diag_fix(ctx, d, "Enter manual regions with shard_map (jax.shard_map), which emits the right shardings", NULL);
+    return;
+  }
+  if (s2f && s->kind == SC_SHARDING_MANUAL) {
+    sc_emit(ctx, op, "@SPMDShardToFullShape must produce a non-manual (global) sharding, got " SC_QUOTE_FMT,
+            SC_QUOTE_ARG(s->text));
+    return;
+  }
+  if (!f2s || op->noperands < 1 || op->nresults < 1) return;
+  /* local shape = global shape / tiling of the operand's sharding (the @Sharding before it) */
+  const sc_sharding *in = sc_model_value_sharding(ctx->model, op->operands[0]);
+  sc_shape g, l;
+  if (!in || !in->tile_dims || !sc_parse_shape(a, ru_operand_type(op, 0), &g) || g.kind != SC_SHAPE_ARRAY) return;
+  if (!sc_parse_shape(a, ru_result_type(op, 0), &l) || l.kind != SC_SHAPE_ARRAY || l.rank != g.rank) return;
+  uint32_t data = in->ntile_dims - in->nlast_tile_dims;
+  if (data != (uint32_t)g.rank) return;
+  bool full = s->kind == SC_SHARDING_MANUAL;
+  for (int32_t d = 0; d < g.rank; d++) {
+    int64_t tiles = in->tile_dims[d];
+    if (g.dims[d] < 0 || l.dims[d] < 0) continue;
+    if (g.dims[d] % tiles != 0) {
+      sc_emit(ctx, op,
+              "dimension %d of size %" PRId64 " is not divisible by its %" PRId64
+              " shards entering the manual region (shard_map was given argument arrays with axis sizes that are not "
+              "evenly divisible by the corresponding mesh axis sizes)",
+              d, g.dims[d], tiles);
+      break;
     }
-    if (s2f && s->kind == SC_SHARDING_MANUAL) {
-      sc_emit(ctx, op, "@SPMDShardToFullShape must produce a non-manual (global) sharding, got " SC_QUOTE_FMT,
-              SC_QUOTE_ARG(s->text));
-      continue;
-    }
-    if (!f2s || op->noperands < 1 || op->nresults < 1) continue;
-    /* local shape = global shape / tiling of the operand's sharding (the @Sharding before it) */
-    const sc_sharding *in = sc_model_value_sharding(ctx->model, op->operands[0]);
-    sc_shape g, l;
-    if (!in || !in->tile_dims || !sc_parse_shape(a, ru_operand_type(op, 0), &g) || g.kind != SC_SHAPE_ARRAY) continue;
-    if (!sc_parse_shape(a, ru_result_type(op, 0), &l) || l.kind != SC_SHAPE_ARRAY || l.rank != g.rank) continue;
-    uint32_t data = in->ntile_dims - in->nlast_tile_dims;
-    if (data != (uint32_t)g.rank) continue;
-    bool full = s->kind == SC_SHARDING_MANUAL;
-    for (int32_t d = 0; d < g.rank; d++) {
-      int64_t tiles = in->tile_dims[d];
-      if (g.dims[d] < 0 || l.dims[d] < 0) continue;
-      if (g.dims[d] % tiles != 0) {
-        sc_emit(ctx, op,
-                "dimension %d of size %" PRId64 " is not divisible by its %" PRId64
-                " shards entering the manual region (shard_map was given argument arrays with axis sizes that are not "
-                "evenly divisible by the corresponding mesh axis sizes)",
-                d, g.dims[d], tiles);
-        break;
-      }
-      if (full && l.dims[d] != g.dims[d] / tiles) {
-        sc_emit(ctx, op,
-                "@SPMDFullToShardShape local shape %.*s does not match the global shape %.*s divided by the sharding "
-                "%.*s: dimension %d should be %" PRId64 ", got %" PRId64,
-                SC_SPAN_ARG(ru_result_type(op, 0)), SC_SPAN_ARG(ru_operand_type(op, 0)), SC_SPAN_ARG(in->text), d,
-                g.dims[d] / tiles, l.dims[d]);
-        break;
-      }
+    if (full && l.dims[d] != g.dims[d] / tiles) {
+      sc_emit(ctx, op,
+              "@SPMDFullToShardShape local shape %.*s does not match the global shape %.*s divided by the sharding "
+              "%.*s: dimension %d should be %" PRId64 ", got %" PRId64,
+              SC_SPAN_ARG(ru_result_type(op, 0)), SC_SPAN_ARG(ru_operand_type(op, 0)), SC_SPAN_ARG(in->text), d,
+              g.dims[d] / tiles, l.dims[d]);
+      break;
     }
   }
 }
@@ -525,51 +506,46 @@ static const char *sdy_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
   return sc_astr_str(&s);
 }
 
-void sc_check_manual_unreduced_partial(sc_ctx *ctx);
-void sc_check_manual_unreduced_partial(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
+void sc_check_manual_unreduced_partial(sc_ctx *ctx, const sc_op *op) {
   sc_arena *a = ctx->arena;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    if (!is_mc(op)) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    const sc_mesh *mesh = mc_mesh(ctx->model, info);
-    if (!mesh) continue;
-    /* the axes of this computation and its enclosing ones are manual; size-1 axes trivially so */
-    const sc_manual_context *parent = sc_model_manual(ctx->model, op);
-    bool full = true;
-    for (uint32_t i = 0; i < mesh->naxes && full; i++) {
-      if (mesh->axes[i].size <= 1) continue;
-      bool man = false;
-      for (uint32_t j = 0; j < info->nmanual_axes; j++) man |= ru_span_same(info->manual_axes[j].name, mesh->axes[i].name);
-      for (uint32_t j = 0; j < parent->nmanual_axes; j++) man |= ru_span_same(parent->manual_axes[j], mesh->axes[i].name);
-      full = man;
-    }
-    if (full) continue;
-    for (int side = 0; side < 2; side++) {
-      const sc_annotation *an = side ? &info->out_shardings : &info->in_shardings;
-      const sc_sharding *s = NULL;
-      for (uint32_t i = 0; i < an->nvalues && !s; i++)
-        if (an->values[i] && an->values[i]->nunreduced) s = an->values[i];
-      if (!s) continue;
-      sc_span *names = sc_arena_calloc(a, mesh->naxes + 1, sizeof *names), *man = sc_arena_calloc(a, info->nmanual_axes + 1, sizeof *man);
-      for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = mesh->axes[i].name;
-      for (uint32_t i = 0; i < info->nmanual_axes; i++) man[i] = info->manual_axes[i].name;
-      const char *prefix = side ? "out" : "in";
-      sc_diag *d = sc_emit_at(ctx, s->offset ? s->offset : op->pos.offset, op,
-                              "unreduced/reduced can only be passed to %s_specs when shard_map is in full manual mode. Got "
-                              "mesh axis names %s, manual_axes: %s, specs: %s (unreduced axes %s in a shard_map that leaves "
-                              "axes automatic)",
-                              prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->nmanual_axes),
-                              ru_sharding_str(a, s), ru_axes_str(a, s->unreduced, s->nunreduced));
-      sc_diag_span_text(ctx, d, s->text);
-      sc_diag_fix(ctx, d,
-                  sc_arena_printf(a,
-                                  "Make the shard_map fully manual (axis_names=set(mesh.axis_names), i.e. manual_axes "
-                                  "%s), or drop the unreduced axes from its %s_specs",
-                                  sdy_axis_set(a, names, mesh->naxes), prefix),
-                  NULL);
-      break;
-    }
+  if (!is_mc(op)) return;
+  const sc_op_info *info = sc_model_op(ctx->model, op);
+  const sc_mesh *mesh = mc_mesh(ctx->model, info);
+  if (!mesh) return;
+  /* the axes of this computation and its enclosing ones are manual; size-1 axes trivially so */
+  const sc_manual_context *parent = sc_model_manual(ctx->model, op);
+  bool full = true;
+  for (uint32_t i = 0; i < mesh->naxes && full; i++) {
+    if (mesh->axes[i].size <= 1) continue;
+    bool man = false;
+    for (uint32_t j = 0; j < info->nmanual_axes; j++) man |= ru_span_same(info->manual_axes[j].name, mesh->axes[i].name);
+    for (uint32_t j = 0; j < parent->nmanual_axes; j++) man |= ru_span_same(parent->manual_axes[j], mesh->axes[i].name);
+    full = man;
+  }
+  if (full) return;
+  for (int side = 0; side < 2; side++) {
+    const sc_annotation *an = side ? &info->out_shardings : &info->in_shardings;
+    const sc_sharding *s = NULL;
+    for (uint32_t i = 0; i < an->nvalues && !s; i++)
+      if (an->values[i] && an->values[i]->nunreduced) s = an->values[i];
+    if (!s) continue;
+    sc_span *names = sc_arena_calloc(a, mesh->naxes + 1, sizeof *names), *man = sc_arena_calloc(a, info->nmanual_axes + 1, sizeof *man);
+    for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = mesh->axes[i].name;
+    for (uint32_t i = 0; i < info->nmanual_axes; i++) man[i] = info->manual_axes[i].name;
+    const char *prefix = side ? "out" : "in";
+    sc_diag *d = sc_emit_at(ctx, s->offset ? s->offset : op->pos.offset, op,
+                            "unreduced/reduced can only be passed to %s_specs when shard_map is in full manual mode. Got "
+                            "mesh axis names %s, manual_axes: %s, specs: %s (unreduced axes %s in a shard_map that leaves "
+                            "axes automatic)",
+                            prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->nmanual_axes),
+                            ru_sharding_str(a, s), ru_axes_str(a, s->unreduced, s->nunreduced));
+    sc_diag_span_text(ctx, d, s->text);
+    sc_diag_fix(ctx, d,
+                sc_arena_printf(a,
+                                "Make the shard_map fully manual (axis_names=set(mesh.axis_names), i.e. manual_axes "
+                                "%s), or drop the unreduced axes from its %s_specs",
+                                sdy_axis_set(a, names, mesh->naxes), prefix),
+                NULL);
+    break;
   }
 }

@@ -1,13 +1,19 @@
 /* rules.h — the rule registry and what a rule sees.
  *
- * A rule is one row of sc_rule_table (lib/rules/engine.c): name, family, code, default severity, summary and
- * a check function. Its code has an entry in the catalog (lib/rules/catalog.c) and tests with a failing and
- * a passing module. Codes are append-only: never renumber or reuse one.
+ * A rule is one row of sc_rule_table (a line of lib/rules/<family>.def): name, family, code, default
+ * severity, summary, the op kinds it visits and its functions. The engine walks the module ONCE, in
+ * preorder, and calls each enabled rule's `visit` on the ops of the kinds it subscribed to (clang-tidy
+ * matchers, ESLint visitors); after the walk it calls each rule's `finish` for whole-module facts
+ * (meshes, the export record, checks not worth converting). A rule has a visit, a finish or both.
+ * Adding a rule: a table row (with its op kinds), an entry in the catalog (lib/rules/catalog/) and tests
+ * with a failing and a passing module. Codes are append-only: never renumber or reuse one.
  *
  * Code ranges: SC00xx syntax/input, SC01xx mesh, SC02xx sharding, SC03xx kernel, SC04xx callback,
  * SC05xx manual, SC06xx collective, SC07xx export (what a jax.export container records).
  *
- * Check functions run on the request's worker thread and allocate only from ctx->arena. */
+ * Rule functions run on the request's worker thread and allocate only from ctx->arena. A rule may run
+ * interleaved with other rules' visits; the engine still reports each rule's diagnostics in table
+ * order, as if the rules had run one after another. */
 #ifndef SC_RULES_H
 #define SC_RULES_H
 
@@ -30,6 +36,7 @@ typedef struct sc_ctx {
   size_t len;
   SC_VEC(uint32_t) anchors; /* per diagnostic: the offset it was reported at (its site) */
   SC_VEC(struct sc_cause) causes;
+  void **rule_state;        /* per sc_rule_table row, NULL-initialized by sc_rules_run; see sc_rule_state */
 } sc_ctx;
 
 /* A link between two diagnostics of one mistake (see sc_diag_caused_by). */
@@ -41,7 +48,21 @@ typedef struct sc_cause {
 } sc_cause;
 #define SC_SITE_ANY UINT32_MAX
 
-typedef void (*sc_check_fn)(sc_ctx *ctx);
+typedef void (*sc_visit_fn)(sc_ctx *ctx, const sc_op *op);
+typedef void (*sc_finish_fn)(sc_ctx *ctx);
+
+/* Op kind subscriptions: SC_KIND(SC_OP_CUSTOM_CALL) | SC_KIND(SC_OP_SEND), SC_KINDS_ALL; custom call
+ * classes likewise (SC_CC(SC_CC_TRITON)), 0 = every class. */
+#define SC_KIND(k) (UINT64_C(1) << (k))
+#define SC_KINDS_ALL ((UINT64_C(1) << SC_OP_KIND_COUNT) - 1)
+#define SC_KINDS_SDY_COLLECTIVE \
+  (SC_KIND(SC_OP_SDY_ALL_GATHER) | SC_KIND(SC_OP_SDY_ALL_SLICE) | SC_KIND(SC_OP_SDY_ALL_TO_ALL) |            \
+   SC_KIND(SC_OP_SDY_COLLECTIVE_PERMUTE) | SC_KIND(SC_OP_SDY_ALL_REDUCE) | SC_KIND(SC_OP_SDY_REDUCE_SCATTER) | \
+   SC_KIND(SC_OP_SDY_SHARDED_TO_UNREDUCED) | SC_KIND(SC_OP_SDY_REPLICATED_TO_UNREDUCED))
+#define SC_CC(c) (UINT32_C(1) << (c))
+/* A rule's scope: it visits only ops nested (at any depth) in an op of this kind; SC_ANYWHERE: all. */
+#define SC_ANYWHERE SC_OP_OTHER
+#define SC_CC_CLASS_COUNT (SC_CC_OTHER + 1)
 
 struct sc_rule {
   const char *name;     /* "kernel-outside-manual" */
@@ -49,7 +70,11 @@ struct sc_rule {
   const char *code;     /* "SC0301" */
   sc_severity severity; /* default */
   const char *summary;  /* one line */
-  sc_check_fn check;    /* NULL for codes reported by the engine itself (syntax) */
+  uint64_t kinds;       /* the sc_op_kinds `visit` sees (SC_KIND bits) */
+  uint32_t ccs;         /* of SC_OP_CUSTOM_CALL ops, the sc_cc_classes `visit` sees (SC_CC bits); 0 = all */
+  uint8_t within;       /* sc_op_kind: only ops nested in one of this kind (not the op itself); SC_ANYWHERE */
+  sc_visit_fn visit;    /* per op, in module preorder; NULL: none */
+  sc_finish_fn finish;  /* once, after the walk; NULL: none. Both NULL: reported by the engine (syntax) */
 };
 
 extern const sc_rule sc_rule_table[];
@@ -106,6 +131,14 @@ typedef struct {
 /* Parses globs ("sharding-*,-sharding-priority", codes allowed too); NULL/"" = all. Returns 0 or -1
  * with a message in *error. */
 int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const char **error);
+/* Walks ctx->module once, dispatching each op to the enabled rules subscribed to its kind, then runs
+ * the finish steps in table order. Polls the cancel flag and the work meter every few ops. */
 void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel);
+/* The running rule's state slot for this run (holding NULL at first): a rule that carries facts from
+ * one visit to the next (the first site of a mistake, a module-wide precondition) keeps them here.
+ * NULL outside sc_rules_run. */
+void **sc_rule_state(sc_ctx *ctx);
+/* Reported by the engine itself (no visit, no finish): kept whatever the selection. */
+static inline bool sc_rule_is_engine(const sc_rule *r) { return !r->visit && !r->finish; }
 
 #endif
