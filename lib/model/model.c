@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/memo.h"
 #include "model/model.h"
 #include "util/hashset.h"
 #include "model/sdy_lex.h"
@@ -115,7 +116,13 @@ typedef struct {
   sc_model *model;
   errvec errs;
   SC_VEC(sc_mesh) meshes;
+  sc_memo parsed; /* sharding text -> its parse (each distinct text is parsed once) */
 } builder;
+
+/* What a sharding annotation's text is parsed as (the memo's tag). */
+enum { TEXT_SDY = 1, TEXT_SDY_LIST, TEXT_GSPMD };
+static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_sharding ***out, uint32_t *n,
+                         const char **error);
 
 /* ---- annotations -------------------------------------------------------------------------------- */
 
@@ -141,7 +148,7 @@ static void parse_sdy_op_attr(builder *b, sc_annotation *an, const sc_attr *at, 
     return;
   }
   const char *err = NULL;
-  if (sc_parse_sdy_sharding_per_value(b->a, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err) != 0)
+  if (!shardings_of(b, TEXT_SDY_LIST, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err))
     record_fail(b, an, op, op->pos.offset, NULL, err);
 }
 
@@ -160,14 +167,8 @@ static void parse_sdy_value_attr(builder *b, sc_annotation *an, const sc_attr *a
     return;
   }
   const char *err = NULL;
-  sc_sharding *s = sc_parse_sdy_sharding(b->a, v, off_of(b->m, v.p), &err);
-  if (!s) {
+  if (!shardings_of(b, TEXT_SDY, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err))
     record_fail(b, an, func, func->pos.offset, what, err);
-    return;
-  }
-  an->values = sc_arena_alloc(b->a, sizeof *an->values);
-  an->values[0] = s;
-  an->nvalues = 1;
 }
 
 static void parse_gspmd_attr(builder *b, sc_annotation *an, const sc_attr *at, const sc_op *op, uint32_t report_off,
@@ -176,18 +177,25 @@ static void parse_gspmd_attr(builder *b, sc_annotation *an, const sc_attr *at, c
   an->name = at->name;
   an->text = at->value;
   an->offset = off_of(b->m, at->value.p);
-  sc_span v = sc_span_trim(at->value), text;
-  uint32_t off = off_of(b->m, v.p);
+  sc_span v = sc_span_trim(at->value);
+  const char *err = NULL;
+  if (!shardings_of(b, TEXT_GSPMD, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err))
+    record_fail(b, an, op, report_off, what, err);
+}
+
+/* The GSPMD sharding written as `v` (an HloSharding string, quoted or not, or serialized OpSharding
+ * bytes) at `off`, or NULL with *error (the whole message). */
+static sc_sharding *parse_gspmd_text(builder *b, sc_span v, uint32_t off, const char **error) {
+  sc_span text;
   if (unquote(b->a, v, &text)) {
     off += 1;
     sc_span t = sc_span_trim(text);
     if (t.n == 0 || t.p[0] != '{') {
       const char *conv = sc_gspmd_proto_to_text(b->a, text.p, text.n);
       if (!conv) {
-        record_fail(b, an, op, report_off, what,
-                    sc_arena_printf(b->a, "mhlo.sharding %.*s is neither HloSharding text nor a serialized OpSharding",
-                                    SC_SPAN_ARG(v)));
-        return;
+        *error = sc_arena_printf(b->a, "mhlo.sharding %.*s is neither HloSharding text nor a serialized OpSharding",
+                                 SC_SPAN_ARG(v));
+        return NULL;
       }
       text = sc_span_of(conv, (uint32_t)strlen(conv));
     }
@@ -196,13 +204,8 @@ static void parse_gspmd_attr(builder *b, sc_annotation *an, const sc_attr *at, c
   }
   const char *err = NULL;
   sc_sharding *s = sc_parse_gspmd_sharding(b->a, text, off, &err);
-  if (!s) {
-    record_fail(b, an, op, report_off, what, sc_arena_printf(b->a, "invalid sharding %.*s: %s", SC_SPAN_ARG(v), err));
-    return;
-  }
-  an->values = sc_arena_alloc(b->a, sizeof *an->values);
-  an->values[0] = s;
-  an->nvalues = 1;
+  if (!s) *error = sc_arena_printf(b->a, "invalid sharding %.*s: %s", SC_SPAN_ARG(v), err);
+  return s;
 }
 
 /* ---- sdy ops' custom syntax --------------------------------------------------------------------- */
@@ -312,14 +315,9 @@ static void parse_single_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_
   an->text = v;
   an->offset = off;
   const char *err = NULL;
-  sc_sharding *s = sc_parse_sdy_sharding(b->a, v, off, &err);
-  if (!s) {
+  sc_span t = sc_span_trim(v);
+  if (!shardings_of(b, TEXT_SDY, t, off + (uint32_t)(t.p - v.p), &an->values, &an->nvalues, &err))
     record_fail(b, an, op, op->pos.offset, what, err);
-    return;
-  }
-  an->values = sc_arena_alloc(b->a, sizeof *an->values);
-  an->values[0] = s;
-  an->nvalues = 1;
 }
 
 static void parse_list_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_span v, uint32_t off, const char *name) {
@@ -329,7 +327,8 @@ static void parse_list_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_sp
   an->text = v;
   an->offset = off;
   const char *err = NULL;
-  if (sc_parse_sdy_sharding_per_value(b->a, v, off, &an->values, &an->nvalues, &err) != 0)
+  sc_span t = sc_span_trim(v);
+  if (!shardings_of(b, TEXT_SDY_LIST, t, off + (uint32_t)(t.p - v.p), &an->values, &an->nvalues, &err))
     record_fail(b, an, op, op->pos.offset, name, err);
 }
 
@@ -510,10 +509,6 @@ static void resolve(sc_model *model, sc_sharding *s) {
   }
 }
 
-static void resolve_annotation(sc_model *model, sc_annotation *an) {
-  for (uint32_t i = 0; i < an->nvalues; i++) resolve(model, an->values[i]);
-}
-
 const sc_mesh *sc_model_sharding_mesh(const sc_model *model, const sc_sharding *s) {
   if (!s) return NULL;
   if (s->mesh) return s->mesh;
@@ -613,6 +608,144 @@ static void map_gspmd(sc_arena *a, sc_sharding *s, const sc_mesh *mesh) {
     s->mesh = mesh;
     s->mesh_name = mesh->name;
   }
+}
+
+/* ---- each distinct sharding text parsed once ------------------------------------------------------ */
+
+/* A module writes the same few shardings thousands of times. The first occurrence of a text is parsed,
+ * resolved against the module's meshes and mapped onto the effective mesh; later occurrences get a copy
+ * whose spans (text, mesh name, axis names) and offsets are moved onto their own text, so every
+ * diagnostic points where it did before. Texts with an inline mesh are parsed every time (the mesh
+ * would carry the first occurrence's positions). */
+typedef struct {
+  sc_sharding **values; /* the first occurrence's shardings (also on a failed list, as the parser left them) */
+  uint32_t nvalues;
+  const char *error;    /* NULL if it parsed */
+  sc_span text;         /* the first occurrence's text: the spans that point into it move */
+  uint32_t offset;      /* the first occurrence's offset */
+  bool shared;          /* false: parse each occurrence */
+} parsed_text;
+
+typedef struct {
+  uintptr_t lo, hi; /* spans inside [lo, hi] move */
+  const char *to;   /* ... to the same place in this text */
+  uint32_t offset;  /* where this occurrence starts, minus where the first one did */
+} rebase;
+
+static sc_span moved(const rebase *r, sc_span s) {
+  uintptr_t p = (uintptr_t)s.p;
+  if (s.p && p >= r->lo && p + s.n <= r->hi) s.p = r->to + (p - r->lo);
+  return s;
+}
+
+static sc_axis_ref *moved_refs(sc_axis_ref *to, const rebase *r, const sc_axis_ref *from, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    to[i] = from[i];
+    to[i].name = moved(r, from[i].name);
+  }
+  return to;
+}
+
+static uint32_t refs_in(const sc_sharding *t) {
+  uint32_t n = t->nreplicated + t->nunreduced + t->nmanual_axes;
+  for (uint32_t d = 0; d < t->rank && t->dims; d++) n += t->dims[d].naxes;
+  return n;
+}
+
+/* A copy of `t` for another occurrence, in one allocation (tuple elements recursively); arrays of
+ * numbers are shared, they never change after the build. */
+static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding *t) {
+  uint32_t ndims = t->dims ? t->rank : 0, nrefs = refs_in(t);
+  char *mem = sc_arena_alloc(a, sizeof(sc_sharding) + ndims * sizeof(sc_dim_sharding) + nrefs * sizeof(sc_axis_ref) +
+                                    t->nelements * sizeof(sc_sharding *));
+  sc_sharding *s = (sc_sharding *)mem;
+  *s = *t;
+  s->text = moved(r, t->text);
+  s->mesh_name = moved(r, t->mesh_name);
+  s->offset = t->offset + r->offset;
+  sc_dim_sharding *dims = (sc_dim_sharding *)(mem + sizeof(sc_sharding));
+  sc_axis_ref *refs = (sc_axis_ref *)(dims + ndims);
+  if (ndims) {
+    s->dims = dims;
+    for (uint32_t d = 0; d < ndims; d++) {
+      dims[d] = t->dims[d];
+      if (t->dims[d].naxes) dims[d].axes = moved_refs(refs, r, t->dims[d].axes, t->dims[d].naxes);
+      refs += t->dims[d].naxes;
+    }
+  }
+  if (t->nreplicated) s->replicated = moved_refs(refs, r, t->replicated, t->nreplicated);
+  refs += t->nreplicated;
+  if (t->nunreduced) s->unreduced = moved_refs(refs, r, t->unreduced, t->nunreduced);
+  refs += t->nunreduced;
+  if (t->nmanual_axes) s->manual_axes = moved_refs(refs, r, t->manual_axes, t->nmanual_axes);
+  refs += t->nmanual_axes;
+  if (t->nelements) {
+    s->elements = (sc_sharding **)refs;
+    for (uint32_t i = 0; i < t->nelements; i++) s->elements[i] = clone_moved(a, r, t->elements[i]);
+  }
+  return s;
+}
+
+/* True if the parser gave `s` (or an element) a mesh of its own: an inline mesh, which is not copied. */
+static bool has_inline_mesh(const sc_sharding *s) {
+  if (!s) return false;
+  if (s->mesh) return true;
+  for (uint32_t i = 0; i < s->nelements; i++)
+    if (has_inline_mesh(s->elements[i])) return true;
+  return false;
+}
+
+/* Parses `v` (a `kind` text at `off`), then resolves (Shardy) or maps (GSPMD) what it gives. */
+static void parse_text(builder *b, int kind, sc_span v, uint32_t off, parsed_text *p) {
+  memset(p, 0, sizeof *p);
+  p->text = v;
+  p->offset = off;
+  if (kind == TEXT_SDY_LIST) {
+    if (sc_parse_sdy_sharding_per_value(b->a, v, off, &p->values, &p->nvalues, &p->error) == 0) p->error = NULL;
+  } else {
+    sc_sharding *s = kind == TEXT_SDY ? sc_parse_sdy_sharding(b->a, v, off, &p->error) : parse_gspmd_text(b, v, off, &p->error);
+    if (s) {
+      p->values = sc_arena_alloc(b->a, sizeof *p->values);
+      p->values[0] = s;
+      p->nvalues = 1;
+      p->error = NULL;
+    }
+  }
+  p->shared = true;
+  for (uint32_t i = 0; i < p->nvalues; i++) p->shared &= !has_inline_mesh(p->values[i]);
+  for (uint32_t i = 0; i < p->nvalues; i++) {
+    if (kind == TEXT_GSPMD) map_gspmd(b->a, p->values[i], b->model->effective);
+    else resolve(b->model, p->values[i]);
+  }
+}
+
+/* The shardings written as `v` at `off`: false with *error if the text does not parse (*out and *n as
+ * the parser leaves them). */
+static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_sharding ***out, uint32_t *n,
+                         const char **error) {
+  bool found;
+  void **slot = sc_memo_slot(&b->parsed, (uint64_t)kind, v, sc_span_of(NULL, 0), &found);
+  parsed_text *p = *slot, fresh;
+  if (!found) {
+    p = sc_arena_alloc(b->a, sizeof *p);
+    *slot = p;
+    parse_text(b, kind, v, off, p);
+  } else if (p->shared) {
+    rebase r = {(uintptr_t)p->text.p, (uintptr_t)p->text.p + p->text.n, v.p, off - p->offset};
+    sc_sharding **vals = p->nvalues ? sc_arena_alloc(b->a, p->nvalues * sizeof *vals) : NULL;
+    for (uint32_t i = 0; i < p->nvalues; i++) vals[i] = clone_moved(b->a, &r, p->values[i]);
+    *out = vals;
+    *n = p->nvalues;
+    *error = p->error;
+    return !p->error;
+  } else {
+    parse_text(b, kind, v, off, &fresh);
+    p = &fresh;
+  }
+  *out = p->values;
+  *n = p->nvalues;
+  *error = p->error;
+  return !p->error;
 }
 
 /* ---- manual contexts ---------------------------------------------------------------------------- */
@@ -1042,25 +1175,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     for (uint32_t i = 0; i < model->nmeshes; i++) sc_name_map_put(index, model->meshes[i].name.p, model->meshes[i].name.n, i, NULL);
     model->mesh_index = index;
   }
-  /* pass 2: annotations (records only for ops that have some) */
-  for (uint32_t i = 0; i < m->nops; i++) {
-    sc_op *op = m->ops[i];
-    sc_arena_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
-    sc_op_info scratch;
-    memset(&scratch, 0, sizeof scratch);
-    parse_op_annotations(&b, op, &scratch);
-    if (info_empty(&scratch)) continue;
-    sc_op_info *info = sc_arena_alloc(a, sizeof *info);
-    *info = scratch;
-    model->ops[op->id] = info;
-    resolve_annotation(model, &info->sdy);
-    resolve_annotation(model, &info->sharding);
-    resolve_annotation(model, &info->in_shardings);
-    resolve_annotation(model, &info->out_shardings);
-    for (uint32_t k = 0; k < info->nargs; k++) resolve_annotation(model, &info->args[k].sdy);
-    for (uint32_t k = 0; k < info->nresults; k++) resolve_annotation(model, &info->results[k].sdy);
-  }
-  /* target / effective mesh */
+  /* target / effective mesh (before the annotations: GSPMD shardings are mapped onto it as they are parsed) */
   if (options && options->mesh) model->target = target_mesh(a, options->mesh);
   model->platform = options ? options->platform : SC_PLATFORM_UNSPECIFIED;
   if (!model->platform && options && options->mesh) model->platform = options->mesh->platform;
@@ -1086,20 +1201,18 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
       model->effective = syn;
     }
   }
-  /* GSPMD shardings onto the effective mesh's axes */
-  const sc_mesh *map_mesh = model->effective;
-  if (map_mesh) {
-    for (uint32_t i = 0; i < m->nops; i++) {
-      sc_op_info *info = model->ops[i];
-      sc_arena_step(a, 1);
-      if (!info) continue;
-      for (uint32_t k = 0; k < info->gspmd.nvalues; k++) map_gspmd(a, info->gspmd.values[k], map_mesh);
-      for (uint32_t k = 0; k < info->nargs; k++)
-        for (uint32_t j = 0; j < info->args[k].gspmd.nvalues; j++) map_gspmd(a, info->args[k].gspmd.values[j], map_mesh);
-      for (uint32_t k = 0; k < info->nresults; k++)
-        for (uint32_t j = 0; j < info->results[k].gspmd.nvalues; j++)
-          map_gspmd(a, info->results[k].gspmd.values[j], map_mesh);
-    }
+  /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
+  sc_memo_init(&b.parsed, a);
+  for (uint32_t i = 0; i < m->nops; i++) {
+    sc_op *op = m->ops[i];
+    sc_arena_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
+    sc_op_info scratch;
+    memset(&scratch, 0, sizeof scratch);
+    parse_op_annotations(&b, op, &scratch);
+    if (info_empty(&scratch)) continue;
+    sc_op_info *info = sc_arena_alloc(a, sizeof *info);
+    *info = scratch;
+    model->ops[op->id] = info;
   }
   build_manual(&b);
   model->errors = b.errs.v;

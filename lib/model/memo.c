@@ -1,0 +1,70 @@
+/* memo.c — the growable memo table (memo.h). */
+#include <string.h>
+
+#include "model/memo.h"
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h = (h ^ v) * UINT64_C(0x9E3779B97F4A7C15);
+  return h ^ (h >> 31);
+}
+
+uint64_t sc_memo_hash(const char *p, uint32_t n, uint64_t seed) {
+  uint64_t h = mix(seed, n);
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    h = mix(h, v);
+  }
+  if (n) {
+    uint64_t v = 0;
+    for (uint32_t i = 0; i < n; i++) v |= (uint64_t)(uint8_t)p[i] << (8 * i);
+    h = mix(h, v);
+  }
+  return h;
+}
+
+void sc_memo_init(sc_memo *m, sc_arena *a) {
+  memset(m, 0, sizeof *m);
+  m->arena = a;
+}
+
+static bool span_same(sc_span x, sc_span y) { return x.n == y.n && (x.n == 0 || x.p == y.p || !memcmp(x.p, y.p, x.n)); }
+
+static sc_memo_entry *probe(sc_memo_entry *slots, uint32_t mask, uint64_t hash, uint64_t tag, sc_span a, sc_span b) {
+  for (uint32_t i = (uint32_t)hash & mask;; i = (i + 1) & mask) {
+    sc_memo_entry *s = &slots[i];
+    if (!s->used) return s;
+    if (s->hash == hash && s->tag == tag && span_same(s->a, a) && span_same(s->b, b)) return s;
+  }
+}
+
+/* Doubles the table (re-inserting with the stored hashes), keeping the load at most one half. */
+static void grow(sc_memo *m) {
+  uint32_t cap = m->slots ? (m->mask + 1) * 2 : 64;
+  sc_memo_entry *slots = sc_arena_calloc(m->arena, cap, sizeof *slots);
+  for (uint32_t i = 0; m->slots && i <= m->mask; i++)
+    if (m->slots[i].used) {
+      uint32_t k = (uint32_t)m->slots[i].hash & (cap - 1);
+      while (slots[k].used) k = (k + 1) & (cap - 1); /* keys are distinct: the first free slot */
+      slots[k] = m->slots[i];
+    }
+  m->slots = slots;
+  m->mask = cap - 1;
+}
+
+void **sc_memo_slot(sc_memo *m, uint64_t tag, sc_span a, sc_span b, bool *found) {
+  if (!m->slots || (m->count + 1) * 2 > m->mask + 1) grow(m);
+  uint64_t hash = sc_memo_hash(b.p, b.n, sc_memo_hash(a.p, a.n, tag));
+  sc_memo_entry *s = probe(m->slots, m->mask, hash, tag, a, b);
+  *found = s->used;
+  if (!s->used) {
+    s->used = true;
+    s->hash = hash;
+    s->tag = tag;
+    s->a = a;
+    s->b = b;
+    s->value = NULL;
+    m->count++;
+  }
+  return &s->value;
+}
