@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/memo.h"
 #include "rules/rule_util.h"
 
 bool ru_span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
@@ -136,100 +137,152 @@ static const char *with_what(sc_arena *a, const ru_site *site, const char *msg) 
   return sc_arena_printf(a, "%s - %s", site->what, msg);
 }
 
-const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule) {
+/* What a sharding's own checks (mesh, rank, priorities, axes) find at a site; they depend only on the
+ * sharding, its mesh and the value's type, so they are memoized per (sharding text, type text). */
+typedef struct {
+  const char *msg;   /* the problem (without the site's "what - "), or NULL */
+  const char *rule;
+  bool check_manual; /* no problem, and the manual-axes check applies */
+} verdict;
+
+/* The per-request cache of the sharding rules (lives in model->rule_cache). */
+typedef struct {
+  ru_site site;
+  const char *rule;
+} site_problem;
+
+typedef struct {
+  bool collected;
+  SC_VEC(site_problem) problems;
+  sc_memo verdicts; /* (resolution, typeless; sharding text, type text) -> verdict */
+} site_cache;
+
+static site_cache *cache_of(sc_ctx *ctx) {
+  site_cache *c = ctx->model->rule_cache;
+  if (!c) {
+    c = sc_arena_alloc(ctx->arena, sizeof *c);
+    sc_memo_init(&c->verdicts, ctx->arena);
+    ctx->model->rule_cache = c;
+  }
+  return c;
+}
+
+/* `rank`: sharding-rank problems; the value's shape must match the sharding's rank. */
+static verdict judge(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
   sc_arena *a = ctx->arena;
   const sc_sharding *s = site->s;
-  if (!s || s->source != SC_SHARDING_FROM_SDY) return NULL;
-  const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+  verdict v = {NULL, NULL, false};
   if (!mesh) {
-    *rule = "sharding-unknown-mesh";
-    return with_what(a, site, sc_arena_printf(a, "unknown mesh: @%.*s", SC_SPAN_ARG(s->mesh_name)));
+    v.rule = "sharding-unknown-mesh";
+    v.msg = sc_arena_printf(a, "unknown mesh: @%.*s", SC_SPAN_ARG(s->mesh_name));
+    return v;
   }
   bool has_extra = s->nreplicated || s->nunreduced;
+  v.rule = "sharding-rank";
   if (mesh->maximal || site->typeless) {
-    if (s->rank || has_extra) {
-      *rule = "sharding-rank";
-      return with_what(a, site,
-                       mesh->maximal ? "a maximal sharding can only have a sharding with rank 0 and no replicated or "
-                                       "unreduced axes."
-                                     : "an op without results can only have a maximal or fully replicated sharding: "
-                                       "a sharding with rank 0 and no replicated or unreduced axes.");
-    }
-    return NULL;
+    if (s->rank || has_extra)
+      v.msg = mesh->maximal ? "a maximal sharding can only have a sharding with rank 0 and no replicated or "
+                              "unreduced axes."
+                            : "an op without results can only have a maximal or fully replicated sharding: "
+                              "a sharding with rank 0 and no replicated or unreduced axes.";
+    return v;
   }
   sc_shape shape;
   bool known = site->type.n && sc_parse_shape(a, site->type, &shape);
   if (known && shape.kind == SC_SHAPE_TUPLE) {
     if (shape.nelems != 1) {
-      *rule = "sharding-rank";
-      return with_what(a, site,
-                       sc_arena_printf(a, "ops can only have a sharding for a tuple of size 1: %.*s",
-                                       SC_SPAN_ARG(site->type)));
+      v.msg = sc_arena_printf(a, "ops can only have a sharding for a tuple of size 1: %.*s", SC_SPAN_ARG(site->type));
+      return v;
     }
     shape = shape.elems[0];
   }
   if (known && (shape.kind == SC_SHAPE_TOKEN || shape.kind == SC_SHAPE_OTHER)) {
-    if (s->rank || has_extra) {
-      *rule = "sharding-rank";
-      return with_what(a, site,
-                       sc_arena_printf(a,
-                                       "non-shaped tensors can only have a sharding with rank 0 and no replicated or "
-                                       "unreduced axes. type: %.*s, sharding: %s",
-                                       SC_SPAN_ARG(site->type), ru_sharding_str(a, s)));
-    }
-    return NULL;
+    if (s->rank || has_extra)
+      v.msg = sc_arena_printf(a,
+                              "non-shaped tensors can only have a sharding with rank 0 and no replicated or "
+                              "unreduced axes. type: %.*s, sharding: %s",
+                              SC_SPAN_ARG(site->type), ru_sharding_str(a, s));
+    return v;
   }
   if (known && shape.kind == SC_SHAPE_UNRANKED) {
-    *rule = "sharding-rank";
-    return with_what(a, site, sc_arena_printf(a, "only ranked tensors can have a sharding. type: %.*s", SC_SPAN_ARG(site->type)));
+    v.msg = sc_arena_printf(a, "only ranked tensors can have a sharding. type: %.*s", SC_SPAN_ARG(site->type));
+    return v;
   }
   if (known && shape.kind == SC_SHAPE_ARRAY && (uint32_t)shape.rank != s->rank) {
-    *rule = "sharding-rank";
-    return with_what(a, site,
-                     sc_arena_printf(a, "sharding doesn't match tensor rank: %u != %d (the value has type %.*s)", s->rank,
-                                     shape.rank, SC_SPAN_ARG(site->type)));
+    v.msg = sc_arena_printf(a, "sharding doesn't match tensor rank: %u != %d (the value has type %.*s)", s->rank,
+                            shape.rank, SC_SPAN_ARG(site->type));
+    return v;
   }
   for (uint32_t d = 0; d < s->rank; d++) {
     const sc_dim_sharding *dim = &s->dims[d];
     if (dim->priority >= 0 && !dim->open && dim->naxes == 0) {
-      *rule = "sharding-priority";
-      return with_what(a, site, sc_arena_printf(a, "dim %u is empty and closed but has a priority", d));
+      v.rule = "sharding-priority";
+      v.msg = sc_arena_printf(a, "dim %u is empty and closed but has a priority", d);
+      return v;
     }
   }
   int kind = 0;
-  const char *e = sc_sharding_verify_axes_kind(a, s, mesh, &kind);
-  if (e) {
-    *rule = kind == SC_AXERR_UNKNOWN     ? "sharding-unknown-axis"
-            : kind == SC_AXERR_DUPLICATE ? "sharding-duplicate-axis"
-            : kind == SC_AXERR_ORDER     ? "sharding-axis-order"
-                                         : "sharding-sub-axis";
-    return with_what(a, site, e);
-  }
-  /* axes bound by an enclosing manual computation */
+  v.msg = sc_sharding_verify_axes_kind(a, s, mesh, &kind);
+  v.rule = kind == SC_AXERR_UNKNOWN     ? "sharding-unknown-axis"
+           : kind == SC_AXERR_DUPLICATE ? "sharding-duplicate-axis"
+           : kind == SC_AXERR_ORDER     ? "sharding-axis-order"
+                                        : "sharding-sub-axis";
+  v.check_manual = !v.msg;
+  return v;
+}
+
+/* judge(), once per distinct (sharding text, type text): the same text parses and resolves the same. */
+static verdict judge_memo(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
+  const sc_sharding *s = site->s;
+  if (!s->text.n) return judge(ctx, site, mesh);
+  uint64_t tag = (uint64_t)site->typeless | (uint64_t)(s->mesh != NULL) << 1 | (uint64_t)s->kind << 2;
+  bool found;
+  void **slot = sc_memo_slot(&cache_of(ctx)->verdicts, tag, s->text, site->type, &found);
+  if (found) return *(verdict *)*slot;
+  verdict *v = sc_arena_alloc(ctx->arena, sizeof *v);
+  *slot = v; /* judge() does not touch the memo: the slot stays valid */
+  *v = judge(ctx, site, mesh);
+  return *v;
+}
+
+/* `manual-axis-rebound`: an axis bound by an enclosing manual computation, or NULL. */
+static const char *manual_problem(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
+  const sc_sharding *s = site->s;
   const sc_manual_context *mc = sc_model_manual(ctx->model, site->op);
-  if (mc && mc->nmanual_axes && !mc->gspmd_manual) {
-    const sc_mesh *pm = mc->mesh;
-    if (!pm || !mesh->name.n || !pm->name.n || ru_span_same(pm->name, mesh->name)) {
-      for (uint32_t i = 0; i < mc->nmanual_axes; i++) {
-        sc_span ax = mc->manual_axes[i];
-        bool used = false;
-        for (uint32_t d = 0; d < s->rank && !used; d++)
-          for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, ax);
-        for (uint32_t j = 0; j < s->nreplicated; j++) used |= ru_span_same(s->replicated[j].name, ax);
-        for (uint32_t j = 0; j < s->nunreduced; j++) used |= ru_span_same(s->unreduced[j].name, ax);
-        if (used) {
-          *rule = "manual-axis-rebound";
-          return with_what(a, site,
-                           sc_arena_printf(a,
-                                           "operates on axis \"%.*s\" which is already bound by a parent "
-                                           "sdy.manual_computation op (inside a shard_map body the manual axes may not "
-                                           "appear in shardings)",
-                                           SC_SPAN_ARG(ax)));
-        }
-      }
-    }
+  if (!mc || !mc->nmanual_axes || mc->gspmd_manual) return NULL;
+  const sc_mesh *pm = mc->mesh;
+  if (pm && mesh->name.n && pm->name.n && !ru_span_same(pm->name, mesh->name)) return NULL;
+  for (uint32_t i = 0; i < mc->nmanual_axes; i++) {
+    sc_span ax = mc->manual_axes[i];
+    bool used = false;
+    for (uint32_t d = 0; d < s->rank && !used; d++)
+      for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, ax);
+    for (uint32_t j = 0; j < s->nreplicated; j++) used |= ru_span_same(s->replicated[j].name, ax);
+    for (uint32_t j = 0; j < s->nunreduced; j++) used |= ru_span_same(s->unreduced[j].name, ax);
+    if (used)
+      return sc_arena_printf(ctx->arena,
+                             "operates on axis \"%.*s\" which is already bound by a parent "
+                             "sdy.manual_computation op (inside a shard_map body the manual axes may not "
+                             "appear in shardings)",
+                             SC_SPAN_ARG(ax));
   }
   return NULL;
+}
+
+const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule) {
+  const sc_sharding *s = site->s;
+  if (!s || s->source != SC_SHARDING_FROM_SDY) return NULL;
+  const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+  verdict v = judge_memo(ctx, site, mesh);
+  if (v.msg) {
+    *rule = v.rule;
+    return with_what(ctx->arena, site, v.msg);
+  }
+  if (!v.check_manual) return NULL;
+  const char *e = manual_problem(ctx, site, mesh);
+  if (!e) return NULL;
+  *rule = "manual-axis-rebound";
+  return with_what(ctx->arena, site, e);
 }
 
 /* ---- rendering & axis helpers ------------------------------------------------------------------- */
@@ -480,15 +533,6 @@ sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, co
 
 /* ---- per-request cache of site problems --------------------------------------------------------- */
 
-typedef struct {
-  ru_site site;
-  const char *rule;
-} site_problem;
-
-typedef struct {
-  SC_VEC(site_problem) problems;
-} site_cache;
-
 static void collect_site(sc_ctx *ctx, const ru_site *site, void *user) {
   site_cache *c = user;
   const char *rule = NULL;
@@ -499,11 +543,10 @@ static void collect_site(sc_ctx *ctx, const ru_site *site, void *user) {
 
 void ru_report_site_problems(sc_ctx *ctx) {
   if (!ctx->model) return;
-  site_cache *c = ctx->model->rule_cache;
-  if (!c) {
-    c = sc_arena_alloc(ctx->arena, sizeof *c);
+  site_cache *c = cache_of(ctx);
+  if (!c->collected) {
+    c->collected = true;
     ru_for_each_sdy_site(ctx, collect_site, c);
-    ctx->model->rule_cache = c;
   }
   for (size_t i = 0; i < c->problems.n; i++)
     if (!strcmp(c->problems.v[i].rule, ctx->rule->name)) ru_site_report(ctx, &c->problems.v[i].site, NULL);
