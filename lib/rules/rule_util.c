@@ -154,7 +154,7 @@ typedef struct {
 typedef struct {
   bool collected;
   SC_VEC(site_problem) problems;
-  sc_memo verdicts; /* (resolution, typeless; sharding text, type text) -> verdict */
+  sc_memo verdicts; /* (resolution, typeless; sharding text, type text) -> verdict; also ru_memo() */
 } site_cache;
 
 static site_cache *cache_of(sc_ctx *ctx) {
@@ -235,7 +235,7 @@ static verdict judge(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
 static verdict judge_memo(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
   const sc_sharding *s = site->s;
   if (!s->text.n) return judge(ctx, site, mesh);
-  uint64_t tag = (uint64_t)site->typeless | (uint64_t)(s->mesh != NULL) << 1 | (uint64_t)s->kind << 2;
+  uint64_t tag = RU_MEMO_VERDICT | (uint64_t)site->typeless | (uint64_t)(s->mesh != NULL) << 1 | (uint64_t)s->kind << 2;
   bool found;
   void **slot = sc_memo_slot(&cache_of(ctx)->verdicts, tag, s->text, site->type, &found);
   if (found) return *(verdict *)*slot;
@@ -540,6 +540,8 @@ static void collect_site(sc_ctx *ctx, const ru_site *site, void *user) {
   site_problem p = {*site, rule};
   SC_PUSH(ctx->arena, c->problems, p);
 }
+
+sc_memo *ru_memo(sc_ctx *ctx) { return &cache_of(ctx)->verdicts; }
 
 void ru_report_site_problems(sc_ctx *ctx) {
   if (!ctx->model) return;

@@ -61,6 +61,13 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user);
  * first call collects all problems into the model's rule cache), then each rule reports its own. */
 void ru_report_site_problems(sc_ctx *ctx);
 
+/* The request's memo table of the sharding rules (lib/model/memo.h): results that depend only on a
+ * sharding's text and a value's type are computed once per distinct pair. Each user tags its keys
+ * with its own RU_MEMO_* bit (plus whatever else its result depends on, e.g. the sharding's kind). */
+struct sc_memo *ru_memo(sc_ctx *ctx);
+#define RU_MEMO_VERDICT (UINT64_C(1) << 32) /* ru_site_problem */
+#define RU_MEMO_UNEVEN (UINT64_C(1) << 33)  /* sharding-uneven-constraint */
+
 /* "[\"x\", \"y\":(1)2]" */
 const char *ru_axes_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n);
 /* Overlap between two axis refs of the same mesh (sub-axis ranges intersect). */

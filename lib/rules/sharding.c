@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "model/memo.h"
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 #include "rules/sdy_rule.h"
@@ -476,6 +477,26 @@ void sc_check_sharding_divisibility(sc_ctx *ctx) {
 /* An intermediate sdy.sharding_constraint / GSPMD @Sharding on a dimension its shard count does not
  * divide: legal, but XLA pads the dimension (uneven shards) and JAX may silently replicate instead
  * (jax#26946), or fail late (jax#15788). */
+/* True if `s` may shard some dimension of a `type` value unevenly (false: every dimension divides, or
+ * the tiling is unknown). Memoized per (sharding text, type text): constraints repeat by thousands. */
+static bool maybe_uneven(sc_ctx *ctx, const sc_sharding *s, sc_span type) {
+  bool found;
+  void **slot = NULL;
+  if (s->text.n) {
+    uint64_t tag = RU_MEMO_UNEVEN | (uint64_t)s->source | (uint64_t)(s->mesh != NULL) << 1 | (uint64_t)s->kind << 2;
+    slot = sc_memo_slot(ru_memo(ctx), tag, s->text, type, &found);
+    if (found) return *slot != NULL;
+  }
+  sc_shape sh;
+  int64_t *tiles;
+  bool uneven = false;
+  if (value_tiles(ctx, s, type, &sh, &tiles))
+    for (uint32_t d = 0; d < (uint32_t)sh.rank && !uneven; d++)
+      uneven = sh.dims[d] >= 0 && tiles[d] > 1 && sh.dims[d] % tiles[d] != 0;
+  if (slot) *slot = uneven ? (void *)s : NULL; /* value_tiles() does not touch the memo: the slot stays valid */
+  return uneven;
+}
+
 void sc_check_sharding_uneven_constraint(sc_ctx *ctx);
 void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
@@ -489,6 +510,7 @@ void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
     if (!s || op->nresults < 1) continue;
     const sc_manual_context *mc = sc_model_manual(ctx->model, op);
     if (mc->manual_op || mc->nmanual_axes || mc->gspmd_manual) continue; /* local shapes */
+    if (!maybe_uneven(ctx, s, ru_result_type(op, 0))) continue;
     sc_shape sh;
     int64_t *tiles;
     if (!value_tiles(ctx, s, ru_result_type(op, 0), &sh, &tiles)) continue;
