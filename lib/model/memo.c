@@ -9,18 +9,19 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 uint64_t sc_memo_hash(const char *p, uint32_t n, uint64_t seed) {
-  uint64_t h = mix(seed, n);
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t v;
+  uint64_t h = mix(seed, n), v;
+  if (n < 8) {
+    v = 0;
+    for (uint32_t i = 0; i < n; i++) v |= (uint64_t)(uint8_t)p[i] << (8 * i);
+    return mix(h, v);
+  }
+  const char *last = p + n - 8;
+  for (; p < last; p += 8) {
     memcpy(&v, p, 8);
     h = mix(h, v);
   }
-  if (n) {
-    uint64_t v = 0;
-    for (uint32_t i = 0; i < n; i++) v |= (uint64_t)(uint8_t)p[i] << (8 * i);
-    h = mix(h, v);
-  }
-  return h;
+  memcpy(&v, last, 8); /* the last 8 bytes (overlapping the previous word; the length is mixed in) */
+  return mix(h, v);
 }
 
 void sc_memo_init(sc_memo *m, sc_arena *a) {

@@ -92,11 +92,15 @@ static bool dict_lookup(sc_arena *a, sc_span dict, const char *key, sc_span *val
   return false;
 }
 
-static const sc_attr *find_attr(const sc_attrs *attrs, const char *name) {
+static const sc_attr *find_attr_n(const sc_attrs *attrs, const char *name, size_t n) {
   for (uint32_t i = 0; i < attrs->n; i++)
-    if (sc_span_eq(attrs->v[i].name, name)) return &attrs->v[i];
+    if (attrs->v[i].name.n == n && !memcmp(attrs->v[i].name.p, name, n)) return &attrs->v[i];
   return NULL;
 }
+
+static const sc_attr *find_attr(const sc_attrs *attrs, const char *name) { return find_attr_n(attrs, name, strlen(name)); }
+/* For a literal name: its length is known at compile time. */
+#define FIND_ATTR(attrs, lit) find_attr_n((attrs), (lit), sizeof(lit) - 1)
 
 static bool is_func(const sc_op *op) {
   return op->kind == SC_OP_FUNC;
@@ -362,8 +366,8 @@ static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info) {
 
 /* Round-trip (`xla.sdy.*` frontend attributes) manual axes of GlobalToLocalShape / manual body calls. */
 static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_op_info *info) {
-  const sc_attr *fa = find_attr(&op->attrs, "mhlo.frontend_attributes");
-  if (!fa) fa = find_attr(&op->attrs, "frontend_attributes");
+  const sc_attr *fa = FIND_ATTR(&op->attrs, "mhlo.frontend_attributes");
+  if (!fa) fa = FIND_ATTR(&op->attrs, "frontend_attributes");
   if (!fa) return;
   sc_span v, s;
   if (!dict_lookup(b->a, sc_span_trim(fa->value), "xla.sdy.manual_axes", &v, off_of(b->m, fa->value.p))) return;
@@ -652,12 +656,15 @@ static uint32_t refs_in(const sc_sharding *t) {
   return n;
 }
 
-/* A copy of `t` for another occurrence, in one allocation (tuple elements recursively); arrays of
- * numbers are shared, they never change after the build. */
-static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding *t) {
-  uint32_t ndims = t->dims ? t->rank : 0, nrefs = refs_in(t);
-  char *mem = sc_arena_alloc(a, sizeof(sc_sharding) + ndims * sizeof(sc_dim_sharding) + nrefs * sizeof(sc_axis_ref) +
-                                    t->nelements * sizeof(sc_sharding *));
+static size_t clone_size(const sc_sharding *t) {
+  return sizeof(sc_sharding) + (t->dims ? t->rank : 0) * sizeof(sc_dim_sharding) + refs_in(t) * sizeof(sc_axis_ref) +
+         t->nelements * sizeof(sc_sharding *);
+}
+
+/* A copy of `t` for another occurrence, carved from `mem` (clone_size(t) bytes; tuple elements get
+ * their own). Arrays of numbers are shared: they never change after the build. */
+static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem) {
+  uint32_t ndims = t->dims ? t->rank : 0;
   sc_sharding *s = (sc_sharding *)mem;
   *s = *t;
   s->text = moved(r, t->text);
@@ -681,9 +688,25 @@ static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding 
   refs += t->nmanual_axes;
   if (t->nelements) {
     s->elements = (sc_sharding **)refs;
-    for (uint32_t i = 0; i < t->nelements; i++) s->elements[i] = clone_moved(a, r, t->elements[i]);
+    for (uint32_t i = 0; i < t->nelements; i++)
+      s->elements[i] = clone_moved(a, r, t->elements[i], sc_arena_alloc(a, clone_size(t->elements[i])));
   }
   return s;
+}
+
+/* Copies of the shardings `t[0..n)` and the array holding them, in one allocation. */
+static sc_sharding **clone_all(sc_arena *a, const rebase *r, sc_sharding *const *t, uint32_t n) {
+  if (!n) return NULL;
+  size_t size = n * sizeof(sc_sharding *);
+  for (uint32_t i = 0; i < n; i++) size += clone_size(t[i]);
+  char *mem = sc_arena_alloc(a, size);
+  sc_sharding **vals = (sc_sharding **)mem;
+  mem += n * sizeof(sc_sharding *);
+  for (uint32_t i = 0; i < n; i++) {
+    vals[i] = clone_moved(a, r, t[i], mem);
+    mem += clone_size(t[i]);
+  }
+  return vals;
 }
 
 /* True if the parser gave `s` (or an element) a mesh of its own: an inline mesh, which is not copied. */
@@ -693,6 +716,11 @@ static bool has_inline_mesh(const sc_sharding *s) {
   for (uint32_t i = 0; i < s->nelements; i++)
     if (has_inline_mesh(s->elements[i])) return true;
   return false;
+}
+
+static void mark_same(sc_sharding *s) {
+  s->same_as = s;
+  for (uint32_t i = 0; i < s->nelements; i++) mark_same(s->elements[i]);
 }
 
 /* Parses `v` (a `kind` text at `off`), then resolves (Shardy) or maps (GSPMD) what it gives. */
@@ -716,6 +744,7 @@ static void parse_text(builder *b, int kind, sc_span v, uint32_t off, parsed_tex
   for (uint32_t i = 0; i < p->nvalues; i++) {
     if (kind == TEXT_GSPMD) map_gspmd(b->a, p->values[i], b->model->effective);
     else resolve(b->model, p->values[i]);
+    if (p->shared) mark_same(p->values[i]);
   }
 }
 
@@ -732,9 +761,7 @@ static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_shard
     parse_text(b, kind, v, off, p);
   } else if (p->shared) {
     rebase r = {(uintptr_t)p->text.p, (uintptr_t)p->text.p + p->text.n, v.p, off - p->offset};
-    sc_sharding **vals = p->nvalues ? sc_arena_alloc(b->a, p->nvalues * sizeof *vals) : NULL;
-    for (uint32_t i = 0; i < p->nvalues; i++) vals[i] = clone_moved(b->a, &r, p->values[i]);
-    *out = vals;
+    *out = clone_all(b->a, &r, p->values, p->nvalues);
     *n = p->nvalues;
     *error = p->error;
     return !p->error;
@@ -1075,10 +1102,10 @@ static void build_manual(builder *b) {
 
 static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_attrs *attrs, const sc_op *func,
                               const char *what) {
-  const sc_attr *at = find_attr(attrs, "sdy.sharding");
+  const sc_attr *at = FIND_ATTR(attrs, "sdy.sharding");
   if (at) parse_sdy_value_attr(b, &va->sdy, at, func, what);
-  at = find_attr(attrs, "mhlo.sharding");
-  if (!at) at = find_attr(attrs, "sharding");
+  at = FIND_ATTR(attrs, "mhlo.sharding");
+  if (!at) at = FIND_ATTR(attrs, "sharding");
   if (at) parse_gspmd_attr(b, &va->gspmd, at, func, func->pos.offset, what);
 }
 
@@ -1111,10 +1138,10 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
   }
   if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
   if (op->attrs.n) {
-    const sc_attr *at = find_attr(&op->attrs, "sdy.sharding");
+    const sc_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
     if (at) parse_sdy_op_attr(b, &info->sdy, at, op);
-    at = find_attr(&op->attrs, "mhlo.sharding");
-    if (!at) at = find_attr(&op->attrs, "sharding");
+    at = FIND_ATTR(&op->attrs, "mhlo.sharding");
+    if (!at) at = FIND_ATTR(&op->attrs, "sharding");
     if (at && !sc_span_starts(sc_span_trim(at->value), "<") && !sc_span_starts(sc_span_trim(at->value), "#sdy"))
       parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
   }
@@ -1203,9 +1230,11 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   }
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
   sc_memo_init(&b.parsed, a);
+  SC_VEC(const sc_op *) annotated = {0};
   for (uint32_t i = 0; i < m->nops; i++) {
     sc_op *op = m->ops[i];
     sc_arena_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
+    if (!op->attrs.n && !is_func(op) && !sc_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
     sc_op_info scratch;
     memset(&scratch, 0, sizeof scratch);
     parse_op_annotations(&b, op, &scratch);
@@ -1213,7 +1242,10 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     sc_op_info *info = sc_arena_alloc(a, sizeof *info);
     *info = scratch;
     model->ops[op->id] = info;
+    SC_PUSH(a, annotated, (const sc_op *)op);
   }
+  model->annotated = annotated.v;
+  model->nannotated = (uint32_t)annotated.n;
   build_manual(&b);
   model->errors = b.errs.v;
   model->nerrors = (uint32_t)b.errs.n;

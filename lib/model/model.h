@@ -94,6 +94,9 @@ typedef struct sc_sharding {
   uint32_t niota_perm;
   bool mapped;               /* GSPMD tiled sharding mapped onto the named axes of `mesh` (kind NAMED) */
   int64_t shard_group;       /* shard_as/shard_like N; -1 none */
+  /* Built by the model: the first sharding parsed from the same text (itself for that one), so equal
+   * `same_as` means equal content, mesh and mapping (rules memoize on it); NULL otherwise. */
+  const struct sc_sharding *same_as;
 } sc_sharding;
 
 /* Each op's manual context: the union of manual axes of enclosing manual computations (Shardy) or
@@ -176,6 +179,9 @@ struct sc_model {
   sc_platform platform;
   sc_manual_context *manual;  /* indexed by op->id */
   sc_op_info **ops;           /* indexed by op->id; NULL when the op has nothing (use sc_model_op) */
+  const sc_op **annotated;    /* the ops that have a record in `ops`, in module order (rules that only
+                                 look at annotated ops walk these instead of every op) */
+  uint32_t nannotated;
   const sc_module *module;
   sc_model_error *errors;
   uint32_t nerrors;

@@ -71,12 +71,10 @@ static void site_list(sc_ctx *ctx, const sc_op *op, const sc_annotation *an, ru_
 
 void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
   const sc_model *model = ctx->model;
-  const sc_module *m = ctx->module;
   if (!model) return;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
+  for (uint32_t k = 0; k < model->nannotated; k++) { /* ops without annotations have no sites */
+    const sc_op *op = model->annotated[k];
     const sc_op_info *info = sc_model_op(model, op);
-    if (!info) continue;
     if (ru_is_func(op)) {
       for (int res = 0; res < 2; res++) { /* arguments, then results */
         const sc_value_annotations *vals = res ? info->results : info->args;
@@ -231,13 +229,21 @@ static verdict judge(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
   return v;
 }
 
-/* judge(), once per distinct (sharding text, type text): the same text parses and resolves the same. */
+sc_span ru_sharding_key(const sc_sharding *s, uint64_t *tag) {
+  *tag |= (uint64_t)s->source << 8 | (uint64_t)(s->mesh != NULL) << 9 | (uint64_t)s->kind << 10;
+  if (!s->same_as) return s->text;
+  *tag |= UINT64_C(1) << 40; /* never equal to a text key */
+  return sc_span_of((const char *)&s->same_as, sizeof s->same_as);
+}
+
+/* judge(), once per distinct (sharding, type text): the same text parses and resolves the same. */
 static verdict judge_memo(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
   const sc_sharding *s = site->s;
   if (!s->text.n) return judge(ctx, site, mesh);
-  uint64_t tag = RU_MEMO_VERDICT | (uint64_t)site->typeless | (uint64_t)(s->mesh != NULL) << 1 | (uint64_t)s->kind << 2;
+  uint64_t tag = RU_MEMO_VERDICT | (uint64_t)site->typeless;
+  sc_span key = ru_sharding_key(s, &tag);
   bool found;
-  void **slot = sc_memo_slot(&cache_of(ctx)->verdicts, tag, s->text, site->type, &found);
+  void **slot = sc_memo_slot(&cache_of(ctx)->verdicts, tag, key, site->type, &found);
   if (found) return *(verdict *)*slot;
   verdict *v = sc_arena_alloc(ctx->arena, sizeof *v);
   *slot = v; /* judge() does not touch the memo: the slot stays valid */

@@ -67,6 +67,9 @@ void ru_report_site_problems(sc_ctx *ctx);
 struct sc_memo *ru_memo(sc_ctx *ctx);
 #define RU_MEMO_VERDICT (UINT64_C(1) << 32) /* ru_site_problem */
 #define RU_MEMO_UNEVEN (UINT64_C(1) << 33)  /* sharding-uneven-constraint */
+/* The memo key of a sharding's content: its model identity (sc_sharding.same_as, 8 bytes) when it has
+ * one, else its text; ORs into *tag what it depends on besides (source, resolution, kind). */
+sc_span ru_sharding_key(const sc_sharding *s, uint64_t *tag);
 
 /* "[\"x\", \"y\":(1)2]" */
 const char *ru_axes_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n);

@@ -306,9 +306,9 @@ static bool fully_replicated_rank0(const sc_model *model, const sc_sharding *s) 
 
 void sc_check_sharding_value_count(sc_ctx *ctx);
 void sc_check_sharding_value_count(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
+  if (!ctx->model) return;
+  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no shardings */
+    const sc_op *op = ctx->model->annotated[k];
     const sc_op_info *info = sc_model_op(ctx->model, op);
     if (!info || ru_is_func(op)) continue;
     if (info->sdy.present && !info->sdy.failed) {
@@ -483,8 +483,9 @@ static bool maybe_uneven(sc_ctx *ctx, const sc_sharding *s, sc_span type) {
   bool found;
   void **slot = NULL;
   if (s->text.n) {
-    uint64_t tag = RU_MEMO_UNEVEN | (uint64_t)s->source | (uint64_t)(s->mesh != NULL) << 1 | (uint64_t)s->kind << 2;
-    slot = sc_memo_slot(ru_memo(ctx), tag, s->text, type, &found);
+    uint64_t tag = RU_MEMO_UNEVEN;
+    sc_span key = ru_sharding_key(s, &tag);
+    slot = sc_memo_slot(ru_memo(ctx), tag, key, type, &found);
     if (found) return *slot != NULL;
   }
   sc_shape sh;
@@ -499,10 +500,10 @@ static bool maybe_uneven(sc_ctx *ctx, const sc_sharding *s, sc_span type) {
 
 void sc_check_sharding_uneven_constraint(sc_ctx *ctx);
 void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
   sc_arena *a = ctx->arena;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
+  if (!ctx->model) return;
+  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no shardings */
+    const sc_op *op = ctx->model->annotated[k];
     const sc_op_info *info = sc_model_op(ctx->model, op);
     const sc_sharding *s = NULL;
     if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding.nvalues) s = info->sharding.values[0];
@@ -605,9 +606,9 @@ static sc_shape results_shape(sc_arena *a, const sc_op *op) {
 
 void sc_check_sharding_tile_assignment(sc_ctx *ctx);
 void sc_check_sharding_tile_assignment(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
+  if (!ctx->model) return;
+  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no shardings */
+    const sc_op *op = ctx->model->annotated[k];
     const sc_op_info *info = sc_model_op(ctx->model, op);
     if (!info) continue;
     if (ru_is_func(op)) {
@@ -647,9 +648,9 @@ static bool has_axis(const sc_axis_ref *list, uint32_t n, const sc_axis_ref *r, 
 
 void sc_check_sharding_unreduced(sc_ctx *ctx);
 void sc_check_sharding_unreduced(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
+  if (!ctx->model) return;
+  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no shardings */
+    const sc_op *op = ctx->model->annotated[k];
     bool reshard = op->kind == SC_OP_SDY_RESHARD;
     if (!reshard && op->kind != SC_OP_SDY_SHARDING_CONSTRAINT) continue;
     const sc_sharding *out = sc_model_result_sharding(ctx->model, op, 0);
@@ -680,6 +681,7 @@ void sc_check_sharding_rule(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
+    if (!op->attrs.n) continue;
     const sc_attr *at = sc_op_attr(op, "sdy.sharding_rule");
     if (!at) continue;
     const char *e = sc_sdy_rule_check(ctx->arena, op, at->value);
@@ -697,6 +699,7 @@ void sc_check_sharding_propagation_edges(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
+    if (!op->attrs.n) continue;
     static const char *const names[] = {"sdy.propagation_edges", "sdy.result_propagation_edges",
                                         "sdy.block_arg_propagation_edges"};
     for (int i = 0; i < 3; i++) {
