@@ -50,10 +50,16 @@ static void grow(sc_memo *m) {
       slots[k] = m->slots[i];
     }
   m->slots = slots;
+  m->last = NULL; /* it pointed into the old table */
   m->mask = cap - 1;
 }
 
 void **sc_memo_slot(sc_memo *m, uint64_t tag, sc_span a, sc_span b, bool *found) {
+  sc_memo_entry *last = m->last;
+  if (last && last->tag == tag && span_same(last->a, a) && span_same(last->b, b)) {
+    *found = true;
+    return &last->value;
+  }
   if (!m->slots || (m->count + 1) * 2 > m->mask + 1) grow(m);
   uint64_t hash = sc_memo_hash(b.p, b.n, sc_memo_hash(a.p, a.n, tag));
   sc_memo_entry *s = probe(m->slots, m->mask, hash, tag, a, b);
@@ -67,5 +73,6 @@ void **sc_memo_slot(sc_memo *m, uint64_t tag, sc_span a, sc_span b, bool *found)
     s->value = NULL;
     m->count++;
   }
+  m->last = s;
   return &s->value;
 }

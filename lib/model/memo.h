@@ -25,6 +25,7 @@ typedef struct sc_memo {
   sc_arena *arena;
   sc_memo_entry *slots;
   uint32_t mask, count;
+  sc_memo_entry *last; /* the last key looked up: runs of the same key skip the hashing */
 } sc_memo;
 
 void sc_memo_init(sc_memo *m, sc_arena *a);

@@ -628,6 +628,7 @@ typedef struct {
   sc_span text;         /* the first occurrence's text: the spans that point into it move */
   uint32_t offset;      /* the first occurrence's offset */
   bool shared;          /* false: parse each occurrence */
+  size_t clone_bytes;   /* what a copy of the values takes (clones_size()) */
 } parsed_text;
 
 typedef struct {
@@ -694,14 +695,23 @@ static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding 
   return s;
 }
 
-/* Copies of the shardings `t[0..n)` and the array holding them, in one allocation. */
-static sc_sharding **clone_all(sc_arena *a, const rebase *r, sc_sharding *const *t, uint32_t n) {
-  if (!n) return NULL;
+/* Copies of the shardings `t[0..n)` and the array holding them, in one allocation of `size` bytes
+ * (clones_size()). */
+static size_t clones_size(sc_sharding *const *t, uint32_t n) {
   size_t size = n * sizeof(sc_sharding *);
   for (uint32_t i = 0; i < n; i++) size += clone_size(t[i]);
+  return size;
+}
+
+static sc_sharding **clone_all(sc_arena *a, const rebase *r, sc_sharding *const *t, uint32_t n, size_t size) {
+  if (!n) return NULL;
   char *mem = sc_arena_alloc(a, size);
   sc_sharding **vals = (sc_sharding **)mem;
   mem += n * sizeof(sc_sharding *);
+  if (n == 1) { /* the usual case: no need to size each one */
+    vals[0] = clone_moved(a, r, t[0], mem);
+    return vals;
+  }
   for (uint32_t i = 0; i < n; i++) {
     vals[i] = clone_moved(a, r, t[i], mem);
     mem += clone_size(t[i]);
@@ -746,6 +756,7 @@ static void parse_text(builder *b, int kind, sc_span v, uint32_t off, parsed_tex
     else resolve(b->model, p->values[i]);
     if (p->shared) mark_same(p->values[i]);
   }
+  if (p->shared) p->clone_bytes = clones_size(p->values, p->nvalues);
 }
 
 /* The shardings written as `v` at `off`: false with *error if the text does not parse (*out and *n as
@@ -761,7 +772,7 @@ static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_shard
     parse_text(b, kind, v, off, p);
   } else if (p->shared) {
     rebase r = {(uintptr_t)p->text.p, (uintptr_t)p->text.p + p->text.n, v.p, off - p->offset};
-    *out = clone_all(b->a, &r, p->values, p->nvalues);
+    *out = clone_all(b->a, &r, p->values, p->nvalues, p->clone_bytes);
     *n = p->nvalues;
     *error = p->error;
     return !p->error;
@@ -1230,7 +1241,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   }
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
   sc_memo_init(&b.parsed, a);
-  SC_VEC(const sc_op *) annotated = {0};
+  uint32_t nannotated = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     sc_op *op = m->ops[i];
     sc_arena_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
@@ -1242,10 +1253,11 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     sc_op_info *info = sc_arena_alloc(a, sizeof *info);
     *info = scratch;
     model->ops[op->id] = info;
-    SC_PUSH(a, annotated, (const sc_op *)op);
+    nannotated++;
   }
-  model->annotated = annotated.v;
-  model->nannotated = (uint32_t)annotated.n;
+  model->annotated = sc_arena_calloc(a, nannotated + 1, sizeof *model->annotated);
+  for (uint32_t i = 0; i < m->nops; i++)
+    if (model->ops[m->ops[i]->id]) model->annotated[model->nannotated++] = m->ops[i];
   build_manual(&b);
   model->errors = b.errs.v;
   model->nerrors = (uint32_t)b.errs.n;
