@@ -585,6 +585,208 @@ static sc_sharding *parse_named(glex *lx, const char *open_at) {
 
 /* ---- V1/V2 single shardings --------------------------------------------------------------------- */
 
+/* What the attributes of one single sharding say, before it is built. */
+typedef struct {
+  bool maximal, replicated, manual, unknown, unreduced;
+  bool ltdr, ltds, have_device, have_devices;
+  int nkinds;
+  int64_t device;
+  i64vec dims, devices, reshape, perm;
+  SC_VEC(uint8_t) subgroups;
+  int64_t group;
+  const char *devices_at;
+} single_attrs;
+
+/* devices-attr ::= `devices=` `[` int (`,` int)* `]` (`<=` iota-array | int (`,` int)*) */
+static bool parse_devices(glex *lx, single_attrs *sa) {
+  if (!g_expect(lx, '[', "expected '[' to start sharding devices shape")) return false;
+  do {
+    int64_t d;
+    if (!g_int(lx, &d)) return false;
+    SC_PUSH(lx->a, sa->dims, d);
+  } while (g_eat(lx, ','));
+  if (!g_expect(lx, ']', "expected ']' to end sharding devices shape")) return false;
+  if (g_peek(lx).kind == G_LEQ) {
+    g_lex(lx);
+    return parse_iota_array(lx, &sa->reshape, &sa->perm);
+  }
+  do {
+    int64_t d;
+    if (!g_int(lx, &d)) return false;
+    SC_PUSH(lx->a, sa->devices, d);
+  } while (g_eat(lx, ','));
+  return true;
+}
+
+/* last-tile-dims-attr ::= `last_tile_dims=` `{` (type (`,` type)*)? `}`
+ * type ::= `manual` | `replicated` | `maximal` | `unreduced` */
+static bool parse_last_tile_dims(glex *lx, single_attrs *sa) {
+  if (!g_expect(lx, '{', "expected '{' to start sharding type list")) return false;
+  if (!g_is(g_peek(lx), '}')) {
+    do {
+      gtok k = g_lex(lx);
+      uint8_t v;
+      if (g_kw(k, "manual")) v = 1;
+      else if (g_kw(k, "replicated")) v = 2;
+      else if (g_kw(k, "maximal") || g_kw(k, "maximul")) v = 3;
+      else if (g_kw(k, "unreduced")) v = 4;
+      else
+        return g_fail_at(lx, k.at, "unknown sharding type '%.*s' in last_tile_dims (expected manual, replicated, maximal or "
+                                   "unreduced)", SC_SPAN_ARG(k.text));
+      SC_PUSH(lx->a, sa->subgroups, v);
+    } while (g_eat(lx, ','));
+  }
+  return g_expect(lx, '}', "expected '}' to end sharding type list");
+}
+
+/* attr ::= `maximal` | `replicated` | `manual` | `unknown` | `unreduced` | `last_tile_dim_replicate`
+ *        | (`shard_as` | `shard_like`) int | `device=` int | devices-attr | `metadata=` `{`...`}`
+ *        | last-tile-dims-attr
+ * `t` is the attribute's first token, already consumed. */
+static bool parse_single_attr(glex *lx, single_attrs *sa, gtok t) {
+  if (g_kw(t, "maximal")) sa->maximal = true, sa->nkinds++;
+  else if (g_kw(t, "replicated")) sa->replicated = true, sa->nkinds++;
+  else if (g_kw(t, "manual")) sa->manual = true, sa->nkinds++;
+  else if (g_kw(t, "unknown")) sa->unknown = true, sa->nkinds++;
+  else if (g_kw(t, "unreduced")) sa->unreduced = true, sa->nkinds++;
+  else if (g_kw(t, "last_tile_dim_replicate")) sa->ltdr = true;
+  else if (g_kw(t, "shard_as") || g_kw(t, "shard_like")) return g_int(lx, &sa->group);
+  else if (t.kind == G_ATTR && sc_span_eq(t.text, "device")) {
+    gtok v = g_lex(lx);
+    if (v.kind != G_INT) return g_fail_at(lx, v.at, "device= attribute must be an integer");
+    sa->device = v.ival;
+    sa->have_device = true;
+    sa->devices_at = t.at;
+  } else if (t.kind == G_ATTR && sc_span_eq(t.text, "devices")) {
+    sa->devices_at = t.at;
+    sa->have_devices = true;
+    return parse_devices(lx, sa);
+  } else if (t.kind == G_ATTR && sc_span_eq(t.text, "metadata")) {
+    return skip_braces(lx);
+  } else if (t.kind == G_ATTR && sc_span_eq(t.text, "last_tile_dims")) {
+    sa->ltds = true;
+    return parse_last_tile_dims(lx, sa);
+  } else if (t.kind == G_ATTR) {
+    return g_fail_at(lx, t.at, "unknown attribute in sharding: expected device=, devices= metadata= or last_tile_dims= ");
+  } else {
+    return g_fail_at(lx, t.at, "unexpected token");
+  }
+  return true;
+}
+
+/* The tile assignment of a tiled sharding: `devices=[dims]` with an iota `<=[reshape]T(perm)` or an
+ * explicit device list, checked the way HloSharding's constructors and Validate do. */
+static bool set_tile_assignment(glex *lx, sc_sharding *s, single_attrs *sa, const char *loc) {
+  i64vec *dims = &sa->dims, *devices = &sa->devices, *reshape = &sa->reshape, *perm = &sa->perm;
+  for (size_t i = 0; i < dims->n; i++)
+    if (dims->v[i] <= 0)
+      return g_fail_at(lx, sa->devices_at, "tile assignment dimension %zu is %" PRId64 "; every dimension must be positive",
+                       i, dims->v[i]);
+  bool bad = false;
+  int64_t total = prod_checked(dims->v, dims->n, &bad);
+  if (bad || total > SC_MAX_TILE_DEVICES)
+    return g_fail_at(lx, sa->devices_at, "tile assignment has more than %d devices", SC_MAX_TILE_DEVICES);
+  s->tile_dims = dims->v;
+  s->ntile_dims = (uint32_t)dims->n;
+  if (!reshape->n) {
+    if (devices->n <= 1) return g_fail_at(lx, loc, "non-maximal shardings must have more than one device assigned");
+    if ((int64_t)devices->n != total)
+      return g_fail_at(lx, sa->devices_at,
+                       "tile assignment lists %zu devices but its dimensions [..] hold %" PRId64 " (XLA would %s)",
+                       devices->n, total, (int64_t)devices->n < total ? "zero-fill the missing entries" : "write past the array");
+    s->tile_devices = devices->v;
+    s->ntile_devices = devices->n;
+    return true;
+  }
+  int64_t rp = prod_checked(reshape->v, reshape->n, &bad);
+  if (bad || rp != total)
+    return g_fail_at(lx, sa->devices_at,
+                     "iota tile assignment reshapes %" PRId64 " devices but its dimensions hold %" PRId64
+                     " (product of devices=[...] must equal product of <=[...])",
+                     rp, total);
+  uint8_t *seen = sc_arena_calloc(lx->a, perm->n, 1);
+  for (size_t i = 0; i < perm->n; i++) {
+    if (perm->v[i] < 0 || (size_t)perm->v[i] >= perm->n || seen[perm->v[i]])
+      return g_fail_at(lx, sa->devices_at, "iota transpose T(...) is not a permutation of 0..%zu", perm->n - 1);
+    seen[perm->v[i]] = 1;
+  }
+  s->iota_reshape = reshape->v;
+  s->niota_reshape = (uint32_t)reshape->n;
+  s->iota_perm = perm->v;
+  s->niota_perm = (uint32_t)perm->n;
+  s->tile_devices = iota_expand(lx->a, reshape->v, (uint32_t)reshape->n, perm->v, (uint64_t)total);
+  s->ntile_devices = (uint64_t)total;
+  return true;
+}
+
+/* The sharding the attributes describe (written at `loc`), or NULL: one kind at most; replicated,
+ * manual, unknown and unreduced without devices; maximal with exactly one; else tiled. */
+static sc_sharding *build_single(glex *lx, single_attrs *sa, const char *loc) {
+  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_TILED, SC_SHARDING_FROM_GSPMD);
+  s->offset = lx->base + (uint32_t)(loc - lx->start);
+  s->shard_group = sa->group;
+  if (sa->nkinds > 1) {
+    g_fail_at(lx, loc, "conflicting sharding kinds in one sharding (%s%s%s%s%s): XLA keeps only the first of "
+                       "replicated > maximal > manual > unknown > unreduced",
+              sa->replicated ? "replicated " : "", sa->maximal ? "maximal " : "", sa->manual ? "manual " : "",
+              sa->unknown ? "unknown " : "", sa->unreduced ? "unreduced " : "");
+    return NULL;
+  }
+  bool any_devices = sa->have_device || sa->have_devices;
+  if (sa->replicated || sa->manual || sa->unknown || sa->unreduced) {
+    const char *k = sa->replicated ? "replicated" : sa->manual ? "manual" : sa->unknown ? "unknown" : "unreduced";
+    if (any_devices) {
+      g_fail_at(lx, loc, "%s shardings should not have any devices assigned", k);
+      return NULL;
+    }
+    s->kind = sa->replicated ? SC_SHARDING_REPLICATED
+              : sa->manual   ? SC_SHARDING_MANUAL
+              : sa->unknown  ? SC_SHARDING_UNKNOWN
+                             : SC_SHARDING_UNREDUCED;
+    return s;
+  }
+  if (sa->maximal) {
+    int64_t n = sa->have_device ? 1 : (int64_t)sa->devices.n;
+    if (sa->have_devices && sa->reshape.n) n = -1;
+    if (n != 1 || (sa->have_device && sa->have_devices)) {
+      g_fail_at(lx, loc, "maximal shardings should have exactly one device assigned");
+      return NULL;
+    }
+    s->kind = SC_SHARDING_MAXIMAL;
+    s->maximal_device = sa->have_device ? sa->device : sa->devices.v[0];
+    return s;
+  }
+  if (sa->dims.n == 0) {
+    g_fail_at(lx, loc, "non-maximal shardings must have a tile assignment list including dimensions");
+    return NULL;
+  }
+  if (sa->have_device) {
+    g_fail_at(lx, sa->devices_at, "device= is only valid in a maximal sharding; a tiled sharding uses devices=[...]");
+    return NULL;
+  }
+  if (sa->ltdr && sa->ltds) {
+    g_fail_at(lx, loc, "last_tile_dim_replicate and last_tile_dims= cannot both be given (XLA aborts on this)");
+    return NULL;
+  }
+  if (!set_tile_assignment(lx, s, sa, loc)) return NULL;
+  if (sa->ltdr) {
+    s->last_tile_dim_replicate = true;
+    s->last_tile_dims = sc_arena_alloc(lx->a, 1);
+    s->last_tile_dims[0] = 2;
+    s->nlast_tile_dims = 1;
+  } else if (sa->subgroups.n) {
+    if (sa->subgroups.n > sa->dims.n) {
+      g_fail_at(lx, loc, "last_tile_dims lists %zu subgroup types but there are only %zu tile dimensions",
+                sa->subgroups.n, sa->dims.n);
+      return NULL;
+    }
+    s->last_tile_dims = sa->subgroups.v;
+    s->nlast_tile_dims = (uint32_t)sa->subgroups.n;
+  }
+  return s;
+}
+
+/* single ::= `{` (named-sharding | attr*) `}`   (the `{` already consumed when `lbrace_pre_lexed`) */
 static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *open_at) {
   if (!lbrace_pre_lexed) {
     gtok t = g_peek(lx);
@@ -593,15 +795,9 @@ static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *op
   }
   gtok first = g_peek(lx);
   if (g_kw(first, "mesh") || g_kw(first, "maximal_mesh")) return parse_named(lx, open_at);
-
-  bool maximal = false, replicated = false, manual = false, unknown = false, unreduced = false;
-  bool ltdr = false, ltds = false, have_device = false, have_devices = false;
-  int nkinds = 0;
-  int64_t device = 0;
-  i64vec dims = {0}, devices = {0}, reshape = {0}, perm = {0};
-  SC_VEC(uint8_t) subgroups = {0};
-  int64_t group = -1;
-  const char *devices_at = NULL;
+  single_attrs sa;
+  memset(&sa, 0, sizeof sa);
+  sa.group = -1;
   for (;;) {
     gtok t = g_peek(lx);
     if (g_is(t, '}')) break;
@@ -610,188 +806,10 @@ static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *op
       return NULL;
     }
     g_lex(lx);
-    if (g_kw(t, "maximal")) maximal = true, nkinds++;
-    else if (g_kw(t, "replicated")) replicated = true, nkinds++;
-    else if (g_kw(t, "manual")) manual = true, nkinds++;
-    else if (g_kw(t, "unknown")) unknown = true, nkinds++;
-    else if (g_kw(t, "unreduced")) unreduced = true, nkinds++;
-    else if (g_kw(t, "last_tile_dim_replicate")) ltdr = true;
-    else if (g_kw(t, "shard_as") || g_kw(t, "shard_like")) {
-      if (!g_int(lx, &group)) return NULL;
-    } else if (t.kind == G_ATTR && sc_span_eq(t.text, "device")) {
-      gtok v = g_lex(lx);
-      if (v.kind != G_INT) {
-        g_fail_at(lx, v.at, "device= attribute must be an integer");
-        return NULL;
-      }
-      device = v.ival;
-      have_device = true;
-      devices_at = t.at;
-    } else if (t.kind == G_ATTR && sc_span_eq(t.text, "devices")) {
-      devices_at = t.at;
-      have_devices = true;
-      if (!g_expect(lx, '[', "expected '[' to start sharding devices shape")) return NULL;
-      do {
-        int64_t d;
-        if (!g_int(lx, &d)) return NULL;
-        SC_PUSH(lx->a, dims, d);
-      } while (g_eat(lx, ','));
-      if (!g_expect(lx, ']', "expected ']' to end sharding devices shape")) return NULL;
-      if (g_peek(lx).kind == G_LEQ) {
-        g_lex(lx);
-        if (!parse_iota_array(lx, &reshape, &perm)) return NULL;
-      } else {
-        do {
-          int64_t d;
-          if (!g_int(lx, &d)) return NULL;
-          SC_PUSH(lx->a, devices, d);
-        } while (g_eat(lx, ','));
-      }
-    } else if (t.kind == G_ATTR && sc_span_eq(t.text, "metadata")) {
-      if (!skip_braces(lx)) return NULL;
-    } else if (t.kind == G_ATTR && sc_span_eq(t.text, "last_tile_dims")) {
-      ltds = true;
-      if (!g_expect(lx, '{', "expected '{' to start sharding type list")) return NULL;
-      if (!g_is(g_peek(lx), '}')) {
-        do {
-          gtok k = g_lex(lx);
-          uint8_t v;
-          if (g_kw(k, "manual")) v = 1;
-          else if (g_kw(k, "replicated")) v = 2;
-          else if (g_kw(k, "maximal") || g_kw(k, "maximul")) v = 3;
-          else if (g_kw(k, "unreduced")) v = 4;
-          else {
-            g_fail_at(lx, k.at, "unknown sharding type '%.*s' in last_tile_dims (expected manual, replicated, maximal or "
-                                "unreduced)", SC_SPAN_ARG(k.text));
-            return NULL;
-          }
-          SC_PUSH(lx->a, subgroups, v);
-        } while (g_eat(lx, ','));
-      }
-      if (!g_expect(lx, '}', "expected '}' to end sharding type list")) return NULL;
-    } else if (t.kind == G_ATTR) {
-      g_fail_at(lx, t.at, "unknown attribute in sharding: expected device=, devices= metadata= or last_tile_dims= ");
-      return NULL;
-    } else {
-      g_fail_at(lx, t.at, "unexpected token");
-      return NULL;
-    }
+    if (!parse_single_attr(lx, &sa, t)) return NULL;
   }
   g_lex(lx); /* '}' */
-  const char *loc = open_at;
-  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_TILED, SC_SHARDING_FROM_GSPMD);
-  s->offset = lx->base + (uint32_t)(open_at - lx->start);
-  s->shard_group = group;
-  if (nkinds > 1) {
-    g_fail_at(lx, loc, "conflicting sharding kinds in one sharding (%s%s%s%s%s): XLA keeps only the first of "
-                       "replicated > maximal > manual > unknown > unreduced",
-              replicated ? "replicated " : "", maximal ? "maximal " : "", manual ? "manual " : "",
-              unknown ? "unknown " : "", unreduced ? "unreduced " : "");
-    return NULL;
-  }
-  bool any_devices = have_device || have_devices;
-  if (replicated || manual || unknown || unreduced) {
-    const char *k = replicated ? "replicated" : manual ? "manual" : unknown ? "unknown" : "unreduced";
-    if (any_devices) {
-      g_fail_at(lx, loc, "%s shardings should not have any devices assigned", k);
-      return NULL;
-    }
-    s->kind = replicated ? SC_SHARDING_REPLICATED
-              : manual   ? SC_SHARDING_MANUAL
-              : unknown  ? SC_SHARDING_UNKNOWN
-                         : SC_SHARDING_UNREDUCED;
-    return s;
-  }
-  if (maximal) {
-    int64_t n = have_device ? 1 : (int64_t)devices.n;
-    if (have_devices && reshape.n) n = -1;
-    if (n != 1 || (have_device && have_devices)) {
-      g_fail_at(lx, loc, "maximal shardings should have exactly one device assigned");
-      return NULL;
-    }
-    s->kind = SC_SHARDING_MAXIMAL;
-    s->maximal_device = have_device ? device : devices.v[0];
-    return s;
-  }
-  if (dims.n == 0) {
-    g_fail_at(lx, loc, "non-maximal shardings must have a tile assignment list including dimensions");
-    return NULL;
-  }
-  if (have_device) {
-    g_fail_at(lx, devices_at, "device= is only valid in a maximal sharding; a tiled sharding uses devices=[...]");
-    return NULL;
-  }
-  if (ltdr && ltds) {
-    g_fail_at(lx, loc, "last_tile_dim_replicate and last_tile_dims= cannot both be given (XLA aborts on this)");
-    return NULL;
-  }
-  for (size_t i = 0; i < dims.n; i++) {
-    if (dims.v[i] <= 0) {
-      g_fail_at(lx, devices_at, "tile assignment dimension %zu is %" PRId64 "; every dimension must be positive", i,
-                dims.v[i]);
-      return NULL;
-    }
-  }
-  bool bad = false;
-  int64_t total = prod_checked(dims.v, dims.n, &bad);
-  if (bad || total > SC_MAX_TILE_DEVICES) {
-    g_fail_at(lx, devices_at, "tile assignment has more than %d devices", SC_MAX_TILE_DEVICES);
-    return NULL;
-  }
-  s->tile_dims = dims.v;
-  s->ntile_dims = (uint32_t)dims.n;
-  if (reshape.n) {
-    int64_t rp = prod_checked(reshape.v, reshape.n, &bad);
-    if (bad || rp != total) {
-      g_fail_at(lx, devices_at,
-                "iota tile assignment reshapes %" PRId64 " devices but its dimensions hold %" PRId64
-                " (product of devices=[...] must equal product of <=[...])",
-                rp, total);
-      return NULL;
-    }
-    uint8_t *seen = sc_arena_calloc(lx->a, perm.n, 1);
-    for (size_t i = 0; i < perm.n; i++) {
-      if (perm.v[i] < 0 || (size_t)perm.v[i] >= perm.n || seen[perm.v[i]]) {
-        g_fail_at(lx, devices_at, "iota transpose T(...) is not a permutation of 0..%zu", perm.n - 1);
-        return NULL;
-      }
-      seen[perm.v[i]] = 1;
-    }
-    s->iota_reshape = reshape.v;
-    s->niota_reshape = (uint32_t)reshape.n;
-    s->iota_perm = perm.v;
-    s->niota_perm = (uint32_t)perm.n;
-    s->tile_devices = iota_expand(lx->a, reshape.v, (uint32_t)reshape.n, perm.v, (uint64_t)total);
-    s->ntile_devices = (uint64_t)total;
-  } else {
-    if (devices.n <= 1) {
-      g_fail_at(lx, loc, "non-maximal shardings must have more than one device assigned");
-      return NULL;
-    }
-    if ((int64_t)devices.n != total) {
-      g_fail_at(lx, devices_at,
-                "tile assignment lists %zu devices but its dimensions [..] hold %" PRId64 " (XLA would %s)", devices.n,
-                total, (int64_t)devices.n < total ? "zero-fill the missing entries" : "write past the array");
-      return NULL;
-    }
-    s->tile_devices = devices.v;
-    s->ntile_devices = devices.n;
-  }
-  if (ltdr) {
-    s->last_tile_dim_replicate = true;
-    s->last_tile_dims = sc_arena_alloc(lx->a, 1);
-    s->last_tile_dims[0] = 2;
-    s->nlast_tile_dims = 1;
-  } else if (subgroups.n) {
-    if (subgroups.n > dims.n) {
-      g_fail_at(lx, loc, "last_tile_dims lists %zu subgroup types but there are only %zu tile dimensions", subgroups.n,
-                dims.n);
-      return NULL;
-    }
-    s->last_tile_dims = subgroups.v;
-    s->nlast_tile_dims = (uint32_t)subgroups.n;
-  }
-  return s;
+  return build_single(lx, &sa, open_at);
 }
 
 sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
