@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/quoted.h"
 
 /* ---- tokenizer (xla/hlo/parser/hlo_lexer.cc, the part shardings need) --------------------------- */
 
@@ -98,12 +99,8 @@ static gtok g_lex(glex *lx) {
     return t;
   }
   if (c == '"' || c == '\'') {
-    const char *q = p + 1;
-    while (q < e && *q != c) {
-      if (*q == '\\' && q + 1 < e) q++;
-      q++;
-    }
-    if (q >= e) {
+    const char *q = sc_quoted_end(p, e);
+    if (!q) {
       t.kind = G_BAD;
       t.text = sc_span_of(p, (uint32_t)(e - p));
       lx->p = e;

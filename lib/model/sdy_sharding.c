@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/quoted.h"
 #include "model/sdy_lex.h"
 
 /* ---- tokenizer ---------------------------------------------------------------------------------- */
@@ -56,12 +57,8 @@ static sdy_tok lex_one(sdy_lex *lx) {
   }
   char c = *p;
   if (c == '"') {
-    const char *q = p + 1;
-    while (q < e && *q != '"') {
-      if (*q == '\\' && q + 1 < e) q++;
-      q++;
-    }
-    if (q >= e) {
+    const char *q = sc_quoted_end(p, e);
+    if (!q) {
       t.kind = SDY_BAD;
       t.text = sc_span_of(p, (uint32_t)(e - p));
       lx->p = e;
@@ -110,15 +107,11 @@ static sdy_tok lex_one(sdy_lex *lx) {
   }
   if (c == '@') {
     const char *q = p + 1;
-    if (q < e && *q == '"') {
-      const char *r = q + 1;
-      while (r < e && *r != '"') {
-        if (*r == '\\' && r + 1 < e) r++;
-        r++;
-      }
+    if (q < e && *q == '"') { /* @"quoted name"; an unclosed one runs to the end */
+      const char *r = sc_quoted_end(q, e);
       t.kind = SDY_SYM;
-      t.text = sc_span_of(q + 1, (uint32_t)((r < e ? r : e) - q - 1));
-      lx->p = r < e ? r + 1 : e;
+      t.text = sc_span_of(q + 1, (uint32_t)((r ? r : e) - q - 1));
+      lx->p = r ? r + 1 : e;
       return t;
     }
     while (q < e && (is_id_char(*q) || *q == '-')) q++;
