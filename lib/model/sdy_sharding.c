@@ -225,7 +225,57 @@ void sdy_skip_value(sdy_lex *lx) {
   } while (depth > 0);
 }
 
+/* ---- lists -------------------------------------------------------------------------------------- */
+
+/* What a list item parser returns: the item failed (error recorded), parsed, or parsed and must be the
+ * last one (the `?` of a dimension sharding). */
+enum { ITEM_FAIL = -1, ITEM_OK = 0, ITEM_LAST = 1 };
+typedef int (*item_fn)(sdy_lex *lx, void *user);
+
+/* list ::= `close` | item (`,` item)* `close`   (the opening bracket already consumed) */
+static bool parse_list(sdy_lex *lx, char close, item_fn item, void *user) {
+  if (sdy_eat(lx, close)) return true;
+  for (;;) {
+    int r = item(lx, user);
+    if (r == ITEM_FAIL) return false;
+    if (r == ITEM_OK && sdy_eat(lx, ',')) continue;
+    return sdy_expect(lx, close);
+  }
+}
+
 /* ---- meshes ------------------------------------------------------------------------------------- */
+
+typedef SC_VEC(sc_axis) axis_vec;
+typedef SC_VEC(int64_t) id_vec;
+
+/* mesh-axis ::= string `=` int */
+static int mesh_axis_item(sdy_lex *lx, void *user) {
+  sdy_tok name = sdy_next(lx);
+  if (name.kind != SDY_STR) {
+    sdy_fail_at(lx, name.at, "failed to parse Sdy_Mesh parameter 'axes': expected a quoted axis name");
+    return ITEM_FAIL;
+  }
+  if (!sdy_expect(lx, '=')) return ITEM_FAIL;
+  sdy_tok size = sdy_next(lx);
+  if (size.kind != SDY_INT) {
+    sdy_fail_at(lx, size.at, "failed to parse Sdy_Mesh parameter 'axes': expected an integer axis size");
+    return ITEM_FAIL;
+  }
+  sc_axis ax = {name.text, size.overflow ? INT64_MAX : size.ival, SC_AXIS_AUTO};
+  SC_PUSH(lx->a, *(axis_vec *)user, ax);
+  return ITEM_OK;
+}
+
+/* device-id ::= int */
+static int device_id_item(sdy_lex *lx, void *user) {
+  sdy_tok v = sdy_next(lx);
+  if (v.kind != SDY_INT) {
+    sdy_fail_at(lx, v.at, "expected integer device id");
+    return ITEM_FAIL;
+  }
+  SC_PUSH(lx->a, *(id_vec *)user, v.overflow ? INT64_MAX : v.ival);
+  return ITEM_OK;
+}
 
 sc_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
   const char *at = sdy_peek(lx).at;
@@ -233,27 +283,8 @@ sc_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
   if (!sdy_expect(lx, '[')) return NULL;
   sc_mesh *m = sc_arena_alloc(lx->a, sizeof *m);
   m->offset = sdy_offset(lx, at);
-  SC_VEC(sc_axis) axes = {0};
-  if (!sdy_eat(lx, ']')) {
-    for (;;) {
-      sdy_tok name = sdy_next(lx);
-      if (name.kind != SDY_STR) {
-        sdy_fail_at(lx, name.at, "failed to parse Sdy_Mesh parameter 'axes': expected a quoted axis name");
-        return NULL;
-      }
-      if (!sdy_expect(lx, '=')) return NULL;
-      sdy_tok size = sdy_next(lx);
-      if (size.kind != SDY_INT) {
-        sdy_fail_at(lx, size.at, "failed to parse Sdy_Mesh parameter 'axes': expected an integer axis size");
-        return NULL;
-      }
-      sc_axis ax = {name.text, size.overflow ? INT64_MAX : size.ival, SC_AXIS_AUTO};
-      SC_PUSH(lx->a, axes, ax);
-      if (sdy_eat(lx, ',')) continue;
-      if (!sdy_expect(lx, ']')) return NULL;
-      break;
-    }
-  }
+  axis_vec axes = {0};
+  if (!parse_list(lx, ']', mesh_axis_item, &axes)) return NULL;
   m->axes = axes.v;
   m->naxes = (uint32_t)axes.n;
   if (sdy_eat(lx, ',')) {
@@ -262,20 +293,8 @@ sc_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
       return NULL;
     }
     if (!sdy_expect(lx, '=') || !sdy_expect(lx, '[')) return NULL;
-    SC_VEC(int64_t) ids = {0};
-    if (!sdy_eat(lx, ']')) {
-      for (;;) {
-        sdy_tok v = sdy_next(lx);
-        if (v.kind != SDY_INT) {
-          sdy_fail_at(lx, v.at, "expected integer device id");
-          return NULL;
-        }
-        SC_PUSH(lx->a, ids, v.overflow ? INT64_MAX : v.ival);
-        if (sdy_eat(lx, ',')) continue;
-        if (!sdy_expect(lx, ']')) return NULL;
-        break;
-      }
-    }
+    id_vec ids = {0};
+    if (!parse_list(lx, ']', device_id_item, &ids)) return NULL;
     m->device_ids = ids.v;
     m->ndevice_ids = (uint32_t)ids.n;
   }
@@ -338,27 +357,31 @@ bool sdy_parse_axis_ref(sdy_lex *lx, sc_axis_ref *out) {
   return true;
 }
 
+typedef struct {
+  SC_VEC(sc_axis_ref) refs;
+  bool *open; /* NULL: `?` is not allowed */
+} axes_list;
+
+/* axis-item ::= axis-ref | `?` (last, only in a dimension sharding) */
+static int axis_item(sdy_lex *lx, void *user) {
+  axes_list *l = user;
+  if (l->open && sdy_eat(lx, '?')) {
+    *l->open = true;
+    return ITEM_LAST;
+  }
+  sc_axis_ref r;
+  if (!sdy_parse_axis_ref(lx, &r)) return ITEM_FAIL;
+  SC_PUSH(lx->a, l->refs, r);
+  return ITEM_OK;
+}
+
 /* The axis refs after a `{`, up to and including the `}`. With `open`, a `?` ends the list too (a
  * dimension sharding's `{"x", ?}`) and sets *open; without it, `?` is not an axis ref. */
 static bool parse_axes_to_brace(sdy_lex *lx, bool *open, sc_axis_ref **out, uint32_t *n) {
-  SC_VEC(sc_axis_ref) v = {0};
-  if (!sdy_eat(lx, '}')) {
-    for (;;) {
-      if (open && sdy_eat(lx, '?')) {
-        *open = true;
-        if (!sdy_expect(lx, '}')) return false;
-        break;
-      }
-      sc_axis_ref r;
-      if (!sdy_parse_axis_ref(lx, &r)) return false;
-      SC_PUSH(lx->a, v, r);
-      if (sdy_eat(lx, ',')) continue;
-      if (!sdy_expect(lx, '}')) return false;
-      break;
-    }
-  }
-  *out = v.v;
-  *n = (uint32_t)v.n;
+  axes_list l = {{0}, open};
+  if (!parse_list(lx, '}', axis_item, &l)) return false;
+  *out = l.refs.v;
+  *n = (uint32_t)l.refs.n;
   return true;
 }
 
@@ -408,6 +431,16 @@ static bool parse_dim(sdy_lex *lx, sc_dim_sharding *d) {
   return true;
 }
 
+typedef SC_VEC(sc_dim_sharding) dim_vec;
+
+/* dim-item ::= dimension sharding */
+static int dim_item(sdy_lex *lx, void *user) {
+  sc_dim_sharding d;
+  if (!parse_dim(lx, &d)) return ITEM_FAIL;
+  SC_PUSH(lx->a, *(dim_vec *)user, d);
+  return ITEM_OK;
+}
+
 sc_sharding *sc_sharding_new(sc_arena *a, sc_sharding_kind kind, sc_sharding_source source) {
   sc_sharding *s = sc_arena_alloc(a, sizeof *s);
   s->kind = kind;
@@ -453,17 +486,8 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
     sdy_fail(lx, "expected '['");
     return NULL;
   }
-  SC_VEC(sc_dim_sharding) dims = {0};
-  if (!sdy_eat(lx, ']')) {
-    for (;;) {
-      sc_dim_sharding d;
-      if (!parse_dim(lx, &d)) return NULL;
-      SC_PUSH(lx->a, dims, d);
-      if (sdy_eat(lx, ',')) continue;
-      if (!sdy_expect(lx, ']')) return NULL;
-      break;
-    }
-  }
+  dim_vec dims = {0};
+  if (!parse_list(lx, ']', dim_item, &dims)) return NULL;
   s->dims = dims.v;
   s->rank = (uint32_t)dims.n;
   bool seen_repl = false, seen_unred = false;
@@ -526,31 +550,32 @@ sc_sharding *sc_parse_sdy_sharding(sc_arena *a, sc_span text, uint32_t offset, c
   return s;
 }
 
+typedef SC_VEC(sc_sharding *) sharding_vec;
+
+/* sharding-item ::= tensor sharding (its error rewritten as Shardy words it for a per-value list) */
+static int sharding_item(sdy_lex *lx, void *user) {
+  sc_sharding *s = sdy_parse_tensor_sharding(lx);
+  if (!s) {
+    const char *why = lx->err;
+    uint32_t off = lx->err_offset;
+    lx->err = NULL;
+    sdy_fail(lx,
+             "failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a "
+             "`::llvm::ArrayRef<TensorShardingAttr>`: %s",
+             why ? why : "invalid sharding");
+    lx->err_offset = off;
+    return ITEM_FAIL;
+  }
+  SC_PUSH(lx->a, *(sharding_vec *)user, s);
+  return ITEM_OK;
+}
+
 bool sdy_parse_sharding_list(sdy_lex *lx, sc_sharding ***out, uint32_t *n) {
   *out = NULL;
   *n = 0;
   if (!sdy_eat(lx, '[')) return sdy_fail(lx, "expected '['");
-  SC_VEC(sc_sharding *) v = {0};
-  if (!sdy_eat(lx, ']')) {
-    for (;;) {
-      sc_sharding *s = sdy_parse_tensor_sharding(lx);
-      if (!s) {
-        const char *why = lx->err;
-        uint32_t off = lx->err_offset;
-        lx->err = NULL;
-        sdy_fail(lx,
-                 "failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a "
-                 "`::llvm::ArrayRef<TensorShardingAttr>`: %s",
-                 why ? why : "invalid sharding");
-        lx->err_offset = off;
-        return false;
-      }
-      SC_PUSH(lx->a, v, s);
-      if (sdy_eat(lx, ',')) continue;
-      if (!sdy_expect(lx, ']')) return false;
-      break;
-    }
-  }
+  sharding_vec v = {0};
+  if (!parse_list(lx, ']', sharding_item, &v)) return false;
   *out = v.v;
   *n = (uint32_t)v.n;
   return true;
