@@ -1153,7 +1153,8 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
     if (at) parse_sdy_op_attr(b, &info->sdy, at, op);
     at = FIND_ATTR(&op->attrs, "mhlo.sharding");
     if (!at) at = FIND_ATTR(&op->attrs, "sharding");
-    if (at && !sc_span_starts(sc_span_trim(at->value), "<") && !sc_span_starts(sc_span_trim(at->value), "#sdy"))
+    sc_span v = at ? sc_span_trim(at->value) : sc_span_of(NULL, 0);
+    if (at && !sc_span_starts(v, "<") && !sc_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
       parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
   }
   if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info);

@@ -676,13 +676,21 @@ void sc_check_sharding_unreduced(sc_ctx *ctx) {
 
 /* ---- sharding-rule / sharding-propagation-edges ------------------------------------------------- */
 
+/* The attribute named by the literal `lit` (its length known at compile time), or NULL. */
+static const sc_attr *attr_named(const sc_op *op, const char *lit, size_t n) {
+  for (uint32_t i = 0; i < op->attrs.n; i++)
+    if (op->attrs.v[i].name.n == n && !memcmp(op->attrs.v[i].name.p, lit, n)) return &op->attrs.v[i];
+  return NULL;
+}
+#define ATTR_NAMED(op, lit) attr_named((op), (lit), sizeof(lit) - 1)
+
 void sc_check_sharding_rule(sc_ctx *ctx);
 void sc_check_sharding_rule(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
     if (!op->attrs.n) continue;
-    const sc_attr *at = sc_op_attr(op, "sdy.sharding_rule");
+    const sc_attr *at = ATTR_NAMED(op, "sdy.sharding_rule");
     if (!at) continue;
     const char *e = sc_sdy_rule_check(ctx->arena, op, at->value);
     if (e) {
@@ -700,6 +708,12 @@ void sc_check_sharding_propagation_edges(sc_ctx *ctx) {
   for (uint32_t k = 0; k < m->nops; k++) {
     const sc_op *op = m->ops[k];
     if (!op->attrs.n) continue;
+    bool any = false; /* the three names end alike: one pass finds whether any is there */
+    for (uint32_t i = 0; i < op->attrs.n && !any; i++) {
+      sc_span n = op->attrs.v[i].name;
+      any = n.n >= 21 && !memcmp(n.p + n.n - 17, "propagation_edges", 17);
+    }
+    if (!any) continue;
     static const char *const names[] = {"sdy.propagation_edges", "sdy.result_propagation_edges",
                                         "sdy.block_arg_propagation_edges"};
     for (int i = 0; i < 3; i++) {
