@@ -977,10 +977,10 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   bool f2s = op->cc == SC_CC_FULL_TO_SHARD;
   bool s2f = op->cc == SC_CC_SHARD_TO_FULL;
   /* GSPMD: an op with a manual-local operand is inside the manual region */
-  if (!f2s) {
+  if (!f2s && !ctx->gspmd_manual) {
     for (uint32_t i = 0; i < op->noperands; i++) {
       const sc_value *v = op->operands[i];
-      if (v && v->def && c->local[v->def->id] && !ctx->gspmd_manual) {
+      if (v && v->def && c->local[v->def->id]) {
         opctx = c->local[v->def->id];
         break;
       }
@@ -1133,7 +1133,7 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
         info->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *info->args);
         for (uint32_t k = 0; k < entry->nargs; k++)
           if (entry->args[k]->attrs.n)
-            parse_value_attrs(b, &info->args[k], &entry->args[k]->attrs, op, sc_arena_printf(a, "arg %u", k));
+            parse_value_attrs(b, &info->args[k], &entry->args[k]->attrs, op, sc_indexed_name(a, "arg", k));
       }
     }
     bool any = false;
@@ -1143,7 +1143,7 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
       info->results = sc_arena_calloc(a, op->nresult_attrs + 1, sizeof *info->results);
       for (uint32_t k = 0; k < op->nresult_attrs; k++)
         if (op->result_attrs[k].n)
-          parse_value_attrs(b, &info->results[k], &op->result_attrs[k], op, sc_arena_printf(a, "result %u", k));
+          parse_value_attrs(b, &info->results[k], &op->result_attrs[k], op, sc_indexed_name(a, "result", k));
     }
     return;
   }
@@ -1263,6 +1263,20 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   model->errors = b.errs.v;
   model->nerrors = (uint32_t)b.errs.n;
   return model;
+}
+
+const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
+  static const char *const k_args[] = {"arg 0", "arg 1", "arg 2", "arg 3", "arg 4", "arg 5", "arg 6", "arg 7"};
+  static const char *const k_results[] = {"result 0", "result 1", "result 2", "result 3",
+                                          "result 4", "result 5", "result 6", "result 7"};
+  static const char *const k_operands[] = {"operand 0", "operand 1", "operand 2", "operand 3",
+                                           "operand 4", "operand 5", "operand 6", "operand 7"};
+  const char *const *table = !strcmp(kind, "arg")       ? k_args
+                             : !strcmp(kind, "result")  ? k_results
+                             : !strcmp(kind, "operand") ? k_operands
+                                                        : NULL;
+  if (table && i < 8) return table[i];
+  return sc_arena_printf(a, "%s %u", kind, i);
 }
 
 /* ---- queries ------------------------------------------------------------------------------------ */

@@ -229,6 +229,8 @@ int sc_parse_sdy_sharding_per_value(sc_arena *a, sc_span text, uint32_t offset, 
 /* `{"a", "b"}` (also sub-axes) or `#sdy<manual_axes{"a"}>`. Returns 0 or -1. */
 int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_ref **out, uint32_t *n,
                             const char **error);
+/* "<kind> <i>" ("arg 0", "result 1", "operand 2"): constants for the first few, else printed (arena). */
+const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i);
 /* "x" or "x":(1)2 as Shardy prints it. */
 const char *sc_axis_ref_str(sc_arena *a, const sc_axis_ref *r);
 /* A new (zeroed) sharding of `kind` written in `source` syntax: no maximal device, no shard group. */

@@ -48,22 +48,9 @@ sc_span ru_func_result_type(const sc_op *func, uint32_t i) {
 
 /* ---- sites -------------------------------------------------------------------------------------- */
 
-/* "<kind> <i>" ("arg 0", "result 1", "operand 2"): a constant for the first few, printed after. */
-static const char *indexed_what(sc_arena *a, const char *kind, uint32_t i) {
-  static const char *const k_args[] = {"arg 0", "arg 1", "arg 2", "arg 3", "arg 4", "arg 5", "arg 6", "arg 7"};
-  static const char *const k_results[] = {"result 0", "result 1", "result 2", "result 3",
-                                          "result 4", "result 5", "result 6", "result 7"};
-  static const char *const k_operands[] = {"operand 0", "operand 1", "operand 2", "operand 3",
-                                           "operand 4", "operand 5", "operand 6", "operand 7"};
-  const char *const *table = !strcmp(kind, "arg") ? k_args : !strcmp(kind, "result") ? k_results
-                             : !strcmp(kind, "operand") ? k_operands : NULL;
-  if (table && i < 8) return table[i];
-  return sc_arena_printf(a, "%s %u", kind, i);
-}
-
 static const char *value_what(sc_arena *a, const char *kind, uint32_t i, uint32_t n) {
   if (n == 1) return kind;
-  return indexed_what(a, kind, i);
+  return sc_indexed_name(a, kind, i);
 }
 
 static void site_list(sc_ctx *ctx, const sc_op *op, const sc_annotation *an, ru_site_kind kind, uint32_t nvalues,
@@ -101,7 +88,7 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
                        .index = i,
                        .count = n,
                        .type = res ? ru_func_result_type(op, i) : ru_arg_type(op, i),
-                       .what = indexed_what(ctx->arena, res ? "result" : "arg", i)};
+                       .what = sc_indexed_name(ctx->arena, res ? "result" : "arg", i)};
           fn(ctx, &s, user);
         }
       }
