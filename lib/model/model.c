@@ -992,7 +992,7 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
         info->gspmd.values[0]->kind != SC_SHARDING_TUPLE)
       opctx = gspmd_ctx(c, ctx, op, partial);
   }
-  model->manual[op->id] = *opctx;
+  model->manual[op->id] = opctx == &c->top ? NULL : opctx; /* contexts never change once made */
   /* results */
   if (f2s) {
     bool partial = false;
@@ -1052,14 +1052,13 @@ static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ct
 
 static void walk_func(mctx *c, sc_op *f) {
   const sc_manual_context *ctx = c->func_ctx[f->id] ? c->func_ctx[f->id] : &c->top;
-  c->b->model->manual[f->id] = c->top; /* the function op itself is not inside its callers */
+  c->b->model->manual[f->id] = NULL; /* the function op itself is not inside its callers */
   for (uint32_t r = 0; r < f->nregions; r++)
     for (uint32_t k = 0; k < f->regions[r]->nblocks; k++) walk_block(c, f->regions[r]->blocks[k], ctx);
 }
 
 static void build_manual(builder *b) {
   sc_module *m = b->m;
-  sc_model *model = b->model;
   mctx c;
   memset(&c, 0, sizeof c);
   c.b = b;
@@ -1074,8 +1073,7 @@ static void build_manual(builder *b) {
     sc_op *f = func_map_get(&c.funcs, m->ops[k]->callee);
     if (f) called[f->id] = true;
   }
-  /* ops outside any function (module level) */
-  for (uint32_t i = 0; i < m->nops; i++) model->manual[i] = c.top;
+  /* ops outside any function (module level) keep NULL: no manual context */
   /* roots: the entry, public functions, then anything never called */
   sc_op **order = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *order);
   uint32_t n = 0;
@@ -1290,7 +1288,7 @@ const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
 const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op) {
   static const sc_manual_context none;
   if (!model || !op || !model->module || op->id >= model->module->nops) return &none;
-  return &model->manual[op->id];
+  return model->manual[op->id] ? model->manual[op->id] : &none;
 }
 
 bool sc_model_fully_manual(const sc_model *model, const sc_op *op) {

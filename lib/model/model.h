@@ -177,7 +177,7 @@ struct sc_model {
    * synthesized from num_partitions (one axis "_partitions"), else NULL. */
   const sc_mesh *effective;
   sc_platform platform;
-  sc_manual_context *manual;  /* indexed by op->id */
+  const sc_manual_context **manual; /* indexed by op->id; NULL = in no manual context (use sc_model_manual) */
   sc_op_info **ops;           /* indexed by op->id; NULL when the op has nothing (use sc_model_op) */
   const sc_op **annotated;    /* the ops that have a record in `ops`, in module order (rules that only
                                  look at annotated ops walk these instead of every op) */
