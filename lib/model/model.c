@@ -831,6 +831,7 @@ typedef struct {
   bool *func_seen;
   const sc_manual_context **local;    /* per op id: results are GSPMD-local values in this context */
   SC_VEC(sc_op *) work;
+  bool any_local; /* some op's results are GSPMD-local (else operands need no look) */
   sc_manual_context top;
 } mctx;
 
@@ -970,14 +971,15 @@ static const char *const k_hlo_callee_attrs[] = {"to_apply",          "calls",  
 static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
 
 static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
+  static const sc_op_info no_info;
   sc_model *model = c->b->model;
-  const sc_op_info *info = sc_model_op(model, op);
+  const sc_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
   const sc_manual_context *opctx = ctx;
   c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
   bool f2s = op->cc == SC_CC_FULL_TO_SHARD;
   bool s2f = op->cc == SC_CC_SHARD_TO_FULL;
   /* GSPMD: an op with a manual-local operand is inside the manual region */
-  if (!f2s && !ctx->gspmd_manual) {
+  if (!f2s && !ctx->gspmd_manual && c->any_local) {
     for (uint32_t i = 0; i < op->noperands; i++) {
       const sc_value *v = op->operands[i];
       if (v && v->def && c->local[v->def->id]) {
@@ -998,8 +1000,10 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
     bool partial = false;
     if (info->gspmd.nvalues) gspmd_sharding_is_manual(info->gspmd.values[0], &partial);
     c->local[op->id] = ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial);
+    c->any_local = true;
   } else if (opctx->gspmd_manual && !s2f && opctx != ctx) {
     c->local[op->id] = opctx;
+    c->any_local = true;
   }
   /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
   const sc_manual_context *callctx = opctx;
@@ -1241,16 +1245,19 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
   sc_memo_init(&b.parsed, a);
   uint32_t nannotated = 0;
+  sc_op_info *spare = NULL; /* a zeroed record an op without annotations left */
   for (uint32_t i = 0; i < m->nops; i++) {
     sc_op *op = m->ops[i];
     sc_arena_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
     if (!op->attrs.n && !is_func(op) && !sc_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
-    sc_op_info scratch;
-    memset(&scratch, 0, sizeof scratch);
-    parse_op_annotations(&b, op, &scratch);
-    if (info_empty(&scratch)) continue;
-    sc_op_info *info = sc_arena_alloc(a, sizeof *info);
-    *info = scratch;
+    sc_op_info *info = spare ? spare : sc_arena_alloc(a, sizeof *info);
+    spare = NULL;
+    parse_op_annotations(&b, op, info);
+    if (info_empty(info)) { /* reused for the next op */
+      memset(info, 0, sizeof *info);
+      spare = info;
+      continue;
+    }
     model->ops[op->id] = info;
     nannotated++;
   }

@@ -74,7 +74,7 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
   if (!model) return;
   for (uint32_t k = 0; k < model->nannotated; k++) { /* ops without annotations have no sites */
     const sc_op *op = model->annotated[k];
-    const sc_op_info *info = sc_model_op(model, op);
+    const sc_op_info *info = model->ops[op->id];
     if (ru_is_func(op)) {
       for (int res = 0; res < 2; res++) { /* arguments, then results */
         const sc_value_annotations *vals = res ? info->results : info->args;
