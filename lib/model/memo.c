@@ -29,7 +29,16 @@ void sc_memo_init(sc_memo *m, sc_arena *a) {
   m->arena = a;
 }
 
-static bool span_same(sc_span x, sc_span y) { return x.n == y.n && (x.n == 0 || x.p == y.p || !memcmp(x.p, y.p, x.n)); }
+static bool span_same(sc_span x, sc_span y) {
+  if (x.n != y.n) return false;
+  if (x.n == 8) { /* identity keys (a pointer's bytes): one word */
+    uint64_t u, v;
+    memcpy(&u, x.p, 8);
+    memcpy(&v, y.p, 8);
+    return u == v;
+  }
+  return x.n == 0 || x.p == y.p || !memcmp(x.p, y.p, x.n);
+}
 
 static sc_memo_entry *probe(sc_memo_entry *slots, uint32_t mask, uint64_t hash, uint64_t tag, sc_span a, sc_span b) {
   for (uint32_t i = (uint32_t)hash & mask;; i = (i + 1) & mask) {
