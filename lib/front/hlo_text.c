@@ -555,7 +555,7 @@ static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_spa
   instr_block *ib = alloc(p, sizeof *ib);
   sc_op *op = &ib->op;
   op->name = opcode;
-  op->pos = pos_at(p, start);
+  op->pos.offset = off(p, start);
   op->sym_name = name;
   op->parent_block = c->block;
   op->parent_op = c->func;
@@ -977,7 +977,7 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
 
   sc_op *f = alloc(p, sizeof *f);
   f->name = sc_span_of("func.func", 9);
-  f->pos = pos_at(p, start);
+  f->pos.offset = off(p, start);
   f->sym_name = name;
   f->parent_block = mblock;
   f->parent_op = module;
@@ -1138,7 +1138,7 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   }
   sc_op *module = alloc(p, sizeof *module);
   module->name = sc_span_of("builtin.module", 14);
-  module->pos = pos_at(p, mstart);
+  module->pos.offset = off(p, mstart);
   p->s = skip_ws_at(p, p->s + 9);
   sc_span mname = span(p->s, p->s);
   {

@@ -711,7 +711,7 @@ static void parse_type_list_parens(P *p, span_vec *out) {
 static sc_value *new_value(P *p, sc_span name, uint32_t off) {
   sc_value *v = sc_arena_alloc(p->a, sizeof *v);
   v->name = name;
-  v->pos = pos_of(p, off);
+  v->pos.offset = off;
   return v;
 }
 
@@ -1077,7 +1077,7 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   op->depth = p->depth;
   op->func = parent_op ? (is_func_like(parent_op->name) ? parent_op : parent_op->func) : NULL;
   tok first = peek(p, 0);
-  op->pos = pos_of(p, first.off);
+  op->pos.offset = first.off;
 
   if (!parse_result_list(p, op)) return NULL;
 
@@ -1405,7 +1405,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   /* The implicit top-level module holds every top-level op; an explicit lone `module` replaces it. */
   sc_op *root = sc_arena_alloc(p.a, sizeof *root);
   root->name = sc_span_of("builtin.module", 14);
-  root->pos = pos_of(&p, in->begin);
+  root->pos.offset = in->begin;
   SC_PUSH(p.a, p.ops, root);
   sc_region *rr = sc_arena_alloc(p.a, sizeof *rr);
   sc_block *rb = sc_arena_alloc(p.a, sizeof *rb);
@@ -1497,9 +1497,5 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   sc_module_index_aliases(p.a, m);
   sc_module_finalize(m);
-  for (uint32_t i = 0; i < m->nops; i++) {
-    sc_op *op = m->ops[i];
-    if (op->loc.n) op->src = sc_resolve_loc(m, op->loc);
-  }
-  return m;
+  return m; /* op->loc is resolved on demand (sc_op_srcloc): only diagnostics need it */
 }

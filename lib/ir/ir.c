@@ -536,6 +536,11 @@ sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc) {
   return resolve_body(m, t.p + 4, close, 64);
 }
 
+sc_srcloc sc_op_srcloc(const sc_module *m, const sc_op *op) {
+  if (op->src.known || !op->loc.n || !m) return op->src;
+  return sc_resolve_loc(m, op->loc);
+}
+
 /* ---- positions in modules without lines ---- */
 
 static const sc_op *op_at_offset(const sc_module *m, uint32_t offset) {

@@ -138,6 +138,12 @@ typedef struct {
   uint32_t line, col;
 } sc_pos;
 
+/* Where an op or value starts in the module: its byte offset only. Line and column are computed when
+ * a diagnostic needs them (sc_linemap_pos, sc_op_line), never per op while parsing. */
+typedef struct {
+  uint32_t offset;
+} sc_at;
+
 typedef struct {
   bool known;
   sc_span file; /* without quotes */
@@ -151,7 +157,7 @@ typedef struct sc_value {
   uint32_t index;     /* result index or block argument index */
   sc_block *block;    /* owning block for block arguments, else NULL */
   sc_attrs attrs;     /* argument attributes (func args) */
-  sc_pos pos;
+  sc_at pos;
   sc_span loc;        /* raw `loc(...)` text if any */
 } sc_value;
 
@@ -178,7 +184,7 @@ struct sc_op {
   bool classified;      /* kind/cc/target are set */
   bool generic;         /* written in generic form ("op"(...)) */
   sc_span target;       /* custom call target without quotes/'@' (empty if none); see sc_op_custom_call_target */
-  sc_pos pos;           /* first token of the op (its result list, or its name) */
+  sc_at pos;            /* first token of the op (its result list, or its name) */
   uint32_t end;         /* byte offset one past the op's last token */
   sc_span text;         /* the whole op as written, including regions */
   sc_span sym_name;     /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
@@ -206,8 +212,10 @@ struct sc_op {
   sc_region **regions;
   uint32_t nregions;
 
-  sc_span loc;             /* raw `loc(...)` text of the op, if any */
-  sc_srcloc src;           /* resolved Python location, if debug info has one */
+  sc_span loc;             /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand) */
+  sc_srcloc src;           /* Python location resolved by the front end (bytecode, HLO metadata); read
+                            * it through sc_op_srcloc(), which resolves `loc` when the front end kept
+                            * only the text */
 
   sc_block *parent_block;
   sc_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
@@ -273,6 +281,10 @@ typedef struct {
 
 sc_linemap sc_linemap_build(sc_arena *a, const char *buf, size_t len);
 sc_pos sc_linemap_pos(const sc_linemap *m, uint32_t offset);
+/* The 1-based line of an op's first token, or 0 without a line map (bytecode). */
+static inline uint32_t sc_op_line(const sc_linemap *lines, const sc_op *op) {
+  return lines && lines->nlines && op ? sc_linemap_pos(lines, op->pos.offset).line : 0;
+}
 
 /* A syntax error from a front end: the first one, precisely. */
 typedef struct {
@@ -317,6 +329,9 @@ sc_format sc_detect_format(const char *buf, size_t len);
 /* Resolves op/arg `loc(...)` text through the alias table and callsite/name/fused locations to the
  * innermost "file":line:col. */
 sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc);
+/* The op's Python location: the front end's own (op->src) or, when it kept only the `loc(...)` text,
+ * that text resolved now (diagnostics need it for a few ops, so no front end resolves every op's). */
+sc_srcloc sc_op_srcloc(const sc_module *m, const sc_op *op);
 /* Builds the alias index; front ends call it once the alias table is complete. */
 void sc_module_index_aliases(sc_arena *a, sc_module *m);
 
