@@ -39,6 +39,7 @@ typedef enum {
 typedef struct {
   uint8_t kind;
   bool bol; /* first token on its line */
+  char ch;  /* its first byte (0 at EOF): punctuation tests read no buffer */
   uint32_t off, len;
 } tok;
 
@@ -88,10 +89,13 @@ static sc_pos pos_of(const P *p, uint32_t off) { return sc_linemap_pos(p->in->li
 /* ---- lexer ---- */
 
 /* Character classes without locale calls, one table lookup per byte: the lexer's hot loop.
- * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'. */
-enum { C_SPACE = 1, C_NL = 2, C_WORD = 4, C_DIGIT = 8 };
+ * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'; STEP is punctuation a
+ * balanced-group scan steps over without looking at its neighbours. */
+enum { C_SPACE = 1, C_NL = 2, C_WORD = 4, C_DIGIT = 8, C_STEP = 16 };
 #define C_WS (C_SPACE | C_NL)
 static const uint8_t k_cls[256] = {
+    [','] = C_STEP, [':'] = C_STEP, ['?'] = C_STEP, ['*'] = C_STEP, ['+'] = C_STEP, ['|'] = C_STEP,
+    ['&'] = C_STEP, ['~'] = C_STEP, [';'] = C_STEP, ['='] = C_STEP, ['!'] = C_STEP,
     [' '] = C_SPACE, ['\t'] = C_SPACE, ['\r'] = C_SPACE, ['\f'] = C_SPACE, ['\v'] = C_SPACE, ['\n'] = C_NL,
     ['_'] = C_WORD,  ['$'] = C_WORD,   ['.'] = C_WORD,
     ['0'] = C_WORD | C_DIGIT, ['1'] = C_WORD | C_DIGIT, ['2'] = C_WORD | C_DIGIT, ['3'] = C_WORD | C_DIGIT,
@@ -112,6 +116,15 @@ static inline bool is_id_char(unsigned char c) { return is_word_char(c) || c == 
 /* From just after an opening '"': memchr to the closing quote, skipping backslash escapes; linear
  * even for long escape-heavy blobs. Sets *after one past the closing quote; false if unterminated. */
 static bool scan_string(const char *b, uint32_t i, uint32_t end, uint32_t *after) {
+  /* Most literals are short names ("data", "model.py"): a byte loop ends them before memchr would
+   * have started; a long one continues with memchr below. */
+  for (uint32_t stop = end - i > 32 ? i + 32 : end; i < stop; i++) {
+    if (b[i] == '"') {
+      *after = i + 1;
+      return true;
+    }
+    if (b[i] == '\\') break;
+  }
   const char *dq = NULL;
   while (i <= end) {
     if (!dq || dq < b + i) dq = memchr(b + i, '"', end - i);
@@ -127,14 +140,98 @@ static bool scan_string(const char *b, uint32_t i, uint32_t end, uint32_t *after
   return false;
 }
 
-static tok lex_at(P *p, uint32_t off) {
+/* Sets *t to a one-character token of `kind` at `off`. */
+static inline void tok_one(tok *t, uint8_t kind, uint32_t len) {
+  t->kind = kind;
+  t->len = len;
+}
+
+/* A lexical error at `off`: the token runs to `end` (or is one byte) and carries the message. */
+static void tok_bad(P *p, tok *t, uint32_t off, uint32_t len, const char *msg) {
+  t->kind = T_BAD;
+  t->len = len;
+  p->bad_msg = msg;
+  p->bad_off = off;
+}
+
+/* sigil-id ::= ('%'|'^'|'#'|'!'|'@') [A-Za-z0-9_$.-]*  ('%' id '#' digits)?   '@' string */
+static void lex_sigil(P *p, tok *t, uint32_t i) {
+  const char *b = p->buf;
+  uint32_t off = t->off, end = p->end;
+  unsigned char c = (unsigned char)b[off];
+  if (c == '@' && i < end && b[i] == '"') {
+    uint32_t after;
+    if (!scan_string(b, i + 1, end, &after)) {
+      tok_bad(p, t, off, end - off, "unterminated symbol name");
+      return;
+    }
+    {
+      tok_one(t, T_AT, after - off);
+      return;
+    }
+  }
+  for (;;) {
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+    /* '-' belongs to an identifier only when followed by more of it (not "->"). */
+    if (i + 1 < end && b[i] == '-' && b[i + 1] != '>' && is_word_char((unsigned char)b[i + 1])) {
+      i++;
+      continue;
+    }
+    break;
+  }
+  if (c == '%' && i < end && b[i] == '#') { /* %0#1 */
+    i++;
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_DIGIT)) i++;
+  }
+  if (c == '#' && i + 1 < end && b[i] == '-' && b[i + 1] == '}') {
+      tok_one(t, T_PUNCT, 1);
+      return;
+    } /* stray "#-}" */
+  uint8_t kind = c == '%' ? T_PERCENT : c == '^' ? T_CARET : c == '#' ? T_HASH : c == '!' ? T_BANG : T_AT;
+  tok_one(t, kind, i - off);
+  if (t->len == 1 && c != '!' && c != '#') /* a sigil alone is not a token MLIR accepts */
+    tok_bad(p, t, off, 1, "expected an identifier after the sigil");
+}
+
+/* resources ::= '{-#' ... '#-}' */
+static void lex_resources(P *p, tok *t, uint32_t i) {
+  const char *b = p->buf;
+  uint32_t off = t->off, end = p->end;
+  for (const char *q = b + i; q + 3 <= b + end; q++) {
+    q = memchr(q, '#', (size_t)(b + end - q));
+    if (!q) break;
+    if (q + 3 <= b + end && q[1] == '-' && q[2] == '}') {
+      tok_one(t, T_RESOURCES, (uint32_t)(q + 3 - (b + off)));
+      return;
+    }
+  }
+  tok_bad(p, t, off, end - off, "unterminated '{-#' block (expected '#-}')");
+}
+
+/* word ::= [A-Za-z0-9_$.]+ with an exponent sign inside a number (1.0e-05) */
+static uint32_t word_end(const char *b, uint32_t off, uint32_t i, uint32_t end) {
+  for (;;) {
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+    if (i + 1 >= end) return i;
+    unsigned char d = (unsigned char)b[i];
+    if ((d == '-' || d == '+') && (k_cls[(unsigned char)b[off]] & C_DIGIT) && (b[i - 1] == 'e' || b[i - 1] == 'E') &&
+        (k_cls[(unsigned char)b[i + 1]] & C_DIGIT)) {
+      i++;
+      continue;
+    }
+    return i;
+  }
+}
+
+/* The token at `off` (after white space and `//` comments) into *t. One table lookup per byte of
+ * white space and words; each token is lexed once (peek() keeps it until next() takes it). */
+static void lex_at(P *p, uint32_t off, tok *t) {
   const char *b = p->buf;
   uint32_t end = p->end;
   bool bol = off == p->begin;
   for (;;) {
-    while (off < end) {
-      uint8_t k = k_cls[(unsigned char)b[off]];
-      if (!(k & C_WS)) break;
+    uint8_t k;
+    while (off < end && ((k = k_cls[(unsigned char)b[off]]) & C_WS)) {
       bol |= k == C_NL;
       off++;
     }
@@ -145,173 +242,97 @@ static tok lex_at(P *p, uint32_t off) {
     }
     break;
   }
-  tok t = {T_EOF, bol, off, 0};
-  if (off >= end) return t;
+  t->bol = bol;
+  t->off = off;
+  t->ch = 0;
+  if (off >= end) {
+      tok_one(t, T_EOF, 0);
+      return;
+    }
   unsigned char c = (unsigned char)b[off];
+  t->ch = (char)c;
   uint32_t i = off + 1;
+  if (k_cls[c] & C_WORD) {
+      tok_one(t, T_WORD, word_end(b, off, i, end) - off);
+      return;
+    }
   switch (c) {
-  case '"': {
+  case '"':
     if (scan_string(b, i, end, &i)) {
-      t.kind = T_STRING;
-      t.len = i - off;
-      return t;
+      tok_one(t, T_STRING, i - off);
+      return;
     }
-    t.kind = T_BAD;
-    p->bad_msg = "unterminated string literal";
-    p->bad_off = off;
-    t.len = end - off;
-    return t;
-  }
-  case '%':
-  case '^':
-  case '#':
-  case '!':
-  case '@':
-    if (c == '@' && i < end && b[i] == '"') {
-      tok s = lex_at(p, i);
-      if (s.kind != T_STRING || s.off != i) {
-        t.kind = T_BAD;
-        p->bad_msg = "unterminated symbol name";
-        p->bad_off = off;
-        t.len = end - off;
-        return t;
-      }
-      t.kind = T_AT;
-      t.len = s.off + s.len - off;
-      return t;
+    {
+      tok_bad(p, t, off, end - off, "unterminated string literal");
+      return;
     }
-    while (i < end && is_id_char((unsigned char)b[i])) {
-      /* '-' belongs to an identifier only when followed by more of it (not "->"). */
-      if (b[i] == '-' && (i + 1 >= end || b[i + 1] == '>' || !is_word_char((unsigned char)b[i + 1]))) break;
-      i++;
+  case '%': case '^': case '#': case '!': case '@':
+    {
+      lex_sigil(p, t, i);
+      return;
     }
-    if (c == '%' && i < end && b[i] == '#') { /* %0#1 */
-      i++;
-      while (i < end && isdigit((unsigned char)b[i])) i++;
-    }
-    if (c == '#' && i < end && b[i] == '-' && i + 1 < end && b[i + 1] == '}') {
-      t.kind = T_PUNCT; /* stray "#-}" */
-      t.len = 1;
-      return t;
-    }
-    t.kind = c == '%' ? T_PERCENT : c == '^' ? T_CARET : c == '#' ? T_HASH : c == '!' ? T_BANG : T_AT;
-    t.len = i - off;
-    if (t.len == 1 && c != '!' && c != '#') { /* a sigil alone is not a token MLIR accepts */
-      t.kind = T_BAD;
-      p->bad_msg = "expected an identifier after the sigil";
-      p->bad_off = off;
-    }
-    return t;
   case '-':
-    if (i < end && b[i] == '>') {
-      t.kind = T_ARROW;
-      t.len = 2;
-      return t;
+    {
+      tok_one(t, i < end && b[i] == '>' ? T_ARROW : T_PUNCT, i < end && b[i] == '>' ? 2 : 1);
+      return;
     }
-    t.kind = T_PUNCT;
-    t.len = 1;
-    return t;
-  case '<':
-  case '>':
-    if (i < end && b[i] == '=') {
-      t.kind = T_OP2;
-      t.len = 2;
-      return t;
+  case '<': case '>':
+    {
+      tok_one(t, i < end && b[i] == '=' ? T_OP2 : T_PUNCT, i < end && b[i] == '=' ? 2 : 1);
+      return;
     }
-    t.kind = T_PUNCT;
-    t.len = 1;
-    return t;
   case '{':
-    if (i < end && b[i] == '-' && i + 1 < end && b[i + 1] == '#') {
-      const char *close = NULL;
-      for (const char *q = b + i; q + 3 <= b + end; q++) {
-        q = memchr(q, '#', (size_t)(b + end - q));
-        if (!q) break;
-        if (q + 3 <= b + end && q[1] == '-' && q[2] == '}') {
-          close = q;
-          break;
-        }
-      }
-      if (!close) {
-        t.kind = T_BAD;
-        p->bad_msg = "unterminated '{-#' block (expected '#-}')";
-        p->bad_off = off;
-        t.len = end - off;
-        return t;
-      }
-      t.kind = T_RESOURCES;
-      t.len = (uint32_t)(close + 3 - (b + off));
-      return t;
+    if (i + 1 < end && b[i] == '-' && b[i + 1] == '#') {
+      lex_resources(p, t, i);
+      return;
     }
-    t.kind = T_PUNCT;
-    t.len = 1;
-    return t;
-  case '(':
-  case ')':
-  case '[':
-  case ']':
-  case '}':
-  case ',':
-  case ':':
-  case '=':
-  case '?':
-  case '*':
-  case '+':
-  case '|':
-  case '/':
-  case '&':
-  case '~':
-  case ';':
-    t.kind = T_PUNCT;
-    t.len = 1;
-    return t;
+    {
+      tok_one(t, T_PUNCT, 1);
+      return;
+    }
+  case '(': case ')': case '[': case ']': case '}': case ',': case ':': case '=': case '?': case '*': case '+':
+  case '|': case '/': case '&': case '~': case ';':
+    {
+      tok_one(t, T_PUNCT, 1);
+      return;
+    }
   default:
-    break;
-  }
-  if (is_word_char(c)) {
-    while (i < end) {
-      while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
-      if (i >= end) break;
-      /* Exponent sign in a number: 1.0e-05 */
-      unsigned char d = (unsigned char)b[i];
-      if ((d == '-' || d == '+') && (k_cls[c] & C_DIGIT) && (b[i - 1] == 'e' || b[i - 1] == 'E') && i + 1 < end &&
-          (k_cls[(unsigned char)b[i + 1]] & C_DIGIT)) {
-        i++;
-        continue;
-      }
-      break;
+    {
+      tok_bad(p, t, off, 1, c >= 0x80 ? "non-ASCII byte outside a string literal" : "unexpected character");
+      return;
     }
-    t.kind = T_WORD;
-    t.len = i - off;
-    return t;
   }
-  t.kind = T_BAD;
-  t.len = 1;
-  p->bad_off = off;
-  p->bad_msg = c >= 0x80 ? "non-ASCII byte outside a string literal" : "unexpected character";
-  return t;
+}
+
+/* Lexes until the lookahead buffer holds k + 1 tokens. Out of line: most peeks hit the buffer. */
+static void fill(P *p, uint32_t k) {
+  if (k >= LOOKAHEAD) k = LOOKAHEAD - 1;
+  while (p->nla <= k) {
+    tok *t = &p->la[(p->la_head + p->nla++) & (LOOKAHEAD - 1)];
+    lex_at(p, p->lex_off, t);
+    p->lex_off = t->off + t->len; /* EOF has length 0: lexing it again yields EOF */
+  }
 }
 
 static inline tok peek(P *p, uint32_t k) {
-  if (k < p->nla) return p->la[(p->la_head + k) % LOOKAHEAD];
+  if (k >= p->nla) fill(p, k);
   if (k >= LOOKAHEAD) k = LOOKAHEAD - 1;
-  while (p->nla <= k) {
-    tok t = lex_at(p, p->lex_off);
-    p->la[(p->la_head + p->nla++) % LOOKAHEAD] = t;
-    p->lex_off = t.off + t.len; /* EOF has length 0: lexing it again yields EOF */
-  }
-  return p->la[(p->la_head + k) % LOOKAHEAD];
+  return p->la[(p->la_head + k) & (LOOKAHEAD - 1)];
 }
 
-static tok next(P *p) {
-  tok t = peek(p, 0);
+static inline tok next(P *p) {
+  if (!p->nla) fill(p, 0);
+  tok t = p->la[p->la_head];
   if (t.kind != T_EOF) p->last_end = t.off + t.len;
-  p->la_head = (p->la_head + 1) % LOOKAHEAD;
+  p->la_head = (p->la_head + 1) & (LOOKAHEAD - 1);
   p->nla--;
   return t;
 }
 
-static bool is_punct(tok t, const P *p, char c) { return t.kind == T_PUNCT && p->buf[t.off] == c; }
+static inline bool is_punct(tok t, const P *p, char c) {
+  (void)p;
+  return t.kind == T_PUNCT && t.ch == c;
+}
 static bool tok_is_word(tok t, const P *p, const char *w) {
   size_t n = strlen(w);
   return t.kind == T_WORD && t.len == n && memcmp(p->buf + t.off, w, n) == 0;
@@ -481,14 +502,12 @@ static bool raw_skip_group(const P *p, uint32_t open, uint32_t *end) {
   want[n++] = closer_of(b[open]);
   while (i < lim) {
     unsigned char c = (unsigned char)b[i];
-    if (k_cls[c]) { /* word characters and white space */
-      i++;
+    if (k_cls[c]) { /* word characters, white space, plain punctuation */
+      do i++;
+      while (i < lim && k_cls[(unsigned char)b[i]]);
       continue;
     }
     switch (c) {
-    case ',': case ':': case '?': case '*': case '+': case '|': case '&': case '~': case ';': case '=': case '!':
-      i++;
-      continue;
     case '#':
       if (i + 1 < lim && b[i + 1] == '-') return false; /* "#-}" */
       i++;
@@ -541,9 +560,9 @@ static bool raw_skip_group(const P *p, uint32_t open, uint32_t *end) {
  * its closer. */
 static uint32_t skip_group(P *p) {
   uint32_t fast_end;
-  if (p->nla == 1 && raw_skip_group(p, peek(p, 0).off, &fast_end)) {
-    /* Only the opener was buffered: drop it and continue lexing after the closer. */
-    p->la_head = (p->la_head + 1) % LOOKAHEAD;
+  if (raw_skip_group(p, peek(p, 0).off, &fast_end)) {
+    /* Drop the opener and whatever was looked at after it (tokens inside the group, or at most a
+     * few after it, lexed again): lexing continues after the closer. */
     p->nla = 0;
     p->lex_off = fast_end;
     p->last_end = fast_end;
@@ -612,6 +631,13 @@ static uint32_t skip_unit(P *p) {
   next(p);
   check_bad(p, t);
   uint32_t e = t.off + t.len;
+  uint32_t fast_end;
+  if ((t.kind == T_WORD || t.kind == T_HASH || t.kind == T_BANG) && p->nla == 0 && e + 1 < p->end &&
+      p->buf[e] == '<' && p->buf[e + 1] != '=' && raw_skip_group(p, e, &fast_end)) {
+    /* tensor<...>, #attr<...>, !type<...>: scanned as bytes, without making a token of the '<' */
+    p->lex_off = p->last_end = fast_end;
+    return fast_end;
+  }
   tok u = peek(p, 0);
   if ((t.kind == T_WORD || t.kind == T_HASH || t.kind == T_BANG) && is_punct(u, p, '<') && u.off == e)
     e = skip_group(p);
