@@ -701,8 +701,34 @@ static void parse_attr_dict(P *p, attr_vec *out) {
   }
 }
 
+/* type ::= word '<' ... '>'  (tensor<8x16xf32>, the common case): scanned as bytes when no token is
+ * buffered, making no token at all. False (nothing consumed) for any other shape, a line break or a
+ * group the raw scan leaves to the token path. */
+static bool fast_type(P *p, sc_span *out) {
+  const char *b = p->buf;
+  uint32_t i, start, end = p->end, close;
+  if (p->nla == 1 && p->la[p->la_head].kind == T_WORD) { /* the word is already lexed (peeked) */
+    start = p->la[p->la_head].off;
+    i = start + p->la[p->la_head].len;
+  } else {
+    if (p->nla) return false;
+    i = p->lex_off;
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+    if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD) || i == p->begin) return false;
+    start = i;
+    i = word_end(b, start, start + 1, end);
+  }
+  if (i + 1 >= end || b[i] != '<' || b[i + 1] == '=' || !raw_skip_group(p, i, &close)) return false;
+  p->nla = 0;
+  p->lex_off = p->last_end = close;
+  *out = sc_span_of(b + start, close - start);
+  return true;
+}
+
 /* A type: one unit (tensor<..>, !x.y<..>, i32, (..) -> ..). Returns its span. */
 static sc_span parse_type(P *p) {
+  sc_span fast;
+  if (fast_type(p, &fast)) return fast;
   tok t = peek(p, 0);
   uint32_t e = skip_unit(p);
   return sc_span_of(p->buf + t.off, e > t.off ? e - t.off : 0);
@@ -744,11 +770,21 @@ static sc_value *new_value(P *p, sc_span name, uint32_t off) {
 /* `loc(...)`: the 'loc' word is next. Returns its span. */
 static sc_span parse_loc(P *p) {
   tok t = next(p);
-  uint32_t e = skip_group(p);
+  uint32_t e;
+  if (!p->nla && t.off + 3 < p->end && p->buf[t.off + 3] == '(' && raw_skip_group(p, t.off + 3, &e)) {
+    p->lex_off = p->last_end = e; /* loc(...) scanned as bytes: no token for its '(' */
+    return sc_span_of(p->buf + t.off, e - t.off);
+  }
+  e = skip_group(p);
   return sc_span_of(p->buf + t.off, e - t.off);
 }
 
-static bool at_loc(P *p) { return tok_is_word(peek(p, 0), p, "loc") && is_punct(peek(p, 1), p, '('); }
+static bool at_loc(P *p) {
+  tok t = peek(p, 0);
+  if (!tok_is_word(t, p, "loc")) return false;
+  if (t.off + 3 < p->end && p->buf[t.off + 3] == '(') return true; /* "loc(": the '(' is the next token */
+  return is_punct(peek(p, 1), p, '(');
+}
 
 /* Block argument `%x: type {attrs}? loc(..)?` (the %x is next). */
 static sc_value *parse_block_arg(P *p) {
