@@ -43,6 +43,12 @@ typedef struct {
   uint32_t off, len;
 } tok;
 
+typedef SC_VEC(sc_attr) attr_vec;
+typedef SC_VEC(sc_value *) value_vec;
+typedef SC_VEC(sc_span) span_vec;
+typedef SC_VEC(sc_region *) region_vec;
+typedef SC_VEC(sc_op *) op_vec;
+
 typedef struct {
   const sc_parse_input *in;
   sc_arena *a;
@@ -67,7 +73,27 @@ typedef struct {
   } *slots;
   uint32_t nslots, nused;
   SC_VEC(struct undo { uint32_t slot; sc_value *prev; }) undo;
+  /* Scratch stacks for the lists of the op (or block) being parsed: each pushes above what the ops
+   * around it pushed, then copies its entries to an exact-size arena array and pops them (take()),
+   * so no per-op list grows by doubling or is copied more than once. */
+  attr_vec s_attrs;
+  value_vec s_values;
+  span_vec s_spans;
+  op_vec s_ops;
 } P;
+
+/* Copies vec.v[base, n) to an exact-size arena array (NULL when empty) and pops those entries. */
+#define TAKE(p, vec, base, out, out_n)                                                \
+  do {                                                                                \
+    uint32_t n_ = (uint32_t)((vec).n - (base));                                       \
+    (out) = NULL;                                                                     \
+    if (n_) {                                                                         \
+      (out) = sc_arena_alloc((p)->a, n_ * sizeof *(vec).v);                           \
+      memcpy((out), (vec).v + (base), n_ * sizeof *(vec).v);                          \
+    }                                                                                 \
+    (out_n) = n_;                                                                     \
+    (vec).n = (base);                                                                 \
+  } while (0)
 
 /* ---- errors ---- */
 
@@ -91,9 +117,11 @@ static sc_pos pos_of(const P *p, uint32_t off) { return sc_linemap_pos(p->in->li
 /* Character classes without locale calls, one table lookup per byte: the lexer's hot loop.
  * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'; STEP is punctuation a
  * balanced-group scan steps over without looking at its neighbours. */
-enum { C_SPACE = 1, C_NL = 2, C_WORD = 4, C_DIGIT = 8, C_STEP = 16 };
+enum { C_SPACE = 1, C_NL = 2, C_WORD = 4, C_DIGIT = 8, C_STEP = 16, C_STR_STOP = 32 };
 #define C_WS (C_SPACE | C_NL)
+#define C_PLAIN (C_WS | C_WORD | C_STEP) /* what a balanced-group scan steps over byte by byte */
 static const uint8_t k_cls[256] = {
+    ['"'] = C_STR_STOP, ['\\'] = C_STR_STOP,
     [','] = C_STEP, [':'] = C_STEP, ['?'] = C_STEP, ['*'] = C_STEP, ['+'] = C_STEP, ['|'] = C_STEP,
     ['&'] = C_STEP, ['~'] = C_STEP, [';'] = C_STEP, ['='] = C_STEP, ['!'] = C_STEP,
     [' '] = C_SPACE, ['\t'] = C_SPACE, ['\r'] = C_SPACE, ['\f'] = C_SPACE, ['\v'] = C_SPACE, ['\n'] = C_NL,
@@ -119,11 +147,10 @@ static bool scan_string(const char *b, uint32_t i, uint32_t end, uint32_t *after
   /* Most literals are short names ("data", "model.py"): a byte loop ends them before memchr would
    * have started; a long one continues with memchr below. */
   for (uint32_t stop = end - i > 32 ? i + 32 : end; i < stop; i++) {
-    if (b[i] == '"') {
-      *after = i + 1;
-      return true;
-    }
+    if (!(k_cls[(unsigned char)b[i]] & C_STR_STOP)) continue;
     if (b[i] == '\\') break;
+    *after = i + 1;
+    return true;
   }
   const char *dq = NULL;
   while (i <= end) {
@@ -426,10 +453,6 @@ static void scope_pop(P *p, size_t mark) {
 
 /* ---- structure ---- */
 
-typedef SC_VEC(sc_attr) attr_vec;
-typedef SC_VEC(sc_value *) value_vec;
-typedef SC_VEC(sc_span) span_vec;
-typedef SC_VEC(sc_region *) region_vec;
 
 /* Does `t` (with what follows) begin an op or block? `at_line_start` relaxes nothing; it is used for
  * the dotted-name-before-'}' case (a terminator without operands). */
@@ -502,9 +525,9 @@ static bool raw_skip_group(const P *p, uint32_t open, uint32_t *end) {
   want[n++] = closer_of(b[open]);
   while (i < lim) {
     unsigned char c = (unsigned char)b[i];
-    if (k_cls[c]) { /* word characters, white space, plain punctuation */
+    if (k_cls[c] & C_PLAIN) { /* word characters, white space, plain punctuation */
       do i++;
-      while (i < lim && k_cls[(unsigned char)b[i]]);
+      while (i < lim && (k_cls[(unsigned char)b[i]] & C_PLAIN));
       continue;
     }
     switch (c) {
@@ -856,44 +879,40 @@ static void parse_func_results(P *p, sc_op *op) {
 }
 
 /* The trailing `: types` of an op (':' is next). */
+/* trailer ::= ':' function-type | ':' type (',' type)*      (the ':' is next)
+ * The types are pushed on P.s_spans and taken as exact-size arrays. */
 static void parse_trailer_types(P *p, sc_op *op, bool *seen) {
   next(p);
-  span_vec ins = {0}, outs = {0};
+  span_vec *st = &p->s_spans;
+  size_t base = st->n;
+  *seen = true;
   if (is_punct(peek(p, 0), p, '(')) {
     /* Either a function type or a parenthesised type; a function type has '->' after ')'. */
-    parse_type_list_parens(p, &ins);
+    parse_type_list_parens(p, st);
     if (peek(p, 0).kind == T_ARROW) {
       next(p);
-      if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, &outs);
+      size_t outs = st->n;
+      if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, st);
       else {
         sc_span ty = parse_type(p);
-        SC_PUSH(p->a, outs, ty);
+        SC_PUSH(p->a, *st, ty);
       }
-      op->operand_types = ins.v;
-      op->noperand_types = (uint32_t)ins.n;
-      op->result_types = outs.v;
-      op->nresult_types = (uint32_t)outs.n;
-      *seen = true;
+      TAKE(p, *st, outs, op->result_types, op->nresult_types);
+      TAKE(p, *st, base, op->operand_types, op->noperand_types);
       return;
     }
   } else {
     sc_span ty = parse_type(p);
-    SC_PUSH(p->a, ins, ty);
+    SC_PUSH(p->a, *st, ty);
   }
   while (!failed(p) && is_punct(peek(p, 0), p, ',') && !peek(p, 1).bol) {
     next(p);
     sc_span ty = parse_type(p);
-    SC_PUSH(p->a, ins, ty);
+    SC_PUSH(p->a, *st, ty);
   }
   /* A plain type list gives result types; with no results it describes the operands. */
-  if (op->nresults) {
-    op->result_types = ins.v;
-    op->nresult_types = (uint32_t)ins.n;
-  } else {
-    op->operand_types = ins.v;
-    op->noperand_types = (uint32_t)ins.n;
-  }
-  *seen = true;
+  if (op->nresults) TAKE(p, *st, base, op->result_types, op->nresult_types);
+  else TAKE(p, *st, base, op->operand_types, op->noperand_types);
 }
 
 static void add_region(P *p, sc_op *op, region_vec *regions, value_vec *pending) {
@@ -996,9 +1015,8 @@ static void map_generic_properties(P *p, sc_op *op, bool func_like) {
 /* result-list ::= result (',' result)* '='    result ::= %name (':' integer)?
  * (begins_op() already checked the shape.) Returns false after an error. */
 static bool parse_result_list(P *p, sc_op *op) {
-  tok first = peek(p, 0);
-  value_vec results = {0};
-  if (first.kind == T_PERCENT) {
+  size_t base = p->s_values.n;
+  if (peek(p, 0).kind == T_PERCENT) {
     for (;;) {
       tok r = next(p);
       uint32_t count = 1;
@@ -1007,7 +1025,7 @@ static bool parse_result_list(P *p, sc_op *op) {
         next(p);
         tok n = next(p);
         count = 0;
-        for (uint32_t i = 0; i < n.len && isdigit((unsigned char)p->buf[n.off + i]); i++)
+        for (uint32_t i = 0; i < n.len && (k_cls[(unsigned char)p->buf[n.off + i]] & C_DIGIT); i++)
           count = count * 10 + (uint32_t)(p->buf[n.off + i] - '0');
         grouped = true;
         if (count > 1u << 20) {
@@ -1019,23 +1037,29 @@ static bool parse_result_list(P *p, sc_op *op) {
         sc_value *v = new_value(p, tspan(p, r), r.off);
         if (grouped && i > 0) v->name = sc_span_of(p->buf + r.off, r.len); /* same base; looked up by #i */
         v->def = op;
-        v->index = (uint32_t)results.n;
-        SC_PUSH(p->a, results, v);
+        v->index = (uint32_t)(p->s_values.n - base);
+        SC_PUSH(p->a, p->s_values, v);
       }
       tok sep = next(p);
       if (is_punct(sep, p, '=')) break;
       /* begins_op() already checked the shape. */
     }
   }
-  op->results = results.v;
-  op->nresults = (uint32_t)results.n;
+  TAKE(p, p->s_values, base, op->results, op->nresults);
   return true;
+}
+
+/* operand ::= %name — pushed on the op's operand stacks (P.s_spans names, P.s_values values). */
+static void push_operand(P *p, tok t) {
+  sc_span nm = tspan(p, t);
+  SC_PUSH(p->a, p->s_spans, nm);
+  SC_PUSH(p->a, p->s_values, lookup_value(p, nm));
 }
 
 /* A parenthesised group in an op: '(' (operand | block-arg | %iter '=' %init | loc(...) | other)* ')'.
  * Operand names, block-argument definitions (for the op's first region) and `%x = %init` pairs are
  * classified; everything else is stepped over. The '(' is next. Returns false after an error. */
-static bool parse_paren_group(P *p, value_vec *pending_args, span_vec *operand_names, value_vec *operands) {
+static bool parse_paren_group(P *p, value_vec *pending_args) {
   tok open = next(p);
   uint32_t depth = 1;
   bracket stack[32];
@@ -1063,9 +1087,7 @@ static bool parse_paren_group(P *p, value_vec *pending_args, span_vec *operand_n
     }
     if (u.kind == T_PERCENT) {
       next(p);
-      sc_span nm = tspan(p, u);
-      SC_PUSH(p->a, *operand_names, nm);
-      SC_PUSH(p->a, *operands, lookup_value(p, nm));
+      push_operand(p, u);
       continue;
     }
     if (u.kind == T_PUNCT) {
@@ -1119,8 +1141,17 @@ static void complete_symbols(sc_op *op, bool call_like, bool func_like) {
   }
 }
 
-/* One op; the first token is next and begins an op. */
-static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
+/* What the pieces of the op being parsed add to. */
+typedef struct {
+  sc_op *op;
+  bool call_like, func_like, sdy_sharded, seen_trailer;
+  size_t attrs, operands, names; /* where the op's entries begin on P.s_attrs, P.s_values, P.s_spans */
+  value_vec pending_args; /* block arguments written before the op's first region */
+  region_vec regions;
+} op_state;
+
+/* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
+static sc_op *new_op(P *p, sc_block *block, sc_op *parent_op) {
   if (p->ops.n >= p->in->max_ops) {
     fail_at(p, peek(p, 0).off, "more than %u operations", p->in->max_ops);
     p->err->limit = true;
@@ -1138,12 +1169,14 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   op->parent_op = parent_op;
   op->depth = p->depth;
   op->func = parent_op ? (is_func_like(parent_op->name) ? parent_op : parent_op->func) : NULL;
-  tok first = peek(p, 0);
-  op->pos.offset = first.off;
+  op->pos.offset = peek(p, 0).off;
+  return op;
+}
 
-  if (!parse_result_list(p, op)) return NULL;
-
-  /* Name. */
+/* op-name ::= string-literal (generic form) | bare-id (custom form)
+ * The elided builtins module/return/call/func get their dialect. Returns false after an error. */
+static bool parse_op_name(P *p, op_state *st) {
+  sc_op *op = st->op;
   tok name = next(p);
   if (name.kind == T_STRING) {
     op->name = sc_span_of(p->buf + name.off + 1, name.len >= 2 ? name.len - 2 : 0);
@@ -1153,23 +1186,202 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   } else {
     check_bad(p, name);
     fail_at(p, name.off, "expected an operation name after the result list");
-    return NULL;
+    return false;
   }
   if (sc_span_eq(op->name, "module")) op->name = sc_span_of("builtin.module", 14);
   else if (sc_span_eq(op->name, "return")) op->name = sc_span_of("func.return", 11);
   else if (sc_span_eq(op->name, "call")) op->name = sc_span_of("func.call", 9);
   else if (sc_span_eq(op->name, "func")) op->name = sc_span_of("func.func", 9);
-  if (is_func_like(op->name)) SC_PUSH(p->a, p->funcs, op);
-  bool call_like = is_call_like(op->name), func_like = is_func_like(op->name);
-  bool sdy_sharded = sc_span_eq(op->name, "sdy.sharding_constraint") || sc_span_eq(op->name, "sdy.reshard");
+  st->call_like = is_call_like(op->name);
+  st->func_like = is_func_like(op->name);
+  st->sdy_sharded = sc_span_eq(op->name, "sdy.sharding_constraint") || sc_span_eq(op->name, "sdy.reshard");
+  if (st->func_like) SC_PUSH(p->a, p->funcs, op);
+  return true;
+}
 
-  attr_vec attrs = {0};
-  value_vec operands = {0};
-  span_vec operand_names = {0};
-  value_vec pending_args = {0};
-  region_vec regions = {0};
-  bool seen_trailer = false;
+/* symbol-piece ::= @name ('=' value)?      (callee of a call, else the op's symbol; sdy.mesh @m = <..>) */
+static void parse_op_symbol(P *p, op_state *st, tok t) {
+  next(p);
+  sc_span s = tspan(p, t);
+  s.p++, s.n--;
+  if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
+  if (st->call_like && !st->op->callee.n) st->op->callee = s;
+  else if (!st->op->sym_name.n) st->op->sym_name = s;
+  if (!is_punct(peek(p, 0), p, '=')) return;
+  tok eq = next(p);
+  tok v = peek(p, 0);
+  uint32_t e = skip_unit(p);
+  sc_attr a = {sc_span_of("value", 5), sc_span_of(p->buf + v.off, e - v.off), eq.off, e};
+  SC_PUSH(p->a, p->s_attrs, a);
+}
 
+/* word-piece ::= loc(...) | 'attributes' attr-dict | name '=' value | visibility | other-unit */
+static void parse_op_word(P *p, op_state *st, tok t) {
+  sc_op *op = st->op;
+  if (at_loc(p)) {
+    op->loc = parse_loc(p);
+    return;
+  }
+  if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {
+    next(p);
+    parse_attr_dict(p, &p->s_attrs);
+    return;
+  }
+  if (is_punct(peek(p, 1), p, '=')) { /* custom `name = value` */
+    next(p);
+    next(p);
+    tok v = peek(p, 0);
+    uint32_t e = skip_unit(p);
+    sc_attr a = {tspan(p, t), sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0), t.off, e};
+    SC_PUSH(p->a, p->s_attrs, a);
+    return;
+  }
+  if (!op->visibility.n && st->func_like &&
+      (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") || tok_is_word(t, p, "nested")))
+    op->visibility = tspan(p, t);
+  skip_unit(p);
+}
+
+/* brace-piece ::= region | attr-dict | set-literal        (the '{' is next) */
+static void parse_op_brace(P *p, op_state *st, tok t) {
+  tok k1 = peek(p, 1), k2 = peek(p, 2);
+  /* A '{' ending its line that is not an attribute dict opens a region (then a bad first line is
+   * reported as "expected an operation" rather than swallowed as a set literal). */
+  if (begins_op(p, 1) || (k1.bol && !is_punct(k1, p, '}') && !is_punct(k2, p, '=') && !is_punct(k2, p, ','))) {
+    add_region(p, st->op, &st->regions, &st->pending_args);
+  } else if (is_punct(k1, p, '}') || ((k1.kind == T_WORD || k1.kind == T_STRING) && is_punct(k2, p, '=')) ||
+             (k1.kind == T_WORD && (is_punct(k2, p, ',') || is_punct(k2, p, '}')))) {
+    parse_attr_dict(p, &p->s_attrs);
+  } else { /* a set literal in custom syntax: {"x", "y"} */
+    uint32_t e = skip_group(p);
+    sc_attr a = {{0}, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
+    SC_PUSH(p->a, p->s_attrs, a);
+  }
+}
+
+/* properties ::= '<' attr-dict '>'        (the '<' is next, then '{') */
+static bool parse_properties(P *p) {
+  next(p);
+  parse_attr_dict(p, &p->s_attrs);
+  tok close = next(p);
+  if (!is_punct(close, p, '>')) {
+    check_bad(p, close);
+    fail_at(p, close.off, "expected '>' to close the properties '<{'");
+    return false;
+  }
+  return true;
+}
+
+/* region-list ::= '(' region (',' region)* ')'        (generic form; the '(' is next, then '{') */
+static bool parse_region_list(P *p, op_state *st) {
+  next(p);
+  for (;;) {
+    if (failed(p)) return false;
+    if (!is_punct(peek(p, 0), p, '{')) {
+      tok u = peek(p, 0);
+      check_bad(p, u);
+      fail_at(p, u.off, "expected '{' to open a region");
+      return false;
+    }
+    add_region(p, st->op, &st->regions, &st->pending_args);
+    tok sep = next(p);
+    if (is_punct(sep, p, ',')) continue;
+    if (is_punct(sep, p, ')')) return true;
+    check_bad(p, sep);
+    fail_at(p, sep.off, "expected ',' or ')' after a region");
+    return false;
+  }
+}
+
+/* punct-piece ::= ':' types | brace-piece | properties | region-list | '(' operands-or-args ')'
+ *               | '<' ... '>' | '[' ... ']' | other punctuation          Returns false after an error. */
+static bool parse_op_punct(P *p, op_state *st, tok t) {
+  char c = t.ch;
+  if (c == ':') {
+    if (st->seen_trailer) next(p); /* a second ':' cannot start another type list; skip it */
+    else parse_trailer_types(p, st->op, &st->seen_trailer);
+    return true;
+  }
+  if (c == '{') {
+    parse_op_brace(p, st, t);
+    return true;
+  }
+  if (c == '<' && is_punct(peek(p, 1), p, '{')) return parse_properties(p);
+  if (c == '(' && is_punct(peek(p, 1), p, '{')) return parse_region_list(p, st);
+  /* operand list, block-argument definitions, or custom syntax; '(...) -> ...' outside func signatures:
+   * the arrow is stepped over next */
+  if (c == '(') return parse_paren_group(p, &st->pending_args);
+  if (c == '<' || c == '[') {
+    uint32_t e = skip_group(p);
+    sc_span name_span = {0};
+    if (c == '<' && st->sdy_sharded) name_span = sc_span_of("sharding", 8);
+    sc_attr a = {name_span, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
+    SC_PUSH(p->a, p->s_attrs, a);
+    return true;
+  }
+  next(p);
+  return true;
+}
+
+/* One piece of the op at token t. Returns false after an error. */
+static bool parse_op_piece(P *p, op_state *st, tok t) {
+  switch (t.kind) {
+  case T_PERCENT: /* operand */
+    next(p);
+    push_operand(p, t);
+    return true;
+  case T_AT:
+    parse_op_symbol(p, st, t);
+    return true;
+  case T_ARROW: /* func.func results, or a function type in custom syntax */
+    next(p);
+    if (st->func_like) parse_func_results(p, st->op);
+    else skip_unit(p);
+    return true;
+  case T_WORD:
+    parse_op_word(p, st, t);
+    return true;
+  case T_PUNCT:
+    return parse_op_punct(p, st, t);
+  default:
+    skip_unit(p);
+    return true;
+  }
+}
+
+/* The op's lists become exact-size arrays; results get their types; symbols and properties that the
+ * generic form keeps in attributes are mapped. */
+static void finish_op(P *p, op_state *st, tok first) {
+  sc_op *op = st->op;
+  /* The op ends at its last consumed token (not at trailing white space or comments). */
+  uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
+  op->end = end;
+  op->text = sc_span_of(p->buf + first.off, end - first.off);
+  TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
+  TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
+  uint32_t nnames;
+  TAKE(p, p->s_spans, st->names, op->operand_names, nnames);
+  (void)nnames; /* one name per operand */
+  op->regions = st->regions.v;
+  op->nregions = (uint32_t)st->regions.n;
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
+    else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
+  }
+  complete_symbols(op, st->call_like, st->func_like);
+  if (op->generic) map_generic_properties(p, op, st->func_like);
+}
+
+/* op ::= result-list? op-name piece*
+ * The pieces run until a token that begins the next op (or a top-level item) on a new line, or the
+ * '}' that closes the enclosing region. The first token is next and begins an op. */
+static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
+  sc_op *op = new_op(p, block, parent_op);
+  if (!op) return NULL;
+  op_state st = {op, false, false, false, false, p->s_attrs.n, p->s_values.n, p->s_spans.n, {0}, {0}};
+  tok first = peek(p, 0);
+  if (!parse_result_list(p, op) || !parse_op_name(p, &st)) return NULL;
+  st.operands = p->s_values.n;
   uint32_t prev_off = UINT32_MAX;
   for (;;) {
     if (failed(p)) return NULL;
@@ -1184,171 +1396,23 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
     prev_off = t.off;
     if (t.bol && (begins_op(p, 0) || begins_toplevel_item(p, 0))) break;
     if (is_punct(t, p, '}') || is_punct(t, p, ')') || is_punct(t, p, ']') || is_punct(t, p, '>')) {
-      if (p->buf[t.off] == '}' && p->depth > 0) break; /* closes the enclosing region */
-      if (p->buf[t.off] == '}') fail_at(p, t.off, "unexpected '}' with no open region");
-      else fail_at(p, t.off, "unexpected '%c' with no matching opening bracket", p->buf[t.off]);
+      if (t.ch == '}' && p->depth > 0) break; /* closes the enclosing region */
+      if (t.ch == '}') fail_at(p, t.off, "unexpected '}' with no open region");
+      else fail_at(p, t.off, "unexpected '%c' with no matching opening bracket", t.ch);
       return NULL;
     }
     check_bad(p, t);
-    if (failed(p)) return NULL;
-    switch (t.kind) {
-    case T_PERCENT: {
-      next(p);
-      sc_span nm = tspan(p, t);
-      SC_PUSH(p->a, operand_names, nm);
-      SC_PUSH(p->a, operands, lookup_value(p, nm));
-      continue;
-    }
-    case T_AT:
-      next(p);
-      {
-        sc_span s = tspan(p, t);
-        s.p++, s.n--;
-        if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
-        if (call_like && !op->callee.n) op->callee = s;
-        else if (!op->sym_name.n) op->sym_name = s;
-        if (is_punct(peek(p, 0), p, '=')) { /* sdy.mesh @mesh = <...> */
-          tok eq = next(p);
-          tok v = peek(p, 0);
-          uint32_t e = skip_unit(p);
-          sc_attr a = {sc_span_of("value", 5), sc_span_of(p->buf + v.off, e - v.off), eq.off, e};
-          SC_PUSH(p->a, attrs, a);
-          continue;
-        }
-      }
-      continue;
-    case T_ARROW:
-      next(p);
-      if (func_like) parse_func_results(p, op);
-      else skip_unit(p);
-      continue;
-    case T_WORD:
-      if (at_loc(p)) {
-        op->loc = parse_loc(p);
-        continue;
-      }
-      if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {
-        next(p);
-        parse_attr_dict(p, &attrs);
-        continue;
-      }
-      if (is_punct(peek(p, 1), p, '=')) { /* custom `name = value` */
-        next(p);
-        next(p);
-        tok v = peek(p, 0);
-        uint32_t e = skip_unit(p);
-        sc_attr a = {tspan(p, t), sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0), t.off, e};
-        SC_PUSH(p->a, attrs, a);
-        continue;
-      }
-      if (!op->visibility.n && func_like && (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") ||
-                                             tok_is_word(t, p, "nested")))
-        op->visibility = tspan(p, t);
-      skip_unit(p);
-      continue;
-    case T_PUNCT: {
-      char c = p->buf[t.off];
-      if (c == ':') {
-        if (seen_trailer) { /* a second ':' cannot start another type list; skip it */
-          next(p);
-          continue;
-        }
-        parse_trailer_types(p, op, &seen_trailer);
-        continue;
-      }
-      if (c == '{') {
-        tok k1 = peek(p, 1), k2 = peek(p, 2);
-        /* A '{' ending its line that is not an attribute dict opens a region (then a bad first line is
-         * reported as "expected an operation" rather than swallowed as a set literal). */
-        if (begins_op(p, 1) || (k1.bol && !is_punct(k1, p, '}') && !is_punct(k2, p, '=') && !is_punct(k2, p, ','))) {
-          add_region(p, op, &regions, &pending_args);
-        } else if (is_punct(k1, p, '}') || ((k1.kind == T_WORD || k1.kind == T_STRING) && is_punct(k2, p, '=')) ||
-                   (k1.kind == T_WORD && (is_punct(k2, p, ',') || is_punct(k2, p, '}')))) {
-          parse_attr_dict(p, &attrs);
-        } else { /* a set literal in custom syntax: {"x", "y"} */
-          uint32_t e = skip_group(p);
-          sc_attr a = {{0}, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
-          SC_PUSH(p->a, attrs, a);
-        }
-        continue;
-      }
-      if (c == '<' && is_punct(peek(p, 1), p, '{')) { /* properties <{...}> */
-        next(p);
-        parse_attr_dict(p, &attrs);
-        tok close = next(p);
-        if (!is_punct(close, p, '>')) {
-          check_bad(p, close);
-          fail_at(p, close.off, "expected '>' to close the properties '<{'");
-          return NULL;
-        }
-        continue;
-      }
-      if (c == '(' && is_punct(peek(p, 1), p, '{')) { /* generic region list ({...}, {...}) */
-        next(p);
-        for (;;) {
-          if (failed(p)) return NULL;
-          if (!is_punct(peek(p, 0), p, '{')) {
-            tok u = peek(p, 0);
-            check_bad(p, u);
-            fail_at(p, u.off, "expected '{' to open a region");
-            return NULL;
-          }
-          add_region(p, op, &regions, &pending_args);
-          tok sep = next(p);
-          if (is_punct(sep, p, ',')) continue;
-          if (is_punct(sep, p, ')')) break;
-          check_bad(p, sep);
-          fail_at(p, sep.off, "expected ',' or ')' after a region");
-          return NULL;
-        }
-        continue;
-      }
-      if (c == '(') { /* operand list, block-argument definitions, or custom syntax */
-        if (!parse_paren_group(p, &pending_args, &operand_names, &operands)) return NULL;
-        continue; /* '(...) -> ...' outside func signatures: the arrow is stepped over next */
-      }
-      if (c == '<' || c == '[') {
-        uint32_t e = skip_group(p);
-        sc_span name_span = {0};
-        if (c == '<' && sdy_sharded) name_span = sc_span_of("sharding", 8);
-        sc_attr a = {name_span, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
-        SC_PUSH(p->a, attrs, a);
-        continue;
-      }
-      next(p);
-      continue;
-    }
-    default:
-      skip_unit(p);
-      continue;
-    }
+    if (failed(p) || !parse_op_piece(p, &st, t)) return NULL;
   }
   if (failed(p)) return NULL;
-  /* The op ends at its last consumed token (not at trailing white space or comments). */
-  uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
-  op->end = end;
-  op->text = sc_span_of(p->buf + first.off, end - first.off);
-  op->attrs.v = attrs.v;
-  op->attrs.n = (uint32_t)attrs.n;
-  op->operands = operands.v;
-  op->operand_names = operand_names.v;
-  op->noperands = (uint32_t)operands.n;
-  op->regions = regions.v;
-  op->nregions = (uint32_t)regions.n;
-  if (!op->nresult_types && op->nresults == 0 && func_like) op->nresult_types = 0;
-  for (uint32_t i = 0; i < op->nresults; i++) {
-    if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
-    else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
-  }
-  complete_symbols(op, call_like, func_like);
-  if (op->generic) map_generic_properties(p, op, func_like);
+  finish_op(p, &st, first);
   if (failed(p)) return NULL;
   return op;
 }
 
 /* Ops of one block until '}' (not consumed), a new block label, or EOF at top level. */
 static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
-  SC_VEC(sc_op *) ops = {0};
+  size_t base = p->s_ops.n;
   for (;;) {
     if (failed(p)) return;
     tok t = peek(p, 0);
@@ -1362,12 +1426,11 @@ static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
     }
     sc_op *op = parse_op(p, b, parent_op);
     if (!op) return;
-    SC_PUSH(p->a, ops, op);
+    SC_PUSH(p->a, p->s_ops, op);
     for (uint32_t i = 0; i < op->nresults; i++)
       if (i == 0 || op->results[i]->name.p != op->results[i - 1]->name.p) define_value(p, op->results[i]);
   }
-  b->ops = ops.v;
-  b->nops = (uint32_t)ops.n;
+  TAKE(p, p->s_ops, base, b->ops, b->nops);
 }
 
 static sc_region *parse_region(P *p, sc_op *parent, value_vec *entry_args) {
