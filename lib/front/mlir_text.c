@@ -468,7 +468,7 @@ static bool begins_op(P *p, uint32_t k) {
       tok u = peek(p, j);
       if (u.kind != T_PERCENT) return false;
       j++;
-      if (is_punct(peek(p, j), p, ':') && peek(p, j + 1).kind == T_WORD && isdigit((unsigned char)p->buf[peek(p, j + 1).off]))
+      if (is_punct(peek(p, j), p, ':') && peek(p, j + 1).kind == T_WORD && (k_cls[(unsigned char)peek(p, j + 1).ch] & C_DIGIT))
         j += 2;
       tok v = peek(p, j);
       if (is_punct(v, p, '=')) return true;
@@ -480,7 +480,7 @@ static bool begins_op(P *p, uint32_t k) {
   case T_STRING:
     return is_punct(peek(p, k + 1), p, '(');
   case T_WORD: {
-    if (!isalpha((unsigned char)p->buf[t.off]) && p->buf[t.off] != '_') return false;
+    if ((k_cls[(unsigned char)t.ch] & C_DIGIT) || t.ch == '$' || t.ch == '.') return false; /* [A-Za-z_] */
     tok u = peek(p, k + 1);
     if (is_punct(u, p, '=')) return false;
     bool dotted = memchr(p->buf + t.off, '.', t.len) != NULL;
