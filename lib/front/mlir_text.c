@@ -1059,7 +1059,57 @@ static void push_operand(P *p, tok t) {
 /* A parenthesised group in an op: '(' (operand | block-arg | %iter '=' %init | loc(...) | other)* ')'.
  * Operand names, block-argument definitions (for the op's first region) and `%x = %init` pairs are
  * classified; everything else is stepped over. The '(' is next. Returns false after an error. */
+/* End of a value name `%id` (id ::= [A-Za-z0-9_$.]+ ('-' [A-Za-z0-9_$.]+)* ('#' digits)?) starting
+ * at b[i] == '%', or i when there is none: the lexer's T_PERCENT rule, without making a token. */
+static uint32_t value_name_end(const char *b, uint32_t i, uint32_t end) {
+  uint32_t j = i + 1;
+  for (;;) {
+    while (j < end && (k_cls[(unsigned char)b[j]] & C_WORD)) j++;
+    if (j + 1 < end && b[j] == '-' && is_word_char((unsigned char)b[j + 1])) {
+      j++;
+      continue;
+    }
+    break;
+  }
+  if (j < end && b[j] == '#') {
+    j++;
+    while (j < end && (k_cls[(unsigned char)b[j]] & C_DIGIT)) j++;
+  }
+  return j > i + 1 ? j : i;
+}
+
+/* operand-list ::= '(' (%name (',' %name)*)? ')' on one line, the common generic-form case: scanned
+ * as bytes (the '(' is the only token buffered). False, with nothing consumed, for anything else
+ * (block arguments, iter args, nested groups, comments, line breaks), which the token path parses. */
+static bool fast_operand_list(P *p) {
+  if (p->nla != 1) return false;
+  const char *b = p->buf;
+  uint32_t i = p->la[p->la_head].off + 1, end = p->end, n = 0;
+  uint32_t at[16], len[16];
+  for (;;) {
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+    if (i < end && b[i] == ')' && n == 0) break;
+    if (i >= end || b[i] != '%' || n == 16) return false;
+    uint32_t e = value_name_end(b, i, end);
+    if (e == i) return false;
+    at[n] = i, len[n++] = e - i;
+    i = e;
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+    if (i < end && b[i] == ')') break;
+    if (i >= end || b[i] != ',') return false;
+    i++;
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    tok t = {T_PERCENT, false, '%', at[k], len[k]};
+    push_operand(p, t);
+  }
+  p->nla = 0;
+  p->lex_off = p->last_end = i + 1;
+  return true;
+}
+
 static bool parse_paren_group(P *p, value_vec *pending_args) {
+  if (fast_operand_list(p)) return true;
   tok open = next(p);
   uint32_t depth = 1;
   bracket stack[32];
@@ -1307,6 +1357,7 @@ static bool parse_op_punct(P *p, op_state *st, tok t) {
     return true;
   }
   if (c == '<' && is_punct(peek(p, 1), p, '{')) return parse_properties(p);
+  if (c == '(' && fast_operand_list(p)) return true; /* before peeking past the '(' */
   if (c == '(' && is_punct(peek(p, 1), p, '{')) return parse_region_list(p, st);
   /* operand list, block-argument definitions, or custom syntax; '(...) -> ...' outside func signatures:
    * the arrow is stepped over next */
