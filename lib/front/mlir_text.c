@@ -879,9 +879,76 @@ static void parse_func_results(P *p, sc_op *op) {
 }
 
 /* The trailing `: types` of an op (':' is next). */
+/* One `word<...>` type at b[i] (after spaces), as fast_type() reads it, into *out; returns the
+ * offset past it, or 0 when the bytes there are something else. */
+static uint32_t raw_type_at(const P *p, uint32_t i, sc_span *out) {
+  const char *b = p->buf;
+  uint32_t end = p->end, close;
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+  if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD)) return 0;
+  uint32_t start = i;
+  i = word_end(b, start, start + 1, end);
+  if (i + 1 >= end || b[i] != '<' || b[i + 1] == '=' || !raw_skip_group(p, i, &close)) return 0;
+  *out = sc_span_of(b + start, close - start);
+  return close;
+}
+
+/* '(' type (',' type)* ')' of raw types at b[i] (after spaces): pushed on P.s_spans; returns the
+ * offset past ')', or 0 (nothing pushed) for any other shape. */
+static uint32_t raw_type_list_at(P *p, uint32_t i) {
+  const char *b = p->buf;
+  uint32_t end = p->end, n = 0;
+  sc_span ty[16];
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+  if (i >= end || b[i] != '(') return 0;
+  i++;
+  for (;;) {
+    if (n == 16 || !(i = raw_type_at(p, i, &ty[n]))) return 0;
+    n++;
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+    if (i < end && b[i] == ')') break;
+    if (i >= end || b[i] != ',') return 0;
+    i++;
+  }
+  for (uint32_t k = 0; k < n; k++) SC_PUSH(p->a, p->s_spans, ty[k]);
+  return i + 1;
+}
+
+/* trailer ::= ':' '(' types ')' '->' (type | '(' types ')') on one line with `word<...>` types, the
+ * generic form's case: scanned as bytes (the ':' is the only token buffered). False, with nothing
+ * consumed, for any other shape; then parse_trailer_types() reads tokens. */
+static bool fast_trailer(P *p, sc_op *op) {
+  if (p->nla != 1) return false;
+  const char *b = p->buf;
+  uint32_t end = p->end, base = (uint32_t)p->s_spans.n;
+  uint32_t i = raw_type_list_at(p, p->la[p->la_head].off + 1);
+  if (!i) return false;
+  uint32_t outs = (uint32_t)p->s_spans.n;
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+  uint32_t after = 0;
+  if (i + 1 < end && b[i] == '-' && b[i + 1] == '>') {
+    sc_span ty;
+    after = raw_type_list_at(p, i + 2);
+    if (!after && (after = raw_type_at(p, i + 2, &ty))) SC_PUSH(p->a, p->s_spans, ty);
+  }
+  if (!after) {
+    p->s_spans.n = base;
+    return false;
+  }
+  TAKE(p, p->s_spans, outs, op->result_types, op->nresult_types);
+  TAKE(p, p->s_spans, base, op->operand_types, op->noperand_types);
+  p->nla = 0;
+  p->lex_off = p->last_end = after;
+  return true;
+}
+
 /* trailer ::= ':' function-type | ':' type (',' type)*      (the ':' is next)
  * The types are pushed on P.s_spans and taken as exact-size arrays. */
 static void parse_trailer_types(P *p, sc_op *op, bool *seen) {
+  if (fast_trailer(p, op)) {
+    *seen = true;
+    return;
+  }
   next(p);
   span_vec *st = &p->s_spans;
   size_t base = st->n;
