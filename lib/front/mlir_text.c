@@ -731,27 +731,39 @@ static void parse_attr_dict(P *p, attr_vec *out) {
   }
 }
 
+/* One `word<...>` type at b[i] (after spaces), as fast_type() reads it, into *out; returns the
+ * offset past it, or 0 when the bytes there are something else. */
+static uint32_t raw_type_at(P *p, uint32_t i, sc_span *out) {
+  const char *b = p->buf;
+  uint32_t end = p->end, close;
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+  if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD)) return 0;
+  uint32_t start = i, n = p->last_type.n;
+  if (n && end - start >= n && memcmp(b + start, p->last_type.p, n) == 0) {
+    *out = sc_span_of(b + start, n);
+    return start + n;
+  }
+  i = word_end(b, start, start + 1, end);
+  if (i + 1 >= end || b[i] != '<' || b[i + 1] == '=' || !raw_skip_group(p, i, &close)) return 0;
+  *out = p->last_type = sc_span_of(b + start, close - start);
+  return close;
+}
+
 /* type ::= word '<' ... '>'  (tensor<8x16xf32>, the common case): scanned as bytes when no token is
  * buffered, making no token at all. False (nothing consumed) for any other shape, a line break or a
  * group the raw scan leaves to the token path. */
 static bool fast_type(P *p, sc_span *out) {
-  const char *b = p->buf;
-  uint32_t i, start, end = p->end, close;
+  uint32_t i, close;
   if (p->nla == 1 && p->la[p->la_head].kind == T_WORD) { /* the word is already lexed (peeked) */
-    start = p->la[p->la_head].off;
-    i = start + p->la[p->la_head].len;
+    i = p->la[p->la_head].off;
   } else {
     if (p->nla) return false;
-    i = p->lex_off;
-    while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
-    if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD) || i == p->begin) return false;
-    start = i;
-    i = word_end(b, start, start + 1, end);
+    for (i = p->lex_off; i < p->end && (k_cls[(unsigned char)p->buf[i]] & C_SPACE); i++) {}
+    if (i == p->begin) return false;
   }
-  if (i + 1 >= end || b[i] != '<' || b[i + 1] == '=' || !raw_skip_group(p, i, &close)) return false;
+  if (!(close = raw_type_at(p, i, out))) return false;
   p->nla = 0;
   p->lex_off = p->last_end = close;
-  *out = sc_span_of(b + start, close - start);
   return true;
 }
 
@@ -886,24 +898,6 @@ static void parse_func_results(P *p, sc_op *op) {
 }
 
 /* The trailing `: types` of an op (':' is next). */
-/* One `word<...>` type at b[i] (after spaces), as fast_type() reads it, into *out; returns the
- * offset past it, or 0 when the bytes there are something else. */
-static uint32_t raw_type_at(P *p, uint32_t i, sc_span *out) {
-  const char *b = p->buf;
-  uint32_t end = p->end, close;
-  while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
-  if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD)) return 0;
-  uint32_t start = i, n = p->last_type.n;
-  if (n && end - start >= n && memcmp(b + start, p->last_type.p, n) == 0) {
-    *out = sc_span_of(b + start, n);
-    return start + n;
-  }
-  i = word_end(b, start, start + 1, end);
-  if (i + 1 >= end || b[i] != '<' || b[i + 1] == '=' || !raw_skip_group(p, i, &close)) return 0;
-  *out = p->last_type = sc_span_of(b + start, close - start);
-  return close;
-}
-
 /* '(' type (',' type)* ')' of raw types at b[i] (after spaces): pushed on P.s_spans; returns the
  * offset past ')', or 0 (nothing pushed) for any other shape. */
 static uint32_t raw_type_list_at(P *p, uint32_t i) {
