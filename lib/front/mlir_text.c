@@ -80,9 +80,11 @@ typedef struct {
   value_vec s_values;
   span_vec s_spans;
   op_vec s_ops;
-  /* The last type raw_type_at() scanned: modules repeat a few types thousands of times, and bytes
-   * equal to it scan the same way, so a memcmp replaces the scan. */
-  sc_span last_type;
+  /* The last `word<...>` unit (a type, #attr<..>, !type<..>) scanned as bytes: modules repeat a few
+   * types and shardings thousands of times, and bytes equal to it scan the same way, so a memcmp
+   * replaces the scan. One for types in lists (raw_type_at), one for values (skip_unit), so that a
+   * sharding between two types does not evict the type. */
+  sc_span last_type, last_unit;
 } P;
 
 /* Copies vec.v[base, n) to an exact-size arena array (NULL when empty) and pops those entries. */
@@ -663,10 +665,16 @@ static uint32_t skip_unit(P *p) {
   uint32_t e = t.off + t.len;
   uint32_t fast_end;
   if ((t.kind == T_WORD || t.kind == T_HASH || t.kind == T_BANG) && p->nla == 0 && e + 1 < p->end &&
-      p->buf[e] == '<' && p->buf[e + 1] != '=' && raw_skip_group(p, e, &fast_end)) {
+      p->buf[e] == '<' && p->buf[e + 1] != '=') {
     /* tensor<...>, #attr<...>, !type<...>: scanned as bytes, without making a token of the '<' */
-    p->lex_off = p->last_end = fast_end;
-    return fast_end;
+    uint32_t n = p->last_unit.n;
+    if (n > t.len && p->end - t.off >= n && memcmp(p->buf + t.off, p->last_unit.p, n) == 0) fast_end = t.off + n;
+    else if (raw_skip_group(p, e, &fast_end)) p->last_unit = sc_span_of(p->buf + t.off, fast_end - t.off);
+    else fast_end = 0;
+    if (fast_end) {
+      p->lex_off = p->last_end = fast_end;
+      return fast_end;
+    }
   }
   tok u = peek(p, 0);
   if ((t.kind == T_WORD || t.kind == T_HASH || t.kind == T_BANG) && is_punct(u, p, '<') && u.off == e)
