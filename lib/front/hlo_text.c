@@ -206,7 +206,7 @@ static inline bool is_name0(char c) { return ctab[(unsigned char)c] & C_NAME0; }
 static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Skips white space and comments from `s`; returns the new position. */
-static const char *skip_ws_at(P *p, const char *s) {
+static const char *skip_ws_slow(P *p, const char *s) {
   const char *e = p->end;
   for (;;) {
     while (s < e && is_ws(*s)) s++;
@@ -228,6 +228,14 @@ static const char *skip_ws_at(P *p, const char *s) {
     }
     return s;
   }
+}
+
+/* The same, inline for the common cases (nothing to skip, or one space before a token): most calls. */
+static inline const char *skip_ws_at(P *p, const char *s) {
+  const char *e = p->end;
+  if (s < e && !is_ws(*s) && *s != '/') return s;
+  if (s + 1 < e && *s == ' ' && !is_ws(s[1]) && s[1] != '/') return s + 1;
+  return skip_ws_slow(p, s);
 }
 
 static void skip_ws(P *p) { p->s = skip_ws_at(p, p->s); }
