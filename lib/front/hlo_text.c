@@ -351,6 +351,9 @@ static const char *skip_group_at(P *p, const char *s, uint32_t depth, gctx g) {
       s++;
       break;
     }
+    while (e - s >= 4 && !((ctab[(unsigned char)s[0]] | ctab[(unsigned char)s[1]] | ctab[(unsigned char)s[2]] |
+                            ctab[(unsigned char)s[3]]) & C_GROUP))
+      s += 4; /* four bytes a step: group contents are mostly names, numbers and ',' */
     while (s < e && !(ctab[(unsigned char)*s] & C_GROUP)) s++;
   }
 }
