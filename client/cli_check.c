@@ -187,14 +187,23 @@ static int parse_settings(int argc, char **argv, check_settings *s) {
 
 /* --- --debug-dump-ops --- */
 
+typedef struct {
+  FILE *f;
+  const sc_module *m;
+  const sc_linemap *lines; /* NULL for modules without lines (bytecode): positions print as 0:0 */
+} dump_ctx;
+
 static bool dump_op(sc_op *op, void *user) {
-  FILE *f = user;
-  fprintf(f, "%u:%u depth=%u op=%.*s", op->pos.line, op->pos.col, op->depth, SC_SPAN_ARG(op->name));
+  const dump_ctx *dc = user;
+  FILE *f = dc->f;
+  sc_pos pos = dc->lines ? sc_linemap_pos(dc->lines, op->pos.offset) : (sc_pos){0, 0, 0};
+  fprintf(f, "%u:%u depth=%u op=%.*s", pos.line, pos.col, op->depth, SC_SPAN_ARG(op->name));
   if (op->func && op->func->sym_name.n) fprintf(f, " func=%.*s", SC_SPAN_ARG(op->func->sym_name));
   if (op->sym_name.n) fprintf(f, " sym=%.*s", SC_SPAN_ARG(op->sym_name));
   if (op->callee.n) fprintf(f, " callee=%.*s", SC_SPAN_ARG(op->callee));
   fprintf(f, " results=%u operands=%u regions=%u attrs=%u", op->nresults, op->noperands, op->nregions, op->attrs.n);
-  if (op->src.known) fprintf(f, " src=%.*s:%u:%u", SC_SPAN_ARG(op->src.file), op->src.line, op->src.col);
+  sc_srcloc src = sc_op_srcloc(dc->m, op);
+  if (src.known) fprintf(f, " src=%.*s:%u:%u", SC_SPAN_ARG(src.file), src.line, src.col);
   fputc('\n', f);
   /* Attributes, one per line, so two front ends' views of a module can be diffed. */
   for (uint32_t i = 0; i < op->attrs.n; i++)
@@ -228,7 +237,8 @@ static int dump_ops(const char *name, const char *buf, size_t len, const sc_opti
     rc = EXIT_FINDINGS;
   } else {
     printf("# %s: %u ops, %u functions\n", name, m->nops, m->nfuncs);
-    sc_op_walk(m->module, dump_op, stdout);
+    dump_ctx dc = {stdout, m, m->buf == buf ? &lines : NULL}; /* text front ends keep the input */
+    sc_op_walk(m->module, dump_op, &dc);
   }
   sc_arena_free(a);
   return rc;

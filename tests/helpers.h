@@ -27,6 +27,16 @@ static inline char *test_read_file(const char *path, size_t *len) {
   return buf;
 }
 
+/* An op's 1-based line and column (the front ends keep only its offset; see sc_op_line). */
+static inline sc_pos test_op_pos(const sc_module *m, const sc_op *op) {
+  sc_pos p = {op->pos.offset, 1, 1};
+  for (uint32_t i = 0; i < op->pos.offset; i++) {
+    if (m->buf[i] == '\n') p.line++, p.col = 1;
+    else p.col++;
+  }
+  return p;
+}
+
 /* Parses MLIR text; returns the module or NULL with *err filled. */
 static inline sc_module *test_parse(sc_arena *a, const char *text, sc_parse_error *err) {
   size_t len = strlen(text);

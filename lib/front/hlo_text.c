@@ -206,7 +206,7 @@ static inline bool is_name0(char c) { return ctab[(unsigned char)c] & C_NAME0; }
 static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Skips white space and comments from `s`; returns the new position. */
-static const char *skip_ws_at(P *p, const char *s) {
+static const char *skip_ws_slow(P *p, const char *s) {
   const char *e = p->end;
   for (;;) {
     while (s < e && is_ws(*s)) s++;
@@ -228,6 +228,14 @@ static const char *skip_ws_at(P *p, const char *s) {
     }
     return s;
   }
+}
+
+/* The same, inline for the common cases (nothing to skip, or one space before a token): most calls. */
+static inline const char *skip_ws_at(P *p, const char *s) {
+  const char *e = p->end;
+  if (s < e && !is_ws(*s) && *s != '/') return s;
+  if (s + 1 < e && *s == ' ' && !is_ws(s[1]) && s[1] != '/') return s + 1;
+  return skip_ws_slow(p, s);
 }
 
 static void skip_ws(P *p) { p->s = skip_ws_at(p, p->s); }
@@ -343,6 +351,9 @@ static const char *skip_group_at(P *p, const char *s, uint32_t depth, gctx g) {
       s++;
       break;
     }
+    while (e - s >= 4 && !((ctab[(unsigned char)s[0]] | ctab[(unsigned char)s[1]] | ctab[(unsigned char)s[2]] |
+                            ctab[(unsigned char)s[3]]) & C_GROUP))
+      s += 4; /* four bytes a step: group contents are mostly names, numbers and ',' */
     while (s < e && !(ctab[(unsigned char)*s] & C_GROUP)) s++;
   }
 }
@@ -555,7 +566,7 @@ static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_spa
   instr_block *ib = alloc(p, sizeof *ib);
   sc_op *op = &ib->op;
   op->name = opcode;
-  op->pos = pos_at(p, start);
+  op->pos.offset = off(p, start);
   op->sym_name = name;
   op->parent_block = c->block;
   op->parent_op = c->func;
@@ -977,7 +988,7 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
 
   sc_op *f = alloc(p, sizeof *f);
   f->name = sc_span_of("func.func", 9);
-  f->pos = pos_at(p, start);
+  f->pos.offset = off(p, start);
   f->sym_name = name;
   f->parent_block = mblock;
   f->parent_op = module;
@@ -1138,7 +1149,7 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   }
   sc_op *module = alloc(p, sizeof *module);
   module->name = sc_span_of("builtin.module", 14);
-  module->pos = pos_at(p, mstart);
+  module->pos.offset = off(p, mstart);
   p->s = skip_ws_at(p, p->s + 9);
   sc_span mname = span(p->s, p->s);
   {

@@ -39,8 +39,15 @@ typedef enum {
 typedef struct {
   uint8_t kind;
   bool bol; /* first token on its line */
+  char ch;  /* its first byte (0 at EOF): punctuation tests read no buffer */
   uint32_t off, len;
 } tok;
+
+typedef SC_VEC(sc_attr) attr_vec;
+typedef SC_VEC(sc_value *) value_vec;
+typedef SC_VEC(sc_span) span_vec;
+typedef SC_VEC(sc_region *) region_vec;
+typedef SC_VEC(sc_op *) op_vec;
 
 typedef struct {
   const sc_parse_input *in;
@@ -66,7 +73,32 @@ typedef struct {
   } *slots;
   uint32_t nslots, nused;
   SC_VEC(struct undo { uint32_t slot; sc_value *prev; }) undo;
+  /* Scratch stacks for the lists of the op (or block) being parsed: each pushes above what the ops
+   * around it pushed, then copies its entries to an exact-size arena array and pops them (take()),
+   * so no per-op list grows by doubling or is copied more than once. */
+  attr_vec s_attrs;
+  value_vec s_values;
+  span_vec s_spans;
+  op_vec s_ops;
+  /* The last `word<...>` unit (a type, #attr<..>, !type<..>) scanned as bytes: modules repeat a few
+   * types and shardings thousands of times, and bytes equal to it scan the same way, so a memcmp
+   * replaces the scan. One for types in lists (raw_type_at), one for values (skip_unit), so that a
+   * sharding between two types does not evict the type. */
+  sc_span last_type, last_unit;
 } P;
+
+/* Copies vec.v[base, n) to an exact-size arena array (NULL when empty) and pops those entries. */
+#define TAKE(p, vec, base, out, out_n)                                                \
+  do {                                                                                \
+    uint32_t n_ = (uint32_t)((vec).n - (base));                                       \
+    (out) = NULL;                                                                     \
+    if (n_) {                                                                         \
+      (out) = sc_arena_alloc((p)->a, n_ * sizeof *(vec).v);                           \
+      memcpy((out), (vec).v + (base), n_ * sizeof *(vec).v);                          \
+    }                                                                                 \
+    (out_n) = n_;                                                                     \
+    (vec).n = (base);                                                                 \
+  } while (0)
 
 /* ---- errors ---- */
 
@@ -88,10 +120,15 @@ static sc_pos pos_of(const P *p, uint32_t off) { return sc_linemap_pos(p->in->li
 /* ---- lexer ---- */
 
 /* Character classes without locale calls, one table lookup per byte: the lexer's hot loop.
- * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'. */
-enum { C_SPACE = 1, C_NL = 2, C_WORD = 4, C_DIGIT = 8 };
+ * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'; STEP is punctuation a
+ * balanced-group scan steps over without looking at its neighbours. */
+enum { C_SPACE = 1, C_NL = 2, C_WORD = 4, C_DIGIT = 8, C_STEP = 16, C_STR_STOP = 32 };
 #define C_WS (C_SPACE | C_NL)
+#define C_PLAIN (C_WS | C_WORD | C_STEP) /* what a balanced-group scan steps over byte by byte */
 static const uint8_t k_cls[256] = {
+    ['"'] = C_STR_STOP, ['\\'] = C_STR_STOP,
+    [','] = C_STEP, [':'] = C_STEP, ['?'] = C_STEP, ['*'] = C_STEP, ['+'] = C_STEP, ['|'] = C_STEP,
+    ['&'] = C_STEP, ['~'] = C_STEP, [';'] = C_STEP, ['='] = C_STEP, ['!'] = C_STEP,
     [' '] = C_SPACE, ['\t'] = C_SPACE, ['\r'] = C_SPACE, ['\f'] = C_SPACE, ['\v'] = C_SPACE, ['\n'] = C_NL,
     ['_'] = C_WORD,  ['$'] = C_WORD,   ['.'] = C_WORD,
     ['0'] = C_WORD | C_DIGIT, ['1'] = C_WORD | C_DIGIT, ['2'] = C_WORD | C_DIGIT, ['3'] = C_WORD | C_DIGIT,
@@ -112,6 +149,14 @@ static inline bool is_id_char(unsigned char c) { return is_word_char(c) || c == 
 /* From just after an opening '"': memchr to the closing quote, skipping backslash escapes; linear
  * even for long escape-heavy blobs. Sets *after one past the closing quote; false if unterminated. */
 static bool scan_string(const char *b, uint32_t i, uint32_t end, uint32_t *after) {
+  /* Most literals are short names ("data", "model.py"): a byte loop ends them before memchr would
+   * have started; a long one continues with memchr below. */
+  for (uint32_t stop = end - i > 32 ? i + 32 : end; i < stop; i++) {
+    if (!(k_cls[(unsigned char)b[i]] & C_STR_STOP)) continue;
+    if (b[i] == '\\') break;
+    *after = i + 1;
+    return true;
+  }
   const char *dq = NULL;
   while (i <= end) {
     if (!dq || dq < b + i) dq = memchr(b + i, '"', end - i);
@@ -127,14 +172,98 @@ static bool scan_string(const char *b, uint32_t i, uint32_t end, uint32_t *after
   return false;
 }
 
-static tok lex_at(P *p, uint32_t off) {
+/* Sets *t to a one-character token of `kind` at `off`. */
+static inline void tok_one(tok *t, uint8_t kind, uint32_t len) {
+  t->kind = kind;
+  t->len = len;
+}
+
+/* A lexical error at `off`: the token runs to `end` (or is one byte) and carries the message. */
+static void tok_bad(P *p, tok *t, uint32_t off, uint32_t len, const char *msg) {
+  t->kind = T_BAD;
+  t->len = len;
+  p->bad_msg = msg;
+  p->bad_off = off;
+}
+
+/* sigil-id ::= ('%'|'^'|'#'|'!'|'@') [A-Za-z0-9_$.-]*  ('%' id '#' digits)?   '@' string */
+static void lex_sigil(P *p, tok *t, uint32_t i) {
+  const char *b = p->buf;
+  uint32_t off = t->off, end = p->end;
+  unsigned char c = (unsigned char)b[off];
+  if (c == '@' && i < end && b[i] == '"') {
+    uint32_t after;
+    if (!scan_string(b, i + 1, end, &after)) {
+      tok_bad(p, t, off, end - off, "unterminated symbol name");
+      return;
+    }
+    {
+      tok_one(t, T_AT, after - off);
+      return;
+    }
+  }
+  for (;;) {
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+    /* '-' belongs to an identifier only when followed by more of it (not "->"). */
+    if (i + 1 < end && b[i] == '-' && b[i + 1] != '>' && is_word_char((unsigned char)b[i + 1])) {
+      i++;
+      continue;
+    }
+    break;
+  }
+  if (c == '%' && i < end && b[i] == '#') { /* %0#1 */
+    i++;
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_DIGIT)) i++;
+  }
+  if (c == '#' && i + 1 < end && b[i] == '-' && b[i + 1] == '}') {
+      tok_one(t, T_PUNCT, 1);
+      return;
+    } /* stray "#-}" */
+  uint8_t kind = c == '%' ? T_PERCENT : c == '^' ? T_CARET : c == '#' ? T_HASH : c == '!' ? T_BANG : T_AT;
+  tok_one(t, kind, i - off);
+  if (t->len == 1 && c != '!' && c != '#') /* a sigil alone is not a token MLIR accepts */
+    tok_bad(p, t, off, 1, "expected an identifier after the sigil");
+}
+
+/* resources ::= '{-#' ... '#-}' */
+static void lex_resources(P *p, tok *t, uint32_t i) {
+  const char *b = p->buf;
+  uint32_t off = t->off, end = p->end;
+  for (const char *q = b + i; q + 3 <= b + end; q++) {
+    q = memchr(q, '#', (size_t)(b + end - q));
+    if (!q) break;
+    if (q + 3 <= b + end && q[1] == '-' && q[2] == '}') {
+      tok_one(t, T_RESOURCES, (uint32_t)(q + 3 - (b + off)));
+      return;
+    }
+  }
+  tok_bad(p, t, off, end - off, "unterminated '{-#' block (expected '#-}')");
+}
+
+/* word ::= [A-Za-z0-9_$.]+ with an exponent sign inside a number (1.0e-05) */
+static uint32_t word_end(const char *b, uint32_t off, uint32_t i, uint32_t end) {
+  for (;;) {
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+    if (i + 1 >= end) return i;
+    unsigned char d = (unsigned char)b[i];
+    if ((d == '-' || d == '+') && (k_cls[(unsigned char)b[off]] & C_DIGIT) && (b[i - 1] == 'e' || b[i - 1] == 'E') &&
+        (k_cls[(unsigned char)b[i + 1]] & C_DIGIT)) {
+      i++;
+      continue;
+    }
+    return i;
+  }
+}
+
+/* The token at `off` (after white space and `//` comments) into *t. One table lookup per byte of
+ * white space and words; each token is lexed once (peek() keeps it until next() takes it). */
+static void lex_at(P *p, uint32_t off, tok *t) {
   const char *b = p->buf;
   uint32_t end = p->end;
   bool bol = off == p->begin;
   for (;;) {
-    while (off < end) {
-      uint8_t k = k_cls[(unsigned char)b[off]];
-      if (!(k & C_WS)) break;
+    uint8_t k;
+    while (off < end && ((k = k_cls[(unsigned char)b[off]]) & C_WS)) {
       bol |= k == C_NL;
       off++;
     }
@@ -145,173 +274,97 @@ static tok lex_at(P *p, uint32_t off) {
     }
     break;
   }
-  tok t = {T_EOF, bol, off, 0};
-  if (off >= end) return t;
+  t->bol = bol;
+  t->off = off;
+  t->ch = 0;
+  if (off >= end) {
+      tok_one(t, T_EOF, 0);
+      return;
+    }
   unsigned char c = (unsigned char)b[off];
+  t->ch = (char)c;
   uint32_t i = off + 1;
+  if (k_cls[c] & C_WORD) {
+      tok_one(t, T_WORD, word_end(b, off, i, end) - off);
+      return;
+    }
   switch (c) {
-  case '"': {
+  case '"':
     if (scan_string(b, i, end, &i)) {
-      t.kind = T_STRING;
-      t.len = i - off;
-      return t;
+      tok_one(t, T_STRING, i - off);
+      return;
     }
-    t.kind = T_BAD;
-    p->bad_msg = "unterminated string literal";
-    p->bad_off = off;
-    t.len = end - off;
-    return t;
-  }
-  case '%':
-  case '^':
-  case '#':
-  case '!':
-  case '@':
-    if (c == '@' && i < end && b[i] == '"') {
-      tok s = lex_at(p, i);
-      if (s.kind != T_STRING || s.off != i) {
-        t.kind = T_BAD;
-        p->bad_msg = "unterminated symbol name";
-        p->bad_off = off;
-        t.len = end - off;
-        return t;
-      }
-      t.kind = T_AT;
-      t.len = s.off + s.len - off;
-      return t;
+    {
+      tok_bad(p, t, off, end - off, "unterminated string literal");
+      return;
     }
-    while (i < end && is_id_char((unsigned char)b[i])) {
-      /* '-' belongs to an identifier only when followed by more of it (not "->"). */
-      if (b[i] == '-' && (i + 1 >= end || b[i + 1] == '>' || !is_word_char((unsigned char)b[i + 1]))) break;
-      i++;
+  case '%': case '^': case '#': case '!': case '@':
+    {
+      lex_sigil(p, t, i);
+      return;
     }
-    if (c == '%' && i < end && b[i] == '#') { /* %0#1 */
-      i++;
-      while (i < end && isdigit((unsigned char)b[i])) i++;
-    }
-    if (c == '#' && i < end && b[i] == '-' && i + 1 < end && b[i + 1] == '}') {
-      t.kind = T_PUNCT; /* stray "#-}" */
-      t.len = 1;
-      return t;
-    }
-    t.kind = c == '%' ? T_PERCENT : c == '^' ? T_CARET : c == '#' ? T_HASH : c == '!' ? T_BANG : T_AT;
-    t.len = i - off;
-    if (t.len == 1 && c != '!' && c != '#') { /* a sigil alone is not a token MLIR accepts */
-      t.kind = T_BAD;
-      p->bad_msg = "expected an identifier after the sigil";
-      p->bad_off = off;
-    }
-    return t;
   case '-':
-    if (i < end && b[i] == '>') {
-      t.kind = T_ARROW;
-      t.len = 2;
-      return t;
+    {
+      tok_one(t, i < end && b[i] == '>' ? T_ARROW : T_PUNCT, i < end && b[i] == '>' ? 2 : 1);
+      return;
     }
-    t.kind = T_PUNCT;
-    t.len = 1;
-    return t;
-  case '<':
-  case '>':
-    if (i < end && b[i] == '=') {
-      t.kind = T_OP2;
-      t.len = 2;
-      return t;
+  case '<': case '>':
+    {
+      tok_one(t, i < end && b[i] == '=' ? T_OP2 : T_PUNCT, i < end && b[i] == '=' ? 2 : 1);
+      return;
     }
-    t.kind = T_PUNCT;
-    t.len = 1;
-    return t;
   case '{':
-    if (i < end && b[i] == '-' && i + 1 < end && b[i + 1] == '#') {
-      const char *close = NULL;
-      for (const char *q = b + i; q + 3 <= b + end; q++) {
-        q = memchr(q, '#', (size_t)(b + end - q));
-        if (!q) break;
-        if (q + 3 <= b + end && q[1] == '-' && q[2] == '}') {
-          close = q;
-          break;
-        }
-      }
-      if (!close) {
-        t.kind = T_BAD;
-        p->bad_msg = "unterminated '{-#' block (expected '#-}')";
-        p->bad_off = off;
-        t.len = end - off;
-        return t;
-      }
-      t.kind = T_RESOURCES;
-      t.len = (uint32_t)(close + 3 - (b + off));
-      return t;
+    if (i + 1 < end && b[i] == '-' && b[i + 1] == '#') {
+      lex_resources(p, t, i);
+      return;
     }
-    t.kind = T_PUNCT;
-    t.len = 1;
-    return t;
-  case '(':
-  case ')':
-  case '[':
-  case ']':
-  case '}':
-  case ',':
-  case ':':
-  case '=':
-  case '?':
-  case '*':
-  case '+':
-  case '|':
-  case '/':
-  case '&':
-  case '~':
-  case ';':
-    t.kind = T_PUNCT;
-    t.len = 1;
-    return t;
+    {
+      tok_one(t, T_PUNCT, 1);
+      return;
+    }
+  case '(': case ')': case '[': case ']': case '}': case ',': case ':': case '=': case '?': case '*': case '+':
+  case '|': case '/': case '&': case '~': case ';':
+    {
+      tok_one(t, T_PUNCT, 1);
+      return;
+    }
   default:
-    break;
-  }
-  if (is_word_char(c)) {
-    while (i < end) {
-      while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
-      if (i >= end) break;
-      /* Exponent sign in a number: 1.0e-05 */
-      unsigned char d = (unsigned char)b[i];
-      if ((d == '-' || d == '+') && (k_cls[c] & C_DIGIT) && (b[i - 1] == 'e' || b[i - 1] == 'E') && i + 1 < end &&
-          (k_cls[(unsigned char)b[i + 1]] & C_DIGIT)) {
-        i++;
-        continue;
-      }
-      break;
+    {
+      tok_bad(p, t, off, 1, c >= 0x80 ? "non-ASCII byte outside a string literal" : "unexpected character");
+      return;
     }
-    t.kind = T_WORD;
-    t.len = i - off;
-    return t;
   }
-  t.kind = T_BAD;
-  t.len = 1;
-  p->bad_off = off;
-  p->bad_msg = c >= 0x80 ? "non-ASCII byte outside a string literal" : "unexpected character";
-  return t;
+}
+
+/* Lexes until the lookahead buffer holds k + 1 tokens. Out of line: most peeks hit the buffer. */
+static void fill(P *p, uint32_t k) {
+  if (k >= LOOKAHEAD) k = LOOKAHEAD - 1;
+  while (p->nla <= k) {
+    tok *t = &p->la[(p->la_head + p->nla++) & (LOOKAHEAD - 1)];
+    lex_at(p, p->lex_off, t);
+    p->lex_off = t->off + t->len; /* EOF has length 0: lexing it again yields EOF */
+  }
 }
 
 static inline tok peek(P *p, uint32_t k) {
-  if (k < p->nla) return p->la[(p->la_head + k) % LOOKAHEAD];
+  if (k >= p->nla) fill(p, k);
   if (k >= LOOKAHEAD) k = LOOKAHEAD - 1;
-  while (p->nla <= k) {
-    tok t = lex_at(p, p->lex_off);
-    p->la[(p->la_head + p->nla++) % LOOKAHEAD] = t;
-    p->lex_off = t.off + t.len; /* EOF has length 0: lexing it again yields EOF */
-  }
-  return p->la[(p->la_head + k) % LOOKAHEAD];
+  return p->la[(p->la_head + k) & (LOOKAHEAD - 1)];
 }
 
-static tok next(P *p) {
-  tok t = peek(p, 0);
+static inline tok next(P *p) {
+  if (!p->nla) fill(p, 0);
+  tok t = p->la[p->la_head];
   if (t.kind != T_EOF) p->last_end = t.off + t.len;
-  p->la_head = (p->la_head + 1) % LOOKAHEAD;
+  p->la_head = (p->la_head + 1) & (LOOKAHEAD - 1);
   p->nla--;
   return t;
 }
 
-static bool is_punct(tok t, const P *p, char c) { return t.kind == T_PUNCT && p->buf[t.off] == c; }
+static inline bool is_punct(tok t, const P *p, char c) {
+  (void)p;
+  return t.kind == T_PUNCT && t.ch == c;
+}
 static bool tok_is_word(tok t, const P *p, const char *w) {
   size_t n = strlen(w);
   return t.kind == T_WORD && t.len == n && memcmp(p->buf + t.off, w, n) == 0;
@@ -405,10 +458,6 @@ static void scope_pop(P *p, size_t mark) {
 
 /* ---- structure ---- */
 
-typedef SC_VEC(sc_attr) attr_vec;
-typedef SC_VEC(sc_value *) value_vec;
-typedef SC_VEC(sc_span) span_vec;
-typedef SC_VEC(sc_region *) region_vec;
 
 /* Does `t` (with what follows) begin an op or block? `at_line_start` relaxes nothing; it is used for
  * the dotted-name-before-'}' case (a terminator without operands). */
@@ -424,7 +473,7 @@ static bool begins_op(P *p, uint32_t k) {
       tok u = peek(p, j);
       if (u.kind != T_PERCENT) return false;
       j++;
-      if (is_punct(peek(p, j), p, ':') && peek(p, j + 1).kind == T_WORD && isdigit((unsigned char)p->buf[peek(p, j + 1).off]))
+      if (is_punct(peek(p, j), p, ':') && peek(p, j + 1).kind == T_WORD && (k_cls[(unsigned char)peek(p, j + 1).ch] & C_DIGIT))
         j += 2;
       tok v = peek(p, j);
       if (is_punct(v, p, '=')) return true;
@@ -436,7 +485,7 @@ static bool begins_op(P *p, uint32_t k) {
   case T_STRING:
     return is_punct(peek(p, k + 1), p, '(');
   case T_WORD: {
-    if (!isalpha((unsigned char)p->buf[t.off]) && p->buf[t.off] != '_') return false;
+    if ((k_cls[(unsigned char)t.ch] & C_DIGIT) || t.ch == '$' || t.ch == '.') return false; /* [A-Za-z_] */
     tok u = peek(p, k + 1);
     if (is_punct(u, p, '=')) return false;
     bool dotted = memchr(p->buf + t.off, '.', t.len) != NULL;
@@ -465,6 +514,8 @@ typedef struct {
   uint32_t off;
 } bracket;
 
+static inline int is_plain(char c) { return (k_cls[(unsigned char)c] & C_PLAIN) != 0; }
+
 static char closer_of(char c) { return c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}' : '>'; }
 
 /* The fast path of skip_group: scans the bytes of a group that opens at `open` directly, without
@@ -481,14 +532,14 @@ static bool raw_skip_group(const P *p, uint32_t open, uint32_t *end) {
   want[n++] = closer_of(b[open]);
   while (i < lim) {
     unsigned char c = (unsigned char)b[i];
-    if (k_cls[c]) { /* word characters and white space */
+    if (k_cls[c] & C_PLAIN) { /* word characters, white space, plain punctuation */
       i++;
+      while (i + 4 <= lim && (is_plain(b[i]) & is_plain(b[i + 1]) & is_plain(b[i + 2]) & is_plain(b[i + 3])))
+        i += 4; /* four bytes a step: most of a group is names, numbers and spaces */
+      while (i < lim && (k_cls[(unsigned char)b[i]] & C_PLAIN)) i++;
       continue;
     }
     switch (c) {
-    case ',': case ':': case '?': case '*': case '+': case '|': case '&': case '~': case ';': case '=': case '!':
-      i++;
-      continue;
     case '#':
       if (i + 1 < lim && b[i + 1] == '-') return false; /* "#-}" */
       i++;
@@ -541,9 +592,9 @@ static bool raw_skip_group(const P *p, uint32_t open, uint32_t *end) {
  * its closer. */
 static uint32_t skip_group(P *p) {
   uint32_t fast_end;
-  if (p->nla == 1 && raw_skip_group(p, peek(p, 0).off, &fast_end)) {
-    /* Only the opener was buffered: drop it and continue lexing after the closer. */
-    p->la_head = (p->la_head + 1) % LOOKAHEAD;
+  if (raw_skip_group(p, peek(p, 0).off, &fast_end)) {
+    /* Drop the opener and whatever was looked at after it (tokens inside the group, or at most a
+     * few after it, lexed again): lexing continues after the closer. */
     p->nla = 0;
     p->lex_off = fast_end;
     p->last_end = fast_end;
@@ -612,6 +663,19 @@ static uint32_t skip_unit(P *p) {
   next(p);
   check_bad(p, t);
   uint32_t e = t.off + t.len;
+  uint32_t fast_end;
+  if ((t.kind == T_WORD || t.kind == T_HASH || t.kind == T_BANG) && p->nla == 0 && e + 1 < p->end &&
+      p->buf[e] == '<' && p->buf[e + 1] != '=') {
+    /* tensor<...>, #attr<...>, !type<...>: scanned as bytes, without making a token of the '<' */
+    uint32_t n = p->last_unit.n;
+    if (n > t.len && p->end - t.off >= n && memcmp(p->buf + t.off, p->last_unit.p, n) == 0) fast_end = t.off + n;
+    else if (raw_skip_group(p, e, &fast_end)) p->last_unit = sc_span_of(p->buf + t.off, fast_end - t.off);
+    else fast_end = 0;
+    if (fast_end) {
+      p->lex_off = p->last_end = fast_end;
+      return fast_end;
+    }
+  }
   tok u = peek(p, 0);
   if ((t.kind == T_WORD || t.kind == T_HASH || t.kind == T_BANG) && is_punct(u, p, '<') && u.off == e)
     e = skip_group(p);
@@ -675,8 +739,46 @@ static void parse_attr_dict(P *p, attr_vec *out) {
   }
 }
 
+/* One `word<...>` type at b[i] (after spaces), as fast_type() reads it, into *out; returns the
+ * offset past it, or 0 when the bytes there are something else. */
+static uint32_t raw_type_at(P *p, uint32_t i, sc_span *out) {
+  const char *b = p->buf;
+  uint32_t end = p->end, close;
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+  if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD)) return 0;
+  uint32_t start = i, n = p->last_type.n;
+  if (n && end - start >= n && memcmp(b + start, p->last_type.p, n) == 0) {
+    *out = sc_span_of(b + start, n);
+    return start + n;
+  }
+  i = word_end(b, start, start + 1, end);
+  if (i + 1 >= end || b[i] != '<' || b[i + 1] == '=' || !raw_skip_group(p, i, &close)) return 0;
+  *out = p->last_type = sc_span_of(b + start, close - start);
+  return close;
+}
+
+/* type ::= word '<' ... '>'  (tensor<8x16xf32>, the common case): scanned as bytes when no token is
+ * buffered, making no token at all. False (nothing consumed) for any other shape, a line break or a
+ * group the raw scan leaves to the token path. */
+static bool fast_type(P *p, sc_span *out) {
+  uint32_t i, close;
+  if (p->nla == 1 && p->la[p->la_head].kind == T_WORD) { /* the word is already lexed (peeked) */
+    i = p->la[p->la_head].off;
+  } else {
+    if (p->nla) return false;
+    for (i = p->lex_off; i < p->end && (k_cls[(unsigned char)p->buf[i]] & C_SPACE); i++) {}
+    if (i == p->begin) return false;
+  }
+  if (!(close = raw_type_at(p, i, out))) return false;
+  p->nla = 0;
+  p->lex_off = p->last_end = close;
+  return true;
+}
+
 /* A type: one unit (tensor<..>, !x.y<..>, i32, (..) -> ..). Returns its span. */
 static sc_span parse_type(P *p) {
+  sc_span fast;
+  if (fast_type(p, &fast)) return fast;
   tok t = peek(p, 0);
   uint32_t e = skip_unit(p);
   return sc_span_of(p->buf + t.off, e > t.off ? e - t.off : 0);
@@ -711,18 +813,28 @@ static void parse_type_list_parens(P *p, span_vec *out) {
 static sc_value *new_value(P *p, sc_span name, uint32_t off) {
   sc_value *v = sc_arena_alloc(p->a, sizeof *v);
   v->name = name;
-  v->pos = pos_of(p, off);
+  v->pos.offset = off;
   return v;
 }
 
 /* `loc(...)`: the 'loc' word is next. Returns its span. */
 static sc_span parse_loc(P *p) {
   tok t = next(p);
-  uint32_t e = skip_group(p);
+  uint32_t e;
+  if (!p->nla && t.off + 3 < p->end && p->buf[t.off + 3] == '(' && raw_skip_group(p, t.off + 3, &e)) {
+    p->lex_off = p->last_end = e; /* loc(...) scanned as bytes: no token for its '(' */
+    return sc_span_of(p->buf + t.off, e - t.off);
+  }
+  e = skip_group(p);
   return sc_span_of(p->buf + t.off, e - t.off);
 }
 
-static bool at_loc(P *p) { return tok_is_word(peek(p, 0), p, "loc") && is_punct(peek(p, 1), p, '('); }
+static bool at_loc(P *p) {
+  tok t = peek(p, 0);
+  if (!tok_is_word(t, p, "loc")) return false;
+  if (t.off + 3 < p->end && p->buf[t.off + 3] == '(') return true; /* "loc(": the '(' is the next token */
+  return is_punct(peek(p, 1), p, '(');
+}
 
 /* Block argument `%x: type {attrs}? loc(..)?` (the %x is next). */
 static sc_value *parse_block_arg(P *p) {
@@ -794,44 +906,93 @@ static void parse_func_results(P *p, sc_op *op) {
 }
 
 /* The trailing `: types` of an op (':' is next). */
+/* '(' type (',' type)* ')' of raw types at b[i] (after spaces): pushed on P.s_spans; returns the
+ * offset past ')', or 0 (nothing pushed) for any other shape. */
+static uint32_t raw_type_list_at(P *p, uint32_t i) {
+  const char *b = p->buf;
+  uint32_t end = p->end, n = 0;
+  sc_span ty[16];
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+  if (i >= end || b[i] != '(') return 0;
+  i++;
+  for (;;) {
+    if (n == 16 || !(i = raw_type_at(p, i, &ty[n]))) return 0;
+    n++;
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+    if (i < end && b[i] == ')') break;
+    if (i >= end || b[i] != ',') return 0;
+    i++;
+  }
+  for (uint32_t k = 0; k < n; k++) SC_PUSH(p->a, p->s_spans, ty[k]);
+  return i + 1;
+}
+
+/* trailer ::= ':' '(' types ')' '->' (type | '(' types ')') on one line with `word<...>` types, the
+ * generic form's case: scanned as bytes (the ':' is the only token buffered). False, with nothing
+ * consumed, for any other shape; then parse_trailer_types() reads tokens. */
+static bool fast_trailer(P *p, sc_op *op) {
+  if (p->nla != 1) return false;
+  const char *b = p->buf;
+  uint32_t end = p->end, base = (uint32_t)p->s_spans.n;
+  uint32_t i = raw_type_list_at(p, p->la[p->la_head].off + 1);
+  if (!i) return false;
+  uint32_t outs = (uint32_t)p->s_spans.n;
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+  uint32_t after = 0;
+  if (i + 1 < end && b[i] == '-' && b[i + 1] == '>') {
+    sc_span ty;
+    after = raw_type_list_at(p, i + 2);
+    if (!after && (after = raw_type_at(p, i + 2, &ty))) SC_PUSH(p->a, p->s_spans, ty);
+  }
+  if (!after) {
+    p->s_spans.n = base;
+    return false;
+  }
+  TAKE(p, p->s_spans, outs, op->result_types, op->nresult_types);
+  TAKE(p, p->s_spans, base, op->operand_types, op->noperand_types);
+  p->nla = 0;
+  p->lex_off = p->last_end = after;
+  return true;
+}
+
+/* trailer ::= ':' function-type | ':' type (',' type)*      (the ':' is next)
+ * The types are pushed on P.s_spans and taken as exact-size arrays. */
 static void parse_trailer_types(P *p, sc_op *op, bool *seen) {
+  if (fast_trailer(p, op)) {
+    *seen = true;
+    return;
+  }
   next(p);
-  span_vec ins = {0}, outs = {0};
+  span_vec *st = &p->s_spans;
+  size_t base = st->n;
+  *seen = true;
   if (is_punct(peek(p, 0), p, '(')) {
     /* Either a function type or a parenthesised type; a function type has '->' after ')'. */
-    parse_type_list_parens(p, &ins);
+    parse_type_list_parens(p, st);
     if (peek(p, 0).kind == T_ARROW) {
       next(p);
-      if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, &outs);
+      size_t outs = st->n;
+      if (is_punct(peek(p, 0), p, '(')) parse_type_list_parens(p, st);
       else {
         sc_span ty = parse_type(p);
-        SC_PUSH(p->a, outs, ty);
+        SC_PUSH(p->a, *st, ty);
       }
-      op->operand_types = ins.v;
-      op->noperand_types = (uint32_t)ins.n;
-      op->result_types = outs.v;
-      op->nresult_types = (uint32_t)outs.n;
-      *seen = true;
+      TAKE(p, *st, outs, op->result_types, op->nresult_types);
+      TAKE(p, *st, base, op->operand_types, op->noperand_types);
       return;
     }
   } else {
     sc_span ty = parse_type(p);
-    SC_PUSH(p->a, ins, ty);
+    SC_PUSH(p->a, *st, ty);
   }
   while (!failed(p) && is_punct(peek(p, 0), p, ',') && !peek(p, 1).bol) {
     next(p);
     sc_span ty = parse_type(p);
-    SC_PUSH(p->a, ins, ty);
+    SC_PUSH(p->a, *st, ty);
   }
   /* A plain type list gives result types; with no results it describes the operands. */
-  if (op->nresults) {
-    op->result_types = ins.v;
-    op->nresult_types = (uint32_t)ins.n;
-  } else {
-    op->operand_types = ins.v;
-    op->noperand_types = (uint32_t)ins.n;
-  }
-  *seen = true;
+  if (op->nresults) TAKE(p, *st, base, op->result_types, op->nresult_types);
+  else TAKE(p, *st, base, op->operand_types, op->noperand_types);
 }
 
 static void add_region(P *p, sc_op *op, region_vec *regions, value_vec *pending) {
@@ -934,9 +1095,8 @@ static void map_generic_properties(P *p, sc_op *op, bool func_like) {
 /* result-list ::= result (',' result)* '='    result ::= %name (':' integer)?
  * (begins_op() already checked the shape.) Returns false after an error. */
 static bool parse_result_list(P *p, sc_op *op) {
-  tok first = peek(p, 0);
-  value_vec results = {0};
-  if (first.kind == T_PERCENT) {
+  size_t base = p->s_values.n;
+  if (peek(p, 0).kind == T_PERCENT) {
     for (;;) {
       tok r = next(p);
       uint32_t count = 1;
@@ -945,7 +1105,7 @@ static bool parse_result_list(P *p, sc_op *op) {
         next(p);
         tok n = next(p);
         count = 0;
-        for (uint32_t i = 0; i < n.len && isdigit((unsigned char)p->buf[n.off + i]); i++)
+        for (uint32_t i = 0; i < n.len && (k_cls[(unsigned char)p->buf[n.off + i]] & C_DIGIT); i++)
           count = count * 10 + (uint32_t)(p->buf[n.off + i] - '0');
         grouped = true;
         if (count > 1u << 20) {
@@ -957,23 +1117,79 @@ static bool parse_result_list(P *p, sc_op *op) {
         sc_value *v = new_value(p, tspan(p, r), r.off);
         if (grouped && i > 0) v->name = sc_span_of(p->buf + r.off, r.len); /* same base; looked up by #i */
         v->def = op;
-        v->index = (uint32_t)results.n;
-        SC_PUSH(p->a, results, v);
+        v->index = (uint32_t)(p->s_values.n - base);
+        SC_PUSH(p->a, p->s_values, v);
       }
       tok sep = next(p);
       if (is_punct(sep, p, '=')) break;
       /* begins_op() already checked the shape. */
     }
   }
-  op->results = results.v;
-  op->nresults = (uint32_t)results.n;
+  TAKE(p, p->s_values, base, op->results, op->nresults);
   return true;
+}
+
+/* operand ::= %name — pushed on the op's operand stacks (P.s_spans names, P.s_values values). */
+static void push_operand(P *p, tok t) {
+  sc_span nm = tspan(p, t);
+  SC_PUSH(p->a, p->s_spans, nm);
+  SC_PUSH(p->a, p->s_values, lookup_value(p, nm));
 }
 
 /* A parenthesised group in an op: '(' (operand | block-arg | %iter '=' %init | loc(...) | other)* ')'.
  * Operand names, block-argument definitions (for the op's first region) and `%x = %init` pairs are
  * classified; everything else is stepped over. The '(' is next. Returns false after an error. */
-static bool parse_paren_group(P *p, value_vec *pending_args, span_vec *operand_names, value_vec *operands) {
+/* End of a value name `%id` (id ::= [A-Za-z0-9_$.]+ ('-' [A-Za-z0-9_$.]+)* ('#' digits)?) starting
+ * at b[i] == '%', or i when there is none: the lexer's T_PERCENT rule, without making a token. */
+static uint32_t value_name_end(const char *b, uint32_t i, uint32_t end) {
+  uint32_t j = i + 1;
+  for (;;) {
+    while (j < end && (k_cls[(unsigned char)b[j]] & C_WORD)) j++;
+    if (j + 1 < end && b[j] == '-' && is_word_char((unsigned char)b[j + 1])) {
+      j++;
+      continue;
+    }
+    break;
+  }
+  if (j < end && b[j] == '#') {
+    j++;
+    while (j < end && (k_cls[(unsigned char)b[j]] & C_DIGIT)) j++;
+  }
+  return j > i + 1 ? j : i;
+}
+
+/* operand-list ::= '(' (%name (',' %name)*)? ')' on one line, the common generic-form case: scanned
+ * as bytes (the '(' is the only token buffered). False, with nothing consumed, for anything else
+ * (block arguments, iter args, nested groups, comments, line breaks), which the token path parses. */
+static bool fast_operand_list(P *p) {
+  if (p->nla != 1) return false;
+  const char *b = p->buf;
+  uint32_t i = p->la[p->la_head].off + 1, end = p->end, n = 0;
+  uint32_t at[16], len[16];
+  for (;;) {
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+    if (i < end && b[i] == ')' && n == 0) break;
+    if (i >= end || b[i] != '%' || n == 16) return false;
+    uint32_t e = value_name_end(b, i, end);
+    if (e == i) return false;
+    at[n] = i, len[n++] = e - i;
+    i = e;
+    while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
+    if (i < end && b[i] == ')') break;
+    if (i >= end || b[i] != ',') return false;
+    i++;
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    tok t = {T_PERCENT, false, '%', at[k], len[k]};
+    push_operand(p, t);
+  }
+  p->nla = 0;
+  p->lex_off = p->last_end = i + 1;
+  return true;
+}
+
+static bool parse_paren_group(P *p, value_vec *pending_args) {
+  if (fast_operand_list(p)) return true;
   tok open = next(p);
   uint32_t depth = 1;
   bracket stack[32];
@@ -1001,9 +1217,7 @@ static bool parse_paren_group(P *p, value_vec *pending_args, span_vec *operand_n
     }
     if (u.kind == T_PERCENT) {
       next(p);
-      sc_span nm = tspan(p, u);
-      SC_PUSH(p->a, *operand_names, nm);
-      SC_PUSH(p->a, *operands, lookup_value(p, nm));
+      push_operand(p, u);
       continue;
     }
     if (u.kind == T_PUNCT) {
@@ -1057,8 +1271,17 @@ static void complete_symbols(sc_op *op, bool call_like, bool func_like) {
   }
 }
 
-/* One op; the first token is next and begins an op. */
-static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
+/* What the pieces of the op being parsed add to. */
+typedef struct {
+  sc_op *op;
+  bool call_like, func_like, sdy_sharded, seen_trailer;
+  size_t attrs, operands, names; /* where the op's entries begin on P.s_attrs, P.s_values, P.s_spans */
+  value_vec pending_args; /* block arguments written before the op's first region */
+  region_vec regions;
+} op_state;
+
+/* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
+static sc_op *new_op(P *p, sc_block *block, sc_op *parent_op) {
   if (p->ops.n >= p->in->max_ops) {
     fail_at(p, peek(p, 0).off, "more than %u operations", p->in->max_ops);
     p->err->limit = true;
@@ -1076,12 +1299,14 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   op->parent_op = parent_op;
   op->depth = p->depth;
   op->func = parent_op ? (is_func_like(parent_op->name) ? parent_op : parent_op->func) : NULL;
-  tok first = peek(p, 0);
-  op->pos = pos_of(p, first.off);
+  op->pos.offset = peek(p, 0).off;
+  return op;
+}
 
-  if (!parse_result_list(p, op)) return NULL;
-
-  /* Name. */
+/* op-name ::= string-literal (generic form) | bare-id (custom form)
+ * The elided builtins module/return/call/func get their dialect. Returns false after an error. */
+static bool parse_op_name(P *p, op_state *st) {
+  sc_op *op = st->op;
   tok name = next(p);
   if (name.kind == T_STRING) {
     op->name = sc_span_of(p->buf + name.off + 1, name.len >= 2 ? name.len - 2 : 0);
@@ -1091,23 +1316,203 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
   } else {
     check_bad(p, name);
     fail_at(p, name.off, "expected an operation name after the result list");
-    return NULL;
+    return false;
   }
   if (sc_span_eq(op->name, "module")) op->name = sc_span_of("builtin.module", 14);
   else if (sc_span_eq(op->name, "return")) op->name = sc_span_of("func.return", 11);
   else if (sc_span_eq(op->name, "call")) op->name = sc_span_of("func.call", 9);
   else if (sc_span_eq(op->name, "func")) op->name = sc_span_of("func.func", 9);
-  if (is_func_like(op->name)) SC_PUSH(p->a, p->funcs, op);
-  bool call_like = is_call_like(op->name), func_like = is_func_like(op->name);
-  bool sdy_sharded = sc_span_eq(op->name, "sdy.sharding_constraint") || sc_span_eq(op->name, "sdy.reshard");
+  st->call_like = is_call_like(op->name);
+  st->func_like = is_func_like(op->name);
+  st->sdy_sharded = sc_span_eq(op->name, "sdy.sharding_constraint") || sc_span_eq(op->name, "sdy.reshard");
+  if (st->func_like) SC_PUSH(p->a, p->funcs, op);
+  return true;
+}
 
-  attr_vec attrs = {0};
-  value_vec operands = {0};
-  span_vec operand_names = {0};
-  value_vec pending_args = {0};
-  region_vec regions = {0};
-  bool seen_trailer = false;
+/* symbol-piece ::= @name ('=' value)?      (callee of a call, else the op's symbol; sdy.mesh @m = <..>) */
+static void parse_op_symbol(P *p, op_state *st, tok t) {
+  next(p);
+  sc_span s = tspan(p, t);
+  s.p++, s.n--;
+  if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
+  if (st->call_like && !st->op->callee.n) st->op->callee = s;
+  else if (!st->op->sym_name.n) st->op->sym_name = s;
+  if (!is_punct(peek(p, 0), p, '=')) return;
+  tok eq = next(p);
+  tok v = peek(p, 0);
+  uint32_t e = skip_unit(p);
+  sc_attr a = {sc_span_of("value", 5), sc_span_of(p->buf + v.off, e - v.off), eq.off, e};
+  SC_PUSH(p->a, p->s_attrs, a);
+}
 
+/* word-piece ::= loc(...) | 'attributes' attr-dict | name '=' value | visibility | other-unit */
+static void parse_op_word(P *p, op_state *st, tok t) {
+  sc_op *op = st->op;
+  if (at_loc(p)) {
+    op->loc = parse_loc(p);
+    return;
+  }
+  if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {
+    next(p);
+    parse_attr_dict(p, &p->s_attrs);
+    return;
+  }
+  if (is_punct(peek(p, 1), p, '=')) { /* custom `name = value` */
+    next(p);
+    next(p);
+    tok v = peek(p, 0);
+    uint32_t e = skip_unit(p);
+    sc_attr a = {tspan(p, t), sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0), t.off, e};
+    SC_PUSH(p->a, p->s_attrs, a);
+    return;
+  }
+  if (!op->visibility.n && st->func_like &&
+      (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") || tok_is_word(t, p, "nested")))
+    op->visibility = tspan(p, t);
+  skip_unit(p);
+}
+
+/* brace-piece ::= region | attr-dict | set-literal        (the '{' is next) */
+static void parse_op_brace(P *p, op_state *st, tok t) {
+  tok k1 = peek(p, 1), k2 = peek(p, 2);
+  /* A '{' ending its line that is not an attribute dict opens a region (then a bad first line is
+   * reported as "expected an operation" rather than swallowed as a set literal). */
+  if (begins_op(p, 1) || (k1.bol && !is_punct(k1, p, '}') && !is_punct(k2, p, '=') && !is_punct(k2, p, ','))) {
+    add_region(p, st->op, &st->regions, &st->pending_args);
+  } else if (is_punct(k1, p, '}') || ((k1.kind == T_WORD || k1.kind == T_STRING) && is_punct(k2, p, '=')) ||
+             (k1.kind == T_WORD && (is_punct(k2, p, ',') || is_punct(k2, p, '}')))) {
+    parse_attr_dict(p, &p->s_attrs);
+  } else { /* a set literal in custom syntax: {"x", "y"} */
+    uint32_t e = skip_group(p);
+    sc_attr a = {{0}, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
+    SC_PUSH(p->a, p->s_attrs, a);
+  }
+}
+
+/* properties ::= '<' attr-dict '>'        (the '<' is next, then '{') */
+static bool parse_properties(P *p) {
+  next(p);
+  parse_attr_dict(p, &p->s_attrs);
+  tok close = next(p);
+  if (!is_punct(close, p, '>')) {
+    check_bad(p, close);
+    fail_at(p, close.off, "expected '>' to close the properties '<{'");
+    return false;
+  }
+  return true;
+}
+
+/* region-list ::= '(' region (',' region)* ')'        (generic form; the '(' is next, then '{') */
+static bool parse_region_list(P *p, op_state *st) {
+  next(p);
+  for (;;) {
+    if (failed(p)) return false;
+    if (!is_punct(peek(p, 0), p, '{')) {
+      tok u = peek(p, 0);
+      check_bad(p, u);
+      fail_at(p, u.off, "expected '{' to open a region");
+      return false;
+    }
+    add_region(p, st->op, &st->regions, &st->pending_args);
+    tok sep = next(p);
+    if (is_punct(sep, p, ',')) continue;
+    if (is_punct(sep, p, ')')) return true;
+    check_bad(p, sep);
+    fail_at(p, sep.off, "expected ',' or ')' after a region");
+    return false;
+  }
+}
+
+/* punct-piece ::= ':' types | brace-piece | properties | region-list | '(' operands-or-args ')'
+ *               | '<' ... '>' | '[' ... ']' | other punctuation          Returns false after an error. */
+static bool parse_op_punct(P *p, op_state *st, tok t) {
+  char c = t.ch;
+  if (c == ':') {
+    if (st->seen_trailer) next(p); /* a second ':' cannot start another type list; skip it */
+    else parse_trailer_types(p, st->op, &st->seen_trailer);
+    return true;
+  }
+  if (c == '{') {
+    parse_op_brace(p, st, t);
+    return true;
+  }
+  if (c == '<' && is_punct(peek(p, 1), p, '{')) return parse_properties(p);
+  if (c == '(' && fast_operand_list(p)) return true; /* before peeking past the '(' */
+  if (c == '(' && is_punct(peek(p, 1), p, '{')) return parse_region_list(p, st);
+  /* operand list, block-argument definitions, or custom syntax; '(...) -> ...' outside func signatures:
+   * the arrow is stepped over next */
+  if (c == '(') return parse_paren_group(p, &st->pending_args);
+  if (c == '<' || c == '[') {
+    uint32_t e = skip_group(p);
+    sc_span name_span = {0};
+    if (c == '<' && st->sdy_sharded) name_span = sc_span_of("sharding", 8);
+    sc_attr a = {name_span, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
+    SC_PUSH(p->a, p->s_attrs, a);
+    return true;
+  }
+  next(p);
+  return true;
+}
+
+/* One piece of the op at token t. Returns false after an error. */
+static bool parse_op_piece(P *p, op_state *st, tok t) {
+  switch (t.kind) {
+  case T_PERCENT: /* operand */
+    next(p);
+    push_operand(p, t);
+    return true;
+  case T_AT:
+    parse_op_symbol(p, st, t);
+    return true;
+  case T_ARROW: /* func.func results, or a function type in custom syntax */
+    next(p);
+    if (st->func_like) parse_func_results(p, st->op);
+    else skip_unit(p);
+    return true;
+  case T_WORD:
+    parse_op_word(p, st, t);
+    return true;
+  case T_PUNCT:
+    return parse_op_punct(p, st, t);
+  default:
+    skip_unit(p);
+    return true;
+  }
+}
+
+/* The op's lists become exact-size arrays; results get their types; symbols and properties that the
+ * generic form keeps in attributes are mapped. */
+static void finish_op(P *p, op_state *st, tok first) {
+  sc_op *op = st->op;
+  /* The op ends at its last consumed token (not at trailing white space or comments). */
+  uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
+  op->end = end;
+  op->text = sc_span_of(p->buf + first.off, end - first.off);
+  TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
+  TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
+  uint32_t nnames;
+  TAKE(p, p->s_spans, st->names, op->operand_names, nnames);
+  (void)nnames; /* one name per operand */
+  op->regions = st->regions.v;
+  op->nregions = (uint32_t)st->regions.n;
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
+    else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
+  }
+  complete_symbols(op, st->call_like, st->func_like);
+  if (op->generic) map_generic_properties(p, op, st->func_like);
+}
+
+/* op ::= result-list? op-name piece*
+ * The pieces run until a token that begins the next op (or a top-level item) on a new line, or the
+ * '}' that closes the enclosing region. The first token is next and begins an op. */
+static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
+  sc_op *op = new_op(p, block, parent_op);
+  if (!op) return NULL;
+  op_state st = {op, false, false, false, false, p->s_attrs.n, p->s_values.n, p->s_spans.n, {0}, {0}};
+  tok first = peek(p, 0);
+  if (!parse_result_list(p, op) || !parse_op_name(p, &st)) return NULL;
+  st.operands = p->s_values.n;
   uint32_t prev_off = UINT32_MAX;
   for (;;) {
     if (failed(p)) return NULL;
@@ -1122,171 +1527,23 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
     prev_off = t.off;
     if (t.bol && (begins_op(p, 0) || begins_toplevel_item(p, 0))) break;
     if (is_punct(t, p, '}') || is_punct(t, p, ')') || is_punct(t, p, ']') || is_punct(t, p, '>')) {
-      if (p->buf[t.off] == '}' && p->depth > 0) break; /* closes the enclosing region */
-      if (p->buf[t.off] == '}') fail_at(p, t.off, "unexpected '}' with no open region");
-      else fail_at(p, t.off, "unexpected '%c' with no matching opening bracket", p->buf[t.off]);
+      if (t.ch == '}' && p->depth > 0) break; /* closes the enclosing region */
+      if (t.ch == '}') fail_at(p, t.off, "unexpected '}' with no open region");
+      else fail_at(p, t.off, "unexpected '%c' with no matching opening bracket", t.ch);
       return NULL;
     }
     check_bad(p, t);
-    if (failed(p)) return NULL;
-    switch (t.kind) {
-    case T_PERCENT: {
-      next(p);
-      sc_span nm = tspan(p, t);
-      SC_PUSH(p->a, operand_names, nm);
-      SC_PUSH(p->a, operands, lookup_value(p, nm));
-      continue;
-    }
-    case T_AT:
-      next(p);
-      {
-        sc_span s = tspan(p, t);
-        s.p++, s.n--;
-        if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
-        if (call_like && !op->callee.n) op->callee = s;
-        else if (!op->sym_name.n) op->sym_name = s;
-        if (is_punct(peek(p, 0), p, '=')) { /* sdy.mesh @mesh = <...> */
-          tok eq = next(p);
-          tok v = peek(p, 0);
-          uint32_t e = skip_unit(p);
-          sc_attr a = {sc_span_of("value", 5), sc_span_of(p->buf + v.off, e - v.off), eq.off, e};
-          SC_PUSH(p->a, attrs, a);
-          continue;
-        }
-      }
-      continue;
-    case T_ARROW:
-      next(p);
-      if (func_like) parse_func_results(p, op);
-      else skip_unit(p);
-      continue;
-    case T_WORD:
-      if (at_loc(p)) {
-        op->loc = parse_loc(p);
-        continue;
-      }
-      if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {
-        next(p);
-        parse_attr_dict(p, &attrs);
-        continue;
-      }
-      if (is_punct(peek(p, 1), p, '=')) { /* custom `name = value` */
-        next(p);
-        next(p);
-        tok v = peek(p, 0);
-        uint32_t e = skip_unit(p);
-        sc_attr a = {tspan(p, t), sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0), t.off, e};
-        SC_PUSH(p->a, attrs, a);
-        continue;
-      }
-      if (!op->visibility.n && func_like && (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") ||
-                                             tok_is_word(t, p, "nested")))
-        op->visibility = tspan(p, t);
-      skip_unit(p);
-      continue;
-    case T_PUNCT: {
-      char c = p->buf[t.off];
-      if (c == ':') {
-        if (seen_trailer) { /* a second ':' cannot start another type list; skip it */
-          next(p);
-          continue;
-        }
-        parse_trailer_types(p, op, &seen_trailer);
-        continue;
-      }
-      if (c == '{') {
-        tok k1 = peek(p, 1), k2 = peek(p, 2);
-        /* A '{' ending its line that is not an attribute dict opens a region (then a bad first line is
-         * reported as "expected an operation" rather than swallowed as a set literal). */
-        if (begins_op(p, 1) || (k1.bol && !is_punct(k1, p, '}') && !is_punct(k2, p, '=') && !is_punct(k2, p, ','))) {
-          add_region(p, op, &regions, &pending_args);
-        } else if (is_punct(k1, p, '}') || ((k1.kind == T_WORD || k1.kind == T_STRING) && is_punct(k2, p, '=')) ||
-                   (k1.kind == T_WORD && (is_punct(k2, p, ',') || is_punct(k2, p, '}')))) {
-          parse_attr_dict(p, &attrs);
-        } else { /* a set literal in custom syntax: {"x", "y"} */
-          uint32_t e = skip_group(p);
-          sc_attr a = {{0}, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
-          SC_PUSH(p->a, attrs, a);
-        }
-        continue;
-      }
-      if (c == '<' && is_punct(peek(p, 1), p, '{')) { /* properties <{...}> */
-        next(p);
-        parse_attr_dict(p, &attrs);
-        tok close = next(p);
-        if (!is_punct(close, p, '>')) {
-          check_bad(p, close);
-          fail_at(p, close.off, "expected '>' to close the properties '<{'");
-          return NULL;
-        }
-        continue;
-      }
-      if (c == '(' && is_punct(peek(p, 1), p, '{')) { /* generic region list ({...}, {...}) */
-        next(p);
-        for (;;) {
-          if (failed(p)) return NULL;
-          if (!is_punct(peek(p, 0), p, '{')) {
-            tok u = peek(p, 0);
-            check_bad(p, u);
-            fail_at(p, u.off, "expected '{' to open a region");
-            return NULL;
-          }
-          add_region(p, op, &regions, &pending_args);
-          tok sep = next(p);
-          if (is_punct(sep, p, ',')) continue;
-          if (is_punct(sep, p, ')')) break;
-          check_bad(p, sep);
-          fail_at(p, sep.off, "expected ',' or ')' after a region");
-          return NULL;
-        }
-        continue;
-      }
-      if (c == '(') { /* operand list, block-argument definitions, or custom syntax */
-        if (!parse_paren_group(p, &pending_args, &operand_names, &operands)) return NULL;
-        continue; /* '(...) -> ...' outside func signatures: the arrow is stepped over next */
-      }
-      if (c == '<' || c == '[') {
-        uint32_t e = skip_group(p);
-        sc_span name_span = {0};
-        if (c == '<' && sdy_sharded) name_span = sc_span_of("sharding", 8);
-        sc_attr a = {name_span, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
-        SC_PUSH(p->a, attrs, a);
-        continue;
-      }
-      next(p);
-      continue;
-    }
-    default:
-      skip_unit(p);
-      continue;
-    }
+    if (failed(p) || !parse_op_piece(p, &st, t)) return NULL;
   }
   if (failed(p)) return NULL;
-  /* The op ends at its last consumed token (not at trailing white space or comments). */
-  uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
-  op->end = end;
-  op->text = sc_span_of(p->buf + first.off, end - first.off);
-  op->attrs.v = attrs.v;
-  op->attrs.n = (uint32_t)attrs.n;
-  op->operands = operands.v;
-  op->operand_names = operand_names.v;
-  op->noperands = (uint32_t)operands.n;
-  op->regions = regions.v;
-  op->nregions = (uint32_t)regions.n;
-  if (!op->nresult_types && op->nresults == 0 && func_like) op->nresult_types = 0;
-  for (uint32_t i = 0; i < op->nresults; i++) {
-    if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
-    else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
-  }
-  complete_symbols(op, call_like, func_like);
-  if (op->generic) map_generic_properties(p, op, func_like);
+  finish_op(p, &st, first);
   if (failed(p)) return NULL;
   return op;
 }
 
 /* Ops of one block until '}' (not consumed), a new block label, or EOF at top level. */
 static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
-  SC_VEC(sc_op *) ops = {0};
+  size_t base = p->s_ops.n;
   for (;;) {
     if (failed(p)) return;
     tok t = peek(p, 0);
@@ -1300,12 +1557,11 @@ static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
     }
     sc_op *op = parse_op(p, b, parent_op);
     if (!op) return;
-    SC_PUSH(p->a, ops, op);
+    SC_PUSH(p->a, p->s_ops, op);
     for (uint32_t i = 0; i < op->nresults; i++)
       if (i == 0 || op->results[i]->name.p != op->results[i - 1]->name.p) define_value(p, op->results[i]);
   }
-  b->ops = ops.v;
-  b->nops = (uint32_t)ops.n;
+  TAKE(p, p->s_ops, base, b->ops, b->nops);
 }
 
 static sc_region *parse_region(P *p, sc_op *parent, value_vec *entry_args) {
@@ -1405,7 +1661,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   /* The implicit top-level module holds every top-level op; an explicit lone `module` replaces it. */
   sc_op *root = sc_arena_alloc(p.a, sizeof *root);
   root->name = sc_span_of("builtin.module", 14);
-  root->pos = pos_of(&p, in->begin);
+  root->pos.offset = in->begin;
   SC_PUSH(p.a, p.ops, root);
   sc_region *rr = sc_arena_alloc(p.a, sizeof *rr);
   sc_block *rb = sc_arena_alloc(p.a, sizeof *rb);
@@ -1497,9 +1753,5 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   sc_module_index_aliases(p.a, m);
   sc_module_finalize(m);
-  for (uint32_t i = 0; i < m->nops; i++) {
-    sc_op *op = m->ops[i];
-    if (op->loc.n) op->src = sc_resolve_loc(m, op->loc);
-  }
-  return m;
+  return m; /* op->loc is resolved on demand (sc_op_srcloc): only diagnostics need it */
 }

@@ -187,17 +187,38 @@ static sc_span custom_call_target(const sc_op *op) {
   return v;
 }
 
-void sc_op_classify(sc_op *op) {
+/* Kinds of names already looked up while one module is finalized: a module uses few op names many
+ * times, so most ops cost one memcmp instead of a walk over k_op_kinds. Direct-mapped. */
+typedef struct {
+  sc_span name[16];
+  uint8_t kind[16];
+} kind_cache;
+
+static sc_op_kind cached_kind_of_name(kind_cache *c, sc_span n) {
+  if (!n.n) return kind_of_name(n);
+  unsigned slot = (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1)) & 15u;
+  if (c->name[slot].n == n.n && memcmp(c->name[slot].p, n.p, n.n) == 0) return (sc_op_kind)c->kind[slot];
+  sc_op_kind k = kind_of_name(n);
+  c->name[slot] = n;
+  c->kind[slot] = (uint8_t)k;
+  return k;
+}
+
+static void classify(sc_op *op, kind_cache *c) {
   if (op->classified) return;
-  op->kind = (uint8_t)kind_of_name(op->name);
+  op->kind = (uint8_t)(c ? cached_kind_of_name(c, op->name) : kind_of_name(op->name));
   op->target = op->kind == SC_OP_CUSTOM_CALL ? custom_call_target(op) : sc_span_of(NULL, 0);
   op->cc = op->kind == SC_OP_CUSTOM_CALL ? (uint8_t)class_of_target(op->target) : SC_CC_NONE;
   op->classified = true;
 }
 
+void sc_op_classify(sc_op *op) { classify(op, NULL); }
+
 void sc_module_finalize(sc_module *m) {
+  kind_cache cache;
+  memset(&cache, 0, sizeof cache);
   for (uint32_t i = 0; i < m->nops; i++) {
-    sc_op_classify(m->ops[i]);
+    classify(m->ops[i], &cache);
     m->ops[i]->subtree_end = i + 1;
   }
   /* Preorder: an op's descendants follow it, so one backward pass carries each subtree's end up. */
@@ -534,6 +555,11 @@ sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc) {
   const char *end = t.p + t.n;
   const char *close = match_paren(t.p + 3, end);
   return resolve_body(m, t.p + 4, close, 64);
+}
+
+sc_srcloc sc_op_srcloc(const sc_module *m, const sc_op *op) {
+  if (op->src.known || !op->loc.n || !m) return op->src;
+  return sc_resolve_loc(m, op->loc);
 }
 
 /* ---- positions in modules without lines ---- */

@@ -138,6 +138,12 @@ typedef struct {
   uint32_t line, col;
 } sc_pos;
 
+/* Where an op or value starts in the module: its byte offset only. Line and column are computed when
+ * a diagnostic needs them (sc_linemap_pos, sc_op_line), never per op while parsing. */
+typedef struct {
+  uint32_t offset;
+} sc_at;
+
 typedef struct {
   bool known;
   sc_span file; /* without quotes */
@@ -149,9 +155,9 @@ typedef struct sc_value {
   sc_span type;       /* raw type text ("tensor<8x16xf32>", "f32[8,16]{1,0}") or empty if unknown */
   sc_op *def;         /* defining op for results, else NULL */
   uint32_t index;     /* result index or block argument index */
+  sc_at pos;
   sc_block *block;    /* owning block for block arguments, else NULL */
   sc_attrs attrs;     /* argument attributes (func args) */
-  sc_pos pos;
   sc_span loc;        /* raw `loc(...)` text if any */
 } sc_value;
 
@@ -171,49 +177,53 @@ struct sc_region {
 };
 
 struct sc_op {
+  /* Fields are grouped by size so the struct has no padding (one per op; modules have 10^5 ops). */
   uint32_t id;          /* preorder index in sc_module.ops */
-  sc_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
+  sc_at pos;            /* first token of the op (its result list, or its name) */
+  uint32_t end;         /* byte offset one past the op's last token */
+  uint32_t subtree_end; /* sc_module.ops[id, subtree_end) are this op and every op nested in it */
+  uint32_t depth;       /* region nesting depth; module = 0 */
+  uint32_t nresults;
+  uint32_t noperands;
+  uint32_t noperand_types;
+  uint32_t nresult_types;
+  uint32_t nresult_attrs;
+  uint32_t nregions;
   uint8_t kind;         /* sc_op_kind of `name`, set by sc_op_classify() */
   uint8_t cc;           /* sc_cc_class of `target` for custom calls, else SC_CC_NONE */
   bool classified;      /* kind/cc/target are set */
   bool generic;         /* written in generic form ("op"(...)) */
+
+  sc_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
   sc_span target;       /* custom call target without quotes/'@' (empty if none); see sc_op_custom_call_target */
-  sc_pos pos;           /* first token of the op (its result list, or its name) */
-  uint32_t end;         /* byte offset one past the op's last token */
   sc_span text;         /* the whole op as written, including regions */
   sc_span sym_name;     /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
   sc_span callee;       /* for call ops: "f"; HLO: to_apply/calls target */
   sc_span visibility;   /* func.func "public"/"private" or empty */
 
-  sc_value **results;
-  uint32_t nresults;
-  sc_value **operands;  /* NULL entries: names the parser could not resolve */
+  sc_value **results;   /* nresults */
+  sc_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
   sc_span *operand_names;
-  uint32_t noperands;
-  sc_span *operand_types;  /* from a `: (..) -> ..` trailer, if any; count = noperands_types */
-  uint32_t noperand_types;
-  sc_span *result_types;
-  uint32_t nresult_types;
+  sc_span *operand_types;  /* from a `: (..) -> ..` trailer, if any; count = noperand_types */
+  sc_span *result_types;   /* nresult_types */
 
   /* Properties `<{...}>`, the attr dict `{...}`, `attributes {...}`, custom-syntax `name=value` pairs,
    * `@sym = value` (name "value"), and custom-syntax `<...>` / `[...]` groups without a name (empty
    * name, in order; for sdy.sharding_constraint/sdy.reshard the `<...>` is named "sharding"). */
   sc_attrs attrs;
   sc_attrs *result_attrs;  /* func.func result attribute dicts (nresult_attrs entries) */
-  uint32_t nresult_attrs;
   sc_span *func_result_types; /* func.func declared result types */
 
-  sc_region **regions;
-  uint32_t nregions;
+  sc_region **regions;     /* nregions */
 
-  sc_span loc;             /* raw `loc(...)` text of the op, if any */
-  sc_srcloc src;           /* resolved Python location, if debug info has one */
+  sc_span loc;             /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand) */
+  sc_srcloc src;           /* Python location resolved by the front end (bytecode, HLO metadata); read
+                            * it through sc_op_srcloc(), which resolves `loc` when the front end kept
+                            * only the text */
 
   sc_block *parent_block;
   sc_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
-  uint32_t subtree_end;    /* sc_module.ops[id, subtree_end) are this op and every op nested in it */
   sc_op *func;             /* enclosing func.func / HLO computation, or NULL */
-  uint32_t depth;          /* region nesting depth; module = 0 */
 };
 
 /* A #alias = value definition (locations, attributes) and !alias = type. */
@@ -273,6 +283,10 @@ typedef struct {
 
 sc_linemap sc_linemap_build(sc_arena *a, const char *buf, size_t len);
 sc_pos sc_linemap_pos(const sc_linemap *m, uint32_t offset);
+/* The 1-based line of an op's first token, or 0 without a line map (bytecode). */
+static inline uint32_t sc_op_line(const sc_linemap *lines, const sc_op *op) {
+  return lines && lines->nlines && op ? sc_linemap_pos(lines, op->pos.offset).line : 0;
+}
 
 /* A syntax error from a front end: the first one, precisely. */
 typedef struct {
@@ -317,6 +331,9 @@ sc_format sc_detect_format(const char *buf, size_t len);
 /* Resolves op/arg `loc(...)` text through the alias table and callsite/name/fused locations to the
  * innermost "file":line:col. */
 sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc);
+/* The op's Python location: the front end's own (op->src) or, when it kept only the `loc(...)` text,
+ * that text resolved now (diagnostics need it for a few ops, so no front end resolves every op's). */
+sc_srcloc sc_op_srcloc(const sc_module *m, const sc_op *op);
 /* Builds the alias index; front ends call it once the alias table is complete. */
 void sc_module_index_aliases(sc_arena *a, sc_module *m);
 

@@ -259,7 +259,7 @@ static void partial_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
                 sc_kc_shard_map_snippet(a, w.mesh, "f", ins, mop->noperands, outs, mop->nresults,
                                         sc_kc_py_axis_names(a, w.mesh),
                                         sc_arena_printf(a, "# f is the function passed to the shard_map at line %u",
-                                                        mop->pos.line)));
+                                                        sc_op_line(ctx->lines, mop))));
   } else {
     sc_diag_fix(ctx, d,
                 sc_arena_printf(a, "Pass axis_names=%s (every mesh axis) to the enclosing shard_map",

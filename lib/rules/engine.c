@@ -336,11 +336,12 @@ static sc_diag *report_v(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc
     d.op = sc_span_dup(ctx->arena, op->name);
     sc_span target = sc_op_custom_call_target(op);
     if (target.n) d.target = sc_span_dup(ctx->arena, target);
-    if (op->src.known) {
+    sc_srcloc src = sc_op_srcloc(ctx->module, op); /* resolved here, not per op while parsing */
+    if (src.known) {
       d.has_source = true;
-      d.source_file = sc_span_dup(ctx->arena, op->src.file);
-      d.source_line = op->src.line;
-      d.source_col = op->src.col;
+      d.source_file = sc_span_dup(ctx->arena, src.file);
+      d.source_line = src.line;
+      d.source_col = src.col;
     }
   }
   SC_PUSH(ctx->arena, ctx->diags, d);

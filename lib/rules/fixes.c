@@ -35,7 +35,7 @@ static bool span_is(sc_span s, const char *lit) {
 
 static bool span_eq_span(sc_span a, sc_span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
 
-uint32_t sc_kc_line(const sc_op *op) { return op ? op->pos.line : 0; }
+uint32_t sc_kc_line(const sc_linemap *lines, const sc_op *op) { return sc_op_line(lines, op); }
 
 /* The end of the dict value or list entry starting at p: the first ',' or unmatched closing bracket
  * outside brackets and strings, or end. With `arrows`, the '>' of a '->' does not close a bracket. */
@@ -393,7 +393,7 @@ void sc_kc_context(sc_ctx *ctx, sc_diag *d, const sc_kc_where *w) {
     const char *what = t.n ? sc_arena_printf(a, SC_SPAN_FMT " @" SC_SPAN_FMT, SC_SPAN_ARG(m->name), SC_SPAN_ARG(t))
                            : sc_span_dup(a, m->name);
     if (m->callee.n && !t.n) what = sc_arena_printf(a, "%s @" SC_SPAN_FMT, what, SC_SPAN_ARG(m->callee));
-    sc_diag_context(ctx, d, "manual_computation", sc_arena_printf(a, "%s at line %u", what, m->pos.line));
+    sc_diag_context(ctx, d, "manual_computation", sc_arena_printf(a, "%s at line %u", what, sc_op_line(ctx->lines, m)));
   } else {
     sc_diag_context(ctx, d, "manual_computation", "none (top level)");
   }

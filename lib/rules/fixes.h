@@ -110,7 +110,7 @@ bool sc_kc_edit_set_maximal(sc_ctx *ctx, sc_fix *f, const sc_op *op, int64_t dev
 bool sc_kc_edit_set_manual(sc_ctx *ctx, sc_fix *f, const sc_op *op);
 
 /* Position of a source line: 1-based line of an op. */
-uint32_t sc_kc_line(const sc_op *op);
+uint32_t sc_kc_line(const sc_linemap *lines, const sc_op *op);
 /* "`name`" for a kernel: kernel_name / backend name / target. */
 const char *sc_kc_kernel_name(sc_arena *a, const sc_op *op);
 

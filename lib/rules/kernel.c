@@ -256,7 +256,7 @@ static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc
       for (uint32_t i = 0; i < mop->nresults; i++)
         outs[i] = oa ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, oa->value, i), w, NULL) : NULL;
       const char *comment = sc_arena_printf(
-          a, "# f is the function passed to the shard_map at line %u (now manual over %s only).", mop->pos.line,
+          a, "# f is the function passed to the shard_map at line %u (now manual over %s only).", sc_op_line(ctx->lines, mop),
           manual_axes_text(a, w));
       sc_diag_fix(ctx, d,
                   sc_arena_printf(a, "Make the enclosing shard_map manual over every mesh axis: axis_names=%s",

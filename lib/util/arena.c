@@ -7,16 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_ALIGN 16u
+#define ARENA_ALIGN SC_ARENA_ALIGN
 #define ARENA_CHUNK (64u * 1024u)
+/* Past this many bytes an arena takes chunks of this size: large enough that malloc maps fresh zero
+ * pages for them (calloc then clears nothing), and few enough chunks for a big module. */
+#define ARENA_BIG_AFTER (1024u * 1024u)
+#define ARENA_BIG_CHUNK (1024u * 1024u)
 
 typedef struct chunk {
   struct chunk *next;
-  size_t size, used;
+  size_t size;
   _Alignas(16) unsigned char data[];
 } chunk;
 
 struct sc_arena {
+  sc_arena_bump bump; /* first: the inline sc_arena_alloc reads it through a cast */
   chunk *head;
   size_t used, limit;
   jmp_buf *on_failure;
@@ -68,32 +73,39 @@ bool sc_arena_step(sc_arena *a, unsigned long long n) {
   return true;
 }
 
-void *sc_arena_alloc(sc_arena *a, size_t n) {
+/* The current chunk is full (or `n` is odd-sized): a new chunk. calloc'd memory is zero, and it is
+ * often free to get (fresh pages), unlike clearing every allocation. */
+void *sc_arena_alloc_slow(sc_arena *a, size_t n) {
   if (n == 0) n = 1;
   if (n > SIZE_MAX / 2) return fail(a);
   n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-  chunk *c = a->head;
-  if (!c || c->size - c->used < n) {
-    size_t size = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
-    if (a->limit && a->used + size > a->limit) return fail(a);
-    c = malloc(sizeof *c + size);
-    if (!c) return fail(a);
-    c->size = size;
-    c->used = 0;
-    /* A large block gets a chunk of its own behind the head so the head's free space stays usable. */
-    if (size != ARENA_CHUNK && a->head) {
-      c->next = a->head->next;
-      a->head->next = c;
-    } else {
-      c->next = a->head;
-      a->head = c;
-    }
-    a->used += size;
+  if ((size_t)(a->bump.end - a->bump.cur) >= n) { /* only reached for n == 0 */
+    void *p = a->bump.cur;
+    a->bump.cur += n;
+    return p;
   }
-  void *p = c->data + c->used;
-  c->used += n;
-  memset(p, 0, n);
-  return p;
+  bool own_chunk = n > ARENA_CHUNK / 4;
+  size_t size = own_chunk ? n : ARENA_CHUNK;
+  if (a->limit && a->used + size > a->limit) return fail(a);
+  if (!own_chunk && a->used >= ARENA_BIG_AFTER) { /* a big arena: bigger head chunks */
+    size = ARENA_BIG_CHUNK;
+    if (a->limit && a->used + size > a->limit) size = a->limit - a->used; /* never past the limit */
+  }
+  chunk *c = calloc(1, sizeof *c + size);
+  if (!c) return fail(a);
+  c->size = size;
+  a->used += size;
+  /* A large block gets a chunk of its own behind the head so the head's free space stays usable. */
+  if (own_chunk && a->head) {
+    c->next = a->head->next;
+    a->head->next = c;
+    return c->data;
+  }
+  c->next = a->head;
+  a->head = c;
+  a->bump.cur = c->data + n;
+  a->bump.end = c->data + size;
+  return c->data;
 }
 
 void *sc_arena_calloc(sc_arena *a, size_t count, size_t size) {

@@ -18,8 +18,27 @@ typedef struct sc_arena sc_arena;
 /* limit_bytes 0 = unlimited. Returns NULL if malloc fails. */
 sc_arena *sc_arena_new(size_t limit_bytes);
 void sc_arena_free(sc_arena *a);
-/* Zeroed, aligned for any type. */
-void *sc_arena_alloc(sc_arena *a, size_t n);
+/* Zeroed, aligned for any type. Chunks come zeroed from calloc and a bump allocator never hands out
+ * a byte twice, so nothing is cleared per allocation; the common case (room left in the current
+ * chunk) is inline because the parsers allocate a few small objects per op. */
+typedef struct {
+  unsigned char *cur, *end; /* the current chunk's free bytes; first member of struct sc_arena */
+} sc_arena_bump;
+#define SC_ARENA_ALIGN 16u
+void *sc_arena_alloc_slow(sc_arena *a, size_t n);
+static inline void *sc_arena_alloc(sc_arena *a, size_t n) {
+  sc_arena_bump *b = (sc_arena_bump *)(void *)a;
+  size_t avail = (size_t)(b->end - b->cur);
+  if (n - 1 < avail) { /* n > 0, and n rounded up cannot overflow */
+    size_t r = (n + SC_ARENA_ALIGN - 1) & ~(size_t)(SC_ARENA_ALIGN - 1);
+    if (r <= avail) {
+      void *p = b->cur;
+      b->cur += r;
+      return p;
+    }
+  }
+  return sc_arena_alloc_slow(a, n);
+}
 void *sc_arena_calloc(sc_arena *a, size_t count, size_t size);
 /* Grows an arena array (old contents copied; the old block is not reused). */
 void *sc_arena_grow(sc_arena *a, void *old, size_t old_count, size_t new_count, size_t size);

@@ -55,13 +55,13 @@ Test(corpus, debug_locations_resolve_to_python) {
   cr_assert_not_null(m);
   sc_op *perm = test_find_op(m, "stablehlo.collective_permute", 0);
   cr_assert_not_null(perm);
-  cr_assert_eq(perm->pos.line, 40);
-  cr_assert(perm->src.known);
-  cr_assert(sc_span_eq(perm->src.file, "third_party/py/jax/tests/export_back_compat_test.py"));
-  cr_assert_eq(perm->src.line, 990);
-  cr_assert_eq(perm->src.col, 15);
+  cr_assert_eq(test_op_pos(m, perm).line, 40);
+  cr_assert(sc_op_srcloc(m, perm).known);
+  cr_assert(sc_span_eq(sc_op_srcloc(m, perm).file, "third_party/py/jax/tests/export_back_compat_test.py"));
+  cr_assert_eq(sc_op_srcloc(m, perm).line, 990);
+  cr_assert_eq(sc_op_srcloc(m, perm).col, 15);
   sc_op *mc = test_find_op(m, "sdy.manual_computation", 0);
-  cr_assert_eq(mc->src.line, 992);
+  cr_assert_eq(sc_op_srcloc(m, mc).line, 992);
   sc_arena_free(a);
   free(buf);
 }

@@ -47,7 +47,7 @@ static sc_srcloc loc_of(const char *text, const char *opname) {
   sc_parse_error err;
   sc_module *m = test_parse(A, text, &err);
   cr_assert_not_null(m, "%s", err.message);
-  return test_find_op(m, opname, 0)->src;
+  return sc_op_srcloc(m, test_find_op(m, opname, 0));
 }
 
 Test(ir, locations_callsite_fused_named_alias) {

@@ -68,12 +68,12 @@ Test(mlir_parse, jax_shaped_module_structure) {
   cr_assert_eq(cc->func, f);
   cr_assert_eq(cc->depth, 3);
   cr_assert_eq(cc->operands[0], mc->regions[0]->blocks[0]->args[0]);
-  cr_assert_eq(cc->pos.line, 9);
-  cr_assert_eq(cc->pos.col, 7);
-  cr_assert(cc->src.known);
-  cr_assert(sc_span_eq(cc->src.file, "model.py"));
-  cr_assert_eq(cc->src.line, 88);
-  cr_assert_eq(cc->src.col, 12);
+  cr_assert_eq(test_op_pos(m, cc).line, 9);
+  cr_assert_eq(test_op_pos(m, cc).col, 7);
+  cr_assert(sc_op_srcloc(m, cc).known);
+  cr_assert(sc_span_eq(sc_op_srcloc(m, cc).file, "model.py"));
+  cr_assert_eq(sc_op_srcloc(m, cc).line, 88);
+  cr_assert_eq(sc_op_srcloc(m, cc).col, 12);
 
   sc_op *sc = test_find_op(m, "sdy.sharding_constraint", 0);
   cr_assert(sc_span_eq(sc_op_attr(sc, "sharding")->value, "<@mesh, [{\"a\"}, {}]>"));
@@ -150,7 +150,7 @@ Test(mlir_parse, hand_written_ops_broken_over_lines) {
   /* implicit module + mesh + func + manual + reduce + sdy.return + return */
   cr_assert_eq(m->nops, 7, "ops %u", m->nops);
   sc_op *mc = test_find_op(m, "sdy.manual_computation", 0);
-  cr_assert_eq(mc->pos.line, 3);
+  cr_assert_eq(test_op_pos(m, mc).line, 3);
   cr_assert_not_null(sc_op_attr(mc, "out_shardings"));
   sc_op *red = test_find_op(m, "stablehlo.reduce", 0);
   cr_assert_eq(red->noperands, 2);
