@@ -175,30 +175,34 @@ static sc_span span(const char *a, const char *b) { return sc_span_of(a, (uint32
 /* ---------------------------------------------------------------------------------------------
  * Lexing */
 
-enum { C_WS = 1, C_NAME = 2, C_NAME0 = 4, C_GROUP = 8, C_VALSTOP = 16 };
-#define N0 (C_NAME | C_NAME0)
-#define N C_NAME
+enum { C_WS = 1, C_NAME = 2, C_NAME0 = 4, C_GROUP = 8, C_VALSTOP = 16, C_NODASH = 32, C_IDENT = 64, C_DIM = 128 };
+#define L (C_NAME | C_NAME0 | C_NODASH | C_IDENT)
+#define D (C_NAME | C_NODASH | C_IDENT | C_DIM)
 #define W (C_WS | C_VALSTOP)
 #define G (C_GROUP | C_VALSTOP)
-/* Character classes: name start, name char, white space, group scan stops, value scan stops. */
+/* Character classes: name start, name char (C_NODASH: one that is not '-', the only name char that
+ * may begin "->"), shape element type char (C_IDENT), dimension or layout list char (C_DIM), white
+ * space, group scan stops, value scan stops. */
 static const unsigned char ctab[256] = {
-    ['a'] = N0, ['b'] = N0, ['c'] = N0, ['d'] = N0, ['e'] = N0, ['f'] = N0, ['g'] = N0, ['h'] = N0,
-    ['i'] = N0, ['j'] = N0, ['k'] = N0, ['l'] = N0, ['m'] = N0, ['n'] = N0, ['o'] = N0, ['p'] = N0,
-    ['q'] = N0, ['r'] = N0, ['s'] = N0, ['t'] = N0, ['u'] = N0, ['v'] = N0, ['w'] = N0, ['x'] = N0,
-    ['y'] = N0, ['z'] = N0, ['A'] = N0, ['B'] = N0, ['C'] = N0, ['D'] = N0, ['E'] = N0, ['F'] = N0,
-    ['G'] = N0, ['H'] = N0, ['I'] = N0, ['J'] = N0, ['K'] = N0, ['L'] = N0, ['M'] = N0, ['N'] = N0,
-    ['O'] = N0, ['P'] = N0, ['Q'] = N0, ['R'] = N0, ['S'] = N0, ['T'] = N0, ['U'] = N0, ['V'] = N0,
-    ['W'] = N0, ['X'] = N0, ['Y'] = N0, ['Z'] = N0, ['_'] = N0,
-    ['0'] = N, ['1'] = N, ['2'] = N, ['3'] = N, ['4'] = N, ['5'] = N, ['6'] = N, ['7'] = N, ['8'] = N,
-    ['9'] = N, ['.'] = N, ['-'] = N,
+    ['a'] = L, ['b'] = L, ['c'] = L, ['d'] = L, ['e'] = L, ['f'] = L, ['g'] = L, ['h'] = L, ['i'] = L,
+    ['j'] = L, ['k'] = L, ['l'] = L, ['m'] = L, ['n'] = L, ['o'] = L, ['p'] = L, ['q'] = L, ['r'] = L,
+    ['s'] = L, ['t'] = L, ['u'] = L, ['v'] = L, ['w'] = L, ['x'] = L, ['y'] = L, ['z'] = L, ['A'] = L,
+    ['B'] = L, ['C'] = L, ['D'] = L, ['E'] = L, ['F'] = L, ['G'] = L, ['H'] = L, ['I'] = L, ['J'] = L,
+    ['K'] = L, ['L'] = L, ['M'] = L, ['N'] = L, ['O'] = L, ['P'] = L, ['Q'] = L, ['R'] = L, ['S'] = L,
+    ['T'] = L, ['U'] = L, ['V'] = L, ['W'] = L, ['X'] = L, ['Y'] = L, ['Z'] = L, ['_'] = L,
+    ['0'] = D, ['1'] = D, ['2'] = D, ['3'] = D, ['4'] = D, ['5'] = D, ['6'] = D, ['7'] = D, ['8'] = D,
+    ['9'] = D, ['.'] = C_NAME | C_NODASH, ['-'] = C_NAME,
     [' '] = W, ['\t'] = W, ['\n'] = W, ['\r'] = W, ['\f'] = W, ['\v'] = W,
     ['('] = G, [')'] = G, ['['] = G, [']'] = G, ['{'] = G, ['}'] = G, ['"'] = G, ['/'] = G,
-    [','] = C_VALSTOP,
+    [','] = C_VALSTOP | C_DIM,
 };
-#undef N0
-#undef N
+#undef L
+#undef D
 #undef W
 #undef G
+
+/* A span equals a string literal (length known at compile time: no strlen per call). */
+#define SPAN_IS(sp, lit) ((sp).n == sizeof(lit) - 1 && memcmp((sp).p, lit, sizeof(lit) - 1) == 0)
 
 static inline bool is_ws(char c) { return ctab[(unsigned char)c] & C_WS; }
 static inline bool is_name(char c) { return ctab[(unsigned char)c] & C_NAME; }
@@ -240,10 +244,18 @@ static inline const char *skip_ws_at(P *p, const char *s) {
 
 static void skip_ws(P *p) { p->s = skip_ws_at(p, p->s); }
 
-/* At '"': returns the position just past the closing quote. */
+/* At '"': returns the position just past the closing quote. Short strings (most) are scanned here a
+ * byte at a time; past SHORT_STRING bytes memchr finds the quotes (backend_config, long op_names). */
+#define SHORT_STRING 16
 static const char *skip_string_at(P *p, const char *s) {
   const char *open = s, *e = p->end;
   s++;
+  const char *stop = e - s > SHORT_STRING ? s + SHORT_STRING : e;
+  while (s < stop) {
+    if (*s == '"') return s + 1;
+    s += *s == '\\' ? 2 : 1;
+  }
+  if (s >= e) fail(p, open, "unterminated string literal");
   for (;;) {
     const char *q = s < e ? memchr(s, '"', (size_t)(e - s)) : NULL;
     if (!q) fail(p, open, "unterminated string literal");
@@ -266,20 +278,24 @@ static const char *lex_name_at(const P *p, const char *s, bool allow_percent, sc
     return start;
   }
   const char *nb = s;
-  while (s < e && is_name(*s)) {
-    if (*s == '-' && s + 1 < e && s[1] == '>') break;
-    s++;
+  for (;;) {
+    while (s < e && (ctab[(unsigned char)*s] & C_NODASH)) s++;
+    if (s < e && *s == '-' && !(s + 1 < e && s[1] == '>')) {
+      s++;
+      continue;
+    }
+    break;
   }
   if (s == nb) return start;
   if (bare) *bare = span(nb, s);
   return s;
 }
 
-static bool at_word(const P *p, const char *s, const char *w) {
-  size_t n = strlen(w);
+static inline bool at_word_n(const P *p, const char *s, const char *w, size_t n) {
   if ((size_t)(p->end - s) < n || memcmp(s, w, n) != 0) return false;
   return s + n == p->end || !is_name(s[n]);
 }
+#define at_word(p, s, lit) at_word_n(p, s, lit, sizeof(lit) - 1)
 
 /* What a bracket group is, for messages: "operand list of 'add'", "value of attribute 'sharding'". */
 typedef struct {
@@ -405,51 +421,17 @@ static void attr_push(P *p, sc_attr at) {
   p->at_v[p->at_n++] = at;
 }
 
-/* Parses (',' name '=' value)* at the cursor, pushing onto the attr scratch stack. `owner` names
- * what the attributes belong to, for messages. Returns the end of the last value (or `last_end`). */
-static const char *parse_attrs(P *p, uint32_t depth, const char *last_end, const char *owner_kind,
-                               sc_span owner) {
-  for (;;) {
-    const char *q = skip_ws_at(p, p->s);
-    if (q >= p->end || *q != ',') return last_end;
-    q = skip_ws_at(p, q + 1);
-    sc_span name;
-    const char *ne = lex_name_at(p, q, false, &name);
-    if (ne == q)
-      fail(p, q, "expected attribute name after ',' in %s '" SC_SPAN_FMT "'", owner_kind, SC_SPAN_ARG(owner));
-    const char *nstart = q;
-    q = skip_ws_at(p, ne);
-    if (q >= p->end || *q != '=')
-      fail(p, q, "expected '=' after attribute name '" SC_SPAN_FMT "' of %s '" SC_SPAN_FMT "'",
-           SC_SPAN_ARG(name), owner_kind, SC_SPAN_ARG(owner));
-    q = skip_ws_at(p, q + 1);
-    gctx g = {"value of attribute", name};
-    const char *ve = scan_value_at(p, q, depth, g);
-    if (ve == q)
-      fail(p, q, "expected a value for attribute '" SC_SPAN_FMT "' of %s '" SC_SPAN_FMT "'", SC_SPAN_ARG(name),
-           owner_kind, SC_SPAN_ARG(owner));
-    sc_attr at = {name, span(q, ve), off(p, nstart), off(p, ve)};
-    attr_push(p, at);
-    p->s = ve;
-    last_end = ve;
+/* One `key=value` of metadata: the source location fields are kept, the others ignored. */
+static void metadata_field(sc_srcloc *src, bool *have_file, sc_span key, sc_span val) {
+  if (key.n < 11 || key.p[0] != 's') return; /* all three keys start "source_" */
+  if (SPAN_IS(key, "source_file")) {
+    src->file = val;
+    *have_file = val.n > 0;
+  } else if (SPAN_IS(key, "source_line")) {
+    src->line = parse_u32_span(val);
+  } else if (SPAN_IS(key, "source_column")) {
+    src->col = parse_u32_span(val);
   }
-}
-
-static sc_attrs attrs_take(P *p, uint32_t from) {
-  sc_attrs r = {NULL, 0};
-  uint32_t n = p->at_n - from;
-  if (n) {
-    r.v = alloc_array(p, n, sizeof *r.v);
-    memcpy(r.v, p->at_v + from, n * sizeof *r.v);
-    r.n = n;
-  }
-  p->at_n = from;
-  return r;
-}
-
-static sc_span strip_percent(sc_span s) {
-  if (s.n && s.p[0] == '%') s.p++, s.n--;
-  return s;
 }
 
 /* metadata={op_type="..." op_name="..." source_file="x.py" source_line=12 source_column=3 ...} */
@@ -483,22 +465,118 @@ static sc_srcloc parse_metadata(P *p, sc_span v) {
       val = span(s, q);
       s = q;
     }
-    if (sc_span_eq(key, "source_file")) {
-      src.file = val;
-      have_file = val.n > 0;
-    } else if (sc_span_eq(key, "source_line")) {
-      src.line = parse_u32_span(val);
-    } else if (sc_span_eq(key, "source_column")) {
-      src.col = parse_u32_span(val);
-    }
+    metadata_field(&src, &have_file, key, val);
   }
   src.known = have_file;
   if (!have_file) src = (sc_srcloc){0};
   return src;
 }
 
+/* At the '{' of a metadata value: the usual flat form `{key="string" key=123 ...}` scanned once,
+ * giving the value's end and its source location together (scanning the group and then parsing it
+ * would read every string twice). Returns NULL on anything else (nested groups, comments, odd
+ * tokens): the caller then scans the group generically and parses it with parse_metadata. */
+static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcloc *out) {
+  const char *e = p->end;
+  sc_srcloc src = {0};
+  bool have_file = false;
+  if (depth + 1 > p->max_depth) return NULL;
+  s++;
+  for (;;) {
+    while (s < e && (*s == ' ' || *s == ',')) s++;
+    if (s >= e) return NULL;
+    if (*s == '}') break;
+    const char *k = s;
+    while (s < e && is_name(*s)) s++;
+    sc_span key = span(k, s);
+    if (!key.n || s >= e || *s != '=') return NULL;
+    s++;
+    sc_span val;
+    if (s < e && *s == '"') {
+      const char *q = skip_string_at(p, s);
+      val = span(s + 1, q - 1);
+      s = q;
+    } else {
+      const char *v = s;
+      while (s < e && is_name(*s)) s++;
+      val = span(v, s);
+      if (!val.n) return NULL;
+    }
+    if (s >= e || (*s != ' ' && *s != ',' && *s != '}')) return NULL;
+    metadata_field(&src, &have_file, key, val);
+  }
+  src.known = have_file;
+  *out = have_file ? src : (sc_srcloc){0};
+  return s + 1;
+}
+
+/* Parses (',' name '=' value)* at the cursor, pushing onto the attr scratch stack. `owner` names
+ * what the attributes belong to, for messages. Returns the end of the last value (or `last_end`).
+ * With `src` (instructions), each metadata= value sets *src (the last one wins). */
+static const char *parse_attrs(P *p, uint32_t depth, const char *last_end, const char *owner_kind,
+                               sc_span owner, sc_srcloc *src) {
+  for (;;) {
+    const char *q = skip_ws_at(p, p->s);
+    if (q >= p->end || *q != ',') return last_end;
+    q = skip_ws_at(p, q + 1);
+    sc_span name;
+    const char *ne = lex_name_at(p, q, false, &name);
+    if (ne == q)
+      fail(p, q, "expected attribute name after ',' in %s '" SC_SPAN_FMT "'", owner_kind, SC_SPAN_ARG(owner));
+    const char *nstart = q;
+    q = skip_ws_at(p, ne);
+    if (q >= p->end || *q != '=')
+      fail(p, q, "expected '=' after attribute name '" SC_SPAN_FMT "' of %s '" SC_SPAN_FMT "'",
+           SC_SPAN_ARG(name), owner_kind, SC_SPAN_ARG(owner));
+    q = skip_ws_at(p, q + 1);
+    gctx g = {"value of attribute", name};
+    const char *ve = NULL;
+    bool is_metadata = src && SPAN_IS(name, "metadata");
+    if (is_metadata && q < p->end && *q == '{') ve = scan_metadata_at(p, q, depth, src);
+    if (!ve) {
+      ve = scan_value_at(p, q, depth, g);
+      if (is_metadata) *src = parse_metadata(p, span(q, ve));
+    }
+    if (ve == q)
+      fail(p, q, "expected a value for attribute '" SC_SPAN_FMT "' of %s '" SC_SPAN_FMT "'", SC_SPAN_ARG(name),
+           owner_kind, SC_SPAN_ARG(owner));
+    sc_attr at = {name, span(q, ve), off(p, nstart), off(p, ve)};
+    attr_push(p, at);
+    p->s = ve;
+    last_end = ve;
+  }
+}
+
+static sc_attrs attrs_take(P *p, uint32_t from) {
+  sc_attrs r = {NULL, 0};
+  uint32_t n = p->at_n - from;
+  if (n) {
+    r.v = alloc_array(p, n, sizeof *r.v);
+    memcpy(r.v, p->at_v + from, n * sizeof *r.v);
+    r.n = n;
+  }
+  p->at_n = from;
+  return r;
+}
+
+static sc_span strip_percent(sc_span s) {
+  if (s.n && s.p[0] == '%') s.p++, s.n--;
+  return s;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Shapes */
+
+/* At '[' or '{': the common plain dimension or layout list `[256,1024]` / `{1,0}` (digits and commas
+ * only) in one table-driven pass. Returns just past `close`, or NULL when the list holds anything
+ * else (dynamic dims, tiles, comments...): skip_group_at then scans it and reports any error. */
+static inline const char *skip_dim_list(const P *p, const char *s, uint32_t depth, char close) {
+  const char *e = p->end;
+  if (depth + 1 > p->max_depth) return NULL;
+  s++;
+  while (s < e && (ctab[(unsigned char)*s] & C_DIM)) s++;
+  return s < e && *s == close ? s + 1 : NULL;
+}
 
 /* A shape at the cursor: a tuple `( ... )` or `elem[dims]` with an optional `{layout}`. When
  * `layout_adjacent`, the layout brace must follow ']' directly (computation signatures, where a
@@ -512,11 +590,15 @@ static bool parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out
     return true;
   }
   const char *q = s;
-  while (q < e && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || is_digit(*q) || *q == '_')) q++;
+  while (q < e && (ctab[(unsigned char)*q] & C_IDENT)) q++;
   if (q == s || q >= e || *q != '[') return false;
-  q = skip_group_at(p, q, depth, (gctx){"dimensions of shape", span(s, q)});
+  const char *d = skip_dim_list(p, q, depth, ']');
+  q = d ? d : skip_group_at(p, q, depth, (gctx){"dimensions of shape", span(s, q)});
   const char *r = layout_adjacent ? q : skip_ws_at(p, q);
-  if (r < e && *r == '{') q = skip_group_at(p, r, depth, (gctx){"layout of shape", span(s, q)});
+  if (r < e && *r == '{') {
+    const char *l = skip_dim_list(p, r, depth, '}');
+    q = l ? l : skip_group_at(p, r, depth, (gctx){"layout of shape", span(s, q)});
+  }
   *out = span(s, q);
   p->s = q;
   return true;
@@ -597,7 +679,7 @@ static void parse_operands(P *p, comp *c, sc_span opcode, uint32_t depth, uint32
   const char *open = p->s, *e = p->end;
   gctx g = {"operand list of", opcode};
   if (depth + 1 > p->max_depth) fail_limit(p, open, "nesting deeper than %u", p->max_depth);
-  if (sc_span_eq(opcode, "constant")) {
+  if (SPAN_IS(opcode, "constant")) {
     p->s = skip_group_at(p, open, depth, g); /* a literal, not operands */
     return;
   }
@@ -725,12 +807,12 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
     fail(p, p->s, "expected '(' after opcode '" SC_SPAN_FMT "'", SC_SPAN_ARG(opcode));
   uint32_t sc_base = p->sc_n;
   uint32_t param_num = UINT32_MAX;
-  bool is_param = sc_span_eq(opcode, "parameter");
+  bool is_param = SPAN_IS(opcode, "parameter");
   parse_operands(p, c, opcode, depth, is_param ? &param_num : NULL);
   const char *last = p->s;
   uint32_t at_base = p->at_n;
   sc_op *op = new_instr(p, c, start, opcode, name, shape);
-  if (!nested) last = parse_attrs(p, depth, last, "instruction", name.n ? name : opcode);
+  if (!nested) last = parse_attrs(p, depth, last, "instruction", name.n ? name : opcode, &op->src);
   /* Operands. */
   uint32_t n = p->sc_n - sc_base;
   if (n) {
@@ -753,8 +835,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
     op->attrs = attrs_take(p, at_base);
     for (uint32_t i = 0; i < op->attrs.n; i++) {
       const sc_attr *at = &op->attrs.v[i];
-      if (sc_span_eq(at->name, "metadata")) op->src = parse_metadata(p, at->value);
-      if (!op->callee.n && (sc_span_eq(at->name, "to_apply") || sc_span_eq(at->name, "calls"))) {
+      if (!op->callee.n && (SPAN_IS(at->name, "to_apply") || SPAN_IS(at->name, "calls"))) {
         sc_span v = at->value;
         if (v.n && v.p[0] == '{') {
           const char *q = skip_ws_at(p, v.p + 1);
@@ -903,13 +984,10 @@ static void resolve_operands(P *p, comp *c) {
 
 /* Attributes whose values name computations. */
 static bool is_comp_attr(sc_span n) {
-  static const char *const names[] = {"to_apply",          "calls",      "body",
-                                      "condition",         "true_computation", "false_computation",
-                                      "branch_computations", "called_computations", "select",
-                                      "scatter"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (sc_span_eq(n, names[i])) return true;
-  return false;
+  if (n.n < 4 || n.n > 19) return false; /* "body" .. "called_computations" */
+  return SPAN_IS(n, "to_apply") || SPAN_IS(n, "calls") || SPAN_IS(n, "body") || SPAN_IS(n, "condition") ||
+         SPAN_IS(n, "true_computation") || SPAN_IS(n, "false_computation") || SPAN_IS(n, "branch_computations") ||
+         SPAN_IS(n, "called_computations") || SPAN_IS(n, "select") || SPAN_IS(n, "scatter");
 }
 
 static void check_comp_ref(P *p, const htab *t, const sc_attr *at, const char *s, const char *e) {
@@ -1031,7 +1109,7 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
   p->s++;
   const char *last = p->s;
   uint32_t at_base = p->at_n;
-  last = parse_attrs(p, 1, last, "computation", name);
+  last = parse_attrs(p, 1, last, "computation", name, NULL);
   f->attrs = attrs_take(p, at_base);
   f->end = off(p, last);
   f->text = span(start, last);
@@ -1077,7 +1155,7 @@ static void skip_stack_frame_index(P *p) {
     skip_ws(p);
     bool found = false;
     for (size_t i = 0; i < 4 && !found; i++) {
-      if (!at_word(p, p->s, sections[i])) continue;
+      if (!at_word_n(p, p->s, sections[i], strlen(sections[i]))) continue;
       const char *r = skip_ws_at(p, p->s + strlen(sections[i]));
       if (r < p->end && (*r == '{' || *r == '(')) continue; /* a computation with that name */
       found = true;
@@ -1165,7 +1243,7 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   }
   module->sym_name = mname;
   const char *last = p->s;
-  last = parse_attrs(p, 0, last, "module", mname);
+  last = parse_attrs(p, 0, last, "module", mname, NULL);
   module->attrs = attrs_take(p, 0);
   sc_block *mblock = new_single_block_region(p, module);
   skip_stack_frame_index(p);
