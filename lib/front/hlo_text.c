@@ -201,6 +201,19 @@ static const unsigned char ctab[256] = {
 #undef W
 #undef G
 
+/* Past the run of bytes of class `cls` from `s` (bounded by `e`): four bytes per bounds check. */
+static inline const char *skip_cls(const char *s, const char *e, unsigned cls) {
+  while (e - s >= 4) {
+    if (!(ctab[(unsigned char)s[0]] & cls)) return s;
+    if (!(ctab[(unsigned char)s[1]] & cls)) return s + 1;
+    if (!(ctab[(unsigned char)s[2]] & cls)) return s + 2;
+    if (!(ctab[(unsigned char)s[3]] & cls)) return s + 3;
+    s += 4;
+  }
+  while (s < e && (ctab[(unsigned char)*s] & cls)) s++;
+  return s;
+}
+
 /* A span equals a string literal (length known at compile time: no strlen per call). */
 #define SPAN_IS(sp, lit) ((sp).n == sizeof(lit) - 1 && memcmp((sp).p, lit, sizeof(lit) - 1) == 0)
 
@@ -279,7 +292,7 @@ static const char *lex_name_at(const P *p, const char *s, bool allow_percent, sc
   }
   const char *nb = s;
   for (;;) {
-    while (s < e && (ctab[(unsigned char)*s] & C_NODASH)) s++;
+    s = skip_cls(s, e, C_NODASH);
     if (s < e && *s == '-' && !(s + 1 < e && s[1] == '>')) {
       s++;
       continue;
@@ -487,7 +500,7 @@ static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcl
     if (s >= e) return NULL;
     if (*s == '}') break;
     const char *k = s;
-    while (s < e && is_name(*s)) s++;
+    s = skip_cls(s, e, C_NAME);
     sc_span key = span(k, s);
     if (!key.n || s >= e || *s != '=') return NULL;
     s++;
@@ -498,7 +511,7 @@ static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcl
       s = q;
     } else {
       const char *v = s;
-      while (s < e && is_name(*s)) s++;
+      s = skip_cls(s, e, C_NAME);
       val = span(v, s);
       if (!val.n) return NULL;
     }
@@ -574,7 +587,7 @@ static inline const char *skip_dim_list(const P *p, const char *s, uint32_t dept
   const char *e = p->end;
   if (depth + 1 > p->max_depth) return NULL;
   s++;
-  while (s < e && (ctab[(unsigned char)*s] & C_DIM)) s++;
+  s = skip_cls(s, e, C_DIM);
   return s < e && *s == close ? s + 1 : NULL;
 }
 
@@ -590,7 +603,7 @@ static bool parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out
     return true;
   }
   const char *q = s;
-  while (q < e && (ctab[(unsigned char)*q] & C_IDENT)) q++;
+  q = skip_cls(q, e, C_IDENT);
   if (q == s || q >= e || *q != '[') return false;
   const char *d = skip_dim_list(p, q, depth, ']');
   q = d ? d : skip_group_at(p, q, depth, (gctx){"dimensions of shape", span(s, q)});
@@ -905,15 +918,26 @@ typedef struct {
   uint32_t seed; /* varies per parse (from addresses) so names cannot be crafted to collide */
 } htab;
 
+/* Eight bytes per step (names are short: one or two steps), then a finalizer since the table index
+ * uses the low bits. */
 static uint32_t hash_span(const htab *t, sc_span s) {
-  uint32_t h = 2166136261u ^ t->seed;
-  for (uint32_t i = 0; i < s.n; i++) h = (h ^ (unsigned char)s.p[i]) * 16777619u;
-  h ^= h >> 16; /* finalizer: the table index uses the low bits */
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  h ^= h >> 16;
-  return h;
+  uint64_t h = ((uint64_t)t->seed << 32 | s.n) * 0x9e3779b97f4a7c15u;
+  uint32_t i = 0;
+  for (; i + 8 <= s.n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s.p + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdu;
+    h ^= h >> 32;
+  }
+  if (i < s.n) {
+    uint64_t w = 0;
+    memcpy(&w, s.p + i, s.n - i);
+    h = (h ^ w) * 0xff51afd7ed558ccdu;
+  }
+  h ^= h >> 29;
+  h *= 0xc4ceb9fe1a85ec53u;
+  h ^= h >> 32;
+  return (uint32_t)h;
 }
 
 /* Tables are built one at a time, so they share one buffer (cleared, grown when too small). */
