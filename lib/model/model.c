@@ -968,6 +968,18 @@ static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
 static const char *const k_hlo_callee_attrs[] = {"to_apply",          "calls",           "body",      "condition",
                                                  "branch_computations", "true_computation", "false_computation"};
 
+/* Whether any attribute could be one of k_hlo_callee_attrs: most ops have none, and the lookup of
+ * each of the seven names would scan the attributes seven times with a strlen each. */
+static bool has_hlo_callee_attr(const sc_attrs *attrs) {
+  for (uint32_t i = 0; i < attrs->n; i++) {
+    sc_span n = attrs->v[i].name;
+    if (n.n < 4 || n.n > 19) continue;
+    for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++)
+      if (n.p[0] == k_hlo_callee_attrs[k][0] && sc_span_eq(n, k_hlo_callee_attrs[k])) return true;
+  }
+  return false;
+}
+
 static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
 
 static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
@@ -1021,7 +1033,7 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
     if (mi->has_manual_axes) callctx = ctx_with_axes(c->b->a, opctx, op, model->effective, mi->manual_axes, mi->nmanual_axes);
   }
   if (op->callee.n) visit_callee(c, op->callee, callctx);
-  if (c->b->m->format == SC_FMT_HLO) {
+  if (c->b->m->format == SC_FMT_HLO && has_hlo_callee_attr(&op->attrs)) {
     for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++) {
       const sc_attr *at = find_attr(&op->attrs, k_hlo_callee_attrs[k]);
       if (!at) continue;
