@@ -793,14 +793,16 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
   if (shape.n) {
     /* Already parsed by the caller (nested operand instruction). */
   } else if (s < e && *s != '(') {
-    /* The shape may be omitted (`x = add(a, b)`): an identifier followed by '(' is the opcode. */
-    sc_span ident;
-    const char *ie = lex_name_at(p, s, false, &ident);
-    const char *after = skip_ws_at(p, ie);
-    if (ie == s || after >= e || *after != '(') {
-      if (!parse_shape(p, depth, false, &shape))
-        fail(p, s, "expected a shape after '=' in instruction '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
+    /* The shape may be omitted (`x = add(a, b)`): an identifier followed by '(' is the opcode. A
+     * shape's element type is followed by '[' instead, so trying the shape first decides the same. */
+    if (parse_shape(p, depth, false, &shape)) {
       skip_ws(p);
+    } else {
+      sc_span ident;
+      const char *ie = lex_name_at(p, s, false, &ident);
+      const char *after = skip_ws_at(p, ie);
+      if (ie == s || after >= e || *after != '(')
+        fail(p, s, "expected a shape after '=' in instruction '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
     }
   } else if (!parse_shape(p, depth, false, &shape)) {
     fail(p, s, "expected a shape after '=' in instruction '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
