@@ -257,16 +257,36 @@ static inline const char *skip_ws_at(P *p, const char *s) {
 
 static void skip_ws(P *p) { p->s = skip_ws_at(p, p->s); }
 
-/* At '"': returns the position just past the closing quote. Short strings (most) are scanned here a
- * byte at a time; past SHORT_STRING bytes memchr finds the quotes (backend_config, long op_names). */
-#define SHORT_STRING 16
+/* The first '"' or '\\' in [s, e), or e. Eight bytes a step where loads may be unaligned and the
+ * byte order is known (the lowest flagged byte of the zero-byte test is exact). */
+static inline const char *find_quote_or_backslash(const char *s, const char *e) {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  while (e - s >= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+    uint64_t m = (((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+    if (m) return s + (__builtin_ctzll(m) >> 3);
+    s += 8;
+  }
+#endif
+  while (s < e && *s != '"' && *s != '\\') s++;
+  return s;
+}
+
+/* At '"': returns the position just past the closing quote. The first SHORT_STRING bytes (most
+ * strings end there) are scanned here; longer ones (backend_config, long op_names) by memchr. */
+#define SHORT_STRING 32
 static const char *skip_string_at(P *p, const char *s) {
   const char *open = s, *e = p->end;
   s++;
   const char *stop = e - s > SHORT_STRING ? s + SHORT_STRING : e;
-  while (s < stop) {
+  for (;;) {
+    s = find_quote_or_backslash(s, stop);
+    if (s >= stop) break;
     if (*s == '"') return s + 1;
-    s += *s == '\\' ? 2 : 1;
+    s += 2; /* a backslash escapes the next byte */
   }
   if (s >= e) fail(p, open, "unterminated string literal");
   for (;;) {
