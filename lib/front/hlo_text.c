@@ -538,9 +538,12 @@ static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcl
     if (s >= e || (*s != ' ' && *s != ',' && *s != '}')) return NULL;
     metadata_field(&src, &have_file, key, val);
   }
+  /* The value must end here as scan_value_at would end it (`{...}x` goes on: generic path). */
+  s++;
+  if (s < e && !is_ws(*s) && *s != ',' && *s != ')' && *s != ']' && *s != '}') return NULL;
   src.known = have_file;
   *out = have_file ? src : (sc_srcloc){0};
-  return s + 1;
+  return s;
 }
 
 /* Parses (',' name '=' value)* at the cursor, pushing onto the attr scratch stack. `owner` names
