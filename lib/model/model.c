@@ -617,10 +617,12 @@ static void map_gspmd(sc_arena *a, sc_sharding *s, const sc_mesh *mesh) {
 /* ---- each distinct sharding text parsed once ------------------------------------------------------ */
 
 /* A module writes the same few shardings thousands of times. The first occurrence of a text is parsed,
- * resolved against the module's meshes and mapped onto the effective mesh; later occurrences get a copy
- * whose spans (text, mesh name, axis names) and offsets are moved onto their own text, so every
- * diagnostic points where it did before. Texts with an inline mesh are parsed every time (the mesh
- * would carry the first occurrence's positions). */
+ * resolved against the module's meshes and mapped onto the effective mesh; a later occurrence gets its
+ * own header (text, mesh name and offset moved onto its own text, so every diagnostic points where it
+ * did before) sharing the first one's arrays: its axis refs' names lie in the first occurrence's text,
+ * and rules place them through sc_sharding_pos(). Tuples (rare) are copied whole, elements included.
+ * Texts with an inline mesh are parsed every time (the mesh would carry the first occurrence's
+ * positions). */
 typedef struct {
   sc_sharding **values; /* the first occurrence's shardings (also on a failed list, as the parser left them) */
   uint32_t nvalues;
@@ -657,21 +659,43 @@ static uint32_t refs_in(const sc_sharding *t) {
   return n;
 }
 
+/* A header of its own for a plain sharding; a tuple copies its arrays too. */
 static size_t clone_size(const sc_sharding *t) {
+  if (!t->nelements) return sizeof(sc_sharding);
   return sizeof(sc_sharding) + (t->dims ? t->rank : 0) * sizeof(sc_dim_sharding) + refs_in(t) * sizeof(sc_axis_ref) +
          t->nelements * sizeof(sc_sharding *);
 }
 
-/* A copy of `t` for another occurrence, carved from `mem` (clone_size(t) bytes; tuple elements get
- * their own). Arrays of numbers are shared: they never change after the build. */
+/* A tuple's copy for another occurrence: its arrays (after the header in `mem`) with their names moved,
+ * and each element copied whole. */
+static void clone_tuple_arrays(sc_arena *a, const rebase *r, const sc_sharding *t, sc_sharding *s, char *mem);
+static sc_sharding *clone_whole(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem);
+
+/* The copy of `t` for another occurrence, carved from `mem` (clone_size(t) bytes). Arrays of numbers
+ * and (outside tuples) of axis refs are shared: they never change after the build. */
 static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem) {
-  uint32_t ndims = t->dims ? t->rank : 0;
   sc_sharding *s = (sc_sharding *)mem;
   *s = *t;
   s->text = moved(r, t->text);
   s->mesh_name = moved(r, t->mesh_name);
   s->offset = t->offset + r->offset;
-  sc_dim_sharding *dims = (sc_dim_sharding *)(mem + sizeof(sc_sharding));
+  if (t->nelements) clone_tuple_arrays(a, r, t, s, mem + sizeof(sc_sharding));
+  return s;
+}
+
+static sc_sharding *clone_whole(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem) {
+  sc_sharding *s = (sc_sharding *)mem;
+  *s = *t;
+  s->text = moved(r, t->text);
+  s->mesh_name = moved(r, t->mesh_name);
+  s->offset = t->offset + r->offset;
+  clone_tuple_arrays(a, r, t, s, mem + sizeof(sc_sharding));
+  return s;
+}
+
+static void clone_tuple_arrays(sc_arena *a, const rebase *r, const sc_sharding *t, sc_sharding *s, char *mem) {
+  uint32_t ndims = t->dims ? t->rank : 0;
+  sc_dim_sharding *dims = (sc_dim_sharding *)mem;
   sc_axis_ref *refs = (sc_axis_ref *)(dims + ndims);
   if (ndims) {
     s->dims = dims;
@@ -689,10 +713,21 @@ static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding 
   refs += t->nmanual_axes;
   if (t->nelements) {
     s->elements = (sc_sharding **)refs;
-    for (uint32_t i = 0; i < t->nelements; i++)
-      s->elements[i] = clone_moved(a, r, t->elements[i], sc_arena_alloc(a, clone_size(t->elements[i])));
+    for (uint32_t i = 0; i < t->nelements; i++) {
+      const sc_sharding *e = t->elements[i];
+      size_t size = sizeof(sc_sharding) + (e->dims ? e->rank : 0) * sizeof(sc_dim_sharding) +
+                    refs_in(e) * sizeof(sc_axis_ref) + e->nelements * sizeof(sc_sharding *);
+      s->elements[i] = clone_whole(a, r, e, sc_arena_alloc(a, size));
+    }
   }
-  return s;
+}
+
+sc_span sc_sharding_pos(const sc_sharding *s, sc_span name) {
+  const sc_sharding *first = s ? s->same_as : NULL;
+  if (!first || first == s || !name.p) return name;
+  uintptr_t lo = (uintptr_t)first->text.p, p = (uintptr_t)name.p;
+  if (p < lo || p + name.n > lo + first->text.n) return name;
+  return sc_span_of(s->text.p + (p - lo), name.n);
 }
 
 /* Copies of the shardings `t[0..n)` and the array holding them, in one allocation of `size` bytes

@@ -32,7 +32,8 @@ typedef struct sc_mesh {
 
 /* A reference to a mesh axis or sub-axis: "x" or "x":(pre_size)size. */
 typedef struct {
-  sc_span name;
+  sc_span name; /* the name's bytes. Inside a sharding they may lie in another occurrence of the same text
+                   (occurrences share one parse): place a diagnostic with sc_sharding_pos(s, name). */
   bool sub;
   int64_t pre_size, size; /* size = full axis size when !sub (filled once the mesh is known, else 0) */
 } sc_axis_ref;
@@ -98,6 +99,10 @@ typedef struct sc_sharding {
    * `same_as` means equal content, mesh and mapping (rules memoize on it); NULL otherwise. */
   const struct sc_sharding *same_as;
 } sc_sharding;
+
+/* Where `name` (an axis ref's or the mesh name's span of `s`) is written in the occurrence `s` itself:
+ * occurrences of one text share its parse, whose names lie in the first occurrence's text. */
+sc_span sc_sharding_pos(const sc_sharding *s, sc_span name);
 
 /* Each op's manual context: the union of manual axes of enclosing manual computations (Shardy) or
  * whether the op is inside a GSPMD manual region (`@SPMDFullToShardShape` ... `@SPMDShardToFullShape`,

@@ -227,7 +227,7 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
                                     "%s sharding at index %u must have all manual axes come before free axes in its "
                                     "dimension sharding at index %u. Saw manual axis %s after free axis %s",
                                     kind, i, d, sc_axis_ref_str(a, ax), sc_axis_ref_str(a, free_ax));
-              sc_diag_span_name(ctx, dg, ax->name);
+              sc_diag_span_name(ctx, dg, sc_sharding_pos(s, ax->name));
               sc_diag_fix(ctx, dg, "List the shard_map's manual axes first in each dimension", NULL);
               reported = true;
               break;

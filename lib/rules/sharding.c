@@ -195,6 +195,7 @@ static void span_site(sc_ctx *ctx, sc_diag *d, const ru_site *site, const char *
   } else if (!strcmp(rule, "sharding-unknown-mesh") && s && s->mesh_name.n) {
     ax = s->mesh_name;
   }
+  ax = sc_sharding_pos(s, ax); /* shared names lie in the first occurrence of the text */
   uint32_t at = ax.n ? sc_ctx_offset_of(ctx, ax) : UINT32_MAX;
   if (at != UINT32_MAX && at > 0 && ctx->buf[at - 1] == '@') { /* a mesh symbol: with its '@' */
     sc_diag_span(ctx, d, at - 1, at + ax.n);
