@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "model/memo.h"
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
@@ -196,11 +197,10 @@ static const char *local_type_str(sc_arena *a, sc_span global, const sc_shape *l
   return sc_astr_str(&s);
 }
 
-static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
+/* With `found`, reports nothing but sets bit 1 << check in *found for each check that would report
+ * (all three in one pass); else reports the first problem of `which`. */
+static void check_values(sc_ctx *ctx, const sc_op *op, const sc_op_info *info, mc_check which, unsigned *found) {
   sc_arena *a = ctx->arena;
-  if (!is_mc(op)) return;
-  const sc_op_info *info = sc_model_op(ctx->model, op);
-  if (!mc_counts_ok(op, info)) return;
   const sc_block *b = ru_body(op);
   const sc_op *ret = ru_terminator(op);
   bool reported = false;
@@ -215,13 +215,16 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
       sc_span gtype = operand ? ru_operand_type(op, i) : ru_result_type(op, i);
       sc_shape gs;
       bool known = gtype.n && sc_parse_shape(a, gtype, &gs) && gs.kind == SC_SHAPE_ARRAY && (uint32_t)gs.rank == s->rank;
-      if (which == CHK_ORDER) {
+      if (which == CHK_ORDER || found) {
         for (uint32_t d = 0; d < s->rank && !reported; d++) {
           const sc_axis_ref *free_ax = NULL;
           for (uint32_t j = 0; j < s->dims[d].naxes; j++) {
             const sc_axis_ref *ax = &s->dims[d].axes[j];
             if (!is_manual_axis(info, ax->name)) {
               if (!free_ax) free_ax = ax;
+            } else if (free_ax && found) {
+              *found |= 1u << CHK_ORDER;
+              break;
             } else if (free_ax) {
               sc_diag *dg = sc_emit(ctx, op,
                                     "%s sharding at index %u must have all manual axes come before free axes in its "
@@ -234,7 +237,7 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
             }
           }
         }
-        continue;
+        if (!found) continue;
       }
       if (!known) continue;
       sc_shape local;
@@ -246,7 +249,8 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
         int64_t ms = manual_size(info, s, d, mesh);
         int64_t g = gs.dims[d];
         if (g >= 0 && ms > 1 && g % ms != 0) {
-          if (which == CHK_DIV) {
+          if (found) *found |= 1u << CHK_DIV;
+          else if (which == CHK_DIV) {
             sc_diag *dg = sc_emit(ctx, op,
                                   "shard_map was given %s arrays with axis sizes that are not evenly divisible by the "
                                   "corresponding mesh axis sizes: %s dimension size %" PRId64 " is not divisible by the "
@@ -268,7 +272,7 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
         }
         local.dims[d] = g < 0 ? -1 : g / ms;
       }
-      if (which != CHK_LOCAL || !divisible) continue;
+      if ((which != CHK_LOCAL && !found) || !divisible) continue;
       sc_span ltype = sc_span_of("", 0);
       if (operand) ltype = b && i < b->nargs ? b->args[i]->type : ltype;
       else ltype = ret ? ru_operand_type(ret, i) : ltype;
@@ -276,7 +280,8 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
       if (!ltype.n || !sc_parse_shape(a, ltype, &ls) || ls.kind != SC_SHAPE_ARRAY) continue;
       bool same = ls.rank == local.rank;
       for (int32_t d = 0; same && d < ls.rank; d++) same = ls.dims[d] == local.dims[d];
-      if (!same) {
+      if (!same && found) *found |= 1u << CHK_LOCAL;
+      else if (!same) {
         sc_diag *dg = sc_emit(ctx, op,
                               "%s shape, corresponding sharding, and region %s shape at index %u must match. Expected "
                               "local shape '%s', actual local shape '%.*s'",
@@ -289,9 +294,26 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
   }
 }
 
-void sc_check_manual_axis_order(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_ORDER); }
-void sc_check_manual_divisibility(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_DIV); }
-void sc_check_manual_local_shape(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_LOCAL); }
+/* The three rules walk the same values: one pass per manual computation finds which of them have
+ * something to report (kept in the request's rule memo), and only those walk again to report. */
+static void check_manual_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
+  if (!is_mc(op)) return;
+  const sc_op_info *info = sc_model_op(ctx->model, op);
+  if (!mc_counts_ok(op, info)) return;
+  bool known;
+  void **slot = sc_memo_slot(ru_memo(ctx), RU_MEMO_MANUAL_VALUES | op->id, sc_span_of(NULL, 0), sc_span_of(NULL, 0), &known);
+  if (!known) {
+    unsigned found = 0;
+    check_values(ctx, op, info, which, &found);
+    *slot = (void *)(uintptr_t)(found + 1); /* check_values does not touch the memo: the slot stays valid */
+  }
+  unsigned found = (unsigned)((uintptr_t)*slot - 1);
+  if (found & (1u << which)) check_values(ctx, op, info, which, NULL);
+}
+
+void sc_check_manual_axis_order(sc_ctx *ctx, const sc_op *op) { check_manual_values(ctx, op, CHK_ORDER); }
+void sc_check_manual_divisibility(sc_ctx *ctx, const sc_op *op) { check_manual_values(ctx, op, CHK_DIV); }
+void sc_check_manual_local_shape(sc_ctx *ctx, const sc_op *op) { check_manual_values(ctx, op, CHK_LOCAL); }
 
 static bool manual_sharding(const sc_sharding *s);
 
@@ -300,16 +322,15 @@ static bool manual_sharding(const sc_sharding *s);
  * a plain tiled sharding shards over devices that are manual there (the GSPMD form of a
  * with_sharding_constraint naming a manual axis). */
 static void check_gspmd_rebound(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
+  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no GSPMD sharding */
+    const sc_op *op = ctx->model->annotated[k];
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
+    if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
     const sc_manual_context *c = sc_model_manual(ctx->model, op);
     if (!c->gspmd_manual || c->manual_op == op) continue;
     sc_span t = sc_op_custom_call_target(op);
     if (sc_span_eq(t, "SPMDFullToShardShape") || sc_span_eq(t, "SPMDShardToFullShape")) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
-    if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
     if (s->kind != SC_SHARDING_TILED && !(s->kind == SC_SHARDING_NAMED && s->source == SC_SHARDING_FROM_GSPMD)) continue;
     bool sharded = false;
     for (uint32_t d = 0; d < s->ntile_dims; d++) sharded |= s->tile_dims[d] > 1;
