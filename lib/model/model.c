@@ -218,30 +218,32 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
   if (op->generic || !op->text.n) return;
   sdy_lex lx;
   sdy_lex_init(&lx, b->a, op->text, off_of(b->m, op->text.p));
-  /* find the op name */
-  for (;;) {
-    sdy_tok t = sdy_next(&lx);
-    if (t.kind == SDY_EOF) return;
-    if (t.kind == SDY_IDENT && span_same(t.text, op->name)) break;
+  /* find the op name: where the parser saw it (only %results precede it in custom syntax), else by lexing */
+  if (op->name.p >= op->text.p && op->name.p + op->name.n <= op->text.p + op->text.n) {
+    lx.p = op->name.p + op->name.n;
+  } else {
+    for (;;) {
+      sdy_tok t = sdy_next(&lx);
+      if (t.kind == SDY_EOF) return;
+      if (t.kind == SDY_IDENT && span_same(t.text, op->name)) break;
+    }
   }
   SC_VEC(sc_sdy_item) items = {0};
   bool regions = op->nregions > 0;
   for (;;) {
-    sdy_tok t = sdy_peek(&lx);
+    const char *before = lx.p;
+    sdy_tok t = sdy_next(&lx); /* groups step back to `before` and are skipped whole */
     if (t.kind == SDY_EOF || t.kind == SDY_BAD) break;
     if (t.kind == SDY_PUNCT && (t.ch == ':' || t.ch == '}' || t.ch == ')' || t.ch == ']' || t.ch == '>')) break;
     if (t.kind == SDY_IDENT && sc_span_eq(t.text, "loc")) break;
-    if (t.kind == SDY_VALUE || t.kind == SDY_SYM || t.kind == SDY_STR || t.kind == SDY_INT) {
-      sdy_next(&lx);
-      continue;
-    }
+    if (t.kind == SDY_VALUE || t.kind == SDY_SYM || t.kind == SDY_STR || t.kind == SDY_INT) continue;
     if (t.kind == SDY_PUNCT && t.ch == '(') {
+      lx.p = before;
       sdy_skip_value(&lx);
       continue;
     }
     if (t.kind == SDY_PUNCT && t.ch == '{' && regions) break;
     if (t.kind == SDY_IDENT) {
-      sdy_next(&lx);
       sc_sdy_item it;
       memset(&it, 0, sizeof it);
       it.name = t.text;
@@ -259,6 +261,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
     if (t.kind == SDY_PUNCT && (t.ch == '<' || t.ch == '[' || t.ch == '{')) {
       /* an attribute dict {name = ...} is not an unnamed group */
       const char *vs = t.at;
+      lx.p = before;
       sdy_skip_value(&lx);
       sc_sdy_item it;
       memset(&it, 0, sizeof it);
@@ -267,7 +270,6 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       SC_PUSH(b->a, items, it);
       continue;
     }
-    sdy_next(&lx);
   }
   info->items = items.v;
   info->nitems = (uint32_t)items.n;
