@@ -214,7 +214,10 @@ static sc_sharding *parse_gspmd_text(builder *b, sc_span v, uint32_t off, const 
 
 /* ---- sdy ops' custom syntax --------------------------------------------------------------------- */
 
-static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
+/* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
+static const sc_sdy_op_info k_no_sdy_op;
+
+static void scan_sdy_header(builder *b, const sc_op *op, sc_sdy_op_info *info) {
   if (op->generic || !op->text.n) return;
   sdy_lex lx;
   sdy_lex_init(&lx, b->a, op->text, off_of(b->m, op->text.p));
@@ -275,13 +278,13 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
   info->nitems = (uint32_t)items.n;
 }
 
-static const sc_sdy_item *item_named(const sc_op_info *info, const char *name) {
+static const sc_sdy_item *item_named(const sc_sdy_op_info *info, const char *name) {
   for (uint32_t i = 0; i < info->nitems; i++)
     if (info->items[i].value.n && sc_span_eq(info->items[i].name, name)) return &info->items[i];
   return NULL;
 }
 
-static const sc_sdy_item *first_group(const sc_op_info *info, char open) {
+static const sc_sdy_item *first_group(const sc_sdy_op_info *info, char open) {
   for (uint32_t i = 0; i < info->nitems; i++)
     if (!info->items[i].name.n && info->items[i].value.n && info->items[i].value.p[0] == open) {
       /* skip attribute dicts `{sdy.sharding = ...}` */
@@ -297,7 +300,7 @@ static const sc_sdy_item *first_group(const sc_op_info *info, char open) {
 }
 
 /* The value for an sdy op's piece of syntax: attribute (generic form / lead's parser) or scanned item. */
-static bool sdy_value(const sc_op *op, const sc_op_info *info, const char *name, sc_span *v, uint32_t *off,
+static bool sdy_value(const sc_op *op, const sc_sdy_op_info *info, const char *name, sc_span *v, uint32_t *off,
                       const sc_module *m) {
   const sc_sdy_item *it = item_named(info, name);
   if (it) {
@@ -338,7 +341,7 @@ static void parse_list_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_sp
     record_fail(b, an, op, op->pos.offset, name, err);
 }
 
-static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info) {
+static void parse_sdy_op(builder *b, const sc_op *op, sc_sdy_op_info *info) {
   scan_sdy_header(b, op, info);
   sc_span v;
   uint32_t off;
@@ -367,7 +370,7 @@ static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info) {
 }
 
 /* Round-trip (`xla.sdy.*` frontend attributes) manual axes of GlobalToLocalShape / manual body calls. */
-static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_op_info *info) {
+static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_sdy_op_info *info) {
   const sc_attr *fa = FIND_ATTR(&op->attrs, "mhlo.frontend_attributes");
   if (!fa) fa = FIND_ATTR(&op->attrs, "frontend_attributes");
   if (!fa) return;
@@ -877,7 +880,7 @@ static bool is_manual_body_name(sc_span callee) {
          sc_span_starts(callee, "local_xla.sdy.manual_computation_body");
 }
 
-static const sc_mesh *op_mesh(const sc_model *model, const sc_op_info *info) {
+static const sc_mesh *op_mesh(const sc_model *model, const sc_sdy_op_info *info) {
   for (uint32_t i = 0; i < info->in_shardings.nvalues; i++) {
     const sc_mesh *m = sc_model_sharding_mesh(model, info->in_shardings.values[i]);
     if (m) return m;
@@ -1008,7 +1011,7 @@ static const char *const k_hlo_callee_attrs[] = {"to_apply",          "calls",  
 static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
 
 static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
-  static const sc_op_info no_info;
+  static const sc_op_info no_info = {.sdy_op = &k_no_sdy_op};
   sc_model *model = c->b->model;
   const sc_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
   const sc_manual_context *opctx = ctx;
@@ -1045,12 +1048,12 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
   const sc_manual_context *callctx = opctx;
   if (op->callee.n && is_manual_body_name(op->callee)) {
-    const sc_op_info *mi = info;
+    const sc_sdy_op_info *mi = info->sdy_op;
     if (!mi->has_manual_axes) {
       for (uint32_t i = 0; i < op->noperands; i++) {
         const sc_value *v = op->operands[i];
-        if (v && v->def && sc_model_op(model, v->def)->has_manual_axes) {
-          mi = sc_model_op(model, v->def);
+        if (v && v->def && sc_model_op(model, v->def)->sdy_op->has_manual_axes) {
+          mi = sc_model_op(model, v->def)->sdy_op;
           break;
         }
       }
@@ -1080,7 +1083,8 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   /* regions */
   const sc_manual_context *inner = opctx;
   if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
-    inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info), info->manual_axes, info->nmanual_axes);
+    inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info->sdy_op), info->sdy_op->manual_axes,
+                          info->sdy_op->nmanual_axes);
   }
   for (uint32_t r = 0; r < op->nregions; r++)
     for (uint32_t k = 0; k < op->regions[r]->nblocks; k++) walk_block(c, op->regions[r]->blocks[k], inner);
@@ -1159,7 +1163,8 @@ static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_att
   if (at) parse_gspmd_attr(b, &va->gspmd, at, func, func->pos.offset, what);
 }
 
-static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
+/* Fills `info` and, for sdy / round-trip manual ops, `x` (the caller keeps it apart if it is not empty). */
+static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy_op_info *x) {
   sc_arena *a = b->a;
   sc_module *m = b->m;
   if (is_func(op)) {
@@ -1196,13 +1201,17 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
     if (at && !sc_span_starts(v, "<") && !sc_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
       parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
   }
-  if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info);
-  else if (op->attrs.n) parse_roundtrip_manual(b, op, info);
+  if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, x);
+  else if (op->attrs.n) parse_roundtrip_manual(b, op, x);
+}
+
+static bool sdy_op_empty(const sc_sdy_op_info *x) {
+  return !x->sharding.present && !x->in_shardings.present && !x->out_shardings.present && !x->has_manual_axes &&
+         !x->nitems;
 }
 
 static bool info_empty(const sc_op_info *i) {
-  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->in_shardings.present &&
-         !i->out_shardings.present && !i->has_manual_axes && !i->nitems && !i->nargs && !i->nresults;
+  return !i->sdy.present && !i->gspmd.present && !i->nargs && !i->nresults;
 }
 
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
@@ -1289,8 +1298,17 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     if (!op->attrs.n && !is_func(op) && !sc_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
     sc_op_info *info = spare ? spare : sc_arena_alloc(a, sizeof *info);
     spare = NULL;
-    parse_op_annotations(&b, op, info);
-    if (info_empty(info)) { /* reused for the next op */
+    sc_sdy_op_info x;
+    memset(&x, 0, sizeof x);
+    parse_op_annotations(&b, op, info, &x);
+    if (sdy_op_empty(&x)) {
+      info->sdy_op = &k_no_sdy_op;
+    } else {
+      sc_sdy_op_info *kept = sc_arena_alloc(a, sizeof *kept);
+      *kept = x;
+      info->sdy_op = kept;
+    }
+    if (info->sdy_op == &k_no_sdy_op && info_empty(info)) { /* reused for the next op */
       memset(info, 0, sizeof *info);
       spare = info;
       continue;
@@ -1324,7 +1342,7 @@ const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
-  static const sc_op_info empty;
+  static const sc_op_info empty = {.sdy_op = &k_no_sdy_op};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   return model->ops[op->id] ? model->ops[op->id] : &empty;
 }
@@ -1362,8 +1380,9 @@ static const sc_sharding *pick(const sc_sharding *s, uint32_t index, uint32_t nr
 const sc_sharding *sc_model_result_sharding(const sc_model *model, const sc_op *op, uint32_t index) {
   const sc_op_info *info = sc_model_op(model, op);
   if (!info) return NULL;
-  if (info->sharding.nvalues && index == 0) return info->sharding.values[0];
-  if (info->out_shardings.present) return index < info->out_shardings.nvalues ? info->out_shardings.values[index] : NULL;
+  const sc_sdy_op_info *x = info->sdy_op;
+  if (x->sharding.nvalues && index == 0) return x->sharding.values[0];
+  if (x->out_shardings.present) return index < x->out_shardings.nvalues ? x->out_shardings.values[index] : NULL;
   if (info->sdy.nvalues) return index < info->sdy.nvalues ? info->sdy.values[index] : NULL;
   if (info->gspmd.nvalues) return pick(info->gspmd.values[0], index, op->nresults);
   return NULL;
@@ -1400,5 +1419,5 @@ const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value
 
 const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, const char *name) {
   const sc_op_info *info = sc_model_op(model, op);
-  return info ? item_named(info, name) : NULL;
+  return info ? item_named(info->sdy_op, name) : NULL;
 }

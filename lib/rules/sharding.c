@@ -322,12 +322,12 @@ void sc_check_sharding_value_count(sc_ctx *ctx) {
       }
     }
     if (op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
-      if (info->in_shardings.present && !info->in_shardings.failed && info->in_shardings.nvalues != op->noperands)
+      if (info->sdy_op->in_shardings.present && !info->sdy_op->in_shardings.failed && info->sdy_op->in_shardings.nvalues != op->noperands)
         sc_emit(ctx, op, "in_shardings shardings don't match number of values: %u shardings vs %u values",
-                info->in_shardings.nvalues, op->noperands);
-      if (info->out_shardings.present && !info->out_shardings.failed && info->out_shardings.nvalues != op->nresults)
+                info->sdy_op->in_shardings.nvalues, op->noperands);
+      if (info->sdy_op->out_shardings.present && !info->sdy_op->out_shardings.failed && info->sdy_op->out_shardings.nvalues != op->nresults)
         sc_emit(ctx, op, "out_shardings shardings don't match number of values: %u shardings vs %u values",
-                info->out_shardings.nvalues, op->nresults);
+                info->sdy_op->out_shardings.nvalues, op->nresults);
     }
   }
 }
@@ -507,7 +507,7 @@ void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
     const sc_op *op = ctx->model->annotated[k];
     const sc_op_info *info = sc_model_op(ctx->model, op);
     const sc_sharding *s = NULL;
-    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding.nvalues) s = info->sharding.values[0];
+    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sdy_op->sharding.nvalues) s = info->sdy_op->sharding.values[0];
     else if (op->cc == SC_CC_SHARDING && info->gspmd.nvalues) s = info->gspmd.values[0];
     if (!s || op->nresults < 1) continue;
     const sc_manual_context *mc = sc_model_manual(ctx->model, op);
