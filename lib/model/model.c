@@ -217,7 +217,7 @@ static sc_sharding *parse_gspmd_text(builder *b, sc_span v, uint32_t off, const 
 /* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
 static const sc_sdy_op_info k_no_sdy_op;
 
-static void scan_sdy_header(builder *b, const sc_op *op, sc_sdy_op_info *info) {
+static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
   if (op->generic || !op->text.n) return;
   sdy_lex lx;
   sdy_lex_init(&lx, b->a, op->text, off_of(b->m, op->text.p));
@@ -278,13 +278,13 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_sdy_op_info *info) {
   info->nitems = (uint32_t)items.n;
 }
 
-static const sc_sdy_item *item_named(const sc_sdy_op_info *info, const char *name) {
+static const sc_sdy_item *item_named(const sc_op_info *info, const char *name) {
   for (uint32_t i = 0; i < info->nitems; i++)
     if (info->items[i].value.n && sc_span_eq(info->items[i].name, name)) return &info->items[i];
   return NULL;
 }
 
-static const sc_sdy_item *first_group(const sc_sdy_op_info *info, char open) {
+static const sc_sdy_item *first_group(const sc_op_info *info, char open) {
   for (uint32_t i = 0; i < info->nitems; i++)
     if (!info->items[i].name.n && info->items[i].value.n && info->items[i].value.p[0] == open) {
       /* skip attribute dicts `{sdy.sharding = ...}` */
@@ -300,7 +300,7 @@ static const sc_sdy_item *first_group(const sc_sdy_op_info *info, char open) {
 }
 
 /* The value for an sdy op's piece of syntax: attribute (generic form / lead's parser) or scanned item. */
-static bool sdy_value(const sc_op *op, const sc_sdy_op_info *info, const char *name, sc_span *v, uint32_t *off,
+static bool sdy_value(const sc_op *op, const sc_op_info *info, const char *name, sc_span *v, uint32_t *off,
                       const sc_module *m) {
   const sc_sdy_item *it = item_named(info, name);
   if (it) {
@@ -341,7 +341,7 @@ static void parse_list_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_sp
     record_fail(b, an, op, op->pos.offset, name, err);
 }
 
-static void parse_sdy_op(builder *b, const sc_op *op, sc_sdy_op_info *info) {
+static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info, sc_sdy_op_info *x) {
   scan_sdy_header(b, op, info);
   sc_span v;
   uint32_t off;
@@ -356,14 +356,14 @@ static void parse_sdy_op(builder *b, const sc_op *op, sc_sdy_op_info *info) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
       parse_single_sdy(b, &info->sharding, op, v, off, "out_sharding", "out_sharding");
   } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
-    if (sdy_value(op, info, "in_shardings", &v, &off, b->m)) parse_list_sdy(b, &info->in_shardings, op, v, off, "in_shardings");
+    if (sdy_value(op, info, "in_shardings", &v, &off, b->m)) parse_list_sdy(b, &x->in_shardings, op, v, off, "in_shardings");
     if (sdy_value(op, info, "out_shardings", &v, &off, b->m))
-      parse_list_sdy(b, &info->out_shardings, op, v, off, "out_shardings");
+      parse_list_sdy(b, &x->out_shardings, op, v, off, "out_shardings");
     if (n == SC_OP_SDY_MANUAL_COMPUTATION && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
       const char *err = NULL;
-      info->has_manual_axes = true;
-      info->manual_axes_offset = off;
-      if (sc_parse_sdy_axis_names(b->a, v, off, &info->manual_axes, &info->nmanual_axes, &err) != 0)
+      x->has_manual_axes = true;
+      x->manual_axes_offset = off;
+      if (sc_parse_sdy_axis_names(b->a, v, off, &x->manual_axes, &x->nmanual_axes, &err) != 0)
         add_error(b->a, b->model, &b->errs, op, op->pos.offset, sc_arena_printf(b->a, "manual_axes - %s", err));
     }
   }
@@ -1201,17 +1201,16 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy
     if (at && !sc_span_starts(v, "<") && !sc_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
       parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
   }
-  if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, x);
+  if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, x);
   else if (op->attrs.n) parse_roundtrip_manual(b, op, x);
 }
 
 static bool sdy_op_empty(const sc_sdy_op_info *x) {
-  return !x->sharding.present && !x->in_shardings.present && !x->out_shardings.present && !x->has_manual_axes &&
-         !x->nitems;
+  return !x->in_shardings.present && !x->out_shardings.present && !x->has_manual_axes;
 }
 
 static bool info_empty(const sc_op_info *i) {
-  return !i->sdy.present && !i->gspmd.present && !i->nargs && !i->nresults;
+  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && !i->nargs && !i->nresults;
 }
 
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
@@ -1381,7 +1380,7 @@ const sc_sharding *sc_model_result_sharding(const sc_model *model, const sc_op *
   const sc_op_info *info = sc_model_op(model, op);
   if (!info) return NULL;
   const sc_sdy_op_info *x = info->sdy_op;
-  if (x->sharding.nvalues && index == 0) return x->sharding.values[0];
+  if (info->sharding.nvalues && index == 0) return info->sharding.values[0];
   if (x->out_shardings.present) return index < x->out_shardings.nvalues ? x->out_shardings.values[index] : NULL;
   if (info->sdy.nvalues) return index < info->sdy.nvalues ? info->sdy.values[index] : NULL;
   if (info->gspmd.nvalues) return pick(info->gspmd.values[0], index, op->nresults);
@@ -1419,5 +1418,5 @@ const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value
 
 const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, const char *name) {
   const sc_op_info *info = sc_model_op(model, op);
-  return info ? item_named(info->sdy_op, name) : NULL;
+  return info ? item_named(info, name) : NULL;
 }

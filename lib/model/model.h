@@ -145,17 +145,13 @@ typedef struct {
   sc_annotation gspmd; /* mhlo.sharding / HLO sharding= */
 } sc_value_annotations;
 
-/* What the model knows about an sdy op (sharding_constraint, manual_computation, collectives, ...)
- * or a round-trip manual-axes op: most ops have none of it, so it lives apart (sc_op_info.sdy_op). */
+/* What the model knows about a manual / named computation or a round-trip manual-axes op: few ops
+ * have any of it, so it lives apart (sc_op_info.sdy_op). */
 typedef struct {
-  sc_annotation sharding;   /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
-                               collectives `out_sharding=` */
   sc_annotation in_shardings, out_shardings; /* sdy.manual_computation / sdy.named_computation */
   sc_axis_ref *manual_axes; /* sdy.manual_computation manual_axes={...} (also round-trip xla.sdy.manual_axes) */
-  sc_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
   uint32_t nmanual_axes;
   uint32_t manual_axes_offset;
-  uint32_t nitems;
   bool has_manual_axes;
 } sc_sdy_op_info;
 
@@ -163,10 +159,14 @@ typedef struct {
 typedef struct {
   sc_annotation sdy;        /* `sdy.sharding` attribute (ops: per value) */
   sc_annotation gspmd;      /* `mhlo.sharding` / HLO `sharding=` */
+  sc_annotation sharding;   /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
+                               collectives `out_sharding=` */
   const sc_sdy_op_info *sdy_op; /* never NULL (an empty record for other ops) */
+  sc_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
   /* func.func / HLO computation: per argument and per result */
   sc_value_annotations *args;
   sc_value_annotations *results;
+  uint32_t nitems;
   uint32_t nargs;
   uint32_t nresults;
 } sc_op_info;

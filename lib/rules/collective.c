@@ -52,8 +52,8 @@ static bool kind_of(const sc_op *op, ckind *k) {
 
 static bool parse_coll(sc_ctx *ctx, const sc_op_info *info, coll *c) {
   sc_arena *a = ctx->arena;
-  for (uint32_t i = 0; i < info->sdy_op->nitems; i++) {
-    const sc_sdy_item *it = &info->sdy_op->items[i];
+  for (uint32_t i = 0; i < info->nitems; i++) {
+    const sc_sdy_item *it = &info->items[i];
     if (it->name.n && !it->value.n) {
       if (sc_span_eq(it->name, "max")) c->red = SC_REDUCE_MAX, c->have_red = true;
       else if (sc_span_eq(it->name, "min")) c->red = SC_REDUCE_MIN, c->have_red = true;
@@ -62,10 +62,10 @@ static bool parse_coll(sc_ctx *ctx, const sc_op_info *info, coll *c) {
   }
   if (c->kind == C_PERMUTE) return true;
   const sc_sdy_item *g = NULL;
-  for (uint32_t i = 0; i < info->sdy_op->nitems && !g; i++)
-    if (!info->sdy_op->items[i].name.n && info->sdy_op->items[i].value.n &&
-        (info->sdy_op->items[i].value.p[0] == '[' || info->sdy_op->items[i].value.p[0] == '{'))
-      g = &info->sdy_op->items[i];
+  for (uint32_t i = 0; i < info->nitems && !g; i++)
+    if (!info->items[i].name.n && info->items[i].value.n &&
+        (info->items[i].value.p[0] == '[' || info->items[i].value.p[0] == '{'))
+      g = &info->items[i];
   if (!g) {
     c->parse_error = "missing the collective's axes";
     return false;
@@ -292,7 +292,7 @@ static problem unreduced_transition(sc_arena *a, const sc_sharding *in, const sc
 static problem verify(sc_ctx *ctx, const sc_op *op, const sc_op_info *info, ckind kind) {
   sc_arena *a = ctx->arena;
   problem p = {0};
-  const sc_sharding *out = info->sdy_op->sharding.nvalues ? info->sdy_op->sharding.values[0] : NULL;
+  const sc_sharding *out = info->sharding.nvalues ? info->sharding.values[0] : NULL;
   if (!out) return p;
   /* an invalid out_sharding is reported by the sharding rules */
   ru_site site;
@@ -479,7 +479,7 @@ static void visit_collective(sc_ctx *ctx, const sc_op *op) {
   ckind kind;
   if (!kind_of(op, &kind)) return;
   const sc_op_info *info = sc_model_op(ctx->model, op);
-  if (!info || info->sdy_op->sharding.failed) return;
+  if (!info || info->sharding.failed) return;
   problem p = verify(ctx, op, info, kind);
   if (!p.msg || strcmp(p.rule, ctx->rule->name) != 0) return;
   sc_diag *d = sc_emit(ctx, op, "'%.*s' op %s", SC_SPAN_ARG(op->name), p.msg);

@@ -406,7 +406,7 @@ void sc_check_manual_body_mesh(sc_ctx *ctx, const sc_op *op) {
   const sc_op_info *info = sc_model_op(ctx->model, op);
   const sc_sharding *s = NULL;
   if (info->sdy.nvalues) s = info->sdy.values[0];
-  else if (info->sdy_op->sharding.nvalues) s = info->sdy_op->sharding.values[0];
+  else if (info->sharding.nvalues) s = info->sharding.values[0];
   else if (is_mc(op) && info->sdy_op->in_shardings.nvalues) s = info->sdy_op->in_shardings.values[0];
   if (!s) return;
   const sc_mesh *me = sc_model_sharding_mesh(ctx->model, s);

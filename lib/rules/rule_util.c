@@ -107,11 +107,11 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
         site_list(ctx, op, &info->sdy, RU_OP_RESULT, op->nresults, false, NULL, fn, user);
       }
     }
-    if (info->sdy_op->sharding.nvalues) {
+    if (info->sharding.nvalues) {
       ru_site s = {.kind = RU_SDY_OP,
                    .op = op,
                    .offset = op->pos.offset,
-                   .s = info->sdy_op->sharding.values[0],
+                   .s = info->sharding.values[0],
                    .count = 1,
                    .type = ru_result_type(op, 0),
                    .what = NULL};

@@ -507,7 +507,7 @@ void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
     const sc_op *op = ctx->model->annotated[k];
     const sc_op_info *info = sc_model_op(ctx->model, op);
     const sc_sharding *s = NULL;
-    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sdy_op->sharding.nvalues) s = info->sdy_op->sharding.values[0];
+    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding.nvalues) s = info->sharding.values[0];
     else if (op->cc == SC_CC_SHARDING && info->gspmd.nvalues) s = info->gspmd.values[0];
     if (!s || op->nresults < 1) continue;
     const sc_manual_context *mc = sc_model_manual(ctx->model, op);

@@ -307,9 +307,9 @@ Test(model, sdy_op_custom_syntax) {
   cr_assert_not_null(it);
   const sc_op_info *info = sc_model_op(m, ar);
   bool saw_max = false, saw_group = false;
-  for (uint32_t i = 0; i < info->sdy_op->nitems; i++) {
-    if (sc_span_eq(info->sdy_op->items[i].name, "max") && !info->sdy_op->items[i].value.n) saw_max = true;
-    if (!info->sdy_op->items[i].name.n && sc_span_eq(info->sdy_op->items[i].value, "{\"y\"}")) saw_group = true;
+  for (uint32_t i = 0; i < info->nitems; i++) {
+    if (sc_span_eq(info->items[i].name, "max") && !info->items[i].value.n) saw_max = true;
+    if (!info->items[i].name.n && sc_span_eq(info->items[i].value, "{\"y\"}")) saw_group = true;
   }
   cr_assert(saw_max && saw_group);
   cr_assert_not_null(sc_model_result_sharding(m, ar, 0));
