@@ -214,34 +214,39 @@ static sc_sharding *parse_gspmd_text(builder *b, sc_span v, uint32_t off, const 
 
 /* ---- sdy ops' custom syntax --------------------------------------------------------------------- */
 
+/* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
+static const sc_sdy_op_info k_no_sdy_op;
+
 static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
   if (op->generic || !op->text.n) return;
   sdy_lex lx;
   sdy_lex_init(&lx, b->a, op->text, off_of(b->m, op->text.p));
-  /* find the op name */
-  for (;;) {
-    sdy_tok t = sdy_next(&lx);
-    if (t.kind == SDY_EOF) return;
-    if (t.kind == SDY_IDENT && span_same(t.text, op->name)) break;
+  /* find the op name: where the parser saw it (only %results precede it in custom syntax), else by lexing */
+  if (op->name.p >= op->text.p && op->name.p + op->name.n <= op->text.p + op->text.n) {
+    lx.p = op->name.p + op->name.n;
+  } else {
+    for (;;) {
+      sdy_tok t = sdy_next(&lx);
+      if (t.kind == SDY_EOF) return;
+      if (t.kind == SDY_IDENT && span_same(t.text, op->name)) break;
+    }
   }
   SC_VEC(sc_sdy_item) items = {0};
   bool regions = op->nregions > 0;
   for (;;) {
-    sdy_tok t = sdy_peek(&lx);
+    const char *before = lx.p;
+    sdy_tok t = sdy_next(&lx); /* groups step back to `before` and are skipped whole */
     if (t.kind == SDY_EOF || t.kind == SDY_BAD) break;
     if (t.kind == SDY_PUNCT && (t.ch == ':' || t.ch == '}' || t.ch == ')' || t.ch == ']' || t.ch == '>')) break;
     if (t.kind == SDY_IDENT && sc_span_eq(t.text, "loc")) break;
-    if (t.kind == SDY_VALUE || t.kind == SDY_SYM || t.kind == SDY_STR || t.kind == SDY_INT) {
-      sdy_next(&lx);
-      continue;
-    }
+    if (t.kind == SDY_VALUE || t.kind == SDY_SYM || t.kind == SDY_STR || t.kind == SDY_INT) continue;
     if (t.kind == SDY_PUNCT && t.ch == '(') {
+      lx.p = before;
       sdy_skip_value(&lx);
       continue;
     }
     if (t.kind == SDY_PUNCT && t.ch == '{' && regions) break;
     if (t.kind == SDY_IDENT) {
-      sdy_next(&lx);
       sc_sdy_item it;
       memset(&it, 0, sizeof it);
       it.name = t.text;
@@ -259,6 +264,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
     if (t.kind == SDY_PUNCT && (t.ch == '<' || t.ch == '[' || t.ch == '{')) {
       /* an attribute dict {name = ...} is not an unnamed group */
       const char *vs = t.at;
+      lx.p = before;
       sdy_skip_value(&lx);
       sc_sdy_item it;
       memset(&it, 0, sizeof it);
@@ -267,7 +273,6 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       SC_PUSH(b->a, items, it);
       continue;
     }
-    sdy_next(&lx);
   }
   info->items = items.v;
   info->nitems = (uint32_t)items.n;
@@ -336,7 +341,7 @@ static void parse_list_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_sp
     record_fail(b, an, op, op->pos.offset, name, err);
 }
 
-static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info) {
+static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info, sc_sdy_op_info *x) {
   scan_sdy_header(b, op, info);
   sc_span v;
   uint32_t off;
@@ -351,21 +356,21 @@ static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
       parse_single_sdy(b, &info->sharding, op, v, off, "out_sharding", "out_sharding");
   } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
-    if (sdy_value(op, info, "in_shardings", &v, &off, b->m)) parse_list_sdy(b, &info->in_shardings, op, v, off, "in_shardings");
+    if (sdy_value(op, info, "in_shardings", &v, &off, b->m)) parse_list_sdy(b, &x->in_shardings, op, v, off, "in_shardings");
     if (sdy_value(op, info, "out_shardings", &v, &off, b->m))
-      parse_list_sdy(b, &info->out_shardings, op, v, off, "out_shardings");
+      parse_list_sdy(b, &x->out_shardings, op, v, off, "out_shardings");
     if (n == SC_OP_SDY_MANUAL_COMPUTATION && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
       const char *err = NULL;
-      info->has_manual_axes = true;
-      info->manual_axes_offset = off;
-      if (sc_parse_sdy_axis_names(b->a, v, off, &info->manual_axes, &info->nmanual_axes, &err) != 0)
+      x->has_manual_axes = true;
+      x->manual_axes_offset = off;
+      if (sc_parse_sdy_axis_names(b->a, v, off, &x->manual_axes, &x->nmanual_axes, &err) != 0)
         add_error(b->a, b->model, &b->errs, op, op->pos.offset, sc_arena_printf(b->a, "manual_axes - %s", err));
     }
   }
 }
 
 /* Round-trip (`xla.sdy.*` frontend attributes) manual axes of GlobalToLocalShape / manual body calls. */
-static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_op_info *info) {
+static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_sdy_op_info *info) {
   const sc_attr *fa = FIND_ATTR(&op->attrs, "mhlo.frontend_attributes");
   if (!fa) fa = FIND_ATTR(&op->attrs, "frontend_attributes");
   if (!fa) return;
@@ -617,10 +622,12 @@ static void map_gspmd(sc_arena *a, sc_sharding *s, const sc_mesh *mesh) {
 /* ---- each distinct sharding text parsed once ------------------------------------------------------ */
 
 /* A module writes the same few shardings thousands of times. The first occurrence of a text is parsed,
- * resolved against the module's meshes and mapped onto the effective mesh; later occurrences get a copy
- * whose spans (text, mesh name, axis names) and offsets are moved onto their own text, so every
- * diagnostic points where it did before. Texts with an inline mesh are parsed every time (the mesh
- * would carry the first occurrence's positions). */
+ * resolved against the module's meshes and mapped onto the effective mesh; a later occurrence gets its
+ * own header (text, mesh name and offset moved onto its own text, so every diagnostic points where it
+ * did before) sharing the first one's arrays: its axis refs' names lie in the first occurrence's text,
+ * and rules place them through sc_sharding_pos(). Tuples (rare) are copied whole, elements included.
+ * Texts with an inline mesh are parsed every time (the mesh would carry the first occurrence's
+ * positions). */
 typedef struct {
   sc_sharding **values; /* the first occurrence's shardings (also on a failed list, as the parser left them) */
   uint32_t nvalues;
@@ -657,21 +664,43 @@ static uint32_t refs_in(const sc_sharding *t) {
   return n;
 }
 
+/* A header of its own for a plain sharding; a tuple copies its arrays too. */
 static size_t clone_size(const sc_sharding *t) {
+  if (!t->nelements) return sizeof(sc_sharding);
   return sizeof(sc_sharding) + (t->dims ? t->rank : 0) * sizeof(sc_dim_sharding) + refs_in(t) * sizeof(sc_axis_ref) +
          t->nelements * sizeof(sc_sharding *);
 }
 
-/* A copy of `t` for another occurrence, carved from `mem` (clone_size(t) bytes; tuple elements get
- * their own). Arrays of numbers are shared: they never change after the build. */
+/* A tuple's copy for another occurrence: its arrays (after the header in `mem`) with their names moved,
+ * and each element copied whole. */
+static void clone_tuple_arrays(sc_arena *a, const rebase *r, const sc_sharding *t, sc_sharding *s, char *mem);
+static sc_sharding *clone_whole(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem);
+
+/* The copy of `t` for another occurrence, carved from `mem` (clone_size(t) bytes). Arrays of numbers
+ * and (outside tuples) of axis refs are shared: they never change after the build. */
 static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem) {
-  uint32_t ndims = t->dims ? t->rank : 0;
   sc_sharding *s = (sc_sharding *)mem;
   *s = *t;
   s->text = moved(r, t->text);
   s->mesh_name = moved(r, t->mesh_name);
   s->offset = t->offset + r->offset;
-  sc_dim_sharding *dims = (sc_dim_sharding *)(mem + sizeof(sc_sharding));
+  if (t->nelements) clone_tuple_arrays(a, r, t, s, mem + sizeof(sc_sharding));
+  return s;
+}
+
+static sc_sharding *clone_whole(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem) {
+  sc_sharding *s = (sc_sharding *)mem;
+  *s = *t;
+  s->text = moved(r, t->text);
+  s->mesh_name = moved(r, t->mesh_name);
+  s->offset = t->offset + r->offset;
+  clone_tuple_arrays(a, r, t, s, mem + sizeof(sc_sharding));
+  return s;
+}
+
+static void clone_tuple_arrays(sc_arena *a, const rebase *r, const sc_sharding *t, sc_sharding *s, char *mem) {
+  uint32_t ndims = t->dims ? t->rank : 0;
+  sc_dim_sharding *dims = (sc_dim_sharding *)mem;
   sc_axis_ref *refs = (sc_axis_ref *)(dims + ndims);
   if (ndims) {
     s->dims = dims;
@@ -689,10 +718,21 @@ static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding 
   refs += t->nmanual_axes;
   if (t->nelements) {
     s->elements = (sc_sharding **)refs;
-    for (uint32_t i = 0; i < t->nelements; i++)
-      s->elements[i] = clone_moved(a, r, t->elements[i], sc_arena_alloc(a, clone_size(t->elements[i])));
+    for (uint32_t i = 0; i < t->nelements; i++) {
+      const sc_sharding *e = t->elements[i];
+      size_t size = sizeof(sc_sharding) + (e->dims ? e->rank : 0) * sizeof(sc_dim_sharding) +
+                    refs_in(e) * sizeof(sc_axis_ref) + e->nelements * sizeof(sc_sharding *);
+      s->elements[i] = clone_whole(a, r, e, sc_arena_alloc(a, size));
+    }
   }
-  return s;
+}
+
+sc_span sc_sharding_pos(const sc_sharding *s, sc_span name) {
+  const sc_sharding *first = s ? s->same_as : NULL;
+  if (!first || first == s || !name.p) return name;
+  uintptr_t lo = (uintptr_t)first->text.p, p = (uintptr_t)name.p;
+  if (p < lo || p + name.n > lo + first->text.n) return name;
+  return sc_span_of(s->text.p + (p - lo), name.n);
 }
 
 /* Copies of the shardings `t[0..n)` and the array holding them, in one allocation of `size` bytes
@@ -840,7 +880,7 @@ static bool is_manual_body_name(sc_span callee) {
          sc_span_starts(callee, "local_xla.sdy.manual_computation_body");
 }
 
-static const sc_mesh *op_mesh(const sc_model *model, const sc_op_info *info) {
+static const sc_mesh *op_mesh(const sc_model *model, const sc_sdy_op_info *info) {
   for (uint32_t i = 0; i < info->in_shardings.nvalues; i++) {
     const sc_mesh *m = sc_model_sharding_mesh(model, info->in_shardings.values[i]);
     if (m) return m;
@@ -983,7 +1023,7 @@ static bool has_hlo_callee_attr(const sc_attrs *attrs) {
 static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
 
 static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
-  static const sc_op_info no_info;
+  static const sc_op_info no_info = {.sdy_op = &k_no_sdy_op};
   sc_model *model = c->b->model;
   const sc_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
   const sc_manual_context *opctx = ctx;
@@ -1020,12 +1060,12 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
   const sc_manual_context *callctx = opctx;
   if (op->callee.n && is_manual_body_name(op->callee)) {
-    const sc_op_info *mi = info;
+    const sc_sdy_op_info *mi = info->sdy_op;
     if (!mi->has_manual_axes) {
       for (uint32_t i = 0; i < op->noperands; i++) {
         const sc_value *v = op->operands[i];
-        if (v && v->def && sc_model_op(model, v->def)->has_manual_axes) {
-          mi = sc_model_op(model, v->def);
+        if (v && v->def && sc_model_op(model, v->def)->sdy_op->has_manual_axes) {
+          mi = sc_model_op(model, v->def)->sdy_op;
           break;
         }
       }
@@ -1055,7 +1095,8 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   /* regions */
   const sc_manual_context *inner = opctx;
   if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
-    inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info), info->manual_axes, info->nmanual_axes);
+    inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info->sdy_op), info->sdy_op->manual_axes,
+                          info->sdy_op->nmanual_axes);
   }
   for (uint32_t r = 0; r < op->nregions; r++)
     for (uint32_t k = 0; k < op->regions[r]->nblocks; k++) walk_block(c, op->regions[r]->blocks[k], inner);
@@ -1134,7 +1175,8 @@ static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_att
   if (at) parse_gspmd_attr(b, &va->gspmd, at, func, func->pos.offset, what);
 }
 
-static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
+/* Fills `info` and, for sdy / round-trip manual ops, `x` (the caller keeps it apart if it is not empty). */
+static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy_op_info *x) {
   sc_arena *a = b->a;
   sc_module *m = b->m;
   if (is_func(op)) {
@@ -1171,13 +1213,16 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info) {
     if (at && !sc_span_starts(v, "<") && !sc_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
       parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
   }
-  if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info);
-  else if (op->attrs.n) parse_roundtrip_manual(b, op, info);
+  if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, x);
+  else if (op->attrs.n) parse_roundtrip_manual(b, op, x);
+}
+
+static bool sdy_op_empty(const sc_sdy_op_info *x) {
+  return !x->in_shardings.present && !x->out_shardings.present && !x->has_manual_axes;
 }
 
 static bool info_empty(const sc_op_info *i) {
-  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->in_shardings.present &&
-         !i->out_shardings.present && !i->has_manual_axes && !i->nitems && !i->nargs && !i->nresults;
+  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && !i->nargs && !i->nresults;
 }
 
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
@@ -1264,8 +1309,17 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     if (!op->attrs.n && !is_func(op) && !sc_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
     sc_op_info *info = spare ? spare : sc_arena_alloc(a, sizeof *info);
     spare = NULL;
-    parse_op_annotations(&b, op, info);
-    if (info_empty(info)) { /* reused for the next op */
+    sc_sdy_op_info x;
+    memset(&x, 0, sizeof x);
+    parse_op_annotations(&b, op, info, &x);
+    if (sdy_op_empty(&x)) {
+      info->sdy_op = &k_no_sdy_op;
+    } else {
+      sc_sdy_op_info *kept = sc_arena_alloc(a, sizeof *kept);
+      *kept = x;
+      info->sdy_op = kept;
+    }
+    if (info->sdy_op == &k_no_sdy_op && info_empty(info)) { /* reused for the next op */
       memset(info, 0, sizeof *info);
       spare = info;
       continue;
@@ -1299,7 +1353,7 @@ const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
-  static const sc_op_info empty;
+  static const sc_op_info empty = {.sdy_op = &k_no_sdy_op};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   return model->ops[op->id] ? model->ops[op->id] : &empty;
 }
@@ -1337,8 +1391,9 @@ static const sc_sharding *pick(const sc_sharding *s, uint32_t index, uint32_t nr
 const sc_sharding *sc_model_result_sharding(const sc_model *model, const sc_op *op, uint32_t index) {
   const sc_op_info *info = sc_model_op(model, op);
   if (!info) return NULL;
+  const sc_sdy_op_info *x = info->sdy_op;
   if (info->sharding.nvalues && index == 0) return info->sharding.values[0];
-  if (info->out_shardings.present) return index < info->out_shardings.nvalues ? info->out_shardings.values[index] : NULL;
+  if (x->out_shardings.present) return index < x->out_shardings.nvalues ? x->out_shardings.values[index] : NULL;
   if (info->sdy.nvalues) return index < info->sdy.nvalues ? info->sdy.values[index] : NULL;
   if (info->gspmd.nvalues) return pick(info->gspmd.values[0], index, op->nresults);
   return NULL;

@@ -32,7 +32,8 @@ typedef struct sc_mesh {
 
 /* A reference to a mesh axis or sub-axis: "x" or "x":(pre_size)size. */
 typedef struct {
-  sc_span name;
+  sc_span name; /* the name's bytes. Inside a sharding they may lie in another occurrence of the same text
+                   (occurrences share one parse): place a diagnostic with sc_sharding_pos(s, name). */
   bool sub;
   int64_t pre_size, size; /* size = full axis size when !sub (filled once the mesh is known, else 0) */
 } sc_axis_ref;
@@ -59,45 +60,49 @@ typedef enum { SC_REDUCE_SUM = 0, SC_REDUCE_MAX, SC_REDUCE_MIN } sc_reduction;
 
 typedef enum { SC_SHARDING_FROM_SDY = 0, SC_SHARDING_FROM_GSPMD } sc_sharding_source;
 
-typedef struct sc_sharding {
-  sc_sharding_kind kind;
-  sc_sharding_source source;
+typedef struct sc_sharding { /* fields grouped by size (no padding): one header per occurrence */
   sc_span text;              /* as written (for GSPMD: the string contents without quotes) */
-  uint32_t offset;           /* where it is written */
   /* Shardy / named */
   sc_span mesh_name;         /* "@mesh" target without '@'; empty for inline meshes */
   const sc_mesh *mesh;       /* resolved mesh, NULL if unknown */
   sc_dim_sharding *dims;
-  uint32_t rank;
   sc_axis_ref *replicated;
-  uint32_t nreplicated;
   sc_axis_ref *unreduced;
-  uint32_t nunreduced;
-  sc_reduction unreduced_op; /* unreduced=max{...} */
   sc_axis_ref *manual_axes;  /* GSPMD named sharding `manual={...}` */
-  uint32_t nmanual_axes;
   /* GSPMD */
   int64_t *tile_dims;        /* tile assignment dimensions, incl. trailing replicate/manual dims */
-  uint32_t ntile_dims;
   int64_t *tile_devices;     /* flattened device list (iota expanded), NULL if none */
   uint64_t ntile_devices;
-  bool last_tile_dim_replicate;
   uint8_t *last_tile_dims;   /* per trailing subgroup dim: 1 manual, 2 replicated, 3 maximal, 0 other */
-  uint32_t nlast_tile_dims;
   int64_t maximal_device;    /* SC_SHARDING_MAXIMAL: device id; -1 otherwise */
   struct sc_sharding **elements; /* SC_SHARDING_TUPLE */
-  uint32_t nelements;
   /* GSPMD iota tile assignment `<=[reshape]T(perm)` as written (niota_reshape 0 = explicit list) */
   int64_t *iota_reshape;
-  uint32_t niota_reshape;
   int64_t *iota_perm;
-  uint32_t niota_perm;
-  bool mapped;               /* GSPMD tiled sharding mapped onto the named axes of `mesh` (kind NAMED) */
   int64_t shard_group;       /* shard_as/shard_like N; -1 none */
   /* Built by the model: the first sharding parsed from the same text (itself for that one), so equal
    * `same_as` means equal content, mesh and mapping (rules memoize on it); NULL otherwise. */
   const struct sc_sharding *same_as;
+  sc_sharding_kind kind;
+  sc_sharding_source source;
+  uint32_t offset;           /* where it is written */
+  uint32_t rank;             /* of dims */
+  uint32_t nreplicated;
+  uint32_t nunreduced;
+  sc_reduction unreduced_op; /* unreduced=max{...} */
+  uint32_t nmanual_axes;
+  uint32_t ntile_dims;
+  uint32_t nlast_tile_dims;
+  uint32_t nelements;
+  uint32_t niota_reshape;
+  uint32_t niota_perm;
+  bool last_tile_dim_replicate;
+  bool mapped;               /* GSPMD tiled sharding mapped onto the named axes of `mesh` (kind NAMED) */
 } sc_sharding;
+
+/* Where `name` (an axis ref's or the mesh name's span of `s`) is written in the occurrence `s` itself:
+ * occurrences of one text share its parse, whose names lie in the first occurrence's text. */
+sc_span sc_sharding_pos(const sc_sharding *s, sc_span name);
 
 /* Each op's manual context: the union of manual axes of enclosing manual computations (Shardy) or
  * whether the op is inside a GSPMD manual region (`@SPMDFullToShardShape` ... `@SPMDShardToFullShape`,
@@ -116,14 +121,14 @@ typedef struct {
 /* One sharding annotation as written: an attribute (`sdy.sharding`, `mhlo.sharding`, HLO `sharding=`)
  * or a piece of an sdy op's custom syntax (`<@mesh, [...]>`, `in_shardings=[...]`, `out_sharding=<...>`). */
 typedef struct {
+  sc_span name;         /* attribute name ("sdy.sharding", "in_shardings", ...) */
+  sc_span text;         /* the value as written */
+  sc_sharding **values; /* parsed shardings (one per value for per-value forms) */
+  uint32_t nvalues;
+  uint32_t offset;      /* where the value starts */
   bool present;
   bool failed;          /* present but did not parse (see the model's errors) */
   bool per_value;       /* written as #sdy.sharding_per_value<[...]> or a `[...]` list */
-  sc_span name;         /* attribute name ("sdy.sharding", "in_shardings", ...) */
-  sc_span text;         /* the value as written */
-  uint32_t offset;      /* where the value starts */
-  sc_sharding **values; /* parsed shardings (one per value for per-value forms) */
-  uint32_t nvalues;
 } sc_annotation;
 
 /* An item of an sdy op's custom syntax between the op name and its `:` type trailer:
@@ -140,23 +145,29 @@ typedef struct {
   sc_annotation gspmd; /* mhlo.sharding / HLO sharding= */
 } sc_value_annotations;
 
+/* What the model knows about a manual / named computation or a round-trip manual-axes op: few ops
+ * have any of it, so it lives apart (sc_op_info.sdy_op). */
+typedef struct {
+  sc_annotation in_shardings, out_shardings; /* sdy.manual_computation / sdy.named_computation */
+  sc_axis_ref *manual_axes; /* sdy.manual_computation manual_axes={...} (also round-trip xla.sdy.manual_axes) */
+  uint32_t nmanual_axes;
+  uint32_t manual_axes_offset;
+  bool has_manual_axes;
+} sc_sdy_op_info;
+
 /* What the model knows about one op (model->ops[op->id]). */
 typedef struct {
   sc_annotation sdy;        /* `sdy.sharding` attribute (ops: per value) */
   sc_annotation gspmd;      /* `mhlo.sharding` / HLO `sharding=` */
   sc_annotation sharding;   /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
                                collectives `out_sharding=` */
-  sc_annotation in_shardings, out_shardings; /* sdy.manual_computation / sdy.named_computation */
-  bool has_manual_axes;
-  sc_axis_ref *manual_axes; /* sdy.manual_computation manual_axes={...} (also round-trip xla.sdy.manual_axes) */
-  uint32_t nmanual_axes;
-  uint32_t manual_axes_offset;
+  const sc_sdy_op_info *sdy_op; /* never NULL (an empty record for other ops) */
   sc_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
-  uint32_t nitems;
   /* func.func / HLO computation: per argument and per result */
   sc_value_annotations *args;
-  uint32_t nargs;
   sc_value_annotations *results;
+  uint32_t nitems;
+  uint32_t nargs;
   uint32_t nresults;
 } sc_op_info;
 

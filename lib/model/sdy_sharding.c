@@ -30,9 +30,14 @@ uint32_t sdy_offset(const sdy_lex *lx, const char *at) {
   return lx->base + (uint32_t)(at - lx->start);
 }
 
+/* The C locale's classes (lib/ never sets a locale), inline: these run for every byte lexed. */
+static bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+static bool is_alpha(char c) { return (unsigned char)((c | 0x20) - 'a') < 26; }
+static bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
 static void skip_space(sdy_lex *lx) {
   for (;;) {
-    while (lx->p < lx->end && isspace((unsigned char)*lx->p)) lx->p++;
+    while (lx->p < lx->end && is_space(*lx->p)) lx->p++;
     if (lx->p + 1 < lx->end && lx->p[0] == '/' && lx->p[1] == '/') {
       while (lx->p < lx->end && *lx->p != '\n') lx->p++;
       continue;
@@ -41,8 +46,8 @@ static void skip_space(sdy_lex *lx) {
   }
 }
 
-static bool is_id_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
-static bool is_id_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '.'; }
+static bool is_id_start(char c) { return is_alpha(c) || c == '_'; }
+static bool is_id_char(char c) { return is_alpha(c) || is_digit(c) || c == '_' || c == '$' || c == '.'; }
 
 static sdy_tok lex_one(sdy_lex *lx) {
   sdy_tok t;
@@ -213,16 +218,90 @@ bool sdy_expect(sdy_lex *lx, char c) {
   return sdy_fail(lx, "expected '%c'", c);
 }
 
-void sdy_skip_value(sdy_lex *lx) {
-  int depth = 0;
-  do {
-    sdy_tok t = lex_one(lx);
-    if (t.kind == SDY_EOF || t.kind == SDY_BAD) return;
-    if (t.kind == SDY_PUNCT) {
-      if (t.ch == '<' || t.ch == '[' || t.ch == '{' || t.ch == '(') depth++;
-      else if (t.ch == '>' || t.ch == ']' || t.ch == '}' || t.ch == ')') depth--;
+/* Where the token starting at `p` (not space) ends, without building it: the same branches as lex_one.
+ * *punct is the character of a one-character punctuation token, else 0; NULL for an unterminated string
+ * (SDY_BAD, which ends a skip). */
+static const char *token_end(const char *p, const char *e, char *punct) {
+  char c = *p;
+  *punct = 0;
+  if (c == '"') {
+    const char *q = sc_quoted_end(p, e);
+    return q ? q + 1 : NULL;
+  }
+  if (isdigit((unsigned char)c) || (c == '-' && p + 1 < e && isdigit((unsigned char)p[1]))) {
+    const char *q = p + 1;
+    while (q < e && isdigit((unsigned char)*q)) q++;
+    return q;
+  }
+  if (c == '-' && p + 1 < e && p[1] == '>') return p + 2;
+  if (is_id_start(c)) {
+    const char *q = p + 1;
+    while (q < e && is_id_char(*q)) q++;
+    return q;
+  }
+  if (c == '@') {
+    const char *q = p + 1;
+    if (q < e && *q == '"') {
+      const char *r = sc_quoted_end(q, e);
+      return r ? r + 1 : e;
     }
-  } while (depth > 0);
+    while (q < e && (is_id_char(*q) || *q == '-')) q++;
+    return q;
+  }
+  if (c == '%' || c == '#' || c == '!') {
+    const char *q = p + 1;
+    while (q < e && (is_id_char(*q) || (c == '%' && *q == '#'))) q++;
+    return q;
+  }
+  *punct = c;
+  return p + 1;
+}
+
+/* The end of the bracket group whose opening bracket ends just before `p` (depth 1 there): the token
+ * loop of lex_one reduced to bytes. Only strings, `@`symbols (which may hold '-'), `->` and `//`
+ * comments need care: no other token holds a bracket. NULL if a string is not closed (SDY_BAD). */
+static const char *group_end(const char *p, const char *e) {
+  int depth = 1;
+  while (p < e) {
+    char c = *p;
+    switch (c) {
+    case '<': case '[': case '{': case '(': depth++, p++; break;
+    case '>': case ']': case '}': case ')':
+      p++;
+      if (--depth == 0) return p;
+      break;
+    case '"':
+      p = sc_quoted_end(p, e);
+      if (!p) return NULL;
+      p++;
+      break;
+    case '-': p += p + 1 < e && p[1] == '>' ? 2 : 1; break;
+    case '@': {
+      char punct;
+      p = token_end(p, e, &punct);
+      break;
+    }
+    case '/':
+      if (p + 1 < e && p[1] == '/') {
+        while (p < e && *p != '\n') p++;
+      } else {
+        p++;
+      }
+      break;
+    default: p++;
+    }
+  }
+  return e;
+}
+
+/* Runs once per item of every sdy op's custom syntax, so it steps over tokens without making them. */
+void sdy_skip_value(sdy_lex *lx) {
+  skip_space(lx);
+  if (lx->p >= lx->end) return;
+  char c;
+  const char *q = token_end(lx->p, lx->end, &c);
+  if (q && (c == '<' || c == '[' || c == '{' || c == '(')) q = group_end(q, lx->end);
+  lx->p = q ? q : lx->end; /* an unterminated string: lex_one stops at the end */
 }
 
 /* ---- lists -------------------------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "model/memo.h"
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
@@ -21,15 +22,15 @@
 static bool is_mc(const sc_op *op) { return op->kind == SC_OP_SDY_MANUAL_COMPUTATION; }
 
 static bool is_manual_axis(const sc_op_info *info, sc_span name) {
-  for (uint32_t i = 0; i < info->nmanual_axes; i++)
-    if (ru_span_same(info->manual_axes[i].name, name)) return true;
+  for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++)
+    if (ru_span_same(info->sdy_op->manual_axes[i].name, name)) return true;
   return false;
 }
 
 /* The mesh all in/out shardings share (first non-empty one). */
 static const sc_mesh *mc_mesh(const sc_model *model, const sc_op_info *info) {
   for (int pass = 0; pass < 2; pass++) {
-    const sc_annotation *an = pass ? &info->out_shardings : &info->in_shardings;
+    const sc_annotation *an = pass ? &info->sdy_op->out_shardings : &info->sdy_op->in_shardings;
     for (uint32_t i = 0; i < an->nvalues; i++) {
       const sc_mesh *m = sc_model_sharding_mesh(model, an->values[i]);
       if (m && m->naxes) return m;
@@ -48,26 +49,26 @@ static void visit_mc(sc_ctx *ctx, const sc_op *op, mc_visit fn) {
 static bool mc_counts_ok(const sc_op *op, const sc_op_info *info) {
   const sc_block *b = ru_body(op);
   const sc_op *ret = ru_terminator(op);
-  if (info->in_shardings.nvalues != op->noperands || info->out_shardings.nvalues != op->nresults) return false;
+  if (info->sdy_op->in_shardings.nvalues != op->noperands || info->sdy_op->out_shardings.nvalues != op->nresults) return false;
   if (b && b->nargs != op->noperands) return false;
   if (ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands != op->nresults) return false;
   return true;
 }
 
 static void value_count(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
-  if (info->in_shardings.failed || info->out_shardings.failed) return;
+  if (info->sdy_op->in_shardings.failed || info->sdy_op->out_shardings.failed) return;
   const sc_block *b = ru_body(op);
   const sc_op *ret = ru_terminator(op);
-  if (info->in_shardings.nvalues != op->noperands)
+  if (info->sdy_op->in_shardings.nvalues != op->noperands)
     sc_emit(ctx, op,
             "operand shardings don't match number of values: %u shardings vs %u values (shard_map in_specs must have "
             "one entry per argument)",
-            info->in_shardings.nvalues, op->noperands);
-  else if (info->out_shardings.nvalues != op->nresults)
+            info->sdy_op->in_shardings.nvalues, op->noperands);
+  else if (info->sdy_op->out_shardings.nvalues != op->nresults)
     sc_emit(ctx, op,
             "result shardings don't match number of values: %u shardings vs %u values (shard_map out_specs must have "
             "one entry per output)",
-            info->out_shardings.nvalues, op->nresults);
+            info->sdy_op->out_shardings.nvalues, op->nresults);
   else if (b && b->nargs != op->noperands)
     sc_emit(ctx, op,
             "number of op operands and region operands must match. Op has %u op operands and %u region operands",
@@ -104,25 +105,25 @@ static const char *spec_without(sc_arena *a, const sc_sharding *s, const sc_manu
  * the axes an enclosing shard_map (`outer`, may be NULL) already made manual. */
 static const char *mc_snippet(sc_ctx *ctx, const sc_op_info *info, const sc_mesh *mesh, const sc_manual_context *outer) {
   sc_arena *a = ctx->arena;
-  uint32_t nin = info->in_shardings.nvalues, nout = info->out_shardings.nvalues;
+  uint32_t nin = info->sdy_op->in_shardings.nvalues, nout = info->sdy_op->out_shardings.nvalues;
   const char **ins = sc_arena_calloc(a, nin + 1, sizeof *ins), **outs = sc_arena_calloc(a, nout + 1, sizeof *outs);
-  for (uint32_t i = 0; i < nin; i++) ins[i] = spec_without(a, info->in_shardings.values[i], outer);
-  for (uint32_t i = 0; i < nout; i++) outs[i] = spec_without(a, info->out_shardings.values[i], outer);
+  for (uint32_t i = 0; i < nin; i++) ins[i] = spec_without(a, info->sdy_op->in_shardings.values[i], outer);
+  for (uint32_t i = 0; i < nout; i++) outs[i] = spec_without(a, info->sdy_op->out_shardings.values[i], outer);
   const char *names = "";
   uint32_t n = 0;
-  for (uint32_t i = 0; i < info->nmanual_axes; i++)
-    if (sc_mesh_axis_index(mesh, info->manual_axes[i].name) >= 0 && !bound_in(outer, info->manual_axes[i].name))
-      names = sc_arena_printf(a, "%s%s'%.*s'", names, n++ ? ", " : "", SC_SPAN_ARG(info->manual_axes[i].name));
+  for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++)
+    if (sc_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name) >= 0 && !bound_in(outer, info->sdy_op->manual_axes[i].name))
+      names = sc_arena_printf(a, "%s%s'%.*s'", names, n++ ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name));
   if (!n || !nout) return NULL;
   return sc_kc_shard_map_snippet(a, mesh, "f", ins, nin, outs, nout, sc_arena_printf(a, "{%s}", names), NULL);
 }
 
 static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
-  if (!info->nmanual_axes) return;
+  if (!info->sdy_op->nmanual_axes) return;
   const sc_mesh *common = mc_mesh(ctx->model, info);
   if (!common) return;
   for (int pass = 0; pass < 2; pass++) {
-    const sc_annotation *an = pass ? &info->out_shardings : &info->in_shardings;
+    const sc_annotation *an = pass ? &info->sdy_op->out_shardings : &info->sdy_op->in_shardings;
     for (uint32_t i = 0; i < an->nvalues; i++) {
       const sc_mesh *me = sc_model_sharding_mesh(ctx->model, an->values[i]);
       if (!me || !me->naxes || ru_meshes_match(me, common)) continue;
@@ -142,19 +143,19 @@ void sc_check_manual_mesh(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, op, one_
 static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   const sc_mesh *mesh = mc_mesh(ctx->model, info);
   if (!mesh) return;
-  for (uint32_t i = 0; i < info->nmanual_axes; i++) {
-    if (sc_mesh_axis_index(mesh, info->manual_axes[i].name) >= 0) continue;
+  for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) {
+    if (sc_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name) >= 0) continue;
     const char *names = "", *all = "";
-    for (uint32_t k = 0; k < info->nmanual_axes; k++)
-      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, k ? ", " : "", SC_SPAN_ARG(info->manual_axes[k].name));
+    for (uint32_t k = 0; k < info->sdy_op->nmanual_axes; k++)
+      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, k ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[k].name));
     for (uint32_t k = 0; k < mesh->naxes; k++)
       all = sc_arena_printf(ctx->arena, "%s%s'%.*s'", all, k ? ", " : "", SC_SPAN_ARG(mesh->axes[k].name));
     sc_diag *d = sc_emit(ctx, op,
                          "jax.shard_map requires axis_names={%s} to be a subset of mesh.axis_names=(%s%s): unknown "
                          "manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
-                         names, all, mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(info->manual_axes[i].name),
+                         names, all, mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
                          SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
-    sc_diag_span_name(ctx, d, info->manual_axes[i].name);
+    sc_diag_span_name(ctx, d, info->sdy_op->manual_axes[i].name);
     sc_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", mc_snippet(ctx, info, mesh, NULL));
     return;
   }
@@ -196,17 +197,16 @@ static const char *local_type_str(sc_arena *a, sc_span global, const sc_shape *l
   return sc_astr_str(&s);
 }
 
-static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
+/* With `found`, reports nothing but sets bit 1 << check in *found for each check that would report
+ * (all three in one pass); else reports the first problem of `which`. */
+static void check_values(sc_ctx *ctx, const sc_op *op, const sc_op_info *info, mc_check which, unsigned *found) {
   sc_arena *a = ctx->arena;
-  if (!is_mc(op)) return;
-  const sc_op_info *info = sc_model_op(ctx->model, op);
-  if (!mc_counts_ok(op, info)) return;
   const sc_block *b = ru_body(op);
   const sc_op *ret = ru_terminator(op);
   bool reported = false;
   for (int pass = 0; pass < 2 && !reported; pass++) {
     bool operand = pass == 0;
-    const sc_annotation *an = operand ? &info->in_shardings : &info->out_shardings;
+    const sc_annotation *an = operand ? &info->sdy_op->in_shardings : &info->sdy_op->out_shardings;
     const char *kind = operand ? "operand" : "result";
     for (uint32_t i = 0; i < an->nvalues && !reported; i++) {
       const sc_sharding *s = an->values[i];
@@ -215,26 +215,29 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
       sc_span gtype = operand ? ru_operand_type(op, i) : ru_result_type(op, i);
       sc_shape gs;
       bool known = gtype.n && sc_parse_shape(a, gtype, &gs) && gs.kind == SC_SHAPE_ARRAY && (uint32_t)gs.rank == s->rank;
-      if (which == CHK_ORDER) {
+      if (which == CHK_ORDER || found) {
         for (uint32_t d = 0; d < s->rank && !reported; d++) {
           const sc_axis_ref *free_ax = NULL;
           for (uint32_t j = 0; j < s->dims[d].naxes; j++) {
             const sc_axis_ref *ax = &s->dims[d].axes[j];
             if (!is_manual_axis(info, ax->name)) {
               if (!free_ax) free_ax = ax;
+            } else if (free_ax && found) {
+              *found |= 1u << CHK_ORDER;
+              break;
             } else if (free_ax) {
               sc_diag *dg = sc_emit(ctx, op,
                                     "%s sharding at index %u must have all manual axes come before free axes in its "
                                     "dimension sharding at index %u. Saw manual axis %s after free axis %s",
                                     kind, i, d, sc_axis_ref_str(a, ax), sc_axis_ref_str(a, free_ax));
-              sc_diag_span_name(ctx, dg, ax->name);
+              sc_diag_span_name(ctx, dg, sc_sharding_pos(s, ax->name));
               sc_diag_fix(ctx, dg, "List the shard_map's manual axes first in each dimension", NULL);
               reported = true;
               break;
             }
           }
         }
-        continue;
+        if (!found) continue;
       }
       if (!known) continue;
       sc_shape local;
@@ -246,7 +249,8 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
         int64_t ms = manual_size(info, s, d, mesh);
         int64_t g = gs.dims[d];
         if (g >= 0 && ms > 1 && g % ms != 0) {
-          if (which == CHK_DIV) {
+          if (found) *found |= 1u << CHK_DIV;
+          else if (which == CHK_DIV) {
             sc_diag *dg = sc_emit(ctx, op,
                                   "shard_map was given %s arrays with axis sizes that are not evenly divisible by the "
                                   "corresponding mesh axis sizes: %s dimension size %" PRId64 " is not divisible by the "
@@ -268,7 +272,7 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
         }
         local.dims[d] = g < 0 ? -1 : g / ms;
       }
-      if (which != CHK_LOCAL || !divisible) continue;
+      if ((which != CHK_LOCAL && !found) || !divisible) continue;
       sc_span ltype = sc_span_of("", 0);
       if (operand) ltype = b && i < b->nargs ? b->args[i]->type : ltype;
       else ltype = ret ? ru_operand_type(ret, i) : ltype;
@@ -276,7 +280,8 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
       if (!ltype.n || !sc_parse_shape(a, ltype, &ls) || ls.kind != SC_SHAPE_ARRAY) continue;
       bool same = ls.rank == local.rank;
       for (int32_t d = 0; same && d < ls.rank; d++) same = ls.dims[d] == local.dims[d];
-      if (!same) {
+      if (!same && found) *found |= 1u << CHK_LOCAL;
+      else if (!same) {
         sc_diag *dg = sc_emit(ctx, op,
                               "%s shape, corresponding sharding, and region %s shape at index %u must match. Expected "
                               "local shape '%s', actual local shape '%.*s'",
@@ -289,9 +294,26 @@ static void check_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
   }
 }
 
-void sc_check_manual_axis_order(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_ORDER); }
-void sc_check_manual_divisibility(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_DIV); }
-void sc_check_manual_local_shape(sc_ctx *ctx, const sc_op *op) { check_values(ctx, op, CHK_LOCAL); }
+/* The three rules walk the same values: one pass per manual computation finds which of them have
+ * something to report (kept in the request's rule memo), and only those walk again to report. */
+static void check_manual_values(sc_ctx *ctx, const sc_op *op, mc_check which) {
+  if (!is_mc(op)) return;
+  const sc_op_info *info = sc_model_op(ctx->model, op);
+  if (!mc_counts_ok(op, info)) return;
+  bool known;
+  void **slot = sc_memo_slot(ru_memo(ctx), RU_MEMO_MANUAL_VALUES | op->id, sc_span_of(NULL, 0), sc_span_of(NULL, 0), &known);
+  if (!known) {
+    unsigned found = 0;
+    check_values(ctx, op, info, which, &found);
+    *slot = (void *)(uintptr_t)(found + 1); /* check_values does not touch the memo: the slot stays valid */
+  }
+  unsigned found = (unsigned)((uintptr_t)*slot - 1);
+  if (found & (1u << which)) check_values(ctx, op, info, which, NULL);
+}
+
+void sc_check_manual_axis_order(sc_ctx *ctx, const sc_op *op) { check_manual_values(ctx, op, CHK_ORDER); }
+void sc_check_manual_divisibility(sc_ctx *ctx, const sc_op *op) { check_manual_values(ctx, op, CHK_DIV); }
+void sc_check_manual_local_shape(sc_ctx *ctx, const sc_op *op) { check_manual_values(ctx, op, CHK_LOCAL); }
 
 static bool manual_sharding(const sc_sharding *s);
 
@@ -300,16 +322,15 @@ static bool manual_sharding(const sc_sharding *s);
  * a plain tiled sharding shards over devices that are manual there (the GSPMD form of a
  * with_sharding_constraint naming a manual axis). */
 static void check_gspmd_rebound(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
+  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no GSPMD sharding */
+    const sc_op *op = ctx->model->annotated[k];
+    const sc_op_info *info = sc_model_op(ctx->model, op);
+    const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
+    if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
     const sc_manual_context *c = sc_model_manual(ctx->model, op);
     if (!c->gspmd_manual || c->manual_op == op) continue;
     sc_span t = sc_op_custom_call_target(op);
     if (sc_span_eq(t, "SPMDFullToShardShape") || sc_span_eq(t, "SPMDShardToFullShape")) continue;
-    const sc_op_info *info = sc_model_op(ctx->model, op);
-    const sc_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
-    if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
     if (s->kind != SC_SHARDING_TILED && !(s->kind == SC_SHARDING_NAMED && s->source == SC_SHARDING_FROM_GSPMD)) continue;
     bool sharded = false;
     for (uint32_t d = 0; d < s->ntile_dims; d++) sharded |= s->tile_dims[d] > 1;
@@ -332,16 +353,16 @@ static void check_gspmd_rebound(sc_ctx *ctx) {
 
 static void axis_rebound(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   const sc_manual_context *parent = sc_model_manual(ctx->model, op);
-  for (uint32_t i = 0; i < info->nmanual_axes; i++) {
+  for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) {
     bool bound = false;
-    for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= ru_span_same(parent->manual_axes[j], info->manual_axes[i].name);
+    for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= ru_span_same(parent->manual_axes[j], info->sdy_op->manual_axes[i].name);
     if (!bound) continue;
     sc_diag *d = sc_emit(ctx, op,
                          "operates on axis \"%.*s\" which is already bound by a parent sdy.manual_computation op (a "
                          "nested shard_map must make other axes manual)",
-                         SC_SPAN_ARG(info->manual_axes[i].name));
+                         SC_SPAN_ARG(info->sdy_op->manual_axes[i].name));
     /* the re-bound axis inside manual_axes={...} (quoted) */
-    sc_diag_span_name(ctx, d, info->manual_axes[i].name);
+    sc_diag_span_name(ctx, d, info->sdy_op->manual_axes[i].name);
     const sc_mesh *mesh = mc_mesh(ctx->model, info);
     sc_diag_fix(ctx, d, "Give nested shard_maps disjoint sets of manual axes",
                 mesh ? mc_snippet(ctx, info, mesh, parent) : NULL);
@@ -386,7 +407,7 @@ void sc_check_manual_body_mesh(sc_ctx *ctx, const sc_op *op) {
   const sc_sharding *s = NULL;
   if (info->sdy.nvalues) s = info->sdy.values[0];
   else if (info->sharding.nvalues) s = info->sharding.values[0];
-  else if (is_mc(op) && info->in_shardings.nvalues) s = info->in_shardings.values[0];
+  else if (is_mc(op) && info->sdy_op->in_shardings.nvalues) s = info->sdy_op->in_shardings.values[0];
   if (!s) return;
   const sc_mesh *me = sc_model_sharding_mesh(ctx->model, s);
   if (!me || me->maximal || !me->naxes || ru_meshes_match(me, c->mesh)) return;
@@ -400,19 +421,19 @@ void sc_check_manual_body_mesh(sc_ctx *ctx, const sc_op *op) {
 static void axes_sorted(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   const sc_mesh *mesh = mc_mesh(ctx->model, info);
   if (!mesh) return;
-  for (uint32_t i = 1; i < info->nmanual_axes; i++) {
-    int a = sc_mesh_axis_index(mesh, info->manual_axes[i - 1].name), b = sc_mesh_axis_index(mesh, info->manual_axes[i].name);
+  for (uint32_t i = 1; i < info->sdy_op->nmanual_axes; i++) {
+    int a = sc_mesh_axis_index(mesh, info->sdy_op->manual_axes[i - 1].name), b = sc_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name);
     if (a >= 0 && b >= 0 && a > b) {
       sc_diag *d = sc_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh @%.*s: \"%.*s\" comes after \"%.*s\"",
-                           SC_SPAN_ARG(mesh->name), SC_SPAN_ARG(info->manual_axes[i].name),
-                           SC_SPAN_ARG(info->manual_axes[i - 1].name));
+                           SC_SPAN_ARG(mesh->name), SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
+                           SC_SPAN_ARG(info->sdy_op->manual_axes[i - 1].name));
       sc_fix *f = sc_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
       const sc_sdy_item *it = sc_model_sdy_item(ctx->model, op, "manual_axes");
       if (it) sc_diag_span(ctx, d, it->offset, it->offset + it->value.n);
       if (it && sc_span_starts(it->value, "{"))
         sc_fix_edit(ctx, f, it->offset, it->value.n,
-                    ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->manual_axes, info->nmanual_axes, mesh),
-                                    info->nmanual_axes));
+                    ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->sdy_op->manual_axes, info->sdy_op->nmanual_axes, mesh),
+                                    info->sdy_op->nmanual_axes));
       return;
     }
   }
@@ -518,26 +539,26 @@ void sc_check_manual_unreduced_partial(sc_ctx *ctx, const sc_op *op) {
   for (uint32_t i = 0; i < mesh->naxes && full; i++) {
     if (mesh->axes[i].size <= 1) continue;
     bool man = false;
-    for (uint32_t j = 0; j < info->nmanual_axes; j++) man |= ru_span_same(info->manual_axes[j].name, mesh->axes[i].name);
+    for (uint32_t j = 0; j < info->sdy_op->nmanual_axes; j++) man |= ru_span_same(info->sdy_op->manual_axes[j].name, mesh->axes[i].name);
     for (uint32_t j = 0; j < parent->nmanual_axes; j++) man |= ru_span_same(parent->manual_axes[j], mesh->axes[i].name);
     full = man;
   }
   if (full) return;
   for (int side = 0; side < 2; side++) {
-    const sc_annotation *an = side ? &info->out_shardings : &info->in_shardings;
+    const sc_annotation *an = side ? &info->sdy_op->out_shardings : &info->sdy_op->in_shardings;
     const sc_sharding *s = NULL;
     for (uint32_t i = 0; i < an->nvalues && !s; i++)
       if (an->values[i] && an->values[i]->nunreduced) s = an->values[i];
     if (!s) continue;
-    sc_span *names = sc_arena_calloc(a, mesh->naxes + 1, sizeof *names), *man = sc_arena_calloc(a, info->nmanual_axes + 1, sizeof *man);
+    sc_span *names = sc_arena_calloc(a, mesh->naxes + 1, sizeof *names), *man = sc_arena_calloc(a, info->sdy_op->nmanual_axes + 1, sizeof *man);
     for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = mesh->axes[i].name;
-    for (uint32_t i = 0; i < info->nmanual_axes; i++) man[i] = info->manual_axes[i].name;
+    for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) man[i] = info->sdy_op->manual_axes[i].name;
     const char *prefix = side ? "out" : "in";
     sc_diag *d = sc_emit_at(ctx, s->offset ? s->offset : op->pos.offset, op,
                             "unreduced/reduced can only be passed to %s_specs when shard_map is in full manual mode. Got "
                             "mesh axis names %s, manual_axes: %s, specs: %s (unreduced axes %s in a shard_map that leaves "
                             "axes automatic)",
-                            prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->nmanual_axes),
+                            prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->sdy_op->nmanual_axes),
                             ru_sharding_str(a, s), ru_axes_str(a, s->unreduced, s->nunreduced));
     sc_diag_span_text(ctx, d, s->text);
     sc_diag_fix(ctx, d,

@@ -120,9 +120,9 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
     bool mc = op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
     bool nc = op->kind == SC_OP_SDY_NAMED_COMPUTATION;
     if (mc || nc) {
-      site_list(ctx, op, &info->in_shardings, mc ? RU_MC_IN : RU_NC_IN, op->noperands, true,
+      site_list(ctx, op, &info->sdy_op->in_shardings, mc ? RU_MC_IN : RU_NC_IN, op->noperands, true,
                 nc ? "in_shardings" : NULL, fn, user);
-      site_list(ctx, op, &info->out_shardings, mc ? RU_MC_OUT : RU_NC_OUT, op->nresults, false,
+      site_list(ctx, op, &info->sdy_op->out_shardings, mc ? RU_MC_OUT : RU_NC_OUT, op->nresults, false,
                 nc ? "out_shardings" : NULL, fn, user);
     }
   }

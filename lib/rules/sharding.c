@@ -195,6 +195,7 @@ static void span_site(sc_ctx *ctx, sc_diag *d, const ru_site *site, const char *
   } else if (!strcmp(rule, "sharding-unknown-mesh") && s && s->mesh_name.n) {
     ax = s->mesh_name;
   }
+  ax = sc_sharding_pos(s, ax); /* shared names lie in the first occurrence of the text */
   uint32_t at = ax.n ? sc_ctx_offset_of(ctx, ax) : UINT32_MAX;
   if (at != UINT32_MAX && at > 0 && ctx->buf[at - 1] == '@') { /* a mesh symbol: with its '@' */
     sc_diag_span(ctx, d, at - 1, at + ax.n);
@@ -321,12 +322,12 @@ void sc_check_sharding_value_count(sc_ctx *ctx) {
       }
     }
     if (op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
-      if (info->in_shardings.present && !info->in_shardings.failed && info->in_shardings.nvalues != op->noperands)
+      if (info->sdy_op->in_shardings.present && !info->sdy_op->in_shardings.failed && info->sdy_op->in_shardings.nvalues != op->noperands)
         sc_emit(ctx, op, "in_shardings shardings don't match number of values: %u shardings vs %u values",
-                info->in_shardings.nvalues, op->noperands);
-      if (info->out_shardings.present && !info->out_shardings.failed && info->out_shardings.nvalues != op->nresults)
+                info->sdy_op->in_shardings.nvalues, op->noperands);
+      if (info->sdy_op->out_shardings.present && !info->sdy_op->out_shardings.failed && info->sdy_op->out_shardings.nvalues != op->nresults)
         sc_emit(ctx, op, "out_shardings shardings don't match number of values: %u shardings vs %u values",
-                info->out_shardings.nvalues, op->nresults);
+                info->sdy_op->out_shardings.nvalues, op->nresults);
     }
   }
 }
