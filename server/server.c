@@ -604,6 +604,13 @@ static void queue_check(call *c) {
 /* Admission: accepted checks not yet answered are bounded; past the bound, answer at once. */
 static bool admit(call *c) {
   srv *s = c->s;
+  /* A call already past its deadline gets DEADLINE_EXCEEDED, busy or not: the client stopped waiting,
+   * and "busy" would send it retrying for an answer it can no longer take. */
+  gpr_timespec now = gpr_now(GPR_CLOCK_MONOTONIC);
+  if (gpr_time_cmp(gpr_convert_clock_type(c->deadline, GPR_CLOCK_MONOTONIC), now) <= 0) {
+    finish(c, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded before the check was admitted", NULL, 0);
+    return false;
+  }
   if (s->inflight >= s->max_inflight) {
     s->rejected_busy++;
     char msg[160];
