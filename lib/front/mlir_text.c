@@ -49,6 +49,11 @@ typedef SC_VEC(sc_span) span_vec;
 typedef SC_VEC(sc_region *) region_vec;
 typedef SC_VEC(sc_op *) op_vec;
 
+/* The head of a one-result op on one line: `%name = op-name` (offsets of both). */
+typedef struct {
+  uint32_t res, res_end, name, name_end;
+} raw_head;
+
 typedef struct {
   const sc_parse_input *in;
   sc_arena *a;
@@ -85,6 +90,11 @@ typedef struct {
    * replaces the scan. One for types in lists (raw_type_at), one for values (skip_unit), so that a
    * sharding between two types does not evict the type. */
   sc_span last_type, last_unit;
+  /* The last `<...>` group an op's fast pieces scanned (shardings repeat), as last_unit. */
+  sc_span last_group;
+  /* The op head fast_line() found after the line it ended (valid while lex_off == head_after). */
+  raw_head head;
+  uint32_t head_after; /* lex_off + 1 when `head` is valid, else 0 */
 } P;
 
 /* Copies vec.v[base, n) to an exact-size arena array (NULL when empty) and pops those entries. */
@@ -144,6 +154,15 @@ static const uint8_t k_cls[256] = {
     ['V'] = C_WORD, ['W'] = C_WORD, ['X'] = C_WORD, ['Y'] = C_WORD, ['Z'] = C_WORD,
 };
 static inline bool is_word_char(unsigned char c) { return k_cls[c] & C_WORD; }
+
+/* Past the word characters from b[i]: four bytes a step while all four are (names are long). */
+static inline uint32_t skip_word_chars(const char *b, uint32_t i, uint32_t end) {
+  while (i + 4 <= end && (k_cls[(unsigned char)b[i]] & k_cls[(unsigned char)b[i + 1]] & k_cls[(unsigned char)b[i + 2]] &
+                          k_cls[(unsigned char)b[i + 3]] & C_WORD))
+    i += 4;
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+  return i;
+}
 static inline bool is_id_char(unsigned char c) { return is_word_char(c) || c == '-'; }
 
 /* From just after an opening '"': memchr to the closing quote, skipping backslash escapes; linear
@@ -243,7 +262,7 @@ static void lex_resources(P *p, tok *t, uint32_t i) {
 /* word ::= [A-Za-z0-9_$.]+ with an exponent sign inside a number (1.0e-05) */
 static uint32_t word_end(const char *b, uint32_t off, uint32_t i, uint32_t end) {
   for (;;) {
-    while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+    i = skip_word_chars(b, i, end);
     if (i + 1 >= end) return i;
     unsigned char d = (unsigned char)b[i];
     if ((d == '-' || d == '+') && (k_cls[(unsigned char)b[off]] & C_DIGIT) && (b[i - 1] == 'e' || b[i - 1] == 'E') &&
@@ -427,13 +446,14 @@ static sc_value *lookup_value(P *p, sc_span name) {
   if (!p->nslots) return NULL;
   sc_span base = name;
   long idx = -1;
-  const char *hash = memchr(name.p, '#', name.n);
-  if (hash) {
-    base.n = (uint32_t)(hash - name.p);
+  uint32_t h = 2166136261u, k = 0; /* hash_span() of the name before any '#' */
+  for (; k < name.n && name.p[k] != '#'; k++) h = (h ^ (unsigned char)name.p[k]) * 16777619u;
+  if (k < name.n) {
+    base.n = k;
     idx = 0;
-    for (const char *q = hash + 1; q < name.p + name.n; q++) idx = idx * 10 + (*q - '0');
+    for (const char *q = name.p + k + 1; q < name.p + name.n; q++) idx = idx * 10 + (*q - '0');
   }
-  uint32_t h = hash_span(base) & (p->nslots - 1);
+  h &= p->nslots - 1;
   while (p->slots[h].name.p) {
     if (p->slots[h].name.n == base.n && memcmp(p->slots[h].name.p, base.p, base.n) == 0) {
       sc_value *v = p->slots[h].v;
@@ -1144,7 +1164,7 @@ static void push_operand(P *p, tok t) {
 static uint32_t value_name_end(const char *b, uint32_t i, uint32_t end) {
   uint32_t j = i + 1;
   for (;;) {
-    while (j < end && (k_cls[(unsigned char)b[j]] & C_WORD)) j++;
+    j = skip_word_chars(b, j, end);
     if (j + 1 < end && b[j] == '-' && is_word_char((unsigned char)b[j + 1])) {
       j++;
       continue;
@@ -1668,7 +1688,10 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
       return 0; /* the dict is pushed; the token path reparses it after dropping them */
     }
     if (i + 1 < end && b[i + 1] == '=') return 0;
-    if (!raw_skip_group(p, i, &e)) return 0;
+    if (p->last_group.n && end - i >= p->last_group.n && !memcmp(b + i, p->last_group.p, p->last_group.n))
+      e = i + p->last_group.n; /* the same bytes as the last group scan the same way */
+    else if (raw_skip_group(p, i, &e)) p->last_group = sc_span_of(b + i, e - i);
+    else return 0;
     sc_attr a = {st->sdy_sharded ? sc_span_of("sharding", 8) : sc_span_of(NULL, 0), sc_span_of(b + i, e - i), i, e};
     SC_PUSH(p->a, p->s_attrs, a);
     return e;
@@ -1691,10 +1714,6 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
   }
 }
 
-/* The head of a one-result op on one line at b[i]: `%name = op-name` with a bare or quoted name. */
-typedef struct {
-  uint32_t res, res_end, name, name_end;
-} raw_head;
 
 /* Fills *h when b[i] begins such a head, which begins_op() accepts too; false for any other shape
  * (result groups, several results, line breaks or comments inside the head), left to the tokens. */
@@ -1724,13 +1743,14 @@ static uint32_t skip_white(const P *p, uint32_t i) {
  * a head raw_op_head() reads: there the token path would end this op too. */
 static bool fast_line(P *p, op_state *st) {
   uint32_t i = p->lex_off, e, last = 0;
-  raw_head h;
   for (;;) {
     i = skip_spaces(p, i);
     if (i >= p->end) break;
     if (p->buf[i] == '\n') {
       if (last) p->lex_off = p->last_end = last;
-      return raw_op_head(p, skip_white(p, i), &h);
+      if (!raw_op_head(p, skip_white(p, i), &p->head)) return false;
+      p->head_after = p->lex_off + 1;
+      return true;
     }
     size_t attrs = p->s_attrs.n;
     if (!(e = fast_piece(p, st, i))) {
@@ -1822,7 +1842,9 @@ static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
   for (;;) {
     if (failed(p)) return;
     sc_op *op;
-    if (!p->nla && raw_op_head(p, skip_white(p, p->lex_off), &h)) {
+    if (!p->nla && ((p->head_after == p->lex_off + 1 && (h = p->head, true)) ||
+                    raw_op_head(p, skip_white(p, p->lex_off), &h))) {
+      p->head_after = 0;
       if (!(op = parse_op(p, b, parent_op, &h))) return;
       goto parsed;
     }
