@@ -1763,6 +1763,22 @@ static bool fast_line(P *p, op_state *st) {
   return false;
 }
 
+/* operand_names (one per operand, on P.s_spans from `base`) become an array only when some name is not
+ * its value's own (unresolved, or `%0#1` for a result of a group): sc_op_operand_name() reads the
+ * value's name otherwise, and most ops keep no names at all. */
+static void take_operand_names(P *p, sc_op *op, size_t base) {
+  bool need = false;
+  for (uint32_t i = 0; i < op->noperands && !need; i++) {
+    const sc_value *v = op->operands[i];
+    sc_span nm = p->s_spans.v[base + i];
+    need = !v || v->name.n != nm.n || memcmp(v->name.p, nm.p, nm.n) != 0;
+  }
+  uint32_t n;
+  if (need) TAKE(p, p->s_spans, base, op->operand_names, n);
+  else p->s_spans.n = base;
+  (void)n;
+}
+
 /* The op's lists become exact-size arrays; results get their types; symbols and properties that the
  * generic form keeps in attributes are mapped. */
 static void finish_op(P *p, op_state *st, tok first) {
@@ -1773,9 +1789,7 @@ static void finish_op(P *p, op_state *st, tok first) {
   op->text = sc_span_of(p->buf + first.off, end - first.off);
   TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
   TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
-  uint32_t nnames;
-  TAKE(p, p->s_spans, st->names, op->operand_names, nnames);
-  (void)nnames; /* one name per operand */
+  take_operand_names(p, op, st->names);
   op->regions = st->regions.v;
   op->nregions = (uint32_t)st->regions.n;
   for (uint32_t i = 0; i < op->nresults; i++) {
@@ -1964,6 +1978,12 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   sc_op *root = sc_arena_alloc(p.a, sizeof *root);
   root->name = sc_span_of("builtin.module", 14);
   root->pos.offset = in->begin;
+  if (in->lines && in->lines->nlines) { /* about one op per line: the list is sized once, not doubled */
+    uint32_t lines = sc_linemap_pos(in->lines, in->end).line - sc_linemap_pos(in->lines, in->begin).line + 2;
+    if (lines > (in->end - in->begin) / 8 + 2) lines = (in->end - in->begin) / 8 + 2; /* blank lines hold no op */
+    p.ops.v = sc_arena_calloc(p.a, lines, sizeof *p.ops.v);
+    p.ops.cap = lines;
+  }
   SC_PUSH(p.a, p.ops, root);
   sc_region *rr = sc_arena_alloc(p.a, sizeof *rr);
   sc_block *rb = sc_arena_alloc(p.a, sizeof *rb);
