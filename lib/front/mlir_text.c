@@ -90,8 +90,9 @@ typedef struct {
    * replaces the scan. One for types in lists (raw_type_at), one for values (skip_unit), so that a
    * sharding between two types does not evict the type. */
   sc_span last_type, last_unit;
-  /* The last `<...>` group an op's fast pieces scanned (shardings repeat), as last_unit. */
-  sc_span last_group;
+  /* The last `<...>` group and `loc(...)` an op's fast pieces scanned (shardings and locations
+   * repeat on consecutive ops), as last_unit. */
+  sc_span last_group, last_loc;
   /* The op head fast_line() found after the line it ended (valid while lex_off == head_after). */
   raw_head head;
   uint32_t head_after; /* lex_off + 1 when `head` is valid, else 0 */
@@ -1514,13 +1515,19 @@ static uint32_t skip_spaces(const P *p, uint32_t i) {
 
 /* One token of an attribute value that the token path steps over (skip_unit), at b[i]: its end, or 0
  * for anything the fast path leaves to the token path (comments, quoted symbols, `%x#N`, bad bytes). */
-static uint32_t raw_value_unit(const P *p, uint32_t i) {
+static uint32_t raw_value_unit(P *p, uint32_t i) {
   const char *b = p->buf;
   uint32_t end = p->end, e;
   unsigned char c = (unsigned char)b[i];
+  uint32_t n = p->last_unit.n;
+  if (n && end - i >= n && (k_cls[c] & C_WORD || c == '#' || c == '!') && memcmp(b + i, p->last_unit.p, n) == 0)
+    return i + n; /* the same `word<...>` as skip_unit() scanned last */
   if (k_cls[c] & C_WORD) {
     e = word_end(b, i, i + 1, end);
-    if (e + 1 < end && b[e] == '<' && b[e + 1] != '=' && !raw_skip_group(p, e, &e)) return 0;
+    if (e + 1 < end && b[e] == '<' && b[e + 1] != '=') {
+      if (!raw_skip_group(p, e, &e)) return 0;
+      p->last_unit = sc_span_of(b + i, e - i);
+    }
     return e;
   }
   switch (c) {
@@ -1544,7 +1551,10 @@ static uint32_t raw_value_unit(const P *p, uint32_t i) {
     }
     if (e == i + 1 && c != '!' && c != '#') return 0; /* a lone sigil, or @"quoted" */
     if (e < end && (b[e] == '#' || b[e] == '"' || b[e] == '-')) return 0;
-    if ((c == '#' || c == '!') && e + 1 < end && b[e] == '<' && b[e + 1] != '=' && !raw_skip_group(p, e, &e)) return 0;
+    if ((c == '#' || c == '!') && e + 1 < end && b[e] == '<' && b[e + 1] != '=') {
+      if (!raw_skip_group(p, e, &e)) return 0;
+      p->last_unit = sc_span_of(b + i, e - i);
+    }
     return e;
   case '-':
     return i + 1 < end && b[i + 1] == '>' ? i + 2 : i + 1;
@@ -1704,11 +1714,13 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
     return raw_attr_dict(p, i);
   }
   case 'l':
-    if (end - i > 4 && !memcmp(b + i, "loc(", 4) && raw_skip_group(p, i + 3, &e)) {
-      st->op->loc = sc_span_of(b + i, e - i);
-      return e;
-    }
-    return 0;
+    if (end - i <= 4 || memcmp(b + i, "loc(", 4) != 0) return 0;
+    if (p->last_loc.n && end - i >= p->last_loc.n && !memcmp(b + i, p->last_loc.p, p->last_loc.n))
+      e = i + p->last_loc.n; /* the location of the op before */
+    else if (raw_skip_group(p, i + 3, &e)) p->last_loc = sc_span_of(b + i, e - i);
+    else return 0;
+    st->op->loc = sc_span_of(b + i, e - i);
+    return e;
   default:
     return 0;
   }
