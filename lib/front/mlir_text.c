@@ -609,6 +609,15 @@ static bool raw_skip_group(const P *p, uint32_t open, uint32_t *end) {
   return false;
 }
 
+/* Do the bytes at b[i] repeat `unit` (a token with its bracket group, or a group, scanned before)?
+ * Equal bytes scan the same way, except that a closing '>' followed here by '=' is the `>=` operator
+ * and the group would go on. */
+static inline bool repeats(const P *p, uint32_t i, sc_span unit) {
+  uint32_t n = unit.n;
+  if (!n || p->end - i < n || memcmp(p->buf + i, unit.p, n) != 0) return false;
+  return unit.p[n - 1] != '>' || i + n >= p->end || p->buf[i + n] != '=';
+}
+
 /* Skips one balanced group starting at the opener token (consumed here). Returns the offset one past
  * its closer. */
 static uint32_t skip_group(P *p) {
@@ -689,7 +698,7 @@ static uint32_t skip_unit(P *p) {
       p->buf[e] == '<' && p->buf[e + 1] != '=') {
     /* tensor<...>, #attr<...>, !type<...>: scanned as bytes, without making a token of the '<' */
     uint32_t n = p->last_unit.n;
-    if (n > t.len && p->end - t.off >= n && memcmp(p->buf + t.off, p->last_unit.p, n) == 0) fast_end = t.off + n;
+    if (n > t.len && repeats(p, t.off, p->last_unit)) fast_end = t.off + n;
     else if (raw_skip_group(p, e, &fast_end)) p->last_unit = sc_span_of(p->buf + t.off, fast_end - t.off);
     else fast_end = 0;
     if (fast_end) {
@@ -768,7 +777,7 @@ static uint32_t raw_type_at(P *p, uint32_t i, sc_span *out) {
   while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
   if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD)) return 0;
   uint32_t start = i, n = p->last_type.n;
-  if (n && end - start >= n && memcmp(b + start, p->last_type.p, n) == 0) {
+  if (repeats(p, start, p->last_type)) {
     *out = sc_span_of(b + start, n);
     return start + n;
   }
@@ -1519,9 +1528,8 @@ static uint32_t raw_value_unit(P *p, uint32_t i) {
   const char *b = p->buf;
   uint32_t end = p->end, e;
   unsigned char c = (unsigned char)b[i];
-  uint32_t n = p->last_unit.n;
-  if (n && end - i >= n && (k_cls[c] & C_WORD || c == '#' || c == '!') && memcmp(b + i, p->last_unit.p, n) == 0)
-    return i + n; /* the same `word<...>` as skip_unit() scanned last */
+  if ((k_cls[c] & C_WORD || c == '#' || c == '!') && repeats(p, i, p->last_unit))
+    return i + p->last_unit.n; /* the same `word<...>` as skip_unit() scanned last */
   if (k_cls[c] & C_WORD) {
     e = word_end(b, i, i + 1, end);
     if (e + 1 < end && b[e] == '<' && b[e + 1] != '=') {
@@ -1698,7 +1706,7 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
       return 0; /* the dict is pushed; the token path reparses it after dropping them */
     }
     if (i + 1 < end && b[i + 1] == '=') return 0;
-    if (p->last_group.n && end - i >= p->last_group.n && !memcmp(b + i, p->last_group.p, p->last_group.n))
+    if (repeats(p, i, p->last_group))
       e = i + p->last_group.n; /* the same bytes as the last group scan the same way */
     else if (raw_skip_group(p, i, &e)) p->last_group = sc_span_of(b + i, e - i);
     else return 0;
@@ -1715,7 +1723,7 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
   }
   case 'l':
     if (end - i <= 4 || memcmp(b + i, "loc(", 4) != 0) return 0;
-    if (p->last_loc.n && end - i >= p->last_loc.n && !memcmp(b + i, p->last_loc.p, p->last_loc.n))
+    if (repeats(p, i, p->last_loc))
       e = i + p->last_loc.n; /* the location of the op before */
     else if (raw_skip_group(p, i + 3, &e)) p->last_loc = sc_span_of(b + i, e - i);
     else return 0;
