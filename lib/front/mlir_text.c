@@ -1998,12 +1998,6 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   sc_op *root = sc_arena_alloc(p.a, sizeof *root);
   root->name = sc_span_of("builtin.module", 14);
   root->pos.offset = in->begin;
-  if (in->lines && in->lines->nlines) { /* about one op per line: the list is sized once, not doubled */
-    uint32_t lines = sc_linemap_pos(in->lines, in->end).line - sc_linemap_pos(in->lines, in->begin).line + 2;
-    if (lines > (in->end - in->begin) / 8 + 2) lines = (in->end - in->begin) / 8 + 2; /* blank lines hold no op */
-    p.ops.v = sc_arena_calloc(p.a, lines, sizeof *p.ops.v);
-    p.ops.cap = lines;
-  }
   SC_PUSH(p.a, p.ops, root);
   sc_region *rr = sc_arena_alloc(p.a, sizeof *rr);
   sc_block *rb = sc_arena_alloc(p.a, sizeof *rb);
