@@ -49,6 +49,11 @@ typedef SC_VEC(sc_span) span_vec;
 typedef SC_VEC(sc_region *) region_vec;
 typedef SC_VEC(sc_op *) op_vec;
 
+/* The head of a one-result op on one line: `%name = op-name` (offsets of both). */
+typedef struct {
+  uint32_t res, res_end, name, name_end;
+} raw_head;
+
 typedef struct {
   const sc_parse_input *in;
   sc_arena *a;
@@ -85,6 +90,12 @@ typedef struct {
    * replaces the scan. One for types in lists (raw_type_at), one for values (skip_unit), so that a
    * sharding between two types does not evict the type. */
   sc_span last_type, last_unit;
+  /* The last `<...>` group and `loc(...)` an op's fast pieces scanned (shardings and locations
+   * repeat on consecutive ops), as last_unit. */
+  sc_span last_group, last_loc;
+  /* The op head fast_line() found after the line it ended (valid while lex_off == head_after). */
+  raw_head head;
+  uint32_t head_after; /* lex_off + 1 when `head` is valid, else 0 */
 } P;
 
 /* Copies vec.v[base, n) to an exact-size arena array (NULL when empty) and pops those entries. */
@@ -144,6 +155,15 @@ static const uint8_t k_cls[256] = {
     ['V'] = C_WORD, ['W'] = C_WORD, ['X'] = C_WORD, ['Y'] = C_WORD, ['Z'] = C_WORD,
 };
 static inline bool is_word_char(unsigned char c) { return k_cls[c] & C_WORD; }
+
+/* Past the word characters from b[i]: four bytes a step while all four are (names are long). */
+static inline uint32_t skip_word_chars(const char *b, uint32_t i, uint32_t end) {
+  while (i + 4 <= end && (k_cls[(unsigned char)b[i]] & k_cls[(unsigned char)b[i + 1]] & k_cls[(unsigned char)b[i + 2]] &
+                          k_cls[(unsigned char)b[i + 3]] & C_WORD))
+    i += 4;
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+  return i;
+}
 static inline bool is_id_char(unsigned char c) { return is_word_char(c) || c == '-'; }
 
 /* From just after an opening '"': memchr to the closing quote, skipping backslash escapes; linear
@@ -243,7 +263,7 @@ static void lex_resources(P *p, tok *t, uint32_t i) {
 /* word ::= [A-Za-z0-9_$.]+ with an exponent sign inside a number (1.0e-05) */
 static uint32_t word_end(const char *b, uint32_t off, uint32_t i, uint32_t end) {
   for (;;) {
-    while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
+    i = skip_word_chars(b, i, end);
     if (i + 1 >= end) return i;
     unsigned char d = (unsigned char)b[i];
     if ((d == '-' || d == '+') && (k_cls[(unsigned char)b[off]] & C_DIGIT) && (b[i - 1] == 'e' || b[i - 1] == 'E') &&
@@ -427,13 +447,14 @@ static sc_value *lookup_value(P *p, sc_span name) {
   if (!p->nslots) return NULL;
   sc_span base = name;
   long idx = -1;
-  const char *hash = memchr(name.p, '#', name.n);
-  if (hash) {
-    base.n = (uint32_t)(hash - name.p);
+  uint32_t h = 2166136261u, k = 0; /* hash_span() of the name before any '#' */
+  for (; k < name.n && name.p[k] != '#'; k++) h = (h ^ (unsigned char)name.p[k]) * 16777619u;
+  if (k < name.n) {
+    base.n = k;
     idx = 0;
-    for (const char *q = hash + 1; q < name.p + name.n; q++) idx = idx * 10 + (*q - '0');
+    for (const char *q = name.p + k + 1; q < name.p + name.n; q++) idx = idx * 10 + (*q - '0');
   }
-  uint32_t h = hash_span(base) & (p->nslots - 1);
+  h &= p->nslots - 1;
   while (p->slots[h].name.p) {
     if (p->slots[h].name.n == base.n && memcmp(p->slots[h].name.p, base.p, base.n) == 0) {
       sc_value *v = p->slots[h].v;
@@ -588,6 +609,15 @@ static bool raw_skip_group(const P *p, uint32_t open, uint32_t *end) {
   return false;
 }
 
+/* Do the bytes at b[i] repeat `unit` (a token with its bracket group, or a group, scanned before)?
+ * Equal bytes scan the same way, except that a closing '>' followed here by '=' is the `>=` operator
+ * and the group would go on. */
+static inline bool repeats(const P *p, uint32_t i, sc_span unit) {
+  uint32_t n = unit.n;
+  if (!n || p->end - i < n || memcmp(p->buf + i, unit.p, n) != 0) return false;
+  return unit.p[n - 1] != '>' || i + n >= p->end || p->buf[i + n] != '=';
+}
+
 /* Skips one balanced group starting at the opener token (consumed here). Returns the offset one past
  * its closer. */
 static uint32_t skip_group(P *p) {
@@ -668,7 +698,7 @@ static uint32_t skip_unit(P *p) {
       p->buf[e] == '<' && p->buf[e + 1] != '=') {
     /* tensor<...>, #attr<...>, !type<...>: scanned as bytes, without making a token of the '<' */
     uint32_t n = p->last_unit.n;
-    if (n > t.len && p->end - t.off >= n && memcmp(p->buf + t.off, p->last_unit.p, n) == 0) fast_end = t.off + n;
+    if (n > t.len && repeats(p, t.off, p->last_unit)) fast_end = t.off + n;
     else if (raw_skip_group(p, e, &fast_end)) p->last_unit = sc_span_of(p->buf + t.off, fast_end - t.off);
     else fast_end = 0;
     if (fast_end) {
@@ -747,7 +777,7 @@ static uint32_t raw_type_at(P *p, uint32_t i, sc_span *out) {
   while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
   if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD)) return 0;
   uint32_t start = i, n = p->last_type.n;
-  if (n && end - start >= n && memcmp(b + start, p->last_type.p, n) == 0) {
+  if (repeats(p, start, p->last_type)) {
     *out = sc_span_of(b + start, n);
     return start + n;
   }
@@ -1144,7 +1174,7 @@ static void push_operand(P *p, tok t) {
 static uint32_t value_name_end(const char *b, uint32_t i, uint32_t end) {
   uint32_t j = i + 1;
   for (;;) {
-    while (j < end && (k_cls[(unsigned char)b[j]] & C_WORD)) j++;
+    j = skip_word_chars(b, j, end);
     if (j + 1 < end && b[j] == '-' && is_word_char((unsigned char)b[j + 1])) {
       j++;
       continue;
@@ -1281,15 +1311,15 @@ typedef struct {
 } op_state;
 
 /* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
-static sc_op *new_op(P *p, sc_block *block, sc_op *parent_op) {
+static sc_op *new_op(P *p, sc_block *block, sc_op *parent_op, uint32_t at) {
   if (p->ops.n >= p->in->max_ops) {
-    fail_at(p, peek(p, 0).off, "more than %u operations", p->in->max_ops);
+    fail_at(p, at, "more than %u operations", p->in->max_ops);
     p->err->limit = true;
     return NULL;
   }
   if (p->in->cancel && (p->ops.n & 1023) == 0 && *p->in->cancel) {
     p->err->cancelled = true;
-    fail_at(p, peek(p, 0).off, "cancelled");
+    fail_at(p, at, "cancelled");
     return NULL;
   }
   sc_op *op = sc_arena_alloc(p->a, sizeof *op);
@@ -1299,15 +1329,14 @@ static sc_op *new_op(P *p, sc_block *block, sc_op *parent_op) {
   op->parent_op = parent_op;
   op->depth = p->depth;
   op->func = parent_op ? (is_func_like(parent_op->name) ? parent_op : parent_op->func) : NULL;
-  op->pos.offset = peek(p, 0).off;
+  op->pos.offset = at;
   return op;
 }
 
 /* op-name ::= string-literal (generic form) | bare-id (custom form)
  * The elided builtins module/return/call/func get their dialect. Returns false after an error. */
-static bool parse_op_name(P *p, op_state *st) {
+static bool parse_op_name(P *p, op_state *st, tok name) {
   sc_op *op = st->op;
-  tok name = next(p);
   if (name.kind == T_STRING) {
     op->name = sc_span_of(p->buf + name.off + 1, name.len >= 2 ? name.len - 2 : 0);
     op->generic = true;
@@ -1480,6 +1509,296 @@ static bool parse_op_piece(P *p, op_state *st, tok t) {
   }
 }
 
+/* ---- byte-level fast path for the pieces of one line of an op ----
+ *
+ * Most ops are one line of a few common pieces: operands, `(operands)`, properties `<{...}>`, an
+ * attribute dict, `<...>` groups, the `: types` trailer and `loc(...)`. fast_line() consumes such
+ * pieces as bytes, without making tokens, exactly as the token path would, and stops (having consumed
+ * only whole pieces) at the end of the line or at anything else: the token path then takes over with
+ * its precise errors. Each fast piece returns 0 without pushing anything when the shape is unusual. */
+
+static uint32_t skip_spaces(const P *p, uint32_t i) {
+  while (i < p->end && (k_cls[(unsigned char)p->buf[i]] & C_SPACE)) i++;
+  return i;
+}
+
+/* One token of an attribute value that the token path steps over (skip_unit), at b[i]: its end, or 0
+ * for anything the fast path leaves to the token path (comments, quoted symbols, `%x#N`, bad bytes). */
+static uint32_t raw_value_unit(P *p, uint32_t i) {
+  const char *b = p->buf;
+  uint32_t end = p->end, e;
+  unsigned char c = (unsigned char)b[i];
+  if ((k_cls[c] & C_WORD || c == '#' || c == '!') && repeats(p, i, p->last_unit))
+    return i + p->last_unit.n; /* the same `word<...>` as skip_unit() scanned last */
+  if (k_cls[c] & C_WORD) {
+    e = word_end(b, i, i + 1, end);
+    if (e + 1 < end && b[e] == '<' && b[e + 1] != '=') {
+      if (!raw_skip_group(p, e, &e)) return 0;
+      p->last_unit = sc_span_of(b + i, e - i);
+    }
+    return e;
+  }
+  switch (c) {
+  case '"':
+    return scan_string(b, i + 1, end, &e) ? e : 0;
+  case '(': case '[': case '{':
+    if (c == '{' && i + 1 < end && b[i + 1] == '-') return 0;
+    return raw_skip_group(p, i, &e) ? e : 0;
+  case '<':
+    if (i + 1 < end && b[i + 1] == '=') return i + 2;
+    return raw_skip_group(p, i, &e) ? e : 0;
+  case '#': case '!': case '@': case '^': case '%':
+    e = i + 1;
+    for (;;) {
+      while (e < end && (k_cls[(unsigned char)b[e]] & C_WORD)) e++;
+      if (e + 1 < end && b[e] == '-' && is_word_char((unsigned char)b[e + 1])) {
+        e++;
+        continue;
+      }
+      break;
+    }
+    if (e == i + 1 && c != '!' && c != '#') return 0; /* a lone sigil, or @"quoted" */
+    if (e < end && (b[e] == '#' || b[e] == '"' || b[e] == '-')) return 0;
+    if ((c == '#' || c == '!') && e + 1 < end && b[e] == '<' && b[e + 1] != '=') {
+      if (!raw_skip_group(p, e, &e)) return 0;
+      p->last_unit = sc_span_of(b + i, e - i);
+    }
+    return e;
+  case '-':
+    return i + 1 < end && b[i + 1] == '>' ? i + 2 : i + 1;
+  case ':': case '=': case '?': case '*': case '+': case '|': case '&': case '~': case ';':
+    return i + 1;
+  default:
+    return 0;
+  }
+}
+
+/* attr-dict ::= '{' (name ('=' value)?) (',' ...)* '}' on one line, at b[open] == '{': the attributes
+ * pushed on P.s_attrs as parse_attr_dict() makes them; returns the offset past '}', or 0 (nothing
+ * pushed) for any other shape. */
+static uint32_t raw_attr_dict(P *p, uint32_t open) {
+  const char *b = p->buf;
+  uint32_t end = p->end, i = skip_spaces(p, open + 1);
+  size_t base = p->s_attrs.n;
+  if (i < end && b[i] == '}') return i + 1;
+  for (;;) {
+    if (i >= end) goto give_up;
+    sc_attr a;
+    uint32_t e;
+    if (k_cls[(unsigned char)b[i]] & C_WORD) {
+      e = word_end(b, i, i + 1, end);
+      a.name = sc_span_of(b + i, e - i);
+    } else if (b[i] == '"') {
+      if (!scan_string(b, i + 1, end, &e) || e - i < 2) goto give_up;
+      a.name = sc_span_of(b + i + 1, e - i - 2);
+    } else {
+      goto give_up;
+    }
+    a.offset = i;
+    a.end = e;
+    a.value = sc_span_of(NULL, 0);
+    i = skip_spaces(p, e);
+    if (i < end && b[i] == '=') {
+      uint32_t v = skip_spaces(p, i + 1), ve = v;
+      i = v;
+      while (i < end && !strchr(",})]>", b[i])) {
+        if (!(ve = raw_value_unit(p, i))) goto give_up;
+        i = skip_spaces(p, ve);
+      }
+      if (ve == v) goto give_up; /* an empty value: the token path words it */
+      a.value = sc_span_of(b + v, ve - v);
+      a.end = ve;
+    }
+    if (i >= end || (b[i] != ',' && b[i] != '}')) goto give_up;
+    SC_PUSH(p->a, p->s_attrs, a);
+    if (b[i] == '}') return i + 1;
+    i = skip_spaces(p, i + 1);
+  }
+give_up:
+  p->s_attrs.n = base;
+  return 0;
+}
+
+/* operand-list ::= '(' (%name (',' %name)*)? ')' at b[open] == '(': the operands pushed; returns the
+ * offset past ')', or 0 (nothing pushed). */
+static uint32_t raw_operand_list(P *p, uint32_t open) {
+  const char *b = p->buf;
+  uint32_t i = open + 1, end = p->end, n = 0;
+  uint32_t at[16], len[16];
+  for (;;) {
+    i = skip_spaces(p, i);
+    if (i < end && b[i] == ')' && n == 0) break;
+    if (i >= end || b[i] != '%' || n == 16) return 0;
+    uint32_t e = value_name_end(b, i, end);
+    if (e == i) return 0;
+    at[n] = i, len[n++] = e - i;
+    i = skip_spaces(p, e);
+    if (i < end && b[i] == ')') break;
+    if (i >= end || b[i] != ',') return 0;
+    i++;
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    tok t = {T_PERCENT, false, '%', at[k], len[k]};
+    push_operand(p, t);
+  }
+  return i + 1;
+}
+
+/* trailer ::= ':' ( '(' types ')' '->' (type | '(' types ')') | type )   at b[colon] == ':', with
+ * `word<...>` types and nothing after a single type that would continue the list. Returns the offset
+ * past it, or 0 (nothing taken). */
+static uint32_t raw_trailer(P *p, sc_op *op, uint32_t colon) {
+  const char *b = p->buf;
+  uint32_t end = p->end, base = (uint32_t)p->s_spans.n, i = skip_spaces(p, colon + 1), after = 0;
+  sc_span ty;
+  if (i < end && b[i] == '(') {
+    if (!(i = raw_type_list_at(p, i))) return 0;
+    uint32_t outs = (uint32_t)p->s_spans.n;
+    i = skip_spaces(p, i);
+    if (i + 1 < end && b[i] == '-' && b[i + 1] == '>') {
+      after = raw_type_list_at(p, i + 2);
+      if (!after && (after = raw_type_at(p, i + 2, &ty))) SC_PUSH(p->a, p->s_spans, ty);
+    }
+    if (!after) {
+      p->s_spans.n = base;
+      return 0;
+    }
+    TAKE(p, p->s_spans, outs, op->result_types, op->nresult_types);
+    TAKE(p, p->s_spans, base, op->operand_types, op->noperand_types);
+    return after;
+  }
+  if (!(after = raw_type_at(p, i, &ty))) return 0;
+  i = after;
+  while (i < end && (k_cls[(unsigned char)b[i]] & C_WS)) i++;
+  if (i < end && (b[i] == ',' || b[i] == '/')) return 0; /* a list of types (maybe past a line break) */
+  SC_PUSH(p->a, p->s_spans, ty);
+  if (op->nresults) TAKE(p, p->s_spans, base, op->result_types, op->nresult_types);
+  else TAKE(p, p->s_spans, base, op->operand_types, op->noperand_types);
+  return after;
+}
+
+/* The piece at b[i] (not white space) of the op being parsed: its end, or 0 (nothing consumed). */
+static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
+  const char *b = p->buf;
+  uint32_t end = p->end, e;
+  unsigned char c = (unsigned char)b[i];
+  switch (c) {
+  case '%': {
+    e = value_name_end(b, i, end);
+    if (e == i || (e < end && b[e] == '-')) return 0;
+    tok t = {T_PERCENT, false, '%', i, e - i};
+    push_operand(p, t);
+    return e;
+  }
+  case ',':
+    return i + 1;
+  case '(':
+    return raw_operand_list(p, i);
+  case ':':
+    return st->seen_trailer ? 0 : (e = raw_trailer(p, st->op, i)) ? (st->seen_trailer = true, e) : 0;
+  case '<':
+    for (e = i + 1; e < end && (k_cls[(unsigned char)b[e]] & C_WS); e++) {}
+    if (e < end && (b[e] == '/' || (b[e] == '{' && e != i + 1))) return 0;
+    if (i + 1 < end && b[i + 1] == '{') { /* properties */
+      if (!(e = raw_attr_dict(p, i + 1))) return 0;
+      e = skip_spaces(p, e);
+      if (e < end && b[e] == '>') return e + 1;
+      return 0; /* the dict is pushed; the token path reparses it after dropping them */
+    }
+    if (i + 1 < end && b[i + 1] == '=') return 0;
+    if (repeats(p, i, p->last_group))
+      e = i + p->last_group.n; /* the same bytes as the last group scan the same way */
+    else if (raw_skip_group(p, i, &e)) p->last_group = sc_span_of(b + i, e - i);
+    else return 0;
+    sc_attr a = {st->sdy_sharded ? sc_span_of("sharding", 8) : sc_span_of(NULL, 0), sc_span_of(b + i, e - i), i, e};
+    SC_PUSH(p->a, p->s_attrs, a);
+    return e;
+  case '{': {
+    /* An attribute dict only when a name and '=' follow on this line (else a region or a set). */
+    uint32_t k = skip_spaces(p, i + 1);
+    if (k >= end || !((k_cls[(unsigned char)b[k]] & C_WORD) && !(k_cls[(unsigned char)b[k]] & C_DIGIT))) return 0;
+    k = skip_spaces(p, word_end(b, k, k + 1, end));
+    if (k >= end || b[k] != '=') return 0;
+    return raw_attr_dict(p, i);
+  }
+  case 'l':
+    if (end - i <= 4 || memcmp(b + i, "loc(", 4) != 0) return 0;
+    if (repeats(p, i, p->last_loc))
+      e = i + p->last_loc.n; /* the location of the op before */
+    else if (raw_skip_group(p, i + 3, &e)) p->last_loc = sc_span_of(b + i, e - i);
+    else return 0;
+    st->op->loc = sc_span_of(b + i, e - i);
+    return e;
+  default:
+    return 0;
+  }
+}
+
+
+/* Fills *h when b[i] begins such a head, which begins_op() accepts too; false for any other shape
+ * (result groups, several results, line breaks or comments inside the head), left to the tokens. */
+static bool raw_op_head(const P *p, uint32_t i, raw_head *h) {
+  const char *b = p->buf;
+  uint32_t end = p->end, e;
+  if (i >= end || b[i] != '%' || (e = value_name_end(b, i, end)) == i) return false;
+  h->res = i, h->res_end = e;
+  e = skip_spaces(p, e);
+  if (e >= end || b[e] != '=') return false;
+  e = skip_spaces(p, e + 1);
+  if (e >= end) return false;
+  h->name = e;
+  if (k_cls[(unsigned char)b[e]] & C_WORD) h->name_end = word_end(b, e, e + 1, end);
+  else if (b[e] != '"' || !scan_string(b, e + 1, end, &h->name_end)) return false;
+  return true;
+}
+
+/* Where the next token would begin, when only white space (no comment) comes before it. */
+static uint32_t skip_white(const P *p, uint32_t i) {
+  while (i < p->end && (k_cls[(unsigned char)p->buf[i]] & C_WS)) i++;
+  return i;
+}
+
+/* Consumes the fast pieces from the lexing position (nothing buffered) to the end of the line or the
+ * first piece the token path must read. True when the line ended and the next one begins an op with
+ * a head raw_op_head() reads: there the token path would end this op too. */
+static bool fast_line(P *p, op_state *st) {
+  uint32_t i = p->lex_off, e, last = 0;
+  for (;;) {
+    i = skip_spaces(p, i);
+    if (i >= p->end) break;
+    if (p->buf[i] == '\n') {
+      if (last) p->lex_off = p->last_end = last;
+      if (!raw_op_head(p, skip_white(p, i), &p->head)) return false;
+      p->head_after = p->lex_off + 1;
+      return true;
+    }
+    size_t attrs = p->s_attrs.n;
+    if (!(e = fast_piece(p, st, i))) {
+      p->s_attrs.n = attrs; /* drop a properties dict read without its '>' */
+      break;
+    }
+    last = i = e;
+  }
+  if (last) p->lex_off = p->last_end = last;
+  return false;
+}
+
+/* operand_names (one per operand, on P.s_spans from `base`) become an array only when some name is not
+ * its value's own (unresolved, or `%0#1` for a result of a group): sc_op_operand_name() reads the
+ * value's name otherwise, and most ops keep no names at all. */
+static void take_operand_names(P *p, sc_op *op, size_t base) {
+  bool need = false;
+  for (uint32_t i = 0; i < op->noperands && !need; i++) {
+    const sc_value *v = op->operands[i];
+    sc_span nm = p->s_spans.v[base + i];
+    need = !v || v->name.n != nm.n || memcmp(v->name.p, nm.p, nm.n) != 0;
+  }
+  uint32_t n;
+  if (need) TAKE(p, p->s_spans, base, op->operand_names, n);
+  else p->s_spans.n = base;
+  (void)n;
+}
+
 /* The op's lists become exact-size arrays; results get their types; symbols and properties that the
  * generic form keeps in attributes are mapped. */
 static void finish_op(P *p, op_state *st, tok first) {
@@ -1490,9 +1809,7 @@ static void finish_op(P *p, op_state *st, tok first) {
   op->text = sc_span_of(p->buf + first.off, end - first.off);
   TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
   TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
-  uint32_t nnames;
-  TAKE(p, p->s_spans, st->names, op->operand_names, nnames);
-  (void)nnames; /* one name per operand */
+  take_operand_names(p, op, st->names);
   op->regions = st->regions.v;
   op->nregions = (uint32_t)st->regions.n;
   for (uint32_t i = 0; i < op->nresults; i++) {
@@ -1506,16 +1823,27 @@ static void finish_op(P *p, op_state *st, tok first) {
 /* op ::= result-list? op-name piece*
  * The pieces run until a token that begins the next op (or a top-level item) on a new line, or the
  * '}' that closes the enclosing region. The first token is next and begins an op. */
-static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
-  sc_op *op = new_op(p, block, parent_op);
+static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op, const raw_head *h) {
+  tok first = h ? (tok){T_PERCENT, false, '%', h->res, h->res_end - h->res} : peek(p, 0);
+  sc_op *op = new_op(p, block, parent_op, first.off);
   if (!op) return NULL;
   op_state st = {op, false, false, false, false, p->s_attrs.n, p->s_values.n, p->s_spans.n, {0}, {0}};
-  tok first = peek(p, 0);
-  if (!parse_result_list(p, op) || !parse_op_name(p, &st)) return NULL;
+  if (h) { /* read by raw_op_head(): one result, then the name */
+    op->results = sc_arena_alloc(p->a, sizeof *op->results);
+    op->results[0] = new_value(p, tspan(p, first), first.off);
+    op->results[0]->def = op;
+    op->nresults = 1;
+    tok name = {p->buf[h->name] == '"' ? T_STRING : T_WORD, false, p->buf[h->name], h->name, h->name_end - h->name};
+    parse_op_name(p, &st, name);
+    p->lex_off = p->last_end = h->name_end;
+  } else if (!parse_result_list(p, op) || !parse_op_name(p, &st, next(p))) {
+    return NULL;
+  }
   st.operands = p->s_values.n;
   uint32_t prev_off = UINT32_MAX;
   for (;;) {
     if (failed(p)) return NULL;
+    if (!p->nla && fast_line(p, &st)) break;
     tok t = peek(p, 0);
     if (t.kind == T_EOF) break;
     /* Every pass consumes at least one token; a pass that did not is a parser bug, reported as an
@@ -1544,8 +1872,16 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op) {
 /* Ops of one block until '}' (not consumed), a new block label, or EOF at top level. */
 static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
   size_t base = p->s_ops.n;
+  raw_head h;
   for (;;) {
     if (failed(p)) return;
+    sc_op *op;
+    if (!p->nla && ((p->head_after == p->lex_off + 1 && (h = p->head, true)) ||
+                    raw_op_head(p, skip_white(p, p->lex_off), &h))) {
+      p->head_after = 0;
+      if (!(op = parse_op(p, b, parent_op, &h))) return;
+      goto parsed;
+    }
     tok t = peek(p, 0);
     if (t.kind == T_EOF || is_punct(t, p, '}') || t.kind == T_CARET) break;
     if (p->depth == 0 && (begins_toplevel_item(p, 0))) break;
@@ -1555,8 +1891,8 @@ static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
       fail_at(p, t.off, "expected an operation, found '%.*s'", (int)(t.len > 40 ? 40 : t.len), p->buf + t.off);
       return;
     }
-    sc_op *op = parse_op(p, b, parent_op);
-    if (!op) return;
+    if (!(op = parse_op(p, b, parent_op, NULL))) return;
+  parsed:
     SC_PUSH(p->a, p->s_ops, op);
     for (uint32_t i = 0; i < op->nresults; i++)
       if (i == 0 || op->results[i]->name.p != op->results[i - 1]->name.p) define_value(p, op->results[i]);
@@ -1708,7 +2044,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
       break;
     }
     /* Parse top-level ops one at a time so `#alias =` lines between them are handled here. */
-    sc_op *op = parse_op(&p, rb, root);
+    sc_op *op = parse_op(&p, rb, root, NULL);
     if (!op) break;
     SC_PUSH(p.a, top, op);
   }

@@ -203,7 +203,7 @@ struct sc_op {
 
   sc_value **results;   /* nresults */
   sc_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
-  sc_span *operand_names;
+  sc_span *operand_names;  /* NULL, or names as written; read them with sc_op_operand_name() */
   sc_span *operand_types;  /* from a `: (..) -> ..` trailer, if any; count = noperand_types */
   sc_span *result_types;   /* nresult_types */
 
@@ -354,6 +354,13 @@ void sc_op_classify(sc_op *op);
 void sc_module_finalize(sc_module *m);
 
 /* Convenience accessors. */
+/* Operand i's name as written ("%0", "%0#1"; HLO: "p"): the MLIR text front end keeps operand_names only
+ * for ops where some name is not its value's own, so this falls back to the value's name. */
+static inline sc_span sc_op_operand_name(const sc_op *op, uint32_t i) {
+  if (op->operand_names) return op->operand_names[i];
+  sc_span none = {0};
+  return op->operands[i] ? op->operands[i]->name : none;
+}
 const sc_attr *sc_op_attr(const sc_op *op, const char *name);
 /* Compares the op's name; for tests and front ends. Rules and the model compare op->kind instead. */
 bool sc_op_is(const sc_op *op, const char *name);

@@ -760,7 +760,7 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
   }
   const char *operands = "";
   for (uint32_t i = 0; i < op->noperands; i++)
-    operands = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, operands, i ? ", " : "", SC_SPAN_ARG(op->operand_names[i]));
+    operands = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, operands, i ? ", " : "", SC_SPAN_ARG(sc_op_operand_name(op, i)));
   const char *rtypes = "", *outs = "", *rets = "";
   for (uint32_t i = 0; i < op->nresults; i++) {
     rtypes = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, rtypes, i ? ", " : "", SC_SPAN_ARG(op->result_types[i]));

@@ -18,13 +18,14 @@ typedef struct sc_arena sc_arena;
 /* limit_bytes 0 = unlimited. Returns NULL if malloc fails. */
 sc_arena *sc_arena_new(size_t limit_bytes);
 void sc_arena_free(sc_arena *a);
-/* Zeroed, aligned for any type. Chunks come zeroed from calloc and a bump allocator never hands out
+/* Zeroed, aligned to 8 bytes (every object the library allocates needs at most a pointer's or a
+ * uint64_t's alignment; 16 cost ~8 bytes per small block, a few per op). Chunks come zeroed from calloc and a bump allocator never hands out
  * a byte twice, so nothing is cleared per allocation; the common case (room left in the current
  * chunk) is inline because the parsers allocate a few small objects per op. */
 typedef struct {
   unsigned char *cur, *end; /* the current chunk's free bytes; first member of struct sc_arena */
 } sc_arena_bump;
-#define SC_ARENA_ALIGN 16u
+#define SC_ARENA_ALIGN 8u
 void *sc_arena_alloc_slow(sc_arena *a, size_t n);
 static inline void *sc_arena_alloc(sc_arena *a, size_t n) {
   sc_arena_bump *b = (sc_arena_bump *)(void *)a;

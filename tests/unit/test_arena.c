@@ -8,7 +8,7 @@ Test(arena, allocations_are_zeroed_and_aligned) {
   sc_arena *a = sc_arena_new(0);
   for (int i = 1; i < 2000; i += 37) {
     unsigned char *p = sc_arena_alloc(a, (size_t)i);
-    cr_assert_eq((uintptr_t)p % 16, 0);
+    cr_assert_eq((uintptr_t)p % SC_ARENA_ALIGN, 0);
     for (int k = 0; k < i; k++) cr_assert_eq(p[k], 0);
     memset(p, 0xAB, (size_t)i);
   }
