@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define ARENA_ALIGN SC_ARENA_ALIGN
 #define ARENA_CHUNK (64u * 1024u)
@@ -13,10 +14,16 @@
  * pages for them (calloc then clears nothing), and few enough chunks for a big module. */
 #define ARENA_BIG_AFTER (1024u * 1024u)
 #define ARENA_BIG_CHUNK (1024u * 1024u)
+/* Past 8 MB a chunk is a quarter of what the arena holds (at most 64 MB), mapped directly and offered
+ * to transparent huge pages: on a 100 MB module the page faults of 1 MB chunks were a third of the run. */
+#define ARENA_HUGE_AFTER (8u * 1024u * 1024u)
+#define ARENA_HUGE_MAX ((size_t)64u * 1024u * 1024u)
+#define HUGE_PAGE ((size_t)2u * 1024u * 1024u)
 
 typedef struct chunk {
   struct chunk *next;
   size_t size;
+  bool mapped; /* from mmap (free with munmap), else from calloc */
   _Alignas(16) unsigned char data[];
 } chunk;
 
@@ -39,7 +46,8 @@ void sc_arena_free(sc_arena *a) {
   if (!a) return;
   for (chunk *c = a->head, *next; c; c = next) {
     next = c->next;
-    free(c);
+    if (c->mapped) munmap(c, sizeof *c + c->size);
+    else free(c);
   }
   free(a);
 }
@@ -73,6 +81,22 @@ bool sc_arena_step(sc_arena *a, unsigned long long n) {
   return true;
 }
 
+/* A zeroed chunk of `size` data bytes: fresh mapped pages (huge where the kernel allows) for big
+ * chunks, calloc for the rest. */
+static chunk *new_chunk(size_t size) {
+  if (size >= HUGE_PAGE) {
+    void *p = mmap(NULL, sizeof(chunk) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, sizeof(chunk) + size, MADV_HUGEPAGE); /* advice only: failure changes nothing */
+#endif
+    chunk *c = p;
+    c->mapped = true;
+    return c;
+  }
+  return calloc(1, sizeof(chunk) + size);
+}
+
 /* The current chunk is full (or `n` is odd-sized): a new chunk. calloc'd memory is zero, and it is
  * often free to get (fresh pages), unlike clearing every allocation. */
 void *sc_arena_alloc_slow(sc_arena *a, size_t n) {
@@ -89,9 +113,13 @@ void *sc_arena_alloc_slow(sc_arena *a, size_t n) {
   if (a->limit && a->used + size > a->limit) return fail(a);
   if (!own_chunk && a->used >= ARENA_BIG_AFTER) { /* a big arena: bigger head chunks */
     size = ARENA_BIG_CHUNK;
+    if (a->used >= ARENA_HUGE_AFTER) {
+      size = a->used / 4 < ARENA_HUGE_MAX ? a->used / 4 : ARENA_HUGE_MAX;
+      size = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    }
     if (a->limit && a->used + size > a->limit) size = a->limit - a->used; /* never past the limit */
   }
-  chunk *c = calloc(1, sizeof *c + size);
+  chunk *c = new_chunk(size);
   if (!c) return fail(a);
   c->size = size;
   a->used += size;
