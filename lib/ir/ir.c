@@ -412,10 +412,18 @@ static const char *skip_ws(const char *p, const char *end) {
   return p;
 }
 
+/* memchr to each '"'; it closes the string unless an odd run of backslashes precedes it (the
+ * forward scan's "backslash skips the next byte", decided per candidate). Each run of backslashes is
+ * counted once, so this stays linear, and long kernel payloads go at memchr speed. */
 const char *sc_skip_string(const char *p, const char *end) {
-  for (p++; p < end; p++) {
-    if (*p == '\\') p++;
-    else if (*p == '"') return p + 1;
+  const char *body = p + 1;
+  for (const char *q = body; q < end;) {
+    q = memchr(q, '"', (size_t)(end - q));
+    if (!q) return end;
+    size_t slashes = 0;
+    while (q - slashes > body && q[-1 - (ptrdiff_t)slashes] == '\\') slashes++;
+    if (slashes % 2 == 0) return q + 1;
+    q++;
   }
   return end;
 }

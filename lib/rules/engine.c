@@ -45,6 +45,8 @@ const sc_rule sc_rule_table[] = {
 #undef ENGINE_RULE
 };
 const size_t sc_rule_table_len = sizeof sc_rule_table / sizeof sc_rule_table[0];
+#define MAX_RULES 512 /* the walk's per-request scratch; codes are append-only, so this grows with them */
+_Static_assert(sizeof sc_rule_table / sizeof sc_rule_table[0] <= MAX_RULES, "raise MAX_RULES");
 
 const sc_rule *sc_rule_by_name(const char *name) {
   for (size_t i = 0; i < sc_rule_table_len; i++)
@@ -141,23 +143,34 @@ typedef struct {
   bool opens_scope[SC_OP_KIND_COUNT]; /* the kinds some enabled rule is scoped to */
 } dispatch;
 
-static bool listed(const bool *enabled, size_t i, unsigned slot, bool scoped) {
+static bool listed(const bool *enabled, size_t i, bool scoped) {
   const sc_rule *r = &sc_rule_table[i];
-  return enabled[i] && r->visit && (r->within != SC_ANYWHERE) == scoped && rule_sees(r, slot);
+  return enabled[i] && r->visit && (r->within != SC_ANYWHERE) == scoped;
 }
 
+/* A counting sort of (slot, rule) pairs: one pass counts per slot, a second fills, both over the
+ * visiting rules only, so the table is built in O(rules x slots they see), not O(rules x all slots)
+ * per request (it was most of the engine's cost on a small module). */
 static void build_lists(sc_arena *a, const bool *enabled, bool scoped, rule_lists *l) {
+  uint32_t count[SLOT_COUNT] = {0};
+  uint16_t visiting[MAX_RULES];
+  size_t nvisiting = 0;
+  for (size_t i = 0; i < sc_rule_table_len; i++)
+    if (listed(enabled, i, scoped)) visiting[nvisiting++] = (uint16_t)i;
+  for (size_t k = 0; k < nvisiting; k++)
+    for (unsigned s = 0; s < SLOT_COUNT; s++) count[s] += rule_sees(&sc_rule_table[visiting[k]], s);
   uint32_t n = 0;
   for (unsigned s = 0; s < SLOT_COUNT; s++) {
     l->start[s] = n;
-    for (size_t i = 0; i < sc_rule_table_len; i++) n += listed(enabled, i, s, scoped);
+    n += count[s];
   }
   l->start[SLOT_COUNT] = n;
   l->rules = sc_arena_alloc(a, (n ? n : 1) * sizeof *l->rules);
-  n = 0;
-  for (unsigned s = 0; s < SLOT_COUNT; s++)
-    for (size_t i = 0; i < sc_rule_table_len; i++)
-      if (listed(enabled, i, s, scoped)) l->rules[n++] = (uint16_t)i;
+  uint32_t fill[SLOT_COUNT];
+  memcpy(fill, l->start, sizeof fill);
+  for (size_t k = 0; k < nvisiting; k++) /* rules in table order within each slot */
+    for (unsigned s = 0; s < SLOT_COUNT; s++)
+      if (rule_sees(&sc_rule_table[visiting[k]], s)) l->rules[fill[s]++] = visiting[k];
 }
 
 static void build_dispatch(sc_arena *a, const bool *enabled, dispatch *d) {

@@ -131,3 +131,21 @@ Test(ir, op_kinds_and_custom_call_classes) {
   cr_assert(sc_op_kind_is_sdy(SC_OP_SDY_OTHER) && sc_op_kind_is_sdy_collective(SC_OP_SDY_ALL_REDUCE));
   cr_assert(!sc_op_kind_is_sdy(SC_OP_CUSTOM_CALL) && !sc_op_kind_is_sdy_collective(SC_OP_SDY_MESH));
 }
+
+/* sc_skip_string jumps between quotes with memchr; a quote closes the string unless an odd run of
+ * backslashes precedes it — the same answers as reading byte by byte. */
+Test(ir, skip_string_escapes) {
+  struct {
+    const char *text;
+    int end; /* offset just past the closing quote; -1 = unclosed */
+  } cases[] = {
+      {"\"\"x", 2},         {"\"ab\" c", 4},        {"\"a\\\"b\" c", 6},  {"\"a\\\\\" c", 5},
+      {"\"a\\\\\\\"b\"", 8}, {"\"\\\\\\\\\"z", 6},   {"\"no end", -1},     {"\"a\\\"", -1},
+      {"\"\\22k\\22\"!", 9}, {"\"x\\\\\\\\\\\"", -1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *t = cases[i].text, *end = t + strlen(t);
+    const char *got = sc_skip_string(t, end);
+    cr_assert_eq(got - t, cases[i].end < 0 ? end - t : cases[i].end, "case %zu: %s", i, t);
+  }
+}
