@@ -467,6 +467,14 @@ static void metadata_field(sc_srcloc *src, bool *have_file, sc_span key, sc_span
   }
 }
 
+/* At a metadata value's opening '"': the string's contents; *s moves past its closing quote. */
+static sc_span metadata_string(P *p, const char **s) {
+  const char *q = skip_string_at(p, *s);
+  sc_span v = span(*s + 1, q - 1);
+  *s = q;
+  return v;
+}
+
 /* metadata={op_type="..." op_name="..." source_file="x.py" source_line=12 source_column=3 ...} */
 static sc_srcloc parse_metadata(P *p, sc_span v) {
   sc_srcloc src = {0};
@@ -489,9 +497,7 @@ static sc_srcloc parse_metadata(P *p, sc_span v) {
     s++;
     sc_span val;
     if (s < e && *s == '"') {
-      const char *q = skip_string_at(p, s);
-      val = span(s + 1, q - 1);
-      s = q;
+      val = metadata_string(p, &s);
     } else {
       const char *q = s;
       while (q < e && !is_ws(*q) && *q != ',') q++;
@@ -526,9 +532,7 @@ static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcl
     s++;
     sc_span val;
     if (s < e && *s == '"') {
-      const char *q = skip_string_at(p, s);
-      val = span(s + 1, q - 1);
-      s = q;
+      val = metadata_string(p, &s);
     } else {
       const char *v = s;
       s = skip_cls(s, e, C_NAME);
