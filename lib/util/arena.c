@@ -10,6 +10,7 @@
 
 #define ARENA_ALIGN SC_ARENA_ALIGN
 #define ARENA_CHUNK (64u * 1024u)
+#define ARENA_FIRST_CHUNK (4u * 1024u)
 /* Past this many bytes an arena takes chunks of this size: large enough that malloc maps fresh zero
  * pages for them (calloc then clears nothing), and few enough chunks for a big module. */
 #define ARENA_BIG_AFTER (1024u * 1024u)
@@ -109,7 +110,12 @@ void *sc_arena_alloc_slow(sc_arena *a, size_t n) {
     return p;
   }
   bool own_chunk = n > ARENA_CHUNK / 4;
-  size_t size = own_chunk ? n : ARENA_CHUNK;
+  /* Head chunks double from 4 KB to 64 KB: calloc clears a recycled chunk whole, and a small check
+   * (the daemon's common case) should clear what it uses, not 64 KB. */
+  size_t size = ARENA_FIRST_CHUNK;
+  while (size < ARENA_CHUNK && size <= a->used) size *= 2;
+  if (own_chunk) size = n;
+  else if (size < n) size = ARENA_CHUNK;
   if (a->limit && a->used + size > a->limit) return fail(a);
   if (!own_chunk && a->used >= ARENA_BIG_AFTER) { /* a big arena: bigger head chunks */
     size = ARENA_BIG_CHUNK;
