@@ -198,9 +198,9 @@ static bool dump_op(sc_op *op, void *user) {
   FILE *f = dc->f;
   sc_pos pos = dc->lines ? sc_linemap_pos(dc->lines, op->pos.offset) : (sc_pos){0, 0, 0};
   fprintf(f, "%u:%u depth=%u op=%.*s", pos.line, pos.col, op->depth, SC_SPAN_ARG(op->name));
-  if (op->func && op->func->sym_name.n) fprintf(f, " func=%.*s", SC_SPAN_ARG(op->func->sym_name));
-  if (op->sym_name.n) fprintf(f, " sym=%.*s", SC_SPAN_ARG(op->sym_name));
-  if (op->callee.n) fprintf(f, " callee=%.*s", SC_SPAN_ARG(op->callee));
+  if (op->func && sc_op_sym_name(op->func).n) fprintf(f, " func=%.*s", SC_SPAN_ARG(sc_op_sym_name(op->func)));
+  if (sc_op_sym_name(op).n) fprintf(f, " sym=%.*s", SC_SPAN_ARG(sc_op_sym_name(op)));
+  if (sc_op_callee(op).n) fprintf(f, " callee=%.*s", SC_SPAN_ARG(sc_op_callee(op)));
   fprintf(f, " results=%u operands=%u regions=%u attrs=%u", op->nresults, op->noperands, op->nregions, op->attrs.n);
   sc_srcloc src = sc_op_srcloc(dc->m, op);
   if (src.known) fprintf(f, " src=%.*s:%u:%u", SC_SPAN_ARG(src.file), src.line, src.col);
@@ -213,10 +213,10 @@ static bool dump_op(sc_op *op, void *user) {
     for (uint32_t i = 0; i < entry->args[k]->attrs.n; i++)
       fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(entry->args[k]->attrs.v[i].name),
               SC_SPAN_ARG(entry->args[k]->attrs.v[i].value));
-  for (uint32_t k = 0; k < op->nresult_attrs; k++)
-    for (uint32_t i = 0; i < op->result_attrs[k].n; i++)
-      fprintf(f, "    result %u %.*s = %.*s\n", k, SC_SPAN_ARG(op->result_attrs[k].v[i].name),
-              SC_SPAN_ARG(op->result_attrs[k].v[i].value));
+  for (uint32_t k = 0; k < sc_op_nresult_attrs(op); k++)
+    for (uint32_t i = 0; i < sc_op_result_attrs(op)[k].n; i++)
+      fprintf(f, "    result %u %.*s = %.*s\n", k, SC_SPAN_ARG(sc_op_result_attrs(op)[k].v[i].name),
+              SC_SPAN_ARG(sc_op_result_attrs(op)[k].v[i].value));
   return true;
 }
 

@@ -322,11 +322,11 @@ static void take_attr(builder *b, sc_op *op, attr_vec *attrs, op_extra *x, sc_sp
                       bool vhlo) {
   bool func = op_is(op, "func.func"), module = op_is(op, "builtin.module"), mesh = op_is(op, "sdy.mesh");
   if ((func || module || mesh) && sc_span_eq(name, "sym_name") && val && val->kind == BA_STRING) {
-    op->sym_name = bc_put(b->s, val->s.p, val->s.n);
+    sc_op_extra_of(b->s->a, op)->sym_name = bc_put(b->s, val->s.p, val->s.n);
     return;
   }
   if ((func || module) && sc_span_eq(name, "sym_visibility") && val && val->kind == BA_STRING) {
-    op->visibility = bc_put(b->s, val->s.p, val->s.n);
+    sc_op_extra_of(b->s->a, op)->visibility = bc_put(b->s, val->s.p, val->s.n);
     return;
   }
   if (func && sc_span_eq(name, "function_type") && val && val->kind == BA_TYPE) {
@@ -338,13 +338,14 @@ static void take_attr(builder *b, sc_op *op, attr_vec *attrs, op_extra *x, sc_sp
     return;
   }
   if (func && sc_span_eq(name, "res_attrs")) {
-    op->result_attrs = dict_list(b, val, &op->nresult_attrs);
+    sc_op_extra *e = sc_op_extra_of(b->s->a, op);
+    e->result_attrs = dict_list(b, val, &e->nresult_attrs);
     return;
   }
   if ((op_is(op, "stablehlo.custom_call") && sc_span_eq(name, "call_target_name")) ||
       (op_is(op, "func.call") && sc_span_eq(name, "callee"))) {
     if (val && (val->kind == BA_STRING || val->kind == BA_SYMREF)) {
-      op->callee = bc_put(b->s, val->s.p, val->s.n);
+      sc_op_extra_of(b->s->a, op)->callee = bc_put(b->s, val->s.p, val->s.n);
       return;
     }
   }
@@ -550,7 +551,8 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   bool vhlo = s->dialect_kind[on->dialect] == BC_D_VHLO;
   sc_op *op = new_op(b, stablehlo_name(b, on, parent), blk, parent);
   if (!op) return NULL;
-  op->src = bc_resolve_loc(s, loc);
+  sc_srcloc src = bc_resolve_loc(s, loc);
+  if (src.known || src.file.n || src.line || src.col) sc_op_extra_of(s->a, op)->src = src;
   attr_vec attrs = {0};
   op_extra x;
   memset(&x, 0, sizeof x);
@@ -611,13 +613,14 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   op->results = results.v;
   op->nresults = (uint32_t)results.n;
   if (x.fn_type) {
-    op->func_result_types = sc_arena_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof(sc_span));
-    for (uint32_t i = 0; i < x.fn_type->nouts; i++) op->func_result_types[i] = x.fn_type->outs[i]->text;
-    if (op->nresult_attrs != x.fn_type->nouts) { /* one (possibly empty) dict per result, as the pretty form */
+    sc_op_extra *e = sc_op_extra_of(s->a, op);
+    e->func_result_types = sc_arena_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof(sc_span));
+    for (uint32_t i = 0; i < x.fn_type->nouts; i++) e->func_result_types[i] = x.fn_type->outs[i]->text;
+    if (e->nresult_attrs != x.fn_type->nouts) { /* one (possibly empty) dict per result, as the pretty form */
       sc_attrs *ra = sc_arena_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof *ra);
-      for (uint32_t i = 0; i < op->nresult_attrs && i < x.fn_type->nouts; i++) ra[i] = op->result_attrs[i];
-      op->result_attrs = ra;
-      op->nresult_attrs = x.fn_type->nouts;
+      for (uint32_t i = 0; i < e->nresult_attrs && i < x.fn_type->nouts; i++) ra[i] = e->result_attrs[i];
+      e->result_attrs = ra;
+      e->nresult_attrs = x.fn_type->nouts;
     }
   }
   if (!(mask & 0x10)) {
@@ -796,7 +799,7 @@ static sc_module *read_module(bc *s, const sc_parse_input *in) {
   m->nfuncs = (uint32_t)b.funcs.n;
   for (uint32_t i = 0; i < m->nfuncs; i++) {
     sc_op *f = m->funcs[i];
-    if (sc_span_eq(f->sym_name, "main") && !sc_span_eq(f->visibility, "private")) m->entry = f;
+    if (sc_span_eq(sc_op_sym_name(f), "main") && !sc_span_eq(sc_op_visibility(f), "private")) m->entry = f;
   }
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   return m;

@@ -682,6 +682,7 @@ typedef struct {
   sc_value value;
   sc_value *results[1];
   sc_span result_types[1];
+  sc_op_extra extra;
 } instr_block;
 
 static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_span name, sc_span shape) {
@@ -689,7 +690,8 @@ static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_spa
   sc_op *op = &ib->op;
   op->name = opcode;
   op->pos.offset = off(p, start);
-  op->sym_name = name;
+  op->extra = &ib->extra; /* every instruction has a name (and most a metadata location) */
+  op->extra->sym_name = name;
   op->parent_block = c->block;
   op->parent_op = c->func;
   op->func = c->func;
@@ -854,7 +856,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
   const char *last = p->s;
   uint32_t at_base = p->at_n;
   sc_op *op = new_instr(p, c, start, opcode, name, shape);
-  if (!nested) last = parse_attrs(p, depth, last, "instruction", name.n ? name : opcode, &op->src);
+  if (!nested) last = parse_attrs(p, depth, last, "instruction", name.n ? name : opcode, &op->extra->src);
   /* Operands. */
   uint32_t n = p->sc_n - sc_base;
   if (n) {
@@ -877,14 +879,14 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
     op->attrs = attrs_take(p, at_base);
     for (uint32_t i = 0; i < op->attrs.n; i++) {
       const sc_attr *at = &op->attrs.v[i];
-      if (!op->callee.n && (SPAN_IS(at->name, "to_apply") || SPAN_IS(at->name, "calls"))) {
+      if (!sc_op_callee(op).n && (SPAN_IS(at->name, "to_apply") || SPAN_IS(at->name, "calls"))) {
         sc_span v = at->value;
         if (v.n && v.p[0] == '{') {
           const char *q = skip_ws_at(p, v.p + 1);
           sc_span nm;
-          if (lex_name_at(p, q, true, &nm) != q) op->callee = nm;
+          if (lex_name_at(p, q, true, &nm) != q) op->extra->callee = nm;
         } else {
-          op->callee = strip_percent(v);
+          op->extra->callee = strip_percent(v);
         }
       }
     }
@@ -1027,7 +1029,7 @@ static void resolve_operands(P *p, comp *c) {
         sc_value *v = htab_get(&t, base);
         if (!v)
           fail(p, base.p, "unknown operand '" SC_SPAN_FMT "' of '" SC_SPAN_FMT "' in computation '" SC_SPAN_FMT "'",
-               SC_SPAN_ARG(base), SC_SPAN_ARG(op->name), SC_SPAN_ARG(c->func->sym_name));
+               SC_SPAN_ARG(base), SC_SPAN_ARG(op->name), SC_SPAN_ARG(sc_op_sym_name(c->func)));
         op->operands[k] = v;
       }
       if (!op->operand_types[k].n) op->operand_types[k] = op->operands[k]->type;
@@ -1055,7 +1057,7 @@ static void check_comp_ref(P *p, const htab *t, const sc_attr *at, const char *s
 static void resolve_computations(P *p, sc_op **ops, uint32_t nops) {
   htab t;
   htab_init(p, &t, p->funcs.n);
-  for (uint32_t i = 0; i < p->funcs.n; i++) htab_put(&t, p->funcs.v[i]->sym_name, p->funcs.v[i]);
+  for (uint32_t i = 0; i < p->funcs.n; i++) htab_put(&t, sc_op_sym_name(p->funcs.v[i]), p->funcs.v[i]);
   for (uint32_t i = 0; i < nops; i++) {
     sc_op *op = ops[i];
     for (uint32_t k = 0; k < op->attrs.n; k++) {
@@ -1120,7 +1122,8 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
   sc_op *f = alloc(p, sizeof *f);
   f->name = sc_span_of("func.func", 9);
   f->pos.offset = off(p, start);
-  f->sym_name = name;
+  f->extra = alloc(p, sizeof *f->extra);
+  f->extra->sym_name = name;
   f->parent_block = mblock;
   f->parent_op = module;
   f->depth = 1;
@@ -1139,10 +1142,10 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
     sc_span rt;
     if (!parse_shape(p, 1, true, &rt))
       fail(p, p->s, "expected a result shape after '->' in computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
-    f->func_result_types = alloc(p, sizeof *f->func_result_types);
-    f->func_result_types[0] = rt;
-    f->result_attrs = alloc(p, sizeof *f->result_attrs);
-    f->nresult_attrs = 1;
+    f->extra->func_result_types = alloc(p, sizeof *f->extra->func_result_types);
+    f->extra->func_result_types[0] = rt;
+    f->extra->result_attrs = alloc(p, sizeof *f->extra->result_attrs);
+    f->extra->nresult_attrs = 1;
     skip_ws(p);
   }
   if (p->s >= e || *p->s != '{')
@@ -1294,7 +1297,10 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
       p->s = ne;
     }
   }
-  module->sym_name = mname;
+  if (mname.n) {
+    if (!module->extra) module->extra = alloc(p, sizeof *module->extra);
+    module->extra->sym_name = mname;
+  }
   const char *last = p->s;
   last = parse_attrs(p, 0, last, "module", mname, NULL);
   module->attrs = attrs_take(p, 0);

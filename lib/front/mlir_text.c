@@ -930,9 +930,10 @@ static void parse_func_results(P *p, sc_op *op) {
     SC_PUSH(p->a, types, ty);
     SC_PUSH(p->a, attrs, none);
   }
-  op->func_result_types = types.v;
-  op->result_attrs = attrs.v;
-  op->nresult_attrs = (uint32_t)attrs.n;
+  sc_op_extra *e = sc_op_extra_of(p->a, op);
+  e->func_result_types = types.v;
+  e->result_attrs = attrs.v;
+  e->nresult_attrs = (uint32_t)attrs.n;
 }
 
 /* The trailing `: types` of an op (':' is next). */
@@ -1089,7 +1090,7 @@ static void parse_function_type_results(P *p, sc_span value, sc_op *op) {
     }
   }
   lex_pop(p, &save);
-  if (!op->func_result_types && outs.n) op->func_result_types = outs.v;
+  if (!sc_op_func_result_types(op) && outs.n) sc_op_extra_of(p->a, op)->func_result_types = outs.v;
 }
 
 static void map_generic_properties(P *p, sc_op *op, bool func_like) {
@@ -1115,10 +1116,13 @@ static void map_generic_properties(P *p, sc_op *op, bool func_like) {
         if (!entry->args[i]->attrs.n) entry->args[i]->attrs = list[i];
   }
   const sc_attr *ra = sc_attrs_find(&op->attrs, "res_attrs");
-  if (ra && !op->nresult_attrs) {
+  if (ra && !sc_op_nresult_attrs(op)) {
     sc_attrs *list;
     uint32_t n = parse_dict_list(p, ra->value, &list);
-    if (n) op->result_attrs = list, op->nresult_attrs = n;
+    if (n) {
+      sc_op_extra *e = sc_op_extra_of(p->a, op);
+      e->result_attrs = list, e->nresult_attrs = n;
+    }
   }
 }
 
@@ -1286,18 +1290,18 @@ static bool parse_paren_group(P *p, value_vec *pending_args) {
 }
 
 /* Generic form keeps symbols in properties: sym_name = "main", callee = @f, sym_visibility. */
-static void complete_symbols(sc_op *op, bool call_like, bool func_like) {
-  if (!op->sym_name.n) {
-    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_name");
-    if (a && a->value.n >= 2 && a->value.p[0] == '"') op->sym_name = sc_span_of(a->value.p + 1, a->value.n - 2);
+static void complete_symbols(sc_arena *a, sc_op *op, bool call_like, bool func_like) {
+  if (!sc_op_sym_name(op).n) {
+    const sc_attr *s = sc_attrs_find(&op->attrs, "sym_name");
+    if (s && s->value.n >= 2 && s->value.p[0] == '"') sc_op_extra_of(a, op)->sym_name = sc_span_of(s->value.p + 1, s->value.n - 2);
   }
-  if (!op->callee.n && call_like) {
-    const sc_attr *a = sc_attrs_find(&op->attrs, "callee");
-    if (a && a->value.n >= 2 && a->value.p[0] == '@') op->callee = sc_span_of(a->value.p + 1, a->value.n - 1);
+  if (!sc_op_callee(op).n && call_like) {
+    const sc_attr *c = sc_attrs_find(&op->attrs, "callee");
+    if (c && c->value.n >= 2 && c->value.p[0] == '@') sc_op_extra_of(a, op)->callee = sc_span_of(c->value.p + 1, c->value.n - 1);
   }
-  if (!op->visibility.n && func_like) {
-    const sc_attr *a = sc_attrs_find(&op->attrs, "sym_visibility");
-    if (a && a->value.n >= 2) op->visibility = sc_span_of(a->value.p + 1, a->value.n - 2);
+  if (!sc_op_visibility(op).n && func_like) {
+    const sc_attr *v = sc_attrs_find(&op->attrs, "sym_visibility");
+    if (v && v->value.n >= 2) sc_op_extra_of(a, op)->visibility = sc_span_of(v->value.p + 1, v->value.n - 2);
   }
 }
 
@@ -1364,8 +1368,8 @@ static void parse_op_symbol(P *p, op_state *st, tok t) {
   sc_span s = tspan(p, t);
   s.p++, s.n--;
   if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
-  if (st->call_like && !st->op->callee.n) st->op->callee = s;
-  else if (!st->op->sym_name.n) st->op->sym_name = s;
+  if (st->call_like && !sc_op_callee(st->op).n) sc_op_extra_of(p->a, st->op)->callee = s;
+  else if (!sc_op_sym_name(st->op).n) sc_op_extra_of(p->a, st->op)->sym_name = s;
   if (!is_punct(peek(p, 0), p, '=')) return;
   tok eq = next(p);
   tok v = peek(p, 0);
@@ -1395,9 +1399,9 @@ static void parse_op_word(P *p, op_state *st, tok t) {
     SC_PUSH(p->a, p->s_attrs, a);
     return;
   }
-  if (!op->visibility.n && st->func_like &&
+  if (!sc_op_visibility(op).n && st->func_like &&
       (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") || tok_is_word(t, p, "nested")))
-    op->visibility = tspan(p, t);
+    sc_op_extra_of(p->a, op)->visibility = tspan(p, t);
   skip_unit(p);
 }
 
@@ -1816,7 +1820,7 @@ static void finish_op(P *p, op_state *st, tok first) {
     if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
     else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
   }
-  complete_symbols(op, st->call_like, st->func_like);
+  complete_symbols(p->a, op, st->call_like, st->func_like);
   if (op->generic) map_generic_properties(p, op, st->func_like);
 }
 
@@ -2084,7 +2088,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   m->naliases = (uint32_t)p.aliases.n;
   for (uint32_t i = 0; i < m->nfuncs; i++) {
     sc_op *f = m->funcs[i];
-    if (sc_span_eq(f->sym_name, "main") && !sc_span_eq(f->visibility, "private")) m->entry = f;
+    if (sc_span_eq(sc_op_sym_name(f), "main") && !sc_span_eq(sc_op_visibility(f), "private")) m->entry = f;
   }
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   sc_module_index_aliases(p.a, m);

@@ -175,7 +175,7 @@ static sc_span custom_call_target(const sc_op *op) {
   sc_span none = {0};
   const sc_attr *a;
   if (op->name.n != sizeof "custom-call" - 1) { /* stablehlo.custom_call, mhlo.custom_call */
-    if (op->callee.n) return op->callee;
+    if (sc_op_callee(op).n) return sc_op_callee(op);
     a = sc_op_attr(op, "call_target_name");
   } else {
     a = sc_op_attr(op, "custom_call_target");
@@ -207,9 +207,13 @@ static sc_op_kind cached_kind_of_name(kind_cache *c, sc_span n) {
 static void classify(sc_op *op, kind_cache *c) {
   if (op->classified) return;
   op->kind = (uint8_t)(c ? cached_kind_of_name(c, op->name) : kind_of_name(op->name));
-  op->target = op->kind == SC_OP_CUSTOM_CALL ? custom_call_target(op) : sc_span_of(NULL, 0);
-  op->cc = op->kind == SC_OP_CUSTOM_CALL ? (uint8_t)class_of_target(op->target) : SC_CC_NONE;
+  op->cc = op->kind == SC_OP_CUSTOM_CALL ? (uint8_t)class_of_target(custom_call_target(op)) : SC_CC_NONE;
   op->classified = true;
+}
+
+/* Derived, not stored: custom calls are few, and sc_op stays small for the rest. */
+sc_span sc_op_custom_call_target(const sc_op *op) {
+  return op->classified && op->kind == SC_OP_CUSTOM_CALL ? custom_call_target(op) : sc_span_of(NULL, 0);
 }
 
 void sc_op_classify(sc_op *op) { classify(op, NULL); }
@@ -230,7 +234,7 @@ void sc_module_finalize(sc_module *m) {
 
 sc_op *sc_module_func(const sc_module *m, sc_span name) {
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->funcs[i]->sym_name.n == name.n && memcmp(m->funcs[i]->sym_name.p, name.p, name.n) == 0)
+    if (sc_op_sym_name(m->funcs[i]).n == name.n && memcmp(sc_op_sym_name(m->funcs[i]).p, name.p, name.n) == 0)
       return m->funcs[i];
   return NULL;
 }
@@ -566,7 +570,8 @@ sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc) {
 }
 
 sc_srcloc sc_op_srcloc(const sc_module *m, const sc_op *op) {
-  if (op->src.known || !op->loc.n || !m) return op->src;
+  sc_srcloc own = sc_op_src(op);
+  if (own.known || !op->loc.n || !m) return own;
   return sc_resolve_loc(m, op->loc);
 }
 
@@ -602,7 +607,7 @@ static const char *op_path(sc_arena *a, const sc_op *op) {
   const sc_op *chain[64];
   uint32_t n = 0;
   for (const sc_op *o = op; o && o->parent_op && o != op->func && n < 64; o = o->parent_op) chain[n++] = o;
-  char *path = op->func ? sc_span_dup(a, op->func->sym_name) : sc_arena_strdup(a, "module");
+  char *path = op->func ? sc_span_dup(a, sc_op_sym_name(op->func)) : sc_arena_strdup(a, "module");
   for (uint32_t k = n; k-- > 0;) {
     uint32_t r, b, i = index_in_parent(chain[k], &r, &b);
     path = r || b ? sc_arena_printf(a, "%s/r%ub%u:%u", path, r, b, i) : sc_arena_printf(a, "%s/%u", path, i);
@@ -615,7 +620,7 @@ void sc_locate_without_lines(sc_arena *a, const sc_module *m, sc_diag *diags, si
     sc_diag *d = &diags[i];
     d->line = d->col = d->end_line = d->end_col = 0;
     const sc_op *op = op_at_offset(m, d->offset);
-    if (op && op != m->module && (op->func != op || op->sym_name.n)) d->op_path = op_path(a, op);
+    if (op && op != m->module && (op->func != op || sc_op_sym_name(op).n)) d->op_path = op_path(a, op);
     else if (op) d->op_path = "module";
     size_t kept = 0;
     for (size_t k = 0; k < d->nfixes; k++) {

@@ -176,8 +176,21 @@ struct sc_region {
   sc_op *parent;
 };
 
+/* What few ops have (symbols, calls, func.func result lists, a front end's resolved location): kept
+ * out of sc_op so the many plain ops (`stablehlo.add`) stay small. Read through the sc_op_* accessors
+ * below, which give an empty value when the op has no record; front ends write via sc_op_extra_of(). */
+typedef struct {
+  sc_span sym_name;            /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
+  sc_span callee;              /* for call ops: "f"; HLO: to_apply/calls target */
+  sc_span visibility;          /* func.func "public"/"private" or empty */
+  sc_srcloc src;               /* Python location resolved by the front end (bytecode, HLO metadata) */
+  sc_attrs *result_attrs;      /* func.func result attribute dicts (nresult_attrs entries) */
+  sc_span *func_result_types;  /* func.func declared result types */
+  uint32_t nresult_attrs;
+} sc_op_extra;
+
 struct sc_op {
-  /* Fields are grouped by size so the struct has no padding (one per op; modules have 10^5 ops). */
+  /* Fields are grouped by size so the struct has little padding (one per op; modules have 10^5 ops). */
   uint32_t id;          /* preorder index in sc_module.ops */
   sc_at pos;            /* first token of the op (its result list, or its name) */
   uint32_t end;         /* byte offset one past the op's last token */
@@ -187,19 +200,15 @@ struct sc_op {
   uint32_t noperands;
   uint32_t noperand_types;
   uint32_t nresult_types;
-  uint32_t nresult_attrs;
   uint32_t nregions;
   uint8_t kind;         /* sc_op_kind of `name`, set by sc_op_classify() */
-  uint8_t cc;           /* sc_cc_class of `target` for custom calls, else SC_CC_NONE */
-  bool classified;      /* kind/cc/target are set */
+  uint8_t cc;           /* sc_cc_class of the custom call target, else SC_CC_NONE */
+  bool classified;      /* kind/cc are set */
   bool generic;         /* written in generic form ("op"(...)) */
 
   sc_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
-  sc_span target;       /* custom call target without quotes/'@' (empty if none); see sc_op_custom_call_target */
   sc_span text;         /* the whole op as written, including regions */
-  sc_span sym_name;     /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
-  sc_span callee;       /* for call ops: "f"; HLO: to_apply/calls target */
-  sc_span visibility;   /* func.func "public"/"private" or empty */
+  sc_span loc;          /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand) */
 
   sc_value **results;   /* nresults */
   sc_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
@@ -211,20 +220,42 @@ struct sc_op {
    * `@sym = value` (name "value"), and custom-syntax `<...>` / `[...]` groups without a name (empty
    * name, in order; for sdy.sharding_constraint/sdy.reshard the `<...>` is named "sharding"). */
   sc_attrs attrs;
-  sc_attrs *result_attrs;  /* func.func result attribute dicts (nresult_attrs entries) */
-  sc_span *func_result_types; /* func.func declared result types */
 
   sc_region **regions;     /* nregions */
-
-  sc_span loc;             /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand) */
-  sc_srcloc src;           /* Python location resolved by the front end (bytecode, HLO metadata); read
-                            * it through sc_op_srcloc(), which resolves `loc` when the front end kept
-                            * only the text */
+  sc_op_extra *extra;      /* NULL for most ops */
 
   sc_block *parent_block;
   sc_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
   sc_op *func;             /* enclosing func.func / HLO computation, or NULL */
 };
+
+/* The op's side record, allocated (zeroed) on first use; for front ends. */
+static inline sc_op_extra *sc_op_extra_of(sc_arena *a, sc_op *op) {
+  if (!op->extra) op->extra = (sc_op_extra *)sc_arena_calloc(a, 1, sizeof *op->extra);
+  return op->extra;
+}
+static inline sc_span sc_op_sym_name(const sc_op *op) {
+  sc_span none = {0};
+  return op->extra ? op->extra->sym_name : none;
+}
+static inline sc_span sc_op_callee(const sc_op *op) {
+  sc_span none = {0};
+  return op->extra ? op->extra->callee : none;
+}
+static inline sc_span sc_op_visibility(const sc_op *op) {
+  sc_span none = {0};
+  return op->extra ? op->extra->visibility : none;
+}
+/* The front end's own resolved location (not the `loc(...)` text; see sc_op_srcloc). */
+static inline sc_srcloc sc_op_src(const sc_op *op) {
+  sc_srcloc none = {0};
+  return op->extra ? op->extra->src : none;
+}
+static inline uint32_t sc_op_nresult_attrs(const sc_op *op) { return op->extra ? op->extra->nresult_attrs : 0; }
+static inline sc_attrs *sc_op_result_attrs(const sc_op *op) { return op->extra ? op->extra->result_attrs : NULL; }
+static inline sc_span *sc_op_func_result_types(const sc_op *op) {
+  return op->extra ? op->extra->func_result_types : NULL;
+}
 
 /* A #alias = value definition (locations, attributes) and !alias = type. */
 typedef struct {
@@ -365,7 +396,7 @@ const sc_attr *sc_op_attr(const sc_op *op, const char *name);
 /* Compares the op's name; for tests and front ends. Rules and the model compare op->kind instead. */
 bool sc_op_is(const sc_op *op, const char *name);
 /* stablehlo.custom_call / HLO custom-call: the call_target_name without quotes/'@', else empty. */
-static inline sc_span sc_op_custom_call_target(const sc_op *op) { return op->target; }
+sc_span sc_op_custom_call_target(const sc_op *op);
 /* The func.func op named `name` (no '@'), or NULL. */
 sc_op *sc_module_func(const sc_module *m, sc_span name);
 /* Walks ops in preorder starting at (and including) `root`; `fn` returns false to skip children. */

@@ -408,7 +408,7 @@ static void add_mesh_op(builder *b, const sc_op *op) {
               sc_arena_printf(b->a, "custom op 'sdy.mesh' failed to parse Sdy_Mesh: %s", lx.err ? lx.err : "bad mesh"));
     return;
   }
-  mesh->name = op->sym_name;
+  mesh->name = sc_op_sym_name(op);
   if (!mesh->name.n) { /* the parser did not give a symbol: take it from the text */
     sdy_lex l2;
     sdy_lex_init(&l2, b->a, op->text, 0);
@@ -846,9 +846,9 @@ static void func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
   fm->slots = sc_arena_calloc(a, cap, sizeof *fm->slots);
   fm->mask = cap - 1;
   for (uint32_t i = 0; i < m->nfuncs; i++) {
-    uint32_t h = span_hash(m->funcs[i]->sym_name) & fm->mask;
+    uint32_t h = span_hash(sc_op_sym_name(m->funcs[i])) & fm->mask;
     while (fm->slots[h]) {
-      if (span_same(fm->slots[h]->sym_name, m->funcs[i]->sym_name)) break; /* first definition wins */
+      if (span_same(sc_op_sym_name(fm->slots[h]), sc_op_sym_name(m->funcs[i]))) break; /* first definition wins */
       h = (h + 1) & fm->mask;
     }
     if (!fm->slots[h]) fm->slots[h] = m->funcs[i];
@@ -858,7 +858,7 @@ static void func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
 static sc_op *func_map_get(const func_map *fm, sc_span name) {
   uint32_t h = span_hash(name) & fm->mask;
   while (fm->slots[h]) {
-    if (span_same(fm->slots[h]->sym_name, name)) return fm->slots[h];
+    if (span_same(sc_op_sym_name(fm->slots[h]), name)) return fm->slots[h];
     h = (h + 1) & fm->mask;
   }
   return NULL;
@@ -1059,7 +1059,7 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   }
   /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
   const sc_manual_context *callctx = opctx;
-  if (op->callee.n && is_manual_body_name(op->callee)) {
+  if (sc_op_callee(op).n && is_manual_body_name(sc_op_callee(op))) {
     const sc_sdy_op_info *mi = info->sdy_op;
     if (!mi->has_manual_axes) {
       for (uint32_t i = 0; i < op->noperands; i++) {
@@ -1072,7 +1072,7 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
     }
     if (mi->has_manual_axes) callctx = ctx_with_axes(c->b->a, opctx, op, model->effective, mi->manual_axes, mi->nmanual_axes);
   }
-  if (op->callee.n) visit_callee(c, op->callee, callctx);
+  if (sc_op_callee(op).n) visit_callee(c, sc_op_callee(op), callctx);
   if (c->b->m->format == SC_FMT_HLO && has_hlo_callee_attr(&op->attrs)) {
     for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++) {
       const sc_attr *at = find_attr(&op->attrs, k_hlo_callee_attrs[k]);
@@ -1126,8 +1126,8 @@ static void build_manual(builder *b) {
   /* functions some op calls (they are visited from their call sites) */
   bool *called = sc_arena_calloc(b->a, m->nops + 1, sizeof *called);
   for (uint32_t k = 0; k < m->nops; k++) {
-    if (!m->ops[k]->callee.n) continue;
-    sc_op *f = func_map_get(&c.funcs, m->ops[k]->callee);
+    if (!sc_op_callee(m->ops[k]).n) continue;
+    sc_op *f = func_map_get(&c.funcs, sc_op_callee(m->ops[k]));
     if (f) called[f->id] = true;
   }
   /* ops outside any function (module level) keep NULL: no manual context */
@@ -1136,13 +1136,13 @@ static void build_manual(builder *b) {
   uint32_t n = 0;
   if (m->entry) order[n++] = m->entry;
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->funcs[i] != m->entry && !sc_span_eq(m->funcs[i]->visibility, "private")) order[n++] = m->funcs[i];
+    if (m->funcs[i] != m->entry && !sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->funcs[i] != m->entry && sc_span_eq(m->funcs[i]->visibility, "private")) order[n++] = m->funcs[i];
+    if (m->funcs[i] != m->entry && sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
   for (uint32_t i = 0; i < n; i++) {
     if (!c.func_seen[order[i]->id]) {
       /* a private function that some later root calls is visited from that call */
-      if (i > 0 && sc_span_eq(order[i]->visibility, "private") && called[order[i]->id] && m->format != SC_FMT_HLO)
+      if (i > 0 && sc_span_eq(sc_op_visibility(order[i]), "private") && called[order[i]->id] && m->format != SC_FMT_HLO)
         continue;
       c.func_seen[order[i]->id] = true;
       SC_PUSH(b->a, c.work, order[i]);
@@ -1193,13 +1193,13 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy
       }
     }
     bool any = false;
-    for (uint32_t k = 0; k < op->nresult_attrs && !any; k++) any = op->result_attrs[k].n > 0;
+    for (uint32_t k = 0; k < sc_op_nresult_attrs(op) && !any; k++) any = sc_op_result_attrs(op)[k].n > 0;
     if (any) {
-      info->nresults = op->nresult_attrs;
-      info->results = sc_arena_calloc(a, op->nresult_attrs + 1, sizeof *info->results);
-      for (uint32_t k = 0; k < op->nresult_attrs; k++)
-        if (op->result_attrs[k].n)
-          parse_value_attrs(b, &info->results[k], &op->result_attrs[k], op, sc_indexed_name(a, "result", k));
+      info->nresults = sc_op_nresult_attrs(op);
+      info->results = sc_arena_calloc(a, sc_op_nresult_attrs(op) + 1, sizeof *info->results);
+      for (uint32_t k = 0; k < sc_op_nresult_attrs(op); k++)
+        if (sc_op_result_attrs(op)[k].n)
+          parse_value_attrs(b, &info->results[k], &sc_op_result_attrs(op)[k], op, sc_indexed_name(a, "result", k));
     }
     return;
   }

@@ -343,9 +343,9 @@ static sc_diag *report_v(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc
     d.col = pos.col;
   }
   if (op) {
-    if (op->func && op->func->sym_name.n) d.function = sc_span_dup(ctx->arena, op->func->sym_name);
-    else if (op->kind == SC_OP_FUNC && op->sym_name.n)
-      d.function = sc_span_dup(ctx->arena, op->sym_name);
+    if (op->func && sc_op_sym_name(op->func).n) d.function = sc_span_dup(ctx->arena, sc_op_sym_name(op->func));
+    else if (op->kind == SC_OP_FUNC && sc_op_sym_name(op).n)
+      d.function = sc_span_dup(ctx->arena, sc_op_sym_name(op));
     d.op = sc_span_dup(ctx->arena, op->name);
     sc_span target = sc_op_custom_call_target(op);
     if (target.n) d.target = sc_span_dup(ctx->arena, target);

@@ -205,8 +205,8 @@ sc_partitioner sc_kc_partitioner(const sc_module *m) {
     int st = attrs_style(&op->attrs);
     if (st == 2) return SC_PART_SHARDY;
     if (st == 1) gspmd = true;
-    for (uint32_t r = 0; r < op->nresult_attrs; r++) {
-      st = attrs_style(&op->result_attrs[r]);
+    for (uint32_t r = 0; r < sc_op_nresult_attrs(op); r++) {
+      st = attrs_style(&sc_op_result_attrs(op)[r]);
       if (st == 2) return SC_PART_SHARDY;
       if (st == 1) gspmd = true;
     }
@@ -392,7 +392,7 @@ void sc_kc_context(sc_ctx *ctx, sc_diag *d, const sc_kc_where *w) {
     sc_span t = sc_op_custom_call_target(m);
     const char *what = t.n ? sc_arena_printf(a, SC_SPAN_FMT " @" SC_SPAN_FMT, SC_SPAN_ARG(m->name), SC_SPAN_ARG(t))
                            : sc_span_dup(a, m->name);
-    if (m->callee.n && !t.n) what = sc_arena_printf(a, "%s @" SC_SPAN_FMT, what, SC_SPAN_ARG(m->callee));
+    if (sc_op_callee(m).n && !t.n) what = sc_arena_printf(a, "%s @" SC_SPAN_FMT, what, SC_SPAN_ARG(sc_op_callee(m)));
     sc_diag_context(ctx, d, "manual_computation", sc_arena_printf(a, "%s at line %u", what, sc_op_line(ctx->lines, m)));
   } else {
     sc_diag_context(ctx, d, "manual_computation", "none (top level)");
@@ -803,7 +803,7 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
 
 const char *sc_kc_py_fn_name(sc_ctx *ctx) {
   const sc_op *mod = ctx->module ? ctx->module->module : NULL;
-  sc_span n = mod ? mod->sym_name : sc_span_of(NULL, 0);
+  sc_span n = mod ? sc_op_sym_name(mod) : sc_span_of(NULL, 0);
   if (n.n > 4 && !memcmp(n.p, "jit_", 4)) n.p += 4, n.n -= 4;
   else if (n.n > 5 && !memcmp(n.p, "pjit_", 5)) n.p += 5, n.n -= 5;
   bool ident = n.n > 0 && n.n < 64 && !isdigit((unsigned char)n.p[0]);

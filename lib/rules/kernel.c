@@ -122,8 +122,8 @@ static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w,
       if (u->kind == SC_OP_SDY_SHARDING_CONSTRAINT || u->kind == SC_OP_SDY_RESHARD || u->cc == SC_CC_SHARDING) {
         if (u->nresults) s = sc_kc_value_sharding(ctx, u->results[0]);
       } else if (u->kind == SC_OP_RETURN && u->parent_op == op->func && op->func &&
-                 k < op->func->nresult_attrs) {
-        const sc_attrs *ra = &op->func->result_attrs[k];
+                 k < sc_op_nresult_attrs(op->func)) {
+        const sc_attrs *ra = &sc_op_result_attrs(op->func)[k];
         const sc_attr *at = sc_attrs_find(ra, "sdy.sharding");
         if (!at) at = sc_attrs_find(ra, "mhlo.sharding");
         if (at) s = parse_attr_sharding(ctx->arena, at);

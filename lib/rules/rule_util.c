@@ -39,10 +39,10 @@ sc_span ru_arg_type(const sc_op *func, uint32_t i) {
   return sc_span_of("", 0);
 }
 
-uint32_t ru_func_nresults(const sc_op *func) { return func->nresult_attrs; }
+uint32_t ru_func_nresults(const sc_op *func) { return sc_op_nresult_attrs(func); }
 
 sc_span ru_func_result_type(const sc_op *func, uint32_t i) {
-  if (i < func->nresult_attrs && func->func_result_types) return func->func_result_types[i];
+  if (i < sc_op_nresult_attrs(func) && sc_op_func_result_types(func)) return sc_op_func_result_types(func)[i];
   return sc_span_of("", 0);
 }
 

@@ -626,7 +626,7 @@ void sc_check_sharding_tile_assignment(sc_ctx *ctx) {
         sc_shape sh;
         if (!sc_parse_shape(ctx->arena, ru_func_result_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
         validate_gspmd(ctx, op, info->results[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "result %u", i),
-                       i < op->nresult_attrs ? gspmd_attr(&op->result_attrs[i]) : NULL);
+                       i < sc_op_nresult_attrs(op) ? gspmd_attr(&sc_op_result_attrs(op)[i]) : NULL);
       }
       continue;
     }
@@ -898,8 +898,8 @@ static void check_consistent(sc_ctx *ctx, const sc_op *parent, const char *what,
     sc_diag *d = sc_emit(ctx, parent,
                          "Inconsistent %s sharding among instructions: %.*s (%s) has sharding=%.*s but %.*s (%s) has "
                          "sharding=%.*s",
-                         what, SC_SPAN_ARG(common->op->sym_name), common->role, SC_SPAN_ARG(common_info->gspmd.values[0]->text),
-                         SC_SPAN_ARG(mem[i].op->sym_name), mem[i].role, SC_SPAN_ARG(info->gspmd.values[0]->text));
+                         what, SC_SPAN_ARG(sc_op_sym_name(common->op)), common->role, SC_SPAN_ARG(common_info->gspmd.values[0]->text),
+                         SC_SPAN_ARG(sc_op_sym_name(mem[i].op)), mem[i].role, SC_SPAN_ARG(info->gspmd.values[0]->text));
     sc_diag_fix(ctx, d,
                 sc_arena_printf(ctx->arena, "Give the %s, its computations' parameters and roots the same sharding", what),
                 NULL);
@@ -1015,8 +1015,8 @@ void sc_check_sharding_channel_device(sc_ctx *ctx) {
                             "Instruction: %.*s is on device: %" PRId64 ", which conflicts with device: %" PRId64
                             " of channel instruction: %.*s (a while loop whose body sends or receives on one device runs "
                             "there)",
-                            SC_SPAN_ARG(cands[i]->sym_name.n ? cands[i]->sym_name : cands[i]->name), d, dev,
-                            SC_SPAN_ARG(chan->sym_name.n ? chan->sym_name : chan->name));
+                            SC_SPAN_ARG(sc_op_sym_name(cands[i]).n ? sc_op_sym_name(cands[i]) : cands[i]->name), d, dev,
+                            SC_SPAN_ARG(sc_op_sym_name(chan).n ? sc_op_sym_name(chan) : chan->name));
       sc_diag_fix(ctx, dg, sc_arena_printf(ctx->arena, "Place the loop's single-device work on device %" PRId64, dev), NULL);
       break;
     }

@@ -95,9 +95,9 @@ static void check_structure(const char *path, const parsed *r) {
     cr_assert_eq(op->id, i);
     if (op->depth != 2) continue;
     for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k], "%s: unresolved operand", path);
-    if (op->callee.n)
-      cr_assert_not_null(sc_module_func(m, op->callee), "%s:%u: callee " SC_SPAN_FMT " not found", path, test_op_pos(r->m, op).line,
-                         SC_SPAN_ARG(op->callee));
+    if (sc_op_callee(op).n)
+      cr_assert_not_null(sc_module_func(m, sc_op_callee(op)), "%s:%u: callee " SC_SPAN_FMT " not found", path, test_op_pos(r->m, op).line,
+                         SC_SPAN_ARG(sc_op_callee(op)));
     if (sc_op_is(op, "custom-call")) cr_assert_gt(sc_op_custom_call_target(op).n, 0, "%s:%u", path, test_op_pos(r->m, op).line);
     if (sc_op_is(op, "parameter")) {
       const sc_block *b = op->parent_block;
@@ -182,7 +182,7 @@ Test(hlo_corpus, real_world_counts) {
   cr_assert_not_null(r.m);
   cr_assert_eq(r.m->nfuncs, 137);
   cr_assert_eq(count_instrs(r.m), 2325);
-  cr_assert(sc_span_eq(r.m->entry->sym_name, "main.66_spmd"));
+  cr_assert(sc_span_eq(sc_op_sym_name(r.m->entry), "main.66_spmd"));
   cr_assert_eq(test_op_pos(r.m, r.m->entry).line, 2002);
   sc_block *b = r.m->entry->regions[0]->blocks[0];
   cr_assert_eq(b->nargs, 43);
@@ -204,7 +204,7 @@ Test(hlo_corpus, real_world_counts) {
   cr_assert_not_null(r.m);
   cr_assert_eq(r.m->nfuncs, 87);
   cr_assert_eq(count_instrs(r.m), 1947);
-  cr_assert(sc_span_eq(r.m->entry->sym_name, "main.2034"));
+  cr_assert(sc_span_eq(sc_op_sym_name(r.m->entry), "main.2034"));
   cr_assert_eq(r.m->entry->regions[0]->blocks[0]->nargs, 38);
   cr_assert_null(sc_op_attr(r.m->module, "num_partitions")); /* README: header has NO num_partitions */
   uint32_t sharding = 0;
@@ -213,14 +213,14 @@ Test(hlo_corpus, real_world_counts) {
   /* Line 6: %broadcast.250 = ... metadata={... source_file="/opt/maxtext/MaxText/layers/attentions.py" source_line=211} */
   sc_op *bc = NULL;
   for (uint32_t i = 0; i < r.m->nops && !bc; i++)
-    if (sc_span_eq(r.m->ops[i]->sym_name, "broadcast.250")) bc = r.m->ops[i];
+    if (sc_span_eq(sc_op_sym_name(r.m->ops[i]), "broadcast.250")) bc = r.m->ops[i];
   cr_assert_not_null(bc);
   cr_assert_eq(test_op_pos(r.m, bc).line, 6);
   cr_assert_eq(test_op_pos(r.m, bc).col, 3);
-  cr_assert(bc->src.known);
-  cr_assert(sc_span_eq(bc->src.file, "/opt/maxtext/MaxText/layers/attentions.py"));
-  cr_assert_eq(bc->src.line, 211);
-  cr_assert_eq(bc->src.col, 0);
+  cr_assert(sc_op_src(bc).known);
+  cr_assert(sc_span_eq(sc_op_src(bc).file, "/opt/maxtext/MaxText/layers/attentions.py"));
+  cr_assert_eq(sc_op_src(bc).line, 211);
+  cr_assert_eq(sc_op_src(bc).col, 0);
   parsed_free(&r);
 
   r = parse_file(XLA "/hlo/hlo_verifier__InconsistentWhileSharding.hlo");

@@ -188,8 +188,8 @@ Test(check, generic_form_is_checked_like_the_pretty_form) {
   sc_parse_error err;
   sc_module *m = test_parse(A, generic, &err);
   cr_assert_not_null(m);
-  cr_assert_eq(m->funcs[0]->nresult_attrs, 1);
-  cr_assert_not_null(sc_attrs_find(&m->funcs[0]->result_attrs[0], "jax.result_info"));
-  cr_assert(sc_span_eq(m->funcs[0]->func_result_types[0], "tensor<32x128xf32>"));
+  cr_assert_eq(sc_op_nresult_attrs(m->funcs[0]), 1);
+  cr_assert_not_null(sc_attrs_find(&sc_op_result_attrs(m->funcs[0])[0], "jax.result_info"));
+  cr_assert(sc_span_eq(sc_op_func_result_types(m->funcs[0])[0], "tensor<32x128xf32>"));
   cr_assert_not_null(sc_attrs_find(&m->funcs[0]->regions[0]->blocks[0]->args[0]->attrs, "sdy.sharding"));
 }

@@ -59,7 +59,7 @@ static bool span_is(sc_span s, const char *lit) { return sc_span_eq(s, lit); }
 static sc_op *instr(sc_op *func, const char *name) {
   sc_block *b = func->regions[0]->blocks[0];
   for (uint32_t i = 0; i < b->nops; i++)
-    if (span_is(b->ops[i]->sym_name, name)) return b->ops[i];
+    if (span_is(sc_op_sym_name(b->ops[i]), name)) return b->ops[i];
   cr_assert_fail("no instruction %s", name);
   return NULL;
 }
@@ -104,7 +104,7 @@ static void check_invariants(const sc_module *m, const char *buf, size_t len) {
       cr_assert_eq(op->results[0]->def, op);
       cr_assert_not_null(op->func);
       for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k]);
-      if (op->callee.n) cr_assert_not_null(sc_module_func(m, op->callee), "callee " SC_SPAN_FMT, SC_SPAN_ARG(op->callee));
+      if (sc_op_callee(op).n) cr_assert_not_null(sc_module_func(m, sc_op_callee(op)), "callee " SC_SPAN_FMT, SC_SPAN_ARG(sc_op_callee(op)));
     }
     if (op->depth == 1) {
       const sc_block *b = op->regions[0]->blocks[0];
@@ -141,7 +141,7 @@ Test(hlo_parse, module_header_and_computations) {
   check_invariants(m, BASIC, strlen(BASIC));
   cr_assert_eq(m->format, SC_FMT_HLO);
   cr_assert(sc_op_is(m->module, "builtin.module"));
-  assert_span(m->module->sym_name, "jit_f");
+  assert_span(sc_op_sym_name(m->module), "jit_f");
   cr_assert_eq(m->module->attrs.n, 4);
   assert_attr(m->module, "entry_computation_layout", "{(f32[8,16]{1,0})->f32[8,16]{1,0}}");
   assert_attr(m->module, "replica_count", "1");
@@ -152,15 +152,15 @@ Test(hlo_parse, module_header_and_computations) {
 
   cr_assert_eq(m->nfuncs, 2);
   cr_assert_eq(m->nops, 1 + 2 + 3 + 4);
-  assert_span(m->funcs[0]->sym_name, "add_comp");
-  assert_span(m->funcs[1]->sym_name, "main");
+  assert_span(sc_op_sym_name(m->funcs[0]), "add_comp");
+  assert_span(sc_op_sym_name(m->funcs[1]), "main");
   cr_assert_eq(m->entry, m->funcs[1]);
   cr_assert(sc_op_is(m->funcs[0], "func.func"));
   cr_assert_eq(m->funcs[0]->depth, 1);
   cr_assert_eq(sc_linemap_pos(&lines, m->funcs[0]->pos.offset).line, 4);
   cr_assert_eq(sc_linemap_pos(&lines, m->funcs[1]->pos.offset).line, 10);
   cr_assert_eq(sc_linemap_pos(&lines, m->funcs[1]->pos.offset).col, 1);
-  assert_span(m->funcs[1]->func_result_types[0], "f32[8,16]");
+  assert_span(sc_op_func_result_types(m->funcs[1])[0], "f32[8,16]");
   cr_assert_eq(sc_module_func(m, sc_span_of("add_comp", 8)), m->funcs[0]);
 }
 
@@ -173,7 +173,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   const char *names[] = {"p", "c", "r", "out"};
   for (int i = 0; i < 4; i++) {
     assert_span(b->ops[i]->name, opcodes[i]);
-    assert_span(b->ops[i]->sym_name, names[i]);
+    assert_span(sc_op_sym_name(b->ops[i]), names[i]);
     assert_span(b->ops[i]->results[0]->name, names[i]);
     cr_assert_eq(b->ops[i]->depth, 2);
     cr_assert_eq(b->ops[i]->func, main_);
@@ -197,13 +197,13 @@ Test(hlo_parse, instructions_operands_attrs) {
   assert_span(r->operand_names[0], "p");
   assert_span(r->operand_types[0], "f32[8,16]{1,0}");
   assert_span(r->operand_types[1], "f32[]");
-  assert_span(r->callee, "add_comp");
+  assert_span(sc_op_callee(r), "add_comp");
   assert_attr(r, "to_apply", "%add_comp");
   assert_attr(r, "dimensions", "{1}");
-  cr_assert(r->src.known);
-  assert_span(r->src.file, "/home/u/model.py");
-  cr_assert_eq(r->src.line, 42);
-  cr_assert_eq(r->src.col, 7);
+  cr_assert(sc_op_src(r).known);
+  assert_span(sc_op_src(r).file, "/home/u/model.py");
+  cr_assert_eq(sc_op_src(r).line, 42);
+  cr_assert_eq(sc_op_src(r).col, 7);
   cr_assert_eq(r->attrs.n, 3);
 
   cr_assert_eq(out->attrs.n, 4);
@@ -214,7 +214,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   assert_attr(out, "sharding", "{devices=[2,1]<=[2]}");
   assert_attr(out, "backend_config", "\"{\\\"custom_call_config\\\": {}}\"");
   assert_span(sc_op_custom_call_target(out), "tpu_custom_call");
-  cr_assert_not(out->src.known);
+  cr_assert_not(sc_op_src(out).known);
   cr_assert(span_is(out->text, "ROOT %out = f32[8,16]{1,0} custom-call(%p), custom_call_target=\"tpu_custom_call\", "
                                 "sharding={devices=[2,1]<=[2]}, backend_config=\"{\\\"custom_call_config\\\": {}}\""));
   const sc_attr *sh = sc_op_attr(out, "sharding");
@@ -288,12 +288,12 @@ Test(hlo_parse, computations_without_signature_or_entry) {
   check_invariants(m, t, strlen(t));
   cr_assert_eq(m->nfuncs, 4);
   cr_assert_eq(m->entry, m->funcs[3]);
-  assert_span(m->entry->sym_name, "last");
-  cr_assert_null(m->entry->func_result_types);
+  assert_span(sc_op_sym_name(m->entry), "last");
+  cr_assert_null(sc_op_func_result_types(m->entry));
   cr_assert_eq(m->entry->attrs.n, 1);
   assert_attr(m->entry, "execution_thread", "\"main\"");
   sc_op *ar = instr(m->entry, "ar");
-  assert_span(ar->callee, "sum");
+  assert_span(sc_op_callee(ar), "sum");
   cr_assert_eq(ar->attrs.n, 4);
   assert_attr(ar, "replica_groups", "{{2,0},{1,3}}");
   assert_attr(ar, "channel_id", "1");
@@ -301,9 +301,9 @@ Test(hlo_parse, computations_without_signature_or_entry) {
   assert_attr(instr(m->entry, "ag"), "replica_groups", "[1,4]<=[4]");
   sc_op *mg = instr(m->entry, "mg");
   assert_attr(mg, "replica_groups", "mesh['x'=2,'y'=2] {'x'}");
-  assert_span(mg->callee, "sum");
+  assert_span(sc_op_callee(mg), "sum");
   sc_op *w = instr(m->entry, "w");
-  cr_assert_eq(w->callee.n, 0);
+  cr_assert_eq(sc_op_callee(w).n, 0);
   assert_attr(w, "condition", "cond");
   assert_attr(w, "body", "body");
   cr_assert_eq(w->attrs.n, 4);
@@ -334,7 +334,7 @@ Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
   cr_assert_eq(b->nops, 5);
   sc_op *mx = b->ops[3], *z = b->ops[4];
   assert_span(mx->name, "maximum");
-  cr_assert_eq(mx->sym_name.n, 0);
+  cr_assert_eq(sc_op_sym_name(mx).n, 0);
   assert_span(mx->results[0]->type, "f32[]");
   cr_assert_eq(mx->noperands, 2);
   cr_assert_eq(mx->attrs.n, 0);
@@ -394,20 +394,20 @@ Test(hlo_parse, header_without_name_and_stack_frames) {
                   "StackFrames\n1 {file_location_id=1 parent_frame_id=0}\n\n"
                   "ENTRY e {\n  ROOT p = f32[] parameter(0), metadata={op_name=\"x\" stack_frame_id=1}\n}\n";
   sc_module *m = parse_ok(t);
-  cr_assert_eq(m->module->sym_name.n, 0);
+  cr_assert_eq(sc_op_sym_name(m->module).n, 0);
   assert_attr(m->module, "is_scheduled", "true");
   cr_assert_eq(m->nfuncs, 1);
-  cr_assert_not(m->ops[2]->src.known);
+  cr_assert_not(sc_op_src(m->ops[2]).known);
 
   t = "HloModule\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n";
   m = parse_ok(t);
-  cr_assert_eq(m->module->sym_name.n, 0);
-  assert_span(m->entry->sym_name, "e");
+  cr_assert_eq(sc_op_sym_name(m->module).n, 0);
+  assert_span(sc_op_sym_name(m->entry), "e");
   t = "HloModule\n%c (a: f32[]) -> f32[] {\n  ROOT a = f32[] parameter(0)\n}\nFileNames {\n  ROOT b = f32[] parameter(0)\n}\n";
   m = parse_ok(t);
-  cr_assert_eq(m->module->sym_name.n, 0);
+  cr_assert_eq(sc_op_sym_name(m->module).n, 0);
   cr_assert_eq(m->nfuncs, 2);
-  assert_span(m->entry->sym_name, "FileNames");
+  assert_span(sc_op_sym_name(m->entry), "FileNames");
 }
 
 /* ---- errors ---- */

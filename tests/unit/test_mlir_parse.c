@@ -34,21 +34,21 @@ Test(mlir_parse, jax_shaped_module_structure) {
   sc_module *m = test_parse(A, JAX_SHAPED, &err);
   cr_assert_not_null(m, "parse failed: %s", err.message);
   cr_assert(sc_span_eq(m->module->name, "builtin.module"));
-  cr_assert(sc_span_eq(m->module->sym_name, "jit_f"));
+  cr_assert(sc_span_eq(sc_op_sym_name(m->module), "jit_f"));
   cr_assert_not_null(sc_op_attr(m->module, "mhlo.num_partitions"));
   cr_assert_eq(m->nfuncs, 1);
   cr_assert_eq(m->entry, m->funcs[0]);
   cr_assert_eq(m->nops, 9, "ops: %u", m->nops); /* module mesh func constraint manual custom_call return cst return */
   sc_op *f = m->funcs[0];
-  cr_assert(sc_span_eq(f->sym_name, "main"));
-  cr_assert(sc_span_eq(f->visibility, "public"));
+  cr_assert(sc_span_eq(sc_op_sym_name(f), "main"));
+  cr_assert(sc_span_eq(sc_op_visibility(f), "public"));
   sc_value *arg0 = f->regions[0]->blocks[0]->args[0];
   cr_assert(sc_span_eq(arg0->type, "tensor<2x4xf32>"));
   const sc_attr *sh = sc_attrs_find(&arg0->attrs, "sdy.sharding");
   cr_assert_not_null(sh);
   cr_assert(sc_span_eq(sh->value, "#sdy.sharding<@mesh, [{\"a\"}, {}]>"));
-  cr_assert_eq(f->nresult_attrs, 1);
-  cr_assert_not_null(sc_attrs_find(&f->result_attrs[0], "jax.result_info"));
+  cr_assert_eq(sc_op_nresult_attrs(f), 1);
+  cr_assert_not_null(sc_attrs_find(&sc_op_result_attrs(f)[0], "jax.result_info"));
 
   sc_op *mc = test_find_op(m, "sdy.manual_computation", 0);
   cr_assert_not_null(mc);
@@ -78,7 +78,7 @@ Test(mlir_parse, jax_shaped_module_structure) {
   sc_op *sc = test_find_op(m, "sdy.sharding_constraint", 0);
   cr_assert(sc_span_eq(sc_op_attr(sc, "sharding")->value, "<@mesh, [{\"a\"}, {}]>"));
   sc_op *mesh = test_find_op(m, "sdy.mesh", 0);
-  cr_assert(sc_span_eq(mesh->sym_name, "mesh"));
+  cr_assert(sc_span_eq(sc_op_sym_name(mesh), "mesh"));
   cr_assert(sc_span_eq(sc_op_attr(mesh, "value")->value, "<[\"a\"=2]>"));
 }
 
@@ -284,9 +284,9 @@ Test(mlir_parse, generic_symbols_come_from_properties) {
                             "}) : () -> ()\n",
                             &err);
   cr_assert_not_null(m, "%s", err.message);
-  cr_assert(sc_span_eq(m->funcs[0]->sym_name, "main"));
-  cr_assert(sc_span_eq(m->funcs[0]->visibility, "private"));
-  cr_assert(sc_span_eq(test_find_op(m, "func.call", 0)->callee, "g"));
+  cr_assert(sc_span_eq(sc_op_sym_name(m->funcs[0]), "main"));
+  cr_assert(sc_span_eq(sc_op_visibility(m->funcs[0]), "private"));
+  cr_assert(sc_span_eq(sc_op_callee(test_find_op(m, "func.call", 0)), "g"));
   cr_assert_eq(test_find_op(m, "func.call", 0)->func, m->funcs[0]);
 }
 

@@ -335,7 +335,7 @@ Test(model, hlo_gspmd_regions_and_partial_manual) {
   for (int i = 0; i < 5; i++) {
     sc_op *o = NULL;
     for (uint32_t k = 0; k < M->nops && !o; k++)
-      if (sc_span_eq(M->ops[k]->sym_name, names[i])) o = M->ops[k];
+      if (sc_span_eq(sc_op_sym_name(M->ops[k]), names[i])) o = M->ops[k];
     cr_assert_not_null(o, "%s", names[i]);
     cr_assert_eq(sc_model_manual(m, o)->gspmd_manual, manual[i], "%s", names[i]);
   }
