@@ -293,6 +293,14 @@ static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc
                       free_axes_py(a, w)));
 }
 
+/* What every "this kernel must run in a fully manual shard_map" diagnostic carries: where the kernel
+ * is, its name, and the shard_map wrappings that fix it. */
+static void describe_and_wrap(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *kname) {
+  sc_kc_context(ctx, d, w);
+  sc_diag_context(ctx, d, "kernel", kname);
+  add_wrap_fixes(ctx, d, op, w, kname);
+}
+
 /* Why the op is outside a fully manual context, as a sentence. */
 static const char *where_text(sc_ctx *ctx, const sc_kc_where *w) {
   sc_arena *a = ctx->arena;
@@ -331,9 +339,7 @@ void sc_check_kernel_outside_manual(sc_ctx *ctx, const sc_op *op) {
   sc_diag *d = sc_emit(ctx, op, MOSAIC_MSG " Kernel `%s` (tpu_custom_call): %s, and on more than one device a "
                                 "Mosaic kernel must run inside a shard_map that is manual over every mesh axis.",
                        kname, where_text(ctx, &w));
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "kernel", kname);
-  add_wrap_fixes(ctx, d, op, &w, kname);
+  describe_and_wrap(ctx, d, op, &w, kname);
   sc_diag_fix(ctx, d, "Or run the kernel unsharded: check/deploy on a 1-device mesh, or fall back to the kernel's "
                       "reference (non-Pallas) implementation on multi-device meshes",
               NULL);
@@ -356,9 +362,7 @@ void sc_check_kernel_explicit_sharding(sc_ctx *ctx, const sc_op *op) {
                        ") has %s, outside a fully manual shard_map.",
                        axis_types_str(ctx->arena, &w), kind_label(k), kname, SC_SPAN_ARG(t),
                        describe_uses(ctx->arena, &uses, true));
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "kernel", kname);
-  add_wrap_fixes(ctx, d, op, &w, kname);
+  describe_and_wrap(ctx, d, op, &w, kname);
   sc_diag_fix(ctx, d, "Or remove the explicit sharding (NamedSharding/PartitionSpec, out_sharding=) from the arrays "
                       "passed to and returned from pallas_call",
               NULL);
@@ -384,9 +388,7 @@ void sc_check_kernel_gpu_auto_partitioned(sc_ctx *ctx, const sc_op *op) {
                        "operands sharded over auto axes are all-gathered%s and every device runs the kernel on the "
                        "full arrays.",
                        kind_label(k), kname, SC_SPAN_ARG(t), where_text(ctx, &w), sharded);
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "kernel", kname);
-  add_wrap_fixes(ctx, d, op, &w, kname);
+  describe_and_wrap(ctx, d, op, &w, kname);
 }
 
 /* ---- SC0304 kernel-mesh-axis-unknown ---- */
@@ -554,9 +556,7 @@ void sc_check_mosaic_gpu_multi_device(sc_ctx *ctx, const sc_op *op) {
                        " devices. Kernel `%s` (mosaic_gpu) communicates with other devices (custom barrier or "
                        "collective metadata) and is not inside a shard_map on mesh %s.",
                        w.devices, kname, sc_kc_mesh_str(ctx->arena, w.mesh));
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "kernel", kname);
-  add_wrap_fixes(ctx, d, op, &w, kname);
+  describe_and_wrap(ctx, d, op, &w, kname);
 }
 
 static bool iota_order(const sc_mesh *m) {
