@@ -289,30 +289,15 @@ static problem unreduced_transition(sc_arena *a, const sc_sharding *in, const sc
   return p;
 }
 
-/* What the per-kind checks of one collective read. */
-typedef struct {
-  sc_arena *a;
-  const coll *c;
-  const sc_sharding *in, *out;
-  const sc_mesh *m, *im, *om;
-  uint32_t rank;
-  ckind kind;
-} coll_check;
-
 /* all-gather, all-slice, reduce-scatter, sharded-to-unreduced: axes move between a dimension and the rest */
-static problem verify_move_axes(const coll_check *chk) {
-  sc_arena *a = chk->a;
+static problem verify_move_axes(sc_arena *a, const coll *c, const sc_sharding *in, const sc_sharding *out,
+                                const sc_mesh *m, uint32_t rank, ckind kind) {
   problem p = {0};
-  const coll c = *chk->c;
-  const sc_sharding *in = chk->in, *out = chk->out;
-  const sc_mesh *m = chk->m;
-  uint32_t rank = chk->rank;
-  ckind kind = chk->kind;
-  problem q = verify_lists(a, c.dims.v, c.dims.n, m, NULL);
+  problem q = verify_lists(a, c->dims.v, c->dims.n, m, NULL);
   if (q.msg) return q;
-  if (c.dims.n != rank) FAIL("collective-axes", "result sharding has rank %u but collective axes has rank %zu", rank, c.dims.n);
+  if (c->dims.n != rank) FAIL("collective-axes", "result sharding has rank %u but collective axes has rank %zu", rank, c->dims.n);
   if (kind == C_RS) {
-    q = unreduced_transition(a, in, out, c.have_red ? c.red : SC_REDUCE_SUM, m);
+    q = unreduced_transition(a, in, out, c->have_red ? c->red : SC_REDUCE_SUM, m);
     if (q.msg) return q;
   }
   axvec moved = {0};
@@ -320,12 +305,12 @@ static problem verify_move_axes(const coll_check *chk) {
     axvec dim = dim_of(a, in, d);
     if (kind == C_GATHER || kind == C_S2U) {
       const sc_axis_ref *bad = NULL;
-      if (!remove_suffix(&dim, &c.dims.v[d], m, &bad))
+      if (!remove_suffix(&dim, &c->dims.v[d], m, &bad))
         FAIL("collective-axes", "can't apply %s axis %s to operand sharding on dimension %u",
              kind == C_GATHER ? "gathering" : "shard-to-unreduce", sc_axis_ref_str(a, bad), d);
-      for (size_t i = 0; i < c.dims.v[d].n; i++) SC_PUSH(a, moved, c.dims.v[d].v[i]);
+      for (size_t i = 0; i < c->dims.v[d].n; i++) SC_PUSH(a, moved, c->dims.v[d].v[i]);
     } else {
-      for (size_t i = 0; i < c.dims.v[d].n; i++) append_merge(a, &dim, &c.dims.v[d].v[i], m);
+      for (size_t i = 0; i < c->dims.v[d].n; i++) append_merge(a, &dim, &c->dims.v[d].v[i], m);
     }
     if (!same_axes(dim.v, dim.n, out->dims[d].axes, out->dims[d].naxes, m))
       FAIL("collective-result-sharding", "result sharding doesn't match expected sharding %s on dimension %u",
@@ -343,44 +328,40 @@ static problem verify_move_axes(const coll_check *chk) {
 }
 
 /* all-to-all: axes move from source to target dimensions */
-static problem verify_all_to_all(const coll_check *chk) {
-  sc_arena *a = chk->a;
+static problem verify_all_to_all(sc_arena *a, const coll *c, const sc_sharding *in, const sc_sharding *out,
+                                 const sc_mesh *m, uint32_t rank) {
   problem p = {0};
-  const coll c = *chk->c;
-  const sc_sharding *in = chk->in, *out = chk->out;
-  const sc_mesh *m = chk->m;
-  uint32_t rank = chk->rank;
-  if (!c.params.n) FAIL("collective-axes", "parameter list is empty");
-  for (size_t i = 0; i < c.params.n; i++) {
-    if (c.params.v[i].src < 0 || c.params.v[i].src >= (int64_t)rank)
-      FAIL("collective-axes", "source dimension %" PRId64 " is out of range [0, %u)", c.params.v[i].src, rank);
-    if (c.params.v[i].tgt < 0 || c.params.v[i].tgt >= (int64_t)rank)
-      FAIL("collective-axes", "target dimension %" PRId64 " is out of range [0, %u)", c.params.v[i].tgt, rank);
+  if (!c->params.n) FAIL("collective-axes", "parameter list is empty");
+  for (size_t i = 0; i < c->params.n; i++) {
+    if (c->params.v[i].src < 0 || c->params.v[i].src >= (int64_t)rank)
+      FAIL("collective-axes", "source dimension %" PRId64 " is out of range [0, %u)", c->params.v[i].src, rank);
+    if (c->params.v[i].tgt < 0 || c->params.v[i].tgt >= (int64_t)rank)
+      FAIL("collective-axes", "target dimension %" PRId64 " is out of range [0, %u)", c->params.v[i].tgt, rank);
   }
   uint8_t *seen = sc_arena_calloc(a, rank + 1, 1);
-  for (size_t i = 0; i < c.params.n; i++) {
-    int64_t ds[2] = {c.params.v[i].src, c.params.v[i].tgt};
+  for (size_t i = 0; i < c->params.n; i++) {
+    int64_t ds[2] = {c->params.v[i].src, c->params.v[i].tgt};
     for (int k = 0; k < 2; k++) {
       if (seen[ds[k]]) FAIL("collective-axes", "overlapping source/target dimensions in all-to-all params: %" PRId64, ds[k]);
       seen[ds[k]] = 1;
     }
   }
-  for (size_t i = 1; i < c.params.n; i++)
-    if (c.params.v[i].src < c.params.v[i - 1].src)
+  for (size_t i = 1; i < c->params.n; i++)
+    if (c->params.v[i].src < c->params.v[i - 1].src)
       FAIL("collective-axes", "source dimensions are not sorted in ascending order: %" PRId64 " appears after %" PRId64,
-           c.params.v[i].src, c.params.v[i - 1].src);
-  axvec *lists = sc_arena_calloc(a, c.params.n, sizeof *lists);
-  for (size_t i = 0; i < c.params.n; i++) lists[i] = c.params.v[i].axes;
-  problem q = verify_lists(a, lists, c.params.n, m, NULL);
+           c->params.v[i].src, c->params.v[i - 1].src);
+  axvec *lists = sc_arena_calloc(a, c->params.n, sizeof *lists);
+  for (size_t i = 0; i < c->params.n; i++) lists[i] = c->params.v[i].axes;
+  problem q = verify_lists(a, lists, c->params.n, m, NULL);
   if (q.msg) return q;
   axvec *dims = sc_arena_calloc(a, rank + 1, sizeof *dims);
   for (uint32_t d = 0; d < rank; d++) dims[d] = dim_of(a, in, d);
-  for (size_t i = 0; i < c.params.n; i++) {
+  for (size_t i = 0; i < c->params.n; i++) {
     const sc_axis_ref *bad = NULL;
-    if (!remove_suffix(&dims[c.params.v[i].src], &c.params.v[i].axes, m, &bad))
+    if (!remove_suffix(&dims[c->params.v[i].src], &c->params.v[i].axes, m, &bad))
       FAIL("collective-axes", "can't apply all-to-all axis %s to operand sharding on dimension %" PRId64,
-           sc_axis_ref_str(a, bad), c.params.v[i].src);
-    for (size_t k = 0; k < c.params.v[i].axes.n; k++) append_merge(a, &dims[c.params.v[i].tgt], &c.params.v[i].axes.v[k], m);
+           sc_axis_ref_str(a, bad), c->params.v[i].src);
+    for (size_t k = 0; k < c->params.v[i].axes.n; k++) append_merge(a, &dims[c->params.v[i].tgt], &c->params.v[i].axes.v[k], m);
   }
   for (uint32_t d = 0; d < rank; d++)
     if (!same_axes(dims[d].v, dims[d].n, out->dims[d].axes, out->dims[d].naxes, m))
@@ -390,12 +371,9 @@ static problem verify_all_to_all(const coll_check *chk) {
 }
 
 /* collective-permute: every dimension keeps its sharded size */
-static problem verify_permute(const coll_check *chk) {
-  sc_arena *a = chk->a;
+static problem verify_permute(sc_arena *a, const sc_sharding *in, const sc_sharding *out, const sc_mesh *im,
+                              const sc_mesh *om, uint32_t rank) {
   problem p = {0};
-  const sc_sharding *in = chk->in, *out = chk->out;
-  const sc_mesh *im = chk->im, *om = chk->om;
-  uint32_t rank = chk->rank;
   for (uint32_t d = 0; d < rank; d++) {
     int64_t x = sc_dim_sharded_size(out, d, om), y = sc_dim_sharded_size(in, d, im);
     if (x != y)
@@ -406,16 +384,12 @@ static problem verify_permute(const coll_check *chk) {
 }
 
 /* all-reduce: shardings unchanged, reduction axes disjoint from them */
-static problem verify_all_reduce(const coll_check *chk) {
-  sc_arena *a = chk->a;
+static problem verify_all_reduce(sc_arena *a, const coll *c, const sc_sharding *in, const sc_sharding *out,
+                                 const sc_mesh *m, uint32_t rank) {
   problem p = {0};
-  const coll c = *chk->c;
-  const sc_sharding *in = chk->in, *out = chk->out;
-  const sc_mesh *m = chk->m;
-  uint32_t rank = chk->rank;
-  problem q = verify_lists(a, &c.list, 1, m, "reduction");
+  problem q = verify_lists(a, &c->list, 1, m, "reduction");
   if (q.msg) return q;
-  q = unreduced_transition(a, in, out, c.have_red ? c.red : SC_REDUCE_SUM, m);
+  q = unreduced_transition(a, in, out, c->have_red ? c->red : SC_REDUCE_SUM, m);
   if (q.msg) return q;
   for (uint32_t d = 0; d < rank; d++) {
     axvec dim = dim_of(a, in, d);
@@ -423,8 +397,8 @@ static problem verify_all_reduce(const coll_check *chk) {
       FAIL("collective-result-sharding", "operand and result shardings are not equivalent (dimension %u: operand %s, result %s)",
            d, ru_axes_str(a, dim.v, (uint32_t)dim.n), ru_axes_str(a, out->dims[d].axes, out->dims[d].naxes));
   }
-  for (size_t i = 0; i < c.list.n; i++) {
-    const sc_axis_ref *r = &c.list.v[i];
+  for (size_t i = 0; i < c->list.n; i++) {
+    const sc_axis_ref *r = &c->list.v[i];
     bool hit = false;
     for (uint32_t d = 0; in && d < in->rank && !hit; d++)
       for (uint32_t j = 0; j < in->dims[d].naxes && !hit; j++) hit = ru_axes_overlap(r, &in->dims[d].axes[j], m);
@@ -439,15 +413,11 @@ static problem verify_all_reduce(const coll_check *chk) {
 }
 
 /* replicated-to-unreduced: dimension shardings kept, the axes become unreduced */
-static problem verify_replicated_to_unreduced(const coll_check *chk) {
-  sc_arena *a = chk->a;
+static problem verify_replicated_to_unreduced(sc_arena *a, const coll *c, const sc_sharding *in,
+                                              const sc_sharding *out, const sc_mesh *m, uint32_t rank) {
   problem p = {0};
-  const coll c = *chk->c;
-  const sc_sharding *in = chk->in, *out = chk->out;
-  const sc_mesh *m = chk->m;
-  uint32_t rank = chk->rank;
-  if (!c.list.n) FAIL("collective-axes", "r2u axes must not be empty");
-  problem q = verify_lists(a, &c.list, 1, m, "r2u");
+  if (!c->list.n) FAIL("collective-axes", "r2u axes must not be empty");
+  problem q = verify_lists(a, &c->list, 1, m, "r2u");
   if (q.msg) return q;
   if (out->nunreduced && out->unreduced_op != SC_REDUCE_SUM) FAIL("collective-axes", "out_sharding reduction_op must be SUM");
   for (uint32_t d = 0; d < rank; d++) {
@@ -455,8 +425,8 @@ static problem verify_replicated_to_unreduced(const coll_check *chk) {
     if (!same_axes(dim.v, dim.n, out->dims[d].axes, out->dims[d].naxes, m))
       FAIL("collective-result-sharding", "input and output must share the same dimension shardings (dimension %u)", d);
   }
-  for (size_t i = 0; i < c.list.n; i++) {
-    const sc_axis_ref *r = &c.list.v[i];
+  for (size_t i = 0; i < c->list.n; i++) {
+    const sc_axis_ref *r = &c->list.v[i];
     bool hit = false;
     for (uint32_t d = 0; in && d < in->rank && !hit; d++)
       for (uint32_t j = 0; j < in->dims[d].naxes && !hit; j++) hit = ru_axes_overlap(r, &in->dims[d].axes[j], m);
@@ -464,7 +434,7 @@ static problem verify_replicated_to_unreduced(const coll_check *chk) {
     for (uint32_t j = 0; in && j < in->nunreduced && !hit; j++) hit = ru_axes_overlap(r, &in->unreduced[j], m);
     if (hit) FAIL("collective-axes", "r2u axis %s overlaps with operand unreduced axes", sc_axis_ref_str(a, r));
   }
-  axvec want = sorted_union(a, in ? in->unreduced : NULL, in ? in->nunreduced : 0, &c.list, m);
+  axvec want = sorted_union(a, in ? in->unreduced : NULL, in ? in->nunreduced : 0, &c->list, m);
   if (!same_axes(want.v, want.n, out->unreduced, out->nunreduced, m))
     FAIL("collective-result-sharding", "out_unreduced_axes should be in_unreduced_axes + r2u_axes: expected unreduced=%s, got %s",
          ru_axes_str(a, want.v, (uint32_t)want.n), ru_axes_str(a, out->unreduced, out->nunreduced));
@@ -515,21 +485,20 @@ static problem verify(sc_ctx *ctx, const sc_op *op, const sc_op_info *info, ckin
     FAIL("collective-result-sharding", "result sharding has rank %u but operand sharding has rank %u", out->rank, in->rank);
   const sc_mesh *m = om;
   uint32_t rank = out->rank;
-  coll_check k = {a, &c, in, out, m, im, om, rank, kind};
   switch (kind) {
   case C_GATHER:
   case C_SLICE:
   case C_RS:
   case C_S2U:
-    return verify_move_axes(&k);
+    return verify_move_axes(a, &c, in, out, m, rank, kind);
   case C_A2A:
-    return verify_all_to_all(&k);
+    return verify_all_to_all(a, &c, in, out, m, rank);
   case C_PERMUTE:
-    return verify_permute(&k);
+    return verify_permute(a, in, out, im, om, rank);
   case C_REDUCE:
-    return verify_all_reduce(&k);
+    return verify_all_reduce(a, &c, in, out, m, rank);
   case C_R2U:
-    return verify_replicated_to_unreduced(&k);
+    return verify_replicated_to_unreduced(a, &c, in, out, m, rank);
   }
   return p;
 }
