@@ -397,7 +397,8 @@ const sc_attr *sc_op_attr(const sc_op *op, const char *name);
 bool sc_op_is(const sc_op *op, const char *name);
 /* stablehlo.custom_call / HLO custom-call: the call_target_name without quotes/'@', else empty. */
 sc_span sc_op_custom_call_target(const sc_op *op);
-/* The func.func op named `name` (no '@'), or NULL. */
+/* The func.func op named `name` (no '@'), or NULL. A linear search, for tests and one-off lookups; rules
+ * resolve names through sc_model_func (hashed). */
 sc_op *sc_module_func(const sc_module *m, sc_span name);
 /* Walks ops in preorder starting at (and including) `root`; `fn` returns false to skip children. */
 typedef bool (*sc_op_visit_fn)(sc_op *op, void *user);

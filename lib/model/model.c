@@ -828,8 +828,9 @@ static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_shard
 
 /* ---- manual contexts ---------------------------------------------------------------------------- */
 
-/* Function lookup by symbol name (open addressing; modules may have thousands of functions). */
-typedef struct {
+/* Function lookup by symbol name (open addressing; modules may have thousands of functions, and HLO
+ * control flow names its computations: a linear search per reference would be quadratic). */
+typedef struct sc_func_index {
   sc_op **slots;
   uint32_t mask;
 } func_map;
@@ -866,7 +867,7 @@ static sc_op *func_map_get(const func_map *fm, sc_span name) {
 
 typedef struct {
   builder *b;
-  func_map funcs;
+  const func_map *funcs;
   const sc_manual_context **func_ctx; /* per op id of funcs: least manual context of its call sites */
   bool *func_seen;
   const sc_manual_context **local;    /* per op id: results are GSPMD-local values in this context */
@@ -988,7 +989,7 @@ static bool ctx_lower(const sc_manual_context *x, const sc_manual_context *y) {
 static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
   if (!name.n) return;
   if (name.p[0] == '%' || name.p[0] == '@') name = sc_span_of(name.p + 1, name.n - 1);
-  sc_op *f = func_map_get(&c->funcs, name);
+  sc_op *f = func_map_get(c->funcs, name);
   if (!f) return;
   if (c->func_seen[f->id]) {
     /* reached again: the function runs in the least manual of its call sites' contexts (what rules that
@@ -1122,12 +1123,12 @@ static void build_manual(builder *b) {
   c.func_ctx = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_ctx);
   c.func_seen = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_seen);
   c.local = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.local);
-  func_map_build(b->a, m, &c.funcs);
+  c.funcs = b->model->funcs;
   /* functions some op calls (they are visited from their call sites) */
   bool *called = sc_arena_calloc(b->a, m->nops + 1, sizeof *called);
   for (uint32_t k = 0; k < m->nops; k++) {
     if (!sc_op_callee(m->ops[k]).n) continue;
-    sc_op *f = func_map_get(&c.funcs, sc_op_callee(m->ops[k]));
+    sc_op *f = func_map_get(c.funcs, sc_op_callee(m->ops[k]));
     if (f) called[f->id] = true;
   }
   /* ops outside any function (module level) keep NULL: no manual context */
@@ -1237,6 +1238,9 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   model->num_replicas = -1;
   model->ops = sc_arena_calloc(a, m->nops + 1, sizeof *model->ops);
   model->manual = sc_arena_calloc(a, m->nops + 1, sizeof *model->manual);
+  func_map *funcs = sc_arena_alloc(a, sizeof *funcs);
+  func_map_build(a, m, funcs);
+  model->funcs = funcs;
   const sc_op *module = m->module;
   if (module) {
     static const char *const np[] = {"mhlo.num_partitions", "num_partitions"};
@@ -1431,4 +1435,8 @@ const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value
 const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, const char *name) {
   const sc_op_info *info = sc_model_op(model, op);
   return info ? item_named(info, name) : NULL;
+}
+
+const sc_op *sc_model_func(const sc_model *model, sc_span name) {
+  return model && model->funcs ? func_map_get(model->funcs, name) : NULL;
 }

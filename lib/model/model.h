@@ -200,12 +200,15 @@ struct sc_model {
    * sharding rules verify each sharding once). Not part of the model proper. */
   void *rule_cache;
   const struct sc_name_map *mesh_index; /* mesh name -> index when there are many meshes, else NULL */
+  const struct sc_func_index *funcs;    /* func.func / HLO computation by name (use sc_model_func) */
 };
 
 /* Builds the model. Never fails on bad annotations (they become sc_model_error entries). */
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options);
 
 const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name); /* by symbol name, NULL if none */
+/* The func.func / HLO computation named `name` (no '@'; the first definition), or NULL. Hashed. */
+const sc_op *sc_model_func(const sc_model *model, sc_span name);
 /* What the model knows about an op: never NULL for an op of the module (an empty record if nothing). */
 const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op);
 /* The mesh a sharding is bound to: its inline mesh or the named one (NULL if unknown). */

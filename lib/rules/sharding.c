@@ -857,10 +857,10 @@ static bool shardings_equal(const sc_sharding *x, const sc_sharding *y) {
   return ru_span_same(a, b);
 }
 
-static const sc_op *computation(const sc_module *m, sc_span name) {
+static const sc_op *computation(const sc_model *model, sc_span name) {
   name = sc_span_trim(name);
   if (name.n && (name.p[0] == '%' || name.p[0] == '@')) name = sc_span_of(name.p + 1, name.n - 1);
-  return sc_module_func(m, name);
+  return sc_model_func(model, name);
 }
 
 static const sc_op *root_of(const sc_op *comp) {
@@ -915,7 +915,7 @@ void sc_check_sharding_control_flow(sc_ctx *ctx) {
     const sc_op *op = m->ops[k];
     if (op->kind == SC_OP_HLO_WHILE) {
       const sc_attr *body = sc_op_attr(op, "body"), *cond = sc_op_attr(op, "condition");
-      const sc_op *b = body ? computation(m, body->value) : NULL, *c = cond ? computation(m, cond->value) : NULL;
+      const sc_op *b = body ? computation(ctx->model, body->value) : NULL, *c = cond ? computation(ctx->model, cond->value) : NULL;
       cf_member mem[4] = {{op, "the while"},
                           {b ? root_of(b) : NULL, "body root"},
                           {b ? param0_of(b) : NULL, "body parameter"},
@@ -928,7 +928,7 @@ void sc_check_sharding_control_flow(sc_ctx *ctx) {
       static const char *const keys[] = {"true_computation", "false_computation"};
       for (int i = 0; i < 2; i++) {
         const sc_attr *at = sc_op_attr(op, keys[i]);
-        const sc_op *comp = at ? computation(m, at->value) : NULL;
+        const sc_op *comp = at ? computation(ctx->model, at->value) : NULL;
         if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
       }
       const sc_attr *br = sc_op_attr(op, "branch_computations");
@@ -940,7 +940,7 @@ void sc_check_sharding_control_flow(sc_ctx *ctx) {
           const char *q = p;
           while (q < e && *q != ',' && *q != '}' && *q != ' ') q++;
           if (q > p) {
-            const sc_op *comp = computation(m, sc_span_of(p, (uint32_t)(q - p)));
+            const sc_op *comp = computation(ctx->model, sc_span_of(p, (uint32_t)(q - p)));
             if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
           }
           p = q;
@@ -977,7 +977,7 @@ void sc_check_sharding_channel_device(sc_ctx *ctx) {
     const sc_block *body = NULL;
     if (w->kind == SC_OP_HLO_WHILE) {
       const sc_attr *b = sc_op_attr(w, "body");
-      const sc_op *comp = b ? computation(m, b->value) : NULL;
+      const sc_op *comp = b ? computation(ctx->model, b->value) : NULL;
       body = comp ? ru_body(comp) : NULL;
     } else if (w->kind == SC_OP_WHILE && w->nregions == 2 && w->regions[1]->nblocks) {
       body = w->regions[1]->blocks[0];
