@@ -224,5 +224,12 @@ long=$($PY -c 'print("n" * 5000)')
 run 1 "long name capped" "$CLI" check --no-color --quiet --stdin-filename "$long" - <"$BAD"
 [ "$(head -c 400 out | tr -d '\n' | wc -c)" -le 400 ] && has out "n…: 1 error" "name cut with …" || bad "long name not capped"
 
+# A large input is hashed on a second thread while the check runs: the report's digest is still the file's.
+big=$tmp/big.mlir
+$PY -c "import sys; sys.stdout.write(open(sys.argv[1]).read() + '// ' + 'x' * (3 << 19) + '\n')" "$C/shardy/$(ls "$C/shardy" | head -1)/$(ls "$C/shardy/$(ls "$C/shardy" | head -1)" | grep '\.mlir$' | head -1)" >"$big"
+"$CLI" check --format json "$big" >"$tmp/big.json" 2>/dev/null
+want=$(sha256sum "$big" | cut -d' ' -f1)
+pycheck "digest of a large input (hashed beside the check)" "$tmp/big.json" "d['reports'][0]['input']['sha256'] == '$want' and d['reports'][0]['input']['bytes'] > (1 << 20)"
+
 echo "ci: $pass passed, $fail failed"
 [ "$fail" = 0 ]

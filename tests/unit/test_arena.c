@@ -27,6 +27,24 @@ Test(arena, limit_returns_null_without_handler) {
   sc_arena_free(a);
 }
 
+/* Head chunks grow from 4 KB; past 8 MB they are mapped huge chunks. Every size class must hand out
+ * zeroed, disjoint memory, stay under the limit, and be freed (ASan/valgrind see the munmap path). */
+Test(arena, chunk_sizes_from_small_to_mapped) {
+  sc_arena *a = sc_arena_new(48u << 20);
+  size_t got = 0;
+  unsigned char *prev = NULL;
+  for (unsigned char *p; (p = sc_arena_alloc(a, 12000)); got += 12000) {
+    for (int k = 0; k < 12000; k += 997) cr_assert_eq(p[k], 0, "byte %d of block at %zu", k, got);
+    cr_assert_eq(p[11999], 0);
+    memset(p, 0x5A, 12000);
+    if (prev) cr_assert(p >= prev + 12000 || p + 12000 <= prev, "blocks overlap");
+    prev = p;
+  }
+  cr_assert_gt(got, 40u << 20, "only %zu bytes before the limit", got);
+  cr_assert_leq(sc_arena_used(a), 48u << 20);
+  sc_arena_free(a);
+}
+
 Test(arena, limit_longjmps_with_handler) {
   sc_arena *a = sc_arena_new(200000);
   jmp_buf env;
