@@ -124,5 +124,7 @@ char *read_all(const char *path, size_t *len, char **error);
  * a malloc'd *error. inputs_free() releases either kind. */
 bool input_read(input *x, char **error);
 char *xstrdup(const char *s);
+/* Random bits for sc_options.hash_seed (0 if the kernel gives none: the library then uses addresses). */
+uint64_t random_hash_seed(void);
 
 #endif

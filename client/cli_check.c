@@ -307,6 +307,7 @@ static void check_local(const check_settings *s, input *x) {
   bool hashing = x->len >= HASH_ON_THREAD_BYTES && !opt.input_sha256 &&
                  pthread_create(&hasher, NULL, digest_input, &digest) == 0;
   opt.sha256_by_caller = hashing;
+  opt.hash_seed = random_hash_seed();
   sc_status st = x->arena ? sc_check(x->arena, x->buf, x->len, &opt, &x->report) : SC_ERR_LIMIT;
   if (hashing) {
     pthread_join(hasher, NULL);

@@ -279,6 +279,7 @@ int cmd_fix(int argc, char **argv) {
   else {
     a.opt.mesh = a.mesh ? &mesh : NULL;
     a.opt.input_name = strcmp(a.file, "-") ? a.file : "<stdin>";
+    a.opt.hash_seed = random_hash_seed();
     if (sc_check(arena, buf, len, &a.opt, &r) != SC_OK || !r)
       fprintf(stderr, "shardcheck: %s: %s\n", a.file, r && r->failure ? r->failure : "check failed");
     else

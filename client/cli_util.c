@@ -4,11 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "rpc.h"
+
+uint64_t random_hash_seed(void) {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed) seed = 0;
+  return seed;
+}
 
 char *xstrdup(const char *s) {
   char *d = s ? strdup(s) : NULL;

@@ -307,6 +307,7 @@ static sc_status check_body(check_run *run) {
   if (is_sha256_hex(opt->input_sha256)) memcpy(r->sha256, opt->input_sha256, 65); /* hashed once, by the caller */
   else if (!opt->sha256_by_caller) sc_sha256_hex(buf, len, r->sha256);
   r->mesh_source = "none";
+  sc_arena_set_hash_seed(arena, opt->hash_seed);
 
   sc_status status = SC_OK;
   sc_rule_selection sel;

@@ -68,6 +68,9 @@ typedef struct {
                                 (the daemon hashes the module for its cache); NULL or malformed = computed here */
   bool sha256_by_caller;     /* leave report->sha256 empty: the caller fills it after sc_check returns (the CLI
                                 hashes a large input on another thread while the check runs) */
+  uint64_t hash_seed;        /* keys the check's hash tables so that crafted names cannot collide; callers facing
+                                untrusted input pass random bits (the CLI, daemon and Python package do);
+                                0 = bits of addresses. Reports never depend on it. */
 } sc_options;
 
 #define SC_DEFAULT_MAX_DEPTH 256u

@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+
+#include "util/hash.h"
 
 #include "cache_redis.h"
 
@@ -24,12 +27,11 @@ struct srv_cache {
   entry *head, *tail;
   cache_stats st;
   redis_tier *shared; /* NULL: local only; not owned */
+  uint64_t seed;      /* random: keys are SHA-256 digests a client can grind for shared low bits */
 };
 
 static size_t bucket_of(const srv_cache *c, const uint8_t key[32]) {
-  uint64_t h;
-  memcpy(&h, key, sizeof h); /* the key is a cryptographic hash: any 8 bytes are uniform */
-  return (size_t)h & (c->nbuckets - 1);
+  return (size_t)sc_hash_bytes(key, 32, c->seed) & (c->nbuckets - 1);
 }
 
 srv_cache *cache_new(size_t limit_bytes) {
@@ -44,6 +46,8 @@ srv_cache *cache_new(size_t limit_bytes) {
   }
   pthread_mutex_init(&c->mu, NULL);
   c->st.limit = limit_bytes;
+  if (getrandom(&c->seed, sizeof c->seed, GRND_NONBLOCK) != (ssize_t)sizeof c->seed)
+    c->seed = (uint64_t)(uintptr_t)c ^ (uint64_t)(uintptr_t)&c; /* addresses ASLR moves */
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "handlers.h"
@@ -259,6 +260,8 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
   opt.max_ops = ops;
   opt.cancel = j->cancel;
   opt.input_sha256 = digest_hex[0] ? digest_hex : NULL;
+  if (getrandom(&opt.hash_seed, sizeof opt.hash_seed, GRND_NONBLOCK) != (ssize_t)sizeof opt.hash_seed)
+    opt.hash_seed = 0; /* the library then keys its tables with addresses */
   sc_report *rep = NULL;
   sc_status st = !mesh_ok ? SC_ERR_LIMIT : sc_check(arena, (const char *)mod, len, &opt, &rep);
   const char *failure = rep && rep->failure ? rep->failure : "";

@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "util/hash.h"
 
 #define CANCEL_POLL_INTERVAL 4096u
 #define MAX_NESTED_INSTR_DEPTH 512u
@@ -946,30 +947,10 @@ typedef struct hslot {
 typedef struct {
   hslot *v;
   uint32_t mask;
-  uint32_t seed; /* varies per parse (from addresses) so names cannot be crafted to collide */
+  uint64_t seed; /* the request's hash key (util/hash.h): names cannot be crafted to collide */
 } htab;
 
-/* Eight bytes per step (names are short: one or two steps), then a finalizer since the table index
- * uses the low bits. */
-static uint32_t hash_span(const htab *t, sc_span s) {
-  uint64_t h = ((uint64_t)t->seed << 32 | s.n) * 0x9e3779b97f4a7c15u;
-  uint32_t i = 0;
-  for (; i + 8 <= s.n; i += 8) {
-    uint64_t w;
-    memcpy(&w, s.p + i, 8);
-    h = (h ^ w) * 0xff51afd7ed558ccdu;
-    h ^= h >> 32;
-  }
-  if (i < s.n) {
-    uint64_t w = 0;
-    memcpy(&w, s.p + i, s.n - i);
-    h = (h ^ w) * 0xff51afd7ed558ccdu;
-  }
-  h ^= h >> 29;
-  h *= 0xc4ceb9fe1a85ec53u;
-  h ^= h >> 32;
-  return (uint32_t)h;
-}
+static uint32_t hash_span(const htab *t, sc_span s) { return (uint32_t)sc_hash_bytes(s.p, s.n, t->seed); }
 
 /* Tables are built one at a time, so they share one buffer (cleared, grown when too small). */
 static void htab_init(P *p, htab *t, uint32_t n) {
@@ -983,8 +964,7 @@ static void htab_init(P *p, htab *t, uint32_t n) {
   }
   t->v = p->ht_v;
   t->mask = cap - 1;
-  uint64_t a = (uint64_t)(uintptr_t)t->v * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)p->buf;
-  t->seed = (uint32_t)(a ^ (a >> 32));
+  t->seed = sc_arena_hash_seed(p->a);
 }
 
 static bool span_same(sc_span a, sc_span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "util/hash.h"
 
 typedef enum {
   T_EOF = 0,
@@ -77,6 +78,7 @@ typedef struct {
     sc_value *v;
   } *slots;
   uint32_t nslots, nused;
+  uint64_t seed; /* the request's hash key (util/hash.h): value names come from the input */
   SC_VEC(struct undo { uint32_t slot; sc_value *prev; }) undo;
   /* Scratch stacks for the lists of the op (or block) being parsed: each pushes above what the ops
    * around it pushed, then copies its entries to an exact-size arena array and pops them (take()),
@@ -164,7 +166,6 @@ static inline uint32_t skip_word_chars(const char *b, uint32_t i, uint32_t end) 
   while (i < end && (k_cls[(unsigned char)b[i]] & C_WORD)) i++;
   return i;
 }
-static inline bool is_id_char(unsigned char c) { return is_word_char(c) || c == '-'; }
 
 /* From just after an opening '"': memchr to the closing quote, skipping backslash escapes; linear
  * even for long escape-heavy blobs. Sets *after one past the closing quote; false if unterminated. */
@@ -403,11 +404,7 @@ static void check_bad(P *p, tok t) {
 
 /* ---- value scopes ---- */
 
-static uint32_t hash_span(sc_span s) {
-  uint32_t h = 2166136261u;
-  for (uint32_t i = 0; i < s.n; i++) h = (h ^ (unsigned char)s.p[i]) * 16777619u;
-  return h;
-}
+static uint32_t hash_span(const P *p, sc_span s) { return (uint32_t)sc_hash_bytes(s.p, s.n, p->seed); }
 
 static void table_grow(P *p) {
   uint32_t old_n = p->nslots;
@@ -420,7 +417,7 @@ static void table_grow(P *p) {
   uint32_t *remap = sc_arena_calloc(p->a, old_n ? old_n : 1, sizeof *remap);
   for (uint32_t i = 0; i < old_n; i++) {
     if (!old[i].name.p) continue;
-    uint32_t h = hash_span(old[i].name) & (n - 1);
+    uint32_t h = hash_span(p, old[i].name) & (n - 1);
     while (p->slots[h].name.p) h = (h + 1) & (n - 1);
     p->slots[h] = old[i];
     remap[i] = h;
@@ -429,13 +426,26 @@ static void table_grow(P *p) {
   for (size_t i = 0; i < p->undo.n; i++) p->undo.v[i].slot = remap[p->undo.v[i].slot];
 }
 
+/* Probe runs longer than this are charged to the request's work meter, so a table that names turned
+ * into a list shows as work (and a step limit or cancel stops it) rather than as silent time. */
+#define LONG_PROBE 8u
+
+/* The slot holding `name`, or the empty slot where it would go. */
+static uint32_t find_slot(P *p, sc_span name) {
+  uint32_t mask = p->nslots - 1, h = hash_span(p, name) & mask, probes = 0;
+  while (p->slots[h].name.p &&
+         !(p->slots[h].name.n == name.n && memcmp(p->slots[h].name.p, name.p, name.n) == 0)) {
+    h = (h + 1) & mask;
+    probes++;
+  }
+  if (probes > LONG_PROBE) sc_arena_step(p->a, probes);
+  return h;
+}
+
 static void define_value(P *p, sc_value *v) {
   if (!v->name.n) return;
   if ((p->nused + 1) * 2 > p->nslots) table_grow(p);
-  uint32_t h = hash_span(v->name) & (p->nslots - 1);
-  while (p->slots[h].name.p &&
-         !(p->slots[h].name.n == v->name.n && memcmp(p->slots[h].name.p, v->name.p, v->name.n) == 0))
-    h = (h + 1) & (p->nslots - 1);
+  uint32_t h = find_slot(p, v->name);
   struct undo u = {h, p->slots[h].v};
   SC_PUSH(p->a, p->undo, u);
   if (!p->slots[h].name.p) p->nused++;
@@ -447,27 +457,21 @@ static sc_value *lookup_value(P *p, sc_span name) {
   if (!p->nslots) return NULL;
   sc_span base = name;
   long idx = -1;
-  uint32_t h = 2166136261u, k = 0; /* hash_span() of the name before any '#' */
-  for (; k < name.n && name.p[k] != '#'; k++) h = (h ^ (unsigned char)name.p[k]) * 16777619u;
-  if (k < name.n) {
-    base.n = k;
+  const char *hash_mark = name.n ? memchr(name.p, '#', name.n) : NULL; /* "%0#1": result 1 of group %0 */
+  if (hash_mark) {
+    base.n = (uint32_t)(hash_mark - name.p);
     idx = 0;
-    for (const char *q = name.p + k + 1; q < name.p + name.n; q++) idx = idx * 10 + (*q - '0');
+    for (const char *q = hash_mark + 1; q < name.p + name.n && idx <= UINT32_MAX; q++) idx = idx * 10 + (*q - '0');
   }
-  h &= p->nslots - 1;
-  while (p->slots[h].name.p) {
-    if (p->slots[h].name.n == base.n && memcmp(p->slots[h].name.p, base.p, base.n) == 0) {
-      sc_value *v = p->slots[h].v;
-      if (v && idx >= 0) {
-        if (v->def && (uint32_t)idx < v->def->nresults && v->def->results[idx]->name.p == v->name.p)
-          return v->def->results[idx];
-        return idx == 0 ? v : NULL;
-      }
-      return v;
-    }
-    h = (h + 1) & (p->nslots - 1);
+  struct slot *s = &p->slots[find_slot(p, base)];
+  if (!s->name.p) return NULL;
+  sc_value *v = s->v;
+  if (v && idx >= 0) {
+    if (v->def && idx < (long)v->def->nresults && v->def->results[idx]->name.p == v->name.p)
+      return v->def->results[idx];
+    return idx == 0 ? v : NULL;
   }
-  return NULL;
+  return v;
 }
 
 static void scope_pop(P *p, size_t mark) {
@@ -1983,6 +1987,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   P p = {0};
   p.in = in;
   p.a = in->arena;
+  p.seed = sc_arena_hash_seed(p.a);
   p.buf = in->buf;
   p.begin = in->begin;
   p.end = in->end;

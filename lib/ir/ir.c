@@ -1,6 +1,7 @@
 /* ir.c — IR helpers shared by the front ends and the rules: spans, line map, accessors, walks,
  * tensor types and debug-location resolution. */
 #include "ir/ir.h"
+#include "util/hash.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -376,10 +377,8 @@ sc_format sc_detect_format(const char *buf, size_t len) {
 
 /* ---- debug locations ---- */
 
-static uint32_t hash_name(const char *p, uint32_t n) {
-  uint32_t h = 2166136261u;
-  for (uint32_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
-  return h;
+static uint32_t hash_name(const sc_module *m, const char *p, uint32_t n) {
+  return (uint32_t)sc_hash_bytes(p, n, m->alias_seed);
 }
 
 void sc_module_index_aliases(sc_arena *a, sc_module *m) {
@@ -387,10 +386,11 @@ void sc_module_index_aliases(sc_arena *a, sc_module *m) {
   while (n < m->naliases * 2 + 1) n *= 2;
   m->alias_slots = sc_arena_calloc(a, n, sizeof *m->alias_slots);
   m->nalias_slots = n;
+  m->alias_seed = sc_arena_hash_seed(a);
   m->alias_src = sc_arena_calloc(a, m->naliases ? m->naliases : 1, sizeof *m->alias_src);
   m->alias_state = sc_arena_calloc(a, m->naliases ? m->naliases : 1, 1);
   for (uint32_t i = 0; i < m->naliases; i++) {
-    uint32_t h = hash_name(m->aliases[i].name.p, m->aliases[i].name.n) & (n - 1);
+    uint32_t h = hash_name(m, m->aliases[i].name.p, m->aliases[i].name.n) & (n - 1);
     while (m->alias_slots[h]) h = (h + 1) & (n - 1);
     m->alias_slots[h] = i + 1; /* a later duplicate definition is shadowed by the first */
   }
@@ -399,7 +399,7 @@ void sc_module_index_aliases(sc_arena *a, sc_module *m) {
 /* Index of the alias named `name`, or -1. */
 static long alias_find(const sc_module *m, sc_span name) {
   if (m->nalias_slots) {
-    uint32_t h = hash_name(name.p, name.n) & (m->nalias_slots - 1);
+    uint32_t h = hash_name(m, name.p, name.n) & (m->nalias_slots - 1);
     for (uint32_t k; (k = m->alias_slots[h]) != 0; h = (h + 1) & (m->nalias_slots - 1)) {
       const sc_alias *al = &m->aliases[k - 1];
       if (al->name.n == name.n && memcmp(al->name.p, name.p, name.n) == 0) return (long)k - 1;

@@ -299,6 +299,7 @@ typedef struct {
    * built by sc_module_index_aliases(), used by sc_resolve_loc(). */
   uint32_t *alias_slots;
   uint32_t nalias_slots;
+  uint64_t alias_seed;    /* the arena's hash key (alias names come from the input) */
   sc_srcloc *alias_src;
   uint8_t *alias_state; /* 0 unresolved, 1 resolving (cycle guard), 2 resolved */
   /* HLO: the ENTRY computation; MLIR: the public func named "main" if any. */

@@ -2,31 +2,12 @@
 #include <string.h>
 
 #include "model/memo.h"
-
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h = (h ^ v) * UINT64_C(0x9E3779B97F4A7C15);
-  return h ^ (h >> 31);
-}
-
-uint64_t sc_memo_hash(const char *p, uint32_t n, uint64_t seed) {
-  uint64_t h = mix(seed, n), v;
-  if (n < 8) {
-    v = 0;
-    for (uint32_t i = 0; i < n; i++) v |= (uint64_t)(uint8_t)p[i] << (8 * i);
-    return mix(h, v);
-  }
-  const char *last = p + n - 8;
-  for (; p < last; p += 8) {
-    memcpy(&v, p, 8);
-    h = mix(h, v);
-  }
-  memcpy(&v, last, 8); /* the last 8 bytes (overlapping the previous word; the length is mixed in) */
-  return mix(h, v);
-}
+#include "util/hash.h"
 
 void sc_memo_init(sc_memo *m, sc_arena *a) {
   memset(m, 0, sizeof *m);
   m->arena = a;
+  m->seed = sc_arena_hash_seed(a);
 }
 
 static bool span_same(sc_span x, sc_span y) {
@@ -70,7 +51,7 @@ void **sc_memo_slot(sc_memo *m, uint64_t tag, sc_span a, sc_span b, bool *found)
     return &last->value;
   }
   if (!m->slots || (m->count + 1) * 2 > m->mask + 1) grow(m);
-  uint64_t hash = sc_memo_hash(b.p, b.n, sc_memo_hash(a.p, a.n, tag));
+  uint64_t hash = sc_hash_bytes(b.p, b.n, sc_hash_bytes(a.p, a.n, m->seed ^ tag));
   sc_memo_entry *s = probe(m->slots, m->mask, hash, tag, a, b);
   *found = s->used;
   if (!s->used) {

@@ -2,7 +2,7 @@
  * writes the same sharding thousands of times, so the model parses each distinct text once and the
  * rules verify each distinct (sharding, type) once. Keys are a tag (an id or pointer the caller
  * chooses) plus up to two byte strings, borrowed (they must outlive the table); values are pointers.
- * Open addressing in the request's arena, doubling at half load: every operation is O(key length)
+ * Open addressing in the request's arena, keyed hashing, doubling at half load: every operation is O(key length)
  * amortized, however many keys a hostile module brings. One thread at a time per arena. */
 #ifndef SC_MEMO_H
 #define SC_MEMO_H
@@ -25,6 +25,7 @@ typedef struct sc_memo {
   sc_arena *arena;
   sc_memo_entry *slots;
   uint32_t mask, count;
+  uint64_t seed;       /* the arena's hash key (util/hash.h): the key texts come from the input */
   sc_memo_entry *last; /* the last key looked up: runs of the same key skip the hashing */
 } sc_memo;
 
@@ -32,7 +33,5 @@ void sc_memo_init(sc_memo *m, sc_arena *a);
 /* The value slot of key (tag, a, b): *found tells whether it was there; when not, a slot holding NULL
  * is inserted for the caller to fill. The pointer is valid until the next insertion. */
 void **sc_memo_slot(sc_memo *m, uint64_t tag, sc_span a, sc_span b, bool *found);
-/* A fast hash of `n` bytes (8 at a time), mixed with `seed`. */
-uint64_t sc_memo_hash(const char *p, uint32_t n, uint64_t seed);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "model/memo.h"
 #include "model/model.h"
+#include "util/hash.h"
 #include "util/hashset.h"
 #include "model/sdy_lex.h"
 
@@ -833,21 +834,19 @@ static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_shard
 typedef struct sc_func_index {
   sc_op **slots;
   uint32_t mask;
+  uint64_t seed; /* the arena's hash key: symbol names come from the input */
 } func_map;
 
-static uint32_t span_hash(sc_span s) {
-  uint32_t h = 2166136261u;
-  for (uint32_t i = 0; i < s.n; i++) h = (h ^ (uint8_t)s.p[i]) * 16777619u;
-  return h;
-}
+static uint32_t span_hash(const func_map *fm, sc_span s) { return (uint32_t)sc_hash_bytes(s.p, s.n, fm->seed); }
 
 static void func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
   uint32_t cap = 16;
   while (cap < m->nfuncs * 2u + 1) cap *= 2;
   fm->slots = sc_arena_calloc(a, cap, sizeof *fm->slots);
   fm->mask = cap - 1;
+  fm->seed = sc_arena_hash_seed(a);
   for (uint32_t i = 0; i < m->nfuncs; i++) {
-    uint32_t h = span_hash(sc_op_sym_name(m->funcs[i])) & fm->mask;
+    uint32_t h = span_hash(fm, sc_op_sym_name(m->funcs[i])) & fm->mask;
     while (fm->slots[h]) {
       if (span_same(sc_op_sym_name(fm->slots[h]), sc_op_sym_name(m->funcs[i]))) break; /* first definition wins */
       h = (h + 1) & fm->mask;
@@ -857,7 +856,7 @@ static void func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
 }
 
 static sc_op *func_map_get(const func_map *fm, sc_span name) {
-  uint32_t h = span_hash(name) & fm->mask;
+  uint32_t h = span_hash(fm, name) & fm->mask;
   while (fm->slots[h]) {
     if (span_same(sc_op_sym_name(fm->slots[h]), name)) return fm->slots[h];
     h = (h + 1) & fm->mask;

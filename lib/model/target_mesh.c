@@ -6,17 +6,14 @@
 #include <string.h>
 
 #include "shardcheck.h"
+#include "util/hash.h"
 
-static uint64_t name_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
 
 /* Index of the first earlier axis named like axes[i], or -1. `slots` is a table of 2^k >= 2n entries
  * holding axis index + 1 (0 = empty). */
-static long find_or_insert_axis(const sc_mesh_axis *axes, size_t i, size_t *slots, size_t mask) {
-  for (size_t s = (size_t)name_hash(axes[i].name) & mask;; s = (s + 1) & mask) {
+static long find_or_insert_axis(const sc_mesh_axis *axes, size_t i, size_t *slots, size_t mask, uint64_t seed) {
+  const char *name = axes[i].name;
+  for (size_t s = (size_t)sc_hash_bytes(name, strlen(name), seed) & mask;; s = (s + 1) & mask) {
     if (!slots[s]) {
       slots[s] = i + 1;
       return -1;
@@ -41,7 +38,7 @@ static int validate_axes(sc_arena *a, const sc_target_mesh *m, int64_t *devices,
     const sc_mesh_axis *ax = &m->axes[i];
     if (!ax->name || !ax->name[0])
       return fail(error, sc_arena_printf(a, "mesh.axes[%zu].name: empty axis name", i));
-    if (find_or_insert_axis(m->axes, i, slots, cap - 1) >= 0)
+    if (find_or_insert_axis(m->axes, i, slots, cap - 1, sc_arena_hash_seed(a)) >= 0)
       return fail(error, sc_arena_printf(a, "mesh.axes[%zu].name: duplicate axis \"%.64s\"", i, ax->name));
     if (ax->size < 1)
       return fail(error, sc_arena_printf(a, "mesh.axes[%zu].size: axis \"%.64s\" has size %lld, must be >= 1", i,

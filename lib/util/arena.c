@@ -1,5 +1,6 @@
 /* arena.c — chunked bump allocator with a byte limit. */
 #include "util/arena.h"
+#include "util/hash.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -35,13 +36,30 @@ struct sc_arena {
   jmp_buf *on_failure;
   const volatile int *cancel;
   unsigned long long steps, step_limit, next_poll;
+  uint64_t hash_seed;
 };
+
+/* Without a seed from the caller: addresses that ASLR moves (heap, stack, code), mixed. */
+static uint64_t address_seed(const sc_arena *a) {
+  int on_stack;
+  uint64_t heap = (uint64_t)(uintptr_t)a, stack = (uint64_t)(uintptr_t)&on_stack;
+  uint64_t code = (uint64_t)(uintptr_t)&address_seed;
+  return sc_hash_u64(heap ^ sc_hash_u64(stack, code), code);
+}
 
 sc_arena *sc_arena_new(size_t limit_bytes) {
   sc_arena *a = calloc(1, sizeof *a);
-  if (a) a->limit = limit_bytes;
+  if (a) {
+    a->limit = limit_bytes;
+    a->hash_seed = address_seed(a);
+  }
   return a;
 }
+
+void sc_arena_set_hash_seed(sc_arena *a, uint64_t seed) {
+  if (seed) a->hash_seed = seed;
+}
+uint64_t sc_arena_hash_seed(const sc_arena *a) { return a->hash_seed; }
 
 void sc_arena_free(sc_arena *a) {
   if (!a) return;

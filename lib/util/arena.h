@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct sc_arena sc_arena;
 
@@ -67,6 +68,11 @@ unsigned long long sc_arena_steps(const sc_arena *a);
  * cancelled or is over its step limit and no failure jump is installed (the caller should stop). */
 bool sc_arena_step(sc_arena *a, unsigned long long n);
 #define SC_ARENA_POLL_STEPS 4096u
+
+/* The key of the request's hash tables (util/hash.h): chosen at sc_arena_new from addresses that ASLR
+ * moves; sc_check() replaces it with sc_options.hash_seed when the caller gives one (0 keeps it). */
+void sc_arena_set_hash_seed(sc_arena *a, uint64_t seed);
+uint64_t sc_arena_hash_seed(const sc_arena *a);
 
 /* A string built in one pass in an arena: appends are amortized O(length) (the buffer doubles; the
  * abandoned buffers stay in the arena, at most as many bytes as the final string). Use it instead of

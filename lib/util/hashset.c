@@ -1,5 +1,6 @@
 /* hashset.c — open-addressing tables with linear probing (see hashset.h). */
 #include "util/hashset.h"
+#include "util/hash.h"
 
 #include <string.h>
 
@@ -10,16 +11,6 @@ static size_t table_size(size_t expected) {
   return n;
 }
 
-static uint64_t hash_bytes(const char *p, uint32_t n) {
-  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-  for (uint32_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
-  return h ^ (h >> 29);
-}
-
-static uint64_t hash_i64(int64_t v) {
-  uint64_t h = (uint64_t)v * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing; mix the high bits down */
-  return h ^ (h >> 32);
-}
 
 void sc_name_map_init(sc_name_map *m, sc_arena *a, size_t expected) {
   size_t n = table_size(expected);
@@ -27,11 +18,12 @@ void sc_name_map_init(sc_name_map *m, sc_arena *a, size_t expected) {
   m->mask = m->slots ? n - 1 : 0;
   m->count = 0;
   m->expected = m->slots ? expected : 0;
+  m->seed = sc_arena_hash_seed(a);
 }
 
 static sc_name_slot *find_slot(const sc_name_map *m, const char *key, uint32_t len) {
   if (!m->slots) return NULL;
-  for (size_t i = hash_bytes(key, len) & m->mask;; i = (i + 1) & m->mask) {
+  for (size_t i = sc_hash_bytes(key, len, m->seed) & m->mask;; i = (i + 1) & m->mask) {
     sc_name_slot *s = &m->slots[i];
     if (!s->used || (s->len == len && (len == 0 || !memcmp(s->key, key, len)))) return s;
   }
@@ -64,11 +56,12 @@ void sc_i64_set_init(sc_i64_set *s, sc_arena *a, size_t expected) {
   s->mask = s->keys && s->used ? n - 1 : 0;
   s->count = 0;
   s->expected = s->keys && s->used ? expected : 0;
+  s->seed = sc_arena_hash_seed(a);
 }
 
 bool sc_i64_set_add(sc_i64_set *s, int64_t v) {
   if (!s->keys || !s->used) return false;
-  for (size_t i = hash_i64(v) & s->mask;; i = (i + 1) & s->mask) {
+  for (size_t i = sc_hash_u64((uint64_t)v, s->seed) & s->mask;; i = (i + 1) & s->mask) {
     if (!s->used[i]) {
       if (s->count >= s->expected) return false;
       s->used[i] = true;

@@ -20,9 +20,10 @@ typedef struct {
 typedef struct sc_name_map {
   sc_name_slot *slots;
   size_t mask, count, expected;
+  uint64_t seed; /* the arena's hash key */
 } sc_name_map;
 
-/* Room for `expected` names (allocated in `a`). */
+/* Room for `expected` names (allocated in `a`, keyed with its hash seed). */
 void sc_name_map_init(sc_name_map *m, sc_arena *a, size_t expected);
 /* Maps key -> value unless the key is present or the map is full; returns true if it was inserted.
  * When the key was present, *existing (if non-NULL) is its value. */
@@ -35,6 +36,7 @@ typedef struct {
   int64_t *keys;
   bool *used;
   size_t mask, count, expected;
+  uint64_t seed;
 } sc_i64_set;
 
 void sc_i64_set_init(sc_i64_set *s, sc_arena *a, size_t expected);

@@ -42,3 +42,84 @@ Test(hashset, many_names_and_ids) {
   }
   sc_arena_free(a);
 }
+
+/* ---- the keyed hash (util/hash.h) ---- */
+
+#include "util/hash.h"
+
+#define SEED_A UINT64_C(0x0123456789abcdef)
+#define SEED_B UINT64_C(0xfedcba9876543210)
+
+/* Value names as a module writes them: "%v0", "%v1", ... */
+static uint32_t value_name(char *out, uint32_t i) { return (uint32_t)snprintf(out, 16, "%%v%u", i); }
+
+Test(hash, distinct_names_of_every_length_do_not_collide) {
+  /* All strings of length 0..3 over 40 bytes, plus longer ones around the 8- and 16-byte read
+   * boundaries: the small-input reads are injective per length and the length is mixed in. */
+  sc_arena *a = sc_arena_new(0);
+  enum { N = 1 + 40 + 1600 + 64000 + 6 * 4000 };
+  uint64_t *h = sc_arena_calloc(a, N, sizeof *h);
+  size_t n = 0;
+  unsigned char buf[40];
+  h[n++] = sc_hash_bytes("", 0, SEED_A);
+  for (uint32_t len = 1; len <= 3; len++) {
+    uint32_t total = len == 1 ? 40 : len == 2 ? 1600 : 64000;
+    for (uint32_t v = 0; v < total; v++) {
+      for (uint32_t k = 0, x = v; k < len; k++, x /= 40) buf[k] = (unsigned char)('0' + x % 40);
+      h[n++] = sc_hash_bytes(buf, len, SEED_A);
+    }
+  }
+  static const uint32_t long_lengths[] = {7, 8, 9, 16, 17, 33};
+  for (int l = 0; l < 6; l++) { /* four digits at the end, then at the start, the rest 'x' */
+    uint32_t len = long_lengths[l];
+    for (uint32_t v = 0; v < 4000; v++) {
+      char digits[8];
+      snprintf(digits, sizeof digits, "%04u", v % 2000);
+      memset(buf, 'x', len);
+      memcpy(buf + (v < 2000 ? len - 4 : 0), digits, 4);
+      h[n++] = sc_hash_bytes(buf, len, SEED_A);
+    }
+  }
+  sc_i64_set seen;
+  sc_i64_set_init(&seen, a, n);
+  size_t dups = 0;
+  for (size_t i = 0; i < n; i++) dups += !sc_i64_set_add(&seen, (int64_t)h[i]);
+  cr_assert_eq(dups, 0, "%zu 64-bit collisions among %zu distinct inputs", dups, n);
+  sc_arena_free(a);
+}
+
+Test(hash, the_seed_decides_which_names_collide) {
+  /* Names chosen because they share their low 12 bits under one seed (what an attacker who knew the
+   * seed, or who targeted an unkeyed hash, would send) spread out under another seed. */
+  enum { WANT = 64, BITS = 12 };
+  const uint64_t mask = (1u << BITS) - 1;
+  char name[16];
+  uint32_t crafted[WANT], found = 0;
+  for (uint32_t i = 0; found < WANT && i < (WANT << (BITS + 3)); i++) {
+    uint32_t n = value_name(name, i);
+    if ((sc_hash_bytes(name, n, SEED_A) & mask) == 0) crafted[found++] = i;
+  }
+  cr_assert_eq(found, WANT, "only %u names share 12 low bits under seed A", found);
+  uint32_t buckets[1 << BITS] = {0}, worst = 0;
+  for (uint32_t k = 0; k < WANT; k++) {
+    uint32_t n = value_name(name, crafted[k]);
+    uint32_t b = (uint32_t)(sc_hash_bytes(name, n, SEED_B) & mask);
+    if (++buckets[b] > worst) worst = buckets[b];
+  }
+  cr_assert_leq(worst, 3, "under seed B, %u of the crafted names still share a bucket", worst);
+}
+
+Test(hash, tables_take_the_arena_seed) {
+  sc_arena *a = sc_arena_new(0), *b = sc_arena_new(0);
+  cr_assert_neq(sc_arena_hash_seed(a), 0);
+  sc_arena_set_hash_seed(a, SEED_A);
+  sc_arena_set_hash_seed(b, SEED_A);
+  sc_arena_set_hash_seed(b, 0); /* 0 keeps the seed */
+  cr_assert_eq(sc_arena_hash_seed(a), SEED_A);
+  cr_assert_eq(sc_arena_hash_seed(b), SEED_A);
+  sc_name_map m;
+  sc_name_map_init(&m, a, 4);
+  cr_assert_eq(m.seed, SEED_A);
+  sc_arena_free(a);
+  sc_arena_free(b);
+}

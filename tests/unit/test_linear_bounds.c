@@ -210,3 +210,49 @@ Test(linear_bounds, cancel_stops_tile_assignment_check) {
   sc_arena_free(a);
   free(text);
 }
+
+/* Value names crafted to share their hash's low bits: the value table is keyed by the request's seed
+ * (sc_options.hash_seed), so names crafted for one seed cost nothing extra under another, while under
+ * the seed they were crafted for the long probes show up on the work meter (a step limit stops them). */
+#include "util/hash.h"
+
+#define CRAFT_SEED UINT64_C(0x0123456789abcdef)
+#define OTHER_SEED UINT64_C(0x5eed5eed5eed5eed)
+
+static char *module_of_colliding_values(uint32_t n) {
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n");
+  const char *prev = "%arg0";
+  char name[2][24];
+  for (uint32_t found = 0, i = 0; found < n; i++) {
+    char *cur = name[found & 1];
+    int len = snprintf(cur, sizeof name[0], "%%v%u", i);
+    if (sc_hash_bytes(cur, (size_t)len, CRAFT_SEED) & 0xfff) continue; /* low 12 bits: every table size up to 4096 */
+    sc_strbuf_printf(&b, "  %s = stablehlo.add %s, %s : tensor<8xf32>\n", cur, prev, prev);
+    prev = cur;
+    found++;
+  }
+  sc_strbuf_printf(&b, "  return %s : tensor<8xf32>\n}\n", prev);
+  return take(&b);
+}
+
+static unsigned long long steps_with_seed(const char *text, uint64_t seed) {
+  sc_options opt = {0};
+  opt.hash_seed = seed;
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r = NULL;
+  cr_assert_eq(sc_check(a, text, strlen(text), &opt, &r), SC_OK);
+  cr_assert_eq(r->ops, 1500 + 3, "every op parsed (%zu)", r->ops);
+  unsigned long long steps = sc_arena_steps(a);
+  sc_arena_free(a);
+  return steps;
+}
+
+Test(linear_bounds, value_names_crafted_to_collide) {
+  char *text = module_of_colliding_values(1500);
+  unsigned long long crafted = steps_with_seed(text, CRAFT_SEED), other = steps_with_seed(text, OTHER_SEED);
+  cr_assert_geq(crafted, other + 1500ull * 1500 / 4, "the meter sees the probe runs (%llu vs %llu steps)", crafted, other);
+  bounded_run run = run_bounded(text, 0, &(sc_options){.hash_seed = OTHER_SEED});
+  sc_arena_free(run.arena);
+  free(text);
+}

@@ -11,7 +11,7 @@ import json
 import os
 import threading
 import weakref
-from ctypes import POINTER, Structure, byref, c_bool, c_char_p, c_int, c_int64, c_size_t, c_uint32, c_void_p
+from ctypes import POINTER, Structure, byref, c_bool, c_char_p, c_int, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
 from pathlib import Path
 
 from ._errors import CheckError, LibraryNotFoundError
@@ -36,7 +36,7 @@ class OptionsStruct(Structure):  # sc_options
     _fields_ = [("input_format", c_int), ("input_name", c_char_p), ("rules", c_char_p), ("min_severity", c_int),
                 ("split_input_file", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("platform", c_int),
                 ("max_depth", c_uint32), ("max_ops", c_uint32), ("cancel", POINTER(c_int)),
-                ("input_sha256", c_char_p), ("sha256_by_caller", c_bool)]
+                ("input_sha256", c_char_p), ("sha256_by_caller", c_bool), ("hash_seed", c_uint64)]
 
 
 LOCATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_bool, c_void_p, c_size_t)
@@ -162,6 +162,7 @@ class Library:
         cancel = c_int(0)
         o, keep.refs = _options(name, opts, cancel)
         o.input_format = input_format
+        o.hash_seed = int.from_bytes(os.urandom(8), "little")  # crafted names cannot collide in its tables
         report_ptr = c_void_p()
         result = {}
 
