@@ -41,11 +41,12 @@ static inline uint64_t sc_hash_small(const unsigned char *p, size_t n) {
   return (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
 }
 
-/* Hash of n bytes under `seed`. Sixteen bytes per multiply; the last word pair overlaps the previous
- * one rather than padding, and the length goes into the last fold. */
+/* Hash of n bytes under `seed`. Up to 7 bytes: one product of the bytes and the length, each combined
+ * with key material. Longer: sixteen bytes per product, the last pair of words overlapping the previous
+ * one rather than padding, and the length folded in at the end. */
 static inline uint64_t sc_hash_bytes(const void *data, size_t n, uint64_t seed) {
   const unsigned char *p = data;
-  uint64_t k1 = sc_hash_key1(seed), h = sc_hash_key2(seed), a = 0, b = 0;
+  uint64_t k1 = sc_hash_key1(seed), h = sc_hash_key2(seed), a, b;
   if (n > 16) {
     size_t left = n;
     do {
@@ -60,8 +61,8 @@ static inline uint64_t sc_hash_bytes(const void *data, size_t n, uint64_t seed) 
   } else if (n >= 8) {
     memcpy(&a, p, 8);
     memcpy(&b, p + n - 8, 8);
-  } else if (n > 0) {
-    a = sc_hash_small(p, n);
+  } else { /* most names: one product, the length in the second word */
+    return sc_hash_fold((n ? sc_hash_small(p, n) : 0) ^ k1, n ^ h);
   }
   return sc_hash_fold(sc_hash_fold(a ^ k1, b ^ h) ^ n, h ^ SC_HASH_K1);
 }
