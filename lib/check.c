@@ -292,6 +292,47 @@ sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_option
   return status;
 }
 
+/* Only blanks and // comments: a chunk between separators that is no module at all. */
+static bool chunk_is_blank(const char *buf, chunk c) {
+  for (uint32_t k = c.begin; k < c.end; k++) {
+    if (buf[k] == '/' && k + 1 < c.end && buf[k + 1] == '/') {
+      const char *nl = memchr(buf + k, '\n', c.end - k);
+      k = nl ? (uint32_t)(nl - buf) : c.end;
+      continue;
+    }
+    if (!isspace((unsigned char)buf[k])) return false;
+  }
+  return true;
+}
+
+/* Filters, folds, sorts and counts the diagnostics into the report. */
+static void finish_diagnostics(sc_ctx *ctx, const sc_rule_selection *sel, sc_report *r) {
+  const sc_options *opt = ctx->options;
+  /* Keep selected rules' diagnostics at or above the severity floor; syntax is never dropped. */
+  bool *keep = sc_arena_alloc(ctx->arena, (ctx->diags.n ? ctx->diags.n : 1) * sizeof *keep);
+  for (size_t i = 0; i < ctx->diags.n; i++) {
+    const sc_diag *d = &ctx->diags.v[i];
+    const sc_rule *rule = sc_rule_by_code(d->code);
+    bool engine = rule && sc_rule_is_engine(rule);
+    keep[i] = (engine || d->severity >= opt->min_severity) && (!rule || engine || sel->enabled[rule - sc_rule_table]);
+  }
+  /* One mistake, one diagnostic: consequences fold into their root diagnostic. */
+  sc_diags_fold(ctx, keep);
+  size_t kept = 0;
+  for (size_t i = 0; i < ctx->diags.n; i++)
+    if (keep[i]) ctx->diags.v[kept++] = ctx->diags.v[i];
+  if (kept > 1) qsort(ctx->diags.v, kept, sizeof *ctx->diags.v, diag_cmp);
+  r->diags = ctx->diags.v;
+  r->ndiags = kept;
+  for (size_t i = 0; i < kept; i++) {
+    switch (r->diags[i].severity) {
+    case SC_SEV_ERROR: r->errors++; break;
+    case SC_SEV_WARNING: r->warnings++; break;
+    default: r->notes++; break;
+    }
+  }
+}
+
 static sc_status check_body(check_run *run) {
   sc_arena *arena = run->arena;
   const char *buf = run->buf;
@@ -354,17 +395,7 @@ static sc_status check_body(check_run *run) {
         status = SC_ERR_CANCELLED;
         break;
       }
-      /* An all-blank chunk between separators is not an error. */
-      bool blank = true;
-      for (uint32_t k = chunks[i].begin; k < chunks[i].end && blank; k++) {
-        if (buf[k] == '/' && k + 1 < chunks[i].end && buf[k + 1] == '/') {
-          const char *nl = memchr(buf + k, '\n', chunks[i].end - k);
-          k = nl ? (uint32_t)(nl - buf) : chunks[i].end;
-          continue;
-        }
-        if (!isspace((unsigned char)buf[k])) blank = false;
-      }
-      if (blank && opt->split_input_file) continue; /* as mlir-opt: blank chunks are empty modules */
+      if (opt->split_input_file && chunk_is_blank(buf, chunks[i])) continue; /* as mlir-opt: an empty module */
       ctx.rule = sc_rule_by_name(perr.limit ? "input-limit" : "syntax");
       sc_emit_at(&ctx, perr.failed ? perr.offset : chunks[i].begin, NULL, "%s",
                    perr.message ? perr.message : "the module could not be parsed");
@@ -387,30 +418,7 @@ static sc_status check_body(check_run *run) {
     }
   }
   fill_mesh(arena, r, first_model, opt);
-
-  /* Keep selected rules' diagnostics at or above the severity floor; syntax is never dropped. */
-  bool *keep = sc_arena_alloc(arena, (ctx.diags.n ? ctx.diags.n : 1) * sizeof *keep);
-  for (size_t i = 0; i < ctx.diags.n; i++) {
-    const sc_diag *d = &ctx.diags.v[i];
-    const sc_rule *rule = sc_rule_by_code(d->code);
-    bool engine = rule && sc_rule_is_engine(rule);
-    keep[i] = (engine || d->severity >= opt->min_severity) && (!rule || engine || sel.enabled[rule - sc_rule_table]);
-  }
-  /* One mistake, one diagnostic: consequences fold into their root diagnostic. */
-  sc_diags_fold(&ctx, keep);
-  size_t kept = 0;
-  for (size_t i = 0; i < ctx.diags.n; i++)
-    if (keep[i]) ctx.diags.v[kept++] = ctx.diags.v[i];
-  if (kept > 1) qsort(ctx.diags.v, kept, sizeof *ctx.diags.v, diag_cmp);
-  r->diags = ctx.diags.v;
-  r->ndiags = kept;
-  for (size_t i = 0; i < kept; i++) {
-    switch (r->diags[i].severity) {
-    case SC_SEV_ERROR: r->errors++; break;
-    case SC_SEV_WARNING: r->warnings++; break;
-    default: r->notes++; break;
-    }
-  }
+  finish_diagnostics(&ctx, &sel, r);
   if (status == SC_ERR_CANCELLED) r->failure = "cancelled";
   return status;
 }
