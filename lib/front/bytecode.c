@@ -658,7 +658,7 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   if (op_is(op, "stablehlo.reduce")) fold_compact_reduce(b, op);
   if (x.narg_attrs && op->nregions && op->regions[0]->nblocks) {
     sc_block *entry = op->regions[0]->blocks[0];
-    for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) entry->args[i]->attrs = x.arg_attrs[i];
+    for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) entry->args[i]->attrs = &x.arg_attrs[i];
   }
   return op;
 }

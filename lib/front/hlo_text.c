@@ -1196,7 +1196,7 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
     for (uint32_t i = 0; i < c.params.n; i++) {
       sc_value *v = c.params.v[i]->results[0];
       v->block = c.block;
-      v->attrs = c.params.v[i]->attrs;
+      v->attrs = &c.params.v[i]->attrs; /* the parameter op's own (it lives as long) */
       c.block->args[i] = v;
     }
     c.block->nargs = c.params.n;

@@ -67,7 +67,7 @@ typedef struct {
   const char *bad_msg;
   uint32_t bad_off;
   sc_module *m;
-  SC_VEC(sc_op *) ops;
+  uint32_t nops; /* ops made so far, the implicit root included (m->ops is built once they are all made) */
   SC_VEC(sc_op *) funcs;
   SC_VEC(sc_alias) aliases;
   uint32_t depth; /* region nesting */
@@ -875,10 +875,12 @@ static sc_value *parse_block_arg(P *p) {
   if (is_punct(peek(p, 0), p, '{')) {
     attr_vec av = {0};
     parse_attr_dict(p, &av);
-    v->attrs.v = av.v;
-    v->attrs.n = (uint32_t)av.n;
+    sc_attrs *attrs = sc_arena_alloc(p->a, sizeof *attrs);
+    attrs->v = av.v;
+    attrs->n = (uint32_t)av.n;
+    v->attrs = attrs;
   }
-  if (at_loc(p)) v->loc = parse_loc(p);
+  if (at_loc(p)) parse_loc(p);
   return v;
 }
 
@@ -1113,7 +1115,7 @@ static void map_generic_properties(P *p, sc_op *op, bool func_like) {
     sc_block *entry = op->regions[0]->blocks[0];
     if (n == entry->nargs)
       for (uint32_t i = 0; i < n; i++)
-        if (!entry->args[i]->attrs.n) entry->args[i]->attrs = list[i];
+        if (!sc_value_attrs(entry->args[i])->n) entry->args[i]->attrs = &list[i];
   }
   const sc_attr *ra = sc_attrs_find(&op->attrs, "res_attrs");
   if (ra && !sc_op_nresult_attrs(op)) {
@@ -1316,19 +1318,18 @@ typedef struct {
 
 /* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
 static sc_op *new_op(P *p, sc_block *block, sc_op *parent_op, uint32_t at) {
-  if (p->ops.n >= p->in->max_ops) {
+  if (p->nops >= p->in->max_ops) {
     fail_at(p, at, "more than %u operations", p->in->max_ops);
     p->err->limit = true;
     return NULL;
   }
-  if (p->in->cancel && (p->ops.n & 1023) == 0 && *p->in->cancel) {
+  if (p->in->cancel && (p->nops & 1023) == 0 && *p->in->cancel) {
     p->err->cancelled = true;
     fail_at(p, at, "cancelled");
     return NULL;
   }
   sc_op *op = sc_arena_alloc(p->a, sizeof *op);
-  op->id = (uint32_t)p->ops.n;
-  SC_PUSH(p->a, p->ops, op);
+  op->id = p->nops++;
   op->parent_block = block;
   op->parent_op = parent_op;
   op->depth = p->depth;
@@ -1904,6 +1905,46 @@ static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
   TAKE(p, p->s_ops, base, b->ops, b->nops);
 }
 
+/* sc_module.ops: every op under `root` in preorder, numbered by it. Ops are made in preorder, so the
+ * array is built once at the end at its exact size (growing it by doubling while parsing cost ~3x the
+ * bytes, as the arena keeps every abandoned copy). An explicit stack: nesting is only bounded by
+ * max_depth. */
+static sc_op **preorder_ops(P *p, sc_op *root, uint32_t nops) {
+  typedef struct {
+    const sc_op *op;
+    uint32_t region, block, index;
+  } frame;
+  sc_op **ops = sc_arena_calloc(p->a, nops ? nops : 1, sizeof *ops);
+  SC_VEC(frame) stack = {0};
+  uint32_t n = 0;
+  root->id = n;
+  ops[n++] = root;
+  SC_PUSH(p->a, stack, ((frame){root, 0, 0, 0}));
+  while (stack.n) {
+    frame *f = &stack.v[stack.n - 1];
+    if (f->region >= f->op->nregions) {
+      stack.n--;
+      continue;
+    }
+    const sc_region *r = f->op->regions[f->region];
+    if (f->block >= r->nblocks) {
+      f->region++, f->block = 0;
+      continue;
+    }
+    const sc_block *b = r->blocks[f->block];
+    if (f->index >= b->nops) {
+      f->block++, f->index = 0;
+      continue;
+    }
+    sc_op *op = b->ops[f->index++];
+    if (n == nops) continue; /* cannot happen: every op made is in the tree */
+    op->id = n;
+    ops[n++] = op;
+    SC_PUSH(p->a, stack, ((frame){op, 0, 0, 0}));
+  }
+  return ops;
+}
+
 static sc_region *parse_region(P *p, sc_op *parent, value_vec *entry_args) {
   tok open = next(p); /* '{' */
   if (p->depth + 1 > p->in->max_depth) {
@@ -2002,7 +2043,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   sc_op *root = sc_arena_alloc(p.a, sizeof *root);
   root->name = sc_span_of("builtin.module", 14);
   root->pos.offset = in->begin;
-  SC_PUSH(p.a, p.ops, root);
+  p.nops = 1;
   sc_region *rr = sc_arena_alloc(p.a, sizeof *rr);
   sc_block *rb = sc_arena_alloc(p.a, sizeof *rb);
   rr->parent = root;
@@ -2064,9 +2105,6 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
     sc_op *mod = top.v[0];
     mod->parent_block = NULL;
     mod->parent_op = NULL;
-    memmove(p.ops.v, p.ops.v + 1, (p.ops.n - 1) * sizeof *p.ops.v);
-    p.ops.n--;
-    for (size_t i = 0; i < p.ops.n; i++) p.ops.v[i]->id = (uint32_t)i;
     m->module = mod;
   } else {
     rr->blocks = sc_arena_alloc(p.a, sizeof *rr->blocks);
@@ -2078,10 +2116,11 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
     root->end = in->end;
     root->text = sc_span_of(in->buf + in->begin, in->end - in->begin);
     m->module = root;
-    for (size_t i = 1; i < p.ops.n; i++) p.ops.v[i]->depth++; /* ops inside the implicit module */
   }
-  m->ops = p.ops.v;
-  m->nops = (uint32_t)p.ops.n;
+  m->nops = m->module == root ? p.nops : p.nops - 1;
+  m->ops = preorder_ops(&p, m->module, m->nops);
+  if (m->module == root)
+    for (uint32_t i = 1; i < m->nops; i++) m->ops[i]->depth++; /* ops inside the implicit module */
   m->funcs = p.funcs.v;
   m->nfuncs = (uint32_t)p.funcs.n;
   m->aliases = p.aliases.v;

@@ -150,6 +150,8 @@ typedef struct {
   uint32_t line, col;
 } sc_srcloc;
 
+/* One per result and block argument (modules have ~10^5): what only some arguments have (attributes)
+ * is behind a pointer, and a block argument's `loc(...)` is not kept (nothing reads it). */
 typedef struct sc_value {
   sc_span name;       /* "%0", "%arg0", "%0#1"; HLO: "param.1" */
   sc_span type;       /* raw type text ("tensor<8x16xf32>", "f32[8,16]{1,0}") or empty if unknown */
@@ -157,9 +159,14 @@ typedef struct sc_value {
   uint32_t index;     /* result index or block argument index */
   sc_at pos;
   sc_block *block;    /* owning block for block arguments, else NULL */
-  sc_attrs attrs;     /* argument attributes (func args) */
-  sc_span loc;        /* raw `loc(...)` text if any */
+  const sc_attrs *attrs; /* argument attributes (func args), or NULL: read them with sc_value_attrs() */
 } sc_value;
+
+/* A value's argument attributes (empty for results and arguments without any). */
+static inline const sc_attrs *sc_value_attrs(const sc_value *v) {
+  static const sc_attrs none = {NULL, 0};
+  return v->attrs ? v->attrs : &none;
+}
 
 struct sc_block {
   sc_span label;      /* "^bb0" or empty for an entry block without a label */

@@ -1184,13 +1184,13 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy
     sc_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
     if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
       bool any = false;
-      for (uint32_t k = 0; k < entry->nargs && !any; k++) any = entry->args[k]->attrs.n > 0;
+      for (uint32_t k = 0; k < entry->nargs && !any; k++) any = sc_value_attrs(entry->args[k])->n > 0;
       if (any) {
         info->nargs = entry->nargs;
         info->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *info->args);
         for (uint32_t k = 0; k < entry->nargs; k++)
-          if (entry->args[k]->attrs.n)
-            parse_value_attrs(b, &info->args[k], &entry->args[k]->attrs, op, sc_indexed_name(a, "arg", k));
+          if (sc_value_attrs(entry->args[k])->n)
+            parse_value_attrs(b, &info->args[k], sc_value_attrs(entry->args[k]), op, sc_indexed_name(a, "arg", k));
       }
     }
     bool any = false;

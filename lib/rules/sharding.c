@@ -619,7 +619,7 @@ void sc_check_sharding_tile_assignment(sc_ctx *ctx) {
         if (!sc_parse_shape(ctx->arena, ru_arg_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
         const sc_block *body = ru_body(op);
         validate_gspmd(ctx, op, info->args[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "arg %u", i),
-                       body && i < body->nargs ? gspmd_attr(&body->args[i]->attrs) : NULL);
+                       body && i < body->nargs ? gspmd_attr(sc_value_attrs(body->args[i])) : NULL);
       }
       for (uint32_t i = 0; i < info->nresults; i++) {
         if (!info->results[i].gspmd.nvalues) continue;
