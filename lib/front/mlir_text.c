@@ -932,7 +932,7 @@ static void parse_func_results(P *p, sc_op *op) {
     SC_PUSH(p->a, types, ty);
     SC_PUSH(p->a, attrs, none);
   }
-  sc_op_extra *e = sc_op_extra_of(p->a, op);
+  sc_op_decl *e = sc_op_decl_of(p->a, op);
   e->func_result_types = types.v;
   e->result_attrs = attrs.v;
   e->nresult_attrs = (uint32_t)attrs.n;
@@ -1092,7 +1092,7 @@ static void parse_function_type_results(P *p, sc_span value, sc_op *op) {
     }
   }
   lex_pop(p, &save);
-  if (!sc_op_func_result_types(op) && outs.n) sc_op_extra_of(p->a, op)->func_result_types = outs.v;
+  if (!sc_op_func_result_types(op) && outs.n) sc_op_decl_of(p->a, op)->func_result_types = outs.v;
 }
 
 static void map_generic_properties(P *p, sc_op *op, bool func_like) {
@@ -1122,7 +1122,7 @@ static void map_generic_properties(P *p, sc_op *op, bool func_like) {
     sc_attrs *list;
     uint32_t n = parse_dict_list(p, ra->value, &list);
     if (n) {
-      sc_op_extra *e = sc_op_extra_of(p->a, op);
+      sc_op_decl *e = sc_op_decl_of(p->a, op);
       e->result_attrs = list, e->nresult_attrs = n;
     }
   }
@@ -1299,11 +1299,11 @@ static void complete_symbols(sc_arena *a, sc_op *op, bool call_like, bool func_l
   }
   if (!sc_op_callee(op).n && call_like) {
     const sc_attr *c = sc_attrs_find(&op->attrs, "callee");
-    if (c && c->value.n >= 2 && c->value.p[0] == '@') sc_op_extra_of(a, op)->callee = sc_span_of(c->value.p + 1, c->value.n - 1);
+    if (c && c->value.n >= 2 && c->value.p[0] == '@') sc_op_decl_of(a, op)->callee = sc_span_of(c->value.p + 1, c->value.n - 1);
   }
   if (!sc_op_visibility(op).n && func_like) {
     const sc_attr *v = sc_attrs_find(&op->attrs, "sym_visibility");
-    if (v && v->value.n >= 2) sc_op_extra_of(a, op)->visibility = sc_span_of(v->value.p + 1, v->value.n - 2);
+    if (v && v->value.n >= 2) sc_op_decl_of(a, op)->visibility = sc_span_of(v->value.p + 1, v->value.n - 2);
   }
 }
 
@@ -1369,7 +1369,7 @@ static void parse_op_symbol(P *p, op_state *st, tok t) {
   sc_span s = tspan(p, t);
   s.p++, s.n--;
   if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
-  if (st->call_like && !sc_op_callee(st->op).n) sc_op_extra_of(p->a, st->op)->callee = s;
+  if (st->call_like && !sc_op_callee(st->op).n) sc_op_decl_of(p->a, st->op)->callee = s;
   else if (!sc_op_sym_name(st->op).n) sc_op_extra_of(p->a, st->op)->sym_name = s;
   if (!is_punct(peek(p, 0), p, '=')) return;
   tok eq = next(p);
@@ -1402,7 +1402,7 @@ static void parse_op_word(P *p, op_state *st, tok t) {
   }
   if (!sc_op_visibility(op).n && st->func_like &&
       (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") || tok_is_word(t, p, "nested")))
-    sc_op_extra_of(p->a, op)->visibility = tspan(p, t);
+    sc_op_decl_of(p->a, op)->visibility = tspan(p, t);
   skip_unit(p);
 }
 
