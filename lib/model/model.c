@@ -121,6 +121,9 @@ typedef struct {
   errvec errs;
   SC_VEC(sc_mesh) meshes;
   sc_memo parsed; /* sharding text -> its parse (each distinct text is parsed once) */
+  /* Scratch for the custom-syntax items of the sdy op being scanned: each op's items are copied to an
+   * exact-size array (most sdy ops have one; a vector per op took room for two). */
+  SC_VEC(sc_sdy_item) items;
 } builder;
 
 /* What a sharding annotation's text is parsed as (the memo's tag). */
@@ -231,7 +234,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       if (t.kind == SDY_IDENT && span_same(t.text, op->name)) break;
     }
   }
-  SC_VEC(sc_sdy_item) items = {0};
+  b->items.n = 0;
   bool regions = op->nregions > 0;
   for (;;) {
     const char *before = lx.p;
@@ -258,7 +261,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       } else {
         it.offset = sdy_offset(&lx, t.at);
       }
-      SC_PUSH(b->a, items, it);
+      SC_PUSH(b->a, b->items, it);
       continue;
     }
     if (t.kind == SDY_PUNCT && (t.ch == '<' || t.ch == '[' || t.ch == '{')) {
@@ -270,12 +273,14 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       memset(&it, 0, sizeof it);
       it.value = sc_span_of(vs, (uint32_t)(lx.p - vs));
       it.offset = sdy_offset(&lx, vs);
-      SC_PUSH(b->a, items, it);
+      SC_PUSH(b->a, b->items, it);
       continue;
     }
   }
-  info->items = items.v;
-  info->nitems = (uint32_t)items.n;
+  if (!b->items.n) return;
+  info->items = sc_arena_calloc(b->a, b->items.n, sizeof *info->items);
+  memcpy(info->items, b->items.v, b->items.n * sizeof *info->items);
+  info->nitems = (uint32_t)b->items.n;
 }
 
 static const sc_sdy_item *item_named(const sc_op_info *info, const char *name) {
