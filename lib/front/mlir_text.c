@@ -1383,7 +1383,9 @@ static void parse_op_symbol(P *p, op_state *st, tok t) {
 static void parse_op_word(P *p, op_state *st, tok t) {
   sc_op *op = st->op;
   if (at_loc(p)) {
-    op->loc = parse_loc(p);
+    sc_span loc = parse_loc(p);
+    op->loc_offset = (uint32_t)(loc.p - p->buf);
+    op->loc_len = loc.n;
     return;
   }
   if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {
@@ -1732,7 +1734,8 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
       e = i + p->last_loc.n; /* the location of the op before */
     else if (raw_skip_group(p, i + 3, &e)) p->last_loc = sc_span_of(b + i, e - i);
     else return 0;
-    st->op->loc = sc_span_of(b + i, e - i);
+    st->op->loc_offset = i;
+    st->op->loc_len = e - i;
     return e;
   default:
     return 0;
@@ -2132,5 +2135,5 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   sc_module_index_aliases(p.a, m);
   sc_module_finalize(m);
-  return m; /* op->loc is resolved on demand (sc_op_srcloc): only diagnostics need it */
+  return m; /* an op's loc is resolved on demand (sc_op_srcloc): only diagnostics need it */
 }

@@ -215,6 +215,8 @@ struct sc_op {
   uint32_t noperand_types;
   uint32_t nresult_types;
   uint32_t nregions;
+  uint32_t loc_offset;  /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand by */
+  uint32_t loc_len;     /* sc_op_srcloc): byte offset and length in the module's buffer; 0 = none */
   uint8_t kind;         /* sc_op_kind of `name`, set by sc_op_classify() */
   uint8_t cc;           /* sc_cc_class of the custom call target, else SC_CC_NONE */
   bool classified;      /* kind/cc are set */
@@ -222,7 +224,6 @@ struct sc_op {
 
   sc_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
   sc_span text;         /* the whole op as written, including regions */
-  sc_span loc;          /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand) */
 
   sc_value **results;   /* nresults */
   sc_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
