@@ -873,13 +873,33 @@ static sc_op *func_map_get(const func_map *fm, sc_span name) {
 typedef struct {
   builder *b;
   const func_map *funcs;
-  const sc_manual_context **func_ctx; /* per op id of funcs: least manual context of its call sites */
+  /* Per function, at its func_slot() (nfuncs + 1 entries, not one per op: a module has ~10^5 ops and
+   * few functions): the least manual context of its call sites, and whether it was reached. */
+  const sc_op **funcs_by_id; /* m->funcs sorted by op id */
+  uint32_t nfuncs;
+  const sc_manual_context **func_ctx;
   bool *func_seen;
   const sc_manual_context **local;    /* per op id: results are GSPMD-local values in this context */
   SC_VEC(sc_op *) work;
   bool any_local; /* some op's results are GSPMD-local (else operands need no look) */
   sc_manual_context top;
 } mctx;
+
+static int by_op_id(const void *x, const void *y) {
+  uint32_t a = (*(const sc_op *const *)x)->id, b = (*(const sc_op *const *)y)->id;
+  return (a > b) - (a < b);
+}
+
+/* The index of function `f` in c->funcs_by_id (binary search); nfuncs (a spare entry) if it is none. */
+static uint32_t func_slot(const mctx *c, const sc_op *f) {
+  uint32_t lo = 0, hi = c->nfuncs;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (c->funcs_by_id[mid]->id < f->id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < c->nfuncs && c->funcs_by_id[lo] == f ? lo : c->nfuncs;
+}
 
 static bool is_manual_body_name(sc_span callee) {
   return sc_span_starts(callee, "xla.sdy.manual_computation_body") ||
@@ -996,18 +1016,19 @@ static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
   if (name.p[0] == '%' || name.p[0] == '@') name = sc_span_of(name.p + 1, name.n - 1);
   sc_op *f = func_map_get(c->funcs, name);
   if (!f) return;
-  if (c->func_seen[f->id]) {
+  uint32_t k = func_slot(c, f);
+  if (c->func_seen[k]) {
     /* reached again: the function runs in the least manual of its call sites' contexts (what rules that
      * require a fully manual context must assume); walk it again if that got less manual */
-    const sc_manual_context *old = c->func_ctx[f->id] ? c->func_ctx[f->id] : &c->top;
+    const sc_manual_context *old = c->func_ctx[k] ? c->func_ctx[k] : &c->top;
     const sc_manual_context *m = ctx_meet(c, old, ctx);
     if (!ctx_lower(old, m)) return;
-    c->func_ctx[f->id] = m;
+    c->func_ctx[k] = m;
     SC_PUSH(c->b->a, c->work, f);
     return;
   }
-  c->func_seen[f->id] = true;
-  c->func_ctx[f->id] = ctx;
+  c->func_seen[k] = true;
+  c->func_ctx[k] = ctx;
   SC_PUSH(c->b->a, c->work, f);
 }
 
@@ -1114,7 +1135,8 @@ static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ct
 }
 
 static void walk_func(mctx *c, sc_op *f) {
-  const sc_manual_context *ctx = c->func_ctx[f->id] ? c->func_ctx[f->id] : &c->top;
+  uint32_t slot = func_slot(c, f);
+  const sc_manual_context *ctx = c->func_ctx[slot] ? c->func_ctx[slot] : &c->top;
   c->b->model->manual[f->id] = NULL; /* the function op itself is not inside its callers */
   for (uint32_t r = 0; r < f->nregions; r++)
     for (uint32_t k = 0; k < f->regions[r]->nblocks; k++) walk_block(c, f->regions[r]->blocks[k], ctx);
@@ -1125,16 +1147,20 @@ static void build_manual(builder *b) {
   mctx c;
   memset(&c, 0, sizeof c);
   c.b = b;
-  c.func_ctx = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_ctx);
-  c.func_seen = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_seen);
+  c.nfuncs = m->nfuncs;
+  c.funcs_by_id = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.funcs_by_id);
+  if (m->nfuncs) memcpy(c.funcs_by_id, m->funcs, m->nfuncs * sizeof *c.funcs_by_id);
+  if (m->nfuncs > 1) qsort(c.funcs_by_id, m->nfuncs, sizeof *c.funcs_by_id, by_op_id);
+  c.func_ctx = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_ctx);
+  c.func_seen = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_seen);
   c.local = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.local);
   c.funcs = b->model->funcs;
   /* functions some op calls (they are visited from their call sites) */
-  bool *called = sc_arena_calloc(b->a, m->nops + 1, sizeof *called);
+  bool *called = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *called);
   for (uint32_t k = 0; k < m->nops; k++) {
     if (!sc_op_callee(m->ops[k]).n) continue;
     sc_op *f = func_map_get(c.funcs, sc_op_callee(m->ops[k]));
-    if (f) called[f->id] = true;
+    if (f) called[func_slot(&c, f)] = true;
   }
   /* ops outside any function (module level) keep NULL: no manual context */
   /* roots: the entry, public functions, then anything never called */
@@ -1146,11 +1172,12 @@ static void build_manual(builder *b) {
   for (uint32_t i = 0; i < m->nfuncs; i++)
     if (m->funcs[i] != m->entry && sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
   for (uint32_t i = 0; i < n; i++) {
-    if (!c.func_seen[order[i]->id]) {
+    uint32_t k = func_slot(&c, order[i]);
+    if (!c.func_seen[k]) {
       /* a private function that some later root calls is visited from that call */
-      if (i > 0 && sc_span_eq(sc_op_visibility(order[i]), "private") && called[order[i]->id] && m->format != SC_FMT_HLO)
+      if (i > 0 && sc_span_eq(sc_op_visibility(order[i]), "private") && called[k] && m->format != SC_FMT_HLO)
         continue;
-      c.func_seen[order[i]->id] = true;
+      c.func_seen[k] = true;
       SC_PUSH(b->a, c.work, order[i]);
     }
     while (c.work.n) {
@@ -1160,8 +1187,9 @@ static void build_manual(builder *b) {
   }
   /* private functions only called from other never-visited functions */
   for (uint32_t i = 0; i < m->nfuncs; i++) {
-    if (c.func_seen[m->funcs[i]->id]) continue;
-    c.func_seen[m->funcs[i]->id] = true;
+    uint32_t k = func_slot(&c, m->funcs[i]);
+    if (c.func_seen[k]) continue;
+    c.func_seen[k] = true;
     SC_PUSH(b->a, c.work, m->funcs[i]);
     while (c.work.n) {
       sc_op *f = c.work.v[--c.work.n];
