@@ -879,7 +879,9 @@ typedef struct {
   uint32_t nfuncs;
   const sc_manual_context **func_ctx;
   bool *func_seen;
-  const sc_manual_context **local;    /* per op id: results are GSPMD-local values in this context */
+  /* per op id: results are GSPMD-local values in this context. Made when the first op gets one (set_local):
+   * modules without GSPMD manual regions need none (8 bytes per op). */
+  const sc_manual_context **local;
   SC_VEC(sc_op *) work;
   bool any_local; /* some op's results are GSPMD-local (else operands need no look) */
   sc_manual_context top;
@@ -1049,12 +1051,18 @@ static bool has_hlo_callee_attr(const sc_attrs *attrs) {
 
 static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
 
+static void set_local(mctx *c, const sc_op *op, const sc_manual_context *ctx) {
+  if (!c->local) c->local = sc_arena_calloc(c->b->a, c->b->m->nops + 1, sizeof *c->local);
+  c->local[op->id] = ctx;
+  c->any_local = true;
+}
+
 static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   static const sc_op_info no_info = {.sdy_op = &k_no_sdy_op};
   sc_model *model = c->b->model;
   const sc_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
   const sc_manual_context *opctx = ctx;
-  c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
+  if (c->local) c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
   bool f2s = op->cc == SC_CC_FULL_TO_SHARD;
   bool s2f = op->cc == SC_CC_SHARD_TO_FULL;
   /* GSPMD: an op with a manual-local operand is inside the manual region */
@@ -1078,11 +1086,9 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   if (f2s) {
     bool partial = false;
     if (info->gspmd.nvalues) gspmd_sharding_is_manual(info->gspmd.values[0], &partial);
-    c->local[op->id] = ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial);
-    c->any_local = true;
+    set_local(c, op, ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial));
   } else if (opctx->gspmd_manual && !s2f && opctx != ctx) {
-    c->local[op->id] = opctx;
-    c->any_local = true;
+    set_local(c, op, opctx);
   }
   /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
   const sc_manual_context *callctx = opctx;
@@ -1153,7 +1159,6 @@ static void build_manual(builder *b) {
   if (m->nfuncs > 1) qsort(c.funcs_by_id, m->nfuncs, sizeof *c.funcs_by_id, by_op_id);
   c.func_ctx = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_ctx);
   c.func_seen = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_seen);
-  c.local = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.local);
   c.funcs = b->model->funcs;
   /* functions some op calls (they are visited from their call sites) */
   bool *called = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *called);
