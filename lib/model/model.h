@@ -83,19 +83,20 @@ typedef struct sc_sharding { /* fields grouped by size (no padding): one header 
   /* Built by the model: the first sharding parsed from the same text (itself for that one), so equal
    * `same_as` means equal content, mesh and mapping (rules memoize on it); NULL otherwise. */
   const struct sc_sharding *same_as;
-  sc_sharding_kind kind;
-  sc_sharding_source source;
   uint32_t offset;           /* where it is written */
   uint32_t rank;             /* of dims */
   uint32_t nreplicated;
   uint32_t nunreduced;
-  sc_reduction unreduced_op; /* unreduced=max{...} */
   uint32_t nmanual_axes;
   uint32_t ntile_dims;
   uint32_t nlast_tile_dims;
   uint32_t nelements;
   uint32_t niota_reshape;
   uint32_t niota_perm;
+  /* the three enums in a byte each (a header per occurrence: ~10^5 in a large module) */
+  uint8_t kind;              /* sc_sharding_kind */
+  uint8_t source;            /* sc_sharding_source */
+  uint8_t unreduced_op;      /* sc_reduction: unreduced=max{...} */
   bool last_tile_dim_replicate;
   bool mapped;               /* GSPMD tiled sharding mapped onto the named axes of `mesh` (kind NAMED) */
 } sc_sharding;
