@@ -219,6 +219,8 @@ static sc_sharding *parse_gspmd_text(builder *b, sc_span v, uint32_t off, const 
 
 /* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
 static const sc_sdy_op_info k_no_sdy_op;
+/* What an op that is no function (or a function without argument or result annotations) has. */
+static const sc_func_annotations k_no_func;
 
 static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
   if (op->generic || !op->text.n) return;
@@ -1058,7 +1060,7 @@ static void set_local(mctx *c, const sc_op *op, const sc_manual_context *ctx) {
 }
 
 static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
-  static const sc_op_info no_info = {.sdy_op = &k_no_sdy_op};
+  static const sc_op_info no_info = {.sdy_op = &k_no_sdy_op, .func = &k_no_func};
   sc_model *model = c->b->model;
   const sc_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
   const sc_manual_context *opctx = ctx;
@@ -1219,27 +1221,31 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy
   sc_arena *a = b->a;
   sc_module *m = b->m;
   if (is_func(op)) {
+    sc_func_annotations *fa = NULL; /* made for the first annotated argument or result */
     sc_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
     if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
       bool any = false;
       for (uint32_t k = 0; k < entry->nargs && !any; k++) any = sc_value_attrs(entry->args[k])->n > 0;
       if (any) {
-        info->nargs = entry->nargs;
-        info->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *info->args);
+        fa = sc_arena_calloc(a, 1, sizeof *fa);
+        fa->nargs = entry->nargs;
+        fa->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *fa->args);
         for (uint32_t k = 0; k < entry->nargs; k++)
           if (sc_value_attrs(entry->args[k])->n)
-            parse_value_attrs(b, &info->args[k], sc_value_attrs(entry->args[k]), op, sc_indexed_name(a, "arg", k));
+            parse_value_attrs(b, &fa->args[k], sc_value_attrs(entry->args[k]), op, sc_indexed_name(a, "arg", k));
       }
     }
     bool any = false;
     for (uint32_t k = 0; k < sc_op_nresult_attrs(op) && !any; k++) any = sc_op_result_attrs(op)[k].n > 0;
     if (any) {
-      info->nresults = sc_op_nresult_attrs(op);
-      info->results = sc_arena_calloc(a, sc_op_nresult_attrs(op) + 1, sizeof *info->results);
+      if (!fa) fa = sc_arena_calloc(a, 1, sizeof *fa);
+      fa->nresults = sc_op_nresult_attrs(op);
+      fa->results = sc_arena_calloc(a, sc_op_nresult_attrs(op) + 1, sizeof *fa->results);
       for (uint32_t k = 0; k < sc_op_nresult_attrs(op); k++)
         if (sc_op_result_attrs(op)[k].n)
-          parse_value_attrs(b, &info->results[k], &sc_op_result_attrs(op)[k], op, sc_indexed_name(a, "result", k));
+          parse_value_attrs(b, &fa->results[k], &sc_op_result_attrs(op)[k], op, sc_indexed_name(a, "result", k));
     }
+    if (fa) info->func = fa;
     return;
   }
   if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
@@ -1261,7 +1267,7 @@ static bool sdy_op_empty(const sc_sdy_op_info *x) {
 }
 
 static bool info_empty(const sc_op_info *i) {
-  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && !i->nargs && !i->nresults;
+  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && i->func == &k_no_func;
 }
 
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
@@ -1354,6 +1360,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     sc_sdy_op_info x;
     memset(&x, 0, sizeof x);
     parse_op_annotations(&b, op, info, &x);
+    if (!info->func) info->func = &k_no_func;
     if (sdy_op_empty(&x)) {
       info->sdy_op = &k_no_sdy_op;
     } else {
@@ -1395,7 +1402,7 @@ const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
-  static const sc_op_info empty = {.sdy_op = &k_no_sdy_op};
+  static const sc_op_info empty = {.sdy_op = &k_no_sdy_op, .func = &k_no_func};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   return model->ops[op->id] ? model->ops[op->id] : &empty;
 }
@@ -1449,14 +1456,14 @@ static const sc_sharding *value_ann(const sc_value_annotations *va) {
 
 const sc_sharding *sc_model_arg_sharding(const sc_model *model, const sc_op *func, uint32_t index) {
   const sc_op_info *info = sc_model_op(model, func);
-  if (!info || index >= info->nargs) return NULL;
-  return value_ann(&info->args[index]);
+  if (!info || index >= info->func->nargs) return NULL;
+  return value_ann(&info->func->args[index]);
 }
 
 const sc_sharding *sc_model_func_result_sharding(const sc_model *model, const sc_op *func, uint32_t index) {
   const sc_op_info *info = sc_model_op(model, func);
-  if (!info || index >= info->nresults) return NULL;
-  return value_ann(&info->results[index]);
+  if (!info || index >= info->func->nresults) return NULL;
+  return value_ann(&info->func->results[index]);
 }
 
 const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value *v) {

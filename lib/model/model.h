@@ -156,6 +156,15 @@ typedef struct {
   bool has_manual_axes;
 } sc_sdy_op_info;
 
+/* A func.func's / HLO computation's annotations per argument and per result: few ops are functions, so
+ * they live apart (sc_op_info.func). */
+typedef struct {
+  sc_value_annotations *args;
+  sc_value_annotations *results;
+  uint32_t nargs;
+  uint32_t nresults;
+} sc_func_annotations;
+
 /* What the model knows about one op (model->ops[op->id]). */
 typedef struct {
   sc_annotation sdy;        /* `sdy.sharding` attribute (ops: per value) */
@@ -163,13 +172,9 @@ typedef struct {
   sc_annotation sharding;   /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
                                collectives `out_sharding=` */
   const sc_sdy_op_info *sdy_op; /* never NULL (an empty record for other ops) */
+  const sc_func_annotations *func; /* never NULL (an empty record for other ops and bare functions) */
   sc_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
-  /* func.func / HLO computation: per argument and per result */
-  sc_value_annotations *args;
-  sc_value_annotations *results;
   uint32_t nitems;
-  uint32_t nargs;
-  uint32_t nresults;
 } sc_op_info;
 
 /* A sharding attribute that did not parse: reported by the `sharding-syntax` rule. */
