@@ -1935,15 +1935,16 @@ static sc_op **preorder_ops(P *p, sc_op *root, uint32_t nops) {
       continue;
     }
     const sc_block *b = r->blocks[f->block];
-    if (f->index >= b->nops) {
-      f->block++, f->index = 0;
-      continue;
+    sc_op *nested = NULL; /* the next op with regions: its ops come before the rest of this block's */
+    while (f->index < b->nops && !nested) {
+      sc_op *op = b->ops[f->index++];
+      if (n == nops) continue; /* cannot happen: every op made is in the tree */
+      op->id = n;
+      ops[n++] = op;
+      if (op->nregions) nested = op;
     }
-    sc_op *op = b->ops[f->index++];
-    if (n == nops) continue; /* cannot happen: every op made is in the tree */
-    op->id = n;
-    ops[n++] = op;
-    SC_PUSH(p->a, stack, ((frame){op, 0, 0, 0}));
+    if (nested) SC_PUSH(p->a, stack, ((frame){nested, 0, 0, 0})); /* may move `f` */
+    else f->block++, f->index = 0;
   }
   return ops;
 }
