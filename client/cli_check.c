@@ -210,9 +210,9 @@ static bool dump_op(sc_op *op, void *user) {
     fprintf(f, "    attr %.*s = %.*s\n", SC_SPAN_ARG(op->attrs.v[i].name), SC_SPAN_ARG(op->attrs.v[i].value));
   const sc_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
   for (uint32_t k = 0; entry && sc_span_eq(op->name, "func.func") && k < entry->nargs; k++)
-    for (uint32_t i = 0; i < entry->args[k]->attrs.n; i++)
-      fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(entry->args[k]->attrs.v[i].name),
-              SC_SPAN_ARG(entry->args[k]->attrs.v[i].value));
+    for (uint32_t i = 0; i < sc_value_attrs(entry->args[k])->n; i++)
+      fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(sc_value_attrs(entry->args[k])->v[i].name),
+              SC_SPAN_ARG(sc_value_attrs(entry->args[k])->v[i].value));
   for (uint32_t k = 0; k < sc_op_nresult_attrs(op); k++)
     for (uint32_t i = 0; i < sc_op_result_attrs(op)[k].n; i++)
       fprintf(f, "    result %u %.*s = %.*s\n", k, SC_SPAN_ARG(sc_op_result_attrs(op)[k].v[i].name),

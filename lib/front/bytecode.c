@@ -326,7 +326,7 @@ static void take_attr(builder *b, sc_op *op, attr_vec *attrs, op_extra *x, sc_sp
     return;
   }
   if ((func || module) && sc_span_eq(name, "sym_visibility") && val && val->kind == BA_STRING) {
-    sc_op_extra_of(b->s->a, op)->visibility = bc_put(b->s, val->s.p, val->s.n);
+    sc_op_decl_of(b->s->a, op)->visibility = bc_put(b->s, val->s.p, val->s.n);
     return;
   }
   if (func && sc_span_eq(name, "function_type") && val && val->kind == BA_TYPE) {
@@ -338,14 +338,14 @@ static void take_attr(builder *b, sc_op *op, attr_vec *attrs, op_extra *x, sc_sp
     return;
   }
   if (func && sc_span_eq(name, "res_attrs")) {
-    sc_op_extra *e = sc_op_extra_of(b->s->a, op);
+    sc_op_decl *e = sc_op_decl_of(b->s->a, op);
     e->result_attrs = dict_list(b, val, &e->nresult_attrs);
     return;
   }
   if ((op_is(op, "stablehlo.custom_call") && sc_span_eq(name, "call_target_name")) ||
       (op_is(op, "func.call") && sc_span_eq(name, "callee"))) {
     if (val && (val->kind == BA_STRING || val->kind == BA_SYMREF)) {
-      sc_op_extra_of(b->s->a, op)->callee = bc_put(b->s, val->s.p, val->s.n);
+      sc_op_decl_of(b->s->a, op)->callee = bc_put(b->s, val->s.p, val->s.n);
       return;
     }
   }
@@ -613,7 +613,7 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   op->results = results.v;
   op->nresults = (uint32_t)results.n;
   if (x.fn_type) {
-    sc_op_extra *e = sc_op_extra_of(s->a, op);
+    sc_op_decl *e = sc_op_decl_of(s->a, op);
     e->func_result_types = sc_arena_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof(sc_span));
     for (uint32_t i = 0; i < x.fn_type->nouts; i++) e->func_result_types[i] = x.fn_type->outs[i]->text;
     if (e->nresult_attrs != x.fn_type->nouts) { /* one (possibly empty) dict per result, as the pretty form */
@@ -658,7 +658,7 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   if (op_is(op, "stablehlo.reduce")) fold_compact_reduce(b, op);
   if (x.narg_attrs && op->nregions && op->regions[0]->nblocks) {
     sc_block *entry = op->regions[0]->blocks[0];
-    for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) entry->args[i]->attrs = x.arg_attrs[i];
+    for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) entry->args[i]->attrs = &x.arg_attrs[i];
   }
   return op;
 }

@@ -156,6 +156,12 @@ static void *grow(P *p, void *old, size_t oldn, size_t newn, size_t size) {
   return r;
 }
 
+/* The func/call record of an op that has its side record (every instruction and computation). */
+static sc_op_decl *decl_of(P *p, sc_op *op) {
+  if (!op->extra->decl) op->extra->decl = alloc(p, sizeof *op->extra->decl);
+  return op->extra->decl;
+}
+
 static void opvec_push(P *p, opvec *v, sc_op *op) {
   if (v->n == v->cap) {
     uint32_t nc = v->cap ? v->cap * 2 : 16;
@@ -885,9 +891,9 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
         if (v.n && v.p[0] == '{') {
           const char *q = skip_ws_at(p, v.p + 1);
           sc_span nm;
-          if (lex_name_at(p, q, true, &nm) != q) op->extra->callee = nm;
+          if (lex_name_at(p, q, true, &nm) != q) decl_of(p, op)->callee = nm;
         } else {
-          op->extra->callee = strip_percent(v);
+          decl_of(p, op)->callee = strip_percent(v);
         }
       }
     }
@@ -1122,10 +1128,11 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
     sc_span rt;
     if (!parse_shape(p, 1, true, &rt))
       fail(p, p->s, "expected a result shape after '->' in computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
-    f->extra->func_result_types = alloc(p, sizeof *f->extra->func_result_types);
-    f->extra->func_result_types[0] = rt;
-    f->extra->result_attrs = alloc(p, sizeof *f->extra->result_attrs);
-    f->extra->nresult_attrs = 1;
+    sc_op_decl *d = decl_of(p, f);
+    d->func_result_types = alloc(p, sizeof *d->func_result_types);
+    d->func_result_types[0] = rt;
+    d->result_attrs = alloc(p, sizeof *d->result_attrs);
+    d->nresult_attrs = 1;
     skip_ws(p);
   }
   if (p->s >= e || *p->s != '{')
@@ -1176,7 +1183,7 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
     for (uint32_t i = 0; i < c.params.n; i++) {
       sc_value *v = c.params.v[i]->results[0];
       v->block = c.block;
-      v->attrs = c.params.v[i]->attrs;
+      v->attrs = &c.params.v[i]->attrs; /* the parameter op's own (it lives as long) */
       c.block->args[i] = v;
     }
     c.block->nargs = c.params.n;

@@ -68,7 +68,7 @@ typedef struct {
   const char *bad_msg;
   uint32_t bad_off;
   sc_module *m;
-  SC_VEC(sc_op *) ops;
+  uint32_t nops; /* ops made so far, the implicit root included (m->ops is built once they are all made) */
   SC_VEC(sc_op *) funcs;
   SC_VEC(sc_alias) aliases;
   uint32_t depth; /* region nesting */
@@ -879,10 +879,12 @@ static sc_value *parse_block_arg(P *p) {
   if (is_punct(peek(p, 0), p, '{')) {
     attr_vec av = {0};
     parse_attr_dict(p, &av);
-    v->attrs.v = av.v;
-    v->attrs.n = (uint32_t)av.n;
+    sc_attrs *attrs = sc_arena_alloc(p->a, sizeof *attrs);
+    attrs->v = av.v;
+    attrs->n = (uint32_t)av.n;
+    v->attrs = attrs;
   }
-  if (at_loc(p)) v->loc = parse_loc(p);
+  if (at_loc(p)) parse_loc(p);
   return v;
 }
 
@@ -934,7 +936,7 @@ static void parse_func_results(P *p, sc_op *op) {
     SC_PUSH(p->a, types, ty);
     SC_PUSH(p->a, attrs, none);
   }
-  sc_op_extra *e = sc_op_extra_of(p->a, op);
+  sc_op_decl *e = sc_op_decl_of(p->a, op);
   e->func_result_types = types.v;
   e->result_attrs = attrs.v;
   e->nresult_attrs = (uint32_t)attrs.n;
@@ -1094,7 +1096,7 @@ static void parse_function_type_results(P *p, sc_span value, sc_op *op) {
     }
   }
   lex_pop(p, &save);
-  if (!sc_op_func_result_types(op) && outs.n) sc_op_extra_of(p->a, op)->func_result_types = outs.v;
+  if (!sc_op_func_result_types(op) && outs.n) sc_op_decl_of(p->a, op)->func_result_types = outs.v;
 }
 
 static void map_generic_properties(P *p, sc_op *op, bool func_like) {
@@ -1117,14 +1119,14 @@ static void map_generic_properties(P *p, sc_op *op, bool func_like) {
     sc_block *entry = op->regions[0]->blocks[0];
     if (n == entry->nargs)
       for (uint32_t i = 0; i < n; i++)
-        if (!entry->args[i]->attrs.n) entry->args[i]->attrs = list[i];
+        if (!sc_value_attrs(entry->args[i])->n) entry->args[i]->attrs = &list[i];
   }
   const sc_attr *ra = sc_attrs_find(&op->attrs, "res_attrs");
   if (ra && !sc_op_nresult_attrs(op)) {
     sc_attrs *list;
     uint32_t n = parse_dict_list(p, ra->value, &list);
     if (n) {
-      sc_op_extra *e = sc_op_extra_of(p->a, op);
+      sc_op_decl *e = sc_op_decl_of(p->a, op);
       e->result_attrs = list, e->nresult_attrs = n;
     }
   }
@@ -1301,11 +1303,11 @@ static void complete_symbols(sc_arena *a, sc_op *op, bool call_like, bool func_l
   }
   if (!sc_op_callee(op).n && call_like) {
     const sc_attr *c = sc_attrs_find(&op->attrs, "callee");
-    if (c && c->value.n >= 2 && c->value.p[0] == '@') sc_op_extra_of(a, op)->callee = sc_span_of(c->value.p + 1, c->value.n - 1);
+    if (c && c->value.n >= 2 && c->value.p[0] == '@') sc_op_decl_of(a, op)->callee = sc_span_of(c->value.p + 1, c->value.n - 1);
   }
   if (!sc_op_visibility(op).n && func_like) {
     const sc_attr *v = sc_attrs_find(&op->attrs, "sym_visibility");
-    if (v && v->value.n >= 2) sc_op_extra_of(a, op)->visibility = sc_span_of(v->value.p + 1, v->value.n - 2);
+    if (v && v->value.n >= 2) sc_op_decl_of(a, op)->visibility = sc_span_of(v->value.p + 1, v->value.n - 2);
   }
 }
 
@@ -1320,19 +1322,18 @@ typedef struct {
 
 /* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
 static sc_op *new_op(P *p, sc_block *block, sc_op *parent_op, uint32_t at) {
-  if (p->ops.n >= p->in->max_ops) {
+  if (p->nops >= p->in->max_ops) {
     fail_at(p, at, "more than %u operations", p->in->max_ops);
     p->err->limit = true;
     return NULL;
   }
-  if (p->in->cancel && (p->ops.n & 1023) == 0 && *p->in->cancel) {
+  if (p->in->cancel && (p->nops & 1023) == 0 && *p->in->cancel) {
     p->err->cancelled = true;
     fail_at(p, at, "cancelled");
     return NULL;
   }
   sc_op *op = sc_arena_alloc(p->a, sizeof *op);
-  op->id = (uint32_t)p->ops.n;
-  SC_PUSH(p->a, p->ops, op);
+  op->id = p->nops++;
   op->parent_block = block;
   op->parent_op = parent_op;
   op->depth = p->depth;
@@ -1372,7 +1373,7 @@ static void parse_op_symbol(P *p, op_state *st, tok t) {
   sc_span s = tspan(p, t);
   s.p++, s.n--;
   if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
-  if (st->call_like && !sc_op_callee(st->op).n) sc_op_extra_of(p->a, st->op)->callee = s;
+  if (st->call_like && !sc_op_callee(st->op).n) sc_op_decl_of(p->a, st->op)->callee = s;
   else if (!sc_op_sym_name(st->op).n) sc_op_extra_of(p->a, st->op)->sym_name = s;
   if (!is_punct(peek(p, 0), p, '=')) return;
   tok eq = next(p);
@@ -1386,7 +1387,9 @@ static void parse_op_symbol(P *p, op_state *st, tok t) {
 static void parse_op_word(P *p, op_state *st, tok t) {
   sc_op *op = st->op;
   if (at_loc(p)) {
-    op->loc = parse_loc(p);
+    sc_span loc = parse_loc(p);
+    op->loc_offset = (uint32_t)(loc.p - p->buf);
+    op->loc_len = loc.n;
     return;
   }
   if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {
@@ -1405,7 +1408,7 @@ static void parse_op_word(P *p, op_state *st, tok t) {
   }
   if (!sc_op_visibility(op).n && st->func_like &&
       (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") || tok_is_word(t, p, "nested")))
-    sc_op_extra_of(p->a, op)->visibility = tspan(p, t);
+    sc_op_decl_of(p->a, op)->visibility = tspan(p, t);
   skip_unit(p);
 }
 
@@ -1735,7 +1738,8 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
       e = i + p->last_loc.n; /* the location of the op before */
     else if (raw_skip_group(p, i + 3, &e)) p->last_loc = sc_span_of(b + i, e - i);
     else return 0;
-    st->op->loc = sc_span_of(b + i, e - i);
+    st->op->loc_offset = i;
+    st->op->loc_len = e - i;
     return e;
   default:
     return 0;
@@ -1908,6 +1912,47 @@ static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
   TAKE(p, p->s_ops, base, b->ops, b->nops);
 }
 
+/* sc_module.ops: every op under `root` in preorder, numbered by it. Ops are made in preorder, so the
+ * array is built once at the end at its exact size (growing it by doubling while parsing cost ~3x the
+ * bytes, as the arena keeps every abandoned copy). An explicit stack: nesting is only bounded by
+ * max_depth. */
+static sc_op **preorder_ops(P *p, sc_op *root, uint32_t nops) {
+  typedef struct {
+    const sc_op *op;
+    uint32_t region, block, index;
+  } frame;
+  sc_op **ops = sc_arena_calloc(p->a, nops ? nops : 1, sizeof *ops);
+  SC_VEC(frame) stack = {0};
+  uint32_t n = 0;
+  root->id = n;
+  ops[n++] = root;
+  SC_PUSH(p->a, stack, ((frame){root, 0, 0, 0}));
+  while (stack.n) {
+    frame *f = &stack.v[stack.n - 1];
+    if (f->region >= f->op->nregions) {
+      stack.n--;
+      continue;
+    }
+    const sc_region *r = f->op->regions[f->region];
+    if (f->block >= r->nblocks) {
+      f->region++, f->block = 0;
+      continue;
+    }
+    const sc_block *b = r->blocks[f->block];
+    sc_op *nested = NULL; /* the next op with regions: its ops come before the rest of this block's */
+    while (f->index < b->nops && !nested) {
+      sc_op *op = b->ops[f->index++];
+      if (n == nops) continue; /* cannot happen: every op made is in the tree */
+      op->id = n;
+      ops[n++] = op;
+      if (op->nregions) nested = op;
+    }
+    if (nested) SC_PUSH(p->a, stack, ((frame){nested, 0, 0, 0})); /* may move `f` */
+    else f->block++, f->index = 0;
+  }
+  return ops;
+}
+
 static sc_region *parse_region(P *p, sc_op *parent, value_vec *entry_args) {
   tok open = next(p); /* '{' */
   if (p->depth + 1 > p->in->max_depth) {
@@ -2007,7 +2052,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   sc_op *root = sc_arena_alloc(p.a, sizeof *root);
   root->name = sc_span_of("builtin.module", 14);
   root->pos.offset = in->begin;
-  SC_PUSH(p.a, p.ops, root);
+  p.nops = 1;
   sc_region *rr = sc_arena_alloc(p.a, sizeof *rr);
   sc_block *rb = sc_arena_alloc(p.a, sizeof *rb);
   rr->parent = root;
@@ -2069,9 +2114,6 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
     sc_op *mod = top.v[0];
     mod->parent_block = NULL;
     mod->parent_op = NULL;
-    memmove(p.ops.v, p.ops.v + 1, (p.ops.n - 1) * sizeof *p.ops.v);
-    p.ops.n--;
-    for (size_t i = 0; i < p.ops.n; i++) p.ops.v[i]->id = (uint32_t)i;
     m->module = mod;
   } else {
     rr->blocks = sc_arena_alloc(p.a, sizeof *rr->blocks);
@@ -2083,10 +2125,11 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
     root->end = in->end;
     root->text = sc_span_of(in->buf + in->begin, in->end - in->begin);
     m->module = root;
-    for (size_t i = 1; i < p.ops.n; i++) p.ops.v[i]->depth++; /* ops inside the implicit module */
   }
-  m->ops = p.ops.v;
-  m->nops = (uint32_t)p.ops.n;
+  m->nops = m->module == root ? p.nops : p.nops - 1;
+  m->ops = preorder_ops(&p, m->module, m->nops);
+  if (m->module == root)
+    for (uint32_t i = 1; i < m->nops; i++) m->ops[i]->depth++; /* ops inside the implicit module */
   m->funcs = p.funcs.v;
   m->nfuncs = (uint32_t)p.funcs.n;
   m->aliases = p.aliases.v;
@@ -2098,5 +2141,5 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   sc_module_index_aliases(p.a, m);
   sc_module_finalize(m);
-  return m; /* op->loc is resolved on demand (sc_op_srcloc): only diagnostics need it */
+  return m; /* an op's loc is resolved on demand (sc_op_srcloc): only diagnostics need it */
 }

@@ -571,8 +571,8 @@ sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc) {
 
 sc_srcloc sc_op_srcloc(const sc_module *m, const sc_op *op) {
   sc_srcloc own = sc_op_src(op);
-  if (own.known || !op->loc.n || !m) return own;
-  return sc_resolve_loc(m, op->loc);
+  if (own.known || !op->loc_len || !m) return own;
+  return sc_resolve_loc(m, sc_span_of(m->buf + op->loc_offset, op->loc_len));
 }
 
 /* ---- positions in modules without lines ---- */

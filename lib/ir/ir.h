@@ -150,6 +150,8 @@ typedef struct {
   uint32_t line, col;
 } sc_srcloc;
 
+/* One per result and block argument (modules have ~10^5): what only some arguments have (attributes)
+ * is behind a pointer, and a block argument's `loc(...)` is not kept (nothing reads it). */
 typedef struct sc_value {
   sc_span name;       /* "%0", "%arg0", "%0#1"; HLO: "param.1" */
   sc_span type;       /* raw type text ("tensor<8x16xf32>", "f32[8,16]{1,0}") or empty if unknown */
@@ -157,9 +159,14 @@ typedef struct sc_value {
   uint32_t index;     /* result index or block argument index */
   sc_at pos;
   sc_block *block;    /* owning block for block arguments, else NULL */
-  sc_attrs attrs;     /* argument attributes (func args) */
-  sc_span loc;        /* raw `loc(...)` text if any */
+  const sc_attrs *attrs; /* argument attributes (func args), or NULL: read them with sc_value_attrs() */
 } sc_value;
+
+/* A value's argument attributes (empty for results and arguments without any). */
+static inline const sc_attrs *sc_value_attrs(const sc_value *v) {
+  static const sc_attrs none = {NULL, 0};
+  return v->attrs ? v->attrs : &none;
+}
 
 struct sc_block {
   sc_span label;      /* "^bb0" or empty for an entry block without a label */
@@ -176,17 +183,24 @@ struct sc_region {
   sc_op *parent;
 };
 
-/* What few ops have (symbols, calls, func.func result lists, a front end's resolved location): kept
- * out of sc_op so the many plain ops (`stablehlo.add`) stay small. Read through the sc_op_* accessors
- * below, which give an empty value when the op has no record; front ends write via sc_op_extra_of(). */
+/* What only funcs and calls have: behind sc_op_extra.decl, as every HLO instruction has an extra
+ * record (its name, its metadata location) and few are calls. */
 typedef struct {
-  sc_span sym_name;            /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
   sc_span callee;              /* for call ops: "f"; HLO: to_apply/calls target */
   sc_span visibility;          /* func.func "public"/"private" or empty */
-  sc_srcloc src;               /* Python location resolved by the front end (bytecode, HLO metadata) */
   sc_attrs *result_attrs;      /* func.func result attribute dicts (nresult_attrs entries) */
   sc_span *func_result_types;  /* func.func declared result types */
   uint32_t nresult_attrs;
+} sc_op_decl;
+
+/* What few ops have (symbols, calls, func.func result lists, a front end's resolved location): kept
+ * out of sc_op so the many plain ops (`stablehlo.add`) stay small. Read through the sc_op_* accessors
+ * below, which give an empty value when the op has no record; front ends write via sc_op_extra_of()
+ * and sc_op_decl_of(). */
+typedef struct {
+  sc_span sym_name;            /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
+  sc_srcloc src;               /* Python location resolved by the front end (bytecode, HLO metadata) */
+  sc_op_decl *decl;            /* funcs and calls, else NULL */
 } sc_op_extra;
 
 struct sc_op {
@@ -201,6 +215,8 @@ struct sc_op {
   uint32_t noperand_types;
   uint32_t nresult_types;
   uint32_t nregions;
+  uint32_t loc_offset;  /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand by */
+  uint32_t loc_len;     /* sc_op_srcloc): byte offset and length in the module's buffer; 0 = none */
   uint8_t kind;         /* sc_op_kind of `name`, set by sc_op_classify() */
   uint8_t cc;           /* sc_cc_class of the custom call target, else SC_CC_NONE */
   bool classified;      /* kind/cc are set */
@@ -208,7 +224,6 @@ struct sc_op {
 
   sc_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
   sc_span text;         /* the whole op as written, including regions */
-  sc_span loc;          /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand) */
 
   sc_value **results;   /* nresults */
   sc_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
@@ -234,27 +249,38 @@ static inline sc_op_extra *sc_op_extra_of(sc_arena *a, sc_op *op) {
   if (!op->extra) op->extra = (sc_op_extra *)sc_arena_calloc(a, 1, sizeof *op->extra);
   return op->extra;
 }
+/* The op's func/call record, allocated (zeroed) on first use with its side record; for front ends. */
+static inline sc_op_decl *sc_op_decl_of(sc_arena *a, sc_op *op) {
+  sc_op_extra *x = sc_op_extra_of(a, op);
+  if (!x->decl) x->decl = (sc_op_decl *)sc_arena_calloc(a, 1, sizeof *x->decl);
+  return x->decl;
+}
+static inline const sc_op_decl *sc_op_decl_get(const sc_op *op) { return op->extra ? op->extra->decl : NULL; }
 static inline sc_span sc_op_sym_name(const sc_op *op) {
   sc_span none = {0};
   return op->extra ? op->extra->sym_name : none;
 }
 static inline sc_span sc_op_callee(const sc_op *op) {
   sc_span none = {0};
-  return op->extra ? op->extra->callee : none;
+  return sc_op_decl_get(op) ? sc_op_decl_get(op)->callee : none;
 }
 static inline sc_span sc_op_visibility(const sc_op *op) {
   sc_span none = {0};
-  return op->extra ? op->extra->visibility : none;
+  return sc_op_decl_get(op) ? sc_op_decl_get(op)->visibility : none;
 }
 /* The front end's own resolved location (not the `loc(...)` text; see sc_op_srcloc). */
 static inline sc_srcloc sc_op_src(const sc_op *op) {
   sc_srcloc none = {0};
   return op->extra ? op->extra->src : none;
 }
-static inline uint32_t sc_op_nresult_attrs(const sc_op *op) { return op->extra ? op->extra->nresult_attrs : 0; }
-static inline sc_attrs *sc_op_result_attrs(const sc_op *op) { return op->extra ? op->extra->result_attrs : NULL; }
+static inline uint32_t sc_op_nresult_attrs(const sc_op *op) {
+  return sc_op_decl_get(op) ? sc_op_decl_get(op)->nresult_attrs : 0;
+}
+static inline sc_attrs *sc_op_result_attrs(const sc_op *op) {
+  return sc_op_decl_get(op) ? sc_op_decl_get(op)->result_attrs : NULL;
+}
 static inline sc_span *sc_op_func_result_types(const sc_op *op) {
-  return op->extra ? op->extra->func_result_types : NULL;
+  return sc_op_decl_get(op) ? sc_op_decl_get(op)->func_result_types : NULL;
 }
 
 /* A #alias = value definition (locations, attributes) and !alias = type. */

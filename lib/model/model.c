@@ -122,6 +122,9 @@ typedef struct {
   errvec errs;
   SC_VEC(sc_mesh) meshes;
   sc_memo parsed; /* sharding text -> its parse (each distinct text is parsed once) */
+  /* Scratch for the custom-syntax items of the sdy op being scanned: each op's items are copied to an
+   * exact-size array (most sdy ops have one; a vector per op took room for two). */
+  SC_VEC(sc_sdy_item) items;
 } builder;
 
 /* What a sharding annotation's text is parsed as (the memo's tag). */
@@ -217,6 +220,8 @@ static sc_sharding *parse_gspmd_text(builder *b, sc_span v, uint32_t off, const 
 
 /* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
 static const sc_sdy_op_info k_no_sdy_op;
+/* What an op that is no function (or a function without argument or result annotations) has. */
+static const sc_func_annotations k_no_func;
 
 static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
   if (op->generic || !op->text.n) return;
@@ -232,7 +237,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       if (t.kind == SDY_IDENT && span_same(t.text, op->name)) break;
     }
   }
-  SC_VEC(sc_sdy_item) items = {0};
+  b->items.n = 0;
   bool regions = op->nregions > 0;
   for (;;) {
     const char *before = lx.p;
@@ -259,7 +264,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       } else {
         it.offset = sdy_offset(&lx, t.at);
       }
-      SC_PUSH(b->a, items, it);
+      SC_PUSH(b->a, b->items, it);
       continue;
     }
     if (t.kind == SDY_PUNCT && (t.ch == '<' || t.ch == '[' || t.ch == '{')) {
@@ -271,12 +276,14 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       memset(&it, 0, sizeof it);
       it.value = sc_span_of(vs, (uint32_t)(lx.p - vs));
       it.offset = sdy_offset(&lx, vs);
-      SC_PUSH(b->a, items, it);
+      SC_PUSH(b->a, b->items, it);
       continue;
     }
   }
-  info->items = items.v;
-  info->nitems = (uint32_t)items.n;
+  if (!b->items.n) return;
+  info->items = sc_arena_calloc(b->a, b->items.n, sizeof *info->items);
+  memcpy(info->items, b->items.v, b->items.n * sizeof *info->items);
+  info->nitems = (uint32_t)b->items.n;
 }
 
 static const sc_sdy_item *item_named(const sc_op_info *info, const char *name) {
@@ -867,13 +874,35 @@ static sc_op *func_map_get(const func_map *fm, sc_span name) {
 typedef struct {
   builder *b;
   const func_map *funcs;
-  const sc_manual_context **func_ctx; /* per op id of funcs: least manual context of its call sites */
+  /* Per function, at its func_slot() (nfuncs + 1 entries, not one per op: a module has ~10^5 ops and
+   * few functions): the least manual context of its call sites, and whether it was reached. */
+  const sc_op **funcs_by_id; /* m->funcs sorted by op id */
+  uint32_t nfuncs;
+  const sc_manual_context **func_ctx;
   bool *func_seen;
-  const sc_manual_context **local;    /* per op id: results are GSPMD-local values in this context */
+  /* per op id: results are GSPMD-local values in this context. Made when the first op gets one (set_local):
+   * modules without GSPMD manual regions need none (8 bytes per op). */
+  const sc_manual_context **local;
   SC_VEC(sc_op *) work;
   bool any_local; /* some op's results are GSPMD-local (else operands need no look) */
   sc_manual_context top;
 } mctx;
+
+static int by_op_id(const void *x, const void *y) {
+  uint32_t a = (*(const sc_op *const *)x)->id, b = (*(const sc_op *const *)y)->id;
+  return (a > b) - (a < b);
+}
+
+/* The index of function `f` in c->funcs_by_id (binary search); nfuncs (a spare entry) if it is none. */
+static uint32_t func_slot(const mctx *c, const sc_op *f) {
+  uint32_t lo = 0, hi = c->nfuncs;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (c->funcs_by_id[mid]->id < f->id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < c->nfuncs && c->funcs_by_id[lo] == f ? lo : c->nfuncs;
+}
 
 static bool is_manual_body_name(sc_span callee) {
   return sc_span_starts(callee, "xla.sdy.manual_computation_body") ||
@@ -990,18 +1019,19 @@ static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
   if (name.p[0] == '%' || name.p[0] == '@') name = sc_span_of(name.p + 1, name.n - 1);
   sc_op *f = func_map_get(c->funcs, name);
   if (!f) return;
-  if (c->func_seen[f->id]) {
+  uint32_t k = func_slot(c, f);
+  if (c->func_seen[k]) {
     /* reached again: the function runs in the least manual of its call sites' contexts (what rules that
      * require a fully manual context must assume); walk it again if that got less manual */
-    const sc_manual_context *old = c->func_ctx[f->id] ? c->func_ctx[f->id] : &c->top;
+    const sc_manual_context *old = c->func_ctx[k] ? c->func_ctx[k] : &c->top;
     const sc_manual_context *m = ctx_meet(c, old, ctx);
     if (!ctx_lower(old, m)) return;
-    c->func_ctx[f->id] = m;
+    c->func_ctx[k] = m;
     SC_PUSH(c->b->a, c->work, f);
     return;
   }
-  c->func_seen[f->id] = true;
-  c->func_ctx[f->id] = ctx;
+  c->func_seen[k] = true;
+  c->func_ctx[k] = ctx;
   SC_PUSH(c->b->a, c->work, f);
 }
 
@@ -1022,12 +1052,18 @@ static bool has_hlo_callee_attr(const sc_attrs *attrs) {
 
 static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
 
+static void set_local(mctx *c, const sc_op *op, const sc_manual_context *ctx) {
+  if (!c->local) c->local = sc_arena_calloc(c->b->a, c->b->m->nops + 1, sizeof *c->local);
+  c->local[op->id] = ctx;
+  c->any_local = true;
+}
+
 static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
-  static const sc_op_info no_info = {.sdy_op = &k_no_sdy_op};
+  static const sc_op_info no_info = {.sdy_op = &k_no_sdy_op, .func = &k_no_func};
   sc_model *model = c->b->model;
   const sc_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
   const sc_manual_context *opctx = ctx;
-  c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
+  if (c->local) c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
   bool f2s = op->cc == SC_CC_FULL_TO_SHARD;
   bool s2f = op->cc == SC_CC_SHARD_TO_FULL;
   /* GSPMD: an op with a manual-local operand is inside the manual region */
@@ -1051,11 +1087,9 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
   if (f2s) {
     bool partial = false;
     if (info->gspmd.nvalues) gspmd_sharding_is_manual(info->gspmd.values[0], &partial);
-    c->local[op->id] = ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial);
-    c->any_local = true;
+    set_local(c, op, ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial));
   } else if (opctx->gspmd_manual && !s2f && opctx != ctx) {
-    c->local[op->id] = opctx;
-    c->any_local = true;
+    set_local(c, op, opctx);
   }
   /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
   const sc_manual_context *callctx = opctx;
@@ -1108,7 +1142,8 @@ static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ct
 }
 
 static void walk_func(mctx *c, sc_op *f) {
-  const sc_manual_context *ctx = c->func_ctx[f->id] ? c->func_ctx[f->id] : &c->top;
+  uint32_t slot = func_slot(c, f);
+  const sc_manual_context *ctx = c->func_ctx[slot] ? c->func_ctx[slot] : &c->top;
   c->b->model->manual[f->id] = NULL; /* the function op itself is not inside its callers */
   for (uint32_t r = 0; r < f->nregions; r++)
     for (uint32_t k = 0; k < f->regions[r]->nblocks; k++) walk_block(c, f->regions[r]->blocks[k], ctx);
@@ -1119,16 +1154,19 @@ static void build_manual(builder *b) {
   mctx c;
   memset(&c, 0, sizeof c);
   c.b = b;
-  c.func_ctx = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_ctx);
-  c.func_seen = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.func_seen);
-  c.local = sc_arena_calloc(b->a, m->nops + 1, sizeof *c.local);
+  c.nfuncs = m->nfuncs;
+  c.funcs_by_id = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.funcs_by_id);
+  if (m->nfuncs) memcpy(c.funcs_by_id, m->funcs, m->nfuncs * sizeof *c.funcs_by_id);
+  if (m->nfuncs > 1) qsort(c.funcs_by_id, m->nfuncs, sizeof *c.funcs_by_id, by_op_id);
+  c.func_ctx = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_ctx);
+  c.func_seen = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_seen);
   c.funcs = b->model->funcs;
   /* functions some op calls (they are visited from their call sites) */
-  bool *called = sc_arena_calloc(b->a, m->nops + 1, sizeof *called);
+  bool *called = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *called);
   for (uint32_t k = 0; k < m->nops; k++) {
     if (!sc_op_callee(m->ops[k]).n) continue;
     sc_op *f = func_map_get(c.funcs, sc_op_callee(m->ops[k]));
-    if (f) called[f->id] = true;
+    if (f) called[func_slot(&c, f)] = true;
   }
   /* ops outside any function (module level) keep NULL: no manual context */
   /* roots: the entry, public functions, then anything never called */
@@ -1140,11 +1178,12 @@ static void build_manual(builder *b) {
   for (uint32_t i = 0; i < m->nfuncs; i++)
     if (m->funcs[i] != m->entry && sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
   for (uint32_t i = 0; i < n; i++) {
-    if (!c.func_seen[order[i]->id]) {
+    uint32_t k = func_slot(&c, order[i]);
+    if (!c.func_seen[k]) {
       /* a private function that some later root calls is visited from that call */
-      if (i > 0 && sc_span_eq(sc_op_visibility(order[i]), "private") && called[order[i]->id] && m->format != SC_FMT_HLO)
+      if (i > 0 && sc_span_eq(sc_op_visibility(order[i]), "private") && called[k] && m->format != SC_FMT_HLO)
         continue;
-      c.func_seen[order[i]->id] = true;
+      c.func_seen[k] = true;
       SC_PUSH(b->a, c.work, order[i]);
     }
     while (c.work.n) {
@@ -1154,8 +1193,9 @@ static void build_manual(builder *b) {
   }
   /* private functions only called from other never-visited functions */
   for (uint32_t i = 0; i < m->nfuncs; i++) {
-    if (c.func_seen[m->funcs[i]->id]) continue;
-    c.func_seen[m->funcs[i]->id] = true;
+    uint32_t k = func_slot(&c, m->funcs[i]);
+    if (c.func_seen[k]) continue;
+    c.func_seen[k] = true;
     SC_PUSH(b->a, c.work, m->funcs[i]);
     while (c.work.n) {
       sc_op *f = c.work.v[--c.work.n];
@@ -1180,27 +1220,31 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy
   sc_arena *a = b->a;
   sc_module *m = b->m;
   if (is_func(op)) {
+    sc_func_annotations *fa = NULL; /* made for the first annotated argument or result */
     sc_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
     if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
       bool any = false;
-      for (uint32_t k = 0; k < entry->nargs && !any; k++) any = entry->args[k]->attrs.n > 0;
+      for (uint32_t k = 0; k < entry->nargs && !any; k++) any = sc_value_attrs(entry->args[k])->n > 0;
       if (any) {
-        info->nargs = entry->nargs;
-        info->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *info->args);
+        fa = sc_arena_calloc(a, 1, sizeof *fa);
+        fa->nargs = entry->nargs;
+        fa->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *fa->args);
         for (uint32_t k = 0; k < entry->nargs; k++)
-          if (entry->args[k]->attrs.n)
-            parse_value_attrs(b, &info->args[k], &entry->args[k]->attrs, op, sc_indexed_name(a, "arg", k));
+          if (sc_value_attrs(entry->args[k])->n)
+            parse_value_attrs(b, &fa->args[k], sc_value_attrs(entry->args[k]), op, sc_indexed_name(a, "arg", k));
       }
     }
     bool any = false;
     for (uint32_t k = 0; k < sc_op_nresult_attrs(op) && !any; k++) any = sc_op_result_attrs(op)[k].n > 0;
     if (any) {
-      info->nresults = sc_op_nresult_attrs(op);
-      info->results = sc_arena_calloc(a, sc_op_nresult_attrs(op) + 1, sizeof *info->results);
+      if (!fa) fa = sc_arena_calloc(a, 1, sizeof *fa);
+      fa->nresults = sc_op_nresult_attrs(op);
+      fa->results = sc_arena_calloc(a, sc_op_nresult_attrs(op) + 1, sizeof *fa->results);
       for (uint32_t k = 0; k < sc_op_nresult_attrs(op); k++)
         if (sc_op_result_attrs(op)[k].n)
-          parse_value_attrs(b, &info->results[k], &sc_op_result_attrs(op)[k], op, sc_indexed_name(a, "result", k));
+          parse_value_attrs(b, &fa->results[k], &sc_op_result_attrs(op)[k], op, sc_indexed_name(a, "result", k));
     }
+    if (fa) info->func = fa;
     return;
   }
   if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
@@ -1222,7 +1266,7 @@ static bool sdy_op_empty(const sc_sdy_op_info *x) {
 }
 
 static bool info_empty(const sc_op_info *i) {
-  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && !i->nargs && !i->nresults;
+  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && i->func == &k_no_func;
 }
 
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
@@ -1315,6 +1359,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     sc_sdy_op_info x;
     memset(&x, 0, sizeof x);
     parse_op_annotations(&b, op, info, &x);
+    if (!info->func) info->func = &k_no_func;
     if (sdy_op_empty(&x)) {
       info->sdy_op = &k_no_sdy_op;
     } else {
@@ -1356,7 +1401,7 @@ const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
-  static const sc_op_info empty = {.sdy_op = &k_no_sdy_op};
+  static const sc_op_info empty = {.sdy_op = &k_no_sdy_op, .func = &k_no_func};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   return model->ops[op->id] ? model->ops[op->id] : &empty;
 }
@@ -1410,14 +1455,14 @@ static const sc_sharding *value_ann(const sc_value_annotations *va) {
 
 const sc_sharding *sc_model_arg_sharding(const sc_model *model, const sc_op *func, uint32_t index) {
   const sc_op_info *info = sc_model_op(model, func);
-  if (!info || index >= info->nargs) return NULL;
-  return value_ann(&info->args[index]);
+  if (!info || index >= info->func->nargs) return NULL;
+  return value_ann(&info->func->args[index]);
 }
 
 const sc_sharding *sc_model_func_result_sharding(const sc_model *model, const sc_op *func, uint32_t index) {
   const sc_op_info *info = sc_model_op(model, func);
-  if (!info || index >= info->nresults) return NULL;
-  return value_ann(&info->results[index]);
+  if (!info || index >= info->func->nresults) return NULL;
+  return value_ann(&info->func->results[index]);
 }
 
 const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value *v) {

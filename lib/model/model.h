@@ -83,19 +83,20 @@ typedef struct sc_sharding { /* fields grouped by size (no padding): one header 
   /* Built by the model: the first sharding parsed from the same text (itself for that one), so equal
    * `same_as` means equal content, mesh and mapping (rules memoize on it); NULL otherwise. */
   const struct sc_sharding *same_as;
-  sc_sharding_kind kind;
-  sc_sharding_source source;
   uint32_t offset;           /* where it is written */
   uint32_t rank;             /* of dims */
   uint32_t nreplicated;
   uint32_t nunreduced;
-  sc_reduction unreduced_op; /* unreduced=max{...} */
   uint32_t nmanual_axes;
   uint32_t ntile_dims;
   uint32_t nlast_tile_dims;
   uint32_t nelements;
   uint32_t niota_reshape;
   uint32_t niota_perm;
+  /* the three enums in a byte each (a header per occurrence: ~10^5 in a large module) */
+  uint8_t kind;              /* sc_sharding_kind */
+  uint8_t source;            /* sc_sharding_source */
+  uint8_t unreduced_op;      /* sc_reduction: unreduced=max{...} */
   bool last_tile_dim_replicate;
   bool mapped;               /* GSPMD tiled sharding mapped onto the named axes of `mesh` (kind NAMED) */
 } sc_sharding;
@@ -155,6 +156,15 @@ typedef struct {
   bool has_manual_axes;
 } sc_sdy_op_info;
 
+/* A func.func's / HLO computation's annotations per argument and per result: few ops are functions, so
+ * they live apart (sc_op_info.func). */
+typedef struct {
+  sc_value_annotations *args;
+  sc_value_annotations *results;
+  uint32_t nargs;
+  uint32_t nresults;
+} sc_func_annotations;
+
 /* What the model knows about one op (model->ops[op->id]). */
 typedef struct {
   sc_annotation sdy;        /* `sdy.sharding` attribute (ops: per value) */
@@ -162,13 +172,9 @@ typedef struct {
   sc_annotation sharding;   /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
                                collectives `out_sharding=` */
   const sc_sdy_op_info *sdy_op; /* never NULL (an empty record for other ops) */
+  const sc_func_annotations *func; /* never NULL (an empty record for other ops and bare functions) */
   sc_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
-  /* func.func / HLO computation: per argument and per result */
-  sc_value_annotations *args;
-  sc_value_annotations *results;
   uint32_t nitems;
-  uint32_t nargs;
-  uint32_t nresults;
 } sc_op_info;
 
 /* A sharding attribute that did not parse: reported by the `sharding-syntax` rule. */

@@ -448,7 +448,7 @@ static const sc_value *platform_index_arg(const sc_module *m) {
   for (uint32_t f = 0; f < m->nfuncs; f++) {
     const sc_block *b = ru_body(m->funcs[f]);
     for (uint32_t i = 0; b && i < b->nargs; i++) {
-      const sc_attr *g = sc_attrs_find(&b->args[i]->attrs, "jax.global_constant");
+      const sc_attr *g = sc_attrs_find(sc_value_attrs(b->args[i]), "jax.global_constant");
       if (g && sc_span_eq(sc_span_trim(g->value), "\"_platform_index\"")) return b->args[i];
     }
   }

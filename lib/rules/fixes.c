@@ -213,7 +213,7 @@ sc_partitioner sc_kc_partitioner(const sc_module *m) {
     if (op->nregions && op->regions[0]->nblocks && op->kind == SC_OP_FUNC) {
       const sc_block *b = op->regions[0]->blocks[0];
       for (uint32_t k = 0; k < b->nargs; k++) {
-        st = attrs_style(&b->args[k]->attrs);
+        st = attrs_style(sc_value_attrs(b->args[k]));
         if (st == 2) return SC_PART_SHARDY;
         if (st == 1) gspmd = true;
       }
@@ -859,7 +859,7 @@ const char *sc_kc_py_arg_structs(sc_ctx *ctx) {
   if (n > 16) return NULL;
   const char *out = "";
   for (uint32_t i = 0, k = 0; i < n; i++) {
-    if (sc_attrs_find(&body->args[i]->attrs, "jax.global_constant")) continue; /* not the user's argument */
+    if (sc_attrs_find(sc_value_attrs(body->args[i]), "jax.global_constant")) continue; /* not the user's argument */
     const char *st = sc_kc_py_struct(ctx->arena, ru_arg_type(f, i));
     if (!st) return NULL;
     out = sc_arena_printf(ctx->arena, "%s%s%s", out, k++ ? ", " : "", st);

@@ -77,8 +77,8 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
     const sc_op_info *info = model->ops[op->id];
     if (ru_is_func(op)) {
       for (int res = 0; res < 2; res++) { /* arguments, then results */
-        const sc_value_annotations *vals = res ? info->results : info->args;
-        uint32_t n = res ? info->nresults : info->nargs;
+        const sc_value_annotations *vals = res ? info->func->results : info->func->args;
+        uint32_t n = res ? info->func->nresults : info->func->nargs;
         for (uint32_t i = 0; i < n; i++) {
           if (!vals[i].sdy.nvalues) continue;
           ru_site s = {.kind = res ? RU_FUNC_RESULT : RU_FUNC_ARG,

@@ -466,9 +466,9 @@ void sc_check_sharding_divisibility(sc_ctx *ctx) {
     /* manual-computation bodies (round-trip) see local shapes: skip functions in manual contexts */
     const sc_block *b = ru_body(f);
     if (b && b->nops && sc_model_manual(ctx->model, b->ops[0])->nmanual_axes) continue;
-    for (uint32_t i = 0; i < info->nargs; i++)
+    for (uint32_t i = 0; i < info->func->nargs; i++)
       check_divisible(ctx, f, sc_model_arg_sharding(ctx->model, f, i), ru_arg_type(f, i), "argument", i);
-    for (uint32_t i = 0; i < info->nresults; i++)
+    for (uint32_t i = 0; i < info->func->nresults; i++)
       check_divisible(ctx, f, sc_model_func_result_sharding(ctx->model, f, i), ru_func_result_type(f, i), "result", i);
   }
 }
@@ -613,19 +613,19 @@ void sc_check_sharding_tile_assignment(sc_ctx *ctx) {
     const sc_op_info *info = sc_model_op(ctx->model, op);
     if (!info) continue;
     if (ru_is_func(op)) {
-      for (uint32_t i = 0; i < info->nargs; i++) {
-        if (!info->args[i].gspmd.nvalues) continue;
+      for (uint32_t i = 0; i < info->func->nargs; i++) {
+        if (!info->func->args[i].gspmd.nvalues) continue;
         sc_shape sh;
         if (!sc_parse_shape(ctx->arena, ru_arg_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
         const sc_block *body = ru_body(op);
-        validate_gspmd(ctx, op, info->args[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "arg %u", i),
-                       body && i < body->nargs ? gspmd_attr(&body->args[i]->attrs) : NULL);
+        validate_gspmd(ctx, op, info->func->args[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "arg %u", i),
+                       body && i < body->nargs ? gspmd_attr(sc_value_attrs(body->args[i])) : NULL);
       }
-      for (uint32_t i = 0; i < info->nresults; i++) {
-        if (!info->results[i].gspmd.nvalues) continue;
+      for (uint32_t i = 0; i < info->func->nresults; i++) {
+        if (!info->func->results[i].gspmd.nvalues) continue;
         sc_shape sh;
         if (!sc_parse_shape(ctx->arena, ru_func_result_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
-        validate_gspmd(ctx, op, info->results[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "result %u", i),
+        validate_gspmd(ctx, op, info->func->results[i].gspmd.values[0], &sh, sc_arena_printf(ctx->arena, "result %u", i),
                        i < sc_op_nresult_attrs(op) ? gspmd_attr(&sc_op_result_attrs(op)[i]) : NULL);
       }
       continue;

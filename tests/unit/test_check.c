@@ -191,5 +191,5 @@ Test(check, generic_form_is_checked_like_the_pretty_form) {
   cr_assert_eq(sc_op_nresult_attrs(m->funcs[0]), 1);
   cr_assert_not_null(sc_attrs_find(&sc_op_result_attrs(m->funcs[0])[0], "jax.result_info"));
   cr_assert(sc_span_eq(sc_op_func_result_types(m->funcs[0])[0], "tensor<32x128xf32>"));
-  cr_assert_not_null(sc_attrs_find(&m->funcs[0]->regions[0]->blocks[0]->args[0]->attrs, "sdy.sharding"));
+  cr_assert_not_null(sc_attrs_find(sc_value_attrs(m->funcs[0]->regions[0]->blocks[0]->args[0]), "sdy.sharding"));
 }

@@ -189,7 +189,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   assert_attr(p, "sharding", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   cr_assert_eq(b->nargs, 1);
   cr_assert_eq(b->args[0], p->results[0]);
-  cr_assert_eq(b->args[0]->attrs.n, 1);
+  cr_assert_eq(sc_value_attrs(b->args[0])->n, 1);
 
   cr_assert_eq(r->noperands, 2);
   cr_assert_eq(r->operands[0], p->results[0]);

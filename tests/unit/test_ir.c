@@ -82,6 +82,38 @@ Test(ir, walk_visits_every_op_in_preorder) {
   cr_assert_eq(m->ops[3]->depth, 3);
 }
 
+/* m->ops is built after the parse: every op once, in preorder, at its id, for an explicit module (whose
+ * implicit root is dropped) and for top-level ops under the implicit root. */
+Test(ir, ops_array_is_preorder_by_id) {
+  const char *texts[] = {
+      "module {\n  func.func @f() {\n    \"d.x\"() ({\n      \"d.y\"() : () -> ()\n    }) : () -> ()\n    return\n  }\n"
+      "  func.func @g() {\n    return\n  }\n}\n",
+      "\"d.a\"() ({\n  \"d.b\"() : () -> ()\n}) : () -> ()\n\"d.c\"() : () -> ()\n"};
+  const char *names[][8] = {{"builtin.module", "func.func", "d.x", "d.y", "func.return", "func.func", "func.return"},
+                            {"builtin.module", "d.a", "d.b", "d.c"}};
+  uint32_t counts[] = {7, 4};
+  for (int t = 0; t < 2; t++) {
+    sc_parse_error err;
+    sc_module *m = test_parse(A, texts[t], &err);
+    cr_assert_not_null(m);
+    cr_assert_eq(m->nops, counts[t]);
+    cr_assert_eq(m->ops[0], m->module);
+    for (uint32_t i = 0; i < m->nops; i++) {
+      cr_assert_eq(m->ops[i]->id, i);
+      cr_assert(sc_span_eq(m->ops[i]->name, names[t][i]), "op %u is %.*s", i, SC_SPAN_ARG(m->ops[i]->name));
+      cr_assert(i == 0 || m->ops[i]->parent_op->id < i);
+    }
+  }
+}
+
+/* The per-op records are what a large module's memory is made of (issue 8): these sizes are the budget;
+ * a field that only some ops or values have goes behind a pointer (sc_op_extra, sc_op_decl, attrs). */
+Test(ir, per_op_records_stay_small) {
+  cr_assert_leq(sizeof(sc_op), 184);
+  cr_assert_leq(sizeof(sc_value), 64);
+  cr_assert_leq(sizeof(sc_op_extra), 56);
+}
+
 Test(ir, detect_format) {
   cr_assert_eq(sc_detect_format("// c\nHloModule m\n", 16), SC_FMT_HLO);
   cr_assert_eq(sc_detect_format("module {}", 9), SC_FMT_STABLEHLO);

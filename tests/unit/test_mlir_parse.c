@@ -44,7 +44,7 @@ Test(mlir_parse, jax_shaped_module_structure) {
   cr_assert(sc_span_eq(sc_op_visibility(f), "public"));
   sc_value *arg0 = f->regions[0]->blocks[0]->args[0];
   cr_assert(sc_span_eq(arg0->type, "tensor<2x4xf32>"));
-  const sc_attr *sh = sc_attrs_find(&arg0->attrs, "sdy.sharding");
+  const sc_attr *sh = sc_attrs_find(sc_value_attrs(arg0), "sdy.sharding");
   cr_assert_not_null(sh);
   cr_assert(sc_span_eq(sh->value, "#sdy.sharding<@mesh, [{\"a\"}, {}]>"));
   cr_assert_eq(sc_op_nresult_attrs(f), 1);
