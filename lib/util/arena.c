@@ -25,7 +25,8 @@
 typedef struct chunk {
   struct chunk *next;
   size_t size;
-  bool mapped; /* from mmap (free with munmap), else from calloc */
+  bool mapped;    /* from mmap (free with munmap), else from calloc */
+  size_t map_len; /* mapped: the mapping's length (2 MB-aligned start and length) */
   _Alignas(16) unsigned char data[];
 } chunk;
 
@@ -65,7 +66,7 @@ void sc_arena_free(sc_arena *a) {
   if (!a) return;
   for (chunk *c = a->head, *next; c; c = next) {
     next = c->next;
-    if (c->mapped) munmap(c, sizeof *c + c->size);
+    if (c->mapped) munmap(c, c->map_len);
     else free(c);
   }
   free(a);
@@ -104,13 +105,20 @@ bool sc_arena_step(sc_arena *a, unsigned long long n) {
  * chunks, calloc for the rest. */
 static chunk *new_chunk(size_t size) {
   if (size >= HUGE_PAGE) {
-    void *p = mmap(NULL, sizeof(chunk) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
+    /* Transparent huge pages back only 2 MB-aligned 2 MB ranges: map one huge page more than the
+     * rounded length and trim the mapping to an aligned start, so every page of the chunk can be huge. */
+    size_t len = (sizeof(chunk) + size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    unsigned char *raw = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    size_t lead = (HUGE_PAGE - (uintptr_t)raw % HUGE_PAGE) % HUGE_PAGE;
+    if (lead) munmap(raw, lead);
+    if (HUGE_PAGE - lead) munmap(raw + lead + len, HUGE_PAGE - lead);
+    chunk *c = (chunk *)(void *)(raw + lead);
 #ifdef MADV_HUGEPAGE
-    madvise(p, sizeof(chunk) + size, MADV_HUGEPAGE); /* advice only: failure changes nothing */
+    madvise(c, len, MADV_HUGEPAGE); /* advice only: failure changes nothing */
 #endif
-    chunk *c = p;
     c->mapped = true;
+    c->map_len = len;
     return c;
   }
   return calloc(1, sizeof(chunk) + size);
