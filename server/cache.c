@@ -30,9 +30,11 @@ struct srv_cache {
   uint64_t seed;      /* random: keys are SHA-256 digests a client can grind for shared low bits */
 };
 
-static size_t bucket_of(const srv_cache *c, const uint8_t key[32]) {
-  return (size_t)sc_hash_bytes(key, 32, c->seed) & (c->nbuckets - 1);
+static size_t bucket_in(const srv_cache *c, const uint8_t key[32], size_t nbuckets) {
+  return (size_t)sc_hash_bytes(key, 32, c->seed) & (nbuckets - 1);
 }
+
+static size_t bucket_of(const srv_cache *c, const uint8_t key[32]) { return bucket_in(c, key, c->nbuckets); }
 
 srv_cache *cache_new(size_t limit_bytes) {
   srv_cache *c = calloc(1, sizeof *c);
@@ -105,9 +107,7 @@ static void grow(srv_cache *c) {
   for (size_t i = 0; i < c->nbuckets; i++)
     for (entry *e = c->buckets[i], *nx; e; e = nx) {
       nx = e->hnext;
-      uint64_t h;
-      memcpy(&h, e->key, sizeof h);
-      size_t k = (size_t)h & (nb - 1);
+      size_t k = bucket_in(c, e->key, nb);
       e->hnext = b[k];
       b[k] = e;
     }
