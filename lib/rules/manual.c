@@ -109,13 +109,15 @@ static const char *mc_snippet(sc_ctx *ctx, const sc_op_info *info, const sc_mesh
   const char **ins = sc_arena_calloc(a, nin + 1, sizeof *ins), **outs = sc_arena_calloc(a, nout + 1, sizeof *outs);
   for (uint32_t i = 0; i < nin; i++) ins[i] = spec_without(a, info->sdy_op->in_shardings.values[i], outer);
   for (uint32_t i = 0; i < nout; i++) outs[i] = spec_without(a, info->sdy_op->out_shardings.values[i], outer);
-  const char *names = "";
+  sc_astr names = SC_ASTR_INIT(a);
+  sc_astr_puts(&names, "{");
   uint32_t n = 0;
   for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++)
     if (sc_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name) >= 0 && !bound_in(outer, info->sdy_op->manual_axes[i].name))
-      names = sc_arena_printf(a, "%s%s'%.*s'", names, n++ ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name));
+      sc_astr_printf(&names, "%s'%.*s'", n++ ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name));
   if (!n || !nout) return NULL;
-  return sc_kc_shard_map_snippet(a, mesh, "f", ins, nin, outs, nout, sc_arena_printf(a, "{%s}", names), NULL);
+  sc_astr_puts(&names, "}");
+  return sc_kc_shard_map_snippet(a, mesh, "f", ins, nin, outs, nout, sc_astr_str(&names), NULL);
 }
 
 static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
