@@ -112,6 +112,7 @@ static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w,
   /* Users in the same function only; the use index makes this cost the kernel's uses, not its function. */
   uint32_t nuses;
   const ru_use *uses = ru_op_uses(ctx, op, &nuses);
+  sc_arena_step(ctx->arena, nuses);
   for (uint32_t j = 0; j < nuses; j++) {
     const sc_op *u = uses[j].user;
     if (u->func != op->func) continue;
