@@ -346,3 +346,22 @@ Test(linear_bounds, data_flow_edges_20000_with_two_users) {
   sc_arena_free(run.arena);
   free(module);
 }
+
+/* A manual computation over `n` axes its mesh does not have: its manual context drops repeated axis
+ * names and SC0503 names the axes; both must stay linear, and the message bounded. */
+Test(linear_bounds, manual_computation_over_20000_unknown_axes) {
+  const uint32_t n = 20000;
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD "    %m = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
+                                        "out_shardings=[<@mesh, [{}, {}]>] manual_axes={");
+  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"u%u\"", i ? ", " : "", i);
+  sc_strbuf_puts(&b, "} (%b: tensor<8x8xf32>) {\n      sdy.return %b : tensor<8x8xf32>\n"
+                     "    } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n    return %m : tensor<8x8xf32>\n  }\n}\n");
+  char *module = take(&b);
+  bounded_run run = run_bounded(module, 0, NULL);
+  const sc_diag *d = find_diag(run.report, "manual-unknown-axis", "unknown manual axis: \"u0\"");
+  cr_assert_not_null(d, "the first unknown axis is named");
+  cr_assert_not_null(strstr(d->message, "'u31', ... and 19968 more}"), "%s", d->message);
+  sc_arena_free(run.arena);
+  free(module);
+}
