@@ -696,6 +696,11 @@ static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
   }
   b->depth--;
   b->sc->vals.n = rv.base;
+  /* A region defines exactly the values it declares. Holding it to that keeps the slots reserved above
+   * linear in the input: a declared count is only bounded by the bytes that remain, so sibling regions
+   * that each over-declare would otherwise cost the rest of the input apiece. */
+  if (bc_ok(s) && rv.next != rv.end)
+    bc_fail(s, r->p, "region declares %" PRIu64 " values but defines %zu", nvalues, rv.next - rv.base);
   return bc_ok(s) ? reg : NULL;
 }
 

@@ -921,20 +921,39 @@ static const sc_mesh *op_mesh(const sc_model *model, const sc_sdy_op_info *info)
   return NULL;
 }
 
+/* A name and where it stands in the parent's axes followed by the new ones. */
+typedef struct {
+  sc_span name;
+  uint32_t pos;
+} placed_name;
+
+static int cmp_placed_name(const void *x, const void *y) {
+  const placed_name *a = x, *b = y;
+  if (a->name.n != b->name.n) return a->name.n < b->name.n ? -1 : 1;
+  int c = a->name.n ? memcmp(a->name.p, b->name.p, a->name.n) : 0;
+  if (c) return c;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* The parent's manual axes, then each new axis not named before it. Duplicates are found by sorting
+ * (n log n), not by comparing each new axis with every kept one (quadratic in a hostile axis list). */
 static sc_manual_context *ctx_with_axes(sc_arena *a, const sc_manual_context *parent, const sc_op *op,
                                         const sc_mesh *mesh, const sc_axis_ref *axes, uint32_t n) {
   sc_manual_context *c = sc_arena_alloc(a, sizeof *c);
   *c = *parent;
   c->manual_op = op;
   if (mesh) c->mesh = mesh;
-  c->manual_axes = sc_arena_calloc(a, parent->nmanual_axes + n + 1, sizeof(sc_span));
+  uint32_t np = parent->nmanual_axes, total = np + n;
+  c->manual_axes = sc_arena_calloc(a, total + 1, sizeof(sc_span));
+  placed_name *sorted = sc_arena_alloc(a, (total + 1) * sizeof *sorted);
+  bool *repeat = sc_arena_calloc(a, total + 1, sizeof *repeat);
+  for (uint32_t i = 0; i < total; i++) sorted[i] = (placed_name){i < np ? parent->manual_axes[i] : axes[i - np].name, i};
+  qsort(sorted, total, sizeof *sorted, cmp_placed_name);
+  for (uint32_t i = 1; i < total; i++) repeat[sorted[i].pos] = span_same(sorted[i].name, sorted[i - 1].name);
   c->nmanual_axes = 0;
-  for (uint32_t i = 0; i < parent->nmanual_axes; i++) c->manual_axes[c->nmanual_axes++] = parent->manual_axes[i];
-  for (uint32_t i = 0; i < n; i++) {
-    bool dup = false;
-    for (uint32_t j = 0; j < c->nmanual_axes; j++) dup |= span_same(c->manual_axes[j], axes[i].name);
-    if (!dup) c->manual_axes[c->nmanual_axes++] = axes[i].name;
-  }
+  for (uint32_t i = 0; i < np; i++) c->manual_axes[c->nmanual_axes++] = parent->manual_axes[i];
+  for (uint32_t i = 0; i < n; i++)
+    if (!repeat[np + i]) c->manual_axes[c->nmanual_axes++] = axes[i].name;
   return c;
 }
 

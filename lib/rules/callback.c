@@ -232,9 +232,9 @@ static void partial_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
   sc_kc_where w = sc_kc_locate(ctx, op);
   if (!w.partial) return;
   sc_arena *a = ctx->arena;
-  const char *autos = "";
-  for (uint32_t i = 0; i < w.nfree; i++)
-    autos = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, autos, i ? ", " : "", SC_SPAN_ARG(w.free[i]->name));
+  sc_astr autos_s = SC_ASTR_INIT(a);
+  for (uint32_t i = 0; i < w.nfree; i++) sc_astr_printf(&autos_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(w.free[i]->name));
+  const char *autos = sc_astr_str(&autos_s);
   sc_diag *d = sc_emit(ctx, op,
                        "callbacks are only supported in spmd computations when all mesh axes are partitioned manually "
                        "(no partial automatic sharding). %s sits in a shard_map that is manual over %s only; %s%s%s "
@@ -374,9 +374,9 @@ static void partitioned_results(sc_ctx *ctx, const sc_op *op, const cb_info *ci)
   /* per shard over the mesh's axes: each device calls back with its block */
   const char *snippet = NULL;
   if (w.mesh && w.mesh->naxes && !w.mesh->synthesized) {
-    const char *axes = "";
-    for (uint32_t k = 0; k < w.mesh->naxes; k++)
-      axes = sc_arena_printf(a, "%s%s'%.*s'", axes, k ? ", " : "", SC_SPAN_ARG(w.mesh->axes[k].name));
+    sc_astr axes_s = SC_ASTR_INIT(a);
+    for (uint32_t k = 0; k < w.mesh->naxes; k++) sc_astr_printf(&axes_s, "%s'%.*s'", k ? ", " : "", SC_SPAN_ARG(w.mesh->axes[k].name));
+    const char *axes = sc_astr_str(&axes_s);
     const char *spec = w.mesh->naxes == 1 ? sc_arena_printf(a, "P(%s)", axes) : sc_arena_printf(a, "P((%s),)", axes);
     snippet = sc_arena_printf(a,
                               "mesh = %s\n"

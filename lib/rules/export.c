@@ -23,9 +23,9 @@ void sc_check_export_platform(sc_ctx *ctx) {
   if (!x || !ctx->model || !ctx->model->platform || !x->nplatforms) return;
   for (uint32_t i = 0; i < x->nplatforms; i++)
     if (platform_matches(ctx->model->platform, x->platforms[i])) return;
-  const char *list = "";
-  for (uint32_t i = 0; i < x->nplatforms; i++)
-    list = sc_arena_printf(ctx->arena, "%s%s%.*s", list, i ? ", " : "", SC_SPAN_ARG(x->platforms[i]));
+  sc_astr list_s = SC_ASTR_INIT(ctx->arena);
+  for (uint32_t i = 0; i < x->nplatforms; i++) sc_astr_printf(&list_s, "%s%.*s", i ? ", " : "", SC_SPAN_ARG(x->platforms[i]));
+  const char *list = sc_astr_str(&list_s);
   const sc_op *mod = ctx->module->module;
   sc_diag *d = sc_emit(ctx, mod,
                        "function '%.*s' was exported for platforms (%s) and is checked for %s: The current platform %s "

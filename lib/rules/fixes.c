@@ -406,30 +406,28 @@ const char *sc_kc_pspec(sc_arena *a, const sc_sharding *s, const sc_kc_where *w,
   if (!s) return NULL;
   if (s->kind == SC_SHARDING_REPLICATED) return "P()";
   if (s->kind != SC_SHARDING_NAMED) return NULL;
-  const char *out = "P(";
+  sc_astr out = SC_ASTR_INIT(a);
+  sc_astr_puts(&out, "P(");
   bool any = false;
   for (uint32_t d = 0; d < s->rank; d++) {
     const sc_dim_sharding *ds = &s->dims[d];
-    const char *entry = NULL;
+    sc_astr entry = SC_ASTR_INIT(a);
     uint32_t kept = 0;
     for (uint32_t k = 0; k < ds->naxes; k++) {
       if (skip && skip(w, ds->axes[k].name)) continue;
       /* The mesh made up from num_partitions has no real name; the snippet's mesh calls it 'x'. */
-      const char *nm = sc_span_eq(ds->axes[k].name, "_partitions")
-                           ? "'x'"
-                           : sc_arena_printf(a, "'" SC_SPAN_FMT "'", SC_SPAN_ARG(ds->axes[k].name));
-      entry = kept ? sc_arena_printf(a, "%s, %s", entry, nm) : nm;
+      if (kept) sc_astr_puts(&entry, ", ");
+      if (sc_span_eq(ds->axes[k].name, "_partitions")) sc_astr_puts(&entry, "'x'");
+      else sc_astr_printf(&entry, "'" SC_SPAN_FMT "'", SC_SPAN_ARG(ds->axes[k].name));
       kept++;
     }
-    if (kept == 0) entry = "None";
-    else {
-      any = true;
-      if (kept > 1) entry = sc_arena_printf(a, "(%s)", entry);
-    }
-    out = sc_arena_printf(a, "%s%s%s", out, d ? ", " : "", entry);
+    if (kept) any = true;
+    sc_astr_printf(&out, "%s%s%s%s", d ? ", " : "", kept > 1 ? "(" : "", kept ? sc_astr_str(&entry) : "None",
+                   kept > 1 ? ")" : "");
   }
   if (!any) return "P()";
-  return sc_arena_printf(a, "%s)", out);
+  sc_astr_puts(&out, ")");
+  return sc_astr_str(&out);
 }
 
 const sc_sharding *sc_kc_sdy_list_entry(sc_arena *a, sc_span list, uint32_t index) {
@@ -477,17 +475,20 @@ const sc_sharding *sc_kc_value_sharding(sc_ctx *ctx, const sc_value *v) {
 const char *sc_kc_shard_map_snippet(sc_arena *a, const sc_mesh *mesh, const char *fn, const char **in_specs,
                                     uint32_t nin, const char **out_specs, uint32_t nout, const char *axis_names,
                                     const char *comment) {
-  const char *ins = "(";
-  for (uint32_t i = 0; i < nin; i++)
-    ins = sc_arena_printf(a, "%s%s%s", ins, i ? ", " : "", in_specs[i] ? in_specs[i] : "P()");
-  ins = sc_arena_printf(a, "%s%s)", ins, nin == 1 ? "," : "");
+  sc_astr in_list = SC_ASTR_INIT(a);
+  sc_astr_puts(&in_list, "(");
+  for (uint32_t i = 0; i < nin; i++) sc_astr_printf(&in_list, "%s%s", i ? ", " : "", in_specs[i] ? in_specs[i] : "P()");
+  sc_astr_puts(&in_list, nin == 1 ? ",)" : ")");
+  const char *ins = sc_astr_str(&in_list);
   const char *outs;
   if (nout == 1) outs = out_specs[0] ? out_specs[0] : "P()";
   else {
-    outs = "(";
+    sc_astr out_list = SC_ASTR_INIT(a);
+    sc_astr_puts(&out_list, "(");
     for (uint32_t i = 0; i < nout; i++)
-      outs = sc_arena_printf(a, "%s%s%s", outs, i ? ", " : "", out_specs[i] ? out_specs[i] : "P()");
-    outs = sc_arena_printf(a, "%s)", outs);
+      sc_astr_printf(&out_list, "%s%s", i ? ", " : "", out_specs[i] ? out_specs[i] : "P()");
+    sc_astr_puts(&out_list, ")");
+    outs = sc_astr_str(&out_list);
   }
   const char *f = py_ident(a, fn);
   return sc_arena_printf(a,
@@ -609,6 +610,15 @@ static const char *maximal_mesh_name(sc_ctx *ctx, sc_fix *f, int64_t device) {
 
 /* Replaces the op's sharding attribute with `name<sep>value`, or inserts it after the op's last
  * attribute. */
+/* "{one, one, ...}": n copies, built in one pass. */
+static const char *repeated_tuple(sc_arena *a, const char *one, uint32_t n) {
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "{");
+  for (uint32_t i = 0; i < n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", one);
+  sc_astr_puts(&s, "}");
+  return sc_astr_str(&s);
+}
+
 static bool put_sharding(sc_ctx *ctx, sc_fix *f, const sc_op *op, const sc_attr *at, const char *name,
                          const char *value) {
   bool hlo = ctx->module->format == SC_FMT_HLO;
@@ -637,18 +647,15 @@ bool sc_kc_edit_set_maximal(sc_ctx *ctx, sc_fix *f, const sc_op *op, int64_t dev
   if (sdy) {
     const char *mesh = maximal_mesh_name(ctx, f, device);
     if (!mesh) return false;
-    const char *v = "#sdy.sharding_per_value<[";
-    for (uint32_t i = 0; i < n; i++) v = sc_arena_printf(a, "%s%s<@%s, []>", v, i ? ", " : "", mesh);
-    v = sc_arena_printf(a, "%s]>", v);
-    return put_sharding(ctx, f, op, at, "sdy.sharding", v);
+    sc_astr v = SC_ASTR_INIT(a);
+    sc_astr_puts(&v, "#sdy.sharding_per_value<[");
+    for (uint32_t i = 0; i < n; i++) sc_astr_printf(&v, "%s<@%s, []>", i ? ", " : "", mesh);
+    sc_astr_puts(&v, "]>");
+    return put_sharding(ctx, f, op, at, "sdy.sharding", sc_astr_str(&v));
   }
   const char *one = sc_arena_printf(a, "{maximal device=%" PRId64 "}", device);
   const char *v = one;
-  if (tuple) {
-    v = "{";
-    for (uint32_t i = 0; i < n; i++) v = sc_arena_printf(a, "%s%s%s", v, i ? ", " : "", one);
-    v = sc_arena_printf(a, "%s}", v);
-  }
+  if (tuple) v = repeated_tuple(a, one, n);
   if (hlo) return put_sharding(ctx, f, op, at, "sharding", v);
   return put_sharding(ctx, f, op, at, "mhlo.sharding", sc_arena_printf(a, "\"%s\"", v));
 }
@@ -663,11 +670,7 @@ bool sc_kc_edit_set_manual(sc_ctx *ctx, sc_fix *f, const sc_op *op) {
   bool tuple = false;
   uint32_t n = sharding_entries(ctx, op, &tuple);
   const char *v = "{manual}";
-  if (tuple) {
-    v = "{";
-    for (uint32_t i = 0; i < n; i++) v = sc_arena_printf(ctx->arena, "%s%s{manual}", v, i ? ", " : "");
-    v = sc_arena_printf(ctx->arena, "%s}", v);
-  }
+  if (tuple) v = repeated_tuple(ctx->arena, "{manual}", n);
   if (ctx->module->format == SC_FMT_HLO) return put_sharding(ctx, f, op, at, "sharding", v);
   return put_sharding(ctx, f, op, at, sc_span_dup(ctx->arena, at->name), sc_arena_printf(ctx->arena, "\"%s\"", v));
 }
@@ -689,9 +692,11 @@ static const char *replicated_sharding(sc_arena *a, const char *mesh, sc_span ty
   sc_tensor_type tt;
   int32_t rank = 0;
   if (sc_parse_tensor_type(a, type, &tt) && tt.rank > 0) rank = tt.rank;
-  const char *dims = "";
-  for (int32_t i = 0; i < rank; i++) dims = sc_arena_printf(a, "%s%s{}", dims, i ? ", " : "");
-  return sc_arena_printf(a, "<@%s, [%s]>", mesh, dims);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_printf(&s, "<@%s, [", mesh);
+  for (int32_t i = 0; i < rank; i++) sc_astr_puts(&s, i ? ", {}" : "{}");
+  sc_astr_puts(&s, "]>");
+  return sc_astr_str(&s);
 }
 
 sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *title) {
@@ -721,11 +726,13 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
       else if (module_named_mesh(ctx->model)) return NULL; /* the module has another mesh */
       else {
         mesh_name = module_has_symbol(ctx->model, "mesh") ? "shardcheck_mesh" : "mesh";
-        const char *axes = "<[";
+        sc_astr axes = SC_ASTR_INIT(a);
+        sc_astr_puts(&axes, "<[");
         for (uint32_t i = 0; i < e->naxes; i++)
-          axes = sc_arena_printf(a, "%s%s\"" SC_SPAN_FMT "\"=%" PRId64, axes, i ? ", " : "", SC_SPAN_ARG(e->axes[i].name),
-                                 e->axes[i].size);
-        mesh_decl = sc_arena_printf(a, "%s]>", axes);
+          sc_astr_printf(&axes, "%s\"" SC_SPAN_FMT "\"=%" PRId64, i ? ", " : "", SC_SPAN_ARG(e->axes[i].name),
+                         e->axes[i].size);
+        sc_astr_puts(&axes, "]>");
+        mesh_decl = sc_astr_str(&axes);
       }
     } else
       return NULL;
@@ -750,27 +757,31 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
 
   uint32_t indent = start - line_start(buf, start);
   const char *pfx = sc_arena_printf(a, "sc%u_", op->id);
-  const char *args = "", *argdecls = "", *otypes = "", *ins = "";
+  /* Each list in one pass: re-printing a growing list per operand is quadratic in the operands. */
+  sc_astr args_s = SC_ASTR_INIT(a), argdecls_s = SC_ASTR_INIT(a), otypes_s = SC_ASTR_INIT(a), ins_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < op->noperands; i++) {
-    const char *ty = sc_span_dup(a, op->operand_types[i]);
-    args = sc_arena_printf(a, "%s%s%%%sarg%u", args, i ? ", " : "", pfx, i);
-    argdecls = sc_arena_printf(a, "%s%s%%%sarg%u: %s", argdecls, i ? ", " : "", pfx, i, ty);
-    otypes = sc_arena_printf(a, "%s%s%s", otypes, i ? ", " : "", ty);
-    ins = sc_arena_printf(a, "%s%s%s", ins, i ? ", " : "", replicated_sharding(a, mesh_name, op->operand_types[i]));
+    const char *sep = i ? ", " : "";
+    sc_astr_printf(&args_s, "%s%%%sarg%u", sep, pfx, i);
+    sc_astr_printf(&argdecls_s, "%s%%%sarg%u: " SC_SPAN_FMT, sep, pfx, i, SC_SPAN_ARG(op->operand_types[i]));
+    sc_astr_printf(&otypes_s, "%s" SC_SPAN_FMT, sep, SC_SPAN_ARG(op->operand_types[i]));
+    sc_astr_printf(&ins_s, "%s%s", sep, replicated_sharding(a, mesh_name, op->operand_types[i]));
   }
-  const char *operands = "";
+  sc_astr operands_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < op->noperands; i++)
-    operands = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, operands, i ? ", " : "", SC_SPAN_ARG(sc_op_operand_name(op, i)));
-  const char *rtypes = "", *outs = "", *rets = "";
+    sc_astr_printf(&operands_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(sc_op_operand_name(op, i)));
+  sc_astr rtypes_s = SC_ASTR_INIT(a), outs_s = SC_ASTR_INIT(a), rets_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < op->nresults; i++) {
-    rtypes = sc_arena_printf(a, "%s%s" SC_SPAN_FMT, rtypes, i ? ", " : "", SC_SPAN_ARG(op->result_types[i]));
-    outs = sc_arena_printf(a, "%s%s%s", outs, i ? ", " : "", replicated_sharding(a, mesh_name, op->result_types[i]));
-    rets = op->nresults == 1 ? sc_arena_printf(a, "%%%sout", pfx)
-                             : sc_arena_printf(a, "%s%s%%%sout#%u", rets, i ? ", " : "", pfx, i);
+    sc_astr_printf(&rtypes_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(op->result_types[i]));
+    sc_astr_printf(&outs_s, "%s%s", i ? ", " : "", replicated_sharding(a, mesh_name, op->result_types[i]));
+    if (op->nresults == 1) sc_astr_printf(&rets_s, "%%%sout", pfx);
+    else sc_astr_printf(&rets_s, "%s%%%sout#%u", i ? ", " : "", pfx, i);
   }
-  const char *axes = "";
+  sc_astr axes_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < w->nfree; i++)
-    axes = sc_arena_printf(a, "%s%s\"" SC_SPAN_FMT "\"", axes, i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
+    sc_astr_printf(&axes_s, "%s\"" SC_SPAN_FMT "\"", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
+  const char *args = sc_astr_str(&args_s), *argdecls = sc_astr_str(&argdecls_s), *otypes = sc_astr_str(&otypes_s),
+             *ins = sc_astr_str(&ins_s), *operands = sc_astr_str(&operands_s), *rtypes = sc_astr_str(&rtypes_s),
+             *outs = sc_astr_str(&outs_s), *rets = sc_astr_str(&rets_s), *axes = sc_astr_str(&axes_s);
 
   /* A few small edits around the op, never its own text (a kernel body can be megabytes):
    *   header + new result names  replace "%1 = " (inserted before an op without results)
@@ -843,12 +854,12 @@ const char *sc_kc_py_struct(sc_arena *a, sc_span type) {
   sc_shape sh;
   const char *dt = py_dtype(element_type(type));
   if (!dt || !sc_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return NULL;
-  const char *dims = "";
+  sc_astr dims = SC_ASTR_INIT(a);
   for (int32_t d = 0; d < sh.rank; d++) {
     if (sh.dims[d] < 0) return NULL;
-    dims = sc_arena_printf(a, "%s%s%" PRId64, dims, d ? ", " : "", sh.dims[d]);
+    sc_astr_printf(&dims, "%s%" PRId64, d ? ", " : "", sh.dims[d]);
   }
-  return sc_arena_printf(a, "jax.ShapeDtypeStruct((%s%s), jnp.%s)", dims, sh.rank == 1 ? "," : "", dt);
+  return sc_arena_printf(a, "jax.ShapeDtypeStruct((%s%s), jnp.%s)", sc_astr_str(&dims), sh.rank == 1 ? "," : "", dt);
 }
 
 const char *sc_kc_py_arg_structs(sc_ctx *ctx) {

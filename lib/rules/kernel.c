@@ -109,29 +109,28 @@ static void collect(sc_ctx *ctx, const sc_kc_where *w, const sc_sharding *s, boo
 /* Shardings the kernel's results get from their users: constraints and function results. */
 static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out,
                              const sc_sharding **per_result) {
-  const sc_module *m = ctx->module;
-  /* Users in the same function are nested in it: scan its subtree, not the module. */
-  uint32_t first = op->func ? op->func->id : 0, last = op->func ? op->func->subtree_end : m->nops;
-  for (uint32_t i = first; i < last; i++) {
-    const sc_op *u = m->ops[i];
+  /* Users in the same function only; the use index makes this cost the kernel's uses, not its function. */
+  uint32_t nuses;
+  const ru_use *uses = ru_op_uses(ctx, op, &nuses);
+  sc_arena_step(ctx->arena, nuses);
+  for (uint32_t j = 0; j < nuses; j++) {
+    const sc_op *u = uses[j].user;
     if (u->func != op->func) continue;
-    for (uint32_t k = 0; k < u->noperands; k++) {
-      const sc_value *v = u->operands[k];
-      if (!v || v->def != op) continue;
-      const sc_sharding *s = NULL;
-      if (u->kind == SC_OP_SDY_SHARDING_CONSTRAINT || u->kind == SC_OP_SDY_RESHARD || u->cc == SC_CC_SHARDING) {
-        if (u->nresults) s = sc_kc_value_sharding(ctx, u->results[0]);
-      } else if (u->kind == SC_OP_RETURN && u->parent_op == op->func && op->func &&
-                 k < sc_op_nresult_attrs(op->func)) {
-        const sc_attrs *ra = &sc_op_result_attrs(op->func)[k];
-        const sc_attr *at = sc_attrs_find(ra, "sdy.sharding");
-        if (!at) at = sc_attrs_find(ra, "mhlo.sharding");
-        if (at) s = parse_attr_sharding(ctx->arena, at);
-      }
-      if (!s) continue;
-      if (per_result && v->index < op->nresults && !per_result[v->index]) per_result[v->index] = s;
-      collect(ctx, w, s, true, v->index, out);
+    uint32_t k = uses[j].operand;
+    const sc_value *v = u->operands[k];
+    const sc_sharding *s = NULL;
+    if (u->kind == SC_OP_SDY_SHARDING_CONSTRAINT || u->kind == SC_OP_SDY_RESHARD || u->cc == SC_CC_SHARDING) {
+      if (u->nresults) s = sc_kc_value_sharding(ctx, u->results[0]);
+    } else if (u->kind == SC_OP_RETURN && u->parent_op == op->func && op->func &&
+               k < sc_op_nresult_attrs(op->func)) {
+      const sc_attrs *ra = &sc_op_result_attrs(op->func)[k];
+      const sc_attr *at = sc_attrs_find(ra, "sdy.sharding");
+      if (!at) at = sc_attrs_find(ra, "mhlo.sharding");
+      if (at) s = parse_attr_sharding(ctx->arena, at);
     }
+    if (!s) continue;
+    if (per_result && v->index < op->nresults && !per_result[v->index]) per_result[v->index] = s;
+    collect(ctx, w, s, true, v->index, out);
   }
 }
 
@@ -147,7 +146,7 @@ static bool any_explicit(const sharded_vec *v) {
 }
 
 static const char *describe_uses(sc_arena *a, const sharded_vec *v, bool explicit_only) {
-  const char *s = "";
+  sc_astr s = SC_ASTR_INIT(a);
   size_t shown = 0;
   for (size_t i = 0; i < v->n; i++) {
     const sharded_use *u = &v->v[i];
@@ -157,26 +156,27 @@ static const char *describe_uses(sc_arena *a, const sharded_vec *v, bool explici
                                                    SC_SPAN_ARG(u->axis))
                                  : sc_arena_printf(a, "%s axes (tile assignment {" SC_SPAN_FMT "})",
                                                    sc_axis_type_name(u->type), SC_SPAN_ARG(u->sharding->text));
-    s = sc_arena_printf(a, "%s%s%s %u sharded over %s", s, shown ? "; " : "", u->result ? "result" : "operand", u->index,
-                        what);
+    sc_astr_printf(&s, "%s%s %u sharded over %s", shown ? "; " : "", u->result ? "result" : "operand", u->index, what);
     shown++;
   }
-  return s;
+  return sc_astr_str(&s);
 }
 
 /* JAX prints `get_abstract_mesh().axis_types`: the axis types in mesh order, manual ones as Manual. */
 static const char *axis_types_str(sc_arena *a, const sc_kc_where *w) {
   if (!w->mesh || !w->mesh->naxes) return "()";
-  const char *s = "(";
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "(");
   for (uint32_t i = 0; i < w->mesh->naxes; i++) {
     const sc_axis *ax = &w->mesh->axes[i];
     const char *t = sc_kc_axis_manual(w, ax->name) && ax->size > 1 ? "Manual"
                     : ax->type == SC_AXIS_EXPLICIT                 ? "Explicit"
                     : ax->type == SC_AXIS_MANUAL                   ? "Manual"
                                                                    : "Auto";
-    s = sc_arena_printf(a, "%s%s%s", s, i ? ", " : "", t);
+    sc_astr_printf(&s, "%s%s", i ? ", " : "", t);
   }
-  return sc_arena_printf(a, "%s%s)", s, w->mesh->naxes == 1 ? "," : "");
+  sc_astr_puts(&s, w->mesh->naxes == 1 ? ",)" : ")");
+  return sc_astr_str(&s);
 }
 
 /* ---- Fixes shared by the "needs a fully manual region" rules ---- */
@@ -184,18 +184,18 @@ static const char *axis_types_str(sc_arena *a, const sc_kc_where *w) {
 static bool skip_manual(const sc_kc_where *w, sc_span name) { return sc_kc_axis_manual(w, name); }
 
 static const char *free_axes_py(sc_arena *a, const sc_kc_where *w) {
-  const char *s = "{";
-  for (uint32_t i = 0; i < w->nfree; i++)
-    s = sc_arena_printf(a, "%s%s'" SC_SPAN_FMT "'", s, i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
-  return sc_arena_printf(a, "%s}", s);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "{");
+  for (uint32_t i = 0; i < w->nfree; i++) sc_astr_printf(&s, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
+  sc_astr_puts(&s, "}");
+  return sc_astr_str(&s);
 }
 
 static const char *free_axes_text(sc_arena *a, const sc_kc_where *w) {
-  const char *s = "";
+  sc_astr s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < w->nfree; i++)
-    s = sc_arena_printf(a, "%s%s" SC_SPAN_FMT " (size %" PRId64 ")", s, i ? ", " : "", SC_SPAN_ARG(w->free[i]->name),
-                        w->free[i]->size);
-  return s;
+    sc_astr_printf(&s, "%s" SC_SPAN_FMT " (size %" PRId64 ")", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name), w->free[i]->size);
+  return sc_astr_str(&s);
 }
 
 static const char *manual_axes_text(sc_arena *a, const sc_kc_where *w) {

@@ -109,13 +109,15 @@ static const char *mc_snippet(sc_ctx *ctx, const sc_op_info *info, const sc_mesh
   const char **ins = sc_arena_calloc(a, nin + 1, sizeof *ins), **outs = sc_arena_calloc(a, nout + 1, sizeof *outs);
   for (uint32_t i = 0; i < nin; i++) ins[i] = spec_without(a, info->sdy_op->in_shardings.values[i], outer);
   for (uint32_t i = 0; i < nout; i++) outs[i] = spec_without(a, info->sdy_op->out_shardings.values[i], outer);
-  const char *names = "";
+  sc_astr names = SC_ASTR_INIT(a);
+  sc_astr_puts(&names, "{");
   uint32_t n = 0;
   for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++)
     if (sc_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name) >= 0 && !bound_in(outer, info->sdy_op->manual_axes[i].name))
-      names = sc_arena_printf(a, "%s%s'%.*s'", names, n++ ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name));
+      sc_astr_printf(&names, "%s'%.*s'", n++ ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name));
   if (!n || !nout) return NULL;
-  return sc_kc_shard_map_snippet(a, mesh, "f", ins, nin, outs, nout, sc_arena_printf(a, "{%s}", names), NULL);
+  sc_astr_puts(&names, "}");
+  return sc_kc_shard_map_snippet(a, mesh, "f", ins, nin, outs, nout, sc_astr_str(&names), NULL);
 }
 
 static void one_mesh(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
@@ -145,15 +147,19 @@ static void unknown_axis(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   if (!mesh) return;
   for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) {
     if (sc_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name) >= 0) continue;
-    const char *names = "", *all = "";
-    for (uint32_t k = 0; k < info->sdy_op->nmanual_axes; k++)
-      names = sc_arena_printf(ctx->arena, "%s%s'%.*s'", names, k ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[k].name));
-    for (uint32_t k = 0; k < mesh->naxes; k++)
-      all = sc_arena_printf(ctx->arena, "%s%s'%.*s'", all, k ? ", " : "", SC_SPAN_ARG(mesh->axes[k].name));
+    /* Both lists are cut after SC_LIST_SHOWN names: the message stays bounded however many axes. */
+    uint32_t nman = info->sdy_op->nmanual_axes, nall = mesh->naxes;
+    sc_astr names = SC_ASTR_INIT(ctx->arena), all = SC_ASTR_INIT(ctx->arena);
+    for (uint32_t k = 0; k < nman && k < SC_LIST_SHOWN; k++)
+      sc_astr_printf(&names, "%s'%.*s'", k ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[k].name));
+    if (nman > SC_LIST_SHOWN) sc_astr_printf(&names, ", ... and %u more", nman - SC_LIST_SHOWN);
+    for (uint32_t k = 0; k < nall && k < SC_LIST_SHOWN; k++)
+      sc_astr_printf(&all, "%s'%.*s'", k ? ", " : "", SC_SPAN_ARG(mesh->axes[k].name));
+    if (nall > SC_LIST_SHOWN) sc_astr_printf(&all, ", ... and %u more", nall - SC_LIST_SHOWN);
     sc_diag *d = sc_emit(ctx, op,
                          "jax.shard_map requires axis_names={%s} to be a subset of mesh.axis_names=(%s%s): unknown "
                          "manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
-                         names, all, mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
+                         sc_astr_str(&names), sc_astr_str(&all), mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
                          SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
     sc_diag_span_name(ctx, d, info->sdy_op->manual_axes[i].name);
     sc_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", mc_snippet(ctx, info, mesh, NULL));

@@ -358,12 +358,74 @@ bool ru_value_inside(const sc_value *v, const sc_op *anc) {
   return true;
 }
 
-uint32_t ru_value_uses(const sc_module *m, const sc_value *v) {
-  uint32_t n = 0;
+/* Every operand of ctx->module indexed once, so that use queries cost their answer (plus a log), not a
+ * scan of the module per query (quadratic with one query per op). */
+struct ru_use_index {
+  const sc_module *module;
+  const sc_value **sorted; /* every operand value, sorted by address: use counts */
+  uint32_t noperands;
+  uint32_t *first;         /* per def op id: its uses are by_def[first[id], first[id + 1]) */
+  ru_use *by_def;
+};
+
+static int cmp_value_ptr(const void *x, const void *y) {
+  uintptr_t a = (uintptr_t) * (const sc_value *const *)x, b = (uintptr_t) * (const sc_value *const *)y;
+  return a < b ? -1 : a > b;
+}
+
+static struct ru_use_index *use_index(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  if (ctx->uses && ctx->uses->module == m) return ctx->uses;
+  struct ru_use_index *x = sc_arena_calloc(ctx->arena, 1, sizeof *x);
+  x->module = m;
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < m->nops; i++) total += m->ops[i]->noperands;
+  sc_arena_step(ctx->arena, total);
+  x->sorted = sc_arena_alloc(ctx->arena, (total ? total : 1) * sizeof *x->sorted);
+  x->first = sc_arena_calloc(ctx->arena, (size_t)m->nops + 1, sizeof *x->first);
+  x->by_def = sc_arena_alloc(ctx->arena, (total ? total : 1) * sizeof *x->by_def);
+  /* Counting sort by the defining op's id keeps module order within each op's uses. */
   for (uint32_t i = 0; i < m->nops; i++)
-    for (uint32_t k = 0; k < m->ops[i]->noperands; k++)
-      if (m->ops[i]->operands[k] == v) n++;
+    for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
+      const sc_value *v = m->ops[i]->operands[k];
+      x->sorted[x->noperands++] = v;
+      if (v && v->def && v->def->id < m->nops) x->first[v->def->id + 1]++;
+    }
+  for (uint32_t i = 0; i < m->nops; i++) x->first[i + 1] += x->first[i];
+  uint32_t *fill = sc_arena_alloc(ctx->arena, ((size_t)m->nops + 1) * sizeof *fill);
+  memcpy(fill, x->first, ((size_t)m->nops + 1) * sizeof *fill);
+  for (uint32_t i = 0; i < m->nops; i++)
+    for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
+      const sc_value *v = m->ops[i]->operands[k];
+      if (v && v->def && v->def->id < m->nops) x->by_def[fill[v->def->id]++] = (ru_use){m->ops[i], k};
+    }
+  qsort(x->sorted, x->noperands, sizeof *x->sorted, cmp_value_ptr);
+  ctx->uses = x;
+  return x;
+}
+
+uint32_t ru_value_uses(sc_ctx *ctx, const sc_value *v) {
+  const struct ru_use_index *x = use_index(ctx);
+  /* The first sorted entry not below v, then count the run of v. */
+  uint32_t lo = 0, hi = x->noperands;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if ((uintptr_t)x->sorted[mid] < (uintptr_t)v) lo = mid + 1;
+    else hi = mid;
+  }
+  uint32_t n = 0;
+  while (lo + n < x->noperands && x->sorted[lo + n] == v) n++;
   return n;
+}
+
+const ru_use *ru_op_uses(sc_ctx *ctx, const sc_op *op, uint32_t *n) {
+  const struct ru_use_index *x = use_index(ctx);
+  if (op->id >= ctx->module->nops || ctx->module->ops[op->id] != op) {
+    *n = 0;
+    return NULL;
+  }
+  *n = x->first[op->id + 1] - x->first[op->id];
+  return x->by_def + x->first[op->id];
 }
 
 const char *ru_mesh_str(sc_arena *a, const sc_mesh *m) {

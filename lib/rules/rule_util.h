@@ -81,8 +81,15 @@ bool ru_axis_eq(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh)
 bool ru_op_inside(const sc_op *op, const sc_op *anc);
 /* Whether a value is defined inside `anc` (result of a nested op or argument of a nested block). */
 bool ru_value_inside(const sc_value *v, const sc_op *anc);
-/* Number of uses of a value in the module (operands naming it). */
-uint32_t ru_value_uses(const sc_module *m, const sc_value *v);
+/* Number of uses of a value in ctx->module (operands naming it). */
+uint32_t ru_value_uses(sc_ctx *ctx, const sc_value *v);
+/* One use of an op's result: operand `operand` of op `user`. */
+typedef struct {
+  const sc_op *user;
+  uint32_t operand;
+} ru_use;
+/* The uses of op's results in ctx->module, in module order (by user op, then operand): *n of them. */
+const ru_use *ru_op_uses(sc_ctx *ctx, const sc_op *op, uint32_t *n);
 /* A sharding rendered in Shardy syntax: <@mesh, [{"x"}, {}]> */
 const char *ru_sharding_str(sc_arena *a, const sc_sharding *s);
 /* Same mesh: same symbol, or (inline meshes) same axes and device ids. */

@@ -37,6 +37,7 @@ typedef struct sc_ctx {
   SC_VEC(uint32_t) anchors; /* per diagnostic: the offset it was reported at (its site) */
   SC_VEC(struct sc_cause) causes;
   void **rule_state;        /* per sc_rule_table row, NULL-initialized by sc_rules_run; see sc_rule_state */
+  struct ru_use_index *uses; /* who uses what in `module`, built on first need (rule_util.h, ru_uses) */
 } sc_ctx;
 
 /* A link between two diagnostics of one mistake (see sc_diag_caused_by). */

@@ -126,10 +126,11 @@ static sc_span first_axis(const sc_sharding *s, const sc_mesh *mesh, bool duplic
 
 /* The mesh's axis names as a Python tuple: ('data', 'model') */
 static const char *py_axis_tuple(sc_arena *a, const sc_mesh *mesh) {
-  const char *t = "";
-  for (uint32_t i = 0; mesh && i < mesh->naxes; i++)
-    t = sc_arena_printf(a, "%s%s'%.*s'", t, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
-  return sc_arena_printf(a, "(%s%s)", t, mesh && mesh->naxes == 1 ? "," : "");
+  sc_astr t = SC_ASTR_INIT(a);
+  sc_astr_puts(&t, "(");
+  for (uint32_t i = 0; mesh && i < mesh->naxes; i++) sc_astr_printf(&t, "%s'%.*s'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+  sc_astr_puts(&t, mesh && mesh->naxes == 1 ? ",)" : ")");
+  return sc_astr_str(&t);
 }
 
 /* JAX's own sentence for the mistake, where JAX has one (jax-errors #40, #50, #51, #52), or NULL. */
@@ -158,14 +159,15 @@ static const char *jax_sentence(sc_ctx *ctx, const ru_site *site, const char *ru
                            mesh ? sc_kc_mesh_str(a, mesh) : "?", spec, s->rank, value_rank,
                            value_rank == 0 ? " For scalars the PartitionSpec should be P()" : "");
   } else if (!strcmp(rule, "manual-axis-rebound") && mc && mc->nmanual_axes) {
-    const char *axes = "";
+    sc_astr axes_s = SC_ASTR_INIT(a);
     uint32_t n = 0;
     for (uint32_t i = 0; i < mc->nmanual_axes; i++) {
       bool used = false;
       for (uint32_t d = 0; d < s->rank; d++)
         for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, mc->manual_axes[i]);
-      if (used) axes = sc_arena_printf(a, "%s%s'%.*s'", axes, n++ ? ", " : "", SC_SPAN_ARG(mc->manual_axes[i]));
+      if (used) sc_astr_printf(&axes_s, "%s'%.*s'", n++ ? ", " : "", SC_SPAN_ARG(mc->manual_axes[i]));
     }
+    const char *axes = sc_astr_str(&axes_s);
     if (n)
       return sc_arena_printf(a,
                              "pspec %s contains a manual axes (%s%s) of mesh which is not allowed. If you are using a "
@@ -762,7 +764,7 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
       if (!static_shape(a, ru_result_type(op, 0)))
         sc_emit(ctx, op, "expected sdy.data_flow_edge to have a static-shaped result. type: %.*s",
                 SC_SPAN_ARG(ru_result_type(op, 0)));
-      else if (in && ru_value_uses(m, in) > 1)
+      else if (in && ru_value_uses(ctx, in) > 1)
         sc_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
       else if (in && in->def && is_sdy_op(in->def) && in->def->kind != SC_OP_SDY_NAMED_COMPUTATION)
         sc_emit(ctx, op,
@@ -774,7 +776,7 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
       if (!static_shape(a, ru_result_type(op, 0)))
         sc_emit(ctx, op, "expected sdy.func_data_flow_edge to have a static-shaped result. type: %.*s",
                 SC_SPAN_ARG(ru_result_type(op, 0)));
-      else if (in && ru_value_uses(m, in) > 1)
+      else if (in && ru_value_uses(ctx, in) > 1)
         sc_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to have a single user");
       else if (in && !in->def) {
         const sc_op *owner = in->block && in->block->parent ? in->block->parent->parent : NULL;

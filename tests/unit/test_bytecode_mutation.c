@@ -130,3 +130,30 @@ Test(bytecode_mutation, detected_by_magic) {
   sc_arena_free(a);
   free(orig);
 }
+
+/* A region's value count reserves slots before its values are read, bounded only by the bytes that
+ * remain; a region must define exactly the values it declares, so over-declaring (sibling regions that
+ * each claim the rest of the input would cost quadratic work) is a precise syntax error. Raising each
+ * one-byte varint by one hits the region headers among others. */
+Test(bytecode_mutation, over_declared_region_values_are_diagnosed) {
+  size_t len = 0;
+  char *orig = test_read_file(SDY, &len);
+  cr_assert_not_null(orig);
+  char *buf = malloc(len);
+  size_t declares = 0;
+  for (size_t i = 8; i < len; i++) {
+    if (!(orig[i] & 1) || (uint8_t)orig[i] >= 0xfd) continue; /* not a one-byte varint, or at its top */
+    memcpy(buf, orig, len);
+    buf[i] = (char)(orig[i] + 2);
+    sc_arena *a = sc_arena_new(64u << 20);
+    const sc_diag *d = check_bytes(a, buf, len);
+    if (d && strstr(d->message, "values but defines")) {
+      cr_assert(strstr(d->message, "region declares "), "%s", d->message);
+      declares++;
+    }
+    sc_arena_free(a);
+  }
+  cr_assert_gt(declares, 0, "some raised count is a region's value count, and is diagnosed");
+  free(buf);
+  free(orig);
+}

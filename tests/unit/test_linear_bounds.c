@@ -256,3 +256,112 @@ Test(linear_bounds, value_names_crafted_to_collide) {
   sc_arena_free(run.arena);
   free(text);
 }
+
+/* ---- Round 3: kernels, operands and uses (the rules' per-kernel work) ---- */
+
+#define KERNEL_MODULE_HEAD                                                                                     \
+  "module @m attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {\n"                      \
+  "  sdy.mesh @mesh = <[\"data\"=4]>\n"                                                                        \
+  "  func.func public @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) " \
+  "-> tensor<8x8xf32> {\n"
+#define KERNEL_CALL "stablehlo.custom_call @tpu_custom_call"
+#define KERNEL_CONFIG "{backend_config = \"{\\22custom_call_config\\22: {\\22body\\22: \\22TUzv\\22}}\", kernel_name = \"k\"}"
+
+static size_t count_rule(const sc_report *r, const char *rule) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->ndiags; i++) n += !strcmp(r->diags[i].rule, rule);
+  return n;
+}
+
+/* `nkernels` kernels in one function, each fed by the previous one through an add: every kernel looks up
+ * the users of its results (their shardings), which must cost its own uses, not a scan of the function. */
+Test(linear_bounds, kernels_5000_chained_in_one_function) {
+  const uint32_t nkernels = 5000;
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD);
+  const char *prev = "%arg0";
+  char name[32];
+  for (uint32_t i = 0; i < nkernels; i++) {
+    sc_strbuf_printf(&b, "    %%a%u = stablehlo.add %s, %%arg0 : tensor<8x8xf32>\n", i, prev);
+    sc_strbuf_printf(&b, "    %%k%u = " KERNEL_CALL "(%%a%u) " KERNEL_CONFIG " : (tensor<8x8xf32>) -> tensor<8x8xf32>\n",
+                     i, i);
+    snprintf(name, sizeof name, "%%k%u", i);
+    prev = name;
+  }
+  sc_strbuf_printf(&b, "    return %s : tensor<8x8xf32>\n  }\n}\n", prev);
+  char *module = take(&b);
+  bounded_run run = run_bounded(module, 0, NULL);
+  cr_assert_eq(count_rule(run.report, "kernel-outside-manual"), nkernels, "every kernel is reported once");
+  sc_arena_free(run.arena);
+  free(module);
+}
+
+/* One kernel with `n` operands (or results, each constrained): its shard_map / manual-computation fixes
+ * list every operand and result; built by re-printing a growing string they cost O(n^2) bytes. */
+static void check_wide_kernel(uint32_t n, bool results) {
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD);
+  if (results) {
+    sc_strbuf_printf(&b, "    %%k:%u = " KERNEL_CALL "(%%arg0) " KERNEL_CONFIG " : (tensor<8x8xf32>) -> (", n);
+    for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%stensor<8x8xf32>", i ? ", " : "");
+    sc_strbuf_puts(&b, ")\n");
+    for (uint32_t i = 0; i < n; i++)
+      sc_strbuf_printf(&b, "    %%s%u = sdy.sharding_constraint %%k#%u <@mesh, [{\"data\"}, {}]> : tensor<8x8xf32>\n", i, i);
+    sc_strbuf_puts(&b, "    return %arg0 : tensor<8x8xf32>\n  }\n}\n");
+  } else {
+    sc_strbuf_puts(&b, "    %k = " KERNEL_CALL "(");
+    for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s%%arg0", i ? ", " : "");
+    sc_strbuf_puts(&b, ") " KERNEL_CONFIG " : (");
+    for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%stensor<8x8xf32>", i ? ", " : "");
+    sc_strbuf_puts(&b, ") -> tensor<8x8xf32>\n    return %k : tensor<8x8xf32>\n  }\n}\n");
+  }
+  char *module = take(&b);
+  bounded_run run = run_bounded(module, 0, NULL);
+  const sc_diag *d = find_diag(run.report, "kernel-outside-manual", NULL);
+  cr_assert_not_null(d, "the kernel outside any shard_map is reported");
+  cr_assert_geq(d->nfixes, 1, "with its fixes");
+  sc_arena_free(run.arena);
+  free(module);
+}
+
+Test(linear_bounds, kernel_of_20000_operands) { check_wide_kernel(20000, false); }
+Test(linear_bounds, kernel_of_8000_constrained_results) { check_wide_kernel(8000, true); }
+
+/* `n` sdy.data_flow_edge ops whose inputs each have a second user: each edge counts its input's uses. */
+Test(linear_bounds, data_flow_edges_20000_with_two_users) {
+  const uint32_t n = 20000;
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD);
+  for (uint32_t i = 0; i < n; i++)
+    sc_strbuf_printf(&b,
+                     "    %%a%u = stablehlo.add %%arg0, %%arg0 : tensor<8x8xf32>\n"
+                     "    %%e%u = sdy.data_flow_edge %%a%u : tensor<8x8xf32>\n"
+                     "    %%f%u = stablehlo.add %%a%u, %%a%u : tensor<8x8xf32>\n",
+                     i, i, i, i, i, i);
+  sc_strbuf_puts(&b, "    return %arg0 : tensor<8x8xf32>\n  }\n}\n");
+  char *module = take(&b);
+  bounded_run run = run_bounded(module, 0, NULL);
+  cr_assert_eq(count_rule(run.report, "sharding-sdy-op"), n, "every edge's input has two users");
+  cr_assert_not_null(find_diag(run.report, "sharding-sdy-op", "to have a single user"));
+  sc_arena_free(run.arena);
+  free(module);
+}
+
+/* A manual computation over `n` axes its mesh does not have: its manual context drops repeated axis
+ * names and SC0503 names the axes; both must stay linear, and the message bounded. */
+Test(linear_bounds, manual_computation_over_20000_unknown_axes) {
+  const uint32_t n = 20000;
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD "    %m = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
+                                        "out_shardings=[<@mesh, [{}, {}]>] manual_axes={");
+  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"u%u\"", i ? ", " : "", i);
+  sc_strbuf_puts(&b, "} (%b: tensor<8x8xf32>) {\n      sdy.return %b : tensor<8x8xf32>\n"
+                     "    } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n    return %m : tensor<8x8xf32>\n  }\n}\n");
+  char *module = take(&b);
+  bounded_run run = run_bounded(module, 0, NULL);
+  const sc_diag *d = find_diag(run.report, "manual-unknown-axis", "unknown manual axis: \"u0\"");
+  cr_assert_not_null(d, "the first unknown axis is named");
+  cr_assert_not_null(strstr(d->message, "'u31', ... and 19968 more}"), "%s", d->message);
+  sc_arena_free(run.arena);
+  free(module);
+}
