@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model/memo.h"
+#include "util/hashset.h"
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 #include "rules/sdy_rule.h"
@@ -159,14 +160,22 @@ static const char *jax_sentence(sc_ctx *ctx, const ru_site *site, const char *ru
                            mesh ? sc_kc_mesh_str(a, mesh) : "?", spec, s->rank, value_rank,
                            value_rank == 0 ? " For scalars the PartitionSpec should be P()" : "");
   } else if (!strcmp(rule, "manual-axis-rebound") && mc && mc->nmanual_axes) {
+    /* The sharding's axis names in a set, then one lookup per manual axis: linear in both lists. */
+    size_t nrefs = 0;
+    for (uint32_t d = 0; d < s->rank; d++) nrefs += s->dims[d].naxes;
+    sc_name_map used_axes;
+    sc_name_map_init(&used_axes, a, nrefs);
+    for (uint32_t d = 0; d < s->rank; d++)
+      for (uint32_t j = 0; j < s->dims[d].naxes; j++)
+        sc_name_map_put(&used_axes, s->dims[d].axes[j].name.p, s->dims[d].axes[j].name.n, 0, NULL);
     sc_astr axes_s = SC_ASTR_INIT(a);
-    uint32_t n = 0;
+    uint32_t n = 0, value;
     for (uint32_t i = 0; i < mc->nmanual_axes; i++) {
-      bool used = false;
-      for (uint32_t d = 0; d < s->rank; d++)
-        for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, mc->manual_axes[i]);
-      if (used) sc_astr_printf(&axes_s, "%s'%.*s'", n++ ? ", " : "", SC_SPAN_ARG(mc->manual_axes[i]));
+      if (!sc_name_map_get(&used_axes, mc->manual_axes[i].p, mc->manual_axes[i].n, &value)) continue;
+      if (n < SC_LIST_SHOWN) sc_astr_printf(&axes_s, "%s'%.*s'", n ? ", " : "", SC_SPAN_ARG(mc->manual_axes[i]));
+      n++;
     }
+    if (n > SC_LIST_SHOWN) sc_astr_printf(&axes_s, ", ... and %u more", n - SC_LIST_SHOWN);
     const char *axes = sc_astr_str(&axes_s);
     if (n)
       return sc_arena_printf(a,

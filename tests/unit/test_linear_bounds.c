@@ -365,3 +365,28 @@ Test(linear_bounds, manual_computation_over_20000_unknown_axes) {
   sc_arena_free(run.arena);
   free(module);
 }
+
+/* A sharding constraint inside a shard_map naming every manual axis of a 3000-axis mesh: the manual
+ * axes it re-binds are found through a set of the sharding's axes (not manual x sharding axes
+ * comparisons), and the message lists the first SC_LIST_SHOWN of them. */
+Test(linear_bounds, constraint_rebinding_3000_manual_axes) {
+  const uint32_t n = 3000;
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[");
+  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"a%u\"=1", i ? ", " : "", i);
+  sc_strbuf_puts(&b, "]>\nfunc.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                     "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}]>] out_shardings=[<@mesh, [{}]>] "
+                     "manual_axes={");
+  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"a%u\"", i ? ", " : "", i);
+  sc_strbuf_puts(&b, "} (%arg1: tensor<4xf32>) {\n    %1 = sdy.sharding_constraint %arg1 <@mesh, [{");
+  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"a%u\"", i ? ", " : "", i);
+  sc_strbuf_puts(&b, "}]> : tensor<4xf32>\n    sdy.return %1 : tensor<4xf32>\n  } : (tensor<4xf32>) -> tensor<4xf32>\n"
+                     "  return %0 : tensor<4xf32>\n}\n");
+  char *module = take(&b);
+  bounded_run run = run_bounded(module, 0, NULL);
+  const sc_diag *d = find_diag(run.report, "manual-axis-rebound", "contains a manual axes");
+  cr_assert_not_null(d, "the constraint re-binds manual axes");
+  cr_assert_not_null(strstr(d->message, "'a31', ... and 2968 more)"), "%s", d->message);
+  sc_arena_free(run.arena);
+  free(module);
+}
