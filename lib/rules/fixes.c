@@ -5,6 +5,7 @@
  * machine fix is a byte edit of the module that is known to clear the diagnostic it comes with and
  * to keep the program's meaning (for example a kernel wrapped in a manual computation with
  * replicated operands computes exactly what the unpartitioned kernel computed). */
+#include "model/memo.h"
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
@@ -688,6 +689,27 @@ static const sc_mesh *module_mesh_like(const sc_model *model, const sc_mesh *wan
   return NULL;
 }
 
+/* What a wrap fix for the request's target mesh needs to know about the module's meshes: the same
+ * for every kernel, so found once per request (kernels x meshes scans otherwise). */
+typedef struct {
+  const sc_mesh *like;   /* a module mesh with the target's axes, or NULL */
+  bool other_named;      /* the module has a named mesh (with axes) */
+  bool has_mesh_symbol;  /* a mesh is already called "mesh" */
+} target_meshes;
+
+static const target_meshes *module_meshes_for_target(sc_ctx *ctx) {
+  bool known;
+  void **slot = sc_memo_slot(ru_memo(ctx), RU_MEMO_TARGET_MESHES, sc_span_of(NULL, 0), sc_span_of(NULL, 0), &known);
+  if (!known) {
+    target_meshes *t = sc_arena_alloc(ctx->arena, sizeof *t);
+    t->like = module_mesh_like(ctx->model, ctx->model->target);
+    t->other_named = module_named_mesh(ctx->model) != NULL;
+    t->has_mesh_symbol = module_has_symbol(ctx->model, "mesh");
+    *slot = t;
+  }
+  return *slot;
+}
+
 static const char *replicated_sharding(sc_arena *a, const char *mesh, sc_span type) {
   sc_tensor_type tt;
   int32_t rank = 0;
@@ -721,11 +743,11 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
     if (!e) return NULL;
     if (e->op && e->name.n) mesh_name = sc_span_dup(a, e->name);
     else if (ctx->model && e == ctx->model->target) {
-      const sc_mesh *like = module_mesh_like(ctx->model, e);
-      if (like) mesh_name = sc_span_dup(a, like->name);
-      else if (module_named_mesh(ctx->model)) return NULL; /* the module has another mesh */
+      const target_meshes *t = module_meshes_for_target(ctx);
+      if (t->like) mesh_name = sc_span_dup(a, t->like->name);
+      else if (t->other_named) return NULL; /* the module has another mesh */
       else {
-        mesh_name = module_has_symbol(ctx->model, "mesh") ? "shardcheck_mesh" : "mesh";
+        mesh_name = t->has_mesh_symbol ? "shardcheck_mesh" : "mesh";
         sc_astr axes = SC_ASTR_INIT(a);
         sc_astr_puts(&axes, "<[");
         for (uint32_t i = 0; i < e->naxes; i++)

@@ -68,6 +68,7 @@ struct sc_memo *ru_memo(sc_ctx *ctx);
 #define RU_MEMO_VERDICT (UINT64_C(1) << 32) /* ru_site_problem */
 #define RU_MEMO_UNEVEN (UINT64_C(1) << 33)  /* sharding-uneven-constraint */
 #define RU_MEMO_MANUAL_VALUES (UINT64_C(1) << 34) /* manual-axis-order/-divisibility/-local-shape, | op id */
+#define RU_MEMO_TARGET_MESHES (UINT64_C(1) << 35) /* fixes: the module meshes a wrap fix may name */
 /* The memo key of a sharding's content: its model identity (sc_sharding.same_as, 8 bytes) when it has
  * one, else its text; ORs into *tag what it depends on besides (source, resolution, kind). */
 sc_span ru_sharding_key(const sc_sharding *s, uint64_t *tag);
