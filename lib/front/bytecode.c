@@ -212,6 +212,11 @@ typedef struct {
   SC_VEC(sc_op *) funcs;
   scope *sc; /* innermost scope */
   uint32_t depth;
+  /* Values and blocks the open regions declared and have not read yet. Each still needs at least one
+   * byte of what is left of the IR section (a type index, a block header), so a count past that is a
+   * lie caught before its slots are reserved: nested regions cannot multiply the input by their depth. */
+  uint64_t pending;
+  const uint8_t *ir_end;
 } builder;
 
 static bool op_is(const sc_op *op, const char *name) { return sc_span_eq(op->name, name); }
@@ -448,6 +453,7 @@ static sc_value *define_value(builder *b, region_values *rv, sc_value *v) {
     return v;
   }
   sc_value **slot = &b->sc->vals.v[rv->next++];
+  b->pending--;
   if (*slot) { /* forward reference: keep its identity */
     **slot = *v;
     return *slot;
@@ -676,6 +682,12 @@ static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
   if (!nblocks || !bc_ok(s)) return bc_ok(s) ? reg : NULL;
   uint64_t nvalues = bc_count(s, r);
   if (!bc_ok(s)) return NULL;
+  if (b->pending + nblocks + nvalues > (uint64_t)(b->ir_end - r->p)) {
+    bc_fail(s, r->p, "region declares %" PRIu64 " blocks and %" PRIu64 " values, more than the rest of the input can hold",
+            nblocks, nvalues);
+    return NULL;
+  }
+  b->pending += nblocks + nvalues;
   region_values rv = {b->sc->vals.n, b->sc->vals.n, b->sc->vals.n + nvalues};
   for (uint64_t i = 0; i < nvalues; i++) SC_PUSH(s->a, b->sc->vals, (sc_value *)NULL);
   reg->blocks = sc_arena_calloc(s->a, nblocks, sizeof *reg->blocks);
@@ -687,6 +699,7 @@ static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
   b->depth++;
   for (uint64_t k = 0; k < nblocks && bc_ok(s); k++) {
     sc_block *blk = reg->blocks[k];
+    b->pending--;
     uint64_t nops = read_block_header(b, r, blk, &rv, k == 0 ? parent : NULL);
     blk->ops = sc_arena_calloc(s->a, nops ? nops : 1, sizeof *blk->ops);
     for (uint64_t i = 0; i < nops && bc_ok(s); i++) {
@@ -696,6 +709,7 @@ static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
   }
   b->depth--;
   b->sc->vals.n = rv.base;
+  if (!bc_ok(s)) return NULL; /* the counts below matter only while reading goes on */
   /* A region defines exactly the values it declares. Holding it to that keeps the slots reserved above
    * linear in the input: a declared count is only bounded by the bytes that remain, so sibling regions
    * that each over-declare would otherwise cost the rest of the input apiece. */
@@ -707,6 +721,7 @@ static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
 /* The top-level block of the IR section: normally one `builtin.module`. */
 static sc_op *read_top(builder *b, bc_rd r) {
   bc *s = b->s;
+  b->ir_end = r.end;
   sc_block *top = sc_arena_alloc(s->a, sizeof *top);
   region_values none = {0, 0, 0};
   uint64_t nops = read_block_header(b, &r, top, &none, NULL);

@@ -157,3 +157,31 @@ Test(bytecode_mutation, over_declared_region_values_are_diagnosed) {
   free(buf);
   free(orig);
 }
+
+/* Declared block and value counts still to be read each need a byte of what is left of the IR section,
+ * summed over all open regions: a count past that is refused before its slots are reserved (nested
+ * regions that each claimed the rest of their section cost their depth times the input). Single counts
+ * are already bounded by their section; raising one-byte varints to 64 makes an outer region claim
+ * enough that a nested region's own counts no longer fit. */
+Test(bytecode_mutation, region_counts_past_the_input_are_refused_early) {
+  size_t len = 0;
+  char *orig = test_read_file(SDY, &len);
+  cr_assert_not_null(orig);
+  char *buf = malloc(len);
+  size_t refused = 0;
+  for (size_t i = 8; i < len; i++) {
+    if (!(orig[i] & 1) || (uint8_t)orig[i] >= 0x81) continue; /* not a one-byte varint, or already >= 64 */
+    memcpy(buf, orig, len);
+    buf[i] = (char)0x81; /* the one-byte varint 64 */
+    sc_arena *a = sc_arena_new(64u << 20);
+    const sc_diag *d = check_bytes(a, buf, len);
+    if (d && strstr(d->message, "more than the rest of the input can hold")) {
+      cr_assert(strstr(d->message, "region declares "), "%s", d->message);
+      refused++;
+    }
+    sc_arena_free(a);
+  }
+  cr_assert_gt(refused, 0, "an outer region's raised count leaves no room for a nested region's, and is refused");
+  free(buf);
+  free(orig);
+}
