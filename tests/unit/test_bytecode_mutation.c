@@ -131,31 +131,42 @@ Test(bytecode_mutation, detected_by_magic) {
   free(orig);
 }
 
+/* Changes each one-byte varint of the SDY module in turn (`raise` gives its new byte, or 0 to leave it)
+ * and counts the syntax errors containing `needle`; each must name the region that declared too much. */
+static size_t region_errors_when_varints_raised(uint8_t (*raise)(uint8_t), const char *needle) {
+  size_t len = 0;
+  char *orig = test_read_file(SDY, &len);
+  cr_assert_not_null(orig);
+  char *buf = malloc(len);
+  size_t hits = 0;
+  for (size_t i = 8; i < len; i++) {
+    uint8_t raised = (orig[i] & 1) ? raise((uint8_t)orig[i]) : 0; /* odd bytes are one-byte varints */
+    if (!raised) continue;
+    memcpy(buf, orig, len);
+    buf[i] = (char)raised;
+    sc_arena *a = sc_arena_new(64u << 20);
+    const sc_diag *d = check_bytes(a, buf, len);
+    if (d && strstr(d->message, needle)) {
+      cr_assert(strstr(d->message, "region declares "), "%s", d->message);
+      hits++;
+    }
+    sc_arena_free(a);
+  }
+  free(buf);
+  free(orig);
+  return hits;
+}
+
+static uint8_t plus_one(uint8_t b) { return b >= 0xfd ? 0 : (uint8_t)(b + 2); }       /* value + 1, unless at the top */
+static uint8_t to_sixty_four(uint8_t b) { return b >= 0x81 ? 0 : (uint8_t)0x81; }  /* the one-byte varint 64 */
+
 /* A region's value count reserves slots before its values are read, bounded only by the bytes that
  * remain; a region must define exactly the values it declares, so over-declaring (sibling regions that
  * each claim the rest of the input would cost quadratic work) is a precise syntax error. Raising each
  * one-byte varint by one hits the region headers among others. */
 Test(bytecode_mutation, over_declared_region_values_are_diagnosed) {
-  size_t len = 0;
-  char *orig = test_read_file(SDY, &len);
-  cr_assert_not_null(orig);
-  char *buf = malloc(len);
-  size_t declares = 0;
-  for (size_t i = 8; i < len; i++) {
-    if (!(orig[i] & 1) || (uint8_t)orig[i] >= 0xfd) continue; /* not a one-byte varint, or at its top */
-    memcpy(buf, orig, len);
-    buf[i] = (char)(orig[i] + 2);
-    sc_arena *a = sc_arena_new(64u << 20);
-    const sc_diag *d = check_bytes(a, buf, len);
-    if (d && strstr(d->message, "values but defines")) {
-      cr_assert(strstr(d->message, "region declares "), "%s", d->message);
-      declares++;
-    }
-    sc_arena_free(a);
-  }
-  cr_assert_gt(declares, 0, "some raised count is a region's value count, and is diagnosed");
-  free(buf);
-  free(orig);
+  cr_assert_gt(region_errors_when_varints_raised(plus_one, "values but defines"), 0,
+               "some raised count is a region's value count, and is diagnosed");
 }
 
 /* Declared block and value counts still to be read each need a byte of what is left of the IR section,
@@ -164,24 +175,6 @@ Test(bytecode_mutation, over_declared_region_values_are_diagnosed) {
  * are already bounded by their section; raising one-byte varints to 64 makes an outer region claim
  * enough that a nested region's own counts no longer fit. */
 Test(bytecode_mutation, region_counts_past_the_input_are_refused_early) {
-  size_t len = 0;
-  char *orig = test_read_file(SDY, &len);
-  cr_assert_not_null(orig);
-  char *buf = malloc(len);
-  size_t refused = 0;
-  for (size_t i = 8; i < len; i++) {
-    if (!(orig[i] & 1) || (uint8_t)orig[i] >= 0x81) continue; /* not a one-byte varint, or already >= 64 */
-    memcpy(buf, orig, len);
-    buf[i] = (char)0x81; /* the one-byte varint 64 */
-    sc_arena *a = sc_arena_new(64u << 20);
-    const sc_diag *d = check_bytes(a, buf, len);
-    if (d && strstr(d->message, "more than the rest of the input can hold")) {
-      cr_assert(strstr(d->message, "region declares "), "%s", d->message);
-      refused++;
-    }
-    sc_arena_free(a);
-  }
-  cr_assert_gt(refused, 0, "an outer region's raised count leaves no room for a nested region's, and is refused");
-  free(buf);
-  free(orig);
+  cr_assert_gt(region_errors_when_varints_raised(to_sixty_four, "more than the rest of the input can hold"), 0,
+               "an outer region's raised count leaves no room for a nested region's, and is refused");
 }

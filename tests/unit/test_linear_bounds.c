@@ -347,6 +347,22 @@ Test(linear_bounds, data_flow_edges_20000_with_two_users) {
   free(module);
 }
 
+/* Checks `module` (taken over) under the linear bounds: `rule` reports a diagnostic containing `needle`
+ * whose list of names is cut after SC_LIST_SHOWN, ending in `list_tail`. */
+static void expect_cut_list(char *module, const char *rule, const char *needle, const char *list_tail) {
+  bounded_run run = run_bounded(module, 0, NULL);
+  const sc_diag *d = find_diag(run.report, rule, needle);
+  cr_assert_not_null(d, "%s: no diagnostic containing \"%s\"", rule, needle);
+  cr_assert_not_null(strstr(d->message, list_tail), "%s", d->message);
+  sc_arena_free(run.arena);
+  free(module);
+}
+
+/* `n` quoted names "<stem>0", "<stem>1", ... separated by ", ", each followed by `suffix` (e.g. "=1"). */
+static void put_names(sc_strbuf *b, uint32_t n, const char *stem, const char *suffix) {
+  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(b, "%s\"%s%u\"%s", i ? ", " : "", stem, i, suffix);
+}
+
 /* A manual computation over `n` axes its mesh does not have: its manual context drops repeated axis
  * names and SC0503 names the axes; both must stay linear, and the message bounded. */
 Test(linear_bounds, manual_computation_over_20000_unknown_axes) {
@@ -354,16 +370,10 @@ Test(linear_bounds, manual_computation_over_20000_unknown_axes) {
   sc_strbuf b = {0};
   sc_strbuf_puts(&b, KERNEL_MODULE_HEAD "    %m = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
                                         "out_shardings=[<@mesh, [{}, {}]>] manual_axes={");
-  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"u%u\"", i ? ", " : "", i);
+  put_names(&b, n, "u", "");
   sc_strbuf_puts(&b, "} (%b: tensor<8x8xf32>) {\n      sdy.return %b : tensor<8x8xf32>\n"
                      "    } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n    return %m : tensor<8x8xf32>\n  }\n}\n");
-  char *module = take(&b);
-  bounded_run run = run_bounded(module, 0, NULL);
-  const sc_diag *d = find_diag(run.report, "manual-unknown-axis", "unknown manual axis: \"u0\"");
-  cr_assert_not_null(d, "the first unknown axis is named");
-  cr_assert_not_null(strstr(d->message, "'u31', ... and 19968 more}"), "%s", d->message);
-  sc_arena_free(run.arena);
-  free(module);
+  expect_cut_list(take(&b), "manual-unknown-axis", "unknown manual axis: \"u0\"", "'u31', ... and 19968 more}");
 }
 
 /* A sharding constraint inside a shard_map naming every manual axis of a 3000-axis mesh: the manual
@@ -373,20 +383,14 @@ Test(linear_bounds, constraint_rebinding_3000_manual_axes) {
   const uint32_t n = 3000;
   sc_strbuf b = {0};
   sc_strbuf_puts(&b, "sdy.mesh @mesh = <[");
-  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"a%u\"=1", i ? ", " : "", i);
+  put_names(&b, n, "a", "=1");
   sc_strbuf_puts(&b, "]>\nfunc.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
                      "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}]>] out_shardings=[<@mesh, [{}]>] "
                      "manual_axes={");
-  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"a%u\"", i ? ", " : "", i);
+  put_names(&b, n, "a", "");
   sc_strbuf_puts(&b, "} (%arg1: tensor<4xf32>) {\n    %1 = sdy.sharding_constraint %arg1 <@mesh, [{");
-  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s\"a%u\"", i ? ", " : "", i);
+  put_names(&b, n, "a", "");
   sc_strbuf_puts(&b, "}]> : tensor<4xf32>\n    sdy.return %1 : tensor<4xf32>\n  } : (tensor<4xf32>) -> tensor<4xf32>\n"
                      "  return %0 : tensor<4xf32>\n}\n");
-  char *module = take(&b);
-  bounded_run run = run_bounded(module, 0, NULL);
-  const sc_diag *d = find_diag(run.report, "manual-axis-rebound", "contains a manual axes");
-  cr_assert_not_null(d, "the constraint re-binds manual axes");
-  cr_assert_not_null(strstr(d->message, "'a31', ... and 2968 more)"), "%s", d->message);
-  sc_arena_free(run.arena);
-  free(module);
+  expect_cut_list(take(&b), "manual-axis-rebound", "contains a manual axes", "'a31', ... and 2968 more)");
 }
