@@ -82,7 +82,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench bench-instructions clean fuzz fuzz-ci install fleet-test deploy-test compare-reports
+.PHONY: all deps test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench bench-instructions clean fuzz fuzz-ci install fleet-test deploy-test compare-reports check-layers
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
 $(DEPS_OK): scripts/deps.sh
@@ -217,6 +217,12 @@ valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 python-test: all $(TEST_DEPS_OK)
 	@echo "== tests/python"; BUILD=$(BUILD) timeout 900 /usr/bin/python3 -m unittest discover -s tests/python -t tests/python
 
+# The layer map of lib/ (scripts/check_layers.sh): no object uses a higher layer, no cycles, true file
+# heads; then the same check on a planted back-reference must fail.
+check-layers: $(LIBSC)
+	@sh scripts/check_layers.sh --self-test $(BUILD)
+	@sh scripts/check_layers.sh $(BUILD)
+
 # The suites run one after another (each starts daemons and measures RSS and descriptors, so they must
 # not share the machine with each other); `make -jN test` parallelises the builds inside each. Every
 # suite runs even when an earlier one fails; the target fails if any did.
@@ -226,7 +232,7 @@ RUN_SUITES = failed=""; for s in $(1); do $(MAKE) --no-print-directory $$s || fa
 ifeq ($(strip $(SAN)),)
 # scripts/deps.sh --test installed valgrind; if it is still missing, that is a failure, not a skip.
 test: $(TEST_DEPS_OK) all
-	@$(call RUN_SUITES,unit corpus integration python-test deploy-test fleet-test)
+	@$(call RUN_SUITES,check-layers unit corpus integration python-test deploy-test fleet-test)
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind is not installed (scripts/deps.sh --test failed?)"; exit 1; }
 	@$(MAKE) --no-print-directory valgrind-daemon
 	@echo "all test suites passed"

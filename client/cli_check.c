@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "remote.h"
+#include "front/front.h"
 #include "ir/ir.h"
 #include "rpc.h"
 

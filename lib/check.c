@@ -1,49 +1,15 @@
 /* check.c — sc_check(): detect the format, split chunks, parse, build the sharding model, run the
- * rules, and assemble the report. Also the small enum/name helpers and the mesh spec parser. */
+ * rules, and assemble the report. Also the mesh spec parser. */
 #include <ctype.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "front/front.h"
 #include "ir/ir.h"
 #include "model/model.h"
 #include "rules/rules.h"
 #include "shardcheck.h"
-
-const char *sc_format_name(sc_format f) {
-  switch (f) {
-  case SC_FMT_STABLEHLO: return "stablehlo";
-  case SC_FMT_HLO: return "hlo";
-  case SC_FMT_BYTECODE: return "bytecode";
-  case SC_FMT_EXPORTED: return "exported";
-  default: return "auto";
-  }
-}
-
-const char *sc_severity_name(sc_severity s) {
-  switch (s) {
-  case SC_SEV_ERROR: return "error";
-  case SC_SEV_WARNING: return "warning";
-  default: return "note";
-  }
-}
-
-const char *sc_platform_name(sc_platform p) {
-  switch (p) {
-  case SC_PLATFORM_TPU: return "tpu";
-  case SC_PLATFORM_GPU: return "gpu";
-  case SC_PLATFORM_CPU: return "cpu";
-  default: return "unspecified";
-  }
-}
-
-const char *sc_axis_type_name(sc_axis_type t) {
-  switch (t) {
-  case SC_AXIS_EXPLICIT: return "explicit";
-  case SC_AXIS_MANUAL: return "manual";
-  default: return "auto";
-  }
-}
 
 int sc_platform_parse(const char *s, sc_platform *out) {
   if (!strcmp(s, "tpu")) *out = SC_PLATFORM_TPU;
@@ -249,15 +215,6 @@ typedef struct {
 } check_run;
 
 static sc_status check_body(check_run *run);
-
-sc_module *sc_parse_format(sc_format format, const sc_parse_input *in, sc_parse_error *perr) {
-  switch (format) {
-  case SC_FMT_HLO: return sc_parse_hlo(in, perr);
-  case SC_FMT_BYTECODE: return sc_parse_bytecode(in, perr);
-  case SC_FMT_EXPORTED: return sc_parse_exported(in, perr);
-  default: return sc_parse_mlir(in, perr);
-  }
-}
 
 /* Runs the body with the arena's failure jump installed; nothing but `run` lives across setjmp. */
 static sc_status check_guarded(check_run *run) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front/front.h"
 #include "ir/ir.h"
 #include "shardcheck.h"
 

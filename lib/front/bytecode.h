@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "front/front.h"
 #include "ir/ir.h"
 
 /* The newest MLIR bytecode version this reader knows (kNativePropertiesODSSegmentSize). */

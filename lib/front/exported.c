@@ -11,6 +11,7 @@
  * count. Every position is checked against the buffer before it is read. */
 #include <string.h>
 
+#include "front/front.h"
 #include "ir/ir.h"
 
 /* Field slots of table Exported (declaration order in serialization.fbs). */

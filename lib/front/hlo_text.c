@@ -1,4 +1,4 @@
-/* hlo_parse.c — the XLA HLO text front end.
+/* hlo_text.c — the XLA HLO text front end.
  *
  * Grammar (../shared/reference/hlo-text.md, xla/hlo/parser/hlo_parser.cc):
  *   module      ::= 'HloModule' name? (',' attr)* stack_frames? computation+
@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "front/front.h"
 #include "ir/ir.h"
 #include "util/hash.h"
 

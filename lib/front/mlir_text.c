@@ -1,4 +1,4 @@
-/* mlir_parse.c — StableHLO/MLIR text front end (pretty and generic form).
+/* mlir_text.c — StableHLO/MLIR text front end (pretty and generic form).
  *
  * The parser knows MLIR's token and bracket structure, not each dialect's custom syntax. Ops are
  * delimited structurally: a new op begins only at the first token of a line, at bracket depth 0 of
@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "front/front.h"
 #include "ir/ir.h"
 #include "util/hash.h"
 

@@ -357,23 +357,6 @@ bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out) {
   return true;
 }
 
-sc_format sc_detect_format(const char *buf, size_t len) {
-  if (sc_is_bytecode(buf, len)) return SC_FMT_BYTECODE;
-  if (sc_is_exported(buf, len)) return SC_FMT_EXPORTED;
-  const char *p = buf, *end = buf + len;
-  for (;;) {
-    while (p < end && isspace((unsigned char)*p)) p++;
-    if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
-      const char *nl = memchr(p, '\n', (size_t)(end - p));
-      if (!nl) return SC_FMT_STABLEHLO;
-      p = nl + 1;
-      continue;
-    }
-    break;
-  }
-  if (end - p >= 9 && memcmp(p, "HloModule", 9) == 0) return SC_FMT_HLO;
-  return SC_FMT_STABLEHLO;
-}
 
 /* ---- debug locations ---- */
 

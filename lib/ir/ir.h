@@ -346,45 +346,6 @@ static inline uint32_t sc_op_line(const sc_linemap *lines, const sc_op *op) {
   return lines && lines->nlines && op ? sc_linemap_pos(lines, op->pos.offset).line : 0;
 }
 
-/* A syntax error from a front end: the first one, precisely. */
-typedef struct {
-  bool failed;
-  bool cancelled;      /* stopped because *cancel became non-zero (not a syntax error) */
-  bool limit;          /* a max_depth / max_ops bound was hit (reported as input-limit, SC0002) */
-  uint32_t offset;
-  const char *message; /* arena */
-} sc_parse_error;
-
-/* Front ends. They parse buf[begin, end) (whole-file offsets are kept for locations) and never fail
- * by crashing: on bad input they return NULL and fill *err. `max_depth`/`max_ops` bound the work. */
-typedef struct {
-  sc_arena *arena;
-  const char *buf;
-  size_t len;            /* whole buffer */
-  uint32_t begin, end;   /* this chunk */
-  const sc_linemap *lines;
-  uint32_t max_depth, max_ops;
-  const volatile int *cancel;
-} sc_parse_input;
-
-sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err);
-sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err);
-/* MLIR bytecode (lib/front/bytecode.c): buf[begin, end) is the whole artifact. The module's `buf` is
- * the reader's text pool, not the input: offsets are synthetic preorder positions (no lines). */
-sc_module *sc_parse_bytecode(const sc_parse_input *in, sc_parse_error *err);
-/* The same for bytecode at `p` (n bytes) inside a larger input (the Exported container); error
- * offsets are reported relative to `base_off`. */
-sc_module *sc_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t base_off, const sc_parse_input *in,
-                            sc_parse_error *err);
-bool sc_is_bytecode(const char *buf, size_t len);
-/* The front end for `format` (SC_FMT_AUTO/STABLEHLO: MLIR text). */
-sc_module *sc_parse_format(sc_format format, const sc_parse_input *in, sc_parse_error *err);
-/* The jax.export container (lib/front/exported.c) around MLIR bytecode. */
-sc_module *sc_parse_exported(const sc_parse_input *in, sc_parse_error *err);
-/* True if buf looks like Exported.serialize() output: a flatbuffer whose module field is MLIR bytecode. */
-bool sc_is_exported(const char *buf, size_t len);
-/* Sniffs the format: the bytecode magic => bytecode, "HloModule" first word => HLO, else StableHLO/MLIR. */
-sc_format sc_detect_format(const char *buf, size_t len);
 
 /* Resolves op/arg `loc(...)` text through the alias table and callsite/name/fused locations to the
  * innermost "file":line:col. */

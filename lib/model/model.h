@@ -8,7 +8,8 @@
 #define SC_MODEL_H
 
 #include "ir/ir.h"
-#include "rules/rules.h"
+
+typedef struct sc_model sc_model;
 
 typedef struct {
   sc_span name;
@@ -202,9 +203,6 @@ struct sc_model {
   const sc_module *module;
   sc_model_error *errors;
   uint32_t nerrors;
-  /* Scratch for the rules of one request (lib/rules/rule_util.c caches the per-sharding problems here so the
-   * sharding rules verify each sharding once). Not part of the model proper. */
-  void *rule_cache;
   const struct sc_name_map *mesh_index; /* mesh name -> index when there are many meshes, else NULL */
   const struct sc_func_index *funcs;    /* func.func / HLO computation by name (use sc_model_func) */
 };

@@ -717,11 +717,6 @@ int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_
 
 /* ---- rendering ---------------------------------------------------------------------------------- */
 
-const char *sc_axis_ref_str(sc_arena *a, const sc_axis_ref *r) {
-  if (r->sub) return sc_arena_printf(a, "\"%.*s\":(%" PRId64 ")%" PRId64, SC_SPAN_ARG(r->name), r->pre_size, r->size);
-  return sc_arena_printf(a, "\"%.*s\"", SC_SPAN_ARG(r->name));
-}
-
 const char *sc_sharding_partition_spec(sc_arena *a, const sc_sharding *s) {
   sc_astr b = SC_ASTR_INIT(a);
   sc_astr_puts(&b, "P(");

@@ -210,6 +210,11 @@ void sc_mesh_index_axes(sc_arena *a, sc_mesh *mesh) {
   mesh->axis_index = index;
 }
 
+const char *sc_axis_ref_str(sc_arena *a, const sc_axis_ref *r) {
+  if (r->sub) return sc_arena_printf(a, "\"%.*s\":(%" PRId64 ")%" PRId64, SC_SPAN_ARG(r->name), r->pre_size, r->size);
+  return sc_arena_printf(a, "\"%.*s\"", SC_SPAN_ARG(r->name));
+}
+
 void sc_mesh_axes_put(sc_astr *s, const sc_mesh *m, char quote, const char *sep) {
   uint32_t shown = m->naxes < SC_LIST_SHOWN ? m->naxes : SC_LIST_SHOWN;
   for (uint32_t i = 0; i < shown; i++)

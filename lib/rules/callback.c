@@ -1,4 +1,4 @@
-/* rules_callback.c — the `callback` family (SC04xx): host callbacks (pure_callback, io_callback,
+/* callback.c — the `callback` family (SC04xx): host callbacks (pure_callback, io_callback,
  * debug.callback) checked against the manual context they sit in, their sharding and the platform.
  *
  * JAX decides a callback's sharding in _callback_op_sharding (jax/_src/callback.py): inside a fully

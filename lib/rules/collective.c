@@ -1,4 +1,4 @@
-/* rules_collective.c — the `collective` family: Shardy's explicit collectives (sdy.all_gather,
+/* collective.c — the `collective` family: Shardy's explicit collectives (sdy.all_gather,
  * all_slice, all_to_all, collective_permute, all_reduce, reduce_scatter, sharded_to_unreduced,
  * replicated_to_unreduced) verified the way Shardy's verifier does: the operand has a sharding on the
  * same mesh, the collective's axes are valid and applicable, and `out_sharding` is exactly the operand

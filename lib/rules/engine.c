@@ -1,4 +1,4 @@
-/* rules.c — the rule registry: one table row per rule, selection by globs, the walk that dispatches
+/* engine.c — the rule registry: one table row per rule, selection by globs, the walk that dispatches
  * ops to rules, and the reporting API.
  *
  * Rows come from one .def file per family (lib/rules/<family>.def, listed in lib/rules/all.def), each

@@ -1,4 +1,4 @@
-/* rules_kernel.c — the `kernel` family (SC03xx): Pallas/Mosaic TPU, Triton and Mosaic GPU kernel
+/* kernel.c — the `kernel` family (SC03xx): Pallas/Mosaic TPU, Triton and Mosaic GPU kernel
  * calls checked against the mesh and the manual context they sit in.
  *
  * JAX raises these errors while lowering (jax/_src/tpu_custom_call.py, pallas/pallas_call.py,

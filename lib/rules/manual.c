@@ -1,4 +1,4 @@
-/* rules_manual.c — the `manual` family: sdy.manual_computation (counts, one mesh, known manual axes,
+/* manual.c — the `manual` family: sdy.manual_computation (counts, one mesh, known manual axes,
  * manual axes before free axes, divisibility, local shapes, nested computations not re-binding axes,
  * isolation from above, body shardings on the same mesh, manual_axes order) and GSPMD manual regions
  * (@SPMDFullToShardShape / @SPMDShardToFullShape). */
@@ -381,7 +381,7 @@ void sc_check_manual_axis_rebound(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, 
 void sc_finish_manual_axis_rebound(sc_ctx *ctx) {
   /* the shardings naming a re-bound axis in and under a re-binding nested manual computation follow
    * from it (ru_site_report links them): one diagnostic, their sites related */
-  ru_report_site_problems(ctx);
+  ru_report_site_problems(ctx, ru_site_report);
   check_gspmd_rebound(ctx);
 }
 

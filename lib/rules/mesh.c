@@ -1,4 +1,4 @@
-/* rules_mesh.c — the `mesh` family: mesh declarations (axis sizes, names, device ids, symbol names),
+/* mesh.c — the `mesh` family: mesh declarations (axis sizes, names, device ids, symbol names),
  * all meshes of a module on one device count, module meshes vs `mhlo.num_partitions`, and the target
  * mesh of the request vs the module. */
 #include <inttypes.h>

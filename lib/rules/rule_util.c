@@ -143,7 +143,7 @@ typedef struct {
   bool check_manual; /* no problem, and the manual-axes check applies */
 } verdict;
 
-/* The per-request cache of the sharding rules (lives in model->rule_cache). */
+/* The per-request cache of the sharding rules (lives in ctx->rule_cache). */
 typedef struct {
   ru_site site;
   const char *rule;
@@ -156,11 +156,11 @@ typedef struct {
 } site_cache;
 
 static site_cache *cache_of(sc_ctx *ctx) {
-  site_cache *c = ctx->model->rule_cache;
+  site_cache *c = ctx->rule_cache;
   if (!c) {
     c = sc_arena_alloc(ctx->arena, sizeof *c);
     sc_memo_init(&c->verdicts, ctx->arena);
-    ctx->model->rule_cache = c;
+    ctx->rule_cache = c;
   }
   return c;
 }
@@ -611,7 +611,7 @@ static void collect_site(sc_ctx *ctx, const ru_site *site, void *user) {
 
 sc_memo *ru_memo(sc_ctx *ctx) { return &cache_of(ctx)->verdicts; }
 
-void ru_report_site_problems(sc_ctx *ctx) {
+void ru_report_site_problems(sc_ctx *ctx, ru_site_fn report) {
   if (!ctx->model) return;
   site_cache *c = cache_of(ctx);
   if (!c->collected) {
@@ -619,5 +619,5 @@ void ru_report_site_problems(sc_ctx *ctx) {
     ru_for_each_sdy_site(ctx, collect_site, c);
   }
   for (size_t i = 0; i < c->problems.n; i++)
-    if (!strcmp(c->problems.v[i].rule, ctx->rule->name)) ru_site_report(ctx, &c->problems.v[i].site, NULL);
+    if (!strcmp(c->problems.v[i].rule, ctx->rule->name)) report(ctx, &c->problems.v[i].site, NULL);
 }

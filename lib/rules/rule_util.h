@@ -1,5 +1,5 @@
 /* rule_util.h — internal helpers shared by the mesh, sharding, manual and collective rule families
- * (lib/rules/mesh.c, rules_sharding.c, rules_manual.c, rules_collective.c). */
+ * (lib/rules/mesh.c, sharding.c, manual.c, collective.c). */
 #ifndef SC_RULE_UTIL_H
 #define SC_RULE_UTIL_H
 
@@ -57,9 +57,11 @@ const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule)
 
 /* Site callback that reports the site's first problem if it belongs to the running rule. */
 void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user);
-/* Reports the running rule's site problems: every Shardy sharding is verified once per request (the
- * first call collects all problems into the model's rule cache), then each rule reports its own. */
-void ru_report_site_problems(sc_ctx *ctx);
+/* Reports the running rule's site problems through `report` (ru_site_report, lib/rules/sharding.c):
+ * every Shardy sharding is verified once per request (the first call collects all problems into the
+ * request's rule cache, ctx->rule_cache), then each rule reports its own. The reporter is passed in so
+ * these helpers stay below the families that phrase the diagnostics. */
+void ru_report_site_problems(sc_ctx *ctx, ru_site_fn report);
 
 /* The request's memo table of the sharding rules (lib/model/memo.h): results that depend only on a
  * sharding's text and a value's type are computed once per distinct pair. Each user tags its keys

@@ -20,9 +20,9 @@
 #include <stdarg.h>
 
 #include "ir/ir.h"
+#include "model/model.h"
 #include "shardcheck.h"
 
-typedef struct sc_model sc_model; /* the sharding model, lib/model/model.h */
 
 typedef struct sc_ctx {
   sc_arena *arena;
@@ -38,6 +38,7 @@ typedef struct sc_ctx {
   SC_VEC(struct sc_cause) causes;
   void **rule_state;        /* per sc_rule_table row, NULL-initialized by sc_rules_run; see sc_rule_state */
   struct ru_use_index *uses; /* who uses what in `module`, built on first need (rule_util.h, ru_uses) */
+  void *rule_cache;          /* the sharding rules' per-request verdicts (rule_util.c), made on first need */
 } sc_ctx;
 
 /* A link between two diagnostics of one mistake (see sc_diag_caused_by). */

@@ -1,4 +1,4 @@
-/* rules_sharding.c — the `sharding` family: every annotation well-formed and consistent with its mesh
+/* sharding.c — the `sharding` family: every annotation well-formed and consistent with its mesh
  * and its value (Shardy's TensorSharding verifier, in its order), divisibility at function boundaries,
  * XLA's HloSharding::Validate for GSPMD shardings, unreduced-axes transitions, and the other sdy
  * attributes and ops (sharding rules, propagation edges, data-flow edges, constants, barriers,
@@ -299,7 +299,7 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
 
 #define SITE_RULE(fn)                                                                                           \
   void fn(sc_ctx *ctx);                                                                                         \
-  void fn(sc_ctx *ctx) { ru_report_site_problems(ctx); }
+  void fn(sc_ctx *ctx) { ru_report_site_problems(ctx, ru_site_report); }
 
 SITE_RULE(sc_check_sharding_unknown_mesh)
 SITE_RULE(sc_check_sharding_unknown_axis)

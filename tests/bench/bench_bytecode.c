@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "helpers.h"
+#include "front/front.h"
 #include "ir/ir.h"
 
 static double now(void) {

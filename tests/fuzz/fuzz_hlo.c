@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front/front.h"
 #include "ir/ir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "front/front.h"
 #include "ir/ir.h"
 
 static sc_arena *arena;
