@@ -8,6 +8,7 @@
  *   cli_fix.c       `fix`: apply machine fixes, re-check, diff
  *   cli_remote_report.c  a report JSON from the daemon back into an sc_report
  *   cli_help.c      usage of every subcommand; `rules` and `explain`
+ *   cli_propagate.c `propagate`: the module after Shardy's propagation passes, as sdy_opt prints it
  * Exit status everywhere: 0 clean, 1 findings at or above --fail-on, 2 usage, I/O or internal error. */
 #ifndef SC_CLI_H
 #define SC_CLI_H
@@ -110,6 +111,8 @@ int cmd_check(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+/* cli_propagate.c */
+int cmd_propagate(int argc, char **argv);
 /* cli_help.c: prints the usage of `cmd` ("check", "fix", ...; NULL = global) to f. */
 void print_usage(FILE *f, const char *cmd);
 /* True when argv holds -h/--help (before a "--"). */

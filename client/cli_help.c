@@ -11,6 +11,7 @@ static const char GLOBAL_USAGE[] =
     "       shardcheck fix FILE [-o OUT | --in-place] [--diff]   apply machine-applicable fixes\n"
     "       shardcheck rules [--format text|json]      list the rules\n"
     "       shardcheck explain CODE|RULE [--format text|markdown|json]   explain a diagnostic code\n"
+    "       shardcheck propagate FILE [--annotate-rules] [--strategy S]   the module after Shardy's passes\n"
     "       shardcheck version\n"
     "       shardcheck health|capabilities --server HOST:PORT\n"
     "check, rules and explain also run through a shardcheckd daemon with --server HOST:PORT.\n"

@@ -36,6 +36,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "fix")) return cmd_fix(argc - 1, argv + 1);
   if (!strcmp(cmd, "rules")) return cmd_rules(argc - 1, argv + 1);
   if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
+  if (!strcmp(cmd, "propagate")) return cmd_propagate(argc - 1, argv + 1);
   if (!strcmp(cmd, "health") || !strcmp(cmd, "capabilities")) return cmd_daemon_info(cmd, argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("shardcheck %s (rules %s)\n", SC_VERSION, sc_rules_version());

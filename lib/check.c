@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "front/front.h"
+#include "front/front.h"
 #include "ir/ir.h"
 #include "model/model.h"
 #include "rules/rules.h"
@@ -140,32 +141,6 @@ static bool is_sha256_hex(const char *s) {
   return s[64] == '\0';
 }
 
-/* Chunk boundaries for split-input-file: lines that begin with "// -----". */
-typedef struct {
-  uint32_t begin, end;
-} chunk;
-
-static size_t split_chunks(sc_arena *a, const char *buf, size_t len, bool split, chunk **out) {
-  SC_VEC(chunk) v = {0};
-  uint32_t start = 0;
-  if (split) {
-    for (size_t i = 0; i < len;) {
-      const char *nl = memchr(buf + i, '\n', len - i);
-      size_t line_end = nl ? (size_t)(nl - buf) : len;
-      if (line_end - i >= 8 && memcmp(buf + i, "// -----", 8) == 0) {
-        chunk c = {start, (uint32_t)i};
-        SC_PUSH(a, v, c);
-        start = (uint32_t)(nl ? line_end + 1 : len);
-      }
-      i = nl ? line_end + 1 : len;
-    }
-  }
-  chunk c = {start, (uint32_t)len};
-  SC_PUSH(a, v, c);
-  *out = v.v;
-  return v.n;
-}
-
 static int diag_cmp(const void *x, const void *y) {
   const sc_diag *a = x, *b = y;
   if (a->offset != b->offset) return a->offset < b->offset ? -1 : 1;
@@ -249,19 +224,6 @@ sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_option
   return status;
 }
 
-/* Only blanks and // comments: a chunk between separators that is no module at all. */
-static bool chunk_is_blank(const char *buf, chunk c) {
-  for (uint32_t k = c.begin; k < c.end; k++) {
-    if (buf[k] == '/' && k + 1 < c.end && buf[k + 1] == '/') {
-      const char *nl = memchr(buf + k, '\n', c.end - k);
-      k = nl ? (uint32_t)(nl - buf) : c.end;
-      continue;
-    }
-    if (!isspace((unsigned char)buf[k])) return false;
-  }
-  return true;
-}
-
 /* Filters, folds, sorts and counts the diagnostics into the report. */
 static void finish_diagnostics(sc_ctx *ctx, const sc_rule_selection *sel, sc_report *r) {
   const sc_options *opt = ctx->options;
@@ -333,8 +295,8 @@ static sc_status check_body(check_run *run) {
   ctx.buf = buf;
   ctx.len = len;
 
-  chunk *chunks;
-  size_t nchunks = split_chunks(arena, buf, len, opt->split_input_file && r->has_lines, &chunks);
+  sc_chunk *chunks;
+  size_t nchunks = sc_split_chunks(arena, buf, len, opt->split_input_file && r->has_lines, &chunks);
   sc_model *first_model = NULL;
   for (size_t i = 0; i < nchunks; i++) {
     if (opt->cancel && *opt->cancel) {
@@ -352,7 +314,7 @@ static sc_status check_body(check_run *run) {
         status = SC_ERR_CANCELLED;
         break;
       }
-      if (opt->split_input_file && chunk_is_blank(buf, chunks[i])) continue; /* as mlir-opt: an empty module */
+      if (opt->split_input_file && sc_chunk_is_blank(buf, chunks[i])) continue; /* as mlir-opt: an empty module */
       ctx.rule = sc_rule_by_name(perr.limit ? "input-limit" : "syntax");
       sc_emit_at(&ctx, perr.failed ? perr.offset : chunks[i].begin, NULL, "%s",
                    perr.message ? perr.message : "the module could not be parsed");

@@ -158,6 +158,51 @@ typedef struct {
 /* Checks `len` bytes at `buf`. `*out` is always set (allocated in `arena`) unless the arena cannot
  * provide the first bytes, in which case SC_ERR_LIMIT is returned and *out is NULL. */
 sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_options *options, sc_report **out);
+/* ---- propagate: the module as Shardy's passes leave it ---------------------------------------- */
+typedef enum {
+  SC_PROPAGATE_PIPELINE = 0, /* -sdy-propagation-pipeline: user priority, op priority, aggressive */
+  SC_PROPAGATE_NONE,         /* no propagation (only what the other options ask for) */
+  SC_PROPAGATE_BASIC,        /* -sdy-basic-propagate */
+  SC_PROPAGATE_AGGRESSIVE,   /* -sdy-aggressive-propagate */
+  SC_PROPAGATE_OP_PRIORITY,  /* -sdy-op-priority-propagate */
+  SC_PROPAGATE_USER_PRIORITY /* -sdy-user-priority-propagate */
+} sc_propagate_strategy;
+
+typedef struct {
+  sc_propagate_strategy strategy;
+  bool annotate_rules;       /* -sdy-populate-op-sharding-rules: attach each op's sharding rule, nothing else */
+  bool conservative;         /* conservative-propagation=true */
+  bool keep_sharding_rules;  /* keep-sharding-rules=true */
+  bool dedup_functions_fully;
+  bool split_input_file;     /* chunks between "// -----" lines are separate modules, printed likewise */
+  sc_format input_format;    /* SC_FMT_AUTO sniffs */
+  uint32_t max_depth, max_ops; /* 0 = defaults */
+  uint64_t hash_seed;
+  const volatile int *cancel;
+} sc_propagate_options;
+
+/* A message of a pass about an op (Shardy's warnings and errors), at a 1-based line and column. */
+typedef struct {
+  sc_severity severity;
+  uint32_t line, col;
+  const char *message;
+} sc_propagate_message;
+
+typedef struct {
+  const char *text;      /* the printed module(s), NUL-terminated */
+  size_t len;
+  sc_propagate_message *messages;
+  size_t nmessages;
+  const char *failure;   /* why the status is not SC_OK (also a module that does not parse), else NULL */
+} sc_propagate_result;
+
+/* Runs the requested passes on `len` bytes at `buf` and prints the module as sdy_opt prints it after
+ * them. Everything in *out lives in `arena`. Returns SC_OK, SC_ERR_INVALID (bad options, an input the
+ * printer cannot print, a syntax error: out->failure says which), SC_ERR_CANCELLED or SC_ERR_LIMIT.
+ * Reads MLIR text; any thread, one request per arena. */
+sc_status sc_propagate(sc_arena *arena, const char *buf, size_t len, const sc_propagate_options *options,
+                       sc_propagate_result *out);
+
 /* The SHA-256 of `len` bytes at `buf` as 64 lowercase hex digits (what report->sha256 holds). Pure; any
  * thread. */
 void sc_sha256_hex(const char *buf, size_t len, char out[65]);

@@ -43,7 +43,7 @@ objdir=$build/obj/lib
 layer_of() {
   case "$1" in
   *lib/util/*) echo 0 ;; *lib/ir/*) echo 1 ;; *lib/front/*) echo 2 ;; *lib/model/*) echo 3 ;;
-  *lib/propagate/*) echo 4 ;; *lib/rules/*) echo 5 ;; *lib/report/*) echo 6 ;; *lib/check.*) echo 7 ;;
+  *lib/propagate/*) echo 4 ;; *lib/rules/*) echo 5 ;; *lib/report/*) echo 6 ;; *lib/check.*|*lib/propagate.[co]) echo 7 ;;
   *lib/shardcheck.h) echo 0 ;; *) echo 9 ;;
   esac
 }

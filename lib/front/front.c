@@ -30,3 +30,37 @@ sc_module *sc_parse_format(sc_format format, const sc_parse_input *in, sc_parse_
   default: return sc_parse_mlir(in, perr);
   }
 }
+
+size_t sc_split_chunks(sc_arena *a, const char *buf, size_t len, bool split, sc_chunk **out) {
+  SC_VEC(sc_chunk) v = {0};
+  uint32_t start = 0;
+  if (split) {
+    for (size_t i = 0; i < len;) {
+      const char *nl = memchr(buf + i, '\n', len - i);
+      size_t line_end = nl ? (size_t)(nl - buf) : len;
+      if (line_end - i >= 8 && memcmp(buf + i, "// -----", 8) == 0) {
+        sc_chunk c = {start, (uint32_t)i};
+        SC_PUSH(a, v, c);
+        start = (uint32_t)(nl ? line_end + 1 : len);
+      }
+      i = nl ? line_end + 1 : len;
+    }
+  }
+  sc_chunk c = {start, (uint32_t)len};
+  SC_PUSH(a, v, c);
+  *out = v.v;
+  return v.n;
+}
+
+/* Only blanks and // comments: a chunk between separators that is no module at all. */
+bool sc_chunk_is_blank(const char *buf, sc_chunk c) {
+  for (uint32_t k = c.begin; k < c.end; k++) {
+    if (buf[k] == '/' && k + 1 < c.end && buf[k + 1] == '/') {
+      const char *nl = memchr(buf + k, '\n', c.end - k);
+      k = nl ? (uint32_t)(nl - buf) : c.end;
+      continue;
+    }
+    if (!isspace((unsigned char)buf[k])) return false;
+  }
+  return true;
+}

@@ -50,4 +50,13 @@ bool sc_is_exported(const char *buf, size_t len);
 /* Sniffs the format: the bytecode magic => bytecode, "HloModule" first word => HLO, else StableHLO/MLIR. */
 sc_format sc_detect_format(const char *buf, size_t len);
 
+/* split-input-file (mlir-opt's -split-input-file): the chunks of buf between lines that begin with
+ * "// -----"; one chunk for the whole buffer when `split` is false. Linear in len. */
+typedef struct {
+  uint32_t begin, end;
+} sc_chunk;
+size_t sc_split_chunks(sc_arena *a, const char *buf, size_t len, bool split, sc_chunk **out);
+/* Only blanks and // comments: a chunk between separators that is no module at all. */
+bool sc_chunk_is_blank(const char *buf, sc_chunk c);
+
 #endif

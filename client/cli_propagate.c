@@ -1,0 +1,90 @@
+/* cli_propagate.c — `shardcheck propagate FILE`: the module as Shardy's passes leave it, printed as
+ * sdy_opt prints it (one flag per sdy_opt pass; docs/propagation.md). Messages of the passes go to
+ * stderr as FILE:LINE:COL: severity: text, as MLIR prints them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int usage(const char *why) {
+  if (why) fprintf(stderr, "shardcheck propagate: %s\n", why);
+  fputs("usage: shardcheck propagate [--annotate-rules] [--strategy pipeline|basic|aggressive|op-priority|\n"
+        "                            user-priority|none] [--conservative] [--keep-sharding-rules]\n"
+        "                            [--dedup-functions-fully] [--split-input-file] [--format-in FORMAT] FILE\n",
+        stderr);
+  return EXIT_TROUBLE;
+}
+
+static int parse_strategy(const char *s, sc_propagate_strategy *out) {
+  static const struct {
+    const char *name;
+    sc_propagate_strategy strategy;
+  } names[] = {{"pipeline", SC_PROPAGATE_PIPELINE},   {"none", SC_PROPAGATE_NONE},
+               {"basic", SC_PROPAGATE_BASIC},         {"aggressive", SC_PROPAGATE_AGGRESSIVE},
+               {"op-priority", SC_PROPAGATE_OP_PRIORITY}, {"user-priority", SC_PROPAGATE_USER_PRIORITY}};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (!strcmp(s, names[i].name)) {
+      *out = names[i].strategy;
+      return 0;
+    }
+  return -1;
+}
+
+/* Flags into *o; the input path into *path. Returns 0, or the exit status of a usage error. */
+static int parse_flags(int argc, char **argv, sc_propagate_options *o, const char **path) {
+  *path = NULL;
+  for (int i = 1; i < argc; i++) { /* argv[0] is the subcommand */
+    const char *a = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--annotate-rules")) {
+      o->annotate_rules = true;
+      o->strategy = SC_PROPAGATE_NONE;
+    } else if (!strcmp(a, "--conservative")) o->conservative = true;
+    else if (!strcmp(a, "--keep-sharding-rules")) o->keep_sharding_rules = true;
+    else if (!strcmp(a, "--dedup-functions-fully")) o->dedup_functions_fully = true;
+    else if (!strcmp(a, "--split-input-file")) o->split_input_file = true;
+    else if (!strcmp(a, "--strategy") || !strcmp(a, "--format-in")) {
+      if (!value) return usage(strcmp(a, "--strategy") ? "--format-in needs a value" : "--strategy needs a value");
+      i++;
+      if (!strcmp(a, "--strategy") ? parse_strategy(value, &o->strategy) : sc_format_parse(value, &o->input_format))
+        return usage(strcmp(a, "--strategy") ? "unknown input format" : "unknown strategy");
+    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(NULL);
+      exit(0);
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "shardcheck propagate: unknown flag %s\n", a);
+      return usage(NULL);
+    } else if (*path) return usage("one input file at a time");
+    else *path = a;
+  }
+  return *path ? 0 : usage("no input file");
+}
+
+int cmd_propagate(int argc, char **argv) {
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  const char *path;
+  int rc = parse_flags(argc, argv, &o, &path);
+  if (rc) return rc;
+  o.hash_seed = random_hash_seed();
+  size_t len = 0;
+  char *error = NULL;
+  char *buf = read_all(path, &len, &error);
+  if (!buf) {
+    fprintf(stderr, "shardcheck propagate: %s: %s\n", path, error);
+    free(error);
+    return EXIT_TROUBLE;
+  }
+  sc_arena *arena = sc_arena_new(0);
+  sc_propagate_result r;
+  sc_status status = arena ? sc_propagate(arena, buf, len, &o, &r) : SC_ERR_LIMIT;
+  const char *name = strcmp(path, "-") ? path : "<stdin>";
+  for (size_t i = 0; status == SC_OK && i < r.nmessages; i++)
+    fprintf(stderr, "%s:%u:%u: %s: %s\n", name, r.messages[i].line, r.messages[i].col,
+            sc_severity_name(r.messages[i].severity), r.messages[i].message);
+  if (status == SC_OK) fwrite(r.text, 1, r.len, stdout);
+  else fprintf(stderr, "%s: error: %s\n", name, arena ? r.failure : "out of memory");
+  sc_arena_free(arena);
+  free(buf);
+  return status == SC_OK ? 0 : EXIT_TROUBLE;
+}

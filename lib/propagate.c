@@ -1,0 +1,122 @@
+/* propagate.c — sc_propagate(): parse, run the requested propagation passes, print the module as
+ * sdy_opt prints it after them (the `shardcheck propagate` command, Shardy's FileCheck tests). */
+#include <setjmp.h>
+#include <string.h>
+
+#include "front/front.h"
+#include "ir/ir.h"
+#include "propagate/op_rule.h"
+#include "propagate/print.h"
+#include "shardcheck.h"
+
+typedef SC_VEC(sc_propagate_message) message_vec;
+
+typedef struct {
+  sc_arena *arena;
+  const char *buf;
+  size_t len;
+  const sc_propagate_options *opt;
+  sc_propagate_result *out;
+} propagate_run;
+
+static void add_message(propagate_run *run, const sc_linemap *lines, message_vec *msgs, sc_severity sev,
+                        uint32_t offset, const char *text) {
+  sc_pos pos = sc_linemap_pos(lines, offset);
+  sc_propagate_message m = {sev, pos.line, pos.col, text};
+  SC_PUSH(run->arena, *msgs, m);
+}
+
+/* -sdy-populate-op-sharding-rules: every op Shardy has a rule for gets `sdy.sharding_rule`; an op
+ * that keeps a rule written on it keeps that one. */
+static void annotate_rules(propagate_run *run, const sc_module *m, const sc_linemap *lines, prop_printer *pr,
+                           message_vec *msgs) {
+  prop_rule_options ro = {run->opt->conservative};
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *op = m->ops[i];
+    sc_arena_step(run->arena, 1);
+    if (sc_op_attr(op, "sdy.sharding_rule")) continue;
+    const char *err = NULL;
+    const prop_rule *rule = prop_rule_of(run->arena, m, op, &ro, &err);
+    if (rule) prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(run->arena, rule));
+    else if (err) add_message(run, lines, msgs, SC_SEV_WARNING, op->pos.offset, err);
+  }
+}
+
+static sc_status propagate_body(propagate_run *run) {
+  sc_arena *a = run->arena;
+  const sc_propagate_options *opt = run->opt;
+  sc_propagate_result *out = run->out;
+  sc_arena_set_hash_seed(a, opt->hash_seed);
+  sc_format format = opt->input_format != SC_FMT_AUTO ? opt->input_format : sc_detect_format(run->buf, run->len);
+  if (format != SC_FMT_STABLEHLO) {
+    out->failure = sc_arena_printf(a, "propagate prints MLIR text modules; this input is %s", sc_format_name(format));
+    return SC_ERR_INVALID;
+  }
+  if (!opt->annotate_rules && opt->strategy != SC_PROPAGATE_NONE) {
+    out->failure = "only --annotate-rules (-sdy-populate-op-sharding-rules) and --strategy none are available";
+    return SC_ERR_INVALID;
+  }
+  if (run->len > UINT32_MAX - 1) {
+    out->failure = "inputs larger than 4 GiB are not supported";
+    return SC_ERR_INVALID;
+  }
+  sc_linemap lines = sc_linemap_build(a, run->buf, run->len);
+  sc_chunk *chunks;
+  size_t nchunks = sc_split_chunks(a, run->buf, run->len, opt->split_input_file, &chunks);
+  sc_astr text = SC_ASTR_INIT(a);
+  message_vec msgs = {0};
+  for (size_t i = 0; i < nchunks; i++) {
+    if (i) sc_astr_puts(&text, "// -----\n");
+    if (opt->split_input_file && sc_chunk_is_blank(run->buf, chunks[i])) continue;
+    sc_parse_input in = {a, run->buf, run->len, chunks[i].begin, chunks[i].end, &lines,
+                         opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
+                         opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
+    sc_parse_error perr;
+    memset(&perr, 0, sizeof perr);
+    sc_module *m = sc_parse_format(format, &in, &perr);
+    if (!m) {
+      if (perr.cancelled) return SC_ERR_CANCELLED;
+      sc_pos pos = sc_linemap_pos(&lines, perr.failed ? perr.offset : chunks[i].begin);
+      out->failure = sc_arena_printf(a, "%u:%u: %s", pos.line, pos.col,
+                                     perr.message ? perr.message : "the module could not be parsed");
+      return SC_ERR_INVALID;
+    }
+    sc_module_finalize(m);
+    prop_printer pr;
+    prop_printer_init(&pr, a, m);
+    if (opt->annotate_rules) annotate_rules(run, m, &lines, &pr, &msgs);
+    prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
+  }
+  out->text = sc_astr_str(&text);
+  out->len = text.n;
+  out->messages = msgs.v;
+  out->nmessages = msgs.n;
+  return SC_OK;
+}
+
+static sc_status propagate_guarded(propagate_run *run) {
+  jmp_buf env;
+  sc_arena_set_failure_jump(run->arena, &env);
+  sc_arena_set_cancel(run->arena, run->opt->cancel);
+  sc_status status;
+  switch (setjmp(env)) {
+  case 0: status = propagate_body(run); break;
+  case 2: status = SC_ERR_CANCELLED; run->out->failure = "cancelled"; break;
+  default:
+    status = SC_ERR_LIMIT;
+    run->out->failure = "the request needs more memory or work than its limit allows";
+    break;
+  }
+  sc_arena_set_failure_jump(run->arena, NULL);
+  sc_arena_set_cancel(run->arena, NULL);
+  return status;
+}
+
+sc_status sc_propagate(sc_arena *arena, const char *buf, size_t len, const sc_propagate_options *options,
+                       sc_propagate_result *out) {
+  static const sc_propagate_options defaults;
+  memset(out, 0, sizeof *out);
+  out->text = "";
+  propagate_run run = {arena, buf, len, options ? options : &defaults, out};
+  return propagate_guarded(&run);
+}

@@ -1,0 +1,293 @@
+/* print.c — the module text with the attributes a pass set, comments dropped (see print.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "propagate/print.h"
+
+struct prop_edit {
+  const sc_op *op;
+  const char *name, *value;
+  uint32_t seq; /* order of set calls: a later value for the same name wins */
+};
+
+/* A replacement of buf[begin, end) by text (comment-free). */
+typedef struct {
+  uint32_t begin, end;
+  const char *text;
+} replacement;
+
+void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m) {
+  memset(p, 0, sizeof *p);
+  p->arena = a;
+  p->module = m;
+}
+
+void prop_printer_set_attr(prop_printer *p, const sc_op *op, const char *name, const char *value) {
+  prop_edit e = {op, name, value, (uint32_t)p->edits.n};
+  SC_PUSH(p->arena, p->edits, e);
+}
+
+static int edit_cmp(const void *x, const void *y) {
+  const prop_edit *a = x, *b = y;
+  if (a->op->pos.offset != b->op->pos.offset) return a->op->pos.offset < b->op->pos.offset ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$' ||
+         c == '-';
+}
+
+static const char *skip_blank(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  return p;
+}
+
+/* After a '{': an attribute dictionary starts with `}`, `name =` or `"name" =`; a region with an op. */
+static bool opens_dict(const char *p, const char *end) {
+  p = skip_blank(p, end);
+  if (p < end && *p == '}') return true;
+  if (p < end && *p == '"') p = sc_skip_string(p, end);
+  else
+    while (p < end && is_name_char(*p)) p++;
+  p = skip_blank(p, end);
+  return p < end && *p == '=';
+}
+
+/* Where an op's attributes go: the depth-0 `{...}` dictionary right before its type trailer (`: `),
+ * or, without one, the trailer itself (insert there). Regions and nested ops sit deeper, or (pretty
+ * `cond {` regions) are not dictionaries. */
+typedef struct {
+  uint32_t dict_begin, dict_end; /* [begin, end) of an existing dictionary, or both 0 */
+  uint32_t insert_at;            /* where a new dictionary goes when there is none */
+} attr_slot;
+
+static attr_slot find_slot(const sc_module *m, const sc_op *op) {
+  const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
+  int depth = 0;
+  const char *colon = NULL, *group_open = NULL, *open0 = NULL, *group_close = NULL;
+  while (p < end) {
+    char c = *p;
+    if (c == '"') {
+      p = sc_skip_string(p, end);
+      continue;
+    }
+    if (c == '/' && p + 1 < end && p[1] == '/') {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      p = nl ? nl : end;
+      continue;
+    }
+    if (c == '-' && p + 1 < end && p[1] == '>') {
+      p += 2;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (depth == 0 && c == '{') open0 = p;
+      depth++;
+    } else if (c == ')' || c == ']' || c == '}' || c == '>') {
+      if (depth > 0) depth--;
+      if (depth == 0 && c == '}' && open0) {
+        group_open = open0;
+        group_close = p + 1;
+      }
+    } else if (c == ':' && depth == 0 && p + 1 < end && !(p[1] >= '0' && p[1] <= '9') && p[1] != ':' &&
+               (p == buf || p[-1] != ':')) {
+      /* a type trailer; not `%0:2` (a result count) nor `a::b` */
+      colon = p;
+    }
+    p++;
+  }
+  attr_slot s = {0, 0, op->end};
+  if (!colon) {
+    /* no type trailer: before a trailing loc(...) if any, else at the end */
+    if (op->loc_len && op->loc_offset > op->pos.offset) s.insert_at = op->loc_offset;
+    while (s.insert_at > op->pos.offset && (buf[s.insert_at - 1] == ' ' || buf[s.insert_at - 1] == '\n')) s.insert_at--;
+    return s;
+  }
+  const char *q = colon;
+  while (q > buf + op->pos.offset && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n' || q[-1] == '\r')) q--;
+  if (group_close == q && opens_dict(group_open + 1, end)) {
+    s.dict_begin = (uint32_t)(group_open - buf);
+    s.dict_end = (uint32_t)(group_close - buf);
+  }
+  s.insert_at = (uint32_t)(q - buf);
+  return s;
+}
+
+typedef struct {
+  sc_span name; /* unquoted, for sorting */
+  const char *text;
+} dict_entry;
+typedef SC_VEC(dict_entry) dict_entries;
+
+static int entry_cmp(const void *x, const void *y) {
+  const dict_entry *a = x, *b = y;
+  uint32_t n = a->name.n < b->name.n ? a->name.n : b->name.n;
+  int c = memcmp(a->name.p, b->name.p, n);
+  return c ? c : (a->name.n > b->name.n) - (a->name.n < b->name.n);
+}
+
+/* An entry's text without comments, its white-space runs folded to one space. */
+static const char *fold_entry(sc_arena *a, const char *p, const char *end) {
+  sc_astr s = SC_ASTR_INIT(a);
+  bool space = false;
+  while (p < end) {
+    if (*p == '"') {
+      const char *q = sc_skip_string(p, end);
+      if (space && s.n) sc_astr_put(&s, " ", 1);
+      space = false;
+      sc_astr_put(&s, p, (size_t)(q - p));
+      p = q;
+      continue;
+    }
+    if (*p == '/' && p + 1 < end && p[1] == '/') {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      p = nl ? nl : end;
+      continue;
+    }
+    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+      space = true;
+      p++;
+      continue;
+    }
+    if (space && s.n) sc_astr_put(&s, " ", 1);
+    space = false;
+    sc_astr_put(&s, p, 1);
+    p++;
+  }
+  return sc_astr_str(&s);
+}
+
+static sc_span entry_name(const char *text) {
+  const char *p = text;
+  if (*p == '"') {
+    const char *q = strchr(p + 1, '"');
+    return sc_span_of(p + 1, q ? (uint32_t)(q - p - 1) : 0);
+  }
+  while (is_name_char(*p)) p++;
+  return sc_span_of(text, (uint32_t)(p - text));
+}
+
+/* The entries of the dictionary buf[begin, end) ('{' ... '}'), split at its top-level commas. */
+static void split_dict(sc_arena *a, const char *buf, uint32_t begin, uint32_t end, dict_entries *out) {
+  const char *p = buf + begin + 1, *stop = buf + end - 1, *start = p;
+  int depth = 0;
+  while (p <= stop) {
+    if (p < stop && *p == '"') {
+      p = sc_skip_string(p, stop);
+      continue;
+    }
+    if (p < stop && *p == '/' && p + 1 < stop && p[1] == '/') {
+      const char *nl = memchr(p, '\n', (size_t)(stop - p));
+      p = nl ? nl : stop;
+      continue;
+    }
+    if (p < stop && (*p == '(' || *p == '[' || *p == '{' || *p == '<')) depth++;
+    else if (p < stop && (*p == ')' || *p == ']' || *p == '}' || (*p == '>' && p[-1] != '-'))) depth--;
+    if (p == stop || (*p == ',' && depth == 0)) {
+      const char *text = fold_entry(a, start, p);
+      if (*text) {
+        dict_entry e = {entry_name(text), text};
+        SC_PUSH(a, *out, e);
+      }
+      start = p + 1;
+    }
+    p++;
+  }
+}
+
+/* The replacement that writes the attributes of edits[0, n) (all of one op). */
+static replacement op_replacement(prop_printer *p, const prop_edit *edits, size_t n) {
+  sc_arena *a = p->arena;
+  const sc_module *m = p->module;
+  attr_slot slot = find_slot(m, edits[0].op);
+  dict_entries entries = {0};
+  if (slot.dict_end) split_dict(a, m->buf, slot.dict_begin, slot.dict_end, &entries);
+  for (size_t i = 0; i < n; i++) {
+    const char *text = sc_arena_printf(a, "%s = %s", edits[i].name, edits[i].value);
+    dict_entry e = {entry_name(text), text};
+    size_t k = 0;
+    while (k < entries.n && entry_cmp(&entries.v[k], &e) != 0) k++;
+    if (k < entries.n) entries.v[k] = e;
+    else SC_PUSH(a, entries, e);
+  }
+  if (entries.n > 1) qsort(entries.v, entries.n, sizeof *entries.v, entry_cmp);
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, slot.dict_end ? "{" : " {");
+  for (size_t i = 0; i < entries.n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
+  sc_astr_puts(&s, "}");
+  if (!slot.dict_end && m->buf[slot.insert_at] == ':') sc_astr_puts(&s, " "); /* `%0 = op %a: type` */
+  replacement r = {slot.dict_end ? slot.dict_begin : slot.insert_at, slot.dict_end ? slot.dict_end : slot.insert_at,
+                   sc_astr_str(&s)};
+  return r;
+}
+
+/* Copies buf[begin, end) without `//` comments (strings are skipped, so "a//b" stays). */
+static void put_without_comments(sc_astr *out, const char *buf, uint32_t begin, uint32_t end) {
+  const char *p = buf + begin, *stop = buf + end, *run = p;
+  while (p < stop) {
+    const char *hit = p;
+    while (hit < stop && *hit != '"' && *hit != '/') hit++;
+    if (hit >= stop) break;
+    if (*hit == '"') {
+      p = sc_skip_string(hit, stop);
+      continue;
+    }
+    if (hit + 1 < stop && hit[1] == '/') {
+      sc_astr_put(out, run, (size_t)(hit - run));
+      const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
+      p = run = nl ? nl : stop;
+      continue;
+    }
+    p = hit + 1;
+  }
+  sc_astr_put(out, run, (size_t)(stop - run));
+}
+
+/* Drops lines that hold only white space and white space at line ends. */
+static void put_nonblank_lines(sc_astr *out, const char *p, size_t n) {
+  const char *end = p + n;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *line_end = nl ? nl : end;
+    const char *t = line_end;
+    while (t > p && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r')) t--;
+    if (t > p) {
+      sc_astr_put(out, p, (size_t)(t - p));
+      sc_astr_put(out, "\n", 1);
+    }
+    p = nl ? nl + 1 : end;
+  }
+}
+
+static int replacement_cmp(const void *x, const void *y) {
+  const replacement *a = x, *b = y;
+  return (a->begin > b->begin) - (a->begin < b->begin);
+}
+
+void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *out) {
+  sc_arena *a = p->arena;
+  if (p->edits.n > 1) qsort(p->edits.v, p->edits.n, sizeof *p->edits.v, edit_cmp);
+  SC_VEC(replacement) reps = {0};
+  for (size_t i = 0; i < p->edits.n;) {
+    size_t j = i + 1;
+    while (j < p->edits.n && p->edits.v[j].op == p->edits.v[i].op) j++;
+    const sc_op *op = p->edits.v[i].op;
+    if (op->pos.offset >= begin && op->end <= end) {
+      replacement r = op_replacement(p, p->edits.v + i, j - i);
+      SC_PUSH(a, reps, r);
+    }
+    i = j;
+  }
+  if (reps.n > 1) qsort(reps.v, reps.n, sizeof *reps.v, replacement_cmp);
+  sc_astr text = SC_ASTR_INIT(a);
+  uint32_t at = begin;
+  for (size_t i = 0; i < reps.n; i++) {
+    if (reps.v[i].begin < at) continue; /* overlapping slots cannot happen for distinct ops; be safe */
+    put_without_comments(&text, p->module->buf, at, reps.v[i].begin);
+    sc_astr_puts(&text, reps.v[i].text);
+    at = reps.v[i].end;
+  }
+  put_without_comments(&text, p->module->buf, at, end);
+  put_nonblank_lines(out, text.p ? text.p : "", text.n);
+}
