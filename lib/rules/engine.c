@@ -292,6 +292,7 @@ void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel) {
   bool *enabled = sc_arena_alloc(a, sc_rule_table_len * sizeof *enabled);
   for (size_t i = 0; i < sc_rule_table_len; i++) enabled[i] = !sel || !sel->enabled || sel->enabled[i];
   ctx->rule_state = sc_arena_calloc(a, sc_rule_table_len, sizeof *ctx->rule_state);
+  ctx->rule_cache = NULL; /* per module: a split-input-file chunk's verdicts are not the next one's */
   uint32_t diag0 = (uint32_t)ctx->diags.n, cause0 = (uint32_t)ctx->causes.n;
   segment_vec segs = {0};
   dispatch d;
@@ -308,6 +309,7 @@ void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel) {
   restore_rule_order(ctx, &segs, diag0, cause0);
   ctx->rule = NULL;
   ctx->rule_state = NULL;
+  ctx->rule_cache = NULL;
 }
 
 /* A token's end: identifiers, numbers, %values, @symbols, "strings" (up to the closing quote). */

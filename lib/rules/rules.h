@@ -38,7 +38,8 @@ typedef struct sc_ctx {
   SC_VEC(struct sc_cause) causes;
   void **rule_state;        /* per sc_rule_table row, NULL-initialized by sc_rules_run; see sc_rule_state */
   struct ru_use_index *uses; /* who uses what in `module`, built on first need (rule_util.h, ru_uses) */
-  void *rule_cache;          /* the sharding rules' per-request verdicts (rule_util.c), made on first need */
+  void *rule_cache;          /* the sharding rules' verdicts on this module (rule_util.c): made on first
+                                need, dropped by sc_rules_run when the module's rules are done */
 } sc_ctx;
 
 /* A link between two diagnostics of one mistake (see sc_diag_caused_by). */
