@@ -5,6 +5,8 @@
 
 #include "front/front.h"
 #include "ir/ir.h"
+#include "model/model.h"
+#include "propagate/engine.h"
 #include "propagate/op_rule.h"
 #include "propagate/print.h"
 #include "shardcheck.h"
@@ -52,8 +54,9 @@ static sc_status propagate_body(propagate_run *run) {
     out->failure = sc_arena_printf(a, "propagate prints MLIR text modules; this input is %s", sc_format_name(format));
     return SC_ERR_INVALID;
   }
-  if (!opt->annotate_rules && opt->strategy != SC_PROPAGATE_NONE) {
-    out->failure = "only --annotate-rules (-sdy-populate-op-sharding-rules) and --strategy none are available";
+  if (!opt->annotate_rules && opt->strategy != SC_PROPAGATE_NONE && opt->strategy != SC_PROPAGATE_BASIC) {
+    out->failure = "available: --annotate-rules (-sdy-populate-op-sharding-rules), --strategy basic "
+                   "(-sdy-basic-propagate) and --strategy none; the other strategies are not implemented yet";
     return SC_ERR_INVALID;
   }
   if (run->len > UINT32_MAX - 1) {
@@ -85,6 +88,13 @@ static sc_status propagate_body(propagate_run *run) {
     prop_printer pr;
     prop_printer_init(&pr, a, m);
     if (opt->annotate_rules) annotate_rules(run, m, &lines, &pr, &msgs);
+    else if (opt->strategy == SC_PROPAGATE_BASIC) {
+      sc_options mo;
+      memset(&mo, 0, sizeof mo);
+      const sc_model *model = sc_model_build(a, m, &mo);
+      prop_engine_options eo = {opt->conservative, opt->keep_sharding_rules};
+      prop_engine_print(prop_engine_run(a, m, model, &eo), &pr);
+    }
     prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
   }
   out->text = sc_astr_str(&text);

@@ -11,10 +11,11 @@ struct prop_edit {
 };
 
 /* A replacement of buf[begin, end) by text (comment-free). */
-typedef struct {
+struct prop_replacement {
   uint32_t begin, end;
   const char *text;
-} replacement;
+};
+typedef struct prop_replacement replacement;
 
 void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m) {
   memset(p, 0, sizeof *p);
@@ -25,6 +26,11 @@ void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m) {
 void prop_printer_set_attr(prop_printer *p, const sc_op *op, const char *name, const char *value) {
   prop_edit e = {op, name, value, (uint32_t)p->edits.n};
   SC_PUSH(p->arena, p->edits, e);
+}
+
+void prop_printer_replace(prop_printer *p, uint32_t begin, uint32_t end, const char *text) {
+  replacement r = {begin, end, text};
+  SC_PUSH(p->arena, p->replacements, r);
 }
 
 static int edit_cmp(const void *x, const void *y) {
@@ -269,6 +275,8 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
   sc_arena *a = p->arena;
   if (p->edits.n > 1) qsort(p->edits.v, p->edits.n, sizeof *p->edits.v, edit_cmp);
   SC_VEC(replacement) reps = {0};
+  for (size_t i = 0; i < p->replacements.n; i++)
+    if (p->replacements.v[i].begin >= begin && p->replacements.v[i].end <= end) SC_PUSH(a, reps, p->replacements.v[i]);
   for (size_t i = 0; i < p->edits.n;) {
     size_t j = i + 1;
     while (j < p->edits.n && p->edits.v[j].op == p->edits.v[i].op) j++;

@@ -14,10 +14,13 @@
 
 typedef struct prop_edit prop_edit;
 
+typedef struct prop_replacement prop_replacement;
+
 typedef struct {
   sc_arena *arena;
   const sc_module *module;
   SC_VEC(prop_edit) edits;
+  SC_VEC(prop_replacement) replacements;
 } prop_printer;
 
 void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m);
@@ -26,6 +29,10 @@ void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m);
  * "#sdy.op_sharding_rule<...>"), replacing a value written on the op. Both strings must outlive the
  * printer (arena). */
 void prop_printer_set_attr(prop_printer *p, const sc_op *op, const char *name, const char *value);
+
+/* Replaces buf[begin, end) (e.g. a function's signature) by `text` (no comments; outlives the printer).
+ * Replacements must not overlap each other or an op's attribute slot. */
+void prop_printer_replace(prop_printer *p, uint32_t begin, uint32_t end, const char *text);
 
 /* Appends module text [begin, end) with the edits applied and comments dropped. */
 void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *out);

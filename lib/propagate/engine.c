@@ -1,0 +1,478 @@
+/* engine.c — basic sharding propagation over a module (see engine.h). */
+#include <string.h>
+
+#include "propagate/engine.h"
+#include "util/hashset.h"
+
+typedef const prop_sharding *sharding_ref;
+
+struct prop_engine {
+  sc_arena *a;
+  const sc_module *m;
+  const sc_model *model;
+  prop_engine_options opt;
+  uint32_t *result_base;      /* per op id: the slot of its result 0 */
+  sc_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
+  const sc_block **block_keys;
+  uint32_t nslots;
+  sharding_ref *sh, *initial; /* per slot: current and seeded sharding */
+  uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
+  const prop_rule **rules;    /* per op id, built on first need */
+  uint8_t *rule_known;
+  const sc_op **entry_funcs;  /* functions whose results follow their return values */
+  uint32_t nentry_funcs;
+  sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
+};
+
+static uint32_t slot_of(const prop_engine *e, const sc_value *v) {
+  if (!v) return UINT32_MAX;
+  if (v->def) return e->result_base[v->def->id] + v->index;
+  if (v->block) {
+    uint32_t base;
+    if (sc_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
+  }
+  return UINT32_MAX;
+}
+
+/* Slots: every op's results, then the arguments of the blocks of its regions. */
+static void number_values(prop_engine *e) {
+  const sc_module *m = e->m;
+  e->result_base = sc_arena_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
+  uint32_t nblocks = 0, n = 0;
+  for (uint32_t i = 0; i < m->nops; i++)
+    for (uint32_t r = 0; r < m->ops[i]->nregions; r++) nblocks += m->ops[i]->regions[r]->nblocks;
+  sc_name_map_init(&e->block_base, e->a, nblocks + 1);
+  e->block_keys = sc_arena_alloc(e->a, (nblocks + 1) * sizeof *e->block_keys);
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *op = m->ops[i];
+    e->result_base[op->id] = n;
+    n += op->nresults;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) {
+        const sc_block *blk = op->regions[r]->blocks[b];
+        e->block_keys[k] = blk;
+        sc_name_map_put(&e->block_base, (const char *)&e->block_keys[k], sizeof blk, n, NULL);
+        k++;
+        n += blk->nargs;
+      }
+  }
+  e->nslots = n;
+}
+
+static void index_uses(prop_engine *e) {
+  const sc_module *m = e->m;
+  e->use_start = sc_arena_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
+  for (uint32_t i = 0; i < m->nops; i++)
+    for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
+      uint32_t s = slot_of(e, m->ops[i]->operands[k]);
+      if (s < e->nslots) e->use_start[s + 2]++;
+    }
+  for (uint32_t s = 0; s < e->nslots; s++) e->use_start[s + 2] += e->use_start[s + 1];
+  e->users = sc_arena_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
+  for (uint32_t i = 0; i < m->nops; i++)
+    for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
+      uint32_t s = slot_of(e, m->ops[i]->operands[k]);
+      if (s < e->nslots) e->users[e->use_start[s + 1]++] = m->ops[i]->id;
+    }
+}
+
+static sharding_ref seed_of(prop_engine *e, const sc_sharding *s) {
+  return s ? prop_sharding_from_model(e->a, s, sc_model_sharding_mesh(e->model, s)) : NULL;
+}
+
+/* The functions whose results are propagated from their return values: @main, or the only function,
+ * or else every public one. */
+static void find_entry_funcs(prop_engine *e) {
+  const sc_module *m = e->m;
+  e->entry_funcs = sc_arena_alloc(e->a, (m->nfuncs ? m->nfuncs : 1) * sizeof *e->entry_funcs);
+  for (uint32_t i = 0; i < m->nfuncs; i++)
+    if (sc_span_eq(sc_op_sym_name(m->funcs[i]), "main")) {
+      e->entry_funcs[e->nentry_funcs++] = m->funcs[i];
+      return;
+    }
+  for (uint32_t i = 0; i < m->nfuncs; i++)
+    if (m->nfuncs == 1 || !sc_span_eq(sc_op_visibility(m->funcs[i]), "private"))
+      e->entry_funcs[e->nentry_funcs++] = m->funcs[i];
+}
+
+static void seed(prop_engine *e) {
+  const sc_module *m = e->m;
+  e->sh = sc_arena_calloc(e->a, e->nslots + 1, sizeof *e->sh);
+  e->initial = sc_arena_calloc(e->a, e->nslots + 1, sizeof *e->initial);
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *op = m->ops[i];
+    for (uint32_t r = 0; r < op->nresults; r++)
+      e->sh[e->result_base[op->id] + r] = seed_of(e, sc_model_result_sharding(e->model, op, r));
+  }
+  e->func_results = sc_arena_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results);
+  e->func_results_initial = sc_arena_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results_initial);
+  for (uint32_t f = 0; f < m->nfuncs; f++) {
+    const sc_op *fn = m->funcs[f];
+    if (fn->nregions && fn->regions[0]->nblocks) {
+      const sc_block *entry = fn->regions[0]->blocks[0];
+      for (uint32_t k = 0; k < entry->nargs; k++)
+        e->sh[slot_of(e, entry->args[k])] = seed_of(e, sc_model_arg_sharding(e->model, fn, k));
+    }
+    uint32_t nres = sc_op_nresult_attrs(fn);
+    e->func_results[f] = sc_arena_calloc(e->a, nres + 1, sizeof **e->func_results);
+    e->func_results_initial[f] = sc_arena_calloc(e->a, nres + 1, sizeof **e->func_results_initial);
+    for (uint32_t k = 0; k < nres; k++)
+      e->func_results[f][k] = e->func_results_initial[f][k] = seed_of(e, sc_model_func_result_sharding(e->model, fn, k));
+  }
+  memcpy(e->initial, e->sh, e->nslots * sizeof *e->sh);
+}
+
+/* A rule of one factor per dimension between `n` operands and one result of `rank` dims of `dims`. */
+static const prop_rule *identity_rule(sc_arena *a, const int64_t *dims, uint32_t rank, uint32_t noperands) {
+  prop_rule *r = sc_arena_calloc(a, 1, sizeof *r);
+  r->nfactors = rank;
+  r->factors = sc_arena_calloc(a, rank ? rank : 1, sizeof *r->factors);
+  uint32_t *ids = sc_arena_alloc(a, (rank ? rank : 1) * sizeof *ids);
+  prop_dim *dmap = sc_arena_calloc(a, rank ? rank : 1, sizeof *dmap);
+  for (uint32_t d = 0; d < rank; d++) {
+    r->factors[d].size = dims[d];
+    ids[d] = d;
+    dmap[d].factors = &ids[d];
+    dmap[d].nfactors = 1;
+  }
+  prop_tensor t = {dmap, rank};
+  r->noperands = noperands;
+  r->operands = sc_arena_alloc(a, (noperands ? noperands : 1) * sizeof *r->operands);
+  for (uint32_t i = 0; i < noperands; i++) r->operands[i] = t;
+  r->nresults = 1;
+  r->results = sc_arena_alloc(a, sizeof *r->results);
+  r->results[0] = t;
+  return r;
+}
+
+/* ---- the worklist -------------------------------------------------------------------------------- */
+
+typedef struct {
+  uint32_t *stack;
+  uint32_t n;
+  bool *queued;
+} worklist;
+
+static void push(worklist *w, uint32_t op_id) {
+  if (w->queued[op_id]) return;
+  w->queued[op_id] = true;
+  w->stack[w->n++] = op_id;
+}
+
+/* A value's sharding changed: its readers, and the op that defines it (results) or owns its block
+ * (arguments), may propagate further. */
+static void notify(prop_engine *e, worklist *w, const sc_value *v, uint32_t slot, uint32_t current) {
+  for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
+    if (e->users[k] != current) push(w, e->users[k]);
+  const sc_op *owner = v->def ? v->def : v->block && v->block->parent ? v->block->parent->parent : NULL;
+  if (owner && owner->id != current) push(w, owner->id);
+}
+
+/* The common mesh of the shardings present, or NULL when there is none or they disagree. */
+static bool common_mesh(const sharding_ref *all, uint32_t n, const sc_mesh **mesh, sc_span *name) {
+  *mesh = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!all[i]) continue;
+    if (!*mesh) {
+      *mesh = all[i]->mesh;
+      *name = all[i]->mesh_name;
+    } else if (all[i]->mesh != *mesh)
+      return false;
+  }
+  return *mesh != NULL && !(*mesh)->maximal;
+}
+
+static bool ranks_fit(const prop_rule *rule, const sharding_ref *all) {
+  for (uint32_t i = 0; i < rule->noperands + rule->nresults; i++) {
+    const prop_tensor *t = i < rule->noperands ? &rule->operands[i] : &rule->results[i - rule->noperands];
+    if (all[i] && all[i]->rank != t->rank) return false;
+  }
+  return true;
+}
+
+/* Propagates across one op whose tensors' shardings are `all` (operands then results); writes the ones
+ * that grew into `all` and sets changed[i]. Returns whether any changed. */
+static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed) {
+  uint32_t n = rule->noperands + rule->nresults;
+  const sc_mesh *mesh;
+  sc_span mesh_name = {0};
+  if (!common_mesh(all, n, &mesh, &mesh_name) || !ranks_fit(rule, all)) return false;
+  prop_projection p;
+  prop_project(e->a, &p, rule, mesh, all, all + rule->noperands, false);
+  bool *updated = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *updated);
+  prop_basic_factor_propagation(e->a, &p, NULL, e->opt.conservative, updated);
+  bool any = false;
+  for (uint32_t i = 0; i < n; i++) {
+    changed[i] = false;
+    if (!updated[i]) continue;
+    prop_sharding *s = prop_unproject(e->a, &p, i, mesh_name);
+    if ((!all[i] && prop_sharding_empty_axes(s)) || prop_sharding_eq(s, all[i])) continue;
+    all[i] = s;
+    changed[i] = any = true;
+  }
+  return any;
+}
+
+static const prop_rule *rule_of(prop_engine *e, const sc_op *op) {
+  if (!e->rule_known[op->id]) {
+    e->rule_known[op->id] = 1;
+    prop_rule_options ro = {e->opt.conservative};
+    e->rules[op->id] = prop_rule_of(e->a, e->m, op, &ro, NULL);
+  }
+  return e->rules[op->id];
+}
+
+static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
+  const prop_rule *rule = rule_of(e, op);
+  if (!rule || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
+  uint32_t n = op->noperands + op->nresults;
+  sharding_ref *all = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *all);
+  uint32_t *slots = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *slots);
+  for (uint32_t i = 0; i < n; i++) {
+    const sc_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+    slots[i] = slot_of(e, v);
+    if (slots[i] >= e->nslots) return;
+    all[i] = e->sh[slots[i]];
+  }
+  bool *changed = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *changed);
+  if (!propagate_tensors(e, rule, all, changed)) return;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!changed[i]) continue;
+    e->sh[slots[i]] = all[i];
+    notify(e, w, i < op->noperands ? op->operands[i] : op->results[i - op->noperands], slots[i], op->id);
+  }
+}
+
+static const sc_op *body_terminator(const sc_op *fn) {
+  if (!fn->nregions || !fn->regions[0]->nblocks) return NULL;
+  const sc_block *b = fn->regions[0]->blocks[0];
+  return b->nops ? b->ops[b->nops - 1] : NULL;
+}
+
+/* The entry functions' results follow their return values and back (identity rule); a result's
+ * sharding is the function's, so changing it notifies no op. */
+static void propagate_func_results(prop_engine *e, worklist *w) {
+  for (uint32_t i = 0; i < e->nentry_funcs; i++) {
+    const sc_op *fn = e->entry_funcs[i];
+    uint32_t f = 0;
+    while (f < e->m->nfuncs && e->m->funcs[f] != fn) f++;
+    const sc_op *ret = body_terminator(fn);
+    if (!ret || f == e->m->nfuncs) continue;
+    for (uint32_t k = 0; k < ret->noperands && k < sc_op_nresult_attrs(fn); k++) {
+      sc_tensor_type tt;
+      const sc_value *v = ret->operands[k];
+      uint32_t slot = slot_of(e, v);
+      if (slot >= e->nslots || !sc_parse_tensor_type(e->a, v->type, &tt) || tt.rank < 0) continue;
+      bool dynamic = false;
+      for (int32_t d = 0; d < tt.rank; d++) dynamic |= tt.dims[d] < 0;
+      if (dynamic) continue;
+      const prop_rule *rule = identity_rule(e->a, tt.dims, (uint32_t)tt.rank, 1);
+      sharding_ref all[2] = {e->sh[slot], e->func_results[f][k]};
+      bool changed[2];
+      if (!propagate_tensors(e, rule, all, changed)) continue;
+      if (changed[0]) {
+        e->sh[slot] = all[0];
+        if (w) notify(e, w, v, slot, UINT32_MAX);
+      }
+      if (changed[1]) e->func_results[f][k] = all[1];
+    }
+  }
+}
+
+prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine_options *o) {
+  prop_engine *e = sc_arena_calloc(a, 1, sizeof *e);
+  e->a = a;
+  e->m = m;
+  e->model = model;
+  e->opt = *o;
+  number_values(e);
+  index_uses(e);
+  find_entry_funcs(e);
+  seed(e);
+  e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
+  e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
+  worklist w = {sc_arena_alloc(a, (m->nops + 1) * sizeof *w.stack), 0, sc_arena_calloc(a, m->nops + 1, 1)};
+  propagate_func_results(e, NULL);
+  for (uint32_t i = m->nops; i-- > 0;) push(&w, m->ops[i]->id); /* popped in program order */
+  while (w.n) {
+    uint32_t id = w.stack[--w.n];
+    w.queued[id] = false;
+    sc_arena_step(a, 1);
+    propagate_op(e, &w, m->ops[id]);
+  }
+  propagate_func_results(e, NULL);
+  return e;
+}
+
+const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_value *v) {
+  uint32_t s = slot_of(e, v);
+  return s < e->nslots ? e->sh[s] : NULL;
+}
+
+/* ---- printing ------------------------------------------------------------------------------------ */
+
+static void put_sharding_attr(sc_astr *out, const prop_sharding *s) {
+  sc_astr_puts(out, "#sdy.sharding");
+  prop_sharding_put(out, s);
+}
+
+/* `#sdy.sharding_per_value<[...]>` of an op's results; results without a sharding print open and
+ * empty on the mesh of the others. */
+static const char *per_value_text(prop_engine *e, const sc_op *op) {
+  const prop_sharding *any = NULL;
+  for (uint32_t r = 0; r < op->nresults && !any; r++) any = e->sh[e->result_base[op->id] + r];
+  sc_astr s = SC_ASTR_INIT(e->a);
+  sc_astr_puts(&s, "#sdy.sharding_per_value<[");
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    const prop_sharding *x = e->sh[e->result_base[op->id] + r];
+    if (!x) {
+      sc_tensor_type tt;
+      int32_t rank = sc_parse_tensor_type(e->a, op->results[r]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
+      x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
+    }
+    if (r) sc_astr_puts(&s, ", ");
+    prop_sharding_put(&s, x);
+  }
+  sc_astr_puts(&s, "]>");
+  return sc_astr_str(&s);
+}
+
+static bool results_changed(const prop_engine *e, const sc_op *op) {
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    uint32_t s = e->result_base[op->id] + r;
+    if (e->sh[s] != e->initial[s]) return true;
+  }
+  return false;
+}
+
+/* Appends ` {name = value, ...}` for an argument or result: its attributes as written with
+ * sdy.sharding set to `s` (when non-NULL), sorted by name as MLIR prints them. */
+static void put_value_attrs(sc_astr *out, sc_arena *a, const sc_attrs *attrs, const prop_sharding *s) {
+  uint32_t n = attrs ? attrs->n : 0;
+  const char **names = sc_arena_alloc(a, (n + 1) * sizeof *names);
+  const char **texts = sc_arena_alloc(a, (n + 1) * sizeof *texts);
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    sc_span name = attrs->v[i].name;
+    bool is_sharding = sc_span_eq(name, "sdy.sharding");
+    if (is_sharding && s) continue;
+    names[k] = sc_span_dup(a, name);
+    texts[k] = sc_arena_printf(a, "%.*s = %.*s", SC_SPAN_ARG(name), SC_SPAN_ARG(attrs->v[i].value));
+    k++;
+  }
+  if (s) {
+    sc_astr t = SC_ASTR_INIT(a);
+    sc_astr_puts(&t, "sdy.sharding = ");
+    put_sharding_attr(&t, s);
+    names[k] = "sdy.sharding";
+    texts[k] = sc_astr_str(&t);
+    k++;
+  }
+  /* insertion sort: a value has a handful of attributes */
+  for (uint32_t i = 1; i < k; i++)
+    for (uint32_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+      const char *tn = names[j], *tt = texts[j];
+      names[j] = names[j - 1], texts[j] = texts[j - 1];
+      names[j - 1] = tn, texts[j - 1] = tt;
+    }
+  if (!k) return;
+  sc_astr_puts(out, " {");
+  for (uint32_t i = 0; i < k; i++) sc_astr_printf(out, "%s%s", i ? ", " : "", texts[i]);
+  sc_astr_puts(out, "}");
+}
+
+/* Where a function's body region opens: the first depth-0 `{` after its argument list that does not
+ * follow `attributes`. */
+static uint32_t body_open(const sc_module *m, const sc_op *fn, uint32_t *attributes_at) {
+  const char *buf = m->buf, *p = buf + fn->pos.offset, *end = buf + fn->end;
+  int depth = 0;
+  bool seen_args = false;
+  *attributes_at = 0;
+  while (p < end) {
+    char c = *p;
+    if (c == '"') {
+      p = sc_skip_string(p, end);
+      continue;
+    }
+    if (c == '-' && p + 1 < end && p[1] == '>') {
+      p += 2;
+      continue;
+    }
+    if (depth == 0 && seen_args && end - p > 10 && !memcmp(p, "attributes", 10)) *attributes_at = (uint32_t)(p - buf);
+    if (c == '{' && depth == 0 && seen_args) {
+      const char *q = p;
+      while (q > buf && (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\t')) q--;
+      if (!(q - buf >= 10 && !memcmp(q - 10, "attributes", 10))) return (uint32_t)(p - buf);
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') depth++;
+    else if (c == ')' || c == ']' || c == '}' || c == '>') {
+      if (depth > 0) depth--;
+      if (depth == 0 && c == ')') seen_args = true;
+    }
+    p++;
+  }
+  return UINT32_MAX;
+}
+
+/* Reprints a function's signature on one line with its arguments' and results' shardings. */
+static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
+  const sc_op *fn = e->m->funcs[f];
+  if (!fn->nregions || !fn->regions[0]->nblocks || fn->generic) return;
+  uint32_t attributes_at, open = body_open(e->m, fn, &attributes_at);
+  if (open == UINT32_MAX) return;
+  const sc_block *entry = fn->regions[0]->blocks[0];
+  sc_astr s = SC_ASTR_INIT(e->a);
+  sc_span vis = sc_op_visibility(fn);
+  sc_astr_puts(&s, "func.func ");
+  if (vis.n) sc_astr_printf(&s, "%.*s ", SC_SPAN_ARG(vis));
+  sc_astr_printf(&s, "@%.*s(", SC_SPAN_ARG(sc_op_sym_name(fn)));
+  for (uint32_t k = 0; k < entry->nargs; k++) {
+    const sc_value *v = entry->args[k];
+    sc_astr_printf(&s, "%s%.*s: %.*s", k ? ", " : "", SC_SPAN_ARG(v->name), SC_SPAN_ARG(v->type));
+    put_value_attrs(&s, e->a, sc_value_attrs(v), e->sh[slot_of(e, v)]);
+  }
+  sc_astr_puts(&s, ")");
+  uint32_t nres = sc_op_nresult_attrs(fn);
+  const sc_span *types = sc_op_func_result_types(fn);
+  const sc_attrs *rattrs = sc_op_result_attrs(fn);
+  bool any_attrs = false;
+  for (uint32_t k = 0; k < nres; k++) any_attrs |= e->func_results[f][k] || (rattrs && rattrs[k].n);
+  if (nres == 1 && !any_attrs) sc_astr_printf(&s, " -> %.*s", SC_SPAN_ARG(types[0]));
+  else if (nres) {
+    sc_astr_puts(&s, " -> (");
+    for (uint32_t k = 0; k < nres; k++) {
+      sc_astr_printf(&s, "%s%.*s", k ? ", " : "", SC_SPAN_ARG(types[k]));
+      put_value_attrs(&s, e->a, rattrs ? &rattrs[k] : NULL, e->func_results[f][k]);
+    }
+    sc_astr_puts(&s, ")");
+  }
+  if (attributes_at) {
+    sc_astr_puts(&s, " ");
+    sc_astr_put(&s, e->m->buf + attributes_at, open - attributes_at);
+  }
+  while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\n')) s.n--;
+  sc_astr_puts(&s, " ");
+  prop_printer_replace(pr, fn->pos.offset, open, sc_astr_str(&s));
+}
+
+void prop_engine_print(prop_engine *e, prop_printer *pr) {
+  const sc_module *m = e->m;
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *op = m->ops[i];
+    if (op->kind == SC_OP_FUNC || op->kind == SC_OP_MODULE) continue;
+    if (!op->nresults || !results_changed(e, op)) {
+    } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD) {
+      /* the op's own sharding is its result's: rewrite the `<...>` it is written with */
+      const sc_annotation *ann = &sc_model_op(e->model, op)->sharding;
+      sc_astr t = SC_ASTR_INIT(e->a);
+      prop_sharding_put(&t, e->sh[e->result_base[op->id]]);
+      if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, sc_astr_str(&t));
+    } else {
+      prop_printer_set_attr(pr, op, "sdy.sharding", per_value_text(e, op));
+    }
+    if (e->opt.keep_sharding_rules && e->rules[op->id] && !sc_op_attr(op, "sdy.sharding_rule"))
+      prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, e->rules[op->id]));
+  }
+  for (uint32_t f = 0; f < m->nfuncs; f++) print_signature(e, pr, f);
+}

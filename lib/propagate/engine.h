@@ -1,0 +1,36 @@
+/* engine.h — sharding propagation over one module (Shardy's basic propagation).
+ *
+ * Every value of the module (op results, block arguments) has a slot holding its current sharding
+ * (NULL = none). The engine seeds the slots from the model (func arguments' sdy.sharding, ops'
+ * result shardings, sharding constraints), then runs a worklist in program order: an op with a
+ * sharding rule projects its operands' and results' shardings onto its factors, propagates along
+ * them, and writes back the tensors that grew, queueing the ops that read or define them. The entry
+ * function's results follow its return values (identity) before and after. A sharding only ever gains
+ * axes, so the worklist ends; its work is counted on the arena (cancellation, step limits).
+ * Everything lives in the caller's arena; one thread at a time per arena. */
+#ifndef SC_PROPAGATE_ENGINE_H
+#define SC_PROPAGATE_ENGINE_H
+
+#include "model/model.h"
+#include "propagate/print.h"
+#include "propagate/sharding.h"
+
+typedef struct {
+  bool conservative;
+  bool keep_sharding_rules; /* print each op's rule too (keep-sharding-rules=true) */
+} prop_engine_options;
+
+typedef struct prop_engine prop_engine;
+
+/* Runs basic propagation on `m` (its model built by the caller) and returns the final state. */
+prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine_options *o);
+
+/* The sharding a value ends with (NULL = none). */
+const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_value *v);
+
+/* Writes what propagation changed into `pr`: ops' `sdy.sharding` (and `sdy.sharding_rule` with
+ * keep_sharding_rules), and every function signature on one line with its arguments' and results'
+ * shardings. */
+void prop_engine_print(prop_engine *e, prop_printer *pr);
+
+#endif

@@ -1,0 +1,92 @@
+/* sharding.h — tensor shardings as propagation reads and grows them, and their projection onto an
+ * op's factors (Shardy's ShardingProjection) and back.
+ *
+ * An axis reference is a mesh axis index with an optional sub-axis (pre-size, size); a tensor sharding
+ * is a mesh, one dimension sharding per dimension (axes major to minor, closed or open, priority),
+ * and replicated / unreduced axes. Propagation never edits a sharding in place: it builds a new one
+ * and swaps the pointer, so shardings can be shared. Everything lives in the request's arena; one
+ * thread at a time per arena. Cost: linear in rank x axes per projection. */
+#ifndef SC_PROPAGATE_SHARDING_H
+#define SC_PROPAGATE_SHARDING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "propagate/op_rule.h"
+
+typedef struct {
+  uint32_t axis; /* index in the mesh's axes */
+  int64_t pre;   /* sub-axis pre-size; 0 = the whole axis */
+  int64_t size;  /* sub-axis size, or the whole axis's size */
+} prop_axis;
+
+typedef struct {
+  prop_axis *v;
+  uint32_t n;
+} prop_axes;
+
+typedef struct {
+  prop_axes axes;
+  bool closed;
+  int64_t priority; /* -1 = none */
+} prop_dim_sharding;
+
+typedef struct {
+  const sc_mesh *mesh;
+  sc_span mesh_name; /* without '@' */
+  uint32_t rank;
+  prop_dim_sharding *dims;
+  prop_axes replicated, unreduced;
+} prop_sharding;
+
+/* A Shardy (or mapped GSPMD) sharding from the model, or NULL when it is not a named sharding on a
+ * known mesh whose axes all resolve. */
+const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh);
+/* Shardy's text: `<@mesh, [{"a", ?}, {}p1], replicated={"b"}>` (without `#sdy.sharding`). */
+void prop_sharding_put(sc_astr *out, const prop_sharding *s);
+bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b);
+/* True when no dimension has axes and there are no replicated or unreduced axes. */
+bool prop_sharding_empty_axes(const prop_sharding *s);
+/* A fully open sharding of `rank` with no axes on `mesh`. */
+prop_sharding *prop_sharding_open(sc_arena *a, const sc_mesh *mesh, sc_span mesh_name, uint32_t rank);
+
+/* ---- the projection of one op's tensors onto its rule's factors -------------------------------- */
+typedef struct {
+  prop_axes axes, overflow;
+  bool present;    /* the tensor has this factor */
+  bool closed;
+  bool minor_most; /* the minor-most factor of its dimension */
+} prop_factor_sharding;
+
+typedef struct {
+  prop_factor_sharding *factors; /* rule->nfactors entries */
+  prop_axes replicated, unreduced;
+} prop_tensor_factors;
+
+typedef struct {
+  const prop_rule *rule;
+  const sc_mesh *mesh;
+  uint32_t noperands, nresults;
+  prop_tensor_factors *tensors; /* operands, then results */
+} prop_projection;
+
+/* Projects the shardings (NULL = none: open, or closed when `closed_if_missing`) of the op's operands
+ * and results onto `rule`'s factors. Ranks must match the rule's mappings (the caller checks). */
+void prop_project(sc_arena *a, prop_projection *p, const prop_rule *rule, const sc_mesh *mesh,
+                  const prop_sharding *const *operands, const prop_sharding *const *results, bool closed_if_missing);
+/* The tensor sharding of tensor `t` of the projection (Shardy's createTensorShardingAttr). */
+prop_sharding *prop_unproject(sc_arena *a, const prop_projection *p, uint32_t t, sc_span mesh_name);
+
+/* Directions along a factor. */
+typedef enum { PROP_DIR_NONE = 0, PROP_DIR_FORWARD, PROP_DIR_BACKWARD, PROP_DIR_BOTH } prop_direction;
+
+/* Basic factor propagation (Shardy's BasicFactorPropagation): for every factor, the longest
+ * compatible major axes over the tensors that have it, truncated where they conflict with other
+ * factors, replicated/unreduced axes, closed or overflowing factors, or divisibility; then every
+ * tensor whose factor axes are a strict prefix of those is expanded. `updated[t]` tells which tensors
+ * changed. `directions` per factor (NULL = both). */
+void prop_basic_factor_propagation(sc_arena *a, prop_projection *p, const prop_direction *directions,
+                                   bool conservative, bool *updated);
+
+#endif
