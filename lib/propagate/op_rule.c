@@ -738,6 +738,28 @@ const char *prop_rule_warning(sc_arena *a, const sc_op *op) {
   return sc_arena_printf(a, "op '" SC_QUOTE_FMT "' is unknown to SDY sharding rule registry", SC_QUOTE_ARG(op->name));
 }
 
+/* A rule written on the op must describe its tensors: as many mappings as operands and results, each
+ * of its tensor's rank (propagation indexes dimensions through it). NULL when it does. */
+static const char *tensors_mismatch(sc_arena *a, const prop_tensor *t, uint32_t n, uint32_t want, bool results,
+                                    const sc_op *op) {
+  const char *what = results ? "results" : "operands";
+  if (n != want) return sc_arena_printf(a, "number of %s and mappings must match: %u != %u", what, want, n);
+  for (uint32_t i = 0; i < n; i++) {
+    pb_shape s = shape_of(a, results ? result_type(op, i) : operand_type(op, i));
+    if (s.rank < 0) continue; /* type not known here: nothing to compare */
+    if ((uint32_t)s.rank != t[i].rank)
+      return sc_arena_printf(a, "%s %u - mapping rank must match: %u != %d", results ? "result" : "operand", i,
+                             t[i].rank, s.rank);
+  }
+  return NULL;
+}
+
+static const char *written_rule_mismatch(sc_arena *a, const sc_op *op, const prop_rule *r) {
+  const char *e = tensors_mismatch(a, r->operands, r->noperands, op->noperands, false, op);
+  if (!e) e = tensors_mismatch(a, r->results, r->nresults, op->nresults, true, op);
+  return e ? sc_arena_printf(a, "sdy.sharding_rule on '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(op->name), e) : NULL;
+}
+
 const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, const prop_rule_options *opt,
                               const char **err) {
   static const prop_rule_options defaults = {false, NULL};
@@ -746,8 +768,9 @@ const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, 
   const sc_attr *written = sc_op_attr(op, "sdy.sharding_rule");
   if (written) {
     const prop_rule *r = prop_rule_parse(a, sc_span_trim(written->value), &e);
-    if (!r && err) *err = e;
-    return r;
+    if (r) e = written_rule_mismatch(a, op, r);
+    if (e && err) *err = e;
+    return e ? NULL : r;
   }
   rule_fn fn = find_rule(op);
   if (!fn || fn == r_none) return NULL;

@@ -192,11 +192,16 @@ static bool read_sizes(rp *r, prop_rule *rule) {
 static bool read_kind(rp *r, prop_rule *rule, int type, bool blocked) {
   if (!eat(r, "=") || !eat(r, "{")) return fail(r, "expected '={' after a factor kind");
   if (eat(r, "}")) return true;
+  int64_t prev = -1;
   do {
     skip_ws(r);
     uint32_t idx;
     if (!read_symbol(r, &idx)) return false;
     if (idx >= rule->nfactors) return fail(r, "a factor kind names a factor without a size");
+    if ((int64_t)idx <= prev)
+      return fail(r, (int64_t)idx == prev ? "indices of special factors must be unique"
+                                          : "indices of special factors must be sorted");
+    prev = idx;
     prop_factor *f = &rule->factors[idx];
     if (blocked) f->blocked = true;
     else if (f->type != PROP_FACTOR_PASS_THROUGH && f->type != type)
