@@ -19,6 +19,7 @@ typedef struct {
   size_t len;
   const sc_propagate_options *opt;
   sc_propagate_result *out;
+  bool warned_custom_call, warned_op; /* Shardy warns once per process about each kind of unknown op */
 } propagate_run;
 
 static void add_message(propagate_run *run, const sc_linemap *lines, message_vec *msgs, sc_severity sev,
@@ -32,7 +33,7 @@ static void add_message(propagate_run *run, const sc_linemap *lines, message_vec
  * that keeps a rule written on it keeps that one. */
 static void annotate_rules(propagate_run *run, const sc_module *m, const sc_linemap *lines, prop_printer *pr,
                            message_vec *msgs) {
-  prop_rule_options ro = {run->opt->conservative};
+  prop_rule_options ro = {run->opt->conservative, prop_rule_facts_build(run->arena, m)};
   for (uint32_t i = 0; i < m->nops; i++) {
     const sc_op *op = m->ops[i];
     sc_arena_step(run->arena, 1);
@@ -41,6 +42,12 @@ static void annotate_rules(propagate_run *run, const sc_module *m, const sc_line
     const prop_rule *rule = prop_rule_of(run->arena, m, op, &ro, &err);
     if (rule) prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(run->arena, rule));
     else if (err) add_message(run, lines, msgs, SC_SEV_WARNING, op->pos.offset, err);
+    const char *unknown = rule || err ? NULL : prop_rule_warning(run->arena, op);
+    bool *warned = op->kind == SC_OP_CUSTOM_CALL ? &run->warned_custom_call : &run->warned_op;
+    if (unknown && !*warned) {
+      *warned = true;
+      add_message(run, lines, msgs, SC_SEV_WARNING, op->pos.offset, unknown);
+    }
   }
 }
 
@@ -127,6 +134,6 @@ sc_status sc_propagate(sc_arena *arena, const char *buf, size_t len, const sc_pr
   static const sc_propagate_options defaults;
   memset(out, 0, sizeof *out);
   out->text = "";
-  propagate_run run = {arena, buf, len, options ? options : &defaults, out};
+  propagate_run run = {arena, buf, len, options ? options : &defaults, out, false, false};
   return propagate_guarded(&run);
 }

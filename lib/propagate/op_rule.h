@@ -59,10 +59,20 @@ typedef struct {
   bool custom; /* written on the op as sdy.sharding_rule (custom_partitioning), not built here */
 } prop_rule;
 
+/* What some rules ask about the rest of the module (Shardy's X64Combine rule: is the result used by an
+ * rng_bit_generator?), gathered in one linear pass so that a whole module's rules cost linear time. */
+typedef struct prop_rule_facts prop_rule_facts;
+
+/* Built once per module (arena-owned; read-only afterwards, so any thread may share it). */
+const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const sc_module *m);
+
 typedef struct {
   /* Shardy's conservative-propagation=true: factors that need communication to stay sharded are
    * need-replication instead (see the registry for which ops this changes). */
   bool conservative;
+  /* prop_rule_facts_build(m), or NULL: then the few rules that need it scan the op's enclosing
+   * region (fine for one op; callers that visit every op pass the facts). */
+  const prop_rule_facts *facts;
 } prop_rule_options;
 
 /* The rule of `op`, built from its kind, operand/result types and attributes the way Shardy's
@@ -72,6 +82,12 @@ typedef struct {
  * attributes do not fit it (e.g. an unranked operand); `err` may be NULL. */
 const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, const prop_rule_options *opt,
                               const char **err);
+
+/* The warning Shardy's registry emits for an op it does not know (`custom call @foo is unknown to SDY
+ * sharding rule registry`, `op 'x.y' is unknown to SDY sharding rule registry`), or NULL when it knows
+ * the op (with or without a rule) or the op is a terminator. Arena string. Shardy emits it once per
+ * process and kind (a once-flag), so a caller reproducing its output reports only the first. */
+const char *prop_rule_warning(sc_arena *a, const sc_op *op);
 
 /* Parses the text of an `#sdy.op_sharding_rule<...>` attribute (as written on an op). NULL with *err
  * (arena message) when it is malformed. */

@@ -171,8 +171,12 @@ def run_file(cli, path, tmp, verbose):
             results.append(("(expected diagnostics)", ok, err))
             continue
         stream = (err + out) if with_stderr and not verify else out
-        for label, checks in blocks_of(chunk):
-            ok, detail = filecheck(checks, stream, tmp) if rc == 0 else (False, err)
+        blocks = blocks_of(chunk)
+        for k, (label, checks) in enumerate(blocks):
+            # FileCheck first splits the input at the CHECK-LABEL matches, so a block's CHECK-NOT only
+            # looks up to the next label: the next block's label line bounds this block the same way.
+            bound = [blocks[k + 1][1][0]] if k + 1 < len(blocks) and "CHECK-LABEL:" in blocks[k + 1][1][0] else []
+            ok, detail = filecheck(checks + bound, stream, tmp) if rc == 0 else (False, err)
             results.append((label, ok, detail))
     return name, results
 
