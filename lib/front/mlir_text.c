@@ -1812,6 +1812,21 @@ static void take_operand_names(P *p, sc_op *op, size_t base) {
   (void)n;
 }
 
+/* Pretty `stablehlo.reduce(%a init: %i), (%b init: %j)` writes (input, init) pairs; the op's operands
+ * are its inputs, then their inits (the generic form's order). */
+static void order_reduce_operands(P *p, sc_op *op) {
+  uint32_t n = op->noperands, half = n / 2;
+  if (n < 4 || n % 2) return;
+  sc_value **v = sc_arena_alloc(p->a, n * sizeof *v);
+  sc_span *names = op->operand_names ? sc_arena_alloc(p->a, n * sizeof *names) : NULL;
+  for (uint32_t k = 0; k < half; k++) {
+    v[k] = op->operands[2 * k], v[half + k] = op->operands[2 * k + 1];
+    if (names) names[k] = op->operand_names[2 * k], names[half + k] = op->operand_names[2 * k + 1];
+  }
+  op->operands = v;
+  if (names) op->operand_names = names;
+}
+
 /* The op's lists become exact-size arrays; results get their types; symbols and properties that the
  * generic form keeps in attributes are mapped. */
 static void finish_op(P *p, op_state *st, tok first) {
@@ -1823,6 +1838,7 @@ static void finish_op(P *p, op_state *st, tok first) {
   TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
   TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
   take_operand_names(p, op, st->names);
+  if (!op->generic && sc_span_eq(op->name, "stablehlo.reduce")) order_reduce_operands(p, op);
   op->regions = st->regions.v;
   op->nregions = (uint32_t)st->regions.n;
   for (uint32_t i = 0; i < op->nresults; i++) {

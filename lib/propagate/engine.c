@@ -19,6 +19,7 @@ struct prop_engine {
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   const prop_rule **rules;    /* per op id, built on first need */
   uint8_t *rule_known;
+  const prop_rule_facts *facts;
   const sc_op **entry_funcs;  /* functions whose results follow their return values */
   uint32_t nentry_funcs;
   sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
@@ -217,7 +218,7 @@ static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_re
 static const prop_rule *rule_of(prop_engine *e, const sc_op *op) {
   if (!e->rule_known[op->id]) {
     e->rule_known[op->id] = 1;
-    prop_rule_options ro = {e->opt.conservative};
+    prop_rule_options ro = {e->opt.conservative, e->facts};
     e->rules[op->id] = prop_rule_of(e->a, e->m, op, &ro, NULL);
   }
   return e->rules[op->id];
@@ -292,6 +293,7 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   seed(e);
   e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
+  e->facts = prop_rule_facts_build(a, m);
   worklist w = {sc_arena_alloc(a, (m->nops + 1) * sizeof *w.stack), 0, sc_arena_calloc(a, m->nops + 1, 1)};
   propagate_func_results(e, NULL);
   for (uint32_t i = m->nops; i-- > 0;) push(&w, m->ops[i]->id); /* popped in program order */

@@ -266,6 +266,67 @@ static void put_nonblank_lines(sc_astr *out, const char *p, size_t n) {
   }
 }
 
+/* ---- one op per line ------------------------------------------------------------------------------ */
+
+typedef SC_VEC(uint32_t) offsets;
+
+/* [begin, end) of the ops (and block labels) inside region `r`, or false when it holds none. */
+static bool region_body(const sc_module *m, const sc_region *r, uint32_t *begin, uint32_t *end) {
+  bool any = false;
+  for (uint32_t b = 0; b < r->nblocks; b++) {
+    const sc_block *blk = r->blocks[b];
+    uint32_t first = UINT32_MAX, last = 0;
+    if (blk->label.n) first = (uint32_t)(blk->label.p - m->buf), last = first + blk->label.n;
+    if (blk->nops) {
+      if (blk->ops[0]->pos.offset < first) first = blk->ops[0]->pos.offset;
+      if (blk->ops[blk->nops - 1]->end > last) last = blk->ops[blk->nops - 1]->end;
+    }
+    if (first == UINT32_MAX) continue;
+    if (!any || first < *begin) *begin = first;
+    if (!any || last > *end) *end = last;
+    any = true;
+  }
+  return any;
+}
+
+/* The line breaks inside an op's own text (not its regions' bodies, nor the breaks that open and
+ * close them): sdy_opt prints every op on one line, so these become spaces. */
+static void collect_op_joins(sc_arena *a, const sc_module *m, const sc_op *op, offsets *joins) {
+  uint32_t nb = 0, *bb = sc_arena_alloc(a, (op->nregions + 1) * sizeof *bb), *be = sc_arena_alloc(a, (op->nregions + 1) * sizeof *be);
+  for (uint32_t r = 0; r < op->nregions; r++)
+    if (region_body(m, op->regions[r], &bb[nb], &be[nb])) nb++;
+  const char *buf = m->buf;
+  uint32_t at = op->pos.offset, k = 0;
+  while (at < op->end) {
+    if (k < nb && at >= bb[k]) {
+      at = be[k++];
+      continue;
+    }
+    char c = buf[at];
+    if (c == '"') {
+      at = (uint32_t)(sc_skip_string(buf + at, buf + op->end) - buf);
+      continue;
+    }
+    if (c == '/' && at + 1 < op->end && buf[at + 1] == '/') {
+      while (at < op->end && buf[at] != '\n') at++;
+      continue;
+    }
+    if (c == '\n') {
+      uint32_t q = at, r = at;
+      while (q > op->pos.offset && (buf[q - 1] == ' ' || buf[q - 1] == '\t' || buf[q - 1] == '\r' || buf[q - 1] == '\n')) q--;
+      while (r < op->end && (buf[r] == ' ' || buf[r] == '\t' || buf[r] == '\r' || buf[r] == '\n')) r++;
+      bool opens = k < nb && r == bb[k], closes = k > 0 && q == be[k - 1];
+      if (!opens && !closes) SC_PUSH(a, *joins, at);
+    }
+    at++;
+  }
+}
+
+static int offset_cmp(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return (a > b) - (a < b);
+}
+
 static int replacement_cmp(const void *x, const void *y) {
   const replacement *a = x, *b = y;
   return (a->begin > b->begin) - (a->begin < b->begin);
@@ -287,13 +348,31 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
     }
     i = j;
   }
+  /* line breaks inside ops become replacements by a space (the text after them loses its indent) */
+  offsets joins = {0};
+  for (uint32_t i = 0; i < p->module->nops; i++) {
+    const sc_op *op = p->module->ops[i];
+    if (op->kind != SC_OP_MODULE && op->pos.offset >= begin && op->end <= end) collect_op_joins(a, p->module, op, &joins);
+  }
+  if (joins.n > 1) qsort(joins.v, joins.n, sizeof *joins.v, offset_cmp);
+  for (size_t i = 0; i < joins.n; i++) {
+    uint32_t j = joins.v[i], e = j + 1;
+    while (e < end && (p->module->buf[e] == ' ' || p->module->buf[e] == '\t')) e++;
+    replacement r = {j, e, " "};
+    SC_PUSH(a, reps, r);
+  }
   if (reps.n > 1) qsort(reps.v, reps.n, sizeof *reps.v, replacement_cmp);
   sc_astr text = SC_ASTR_INIT(a);
   uint32_t at = begin;
   for (size_t i = 0; i < reps.n; i++) {
-    if (reps.v[i].begin < at) continue; /* overlapping slots cannot happen for distinct ops; be safe */
+    if (reps.v[i].begin < at) continue; /* a join inside a replaced signature: the signature wins */
     put_without_comments(&text, p->module->buf, at, reps.v[i].begin);
-    sc_astr_puts(&text, reps.v[i].text);
+    if (reps.v[i].text[0] == ' ' && !reps.v[i].text[1]) { /* a join: one space between tokens */
+      while (text.n && (text.p[text.n - 1] == ' ' || text.p[text.n - 1] == '\t')) text.n--;
+      if (text.n && text.p[text.n - 1] != '\n') sc_astr_puts(&text, " ");
+    } else {
+      sc_astr_puts(&text, reps.v[i].text);
+    }
     at = reps.v[i].end;
   }
   put_without_comments(&text, p->module->buf, at, end);

@@ -2,7 +2,8 @@
  *
  * The printer works on the module's own text (MLIR text inputs): ops are copied as written, comments
  * and the blank lines they leave are dropped (FileCheck patterns live in comments: an echoed comment
- * would match itself), and each attribute a pass set is written into the op's attribute dictionary,
+ * would match itself), every op's own text is joined onto one line (its regions' bodies keep theirs),
+ * and each attribute a pass set is written into the op's attribute dictionary,
  * which keeps MLIR's order (sorted by name), or into a new `{...}` before the op's type trailer.
  * Edits are collected first, then the text is emitted in one pass: linear in the input plus the edits.
  * Everything lives in the caller's arena; one thread at a time per printer. */

@@ -47,9 +47,9 @@ PASSES = [
 
 # Blocks known to fail, each with why: (file, label or "*") -> reason. A block listed here that passes
 # fails the run, so the list shrinks as propagate grows.
-NOT_YET = "propagate implements -sdy-populate-op-sharding-rules; this pass is not implemented yet"
+NOT_YET = ("propagate implements -sdy-populate-op-sharding-rules and -sdy-basic-propagate without data-flow "
+           "edges and manual computations; this file needs what is not implemented yet")
 EXPECTED_FAILURES = {
-    ("basic_propagation_keep_sharding_rules.mlir", "*"): NOT_YET,
     ("basic_propagation_manual_computation.mlir", "*"): NOT_YET,
     ("propagation_pipeline.mlir", "*"): NOT_YET,
     ("user_priority_propagation.mlir", "*"): NOT_YET,
