@@ -6,6 +6,20 @@
 
 typedef const prop_sharding *sharding_ref;
 
+/* A data-flow edge: its owner (the value whose sharding it keeps) and the sources that flow into it,
+ * propagated as an op with an identity rule (Shardy's ShardableDataFlowOpInterface). */
+typedef enum { EDGE_PLAIN = 0, EDGE_MANUAL_ARG, EDGE_MANUAL_RESULT } edge_kind;
+typedef struct {
+  const sc_op *op;
+  const sc_value *owner_value;
+  uint32_t owner;
+  uint32_t *sources;
+  const sc_value **source_values;
+  uint32_t nsources;
+  uint32_t index; /* the argument or result number */
+  uint8_t kind;
+} prop_edge;
+
 struct prop_engine {
   sc_arena *a;
   const sc_module *m;
@@ -15,7 +29,11 @@ struct prop_engine {
   sc_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
   const sc_block **block_keys;
   uint32_t nslots;
+  uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args) */
   sharding_ref *sh, *initial; /* per slot: current and seeded sharding */
+  SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
+  uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of */
+  sharding_ref **in_global;   /* per op id of a manual/named computation: its in_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   const prop_rule **rules;    /* per op id, built on first need */
   uint8_t *rule_known;
@@ -25,7 +43,7 @@ struct prop_engine {
   sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
 };
 
-static uint32_t slot_of(const prop_engine *e, const sc_value *v) {
+static uint32_t raw_slot(const prop_engine *e, const sc_value *v) {
   if (!v) return UINT32_MAX;
   if (v->def) return e->result_base[v->def->id] + v->index;
   if (v->block) {
@@ -33,6 +51,11 @@ static uint32_t slot_of(const prop_engine *e, const sc_value *v) {
     if (sc_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
   }
   return UINT32_MAX;
+}
+
+static uint32_t slot_of(const prop_engine *e, const sc_value *v) {
+  uint32_t s = raw_slot(e, v);
+  return s < e->nslots && e->alias ? e->alias[s] : s;
 }
 
 /* Slots: every op's results, then the arguments of the blocks of its regions. */
@@ -59,6 +82,158 @@ static void number_values(prop_engine *e) {
       }
   }
   e->nslots = n;
+}
+
+
+/* ---- data-flow edges ----------------------------------------------------------------------------- */
+
+static const sc_op *region_terminator(const sc_region *r) {
+  if (!r || !r->nblocks) return NULL;
+  const sc_block *b = r->blocks[r->nblocks - 1];
+  return b->nops ? b->ops[b->nops - 1] : NULL;
+}
+
+static const sc_value *block_arg(const sc_region *r, uint32_t i) {
+  return r && r->nblocks && i < r->blocks[0]->nargs ? r->blocks[0]->args[i] : NULL;
+}
+
+static void add_edge(prop_engine *e, const sc_op *op, const sc_value *owner, sc_value *const *sources, uint32_t n,
+                     uint32_t index, edge_kind kind) {
+  uint32_t o = raw_slot(e, owner);
+  if (o >= e->nslots) return;
+  prop_edge edge = {op, owner, o, sc_arena_alloc(e->a, (n ? n : 1) * sizeof(uint32_t)),
+                    sc_arena_alloc(e->a, (n ? n : 1) * sizeof(sc_value *)), 0, index, (uint8_t)kind};
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t src = raw_slot(e, sources[k]);
+    if (src >= e->nslots) continue;
+    edge.source_values[edge.nsources] = sources[k];
+    edge.sources[edge.nsources++] = src;
+  }
+  SC_PUSH(e->a, e->edges, edge);
+}
+
+static bool is_optimization_barrier(const sc_op *op) {
+  return sc_span_eq(op->name, "stablehlo.optimization_barrier") || sc_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
+}
+
+/* The edges of one data-flow op (Shardy's while, case, optimization_barrier, named and manual
+ * computations); a while's block arguments share their result's sharding (aliases). */
+static void op_edges(prop_engine *e, const sc_op *op) {
+  sc_value *src[2];
+  if (op->kind == SC_OP_WHILE && op->nregions == 2) {
+    const sc_op *ret = region_terminator(op->regions[1]);
+    for (uint32_t i = 0; i < op->nresults; i++) {
+      uint32_t n = 0;
+      if (i < op->noperands) src[n++] = op->operands[i];
+      if (ret && i < ret->noperands) src[n++] = ret->operands[i];
+      add_edge(e, op, op->results[i], src, n, i, EDGE_PLAIN);
+      uint32_t owner = raw_slot(e, op->results[i]);
+      for (uint32_t r = 0; r < 2; r++) {
+        uint32_t t = raw_slot(e, block_arg(op->regions[r], i));
+        if (t < e->nslots && owner < e->nslots) e->alias[t] = owner;
+      }
+    }
+  } else if (op->kind == SC_OP_CASE) {
+    sc_value **srcs = sc_arena_alloc(e->a, (op->nregions + 1) * sizeof *srcs);
+    for (uint32_t i = 0; i < op->nresults; i++) {
+      uint32_t n = 0;
+      for (uint32_t r = 0; r < op->nregions; r++) {
+        const sc_op *ret = region_terminator(op->regions[r]);
+        if (ret && i < ret->noperands) srcs[n++] = ret->operands[i];
+      }
+      add_edge(e, op, op->results[i], srcs, n, i, EDGE_PLAIN);
+    }
+  } else if (is_optimization_barrier(op)) {
+    for (uint32_t i = 0; i < op->nresults && i < op->noperands; i++) add_edge(e, op, op->results[i], &op->operands[i], 1, i, EDGE_PLAIN);
+  } else if ((op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) && op->nregions) {
+    bool manual = op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
+    const sc_op *ret = region_terminator(op->regions[0]);
+    for (uint32_t i = 0; i < op->noperands; i++)
+      add_edge(e, op, block_arg(op->regions[0], i), &op->operands[i], 1, i, manual ? EDGE_MANUAL_ARG : EDGE_PLAIN);
+    for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
+      add_edge(e, op, op->results[i], &ret->operands[i], 1, i, manual ? EDGE_MANUAL_RESULT : EDGE_PLAIN);
+  }
+}
+
+static void build_edges(prop_engine *e) {
+  e->alias = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
+  for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
+  for (uint32_t i = 0; i < e->m->nops; i++) op_edges(e, e->m->ops[i]);
+  /* sources and owners through aliases, then the slot -> edges index */
+  e->edge_start = sc_arena_calloc(e->a, e->nslots + 2, sizeof *e->edge_start);
+  for (size_t k = 0; k < e->edges.n; k++) {
+    prop_edge *edge = &e->edges.v[k];
+    edge->owner = e->alias[edge->owner];
+    e->edge_start[edge->owner + 2]++;
+    for (uint32_t j = 0; j < edge->nsources; j++) {
+      edge->sources[j] = e->alias[edge->sources[j]];
+      e->edge_start[edge->sources[j] + 2]++;
+    }
+  }
+  for (uint32_t s = 0; s < e->nslots; s++) e->edge_start[s + 2] += e->edge_start[s + 1];
+  e->edge_ids = sc_arena_alloc(e->a, (e->edge_start[e->nslots + 1] + 1) * sizeof *e->edge_ids);
+  for (size_t k = 0; k < e->edges.n; k++) {
+    const prop_edge *edge = &e->edges.v[k];
+    e->edge_ids[e->edge_start[edge->owner + 1]++] = (uint32_t)k;
+    for (uint32_t j = 0; j < edge->nsources; j++) e->edge_ids[e->edge_start[edge->sources[j] + 1]++] = (uint32_t)k;
+  }
+}
+
+/* ---- manual axes --------------------------------------------------------------------------------- */
+
+static bool axis_is_manual(const sc_sdy_op_info *x, const prop_sharding *s, uint32_t axis) {
+  sc_span name = s->mesh->axes[axis].name;
+  for (uint32_t i = 0; i < x->nmanual_axes; i++)
+    if (x->manual_axes[i].name.n == name.n && !memcmp(x->manual_axes[i].name.p, name.p, name.n)) return true;
+  return false;
+}
+
+static prop_axes filter_free(sc_arena *a, const sc_sdy_op_info *x, const prop_sharding *s, prop_axes in) {
+  prop_axes out = {sc_arena_alloc(a, (in.n ? in.n : 1) * sizeof *out.v), 0};
+  for (uint32_t i = 0; i < in.n; i++)
+    if (!axis_is_manual(x, s, in.v[i].axis)) out.v[out.n++] = in.v[i];
+  return out;
+}
+
+/* Shardy's eraseManualAxes: each dimension without its leading manual axes; free replicated/unreduced. */
+static sharding_ref erase_manual(sc_arena *a, const sc_op *op, const sc_model *model, sharding_ref s) {
+  const sc_sdy_op_info *x = sc_model_op(model, op)->sdy_op;
+  if (!s || !x->nmanual_axes) return s;
+  prop_sharding *r = prop_sharding_open(a, s->mesh, s->mesh_name, s->rank);
+  for (uint32_t d = 0; d < s->rank; d++) {
+    uint32_t k = 0;
+    while (k < s->dims[d].axes.n && axis_is_manual(x, s, s->dims[d].axes.v[k].axis)) k++;
+    r->dims[d] = s->dims[d];
+    r->dims[d].axes.v += k;
+    r->dims[d].axes.n -= k;
+  }
+  r->replicated = filter_free(a, x, s, s->replicated);
+  r->unreduced = filter_free(a, x, s, s->unreduced);
+  return r;
+}
+
+/* Shardy's addFreeAxesToManualComputationSharding: `outer`'s leading manual axes, then `inner`'s axes,
+ * open/closed and priority as `inner`, replicated/unreduced as `outer`. */
+static sharding_ref add_free(sc_arena *a, const sc_op *op, const sc_model *model, sharding_ref outer, sharding_ref inner) {
+  const sc_sdy_op_info *x = sc_model_op(model, op)->sdy_op;
+  if (!inner) return outer;
+  if (!outer || outer->rank != inner->rank) return inner;
+  prop_sharding *r = prop_sharding_open(a, inner->mesh, inner->mesh_name, inner->rank);
+  for (uint32_t d = 0; d < inner->rank; d++) {
+    uint32_t k = 0;
+    while (k < outer->dims[d].axes.n && axis_is_manual(x, outer, outer->dims[d].axes.v[k].axis)) k++;
+    uint32_t n = k + inner->dims[d].axes.n;
+    prop_axis *v = sc_arena_alloc(a, (n ? n : 1) * sizeof *v);
+    memcpy(v, outer->dims[d].axes.v, k * sizeof *v);
+    if (inner->dims[d].axes.n) memcpy(v + k, inner->dims[d].axes.v, inner->dims[d].axes.n * sizeof *v);
+    r->dims[d].axes.v = v;
+    r->dims[d].axes.n = n;
+    r->dims[d].closed = inner->dims[d].closed;
+    r->dims[d].priority = inner->dims[d].priority;
+  }
+  r->replicated = outer->replicated;
+  r->unreduced = outer->unreduced;
+  return r;
 }
 
 static void index_uses(prop_engine *e) {
@@ -105,6 +280,19 @@ static void seed(prop_engine *e) {
     const sc_op *op = m->ops[i];
     for (uint32_t r = 0; r < op->nresults; r++)
       e->sh[e->result_base[op->id] + r] = seed_of(e, sc_model_result_sharding(e->model, op, r));
+  }
+  e->in_global = sc_arena_calloc(e->a, m->nops + 1, sizeof *e->in_global);
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *op = m->ops[i];
+    if ((op->kind != SC_OP_SDY_MANUAL_COMPUTATION && op->kind != SC_OP_SDY_NAMED_COMPUTATION) || !op->nregions) continue;
+    const sc_annotation *in = &sc_model_op(e->model, op)->sdy_op->in_shardings;
+    e->in_global[op->id] = sc_arena_calloc(e->a, op->noperands + 1, sizeof **e->in_global);
+    for (uint32_t k = 0; k < op->noperands; k++) {
+      sharding_ref g = k < in->nvalues ? seed_of(e, in->values[k]) : NULL;
+      e->in_global[op->id][k] = g;
+      uint32_t slot = raw_slot(e, block_arg(op->regions[0], k));
+      if (slot < e->nslots) e->sh[slot] = erase_manual(e->a, op, e->model, g);
+    }
   }
   e->func_results = sc_arena_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results);
   e->func_results_initial = sc_arena_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results_initial);
@@ -166,19 +354,112 @@ static void push(worklist *w, uint32_t op_id) {
 static void notify(prop_engine *e, worklist *w, const sc_value *v, uint32_t slot, uint32_t current) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
     if (e->users[k] != current) push(w, e->users[k]);
-  const sc_op *owner = v->def ? v->def : v->block && v->block->parent ? v->block->parent->parent : NULL;
+  for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++)
+    if (e->m->nops + e->edge_ids[k] != current) push(w, e->m->nops + e->edge_ids[k]);
+  const sc_op *owner = v && v->def ? v->def : v && v->block && v->block->parent ? v->block->parent->parent : NULL;
   if (owner && owner->id != current) push(w, owner->id);
 }
 
-/* The common mesh of the shardings present, or NULL when there is none or they disagree. */
+static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
+                              const prop_direction *directions);
+
+static bool span_has(sc_span s, const char *word) {
+  size_t n = strlen(word);
+  for (uint32_t i = 0; i + n <= s.n; i++)
+    if (!memcmp(s.p + i, word, n)) return true;
+  return false;
+}
+
+/* A static tensor type's dimensions, or false. */
+static bool static_dims(sc_arena *a, sc_span type, int64_t **dims, uint32_t *rank) {
+  sc_tensor_type tt;
+  if (!sc_parse_tensor_type(a, type, &tt) || tt.rank < 0) return false;
+  for (int32_t d = 0; d < tt.rank; d++)
+    if (tt.dims[d] < 0) return false;
+  *dims = tt.dims;
+  *rank = (uint32_t)tt.rank;
+  return true;
+}
+
+/* Propagates along a data-flow edge: its sources and its owner, as an op with an identity rule. A
+ * manual computation's owners see the other side through its manual axes (Shardy's
+ * transformTargetSharding): a body argument is compared in the global view of its in_sharding, a
+ * result in the local view of the body. */
+static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
+  const prop_edge *edge = &e->edges.v[k];
+  int64_t *dims;
+  uint32_t rank;
+  if (!static_dims(e->a, edge->owner_value->type, &dims, &rank)) return;
+  uint32_t n = edge->nsources + 1;
+  sharding_ref *all = sc_arena_alloc(e->a, n * sizeof *all);
+  for (uint32_t j = 0; j < edge->nsources; j++) all[j] = e->sh[edge->sources[j]];
+  sharding_ref target = e->sh[edge->owner];
+  /* the in_sharding as written gives the manual axes (the op's attribute changes only when edges sink) */
+  sharding_ref in_global = edge->kind == EDGE_MANUAL_ARG ? e->in_global[edge->op->id][edge->index] : NULL;
+  if (edge->kind == EDGE_MANUAL_ARG) target = add_free(e->a, edge->op, e->model, in_global, target);
+  else if (edge->kind == EDGE_MANUAL_RESULT) target = erase_manual(e->a, edge->op, e->model, target);
+  all[n - 1] = target;
+  bool *changed = sc_arena_alloc(e->a, n * sizeof *changed);
+  if (!propagate_tensors(e, identity_rule(e->a, dims, rank, edge->nsources), all, changed, NULL)) return;
+  for (uint32_t j = 0; j < edge->nsources; j++)
+    if (changed[j]) {
+      e->sh[edge->sources[j]] = all[j];
+      notify(e, w, edge->source_values[j], edge->sources[j], e->m->nops + k);
+    }
+  if (!changed[n - 1]) return;
+  sharding_ref owner = all[n - 1];
+  if (edge->kind == EDGE_MANUAL_ARG) {
+    owner = erase_manual(e->a, edge->op, e->model, owner);
+  } else if (edge->kind == EDGE_MANUAL_RESULT) {
+    owner = add_free(e->a, edge->op, e->model, e->sh[edge->owner], owner);
+  }
+  if (prop_sharding_eq(owner, e->sh[edge->owner])) return;
+  e->sh[edge->owner] = owner;
+  notify(e, w, edge->owner_value, edge->owner, e->m->nops + k);
+}
+
+/* sdy.propagation_barrier: an identity rule that lets shardings through in one direction only. */
+static const prop_rule *barrier_rule(prop_engine *e, const sc_op *op, prop_direction **directions) {
+  int64_t *dims;
+  uint32_t rank;
+  if (op->nresults != 1 || op->noperands != 1 || !static_dims(e->a, op->results[0]->type, &dims, &rank)) return NULL;
+  const sc_sdy_item *item = sc_model_sdy_item(e->model, op, "allowed_direction");
+  const sc_attr *attr = item ? NULL : sc_op_attr(op, "allowed_direction");
+  sc_span v = item ? item->value : attr ? attr->value : (sc_span){0};
+  prop_direction dir = PROP_DIR_NONE;
+  if (span_has(v, "BOTH")) dir = PROP_DIR_BOTH;
+  else if (span_has(v, "FORWARD")) dir = PROP_DIR_FORWARD;
+  else if (span_has(v, "BACKWARD")) dir = PROP_DIR_BACKWARD;
+  *directions = sc_arena_alloc(e->a, (rank ? rank : 1) * sizeof **directions);
+  for (uint32_t d = 0; d < rank; d++) (*directions)[d] = dir;
+  return identity_rule(e->a, dims, rank, 1);
+}
+
+static bool mesh_empty(const sc_mesh *m) { return !m->naxes && !m->ndevice_ids; }
+
+/* Meshes that are the same under two names: the same axes (names, sizes, order) and devices. */
+static bool mesh_equal(const sc_mesh *a, const sc_mesh *b) {
+  if (a == b) return true;
+  if (a->naxes != b->naxes || a->ndevice_ids != b->ndevice_ids || a->maximal != b->maximal) return false;
+  for (uint32_t i = 0; i < a->naxes; i++)
+    if (a->axes[i].size != b->axes[i].size || a->axes[i].name.n != b->axes[i].name.n ||
+        memcmp(a->axes[i].name.p, b->axes[i].name.p, a->axes[i].name.n) != 0)
+      return false;
+  for (uint32_t i = 0; i < a->ndevice_ids; i++)
+    if (a->device_ids[i] != b->device_ids[i]) return false;
+  return true;
+}
+
+/* Shardy's getCommonMeshOrRef: the first non-empty mesh of the shardings present; empty meshes go
+ * along with any; two different meshes, or none, or a maximal one: no propagation. */
 static bool common_mesh(const sharding_ref *all, uint32_t n, const sc_mesh **mesh, sc_span *name) {
   *mesh = NULL;
   for (uint32_t i = 0; i < n; i++) {
     if (!all[i]) continue;
-    if (!*mesh) {
+    if (!*mesh || mesh_empty(*mesh)) {
       *mesh = all[i]->mesh;
       *name = all[i]->mesh_name;
-    } else if (all[i]->mesh != *mesh)
+    } else if (!mesh_empty(all[i]->mesh) && !mesh_equal(all[i]->mesh, *mesh))
       return false;
   }
   return *mesh != NULL && !(*mesh)->maximal;
@@ -194,7 +475,8 @@ static bool ranks_fit(const prop_rule *rule, const sharding_ref *all) {
 
 /* Propagates across one op whose tensors' shardings are `all` (operands then results); writes the ones
  * that grew into `all` and sets changed[i]. Returns whether any changed. */
-static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed) {
+static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
+                              const prop_direction *directions) {
   uint32_t n = rule->noperands + rule->nresults;
   const sc_mesh *mesh;
   sc_span mesh_name = {0};
@@ -202,7 +484,7 @@ static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_re
   prop_projection p;
   prop_project(e->a, &p, rule, mesh, all, all + rule->noperands, false);
   bool *updated = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *updated);
-  prop_basic_factor_propagation(e->a, &p, NULL, e->opt.conservative, updated);
+  prop_basic_factor_propagation(e->a, &p, directions, e->opt.conservative, updated);
   bool any = false;
   for (uint32_t i = 0; i < n; i++) {
     changed[i] = false;
@@ -225,7 +507,8 @@ static const prop_rule *rule_of(prop_engine *e, const sc_op *op) {
 }
 
 static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
-  const prop_rule *rule = rule_of(e, op);
+  prop_direction *directions = NULL;
+  const prop_rule *rule = op->kind == SC_OP_SDY_PROPAGATION_BARRIER ? barrier_rule(e, op, &directions) : rule_of(e, op);
   if (!rule || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
   uint32_t n = op->noperands + op->nresults;
   sharding_ref *all = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *all);
@@ -237,7 +520,7 @@ static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
     all[i] = e->sh[slots[i]];
   }
   bool *changed = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *changed);
-  if (!propagate_tensors(e, rule, all, changed)) return;
+  if (!propagate_tensors(e, rule, all, changed, directions)) return;
   for (uint32_t i = 0; i < n; i++) {
     if (!changed[i]) continue;
     e->sh[slots[i]] = all[i];
@@ -271,7 +554,7 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
       const prop_rule *rule = identity_rule(e->a, tt.dims, (uint32_t)tt.rank, 1);
       sharding_ref all[2] = {e->sh[slot], e->func_results[f][k]};
       bool changed[2];
-      if (!propagate_tensors(e, rule, all, changed)) continue;
+      if (!propagate_tensors(e, rule, all, changed, NULL)) continue;
       if (changed[0]) {
         e->sh[slot] = all[0];
         if (w) notify(e, w, v, slot, UINT32_MAX);
@@ -288,20 +571,25 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   e->model = model;
   e->opt = *o;
   number_values(e);
+  build_edges(e);
   index_uses(e);
   find_entry_funcs(e);
   seed(e);
   e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
   e->facts = prop_rule_facts_build(a, m);
-  worklist w = {sc_arena_alloc(a, (m->nops + 1) * sizeof *w.stack), 0, sc_arena_calloc(a, m->nops + 1, 1)};
+  uint32_t nitems = m->nops + (uint32_t)e->edges.n;
+  worklist w = {sc_arena_alloc(a, (nitems + 1) * sizeof *w.stack), 0, sc_arena_calloc(a, nitems + 1, 1)};
   propagate_func_results(e, NULL);
-  for (uint32_t i = m->nops; i-- > 0;) push(&w, m->ops[i]->id); /* popped in program order */
+  /* popped in program order, each data-flow op's edges right after it */
+  for (uint32_t k = (uint32_t)e->edges.n; k-- > 0;) push(&w, m->nops + k);
+  for (uint32_t i = m->nops; i-- > 0;) push(&w, m->ops[i]->id);
   while (w.n) {
     uint32_t id = w.stack[--w.n];
     w.queued[id] = false;
     sc_arena_step(a, 1);
-    propagate_op(e, &w, m->ops[id]);
+    if (id < m->nops) propagate_op(e, &w, m->ops[id]);
+    else propagate_edge(e, &w, id - m->nops);
   }
   propagate_func_results(e, NULL);
   return e;
@@ -458,11 +746,56 @@ static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
   prop_printer_replace(pr, fn->pos.offset, open, sc_astr_str(&s));
 }
 
+/* `[<...>, ...]` of `n` shardings (NULL ones open on the others' mesh, of the rank of `types`). */
+static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t n, sc_value *const *values) {
+  const prop_sharding *any = NULL;
+  for (uint32_t i = 0; i < n && !any; i++) any = v[i];
+  sc_astr s = SC_ASTR_INIT(e->a);
+  sc_astr_puts(&s, "[");
+  for (uint32_t i = 0; i < n; i++) {
+    const prop_sharding *x = v[i];
+    if (!x) {
+      sc_tensor_type tt;
+      int32_t rank = values && sc_parse_tensor_type(e->a, values[i]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
+      x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
+    }
+    if (i) sc_astr_puts(&s, ", ");
+    prop_sharding_put(&s, x);
+  }
+  sc_astr_puts(&s, "]");
+  return sc_astr_str(&s);
+}
+
+/* A manual or named computation keeps its shardings in in_shardings=[...] / out_shardings=[...]. */
+static void print_computation(prop_engine *e, prop_printer *pr, const sc_op *op) {
+  const sc_sdy_op_info *x = sc_model_op(e->model, op)->sdy_op;
+  bool in_changed = false;
+  sharding_ref *in = sc_arena_alloc(e->a, (op->noperands + 1) * sizeof *in);
+  for (uint32_t k = 0; k < op->noperands; k++) {
+    uint32_t slot = slot_of(e, block_arg(op->regions[0], k));
+    in[k] = e->in_global[op->id] ? e->in_global[op->id][k] : NULL;
+    if (slot < e->nslots && e->sh[slot] != e->initial[slot]) {
+      in[k] = op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? add_free(e->a, op, e->model, in[k], e->sh[slot]) : e->sh[slot];
+      in_changed = true;
+    }
+  }
+  if (in_changed && x->in_shardings.present && x->in_shardings.text.n)
+    prop_printer_replace(pr, x->in_shardings.offset, x->in_shardings.offset + x->in_shardings.text.n,
+                         sharding_list(e, in, op->noperands, op->operands));
+  if (results_changed(e, op) && x->out_shardings.present && x->out_shardings.text.n)
+    prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + x->out_shardings.text.n,
+                         sharding_list(e, e->sh + e->result_base[op->id], op->nresults, op->results));
+}
+
 void prop_engine_print(prop_engine *e, prop_printer *pr) {
   const sc_module *m = e->m;
   for (uint32_t i = 0; i < m->nops; i++) {
     const sc_op *op = m->ops[i];
     if (op->kind == SC_OP_FUNC || op->kind == SC_OP_MODULE) continue;
+    if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
+      print_computation(e, pr, op);
+      continue;
+    }
     if (!op->nresults || !results_changed(e, op)) {
     } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */

@@ -66,9 +66,37 @@ static bool opens_dict(const char *p, const char *end) {
 typedef struct {
   uint32_t dict_begin, dict_end; /* [begin, end) of an existing dictionary, or both 0 */
   uint32_t insert_at;            /* where a new dictionary goes when there is none */
+  const char *keyword;           /* written before a new dictionary (" attributes" for a pretty while) */
 } attr_slot;
 
+/* A pretty `stablehlo.while(...) : types cond {...} do {...}` takes `attributes {...}` before `cond`. */
+static bool while_slot(const sc_module *m, const sc_op *op, attr_slot *s) {
+  if (op->generic || op->kind != SC_OP_WHILE) return false;
+  const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
+  int depth = 0;
+  for (; p < end; p++) {
+    if (*p == '"') {
+      p = sc_skip_string(p, end) - 1;
+      continue;
+    }
+    if (*p == '(' || *p == '[' || *p == '{' || *p == '<') depth++;
+    else if ((*p == ')' || *p == ']' || *p == '}' || *p == '>') && depth > 0 && !(*p == '>' && p[-1] == '-')) depth--;
+    else if (depth == 0 && end - p > 4 && !memcmp(p, "cond", 4) && (p[-1] == ' ' || p[-1] == '\n') &&
+             (p[4] == ' ' || p[4] == '{' || p[4] == '\n')) {
+      const char *q = p;
+      while (q > buf + op->pos.offset && (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\t')) q--;
+      s->dict_begin = s->dict_end = 0;
+      s->insert_at = (uint32_t)(q - buf);
+      s->keyword = " attributes";
+      return true;
+    }
+  }
+  return false;
+}
+
 static attr_slot find_slot(const sc_module *m, const sc_op *op) {
+  attr_slot ws;
+  if (while_slot(m, op, &ws)) return ws;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
   int depth = 0;
   const char *colon = NULL, *group_open = NULL, *open0 = NULL, *group_close = NULL;
@@ -103,7 +131,7 @@ static attr_slot find_slot(const sc_module *m, const sc_op *op) {
     }
     p++;
   }
-  attr_slot s = {0, 0, op->end};
+  attr_slot s = {0, 0, op->end, ""};
   if (!colon) {
     /* no type trailer: before a trailing loc(...) if any, else at the end */
     if (op->loc_len && op->loc_offset > op->pos.offset) s.insert_at = op->loc_offset;
@@ -219,6 +247,7 @@ static replacement op_replacement(prop_printer *p, const prop_edit *edits, size_
   }
   if (entries.n > 1) qsort(entries.v, entries.n, sizeof *entries.v, entry_cmp);
   sc_astr s = SC_ASTR_INIT(a);
+  if (!slot.dict_end) sc_astr_puts(&s, slot.keyword);
   sc_astr_puts(&s, slot.dict_end ? "{" : " {");
   for (size_t i = 0; i < entries.n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
   sc_astr_puts(&s, "}");
@@ -289,14 +318,45 @@ static bool region_body(const sc_module *m, const sc_region *r, uint32_t *begin,
   return any;
 }
 
-/* The line breaks inside an op's own text (not its regions' bodies, nor the breaks that open and
- * close them): sdy_opt prints every op on one line, so these become spaces. */
-static void collect_op_joins(sc_arena *a, const sc_module *m, const sc_op *op, offsets *joins) {
+/* After an op's type trailer arrow: `(T)` with one type T that is not itself parenthesised, which
+ * MLIR prints as `T`; false otherwise. */
+static bool single_result_parens(const char *buf, uint32_t at, uint32_t end, uint32_t *open, uint32_t *close) {
+  while (at < end && (buf[at] == ' ' || buf[at] == '\n' || buf[at] == '\t')) at++;
+  if (at >= end || buf[at] != '(' || at + 1 >= end || buf[at + 1] == '(' || buf[at + 1] == ')') return false;
+  int depth = 0;
+  for (uint32_t p = at; p < end; p++) {
+    char c = buf[p];
+    if (c == '"') {
+      p = (uint32_t)(sc_skip_string(buf + p, buf + end) - buf) - 1;
+      continue;
+    }
+    if (c == '-' && p + 1 < end && buf[p + 1] == '>') {
+      p++;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') depth++;
+    else if (c == ')' || c == ']' || c == '}' || c == '>') {
+      if (--depth == 0) {
+        *open = at;
+        *close = p;
+        return c == ')';
+      }
+    } else if (c == ',' && depth == 1)
+      return false;
+  }
+  return false;
+}
+
+/* What sdy_opt prints differently in an op's own text (not its regions' bodies): line breaks (every
+ * op is on one line; the breaks that open and close a body stay) become spaces, and a single result
+ * type loses its parentheses. Joins are offsets; dropped parentheses go to `parens`. */
+static void collect_op_normalizations(sc_arena *a, const sc_module *m, const sc_op *op, offsets *joins, offsets *parens) {
   uint32_t nb = 0, *bb = sc_arena_alloc(a, (op->nregions + 1) * sizeof *bb), *be = sc_arena_alloc(a, (op->nregions + 1) * sizeof *be);
   for (uint32_t r = 0; r < op->nregions; r++)
     if (region_body(m, op->regions[r], &bb[nb], &be[nb])) nb++;
   const char *buf = m->buf;
-  uint32_t at = op->pos.offset, k = 0;
+  uint32_t at = op->pos.offset, k = 0, arrow = 0;
+  int depth = 0;
   while (at < op->end) {
     if (k < nb && at >= bb[k]) {
       at = be[k++];
@@ -311,6 +371,13 @@ static void collect_op_joins(sc_arena *a, const sc_module *m, const sc_op *op, o
       while (at < op->end && buf[at] != '\n') at++;
       continue;
     }
+    if (c == '-' && at + 1 < op->end && buf[at + 1] == '>') {
+      if (depth == 0) arrow = at + 2;
+      at += 2;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') depth++;
+    else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) depth--;
     if (c == '\n') {
       uint32_t q = at, r = at;
       while (q > op->pos.offset && (buf[q - 1] == ' ' || buf[q - 1] == '\t' || buf[q - 1] == '\r' || buf[q - 1] == '\n')) q--;
@@ -319,6 +386,11 @@ static void collect_op_joins(sc_arena *a, const sc_module *m, const sc_op *op, o
       if (!opens && !closes) SC_PUSH(a, *joins, at);
     }
     at++;
+  }
+  uint32_t open, close, stop = nb && bb[nb - 1] > arrow ? bb[nb - 1] : op->end;
+  if (arrow && op->kind != SC_OP_FUNC && single_result_parens(buf, arrow, stop, &open, &close)) {
+    SC_PUSH(a, *parens, open);
+    SC_PUSH(a, *parens, close);
   }
 }
 
@@ -349,10 +421,15 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
     i = j;
   }
   /* line breaks inside ops become replacements by a space (the text after them loses its indent) */
-  offsets joins = {0};
+  offsets joins = {0}, parens = {0};
   for (uint32_t i = 0; i < p->module->nops; i++) {
     const sc_op *op = p->module->ops[i];
-    if (op->kind != SC_OP_MODULE && op->pos.offset >= begin && op->end <= end) collect_op_joins(a, p->module, op, &joins);
+    if (op->kind != SC_OP_MODULE && op->pos.offset >= begin && op->end <= end)
+      collect_op_normalizations(a, p->module, op, &joins, &parens);
+  }
+  for (size_t i = 0; i < parens.n; i++) {
+    replacement r = {parens.v[i], parens.v[i] + 1, ""};
+    SC_PUSH(a, reps, r);
   }
   if (joins.n > 1) qsort(joins.v, joins.n, sizeof *joins.v, offset_cmp);
   for (size_t i = 0; i < joins.n; i++) {

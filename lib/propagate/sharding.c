@@ -125,7 +125,8 @@ static bool axes_from_model(sc_arena *a, const sc_axis_ref *refs, uint32_t n, co
 }
 
 const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh) {
-  if (!s || !mesh || s->kind != SC_SHARDING_NAMED || mesh->maximal) return NULL;
+  /* a sharding on a maximal mesh is kept: it stops propagation through the ops that use it */
+  if (!s || !mesh || (s->kind != SC_SHARDING_NAMED && !(s->kind == SC_SHARDING_MAXIMAL && mesh->maximal))) return NULL;
   prop_sharding *r = sc_arena_calloc(a, 1, sizeof *r);
   r->mesh = mesh;
   r->mesh_name = mesh->name.n ? mesh->name : s->mesh_name;
