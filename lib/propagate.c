@@ -61,9 +61,9 @@ static sc_status propagate_body(propagate_run *run) {
     out->failure = sc_arena_printf(a, "propagate prints MLIR text modules; this input is %s", sc_format_name(format));
     return SC_ERR_INVALID;
   }
-  if (!opt->annotate_rules && opt->strategy != SC_PROPAGATE_NONE && opt->strategy != SC_PROPAGATE_BASIC) {
-    out->failure = "available: --annotate-rules (-sdy-populate-op-sharding-rules), --strategy basic "
-                   "(-sdy-basic-propagate) and --strategy none; the other strategies are not implemented yet";
+  if (!opt->annotate_rules && opt->strategy == SC_PROPAGATE_PIPELINE) {
+    out->failure = "--strategy pipeline (-sdy-propagation-pipeline) is not implemented yet: use --strategy "
+                   "user-priority, op-priority, aggressive or basic";
     return SC_ERR_INVALID;
   }
   if (run->len > UINT32_MAX - 1) {
@@ -95,11 +95,15 @@ static sc_status propagate_body(propagate_run *run) {
     prop_printer pr;
     prop_printer_init(&pr, a, m);
     if (opt->annotate_rules) annotate_rules(run, m, &lines, &pr, &msgs);
-    else if (opt->strategy == SC_PROPAGATE_BASIC) {
+    else if (opt->strategy != SC_PROPAGATE_NONE) {
       sc_options mo;
       memset(&mo, 0, sizeof mo);
       const sc_model *model = sc_model_build(a, m, &mo);
-      prop_engine_options eo = {opt->conservative, opt->keep_sharding_rules};
+      prop_strategy st = opt->strategy == SC_PROPAGATE_BASIC        ? PROP_BASIC
+                         : opt->strategy == SC_PROPAGATE_AGGRESSIVE ? PROP_AGGRESSIVE
+                         : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
+                                                                    : PROP_USER_PRIORITY;
+      prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules};
       prop_engine_print(prop_engine_run(a, m, model, &eo), &pr);
     }
     prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);

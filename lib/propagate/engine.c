@@ -38,6 +38,8 @@ struct prop_engine {
   const prop_rule **rules;    /* per op id, built on first need */
   uint8_t *rule_known;
   const prop_rule_facts *facts;
+  bool aggressive;            /* the factor strategy of the running pass */
+  int schedule;               /* op-priority round (0..OP_SCHEDULE_LEN-1), or -1: every op, both ways */
   const sc_op **entry_funcs;  /* functions whose results follow their return values */
   uint32_t nentry_funcs;
   sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
@@ -116,6 +118,17 @@ static bool is_optimization_barrier(const sc_op *op) {
   return sc_span_eq(op->name, "stablehlo.optimization_barrier") || sc_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
 }
 
+static uint32_t find_alias(uint32_t *alias, uint32_t s) {
+  uint32_t root = s;
+  while (alias[root] != root) root = alias[root];
+  while (alias[s] != root) { /* path compression: later lookups are direct */
+    uint32_t next = alias[s];
+    alias[s] = root;
+    s = next;
+  }
+  return root;
+}
+
 /* The edges of one data-flow op (Shardy's while, case, optimization_barrier, named and manual
  * computations); a while's block arguments share their result's sharding (aliases). */
 static void op_edges(prop_engine *e, const sc_op *op) {
@@ -130,7 +143,8 @@ static void op_edges(prop_engine *e, const sc_op *op) {
       uint32_t owner = raw_slot(e, op->results[i]);
       for (uint32_t r = 0; r < 2; r++) {
         uint32_t t = raw_slot(e, block_arg(op->regions[r], i));
-        if (t < e->nslots && owner < e->nslots) e->alias[t] = owner;
+        if (t < e->nslots && owner < e->nslots && find_alias(e->alias, t) != find_alias(e->alias, owner))
+          e->alias[find_alias(e->alias, t)] = find_alias(e->alias, owner);
       }
     }
   } else if (op->kind == SC_OP_CASE) {
@@ -158,7 +172,16 @@ static void op_edges(prop_engine *e, const sc_op *op) {
 static void build_edges(prop_engine *e) {
   e->alias = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
+  /* an explicit `sdy.data_flow_edge %owner` (Shardy's -sdy-add-data-flow-edges form) holds its owner's
+   * sharding: the owner's uses are the edge's */
+  for (uint32_t i = 0; i < e->m->nops; i++) {
+    const sc_op *op = e->m->ops[i];
+    if (op->kind != SC_OP_SDY_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
+    uint32_t in = raw_slot(e, op->operands[0]), out = raw_slot(e, op->results[0]);
+    if (in < e->nslots && out < e->nslots && find_alias(e->alias, out) != in) e->alias[find_alias(e->alias, in)] = find_alias(e->alias, out);
+  }
   for (uint32_t i = 0; i < e->m->nops; i++) op_edges(e, e->m->ops[i]);
+  for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = find_alias(e->alias, s);
   /* sources and owners through aliases, then the slot -> edges index */
   e->edge_start = sc_arena_calloc(e->a, e->nslots + 2, sizeof *e->edge_start);
   for (size_t k = 0; k < e->edges.n; k++) {
@@ -209,6 +232,7 @@ static sharding_ref erase_manual(sc_arena *a, const sc_op *op, const sc_model *m
   }
   r->replicated = filter_free(a, x, s, s->replicated);
   r->unreduced = filter_free(a, x, s, s->unreduced);
+  r->unreduced_op = s->unreduced_op;
   return r;
 }
 
@@ -233,6 +257,7 @@ static sharding_ref add_free(sc_arena *a, const sc_op *op, const sc_model *model
   }
   r->replicated = outer->replicated;
   r->unreduced = outer->unreduced;
+  r->unreduced_op = outer->unreduced_op;
   return r;
 }
 
@@ -361,7 +386,7 @@ static void notify(prop_engine *e, worklist *w, const sc_value *v, uint32_t slot
 }
 
 static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
-                              const prop_direction *directions);
+                              const prop_direction *directions, bool elementwise);
 
 static bool span_has(sc_span s, const char *word) {
   size_t n = strlen(word);
@@ -400,7 +425,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   else if (edge->kind == EDGE_MANUAL_RESULT) target = erase_manual(e->a, edge->op, e->model, target);
   all[n - 1] = target;
   bool *changed = sc_arena_alloc(e->a, n * sizeof *changed);
-  if (!propagate_tensors(e, identity_rule(e->a, dims, rank, edge->nsources), all, changed, NULL)) return;
+  if (!propagate_tensors(e, identity_rule(e->a, dims, rank, edge->nsources), all, changed, NULL, false)) return;
   for (uint32_t j = 0; j < edge->nsources; j++)
     if (changed[j]) {
       e->sh[edge->sources[j]] = all[j];
@@ -476,7 +501,7 @@ static bool ranks_fit(const prop_rule *rule, const sharding_ref *all) {
 /* Propagates across one op whose tensors' shardings are `all` (operands then results); writes the ones
  * that grew into `all` and sets changed[i]. Returns whether any changed. */
 static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
-                              const prop_direction *directions) {
+                              const prop_direction *directions, bool elementwise) {
   uint32_t n = rule->noperands + rule->nresults;
   const sc_mesh *mesh;
   sc_span mesh_name = {0};
@@ -484,7 +509,8 @@ static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_re
   prop_projection p;
   prop_project(e->a, &p, rule, mesh, all, all + rule->noperands, false);
   bool *updated = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *updated);
-  prop_basic_factor_propagation(e->a, &p, directions, e->opt.conservative, updated);
+  if (e->aggressive) prop_aggressive_factor_propagation(e->a, &p, directions, e->opt.conservative, elementwise, updated);
+  else prop_basic_factor_propagation(e->a, &p, directions, e->opt.conservative, updated);
   bool any = false;
   for (uint32_t i = 0; i < n; i++) {
     changed[i] = false;
@@ -495,6 +521,89 @@ static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_re
     changed[i] = any = true;
   }
   return any;
+}
+
+static bool same_shape(sc_arena *a, const sc_value *x, const sc_value *y) {
+  sc_tensor_type tx, ty;
+  if (!x || !y || !sc_parse_tensor_type(a, x->type, &tx) || !sc_parse_tensor_type(a, y->type, &ty) || tx.rank != ty.rank)
+    return false;
+  for (int32_t d = 0; d < tx.rank; d++)
+    if (tx.dims[d] != ty.dims[d]) return false;
+  return true;
+}
+
+/* StableHLO's Elementwise and BroadcastingElementwise ops, and the sdy ops Shardy treats as such. */
+static bool is_elementwise(prop_engine *e, const sc_op *op) {
+  static const char *const names[] = {
+      "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "cosine",
+      "count_leading_zeros", "divide", "exponential", "exponential_minus_one", "floor", "imag", "is_finite", "log",
+      "log_plus_one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real",
+      "reduce_precision", "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt", "select", "shift_left",
+      "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor"};
+  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER || op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD)
+    return true;
+  sc_span n = op->name;
+  if (n.n && n.p[0] == '"') n.p++, n.n -= 2;
+  if (!sc_span_starts(n, "stablehlo.")) return false;
+  n.p += 10, n.n -= 10;
+  if (sc_span_eq(n, "bitcast_convert")) /* element-wise when the shapes agree (equal bit widths) */
+    return op->noperands == 1 && op->nresults == 1 && same_shape(e->a, op->operands[0], op->results[0]);
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (sc_span_eq(n, names[i])) return true;
+  return false;
+}
+
+static prop_direction dir_union(prop_direction a, prop_direction b) {
+  return a == b ? a : a == PROP_DIR_NONE ? b : b == PROP_DIR_NONE ? a : PROP_DIR_BOTH;
+}
+static prop_direction dir_intersection(prop_direction a, prop_direction b) {
+  return a == b ? a : a == PROP_DIR_BOTH ? b : b == PROP_DIR_BOTH ? a : PROP_DIR_NONE;
+}
+
+/* Single use: BOTH unless an operand that is not a scalar has several uses (Shardy's
+ * getDirectionBasedOnUses). */
+static prop_direction direction_by_uses(prop_engine *e, const sc_op *op, bool multi_use) {
+  if (multi_use) return PROP_DIR_BOTH;
+  for (uint32_t i = 0; i < op->noperands; i++) {
+    uint32_t s = slot_of(e, op->operands[i]);
+    if (s >= e->nslots) continue;
+    sc_tensor_type tt;
+    bool scalar = sc_parse_tensor_type(e->a, op->operands[i]->type, &tt) && tt.rank == 0;
+    if (!scalar && e->use_start[s + 1] - e->use_start[s] > 1) return PROP_DIR_NONE;
+  }
+  return PROP_DIR_BOTH;
+}
+
+static bool name_is(const sc_op *op, const char *name) {
+  sc_span n = op->name;
+  if (n.n >= 2 && n.p[0] == '"') n.p++, n.n -= 2;
+  return sc_span_eq(n, name);
+}
+
+/* Shardy's op-priority schedule: round r opens what rounds 0..r open. */
+#define OP_SCHEDULE_LEN 5
+static prop_direction scheduled_direction(prop_engine *e, const sc_op *op, const prop_rule *rule, uint32_t f, int round) {
+  prop_direction d = PROP_DIR_NONE;
+  bool broadcast = name_is(op, "stablehlo.broadcast_in_dim");
+  for (int r = 0; r <= round; r++) {
+    prop_direction x = PROP_DIR_NONE;
+    if (r <= 1) { /* pass-through ops: single use, then any */
+      sc_span target = sc_op_custom_call_target(op);
+      if (is_elementwise(e, op) || name_is(op, "stablehlo.reshape") || name_is(op, "stablehlo.transpose") ||
+          (op->kind == SC_OP_CUSTOM_CALL && (sc_span_eq(target, "MoveToDevice") || sc_span_eq(target, "MoveToHost"))))
+        x = direction_by_uses(e, op, r == 1);
+      else if (name_is(op, "stablehlo.dynamic_slice") || name_is(op, "stablehlo.dynamic_update_slice"))
+        x = dir_intersection(direction_by_uses(e, op, r == 1), PROP_DIR_FORWARD);
+    } else if (r == 2) { /* only pass-through factors; broadcasts backward */
+      x = rule->factors[f].type != PROP_FACTOR_PASS_THROUGH ? PROP_DIR_NONE : broadcast ? PROP_DIR_BACKWARD : PROP_DIR_BOTH;
+    } else if (r == 3) {
+      x = broadcast ? PROP_DIR_BACKWARD : PROP_DIR_BOTH;
+    } else {
+      x = PROP_DIR_BOTH;
+    }
+    d = dir_union(d, x);
+  }
+  return d;
 }
 
 static const prop_rule *rule_of(prop_engine *e, const sc_op *op) {
@@ -520,7 +629,11 @@ static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
     all[i] = e->sh[slots[i]];
   }
   bool *changed = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *changed);
-  if (!propagate_tensors(e, rule, all, changed, directions)) return;
+  if (!directions && e->schedule >= 0) {
+    directions = sc_arena_alloc(e->a, (rule->nfactors ? rule->nfactors : 1) * sizeof *directions);
+    for (uint32_t f = 0; f < rule->nfactors; f++) directions[f] = scheduled_direction(e, op, rule, f, e->schedule);
+  }
+  if (!propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op))) return;
   for (uint32_t i = 0; i < n; i++) {
     if (!changed[i]) continue;
     e->sh[slots[i]] = all[i];
@@ -554,7 +667,7 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
       const prop_rule *rule = identity_rule(e->a, tt.dims, (uint32_t)tt.rank, 1);
       sharding_ref all[2] = {e->sh[slot], e->func_results[f][k]};
       bool changed[2];
-      if (!propagate_tensors(e, rule, all, changed, NULL)) continue;
+      if (!propagate_tensors(e, rule, all, changed, NULL, false)) continue;
       if (changed[0]) {
         e->sh[slot] = all[0];
         if (w) notify(e, w, v, slot, UINT32_MAX);
@@ -564,12 +677,169 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
   }
 }
 
+/* One propagation pass to its fixed point (Shardy's BasicPropagationPassImpl::propagate with the
+ * engine's factor strategy and schedule round). */
+static void run_pass(prop_engine *e) {
+  const sc_module *m = e->m;
+  uint32_t nitems = m->nops + (uint32_t)e->edges.n;
+  worklist w = {sc_arena_alloc(e->a, (nitems + 1) * sizeof *w.stack), 0, sc_arena_calloc(e->a, nitems + 1, 1)};
+  propagate_func_results(e, NULL);
+  /* popped in program order, the data-flow edges after the ops */
+  for (uint32_t k = (uint32_t)e->edges.n; k-- > 0;) push(&w, m->nops + k);
+  for (uint32_t i = m->nops; i-- > 0;) push(&w, m->ops[i]->id);
+  while (w.n) {
+    uint32_t id = w.stack[--w.n];
+    w.queued[id] = false;
+    sc_arena_step(e->a, 1);
+    if (id < m->nops) propagate_op(e, &w, m->ops[id]);
+    else propagate_edge(e, &w, id - m->nops);
+  }
+  propagate_func_results(e, NULL);
+}
+
+static void run_op_priority(prop_engine *e) {
+  for (int round = 0; round < OP_SCHEDULE_LEN; round++) {
+    e->schedule = round;
+    run_pass(e);
+  }
+  e->schedule = -1;
+}
+
+/* ---- user priorities ----------------------------------------------------------------------------- */
+
+/* Every sharding the engine holds, for the priority rounds: value slots, function results, the
+ * in_shardings of manual/named computations. */
+typedef struct {
+  sharding_ref *at;
+  sharding_ref original;
+} sharding_site;
+typedef SC_VEC(sharding_site) sharding_sites;
+
+static void collect_sites(prop_engine *e, sharding_sites *sites) {
+  for (uint32_t s = 0; s < e->nslots; s++)
+    if (e->sh[s] && e->alias[s] == s) {
+      sharding_site x = {&e->sh[s], e->sh[s]};
+      SC_PUSH(e->a, *sites, x);
+    }
+  for (uint32_t f = 0; f < e->m->nfuncs; f++)
+    for (uint32_t k = 0; k < sc_op_nresult_attrs(e->m->funcs[f]); k++)
+      if (e->func_results[f][k]) {
+        sharding_site x = {&e->func_results[f][k], e->func_results[f][k]};
+        SC_PUSH(e->a, *sites, x);
+      }
+}
+
+static bool has_priority_above_zero(const prop_sharding *s) {
+  for (uint32_t d = 0; d < s->rank; d++)
+    if (s->dims[d].priority > 0) return true;
+  return false;
+}
+
+/* Shardy's getInitializedSharding: p0 dimensions keep their axes (priority dropped); higher ones
+ * start closed and empty, their axes replicated until their round. */
+static sharding_ref initialized(sc_arena *a, const prop_sharding *s) {
+  prop_sharding *r = prop_sharding_open(a, s->mesh, s->mesh_name, s->rank);
+  uint32_t nrep = s->replicated.n;
+  for (uint32_t d = 0; d < s->rank; d++) nrep += s->dims[d].priority > 0 ? s->dims[d].axes.n : 0;
+  prop_axis *rep = sc_arena_alloc(a, (nrep ? nrep : 1) * sizeof *rep);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < s->replicated.n; i++) rep[n++] = s->replicated.v[i];
+  for (uint32_t d = 0; d < s->rank; d++) {
+    r->dims[d] = s->dims[d];
+    r->dims[d].priority = -1;
+    if (s->dims[d].priority > 0) {
+      for (uint32_t i = 0; i < s->dims[d].axes.n; i++) rep[n++] = s->dims[d].axes.v[i];
+      r->dims[d].axes.n = 0;
+      r->dims[d].closed = true;
+    }
+  }
+  /* replicated axes in mesh order (axis, then sub-axis pre-size) */
+  for (uint32_t i = 1; i < n; i++)
+    for (uint32_t j = i; j > 0; j--) {
+      prop_axis x = rep[j - 1], y = rep[j];
+      bool swap = y.axis < x.axis || (y.axis == x.axis && (y.pre ? y.pre : 1) < (x.pre ? x.pre : 1));
+      if (!swap) break;
+      rep[j - 1] = y, rep[j] = x;
+    }
+  r->replicated.v = rep;
+  r->replicated.n = n;
+  r->unreduced = s->unreduced;
+  r->unreduced_op = s->unreduced_op;
+  return r;
+}
+
+/* Shardy's getUpdatedShardingForPriority: the dimensions written with priority p get their axes back. */
+static sharding_ref with_priority(sc_arena *a, const prop_sharding *cur, const prop_sharding *orig, int64_t p) {
+  if (!cur || cur->rank != orig->rank) return cur;
+  prop_sharding *r = prop_sharding_open(a, cur->mesh, cur->mesh_name, cur->rank);
+  *r = *cur;
+  r->dims = sc_arena_alloc(a, (cur->rank ? cur->rank : 1) * sizeof *r->dims);
+  prop_axis *rep = sc_arena_alloc(a, (cur->replicated.n ? cur->replicated.n : 1) * sizeof *rep);
+  uint32_t n = 0;
+  for (uint32_t d = 0; d < cur->rank; d++) {
+    r->dims[d] = cur->dims[d];
+    if (orig->dims[d].priority == p) {
+      r->dims[d] = orig->dims[d];
+      r->dims[d].priority = -1;
+    }
+  }
+  for (uint32_t i = 0; i < cur->replicated.n; i++) {
+    bool seen = false;
+    for (uint32_t d = 0; d < orig->rank && !seen; d++)
+      if (orig->dims[d].priority == p)
+        for (uint32_t k = 0; k < orig->dims[d].axes.n && !seen; k++) {
+          prop_axis x = orig->dims[d].axes.v[k], y = cur->replicated.v[i];
+          seen = x.axis == y.axis && x.pre == y.pre && x.size == y.size;
+        }
+    if (!seen) rep[n++] = cur->replicated.v[i];
+  }
+  r->replicated.v = rep;
+  r->replicated.n = n;
+  return r;
+}
+
+static void run_user_priority(prop_engine *e) {
+  sharding_sites sites = {0};
+  collect_sites(e, &sites);
+  int64_t *priorities = NULL;
+  uint32_t np = 0, cap = 0;
+  for (size_t i = 0; i < sites.n; i++) {
+    const prop_sharding *s = sites.v[i].original;
+    for (uint32_t d = 0; d < s->rank; d++) {
+      int64_t p = s->dims[d].priority;
+      if (p <= 0) continue;
+      uint32_t k = 0;
+      while (k < np && priorities[k] != p) k++;
+      if (k < np) continue;
+      if (np == cap) {
+        cap = cap ? cap * 2 : 4;
+        priorities = sc_arena_grow(e->a, priorities, np, cap, sizeof *priorities);
+      }
+      priorities[np++] = p;
+    }
+    *sites.v[i].at = initialized(e->a, s);
+  }
+  for (uint32_t i = 1; i < np; i++) /* ascending */
+    for (uint32_t j = i; j > 0 && priorities[j - 1] > priorities[j]; j--) {
+      int64_t t = priorities[j];
+      priorities[j] = priorities[j - 1], priorities[j - 1] = t;
+    }
+  run_op_priority(e);
+  for (uint32_t k = 0; k < np; k++) {
+    for (size_t i = 0; i < sites.n; i++)
+      if (has_priority_above_zero(sites.v[i].original))
+        *sites.v[i].at = with_priority(e->a, *sites.v[i].at, sites.v[i].original, priorities[k]);
+    run_op_priority(e);
+  }
+}
+
 prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine_options *o) {
   prop_engine *e = sc_arena_calloc(a, 1, sizeof *e);
   e->a = a;
   e->m = m;
   e->model = model;
   e->opt = *o;
+  e->schedule = -1;
   number_values(e);
   build_edges(e);
   index_uses(e);
@@ -578,20 +848,10 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
   e->facts = prop_rule_facts_build(a, m);
-  uint32_t nitems = m->nops + (uint32_t)e->edges.n;
-  worklist w = {sc_arena_alloc(a, (nitems + 1) * sizeof *w.stack), 0, sc_arena_calloc(a, nitems + 1, 1)};
-  propagate_func_results(e, NULL);
-  /* popped in program order, each data-flow op's edges right after it */
-  for (uint32_t k = (uint32_t)e->edges.n; k-- > 0;) push(&w, m->nops + k);
-  for (uint32_t i = m->nops; i-- > 0;) push(&w, m->ops[i]->id);
-  while (w.n) {
-    uint32_t id = w.stack[--w.n];
-    w.queued[id] = false;
-    sc_arena_step(a, 1);
-    if (id < m->nops) propagate_op(e, &w, m->ops[id]);
-    else propagate_edge(e, &w, id - m->nops);
-  }
-  propagate_func_results(e, NULL);
+  e->aggressive = o->strategy != PROP_BASIC;
+  if (o->strategy == PROP_USER_PRIORITY) run_user_priority(e);
+  else if (o->strategy == PROP_OP_PRIORITY) run_op_priority(e);
+  else run_pass(e);
   return e;
 }
 
@@ -797,7 +1057,8 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       continue;
     }
     if (!op->nresults || !results_changed(e, op)) {
-    } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD) {
+    } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD ||
+               op->kind == SC_OP_SDY_DATA_FLOW_EDGE) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */
       const sc_annotation *ann = &sc_model_op(e->model, op)->sharding;
       sc_astr t = SC_ASTR_INIT(e->a);

@@ -15,14 +15,21 @@
 #include "propagate/print.h"
 #include "propagate/sharding.h"
 
+/* Shardy's strategies, each containing the previous: basic (no conflict resolution), aggressive
+ * (conflicts resolved per tensor), op priority (aggressive in rounds that open op kinds one by one:
+ * pass-through ops first, broadcasts backward only until the last), user priority (op priority once per
+ * priority p0, p1, ... of the dimension shardings users wrote). */
+typedef enum { PROP_BASIC = 0, PROP_AGGRESSIVE, PROP_OP_PRIORITY, PROP_USER_PRIORITY } prop_strategy;
+
 typedef struct {
+  prop_strategy strategy;
   bool conservative;
   bool keep_sharding_rules; /* print each op's rule too (keep-sharding-rules=true) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;
 
-/* Runs basic propagation on `m` (its model built by the caller) and returns the final state. */
+/* Runs propagation with `o->strategy` on `m` (its model built by the caller); the final state. */
 prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine_options *o);
 
 /* The sharding a value ends with (NULL = none). */

@@ -350,12 +350,13 @@ static bool single_result_parens(const char *buf, uint32_t at, uint32_t end, uin
 /* What sdy_opt prints differently in an op's own text (not its regions' bodies): line breaks (every
  * op is on one line; the breaks that open and close a body stay) become spaces, and a single result
  * type loses its parentheses. Joins are offsets; dropped parentheses go to `parens`. */
-static void collect_op_normalizations(sc_arena *a, const sc_module *m, const sc_op *op, offsets *joins, offsets *parens) {
+static void collect_op_normalizations(sc_arena *a, const sc_module *m, const sc_op *op, offsets *joins, offsets *parens,
+                                      offsets *spaces) {
   uint32_t nb = 0, *bb = sc_arena_alloc(a, (op->nregions + 1) * sizeof *bb), *be = sc_arena_alloc(a, (op->nregions + 1) * sizeof *be);
   for (uint32_t r = 0; r < op->nregions; r++)
     if (region_body(m, op->regions[r], &bb[nb], &be[nb])) nb++;
   const char *buf = m->buf;
-  uint32_t at = op->pos.offset, k = 0, arrow = 0;
+  uint32_t at = op->pos.offset, k = 0, arrow = 0, colon = 0;
   int depth = 0;
   while (at < op->end) {
     if (k < nb && at >= bb[k]) {
@@ -378,6 +379,9 @@ static void collect_op_normalizations(sc_arena *a, const sc_module *m, const sc_
     }
     if (c == '(' || c == '[' || c == '{' || c == '<') depth++;
     else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) depth--;
+    else if (c == ':' && depth == 0 && at > op->pos.offset && at + 1 < op->end && buf[at - 1] != ':' &&
+             buf[at + 1] != ':' && !(buf[at + 1] >= '0' && buf[at + 1] <= '9'))
+      colon = at;
     if (c == '\n') {
       uint32_t q = at, r = at;
       while (q > op->pos.offset && (buf[q - 1] == ' ' || buf[q - 1] == '\t' || buf[q - 1] == '\r' || buf[q - 1] == '\n')) q--;
@@ -387,6 +391,7 @@ static void collect_op_normalizations(sc_arena *a, const sc_module *m, const sc_
     }
     at++;
   }
+  if (colon && buf[colon - 1] != ' ' && buf[colon - 1] != '\n' && buf[colon - 1] != '\t') SC_PUSH(a, *spaces, colon);
   uint32_t open, close, stop = nb && bb[nb - 1] > arrow ? bb[nb - 1] : op->end;
   if (arrow && op->kind != SC_OP_FUNC && single_result_parens(buf, arrow, stop, &open, &close)) {
     SC_PUSH(a, *parens, open);
@@ -421,11 +426,22 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
     i = j;
   }
   /* line breaks inside ops become replacements by a space (the text after them loses its indent) */
-  offsets joins = {0}, parens = {0};
+  offsets joins = {0}, parens = {0}, spaces = {0};
   for (uint32_t i = 0; i < p->module->nops; i++) {
     const sc_op *op = p->module->ops[i];
-    if (op->kind != SC_OP_MODULE && op->pos.offset >= begin && op->end <= end)
-      collect_op_normalizations(a, p->module, op, &joins, &parens);
+    if (op->kind == SC_OP_MODULE || op->pos.offset < begin || op->end > end) continue;
+    collect_op_normalizations(a, p->module, op, &joins, &parens, &spaces);
+    const char *buf = p->module->buf;
+    if (!op->generic && sc_span_eq(op->name, "func.return") && op->name.p >= buf + op->pos.offset &&
+        op->name.p < buf + op->end) { /* MLIR elides the func dialect's return (a written `return` is kept) */
+      uint32_t at = (uint32_t)(op->name.p - buf);
+      replacement r = {at, at + op->name.n, "return"};
+      SC_PUSH(a, reps, r);
+    }
+  }
+  for (size_t i = 0; i < spaces.n; i++) {
+    replacement r = {spaces.v[i], spaces.v[i], " "};
+    SC_PUSH(a, reps, r);
   }
   for (size_t i = 0; i < parens.n; i++) {
     replacement r = {parens.v[i], parens.v[i] + 1, ""};
@@ -444,7 +460,7 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
   for (size_t i = 0; i < reps.n; i++) {
     if (reps.v[i].begin < at) continue; /* a join inside a replaced signature: the signature wins */
     put_without_comments(&text, p->module->buf, at, reps.v[i].begin);
-    if (reps.v[i].text[0] == ' ' && !reps.v[i].text[1]) { /* a join: one space between tokens */
+    if (reps.v[i].text[0] == ' ' && !reps.v[i].text[1] && reps.v[i].end > reps.v[i].begin) { /* a join */
       while (text.n && (text.p[text.n - 1] == ' ' || text.p[text.n - 1] == '\t')) text.n--;
       if (text.n && text.p[text.n - 1] != '\n') sc_astr_puts(&text, " ");
     } else {

@@ -139,6 +139,7 @@ const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s,
   }
   if (!axes_from_model(a, s->replicated, s->nreplicated, mesh, &r->replicated)) return NULL;
   if (!axes_from_model(a, s->unreduced, s->nunreduced, mesh, &r->unreduced)) return NULL;
+  r->unreduced_op = s->unreduced_op;
   return r;
 }
 
@@ -182,7 +183,8 @@ void prop_sharding_put(sc_astr *out, const prop_sharding *s) {
     sc_astr_puts(out, "}");
   }
   if (s->unreduced.n) {
-    sc_astr_puts(out, ", unreduced={");
+    static const char *const ops[] = {"", "max", "min"};
+    sc_astr_printf(out, ", unreduced=%s{", s->unreduced_op < 3 ? ops[s->unreduced_op] : "");
     put_axes(out, s->mesh, s->unreduced);
     sc_astr_puts(out, "}");
   }
@@ -196,7 +198,7 @@ bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b) {
     if (a->dims[d].closed != b->dims[d].closed || a->dims[d].priority != b->dims[d].priority ||
         !axes_eq(a->dims[d].axes, b->dims[d].axes))
       return false;
-  return axes_eq(a->replicated, b->replicated) && axes_eq(a->unreduced, b->unreduced);
+  return axes_eq(a->replicated, b->replicated) && axes_eq(a->unreduced, b->unreduced) && a->unreduced_op == b->unreduced_op;
 }
 
 bool prop_sharding_empty_axes(const prop_sharding *s) {
@@ -306,6 +308,7 @@ static void project_tensor(sc_arena *a, prop_tensor_factors *t, const prop_tenso
   if (s) {
     t->replicated = s->replicated;
     t->unreduced = s->unreduced;
+    t->unreduced_op = s->unreduced_op;
   }
 }
 
@@ -361,6 +364,7 @@ prop_sharding *prop_unproject(sc_arena *a, const prop_projection *p, uint32_t t,
   }
   s->replicated = tf->replicated;
   s->unreduced = tf->unreduced;
+  s->unreduced_op = tf->unreduced_op;
   return s;
 }
 
@@ -425,7 +429,7 @@ static prop_axes compatible_major_axes(sc_arena *a, const prop_projection *p, ui
 
 /* Shardy's compatiblePrefixNoConflictsWithinFactor. */
 static bool prefix_within_factor(prop_axis x, const prop_tensor_factors *t, const prop_factor_sharding *fs,
-                                 int64_t prev_sharded, int64_t factor_size, const sc_mesh *mesh, prop_axis *out) {
+                                 int64_t prev_sharded, int64_t factor_size, prop_axis *out) {
   if (!axis_prefix_without_overlap_list(x, t->replicated, &x)) return false;
   if (!axis_prefix_without_overlap_list(x, t->unreduced, &x)) return false;
   for (uint32_t i = 0; i < fs->axes.n; i++)
@@ -446,7 +450,6 @@ static bool prefix_within_factor(prop_axis x, const prop_tensor_factors *t, cons
       }
       if (g != 1) {
         prop_axis sub = {x.axis, pre_of(x), g};
-        (void)mesh;
         *out = sub;
         return true;
       }
@@ -459,29 +462,50 @@ static bool prefix_within_factor(prop_axis x, const prop_tensor_factors *t, cons
   return false;
 }
 
-/* Shardy's compatiblePrefix over every tensor of the projection. */
-static bool compatible_prefix(const prop_projection *p, uint32_t f, prop_axis x, int64_t prev_sharded, prop_axis *out) {
-  uint32_t nt = p->noperands + p->nresults, nf = p->rule->nfactors;
-  for (uint32_t t = 0; t < nt; t++) {
+/* Shardy's compatiblePrefixNoConflictsAcrossFactors for one tensor. */
+static bool prefix_across_factors(prop_axis x, const prop_tensor_factors *tf, uint32_t nf, uint32_t f, prop_axis *out) {
+  for (uint32_t g = 0; g < nf; g++) {
+    if (g == f || !tf->factors[g].present) continue;
+    if (!axis_prefix_without_overlap_list(x, tf->factors[g].overflow, &x)) return false;
+    if (!axis_prefix_without_overlap_list(x, tf->factors[g].axes, &x)) return false;
+  }
+  *out = x;
+  return true;
+}
+
+/* What truncation asks of each axis: where it conflicts, given the size sharded before it. */
+typedef enum { CONFLICTS_ALL_TENSORS, CONFLICTS_WITHIN_FACTOR, CONFLICTS_ACROSS_FACTORS } conflict_kind;
+typedef struct {
+  const prop_projection *p;
+  uint32_t f;
+  const prop_tensor_factors *tensor; /* WITHIN / ACROSS: the one tensor */
+  conflict_kind kind;
+} conflicts;
+
+static bool remove_conflicts(const conflicts *c, prop_axis x, int64_t prev_sharded, prop_axis *out) {
+  const prop_projection *p = c->p;
+  uint32_t nf = p->rule->nfactors;
+  if (c->kind == CONFLICTS_WITHIN_FACTOR)
+    return prefix_within_factor(x, c->tensor, &c->tensor->factors[c->f], prev_sharded, p->rule->factors[c->f].size, out);
+  if (c->kind == CONFLICTS_ACROSS_FACTORS) return prefix_across_factors(x, c->tensor, nf, c->f, out);
+  /* Shardy's compatiblePrefix over every tensor of the projection */
+  for (uint32_t t = 0; t < p->noperands + p->nresults; t++) {
     const prop_tensor_factors *tf = &p->tensors[t];
-    for (uint32_t g = 0; g < nf; g++) {
-      if (g == f || !tf->factors[g].present) continue;
-      if (!axis_prefix_without_overlap_list(x, tf->factors[g].overflow, &x)) return false;
-      if (!axis_prefix_without_overlap_list(x, tf->factors[g].axes, &x)) return false;
-    }
-    if (tf->factors[f].present &&
-        !prefix_within_factor(x, tf, &tf->factors[f], prev_sharded, p->rule->factors[f].size, p->mesh, &x))
+    if (!prefix_across_factors(x, tf, nf, c->f, &x)) return false;
+    if (tf->factors[c->f].present &&
+        !prefix_within_factor(x, tf, &tf->factors[c->f], prev_sharded, p->rule->factors[c->f].size, &x))
       return false;
   }
   *out = x;
   return true;
 }
 
-static void truncate_conflicts(const prop_projection *p, uint32_t f, prop_axes *axes, bool conservative) {
+/* Shardy's truncateAxesByRemovingConflicts. */
+static void truncate_conflicts(const conflicts *c, prop_axes *axes, bool conservative) {
   int64_t prev_sharded = 1;
   for (uint32_t i = 0; i < axes->n; i++) {
     prop_axis x;
-    if (!compatible_prefix(p, f, axes->v[i], prev_sharded, &x) || (conservative && x.pre)) {
+    if (!remove_conflicts(c, axes->v[i], prev_sharded, &x) || (conservative && x.pre)) {
       axes->n = i;
       return;
     }
@@ -494,14 +518,22 @@ static void truncate_conflicts(const prop_projection *p, uint32_t f, prop_axes *
   }
 }
 
-/* Shardy's isAxisListPrefixOf == STRICT_PREFIX. */
-static bool strict_prefix(prop_axes first, prop_axes second) {
-  if (!first.n) return second.n > 0;
-  if (first.n > second.n) return false;
+typedef enum { PREFIX_NOT = 0, PREFIX_STRICT, PREFIX_EQUAL } prefix_status;
+
+/* Shardy's isAxisListPrefixOf. */
+static prefix_status list_prefix(prop_axes first, prop_axes second) {
+  if (!first.n) return second.n ? PREFIX_STRICT : PREFIX_EQUAL;
+  if (first.n > second.n) return PREFIX_NOT;
   for (uint32_t i = 0; i + 1 < first.n; i++)
-    if (!axis_eq(first.v[i], second.v[i])) return false;
-  if (first.n == second.n && axis_eq(first.v[first.n - 1], second.v[first.n - 1])) return false;
-  return axis_prefix_of(first.v[first.n - 1], second.v[first.n - 1]);
+    if (!axis_eq(first.v[i], second.v[i])) return PREFIX_NOT;
+  if (first.n == second.n && axis_eq(first.v[first.n - 1], second.v[first.n - 1])) return PREFIX_EQUAL;
+  return axis_prefix_of(first.v[first.n - 1], second.v[first.n - 1]) ? PREFIX_STRICT : PREFIX_NOT;
+}
+
+static bool strict_prefix(prop_axes first, prop_axes second) { return list_prefix(first, second) == PREFIX_STRICT; }
+
+static prop_direction direction_of(const prop_projection *p, const prop_direction *directions, uint32_t f) {
+  return p->rule->factors[f].blocked ? PROP_DIR_NONE : directions ? directions[f] : PROP_DIR_BOTH;
 }
 
 void prop_basic_factor_propagation(sc_arena *a, prop_projection *p, const prop_direction *directions,
@@ -509,14 +541,113 @@ void prop_basic_factor_propagation(sc_arena *a, prop_projection *p, const prop_d
   uint32_t nt = p->noperands + p->nresults;
   for (uint32_t t = 0; t < nt; t++) updated[t] = false;
   for (uint32_t f = 0; f < p->rule->nfactors; f++) {
-    prop_direction dir = p->rule->factors[f].blocked ? PROP_DIR_NONE : directions ? directions[f] : PROP_DIR_BOTH;
-    prop_axes axes = compatible_major_axes(a, p, f, dir);
-    truncate_conflicts(p, f, &axes, conservative);
+    prop_axes axes = compatible_major_axes(a, p, f, direction_of(p, directions, f));
+    conflicts c = {p, f, NULL, CONFLICTS_ALL_TENSORS};
+    truncate_conflicts(&c, &axes, conservative);
     for (uint32_t t = 0; t < nt; t++) {
       prop_factor_sharding *fs = &p->tensors[t].factors[f];
       if (fs->present && strict_prefix(fs->axes, axes)) {
         fs->axes = axes_copy(a, axes);
         updated[t] = true;
+      }
+    }
+  }
+}
+
+/* ---- aggressive factor propagation --------------------------------------------------------------- */
+
+/* Shardy's getPropagatedFactorSharding: the factor's axes for one tensor, or none. */
+static prop_axes propagated_for_tensor(sc_arena *a, const prop_projection *p, const prop_tensor_factors *t, uint32_t f,
+                                       prop_axes wanted, bool conservative) {
+  prop_axes none = {NULL, 0};
+  const prop_factor_sharding *fs = &t->factors[f];
+  if (!fs->present) return none;
+  prop_axes axes = axes_copy(a, wanted);
+  conflicts within = {p, f, t, CONFLICTS_WITHIN_FACTOR};
+  truncate_conflicts(&within, &axes, conservative);
+  if (!strict_prefix(fs->axes, axes)) return none;
+  conflicts across = {p, f, t, CONFLICTS_ACROSS_FACTORS};
+  truncate_conflicts(&across, &axes, conservative);
+  return axes;
+}
+
+typedef struct {
+  const prop_projection *p;
+  const int64_t *source_size, *sharding_size;
+  const int64_t *source_index;
+} factor_order;
+
+static int64_t axes_size(prop_axes xs) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < xs.n; i++) n *= xs.v[i].size;
+  return n;
+}
+
+/* Factors in the order Shardy's aggressive strategy takes them: the largest source tensor first, then
+ * (element-wise ops) the largest sharding, then the source tensor's index, then the factor's. */
+static void sort_factors(uint32_t *order, uint32_t n, const int64_t *src_size, const int64_t *shard_size,
+                         const int64_t *src_index) {
+  for (uint32_t i = 1; i < n; i++) /* insertion sort: an op has a handful of factors */
+    for (uint32_t j = i; j > 0; j--) {
+      uint32_t x = order[j - 1], y = order[j];
+      bool swap = src_size[y] != src_size[x]       ? src_size[y] > src_size[x]
+                  : shard_size[y] != shard_size[x] ? shard_size[y] > shard_size[x]
+                  : src_index[y] != src_index[x]   ? src_index[y] < src_index[x]
+                                                   : y < x;
+      if (!swap) break;
+      order[j - 1] = y, order[j] = x;
+    }
+}
+
+void prop_aggressive_factor_propagation(sc_arena *a, prop_projection *p, const prop_direction *directions,
+                                        bool conservative, bool elementwise, bool *updated) {
+  uint32_t nt = p->noperands + p->nresults, nf = p->rule->nfactors;
+  for (uint32_t t = 0; t < nt; t++) updated[t] = false;
+  prop_axes *per_factor = sc_arena_alloc(a, (nf ? nf : 1) * sizeof *per_factor);
+  bool any = false;
+  for (uint32_t f = 0; f < nf; f++) {
+    per_factor[f] = compatible_major_axes(a, p, f, direction_of(p, directions, f));
+    any |= per_factor[f].n > 0;
+  }
+  if (!any) return;
+  int64_t *src_size = sc_arena_alloc(a, nf * sizeof *src_size), *src_index = sc_arena_alloc(a, nf * sizeof *src_index);
+  int64_t *shard_size = sc_arena_alloc(a, nf * sizeof *shard_size);
+  uint32_t *order = sc_arena_alloc(a, nf * sizeof *order);
+  for (uint32_t f = 0; f < nf; f++) {
+    src_size[f] = src_index[f] = -1;
+    shard_size[f] = elementwise ? axes_size(per_factor[f]) : 0;
+    order[f] = f;
+  }
+  for (uint32_t t = 0; t < nt; t++) {
+    const prop_tensor_factors *tf = &p->tensors[t];
+    int64_t size = 1;
+    for (uint32_t f = 0; f < nf; f++)
+      if (tf->factors[f].present) size *= p->rule->factors[f].size;
+    for (uint32_t f = 0; f < nf; f++)
+      if (tf->factors[f].present && per_factor[f].n && list_prefix(per_factor[f], tf->factors[f].axes) != PREFIX_NOT &&
+          size > src_size[f]) {
+        src_size[f] = size;
+        src_index[f] = t;
+      }
+  }
+  sort_factors(order, nf, src_size, shard_size, src_index);
+  /* results first, then operands; an element-wise op's operand takes a result's longer axes */
+  for (uint32_t pass = 0; pass < 2; pass++) {
+    uint32_t begin = pass == 0 ? p->noperands : 0, end = pass == 0 ? nt : p->noperands;
+    for (uint32_t t = begin; t < end; t++) {
+      prop_tensor_factors *tf = &p->tensors[t];
+      for (uint32_t k = 0; k < nf; k++) {
+        uint32_t f = order[k];
+        prop_axes axes = propagated_for_tensor(a, p, tf, f, per_factor[f], conservative);
+        if (!axes.n) continue;
+        if (pass == 1 && elementwise)
+          for (uint32_t r = p->noperands; r < nt; r++)
+            if (p->tensors[r].factors[f].present && strict_prefix(p->tensors[r].factors[f].axes, axes))
+              axes = p->tensors[r].factors[f].axes;
+        if (strict_prefix(tf->factors[f].axes, axes)) {
+          tf->factors[f].axes = axes_copy(a, axes);
+          updated[t] = true;
+        }
       }
     }
   }

@@ -38,6 +38,7 @@ typedef struct {
   uint32_t rank;
   prop_dim_sharding *dims;
   prop_axes replicated, unreduced;
+  uint8_t unreduced_op; /* sc_reduction of the unreduced axes (sum is not printed) */
 } prop_sharding;
 
 /* A Shardy (or mapped GSPMD) sharding from the model, or NULL when it is not a named sharding on a
@@ -62,6 +63,7 @@ typedef struct {
 typedef struct {
   prop_factor_sharding *factors; /* rule->nfactors entries */
   prop_axes replicated, unreduced;
+  uint8_t unreduced_op;
 } prop_tensor_factors;
 
 typedef struct {
@@ -88,5 +90,11 @@ typedef enum { PROP_DIR_NONE = 0, PROP_DIR_FORWARD, PROP_DIR_BACKWARD, PROP_DIR_
  * changed. `directions` per factor (NULL = both). */
 void prop_basic_factor_propagation(sc_arena *a, prop_projection *p, const prop_direction *directions,
                                    bool conservative, bool *updated);
+
+/* Aggressive factor propagation (Shardy's AggressiveFactorPropagation): conflicts are resolved per
+ * tensor instead of dropping the factor; factors are taken from the largest source tensor first.
+ * `elementwise`: the op is element-wise (its operands follow its results' longer axes). */
+void prop_aggressive_factor_propagation(sc_arena *a, prop_projection *p, const prop_direction *directions,
+                                        bool conservative, bool elementwise, bool *updated);
 
 #endif
