@@ -74,6 +74,7 @@ static sc_status propagate_body(propagate_run *run) {
   sc_chunk *chunks;
   size_t nchunks = sc_split_chunks(a, run->buf, run->len, opt->split_input_file, &chunks);
   sc_astr text = SC_ASTR_INIT(a);
+  sc_astr_reserve(&text, run->len + run->len / 2 + 4096); /* the printed module is about the input's size */
   message_vec msgs = {0};
   for (size_t i = 0; i < nchunks; i++) {
     if (i) sc_astr_puts(&text, "// -----\n");

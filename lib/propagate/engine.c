@@ -5,6 +5,7 @@
 #include "util/hashset.h"
 
 typedef const prop_sharding *sharding_ref;
+#define REBASE_PTR(p, delta) ((void *)((char *)(p) - (delta)))
 
 /* A data-flow edge: its owner (the value whose sharding it keeps) and the sources that flow into it,
  * propagated as an op with an identity rule (Shardy's ShardableDataFlowOpInterface). */
@@ -414,6 +415,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   const prop_edge *edge = &e->edges.v[k];
   int64_t *dims;
   uint32_t rank;
+  sc_arena_mark_t mark = sc_arena_mark(e->a);
   if (!static_dims(e->a, edge->owner_value->type, &dims, &rank)) return;
   uint32_t n = edge->nsources + 1;
   sharding_ref *all = sc_arena_alloc(e->a, n * sizeof *all);
@@ -425,7 +427,10 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   else if (edge->kind == EDGE_MANUAL_RESULT) target = erase_manual(e->a, edge->op, e->model, target);
   all[n - 1] = target;
   bool *changed = sc_arena_alloc(e->a, n * sizeof *changed);
-  if (!propagate_tensors(e, identity_rule(e->a, dims, rank, edge->nsources), all, changed, NULL, false)) return;
+  if (!propagate_tensors(e, identity_rule(e->a, dims, rank, edge->nsources), all, changed, NULL, false)) {
+    sc_arena_rewind(e->a, mark);
+    return;
+  }
   for (uint32_t j = 0; j < edge->nsources; j++)
     if (changed[j]) {
       e->sh[edge->sources[j]] = all[j];
@@ -496,6 +501,22 @@ static bool ranks_fit(const prop_rule *rule, const sharding_ref *all) {
     if (all[i] && all[i]->rank != t->rank) return false;
   }
   return true;
+}
+
+/* After a visit that changed the tensors flagged in `changed`: keeps copies of their new shardings and
+ * forgets the rest of the visit's scratch (allocated since `mark`). */
+static void keep_changed(prop_engine *e, sc_arena_mark_t mark, sharding_ref *all, const bool *changed, uint32_t n) {
+  sc_arena_mark_t keep = sc_arena_mark(e->a);
+  prop_sharding **copies = sc_arena_alloc(e->a, n * sizeof *copies);
+  for (uint32_t i = 0; i < n; i++) copies[i] = changed[i] ? prop_sharding_copy(e->a, all[i]) : NULL;
+  size_t delta = sc_arena_rewind_keep(e->a, mark, keep);
+  if (delta) copies = REBASE_PTR(copies, delta);
+  for (uint32_t i = 0; i < n; i++) {
+    if (!changed[i]) continue;
+    prop_sharding *c = delta ? REBASE_PTR(copies[i], delta) : copies[i];
+    if (delta) prop_sharding_rebase(c, delta);
+    all[i] = c;
+  }
 }
 
 /* Propagates across one op whose tensors' shardings are `all` (operands then results); writes the ones
@@ -617,7 +638,11 @@ static const prop_rule *rule_of(prop_engine *e, const sc_op *op) {
 
 static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
   prop_direction *directions = NULL;
-  const prop_rule *rule = op->kind == SC_OP_SDY_PROPAGATION_BARRIER ? barrier_rule(e, op, &directions) : rule_of(e, op);
+  const prop_rule *rule = op->kind == SC_OP_SDY_PROPAGATION_BARRIER ? NULL : rule_of(e, op); /* cached: before the mark */
+  /* what a visit allocates is scratch unless a sharding grows: forgotten when none does, so revisits
+   * (5 rounds per priority) cost no memory */
+  sc_arena_mark_t mark = sc_arena_mark(e->a);
+  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) rule = barrier_rule(e, op, &directions);
   if (!rule || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
   uint32_t n = op->noperands + op->nresults;
   sharding_ref *all = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *all);
@@ -633,7 +658,21 @@ static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
     directions = sc_arena_alloc(e->a, (rule->nfactors ? rule->nfactors : 1) * sizeof *directions);
     for (uint32_t f = 0; f < rule->nfactors; f++) directions[f] = scheduled_direction(e, op, rule, f, e->schedule);
   }
-  if (!propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op))) return;
+  if (!propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op))) {
+    sc_arena_rewind(e->a, mark);
+    return;
+  }
+  /* all/changed/slots are scratch too: keep_changed moves the new shardings down over them */
+  sharding_ref kept[8];
+  bool kchanged[8];
+  uint32_t kslots[8];
+  if (n <= 8) {
+    memcpy(kept, all, n * sizeof *all);
+    memcpy(kchanged, changed, n * sizeof *changed);
+    memcpy(kslots, slots, n * sizeof *slots);
+    keep_changed(e, mark, kept, kchanged, n);
+    all = kept, changed = kchanged, slots = kslots;
+  }
   for (uint32_t i = 0; i < n; i++) {
     if (!changed[i]) continue;
     e->sh[slots[i]] = all[i];

@@ -279,20 +279,23 @@ static void put_without_comments(sc_astr *out, const char *buf, uint32_t begin, 
   sc_astr_put(out, run, (size_t)(stop - run));
 }
 
-/* Drops lines that hold only white space and white space at line ends. */
-static void put_nonblank_lines(sc_astr *out, const char *p, size_t n) {
-  const char *end = p + n;
+/* Drops the lines of out->p[from, n) that hold only white space, and white space at line ends, in
+ * place (the text only shrinks). */
+static void drop_blank_lines(sc_astr *out, size_t from) {
+  char *p = out->p + from, *end = out->p + out->n, *w = p;
   while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *line_end = nl ? nl : end;
-    const char *t = line_end;
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    char *line_end = nl ? nl : end, *t = line_end;
     while (t > p && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r')) t--;
     if (t > p) {
-      sc_astr_put(out, p, (size_t)(t - p));
-      sc_astr_put(out, "\n", 1);
+      memmove(w, p, (size_t)(t - p));
+      w += t - p;
+      *w++ = '\n';
     }
     p = nl ? nl + 1 : end;
   }
+  out->n = (size_t)(w - out->p);
+  if (out->p) out->p[out->n] = '\0';
 }
 
 /* ---- one op per line ------------------------------------------------------------------------------ */
@@ -455,19 +458,23 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
     SC_PUSH(a, reps, r);
   }
   if (reps.n > 1) qsort(reps.v, reps.n, sizeof *reps.v, replacement_cmp);
-  sc_astr text = SC_ASTR_INIT(a);
+  size_t grow = end - begin + 2;
+  for (size_t i = 0; i < reps.n; i++) grow += strlen(reps.v[i].text);
+  sc_astr_reserve(out, grow);
+  size_t from = out->n;
+  sc_astr *text = out;
   uint32_t at = begin;
   for (size_t i = 0; i < reps.n; i++) {
     if (reps.v[i].begin < at) continue; /* a join inside a replaced signature: the signature wins */
-    put_without_comments(&text, p->module->buf, at, reps.v[i].begin);
+    put_without_comments(text, p->module->buf, at, reps.v[i].begin);
     if (reps.v[i].text[0] == ' ' && !reps.v[i].text[1] && reps.v[i].end > reps.v[i].begin) { /* a join */
-      while (text.n && (text.p[text.n - 1] == ' ' || text.p[text.n - 1] == '\t')) text.n--;
-      if (text.n && text.p[text.n - 1] != '\n') sc_astr_puts(&text, " ");
+      while (text->n > from && (text->p[text->n - 1] == ' ' || text->p[text->n - 1] == '\t')) text->n--;
+      if (text->n > from && text->p[text->n - 1] != '\n') sc_astr_puts(text, " ");
     } else {
-      sc_astr_puts(&text, reps.v[i].text);
+      sc_astr_puts(text, reps.v[i].text);
     }
     at = reps.v[i].end;
   }
-  put_without_comments(&text, p->module->buf, at, end);
-  put_nonblank_lines(out, text.p ? text.p : "", text.n);
+  put_without_comments(text, p->module->buf, at, end);
+  drop_blank_lines(out, from);
 }

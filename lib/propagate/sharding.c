@@ -201,6 +201,34 @@ bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b) {
   return axes_eq(a->replicated, b->replicated) && axes_eq(a->unreduced, b->unreduced) && a->unreduced_op == b->unreduced_op;
 }
 
+static prop_axes copy_axes(sc_arena *a, prop_axes xs) {
+  prop_axes r = {xs.n ? sc_arena_alloc(a, xs.n * sizeof *r.v) : NULL, xs.n};
+  if (xs.n) memcpy(r.v, xs.v, xs.n * sizeof *r.v);
+  return r;
+}
+
+prop_sharding *prop_sharding_copy(sc_arena *a, const prop_sharding *s) {
+  prop_sharding *r = sc_arena_alloc(a, sizeof *r);
+  *r = *s;
+  r->dims = sc_arena_alloc(a, (s->rank ? s->rank : 1) * sizeof *r->dims);
+  for (uint32_t d = 0; d < s->rank; d++) {
+    r->dims[d] = s->dims[d];
+    r->dims[d].axes = copy_axes(a, s->dims[d].axes);
+  }
+  r->replicated = copy_axes(a, s->replicated);
+  r->unreduced = copy_axes(a, s->unreduced);
+  return r;
+}
+
+#define REBASE(p, delta) ((p) ? (void *)((char *)(p) - (delta)) : NULL)
+
+void prop_sharding_rebase(prop_sharding *s, size_t delta) {
+  s->dims = REBASE(s->dims, delta);
+  for (uint32_t d = 0; d < s->rank; d++) s->dims[d].axes.v = REBASE(s->dims[d].axes.v, delta);
+  s->replicated.v = REBASE(s->replicated.v, delta);
+  s->unreduced.v = REBASE(s->unreduced.v, delta);
+}
+
 bool prop_sharding_empty_axes(const prop_sharding *s) {
   for (uint32_t d = 0; d < s->rank; d++)
     if (s->dims[d].axes.n) return false;

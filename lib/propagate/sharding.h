@@ -47,6 +47,10 @@ const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s,
 /* Shardy's text: `<@mesh, [{"a", ?}, {}p1], replicated={"b"}>` (without `#sdy.sharding`). */
 void prop_sharding_put(sc_astr *out, const prop_sharding *s);
 bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b);
+/* A deep copy laid out in one block (the struct, then its arrays), and the fix-up after that block
+ * was moved `delta` bytes down in memory (sc_arena_rewind_keep). */
+prop_sharding *prop_sharding_copy(sc_arena *a, const prop_sharding *s);
+void prop_sharding_rebase(prop_sharding *moved, size_t delta);
 /* True when no dimension has axes and there are no replicated or unreduced axes. */
 bool prop_sharding_empty_axes(const prop_sharding *s);
 /* A fully open sharding of `rank` with no axes on `mesh`. */

@@ -126,6 +126,27 @@ static chunk *new_chunk(size_t size) {
 
 /* The current chunk is full (or `n` is odd-sized): a new chunk. calloc'd memory is zero, and it is
  * often free to get (fresh pages), unlike clearing every allocation. */
+sc_arena_mark_t sc_arena_mark(const sc_arena *a) {
+  sc_arena_mark_t m = {a->head, a->bump.cur};
+  return m;
+}
+
+void sc_arena_rewind(sc_arena *a, sc_arena_mark_t m) {
+  if (m.chunk != a->head || !m.cur || a->bump.cur < m.cur) return;
+  memset(m.cur, 0, (size_t)(a->bump.cur - m.cur));
+  a->bump.cur = m.cur;
+}
+
+size_t sc_arena_rewind_keep(sc_arena *a, sc_arena_mark_t m, sc_arena_mark_t keep) {
+  if (m.chunk != a->head || keep.chunk != a->head || !m.cur || keep.cur < m.cur || a->bump.cur < keep.cur) return 0;
+  size_t n = (size_t)(a->bump.cur - keep.cur), delta = (size_t)(keep.cur - m.cur);
+  if (!delta) return 0;
+  memmove(m.cur, keep.cur, n);
+  memset(m.cur + n, 0, delta);
+  a->bump.cur = m.cur + n;
+  return delta;
+}
+
 void *sc_arena_alloc_slow(sc_arena *a, size_t n) {
   if (n == 0) n = 1;
   if (n > SIZE_MAX / 2) return fail(a);
@@ -209,7 +230,7 @@ char *sc_arena_printf(sc_arena *a, const char *fmt, ...) {
   return p;
 }
 
-static void astr_reserve(sc_astr *s, size_t extra) {
+void sc_astr_reserve(sc_astr *s, size_t extra) {
   if (s->n + extra + 1 <= s->cap) return;
   size_t cap = s->cap ? s->cap : 64;
   while (cap < s->n + extra + 1) cap *= 2;
@@ -220,7 +241,7 @@ static void astr_reserve(sc_astr *s, size_t extra) {
 }
 
 void sc_astr_put(sc_astr *s, const char *p, size_t n) {
-  astr_reserve(s, n);
+  sc_astr_reserve(s, n);
   if (s->n + n + 1 > s->cap) return;
   memcpy(s->p + s->n, p, n);
   s->n += n;
@@ -236,7 +257,7 @@ void sc_astr_printf(sc_astr *s, const char *fmt, ...) {
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   if (n > 0) {
-    astr_reserve(s, (size_t)n);
+    sc_astr_reserve(s, (size_t)n);
     if (s->n + (size_t)n + 1 <= s->cap) {
       vsnprintf(s->p + s->n, (size_t)n + 1, fmt, ap2);
       s->n += (size_t)n;

@@ -49,6 +49,19 @@ char *sc_arena_strdup(sc_arena *a, const char *s);
 char *sc_arena_printf(sc_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *sc_arena_vprintf(sc_arena *a, const char *fmt, va_list ap);
 size_t sc_arena_used(const sc_arena *a);
+/* Scratch: sc_arena_rewind(a, m) forgets what was allocated since sc_arena_mark(a) returned `m`, when all
+ * of it came from the chunk that was current then (the bytes are zeroed again, so allocations stay
+ * zeroed); otherwise it does nothing. For loops that allocate per item and usually keep nothing. */
+typedef struct {
+  const void *chunk;
+  unsigned char *cur;
+} sc_arena_mark_t;
+sc_arena_mark_t sc_arena_mark(const sc_arena *a);
+void sc_arena_rewind(sc_arena *a, sc_arena_mark_t m);
+/* Forgets what was allocated between `m` and `keep` and moves what was allocated since `keep` down to
+ * `m` (all in one chunk, else nothing happens). Returns how far it moved (0: not moved); the caller
+ * rebases the pointers inside the kept block. */
+size_t sc_arena_rewind_keep(sc_arena *a, sc_arena_mark_t m, sc_arena_mark_t keep);
 size_t sc_arena_limit(const sc_arena *a);
 /* While set, allocation failure (and an exceeded step limit) does longjmp(*env, 1), and a cancelled
  * request (see sc_arena_set_cancel) longjmp(*env, 2). NULL clears it. */
@@ -84,6 +97,8 @@ typedef struct {
 } sc_astr;
 #define SC_ASTR_INIT(arena) {(arena), NULL, 0, 0}
 void sc_astr_put(sc_astr *s, const char *p, size_t n);
+/* Room for `extra` more bytes (one allocation when the final size is known or estimated). */
+void sc_astr_reserve(sc_astr *s, size_t extra);
 void sc_astr_puts(sc_astr *s, const char *p);
 void sc_astr_printf(sc_astr *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The NUL-terminated string (never NULL; "" if nothing was appended). Appending may continue. */

@@ -49,8 +49,9 @@ PASSES = [
 
 # Blocks known to fail, each with why: (file, label or "*") -> reason. A block listed here that passes
 # fails the run, so the list shrinks as propagate grows.
-NOT_YET = ("propagate implements -sdy-populate-op-sharding-rules and -sdy-basic-propagate; this file's "
-           "pass (priorities, aggressive, the pipeline, explicit reshards, collectives) is not implemented yet")
+NOT_YET = ("propagate implements the op sharding rules and the basic, aggressive, op-priority and user-priority "
+           "strategies; this file's pass (the full pipeline's import/export passes, explicit reshards, "
+           "collectives) is not implemented yet")
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "*"): NOT_YET,
     ("user_priority_propagation.mlir", "func @manual_computation_shardings_with_priority("):
