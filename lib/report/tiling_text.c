@@ -70,7 +70,8 @@ static void put_uneven(sc_strbuf *out, const rp_tiling *t, const char *blue, con
       if (rp_tiling_block(t, dv, dim) == b) found[nfound++] = dv;
     if (!nfound) snprintf(dev[b], TEXT_CELL_MAX, "?");
     else if (nfound == 1) snprintf(dev[b], TEXT_CELL_MAX, "%" PRId64, found[0]);
-    else snprintf(dev[b], TEXT_CELL_MAX, "%" PRId64 ",%" PRId64 "%s", found[0], found[1], per_block > 2 ? ",\xe2\x80\xa6" : "");
+    else if (per_block > 2) snprintf(dev[b], TEXT_CELL_MAX, "%" PRId64 ",%" PRId64 "+%" PRId64, found[0], found[1], per_block - 2);
+    else snprintf(dev[b], TEXT_CELL_MAX, "%" PRId64 ",%" PRId64, found[0], found[1]);
     rp_extent e = rp_tiling_extent(t, dim, b);
     if (!e.valid) snprintf(held[b], TEXT_CELL_MAX, "pad %" PRId64, e.padding);
     else if (e.padding)
