@@ -145,6 +145,7 @@ static void put_device_grid(sc_strbuf *b, const grid *g, const tile_view *v) {
                      left - 6, top + r * ch + ch / 2 + 4, r);
     for (int64_t c = 0; c < shown_cols; c++) {
       int64_t dev = r * cols + c, x = left + c * cw, y = top + r * ch;
+      if (dev >= g->devices) break;
       const char *fill = "#e8eef5";
       bool replica = false;
       int64_t blk = -1;
@@ -173,7 +174,7 @@ static void put_device_grid(sc_strbuf *b, const grid *g, const tile_view *v) {
     }
   }
   sc_strbuf_puts(b, "</svg>");
-  int64_t drawn = shown_rows * shown_cols;
+  int64_t drawn = shown_rows * shown_cols < g->devices ? shown_rows * shown_cols : g->devices;
   if (drawn < g->devices)
     sc_strbuf_printf(b, "<div class='more'>and %" PRId64 " more devices</div>", g->devices - drawn);
 }
@@ -184,6 +185,7 @@ static void grid_init(grid *g, const char *const *names, const int *len, const i
   for (uint32_t i = 0; i < naxes; i++) g->devices *= sizes[i];
   g->rows = naxes > 1 ? sizes[0] : 1;
   g->cols = g->rows ? g->devices / g->rows : 0;
+  if (naxes == 1 && g->cols > 32) g->cols = 32, g->rows = (g->devices + 31) / 32; /* one long axis wraps */
 }
 
 /* ---- tensor pictures ------------------------------------------------------------------------------ */
@@ -539,8 +541,9 @@ static void put_report(page *p, const sc_report *r) {
     }
     grid g;
     grid_init(&g, names, len, sizes, n);
-    sc_strbuf_printf(b, "<h3>Mesh (%s, %" PRId64 " device%s)</h3><figure>", r->mesh_source ? r->mesh_source : "none",
-                     r->mesh_devices, r->mesh_devices == 1 ? "" : "s");
+    sc_strbuf_puts(b, "<h3>Mesh (");
+    esc(b, r->mesh_source ? r->mesh_source : "none"); /* a remote report's string */
+    sc_strbuf_printf(b, ", %" PRId64 " device%s)</h3><figure>", r->mesh_devices, r->mesh_devices == 1 ? "" : "s");
     if (g.devices == r->mesh_devices && g.devices <= SC_MAX_MESH_DEVICES) put_device_grid(b, &g, NULL);
     sc_strbuf_puts(b, "<figcaption>");
     put_grid_axes(b, &g);
