@@ -50,6 +50,13 @@ static void esc_n(sc_strbuf *b, const char *s, size_t n) {
 
 static void esc(sc_strbuf *b, const char *s) { esc_n(b, s ? s : "", s ? strlen(s) : 0); }
 
+/* `open`, the escaped `s`, `close`. */
+static void esc_in(sc_strbuf *b, const char *open, const char *s, const char *close) {
+  sc_strbuf_puts(b, open);
+  esc(b, s);
+  sc_strbuf_puts(b, close);
+}
+
 static const char *const css =
     "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1f2328;background:#f6f8fa;margin:0}"
     "main{max-width:1040px;margin:0 auto;padding:20px 24px}"
@@ -401,9 +408,7 @@ static void put_context(sc_strbuf *b, const sc_diag *d, bool drawn) {
   for (size_t i = 0; i < d->ncontext; i++) {
     const sc_context_entry *e = &d->context[i];
     if (drawn && !strncmp(e->key, "tensor", 6)) continue;
-    sc_strbuf_puts(b, "<dt>");
-    esc(b, e->key);
-    sc_strbuf_puts(b, "</dt><dd>");
+    esc_in(b, "<dt>", e->key, "</dt><dd>");
     size_t shown = e->nvalues < HTML_LIST_MAX ? e->nvalues : HTML_LIST_MAX;
     if (e->is_list) sc_strbuf_puts(b, "[");
     for (size_t k = 0; k < shown; k++) {
@@ -431,12 +436,8 @@ static void put_related(sc_strbuf *b, const sc_report *r, const sc_diag *d) {
       sc_strbuf_printf(b, ":%u", rl->source_line);
     }
     sc_strbuf_puts(b, "</span> ");
-    if (rl->code) {
-      esc(b, rl->code);
-      sc_strbuf_puts(b, " ");
-    }
-    esc(b, rl->message);
-    sc_strbuf_puts(b, "</li>");
+    if (rl->code) esc_in(b, "", rl->code, " ");
+    esc_in(b, "", rl->message, "</li>");
   }
   if (shown < d->nrelated) sc_strbuf_printf(b, "<li class='more'>and %zu more</li>", d->nrelated - shown);
   sc_strbuf_puts(b, "</ul>");
@@ -447,18 +448,9 @@ static void put_fixes(sc_strbuf *b, const sc_diag *d) {
     const sc_fix *f = &d->fixes[k];
     sc_strbuf_printf(b, "<div class='fix'><span class='pill note'>fix%s</span><span class='title'>",
                      f->machine ? " &middot; machine-applicable" : "");
-    esc(b, f->title);
-    sc_strbuf_puts(b, "</span>");
-    if (f->note) {
-      sc_strbuf_puts(b, "<div class='meta'>");
-      esc(b, f->note);
-      sc_strbuf_puts(b, "</div>");
-    }
-    if (f->snippet) {
-      sc_strbuf_puts(b, "<pre class='snippet'>");
-      esc(b, f->snippet);
-      sc_strbuf_puts(b, "</pre>");
-    }
+    esc_in(b, "", f->title, "</span>");
+    if (f->note) esc_in(b, "<div class='meta'>", f->note, "</div>");
+    if (f->snippet) esc_in(b, "<pre class='snippet'>", f->snippet, "</pre>");
     sc_strbuf_puts(b, "</div>");
   }
 }
@@ -469,15 +461,11 @@ static void put_diag(page *p, const sc_report *r, const sc_diag *d) {
   sc_strbuf_printf(b, "<section class='card diag sev-%s' data-code='", sev);
   esc(b, d->code);
   sc_strbuf_printf(b, "'><span class='pill %s'>%s</span><b class='code'>", sev, sev);
-  esc(b, d->code);
-  sc_strbuf_puts(b, "</b> <span class='meta'>");
-  esc(b, d->rule);
-  sc_strbuf_puts(b, "</span><div class='msg'>");
-  esc(b, d->message);
-  sc_strbuf_puts(b, "</div>");
+  esc_in(b, "", d->code, "</b> <span class='meta'>");
+  esc_in(b, "", d->rule, "</span><div class='msg'>");
+  esc_in(b, "", d->message, "</div>");
   if (d->has_source) {
-    sc_strbuf_puts(b, "<div class='loc'>Python: ");
-    esc(b, d->source_file);
+    esc_in(b, "<div class='loc'>Python: ", d->source_file, "");
     sc_strbuf_printf(b, ":%u", d->source_line);
     if (d->source_col) sc_strbuf_printf(b, ":%u", d->source_col);
     sc_strbuf_puts(b, "</div>");
@@ -489,26 +477,15 @@ static void put_diag(page *p, const sc_report *r, const sc_diag *d) {
     sc_strbuf_puts(b, " op ");
     esc(b, d->op_path);
   }
-  if (d->function) {
-    sc_strbuf_puts(b, " &middot; in @");
-    esc(b, d->function);
-  }
-  if (d->op) {
-    sc_strbuf_puts(b, " &middot; ");
-    esc(b, d->op);
-  }
-  if (d->target) {
-    sc_strbuf_puts(b, " @");
-    esc(b, d->target);
-  }
+  if (d->function) esc_in(b, " &middot; in @", d->function, "");
+  if (d->op) esc_in(b, " &middot; ", d->op, "");
+  if (d->target) esc_in(b, " @", d->target, "");
   sc_strbuf_puts(b, "</div>");
   put_source(b, r, d);
   put_context(b, d, put_tiling(p, d));
   put_related(b, r, d);
   put_fixes(b, d);
-  sc_strbuf_puts(b, "<div class='meta'>More: <code>shardcheck explain ");
-  esc(b, d->code);
-  sc_strbuf_puts(b, "</code></div></section>");
+  esc_in(b, "<div class='meta'>More: <code>shardcheck explain ", d->code, "</code></div></section>");
 }
 
 /* ---- page ----------------------------------------------------------------------------------------- */
@@ -525,9 +502,7 @@ static void put_report(page *p, const sc_report *r) {
                    sc_format_name(r->format), r->bytes, r->functions, r->functions == 1 ? "" : "s", r->ops,
                    sc_platform_name(r->platform));
   if (r->failure) {
-    sc_strbuf_puts(b, "<div class='card sev-error'>check did not complete: ");
-    esc(b, r->failure);
-    sc_strbuf_puts(b, "</div>");
+    esc_in(b, "<div class='card sev-error'>check did not complete: ", r->failure, "</div>");
   }
   if (r->mesh_naxes) {
     const char *names[RP_TILING_MAX];
