@@ -189,7 +189,8 @@ static void put_device_grid(sc_strbuf *b, const grid *g, const tile_view *v) {
 static void grid_init(grid *g, const char *const *names, const int *len, const int64_t *sizes, uint32_t naxes) {
   g->names = names, g->name_len = len, g->sizes = sizes, g->naxes = naxes;
   g->devices = 1;
-  for (uint32_t i = 0; i < naxes; i++) g->devices *= sizes[i];
+  for (uint32_t i = 0; i < naxes && g->devices <= SC_MAX_MESH_DEVICES; i++) /* saturates: a remote report's sizes */
+    g->devices = sizes[i] > SC_MAX_MESH_DEVICES ? SC_MAX_MESH_DEVICES + 1 : g->devices * sizes[i];
   g->rows = naxes > 1 ? sizes[0] : 1;
   g->cols = g->rows ? g->devices / g->rows : 0;
   if (naxes == 1 && g->cols > 32) g->cols = 32, g->rows = (g->devices + 31) / 32; /* one long axis wraps */

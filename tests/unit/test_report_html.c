@@ -194,3 +194,15 @@ Test(report_html, text_pictures_of_real_modules) {
             "%s", t);
   free(t), free(src);
 }
+
+/* A rebuilt remote report may claim any mesh: sizes whose product overflows draw no grid, never UB. */
+Test(report_html, absurd_report_mesh_draws_no_grid) {
+  sc_mesh_axis axes[] = {{"a", INT64_MAX / 2, SC_AXIS_AUTO}, {"b", 4, SC_AXIS_AUTO}, {"c", -3, SC_AXIS_AUTO}};
+  sc_report r = {0};
+  r.input_name = "m.mlir", r.mesh_axes = axes, r.mesh_naxes = 3, r.mesh_devices = 8;
+  char *h = sc_report_html(&r);
+  cr_assert_not_null(h);
+  cr_assert_null(strstr(h, "<svg class='mesh'"), "%s", h);
+  cr_assert(strstr(h, "No problems found."));
+  free(h);
+}
