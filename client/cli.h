@@ -4,7 +4,7 @@
  *   cli_config.c    shardcheck.json discovery and parsing
  *   cli_walk.c      expanding FILE/DIR arguments into inputs (XLA dump folders by content)
  *   cli_suppress.c  inline `# shardcheck: ignore[...]`, baselines, severity overrides, --max-diagnostics
- *   cli_output.c    text / json (shardcheck.results.v1) / sarif / gitlab, summary and statistics
+ *   cli_output.c    text / json (shardcheck.results.v1) / sarif / gitlab / html, summary and statistics
  *   cli_fix.c       `fix`: apply machine fixes, re-check, diff
  *   cli_remote_report.c  a report JSON from the daemon back into an sc_report
  *   cli_help.c      usage of every subcommand; `rules` and `explain`
@@ -22,7 +22,7 @@
 #define EXIT_TROUBLE 2
 
 typedef enum { FAIL_ON_NOTE = 0, FAIL_ON_WARNING, FAIL_ON_ERROR, FAIL_ON_NEVER } fail_on_level;
-typedef enum { OUT_TEXT = 0, OUT_JSON, OUT_SARIF, OUT_GITLAB } out_format;
+typedef enum { OUT_TEXT = 0, OUT_JSON, OUT_SARIF, OUT_GITLAB, OUT_HTML } out_format;
 
 typedef struct {
   char **v;

@@ -101,7 +101,8 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
     else if (!strcmp(optarg, "json")) s->format = OUT_JSON;
     else if (!strcmp(optarg, "sarif")) s->format = OUT_SARIF;
     else if (!strcmp(optarg, "gitlab")) s->format = OUT_GITLAB;
-    else return usage_error("unknown --format '%s' (text, json, sarif or gitlab)", optarg);
+    else if (!strcmp(optarg, "html")) s->format = OUT_HTML;
+    else return usage_error("unknown --format '%s' (text, json, sarif, gitlab or html)", optarg);
     break;
   case O_INFMT:
     if (sc_format_parse(optarg, &s->opt.input_format)) return usage_error("unknown --input-format '%s' (auto, stablehlo, hlo, bytecode or exported)", optarg);

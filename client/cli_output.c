@@ -4,6 +4,7 @@
  *   json    one shardcheck.results.v1 object for any number of inputs (README: "Results JSON")
  *   sarif   one SARIF 2.1.0 log with one run (sc_report_sarif_many)
  *   gitlab  a GitLab code-quality report (a JSON array of issues)
+ *   html    one self-contained page for all inputs (sc_report_html_many)
  * --statistics adds a count per code (text: after the summary; json: "statistics"; others: stderr). */
 #include <jansson.h>
 #include <limits.h>
@@ -243,11 +244,27 @@ static int render_gitlab(FILE *out, const check_settings *s, const input_list *i
   return 0;
 }
 
+static int render_html(FILE *out, const check_settings *s, const input_list *in) {
+  const sc_report **reports = calloc(in->n ? in->n : 1, sizeof *reports);
+  if (!reports) return EXIT_TROUBLE;
+  size_t n = 0;
+  for (size_t i = 0; i < in->n; i++)
+    if (in->v[i].report) reports[n++] = in->v[i].report;
+  char *text = sc_report_html_many(reports, n);
+  free(reports);
+  if (!text) return EXIT_TROUBLE;
+  fputs(text, out);
+  free(text);
+  if (s->statistics) print_statistics(stderr, in);
+  return 0;
+}
+
 int render_output(FILE *out, const check_settings *s, const input_list *in, const totals *t) {
   switch (s->format) {
   case OUT_JSON: return render_json(out, s, in, t);
   case OUT_SARIF: return render_sarif(out, s, in);
   case OUT_GITLAB: return render_gitlab(out, s, in);
+  case OUT_HTML: return render_html(out, s, in);
   default: return render_text(out, s, in, t);
   }
 }

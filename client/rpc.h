@@ -15,7 +15,7 @@
 
 #include "shardcheck.h"
 
-typedef enum { SC_RPC_REPORT_JSON = 0, SC_RPC_REPORT_TEXT, SC_RPC_REPORT_SARIF } sc_rpc_report_format;
+typedef enum { SC_RPC_REPORT_JSON = 0, SC_RPC_REPORT_TEXT, SC_RPC_REPORT_SARIF, SC_RPC_REPORT_HTML } sc_rpc_report_format;
 
 typedef struct {
   int timeout_ms;          /* deadline per call; 0 = none */

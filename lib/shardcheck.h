@@ -234,6 +234,16 @@ char *sc_report_json(const sc_report *report, bool pretty);
 char *sc_report_sarif(const sc_report *report); /* = sc_report_sarif_many(&report, 1, NULL) */
 char *sc_report_text(const sc_report *report, bool color);
 
+/* One self-contained HTML page (inline CSS and SVG; no script, no network: a Content-Security-Policy
+ * forbids loads) for `nreports` reports in order: the summary, the mesh as a grid of devices, each
+ * diagnostic with its Python and module locations, a module source excerpt, its context, related sites
+ * and fixes, and each sharded tensor a diagnostic is about drawn as its blocks over the devices
+ * (padding of uneven blocks hatched, replicas shaded). Everything from the input is HTML-escaped;
+ * output is linear in the reports (pictures, devices and blocks drawn are capped with "and N more").
+ * Deterministic: the same report renders the same bytes anywhere. */
+char *sc_report_html_many(const sc_report *const *reports, size_t nreports);
+char *sc_report_html(const sc_report *report); /* = sc_report_html_many(&report, 1) */
+
 typedef struct {
   bool color;   /* ANSI colours */
   bool summary; /* end with the "NAME: E errors, W warnings, N notes" line */

@@ -45,7 +45,7 @@ int check_validate(const Shardcheck__V1__CheckRequest *req, rpc_reply *r) {
       rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "options.platform: unknown platform %d", (int)o->platform);
       return -1;
     }
-    if ((unsigned)o->report_format > SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_SARIF) {
+    if ((unsigned)o->report_format > SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_HTML) {
       rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "options.report_format: unknown report format %d",
                       (int)o->report_format);
       return -1;
@@ -269,6 +269,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
   case SC_OK: {
     char *text = fmt == SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_TEXT    ? sc_report_text(rep, o && o->color)
                  : fmt == SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_SARIF ? sc_report_sarif(rep)
+                 : fmt == SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_HTML  ? sc_report_html(rep)
                                                                             : sc_report_json(rep, o && o->pretty);
     if (!text) {
       rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory rendering the report");

@@ -129,7 +129,8 @@ void rpc_capabilities(const uint8_t *req, size_t len, const caps_info *info, rpc
                                                   SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_EXPORTED};
   static Shardcheck__V1__ReportFormat reports[] = {SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_JSON,
                                                    SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_TEXT,
-                                                   SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_SARIF};
+                                                   SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_SARIF,
+                                                   SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_HTML};
   Shardcheck__V1__Limits lim = SHARDCHECK__V1__LIMITS__INIT;
   lim.max_message_bytes = info->max_message_bytes;
   lim.max_module_bytes = info->lim.max_module_bytes;

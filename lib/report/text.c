@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report.h"
 #include "shardcheck.h"
 #include "util/strbuf.h"
 
@@ -160,6 +161,7 @@ static void put_diag(sc_strbuf *out, const sc_report *r, const sc_diag *d, bool 
     else sc_strbuf_printf(out, ":%u\n", d->source_line);
   }
   put_related(out, r, d, blue, reset);
+  rp_tiling_text(out, d, blue, reset);
   put_fixes(out, d, blue, reset);
   sc_strbuf_printf(out, "      %s=%s help: shardcheck explain %s\n", blue, reset, d->code);
 }

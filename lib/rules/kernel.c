@@ -324,6 +324,19 @@ static const char *where_text(sc_ctx *ctx, const sc_kc_where *w) {
                          w->devices, mesh);
 }
 
+/* The tiling of the first sharded operand/result (explicit ones first when `explicit_first`), for the
+ * report's pictures. */
+static void uses_tensor_context(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sharded_vec *uses, bool explicit_first) {
+  const sharded_use *pick = NULL;
+  for (size_t i = 0; i < uses->n && !pick; i++)
+    if (!explicit_first || uses->v[i].type == SC_AXIS_EXPLICIT) pick = &uses->v[i];
+  if (!pick && uses->n) pick = &uses->v[0];
+  if (!pick) return;
+  sc_span type = pick->result ? ru_result_type(op, pick->index) : ru_operand_type(op, pick->index);
+  ru_tensor_context(ctx, d, pick->sharding, type,
+                    sc_arena_printf(ctx->arena, "%s %u", pick->result ? "result" : "operand", pick->index), -1);
+}
+
 static bool needs_manual(const sc_kc_where *w) { return w->devices > 1 && !w->fully_manual; }
 
 /* ---- SC0301 kernel-outside-manual ---- */
@@ -340,6 +353,7 @@ void sc_check_kernel_outside_manual(sc_ctx *ctx, const sc_op *op) {
                                 "Mosaic kernel must run inside a shard_map that is manual over every mesh axis.",
                        kname, where_text(ctx, &w));
   describe_and_wrap(ctx, d, op, &w, kname);
+  uses_tensor_context(ctx, d, op, &uses, false);
   sc_diag_fix(ctx, d, "Or run the kernel unsharded: check/deploy on a 1-device mesh, or fall back to the kernel's "
                       "reference (non-Pallas) implementation on multi-device meshes",
               NULL);
@@ -363,6 +377,7 @@ void sc_check_kernel_explicit_sharding(sc_ctx *ctx, const sc_op *op) {
                        axis_types_str(ctx->arena, &w), kind_label(k), kname, SC_SPAN_ARG(t),
                        describe_uses(ctx->arena, &uses, true));
   describe_and_wrap(ctx, d, op, &w, kname);
+  uses_tensor_context(ctx, d, op, &uses, true);
   sc_diag_fix(ctx, d, "Or remove the explicit sharding (NamedSharding/PartitionSpec, out_sharding=) from the arrays "
                       "passed to and returned from pallas_call",
               NULL);
@@ -389,6 +404,7 @@ void sc_check_kernel_gpu_auto_partitioned(sc_ctx *ctx, const sc_op *op) {
                        "full arrays.",
                        kind_label(k), kname, SC_SPAN_ARG(t), where_text(ctx, &w), sharded);
   describe_and_wrap(ctx, d, op, &w, kname);
+  uses_tensor_context(ctx, d, op, &uses, false);
 }
 
 /* ---- SC0304 kernel-mesh-axis-unknown ---- */

@@ -621,3 +621,69 @@ void ru_report_site_problems(sc_ctx *ctx, ru_site_fn report) {
   for (size_t i = 0; i < c->problems.n; i++)
     if (!strcmp(c->problems.v[i].rule, ctx->rule->name)) report(ctx, &c->problems.v[i].site, NULL);
 }
+
+/* ---- tensor tiling context (report pictures) ---- */
+
+/* "name=size" per mesh axis of a named sharding's mesh; false if the picture would not be faithful. */
+static bool tiling_named(sc_ctx *ctx, const sc_sharding *s, const sc_mesh *mesh, const char **axes, const char **dims) {
+  sc_arena *a = ctx->arena;
+  if (!mesh || mesh->device_ids || mesh->maximal || mesh->naxes > RU_TILING_MAX_AXES) return false;
+  for (uint32_t i = 0; i < mesh->naxes; i++)
+    axes[i] = sc_arena_printf(a, "%.*s=%" PRId64, SC_SPAN_ARG(mesh->axes[i].name), mesh->axes[i].size);
+  for (uint32_t d = 0; d < s->rank; d++) {
+    sc_astr b = SC_ASTR_INIT(a);
+    for (uint32_t k = 0; k < s->dims[d].naxes; k++) {
+      const sc_axis_ref *r = &s->dims[d].axes[k];
+      int idx = sc_mesh_axis_index(mesh, r->name);
+      if (idx < 0) return false;
+      if (r->sub) sc_astr_printf(&b, "%s%d:(%" PRId64 ")%" PRId64, k ? "," : "", idx, r->pre_size, r->size);
+      else sc_astr_printf(&b, "%s%d", k ? "," : "", idx);
+    }
+    dims[d] = sc_astr_str(&b);
+  }
+  return true;
+}
+
+/* A GSPMD tile assignment in iota order as a mesh of its tile dimensions. */
+static bool tiling_gspmd(sc_ctx *ctx, const sc_sharding *s, uint32_t rank, const char **axes, const char **dims) {
+  sc_arena *a = ctx->arena;
+  uint32_t extra = s->ntile_dims - rank;
+  if (s->ntile_dims < rank || s->ntile_dims > RU_TILING_MAX_AXES || extra > 1 || (extra && !s->last_tile_dim_replicate))
+    return false;
+  if (!s->tile_devices) return false;
+  for (uint64_t i = 0; i < s->ntile_devices; i++) /* device order iota: the picture's numbering */
+    if (s->tile_devices[i] != (int64_t)i) return false;
+  for (uint32_t d = 0; d < s->ntile_dims; d++) {
+    axes[d] = d < rank ? sc_arena_printf(a, "dim%u=%" PRId64, d, s->tile_dims[d])
+                       : sc_arena_printf(a, "replicated=%" PRId64, s->tile_dims[d]);
+    if (d < rank) dims[d] = sc_arena_printf(a, "%u", d);
+  }
+  return true;
+}
+
+void ru_tensor_context(sc_ctx *ctx, sc_diag *d, const sc_sharding *s, sc_span type, const char *what, int32_t dim) {
+  sc_arena *a = ctx->arena;
+  sc_shape sh;
+  if (!d || !s || !type.n || !sc_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return;
+  uint32_t rank = (uint32_t)sh.rank;
+  if (rank > RU_TILING_MAX_AXES) return;
+  const char *axes[RU_TILING_MAX_AXES], *dims[RU_TILING_MAX_AXES];
+  uint32_t naxes, ndims;
+  if (s->kind == SC_SHARDING_NAMED && !(s->source == SC_SHARDING_FROM_GSPMD && s->tile_dims)) {
+    const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+    if (s->rank > RU_TILING_MAX_AXES || !tiling_named(ctx, s, mesh, axes, dims)) return;
+    naxes = mesh->naxes, ndims = s->rank;
+  } else if (s->tile_dims && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
+    if (!tiling_gspmd(ctx, s, rank, axes, dims)) return;
+    naxes = s->ntile_dims, ndims = rank;
+  } else {
+    return;
+  }
+  const char *shape[RU_TILING_MAX_AXES];
+  for (uint32_t i = 0; i < rank; i++) shape[i] = sc_arena_printf(a, "%" PRId64, sh.dims[i]);
+  sc_diag_context(ctx, d, "tensor", what);
+  sc_diag_context_list(ctx, d, "tensor_shape", shape, rank);
+  sc_diag_context_list(ctx, d, "tensor_mesh", axes, naxes);
+  sc_diag_context_list(ctx, d, "tensor_dim_axes", dims, ndims);
+  if (dim >= 0) sc_diag_context(ctx, d, "tensor_dim", sc_arena_printf(a, "%d", dim));
+}

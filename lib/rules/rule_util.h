@@ -109,4 +109,15 @@ const char *ru_axes_set_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n);
 /* A copy sorted in mesh order. */
 sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, const sc_mesh *mesh);
 
+/* Attaches the tiling of a sharded tensor to `d` for the report's pictures (lib/report/tiling.c reads
+ * them back): "tensor" (what it is: `what`), "tensor_shape" (dimension sizes, -1 dynamic),
+ * "tensor_mesh" ("name=size" per mesh axis, device order iota), "tensor_dim_axes" (per sharding
+ * dimension the indices into tensor_mesh of its axes, major first, "i" or "i:(pre)size" for a sub-axis,
+ * joined by ','), and "tensor_dim" (the flagged dimension, when dim >= 0). GSPMD tile assignments in
+ * iota order become a mesh of one axis per tile dimension ("dim0", ..., "replicated"). Attaches nothing
+ * when the picture would not be faithful (explicit device order, transposed tiles, unknown shape) or
+ * too large (more than RU_TILING_MAX_AXES axes or dimensions). Linear in the axes and dimensions. */
+#define RU_TILING_MAX_AXES 16u
+void ru_tensor_context(sc_ctx *ctx, sc_diag *d, const sc_sharding *s, sc_span type, const char *what, int32_t dim);
+
 #endif

@@ -231,6 +231,7 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
   const char *jax = jax_sentence(ctx, site, rule, mesh, mc, value_rank);
   sc_diag *d = jax ? sc_emit_at(ctx, site->offset, site->op, "%s %s", jax, msg) : sc_emit_at(ctx, site->offset, site->op, "%s", msg);
   span_site(ctx, d, site, rule, mesh, mc);
+  if (!strcmp(rule, "sharding-rank")) ru_tensor_context(ctx, d, site->s, site->type, site->what, -1);
   if (mesh && mesh->naxes) {
     const char **names = sc_arena_calloc(a, mesh->naxes, sizeof *names);
     for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = sc_span_dup(a, mesh->axes[i].name);
@@ -449,6 +450,7 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
         named ? sc_arena_printf(a, " (axes %s)", dim_axes_str(a, s, d)) : "",
         sdy ? "Shardy expects function IO to be divisible." : "Function inputs and outputs must be evenly divisible.");
     sc_diag_span_text(ctx, dg, s->text);
+    ru_tensor_context(ctx, dg, s, type, sc_arena_printf(a, "%s #%u", what, index), (int32_t)d);
     const char *kw = !strcmp(what, "result") ? "out_shardings" : "in_shardings";
     const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
     const char *title =
@@ -539,6 +541,7 @@ void sc_check_sharding_uneven_constraint(sc_ctx *ctx) {
                             "pads the dimension to %" PRId64 " (shards of %" PRId64 " with %" PRId64
                             " padding elements), and JAX may silently replicate the array along it instead",
                             d, size, axes, padded, padded / tiles[d], padded - size);
+      ru_tensor_context(ctx, dg, s, ru_result_type(op, 0), "constrained value", (int32_t)d);
       const sc_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
       if (named)
         sc_diag_fix(ctx, dg,

@@ -127,7 +127,8 @@ else
     "--rules syntax --min-severity error --format json $(sed -n 5p "$TMP/corpus.all")" \
     "--format sarif -j 2 tests/modules/kernel examples" "--format json --max-diagnostics 3 --statistics tests/modules/callback" \
     "--fail-on warning --statistics tests/modules/kernel" "--baseline $TMP/kernel.baseline tests/modules" \
-    "--format gitlab --no-inline-ignores tests/modules/manual"; do
+    "--format gitlab --no-inline-ignores tests/modules/manual" "--format html tests/modules/sharding" \
+    "--format html --mesh data=4 $CORPUS/jax/jax_backcompat/pallas_mosaic_matmul__0.mlirbc"; do
     # shellcheck disable=SC2086
     "$CLI" check $args >"$TMP/local.out" 2>/dev/null
     lrc=$?

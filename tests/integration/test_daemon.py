@@ -172,7 +172,7 @@ def t_capabilities(ctx):
     check_eq(caps.limits.max_message_bytes, ctx.max_message_bytes, "limits.max_message_bytes")
     check_eq(caps.limits.max_module_bytes, ctx.max_module_bytes, "limits.max_module_bytes")
     check_eq(len(caps.input_formats), 5, "input formats (auto, stablehlo, hlo, bytecode, exported)")
-    check_eq(len(caps.report_formats), 3, "report formats")
+    check_eq(len(caps.report_formats), 4, "report formats (json, text, sarif, html)")
 
 
 def t_rules_and_explain(ctx):
@@ -234,16 +234,18 @@ def t_reports_match_local(ctx):
     J = ctx.p.enum("shardcheck.v1.ReportFormat", "REPORT_FORMAT_JSON")
     T = ctx.p.enum("shardcheck.v1.ReportFormat", "REPORT_FORMAT_TEXT")
     S = ctx.p.enum("shardcheck.v1.ReportFormat", "REPORT_FORMAT_SARIF")
+    H = ctx.p.enum("shardcheck.v1.ReportFormat", "REPORT_FORMAT_HTML")
     n = compare_corpus(ctx, files, "json", J)
     compare_corpus(ctx, files[::7], "text", T)
     compare_corpus(ctx, files[::11], "sarif", S)
+    compare_corpus(ctx, files[::13], "html", H)  # the daemon's page is the CLI's, byte for byte
     bytecode = sorted(glob.glob(f"{CORPUS}/jax/**/*.mlirbc", recursive=True))[::9]
     if not bytecode:
         fail("no .mlirbc corpus modules")
     mesh = ctx.p.msg("shardcheck.v1.TargetMesh")()
     mesh.axes.add(name="data", size=4, type=ctx.p.enum("shardcheck.v1.AxisType", "AXIS_TYPE_AUTO"))
     compare_corpus(ctx, bytecode, "json", J, ["--mesh", "data=4"], mesh=mesh)
-    print(f"    {n} corpus modules: identical JSON reports (text and SARIF on subsets); "
+    print(f"    {n} corpus modules: identical JSON reports (text, SARIF and HTML on subsets); "
           f"{len(bytecode)} MLIR bytecode modules sent as bytes: identical")
 
 

@@ -1,6 +1,7 @@
 """The Python API on its own: what check() accepts, Report, errors, explain/rules, and
 `python3 -m shardcheck` against the C CLI."""
 import contextlib
+import html
 import io
 import json
 import os
@@ -121,6 +122,22 @@ class ReportTest(unittest.TestCase):
         self.assertEqual([(x["ruleId"], x["message"]["text"]) for x in sarif["runs"][0]["results"]],
                          [(x["ruleId"], x["message"]["text"]) for x in cli_sarif["runs"][0]["results"]])
         self.assertIn("\033[", r.to_text(color=True))
+
+    def test_html(self):
+        """to_html() is the CLI's --format html page, in-process and through the daemon; _repr_html_ holds
+        that page in a sandboxed iframe (Jupyter/Colab), escaped once."""
+        uneven = "tests/modules/sharding/sharding-uneven-constraint.bad.mlir"
+        rc, page, _ = support.run_cli("check", "--no-config", "--format", "html", uneven)
+        self.assertEqual(rc, 0)
+        local = shardcheck.check(support.REPO / uneven, name=uneven)
+        self.assertEqual(local.to_html(), page)
+        self.assertIn("class='tensor' data-blocks='4'", page)
+        remote = shardcheck.check(support.REPO / uneven, name=uneven, server=support.daemon().address)
+        self.assertEqual(remote.to_html(), page)
+        frame = local._repr_html_()
+        self.assertTrue(frame.startswith("<iframe sandbox "), frame[:80])
+        self.assertNotIn("<svg", frame)  # escaped into the srcdoc attribute
+        self.assertEqual(html.unescape(frame.split('srcdoc="', 1)[1].rsplit('"></iframe>', 1)[0]), page)
 
     def test_fields(self):
         r = self.report

@@ -70,6 +70,7 @@ def _declare(lib):
         "sc_report_json": (c_void_p, [c_void_p, c_bool]),
         "sc_report_text": (c_void_p, [c_void_p, c_bool]),
         "sc_report_sarif": (c_void_p, [c_void_p]),
+        "sc_report_html": (c_void_p, [c_void_p]),
         "sc_report_sarif_many": (c_void_p, [POINTER(c_void_p), c_size_t, POINTER(SarifOptionsStruct)]),
         "sc_rule_count": (c_size_t, []),
         "sc_rule_info": (None, [c_size_t] + [POINTER(c_char_p)] * 3 + [POINTER(c_int), POINTER(c_char_p)]),
@@ -214,7 +215,8 @@ class _CheckState:
                "json-compact": lambda: lib.sc_report_json(self.report, False),
                "text": lambda: lib.sc_report_text(self.report, False),
                "text-color": lambda: lib.sc_report_text(self.report, True),
-               "sarif": lambda: lib.sc_report_sarif(self.report)}[kind]()
+               "sarif": lambda: lib.sc_report_sarif(self.report),
+               "html": lambda: lib.sc_report_html(self.report)}[kind]()
         return self.library.take_string(ptr)
 
     def close(self):

@@ -159,7 +159,7 @@ class Client:
             raise ValueError(f"input_format: the shardcheck.v1 API has no '{opts.input_format}' input")
         report_format = {"json": "REPORT_FORMAT_JSON", "json-compact": "REPORT_FORMAT_JSON",
                          "text": "REPORT_FORMAT_TEXT", "text-color": "REPORT_FORMAT_TEXT",
-                         "sarif": "REPORT_FORMAT_SARIF"}[kind]
+                         "sarif": "REPORT_FORMAT_SARIF", "html": "REPORT_FORMAT_HTML"}[kind]
         req = p.CheckRequest(format=p.InputFormat.Value(fmt_name), file_name=name)
         o = req.options
         o.rules.extend(opts.rules)

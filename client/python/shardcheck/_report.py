@@ -3,6 +3,7 @@ rendered, so fields added to the report later appear in to_dict() and in each da
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import threading
 from typing import Any, Callable
@@ -122,8 +123,9 @@ class Diagnostic:
 
 
 # Rendering kinds a backend can produce: the library's report JSON indented or compact (compact = the
-# CLI's `reports[i]` dumped compactly), text with or without ANSI colours, SARIF of this report alone.
-KINDS = ("json", "json-compact", "text", "text-color", "sarif")
+# CLI's `reports[i]` dumped compactly), text with or without ANSI colours, SARIF of this report alone,
+# the HTML page (the CLI's --format html for this input alone).
+KINDS = ("json", "json-compact", "text", "text-color", "sarif", "html")
 
 
 class Report:
@@ -188,6 +190,16 @@ class Report:
         """SARIF 2.1.0 of this report alone as the library and the daemon render it (no source root:
         `python3 -m shardcheck check --format sarif` renders the CLI's log of several reports)."""
         return self._get("sarif")
+
+    def to_html(self) -> str:
+        """The self-contained HTML page (mesh, diagnostics, flagged tensors drawn over the devices) as the
+        library and the daemon render it: byte for byte `shardcheck check --format html` of this input."""
+        return self._get("html")
+
+    def _repr_html_(self) -> str:
+        """Jupyter/Colab: the page in a sandboxed iframe, so its styles do not leak into the notebook."""
+        return ('<iframe sandbox style="width:100%;height:640px;border:1px solid #d1d9e0;border-radius:6px" '
+                f'srcdoc="{html.escape(self.to_html(), quote=True)}"></iframe>')
 
     def raise_for_errors(self) -> "Report":
         """Raises ShardingError (a ValueError) with the text report if there is an error; else returns self."""
