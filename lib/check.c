@@ -9,6 +9,7 @@
 #include "front/front.h"
 #include "ir/ir.h"
 #include "model/model.h"
+#include "propagate/engine.h"
 #include "rules/rules.h"
 #include "shardcheck.h"
 
@@ -327,6 +328,10 @@ static sc_status check_body(check_run *run) {
     ctx.module = m;
     ctx.model = sc_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
+    if (opt->propagate) { /* Shardy's pipeline propagates with user priorities and through calls */
+      prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true};
+      ctx.propagation = prop_engine_run(arena, m, ctx.model, &eo);
+    }
     size_t first_diag = ctx.diags.n;
     sc_rules_run(&ctx, &sel);
     if (!r->has_lines && ctx.diags.n > first_diag)

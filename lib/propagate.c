@@ -104,7 +104,7 @@ static sc_status propagate_body(propagate_run *run) {
                          : opt->strategy == SC_PROPAGATE_AGGRESSIVE ? PROP_AGGRESSIVE
                          : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
                                                                     : PROP_USER_PRIORITY;
-      prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules};
+      prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, false};
       prop_engine_print(prop_engine_run(a, m, model, &eo), &pr);
     }
     prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);

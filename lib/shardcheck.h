@@ -71,6 +71,9 @@ typedef struct {
   uint64_t hash_seed;        /* keys the check's hash tables so that crafted names cannot collide; callers facing
                                 untrusted input pass random bits (the CLI, daemon and Python package do);
                                 0 = bits of addresses. Reports never depend on it. */
+  bool propagate;            /* rules see the shardings Shardy's propagation derives (user-priority strategy,
+                                through calls), not only the written ones; diagnostics name where a derived
+                                sharding came from (`related`) */
 } sc_options;
 
 #define SC_DEFAULT_MAX_DEPTH 256u

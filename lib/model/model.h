@@ -59,7 +59,7 @@ typedef enum {
 
 typedef enum { SC_REDUCE_SUM = 0, SC_REDUCE_MAX, SC_REDUCE_MIN } sc_reduction;
 
-typedef enum { SC_SHARDING_FROM_SDY = 0, SC_SHARDING_FROM_GSPMD } sc_sharding_source;
+typedef enum { SC_SHARDING_FROM_SDY = 0, SC_SHARDING_FROM_GSPMD, SC_SHARDING_FROM_PROPAGATION } sc_sharding_source;
 
 typedef struct sc_sharding { /* fields grouped by size (no padding): one header per occurrence */
   sc_span text;              /* as written (for GSPMD: the string contents without quotes) */

@@ -32,6 +32,8 @@ struct prop_engine {
   uint32_t nslots;
   uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args) */
   sharding_ref *sh, *initial; /* per slot: current and seeded sharding */
+  const sc_value **slot_value; /* per slot: a value that has it (for origins) */
+  uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
   uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of */
   sharding_ref **in_global;   /* per op id of a manual/named computation: its in_shardings as written */
@@ -170,6 +172,17 @@ static void op_edges(prop_engine *e, const sc_op *op) {
   }
 }
 
+/* A call's operands flow into the callee's arguments, the callee's returned values into its results. */
+static void call_edges(prop_engine *e, const sc_op *op) {
+  if (op->kind != SC_OP_CALL) return;
+  const sc_op *callee = sc_model_func(e->model, sc_op_callee(op));
+  if (!callee || !callee->nregions) return;
+  const sc_op *ret = region_terminator(callee->regions[0]);
+  for (uint32_t i = 0; i < op->noperands; i++) add_edge(e, op, block_arg(callee->regions[0], i), &op->operands[i], 1, i, EDGE_PLAIN);
+  for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
+    add_edge(e, op, op->results[i], &ret->operands[i], 1, i, EDGE_PLAIN);
+}
+
 static void build_edges(prop_engine *e) {
   e->alias = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
@@ -182,6 +195,8 @@ static void build_edges(prop_engine *e) {
     if (in < e->nslots && out < e->nslots && find_alias(e->alias, out) != in) e->alias[find_alias(e->alias, in)] = find_alias(e->alias, out);
   }
   for (uint32_t i = 0; i < e->m->nops; i++) op_edges(e, e->m->ops[i]);
+  if (e->opt.through_calls)
+    for (uint32_t i = 0; i < e->m->nops; i++) call_edges(e, e->m->ops[i]);
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = find_alias(e->alias, s);
   /* sources and owners through aliases, then the slot -> edges index */
   e->edge_start = sc_arena_calloc(e->a, e->nslots + 2, sizeof *e->edge_start);
@@ -302,10 +317,21 @@ static void seed(prop_engine *e) {
   const sc_module *m = e->m;
   e->sh = sc_arena_calloc(e->a, e->nslots + 1, sizeof *e->sh);
   e->initial = sc_arena_calloc(e->a, e->nslots + 1, sizeof *e->initial);
+  e->slot_value = sc_arena_calloc(e->a, e->nslots + 1, sizeof *e->slot_value);
+  e->origin = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->origin);
   for (uint32_t i = 0; i < m->nops; i++) {
     const sc_op *op = m->ops[i];
-    for (uint32_t r = 0; r < op->nresults; r++)
+    for (uint32_t r = 0; r < op->nresults; r++) {
       e->sh[e->result_base[op->id] + r] = seed_of(e, sc_model_result_sharding(e->model, op, r));
+      e->slot_value[e->result_base[op->id] + r] = op->results[r];
+    }
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++)
+        for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++) {
+          const sc_value *v = op->regions[r]->blocks[b]->args[k];
+          uint32_t slot = raw_slot(e, v);
+          if (slot < e->nslots) e->slot_value[slot] = v;
+        }
   }
   e->in_global = sc_arena_calloc(e->a, m->nops + 1, sizeof *e->in_global);
   for (uint32_t i = 0; i < m->nops; i++) {
@@ -336,6 +362,17 @@ static void seed(prop_engine *e) {
       e->func_results[f][k] = e->func_results_initial[f][k] = seed_of(e, sc_model_func_result_sharding(e->model, fn, k));
   }
   memcpy(e->initial, e->sh, e->nslots * sizeof *e->sh);
+  for (uint32_t k = 0; k < e->nslots; k++) e->origin[k] = e->sh[k] ? k : UINT32_MAX;
+}
+
+/* A tensor that grew takes the origin of the first other tensor of the visit that had a sharding. */
+static void set_origin(prop_engine *e, uint32_t slot, const uint32_t *slots, const sharding_ref *before, uint32_t n) {
+  if (e->origin[slot] != UINT32_MAX) return; /* written on the value itself, or the first origin found */
+  for (uint32_t j = 0; j < n; j++)
+    if (slots[j] != slot && before[j] && slots[j] < e->nslots && e->origin[slots[j]] != UINT32_MAX) {
+      e->origin[slot] = e->origin[slots[j]];
+      return;
+    }
 }
 
 /* A rule of one factor per dimension between `n` operands and one result of `rank` dims of `dims`. */
@@ -433,6 +470,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   }
   for (uint32_t j = 0; j < edge->nsources; j++)
     if (changed[j]) {
+      if (e->origin[edge->sources[j]] == UINT32_MAX) e->origin[edge->sources[j]] = e->origin[edge->owner];
       e->sh[edge->sources[j]] = all[j];
       notify(e, w, edge->source_values[j], edge->sources[j], e->m->nops + k);
     }
@@ -444,6 +482,8 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
     owner = add_free(e->a, edge->op, e->model, e->sh[edge->owner], owner);
   }
   if (prop_sharding_eq(owner, e->sh[edge->owner])) return;
+  for (uint32_t j = 0; j < edge->nsources && e->origin[edge->owner] == UINT32_MAX; j++)
+    e->origin[edge->owner] = e->origin[edge->sources[j]];
   e->sh[edge->owner] = owner;
   notify(e, w, edge->owner_value, edge->owner, e->m->nops + k);
 }
@@ -654,6 +694,8 @@ static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
     all[i] = e->sh[slots[i]];
   }
   bool *changed = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *changed);
+  sharding_ref before[8];
+  if (n <= 8) memcpy(before, all, n * sizeof *all);
   if (!directions && e->schedule >= 0) {
     directions = sc_arena_alloc(e->a, (rule->nfactors ? rule->nfactors : 1) * sizeof *directions);
     for (uint32_t f = 0; f < rule->nfactors; f++) directions[f] = scheduled_direction(e, op, rule, f, e->schedule);
@@ -676,6 +718,7 @@ static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
   for (uint32_t i = 0; i < n; i++) {
     if (!changed[i]) continue;
     e->sh[slots[i]] = all[i];
+    if (n <= 8) set_origin(e, slots[i], slots, before, n);
     notify(e, w, i < op->noperands ? op->operands[i] : op->results[i - op->noperands], slots[i], op->id);
   }
 }
@@ -892,6 +935,12 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   else if (o->strategy == PROP_OP_PRIORITY) run_op_priority(e);
   else run_pass(e);
   return e;
+}
+
+const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v) {
+  uint32_t s = slot_of(e, v);
+  if (s >= e->nslots || e->origin[s] == UINT32_MAX) return NULL;
+  return e->slot_value[e->origin[s]] ? e->slot_value[e->origin[s]] : v;
 }
 
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_value *v) {

@@ -25,6 +25,9 @@ typedef struct {
   prop_strategy strategy;
   bool conservative;
   bool keep_sharding_rules; /* print each op's rule too (keep-sharding-rules=true) */
+  bool through_calls;       /* func.call: its operands flow into the callee's arguments and its results out of
+                               the callee's return (Shardy's pipeline inlines or dedups calls; sdy_opt's single
+                               passes do not) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;
@@ -34,6 +37,9 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
 
 /* The sharding a value ends with (NULL = none). */
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_value *v);
+/* The value whose written sharding (a function argument's, an op's, a constraint's) `v`'s sharding was
+ * propagated from: `v` itself when it was written on it, NULL when `v` has none. */
+const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v);
 
 /* Writes what propagation changed into `pr`: ops' `sdy.sharding` (and `sdy.sharding_rule` with
  * keep_sharding_rules), and every function signature on one line with its arguments' and results'

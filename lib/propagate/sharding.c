@@ -201,6 +201,40 @@ bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b) {
   return axes_eq(a->replicated, b->replicated) && axes_eq(a->unreduced, b->unreduced) && a->unreduced_op == b->unreduced_op;
 }
 
+static sc_axis_ref *refs_to_model(sc_arena *a, const sc_mesh *mesh, prop_axes xs) {
+  sc_axis_ref *r = sc_arena_calloc(a, xs.n ? xs.n : 1, sizeof *r);
+  for (uint32_t i = 0; i < xs.n; i++) {
+    r[i].name = mesh->axes[xs.v[i].axis].name;
+    r[i].sub = xs.v[i].pre != 0;
+    r[i].pre_size = xs.v[i].pre;
+    r[i].size = xs.v[i].size;
+  }
+  return r;
+}
+
+sc_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s) {
+  sc_sharding *r = sc_sharding_new(a, SC_SHARDING_NAMED, SC_SHARDING_FROM_PROPAGATION);
+  sc_astr text = SC_ASTR_INIT(a);
+  prop_sharding_put(&text, s);
+  r->text = sc_span_of(sc_astr_str(&text), (uint32_t)text.n);
+  r->mesh_name = s->mesh_name;
+  r->mesh = s->mesh;
+  r->rank = s->rank;
+  r->dims = sc_arena_calloc(a, s->rank ? s->rank : 1, sizeof *r->dims);
+  for (uint32_t d = 0; d < s->rank; d++) {
+    r->dims[d].axes = refs_to_model(a, s->mesh, s->dims[d].axes);
+    r->dims[d].naxes = s->dims[d].axes.n;
+    r->dims[d].open = !s->dims[d].closed;
+    r->dims[d].priority = s->dims[d].priority;
+  }
+  r->replicated = refs_to_model(a, s->mesh, s->replicated);
+  r->nreplicated = s->replicated.n;
+  r->unreduced = refs_to_model(a, s->mesh, s->unreduced);
+  r->nunreduced = s->unreduced.n;
+  r->unreduced_op = s->unreduced_op;
+  return r;
+}
+
 static prop_axes copy_axes(sc_arena *a, prop_axes xs) {
   prop_axes r = {xs.n ? sc_arena_alloc(a, xs.n * sizeof *r.v) : NULL, xs.n};
   if (xs.n) memcpy(r.v, xs.v, xs.n * sizeof *r.v);

@@ -44,6 +44,9 @@ typedef struct {
 /* A Shardy (or mapped GSPMD) sharding from the model, or NULL when it is not a named sharding on a
  * known mesh whose axes all resolve. */
 const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh);
+/* The model's form of a derived sharding (source SC_SHARDING_FROM_PROPAGATION, text in Shardy's
+ * syntax), for rules that read sc_sharding. */
+sc_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s);
 /* Shardy's text: `<@mesh, [{"a", ?}, {}p1], replicated={"b"}>` (without `#sdy.sharding`). */
 void prop_sharding_put(sc_astr *out, const prop_sharding *s);
 bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b);

@@ -530,6 +530,32 @@ static bool link_one(void *u, uint32_t i) {
   return false;
 }
 
+void sc_diag_related(sc_ctx *ctx, sc_diag *d, uint32_t offset, const sc_op *op, const char *message) {
+  sc_related r;
+  memset(&r, 0, sizeof r);
+  r.message = message;
+  r.offset = r.end_offset = offset;
+  if (ctx->lines) {
+    sc_pos pos = sc_linemap_pos(ctx->lines, offset);
+    r.line = r.end_line = pos.line;
+    r.col = r.end_col = pos.col;
+  }
+  if (op) {
+    const sc_op *fn = op->kind == SC_OP_FUNC ? op : op->func;
+    if (fn && sc_op_sym_name(fn).n) r.function = sc_span_dup(ctx->arena, sc_op_sym_name(fn));
+    r.op = sc_span_dup(ctx->arena, op->name);
+    sc_srcloc src = sc_op_srcloc(ctx->module, op);
+    if (src.known) {
+      r.has_source = true;
+      r.source_file = sc_span_dup(ctx->arena, src.file);
+      r.source_line = src.line;
+      r.source_col = src.col;
+    }
+  }
+  d->related = sc_arena_grow(ctx->arena, d->related, d->nrelated, d->nrelated + 1, sizeof *d->related);
+  d->related[d->nrelated++] = r;
+}
+
 static void relate(sc_ctx *ctx, sc_diag *root, const sc_diag *c) {
   sc_related r = {c->message, c->code, c->line, c->col, c->offset, c->end_line, c->end_col, c->end_offset,
                   c->function, c->op, c->has_source, c->source_file, c->source_line, c->source_col};

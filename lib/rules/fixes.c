@@ -468,7 +468,9 @@ const sc_sharding *sc_kc_value_sharding(sc_ctx *ctx, const sc_value *v) {
       if (ins) return sc_kc_sdy_list_entry(ctx->arena, ins->value, v->index);
     }
   }
-  return NULL;
+  /* none written: the one propagation derives (sc_options.propagate) */
+  const prop_sharding *p = ctx->propagation ? prop_engine_value_sharding(ctx->propagation, v) : NULL;
+  return p && !prop_sharding_empty_axes(p) ? prop_sharding_to_model(ctx->arena, p) : NULL;
 }
 
 /* ---- Snippets ---- */

@@ -136,7 +136,33 @@ static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w,
 
 static void kernel_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out) {
   for (uint32_t i = 0; i < op->noperands; i++) collect(ctx, w, sc_kc_value_sharding(ctx, op->operands[i]), false, i, out);
+  size_t before = out->n;
   result_shardings(ctx, op, w, out, NULL);
+  /* with propagation, a result no user constrains may still end up sharded */
+  for (uint32_t i = 0; ctx->propagation && out->n == before && i < op->nresults; i++) {
+    const sc_sharding *s = sc_kc_value_sharding(ctx, op->results[i]);
+    if (s && s->source == SC_SHARDING_FROM_PROPAGATION) collect(ctx, w, s, true, i, out);
+  }
+}
+
+/* Each propagated sharding among `uses` names the written sharding it came from (Shardy's sharding
+ * origins): the fix belongs on that line of Python. */
+static void relate_origins(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sharded_vec *uses) {
+  for (size_t i = 0; ctx->propagation && i < uses->n; i++) {
+    const sharded_use *u = &uses->v[i];
+    if (!u->sharding || u->sharding->source != SC_SHARDING_FROM_PROPAGATION) continue;
+    if (i > 0 && uses->v[i - 1].sharding == u->sharding) continue; /* one site per tensor */
+    const sc_value *v = u->result ? (u->index < op->nresults ? op->results[u->index] : NULL)
+                                  : (u->index < op->noperands ? op->operands[u->index] : NULL);
+    const sc_value *o = v ? prop_engine_value_origin(ctx->propagation, v) : NULL;
+    if (!o || o == v) continue;
+    const sc_op *site = o->def ? o->def : o->block && o->block->parent ? o->block->parent->parent : NULL;
+    uint32_t at = o->def ? o->def->pos.offset : o->pos.offset;
+    sc_diag_related(ctx, d, at, site,
+                    sc_arena_printf(ctx->arena, "%s %u's sharding %.*s propagates from %.*s here",
+                                    u->result ? "result" : "operand", u->index, SC_SPAN_ARG(u->sharding->text),
+                                    SC_SPAN_ARG(o->name)));
+  }
 }
 
 static bool any_explicit(const sharded_vec *v) {
@@ -376,6 +402,7 @@ void sc_check_kernel_explicit_sharding(sc_ctx *ctx, const sc_op *op) {
                        ") has %s, outside a fully manual shard_map.",
                        axis_types_str(ctx->arena, &w), kind_label(k), kname, SC_SPAN_ARG(t),
                        describe_uses(ctx->arena, &uses, true));
+  relate_origins(ctx, d, op, &uses);
   describe_and_wrap(ctx, d, op, &w, kname);
   uses_tensor_context(ctx, d, op, &uses, true);
   sc_diag_fix(ctx, d, "Or remove the explicit sharding (NamedSharding/PartitionSpec, out_sharding=) from the arrays "

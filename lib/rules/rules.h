@@ -21,6 +21,7 @@
 
 #include "ir/ir.h"
 #include "model/model.h"
+#include "propagate/engine.h"
 #include "shardcheck.h"
 
 
@@ -38,9 +39,13 @@ typedef struct sc_ctx {
   SC_VEC(struct sc_cause) causes;
   void **rule_state;        /* per sc_rule_table row, NULL-initialized by sc_rules_run; see sc_rule_state */
   struct ru_use_index *uses; /* who uses what in `module`, built on first need (rule_util.h, ru_uses) */
+  const prop_engine *propagation; /* the shardings propagation derives (sc_options.propagate), or NULL */
   void *rule_cache;          /* the sharding rules' verdicts on this module (rule_util.c): made on first
                                 need, dropped by sc_rules_run when the module's rules are done */
 } sc_ctx;
+
+/* Adds a related site to `d`: `op` (or, with op NULL, only the offset) and what is there. */
+void sc_diag_related(sc_ctx *ctx, sc_diag *d, uint32_t offset, const sc_op *op, const char *message);
 
 /* A link between two diagnostics of one mistake (see sc_diag_caused_by). */
 typedef struct sc_cause {
