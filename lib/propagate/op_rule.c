@@ -297,9 +297,9 @@ static void r_dot(rc *c) {
     pb_fail(&c->b, "dot operands must be vectors or matrices");
     return;
   }
-  if (lm) pb_add(&c->b, (int64_t[]){0, NUL}, (int64_t[]){0}, l->dims[0], PT, false);
-  if (rm) pb_add(&c->b, (int64_t[]){NUL, 1}, (int64_t[]){lm ? 1 : 0}, r->dims[1], PT, false);
-  pb_add(&c->b, (int64_t[]){lm ? 1 : 0, 0}, (int64_t[]){NUL}, r->dims[0], RED, false);
+  if (lm) pb_add(&c->b, PB_DIMS(0, NUL), PB_DIMS(0), l->dims[0], PT, false);
+  if (rm) pb_add(&c->b, PB_DIMS(NUL, 1), PB_DIMS(lm ? 1 : 0), r->dims[1], PT, false);
+  pb_add(&c->b, PB_DIMS(lm ? 1 : 0, 0), PB_DIMS(NUL), r->dims[0], RED, false);
 }
 
 static void r_dynamic_slice(rc *c) { add_pointwise_mismatch(c, NR, true); }
@@ -328,9 +328,9 @@ static void r_dynamic_update_slice(rc *c) {
       continue;
     }
     dims[0] = d, dims[1] = NUL;
-    pb_add(&c->b, dims, (int64_t[]){d}, op->dims[d], PT, false);
+    pb_add(&c->b, dims, c->nin, PB_DIMS(d), op->dims[d], PT, false);
     dims[0] = NUL, dims[1] = d;
-    pb_add(&c->b, dims, (int64_t[]){NUL}, up->dims[d], all_const ? PT : NR, false);
+    pb_add(&c->b, dims, c->nin, PB_DIMS(NUL), up->dims[d], all_const ? PT : NR, false);
   }
 }
 
@@ -364,7 +364,7 @@ static void r_batch_norm_inference(rc *c) {
     dims[0] = d;
     int64_t *res = null_dims(c, c->nout);
     res[0] = d;
-    pb_add(&c->b, dims, res, c->in[0].dims[d], PT, false);
+    pb_add(&c->b, dims, c->nin, res, c->nout, c->in[0].dims[d], PT, false);
   }
 }
 
@@ -403,7 +403,7 @@ static void r_reduce(rc *c) {
     bool reduced = contains(dims, nd, d);
     if (!reduced && !dim_ok(c, out, c->out[0].rank)) return;
     for (uint32_t i = 0; i < n; i++) rd[i] = reduced ? NUL : out;
-    pb_add(&c->b, od, rd, c->in[0].dims[d], reduced ? RED : PT, false);
+    pb_add(&c->b, od, c->nin, rd, n, c->in[0].dims[d], reduced ? RED : PT, false);
     if (!reduced) out++;
   }
 }
@@ -440,9 +440,9 @@ static void r_select_and_scatter(rc *c) {
     if (!dim_ok(c, d, c->in[1].rank)) return;
     int64_t *od = null_dims(c, c->nin), *rd = null_dims(c, c->nout);
     od[1] = d; /* the source's windows need replication */
-    pb_add(&c->b, od, rd, c->in[1].dims[d], NR, cons);
+    pb_add(&c->b, od, c->nin, rd, c->nout, c->in[1].dims[d], NR, cons);
     od[1] = NUL, od[0] = d, rd[0] = d; /* the operand's dimension is permuted into the result's */
-    pb_add(&c->b, od, rd, c->out[0].dims[d], PERM, cons);
+    pb_add(&c->b, od, c->nin, rd, c->nout, c->out[0].dims[d], PERM, cons);
   }
 }
 
@@ -458,9 +458,9 @@ static void r_reverse(rc *c) {
 static void r_rng_bit_generator(rc *c) {
   if (!need_counts(c, 1, 2) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[1])) return;
   for (int32_t d = 0; d < c->in[0].rank; d++) /* the state stays replicated and apart from the output */
-    pb_add(&c->b, (int64_t[]){d}, (int64_t[]){d, NUL}, c->in[0].dims[d], NR, true);
+    pb_add(&c->b, PB_DIMS(d), PB_DIMS(d, NUL), c->in[0].dims[d], NR, true);
   for (int32_t d = 0; d < c->out[1].rank; d++)
-    pb_add(&c->b, (int64_t[]){NUL}, (int64_t[]){NUL, d}, c->out[1].dims[d], PT, false);
+    pb_add(&c->b, PB_DIMS(NUL), PB_DIMS(NUL, d), c->out[1].dims[d], PT, false);
 }
 
 static void r_sort(rc *c) {
@@ -505,14 +505,14 @@ static void r_triangular_solve(rc *c) {
                (span_has(v, "TRANSPOSE") || span_has(v, "ADJOINT"));
   if (left) { /* op(a) @ result = b */
     int64_t an = trans ? d2 : d1, ac = trans ? d1 : d2;
-    pb_add(&c->b, (int64_t[]){an, d1}, (int64_t[]){NUL}, a->dims[an], NR, false);
-    pb_add(&c->b, (int64_t[]){NUL, d2}, (int64_t[]){d2}, b->dims[d2], NR, false);
-    pb_add(&c->b, (int64_t[]){ac, NUL}, (int64_t[]){d1}, a->dims[ac], NR, false);
+    pb_add(&c->b, PB_DIMS(an, d1), PB_DIMS(NUL), a->dims[an], NR, false);
+    pb_add(&c->b, PB_DIMS(NUL, d2), PB_DIMS(d2), b->dims[d2], NR, false);
+    pb_add(&c->b, PB_DIMS(ac, NUL), PB_DIMS(d1), a->dims[ac], NR, false);
   } else { /* result @ op(a) = b */
     int64_t an = trans ? d1 : d2, ac = trans ? d2 : d1;
-    pb_add(&c->b, (int64_t[]){NUL, d1}, (int64_t[]){d1}, b->dims[d1], NR, false);
-    pb_add(&c->b, (int64_t[]){an, d2}, (int64_t[]){NUL}, a->dims[an], NR, false);
-    pb_add(&c->b, (int64_t[]){ac, NUL}, (int64_t[]){d2}, a->dims[ac], NR, false);
+    pb_add(&c->b, PB_DIMS(NUL, d1), PB_DIMS(d1), b->dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(an, d2), PB_DIMS(NUL), a->dims[an], NR, false);
+    pb_add(&c->b, PB_DIMS(ac, NUL), PB_DIMS(d2), a->dims[ac], NR, false);
   }
 }
 
@@ -669,18 +669,18 @@ static void cc_linalg(rc *c, cc_kind k) {
   add_pointwise(c, in, in->rank - 2); /* batch dimensions */
   if (k == CC_EIGH) {
     if (!need_counts(c, 1, 2)) return;
-    pb_add(&c->b, (int64_t[]){d1}, (int64_t[]){d1, NUL}, in->dims[d1], PT, false);
-    pb_add(&c->b, (int64_t[]){d2}, (int64_t[]){d2, d1}, in->dims[d2], PT, false);
+    pb_add(&c->b, PB_DIMS(d1), PB_DIMS(d1, NUL), in->dims[d1], PT, false);
+    pb_add(&c->b, PB_DIMS(d2), PB_DIMS(d2, d1), in->dims[d2], PT, false);
   } else if (k == CC_QR) {
     if (!need_counts(c, 1, 2) || !ranked(c, &c->out[1]) || !dim_ok(c, d1, c->out[1].rank)) return;
-    pb_add(&c->b, (int64_t[]){d1}, (int64_t[]){d1, NUL}, in->dims[d1], NR, false);
-    pb_add(&c->b, (int64_t[]){d2}, (int64_t[]){d2, NUL}, in->dims[d2], NR, false);
-    pb_add(&c->b, (int64_t[]){NUL}, (int64_t[]){NUL, d1}, c->out[1].dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(d1), PB_DIMS(d1, NUL), in->dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(d2), PB_DIMS(d2, NUL), in->dims[d2], NR, false);
+    pb_add(&c->b, PB_DIMS(NUL), PB_DIMS(NUL, d1), c->out[1].dims[d1], NR, false);
   } else {
     if (!need_counts(c, 2, 1) || !ranked(c, &c->in[1]) || !dim_ok(c, d1, c->in[1].rank)) return;
-    pb_add(&c->b, (int64_t[]){d1, NUL}, (int64_t[]){d1}, in->dims[d1], NR, false);
-    pb_add(&c->b, (int64_t[]){d2, NUL}, (int64_t[]){d2}, in->dims[d2], NR, false);
-    pb_add(&c->b, (int64_t[]){NUL, d1}, (int64_t[]){NUL}, c->in[1].dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(d1, NUL), PB_DIMS(d1), in->dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(d2, NUL), PB_DIMS(d2), in->dims[d2], NR, false);
+    pb_add(&c->b, PB_DIMS(NUL, d1), PB_DIMS(NUL), c->in[1].dims[d1], NR, false);
   }
 }
 
@@ -700,8 +700,8 @@ static void cc_approx_topk(rc *c) {
       pb_add_all(&c->b, d, in->dims[d], PT, false);
       continue;
     }
-    pb_add(&c->b, (int64_t[]){d, d, NUL, NUL}, (int64_t[]){NUL, NUL}, in->dims[d], PT, false);
-    pb_add(&c->b, (int64_t[]){NUL, NUL, NUL, NUL}, (int64_t[]){d, d}, out->dims[d], NR, true);
+    pb_add(&c->b, PB_DIMS(d, d, NUL, NUL), PB_DIMS(NUL, NUL), in->dims[d], PT, false);
+    pb_add(&c->b, PB_DIMS(NUL, NUL, NUL, NUL), PB_DIMS(d, d), out->dims[d], NR, true);
   }
 }
 
@@ -877,15 +877,15 @@ static void r_dot_general(rc *c) {
     return;
   int64_t out = 0;
   for (int32_t i = 0; i < d.nlb; i++)
-    pb_add(&c->b, (int64_t[]){d.lb[i], d.rb[i]}, (int64_t[]){out++}, l->dims[d.lb[i]], PT, false);
+    pb_add(&c->b, PB_DIMS(d.lb[i], d.rb[i]), PB_DIMS(out++), l->dims[d.lb[i]], PT, false);
   for (int32_t i = 0; i < l->rank; i++)
     if (!contains(d.lc, d.nlc, i) && !contains(d.lb, d.nlb, i))
-      pb_add(&c->b, (int64_t[]){i, NUL}, (int64_t[]){out++}, l->dims[i], PT, false);
+      pb_add(&c->b, PB_DIMS(i, NUL), PB_DIMS(out++), l->dims[i], PT, false);
   for (int32_t i = 0; i < r->rank; i++)
     if (!contains(d.rc, d.nrc, i) && !contains(d.rb, d.nrb, i))
-      pb_add(&c->b, (int64_t[]){NUL, i}, (int64_t[]){out++}, r->dims[i], PT, false);
+      pb_add(&c->b, PB_DIMS(NUL, i), PB_DIMS(out++), r->dims[i], PT, false);
   for (int32_t i = 0; i < d.nlc; i++)
-    pb_add(&c->b, (int64_t[]){d.lc[i], d.rc[i]}, (int64_t[]){NUL}, l->dims[d.lc[i]], RED, false);
+    pb_add(&c->b, PB_DIMS(d.lc[i], d.rc[i]), PB_DIMS(NUL), l->dims[d.lc[i]], RED, false);
 }
 
 /* ---- convolution ---- */
@@ -977,7 +977,7 @@ static void conv_spatial(rc *c, const conv_dims *d, int32_t s) {
     int64_t size = sizes[contracting ? 1 : 0];
     if (remaining < size) size = remaining;
     if (size <= 1) continue;
-    pb_add(&c->b, (int64_t[]){ld, contracting ? kd : NUL}, (int64_t[]){contracting ? NUL : od}, size,
+    pb_add(&c->b, PB_DIMS(ld, contracting ? kd : NUL), PB_DIMS(contracting ? NUL : od), size,
            contracting ? RED : PERM, false);
     remaining /= size;
   }
@@ -1002,16 +1002,16 @@ static void r_convolution(rc *c) {
       !dim_ok(c, d.k_in_feature, rhs->rank) || !dim_ok(c, d.in_batch, lhs->rank))
     return;
   if (bgc > 1)
-    pb_add(&c->b, (int64_t[]){d.in_batch, d.k_out_feature}, (int64_t[]){d.out_feature}, bgc, PT, false);
-  pb_add(&c->b, (int64_t[]){d.in_batch, NUL}, (int64_t[]){d.out_batch}, out->dims[d.out_batch], PT, false);
+    pb_add(&c->b, PB_DIMS(d.in_batch, d.k_out_feature), PB_DIMS(d.out_feature), bgc, PT, false);
+  pb_add(&c->b, PB_DIMS(d.in_batch, NUL), PB_DIMS(d.out_batch), out->dims[d.out_batch], PT, false);
   if (!c->opt->conservative)
     for (int32_t s = 0; s < d.nspatial && !c->b.err; s++) conv_spatial(c, &d, s);
   if (fgc > 1)
-    pb_add(&c->b, (int64_t[]){d.in_feature, d.k_out_feature}, (int64_t[]){d.out_feature}, fgc, PT, false);
-  pb_add(&c->b, (int64_t[]){d.in_feature, d.k_in_feature}, (int64_t[]){NUL}, rhs->dims[d.k_in_feature], RED, false);
+    pb_add(&c->b, PB_DIMS(d.in_feature, d.k_out_feature), PB_DIMS(d.out_feature), fgc, PT, false);
+  pb_add(&c->b, PB_DIMS(d.in_feature, d.k_in_feature), PB_DIMS(NUL), rhs->dims[d.k_in_feature], RED, false);
   int64_t out_feature = out->dims[d.out_feature] / (bgc * fgc);
   if (out_feature > 1)
-    pb_add(&c->b, (int64_t[]){NUL, d.k_out_feature}, (int64_t[]){d.out_feature}, out_feature, PT, false);
+    pb_add(&c->b, PB_DIMS(NUL, d.k_out_feature), PB_DIMS(d.out_feature), out_feature, PT, false);
 }
 
 /* ---- gather and scatter ---- */
@@ -1084,7 +1084,7 @@ static void gather_scatter(rc *c, bool scatter, const pb_shape *input, const pb_
 
 static void gather_add(rc *c, int64_t input_dim, int64_t indices_dim, int64_t slices_dim, int64_t size,
                        prop_factor_type type, bool blocked) {
-  pb_add(&c->b, (int64_t[]){input_dim, indices_dim}, (int64_t[]){slices_dim}, size, type, blocked);
+  pb_add(&c->b, PB_DIMS(input_dim, indices_dim), PB_DIMS(slices_dim), size, type, blocked);
 }
 
 static void r_gather(rc *c) {
@@ -1107,7 +1107,7 @@ static void scatter_add(rc *c, int64_t input_dim, int64_t indices_dim, int64_t s
   int64_t *od = null_dims(c, c->nin), *rd = null_dims(c, n);
   for (uint32_t i = 0; i < n; i++) od[i] = input_dim, od[n + 1 + i] = slices_dim, rd[i] = input_dim;
   od[n] = indices_dim;
-  pb_add(&c->b, od, rd, size, type, blocked);
+  pb_add(&c->b, od, c->nin, rd, n, size, type, blocked);
 }
 
 /* Shardy's getCommonSupportedReductionOp: the update computation combines each input with its update

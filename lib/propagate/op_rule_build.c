@@ -61,12 +61,13 @@ static void map_dim(pb_builder *b, uint32_t t, int64_t dim, uint32_t f, bool ski
   push_factor(b, d, f);
 }
 
-void pb_add(pb_builder *b, const int64_t *operand_dims, const int64_t *result_dims, int64_t size, prop_factor_type type,
-            bool blocked) {
+void pb_add(pb_builder *b, const int64_t *operand_dims, uint32_t noperand_dims, const int64_t *result_dims,
+            uint32_t nresult_dims, int64_t size, prop_factor_type type, bool blocked) {
   if (b->err) return;
   uint32_t f = reserve_factor(b, size, type, blocked);
-  for (uint32_t t = 0; t < b->ntensors; t++)
-    map_dim(b, t, t < b->noperands ? operand_dims[t] : result_dims[t - b->noperands], f, true);
+  for (uint32_t t = 0; t < b->noperands && t < noperand_dims; t++) map_dim(b, t, operand_dims[t], f, true);
+  for (uint32_t t = 0; t + b->noperands < b->ntensors && t < nresult_dims; t++)
+    map_dim(b, t + b->noperands, result_dims[t], f, true);
 }
 
 void pb_add1(pb_builder *b, int64_t operand_dim, int64_t result_dim, int64_t size, prop_factor_type type, bool blocked) {
@@ -75,7 +76,7 @@ void pb_add1(pb_builder *b, int64_t operand_dim, int64_t result_dim, int64_t siz
     pb_fail(b, "the rule expects one operand and one result");
     return;
   }
-  pb_add(b, &operand_dim, &result_dim, size, type, blocked);
+  pb_add(b, &operand_dim, 1, &result_dim, 1, size, type, blocked);
 }
 
 /* A factor on `dim` of every tensor of rank > 0 in [from, to). */
