@@ -155,6 +155,22 @@ static bool span_has(sc_span s, const char *lit) {
   return false;
 }
 
+/* A field of a struct attribute `s`, or, with s == NULL, the op's own attribute of that name (the
+ * bytecode front end records a struct's fields as attributes of the op, as VHLO stores them). */
+static int32_t sub_list(rc *c, const sc_span *s, const char *name, int64_t **out) {
+  if (s) return struct_list(c, *s, name, out);
+  *out = NULL;
+  if (!sc_op_attr(c->op, name)) return 0;
+  int32_t n = list_field(c, name, out);
+  if (n < 0) pb_fail(&c->b, "an attribute list is malformed");
+  return n < 0 ? 0 : n;
+}
+static bool sub_int(const rc *c, const sc_span *s, const char *name, int64_t *out) {
+  sc_span f;
+  if (s) return pb_find_field(*s, name, &f) && pb_int(f, out);
+  return int_field(c, name, out);
+}
+
 static bool contains(const int64_t *v, int32_t n, int64_t x) {
   for (int32_t i = 0; i < n; i++)
     if (v[i] == x) return true;
@@ -845,11 +861,13 @@ typedef struct {
 static bool read_dot_dims(rc *c, dot_dims *d) {
   sc_span v;
   memset(d, 0, sizeof *d);
-  if (field(c, "dot_dimension_numbers", &v)) { /* #stablehlo.dot<lhs_batching_dimensions = [0], ...> */
-    d->nlb = struct_list(c, v, "lhs_batching_dimensions", &d->lb);
-    d->nrb = struct_list(c, v, "rhs_batching_dimensions", &d->rb);
-    d->nlc = struct_list(c, v, "lhs_contracting_dimensions", &d->lc);
-    d->nrc = struct_list(c, v, "rhs_contracting_dimensions", &d->rc);
+  bool whole = field(c, "dot_dimension_numbers", &v); /* #stablehlo.dot<lhs_batching_dimensions = [0], ...> */
+  if (whole || sc_op_attr(c->op, "lhs_contracting_dimensions")) {
+    const sc_span *s = whole ? &v : NULL;
+    d->nlb = sub_list(c, s, "lhs_batching_dimensions", &d->lb);
+    d->nrb = sub_list(c, s, "rhs_batching_dimensions", &d->rb);
+    d->nlc = sub_list(c, s, "lhs_contracting_dimensions", &d->lc);
+    d->nrc = sub_list(c, s, "rhs_contracting_dimensions", &d->rc);
     return true;
   }
   /* Pretty form: `batching_dims = [0] x [0], contracting_dims = [2] x [1]`. */
@@ -936,20 +954,20 @@ static bool conv_group(rc *c, const char **pp, const char *end, char l1, int64_t
 
 static bool read_conv_dims(rc *c, conv_dims *d) {
   sc_span v;
-  if (!field(c, "dim_numbers", &v) && !field(c, "dimension_numbers", &v)) return false;
-  if (span_has(v, "input_batch_dimension")) { /* #stablehlo.conv<raw input_batch_dimension = 0, ...> */
-    sc_span f;
+  bool whole = field(c, "dim_numbers", &v) || field(c, "dimension_numbers", &v);
+  if (!whole || span_has(v, "input_batch_dimension")) { /* #stablehlo.conv<raw input_batch_dimension = 0, ...> */
+    const sc_span *s = whole ? &v : NULL;              /* or the op's own attributes (bytecode) */
     int32_t n1, n2, n3;
-#define CONV_INT(name, out) (pb_find_field(v, name, &f) && pb_int(f, out))
+#define CONV_INT(name, out) sub_int(c, s, name, out)
     if (!CONV_INT("input_batch_dimension", &d->in_batch) || !CONV_INT("input_feature_dimension", &d->in_feature) ||
         !CONV_INT("kernel_input_feature_dimension", &d->k_in_feature) ||
         !CONV_INT("kernel_output_feature_dimension", &d->k_out_feature) ||
         !CONV_INT("output_batch_dimension", &d->out_batch) || !CONV_INT("output_feature_dimension", &d->out_feature))
       return false;
 #undef CONV_INT
-    n1 = struct_list(c, v, "input_spatial_dimensions", &d->in_spatial);
-    n2 = struct_list(c, v, "kernel_spatial_dimensions", &d->k_spatial);
-    n3 = struct_list(c, v, "output_spatial_dimensions", &d->out_spatial);
+    n1 = sub_list(c, s, "input_spatial_dimensions", &d->in_spatial);
+    n2 = sub_list(c, s, "kernel_spatial_dimensions", &d->k_spatial);
+    n3 = sub_list(c, s, "output_spatial_dimensions", &d->out_spatial);
     d->nspatial = n1;
     return n1 == n2 && n2 == n3;
   }
@@ -1024,14 +1042,14 @@ typedef struct {
 
 static bool read_gs_dims(rc *c, const char *attr, const char *offset, const char *collapsed, const char *in_batch,
                          const char *idx_batch, gs_dims *g) {
-  sc_span v, f;
-  if (!field(c, attr, &v)) return false;
-  g->noffset = struct_list(c, v, offset, &g->offset);
-  g->ncollapsed = struct_list(c, v, collapsed, &g->collapsed);
-  g->nin_batch = struct_list(c, v, in_batch, &g->in_batch);
-  g->nidx_batch = struct_list(c, v, idx_batch, &g->idx_batch);
-  g->index_vector_dim = 0;
-  if (pb_find_field(v, "index_vector_dim", &f) && !pb_int(f, &g->index_vector_dim)) return false;
+  sc_span v;
+  const sc_span *s = field(c, attr, &v) ? &v : NULL;
+  if (!s && !sc_op_attr(c->op, "index_vector_dim") && !sc_op_attr(c->op, offset)) return false;
+  g->noffset = sub_list(c, s, offset, &g->offset);
+  g->ncollapsed = sub_list(c, s, collapsed, &g->collapsed);
+  g->nin_batch = sub_list(c, s, in_batch, &g->in_batch);
+  g->nidx_batch = sub_list(c, s, idx_batch, &g->idx_batch);
+  if (!sub_int(c, s, "index_vector_dim", &g->index_vector_dim)) g->index_vector_dim = 0;
   return g->nin_batch == g->nidx_batch;
 }
 

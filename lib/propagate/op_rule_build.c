@@ -262,7 +262,7 @@ int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out) {
     if (!close) return -1;
     const char *q = p + 6;
     while (q < close && isspace((unsigned char)*q)) q++;
-    if (q < close && *q == '[') return ints_between(a, q, close, out);
+    if (q == close || (q < close && *q == '[')) return ints_between(a, q, close, out); /* `dense<>`: none */
     int64_t x; /* a splat: one value repeated over the type's elements */
     if (!read_int(&q, close, &x)) return -1;
     const char *colon = memchr(close, ':', (size_t)(end - close));

@@ -409,3 +409,39 @@ Test(op_rule, huge_ranks_and_sizes) {
               "  return %0 : tensor<99999999999999999999x2xf32>\n}\n",
               "stablehlo.negate", false, &err));
 }
+
+/* The bytecode front end records struct attributes field by field (as VHLO stores them); every
+ * jax.export artifact of the corpus gets the same rules from its bytecode as from its text. */
+Test(op_rule, bytecode_and_text_give_the_same_rules) {
+  static const char *dir = "../shared/corpus/jax/jax_backcompat/";
+  static const char *names[] = {"tpu_Eigh__0", "cpu_qr_lapack_geqrf__0", "tpu_ApproxTopK__1", "cpu_lu_lapack_getrf__0",
+                                "pallas_mosaic_matmul__0", "cpu_triangular_solve_blas_trsm__0"};
+  size_t compared = 0;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    const char *rules[2][512];
+    uint32_t n[2] = {0, 0};
+    for (int bc = 0; bc < 2; bc++) {
+      char path[256];
+      snprintf(path, sizeof path, "%s%s.%s", dir, names[i], bc ? "mlirbc" : "mlir");
+      size_t len;
+      char *buf = test_read_file(path, &len);
+      cr_assert_not_null(buf, "missing %s", path);
+      sc_parse_input in = {A, buf, len, 0, (uint32_t)len, NULL, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+      sc_parse_error err;
+      memset(&err, 0, sizeof err);
+      sc_module *m = sc_parse_format(sc_detect_format(buf, len), &in, &err);
+      cr_assert_not_null(m, "%s: %s", path, err.message);
+      sc_module_finalize(m);
+      prop_rule_options opt = {false, prop_rule_facts_build(A, m)};
+      for (uint32_t k = 0; k < m->nops && n[bc] < 512; k++) {
+        const prop_rule *r = prop_rule_of(A, m, m->ops[k], &opt, NULL);
+        if (r) rules[bc][n[bc]++] = prop_rule_str(A, r);
+      }
+      free(buf); /* the rule strings are the arena's own; the module is not read again */
+    }
+    cr_assert_eq(n[0], n[1], "%s: %u rules from text, %u from bytecode", names[i], n[0], n[1]);
+    for (uint32_t k = 0; k < n[0]; k++) cr_assert_str_eq(rules[1][k], rules[0][k], "%s rule %u", names[i], k);
+    compared += n[0];
+  }
+  cr_assert_geq(compared, 40, "rules compared: %zu", compared);
+}
