@@ -426,7 +426,8 @@ Test(op_rule, bytecode_and_text_give_the_same_rules) {
       size_t len;
       char *buf = test_read_file(path, &len);
       cr_assert_not_null(buf, "missing %s", path);
-      sc_parse_input in = {A, buf, len, 0, (uint32_t)len, NULL, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+      sc_linemap lines = sc_linemap_build(A, buf, len);
+      sc_parse_input in = {A, buf, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
       sc_parse_error err;
       memset(&err, 0, sizeof err);
       sc_module *m = sc_parse_format(sc_detect_format(buf, len), &in, &err);
