@@ -36,7 +36,36 @@ typedef void (*rule_fn)(rc *c);
 
 /* ---- names ---- */
 
-/* The op's name with `mhlo.` read as `stablehlo.` (XLA imports mhlo as StableHLO); `buf` holds it. */
+/* XLA HLO opcodes of ops Shardy has rules for, as the StableHLO ops XLA's Shardy import makes of them. */
+static const char *const HLO_OPCODES[][2] = {
+    {"abs", "abs"}, {"add", "add"}, {"all-reduce", "all_reduce"}, {"and", "and"}, {"atan2", "atan2"},
+    {"cbrt", "cbrt"}, {"ceil", "ceil"}, {"clz", "count_leading_zeros"}, {"collective-broadcast", "collective_broadcast"},
+    {"collective-permute", "collective_permute"}, {"compare", "compare"}, {"complex", "complex"}, {"convert", "convert"},
+    {"cosine", "cosine"}, {"divide", "divide"}, {"exponential", "exponential"},
+    {"exponential-minus-one", "exponential_minus_one"}, {"floor", "floor"}, {"imag", "imag"}, {"is-finite", "is_finite"},
+    {"log-plus-one", "log_plus_one"}, {"log", "log"}, {"logistic", "logistic"}, {"maximum", "maximum"},
+    {"minimum", "minimum"}, {"multiply", "multiply"}, {"negate", "negate"}, {"not", "not"}, {"or", "or"},
+    {"popcnt", "popcnt"}, {"power", "power"}, {"real", "real"}, {"reduce-precision", "reduce_precision"},
+    {"remainder", "remainder"}, {"round-nearest-even", "round_nearest_even"}, {"round-nearest-afz", "round_nearest_afz"},
+    {"rsqrt", "rsqrt"}, {"shift-left", "shift_left"}, {"shift-right-arithmetic", "shift_right_arithmetic"},
+    {"shift-right-logical", "shift_right_logical"}, {"sign", "sign"}, {"sine", "sine"}, {"sqrt", "sqrt"},
+    {"subtract", "subtract"}, {"tan", "tan"}, {"tanh", "tanh"}, {"xor", "xor"}, {"all-gather", "all_gather"},
+    {"all-to-all", "all_to_all"}, {"batch-norm-inference", "batch_norm_inference"}, {"bitcast-convert", "bitcast_convert"},
+    {"broadcast", "broadcast_in_dim"}, {"cholesky", "cholesky"}, {"clamp", "clamp"}, {"concatenate", "concatenate"},
+    {"convolution", "convolution"}, {"custom-call", "custom_call"}, {"dot", "dot_general"},
+    {"dynamic-slice", "dynamic_slice"}, {"dynamic-update-slice", "dynamic_update_slice"}, {"fft", "fft"},
+    {"gather", "gather"}, {"pad", "pad"}, {"reduce", "reduce"}, {"reduce-scatter", "reduce_scatter"},
+    {"reduce-window", "reduce_window"}, {"reshape", "reshape"}, {"reverse", "reverse"},
+    {"rng-bit-generator", "rng_bit_generator"}, {"scatter", "scatter"}, {"select-and-scatter", "select_and_scatter"},
+    {"select", "select"}, {"slice", "slice"}, {"sort", "sort"}, {"transpose", "transpose"},
+    {"triangular-solve", "triangular_solve"}, {"constant", "constant"}, {"iota", "iota"}, {"while", "while"},
+    {"conditional", "case"}, {"after-all", "after_all"}, {"get-tuple-element", "get_tuple_element"},
+    {"infeed", "infeed"}, {"outfeed", "outfeed"}, {"partition-id", "partition_id"}, {"send", "send"}, {"recv", "recv"},
+    {"optimization-barrier", "optimization_barrier"},
+};
+
+/* The op's name as the registry knows it: `mhlo.` read as `stablehlo.` (XLA imports mhlo as StableHLO),
+ * an XLA HLO opcode as its StableHLO op; `buf` holds it. */
 static sc_span normalized_name(const sc_op *op, char *buf, size_t cap) {
   sc_span n = op->name;
   if (sc_span_starts(n, "mhlo.") && n.n - 5 + 10 < cap) {
@@ -44,8 +73,19 @@ static sc_span normalized_name(const sc_op *op, char *buf, size_t cap) {
     memcpy(buf + 10, n.p + 5, n.n - 5);
     return sc_span_of(buf, n.n - 5 + 10);
   }
+  if (n.p && !memchr(n.p, '.', n.n))
+    for (size_t i = 0; i < sizeof HLO_OPCODES / sizeof *HLO_OPCODES; i++)
+      if (sc_span_eq(n, HLO_OPCODES[i][0]) && 10 + strlen(HLO_OPCODES[i][1]) < cap) {
+        size_t k = strlen(HLO_OPCODES[i][1]);
+        memcpy(buf, "stablehlo.", 10);
+        memcpy(buf + 10, HLO_OPCODES[i][1], k);
+        return sc_span_of(buf, (uint32_t)(10 + k));
+      }
   return n;
 }
+
+/* An HLO instruction (a name without a dialect, e.g. `add`) rather than an MLIR op. */
+static bool is_hlo(const sc_op *op) { return op->name.p && !memchr(op->name.p, '.', op->name.n); }
 
 static bool named(const sc_op *op, const char *stablehlo_name) {
   char buf[96];
@@ -57,7 +97,7 @@ static bool named(const sc_op *op, const char *stablehlo_name) {
 static pb_shape shape_of(sc_arena *a, sc_span type) {
   pb_shape s = {-1, NULL, false};
   sc_tensor_type t;
-  if (type.n && sc_parse_tensor_type(a, type, &t) && sc_span_starts(sc_span_trim(type), "tensor<")) {
+  if (type.n && sc_parse_tensor_type(a, type, &t)) { /* `tensor<8x16xf32>`, HLO `f32[8,16]{1,0}` */
     s.tensor = true;
     s.rank = t.rank;
     s.dims = t.dims;
@@ -228,7 +268,7 @@ static void r_none(rc *c) { c->none = true; }
 static void collective_along(rc *c, const char *dim_attr) {
   int64_t g;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[0])) return;
-  if (!int_field(c, dim_attr, &g)) {
+  if (!int_field(c, dim_attr, &g) && !int_field(c, "dimensions", &g)) { /* HLO: dimensions={1} */
     pb_fail(&c->b, "missing dimension attribute");
     return;
   }
@@ -245,7 +285,8 @@ static void r_reduce_scatter(rc *c) { collective_along(c, "scatter_dimension"); 
 static void r_all_to_all(rc *c) {
   int64_t s, k;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[0])) return;
-  if (!int_field(c, "split_dimension", &s) || !int_field(c, "concat_dimension", &k)) {
+  if (int_field(c, "dimensions", &s) && !sc_op_attr(c->op, "split_dimension")) k = s; /* HLO array all-to-all */
+  else if (!int_field(c, "split_dimension", &s) || !int_field(c, "concat_dimension", &k)) {
     pb_fail(&c->b, "missing split_dimension or concat_dimension");
     return;
   }
@@ -277,6 +318,7 @@ static void r_broadcast_in_dim(rc *c) {
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[0])) return;
   int32_t n = list_field(c, "broadcast_dimensions", &bd);
   if (n < 0) n = list_field(c, "dims", &bd);
+  if (n < 0) n = list_field(c, "dimensions", &bd); /* HLO broadcast */
   const pb_shape *in = &c->in[0], *out = &c->out[0];
   if (n != in->rank) {
     pb_fail(&c->b, "broadcast dimensions do not match the operand's rank");
@@ -431,11 +473,48 @@ static bool window_passthrough(const int64_t *pad, int32_t npad, const int64_t *
   return (nstr <= 0 || (d < nstr && str[d] == 1)) && (nwin <= 0 || (d < nwin && win[d] == 1));
 }
 
+/* `x`-separated integers of an HLO window field (`size=3x1`, `pad=0_0x2_-2`: '_' separates too). */
+static int32_t hlo_window_ints(rc *c, sc_span window, const char *name, int64_t **out) {
+  size_t n = strlen(name);
+  *out = NULL;
+  for (const char *p = window.p; p && p + n < window.p + window.n; p++) {
+    if (memcmp(p, name, n) != 0 || p[n] != '=' || (p > window.p && p[-1] != ' ' && p[-1] != '{')) continue;
+    SC_VEC(int64_t) v = {0};
+    const char *q = p + n + 1, *end = window.p + window.n;
+    for (;;) {
+      int64_t x;
+      sc_span rest = sc_span_of(q, (uint32_t)(end - q));
+      if (q >= end || (!(*q >= '0' && *q <= '9') && *q != '-') || !pb_int(rest, &x)) break;
+      SC_PUSH(c->a, v, x);
+      if (*q == '-') q++;
+      while (q < end && *q >= '0' && *q <= '9') q++;
+      if (q >= end || (*q != 'x' && *q != '_')) break;
+      q++;
+    }
+    *out = v.v;
+    return (int32_t)v.n;
+  }
+  return -1;
+}
+
+/* A window's padding (low, high per dimension), sizes and strides: StableHLO attributes, or HLO's
+ * `window={size=3x1 stride=3x1 pad=0_0x2_-2}`. Absent lists have length -1. */
+static void window_of(rc *c, int64_t **pad, int32_t *npad, int64_t **win, int32_t *nwin, int64_t **str, int32_t *nstr) {
+  sc_span w;
+  *npad = list_field(c, "padding", pad);
+  *nwin = list_field(c, "window_dimensions", win);
+  *nstr = list_field(c, "window_strides", str);
+  if (*nwin >= 0 || !is_hlo(c->op) || !field(c, "window", &w)) return;
+  *nwin = hlo_window_ints(c, w, "size", win);
+  *nstr = hlo_window_ints(c, w, "stride", str);
+  *npad = hlo_window_ints(c, w, "pad", pad);
+}
+
 static void r_reduce_window(rc *c) {
   int64_t *pad, *win, *str;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->out[0])) return;
-  int32_t npad = list_field(c, "padding", &pad), nwin = list_field(c, "window_dimensions", &win);
-  int32_t nstr = list_field(c, "window_strides", &str);
+  int32_t npad, nwin, nstr;
+  window_of(c, &pad, &npad, &win, &nwin, &str, &nstr);
   for (int32_t d = 0; d < c->out[0].rank; d++) {
     bool pass = window_passthrough(pad, npad, win, nwin, str, nstr, d);
     pb_add_all(&c->b, d, c->out[0].dims[d], pass ? PT : PERM, !pass && c->opt->conservative);
@@ -445,8 +524,8 @@ static void r_reduce_window(rc *c) {
 static void r_select_and_scatter(rc *c) {
   int64_t *pad, *win, *str;
   if (!need_counts(c, 3, 1) || !ranked(c, &c->out[0]) || !ranked(c, &c->in[1])) return;
-  int32_t npad = list_field(c, "padding", &pad), nwin = list_field(c, "window_dimensions", &win);
-  int32_t nstr = list_field(c, "window_strides", &str);
+  int32_t npad, nwin, nstr;
+  window_of(c, &pad, &npad, &win, &nwin, &str, &nstr);
   bool cons = c->opt->conservative;
   for (int32_t d = 0; d < c->out[0].rank; d++) {
     if (window_passthrough(pad, npad, win, nwin, str, nstr, d)) {
@@ -472,6 +551,10 @@ static void r_reverse(rc *c) {
 }
 
 static void r_rng_bit_generator(rc *c) {
+  if (is_hlo(c->op) && c->nout == 1) { /* HLO's output-only form: no state result to keep apart */
+    c->none = true;
+    return;
+  }
   if (!need_counts(c, 1, 2) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[1])) return;
   for (int32_t d = 0; d < c->in[0].rank; d++) /* the state stays replicated and apart from the output */
     pb_add(&c->b, PB_DIMS(d), PB_DIMS(d, NUL), c->in[0].dims[d], NR, true);
@@ -482,7 +565,7 @@ static void r_rng_bit_generator(rc *c) {
 static void r_sort(rc *c) {
   int64_t sd;
   if (c->nin == 0 || !ranked(c, &c->in[0])) return;
-  if (!int_field(c, "dimension", &sd)) sd = -1;
+  if (!int_field(c, "dimension", &sd) && !int_field(c, "dimensions", &sd)) sd = -1;
   const pb_shape *s = &c->in[0];
   bool others_one = true; /* every other dimension has size 1: nothing else could carry a sharding */
   for (int32_t d = 0; d < s->rank; d++) others_one = others_one && (d == sd || s->dims[d] == 1);
@@ -495,6 +578,7 @@ static void r_transpose(rc *c) {
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0])) return;
   int32_t n = list_field(c, "permutation", &perm);
   if (n < 0) n = list_field(c, "dims", &perm);
+  if (n < 0) n = list_field(c, "dimensions", &perm); /* HLO */
   if (n < 0) {
     pb_fail(&c->b, "missing permutation");
     return;
@@ -790,6 +874,8 @@ const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, 
   }
   rule_fn fn = find_rule(op);
   if (!fn || fn == r_none) return NULL;
+  /* An HLO instruction with a tuple result is several StableHLO results once imported: not here. */
+  if (is_hlo(op) && op->nresults == 1 && sc_span_starts(sc_span_trim(result_type(op, 0)), "(")) return NULL;
   rc c = {a, m, op, opt ? opt : &defaults, NULL, NULL, op->noperands, op->nresults, {0}, false};
   pb_shape *in = sc_arena_calloc(a, c.nin ? c.nin : 1, sizeof *in);
   pb_shape *out = sc_arena_calloc(a, c.nout ? c.nout : 1, sizeof *out);
@@ -816,7 +902,7 @@ static const sc_value *before_slice(const sc_value *v) {
 static void r_concatenate(rc *c) {
   int64_t dim;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->out[0])) return;
-  if (!int_field(c, "dimension", &dim) && !int_field(c, "dim", &dim)) {
+  if (!int_field(c, "dimension", &dim) && !int_field(c, "dim", &dim) && !int_field(c, "dimensions", &dim)) {
     pb_fail(&c->b, "missing dimension");
     return;
   }
@@ -868,6 +954,13 @@ static bool read_dot_dims(rc *c, dot_dims *d) {
     d->nrb = sub_list(c, s, "rhs_batching_dimensions", &d->rb);
     d->nlc = sub_list(c, s, "lhs_contracting_dimensions", &d->lc);
     d->nrc = sub_list(c, s, "rhs_contracting_dimensions", &d->rc);
+    return true;
+  }
+  if (sc_op_attr(c->op, "lhs_contracting_dims") || sc_op_attr(c->op, "lhs_batch_dims")) { /* HLO dot */
+    d->nlb = sub_list(c, NULL, "lhs_batch_dims", &d->lb);
+    d->nrb = sub_list(c, NULL, "rhs_batch_dims", &d->rb);
+    d->nlc = sub_list(c, NULL, "lhs_contracting_dims", &d->lc);
+    d->nrc = sub_list(c, NULL, "rhs_contracting_dims", &d->rc);
     return true;
   }
   /* Pretty form: `batching_dims = [0] x [0], contracting_dims = [2] x [1]`. */
@@ -952,8 +1045,45 @@ static bool conv_group(rc *c, const char **pp, const char *end, char l1, int64_t
   return true;
 }
 
+/* HLO's `dim_labels=b01f_01io->b01f`: one character per dimension. */
+static bool hlo_dim_labels(rc *c, sc_span v, conv_dims *d) {
+  const char *p = v.p, *end = v.p + v.n;
+  const char *us = memchr(p, '_', v.n), *arrow = NULL;
+  for (const char *q = us ? us : end; q + 1 < end; q++)
+    if (q[0] == '-' && q[1] == '>') arrow = q;
+  if (!us || !arrow) return false;
+  struct {
+    const char *from, *to;
+    char l1, l2;
+    int64_t *p1, *p2, **sp;
+  } parts[3] = {{p, us, 'b', 'f', &d->in_batch, &d->in_feature, &d->in_spatial},
+                {us + 1, arrow, 'i', 'o', &d->k_in_feature, &d->k_out_feature, &d->k_spatial},
+                {arrow + 2, end, 'b', 'f', &d->out_batch, &d->out_feature, &d->out_spatial}};
+  int32_t counts[3];
+  for (int k = 0; k < 3; k++) {
+    int32_t n = 0;
+    *parts[k].p1 = *parts[k].p2 = -1;
+    *parts[k].sp = sc_arena_alloc(c->a, 10 * sizeof **parts[k].sp);
+    for (int i = 0; i < 10; i++) (*parts[k].sp)[i] = -1;
+    for (const char *q = parts[k].from; q < parts[k].to; q++) {
+      int64_t pos = q - parts[k].from;
+      if (*q == parts[k].l1) *parts[k].p1 = pos;
+      else if (*q == parts[k].l2) *parts[k].p2 = pos;
+      else if (*q >= '0' && *q <= '9' && (*parts[k].sp)[*q - '0'] < 0) (*parts[k].sp)[*q - '0'] = pos, n++;
+      else return false;
+    }
+    for (int32_t i = 0; i < n; i++)
+      if ((*parts[k].sp)[i] < 0) return false;
+    if (*parts[k].p1 < 0 || *parts[k].p2 < 0) return false;
+    counts[k] = n;
+  }
+  d->nspatial = counts[0];
+  return counts[0] == counts[1] && counts[1] == counts[2];
+}
+
 static bool read_conv_dims(rc *c, conv_dims *d) {
   sc_span v;
+  if (field(c, "dim_labels", &v)) return hlo_dim_labels(c, v, d);
   bool whole = field(c, "dim_numbers", &v) || field(c, "dimension_numbers", &v);
   if (!whole || span_has(v, "input_batch_dimension")) { /* #stablehlo.conv<raw input_batch_dimension = 0, ...> */
     const sc_span *s = whole ? &v : NULL;              /* or the op's own attributes (bytecode) */

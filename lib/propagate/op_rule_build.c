@@ -197,7 +197,7 @@ static bool read_int(const char **pp, const char *end, int64_t *out) {
 
 bool pb_int(sc_span text, int64_t *out) {
   const char *p = text.p, *end = text.p + text.n;
-  while (p < end && isspace((unsigned char)*p)) p++;
+  while (p < end && (isspace((unsigned char)*p) || *p == '{' || *p == '[')) p++; /* also HLO's `{1}` */
   return read_int(&p, end, out);
 }
 
@@ -206,7 +206,7 @@ static int32_t ints_between(sc_arena *a, const char *p, const char *end, int64_t
   SC_VEC(int64_t) v = {0};
   while (p < end) {
     char c = *p;
-    if (c == '[' || c == ']' || c == ',' || isspace((unsigned char)c)) {
+    if (c == '[' || c == ']' || c == '{' || c == '}' || c == ',' || isspace((unsigned char)c)) {
       p++;
       continue;
     }
@@ -273,7 +273,7 @@ int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out) {
     *out = v;
     return (int32_t)n;
   }
-  if (*p == '[') {
+  if (*p == '[' || *p == '{') { /* MLIR `[1, 0]`, HLO `{1,0}` */
     const char *close = match_close(p, end);
     if (!close) return -1;
     return ints_between(a, p, close + 1, out);

@@ -446,3 +446,55 @@ Test(op_rule, bytecode_and_text_give_the_same_rules) {
   }
   cr_assert_geq(compared, 40, "rules compared: %zu", compared);
 }
+
+/* The rule of the first op named `name` in an HLO text module. */
+static const char *hlo_rule(const char *text, const char *name) {
+  size_t len = strlen(text);
+  sc_linemap lines = sc_linemap_build(A, text, len);
+  sc_parse_input in = {A, text, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+  sc_parse_error err;
+  memset(&err, 0, sizeof err);
+  sc_module *m = sc_parse_hlo(&in, &err);
+  cr_assert_not_null(m, "%s", err.message);
+  sc_op *op = test_find_op(m, name, 0);
+  cr_assert_not_null(op, "no %s", name);
+  const char *e = NULL;
+  const prop_rule *r = prop_rule_of(A, m, op, NULL, &e);
+  return r ? prop_rule_str(A, r) : e ? e : "(none)";
+}
+
+/* An HLO instruction gets the rule of the StableHLO op XLA's import makes of it. */
+Test(op_rule, hlo_instructions_get_their_stablehlo_rules) {
+  static const char *hlo =
+      "HloModule m\n\n"
+      "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+      "ENTRY main {\n"
+      "  a = f32[8,32]{1,0} parameter(0)\n"
+      "  b = f32[32,16]{1,0} parameter(1)\n"
+      "  img = f32[2,224,224,192]{3,2,1,0} parameter(2)\n"
+      "  k = f32[3,3,192,64]{3,2,1,0} parameter(3)\n"
+      "  d = f32[8,16]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  t = f32[16,8]{1,0} transpose(d), dimensions={1,0}\n"
+      "  bc = f32[4,8,16]{2,1,0} broadcast(d), dimensions={1,2}\n"
+      "  cat = f32[16,16]{1,0} concatenate(d, d), dimensions={0}\n"
+      "  z = f32[] constant(0)\n"
+      "  w = f32[4,8]{1,0} reduce-window(d, z), window={size=2x2 stride=2x2}, to_apply=add\n"
+      "  conv = f32[2,112,112,64]{3,2,1,0} convolution(img, k), window={size=3x3 stride=2x2 pad=0_1x0_1},"
+      " dim_labels=b01f_01io->b01f\n"
+      "  pair = (f32[8]{0}, f32[8]{0}) reduce(d, d, z, z), dimensions={1}, to_apply=add\n"
+      "  ROOT r = f32[16,8]{1,0} negate(t)\n"
+      "}\n";
+  cr_assert_str_eq(hlo_rule(hlo, "dot"), "#sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=16, k=32} reduction={k}>");
+  cr_assert_str_eq(hlo_rule(hlo, "transpose"), "#sdy.op_sharding_rule<([j, i])->([i, j]) {i=16, j=8}>");
+  cr_assert_str_eq(hlo_rule(hlo, "broadcast"), "#sdy.op_sharding_rule<([j, k])->([i, j, k]) {i=4, j=8, k=16}>");
+  cr_assert_str_eq(hlo_rule(hlo, "concatenate"),
+                   "#sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=16, j=16} need_replication={i}>");
+  cr_assert_str_eq(hlo_rule(hlo, "reduce-window"),
+                   "#sdy.op_sharding_rule<([i, j], [])->([i, j]) {i=4, j=8} permutation={i, j}>");
+  cr_assert_str_eq(hlo_rule(hlo, "negate"), "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=16, j=8}>");
+  /* The same convolution as Shardy's conv_simple test. */
+  cr_assert_str_eq(hlo_rule(hlo, "convolution"),
+                   "#sdy.op_sharding_rule<([i, jk, lm, n], [k, m, n, o])->([i, j, l, o]) {i=2, j=112, k=2, l=112, "
+                   "m=2, n=192, o=64} reduction={k, m, n} permutation={j, l}>");
+  cr_assert_str_eq(hlo_rule(hlo, "reduce"), "(none)"); /* a tuple result: several results once imported */
+}
