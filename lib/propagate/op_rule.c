@@ -620,12 +620,14 @@ static void r_triangular_solve(rc *c) {
 
 typedef struct {
   const char *name;
+  uint32_t len; /* strlen(name): rows are told apart by length first, once per op */
   rule_fn fn;
 } rule_row;
 
-#define POINTWISE(n) {"stablehlo." n, r_pointwise}
+#define ROW(n, fn) {n, sizeof(n) - 1, fn}
+#define POINTWISE(n) ROW("stablehlo." n, r_pointwise)
 static const rule_row RULES[] = {
-    {"sdy.sharding_constraint", r_pointwise},
+    ROW("sdy.sharding_constraint", r_pointwise),
     POINTWISE("abs"), POINTWISE("add"), POINTWISE("all_reduce"), POINTWISE("and"), POINTWISE("atan2"),
     POINTWISE("cbrt"), POINTWISE("ceil"), POINTWISE("count_leading_zeros"), POINTWISE("collective_broadcast"),
     POINTWISE("collective_permute"), POINTWISE("compare"), POINTWISE("complex"), POINTWISE("convert"),
@@ -637,55 +639,55 @@ static const rule_row RULES[] = {
     POINTWISE("round_nearest_even"), POINTWISE("round_nearest_afz"), POINTWISE("rsqrt"), POINTWISE("shift_left"),
     POINTWISE("shift_right_arithmetic"), POINTWISE("shift_right_logical"), POINTWISE("sign"), POINTWISE("sine"),
     POINTWISE("sqrt"), POINTWISE("subtract"), POINTWISE("tan"), POINTWISE("tanh"), POINTWISE("xor"),
-    {"stablehlo.all_gather", r_all_gather},
-    {"stablehlo.all_to_all", r_all_to_all},
-    {"stablehlo.batch_norm_inference", r_batch_norm_inference},
-    {"stablehlo.bitcast_convert", r_bitcast_convert},
-    {"stablehlo.broadcast_in_dim", r_broadcast_in_dim},
-    {"stablehlo.cholesky", r_cholesky},
-    {"stablehlo.clamp", r_clamp},
-    {"stablehlo.concatenate", r_concatenate},
-    {"stablehlo.convolution", r_convolution},
-    {"stablehlo.custom_call", r_custom_call},
-    {"stablehlo.dot_general", r_dot_general},
-    {"stablehlo.dot", r_dot},
-    {"stablehlo.dynamic_slice", r_dynamic_slice},
-    {"stablehlo.dynamic_update_slice", r_dynamic_update_slice},
-    {"stablehlo.fft", r_fft},
-    {"stablehlo.gather", r_gather},
-    {"stablehlo.pad", r_pad},
-    {"stablehlo.reduce", r_reduce},
-    {"stablehlo.reduce_scatter", r_reduce_scatter},
-    {"stablehlo.reduce_window", r_reduce_window},
-    {"stablehlo.reshape", r_reshape},
-    {"stablehlo.reverse", r_reverse},
-    {"stablehlo.rng_bit_generator", r_rng_bit_generator},
-    {"stablehlo.scatter", r_scatter},
-    {"stablehlo.select_and_scatter", r_select_and_scatter},
-    {"stablehlo.select", r_select},
-    {"stablehlo.slice", r_slice},
-    {"stablehlo.sort", r_sort},
-    {"stablehlo.transpose", r_transpose},
-    {"stablehlo.triangular_solve", r_triangular_solve},
+    ROW("stablehlo.all_gather", r_all_gather),
+    ROW("stablehlo.all_to_all", r_all_to_all),
+    ROW("stablehlo.batch_norm_inference", r_batch_norm_inference),
+    ROW("stablehlo.bitcast_convert", r_bitcast_convert),
+    ROW("stablehlo.broadcast_in_dim", r_broadcast_in_dim),
+    ROW("stablehlo.cholesky", r_cholesky),
+    ROW("stablehlo.clamp", r_clamp),
+    ROW("stablehlo.concatenate", r_concatenate),
+    ROW("stablehlo.convolution", r_convolution),
+    ROW("stablehlo.custom_call", r_custom_call),
+    ROW("stablehlo.dot_general", r_dot_general),
+    ROW("stablehlo.dot", r_dot),
+    ROW("stablehlo.dynamic_slice", r_dynamic_slice),
+    ROW("stablehlo.dynamic_update_slice", r_dynamic_update_slice),
+    ROW("stablehlo.fft", r_fft),
+    ROW("stablehlo.gather", r_gather),
+    ROW("stablehlo.pad", r_pad),
+    ROW("stablehlo.reduce", r_reduce),
+    ROW("stablehlo.reduce_scatter", r_reduce_scatter),
+    ROW("stablehlo.reduce_window", r_reduce_window),
+    ROW("stablehlo.reshape", r_reshape),
+    ROW("stablehlo.reverse", r_reverse),
+    ROW("stablehlo.rng_bit_generator", r_rng_bit_generator),
+    ROW("stablehlo.scatter", r_scatter),
+    ROW("stablehlo.select_and_scatter", r_select_and_scatter),
+    ROW("stablehlo.select", r_select),
+    ROW("stablehlo.slice", r_slice),
+    ROW("stablehlo.sort", r_sort),
+    ROW("stablehlo.transpose", r_transpose),
+    ROW("stablehlo.triangular_solve", r_triangular_solve),
     /* Known to Shardy without a rule: handled apart (data flow, calls) or nothing to propagate. */
-    {"builtin.module", r_none}, {"module", r_none}, {"func.func", r_none}, {"func.call", r_none}, {"call", r_none},
-    {"sdy.constant", r_none}, {"sdy.data_flow_edge", r_none}, {"sdy.func_data_flow_edge", r_none},
-    {"sdy.manual_computation", r_none}, {"sdy.mesh", r_none}, {"sdy.propagation_barrier", r_none},
-    {"sdy.named_computation", r_none}, {"sdy.sharding_group", r_none}, {"sdy.reshard", r_none},
-    {"stablehlo.after_all", r_none}, {"stablehlo.case", r_none}, {"stablehlo.constant", r_none},
-    {"stablehlo.create_token", r_none}, {"stablehlo.get_tuple_element", r_none}, {"stablehlo.infeed", r_none},
-    {"stablehlo.iota", r_none}, {"stablehlo.outfeed", r_none}, {"stablehlo.optimization_barrier", r_none},
-    {"stablehlo.partition_id", r_none}, {"stablehlo.recv", r_none}, {"stablehlo.send", r_none},
-    {"stablehlo.while", r_none},
+    ROW("builtin.module", r_none), ROW("module", r_none), ROW("func.func", r_none), ROW("func.call", r_none), ROW("call", r_none),
+    ROW("sdy.constant", r_none), ROW("sdy.data_flow_edge", r_none), ROW("sdy.func_data_flow_edge", r_none),
+    ROW("sdy.manual_computation", r_none), ROW("sdy.mesh", r_none), ROW("sdy.propagation_barrier", r_none),
+    ROW("sdy.named_computation", r_none), ROW("sdy.sharding_group", r_none), ROW("sdy.reshard", r_none),
+    ROW("stablehlo.after_all", r_none), ROW("stablehlo.case", r_none), ROW("stablehlo.constant", r_none),
+    ROW("stablehlo.create_token", r_none), ROW("stablehlo.get_tuple_element", r_none), ROW("stablehlo.infeed", r_none),
+    ROW("stablehlo.iota", r_none), ROW("stablehlo.outfeed", r_none), ROW("stablehlo.optimization_barrier", r_none),
+    ROW("stablehlo.partition_id", r_none), ROW("stablehlo.recv", r_none), ROW("stablehlo.send", r_none),
+    ROW("stablehlo.while", r_none),
     /* Terminators: no rule and no warning. */
-    {"func.return", r_none}, {"return", r_none}, {"stablehlo.return", r_none}, {"sdy.return", r_none},
+    ROW("func.return", r_none), ROW("return", r_none), ROW("stablehlo.return", r_none), ROW("sdy.return", r_none),
 };
 
 static rule_fn find_rule(const sc_op *op) {
   char buf[96];
   sc_span n = normalized_name(op, buf, sizeof buf);
   for (size_t i = 0; i < sizeof RULES / sizeof *RULES; i++)
-    if (sc_span_eq(n, RULES[i].name)) return RULES[i].fn;
+    if (n.n == RULES[i].len && memcmp(n.p, RULES[i].name, n.n) == 0) return RULES[i].fn;
   return NULL;
 }
 
