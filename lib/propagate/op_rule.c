@@ -485,6 +485,7 @@ static int32_t hlo_window_ints(rc *c, sc_span window, const char *name, int64_t 
       int64_t x;
       sc_span rest = sc_span_of(q, (uint32_t)(end - q));
       if (q >= end || (!(*q >= '0' && *q <= '9') && *q != '-') || !pb_int(rest, &x)) break;
+      if (v.n == PB_MAX_LIST) return -1;
       SC_PUSH(c->a, v, x);
       if (*q == '-') q++;
       while (q < end && *q >= '0' && *q <= '9') q++;
@@ -716,6 +717,7 @@ static bool feeds_rng(const rc *c) {
   uint32_t end = op->parent_op ? op->parent_op->subtree_end : c->m->nops;
   for (uint32_t i = op->id + 1; i < end && i < c->m->nops; i++) {
     const sc_op *u = c->m->ops[i];
+    if (sc_arena_step(c->a, 1)) return false; /* metered: a caller without facts may visit many ops */
     if (!named(u, "stablehlo.rng_bit_generator")) continue;
     for (uint32_t k = 0; k < u->noperands; k++)
       if (u->operands[k] && u->operands[k]->def == op) return true;

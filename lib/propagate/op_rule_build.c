@@ -212,8 +212,8 @@ static int32_t ints_between(sc_arena *a, const char *p, const char *end, int64_t
     }
     int64_t x;
     if (!read_int(&p, end, &x)) return -1;
+    if (v.n == PB_MAX_LIST) return -1;
     SC_PUSH(a, v, x);
-    if (v.n > INT32_MAX / 2) return -1;
   }
   *out = v.v ? v.v : sc_arena_calloc(a, 1, sizeof **out);
   return (int32_t)v.n;
@@ -267,7 +267,7 @@ int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out) {
     if (!read_int(&q, close, &x)) return -1;
     const char *colon = memchr(close, ':', (size_t)(end - close));
     int64_t n = colon ? tensor_elements(a, sc_span_trim(sc_span_of(colon + 1, (uint32_t)(end - colon - 1)))) : 1;
-    if (n < 0 || n > (int64_t)t.n * 64) return -1; /* a splat's count is bounded by what its text can mean */
+    if (n < 0 || n > PB_MAX_LIST) return -1;
     int64_t *v = sc_arena_calloc(a, n ? (size_t)n : 1, sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = x;
     *out = v;

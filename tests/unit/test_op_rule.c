@@ -5,6 +5,11 @@
 
 #include "helpers.h"
 #include "propagate/op_rule.h"
+#include "propagate/op_rule_build.h"
+
+static int32_t pb_int_list_for_test(sc_arena *a, const char *text, int64_t **out) {
+  return pb_int_list(a, sc_span_of(text, (uint32_t)strlen(text)), out);
+}
 
 static sc_arena *A;
 static void setup(void) { A = sc_arena_new(0); }
@@ -497,4 +502,20 @@ Test(op_rule, hlo_instructions_get_their_stablehlo_rules) {
                    "#sdy.op_sharding_rule<([i, jk, lm, n], [k, m, n, o])->([i, j, l, o]) {i=2, j=112, k=2, l=112, "
                    "m=2, n=192, o=64} reduction={k, m, n} permutation={j, l}>");
   cr_assert_str_eq(hlo_rule(hlo, "reduce"), "(none)"); /* a tuple result: several results once imported */
+}
+
+/* A dimension list longer than any tensor's rank is malformed, not a quadratic membership scan. */
+Test(op_rule, overlong_dimension_lists_are_errors) {
+  sc_astr s = SC_ASTR_INIT(A);
+  sc_astr_puts(&s, "func.func @f(%a: tensor<8x32xf32>, %b: tensor<32x16xf32>) -> tensor<8x16xf32> {\n"
+                   "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [");
+  for (int i = 0; i < 100000; i++) sc_astr_puts(&s, i ? ", 1" : "1");
+  sc_astr_puts(&s, "] x [0] : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
+                   "  return %0 : tensor<8x16xf32>\n}\n");
+  expect_error(sc_astr_str(&s), "stablehlo.dot_general");
+  int64_t *v;
+  cr_assert_eq(pb_int_list_for_test(A, "dense<7> : tensor<100000x100000xi64>", &v), -1);
+  cr_assert_eq(pb_int_list_for_test(A, "dense<7> : tensor<3x2xi64>", &v), 6);
+  cr_assert_eq(pb_int_list_for_test(A, "{1,0}", &v), 2);
+  cr_assert_eq(pb_int_list_for_test(A, "dense<> : tensor<0xi64>", &v), 0);
 }
