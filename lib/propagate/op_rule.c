@@ -36,7 +36,36 @@ typedef void (*rule_fn)(rc *c);
 
 /* ---- names ---- */
 
-/* The op's name with `mhlo.` read as `stablehlo.` (XLA imports mhlo as StableHLO); `buf` holds it. */
+/* XLA HLO opcodes of ops Shardy has rules for, as the StableHLO ops XLA's Shardy import makes of them. */
+static const char *const HLO_OPCODES[][2] = {
+    {"abs", "abs"}, {"add", "add"}, {"all-reduce", "all_reduce"}, {"and", "and"}, {"atan2", "atan2"},
+    {"cbrt", "cbrt"}, {"ceil", "ceil"}, {"clz", "count_leading_zeros"}, {"collective-broadcast", "collective_broadcast"},
+    {"collective-permute", "collective_permute"}, {"compare", "compare"}, {"complex", "complex"}, {"convert", "convert"},
+    {"cosine", "cosine"}, {"divide", "divide"}, {"exponential", "exponential"},
+    {"exponential-minus-one", "exponential_minus_one"}, {"floor", "floor"}, {"imag", "imag"}, {"is-finite", "is_finite"},
+    {"log-plus-one", "log_plus_one"}, {"log", "log"}, {"logistic", "logistic"}, {"maximum", "maximum"},
+    {"minimum", "minimum"}, {"multiply", "multiply"}, {"negate", "negate"}, {"not", "not"}, {"or", "or"},
+    {"popcnt", "popcnt"}, {"power", "power"}, {"real", "real"}, {"reduce-precision", "reduce_precision"},
+    {"remainder", "remainder"}, {"round-nearest-even", "round_nearest_even"}, {"round-nearest-afz", "round_nearest_afz"},
+    {"rsqrt", "rsqrt"}, {"shift-left", "shift_left"}, {"shift-right-arithmetic", "shift_right_arithmetic"},
+    {"shift-right-logical", "shift_right_logical"}, {"sign", "sign"}, {"sine", "sine"}, {"sqrt", "sqrt"},
+    {"subtract", "subtract"}, {"tan", "tan"}, {"tanh", "tanh"}, {"xor", "xor"}, {"all-gather", "all_gather"},
+    {"all-to-all", "all_to_all"}, {"batch-norm-inference", "batch_norm_inference"}, {"bitcast-convert", "bitcast_convert"},
+    {"broadcast", "broadcast_in_dim"}, {"cholesky", "cholesky"}, {"clamp", "clamp"}, {"concatenate", "concatenate"},
+    {"convolution", "convolution"}, {"custom-call", "custom_call"}, {"dot", "dot_general"},
+    {"dynamic-slice", "dynamic_slice"}, {"dynamic-update-slice", "dynamic_update_slice"}, {"fft", "fft"},
+    {"gather", "gather"}, {"pad", "pad"}, {"reduce", "reduce"}, {"reduce-scatter", "reduce_scatter"},
+    {"reduce-window", "reduce_window"}, {"reshape", "reshape"}, {"reverse", "reverse"},
+    {"rng-bit-generator", "rng_bit_generator"}, {"scatter", "scatter"}, {"select-and-scatter", "select_and_scatter"},
+    {"select", "select"}, {"slice", "slice"}, {"sort", "sort"}, {"transpose", "transpose"},
+    {"triangular-solve", "triangular_solve"}, {"constant", "constant"}, {"iota", "iota"}, {"while", "while"},
+    {"conditional", "case"}, {"after-all", "after_all"}, {"get-tuple-element", "get_tuple_element"},
+    {"infeed", "infeed"}, {"outfeed", "outfeed"}, {"partition-id", "partition_id"}, {"send", "send"}, {"recv", "recv"},
+    {"optimization-barrier", "optimization_barrier"},
+};
+
+/* The op's name as the registry knows it: `mhlo.` read as `stablehlo.` (XLA imports mhlo as StableHLO),
+ * an XLA HLO opcode as its StableHLO op; `buf` holds it. */
 static sc_span normalized_name(const sc_op *op, char *buf, size_t cap) {
   sc_span n = op->name;
   if (sc_span_starts(n, "mhlo.") && n.n - 5 + 10 < cap) {
@@ -44,8 +73,19 @@ static sc_span normalized_name(const sc_op *op, char *buf, size_t cap) {
     memcpy(buf + 10, n.p + 5, n.n - 5);
     return sc_span_of(buf, n.n - 5 + 10);
   }
+  if (n.p && !memchr(n.p, '.', n.n))
+    for (size_t i = 0; i < sizeof HLO_OPCODES / sizeof *HLO_OPCODES; i++)
+      if (sc_span_eq(n, HLO_OPCODES[i][0]) && 10 + strlen(HLO_OPCODES[i][1]) < cap) {
+        size_t k = strlen(HLO_OPCODES[i][1]);
+        memcpy(buf, "stablehlo.", 10);
+        memcpy(buf + 10, HLO_OPCODES[i][1], k);
+        return sc_span_of(buf, (uint32_t)(10 + k));
+      }
   return n;
 }
+
+/* An HLO instruction (a name without a dialect, e.g. `add`) rather than an MLIR op. */
+static bool is_hlo(const sc_op *op) { return op->name.p && !memchr(op->name.p, '.', op->name.n); }
 
 static bool named(const sc_op *op, const char *stablehlo_name) {
   char buf[96];
@@ -57,7 +97,7 @@ static bool named(const sc_op *op, const char *stablehlo_name) {
 static pb_shape shape_of(sc_arena *a, sc_span type) {
   pb_shape s = {-1, NULL, false};
   sc_tensor_type t;
-  if (type.n && sc_parse_tensor_type(a, type, &t) && sc_span_starts(sc_span_trim(type), "tensor<")) {
+  if (type.n && sc_parse_tensor_type(a, type, &t)) { /* `tensor<8x16xf32>`, HLO `f32[8,16]{1,0}` */
     s.tensor = true;
     s.rank = t.rank;
     s.dims = t.dims;
@@ -155,6 +195,22 @@ static bool span_has(sc_span s, const char *lit) {
   return false;
 }
 
+/* A field of a struct attribute `s`, or, with s == NULL, the op's own attribute of that name (the
+ * bytecode front end records a struct's fields as attributes of the op, as VHLO stores them). */
+static int32_t sub_list(rc *c, const sc_span *s, const char *name, int64_t **out) {
+  if (s) return struct_list(c, *s, name, out);
+  *out = NULL;
+  if (!sc_op_attr(c->op, name)) return 0;
+  int32_t n = list_field(c, name, out);
+  if (n < 0) pb_fail(&c->b, "an attribute list is malformed");
+  return n < 0 ? 0 : n;
+}
+static bool sub_int(const rc *c, const sc_span *s, const char *name, int64_t *out) {
+  sc_span f;
+  if (s) return pb_find_field(*s, name, &f) && pb_int(f, out);
+  return int_field(c, name, out);
+}
+
 static bool contains(const int64_t *v, int32_t n, int64_t x) {
   for (int32_t i = 0; i < n; i++)
     if (v[i] == x) return true;
@@ -212,7 +268,7 @@ static void r_none(rc *c) { c->none = true; }
 static void collective_along(rc *c, const char *dim_attr) {
   int64_t g;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[0])) return;
-  if (!int_field(c, dim_attr, &g)) {
+  if (!int_field(c, dim_attr, &g) && !int_field(c, "dimensions", &g)) { /* HLO: dimensions={1} */
     pb_fail(&c->b, "missing dimension attribute");
     return;
   }
@@ -229,7 +285,8 @@ static void r_reduce_scatter(rc *c) { collective_along(c, "scatter_dimension"); 
 static void r_all_to_all(rc *c) {
   int64_t s, k;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[0])) return;
-  if (!int_field(c, "split_dimension", &s) || !int_field(c, "concat_dimension", &k)) {
+  if (int_field(c, "dimensions", &s) && !sc_op_attr(c->op, "split_dimension")) k = s; /* HLO array all-to-all */
+  else if (!int_field(c, "split_dimension", &s) || !int_field(c, "concat_dimension", &k)) {
     pb_fail(&c->b, "missing split_dimension or concat_dimension");
     return;
   }
@@ -261,6 +318,7 @@ static void r_broadcast_in_dim(rc *c) {
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[0])) return;
   int32_t n = list_field(c, "broadcast_dimensions", &bd);
   if (n < 0) n = list_field(c, "dims", &bd);
+  if (n < 0) n = list_field(c, "dimensions", &bd); /* HLO broadcast */
   const pb_shape *in = &c->in[0], *out = &c->out[0];
   if (n != in->rank) {
     pb_fail(&c->b, "broadcast dimensions do not match the operand's rank");
@@ -297,9 +355,9 @@ static void r_dot(rc *c) {
     pb_fail(&c->b, "dot operands must be vectors or matrices");
     return;
   }
-  if (lm) pb_add(&c->b, (int64_t[]){0, NUL}, (int64_t[]){0}, l->dims[0], PT, false);
-  if (rm) pb_add(&c->b, (int64_t[]){NUL, 1}, (int64_t[]){lm ? 1 : 0}, r->dims[1], PT, false);
-  pb_add(&c->b, (int64_t[]){lm ? 1 : 0, 0}, (int64_t[]){NUL}, r->dims[0], RED, false);
+  if (lm) pb_add(&c->b, PB_DIMS(0, NUL), PB_DIMS(0), l->dims[0], PT, false);
+  if (rm) pb_add(&c->b, PB_DIMS(NUL, 1), PB_DIMS(lm ? 1 : 0), r->dims[1], PT, false);
+  pb_add(&c->b, PB_DIMS(lm ? 1 : 0, 0), PB_DIMS(NUL), r->dims[0], RED, false);
 }
 
 static void r_dynamic_slice(rc *c) { add_pointwise_mismatch(c, NR, true); }
@@ -328,9 +386,9 @@ static void r_dynamic_update_slice(rc *c) {
       continue;
     }
     dims[0] = d, dims[1] = NUL;
-    pb_add(&c->b, dims, (int64_t[]){d}, op->dims[d], PT, false);
+    pb_add(&c->b, dims, c->nin, PB_DIMS(d), op->dims[d], PT, false);
     dims[0] = NUL, dims[1] = d;
-    pb_add(&c->b, dims, (int64_t[]){NUL}, up->dims[d], all_const ? PT : NR, false);
+    pb_add(&c->b, dims, c->nin, PB_DIMS(NUL), up->dims[d], all_const ? PT : NR, false);
   }
 }
 
@@ -364,7 +422,7 @@ static void r_batch_norm_inference(rc *c) {
     dims[0] = d;
     int64_t *res = null_dims(c, c->nout);
     res[0] = d;
-    pb_add(&c->b, dims, res, c->in[0].dims[d], PT, false);
+    pb_add(&c->b, dims, c->nin, res, c->nout, c->in[0].dims[d], PT, false);
   }
 }
 
@@ -403,7 +461,7 @@ static void r_reduce(rc *c) {
     bool reduced = contains(dims, nd, d);
     if (!reduced && !dim_ok(c, out, c->out[0].rank)) return;
     for (uint32_t i = 0; i < n; i++) rd[i] = reduced ? NUL : out;
-    pb_add(&c->b, od, rd, c->in[0].dims[d], reduced ? RED : PT, false);
+    pb_add(&c->b, od, c->nin, rd, n, c->in[0].dims[d], reduced ? RED : PT, false);
     if (!reduced) out++;
   }
 }
@@ -415,11 +473,49 @@ static bool window_passthrough(const int64_t *pad, int32_t npad, const int64_t *
   return (nstr <= 0 || (d < nstr && str[d] == 1)) && (nwin <= 0 || (d < nwin && win[d] == 1));
 }
 
+/* `x`-separated integers of an HLO window field (`size=3x1`, `pad=0_0x2_-2`: '_' separates too). */
+static int32_t hlo_window_ints(rc *c, sc_span window, const char *name, int64_t **out) {
+  size_t n = strlen(name);
+  *out = NULL;
+  for (const char *p = window.p; p && p + n < window.p + window.n; p++) {
+    if (memcmp(p, name, n) != 0 || p[n] != '=' || (p > window.p && p[-1] != ' ' && p[-1] != '{')) continue;
+    SC_VEC(int64_t) v = {0};
+    const char *q = p + n + 1, *end = window.p + window.n;
+    for (;;) {
+      int64_t x;
+      sc_span rest = sc_span_of(q, (uint32_t)(end - q));
+      if (q >= end || (!(*q >= '0' && *q <= '9') && *q != '-') || !pb_int(rest, &x)) break;
+      if (v.n == PB_MAX_LIST) return -1;
+      SC_PUSH(c->a, v, x);
+      if (*q == '-') q++;
+      while (q < end && *q >= '0' && *q <= '9') q++;
+      if (q >= end || (*q != 'x' && *q != '_')) break;
+      q++;
+    }
+    *out = v.v;
+    return (int32_t)v.n;
+  }
+  return -1;
+}
+
+/* A window's padding (low, high per dimension), sizes and strides: StableHLO attributes, or HLO's
+ * `window={size=3x1 stride=3x1 pad=0_0x2_-2}`. Absent lists have length -1. */
+static void window_of(rc *c, int64_t **pad, int32_t *npad, int64_t **win, int32_t *nwin, int64_t **str, int32_t *nstr) {
+  sc_span w;
+  *npad = list_field(c, "padding", pad);
+  *nwin = list_field(c, "window_dimensions", win);
+  *nstr = list_field(c, "window_strides", str);
+  if (*nwin >= 0 || !is_hlo(c->op) || !field(c, "window", &w)) return;
+  *nwin = hlo_window_ints(c, w, "size", win);
+  *nstr = hlo_window_ints(c, w, "stride", str);
+  *npad = hlo_window_ints(c, w, "pad", pad);
+}
+
 static void r_reduce_window(rc *c) {
   int64_t *pad, *win, *str;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->out[0])) return;
-  int32_t npad = list_field(c, "padding", &pad), nwin = list_field(c, "window_dimensions", &win);
-  int32_t nstr = list_field(c, "window_strides", &str);
+  int32_t npad, nwin, nstr;
+  window_of(c, &pad, &npad, &win, &nwin, &str, &nstr);
   for (int32_t d = 0; d < c->out[0].rank; d++) {
     bool pass = window_passthrough(pad, npad, win, nwin, str, nstr, d);
     pb_add_all(&c->b, d, c->out[0].dims[d], pass ? PT : PERM, !pass && c->opt->conservative);
@@ -429,8 +525,8 @@ static void r_reduce_window(rc *c) {
 static void r_select_and_scatter(rc *c) {
   int64_t *pad, *win, *str;
   if (!need_counts(c, 3, 1) || !ranked(c, &c->out[0]) || !ranked(c, &c->in[1])) return;
-  int32_t npad = list_field(c, "padding", &pad), nwin = list_field(c, "window_dimensions", &win);
-  int32_t nstr = list_field(c, "window_strides", &str);
+  int32_t npad, nwin, nstr;
+  window_of(c, &pad, &npad, &win, &nwin, &str, &nstr);
   bool cons = c->opt->conservative;
   for (int32_t d = 0; d < c->out[0].rank; d++) {
     if (window_passthrough(pad, npad, win, nwin, str, nstr, d)) {
@@ -440,9 +536,9 @@ static void r_select_and_scatter(rc *c) {
     if (!dim_ok(c, d, c->in[1].rank)) return;
     int64_t *od = null_dims(c, c->nin), *rd = null_dims(c, c->nout);
     od[1] = d; /* the source's windows need replication */
-    pb_add(&c->b, od, rd, c->in[1].dims[d], NR, cons);
+    pb_add(&c->b, od, c->nin, rd, c->nout, c->in[1].dims[d], NR, cons);
     od[1] = NUL, od[0] = d, rd[0] = d; /* the operand's dimension is permuted into the result's */
-    pb_add(&c->b, od, rd, c->out[0].dims[d], PERM, cons);
+    pb_add(&c->b, od, c->nin, rd, c->nout, c->out[0].dims[d], PERM, cons);
   }
 }
 
@@ -456,17 +552,21 @@ static void r_reverse(rc *c) {
 }
 
 static void r_rng_bit_generator(rc *c) {
+  if (is_hlo(c->op) && c->nout == 1) { /* HLO's output-only form: no state result to keep apart */
+    c->none = true;
+    return;
+  }
   if (!need_counts(c, 1, 2) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[1])) return;
   for (int32_t d = 0; d < c->in[0].rank; d++) /* the state stays replicated and apart from the output */
-    pb_add(&c->b, (int64_t[]){d}, (int64_t[]){d, NUL}, c->in[0].dims[d], NR, true);
+    pb_add(&c->b, PB_DIMS(d), PB_DIMS(d, NUL), c->in[0].dims[d], NR, true);
   for (int32_t d = 0; d < c->out[1].rank; d++)
-    pb_add(&c->b, (int64_t[]){NUL}, (int64_t[]){NUL, d}, c->out[1].dims[d], PT, false);
+    pb_add(&c->b, PB_DIMS(NUL), PB_DIMS(NUL, d), c->out[1].dims[d], PT, false);
 }
 
 static void r_sort(rc *c) {
   int64_t sd;
   if (c->nin == 0 || !ranked(c, &c->in[0])) return;
-  if (!int_field(c, "dimension", &sd)) sd = -1;
+  if (!int_field(c, "dimension", &sd) && !int_field(c, "dimensions", &sd)) sd = -1;
   const pb_shape *s = &c->in[0];
   bool others_one = true; /* every other dimension has size 1: nothing else could carry a sharding */
   for (int32_t d = 0; d < s->rank; d++) others_one = others_one && (d == sd || s->dims[d] == 1);
@@ -479,6 +579,7 @@ static void r_transpose(rc *c) {
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0])) return;
   int32_t n = list_field(c, "permutation", &perm);
   if (n < 0) n = list_field(c, "dims", &perm);
+  if (n < 0) n = list_field(c, "dimensions", &perm); /* HLO */
   if (n < 0) {
     pb_fail(&c->b, "missing permutation");
     return;
@@ -505,14 +606,14 @@ static void r_triangular_solve(rc *c) {
                (span_has(v, "TRANSPOSE") || span_has(v, "ADJOINT"));
   if (left) { /* op(a) @ result = b */
     int64_t an = trans ? d2 : d1, ac = trans ? d1 : d2;
-    pb_add(&c->b, (int64_t[]){an, d1}, (int64_t[]){NUL}, a->dims[an], NR, false);
-    pb_add(&c->b, (int64_t[]){NUL, d2}, (int64_t[]){d2}, b->dims[d2], NR, false);
-    pb_add(&c->b, (int64_t[]){ac, NUL}, (int64_t[]){d1}, a->dims[ac], NR, false);
+    pb_add(&c->b, PB_DIMS(an, d1), PB_DIMS(NUL), a->dims[an], NR, false);
+    pb_add(&c->b, PB_DIMS(NUL, d2), PB_DIMS(d2), b->dims[d2], NR, false);
+    pb_add(&c->b, PB_DIMS(ac, NUL), PB_DIMS(d1), a->dims[ac], NR, false);
   } else { /* result @ op(a) = b */
     int64_t an = trans ? d1 : d2, ac = trans ? d2 : d1;
-    pb_add(&c->b, (int64_t[]){NUL, d1}, (int64_t[]){d1}, b->dims[d1], NR, false);
-    pb_add(&c->b, (int64_t[]){an, d2}, (int64_t[]){NUL}, a->dims[an], NR, false);
-    pb_add(&c->b, (int64_t[]){ac, NUL}, (int64_t[]){d2}, a->dims[ac], NR, false);
+    pb_add(&c->b, PB_DIMS(NUL, d1), PB_DIMS(d1), b->dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(an, d2), PB_DIMS(NUL), a->dims[an], NR, false);
+    pb_add(&c->b, PB_DIMS(ac, NUL), PB_DIMS(d2), a->dims[ac], NR, false);
   }
 }
 
@@ -520,12 +621,14 @@ static void r_triangular_solve(rc *c) {
 
 typedef struct {
   const char *name;
+  uint32_t len; /* strlen(name): rows are told apart by length first, once per op */
   rule_fn fn;
 } rule_row;
 
-#define POINTWISE(n) {"stablehlo." n, r_pointwise}
+#define ROW(n, fn) {n, sizeof(n) - 1, fn}
+#define POINTWISE(n) ROW("stablehlo." n, r_pointwise)
 static const rule_row RULES[] = {
-    {"sdy.sharding_constraint", r_pointwise},
+    ROW("sdy.sharding_constraint", r_pointwise),
     POINTWISE("abs"), POINTWISE("add"), POINTWISE("all_reduce"), POINTWISE("and"), POINTWISE("atan2"),
     POINTWISE("cbrt"), POINTWISE("ceil"), POINTWISE("count_leading_zeros"), POINTWISE("collective_broadcast"),
     POINTWISE("collective_permute"), POINTWISE("compare"), POINTWISE("complex"), POINTWISE("convert"),
@@ -537,55 +640,55 @@ static const rule_row RULES[] = {
     POINTWISE("round_nearest_even"), POINTWISE("round_nearest_afz"), POINTWISE("rsqrt"), POINTWISE("shift_left"),
     POINTWISE("shift_right_arithmetic"), POINTWISE("shift_right_logical"), POINTWISE("sign"), POINTWISE("sine"),
     POINTWISE("sqrt"), POINTWISE("subtract"), POINTWISE("tan"), POINTWISE("tanh"), POINTWISE("xor"),
-    {"stablehlo.all_gather", r_all_gather},
-    {"stablehlo.all_to_all", r_all_to_all},
-    {"stablehlo.batch_norm_inference", r_batch_norm_inference},
-    {"stablehlo.bitcast_convert", r_bitcast_convert},
-    {"stablehlo.broadcast_in_dim", r_broadcast_in_dim},
-    {"stablehlo.cholesky", r_cholesky},
-    {"stablehlo.clamp", r_clamp},
-    {"stablehlo.concatenate", r_concatenate},
-    {"stablehlo.convolution", r_convolution},
-    {"stablehlo.custom_call", r_custom_call},
-    {"stablehlo.dot_general", r_dot_general},
-    {"stablehlo.dot", r_dot},
-    {"stablehlo.dynamic_slice", r_dynamic_slice},
-    {"stablehlo.dynamic_update_slice", r_dynamic_update_slice},
-    {"stablehlo.fft", r_fft},
-    {"stablehlo.gather", r_gather},
-    {"stablehlo.pad", r_pad},
-    {"stablehlo.reduce", r_reduce},
-    {"stablehlo.reduce_scatter", r_reduce_scatter},
-    {"stablehlo.reduce_window", r_reduce_window},
-    {"stablehlo.reshape", r_reshape},
-    {"stablehlo.reverse", r_reverse},
-    {"stablehlo.rng_bit_generator", r_rng_bit_generator},
-    {"stablehlo.scatter", r_scatter},
-    {"stablehlo.select_and_scatter", r_select_and_scatter},
-    {"stablehlo.select", r_select},
-    {"stablehlo.slice", r_slice},
-    {"stablehlo.sort", r_sort},
-    {"stablehlo.transpose", r_transpose},
-    {"stablehlo.triangular_solve", r_triangular_solve},
+    ROW("stablehlo.all_gather", r_all_gather),
+    ROW("stablehlo.all_to_all", r_all_to_all),
+    ROW("stablehlo.batch_norm_inference", r_batch_norm_inference),
+    ROW("stablehlo.bitcast_convert", r_bitcast_convert),
+    ROW("stablehlo.broadcast_in_dim", r_broadcast_in_dim),
+    ROW("stablehlo.cholesky", r_cholesky),
+    ROW("stablehlo.clamp", r_clamp),
+    ROW("stablehlo.concatenate", r_concatenate),
+    ROW("stablehlo.convolution", r_convolution),
+    ROW("stablehlo.custom_call", r_custom_call),
+    ROW("stablehlo.dot_general", r_dot_general),
+    ROW("stablehlo.dot", r_dot),
+    ROW("stablehlo.dynamic_slice", r_dynamic_slice),
+    ROW("stablehlo.dynamic_update_slice", r_dynamic_update_slice),
+    ROW("stablehlo.fft", r_fft),
+    ROW("stablehlo.gather", r_gather),
+    ROW("stablehlo.pad", r_pad),
+    ROW("stablehlo.reduce", r_reduce),
+    ROW("stablehlo.reduce_scatter", r_reduce_scatter),
+    ROW("stablehlo.reduce_window", r_reduce_window),
+    ROW("stablehlo.reshape", r_reshape),
+    ROW("stablehlo.reverse", r_reverse),
+    ROW("stablehlo.rng_bit_generator", r_rng_bit_generator),
+    ROW("stablehlo.scatter", r_scatter),
+    ROW("stablehlo.select_and_scatter", r_select_and_scatter),
+    ROW("stablehlo.select", r_select),
+    ROW("stablehlo.slice", r_slice),
+    ROW("stablehlo.sort", r_sort),
+    ROW("stablehlo.transpose", r_transpose),
+    ROW("stablehlo.triangular_solve", r_triangular_solve),
     /* Known to Shardy without a rule: handled apart (data flow, calls) or nothing to propagate. */
-    {"builtin.module", r_none}, {"module", r_none}, {"func.func", r_none}, {"func.call", r_none}, {"call", r_none},
-    {"sdy.constant", r_none}, {"sdy.data_flow_edge", r_none}, {"sdy.func_data_flow_edge", r_none},
-    {"sdy.manual_computation", r_none}, {"sdy.mesh", r_none}, {"sdy.propagation_barrier", r_none},
-    {"sdy.named_computation", r_none}, {"sdy.sharding_group", r_none}, {"sdy.reshard", r_none},
-    {"stablehlo.after_all", r_none}, {"stablehlo.case", r_none}, {"stablehlo.constant", r_none},
-    {"stablehlo.create_token", r_none}, {"stablehlo.get_tuple_element", r_none}, {"stablehlo.infeed", r_none},
-    {"stablehlo.iota", r_none}, {"stablehlo.outfeed", r_none}, {"stablehlo.optimization_barrier", r_none},
-    {"stablehlo.partition_id", r_none}, {"stablehlo.recv", r_none}, {"stablehlo.send", r_none},
-    {"stablehlo.while", r_none},
+    ROW("builtin.module", r_none), ROW("module", r_none), ROW("func.func", r_none), ROW("func.call", r_none), ROW("call", r_none),
+    ROW("sdy.constant", r_none), ROW("sdy.data_flow_edge", r_none), ROW("sdy.func_data_flow_edge", r_none),
+    ROW("sdy.manual_computation", r_none), ROW("sdy.mesh", r_none), ROW("sdy.propagation_barrier", r_none),
+    ROW("sdy.named_computation", r_none), ROW("sdy.sharding_group", r_none), ROW("sdy.reshard", r_none),
+    ROW("stablehlo.after_all", r_none), ROW("stablehlo.case", r_none), ROW("stablehlo.constant", r_none),
+    ROW("stablehlo.create_token", r_none), ROW("stablehlo.get_tuple_element", r_none), ROW("stablehlo.infeed", r_none),
+    ROW("stablehlo.iota", r_none), ROW("stablehlo.outfeed", r_none), ROW("stablehlo.optimization_barrier", r_none),
+    ROW("stablehlo.partition_id", r_none), ROW("stablehlo.recv", r_none), ROW("stablehlo.send", r_none),
+    ROW("stablehlo.while", r_none),
     /* Terminators: no rule and no warning. */
-    {"func.return", r_none}, {"return", r_none}, {"stablehlo.return", r_none}, {"sdy.return", r_none},
+    ROW("func.return", r_none), ROW("return", r_none), ROW("stablehlo.return", r_none), ROW("sdy.return", r_none),
 };
 
 static rule_fn find_rule(const sc_op *op) {
   char buf[96];
   sc_span n = normalized_name(op, buf, sizeof buf);
   for (size_t i = 0; i < sizeof RULES / sizeof *RULES; i++)
-    if (sc_span_eq(n, RULES[i].name)) return RULES[i].fn;
+    if (n.n == RULES[i].len && memcmp(n.p, RULES[i].name, n.n) == 0) return RULES[i].fn;
   return NULL;
 }
 
@@ -614,6 +717,7 @@ static bool feeds_rng(const rc *c) {
   uint32_t end = op->parent_op ? op->parent_op->subtree_end : c->m->nops;
   for (uint32_t i = op->id + 1; i < end && i < c->m->nops; i++) {
     const sc_op *u = c->m->ops[i];
+    if (sc_arena_step(c->a, 1)) return false; /* metered: a caller without facts may visit many ops */
     if (!named(u, "stablehlo.rng_bit_generator")) continue;
     for (uint32_t k = 0; k < u->noperands; k++)
       if (u->operands[k] && u->operands[k]->def == op) return true;
@@ -669,18 +773,18 @@ static void cc_linalg(rc *c, cc_kind k) {
   add_pointwise(c, in, in->rank - 2); /* batch dimensions */
   if (k == CC_EIGH) {
     if (!need_counts(c, 1, 2)) return;
-    pb_add(&c->b, (int64_t[]){d1}, (int64_t[]){d1, NUL}, in->dims[d1], PT, false);
-    pb_add(&c->b, (int64_t[]){d2}, (int64_t[]){d2, d1}, in->dims[d2], PT, false);
+    pb_add(&c->b, PB_DIMS(d1), PB_DIMS(d1, NUL), in->dims[d1], PT, false);
+    pb_add(&c->b, PB_DIMS(d2), PB_DIMS(d2, d1), in->dims[d2], PT, false);
   } else if (k == CC_QR) {
     if (!need_counts(c, 1, 2) || !ranked(c, &c->out[1]) || !dim_ok(c, d1, c->out[1].rank)) return;
-    pb_add(&c->b, (int64_t[]){d1}, (int64_t[]){d1, NUL}, in->dims[d1], NR, false);
-    pb_add(&c->b, (int64_t[]){d2}, (int64_t[]){d2, NUL}, in->dims[d2], NR, false);
-    pb_add(&c->b, (int64_t[]){NUL}, (int64_t[]){NUL, d1}, c->out[1].dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(d1), PB_DIMS(d1, NUL), in->dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(d2), PB_DIMS(d2, NUL), in->dims[d2], NR, false);
+    pb_add(&c->b, PB_DIMS(NUL), PB_DIMS(NUL, d1), c->out[1].dims[d1], NR, false);
   } else {
     if (!need_counts(c, 2, 1) || !ranked(c, &c->in[1]) || !dim_ok(c, d1, c->in[1].rank)) return;
-    pb_add(&c->b, (int64_t[]){d1, NUL}, (int64_t[]){d1}, in->dims[d1], NR, false);
-    pb_add(&c->b, (int64_t[]){d2, NUL}, (int64_t[]){d2}, in->dims[d2], NR, false);
-    pb_add(&c->b, (int64_t[]){NUL, d1}, (int64_t[]){NUL}, c->in[1].dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(d1, NUL), PB_DIMS(d1), in->dims[d1], NR, false);
+    pb_add(&c->b, PB_DIMS(d2, NUL), PB_DIMS(d2), in->dims[d2], NR, false);
+    pb_add(&c->b, PB_DIMS(NUL, d1), PB_DIMS(NUL), c->in[1].dims[d1], NR, false);
   }
 }
 
@@ -700,8 +804,8 @@ static void cc_approx_topk(rc *c) {
       pb_add_all(&c->b, d, in->dims[d], PT, false);
       continue;
     }
-    pb_add(&c->b, (int64_t[]){d, d, NUL, NUL}, (int64_t[]){NUL, NUL}, in->dims[d], PT, false);
-    pb_add(&c->b, (int64_t[]){NUL, NUL, NUL, NUL}, (int64_t[]){d, d}, out->dims[d], NR, true);
+    pb_add(&c->b, PB_DIMS(d, d, NUL, NUL), PB_DIMS(NUL, NUL), in->dims[d], PT, false);
+    pb_add(&c->b, PB_DIMS(NUL, NUL, NUL, NUL), PB_DIMS(d, d), out->dims[d], NR, true);
   }
 }
 
@@ -774,6 +878,8 @@ const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, 
   }
   rule_fn fn = find_rule(op);
   if (!fn || fn == r_none) return NULL;
+  /* An HLO instruction with a tuple result is several StableHLO results once imported: not here. */
+  if (is_hlo(op) && op->nresults == 1 && sc_span_starts(sc_span_trim(result_type(op, 0)), "(")) return NULL;
   rc c = {a, m, op, opt ? opt : &defaults, NULL, NULL, op->noperands, op->nresults, {0}, false};
   pb_shape *in = sc_arena_calloc(a, c.nin ? c.nin : 1, sizeof *in);
   pb_shape *out = sc_arena_calloc(a, c.nout ? c.nout : 1, sizeof *out);
@@ -800,7 +906,7 @@ static const sc_value *before_slice(const sc_value *v) {
 static void r_concatenate(rc *c) {
   int64_t dim;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->out[0])) return;
-  if (!int_field(c, "dimension", &dim) && !int_field(c, "dim", &dim)) {
+  if (!int_field(c, "dimension", &dim) && !int_field(c, "dim", &dim) && !int_field(c, "dimensions", &dim)) {
     pb_fail(&c->b, "missing dimension");
     return;
   }
@@ -845,11 +951,20 @@ typedef struct {
 static bool read_dot_dims(rc *c, dot_dims *d) {
   sc_span v;
   memset(d, 0, sizeof *d);
-  if (field(c, "dot_dimension_numbers", &v)) { /* #stablehlo.dot<lhs_batching_dimensions = [0], ...> */
-    d->nlb = struct_list(c, v, "lhs_batching_dimensions", &d->lb);
-    d->nrb = struct_list(c, v, "rhs_batching_dimensions", &d->rb);
-    d->nlc = struct_list(c, v, "lhs_contracting_dimensions", &d->lc);
-    d->nrc = struct_list(c, v, "rhs_contracting_dimensions", &d->rc);
+  bool whole = field(c, "dot_dimension_numbers", &v); /* #stablehlo.dot<lhs_batching_dimensions = [0], ...> */
+  if (whole || sc_op_attr(c->op, "lhs_contracting_dimensions")) {
+    const sc_span *s = whole ? &v : NULL;
+    d->nlb = sub_list(c, s, "lhs_batching_dimensions", &d->lb);
+    d->nrb = sub_list(c, s, "rhs_batching_dimensions", &d->rb);
+    d->nlc = sub_list(c, s, "lhs_contracting_dimensions", &d->lc);
+    d->nrc = sub_list(c, s, "rhs_contracting_dimensions", &d->rc);
+    return true;
+  }
+  if (sc_op_attr(c->op, "lhs_contracting_dims") || sc_op_attr(c->op, "lhs_batch_dims")) { /* HLO dot */
+    d->nlb = sub_list(c, NULL, "lhs_batch_dims", &d->lb);
+    d->nrb = sub_list(c, NULL, "rhs_batch_dims", &d->rb);
+    d->nlc = sub_list(c, NULL, "lhs_contracting_dims", &d->lc);
+    d->nrc = sub_list(c, NULL, "rhs_contracting_dims", &d->rc);
     return true;
   }
   /* Pretty form: `batching_dims = [0] x [0], contracting_dims = [2] x [1]`. */
@@ -877,15 +992,15 @@ static void r_dot_general(rc *c) {
     return;
   int64_t out = 0;
   for (int32_t i = 0; i < d.nlb; i++)
-    pb_add(&c->b, (int64_t[]){d.lb[i], d.rb[i]}, (int64_t[]){out++}, l->dims[d.lb[i]], PT, false);
+    pb_add(&c->b, PB_DIMS(d.lb[i], d.rb[i]), PB_DIMS(out++), l->dims[d.lb[i]], PT, false);
   for (int32_t i = 0; i < l->rank; i++)
     if (!contains(d.lc, d.nlc, i) && !contains(d.lb, d.nlb, i))
-      pb_add(&c->b, (int64_t[]){i, NUL}, (int64_t[]){out++}, l->dims[i], PT, false);
+      pb_add(&c->b, PB_DIMS(i, NUL), PB_DIMS(out++), l->dims[i], PT, false);
   for (int32_t i = 0; i < r->rank; i++)
     if (!contains(d.rc, d.nrc, i) && !contains(d.rb, d.nrb, i))
-      pb_add(&c->b, (int64_t[]){NUL, i}, (int64_t[]){out++}, r->dims[i], PT, false);
+      pb_add(&c->b, PB_DIMS(NUL, i), PB_DIMS(out++), r->dims[i], PT, false);
   for (int32_t i = 0; i < d.nlc; i++)
-    pb_add(&c->b, (int64_t[]){d.lc[i], d.rc[i]}, (int64_t[]){NUL}, l->dims[d.lc[i]], RED, false);
+    pb_add(&c->b, PB_DIMS(d.lc[i], d.rc[i]), PB_DIMS(NUL), l->dims[d.lc[i]], RED, false);
 }
 
 /* ---- convolution ---- */
@@ -934,22 +1049,59 @@ static bool conv_group(rc *c, const char **pp, const char *end, char l1, int64_t
   return true;
 }
 
+/* HLO's `dim_labels=b01f_01io->b01f`: one character per dimension. */
+static bool hlo_dim_labels(rc *c, sc_span v, conv_dims *d) {
+  const char *p = v.p, *end = v.p + v.n;
+  const char *us = memchr(p, '_', v.n), *arrow = NULL;
+  for (const char *q = us ? us : end; q + 1 < end; q++)
+    if (q[0] == '-' && q[1] == '>') arrow = q;
+  if (!us || !arrow) return false;
+  struct {
+    const char *from, *to;
+    char l1, l2;
+    int64_t *p1, *p2, **sp;
+  } parts[3] = {{p, us, 'b', 'f', &d->in_batch, &d->in_feature, &d->in_spatial},
+                {us + 1, arrow, 'i', 'o', &d->k_in_feature, &d->k_out_feature, &d->k_spatial},
+                {arrow + 2, end, 'b', 'f', &d->out_batch, &d->out_feature, &d->out_spatial}};
+  int32_t counts[3];
+  for (int k = 0; k < 3; k++) {
+    int32_t n = 0;
+    *parts[k].p1 = *parts[k].p2 = -1;
+    *parts[k].sp = sc_arena_alloc(c->a, 10 * sizeof **parts[k].sp);
+    for (int i = 0; i < 10; i++) (*parts[k].sp)[i] = -1;
+    for (const char *q = parts[k].from; q < parts[k].to; q++) {
+      int64_t pos = q - parts[k].from;
+      if (*q == parts[k].l1) *parts[k].p1 = pos;
+      else if (*q == parts[k].l2) *parts[k].p2 = pos;
+      else if (*q >= '0' && *q <= '9' && (*parts[k].sp)[*q - '0'] < 0) (*parts[k].sp)[*q - '0'] = pos, n++;
+      else return false;
+    }
+    for (int32_t i = 0; i < n; i++)
+      if ((*parts[k].sp)[i] < 0) return false;
+    if (*parts[k].p1 < 0 || *parts[k].p2 < 0) return false;
+    counts[k] = n;
+  }
+  d->nspatial = counts[0];
+  return counts[0] == counts[1] && counts[1] == counts[2];
+}
+
 static bool read_conv_dims(rc *c, conv_dims *d) {
   sc_span v;
-  if (!field(c, "dim_numbers", &v) && !field(c, "dimension_numbers", &v)) return false;
-  if (span_has(v, "input_batch_dimension")) { /* #stablehlo.conv<raw input_batch_dimension = 0, ...> */
-    sc_span f;
+  if (field(c, "dim_labels", &v)) return hlo_dim_labels(c, v, d);
+  bool whole = field(c, "dim_numbers", &v) || field(c, "dimension_numbers", &v);
+  if (!whole || span_has(v, "input_batch_dimension")) { /* #stablehlo.conv<raw input_batch_dimension = 0, ...> */
+    const sc_span *s = whole ? &v : NULL;              /* or the op's own attributes (bytecode) */
     int32_t n1, n2, n3;
-#define CONV_INT(name, out) (pb_find_field(v, name, &f) && pb_int(f, out))
+#define CONV_INT(name, out) sub_int(c, s, name, out)
     if (!CONV_INT("input_batch_dimension", &d->in_batch) || !CONV_INT("input_feature_dimension", &d->in_feature) ||
         !CONV_INT("kernel_input_feature_dimension", &d->k_in_feature) ||
         !CONV_INT("kernel_output_feature_dimension", &d->k_out_feature) ||
         !CONV_INT("output_batch_dimension", &d->out_batch) || !CONV_INT("output_feature_dimension", &d->out_feature))
       return false;
 #undef CONV_INT
-    n1 = struct_list(c, v, "input_spatial_dimensions", &d->in_spatial);
-    n2 = struct_list(c, v, "kernel_spatial_dimensions", &d->k_spatial);
-    n3 = struct_list(c, v, "output_spatial_dimensions", &d->out_spatial);
+    n1 = sub_list(c, s, "input_spatial_dimensions", &d->in_spatial);
+    n2 = sub_list(c, s, "kernel_spatial_dimensions", &d->k_spatial);
+    n3 = sub_list(c, s, "output_spatial_dimensions", &d->out_spatial);
     d->nspatial = n1;
     return n1 == n2 && n2 == n3;
   }
@@ -977,7 +1129,7 @@ static void conv_spatial(rc *c, const conv_dims *d, int32_t s) {
     int64_t size = sizes[contracting ? 1 : 0];
     if (remaining < size) size = remaining;
     if (size <= 1) continue;
-    pb_add(&c->b, (int64_t[]){ld, contracting ? kd : NUL}, (int64_t[]){contracting ? NUL : od}, size,
+    pb_add(&c->b, PB_DIMS(ld, contracting ? kd : NUL), PB_DIMS(contracting ? NUL : od), size,
            contracting ? RED : PERM, false);
     remaining /= size;
   }
@@ -1002,16 +1154,16 @@ static void r_convolution(rc *c) {
       !dim_ok(c, d.k_in_feature, rhs->rank) || !dim_ok(c, d.in_batch, lhs->rank))
     return;
   if (bgc > 1)
-    pb_add(&c->b, (int64_t[]){d.in_batch, d.k_out_feature}, (int64_t[]){d.out_feature}, bgc, PT, false);
-  pb_add(&c->b, (int64_t[]){d.in_batch, NUL}, (int64_t[]){d.out_batch}, out->dims[d.out_batch], PT, false);
+    pb_add(&c->b, PB_DIMS(d.in_batch, d.k_out_feature), PB_DIMS(d.out_feature), bgc, PT, false);
+  pb_add(&c->b, PB_DIMS(d.in_batch, NUL), PB_DIMS(d.out_batch), out->dims[d.out_batch], PT, false);
   if (!c->opt->conservative)
     for (int32_t s = 0; s < d.nspatial && !c->b.err; s++) conv_spatial(c, &d, s);
   if (fgc > 1)
-    pb_add(&c->b, (int64_t[]){d.in_feature, d.k_out_feature}, (int64_t[]){d.out_feature}, fgc, PT, false);
-  pb_add(&c->b, (int64_t[]){d.in_feature, d.k_in_feature}, (int64_t[]){NUL}, rhs->dims[d.k_in_feature], RED, false);
+    pb_add(&c->b, PB_DIMS(d.in_feature, d.k_out_feature), PB_DIMS(d.out_feature), fgc, PT, false);
+  pb_add(&c->b, PB_DIMS(d.in_feature, d.k_in_feature), PB_DIMS(NUL), rhs->dims[d.k_in_feature], RED, false);
   int64_t out_feature = out->dims[d.out_feature] / (bgc * fgc);
   if (out_feature > 1)
-    pb_add(&c->b, (int64_t[]){NUL, d.k_out_feature}, (int64_t[]){d.out_feature}, out_feature, PT, false);
+    pb_add(&c->b, PB_DIMS(NUL, d.k_out_feature), PB_DIMS(d.out_feature), out_feature, PT, false);
 }
 
 /* ---- gather and scatter ---- */
@@ -1024,14 +1176,14 @@ typedef struct {
 
 static bool read_gs_dims(rc *c, const char *attr, const char *offset, const char *collapsed, const char *in_batch,
                          const char *idx_batch, gs_dims *g) {
-  sc_span v, f;
-  if (!field(c, attr, &v)) return false;
-  g->noffset = struct_list(c, v, offset, &g->offset);
-  g->ncollapsed = struct_list(c, v, collapsed, &g->collapsed);
-  g->nin_batch = struct_list(c, v, in_batch, &g->in_batch);
-  g->nidx_batch = struct_list(c, v, idx_batch, &g->idx_batch);
-  g->index_vector_dim = 0;
-  if (pb_find_field(v, "index_vector_dim", &f) && !pb_int(f, &g->index_vector_dim)) return false;
+  sc_span v;
+  const sc_span *s = field(c, attr, &v) ? &v : NULL;
+  if (!s && !sc_op_attr(c->op, "index_vector_dim") && !sc_op_attr(c->op, offset)) return false;
+  g->noffset = sub_list(c, s, offset, &g->offset);
+  g->ncollapsed = sub_list(c, s, collapsed, &g->collapsed);
+  g->nin_batch = sub_list(c, s, in_batch, &g->in_batch);
+  g->nidx_batch = sub_list(c, s, idx_batch, &g->idx_batch);
+  if (!sub_int(c, s, "index_vector_dim", &g->index_vector_dim)) g->index_vector_dim = 0;
   return g->nin_batch == g->nidx_batch;
 }
 
@@ -1084,7 +1236,7 @@ static void gather_scatter(rc *c, bool scatter, const pb_shape *input, const pb_
 
 static void gather_add(rc *c, int64_t input_dim, int64_t indices_dim, int64_t slices_dim, int64_t size,
                        prop_factor_type type, bool blocked) {
-  pb_add(&c->b, (int64_t[]){input_dim, indices_dim}, (int64_t[]){slices_dim}, size, type, blocked);
+  pb_add(&c->b, PB_DIMS(input_dim, indices_dim), PB_DIMS(slices_dim), size, type, blocked);
 }
 
 static void r_gather(rc *c) {
@@ -1107,7 +1259,7 @@ static void scatter_add(rc *c, int64_t input_dim, int64_t indices_dim, int64_t s
   int64_t *od = null_dims(c, c->nin), *rd = null_dims(c, n);
   for (uint32_t i = 0; i < n; i++) od[i] = input_dim, od[n + 1 + i] = slices_dim, rd[i] = input_dim;
   od[n] = indices_dim;
-  pb_add(&c->b, od, rd, size, type, blocked);
+  pb_add(&c->b, od, c->nin, rd, n, size, type, blocked);
 }
 
 /* Shardy's getCommonSupportedReductionOp: the update computation combines each input with its update

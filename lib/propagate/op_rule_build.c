@@ -61,12 +61,13 @@ static void map_dim(pb_builder *b, uint32_t t, int64_t dim, uint32_t f, bool ski
   push_factor(b, d, f);
 }
 
-void pb_add(pb_builder *b, const int64_t *operand_dims, const int64_t *result_dims, int64_t size, prop_factor_type type,
-            bool blocked) {
+void pb_add(pb_builder *b, const int64_t *operand_dims, uint32_t noperand_dims, const int64_t *result_dims,
+            uint32_t nresult_dims, int64_t size, prop_factor_type type, bool blocked) {
   if (b->err) return;
   uint32_t f = reserve_factor(b, size, type, blocked);
-  for (uint32_t t = 0; t < b->ntensors; t++)
-    map_dim(b, t, t < b->noperands ? operand_dims[t] : result_dims[t - b->noperands], f, true);
+  for (uint32_t t = 0; t < b->noperands && t < noperand_dims; t++) map_dim(b, t, operand_dims[t], f, true);
+  for (uint32_t t = 0; t + b->noperands < b->ntensors && t < nresult_dims; t++)
+    map_dim(b, t + b->noperands, result_dims[t], f, true);
 }
 
 void pb_add1(pb_builder *b, int64_t operand_dim, int64_t result_dim, int64_t size, prop_factor_type type, bool blocked) {
@@ -75,7 +76,7 @@ void pb_add1(pb_builder *b, int64_t operand_dim, int64_t result_dim, int64_t siz
     pb_fail(b, "the rule expects one operand and one result");
     return;
   }
-  pb_add(b, &operand_dim, &result_dim, size, type, blocked);
+  pb_add(b, &operand_dim, 1, &result_dim, 1, size, type, blocked);
 }
 
 /* A factor on `dim` of every tensor of rank > 0 in [from, to). */
@@ -196,7 +197,7 @@ static bool read_int(const char **pp, const char *end, int64_t *out) {
 
 bool pb_int(sc_span text, int64_t *out) {
   const char *p = text.p, *end = text.p + text.n;
-  while (p < end && isspace((unsigned char)*p)) p++;
+  while (p < end && (isspace((unsigned char)*p) || *p == '{' || *p == '[')) p++; /* also HLO's `{1}` */
   return read_int(&p, end, out);
 }
 
@@ -205,14 +206,14 @@ static int32_t ints_between(sc_arena *a, const char *p, const char *end, int64_t
   SC_VEC(int64_t) v = {0};
   while (p < end) {
     char c = *p;
-    if (c == '[' || c == ']' || c == ',' || isspace((unsigned char)c)) {
+    if (c == '[' || c == ']' || c == '{' || c == '}' || c == ',' || isspace((unsigned char)c)) {
       p++;
       continue;
     }
     int64_t x;
     if (!read_int(&p, end, &x)) return -1;
+    if (v.n == PB_MAX_LIST) return -1;
     SC_PUSH(a, v, x);
-    if (v.n > INT32_MAX / 2) return -1;
   }
   *out = v.v ? v.v : sc_arena_calloc(a, 1, sizeof **out);
   return (int32_t)v.n;
@@ -261,18 +262,18 @@ int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out) {
     if (!close) return -1;
     const char *q = p + 6;
     while (q < close && isspace((unsigned char)*q)) q++;
-    if (q < close && *q == '[') return ints_between(a, q, close, out);
+    if (q == close || (q < close && *q == '[')) return ints_between(a, q, close, out); /* `dense<>`: none */
     int64_t x; /* a splat: one value repeated over the type's elements */
     if (!read_int(&q, close, &x)) return -1;
     const char *colon = memchr(close, ':', (size_t)(end - close));
     int64_t n = colon ? tensor_elements(a, sc_span_trim(sc_span_of(colon + 1, (uint32_t)(end - colon - 1)))) : 1;
-    if (n < 0 || n > (int64_t)t.n * 64) return -1; /* a splat's count is bounded by what its text can mean */
+    if (n < 0 || n > PB_MAX_LIST) return -1;
     int64_t *v = sc_arena_calloc(a, n ? (size_t)n : 1, sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = x;
     *out = v;
     return (int32_t)n;
   }
-  if (*p == '[') {
+  if (*p == '[' || *p == '{') { /* MLIR `[1, 0]`, HLO `{1,0}` */
     const char *close = match_close(p, end);
     if (!close) return -1;
     return ints_between(a, p, close + 1, out);

@@ -38,10 +38,13 @@ typedef struct {
 /* Starts a rule for tensors of these shapes. An unranked tensor is an error (set in b->err). */
 void pb_init(pb_builder *b, sc_arena *a, const pb_shape *operands, uint32_t noperands, const pb_shape *results,
              uint32_t nresults);
-/* Adds a factor mapped onto operand_dims[i] of operand i and result_dims[j] of result j (PB_NULL_DIM:
- * not on it); a size-1 factor is not appended to a dimension that already has factors (Shardy's rule). */
-void pb_add(pb_builder *b, const int64_t *operand_dims, const int64_t *result_dims, int64_t size, prop_factor_type type,
-            bool blocked);
+/* Adds a factor mapped onto operand_dims[i] of operand i and result_dims[j] of result j (PB_NULL_DIM,
+ * or past the array's n: not on it); a size-1 factor is not appended to a dimension that already has
+ * factors (Shardy's rule). PB_DIMS(a, b) passes a literal array with its length. */
+void pb_add(pb_builder *b, const int64_t *operand_dims, uint32_t noperand_dims, const int64_t *result_dims,
+            uint32_t nresult_dims, int64_t size, prop_factor_type type, bool blocked);
+#define PB_DIMS(...) \
+  (const int64_t[]){__VA_ARGS__}, (uint32_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 /* The same for one operand dimension and one result dimension (the common two-tensor case). */
 void pb_add1(pb_builder *b, int64_t operand_dim, int64_t result_dim, int64_t size, prop_factor_type type, bool blocked);
 /* Adds a factor on dimension `dim` of every operand / result / tensor of rank > 0. */
@@ -57,11 +60,13 @@ prop_rule *pb_build(pb_builder *b);
 /* The value of `name = value` inside `text` (strings skipped; the name must stand alone): the span up to
  * the first ',' ':' or '{' outside brackets, or an unmatched closing bracket. False if absent. */
 bool pb_find_field(sc_span text, const char *name, sc_span *value);
-/* Integers of a list attribute: `[1, 0]`, `array<i64: 1, 0>`, `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>`,
+/* Integers of a list attribute: `[1, 0]`, HLO's `{1,0}`, `array<i64: 1, 0>`, `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>`,
  * a splat `dense<1> : tensor<2xi64>`, or a bare `1 : i64`; nested lists are flattened. Returns the count
- * (the array in the arena) or -1 when the text is not such a list. */
+ * (the array in the arena) or -1 when the text is not such a list or holds more than PB_MAX_LIST values
+ * (no rule reads more than two per dimension, and tensors have at most 64, so rules stay linear). */
+#define PB_MAX_LIST 256
 int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out);
-/* The first integer of `text` (`1 : i64`, `-2`). */
+/* The first integer of `text` (`1 : i64`, `-2`, HLO's `{1}`). */
 bool pb_int(sc_span text, int64_t *out);
 
 #endif

@@ -5,6 +5,11 @@
 
 #include "helpers.h"
 #include "propagate/op_rule.h"
+#include "propagate/op_rule_build.h"
+
+static int32_t pb_int_list_for_test(sc_arena *a, const char *text, int64_t **out) {
+  return pb_int_list(a, sc_span_of(text, (uint32_t)strlen(text)), out);
+}
 
 static sc_arena *A;
 static void setup(void) { A = sc_arena_new(0); }
@@ -408,4 +413,109 @@ Test(op_rule, huge_ranks_and_sizes) {
               "  %0 = stablehlo.negate %a : tensor<99999999999999999999x2xf32>\n"
               "  return %0 : tensor<99999999999999999999x2xf32>\n}\n",
               "stablehlo.negate", false, &err));
+}
+
+/* The bytecode front end records struct attributes field by field (as VHLO stores them); every
+ * jax.export artifact of the corpus gets the same rules from its bytecode as from its text. */
+Test(op_rule, bytecode_and_text_give_the_same_rules) {
+  static const char *dir = "../shared/corpus/jax/jax_backcompat/";
+  static const char *names[] = {"tpu_Eigh__0", "cpu_qr_lapack_geqrf__0", "tpu_ApproxTopK__1", "cpu_lu_lapack_getrf__0",
+                                "pallas_mosaic_matmul__0", "cpu_triangular_solve_blas_trsm__0"};
+  size_t compared = 0;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    const char *rules[2][512];
+    uint32_t n[2] = {0, 0};
+    for (int bc = 0; bc < 2; bc++) {
+      char path[256];
+      snprintf(path, sizeof path, "%s%s.%s", dir, names[i], bc ? "mlirbc" : "mlir");
+      size_t len;
+      char *buf = test_read_file(path, &len);
+      cr_assert_not_null(buf, "missing %s", path);
+      sc_linemap lines = sc_linemap_build(A, buf, len);
+      sc_parse_input in = {A, buf, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+      sc_parse_error err;
+      memset(&err, 0, sizeof err);
+      sc_module *m = sc_parse_format(sc_detect_format(buf, len), &in, &err);
+      cr_assert_not_null(m, "%s: %s", path, err.message);
+      sc_module_finalize(m);
+      prop_rule_options opt = {false, prop_rule_facts_build(A, m)};
+      for (uint32_t k = 0; k < m->nops && n[bc] < 512; k++) {
+        const prop_rule *r = prop_rule_of(A, m, m->ops[k], &opt, NULL);
+        if (r) rules[bc][n[bc]++] = prop_rule_str(A, r);
+      }
+      free(buf); /* the rule strings are the arena's own; the module is not read again */
+    }
+    cr_assert_eq(n[0], n[1], "%s: %u rules from text, %u from bytecode", names[i], n[0], n[1]);
+    for (uint32_t k = 0; k < n[0]; k++) cr_assert_str_eq(rules[1][k], rules[0][k], "%s rule %u", names[i], k);
+    compared += n[0];
+  }
+  cr_assert_geq(compared, 40, "rules compared: %zu", compared);
+}
+
+/* The rule of the first op named `name` in an HLO text module. */
+static const char *hlo_rule(const char *text, const char *name) {
+  size_t len = strlen(text);
+  sc_linemap lines = sc_linemap_build(A, text, len);
+  sc_parse_input in = {A, text, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+  sc_parse_error err;
+  memset(&err, 0, sizeof err);
+  sc_module *m = sc_parse_hlo(&in, &err);
+  cr_assert_not_null(m, "%s", err.message);
+  sc_op *op = test_find_op(m, name, 0);
+  cr_assert_not_null(op, "no %s", name);
+  const char *e = NULL;
+  const prop_rule *r = prop_rule_of(A, m, op, NULL, &e);
+  return r ? prop_rule_str(A, r) : e ? e : "(none)";
+}
+
+/* An HLO instruction gets the rule of the StableHLO op XLA's import makes of it. */
+Test(op_rule, hlo_instructions_get_their_stablehlo_rules) {
+  static const char *hlo =
+      "HloModule m\n\n"
+      "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+      "ENTRY main {\n"
+      "  a = f32[8,32]{1,0} parameter(0)\n"
+      "  b = f32[32,16]{1,0} parameter(1)\n"
+      "  img = f32[2,224,224,192]{3,2,1,0} parameter(2)\n"
+      "  k = f32[3,3,192,64]{3,2,1,0} parameter(3)\n"
+      "  d = f32[8,16]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  t = f32[16,8]{1,0} transpose(d), dimensions={1,0}\n"
+      "  bc = f32[4,8,16]{2,1,0} broadcast(d), dimensions={1,2}\n"
+      "  cat = f32[16,16]{1,0} concatenate(d, d), dimensions={0}\n"
+      "  z = f32[] constant(0)\n"
+      "  w = f32[4,8]{1,0} reduce-window(d, z), window={size=2x2 stride=2x2}, to_apply=add\n"
+      "  conv = f32[2,112,112,64]{3,2,1,0} convolution(img, k), window={size=3x3 stride=2x2 pad=0_1x0_1},"
+      " dim_labels=b01f_01io->b01f\n"
+      "  pair = (f32[8]{0}, f32[8]{0}) reduce(d, d, z, z), dimensions={1}, to_apply=add\n"
+      "  ROOT r = f32[16,8]{1,0} negate(t)\n"
+      "}\n";
+  cr_assert_str_eq(hlo_rule(hlo, "dot"), "#sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=16, k=32} reduction={k}>");
+  cr_assert_str_eq(hlo_rule(hlo, "transpose"), "#sdy.op_sharding_rule<([j, i])->([i, j]) {i=16, j=8}>");
+  cr_assert_str_eq(hlo_rule(hlo, "broadcast"), "#sdy.op_sharding_rule<([j, k])->([i, j, k]) {i=4, j=8, k=16}>");
+  cr_assert_str_eq(hlo_rule(hlo, "concatenate"),
+                   "#sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=16, j=16} need_replication={i}>");
+  cr_assert_str_eq(hlo_rule(hlo, "reduce-window"),
+                   "#sdy.op_sharding_rule<([i, j], [])->([i, j]) {i=4, j=8} permutation={i, j}>");
+  cr_assert_str_eq(hlo_rule(hlo, "negate"), "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=16, j=8}>");
+  /* The same convolution as Shardy's conv_simple test. */
+  cr_assert_str_eq(hlo_rule(hlo, "convolution"),
+                   "#sdy.op_sharding_rule<([i, jk, lm, n], [k, m, n, o])->([i, j, l, o]) {i=2, j=112, k=2, l=112, "
+                   "m=2, n=192, o=64} reduction={k, m, n} permutation={j, l}>");
+  cr_assert_str_eq(hlo_rule(hlo, "reduce"), "(none)"); /* a tuple result: several results once imported */
+}
+
+/* A dimension list longer than any tensor's rank is malformed, not a quadratic membership scan. */
+Test(op_rule, overlong_dimension_lists_are_errors) {
+  sc_astr s = SC_ASTR_INIT(A);
+  sc_astr_puts(&s, "func.func @f(%a: tensor<8x32xf32>, %b: tensor<32x16xf32>) -> tensor<8x16xf32> {\n"
+                   "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [");
+  for (int i = 0; i < 100000; i++) sc_astr_puts(&s, i ? ", 1" : "1");
+  sc_astr_puts(&s, "] x [0] : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
+                   "  return %0 : tensor<8x16xf32>\n}\n");
+  expect_error(sc_astr_str(&s), "stablehlo.dot_general");
+  int64_t *v;
+  cr_assert_eq(pb_int_list_for_test(A, "dense<7> : tensor<100000x100000xi64>", &v), -1);
+  cr_assert_eq(pb_int_list_for_test(A, "dense<7> : tensor<3x2xi64>", &v), 6);
+  cr_assert_eq(pb_int_list_for_test(A, "{1,0}", &v), 2);
+  cr_assert_eq(pb_int_list_for_test(A, "dense<> : tensor<0xi64>", &v), 0);
 }
