@@ -285,6 +285,7 @@ void sc_op_walk(sc_op *root, sc_op_visit_fn fn, void *user) {
 bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out) {
   sc_span t = sc_span_trim(type);
   memset(out, 0, sizeof *out);
+  if (!t.n) return false; /* unknown type (no text) */
   if (sc_span_starts(t, "tensor<")) {
     const char *p = t.p + 7, *end = t.p + t.n;
     if (end <= p || end[-1] != '>') return false;

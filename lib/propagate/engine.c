@@ -243,8 +243,10 @@ static sharding_ref erase_manual(sc_arena *a, const sc_op *op, const sc_model *m
     uint32_t k = 0;
     while (k < s->dims[d].axes.n && axis_is_manual(x, s, s->dims[d].axes.v[k].axis)) k++;
     r->dims[d] = s->dims[d];
-    r->dims[d].axes.v += k;
-    r->dims[d].axes.n -= k;
+    if (k) {
+      r->dims[d].axes.v += k;
+      r->dims[d].axes.n -= k;
+    }
   }
   r->replicated = filter_free(a, x, s, s->replicated);
   r->unreduced = filter_free(a, x, s, s->unreduced);
@@ -264,7 +266,7 @@ static sharding_ref add_free(sc_arena *a, const sc_op *op, const sc_model *model
     while (k < outer->dims[d].axes.n && axis_is_manual(x, outer, outer->dims[d].axes.v[k].axis)) k++;
     uint32_t n = k + inner->dims[d].axes.n;
     prop_axis *v = sc_arena_alloc(a, (n ? n : 1) * sizeof *v);
-    memcpy(v, outer->dims[d].axes.v, k * sizeof *v);
+    if (k) memcpy(v, outer->dims[d].axes.v, k * sizeof *v);
     if (inner->dims[d].axes.n) memcpy(v + k, inner->dims[d].axes.v, inner->dims[d].axes.n * sizeof *v);
     r->dims[d].axes.v = v;
     r->dims[d].axes.n = n;
@@ -1098,13 +1100,14 @@ static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
 static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t n, sc_value *const *values) {
   const prop_sharding *any = NULL;
   for (uint32_t i = 0; i < n && !any; i++) any = v[i];
+  if (!any) return "[]";
   sc_astr s = SC_ASTR_INIT(e->a);
   sc_astr_puts(&s, "[");
   for (uint32_t i = 0; i < n; i++) {
     const prop_sharding *x = v[i];
     if (!x) {
       sc_tensor_type tt;
-      int32_t rank = values && sc_parse_tensor_type(e->a, values[i]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
+      int32_t rank = values && values[i] && sc_parse_tensor_type(e->a, values[i]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
       x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
     }
     if (i) sc_astr_puts(&s, ", ");
@@ -1117,6 +1120,7 @@ static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t
 /* A manual or named computation keeps its shardings in in_shardings=[...] / out_shardings=[...]. */
 static void print_computation(prop_engine *e, prop_printer *pr, const sc_op *op) {
   const sc_sdy_op_info *x = sc_model_op(e->model, op)->sdy_op;
+  if (!op->nregions) return;
   bool in_changed = false;
   sharding_ref *in = sc_arena_alloc(e->a, (op->noperands + 1) * sizeof *in);
   for (uint32_t k = 0; k < op->noperands; k++) {

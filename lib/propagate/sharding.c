@@ -8,8 +8,14 @@
 
 /* ---- axis references ----------------------------------------------------------------------------- */
 
+/* Sizes come from the input (tensor dimensions, sub-axis sizes): products saturate instead of overflowing. */
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 static int64_t pre_of(prop_axis a) { return a.pre ? a.pre : 1; }
-static int64_t next_pre_of(prop_axis a) { return a.pre ? a.pre * a.size : a.size; }
+static int64_t next_pre_of(prop_axis a) { return a.pre ? sat_mul(a.pre, a.size) : a.size; }
 
 static bool axis_eq(prop_axis a, prop_axis b) { return a.axis == b.axis && a.pre == b.pre && a.size == b.size; }
 
@@ -92,7 +98,7 @@ static void ab_push_or_merge(axes_builder *b, prop_axis x, const sc_mesh *mesh) 
   if (b->axes.n) {
     prop_axis *last = &b->axes.v[b->axes.n - 1];
     if (last->axis == x.axis && last->pre && x.pre && next_pre_of(*last) == x.pre) {
-      last->size *= x.size;
+      last->size = sat_mul(last->size, x.size);
       if (last->pre == 1 && last->size == mesh->axes[x.axis].size) last->pre = 0;
       return;
     }
@@ -118,7 +124,7 @@ static bool axes_from_model(sc_arena *a, const sc_axis_ref *refs, uint32_t n, co
     int k = sc_mesh_axis_index(mesh, refs[i].name);
     if (k < 0) return false;
     prop_axis x = {(uint32_t)k, refs[i].sub ? refs[i].pre_size : 0, refs[i].sub ? refs[i].size : mesh->axes[k].size};
-    if (x.size < 1 || (x.pre && x.pre < 1)) return false;
+    if (x.size < 1 || x.size > INT32_MAX || (x.pre && (x.pre < 1 || x.pre > INT32_MAX))) return false;
     out->v[i] = x;
   }
   return true;
@@ -339,7 +345,7 @@ static void project_dim(sc_arena *a, prop_tensor_factors *t, const prop_dim *map
       if (rem.size > g && rem.size != 1) {
         int64_t pre = rem.pre ? rem.pre : 1;
         x = (prop_axis){axes.v[rem.index].axis, pre, g};
-        rem.pre = pre * g;
+        rem.pre = sat_mul(pre, g);
         rem.size /= g;
         left /= g;
       } else {
@@ -396,7 +402,7 @@ static const prop_tensor *mapping_of(const prop_projection *p, uint32_t t) {
 static int64_t add_axes(axes_builder *b, prop_axes axes, const sc_mesh *mesh) {
   int64_t total = 1;
   for (uint32_t i = 0; i < axes.n; i++) {
-    total *= axes.v[i].size;
+    total = sat_mul(total, axes.v[i].size);
     if (i == 0) ab_push_or_merge(b, axes.v[i], mesh);
     else ab_push(b, axes.v[i]);
   }
@@ -576,7 +582,7 @@ static void truncate_conflicts(const conflicts *c, prop_axes *axes, bool conserv
       axes->n = i + 1;
       return;
     }
-    prev_sharded *= x.size;
+    prev_sharded = sat_mul(prev_sharded, x.size);
   }
 }
 
@@ -641,7 +647,7 @@ typedef struct {
 
 static int64_t axes_size(prop_axes xs) {
   int64_t n = 1;
-  for (uint32_t i = 0; i < xs.n; i++) n *= xs.v[i].size;
+  for (uint32_t i = 0; i < xs.n; i++) n = sat_mul(n, xs.v[i].size);
   return n;
 }
 
@@ -684,7 +690,7 @@ void prop_aggressive_factor_propagation(sc_arena *a, prop_projection *p, const p
     const prop_tensor_factors *tf = &p->tensors[t];
     int64_t size = 1;
     for (uint32_t f = 0; f < nf; f++)
-      if (tf->factors[f].present) size *= p->rule->factors[f].size;
+      if (tf->factors[f].present) size = sat_mul(size, p->rule->factors[f].size);
     for (uint32_t f = 0; f < nf; f++)
       if (tf->factors[f].present && per_factor[f].n && list_prefix(per_factor[f], tf->factors[f].axes) != PREFIX_NOT &&
           size > src_size[f]) {

@@ -1,0 +1,189 @@
+/* Propagation beyond Shardy's FileCheck tests (tests/corpus/shardy_filecheck.py measures parity): the
+ * printer on hostile text, cancellation, linear cost on long chains, wide ops, deep call graphs and
+ * large meshes, and `check --propagate` naming where a derived sharding came from. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shardcheck.h"
+
+typedef struct {
+  sc_status status;
+  const char *text;
+  const char *failure;
+  unsigned long long steps;
+  size_t bytes;
+} prop_run;
+
+static prop_run run_propagate(sc_arena *a, const char *text, sc_propagate_strategy strategy) {
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = strategy;
+  sc_propagate_result r;
+  prop_run out = {sc_propagate(a, text, strlen(text), &o, &r), r.text, r.failure, 0, 0};
+  out.steps = sc_arena_steps(a);
+  out.bytes = sc_arena_used(a);
+  return out;
+}
+
+static const char *CHAIN_HEAD = "sdy.mesh @mesh = <[\"a\"=2, \"b\"=4]>\n"
+                                "func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}, {\"b\"}]>}) "
+                                "-> tensor<8x16xf32> {\n";
+
+/* A chain of n element-wise ops: the first op's sharding reaches the last. */
+static char *chain(size_t n) {
+  size_t cap = 200 + n * 64;
+  char *s = malloc(cap), *p = s;
+  p += sprintf(p, "%s  %%v0 = stablehlo.negate %%arg0 : tensor<8x16xf32>\n", CHAIN_HEAD);
+  for (size_t i = 1; i < n; i++) p += sprintf(p, "  %%v%zu = stablehlo.add %%v%zu, %%v%zu : tensor<8x16xf32>\n", i, i - 1, i - 1);
+  sprintf(p, "  return %%v%zu : tensor<8x16xf32>\n}\n", n - 1);
+  return s;
+}
+
+Test(propagate, chain_reaches_the_end) {
+  char *text = chain(50);
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a, text, SC_PROPAGATE_BASIC);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert(strstr(r.text, "%v49 = stablehlo.add %v48, %v48 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"a\", ?}, {\"b\", ?}]>]>}"),
+            "%s", r.text);
+  cr_assert(strstr(r.text, "-> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\", ?}, {\"b\", ?}]>})"));
+  sc_arena_free(a);
+  free(text);
+}
+
+/* Work and memory per op stay flat from n to 4n, for every strategy (user priority runs five rounds). */
+Test(propagate, linear_in_a_long_chain) {
+  static const sc_propagate_strategy strategies[] = {SC_PROPAGATE_BASIC, SC_PROPAGATE_USER_PRIORITY};
+  for (size_t k = 0; k < 2; k++) {
+    double per_op[2];
+    for (int i = 0; i < 2; i++) {
+      size_t n = i ? 8000 : 2000;
+      char *text = chain(n);
+      sc_arena *a = sc_arena_new(0);
+      prop_run r = run_propagate(a, text, strategies[k]);
+      cr_assert_eq(r.status, SC_OK);
+      per_op[i] = (double)r.steps / (double)n;
+      cr_assert_lt((double)r.bytes / (double)n, 4096.0, "%zu ops: %zu arena bytes", n, r.bytes);
+      sc_arena_free(a);
+      free(text);
+    }
+    cr_assert_lt(per_op[1], per_op[0] * 1.25, "steps per op %.1f at n, %.1f at 4n", per_op[0], per_op[1]);
+  }
+}
+
+/* One op with thousands of operands (a concatenate), sharded on a dimension every operand shares. */
+Test(propagate, linear_in_operands) {
+  double per_operand[2];
+  for (int i = 0; i < 2; i++) {
+    size_t n = i ? 4000 : 1000, cap = 400 + n * 48;
+    char *s = malloc(cap), *p = s;
+    p += sprintf(p, "%s  %%c = stablehlo.concatenate ", CHAIN_HEAD);
+    for (size_t k = 0; k < n; k++) p += sprintf(p, "%s%%arg0", k ? ", " : "");
+    p += sprintf(p, ", dim = 1 : (");
+    for (size_t k = 0; k < n; k++) p += sprintf(p, "%stensor<8x16xf32>", k ? ", " : "");
+    sprintf(p, ") -> tensor<8x%zuxf32>\n  return %%arg0 : tensor<8x16xf32>\n}\n", 16 * n);
+    sc_arena *a = sc_arena_new(0);
+    prop_run r = run_propagate(a, s, SC_PROPAGATE_BASIC);
+    cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+    per_operand[i] = (double)r.bytes / (double)n;
+    sc_arena_free(a);
+    free(s);
+  }
+  cr_assert_lt(per_operand[1], per_operand[0] * 1.5, "arena bytes per operand %.0f at n, %.0f at 4n", per_operand[0],
+               per_operand[1]);
+}
+
+/* A mesh of many axes and a sharding naming most of them. */
+Test(propagate, large_mesh) {
+  size_t naxes = 300, cap = 64 + naxes * 32;
+  char *mesh = malloc(cap), *p = mesh;
+  p += sprintf(p, "sdy.mesh @mesh = <[");
+  for (size_t i = 0; i < naxes; i++) p += sprintf(p, "%s\"x%zu\"=1", i ? ", " : "", i);
+  sprintf(p, "]>\n");
+  char *text = malloc(cap * 3 + 512);
+  p = text + sprintf(text, "%sfunc.func @main(%%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{", mesh);
+  for (size_t i = 0; i < naxes; i++) p += sprintf(p, "%s\"x%zu\"", i ? ", " : "", i);
+  sprintf(p, "}]>}) -> tensor<8xf32> {\n  %%0 = stablehlo.abs %%arg0 : tensor<8xf32>\n  return %%0 : tensor<8xf32>\n}\n");
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a, text, SC_PROPAGATE_AGGRESSIVE);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert_lt(r.bytes, (size_t)64 << 20);
+  sc_arena_free(a);
+  free(text);
+  free(mesh);
+}
+
+Test(propagate, cancellation_stops_the_fixed_point) {
+  char *text = chain(20000);
+  sc_arena *a = sc_arena_new(0);
+  volatile int cancel = 1;
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_USER_PRIORITY;
+  o.cancel = &cancel;
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(a, text, strlen(text), &o, &r), SC_ERR_CANCELLED);
+  sc_arena_free(a);
+  free(text);
+}
+
+/* Text the printer must survive: unclosed strings and brackets, comments everywhere, no trailer. */
+Test(propagate, hostile_text_is_printed_or_refused) {
+  static const char *const inputs[] = {
+      "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.abs %a // x \"\n  return %0\n}\n",
+      "\"unclosed",
+      "func.func @f() {\n  %0 = \"x.y\"() {a = \"//\"} : () -> tensor<4xf32> // c\n  return\n}\n",
+      "func.func @f(%a: tensor<4xf32>) -> (tensor<4xf32>) {\n  %0 = stablehlo.abs %a :\n tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n",
+      "{{{{((((<<<<",
+      "sdy.mesh @m = <[\"a\"=2]>\nfunc.func @f(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{\"a\"}]>}) -> tensor<4xf32> attributes {x} {\n"
+      "  %0:2 = stablehlo.while(%i = %a, %j = %a) : tensor<4xf32>, tensor<4xf32>\n"
+      "   cond {\n    %c = stablehlo.constant dense<true> : tensor<i1>\n    stablehlo.return %c : tensor<i1>\n  } do {\n"
+      "    stablehlo.return %i, %j : tensor<4xf32>, tensor<4xf32>\n  }\n  return %0#0 : tensor<4xf32>\n}\n",
+  };
+  for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
+    for (int s = SC_PROPAGATE_NONE; s <= SC_PROPAGATE_USER_PRIORITY; s++) {
+      sc_arena *a = sc_arena_new(16u << 20);
+      prop_run r = run_propagate(a, inputs[i], (sc_propagate_strategy)s);
+      cr_assert(r.status == SC_OK || (r.status == SC_ERR_INVALID && r.failure), "input %zu strategy %d", i, s);
+      cr_assert(r.status != SC_OK || (!strstr(r.text, "// x") && !strstr(r.text, "// c")),
+                "input %zu: a comment survived: %s", i, r.text);
+      sc_arena_free(a);
+    }
+}
+
+/* check --propagate: a kernel fed a value whose explicit-axis sharding comes from the argument through
+ * an element-wise op is flagged (SC0302), with the argument as the related site; without propagation
+ * only the written shardings count. */
+Test(propagate, check_names_the_origin) {
+  static const char *module =
+      "sdy.mesh @mesh = <[\"data\"=4]>\n"
+      "func.func public @main(%arg0: tensor<8x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) -> tensor<8x128xf32> {\n"
+      "  %0 = stablehlo.multiply %arg0, %arg0 : tensor<8x128xf32>\n"
+      "  %1 = stablehlo.custom_call @tpu_custom_call(%0) {backend_config = \"{}\"} : (tensor<8x128xf32>) -> tensor<8x128xf32>\n"
+      "  return %1 : tensor<8x128xf32>\n}\n";
+  for (int propagate = 0; propagate < 2; propagate++) {
+    sc_arena *a = sc_arena_new(0);
+    sc_target_mesh mesh;
+    const char *err = NULL;
+    cr_assert_eq(sc_mesh_parse(a, "data=4:explicit", &mesh, &err), 0);
+    sc_options o;
+    memset(&o, 0, sizeof o);
+    o.mesh = &mesh;
+    o.propagate = propagate;
+    sc_report *r;
+    cr_assert_eq(sc_check(a, module, strlen(module), &o, &r), SC_OK);
+    const sc_diag *found = NULL;
+    for (size_t i = 0; i < r->ndiags; i++)
+      if (!strcmp(r->diags[i].code, "SC0302")) found = &r->diags[i];
+    if (!propagate) {
+      cr_assert_null(found, "no written sharding reaches the kernel");
+    } else {
+      cr_assert_not_null(found);
+      cr_assert_geq(found->nrelated, 1);
+      cr_assert_eq(found->related[0].line, 2, "the related site is @main's argument (line 2)");
+      cr_assert(strstr(found->related[0].message, "propagates from %arg0"), "%s", found->related[0].message);
+    }
+    sc_arena_free(a);
+  }
+}
