@@ -399,8 +399,10 @@ static void add_mesh_op(builder *b, const sc_op *op) {
   /* The front end gives the mesh body as attribute "value" (pretty `@name = <...>`, and generic
    * `mesh = #sdy.mesh<...>`); without it, scan the op text for `= <...>`. */
   const sc_attr *body = sc_op_attr(op, "value");
-  if (body && body->value.n && body->value.p[0] == '<') {
-    sdy_lex_init(&lx, b->a, body->value, off_of(b->m, body->value.p));
+  sc_span v = body ? body->value : sc_span_of("", 0);
+  if (sc_span_starts(v, "#sdy.mesh<")) v.p += 9, v.n -= 9; /* the attribute form `@m = #sdy.mesh<[...]>` */
+  if (v.n && v.p[0] == '<') {
+    sdy_lex_init(&lx, b->a, v, off_of(b->m, v.p));
   } else {
     sdy_lex_init(&lx, b->a, op->text, op->pos.offset);
     for (;;) {
