@@ -438,8 +438,10 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
     bool named = names_real_axes(ctx->model, s);
     const char *spec = named ? sc_sharding_partition_spec(a, s) : NULL;
     bool sdy = s->source == SC_SHARDING_FROM_SDY;
-    sc_diag *dg = sc_emit_at(
-        ctx, func->pos.offset, func,
+    /* JAX's jit boundary refuses it; Shardy and XLA pad it (docs/rules-policy.md) */
+    sc_severity sev = sc_model_jax_policy_severity(ctx->model, func, ctx->rule->severity);
+    sc_diag *dg = sc_emit_sev(
+        ctx, sev, func->pos.offset, func,
         "One of %s was given the sharding of %s, which implies that array axis %u is partitioned %" PRId64 " times, "
         "but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should evenly divide "
         "the shape). %s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded "
