@@ -755,6 +755,10 @@ static bool static_shape(sc_arena *a, sc_span type) {
 }
 
 static bool is_sdy_op(const sc_op *op) { return op && sc_op_kind_is_sdy(op->kind); }
+/* Shardy's ops with the ShardableDataFlowOpInterface (ops.td): their results may feed a data-flow edge. */
+static bool is_sdy_data_flow_op(const sc_op *op) {
+  return op->kind == SC_OP_SDY_NAMED_COMPUTATION || op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
+}
 
 void sc_check_sharding_sdy_op(sc_ctx *ctx);
 void sc_check_sharding_sdy_op(sc_ctx *ctx) {
@@ -780,10 +784,10 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
                 SC_SPAN_ARG(ru_result_type(op, 0)));
       else if (in && ru_value_uses(ctx, in) > 1)
         sc_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
-      else if (in && in->def && is_sdy_op(in->def) && in->def->kind != SC_OP_SDY_NAMED_COMPUTATION)
+      else if (in && in->def && is_sdy_op(in->def) && !is_sdy_data_flow_op(in->def))
         sc_emit(ctx, op,
                 "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
-                "sdy.named_computation): it is defined by %.*s",
+                "sdy.named_computation): it is defined by %.*s, which has no data-flow interface",
                 SC_SPAN_ARG(in->def->name));
     } else if (n == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) {
       const sc_value *in = op->noperands ? op->operands[0] : NULL;
