@@ -822,7 +822,13 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
         }
       }
       const sc_op *ret = ru_terminator(op);
-      if (!bad && ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands == op->nresults) {
+      if (!bad && ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands != op->nresults) {
+        /* the results are inferred from the sdy.return (InferTypeOpInterface) */
+        sc_emit(ctx, op,
+                "failed to infer returned types: the sdy.return returns %u value%s but the sdy.named_computation has "
+                "%u result%s",
+                ret->noperands, ret->noperands == 1 ? "" : "s", op->nresults, op->nresults == 1 ? "" : "s");
+      } else if (!bad && ret && ret->kind == SC_OP_SDY_RETURN) {
         for (uint32_t i = 0; i < op->nresults; i++) {
           sc_span rt = sc_span_trim(ru_result_type(op, i)), it = sc_span_trim(ru_operand_type(ret, i));
           if (rt.n && it.n && !ru_span_same(rt, it)) {
