@@ -15,9 +15,11 @@
 #define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
   void fn(sc_ctx *ctx, const sc_op *op);                                            \
   void finish_fn(sc_ctx *ctx);
+#define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
 #include "rules/manual.def"
 #undef OP_RULE
 #undef OP_RULE_FINISH
+#undef RULE
 
 static bool is_mc(const sc_op *op) { return op->kind == SC_OP_SDY_MANUAL_COMPUTATION; }
 
