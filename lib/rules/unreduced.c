@@ -7,6 +7,7 @@
  *
  * Only Shardy shardings are read. An op whose results carry no sharding is left alone (before
  * propagation, a missing sharding means "not decided yet", not "dropped"). */
+#include <stdint.h>
 #include <string.h>
 
 #include "model/model.h"
@@ -39,11 +40,19 @@ static bool from_explicit_reshard(const sc_value *v) {
   return v && v->def && (v->def->kind == SC_OP_SDY_RESHARD || v->def->kind == SC_OP_SDY_SHARDING_CONSTRAINT);
 }
 
-/* Is axis `a` covered by one of `list` (the same axis or sub-axis, or the whole axis it is part of)? */
+/* Is axis `a` covered by one of `list`: the whole axis, or a sub-axis "x":(pre)size whose range of the
+ * axis [pre, pre*size) contains a's? */
+static int64_t range_end(const sc_axis_ref *r) { /* pre*size, saturated (sizes come from the input) */
+  if (r->pre_size <= 0 || r->size <= 0) return 0;
+  return r->size > INT64_MAX / r->pre_size ? INT64_MAX : r->pre_size * r->size;
+}
+
 static bool covered(const sc_axis_ref *a, const sc_axis_ref *list, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
-    if (!ru_span_same(list[i].name, a->name)) continue;
-    if (!list[i].sub || (a->sub && list[i].pre_size == a->pre_size && list[i].size == a->size)) return true;
+    const sc_axis_ref *b = &list[i];
+    if (!ru_span_same(b->name, a->name)) continue;
+    if (!b->sub) return true;
+    if (a->sub && b->pre_size <= a->pre_size && range_end(a) <= range_end(b)) return true;
   }
   return false;
 }
