@@ -1,8 +1,9 @@
 /* partial_manual.c — what XLA's SPMD partitioner refuses inside a partially manual region (a
  * shard_map / sdy.manual_computation that leaves some mesh axes automatic, or GSPMD
  * `last_tile_dims={manual, ...}`): a cross-partition all-reduce without global device ids
- * (collective-partial-manual-global-ids, SC0607) and partition_id (manual-partition-id, SC0513).
- * ../reference/spmd-errors.md S11 and S13. */
+ * (collective-partial-manual-global-ids, SC0607) and partition_id (manual-partition-id, SC0513)
+ * (../reference/spmd-errors.md S11 and S13); and manual axes with nothing to bind them to a mesh
+ * (manual-axes-without-shardings, SC0514). */
 #include <string.h>
 
 #include "model/model.h"
@@ -53,6 +54,7 @@ static bool is_partition_id(sc_span n) {
 }
 
 void sc_check_manual_partition_id(sc_ctx *ctx);
+void sc_check_manual_axes_without_shardings(sc_ctx *ctx, const sc_op *op);
 void sc_check_manual_partition_id(sc_ctx *ctx) {
   const sc_module *m = ctx->module;
   if (!ctx->model) return;
@@ -66,4 +68,19 @@ void sc_check_manual_partition_id(sc_ctx *ctx) {
                          SC_SPAN_ARG(op->name));
     sc_diag_fix(ctx, d, "Use jax.lax.axis_index over the manual axes instead, or make the shard_map fully manual", NULL);
   }
+}
+
+/* Shardy's import (manual_axes_cleanup): manual axes need a mesh, which only the in/out shardings give.
+ * An empty body (just sdy.return) is harmless and dropped. */
+void sc_check_manual_axes_without_shardings(sc_ctx *ctx, const sc_op *op) {
+  const sc_sdy_op_info *x = sc_model_op(ctx->model, op)->sdy_op;
+  if (!x->nmanual_axes || x->in_shardings.nvalues || x->out_shardings.nvalues) return;
+  const sc_block *b = ru_body(op);
+  if (!b || !b->nops || b->ops[0]->kind == SC_OP_SDY_RETURN) return;
+  sc_diag *d = sc_emit(ctx, op,
+                       "op has manual_axes when there are no in/out shardings and the body is not empty. This isn't "
+                       "allowed at this stage, please contact the Shardy team or file a bug.");
+  sc_diag_fix(ctx, d, "Give the shard_map its inputs and outputs (in_specs/out_specs over the manual axes), or drop its "
+                      "axis_names when it takes and returns nothing",
+              NULL);
 }
