@@ -209,14 +209,9 @@ static void check_file(tally *t, const unit *units, size_t begin, size_t end, bo
   char path[1024];
   snprintf(path, sizeof path, CORPUS "/%s", units[begin].file);
   size_t len;
-  char *buf = test_read_file(path, &len);
-  cr_assert_not_null(buf, "cannot read %s", path);
+  char *buf;
   sc_arena *a = sc_arena_new(0);
-  sc_options opt = {0};
-  opt.input_name = path;
-  opt.split_input_file = units[begin].split;
-  sc_report *r = NULL;
-  cr_assert_eq(sc_check(a, buf, len, &opt, &r), SC_OK, "%s: sc_check failed", path);
+  sc_report *r = test_check_path(a, path, units[begin].split, &buf, &len);
   for (size_t i = begin; i < end; i++) judge_unit(t, &units[i], r, verbose);
   sc_arena_free(a);
   free(buf);
