@@ -322,6 +322,11 @@ static sc_status check_body(check_run *run) {
       ctx.rule = NULL;
       continue;
     }
+    if (m->reader_note) {
+      ctx.rule = sc_rule_by_name("producer-version");
+      sc_emit_at(&ctx, chunks[i].begin, NULL, "%s", m->reader_note);
+      ctx.rule = NULL;
+    }
     sc_module_finalize(m); /* whichever front end ran: rules compare op->kind, never names */
     r->functions += m->nfuncs;
     r->ops += m->nops;

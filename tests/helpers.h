@@ -54,6 +54,21 @@ static inline sc_report *test_check(sc_arena *a, const char *text, const sc_opti
   return r;
 }
 
+#ifdef cr_assert /* criterion tests only (the bench harnesses include this file too) */
+/* Reads `path` and checks it (no mesh; `split`: split_input_file); the test fails if either cannot be
+ * done. *buf (malloc'd, the caller frees) and *len receive the file; the report lives in `a`. */
+static inline sc_report *test_check_path(sc_arena *a, const char *path, bool split, char **buf, size_t *len) {
+  *buf = test_read_file(path, len);
+  cr_assert_not_null(*buf, "cannot read %s", path);
+  sc_options opt = {0};
+  opt.input_name = path;
+  opt.split_input_file = split;
+  sc_report *r = NULL;
+  cr_assert_eq(sc_check(a, *buf, *len, &opt, &r), SC_OK, "%s: sc_check failed", path);
+  return r;
+}
+#endif
+
 static inline size_t test_count_code(const sc_report *r, const char *code) {
   size_t n = 0;
   for (size_t i = 0; i < r->ndiags; i++)

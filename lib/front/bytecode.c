@@ -15,6 +15,7 @@
  * (bytecode.h), assigned in preorder, so an op's range covers its attributes and its children. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "front/bytecode.h"
@@ -82,6 +83,67 @@ static uint8_t dialect_kind(sc_span name) {
   return BC_D_OTHER;
 }
 
+/* The sdy dialect's version entry (major, minor, patch): Shardy refuses a newer dialect than it knows,
+ * and its attribute encodings depend on it (0.0.1 writes unreduced axes as TensorShardingAttr V2). */
+static void check_sdy_version(bc *s, bc_rd ver) {
+  const uint8_t *at = ver.p;
+  uint64_t v[3];
+  for (int k = 0; k < 3; k++) v[k] = bc_varint(s, &ver);
+  if (!bc_ok(s)) return;
+  uint64_t newest[3] = {BC_SDY_VERSION_MAJOR, BC_SDY_VERSION_MINOR, BC_SDY_VERSION_PATCH};
+  for (int k = 0; k < 3; k++) {
+    if (v[k] < newest[k]) return;
+    if (v[k] > newest[k]) {
+      bc_fail(s, at,
+              "the sdy (Shardy) dialect version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is newer than %u.%u.%u, the newest "
+              "this reader knows; serialize with an older Shardy target version or update shardcheck",
+              v[0], v[1], v[2], BC_SDY_VERSION_MAJOR, BC_SDY_VERSION_MINOR, BC_SDY_VERSION_PATCH);
+      return;
+    }
+  }
+}
+
+/* VHLO ops of StableHLO up to v1.20 (openxla/stablehlo stablehlo/dialect/VhloOps.td), sorted: an op
+ * outside it is refused rather than read without its attributes. */
+static const char *const k_vhlo_ops[] = {
+    "abs_v1", "add_v1", "after_all_v1", "all_gather_v1", "all_gather_v2", "all_reduce_v1", "all_reduce_v2",
+    "all_to_all_v1", "all_to_all_v2", "and_v1", "async_done_v1", "async_start_v1", "atan2_v1",
+    "batch_norm_grad_v1", "batch_norm_inference_v1", "batch_norm_training_v1", "bitcast_convert_v1",
+    "broadcast_in_dim_v1", "broadcast_v1", "call_v1", "case_v1", "cbrt_v1", "cbrt_v2", "ceil_v1", "cholesky_v1",
+    "clamp_v1", "collective_broadcast_v1", "collective_broadcast_v2", "collective_permute_v1",
+    "collective_reduce_v1", "compare_v1", "complex_v1", "composite_v1", "composite_v2", "concatenate_v1",
+    "constant_v1", "convert_v1", "convolution_v1", "cosine_v1", "cosine_v2", "count_leading_zeros_v1",
+    "create_token_v1", "custom_call_v1", "custom_call_v2", "divide_v1", "dot_general_v1", "dot_general_v2",
+    "dot_v1", "dynamic_broadcast_in_dim_v1", "dynamic_conv_v1", "dynamic_conv_v2", "dynamic_gather_v1",
+    "dynamic_gather_v2", "dynamic_iota_v1", "dynamic_pad_v1", "dynamic_reshape_v1", "dynamic_slice_v1",
+    "dynamic_update_slice_v1", "einsum_v1", "exponential_minus_one_v1", "exponential_minus_one_v2",
+    "exponential_v1", "exponential_v2", "fft_v1", "floor_v1", "func_v1", "gather_v1", "gather_v2",
+    "get_dimension_size_v1", "get_tuple_element_v1", "if_v1", "imag_v1", "infeed_v1", "iota_v1", "is_finite_v1",
+    "log_plus_one_v1", "log_plus_one_v2", "log_v1", "log_v2", "logistic_v1", "logistic_v2", "map_v1",
+    "maximum_v1", "minimum_v1", "multiply_v1", "negate_v1", "not_v1", "optimization_barrier_v1", "or_v1",
+    "outfeed_v1", "pad_v1", "partition_id_v1", "popcnt_v1", "power_v1", "real_dynamic_slice_v1", "real_v1",
+    "recv_v1", "recv_v2", "reduce_precision_v1", "reduce_scatter_v1", "reduce_v1", "reduce_window_v1",
+    "remainder_v1", "replica_id_v1", "reshape_v1", "return_v1", "reverse_v1", "rng_bit_generator_v1", "rng_v1",
+    "round_nearest_afz_v1", "round_nearest_even_v1", "rsqrt_v1", "rsqrt_v2", "scatter_v1", "scatter_v2",
+    "select_and_scatter_v1", "select_v1", "send_v1", "send_v2", "set_dimension_size_v1", "shift_left_v1",
+    "shift_right_arithmetic_v1", "shift_right_logical_v1", "sign_v1", "sine_v1", "sine_v2", "slice_v1",
+    "sort_v1", "sqrt_v1", "sqrt_v2", "subtract_v1", "tan_v1", "tan_v2", "tanh_v1", "tanh_v2",
+    "torch_index_select_v1", "transpose_v1", "triangular_solve_v1", "tuple_v1", "unary_einsum_v1",
+    "uniform_dequantize_v1", "uniform_quantize_v1", "while_v1", "xor_v1",
+};
+
+static int span_vs_cstr(const void *key, const void *elem) {
+  const sc_span *k = key;
+  const char *e = *(const char *const *)elem;
+  size_t n = strlen(e);
+  int c = memcmp(k->p, e, k->n < n ? k->n : n);
+  return c ? c : (k->n > n) - (k->n < n);
+}
+
+static bool known_vhlo_op(sc_span base) {
+  return bsearch(&base, k_vhlo_ops, sizeof k_vhlo_ops / sizeof *k_vhlo_ops, sizeof *k_vhlo_ops, span_vs_cstr) != NULL;
+}
+
 static uint16_t read_dialect_ref(bc *s, bc_rd *r) {
   const uint8_t *at = r->p;
   uint64_t d = bc_varint(s, r);
@@ -107,8 +169,12 @@ static void read_dialects(bc *s, bc_rd r) {
       s->dialects[i] = s->strs[idx];
       unsigned id;
       bc_rd ver;
-      if (versioned && read_section(s, &r, &id, &ver) && id != S_DIALECT_VERSIONS)
-        bc_fail(s, at, "expected a dialect version section");
+      s->dialect_kind[i] = dialect_kind(s->dialects[i]);
+      if (versioned && read_section(s, &r, &id, &ver)) {
+        if (id != S_DIALECT_VERSIONS) bc_fail(s, at, "expected a dialect version section");
+        else if (s->dialect_kind[i] == BC_D_SDY) check_sdy_version(s, ver);
+      }
+      continue;
     }
     s->dialect_kind[i] = dialect_kind(s->dialects[i]);
   }
@@ -129,6 +195,12 @@ static void read_dialects(bc *s, bc_rd r) {
         on.has_registered = true;
       } else {
         base = bc_string(s, &r);
+      }
+      if (s->dialect_kind[d] == BC_D_VHLO && !known_vhlo_op(base)) {
+        bc_fail(s, r.p, "the VHLO op 'vhlo.%.*s' is not in StableHLO v%u.%u, the newest this reader knows; the artifact "
+                "(producer '%.*s') needs a shardcheck that knows that StableHLO version",
+                SC_SPAN_ARG(base), BC_NEWEST_STABLEHLO_MAJOR, BC_NEWEST_STABLEHLO_MINOR, SC_SPAN_ARG(s->producer));
+        return;
       }
       on.name = sc_span_of(sc_arena_printf(s->a, "%.*s.%.*s", SC_SPAN_ARG(s->dialects[d]), SC_SPAN_ARG(base)),
                            s->dialects[d].n + 1 + base.n);
@@ -406,12 +478,23 @@ static const prop_schema k_prop_schemas[] = {
     {"vhlo.dynamic_slice_v1", {"slice_sizes"}},
     {"vhlo.collective_permute_v1", {"channel_id", "source_target_pairs"}},
     {"vhlo.collective_broadcast_v1", {"channel_id", "replica_groups"}},
+    {"vhlo.custom_call_v2", {"api_version", "backend_config", "call_target_name", "called_computations", "has_side_effect",
+                             "operand_layouts", "output_operand_aliases", "result_layouts", "result_tilings"}},
+    {"vhlo.collective_broadcast_v2", {"channel_id", "has_dynamic_root", "replica_groups"}},
+    {"vhlo.collective_reduce_v1", {"channel_id", "has_dynamic_root", "replica_groups", "use_global_device_ids"}},
     {"vhlo.all_reduce_v1", {"channel_id", "replica_groups", "use_global_device_ids"}},
+    {"vhlo.all_reduce_v2", {"channel_id", "replica_groups", "use_global_device_ids"}},
     {"vhlo.all_gather_v1", {"all_gather_dim", "channel_id", "replica_groups", "use_global_device_ids"}},
+    {"vhlo.all_gather_v2", {"all_gather_dim", "channel_id", "replica_groups", "use_global_device_ids"}},
     {"vhlo.all_to_all_v1", {"channel_id", "concat_dimension", "replica_groups", "split_count", "split_dimension"}},
+    {"vhlo.all_to_all_v2", {"channel_id", "concat_dimension", "replica_groups", "split_count", "split_dimension"}},
     {"vhlo.reduce_scatter_v1", {"channel_id", "replica_groups", "scatter_dimension", "use_global_device_ids"}},
     {"vhlo.send_v1", {"channel_id", "channel_type", "is_host_transfer"}},
     {"vhlo.recv_v1", {"channel_id", "channel_type", "is_host_transfer"}},
+    {"vhlo.send_v2", {"channel_id", "channel_type", "is_host_transfer", "source_target_pairs"}},
+    {"vhlo.recv_v2", {"channel_id", "channel_type", "is_host_transfer", "source_target_pairs"}},
+    {"vhlo.composite_v1", {"composite_attributes", "decomposition", "name", "version"}},
+    {"vhlo.composite_v2", {"composite_attributes", "decomposition", "name", "version"}},
     {"vhlo.gather_v2", {"collapsed_slice_dims", "index_vector_dim", "indices_are_sorted", "offset_dims",
                         "operand_batching_dims", "slice_sizes", "start_index_map", "start_indices_batching_dims"}},
 };
@@ -751,9 +834,6 @@ static bool stablehlo_version(sc_span producer, unsigned *major, unsigned *minor
   return sscanf(buf, "%u.%u", major, minor) == 2;
 }
 
-#define BC_NEWEST_STABLEHLO_MAJOR 1u
-#define BC_NEWEST_STABLEHLO_MINOR 13u
-
 static sc_module *read_module(bc *s, const sc_parse_input *in) {
   bc_rd r = {s->base, s->base + s->len};
   const uint8_t *magic = bc_bytes(s, &r, 4);
@@ -775,12 +855,8 @@ static sc_module *read_module(bc *s, const sc_parse_input *in) {
   }
   unsigned major, minor;
   if (stablehlo_version(s->producer, &major, &minor) &&
-      (major > BC_NEWEST_STABLEHLO_MAJOR || (major == BC_NEWEST_STABLEHLO_MAJOR && minor > BC_NEWEST_STABLEHLO_MINOR))) {
-    bc_fail(s, at, "produced by %.*s, newer than the newest StableHLO this reader supports (StableHLO_v%u.%u.x); "
-            "serialize with an older target version (jax.export's serialization version) or update shardcheck",
-            SC_SPAN_ARG(s->producer), BC_NEWEST_STABLEHLO_MAJOR, BC_NEWEST_STABLEHLO_MINOR);
-    return NULL;
-  }
+      (major > BC_NEWEST_STABLEHLO_MAJOR || (major == BC_NEWEST_STABLEHLO_MAJOR && minor > BC_NEWEST_STABLEHLO_MINOR)))
+    s->newer_producer = true; /* VHLO is forward-compatible at the producer: read on, refuse only the unknown */
   bc_rd sec[S_COUNT];
   bool have[S_COUNT] = {false};
   while (bc_ok(s) && r.p < r.end) {
@@ -812,6 +888,11 @@ static sc_module *read_module(bc *s, const sc_parse_input *in) {
   if (!root || !bc_ok(s)) return NULL;
   sc_module *m = sc_arena_alloc(s->a, sizeof *m);
   m->format = SC_FMT_BYTECODE;
+  if (s->newer_producer)
+    m->reader_note = sc_arena_printf(s->a,
+                                     "produced by %.*s, newer than StableHLO v%u.%u (the newest this reader knows); read "
+                                     "because every op, attribute and type in it is one that version defines",
+                                     SC_SPAN_ARG(s->producer), BC_NEWEST_STABLEHLO_MAJOR, BC_NEWEST_STABLEHLO_MINOR);
   m->module = root;
   m->ops = b.ops.v;
   m->nops = (uint32_t)b.ops.n;

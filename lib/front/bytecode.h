@@ -20,6 +20,13 @@
 
 /* The newest MLIR bytecode version this reader knows (kNativePropertiesODSSegmentSize). */
 #define BC_MAX_VERSION 6u
+/* The newest StableHLO whose VHLO ops, attributes and types this reader knows (VhloOps.td, VhloAttrs.td,
+ * VhloTypes.td), and the newest sdy dialect version (shardy/dialect/sdy/ir/dialect.h). */
+#define BC_NEWEST_STABLEHLO_MAJOR 1u
+#define BC_NEWEST_STABLEHLO_MINOR 20u
+#define BC_SDY_VERSION_MAJOR 0u
+#define BC_SDY_VERSION_MINOR 0u
+#define BC_SDY_VERSION_PATCH 2u
 
 typedef struct {
   const uint8_t *p, *end;
@@ -115,6 +122,7 @@ typedef struct bc {
   sc_parse_error *err;
   uint64_t version;
   sc_span producer;
+  bool newer_producer; /* a StableHLO producer newer than BC_NEWEST_STABLEHLO_*: read, with a note */
   sc_span *strs;
   uint32_t nstrs;
   sc_span *dialects;

@@ -14,6 +14,7 @@
 #define BC_MAX_NESTING 64u
 
 static void render_list(bc *s, bc_attr *const *v, uint32_t n, const char *sep);
+static int64_t *read_svarint_list(bc *s, bc_rd *r, uint32_t *n);
 
 /* ---- reading ------------------------------------------------------------------------------------ */
 
@@ -301,6 +302,65 @@ static bc_type *builtin_type(bc *s, bc_rd *r, uint64_t code) {
   }
 }
 
+/* An APFloat of IEEE double semantics (MLIR: the 64 bits as a signed varint). */
+static double read_double(bc *s, bc_rd *r) {
+  uint64_t bits = (uint64_t)bc_svarint(s, r);
+  double d;
+  memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+/* UniformQuantizedV1 / UniformQuantizedPerAxisV1: flags, storage and expressed types, [axis], storage
+ * bounds, scale(s) and zero point(s); rendered as `!quant.uniform<i8:f32[:axis], ...>`, storing as its
+ * storage type. */
+static bc_type *quantized_type(bc *s, bc_rd *r, bool per_axis) {
+  bc_varint(s, r); /* flags: signedness of the storage type */
+  const bc_type *storage = bc_read_type(s, r), *expressed = bc_read_type(s, r);
+  if (!bc_ok(s)) return NULL;
+  size_t m = bc_mark(s);
+  bc_puts(s, "!quant.uniform<");
+  bc_put(s, storage->text.p, storage->text.n);
+  bc_put(s, ":", 1);
+  bc_put(s, expressed->text.p, expressed->text.n);
+  if (per_axis) {
+    uint64_t axis = bc_varint(s, r);
+    bc_svarint(s, r), bc_svarint(s, r); /* storage min, max */
+    uint64_t nscales = bc_count(s, r);
+    bc_printf(s, ":%" PRIu64 ", {", axis);
+    for (uint64_t i = 0; i < nscales && bc_ok(s); i++) bc_printf(s, "%s%g", i ? ", " : "", read_double(s, r));
+    uint64_t nzero = bc_count(s, r);
+    for (uint64_t i = 0; i < nzero && bc_ok(s); i++) bc_svarint(s, r);
+    bc_put(s, "}>", 2);
+  } else {
+    double scale = read_double(s, r);
+    int64_t zero = bc_svarint(s, r);
+    bc_svarint(s, r), bc_svarint(s, r); /* storage min, max */
+    bc_printf(s, ", %g:%" PRId64 ">", scale, zero);
+  }
+  if (!bc_ok(s)) return NULL;
+  bc_type *t = new_type(s, bc_since(s, m));
+  t->elem_kind = storage->elem_kind;
+  t->elem_bits = storage->elem_bits;
+  return t;
+}
+
+/* RankedBufferV1: shape, element type; `memref<4x?xf32>`. */
+static bc_type *buffer_type(bc *s, bc_rd *r) {
+  uint32_t rank;
+  int64_t *dims = read_svarint_list(s, r, &rank);
+  const bc_type *elem = bc_read_type(s, r);
+  if (!bc_ok(s)) return NULL;
+  size_t m = bc_mark(s);
+  bc_puts(s, "memref<");
+  for (uint32_t i = 0; i < rank; i++) {
+    if (dims[i] < 0) bc_put(s, "?x", 2);
+    else bc_printf(s, "%" PRId64 "x", dims[i]);
+  }
+  bc_put(s, elem->text.p, elem->text.n);
+  bc_put(s, ">", 1);
+  return new_type(s, bc_since(s, m));
+}
+
 static bc_type *vhlo_type(bc *s, bc_rd *r, uint64_t code) {
   static const struct {
     const char *text;
@@ -315,6 +375,10 @@ static bc_type *vhlo_type(bc *s, bc_rd *r, uint64_t code) {
       [17] = {"ui16", 2, 16},       [18] = {"ui32", 2, 32},     [19] = {"ui64", 2, 64},
       [22] = {"!stablehlo.token", 0, 0},                        [26] = {"!shape.witness", 0, 0},
       [27] = {"f8E4M3FNUZ", 3, 8},  [28] = {"f8E5M2FNUZ", 3, 8}, [29] = {"f8E4M3B11FNUZ", 3, 8},
+      [31] = {"i2", 1, 2},          [32] = {"ui2", 2, 2},       [33] = {"none", 0, 0},
+      [34] = {"tf32", 3, 19},       [35] = {"f8E4M3", 3, 8},    [36] = {"f8E3M4", 3, 8},
+      [37] = {"f4E2M1FN", 3, 4},    [38] = {"f6E2M3FN", 3, 6},  [39] = {"f6E3M2FN", 3, 6},
+      [40] = {"f8E8M0FNU", 3, 8},
   };
   if (code < sizeof scalars / sizeof *scalars && scalars[code].text)
     return scalar(s, scalars[code].text, scalars[code].kind, scalars[code].bits);
@@ -332,9 +396,22 @@ static bc_type *vhlo_type(bc *s, bc_rd *r, uint64_t code) {
     const bc_type *e = bc_read_type(s, r);
     return bc_ok(s) ? wrap_type(s, "tensor<*x", e, ">") : NULL;
   }
+  case 24: case 30: return quantized_type(s, r, code == 30);
+  case 41: return buffer_type(s, r);
+  case 42: { /* FutureV1: the values an async_start hands to its async_done */
+    uint64_t n;
+    const bc_type **v = read_type_list(s, r, &n);
+    size_t m = bc_mark(s);
+    bc_puts(s, "!stablehlo.future<");
+    put_type_list(s, v, n);
+    bc_put(s, ">", 1);
+    return bc_ok(s) ? new_type(s, bc_since(s, m)) : NULL;
+  }
   default:
-    bc_fail(s, r->p, "unsupported vhlo type code %" PRIu64 " (this reader knows the VHLO types of StableHLO up to v1.13)",
-            code);
+    bc_fail(s, r->p,
+            "VHLO type code %" PRIu64 " is not one StableHLO v%u.%u defines (the newest this reader knows); the artifact "
+            "(producer '%.*s') needs a shardcheck that knows its StableHLO version",
+            code, BC_NEWEST_STABLEHLO_MAJOR, BC_NEWEST_STABLEHLO_MINOR, SC_SPAN_ARG(s->producer));
     return NULL;
   }
 }
@@ -599,12 +676,68 @@ static const char *const k_fft[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
 static const char *const k_rng_alg[] = {"DEFAULT", "THREE_FRY", "PHILOX"};
 static const char *const k_rng_dist[] = {"UNSPECIFIED", "UNIFORM", "NORMAL"};
 static const char *const k_transpose[] = {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+static const char *const k_accuracy_mode[] = {"DEFAULT", "HIGHEST", "TOLERANCE"};
 
 static void put_i64_list(bc *s, const int64_t *v, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     if (v[i] == INT64_MIN) bc_printf(s, "%s?", i ? ", " : "");
     else bc_printf(s, "%s%" PRId64, i ? ", " : "", v[i]);
   }
+}
+
+/* VHLO's struct-like attributes of StableHLO 1.9 (result accuracy) and 1.16 (meshes and axes of mesh
+ * replica groups), as StableHLO prints them: `#stablehlo.mesh_axis<name = "x", size = 2>`. Their parts
+ * are decoded first, then the text is written in one piece. */
+static bc_attr *vhlo_struct_attr(bc *s, bc_rd *r, uint64_t code) {
+  const bc_attr *x = NULL, *y = NULL;
+  int64_t n1 = 0, n2 = 0;
+  double atol = 0, rtol = 0;
+  bool present = true;
+  switch (code) {
+  case 20: atol = read_double(s, r), rtol = read_double(s, r), n1 = bc_svarint(s, r), x = bc_read_attr(s, r); break;
+  case 21: n1 = bc_svarint(s, r), n2 = bc_svarint(s, r); break;
+  case 22: x = bc_read_attr(s, r), present = bc_varint(s, r) != 0, y = present ? bc_read_attr(s, r) : NULL; break;
+  case 23: x = bc_read_attr(s, r), y = bc_read_attr(s, r); break;
+  case 24: x = bc_read_attr(s, r), n1 = bc_svarint(s, r); break;
+  default: { /* 25: MeshV1, axes and optional device ids */
+    x = bc_read_attr(s, r);
+    uint64_t idx = bc_varint_flag(s, r, &present);
+    y = present && bc_ok(s) ? bc_attr_at(s, idx) : NULL;
+  }
+  }
+  if (!bc_ok(s)) return NULL;
+  bc_attr *a = new_attr(s, BA_ASM);
+  size_t m = bc_mark(s);
+  switch (code) {
+  case 20:
+    bc_printf(s, "#stablehlo.result_accuracy<atol = %g, rtol = %g, ulps = %" PRId64 ", mode = ", atol, rtol, n1);
+    bc_render(s, x);
+    break;
+  case 21: bc_printf(s, "#stablehlo.sub_axis_info<(%" PRId64 ")%" PRId64, n1, n2); break;
+  case 22:
+    bc_puts(s, "#stablehlo.axis_ref<name = ");
+    bc_render(s, x);
+    if (y) bc_puts(s, ", sub_axis_info = "), bc_render(s, y);
+    break;
+  case 23:
+    bc_puts(s, "#stablehlo.replica_group_mesh_axes<mesh = ");
+    bc_render(s, x);
+    bc_puts(s, ", axes = ");
+    bc_render(s, y);
+    break;
+  case 24:
+    bc_puts(s, "#stablehlo.mesh_axis<name = ");
+    bc_render(s, x);
+    bc_printf(s, ", size = %" PRId64, n1);
+    break;
+  default:
+    bc_puts(s, "#stablehlo.mesh<axes = ");
+    bc_render(s, x);
+    if (y) bc_puts(s, ", device_ids = "), bc_render(s, y);
+  }
+  bc_put(s, ">", 1);
+  a->s = bc_since(s, m);
+  return a;
 }
 
 static bc_attr *vhlo_attr(bc *s, bc_rd *r, uint64_t code) {
@@ -663,9 +796,13 @@ static bc_attr *vhlo_attr(bc *s, bc_rd *r, uint64_t code) {
     a->s = bc_since(s, m);
     return a;
   }
+  case 19: return enum_attr(s, "result_accuracy_mode", k_accuracy_mode, 3, bc_varint(s, r));
+  case 20: case 21: case 22: case 23: case 24: case 25: return vhlo_struct_attr(s, r, code);
   default:
-    bc_fail(s, r->p, "unsupported vhlo attribute code %" PRIu64 " (this reader knows the VHLO attributes of StableHLO up to v1.13)",
-            code);
+    bc_fail(s, r->p,
+            "VHLO attribute code %" PRIu64 " is not one StableHLO v%u.%u defines (the newest this reader knows); the "
+            "artifact (producer '%.*s') needs a shardcheck that knows its StableHLO version",
+            code, BC_NEWEST_STABLEHLO_MAJOR, BC_NEWEST_STABLEHLO_MINOR, SC_SPAN_ARG(s->producer));
     return NULL;
   }
 }
@@ -793,11 +930,17 @@ static bc_attr *sdy_attr(bc *s, bc_rd *r, uint64_t code) {
   case 11: a = new_attr(s, BA_SDY_AXIS_LIST); a->v = read_attr_list(s, r, &a->n); return a;
   case 12: a = new_attr(s, BA_SDY_AXIS_LISTS); a->v = read_attr_list(s, r, &a->n); return a;
   case 8: case 9: case 10: return sdy_rule_part(s, r, code);
-  default: /* all-to-all params: not read by any rule; keep a marker */
+  case 13: case 14: /* all-to-all params: not read by any rule; keep a marker */
     a = new_attr(s, BA_ASM);
     r->p = r->end;
-    a->s = bc_printf(s, "#sdy.unsupported_bytecode<%" PRIu64 ">", code);
+    a->s = bc_printf(s, "#sdy.all_to_all_param<%" PRIu64 ">", code);
     return a;
+  default:
+    bc_fail(s, r->p,
+            "sdy attribute code %" PRIu64 " is not one the sdy dialect %u.%u.%u defines (the newest this reader knows); "
+            "the artifact needs a shardcheck that knows its Shardy version",
+            code, BC_SDY_VERSION_MAJOR, BC_SDY_VERSION_MINOR, BC_SDY_VERSION_PATCH);
+    return NULL;
   }
 }
 

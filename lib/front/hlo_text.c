@@ -97,6 +97,8 @@ typedef struct {
   /* Output. */
   opvec funcs;
   opvec allops;
+  sc_op *module;          /* the module op and its block, parents of every computation */
+  sc_block *mblock;
 } P;
 
 /* ---------------------------------------------------------------------------------------------
@@ -558,11 +560,29 @@ static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcl
   return s;
 }
 
+static bool parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out);
+static const char *parse_inline_computation(P *p, const char *open, uint32_t depth, sc_op *owner, sc_span attr);
+static bool is_comp_attr(sc_span n);
+static bool starts_inline_body(P *p, const char *s);
+
+/* A custom call's `literal=s32[2]{0} {4, 128}`: a shape, then the value (a tuple literal is one
+ * parenthesized group and needs nothing special). NULL when no shape starts at `s`. */
+static const char *scan_shaped_literal_at(P *p, const char *s, uint32_t depth) {
+  const char *save = p->s;
+  sc_span shape;
+  p->s = s;
+  bool shaped = s < p->end && *s != '(' && parse_shape(p, depth + 1, false, &shape);
+  const char *q = shaped ? skip_ws_at(p, p->s) : NULL;
+  p->s = save;
+  if (!q || q >= p->end || *q == ',') return NULL;
+  return scan_value_at(p, q, depth, (gctx){"literal of", shape});
+}
+
 /* Parses (',' name '=' value)* at the cursor, pushing onto the attr scratch stack. `owner` names
  * what the attributes belong to, for messages. Returns the end of the last value (or `last_end`).
  * With `src` (instructions), each metadata= value sets *src (the last one wins). */
 static const char *parse_attrs(P *p, uint32_t depth, const char *last_end, const char *owner_kind,
-                               sc_span owner, sc_srcloc *src) {
+                               sc_span owner, sc_op *instr, sc_srcloc *src) {
   for (;;) {
     const char *q = skip_ws_at(p, p->s);
     if (q >= p->end || *q != ',') return last_end;
@@ -581,6 +601,9 @@ static const char *parse_attrs(P *p, uint32_t depth, const char *last_end, const
     const char *ve = NULL;
     bool is_metadata = src && SPAN_IS(name, "metadata");
     if (is_metadata && q < p->end && *q == '{') ve = scan_metadata_at(p, q, depth, src);
+    else if (SPAN_IS(name, "literal")) ve = scan_shaped_literal_at(p, q, depth);
+    else if (instr && is_comp_attr(name) && starts_inline_body(p, q))
+      ve = parse_inline_computation(p, q, depth, instr, name);
     if (!ve) {
       ve = scan_value_at(p, q, depth, g);
       if (is_metadata) *src = parse_metadata(p, span(q, ve));
@@ -629,6 +652,14 @@ static inline const char *skip_dim_list(const P *p, const char *s, uint32_t dept
 /* A shape at the cursor: a tuple `( ... )` or `elem[dims]` with an optional `{layout}`. When
  * `layout_adjacent`, the layout brace must follow ']' directly (computation signatures, where a
  * following ' {' opens the body). Returns false (cursor unchanged) if no shape starts here. */
+/* A '{' after a shape's dimensions begins its layout only when a dimension number, ':' (a layout
+ * without minor-to-major) or '}' follows; otherwise it opens a body (`-> f32[4]{` then a newline). */
+static bool layout_follows(const P *p, const char *brace) {
+  const char *q = brace + 1;
+  while (q < p->end && (*q == ' ' || *q == '\t')) q++;
+  return q < p->end && (is_digit(*q) || *q == ':' || *q == '}');
+}
+
 static bool parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out) {
   const char *s = p->s, *e = p->end;
   if (s < e && *s == '(') {
@@ -639,11 +670,28 @@ static bool parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out
   }
   const char *q = s;
   q = skip_cls(q, e, C_IDENT);
+  if (q == s + 1 && *s == 'b' && q < e && *q == '(') {
+    /* A buffer shape `b(f32[4,2]{0,1})`: the shape inside a buffer (XLA's verifier tests write them). */
+    if (depth + 1 > p->max_depth) fail_limit(p, q, "nesting deeper than %u", p->max_depth);
+    const char *inner = skip_ws_at(p, q + 1), *save = p->s;
+    sc_span in;
+    p->s = inner;
+    if (parse_shape(p, depth + 1, false, &in)) {
+      const char *close = skip_ws_at(p, p->s);
+      if (close < e && *close == ')') {
+        *out = span(s, close + 1);
+        p->s = close + 1;
+        return true;
+      }
+    }
+    p->s = save;
+    return false;
+  }
   if (q == s || q >= e || *q != '[') return false;
   const char *d = skip_dim_list(p, q, depth, ']');
   q = d ? d : skip_group_at(p, q, depth, (gctx){"dimensions of shape", span(s, q)});
   const char *r = layout_adjacent ? q : skip_ws_at(p, q);
-  if (r < e && *r == '{') {
+  if (r < e && *r == '{' && layout_follows(p, r)) {
     const char *l = skip_dim_list(p, r, depth, '}');
     q = l ? l : skip_group_at(p, r, depth, (gctx){"layout of shape", span(s, q)});
   }
@@ -864,7 +912,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
   const char *last = p->s;
   uint32_t at_base = p->at_n;
   sc_op *op = new_instr(p, c, start, opcode, name, shape);
-  if (!nested) last = parse_attrs(p, depth, last, "instruction", name.n ? name : opcode, &op->extra->src);
+  if (!nested) last = parse_attrs(p, depth, last, "instruction", name.n ? name : opcode, op, &op->extra->src);
   /* Operands. */
   uint32_t n = p->sc_n - sc_base;
   if (n) {
@@ -907,7 +955,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
   return op;
 }
 
-static void parse_instruction(P *p, comp *c) {
+static void parse_instruction(P *p, comp *c, uint32_t depth) {
   const char *start = p->s, *e = p->end;
   const char *s = start;
   uint32_t at_base = p->at_n;
@@ -929,7 +977,7 @@ static void parse_instruction(P *p, comp *c) {
     fail(p, q, "expected '=' after instruction name '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
   p->s = skip_ws_at(p, q + 1);
   /* parse_rhs takes the attributes after the operands; the ROOT marker is prepended here. */
-  sc_op *op = parse_rhs(p, c, start, name, (sc_span){0}, 2, false);
+  sc_op *op = parse_rhs(p, c, start, name, (sc_span){0}, depth, false);
   if (p->at_n != at_base) {
     /* ROOT attr still on the scratch stack: prepend it. */
     sc_attrs rest = op->attrs;
@@ -1051,6 +1099,7 @@ static void resolve_computations(P *p, sc_op **ops, uint32_t nops) {
       const sc_attr *at = &op->attrs.v[k];
       if (!is_comp_attr(at->name)) continue;
       const char *s = at->value.p, *e = at->value.p + at->value.n;
+      if (starts_inline_body(p, s)) continue; /* parsed in place as a computation of its own */
       if (s < e && *s == '{') {
         /* {a, b, ...} */
         s = skip_ws_at(p, s + 1);
@@ -1090,7 +1139,70 @@ static sc_block *new_single_block_region(P *p, sc_op *parent) {
   return b;
 }
 
-static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_entry) {
+static sc_op *new_computation(P *p, const char *start, sc_span name, comp *c) {
+  sc_op *f = alloc(p, sizeof *f);
+  f->name = sc_span_of("func.func", 9);
+  f->pos.offset = off(p, start);
+  f->extra = alloc(p, sizeof *f->extra);
+  f->extra->sym_name = name;
+  f->parent_block = p->mblock;
+  f->parent_op = p->module;
+  f->depth = 1;
+  f->func = NULL;
+  memset(c, 0, sizeof *c);
+  c->func = f;
+  c->block = new_single_block_region(p, f);
+  return f;
+}
+
+/* The body `{ instructions }` at the cursor (at '{'): its ops, operands resolved, and the parameters
+ * as block arguments. Leaves the cursor after '}'. `p->cur_ops` must be empty. */
+static void parse_body(P *p, comp *c, sc_span name, uint32_t depth) {
+  const char *e = p->end, *open = p->s;
+  if (depth + 1 > p->max_depth) fail_limit(p, open, "nesting deeper than %u", p->max_depth);
+  p->s++;
+  for (;;) {
+    skip_ws(p);
+    if (p->s >= e)
+      fail(p, e, "expected '}' to close computation '" SC_SPAN_FMT "' opened at line %u", SC_SPAN_ARG(name),
+           line_at(p, open));
+    if (*p->s == '}') break;
+    parse_instruction(p, c, depth + 1);
+  }
+  if (p->cur_ops.n == 0) fail(p, p->s, "computation '" SC_SPAN_FMT "' has no instructions", SC_SPAN_ARG(name));
+  p->s++;
+  c->block->nops = p->cur_ops.n;
+  c->block->ops = alloc_array(p, c->block->nops, sizeof *c->block->ops);
+  memcpy(c->block->ops, p->cur_ops.v, c->block->nops * sizeof *c->block->ops);
+  p->cur_ops.n = 0;
+  p->total_ops += c->block->nops;
+  resolve_operands(p, c);
+
+  /* Block: ops and parameters (sorted by parameter number; insertion sort, stable). */
+  for (uint32_t i = 1; i < c->params.n; i++) {
+    sc_op *op = c->params.v[i];
+    uint32_t num = c->param_nums[i], j = i;
+    while (j > 0 && c->param_nums[j - 1] > num) {
+      c->params.v[j] = c->params.v[j - 1];
+      c->param_nums[j] = c->param_nums[j - 1];
+      j--;
+    }
+    c->params.v[j] = op;
+    c->param_nums[j] = num;
+  }
+  if (c->params.n) {
+    c->block->args = alloc_array(p, c->params.n, sizeof *c->block->args);
+    for (uint32_t i = 0; i < c->params.n; i++) {
+      sc_value *v = c->params.v[i]->results[0];
+      v->block = c->block;
+      v->attrs = &c->params.v[i]->attrs; /* the parameter op's own (it lives as long) */
+      c->block->args[i] = v;
+    }
+    c->block->nargs = c->params.n;
+  }
+}
+
+static sc_op *parse_computation(P *p, bool *is_entry) {
   const char *start = p->s, *e = p->end;
   const char *s = start;
   *is_entry = false;
@@ -1102,22 +1214,10 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
   const char *ne = lex_name_at(p, s, true, &name);
   if (ne == s && !*is_entry) fail(p, s, "expected a computation name");
   if (ne == s) name = span(s, s);
-  const char *name_at = s;
   p->s = skip_ws_at(p, ne);
   count_op(p, start);
-
-  sc_op *f = alloc(p, sizeof *f);
-  f->name = sc_span_of("func.func", 9);
-  f->pos.offset = off(p, start);
-  f->extra = alloc(p, sizeof *f->extra);
-  f->extra->sym_name = name;
-  f->parent_block = mblock;
-  f->parent_op = module;
-  f->depth = 1;
-  f->func = NULL;
-  comp c = {0};
-  c.func = f;
-  c.block = new_single_block_region(p, f);
+  comp c;
+  sc_op *f = new_computation(p, start, name, &c);
 
   /* Signature: (p: shape, ...) -> shape */
   if (p->s < e && *p->s == '(') {
@@ -1138,58 +1238,55 @@ static sc_op *parse_computation(P *p, sc_op *module, sc_block *mblock, bool *is_
   }
   if (p->s >= e || *p->s != '{')
     fail(p, p->s, "expected '{' to begin the body of computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
-  const char *open = p->s;
-  if (2 > p->max_depth) fail_limit(p, open, "nesting deeper than %u", p->max_depth);
-  p->s++;
-  for (;;) {
-    skip_ws(p);
-    if (p->s >= e)
-      fail(p, e, "expected '}' to close computation '" SC_SPAN_FMT "' opened at line %u", SC_SPAN_ARG(name),
-           line_at(p, open));
-    if (*p->s == '}') break;
-    parse_instruction(p, &c);
-  }
-  if (p->cur_ops.n == 0) fail(p, p->s, "computation '" SC_SPAN_FMT "' has no instructions", SC_SPAN_ARG(name));
-  p->s++;
+  parse_body(p, &c, name, 1);
   const char *last = p->s;
   uint32_t at_base = p->at_n;
-  last = parse_attrs(p, 1, last, "computation", name, NULL);
+  last = parse_attrs(p, 1, last, "computation", name, NULL, NULL);
   f->attrs = attrs_take(p, at_base);
   f->end = off(p, last);
   f->text = span(start, last);
-  (void)name_at;
-
-  c.block->nops = p->cur_ops.n;
-  c.block->ops = alloc_array(p, c.block->nops, sizeof *c.block->ops);
-  memcpy(c.block->ops, p->cur_ops.v, c.block->nops * sizeof *c.block->ops);
-  p->cur_ops.n = 0;
-  p->total_ops += c.block->nops;
-  resolve_operands(p, &c);
-
-  /* Block: ops and parameters (sorted by parameter number; insertion sort, stable). */
-
-  for (uint32_t i = 1; i < c.params.n; i++) {
-    sc_op *op = c.params.v[i];
-    uint32_t num = c.param_nums[i], j = i;
-    while (j > 0 && c.param_nums[j - 1] > num) {
-      c.params.v[j] = c.params.v[j - 1];
-      c.param_nums[j] = c.param_nums[j - 1];
-      j--;
-    }
-    c.params.v[j] = op;
-    c.param_nums[j] = num;
-  }
-  if (c.params.n) {
-    c.block->args = alloc_array(p, c.params.n, sizeof *c.block->args);
-    for (uint32_t i = 0; i < c.params.n; i++) {
-      sc_value *v = c.params.v[i]->results[0];
-      v->block = c.block;
-      v->attrs = &c.params.v[i]->attrs; /* the parameter op's own (it lives as long) */
-      c.block->args[i] = v;
-    }
-    c.block->nargs = c.params.n;
-  }
   return f;
+}
+
+/* At '{' of a computation-valued attribute: does an instruction list follow (`to_apply={ p0 = ...`)
+ * rather than computation names (`calls={%a, %b}`)? */
+static bool starts_inline_body(P *p, const char *s) {
+  if (s >= p->end || *s != '{') return false;
+  const char *q = skip_ws_at(p, s + 1);
+  if (at_word(p, q, "ROOT")) return true;
+  sc_span nm;
+  const char *ne = lex_name_at(p, q, true, &nm);
+  if (ne == q) return false;
+  q = skip_ws_at(p, ne);
+  return q < p->end && *q == '=';
+}
+
+/* An inline called computation `to_apply={ ... }` (XLA's parser accepts one wherever a computation is
+ * named): parsed as a computation of its own, named "<instruction>.<attribute>", which becomes the
+ * instruction's callee. The enclosing computation's ops are set aside meanwhile. Returns the end of
+ * the value. */
+static const char *parse_inline_computation(P *p, const char *open, uint32_t depth, sc_op *owner, sc_span attr) {
+  if (depth + 1 > MAX_NESTED_INSTR_DEPTH)
+    fail_limit(p, open, "inline computations nested deeper than %u", MAX_NESTED_INSTR_DEPTH);
+  sc_span owner_name = strip_percent(sc_op_sym_name(owner));
+  const char *nm = sc_arena_printf(p->a, SC_SPAN_FMT "." SC_SPAN_FMT, SC_SPAN_ARG(owner_name), SC_SPAN_ARG(attr));
+  sc_span name = sc_span_of(nm, (uint32_t)strlen(nm));
+  count_op(p, open);
+  comp c;
+  sc_op *f = new_computation(p, open, name, &c);
+  opvec outer = p->cur_ops;
+  const char *save = p->s;
+  memset(&p->cur_ops, 0, sizeof p->cur_ops);
+  p->s = open;
+  parse_body(p, &c, name, depth + 1);
+  const char *end = p->s;
+  p->cur_ops = outer;
+  p->s = save;
+  f->end = off(p, end);
+  f->text = span(open, end);
+  opvec_push(p, &p->funcs, f);
+  if (!sc_op_callee(owner).n) decl_of(p, owner)->callee = name;
+  return end;
 }
 
 /* FileNames / FunctionNames / FileLocations / StackFrames sections after the header: skipped. */
@@ -1283,6 +1380,7 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
     if (ne != p->s && !comp_next) {
       mname = nm;
       p->s = ne;
+      if (p->s < p->end && *p->s == ':') p->s++; /* the legacy header `HloModule name:` */
     }
   }
   if (mname.n) {
@@ -1290,9 +1388,11 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
     module->extra->sym_name = mname;
   }
   const char *last = p->s;
-  last = parse_attrs(p, 0, last, "module", mname, NULL);
+  last = parse_attrs(p, 0, last, "module", mname, NULL, NULL);
   module->attrs = attrs_take(p, 0);
   sc_block *mblock = new_single_block_region(p, module);
+  p->module = module;
+  p->mblock = mblock;
   skip_stack_frame_index(p);
 
   /* Computations. */
@@ -1302,7 +1402,7 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
     if (p->s >= p->end) break;
     bool is_entry;
     const char *cstart = p->s;
-    sc_op *f = parse_computation(p, module, mblock, &is_entry);
+    sc_op *f = parse_computation(p, &is_entry);
     if (is_entry) {
       if (entry) fail(p, cstart, "expects only one ENTRY computation");
       entry = f;

@@ -331,6 +331,8 @@ typedef struct {
   /* HLO: the ENTRY computation; MLIR: the public func named "main" if any. */
   sc_op *entry;
   const sc_export_info *exported; /* the container's facts, or NULL when the input was not one */
+  const char *reader_note; /* the front end's remark on how it read the input (a producer newer than it
+                              knows), reported as a note; NULL if none. In the arena. */
 } sc_module;
 
 /* Line map over the whole input buffer: offset -> 1-based line/column. */

@@ -399,8 +399,10 @@ static void add_mesh_op(builder *b, const sc_op *op) {
   /* The front end gives the mesh body as attribute "value" (pretty `@name = <...>`, and generic
    * `mesh = #sdy.mesh<...>`); without it, scan the op text for `= <...>`. */
   const sc_attr *body = sc_op_attr(op, "value");
-  if (body && body->value.n && body->value.p[0] == '<') {
-    sdy_lex_init(&lx, b->a, body->value, off_of(b->m, body->value.p));
+  sc_span v = body ? body->value : sc_span_of("", 0);
+  if (sc_span_starts(v, "#sdy.mesh<")) v.p += 9, v.n -= 9; /* the attribute form `@m = #sdy.mesh<[...]>` */
+  if (v.n && v.p[0] == '<') {
+    sdy_lex_init(&lx, b->a, v, off_of(b->m, v.p));
   } else {
     sdy_lex_init(&lx, b->a, op->text, op->pos.offset);
     for (;;) {
@@ -1288,6 +1290,36 @@ static bool info_empty(const sc_op_info *i) {
   return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && i->func == &k_no_func;
 }
 
+static bool is_jax_name(sc_span n) { return sc_span_starts(n, "jit_") || sc_span_starts(n, "pjit_"); }
+
+static bool has_jax_attr(const sc_attrs *attrs) {
+  for (uint32_t i = 0; attrs && i < attrs->n; i++)
+    if (sc_span_starts(attrs->v[i].name, "jax.")) return true;
+  return false;
+}
+
+/* JAX's own markers (see sc_model.jax_produced). Linear in functions, arguments and results. */
+static bool jax_markers(const sc_module *m) {
+  if (m->exported) return true;
+  if (m->module && (is_jax_name(sc_op_sym_name(m->module)) || has_jax_attr(&m->module->attrs))) return true;
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    const sc_op *f = m->funcs[i];
+    if (is_jax_name(sc_op_sym_name(f))) return true;
+    for (uint32_t r = 0; r < sc_op_nresult_attrs(f); r++)
+      if (has_jax_attr(&sc_op_result_attrs(f)[r])) return true;
+    const sc_block *b = f->nregions && f->regions[0]->nblocks ? f->regions[0]->blocks[0] : NULL;
+    for (uint32_t k = 0; b && k < b->nargs; k++)
+      if (has_jax_attr(sc_value_attrs(b->args[k]))) return true;
+  }
+  return false;
+}
+
+sc_severity sc_model_jax_policy_severity(const sc_model *model, const sc_op *func, sc_severity sev) {
+  if (!model || !model->jax_produced) return SC_SEV_NOTE;
+  if (func && model->module && func != model->module->entry) return SC_SEV_NOTE;
+  return sev;
+}
+
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   builder b;
   memset(&b, 0, sizeof b);
@@ -1303,6 +1335,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   func_map *funcs = sc_arena_alloc(a, sizeof *funcs);
   func_map_build(a, m, funcs);
   model->funcs = funcs;
+  model->jax_produced = jax_markers(m);
   const sc_op *module = m->module;
   if (module) {
     static const char *const np[] = {"mhlo.num_partitions", "num_partitions"};

@@ -205,7 +205,16 @@ struct sc_model {
   uint32_t nerrors;
   const struct sc_name_map *mesh_index; /* mesh name -> index when there are many meshes, else NULL */
   const struct sc_func_index *funcs;    /* func.func / HLO computation by name (use sc_model_func) */
+  /* The module carries JAX's own markers (a jax.export container, `jax.*` attributes such as
+   * jax.result_info or jax.uses_shape_polymorphism, a `jit_*` / `pjit_*` module or function name):
+   * rules that encode what jax.jit refuses at its boundary apply to its entry function
+   * (docs/rules-policy.md); for other producers they are notes. */
+  bool jax_produced;
 };
+
+/* The severity of a JAX-policy finding (docs/rules-policy.md) about `func` (NULL: the whole module):
+ * `sev` in the entry function of a JAX-produced module, else a note. */
+sc_severity sc_model_jax_policy_severity(const sc_model *model, const sc_op *func, sc_severity sev);
 
 /* Builds the model. Never fails on bad annotations (they become sc_model_error entries). */
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options);

@@ -542,7 +542,10 @@ static const char *validate_leaf(sc_arena *a, const sc_sharding *s, const sc_sha
   if (!named_v3 && s->ntile_devices == 1 && !single_ok)
     return "Tile assignment only contains a single device. If a replicated sharding was intended, use "
            "HloSharding::Replicated(). If a device placement was intended, use HloSharding::SingleDevice()";
-  if (shape->kind == SC_SHAPE_ARRAY && (uint32_t)shape->rank != tiled_rank(s))
+  /* A named sharding with no dimension list (`{mesh['x'=2] []}`) shards no dimension of any rank: XLA
+   * prints and partitions it. */
+  bool no_dims = named_v3 && s->rank == 0;
+  if (shape->kind == SC_SHAPE_ARRAY && !no_dims && (uint32_t)shape->rank != tiled_rank(s))
     return sc_arena_printf(a,
                            "Number of tile assignment dimensions (excluding subgroups) is different than the input "
                            "rank. sharding=" SC_QUOTE_FMT ", input_shape=%s (the sharding tiles %u dimensions, the value has %d)",

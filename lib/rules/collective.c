@@ -564,6 +564,70 @@ static bool parse_groups(sc_arena *a, sc_span v, i64vec *flat, u32vec *sizes) {
   return sizes->n > 0;
 }
 
+/* Reports the first replica group of `rg` whose devices have different subgroup keys (key[device];
+ * -1 for a device outside the subgroups). `whose` names the partially manual region for the message. */
+static void report_mixed_groups(sc_ctx *ctx, const sc_op *op, const sc_attr *rg, const int64_t *key, int64_t maxdev,
+                                const char *whose) {
+  sc_arena *a = ctx->arena;
+  i64vec flat = {0};
+  u32vec sizes = {0};
+  if (!parse_groups(a, sc_span_trim(rg->value), &flat, &sizes)) return;
+  size_t at = 0;
+  for (size_t g = 0; g < sizes.n; g++) {
+    int64_t k0 = -2;
+    bool bad = false;
+    for (uint32_t i = 0; i < sizes.v[g]; i++, at++) {
+      int64_t dv = flat.v[at];
+      int64_t kv = dv >= 0 && dv <= maxdev ? key[dv] : -1;
+      if (k0 == -2) k0 = kv;
+      else if (kv != k0) bad = true;
+    }
+    if (!bad) continue;
+    sc_diag *d = sc_emit(ctx, op,
+                         "Manual %.*s across devices that belong to different manual subgroups: replica group %zu "
+                         "mixes subgroups of %s",
+                         SC_SPAN_ARG(op->name), g, whose);
+    sc_diag_span_text(ctx, d, rg->value);
+    sc_fix *f = sc_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual "
+                                    "tile indices)", NULL);
+    f->note = "In a partially manual shard_map, name only the shard_map's manual axes in collectives "
+              "(jax.lax.psum(x, axis_name=...) over axes listed in axis_names)";
+    return;
+  }
+}
+
+/* A collective inside a partially manual sdy.manual_computation: a device's subgroup is its position
+ * along the mesh's free (non-manual) axes; a replica group may only vary the manual ones. */
+static void check_sdy_manual_subgroup(sc_ctx *ctx, const sc_op *op, const sc_attr *rg) {
+  const sc_manual_context *mc = sc_model_manual(ctx->model, op);
+  const sc_mesh *mesh = mc->mesh;
+  if (!mc->manual_op || mc->manual_op->kind != SC_OP_SDY_MANUAL_COMPUTATION || !mesh || mesh->devices <= 1 ||
+      mesh->devices > 1 << 20 || sc_model_fully_manual(ctx->model, op))
+    return;
+  int64_t n = mesh->devices, maxdev = n - 1;
+  for (uint32_t i = 0; mesh->device_ids && i < mesh->ndevice_ids; i++) maxdev = mesh->device_ids[i] > maxdev ? mesh->device_ids[i] : maxdev;
+  if (maxdev > 1 << 20) return;
+  int64_t *key = sc_arena_calloc(ctx->arena, (size_t)maxdev + 1, sizeof *key);
+  for (int64_t i = 0; i <= maxdev; i++) key[i] = -1;
+  for (int64_t pos = 0; pos < n; pos++) {
+    int64_t rem = pos, k = 0, mul = 1;
+    for (uint32_t d = mesh->naxes; d-- > 0;) {
+      int64_t size = mesh->axes[d].size > 0 ? mesh->axes[d].size : 1, idx = rem % size;
+      rem /= size;
+      bool manual = false;
+      for (uint32_t j = 0; j < mc->nmanual_axes && !manual; j++) manual = ru_span_same(mc->manual_axes[j], mesh->axes[d].name);
+      if (manual) continue;
+      k += idx * mul;
+      mul *= size;
+    }
+    int64_t dev = mesh->device_ids && (uint64_t)pos < mesh->ndevice_ids ? mesh->device_ids[pos] : pos;
+    if (dev >= 0 && dev <= maxdev) key[dev] = k;
+  }
+  report_mixed_groups(ctx, op, rg, key, maxdev,
+                      sc_arena_printf(ctx->arena, "the partially manual sdy.manual_computation over mesh @%.*s",
+                                      SC_SPAN_ARG(mesh->name)));
+}
+
 void sc_check_collective_manual_subgroup(sc_ctx *ctx, const sc_op *op) {
   sc_arena *a = ctx->arena;
   if (op->kind != SC_OP_XLA_COLLECTIVE) return;
@@ -571,7 +635,10 @@ void sc_check_collective_manual_subgroup(sc_ctx *ctx, const sc_op *op) {
   if (!rg || !sc_op_attr(op, "use_global_device_ids")) return;
   const sc_sharding *s = sc_model_result_sharding(ctx->model, op, 0);
   if ((!s || !s->tile_dims) && op->noperands) s = sc_model_value_sharding(ctx->model, op->operands[0]);
-  if (!s || !s->tile_dims || !s->tile_devices) return;
+  if (!s || !s->tile_dims || !s->tile_devices) {
+    check_sdy_manual_subgroup(ctx, op, rg);
+    return;
+  }
   /* the manual subgroup dimension */
   int32_t mdim = -1;
   for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
@@ -594,29 +661,6 @@ void sc_check_collective_manual_subgroup(sc_ctx *ctx, const sc_op *op) {
     }
     key[s->tile_devices[t]] = (int64_t)kk;
   }
-  i64vec flat = {0};
-  u32vec sizes = {0};
-  if (!parse_groups(a, sc_span_trim(rg->value), &flat, &sizes)) return;
-  size_t at = 0;
-  for (size_t g = 0; g < sizes.n; g++) {
-    int64_t k0 = -2;
-    bool bad = false;
-    for (uint32_t i = 0; i < sizes.v[g]; i++, at++) {
-      int64_t dv = flat.v[at];
-      int64_t kv = dv >= 0 && dv <= maxdev ? key[dv] : -1;
-      if (k0 == -2) k0 = kv;
-      else if (kv != k0) bad = true;
-    }
-    if (!bad) continue;
-    sc_diag *d = sc_emit(ctx, op,
-                         "Manual %.*s across devices that belong to different manual subgroups: replica group %zu "
-                         "mixes subgroups of the partially manual sharding " SC_QUOTE_FMT,
-                         SC_SPAN_ARG(op->name), g, SC_QUOTE_ARG(s->text));
-    sc_diag_span_text(ctx, d, rg->value);
-    sc_fix *f = sc_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual "
-                                    "tile indices)", NULL);
-    f->note = "In a partially manual shard_map, name only the shard_map's manual axes in collectives "
-              "(jax.lax.psum(x, axis_name=...) over axes listed in axis_names)";
-    break;
-  }
+  report_mixed_groups(ctx, op, rg, key, maxdev,
+                      sc_arena_printf(a, "the partially manual sharding " SC_QUOTE_FMT, SC_QUOTE_ARG(s->text)));
 }

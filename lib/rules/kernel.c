@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rules/fixes.h"
+#include "util/hashset.h"
 #include "rules/rule_util.h"
 
 #define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
@@ -134,8 +135,65 @@ static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w,
   }
 }
 
+/* The module's func.call sites by callee, built once per rule and request (rule state): a dense index
+ * per callee name and, per call op id, the previous call of the same callee. */
+typedef struct {
+  sc_name_map callees; /* callee name -> dense index */
+  uint32_t *last;      /* per dense index: op id of its last call + 1 (0 = none) */
+  uint32_t *prev;      /* per op id: the previous call of the same callee + 1 */
+} call_index;
+
+static const call_index *calls_by_callee(sc_ctx *ctx) {
+  void **state = sc_rule_state(ctx);
+  if (state && *state) return *state;
+  const sc_module *m = ctx->module;
+  call_index *ci = sc_arena_alloc(ctx->arena, sizeof *ci);
+  sc_name_map_init(&ci->callees, ctx->arena, m->nfuncs + 1);
+  ci->last = sc_arena_calloc(ctx->arena, m->nfuncs + 1, sizeof *ci->last);
+  ci->prev = sc_arena_calloc(ctx->arena, m->nops + 1, sizeof *ci->prev);
+  uint32_t ncallees = 0;
+  sc_arena_step(ctx->arena, m->nops);
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    sc_span callee = op->kind == SC_OP_CALL ? sc_op_callee(op) : sc_span_of("", 0);
+    if (!callee.n || op->id >= m->nops) continue;
+    uint32_t idx;
+    if (!sc_name_map_get(&ci->callees, callee.p, callee.n, &idx)) {
+      /* a new callee (more callee names than functions: calls to nothing, which lead nowhere) */
+      if (ncallees > m->nfuncs || !sc_name_map_put(&ci->callees, callee.p, callee.n, ncallees, NULL)) continue;
+      idx = ncallees++;
+    }
+    ci->prev[op->id] = ci->last[idx];
+    ci->last[idx] = op->id + 1;
+  }
+  if (state) *state = ci;
+  return ci;
+}
+
+/* A kernel operand's shardings. An unannotated argument of a called function (JAX's nested jit: the
+ * private callee's arguments carry no sharding) takes them from the operands its call sites pass. */
+static void operand_shardings(sc_ctx *ctx, const sc_kc_where *w, const sc_value *v, uint32_t index, sharded_vec *out,
+                              uint32_t depth) {
+  const sc_sharding *s = sc_kc_value_sharding(ctx, v);
+  if (s || !v || v->def || depth >= 8) {
+    collect(ctx, w, s, false, index, out);
+    return;
+  }
+  const sc_op *owner = v->block && v->block->parent ? v->block->parent->parent : NULL;
+  if (!owner || owner->kind != SC_OP_FUNC || owner == ctx->module->entry) return;
+  const call_index *ci = calls_by_callee(ctx);
+  sc_span name = sc_op_sym_name(owner);
+  uint32_t idx;
+  if (!sc_name_map_get(&ci->callees, name.p, name.n, &idx)) return;
+  for (uint32_t c = ci->last[idx]; c; c = ci->prev[c - 1]) {
+    const sc_op *call = ctx->module->ops[c - 1];
+    sc_arena_step(ctx->arena, 1);
+    if (v->index < call->noperands) operand_shardings(ctx, w, call->operands[v->index], index, out, depth + 1);
+  }
+}
+
 static void kernel_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out) {
-  for (uint32_t i = 0; i < op->noperands; i++) collect(ctx, w, sc_kc_value_sharding(ctx, op->operands[i]), false, i, out);
+  for (uint32_t i = 0; i < op->noperands; i++) operand_shardings(ctx, w, op->operands[i], i, out, 0);
   size_t before = out->n;
   result_shardings(ctx, op, w, out, NULL);
   /* with propagation, a result no user constrains may still end up sharded */

@@ -15,9 +15,11 @@
 #define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
   void fn(sc_ctx *ctx, const sc_op *op);                                            \
   void finish_fn(sc_ctx *ctx);
+#define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
 #include "rules/manual.def"
 #undef OP_RULE
 #undef OP_RULE_FINISH
+#undef RULE
 
 static bool is_mc(const sc_op *op) { return op->kind == SC_OP_SDY_MANUAL_COMPUTATION; }
 
@@ -560,7 +562,9 @@ void sc_check_manual_unreduced_partial(sc_ctx *ctx, const sc_op *op) {
     for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = mesh->axes[i].name;
     for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) man[i] = info->sdy_op->manual_axes[i].name;
     const char *prefix = side ? "out" : "in";
-    sc_diag *d = sc_emit_at(ctx, s->offset ? s->offset : op->pos.offset, op,
+    /* what jax.shard_map refuses; Shardy accepts it (docs/rules-policy.md) */
+    sc_severity sev = sc_model_jax_policy_severity(ctx->model, op->func, ctx->rule->severity);
+    sc_diag *d = sc_emit_sev(ctx, sev, s->offset ? s->offset : op->pos.offset, op,
                             "unreduced/reduced can only be passed to %s_specs when shard_map is in full manual mode. Got "
                             "mesh axis names %s, manual_axes: %s, specs: %s (unreduced axes %s in a shard_map that leaves "
                             "axes automatic)",

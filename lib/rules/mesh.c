@@ -162,19 +162,60 @@ void sc_check_mesh_duplicate_name(sc_ctx *ctx) {
 /* Meshes that carry a device count: not maximal, not empty. */
 static bool counted(const sc_mesh *m) { return !m->maximal && m->naxes > 0; }
 
+static void mark_sharding(const sc_model *model, const sc_sharding *s, bool *used, uint32_t depth) {
+  if (!s || depth > 64) return;
+  for (uint32_t i = 0; i < s->nelements; i++) mark_sharding(model, s->elements[i], used, depth + 1);
+  const sc_mesh *m = sc_model_sharding_mesh(model, s);
+  if (m >= model->meshes && m < model->meshes + model->nmeshes) used[m - model->meshes] = true;
+}
+
+static void mark_annotation(const sc_model *model, const sc_annotation *an, bool *used) {
+  for (uint32_t i = 0; i < an->nvalues; i++) mark_sharding(model, an->values[i], used, 0);
+}
+
+/* Which of the module's meshes some sharding binds to (a mesh no sharding uses puts no device on any
+ * value, so its device count cannot conflict). Linear in the annotations. */
+static bool *used_meshes(sc_ctx *ctx) {
+  const sc_model *model = ctx->model;
+  bool *used = sc_arena_calloc(ctx->arena, model->nmeshes + 1, sizeof *used);
+  for (uint32_t k = 0; k < model->nannotated; k++) {
+    const sc_op_info *info = sc_model_op(model, model->annotated[k]);
+    mark_annotation(model, &info->sdy, used);
+    mark_annotation(model, &info->gspmd, used);
+    mark_annotation(model, &info->sharding, used);
+    mark_annotation(model, &info->sdy_op->in_shardings, used);
+    mark_annotation(model, &info->sdy_op->out_shardings, used);
+    for (uint32_t i = 0; i < info->func->nargs; i++) {
+      mark_annotation(model, &info->func->args[i].sdy, used);
+      mark_annotation(model, &info->func->args[i].gspmd, used);
+    }
+    for (uint32_t i = 0; i < info->func->nresults; i++) {
+      mark_annotation(model, &info->func->results[i].sdy, used);
+      mark_annotation(model, &info->func->results[i].gspmd, used);
+    }
+  }
+  return used;
+}
+
+/* Several device counts: what jax.jit refuses ("Received incompatible devices for jitted computation");
+ * Shardy and XLA take each sharding's own mesh. An error for JAX's modules, a note for others
+ * (docs/rules-policy.md). */
 void sc_check_mesh_device_count(sc_ctx *ctx);
 void sc_check_mesh_device_count(sc_ctx *ctx) {
   const sc_model *model = ctx->model;
+  if (!model || model->nmeshes < 2) return;
   const sc_mesh *first = NULL, *root = NULL;
-  for (uint32_t i = 0; model && i < model->nmeshes; i++) {
+  bool *used = used_meshes(ctx);
+  sc_severity sev = sc_model_jax_policy_severity(model, NULL, ctx->rule->severity);
+  for (uint32_t i = 0; i < model->nmeshes; i++) {
     const sc_mesh *m = &model->meshes[i];
-    if (!counted(m) || m->devices <= 0) continue;
+    if (!counted(m) || m->devices <= 0 || !used[i]) continue;
     if (!first) {
       first = m;
       continue;
     }
     if (m->devices != first->devices) {
-      sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
+      sc_diag *d = sc_emit_sev(ctx, sev, mesh_off(m), mesh_op(ctx, m),
                               "Received incompatible devices for jitted computation: mesh @%.*s has %" PRId64
                               " devices but mesh @%.*s has %" PRId64 "; all meshes in a module must have the same "
                               "number of devices (except meshes with a single device id), and the mesh should be the "

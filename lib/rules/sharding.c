@@ -438,8 +438,10 @@ static void check_divisible(sc_ctx *ctx, const sc_op *func, const sc_sharding *s
     bool named = names_real_axes(ctx->model, s);
     const char *spec = named ? sc_sharding_partition_spec(a, s) : NULL;
     bool sdy = s->source == SC_SHARDING_FROM_SDY;
-    sc_diag *dg = sc_emit_at(
-        ctx, func->pos.offset, func,
+    /* JAX's jit boundary refuses it; Shardy and XLA pad it (docs/rules-policy.md) */
+    sc_severity sev = sc_model_jax_policy_severity(ctx->model, func, ctx->rule->severity);
+    sc_diag *dg = sc_emit_sev(
+        ctx, sev, func->pos.offset, func,
         "One of %s was given the sharding of %s, which implies that array axis %u is partitioned %" PRId64 " times, "
         "but the dimension size is %" PRId64 " (full shape: %s, per-dimension tiling factors: %s should evenly divide "
         "the shape). %s #%u has a non-divisible sharding: dim %u with size %" PRId64 " is not divisible by its sharded "
@@ -753,6 +755,10 @@ static bool static_shape(sc_arena *a, sc_span type) {
 }
 
 static bool is_sdy_op(const sc_op *op) { return op && sc_op_kind_is_sdy(op->kind); }
+/* Shardy's ops with the ShardableDataFlowOpInterface (ops.td): their results may feed a data-flow edge. */
+static bool is_sdy_data_flow_op(const sc_op *op) {
+  return op->kind == SC_OP_SDY_NAMED_COMPUTATION || op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
+}
 
 void sc_check_sharding_sdy_op(sc_ctx *ctx);
 void sc_check_sharding_sdy_op(sc_ctx *ctx) {
@@ -778,10 +784,10 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
                 SC_SPAN_ARG(ru_result_type(op, 0)));
       else if (in && ru_value_uses(ctx, in) > 1)
         sc_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
-      else if (in && in->def && is_sdy_op(in->def) && in->def->kind != SC_OP_SDY_NAMED_COMPUTATION)
+      else if (in && in->def && is_sdy_op(in->def) && !is_sdy_data_flow_op(in->def))
         sc_emit(ctx, op,
                 "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
-                "sdy.named_computation): it is defined by %.*s",
+                "sdy.named_computation): it is defined by %.*s, which has no data-flow interface",
                 SC_SPAN_ARG(in->def->name));
     } else if (n == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) {
       const sc_value *in = op->noperands ? op->operands[0] : NULL;
@@ -816,7 +822,13 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
         }
       }
       const sc_op *ret = ru_terminator(op);
-      if (!bad && ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands == op->nresults) {
+      if (!bad && ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands != op->nresults) {
+        /* the results are inferred from the sdy.return (InferTypeOpInterface) */
+        sc_emit(ctx, op,
+                "failed to infer returned types: the sdy.return returns %u value%s but the sdy.named_computation has "
+                "%u result%s",
+                ret->noperands, ret->noperands == 1 ? "" : "s", op->nresults, op->nresults == 1 ? "" : "s");
+      } else if (!bad && ret && ret->kind == SC_OP_SDY_RETURN) {
         for (uint32_t i = 0; i < op->nresults; i++) {
           sc_span rt = sc_span_trim(ru_result_type(op, i)), it = sc_span_trim(ru_operand_type(ret, i));
           if (rt.n && it.n && !ru_span_same(rt, it)) {

@@ -126,3 +126,97 @@ Test(bytecode_corpus, report_shape) {
   sc_arena_free(a);
   free(buf);
 }
+
+/* A copy of the artifact with its producer string's digits raised in place (same length, so every
+ * section keeps its offset and alignment): "StableHLO_v1.13.1" -> "StableHLO_v9.99.9"; NULL if the
+ * producer is not StableHLO's. */
+static char *raise_producer(const char *buf, size_t len, const char *to) {
+  size_t off = 5; /* magic (4 bytes) and a one-byte bytecode version */
+  if (len < off + 11 || memcmp(buf + off, "StableHLO_v", 11) != 0) return NULL;
+  char *copy = malloc(len);
+  memcpy(copy, buf, len);
+  char *p = copy + off + 11;
+  size_t n = strlen(p);
+  if (to) {
+    if (strlen(to) != n) {
+      free(copy);
+      return NULL;
+    }
+    memcpy(p, to, n);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      if (p[i] >= '0' && p[i] <= '9') p[i] = '9';
+  }
+  return copy;
+}
+
+/* The findings of a report as "code severity function" keys, one per line, leaving out `skip_code`. */
+static char *finding_list(const sc_report *r, const char *skip_code) {
+  size_t cap = 256 + r->ndiags * 256, n = 0;
+  char *out = malloc(cap);
+  out[0] = '\0';
+  for (size_t i = 0; i < r->ndiags; i++) {
+    const sc_diag *d = &r->diags[i];
+    if (skip_code && !strcmp(d->code, skip_code)) continue;
+    n += (size_t)snprintf(out + n, cap - n, "%s %s %s %s\n", d->code, sc_severity_name(d->severity),
+                          d->function ? d->function : "-", d->op_path ? d->op_path : "-");
+  }
+  return out;
+}
+
+/* VHLO's compatibility is the producer's promise: a newer producer reads the same (with one SC0003
+ * note when past the StableHLO this reader knows, none within it). */
+static size_t compare_raised(const char *to, bool expect_note) {
+  glob_t g;
+  size_t n = 0;
+  cr_assert_eq(glob(CORPUS "/jax_backcompat*/*.mlirbc", 0, NULL, &g), 0);
+  for (size_t i = 0; i < g.gl_pathc; i++) {
+    size_t len;
+    char *buf = test_read_file(g.gl_pathv[i], &len);
+    cr_assert_not_null(buf);
+    char *raised = raise_producer(buf, len, to);
+    if (!raised) {
+      free(buf);
+      continue;
+    }
+    sc_arena *a = sc_arena_new(0);
+    sc_report *orig = check(a, buf, len, g.gl_pathv[i], "data=4"), *up = check(a, raised, len, g.gl_pathv[i], "data=4");
+    cr_expect_eq(test_count_code(up, "SC0001"), 0, "%s raised: %s", g.gl_pathv[i], up->ndiags ? up->diags[0].message : "");
+    cr_expect_eq(test_count_code(up, "SC0003"), expect_note ? 1 : 0, "%s raised to %s", g.gl_pathv[i], to ? to : "9s");
+    cr_expect_eq(up->ops, orig->ops, "%s raised: %zu ops, original %zu", g.gl_pathv[i], up->ops, orig->ops);
+    char *fo = finding_list(orig, NULL), *fu = finding_list(up, "SC0003");
+    cr_expect_str_eq(fu, fo, "%s raised to %s reads differently", g.gl_pathv[i], to ? to : "9s");
+    free(fo);
+    free(fu);
+    sc_arena_free(a);
+    free(raised);
+    free(buf);
+    n++;
+  }
+  globfree(&g);
+  return n;
+}
+
+Test(bytecode_corpus, newer_producer_reads_the_same_with_a_note) { cr_assert_geq(compare_raised(NULL, true), 60); }
+Test(bytecode_corpus, producer_v1_15_reads_the_same_without_a_note) {
+  cr_assert_geq(compare_raised("1.15.0", false), 10); /* the 17-character producers (StableHLO_v1.1x.y) */
+}
+
+/* What is unknown is refused, named: an op StableHLO 1.20 does not define. */
+Test(bytecode_corpus, unknown_vhlo_op_is_refused_by_name) {
+  size_t len;
+  char *buf = test_read_file(CORPUS "/jax_backcompat/pallas_mosaic_matmul__0.mlirbc", &len);
+  cr_assert_not_null(buf);
+  char *at = NULL; /* the string section's NUL-terminated op name */
+  for (size_t i = 0; i + 15 <= len && !at; i++)
+    if (!memcmp(buf + i, "custom_call_v1", 15)) at = buf + i;
+  cr_assert_not_null(at);
+  at[13] = '7';
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r = check(a, buf, len, "mutated.mlirbc", NULL);
+  cr_assert_eq(test_count_code(r, "SC0001"), 1);
+  cr_assert(strstr(r->diags[0].message, "'vhlo.custom_call_v7'") && strstr(r->diags[0].message, "StableHLO v1.20"), "%s",
+            r->diags[0].message);
+  sc_arena_free(a);
+  free(buf);
+}

@@ -47,14 +47,9 @@ static bool is_separator(const char *line, const char *end) {
 
 static void check_file(const char *path, tally *t, FILE *log) {
   size_t len;
-  char *buf = test_read_file(path, &len);
-  cr_assert_not_null(buf, "cannot read %s", path);
+  char *buf;
   sc_arena *a = sc_arena_new(0);
-  sc_options opt = {0};
-  opt.split_input_file = true;
-  opt.input_name = path;
-  sc_report *r = NULL;
-  cr_assert_eq(sc_check(a, buf, len, &opt, &r), SC_OK, "%s: sc_check failed", path);
+  sc_report *r = test_check_path(a, path, true, &buf, &len);
   /* line starts */
   uint32_t nlines = 0;
   for (size_t i = 0; i < len; i++) nlines += buf[i] == '\n';

@@ -112,6 +112,10 @@ Test(gspmd_sharding, validate) {
   cr_assert(strstr(validate("{devices=[1]<=[1]}", "f32[4]", 0), "Tile assignment only contains a single device"));
   cr_assert_null(validate("{devices=[2]0,1}", "tensor<8xf32>", 2)); /* MLIR types too */
   cr_assert(strstr(validate("{mesh['x'=2,'y'=2], [{'x'}, {'y'}]}", "f32[4,6]", 2), "sharding should have 2 devices but has 4"));
+  /* A named sharding with an empty dimension list shards no dimension, whatever the rank (XLA prints it). */
+  cr_assert_null(validate("{mesh['x'=2] []}", "f32[8,4]", 2));
+  cr_assert_null(validate("{mesh['x'=2] [], unreduced={'x'}}", "f32[8]", 2));
+  cr_assert(strstr(validate("{mesh['x'=2] [{'x'}]}", "f32[8,4]", 2), "is different than the input rank"));
 }
 
 Test(gspmd_sharding, opsharding_protos) {

@@ -712,3 +712,65 @@ Test(hlo_parse, mutation_smoke, .timeout = 120) {
   cr_assert_gt(parsed, 0);
   for (size_t i = 0; i < nfiles; i++) free(files[i]);
 }
+
+/* Forms XLA's own tests write (../shared/corpus/upstream/xla_hlo): inline called computations, buffer
+ * shapes, the legacy header, a custom call's literal, and a signature whose body brace ends the line. */
+Test(hlo_parse, inline_called_computation_becomes_the_callee) {
+  sc_module *m = parse_ok("HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                          "  ROOT r = f32[4] all-reduce(p), replica_groups={}, to_apply={\n"
+                          "    a = f32[] parameter(0)\n    b = f32[] parameter(1)\n    ROOT s = f32[] add(a, b)\n  }\n}\n");
+  cr_assert_eq(m->nfuncs, 2);
+  sc_op *r = instr(m->entry, "r");
+  cr_assert_not_null(r);
+  sc_op *callee = NULL;
+  for (uint32_t i = 0; i < m->nfuncs; i++)
+    if (sc_span_eq(sc_op_sym_name(m->funcs[i]), "r.to_apply")) callee = m->funcs[i];
+  cr_assert_not_null(callee);
+  assert_span(sc_op_callee(r), "r.to_apply");
+  cr_assert_eq(callee->regions[0]->blocks[0]->nargs, 2);
+  cr_assert_eq(callee->regions[0]->blocks[0]->nops, 3);
+  cr_assert_eq(m->entry->regions[0]->blocks[0]->nops, 2, "the inline body's ops stay out of the caller");
+}
+
+Test(hlo_parse, computation_lists_stay_names) {
+  parse_ok("HloModule m\n\nc1 {\n  ROOT x = f32[] constant(1)\n}\n\nENTRY e {\n"
+           "  ROOT r = f32[] conditional(), branch_computations={c1, c1}\n}\n");
+  sc_parse_error err = parse_bad("HloModule m\n\nENTRY e {\n  ROOT r = f32[] call(), to_apply={nope}\n}\n");
+  cr_assert(strstr(err.message, "unknown computation 'nope'"), "%s", err.message);
+}
+
+Test(hlo_parse, buffer_shapes) {
+  sc_module *m = parse_ok("HloModule m\n\nENTRY e {\n  p0 = f32[4,2]{1,0} parameter(0)\n"
+                          "  a = b(f32[4,2]{0,1}) custom-call(p0), custom_call_target=\"Pin\"\n"
+                          "  ROOT c = f32[4,2]{0,1} custom-call(b(f32[4,2]{0,1}) a), custom_call_target=\"Unpin\"\n}\n");
+  sc_op *a = instr(m->entry, "a");
+  cr_assert_not_null(a);
+  assert_span(a->result_types[0], "b(f32[4,2]{0,1})");
+}
+
+Test(hlo_parse, legacy_header_with_colon) {
+  sc_module *m = parse_ok("HloModule no_root:\nENTRY consts {\n  first = f32[1]{0} constant({1})\n"
+                          "  last = f32[1]{0} constant({2})\n}\n");
+  assert_span(sc_op_sym_name(m->module), "no_root");
+}
+
+Test(hlo_parse, custom_call_literal_with_shape) {
+  sc_module *m = parse_ok("HloModule m\n\nENTRY e {\n  c = f32[2] constant({1, 2})\n"
+                          "  ROOT cc = f32[2] custom-call(c), custom_call_target=\"foo\", literal=s32[2]{0} {4, 128}, "
+                          "backend_config=\"x\"\n}\n");
+  sc_op *cc = instr(m->entry, "cc");
+  const sc_attr *lit = sc_op_attr(cc, "literal");
+  cr_assert_not_null(lit);
+  assert_span(lit->value, "s32[2]{0} {4, 128}");
+  cr_assert_not_null(sc_op_attr(cc, "backend_config"));
+}
+
+Test(hlo_parse, body_brace_after_result_shape_is_no_layout) {
+  sc_module *m = parse_ok("HloModule m\n\nadd (a: f32[], b: f32[]) -> f32[]{\n  a = f32[] parameter(0)\n"
+                          "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
+                          "ENTRY e (p: f32[4]) -> f32[4]{\n  p = f32[4]{0} parameter(0)\n"
+                          "  ROOT r = f32[4]{0} all-reduce(p), to_apply=add, replica_groups={}\n}\n"
+                          "\nx (p: f32[4]) -> f32[4]{0} {\n  ROOT p = f32[4]{0} parameter(0)\n}\n");
+  cr_assert_eq(m->nfuncs, 3);
+  assert_span(sc_op_decl_of(arena, m->funcs[2])->func_result_types[0], "f32[4]{0}");
+}

@@ -52,6 +52,17 @@ Test(model, meshes_and_num_partitions) {
   cr_assert_null(sc_model_mesh(m, sc_span_of("nope", 4)));
 }
 
+Test(model, mesh_in_attribute_form) {
+  sc_model *m = build("sdy.mesh @mesh = #sdy.mesh<[\"x\"=2, \"y\"=4]>\n"
+                      "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"y\"}]>}) -> tensor<8xf32> {\n"
+                      "  return %arg0 : tensor<8xf32>\n}\n",
+                      NULL);
+  cr_assert_eq(m->nmeshes, 1);
+  cr_assert_eq(m->nerrors, 0);
+  const sc_mesh *mesh = sc_model_mesh(m, sc_span_of("mesh", 4));
+  cr_assert(mesh && mesh->naxes == 2 && mesh->devices == 8);
+}
+
 Test(model, synthesized_and_target_meshes) {
   sc_model *m = build("module attributes {mhlo.num_partitions = 4 : i32} {\n"
                       "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"

@@ -378,3 +378,69 @@ Test(rules_sharding, nested_rebind_is_reported_once) {
   free(buf);
   sc_arena_free(a);
 }
+
+/* ---- JAX policy versus IR validity (docs/rules-policy.md) ------------------------------------------ */
+
+static sc_severity severity_of(const sc_report *r, const char *code) {
+  const sc_diag *d = find(r, code);
+  cr_assert_not_null(d, "no %s", code);
+  return d->severity;
+}
+
+#define NONDIVISIBLE_MAIN                                                                                    \
+  "  sdy.mesh @mesh = <[\"x\"=4]>\n"                                                                          \
+  "  func.func @main(%arg0: tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> tensor<6xf32> {\n" \
+  "    %0 = call @inner(%arg0) : (tensor<6xf32>) -> tensor<6xf32>\n"                                          \
+  "    return %0 : tensor<6xf32>\n  }\n"                                                                      \
+  "  func.func private @inner(%arg0: tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> tensor<6xf32> {\n" \
+  "    return %arg0 : tensor<6xf32>\n  }\n"
+
+Test(rules_sharding, jit_boundary_divisibility_is_an_error_only_at_a_jax_entry) {
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r = run(a, "module @jit_f {\n" NONDIVISIBLE_MAIN "}\n", "sharding-divisibility");
+  cr_assert_eq(test_count_code(r, "SC0210"), 2);
+  cr_assert_eq(r->errors, 1, "the entry function only");
+  cr_assert_eq(r->notes, 1, "the private callee is a note");
+  r = run(a, "module @shardy_test {\n" NONDIVISIBLE_MAIN "}\n", "sharding-divisibility");
+  cr_assert_eq(test_count_code(r, "SC0210"), 2);
+  cr_assert_eq(r->errors, 0, "Shardy and XLA pad it: another producer's module gets notes");
+  sc_arena_free(a);
+}
+
+Test(rules_sharding, several_device_counts_is_jax_policy_and_ignores_unused_meshes) {
+  const char *meshes = "  sdy.mesh @mesh = <[\"x\"=8]>\n  sdy.mesh @small = <[\"x\"=2]>\n";
+  const char *both = "  func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> "
+                     "(tensor<8xf32> {sdy.sharding = #sdy.sharding<@small, [{\"x\"}]>}) {\n"
+                     "    return %arg0 : tensor<8xf32>\n  }\n}\n";
+  const char *one = "  func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> "
+                    "tensor<8xf32> {\n    return %arg0 : tensor<8xf32>\n  }\n}\n";
+  sc_arena *a = sc_arena_new(0);
+  char buf[2048];
+  snprintf(buf, sizeof buf, "module @jit_f {\n%s%s", meshes, both);
+  cr_assert_eq(severity_of(run(a, buf, "mesh-device-count"), "SC0105"), SC_SEV_ERROR);
+  snprintf(buf, sizeof buf, "module {\n%s%s", meshes, both);
+  cr_assert_eq(severity_of(run(a, buf, "mesh-device-count"), "SC0105"), SC_SEV_NOTE);
+  snprintf(buf, sizeof buf, "module @jit_f {\n%s%s", meshes, one);
+  cr_assert_eq(run(a, buf, "mesh-device-count")->ndiags, 0, "@small shards nothing");
+  sc_arena_free(a);
+}
+
+Test(rules_sharding, unreduced_in_partial_shard_map_is_jax_policy) {
+  const char *body = "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+                     "  func.func @main(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {jax.result_info = \"\"}) {\n"
+                     "    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"x\"}, {}], unreduced={\"y\"}>] "
+                     "out_shardings=[<@mesh, [{\"x\"}, {}]>] manual_axes={\"x\"} (%arg1: tensor<4x8xf32>) {\n"
+                     "      sdy.return %arg1 : tensor<4x8xf32>\n"
+                     "    } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+                     "    return %0 : tensor<8x8xf32>\n  }\n}\n";
+  sc_arena *a = sc_arena_new(0);
+  char buf[2048];
+  snprintf(buf, sizeof buf, "module {\n%s", body);
+  cr_assert_eq(severity_of(run(a, buf, "manual-unreduced-partial"), "SC0512"), SC_SEV_ERROR, "jax.result_info marks JAX");
+  char *plain = strdup(buf), *mark = strstr(plain, " {jax.result_info = \"\"}");
+  memmove(mark, mark + strlen(" {jax.result_info = \"\"}"), strlen(mark + strlen(" {jax.result_info = \"\"}")) + 1);
+  memcpy(strstr(plain, "-> (tensor<8x8xf32>)"), "->  tensor<8x8xf32> ", 20);
+  cr_assert_eq(severity_of(run(a, plain, "manual-unreduced-partial"), "SC0512"), SC_SEV_NOTE, "%s", plain);
+  free(plain);
+  sc_arena_free(a);
+}

@@ -1,0 +1,86 @@
+/* sharding_group.c — sharding-group (SC0222): the values of one sdy.sharding_group (jax.shard_alike)
+ * must share their manual computation (all outside any, or all in the same one) and their shape, as
+ * Shardy's import checks (transforms/import/sharding_group_import.cc). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "rules/rule_util.h"
+#include "rules/rules.h"
+
+typedef struct {
+  int64_t group;
+  uint32_t index; /* into module->ops: the order the groups are met */
+} member;
+
+static int member_cmp(const void *x, const void *y) {
+  const member *a = x, *b = y;
+  if (a->group != b->group) return a->group < b->group ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The innermost sdy.manual_computation the op is written in (lexically), or NULL. */
+static const sc_op *manual_parent(const sc_op *op) {
+  for (const sc_op *p = op->parent_op; p; p = p->parent_op)
+    if (p->kind == SC_OP_SDY_MANUAL_COMPUTATION) return p;
+  return NULL;
+}
+
+/* `group_id = 23` (pretty custom syntax: an sdy item; generic form and bytecode: an attribute). */
+static bool group_id(const sc_ctx *ctx, const sc_op *op, int64_t *out) {
+  const sc_attr *a = sc_op_attr(op, "group_id");
+  const sc_sdy_item *it = a ? NULL : sc_model_sdy_item(ctx->model, op, "group_id");
+  if (!a && !it) return false;
+  sc_span v = sc_span_trim(a ? a->value : it->value);
+  int64_t x = 0;
+  uint32_t i = 0;
+  for (; i < v.n && v.p[i] >= '0' && v.p[i] <= '9' && x < INT64_MAX / 10; i++) x = x * 10 + (v.p[i] - '0');
+  *out = x;
+  return i > 0;
+}
+
+static bool same_shape(sc_arena *a, sc_span t1, sc_span t2) {
+  sc_shape s1, s2;
+  if (!sc_parse_shape(a, t1, &s1) || !sc_parse_shape(a, t2, &s2)) return true; /* unknown: not a finding */
+  if (s1.kind != SC_SHAPE_ARRAY || s2.kind != SC_SHAPE_ARRAY) return s1.kind == s2.kind;
+  if (s1.rank != s2.rank) return false;
+  for (int32_t d = 0; d < s1.rank; d++)
+    if (s1.dims[d] != s2.dims[d]) return false;
+  return true;
+}
+
+static sc_span input_type(const sc_op *op) {
+  return op->noperands ? ru_operand_type(op, 0) : sc_span_of("", 0);
+}
+
+void sc_check_sharding_group(sc_ctx *ctx);
+void sc_check_sharding_group(sc_ctx *ctx) {
+  const sc_module *m = ctx->module;
+  if (!ctx->model) return;
+  SC_VEC(member) v = {0};
+  for (uint32_t k = 0; k < m->nops; k++) {
+    const sc_op *op = m->ops[k];
+    member x = {0, k};
+    if (sc_span_eq(op->name, "sdy.sharding_group") && group_id(ctx, op, &x.group)) SC_PUSH(ctx->arena, v, x);
+  }
+  if (v.n < 2) return;
+  qsort(v.v, v.n, sizeof *v.v, member_cmp);
+  for (size_t i = 0; i < v.n;) {
+    size_t end = i + 1;
+    while (end < v.n && v.v[end].group == v.v[i].group) end++;
+    const sc_op *first = m->ops[v.v[i].index];
+    for (size_t k = i + 1; k < end; k++) { /* Shardy stops at the first bad member of a group */
+      const sc_op *op = m->ops[v.v[k].index];
+      if (manual_parent(op) != manual_parent(first)) {
+        sc_emit(ctx, op, "ShardingGroupOps values cannot cross ManualComputationOp boundaries for groupId: %lld",
+                (long long)v.v[i].group);
+        break;
+      }
+      if (!same_shape(ctx->arena, input_type(op), input_type(first))) {
+        sc_emit(ctx, op, "ShardingGroupOps values must have the same shape for groupId: %lld", (long long)v.v[i].group);
+        break;
+      }
+    }
+    i = end;
+  }
+}
