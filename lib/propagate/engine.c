@@ -930,6 +930,7 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
   e->facts = prop_rule_facts_build(a, m);
+  if (o->seed_only) return e;
   e->aggressive = o->strategy != PROP_BASIC;
   if (o->strategy == PROP_USER_PRIORITY) run_user_priority(e);
   else if (o->strategy == PROP_OP_PRIORITY) run_op_priority(e);

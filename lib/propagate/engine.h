@@ -28,6 +28,7 @@ typedef struct {
   bool through_calls;       /* func.call: its operands flow into the callee's arguments and its results out of
                                the callee's return (Shardy's pipeline inlines or dedups calls; sdy_opt's single
                                passes do not) */
+  bool seed_only;           /* only read the shardings as written (data-flow edges shared), no propagation */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;

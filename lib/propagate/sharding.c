@@ -63,6 +63,15 @@ static bool axis_prefix_without_overlap_list(prop_axis a, prop_axes list, prop_a
   return true;
 }
 
+bool prop_axis_eq(prop_axis a, prop_axis b) { return axis_eq(a, b); }
+bool prop_axis_overlaps(prop_axis a, prop_axis b) { return axis_overlaps(a, b); }
+bool prop_axis_can_coexist(prop_axis a, prop_axis b) { return axis_can_coexist(a, b); }
+bool prop_axis_contains(prop_axis a, prop_axis b) { return axis_contains(a, b); }
+bool prop_axis_prefix_of(prop_axis a, prop_axis b) { return axis_prefix_of(a, b); }
+bool prop_axis_prefix_without_overlap(prop_axis a, prop_axis b, prop_axis *out) {
+  return axis_prefix_without_overlap(a, b, out);
+}
+
 static bool axes_eq(prop_axes a, prop_axes b) {
   if (a.n != b.n) return false;
   for (uint32_t i = 0; i < a.n; i++)
