@@ -959,22 +959,7 @@ static void put_sharding_attr(sc_astr *out, const prop_sharding *s) {
 /* `#sdy.sharding_per_value<[...]>` of an op's results; results without a sharding print open and
  * empty on the mesh of the others. */
 static const char *per_value_text(prop_engine *e, const sc_op *op) {
-  const prop_sharding *any = NULL;
-  for (uint32_t r = 0; r < op->nresults && !any; r++) any = e->sh[e->result_base[op->id] + r];
-  sc_astr s = SC_ASTR_INIT(e->a);
-  sc_astr_puts(&s, "#sdy.sharding_per_value<[");
-  for (uint32_t r = 0; r < op->nresults; r++) {
-    const prop_sharding *x = e->sh[e->result_base[op->id] + r];
-    if (!x) {
-      sc_tensor_type tt;
-      int32_t rank = sc_parse_tensor_type(e->a, op->results[r]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
-      x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
-    }
-    if (r) sc_astr_puts(&s, ", ");
-    prop_sharding_put(&s, x);
-  }
-  sc_astr_puts(&s, "]>");
-  return sc_astr_str(&s);
+  return prop_per_value_text(e->a, op, e->sh + e->result_base[op->id]);
 }
 
 static bool results_changed(const prop_engine *e, const sc_op *op) {

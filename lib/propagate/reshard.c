@@ -580,23 +580,6 @@ static bool skipped_op(const sc_op *op) {
   }
 }
 
-static const char *per_value_text(rpass *p, const sc_op *op, sharding_ref *results, sharding_ref mesh_of) {
-  sc_astr s = SC_ASTR_INIT(p->a);
-  sc_astr_puts(&s, "#sdy.sharding_per_value<[");
-  for (uint32_t r = 0; r < op->nresults; r++) {
-    sharding_ref x = results[r];
-    if (!x) {
-      sc_tensor_type tt;
-      int32_t rank = sc_parse_tensor_type(p->a, op->results[r]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
-      x = prop_sharding_open(p->a, mesh_of->mesh, mesh_of->mesh_name, (uint32_t)rank);
-    }
-    if (r) sc_astr_puts(&s, ", ");
-    prop_sharding_put(&s, x);
-  }
-  sc_astr_puts(&s, "]>");
-  return sc_astr_str(&s);
-}
-
 static void process_op(rpass *p, const sc_op *op) {
   if (skipped_op(op) || !op->nresults) return;
   prop_rule_options ro = {false, p->facts};
@@ -662,7 +645,7 @@ static void process_op(rpass *p, const sc_op *op) {
       for (uint32_t i = 0; i < common[f].n; i++) SC_PUSH(p->a, reduction, common[f].v[i]);
   prop_axes unreduced0 = results[0] ? results[0]->unreduced : (prop_axes){NULL, 0};
   prop_axes all_reduce = sort_and_merge(p->a, mesh, axes_minus(p->a, (prop_axes){reduction.v, (uint32_t)reduction.n}, unreduced0));
-  if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", per_value_text(p, op, results, mesh_of));
+  if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results));
   const char **chain = sc_arena_alloc(p->a, (op->nresults + 1) * sizeof *chain);
   for (uint32_t r = 0; r < op->nresults; r++) {
     chain[r] = value_name(p, op->results[r]);

@@ -200,6 +200,25 @@ void prop_sharding_put(sc_astr *out, const prop_sharding *s) {
   sc_astr_puts(out, ">");
 }
 
+const char *prop_per_value_text(sc_arena *a, const sc_op *op, const prop_sharding *const *results) {
+  const prop_sharding *any = NULL;
+  for (uint32_t r = 0; r < op->nresults && !any; r++) any = results[r];
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "#sdy.sharding_per_value<[");
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    const prop_sharding *x = results[r];
+    if (!x) {
+      sc_tensor_type tt;
+      int32_t rank = sc_parse_tensor_type(a, op->results[r]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
+      x = prop_sharding_open(a, any->mesh, any->mesh_name, (uint32_t)rank);
+    }
+    if (r) sc_astr_puts(&s, ", ");
+    prop_sharding_put(&s, x);
+  }
+  sc_astr_puts(&s, "]>");
+  return sc_astr_str(&s);
+}
+
 bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b) {
   if (a == b) return true;
   if (!a || !b || a->mesh != b->mesh || a->rank != b->rank) return false;

@@ -67,6 +67,9 @@ prop_sharding *prop_sharding_copy(sc_arena *a, const prop_sharding *s);
 void prop_sharding_rebase(prop_sharding *moved, size_t delta);
 /* True when no dimension has axes and there are no replicated or unreduced axes. */
 bool prop_sharding_empty_axes(const prop_sharding *s);
+/* `#sdy.sharding_per_value<[...]>` of `op`'s results (op->nresults shardings; a NULL one prints open
+ * and empty on the mesh of the others, which must not all be NULL). Arena string. */
+const char *prop_per_value_text(sc_arena *a, const sc_op *op, const prop_sharding *const *results);
 /* A fully open sharding of `rank` with no axes on `mesh`. */
 prop_sharding *prop_sharding_open(sc_arena *a, const sc_mesh *mesh, sc_span mesh_name, uint32_t rank);
 

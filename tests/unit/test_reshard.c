@@ -152,6 +152,14 @@ static const char *propagate(const char *text, bool insert, bool collectives, sc
   return *status == SC_OK ? r.text : r.failure;
 }
 
+/* Runs one pass on `text` and asserts the output holds `expected`. */
+static void expect_pass_output(const char *text, bool insert, const char *expected) {
+  sc_status st;
+  const char *out = propagate(text, insert, !insert, &st);
+  cr_assert_eq(st, SC_OK, "%s", out);
+  cr_assert(strstr(out, expected), "expected\n%s\nin\n%s", expected, out);
+}
+
 TestSuite(reshard_pass, .init = setup, .fini = teardown);
 
 Test(reshard_pass, collectives_of_a_swap_between_dims) {
@@ -161,12 +169,9 @@ Test(reshard_pass, collectives_of_a_swap_between_dims) {
                      "  %0 = sdy.reshard %arg0 <@mesh, [{\"y\"}, {\"x\"}]> : tensor<8x8xf32>\n"
                      "  return %0 : tensor<8x8xf32>\n"
                      "}\n";
-  sc_status st;
-  const char *out = propagate(text, false, true, &st);
-  cr_assert_eq(st, SC_OK, "%s", out);
-  cr_assert(strstr(out, "  %0 = sdy.collective_permute %arg0 out_sharding=<@mesh, [{\"y\"}, {\"x\"}]> : tensor<8x8xf32>\n"
-                        "  return %0 : tensor<8x8xf32>\n"),
-            "%s", out);
+  expect_pass_output(text, false,
+                     "  %0 = sdy.collective_permute %arg0 out_sharding=<@mesh, [{\"y\"}, {\"x\"}]> : tensor<8x8xf32>\n"
+                     "  return %0 : tensor<8x8xf32>\n");
 }
 
 Test(reshard_pass, collectives_gather_then_slice) {
@@ -176,13 +181,10 @@ Test(reshard_pass, collectives_gather_then_slice) {
                      "  %1 = sdy.reshard %0 <@mesh, [{}, {}]> : tensor<16x16xf32>\n"
                      "  return %1 : tensor<16x16xf32>\n"
                      "}\n";
-  sc_status st;
-  const char *out = propagate(text, false, true, &st);
-  cr_assert_eq(st, SC_OK, "%s", out);
-  cr_assert(strstr(out, "  %0 = sdy.all_to_all [{\"x\"}: 0->1] %arg0 out_sharding=<@mesh, [{}, {\"x\"}]> : tensor<16x16xf32>\n"
-                        "  %1 = sdy.all_gather [{}, {\"x\"}] %0 out_sharding=<@mesh, [{}, {}]> : tensor<16x16xf32>\n"
-                        "  return %1 : tensor<16x16xf32>\n"),
-            "%s", out);
+  expect_pass_output(text, false,
+                     "  %0 = sdy.all_to_all [{\"x\"}: 0->1] %arg0 out_sharding=<@mesh, [{}, {\"x\"}]> : tensor<16x16xf32>\n"
+                     "  %1 = sdy.all_gather [{}, {\"x\"}] %0 out_sharding=<@mesh, [{}, {}]> : tensor<16x16xf32>\n"
+                     "  return %1 : tensor<16x16xf32>\n");
 }
 
 Test(reshard_pass, matmul_with_sharded_contraction_all_reduces) {
@@ -193,12 +195,9 @@ Test(reshard_pass, matmul_with_sharded_contraction_all_reduces) {
                      "  %0 = stablehlo.dot %arg0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]>} : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
                      "  return %0 : tensor<8x16xf32>\n"
                      "}\n";
-  sc_status st;
-  const char *out = propagate(text, true, false, &st);
-  cr_assert_eq(st, SC_OK, "%s", out);
-  cr_assert(strstr(out, "  %1 = sdy.all_reduce {\"y\"} %0 out_sharding=<@mesh, [{\"x\"}, {}]> : tensor<8x16xf32>\n"
-                        "  return %1 : tensor<8x16xf32>\n"),
-            "%s", out);
+  expect_pass_output(text, true,
+                     "  %1 = sdy.all_reduce {\"y\"} %0 out_sharding=<@mesh, [{\"x\"}, {}]> : tensor<8x16xf32>\n"
+                     "  return %1 : tensor<8x16xf32>\n");
 }
 
 Test(reshard_pass, options_that_do_not_combine) {
