@@ -944,6 +944,10 @@ const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v
   return e->slot_value[e->origin[s]] ? e->slot_value[e->origin[s]] : v;
 }
 
+const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const sc_op *op, const prop_sharding *s) {
+  return op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? erase_manual(e->a, op, e->model, s) : s;
+}
+
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_value *v) {
   uint32_t s = slot_of(e, v);
   return s < e->nslots ? e->sh[s] : NULL;

@@ -42,6 +42,11 @@ const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_v
  * propagated from: `v` itself when it was written on it, NULL when `v` has none. */
 const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v);
 
+/* `s` (a sharding of a value crossing manual computation `op`'s boundary) as its body sees it: each
+ * dimension without its leading manual axes, no manual replicated/unreduced axes (Shardy's
+ * eraseManualAxes). `s` itself for other ops or when NULL. */
+const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const sc_op *op, const prop_sharding *s);
+
 /* Writes what propagation changed into `pr`: ops' `sdy.sharding` (and `sdy.sharding_rule` with
  * keep_sharding_rules), and every function signature on one line with its arguments' and results'
  * shardings. */

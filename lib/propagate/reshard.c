@@ -698,9 +698,27 @@ static const sc_op *last_op(const sc_region *r) {
   return b->nops ? b->ops[b->nops - 1] : NULL;
 }
 
+/* Manual and named computations: operands flow into the body's arguments (their in_shardings as
+ * written, manual axes included), the body's return into the results (as the body sees them). */
+static void process_computation(rpass *p, const sc_op *op) {
+  const sc_sdy_op_info *x = sc_model_op(p->model, op)->sdy_op;
+  if (!x || !op->nregions) return;
+  for (uint32_t k = 0; k < op->noperands; k++) {
+    const sc_sharding *ms = k < x->in_shardings.nvalues ? x->in_shardings.values[k] : NULL;
+    reshard_source(p, op, k, ms ? prop_sharding_from_model(p->a, ms, sc_model_sharding_mesh(p->model, ms)) : NULL);
+  }
+  const sc_op *ret = last_op(op->regions[0]);
+  for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
+    reshard_source(p, ret, i, prop_engine_local_sharding(p->e, op, value_sharding(p, op->results[i])));
+}
+
 /* While, case and optimization_barrier: results own their edges (a while's block arguments share its
- * results' shardings). Returns false for other ops. */
+ * results' shardings); manual and named computations. Returns false for other ops. */
 static bool process_data_flow(rpass *p, const sc_op *op) {
+  if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
+    process_computation(p, op);
+    return true;
+  }
   bool barrier = sc_span_eq(op->name, "stablehlo.optimization_barrier") || sc_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
   if (op->kind != SC_OP_WHILE && op->kind != SC_OP_CASE && !barrier) return false;
   for (uint32_t i = 0; i < op->nresults; i++) {

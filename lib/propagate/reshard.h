@@ -11,9 +11,11 @@
  * partial results, summed by an `sdy.all_reduce` after the op. Function results get a reshard before
  * the return where the returned value's sharding differs from the function's result sharding.
  *
- * Not done yet (left as written): data-flow ops (while, case, optimization_barrier, named and manual
- * computations), calls, unreduced axes (all-reduce of unreduced operands, replicated/sharded to
- * unreduced), single-device (maximal) ops, and the reshape of overflowing axes.
+ * Data-flow ops (while, case, optimization_barrier, manual and named computations) reshard the values
+ * flowing into each edge to its owner's sharding, right after the value is defined.
+ *
+ * Not done yet (left as written): calls, unreduced axes (all-reduce of unreduced operands,
+ * replicated/sharded to unreduced), single-device (maximal) ops, and the reshape of overflowing axes.
  *
  * Everything lives in the caller's arena; one thread at a time per arena. Cost: linear in the module
  * times, per op, a polynomial in its tensors' axes (small: a few axes per dimension). */

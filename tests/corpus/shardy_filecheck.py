@@ -55,8 +55,6 @@ NOT_YET = ("propagate implements the op sharding rules and the basic, aggressive
 GENERIC_PROPERTIES = ("the generic form's attribute dictionary: sdy_opt moves inherent attributes (dimension_numbers, "
                       "slice_sizes, ...) into properties <{...}> and prints {sdy.sharding = ...} on its own; the "
                       "printer keeps the dictionary as written")
-MANUAL_EDGES = ("explicit reshards on sdy.manual_computation edges (in/out shardings with manual axes) are not "
-                "implemented yet")
 RESHAPE_OVERFLOW = ("a reshape whose axes overflow its factors (Shardy's processReshapeWithOverflowAxes: the axes "
                     "redistributed over the flattened factors) is not implemented yet")
 EXPECTED_FAILURES = {
@@ -68,8 +66,6 @@ EXPECTED_FAILURES = {
     ("insert_explicit_reshards__gather_scatter.mlir", "@gather_implicit_dimension"): GENERIC_PROPERTIES,
     ("insert_explicit_reshards__gather_scatter.mlir", "@scatter"): GENERIC_PROPERTIES,
     ("insert_explicit_reshards__gather_scatter.mlir", "@scatter_no_reduction"): GENERIC_PROPERTIES,
-    ("insert_explicit_reshards__manual_computation.mlir", "func @manual_computation"): MANUAL_EDGES,
-    ("insert_explicit_reshards__manual_computation.mlir", "func @manual_computation_with_manual_axes"): MANUAL_EDGES,
     ("insert_explicit_reshards__reshape.mlir", "func @reshape_overflow_axes_split_and_merge_shape"): RESHAPE_OVERFLOW,
     ("insert_explicit_reshards__reshape.mlir", "func @reshape_overflow_axes_split_and_merge_2"): RESHAPE_OVERFLOW,
     ("insert_explicit_reshards__reshape.mlir", "func @reshape_to_scalar_with_overflow"): RESHAPE_OVERFLOW,
