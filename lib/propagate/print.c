@@ -481,7 +481,7 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
       while (text->n > from && (text->p[text->n - 1] == ' ' || text->p[text->n - 1] == '\t')) text->n--;
       /* MLIR prints no space inside brackets: `[\n{}` joins as `[{}` */
       char prev = text->n > from ? text->p[text->n - 1] : '\n', next = reps.v[i].end < end ? p->module->buf[reps.v[i].end] : ' ';
-      bool tight = strchr("[(<", prev) || strchr("])>,", next);
+      bool tight = strchr("[(<{", prev) || strchr("])>,}", next);
       if (prev != '\n' && !tight) sc_astr_puts(text, " ");
     } else {
       sc_astr_puts(text, reps.v[i].text);

@@ -580,6 +580,138 @@ static bool skipped_op(const sc_op *op) {
   }
 }
 
+/* Sets factor `f` of tensor `t` (when it has it) to `axes` without overflow; true when that changed it. */
+static bool set_factor(prop_projection *proj, uint32_t t, uint32_t f, prop_axes axes) {
+  prop_factor_sharding *fs = &proj->tensors[t].factors[f];
+  if (!fs->present || (axes_equal(fs->axes, axes) && !fs->overflow.n)) return false;
+  fs->axes = axes;
+  fs->overflow.n = 0;
+  return true;
+}
+
+/* `x` with consecutive sub-axes of one axis merged (Shardy's addAxisOrMerge on every push). */
+static prop_axes sort_merge_consecutive(sc_arena *a, const sc_mesh *mesh, prop_axes x) {
+  prop_axes r = axes_copy(a, x, 0);
+  r.n = 0;
+  for (uint32_t i = 0; i < x.n; i++) {
+    prop_axis y = x.v[i];
+    if (r.n && r.v[r.n - 1].axis == y.axis && r.v[r.n - 1].pre && y.pre && r.v[r.n - 1].pre * r.v[r.n - 1].size == y.pre) {
+      r.v[r.n - 1].size *= y.size;
+      if (r.v[r.n - 1].pre == 1 && r.v[r.n - 1].size == mesh->axes[y.axis].size) r.v[r.n - 1].pre = 0;
+      continue;
+    }
+    r.v[r.n++] = y;
+  }
+  return r;
+}
+
+/* Shardy's distributeAxesAcrossFactors: `all` (in order) over the tensor's factors (dimension order),
+ * each taking what divides what is left of its size; what no factor takes overflows the last one. */
+static void redistribute(const op_view *v, uint32_t t, prop_axes all) {
+  const prop_tensor *map = mapping_of(v, t);
+  SC_VEC(uint32_t) order = {0};
+  for (uint32_t d = 0; d < map->rank; d++)
+    for (uint32_t k = 0; k < map->dims[d].nfactors; k++) SC_PUSH(v->a, order, map->dims[d].factors[k]);
+  if (!order.n) return;
+  int64_t *left = sc_arena_alloc(v->a, order.n * sizeof *left);
+  prop_axes *got = sc_arena_calloc(v->a, order.n, sizeof *got);
+  for (size_t i = 0; i < order.n; i++) {
+    left[i] = v->rule->factors[order.v[i]].size;
+    got[i] = axes_copy(v->a, (prop_axes){NULL, 0}, all.n * 2 + 1);
+  }
+  prop_axes over = axes_copy(v->a, (prop_axes){NULL, 0}, all.n * 2 + 1);
+  uint32_t ai = 0;
+  int64_t pre = all.n ? all.v[0].pre : 0, size = all.n ? all.v[0].size : 0;
+  while (ai < all.n) {
+    bool used = false;
+    for (size_t i = 0; i < order.n; i++) {
+      if (left[i] <= 1) continue;
+      int64_t g = left[i], b = size;
+      while (b) {
+        int64_t r = g % b;
+        g = b;
+        b = r;
+      }
+      if (g == 1 && size != 1) continue;
+      used = true;
+      prop_axis x = {all.v[ai].axis, pre, size > g ? g : size};
+      if (size > g) {
+        x.pre = pre ? pre : 1;
+        pre = x.pre * g;
+        size /= g;
+        left[i] /= g;
+        got[i].v[got[i].n++] = x;
+      } else {
+        left[i] /= size;
+        got[i].v[got[i].n++] = x;
+        if (++ai < all.n) pre = all.v[ai].pre, size = all.v[ai].size;
+        break;
+      }
+    }
+    if (!used) {
+      for (; ai < all.n; ai++) {
+        prop_axis x = {all.v[ai].axis, pre, size};
+        over.v[over.n++] = x;
+        if (ai + 1 < all.n) pre = all.v[ai + 1].pre, size = all.v[ai + 1].size;
+      }
+      break;
+    }
+  }
+  for (size_t i = 0; i < order.n; i++) {
+    prop_factor_sharding *fs = &v->proj->tensors[t].factors[order.v[i]];
+    fs->axes = sort_merge_consecutive(v->a, v->mesh, got[i]);
+    fs->overflow = i + 1 == order.n ? over : (prop_axes){NULL, 0};
+  }
+}
+
+/* The greatest common prefix of two axis lists (the last axis may be a sub-axis prefix of both). */
+static prop_axes common_prefix(sc_arena *a, prop_axes x, prop_axes y) {
+  prop_axes r = axes_copy(a, x, 0);
+  r.n = 0;
+  for (uint32_t i = 0; i < x.n && i < y.n; i++) {
+    if (prop_axis_eq(x.v[i], y.v[i])) {
+      r.v[r.n++] = x.v[i];
+      continue;
+    }
+    if (prop_axis_prefix_of(x.v[i], y.v[i])) r.v[r.n++] = x.v[i];
+    else if (prop_axis_prefix_of(y.v[i], x.v[i])) r.v[r.n++] = y.v[i];
+    break;
+  }
+  return r;
+}
+
+/* Shardy's processReshapeWithOverflowAxes: the axes of the more sharded side spread over both sides'
+ * factors, then each factor keeps what both sides agree on. */
+static void reshape_overflow(rpass *p, op_view *v, const sc_op *op, sharding_ref *all, sharding_ref mesh_of,
+                             prop_axes *common, bool *update) {
+  SC_VEC(prop_axis) pool = {0};
+  uint32_t best = tensor_sharding_size(v, 0) >= tensor_sharding_size(v, 1) ? 0 : 1;
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+    if (!has_factor(v, best, f)) continue;
+    const prop_factor_sharding *fs = &v->proj->tensors[best].factors[f];
+    for (uint32_t i = 0; i < fs->axes.n; i++) SC_PUSH(p->a, pool, fs->axes.v[i]);
+    for (uint32_t i = 0; i < fs->overflow.n; i++) SC_PUSH(p->a, pool, fs->overflow.v[i]);
+  }
+  prop_axes everything = {pool.v, (uint32_t)pool.n};
+  redistribute(v, 0, everything);
+  redistribute(v, 1, everything);
+  sharding_ref built[2] = {prop_unproject(p->a, v->proj, 0, mesh_of->mesh_name),
+                           prop_unproject(p->a, v->proj, 1, mesh_of->mesh_name)};
+  prop_projection legal;
+  prop_project(p->a, &legal, v->rule, v->mesh, built, built + 1, false);
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+    bool seen = false;
+    for (uint32_t t = 0; t < 2; t++) {
+      if (!legal.tensors[t].factors[f].present) continue;
+      common[f] = seen ? common_prefix(p->a, common[f], legal.tensors[t].factors[f].axes) : legal.tensors[t].factors[f].axes;
+      seen = true;
+    }
+    for (uint32_t t = 0; t < 2; t++) set_factor(v->proj, t, f, common[f]);
+  }
+  update[0] = !equivalent(value_sharding(p, op->operands[0]), prop_unproject(p->a, v->proj, 0, mesh_of->mesh_name));
+  update[1] = !equivalent(prop_unproject(p->a, v->proj, 1, mesh_of->mesh_name), all[1]);
+}
+
 static void process_op(rpass *p, const sc_op *op) {
   if (skipped_op(op) || !op->nresults) return;
   prop_rule_options ro = {false, p->facts};
@@ -606,16 +738,16 @@ static void process_op(rpass *p, const sc_op *op) {
   bool *update = sc_arena_calloc(p->a, n + 1, sizeof *update);
   for (uint32_t t = 0; t < n; t++)
     for (uint32_t f = 0; f < rule->nfactors; f++) update[t] |= has_factor(&v, t, f) && proj.tensors[t].factors[f].overflow.n > 0;
+  bool overflow = false;
+  for (uint32_t t = 0; t < n; t++) overflow |= update[t];
   prop_axes *common = sc_arena_calloc(p->a, rule->nfactors + 1, sizeof *common);
-  common_axes(&v, common);
-  for (uint32_t f = 0; f < rule->nfactors; f++)
-    for (uint32_t t = 0; t < n; t++) {
-      prop_factor_sharding *fs = &proj.tensors[t].factors[f];
-      if (!fs->present || (axes_equal(fs->axes, common[f]) && !fs->overflow.n)) continue;
-      fs->axes = common[f];
-      fs->overflow.n = 0;
-      update[t] = true;
-    }
+  if (overflow && n == 2 && sc_span_eq(op->name, "stablehlo.reshape")) {
+    reshape_overflow(p, &v, op, all, mesh_of, common, update);
+  } else {
+    common_axes(&v, common);
+    for (uint32_t f = 0; f < rule->nfactors; f++)
+      for (uint32_t t = 0; t < n; t++) update[t] |= set_factor(&proj, t, f, common[f]);
+  }
   /* operands: a reshard before the op */
   for (uint32_t k = 0; k < op->noperands; k++) {
     bool other_mesh = all[k] && !fully_replicated(all[k]) && !same_device_ids(all[k]->mesh, mesh);

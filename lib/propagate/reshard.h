@@ -15,7 +15,7 @@
  * flowing into each edge to its owner's sharding, right after the value is defined.
  *
  * Not done yet (left as written): calls, unreduced axes (all-reduce of unreduced operands,
- * replicated/sharded to unreduced), single-device (maximal) ops, and the reshape of overflowing axes.
+ * replicated/sharded to unreduced), single-device (maximal) ops.
  *
  * Everything lives in the caller's arena; one thread at a time per arena. Cost: linear in the module
  * times, per op, a polynomial in its tensors' axes (small: a few axes per dimension). */

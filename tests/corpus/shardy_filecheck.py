@@ -55,20 +55,14 @@ NOT_YET = ("propagate implements the op sharding rules and the basic, aggressive
 GENERIC_PROPERTIES = ("the generic form's attribute dictionary: sdy_opt moves inherent attributes (dimension_numbers, "
                       "slice_sizes, ...) into properties <{...}> and prints {sdy.sharding = ...} on its own; the "
                       "printer keeps the dictionary as written")
-RESHAPE_OVERFLOW = ("a reshape whose axes overflow its factors (Shardy's processReshapeWithOverflowAxes: the axes "
-                    "redistributed over the flattened factors) is not implemented yet")
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "*"): NOT_YET,
     ("user_priority_propagation.mlir", "func @manual_computation_shardings_with_priority("):
         "a manual computation's in/out shardings keep their user priorities through the rounds (Shardy leaves "
         "data-flow edge owners' shardings alone when it initializes priorities); propagate re-derives them",
     ("insert_explicit_reshards__gather_scatter.mlir", "@gather"): GENERIC_PROPERTIES,
-    ("insert_explicit_reshards__gather_scatter.mlir", "@gather_implicit_dimension"): GENERIC_PROPERTIES,
     ("insert_explicit_reshards__gather_scatter.mlir", "@scatter"): GENERIC_PROPERTIES,
     ("insert_explicit_reshards__gather_scatter.mlir", "@scatter_no_reduction"): GENERIC_PROPERTIES,
-    ("insert_explicit_reshards__reshape.mlir", "func @reshape_overflow_axes_split_and_merge_shape"): RESHAPE_OVERFLOW,
-    ("insert_explicit_reshards__reshape.mlir", "func @reshape_overflow_axes_split_and_merge_2"): RESHAPE_OVERFLOW,
-    ("insert_explicit_reshards__reshape.mlir", "func @reshape_to_scalar_with_overflow"): RESHAPE_OVERFLOW,
 }
 
 CHECK_RE = re.compile(r"//\s*(CHECK(?:-[A-Z]+)?):")
