@@ -256,9 +256,23 @@ static replacement op_replacement(prop_printer *p, const prop_edit *edits, size_
   if (entries.n > 1) qsort(entries.v, entries.n, sizeof *entries.v, entry_cmp);
   sc_astr s = SC_ASTR_INIT(a);
   if (!slot.dict_end) sc_astr_puts(&s, slot.keyword);
-  sc_astr_puts(&s, slot.dict_end ? "{" : " {");
-  for (size_t i = 0; i < entries.n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
-  sc_astr_puts(&s, "}");
+  /* a generic op's dictionary as MLIR reprints it: its own (undotted) attributes as properties `<{...}>`,
+   * dialect attributes (`sdy.sharding`) in `{...}` */
+  size_t inherent = 0;
+  for (size_t i = 0; i < entries.n && edits[0].op->generic; i++) inherent += !memchr(entries.v[i].name.p, '.', entries.v[i].name.n);
+  if (slot.dict_end && inherent && inherent < entries.n && !(slot.dict_begin && m->buf[slot.dict_begin - 1] == '<')) {
+    sc_astr_puts(&s, "<{");
+    for (size_t i = 0, k = 0; i < entries.n; i++)
+      if (!memchr(entries.v[i].name.p, '.', entries.v[i].name.n)) sc_astr_printf(&s, "%s%s", k++ ? ", " : "", entries.v[i].text);
+    sc_astr_puts(&s, "}> {");
+    for (size_t i = 0, k = 0; i < entries.n; i++)
+      if (memchr(entries.v[i].name.p, '.', entries.v[i].name.n)) sc_astr_printf(&s, "%s%s", k++ ? ", " : "", entries.v[i].text);
+    sc_astr_puts(&s, "}");
+  } else {
+    sc_astr_puts(&s, slot.dict_end ? "{" : " {");
+    for (size_t i = 0; i < entries.n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
+    sc_astr_puts(&s, "}");
+  }
   if (!slot.dict_end && m->buf[slot.insert_at] == ':') sc_astr_puts(&s, " "); /* `%0 = op %a: type` */
   replacement r = {slot.dict_end ? slot.dict_begin : slot.insert_at, slot.dict_end ? slot.dict_end : slot.insert_at,
                    sc_astr_str(&s), ORDER_EDIT, p->next_seq++};

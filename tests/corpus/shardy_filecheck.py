@@ -52,17 +52,11 @@ PASSES = [
 NOT_YET = ("propagate implements the op sharding rules and the basic, aggressive, op-priority and user-priority "
            "strategies; this file's pass (the full pipeline's import/export passes, explicit reshards, "
            "collectives) is not implemented yet")
-GENERIC_PROPERTIES = ("the generic form's attribute dictionary: sdy_opt moves inherent attributes (dimension_numbers, "
-                      "slice_sizes, ...) into properties <{...}> and prints {sdy.sharding = ...} on its own; the "
-                      "printer keeps the dictionary as written")
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "*"): NOT_YET,
     ("user_priority_propagation.mlir", "func @manual_computation_shardings_with_priority("):
         "a manual computation's in/out shardings keep their user priorities through the rounds (Shardy leaves "
         "data-flow edge owners' shardings alone when it initializes priorities); propagate re-derives them",
-    ("insert_explicit_reshards__gather_scatter.mlir", "@gather"): GENERIC_PROPERTIES,
-    ("insert_explicit_reshards__gather_scatter.mlir", "@scatter"): GENERIC_PROPERTIES,
-    ("insert_explicit_reshards__gather_scatter.mlir", "@scatter_no_reduction"): GENERIC_PROPERTIES,
 }
 
 CHECK_RE = re.compile(r"//\s*(CHECK(?:-[A-Z]+)?):")
