@@ -366,6 +366,7 @@ static void collect_candidates(const op_view *v, candidates *out) {
       for (uint32_t n = x.n; n > 0; n--) {
         prop_axes prefix = {x.v, n};
         bool dup = false;
+        sc_arena_step(v->a, out->n); /* the work is counted: a hostile op hits the request's step limit */
         for (size_t k = 0; k < out->n && !dup; k++) dup = out->v[k].factor == f && axes_equal(out->v[k].axes, prefix);
         if (dup) continue;
         candidate c = {f, axes_copy(v->a, prefix, 0), 0, axes_size(prefix), precedence_of(v->rule->factors[f].type)};
@@ -376,6 +377,7 @@ static void collect_candidates(const op_view *v, candidates *out) {
     for (uint32_t f = 0; f < v->rule->nfactors; f++) {
       if (!has_factor(v, t, f)) continue;
       prop_axes x = factor_axes(v, t, f);
+      sc_arena_step(v->a, out->n);
       for (size_t k = 0; k < out->n; k++)
         if (out->v[k].factor == f && (axes_equal(x, out->v[k].axes) || strict_prefix(out->v[k].axes, x)))
           out->v[k].total_source_size += v->sizes[t];
@@ -406,7 +408,7 @@ static void heuristic_axes(const op_view *v, prop_axes *common) {
   uint8_t *deps = factor_dependencies(v);
   uint32_t nf = v->rule->nfactors;
   while (cs.n) {
-    sc_arena_step(v->a, 1);
+    sc_arena_step(v->a, cs.n);
     const candidate *best = NULL;
     for (size_t k = 0; k < cs.n; k++)
       if (candidate_valid(v, deps, cs.v[k].factor) && (!best || candidate_less(v->mesh, best, &cs.v[k]))) best = &cs.v[k];

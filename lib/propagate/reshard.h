@@ -18,7 +18,9 @@
  * replicated/sharded to unreduced), single-device (maximal) ops.
  *
  * Everything lives in the caller's arena; one thread at a time per arena. Cost: linear in the module
- * times, per op, a polynomial in its tensors' axes (small: a few axes per dimension). */
+ * times, per op, a polynomial in its tensors' axes (small: a few axes per dimension); the greedy choice is
+ * quadratic in an op's candidates and counts that work on the arena, so a hostile op with thousands of
+ * differently sharded operands ends the request at its step limit instead of running on. */
 #ifndef SC_PROPAGATE_RESHARD_H
 #define SC_PROPAGATE_RESHARD_H
 
