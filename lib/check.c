@@ -334,7 +334,7 @@ static sc_status check_body(check_run *run) {
     ctx.model = sc_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
     if (opt->propagate) { /* Shardy's pipeline propagates with user priorities and through calls */
-      prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true};
+      prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true, false};
       ctx.propagation = prop_engine_run(arena, m, ctx.model, &eo);
     }
     size_t first_diag = ctx.diags.n;

@@ -6,9 +6,11 @@
 #include "front/front.h"
 #include "ir/ir.h"
 #include "model/model.h"
+#include "propagate/collectives.h"
 #include "propagate/engine.h"
 #include "propagate/op_rule.h"
 #include "propagate/print.h"
+#include "propagate/reshard.h"
 #include "shardcheck.h"
 
 typedef SC_VEC(sc_propagate_message) message_vec;
@@ -61,6 +63,10 @@ static sc_status propagate_body(propagate_run *run) {
     out->failure = sc_arena_printf(a, "propagate prints MLIR text modules; this input is %s", sc_format_name(format));
     return SC_ERR_INVALID;
   }
+  if ((opt->insert_reshards || opt->reshards_to_collectives) && (opt->annotate_rules || opt->strategy != SC_PROPAGATE_NONE)) {
+    out->failure = "--insert-reshards and --reshards-to-collectives run alone (with --strategy none)";
+    return SC_ERR_INVALID;
+  }
   if (!opt->annotate_rules && opt->strategy == SC_PROPAGATE_PIPELINE) {
     out->failure = "--strategy pipeline (-sdy-propagation-pipeline) is not implemented yet: use --strategy "
                    "user-priority, op-priority, aggressive or basic";
@@ -104,8 +110,16 @@ static sc_status propagate_body(propagate_run *run) {
                          : opt->strategy == SC_PROPAGATE_AGGRESSIVE ? PROP_AGGRESSIVE
                          : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
                                                                     : PROP_USER_PRIORITY;
-      prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, false};
+      prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, false, false};
       prop_engine_print(prop_engine_run(a, m, model, &eo), &pr);
+    } else if (opt->insert_reshards) {
+      sc_options mo;
+      memset(&mo, 0, sizeof mo);
+      prop_insert_explicit_reshards(a, m, sc_model_build(a, m, &mo), &pr);
+    } else if (opt->reshards_to_collectives) {
+      sc_options mo;
+      memset(&mo, 0, sizeof mo);
+      prop_reshards_to_collectives(a, m, sc_model_build(a, m, &mo), &pr);
     }
     prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
   }

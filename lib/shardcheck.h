@@ -182,6 +182,8 @@ typedef struct {
   uint32_t max_depth, max_ops; /* 0 = defaults */
   uint64_t hash_seed;
   const volatile int *cancel;
+  bool insert_reshards;         /* -sdy-insert-explicit-reshards='enable-full-version=true' (after the strategy) */
+  bool reshards_to_collectives; /* -sdy-reshard-to-collectives (after the strategy) */
 } sc_propagate_options;
 
 /* A message of a pass about an op (Shardy's warnings and errors), at a 1-based line and column. */

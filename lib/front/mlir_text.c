@@ -1036,6 +1036,16 @@ static void parse_trailer_types(P *p, sc_op *op, bool *seen) {
 static void add_region(P *p, sc_op *op, region_vec *regions, value_vec *pending) {
   sc_region *r = parse_region(p, op, pending);
   if (r) SC_PUSH(p->a, *regions, r);
+  /* a pretty stablehlo.while declares `%iterArg = %init` once for its cond and do regions alike */
+  if (pending->n && regions->n == 1 && !op->generic && sc_span_eq(op->name, "stablehlo.while")) {
+    for (size_t i = 0; i < pending->n; i++) {
+      sc_value *v = sc_arena_alloc(p->a, sizeof *v);
+      *v = *pending->v[i];
+      v->block = NULL;
+      pending->v[i] = v;
+    }
+    return;
+  }
   pending->n = 0;
 }
 

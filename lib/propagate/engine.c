@@ -932,6 +932,7 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
   e->facts = prop_rule_facts_build(a, m);
+  if (o->seed_only) return e;
   e->aggressive = o->strategy != PROP_BASIC;
   if (o->strategy == PROP_USER_PRIORITY) run_user_priority(e);
   else if (o->strategy == PROP_OP_PRIORITY) run_op_priority(e);
@@ -943,6 +944,10 @@ const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v
   uint32_t s = slot_of(e, v);
   if (s >= e->nslots || e->origin[s] == UINT32_MAX) return NULL;
   return e->slot_value[e->origin[s]] ? e->slot_value[e->origin[s]] : v;
+}
+
+const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const sc_op *op, const prop_sharding *s) {
+  return op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? erase_manual(e->a, op, e->model, s) : s;
 }
 
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_value *v) {
@@ -960,22 +965,7 @@ static void put_sharding_attr(sc_astr *out, const prop_sharding *s) {
 /* `#sdy.sharding_per_value<[...]>` of an op's results; results without a sharding print open and
  * empty on the mesh of the others. */
 static const char *per_value_text(prop_engine *e, const sc_op *op) {
-  const prop_sharding *any = NULL;
-  for (uint32_t r = 0; r < op->nresults && !any; r++) any = e->sh[e->result_base[op->id] + r];
-  sc_astr s = SC_ASTR_INIT(e->a);
-  sc_astr_puts(&s, "#sdy.sharding_per_value<[");
-  for (uint32_t r = 0; r < op->nresults; r++) {
-    const prop_sharding *x = e->sh[e->result_base[op->id] + r];
-    if (!x) {
-      sc_tensor_type tt;
-      int32_t rank = sc_parse_tensor_type(e->a, op->results[r]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
-      x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
-    }
-    if (r) sc_astr_puts(&s, ", ");
-    prop_sharding_put(&s, x);
-  }
-  sc_astr_puts(&s, "]>");
-  return sc_astr_str(&s);
+  return prop_per_value_text(e->a, op, e->sh + e->result_base[op->id]);
 }
 
 static bool results_changed(const prop_engine *e, const sc_op *op) {

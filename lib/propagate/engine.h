@@ -28,6 +28,7 @@ typedef struct {
   bool through_calls;       /* func.call: its operands flow into the callee's arguments and its results out of
                                the callee's return (Shardy's pipeline inlines or dedups calls; sdy_opt's single
                                passes do not) */
+  bool seed_only;           /* only read the shardings as written (data-flow edges shared), no propagation */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;
@@ -40,6 +41,11 @@ const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_v
 /* The value whose written sharding (a function argument's, an op's, a constraint's) `v`'s sharding was
  * propagated from: `v` itself when it was written on it, NULL when `v` has none. */
 const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v);
+
+/* `s` (a sharding of a value crossing manual computation `op`'s boundary) as its body sees it: each
+ * dimension without its leading manual axes, no manual replicated/unreduced axes (Shardy's
+ * eraseManualAxes). `s` itself for other ops or when NULL. */
+const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const sc_op *op, const prop_sharding *s);
 
 /* Writes what propagation changed into `pr`: ops' `sdy.sharding` (and `sdy.sharding_rule` with
  * keep_sharding_rules), and every function signature on one line with its arguments' and results'

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "propagate/print.h"
+#include "util/hashset.h"
 
 struct prop_edit {
   const sc_op *op;
@@ -14,7 +15,10 @@ struct prop_edit {
 struct prop_replacement {
   uint32_t begin, end;
   const char *text;
+  uint8_t order; /* at one offset: ops inserted before an op, then edits, then ops inserted after one */
+  uint32_t seq;  /* then in call order */
 };
+enum { ORDER_FIRST = 0, ORDER_BEFORE = 1, ORDER_EDIT = 2, ORDER_AFTER = 3 };
 typedef struct prop_replacement replacement;
 
 void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m) {
@@ -28,9 +32,13 @@ void prop_printer_set_attr(prop_printer *p, const sc_op *op, const char *name, c
   SC_PUSH(p->arena, p->edits, e);
 }
 
-void prop_printer_replace(prop_printer *p, uint32_t begin, uint32_t end, const char *text) {
-  replacement r = {begin, end, text};
+static void add_replacement(prop_printer *p, uint32_t begin, uint32_t end, const char *text, uint8_t order) {
+  replacement r = {begin, end, text, order, p->next_seq++};
   SC_PUSH(p->arena, p->replacements, r);
+}
+
+void prop_printer_replace(prop_printer *p, uint32_t begin, uint32_t end, const char *text) {
+  add_replacement(p, begin, end, text, ORDER_EDIT);
 }
 
 static int edit_cmp(const void *x, const void *y) {
@@ -248,12 +256,26 @@ static replacement op_replacement(prop_printer *p, const prop_edit *edits, size_
   if (entries.n > 1) qsort(entries.v, entries.n, sizeof *entries.v, entry_cmp);
   sc_astr s = SC_ASTR_INIT(a);
   if (!slot.dict_end) sc_astr_puts(&s, slot.keyword);
-  sc_astr_puts(&s, slot.dict_end ? "{" : " {");
-  for (size_t i = 0; i < entries.n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
-  sc_astr_puts(&s, "}");
+  /* a generic op's dictionary as MLIR reprints it: its own (undotted) attributes as properties `<{...}>`,
+   * dialect attributes (`sdy.sharding`) in `{...}` */
+  size_t inherent = 0;
+  for (size_t i = 0; i < entries.n && edits[0].op->generic; i++) inherent += !memchr(entries.v[i].name.p, '.', entries.v[i].name.n);
+  if (slot.dict_end && inherent && inherent < entries.n && !(slot.dict_begin && m->buf[slot.dict_begin - 1] == '<')) {
+    sc_astr_puts(&s, "<{");
+    for (size_t i = 0, k = 0; i < entries.n; i++)
+      if (!memchr(entries.v[i].name.p, '.', entries.v[i].name.n)) sc_astr_printf(&s, "%s%s", k++ ? ", " : "", entries.v[i].text);
+    sc_astr_puts(&s, "}> {");
+    for (size_t i = 0, k = 0; i < entries.n; i++)
+      if (memchr(entries.v[i].name.p, '.', entries.v[i].name.n)) sc_astr_printf(&s, "%s%s", k++ ? ", " : "", entries.v[i].text);
+    sc_astr_puts(&s, "}");
+  } else {
+    sc_astr_puts(&s, slot.dict_end ? "{" : " {");
+    for (size_t i = 0; i < entries.n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
+    sc_astr_puts(&s, "}");
+  }
   if (!slot.dict_end && m->buf[slot.insert_at] == ':') sc_astr_puts(&s, " "); /* `%0 = op %a: type` */
   replacement r = {slot.dict_end ? slot.dict_begin : slot.insert_at, slot.dict_end ? slot.dict_end : slot.insert_at,
-                   sc_astr_str(&s)};
+                   sc_astr_str(&s), ORDER_EDIT, p->next_seq++};
   return r;
 }
 
@@ -409,7 +431,9 @@ static int offset_cmp(const void *x, const void *y) {
 
 static int replacement_cmp(const void *x, const void *y) {
   const replacement *a = x, *b = y;
-  return (a->begin > b->begin) - (a->begin < b->begin);
+  if (a->begin != b->begin) return (a->begin > b->begin) - (a->begin < b->begin);
+  if (a->order != b->order) return (a->order > b->order) - (a->order < b->order);
+  return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
 void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *out) {
@@ -438,23 +462,23 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
     if (!op->generic && sc_span_eq(op->name, "func.return") && op->name.p >= buf + op->pos.offset &&
         op->name.p < buf + op->end) { /* MLIR elides the func dialect's return (a written `return` is kept) */
       uint32_t at = (uint32_t)(op->name.p - buf);
-      replacement r = {at, at + op->name.n, "return"};
+      replacement r = {at, at + op->name.n, "return", ORDER_EDIT, 0};
       SC_PUSH(a, reps, r);
     }
   }
   for (size_t i = 0; i < spaces.n; i++) {
-    replacement r = {spaces.v[i], spaces.v[i], " "};
+    replacement r = {spaces.v[i], spaces.v[i], " ", ORDER_EDIT, 0};
     SC_PUSH(a, reps, r);
   }
   for (size_t i = 0; i < parens.n; i++) {
-    replacement r = {parens.v[i], parens.v[i] + 1, ""};
+    replacement r = {parens.v[i], parens.v[i] + 1, "", ORDER_EDIT, 0};
     SC_PUSH(a, reps, r);
   }
   if (joins.n > 1) qsort(joins.v, joins.n, sizeof *joins.v, offset_cmp);
   for (size_t i = 0; i < joins.n; i++) {
     uint32_t j = joins.v[i], e = j + 1;
     while (e < end && (p->module->buf[e] == ' ' || p->module->buf[e] == '\t')) e++;
-    replacement r = {j, e, " "};
+    replacement r = {j, e, " ", ORDER_EDIT, 0};
     SC_PUSH(a, reps, r);
   }
   if (reps.n > 1) qsort(reps.v, reps.n, sizeof *reps.v, replacement_cmp);
@@ -469,7 +493,10 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
     put_without_comments(text, p->module->buf, at, reps.v[i].begin);
     if (reps.v[i].text[0] == ' ' && !reps.v[i].text[1] && reps.v[i].end > reps.v[i].begin) { /* a join */
       while (text->n > from && (text->p[text->n - 1] == ' ' || text->p[text->n - 1] == '\t')) text->n--;
-      if (text->n > from && text->p[text->n - 1] != '\n') sc_astr_puts(text, " ");
+      /* MLIR prints no space inside brackets: `[\n{}` joins as `[{}` */
+      char prev = text->n > from ? text->p[text->n - 1] : '\n', next = reps.v[i].end < end ? p->module->buf[reps.v[i].end] : ' ';
+      bool tight = strchr("[(<{", prev) || strchr("])>,}", next);
+      if (prev != '\n' && !tight) sc_astr_puts(text, " ");
     } else {
       sc_astr_puts(text, reps.v[i].text);
     }
@@ -477,4 +504,252 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
   }
   put_without_comments(text, p->module->buf, at, end);
   drop_blank_lines(out, from);
+  if (p->renumber) {
+    sc_astr numbered = SC_ASTR_INIT(a);
+    prop_printer_renumber(a, out->p + from, out->n - from, &numbered);
+    out->n = from;
+    sc_astr_put(out, numbered.p ? numbered.p : "", numbered.n);
+  }
+}
+
+/* ---- ops added, removed and rewired ----------------------------------------------------------------- */
+
+const char *prop_printer_fresh_name(prop_printer *p) { return sc_arena_printf(p->arena, "%%_sc%u", p->fresh_names++); }
+
+/* The white space before `op` on its line, or two spaces per nesting level when the op does not start
+ * its line. */
+static const char *indent_of(prop_printer *p, const sc_op *op) {
+  const char *buf = p->module->buf;
+  uint32_t at = op->pos.offset;
+  while (at > 0 && (buf[at - 1] == ' ' || buf[at - 1] == '\t')) at--;
+  if (at == 0 || buf[at - 1] == '\n') return sc_arena_printf(p->arena, "%.*s", (int)(op->pos.offset - at), buf + at);
+  return sc_arena_printf(p->arena, "%*s", (int)(2 * (op->depth > 0 ? op->depth - 1 : 0)), "");
+}
+
+void prop_printer_insert_before(prop_printer *p, const sc_op *op, const char *text) {
+  add_replacement(p, op->pos.offset, op->pos.offset, sc_arena_printf(p->arena, "%s\n%s", text, indent_of(p, op)),
+                  ORDER_BEFORE);
+}
+
+void prop_printer_insert_first(prop_printer *p, const sc_op *op, const char *text) {
+  replacement r = {op->pos.offset, op->pos.offset, sc_arena_printf(p->arena, "%s\n%s", text, indent_of(p, op)), ORDER_FIRST,
+                   UINT32_MAX - p->next_seq++};
+  SC_PUSH(p->arena, p->replacements, r);
+}
+
+void prop_printer_insert_after(prop_printer *p, const sc_op *op, const char *text) {
+  add_replacement(p, op->end, op->end, sc_arena_printf(p->arena, "\n%s%s", indent_of(p, op), text), ORDER_AFTER);
+}
+
+void prop_printer_erase(prop_printer *p, const sc_op *op) { add_replacement(p, op->pos.offset, op->end, "", ORDER_EDIT); }
+
+static bool is_value_char(char c) { return is_name_char(c) || c == '#'; }
+
+/* The end of the op's result list (`%0 = `, `%0:2 = `, `%a, %b = `): the offset after its `=`, or
+ * the op's start when it has none. */
+static uint32_t after_results(const char *buf, const sc_op *op) {
+  uint32_t at = op->pos.offset;
+  if (!op->nresults || buf[at] != '%') return at;
+  while (at < op->end && buf[at] != '=' && buf[at] != '"' && buf[at] != '(' && buf[at] != '{') at++;
+  return at < op->end && buf[at] == '=' ? at + 1 : op->pos.offset;
+}
+
+/* [begin, end) of the index-th value reference of buf[from, to) (strings skipped; a reference
+ * followed by `=` or `:` declares a block argument, not a use); with `name`, only references to it
+ * count. */
+static bool find_value_ref(const char *buf, uint32_t from, uint32_t to, uint32_t index, bool uses_only, sc_span name,
+                           uint32_t *begin, uint32_t *end) {
+  uint32_t k = 0;
+  for (uint32_t at = from; at < to; at++) {
+    char c = buf[at];
+    if (c == '"') {
+      at = (uint32_t)(sc_skip_string(buf + at, buf + to) - buf) - 1;
+      continue;
+    }
+    if (c != '%') continue;
+    uint32_t e = at + 1;
+    while (e < to && is_value_char(buf[e])) e++;
+    uint32_t q = e;
+    while (q < to && (buf[q] == ' ' || buf[q] == '\t' || buf[q] == '\n')) q++;
+    /* `%iterArg = %arg0` and `%arg1: type` declare block arguments; `return %0 : type` uses %0 */
+    bool declares = (q < to && buf[q] == '=') || (e < to && buf[e] == ':' && (e + 1 >= to || buf[e + 1] != ':'));
+    bool named = !name.n || (e - at == name.n && !memcmp(buf + at, name.p, name.n));
+    if ((!uses_only || !declares) && named) {
+      if (k++ == index) {
+        *begin = at;
+        *end = e;
+        return true;
+      }
+    }
+    at = e - 1;
+  }
+  return false;
+}
+
+bool prop_printer_replace_operand(prop_printer *p, const sc_op *op, uint32_t index, const char *name) {
+  const char *buf = p->module->buf;
+  uint32_t stop = op->end;
+  for (uint32_t r = 0; r < op->nregions; r++) {
+    uint32_t b, e;
+    if (region_body(p->module, op->regions[r], &b, &e) && b < stop) stop = b;
+  }
+  /* the operand by its name: the op's text may list operands in another order than the op (a pretty
+   * reduce writes `(%input init: %init), ...`); a name used twice counts its earlier operands */
+  sc_span written = sc_op_operand_name(op, index), none = {0};
+  uint32_t occurrence = 0, begin, end;
+  for (uint32_t k = 0; k < index; k++) {
+    sc_span other = sc_op_operand_name(op, k);
+    occurrence += other.n == written.n && written.n && !memcmp(other.p, written.p, written.n);
+  }
+  if (index >= op->noperands) return false;
+  if (!(written.n && find_value_ref(buf, after_results(buf, op), stop, occurrence, true, written, &begin, &end)) &&
+      !find_value_ref(buf, after_results(buf, op), stop, index, true, none, &begin, &end))
+    return false;
+  add_replacement(p, begin, end, name, ORDER_EDIT);
+  return true;
+}
+
+bool prop_printer_rename_result(prop_printer *p, const sc_op *op, uint32_t index, const char *name) {
+  const char *buf = p->module->buf;
+  uint32_t stop = after_results(buf, op), begin, end;
+  sc_span none = {0};
+  if (stop == op->pos.offset || !find_value_ref(buf, op->pos.offset, stop, index, false, none, &begin, &end)) return false;
+  uint32_t colon = begin;
+  while (colon < end && buf[colon] != ':') colon++;
+  add_replacement(p, begin, colon, name, ORDER_EDIT);
+  return true;
+}
+
+/* ---- MLIR's value numbers ------------------------------------------------------------------------- */
+
+static bool renumbered_name(const char *p, size_t n) {
+  if (n >= 3 && p[0] == '_' && p[1] == 's' && p[2] == 'c') return true;
+  if (!n) return false;
+  for (size_t i = 0; i < n; i++)
+    if (p[i] < '0' || p[i] > '9') return false;
+  return true;
+}
+
+static size_t name_len(const char *p, const char *end) {
+  const char *q = p;
+  while (q < end && is_name_char(*q)) q++;
+  return (size_t)(q - p);
+}
+
+static const char *scoped_key(sc_arena *a, uint32_t scope, const char *p, size_t n) {
+  return sc_arena_printf(a, "%u/%.*s", scope, (int)n, p);
+}
+
+typedef struct {
+  sc_arena *a;
+  sc_name_map map;     /* "scope/old name" -> index in names */
+  SC_VEC(const char *) names;
+  uint32_t scope, next;
+  uint32_t conflict;   /* MLIR's one counter for `_N` suffixes of names already taken */
+} renumbering;
+
+/* The name hint MLIR prints a stablehlo.constant with: `c` for integers, `cst` otherwise. */
+static const char *constant_hint(const char *op, const char *end) {
+  if ((size_t)(end - op) < 18 || memcmp(op, "stablehlo.constant", 18)) return NULL;
+  const char *colon = NULL;
+  for (const char *q = op; q < end; q++)
+    if (*q == ':') colon = q;
+  if (!colon) return "cst";
+  const char *lt = memchr(colon, '<', (size_t)(end - colon));
+  const char *elem = lt ? lt + 1 : colon + 1;
+  while (elem < end && *elem == ' ') elem++;
+  if (lt && elem < end) { /* tensor<2x3xi32>: the element type follows the last 'x' of the shape */
+    const char *gt = memchr(elem, '>', (size_t)(end - elem));
+    const char *q = gt ? gt : end;
+    while (q > elem && q[-1] != 'x') q--;
+    elem = q > elem ? q : elem;
+  }
+  return elem < end && (*elem == 'i' || *elem == 'u') ? "c" : "cst";
+}
+
+static const char *unique_hint(renumbering *r, const char *hint) {
+  const char *name = hint;
+  uint32_t dummy;
+  for (;;) {
+    const char *key = scoped_key(r->a, r->scope, name, strlen(name));
+    if (!sc_name_map_get(&r->map, key, (uint32_t)strlen(key), &dummy)) {
+      SC_PUSH(r->a, r->names, name);
+      sc_name_map_put(&r->map, key, (uint32_t)strlen(key), (uint32_t)r->names.n - 1, NULL);
+      return name;
+    }
+    name = sc_arena_printf(r->a, "%s_%u", hint, r->conflict++);
+  }
+}
+
+/* The definitions of a line's result list (`%0 = `, `%a, %b:2 = `) get the next numbers of the scope
+ * (a constant its name hint). */
+static void number_line_results(renumbering *r, const char *p, const char *end) {
+  const char *q = p, *eq = p;
+  while (eq < end && *eq != '=') eq++;
+  const char *op = eq + 1;
+  while (op < end && *op == ' ') op++;
+  const char *hint = constant_hint(op, end);
+  while (q < end && *q == '%') {
+    size_t n = name_len(q + 1, end);
+    const char *s = q + 1 + n;
+    if (s < end && *s == ':')
+      while (++s < end && *s >= '0' && *s <= '9') {
+      }
+    while (s < end && *s == ' ') s++;
+    if (s >= end || (*s != ',' && *s != '=')) return;
+    if (renumbered_name(q + 1, n)) {
+      const char *key = scoped_key(r->a, r->scope, q + 1, n);
+      const char *name = hint ? unique_hint(r, hint) : sc_arena_printf(r->a, "%u", r->next++);
+      SC_PUSH(r->a, r->names, name);
+      sc_name_map_put(&r->map, key, (uint32_t)strlen(key), (uint32_t)r->names.n - 1, NULL);
+    }
+    if (*s == '=') return;
+    s++;
+    while (s < end && *s == ' ') s++;
+    q = s;
+  }
+}
+
+void prop_printer_renumber(sc_arena *a, const char *text, size_t n, sc_astr *out) {
+  const char *end = text + n;
+  renumbering r;
+  memset(&r, 0, sizeof r);
+  r.a = a;
+  sc_name_map_init(&r.map, a, n / 16 + 1);
+  /* both passes count scopes alike: a scope begins at each line starting with func.func */
+  for (const char *line = text; line < end;) {
+    const char *nl = memchr(line, '\n', (size_t)(end - line));
+    const char *line_end = nl ? nl : end, *p = line;
+    while (p < line_end && (*p == ' ' || *p == '\t')) p++;
+    if ((size_t)(line_end - p) >= 9 && !memcmp(p, "func.func", 9)) r.scope++, r.next = 0;
+    else if (p < line_end && *p == '%') number_line_results(&r, p, line_end);
+    line = nl ? nl + 1 : end;
+  }
+  uint32_t scope = n >= 9 && !memcmp(text, "func.func", 9) ? 1 : 0;
+  const char *run = text;
+  for (const char *p = text; p < end; p++) {
+    if (*p == '"') {
+      p = sc_skip_string(p, end) - 1;
+      continue;
+    }
+    if (*p == '\n' && (size_t)(end - p) > 1) {
+      const char *q = p + 1;
+      while (q < end && (*q == ' ' || *q == '\t')) q++;
+      if ((size_t)(end - q) >= 9 && !memcmp(q, "func.func", 9)) scope++;
+      continue;
+    }
+    if (*p != '%') continue;
+    size_t len = name_len(p + 1, end);
+    uint32_t index;
+    if (renumbered_name(p + 1, len)) {
+      const char *key = scoped_key(a, scope, p + 1, len);
+      if (sc_name_map_get(&r.map, key, (uint32_t)strlen(key), &index)) {
+        sc_astr_put(out, run, (size_t)(p - run));
+        sc_astr_printf(out, "%%%s", r.names.v[index]);
+        run = p + 1 + len;
+      }
+    }
+    p += len;
+  }
+  sc_astr_put(out, run, (size_t)(end - run));
 }

@@ -22,6 +22,9 @@ typedef struct {
   const sc_module *module;
   SC_VEC(prop_edit) edits;
   SC_VEC(prop_replacement) replacements;
+  uint32_t next_seq;     /* order of replacements at one offset (ops inserted before one op) */
+  uint32_t fresh_names;  /* counter of prop_printer_fresh_name */
+  bool renumber;         /* number the values of every function again, as MLIR prints them */
 } prop_printer;
 
 void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m);
@@ -35,7 +38,36 @@ void prop_printer_set_attr(prop_printer *p, const sc_op *op, const char *name, c
  * Replacements must not overlap each other or an op's attribute slot. */
 void prop_printer_replace(prop_printer *p, uint32_t begin, uint32_t end, const char *text);
 
+/* ---- ops added, removed and rewired (explicit reshards, collectives) ----------------------------
+ * New op texts are one op each, without a line break or indentation (the printer indents them as
+ * the op they are placed beside); they and every string passed here must outlive the printer. */
+
+/* A value name unique in the module (`%_scN`), for an op the printer inserts; prop_printer.renumber
+ * makes the output use MLIR's numbers instead. Arena string. */
+const char *prop_printer_fresh_name(prop_printer *p);
+/* Puts the op `text` on its own line before `op` (several: in call order). */
+void prop_printer_insert_before(prop_printer *p, const sc_op *op, const char *text);
+/* Puts the op `text` on its own line before `op`, ahead of everything put there so far (MLIR's
+ * insertion at the start of a block: several come out in reverse call order). */
+void prop_printer_insert_first(prop_printer *p, const sc_op *op, const char *text);
+/* Puts the op `text` on its own line after `op` (several: in call order). */
+void prop_printer_insert_after(prop_printer *p, const sc_op *op, const char *text);
+/* Drops `op` (and its regions) from the output. */
+void prop_printer_erase(prop_printer *p, const sc_op *op);
+/* Writes `name` (e.g. "%3") for operand `index` of `op`: the index-th value reference of the op's own
+ * text (after its result list; a pretty while's `%iterArg = ` block-argument names are skipped).
+ * Returns false when the op's text has no such reference (nothing is changed). */
+bool prop_printer_replace_operand(prop_printer *p, const sc_op *op, uint32_t index, const char *name);
+/* Writes `name` for result `index` of `op` where the op defines it (`%0 = ...`, `%0:2 = ...` only
+ * for index 0 of a result group; `%a, %b = ...`). False when the op's result list has no such name. */
+bool prop_printer_rename_result(prop_printer *p, const sc_op *op, uint32_t index, const char *name);
+
 /* Appends module text [begin, end) with the edits applied and comments dropped. */
 void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *out);
+
+/* Renumbers text[0, n) in place into `out` as MLIR prints values: in every `func.func`, each op result
+ * named by digits or by prop_printer_fresh_name gets the next number (`%0`, `%1`, ...) in text order,
+ * and every reference to it follows. Other names (`%arg0`, `%cst`, `%iterArg`) are kept. Linear. */
+void prop_printer_renumber(sc_arena *a, const char *text, size_t n, sc_astr *out);
 
 #endif

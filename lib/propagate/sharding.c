@@ -69,6 +69,15 @@ static bool axis_prefix_without_overlap_list(prop_axis a, prop_axes list, prop_a
   return true;
 }
 
+bool prop_axis_eq(prop_axis a, prop_axis b) { return axis_eq(a, b); }
+bool prop_axis_overlaps(prop_axis a, prop_axis b) { return axis_overlaps(a, b); }
+bool prop_axis_can_coexist(prop_axis a, prop_axis b) { return axis_can_coexist(a, b); }
+bool prop_axis_contains(prop_axis a, prop_axis b) { return axis_contains(a, b); }
+bool prop_axis_prefix_of(prop_axis a, prop_axis b) { return axis_prefix_of(a, b); }
+bool prop_axis_prefix_without_overlap(prop_axis a, prop_axis b, prop_axis *out) {
+  return axis_prefix_without_overlap(a, b, out);
+}
+
 static bool axes_eq(prop_axes a, prop_axes b) {
   if (a.n != b.n) return false;
   for (uint32_t i = 0; i < a.n; i++)
@@ -195,6 +204,25 @@ void prop_sharding_put(sc_astr *out, const prop_sharding *s) {
     sc_astr_puts(out, "}");
   }
   sc_astr_puts(out, ">");
+}
+
+const char *prop_per_value_text(sc_arena *a, const sc_op *op, const prop_sharding *const *results) {
+  const prop_sharding *any = NULL;
+  for (uint32_t r = 0; r < op->nresults && !any; r++) any = results[r];
+  sc_astr s = SC_ASTR_INIT(a);
+  sc_astr_puts(&s, "#sdy.sharding_per_value<[");
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    const prop_sharding *x = results[r];
+    if (!x) {
+      sc_tensor_type tt;
+      int32_t rank = sc_parse_tensor_type(a, op->results[r]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
+      x = prop_sharding_open(a, any->mesh, any->mesh_name, (uint32_t)rank);
+    }
+    if (r) sc_astr_puts(&s, ", ");
+    prop_sharding_put(&s, x);
+  }
+  sc_astr_puts(&s, "]>");
+  return sc_astr_str(&s);
 }
 
 bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b) {

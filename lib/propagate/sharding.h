@@ -41,6 +41,17 @@ typedef struct {
   uint8_t unreduced_op; /* sc_reduction of the unreduced axes (sum is not printed) */
 } prop_sharding;
 
+/* Shardy's AxisRefAttr relations (sub-axes are ranges [pre, pre*size) of their axis). */
+bool prop_axis_eq(prop_axis a, prop_axis b);
+bool prop_axis_overlaps(prop_axis a, prop_axis b);
+bool prop_axis_can_coexist(prop_axis a, prop_axis b);
+/* a contains b: the same axis and b's range lies within a's. */
+bool prop_axis_contains(prop_axis a, prop_axis b);
+/* a is a prefix of b: b contains a and both start at the same pre-size. */
+bool prop_axis_prefix_of(prop_axis a, prop_axis b);
+/* The prefix of `a` that does not overlap `b`; false when there is none (or they cannot coexist). */
+bool prop_axis_prefix_without_overlap(prop_axis a, prop_axis b, prop_axis *out);
+
 /* A Shardy (or mapped GSPMD) sharding from the model, or NULL when it is not a named sharding on a
  * known mesh whose axes all resolve. */
 const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh);
@@ -56,6 +67,9 @@ prop_sharding *prop_sharding_copy(sc_arena *a, const prop_sharding *s);
 void prop_sharding_rebase(prop_sharding *moved, size_t delta);
 /* True when no dimension has axes and there are no replicated or unreduced axes. */
 bool prop_sharding_empty_axes(const prop_sharding *s);
+/* `#sdy.sharding_per_value<[...]>` of `op`'s results (op->nresults shardings; a NULL one prints open
+ * and empty on the mesh of the others, which must not all be NULL). Arena string. */
+const char *prop_per_value_text(sc_arena *a, const sc_op *op, const prop_sharding *const *results);
 /* A fully open sharding of `rank` with no axes on `mesh`. */
 prop_sharding *prop_sharding_open(sc_arena *a, const sc_mesh *mesh, sc_span mesh_name, uint32_t rank);
 

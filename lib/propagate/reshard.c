@@ -1,0 +1,929 @@
+/* reshard.c — explicit reshards (see reshard.h; the semantics are those of Shardy's
+ * insert_explicit_reshards.cc and explicit_reshards_util.cc). */
+#include <string.h>
+
+#include "propagate/engine.h"
+#include "propagate/op_rule.h"
+#include "propagate/reshard.h"
+#include "propagate/sharding.h"
+#include "util/hashset.h"
+
+typedef const prop_sharding *sharding_ref;
+
+/* ---- axis lists ------------------------------------------------------------------------------------ */
+
+static int64_t axes_size(prop_axes x) {
+  int64_t s = 1;
+  for (uint32_t i = 0; i < x.n; i++) s *= x.v[i].size;
+  return s;
+}
+
+static bool axes_equal(prop_axes a, prop_axes b) {
+  if (a.n != b.n) return false;
+  for (uint32_t i = 0; i < a.n; i++)
+    if (!prop_axis_eq(a.v[i], b.v[i])) return false;
+  return true;
+}
+
+static prop_axes axes_copy(sc_arena *a, prop_axes x, uint32_t extra) {
+  prop_axes r = {sc_arena_alloc(a, (x.n + extra + 1) * sizeof *r.v), x.n};
+  if (x.n) memcpy(r.v, x.v, x.n * sizeof *r.v);
+  return r;
+}
+
+static bool lists_overlap(prop_axes a, prop_axes b) {
+  for (uint32_t i = 0; i < a.n; i++)
+    for (uint32_t j = 0; j < b.n; j++)
+      if (prop_axis_overlaps(a.v[i], b.v[j])) return true;
+  return false;
+}
+
+/* Shardy's getPrefixWithoutOverlap against a list: false when nothing is left. */
+static bool prefix_without_overlap_list(prop_axis x, prop_axes others, prop_axis *out) {
+  for (uint32_t i = 0; i < others.n; i++)
+    if (!prop_axis_prefix_without_overlap(x, others.v[i], &x)) return false;
+  *out = x;
+  return true;
+}
+
+/* Shardy's truncateAxesByRemovingOverlaps / AxisListRef::truncateWithoutOverlap: the longest prefix of
+ * `x` (its last axis possibly cut to a sub-axis prefix) that overlaps nothing of `others`. True when
+ * `x` changed. */
+static bool truncate_without_overlap(prop_axes *x, prop_axes others) {
+  for (uint32_t i = 0; i < x->n; i++) {
+    prop_axis prefix;
+    bool has = prefix_without_overlap_list(x->v[i], others, &prefix);
+    if (has && prop_axis_eq(prefix, x->v[i])) continue;
+    if (has) {
+      x->v[i] = prefix;
+      x->n = i + 1;
+    } else {
+      x->n = i;
+    }
+    return true;
+  }
+  return false;
+}
+
+/* Shardy's AxisRefAttr order by name (see collectives.c), for candidate ties. */
+static int axis_cmp(const sc_mesh *mesh, prop_axis a, prop_axis b) {
+  if (prop_axis_eq(a, b)) return 0;
+  sc_span an = mesh->axes[a.axis].name, bn = mesh->axes[b.axis].name;
+  if (a.axis != b.axis) {
+    uint32_t n = an.n < bn.n ? an.n : bn.n;
+    int c = memcmp(an.p, bn.p, n);
+    return c ? c : (an.n < bn.n ? -1 : 1);
+  }
+  int64_t ap = a.pre ? a.pre : 1, bp = b.pre ? b.pre : 1;
+  if (!a.pre) return bp > 1 ? -1 : 1;
+  if (!b.pre) return a.pre == 1 ? -1 : 1;
+  if (ap != bp) return ap < bp ? -1 : 1;
+  return a.size < b.size ? -1 : 1;
+}
+
+/* AxisListRef order: shorter first, then by the first differing axis. */
+static int list_cmp(const sc_mesh *mesh, prop_axes a, prop_axes b) {
+  if (a.n != b.n) return a.n < b.n ? -1 : 1;
+  for (uint32_t i = 0; i < a.n; i++) {
+    int c = axis_cmp(mesh, a.v[i], b.v[i]);
+    if (c) return c;
+  }
+  return 0;
+}
+
+/* AxisListRef::strictPrefixOf. */
+static bool strict_prefix(prop_axes a, prop_axes b) {
+  if (!a.n) return b.n > 0;
+  if (a.n > b.n) return false;
+  for (uint32_t i = 0; i + 1 < a.n; i++)
+    if (!prop_axis_eq(a.v[i], b.v[i])) return false;
+  prop_axis tail = a.v[a.n - 1], other = b.v[a.n - 1];
+  if (a.n == b.n) return prop_axis_prefix_of(tail, other) && !prop_axis_eq(tail, other);
+  return prop_axis_prefix_of(tail, other);
+}
+
+/* ---- the pass ---------------------------------------------------------------------------------- */
+
+typedef struct {
+  sc_arena *a;
+  const sc_module *m;
+  const sc_model *model;
+  prop_engine *e;
+  prop_printer *pr;
+  const prop_rule_facts *facts;
+  sc_name_map remap;          /* value (pointer bytes) -> index in names: the name its uses read now */
+  SC_VEC(const char *) names;
+  const char ***operand_names; /* per op id: operand names set by this pass (NULL = none) */
+} rpass;
+
+static const char *value_name(rpass *p, const sc_value *v) {
+  uint32_t k;
+  if (sc_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) return p->names.v[k];
+  /* a result of a `%0:2 = ...` group is `%0#k` */
+  const sc_op *def = v->def;
+  if (def && def->nresults > 1 && !memchr(v->name.p, '#', v->name.n) && def->results[0]->name.n == v->name.n &&
+      def->results[def->nresults - 1]->name.n == v->name.n &&
+      !memcmp(def->results[0]->name.p, def->results[def->nresults - 1]->name.p, v->name.n))
+    return sc_arena_printf(p->a, "%.*s#%u", SC_SPAN_ARG(v->name), v->index);
+  return sc_span_dup(p->a, v->name);
+}
+
+static void remap_value(rpass *p, const sc_value *v, const char *name) {
+  uint32_t k;
+  if (sc_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) {
+    p->names.v[k] = name;
+    return;
+  }
+  /* the map keeps a pointer to its key: store the value pointer in arena memory that never moves */
+  const sc_value **slot = sc_arena_alloc(p->a, sizeof *slot);
+  *slot = v;
+  SC_PUSH(p->a, p->names, name);
+  sc_name_map_put(&p->remap, (const char *)slot, sizeof *slot, (uint32_t)p->names.n - 1, NULL);
+}
+
+static const char *operand_name(rpass *p, const sc_op *op, uint32_t k) {
+  if (p->operand_names[op->id] && p->operand_names[op->id][k]) return p->operand_names[op->id][k];
+  return op->operands[k] ? value_name(p, op->operands[k]) : sc_span_dup(p->a, sc_op_operand_name(op, k));
+}
+
+static void set_operand_name(rpass *p, const sc_op *op, uint32_t k, const char *name) {
+  if (!p->operand_names[op->id]) p->operand_names[op->id] = sc_arena_calloc(p->a, op->noperands + 1, sizeof(const char *));
+  p->operand_names[op->id][k] = name;
+}
+
+/* A value's type; a pretty while's `%iterArg` (written without one) has its result's. */
+static sc_span value_type(const sc_value *v) {
+  if (v->type.n || !v->block || !v->block->parent || !v->block->parent->parent) return v->type;
+  const sc_op *owner = v->block->parent->parent;
+  return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? owner->results[v->index]->type : v->type;
+}
+
+static sharding_ref value_sharding(rpass *p, const sc_value *v) { return v ? prop_engine_value_sharding(p->e, v) : NULL; }
+
+static sharding_ref bypassing_barriers(rpass *p, const sc_value *v) {
+  for (uint32_t guard = 0; v && v->def && v->def->kind == SC_OP_SDY_PROPAGATION_BARRIER && v->def->noperands && guard < (1u << 30);
+       guard++)
+    v = v->def->operands[0];
+  return value_sharding(p, v);
+}
+
+static bool fully_replicated(sharding_ref s) {
+  if (!s) return true;
+  for (uint32_t d = 0; d < s->rank; d++)
+    if (s->dims[d].axes.n) return false;
+  return true;
+}
+
+/* Shardy's isEquivalent: both replicated (no unreduced axes), or the same mesh, unreduced and axes. */
+static bool equivalent(sharding_ref a, sharding_ref b) {
+  bool ra = fully_replicated(a) && (!a || !a->unreduced.n), rb = fully_replicated(b) && (!b || !b->unreduced.n);
+  if (ra) return rb;
+  if (!b || a->mesh != b->mesh || a->rank != b->rank || !axes_equal(a->unreduced, b->unreduced)) return false;
+  for (uint32_t d = 0; d < a->rank; d++)
+    if (!axes_equal(a->dims[d].axes, b->dims[d].axes)) return false;
+  return true;
+}
+
+static bool same_axes(const sc_mesh *x, const sc_mesh *y) {
+  if (x == y) return true;
+  if (x->naxes != y->naxes) return false;
+  for (uint32_t i = 0; i < x->naxes; i++)
+    if (x->axes[i].name.n != y->axes[i].name.n || memcmp(x->axes[i].name.p, y->axes[i].name.p, x->axes[i].name.n) ||
+        x->axes[i].size != y->axes[i].size)
+      return false;
+  return true;
+}
+
+static bool same_device_ids(const sc_mesh *x, const sc_mesh *y) {
+  if (x->ndevice_ids != y->ndevice_ids) return false;
+  return !x->ndevice_ids || !memcmp(x->device_ids, y->device_ids, x->ndevice_ids * sizeof *x->device_ids);
+}
+
+/* Shardy's getMesh: the meshes of the sharded tensors must agree (device order aside); the most common
+ * one wins. False for no mesh, disagreeing meshes or a single-device mesh. */
+static bool op_mesh(sharding_ref *all, uint32_t n, sharding_ref *mesh_of) {
+  sharding_ref first = NULL, best = NULL;
+  uint32_t best_count = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!all[i]) continue;
+    if (!first) first = all[i];
+    if (fully_replicated(all[i])) continue;
+    if (best && !same_axes(best->mesh, all[i]->mesh)) return false;
+    uint32_t count = 0;
+    for (uint32_t j = 0; j < n; j++) count += all[j] && !fully_replicated(all[j]) && all[j]->mesh == all[i]->mesh;
+    if (count > best_count) best_count = count, best = all[i];
+  }
+  if (!best) best = first;
+  if (!best || best->mesh->maximal) return false;
+  *mesh_of = best;
+  return true;
+}
+
+static int64_t elements_of(sc_arena *a, const sc_value *v) {
+  sc_tensor_type tt;
+  if (!v || !sc_parse_tensor_type(a, value_type(v), &tt) || tt.rank < 0) return 0;
+  int64_t n = 1;
+  for (int32_t d = 0; d < tt.rank; d++) {
+    if (tt.dims[d] < 0) return 0;
+    n *= tt.dims[d];
+  }
+  return n;
+}
+
+/* ---- the factor shardings an op ends with --------------------------------------------------------- */
+
+typedef struct {
+  const prop_rule *rule;
+  prop_projection *proj;
+  uint32_t ntensors;
+  const int64_t *sizes; /* per tensor: number of elements */
+  const sc_mesh *mesh;
+  sc_arena *a;
+} op_view;
+
+static bool has_factor(const op_view *v, uint32_t t, uint32_t f) { return v->proj->tensors[t].factors[f].present; }
+static prop_axes factor_axes(const op_view *v, uint32_t t, uint32_t f) { return v->proj->tensors[t].factors[f].axes; }
+
+static const prop_tensor *mapping_of(const op_view *v, uint32_t t) {
+  return t < v->rule->noperands ? &v->rule->operands[t] : &v->rule->results[t - v->rule->noperands];
+}
+
+/* Shardy's getCompatibleFactorShardings: every factor sharded alike on all its tensors, nothing shared
+ * between factors, need-replication factors unsharded. False otherwise. */
+static bool compatible_axes(const op_view *v, prop_axes *common) {
+  prop_axes seen = {sc_arena_alloc(v->a, 8 * sizeof(prop_axis)), 0};
+  uint32_t cap = 8;
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+    bool any = false;
+    prop_axes c = {NULL, 0};
+    for (uint32_t t = 0; t < v->ntensors; t++) {
+      if (!has_factor(v, t, f)) continue;
+      if (any && !axes_equal(c, factor_axes(v, t, f))) return false;
+      c = factor_axes(v, t, f);
+      any = true;
+    }
+    if (v->rule->factors[f].type == PROP_FACTOR_NEED_REPLICATION) {
+      if (c.n) return false;
+      common[f].n = 0;
+      continue;
+    }
+    if (lists_overlap(c, seen)) return false;
+    common[f] = c;
+    if (seen.n + c.n > cap) {
+      uint32_t ncap = (seen.n + c.n) * 2;
+      seen.v = sc_arena_grow(v->a, seen.v, seen.n, ncap, sizeof *seen.v);
+      cap = ncap;
+    }
+    if (c.n) memcpy(seen.v + seen.n, c.v, c.n * sizeof *c.v);
+    seen.n += c.n;
+  }
+  return true;
+}
+
+static bool tensor_is_scalar(const op_view *v, uint32_t t) { return mapping_of(v, t)->rank == 0; }
+
+static bool has_need_replication(const prop_rule *r) {
+  for (uint32_t f = 0; f < r->nfactors; f++)
+    if (r->factors[f].type == PROP_FACTOR_NEED_REPLICATION) return true;
+  return false;
+}
+
+static bool has_compound_dims(const op_view *v) {
+  for (uint32_t t = 0; t < v->ntensors; t++)
+    for (uint32_t d = 0; d < mapping_of(v, t)->rank; d++)
+      if (mapping_of(v, t)->dims[d].nfactors > 1) return true;
+  return false;
+}
+
+static int64_t tensor_sharding_size(const op_view *v, uint32_t t) {
+  int64_t s = 1;
+  for (uint32_t f = 0; f < v->rule->nfactors; f++)
+    if (has_factor(v, t, f)) s *= axes_size(factor_axes(v, t, f));
+  return s;
+}
+
+static bool sharded_permutation(const op_view *v, uint32_t t) {
+  for (uint32_t f = 0; f < v->rule->nfactors; f++)
+    if (has_factor(v, t, f) && v->rule->factors[f].type == PROP_FACTOR_PERMUTATION && factor_axes(v, t, f).n) return true;
+  return false;
+}
+
+/* Shardy's findCommonAxesOnUnaryOperation: the preferred tensor's factor shardings, the other's where
+ * the preferred lacks the factor (cut where they overlap the preferred's axes). */
+static void unary_axes(const op_view *v, uint32_t lhs, uint32_t rhs, prop_axes *common) {
+  int64_t lk[3] = {!sharded_permutation(v, lhs), v->sizes[lhs], tensor_sharding_size(v, lhs)};
+  int64_t rk[3] = {!sharded_permutation(v, rhs), v->sizes[rhs], tensor_sharding_size(v, rhs)};
+  int cmp = 0;
+  for (int i = 0; i < 3 && !cmp; i++) cmp = lk[i] < rk[i] ? -1 : lk[i] > rk[i];
+  uint32_t pref = cmp >= 0 ? lhs : rhs, other = cmp >= 0 ? rhs : lhs;
+  SC_VEC(prop_axis) in_pref = {0};
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+    if (!has_factor(v, pref, f)) continue;
+    common[f] = factor_axes(v, pref, f);
+    for (uint32_t i = 0; i < common[f].n; i++) SC_PUSH(v->a, in_pref, common[f].v[i]);
+  }
+  prop_axes pref_axes = {in_pref.v, (uint32_t)in_pref.n};
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+    if (!has_factor(v, other, f) || has_factor(v, pref, f)) continue;
+    common[f] = axes_copy(v->a, factor_axes(v, other, f), 0);
+    truncate_without_overlap(&common[f], pref_axes);
+  }
+}
+
+/* ---- Shardy's greedy heuristic ---- */
+
+typedef struct {
+  uint32_t factor;
+  prop_axes axes;
+  int64_t total_source_size, sharding_size, precedence;
+} candidate;
+
+static int64_t precedence_of(uint8_t type) {
+  switch (type) {
+  case PROP_FACTOR_PASS_THROUGH: return 3;
+  case PROP_FACTOR_REDUCTION: return 2;
+  case PROP_FACTOR_PERMUTATION: return 1;
+  default: return 0;
+  }
+}
+
+/* a < b in Shardy's (total source size, precedence, sharding size, factor, axes) order. */
+static bool candidate_less(const sc_mesh *mesh, const candidate *a, const candidate *b) {
+  if (a->total_source_size != b->total_source_size) return a->total_source_size < b->total_source_size;
+  if (a->precedence != b->precedence) return a->precedence < b->precedence;
+  if (a->sharding_size != b->sharding_size) return a->sharding_size < b->sharding_size;
+  if (a->factor != b->factor) return a->factor < b->factor;
+  return list_cmp(mesh, a->axes, b->axes) < 0;
+}
+
+typedef SC_VEC(candidate) candidates;
+
+static void collect_candidates(const op_view *v, candidates *out) {
+  for (uint32_t t = 0; t < v->ntensors; t++)
+    for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+      if (!has_factor(v, t, f)) continue;
+      prop_axes x = factor_axes(v, t, f);
+      for (uint32_t n = x.n; n > 0; n--) {
+        prop_axes prefix = {x.v, n};
+        bool dup = false;
+        sc_arena_step(v->a, out->n); /* the work is counted: a hostile op hits the request's step limit */
+        for (size_t k = 0; k < out->n && !dup; k++) dup = out->v[k].factor == f && axes_equal(out->v[k].axes, prefix);
+        if (dup) continue;
+        candidate c = {f, axes_copy(v->a, prefix, 0), 0, axes_size(prefix), precedence_of(v->rule->factors[f].type)};
+        SC_PUSH(v->a, *out, c);
+      }
+    }
+  for (uint32_t t = 0; t < v->ntensors; t++)
+    for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+      if (!has_factor(v, t, f)) continue;
+      prop_axes x = factor_axes(v, t, f);
+      sc_arena_step(v->a, out->n);
+      for (size_t k = 0; k < out->n; k++)
+        if (out->v[k].factor == f && (axes_equal(x, out->v[k].axes) || strict_prefix(out->v[k].axes, x)))
+          out->v[k].total_source_size += v->sizes[t];
+    }
+}
+
+/* deps[f * nfactors + g]: factor f follows factor g in some dimension (Shardy's factor dependencies). */
+static uint8_t *factor_dependencies(const op_view *v) {
+  uint32_t nf = v->rule->nfactors;
+  uint8_t *deps = sc_arena_calloc(v->a, (size_t)nf * nf + 1, 1);
+  for (uint32_t t = 0; t < v->ntensors; t++)
+    for (uint32_t d = 0; d < mapping_of(v, t)->rank; d++) {
+      const prop_dim *dim = &mapping_of(v, t)->dims[d];
+      for (uint32_t k = 1; k < dim->nfactors; k++) deps[(size_t)dim->factors[k] * nf + dim->factors[k - 1]] = 1;
+    }
+  return deps;
+}
+
+static bool candidate_valid(const op_view *v, const uint8_t *deps, uint32_t f) {
+  for (uint32_t g = 0; g < v->rule->nfactors; g++)
+    if (deps[(size_t)f * v->rule->nfactors + g]) return false;
+  return true;
+}
+
+static void heuristic_axes(const op_view *v, prop_axes *common) {
+  candidates cs = {0};
+  collect_candidates(v, &cs);
+  uint8_t *deps = factor_dependencies(v);
+  uint32_t nf = v->rule->nfactors;
+  while (cs.n) {
+    sc_arena_step(v->a, cs.n);
+    const candidate *best = NULL;
+    for (size_t k = 0; k < cs.n; k++)
+      if (candidate_valid(v, deps, cs.v[k].factor) && (!best || candidate_less(v->mesh, best, &cs.v[k]))) best = &cs.v[k];
+    if (!best) return;
+    candidate chosen = *best;
+    common[chosen.factor] = chosen.axes;
+    if (axes_size(chosen.axes) == v->rule->factors[chosen.factor].size)
+      for (uint32_t f = 0; f < nf; f++) deps[(size_t)f * nf + chosen.factor] = 0;
+    size_t k = 0;
+    while (k < cs.n) {
+      candidate *c = &cs.v[k];
+      if (c->factor == chosen.factor) {
+        if (!strict_prefix(chosen.axes, c->axes)) {
+          cs.v[k] = cs.v[--cs.n];
+        } else {
+          c->sharding_size = axes_size(c->axes) / axes_size(chosen.axes);
+          k++;
+        }
+        continue;
+      }
+      if (truncate_without_overlap(&c->axes, chosen.axes)) {
+        if (axes_equal(c->axes, common[c->factor])) {
+          cs.v[k] = cs.v[--cs.n];
+        } else {
+          int64_t prefix = axes_size(common[c->factor]);
+          c->sharding_size = prefix ? axes_size(c->axes) / prefix : 0;
+          k++;
+        }
+        continue;
+      }
+      c->sharding_size = axes_size(c->axes);
+      k++;
+    }
+  }
+}
+
+static bool factor_in_all_nonscalar(const op_view *v, uint32_t f) {
+  for (uint32_t t = 0; t < v->ntensors; t++)
+    if (!tensor_is_scalar(v, t) && !has_factor(v, t, f)) return false;
+  return true;
+}
+
+/* Shardy's distributeAxisRefsToBatchingFactors: a need-replication factor's axes move to the batching
+ * factors (pass-through, in every non-scalar tensor) that have room for them. */
+static void distribute_need_replication(const op_view *v, prop_axes *common) {
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+    if (v->rule->factors[f].type != PROP_FACTOR_NEED_REPLICATION) continue;
+    prop_axes todo = common[f];
+    common[f].n = 0;
+    if (!factor_in_all_nonscalar(v, f) || !todo.n) continue;
+    for (uint32_t b = 0; b < v->rule->nfactors && todo.n; b++) {
+      if (v->rule->factors[b].type != PROP_FACTOR_PASS_THROUGH || !factor_in_all_nonscalar(v, b)) continue;
+      int64_t size = v->rule->factors[b].size, sharded = axes_size(common[b]);
+      if (size == 0 || sharded == 0 || size % sharded) continue;
+      int64_t capacity = size / sharded;
+      prop_axes grown = axes_copy(v->a, common[b], todo.n);
+      while (todo.n && capacity % todo.v[0].size == 0) {
+        prop_axis x = todo.v[0];
+        prop_axis *last = grown.n ? &grown.v[grown.n - 1] : NULL;
+        if (last && last->axis == x.axis && last->pre && x.pre && last->pre * last->size == x.pre) {
+          last->size *= x.size;
+          if (last->pre == 1 && last->size == v->mesh->axes[x.axis].size) last->pre = 0;
+        } else {
+          grown.v[grown.n++] = x;
+        }
+        capacity /= x.size;
+        todo.v++, todo.n--;
+      }
+      common[b] = grown;
+    }
+  }
+}
+
+/* Shardy's findCommonAxes. */
+static void common_axes(const op_view *v, prop_axes *common) {
+  if (compatible_axes(v, common)) return;
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) common[f].n = 0;
+  uint32_t nonscalar[2], n = 0;
+  for (uint32_t t = 0; t < v->ntensors; t++)
+    if (!tensor_is_scalar(v, t)) {
+      if (n < 2) nonscalar[n] = t;
+      n++;
+    }
+  if (n == 2 && !has_need_replication(v->rule) && !has_compound_dims(v)) {
+    unary_axes(v, nonscalar[0], nonscalar[1], common);
+    return;
+  }
+  heuristic_axes(v, common);
+  if (has_need_replication(v->rule)) distribute_need_replication(v, common);
+}
+
+/* ---- printing the new ops ---------------------------------------------------------------------------- */
+
+static const char *sharding_text(sc_arena *a, sharding_ref s) {
+  sc_astr t = SC_ASTR_INIT(a);
+  prop_sharding_put(&t, s);
+  return sc_astr_str(&t);
+}
+
+static prop_sharding *closed_replicated(sc_arena *a, const sc_mesh *mesh, sc_span mesh_name, uint32_t rank) {
+  prop_sharding *s = prop_sharding_open(a, mesh, mesh_name, rank);
+  for (uint32_t d = 0; d < rank; d++) s->dims[d].closed = true;
+  return s;
+}
+
+/* Axes sorted in mesh order with consecutive sub-axes merged (Shardy's sortAndMergeAxes). */
+static prop_axes sort_and_merge(sc_arena *a, const sc_mesh *mesh, prop_axes x) {
+  prop_axes r = axes_copy(a, x, 0);
+  for (uint32_t i = 1; i < r.n; i++)
+    for (uint32_t j = i; j > 0; j--) {
+      prop_axis p = r.v[j - 1], q = r.v[j];
+      bool less = q.axis != p.axis ? q.axis < p.axis : (q.pre ? q.pre : 1) < (p.pre ? p.pre : 1);
+      if (!less) break;
+      r.v[j - 1] = q, r.v[j] = p;
+    }
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < r.n; i++) {
+    prop_axis x2 = r.v[i];
+    if (n && r.v[n - 1].axis == x2.axis && r.v[n - 1].pre && x2.pre && r.v[n - 1].pre * r.v[n - 1].size == x2.pre) {
+      r.v[n - 1].size *= x2.size;
+      if (r.v[n - 1].pre == 1 && r.v[n - 1].size == mesh->axes[x2.axis].size) r.v[n - 1].pre = 0;
+      continue;
+    }
+    r.v[n++] = x2;
+  }
+  r.n = n;
+  return r;
+}
+
+/* Axes of `x` that `minus` does not cover. */
+static prop_axes axes_minus(sc_arena *a, prop_axes x, prop_axes minus) {
+  prop_axes r = axes_copy(a, x, 0);
+  r.n = 0;
+  for (uint32_t i = 0; i < x.n; i++) {
+    bool covered = false;
+    for (uint32_t j = 0; j < minus.n && !covered; j++) covered = prop_axis_contains(minus.v[j], x.v[i]);
+    if (!covered) r.v[r.n++] = x.v[i];
+  }
+  return r;
+}
+
+static void put_axis_set(sc_astr *t, const sc_mesh *mesh, prop_axes x) {
+  prop_sharding tmp;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.mesh = mesh;
+  tmp.unreduced = x;
+  sc_astr s = SC_ASTR_INIT(t->a);
+  prop_sharding_put(&s, &tmp); /* `<@, [], unreduced={...}>`: keep the `{...}` */
+  const char *text = sc_astr_str(&s), *open = strchr(text, '{');
+  const char *close = strrchr(text, '}');
+  if (open && close) sc_astr_put(t, open, (size_t)(close - open + 1));
+  else sc_astr_puts(t, "{}");
+}
+
+/* ---- one op ---------------------------------------------------------------------------------------- */
+
+static bool skipped_op(const sc_op *op) {
+  switch (op->kind) {
+  case SC_OP_FUNC:
+  case SC_OP_MODULE:
+  case SC_OP_RETURN:
+  case SC_OP_WHILE:
+  case SC_OP_CASE:
+  case SC_OP_SDY_MANUAL_COMPUTATION:
+  case SC_OP_SDY_NAMED_COMPUTATION:
+  case SC_OP_SDY_RESHARD:
+  case SC_OP_CALL:
+    return true;
+  default:
+    return op->nregions == 0 && op->parent_op && sc_span_eq(op->name, "stablehlo.return");
+  }
+}
+
+/* Sets factor `f` of tensor `t` (when it has it) to `axes` without overflow; true when that changed it. */
+static bool set_factor(prop_projection *proj, uint32_t t, uint32_t f, prop_axes axes) {
+  prop_factor_sharding *fs = &proj->tensors[t].factors[f];
+  if (!fs->present || (axes_equal(fs->axes, axes) && !fs->overflow.n)) return false;
+  fs->axes = axes;
+  fs->overflow.n = 0;
+  return true;
+}
+
+/* `x` with consecutive sub-axes of one axis merged (Shardy's addAxisOrMerge on every push). */
+static prop_axes sort_merge_consecutive(sc_arena *a, const sc_mesh *mesh, prop_axes x) {
+  prop_axes r = axes_copy(a, x, 0);
+  r.n = 0;
+  for (uint32_t i = 0; i < x.n; i++) {
+    prop_axis y = x.v[i];
+    if (r.n && r.v[r.n - 1].axis == y.axis && r.v[r.n - 1].pre && y.pre && r.v[r.n - 1].pre * r.v[r.n - 1].size == y.pre) {
+      r.v[r.n - 1].size *= y.size;
+      if (r.v[r.n - 1].pre == 1 && r.v[r.n - 1].size == mesh->axes[y.axis].size) r.v[r.n - 1].pre = 0;
+      continue;
+    }
+    r.v[r.n++] = y;
+  }
+  return r;
+}
+
+/* Shardy's distributeAxesAcrossFactors: `all` (in order) over the tensor's factors (dimension order),
+ * each taking what divides what is left of its size; what no factor takes overflows the last one. */
+static void redistribute(const op_view *v, uint32_t t, prop_axes all) {
+  const prop_tensor *map = mapping_of(v, t);
+  SC_VEC(uint32_t) order = {0};
+  for (uint32_t d = 0; d < map->rank; d++)
+    for (uint32_t k = 0; k < map->dims[d].nfactors; k++) SC_PUSH(v->a, order, map->dims[d].factors[k]);
+  if (!order.n) return;
+  int64_t *left = sc_arena_alloc(v->a, order.n * sizeof *left);
+  prop_axes *got = sc_arena_calloc(v->a, order.n, sizeof *got);
+  for (size_t i = 0; i < order.n; i++) {
+    left[i] = v->rule->factors[order.v[i]].size;
+    got[i] = axes_copy(v->a, (prop_axes){NULL, 0}, all.n * 2 + 1);
+  }
+  prop_axes over = axes_copy(v->a, (prop_axes){NULL, 0}, all.n * 2 + 1);
+  uint32_t ai = 0;
+  int64_t pre = all.n ? all.v[0].pre : 0, size = all.n ? all.v[0].size : 0;
+  while (ai < all.n) {
+    bool used = false;
+    for (size_t i = 0; i < order.n; i++) {
+      if (left[i] <= 1) continue;
+      int64_t g = left[i], b = size;
+      while (b) {
+        int64_t r = g % b;
+        g = b;
+        b = r;
+      }
+      if (g == 1 && size != 1) continue;
+      used = true;
+      prop_axis x = {all.v[ai].axis, pre, size > g ? g : size};
+      if (size > g) {
+        x.pre = pre ? pre : 1;
+        pre = x.pre * g;
+        size /= g;
+        left[i] /= g;
+        got[i].v[got[i].n++] = x;
+      } else {
+        left[i] /= size;
+        got[i].v[got[i].n++] = x;
+        if (++ai < all.n) pre = all.v[ai].pre, size = all.v[ai].size;
+        break;
+      }
+    }
+    if (!used) {
+      for (; ai < all.n; ai++) {
+        prop_axis x = {all.v[ai].axis, pre, size};
+        over.v[over.n++] = x;
+        if (ai + 1 < all.n) pre = all.v[ai + 1].pre, size = all.v[ai + 1].size;
+      }
+      break;
+    }
+  }
+  for (size_t i = 0; i < order.n; i++) {
+    prop_factor_sharding *fs = &v->proj->tensors[t].factors[order.v[i]];
+    fs->axes = sort_merge_consecutive(v->a, v->mesh, got[i]);
+    fs->overflow = i + 1 == order.n ? over : (prop_axes){NULL, 0};
+  }
+}
+
+/* The greatest common prefix of two axis lists (the last axis may be a sub-axis prefix of both). */
+static prop_axes common_prefix(sc_arena *a, prop_axes x, prop_axes y) {
+  prop_axes r = axes_copy(a, x, 0);
+  r.n = 0;
+  for (uint32_t i = 0; i < x.n && i < y.n; i++) {
+    if (prop_axis_eq(x.v[i], y.v[i])) {
+      r.v[r.n++] = x.v[i];
+      continue;
+    }
+    if (prop_axis_prefix_of(x.v[i], y.v[i])) r.v[r.n++] = x.v[i];
+    else if (prop_axis_prefix_of(y.v[i], x.v[i])) r.v[r.n++] = y.v[i];
+    break;
+  }
+  return r;
+}
+
+/* Shardy's processReshapeWithOverflowAxes: the axes of the more sharded side spread over both sides'
+ * factors, then each factor keeps what both sides agree on. */
+static void reshape_overflow(rpass *p, op_view *v, const sc_op *op, sharding_ref *all, sharding_ref mesh_of,
+                             prop_axes *common, bool *update) {
+  SC_VEC(prop_axis) pool = {0};
+  uint32_t best = tensor_sharding_size(v, 0) >= tensor_sharding_size(v, 1) ? 0 : 1;
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+    if (!has_factor(v, best, f)) continue;
+    const prop_factor_sharding *fs = &v->proj->tensors[best].factors[f];
+    for (uint32_t i = 0; i < fs->axes.n; i++) SC_PUSH(p->a, pool, fs->axes.v[i]);
+    for (uint32_t i = 0; i < fs->overflow.n; i++) SC_PUSH(p->a, pool, fs->overflow.v[i]);
+  }
+  prop_axes everything = {pool.v, (uint32_t)pool.n};
+  redistribute(v, 0, everything);
+  redistribute(v, 1, everything);
+  sharding_ref built[2] = {prop_unproject(p->a, v->proj, 0, mesh_of->mesh_name),
+                           prop_unproject(p->a, v->proj, 1, mesh_of->mesh_name)};
+  prop_projection legal;
+  prop_project(p->a, &legal, v->rule, v->mesh, built, built + 1, false);
+  for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+    bool seen = false;
+    for (uint32_t t = 0; t < 2; t++) {
+      if (!legal.tensors[t].factors[f].present) continue;
+      common[f] = seen ? common_prefix(p->a, common[f], legal.tensors[t].factors[f].axes) : legal.tensors[t].factors[f].axes;
+      seen = true;
+    }
+    for (uint32_t t = 0; t < 2; t++) set_factor(v->proj, t, f, common[f]);
+  }
+  update[0] = !equivalent(value_sharding(p, op->operands[0]), prop_unproject(p->a, v->proj, 0, mesh_of->mesh_name));
+  update[1] = !equivalent(prop_unproject(p->a, v->proj, 1, mesh_of->mesh_name), all[1]);
+}
+
+static void process_op(rpass *p, const sc_op *op) {
+  if (skipped_op(op) || !op->nresults) return;
+  prop_rule_options ro = {false, p->facts};
+  const prop_rule *rule = prop_rule_of(p->a, p->m, op, &ro, NULL);
+  if (!rule || rule->custom || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
+  uint32_t n = op->noperands + op->nresults;
+  sharding_ref *all = sc_arena_alloc(p->a, (n + 1) * sizeof *all);
+  int64_t *sizes = sc_arena_alloc(p->a, (n + 1) * sizeof *sizes);
+  for (uint32_t i = 0; i < n; i++) {
+    const sc_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+    all[i] = i < op->noperands ? bypassing_barriers(p, v) : value_sharding(p, v);
+    sizes[i] = elements_of(p->a, v);
+    const prop_tensor *t = i < op->noperands ? &rule->operands[i] : &rule->results[i - op->noperands];
+    if (all[i] && all[i]->rank != t->rank) return;
+  }
+  for (uint32_t r = 0; r < op->nresults; r++)
+    if (all[op->noperands + r] && all[op->noperands + r]->mesh->maximal) return; /* single-device ops: not done */
+  sharding_ref mesh_of;
+  if (!op_mesh(all, n, &mesh_of)) return;
+  const sc_mesh *mesh = mesh_of->mesh;
+  prop_projection proj;
+  prop_project(p->a, &proj, rule, mesh, all, all + op->noperands, true);
+  op_view v = {rule, &proj, n, sizes, mesh, p->a};
+  bool *update = sc_arena_calloc(p->a, n + 1, sizeof *update);
+  for (uint32_t t = 0; t < n; t++)
+    for (uint32_t f = 0; f < rule->nfactors; f++) update[t] |= has_factor(&v, t, f) && proj.tensors[t].factors[f].overflow.n > 0;
+  bool overflow = false;
+  for (uint32_t t = 0; t < n; t++) overflow |= update[t];
+  prop_axes *common = sc_arena_calloc(p->a, rule->nfactors + 1, sizeof *common);
+  if (overflow && n == 2 && sc_span_eq(op->name, "stablehlo.reshape")) {
+    reshape_overflow(p, &v, op, all, mesh_of, common, update);
+  } else {
+    common_axes(&v, common);
+    for (uint32_t f = 0; f < rule->nfactors; f++)
+      for (uint32_t t = 0; t < n; t++) update[t] |= set_factor(&proj, t, f, common[f]);
+  }
+  /* operands: a reshard before the op */
+  for (uint32_t k = 0; k < op->noperands; k++) {
+    bool other_mesh = all[k] && !fully_replicated(all[k]) && !same_device_ids(all[k]->mesh, mesh);
+    if (!update[k] && !other_mesh) continue;
+    const char *name = prop_printer_fresh_name(p->pr);
+    prop_sharding *target = prop_unproject(p->a, &proj, k, mesh_of->mesh_name);
+    prop_printer_insert_before(p->pr, op,
+                               sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, op, k),
+                                               sharding_text(p->a, target), SC_SPAN_ARG(value_type(op->operands[k]))));
+    set_operand_name(p, op, k, name);
+  }
+  /* results: the op takes the chosen sharding, a reshard after it gives back the result's own */
+  sharding_ref *results = sc_arena_alloc(p->a, (op->nresults + 1) * sizeof *results);
+  bool *resharded = sc_arena_calloc(p->a, op->nresults + 1, sizeof *resharded);
+  bool any_change = false;
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    uint32_t t = op->noperands + r;
+    results[r] = all[t];
+    bool other_mesh = all[t] && !fully_replicated(all[t]) && !same_device_ids(all[t]->mesh, mesh);
+    if (!update[t] && !other_mesh) continue;
+    results[r] = prop_unproject(p->a, &proj, t, mesh_of->mesh_name);
+    resharded[r] = any_change = true;
+  }
+  SC_VEC(prop_axis) reduction = {0};
+  for (uint32_t f = 0; f < rule->nfactors; f++)
+    if (rule->factors[f].type == PROP_FACTOR_REDUCTION)
+      for (uint32_t i = 0; i < common[f].n; i++) SC_PUSH(p->a, reduction, common[f].v[i]);
+  prop_axes unreduced0 = results[0] ? results[0]->unreduced : (prop_axes){NULL, 0};
+  prop_axes all_reduce = sort_and_merge(p->a, mesh, axes_minus(p->a, (prop_axes){reduction.v, (uint32_t)reduction.n}, unreduced0));
+  if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results));
+  const char **chain = sc_arena_alloc(p->a, (op->nresults + 1) * sizeof *chain);
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    chain[r] = value_name(p, op->results[r]);
+    if (!all_reduce.n) continue;
+    sharding_ref rs = results[r] ? results[r] : closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(&v, op->noperands + r)->rank);
+    const char *name = prop_printer_fresh_name(p->pr);
+    sc_astr t = SC_ASTR_INIT(p->a);
+    sc_astr_printf(&t, "%s = sdy.all_reduce ", name);
+    put_axis_set(&t, mesh, all_reduce);
+    sc_astr_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(op->results[r]->type));
+    prop_printer_insert_after(p->pr, op, sc_astr_str(&t));
+    chain[r] = name;
+  }
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    if (!resharded[r]) continue;
+    uint32_t t = op->noperands + r;
+    sharding_ref back = all[t] ? all[t] : closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(&v, t)->rank);
+    const char *name = prop_printer_fresh_name(p->pr);
+    prop_printer_insert_after(p->pr, op,
+                              sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, chain[r], sharding_text(p->a, back),
+                                              SC_SPAN_ARG(op->results[r]->type)));
+    chain[r] = name;
+  }
+  for (uint32_t r = 0; r < op->nresults; r++)
+    if (resharded[r] || all_reduce.n) remap_value(p, op->results[r], chain[r]);
+}
+
+/* ---- data-flow ops: each edge's sources resharded to its owner's sharding -------------------------- */
+
+/* Operand `k` of `user` resharded to `target` right after the value is defined (Shardy's
+ * insertExplicitReshardsToTargetSharding with insertAfterOperand). */
+static void reshard_source(rpass *p, const sc_op *user, uint32_t k, sharding_ref target) {
+  const sc_value *v = k < user->noperands ? user->operands[k] : NULL;
+  if (!v) return;
+  sharding_ref source = value_sharding(p, v);
+  if (equivalent(source, target)) return;
+  if (!target) target = closed_replicated(p->a, source->mesh, source->mesh_name, source->rank);
+  const char *name = prop_printer_fresh_name(p->pr);
+  const char *text = sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, user, k),
+                                     sharding_text(p->a, target), SC_SPAN_ARG(value_type(v)));
+  if (v->def) prop_printer_insert_after(p->pr, v->def, text);
+  else if (v->block && v->block->nops) prop_printer_insert_first(p->pr, v->block->ops[0], text);
+  else return;
+  set_operand_name(p, user, k, name);
+}
+
+static const sc_op *last_op(const sc_region *r) {
+  if (!r || !r->nblocks) return NULL;
+  const sc_block *b = r->blocks[r->nblocks - 1];
+  return b->nops ? b->ops[b->nops - 1] : NULL;
+}
+
+/* Manual and named computations: operands flow into the body's arguments (their in_shardings as
+ * written, manual axes included), the body's return into the results (as the body sees them). */
+static void process_computation(rpass *p, const sc_op *op) {
+  const sc_sdy_op_info *x = sc_model_op(p->model, op)->sdy_op;
+  if (!x || !op->nregions) return;
+  for (uint32_t k = 0; k < op->noperands; k++) {
+    const sc_sharding *ms = k < x->in_shardings.nvalues ? x->in_shardings.values[k] : NULL;
+    reshard_source(p, op, k, ms ? prop_sharding_from_model(p->a, ms, sc_model_sharding_mesh(p->model, ms)) : NULL);
+  }
+  const sc_op *ret = last_op(op->regions[0]);
+  for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
+    reshard_source(p, ret, i, prop_engine_local_sharding(p->e, op, value_sharding(p, op->results[i])));
+}
+
+/* While, case and optimization_barrier: results own their edges (a while's block arguments share its
+ * results' shardings); manual and named computations. Returns false for other ops. */
+static bool process_data_flow(rpass *p, const sc_op *op) {
+  if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
+    process_computation(p, op);
+    return true;
+  }
+  bool barrier = sc_span_eq(op->name, "stablehlo.optimization_barrier") || sc_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
+  if (op->kind != SC_OP_WHILE && op->kind != SC_OP_CASE && !barrier) return false;
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    sharding_ref owner = value_sharding(p, op->results[i]);
+    if (op->kind == SC_OP_WHILE || barrier) reshard_source(p, op, i, owner);
+    if (op->kind == SC_OP_WHILE && op->nregions == 2) {
+      const sc_op *ret = last_op(op->regions[1]);
+      if (ret) reshard_source(p, ret, i, owner);
+    }
+    if (op->kind == SC_OP_CASE)
+      for (uint32_t r = 0; r < op->nregions; r++) {
+        const sc_op *ret = last_op(op->regions[r]);
+        if (ret) reshard_source(p, ret, i, owner);
+      }
+  }
+  return true;
+}
+
+/* A function's return: each value resharded to the function's result sharding. */
+static void process_return(rpass *p, const sc_op *fn) {
+  if (!fn->nregions || !fn->regions[0]->nblocks) return;
+  const sc_block *b = fn->regions[0]->blocks[fn->regions[0]->nblocks - 1];
+  const sc_op *ret = b->nops ? b->ops[b->nops - 1] : NULL;
+  if (!ret || ret->kind != SC_OP_RETURN) return;
+  for (uint32_t k = 0; k < ret->noperands && k < sc_op_nresult_attrs(fn); k++) {
+    const sc_sharding *ms = sc_model_func_result_sharding(p->model, fn, k);
+    sharding_ref target = ms ? prop_sharding_from_model(p->a, ms, sc_model_sharding_mesh(p->model, ms)) : NULL;
+    sharding_ref source = value_sharding(p, ret->operands[k]);
+    if (!ret->operands[k] || equivalent(source, target)) continue;
+    if (!target) target = closed_replicated(p->a, source->mesh, source->mesh_name, source->rank);
+    const char *name = prop_printer_fresh_name(p->pr);
+    prop_printer_insert_before(p->pr, ret,
+                               sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, ret, k),
+                                               sharding_text(p->a, target), SC_SPAN_ARG(value_type(ret->operands[k]))));
+    set_operand_name(p, ret, k, name);
+  }
+}
+
+void prop_insert_explicit_reshards(sc_arena *a, const sc_module *m, const sc_model *model, prop_printer *pr) {
+  prop_engine_options eo = {.strategy = PROP_BASIC, .seed_only = true};
+  rpass p;
+  memset(&p, 0, sizeof p);
+  p.a = a;
+  p.m = m;
+  p.model = model;
+  p.e = prop_engine_run(a, m, model, &eo);
+  p.pr = pr;
+  p.facts = prop_rule_facts_build(a, m);
+  p.operand_names = sc_arena_calloc(a, m->nops + 1, sizeof *p.operand_names);
+  sc_name_map_init(&p.remap, a, m->nops + 1);
+  pr->renumber = true;
+  prop_engine_print(p.e, pr); /* signatures on one line, as sdy_opt prints them */
+  /* Shardy walks each function in post-order: an op after the ops nested in it */
+  uint32_t *open = sc_arena_alloc(a, (m->nops + 1) * sizeof *open), nopen = 0;
+  for (uint32_t i = 0; i <= m->nops; i++) {
+    while (nopen && (i == m->nops || m->ops[open[nopen - 1]]->subtree_end <= i)) {
+      const sc_op *op = m->ops[open[--nopen]];
+      sc_arena_step(a, 1);
+      if (!process_data_flow(&p, op)) process_op(&p, op);
+    }
+    if (i < m->nops) open[nopen++] = i;
+  }
+  for (uint32_t f = 0; f < m->nfuncs; f++) process_return(&p, m->funcs[f]);
+  /* every use reads the values' new names */
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *op = m->ops[i];
+    for (uint32_t k = 0; k < op->noperands; k++) {
+      if (!op->operands[k] && !(p.operand_names[op->id] && p.operand_names[op->id][k])) continue;
+      const char *name = operand_name(&p, op, k);
+      sc_span written = sc_op_operand_name(op, k);
+      if (strlen(name) != written.n || memcmp(name, written.p, written.n)) prop_printer_replace_operand(pr, op, k, name);
+    }
+  }
+}

@@ -1,0 +1,33 @@
+/* reshard.h — explicit reshards where an op's shardings disagree with its sharding rule (Shardy's
+ * -sdy-insert-explicit-reshards='enable-full-version=true').
+ *
+ * For every op with a (non-custom) sharding rule whose operands and results live on one mesh, the
+ * shardings are projected onto the rule's factors and one sharding per factor is chosen: the one all
+ * tensors agree on when they do, else the preferred tensor's for an op between two tensors with one
+ * factor per dimension, else Shardy's greedy heuristic (factor-axes candidates ranked by the global
+ * size of the tensors already sharded that way, the factor's kind and the sharding size). Operands
+ * whose sharding differs get an `sdy.reshard` before the op; results whose sharding differs take the
+ * chosen sharding and an `sdy.reshard` back to their own after the op; axes on reduction factors leave
+ * partial results, summed by an `sdy.all_reduce` after the op. Function results get a reshard before
+ * the return where the returned value's sharding differs from the function's result sharding.
+ *
+ * Data-flow ops (while, case, optimization_barrier, manual and named computations) reshard the values
+ * flowing into each edge to its owner's sharding, right after the value is defined.
+ *
+ * Not done yet (left as written): calls, unreduced axes (all-reduce of unreduced operands,
+ * replicated/sharded to unreduced), single-device (maximal) ops.
+ *
+ * Everything lives in the caller's arena; one thread at a time per arena. Cost: linear in the module
+ * times, per op, a polynomial in its tensors' axes (small: a few axes per dimension); the greedy choice is
+ * quadratic in an op's candidates and counts that work on the arena, so a hostile op with thousands of
+ * differently sharded operands ends the request at its step limit instead of running on. */
+#ifndef SC_PROPAGATE_RESHARD_H
+#define SC_PROPAGATE_RESHARD_H
+
+#include "model/model.h"
+#include "propagate/print.h"
+
+/* Writes the explicit reshards of `m` (model built by the caller) into `pr`. */
+void prop_insert_explicit_reshards(sc_arena *a, const sc_module *m, const sc_model *model, prop_printer *pr);
+
+#endif

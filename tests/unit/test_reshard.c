@@ -1,0 +1,291 @@
+/* Explicit reshards and collectives: the printer's insert / erase / rewire / renumber API, Shardy's
+ * collective sequences for hand-checked reshards, explicit reshards through sc_propagate, malformed
+ * shardings that must not crash, and linear cost for thousands of ops that each need a reshard. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "propagate/collectives.h"
+#include "propagate/print.h"
+#include "shardcheck.h"
+#include "util/strbuf.h"
+
+static sc_arena *A;
+static void setup(void) { A = sc_arena_new(0); }
+static void teardown(void) { sc_arena_free(A); }
+
+static const sc_op *op_named(const sc_module *m, const char *name, uint32_t nth) {
+  for (uint32_t i = 0; i < m->nops; i++)
+    if (sc_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
+  cr_assert_fail("no op %s", name);
+  return NULL;
+}
+
+static const char *emit(prop_printer *pr, const sc_module *m) {
+  sc_astr out = SC_ASTR_INIT(A);
+  prop_printer_emit(pr, 0, (uint32_t)m->len, &out);
+  return sc_astr_str(&out);
+}
+
+static const char *MODULE = "func.func @f(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {\n"
+                            "  %0 = stablehlo.add %arg0, %arg1 : tensor<8xf32>\n"
+                            "  %1 = stablehlo.negate %0 : tensor<8xf32>\n"
+                            "  return %1 : tensor<8xf32>\n"
+                            "}\n";
+
+TestSuite(reshard_printer, .init = setup, .fini = teardown);
+
+Test(reshard_printer, inserts_rewires_and_renumbers) {
+  sc_parse_error err;
+  sc_module *m = test_parse(A, MODULE, &err);
+  cr_assert_not_null(m, "%s", err.message);
+  prop_printer pr;
+  prop_printer_init(&pr, A, m);
+  pr.renumber = true;
+  const sc_op *add = op_named(m, "stablehlo.add", 0), *neg = op_named(m, "stablehlo.negate", 0);
+  const char *r = prop_printer_fresh_name(&pr);
+  prop_printer_insert_before(&pr, add, sc_arena_printf(A, "%s = sdy.reshard %%arg1 <@mesh, [{}]> : tensor<8xf32>", r));
+  cr_assert(prop_printer_replace_operand(&pr, add, 1, r));
+  const char *after = prop_printer_fresh_name(&pr);
+  prop_printer_insert_after(&pr, neg, sc_arena_printf(A, "%s = sdy.all_reduce {\"x\"} %%1 out_sharding=<@mesh, [{}]> : tensor<8xf32>", after));
+  cr_assert(prop_printer_replace_operand(&pr, op_named(m, "func.return", 0), 0, after));
+  cr_assert_not(prop_printer_replace_operand(&pr, add, 2, "%x"), "an operand the op does not have");
+  cr_assert_str_eq(emit(&pr, m), "func.func @f(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {\n"
+                                 "  %0 = sdy.reshard %arg1 <@mesh, [{}]> : tensor<8xf32>\n"
+                                 "  %1 = stablehlo.add %arg0, %0 : tensor<8xf32>\n"
+                                 "  %2 = stablehlo.negate %1 : tensor<8xf32>\n"
+                                 "  %3 = sdy.all_reduce {\"x\"} %2 out_sharding=<@mesh, [{}]> : tensor<8xf32>\n"
+                                 "  return %3 : tensor<8xf32>\n"
+                                 "}\n");
+}
+
+Test(reshard_printer, erases_renames_and_inserts_first) {
+  sc_parse_error err;
+  sc_module *m = test_parse(A, MODULE, &err);
+  cr_assert_not_null(m, "%s", err.message);
+  prop_printer pr;
+  prop_printer_init(&pr, A, m);
+  const sc_op *add = op_named(m, "stablehlo.add", 0), *neg = op_named(m, "stablehlo.negate", 0);
+  prop_printer_erase(&pr, neg);
+  cr_assert(prop_printer_rename_result(&pr, add, 0, "%sum"));
+  cr_assert(prop_printer_replace_operand(&pr, op_named(m, "func.return", 0), 0, "%sum"));
+  prop_printer_insert_first(&pr, add, "%a = sdy.reshard %arg0 <@m, [{}]> : tensor<8xf32>");
+  prop_printer_insert_first(&pr, add, "%b = sdy.reshard %arg0 <@m, [{}]> : tensor<8xf32>");
+  prop_printer_insert_before(&pr, add, "%c = sdy.reshard %arg0 <@m, [{}]> : tensor<8xf32>");
+  cr_assert_str_eq(emit(&pr, m), "func.func @f(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {\n"
+                                 "  %b = sdy.reshard %arg0 <@m, [{}]> : tensor<8xf32>\n"
+                                 "  %a = sdy.reshard %arg0 <@m, [{}]> : tensor<8xf32>\n"
+                                 "  %c = sdy.reshard %arg0 <@m, [{}]> : tensor<8xf32>\n"
+                                 "  %sum = stablehlo.add %arg0, %arg1 : tensor<8xf32>\n"
+                                 "  return %sum : tensor<8xf32>\n"
+                                 "}\n");
+}
+
+Test(reshard_printer, operands_found_by_name_and_block_args_skipped) {
+  const char *text = "func.func @f(%arg0: tensor<8xf32>, %arg1: tensor<i32>) -> tensor<8xf32> {\n"
+                     "  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_2 = %arg1) : tensor<8xf32>, tensor<i32>\n"
+                     "    cond {\n"
+                     "    %1 = stablehlo.compare LT, %iterArg_2, %iterArg_2 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+                     "    stablehlo.return %1 : tensor<i1>\n"
+                     "  } do {\n"
+                     "    stablehlo.return %iterArg, %iterArg_2 : tensor<8xf32>, tensor<i32>\n"
+                     "  }\n"
+                     "  return %0#0 : tensor<8xf32>\n"
+                     "}\n";
+  sc_parse_error err;
+  sc_module *m = test_parse(A, text, &err);
+  cr_assert_not_null(m, "%s", err.message);
+  prop_printer pr;
+  prop_printer_init(&pr, A, m);
+  pr.renumber = true;
+  const sc_op *w = op_named(m, "stablehlo.while", 0);
+  cr_assert(prop_printer_replace_operand(&pr, w, 1, "%_sc9"));
+  prop_printer_insert_before(&pr, w, "%_sc9 = sdy.reshard %arg1 <@m, []> : tensor<i32>");
+  const char *out = emit(&pr, m);
+  cr_assert(strstr(out, "  %0 = sdy.reshard %arg1 <@m, []> : tensor<i32>\n"), "%s", out);
+  cr_assert(strstr(out, "%1:2 = stablehlo.while(%iterArg = %arg0, %iterArg_2 = %0)"), "%s", out);
+  cr_assert(strstr(out, "%2 = stablehlo.compare"), "%s", out);
+  cr_assert(strstr(out, "return %1#0 : tensor<8xf32>"), "%s", out);
+}
+
+Test(reshard_printer, renumber_names_constants_and_keeps_others) {
+  const char *text = "func.func @f(%arg0: tensor<i32>) -> tensor<f32> {\n"
+                     "  %7 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                     "  %9 = stablehlo.constant dense<1> : tensor<2xi32>\n"
+                     "  %3 = stablehlo.constant dense<2.0> : tensor<f32>\n"
+                     "  %x = stablehlo.add %7, %3 : tensor<f32>\n"
+                     "  %_sc4 = stablehlo.add %x, %7 : tensor<f32>\n"
+                     "  return %_sc4 : tensor<f32>\n"
+                     "}\n"
+                     "func.func @g() -> tensor<f32> {\n"
+                     "  %5 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                     "  %6 = stablehlo.negate %5 : tensor<f32>\n"
+                     "  return %6 : tensor<f32>\n"
+                     "}\n";
+  sc_astr out = SC_ASTR_INIT(A);
+  prop_printer_renumber(A, text, strlen(text), &out);
+  cr_assert_str_eq(sc_astr_str(&out), "func.func @f(%arg0: tensor<i32>) -> tensor<f32> {\n"
+                                      "  %cst = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                                      "  %c = stablehlo.constant dense<1> : tensor<2xi32>\n"
+                                      "  %cst_0 = stablehlo.constant dense<2.0> : tensor<f32>\n"
+                                      "  %x = stablehlo.add %cst, %cst_0 : tensor<f32>\n"
+                                      "  %0 = stablehlo.add %x, %cst : tensor<f32>\n"
+                                      "  return %0 : tensor<f32>\n"
+                                      "}\n"
+                                      "func.func @g() -> tensor<f32> {\n"
+                                      "  %cst = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                                      "  %0 = stablehlo.negate %cst : tensor<f32>\n"
+                                      "  return %0 : tensor<f32>\n"
+                                      "}\n");
+}
+
+/* ---- through sc_propagate ------------------------------------------------------------------------- */
+
+static const char *propagate(const char *text, bool insert, bool collectives, sc_status *status) {
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_NONE;
+  o.insert_reshards = insert;
+  o.reshards_to_collectives = collectives;
+  sc_propagate_result r;
+  *status = sc_propagate(A, text, strlen(text), &o, &r);
+  return *status == SC_OK ? r.text : r.failure;
+}
+
+/* Runs one pass on `text` and asserts the output holds `expected`. */
+static void expect_pass_output(const char *text, bool insert, const char *expected) {
+  sc_status st;
+  const char *out = propagate(text, insert, !insert, &st);
+  cr_assert_eq(st, SC_OK, "%s", out);
+  cr_assert(strstr(out, expected), "expected\n%s\nin\n%s", expected, out);
+}
+
+TestSuite(reshard_pass, .init = setup, .fini = teardown);
+
+Test(reshard_pass, collectives_of_a_swap_between_dims) {
+  /* [{"x"}, {"y"}] -> [{"y"}, {"x"}] over x=2, y=2: an equal-size swap is one collective-permute */
+  const char *text = "sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+                     "func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {\"y\"}]>}) -> tensor<8x8xf32> {\n"
+                     "  %0 = sdy.reshard %arg0 <@mesh, [{\"y\"}, {\"x\"}]> : tensor<8x8xf32>\n"
+                     "  return %0 : tensor<8x8xf32>\n"
+                     "}\n";
+  expect_pass_output(text, false,
+                     "  %0 = sdy.collective_permute %arg0 out_sharding=<@mesh, [{\"y\"}, {\"x\"}]> : tensor<8x8xf32>\n"
+                     "  return %0 : tensor<8x8xf32>\n");
+}
+
+Test(reshard_pass, collectives_gather_then_slice) {
+  const char *text = "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
+                     "func.func @f(%arg0: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {}]>}) -> tensor<16x16xf32> {\n"
+                     "  %0 = sdy.reshard %arg0 <@mesh, [{}, {\"x\"}]> : tensor<16x16xf32>\n"
+                     "  %1 = sdy.reshard %0 <@mesh, [{}, {}]> : tensor<16x16xf32>\n"
+                     "  return %1 : tensor<16x16xf32>\n"
+                     "}\n";
+  expect_pass_output(text, false,
+                     "  %0 = sdy.all_to_all [{\"x\"}: 0->1] %arg0 out_sharding=<@mesh, [{}, {\"x\"}]> : tensor<16x16xf32>\n"
+                     "  %1 = sdy.all_gather [{}, {\"x\"}] %0 out_sharding=<@mesh, [{}, {}]> : tensor<16x16xf32>\n"
+                     "  return %1 : tensor<16x16xf32>\n");
+}
+
+Test(reshard_pass, matmul_with_sharded_contraction_all_reduces) {
+  const char *text = "sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+                     "func.func @f(%arg0: tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {\"y\"}]>},\n"
+                     "             %arg1: tensor<32x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"y\"}, {}]>})\n"
+                     "    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {}]>}) {\n"
+                     "  %0 = stablehlo.dot %arg0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]>} : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
+                     "  return %0 : tensor<8x16xf32>\n"
+                     "}\n";
+  expect_pass_output(text, true,
+                     "  %1 = sdy.all_reduce {\"y\"} %0 out_sharding=<@mesh, [{\"x\"}, {}]> : tensor<8x16xf32>\n"
+                     "  return %1 : tensor<8x16xf32>\n");
+}
+
+Test(reshard_pass, options_that_do_not_combine) {
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_BASIC;
+  o.insert_reshards = true;
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(A, MODULE, strlen(MODULE), &o, &r), SC_ERR_INVALID);
+  cr_assert(strstr(r.failure, "--insert-reshards"));
+}
+
+/* Shardings that do not fit (unknown axes, wrong ranks, sub-axes that do not divide, unknown meshes)
+ * leave the module printable: no crash, no reshard invented from garbage. */
+Test(reshard_pass, malformed_shardings_do_not_crash) {
+  static const char *bad[] = {
+      "[{\"nope\"}, {}]", "[{\"x\"}]", "[{\"x\":(3)5}, {}]", "[{\"x\", \"x\"}, {\"x\"}]", "[{\"x\":(0)2}, {}]",
+      "[{}, {}], unreduced={\"x\"}", "[{\"y\"}, {\"x\"}, {}]",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    for (int mode = 0; mode < 2; mode++) {
+      const char *text = sc_arena_printf(A,
+                                         "sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+                                         "func.func @f(%%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, %s>}) -> tensor<8x8xf32> {\n"
+                                         "  %%0 = stablehlo.add %%arg0, %%arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"y\"}, {}]>]>} : tensor<8x8xf32>\n"
+                                         "  %%1 = sdy.reshard %%0 <@mesh, %s> : tensor<8x8xf32>\n"
+                                         "  %%2 = sdy.reshard %%1 <@other, [{\"x\"}, {}]> : tensor<8x8xf32>\n"
+                                         "  return %%2 : tensor<8x8xf32>\n"
+                                         "}\n",
+                                         bad[i], bad[i]);
+      sc_status st;
+      const char *out = propagate(text, mode == 0, mode == 1, &st);
+      cr_assert_eq(st, SC_OK, "%s: %s", bad[i], out);
+      cr_assert(strstr(out, "func.func @f"), "%s", out);
+    }
+}
+
+/* ---- linear cost ------------------------------------------------------------------------------------ */
+
+#define STEPS_PER_BYTE 64u
+#define BYTES_PER_BYTE 160u
+#define FIXED_BYTES (4u << 20)
+
+/* `n` adds whose operands disagree with their results (each needs a reshard) or `n` reshards that
+ * each become collectives. */
+static char *chain_module(size_t n, bool reshards) {
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+                     "func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {}]>}) -> tensor<8x8xf32> {\n");
+  for (size_t i = 0; i < n; i++) {
+    const char *prev = i ? sc_arena_printf(A, "%%%zu", i - 1) : "%arg0";
+    const char *sh = i % 2 ? "[{\"x\"}, {\"y\"}]" : "[{\"y\"}, {\"x\"}]";
+    if (reshards)
+      sc_strbuf_printf(&b, "  %%%zu = sdy.reshard %s <@mesh, %s> : tensor<8x8xf32>\n", i, prev, sh);
+    else
+      sc_strbuf_printf(&b, "  %%%zu = stablehlo.add %s, %s {sdy.sharding = #sdy.sharding_per_value<[<@mesh, %s>]>} : tensor<8x8xf32>\n",
+                       i, prev, prev, sh);
+  }
+  sc_strbuf_printf(&b, "  return %%%zu : tensor<8x8xf32>\n}\n", n - 1);
+  char *s = sc_strbuf_take(&b);
+  cr_assert_not_null(s);
+  return s;
+}
+
+static void run_linear(size_t n, bool reshards) {
+  char *text = chain_module(n, reshards);
+  size_t len = strlen(text);
+  sc_arena *a = sc_arena_new(FIXED_BYTES + BYTES_PER_BYTE * len);
+  sc_arena_set_step_limit(a, (unsigned long long)STEPS_PER_BYTE * len);
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_NONE;
+  o.insert_reshards = !reshards;
+  o.reshards_to_collectives = reshards;
+  sc_propagate_result r;
+  sc_status st = sc_propagate(a, text, len, &o, &r);
+  cr_assert_eq(st, SC_OK, "%zu ops: %s (steps %llu, bytes %zu)", n, r.failure ? r.failure : "?", sc_arena_steps(a),
+               sc_arena_used(a));
+  /* every op got its reshard (or collective) */
+  size_t found = 0;
+  for (const char *p = r.text; (p = strstr(p, reshards ? "sdy.collective_permute" : "sdy.reshard")); p++) found++;
+  cr_assert_geq(found, n - 1, "%zu ops, %zu inserted", n, found);
+  sc_arena_free(a);
+  free(text);
+}
+
+TestSuite(reshard_linear, .init = setup, .fini = teardown);
+
+Test(reshard_linear, ten_thousand_ops_needing_reshards) { run_linear(10000, false); }
+
+Test(reshard_linear, ten_thousand_reshards_to_collectives) { run_linear(10000, true); }
