@@ -9,6 +9,7 @@
 #   4. TLS, mTLS (client certificates: right, from another CA, expired) and bearer tokens,
 #   5. hostile clients (test_hostile.py): stream timeouts, module and memory limits, RSS after a
 #      burst, more idle connections than descriptors, idle connections, tokens; a 5 s soak smoke,
+#   6. the service on a network (test_service.py): the CLI retries a refused connection,
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -315,6 +316,13 @@ if [ -z "$WRAP" ]; then # RSS and descriptor counts mean nothing under valgrind
 else
   echo "  (under $WRAP: RSS and open-file tests skipped)"
 fi
+
+# Group retry (test_service.py): one connection slot, held; the CLI's connection is refused and its
+# retry is served once the slot is free.
+start retry --max-connections 1
+$PY "$HERE/test_service.py" --group retry --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" || fail "python group retry"
+stop "$PID" retry
 
 # Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.
 start auth --token-file "$TMP/tokens"
