@@ -36,7 +36,9 @@ typedef struct {
   /* streams and memory */
   uint64_t stream_message_timeout_ms; /* longest wait for the next CheckStream message */
   uint64_t stream_max_ms;             /* longest CheckStream, first message to half-close */
-  uint64_t memory_budget_bytes;       /* buffered requests + analysis reservations, all calls */
+  uint64_t memory_budget_bytes;       /* buffered requests + analyses + answers being sent, all calls */
+  uint64_t connection_memory_bytes;   /* most of the budget one connection may hold; 0 = a quarter of it */
+  uint64_t send_timeout_ms;           /* an answer the client does not read within this is cancelled */
   /* connections */
   uint64_t max_connections;           /* concurrent gRPC connections (plaintext listener) */
   uint64_t handshake_timeout_ms;      /* a new connection must start HTTP/2 within this */

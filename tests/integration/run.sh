@@ -9,7 +9,8 @@
 #   4. TLS, mTLS (client certificates: right, from another CA, expired) and bearer tokens,
 #   5. hostile clients (test_hostile.py): stream timeouts, module and memory limits, RSS after a
 #      burst, more idle connections than descriptors, idle connections, tokens; a 5 s soak smoke,
-#   6. the service on a network (test_service.py): the CLI retries a refused connection,
+#   6. the service on a network (test_service.py): the CLI retries a refused connection, the memory
+#      budget counts real bytes (per connection too) and unread answers are cancelled,
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -262,7 +263,7 @@ fi
 # analysis slots and a 20 MiB memory budget.
 HOSTILE="$PY $HERE/test_hostile.py --fds $BUILD/gen/descriptors.pb"
 start limits --max-inflight 2 --workers 2 --max-message-bytes 1MiB --max-module-bytes 8MiB \
-  --memory-budget-bytes 20MiB --stream-message-timeout-ms 3000 --stream-max-ms 6000
+  --memory-budget-bytes 20MiB --connection-memory-bytes 20MiB --stream-message-timeout-ms 3000 --stream-max-ms 6000
 # shellcheck disable=SC2086
 $HOSTILE --group limits --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --max-inflight 2 \
   --max-message-bytes 1048576 --max-module-bytes 8388608 --stream-msg-timeout-ms 3000 \
@@ -323,6 +324,11 @@ start retry --max-connections 1
 $PY "$HERE/test_service.py" --group retry --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
   --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" || fail "python group retry"
 stop "$PID" retry
+# Group budget: a 20 MiB budget (5 MiB per connection), answers not read cancelled after 3 s.
+start budget --memory-budget-bytes 20MiB --send-timeout-ms 3000
+$PY "$HERE/test_service.py" --group budget --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --fds "$BUILD/gen/descriptors.pb" || fail "python group budget"
+stop "$PID" budget
 
 # Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.
 start auth --token-file "$TMP/tokens"

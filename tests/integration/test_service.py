@@ -5,17 +5,25 @@ client as test_daemon.py (Debian's python3-grpcio, descriptor-built messages).
 Run by tests/integration/run.sh, which starts the daemons. Groups:
   retry   the CLI retries a call answered UNAVAILABLE before any byte of it was sent (a connection
           refused at the connection cap), and the call then succeeds
+  budget  the memory budget counts real bytes: a stream holding one byte is charged a few KiB; one
+          connection cannot take more than its share while another is served; an answer the client
+          does not read (zero HTTP/2 window) is cancelled after send_timeout_ms and its charge released
 Every wait is a bounded poll; nothing asserts on elapsed time."""
 import argparse
 import os
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 
+import grpc
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scproto import Client, Proto  # noqa: E402
-from test_daemon import Ctx, fail, metrics, poll, run_group  # noqa: E402
+from test_daemon import (Ctx, check_req, corpus_files, expect_status, fail, metrics, poll,  # noqa: E402
+                         run_group)
+from test_hostile import HeldStream, header_chunk  # noqa: E402
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -54,9 +62,117 @@ def t_cli_retries_refused_connection(ctx):
 RETRY = [t_cli_retries_refused_connection]
 
 
+# --- group: budget -----------------------------------------------------------------------------------
+
+def memory_used(ctx):
+    return metrics(ctx)["shardcheckd_memory_used_bytes"]
+
+
+def own_connection(ctx):
+    """A Client whose channel has a connection of its own (grpcio shares subchannels otherwise)."""
+    c = Client(ctx.p, f"127.0.0.1:{ctx.port}")
+    c.channel.close()
+    c.channel = grpc.insecure_channel(c.target, options=[("grpc.use_local_subchannel_pool", 1)])
+    c.check = c.channel.unary_unary(f"/shardcheck.v1.ShardCheck/Check", request_serializer=c.CheckRequest.SerializeToString,
+                                    response_deserializer=c.CheckResponse.FromString)
+    c.check_stream = c.channel.stream_unary("/shardcheck.v1.ShardCheck/CheckStream",
+                                            request_serializer=c.CheckChunk.SerializeToString,
+                                            response_deserializer=c.CheckResponse.FromString)
+    return c
+
+
+def t_one_byte_stream_charged_its_bytes(ctx):
+    """A CheckStream holding one byte is charged its buffer (a few KiB), not a megabyte."""
+    h = HeldStream(ctx, [header_chunk(ctx, "one.mlir", b"/")])
+    try:
+        if not h.sent.wait(30):
+            fail("the stream did not send")
+        used = poll(lambda: memory_used(ctx) or None, "the held byte to be charged")
+        if used > 64 << 10:
+            fail(f"a stream holding 1 byte is charged {int(used)} bytes")
+    finally:
+        h.fut.cancel()
+        h.release()
+    poll(lambda: memory_used(ctx) == 0, "the charge to be released")
+
+
+def t_connection_share(ctx):
+    """Streams on one connection buffer past its share (a quarter of the budget): refused with the
+    connection's share named; a call on another connection is served meanwhile."""
+    share = int(metrics(ctx)["shardcheckd_memory_connection_limit_bytes"])
+    chunk = 256 << 10
+    hog = own_connection(ctx)
+    held = []
+    try:
+        chunks = [header_chunk(ctx, "hog.mlir", b"/" * chunk)] + [hog.CheckChunk(data=b"/" * chunk)
+                                                                   for _ in range(share // chunk + 2)]
+        held.append(HeldStream(hog_ctx(ctx, hog), chunks))
+        e = held[0].error(30)
+        expect_status(e, grpc.StatusCode.RESOURCE_EXHAUSTED, "connection memory share", "connection_memory_bytes")
+        other = own_connection(ctx)
+        try:
+            r = other.check(check_req(ctx, corpus_files()[2]), timeout=30)
+            if not r.report:
+                fail("another connection got no report")
+        finally:
+            other.close()
+    finally:
+        for h in held:
+            h.fut.cancel()
+            h.release()
+        hog.close()
+    poll(lambda: memory_used(ctx) == 0, "the budget to be released")
+    if metrics(ctx)["shardcheckd_rejected_connection_memory_total"] < 1:
+        fail("metrics: the connection-share rejection was not counted")
+
+
+def hog_ctx(ctx, client):
+    c = Ctx()
+    c.c = client
+    return c
+
+
+def frame(ftype, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([ftype, flags]) + struct.pack(">I", stream) + payload
+
+
+def hpack_literal(name, value):
+    """A header as 'literal without indexing, new name', no Huffman (names and values < 127 bytes)."""
+    n, v = name.encode(), value.encode()
+    return b"\x00" + bytes([len(n)]) + n + bytes([len(v)]) + v
+
+
+def t_unread_answer_released(ctx):
+    """A client that announces a zero receive window and never reads: its answer cannot be sent; after
+    send_timeout_ms the call is cancelled and its charge released."""
+    before = metrics(ctx)["shardcheckd_send_timeouts_total"]
+    req = ctx.c.CheckRequest(file_name="stalled.mlir", module=open("examples/unknown_axis.mlir", "rb").read())
+    body = req.SerializeToString()
+    headers = b"".join(hpack_literal(k, v) for k, v in [
+        (":method", "POST"), (":scheme", "http"), (":path", "/shardcheck.v1.ShardCheck/Check"),
+        (":authority", "127.0.0.1"), ("content-type", "application/grpc"), ("te", "trailers")])
+    s = socket.create_connection(("127.0.0.1", ctx.port), timeout=10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    try:
+        s.sendall(PREFACE + frame(4, 0, 0, struct.pack(">HI", 4, 0)) +  # SETTINGS_INITIAL_WINDOW_SIZE = 0
+                  frame(4, 1, 0) +  # ACK the server's SETTINGS (whatever they are)
+                  frame(1, 4, 1, headers) + frame(0, 1, 1, b"\x00" + struct.pack(">I", len(body)) + body))
+        poll(lambda: metrics(ctx)["shardcheckd_send_timeouts_total"] > before, "the unread answer to be cancelled",
+             tries=400)
+        poll(lambda: memory_used(ctx) == 0, "the unread answer's charge to be released")
+    finally:
+        s.close()
+    r = ctx.c.check(check_req(ctx, corpus_files()[2]), timeout=30)  # others are served
+    if not r.report:
+        fail("no report after the stalled call")
+
+
+BUDGET = [t_one_byte_stream_charged_its_bytes, t_connection_share, t_unread_answer_released]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--group", choices=["retry"], required=True)
+    ap.add_argument("--group", choices=["retry", "budget"], required=True)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--metrics-port", type=int, required=True)
     ap.add_argument("--pid", type=int, required=True)
@@ -70,7 +186,7 @@ def main():
     ctx.c = Client(ctx.p, f"127.0.0.1:{a.port}")
     ctx.port, ctx.metrics_port, ctx.pid, ctx.log, ctx.cli = a.port, a.metrics_port, a.pid, a.log, a.cli
     ctx.tmp = tempfile.mkdtemp(prefix="sc-itest-")
-    run_group(ctx, a.group, {"retry": RETRY}[a.group], a.only)
+    run_group(ctx, a.group, {"retry": RETRY, "budget": BUDGET}[a.group], a.only)
 
 
 if __name__ == "__main__":
