@@ -133,6 +133,7 @@ typedef struct call {
   uv_work_t work;
   /* Health.Watch */
   int watch_service_status; /* SERVING/NOT_SERVING/SERVICE_UNKNOWN as last sent */
+  bool watch_counted;       /* counted in srv.watches */
   char *watch_service;
   struct call *live_prev, *live_next;
 } call;
@@ -169,6 +170,8 @@ struct srv {
   /* state (loop thread) */
   uint64_t inflight, work_count, live_count;
   budget *mem;         /* the memory budget, total and per connection */
+  budget *watches;     /* Health.Watch calls per connection */
+  uint64_t watch_max_ms;
   uint64_t trim_debt;  /* large buffers freed since the last malloc_trim */
   uint64_t calls_since_trim;
   int64_t last_trim_ns;
@@ -183,6 +186,7 @@ struct srv {
   uint64_t hist_count;
   uint64_t rejected_busy, rejected_memory, rejected_memory_conn, stream_timeouts, send_timeouts, unauthenticated;
   uint64_t analysis_regrown; /* analyses run again with a larger arena charge */
+  uint64_t rejected_watch, watch_expired;
   listener_stats lst_final; /* the listener's figures when it closed */
 };
 
@@ -274,6 +278,8 @@ static void call_free(call *c) {
   srv *s = c->s;
   s->calls_since_trim++;
   mem_release(c);
+  if (c->watch_counted)
+    budget_release(s->watches, c->conn, 1);
   if (c->live_prev || c->live_next || s->live == c) {
     if (c->live_prev)
       c->live_prev->live_next = c->live_next;
@@ -811,6 +817,16 @@ static void watch_after_send(call *c) {
 }
 
 static void watch_start(call *c) {
+  srv *s = c->s;
+  if (budget_charge(s->watches, c->conn, 1) != BUDGET_OK) {
+    s->rejected_watch++;
+    char msg[160];
+    snprintf(msg, sizeof msg, "too many Health.Watch calls on this connection (watch_per_connection=%llu)",
+             (unsigned long long)budget_per_connection(s->watches));
+    finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
+    return;
+  }
+  c->watch_counted = true;
   grpc_slice sl = bb_slice(c->recv_bb);
   c->bytes_in = GRPC_SLICE_LENGTH(sl);
   Grpc__Health__V1__HealthCheckRequest *in =
@@ -1114,6 +1130,17 @@ static void cancel_unread_answers(srv *s, int64_t now) {
   }
 }
 
+/* A Health.Watch keeps its connection from ever being idle: after watch_max_ms it ends (OK), and a
+ * real watcher watches again. */
+static void end_old_watches(srv *s, int64_t now) {
+  for (call *c = s->live; c; c = c->live_next)
+    if (c->mid == M_HEALTH_WATCH && c->state == ST_IDLE && !c->finished &&
+        (uint64_t)(now - c->accepted_ns) > s->watch_max_ms * 1000000) {
+      s->watch_expired++;
+      finish(c, GRPC_STATUS_OK, "Health.Watch lifetime over (watch_max_ms): watch again", NULL, 0);
+    }
+}
+
 static void on_sweep(uv_timer_t *t) {
   srv *s = t->data;
   int64_t now = now_ns();
@@ -1133,6 +1160,7 @@ static void on_sweep(uv_timer_t *t) {
     grpc_call_cancel_with_status(c->call, GRPC_STATUS_DEADLINE_EXCEEDED, c->timeout_msg, NULL);
   }
   cancel_unread_answers(s, now);
+  end_old_watches(s, now);
   /* After a burst, once nothing is in flight: many small buffers add up too. At most once a second. */
   if (s->inflight == 0 && s->work_count == 0 && s->calls_since_trim > 0 && now - s->last_trim_ns > 1000000000) {
     s->trim_debt = TRIM_AFTER_BYTES;
@@ -1177,6 +1205,8 @@ static void apply_settings(srv *s, const srv_config *cfg) {
   s->stream_msg_timeout_ms = cfg->stream_message_timeout_ms;
   s->stream_max_ms = cfg->stream_max_ms;
   s->send_timeout_ms = cfg->send_timeout_ms;
+  s->watch_max_ms = cfg->watch_max_ms;
+  budget_set_limits(s->watches, UINT64_MAX, cfg->watch_per_connection);
   budget_set_limits(s->mem, cfg->memory_budget_bytes, cfg->connection_memory_bytes);
   if (s->cache)
     cache_set_limit(s->cache, cfg->cache_bytes);
@@ -1238,7 +1268,8 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
   s->cache = cache_new(cfg->cache_bytes);
   s->refl = refl_index_new(sc_descriptor_set, sc_descriptor_set_len);
   s->mem = budget_new();
-  if (!s->cache || !s->refl || !s->mem) {
+  s->watches = budget_new();
+  if (!s->cache || !s->refl || !s->mem || !s->watches) {
     *err = strdup(s->cache ? "cannot index the embedded descriptor set" : "out of memory");
     goto fail;
   }
@@ -1281,7 +1312,7 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
       goto fail;
     }
   } else {
-    listener_limits ll = {connection_cap(cfg), cfg->handshake_timeout_ms};
+    listener_limits ll = {connection_cap(cfg), cfg->max_connections_per_peer, cfg->handshake_timeout_ms};
     s->fd_creds = grpc_insecure_server_credentials_create();
     if (!(s->lst = listener_start(loop, cfg->listen, &ll, on_connection, s, port, err)))
       goto fail;
@@ -1314,6 +1345,7 @@ fail:
   redis_tier_free(s->redis);
   refl_index_free(s->refl);
   budget_free(s->mem);
+  budget_free(s->watches);
   free(s);
   return NULL;
 }
@@ -1399,6 +1431,7 @@ void srv_free(srv *s) {
   redis_tier_free(s->redis);
   refl_index_free(s->refl);
   budget_free(s->mem);
+  budget_free(s->watches);
   uv_mutex_destroy(&s->mu);
   free(s);
 }
@@ -1518,6 +1551,10 @@ char *srv_metrics_text(void *arg) {
                  "# TYPE shardcheckd_rejected_connection_memory_total counter\nshardcheckd_rejected_connection_memory_total %llu\n"
                  "# HELP shardcheckd_send_timeouts_total Answers cancelled because the client did not read them (send_timeout_ms).\n"
                  "# TYPE shardcheckd_send_timeouts_total counter\nshardcheckd_send_timeouts_total %llu\n"
+                 "# HELP shardcheckd_watch_rejected_total Health.Watch calls refused by watch_per_connection.\n"
+                 "# TYPE shardcheckd_watch_rejected_total counter\nshardcheckd_watch_rejected_total %llu\n"
+                 "# HELP shardcheckd_watch_expired_total Health.Watch calls ended by watch_max_ms.\n"
+                 "# TYPE shardcheckd_watch_expired_total counter\nshardcheckd_watch_expired_total %llu\n"
                  "# HELP shardcheckd_analysis_regrown_total Analyses run again with a larger arena charge.\n"
                  "# TYPE shardcheckd_analysis_regrown_total counter\nshardcheckd_analysis_regrown_total %llu\n"
                  "# HELP shardcheckd_stream_timeouts_total Streams ended by stream_message_timeout_ms or stream_max_ms.\n"
@@ -1531,17 +1568,20 @@ char *srv_metrics_text(void *arg) {
                  "# HELP shardcheckd_connections_refused_total Connections closed at once, by reason.\n"
                  "# TYPE shardcheckd_connections_refused_total counter\n"
                  "shardcheckd_connections_refused_total{reason=\"max_connections\"} %llu\n"
+                 "shardcheckd_connections_refused_total{reason=\"max_connections_per_peer\"} %llu\n"
                  "shardcheckd_connections_refused_total{reason=\"no_file_descriptors\"} %llu\n"
                  "shardcheckd_connections_refused_total{reason=\"handshake_timeout\"} %llu\n"
+                 "shardcheckd_connections_refused_total{reason=\"not_http2\"} %llu\n"
                  "# HELP shardcheckd_listener_ok 0 once the gRPC listener stopped accepting.\n"
                  "# TYPE shardcheckd_listener_ok gauge\nshardcheckd_listener_ok %d\n",
             (unsigned long long)budget_used(s->mem), (unsigned long long)budget_total(s->mem),
             (unsigned long long)s->rejected_memory, (unsigned long long)budget_per_connection(s->mem),
             (unsigned long long)s->rejected_memory_conn, (unsigned long long)s->send_timeouts,
+            (unsigned long long)s->rejected_watch, (unsigned long long)s->watch_expired,
             (unsigned long long)s->analysis_regrown, (unsigned long long)s->stream_timeouts,
             (unsigned long long)s->unauthenticated, (unsigned long long)ls.open, (unsigned long long)ls.accepted,
-            (unsigned long long)ls.refused_cap, (unsigned long long)ls.refused_fds,
-            (unsigned long long)ls.handshake_timeouts, s->listener_broken ? 0 : 1);
+            (unsigned long long)ls.refused_cap, (unsigned long long)ls.refused_peer, (unsigned long long)ls.refused_fds,
+            (unsigned long long)ls.handshake_timeouts, (unsigned long long)ls.bad_preface, s->listener_broken ? 0 : 1);
   cache_stats cs;
   cache_get_stats(s->cache, &cs);
   sb_printf(&sb, "# HELP shardcheckd_cache_hits_total Checks answered from the result cache.\n"

@@ -10,7 +10,8 @@
 #   5. hostile clients (test_hostile.py): stream timeouts, module and memory limits, RSS after a
 #      burst, more idle connections than descriptors, idle connections, tokens; a 5 s soak smoke,
 #   6. the service on a network (test_service.py): the CLI retries a refused connection, the memory
-#      budget counts real bytes (per connection too) and unread answers are cancelled,
+#      budget counts real bytes (per connection too) and unread answers are cancelled, connection
+#      slots cannot be held (preface deadline, per-address cap, Health.Watch cap and lifetime, /metrics),
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -329,6 +330,13 @@ start budget --memory-budget-bytes 20MiB --send-timeout-ms 3000
 $PY "$HERE/test_service.py" --group budget --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
   --fds "$BUILD/gen/descriptors.pb" || fail "python group budget"
 stop "$PID" budget
+# Group slots: 8 connections per address, 2 s to send the preface, 2 Watches per connection living 2 s,
+# 4 metrics connections idle up to 60 s.
+start slots --max-connections-per-peer 8 --handshake-timeout-ms 2000 --watch-per-connection 2 --watch-max-ms 2000 \
+  --metrics-max-connections 4 --metrics-idle-ms 60000
+$PY "$HERE/test_service.py" --group slots --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --fds "$BUILD/gen/descriptors.pb" --max-per-peer 8 --watch-per-connection 2 --metrics-cap 4 || fail "python group slots"
+stop "$PID" slots
 
 # Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.
 start auth --token-file "$TMP/tokens"

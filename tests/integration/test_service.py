@@ -8,6 +8,10 @@ Run by tests/integration/run.sh, which starts the daemons. Groups:
   budget  the memory budget counts real bytes: a stream holding one byte is charged a few KiB; one
           connection cannot take more than its share while another is served; an answer the client
           does not read (zero HTTP/2 window) is cancelled after send_timeout_ms and its charge released
+  slots   connection slots cannot be held: a trickled preface is closed at handshake_timeout_ms, what is
+          not HTTP/2 at once; one address has at most max_per_peer connections (another is still
+          served); Health.Watch is capped per connection and ends after watch_max_ms; idle metrics
+          connections cannot keep a scrape out
 Every wait is a bounded poll; nothing asserts on elapsed time."""
 import argparse
 import os
@@ -170,23 +174,176 @@ def t_unread_answer_released(ctx):
 BUDGET = [t_one_byte_stream_charged_its_bytes, t_connection_share, t_unread_answer_released]
 
 
+# --- group: slots ------------------------------------------------------------------------------------
+
+def refused(ctx, reason):
+    return metrics(ctx).get(f'shardcheckd_connections_refused_total{{reason="{reason}"}}', 0)
+
+
+def closed_by_server(sock, timeout=30):
+    """True once the server closes sock (EOF or reset) within timeout seconds; False if it stays open."""
+    sock.settimeout(timeout)
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def t_trickled_preface_closed(ctx):
+    """Part of the HTTP/2 preface, then nothing: closed at handshake_timeout_ms, never given to gRPC."""
+    before = refused(ctx, "handshake_timeout")
+    s = socket.create_connection(("127.0.0.1", ctx.port), timeout=5)
+    try:
+        s.sendall(PREFACE[:10])
+        if not closed_by_server(s):
+            fail("a connection that sent 10 bytes of the preface was not closed")
+    finally:
+        s.close()
+    if refused(ctx, "handshake_timeout") <= before:
+        fail("metrics: the handshake timeout was not counted")
+
+
+def t_not_http2_closed(ctx):
+    before = refused(ctx, "not_http2")
+    s = socket.create_connection(("127.0.0.1", ctx.port), timeout=5)
+    try:
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: shardcheckd\r\nAccept: */*\r\n\r\n")
+        if not closed_by_server(s):
+            fail("an HTTP/1.1 request was not closed")
+    finally:
+        s.close()
+    if refused(ctx, "not_http2") <= before:
+        fail("metrics: the connection that is not HTTP/2 was not counted")
+
+
+def http2_connect(src="127.0.0.1", port=0):
+    """A connection (from source address src) that sent the preface and an empty SETTINGS frame."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((src, 0))
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    s.sendall(PREFACE + frame(4, 0, 0))
+    return s
+
+
+def served(sock):
+    """The server answered the preface with its SETTINGS frame (type 4)."""
+    sock.settimeout(10)
+    try:
+        head = sock.recv(9)
+    except (socket.timeout, ConnectionResetError):
+        return False
+    return len(head) == 9 and head[3] == 4
+
+
+def t_per_peer_cap(ctx):
+    """max_per_peer connections from 127.0.0.1 held: the next from it is refused at once, one from
+    127.0.0.2 is served; once they close, 127.0.0.1 is served again."""
+    before = refused(ctx, "max_connections_per_peer")
+    ctx.c.channel.close()  # this client's own connection would count too
+    held = []
+    try:
+        for _ in range(ctx.max_per_peer):
+            held.append(http2_connect(port=ctx.port))
+        for h in held:
+            if not served(h):
+                fail("a connection under the per-peer cap was not served")
+        extra = http2_connect(port=ctx.port)
+        try:
+            if not closed_by_server(extra):
+                fail("a connection over the per-peer cap was not closed")
+        finally:
+            extra.close()
+        other = http2_connect("127.0.0.2", ctx.port)
+        try:
+            if not served(other):
+                fail("a connection from another address was not served while 127.0.0.1 was at its cap")
+        finally:
+            other.close()
+    finally:
+        for h in held:
+            h.close()
+    if refused(ctx, "max_connections_per_peer") <= before:
+        fail("metrics: the per-peer refusal was not counted")
+
+    def again():
+        s = http2_connect(port=ctx.port)
+        try:
+            return served(s)
+        finally:
+            s.close()
+    poll(again, "127.0.0.1 to be served again", tries=100, delay=0.1)
+    ctx.c = Client(ctx.p, f"127.0.0.1:{ctx.port}")
+
+
+def t_watch_capped_and_ends(ctx):
+    """watch_per_connection Watches on one connection, the next refused; each ends (OK) after watch_max_ms."""
+    c = own_connection(ctx)
+    watch = c.channel.unary_stream("/grpc.health.v1.Health/Watch", request_serializer=c.HealthCheckRequest.SerializeToString,
+                                   response_deserializer=c.HealthCheckResponse.FromString)
+    try:
+        streams = [watch(c.HealthCheckRequest(), timeout=60) for _ in range(ctx.watch_per_connection)]
+        for st in streams:
+            if next(st).status != 1:
+                fail("a Watch did not report SERVING")
+        extra = watch(c.HealthCheckRequest(), timeout=60)
+        try:
+            next(extra)
+            fail("a Watch over watch_per_connection was not refused")
+        except grpc.RpcError as e:
+            expect_status(e, grpc.StatusCode.RESOURCE_EXHAUSTED, "watch_per_connection")
+        for st in streams:
+            for _ in st:  # ends with OK once watch_max_ms is over (an error status raises)
+                pass
+            if st.code() != grpc.StatusCode.OK:
+                fail(f"a Watch ended with {st.code()}")
+    finally:
+        c.close()
+    if metrics(ctx)["shardcheckd_watch_expired_total"] < ctx.watch_per_connection:
+        fail("metrics: the ended Watches were not counted")
+
+
+def t_metrics_not_blocked_by_idle(ctx):
+    """As many idle connections as metrics.max_connections: a scrape still gets its page."""
+    socks = [socket.create_connection(("127.0.0.1", ctx.metrics_port), timeout=5) for _ in range(ctx.metrics_cap)]
+    try:
+        m = metrics(ctx)
+        if "shardcheckd_serving" not in m:
+            fail("the scrape got no page")
+    finally:
+        for s in socks:
+            s.close()
+
+
+SLOTS = [t_trickled_preface_closed, t_not_http2_closed, t_per_peer_cap, t_watch_capped_and_ends,
+         t_metrics_not_blocked_by_idle]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--group", choices=["retry", "budget"], required=True)
+    ap.add_argument("--group", choices=["retry", "budget", "slots"], required=True)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--metrics-port", type=int, required=True)
     ap.add_argument("--pid", type=int, required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--fds", default="build/gen/descriptors.pb")
     ap.add_argument("--cli", default="build/bin/shardcheck")
+    ap.add_argument("--max-per-peer", type=int, default=8)
+    ap.add_argument("--watch-per-connection", type=int, default=2)
+    ap.add_argument("--metrics-cap", type=int, default=4)
     ap.add_argument("--only", default="")
     a = ap.parse_args()
     ctx = Ctx()
     ctx.p = Proto(a.fds)
     ctx.c = Client(ctx.p, f"127.0.0.1:{a.port}")
     ctx.port, ctx.metrics_port, ctx.pid, ctx.log, ctx.cli = a.port, a.metrics_port, a.pid, a.log, a.cli
+    ctx.max_per_peer, ctx.watch_per_connection, ctx.metrics_cap = a.max_per_peer, a.watch_per_connection, a.metrics_cap
     ctx.tmp = tempfile.mkdtemp(prefix="sc-itest-")
-    run_group(ctx, a.group, {"retry": RETRY, "budget": BUDGET}[a.group], a.only)
+    run_group(ctx, a.group, {"retry": RETRY, "budget": BUDGET, "slots": SLOTS}[a.group], a.only)
 
 
 if __name__ == "__main__":
