@@ -69,6 +69,8 @@ static const opt opts[] = {
      "most of the memory budget one connection may hold; 0 = a quarter of the budget"},
     {"--send-timeout-ms", "limits.send_timeout_ms", OPT_U64, F(send_timeout_ms), false,
      "an answer the client does not read within this is cancelled (its memory released)"},
+    {"--small-request-bytes", "limits.small_request_bytes", OPT_SIZE, F(small_request_bytes), false,
+     "checks of modules larger than this use at most workers-1 workers, so small ones never wait behind them"},
     {"--watch-per-connection", "limits.watch_per_connection", OPT_U64, F(watch_per_connection), false,
      "Health.Watch calls open at once on one connection; beyond: RESOURCE_EXHAUSTED"},
     {"--watch-max-ms", "limits.watch_max_ms", OPT_U64, F(watch_max_ms), false,
@@ -149,6 +151,7 @@ static void defaults(srv_config *c) {
   c->connection_memory_bytes = 0;
   c->send_timeout_ms = 30000;
   c->watch_per_connection = 4;
+  c->small_request_bytes = 1u << 20;
   c->watch_max_ms = 300000;
   c->max_connections = 1000;
   c->max_connections_per_peer = 100;

@@ -40,6 +40,7 @@ typedef struct {
   uint64_t connection_memory_bytes;   /* most of the budget one connection may hold; 0 = a quarter of it */
   uint64_t send_timeout_ms;           /* an answer the client does not read within this is cancelled */
   uint64_t watch_per_connection;      /* Health.Watch calls open at once on one connection */
+  uint64_t small_request_bytes;       /* checks of modules up to this size have a worker of their own */
   uint64_t watch_max_ms;              /* a Health.Watch ends (OK) after this; the client watches again */
   /* connections */
   uint64_t max_connections;           /* concurrent gRPC connections (plaintext listener) */

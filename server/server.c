@@ -120,7 +120,11 @@ typedef struct call {
   uint64_t bytes_in;
   uint64_t mem_charged; /* bytes charged to the memory budget (see budget.h) */
   int64_t send_ns;      /* when the pending send (ST_SEND, ST_FINISH) started */
+  int64_t missing_ns;   /* no request message: when that was seen (ST_IDLE until cancelled or answered) */
+  const char *missing_msg; /* the INVALID_ARGUMENT details if the call was not cancelled */
   char conn[64];        /* the connection (gRPC's peer string): its share of the budget */
+  bool big;             /* a module over small_request_bytes: runs in the big lane */
+  struct call *lane_next; /* waiting for a big-lane worker */
   char timeout_msg[160]; /* set when the server cut the stream (its DEADLINE_EXCEEDED details) */
   /* CheckStream */
   Shardcheck__V1__CheckChunk *first;
@@ -187,6 +191,13 @@ struct srv {
   uint64_t rejected_busy, rejected_memory, rejected_memory_conn, stream_timeouts, send_timeouts, unauthenticated;
   uint64_t analysis_regrown; /* analyses run again with a larger arena charge */
   uint64_t rejected_watch, watch_expired;
+  /* The big lane: checks of modules over small_request_bytes run on at most workers - 1 threads, so
+   * one is always free for small checks; the rest wait here (FIFO). */
+  uint64_t small_request_bytes, big_running;
+  call *lane_head, *lane_tail;
+  /* per-call warnings: at most WARNINGS_PER_INTERVAL logged per interval, the rest summed up */
+  int64_t warn_interval_ns;
+  uint64_t warns_logged, warns_suppressed[NSTATUS];
   listener_stats lst_final; /* the listener's figures when it closed */
 };
 
@@ -445,6 +456,46 @@ static bool start_batch(call *c, const grpc_op *ops, size_t n, ev *tag) {
 
 static double ms_since(int64_t t0) { return (double)(now_ns() - t0) / 1e6; }
 
+/* Per-call warnings are rate-limited (a flood of reset or refused calls must not become a flood of
+ * log lines): WARNINGS_PER_INTERVAL per WARN_INTERVAL_MS, then one summary line per interval
+ * (log_suppressed_warnings, from on_sweep) counts the rest by status. */
+#define WARNINGS_PER_INTERVAL 100
+#define WARN_INTERVAL_MS 10000
+
+static bool warning_allowed(srv *s, grpc_status_code code) {
+  if (s->warns_logged < WARNINGS_PER_INTERVAL) {
+    s->warns_logged++;
+    return true;
+  }
+  s->warns_suppressed[code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
+  return false;
+}
+
+static void log_suppressed_warnings(srv *s, int64_t now) {
+  if (now - s->warn_interval_ns < (int64_t)WARN_INTERVAL_MS * 1000000)
+    return;
+  s->warn_interval_ns = now;
+  s->warns_logged = 0;
+  json_t *by = json_object();
+  uint64_t total = 0;
+  for (int k = 0; k < NSTATUS; k++)
+    if (s->warns_suppressed[k]) {
+      json_object_set_new(by, status_names[k], json_integer((json_int_t)s->warns_suppressed[k]));
+      total += s->warns_suppressed[k];
+      s->warns_suppressed[k] = 0;
+    }
+  if (!total) {
+    json_decref(by);
+    return;
+  }
+  json_t *f = json_object();
+  json_object_set_new(f, "suppressed", json_integer((json_int_t)total));
+  json_object_set_new(f, "by_status", by);
+  json_object_set_new(f, "interval_ms", json_integer(WARN_INTERVAL_MS));
+  json_object_set_new(f, "logged", json_integer(WARNINGS_PER_INTERVAL));
+  log_json(LOG_WARN, "request warnings suppressed", f);
+}
+
 static void log_request(call *c, grpc_status_code code, const char *detail) {
   srv *s = c->s;
   s->calls_total[c->mid][code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
@@ -459,7 +510,7 @@ static void log_request(call *c, grpc_status_code code, const char *detail) {
     s->hist_count++;
   }
   log_level lvl = code == GRPC_STATUS_OK ? LOG_INFO : code == GRPC_STATUS_INTERNAL ? LOG_ERROR : LOG_WARN;
-  if (!log_enabled(lvl))
+  if (!log_enabled(lvl) || (lvl == LOG_WARN && !warning_allowed(s, code)))
     return;
   json_t *f = json_object();
   json_object_set_new(f, "method", json_string(methods[c->mid].name));
@@ -560,6 +611,27 @@ static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *
   grpc_slice_unref(details); /* copied by start_batch */
 }
 
+/* How a call the client ended is counted: DEADLINE_EXCEEDED once its deadline passed, else CANCELLED. */
+static grpc_status_code ended_code(const call *c) {
+  gpr_timespec now = gpr_now(GPR_CLOCK_MONOTONIC);
+  return gpr_time_cmp(gpr_convert_clock_type(c->deadline, GPR_CLOCK_MONOTONIC), now) <= 0 ? GRPC_STATUS_DEADLINE_EXCEEDED
+                                                                                           : GRPC_STATUS_CANCELLED;
+}
+
+/* No request message arrived: the client half-closed without one (INVALID_ARGUMENT, `msg`) or reset
+ * the stream / let its deadline pass (then it is counted as such). A reset shows up as the call's
+ * close, which may come just after: wait for it up to MISSING_WAIT_MS (on_close, on_sweep). */
+#define MISSING_WAIT_MS 200
+static void no_request_message(call *c, const char *msg) {
+  if (ended_code(c) == GRPC_STATUS_DEADLINE_EXCEEDED) {
+    finish(c, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded before the request arrived", NULL, 0);
+    return;
+  }
+  c->missing_ns = now_ns();
+  c->missing_msg = msg;
+  c->state = ST_IDLE;
+}
+
 static void finish_reply(call *c, rpc_reply *r) {
   uint8_t *resp = r->resp;
   r->resp = NULL;
@@ -624,6 +696,7 @@ static void maybe_shutdown_cq(srv *s) {
 }
 
 static void queue_check(call *c);
+static void start_waiting_big(srv *s);
 
 /* The analysis needed more than its charge: charge ARENA_REGROW_FACTOR times more (up to
  * max_arena_bytes) and run it again. False when it cannot (then the call is answered). */
@@ -646,22 +719,70 @@ static void after_work_cb(uv_work_t *w, int status) {
   srv *s = c->s;
   s->work_count--;
   c->work_pending = false;
+  s->big_running -= c->big;
   note_freed(s, c->job.arena_bytes);
   if (status == 0 && regrow_arena(c)) {
+    start_waiting_big(s);
     maybe_free(c);
     return;
   }
   if (status == UV_ECANCELED || (s->grace_over && c->job.reply.code == GRPC_STATUS_CANCELLED))
-    rpc_reply_error(&c->job.reply, GRPC_STATUS_CANCELLED, "%s %s",
+    rpc_reply_error(&c->job.reply, s->grace_over ? GRPC_STATUS_CANCELLED : ended_code(c), "%s %s",
                     s->grace_over ? "cancelled by the drain (grace_ms ended)" : "cancelled by the client",
                     status == UV_ECANCELED ? "while queued" : "during the check");
+  else if (c->job.reply.code == GRPC_STATUS_CANCELLED)
+    c->job.reply.code = ended_code(c); /* a deadline that passed cancels the analysis too */
   finish_reply(c, &c->job.reply);
+  start_waiting_big(s);
   maybe_shutdown_cq(s);
   maybe_free(c);
 }
 
+static bool big_lane_full(const srv *s) {
+  uint64_t lanes = s->workers > 1 ? s->workers - 1 : 1;
+  return s->big_running >= lanes;
+}
+
+/* Starts waiting big checks while the big lane has room. */
+static void start_waiting_big(srv *s) {
+  while (s->lane_head && !big_lane_full(s)) {
+    call *c = s->lane_head;
+    s->lane_head = c->lane_next;
+    if (!s->lane_head)
+      s->lane_tail = NULL;
+    c->lane_next = NULL;
+    queue_check(c);
+  }
+}
+
+/* Takes a waiting call out of the big lane's queue (cancelled); false if it was not waiting. */
+static bool leave_big_lane(call *c) {
+  srv *s = c->s;
+  for (call **pp = &s->lane_head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->lane_next)
+    if (*pp == c) {
+      *pp = c->lane_next;
+      if (s->lane_tail == c)
+        s->lane_tail = prev;
+      c->lane_next = NULL;
+      return true;
+    }
+  return false;
+}
+
 static void queue_check(call *c) {
   srv *s = c->s;
+  uint64_t module_bytes = c->mid == M_CHECK ? c->bytes_in : c->mod_len;
+  c->big = module_bytes > s->small_request_bytes;
+  if (c->big && big_lane_full(s)) {
+    c->state = ST_WORK; /* waiting: no work pending yet */
+    if (s->lane_tail)
+      s->lane_tail->lane_next = c;
+    else
+      s->lane_head = c;
+    s->lane_tail = c;
+    return;
+  }
+  s->big_running += c->big;
   c->job.lim = s->lim;
   c->job.cache = s->cache;
   c->job.cancel = &c->cancel_flag;
@@ -670,6 +791,7 @@ static void queue_check(call *c) {
   c->work.data = c;
   c->state = ST_WORK;
   if (uv_queue_work(s->loop, &c->work, work_cb, after_work_cb) != 0) {
+    s->big_running -= c->big;
     finish(c, GRPC_STATUS_INTERNAL, "cannot queue work", NULL, 0);
     return;
   }
@@ -709,7 +831,7 @@ static void stream_chunk(call *c) {
   srv *s = c->s;
   if (!c->recv_bb) { /* half-close: the module is complete */
     if (!c->first) {
-      finish(c, GRPC_STATUS_INVALID_ARGUMENT, "CheckStream: no chunks (the first must carry the header)", NULL, 0);
+      no_request_message(c, "CheckStream: no chunks (the first must carry the header)");
       return;
     }
     c->job.hdr = c->first->header;
@@ -853,7 +975,7 @@ static void run_unary(call *c) {
   srv *s = c->s;
   rpc_reply r = {0};
   if (!c->recv_bb) {
-    finish(c, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0);
+    no_request_message(c, "missing request message");
     return;
   }
   grpc_slice sl = bb_slice(c->recv_bb);
@@ -928,7 +1050,7 @@ static void accept_call(call *c) {
   case MK_CHECK:
     c->bytes_in = c->recv_bb ? grpc_byte_buffer_length(c->recv_bb) : 0;
     if (!c->recv_bb)
-      finish(c, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0);
+      no_request_message(c, "missing request message");
     else {
       /* Charged: the received message, its decoded copy and the analysis arena. */
       c->job.arena_limit = arena_estimate(s, c->bytes_in);
@@ -958,7 +1080,7 @@ static void on_main_done(call *c, int ok) {
     }
     if (!ok) { /* the call broke (cancelled, connection lost) */
       if (!c->finished)
-        finish(c, GRPC_STATUS_CANCELLED,
+        finish(c, s->grace_over ? GRPC_STATUS_CANCELLED : ended_code(c),
                s->grace_over ? "cancelled by the drain (grace_ms ended) while receiving" : "call ended while receiving",
                NULL, 0);
       else
@@ -988,7 +1110,7 @@ static void on_main_done(call *c, int ok) {
   case ST_SEND:
     if (!ok) {
       if (!c->finished)
-        finish(c, GRPC_STATUS_CANCELLED, "call ended while sending", NULL, 0);
+        finish(c, ended_code(c), "call ended while sending", NULL, 0);
       else
         c->state = ST_DONE;
     } else if (c->mid == M_HEALTH_WATCH) {
@@ -1009,11 +1131,13 @@ static void on_main_done(call *c, int ok) {
 static void on_close(call *c) {
   if (c->close_cancelled) {
     c->cancel_flag = 1; /* the analysis polls it */
+    if (c->state == ST_WORK && !c->work_pending && leave_big_lane(c))
+      finish(c, ended_code(c), "cancelled while waiting for a worker", NULL, 0);
     if (c->work_pending)
       uv_cancel((uv_req_t *)&c->work); /* fails harmlessly once the work started */
     if (c->state == ST_IDLE) {
       if (!c->finished)
-        finish(c, GRPC_STATUS_CANCELLED, "client went away", NULL, 0);
+        finish(c, ended_code(c), "client went away", NULL, 0);
       c->state = ST_DONE;
     }
   }
@@ -1141,6 +1265,14 @@ static void end_old_watches(srv *s, int64_t now) {
     }
 }
 
+/* Calls without a request message that were not cancelled within MISSING_WAIT_MS: INVALID_ARGUMENT. */
+static void answer_missing_requests(srv *s, int64_t now) {
+  for (call *c = s->live; c; c = c->live_next)
+    if (c->missing_ns && c->state == ST_IDLE && !c->finished &&
+        now - c->missing_ns > (int64_t)MISSING_WAIT_MS * 1000000)
+      finish(c, GRPC_STATUS_INVALID_ARGUMENT, c->missing_msg, NULL, 0);
+}
+
 static void on_sweep(uv_timer_t *t) {
   srv *s = t->data;
   int64_t now = now_ns();
@@ -1161,6 +1293,8 @@ static void on_sweep(uv_timer_t *t) {
   }
   cancel_unread_answers(s, now);
   end_old_watches(s, now);
+  answer_missing_requests(s, now);
+  log_suppressed_warnings(s, now);
   /* After a burst, once nothing is in flight: many small buffers add up too. At most once a second. */
   if (s->inflight == 0 && s->work_count == 0 && s->calls_since_trim > 0 && now - s->last_trim_ns > 1000000000) {
     s->trim_debt = TRIM_AFTER_BYTES;
@@ -1206,6 +1340,7 @@ static void apply_settings(srv *s, const srv_config *cfg) {
   s->stream_max_ms = cfg->stream_max_ms;
   s->send_timeout_ms = cfg->send_timeout_ms;
   s->watch_max_ms = cfg->watch_max_ms;
+  s->small_request_bytes = cfg->small_request_bytes;
   budget_set_limits(s->watches, UINT64_MAX, cfg->watch_per_connection);
   budget_set_limits(s->mem, cfg->memory_budget_bytes, cfg->connection_memory_bytes);
   if (s->cache)

@@ -12,6 +12,8 @@
 #   6. the service on a network (test_service.py): the CLI retries a refused connection, the memory
 #      budget counts real bytes (per connection too) and unread answers are cancelled, connection
 #      slots cannot be held (preface deadline, per-address cap, Health.Watch cap and lifetime, /metrics),
+#      reset and expired calls are counted as such and their warnings rate-limited, small checks do
+#      not wait behind large ones,
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -337,6 +339,16 @@ start slots --max-connections-per-peer 8 --handshake-timeout-ms 2000 --watch-per
 $PY "$HERE/test_service.py" --group slots --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
   --fds "$BUILD/gen/descriptors.pb" --max-per-peer 8 --watch-per-connection 2 --metrics-cap 4 || fail "python group slots"
 stop "$PID" slots
+# Group noise: expired and reset calls, the warnings they cause.
+start noise
+$PY "$HERE/test_service.py" --group noise --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --fds "$BUILD/gen/descriptors.pb" || fail "python group noise"
+stop "$PID" noise
+# Group fair: 2 workers, checks over 64 KiB are large, every check waits 1 s first.
+start fair --workers 2 --small-request-bytes 64KiB --debug-delay-ms 1000
+$PY "$HERE/test_service.py" --group fair --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --fds "$BUILD/gen/descriptors.pb" || fail "python group fair"
+stop "$PID" fair
 
 # Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.
 start auth --token-file "$TMP/tokens"

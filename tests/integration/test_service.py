@@ -12,6 +12,11 @@ Run by tests/integration/run.sh, which starts the daemons. Groups:
           not HTTP/2 at once; one address has at most max_per_peer connections (another is still
           served); Health.Watch is capped per connection and ends after watch_max_ms; idle metrics
           connections cannot keep a scrape out
+  fair    checks of large modules use at most workers-1 workers: a small check sent after several
+          large ones is answered while they are still running or waiting
+  noise   calls the client reset or let expire are counted and logged as CANCELLED and
+          DEADLINE_EXCEEDED (not INVALID_ARGUMENT); per-call warnings are rate-limited with a
+          summary line per interval
 Every wait is a bounded poll; nothing asserts on elapsed time."""
 import argparse
 import os
@@ -25,8 +30,8 @@ import grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scproto import Client, Proto  # noqa: E402
-from test_daemon import (Ctx, check_req, corpus_files, expect_status, fail, metrics, poll,  # noqa: E402
-                         run_group)
+from test_daemon import (Ctx, big_module, check_req, corpus_files, expect_status, fail, log_lines, metrics,  # noqa: E402
+                         poll, run_group)
 from test_hostile import HeldStream, header_chunk  # noqa: E402
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -319,13 +324,107 @@ def t_metrics_not_blocked_by_idle(ctx):
             s.close()
 
 
+def t_small_check_not_behind_big_ones(ctx):
+    """4 large checks, then a small one (every check waits --debug-delay-ms first): with 2 workers the
+    large ones run one at a time, so the small one is answered while at least 3 of them are
+    unanswered (in arrival order it would run after all 4 started, and 2 had ended)."""
+    data = big_module(ctx, 1 << 20)
+    bigs = [ctx.c.check.future(check_req(ctx, f"big{i}.mlir", data=data + b"// %d\n" % i), timeout=300) for i in range(4)]
+    poll(lambda: metrics(ctx).get("shardcheckd_inflight", 0) >= 4, "the large checks to be accepted")
+    r = ctx.c.check(check_req(ctx, corpus_files()[2]), timeout=300)
+    unanswered = sum(not f.done() for f in bigs)
+    for f in bigs:
+        f.result()
+    if not r.report:
+        fail("the small check got no report")
+    if unanswered < 3:
+        fail(f"the small check was answered after {4 - unanswered} of 4 large ones")
+
+
+FAIR = [t_small_check_not_behind_big_ones]
+
+
+def requests_total(ctx, method, code):
+    return metrics(ctx).get(f'shardcheckd_requests_total{{method="{method}",code="{code}"}}', 0)
+
+
+def t_expired_calls_counted_deadline_exceeded(ctx):
+    """Checks with a deadline that passes before the request arrives: DEADLINE_EXCEEDED, never
+    INVALID_ARGUMENT."""
+    n = 300
+    req = check_req(ctx, corpus_files()[2])
+    futs = [ctx.c.check.future(req, timeout=0.0005) for _ in range(n)]
+    for f in futs:
+        try:
+            f.result()
+        except grpc.RpcError:
+            pass
+    poll(lambda: metrics(ctx).get("shardcheckd_open_calls", 1) == 0, "the calls to end")
+    if requests_total(ctx, "Check", "INVALID_ARGUMENT"):
+        fail(f"{int(requests_total(ctx, 'Check', 'INVALID_ARGUMENT'))} expired Checks counted as INVALID_ARGUMENT")
+
+
+def t_reset_streams_counted_cancelled(ctx):
+    """CheckStreams the client resets, with or without a chunk sent: CANCELLED, never INVALID_ARGUMENT."""
+    import threading
+    n = 200
+    gate = threading.Event()
+
+    def chunks(first):
+        if first:
+            yield header_chunk(ctx, "reset.mlir", b"/")
+        gate.wait(30)
+    futs = [ctx.c.check_stream.future(chunks(i % 2 == 0), timeout=60) for i in range(n)]
+    for f in futs:
+        f.cancel()
+    gate.set()
+    poll(lambda: requests_total(ctx, "CheckStream", "CANCELLED") >= n // 2 and
+         metrics(ctx).get("shardcheckd_open_calls", 1) == 0, "the reset streams to be counted", tries=400)
+    if requests_total(ctx, "CheckStream", "INVALID_ARGUMENT"):
+        fail(f"{int(requests_total(ctx, 'CheckStream', 'INVALID_ARGUMENT'))} reset streams counted as INVALID_ARGUMENT")
+
+
+def t_empty_stream_still_invalid(ctx):
+    """A CheckStream half-closed without a chunk is still INVALID_ARGUMENT (after the short wait)."""
+    e = None
+    try:
+        ctx.c.check_stream(iter([]), timeout=30)
+    except grpc.RpcError as err:
+        e = err
+    if e is None:
+        fail("an empty CheckStream was answered OK")
+    expect_status(e, grpc.StatusCode.INVALID_ARGUMENT, "no chunks")
+
+
+def t_warnings_rate_limited(ctx):
+    """After the floods above: at most WARNINGS_PER_INTERVAL (100) request warnings per interval, and a
+    summary line counting the rest."""
+    lines = []
+
+    def summary():
+        lines[:] = log_lines(ctx)
+        return any(r.get("msg") == "request warnings suppressed" for r in lines)
+    poll(summary, "a summary line of suppressed warnings", tries=300, delay=0.1)
+    s = next(r for r in lines if r.get("msg") == "request warnings suppressed")
+    if s.get("suppressed", 0) < 1 or not s.get("by_status"):
+        fail(f"summary line without counts: {s}")
+    warns = [r for r in lines if r.get("msg") == "request" and r.get("level") == "warn"]
+    suppressed = sum(r.get("suppressed", 0) for r in lines if r.get("msg") == "request warnings suppressed")
+    if len(warns) >= 500:  # the 500 expired or reset calls above, some of which never reached the server
+        fail(f"{len(warns)} request warnings logged, {suppressed} suppressed")
+
+
+NOISE = [t_expired_calls_counted_deadline_exceeded, t_reset_streams_counted_cancelled, t_empty_stream_still_invalid,
+         t_warnings_rate_limited]
+
+
 SLOTS = [t_trickled_preface_closed, t_not_http2_closed, t_per_peer_cap, t_watch_capped_and_ends,
          t_metrics_not_blocked_by_idle]
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--group", choices=["retry", "budget", "slots"], required=True)
+    ap.add_argument("--group", choices=["retry", "budget", "slots", "noise", "fair"], required=True)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--metrics-port", type=int, required=True)
     ap.add_argument("--pid", type=int, required=True)
@@ -343,7 +442,7 @@ def main():
     ctx.port, ctx.metrics_port, ctx.pid, ctx.log, ctx.cli = a.port, a.metrics_port, a.pid, a.log, a.cli
     ctx.max_per_peer, ctx.watch_per_connection, ctx.metrics_cap = a.max_per_peer, a.watch_per_connection, a.metrics_cap
     ctx.tmp = tempfile.mkdtemp(prefix="sc-itest-")
-    run_group(ctx, a.group, {"retry": RETRY, "budget": BUDGET, "slots": SLOTS}[a.group], a.only)
+    run_group(ctx, a.group, {"retry": RETRY, "budget": BUDGET, "slots": SLOTS, "noise": NOISE, "fair": FAIR}[a.group], a.only)
 
 
 if __name__ == "__main__":
