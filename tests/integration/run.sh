@@ -13,7 +13,7 @@
 #      budget counts real bytes (per connection too) and unread answers are cancelled, connection
 #      slots cannot be held (preface deadline, per-address cap, Health.Watch cap and lifetime, /metrics),
 #      reset and expired calls are counted as such and their warnings rate-limited, small checks do
-#      not wait behind large ones,
+#      not wait behind large ones; three red-team attacks against nginx + the daemon (redteam --quick),
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -349,6 +349,15 @@ start fair --workers 2 --small-request-bytes 64KiB --debug-delay-ms 1000
 $PY "$HERE/test_service.py" --group fair --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
   --fds "$BUILD/gen/descriptors.pb" || fail "python group fair"
 stop "$PID" fair
+
+# The fast subset of `make redteam`: three attacks gRPC core 1.51 alone does not survive (Rapid Reset,
+# a 1 GiB header value, a message declared 4 GiB) against nginx (deploy/nginx) + the daemon; all must hold.
+if [ -z "$WRAP" ] && [ -z "${SC_SANITIZED:-}" ] && [ "$BUILD" = build ]; then
+  sh "$HERE/../redteam/run.sh" --quick "$BUILD" >"$TMP/redteam.out" 2>&1
+  rc=$?
+  grep -E '^  |^redteam:' "$TMP/redteam.out"
+  { [ $rc -eq 0 ] && grep -q '^redteam: 3 held, 0 degraded, 0 broke' "$TMP/redteam.out"; } || fail "redteam --quick: $(tail -1 "$TMP/redteam.out")"
+fi
 
 # Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.
 start auth --token-file "$TMP/tokens"

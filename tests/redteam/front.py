@@ -10,6 +10,7 @@ Everything listens on 127.0.0.1 only; nginx is stopped by its PID with the daemo
 import os
 import re
 import runpy
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,6 +42,7 @@ def start_front(d):
     """nginx in front of daemon d (already listening): sets d.port/d.target to the front."""
     ng = f"{d.dir}/nginx"
     os.makedirs(ng, exist_ok=True)
+    shutil.copytree("deploy/nginx/shardcheckd", f"{ng}/shardcheckd", dirs_exist_ok=True)
     for _ in range(5):
         port = free_port()
         with open(f"{ng}/front.conf", "w") as f:
