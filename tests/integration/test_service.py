@@ -30,8 +30,8 @@ import grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scproto import Client, Proto  # noqa: E402
-from test_daemon import (Ctx, big_module, check_req, corpus_files, expect_status, fail, log_lines, metrics,  # noqa: E402
-                         poll, run_group)
+from test_daemon import (Ctx, big_module, check_req, corpus_files, daemon_args, daemon_ctx, expect_status,  # noqa: E402
+                         fail, log_lines, metrics, poll, run_group)
 from test_hostile import HeldStream, header_chunk  # noqa: E402
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -198,31 +198,28 @@ def closed_by_server(sock, timeout=30):
         return False
 
 
-def t_trickled_preface_closed(ctx):
-    """Part of the HTTP/2 preface, then nothing: closed at handshake_timeout_ms, never given to gRPC."""
-    before = refused(ctx, "handshake_timeout")
+def expect_refused(ctx, data, reason, what):
+    """A connection that sends `data` is closed by the listener and counted under `reason`."""
+    before = refused(ctx, reason)
     s = socket.create_connection(("127.0.0.1", ctx.port), timeout=5)
     try:
-        s.sendall(PREFACE[:10])
+        s.sendall(data)
         if not closed_by_server(s):
-            fail("a connection that sent 10 bytes of the preface was not closed")
+            fail(f"{what} was not closed")
     finally:
         s.close()
-    if refused(ctx, "handshake_timeout") <= before:
-        fail("metrics: the handshake timeout was not counted")
+    if refused(ctx, reason) <= before:
+        fail(f"metrics: {what} was not counted ({reason})")
+
+
+def t_trickled_preface_closed(ctx):
+    """Part of the HTTP/2 preface, then nothing: closed at handshake_timeout_ms, never given to gRPC."""
+    expect_refused(ctx, PREFACE[:10], "handshake_timeout", "a connection that sent 10 bytes of the preface")
 
 
 def t_not_http2_closed(ctx):
-    before = refused(ctx, "not_http2")
-    s = socket.create_connection(("127.0.0.1", ctx.port), timeout=5)
-    try:
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: shardcheckd\r\nAccept: */*\r\n\r\n")
-        if not closed_by_server(s):
-            fail("an HTTP/1.1 request was not closed")
-    finally:
-        s.close()
-    if refused(ctx, "not_http2") <= before:
-        fail("metrics: the connection that is not HTTP/2 was not counted")
+    expect_refused(ctx, b"GET /metrics HTTP/1.1\r\nHost: shardcheckd\r\nAccept: */*\r\n\r\n", "not_http2",
+                   "an HTTP/1.1 request")
 
 
 def http2_connect(src="127.0.0.1", port=0):
@@ -324,6 +321,12 @@ def t_metrics_not_blocked_by_idle(ctx):
             s.close()
 
 
+SLOTS = [t_trickled_preface_closed, t_not_http2_closed, t_per_peer_cap, t_watch_capped_and_ends,
+         t_metrics_not_blocked_by_idle]
+
+
+# --- group: fair -------------------------------------------------------------------------------------
+
 def t_small_check_not_behind_big_ones(ctx):
     """4 large checks, then a small one (every check waits --debug-delay-ms first): with 2 workers the
     large ones run one at a time, so the small one is answered while at least 3 of them are
@@ -343,6 +346,8 @@ def t_small_check_not_behind_big_ones(ctx):
 
 FAIR = [t_small_check_not_behind_big_ones]
 
+
+# --- group: noise ------------------------------------------------------------------------------------
 
 def requests_total(ctx, method, code):
     return metrics(ctx).get(f'shardcheckd_requests_total{{method="{method}",code="{code}"}}', 0)
@@ -418,28 +423,18 @@ NOISE = [t_expired_calls_counted_deadline_exceeded, t_reset_streams_counted_canc
          t_warnings_rate_limited]
 
 
-SLOTS = [t_trickled_preface_closed, t_not_http2_closed, t_per_peer_cap, t_watch_capped_and_ends,
-         t_metrics_not_blocked_by_idle]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--group", choices=["retry", "budget", "slots", "noise", "fair"], required=True)
-    ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--metrics-port", type=int, required=True)
-    ap.add_argument("--pid", type=int, required=True)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--fds", default="build/gen/descriptors.pb")
+    daemon_args(ap)
     ap.add_argument("--cli", default="build/bin/shardcheck")
     ap.add_argument("--max-per-peer", type=int, default=8)
     ap.add_argument("--watch-per-connection", type=int, default=2)
     ap.add_argument("--metrics-cap", type=int, default=4)
     ap.add_argument("--only", default="")
     a = ap.parse_args()
-    ctx = Ctx()
-    ctx.p = Proto(a.fds)
-    ctx.c = Client(ctx.p, f"127.0.0.1:{a.port}")
-    ctx.port, ctx.metrics_port, ctx.pid, ctx.log, ctx.cli = a.port, a.metrics_port, a.pid, a.log, a.cli
+    ctx = daemon_ctx(a)
+    ctx.cli = a.cli
     ctx.max_per_peer, ctx.watch_per_connection, ctx.metrics_cap = a.max_per_peer, a.watch_per_connection, a.metrics_cap
     ctx.tmp = tempfile.mkdtemp(prefix="sc-itest-")
     run_group(ctx, a.group, {"retry": RETRY, "budget": BUDGET, "slots": SLOTS, "noise": NOISE, "fair": FAIR}[a.group], a.only)
