@@ -3,7 +3,9 @@
 deploy/nginx/shardcheckd-front.conf in front, shardcheckd on loopback behind it (connections.max_per_peer
 0: every connection is the front's). The scripts start their daemon through rt.Daemon; this wraps its
 start/stop so that the attacker and the prober talk to the front, and the daemon's RSS is still what
-is sampled.
+is sampled. On loopback every client has the same address, and the front's limits are per address:
+so the prober gets a port of its own and the harness keys those limits by address and port, which
+makes the prober another client, as it would be on a network.
 
 usage (from the project root): front.py SCRIPT [ARGS...]     e.g. front.py a1b_unknown_backlog.py rst 5
 Everything listens on 127.0.0.1 only; nginx is stopped by its PID with the daemon."""
@@ -32,9 +34,12 @@ def free_port():
     return port
 
 
-def front_conf(front_port, daemon_port):
+def front_conf(attacker_port, prober_port, daemon_port):
     text = open(FRONT_CONF).read()
-    text = re.sub(r"listen 50051 http2;", f"listen 127.0.0.1:{front_port} http2;", text)
+    text = re.sub(r"listen 50051 http2;",
+                  f"listen 127.0.0.1:{attacker_port} http2;\n    listen 127.0.0.1:{prober_port} http2;", text)
+    text = text.replace("limit_conn_zone $binary_remote_addr ", "limit_conn_zone $binary_remote_addr$server_port ")
+    text = text.replace("limit_req_zone $binary_remote_addr ", "limit_req_zone $binary_remote_addr$server_port ")
     return text.replace("127.0.0.1:50052", f"127.0.0.1:{daemon_port}")
 
 
@@ -44,9 +49,9 @@ def start_front(d):
     os.makedirs(ng, exist_ok=True)
     shutil.copytree("deploy/nginx/shardcheckd", f"{ng}/shardcheckd", dirs_exist_ok=True)
     for _ in range(5):
-        port = free_port()
+        port, probe_port = free_port(), free_port()
         with open(f"{ng}/front.conf", "w") as f:
-            f.write(front_conf(port, d.daemon_port))
+            f.write(front_conf(port, probe_port, d.daemon_port))
         with open(f"{ng}/nginx.conf", "w") as f:
             f.write(f"worker_processes 1;\npid {ng}/nginx.pid;\nerror_log {ng}/error.log warn;\n"
                     "events { worker_connections 4096; }\n"
@@ -60,8 +65,9 @@ def start_front(d):
                 break
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                d.front, d.port, d.target = proc, port, f"127.0.0.1:{port}"
-                rt.log(f"front nginx pid={proc.pid} on 127.0.0.1:{port} -> daemon 127.0.0.1:{d.daemon_port}")
+                d.front, d.port, d.target = proc, port, f"127.0.0.1:{probe_port}"  # attackers use port, the prober target
+                rt.log(f"front nginx pid={proc.pid} on 127.0.0.1:{port} (prober :{probe_port}) -> daemon "
+                       f"127.0.0.1:{d.daemon_port}")
                 return
             except OSError:
                 time.sleep(0.05)
@@ -107,7 +113,29 @@ def kill(self):
 
 rt.Daemon.start, rt.Daemon.stop, rt.Daemon.kill = start, stop, kill
 
+# The runs a script started: if the script dies (the front refused what the attack needs, e.g. more
+# than http2_max_concurrent_streams), its run is still finished — result written with the prober's
+# outcome, daemon, nginx and prober stopped.
+runs = []
+_run_init = rt.Run.__init__
+
+
+def run_init(self, *a, **kw):
+    _run_init(self, *a, **kw)
+    runs.append(self)
+
+
+rt.Run.__init__ = run_init
+
 if __name__ == "__main__":
     script = os.path.join(REDTEAM, sys.argv[1])
     sys.argv = [script] + sys.argv[2:]
-    runpy.run_path(script, run_name="__main__")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except Exception as e:  # noqa: BLE001 - any failure of the attacker: record it, stop what it started
+        rt.log(f"the attack script stopped: {e!r}")
+        for r in runs:
+            if r.d.alive() or (r.p and r.p.proc.poll() is None):
+                r.notes["attack_stopped"] = repr(e)[:300]
+                r.finish()
+        raise

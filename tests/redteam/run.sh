@@ -23,7 +23,6 @@ $PY -c 'import grpc, h2, hpack' 2>/dev/null || { echo "redteam: $PY lacks python
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { echo "redteam: nginx missing"; exit 2; }
 RT_RESULTS=$(mktemp -d "${TMPDIR:-/tmp}/sc-redteam.XXXXXX")
 export RT_RESULTS REDTEAM_DIR="$RT"
-trap 'rm -rf "$RT_RESULTS"' EXIT INT TERM
 K8S="--workers 2 --max-inflight 64 --max-module-bytes 64MiB --max-arena-bytes 512MiB --memory-budget-bytes 1280MiB \
 --cache-bytes 128MiB --connection-max-age-ms 300000 --grace-ms 20000"
 
@@ -67,6 +66,7 @@ rc=0
 # shellcheck disable=SC2086
 [ -z "$k8s" ] || $PY "$HERE/verdict.py" "$RT_RESULTS" 2048 $k8s >"$RT_RESULTS/v2" || rc=1
 cat "$RT_RESULTS"/v1 "$RT_RESULTS"/v2 2>/dev/null | grep -v '^redteam:'
+echo "  (results, attack output: $RT_RESULTS; daemon and nginx logs: /tmp/rt/<run>/)"
 cat "$RT_RESULTS"/v1 "$RT_RESULTS"/v2 2>/dev/null | awk '/^redteam:/ {h += $2; d += $4; b += $6}
   END {printf "redteam: %d held, %d degraded, %d broke\n", h, d, b}'
 exit $rc
