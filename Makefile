@@ -82,7 +82,7 @@ CLI     := $(BUILD)/bin/shardcheck
 DEPS_OK := $(BUILD)/.deps-ok
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench bench-instructions clean fuzz fuzz-ci install fleet-test deploy-test compare-reports check-layers
+.PHONY: all deps test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench bench-instructions clean fuzz fuzz-ci install fleet-test deploy-test compare-reports check-layers redteam
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
 $(DEPS_OK): scripts/deps.sh
@@ -202,6 +202,9 @@ integration: all $(ITEST_BIN) $(TEST_DEPS_OK)
 # unit's exposure (systemd-analyze security --offline); see tests/deploy/run.sh.
 deploy-test: $(SERVER) $(TEST_DEPS_OK)
 	@sh tests/deploy/run.sh $(BUILD)
+# The attacks of ../shared/redteam against nginx (deploy/nginx) + the daemon on loopback (~10 min; not in `make test`).
+redteam: all $(TEST_DEPS_OK)
+	@sh tests/redteam/run.sh $(BUILD)
 # Three daemons sharing one Redis behind nginx (grpc_pass), one killed under load: see the script.
 fleet-test: all $(BUILD)/tests/integration/loadgen $(TEST_DEPS_OK)
 	@sh tests/integration/fleet.sh $(BUILD)

@@ -28,6 +28,7 @@
 
 struct sc_rpc_client {
   char *target;
+  gpr_timespec deadline; /* of the operation in progress (all its attempts) */
   grpc_channel *channel;
   grpc_completion_queue *cq;
   sc_rpc_config cfg;
@@ -206,7 +207,7 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
       free(v);
     }
   }
-  grpc_arg args[4];
+  grpc_arg args[6];
   memset(args, 0, sizeof args);
   args[0].type = GRPC_ARG_INTEGER;
   args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
@@ -214,7 +215,15 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   args[1].type = GRPC_ARG_INTEGER;
   args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
   args[1].value.integer = -1;
-  grpc_channel_args ca = {2 + sc_rpc_fleet_args(args + 2), args};
+  /* A failed connection attempt is tried again after 100 ms (gRPC's default is 1 s), so the
+   * retries below (RETRY_DELAYS_MS) find the connection back. */
+  args[2].type = GRPC_ARG_INTEGER;
+  args[2].key = (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS;
+  args[2].value.integer = 100;
+  args[3].type = GRPC_ARG_INTEGER;
+  args[3].key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
+  args[3].value.integer = 100;
+  grpc_channel_args ca = {4 + sc_rpc_fleet_args(args + 4), args};
   c->channel = creds ? grpc_channel_create(server, creds, &ca) : NULL;
   if (creds)
     grpc_channel_credentials_release(creds);
@@ -244,10 +253,33 @@ void sc_rpc_close(sc_rpc_client *c) {
   grpc_shutdown_blocking();
 }
 
-static gpr_timespec deadline_of(const sc_rpc_client *c) {
-  if (c->cfg.timeout_ms <= 0)
-    return gpr_inf_future(GPR_CLOCK_REALTIME);
-  return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(c->cfg.timeout_ms, GPR_TIMESPAN));
+/* Starts an operation: its deadline (timeout_ms from now) covers all its attempts. */
+static void begin_op(sc_rpc_client *c) {
+  c->deadline = c->cfg.timeout_ms <= 0
+                    ? gpr_inf_future(GPR_CLOCK_MONOTONIC)
+                    : gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(c->cfg.timeout_ms, GPR_TIMESPAN));
+}
+
+/* Retries of a call answered UNAVAILABLE before any of its bytes reached the server: no
+ * connection (a daemon restarting or draining, a proxy with no ready backend, or gRPC core 1.51's
+ * client taking a connect(2) still in progress for a failure — it reads errno after calls that
+ * change it, so a loaded machine sees "UNKNOWN: ipv4:HOST:PORT: No such file or directory").
+ * Delays as in the Python package (client/python/shardcheck/_remote.py): 1 + 3 attempts, each
+ * delay with up to 50 % jitter, all within the operation's deadline. */
+static const int RETRY_DELAYS_MS[] = {100, 300, 900};
+#define RETRIES ((int)(sizeof RETRY_DELAYS_MS / sizeof RETRY_DELAYS_MS[0]))
+
+/* Sleeps before retry number `attempt` (0-based) unless that would pass the deadline (false). */
+static bool retry_pause(sc_rpc_client *c, int attempt) {
+  if (attempt >= RETRIES)
+    return false;
+  int ms = RETRY_DELAYS_MS[attempt];
+  ms += (int)((unsigned)rand() % (unsigned)(ms / 2 + 1));
+  gpr_timespec wake = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
+  if (gpr_time_cmp(wake, c->deadline) >= 0)
+    return false;
+  gpr_sleep_until(wake);
+  return true;
 }
 
 /* SEND_INITIAL_METADATA with the bearer token, if any. */
@@ -260,7 +292,7 @@ static void set_initial_metadata(const sc_rpc_client *c, grpc_op *op) {
 static grpc_call *new_call(sc_rpc_client *c, const char *method) {
   grpc_slice m = grpc_slice_from_static_string(method);
   grpc_call *call =
-      grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, m, NULL, deadline_of(c), NULL);
+      grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, m, NULL, c->deadline, NULL);
   grpc_slice_unref(m);
   return call;
 }
@@ -333,8 +365,9 @@ static void recv_ops(recv_state *rs, grpc_op *ops) {
   ops[2].data.recv_status_on_client.error_string = &rs->error_string;
 }
 
-/* One unary call: request bytes in, response slice out (unref it). */
-static int unary(sc_rpc_client *c, const char *method, const uint8_t *req, size_t len, grpc_slice *out, char **err) {
+/* One attempt of a unary call: request bytes in, response slice out (unref it). */
+static int unary_once(sc_rpc_client *c, const char *method, const uint8_t *req, size_t len, grpc_slice *out,
+                      char **err) {
   grpc_call *call = new_call(c, method);
   if (!call) {
     set_err(err, "%s: cannot create a call", c->target);
@@ -362,6 +395,18 @@ static int unary(sc_rpc_client *c, const char *method, const uint8_t *req, size_
   grpc_byte_buffer_destroy(bb);
   grpc_call_unref(call);
   return rc;
+}
+
+/* A unary call, retried on UNAVAILABLE (a unary request is sent whole or not at all, and every
+ * method of the service is idempotent). */
+static int unary(sc_rpc_client *c, const char *method, const uint8_t *req, size_t len, grpc_slice *out, char **err) {
+  begin_op(c);
+  int rc;
+  for (int attempt = 0;; attempt++) {
+    rc = unary_once(c, method, req, len, out, err);
+    if (rc != GRPC_STATUS_UNAVAILABLE || !retry_pause(c, attempt))
+      return rc;
+  }
 }
 
 static uint8_t *pack(const ProtobufCMessage *m, size_t *len) {
@@ -465,7 +510,10 @@ static void free_request(req_build *b) {
   free(b->axisp);
 }
 
-static int check_stream(sc_rpc_client *c, req_build *b, const char *buf, size_t len, grpc_slice *out, char **err) {
+/* One attempt of CheckStream; *sent tells whether a chunk left this client (then it is not retried). */
+static int check_stream_once(sc_rpc_client *c, req_build *b, const char *buf, size_t len, grpc_slice *out, bool *sent,
+                             char **err) {
+  *sent = false;
   grpc_call *call = new_call(c, SVC "CheckStream");
   if (!call) {
     set_err(err, "%s: cannot create a call", c->target);
@@ -497,6 +545,7 @@ static int check_stream(sc_rpc_client *c, req_build *b, const char *buf, size_t 
     op.op = GRPC_OP_SEND_MESSAGE;
     op.data.send_message.send_message = bb;
     ok = run_batch(c, call, &op, 1);
+    *sent |= ok;
     grpc_byte_buffer_destroy(bb);
     off += n;
   }
@@ -513,6 +562,18 @@ static int check_stream(sc_rpc_client *c, req_build *b, const char *buf, size_t 
   int rc = finish_recv(c, &rs, out, err);
   grpc_call_unref(call);
   return rc;
+}
+
+/* CheckStream, retried on UNAVAILABLE while no chunk has been sent. */
+static int check_stream(sc_rpc_client *c, req_build *b, const char *buf, size_t len, grpc_slice *out, char **err) {
+  begin_op(c);
+  int rc;
+  bool sent;
+  for (int attempt = 0;; attempt++) {
+    rc = check_stream_once(c, b, buf, len, out, &sent, err);
+    if (rc != GRPC_STATUS_UNAVAILABLE || sent || !retry_pause(c, attempt))
+      return rc;
+  }
 }
 
 /* The server's message limit decides between Check and CheckStream and the chunk size; asked once

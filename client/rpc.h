@@ -1,6 +1,9 @@
 /* rpc.h — the shardcheck client library: shardcheckd's API over gRPC core, for the CLI and others.
  *
- * Calls are synchronous. Every function returns 0 on success, a gRPC status code (> 0) when the
+ * Calls are synchronous. A call answered UNAVAILABLE before any of its bytes were sent (no
+ * connection: a daemon restarting, a connection refused at its cap, a proxy without a ready
+ * backend) is tried again after 0.1, 0.3 and 0.9 s (each + up to 50 % jitter) within timeout_ms, as
+ * the Python package does; a CheckStream that sent a chunk is not. Every function returns 0 on success, a gRPC status code (> 0) when the
  * server (or the transport) answered with an error, or -1 for a local error (I/O, out of memory);
  * on failure *err gets a malloc'd message such as "127.0.0.1:50051: UNAVAILABLE: failed to connect".
  * Findings in a module are not errors: they are in the report (and in the summary counts).

@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential pkg-config libgrpc-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
 libprotobuf-dev libuv1-dev libjansson-dev libcriterion-dev libssl-dev libhiredis-dev libsystemd-dev python3 python3-grpcio python3-protobuf"
-[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools llvm-22-tools valgrind openssl redis-server nginx systemd python3-setuptools python3-pip clang libclang-rt-14-dev flatbuffers-compiler chromium"
+[ "$1" = "--test" ] && PKGS="$PKGS mlir-22-tools llvm-22-tools valgrind openssl redis-server nginx systemd procps python3-h2 python3-setuptools python3-pip clang libclang-rt-14-dev flatbuffers-compiler chromium"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

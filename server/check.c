@@ -239,7 +239,10 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
     return;
   }
   int64_t t0 = now_ns();
-  sc_arena *arena = sc_arena_new(j->lim.max_arena_bytes);
+  uint64_t arena_limit = j->arena_limit && j->arena_limit < j->lim.max_arena_bytes ? j->arena_limit
+                                                                                   : j->lim.max_arena_bytes;
+  j->arena_short = false;
+  sc_arena *arena = sc_arena_new(arena_limit);
   if (!arena) {
     rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory creating the analysis arena");
     free(rules);
@@ -295,6 +298,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
     cancelled_reply(j, "during the analysis");
     break;
   case SC_ERR_LIMIT:
+    j->arena_short = mesh_ok && arena_limit < j->lim.max_arena_bytes;
     rpc_reply_error(&j->reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "analysis limit exceeded (max_arena_bytes=%llu)%s%s",
                     (unsigned long long)j->lim.max_arena_bytes, failure[0] ? ": " : "", failure);
     break;

@@ -64,9 +64,21 @@ static const opt opts[] = {
     {"--stream-max-ms", "limits.stream_max_ms", OPT_U64, F(stream_max_ms), false,
      "CheckStream: longest time from the first message to the last"},
     {"--memory-budget-bytes", "limits.memory_budget_bytes", OPT_SIZE, F(memory_budget_bytes), false,
-     "all buffered requests + analysis reservations; beyond: RESOURCE_EXHAUSTED"},
+     "buffered requests + analyses + answers being sent, all calls; beyond: RESOURCE_EXHAUSTED"},
+    {"--connection-memory-bytes", "limits.connection_memory_bytes", OPT_SIZE, F(connection_memory_bytes), false,
+     "most of the memory budget one connection may hold; 0 = a quarter of the budget"},
+    {"--send-timeout-ms", "limits.send_timeout_ms", OPT_U64, F(send_timeout_ms), false,
+     "an answer the client does not read within this is cancelled (its memory released)"},
+    {"--small-request-bytes", "limits.small_request_bytes", OPT_SIZE, F(small_request_bytes), false,
+     "checks of modules larger than this use at most workers-1 workers, so small ones never wait behind them"},
+    {"--watch-per-connection", "limits.watch_per_connection", OPT_U64, F(watch_per_connection), false,
+     "Health.Watch calls open at once on one connection; beyond: RESOURCE_EXHAUSTED"},
+    {"--watch-max-ms", "limits.watch_max_ms", OPT_U64, F(watch_max_ms), false,
+     "a Health.Watch ends (status OK) after this, so an idle watcher does not hold its connection for ever"},
     {"--max-connections", "connections.max", OPT_U64, F(max_connections), true,
      "concurrent connections; beyond: refused (also capped by the open-file limit)"},
+    {"--max-connections-per-peer", "connections.max_per_peer", OPT_U64, F(max_connections_per_peer), true,
+     "concurrent connections from one IP address; beyond: refused; 0 = no cap (behind a front)"},
     {"--handshake-timeout-ms", "connections.handshake_timeout_ms", OPT_U64, F(handshake_timeout_ms), true,
      "a new connection must start talking within this"},
     {"--connection-idle-ms", "connections.idle_ms", OPT_U64, F(connection_idle_ms), true,
@@ -136,10 +148,16 @@ static void defaults(srv_config *c) {
   c->stream_message_timeout_ms = 30000;
   c->stream_max_ms = 300000;
   c->memory_budget_bytes = 2048ull << 20;
+  c->connection_memory_bytes = 0;
+  c->send_timeout_ms = 30000;
+  c->watch_per_connection = 4;
+  c->small_request_bytes = 1u << 20;
+  c->watch_max_ms = 300000;
   c->max_connections = 1000;
+  c->max_connections_per_peer = 100;
   c->handshake_timeout_ms = 10000;
   c->connection_idle_ms = 300000;
-  c->connection_max_age_ms = 0;
+  c->connection_max_age_ms = 3600000;
   c->keepalive_ms = 60000;
   c->max_streams_per_connection = 256;
   c->metrics_max_connections = 16;
@@ -380,8 +398,10 @@ int config_build(int argc, char **argv, srv_config *out, char **err) {
     *err = fmt_err("connections.max, connections.max_streams and metrics.max_connections must be at least 1");
     goto fail;
   }
-  if (c.stream_message_timeout_ms < 1 || c.stream_max_ms < 1 || c.handshake_timeout_ms < 1 || c.metrics_idle_ms < 1) {
-    *err = fmt_err("timeouts (stream_message_timeout_ms, stream_max_ms, handshake_timeout_ms, metrics.idle_ms) must be at least 1");
+  if (c.stream_message_timeout_ms < 1 || c.stream_max_ms < 1 || c.handshake_timeout_ms < 1 || c.metrics_idle_ms < 1 ||
+      c.send_timeout_ms < 1 || c.watch_max_ms < 1 || c.watch_per_connection < 1) {
+    *err = fmt_err("timeouts (stream_message_timeout_ms, stream_max_ms, send_timeout_ms, watch_max_ms, "
+                   "handshake_timeout_ms, metrics.idle_ms) and watch_per_connection must be at least 1");
     goto fail;
   }
   if (!net_is_loopback(c.listen) && !c.tls_cert[0] && !c.token_file[0] && !c.insecure_listen) {

@@ -36,9 +36,15 @@ typedef struct {
   /* streams and memory */
   uint64_t stream_message_timeout_ms; /* longest wait for the next CheckStream message */
   uint64_t stream_max_ms;             /* longest CheckStream, first message to half-close */
-  uint64_t memory_budget_bytes;       /* buffered requests + analysis reservations, all calls */
+  uint64_t memory_budget_bytes;       /* buffered requests + analyses + answers being sent, all calls */
+  uint64_t connection_memory_bytes;   /* most of the budget one connection may hold; 0 = a quarter of it */
+  uint64_t send_timeout_ms;           /* an answer the client does not read within this is cancelled */
+  uint64_t watch_per_connection;      /* Health.Watch calls open at once on one connection */
+  uint64_t small_request_bytes;       /* checks of modules up to this size have a worker of their own */
+  uint64_t watch_max_ms;              /* a Health.Watch ends (OK) after this; the client watches again */
   /* connections */
   uint64_t max_connections;           /* concurrent gRPC connections (plaintext listener) */
+  uint64_t max_connections_per_peer;  /* of them from one IP address; 0 = no such cap */
   uint64_t handshake_timeout_ms;      /* a new connection must start HTTP/2 within this */
   uint64_t connection_idle_ms;        /* close connections without calls after this; 0 = never */
   uint64_t connection_max_age_ms;     /* close (gracefully) connections older than this; 0 = never */

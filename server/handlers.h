@@ -46,12 +46,16 @@ typedef struct {
   const volatile int *cancel; /* set when the client cancelled or the deadline passed */
   gpr_timespec deadline;
   int64_t accepted_ns;        /* monotonic time the call was accepted */
+  uint64_t arena_limit;       /* the analysis arena's limit: what the call was charged for it
+                                 (at most lim.max_arena_bytes); 0 = lim.max_arena_bytes */
   /* Output. */
   rpc_reply reply;
   bool cache_hit;
   uint32_t errors, warnings, notes;
   uint64_t analysis_us;
   uint64_t arena_bytes; /* what the analysis arena held at its end (memory to give back) */
+  bool arena_short;     /* the analysis needed more than arena_limit (< max_arena_bytes): the
+                           caller may charge more and run it again */
 } check_job;
 
 /* Runs one check: decode, validate, cache lookup, sc_check, render, encode. Thread-safe. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +14,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "log.h"
 
 #define ACCEPTS_PER_WAKEUP 64
 #define SWEEP_MS 1000
+/* What a connection must send before gRPC sees it: the client preface and a frame header (its SETTINGS). */
+static const char PREFACE[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+#define PREFACE_LEN 24
+#define FIRST_BYTES (PREFACE_LEN + 9)
 
 /* A connection we accepted: waiting for its first bytes (pending), then owned by gRPC. */
 typedef struct {
   ino_t ino; /* 0 = slot unused */
   char peer[64];
+  char ip[48]; /* the per-address count it is in */
 } conn_slot;
 
 typedef struct pending {
@@ -49,6 +56,7 @@ struct listener {
   int64_t last_sweep_ms;
   listener_stats st;
   pending *pendings;
+  budget *per_peer; /* connections per IP address (a budget of slots); NULL = no cap */
   int refs; /* after close: handles + pending connections not yet released */
   bool closed;
 };
@@ -112,24 +120,17 @@ static conn_slot *slot_of(listener *l, int fd, bool grow) {
   return &l->slots[fd];
 }
 
-static void track(listener *l, int fd, const struct sockaddr_storage *ss) {
-  struct stat st;
-  conn_slot *s = slot_of(l, fd, true);
-  if (!s || fstat(fd, &st) != 0)
-    return;
-  if (s->ino == 0)
-    l->open++;
-  s->ino = st.st_ino;
-  char ip[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
+/* The address of a peer as text; *port gets its port. */
+static void peer_ip(const struct sockaddr_storage *ss, char ip[INET6_ADDRSTRLEN], int *port) {
+  snprintf(ip, INET6_ADDRSTRLEN, "?");
+  *port = 0;
   if (ss->ss_family == AF_INET6) {
-    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, ip, sizeof ip);
-    port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, ip, INET6_ADDRSTRLEN);
+    *port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
   } else if (ss->ss_family == AF_INET) {
-    inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, ip, sizeof ip);
-    port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, ip, INET6_ADDRSTRLEN);
+    *port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
   }
-  snprintf(s->peer, sizeof s->peer, "%s:%s:%d", ss->ss_family == AF_INET6 ? "ipv6" : "ipv4", ip, port);
 }
 
 static void untrack(listener *l, int fd) {
@@ -137,7 +138,29 @@ static void untrack(listener *l, int fd) {
   if (s && s->ino) {
     s->ino = 0;
     l->open--;
+    if (l->per_peer)
+      budget_release(l->per_peer, s->ip, 1);
   }
+}
+
+/* Counts the connection fd (already charged to its address's count). */
+static void track(listener *l, int fd, const struct sockaddr_storage *ss) {
+  struct stat st;
+  conn_slot *s = slot_of(l, fd, true);
+  char ip[INET6_ADDRSTRLEN];
+  int port;
+  peer_ip(ss, ip, &port);
+  if (!s || fstat(fd, &st) != 0) {
+    if (l->per_peer)
+      budget_release(l->per_peer, ip, 1);
+    return;
+  }
+  if (s->ino) /* gRPC closed the connection this descriptor was, and the sweep has not seen it yet */
+    untrack(l, fd);
+  l->open++;
+  s->ino = st.st_ino;
+  snprintf(s->ip, sizeof s->ip, "%s", ip);
+  snprintf(s->peer, sizeof s->peer, "%s:%s:%d", ss->ss_family == AF_INET6 ? "ipv6" : "ipv4", ip, port);
 }
 
 /* Connections gRPC closed: their descriptor is gone or now names another file. */
@@ -185,9 +208,22 @@ static void pending_end(pending *p, bool handoff) {
   uv_close((uv_handle_t *)&p->timer, on_pending_closed);
 }
 
+/* Readable: SO_RCVLOWAT makes that FIRST_BYTES bytes, or the end of the connection. Hands the
+ * connection to gRPC if it starts with the HTTP/2 client preface; closes it otherwise. */
 static void on_first_bytes(uv_poll_t *h, int status, int events) {
   (void)events;
-  pending_end(h->data, status == 0);
+  pending *p = h->data;
+  char buf[FIRST_BYTES];
+  ssize_t n = status == 0 ? recv(p->fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT) : -1;
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return; /* woken early: wait for the rest */
+  bool ok = n == FIRST_BYTES && memcmp(buf, PREFACE, PREFACE_LEN) == 0;
+  if (n == FIRST_BYTES && !ok)
+    p->l->st.bad_preface++;
+  int one = 1;
+  if (ok) /* gRPC must see every byte as it arrives */
+    setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
+  pending_end(p, ok);
 }
 
 static void on_handshake_timeout(uv_timer_t *t) {
@@ -223,6 +259,19 @@ static bool refuse_without_fds(listener *l) {
   return false;
 }
 
+/* Counts a new connection against its address's cap; false when the address is at the cap. */
+static bool charge_peer(listener *l, const struct sockaddr_storage *ss) {
+  char ip[INET6_ADDRSTRLEN];
+  int port;
+  peer_ip(ss, ip, &port);
+  if (budget_charge(l->per_peer, ip, 1) == BUDGET_OK)
+    return true;
+  if (now_ms(l) - l->last_sweep_ms < 50)
+    return false;
+  sweep(l); /* connections of this address gRPC closed may not be counted off yet */
+  return budget_charge(l->per_peer, ip, 1) == BUDGET_OK;
+}
+
 static void accept_one(listener *l, int fd, const struct sockaddr_storage *ss) {
   if (l->open >= l->lim.max_conns && now_ms(l) - l->last_sweep_ms >= 50)
     sweep(l);
@@ -231,13 +280,21 @@ static void accept_one(listener *l, int fd, const struct sockaddr_storage *ss) {
     close(fd);
     return;
   }
-  pending *p = calloc(1, sizeof *p);
-  if (!p || uv_poll_init(l->loop, &p->poll, fd) != 0) {
-    free(p);
+  if (l->per_peer && !charge_peer(l, ss)) {
+    l->st.refused_peer++;
     close(fd);
     return;
   }
+  int lowat = FIRST_BYTES; /* wake up once the preface is complete, not per byte */
+  setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
   track(l, fd, ss);
+  pending *p = calloc(1, sizeof *p);
+  if (!p || uv_poll_init(l->loop, &p->poll, fd) != 0) {
+    free(p);
+    untrack(l, fd);
+    close(fd);
+    return;
+  }
   l->st.accepted++;
   p->next = l->pendings;
   if (l->pendings)
@@ -325,6 +382,8 @@ listener *listener_start(uv_loop_t *loop, const char *hostport, const listener_l
   *port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                             : ((struct sockaddr_in *)&bound)->sin_port);
   l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (lim->max_per_peer && (l->per_peer = budget_new()) != NULL)
+    budget_set_limits(l->per_peer, UINT64_MAX, lim->max_per_peer);
   uv_poll_init(loop, &l->poll, l->fd);
   l->poll.data = l;
   uv_poll_start(&l->poll, UV_READABLE, on_listen_readable);
@@ -343,6 +402,7 @@ static void listener_unref(listener *l) {
   if (l->reserve_fd >= 0)
     close(l->reserve_fd);
   free(l->slots);
+  budget_free(l->per_peer);
   free(l);
 }
 

@@ -2,12 +2,15 @@
  *
  * gRPC core 1.51 stops its listener for good after one failed accept4 (EMFILE) and has no
  * connection cap. So for plaintext the daemon accepts connections itself on the libuv loop:
- *   - at most `max_conns` connections at a time (open accepted sockets, counted by fd + inode);
- *     beyond that a new connection is closed at once (the client sees UNAVAILABLE);
+ *   - at most `max_conns` connections at a time (open accepted sockets, counted by fd + inode),
+ *     and at most `max_per_peer` from one IP address; beyond that a new connection is closed at
+ *     once (the client sees UNAVAILABLE);
  *   - on EMFILE/ENFILE a reserved descriptor is released to accept and close the waiting
  *     connection, so the listener keeps accepting once descriptors are free again;
- *   - a connection must send its first bytes (the HTTP/2 preface) within `handshake_ms`, else it
- *     is closed without ever reaching gRPC;
+ *   - a connection must send the whole HTTP/2 client preface and the header of its first frame
+ *     within `handshake_ms`, else it is closed without ever reaching gRPC (a client trickling the
+ *     preface byte by byte holds no slot for longer; SO_RCVLOWAT keeps the loop from waking for
+ *     each byte); what is not the HTTP/2 preface is closed at once;
  * then the socket is handed to gRPC core (grpc_server_add_channel_from_fd), where the server's
  * channel args (idle, age, keepalive, stream limits) apply. Loop thread only. */
 #ifndef SRV_LISTENER_H
@@ -23,11 +26,12 @@ typedef void (*listener_handoff_fn)(int fd, void *arg);
 
 typedef struct {
   uint64_t max_conns;
+  uint64_t max_per_peer; /* 0 = no per-address cap (behind a front, every connection is the front's) */
   uint64_t handshake_ms;
 } listener_limits;
 
 typedef struct {
-  uint64_t open, accepted, refused_cap, refused_fds, handshake_timeouts;
+  uint64_t open, accepted, refused_cap, refused_peer, refused_fds, handshake_timeouts, bad_preface;
 } listener_stats;
 
 /* Binds and listens on "HOST:PORT" (port 0 picks one; *port gets it). NULL with a malloc'd *err. */

@@ -131,6 +131,25 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   }
 }
 
+/* Connections not being closed. */
+static uint64_t open_conns(const metrics_http *m) {
+  uint64_t n = 0;
+  for (const conn *c = m->conns; c; c = c->next)
+    n += !uv_is_closing((const uv_handle_t *)&c->tcp);
+  return n;
+}
+
+/* Closes the oldest connection (the list is newest first) that has not sent a request, other than keep. */
+static void evict_oldest_idle(metrics_http *m, conn *keep) {
+  conn *oldest = NULL;
+  for (conn *c = m->conns; c; c = c->next)
+    if (c != keep && !c->responded && !uv_is_closing((uv_handle_t *)&c->tcp))
+      oldest = c;
+  if (oldest) {
+    conn_close(oldest);
+  }
+}
+
 static void on_connection(uv_stream_t *server, int status) {
   metrics_http *m = server->data;
   if (status < 0 || m->closing)
@@ -149,8 +168,11 @@ static void on_connection(uv_stream_t *server, int status) {
   if (m->conns)
     m->conns->prev = c;
   m->conns = c;
-  /* Over the cap the connection is accepted and closed at once (so it does not wait in the backlog). */
-  if (uv_accept(server, (uv_stream_t *)&c->tcp) || m->nconns > m->max_conns ||
+  /* Over the cap the oldest connection still waiting for its request makes room: idle
+   * connections cannot keep a scrape out (a scraper sends its request at once). */
+  if (open_conns(m) > m->max_conns)
+    evict_oldest_idle(m, c);
+  if (uv_accept(server, (uv_stream_t *)&c->tcp) || open_conns(m) > m->max_conns ||
       uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read))
     conn_close(c);
   else

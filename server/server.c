@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "budget.h"
 #include "cache.h"
 #include "cache_redis.h"
 #include "grpc/health/v1/health.pb-c.h"
@@ -117,7 +118,13 @@ typedef struct call {
   int64_t accepted_ns;
   int64_t last_msg_ns;  /* streams: when the last message arrived */
   uint64_t bytes_in;
-  uint64_t mem_charged; /* bytes charged to the memory budget */
+  uint64_t mem_charged; /* bytes charged to the memory budget (see budget.h) */
+  int64_t send_ns;      /* when the pending send (ST_SEND, ST_FINISH) started */
+  int64_t missing_ns;   /* no request message: when that was seen (ST_IDLE until cancelled or answered) */
+  const char *missing_msg; /* the INVALID_ARGUMENT details if the call was not cancelled */
+  char conn[64];        /* the connection (gRPC's peer string): its share of the budget */
+  bool big;             /* a module over small_request_bytes: runs in the big lane */
+  struct call *lane_next; /* waiting for a big-lane worker */
   char timeout_msg[160]; /* set when the server cut the stream (its DEADLINE_EXCEEDED details) */
   /* CheckStream */
   Shardcheck__V1__CheckChunk *first;
@@ -130,6 +137,7 @@ typedef struct call {
   uv_work_t work;
   /* Health.Watch */
   int watch_service_status; /* SERVING/NOT_SERVING/SERVICE_UNKNOWN as last sent */
+  bool watch_counted;       /* counted in srv.watches */
   char *watch_service;
   struct call *live_prev, *live_next;
 } call;
@@ -158,14 +166,16 @@ struct srv {
   /* settings (loop thread) */
   check_limits lim;
   uint64_t max_message_bytes, max_inflight, grace_ms, workers, prearm;
-  uint64_t stream_msg_timeout_ms, stream_max_ms, memory_budget;
+  uint64_t stream_msg_timeout_ms, stream_max_ms, send_timeout_ms;
   auth_tokens *tokens; /* NULL: no token auth */
   srv_cache *cache;
   redis_tier *redis; /* shared cache tier; NULL = none */
   refl_index *refl;
   /* state (loop thread) */
   uint64_t inflight, work_count, live_count;
-  uint64_t mem_used;   /* charged to the memory budget */
+  budget *mem;         /* the memory budget, total and per connection */
+  budget *watches;     /* Health.Watch calls per connection */
+  uint64_t watch_max_ms;
   uint64_t trim_debt;  /* large buffers freed since the last malloc_trim */
   uint64_t calls_since_trim;
   int64_t last_trim_ns;
@@ -178,7 +188,16 @@ struct srv {
   uint64_t hist[NBUCKETS + 1];
   double hist_sum;
   uint64_t hist_count;
-  uint64_t rejected_busy, rejected_memory, stream_timeouts, unauthenticated;
+  uint64_t rejected_busy, rejected_memory, rejected_memory_conn, stream_timeouts, send_timeouts, unauthenticated;
+  uint64_t analysis_regrown; /* analyses run again with a larger arena charge */
+  uint64_t rejected_watch, watch_expired;
+  /* The big lane: checks of modules over small_request_bytes run on at most workers - 1 threads, so
+   * one is always free for small checks; the rest wait here (FIFO). */
+  uint64_t small_request_bytes, big_running;
+  call *lane_head, *lane_tail;
+  /* per-call warnings: at most WARNINGS_PER_INTERVAL logged per interval, the rest summed up */
+  int64_t warn_interval_ns;
+  uint64_t warns_logged, warns_suppressed[NSTATUS];
   listener_stats lst_final; /* the listener's figures when it closed */
 };
 
@@ -270,6 +289,8 @@ static void call_free(call *c) {
   srv *s = c->s;
   s->calls_since_trim++;
   mem_release(c);
+  if (c->watch_counted)
+    budget_release(s->watches, c->conn, 1);
   if (c->live_prev || c->live_next || s->live == c) {
     if (c->live_prev)
       c->live_prev->live_next = c->live_next;
@@ -311,9 +332,12 @@ static bool srv_serving(const srv *s) { return !s->draining && !s->listener_brok
 
 /* --- memory budget ------------------------------------------------------------------------------ */
 
-/* What an analysis is charged before it runs: a multiple of the module size (ASTs, tables and the
- * report are a few times the text), at most the arena limit. An estimate, documented as such. */
+/* What an analysis is charged before it runs: a multiple of the module size (ASTs and tables are a
+ * few times the text for most modules), at most the arena limit. The charge is also the arena's
+ * limit, so the analysis cannot use more than it was charged: one that needs more (dense modules
+ * take ~12x) is charged ARENA_REGROW_FACTOR times more and run again, up to max_arena_bytes. */
 #define ARENA_ESTIMATE_FACTOR 4
+#define ARENA_REGROW_FACTOR 4
 /* Large buffers (LARGE_BYTES and up: small ones are reused as they are) freed add up to this
  * before malloc_trim returns the pages (on a pool thread). */
 #define TRIM_AFTER_BYTES (32ull << 20)
@@ -326,18 +350,29 @@ static uint64_t arena_estimate(const srv *s, uint64_t module_bytes) {
 
 static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *resp, size_t len);
 
-/* Charges n bytes to the global budget, or answers RESOURCE_EXHAUSTED at once (false). */
+/* Charges n bytes to the budget (total and the call's connection), or answers RESOURCE_EXHAUSTED at
+ * once (false). */
 static bool mem_charge(call *c, uint64_t n, const char *what) {
   srv *s = c->s;
-  if (s->mem_used + n > s->memory_budget) {
-    s->rejected_memory++;
-    char msg[240];
-    snprintf(msg, sizeof msg, "server memory budget exhausted: %s needs %llu bytes, %llu in use of memory_budget_bytes=%llu",
-             what, (unsigned long long)n, (unsigned long long)s->mem_used, (unsigned long long)s->memory_budget);
+  budget_result r = budget_charge(s->mem, c->conn, n);
+  if (r != BUDGET_OK) {
+    char msg[300];
+    if (r == BUDGET_CONNECTION_FULL) {
+      s->rejected_memory_conn++;
+      snprintf(msg, sizeof msg,
+               "connection memory share exhausted: %s needs %llu bytes, %llu held by this connection of "
+               "connection_memory_bytes=%llu",
+               what, (unsigned long long)n, (unsigned long long)budget_connection_used(s->mem, c->conn),
+               (unsigned long long)budget_per_connection(s->mem));
+    } else {
+      s->rejected_memory++;
+      snprintf(msg, sizeof msg,
+               "server memory budget exhausted: %s needs %llu bytes, %llu in use of memory_budget_bytes=%llu", what,
+               (unsigned long long)n, (unsigned long long)budget_used(s->mem), (unsigned long long)budget_total(s->mem));
+    }
     finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
     return false;
   }
-  s->mem_used += n;
   c->mem_charged += n;
   return true;
 }
@@ -379,10 +414,32 @@ static void note_freed(srv *s, uint64_t n) {
 
 static void mem_release(call *c) {
   srv *s = c->s;
-  s->mem_used -= c->mem_charged;
+  budget_release(s->mem, c->conn, c->mem_charged);
   c->mem_charged = 0;
-  note_freed(s, c->mod_cap + c->bytes_in);
   maybe_trim(s);
+}
+
+/* The call is answered: what it buffered (the request, the module) is freed and its charge released;
+ * the answer being sent (resp_len bytes) is charged until the call ends (send_timeout_ms bounds that). */
+static void release_inputs(call *c, size_t resp_len) {
+  srv *s = c->s;
+  if (c->work_pending)
+    return; /* the analysis still reads them */
+  note_freed(s, c->mod_cap + c->bytes_in);
+  free(c->mod);
+  c->mod = NULL;
+  c->mod_cap = c->mod_len = 0;
+  if (c->recv_bb) {
+    grpc_byte_buffer_destroy(c->recv_bb);
+    c->recv_bb = NULL;
+  }
+  grpc_slice_unref(c->req_slice);
+  c->req_slice = grpc_empty_slice();
+  mem_release(c);
+  if (resp_len) {
+    budget_force(s->mem, c->conn, resp_len);
+    c->mem_charged = resp_len;
+  }
 }
 
 /* Starts a batch unless the completion queue is closing; false = not started. */
@@ -399,6 +456,46 @@ static bool start_batch(call *c, const grpc_op *ops, size_t n, ev *tag) {
 
 static double ms_since(int64_t t0) { return (double)(now_ns() - t0) / 1e6; }
 
+/* Per-call warnings are rate-limited (a flood of reset or refused calls must not become a flood of
+ * log lines): WARNINGS_PER_INTERVAL per WARN_INTERVAL_MS, then one summary line per interval
+ * (log_suppressed_warnings, from on_sweep) counts the rest by status. */
+#define WARNINGS_PER_INTERVAL 100
+#define WARN_INTERVAL_MS 10000
+
+static bool warning_allowed(srv *s, grpc_status_code code) {
+  if (s->warns_logged < WARNINGS_PER_INTERVAL) {
+    s->warns_logged++;
+    return true;
+  }
+  s->warns_suppressed[code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
+  return false;
+}
+
+static void log_suppressed_warnings(srv *s, int64_t now) {
+  if (now - s->warn_interval_ns < (int64_t)WARN_INTERVAL_MS * 1000000)
+    return;
+  s->warn_interval_ns = now;
+  s->warns_logged = 0;
+  json_t *by = json_object();
+  uint64_t total = 0;
+  for (int k = 0; k < NSTATUS; k++)
+    if (s->warns_suppressed[k]) {
+      json_object_set_new(by, status_names[k], json_integer((json_int_t)s->warns_suppressed[k]));
+      total += s->warns_suppressed[k];
+      s->warns_suppressed[k] = 0;
+    }
+  if (!total) {
+    json_decref(by);
+    return;
+  }
+  json_t *f = json_object();
+  json_object_set_new(f, "suppressed", json_integer((json_int_t)total));
+  json_object_set_new(f, "by_status", by);
+  json_object_set_new(f, "interval_ms", json_integer(WARN_INTERVAL_MS));
+  json_object_set_new(f, "logged", json_integer(WARNINGS_PER_INTERVAL));
+  log_json(LOG_WARN, "request warnings suppressed", f);
+}
+
 static void log_request(call *c, grpc_status_code code, const char *detail) {
   srv *s = c->s;
   s->calls_total[c->mid][code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
@@ -413,7 +510,7 @@ static void log_request(call *c, grpc_status_code code, const char *detail) {
     s->hist_count++;
   }
   log_level lvl = code == GRPC_STATUS_OK ? LOG_INFO : code == GRPC_STATUS_INTERNAL ? LOG_ERROR : LOG_WARN;
-  if (!log_enabled(lvl))
+  if (!log_enabled(lvl) || (lvl == LOG_WARN && !warning_allowed(s, code)))
     return;
   json_t *f = json_object();
   json_object_set_new(f, "method", json_string(methods[c->mid].name));
@@ -451,6 +548,8 @@ static void log_request(call *c, grpc_status_code code, const char *detail) {
 /* Starts the call's main batch and moves to `st` (to ST_DONE if the batch cannot start). */
 static void start_main(call *c, call_state st, const grpc_op *ops, size_t n) {
   c->state = st;
+  if (st == ST_SEND || st == ST_FINISH)
+    c->send_ns = now_ns(); /* send_timeout_ms counts from here */
   c->main_pending = start_batch(c, ops, n, &c->ev);
   if (!c->main_pending)
     c->state = ST_DONE;
@@ -490,9 +589,11 @@ static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *
   }
   if (c->close_cancelled || !c->call) { /* the call is over: nothing to send */
     free(resp);
+    release_inputs(c, 0);
     c->state = ST_DONE;
     return;
   }
+  release_inputs(c, resp && code == GRPC_STATUS_OK ? len : 0);
   grpc_op ops[3];
   size_t n = 0;
   memset(ops, 0, sizeof ops);
@@ -508,6 +609,27 @@ static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *
   n++;
   start_main(c, ST_FINISH, ops, n);
   grpc_slice_unref(details); /* copied by start_batch */
+}
+
+/* How a call the client ended is counted: DEADLINE_EXCEEDED once its deadline passed, else CANCELLED. */
+static grpc_status_code ended_code(const call *c) {
+  gpr_timespec now = gpr_now(GPR_CLOCK_MONOTONIC);
+  return gpr_time_cmp(gpr_convert_clock_type(c->deadline, GPR_CLOCK_MONOTONIC), now) <= 0 ? GRPC_STATUS_DEADLINE_EXCEEDED
+                                                                                           : GRPC_STATUS_CANCELLED;
+}
+
+/* No request message arrived: the client half-closed without one (INVALID_ARGUMENT, `msg`) or reset
+ * the stream / let its deadline pass (then it is counted as such). A reset shows up as the call's
+ * close, which may come just after: wait for it up to MISSING_WAIT_MS (on_close, on_sweep). */
+#define MISSING_WAIT_MS 200
+static void no_request_message(call *c, const char *msg) {
+  if (ended_code(c) == GRPC_STATUS_DEADLINE_EXCEEDED) {
+    finish(c, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded before the request arrived", NULL, 0);
+    return;
+  }
+  c->missing_ns = now_ns();
+  c->missing_msg = msg;
+  c->state = ST_IDLE;
 }
 
 static void finish_reply(call *c, rpc_reply *r) {
@@ -555,7 +677,11 @@ static grpc_slice bb_slice(grpc_byte_buffer *bb) {
 static void work_cb(uv_work_t *w) {
   call *c = w->data;
   if (c->mid == M_CHECK) {
-    c->req_slice = bb_slice(c->recv_bb);
+    if (c->recv_bb) { /* the first run: one contiguous copy, then the received buffer goes */
+      c->req_slice = bb_slice(c->recv_bb);
+      grpc_byte_buffer_destroy(c->recv_bb);
+      c->recv_bb = NULL;
+    }
     c->job.req_bytes = GRPC_SLICE_START_PTR(c->req_slice);
     c->job.req_len = GRPC_SLICE_LENGTH(c->req_slice);
   }
@@ -569,23 +695,94 @@ static void maybe_shutdown_cq(srv *s) {
   }
 }
 
+static void queue_check(call *c);
+static void start_waiting_big(srv *s);
+
+/* The analysis needed more than its charge: charge ARENA_REGROW_FACTOR times more (up to
+ * max_arena_bytes) and run it again. False when it cannot (then the call is answered). */
+static bool regrow_arena(call *c) {
+  srv *s = c->s;
+  if (!c->job.arena_short || c->cancel_flag || s->draining)
+    return false;
+  uint64_t cur = c->job.arena_limit, max = s->lim.max_arena_bytes;
+  uint64_t next = cur > max / ARENA_REGROW_FACTOR ? max : cur * ARENA_REGROW_FACTOR;
+  if (!mem_charge(c, next - cur, "the analysis (a larger arena)"))
+    return true; /* answered RESOURCE_EXHAUSTED */
+  s->analysis_regrown++;
+  c->job.arena_limit = next;
+  queue_check(c);
+  return true;
+}
+
 static void after_work_cb(uv_work_t *w, int status) {
   call *c = w->data;
   srv *s = c->s;
   s->work_count--;
   c->work_pending = false;
+  s->big_running -= c->big;
+  note_freed(s, c->job.arena_bytes);
+  if (status == 0 && regrow_arena(c)) {
+    start_waiting_big(s);
+    maybe_free(c);
+    return;
+  }
   if (status == UV_ECANCELED || (s->grace_over && c->job.reply.code == GRPC_STATUS_CANCELLED))
-    rpc_reply_error(&c->job.reply, GRPC_STATUS_CANCELLED, "%s %s",
+    rpc_reply_error(&c->job.reply, s->grace_over ? GRPC_STATUS_CANCELLED : ended_code(c), "%s %s",
                     s->grace_over ? "cancelled by the drain (grace_ms ended)" : "cancelled by the client",
                     status == UV_ECANCELED ? "while queued" : "during the check");
-  note_freed(s, c->job.arena_bytes);
+  else if (c->job.reply.code == GRPC_STATUS_CANCELLED)
+    c->job.reply.code = ended_code(c); /* a deadline that passed cancels the analysis too */
   finish_reply(c, &c->job.reply);
+  start_waiting_big(s);
   maybe_shutdown_cq(s);
   maybe_free(c);
 }
 
+static bool big_lane_full(const srv *s) {
+  uint64_t lanes = s->workers > 1 ? s->workers - 1 : 1;
+  return s->big_running >= lanes;
+}
+
+/* Starts waiting big checks while the big lane has room. */
+static void start_waiting_big(srv *s) {
+  while (s->lane_head && !big_lane_full(s)) {
+    call *c = s->lane_head;
+    s->lane_head = c->lane_next;
+    if (!s->lane_head)
+      s->lane_tail = NULL;
+    c->lane_next = NULL;
+    queue_check(c);
+  }
+}
+
+/* Takes a waiting call out of the big lane's queue (cancelled); false if it was not waiting. */
+static bool leave_big_lane(call *c) {
+  srv *s = c->s;
+  for (call **pp = &s->lane_head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->lane_next)
+    if (*pp == c) {
+      *pp = c->lane_next;
+      if (s->lane_tail == c)
+        s->lane_tail = prev;
+      c->lane_next = NULL;
+      return true;
+    }
+  return false;
+}
+
 static void queue_check(call *c) {
   srv *s = c->s;
+  uint64_t module_bytes = c->mid == M_CHECK ? c->bytes_in : c->mod_len;
+  c->big = module_bytes > s->small_request_bytes;
+  if (c->big && big_lane_full(s)) {
+    c->state = ST_WORK; /* waiting: no work pending yet */
+    if (s->lane_tail)
+      s->lane_tail->lane_next = c;
+    else
+      s->lane_head = c;
+    s->lane_tail = c;
+    return;
+  }
+  s->big_running += c->big;
   c->job.lim = s->lim;
   c->job.cache = s->cache;
   c->job.cancel = &c->cancel_flag;
@@ -594,6 +791,7 @@ static void queue_check(call *c) {
   c->work.data = c;
   c->state = ST_WORK;
   if (uv_queue_work(s->loop, &c->work, work_cb, after_work_cb) != 0) {
+    s->big_running -= c->big;
     finish(c, GRPC_STATUS_INTERNAL, "cannot queue work", NULL, 0);
     return;
   }
@@ -626,18 +824,22 @@ static bool admit(call *c) {
 
 /* --- CheckStream -------------------------------------------------------------------------------- */
 
+/* The module buffer's first size: a stream holding a few bytes is charged a few KiB, not 1 MiB. */
+#define STREAM_FIRST_BUFFER 4096
+
 static void stream_chunk(call *c) {
   srv *s = c->s;
   if (!c->recv_bb) { /* half-close: the module is complete */
     if (!c->first) {
-      finish(c, GRPC_STATUS_INVALID_ARGUMENT, "CheckStream: no chunks (the first must carry the header)", NULL, 0);
+      no_request_message(c, "CheckStream: no chunks (the first must carry the header)");
       return;
     }
     c->job.hdr = c->first->header;
     c->job.module = c->mod ? c->mod : (const uint8_t *)"";
     c->job.module_len = c->mod_len;
     /* Only now does the stream count against max_inflight: idle streams hold no analysis slot. */
-    if (admit(c) && mem_charge(c, arena_estimate(s, c->mod_len), "the analysis"))
+    c->job.arena_limit = arena_estimate(s, c->mod_len);
+    if (admit(c) && mem_charge(c, c->job.arena_limit, "the analysis"))
       queue_check(c);
     return;
   }
@@ -681,9 +883,10 @@ static void stream_chunk(call *c) {
     return;
   }
   if (c->mod_len + add > c->mod_cap) {
-    size_t nc = c->mod_cap ? c->mod_cap : 1 << 20;
-    while (nc < c->mod_len + add)
-      nc *= 2;
+    /* Grows by half (charged as allocated): what is charged is at most 1.5x what was received. */
+    size_t need = c->mod_len + add, nc = c->mod_cap ? c->mod_cap : STREAM_FIRST_BUFFER;
+    while (nc < need)
+      nc += nc / 2;
     if (nc > s->lim.max_module_bytes) /* >= mod_len + add, checked above */
       nc = s->lim.max_module_bytes;
     if (!mem_charge(c, nc - c->mod_cap, "buffering the module")) {
@@ -736,6 +939,16 @@ static void watch_after_send(call *c) {
 }
 
 static void watch_start(call *c) {
+  srv *s = c->s;
+  if (budget_charge(s->watches, c->conn, 1) != BUDGET_OK) {
+    s->rejected_watch++;
+    char msg[160];
+    snprintf(msg, sizeof msg, "too many Health.Watch calls on this connection (watch_per_connection=%llu)",
+             (unsigned long long)budget_per_connection(s->watches));
+    finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
+    return;
+  }
+  c->watch_counted = true;
   grpc_slice sl = bb_slice(c->recv_bb);
   c->bytes_in = GRPC_SLICE_LENGTH(sl);
   Grpc__Health__V1__HealthCheckRequest *in =
@@ -762,7 +975,7 @@ static void run_unary(call *c) {
   srv *s = c->s;
   rpc_reply r = {0};
   if (!c->recv_bb) {
-    finish(c, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0);
+    no_request_message(c, "missing request message");
     return;
   }
   grpc_slice sl = bb_slice(c->recv_bb);
@@ -803,6 +1016,9 @@ static void accept_call(call *c) {
   s->live_count++;
   if (c->mid == M_GENERIC)
     c->deadline = c->details.deadline;
+  char *peer = grpc_call_get_peer(c->call); /* "fd:N" from our listener: unique while the connection lives */
+  snprintf(c->conn, sizeof c->conn, "%s", peer ? peer : "?");
+  gpr_free(peer);
   /* Watch for the end of the call (client cancel, deadline) from the start. */
   grpc_op op;
   memset(&op, 0, sizeof op);
@@ -834,9 +1050,13 @@ static void accept_call(call *c) {
   case MK_CHECK:
     c->bytes_in = c->recv_bb ? grpc_byte_buffer_length(c->recv_bb) : 0;
     if (!c->recv_bb)
-      finish(c, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0);
-    else if (admit(c) && mem_charge(c, c->bytes_in + arena_estimate(s, c->bytes_in), "this Check"))
-      queue_check(c);
+      no_request_message(c, "missing request message");
+    else {
+      /* Charged: the received message, its decoded copy and the analysis arena. */
+      c->job.arena_limit = arena_estimate(s, c->bytes_in);
+      if (admit(c) && mem_charge(c, 2 * c->bytes_in + c->job.arena_limit, "this Check"))
+        queue_check(c);
+    }
     break;
   case MK_CHECK_STREAM:
     start_recv(c);
@@ -860,7 +1080,7 @@ static void on_main_done(call *c, int ok) {
     }
     if (!ok) { /* the call broke (cancelled, connection lost) */
       if (!c->finished)
-        finish(c, GRPC_STATUS_CANCELLED,
+        finish(c, s->grace_over ? GRPC_STATUS_CANCELLED : ended_code(c),
                s->grace_over ? "cancelled by the drain (grace_ms ended) while receiving" : "call ended while receiving",
                NULL, 0);
       else
@@ -890,7 +1110,7 @@ static void on_main_done(call *c, int ok) {
   case ST_SEND:
     if (!ok) {
       if (!c->finished)
-        finish(c, GRPC_STATUS_CANCELLED, "call ended while sending", NULL, 0);
+        finish(c, ended_code(c), "call ended while sending", NULL, 0);
       else
         c->state = ST_DONE;
     } else if (c->mid == M_HEALTH_WATCH) {
@@ -911,11 +1131,13 @@ static void on_main_done(call *c, int ok) {
 static void on_close(call *c) {
   if (c->close_cancelled) {
     c->cancel_flag = 1; /* the analysis polls it */
+    if (c->state == ST_WORK && !c->work_pending && leave_big_lane(c))
+      finish(c, ended_code(c), "cancelled while waiting for a worker", NULL, 0);
     if (c->work_pending)
       uv_cancel((uv_req_t *)&c->work); /* fails harmlessly once the work started */
     if (c->state == ST_IDLE) {
       if (!c->finished)
-        finish(c, GRPC_STATUS_CANCELLED, "client went away", NULL, 0);
+        finish(c, ended_code(c), "client went away", NULL, 0);
       c->state = ST_DONE;
     }
   }
@@ -1018,6 +1240,39 @@ static grpc_server_credentials *server_creds(const srv_config *cfg, char **err) 
  * with DEADLINE_EXCEEDED; a broken gRPC listener turns health NOT_SERVING. */
 #define SWEEP_MS 100
 
+/* An answer the client does not read (a zero HTTP/2 window) would hold its memory for as long as the
+ * connection lives: after send_timeout_ms the call is cancelled and gRPC drops what it buffered. */
+static void cancel_unread_answers(srv *s, int64_t now) {
+  for (call *c = s->live; c; c = c->live_next) {
+    if ((c->state != ST_SEND && c->state != ST_FINISH) || !c->main_pending || !c->call || c->send_ns == 0 ||
+        (uint64_t)(now - c->send_ns) <= s->send_timeout_ms * 1000000)
+      continue;
+    s->send_timeouts++;
+    c->send_ns = 0; /* once */
+    grpc_call_cancel_with_status(c->call, GRPC_STATUS_DEADLINE_EXCEEDED, "the answer was not read within send_timeout_ms",
+                                 NULL);
+  }
+}
+
+/* A Health.Watch keeps its connection from ever being idle: after watch_max_ms it ends (OK), and a
+ * real watcher watches again. */
+static void end_old_watches(srv *s, int64_t now) {
+  for (call *c = s->live; c; c = c->live_next)
+    if (c->mid == M_HEALTH_WATCH && c->state == ST_IDLE && !c->finished &&
+        (uint64_t)(now - c->accepted_ns) > s->watch_max_ms * 1000000) {
+      s->watch_expired++;
+      finish(c, GRPC_STATUS_OK, "Health.Watch lifetime over (watch_max_ms): watch again", NULL, 0);
+    }
+}
+
+/* Calls without a request message that were not cancelled within MISSING_WAIT_MS: INVALID_ARGUMENT. */
+static void answer_missing_requests(srv *s, int64_t now) {
+  for (call *c = s->live; c; c = c->live_next)
+    if (c->missing_ns && c->state == ST_IDLE && !c->finished &&
+        now - c->missing_ns > (int64_t)MISSING_WAIT_MS * 1000000)
+      finish(c, GRPC_STATUS_INVALID_ARGUMENT, c->missing_msg, NULL, 0);
+}
+
 static void on_sweep(uv_timer_t *t) {
   srv *s = t->data;
   int64_t now = now_ns();
@@ -1036,6 +1291,10 @@ static void on_sweep(uv_timer_t *t) {
     /* Sends the status now; the pending receive then completes and on_main_done logs it. */
     grpc_call_cancel_with_status(c->call, GRPC_STATUS_DEADLINE_EXCEEDED, c->timeout_msg, NULL);
   }
+  cancel_unread_answers(s, now);
+  end_old_watches(s, now);
+  answer_missing_requests(s, now);
+  log_suppressed_warnings(s, now);
   /* After a burst, once nothing is in flight: many small buffers add up too. At most once a second. */
   if (s->inflight == 0 && s->work_count == 0 && s->calls_since_trim > 0 && now - s->last_trim_ns > 1000000000) {
     s->trim_debt = TRIM_AFTER_BYTES;
@@ -1079,7 +1338,11 @@ static void apply_settings(srv *s, const srv_config *cfg) {
   s->grace_ms = cfg->grace_ms;
   s->stream_msg_timeout_ms = cfg->stream_message_timeout_ms;
   s->stream_max_ms = cfg->stream_max_ms;
-  s->memory_budget = cfg->memory_budget_bytes;
+  s->send_timeout_ms = cfg->send_timeout_ms;
+  s->watch_max_ms = cfg->watch_max_ms;
+  s->small_request_bytes = cfg->small_request_bytes;
+  budget_set_limits(s->watches, UINT64_MAX, cfg->watch_per_connection);
+  budget_set_limits(s->mem, cfg->memory_budget_bytes, cfg->connection_memory_bytes);
   if (s->cache)
     cache_set_limit(s->cache, cfg->cache_bytes);
 }
@@ -1139,7 +1402,9 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
   s->cq_exit_ev.kind = EV_CQ_EXIT;
   s->cache = cache_new(cfg->cache_bytes);
   s->refl = refl_index_new(sc_descriptor_set, sc_descriptor_set_len);
-  if (!s->cache || !s->refl) {
+  s->mem = budget_new();
+  s->watches = budget_new();
+  if (!s->cache || !s->refl || !s->mem || !s->watches) {
     *err = strdup(s->cache ? "cannot index the embedded descriptor set" : "out of memory");
     goto fail;
   }
@@ -1182,7 +1447,7 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
       goto fail;
     }
   } else {
-    listener_limits ll = {connection_cap(cfg), cfg->handshake_timeout_ms};
+    listener_limits ll = {connection_cap(cfg), cfg->max_connections_per_peer, cfg->handshake_timeout_ms};
     s->fd_creds = grpc_insecure_server_credentials_create();
     if (!(s->lst = listener_start(loop, cfg->listen, &ll, on_connection, s, port, err)))
       goto fail;
@@ -1214,6 +1479,8 @@ fail:
   cache_free(s->cache);
   redis_tier_free(s->redis);
   refl_index_free(s->refl);
+  budget_free(s->mem);
+  budget_free(s->watches);
   free(s);
   return NULL;
 }
@@ -1298,6 +1565,8 @@ void srv_free(srv *s) {
   cache_free(s->cache);
   redis_tier_free(s->redis);
   refl_index_free(s->refl);
+  budget_free(s->mem);
+  budget_free(s->watches);
   uv_mutex_destroy(&s->mu);
   free(s);
 }
@@ -1405,12 +1674,24 @@ char *srv_metrics_text(void *arg) {
   listener_stats ls = s->lst_final;
   if (s->lst)
     listener_get_stats(s->lst, &ls);
-  sb_printf(&sb, "# HELP shardcheckd_memory_used_bytes Buffered requests + analysis reservations (memory budget).\n"
+  sb_printf(&sb, "# HELP shardcheckd_memory_used_bytes Buffered requests, analysis arenas and answers being sent (memory budget).\n"
                  "# TYPE shardcheckd_memory_used_bytes gauge\nshardcheckd_memory_used_bytes %llu\n"
                  "# HELP shardcheckd_memory_budget_bytes memory_budget_bytes.\n"
                  "# TYPE shardcheckd_memory_budget_bytes gauge\nshardcheckd_memory_budget_bytes %llu\n"
                  "# HELP shardcheckd_rejected_memory_total Calls answered RESOURCE_EXHAUSTED by the memory budget.\n"
                  "# TYPE shardcheckd_rejected_memory_total counter\nshardcheckd_rejected_memory_total %llu\n"
+                 "# HELP shardcheckd_memory_connection_limit_bytes connection_memory_bytes: one connection's most.\n"
+                 "# TYPE shardcheckd_memory_connection_limit_bytes gauge\nshardcheckd_memory_connection_limit_bytes %llu\n"
+                 "# HELP shardcheckd_rejected_connection_memory_total Calls answered RESOURCE_EXHAUSTED by their connection's share.\n"
+                 "# TYPE shardcheckd_rejected_connection_memory_total counter\nshardcheckd_rejected_connection_memory_total %llu\n"
+                 "# HELP shardcheckd_send_timeouts_total Answers cancelled because the client did not read them (send_timeout_ms).\n"
+                 "# TYPE shardcheckd_send_timeouts_total counter\nshardcheckd_send_timeouts_total %llu\n"
+                 "# HELP shardcheckd_watch_rejected_total Health.Watch calls refused by watch_per_connection.\n"
+                 "# TYPE shardcheckd_watch_rejected_total counter\nshardcheckd_watch_rejected_total %llu\n"
+                 "# HELP shardcheckd_watch_expired_total Health.Watch calls ended by watch_max_ms.\n"
+                 "# TYPE shardcheckd_watch_expired_total counter\nshardcheckd_watch_expired_total %llu\n"
+                 "# HELP shardcheckd_analysis_regrown_total Analyses run again with a larger arena charge.\n"
+                 "# TYPE shardcheckd_analysis_regrown_total counter\nshardcheckd_analysis_regrown_total %llu\n"
                  "# HELP shardcheckd_stream_timeouts_total Streams ended by stream_message_timeout_ms or stream_max_ms.\n"
                  "# TYPE shardcheckd_stream_timeouts_total counter\nshardcheckd_stream_timeouts_total %llu\n"
                  "# HELP shardcheckd_unauthenticated_total Calls refused for a missing or wrong bearer token.\n"
@@ -1422,15 +1703,20 @@ char *srv_metrics_text(void *arg) {
                  "# HELP shardcheckd_connections_refused_total Connections closed at once, by reason.\n"
                  "# TYPE shardcheckd_connections_refused_total counter\n"
                  "shardcheckd_connections_refused_total{reason=\"max_connections\"} %llu\n"
+                 "shardcheckd_connections_refused_total{reason=\"max_connections_per_peer\"} %llu\n"
                  "shardcheckd_connections_refused_total{reason=\"no_file_descriptors\"} %llu\n"
                  "shardcheckd_connections_refused_total{reason=\"handshake_timeout\"} %llu\n"
+                 "shardcheckd_connections_refused_total{reason=\"not_http2\"} %llu\n"
                  "# HELP shardcheckd_listener_ok 0 once the gRPC listener stopped accepting.\n"
                  "# TYPE shardcheckd_listener_ok gauge\nshardcheckd_listener_ok %d\n",
-            (unsigned long long)s->mem_used, (unsigned long long)s->memory_budget,
-            (unsigned long long)s->rejected_memory, (unsigned long long)s->stream_timeouts,
+            (unsigned long long)budget_used(s->mem), (unsigned long long)budget_total(s->mem),
+            (unsigned long long)s->rejected_memory, (unsigned long long)budget_per_connection(s->mem),
+            (unsigned long long)s->rejected_memory_conn, (unsigned long long)s->send_timeouts,
+            (unsigned long long)s->rejected_watch, (unsigned long long)s->watch_expired,
+            (unsigned long long)s->analysis_regrown, (unsigned long long)s->stream_timeouts,
             (unsigned long long)s->unauthenticated, (unsigned long long)ls.open, (unsigned long long)ls.accepted,
-            (unsigned long long)ls.refused_cap, (unsigned long long)ls.refused_fds,
-            (unsigned long long)ls.handshake_timeouts, s->listener_broken ? 0 : 1);
+            (unsigned long long)ls.refused_cap, (unsigned long long)ls.refused_peer, (unsigned long long)ls.refused_fds,
+            (unsigned long long)ls.handshake_timeouts, (unsigned long long)ls.bad_preface, s->listener_broken ? 0 : 1);
   cache_stats cs;
   cache_get_stats(s->cache, &cs);
   sb_printf(&sb, "# HELP shardcheckd_cache_hits_total Checks answered from the result cache.\n"

@@ -8,7 +8,8 @@
 #   3. deploy/shardcheckd.service: `systemd-analyze verify` prints nothing, and
 #      `systemd-analyze security --offline=true` rates it at most 2.5 — after showing that the same
 #      check rejects an unhardened unit (so it cannot pass by not running); the daemon's sd_notify
-#      messages (the unit is Type=notify) over a NOTIFY_SOCKET of the test's own.
+#      messages (the unit is Type=notify) over a NOTIFY_SOCKET of the test's own;
+#   4. deploy/nginx (the HTTP/2 front): `nginx -t` accepts it, and rejects a broken copy.
 #
 # usage: tests/deploy/run.sh [BUILD_DIR]     (from the repository root)
 set -u
@@ -25,6 +26,8 @@ fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "run.sh: node/npm missing (scripts/deps.sh --test)"; exit 2; }
 command -v systemd-analyze >/dev/null 2>&1 || { echo "run.sh: systemd-analyze missing (scripts/deps.sh --test)"; exit 2; }
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$NGINX" ] || { echo "run.sh: nginx missing (scripts/deps.sh --test)"; exit 2; }
 
 # --- validators, pinned ---------------------------------------------------------------------------
 if ! cmp -s "$HERE/package-lock.json" "$NM/package-lock.json" || [ ! -d "$NM/node_modules" ]; then
@@ -90,6 +93,22 @@ if systemd-analyze verify "$TMP/shardcheckd.service" >"$TMP/v.out" 2>&1 && [ ! -
 else
   fail "systemd-analyze verify deploy/shardcheckd.service:"; cat "$TMP/v.out"
 fi
+
+# The front (deploy/nginx): Debian's nginx accepts it as the container and a host include it, and
+# rejects a copy with a misspelt directive (so the check cannot pass by not reading the file).
+front_check() { # DIR: nginx -t on deploy/nginx/nginx.conf with the front under DIR
+  mkdir -p "$1/conf.d"
+  sed "s|/etc/nginx/conf.d/|$1/conf.d/|; s|/tmp/nginx.pid|$1/nginx.pid|" deploy/nginx/nginx.conf >"$1/nginx.conf"
+  cp -r deploy/nginx/shardcheckd "$1/"
+  "$NGINX" -t -e stderr -p "$1/" -c "$1/nginx.conf" >"$1/t.out" 2>&1
+}
+mkdir -p "$TMP/front" "$TMP/front_bad/conf.d"
+mkdir -p "$TMP/front/conf.d" && cp deploy/nginx/shardcheckd-front.conf "$TMP/front/conf.d/"
+if front_check "$TMP/front"; then pass "deploy/nginx: nginx -t accepts the front"; else fail "deploy/nginx: nginx -t:"; cat "$TMP/front/t.out"; fi
+sed 's/http2_max_concurrent_streams/http2_max_concurent_streams/' deploy/nginx/shardcheckd-front.conf >"$TMP/front_bad/conf.d/shardcheckd-front.conf"
+if front_check "$TMP/front_bad"; then fail "deploy/nginx: nginx -t accepted a misspelt directive"
+elif grep -q 'unknown directive "http2_max_concurent_streams"' "$TMP/front_bad/t.out"; then pass "deploy/nginx: a misspelt directive is rejected"
+else fail "deploy/nginx: rejected, but not for the misspelt directive:"; cat "$TMP/front_bad/t.out"; fi
 
 # Type=notify: the daemon must say READY=1 once listening, RELOADING=1 then READY=1 on SIGHUP, and
 # STOPPING=1 on SIGTERM — over the NOTIFY_SOCKET protocol systemd uses, here a datagram socket of ours.

@@ -9,6 +9,11 @@
 #   4. TLS, mTLS (client certificates: right, from another CA, expired) and bearer tokens,
 #   5. hostile clients (test_hostile.py): stream timeouts, module and memory limits, RSS after a
 #      burst, more idle connections than descriptors, idle connections, tokens; a 5 s soak smoke,
+#   6. the service on a network (test_service.py): the CLI retries a refused connection, the memory
+#      budget counts real bytes (per connection too) and unread answers are cancelled, connection
+#      slots cannot be held (preface deadline, per-address cap, Health.Watch cap and lifetime, /metrics),
+#      reset and expired calls are counted as such and their warnings rate-limited, small checks do
+#      not wait behind large ones; three red-team attacks against nginx + the daemon (redteam --quick),
 # and stop every daemon with SIGTERM, requiring exit status 0.
 #
 # usage: tests/integration/run.sh [BUILD_DIR]     (from the repository root; `make integration`)
@@ -261,7 +266,7 @@ fi
 # analysis slots and a 20 MiB memory budget.
 HOSTILE="$PY $HERE/test_hostile.py --fds $BUILD/gen/descriptors.pb"
 start limits --max-inflight 2 --workers 2 --max-message-bytes 1MiB --max-module-bytes 8MiB \
-  --memory-budget-bytes 20MiB --stream-message-timeout-ms 3000 --stream-max-ms 6000
+  --memory-budget-bytes 20MiB --connection-memory-bytes 20MiB --stream-message-timeout-ms 3000 --stream-max-ms 6000
 # shellcheck disable=SC2086
 $HOSTILE --group limits --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" --max-inflight 2 \
   --max-message-bytes 1048576 --max-module-bytes 8388608 --stream-msg-timeout-ms 3000 \
@@ -314,6 +319,44 @@ if [ -z "$WRAP" ]; then # RSS and descriptor counts mean nothing under valgrind
   fi
 else
   echo "  (under $WRAP: RSS and open-file tests skipped)"
+fi
+
+# Group retry (test_service.py): one connection slot, held; the CLI's connection is refused and its
+# retry is served once the slot is free.
+start retry --max-connections 1
+$PY "$HERE/test_service.py" --group retry --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --cli "$CLI" --fds "$BUILD/gen/descriptors.pb" || fail "python group retry"
+stop "$PID" retry
+# Group budget: a 20 MiB budget (5 MiB per connection), answers not read cancelled after 3 s.
+start budget --memory-budget-bytes 20MiB --send-timeout-ms 3000
+$PY "$HERE/test_service.py" --group budget --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --fds "$BUILD/gen/descriptors.pb" || fail "python group budget"
+stop "$PID" budget
+# Group slots: 8 connections per address, 2 s to send the preface, 2 Watches per connection living 2 s,
+# 4 metrics connections idle up to 60 s.
+start slots --max-connections-per-peer 8 --handshake-timeout-ms 2000 --watch-per-connection 2 --watch-max-ms 2000 \
+  --metrics-max-connections 4 --metrics-idle-ms 60000
+$PY "$HERE/test_service.py" --group slots --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --fds "$BUILD/gen/descriptors.pb" --max-per-peer 8 --watch-per-connection 2 --metrics-cap 4 || fail "python group slots"
+stop "$PID" slots
+# Group noise: expired and reset calls, the warnings they cause.
+start noise
+$PY "$HERE/test_service.py" --group noise --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --fds "$BUILD/gen/descriptors.pb" || fail "python group noise"
+stop "$PID" noise
+# Group fair: 2 workers, checks over 64 KiB are large, every check waits 1 s first.
+start fair --workers 2 --small-request-bytes 64KiB --debug-delay-ms 1000
+$PY "$HERE/test_service.py" --group fair --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
+  --fds "$BUILD/gen/descriptors.pb" || fail "python group fair"
+stop "$PID" fair
+
+# The fast subset of `make redteam`: three attacks gRPC core 1.51 alone does not survive (Rapid Reset,
+# a 1 GiB header value, a message declared 4 GiB) against nginx (deploy/nginx) + the daemon; all must hold.
+if [ -z "$WRAP" ] && [ -z "${SC_SANITIZED:-}" ] && [ "$BUILD" = build ]; then
+  sh "$HERE/../redteam/run.sh" --quick "$BUILD" >"$TMP/redteam.out" 2>&1
+  rc=$?
+  grep -E '^  |^redteam:' "$TMP/redteam.out"
+  { [ $rc -eq 0 ] && grep -q '^redteam: 3 held, 0 degraded, 0 broke' "$TMP/redteam.out"; } || fail "redteam --quick: $(tail -1 "$TMP/redteam.out")"
 fi
 
 # Group auth: bearer tokens from a file (plaintext on loopback), also through the CLI.

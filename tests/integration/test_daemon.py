@@ -694,6 +694,23 @@ def main():
     run_group(ctx, a.group, {"main": MAIN, "slow": SLOW, "drain": DRAIN, "grace": GRACE}[a.group], a.only)
 
 
+def daemon_args(ap):
+    """The arguments every group runner takes: the daemon under test and the descriptor set."""
+    for name in ("--port", "--metrics-port", "--pid"):
+        ap.add_argument(name, type=int, required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--fds", default="build/gen/descriptors.pb")
+
+
+def daemon_ctx(a):
+    """A Ctx for the daemon named by daemon_args, with a client of it."""
+    ctx = Ctx()
+    ctx.p = Proto(a.fds)
+    ctx.c = Client(ctx.p, f"127.0.0.1:{a.port}")
+    ctx.port, ctx.metrics_port, ctx.pid, ctx.log = a.port, a.metrics_port, a.pid, a.log
+    return ctx
+
+
 def run_group(ctx, group, tests, only=""):
     """Runs the tests (those named in `only`, comma-separated, if given), reports each, then exits."""
     if only:

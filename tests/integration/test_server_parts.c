@@ -1,5 +1,6 @@
 /* test_server_parts.c — the daemon's pieces without gRPC: the result cache, the config builder,
- * reflection on the embedded descriptor set, request validation and the Check handler. */
+ * reflection on the embedded descriptor set, request validation, the Check handler and the memory
+ * budget. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "budget.h"
 #include "cache.h"
 #include "config.h"
 #include "listener.h"
@@ -397,4 +399,41 @@ Test(check, mesh_validation_names_the_field) {
   rpc_reply_clear(&r);
   ids[3] = 3;
   cr_assert_eq(check_validate(&req, &r), 0);
+}
+
+Test(budget, total_and_connection_share) {
+  budget *b = budget_new();
+  cr_assert_not_null(b);
+  budget_set_limits(b, 1000, 0); /* a quarter per connection */
+  cr_assert_eq(budget_per_connection(b), 250);
+  cr_assert_eq(budget_charge(b, "fd:7", 200), BUDGET_OK);
+  cr_assert_eq(budget_charge(b, "fd:7", 51), BUDGET_CONNECTION_FULL, "past the connection's share");
+  cr_assert_eq(budget_charge(b, "fd:7", 50), BUDGET_OK, "up to the share");
+  cr_assert_eq(budget_charge(b, "fd:8", 250), BUDGET_OK);
+  cr_assert_eq(budget_charge(b, "fd:9", 250), BUDGET_OK);
+  cr_assert_eq(budget_charge(b, "fd:10", 251), BUDGET_FULL, "the total is checked first");
+  cr_assert_eq(budget_charge(b, "fd:10", 249), BUDGET_OK);
+  cr_assert_eq(budget_charge(b, "fd:11", 2), BUDGET_FULL, "past the total");
+  cr_assert_eq(budget_used(b), 999);
+  budget_release(b, "fd:7", 250);
+  cr_assert_eq(budget_connection_used(b, "fd:7"), 0);
+  cr_assert_eq(budget_charge(b, "fd:11", 2), BUDGET_OK, "released bytes are free again");
+  budget_force(b, "fd:8", 500); /* an answer already rendered: charged whatever the limits */
+  cr_assert_eq(budget_used(b), 1251);
+  budget_release(b, "fd:8", 750);
+  budget_release(b, "fd:9", 250);
+  budget_release(b, "fd:10", 249);
+  budget_release(b, "fd:11", 2);
+  cr_assert_eq(budget_used(b), 0);
+  cr_assert_eq(budget_charge(b, "fd:12", 1001), BUDGET_FULL, "more than the whole budget");
+  budget_free(b);
+}
+
+Test(budget, explicit_share_capped_by_total) {
+  budget *b = budget_new();
+  budget_set_limits(b, 1000, 400);
+  cr_assert_eq(budget_per_connection(b), 400);
+  budget_set_limits(b, 1000, 5000);
+  cr_assert_eq(budget_per_connection(b), 1000);
+  budget_free(b);
 }
