@@ -424,11 +424,56 @@ void sc_diag_context_list(sc_ctx *ctx, sc_diag *d, const char *key, const char *
   d->ncontext++;
 }
 
+/* True if `name` is used in Python code of `snippet` (not in imports or comments), as a whole name:
+ * "jnp." is not a use of "np.". */
+static bool snippet_uses(const char *snippet, const char *name) {
+  size_t n = strlen(name);
+  for (const char *line = snippet; *line;) {
+    const char *nl = strchr(line, '\n');
+    const char *end = nl ? nl : line + strlen(line);
+    bool import = !strncmp(line, "import ", 7) || !strncmp(line, "from ", 5);
+    const char *hash = memchr(line, '#', (size_t)(end - line)); /* comments use nothing */
+    if (hash) end = hash;
+    for (const char *p = line; !import && p + n <= end; p++)
+      if (!memcmp(p, name, n) && (p == line || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.')))
+        return true;
+    line = nl ? nl + 1 : line + strlen(line);
+  }
+  return false;
+}
+
+/* A Python snippet with the imports it needs and the JAX version its newer APIs need, so it runs
+ * when pasted (a user's file may import jax.numpy as something else, but this is what JAX's docs use). */
+static const char *with_imports(sc_arena *a, const char *snippet) {
+  static const struct {
+    const char *use, *line;
+  } imports[] = {
+      {"jax.", "import jax"},
+      {"jnp.", "import jax.numpy as jnp"},
+      {"np.", "import numpy as np"},
+      {"pl.", "from jax.experimental import pallas as pl"},
+  };
+  sc_astr head = SC_ASTR_INIT(a);
+  for (size_t i = 0; i < sizeof imports / sizeof *imports; i++)
+    if (snippet_uses(snippet, imports[i].use) && !strstr(snippet, imports[i].line))
+      sc_astr_printf(&head, "%s\n", imports[i].line);
+  bool named = snippet_uses(snippet, "NamedSharding"), spec = snippet_uses(snippet, "P(");
+  if (named || spec)
+    sc_astr_printf(&head, "from jax.sharding import %s%s%s\n", named ? "NamedSharding" : "", named && spec ? ", " : "",
+                   spec ? "PartitionSpec as P" : "");
+  if (snippet_uses(snippet, "jax.shard_map"))
+    sc_astr_puts(&head, "# jax.shard_map needs JAX 0.7 or newer (before: jax.experimental.shard_map.shard_map)\n");
+  if (snippet_uses(snippet, "jax.set_mesh")) sc_astr_puts(&head, "# jax.set_mesh needs JAX 0.7 or newer (before: `with mesh:`)\n");
+  if (!head.n) return snippet;
+  sc_astr_puts(&head, snippet);
+  return sc_astr_str(&head);
+}
+
 sc_fix *sc_diag_fix(sc_ctx *ctx, sc_diag *d, const char *title, const char *snippet) {
   sc_fix *grown = sc_arena_grow(ctx->arena, d->fixes, d->nfixes, d->nfixes + 1, sizeof *grown);
   sc_fix *f = &grown[d->nfixes];
   f->title = title;
-  f->snippet = snippet;
+  f->snippet = snippet ? with_imports(ctx->arena, snippet) : NULL;
   d->fixes = grown;
   d->nfixes++;
   return f;
