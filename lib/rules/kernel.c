@@ -244,7 +244,8 @@ static const char *caller_comment(sc_ctx *ctx, const sc_op *op, const char *call
 }
 
 /* Partition specs of a function's arguments and results for a shard_map around it: arguments as the
- * module shards them, results as the kernel's when the function returns the kernel's results.
+ * module shards them, results as the kernel's when the function returns the kernel's results, else as
+ * the function's result sharding.
  * Sets *unknown when a spec had to be guessed (P()). */
 static void function_specs(sc_ctx *ctx, const sc_op *fn, const sc_op *op, const sc_kc_where *w, const char **kouts,
                            const char ***ins, uint32_t *nin, const char ***outs, uint32_t *nout, bool *unknown) {
@@ -264,6 +265,7 @@ static void function_specs(sc_ctx *ctx, const sc_op *fn, const sc_op *op, const 
   for (uint32_t i = 0; i < *nout; i++) {
     const sc_value *v = ret && i < ret->noperands ? ret->operands[i] : NULL;
     if (v && v->def == op && v->index < op->nresults) (*outs)[i] = kouts[v->index];
+    if (!(*outs)[i] && ctx->model) (*outs)[i] = sc_kc_pspec(a, sc_model_func_result_sharding(ctx->model, fn, i), w, NULL);
     if (!(*outs)[i]) *unknown = true;
   }
 }

@@ -55,6 +55,24 @@ for f in tests/modules/kernel/kernel-outside-manual.bad.hlo tests/modules/callba
   grep -q '[^m]_partitions' "$tmp/out" && bad "$f: report mentions the synthesized axis '_partitions'" || ok
 done
 
+# A module with Python locations leads with the Python file:line and shows that line when the file is
+# there (under --source-root, default .); `--format gitlab` points at the Python file too.
+mkdir -p "$tmp/py/src"
+printf 'import jax\n\ndef step(x):\n    return pl.pallas_call(add_one_kernel, out_shape=x)(x)\n' >"$tmp/py/src/model.py"
+sed -e 's|#loc1 = loc("model.py":88:12)|#loc1 = loc("src/model.py":4:11)|' \
+    -e 's|-> tensor<16x128xf32> // expect: SC0301|-> tensor<16x128xf32> loc(#loc1)|' \
+    tests/modules/kernel/kernel-outside-manual.partial.bad.mlir >"$tmp/py/k.mlir"
+(cd "$tmp/py" && "$OLDPWD/$CLI" check --no-color k.mlir) >"$tmp/text" 2>&1
+head -4 "$tmp/text" >"$tmp/head"
+printf '%s\n' \
+  'src/model.py:4:11: error: Mosaic kernels cannot be automatically partitioned. Please wrap the call in a shard_map. [SC0301]' \
+  '    4 |     return pl.pallas_call(add_one_kernel, out_shape=x)(x)' \
+  '      |            ^~~~~~~~~~~~~~' \
+  '      = module: k.mlir:6:34' | cmp -s - "$tmp/head" && ok || { bad "text leads with the Python location and line"; cat "$tmp/text"; }
+(cd "$tmp/py" && "$OLDPWD/$CLI" check --format gitlab k.mlir) >"$tmp/out" 2>&1
+/usr/bin/python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i[0]["location"]=={"path":"src/model.py","lines":{"begin":4}}, i' "$tmp/out" \
+  && ok || bad "gitlab issue points at the Python file"
+
 # Usage and I/O errors exit 2.
 expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
 expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"

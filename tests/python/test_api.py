@@ -157,6 +157,10 @@ class ReportTest(unittest.TestCase):
             x for x in data["diagnostics"] if x["code"] == "SC0301")["source_location"]["file"])
         self.assertTrue(kernel[0].fixes and kernel[0].fixes[0].title)
         self.assertIn("SC0301", repr(r) + str(r))
+        # The user's Python location leads, with JAX's sentence alone; the module location follows.
+        self.assertTrue(str(r).startswith("train.py:44:10: error: Mosaic kernels cannot be automatically partitioned. "
+                                          "Please wrap the call in a shard_map. [SC0301]\n"), str(r))
+        self.assertIn(f"\n      = module: {BAD}:11:32\n", str(r))
         r.to_dict()["diagnostics"].clear()  # to_dict() is a fresh copy
         self.assertTrue(r.to_dict()["diagnostics"])
 

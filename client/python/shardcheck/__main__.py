@@ -100,7 +100,7 @@ def _plural(n, word):
 
 def _text(results, color):
     """The C CLI's text: one input's report as the library prints it; else each report without its summary
-    line (the last), then one line totalling all inputs."""
+    line (the last), a blank line between reports with diagnostics, then one line totalling all inputs."""
     if len(results) == 1 and results[0][1] is not None:
         return results[0][1].to_text(color)
     parts, counts = [], {"error": 0, "warning": 0, "note": 0}
@@ -113,7 +113,7 @@ def _text(results, color):
             counts[d.severity] += 1
     failed = sum(1 for _, report, _ in results if report is None)
     tail = f"; {_plural(failed, 'input')} not checked" if failed else ""
-    return "".join(parts) + (f"{_plural(len(results) - failed, 'input')} checked: {_plural(counts['error'], 'error')}, "
+    return "\n".join(p for p in parts if p) + (f"{_plural(len(results) - failed, 'input')} checked: {_plural(counts['error'], 'error')}, "
                              f"{_plural(counts['warning'], 'warning')}, {_plural(counts['note'], 'note')}{tail}\n")
 
 
