@@ -438,8 +438,14 @@ int cmd_check(int argc, char **argv) {
       rc = s.server ? usage_error("%s", "--debug-dump-ops works only in local mode") : dump_all(&s, &in);
     } else {
       if (in.n == 0) fprintf(stderr, "shardcheck: no modules found (%zu file%s skipped)\n", in.skipped, in.skipped == 1 ? "" : "s");
-      run_inputs(&s, &in);
-      rc = finish(&s, &in);
+      /* A daemon that is not there fails once, before any input is sent. */
+      sc_rpc_client *probe = s.server && in.n ? remote_connect_or_complain(s.server) : NULL;
+      if (s.server && in.n && !probe) rc = EXIT_TROUBLE;
+      else {
+        sc_rpc_close(probe);
+        run_inputs(&s, &in);
+        rc = finish(&s, &in);
+      }
     }
   }
   inputs_free(&in);

@@ -229,6 +229,30 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   return c;
 }
 
+int sc_rpc_wait_ready(sc_rpc_client *c, int timeout_ms, char **err) {
+  gpr_timespec deadline =
+      gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms > 0 ? timeout_ms : 1, GPR_TIMESPAN));
+  grpc_connectivity_state st = grpc_channel_check_connectivity_state(c->channel, 1);
+  bool tried = false; /* a failure counts once a connection attempt was made */
+  while (st != GRPC_CHANNEL_READY) {
+    if (st == GRPC_CHANNEL_SHUTDOWN || (st == GRPC_CHANNEL_TRANSIENT_FAILURE && tried)) {
+      set_err(err, "cannot reach shardcheckd at %s (connection failed: is the daemon running and listening there?)",
+              c->target);
+      return -1;
+    }
+    if (st == GRPC_CHANNEL_CONNECTING || st == GRPC_CHANNEL_TRANSIENT_FAILURE) tried = true;
+    grpc_channel_watch_connectivity_state(c->channel, st, deadline, c->cq, c);
+    grpc_event ev = grpc_completion_queue_pluck(c->cq, c, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (ev.type != GRPC_OP_COMPLETE || !ev.success) {
+      set_err(err, "cannot reach shardcheckd at %s (no connection within %d ms; SHARDCHECK_CONNECT_TIMEOUT_MS)",
+              c->target, timeout_ms);
+      return -1;
+    }
+    st = grpc_channel_check_connectivity_state(c->channel, 0);
+  }
+  return 0;
+}
+
 void sc_rpc_close(sc_rpc_client *c) {
   if (!c)
     return;

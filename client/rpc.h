@@ -41,6 +41,10 @@ extern const char sc_rpc_service_config[];
  * first call). cfg may be NULL. */
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err);
 void sc_rpc_close(sc_rpc_client *c);
+/* Connects now and waits until the channel is ready, at most timeout_ms: 0, or -1 with "cannot reach
+ * shardcheckd at HOST:PORT (...)" in *err when the connection is refused or does not come up in time
+ * (one clear failure before many inputs are sent to a server that is not there). */
+int sc_rpc_wait_ready(sc_rpc_client *c, int timeout_ms, char **err);
 
 typedef struct {
   sc_rpc_report_format format; /* what `report` holds */

@@ -73,6 +73,11 @@ printf '%s\n' \
 /usr/bin/python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i[0]["location"]=={"path":"src/model.py","lines":{"begin":4}}, i' "$tmp/out" \
   && ok || bad "gitlab issue points at the Python file"
 
+# A daemon that is not there: one line, once, for a whole directory (not one UNAVAILABLE per input).
+expect_rc 2 "unreachable server" $CLI check "$C/jax/jax_backcompat" --server 127.0.0.1:1
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q '^shardcheck: cannot reach shardcheckd at 127.0.0.1:1 ' "$tmp/err" && [ ! -s "$tmp/out" ] \
+  && ok || { bad "unreachable server: not one line"; head -3 "$tmp/err"; }
+
 # Usage and I/O errors exit 2.
 expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
 expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"
