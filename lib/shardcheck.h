@@ -322,6 +322,10 @@ typedef struct {
 } sc_catalog_entry;
 
 size_t sc_rule_count(void);
+/* Checks a rule selection (sc_options.rules syntax; globs match names, codes and families in any case):
+ * 0, or -1 with a message in *error (allocated in `arena`) naming the selector that matches no rule.
+ * Pure; any thread. */
+int sc_rules_validate(sc_arena *arena, const char *globs, const char **error);
 /* Rule i: name, family, code, default severity, one-line summary. */
 void sc_rule_info(size_t i, const char **name, const char **family, const char **code, sc_severity *severity,
                   const char **summary);

@@ -72,9 +72,19 @@ void sc_rule_info(size_t i, const char **name, const char **family, const char *
   if (summary) *summary = r->summary;
 }
 
-/* A glob matches a rule by name, code or family ("kernel" selects the whole family). */
-static bool glob_matches(const char *glob, const sc_rule *r) {
-  return fnmatch(glob, r->name, 0) == 0 || fnmatch(glob, r->code, 0) == 0 || strcmp(glob, r->family) == 0;
+/* A glob matches a rule by name, code or family ("kernel" selects the whole family), in any case
+ * ("sc0301", as `explain` takes it). */
+static void lower_copy(char *out, size_t cap, const char *s) {
+  size_t i = 0;
+  for (; s[i] && i + 1 < cap; i++) out[i] = (char)tolower((unsigned char)s[i]);
+  out[i] = 0;
+}
+
+static bool glob_matches(const char *lower_glob, const sc_rule *r) {
+  char code[32];
+  lower_copy(code, sizeof code, r->code); /* names and families are lowercase already */
+  return fnmatch(lower_glob, r->name, 0) == 0 || fnmatch(lower_glob, code, 0) == 0 ||
+         strcmp(lower_glob, r->family) == 0;
 }
 
 int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const char **error) {
@@ -101,6 +111,7 @@ int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const
     while (n && p[n - 1] == ' ') n--;
     bool negate = *p == '-';
     char *g = sc_arena_strndup(a, p + negate, n - negate);
+    for (char *c = g; *c; c++) *c = (char)tolower((unsigned char)*c);
     bool matched = false;
     for (size_t i = 0; i < sc_rule_table_len; i++) {
       if (glob_matches(g, &sc_rule_table[i])) {
@@ -115,6 +126,11 @@ int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const
     p += n;
   }
   return 0;
+}
+
+int sc_rules_validate(sc_arena *a, const char *globs, const char **error) {
+  sc_rule_selection sel;
+  return sc_rule_select(a, globs, &sel, error);
 }
 
 /* ---- The walk ---------------------------------------------------------------------------------- */

@@ -78,6 +78,26 @@ expect_rc 2 "unreachable server" $CLI check "$C/jax/jax_backcompat" --server 127
 [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q '^shardcheck: cannot reach shardcheckd at 127.0.0.1:1 ' "$tmp/err" && [ ! -s "$tmp/out" ] \
   && ok || { bad "unreachable server: not one line"; head -3 "$tmp/err"; }
 
+# Usage mistakes: one line, once, with the nearest spelling (never one error per input, never getopt's
+# message and ours).
+one_usage_line() { # description expected-stderr cmd...
+  usage_desc=$1 usage_want=$2; shift 2
+  expect_rc 2 "$usage_desc" "$@"
+  [ "$(cat "$tmp/err")" = "$usage_want" ] && ok || { bad "$usage_desc: stderr"; head -3 "$tmp/err"; }
+}
+one_usage_line "option typo" "shardcheck: unknown option '--fromat' (did you mean --format?) (see \`shardcheck check --help\`)" \
+  $CLI check --fromat json "$m"
+one_usage_line "command typo" "shardcheck: unknown command 'chek' (did you mean 'check'?) (see \`shardcheck help\`)" $CLI chek "$m"
+one_usage_line "value typo" "shardcheck: unknown --fail-on 'errors' (did you mean 'error'? error, warning, note or never)" \
+  $CLI check --fail-on errors "$m"
+one_usage_line "missing value" "shardcheck: --mesh needs a value (see \`shardcheck check --help\`)" $CLI check "$m" --mesh
+one_usage_line "rules typo over a directory" \
+  "shardcheck: --rules: rule selector 'no-such-rule' matches no rule (see \`shardcheck rules\`)" \
+  $CLI check --rules no-such-rule "$C/jax/jax_backcompat"
+expect_rc 1 "--rules takes a code in any case, as explain does" $CLI check --rules sc0301 --format json --mesh data=4 \
+  "$C/jax/jax_backcompat/pallas_mosaic_matmul__0.mlir"
+grep -q '"code": "SC0301"' "$tmp/out" && ok || bad "--rules sc0301 selects SC0301"
+
 # Usage and I/O errors exit 2.
 expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
 expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"
