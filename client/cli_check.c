@@ -488,7 +488,15 @@ int cmd_check(int argc, char **argv) {
     if (s.dump_ops) {
       rc = s.server ? usage_error("%s", "--debug-dump-ops works only in local mode") : dump_all(&s, &in);
     } else {
-      if (in.n == 0) fprintf(stderr, "shardcheck: no modules found (%zu file%s skipped)\n", in.skipped, in.skipped == 1 ? "" : "s");
+      /* Nothing to check is trouble: a CI job whose dump step produced nothing must not pass. */
+      if (in.n == 0) {
+        fprintf(stderr, "shardcheck: no modules found (%zu file%s skipped: *.mlir, *.mlirbc, *.hlo and HLO dumps are "
+                        "checked; see --include)\n",
+                in.skipped, in.skipped == 1 ? "" : "s");
+        inputs_free(&in);
+        settings_free(&s);
+        return EXIT_TROUBLE;
+      }
       /* A daemon that is not there fails once, before any input is sent. */
       sc_rpc_client *probe = s.server && in.n ? remote_connect_or_complain(s.server) : NULL;
       if (s.server && in.n && !probe) rc = EXIT_TROUBLE;
