@@ -236,8 +236,9 @@ int sc_rpc_wait_ready(sc_rpc_client *c, int timeout_ms, char **err) {
   bool tried = false; /* a failure counts once a connection attempt was made */
   while (st != GRPC_CHANNEL_READY) {
     if (st == GRPC_CHANNEL_SHUTDOWN || (st == GRPC_CHANNEL_TRANSIENT_FAILURE && tried)) {
-      set_err(err, "cannot reach shardcheckd at %s (connection failed: is the daemon running and listening there?)",
-              c->target);
+      set_err(err, "cannot reach shardcheckd at %s (UNAVAILABLE: the connection%s failed; is the daemon running and "
+                   "listening there?)",
+              c->target, c->cfg.tls_ca ? " or its TLS handshake" : "");
       return -1;
     }
     if (st == GRPC_CHANNEL_CONNECTING || st == GRPC_CHANNEL_TRANSIENT_FAILURE) tried = true;
