@@ -42,6 +42,20 @@ class InputsTest(unittest.TestCase):
         self.assertEqual(shardcheck.check(c, name="m").to_json(), shardcheck.check(hlo, name="m").to_json())
         self.assertEqual(c.calls, 1)
 
+    def test_str_path(self):
+        """check("model.mlir") is the file, as the CLI takes it; a str that is neither text nor a file is refused."""
+        cwd = os.getcwd()
+        try:
+            os.chdir(support.REPO)
+            r = shardcheck.check(BAD)
+            self.assertEqual(r.name, BAD)
+            self.assertEqual(r.to_json(), shardcheck.check(support.REPO / BAD, name=BAD).to_json())
+            self.assertNotIn("SC0001", [d.code for d in r.diagnostics])
+            with self.assertRaisesRegex(TypeError, "neither module text nor an existing file"):
+                shardcheck.check("no/such/model.mlir")
+        finally:
+            os.chdir(cwd)
+
     def test_default_names(self):
         text = read(GOOD)
         self.assertEqual(shardcheck.check(text).name, "<string>")
