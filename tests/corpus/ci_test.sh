@@ -183,10 +183,13 @@ for f in "$M"/*/*.bad.mlir "$M"/*/*.bad.hlo; do
   [ -z "$left" ] && ok || bad "fix $f: re-check still has $left"
 done
 [ $nfix -ge 25 ] && ok || bad "only $nfix machine-fixable modules found"
-run 0 "fix --diff" "$CLI" fix --diff "$M/sharding/sharding-axis-order.bad.mlir"
+run 1 "fix --diff with changes exits 1 (as diff does)" "$CLI" fix --diff "$M/sharding/sharding-axis-order.bad.mlir"
 has out '^+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, \[{}\], replicated={"x", "y"}>})' "unified diff"
 has out '^@@ -1,6 +1,6 @@$' "diff hunk header"
 has err "^applied: .*\[SC0208\]" "fix says what it applied"
+run 0 "fix --diff without changes exits 0" "$CLI" fix --diff "$M/sharding/sharding-axis-order.good.mlir"
+run 2 "fix DIR" "$CLI" fix "$M/sharding"
+has err "^shardcheck: fix: .* is a directory; fix takes one module file" "fix DIR says why"
 cp "$M/sharding/sharding-axis-order.bad.mlir" inplace.mlir
 run 0 "fix --in-place" "$CLI" fix --in-place inplace.mlir
 run 0 "fixed in place" "$CLI" check --fail-on note inplace.mlir

@@ -171,6 +171,7 @@ class ReportTest(unittest.TestCase):
             x for x in data["diagnostics"] if x["code"] == "SC0301")["source_location"]["file"])
         self.assertTrue(kernel[0].fixes and kernel[0].fixes[0].title)
         self.assertIn("SC0301", repr(r) + str(r))
+        self.assertEqual(repr(r), f"<shardcheck.Report {BAD}: 1 error, 0 warnings, 0 notes>")
         # The user's Python location leads, with JAX's sentence alone; the module location follows.
         self.assertTrue(str(r).startswith("train.py:44:10: error: Mosaic kernels cannot be automatically partitioned. "
                                           "Please wrap the call in a shard_map. [SC0301]\n"), str(r))
