@@ -43,7 +43,7 @@ static const char CHECK_USAGE[] =
     "  --output FILE          write the report to FILE instead of stdout\n"
     "  --fail-on L            error (default), warning, note or never: exit 1 at or above L\n"
     "  --exit-zero            exit 0 even with findings (2 still means trouble)\n"
-    "  --max-diagnostics N    show at most N diagnostics (the summary says how many were left out)\n"
+    "  --max-diagnostics N    show at most N diagnostics (the summary and the exit status count them all)\n"
     "  --quiet                text: the summary line only\n"
     "  --statistics           a count of diagnostics per code\n"
     "  --color[=WHEN]         auto (default), always or never; --no-color = never. Honours NO_COLOR,\n"

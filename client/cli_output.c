@@ -156,10 +156,18 @@ static int render_text(FILE *out, const check_settings *s, const input_list *in,
       while (last > text && last[-1] != '\n') last--;
       if (!s->quiet) fwrite(text, 1, (size_t)(last - text), out);
       sc_strbuf b = {0};
+      size_t line_len = len - (size_t)(last - text) - 1, name_len = line_len;
+      while (name_len > 1 && !(last[name_len - 2] == ':' && last[name_len - 1] == ' ')) name_len--;
+      if (t->dropped && name_len > 1) /* the report counts what it shows; the line counts every finding */
+        sc_strbuf_printf(&b, "%.*s%zu error%s, %zu warning%s, %zu note%s", (int)name_len, last, t->errors,
+                         t->errors == 1 ? "" : "s", t->warnings, t->warnings == 1 ? "" : "s", t->notes,
+                         t->notes == 1 ? "" : "s");
+      else
+        sc_strbuf_put(&b, last, line_len);
       put_extras(&b, in, t, s->max_diagnostics);
-      char *extras = sc_strbuf_take(&b);
-      fprintf(out, "%.*s%s\n", (int)(len - (size_t)(last - text)) - 1, last, extras ? extras : "");
-      free(extras);
+      char *line = sc_strbuf_take(&b);
+      fprintf(out, "%s\n", line ? line : "");
+      free(line);
     } else if (!s->quiet && *text) {
       if (printed) fputs("\n", out); /* a blank line between diagnostics, as within one report */
       fputs(text, out);

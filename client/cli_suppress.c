@@ -242,7 +242,11 @@ int apply_suppressions(const check_settings *s, input_list *in, totals *t) {
       slot *b = s->baseline ? table_get(&baseline, x->fingerprints[k], false) : NULL;
       if (s->inline_ignores && inline_ignored(s, &files, d)) t->inline_suppressed++;
       else if (b && b->count) b->count--, t->baseline_suppressed++;
-      else if (s->max_diagnostics >= 0 && shown >= (size_t)s->max_diagnostics) t->dropped++;
+      else if (s->max_diagnostics >= 0 && shown >= (size_t)s->max_diagnostics) {
+        t->dropped++; /* not shown, but counted: the summary and the exit status are about every finding */
+        t->errors += d->severity == SC_SEV_ERROR, t->warnings += d->severity == SC_SEV_WARNING;
+        t->notes += d->severity == SC_SEV_NOTE;
+      }
       else {
         r->diags[kept] = *d;
         x->fingerprints[kept++] = x->fingerprints[k];
