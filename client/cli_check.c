@@ -444,6 +444,36 @@ static bool gate(const check_settings *s, const totals *t) {
   }
 }
 
+/* True if a line of the text is MLIR's split marker `// -----` (mlir-opt --split-input-file). */
+static bool has_split_marker(const char *buf, size_t len) {
+  static const char marker[] = "// -----";
+  for (const char *p = buf; p && (size_t)(p - buf) + sizeof marker - 1 <= len;) {
+    if (!memcmp(p, marker, sizeof marker - 1)) return true;
+    p = memchr(p, '\n', len - (size_t)(p - buf));
+    if (p) p++;
+  }
+  return false;
+}
+
+/* A file of `// -----`-separated test modules checked as one module reports nonsense (duplicate
+ * symbols, syntax errors at the markers): say how to check each chunk, once per run. */
+static void hint_split(const check_settings *s, const input_list *in) {
+  const char *first = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < in->n && !s->opt.split_input_file; i++) {
+    const input *x = &in->v[i];
+    if (!x->report || !x->report->ndiags || !x->buf || x->report->format != SC_FMT_STABLEHLO) continue;
+    if (!has_split_marker(x->buf, x->len)) continue;
+    if (!n++) first = x->path;
+  }
+  if (!n) return;
+  char more[64] = "";
+  if (n > 1) snprintf(more, sizeof more, " (and %zu more files)", n - 1);
+  fprintf(stderr, "shardcheck: hint: %s%s has `// -----` separators; pass --split-input-file to check each chunk "
+                  "as its own module\n",
+          first, more);
+}
+
 static int finish(check_settings *s, input_list *in) {
   for (size_t i = 0; i < in->n; i++) {
     input *x = &in->v[i];
@@ -452,6 +482,7 @@ static int finish(check_settings *s, input_list *in) {
     apply_severity_overrides(s, x->report);
     if (!(x->fingerprints = sc_report_fingerprints(x->arena, x->report))) return EXIT_TROUBLE;
   }
+  hint_split(s, in);
   if (s->write_baseline) return write_baseline(s->write_baseline, in);
   totals t = {0};
   if (apply_suppressions(s, in, &t)) return EXIT_TROUBLE;

@@ -116,6 +116,13 @@ one_usage_line "a folder without modules" \
 cp "$tmp/unbalanced.mlir" "$tmp/module.txt"
 expect_rc 1 "a named .txt holding MLIR is checked" $CLI check "$tmp/module.txt"
 
+# A file of `// -----`-separated modules checked whole gets one hint to use --split-input-file.
+sv=$C/shardy/verifier/constant_verification.mlir
+$CLI check --quiet "$sv" >/dev/null 2>"$tmp/err"
+grep -q "^shardcheck: hint: $sv has \`// -----\` separators; pass --split-input-file" "$tmp/err" && ok || { bad "split hint"; cat "$tmp/err"; }
+$CLI check --quiet --split-input-file "$sv" >/dev/null 2>"$tmp/err"
+grep -q "hint" "$tmp/err" && bad "split hint with --split-input-file" || ok
+
 # Usage and I/O errors exit 2.
 expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
 expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"
