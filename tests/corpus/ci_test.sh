@@ -166,6 +166,12 @@ sed -i 's/ignore\[SC0303, SC0301\]/ignore[SC0303]/' repo/train.py
 run 1 "inline ignore of another code" "$CLI" check --source-root repo "$EX"
 sed -i 's/ignore\[SC0303\]/ignore/' repo/train.py
 run 0 "bare inline ignore" "$CLI" check --source-root repo "$EX"
+sed -i 's/# shardcheck: ignore/#shardcheck:ignore[SC0301]/' repo/train.py
+run 0 "inline ignore without spaces" "$CLI" check --source-root repo "$EX"
+grep -q unused err && bad "a used ignore was reported unused" || ok
+sed -i 's/ignore\[SC0301\]/ignore[SC0303]/' repo/train.py
+run 1 "an ignore naming another code" "$CLI" check --source-root repo "$EX"
+has err "^shardcheck: repo/train.py:44: unused \`# shardcheck: ignore\` (nothing it names is reported there)$" "unused ignore reported"
 run 1 "no source root: file not found" "$CLI" check "$EX"
 sed 's|"train.py"|"/dev/zero"|' "$EX" >zero.mlir
 run 1 "a device named as the Python source is not read" timeout 60 "$CLI" check zero.mlir
