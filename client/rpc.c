@@ -150,13 +150,40 @@ static char *read_pem(const char *path, char **err) {
   return z;
 }
 
+/* The gRPC target for what a user typed: "localhost" -> "localhost:50051" (the daemon's default port),
+ * "http://host:port/" -> "host:port"; gRPC targets ("dns:///...", "ipv4:...", "unix:...") as given.
+ * NULL with *err for "https://" without TLS configured (it would be sent in plaintext). */
+static char *normalize_target(const char *server, const sc_rpc_config *cfg, char **err) {
+  const char *p = server;
+  if (!strncmp(p, "http://", 7)) p += 7;
+  else if (!strncmp(p, "https://", 8)) {
+    if (!cfg || !cfg->tls_ca) {
+      set_err(err, "%s: https:// needs TLS: set SHARDCHECK_TLS_CA to the CA that signed the daemon's certificate", server);
+      return NULL;
+    }
+    p += 8;
+  }
+  size_t n = strlen(p);
+  while (n && p[n - 1] == '/') n--;
+  const char *colon = memchr(p, ':', n), *bracket = n && p[0] == '[' ? memchr(p, ']', n) : NULL;
+  bool has_port = bracket ? bracket + 1 < p + n && bracket[1] == ':' : colon != NULL;
+  char *t = malloc(n + sizeof ":" SC_RPC_DEFAULT_PORT);
+  if (!t) return NULL;
+  snprintf(t, n + sizeof ":" SC_RPC_DEFAULT_PORT, "%.*s%s", (int)n, p, has_port ? "" : ":" SC_RPC_DEFAULT_PORT);
+  return t;
+}
+
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err) {
   if (!server || !*server) {
     set_err(err, "no server address (HOST:PORT)");
     return NULL;
   }
   sc_rpc_client *c = calloc(1, sizeof *c);
-  if (!c || !(c->target = strdup(server))) {
+  if (c && !(c->target = normalize_target(server, cfg, err)) && err && *err) {
+    free(c);
+    return NULL;
+  }
+  if (!c || !c->target) {
     free(c);
     set_err(err, "out of memory");
     return NULL;
@@ -215,7 +242,7 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
   args[1].value.integer = -1;
   grpc_channel_args ca = {2 + sc_rpc_fleet_args(args + 2), args};
-  c->channel = creds ? grpc_channel_create(server, creds, &ca) : NULL;
+  c->channel = creds ? grpc_channel_create(c->target, creds, &ca) : NULL;
   if (creds)
     grpc_channel_credentials_release(creds);
   if (!c->channel) {

@@ -123,6 +123,19 @@ grep -q "^shardcheck: hint: $sv has \`// -----\` separators; pass --split-input-
 $CLI check --quiet --split-input-file "$sv" >/dev/null 2>"$tmp/err"
 grep -q "hint" "$tmp/err" && bad "split hint with --split-input-file" || ok
 
+# Addresses: the daemon refuses a listen address without a port; clients take http://HOST:PORT/ and
+# refuse https:// without TLS; --help shows defaults.
+D=${SC_BUILD:-build}/bin/shardcheckd
+expect_rc 2 "listen without a port" $D --listen 127.0.0.1
+grep -q "^shardcheckd: listen 127.0.0.1 has no port: give HOST:PORT" "$tmp/err" && ok || { bad "listen without a port: message"; cat "$tmp/err"; }
+expect_rc 2 "http:// server" $CLI check "$m" --server http://127.0.0.1:1/
+grep -q "^shardcheck: cannot reach shardcheckd at 127.0.0.1:1 " "$tmp/err" && ok || { bad "http:// prefix not dropped"; cat "$tmp/err"; }
+expect_rc 2 "https:// without TLS" $CLI check "$m" --server https://127.0.0.1:1
+grep -q "https:// needs TLS: set SHARDCHECK_TLS_CA" "$tmp/err" && ok || { bad "https:// without TLS: message"; cat "$tmp/err"; }
+expect_rc 0 "daemon help" $D --help
+grep -q -- "--listen .*(default 127.0.0.1:50051)" "$tmp/out" && grep -q -- "--workers .*(default 4)" "$tmp/out" \
+  && ok || bad "daemon --help shows no defaults"
+
 # Usage and I/O errors exit 2.
 expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
 expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"
