@@ -35,12 +35,27 @@ static void put_escaped(sc_strbuf *out, const char *s, size_t max) {
   if (n > max) sc_strbuf_puts(out, "\xe2\x80\xa6");
 }
 
-/* A source line's bytes with control characters other than tab shown as '?', so the caret line
- * still lines up (one column each). */
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+  size_t k = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+  if (!k || k > n) return 0;
+  for (size_t i = 1; i < k; i++)
+    if ((s[i] & 0xc0) != 0x80) return 0;
+  return k;
+}
+
+/* A source line's bytes with control characters other than tab, and bytes that are not UTF-8 (a
+ * binary file), shown as '?', so the terminal gets text and the caret line still lines up. */
 static void put_source_bytes(sc_strbuf *out, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    sc_strbuf_put(out, c != '\t' && is_control(c) ? "?" : (const char *)&c, 1);
+    size_t k = c >= 0x80 ? utf8_len((const unsigned char *)s + i, n - i) : 1;
+    if (c >= 0x80 && k) {
+      sc_strbuf_put(out, s + i, k);
+      i += k - 1;
+    } else {
+      sc_strbuf_put(out, (c >= 0x80 || (c != '\t' && is_control(c))) ? "?" : (const char *)&c, 1);
+    }
   }
 }
 

@@ -136,6 +136,16 @@ expect_rc 0 "daemon help" $D --help
 grep -q -- "--listen .*(default 127.0.0.1:50051)" "$tmp/out" && grep -q -- "--workers .*(default 4)" "$tmp/out" \
   && ok || bad "daemon --help shows no defaults"
 
+# Bad input says what is wrong: a truncated bytecode file says so; a binary file's bytes never reach the
+# terminal raw (the text report is UTF-8).
+head -c 1500 "$C/jax/jax_backcompat/pallas_mosaic_matmul__0.mlirbc" >"$tmp/cut.mlirbc"
+expect_rc 1 "truncated bytecode" $CLI check --no-color "$tmp/cut.mlirbc"
+grep -q "error: MLIR bytecode: the file looks truncated: " "$tmp/out" && ok || { bad "truncated bytecode: message"; head -2 "$tmp/out"; }
+printf 'module {\n\377\376\200 binary \351\n}\n' >"$tmp/binary.mlir"
+expect_rc 1 "binary file" $CLI check --no-color "$tmp/binary.mlir"
+/usr/bin/python3 -c 'import sys; t=open(sys.argv[1],"rb").read(); t.decode("utf-8"); assert b"?" in t, t' "$tmp/out" \
+  && ok || { bad "binary file: raw bytes in the text report"; head -3 "$tmp/out" | od -c | head -5; }
+
 # Usage and I/O errors exit 2.
 expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
 expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"
