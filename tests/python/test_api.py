@@ -288,6 +288,26 @@ class ErrorsTest(unittest.TestCase):
             self.assertIn("Build it with `make`", out)
             self.assertIn(lib, out)
 
+    def test_install_hints(self):
+        """What a fresh install trips over: no grpcio names the pip extra; the build requires wheel; the
+        package's CLI says what it is and what it does with a directory."""
+        code = ("import sys\nsys.modules['grpc'] = None\nimport shardcheck\n"
+                "try:\n    shardcheck.check('module {}', server='127.0.0.1:1')\n"
+                "except ImportError as e:\n    print(e)\n")
+        rc, out, err = support.run_py(code=code)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("pip install 'shardcheck[remote]'", out)
+        import tomllib
+        pyproject = tomllib.loads((support.REPO / "client/python/pyproject.toml").read_text())
+        self.assertIn("wheel", pyproject["build-system"]["requires"])
+        rc, out, err = support.run_py("check", "--help")
+        self.assertIn("the C CLI", " ".join(out.split()))
+        rc, out, err = support.run_py("check", "examples")
+        self.assertEqual(rc, 2)
+        self.assertIn("examples: a directory: python3 -m shardcheck checks files only", err)
+        self.assertIn("Debian packages", (support.REPO / "scripts/deps.sh").read_text())
+        self.assertIn('echo "shardcheck: running: ${SUDO}apt-get', (support.REPO / "scripts/deps.sh").read_text())
+
     def test_explain_and_rules(self):
         rc, out, _ = support.run_cli("explain", "SC0301")
         self.assertEqual(shardcheck.explain("SC0301"), out)

@@ -77,7 +77,8 @@ class Client:
             import grpc  # noqa: PLC0415 - only remote checks need grpc
         except ImportError as e:
             raise ImportError("shardcheck: checks through a daemon need grpcio and protobuf "
-                              "(Debian: apt-get install python3-grpcio python3-protobuf)") from e
+                              "(pip install 'shardcheck[remote]'; Debian: apt-get install python3-grpcio "
+                              "python3-protobuf)") from e
 
         self.grpc = grpc
         self.server = server
