@@ -6,7 +6,8 @@
  *     *-buffer-assignment.txt, *.ll or memory-usage reports next to them).
  * Globs match the path below the walked directory or the file name (fnmatch). Other files are
  * skipped and counted. Files named on the command line follow the same rule, and are checked besides
- * when their content starts like a module (MLIR text or bytecode, HLO) or they are *.exported: a shell
+ * when their content is a module (MLIR text or bytecode, HLO, a jax.export container) or
+ * --input-format names their format: a shell
  * glob over a dump folder checks what the folder does, and `check model.txt` still works. */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "front/front.h"
 
 #define PEEK_BYTES 4096
 
@@ -88,13 +90,20 @@ static bool file_looks_like_module(const char *path) {
   char buf[PEEK_BYTES];
   size_t n = fread(buf, 1, sizeof buf, f);
   fclose(f);
-  return looks_like_module(buf, n);
+  if (looks_like_module(buf, n)) return true;
+  /* A jax.export container (a flatbuffer, any name): its offsets need the whole file. */
+  char *err = NULL;
+  size_t len = 0;
+  char *all = read_all(path, &len, &err);
+  bool exported = all && sc_is_exported(all, len);
+  free(all), free(err);
+  return exported;
 }
 
 /* A file named on the command line: what the walk would check, or anything that reads like a module. */
 static bool named_wanted(const check_settings *s, const char *path) {
   const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-  if (wanted(s, path, path, base) || has_suffix(base, ".exported")) return true;
+  if (s->opt.input_format != SC_FMT_AUTO || wanted(s, path, path, base)) return true; /* a forced format: a module */
   if (any_glob(&s->exclude, path, base)) return false;
   return file_looks_like_module(path);
 }
