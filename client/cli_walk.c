@@ -23,16 +23,21 @@
 
 #define PEEK_BYTES 4096
 
-/* Blank space and `//` comment lines may come first (hand-written modules have a header comment). */
-bool looks_like_hlo_dump(const char *buf, size_t len) {
+/* Where the first token is after blank space and `//` comment lines (hand-written modules have a
+ * header comment); len when there is none. */
+static size_t first_token(const char *buf, size_t len) {
   size_t i = 0;
   for (;;) {
     while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;
-    if (len - i < 2 || buf[i] != '/' || buf[i + 1] != '/') break;
+    if (len - i < 2 || buf[i] != '/' || buf[i + 1] != '/') return i;
     const char *nl = memchr(buf + i, '\n', len - i);
-    if (!nl) return false;
+    if (!nl) return len;
     i = (size_t)(nl - buf) + 1;
   }
+}
+
+bool looks_like_hlo_dump(const char *buf, size_t len) {
+  size_t i = first_token(buf, len);
   return len - i >= 10 && memcmp(buf + i, "HloModule ", 10) == 0;
 }
 
@@ -68,14 +73,7 @@ static bool wanted(const check_settings *s, const char *path, const char *rel, c
  * MLIR bytecode magic. Not LLVM IR (`; ModuleID`), PTX (`.version`), JSON (`{`) or prose. */
 static bool looks_like_module(const char *buf, size_t len) {
   if (len >= 4 && memcmp(buf, "ML\xefR", 4) == 0) return true;
-  size_t i = 0;
-  for (;;) {
-    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;
-    if (len - i < 2 || buf[i] != '/' || buf[i + 1] != '/') break;
-    const char *nl = memchr(buf + i, '\n', len - i);
-    if (!nl) return false;
-    i = (size_t)(nl - buf) + 1;
-  }
+  size_t i = first_token(buf, len);
   static const char *const starts[] = {"module", "func.func", "HloModule ", "#", "!", "\"", "%", "sdy.", "stablehlo."};
   for (size_t k = 0; k < sizeof starts / sizeof *starts; k++) {
     size_t n = strlen(starts[k]);

@@ -95,6 +95,17 @@ Test(kernel_corpus, jax_modules_on_their_own_mesh_have_no_error) {
   cr_assert_geq(checked, 100);
 }
 
+/* The module checked against --mesh data=4 (mesh and options filled in for re-checks). */
+static sc_report *check_on_four_devices(sc_arena *a, const char *path, const char *buf, size_t len, sc_target_mesh *mesh,
+                                        sc_options *o) {
+  const char *err = NULL;
+  cr_assert_eq(sc_mesh_parse(a, "data=4", mesh, &err), 0);
+  memset(o, 0, sizeof *o);
+  o->input_name = path;
+  o->mesh = mesh;
+  return kc_check(a, buf, len, o);
+}
+
 Test(kernel_corpus, pallas_modules_on_four_devices) {
   size_t tpu = 0, gpu = 0, fixes = 0, wraps = 0;
   for (size_t k = 0; k < sizeof jax_dirs / sizeof *jax_dirs; k++) {
@@ -109,13 +120,8 @@ Test(kernel_corpus, pallas_modules_on_four_devices) {
       char *text = kc_read_file(path, &len);
       sc_arena *a = sc_arena_new(0);
       sc_target_mesh mesh;
-      const char *err = NULL;
-      cr_assert_eq(sc_mesh_parse(a, "data=4", &mesh, &err), 0);
       sc_options o;
-      memset(&o, 0, sizeof o);
-      o.input_name = path;
-      o.mesh = &mesh;
-      sc_report *r = kc_check(a, text, len, &o);
+      sc_report *r = check_on_four_devices(a, path, text, len, &mesh, &o);
       size_t ntpu = count_substr(text, "custom_call @tpu_custom_call(");
       size_t ngpu = count_substr(text, "custom_call @mosaic_gpu") + count_substr(text, "custom_call @__gpu$xla.gpu.triton(") +
                     count_substr(text, "custom_call @triton_kernel_call");
@@ -158,13 +164,8 @@ Test(kernel_corpus, pallas_matmul_fix_wraps_the_calling_function) {
   char *bytes = kc_read_file(path, &len);
   sc_arena *a = sc_arena_new(0);
   sc_target_mesh mesh;
-  const char *err = NULL;
-  cr_assert_eq(sc_mesh_parse(a, "data=4", &mesh, &err), 0);
   sc_options o;
-  memset(&o, 0, sizeof o);
-  o.input_name = path;
-  o.mesh = &mesh;
-  sc_report *r = kc_check(a, bytes, len, &o);
+  sc_report *r = check_on_four_devices(a, path, bytes, len, &mesh, &o);
   const sc_diag *dg = kc_find(r, "SC0301");
   cr_assert_not_null(dg);
   cr_assert_geq(dg->nfixes, 1);
