@@ -56,6 +56,30 @@ class InputsTest(unittest.TestCase):
         finally:
             os.chdir(cwd)
 
+    def test_text_shows_the_python_line(self):
+        """print(report) leads with the Python location and shows its line, as the CLI does from the same
+        directory."""
+        module = (read("tests/modules/kernel/kernel-outside-manual.partial.bad.mlir")
+                  .replace('#loc1 = loc("model.py":88:12)', '#loc1 = loc("src/model.py":4:11)')
+                  .replace("-> tensor<16x128xf32> // expect: SC0301", "-> tensor<16x128xf32> loc(#loc1)"))
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            try:
+                os.chdir(d)
+                os.mkdir("src")
+                Path("src/model.py").write_text("import jax\n\ndef step(x):\n    return pl.pallas_call(k, out_shape=x)(x)\n")
+                Path("k.mlir").write_text(module)
+                text = str(shardcheck.check(Path("k.mlir"), name="k.mlir"))
+                self.assertTrue(text.startswith("src/model.py:4:11: error: Mosaic kernels cannot be automatically "
+                                                "partitioned. Please wrap the call in a shard_map. [SC0301]\n"
+                                                "    4 |     return pl.pallas_call(k, out_shape=x)(x)\n"
+                                                "      |            ^~~~~~~~~~~~~~\n"
+                                                "      = module: k.mlir:6:34\n"), text)
+                rc, out, err = support.run_cli("check", "--no-config", "--no-color", "k.mlir", cwd=d)
+                self.assertEqual(text, out, err)
+            finally:
+                os.chdir(cwd)
+
     def test_default_names(self):
         text = read(GOOD)
         self.assertEqual(shardcheck.check(text).name, "<string>")
