@@ -312,6 +312,17 @@ class ErrorsTest(unittest.TestCase):
             self.assertIn("Build it with `make`", out)
             self.assertIn(lib, out)
 
+    def test_server_addresses(self):
+        """server= as the C CLI's --server takes it: a host alone is port 50051, http:// is dropped, https:// needs TLS."""
+        from shardcheck._remote import grpc_target
+        self.assertEqual(grpc_target("localhost", False), "localhost:50051")
+        self.assertEqual(grpc_target("[::1]", False), "[::1]:50051")
+        self.assertEqual(grpc_target("http://127.0.0.1:8080/", False), "127.0.0.1:8080")
+        self.assertEqual(grpc_target("unix:/run/shardcheckd.sock", False), "unix:/run/shardcheckd.sock")
+        self.assertEqual(grpc_target("https://host:443", True), "host:443")
+        with self.assertRaisesRegex(ValueError, "https:// needs TLS"):
+            grpc_target("https://host:443", False)
+
     def test_install_hints(self):
         """What a fresh install trips over: no grpcio names the pip extra; the build requires wheel; the
         package's CLI says what it is and what it does with a directory."""
