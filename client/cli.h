@@ -127,6 +127,9 @@ char *read_all(const char *path, size_t *len, char **error);
  * a malloc'd *error. inputs_free() releases either kind. */
 bool input_read(input *x, char **error);
 char *xstrdup(const char *s);
+/* The candidate closest to `word` by edit distance (a swap of two neighbours counts one), if it is
+ * within 2 edits and shorter than the word; else NULL. For "did you mean" hints on typos. */
+const char *closest_word(const char *word, const char *const *candidates, size_t n);
 /* Random bits for sc_options.hash_seed (0 if the kernel gives none: the library then uses addresses). */
 uint64_t random_hash_seed(void);
 

@@ -74,6 +74,40 @@ static int usage_error(const char *fmt, const char *arg) {
   return EXIT_TROUBLE;
 }
 
+/* "unknown --fail-on 'errors' (did you mean 'error'? error, warning, note or never)" */
+static int bad_choice(const char *flag, const char *value, const char *const *choices, size_t n) {
+  const char *near = closest_word(value, choices, n);
+  fprintf(stderr, "shardcheck: unknown %s '%s' (", flag, value);
+  if (near) fprintf(stderr, "did you mean '%s'? ", near);
+  for (size_t i = 0; i < n; i++) fprintf(stderr, "%s%s", choices[i], i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+  fputs(")\n", stderr);
+  return EXIT_TROUBLE;
+}
+
+#define BAD_CHOICE(flag, value, ...)                                                                               \
+  bad_choice(flag, value, (const char *const[]){__VA_ARGS__}, sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
+
+/* An option getopt did not know, or one missing its value: one line, with the nearest option. */
+static int bad_option(int c, char **argv) {
+  const char *arg = argv[optind - 1];
+  if (c == ':') return usage_error("%s needs a value", arg);
+  if (optopt && optopt != '?') {
+    char flag[3] = {'-', (char)optopt, 0};
+    return usage_error("unknown option '%s'", flag);
+  }
+  char name[128];
+  snprintf(name, sizeof name, "%s", arg + (arg[0] == '-' && arg[1] == '-' ? 2 : 0));
+  name[strcspn(name, "=")] = 0;
+  const char *names[sizeof LONGOPTS / sizeof *LONGOPTS];
+  size_t n = 0;
+  for (const struct option *o = LONGOPTS; o->name; o++) names[n++] = o->name;
+  const char *near = closest_word(name, names, n);
+  fprintf(stderr, "shardcheck: unknown option '%s'", arg);
+  if (near) fprintf(stderr, " (did you mean --%s?)", near);
+  fputs(" (see `shardcheck check --help`)\n", stderr);
+  return EXIT_TROUBLE;
+}
+
 static int parse_count(const char *s, long min, long *out) {
   char *end;
   long v = strtol(s, &end, 10);
@@ -94,7 +128,7 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
   switch (c) {
   case O_MESH: set_str(&s->mesh_spec, optarg), g->mesh = true; break;
   case O_PLATFORM:
-    if (sc_platform_parse(optarg, &s->opt.platform)) return usage_error("unknown platform '%s' (tpu, gpu or cpu)", optarg);
+    if (sc_platform_parse(optarg, &s->opt.platform)) return BAD_CHOICE("--platform", optarg, "tpu", "gpu", "cpu");
     g->platform = true;
     break;
   case O_FORMAT:
@@ -103,14 +137,15 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
     else if (!strcmp(optarg, "sarif")) s->format = OUT_SARIF;
     else if (!strcmp(optarg, "gitlab")) s->format = OUT_GITLAB;
     else if (!strcmp(optarg, "html")) s->format = OUT_HTML;
-    else return usage_error("unknown --format '%s' (text, json, sarif, gitlab or html)", optarg);
+    else return BAD_CHOICE("--format", optarg, "text", "json", "sarif", "gitlab", "html");
     break;
   case O_INFMT:
-    if (sc_format_parse(optarg, &s->opt.input_format)) return usage_error("unknown --input-format '%s' (auto, stablehlo, hlo, bytecode or exported)", optarg);
+    if (sc_format_parse(optarg, &s->opt.input_format))
+      return BAD_CHOICE("--input-format", optarg, "auto", "stablehlo", "hlo", "bytecode", "exported");
     break;
   case O_RULES: set_str(&s->rules, optarg), g->rules = true; break;
   case O_MINSEV:
-    if (parse_severity(optarg, &s->opt.min_severity)) return usage_error("unknown --min-severity '%s' (note, warning or error)", optarg);
+    if (parse_severity(optarg, &s->opt.min_severity)) return BAD_CHOICE("--min-severity", optarg, "note", "warning", "error");
     break;
   case O_SPLIT: s->opt.split_input_file = true; break;
   case O_DEPTH:
@@ -124,7 +159,7 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
   case O_COLOR:
     m->color_mode = optarg ? optarg : "always";
     if (strcmp(m->color_mode, "auto") && strcmp(m->color_mode, "always") && strcmp(m->color_mode, "never"))
-      return usage_error("unknown --color '%s' (auto, always or never)", optarg);
+      return BAD_CHOICE("--color", optarg, "auto", "always", "never");
     break;
   case O_NOCOLOR: m->color_mode = "never"; break;
   case O_DUMP: s->dump_ops = true; break;
@@ -132,7 +167,7 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
   case O_NOPROPAGATE: s->opt.propagate = false; break;
   case O_SERVER: s->server = optarg; break;
   case O_FAILON:
-    if (parse_fail_on(optarg, &s->fail_on)) return usage_error("unknown --fail-on '%s' (error, warning, note or never)", optarg);
+    if (parse_fail_on(optarg, &s->fail_on)) return BAD_CHOICE("--fail-on", optarg, "error", "warning", "note", "never");
     g->fail_on = true;
     break;
   case O_EXITZERO: s->exit_zero = true; break;
@@ -157,9 +192,23 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
     s->jobs = (int)n;
     break;
   case 'h': return -1;
-  default: return usage_error("%s", "unknown option");
+  default: return EXIT_TROUBLE; /* '?' and ':' are bad_option()'s */
   }
   return 0;
+}
+
+/* A --rules selection that matches nothing is one usage error here, not one per input. */
+static int check_rules(const char *rules) {
+  sc_arena *a = sc_arena_new(0);
+  if (!a) return EXIT_TROUBLE;
+  const char *err = NULL;
+  int rc = 0;
+  if (sc_rules_validate(a, rules, &err)) {
+    fprintf(stderr, "shardcheck: --rules: %s\n", err);
+    rc = EXIT_TROUBLE;
+  }
+  sc_arena_free(a);
+  return rc;
 }
 
 /* Flags, then the config file for what flags left unset, then derived settings. */
@@ -168,12 +217,14 @@ static int parse_settings(int argc, char **argv, check_settings *s) {
   meta_flags m = {0};
   int c, rc;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "hj:", LONGOPTS, NULL)) != -1)
-    if ((rc = take_flag(c, s, &g, &m))) return rc;
+  opterr = 0; /* one message of ours per mistake, not getopt's and ours */
+  while ((c = getopt_long(argc, argv, ":hj:", LONGOPTS, NULL)) != -1)
+    if ((rc = c == '?' || c == ':' ? bad_option(c, argv) : take_flag(c, s, &g, &m))) return rc;
   if (m.config && m.no_config) return usage_error("%s", "--config and --no-config exclude each other");
   if ((rc = config_load(m.config, !m.no_config, s, &g))) return rc;
   s->color = color_wanted(m.color_mode, s->output ? -1 : STDOUT_FILENO);
   s->opt.rules = s->rules;
+  if (s->rules && (rc = check_rules(s->rules))) return rc;
   if (s->mesh_spec) {
     const char *err = NULL;
     if (!(s->mesh_arena = sc_arena_new(0))) return EXIT_TROUBLE;
@@ -393,6 +444,36 @@ static bool gate(const check_settings *s, const totals *t) {
   }
 }
 
+/* True if a line of the text is MLIR's split marker `// -----` (mlir-opt --split-input-file). */
+static bool has_split_marker(const char *buf, size_t len) {
+  static const char marker[] = "// -----";
+  for (const char *p = buf; p && (size_t)(p - buf) + sizeof marker - 1 <= len;) {
+    if (!memcmp(p, marker, sizeof marker - 1)) return true;
+    p = memchr(p, '\n', len - (size_t)(p - buf));
+    if (p) p++;
+  }
+  return false;
+}
+
+/* A file of `// -----`-separated test modules checked as one module reports nonsense (duplicate
+ * symbols, syntax errors at the markers): say how to check each chunk, once per run. */
+static void hint_split(const check_settings *s, const input_list *in) {
+  const char *first = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < in->n && !s->opt.split_input_file; i++) {
+    const input *x = &in->v[i];
+    if (!x->report || !x->report->ndiags || !x->buf || x->report->format != SC_FMT_STABLEHLO) continue;
+    if (!has_split_marker(x->buf, x->len)) continue;
+    if (!n++) first = x->path;
+  }
+  if (!n) return;
+  char more[64] = "";
+  if (n > 1) snprintf(more, sizeof more, " (and %zu more files)", n - 1);
+  fprintf(stderr, "shardcheck: hint: %s%s has `// -----` separators; pass --split-input-file to check each chunk "
+                  "as its own module\n",
+          first, more);
+}
+
 static int finish(check_settings *s, input_list *in) {
   for (size_t i = 0; i < in->n; i++) {
     input *x = &in->v[i];
@@ -401,6 +482,7 @@ static int finish(check_settings *s, input_list *in) {
     apply_severity_overrides(s, x->report);
     if (!(x->fingerprints = sc_report_fingerprints(x->arena, x->report))) return EXIT_TROUBLE;
   }
+  hint_split(s, in);
   if (s->write_baseline) return write_baseline(s->write_baseline, in);
   totals t = {0};
   if (apply_suppressions(s, in, &t)) return EXIT_TROUBLE;
@@ -437,9 +519,23 @@ int cmd_check(int argc, char **argv) {
     if (s.dump_ops) {
       rc = s.server ? usage_error("%s", "--debug-dump-ops works only in local mode") : dump_all(&s, &in);
     } else {
-      if (in.n == 0) fprintf(stderr, "shardcheck: no modules found (%zu file%s skipped)\n", in.skipped, in.skipped == 1 ? "" : "s");
-      run_inputs(&s, &in);
-      rc = finish(&s, &in);
+      /* Nothing to check is trouble: a CI job whose dump step produced nothing must not pass. */
+      if (in.n == 0) {
+        fprintf(stderr, "shardcheck: no modules found (%zu file%s skipped: *.mlir, *.mlirbc, *.hlo and HLO dumps are "
+                        "checked; see --include)\n",
+                in.skipped, in.skipped == 1 ? "" : "s");
+        inputs_free(&in);
+        settings_free(&s);
+        return EXIT_TROUBLE;
+      }
+      /* A daemon that is not there fails once, before any input is sent. */
+      sc_rpc_client *probe = s.server && in.n ? remote_connect_or_complain(s.server) : NULL;
+      if (s.server && in.n && !probe) rc = EXIT_TROUBLE;
+      else {
+        sc_rpc_close(probe);
+        run_inputs(&s, &in);
+        rc = finish(&s, &in);
+      }
     }
   }
   inputs_free(&in);

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "util/strbuf.h"
@@ -241,6 +242,7 @@ static int fix_module(const fix_args *a, const char *buf, size_t len, sc_report 
     if (text) fputs(text, stderr);
     free(text);
     rc = again->errors ? EXIT_FINDINGS : 0;
+    if (a->diff && applied) rc = EXIT_FINDINGS; /* as diff(1): 1 = there are changes */
     if (a->diff) {
       char *d = unified_diff(r->input_name, buf, len, fixed, new_len);
       if (d) fputs(d, stdout);
@@ -271,6 +273,14 @@ int cmd_fix(int argc, char **argv) {
   const char *err = NULL;
   char *ioerr = NULL;
   size_t len = 0;
+  struct stat st;
+  if (strcmp(a.file, "-") && stat(a.file, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "shardcheck: fix: %s is a directory; fix takes one module file (`shardcheck check %s` lists "
+                    "what a directory's modules need)\n",
+            a.file, a.file);
+    if (arena) sc_arena_free(arena);
+    return EXIT_TROUBLE;
+  }
   char *buf = arena ? read_all(a.file, &len, &ioerr) : NULL;
   sc_report *r = NULL;
   rc = EXIT_TROUBLE;

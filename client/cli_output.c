@@ -10,10 +10,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "util/strbuf.h"
+
+#define SOURCE_MAX_BYTES (16u << 20) /* Python sources read for their lines; larger ones are cut */
 
 bool color_wanted(const char *mode, int fd) {
   if (mode && !strcmp(mode, "always")) return true;
@@ -77,26 +80,98 @@ static void print_statistics(FILE *out, const input_list *in) {
   free(c);
 }
 
+/* Python sources for the text report: the file named by the debug info, under --source-root (default
+ * the current directory) or as written. One file is kept at a time (diagnostics come sorted by module
+ * offset, so runs of one file are common). */
+typedef struct {
+  const char *root;
+  char *path, *text;
+  size_t len;
+  bool missing;
+} source_cache;
+
+static bool load_source(source_cache *c, const char *file) {
+  if (c->path && !strcmp(c->path, file)) return !c->missing;
+  free(c->path), free(c->text);
+  c->path = strdup(file), c->text = NULL, c->len = 0, c->missing = true;
+  char joined[PATH_MAX];
+  const char *tries[2] = {file, NULL};
+  if (c->root && file[0] != '/' && snprintf(joined, sizeof joined, "%s/%s", c->root, file) < (int)sizeof joined)
+    tries[0] = joined, tries[1] = file;
+  for (size_t i = 0; i < 2 && tries[i] && c->missing; i++) {
+    FILE *f = fopen(tries[i], "rb");
+    if (!f) continue;
+    sc_strbuf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.n < SOURCE_MAX_BYTES) sc_strbuf_put(&b, chunk, n);
+    fclose(f);
+    c->len = b.n;
+    c->text = sc_strbuf_take(&b);
+    c->missing = c->text == NULL;
+  }
+  return !c->missing;
+}
+
+static const char *source_line_of(void *user, const char *file, uint32_t line, size_t *len) {
+  source_cache *c = user;
+  if (!file || !line || !load_source(c, file)) return NULL;
+  const char *p = c->text, *end = c->text + c->len;
+  for (uint32_t k = 1; k < line && p; k++) {
+    p = memchr(p, '\n', (size_t)(end - p));
+    if (p) p++;
+  }
+  if (!p || p >= end) return NULL;
+  const char *nl = memchr(p, '\n', (size_t)(end - p));
+  *len = (size_t)((nl ? nl : end) - p);
+  if (*len && p[*len - 1] == '\r') (*len)--;
+  return p;
+}
+
+/* The terminal's width when the report goes to one (COLUMNS, else the tty's), else 0. */
+static unsigned terminal_width(FILE *out) {
+  const char *env = getenv("COLUMNS");
+  long cols = env && *env ? strtol(env, NULL, 10) : 0;
+  if (cols > 0 && cols < 10000) return (unsigned)cols;
+  struct winsize ws;
+  if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 0;
+}
+
 static int render_text(FILE *out, const check_settings *s, const input_list *in, const totals *t) {
-  sc_text_options o = {s->color, false};
-  bool one = in->n == 1 && in->v[0].report;
+  source_cache sources = {s->source_root, NULL, NULL, 0, false};
+  sc_text_options o = {s->color, false, terminal_width(out), source_line_of, &sources};
+  bool one = in->n == 1 && in->v[0].report, printed = false;
   for (size_t i = 0; i < in->n; i++) {
     if (!in->v[i].report) continue;
     o.summary = one;
     char *text = sc_report_text_ex(in->v[i].report, &o);
-    if (!text) return EXIT_TROUBLE;
+    if (!text) {
+      free(sources.path), free(sources.text);
+      return EXIT_TROUBLE;
+    }
     size_t len = strlen(text);
     if (one) { /* the library's summary line is the last: extras go on it, --quiet keeps only it */
       char *last = len ? text + len - 1 : text;
       while (last > text && last[-1] != '\n') last--;
       if (!s->quiet) fwrite(text, 1, (size_t)(last - text), out);
       sc_strbuf b = {0};
+      size_t line_len = len - (size_t)(last - text) - 1, name_len = line_len;
+      while (name_len > 1 && !(last[name_len - 2] == ':' && last[name_len - 1] == ' ')) name_len--;
+      if (t->dropped && name_len > 1) /* the report counts what it shows; the line counts every finding */
+        sc_strbuf_printf(&b, "%.*s%zu error%s, %zu warning%s, %zu note%s", (int)name_len, last, t->errors,
+                         t->errors == 1 ? "" : "s", t->warnings, t->warnings == 1 ? "" : "s", t->notes,
+                         t->notes == 1 ? "" : "s");
+      else
+        sc_strbuf_put(&b, last, line_len);
       put_extras(&b, in, t, s->max_diagnostics);
-      char *extras = sc_strbuf_take(&b);
-      fprintf(out, "%.*s%s\n", (int)(len - (size_t)(last - text)) - 1, last, extras ? extras : "");
-      free(extras);
-    } else if (!s->quiet) {
+      char *line = sc_strbuf_take(&b);
+      fprintf(out, "%s\n", line ? line : "");
+      free(line);
+    } else if (!s->quiet && *text) {
+      if (printed) fputs("\n", out); /* a blank line between diagnostics, as within one report */
       fputs(text, out);
+      printed = true;
     }
     free(text);
   }
@@ -111,6 +186,7 @@ static int render_text(FILE *out, const check_settings *s, const input_list *in,
     free(extras);
   }
   if (s->statistics) print_statistics(out, in);
+  free(sources.path), free(sources.text);
   return 0;
 }
 
@@ -223,7 +299,7 @@ static int render_gitlab(FILE *out, const check_settings *s, const input_list *i
     const sc_report *r = in->v[i].report;
     for (size_t k = 0; r && k < r->ndiags; k++) {
       const sc_diag *d = &r->diags[k];
-      bool python = !r->has_lines && d->has_source;
+      bool python = d->has_source; /* the user's file, as the text report leads with it */
       sc_strbuf fp = {0};
       sc_strbuf_printf(&fp, "%s:%s", r->input_name, in->v[i].fingerprints[k]);
       char *fps = sc_strbuf_take(&fp);

@@ -36,8 +36,12 @@ static void read_context(sc_arena *a, json_t *ctx, sc_diag *d) {
     e->nvalues = e->is_list ? json_array_size(v) : 1;
     e->values = sc_arena_calloc(a, e->nvalues ? e->nvalues : 1, sizeof *e->values);
     for (size_t k = 0; k < e->nvalues; k++) {
-      const char *s = json_string_value(e->is_list ? json_array_get(v, k) : v);
-      e->values[k] = s ? sc_arena_strdup(a, s) : NULL;
+      json_t *item = e->is_list ? json_array_get(v, k) : v;
+      const char *s = json_string_value(item);
+      if (json_is_integer(item)) /* numbers are written as numbers; the report keeps their text */
+        e->values[k] = sc_arena_printf(a, "%" JSON_INTEGER_FORMAT, json_integer_value(item));
+      else
+        e->values[k] = s ? sc_arena_strdup(a, s) : NULL;
     }
   }
 }

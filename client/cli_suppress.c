@@ -1,8 +1,8 @@
 /* cli_suppress.c — what is reported after the checks ran:
  *   1. severity overrides from the config (before fingerprints: they do not affect them),
- *   2. inline ignores: `# shardcheck: ignore[SC0303,SC0301]` (or a bare `# shardcheck: ignore`) on the
- *      Python line a diagnostic's source location names, when that file is readable under the source
- *      root (ruff's `# noqa` habit),
+ *   2. inline ignores: `# shardcheck: ignore[SC0303,SC0301]` (or a bare `# shardcheck: ignore`; spaces
+ *      optional) on the Python line a diagnostic's source location names, when that file is readable
+ *      under the source root (ruff's `# noqa` habit); those that suppressed nothing are reported,
  *   3. the baseline: findings whose fingerprint the baseline records (as many times as recorded),
  *   4. --max-diagnostics across all inputs, in input order.
  * Each report's diagnostics and summary are rewritten in place; the totals count what was dropped. */
@@ -80,16 +80,20 @@ void apply_severity_overrides(const check_settings *s, sc_report *r) {
 /* --- 2. inline ignores --- */
 
 typedef struct {
+  char *path;
   char *buf;
   size_t len;
   size_t *line_start; /* line i (1-based) starts at line_start[i - 1] */
   size_t nlines;
+  bool *used;         /* per line: its ignore comment suppressed something */
 } source_file;
 
 static void source_free(void *p) {
   source_file *f = p;
+  free(f->path);
   free(f->buf);
   free(f->line_start);
+  free(f->used);
   free(f);
 }
 
@@ -110,13 +114,17 @@ static source_file *load_source(const char *path) {
   for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
   source_file *f = calloc(1, sizeof *f);
   size_t *starts = malloc(n * sizeof *starts);
-  if (!f || !starts) {
+  bool *used = calloc(n, sizeof *used);
+  char *name = strdup(path);
+  if (!f || !starts || !used || !name) {
     free(buf);
     free(f);
     free(starts);
+    free(used);
+    free(name);
     return NULL;
   }
-  f->line_start = starts;
+  f->line_start = starts, f->used = used, f->path = name;
   f->buf = buf, f->len = len;
   f->line_start[f->nlines++] = 0;
   for (size_t i = 0; i < len; i++)
@@ -124,31 +132,67 @@ static source_file *load_source(const char *path) {
   return f;
 }
 
-/* Whether line `line` of f carries `# shardcheck: ignore` (all codes) or `...ignore[A,B]` naming
- * d's code or rule. */
-static bool line_ignores(const source_file *f, uint32_t line, const sc_diag *d) {
+/* After `# shardcheck: ignore` / `#shardcheck:ignore` (spaces optional) starting at `hash`: the byte
+ * after "ignore", or NULL if the comment is something else. */
+static const char *after_ignore_mark(const char *hash, const char *end) {
+  static const char TOOL[] = "shardcheck:", VERB[] = "ignore";
+  const char *q = hash + 1;
+  while (q < end && *q == ' ') q++;
+  if ((size_t)(end - q) < sizeof TOOL - 1 || memcmp(q, TOOL, sizeof TOOL - 1)) return NULL;
+  q += sizeof TOOL - 1;
+  while (q < end && *q == ' ') q++;
+  if ((size_t)(end - q) < sizeof VERB - 1 || memcmp(q, VERB, sizeof VERB - 1)) return NULL;
+  return q + sizeof VERB - 1;
+}
+
+/* Line `line` of f as [*p, *end) without its newline. */
+static bool line_span(const source_file *f, size_t line, const char **p, const char **end) {
   if (!line || line > f->nlines) return false;
-  const char *p = f->buf + f->line_start[line - 1], *end = f->buf + f->len;
-  const char *nl = memchr(p, '\n', (size_t)(end - p));
-  if (nl) end = nl;
-  static const char MARK[] = "shardcheck: ignore";
+  *p = f->buf + f->line_start[line - 1], *end = f->buf + f->len;
+  const char *nl = memchr(*p, '\n', (size_t)(*end - *p));
+  if (nl) *end = nl;
+  return true;
+}
+
+/* The ignore comment of a line: the byte after "ignore", or NULL. */
+static const char *line_ignore_mark(const source_file *f, size_t line) {
+  const char *p, *end;
+  if (!line_span(f, line, &p, &end)) return NULL;
   for (const char *hash = memchr(p, '#', (size_t)(end - p)); hash; hash = memchr(hash + 1, '#', (size_t)(end - hash - 1))) {
-    const char *q = hash + 1;
-    while (q < end && *q == ' ') q++;
-    if ((size_t)(end - q) < sizeof MARK - 1 || memcmp(q, MARK, sizeof MARK - 1)) continue;
-    q += sizeof MARK - 1;
-    if (q >= end || *q != '[') return true; /* every code */
-    for (q++; q < end && *q != ']';) {
-      while (q < end && (*q == ' ' || *q == ',')) q++;
-      const char *w = q;
-      while (q < end && *q != ',' && *q != ']' && *q != ' ') q++;
-      size_t n = (size_t)(q - w);
-      if (n && ((strlen(d->code) == n && !strncasecmp(w, d->code, n)) || (d->rule && strlen(d->rule) == n && !strncmp(w, d->rule, n))))
-        return true;
-    }
+    const char *q = after_ignore_mark(hash, end);
+    if (q) return q;
     if (hash + 1 >= end) break;
   }
+  return NULL;
+}
+
+/* Whether line `line` of f carries `# shardcheck: ignore` (all codes) or `...ignore[A,B]` naming
+ * d's code or rule; marks the line's comment used. */
+static bool line_ignores(source_file *f, uint32_t line, const sc_diag *d) {
+  const char *q = line_ignore_mark(f, line), *p, *end;
+  if (!q || !line_span(f, line, &p, &end)) return false;
+  if (q >= end || *q != '[') return f->used[line - 1] = true; /* every code */
+  for (q++; q < end && *q != ']';) {
+    while (q < end && (*q == ' ' || *q == ',')) q++;
+    const char *w = q;
+    while (q < end && *q != ',' && *q != ']' && *q != ' ') q++;
+    size_t n = (size_t)(q - w);
+    if (n && ((strlen(d->code) == n && !strncasecmp(w, d->code, n)) || (d->rule && strlen(d->rule) == n && !strncmp(w, d->rule, n))))
+      return f->used[line - 1] = true;
+  }
   return false;
+}
+
+/* Ignore comments that suppressed nothing, in the Python files the reports name (as ruff's unused
+ * `noqa`): stale ones hide the next real finding on that line. */
+static void report_unused_ignores(const table *files) {
+  for (size_t i = 0; i < files->cap; i++) {
+    const source_file *f = files->v[i].val;
+    for (size_t line = 1; f && line <= f->nlines; line++)
+      if (!f->used[line - 1] && line_ignore_mark(f, line))
+        fprintf(stderr, "shardcheck: %s:%zu: unused `# shardcheck: ignore` (nothing it names is reported there)\n",
+                f->path, line);
+  }
 }
 
 static char *source_path(const check_settings *s, const char *file) {
@@ -242,7 +286,11 @@ int apply_suppressions(const check_settings *s, input_list *in, totals *t) {
       slot *b = s->baseline ? table_get(&baseline, x->fingerprints[k], false) : NULL;
       if (s->inline_ignores && inline_ignored(s, &files, d)) t->inline_suppressed++;
       else if (b && b->count) b->count--, t->baseline_suppressed++;
-      else if (s->max_diagnostics >= 0 && shown >= (size_t)s->max_diagnostics) t->dropped++;
+      else if (s->max_diagnostics >= 0 && shown >= (size_t)s->max_diagnostics) {
+        t->dropped++; /* not shown, but counted: the summary and the exit status are about every finding */
+        t->errors += d->severity == SC_SEV_ERROR, t->warnings += d->severity == SC_SEV_WARNING;
+        t->notes += d->severity == SC_SEV_NOTE;
+      }
       else {
         r->diags[kept] = *d;
         x->fingerprints[kept++] = x->fingerprints[k];
@@ -255,6 +303,7 @@ int apply_suppressions(const check_settings *s, input_list *in, totals *t) {
   }
   for (size_t i = 0; i < baseline.cap; i++)
     if (baseline.v[i].key) t->baseline_stale += baseline.v[i].count;
+  report_unused_ignores(&files);
   table_free(&files, source_free);
   table_free(&baseline, NULL);
   return 0;

@@ -26,6 +26,35 @@ char *xstrdup(const char *s) {
   return d;
 }
 
+/* Optimal string alignment distance, capped: words longer than 64 bytes are never close. */
+static size_t edit_distance(const char *a, const char *b) {
+  size_t n = strlen(a), m = strlen(b);
+  if (n > 64 || m > 64) return SIZE_MAX;
+  size_t d[65][65];
+  for (size_t i = 0; i <= n; i++) d[i][0] = i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      size_t cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[n][m];
+}
+
+const char *closest_word(const char *word, const char *const *candidates, size_t n) {
+  const char *best = NULL;
+  size_t best_d = 3;
+  for (size_t i = 0; i < n; i++) {
+    size_t d = edit_distance(word, candidates[i]);
+    if (d < best_d && d < strlen(word)) best = candidates[i], best_d = d;
+  }
+  return best;
+}
+
 int parse_severity(const char *s, sc_severity *out) {
   if (!strcmp(s, "note")) *out = SC_SEV_NOTE;
   else if (!strcmp(s, "warning")) *out = SC_SEV_WARNING;

@@ -5,8 +5,10 @@
  *     starts with `HloModule` (an XLA dump: *.before_optimizations.txt, *.after_*.txt — but not the
  *     *-buffer-assignment.txt, *.ll or memory-usage reports next to them).
  * Globs match the path below the walked directory or the file name (fnmatch). Other files are
- * skipped and counted. Files named on the command line are checked too, except *.txt files that are
- * not HLO modules (a shell glob over a dump folder works like the folder). */
+ * skipped and counted. Files named on the command line follow the same rule, and are checked besides
+ * when their content is a module (MLIR text or bytecode, HLO, a jax.export container) or
+ * --input-format names their format: a shell
+ * glob over a dump folder checks what the folder does, and `check model.txt` still works. */
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -17,19 +19,25 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "front/front.h"
 
 #define PEEK_BYTES 4096
 
-/* Blank space and `//` comment lines may come first (hand-written modules have a header comment). */
-bool looks_like_hlo_dump(const char *buf, size_t len) {
+/* Where the first token is after blank space and `//` comment lines (hand-written modules have a
+ * header comment); len when there is none. */
+static size_t first_token(const char *buf, size_t len) {
   size_t i = 0;
   for (;;) {
     while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;
-    if (len - i < 2 || buf[i] != '/' || buf[i + 1] != '/') break;
+    if (len - i < 2 || buf[i] != '/' || buf[i + 1] != '/') return i;
     const char *nl = memchr(buf + i, '\n', len - i);
-    if (!nl) return false;
+    if (!nl) return len;
     i = (size_t)(nl - buf) + 1;
   }
+}
+
+bool looks_like_hlo_dump(const char *buf, size_t len) {
+  size_t i = first_token(buf, len);
   return len - i >= 10 && memcmp(buf + i, "HloModule ", 10) == 0;
 }
 
@@ -58,6 +66,44 @@ static bool wanted(const check_settings *s, const char *path, const char *rel, c
   if (has_suffix(base, ".mlir") || has_suffix(base, ".mlirbc") || has_suffix(base, ".hlo")) return true;
   if (any_glob(&s->include, rel, base)) return true;
   return has_suffix(base, ".txt") && txt_is_hlo(path);
+}
+
+/* The first token of a text module, after blank space and `//` comment lines: `module`, `func.func`,
+ * an alias or generic op (`#loc`, `!t`, `"builtin.module"`), `%0 =`, `sdy.mesh`, `HloModule`; or the
+ * MLIR bytecode magic. Not LLVM IR (`; ModuleID`), PTX (`.version`), JSON (`{`) or prose. */
+static bool looks_like_module(const char *buf, size_t len) {
+  if (len >= 4 && memcmp(buf, "ML\xefR", 4) == 0) return true;
+  size_t i = first_token(buf, len);
+  static const char *const starts[] = {"module", "func.func", "HloModule ", "#", "!", "\"", "%", "sdy.", "stablehlo."};
+  for (size_t k = 0; k < sizeof starts / sizeof *starts; k++) {
+    size_t n = strlen(starts[k]);
+    if (len - i >= n && memcmp(buf + i, starts[k], n) == 0) return true;
+  }
+  return false;
+}
+
+static bool file_looks_like_module(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return true; /* unreadable: checking it reports why */
+  char buf[PEEK_BYTES];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  if (looks_like_module(buf, n)) return true;
+  /* A jax.export container (a flatbuffer, any name): its offsets need the whole file. */
+  char *err = NULL;
+  size_t len = 0;
+  char *all = read_all(path, &len, &err);
+  bool exported = all && sc_is_exported(all, len);
+  free(all), free(err);
+  return exported;
+}
+
+/* A file named on the command line: what the walk would check, or anything that reads like a module. */
+static bool named_wanted(const check_settings *s, const char *path) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  if (s->opt.input_format != SC_FMT_AUTO || wanted(s, path, path, base)) return true; /* a forced format: a module */
+  if (any_glob(&s->exclude, path, base)) return false;
+  return file_looks_like_module(path);
 }
 
 static int push(input_list *out, const char *path) {
@@ -111,7 +157,7 @@ int walk_inputs(char **args, int nargs, const check_settings *s, input_list *out
     struct stat st;
     if (strcmp(args[i], "-") != 0 && stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
       if (walk(s, args[i], "", out)) return EXIT_TROUBLE;
-    } else if (has_suffix(args[i], ".txt") && access(args[i], R_OK) == 0 && !txt_is_hlo(args[i])) {
+    } else if (strcmp(args[i], "-") != 0 && access(args[i], R_OK) == 0 && !named_wanted(s, args[i])) {
       out->skipped++; /* a shell glob over a dump folder: its reports next to its modules */
     } else if (push(out, args[i])) {
       return EXIT_TROUBLE;

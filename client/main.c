@@ -46,7 +46,10 @@ int main(int argc, char **argv) {
     print_usage(stdout, argc > 2 ? argv[2] : NULL);
     return 0;
   }
-  fprintf(stderr, "shardcheck: unknown command '%s'\n", cmd);
-  print_usage(stderr, NULL);
+  static const char *const commands[] = {"check", "fix", "rules", "explain", "health", "capabilities", "version", "help"};
+  const char *near = closest_word(cmd, commands, sizeof commands / sizeof *commands);
+  fprintf(stderr, "shardcheck: unknown command '%s'", cmd);
+  if (near) fprintf(stderr, " (did you mean '%s'?)", near);
+  fputs(" (see `shardcheck help`)\n", stderr);
   return EXIT_TROUBLE;
 }

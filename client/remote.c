@@ -26,11 +26,21 @@ void remote_config_from_env(sc_rpc_config *cfg) {
   cfg->timeout_ms = timeout ? atoi(timeout) : 0;
 }
 
-static sc_rpc_client *connect_or_complain(const char *server) {
+int remote_connect_timeout_ms(void) {
+  const char *v = env("SHARDCHECK_CONNECT_TIMEOUT_MS");
+  int ms = v ? atoi(v) : 0;
+  return ms > 0 ? ms : 5000;
+}
+
+sc_rpc_client *remote_connect_or_complain(const char *server) {
   char *err = NULL;
   sc_rpc_config cfg;
   remote_config_from_env(&cfg);
   sc_rpc_client *c = sc_rpc_connect(server, &cfg, &err);
+  if (c && sc_rpc_wait_ready(c, remote_connect_timeout_ms(), &err) != 0) {
+    sc_rpc_close(c);
+    c = NULL;
+  }
   if (!c) {
     fprintf(stderr, "shardcheck: %s\n", err ? err : "cannot connect");
     free(err);
@@ -39,7 +49,7 @@ static sc_rpc_client *connect_or_complain(const char *server) {
 }
 
 int remote_rules(const char *server, bool json) {
-  sc_rpc_client *c = connect_or_complain(server);
+  sc_rpc_client *c = remote_connect_or_complain(server);
   if (!c)
     return EXIT_TROUBLE;
   sc_rpc_rule *rules;
@@ -77,7 +87,7 @@ int remote_explain(const char *server, char **codes, int ncodes) {
     fprintf(stderr, "shardcheck: explain needs a CODE (see `shardcheck rules`)\n");
     return EXIT_TROUBLE;
   }
-  sc_rpc_client *c = connect_or_complain(server);
+  sc_rpc_client *c = remote_connect_or_complain(server);
   if (!c)
     return EXIT_TROUBLE;
   int rc = 0;
@@ -103,7 +113,7 @@ int remote_explain(const char *server, char **codes, int ncodes) {
 }
 
 int remote_health(const char *server, const char *service) {
-  sc_rpc_client *c = connect_or_complain(server);
+  sc_rpc_client *c = remote_connect_or_complain(server);
   if (!c)
     return EXIT_TROUBLE;
   int status = 0;
@@ -120,7 +130,7 @@ int remote_health(const char *server, const char *service) {
 }
 
 int remote_capabilities(const char *server) {
-  sc_rpc_client *c = connect_or_complain(server);
+  sc_rpc_client *c = remote_connect_or_complain(server);
   if (!c)
     return EXIT_TROUBLE;
   char *json = NULL, *err = NULL;

@@ -15,6 +15,11 @@
  * certificate, mTLS), SHARDCHECK_TOKEN (a bearer token), SHARDCHECK_TIMEOUT_MS (a deadline per call).
  * The strings point into the environment. */
 void remote_config_from_env(sc_rpc_config *cfg);
+/* How long to wait for the first connection: SHARDCHECK_CONNECT_TIMEOUT_MS, default 5000. */
+int remote_connect_timeout_ms(void);
+/* Connects to `server` and waits until it answers (remote_connect_timeout_ms()); NULL after printing one
+ * "shardcheck: cannot reach ..." line. */
+sc_rpc_client *remote_connect_or_complain(const char *server);
 
 /* (`check --server` is client/cli_check.c: the daemon's report JSON, filtered and rendered locally.) */
 int remote_rules(const char *server, bool json);

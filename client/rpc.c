@@ -151,13 +151,40 @@ static char *read_pem(const char *path, char **err) {
   return z;
 }
 
+/* The gRPC target for what a user typed: "localhost" -> "localhost:50051" (the daemon's default port),
+ * "http://host:port/" -> "host:port"; gRPC targets ("dns:///...", "ipv4:...", "unix:...") as given.
+ * NULL with *err for "https://" without TLS configured (it would be sent in plaintext). */
+static char *normalize_target(const char *server, const sc_rpc_config *cfg, char **err) {
+  const char *p = server;
+  if (!strncmp(p, "http://", 7)) p += 7;
+  else if (!strncmp(p, "https://", 8)) {
+    if (!cfg || !cfg->tls_ca) {
+      set_err(err, "%s: https:// needs TLS: set SHARDCHECK_TLS_CA to the CA that signed the daemon's certificate", server);
+      return NULL;
+    }
+    p += 8;
+  }
+  size_t n = strlen(p);
+  while (n && p[n - 1] == '/') n--;
+  const char *colon = memchr(p, ':', n), *bracket = n && p[0] == '[' ? memchr(p, ']', n) : NULL;
+  bool has_port = bracket ? bracket + 1 < p + n && bracket[1] == ':' : colon != NULL;
+  char *t = malloc(n + sizeof ":" SC_RPC_DEFAULT_PORT);
+  if (!t) return NULL;
+  snprintf(t, n + sizeof ":" SC_RPC_DEFAULT_PORT, "%.*s%s", (int)n, p, has_port ? "" : ":" SC_RPC_DEFAULT_PORT);
+  return t;
+}
+
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err) {
   if (!server || !*server) {
     set_err(err, "no server address (HOST:PORT)");
     return NULL;
   }
   sc_rpc_client *c = calloc(1, sizeof *c);
-  if (!c || !(c->target = strdup(server))) {
+  if (c && !(c->target = normalize_target(server, cfg, err)) && err && *err) {
+    free(c);
+    return NULL;
+  }
+  if (!c || !c->target) {
     free(c);
     set_err(err, "out of memory");
     return NULL;
@@ -224,7 +251,7 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   args[3].key = (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS;
   args[3].value.integer = 100;
   grpc_channel_args ca = {4 + sc_rpc_fleet_args(args + 4), args};
-  c->channel = creds ? grpc_channel_create(server, creds, &ca) : NULL;
+  c->channel = creds ? grpc_channel_create(c->target, creds, &ca) : NULL;
   if (creds)
     grpc_channel_credentials_release(creds);
   if (!c->channel) {
@@ -236,6 +263,31 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   }
   c->cq = grpc_completion_queue_create_for_pluck(NULL);
   return c;
+}
+
+int sc_rpc_wait_ready(sc_rpc_client *c, int timeout_ms, char **err) {
+  gpr_timespec deadline =
+      gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms > 0 ? timeout_ms : 1, GPR_TIMESPAN));
+  grpc_connectivity_state st = grpc_channel_check_connectivity_state(c->channel, 1);
+  bool tried = false; /* a failure counts once a connection attempt was made */
+  while (st != GRPC_CHANNEL_READY) {
+    if (st == GRPC_CHANNEL_SHUTDOWN || (st == GRPC_CHANNEL_TRANSIENT_FAILURE && tried)) {
+      set_err(err, "cannot reach shardcheckd at %s (UNAVAILABLE: the connection%s failed; is the daemon running and "
+                   "listening there?)",
+              c->target, c->cfg.tls_ca ? " or its TLS handshake" : "");
+      return -1;
+    }
+    if (st == GRPC_CHANNEL_CONNECTING || st == GRPC_CHANNEL_TRANSIENT_FAILURE) tried = true;
+    grpc_channel_watch_connectivity_state(c->channel, st, deadline, c->cq, c);
+    grpc_event ev = grpc_completion_queue_pluck(c->cq, c, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (ev.type != GRPC_OP_COMPLETE || !ev.success) {
+      set_err(err, "cannot reach shardcheckd at %s (no connection within %d ms; SHARDCHECK_CONNECT_TIMEOUT_MS)",
+              c->target, timeout_ms);
+      return -1;
+    }
+    st = grpc_channel_check_connectivity_state(c->channel, 0);
+  }
+  return 0;
 }
 
 void sc_rpc_close(sc_rpc_client *c) {

@@ -40,10 +40,18 @@ typedef struct sc_rpc_client sc_rpc_client;
  * of a fleet (tests/integration/loadgen.c) pass the same text as GRPC_ARG_SERVICE_CONFIG. */
 extern const char sc_rpc_service_config[];
 
+/* The daemon's default port, used when an address names none ("localhost"). */
+#define SC_RPC_DEFAULT_PORT "50051"
+
 /* Creates a channel to "HOST:PORT" (no I/O yet: a down server shows up as UNAVAILABLE on the
- * first call). cfg may be NULL. */
+ * first call; sc_rpc_wait_ready connects now). "HOST" alone means port 50051; an "http://" prefix is
+ * dropped, "https://" needs cfg->tls_ca. cfg may be NULL. */
 sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char **err);
 void sc_rpc_close(sc_rpc_client *c);
+/* Connects now and waits until the channel is ready, at most timeout_ms: 0, or -1 with "cannot reach
+ * shardcheckd at HOST:PORT (...)" in *err when the connection is refused or does not come up in time
+ * (one clear failure before many inputs are sent to a server that is not there). */
+int sc_rpc_wait_ready(sc_rpc_client *c, int timeout_ms, char **err);
 
 typedef struct {
   sc_rpc_report_format format; /* what `report` holds */

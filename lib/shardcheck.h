@@ -249,12 +249,22 @@ char *sc_report_text(const sc_report *report, bool color);
 char *sc_report_html_many(const sc_report *const *reports, size_t nreports);
 char *sc_report_html(const sc_report *report); /* = sc_report_html_many(&report, 1) */
 
+/* A Python source line for the text report: the caller reads `file` (the library does no I/O). Returns
+ * the line's bytes without its newline (borrowed until the next call; *len set) or NULL when unknown. */
+typedef const char *(*sc_source_line_fn)(void *user, const char *file, uint32_t line, size_t *len);
+
 typedef struct {
   bool color;   /* ANSI colours */
   bool summary; /* end with the "NAME: E errors, W warnings, N notes" line */
+  unsigned width; /* terminal columns: long source lines are windowed around the caret to fit; 0 = not a
+                   * terminal (lines cut at 160 bytes) */
+  sc_source_line_fn source_line; /* NULL: Python locations are named without their source line */
+  void *source_user;
 } sc_text_options;
 /* Text with options (NULL = no colour, with the summary line). The input name, messages and source
- * lines are escaped (control characters as \xNN or '?'), names are cut at 256 bytes. */
+ * lines are escaped (control characters as \xNN or '?'), names are cut at 256 bytes. A diagnostic with
+ * a Python location leads with it (and its source line, when options->source_line gives it); its
+ * headline is the message's first sentences (JAX's text), the rest a `= note:`. */
 char *sc_report_text_ex(const sc_report *report, const sc_text_options *options);
 
 /* Where a file named by a report is, for SARIF artifact URIs. */
@@ -314,6 +324,10 @@ typedef struct {
 } sc_catalog_entry;
 
 size_t sc_rule_count(void);
+/* Checks a rule selection (sc_options.rules syntax; globs match names, codes and families in any case):
+ * 0, or -1 with a message in *error (allocated in `arena`) naming the selector that matches no rule.
+ * Pure; any thread. */
+int sc_rules_validate(sc_arena *arena, const char *globs, const char **error);
 /* Rule i: name, family, code, default severity, one-line summary. */
 void sc_rule_info(size_t i, const char **name, const char **family, const char **code, sc_severity *severity,
                   const char **summary);

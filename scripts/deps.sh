@@ -12,11 +12,14 @@ done
 # The deployment-manifest validators run on node + npm; a node from elsewhere (which bundles npm) is fine.
 [ "$1" = "--test" ] && ! command -v npm >/dev/null 2>&1 && missing="$missing nodejs npm"
 [ -z "$missing" ] && exit 0
-echo "shardcheck: installing Debian packages:$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo "
+# Say what runs before it runs (sudo may ask for a password): a build that installs packages is a surprise.
+echo "shardcheck: missing Debian packages:$missing" >&2
+echo "shardcheck: running: ${SUDO}apt-get update && ${SUDO}apt-get install -y$missing" >&2
+echo "shardcheck: (to install them yourself instead: interrupt, install, and run make again)" >&2
 # One apt-get at a time, whoever else runs this script (make -j, a sanitizer build beside the normal one).
 exec 9>"${TMPDIR:-/tmp}/shardcheck-deps.lock"
 flock 9
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+${SUDO}apt-get update -qq
+DEBIAN_FRONTEND=noninteractive ${SUDO}apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -305,12 +306,25 @@ void config_usage(FILE *f) {
   fprintf(f, "usage: shardcheckd [--listen HOST:PORT] [--config FILE] [--workers N] [options]\n\n"
              "The shardcheck gRPC daemon (shardcheck.v1.ShardCheck, grpc.health.v1.Health, reflection).\n"
              "Flags override the config file; SIGHUP reloads it; SIGTERM/SIGINT drain and exit 0.\n\n");
+  srv_config d;
+  defaults(&d);
   for (size_t i = 0; i < NOPTS; i++) {
     fprintf(f, "  %-22s %s", opts[i].flag, opts[i].help);
+    const void *v = (const char *)&d + opts[i].off;
+    switch (opts[i].kind) { /* the default, where there is one */
+    case OPT_STR:
+      if (**(char *const *)v) fprintf(f, " (default %s)", *(char *const *)v);
+      break;
+    case OPT_U64:
+    case OPT_SIZE: fprintf(f, " (default %" PRIu64 ")", *(const uint64_t *)v); break;
+    case OPT_LEVEL: fprintf(f, " (default %s)", log_level_name(*(const log_level *)v)); break;
+    case OPT_BOOL: break;
+    }
     if (opts[i].key)
       fprintf(f, "  [config: %s]", opts[i].key);
     fputc('\n', f);
   }
+  config_free(&d);
   fprintf(f, "  %-22s %s\n  %-22s %s\n", "--version", "print the version", "--help", "this text");
 }
 
@@ -402,6 +416,10 @@ int config_build(int argc, char **argv, srv_config *out, char **err) {
       c.send_timeout_ms < 1 || c.watch_max_ms < 1 || c.watch_per_connection < 1) {
     *err = fmt_err("timeouts (stream_message_timeout_ms, stream_max_ms, send_timeout_ms, watch_max_ms, "
                    "handshake_timeout_ms, metrics.idle_ms) and watch_per_connection must be at least 1");
+    goto fail;
+  }
+  if (strncmp(c.listen, "unix:", 5) && (c.listen[0] == '[' ? !strstr(c.listen, "]:") : !strchr(c.listen, ':'))) {
+    *err = fmt_err("listen %s has no port: give HOST:PORT (127.0.0.1:50051; port 0 picks a free one)", c.listen);
     goto fail;
   }
   if (!net_is_loopback(c.listen) && !c.tls_cert[0] && !c.token_file[0] && !c.insecure_listen) {

@@ -82,7 +82,12 @@ uint64_t bc_varint_flag(bc *s, bc_rd *r, bool *flag) {
 const uint8_t *bc_bytes(bc *s, bc_rd *r, uint64_t n) {
   if (!bc_ok(s)) return NULL;
   if (n > (uint64_t)(r->end - r->p)) {
-    bc_fail(s, r->p, "%" PRIu64 " bytes requested where %zu remain", n, (size_t)(r->end - r->p));
+    if (r->end == s->base + s->len) /* reading up to the end of the input: the input ends early */
+      bc_fail(s, r->p, "the file looks truncated: %" PRIu64 " bytes requested where %zu remain before its end", n,
+              (size_t)(r->end - r->p));
+    else
+      bc_fail(s, r->p, "%" PRIu64 " bytes requested where %zu remain in the section (corrupt bytecode)", n,
+              (size_t)(r->end - r->p));
     return NULL;
   }
   const uint8_t *p = r->p;

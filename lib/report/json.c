@@ -26,6 +26,17 @@ json_t *sc_jstr(const char *s) {
 
 static json_t *str_or_null(const char *s) { return s ? sc_jstr(s) : json_null(); }
 
+/* A context value: a number as a JSON number ("31" -> 31, canonical decimal integers only, so readers
+ * turn it back into the same text), anything else as a string. */
+static json_t *context_value(const char *s) {
+  if (!s) return json_null();
+  const char *p = s + (*s == '-');
+  size_t n = strlen(p);
+  bool number = n >= 1 && n <= 18 && (p[0] != '0' || n == 1) && !(s[0] == '-' && !strcmp(p, "0"));
+  for (size_t i = 0; number && i < n; i++) number = p[i] >= '0' && p[i] <= '9';
+  return number ? json_integer((json_int_t)strtoll(s, NULL, 10)) : sc_jstr(s);
+}
+
 /* A module location (1-based line/column, byte offset) and, when known, the end of its span. */
 static json_t *location_json(const sc_report *r, uint32_t line, uint32_t col, uint32_t offset, uint32_t end_line,
                              uint32_t end_col, uint32_t end_offset, const char *function, const char *op) {
@@ -81,10 +92,10 @@ static json_t *diag_json(const sc_report *r, const sc_diag *d) {
     const sc_context_entry *e = &d->context[i];
     if (e->is_list) {
       json_t *arr = json_array();
-      for (size_t k = 0; k < e->nvalues; k++) json_array_append_new(arr, str_or_null(e->values[k]));
+      for (size_t k = 0; k < e->nvalues; k++) json_array_append_new(arr, context_value(e->values[k]));
       json_object_set_new(ctx, e->key, arr);
     } else {
-      json_object_set_new(ctx, e->key, str_or_null(e->nvalues ? e->values[0] : NULL));
+      json_object_set_new(ctx, e->key, context_value(e->nvalues ? e->values[0] : NULL));
     }
   }
   json_object_set_new(o, "context", ctx);

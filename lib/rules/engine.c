@@ -72,9 +72,19 @@ void sc_rule_info(size_t i, const char **name, const char **family, const char *
   if (summary) *summary = r->summary;
 }
 
-/* A glob matches a rule by name, code or family ("kernel" selects the whole family). */
-static bool glob_matches(const char *glob, const sc_rule *r) {
-  return fnmatch(glob, r->name, 0) == 0 || fnmatch(glob, r->code, 0) == 0 || strcmp(glob, r->family) == 0;
+/* A glob matches a rule by name, code or family ("kernel" selects the whole family), in any case
+ * ("sc0301", as `explain` takes it). */
+static void lower_copy(char *out, size_t cap, const char *s) {
+  size_t i = 0;
+  for (; s[i] && i + 1 < cap; i++) out[i] = (char)tolower((unsigned char)s[i]);
+  out[i] = 0;
+}
+
+static bool glob_matches(const char *lower_glob, const sc_rule *r) {
+  char code[32];
+  lower_copy(code, sizeof code, r->code); /* names and families are lowercase already */
+  return fnmatch(lower_glob, r->name, 0) == 0 || fnmatch(lower_glob, code, 0) == 0 ||
+         strcmp(lower_glob, r->family) == 0;
 }
 
 int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const char **error) {
@@ -101,6 +111,7 @@ int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const
     while (n && p[n - 1] == ' ') n--;
     bool negate = *p == '-';
     char *g = sc_arena_strndup(a, p + negate, n - negate);
+    for (char *c = g; *c; c++) *c = (char)tolower((unsigned char)*c);
     bool matched = false;
     for (size_t i = 0; i < sc_rule_table_len; i++) {
       if (glob_matches(g, &sc_rule_table[i])) {
@@ -115,6 +126,11 @@ int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const
     p += n;
   }
   return 0;
+}
+
+int sc_rules_validate(sc_arena *a, const char *globs, const char **error) {
+  sc_rule_selection sel;
+  return sc_rule_select(a, globs, &sel, error);
 }
 
 /* ---- The walk ---------------------------------------------------------------------------------- */
@@ -424,11 +440,56 @@ void sc_diag_context_list(sc_ctx *ctx, sc_diag *d, const char *key, const char *
   d->ncontext++;
 }
 
+/* True if `name` is used in Python code of `snippet` (not in imports or comments), as a whole name:
+ * "jnp." is not a use of "np.". */
+static bool snippet_uses(const char *snippet, const char *name) {
+  size_t n = strlen(name);
+  for (const char *line = snippet; *line;) {
+    const char *nl = strchr(line, '\n');
+    const char *end = nl ? nl : line + strlen(line);
+    bool import = !strncmp(line, "import ", 7) || !strncmp(line, "from ", 5);
+    const char *hash = memchr(line, '#', (size_t)(end - line)); /* comments use nothing */
+    if (hash) end = hash;
+    for (const char *p = line; !import && p + n <= end; p++)
+      if (!memcmp(p, name, n) && (p == line || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.')))
+        return true;
+    line = nl ? nl + 1 : line + strlen(line);
+  }
+  return false;
+}
+
+/* A Python snippet with the imports it needs and the JAX version its newer APIs need, so it runs
+ * when pasted (a user's file may import jax.numpy as something else, but this is what JAX's docs use). */
+static const char *with_imports(sc_arena *a, const char *snippet) {
+  static const struct {
+    const char *use, *line;
+  } imports[] = {
+      {"jax.", "import jax"},
+      {"jnp.", "import jax.numpy as jnp"},
+      {"np.", "import numpy as np"},
+      {"pl.", "from jax.experimental import pallas as pl"},
+  };
+  sc_astr head = SC_ASTR_INIT(a);
+  for (size_t i = 0; i < sizeof imports / sizeof *imports; i++)
+    if (snippet_uses(snippet, imports[i].use) && !strstr(snippet, imports[i].line))
+      sc_astr_printf(&head, "%s\n", imports[i].line);
+  bool named = snippet_uses(snippet, "NamedSharding"), spec = snippet_uses(snippet, "P(");
+  if (named || spec)
+    sc_astr_printf(&head, "from jax.sharding import %s%s%s\n", named ? "NamedSharding" : "", named && spec ? ", " : "",
+                   spec ? "PartitionSpec as P" : "");
+  if (snippet_uses(snippet, "jax.shard_map"))
+    sc_astr_puts(&head, "# jax.shard_map needs JAX 0.7 or newer (before: jax.experimental.shard_map.shard_map)\n");
+  if (snippet_uses(snippet, "jax.set_mesh")) sc_astr_puts(&head, "# jax.set_mesh needs JAX 0.7 or newer (before: `with mesh:`)\n");
+  if (!head.n) return snippet;
+  sc_astr_puts(&head, snippet);
+  return sc_astr_str(&head);
+}
+
 sc_fix *sc_diag_fix(sc_ctx *ctx, sc_diag *d, const char *title, const char *snippet) {
   sc_fix *grown = sc_arena_grow(ctx->arena, d->fixes, d->nfixes, d->nfixes + 1, sizeof *grown);
   sc_fix *f = &grown[d->nfixes];
   f->title = title;
-  f->snippet = snippet;
+  f->snippet = snippet ? with_imports(ctx->arena, snippet) : NULL;
   d->fixes = grown;
   d->nfixes++;
   return f;

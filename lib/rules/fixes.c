@@ -185,6 +185,59 @@ const char *sc_kc_kernel_name(sc_arena *a, const sc_op *op) {
   return t.n ? sc_span_dup(a, t) : "kernel";
 }
 
+const char *sc_kc_kernel_body(sc_arena *a, const sc_op *op) {
+  const char *name = sc_kc_kernel_name(a, op);
+  sc_span t = sc_op_custom_call_target(op);
+  if (!strcmp(name, "kernel") || (t.n && strlen(name) == t.n && !memcmp(name, t.p, t.n))) return NULL;
+  for (const char *c = name; *c; c++)
+    if (!isalnum((unsigned char)*c) && *c != '_') return NULL;
+  return isdigit((unsigned char)name[0]) ? NULL : name;
+}
+
+/* Function names JAX gives bodies it generates (shard_map, remat, custom_jvp, closed calls): not a
+ * function of the user's program. */
+static bool generated_body_name(sc_span n) {
+  static const char *const prefixes[] = {"main", "shmap_body", "closed_call", "core_call", "remat", "checkpoint",
+                                         "custom_jvp_call", "custom_vjp_call", "region_", "None", "wrapped_fun", "_"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+    size_t k = strlen(prefixes[i]);
+    if (n.n >= k && !memcmp(n.p, prefixes[i], k)) return true;
+  }
+  return false;
+}
+
+/* A Python identifier from a function symbol: "matmul", HLO "wrapped.3" -> "wrapped"; empty if none. */
+static sc_span py_function_name(sc_span n) {
+  uint32_t k = n.n;
+  while (k > 0 && isdigit((unsigned char)n.p[k - 1])) k--;
+  if (k > 0 && k < n.n && n.p[k - 1] == '.') n.n = k - 1;
+  bool ident = n.n > 0 && n.n < 64 && !isdigit((unsigned char)n.p[0]);
+  for (uint32_t i = 0; ident && i < n.n; i++) ident = isalnum((unsigned char)n.p[i]) || n.p[i] == '_';
+  return ident ? n : sc_span_of(NULL, 0);
+}
+
+const char *sc_kc_py_caller(sc_ctx *ctx, const sc_op *op, const sc_op **fn_op) {
+  const sc_op *fn = op->func;
+  if (fn_op) *fn_op = NULL;
+  if (fn && fn != ctx->module->entry) {
+    sc_span n = py_function_name(sc_op_sym_name(fn));
+    if (n.n && !generated_body_name(n)) {
+      if (fn_op) *fn_op = fn;
+      return sc_span_dup(ctx->arena, n);
+    }
+  }
+  const char *jitted = sc_kc_py_fn_name(ctx);
+  if (!strcmp(jitted, "f")) return NULL;
+  if (fn_op && fn == ctx->module->entry) *fn_op = fn;
+  return jitted;
+}
+
+const char *sc_kc_py_call_site(sc_ctx *ctx, const sc_op *op) {
+  sc_srcloc src = sc_op_srcloc(ctx->module, op);
+  if (!src.known || !src.file.n) return NULL;
+  return sc_arena_printf(ctx->arena, SC_SPAN_FMT ":%u", SC_SPAN_ARG(src.file), src.line);
+}
+
 /* ---- Partitioner ---- */
 
 static int attrs_style(const sc_attrs *as) {
@@ -495,7 +548,6 @@ const char *sc_kc_shard_map_snippet(sc_arena *a, const sc_mesh *mesh, const char
   }
   const char *f = py_ident(a, fn);
   return sc_arena_printf(a,
-                         "from jax.sharding import PartitionSpec as P\n"
                          "mesh = %s\n"
                          "%s%s"
                          "%s = jax.shard_map(%s, mesh=mesh, in_specs=%s, out_specs=%s, axis_names=%s)",

@@ -113,5 +113,16 @@ bool sc_kc_edit_set_manual(sc_ctx *ctx, sc_fix *f, const sc_op *op);
 uint32_t sc_kc_line(const sc_linemap *lines, const sc_op *op);
 /* "`name`" for a kernel: kernel_name / backend name / target. */
 const char *sc_kc_kernel_name(sc_arena *a, const sc_op *op);
+/* The kernel body's Python name (what pl.pallas_call takes first) when the module records one
+ * (kernel_name, backend config name, metadata); NULL when only the custom-call target is known. */
+const char *sc_kc_kernel_body(sc_arena *a, const sc_op *op);
+/* The Python function that calls pl.pallas_call for `op`, as the module names it: the nested jit's
+ * function holding the call (a private func.func / HLO computation: `@matmul` from
+ * `jax.jit(matmul)`), else the jitted function (module @jit_func -> "func"); NULL if neither is
+ * named. `*fn_op` (optional) gets that function's op (NULL for the module's jitted function when the
+ * kernel sits in a generic body such as shmap_body). */
+const char *sc_kc_py_caller(sc_ctx *ctx, const sc_op *op, const sc_op **fn_op);
+/* "matmul.py:68" — where Python called pl.pallas_call, from the op's debug info; NULL without. */
+const char *sc_kc_py_call_site(sc_ctx *ctx, const sc_op *op);
 
 #endif

@@ -287,47 +287,99 @@ static const char *manual_axes_text(sc_arena *a, const sc_kc_where *w) {
   return "some axes";
 }
 
+/* What to say about the function a wrap fix wraps: the function that calls pl.pallas_call (never the
+ * kernel body, which takes Refs, nor the custom-call target), and where it makes the call. */
+static const char *caller_comment(sc_ctx *ctx, const sc_op *op, const char *caller, const char *placeholder,
+                                  const char *kname) {
+  sc_arena *a = ctx->arena;
+  const char *site = sc_kc_py_call_site(ctx, op);
+  const char *at = site ? sc_arena_printf(a, " (at %s)", site) : "";
+  if (!caller)
+    return sc_arena_printf(a, "# %s: the function of your program that calls pl.pallas_call for `%s`%s, not the "
+                              "kernel body (it takes Refs).",
+                           placeholder, kname, at);
+  return sc_arena_printf(a, "# %s calls pl.pallas_call for `%s`%s: wrap it, not the kernel body.", caller, kname, at);
+}
+
+/* Partition specs of a function's arguments and results for a shard_map around it: arguments as the
+ * module shards them, results as the kernel's when the function returns the kernel's results, else as
+ * the function's result sharding.
+ * Sets *unknown when a spec had to be guessed (P()). */
+static void function_specs(sc_ctx *ctx, const sc_op *fn, const sc_op *op, const sc_kc_where *w, const char **kouts,
+                           const char ***ins, uint32_t *nin, const char ***outs, uint32_t *nout, bool *unknown) {
+  sc_arena *a = ctx->arena;
+  const sc_block *body = ru_body(fn);
+  *nin = body ? body->nargs : 0;
+  *ins = sc_arena_calloc(a, *nin + 1, sizeof **ins);
+  for (uint32_t i = 0; i < *nin; i++) {
+    (*ins)[i] = sc_kc_pspec(a, sc_kc_value_sharding(ctx, body->args[i]), w, NULL);
+    if (!(*ins)[i]) *unknown = true;
+  }
+  const sc_op *ret = ru_terminator(fn);
+  *nout = ru_func_nresults(fn);
+  if (!*nout && ret) *nout = ret->noperands;
+  if (!*nout) *nout = 1;
+  *outs = sc_arena_calloc(a, *nout + 1, sizeof **outs);
+  for (uint32_t i = 0; i < *nout; i++) {
+    const sc_value *v = ret && i < ret->noperands ? ret->operands[i] : NULL;
+    if (v && v->def == op && v->index < op->nresults) (*outs)[i] = kouts[v->index];
+    if (!(*outs)[i] && ctx->model) (*outs)[i] = sc_kc_pspec(a, sc_model_func_result_sharding(ctx->model, fn, i), w, NULL);
+    if (!(*outs)[i]) *unknown = true;
+  }
+}
+
+/* Top level: wrap the function that calls the kernel in a shard_map over every mesh axis. */
+static void add_caller_wrap_fix(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *kname) {
+  sc_arena *a = ctx->arena;
+  const sc_mesh *mesh = w->mesh;
+  const char **kins = sc_arena_calloc(a, op->noperands + 1, sizeof *kins);
+  const char **kouts = sc_arena_calloc(a, op->nresults + 1, sizeof *kouts);
+  const sc_sharding **rs = sc_arena_calloc(a, op->nresults + 1, sizeof *rs);
+  sharded_vec tmp = {0};
+  result_shardings(ctx, op, w, &tmp, rs);
+  bool unknown = false, all_repl = true;
+  for (uint32_t i = 0; i < op->noperands; i++) {
+    kins[i] = sc_kc_pspec(a, sc_kc_value_sharding(ctx, op->operands[i]), w, NULL);
+    if (!kins[i]) unknown = true;
+    else if (strcmp(kins[i], "P()") != 0) all_repl = false;
+  }
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    kouts[i] = sc_kc_pspec(a, rs[i], w, NULL);
+    if (kouts[i] || all_repl) continue;
+    /* Same shape as a sharded operand: the usual elementwise/blocked kernel keeps its layout. */
+    for (uint32_t k = 0; k < op->noperands && k < op->noperand_types && i < op->nresult_types; k++)
+      if (kins[k] && strcmp(kins[k], "P()") && ru_span_same(op->operand_types[k], op->result_types[i])) {
+        kouts[i] = kins[k];
+        break;
+      }
+  }
+  const sc_op *fn = NULL;
+  const char *caller = sc_kc_py_caller(ctx, op, &fn);
+  const char **ins = kins, **outs = kouts;
+  uint32_t nin = op->noperands, nout = op->nresults;
+  if (fn) function_specs(ctx, fn, op, w, kouts, &ins, &nin, &outs, &nout, &unknown);
+  else
+    for (uint32_t i = 0; i < nout; i++) unknown |= !outs[i];
+  const char *comment = caller_comment(ctx, op, caller, "f", kname);
+  if (unknown)
+    comment = sc_arena_printf(a, "%s\n# Arguments and results whose sharding the module does not show are replicated "
+                                 "(P()): every device\n# runs the kernel on the full array. Shard a dimension (e.g. "
+                                 "P('data', None)) where the kernel's\n# blocks are independent along it.",
+                              comment);
+  const char *target = caller ? caller : "f";
+  sc_diag_fix(ctx, d,
+              sc_arena_printf(a, "Wrap `%s` (the function that calls the kernel `%s`) in jax.shard_map over all mesh "
+                                 "axes %s",
+                              target, kname, sc_kc_py_axis_names(a, mesh)),
+              sc_kc_shard_map_snippet(a, mesh, target, ins, nin, outs, nout, sc_kc_py_axis_names(a, mesh), comment));
+}
+
 /* Adds: the shard_map snippet(s), the machine wrap, and the fallback. */
 static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *kname) {
   sc_arena *a = ctx->arena;
   const sc_mesh *mesh = w->mesh;
   if (!w->in_manual) {
-    /* Top level: wrap the kernel itself. */
-    const char **ins = sc_arena_calloc(a, op->noperands + 1, sizeof *ins);
-    const char **outs = sc_arena_calloc(a, op->nresults + 1, sizeof *outs);
-    const sc_sharding **rs = sc_arena_calloc(a, op->nresults + 1, sizeof *rs);
-    sharded_vec tmp = {0};
-    result_shardings(ctx, op, w, &tmp, rs);
-    bool unknown = false, all_repl = true;
-    for (uint32_t i = 0; i < op->noperands; i++) {
-      ins[i] = sc_kc_pspec(a, sc_kc_value_sharding(ctx, op->operands[i]), w, NULL);
-      if (!ins[i]) unknown = true;
-      else if (strcmp(ins[i], "P()") != 0) all_repl = false;
-    }
-    for (uint32_t i = 0; i < op->nresults; i++) {
-      outs[i] = sc_kc_pspec(a, rs[i], w, NULL);
-      if (!outs[i] && !all_repl) {
-        /* Same shape as a sharded operand: the usual elementwise/blocked kernel keeps its layout. */
-        for (uint32_t k = 0; k < op->noperands && k < op->noperand_types && i < op->nresult_types; k++)
-          if (ins[k] && strcmp(ins[k], "P()") && op->operand_types[k].n == op->result_types[i].n &&
-              memcmp(op->operand_types[k].p, op->result_types[i].p, op->result_types[i].n) == 0) {
-            outs[i] = ins[k];
-            break;
-          }
-        if (!outs[i]) unknown = true;
-      }
-    }
-    const char *comment =
-        unknown ? "# Operands and results whose sharding the module does not show are replicated (P()): every device\n"
-                  "# runs the kernel on the full array. Shard a dimension (e.g. P('data', None)) where the kernel's\n"
-                  "# blocks are independent along it."
-                : NULL;
-    const char *snip = sc_kc_shard_map_snippet(a, mesh, kname, ins, op->noperands, outs, op->nresults,
-                                               sc_kc_py_axis_names(a, mesh), comment);
-    sc_diag_fix(ctx, d,
-                sc_arena_printf(a, "Wrap the call to `%s` in jax.shard_map over all mesh axes %s", kname,
-                                sc_kc_py_axis_names(a, mesh)),
-                snip);
+    add_caller_wrap_fix(ctx, d, op, w, kname);
   } else {
     /* Inside a partially manual shard_map: make it manual over every axis, or nest one for the rest. */
     const sc_op *mop = w->mc->manual_op;
@@ -361,11 +413,19 @@ static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc
         const char *ps = sc_kc_pspec(a, s, w, skip_manual);
         ins[i] = ps ? ps : "P()";
       }
+      /* Only a function the module names apart from the jitted one can be wrapped inside the shard_map. */
+      const sc_op *fn = NULL;
+      const char *caller = sc_kc_py_caller(ctx, op, &fn);
+      if (!fn || fn == ctx->module->entry) caller = NULL;
+      const char *target = caller ? caller : "kernel_fn";
       sc_diag_fix(ctx, d,
-                  sc_arena_printf(a, "Or wrap just `%s` in a nested jax.shard_map over the remaining axes %s", kname,
-                                  free_axes_py(a, w)),
-                  sc_kc_shard_map_snippet(a, mesh, kname, ins, op->noperands, outs, op->nresults, free_axes_py(a, w),
-                                          "# Inside the existing shard_map: the kernel sees per-device blocks."));
+                  sc_arena_printf(a, "Or wrap just `%s` (the function that calls the kernel `%s`) in a nested "
+                                     "jax.shard_map over the remaining axes %s",
+                                  target, kname, free_axes_py(a, w)),
+                  sc_kc_shard_map_snippet(
+                      a, mesh, target, ins, op->noperands, outs, op->nresults, free_axes_py(a, w),
+                      sc_arena_printf(a, "%s\n# Inside the existing shard_map: the kernel sees per-device blocks.",
+                                      caller_comment(ctx, op, caller, target, kname))));
     }
   }
   sc_kc_fix_wrap_manual(
@@ -579,9 +639,13 @@ void sc_check_kernel_communication_replicas(sc_ctx *ctx, const sc_op *op) {
   m.axes = &ax;
   m.naxes = 1;
   m.devices = replicas;
+  const char *caller = sc_kc_py_caller(ctx, op, NULL);
   sc_diag_fix(ctx, d, "Replace pmap with jax.shard_map over a mesh so the kernel is lowered in an SPMD context",
-              sc_kc_shard_map_snippet(ctx->arena, &m, kname, in, 1, out, 1, "{'x'}",
-                                      "# one mesh axis in place of the pmapped axis; device ids become axis indices"));
+              sc_kc_shard_map_snippet(
+                  ctx->arena, &m, caller ? caller : "f", in, 1, out, 1, "{'x'}",
+                  sc_arena_printf(ctx->arena,
+                                  "%s\n# one mesh axis in place of the pmapped axis; device ids become axis indices",
+                                  caller_comment(ctx, op, caller, "f", kname))));
 }
 
 /* ---- SC0306 kernel-wrong-platform / SC0307 kernel-cpu-platform ---- */
@@ -611,8 +675,7 @@ void sc_check_kernel_wrong_platform(sc_ctx *ctx, const sc_op *op) {
                                      sc_kc_py_fn_name(ctx), args, plat)
                    : NULL);
   const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
-  bool ident = *kname && !isdigit((unsigned char)kname[0]);
-  for (const char *c = kname; ident && *c; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+  const char *body = sc_kc_kernel_body(ctx->arena, op); /* pallas_call takes the kernel body */
   const char *params = p == SC_PLATFORM_GPU ? "from jax.experimental.pallas import triton as pltriton\n"
                                               "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltriton.CompilerParams())"
                                             : "from jax.experimental.pallas import tpu as pltpu\n"
@@ -620,7 +683,7 @@ void sc_check_kernel_wrong_platform(sc_ctx *ctx, const sc_op *op) {
   sc_diag_fix(ctx, d,
               sc_arena_printf(ctx->arena, "Or give pallas_call %s compiler_params when lowering for %s", sc_platform_name(p),
                               sc_platform_name(p)),
-              out && ident ? sc_arena_printf(ctx->arena, params, kname, out) : NULL);
+              out && body ? sc_arena_printf(ctx->arena, params, body, out) : NULL);
 }
 
 void sc_check_kernel_cpu_platform(sc_ctx *ctx, const sc_op *op) {
@@ -638,10 +701,9 @@ void sc_check_kernel_cpu_platform(sc_ctx *ctx, const sc_op *op) {
   sc_kc_context(ctx, d, &w);
   sc_diag_context(ctx, d, "kernel", kname);
   const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
-  bool ident = *kname && !isdigit((unsigned char)kname[0]);
-  for (const char *c = kname; ident && *c; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+  const char *body = sc_kc_kernel_body(ctx->arena, op); /* pallas_call takes the kernel body */
   sc_diag_fix(ctx, d, "Lower the kernel in interpret mode for CPU (it then becomes plain HLO, no custom call)",
-              out && ident ? sc_arena_printf(ctx->arena, "pl.pallas_call(%s, out_shape=%s, interpret=True)", kname, out)
+              out && body ? sc_arena_printf(ctx->arena, "pl.pallas_call(%s, out_shape=%s, interpret=True)", body, out)
                            : NULL);
 }
 

@@ -324,12 +324,17 @@ void sc_check_mesh_target(sc_ctx *ctx) {
   if (module_devices <= 1 || module_devices == t->devices) return;
   uint32_t b = mod ? mod->pos.offset : 0, e = 0;
   bool has_decl = device_count_decl(ctx, decl, &b, &e);
-  sc_diag *d = sc_emit_at(ctx, b, mod,
-                          "Function %s was exported for %" PRId64 " devices and is called in a context with %" PRId64
-                          " devices, which is not allowed. The module was lowered for %" PRId64 " device%s (%s) but the "
-                          "target mesh %s has %" PRId64 " devices.",
-                          sc_kc_py_fn_name(ctx), module_devices, t->devices, module_devices, module_devices == 1 ? "" : "s",
-                          from, axes_text(a, t), t->devices);
+  /* JAX's sentence is jax.export's (calling an Exported); a plain jit dump was lowered, not exported. */
+  bool exported = ctx->module->exported || !ctx->lines;
+  const char *jax_sentence =
+      exported ? sc_arena_printf(a, "Function %s was exported for %" PRId64 " devices and is called in a context with %" PRId64
+                                    " devices, which is not allowed. ",
+                                 sc_kc_py_fn_name(ctx), module_devices, t->devices)
+               : sc_arena_printf(a, "Function %s was lowered for %" PRId64 " devices and is checked against %" PRId64
+                                    " devices. ",
+                                 sc_kc_py_fn_name(ctx), module_devices, t->devices);
+  sc_diag *d = sc_emit_at(ctx, b, mod, "%sThe module was lowered for %" PRId64 " device%s (%s) but the target mesh %s has %" PRId64 " devices.",
+                          jax_sentence, module_devices, module_devices == 1 ? "" : "s", from, axes_text(a, t), t->devices);
   if (has_decl) sc_diag_span(ctx, d, b, e);
   sc_diag_context(ctx, d, "module_devices", sc_arena_printf(a, "%" PRId64, module_devices));
   sc_diag_context(ctx, d, "target_devices", sc_arena_printf(a, "%" PRId64, t->devices));

@@ -3,6 +3,7 @@
  * XLA's HloSharding::Validate for GSPMD shardings, unreduced-axes transitions, and the other sdy
  * attributes and ops (sharding rules, propagation edges, data-flow edges, constants, barriers,
  * named computations). */
+#include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -216,6 +217,21 @@ static void span_site(sc_ctx *ctx, sc_diag *d, const ru_site *site, const char *
   if (s) sc_diag_span_text(ctx, d, s->text);
 }
 
+/* Machine fix for an axis-name typo: the underlined name (`"modle"`) becomes the mesh axis it is one
+ * or two edits away from (`"model"`), when the underlined text is a plain axis name. */
+static void add_axis_rename(sc_ctx *ctx, sc_diag *d, const char *guess) {
+  if (!ctx->lines || !ctx->buf || d->end_offset <= d->offset || d->end_offset > ctx->len) return;
+  const char *p = ctx->buf + d->offset;
+  uint32_t n = d->end_offset - d->offset;
+  bool quoted = n >= 2 && p[0] == '"' && p[n - 1] == '"';
+  for (uint32_t i = quoted; i < n - quoted; i++)
+    if (!isalnum((unsigned char)p[i]) && p[i] != '_') return;
+  sc_fix *f = sc_diag_fix(ctx, d,
+                          sc_arena_printf(ctx->arena, "Rename the axis %.*s to '%s' in this sharding", (int)n, p, guess),
+                          NULL);
+  sc_fix_edit(ctx, f, d->offset, n, quoted ? sc_arena_printf(ctx->arena, "\"%s\"", guess) : guess);
+}
+
 void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
   (void)user;
   const char *rule = NULL;
@@ -263,6 +279,7 @@ void ru_site_report(sc_ctx *ctx, const ru_site *site, void *user) {
                       : sc_arena_printf(a, "Use an axis of the mesh: %s", names),
                 spec ? sc_arena_printf(a, "mesh = %s\nsharding = NamedSharding(mesh, %s)", sc_kc_py_make_mesh(a, mesh), spec)
                      : NULL);
+    if (guess) add_axis_rename(ctx, d, guess);
   } else if (!strcmp(rule, "sharding-rank")) {
     const char *spec = value_rank >= 0 ? fixed_pspec(ctx, site->s, value_rank, KEEP_ALL, mesh, NULL, NULL) : NULL;
     sc_diag_fix(ctx, d, "Give one dimension sharding per tensor dimension (rank-0 shardings for tokens and maximal meshes)",

@@ -76,7 +76,9 @@ run 1 "--quiet" "$CLI" check --quiet "$BAD" "$WARN"
 has out "^2 inputs checked: 1 error, 1 warning, 0 notes$" "--quiet summary totals all inputs"
 run 1 "--max-diagnostics" "$CLI" check --max-diagnostics 1 "$BAD" "$WARN" "$BAD"
 [ "$(grep -c '^\S.*: \(error\|warning\):' out)" = 1 ] && ok || bad "--max-diagnostics 1 showed $(grep -c ': \(error\|warning\):' out)"
-has out "3 inputs checked: 1 error, 0 warnings, 0 notes; 2 more not shown (--max-diagnostics 1)$" "--max-diagnostics note"
+has out "3 inputs checked: 2 errors, 1 warning, 0 notes; 2 more not shown (--max-diagnostics 1)$" "--max-diagnostics: the summary counts every finding"
+run 1 "--max-diagnostics 0 still gates on what it hides" "$CLI" check --max-diagnostics 0 "$BAD"
+has out "kernel-outside-manual.toplevel.bad.mlir: 1 error, 0 warnings, 0 notes; 1 more not shown (--max-diagnostics 0)$" "--max-diagnostics 0: one input's line counts every finding"
 run 1 "--statistics" "$CLI" check --statistics --quiet "$BAD" "$WARN"
 has out "^     1  SC0303  kernel-gpu-auto-partitioned$" "--statistics count"
 has out "^     1  SC0301  kernel-outside-manual$" "--statistics count"
@@ -164,6 +166,12 @@ sed -i 's/ignore\[SC0303, SC0301\]/ignore[SC0303]/' repo/train.py
 run 1 "inline ignore of another code" "$CLI" check --source-root repo "$EX"
 sed -i 's/ignore\[SC0303\]/ignore/' repo/train.py
 run 0 "bare inline ignore" "$CLI" check --source-root repo "$EX"
+sed -i 's/# shardcheck: ignore/#shardcheck:ignore[SC0301]/' repo/train.py
+run 0 "inline ignore without spaces" "$CLI" check --source-root repo "$EX"
+grep -q unused err && bad "a used ignore was reported unused" || ok
+sed -i 's/ignore\[SC0301\]/ignore[SC0303]/' repo/train.py
+run 1 "an ignore naming another code" "$CLI" check --source-root repo "$EX"
+has err "^shardcheck: repo/train.py:44: unused \`# shardcheck: ignore\` (nothing it names is reported there)$" "unused ignore reported"
 run 1 "no source root: file not found" "$CLI" check "$EX"
 sed 's|"train.py"|"/dev/zero"|' "$EX" >zero.mlir
 run 1 "a device named as the Python source is not read" timeout 60 "$CLI" check zero.mlir
@@ -183,10 +191,13 @@ for f in "$M"/*/*.bad.mlir "$M"/*/*.bad.hlo; do
   [ -z "$left" ] && ok || bad "fix $f: re-check still has $left"
 done
 [ $nfix -ge 25 ] && ok || bad "only $nfix machine-fixable modules found"
-run 0 "fix --diff" "$CLI" fix --diff "$M/sharding/sharding-axis-order.bad.mlir"
+run 1 "fix --diff with changes exits 1 (as diff does)" "$CLI" fix --diff "$M/sharding/sharding-axis-order.bad.mlir"
 has out '^+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, \[{}\], replicated={"x", "y"}>})' "unified diff"
 has out '^@@ -1,6 +1,6 @@$' "diff hunk header"
 has err "^applied: .*\[SC0208\]" "fix says what it applied"
+run 0 "fix --diff without changes exits 0" "$CLI" fix --diff "$M/sharding/sharding-axis-order.good.mlir"
+run 2 "fix DIR" "$CLI" fix "$M/sharding"
+has err "^shardcheck: fix: .* is a directory; fix takes one module file" "fix DIR says why"
 cp "$M/sharding/sharding-axis-order.bad.mlir" inplace.mlir
 run 0 "fix --in-place" "$CLI" fix --in-place inplace.mlir
 run 0 "fixed in place" "$CLI" check --fail-on note inplace.mlir

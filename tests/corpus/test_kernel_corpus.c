@@ -24,6 +24,46 @@ static size_t count_substr(const char *text, const char *needle) {
   return n;
 }
 
+/* The name a fix's `NAME = jax.shard_map(NAME, ...)` line wraps, or NULL. */
+static char *wrapped_name(const char *snippet, char *out, size_t cap) {
+  const char *call = strstr(snippet, " = jax.shard_map(");
+  if (!call) return NULL;
+  const char *start = call;
+  while (start > snippet && start[-1] != '\n') start--;
+  snprintf(out, cap, "%.*s", (int)(call - start), start);
+  return out;
+}
+
+static const char *context_value(const sc_diag *d, const char *key) {
+  for (size_t i = 0; i < d->ncontext; i++)
+    if (!strcmp(d->context[i].key, key) && d->context[i].nvalues) return d->context[i].values[0];
+  return NULL;
+}
+
+/* A shard_map fix wraps a function the module names (the jitted function `module @jit_NAME` or the
+ * nested jit's `func.func private @NAME` holding the call), never the kernel body or the custom-call
+ * target; its snippet imports what it uses. */
+static size_t expect_wraps_module_function(const char *path, const char *text, const sc_diag *dg) {
+  size_t checked = 0;
+  for (size_t f = 0; f < dg->nfixes; f++) {
+    const char *snip = dg->fixes[f].snippet;
+    char name[128], jit_decl[160], func_decl[160];
+    if (!snip || !wrapped_name(snip, name, sizeof name)) continue;
+    const char *kernel = context_value(dg, "kernel");
+    cr_expect(!kernel || strcmp(name, kernel), "%s: %s fix wraps the kernel body `%s`", path, dg->code, name);
+    cr_expect(!dg->target || strcmp(name, dg->target), "%s: %s fix wraps the custom-call target", path, dg->code);
+    snprintf(jit_decl, sizeof jit_decl, "module @jit_%s ", name);
+    snprintf(func_decl, sizeof func_decl, "func.func private @%s(", name);
+    cr_expect(strstr(text, jit_decl) || strstr(text, func_decl), "%s: %s fix wraps `%s`, which the module does not name",
+              path, dg->code, name);
+    cr_expect(strstr(snip, "import jax\n") && strstr(snip, "from jax.sharding import PartitionSpec as P\n"),
+              "%s: %s snippet imports what it uses:\n%s", path, dg->code, snip);
+    cr_expect(strstr(snip, "JAX 0.7 or newer"), "%s: %s snippet says which JAX has jax.shard_map", path, dg->code);
+    checked++;
+  }
+  return checked;
+}
+
 Test(kernel_corpus, jax_modules_on_their_own_mesh_have_no_error) {
   size_t checked = 0;
   for (size_t k = 0; k < sizeof jax_dirs / sizeof *jax_dirs; k++) {
@@ -55,8 +95,19 @@ Test(kernel_corpus, jax_modules_on_their_own_mesh_have_no_error) {
   cr_assert_geq(checked, 100);
 }
 
+/* The module checked against --mesh data=4 (mesh and options filled in for re-checks). */
+static sc_report *check_on_four_devices(sc_arena *a, const char *path, const char *buf, size_t len, sc_target_mesh *mesh,
+                                        sc_options *o) {
+  const char *err = NULL;
+  cr_assert_eq(sc_mesh_parse(a, "data=4", mesh, &err), 0);
+  memset(o, 0, sizeof *o);
+  o->input_name = path;
+  o->mesh = mesh;
+  return kc_check(a, buf, len, o);
+}
+
 Test(kernel_corpus, pallas_modules_on_four_devices) {
-  size_t tpu = 0, gpu = 0, fixes = 0;
+  size_t tpu = 0, gpu = 0, fixes = 0, wraps = 0;
   for (size_t k = 0; k < sizeof jax_dirs / sizeof *jax_dirs; k++) {
     DIR *d = opendir(jax_dirs[k]);
     cr_assert_not_null(d);
@@ -69,13 +120,8 @@ Test(kernel_corpus, pallas_modules_on_four_devices) {
       char *text = kc_read_file(path, &len);
       sc_arena *a = sc_arena_new(0);
       sc_target_mesh mesh;
-      const char *err = NULL;
-      cr_assert_eq(sc_mesh_parse(a, "data=4", &mesh, &err), 0);
       sc_options o;
-      memset(&o, 0, sizeof o);
-      o.input_name = path;
-      o.mesh = &mesh;
-      sc_report *r = kc_check(a, text, len, &o);
+      sc_report *r = check_on_four_devices(a, path, text, len, &mesh, &o);
       size_t ntpu = count_substr(text, "custom_call @tpu_custom_call(");
       size_t ngpu = count_substr(text, "custom_call @mosaic_gpu") + count_substr(text, "custom_call @__gpu$xla.gpu.triton(") +
                     count_substr(text, "custom_call @triton_kernel_call");
@@ -94,6 +140,7 @@ Test(kernel_corpus, pallas_modules_on_four_devices) {
                     "%s: both meshes named: %s", path, dg->message);
         }
         if (!strcmp(dg->code, "SC0303")) cr_expect_eq(dg->severity, SC_SEV_WARNING);
+        wraps += expect_wraps_module_function(path, text, dg);
       }
       tpu += ntpu;
       gpu += ngpu;
@@ -106,6 +153,30 @@ Test(kernel_corpus, pallas_modules_on_four_devices) {
   cr_expect_geq(tpu, 3, "Mosaic TPU kernels in the corpus");
   cr_expect_geq(gpu, 3, "GPU kernels in the corpus");
   cr_expect_geq(fixes, tpu + gpu, "a machine fix for every kernel");
+  cr_expect_geq(wraps, tpu + gpu, "a shard_map fix wrapping a function of the program for every kernel");
+}
+
+/* The matmul module's kernel sits in `@matmul` (jax.jit(matmul)), which calls pl.pallas_call at
+ * matmul.py:68: the fix wraps `matmul`, says where the call is, and never `matmul_kernel`. */
+Test(kernel_corpus, pallas_matmul_fix_wraps_the_calling_function) {
+  const char *path = "../shared/corpus/jax/jax_backcompat/pallas_mosaic_matmul__0.mlirbc";
+  size_t len;
+  char *bytes = kc_read_file(path, &len);
+  sc_arena *a = sc_arena_new(0);
+  sc_target_mesh mesh;
+  sc_options o;
+  sc_report *r = check_on_four_devices(a, path, bytes, len, &mesh, &o);
+  const sc_diag *dg = kc_find(r, "SC0301");
+  cr_assert_not_null(dg);
+  cr_assert_geq(dg->nfixes, 1);
+  const char *snip = dg->fixes[0].snippet;
+  cr_expect(strstr(snip, "matmul = jax.shard_map(matmul, mesh=mesh, in_specs=(P(), P()), out_specs=P()"), "%s", snip);
+  cr_expect(strstr(snip, "matmul calls pl.pallas_call for `matmul_kernel` (at "
+                         "third_party/py/jax/experimental/pallas/ops/tpu/matmul.py:68)"),
+            "%s", snip);
+  cr_expect(!strstr(snip, "matmul_kernel = "), "%s", snip);
+  sc_arena_free(a);
+  free(bytes);
 }
 
 static void no_kernel_callback_diags(const char *dir) {

@@ -3,7 +3,8 @@
  * Runs the whole check over the corpus (../shared/corpus), tests/modules and examples/, each without a
  * target mesh and retargeted to data=4 and data=2,model=4, plus every catalog example with its mesh;
  * collects each fix's snippet and parses all of them with Debian's /usr/bin/python3 `ast.parse`. Also
- * checks the shape of a fix: a one-line title, never an empty snippet. */
+ * checks the shape of a fix: a one-line title, never an empty snippet, and that a snippet imports the
+ * JAX names it uses (jax, jnp, np, P, NamedSharding, pl, pltpu, pltriton). */
 #include <criterion/criterion.h>
 #include <glob.h>
 #include <unistd.h>
@@ -101,6 +102,10 @@ Test(snippets, every_fix_snippet_parses_as_python) {
            "    bad+=1; print(\"NOT PYTHON:\",label,\"--\",e.msg,\"\\n\",src,\"\\n\"); continue\n"
            "  why=\"only a comment\" if not t.body else \"a ... placeholder\" if any(isinstance(n,ast.Constant) and n.value is Ellipsis for n in ast.walk(t)) else None\n"
            "  if why: bad+=1; print(\"NOT PYTHON:\",label,\"--\",why,\"\\n\",src,\"\\n\")\n"
+           "  bound={(a.asname or a.name).split(\".\")[0] for n in ast.walk(t) if isinstance(n,(ast.Import,ast.ImportFrom)) for a in n.names}\n"
+           "  lib={\"jax\",\"jnp\",\"np\",\"P\",\"NamedSharding\",\"pl\",\"pltpu\",\"pltriton\"}\n"
+           "  missing=sorted({n.id for n in ast.walk(t) if isinstance(n,ast.Name) and n.id in lib}-bound)\n"
+           "  if missing: bad+=1; print(\"NOT IMPORTED:\",label,\"--\",missing,\"\\n\",src,\"\\n\")\n"
            "sys.exit(1 if bad else 0)' %s",
            path);
   int rc = system(cmd);

@@ -49,8 +49,8 @@ def rel(p):
     return os.path.relpath(p, REPO)
 
 
-def run_cli(*args, stdin=None):
-    r = subprocess.run([str(CLI), *map(str, args)], cwd=REPO, input=stdin, capture_output=True, timeout=600)
+def run_cli(*args, stdin=None, cwd=REPO):
+    r = subprocess.run([str(CLI), *map(str, args)], cwd=cwd, input=stdin, capture_output=True, timeout=600)
     return r.returncode, r.stdout.decode("utf-8"), r.stderr.decode("utf-8")
 
 

@@ -42,6 +42,44 @@ class InputsTest(unittest.TestCase):
         self.assertEqual(shardcheck.check(c, name="m").to_json(), shardcheck.check(hlo, name="m").to_json())
         self.assertEqual(c.calls, 1)
 
+    def test_str_path(self):
+        """check("model.mlir") is the file, as the CLI takes it; a str that is neither text nor a file is refused."""
+        cwd = os.getcwd()
+        try:
+            os.chdir(support.REPO)
+            r = shardcheck.check(BAD)
+            self.assertEqual(r.name, BAD)
+            self.assertEqual(r.to_json(), shardcheck.check(support.REPO / BAD, name=BAD).to_json())
+            self.assertNotIn("SC0001", [d.code for d in r.diagnostics])
+            with self.assertRaisesRegex(TypeError, "neither module text nor an existing file"):
+                shardcheck.check("no/such/model.mlir")
+        finally:
+            os.chdir(cwd)
+
+    def test_text_shows_the_python_line(self):
+        """print(report) leads with the Python location and shows its line, as the CLI does from the same
+        directory."""
+        module = (read("tests/modules/kernel/kernel-outside-manual.partial.bad.mlir")
+                  .replace('#loc1 = loc("model.py":88:12)', '#loc1 = loc("src/model.py":4:11)')
+                  .replace("-> tensor<16x128xf32> // expect: SC0301", "-> tensor<16x128xf32> loc(#loc1)"))
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as d:
+            try:
+                os.chdir(d)
+                os.mkdir("src")
+                Path("src/model.py").write_text("import jax\n\ndef step(x):\n    return pl.pallas_call(k, out_shape=x)(x)\n")
+                Path("k.mlir").write_text(module)
+                text = str(shardcheck.check(Path("k.mlir"), name="k.mlir"))
+                self.assertTrue(text.startswith("src/model.py:4:11: error: Mosaic kernels cannot be automatically "
+                                                "partitioned. Please wrap the call in a shard_map. [SC0301]\n"
+                                                "    4 |     return pl.pallas_call(k, out_shape=x)(x)\n"
+                                                "      |            ^~~~~~~~~~~~~~\n"
+                                                "      = module: k.mlir:6:34\n"), text)
+                rc, out, err = support.run_cli("check", "--no-config", "--no-color", "k.mlir", cwd=d)
+                self.assertEqual(text, out, err)
+            finally:
+                os.chdir(cwd)
+
     def test_default_names(self):
         text = read(GOOD)
         self.assertEqual(shardcheck.check(text).name, "<string>")
@@ -157,6 +195,11 @@ class ReportTest(unittest.TestCase):
             x for x in data["diagnostics"] if x["code"] == "SC0301")["source_location"]["file"])
         self.assertTrue(kernel[0].fixes and kernel[0].fixes[0].title)
         self.assertIn("SC0301", repr(r) + str(r))
+        self.assertEqual(repr(r), f"<shardcheck.Report {BAD}: 1 error, 0 warnings, 0 notes>")
+        # The user's Python location leads, with JAX's sentence alone; the module location follows.
+        self.assertTrue(str(r).startswith("train.py:44:10: error: Mosaic kernels cannot be automatically partitioned. "
+                                          "Please wrap the call in a shard_map. [SC0301]\n"), str(r))
+        self.assertIn(f"\n      = module: {BAD}:11:32\n", str(r))
         r.to_dict()["diagnostics"].clear()  # to_dict() is a fresh copy
         self.assertTrue(r.to_dict()["diagnostics"])
 
@@ -268,6 +311,37 @@ class ErrorsTest(unittest.TestCase):
             self.assertTrue(out.startswith("LibraryNotFoundError shardcheck: libshardcheck.so not found"), out)
             self.assertIn("Build it with `make`", out)
             self.assertIn(lib, out)
+
+    def test_server_addresses(self):
+        """server= as the C CLI's --server takes it: a host alone is port 50051, http:// is dropped, https:// needs TLS."""
+        from shardcheck._remote import grpc_target
+        self.assertEqual(grpc_target("localhost", False), "localhost:50051")
+        self.assertEqual(grpc_target("[::1]", False), "[::1]:50051")
+        self.assertEqual(grpc_target("http://127.0.0.1:8080/", False), "127.0.0.1:8080")
+        self.assertEqual(grpc_target("unix:/run/shardcheckd.sock", False), "unix:/run/shardcheckd.sock")
+        self.assertEqual(grpc_target("https://host:443", True), "host:443")
+        with self.assertRaisesRegex(ValueError, "https:// needs TLS"):
+            grpc_target("https://host:443", False)
+
+    def test_install_hints(self):
+        """What a fresh install trips over: no grpcio names the pip extra; the build requires wheel; the
+        package's CLI says what it is and what it does with a directory."""
+        code = ("import sys\nsys.modules['grpc'] = None\nimport shardcheck\n"
+                "try:\n    shardcheck.check('module {}', server='127.0.0.1:1')\n"
+                "except ImportError as e:\n    print(e)\n")
+        rc, out, err = support.run_py(code=code)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("pip install 'shardcheck[remote]'", out)
+        import tomllib
+        pyproject = tomllib.loads((support.REPO / "client/python/pyproject.toml").read_text())
+        self.assertIn("wheel", pyproject["build-system"]["requires"])
+        rc, out, err = support.run_py("check", "--help")
+        self.assertIn("the C CLI", " ".join(out.split()))
+        rc, out, err = support.run_py("check", "examples")
+        self.assertEqual(rc, 2)
+        self.assertIn("examples: a directory: python3 -m shardcheck checks files only", err)
+        self.assertIn("Debian packages", (support.REPO / "scripts/deps.sh").read_text())
+        self.assertIn('echo "shardcheck: running: ${SUDO}apt-get', (support.REPO / "scripts/deps.sh").read_text())
 
     def test_explain_and_rules(self):
         rc, out, _ = support.run_cli("explain", "SC0301")

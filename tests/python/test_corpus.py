@@ -70,7 +70,9 @@ class CorpusTest(unittest.TestCase):
     def cli(self, fmt, mesh_args):
         rc, out, err = support.run_cli("check", "--no-config", "--format", fmt, "--no-color", *mesh_args, *self.paths)
         self.assertIn(rc, (0, 1), err)
-        self.assertEqual(err, "", "the CLI could not check every module")
+        # Only the hint that some corpus files hold `// -----`-separated modules may go to stderr.
+        problems = [line for line in err.splitlines() if not line.startswith("shardcheck: hint: ")]
+        self.assertEqual(problems, [], "the CLI could not check every module")
         return out
 
     def first_difference(self, expected, got, what):

@@ -27,11 +27,15 @@ Test(report, text_has_location_source_line_caret_source_and_fixes) {
   sc_report *r = test_check(A, KERNEL, &opt);
   cr_assert_eq(r->errors, 1);
   char *t = sc_report_text(r, false);
-  /* located at the culprit token (the custom call target), underlined to its end */
-  cr_assert(strstr(t, "k.mlir:5:29: error: Mosaic kernels cannot be automatically partitioned."), "%s", t);
+  /* The Python location leads with JAX's sentence alone; the rest of the message is a note. */
+  cr_assert(strstr(t, "train.py:44:10: error: Mosaic kernels cannot be automatically partitioned. Please wrap the call "
+                      "in a shard_map. [SC0301]\n"),
+            "%s", t);
+  /* then the module location, at the culprit token (the custom call target), underlined to its end */
+  cr_assert(strstr(t, "      = module: k.mlir:5:29\n"), "%s", t);
   cr_assert(strstr(t, "    5 | \t%0 = stablehlo.custom_call"), "%s", t);
   cr_assert(strstr(t, "      | \t                           ^~~~~~~~~~~~~~~~\n"), "the caret keeps the tab: %s", t);
-  cr_assert(strstr(t, "= source: train.py:44:10"), "%s", t);
+  cr_assert(strstr(t, "      = note: Kernel `k` (tpu_custom_call): it is not inside any shard_map"), "%s", t);
   cr_assert(strstr(t, "= fix"), "%s", t);
   cr_assert(strstr(t, "= help: shardcheck explain SC0301"), "%s", t);
   cr_assert(strstr(t, "k.mlir: 1 error, 0 warnings, 0 notes\n"), "%s", t);
@@ -58,7 +62,8 @@ Test(report, text_source_without_column) {
   sc_report *r = test_check(A, HLO, &opt);
   cr_assert_geq(r->errors, 1);
   char *t = sc_report_text(r, false);
-  cr_expect(strstr(t, "= source: train.py:120\n"), "%s", t);
+  cr_expect(strstr(t, "train.py:120: error: "), "%s", t);
+  cr_expect(strstr(t, "      = module: k.hlo:5:"), "%s", t);
   cr_expect_null(strstr(t, "train.py:120:0"), "%s", t);
   free(t);
 }
@@ -165,6 +170,77 @@ Test(report, text_underlines_the_span_and_cuts_long_lines) {
   /* "…" is 3 bytes and one column; the caret line has one space for it */
   cr_assert_eq(bad - bad_line - 2, caret - caret_line, "the caret sits under the span: %s", t);
   cr_assert_lt(strlen(t), 1000, "the line was cut");
+  free(t);
+}
+
+/* The caller's reader gives the Python line: shown under the headline with the called name underlined. */
+static const char *read_train_py(void *user, const char *file, uint32_t line, size_t *len) {
+  (void)user;
+  if (strcmp(file, "train.py") || line != 44) return NULL;
+  static const char text[] = "    out = pl.pallas_call(k, out_shape=x)(x)";
+  *len = sizeof text - 1;
+  return text;
+}
+
+Test(report, text_shows_the_python_line_the_caller_reads) {
+  sc_options opt = {0};
+  opt.input_name = "k.mlir";
+  sc_report *r = test_check(A, KERNEL, &opt);
+  sc_text_options o = {false, true, 0, read_train_py, NULL};
+  char *t = sc_report_text_ex(r, &o);
+  cr_assert(strstr(t, "[SC0301]\n"
+                      "   44 |     out = pl.pallas_call(k, out_shape=x)(x)\n"
+                      "      |           ^~~~~~~~~~~~~~\n"
+                      "      = module: k.mlir:5:29\n"),
+            "%s", t);
+  free(t);
+}
+
+/* On a terminal of 60 columns a long module line is windowed around the caret: no line wraps, and the
+ * caret stays under the span. */
+Test(report, text_windows_long_lines_to_the_terminal_width) {
+  sc_options opt = {0};
+  opt.input_name = "k.mlir";
+  char *line = sc_arena_alloc(A, 400);
+  memset(line, 'a', 300);
+  memcpy(line + 199, "BAD", 3);
+  line[300] = 0;
+  sc_report *r = test_check(A, KERNEL, &opt);
+  sc_report fake = *r;
+  fake.buf = line, fake.bytes = 300;
+  sc_diag one = r->diags[0];
+  one.line = 1, one.col = 200, one.offset = 199, one.end_line = 1, one.end_col = 203, one.nfixes = 0;
+  one.has_source = false, one.message = "Short.";
+  fake.diags = &one, fake.ndiags = 1;
+  sc_text_options o = {false, false, 60, NULL, NULL};
+  char *t = sc_report_text_ex(&fake, &o);
+  const char *bad = strstr(t, "BAD"), *caret = strstr(t, "^~~");
+  cr_assert(bad && caret, "%s", t);
+  const char *bad_line = bad, *caret_line = caret;
+  while (bad_line[-1] != '\n') bad_line--;
+  while (caret_line[-1] != '\n') caret_line--;
+  cr_assert_eq(bad - bad_line - 2, caret - caret_line, "the caret sits under the span: %s", t);
+  const char *nl = strchr(bad_line, '\n');
+  cr_assert_leq(nl - bad_line - 4, 60, "the line fits 60 columns (two 3-byte '…'): %s", t);
+  free(t);
+}
+
+/* Diagnostics are separated by a blank line; 20 related sites are listed as 8 and "and 12 more". */
+Test(report, text_blank_line_between_diagnostics_and_related_capped) {
+  sc_options opt = {0};
+  opt.input_name = "k.mlir";
+  sc_report *r = test_check(A, KERNEL, &opt);
+  sc_report fake = *r;
+  sc_diag two[2] = {r->diags[0], r->diags[0]};
+  sc_related rel[20];
+  memset(rel, 0, sizeof rel);
+  for (size_t i = 0; i < 20; i++) rel[i].line = (uint32_t)i + 1, rel[i].col = 1, rel[i].code = "SC0211";
+  two[0].related = rel, two[0].nrelated = 20;
+  fake.diags = two, fake.ndiags = 2;
+  char *t = sc_report_text_ex(&fake, NULL);
+  cr_assert(strstr(t, "      = help: shardcheck explain SC0301\n\ntrain.py:44:10: error:"), "%s", t);
+  cr_assert(strstr(t, "= related: k.mlir:8:1 [SC0211]\n      = related: and 12 more (all in --format json)\n"), "%s", t);
+  cr_assert_null(strstr(t, "k.mlir:9:1 [SC0211]"), "%s", t);
   free(t);
 }
 

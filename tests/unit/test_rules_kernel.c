@@ -39,7 +39,12 @@ Test(kernel, partial_manual_message_and_context) {
   /* Or a nested shard_map over the remaining axis. */
   f = kc_fix_with(d, "axis_names={'model'}");
   cr_assert_not_null(f);
-  cr_expect(strstr(f->snippet, "add_one_kernel = jax.shard_map(add_one_kernel, mesh=mesh"), "%s", f->snippet);
+  /* The module names no function inside the shard_map body: a named placeholder, never the kernel body. */
+  cr_expect(strstr(f->snippet, "kernel_fn = jax.shard_map(kernel_fn, mesh=mesh"), "%s", f->snippet);
+  cr_expect(strstr(f->snippet, "# kernel_fn: the function of your program that calls pl.pallas_call for "
+                               "`add_one_kernel`"),
+            "%s", f->snippet);
+  cr_expect_null(strstr(f->snippet, "add_one_kernel = "), "%s", f->snippet);
   /* And the machine fix: a nested manual computation over "model". */
   const sc_fix *mf = NULL;
   for (size_t i = 0; i < d->nfixes; i++)
@@ -57,10 +62,13 @@ Test(kernel, top_level_fix_uses_operand_and_result_specs) {
   const sc_diag *d = kc_find(r, "SC0301");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "partitioned over 4 devices (mesh data=4)"), "%s", d->message);
-  const sc_fix *f = kc_fix_with(d, "jax.shard_map(add_one_kernel");
+  /* The kernel sits in the jitted function itself (module @jit_step): `step` is what gets wrapped, with
+   * its argument's and result's specs. */
+  const sc_fix *f = kc_fix_with(d, "step = jax.shard_map(step, mesh=mesh");
   cr_assert_not_null(f);
   cr_expect(strstr(f->snippet, "in_specs=(P('data', None),), out_specs=P('data', None), axis_names={'data'})"), "%s",
             f->snippet);
+  cr_expect(strstr(f->snippet, "import jax\nfrom jax.sharding import PartitionSpec as P\n"), "%s", f->snippet);
   cr_expect_str_eq(kc_context(d, "manual_computation", 0), "none (top level)");
   free(m.text);
   sc_arena_free(a);

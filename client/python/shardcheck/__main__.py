@@ -36,7 +36,9 @@ def _remote_args(p):
 def _parsers():
     """One parser per command (not subparsers: those cannot take options after the files, as getopt can)."""
     prog = "python3 -m shardcheck"
-    c = _Parser(prog=f"{prog} check", description="Check StableHLO/MLIR or XLA HLO modules ('-' = stdin).")
+    c = _Parser(prog=f"{prog} check", description="Check StableHLO/MLIR or XLA HLO modules ('-' = stdin). The Python "
+                "package's small CLI: files only (a directory is refused), no --fail-on/--quiet/gitlab/config; the C "
+                "CLI `shardcheck` has those.")
     c.add_argument("files", nargs="+", metavar="FILE")
     c.add_argument("--mesh", metavar="SPEC", help="target mesh: name=size[:auto|explicit|manual],...[;devices=..]")
     c.add_argument("--platform", choices=("tpu", "gpu", "cpu"))
@@ -68,6 +70,9 @@ USAGE = """usage: python3 -m shardcheck check FILE... [options]   (see check --h
        python3 -m shardcheck explain CODE...
        python3 -m shardcheck version
 check, rules and explain run in-process, or through a shardcheckd daemon with --server HOST:PORT.
+This is the Python package's small CLI: it checks the files it is given (no directory walk, config
+file, --fail-on, --quiet, baselines, inline ignores or gitlab format). For those, use the C CLI
+`shardcheck` (`make` builds build/bin/shardcheck); its output for the same options is the same.
 """
 
 
@@ -89,6 +94,9 @@ def _check_one(a, path, mesh, kwargs):
                           name=name, input_format=a.input_format, split_input_file=a.split_input_file,
                           max_depth=a.max_depth, max_ops=a.max_ops, **kwargs), None
     except OSError as e:
+        if os.path.isdir(path):
+            return None, (f"{path}: a directory: python3 -m shardcheck checks files only; the C CLI `shardcheck "
+                          f"check {path}` walks directories")
         return None, f"{path}: {e.strerror or e}"
     except (ValueError, TimeoutError, _errors.CheckError, _errors.RemoteError) as e:
         return None, f"{path}: {e}"
@@ -100,7 +108,7 @@ def _plural(n, word):
 
 def _text(results, color):
     """The C CLI's text: one input's report as the library prints it; else each report without its summary
-    line (the last), then one line totalling all inputs."""
+    line (the last), a blank line between reports with diagnostics, then one line totalling all inputs."""
     if len(results) == 1 and results[0][1] is not None:
         return results[0][1].to_text(color)
     parts, counts = [], {"error": 0, "warning": 0, "note": 0}
@@ -113,7 +121,7 @@ def _text(results, color):
             counts[d.severity] += 1
     failed = sum(1 for _, report, _ in results if report is None)
     tail = f"; {_plural(failed, 'input')} not checked" if failed else ""
-    return "".join(parts) + (f"{_plural(len(results) - failed, 'input')} checked: {_plural(counts['error'], 'error')}, "
+    return "\n".join(p for p in parts if p) + (f"{_plural(len(results) - failed, 'input')} checked: {_plural(counts['error'], 'error')}, "
                              f"{_plural(counts['warning'], 'warning')}, {_plural(counts['note'], 'note')}{tail}\n")
 
 

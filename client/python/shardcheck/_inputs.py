@@ -53,17 +53,33 @@ def _exported(obj, bytecode_supported) -> ModuleInput:
     return ModuleInput(_to_bytes(obj.mlir_module(), "Exported.mlir_module()"), name)
 
 
+def _reads_like_module_text(text: str) -> bool:
+    """Module text has a newline or an op/attribute character; a path on one line has neither."""
+    return "\n" in text or any(c in text for c in "{}=%@(")
+
+
+def _path_input(path) -> ModuleInput:
+    path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
+    with open(path, "rb") as f:
+        return ModuleInput(f.read(), path)
+
+
 def module_input(obj, bytecode_supported, name=None) -> ModuleInput:
-    """The module bytes and report name of `obj`. bytecode_supported() is asked only for an Exported."""
-    if isinstance(obj, str):
+    """The module bytes and report name of `obj`. bytecode_supported() is asked only for an Exported.
+    A str naming an existing file that does not read like module text is that file (check("model.mlir")
+    as the CLI takes it); a str that reads like neither is refused."""
+    if isinstance(obj, str) and obj.strip() and not _reads_like_module_text(obj):
+        if os.path.isfile(obj):
+            m = _path_input(obj)
+        else:
+            raise TypeError(f"shardcheck.check() got the str {obj[:200]!r}, which is neither module text nor an "
+                            "existing file: pass module text, or a path (pathlib.Path) to a module file")
+    elif isinstance(obj, str):
         m = ModuleInput(obj.encode("utf-8"), "<string>")
     elif isinstance(obj, (bytes, bytearray, memoryview)):
         m = ModuleInput(bytes(obj), "<bytes>")
     elif isinstance(obj, os.PathLike):
-        path = os.fspath(obj)
-        path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
-        with open(path, "rb") as f:
-            m = ModuleInput(f.read(), path)
+        m = _path_input(os.fspath(obj))
     elif hasattr(obj, "mlir_module_serialized"):
         m = _exported(obj, bytecode_supported)
     elif callable(getattr(obj, "as_text", None)):

@@ -36,11 +36,42 @@ class OptionsStruct(Structure):  # sc_options
     _fields_ = [("input_format", c_int), ("input_name", c_char_p), ("rules", c_char_p), ("min_severity", c_int),
                 ("split_input_file", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("platform", c_int),
                 ("max_depth", c_uint32), ("max_ops", c_uint32), ("cancel", POINTER(c_int)),
-                ("input_sha256", c_char_p), ("sha256_by_caller", c_bool), ("hash_seed", c_uint64)]
+                ("input_sha256", c_char_p), ("sha256_by_caller", c_bool), ("hash_seed", c_uint64), ("propagate", c_bool)]
 
 
 LOCATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_bool, c_void_p, c_size_t)
 SC_PATH_MISSING, SC_PATH_UNDER_ROOT, SC_PATH_ABSOLUTE = 0, 1, 2
+
+
+SOURCE_LINE_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_char_p, c_uint32, POINTER(c_size_t))
+
+
+class TextOptionsStruct(Structure):  # sc_text_options
+    _fields_ = [("color", c_bool), ("summary", c_bool), ("width", ctypes.c_uint), ("source_line", SOURCE_LINE_FN),
+                ("source_user", c_void_p)]
+
+
+def _source_line_reader():
+    """The Python line a diagnostic names, read from the current directory as the CLI reads it from its
+    source root; the buffer lives until the next call (what sc_source_line_fn promises)."""
+    held, files = [], {}
+
+    def read(_user, file, line, length):
+        path = os.fsdecode(file)
+        if path not in files:
+            try:
+                with open(path, "rb") as f:
+                    files[path] = f.read(64 << 20).split(b"\n")
+            except OSError:
+                files[path] = None
+        lines = files[path]
+        if not lines or not 1 <= line <= len(lines):
+            return None
+        text = lines[line - 1].rstrip(b"\r")
+        held[:] = [ctypes.create_string_buffer(text, len(text) + 1)]
+        length[0] = len(text)
+        return ctypes.cast(held[0], c_void_p).value
+    return SOURCE_LINE_FN(read)
 
 
 class SarifOptionsStruct(Structure):  # sc_sarif_options
@@ -69,6 +100,7 @@ def _declare(lib):
         "sc_format_parse": (c_int, [c_char_p, POINTER(c_int)]),
         "sc_report_json": (c_void_p, [c_void_p, c_bool]),
         "sc_report_text": (c_void_p, [c_void_p, c_bool]),
+        "sc_report_text_ex": (c_void_p, [c_void_p, POINTER(TextOptionsStruct)]),
         "sc_report_sarif": (c_void_p, [c_void_p]),
         "sc_report_html": (c_void_p, [c_void_p]),
         "sc_report_sarif_many": (c_void_p, [POINTER(c_void_p), c_size_t, POINTER(SarifOptionsStruct)]),
@@ -213,11 +245,17 @@ class _CheckState:
         lib = self.library.lib
         ptr = {"json": lambda: lib.sc_report_json(self.report, True),
                "json-compact": lambda: lib.sc_report_json(self.report, False),
-               "text": lambda: lib.sc_report_text(self.report, False),
-               "text-color": lambda: lib.sc_report_text(self.report, True),
+               "text": lambda: self.text(False),
+               "text-color": lambda: self.text(True),
                "sarif": lambda: lib.sc_report_sarif(self.report),
                "html": lambda: lib.sc_report_html(self.report)}[kind]()
         return self.library.take_string(ptr)
+
+    def text(self, color: bool):
+        """The text report with the Python lines diagnostics name, when readable from here."""
+        reader = _source_line_reader()
+        opts = TextOptionsStruct(color, True, 0, reader, None)
+        return self.library.lib.sc_report_text_ex(self.report, byref(opts))
 
     def close(self):
         if self.arena:

@@ -69,6 +69,24 @@ def _read(path, what):
         raise ValueError(f"{what}: cannot read {path}: {e.strerror}") from None
 
 
+DEFAULT_PORT = 50051
+
+
+def grpc_target(server, tls):
+    """What a user typed as the gRPC target, as the C CLI takes it: "localhost" -> "localhost:50051",
+    "http://host:port/" -> "host:port"; "https://" needs TLS (tls_ca)."""
+    target = server
+    if target.startswith("http://"):
+        target = target[len("http://"):]
+    elif target.startswith("https://"):
+        if not tls:
+            raise ValueError(f"{server}: https:// needs TLS: pass tls_ca (the CA that signed the daemon's certificate)")
+        target = target[len("https://"):]
+    target = target.rstrip("/")
+    has_port = "]:" in target if target.startswith("[") else ":" in target
+    return target if has_port else f"{target}:{DEFAULT_PORT}"
+
+
 class Client:
     """One channel to one daemon (reused across calls) and its capabilities, fetched once."""
 
@@ -77,10 +95,11 @@ class Client:
             import grpc  # noqa: PLC0415 - only remote checks need grpc
         except ImportError as e:
             raise ImportError("shardcheck: checks through a daemon need grpcio and protobuf "
-                              "(Debian: apt-get install python3-grpcio python3-protobuf)") from e
+                              "(pip install 'shardcheck[remote]'; Debian: apt-get install python3-grpcio "
+                              "python3-protobuf)") from e
 
         self.grpc = grpc
-        self.server = server
+        self.server = server = grpc_target(server, bool(tls_ca or tls_cert))
         self.p = pb2()
         opts = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1),
                 # Reconnect quickly so the retries of a restarting daemon can succeed.

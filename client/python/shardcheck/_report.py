@@ -212,8 +212,12 @@ class Report:
 
     def __repr__(self) -> str:
         s = self.summary
-        return (f"<shardcheck.Report {self.name}: {s.get('errors', 0)} errors, {s.get('warnings', 0)} warnings, "
-                f"{s.get('notes', 0)} notes>")
+
+        def count(key, word):
+            n = s.get(key, 0)
+            return f"{n} {word}{'' if n == 1 else 's'}"
+        return (f"<shardcheck.Report {self.name}: {count('errors', 'error')}, {count('warnings', 'warning')}, "
+                f"{count('notes', 'note')}>")
 
 
 @dataclasses.dataclass(frozen=True)
