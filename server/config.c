@@ -49,6 +49,8 @@ static const opt opts[] = {
      "larger reports are not stored in Redis"},
     {"--grace-ms", "grace_ms", OPT_U64, F(grace_ms), false, "SIGTERM drain period before calls are cancelled"},
     {"--log-level", "log_level", OPT_LEVEL, F(log_level), false, "debug|info|warn|error"},
+    {"--log-format", "log_format", OPT_STR, F(log_format), false,
+     "auto|json|text: one JSON object per line, or readable lines; auto = text on a terminal, else JSON"},
     {"--metrics-listen", "metrics_listen", OPT_STR, F(metrics_listen), true,
      "HOST:PORT for Prometheus text at /metrics; empty = off"},
     {"--metrics-port-file", "metrics_port_file", OPT_STR, F(metrics_port_file), true,
@@ -146,6 +148,7 @@ static void defaults(srv_config *c) {
   c->prearm = 16;
   c->debug_delay_ms = 0;
   c->log_level = LOG_INFO;
+  c->log_format = xstrdup("auto");
   c->stream_message_timeout_ms = 30000;
   c->stream_max_ms = 300000;
   c->memory_budget_bytes = 2048ull << 20;

@@ -33,6 +33,7 @@ typedef struct {
   uint64_t prearm;          /* call requests kept armed per method */
   uint64_t debug_delay_ms;  /* testing only: each check waits this long (cancellable) first */
   log_level log_level;
+  char *log_format;        /* "auto", "json" or "text" (log_set_format) */
   /* streams and memory */
   uint64_t stream_message_timeout_ms; /* longest wait for the next CheckStream message */
   uint64_t stream_max_ms;             /* longest CheckStream, first message to half-close */

@@ -7,8 +7,33 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static atomic_int g_level = LOG_INFO;
+static atomic_bool g_text = false;
+
+int log_set_format(const char *name) {
+  if (!strcmp(name, "json")) atomic_store(&g_text, false);
+  else if (!strcmp(name, "text")) atomic_store(&g_text, true);
+  else if (!strcmp(name, "auto")) atomic_store(&g_text, isatty(STDERR_FILENO) == 1);
+  else return -1;
+  return 0;
+}
+
+/* ` key=value` per field; strings with spaces or quotes are JSON-quoted. */
+static void put_text_fields(FILE *f, json_t *fields) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(fields, key, v) {
+    if (json_is_string(v) && !strpbrk(json_string_value(v), " \"=") && *json_string_value(v)) {
+      fprintf(f, " %s=%s", key, json_string_value(v));
+      continue;
+    }
+    char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
+    fprintf(f, " %s=%s", key, t ? t : "?");
+    free(t);
+  }
+}
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
@@ -47,6 +72,16 @@ void log_json(log_level level, const char *msg, json_t *fields) {
   }
   char ts[40];
   timestamp(ts, sizeof ts);
+  if (atomic_load(&g_text)) {
+    flockfile(stderr);
+    fprintf(stderr, "%s %-5s %s", ts, level_names[level], msg ? msg : "");
+    if (fields) put_text_fields(stderr, fields);
+    fputc('\n', stderr);
+    fflush(stderr);
+    funlockfile(stderr);
+    json_decref(fields);
+    return;
+  }
   json_t *o = json_object();
   json_object_set_new(o, "ts", json_string(ts));
   json_object_set_new(o, "level", json_string(level_names[level]));

@@ -16,6 +16,10 @@ bool log_enabled(log_level level);
 int log_level_parse(const char *s, log_level *out); /* 0 or -1 */
 const char *log_level_name(log_level level);
 
+/* "json" (one object per line), "text" (`TS LEVEL MSG key=value ...`) or "auto" (text when stderr is a
+ * terminal, else JSON). Returns 0, or -1 for another name. */
+int log_set_format(const char *name);
+
 /* Writes {"ts","level","msg"} plus the members of `fields`, which is stolen (may be NULL). */
 void log_json(log_level level, const char *msg, json_t *fields);
 /* printf-style message without extra fields. */

@@ -78,6 +78,7 @@ static void on_hup(uv_signal_t *h, int signum) {
   char *changed = config_diff(&d->cfg, &nc, false);
   char *restart = config_diff(&d->cfg, &nc, true);
   log_set_level(nc.log_level);
+  if (log_set_format(nc.log_format)) log_msg(LOG_WARN, "unknown log_format '%s' (auto, json or text)", nc.log_format);
   sd_notify(0, "RELOADING=1");
   srv_reload(d->server, &nc);
   json_t *f = json_object();
@@ -124,6 +125,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   log_set_level(d.cfg.log_level);
+  if (log_set_format(d.cfg.log_format)) {
+    fprintf(stderr, "shardcheckd: unknown --log-format '%s' (auto, json or text)\n", d.cfg.log_format);
+    return 2;
+  }
   /* The pool is created on first use: size it before anything is queued. */
   char workers[32];
   snprintf(workers, sizeof workers, "%llu", (unsigned long long)d.cfg.workers);

@@ -15,6 +15,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -461,6 +462,45 @@ def t_metrics_and_log(ctx):
         fail("no request log line with cache_hit=true")
 
 
+def t_log_formats(ctx):
+    """--log-format text writes readable lines; auto is text on a terminal and JSON through a pipe."""
+    import pty
+    daemon = os.path.join(os.path.dirname(ctx.cli), "shardcheckd")
+    for fmt, tty in (("text", False), ("auto", True), ("auto", False), ("json", True)):
+        portfile = os.path.join(ctx.tmp, f"port-{fmt}-{tty}")
+        master = slave = None
+        if tty:
+            master, slave = pty.openpty()
+        p = subprocess.Popen([daemon, "--listen", "127.0.0.1:0", "--port-file", portfile, "--log-format", fmt],
+                             stdout=subprocess.DEVNULL, stderr=slave if tty else subprocess.PIPE)
+        poll(lambda: os.path.exists(portfile) and os.path.getsize(portfile) > 0, f"the {fmt} daemon to listen")
+        p.send_signal(signal.SIGTERM)
+        if tty:
+            p.wait(timeout=60)
+            os.close(slave)
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            os.close(master)
+        else:
+            data = p.communicate(timeout=60)[1]
+        first = data.decode(errors="replace").splitlines()[0]
+        if fmt == "text" or (fmt == "auto" and tty):
+            if not re.match(r"^\d{4}-\d\d-\d\dT[0-9:.]+Z (info|warn) +\S", first):
+                fail(f"--log-format {fmt} (tty={tty}): not a text line: {first!r}")
+        else:
+            try:
+                json.loads(first)
+            except ValueError:
+                fail(f"--log-format {fmt} (tty={tty}): not JSON: {first!r}")
+
+
 def t_reload(ctx):
     """SIGHUP re-reads the config file; flags still win; a bad file keeps the running config."""
     caps = lambda: ctx.c.capabilities(ctx.p.msg("shardcheck.v1.GetCapabilitiesRequest")(), timeout=10)
@@ -542,7 +582,7 @@ def t_mesh_validator_matches_local(ctx):
 
 
 MAIN = [t_health, t_capabilities, t_rules_and_explain, t_reports_match_local, t_options_match_local, t_cache,
-        t_errors, t_mesh_validator_matches_local, t_size_limits, t_concurrent_200, t_reflection, t_metrics_and_log, t_reload]
+        t_errors, t_mesh_validator_matches_local, t_size_limits, t_concurrent_200, t_reflection, t_metrics_and_log, t_log_formats, t_reload]
 
 
 # --- group: slow (--debug-delay-ms, small --max-inflight) -----------------------------------------
