@@ -444,6 +444,9 @@ Test(rules_sharding, unreduced_in_partial_shard_map_is_jax_policy) {
   memcpy(strstr(plain, "-> (tensor<8x8xf32>)"), "->  tensor<8x8xf32> ", 20);
   cr_assert_eq(severity_of(run(a, plain, "manual-unreduced-partial"), "SC0512"), SC_SEV_NOTE, "%s", plain);
   free(plain);
+  sc_arena_free(a);
+}
+
 /* An axis typo one or two edits from a mesh axis gets a machine fix renaming it; applied, the module is
  * clean. */
 Test(rules_sharding, axis_typo_gets_a_machine_rename) {
