@@ -265,27 +265,43 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   return c;
 }
 
+/* A failed connection is tried again for about a second before the daemon counts as unreachable: a
+ * daemon at its connection cap closes new connections until a slot frees, and a loaded machine's pending
+ * loopback connect can read as failed (gRPC core 1.51, see RETRY_DELAYS_MS). gRPC keeps the channel in
+ * TRANSIENT_FAILURE while it reconnects in the background, so the state is looked at every
+ * FAILURE_POLL_MS. Nothing listening still fails in about a second, with one line. */
+#define FAILURE_POLL_MS 250
+#define FAILURE_POLLS 5
+
 int sc_rpc_wait_ready(sc_rpc_client *c, int timeout_ms, char **err) {
   gpr_timespec deadline =
       gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms > 0 ? timeout_ms : 1, GPR_TIMESPAN));
   grpc_connectivity_state st = grpc_channel_check_connectivity_state(c->channel, 1);
   bool tried = false; /* a failure counts once a connection attempt was made */
+  int failures = 0;
   while (st != GRPC_CHANNEL_READY) {
-    if (st == GRPC_CHANNEL_SHUTDOWN || (st == GRPC_CHANNEL_TRANSIENT_FAILURE && tried)) {
+    bool failing = st == GRPC_CHANNEL_TRANSIENT_FAILURE && tried;
+    if (st == GRPC_CHANNEL_SHUTDOWN || (failing && ++failures > FAILURE_POLLS)) {
       set_err(err, "cannot reach shardcheckd at %s (UNAVAILABLE: the connection%s failed; is the daemon running and "
                    "listening there?)",
               c->target, c->cfg.tls_ca ? " or its TLS handshake" : "");
       return -1;
     }
     if (st == GRPC_CHANNEL_CONNECTING || st == GRPC_CHANNEL_TRANSIENT_FAILURE) tried = true;
-    grpc_channel_watch_connectivity_state(c->channel, st, deadline, c->cq, c);
+    gpr_timespec until = deadline;
+    if (failing) {
+      gpr_timespec poll = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(FAILURE_POLL_MS, GPR_TIMESPAN));
+      if (gpr_time_cmp(poll, deadline) < 0) until = poll;
+    }
+    grpc_channel_watch_connectivity_state(c->channel, st, until, c->cq, c);
     grpc_event ev = grpc_completion_queue_pluck(c->cq, c, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    if (ev.type != GRPC_OP_COMPLETE || !ev.success) {
+    bool timed_out = ev.type != GRPC_OP_COMPLETE || !ev.success;
+    if (timed_out && gpr_time_cmp(gpr_now(GPR_CLOCK_MONOTONIC), deadline) >= 0) {
       set_err(err, "cannot reach shardcheckd at %s (no connection within %d ms; SHARDCHECK_CONNECT_TIMEOUT_MS)",
               c->target, timeout_ms);
       return -1;
     }
-    st = grpc_channel_check_connectivity_state(c->channel, 0);
+    st = grpc_channel_check_connectivity_state(c->channel, 1);
   }
   return 0;
 }
