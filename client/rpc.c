@@ -265,23 +265,23 @@ sc_rpc_client *sc_rpc_connect(const char *server, const sc_rpc_config *cfg, char
   return c;
 }
 
-/* A failed connection is tried again for about a second before the daemon counts as unreachable: a
+/* A failed connection is tried again for about three seconds before the daemon counts as unreachable: a
  * daemon at its connection cap closes new connections until a slot frees, and a loaded machine's pending
  * loopback connect can read as failed (gRPC core 1.51, see RETRY_DELAYS_MS). gRPC keeps the channel in
  * TRANSIENT_FAILURE while it reconnects in the background, so the state is looked at every
- * FAILURE_POLL_MS. Nothing listening still fails in about a second, with one line. */
+ * FAILURE_POLL_MS, for three fifths of the connect timeout (3 s by default; a slow daemon, e.g. under
+ * valgrind, is given more with SHARDCHECK_CONNECT_TIMEOUT_MS). Nothing listening fails then, with one line. */
 #define FAILURE_POLL_MS 250
-#define FAILURE_POLLS 5
 
 int sc_rpc_wait_ready(sc_rpc_client *c, int timeout_ms, char **err) {
   gpr_timespec deadline =
       gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms > 0 ? timeout_ms : 1, GPR_TIMESPAN));
   grpc_connectivity_state st = grpc_channel_check_connectivity_state(c->channel, 1);
   bool tried = false; /* a failure counts once a connection attempt was made */
-  int failures = 0;
+  int failures = 0, max_failures = (timeout_ms > 0 ? timeout_ms : 1) * 3 / 5 / FAILURE_POLL_MS;
   while (st != GRPC_CHANNEL_READY) {
     bool failing = st == GRPC_CHANNEL_TRANSIENT_FAILURE && tried;
-    if (st == GRPC_CHANNEL_SHUTDOWN || (failing && ++failures > FAILURE_POLLS)) {
+    if (st == GRPC_CHANNEL_SHUTDOWN || (failing && ++failures > max_failures)) {
       set_err(err, "cannot reach shardcheckd at %s (UNAVAILABLE: the connection%s failed; is the daemon running and "
                    "listening there?)",
               c->target, c->cfg.tls_ca ? " or its TLS handshake" : "");

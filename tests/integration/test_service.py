@@ -384,7 +384,7 @@ def t_reset_streams_counted_cancelled(ctx):
         f.cancel()
     gate.set()
     poll(lambda: requests_total(ctx, "CheckStream", "CANCELLED") >= n // 2 and
-         metrics(ctx).get("shardcheckd_open_calls", 1) == 0, "the reset streams to be counted", tries=400)
+         metrics(ctx).get("shardcheckd_open_calls", 1) == 0, "the reset streams to be counted", tries=2400)
     if requests_total(ctx, "CheckStream", "INVALID_ARGUMENT"):
         fail(f"{int(requests_total(ctx, 'CheckStream', 'INVALID_ARGUMENT'))} reset streams counted as INVALID_ARGUMENT")
 

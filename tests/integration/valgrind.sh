@@ -17,6 +17,8 @@ export DAEMON_WRAPPER="$VG --log-file=$LOGS/vg.%p.log"
 # The C client library too (rpc_smoke: Check, CheckStream, rules, explain, health, errors).
 export CLIENT_WRAPPER="$VG --log-file=$LOGS/vg-client.%p.log"
 export SC_QUICK=1
+# A daemon under valgrind answers slowly: the CLI gives a failing connection this long (client/rpc.c).
+export SHARDCHECK_CONNECT_TIMEOUT_MS=60000
 sh "$HERE/run.sh" "$BUILD"
 rc=$?
 n=0
