@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_layers.sh — enforces the map of lib/ that README.md and HACKING.md draw.
+# check_layers.sh — enforces the map of lib/ that docs/design.md and HACKING.md draw.
 #
 #   sh scripts/check_layers.sh BUILD_DIR          check the objects in BUILD_DIR/obj/lib and the sources
 #   sh scripts/check_layers.sh --self-test BUILD  also prove the check fails on a planted back-reference

