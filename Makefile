@@ -79,16 +79,19 @@ PUBLIC_HEADERS := lib/shardcheck.h lib/util/arena.h
 # Python message classes, generated from proto/ by Debian's protoc (never committed).
 PY_GEN  := $(BUILD)/python/shardcheck/v1/shardcheck_pb2.py
 CLI     := $(BUILD)/bin/shardcheck
-DEPS_OK := $(BUILD)/.deps-ok
+# NO_DEPS=1 (what `make check` uses) skips scripts/deps.sh: the Debian packages must already be installed.
+DEPS_OK := $(if $(NO_DEPS),,$(BUILD)/.deps-ok)
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
-.PHONY: all deps test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench bench-instructions clean fuzz fuzz-ci install fleet-test deploy-test compare-reports check-layers redteam
+.PHONY: all deps help check rule-pages test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench bench-instructions clean fuzz fuzz-ci install fleet-test deploy-test compare-reports check-layers redteam
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
+ifneq ($(DEPS_OK),)
 $(DEPS_OK): scripts/deps.sh
 	@mkdir -p $(@D)
 	@scripts/deps.sh
 	@touch $@
+endif
 # After $(DEPS_OK), never beside it: two apt-get runs at once collide on the dpkg lock (make -j).
 $(TEST_DEPS_OK): scripts/deps.sh | $(DEPS_OK)
 	@mkdir -p $(@D)
@@ -220,6 +223,29 @@ valgrind-daemon: all $(ITEST_BIN) $(TEST_DEPS_OK)
 # the suite starts, against the CLI on the whole corpus; packaging (pip install into a temp dir).
 python-test: all $(TEST_DEPS_OK)
 	@echo "== tests/python"; BUILD=$(BUILD) timeout 900 /usr/bin/python3 -m unittest discover -s tests/python -t tests/python
+
+# The quick loop: build and the unit tests, without installing packages (scripts/deps.sh is not run).
+check:
+	@$(MAKE) --no-print-directory NO_DEPS=1 all unit
+
+# docs/rules/SCxxxx.md from the catalog (tests/corpus/rule_pages_test.sh fails when they are stale).
+rule-pages: $(CLI)
+	@SC_BUILD=$(BUILD) /usr/bin/python3 scripts/gen_rule_pages.py --build $(BUILD)
+
+help:
+	@printf '%s\n' \
+	  'make                 build everything into build/ (installs missing Debian packages first)' \
+	  'make check           build and the unit tests; no package installation (the quick loop)' \
+	  'make demo            start shardcheckd and check examples/ through it' \
+	  'make test            every suite (15+ minutes): check-layers unit corpus integration python-test deploy-test fleet-test valgrind-daemon' \
+	  'make unit | corpus | integration | python-test | deploy-test | fleet-test | check-layers   one suite' \
+	  'make san-test        the unit, corpus and integration suites under ASan/UBSan (build-san/)' \
+	  'make fuzz | fuzz-ci  libFuzzer harnesses of tests/fuzz (FUZZ_SECONDS each)' \
+	  'make valgrind-daemon | soak | redteam   the daemon under valgrind; a bounded soak; the attacks against the front' \
+	  'make bench | bench-instructions | bench-daemon   measurements (BENCHMARKS.md)' \
+	  'make compare-reports BASE=/path/to/shardcheck   every corpus report byte-identical to a baseline CLI' \
+	  'make rule-pages      regenerate docs/rules/ from the catalog' \
+	  'make install [PREFIX=/usr/local] | clean'
 
 # The layer map of lib/ (scripts/check_layers.sh): no object uses a higher layer, no cycles, true file
 # heads; then the same check on a planted back-reference must fail.

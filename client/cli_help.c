@@ -49,7 +49,7 @@ static const char CHECK_USAGE[] =
     "  --color[=WHEN]         auto (default), always or never; --no-color = never. Honours NO_COLOR,\n"
     "                         FORCE_COLOR and CLICOLOR_FORCE\n"
     "  --source-root DIR      the repository root SARIF paths are relative to (default: .)\n"
-    "  --help-uri-base URL    SARIF helpUri = URL + code (default: the README's rule section)\n"
+    "  --help-uri-base URL    SARIF helpUri = URL + code (default: the rule's page, docs/rules/CODE.md)\n"
     "\n"
     "Configuration and suppression:\n"
     "  --config FILE          settings from FILE (default: shardcheck.json found upward from .)\n"

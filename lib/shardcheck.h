@@ -275,11 +275,12 @@ typedef enum {
 } sc_path_kind;
 
 #define SC_HOMEPAGE "https://github.com/shardcheck/shardcheck"
-#define SC_HELP_URI_DEFAULT SC_HOMEPAGE "/blob/main/README.md#what-is-checked"
+/* A rule's page is SC_RULE_PAGE_BASE + code + ".md": docs/rules/, generated from the catalog. */
+#define SC_RULE_PAGE_BASE SC_HOMEPAGE "/blob/main/docs/rules/"
 
 typedef struct {
   /* helpUri of a rule = help_uri_base + code ("https://docs.example/rules/" -> ".../rules/SC0301");
-   * NULL = SC_HELP_URI_DEFAULT for every rule. */
+   * NULL = the rule's page in the repository, SC_RULE_PAGE_BASE + code + ".md". */
   const char *help_uri_base;
   /* The source root as an absolute directory path: originalUriBaseIds["%SRCROOT%"]; NULL = left out. */
   const char *source_root;

@@ -63,11 +63,12 @@ static json_t *rule_json(const sc_rule *rule, const sc_sarif_options *o) {
   json_object_set_new(ro, "help", help);
   free(text);
   free(md);
-  char *uri = o->help_uri_base ? NULL : strdup(SC_HELP_URI_DEFAULT);
-  if (o->help_uri_base) {
-    size_t n = strlen(o->help_uri_base) + strlen(rule->code) + 1;
-    if ((uri = malloc(n))) snprintf(uri, n, "%s%s", o->help_uri_base, rule->code);
-  }
+  /* The caller's base + code, or the rule's generated page docs/rules/CODE.md in the repository. */
+  const char *base = o->help_uri_base ? o->help_uri_base : SC_RULE_PAGE_BASE;
+  const char *suffix = o->help_uri_base ? "" : ".md";
+  size_t n = strlen(base) + strlen(rule->code) + strlen(suffix) + 1;
+  char *uri = malloc(n);
+  if (uri) snprintf(uri, n, "%s%s%s", base, rule->code, suffix);
   if (uri) json_object_set_new(ro, "helpUri", sc_jstr(uri));
   free(uri);
   json_object_set_new(ro, "defaultConfiguration", text_obj("level", sarif_level(rule->severity)));

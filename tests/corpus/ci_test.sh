@@ -60,6 +60,8 @@ pycheck "tool errors in invocations" err.sarif \
 run 0 "stdin with a name" sh -c "printf 'module {}\n' | '$CLI' check --format sarif --stdin-filename 'my file#1.mlir' -"
 run 1 "stdin with a name and a finding" sh -c "'$CLI' check --format sarif --stdin-filename 'my file#1.mlir' - < '$BAD'"
 pycheck "stdin name percent-encoded" out 'd["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20file%231.mlir"'
+run 1 "default help uri" "$CLI" check --format sarif "$BAD"
+pycheck "helpUri = the rule's generated page, which exists" out 'all(r["helpUri"] == "https://github.com/shardcheck/shardcheck/blob/main/docs/rules/" + r["id"] + ".md" and __import__("os").path.isfile("'"$ROOT"'/docs/rules/" + r["id"] + ".md") for r in d["runs"][0]["tool"]["driver"]["rules"])'
 run 1 "help uri base" "$CLI" check --format sarif --help-uri-base https://docs.example/rules/ "$BAD"
 pycheck "helpUri = base + code" out 'all(r["helpUri"] == "https://docs.example/rules/" + r["id"] for r in d["runs"][0]["tool"]["driver"]["rules"])'
 
