@@ -341,8 +341,15 @@ $PY "$HERE/test_service.py" --group slots --port "$PORT" --metrics-port "$MPORT"
 stop "$PID" slots
 # Group noise: expired and reset calls, the warnings they cause.
 start noise
+# Under a wrapper (valgrind) the daemon is too slow for reset streams to ever reach it: that test runs
+# in the unwrapped pass only, and this line says so.
+noise_only=""
+if [ -n "$WRAP" ]; then
+  noise_only="t_expired_calls_counted_deadline_exceeded,t_empty_stream_still_invalid,t_warnings_rate_limited"
+  echo "  (under a daemon wrapper: t_reset_streams_counted_cancelled runs in the unwrapped pass only)"
+fi
 $PY "$HERE/test_service.py" --group noise --port "$PORT" --metrics-port "$MPORT" --pid "$PID" --log "$LOG" \
-  --fds "$BUILD/gen/descriptors.pb" || fail "python group noise"
+  --fds "$BUILD/gen/descriptors.pb" --only "$noise_only" || fail "python group noise"
 stop "$PID" noise
 # Group fair: 2 workers, checks over 64 KiB are large, every check waits 1 s first.
 start fair --workers 2 --small-request-bytes 64KiB --debug-delay-ms 1000
