@@ -658,10 +658,12 @@ bool prop_collectives_for(sc_arena *a, const prop_sharding *in, const prop_shard
   for (uint32_t d = 0; d < s.rank; d++) {
     uint32_t k = 0;
     while (k < s.in[d].n && k < s.out[d].n && prop_axis_eq(s.in[d].v[k], s.out[d].v[k])) k++;
-    memmove(s.in[d].v, s.in[d].v + k, (s.in[d].n - k) * sizeof *s.in[d].v);
-    s.in[d].n -= k;
-    memmove(s.out[d].v, s.out[d].v + k, (s.out[d].n - k) * sizeof *s.out[d].v);
-    s.out[d].n -= k;
+    if (k) { /* an empty list's array may be NULL */
+      memmove(s.in[d].v, s.in[d].v + k, (s.in[d].n - k) * sizeof *s.in[d].v);
+      s.in[d].n -= k;
+      memmove(s.out[d].v, s.out[d].v + k, (s.out[d].n - k) * sizeof *s.out[d].v);
+      s.out[d].n -= k;
+    }
     for (uint32_t i = 0; i < s.in[d].n; i++) set_insert(a, &s.in_set, s.in[d].v[i]);
   }
   rebuild_out_map(&s);
