@@ -1,10 +1,13 @@
 /* engine.c — basic sharding propagation over a module (see engine.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "propagate/engine.h"
 #include "util/hashset.h"
 
 typedef const prop_sharding *sharding_ref;
+/* Shardy's op-priority schedule: round r opens what rounds 0..r open. */
+#define OP_SCHEDULE_LEN 5
 #define REBASE_PTR(p, delta) ((void *)((char *)(p) - (delta)))
 
 /* A data-flow edge: its owner (the value whose sharding it keeps) and the sources that flow into it,
@@ -19,6 +22,8 @@ typedef struct {
   uint32_t nsources;
   uint32_t index; /* the argument or result number */
   uint8_t kind;
+  bool rule_known;
+  const prop_rule *rule; /* identity over the owner's static dims, built on first visit; NULL = none */
 } prop_edge;
 
 struct prop_engine {
@@ -38,11 +43,22 @@ struct prop_engine {
   uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of */
   sharding_ref **in_global;   /* per op id of a manual/named computation: its in_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
+  uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
   const prop_rule **rules;    /* per op id, built on first need */
   uint8_t *rule_known;
   const prop_rule_facts *facts;
   bool aggressive;            /* the factor strategy of the running pass */
   int schedule;               /* op-priority round (0..OP_SCHEDULE_LEN-1), or -1: every op, both ways */
+  /* Revisits that cannot change anything are skipped (see "the worklist"): every write to a slot is
+   * logged; an item's visit in a schedule round is remembered by the log length at its start. */
+  SC_VEC(uint32_t) changes;   /* slots, in the order their shardings were written */
+  uint32_t *last_change;      /* per slot: 1 + its latest entry in `changes`, 0 = never written */
+  uint32_t *visited;          /* per item: 1 + log length when its last visit began, 0 = none */
+  uint32_t *visit_key;        /* per item: what else that visit depended on (visit_key()), 0 = not comparable */
+  bool round_seen[OP_SCHEDULE_LEN + 1];        /* per round (schedule + 1): a pass of it ran */
+  uint32_t round_log_pos[OP_SCHEDULE_LEN + 1]; /* log length when that round's latest pass began */
+  uint32_t *op_pos;           /* per op id: its position in program order (m->ops) */
+  uint8_t *op_flags;          /* per op id: OPF_* bits, computed on first need */
   const sc_op **entry_funcs;  /* functions whose results follow their return values */
   uint32_t nentry_funcs;
   sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
@@ -107,7 +123,7 @@ static void add_edge(prop_engine *e, const sc_op *op, const sc_value *owner, sc_
   uint32_t o = raw_slot(e, owner);
   if (o >= e->nslots) return;
   prop_edge edge = {op, owner, o, sc_arena_alloc(e->a, (n ? n : 1) * sizeof(uint32_t)),
-                    sc_arena_alloc(e->a, (n ? n : 1) * sizeof(sc_value *)), 0, index, (uint8_t)kind};
+                    sc_arena_alloc(e->a, (n ? n : 1) * sizeof(sc_value *)), 0, index, (uint8_t)kind, false, NULL};
   for (uint32_t k = 0; k < n; k++) {
     uint32_t src = raw_slot(e, sources[k]);
     if (src >= e->nslots) continue;
@@ -296,6 +312,23 @@ static void index_uses(prop_engine *e) {
     }
 }
 
+static const sc_op *value_owner(const sc_value *v) {
+  return v && v->def ? v->def : v && v->block && v->block->parent ? v->block->parent->parent : NULL;
+}
+
+/* Per slot, the ops that define its values or own their blocks (after seed: slot_value is set). */
+static void index_owners(prop_engine *e) {
+  e->owner_start = sc_arena_calloc(e->a, e->nslots + 2, sizeof *e->owner_start);
+  e->owners = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->owners);
+  for (uint32_t raw = 0; raw < e->nslots; raw++)
+    if (value_owner(e->slot_value[raw])) e->owner_start[e->alias[raw] + 2]++;
+  for (uint32_t s = 0; s < e->nslots; s++) e->owner_start[s + 2] += e->owner_start[s + 1];
+  for (uint32_t raw = 0; raw < e->nslots; raw++) {
+    const sc_op *owner = value_owner(e->slot_value[raw]);
+    if (owner) e->owners[e->owner_start[e->alias[raw] + 1]++] = owner->id;
+  }
+}
+
 static sharding_ref seed_of(prop_engine *e, const sc_sharding *s) {
   return s ? prop_sharding_from_model(e->a, s, sc_model_sharding_mesh(e->model, s)) : NULL;
 }
@@ -402,27 +435,124 @@ static const prop_rule *identity_rule(sc_arena *a, const int64_t *dims, uint32_t
 
 /* ---- the worklist -------------------------------------------------------------------------------- */
 
+/* A pass visits items (ops by id, then data-flow edges as nops + k) as Shardy's does: every item once
+ * in program order, and an item whose tensor grew is pushed on top (visited next) unless it is still
+ * queued. A visit is a function of the item's tensors' shardings and the round, so an item none of
+ * whose slots was written since its last visit in the same round would change nothing: such items are
+ * not queued at all. The program-order part is a cursor plus a min-heap of the positions ahead of it
+ * that may have changed (seeded from the change log); the order of the visits that do something is
+ * the full pass's, and a pass costs what changed since that round last ran, not the module's size. */
 typedef struct {
-  uint32_t *stack;
+  uint32_t *stack; /* items pushed on top, visited before the rest of program order */
   uint32_t n;
-  bool *queued;
+  uint8_t *on_stack;
+  uint32_t *heap;  /* program positions >= cursor that may need a visit */
+  uint32_t nheap;
+  uint8_t *in_heap;
+  uint32_t cursor; /* positions below it have had their program-order turn */
 } worklist;
 
-static void push(worklist *w, uint32_t op_id) {
-  if (w->queued[op_id]) return;
-  w->queued[op_id] = true;
-  w->stack[w->n++] = op_id;
+static uint32_t item_pos(const prop_engine *e, uint32_t item) {
+  return item < e->m->nops ? e->op_pos[item] : item;
+}
+static uint32_t item_at(const prop_engine *e, uint32_t pos) {
+  return pos < e->m->nops ? e->m->ops[pos]->id : pos;
 }
 
-/* A value's sharding changed: its readers, and the op that defines it (results) or owns its block
- * (arguments), may propagate further. */
+static void heap_push(worklist *w, uint32_t pos) {
+  if (w->in_heap[pos]) return;
+  w->in_heap[pos] = 1;
+  uint32_t i = w->nheap++;
+  while (i && w->heap[(i - 1) / 2] > pos) {
+    w->heap[i] = w->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  w->heap[i] = pos;
+}
+
+static uint32_t heap_pop(worklist *w) {
+  uint32_t top = w->heap[0], last = w->heap[--w->nheap], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= w->nheap) break;
+    if (c + 1 < w->nheap && w->heap[c + 1] < w->heap[c]) c++;
+    if (w->heap[c] >= last) break;
+    w->heap[i] = w->heap[c];
+    i = c;
+  }
+  if (w->nheap) w->heap[i] = last;
+  w->in_heap[top] = 0;
+  return top;
+}
+
+/* Queues `item`: ahead of the cursor it waits for its program-order turn, behind it goes on top. */
+static void push(const prop_engine *e, worklist *w, uint32_t item) {
+  uint32_t pos = item_pos(e, item);
+  if (pos >= w->cursor) heap_push(w, pos);
+  else if (!w->on_stack[item]) {
+    w->on_stack[item] = 1;
+    w->stack[w->n++] = item;
+  }
+}
+
+/* The next item to visit, or UINT32_MAX when the pass is over. */
+static uint32_t next_item(const prop_engine *e, worklist *w) {
+  if (w->n) {
+    uint32_t item = w->stack[--w->n];
+    w->on_stack[item] = 0;
+    return item;
+  }
+  if (!w->nheap) return UINT32_MAX;
+  uint32_t pos = heap_pop(w);
+  w->cursor = pos + 1;
+  return item_at(e, pos);
+}
+
+/* The items that read or own slot `slot` (of value `v`), except `current`. */
 static void notify(prop_engine *e, worklist *w, const sc_value *v, uint32_t slot, uint32_t current) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
-    if (e->users[k] != current) push(w, e->users[k]);
+    if (e->users[k] != current) push(e, w, e->users[k]);
   for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++)
-    if (e->m->nops + e->edge_ids[k] != current) push(w, e->m->nops + e->edge_ids[k]);
-  const sc_op *owner = v && v->def ? v->def : v && v->block && v->block->parent ? v->block->parent->parent : NULL;
-  if (owner && owner->id != current) push(w, owner->id);
+    if (e->m->nops + e->edge_ids[k] != current) push(e, w, e->m->nops + e->edge_ids[k]);
+  const sc_op *owner = value_owner(v);
+  if (owner && owner->id != current) push(e, w, owner->id);
+}
+
+/* Queues every item whose tensors include `slot` (a pass's start: only items ahead of the cursor). */
+static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
+  for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++) push(e, w, e->users[k]);
+  for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++) push(e, w, e->m->nops + e->edge_ids[k]);
+  for (uint32_t k = e->owner_start[slot]; k < e->owner_start[slot + 1]; k++) push(e, w, e->owners[k]);
+}
+
+/* Every write of a slot's sharding during propagation goes through here: logged, and with a worklist
+ * the items that read it are queued. */
+static void set_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const sc_value *v, uint32_t current) {
+  e->sh[slot] = s;
+  SC_PUSH(e->a, e->changes, slot);
+  e->last_change[slot] = (uint32_t)e->changes.n;
+  if (w) notify(e, w, v, slot, current);
+}
+
+/* Besides its tensors' shardings, a visit depends on the factor strategy and its per-factor directions
+ * (the round): one key for both, 0 when there are too many factors to encode. */
+static uint32_t visit_key(const prop_engine *e, const prop_direction *directions, uint32_t nfactors) {
+  if (directions && nfactors > 14) return 0;
+  uint32_t key = 1u << 31 | (uint32_t)e->aggressive << 30 | (uint32_t)(directions != NULL) << 29;
+  for (uint32_t f = 0; directions && f < nfactors; f++) key |= (uint32_t)directions[f] << (2 * f);
+  return key;
+}
+
+/* Whether `item` was visited with `key` and none of its slots was written since: visiting it again
+ * would change nothing. Otherwise records this visit. */
+static bool visit_is_redundant(prop_engine *e, uint32_t item, const uint32_t *slots, uint32_t n, uint32_t key) {
+  uint32_t seen = e->visited[item];
+  bool same = seen && key && e->visit_key[item] == key;
+  for (uint32_t i = 0; same && i < n; i++) same = slots[i] >= e->nslots || e->last_change[slots[i]] < seen;
+  if (same) return true;
+  e->visited[item] = (uint32_t)e->changes.n + 1;
+  e->visit_key[item] = key;
+  return false;
 }
 
 static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
@@ -451,12 +581,23 @@ static bool static_dims(sc_arena *a, sc_span type, int64_t **dims, uint32_t *ran
  * transformTargetSharding): a body argument is compared in the global view of its in_sharding, a
  * result in the local view of the body. */
 static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
-  const prop_edge *edge = &e->edges.v[k];
-  int64_t *dims;
-  uint32_t rank;
+  prop_edge *edge = &e->edges.v[k];
+  if (!edge->rule_known) { /* kept: before the visit's mark */
+    int64_t *dims;
+    uint32_t rank;
+    edge->rule_known = true;
+    if (static_dims(e->a, edge->owner_value->type, &dims, &rank)) edge->rule = identity_rule(e->a, dims, rank, edge->nsources);
+  }
+  if (!edge->rule) return;
   sc_arena_mark_t mark = sc_arena_mark(e->a);
-  if (!static_dims(e->a, edge->owner_value->type, &dims, &rank)) return;
   uint32_t n = edge->nsources + 1;
+  uint32_t *slots = sc_arena_alloc(e->a, n * sizeof *slots);
+  memcpy(slots, edge->sources, edge->nsources * sizeof *slots);
+  slots[n - 1] = edge->owner;
+  if (visit_is_redundant(e, e->m->nops + k, slots, n, visit_key(e, NULL, 0))) {
+    sc_arena_rewind(e->a, mark);
+    return;
+  }
   sharding_ref *all = sc_arena_alloc(e->a, n * sizeof *all);
   for (uint32_t j = 0; j < edge->nsources; j++) all[j] = e->sh[edge->sources[j]];
   sharding_ref target = e->sh[edge->owner];
@@ -466,15 +607,14 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   else if (edge->kind == EDGE_MANUAL_RESULT) target = erase_manual(e->a, edge->op, e->model, target);
   all[n - 1] = target;
   bool *changed = sc_arena_alloc(e->a, n * sizeof *changed);
-  if (!propagate_tensors(e, identity_rule(e->a, dims, rank, edge->nsources), all, changed, NULL, false)) {
+  if (!propagate_tensors(e, edge->rule, all, changed, NULL, false)) {
     sc_arena_rewind(e->a, mark);
     return;
   }
   for (uint32_t j = 0; j < edge->nsources; j++)
     if (changed[j]) {
       if (e->origin[edge->sources[j]] == UINT32_MAX) e->origin[edge->sources[j]] = e->origin[edge->owner];
-      e->sh[edge->sources[j]] = all[j];
-      notify(e, w, edge->source_values[j], edge->sources[j], e->m->nops + k);
+      set_slot(e, w, edge->sources[j], all[j], edge->source_values[j], e->m->nops + k);
     }
   if (!changed[n - 1]) return;
   sharding_ref owner = all[n - 1];
@@ -486,8 +626,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   if (prop_sharding_eq(owner, e->sh[edge->owner])) return;
   for (uint32_t j = 0; j < edge->nsources && e->origin[edge->owner] == UINT32_MAX; j++)
     e->origin[edge->owner] = e->origin[edge->sources[j]];
-  e->sh[edge->owner] = owner;
-  notify(e, w, edge->owner_value, edge->owner, e->m->nops + k);
+  set_slot(e, w, edge->owner, owner, edge->owner_value, e->m->nops + k);
 }
 
 /* sdy.propagation_barrier: an identity rule that lets shardings through in one direction only. */
@@ -596,7 +735,7 @@ static bool same_shape(sc_arena *a, const sc_value *x, const sc_value *y) {
 }
 
 /* StableHLO's Elementwise and BroadcastingElementwise ops, and the sdy ops Shardy treats as such. */
-static bool is_elementwise(prop_engine *e, const sc_op *op) {
+static bool elementwise_kind(prop_engine *e, const sc_op *op) {
   static const char *const names[] = {
       "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "cosine",
       "count_leading_zeros", "divide", "exponential", "exponential_minus_one", "floor", "imag", "is_finite", "log",
@@ -623,18 +762,55 @@ static prop_direction dir_intersection(prop_direction a, prop_direction b) {
   return a == b ? a : a == PROP_DIR_BOTH ? b : b == PROP_DIR_BOTH ? a : PROP_DIR_NONE;
 }
 
+static bool has_shared_operand(prop_engine *e, const sc_op *op) {
+  for (uint32_t i = 0; i < op->noperands; i++) {
+    uint32_t s = slot_of(e, op->operands[i]);
+    if (s >= e->nslots || e->use_start[s + 1] - e->use_start[s] <= 1) continue;
+    sc_tensor_type tt;
+    if (!sc_parse_tensor_type(e->a, op->operands[i]->type, &tt) || tt.rank != 0) return true;
+  }
+  return false;
+}
+
+/* What the schedule asks of an op, computed once per op (the rounds ask again and again). */
+enum {
+  OPF_KNOWN = 1,
+  OPF_ELEMENTWISE = 2,
+  OPF_SHARED_OPERAND = 4,  /* an operand that is not a scalar has several uses */
+  OPF_PASS_THROUGH = 8,    /* element-wise, reshape, transpose, MoveToDevice/MoveToHost: rounds 0 and 1 */
+  OPF_DYNAMIC_SLICE = 16,  /* dynamic_slice, dynamic_update_slice: rounds 0 and 1, forward only */
+  OPF_BROADCAST = 32       /* broadcast_in_dim: backward only until the last round */
+};
+
+static bool name_is(const sc_op *op, const char *name);
+
+static uint8_t schedule_class(prop_engine *e, const sc_op *op) {
+  sc_span target = sc_op_custom_call_target(op);
+  if (elementwise_kind(e, op))
+    return OPF_ELEMENTWISE | OPF_PASS_THROUGH;
+  if (name_is(op, "stablehlo.reshape") || name_is(op, "stablehlo.transpose") ||
+      (op->kind == SC_OP_CUSTOM_CALL && (sc_span_eq(target, "MoveToDevice") || sc_span_eq(target, "MoveToHost"))))
+    return OPF_PASS_THROUGH;
+  if (name_is(op, "stablehlo.dynamic_slice") || name_is(op, "stablehlo.dynamic_update_slice")) return OPF_DYNAMIC_SLICE;
+  return name_is(op, "stablehlo.broadcast_in_dim") ? OPF_BROADCAST : 0;
+}
+
+static uint8_t op_flags(prop_engine *e, const sc_op *op) {
+  uint8_t *f = &e->op_flags[op->id];
+  if (!*f) {
+    sc_arena_mark_t mark = sc_arena_mark(e->a);
+    *f = (uint8_t)(OPF_KNOWN | schedule_class(e, op) | (has_shared_operand(e, op) ? OPF_SHARED_OPERAND : 0));
+    sc_arena_rewind(e->a, mark);
+  }
+  return *f;
+}
+
+static bool is_elementwise(prop_engine *e, const sc_op *op) { return op_flags(e, op) & OPF_ELEMENTWISE; }
+
 /* Single use: BOTH unless an operand that is not a scalar has several uses (Shardy's
  * getDirectionBasedOnUses). */
 static prop_direction direction_by_uses(prop_engine *e, const sc_op *op, bool multi_use) {
-  if (multi_use) return PROP_DIR_BOTH;
-  for (uint32_t i = 0; i < op->noperands; i++) {
-    uint32_t s = slot_of(e, op->operands[i]);
-    if (s >= e->nslots) continue;
-    sc_tensor_type tt;
-    bool scalar = sc_parse_tensor_type(e->a, op->operands[i]->type, &tt) && tt.rank == 0;
-    if (!scalar && e->use_start[s + 1] - e->use_start[s] > 1) return PROP_DIR_NONE;
-  }
-  return PROP_DIR_BOTH;
+  return multi_use || !(op_flags(e, op) & OPF_SHARED_OPERAND) ? PROP_DIR_BOTH : PROP_DIR_NONE;
 }
 
 static bool name_is(const sc_op *op, const char *name) {
@@ -643,19 +819,16 @@ static bool name_is(const sc_op *op, const char *name) {
   return sc_span_eq(n, name);
 }
 
-/* Shardy's op-priority schedule: round r opens what rounds 0..r open. */
-#define OP_SCHEDULE_LEN 5
 static prop_direction scheduled_direction(prop_engine *e, const sc_op *op, const prop_rule *rule, uint32_t f, int round) {
   prop_direction d = PROP_DIR_NONE;
-  bool broadcast = name_is(op, "stablehlo.broadcast_in_dim");
+  uint8_t flags = op_flags(e, op);
+  bool broadcast = flags & OPF_BROADCAST;
   for (int r = 0; r <= round; r++) {
     prop_direction x = PROP_DIR_NONE;
     if (r <= 1) { /* pass-through ops: single use, then any */
-      sc_span target = sc_op_custom_call_target(op);
-      if (is_elementwise(e, op) || name_is(op, "stablehlo.reshape") || name_is(op, "stablehlo.transpose") ||
-          (op->kind == SC_OP_CUSTOM_CALL && (sc_span_eq(target, "MoveToDevice") || sc_span_eq(target, "MoveToHost"))))
+      if (flags & OPF_PASS_THROUGH)
         x = direction_by_uses(e, op, r == 1);
-      else if (name_is(op, "stablehlo.dynamic_slice") || name_is(op, "stablehlo.dynamic_update_slice"))
+      else if (flags & OPF_DYNAMIC_SLICE)
         x = dir_intersection(direction_by_uses(e, op, r == 1), PROP_DIR_FORWARD);
     } else if (r == 2) { /* only pass-through factors; broadcasts backward */
       x = rule->factors[f].type != PROP_FACTOR_PASS_THROUGH ? PROP_DIR_NONE : broadcast ? PROP_DIR_BACKWARD : PROP_DIR_BOTH;
@@ -702,6 +875,10 @@ static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
     directions = sc_arena_alloc(e->a, (rule->nfactors ? rule->nfactors : 1) * sizeof *directions);
     for (uint32_t f = 0; f < rule->nfactors; f++) directions[f] = scheduled_direction(e, op, rule, f, e->schedule);
   }
+  if (visit_is_redundant(e, op->id, slots, n, visit_key(e, directions, rule->nfactors))) {
+    sc_arena_rewind(e->a, mark);
+    return;
+  }
   if (!propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op))) {
     sc_arena_rewind(e->a, mark);
     return;
@@ -719,9 +896,8 @@ static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
   }
   for (uint32_t i = 0; i < n; i++) {
     if (!changed[i]) continue;
-    e->sh[slots[i]] = all[i];
     if (n <= 8) set_origin(e, slots[i], slots, before, n);
-    notify(e, w, i < op->noperands ? op->operands[i] : op->results[i - op->noperands], slots[i], op->id);
+    set_slot(e, w, slots[i], all[i], i < op->noperands ? op->operands[i] : op->results[i - op->noperands], op->id);
   }
 }
 
@@ -752,31 +928,32 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
       sharding_ref all[2] = {e->sh[slot], e->func_results[f][k]};
       bool changed[2];
       if (!propagate_tensors(e, rule, all, changed, NULL, false)) continue;
-      if (changed[0]) {
-        e->sh[slot] = all[0];
-        if (w) notify(e, w, v, slot, UINT32_MAX);
-      }
+      if (changed[0]) set_slot(e, w, slot, all[0], v, UINT32_MAX);
       if (changed[1]) e->func_results[f][k] = all[1];
     }
   }
 }
 
 /* One propagation pass to its fixed point (Shardy's BasicPropagationPassImpl::propagate with the
- * engine's factor strategy and schedule round). */
+ * engine's factor strategy and schedule round): the first pass of a round queues every item; a later
+ * one only the items whose slots were written since that round's previous pass began. */
 static void run_pass(prop_engine *e) {
   const sc_module *m = e->m;
-  uint32_t nitems = m->nops + (uint32_t)e->edges.n;
-  worklist w = {sc_arena_alloc(e->a, (nitems + 1) * sizeof *w.stack), 0, sc_arena_calloc(e->a, nitems + 1, 1)};
+  uint32_t nitems = m->nops + (uint32_t)e->edges.n, round = (uint32_t)(e->schedule + 1);
+  worklist w = {sc_arena_alloc(e->a, (nitems + 1) * sizeof *w.stack), 0, sc_arena_calloc(e->a, nitems + 1, 1),
+                sc_arena_alloc(e->a, (nitems + 1) * sizeof *w.heap), 0, sc_arena_calloc(e->a, nitems + 1, 1), 0};
   propagate_func_results(e, NULL);
-  /* popped in program order, the data-flow edges after the ops */
-  for (uint32_t k = (uint32_t)e->edges.n; k-- > 0;) push(&w, m->nops + k);
-  for (uint32_t i = m->nops; i-- > 0;) push(&w, m->ops[i]->id);
-  while (w.n) {
-    uint32_t id = w.stack[--w.n];
-    w.queued[id] = false;
+  if (!e->round_seen[round]) { /* other directions than before: every item may do something */
+    e->round_seen[round] = true;
+    for (uint32_t pos = 0; pos < nitems; pos++) heap_push(&w, pos);
+  } else {
+    for (size_t i = e->round_log_pos[round]; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
+  }
+  e->round_log_pos[round] = (uint32_t)e->changes.n;
+  for (uint32_t item; (item = next_item(e, &w)) != UINT32_MAX;) {
     sc_arena_step(e->a, 1);
-    if (id < m->nops) propagate_op(e, &w, m->ops[id]);
-    else propagate_edge(e, &w, id - m->nops);
+    if (item < m->nops) propagate_op(e, &w, m->ops[e->op_pos[item]]);
+    else propagate_edge(e, &w, item - m->nops);
   }
   propagate_func_results(e, NULL);
 }
@@ -796,27 +973,22 @@ static void run_op_priority(prop_engine *e) {
 typedef struct {
   sharding_ref *at;
   sharding_ref original;
+  uint32_t slot; /* the value slot `at` is, or UINT32_MAX (a function result) */
 } sharding_site;
 typedef SC_VEC(sharding_site) sharding_sites;
 
 static void collect_sites(prop_engine *e, sharding_sites *sites) {
   for (uint32_t s = 0; s < e->nslots; s++)
     if (e->sh[s] && e->alias[s] == s) {
-      sharding_site x = {&e->sh[s], e->sh[s]};
+      sharding_site x = {&e->sh[s], e->sh[s], s};
       SC_PUSH(e->a, *sites, x);
     }
   for (uint32_t f = 0; f < e->m->nfuncs; f++)
     for (uint32_t k = 0; k < sc_op_nresult_attrs(e->m->funcs[f]); k++)
       if (e->func_results[f][k]) {
-        sharding_site x = {&e->func_results[f][k], e->func_results[f][k]};
+        sharding_site x = {&e->func_results[f][k], e->func_results[f][k], UINT32_MAX};
         SC_PUSH(e->a, *sites, x);
       }
-}
-
-static bool has_priority_above_zero(const prop_sharding *s) {
-  for (uint32_t d = 0; d < s->rank; d++)
-    if (s->dims[d].priority > 0) return true;
-  return false;
 }
 
 /* Shardy's getInitializedSharding: p0 dimensions keep their axes (priority dropped); higher ones
@@ -882,37 +1054,48 @@ static sharding_ref with_priority(sc_arena *a, const prop_sharding *cur, const p
   return r;
 }
 
+static void set_site(prop_engine *e, const sharding_site *site, sharding_ref s) {
+  if (site->slot == UINT32_MAX) *site->at = s;
+  else set_slot(e, NULL, site->slot, s, NULL, UINT32_MAX);
+}
+
+/* A priority some dimension of a site was written with, for the rounds (sorted by priority). */
+typedef struct {
+  int64_t priority;
+  uint32_t site;
+} site_priority;
+
+static int cmp_site_priority(const void *x, const void *y) {
+  const site_priority *a = x, *b = y;
+  if (a->priority != b->priority) return a->priority < b->priority ? -1 : 1;
+  return a->site < b->site ? -1 : a->site > b->site;
+}
+
+/* Shardy's user-priority propagation: op priority with every p0 sharding (higher priorities held back),
+ * then once more per priority, ascending, with that priority's dimensions restored. Each round touches
+ * only the sites written with its priority. */
 static void run_user_priority(prop_engine *e) {
   sharding_sites sites = {0};
   collect_sites(e, &sites);
-  int64_t *priorities = NULL;
-  uint32_t np = 0, cap = 0;
+  SC_VEC(site_priority) rounds = {0};
   for (size_t i = 0; i < sites.n; i++) {
     const prop_sharding *s = sites.v[i].original;
-    for (uint32_t d = 0; d < s->rank; d++) {
-      int64_t p = s->dims[d].priority;
-      if (p <= 0) continue;
-      uint32_t k = 0;
-      while (k < np && priorities[k] != p) k++;
-      if (k < np) continue;
-      if (np == cap) {
-        cap = cap ? cap * 2 : 4;
-        priorities = sc_arena_grow(e->a, priorities, np, cap, sizeof *priorities);
+    for (uint32_t d = 0; d < s->rank; d++)
+      if (s->dims[d].priority > 0) {
+        site_priority x = {s->dims[d].priority, (uint32_t)i};
+        SC_PUSH(e->a, rounds, x);
       }
-      priorities[np++] = p;
-    }
-    *sites.v[i].at = initialized(e->a, s);
+    set_site(e, &sites.v[i], initialized(e->a, s));
   }
-  for (uint32_t i = 1; i < np; i++) /* ascending */
-    for (uint32_t j = i; j > 0 && priorities[j - 1] > priorities[j]; j--) {
-      int64_t t = priorities[j];
-      priorities[j] = priorities[j - 1], priorities[j - 1] = t;
-    }
+  if (rounds.n) qsort(rounds.v, rounds.n, sizeof *rounds.v, cmp_site_priority);
   run_op_priority(e);
-  for (uint32_t k = 0; k < np; k++) {
-    for (size_t i = 0; i < sites.n; i++)
-      if (has_priority_above_zero(sites.v[i].original))
-        *sites.v[i].at = with_priority(e->a, *sites.v[i].at, sites.v[i].original, priorities[k]);
+  for (size_t k = 0; k < rounds.n;) {
+    int64_t p = rounds.v[k].priority;
+    for (; k < rounds.n && rounds.v[k].priority == p; k++) {
+      if (k && rounds.v[k - 1].priority == p && rounds.v[k - 1].site == rounds.v[k].site) continue;
+      const sharding_site *site = &sites.v[rounds.v[k].site];
+      set_site(e, site, with_priority(e->a, *site->at, site->original, p));
+    }
     run_op_priority(e);
   }
 }
@@ -929,6 +1112,13 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   index_uses(e);
   find_entry_funcs(e);
   seed(e);
+  index_owners(e);
+  e->op_pos = sc_arena_alloc(a, (m->nops + 1) * sizeof *e->op_pos);
+  for (uint32_t i = 0; i < m->nops; i++) e->op_pos[m->ops[i]->id] = i;
+  e->last_change = sc_arena_calloc(a, e->nslots + 1, sizeof *e->last_change);
+  e->op_flags = sc_arena_calloc(a, m->nops + 1, 1);
+  e->visited = sc_arena_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visited);
+  e->visit_key = sc_arena_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);
   e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
   e->facts = prop_rule_facts_build(a, m);
