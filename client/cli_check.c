@@ -163,8 +163,8 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
     break;
   case O_NOCOLOR: m->color_mode = "never"; break;
   case O_DUMP: s->dump_ops = true; break;
-  case O_PROPAGATE: s->opt.propagate = true; break;
-  case O_NOPROPAGATE: s->opt.propagate = false; break;
+  case O_PROPAGATE: s->opt.no_propagate = false; break;
+  case O_NOPROPAGATE: s->opt.no_propagate = true; break;
   case O_SERVER: s->server = optarg; break;
   case O_FAILON:
     if (parse_fail_on(optarg, &s->fail_on)) return BAD_CHOICE("--fail-on", optarg, "error", "warning", "note", "never");

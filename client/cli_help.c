@@ -31,7 +31,7 @@ static const char CHECK_USAGE[] =
     "  --rules GLOBS          select rules by name, code or family: 'sharding-*,-sharding-priority'\n"
     "  --min-severity S       note (default), warning or error: drop diagnostics below\n"
     "  --split-input-file     treat '// -----' separated chunks as independent modules\n"
-    "  --propagate            rules also see the shardings Shardy's propagation derives (--no-propagate: off)\n"
+    "  --no-propagate         rules read only the written shardings (default: also the ones Shardy derives)\n"
     "  --max-depth N, --max-ops N   nesting and op limits (defaults 256 and 5000000)\n"
     "  --include GLOB, --exclude GLOB   which files of a directory to check (repeatable)\n"
     "  -j, --jobs N           inputs checked in parallel (default: the number of cores)\n"

@@ -11,7 +11,8 @@ static int usage(const char *why) {
   fputs("usage: shardcheck propagate [--annotate-rules] [--strategy pipeline|basic|aggressive|op-priority|\n"
         "                            user-priority|none] [--conservative] [--keep-sharding-rules]\n"
         "                            [--dedup-functions-fully] [--insert-reshards] [--reshards-to-collectives]\n"
-        "                            [--split-input-file] [--format-in FORMAT] FILE\n",
+        "                            [--split-input-file] [--format-in FORMAT] [--format text|json]\n"
+        "                            [--mesh SPEC] FILE\n",
         stderr);
   return EXIT_TROUBLE;
 }
@@ -31,8 +32,9 @@ static int parse_strategy(const char *s, sc_propagate_strategy *out) {
   return -1;
 }
 
-/* Flags into *o; the input path into *path. Returns 0, or the exit status of a usage error. */
-static int parse_flags(int argc, char **argv, sc_propagate_options *o, const char **path) {
+/* Flags into *o (a --mesh spec into *mesh_spec); the input path into *path. Returns 0, or the exit
+ * status of a usage error. */
+static int parse_flags(int argc, char **argv, sc_propagate_options *o, const char **path, const char **mesh_spec) {
   *path = NULL;
   for (int i = 1; i < argc; i++) { /* argv[0] is the subcommand */
     const char *a = argv[i];
@@ -46,7 +48,13 @@ static int parse_flags(int argc, char **argv, sc_propagate_options *o, const cha
     else if (!strcmp(a, "--reshards-to-collectives")) o->reshards_to_collectives = true;
     else if (!strcmp(a, "--dedup-functions-fully")) o->dedup_functions_fully = true;
     else if (!strcmp(a, "--split-input-file")) o->split_input_file = true;
-    else if (!strcmp(a, "--strategy") || !strcmp(a, "--format-in")) {
+    else if (!strcmp(a, "--format") || !strcmp(a, "--mesh")) {
+      if (!value) return usage(!strcmp(a, "--format") ? "--format needs a value" : "--mesh needs a value");
+      i++;
+      if (!strcmp(a, "--mesh")) *mesh_spec = value;
+      else if (!strcmp(value, "json") || !strcmp(value, "text")) o->json = !strcmp(value, "json");
+      else return usage("--format is text or json");
+    } else if (!strcmp(a, "--strategy") || !strcmp(a, "--format-in")) {
       if (!value) return usage(strcmp(a, "--strategy") ? "--format-in needs a value" : "--strategy needs a value");
       i++;
       if (!strcmp(a, "--strategy") ? parse_strategy(value, &o->strategy) : sc_format_parse(value, &o->input_format))
@@ -66,8 +74,8 @@ static int parse_flags(int argc, char **argv, sc_propagate_options *o, const cha
 int cmd_propagate(int argc, char **argv) {
   sc_propagate_options o;
   memset(&o, 0, sizeof o);
-  const char *path;
-  int rc = parse_flags(argc, argv, &o, &path);
+  const char *path, *mesh_spec = NULL;
+  int rc = parse_flags(argc, argv, &o, &path, &mesh_spec);
   if (rc) return rc;
   o.hash_seed = random_hash_seed();
   size_t len = 0;
@@ -79,6 +87,17 @@ int cmd_propagate(int argc, char **argv) {
     return EXIT_TROUBLE;
   }
   sc_arena *arena = sc_arena_new(0);
+  sc_target_mesh mesh;
+  const char *mesh_error = NULL;
+  if (arena && mesh_spec) {
+    if (sc_mesh_parse(arena, mesh_spec, &mesh, &mesh_error)) {
+      fprintf(stderr, "shardcheck propagate: --mesh %s: %s\n", mesh_spec, mesh_error);
+      sc_arena_free(arena);
+      free(buf);
+      return EXIT_TROUBLE;
+    }
+    o.mesh = &mesh;
+  }
   sc_propagate_result r;
   sc_status status = arena ? sc_propagate(arena, buf, len, &o, &r) : SC_ERR_LIMIT;
   const char *name = strcmp(path, "-") ? path : "<stdin>";

@@ -188,13 +188,45 @@ typedef struct {
   size_t len;
   const sc_options *opt;
   sc_report *report;
+  jmp_buf *guard; /* check_guarded's failure jump */
 } check_run;
 
 static sc_status check_body(check_run *run);
 
 /* Runs the body with the arena's failure jump installed; nothing but `run` lives across setjmp. */
+/* Propagation as Shardy's pipeline runs it (user priorities, through calls), within half of what the
+ * request's byte and step limits leave: past that, SC0004 says so and the rules read the written
+ * shardings (NULL). Cancellation still ends the whole check. */
+static const prop_engine *propagate_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m, uint32_t at) {
+  sc_arena *a = run->arena;
+  size_t byte_limit = sc_arena_limit(a), used = sc_arena_used(a);
+  unsigned long long step_limit = sc_arena_step_limit(a), steps = sc_arena_steps(a);
+  if (byte_limit) sc_arena_set_limit(a, used < byte_limit ? used + (byte_limit - used) / 2 : byte_limit);
+  if (step_limit) sc_arena_set_step_limit(a, steps < step_limit ? steps + (step_limit - steps) / 2 : step_limit);
+  jmp_buf env;
+  prop_engine *volatile engine = NULL;
+  sc_arena_set_failure_jump(a, &env);
+  int why = setjmp(env);
+  if (!why) {
+    prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true, false};
+    engine = prop_engine_run(a, m, ctx->model, &eo);
+  }
+  sc_arena_set_failure_jump(a, run->guard);
+  sc_arena_set_limit(a, byte_limit);
+  sc_arena_set_step_limit(a, step_limit);
+  if (why == 2) longjmp(*run->guard, 2);
+  if (why) {
+    ctx->rule = sc_rule_by_name("propagation-limit");
+    sc_emit_at(ctx, at, NULL, "sharding propagation stopped at half of the request's limits (%s); the rules read "
+               "the shardings written in the module", byte_limit ? "memory" : "work");
+    ctx->rule = NULL;
+  }
+  return engine;
+}
+
 static sc_status check_guarded(check_run *run) {
   jmp_buf env;
+  run->guard = &env;
   sc_arena_set_failure_jump(run->arena, &env);
   /* Long loops poll the cancel flag through the arena's work meter (see sc_arena_step). */
   sc_arena_set_cancel(run->arena, run->opt->cancel);
@@ -219,7 +251,7 @@ static sc_status check_guarded(check_run *run) {
 
 sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_options *options, sc_report **out) {
   static const sc_options defaults;
-  check_run run = {arena, buf, len, options ? options : &defaults, NULL};
+  check_run run = {arena, buf, len, options ? options : &defaults, NULL, NULL};
   sc_status status = check_guarded(&run);
   *out = run.report;
   return status;
@@ -333,10 +365,7 @@ static sc_status check_body(check_run *run) {
     ctx.module = m;
     ctx.model = sc_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
-    if (opt->propagate) { /* Shardy's pipeline propagates with user priorities and through calls */
-      prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true, false};
-      ctx.propagation = prop_engine_run(arena, m, ctx.model, &eo);
-    }
+    if (!opt->no_propagate) ctx.propagation = propagate_for_rules(run, &ctx, m, chunks[i].begin);
     size_t first_diag = ctx.diags.n;
     sc_rules_run(&ctx, &sel);
     if (!r->has_lines && ctx.diags.n > first_diag)

@@ -53,23 +53,118 @@ static void annotate_rules(propagate_run *run, const sc_module *m, const sc_line
   }
 }
 
+static const char *strategy_name(sc_propagate_strategy s) {
+  switch (s) {
+  case SC_PROPAGATE_NONE: return "none";
+  case SC_PROPAGATE_BASIC: return "basic";
+  case SC_PROPAGATE_AGGRESSIVE: return "aggressive";
+  case SC_PROPAGATE_OP_PRIORITY: return "op-priority";
+  case SC_PROPAGATE_USER_PRIORITY: return "user-priority";
+  default: return "pipeline";
+  }
+}
+
+/* The strategy asked for. The pipeline runs its propagation core as XLA's does: user priorities, through
+ * calls into their callees (its import and export passes are not run: docs/propagation.md). */
+static prop_engine *run_strategy(propagate_run *run, const sc_module *m, const sc_model *model) {
+  const sc_propagate_options *opt = run->opt;
+  prop_strategy st = opt->strategy == SC_PROPAGATE_BASIC         ? PROP_BASIC
+                     : opt->strategy == SC_PROPAGATE_AGGRESSIVE  ? PROP_AGGRESSIVE
+                     : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
+                                                                 : PROP_USER_PRIORITY;
+  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, opt->strategy == SC_PROPAGATE_PIPELINE,
+                            false};
+  return prop_engine_run(run->arena, m, model, &eo);
+}
+
+/* `n` bytes at `p` as a JSON string (runs of plain bytes copied at once). */
+static void put_json_string(sc_astr *out, const char *p, size_t n) {
+  sc_astr_put(out, "\"", 1);
+  size_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)p[i];
+    if (c != '"' && c != '\\' && c >= 0x20) continue;
+    sc_astr_put(out, p + run, i - run);
+    run = i + 1;
+    if (c < 0x20) sc_astr_printf(out, "\\u%04x", c);
+    else sc_astr_put(out, c == '"' ? "\\\"" : "\\\\", 2);
+  }
+  sc_astr_put(out, p + run, n - run);
+  sc_astr_put(out, "\"", 1);
+}
+
+/* "line": L, "col": C of byte `offset` (text inputs), or nothing. */
+static void put_position(sc_astr *out, const sc_linemap *lines, uint32_t offset) {
+  if (!lines) return;
+  sc_pos pos = sc_linemap_pos(lines, offset);
+  sc_astr_printf(out, ", \"line\": %u, \"col\": %u", pos.line, pos.col);
+}
+
+static void put_value_json(propagate_run *run, sc_astr *out, const sc_value *v, const sc_op *owner,
+                           const prop_engine *e, const sc_linemap *lines, bool *first) {
+  const prop_sharding *s = prop_engine_value_sharding(e, v);
+  const sc_value *origin = prop_engine_value_origin(e, v);
+  sc_astr_puts(out, *first ? "\n      {\"value\": " : ",\n      {\"value\": ");
+  *first = false;
+  put_json_string(out, v->name.p, v->name.n);
+  sc_astr_puts(out, v->def ? ", \"result_of\": " : ", \"argument_of\": ");
+  put_json_string(out, owner->name.p, owner->name.n);
+  put_position(out, lines, v->pos.offset);
+  sc_astr_puts(out, ", \"sharding\": ");
+  if (s) {
+    sc_astr text = SC_ASTR_INIT(run->arena);
+    prop_sharding_put(&text, s);
+    put_json_string(out, text.p, text.n);
+  } else {
+    sc_astr_puts(out, "null");
+  }
+  sc_astr_puts(out, ", \"origin\": ");
+  if (origin) {
+    sc_astr_puts(out, "{\"value\": ");
+    put_json_string(out, origin->name.p, origin->name.n);
+    put_position(out, lines, origin->pos.offset);
+    sc_astr_put(out, "}", 1);
+  } else {
+    sc_astr_puts(out, "null");
+  }
+  sc_astr_put(out, "}", 1);
+}
+
+/* One module's values in program order (each op's results, then its regions' block arguments) with
+ * the sharding propagation leaves on each and the written sharding it came from. */
+static void put_shardings_json(propagate_run *run, sc_astr *out, size_t chunk, const sc_module *m, const prop_engine *e,
+                               const sc_linemap *lines) {
+  sc_astr_printf(out, "%s\n    {\"chunk\": %zu, \"values\": [", chunk ? "," : "", chunk);
+  bool first = true;
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const sc_op *op = m->ops[i];
+    sc_arena_step(run->arena, 1);
+    for (uint32_t r = 0; r < op->nresults; r++) put_value_json(run, out, op->results[r], op, e, lines, &first);
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++)
+        for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++)
+          put_value_json(run, out, op->regions[r]->blocks[b]->args[k], op, e, lines, &first);
+  }
+  sc_astr_puts(out, first ? "]}" : "\n    ]}");
+}
+
 static sc_status propagate_body(propagate_run *run) {
   sc_arena *a = run->arena;
   const sc_propagate_options *opt = run->opt;
   sc_propagate_result *out = run->out;
   sc_arena_set_hash_seed(a, opt->hash_seed);
   sc_format format = opt->input_format != SC_FMT_AUTO ? opt->input_format : sc_detect_format(run->buf, run->len);
-  if (format != SC_FMT_STABLEHLO) {
-    out->failure = sc_arena_printf(a, "propagate prints MLIR text modules; this input is %s", sc_format_name(format));
+  if (format != SC_FMT_STABLEHLO && !opt->json) {
+    out->failure = sc_arena_printf(a, "propagate prints MLIR text modules; this input is %s (--format json reads "
+                                   "every format)", sc_format_name(format));
+    return SC_ERR_INVALID;
+  }
+  if (opt->json && (opt->annotate_rules || opt->strategy == SC_PROPAGATE_NONE)) {
+    out->failure = "--format json prints propagated shardings: use it with a propagation strategy";
     return SC_ERR_INVALID;
   }
   if ((opt->insert_reshards || opt->reshards_to_collectives) && (opt->annotate_rules || opt->strategy != SC_PROPAGATE_NONE)) {
     out->failure = "--insert-reshards and --reshards-to-collectives run alone (with --strategy none)";
-    return SC_ERR_INVALID;
-  }
-  if (!opt->annotate_rules && opt->strategy == SC_PROPAGATE_PIPELINE) {
-    out->failure = "--strategy pipeline (-sdy-propagation-pipeline) is not implemented yet: use --strategy "
-                   "user-priority, op-priority, aggressive or basic";
     return SC_ERR_INVALID;
   }
   if (run->len > UINT32_MAX - 1) {
@@ -82,8 +177,14 @@ static sc_status propagate_body(propagate_run *run) {
   sc_astr text = SC_ASTR_INIT(a);
   sc_astr_reserve(&text, run->len + run->len / 2 + 4096); /* the printed module is about the input's size */
   message_vec msgs = {0};
+  sc_options mo;
+  memset(&mo, 0, sizeof mo);
+  mo.mesh = opt->mesh;
+  if (opt->json)
+    sc_astr_printf(&text, "{\n  \"schema\": \"shardcheck.propagation.v1\",\n  \"strategy\": \"%s\",\n  \"modules\": [",
+                   strategy_name(opt->strategy));
   for (size_t i = 0; i < nchunks; i++) {
-    if (i) sc_astr_puts(&text, "// -----\n");
+    if (i && !opt->json) sc_astr_puts(&text, "// -----\n");
     if (opt->split_input_file && sc_chunk_is_blank(run->buf, chunks[i])) continue;
     sc_parse_input in = {a, run->buf, run->len, chunks[i].begin, chunks[i].end, &lines,
                          opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
@@ -103,26 +204,18 @@ static sc_status propagate_body(propagate_run *run) {
     prop_printer_init(&pr, a, m);
     if (opt->annotate_rules) annotate_rules(run, m, &lines, &pr, &msgs);
     else if (opt->strategy != SC_PROPAGATE_NONE) {
-      sc_options mo;
-      memset(&mo, 0, sizeof mo);
       const sc_model *model = sc_model_build(a, m, &mo);
-      prop_strategy st = opt->strategy == SC_PROPAGATE_BASIC        ? PROP_BASIC
-                         : opt->strategy == SC_PROPAGATE_AGGRESSIVE ? PROP_AGGRESSIVE
-                         : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
-                                                                    : PROP_USER_PRIORITY;
-      prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, false, false};
-      prop_engine_print(prop_engine_run(a, m, model, &eo), &pr);
+      prop_engine *e = run_strategy(run, m, model);
+      if (opt->json) put_shardings_json(run, &text, i, m, e, format == SC_FMT_BYTECODE ? NULL : &lines);
+      else prop_engine_print(e, &pr);
     } else if (opt->insert_reshards) {
-      sc_options mo;
-      memset(&mo, 0, sizeof mo);
       prop_insert_explicit_reshards(a, m, sc_model_build(a, m, &mo), &pr);
     } else if (opt->reshards_to_collectives) {
-      sc_options mo;
-      memset(&mo, 0, sizeof mo);
       prop_reshards_to_collectives(a, m, sc_model_build(a, m, &mo), &pr);
     }
-    prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
+    if (!opt->json) prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
   }
+  if (opt->json) sc_astr_puts(&text, nchunks ? "\n  ]\n}\n" : "]\n}\n");
   out->text = sc_astr_str(&text);
   out->len = text.n;
   out->messages = msgs.v;

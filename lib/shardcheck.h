@@ -71,9 +71,11 @@ typedef struct {
   uint64_t hash_seed;        /* keys the check's hash tables so that crafted names cannot collide; callers facing
                                 untrusted input pass random bits (the CLI, daemon and Python package do);
                                 0 = bits of addresses. Reports never depend on it. */
-  bool propagate;            /* rules see the shardings Shardy's propagation derives (user-priority strategy,
-                                through calls), not only the written ones; diagnostics name where a derived
-                                sharding came from (`related`) */
+  bool no_propagate;         /* rules read only the written shardings. By default they see the ones Shardy's
+                                propagation derives (user-priority strategy, through calls), and diagnostics
+                                name where a derived sharding came from (`related`); propagation may spend
+                                half of what the request's limits leave, past that a note (SC0004) says the
+                                rules read the written shardings */
 } sc_options;
 
 #define SC_DEFAULT_MAX_DEPTH 256u
@@ -184,6 +186,9 @@ typedef struct {
   const volatile int *cancel;
   bool insert_reshards;         /* -sdy-insert-explicit-reshards='enable-full-version=true' (after the strategy) */
   bool reshards_to_collectives; /* -sdy-reshard-to-collectives (after the strategy) */
+  bool json;                 /* text is a JSON document: every value's sharding with its location and origin
+                                (docs/propagation.md); reads every input format */
+  const sc_target_mesh *mesh;/* the target mesh (axis names for GSPMD shardings), as sc_options.mesh */
 } sc_propagate_options;
 
 /* A message of a pass about an op (Shardy's warnings and errors), at a 1-based line and column. */
@@ -202,9 +207,10 @@ typedef struct {
 } sc_propagate_result;
 
 /* Runs the requested passes on `len` bytes at `buf` and prints the module as sdy_opt prints it after
- * them. Everything in *out lives in `arena`. Returns SC_OK, SC_ERR_INVALID (bad options, an input the
- * printer cannot print, a syntax error: out->failure says which), SC_ERR_CANCELLED or SC_ERR_LIMIT.
- * Reads MLIR text; any thread, one request per arena. */
+ * them (MLIR text in), or with options->json the shardings as JSON (any input format). Everything in
+ * *out lives in `arena`. Returns SC_OK, SC_ERR_INVALID (bad options, an input the printer cannot print,
+ * a syntax error: out->failure says which), SC_ERR_CANCELLED or SC_ERR_LIMIT. Any thread, one request
+ * per arena. */
 sc_status sc_propagate(sc_arena *arena, const char *buf, size_t len, const sc_propagate_options *options,
                        sc_propagate_result *out);
 

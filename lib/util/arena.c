@@ -73,6 +73,7 @@ void sc_arena_free(sc_arena *a) {
 }
 
 void sc_arena_set_failure_jump(sc_arena *a, jmp_buf *env) { a->on_failure = env; }
+jmp_buf *sc_arena_failure_jump(const sc_arena *a) { return a->on_failure; }
 size_t sc_arena_used(const sc_arena *a) { return a->used; }
 size_t sc_arena_limit(const sc_arena *a) { return a->limit; }
 
@@ -86,6 +87,8 @@ void sc_arena_set_cancel(sc_arena *a, const volatile int *cancel) {
   a->next_poll = a->steps;
 }
 void sc_arena_set_step_limit(sc_arena *a, unsigned long long limit) { a->step_limit = limit; }
+unsigned long long sc_arena_step_limit(const sc_arena *a) { return a->step_limit; }
+void sc_arena_set_limit(sc_arena *a, size_t limit_bytes) { a->limit = limit_bytes; }
 unsigned long long sc_arena_steps(const sc_arena *a) { return a->steps; }
 
 bool sc_arena_step(sc_arena *a, unsigned long long n) {

@@ -76,6 +76,12 @@ void sc_arena_set_failure_jump(sc_arena *a, jmp_buf *env);
  *   - tests assert that hostile inputs cost work linear in their size (sc_arena_steps()). */
 void sc_arena_set_cancel(sc_arena *a, const volatile int *cancel);
 void sc_arena_set_step_limit(sc_arena *a, unsigned long long limit);
+unsigned long long sc_arena_step_limit(const sc_arena *a);
+/* Changes the byte limit (0 = unlimited); a limit below what is used fails the next allocation. For a
+ * phase that may only spend part of what a request has left. */
+void sc_arena_set_limit(sc_arena *a, size_t limit_bytes);
+/* The failure jump installed (NULL = none), to restore after a phase installs its own. */
+jmp_buf *sc_arena_failure_jump(const sc_arena *a);
 unsigned long long sc_arena_steps(const sc_arena *a);
 /* Counts `n` steps; polls the cancel flag every SC_ARENA_POLL_STEPS. Returns true when the request was
  * cancelled or is over its step limit and no failure jump is installed (the caller should stop). */

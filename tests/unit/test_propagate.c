@@ -152,7 +152,7 @@ Test(propagate, hostile_text_is_printed_or_refused) {
     }
 }
 
-/* check --propagate: a kernel fed a value whose explicit-axis sharding comes from the argument through
+/* check (propagation on by default): a kernel fed a value whose explicit-axis sharding comes from the argument through
  * an element-wise op is flagged (SC0302), with the argument as the related site; without propagation
  * only the written shardings count. */
 Test(propagate, check_names_the_origin) {
@@ -170,7 +170,7 @@ Test(propagate, check_names_the_origin) {
     sc_options o;
     memset(&o, 0, sizeof o);
     o.mesh = &mesh;
-    o.propagate = propagate;
+    o.no_propagate = !propagate;
     sc_report *r;
     cr_assert_eq(sc_check(a, module, strlen(module), &o, &r), SC_OK);
     const sc_diag *found = NULL;
@@ -186,4 +186,56 @@ Test(propagate, check_names_the_origin) {
     }
     sc_arena_free(a);
   }
+}
+
+/* A long element-wise chain from a sharded argument into a kernel, as module text in `a`. */
+static const char *long_chain(sc_arena *a, int n) {
+  sc_astr t = SC_ASTR_INIT(a);
+  sc_astr_puts(&t, "sdy.mesh @mesh = <[\"data\"=4]>\n"
+                   "func.func public @main(%v0: tensor<8x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) "
+                   "-> tensor<8x128xf32> {\n");
+  for (int i = 1; i <= n; i++) sc_astr_printf(&t, "  %%v%d = stablehlo.multiply %%v%d, %%v%d : tensor<8x128xf32>\n", i, i - 1, i - 1);
+  sc_astr_printf(&t, "  %%k = stablehlo.custom_call @tpu_custom_call(%%v%d) {backend_config = \"{}\"} : "
+                     "(tensor<8x128xf32>) -> tensor<8x128xf32>\n  return %%k : tensor<8x128xf32>\n}\n", n);
+  return sc_astr_str(&t);
+}
+
+static size_t count_code(const sc_report *r, const char *code) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->ndiags; i++) n += !strcmp(r->diags[i].code, code);
+  return n;
+}
+
+/* Under a byte limit the check can meet but propagation cannot within its half of what is left, the
+ * check still answers: SC0004 (a note) instead of the derived SC0302; with room, SC0302 and no SC0004. */
+Test(propagate, check_degrades_at_the_memory_limit) {
+  sc_arena *scratch = sc_arena_new(0);
+  const char *module = long_chain(scratch, 3000);
+  size_t len = strlen(module);
+  sc_target_mesh mesh;
+  const char *err = NULL;
+  cr_assert_eq(sc_mesh_parse(scratch, "data=4:explicit", &mesh, &err), 0);
+  sc_options o;
+  memset(&o, 0, sizeof o);
+  o.mesh = &mesh;
+  o.no_propagate = true;
+  sc_arena *a = sc_arena_new(0);
+  sc_report *r;
+  cr_assert_eq(sc_check(a, module, len, &o, &r), SC_OK);
+  size_t without = sc_arena_used(a);
+  sc_arena_free(a);
+  o.no_propagate = false;
+  a = sc_arena_new(0);
+  cr_assert_eq(sc_check(a, module, len, &o, &r), SC_OK);
+  size_t with = sc_arena_used(a);
+  cr_assert_eq(count_code(r, "SC0302"), 1);
+  cr_assert_eq(count_code(r, "SC0004"), 0);
+  sc_arena_free(a);
+  cr_assert_gt(with, without + without / 2, "propagation needs more memory than the check (%zu vs %zu)", with, without);
+  a = sc_arena_new(without + without / 2);
+  cr_assert_eq(sc_check(a, module, len, &o, &r), SC_OK, "%s", r && r->failure ? r->failure : "");
+  cr_assert_eq(count_code(r, "SC0004"), 1);
+  cr_assert_eq(count_code(r, "SC0302"), 0);
+  sc_arena_free(a);
+  sc_arena_free(scratch);
 }

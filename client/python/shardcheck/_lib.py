@@ -36,7 +36,7 @@ class OptionsStruct(Structure):  # sc_options
     _fields_ = [("input_format", c_int), ("input_name", c_char_p), ("rules", c_char_p), ("min_severity", c_int),
                 ("split_input_file", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("platform", c_int),
                 ("max_depth", c_uint32), ("max_ops", c_uint32), ("cancel", POINTER(c_int)),
-                ("input_sha256", c_char_p), ("sha256_by_caller", c_bool), ("hash_seed", c_uint64), ("propagate", c_bool)]
+                ("input_sha256", c_char_p), ("sha256_by_caller", c_bool), ("hash_seed", c_uint64), ("no_propagate", c_bool)]
 
 
 LOCATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_bool, c_void_p, c_size_t)
