@@ -426,3 +426,62 @@ class PythonCliTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+PROPAGATE = "../shared/corpus/shardy/propagation/user_priority_propagation.mlir"
+
+
+class PropagateTest(unittest.TestCase):
+    """shardcheck.propagate() is `shardcheck propagate` in-process: the same bytes for the same flags."""
+
+    def cli(self, *args):
+        return subprocess.run([str(support.REPO / "build" / "bin" / "shardcheck"), "propagate", *args],
+                              capture_output=True, check=True, cwd=support.REPO).stdout.decode()
+
+    def test_same_as_the_cli(self):
+        for strategy in ("pipeline", "user-priority", "basic"):
+            with self.subTest(strategy=strategy):
+                got = shardcheck.propagate(support.REPO / PROPAGATE, strategy=strategy, split_input_file=True)
+                self.assertEqual(got, self.cli("--strategy", strategy, "--split-input-file", PROPAGATE))
+                self.assertIn("sdy.sharding", got)
+
+    def test_json_names_each_value_and_origin(self):
+        text = ('sdy.mesh @mesh = <["data"=4]>\n'
+                'func.func public @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>})'
+                ' -> tensor<8x16xf32> {\n'
+                '  %0 = stablehlo.multiply %arg0, %arg0 : tensor<8x16xf32>\n'
+                '  return %0 : tensor<8x16xf32>\n}\n')
+        doc = json.loads(shardcheck.propagate(text, format="json"))
+        self.assertEqual(doc["schema"], "shardcheck.propagation.v1")
+        values = {v["value"]: v for v in doc["modules"][0]["values"]}
+        self.assertEqual(values["%0"]["sharding"], '<@mesh, [{"data", ?}, {?}]>')
+        self.assertEqual((values["%0"]["line"], values["%0"]["origin"]), (3, {"value": "%arg0", "line": 2, "col": 24}))
+
+    def test_gspmd_named_by_the_mesh(self):
+        text = ('func.func public @main(%arg0: tensor<8x16xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"})'
+                ' -> tensor<8x16xf32> {\n  %0 = stablehlo.add %arg0, %arg0 : tensor<8x16xf32>\n'
+                '  return %0 : tensor<8x16xf32>\n}\n')
+        doc = json.loads(shardcheck.propagate(text, format="json", mesh={"data": 4}))
+        values = {v["value"]: v["sharding"] for v in doc["modules"][0]["values"]}
+        self.assertIn('[{"data", ?}, {?}]', values["%0"])
+
+    def test_refusals(self):
+        with self.assertRaisesRegex(ValueError, "unknown strategy"):
+            shardcheck.propagate(read(BAD), strategy="fastest")
+        with self.assertRaisesRegex(ValueError, "expected an operation"):
+            shardcheck.propagate(b"garbage")
+        with self.assertRaisesRegex(ValueError, "--format json reads every format"):
+            shardcheck.propagate(read(HLO_BAD))
+
+    def test_check_propagates_unless_told_not_to(self):
+        """A kernel fed a value sharded only through propagation: flagged by default, not with propagate=False."""
+        text = ('sdy.mesh @mesh = <["data"=4]>\n'
+                'func.func public @main(%arg0: tensor<8x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>})'
+                ' -> tensor<8x128xf32> {\n'
+                '  %0 = stablehlo.multiply %arg0, %arg0 : tensor<8x128xf32>\n'
+                '  %1 = stablehlo.custom_call @tpu_custom_call(%0) {backend_config = "{}"} : (tensor<8x128xf32>)'
+                ' -> tensor<8x128xf32>\n  return %1 : tensor<8x128xf32>\n}\n')
+        codes = [d.code for d in shardcheck.check(text, mesh="data=4:explicit").diagnostics]
+        self.assertIn("SC0302", codes)
+        codes = [d.code for d in shardcheck.check(text, mesh="data=4:explicit", propagate=False).diagnostics]
+        self.assertNotIn("SC0302", codes)

@@ -39,6 +39,27 @@ class OptionsStruct(Structure):  # sc_options
                 ("input_sha256", c_char_p), ("sha256_by_caller", c_bool), ("hash_seed", c_uint64), ("no_propagate", c_bool)]
 
 
+class PropagateOptionsStruct(Structure):  # sc_propagate_options
+    _fields_ = [("strategy", c_int), ("annotate_rules", c_bool), ("conservative", c_bool),
+                ("keep_sharding_rules", c_bool), ("dedup_functions_fully", c_bool), ("split_input_file", c_bool),
+                ("input_format", c_int), ("max_depth", c_uint32), ("max_ops", c_uint32), ("hash_seed", c_uint64),
+                ("cancel", POINTER(c_int)), ("insert_reshards", c_bool), ("reshards_to_collectives", c_bool),
+                ("json", c_bool), ("mesh", POINTER(TargetMeshStruct))]
+
+
+class PropagateMessageStruct(Structure):  # sc_propagate_message
+    _fields_ = [("severity", c_int), ("line", c_uint32), ("col", c_uint32), ("message", c_char_p)]
+
+
+class PropagateResultStruct(Structure):  # sc_propagate_result
+    _fields_ = [("text", c_void_p), ("len", c_size_t), ("messages", POINTER(PropagateMessageStruct)),
+                ("nmessages", c_size_t), ("failure", c_char_p)]
+
+
+# sc_propagate_strategy, by the names `shardcheck propagate --strategy` takes
+STRATEGIES = {"pipeline": 0, "none": 1, "basic": 2, "aggressive": 3, "op-priority": 4, "user-priority": 5}
+
+
 LOCATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_bool, c_void_p, c_size_t)
 SC_PATH_MISSING, SC_PATH_UNDER_ROOT, SC_PATH_ABSOLUTE = 0, 1, 2
 
@@ -96,6 +117,8 @@ def _declare(lib):
         "sc_arena_new": (c_void_p, [c_size_t]),
         "sc_arena_free": (None, [c_void_p]),
         "sc_check": (c_int, [c_void_p, c_char_p, c_size_t, POINTER(OptionsStruct), POINTER(c_void_p)]),
+        "sc_propagate": (c_int, [c_void_p, c_char_p, c_size_t, POINTER(PropagateOptionsStruct),
+                                 POINTER(PropagateResultStruct)]),
         "sc_mesh_parse": (c_int, [c_void_p, c_char_p, POINTER(TargetMeshStruct), POINTER(c_char_p)]),
         "sc_format_parse": (c_int, [c_char_p, POINTER(c_int)]),
         "sc_report_json": (c_void_p, [c_void_p, c_bool]),
@@ -235,6 +258,39 @@ class Library:
         return report
 
 
+    def propagate(self, data: bytes, popts, mesh, max_memory: int) -> str:
+        """sc_propagate on `data`: the module as Shardy's passes leave it, or the shardings as JSON.
+        ValueError with the library's words for an input or options it refuses."""
+        arena = self.lib.sc_arena_new(max_memory)
+        if not arena:
+            raise MemoryError("libshardcheck: cannot allocate an arena")
+        try:
+            refs = []
+            if mesh is not None:
+                o, refs = _options("", CheckOptionsLike(mesh), c_int(0))
+                popts.mesh = o.mesh
+            popts.hash_seed = int.from_bytes(os.urandom(8), "little")
+            result = PropagateResultStruct()
+            status = self.lib.sc_propagate(arena, data, len(data), byref(popts), byref(result))
+            del refs
+            if status != SC_OK:
+                failure = result.failure.decode("utf-8", "replace") if result.failure else "propagation failed"
+                if status == SC_ERR_INVALID:
+                    raise ValueError(failure)
+                raise CheckError(failure)
+            return ctypes.string_at(result.text, result.len).decode("utf-8", "replace")
+        finally:
+            self.lib.sc_arena_free(arena)
+
+
+class CheckOptionsLike:
+    """The fields _options() reads, for a propagate call that only sets the mesh."""
+
+    def __init__(self, mesh):
+        self.mesh, self.rules, self.min_severity, self.split_input_file = mesh, (), "note", False
+        self.platform, self.max_depth, self.max_ops, self.propagate = None, 0, 0, True
+
+
 class _CheckState:
     """The arena, the input buffer and the report of one check, for rendering on demand."""
 
@@ -302,6 +358,7 @@ def _options(name, opts, cancel):
     o.platform = PLATFORMS[opts.platform]
     o.max_depth, o.max_ops = opts.max_depth, opts.max_ops
     o.cancel = ctypes.pointer(cancel)
+    o.no_propagate = not opts.propagate
     m = opts.mesh
     if m is not None:
         axes = (MeshAxisStruct * len(m.axes))(*[(a.name.encode("utf-8"), a.size, AXIS_TYPES[a.type]) for a in m.axes])
