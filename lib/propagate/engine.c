@@ -26,6 +26,16 @@ typedef struct {
   const prop_rule *rule; /* identity over the owner's static dims, built on first visit; NULL = none */
 } prop_edge;
 
+typedef struct {
+  uint32_t *stack; /* items pushed on top, visited before the rest of program order */
+  uint32_t n;
+  uint8_t *on_stack;
+  uint32_t *heap;  /* program positions >= cursor that may need a visit */
+  uint32_t nheap;
+  uint8_t *in_heap;
+  uint32_t cursor; /* positions below it have had their program-order turn */
+} worklist;
+
 struct prop_engine {
   sc_arena *a;
   const sc_module *m;
@@ -59,7 +69,9 @@ struct prop_engine {
   uint32_t round_log_pos[OP_SCHEDULE_LEN + 1]; /* log length when that round's latest pass began */
   uint32_t *op_pos;           /* per op id: its position in program order (m->ops) */
   uint8_t *op_flags;          /* per op id: OPF_* bits, computed on first need */
+  worklist work;              /* the passes' worklist, allocated once (see run_pass) */
   const sc_op **entry_funcs;  /* functions whose results follow their return values */
+  uint32_t *entry_func_index; /* ... and their indices in m->funcs */
   uint32_t nentry_funcs;
   sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
 };
@@ -338,14 +350,18 @@ static sharding_ref seed_of(prop_engine *e, const sc_sharding *s) {
 static void find_entry_funcs(prop_engine *e) {
   const sc_module *m = e->m;
   e->entry_funcs = sc_arena_alloc(e->a, (m->nfuncs ? m->nfuncs : 1) * sizeof *e->entry_funcs);
+  e->entry_func_index = sc_arena_alloc(e->a, (m->nfuncs ? m->nfuncs : 1) * sizeof *e->entry_func_index);
   for (uint32_t i = 0; i < m->nfuncs; i++)
     if (sc_span_eq(sc_op_sym_name(m->funcs[i]), "main")) {
+      e->entry_func_index[e->nentry_funcs] = i;
       e->entry_funcs[e->nentry_funcs++] = m->funcs[i];
       return;
     }
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->nfuncs == 1 || !sc_span_eq(sc_op_visibility(m->funcs[i]), "private"))
+    if (m->nfuncs == 1 || !sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) {
+      e->entry_func_index[e->nentry_funcs] = i;
       e->entry_funcs[e->nentry_funcs++] = m->funcs[i];
+    }
 }
 
 static void seed(prop_engine *e) {
@@ -442,15 +458,6 @@ static const prop_rule *identity_rule(sc_arena *a, const int64_t *dims, uint32_t
  * not queued at all. The program-order part is a cursor plus a min-heap of the positions ahead of it
  * that may have changed (seeded from the change log); the order of the visits that do something is
  * the full pass's, and a pass costs what changed since that round last ran, not the module's size. */
-typedef struct {
-  uint32_t *stack; /* items pushed on top, visited before the rest of program order */
-  uint32_t n;
-  uint8_t *on_stack;
-  uint32_t *heap;  /* program positions >= cursor that may need a visit */
-  uint32_t nheap;
-  uint8_t *in_heap;
-  uint32_t cursor; /* positions below it have had their program-order turn */
-} worklist;
 
 static uint32_t item_pos(const prop_engine *e, uint32_t item) {
   return item < e->m->nops ? e->op_pos[item] : item;
@@ -912,10 +919,9 @@ static const sc_op *body_terminator(const sc_op *fn) {
 static void propagate_func_results(prop_engine *e, worklist *w) {
   for (uint32_t i = 0; i < e->nentry_funcs; i++) {
     const sc_op *fn = e->entry_funcs[i];
-    uint32_t f = 0;
-    while (f < e->m->nfuncs && e->m->funcs[f] != fn) f++;
+    uint32_t f = e->entry_func_index[i];
     const sc_op *ret = body_terminator(fn);
-    if (!ret || f == e->m->nfuncs) continue;
+    if (!ret) continue;
     for (uint32_t k = 0; k < ret->noperands && k < sc_op_nresult_attrs(fn); k++) {
       sc_tensor_type tt;
       const sc_value *v = ret->operands[k];
@@ -940,8 +946,12 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
 static void run_pass(prop_engine *e) {
   const sc_module *m = e->m;
   uint32_t nitems = m->nops + (uint32_t)e->edges.n, round = (uint32_t)(e->schedule + 1);
-  worklist w = {sc_arena_alloc(e->a, (nitems + 1) * sizeof *w.stack), 0, sc_arena_calloc(e->a, nitems + 1, 1),
-                sc_arena_alloc(e->a, (nitems + 1) * sizeof *w.heap), 0, sc_arena_calloc(e->a, nitems + 1, 1), 0};
+  if (!e->work.stack) { /* one for every pass: each ends with it empty */
+    worklist empty = {sc_arena_alloc(e->a, (nitems + 1) * sizeof *empty.stack), 0, sc_arena_calloc(e->a, nitems + 1, 1),
+                      sc_arena_alloc(e->a, (nitems + 1) * sizeof *empty.heap), 0, sc_arena_calloc(e->a, nitems + 1, 1), 0};
+    e->work = empty;
+  }
+  worklist w = e->work;
   propagate_func_results(e, NULL);
   if (!e->round_seen[round]) { /* other directions than before: every item may do something */
     e->round_seen[round] = true;

@@ -51,8 +51,8 @@ PASSES = [
 # fails the run, so the list shrinks as propagate grows.
 NOT_YET = ("--strategy pipeline runs the pipeline's propagation core (user priorities through calls); its import "
            "passes (constant splitting, sharding groups, constraint and call-graph import) and export passes "
-           "(closing shardings, sinking edges, explicit reshards) are not implemented, and every block of this "
-           "file checks their output")
+           "(closing shardings, sinking edges, explicit reshards) are not implemented; the blocks that check their "
+           "output fail")
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "*"): NOT_YET,
     ("user_priority_propagation.mlir", "func @manual_computation_shardings_with_priority("):

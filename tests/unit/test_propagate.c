@@ -114,6 +114,56 @@ Test(propagate, large_mesh) {
   free(mesh);
 }
 
+/* n arguments written with n different priorities p1..pn, each feeding its own op: user priority runs one
+ * round per priority, and each round touches only what changed (work per priority stays flat). */
+static char *many_priorities(size_t n) {
+  char *s = malloc(300 + n * 160), *p = s;
+  p += sprintf(p, "sdy.mesh @mesh = <[\"a\"=2]>\nfunc.func @main(");
+  for (size_t i = 0; i < n; i++)
+    p += sprintf(p, "%s%%arg%zu: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}p%zu]>}", i ? ", " : "", i, i + 1);
+  p += sprintf(p, ") -> tensor<8xf32> {\n");
+  for (size_t i = 0; i < n; i++) p += sprintf(p, "  %%v%zu = stablehlo.negate %%arg%zu : tensor<8xf32>\n", i, i);
+  sprintf(p, "  return %%v0 : tensor<8xf32>\n}\n");
+  return s;
+}
+
+/* n public functions (no @main: every one is an entry), each calling the next through func.call. */
+static char *call_chain(size_t n) {
+  char *s = malloc(300 + n * 200), *p = s;
+  p += sprintf(p, "sdy.mesh @mesh = <[\"a\"=2]>\n");
+  for (size_t i = 0; i < n; i++) {
+    p += sprintf(p, "func.func public @f%zu(%%arg0: tensor<8xf32>%s) -> tensor<8xf32> {\n", i,
+                 i ? "" : " {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>}");
+    if (i + 1 < n) p += sprintf(p, "  %%0 = func.call @f%zu(%%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n", i + 1);
+    else p += sprintf(p, "  %%0 = stablehlo.negate %%arg0 : tensor<8xf32>\n");
+    p += sprintf(p, "  return %%0 : tensor<8xf32>\n}\n");
+  }
+  return s;
+}
+
+Test(propagate, linear_in_priorities_and_call_chains) {
+  static char *(*const build[])(size_t) = {many_priorities, call_chain};
+  static const char *const what[] = {"priorities", "chained public functions"};
+  for (size_t k = 0; k < 2; k++) {
+    double per_item[2], bytes_per_item[2];
+    for (int i = 0; i < 2; i++) {
+      size_t n = i ? 4000 : 1000;
+      char *text = build[k](n);
+      sc_arena *a = sc_arena_new(0);
+      prop_run r = run_propagate(a, text, SC_PROPAGATE_PIPELINE);
+      cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+      per_item[i] = (double)r.steps / (double)n;
+      bytes_per_item[i] = (double)r.bytes / (double)n;
+      sc_arena_free(a);
+      free(text);
+    }
+    cr_assert_lt(per_item[1], per_item[0] * 1.25, "%s: steps per item %.1f at n, %.1f at 4n", what[k], per_item[0],
+                 per_item[1]);
+    cr_assert_lt(bytes_per_item[1], bytes_per_item[0] * 1.5, "%s: arena bytes per item %.0f at n, %.0f at 4n", what[k],
+                 bytes_per_item[0], bytes_per_item[1]);
+  }
+}
+
 Test(propagate, cancellation_stops_the_fixed_point) {
   char *text = chain(20000);
   sc_arena *a = sc_arena_new(0);
