@@ -1110,6 +1110,15 @@ static void run_user_priority(prop_engine *e) {
   }
 }
 
+static bool any_seed(const prop_engine *e) {
+  for (uint32_t s = 0; s < e->nslots; s++)
+    if (e->sh[s]) return true;
+  for (uint32_t f = 0; f < e->m->nfuncs; f++)
+    for (uint32_t k = 0; k < sc_op_nresult_attrs(e->m->funcs[f]); k++)
+      if (e->func_results[f][k]) return true;
+  return false;
+}
+
 prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine_options *o) {
   prop_engine *e = sc_arena_calloc(a, 1, sizeof *e);
   e->a = a;
@@ -1132,7 +1141,7 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
   e->facts = prop_rule_facts_build(a, m);
-  if (o->seed_only) return e;
+  if (o->seed_only || !any_seed(e)) return e; /* nothing written: nothing to propagate */
   e->aggressive = o->strategy != PROP_BASIC;
   if (o->strategy == PROP_USER_PRIORITY) run_user_priority(e);
   else if (o->strategy == PROP_OP_PRIORITY) run_op_priority(e);
