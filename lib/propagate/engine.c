@@ -1358,7 +1358,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
     } else {
       prop_printer_set_attr(pr, op, "sdy.sharding", per_value_text(e, op));
     }
-    if (e->opt.keep_sharding_rules && e->rules[op->id] && !sc_op_attr(op, "sdy.sharding_rule"))
+    if (e->opt.keep_sharding_rules && rule_of(e, op) && !sc_op_attr(op, "sdy.sharding_rule"))
       prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, e->rules[op->id]));
   }
   for (uint32_t f = 0; f < m->nfuncs; f++) print_signature(e, pr, f);
