@@ -1155,6 +1155,43 @@ static sc_op *new_computation(P *p, const char *start, sc_span name, comp *c) {
   return f;
 }
 
+/* Parameters by number in linear time when the numbers are 0..n-1 each once (what XLA writes, in any
+ * order); otherwise a stable merge sort (hostile or broken text: the verifier-style rules report it). */
+static void sort_params(P *p, comp *c) {
+  uint32_t n = (uint32_t)c->params.n;
+  if (n < 2) return;
+  sc_op **by_num = alloc_array(p, n, sizeof *by_num);
+  bool direct = true;
+  for (uint32_t i = 0; i < n && direct; i++) {
+    uint32_t num = c->param_nums[i];
+    direct = num < n && !by_num[num];
+    if (direct) by_num[num] = c->params.v[i];
+  }
+  if (direct) {
+    for (uint32_t i = 0; i < n; i++) {
+      c->params.v[i] = by_num[i];
+      c->param_nums[i] = i;
+    }
+    return;
+  }
+  sc_op **ops = alloc_array(p, n, sizeof *ops);
+  uint32_t *nums = alloc_array(p, n, sizeof *nums);
+  for (uint32_t width = 1; width < n; width *= 2) { /* bottom-up merge: params <-> scratch, copied back */
+    for (uint32_t lo = 0; lo < n; lo += 2 * width) {
+      uint32_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+      uint32_t i = lo, j = mid, k = lo;
+      while (i < mid || j < hi) {
+        bool left = j >= hi || (i < mid && c->param_nums[i] <= c->param_nums[j]);
+        uint32_t from = left ? i++ : j++;
+        ops[k] = c->params.v[from];
+        nums[k++] = c->param_nums[from];
+      }
+    }
+    memcpy(c->params.v, ops, n * sizeof *ops);
+    memcpy(c->param_nums, nums, n * sizeof *nums);
+  }
+}
+
 /* The body `{ instructions }` at the cursor (at '{'): its ops, operands resolved, and the parameters
  * as block arguments. Leaves the cursor after '}'. `p->cur_ops` must be empty. */
 static void parse_body(P *p, comp *c, sc_span name, uint32_t depth) {
@@ -1178,18 +1215,8 @@ static void parse_body(P *p, comp *c, sc_span name, uint32_t depth) {
   p->total_ops += c->block->nops;
   resolve_operands(p, c);
 
-  /* Block: ops and parameters (sorted by parameter number; insertion sort, stable). */
-  for (uint32_t i = 1; i < c->params.n; i++) {
-    sc_op *op = c->params.v[i];
-    uint32_t num = c->param_nums[i], j = i;
-    while (j > 0 && c->param_nums[j - 1] > num) {
-      c->params.v[j] = c->params.v[j - 1];
-      c->param_nums[j] = c->param_nums[j - 1];
-      j--;
-    }
-    c->params.v[j] = op;
-    c->param_nums[j] = num;
-  }
+  /* Block: ops and parameters, sorted by parameter number (stable: ties keep their order). */
+  sort_params(p, c);
   if (c->params.n) {
     c->block->args = alloc_array(p, c->params.n, sizeof *c->block->args);
     for (uint32_t i = 0; i < c->params.n; i++) {

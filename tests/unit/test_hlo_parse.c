@@ -325,6 +325,18 @@ Test(hlo_parse, parameters_sorted_by_number) {
   cr_assert_eq(b->args[2]->def, b->ops[0]);
 }
 
+/* Numbers with a gap and a repeat (broken text): sorted by number, ties in written order. */
+Test(hlo_parse, parameters_with_gaps_and_repeats_sorted_stably) {
+  const char *t = "HloModule m\nENTRY e {\n  d = f32[] parameter(7)\n  b = f32[] parameter(1)\n"
+                  "  c = f32[] parameter(1)\n  a = f32[] parameter(0)\n  e = f32[] parameter(9)\n"
+                  "  ROOT r = f32[] add(a, b)\n}\n";
+  sc_module *m = parse_ok(t);
+  sc_block *b = m->entry->regions[0]->blocks[0];
+  static const char *const order[] = {"a", "b", "c", "d", "e"};
+  cr_assert_eq(b->nargs, 5);
+  for (uint32_t i = 0; i < 5; i++) assert_span(b->args[i]->name, order[i]);
+}
+
 Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
   const char *t = "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
                   "  t = (f32[], f32[]) tuple(x, y)\n"
