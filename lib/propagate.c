@@ -142,8 +142,10 @@ static void put_shardings_json(propagate_run *run, sc_astr *out, size_t chunk, c
     for (uint32_t r = 0; r < op->nresults; r++) put_value_json(run, out, op->results[r], op, e, lines, &first);
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++)
-        for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++)
-          put_value_json(run, out, op->regions[r]->blocks[b]->args[k], op, e, lines, &first);
+        for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++) {
+          const sc_value *arg = op->regions[r]->blocks[b]->args[k];
+          if (!arg->def) put_value_json(run, out, arg, op, e, lines, &first); /* HLO: listed as its parameter op's */
+        }
   }
   sc_astr_puts(out, first ? "]}" : "\n    ]}");
 }

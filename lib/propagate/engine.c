@@ -403,8 +403,10 @@ static void seed(prop_engine *e) {
     const sc_op *fn = m->funcs[f];
     if (fn->nregions && fn->regions[0]->nblocks) {
       const sc_block *entry = fn->regions[0]->blocks[0];
-      for (uint32_t k = 0; k < entry->nargs; k++)
-        e->sh[slot_of(e, entry->args[k])] = seed_of(e, sc_model_arg_sharding(e->model, fn, k));
+      for (uint32_t k = 0; k < entry->nargs; k++) { /* HLO: an argument is its parameter op's result */
+        sharding_ref arg = seed_of(e, sc_model_arg_sharding(e->model, fn, k));
+        if (arg) e->sh[slot_of(e, entry->args[k])] = arg;
+      }
     }
     uint32_t nres = sc_op_nresult_attrs(fn);
     e->func_results[f] = sc_arena_calloc(e->a, nres + 1, sizeof **e->func_results);
