@@ -297,7 +297,7 @@ BENCH_SIZES ?= 1,10,100
 BENCH_RUNS ?= 5
 $(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -o $@ $< $(LIBSC) $(LIB_LIBS)
+	$(CC) $(LIB_CFLAGS) -Itests -o $@ $< $(LIBSC) $(LIB_LIBS)
 $(BUILD)/bench/bench_bytecode: tests/bench/bench_bytecode.c $(LIBSC) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -Itests -o $@ $< $(LIBSC) $(LIB_LIBS)

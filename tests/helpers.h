@@ -10,20 +10,23 @@
 #include "ir/ir.h"
 #include "shardcheck.h"
 
-/* Reads a whole file (NULL if missing). Caller frees. */
+/* Reads a whole file, NUL-terminated (NULL if it cannot be read; *len is then 0). Caller frees. The one
+ * file reader of the tests, benchmarks and integration clients. */
 static inline char *test_read_file(const char *path, size_t *len) {
+  if (len) *len = 0;
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
+  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
   if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
     free(buf);
     buf = NULL;
   }
   fclose(f);
-  if (buf) buf[n] = '\0';
+  if (!buf) return NULL;
+  buf[n] = '\0';
   if (len) *len = (size_t)n;
   return buf;
 }

@@ -9,28 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "helpers.h" /* test_read_file */
 #include "shardcheck.h"
 
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *len = buf ? (size_t)n : 0;
-  return buf;
 }
 
 int main(int argc, char **argv) {
@@ -42,7 +27,7 @@ int main(int argc, char **argv) {
   }
   for (int i = first; i < argc; i++) {
     size_t len;
-    char *buf = read_file(argv[i], &len);
+    char *buf = test_read_file(argv[i], &len);
     if (!buf || !len) {
       fprintf(stderr, "bench: cannot read %s\n", argv[i]);
       free(buf);

@@ -5,7 +5,7 @@
  * mosaic_gpu*, triton*) deployed on --mesh data=4: every Mosaic TPU kernel is an SC0301 error,
  * every GPU kernel an SC0303 warning, and each machine fix clears its diagnostic. The other
  * StableHLO/Shardy corpora (which hold real callbacks) raise no kernel/callback diagnostic. */
-#include "unit/kc_harness.h"
+#include "unit/module_harness.h"
 
 static const char *const jax_dirs[] = {"../shared/corpus/jax/jax_backcompat", "../shared/corpus/jax/jax_backcompat_history"};
 
@@ -75,16 +75,16 @@ Test(kernel_corpus, jax_modules_on_their_own_mesh_have_no_error) {
       char path[1024];
       snprintf(path, sizeof path, "%s/%s", jax_dirs[k], de->d_name);
       size_t len;
-      char *text = kc_read_file(path, &len);
+      char *text = test_read_file(path, &len);
       sc_arena *a = sc_arena_new(0);
       sc_options o;
       memset(&o, 0, sizeof o);
       o.input_name = path;
-      sc_report *r = kc_check(a, text, len, &o);
+      sc_report *r = mh_check(a, text, len, &o);
       cr_expect_eq(r->errors, 0, "%s: %zu error(s), first: %s %s", path, r->errors, r->ndiags ? r->diags[0].code : "",
                    r->ndiags ? r->diags[0].message : "");
       for (size_t i = 0; i < r->ndiags; i++)
-        cr_expect(!kc_is_mine(r->diags[i].code), "%s:%u: %s %s", path, r->diags[i].line, r->diags[i].code,
+        cr_expect(!mh_is_mine(r->diags[i].code), "%s:%u: %s %s", path, r->diags[i].line, r->diags[i].code,
                   r->diags[i].message);
       sc_arena_free(a);
       free(text);
@@ -103,7 +103,7 @@ static sc_report *check_on_four_devices(sc_arena *a, const char *path, const cha
   memset(o, 0, sizeof *o);
   o->input_name = path;
   o->mesh = mesh;
-  return kc_check(a, buf, len, o);
+  return mh_check(a, buf, len, o);
 }
 
 Test(kernel_corpus, pallas_modules_on_four_devices) {
@@ -117,7 +117,7 @@ Test(kernel_corpus, pallas_modules_on_four_devices) {
       char path[1024];
       snprintf(path, sizeof path, "%s/%s", jax_dirs[k], de->d_name);
       size_t len;
-      char *text = kc_read_file(path, &len);
+      char *text = test_read_file(path, &len);
       sc_arena *a = sc_arena_new(0);
       sc_target_mesh mesh;
       sc_options o;
@@ -126,8 +126,8 @@ Test(kernel_corpus, pallas_modules_on_four_devices) {
       size_t ngpu = count_substr(text, "custom_call @mosaic_gpu") + count_substr(text, "custom_call @__gpu$xla.gpu.triton(") +
                     count_substr(text, "custom_call @triton_kernel_call");
       cr_expect_gt(ntpu + ngpu, 0, "%s: no kernel call found", path);
-      cr_expect_eq(kc_count(r, "SC0301"), ntpu, "%s: %zu Mosaic TPU kernels, %zu SC0301", path, ntpu, kc_count(r, "SC0301"));
-      cr_expect_eq(kc_count(r, "SC0303"), ngpu, "%s: %zu GPU kernels, %zu SC0303", path, ngpu, kc_count(r, "SC0303"));
+      cr_expect_eq(mh_count(r, "SC0301"), ntpu, "%s: %zu Mosaic TPU kernels, %zu SC0301", path, ntpu, mh_count(r, "SC0301"));
+      cr_expect_eq(mh_count(r, "SC0303"), ngpu, "%s: %zu GPU kernels, %zu SC0303", path, ngpu, mh_count(r, "SC0303"));
       for (size_t i = 0; i < r->ndiags; i++) {
         const sc_diag *dg = &r->diags[i];
         if (!strcmp(dg->code, "SC0301")) {
@@ -144,7 +144,7 @@ Test(kernel_corpus, pallas_modules_on_four_devices) {
       }
       tpu += ntpu;
       gpu += ngpu;
-      fixes += kc_check_fixes_text(path, text, len, &o);
+      fixes += mh_check_fixes_text(path, text, len, &o);
       sc_arena_free(a);
       free(text);
     }
@@ -161,12 +161,12 @@ Test(kernel_corpus, pallas_modules_on_four_devices) {
 Test(kernel_corpus, pallas_matmul_fix_wraps_the_calling_function) {
   const char *path = "../shared/corpus/jax/jax_backcompat/pallas_mosaic_matmul__0.mlirbc";
   size_t len;
-  char *bytes = kc_read_file(path, &len);
+  char *bytes = test_read_file(path, &len);
   sc_arena *a = sc_arena_new(0);
   sc_target_mesh mesh;
   sc_options o;
   sc_report *r = check_on_four_devices(a, path, bytes, len, &mesh, &o);
-  const sc_diag *dg = kc_find(r, "SC0301");
+  const sc_diag *dg = mh_find(r, "SC0301");
   cr_assert_not_null(dg);
   cr_assert_geq(dg->nfixes, 1);
   const char *snip = dg->fixes[0].snippet;
@@ -188,15 +188,15 @@ static void no_kernel_callback_diags(const char *dir) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
     size_t len;
-    char *text = kc_read_file(path, &len);
+    char *text = test_read_file(path, &len);
     sc_arena *a = sc_arena_new(0);
     sc_options o;
     memset(&o, 0, sizeof o);
     o.input_name = path;
     o.split_input_file = true;
-    sc_report *r = kc_check(a, text, len, &o);
+    sc_report *r = mh_check(a, text, len, &o);
     for (size_t i = 0; i < r->ndiags; i++)
-      cr_expect(!kc_is_mine(r->diags[i].code), "%s:%u: %s %s", path, r->diags[i].line, r->diags[i].code,
+      cr_expect(!mh_is_mine(r->diags[i].code), "%s:%u: %s %s", path, r->diags[i].line, r->diags[i].code,
                 r->diags[i].message);
     sc_arena_free(a);
     free(text);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../helpers.h" /* test_read_file */
 #include "rpc.h"
 #include "shardcheck.h"
 
@@ -25,26 +26,6 @@ static int failures;
     }                                                                                                                  \
   } while (0)
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) {
-    b[n] = '\0';
-    *len = (size_t)n;
-  }
-  return b;
-}
-
 static char *local_report(const char *buf, size_t len, const sc_options *opt, sc_rpc_report_format fmt) {
   sc_arena *a = sc_arena_new(0);
   sc_report *r = NULL;
@@ -57,7 +38,7 @@ static char *local_report(const char *buf, size_t len, const sc_options *opt, sc
 
 static void check_file(const char *server, const char *path) {
   size_t len;
-  char *buf = slurp(path, &len);
+  char *buf = test_read_file(path, &len);
   EXPECT(buf, "cannot read %s", path);
   if (!buf)
     return;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "front/front.h"
+#include "helpers.h"
 #include "ir/ir.h"
 
 static sc_arena *arena;
@@ -605,19 +606,6 @@ Test(hlo_parse, binary_garbage) {
 
 /* ---- deterministic mutation smoke test over the corpus (the libFuzzer harness is tests/fuzz/fuzz_hlo.c) ---- */
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 static uint32_t rng_state = 0x9e3779b9u;
 static uint32_t rnd(uint32_t n) {
   rng_state ^= rng_state << 13;
@@ -693,7 +681,7 @@ Test(hlo_parse, mutation_smoke, .timeout = 120) {
     if (nl < 4 || strcmp(de->d_name + nl - 4, ".hlo") != 0) continue;
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-    files[nfiles] = slurp(path, &lens[nfiles]);
+    files[nfiles] = test_read_file(path, &lens[nfiles]);
     if (files[nfiles]) nfiles++;
   }
   closedir(d);

@@ -1,16 +1,14 @@
-/* test_rules_callback.c — the callback family (SC04xx): every test module's expectations, machine
+/* test_rules_callback.c — the callback family (SC04xx): machine
  * fixes that clear their diagnostic, JAX's error texts (the seeds), and what the fixes edit. */
-#include "kc_harness.h"
+#include "module_harness.h"
 
 #define DIR_C "tests/modules/callback"
 
-Test(callback, modules_match_their_expectations) { cr_assert_geq(kc_check_dir(DIR_C), 25); }
+Test(callback, machine_fixes_clear_their_diagnostic) { cr_assert_geq(mh_check_fixes_dir(DIR_C), 8); }
 
-Test(callback, machine_fixes_clear_their_diagnostic) { cr_assert_geq(kc_check_fixes_dir(DIR_C), 8); }
-
-static const sc_diag *one(const char *file, const char *code, sc_arena **a, kc_module *m, sc_report **r) {
-  *r = kc_check_file(file, a, m);
-  const sc_diag *d = kc_find(*r, code);
+static const sc_diag *one(const char *file, const char *code, sc_arena **a, mh_module *m, sc_report **r) {
+  *r = mh_check_file(file, a, m);
+  const sc_diag *d = mh_find(*r, code);
   cr_assert_not_null(d, "%s: no %s", file, code);
   return d;
 }
@@ -23,25 +21,25 @@ static const sc_fix *machine_fix(const sc_diag *d) {
 
 Test(callback, sharding_in_manual_shardy) {
   sc_arena *a;
-  kc_module m;
+  mh_module m;
   sc_report *r;
   const sc_diag *d = one(DIR_C "/callback-sharding-in-manual.bad.mlir", "SC0401", &a, &m, &r);
   cr_expect(strstr(d->message, "callbacks do not support specifying sharding inside spmd computations") == d->message,
             "%s", d->message);
   cr_expect_str_eq(d->target, "xla_ffi_python_cpu_callback");
-  cr_expect_str_eq(kc_context(d, "manual_axes", 0), "data");
-  cr_expect_str_eq(kc_context(d, "manual_computation", 0), "sdy.manual_computation at line 6");
-  cr_expect_not_null(kc_fix_with(d, "jax.pure_callback(fn, result_shape, x)"));
+  cr_expect_str_eq(mh_context(d, "manual_axes", 0), "data");
+  cr_expect_str_eq(mh_context(d, "manual_computation", 0), "sdy.manual_computation at line 6");
+  cr_expect_not_null(mh_fix_with(d, "jax.pure_callback(fn, result_shape, x)"));
   const sc_fix *f = machine_fix(d);
   cr_assert_not_null(f);
   size_t n;
-  char *fixed = kc_apply(m.text, m.len, f, &n);
+  char *fixed = mh_apply(m.text, m.len, f, &n);
   const char *line = strstr(fixed, "@xla_ffi_python_cpu_callback");
   cr_assert_not_null(line);
   const char *eol = strchr(line, '\n');
-  cr_expect(!kc_has(line, (size_t)(eol - line), "sdy.sharding"), "the sdy.sharding attribute is removed: %.*s",
+  cr_expect(!mh_has(line, (size_t)(eol - line), "sdy.sharding"), "the sdy.sharding attribute is removed: %.*s",
             (int)(eol - line), line);
-  cr_expect(kc_has(line, (size_t)(eol - line), "result_layouts = [dense<0> : tensor<1xindex>]} :"),
+  cr_expect(mh_has(line, (size_t)(eol - line), "result_layouts = [dense<0> : tensor<1xindex>]} :"),
             "the dict stays well-formed: %.*s", (int)(eol - line), line);
   free(fixed);
   free(m.text);
@@ -50,10 +48,10 @@ Test(callback, sharding_in_manual_shardy) {
 
 Test(callback, sharding_in_manual_gspmd_becomes_manual) {
   sc_arena *a;
-  kc_module m;
+  mh_module m;
   sc_report *r;
   const sc_diag *d = one(DIR_C "/callback-sharding-in-manual.gspmd.bad.mlir", "SC0401", &a, &m, &r);
-  cr_expect_str_eq(kc_context(d, "partitioner", 0), "gspmd");
+  cr_expect_str_eq(mh_context(d, "partitioner", 0), "gspmd");
   const sc_fix *f = machine_fix(d);
   cr_assert_not_null(f);
   cr_assert_eq(f->nedits, 1);
@@ -64,25 +62,25 @@ Test(callback, sharding_in_manual_gspmd_becomes_manual) {
 
 Test(callback, partial_manual) {
   sc_arena *a;
-  kc_module m;
+  mh_module m;
   sc_report *r;
   const sc_diag *d = one(DIR_C "/callback-partial-manual.bad.mlir", "SC0402", &a, &m, &r);
   cr_expect(strstr(d->message, "callbacks are only supported in spmd computations when all mesh axes are partitioned "
                                "manually (no partial automatic sharding).") == d->message,
             "%s", d->message);
   cr_expect(strstr(d->message, "axes {model}"), "%s", d->message);
-  const sc_fix *f = kc_fix_with(d, "axis_names={'data', 'model'}");
+  const sc_fix *f = mh_fix_with(d, "axis_names={'data', 'model'}");
   cr_assert_not_null(f);
   cr_expect(strstr(f->snippet, "in_specs=(P('data'),), out_specs=P('data'), axis_names={'data', 'model'})"), "%s",
             f->snippet);
-  cr_expect_not_null(kc_fix_with(d, "jax.debug.callback"));
+  cr_expect_not_null(mh_fix_with(d, "jax.debug.callback"));
   free(m.text);
   sc_arena_free(a);
 }
 
 Test(callback, top_level_named_sharding_gets_a_maximal_mesh) {
   sc_arena *a;
-  kc_module m;
+  mh_module m;
   sc_report *r;
   const sc_diag *d = one(DIR_C "/callback-not-single-device.bad.mlir", "SC0403", &a, &m, &r);
   cr_expect(strstr(d->message, "pure_callback only supports SingleDeviceSharding, but got") == d->message, "%s",
@@ -90,7 +88,7 @@ Test(callback, top_level_named_sharding_gets_a_maximal_mesh) {
   const sc_fix *f = machine_fix(d);
   cr_assert_not_null(f);
   size_t n;
-  char *fixed = kc_apply(m.text, m.len, f, &n);
+  char *fixed = mh_apply(m.text, m.len, f, &n);
   cr_expect(strstr(fixed, "  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"), "%s", fixed);
   cr_expect(strstr(fixed, "sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>"), "%s", fixed);
   free(fixed);
@@ -100,7 +98,7 @@ Test(callback, top_level_named_sharding_gets_a_maximal_mesh) {
 
 Test(callback, device_not_in_assignment) {
   sc_arena *a;
-  kc_module m;
+  mh_module m;
   sc_report *r;
   const sc_diag *d = one(DIR_C "/callback-device-not-in-assignment.bad.mlir", "SC0404", &a, &m, &r);
   cr_expect(strstr(d->message, "Sharding provided to pure_callback specifies a device 5 that is not in the device "
@@ -116,11 +114,11 @@ Test(callback, device_not_in_assignment) {
 
 Test(callback, partitioned_ordered_platform) {
   sc_arena *a;
-  kc_module m;
+  mh_module m;
   sc_report *r;
   const sc_diag *d = one(DIR_C "/callback-partitioned-tpu.bad.mlir", "SC0405", &a, &m, &r);
   cr_expect(strstr(d->message, "Partitioned callback not implemented on tpu backend.") == d->message, "%s", d->message);
-  cr_expect_eq(kc_count(r, "SC0408"), 0);
+  cr_expect_eq(mh_count(r, "SC0408"), 0);
   free(m.text);
   sc_arena_free(a);
   d = one(DIR_C "/callback-partitioned-results.bad.mlir", "SC0406", &a, &m, &r);
@@ -142,12 +140,12 @@ Test(callback, partitioned_ordered_platform) {
 
 Test(callback, host_transfers_are_callbacks) {
   sc_arena *a;
-  kc_module m;
+  mh_module m;
   sc_report *r;
   one(DIR_C "/callback-sharding-in-manual.sendrecv.bad.mlir", "SC0401", &a, &m, &r);
   /* one callback, one diagnostic: the recv of the send/recv pair is a related site of the send's */
-  cr_expect_eq(kc_count(r, "SC0401"), 1, "the send and the recv are one diagnostic");
-  cr_expect_eq(kc_find(r, "SC0401")->nrelated, 1);
+  cr_expect_eq(mh_count(r, "SC0401"), 1, "the send and the recv are one diagnostic");
+  cr_expect_eq(mh_find(r, "SC0401")->nrelated, 1);
   free(m.text);
   sc_arena_free(a);
 }
@@ -171,20 +169,20 @@ Test(callback, device_not_in_assignment_is_reported_once) {
                                 DIR_C "/callback-device-not-in-assignment.gspmd.bad.mlir"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     sc_arena *a;
-    kc_module m;
-    sc_report *r = kc_check_file(files[i], &a, &m);
-    cr_expect_eq(kc_count(r, "SC0404"), 1, "%s", files[i]);
-    cr_expect_eq(kc_count(r, "SC0106"), 0, "%s: SC0106 duplicates SC0404", files[i]);
-    cr_expect_eq(kc_count(r, "SC0211"), 0, "%s: SC0211 duplicates SC0404", files[i]);
+    mh_module m;
+    sc_report *r = mh_check_file(files[i], &a, &m);
+    cr_expect_eq(mh_count(r, "SC0404"), 1, "%s", files[i]);
+    cr_expect_eq(mh_count(r, "SC0106"), 0, "%s: SC0106 duplicates SC0404", files[i]);
+    cr_expect_eq(mh_count(r, "SC0211"), 0, "%s: SC0211 duplicates SC0404", files[i]);
     cr_expect_eq(r->errors, 1, "%s", files[i]);
     free(m.text);
     sc_arena_free(a);
     /* Without the callback rule, the other families still report the bad device. */
     a = sc_arena_new(0);
-    kc_load(a, files[i], &m);
+    mh_load(a, files[i], &m);
     m.opts.rules = "-callback-device-not-in-assignment";
-    r = kc_check(a, m.text, m.len, &m.opts);
-    cr_expect_eq(kc_count(r, "SC0106") + kc_count(r, "SC0211"), 1, "%s", files[i]);
+    r = mh_check(a, m.text, m.len, &m.opts);
+    cr_expect_eq(mh_count(r, "SC0106") + mh_count(r, "SC0211"), 1, "%s", files[i]);
     free(m.text);
     sc_arena_free(a);
   }

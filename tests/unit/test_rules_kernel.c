@@ -1,20 +1,18 @@
-/* test_rules_kernel.c — the kernel family (SC03xx): every test module's expectations, machine fixes
+/* test_rules_kernel.c — the kernel family (SC03xx): machine fixes
  * that clear their diagnostic, JAX's error text, both meshes named when a module is retargeted, and
  * fixes built from the module's own axes and specs. */
-#include "kc_harness.h"
+#include "module_harness.h"
 
 #define DIR_K "tests/modules/kernel"
 #define MOSAIC "Mosaic kernels cannot be automatically partitioned. Please wrap the call in a shard_map."
 
-Test(kernel, modules_match_their_expectations) { cr_assert_geq(kc_check_dir(DIR_K), 30); }
-
-Test(kernel, machine_fixes_clear_their_diagnostic) { cr_assert_geq(kc_check_fixes_dir(DIR_K), 8); }
+Test(kernel, machine_fixes_clear_their_diagnostic) { cr_assert_geq(mh_check_fixes_dir(DIR_K), 8); }
 
 Test(kernel, partial_manual_message_and_context) {
   sc_arena *a;
-  kc_module m;
-  sc_report *r = kc_check_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &a, &m);
-  const sc_diag *d = kc_find(r, "SC0301");
+  mh_module m;
+  sc_report *r = mh_check_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &a, &m);
+  const sc_diag *d = mh_find(r, "SC0301");
   cr_assert_not_null(d);
   cr_expect_eq(d->severity, SC_SEV_ERROR);
   cr_expect_str_eq(d->rule, "kernel-outside-manual");
@@ -22,22 +20,22 @@ Test(kernel, partial_manual_message_and_context) {
   cr_expect(strstr(d->message, "manual over {data} only"), "%s", d->message);
   cr_expect(strstr(d->message, "model (size 2)"), "%s", d->message);
   cr_expect_str_eq(d->target, "tpu_custom_call");
-  cr_expect_str_eq(kc_context(d, "manual_axes", 0), "data");
-  cr_expect_str_eq(kc_context(d, "mesh_axes", 0), "data");
-  cr_expect_str_eq(kc_context(d, "mesh_axes", 1), "model");
-  cr_expect_str_eq(kc_context(d, "auto_axes", 0), "model");
-  cr_expect_str_eq(kc_context(d, "manual_computation", 0), "sdy.manual_computation at line 5");
-  cr_expect_str_eq(kc_context(d, "kernel", 0), "add_one_kernel");
-  cr_expect_str_eq(kc_context(d, "partitioner", 0), "shardy");
+  cr_expect_str_eq(mh_context(d, "manual_axes", 0), "data");
+  cr_expect_str_eq(mh_context(d, "mesh_axes", 0), "data");
+  cr_expect_str_eq(mh_context(d, "mesh_axes", 1), "model");
+  cr_expect_str_eq(mh_context(d, "auto_axes", 0), "model");
+  cr_expect_str_eq(mh_context(d, "manual_computation", 0), "sdy.manual_computation at line 5");
+  cr_expect_str_eq(mh_context(d, "kernel", 0), "add_one_kernel");
+  cr_expect_str_eq(mh_context(d, "partitioner", 0), "shardy");
   /* The enclosing shard_map made manual over every axis, with its real specs. */
-  const sc_fix *f = kc_fix_with(d, "axis_names={'data', 'model'}");
+  const sc_fix *f = mh_fix_with(d, "axis_names={'data', 'model'}");
   cr_assert_not_null(f);
   cr_expect(strstr(f->snippet, "jax.shard_map(f, mesh=mesh, in_specs=(P('data', None),), out_specs=P('data', None), "
                                "axis_names={'data', 'model'})"),
             "%s", f->snippet);
   cr_expect(strstr(f->snippet, "mesh = jax.make_mesh((4, 2), ('data', 'model'))"), "%s", f->snippet);
   /* Or a nested shard_map over the remaining axis. */
-  f = kc_fix_with(d, "axis_names={'model'}");
+  f = mh_fix_with(d, "axis_names={'model'}");
   cr_assert_not_null(f);
   /* The module names no function inside the shard_map body: a named placeholder, never the kernel body. */
   cr_expect(strstr(f->snippet, "kernel_fn = jax.shard_map(kernel_fn, mesh=mesh"), "%s", f->snippet);
@@ -57,34 +55,34 @@ Test(kernel, partial_manual_message_and_context) {
 
 Test(kernel, top_level_fix_uses_operand_and_result_specs) {
   sc_arena *a;
-  kc_module m;
-  sc_report *r = kc_check_file(DIR_K "/kernel-outside-manual.toplevel.bad.mlir", &a, &m);
-  const sc_diag *d = kc_find(r, "SC0301");
+  mh_module m;
+  sc_report *r = mh_check_file(DIR_K "/kernel-outside-manual.toplevel.bad.mlir", &a, &m);
+  const sc_diag *d = mh_find(r, "SC0301");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "partitioned over 4 devices (mesh data=4)"), "%s", d->message);
   /* The kernel sits in the jitted function itself (module @jit_step): `step` is what gets wrapped, with
    * its argument's and result's specs. */
-  const sc_fix *f = kc_fix_with(d, "step = jax.shard_map(step, mesh=mesh");
+  const sc_fix *f = mh_fix_with(d, "step = jax.shard_map(step, mesh=mesh");
   cr_assert_not_null(f);
   cr_expect(strstr(f->snippet, "in_specs=(P('data', None),), out_specs=P('data', None), axis_names={'data'})"), "%s",
             f->snippet);
   cr_expect(strstr(f->snippet, "import jax\nfrom jax.sharding import PartitionSpec as P\n"), "%s", f->snippet);
-  cr_expect_str_eq(kc_context(d, "manual_computation", 0), "none (top level)");
+  cr_expect_str_eq(mh_context(d, "manual_computation", 0), "none (top level)");
   free(m.text);
   sc_arena_free(a);
 }
 
 Test(kernel, retargeted_module_names_both_meshes) {
   sc_arena *a;
-  kc_module m;
-  sc_report *r = kc_check_file(DIR_K "/kernel-outside-manual.retarget.bad.mlir", &a, &m);
-  const sc_diag *d = kc_find(r, "SC0301");
+  mh_module m;
+  sc_report *r = mh_check_file(DIR_K "/kernel-outside-manual.retarget.bad.mlir", &a, &m);
+  const sc_diag *d = mh_find(r, "SC0301");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "lowered for 1 device (mhlo.num_partitions = 1)"), "%s", d->message);
   cr_expect(strstr(d->message, "target mesh data=4 (4 devices)"), "%s", d->message);
-  cr_expect_str_eq(kc_context(d, "mesh_source", 0), "request");
-  cr_expect_str_eq(kc_context(d, "module_mesh", 0), "1 device (mhlo.num_partitions = 1)");
-  cr_expect_str_eq(kc_context(d, "kernel", 0), "matmul_kernel");
+  cr_expect_str_eq(mh_context(d, "mesh_source", 0), "request");
+  cr_expect_str_eq(mh_context(d, "module_mesh", 0), "1 device (mhlo.num_partitions = 1)");
+  cr_expect_str_eq(mh_context(d, "kernel", 0), "matmul_kernel");
   /* The machine fix adds the target mesh and wraps the call in the private function. */
   const sc_fix *mf = NULL;
   for (size_t i = 0; i < d->nfixes; i++)
@@ -92,7 +90,7 @@ Test(kernel, retargeted_module_names_both_meshes) {
   cr_assert_not_null(mf);
   cr_assert_eq(mf->nedits, 4); /* the mesh; header, operands and tail around the op */
   size_t n = 0;
-  char *fixed = kc_apply(m.text, m.len, mf, &n);
+  char *fixed = mh_apply(m.text, m.len, mf, &n);
   cr_expect(strstr(fixed, "  sdy.mesh @mesh = <[\"data\"=4]>\n"), "%s", fixed);
   cr_expect(strstr(fixed, "sdy.manual_computation(%arg0, %arg1) in_shardings=[<@mesh, [{}, {}]>, <@mesh, [{}, {}]>] "
                           "out_shardings=[<@mesh, [{}, {}]>] manual_axes={\"data\"}"),
@@ -105,35 +103,35 @@ Test(kernel, retargeted_module_names_both_meshes) {
 Test(kernel, one_device_is_never_flagged) {
   sc_arena *a = sc_arena_new(0);
   size_t len;
-  char *text = kc_read_file(DIR_K "/kernel-outside-manual.retarget.bad.mlir", &len);
+  char *text = test_read_file(DIR_K "/kernel-outside-manual.retarget.bad.mlir", &len);
   sc_options o;
   memset(&o, 0, sizeof o);
-  sc_report *r = kc_check(a, text, len, &o); /* no --mesh: its own 1-device mesh */
-  cr_expect_eq(kc_count(r, "SC0301"), 0);
+  sc_report *r = mh_check(a, text, len, &o); /* no --mesh: its own 1-device mesh */
+  cr_expect_eq(mh_count(r, "SC0301"), 0);
   free(text);
   sc_arena_free(a);
 }
 
 Test(kernel, explicit_axis_message_is_jax_text) {
   sc_arena *a;
-  kc_module m;
-  sc_report *r = kc_check_file(DIR_K "/kernel-explicit-sharding.tpu.bad.mlir", &a, &m);
-  const sc_diag *d = kc_find(r, "SC0302");
+  mh_module m;
+  sc_report *r = mh_check_file(DIR_K "/kernel-explicit-sharding.tpu.bad.mlir", &a, &m);
+  const sc_diag *d = mh_find(r, "SC0302");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "pallas_call requires all mesh axes to be Manual, got (Explicit,)") == d->message, "%s",
             d->message);
   cr_expect(strstr(d->message, "operand 0 sharded over explicit axis 'data'"), "%s", d->message);
-  cr_expect_eq(kc_count(r, "SC0301"), 0, "one diagnostic per kernel: JAX raises the pallas_call error first");
-  cr_expect_not_null(kc_fix_with(d, "in_specs=(P('data', None),)"));
+  cr_expect_eq(mh_count(r, "SC0301"), 0, "one diagnostic per kernel: JAX raises the pallas_call error first");
+  cr_expect_not_null(mh_fix_with(d, "in_specs=(P('data', None),)"));
   free(m.text);
   sc_arena_free(a);
 }
 
 Test(kernel, gpu_kernels_are_warnings_naming_sharded_operands) {
   sc_arena *a;
-  kc_module m;
-  sc_report *r = kc_check_file(DIR_K "/kernel-gpu-auto-partitioned.bad.mlir", &a, &m);
-  const sc_diag *d = kc_find(r, "SC0303");
+  mh_module m;
+  sc_report *r = mh_check_file(DIR_K "/kernel-gpu-auto-partitioned.bad.mlir", &a, &m);
+  const sc_diag *d = mh_find(r, "SC0303");
   cr_assert_not_null(d);
   cr_expect_eq(d->severity, SC_SEV_WARNING);
   cr_expect(strstr(d->message, "operand 0 sharded over auto axis 'data'"), "%s", d->message);
@@ -145,28 +143,28 @@ Test(kernel, gpu_kernels_are_warnings_naming_sharded_operands) {
 
 Test(kernel, mesh_axes_and_platform_messages) {
   sc_arena *a;
-  kc_module m;
-  sc_report *r = kc_check_file(DIR_K "/kernel-mesh-axis-unknown.bad.mlir", &a, &m);
-  const sc_diag *d = kc_find(r, "SC0304");
+  mh_module m;
+  sc_report *r = mh_check_file(DIR_K "/kernel-mesh-axis-unknown.bad.mlir", &a, &m);
+  const sc_diag *d = mh_find(r, "SC0304");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "mesh axis 'x'"), "%s", d->message);
   free(m.text);
   sc_arena_free(a);
-  r = kc_check_file(DIR_K "/kernel-wrong-platform.bad.mlir", &a, &m);
-  d = kc_find(r, "SC0306");
+  r = mh_check_file(DIR_K "/kernel-wrong-platform.bad.mlir", &a, &m);
+  d = mh_find(r, "SC0306");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "Compiler params for platform tpu cannot be used for gpu lowering.") == d->message, "%s",
             d->message);
   free(m.text);
   sc_arena_free(a);
-  r = kc_check_file(DIR_K "/kernel-cpu-platform.bad.mlir", &a, &m);
-  d = kc_find(r, "SC0307");
+  r = mh_check_file(DIR_K "/kernel-cpu-platform.bad.mlir", &a, &m);
+  d = mh_find(r, "SC0307");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "Only interpret mode is supported on CPU backend.") == d->message, "%s", d->message);
   free(m.text);
   sc_arena_free(a);
-  r = kc_check_file(DIR_K "/kernel-communication-replicas.bad.mlir", &a, &m);
-  d = kc_find(r, "SC0305");
+  r = mh_check_file(DIR_K "/kernel-communication-replicas.bad.mlir", &a, &m);
+  d = mh_find(r, "SC0305");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "Replica lowering for Mosaic kernels not implemented.") == d->message, "%s", d->message);
   free(m.text);
@@ -175,18 +173,18 @@ Test(kernel, mesh_axes_and_platform_messages) {
 
 Test(kernel, mosaic_gpu_messages) {
   sc_arena *a;
-  kc_module m;
-  sc_report *r = kc_check_file(DIR_K "/kernel-mosaic-gpu-multi-device.bad.mlir", &a, &m);
-  const sc_diag *d = kc_find(r, "SC0308");
+  mh_module m;
+  sc_report *r = mh_check_file(DIR_K "/kernel-mosaic-gpu-multi-device.bad.mlir", &a, &m);
+  const sc_diag *d = mh_find(r, "SC0308");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "Mosaic GPU only supports single-device meshes in ShardingContext. Got: 2 devices.") ==
                 d->message,
             "%s", d->message);
-  cr_expect_eq(kc_count(r, "SC0303"), 0);
+  cr_expect_eq(mh_count(r, "SC0303"), 0);
   free(m.text);
   sc_arena_free(a);
-  r = kc_check_file(DIR_K "/kernel-mosaic-gpu-device-order.bad.mlir", &a, &m);
-  d = kc_find(r, "SC0309");
+  r = mh_check_file(DIR_K "/kernel-mosaic-gpu-device-order.bad.mlir", &a, &m);
+  d = mh_find(r, "SC0309");
   cr_assert_not_null(d);
   cr_expect(strstr(d->message, "Got: [3 2 1 0] device ids."), "%s", d->message);
   free(m.text);
@@ -204,19 +202,19 @@ Test(kernel, rule_selection_and_catalog) {
     free(page);
   }
   sc_arena *a;
-  kc_module m;
-  sc_report *r = kc_check_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &a, &m);
-  cr_expect_eq(kc_count(r, "SC0301"), 1);
+  mh_module m;
+  sc_report *r = mh_check_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &a, &m);
+  cr_expect_eq(mh_count(r, "SC0301"), 1);
   free(m.text);
   sc_arena_free(a);
   a = sc_arena_new(0);
   size_t len;
-  char *text = kc_read_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &len);
+  char *text = test_read_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &len);
   sc_options o;
   memset(&o, 0, sizeof o);
   o.rules = "-kernel-outside-manual";
-  r = kc_check(a, text, len, &o);
-  cr_expect_eq(kc_count(r, "SC0301"), 0);
+  r = mh_check(a, text, len, &o);
+  cr_expect_eq(mh_count(r, "SC0301"), 0);
   free(text);
   sc_arena_free(a);
 }
@@ -245,8 +243,8 @@ Test(kernel, wrap_fix_edits_are_small_for_huge_kernels) {
   sc_arena *a = sc_arena_new(0);
   sc_options o;
   memset(&o, 0, sizeof o);
-  sc_report *r = kc_check(a, text, len, &o);
-  const sc_diag *d = kc_find(r, "SC0301");
+  sc_report *r = mh_check(a, text, len, &o);
+  const sc_diag *d = mh_find(r, "SC0301");
   cr_assert_not_null(d);
   const sc_fix *mf = NULL;
   for (size_t i = 0; i < d->nfixes; i++)
@@ -260,9 +258,9 @@ Test(kernel, wrap_fix_edits_are_small_for_huge_kernels) {
   cr_expect_lt(bytes, 2048, "machine fix replacements total %zu bytes", bytes);
   cr_expect_lt(replaced, 2048, "machine fix replaces %zu bytes of the module", replaced);
   /* Applied, it still clears the diagnostic and keeps the kernel body once. */
-  cr_expect_eq(kc_check_fixes_text("huge kernel", text, len, &o), 1);
+  cr_expect_eq(mh_check_fixes_text("huge kernel", text, len, &o), 1);
   size_t nl = 0;
-  char *fixed = kc_apply(text, len, mf, &nl);
+  char *fixed = mh_apply(text, len, mf, &nl);
   cr_expect_eq(nl, len + bytes - replaced);
   cr_expect(strstr(fixed, "%0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
                           "out_shardings=[<@mesh, [{}, {}]>] manual_axes={\"data\"} (%sc"),

@@ -1,93 +1,7 @@
-/* Every rule of the mesh, sharding, manual and collective families has a failing and a passing test
- * module of its own (tests/modules/<family>/<rule>.bad.* / .good.*): the failing one yields exactly the
- * rule's code (nothing else), the passing one no diagnostic at all. Plus targeted cases: rule
- * selection, locations, messages, fixes and context. */
-#include <criterion/criterion.h>
-#include <glob.h>
-
-#include "helpers.h"
-#include "rules/rules.h"
-
-static const char *const k_families[] = {"mesh", "sharding", "manual", "collective"};
-
-static sc_report *check_file(sc_arena *a, const char *path, char **buf_out) {
-  size_t len;
-  char *buf = test_read_file(path, &len);
-  cr_assert_not_null(buf, "missing %s", path);
-  sc_options opt = {0};
-  sc_target_mesh mesh;
-  const char *m = strstr(buf, "(checked with --mesh ");
-  if (m) {
-    m += strlen("(checked with --mesh ");
-    const char *e = strchr(m, ')');
-    char *spec = sc_arena_strndup(a, m, (size_t)(e - m));
-    const char *err = NULL;
-    cr_assert_eq(sc_mesh_parse(a, spec, &mesh, &err), 0, "%s: %s", path, err);
-    opt.mesh = &mesh;
-  }
-  opt.input_name = path;
-  sc_report *r = NULL;
-  cr_assert_eq(sc_check(a, buf, len, &opt, &r), SC_OK);
-  *buf_out = buf;
-  return r;
-}
-
-static bool file_exists(const char *pattern) {
-  glob_t g;
-  bool ok = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
-  if (ok) globfree(&g);
-  return ok;
-}
-
-Test(rules_sharding, every_rule_has_a_failing_and_a_passing_module) {
-  size_t rules = 0;
-  for (size_t i = 0; i < sc_rule_table_len; i++) {
-    const sc_rule *r = &sc_rule_table[i];
-    bool mine = false;
-    for (size_t f = 0; f < 4; f++) mine |= !strcmp(r->family, k_families[f]);
-    if (!mine) continue;
-    rules++;
-    char pat[256];
-    snprintf(pat, sizeof pat, "tests/modules/%s/%s.bad.*", r->family, r->name);
-    cr_expect(file_exists(pat), "rule %s has no failing module (%s)", r->name, pat);
-    snprintf(pat, sizeof pat, "tests/modules/%s/%s.good.*", r->family, r->name);
-    cr_expect(file_exists(pat), "rule %s has no passing module (%s)", r->name, pat);
-  }
-  cr_assert_geq(rules, 41);
-}
-
-Test(rules_sharding, modules_yield_exactly_their_code) {
-  glob_t g;
-  /* This family's modules only; the kernel/callback modules carry per-line expectations instead. */
-  cr_assert_eq(glob("tests/modules/{mesh,sharding,manual,collective}/*.*", GLOB_BRACE, NULL, &g), 0);
-  size_t n = 0;
-  for (size_t i = 0; i < g.gl_pathc; i++) {
-    const char *path = g.gl_pathv[i];
-    bool bad = strstr(path, ".bad.") != NULL;
-    if (!bad && !strstr(path, ".good.")) continue;
-    sc_arena *a = sc_arena_new(0);
-    char *buf;
-    sc_report *r = check_file(a, path, &buf);
-    const char *exp = strstr(buf, "// expect: ");
-    cr_assert_not_null(exp, "%s: no '// expect:' line", path);
-    exp += strlen("// expect: ");
-    char code[16] = {0};
-    sscanf(exp, "%15s", code);
-    if (bad) {
-      cr_expect_geq(test_count_code(r, code), 1, "%s: does not yield %s", path, code);
-      for (size_t k = 0; k < r->ndiags; k++)
-        cr_expect_str_eq(r->diags[k].code, code, "%s: also yields %s: %s", path, r->diags[k].code, r->diags[k].message);
-    } else {
-      cr_expect_eq(r->ndiags, 0, "%s: yields %s: %s", path, r->ndiags ? r->diags[0].code : "",
-                   r->ndiags ? r->diags[0].message : "");
-    }
-    n++;
-    sc_arena_free(a);
-    free(buf);
-  }
-  globfree(&g);
-  cr_assert_geq(n, 82);
-}
+/* test_rules_sharding.c — the mesh, sharding, manual and collective families: rule selection,
+ * locations, messages, fixes and context. (Every test module's expectations and every rule's failing and
+ * passing module: test_modules.c.) */
+#include "module_harness.h"
 
 /* ---- targeted cases ----------------------------------------------------------------------------- */
 
@@ -95,12 +9,6 @@ static sc_report *run(sc_arena *a, const char *text, const char *rules) {
   sc_options opt = {0};
   opt.rules = rules;
   return test_check(a, text, &opt);
-}
-
-static const sc_diag *find(const sc_report *r, const char *code) {
-  for (size_t i = 0; i < r->ndiags; i++)
-    if (!strcmp(r->diags[i].code, code)) return &r->diags[i];
-  return NULL;
 }
 
 Test(rules_sharding, func_arg_problems_are_reported_on_the_func_line) {
@@ -112,7 +20,7 @@ Test(rules_sharding, func_arg_problems_are_reported_on_the_func_line) {
                      "             %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
                      "  return %arg0 : tensor<8x8xf32>\n}\n",
                      NULL);
-  const sc_diag *d = find(r, "SC0203");
+  const sc_diag *d = mh_find(r, "SC0203");
   cr_assert_not_null(d);
   cr_assert_eq(d->line, 3);
   cr_assert(strstr(d->message, "arg 0 - unknown axis name: \"c\""), "%s", d->message);
@@ -127,11 +35,11 @@ Test(rules_sharding, rule_selection_by_glob) {
                      "             %arg1: tensor<6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> tensor<6xf32> {\n"
                      "  return %arg0 : tensor<6xf32>\n}\n";
   sc_report *r = run(a, text, NULL);
-  cr_assert_not_null(find(r, "SC0209"));
-  cr_assert_not_null(find(r, "SC0210"));
+  cr_assert_not_null(mh_find(r, "SC0209"));
+  cr_assert_not_null(mh_find(r, "SC0210"));
   r = run(a, text, "sharding-*,-sharding-priority");
-  cr_assert_null(find(r, "SC0209"));
-  cr_assert_not_null(find(r, "SC0210"));
+  cr_assert_null(mh_find(r, "SC0209"));
+  cr_assert_not_null(mh_find(r, "SC0210"));
   r = run(a, text, "mesh");
   cr_assert_eq(r->ndiags, 0);
   sc_arena_free(a);
@@ -144,7 +52,7 @@ Test(rules_sharding, divisibility_quotes_jax_and_names_the_spec) {
                      "func.func @main(%arg0: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {\"model\"}]>}) -> tensor<6x8xf32> {\n"
                      "  return %arg0 : tensor<6x8xf32>\n}\n",
                      NULL);
-  const sc_diag *d = find(r, "SC0210");
+  const sc_diag *d = mh_find(r, "SC0210");
   cr_assert_not_null(d);
   cr_assert(strstr(d->message, "P('data', 'model')"), "%s", d->message);
   cr_assert(strstr(d->message, "implies that array axis 0 is partitioned 4 times, but the dimension size is 6"), "%s",
@@ -165,7 +73,7 @@ Test(rules_sharding, gspmd_device_count_from_target_mesh) {
   sc_options opt = {0};
   opt.mesh = &t;
   r = test_check(a, text, &opt);
-  const sc_diag *d = find(r, "SC0211");
+  const sc_diag *d = mh_find(r, "SC0211");
   cr_assert_not_null(d);
   cr_assert(strstr(d->message, "device 2 >= num_devices (2)"), "%s", d->message);
   sc_arena_free(a);
@@ -183,7 +91,7 @@ Test(rules_sharding, mesh_target_quotes_jax_export_error) {
                             "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
                             "    return %arg0 : tensor<8xf32>\n  }\n}\n",
                             &opt);
-  const sc_diag *d = find(r, "SC0107");
+  const sc_diag *d = mh_find(r, "SC0107");
   cr_assert_not_null(d);
   /* A plain jit dump was lowered, not exported: jax.export's sentence would mislead. */
   cr_assert(strstr(d->message, "Function f was lowered for 2 devices and is checked against 8 devices."), "%s",
@@ -195,7 +103,7 @@ Test(rules_sharding, mesh_target_quotes_jax_export_error) {
                  "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
                  "    return %arg0 : tensor<8xf32>\n  }\n}\n",
                  &opt);
-  cr_assert_null(find(r, "SC0107"), "a plain 1-device module is fine on 8 devices");
+  cr_assert_null(mh_find(r, "SC0107"), "a plain 1-device module is fine on 8 devices");
   sc_arena_free(a);
 }
 
@@ -207,7 +115,7 @@ Test(rules_sharding, collective_messages_name_axes_and_dimensions) {
                      "  %0 = sdy.all_gather [{}, {\"x\":(2)4}] %arg0 out_sharding=<@mesh, [{\"y\"}, {\"x\":(1)4}]> :  tensor<16x8xf32>\n"
                      "  return %0 : tensor<16x8xf32>\n}\n",
                      NULL);
-  const sc_diag *d = find(r, "SC0604");
+  const sc_diag *d = mh_find(r, "SC0604");
   cr_assert_not_null(d);
   cr_assert(strstr(d->message, "result sharding doesn't match expected sharding [\"x\":(1)2] on dimension 1"), "%s",
             d->message);
@@ -230,50 +138,25 @@ Test(rules_sharding, split_chunks_are_independent) {
   sc_arena_free(a);
 }
 
-/* Machine-applicable fixes are real: applying their edits gives a module without that diagnostic. */
-static char *apply_edits(const char *src, const sc_report *r) {
-  size_t n = strlen(src);
-  char *out = strdup(src);
-  /* apply from the last edit backwards so offsets stay valid */
-  for (;;) {
-    const sc_edit *best = NULL;
-    for (size_t i = 0; i < r->ndiags; i++)
-      for (size_t k = 0; k < r->diags[i].nfixes; k++)
-        for (size_t e = 0; e < r->diags[i].fixes[k].nedits; e++) {
-          const sc_edit *ed = &r->diags[i].fixes[k].edits[e];
-          if (ed->offset + ed->length <= n && (!best || ed->offset > best->offset)) best = ed;
-        }
-    if (!best) break;
-    size_t rl = strlen(best->replacement);
-    char *next = malloc(n - best->length + rl + 1);
-    memcpy(next, out, best->offset);
-    memcpy(next + best->offset, best->replacement, rl);
-    memcpy(next + best->offset + rl, out + best->offset + best->length, n - best->offset - best->length + 1);
-    free(out);
-    out = next;
-    n = strlen(out);
-    ((sc_edit *)best)->length = (uint32_t)-1; /* consumed */
-    ((sc_edit *)best)->offset = (uint32_t)-1;
-  }
-  return out;
-}
-
+/* Machine-applicable fixes are real: applying one gives a module without that diagnostic. */
 Test(rules_sharding, machine_fixes_apply_cleanly) {
   const char *files[] = {"tests/modules/sharding/sharding-axis-order.bad.mlir", "tests/modules/sharding/sharding-priority.bad.mlir",
                          "tests/modules/manual/manual-axes-sorted.bad.mlir"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-    sc_arena *a = sc_arena_new(0);
-    char *buf;
-    sc_report *r = check_file(a, files[i], &buf);
-    cr_assert_geq(r->ndiags, 1);
-    bool machine = false;
-    for (size_t k = 0; k < r->diags[0].nfixes; k++) machine |= r->diags[0].fixes[k].machine;
-    cr_assert(machine, "%s: no machine-applicable fix", files[i]);
-    char *fixed = apply_edits(buf, r);
-    sc_report *r2 = test_check(a, fixed, NULL);
+    sc_arena *a;
+    mh_module m;
+    sc_report *r = mh_check_file(files[i], &a, &m);
+    cr_assert_eq(r->ndiags, 1, "%s", files[i]);
+    const sc_fix *machine = NULL;
+    for (size_t k = 0; k < r->diags[0].nfixes; k++)
+      if (r->diags[0].fixes[k].machine) machine = &r->diags[0].fixes[k];
+    cr_assert_not_null(machine, "%s: no machine-applicable fix", files[i]);
+    size_t fixed_len;
+    char *fixed = mh_apply(m.text, m.len, machine, &fixed_len);
+    sc_report *r2 = mh_check(a, fixed, fixed_len, &m.opts);
     cr_expect_eq(r2->ndiags, 0, "%s after the fix: %s", files[i], r2->ndiags ? r2->diags[0].message : "");
     free(fixed);
-    free(buf);
+    free(m.text);
     sc_arena_free(a);
   }
 }
@@ -373,18 +256,18 @@ Test(rules_sharding, divisibility_fix_is_a_real_partition_spec) {
 /* One mistake, one diagnostic: a nested manual computation re-binding an axis also names it in its
  * in/out shardings; SC0507 is reported once (QA m08). */
 Test(rules_sharding, nested_rebind_is_reported_once) {
-  sc_arena *a = sc_arena_new(0);
-  char *buf;
-  sc_report *r = check_file(a, "tests/modules/manual/manual-axis-rebound.nested.bad.mlir", &buf);
+  sc_arena *a;
+  mh_module m;
+  sc_report *r = mh_check_file("tests/modules/manual/manual-axis-rebound.nested.bad.mlir", &a, &m);
   cr_assert_eq(test_count_code(r, "SC0507"), 1);
-  free(buf);
+  free(m.text);
   sc_arena_free(a);
 }
 
 /* ---- JAX policy versus IR validity (docs/rules-policy.md) ------------------------------------------ */
 
 static sc_severity severity_of(const sc_report *r, const char *code) {
-  const sc_diag *d = find(r, code);
+  const sc_diag *d = mh_find(r, code);
   cr_assert_not_null(d, "no %s", code);
   return d->severity;
 }
@@ -456,7 +339,7 @@ Test(rules_sharding, axis_typo_gets_a_machine_rename) {
                      "{\"modle\"}]>}) -> tensor<8x4xf32> {\n"
                      "  return %arg0 : tensor<8x4xf32>\n}\n";
   sc_report *r = test_check(a, text, NULL);
-  const sc_diag *d = find(r, "SC0203");
+  const sc_diag *d = mh_find(r, "SC0203");
   cr_assert_not_null(d);
   const sc_fix *f = NULL;
   for (size_t i = 0; i < d->nfixes; i++)

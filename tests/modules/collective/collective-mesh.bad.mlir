@@ -1,8 +1,7 @@
 // SC0602 collective-mesh
-// expect: SC0602
 sdy.mesh @other = <["a"=2, "b"=2]>
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) -> tensor<16x8xf32> {
-  %0 = sdy.all_gather [{}, {"x"}] %arg0 out_sharding=<@other, [{"a"}, {}]> : tensor<16x8xf32>
+  %0 = sdy.all_gather [{}, {"x"}] %arg0 out_sharding=<@other, [{"a"}, {}]> : tensor<16x8xf32> // expect: SC0602
   return %0 : tensor<16x8xf32>
 }

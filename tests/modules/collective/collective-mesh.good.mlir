@@ -1,5 +1,4 @@
 // SC0602 collective-mesh
-// expect: none
 sdy.mesh @other = <["a"=2, "b"=2]>
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) -> tensor<16x8xf32> {

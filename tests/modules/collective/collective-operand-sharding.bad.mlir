@@ -1,7 +1,6 @@
 // SC0601 collective-operand-sharding
-// expect: SC0601
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
-  %0 = sdy.all_gather [{}, {"x"}] %arg0 out_sharding=<@mesh, [{"y"}, {}]> : tensor<16x8xf32>
+  %0 = sdy.all_gather [{}, {"x"}] %arg0 out_sharding=<@mesh, [{"y"}, {}]> : tensor<16x8xf32> // expect: SC0601
   return %0 : tensor<16x8xf32>
 }

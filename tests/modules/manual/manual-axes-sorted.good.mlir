@@ -1,5 +1,4 @@
 // SC0510 manual-axes-sorted
-// expect: none
 sdy.mesh @mesh = <["a"=2, "b"=2]>
 func.func @main(%arg0: tensor<16xf32>) -> tensor<16xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"a", "b"} (%arg1: tensor<16xf32>) {

@@ -1,5 +1,4 @@
 // SC0514 manual-axes-without-shardings: the manual axes are bound by the in/out shardings' mesh
-// expect: none
 sdy.mesh @mesh = <["a"=2]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}]>] out_shardings=[<@mesh, [{"a"}]>] manual_axes={"a"} (%arg1: tensor<4xf32>) {

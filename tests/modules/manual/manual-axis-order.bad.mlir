@@ -1,8 +1,7 @@
 // SC0504 manual-axis-order
-// expect: SC0504
 sdy.mesh @mesh = <["a"=2, "b"=2]>
 func.func @main(%arg0: tensor<16xf32>) -> tensor<16xf32> {
-  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a", "b"}]>] out_shardings=[<@mesh, [{"b"}]>] manual_axes={"b"} (%arg1: tensor<8xf32>) {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a", "b"}]>] out_shardings=[<@mesh, [{"b"}]>] manual_axes={"b"} (%arg1: tensor<8xf32>) { // expect: SC0504
     sdy.return %arg1 : tensor<8xf32>
   } : (tensor<16xf32>) -> tensor<16xf32>
   return %0 : tensor<16xf32>

@@ -1,9 +1,8 @@
 // SC0507 manual-axis-rebound
-// expect: SC0507
 sdy.mesh @mesh = <["a"=4]>
 func.func @main(%arg0: tensor<16xf32>) -> tensor<16xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}]>] out_shardings=[<@mesh, [{"a"}]>] manual_axes={"a"} (%arg1: tensor<4xf32>) {
-    %1 = sdy.sharding_constraint %arg1 <@mesh, [{"a"}]> : tensor<4xf32>
+    %1 = sdy.sharding_constraint %arg1 <@mesh, [{"a"}]> : tensor<4xf32> // expect: SC0507
     sdy.return %1 : tensor<4xf32>
   } : (tensor<16xf32>) -> tensor<16xf32>
   return %0 : tensor<16xf32>

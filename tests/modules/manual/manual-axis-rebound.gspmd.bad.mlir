@@ -1,5 +1,4 @@
 // SC0507 manual-axis-rebound (GSPMD: a tiled sharding without manual subgroup inside @shmap_body)
-// expect: SC0507
 module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<16x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"}) -> (tensor<16x8xf32> {jax.result_info = "result", mhlo.sharding = "{devices=[4,1]<=[4]}"}) {
     %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[4,1]<=[4]}"} : (tensor<16x8xf32>) -> tensor<16x8xf32>
@@ -10,7 +9,7 @@ module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 :
     return %4 : tensor<16x8xf32>
   }
   func.func private @shmap_body(%arg0: tensor<4x8xf32>) -> (tensor<4x8xf32> {jax.result_info = "[('x',), None]"}) {
-    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[1,4]<=[4]}"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[1,4]<=[4]}"} : (tensor<4x8xf32>) -> tensor<4x8xf32> // expect: SC0507
     return %0 : tensor<4x8xf32>
   }
 }

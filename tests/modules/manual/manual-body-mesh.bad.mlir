@@ -1,10 +1,9 @@
 // SC0509 manual-body-mesh
-// expect: SC0509
 sdy.mesh @meshA = <["a"=4]>
 sdy.mesh @meshB = <["b"=4]>
 func.func @main(%arg0: tensor<16xf32>) -> tensor<16xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@meshA, [{}]>] out_shardings=[<@meshA, [{}]>] manual_axes={"a"} (%arg1: tensor<16xf32>) {
-    %1 = sdy.sharding_constraint %arg1 <@meshB, [{}]> : tensor<16xf32>
+    %1 = sdy.sharding_constraint %arg1 <@meshB, [{}]> : tensor<16xf32> // expect: SC0509
     sdy.return %1 : tensor<16xf32>
   } : (tensor<16xf32>) -> tensor<16xf32>
   return %0 : tensor<16xf32>

@@ -1,5 +1,4 @@
 // SC0509 manual-body-mesh
-// expect: none
 sdy.mesh @meshA = <["a"=4]>
 sdy.mesh @meshB = <["b"=4]>
 func.func @main(%arg0: tensor<16xf32>) -> tensor<16xf32> {

@@ -1,9 +1,8 @@
 // SC0511 manual-gspmd-region
-// expect: SC0511
 module attributes {mhlo.num_partitions = 2 : i32} {
 func.func @main(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<4x8xf32>) -> tensor<2x8xf32> // expect: SC0511
   %2 = stablehlo.custom_call @Sharding(%1) {mhlo.sharding = "{manual}"} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   %3 = stablehlo.custom_call @SPMDShardToFullShape(%2) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<2x8xf32>) -> tensor<4x8xf32>
   return %3 : tensor<4x8xf32>

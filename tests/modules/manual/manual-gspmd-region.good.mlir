@@ -1,5 +1,4 @@
 // SC0511 manual-gspmd-region
-// expect: none
 module attributes {mhlo.num_partitions = 2 : i32} {
 func.func @main(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<4x8xf32>) -> tensor<4x8xf32>

@@ -1,5 +1,4 @@
 // SC0508 manual-isolation
-// expect: none
 sdy.mesh @mesh = <["a"=4]>
 func.func @main(%arg0: tensor<16xf32>) -> tensor<16xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"a"} (%arg1: tensor<16xf32>) {

@@ -1,9 +1,8 @@
 // SC0502 manual-mesh
-// expect: SC0502
 sdy.mesh @meshA = <["a"=4]>
 sdy.mesh @meshB = <["b"=4]>
 func.func @main(%arg0: tensor<16xf32>) -> tensor<16xf32> {
-  %0 = sdy.manual_computation(%arg0) in_shardings=[<@meshA, [{}]>] out_shardings=[<@meshB, [{}]>] manual_axes={"a"} (%arg1: tensor<16xf32>) {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@meshA, [{}]>] out_shardings=[<@meshB, [{}]>] manual_axes={"a"} (%arg1: tensor<16xf32>) { // expect: SC0502
     sdy.return %arg1 : tensor<16xf32>
   } : (tensor<16xf32>) -> tensor<16xf32>
   return %0 : tensor<16xf32>

@@ -1,9 +1,8 @@
 // SC0512 manual-unreduced-partial
-// expect: SC0512
 module @jit_f {
   sdy.mesh @mesh = <["x"=2, "y"=2]>
   func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
-    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {}], unreduced={"y"}>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%arg1: tensor<4x8xf32>) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {}], unreduced={"y"}>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x"} (%arg1: tensor<4x8xf32>) { // expect: SC0512
       sdy.return %arg1 : tensor<4x8xf32>
     } : (tensor<8x8xf32>) -> tensor<8x8xf32>
     return %0 : tensor<8x8xf32>

@@ -1,6 +1,5 @@
 // SC0101 mesh-axis-size
-// expect: SC0101
-sdy.mesh @mesh = <["x"=2, "y"=0]>
+sdy.mesh @mesh = <["x"=2, "y"=0]> // expect: SC0101
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   return %arg0 : tensor<8xf32>
 }

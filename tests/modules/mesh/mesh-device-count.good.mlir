@@ -1,5 +1,4 @@
 // SC0105 mesh-device-count
-// expect: none
 sdy.mesh @mesh = <["x"=8]>
 sdy.mesh @mesh2 = <["a"=2, "b"=4]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {

@@ -1,5 +1,4 @@
 // SC0103 mesh-device-ids
-// expect: none
 sdy.mesh @mesh = <["x"=4], device_ids=[3, 2, 1, 0]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   return %arg0 : tensor<8xf32>

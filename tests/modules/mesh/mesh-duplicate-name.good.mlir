@@ -1,5 +1,4 @@
 // SC0104 mesh-duplicate-name
-// expect: none
 sdy.mesh @mesh = <["x"=4]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   return %arg0 : tensor<8xf32>

@@ -1,7 +1,6 @@
 // SC0106 mesh-num-partitions
-// expect: SC0106
 module attributes {mhlo.num_partitions = 4 : i32} {
-sdy.mesh @mesh = <["x"=8]>
+sdy.mesh @mesh = <["x"=8]> // expect: SC0106
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   return %arg0 : tensor<8xf32>
 }

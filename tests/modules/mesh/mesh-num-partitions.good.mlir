@@ -1,5 +1,4 @@
 // SC0106 mesh-num-partitions
-// expect: none
 module attributes {mhlo.num_partitions = 8 : i32} {
 sdy.mesh @mesh = <["x"=8]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {

@@ -1,6 +1,5 @@
 // SC0208 sharding-axis-order
-// expect: SC0208
 sdy.mesh @mesh = <["x"=2, "y"=2]>
-func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], replicated={"y", "x"}>}) -> tensor<8xf32> {
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], replicated={"y", "x"}>}) -> tensor<8xf32> { // expect: SC0208
   return %arg0 : tensor<8xf32>
 }

@@ -1,5 +1,4 @@
 // SC0222 sharding-group: each group stays on one side of the manual computation, with one shape
-// expect: none
 sdy.mesh @mesh = <["a"=2, "b"=2]>
 func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{?}, {?}]>] out_shardings=[<@mesh, [{?}, {?}]>] manual_axes={} (%arg1: tensor<8x8xf32>) {

@@ -1,8 +1,7 @@
 // SC0220 sharding-op-attributes
-// expect: SC0220
 module attributes {mhlo.num_partitions = 4 : i32} {
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = stablehlo.custom_call @Sharding(%arg0) {backend_config = ""} : (tensor<8xf32>) -> tensor<8xf32>
+  %0 = stablehlo.custom_call @Sharding(%arg0) {backend_config = ""} : (tensor<8xf32>) -> tensor<8xf32> // expect: SC0220
   return %0 : tensor<8xf32>
 }
 }

@@ -1,5 +1,4 @@
 // SC0213 sharding-rule
-// expect: none
 func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = stablehlo.custom_call @foo(%arg0) {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8}, custom>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>

@@ -1,6 +1,5 @@
 // SC0215 sharding-sdy-op
-// expect: SC0215
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = sdy.propagation_barrier %arg0 allowed_direction=BOTH : tensor<8xf32>
+  %0 = sdy.propagation_barrier %arg0 allowed_direction=BOTH : tensor<8xf32> // expect: SC0215
   return %0 : tensor<8xf32>
 }

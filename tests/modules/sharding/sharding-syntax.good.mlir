@@ -1,5 +1,4 @@
 // SC0201 sharding-syntax
-// expect: none
 sdy.mesh @mesh = <["x"=4]>
 func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}p1]>}) -> tensor<8xf32> {
   return %arg0 : tensor<8xf32>

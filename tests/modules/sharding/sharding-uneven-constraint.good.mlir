@@ -1,5 +1,4 @@
 // SC0218 sharding-uneven-constraint
-// expect: none
 sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x"}, {}]> : tensor<8x8xf32>

@@ -1,7 +1,6 @@
 // SC0212 sharding-unreduced
-// expect: SC0212
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
-  %0 = sdy.reshard %arg0 <@mesh, [{}], unreduced=max{"x"}> : tensor<8xf32>
+  %0 = sdy.reshard %arg0 <@mesh, [{}], unreduced=max{"x"}> : tensor<8xf32> // expect: SC0212
   return %0 : tensor<8xf32>
 }

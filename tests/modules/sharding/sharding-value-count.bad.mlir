@@ -1,7 +1,6 @@
 // SC0205 sharding-value-count
-// expect: SC0205
 sdy.mesh @mesh = <["x"=4]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{}]>]>} : tensor<8xf32>
+  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{}]>]>} : tensor<8xf32> // expect: SC0205
   return %0 : tensor<8xf32>
 }

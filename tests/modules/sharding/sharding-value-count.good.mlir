@@ -1,5 +1,4 @@
 // SC0205 sharding-value-count
-// expect: none
 sdy.mesh @mesh = <["x"=4]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<8xf32>
