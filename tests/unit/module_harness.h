@@ -273,4 +273,26 @@ static inline sc_report *mh_check_file(const char *path, sc_arena **arena, mh_mo
   return mh_check(*arena, m->text, m->len, &m->opts);
 }
 
+/* Checks one module file and returns its first diagnostic of `code` (the test fails without one); the
+ * caller releases with mh_release(*arena, m). */
+static inline const sc_diag *mh_diag_in(const char *path, const char *code, sc_arena **arena, mh_module *m,
+                                        sc_report **report) {
+  *report = mh_check_file(path, arena, m);
+  const sc_diag *d = mh_find(*report, code);
+  cr_assert_not_null(d, "%s: no %s", path, code);
+  return d;
+}
+
+/* The diagnostic's first machine-applicable fix, or NULL. */
+static inline const sc_fix *mh_machine_fix(const sc_diag *d) {
+  for (size_t i = 0; i < d->nfixes; i++)
+    if (d->fixes[i].machine) return &d->fixes[i];
+  return NULL;
+}
+
+static inline void mh_release(sc_arena *arena, mh_module *m) {
+  free(m->text);
+  sc_arena_free(arena);
+}
+
 #endif

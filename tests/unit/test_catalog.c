@@ -1,5 +1,6 @@
-/* Meta-test of the catalog: every rule's code has an entry; every entry's erroneous module yields
- * exactly its code and its fixed module yields no diagnostic at all; codes are unique. */
+/* Meta-test of the catalog: every rule's code has an entry, explained in three sections with its
+ * examples shown; every entry's erroneous module yields exactly its code and its fixed module yields no
+ * diagnostic at all; codes are unique. */
 #include <criterion/criterion.h>
 
 #include "helpers.h"
@@ -21,6 +22,10 @@ Test(catalog, every_rule_has_an_entry_and_codes_are_unique) {
     char *text = sc_explain_text(e->code);
     cr_assert_not_null(text);
     cr_assert(strstr(text, e->title));
+    cr_expect(strstr(text, "What it means") && strstr(text, "When it happens") && strstr(text, "How to fix"),
+              "%s: the explanation lacks a section", e->code);
+    if (e->bad_example && e->good_example)
+      cr_expect(strstr(text, "Erroneous module") && strstr(text, "Fixed module"), "%s: the examples are not shown", e->code);
     free(text);
   }
 }

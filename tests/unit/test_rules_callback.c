@@ -6,31 +6,18 @@
 
 Test(callback, machine_fixes_clear_their_diagnostic) { cr_assert_geq(mh_check_fixes_dir(DIR_C), 8); }
 
-static const sc_diag *one(const char *file, const char *code, sc_arena **a, mh_module *m, sc_report **r) {
-  *r = mh_check_file(file, a, m);
-  const sc_diag *d = mh_find(*r, code);
-  cr_assert_not_null(d, "%s: no %s", file, code);
-  return d;
-}
-
-static const sc_fix *machine_fix(const sc_diag *d) {
-  for (size_t i = 0; i < d->nfixes; i++)
-    if (d->fixes[i].machine) return &d->fixes[i];
-  return NULL;
-}
-
 Test(callback, sharding_in_manual_shardy) {
   sc_arena *a;
   mh_module m;
   sc_report *r;
-  const sc_diag *d = one(DIR_C "/callback-sharding-in-manual.bad.mlir", "SC0401", &a, &m, &r);
+  const sc_diag *d = mh_diag_in(DIR_C "/callback-sharding-in-manual.bad.mlir", "SC0401", &a, &m, &r);
   cr_expect(strstr(d->message, "callbacks do not support specifying sharding inside spmd computations") == d->message,
             "%s", d->message);
   cr_expect_str_eq(d->target, "xla_ffi_python_cpu_callback");
   cr_expect_str_eq(mh_context(d, "manual_axes", 0), "data");
   cr_expect_str_eq(mh_context(d, "manual_computation", 0), "sdy.manual_computation at line 6");
   cr_expect_not_null(mh_fix_with(d, "jax.pure_callback(fn, result_shape, x)"));
-  const sc_fix *f = machine_fix(d);
+  const sc_fix *f = mh_machine_fix(d);
   cr_assert_not_null(f);
   size_t n;
   char *fixed = mh_apply(m.text, m.len, f, &n);
@@ -42,29 +29,27 @@ Test(callback, sharding_in_manual_shardy) {
   cr_expect(mh_has(line, (size_t)(eol - line), "result_layouts = [dense<0> : tensor<1xindex>]} :"),
             "the dict stays well-formed: %.*s", (int)(eol - line), line);
   free(fixed);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(callback, sharding_in_manual_gspmd_becomes_manual) {
   sc_arena *a;
   mh_module m;
   sc_report *r;
-  const sc_diag *d = one(DIR_C "/callback-sharding-in-manual.gspmd.bad.mlir", "SC0401", &a, &m, &r);
+  const sc_diag *d = mh_diag_in(DIR_C "/callback-sharding-in-manual.gspmd.bad.mlir", "SC0401", &a, &m, &r);
   cr_expect_str_eq(mh_context(d, "partitioner", 0), "gspmd");
-  const sc_fix *f = machine_fix(d);
+  const sc_fix *f = mh_machine_fix(d);
   cr_assert_not_null(f);
   cr_assert_eq(f->nedits, 1);
   cr_expect_str_eq(f->edits[0].replacement, "mhlo.sharding = \"{manual}\"");
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(callback, partial_manual) {
   sc_arena *a;
   mh_module m;
   sc_report *r;
-  const sc_diag *d = one(DIR_C "/callback-partial-manual.bad.mlir", "SC0402", &a, &m, &r);
+  const sc_diag *d = mh_diag_in(DIR_C "/callback-partial-manual.bad.mlir", "SC0402", &a, &m, &r);
   cr_expect(strstr(d->message, "callbacks are only supported in spmd computations when all mesh axes are partitioned "
                                "manually (no partial automatic sharding).") == d->message,
             "%s", d->message);
@@ -74,92 +59,71 @@ Test(callback, partial_manual) {
   cr_expect(strstr(f->snippet, "in_specs=(P('data'),), out_specs=P('data'), axis_names={'data', 'model'})"), "%s",
             f->snippet);
   cr_expect_not_null(mh_fix_with(d, "jax.debug.callback"));
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(callback, top_level_named_sharding_gets_a_maximal_mesh) {
   sc_arena *a;
   mh_module m;
   sc_report *r;
-  const sc_diag *d = one(DIR_C "/callback-not-single-device.bad.mlir", "SC0403", &a, &m, &r);
+  const sc_diag *d = mh_diag_in(DIR_C "/callback-not-single-device.bad.mlir", "SC0403", &a, &m, &r);
   cr_expect(strstr(d->message, "pure_callback only supports SingleDeviceSharding, but got") == d->message, "%s",
             d->message);
-  const sc_fix *f = machine_fix(d);
+  const sc_fix *f = mh_machine_fix(d);
   cr_assert_not_null(f);
   size_t n;
   char *fixed = mh_apply(m.text, m.len, f, &n);
   cr_expect(strstr(fixed, "  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"), "%s", fixed);
   cr_expect(strstr(fixed, "sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>"), "%s", fixed);
   free(fixed);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(callback, device_not_in_assignment) {
   sc_arena *a;
   mh_module m;
   sc_report *r;
-  const sc_diag *d = one(DIR_C "/callback-device-not-in-assignment.bad.mlir", "SC0404", &a, &m, &r);
+  const sc_diag *d = mh_diag_in(DIR_C "/callback-device-not-in-assignment.bad.mlir", "SC0404", &a, &m, &r);
   cr_expect(strstr(d->message, "Sharding provided to pure_callback specifies a device 5 that is not in the device "
                                "assignment (0, 1, 2, 3)") == d->message,
             "%s", d->message);
-  free(m.text);
-  sc_arena_free(a);
-  d = one(DIR_C "/callback-device-not-in-assignment.retarget.bad.mlir", "SC0404", &a, &m, &r);
+  mh_release(a, &m);
+  d = mh_diag_in(DIR_C "/callback-device-not-in-assignment.retarget.bad.mlir", "SC0404", &a, &m, &r);
   cr_expect(strstr(d->message, "mesh data=4 has 4 devices"), "%s", d->message);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(callback, partitioned_ordered_platform) {
   sc_arena *a;
   mh_module m;
   sc_report *r;
-  const sc_diag *d = one(DIR_C "/callback-partitioned-tpu.bad.mlir", "SC0405", &a, &m, &r);
+  const sc_diag *d = mh_diag_in(DIR_C "/callback-partitioned-tpu.bad.mlir", "SC0405", &a, &m, &r);
   cr_expect(strstr(d->message, "Partitioned callback not implemented on tpu backend.") == d->message, "%s", d->message);
   cr_expect_eq(mh_count(r, "SC0408"), 0);
-  free(m.text);
-  sc_arena_free(a);
-  d = one(DIR_C "/callback-partitioned-results.bad.mlir", "SC0406", &a, &m, &r);
+  mh_release(a, &m);
+  d = mh_diag_in(DIR_C "/callback-partitioned-results.bad.mlir", "SC0406", &a, &m, &r);
   cr_expect(strstr(d->message, "Partitioned callback not supported with return values.") == d->message, "%s",
             d->message);
-  free(m.text);
-  sc_arena_free(a);
-  d = one(DIR_C "/callback-ordered-multi-device.bad.mlir", "SC0407", &a, &m, &r);
+  mh_release(a, &m);
+  d = mh_diag_in(DIR_C "/callback-ordered-multi-device.bad.mlir", "SC0407", &a, &m, &r);
   cr_expect(strstr(d->message, "The following ordered effects are not supported for more than 1 device:") == d->message,
             "%s", d->message);
-  cr_expect_not_null(machine_fix(d));
-  free(m.text);
-  sc_arena_free(a);
-  d = one(DIR_C "/callback-wrong-platform.bad.mlir", "SC0408", &a, &m, &r);
+  cr_expect_not_null(mh_machine_fix(d));
+  mh_release(a, &m);
+  d = mh_diag_in(DIR_C "/callback-wrong-platform.bad.mlir", "SC0408", &a, &m, &r);
   cr_expect(strstr(d->message, "checked for cpu"), "%s", d->message);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(callback, host_transfers_are_callbacks) {
   sc_arena *a;
   mh_module m;
   sc_report *r;
-  one(DIR_C "/callback-sharding-in-manual.sendrecv.bad.mlir", "SC0401", &a, &m, &r);
+  mh_diag_in(DIR_C "/callback-sharding-in-manual.sendrecv.bad.mlir", "SC0401", &a, &m, &r);
   /* one callback, one diagnostic: the recv of the send/recv pair is a related site of the send's */
   cr_expect_eq(mh_count(r, "SC0401"), 1, "the send and the recv are one diagnostic");
   cr_expect_eq(mh_find(r, "SC0401")->nrelated, 1);
-  free(m.text);
-  sc_arena_free(a);
-}
-
-Test(callback, explanation_pages) {
-  static const char *codes[] = {"SC0401", "SC0402", "SC0403", "SC0404", "SC0405", "SC0406", "SC0407", "SC0408"};
-  for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
-    char *page = sc_explain_text(codes[i]);
-    cr_assert_not_null(page, "no explanation page for %s", codes[i]);
-    cr_expect(strstr(page, "What it means") && strstr(page, "When it happens") && strstr(page, "How to fix"),
-              "%s page lacks a section", codes[i]);
-    cr_expect(strstr(page, "Erroneous module") && strstr(page, "Fixed module"), "%s page lacks examples", codes[i]);
-    free(page);
-  }
+  mh_release(a, &m);
 }
 
 /* One mistake, one diagnostic: a callback pinned to a device outside the assignment is SC0404 only,
@@ -175,15 +139,13 @@ Test(callback, device_not_in_assignment_is_reported_once) {
     cr_expect_eq(mh_count(r, "SC0106"), 0, "%s: SC0106 duplicates SC0404", files[i]);
     cr_expect_eq(mh_count(r, "SC0211"), 0, "%s: SC0211 duplicates SC0404", files[i]);
     cr_expect_eq(r->errors, 1, "%s", files[i]);
-    free(m.text);
-    sc_arena_free(a);
+    mh_release(a, &m);
     /* Without the callback rule, the other families still report the bad device. */
     a = sc_arena_new(0);
     mh_load(a, files[i], &m);
     m.opts.rules = "-callback-device-not-in-assignment";
     r = mh_check(a, m.text, m.len, &m.opts);
     cr_expect_eq(mh_count(r, "SC0106") + mh_count(r, "SC0211"), 1, "%s", files[i]);
-    free(m.text);
-    sc_arena_free(a);
+    mh_release(a, &m);
   }
 }

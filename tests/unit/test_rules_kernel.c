@@ -11,9 +11,8 @@ Test(kernel, machine_fixes_clear_their_diagnostic) { cr_assert_geq(mh_check_fixe
 Test(kernel, partial_manual_message_and_context) {
   sc_arena *a;
   mh_module m;
-  sc_report *r = mh_check_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &a, &m);
-  const sc_diag *d = mh_find(r, "SC0301");
-  cr_assert_not_null(d);
+  sc_report *r;
+  const sc_diag *d = mh_diag_in(DIR_K "/kernel-outside-manual.partial.bad.mlir", "SC0301", &a, &m, &r);
   cr_expect_eq(d->severity, SC_SEV_ERROR);
   cr_expect_str_eq(d->rule, "kernel-outside-manual");
   cr_expect(strstr(d->message, MOSAIC) == d->message, "message starts with JAX's text: %s", d->message);
@@ -44,21 +43,17 @@ Test(kernel, partial_manual_message_and_context) {
             "%s", f->snippet);
   cr_expect_null(strstr(f->snippet, "add_one_kernel = "), "%s", f->snippet);
   /* And the machine fix: a nested manual computation over "model". */
-  const sc_fix *mf = NULL;
-  for (size_t i = 0; i < d->nfixes; i++)
-    if (d->fixes[i].machine) mf = &d->fixes[i];
+  const sc_fix *mf = mh_machine_fix(d);
   cr_assert_not_null(mf);
   cr_expect(strstr(mf->edits[0].replacement, "manual_axes={\"model\"}"), "%s", mf->edits[0].replacement);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(kernel, top_level_fix_uses_operand_and_result_specs) {
   sc_arena *a;
   mh_module m;
-  sc_report *r = mh_check_file(DIR_K "/kernel-outside-manual.toplevel.bad.mlir", &a, &m);
-  const sc_diag *d = mh_find(r, "SC0301");
-  cr_assert_not_null(d);
+  sc_report *r;
+  const sc_diag *d = mh_diag_in(DIR_K "/kernel-outside-manual.toplevel.bad.mlir", "SC0301", &a, &m, &r);
   cr_expect(strstr(d->message, "partitioned over 4 devices (mesh data=4)"), "%s", d->message);
   /* The kernel sits in the jitted function itself (module @jit_step): `step` is what gets wrapped, with
    * its argument's and result's specs. */
@@ -68,25 +63,21 @@ Test(kernel, top_level_fix_uses_operand_and_result_specs) {
             f->snippet);
   cr_expect(strstr(f->snippet, "import jax\nfrom jax.sharding import PartitionSpec as P\n"), "%s", f->snippet);
   cr_expect_str_eq(mh_context(d, "manual_computation", 0), "none (top level)");
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(kernel, retargeted_module_names_both_meshes) {
   sc_arena *a;
   mh_module m;
-  sc_report *r = mh_check_file(DIR_K "/kernel-outside-manual.retarget.bad.mlir", &a, &m);
-  const sc_diag *d = mh_find(r, "SC0301");
-  cr_assert_not_null(d);
+  sc_report *r;
+  const sc_diag *d = mh_diag_in(DIR_K "/kernel-outside-manual.retarget.bad.mlir", "SC0301", &a, &m, &r);
   cr_expect(strstr(d->message, "lowered for 1 device (mhlo.num_partitions = 1)"), "%s", d->message);
   cr_expect(strstr(d->message, "target mesh data=4 (4 devices)"), "%s", d->message);
   cr_expect_str_eq(mh_context(d, "mesh_source", 0), "request");
   cr_expect_str_eq(mh_context(d, "module_mesh", 0), "1 device (mhlo.num_partitions = 1)");
   cr_expect_str_eq(mh_context(d, "kernel", 0), "matmul_kernel");
   /* The machine fix adds the target mesh and wraps the call in the private function. */
-  const sc_fix *mf = NULL;
-  for (size_t i = 0; i < d->nfixes; i++)
-    if (d->fixes[i].machine) mf = &d->fixes[i];
+  const sc_fix *mf = mh_machine_fix(d);
   cr_assert_not_null(mf);
   cr_assert_eq(mf->nedits, 4); /* the mesh; header, operands and tail around the op */
   size_t n = 0;
@@ -96,8 +87,7 @@ Test(kernel, retargeted_module_names_both_meshes) {
                           "out_shardings=[<@mesh, [{}, {}]>] manual_axes={\"data\"}"),
             "%s", fixed);
   free(fixed);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(kernel, one_device_is_never_flagged) {
@@ -115,98 +105,68 @@ Test(kernel, one_device_is_never_flagged) {
 Test(kernel, explicit_axis_message_is_jax_text) {
   sc_arena *a;
   mh_module m;
-  sc_report *r = mh_check_file(DIR_K "/kernel-explicit-sharding.tpu.bad.mlir", &a, &m);
-  const sc_diag *d = mh_find(r, "SC0302");
-  cr_assert_not_null(d);
+  sc_report *r;
+  const sc_diag *d = mh_diag_in(DIR_K "/kernel-explicit-sharding.tpu.bad.mlir", "SC0302", &a, &m, &r);
   cr_expect(strstr(d->message, "pallas_call requires all mesh axes to be Manual, got (Explicit,)") == d->message, "%s",
             d->message);
   cr_expect(strstr(d->message, "operand 0 sharded over explicit axis 'data'"), "%s", d->message);
   cr_expect_eq(mh_count(r, "SC0301"), 0, "one diagnostic per kernel: JAX raises the pallas_call error first");
   cr_expect_not_null(mh_fix_with(d, "in_specs=(P('data', None),)"));
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(kernel, gpu_kernels_are_warnings_naming_sharded_operands) {
   sc_arena *a;
   mh_module m;
-  sc_report *r = mh_check_file(DIR_K "/kernel-gpu-auto-partitioned.bad.mlir", &a, &m);
-  const sc_diag *d = mh_find(r, "SC0303");
-  cr_assert_not_null(d);
+  sc_report *r;
+  const sc_diag *d = mh_diag_in(DIR_K "/kernel-gpu-auto-partitioned.bad.mlir", "SC0303", &a, &m, &r);
   cr_expect_eq(d->severity, SC_SEV_WARNING);
   cr_expect(strstr(d->message, "operand 0 sharded over auto axis 'data'"), "%s", d->message);
   cr_expect(strstr(d->message, "all-gathered"), "%s", d->message);
   cr_expect_eq(r->errors, 0);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(kernel, mesh_axes_and_platform_messages) {
   sc_arena *a;
   mh_module m;
-  sc_report *r = mh_check_file(DIR_K "/kernel-mesh-axis-unknown.bad.mlir", &a, &m);
-  const sc_diag *d = mh_find(r, "SC0304");
-  cr_assert_not_null(d);
+  sc_report *r;
+  const sc_diag *d = mh_diag_in(DIR_K "/kernel-mesh-axis-unknown.bad.mlir", "SC0304", &a, &m, &r);
   cr_expect(strstr(d->message, "mesh axis 'x'"), "%s", d->message);
-  free(m.text);
-  sc_arena_free(a);
-  r = mh_check_file(DIR_K "/kernel-wrong-platform.bad.mlir", &a, &m);
-  d = mh_find(r, "SC0306");
-  cr_assert_not_null(d);
+  mh_release(a, &m);
+  d = mh_diag_in(DIR_K "/kernel-wrong-platform.bad.mlir", "SC0306", &a, &m, &r);
   cr_expect(strstr(d->message, "Compiler params for platform tpu cannot be used for gpu lowering.") == d->message, "%s",
             d->message);
-  free(m.text);
-  sc_arena_free(a);
-  r = mh_check_file(DIR_K "/kernel-cpu-platform.bad.mlir", &a, &m);
-  d = mh_find(r, "SC0307");
-  cr_assert_not_null(d);
+  mh_release(a, &m);
+  d = mh_diag_in(DIR_K "/kernel-cpu-platform.bad.mlir", "SC0307", &a, &m, &r);
   cr_expect(strstr(d->message, "Only interpret mode is supported on CPU backend.") == d->message, "%s", d->message);
-  free(m.text);
-  sc_arena_free(a);
-  r = mh_check_file(DIR_K "/kernel-communication-replicas.bad.mlir", &a, &m);
-  d = mh_find(r, "SC0305");
-  cr_assert_not_null(d);
+  mh_release(a, &m);
+  d = mh_diag_in(DIR_K "/kernel-communication-replicas.bad.mlir", "SC0305", &a, &m, &r);
   cr_expect(strstr(d->message, "Replica lowering for Mosaic kernels not implemented.") == d->message, "%s", d->message);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 Test(kernel, mosaic_gpu_messages) {
   sc_arena *a;
   mh_module m;
-  sc_report *r = mh_check_file(DIR_K "/kernel-mosaic-gpu-multi-device.bad.mlir", &a, &m);
-  const sc_diag *d = mh_find(r, "SC0308");
-  cr_assert_not_null(d);
+  sc_report *r;
+  const sc_diag *d = mh_diag_in(DIR_K "/kernel-mosaic-gpu-multi-device.bad.mlir", "SC0308", &a, &m, &r);
   cr_expect(strstr(d->message, "Mosaic GPU only supports single-device meshes in ShardingContext. Got: 2 devices.") ==
                 d->message,
             "%s", d->message);
   cr_expect_eq(mh_count(r, "SC0303"), 0);
-  free(m.text);
-  sc_arena_free(a);
-  r = mh_check_file(DIR_K "/kernel-mosaic-gpu-device-order.bad.mlir", &a, &m);
-  d = mh_find(r, "SC0309");
-  cr_assert_not_null(d);
+  mh_release(a, &m);
+  d = mh_diag_in(DIR_K "/kernel-mosaic-gpu-device-order.bad.mlir", "SC0309", &a, &m, &r);
   cr_expect(strstr(d->message, "Got: [3 2 1 0] device ids."), "%s", d->message);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
-Test(kernel, rule_selection_and_catalog) {
-  static const char *codes[] = {"SC0301", "SC0302", "SC0303", "SC0304", "SC0305", "SC0306", "SC0307", "SC0308", "SC0309"};
-  for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
-    char *page = sc_explain_text(codes[i]);
-    cr_assert_not_null(page, "no explanation page for %s", codes[i]);
-    cr_expect(strstr(page, "What it means") && strstr(page, "When it happens") && strstr(page, "How to fix"),
-              "%s page lacks a section", codes[i]);
-    cr_expect(strstr(page, "Erroneous module") && strstr(page, "Fixed module"), "%s page lacks examples", codes[i]);
-    free(page);
-  }
+Test(kernel, rule_selection) {
   sc_arena *a;
   mh_module m;
   sc_report *r = mh_check_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &a, &m);
   cr_expect_eq(mh_count(r, "SC0301"), 1);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
   a = sc_arena_new(0);
   size_t len;
   char *text = test_read_file(DIR_K "/kernel-outside-manual.partial.bad.mlir", &len);
@@ -246,9 +206,7 @@ Test(kernel, wrap_fix_edits_are_small_for_huge_kernels) {
   sc_report *r = mh_check(a, text, len, &o);
   const sc_diag *d = mh_find(r, "SC0301");
   cr_assert_not_null(d);
-  const sc_fix *mf = NULL;
-  for (size_t i = 0; i < d->nfixes; i++)
-    if (d->fixes[i].machine) mf = &d->fixes[i];
+  const sc_fix *mf = mh_machine_fix(d);
   cr_assert_not_null(mf);
   size_t bytes = 0, replaced = 0;
   for (size_t i = 0; i < mf->nedits; i++) {

@@ -147,17 +147,14 @@ Test(rules_sharding, machine_fixes_apply_cleanly) {
     mh_module m;
     sc_report *r = mh_check_file(files[i], &a, &m);
     cr_assert_eq(r->ndiags, 1, "%s", files[i]);
-    const sc_fix *machine = NULL;
-    for (size_t k = 0; k < r->diags[0].nfixes; k++)
-      if (r->diags[0].fixes[k].machine) machine = &r->diags[0].fixes[k];
+    const sc_fix *machine = mh_machine_fix(&r->diags[0]);
     cr_assert_not_null(machine, "%s: no machine-applicable fix", files[i]);
     size_t fixed_len;
     char *fixed = mh_apply(m.text, m.len, machine, &fixed_len);
     sc_report *r2 = mh_check(a, fixed, fixed_len, &m.opts);
     cr_expect_eq(r2->ndiags, 0, "%s after the fix: %s", files[i], r2->ndiags ? r2->diags[0].message : "");
     free(fixed);
-    free(m.text);
-    sc_arena_free(a);
+    mh_release(a, &m);
   }
 }
 
@@ -260,8 +257,7 @@ Test(rules_sharding, nested_rebind_is_reported_once) {
   mh_module m;
   sc_report *r = mh_check_file("tests/modules/manual/manual-axis-rebound.nested.bad.mlir", &a, &m);
   cr_assert_eq(test_count_code(r, "SC0507"), 1);
-  free(m.text);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }
 
 /* ---- JAX policy versus IR validity (docs/rules-policy.md) ------------------------------------------ */
@@ -341,9 +337,7 @@ Test(rules_sharding, axis_typo_gets_a_machine_rename) {
   sc_report *r = test_check(a, text, NULL);
   const sc_diag *d = mh_find(r, "SC0203");
   cr_assert_not_null(d);
-  const sc_fix *f = NULL;
-  for (size_t i = 0; i < d->nfixes; i++)
-    if (d->fixes[i].machine) f = &d->fixes[i];
+  const sc_fix *f = mh_machine_fix(d);
   cr_assert_not_null(f, "a machine-applicable rename");
   cr_assert_str_eq(f->title, "Rename the axis \"modle\" to 'model' in this sharding");
   cr_assert_eq(f->nedits, 1);
