@@ -181,7 +181,7 @@ run 1 "a device named as the Python source is not read" timeout 60 "$CLI" check 
 # --- fix: every machine-fixable module of tests/modules ------------------------------------------------
 nfix=0
 for f in "$M"/*/*.bad.mlir "$M"/*/*.bad.hlo; do
-  mesh=$(sed -n '1s|^// mesh: \([^ ]*\).*|\1|p' "$f")
+  mesh=$(sed -n 's|^// mesh: \([^ ]*\).*|\1|p' "$f" | head -1)
   "$CLI" check --no-config --format json ${mesh:+--mesh "$mesh"} "$f" >j.json 2>/dev/null
   $PY -c 'import json,sys; r=json.load(open(sys.argv[1]))["reports"][0]; sys.exit(0 if any(x["applicability"]=="machine" for d in r["diagnostics"] for x in d["fixes"]) else 1)' j.json || continue
   nfix=$((nfix + 1))
@@ -195,7 +195,7 @@ done
 [ $nfix -ge 25 ] && ok || bad "only $nfix machine-fixable modules found"
 run 1 "fix --diff with changes exits 1 (as diff does)" "$CLI" fix --diff "$M/sharding/sharding-axis-order.bad.mlir"
 has out '^+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, \[{}\], replicated={"x", "y"}>})' "unified diff"
-has out '^@@ -1,6 +1,6 @@$' "diff hunk header"
+has out '^@@ -1,5 +1,5 @@$' "diff hunk header"
 has err "^applied: .*\[SC0208\]" "fix says what it applied"
 run 0 "fix --diff without changes exits 0" "$CLI" fix --diff "$M/sharding/sharding-axis-order.good.mlir"
 run 2 "fix DIR" "$CLI" fix "$M/sharding"

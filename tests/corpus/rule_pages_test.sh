@@ -1,7 +1,9 @@
 #!/bin/sh
-# docs/rules/ is exactly what scripts/gen_rule_pages.py generates from the catalog: a missing, stale or
-# left-over page fails (run `make rule-pages` and commit the result).
+# The catalog (lib/rules/catalog/*.inc) is exactly what scripts/gen_catalog.py generates, and docs/rules/
+# is exactly what scripts/gen_rule_pages.py generates from the catalog: a missing, stale or left-over
+# page fails (run `make rule-pages` and commit the result).
 set -u
+/usr/bin/python3 scripts/gen_catalog.py --check || exit 1
 build=${SC_BUILD:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
