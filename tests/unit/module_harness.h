@@ -1,9 +1,9 @@
 /* module_harness.h — the test-module harness: module files with directives, expectations written
  * next to the line they concern, and applying machine fixes.
  *
- * A test module (tests/modules/<family>/<rule>[.<variant>].{bad,good}.{mlir,hlo}) names its rule on a
- * `// CODE rule-name` line and may carry, each on a line of its own (an HLO module, which must start
- * with `HloModule`, carries them last):
+ * A test module (tests/modules/<family>/<rule>[.<variant>].{bad,good}.{mlir,hlo}) is named after its
+ * rule, says what it shows in a comment (most open with `// CODE rule-name`) and may carry, each on a
+ * line of its own (first or last; a `.hlo` module is read as XLA HLO text):
  *   // mesh: data=4,model=2:explicit     the target mesh (--mesh); default: the module's own
  *   // platform: tpu|gpu|cpu             the target platform
  *   // max-ops: N, // max-depth: N       the input limits (--max-ops, --max-depth)
