@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../helpers.h" /* test_read_file */
 #include "rpc_fleet.h"
 #include "shardcheck/v1/shardcheck.pb-c.h"
 
@@ -219,18 +220,11 @@ int main(int argc, char **argv) {
   if (conc < 1 || total < 1 || nch < 1)
     return 2;
   module_name = argv[2];
-  FILE *f = fopen(argv[2], "rb");
-  if (!f) {
+  module_data = test_read_file(argv[2], &module_len);
+  if (!module_data) {
     perror(argv[2]);
     return 2;
   }
-  fseek(f, 0, SEEK_END);
-  module_len = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  module_data = malloc(module_len + 1);
-  if (fread(module_data, 1, module_len, f) != module_len)
-    return 2;
-  fclose(f);
 
   grpc_init();
   grpc_channel **ch = calloc((size_t)nch, sizeof *ch);
