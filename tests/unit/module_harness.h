@@ -7,6 +7,7 @@
  *   // mesh: data=4,model=2:explicit     the target mesh (--mesh); default: the module's own
  *   // platform: tpu|gpu|cpu             the target platform
  *   // max-ops: N, // max-depth: N       the input limits (--max-ops, --max-depth)
+ *   // max-steps: N                      the request's work limit (sc_arena_set_step_limit)
  * and marks each expected diagnostic on the line it is reported at (`// expect: A, B` for two):
  *   %1 = stablehlo.custom_call @tpu_custom_call(...) ... // expect: SC0301
  * Every diagnostic is compared, whatever its family: a module yields exactly its expectations, so a
@@ -60,6 +61,7 @@ static inline bool mh_load(sc_arena *a, const char *path, mh_module *m) {
     cr_assert_eq(sc_platform_parse(buf, &m->opts.platform), 0, "%s: bad platform directive", path);
   if (mh_directive(m->text, "max-ops", buf, sizeof buf)) m->opts.max_ops = (uint32_t)strtoul(buf, NULL, 10);
   if (mh_directive(m->text, "max-depth", buf, sizeof buf)) m->opts.max_depth = (uint32_t)strtoul(buf, NULL, 10);
+  if (mh_directive(m->text, "max-steps", buf, sizeof buf)) sc_arena_set_step_limit(a, strtoull(buf, NULL, 10));
   return true;
 }
 
