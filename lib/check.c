@@ -216,6 +216,7 @@ static const prop_engine *propagate_for_rules(check_run *run, sc_ctx *ctx, const
   sc_arena_set_step_limit(a, step_limit);
   if (why == 2) longjmp(*run->guard, 2);
   if (why) {
+    run->report->propagation_limited = true;
     ctx->rule = sc_rule_by_name("propagation-limit");
     sc_emit_at(ctx, at, NULL, "sharding propagation stopped at half of the request's limits (%s); the rules read "
                "the shardings written in the module", byte_limit ? "memory" : "work");

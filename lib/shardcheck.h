@@ -158,6 +158,8 @@ typedef struct {
   sc_diag *diags; /* sorted by offset, then code */
   size_t ndiags;
   const char *failure; /* set when sc_check did not return SC_OK */
+  bool propagation_limited; /* propagation stopped at its share of the limits (SC0004): a caller that can give
+                               the check a larger arena may run it again */
 } sc_report;
 
 /* Checks `len` bytes at `buf`. `*out` is always set (allocated in `arena`) unless the arena cannot

@@ -268,6 +268,11 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
   sc_report *rep = NULL;
   sc_status st = !mesh_ok ? SC_ERR_LIMIT : sc_check(arena, (const char *)mod, len, &opt, &rep);
   const char *failure = rep && rep->failure ? rep->failure : "";
+  if (st == SC_OK && rep->propagation_limited && mesh_ok && arena_limit < j->lim.max_arena_bytes) {
+    /* propagation needed more than this arena: run again in a larger one (regrow_arena), as for a limit */
+    st = SC_ERR_LIMIT;
+    failure = "propagation needs a larger arena";
+  }
   switch (st) {
   case SC_OK: {
     char *text = fmt == SHARDCHECK__V1__REPORT_FORMAT__REPORT_FORMAT_TEXT    ? sc_report_text(rep, o && o->color)
