@@ -55,6 +55,7 @@ struct prop_engine {
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
   const prop_rule **rules;    /* per op id, built on first need */
+  sc_name_map rule_by_key;    /* an element-wise op's name and types -> the op id whose rule it shares */
   uint8_t *rule_known;
   const prop_rule_facts *facts;
   bool aggressive;            /* the factor strategy of the running pass */
@@ -851,11 +852,35 @@ static prop_direction scheduled_direction(prop_engine *e, const sc_op *op, const
   return d;
 }
 
+/* An element-wise op's rule depends only on its name and its operands' and results' types: ops that
+ * agree on those share one rule (a module repeats a few such ops thousands of times). */
+static const prop_rule *shared_elementwise_rule(prop_engine *e, const sc_op *op, const prop_rule_options *ro) {
+  sc_arena_mark_t mark = sc_arena_mark(e->a);
+  sc_astr key = SC_ASTR_INIT(e->a);
+  sc_astr_put(&key, op->name.p, op->name.n);
+  for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
+    const sc_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+    sc_astr_put(&key, i == op->noperands ? ">" : ",", 1);
+    if (v) sc_astr_put(&key, v->type.p, v->type.n);
+  }
+  uint32_t found;
+  if (sc_name_map_get(&e->rule_by_key, key.p, (uint32_t)key.n, &found)) {
+    sc_arena_rewind(e->a, mark);
+    return e->rules[found];
+  }
+  const prop_rule *rule = prop_rule_of(e->a, e->m, op, ro, NULL);
+  e->rules[op->id] = rule; /* before the key is kept, so `found` always names a built rule */
+  sc_name_map_put(&e->rule_by_key, key.p, (uint32_t)key.n, op->id, NULL);
+  return rule;
+}
+
 static const prop_rule *rule_of(prop_engine *e, const sc_op *op) {
   if (!e->rule_known[op->id]) {
     e->rule_known[op->id] = 1;
     prop_rule_options ro = {e->opt.conservative, e->facts};
-    e->rules[op->id] = prop_rule_of(e->a, e->m, op, &ro, NULL);
+    e->rules[op->id] = (op_flags(e, op) & OPF_ELEMENTWISE) && !sc_op_attr(op, "sdy.sharding_rule")
+                           ? shared_elementwise_rule(e, op, &ro)
+                           : prop_rule_of(e->a, e->m, op, &ro, NULL);
   }
   return e->rules[op->id];
 }
@@ -1142,6 +1167,7 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   e->visit_key = sc_arena_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);
   e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
+  sc_name_map_init(&e->rule_by_key, a, m->nops + 1);
   e->facts = prop_rule_facts_build(a, m);
   if (o->seed_only || !any_seed(e)) return e; /* nothing written: nothing to propagate */
   e->aggressive = o->strategy != PROP_BASIC;
