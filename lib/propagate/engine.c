@@ -710,11 +710,32 @@ static void keep_changed(prop_engine *e, sc_arena_mark_t mark, sharding_ref *all
   }
 }
 
+/* Whether every tensor of `rule` maps dimension d to factor d alone (element-wise ops, data-flow edges). */
+static bool identity_shaped(const prop_rule *rule) {
+  for (uint32_t i = 0; i < rule->noperands + rule->nresults; i++) {
+    const prop_tensor *t = i < rule->noperands ? &rule->operands[i] : &rule->results[i - rule->noperands];
+    if (t->rank != rule->nfactors) return false;
+    for (uint32_t d = 0; d < t->rank; d++)
+      if (t->dims[d].nfactors != 1 || t->dims[d].factors[0] != d) return false;
+  }
+  return true;
+}
+
+/* Tensors that all have one and the same sharding across an identity-shaped rule: every factor already
+ * holds the same axes in every tensor, so no strategy can add any (the common case once a value's
+ * neighbours have caught up with it). */
+static bool already_agree(const prop_rule *rule, const sharding_ref *all, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (!all[i] || !prop_sharding_eq(all[i], all[0])) return false;
+  return identity_shaped(rule);
+}
+
 /* Propagates across one op whose tensors' shardings are `all` (operands then results); writes the ones
  * that grew into `all` and sets changed[i]. Returns whether any changed. */
 static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
                               const prop_direction *directions, bool elementwise) {
   uint32_t n = rule->noperands + rule->nresults;
+  if (n && already_agree(rule, all, n)) return false;
   const sc_mesh *mesh;
   sc_span mesh_name = {0};
   if (!common_mesh(all, n, &mesh, &mesh_name) || !ranks_fit(rule, all)) return false;
