@@ -1,4 +1,5 @@
 /* engine.c — basic sharding propagation over a module (see engine.h). */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1387,6 +1388,22 @@ static void print_computation(prop_engine *e, prop_printer *pr, const sc_op *op)
                          sharding_list(e, e->sh + e->result_base[op->id], op->nresults, op->results));
 }
 
+/* `sdy.data_flow_edge %v : type` written without a sharding gets ` sharding=<...>` after its operand,
+ * as sdy_opt prints it (custom syntax only: the generic form keeps its attribute dictionary). */
+static void insert_edge_sharding(prop_printer *pr, const sc_module *m, const sc_op *op, const char *sharding) {
+  const char *p = m->buf + op->pos.offset, *end = m->buf + m->len;
+  static const char name[] = "sdy.data_flow_edge";
+  while (p < end && *p != '\n' && (size_t)(end - p) >= sizeof name - 1 && memcmp(p, name, sizeof name - 1)) p++;
+  if ((size_t)(end - p) < sizeof name - 1 || memcmp(p, name, sizeof name - 1)) return;
+  p += sizeof name - 1;
+  while (p < end && (*p == ' ' || *p == '\t')) p++;
+  if (p >= end || *p != '%') return;
+  p++;
+  while (p < end && (isalnum((unsigned char)*p) || (*p && strchr("_#.$-", *p)))) p++;
+  uint32_t at = (uint32_t)(p - m->buf);
+  prop_printer_replace(pr, at, at, sc_arena_printf(pr->arena, " sharding=%s", sharding));
+}
+
 void prop_engine_print(prop_engine *e, prop_printer *pr) {
   const sc_module *m = e->m;
   for (uint32_t i = 0; i < m->nops; i++) {
@@ -1404,6 +1421,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       sc_astr t = SC_ASTR_INIT(e->a);
       prop_sharding_put(&t, e->sh[e->result_base[op->id]]);
       if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, sc_astr_str(&t));
+      else if (op->kind == SC_OP_SDY_DATA_FLOW_EDGE) insert_edge_sharding(pr, e->m, op, sc_astr_str(&t));
     } else {
       prop_printer_set_attr(pr, op, "sdy.sharding", per_value_text(e, op));
     }
