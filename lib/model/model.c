@@ -1533,6 +1533,18 @@ const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, con
   return info ? item_named(info, name) : NULL;
 }
 
+bool sc_model_sharding_group_id(const sc_model *model, const sc_op *op, int64_t *out) {
+  const sc_attr *a = sc_op_attr(op, "group_id");
+  const sc_sdy_item *it = a ? NULL : sc_model_sdy_item(model, op, "group_id");
+  if (!a && !it) return false;
+  sc_span v = sc_span_trim(a ? a->value : it->value);
+  int64_t x = 0;
+  uint32_t i = 0;
+  for (; i < v.n && v.p[i] >= '0' && v.p[i] <= '9' && x < INT64_MAX / 10; i++) x = x * 10 + (v.p[i] - '0');
+  *out = x;
+  return i > 0;
+}
+
 const sc_op *sc_model_func(const sc_model *model, sc_span name) {
   return model && model->funcs ? func_map_get(model->funcs, name) : NULL;
 }

@@ -231,6 +231,9 @@ const sc_sharding *sc_model_arg_sharding(const sc_model *model, const sc_op *fun
 const sc_sharding *sc_model_func_result_sharding(const sc_model *model, const sc_op *func, uint32_t index);
 /* The named item of an sdy op's custom syntax (e.g. "out_sharding"), or NULL. */
 const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, const char *name);
+/* An `sdy.sharding_group`'s `group_id = N` (custom syntax: an sdy item; generic form and bytecode: an
+ * attribute) into *out; false when it has none. */
+bool sc_model_sharding_group_id(const sc_model *model, const sc_op *op, int64_t *out);
 const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op);
 /* True if every axis of size > 1 of the effective mesh is manual for `op` (size-1 axes count as manual;
  * a GSPMD manual region that is not partial counts as fully manual). True when there is no mesh with

@@ -213,6 +213,32 @@ static void call_edges(prop_engine *e, const sc_op *op) {
     add_edge(e, op, op->results[i], &ret->operands[i], 1, i, EDGE_PLAIN);
 }
 
+/* The values of one `sdy.sharding_group` (any function of the module) hold one sharding: one slot. */
+static void share_sharding_groups(prop_engine *e) {
+  sc_name_map first; /* group id (its 8 bytes) -> the raw slot of its first value */
+  bool ready = false;
+  for (uint32_t i = 0; i < e->m->nops; i++) {
+    const sc_op *op = e->m->ops[i];
+    int64_t id;
+    if (op->noperands != 1 || !sc_span_eq(op->name, "sdy.sharding_group") || !sc_model_sharding_group_id(e->model, op, &id))
+      continue;
+    uint32_t s = raw_slot(e, op->operands[0]);
+    if (s >= e->nslots) continue;
+    if (!ready) {
+      sc_name_map_init(&first, e->a, e->m->nops + 1);
+      ready = true;
+    }
+    uint32_t root;
+    if (!sc_name_map_get(&first, (const char *)&id, sizeof id, &root)) {
+      int64_t *key = sc_arena_alloc(e->a, sizeof *key);
+      *key = id;
+      sc_name_map_put(&first, (const char *)key, sizeof *key, s, NULL);
+    } else if (find_alias(e->alias, s) != find_alias(e->alias, root)) {
+      e->alias[find_alias(e->alias, s)] = find_alias(e->alias, root);
+    }
+  }
+}
+
 static void build_edges(prop_engine *e) {
   e->alias = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
@@ -224,6 +250,7 @@ static void build_edges(prop_engine *e) {
     uint32_t in = raw_slot(e, op->operands[0]), out = raw_slot(e, op->results[0]);
     if (in < e->nslots && out < e->nslots && find_alias(e->alias, out) != in) e->alias[find_alias(e->alias, in)] = find_alias(e->alias, out);
   }
+  share_sharding_groups(e);
   for (uint32_t i = 0; i < e->m->nops; i++) op_edges(e, e->m->ops[i]);
   if (e->opt.through_calls)
     for (uint32_t i = 0; i < e->m->nops; i++) call_edges(e, e->m->ops[i]);
@@ -1223,13 +1250,20 @@ static void put_sharding_attr(sc_astr *out, const prop_sharding *s) {
 
 /* `#sdy.sharding_per_value<[...]>` of an op's results; results without a sharding print open and
  * empty on the mesh of the others. */
+/* A result's sharding (through its slot: several values may share one, e.g. a sharding group's). */
+static sharding_ref result_sharding(const prop_engine *e, const sc_op *op, uint32_t r) {
+  return e->sh[slot_of(e, op->results[r])];
+}
+
 static const char *per_value_text(prop_engine *e, const sc_op *op) {
-  return prop_per_value_text(e->a, op, e->sh + e->result_base[op->id]);
+  sharding_ref *v = sc_arena_alloc(e->a, (op->nresults ? op->nresults : 1) * sizeof *v);
+  for (uint32_t r = 0; r < op->nresults; r++) v[r] = result_sharding(e, op, r);
+  return prop_per_value_text(e->a, op, v);
 }
 
 static bool results_changed(const prop_engine *e, const sc_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
-    uint32_t s = e->result_base[op->id] + r;
+    uint32_t s = slot_of(e, op->results[r]);
     if (e->sh[s] != e->initial[s]) return true;
   }
   return false;
@@ -1419,7 +1453,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */
       const sc_annotation *ann = &sc_model_op(e->model, op)->sharding;
       sc_astr t = SC_ASTR_INIT(e->a);
-      prop_sharding_put(&t, e->sh[e->result_base[op->id]]);
+      prop_sharding_put(&t, result_sharding(e, op, 0));
       if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, sc_astr_str(&t));
       else if (op->kind == SC_OP_SDY_DATA_FLOW_EDGE) insert_edge_sharding(pr, e->m, op, sc_astr_str(&t));
     } else {

@@ -26,17 +26,8 @@ static const sc_op *manual_parent(const sc_op *op) {
   return NULL;
 }
 
-/* `group_id = 23` (pretty custom syntax: an sdy item; generic form and bytecode: an attribute). */
 static bool group_id(const sc_ctx *ctx, const sc_op *op, int64_t *out) {
-  const sc_attr *a = sc_op_attr(op, "group_id");
-  const sc_sdy_item *it = a ? NULL : sc_model_sdy_item(ctx->model, op, "group_id");
-  if (!a && !it) return false;
-  sc_span v = sc_span_trim(a ? a->value : it->value);
-  int64_t x = 0;
-  uint32_t i = 0;
-  for (; i < v.n && v.p[i] >= '0' && v.p[i] <= '9' && x < INT64_MAX / 10; i++) x = x * 10 + (v.p[i] - '0');
-  *out = x;
-  return i > 0;
+  return sc_model_sharding_group_id(ctx->model, op, out);
 }
 
 static bool same_shape(sc_arena *a, sc_span t1, sc_span t2) {
