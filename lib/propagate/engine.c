@@ -56,7 +56,8 @@ struct prop_engine {
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
   const prop_rule **rules;    /* per op id, built on first need */
-  sc_name_map rule_by_key;    /* an element-wise op's name and types -> the op id whose rule it shares */
+  sc_name_map rule_by_key;
+  uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */    /* an element-wise op's name and types -> the op id whose rule it shares */
   uint8_t *rule_known;
   const prop_rule_facts *facts;
   bool aggressive;            /* the factor strategy of the running pass */
@@ -226,8 +227,10 @@ static void share_sharding_groups(prop_engine *e) {
     if (s >= e->nslots) continue;
     if (!ready) {
       sc_name_map_init(&first, e->a, e->m->nops + 1);
+      e->grouped = sc_arena_calloc(e->a, e->nslots + 1, 1);
       ready = true;
     }
+    e->grouped[s] = 1;
     uint32_t root;
     if (!sc_name_map_get(&first, (const char *)&id, sizeof id, &root)) {
       int64_t *key = sc_arena_alloc(e->a, sizeof *key);
@@ -1250,9 +1253,15 @@ static void put_sharding_attr(sc_astr *out, const prop_sharding *s) {
 
 /* `#sdy.sharding_per_value<[...]>` of an op's results; results without a sharding print open and
  * empty on the mesh of the others. */
-/* A result's sharding (through its slot: several values may share one, e.g. a sharding group's). */
+/* The slot a result is printed from: a sharding group's shared one; otherwise its own (a value aliased
+ * to an explicit data-flow edge or a while's block arguments shows only what was written on it). */
+static uint32_t print_slot(const prop_engine *e, const sc_op *op, uint32_t r) {
+  uint32_t raw = e->result_base[op->id] + r;
+  return e->grouped && e->grouped[raw] ? slot_of(e, op->results[r]) : raw;
+}
+
 static sharding_ref result_sharding(const prop_engine *e, const sc_op *op, uint32_t r) {
-  return e->sh[slot_of(e, op->results[r])];
+  return e->sh[print_slot(e, op, r)];
 }
 
 static const char *per_value_text(prop_engine *e, const sc_op *op) {
@@ -1263,7 +1272,7 @@ static const char *per_value_text(prop_engine *e, const sc_op *op) {
 
 static bool results_changed(const prop_engine *e, const sc_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
-    uint32_t s = slot_of(e, op->results[r]);
+    uint32_t s = print_slot(e, op, r);
     if (e->sh[s] != e->initial[s]) return true;
   }
   return false;

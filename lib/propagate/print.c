@@ -1,4 +1,5 @@
 /* print.c — the module text with the attributes a pass set, comments dropped (see print.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,9 +103,39 @@ static bool while_slot(const sc_module *m, const sc_op *op, attr_slot *s) {
   return false;
 }
 
+/* A pretty `stablehlo.constant` / `sdy.constant` prints its attributes right after its name, before the
+ * literal: `stablehlo.constant {sdy.sharding = ...} dense<...> : type`. */
+static bool constant_slot(const sc_module *m, const sc_op *op, attr_slot *s) {
+  if (op->generic || !(sc_span_eq(op->name, "stablehlo.constant") || sc_span_eq(op->name, "sdy.constant"))) return false;
+  const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
+  const char *name = op->name.p;
+  if (name < p || name + op->name.n > end) return false;
+  p = name + op->name.n;
+  const char *q = skip_blank(p, end);
+  s->keyword = "";
+  s->insert_at = (uint32_t)(p - buf);
+  s->dict_begin = s->dict_end = 0;
+  if (q < end && *q == '{' && opens_dict(q + 1, end)) {
+    const char *close = q;
+    int depth = 0;
+    for (; close < end; close++) {
+      if (*close == '"') {
+        close = sc_skip_string(close, end) - 1;
+        continue;
+      }
+      if (*close == '{' || *close == '<' || *close == '[' || *close == '(') depth++;
+      else if ((*close == '}' || *close == '>' || *close == ']' || *close == ')') && --depth == 0) break;
+    }
+    if (close >= end) return false;
+    s->dict_begin = (uint32_t)(q - buf);
+    s->dict_end = (uint32_t)(close + 1 - buf);
+  }
+  return true;
+}
+
 static attr_slot find_slot(const sc_module *m, const sc_op *op) {
   attr_slot ws;
-  if (while_slot(m, op, &ws)) return ws;
+  if (while_slot(m, op, &ws) || constant_slot(m, op, &ws)) return ws;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
   int depth = 0;
   const char *colon = NULL, *group_open = NULL, *open0 = NULL, *group_close = NULL;
@@ -372,6 +403,53 @@ static bool single_result_parens(const char *buf, uint32_t at, uint32_t end, uin
   return false;
 }
 
+/* MLIR prints a float as %.6e when that reads back as the same value of its type, else as its bits in
+ * hex. Returns the text for `lit` (a decimal float literal) of element type f32 or f64, or NULL. */
+static const char *canonical_float(sc_arena *a, const char *lit, size_t n, bool f64) {
+  char tmp[64];
+  if (!n || n >= sizeof tmp || !memchr(lit, '.', n)) return NULL;
+  memcpy(tmp, lit, n);
+  tmp[n] = 0;
+  char *stop;
+  double v = strtod(tmp, &stop);
+  if (*stop) return NULL;
+  char canon[64];
+  snprintf(canon, sizeof canon, "%.6e", v);
+  double back = strtod(canon, NULL);
+  if (f64 ? back == v : (float)back == (float)v) return sc_arena_strdup(a, canon);
+  if (f64) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return sc_arena_printf(a, "0x%016llX", (unsigned long long)bits);
+  }
+  float f = (float)v;
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  return sc_arena_printf(a, "0x%08X", bits);
+}
+
+/* A pretty constant's splat `dense<1.0>` of f32/f64 elements, printed as MLIR prints it. */
+static bool canonical_splat(sc_arena *a, const sc_module *m, const sc_op *op, replacement *out) {
+  if (op->generic || op->nresults != 1 || !(sc_span_eq(op->name, "stablehlo.constant") || sc_span_eq(op->name, "sdy.constant")))
+    return false;
+  sc_span t = op->results[0]->type;
+  bool f64 = t.n > 5 && !memcmp(t.p + t.n - 5, "xf64>", 5), f32 = t.n > 5 && !memcmp(t.p + t.n - 5, "xf32>", 5);
+  if (!f64 && !f32) return false;
+  const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
+  static const char dense[] = "dense<";
+  for (; p + sizeof dense - 1 < end && memcmp(p, dense, sizeof dense - 1); p++)
+    if (*p == '"' || *p == '[') return false;
+  if (p + sizeof dense - 1 >= end) return false;
+  const char *lit = p + sizeof dense - 1, *close = lit;
+  while (close < end && *close != '>' && *close != '[' && *close != ',') close++;
+  if (close >= end || *close != '>') return false;
+  const char *text = canonical_float(a, lit, (size_t)(close - lit), f64);
+  if (!text) return false;
+  replacement r = {(uint32_t)(lit - buf), (uint32_t)(close - buf), text, ORDER_EDIT, 0};
+  *out = r;
+  return true;
+}
+
 /* What sdy_opt prints differently in an op's own text (not its regions' bodies): line breaks (every
  * op is on one line; the breaks that open and close a body stay) become spaces, and a single result
  * type loses its parentheses. Joins are offsets; dropped parentheses go to `parens`. */
@@ -459,6 +537,8 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
     if (op->kind == SC_OP_MODULE || op->pos.offset < begin || op->end > end) continue;
     collect_op_normalizations(a, p->module, op, &joins, &parens, &spaces);
     const char *buf = p->module->buf;
+    replacement lit;
+    if (canonical_splat(a, p->module, op, &lit)) SC_PUSH(a, reps, lit);
     if (!op->generic && sc_span_eq(op->name, "func.return") && op->name.p >= buf + op->pos.offset &&
         op->name.p < buf + op->end) { /* MLIR elides the func dialect's return (a written `return` is kept) */
       uint32_t at = (uint32_t)(op->name.p - buf);
