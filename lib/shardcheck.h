@@ -63,7 +63,8 @@ typedef struct {
   sc_platform platform;      /* overrides mesh->platform when set */
   uint32_t max_depth;        /* region/bracket nesting limit; 0 = default (SC_DEFAULT_MAX_DEPTH) */
   uint32_t max_ops;          /* op count limit; 0 = default (SC_DEFAULT_MAX_OPS) */
-  const volatile int *cancel;/* polled during the analysis; non-zero aborts with SC_ERR_CANCELLED */
+  const atomic_int *cancel;  /* polled during the analysis (another thread may set it); non-zero aborts with
+                                SC_ERR_CANCELLED */
   const char *input_sha256;  /* the input's SHA-256 as 64 lowercase hex digits when the caller already has it
                                 (the daemon hashes the module for its cache); NULL or malformed = computed here */
   bool sha256_by_caller;     /* leave report->sha256 empty: the caller fills it after sc_check returns (the CLI
@@ -185,7 +186,7 @@ typedef struct {
   sc_format input_format;    /* SC_FMT_AUTO sniffs */
   uint32_t max_depth, max_ops; /* 0 = defaults */
   uint64_t hash_seed;
-  const volatile int *cancel;
+  const atomic_int *cancel;     /* as sc_options.cancel */
   bool insert_reshards;         /* -sdy-insert-explicit-reshards='enable-full-version=true' (after the strategy) */
   bool reshards_to_collectives; /* -sdy-reshard-to-collectives (after the strategy) */
   bool json;                 /* text is a JSON document: every value's sharding with its location and origin

@@ -147,12 +147,12 @@ static void cancelled_reply(check_job *j, const char *where) {
 /* Testing knob: a cancellable wait before the analysis, so tests can hold calls in flight. */
 static bool debug_delay(check_job *j) {
   for (uint64_t waited = 0; waited < j->lim.debug_delay_ms; waited++) {
-    if (*j->cancel)
+    if (atomic_load(j->cancel))
       return false;
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
-  return !*j->cancel;
+  return !atomic_load(j->cancel);
 }
 
 static void encode_response(check_job *j, const cache_value *v, Shardcheck__V1__ReportFormat fmt) {
@@ -318,7 +318,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
 
 void check_run(check_job *j) {
   rpc_reply_clear(&j->reply);
-  if (*j->cancel) {
+  if (atomic_load(j->cancel)) {
     cancelled_reply(j, "while queued");
     return;
   }

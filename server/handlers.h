@@ -7,6 +7,7 @@
 
 #include <grpc/status.h>
 #include <grpc/support/time.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +44,7 @@ typedef struct {
   size_t module_len;
   check_limits lim;
   srv_cache *cache;           /* NULL: no caching */
-  const volatile int *cancel; /* set when the client cancelled or the deadline passed */
+  const atomic_int *cancel; /* set (by the loop thread) when the client cancelled or the deadline passed */
   gpr_timespec deadline;
   int64_t accepted_ns;        /* monotonic time the call was accepted */
   uint64_t arena_limit;       /* the analysis arena's limit: what the call was charged for it

@@ -1,4 +1,6 @@
-/* server.c — gRPC core server, completion-queue thread, libuv loop and worker pool (see server.h).
+/* server.c — gRPC core server, completion-queue thread, libuv loop and worker pool (see server.h);
+ * the records it works on, grouped by owner thread, are in server_state.h; the metrics page in
+ * metrics_text.c.
  *
  * Call life cycle (all transitions on the loop thread):
  *   ST_REQ ── new call ──► accept: start RECV_CLOSE_ON_SERVER, then by method kind
@@ -19,7 +21,6 @@
 #include <grpc/support/alloc.h>
 #include <limits.h>
 #include <malloc.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,42 +28,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "budget.h"
-#include "cache.h"
-#include "cache_redis.h"
 #include "grpc/health/v1/health.pb-c.h"
-#include "handlers.h"
-#include "listener.h"
 #include "log.h"
-#include "reflection.h"
+#include "server_state.h"
 #include "shardcheck.h"
 
 /* --- method table ------------------------------------------------------------------------------ */
 
-typedef enum { MK_UNARY, MK_CHECK, MK_CHECK_STREAM, MK_WATCH, MK_REFLECT, MK_GENERIC } method_kind;
-typedef enum {
-  M_CHECK,
-  M_CHECK_STREAM,
-  M_LIST_RULES,
-  M_EXPLAIN,
-  M_CAPS,
-  M_HEALTH_CHECK,
-  M_HEALTH_WATCH,
-  M_REFL_V1,
-  M_REFL_V1ALPHA,
-  M_GENERIC,
-  M__COUNT
-} method_id;
-
-typedef struct {
-  const char *path;
-  const char *name; /* in logs and metrics */
-  method_kind kind;
-  bool payload;     /* GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER */
-} method;
-
-static const method methods[M__COUNT] = {
+const method srv_methods[M__COUNT] = {
     [M_CHECK] = {"/shardcheck.v1.ShardCheck/Check", "Check", MK_CHECK, true},
     [M_CHECK_STREAM] = {"/shardcheck.v1.ShardCheck/CheckStream", "CheckStream", MK_CHECK_STREAM, false},
     [M_LIST_RULES] = {"/shardcheck.v1.ShardCheck/ListRules", "ListRules", MK_UNARY, true},
@@ -77,129 +50,12 @@ static const method methods[M__COUNT] = {
     [M_GENERIC] = {NULL, "unknown", MK_GENERIC, false},
 };
 
-static const char *const status_names[] = {
+const char *const srv_status_names[NSTATUS] = {
     "OK",        "CANCELLED",          "UNKNOWN",   "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
     "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
     "OUT_OF_RANGE", "UNIMPLEMENTED",  "INTERNAL",  "UNAVAILABLE",      "DATA_LOSS",         "UNAUTHENTICATED"};
-#define NSTATUS 17
 
-/* Histogram buckets (seconds) for Check/CheckStream latency. */
-static const double hist_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
-#define NBUCKETS (sizeof hist_bounds / sizeof hist_bounds[0])
-
-/* --- events and calls -------------------------------------------------------------------------- */
-
-typedef enum { EV_REQUEST, EV_CALL, EV_CLOSE, EV_SHUTDOWN, EV_CQ_EXIT } ev_kind;
-
-typedef struct ev {
-  ev_kind kind;
-  int ok;
-  struct ev *next; /* FIFO link */
-} ev;
-
-typedef enum { ST_REQ, ST_RECV, ST_WORK, ST_SEND, ST_IDLE, ST_FINISH, ST_DONE } call_state;
-
-typedef struct call {
-  ev ev;       /* main batch tag (EV_REQUEST until accepted, then EV_CALL); first member */
-  ev close_ev; /* RECV_CLOSE_ON_SERVER tag */
-  srv *s;
-  method_id mid;
-  call_state state;
-  grpc_call *call;
-  gpr_timespec deadline;
-  grpc_call_details details; /* unregistered methods */
-  grpc_metadata_array md;
-  grpc_byte_buffer *recv_bb;
-  grpc_byte_buffer *send_bb;
-  int close_cancelled;
-  volatile int cancel_flag; /* read by the analysis on a pool thread */
-  bool main_pending, close_pending, work_pending;
-  bool md_sent, counted, finished;
-  int64_t accepted_ns;
-  int64_t last_msg_ns;  /* streams: when the last message arrived */
-  uint64_t bytes_in;
-  uint64_t mem_charged; /* bytes charged to the memory budget (see budget.h) */
-  int64_t send_ns;      /* when the pending send (ST_SEND, ST_FINISH) started */
-  int64_t missing_ns;   /* no request message: when that was seen (ST_IDLE until cancelled or answered) */
-  const char *missing_msg; /* the INVALID_ARGUMENT details if the call was not cancelled */
-  char conn[64];        /* the connection (gRPC's peer string): its share of the budget */
-  bool big;             /* a module over small_request_bytes: runs in the big lane */
-  struct call *lane_next; /* waiting for a big-lane worker */
-  char timeout_msg[160]; /* set when the server cut the stream (its DEADLINE_EXCEEDED details) */
-  /* CheckStream */
-  Shardcheck__V1__CheckChunk *first;
-  uint8_t *mod;
-  size_t mod_len, mod_cap;
-  uint64_t chunks;
-  /* Check */
-  grpc_slice req_slice;
-  check_job job;
-  uv_work_t work;
-  /* Health.Watch */
-  int watch_service_status; /* SERVING/NOT_SERVING/SERVICE_UNKNOWN as last sent */
-  bool watch_counted;       /* counted in srv.watches */
-  char *watch_service;
-  struct call *live_prev, *live_next;
-} call;
-
-struct srv {
-  uv_loop_t *loop;
-  grpc_server *server;
-  grpc_completion_queue *cq;
-  void *reg[M__COUNT];
-  uv_thread_t cq_thread;
-  bool cq_thread_started;
-  uv_async_t async;
-  uv_timer_t grace;
-  uv_timer_t sweep; /* stream timeouts, listener health */
-  listener *lst;    /* plaintext: our own listener (see listener.h); NULL with TLS */
-  grpc_server_credentials *fd_creds;
-  uv_mutex_t mu; /* guards the FIFO */
-  ev *fifo_head, *fifo_tail;
-  atomic_int stopping; /* no more re-arming */
-  ev shutdown_ev, cq_exit_ev;
-  bool draining, cq_closing, cq_shutdown_called;
-  int closing_handles;
-  void (*done)(void *);
-  void *done_arg;
-  int64_t started_ns;
-  /* settings (loop thread) */
-  check_limits lim;
-  uint64_t max_message_bytes, max_inflight, grace_ms, workers, prearm;
-  uint64_t stream_msg_timeout_ms, stream_max_ms, send_timeout_ms;
-  auth_tokens *tokens; /* NULL: no token auth */
-  srv_cache *cache;
-  redis_tier *redis; /* shared cache tier; NULL = none */
-  refl_index *refl;
-  /* state (loop thread) */
-  uint64_t inflight, work_count, live_count;
-  budget *mem;         /* the memory budget, total and per connection */
-  budget *watches;     /* Health.Watch calls per connection */
-  uint64_t watch_max_ms;
-  uint64_t trim_debt;  /* large buffers freed since the last malloc_trim */
-  uint64_t calls_since_trim;
-  int64_t last_trim_ns;
-  bool trim_pending, grace_over, listener_broken, serving_reported;
-  uv_work_t trim_work;
-  call *live;
-  /* metrics (loop thread) */
-  uint64_t calls_total[M__COUNT][NSTATUS];
-  uint64_t bytes_total[M__COUNT];
-  uint64_t hist[NBUCKETS + 1];
-  double hist_sum;
-  uint64_t hist_count;
-  uint64_t rejected_busy, rejected_memory, rejected_memory_conn, stream_timeouts, send_timeouts, unauthenticated;
-  uint64_t analysis_regrown; /* analyses run again with a larger arena charge */
-  uint64_t rejected_watch, watch_expired;
-  /* The big lane: checks of modules over small_request_bytes run on at most workers - 1 threads, so
-   * one is always free for small checks; the rest wait here (FIFO). */
-  uint64_t small_request_bytes, big_running;
-  call *lane_head, *lane_tail;
-  /* per-call warnings: at most WARNINGS_PER_INTERVAL logged per interval, the rest summed up */
-  int64_t warn_interval_ns;
-  uint64_t warns_logged, warns_suppressed[NSTATUS];
-  listener_stats lst_final; /* the listener's figures when it closed */
-};
+const double srv_hist_bounds[NBUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
 static void request_call(srv *s, method_id mid);
 static void on_event(srv *s, ev *e);
@@ -208,20 +64,20 @@ static void on_event(srv *s, ev *e);
 
 static void fifo_push(srv *s, ev *e) {
   e->next = NULL;
-  uv_mutex_lock(&s->mu);
-  if (s->fifo_tail)
-    s->fifo_tail->next = e;
+  pthread_mutex_lock(&s->handoff.mu);
+  if (s->handoff.tail)
+    s->handoff.tail->next = e;
   else
-    s->fifo_head = e;
-  s->fifo_tail = e;
-  uv_mutex_unlock(&s->mu);
-  uv_async_send(&s->async);
+    s->handoff.head = e;
+  s->handoff.tail = e;
+  pthread_mutex_unlock(&s->handoff.mu);
+  uv_async_send(&s->io.async);
 }
 
 static void cq_thread_main(void *arg) {
   srv *s = arg;
   for (;;) {
-    grpc_event e = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    grpc_event e = grpc_completion_queue_next(s->io.cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     if (e.type == GRPC_QUEUE_SHUTDOWN)
       break;
     if (e.type != GRPC_OP_COMPLETE)
@@ -230,19 +86,19 @@ static void cq_thread_main(void *arg) {
     v->ok = e.success;
     /* A new call: keep a request armed for its method before handing it over. Only the CQ thread
      * and (before start) the loop read `kind` while it is EV_REQUEST. */
-    if (v->kind == EV_REQUEST && e.success && !atomic_load(&s->stopping))
+    if (v->kind == EV_REQUEST && e.success && !atomic_load(&s->handoff.stopping))
       request_call(s, ((call *)v)->mid);
     fifo_push(s, v);
   }
-  fifo_push(s, &s->cq_exit_ev);
+  fifo_push(s, &s->io.cq_exit_ev);
 }
 
 static void on_async(uv_async_t *a) {
   srv *s = a->data;
-  uv_mutex_lock(&s->mu);
-  ev *e = s->fifo_head;
-  s->fifo_head = s->fifo_tail = NULL;
-  uv_mutex_unlock(&s->mu);
+  pthread_mutex_lock(&s->handoff.mu);
+  ev *e = s->handoff.head;
+  s->handoff.head = s->handoff.tail = NULL;
+  pthread_mutex_unlock(&s->handoff.mu);
   while (e) { /* uv_async_send coalesces: drain everything */
     ev *next = e->next;
     on_event(s, e);
@@ -266,14 +122,14 @@ static void request_call(srv *s, method_id mid) {
   grpc_call_error err;
   if (mid == M_GENERIC) {
     grpc_call_details_init(&c->details);
-    err = grpc_server_request_call(s->server, &c->call, &c->details, &c->md, s->cq, s->cq, &c->ev);
+    err = grpc_server_request_call(s->io.server, &c->call, &c->details, &c->md, s->io.cq, s->io.cq, &c->ev);
   } else {
-    err = grpc_server_request_registered_call(s->server, s->reg[mid], &c->call, &c->deadline, &c->md,
-                                              methods[mid].payload ? &c->recv_bb : NULL, s->cq, s->cq, &c->ev);
+    err = grpc_server_request_registered_call(s->io.server, s->io.reg[mid], &c->call, &c->deadline, &c->md,
+                                              srv_methods[mid].payload ? &c->recv_bb : NULL, s->io.cq, s->io.cq, &c->ev);
   }
   if (err != GRPC_CALL_OK) {
-    if (!atomic_load(&s->stopping))
-      log_msg(LOG_ERROR, "grpc_server_request_call(%s) failed: %d", methods[mid].name, (int)err);
+    if (!atomic_load(&s->handoff.stopping))
+      log_msg(LOG_ERROR, "grpc_server_request_call(%s) failed: %d", srv_methods[mid].name, (int)err);
     grpc_metadata_array_destroy(&c->md);
     if (mid == M_GENERIC)
       grpc_call_details_destroy(&c->details);
@@ -287,21 +143,21 @@ static void mem_release(call *c);
 
 static void call_free(call *c) {
   srv *s = c->s;
-  s->calls_since_trim++;
+  s->st.calls_since_trim++;
   mem_release(c);
   if (c->watch_counted)
-    budget_release(s->watches, c->conn, 1);
-  if (c->live_prev || c->live_next || s->live == c) {
+    budget_release(s->st.watches, c->conn, 1);
+  if (c->live_prev || c->live_next || s->st.live == c) {
     if (c->live_prev)
       c->live_prev->live_next = c->live_next;
     else
-      s->live = c->live_next;
+      s->st.live = c->live_next;
     if (c->live_next)
       c->live_next->live_prev = c->live_prev;
-    s->live_count--;
+    s->st.live_count--;
   }
   if (c->counted) {
-    s->inflight--;
+    s->st.inflight--;
     c->counted = false;
   }
   if (c->call)
@@ -328,7 +184,7 @@ static void maybe_free(call *c) {
 }
 
 /* Health: SERVING unless draining or the listener broke (see on_sweep). */
-static bool srv_serving(const srv *s) { return !s->draining && !s->listener_broken; }
+bool srv_serving(const srv *s) { return !s->st.draining && !s->st.listener_broken; }
 
 /* --- memory budget ------------------------------------------------------------------------------ */
 
@@ -345,7 +201,7 @@ static bool srv_serving(const srv *s) { return !s->draining && !s->listener_brok
 
 static uint64_t arena_estimate(const srv *s, uint64_t module_bytes) {
   uint64_t e = module_bytes * ARENA_ESTIMATE_FACTOR + (1u << 20);
-  return e < s->lim.max_arena_bytes ? e : s->lim.max_arena_bytes;
+  return e < s->set.lim.max_arena_bytes ? e : s->set.lim.max_arena_bytes;
 }
 
 static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *resp, size_t len);
@@ -354,21 +210,21 @@ static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *
  * once (false). */
 static bool mem_charge(call *c, uint64_t n, const char *what) {
   srv *s = c->s;
-  budget_result r = budget_charge(s->mem, c->conn, n);
+  budget_result r = budget_charge(s->st.mem, c->conn, n);
   if (r != BUDGET_OK) {
     char msg[300];
     if (r == BUDGET_CONNECTION_FULL) {
-      s->rejected_memory_conn++;
+      s->m.rejected_memory_conn++;
       snprintf(msg, sizeof msg,
                "connection memory share exhausted: %s needs %llu bytes, %llu held by this connection of "
                "connection_memory_bytes=%llu",
-               what, (unsigned long long)n, (unsigned long long)budget_connection_used(s->mem, c->conn),
-               (unsigned long long)budget_per_connection(s->mem));
+               what, (unsigned long long)n, (unsigned long long)budget_connection_used(s->st.mem, c->conn),
+               (unsigned long long)budget_per_connection(s->st.mem));
     } else {
-      s->rejected_memory++;
+      s->m.rejected_memory++;
       snprintf(msg, sizeof msg,
                "server memory budget exhausted: %s needs %llu bytes, %llu in use of memory_budget_bytes=%llu", what,
-               (unsigned long long)n, (unsigned long long)budget_used(s->mem), (unsigned long long)budget_total(s->mem));
+               (unsigned long long)n, (unsigned long long)budget_used(s->st.mem), (unsigned long long)budget_total(s->st.mem));
     }
     finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
     return false;
@@ -387,34 +243,34 @@ static void maybe_shutdown_cq(srv *s);
 static void after_trim_cb(uv_work_t *w, int status) {
   (void)status;
   srv *s = w->data;
-  s->trim_pending = false;
-  s->work_count--;
+  s->st.trim_pending = false;
+  s->st.work_count--;
   maybe_shutdown_cq(s);
 }
 
 /* Gives memory back after large requests: analysis arenas and buffers go to malloc's free lists,
  * which keep the pages unless trimmed. */
 static void maybe_trim(srv *s) {
-  if (s->trim_debt < TRIM_AFTER_BYTES || s->trim_pending || s->cq_closing)
+  if (s->st.trim_debt < TRIM_AFTER_BYTES || s->st.trim_pending || s->st.cq_closing)
     return;
-  s->trim_debt = 0;
-  s->calls_since_trim = 0;
-  s->last_trim_ns = now_ns();
-  s->trim_work.data = s;
-  if (uv_queue_work(s->loop, &s->trim_work, trim_cb, after_trim_cb) == 0) {
-    s->trim_pending = true;
-    s->work_count++;
+  s->st.trim_debt = 0;
+  s->st.calls_since_trim = 0;
+  s->st.last_trim_ns = now_ns();
+  s->st.trim_work.data = s;
+  if (uv_queue_work(s->io.loop, &s->st.trim_work, trim_cb, after_trim_cb) == 0) {
+    s->st.trim_pending = true;
+    s->st.work_count++;
   }
 }
 
 static void note_freed(srv *s, uint64_t n) {
   if (n >= LARGE_BYTES)
-    s->trim_debt += n;
+    s->st.trim_debt += n;
 }
 
 static void mem_release(call *c) {
   srv *s = c->s;
-  budget_release(s->mem, c->conn, c->mem_charged);
+  budget_release(s->st.mem, c->conn, c->mem_charged);
   c->mem_charged = 0;
   maybe_trim(s);
 }
@@ -437,18 +293,18 @@ static void release_inputs(call *c, size_t resp_len) {
   c->req_slice = grpc_empty_slice();
   mem_release(c);
   if (resp_len) {
-    budget_force(s->mem, c->conn, resp_len);
+    budget_force(s->st.mem, c->conn, resp_len);
     c->mem_charged = resp_len;
   }
 }
 
 /* Starts a batch unless the completion queue is closing; false = not started. */
 static bool start_batch(call *c, const grpc_op *ops, size_t n, ev *tag) {
-  if (c->s->cq_closing)
+  if (c->s->st.cq_closing)
     return false;
   grpc_call_error err = grpc_call_start_batch(c->call, ops, n, tag, NULL);
   if (err != GRPC_CALL_OK) {
-    log_msg(LOG_ERROR, "grpc_call_start_batch(%s) failed: %d", methods[c->mid].name, (int)err);
+    log_msg(LOG_ERROR, "grpc_call_start_batch(%s) failed: %d", srv_methods[c->mid].name, (int)err);
     return false;
   }
   return true;
@@ -463,26 +319,26 @@ static double ms_since(int64_t t0) { return (double)(now_ns() - t0) / 1e6; }
 #define WARN_INTERVAL_MS 10000
 
 static bool warning_allowed(srv *s, grpc_status_code code) {
-  if (s->warns_logged < WARNINGS_PER_INTERVAL) {
-    s->warns_logged++;
+  if (s->st.warns_logged < WARNINGS_PER_INTERVAL) {
+    s->st.warns_logged++;
     return true;
   }
-  s->warns_suppressed[code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
+  s->st.warns_suppressed[code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
   return false;
 }
 
 static void log_suppressed_warnings(srv *s, int64_t now) {
-  if (now - s->warn_interval_ns < (int64_t)WARN_INTERVAL_MS * 1000000)
+  if (now - s->st.warn_interval_ns < (int64_t)WARN_INTERVAL_MS * 1000000)
     return;
-  s->warn_interval_ns = now;
-  s->warns_logged = 0;
+  s->st.warn_interval_ns = now;
+  s->st.warns_logged = 0;
   json_t *by = json_object();
   uint64_t total = 0;
   for (int k = 0; k < NSTATUS; k++)
-    if (s->warns_suppressed[k]) {
-      json_object_set_new(by, status_names[k], json_integer((json_int_t)s->warns_suppressed[k]));
-      total += s->warns_suppressed[k];
-      s->warns_suppressed[k] = 0;
+    if (s->st.warns_suppressed[k]) {
+      json_object_set_new(by, srv_status_names[k], json_integer((json_int_t)s->st.warns_suppressed[k]));
+      total += s->st.warns_suppressed[k];
+      s->st.warns_suppressed[k] = 0;
     }
   if (!total) {
     json_decref(by);
@@ -498,22 +354,22 @@ static void log_suppressed_warnings(srv *s, int64_t now) {
 
 static void log_request(call *c, grpc_status_code code, const char *detail) {
   srv *s = c->s;
-  s->calls_total[c->mid][code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
-  s->bytes_total[c->mid] += c->bytes_in;
+  s->m.calls_total[c->mid][code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]++;
+  s->m.bytes_total[c->mid] += c->bytes_in;
   double ms = ms_since(c->accepted_ns);
   if (c->mid == M_CHECK || c->mid == M_CHECK_STREAM) {
     size_t b = 0;
-    while (b < NBUCKETS && ms / 1000.0 > hist_bounds[b])
+    while (b < NBUCKETS && ms / 1000.0 > srv_hist_bounds[b])
       b++;
-    s->hist[b]++;
-    s->hist_sum += ms / 1000.0;
-    s->hist_count++;
+    s->m.hist[b]++;
+    s->m.hist_sum += ms / 1000.0;
+    s->m.hist_count++;
   }
   log_level lvl = code == GRPC_STATUS_OK ? LOG_INFO : code == GRPC_STATUS_INTERNAL ? LOG_ERROR : LOG_WARN;
   if (!log_enabled(lvl) || (lvl == LOG_WARN && !warning_allowed(s, code)))
     return;
   json_t *f = json_object();
-  json_object_set_new(f, "method", json_string(methods[c->mid].name));
+  json_object_set_new(f, "method", json_string(srv_methods[c->mid].name));
   if (c->mid == M_GENERIC) {
     char *path = grpc_slice_to_c_string(c->details.method);
     json_object_set_new(f, "path", json_string(path));
@@ -521,12 +377,12 @@ static void log_request(call *c, grpc_status_code code, const char *detail) {
   }
   char *peer = c->call ? grpc_call_get_peer(c->call) : NULL;
   if (peer) { /* connections from our listener are "fd:N" to gRPC */
-    const char *real = strncmp(peer, "fd:", 3) == 0 ? listener_peer(s->lst, atoi(peer + 3)) : NULL;
+    const char *real = strncmp(peer, "fd:", 3) == 0 ? listener_peer(s->io.lst, atoi(peer + 3)) : NULL;
     json_object_set_new(f, "peer", json_string(real ? real : peer));
     gpr_free(peer);
   }
   json_object_set_new(f, "bytes", json_integer((json_int_t)c->bytes_in));
-  json_object_set_new(f, "status", json_string(status_names[code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]));
+  json_object_set_new(f, "status", json_string(srv_status_names[code < NSTATUS ? code : GRPC_STATUS_UNKNOWN]));
   json_object_set_new(f, "ms", json_real((double)(int64_t)(ms * 1000) / 1000.0));
   if (c->mid == M_CHECK || c->mid == M_CHECK_STREAM) {
     json_object_set_new(f, "cache_hit", json_boolean(c->job.cache_hit));
@@ -541,7 +397,7 @@ static void log_request(call *c, grpc_status_code code, const char *detail) {
   if (detail && *detail)
     json_object_set_new(f, "detail", json_string(detail));
   if (c->close_cancelled)
-    json_object_set_new(f, s->grace_over ? "drain_cancelled" : "client_cancelled", json_true());
+    json_object_set_new(f, s->st.grace_over ? "drain_cancelled" : "client_cancelled", json_true());
   log_json(lvl, "request", f);
 }
 
@@ -584,7 +440,7 @@ static void finish(call *c, grpc_status_code code, const char *detail, uint8_t *
     log_request(c, code, detail);
   }
   if (c->counted) {
-    c->s->inflight--;
+    c->s->st.inflight--;
     c->counted = false;
   }
   if (c->close_cancelled || !c->call) { /* the call is over: nothing to send */
@@ -689,9 +545,9 @@ static void work_cb(uv_work_t *w) {
 }
 
 static void maybe_shutdown_cq(srv *s) {
-  if (s->cq_closing && s->work_count == 0 && !s->cq_shutdown_called) {
-    s->cq_shutdown_called = true;
-    grpc_completion_queue_shutdown(s->cq);
+  if (s->st.cq_closing && s->st.work_count == 0 && !s->st.cq_shutdown_called) {
+    s->st.cq_shutdown_called = true;
+    grpc_completion_queue_shutdown(s->io.cq);
   }
 }
 
@@ -702,13 +558,13 @@ static void start_waiting_big(srv *s);
  * max_arena_bytes) and run it again. False when it cannot (then the call is answered). */
 static bool regrow_arena(call *c) {
   srv *s = c->s;
-  if (!c->job.arena_short || c->cancel_flag || s->draining)
+  if (!c->job.arena_short || atomic_load(&c->cancel_flag) || s->st.draining)
     return false;
-  uint64_t cur = c->job.arena_limit, max = s->lim.max_arena_bytes;
+  uint64_t cur = c->job.arena_limit, max = s->set.lim.max_arena_bytes;
   uint64_t next = cur > max / ARENA_REGROW_FACTOR ? max : cur * ARENA_REGROW_FACTOR;
   if (!mem_charge(c, next - cur, "the analysis (a larger arena)"))
     return true; /* answered RESOURCE_EXHAUSTED */
-  s->analysis_regrown++;
+  s->m.analysis_regrown++;
   c->job.arena_limit = next;
   queue_check(c);
   return true;
@@ -717,18 +573,18 @@ static bool regrow_arena(call *c) {
 static void after_work_cb(uv_work_t *w, int status) {
   call *c = w->data;
   srv *s = c->s;
-  s->work_count--;
+  s->st.work_count--;
   c->work_pending = false;
-  s->big_running -= c->big;
+  s->st.big_running -= c->big;
   note_freed(s, c->job.arena_bytes);
   if (status == 0 && regrow_arena(c)) {
     start_waiting_big(s);
     maybe_free(c);
     return;
   }
-  if (status == UV_ECANCELED || (s->grace_over && c->job.reply.code == GRPC_STATUS_CANCELLED))
-    rpc_reply_error(&c->job.reply, s->grace_over ? GRPC_STATUS_CANCELLED : ended_code(c), "%s %s",
-                    s->grace_over ? "cancelled by the drain (grace_ms ended)" : "cancelled by the client",
+  if (status == UV_ECANCELED || (s->st.grace_over && c->job.reply.code == GRPC_STATUS_CANCELLED))
+    rpc_reply_error(&c->job.reply, s->st.grace_over ? GRPC_STATUS_CANCELLED : ended_code(c), "%s %s",
+                    s->st.grace_over ? "cancelled by the drain (grace_ms ended)" : "cancelled by the client",
                     status == UV_ECANCELED ? "while queued" : "during the check");
   else if (c->job.reply.code == GRPC_STATUS_CANCELLED)
     c->job.reply.code = ended_code(c); /* a deadline that passed cancels the analysis too */
@@ -739,17 +595,17 @@ static void after_work_cb(uv_work_t *w, int status) {
 }
 
 static bool big_lane_full(const srv *s) {
-  uint64_t lanes = s->workers > 1 ? s->workers - 1 : 1;
-  return s->big_running >= lanes;
+  uint64_t lanes = s->set.workers > 1 ? s->set.workers - 1 : 1;
+  return s->st.big_running >= lanes;
 }
 
 /* Starts waiting big checks while the big lane has room. */
 static void start_waiting_big(srv *s) {
-  while (s->lane_head && !big_lane_full(s)) {
-    call *c = s->lane_head;
-    s->lane_head = c->lane_next;
-    if (!s->lane_head)
-      s->lane_tail = NULL;
+  while (s->st.lane_head && !big_lane_full(s)) {
+    call *c = s->st.lane_head;
+    s->st.lane_head = c->lane_next;
+    if (!s->st.lane_head)
+      s->st.lane_tail = NULL;
     c->lane_next = NULL;
     queue_check(c);
   }
@@ -758,11 +614,11 @@ static void start_waiting_big(srv *s) {
 /* Takes a waiting call out of the big lane's queue (cancelled); false if it was not waiting. */
 static bool leave_big_lane(call *c) {
   srv *s = c->s;
-  for (call **pp = &s->lane_head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->lane_next)
+  for (call **pp = &s->st.lane_head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->lane_next)
     if (*pp == c) {
       *pp = c->lane_next;
-      if (s->lane_tail == c)
-        s->lane_tail = prev;
+      if (s->st.lane_tail == c)
+        s->st.lane_tail = prev;
       c->lane_next = NULL;
       return true;
     }
@@ -772,31 +628,31 @@ static bool leave_big_lane(call *c) {
 static void queue_check(call *c) {
   srv *s = c->s;
   uint64_t module_bytes = c->mid == M_CHECK ? c->bytes_in : c->mod_len;
-  c->big = module_bytes > s->small_request_bytes;
+  c->big = module_bytes > s->set.small_request_bytes;
   if (c->big && big_lane_full(s)) {
     c->state = ST_WORK; /* waiting: no work pending yet */
-    if (s->lane_tail)
-      s->lane_tail->lane_next = c;
+    if (s->st.lane_tail)
+      s->st.lane_tail->lane_next = c;
     else
-      s->lane_head = c;
-    s->lane_tail = c;
+      s->st.lane_head = c;
+    s->st.lane_tail = c;
     return;
   }
-  s->big_running += c->big;
-  c->job.lim = s->lim;
-  c->job.cache = s->cache;
+  s->st.big_running += c->big;
+  c->job.lim = s->set.lim;
+  c->job.cache = s->svc.cache;
   c->job.cancel = &c->cancel_flag;
   c->job.deadline = c->deadline;
   c->job.accepted_ns = c->accepted_ns;
   c->work.data = c;
   c->state = ST_WORK;
-  if (uv_queue_work(s->loop, &c->work, work_cb, after_work_cb) != 0) {
-    s->big_running -= c->big;
+  if (uv_queue_work(s->io.loop, &c->work, work_cb, after_work_cb) != 0) {
+    s->st.big_running -= c->big;
     finish(c, GRPC_STATUS_INTERNAL, "cannot queue work", NULL, 0);
     return;
   }
   c->work_pending = true;
-  s->work_count++;
+  s->st.work_count++;
 }
 
 /* Admission: accepted checks not yet answered are bounded; past the bound, answer at once. */
@@ -809,15 +665,15 @@ static bool admit(call *c) {
     finish(c, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded before the check was admitted", NULL, 0);
     return false;
   }
-  if (s->inflight >= s->max_inflight) {
-    s->rejected_busy++;
+  if (s->st.inflight >= s->set.max_inflight) {
+    s->m.rejected_busy++;
     char msg[160];
     snprintf(msg, sizeof msg, "server busy: %llu checks in flight, the limit is max_inflight=%llu",
-             (unsigned long long)s->inflight, (unsigned long long)s->max_inflight);
+             (unsigned long long)s->st.inflight, (unsigned long long)s->set.max_inflight);
     finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
     return false;
   }
-  s->inflight++;
+  s->st.inflight++;
   c->counted = true;
   return true;
 }
@@ -875,9 +731,9 @@ static void stream_chunk(call *c) {
     }
   }
   size_t add = ch->data.len;
-  if (add > s->lim.max_module_bytes || c->mod_len > s->lim.max_module_bytes - add) {
+  if (add > s->set.lim.max_module_bytes || c->mod_len > s->set.lim.max_module_bytes - add) {
     snprintf(msg, sizeof msg, "module: more than %llu bytes, over the limit max_module_bytes=%llu",
-             (unsigned long long)s->lim.max_module_bytes, (unsigned long long)s->lim.max_module_bytes);
+             (unsigned long long)s->set.lim.max_module_bytes, (unsigned long long)s->set.lim.max_module_bytes);
     shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
     finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
     return;
@@ -887,8 +743,8 @@ static void stream_chunk(call *c) {
     size_t need = c->mod_len + add, nc = c->mod_cap ? c->mod_cap : STREAM_FIRST_BUFFER;
     while (nc < need)
       nc += nc / 2;
-    if (nc > s->lim.max_module_bytes) /* >= mod_len + add, checked above */
-      nc = s->lim.max_module_bytes;
+    if (nc > s->set.lim.max_module_bytes) /* >= mod_len + add, checked above */
+      nc = s->set.lim.max_module_bytes;
     if (!mem_charge(c, nc - c->mod_cap, "buffering the module")) {
       shardcheck__v1__check_chunk__free_unpacked(ch, NULL);
       return;
@@ -932,7 +788,7 @@ static void watch_after_send(call *c) {
   srv *s = c->s;
   if (health_status(c->watch_service, srv_serving(s)) != c->watch_service_status)
     watch_send_status(c);
-  else if (s->draining)
+  else if (s->st.draining)
     finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL, 0);
   else
     c->state = ST_IDLE; /* until the status changes or the client goes away */
@@ -940,11 +796,11 @@ static void watch_after_send(call *c) {
 
 static void watch_start(call *c) {
   srv *s = c->s;
-  if (budget_charge(s->watches, c->conn, 1) != BUDGET_OK) {
-    s->rejected_watch++;
+  if (budget_charge(s->st.watches, c->conn, 1) != BUDGET_OK) {
+    s->m.rejected_watch++;
     char msg[160];
     snprintf(msg, sizeof msg, "too many Health.Watch calls on this connection (watch_per_connection=%llu)",
-             (unsigned long long)budget_per_connection(s->watches));
+             (unsigned long long)budget_per_connection(s->st.watches));
     finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, msg, NULL, 0);
     return;
   }
@@ -990,7 +846,7 @@ static void run_unary(call *c) {
     rpc_explain(p, n, &r);
     break;
   case M_CAPS: {
-    caps_info info = {s->lim, s->max_message_bytes, (uint32_t)s->max_inflight, (uint32_t)s->workers};
+    caps_info info = {s->set.lim, s->set.max_message_bytes, (uint32_t)s->set.max_inflight, (uint32_t)s->set.workers};
     rpc_capabilities(p, n, &info, &r);
     break;
   }
@@ -1009,11 +865,11 @@ static void accept_call(call *c) {
   c->ev.kind = EV_CALL;
   c->accepted_ns = now_ns();
   c->req_slice = grpc_empty_slice();
-  c->live_next = s->live;
-  if (s->live)
-    s->live->live_prev = c;
-  s->live = c;
-  s->live_count++;
+  c->live_next = s->st.live;
+  if (s->st.live)
+    s->st.live->live_prev = c;
+  s->st.live = c;
+  s->st.live_count++;
   if (c->mid == M_GENERIC)
     c->deadline = c->details.deadline;
   char *peer = grpc_call_get_peer(c->call); /* "fd:N" from our listener: unique while the connection lives */
@@ -1029,13 +885,13 @@ static void accept_call(call *c) {
     c->state = ST_DONE;
     return;
   }
-  if (s->tokens && methods[c->mid].kind != MK_WATCH && c->mid != M_HEALTH_CHECK && !auth_check(s->tokens, &c->md)) {
-    s->unauthenticated++; /* health stays open for probes; everything else needs a token */
+  if (s->svc.tokens && srv_methods[c->mid].kind != MK_WATCH && c->mid != M_HEALTH_CHECK && !auth_check(s->svc.tokens, &c->md)) {
+    s->m.unauthenticated++; /* health stays open for probes; everything else needs a token */
     finish(c, GRPC_STATUS_UNAUTHENTICATED, "missing or invalid bearer token (metadata authorization: Bearer ...)",
            NULL, 0);
     return;
   }
-  switch (methods[c->mid].kind) {
+  switch (srv_methods[c->mid].kind) {
   case MK_GENERIC: {
     char *path = grpc_slice_to_c_string(c->details.method);
     char msg[300];
@@ -1080,8 +936,8 @@ static void on_main_done(call *c, int ok) {
     }
     if (!ok) { /* the call broke (cancelled, connection lost) */
       if (!c->finished)
-        finish(c, s->grace_over ? GRPC_STATUS_CANCELLED : ended_code(c),
-               s->grace_over ? "cancelled by the drain (grace_ms ended) while receiving" : "call ended while receiving",
+        finish(c, s->st.grace_over ? GRPC_STATUS_CANCELLED : ended_code(c),
+               s->st.grace_over ? "cancelled by the drain (grace_ms ended) while receiving" : "call ended while receiving",
                NULL, 0);
       else
         c->state = ST_DONE;
@@ -1095,7 +951,7 @@ static void on_main_done(call *c, int ok) {
       grpc_slice sl = bb_slice(c->recv_bb);
       c->bytes_in += GRPC_SLICE_LENGTH(sl);
       rpc_reply r = {0};
-      refl_handle(s->refl, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl), &r);
+      refl_handle(s->svc.refl, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl), &r);
       grpc_slice_unref(sl);
       if (r.code != GRPC_STATUS_OK) {
         finish_reply(c, &r);
@@ -1123,14 +979,14 @@ static void on_main_done(call *c, int ok) {
     c->state = ST_DONE;
     break;
   default:
-    log_msg(LOG_ERROR, "unexpected completion in state %d (%s)", (int)c->state, methods[c->mid].name);
+    log_msg(LOG_ERROR, "unexpected completion in state %d (%s)", (int)c->state, srv_methods[c->mid].name);
     break;
   }
 }
 
 static void on_close(call *c) {
   if (c->close_cancelled) {
-    c->cancel_flag = 1; /* the analysis polls it */
+    atomic_store(&c->cancel_flag, 1); /* the analysis polls it */
     if (c->state == ST_WORK && !c->work_pending && leave_big_lane(c))
       finish(c, ended_code(c), "cancelled while waiting for a worker", NULL, 0);
     if (c->work_pending)
@@ -1149,7 +1005,7 @@ static void on_event(srv *s, ev *e) {
   switch (e->kind) {
   case EV_REQUEST: {
     call *c = (call *)e;
-    if (!e->ok || s->cq_closing) { /* a request cancelled by the shutdown */
+    if (!e->ok || s->st.cq_closing) { /* a request cancelled by the shutdown */
       c->state = ST_DONE;
       call_free(c);
       return;
@@ -1174,8 +1030,8 @@ static void on_event(srv *s, ev *e) {
   }
   case EV_SHUTDOWN:
     log_msg(LOG_INFO, "all calls finished; stopping");
-    s->cq_closing = true;
-    uv_timer_stop(&s->grace);
+    s->st.cq_closing = true;
+    uv_timer_stop(&s->io.grace);
     maybe_shutdown_cq(s);
     return;
   case EV_CQ_EXIT:
@@ -1243,11 +1099,11 @@ static grpc_server_credentials *server_creds(const srv_config *cfg, char **err) 
 /* An answer the client does not read (a zero HTTP/2 window) would hold its memory for as long as the
  * connection lives: after send_timeout_ms the call is cancelled and gRPC drops what it buffered. */
 static void cancel_unread_answers(srv *s, int64_t now) {
-  for (call *c = s->live; c; c = c->live_next) {
+  for (call *c = s->st.live; c; c = c->live_next) {
     if ((c->state != ST_SEND && c->state != ST_FINISH) || !c->main_pending || !c->call || c->send_ns == 0 ||
-        (uint64_t)(now - c->send_ns) <= s->send_timeout_ms * 1000000)
+        (uint64_t)(now - c->send_ns) <= s->set.send_timeout_ms * 1000000)
       continue;
-    s->send_timeouts++;
+    s->m.send_timeouts++;
     c->send_ns = 0; /* once */
     grpc_call_cancel_with_status(c->call, GRPC_STATUS_DEADLINE_EXCEEDED, "the answer was not read within send_timeout_ms",
                                  NULL);
@@ -1257,17 +1113,17 @@ static void cancel_unread_answers(srv *s, int64_t now) {
 /* A Health.Watch keeps its connection from ever being idle: after watch_max_ms it ends (OK), and a
  * real watcher watches again. */
 static void end_old_watches(srv *s, int64_t now) {
-  for (call *c = s->live; c; c = c->live_next)
+  for (call *c = s->st.live; c; c = c->live_next)
     if (c->mid == M_HEALTH_WATCH && c->state == ST_IDLE && !c->finished &&
-        (uint64_t)(now - c->accepted_ns) > s->watch_max_ms * 1000000) {
-      s->watch_expired++;
+        (uint64_t)(now - c->accepted_ns) > s->set.watch_max_ms * 1000000) {
+      s->m.watch_expired++;
       finish(c, GRPC_STATUS_OK, "Health.Watch lifetime over (watch_max_ms): watch again", NULL, 0);
     }
 }
 
 /* Calls without a request message that were not cancelled within MISSING_WAIT_MS: INVALID_ARGUMENT. */
 static void answer_missing_requests(srv *s, int64_t now) {
-  for (call *c = s->live; c; c = c->live_next)
+  for (call *c = s->st.live; c; c = c->live_next)
     if (c->missing_ns && c->state == ST_IDLE && !c->finished &&
         now - c->missing_ns > (int64_t)MISSING_WAIT_MS * 1000000)
       finish(c, GRPC_STATUS_INVALID_ARGUMENT, c->missing_msg, NULL, 0);
@@ -1276,18 +1132,18 @@ static void answer_missing_requests(srv *s, int64_t now) {
 static void on_sweep(uv_timer_t *t) {
   srv *s = t->data;
   int64_t now = now_ns();
-  for (call *c = s->live; c; c = c->live_next) {
+  for (call *c = s->st.live; c; c = c->live_next) {
     if (c->state != ST_RECV || c->finished || c->timeout_msg[0] || !c->call)
       continue;
-    if ((uint64_t)(now - c->last_msg_ns) > s->stream_msg_timeout_ms * 1000000)
+    if ((uint64_t)(now - c->last_msg_ns) > s->set.stream_msg_timeout_ms * 1000000)
       snprintf(c->timeout_msg, sizeof c->timeout_msg, "no message for %llu ms (stream_message_timeout_ms=%llu)",
-               (unsigned long long)((now - c->last_msg_ns) / 1000000), (unsigned long long)s->stream_msg_timeout_ms);
-    else if (c->mid == M_CHECK_STREAM && (uint64_t)(now - c->accepted_ns) > s->stream_max_ms * 1000000)
+               (unsigned long long)((now - c->last_msg_ns) / 1000000), (unsigned long long)s->set.stream_msg_timeout_ms);
+    else if (c->mid == M_CHECK_STREAM && (uint64_t)(now - c->accepted_ns) > s->set.stream_max_ms * 1000000)
       snprintf(c->timeout_msg, sizeof c->timeout_msg, "stream open longer than stream_max_ms=%llu",
-               (unsigned long long)s->stream_max_ms);
+               (unsigned long long)s->set.stream_max_ms);
     else
       continue;
-    s->stream_timeouts++;
+    s->m.stream_timeouts++;
     /* Sends the status now; the pending receive then completes and on_main_done logs it. */
     grpc_call_cancel_with_status(c->call, GRPC_STATUS_DEADLINE_EXCEEDED, c->timeout_msg, NULL);
   }
@@ -1296,14 +1152,14 @@ static void on_sweep(uv_timer_t *t) {
   answer_missing_requests(s, now);
   log_suppressed_warnings(s, now);
   /* After a burst, once nothing is in flight: many small buffers add up too. At most once a second. */
-  if (s->inflight == 0 && s->work_count == 0 && s->calls_since_trim > 0 && now - s->last_trim_ns > 1000000000) {
-    s->trim_debt = TRIM_AFTER_BYTES;
+  if (s->st.inflight == 0 && s->st.work_count == 0 && s->st.calls_since_trim > 0 && now - s->st.last_trim_ns > 1000000000) {
+    s->st.trim_debt = TRIM_AFTER_BYTES;
     maybe_trim(s);
   }
-  if (!s->listener_broken && !s->lst && log_grpc_accept_failures() > 0) {
-    s->listener_broken = true; /* gRPC core 1.51 does not accept again after a failed accept4 */
+  if (!s->st.listener_broken && !s->io.lst && log_grpc_accept_failures() > 0) {
+    s->st.listener_broken = true; /* gRPC core 1.51 does not accept again after a failed accept4 */
     log_msg(LOG_ERROR, "the gRPC listener stopped accepting connections: health is NOT_SERVING; restart the daemon");
-    for (call *c = s->live; c; c = c->live_next)
+    for (call *c = s->st.live; c; c = c->live_next)
       if (c->mid == M_HEALTH_WATCH && c->state == ST_IDLE)
         watch_after_send(c);
   }
@@ -1311,11 +1167,11 @@ static void on_sweep(uv_timer_t *t) {
 
 static void on_connection(int fd, void *arg) {
   srv *s = arg;
-  if (s->draining) {
+  if (s->st.draining) {
     close(fd);
     return;
   }
-  grpc_server_add_channel_from_fd(s->server, fd, s->fd_creds);
+  grpc_server_add_channel_from_fd(s->io.server, fd, s->io.fd_creds);
 }
 
 /* Loads auth.token_file; on failure keeps the tokens in use (reload) and returns -1 with *err. */
@@ -1323,28 +1179,28 @@ static int load_tokens(srv *s, const srv_config *cfg, char **err) {
   auth_tokens *t = NULL;
   if (cfg->token_file[0] && !(t = auth_tokens_load(cfg->token_file, err)))
     return -1;
-  auth_tokens_free(s->tokens);
-  s->tokens = t;
+  auth_tokens_free(s->svc.tokens);
+  s->svc.tokens = t;
   return 0;
 }
 
 static void apply_settings(srv *s, const srv_config *cfg) {
-  s->lim.max_module_bytes = cfg->max_module_bytes;
-  s->lim.max_arena_bytes = cfg->max_arena_bytes;
-  s->lim.max_depth = (uint32_t)cfg->max_depth;
-  s->lim.max_ops = (uint32_t)cfg->max_ops;
-  s->lim.debug_delay_ms = cfg->debug_delay_ms;
-  s->max_inflight = cfg->max_inflight;
-  s->grace_ms = cfg->grace_ms;
-  s->stream_msg_timeout_ms = cfg->stream_message_timeout_ms;
-  s->stream_max_ms = cfg->stream_max_ms;
-  s->send_timeout_ms = cfg->send_timeout_ms;
-  s->watch_max_ms = cfg->watch_max_ms;
-  s->small_request_bytes = cfg->small_request_bytes;
-  budget_set_limits(s->watches, UINT64_MAX, cfg->watch_per_connection);
-  budget_set_limits(s->mem, cfg->memory_budget_bytes, cfg->connection_memory_bytes);
-  if (s->cache)
-    cache_set_limit(s->cache, cfg->cache_bytes);
+  s->set.lim.max_module_bytes = cfg->max_module_bytes;
+  s->set.lim.max_arena_bytes = cfg->max_arena_bytes;
+  s->set.lim.max_depth = (uint32_t)cfg->max_depth;
+  s->set.lim.max_ops = (uint32_t)cfg->max_ops;
+  s->set.lim.debug_delay_ms = cfg->debug_delay_ms;
+  s->set.max_inflight = cfg->max_inflight;
+  s->set.grace_ms = cfg->grace_ms;
+  s->set.stream_msg_timeout_ms = cfg->stream_message_timeout_ms;
+  s->set.stream_max_ms = cfg->stream_max_ms;
+  s->set.send_timeout_ms = cfg->send_timeout_ms;
+  s->set.watch_max_ms = cfg->watch_max_ms;
+  s->set.small_request_bytes = cfg->small_request_bytes;
+  budget_set_limits(s->st.watches, UINT64_MAX, cfg->watch_per_connection);
+  budget_set_limits(s->st.mem, cfg->memory_budget_bytes, cfg->connection_memory_bytes);
+  if (s->svc.cache)
+    cache_set_limit(s->svc.cache, cfg->cache_bytes);
 }
 
 static int clamp_int(uint64_t v) { return v > INT_MAX ? INT_MAX : (int)v; }
@@ -1387,6 +1243,31 @@ static uint64_t connection_cap(const srv_config *cfg) {
   return cap;
 }
 
+/* Releases what srv_new made: the one teardown of both srv_new's failure path and srv_free. The
+ * gRPC server and completion queue are still here only when the server never started (finish_srv
+ * destroys them after the drain), so they are destroyed directly. uv handles are closed by
+ * finish_srv; a failed srv_new never opened them. */
+static void srv_teardown(srv *s) {
+  if (s->io.server)
+    grpc_server_destroy(s->io.server);
+  if (s->io.cq) {
+    grpc_completion_queue_shutdown(s->io.cq);
+    while (grpc_completion_queue_next(s->io.cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN)
+      ;
+    grpc_completion_queue_destroy(s->io.cq);
+  }
+  if (s->io.fd_creds)
+    grpc_server_credentials_release(s->io.fd_creds);
+  auth_tokens_free(s->svc.tokens);
+  cache_free(s->svc.cache);
+  redis_tier_free(s->svc.redis);
+  refl_index_free(s->svc.refl);
+  budget_free(s->st.mem);
+  budget_free(s->st.watches);
+  pthread_mutex_destroy(&s->handoff.mu);
+  free(s);
+}
+
 srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
   *err = NULL;
   srv *s = calloc(1, sizeof *s);
@@ -1394,26 +1275,27 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
     *err = strdup("out of memory");
     return NULL;
   }
-  s->loop = loop;
-  s->max_message_bytes = cfg->max_message_bytes;
-  s->workers = cfg->workers;
-  s->prearm = cfg->prearm;
-  s->shutdown_ev.kind = EV_SHUTDOWN;
-  s->cq_exit_ev.kind = EV_CQ_EXIT;
-  s->cache = cache_new(cfg->cache_bytes);
-  s->refl = refl_index_new(sc_descriptor_set, sc_descriptor_set_len);
-  s->mem = budget_new();
-  s->watches = budget_new();
-  if (!s->cache || !s->refl || !s->mem || !s->watches) {
-    *err = strdup(s->cache ? "cannot index the embedded descriptor set" : "out of memory");
+  pthread_mutex_init(&s->handoff.mu, NULL); /* first: srv_teardown destroys it */
+  s->io.loop = loop;
+  s->set.max_message_bytes = cfg->max_message_bytes;
+  s->set.workers = cfg->workers;
+  s->set.prearm = cfg->prearm;
+  s->io.shutdown_ev.kind = EV_SHUTDOWN;
+  s->io.cq_exit_ev.kind = EV_CQ_EXIT;
+  s->svc.cache = cache_new(cfg->cache_bytes);
+  s->svc.refl = refl_index_new(sc_descriptor_set, sc_descriptor_set_len);
+  s->st.mem = budget_new();
+  s->st.watches = budget_new();
+  if (!s->svc.cache || !s->svc.refl || !s->st.mem || !s->st.watches) {
+    *err = strdup(s->svc.cache ? "cannot index the embedded descriptor set" : "out of memory");
     goto fail;
   }
   if (cfg->redis_url[0]) {
     redis_tier_config rc = {cfg->redis_url, cfg->redis_ttl_s, cfg->redis_timeout_ms, cfg->redis_breaker_s,
                             cfg->redis_max_value_bytes};
-    if (!(s->redis = redis_tier_new(&rc, err)))
+    if (!(s->svc.redis = redis_tier_new(&rc, err)))
       goto fail;
-    cache_set_shared(s->cache, s->redis);
+    cache_set_shared(s->svc.cache, s->svc.redis);
   }
   apply_settings(s, cfg);
   if (load_tokens(s, cfg, err))
@@ -1421,15 +1303,15 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
   grpc_arg args[12];
   grpc_channel_args ca = {0, args};
   channel_args(cfg, &ca);
-  s->server = grpc_server_create(&ca, NULL);
-  s->cq = grpc_completion_queue_create_for_next(NULL);
-  grpc_server_register_completion_queue(s->server, s->cq, NULL);
+  s->io.server = grpc_server_create(&ca, NULL);
+  s->io.cq = grpc_completion_queue_create_for_next(NULL);
+  grpc_server_register_completion_queue(s->io.server, s->io.cq, NULL);
   for (int m = 0; m < M__COUNT; m++)
-    if (methods[m].path) {
-      s->reg[m] = grpc_server_register_method(
-          s->server, methods[m].path, NULL,
-          methods[m].payload ? GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER : GRPC_SRM_PAYLOAD_NONE, 0);
-      if (!s->reg[m]) {
+    if (srv_methods[m].path) {
+      s->io.reg[m] = grpc_server_register_method(
+          s->io.server, srv_methods[m].path, NULL,
+          srv_methods[m].payload ? GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER : GRPC_SRM_PAYLOAD_NONE, 0);
+      if (!s->io.reg[m]) {
         *err = strdup("grpc_server_register_method failed");
         goto fail;
       }
@@ -1438,7 +1320,7 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
     grpc_server_credentials *creds = server_creds(cfg, err);
     if (!creds)
       goto fail;
-    *port = grpc_server_add_http2_port(s->server, cfg->listen, creds);
+    *port = grpc_server_add_http2_port(s->io.server, cfg->listen, creds);
     grpc_server_credentials_release(creds);
     if (*port <= 0) {
       char buf[300];
@@ -1448,127 +1330,99 @@ srv *srv_new(uv_loop_t *loop, const srv_config *cfg, int *port, char **err) {
     }
   } else {
     listener_limits ll = {connection_cap(cfg), cfg->max_connections_per_peer, cfg->handshake_timeout_ms};
-    s->fd_creds = grpc_insecure_server_credentials_create();
-    if (!(s->lst = listener_start(loop, cfg->listen, &ll, on_connection, s, port, err)))
+    s->io.fd_creds = grpc_insecure_server_credentials_create();
+    if (!(s->io.lst = listener_start(loop, cfg->listen, &ll, on_connection, s, port, err)))
       goto fail;
     log_msg(LOG_INFO, "accepting at most %llu connections", (unsigned long long)ll.max_conns);
   }
-  uv_mutex_init(&s->mu);
-  uv_async_init(loop, &s->async, on_async);
-  s->async.data = s;
-  uv_timer_init(loop, &s->grace);
-  s->grace.data = s;
-  uv_timer_init(loop, &s->sweep);
-  s->sweep.data = s;
-  uv_timer_start(&s->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
-  s->started_ns = now_ns();
+  uv_async_init(loop, &s->io.async, on_async);
+  s->io.async.data = s;
+  uv_timer_init(loop, &s->io.grace);
+  s->io.grace.data = s;
+  uv_timer_init(loop, &s->io.sweep);
+  s->io.sweep.data = s;
+  uv_timer_start(&s->io.sweep, on_sweep, SWEEP_MS, SWEEP_MS);
+  s->st.started_ns = now_ns();
   return s;
 fail:
-  /* Never started and (on bind failure) no listener: destroy directly. */
-  if (s->server)
-    grpc_server_destroy(s->server);
-  if (s->cq) {
-    grpc_completion_queue_shutdown(s->cq);
-    while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN)
-      ;
-    grpc_completion_queue_destroy(s->cq);
-  }
-  if (s->fd_creds)
-    grpc_server_credentials_release(s->fd_creds);
-  auth_tokens_free(s->tokens);
-  cache_free(s->cache);
-  redis_tier_free(s->redis);
-  refl_index_free(s->refl);
-  budget_free(s->mem);
-  budget_free(s->watches);
-  free(s);
+  srv_teardown(s);
   return NULL;
 }
 
 void srv_start(srv *s) {
-  grpc_server_start(s->server);
+  grpc_server_start(s->io.server);
   for (int m = 0; m < M__COUNT; m++)
-    for (uint64_t i = 0; i < s->prearm; i++)
+    for (uint64_t i = 0; i < s->set.prearm; i++)
       request_call(s, (method_id)m);
-  uv_thread_create(&s->cq_thread, cq_thread_main, s);
-  s->cq_thread_started = true;
+  uv_thread_create(&s->io.cq_thread, cq_thread_main, s);
+  s->io.cq_thread_started = true;
 }
 
 static void on_grace(uv_timer_t *t) {
   srv *s = t->data;
-  log_msg(LOG_WARN, "grace period of %llu ms over: cancelling %llu remaining calls", (unsigned long long)s->grace_ms,
-          (unsigned long long)s->live_count);
-  s->grace_over = true; /* the cancelled calls are logged as the drain's doing */
-  grpc_server_cancel_all_calls(s->server);
+  log_msg(LOG_WARN, "grace period of %llu ms over: cancelling %llu remaining calls", (unsigned long long)s->set.grace_ms,
+          (unsigned long long)s->st.live_count);
+  s->st.grace_over = true; /* the cancelled calls are logged as the drain's doing */
+  grpc_server_cancel_all_calls(s->io.server);
 }
 
 void srv_drain(srv *s, void (*done)(void *), void *arg) {
-  if (s->draining) {
-    log_msg(LOG_WARN, "second stop signal: cancelling %llu calls now", (unsigned long long)s->live_count);
-    grpc_server_cancel_all_calls(s->server);
+  if (s->st.draining) {
+    log_msg(LOG_WARN, "second stop signal: cancelling %llu calls now", (unsigned long long)s->st.live_count);
+    grpc_server_cancel_all_calls(s->io.server);
     return;
   }
-  s->done = done;
-  s->done_arg = arg;
-  s->draining = true;
-  atomic_store(&s->stopping, 1);
+  s->io.done = done;
+  s->io.done_arg = arg;
+  s->st.draining = true;
+  atomic_store(&s->handoff.stopping, 1);
   json_t *f = json_object();
-  json_object_set_new(f, "inflight", json_integer((json_int_t)s->inflight));
-  json_object_set_new(f, "grace_ms", json_integer((json_int_t)s->grace_ms));
+  json_object_set_new(f, "inflight", json_integer((json_int_t)s->st.inflight));
+  json_object_set_new(f, "grace_ms", json_integer((json_int_t)s->set.grace_ms));
   log_json(LOG_INFO, "draining: NOT_SERVING, no new calls", f);
-  if (s->lst) {
-    listener_get_stats(s->lst, &s->lst_final);
-    listener_close(s->lst);
-    s->lst = NULL;
+  if (s->io.lst) {
+    listener_get_stats(s->io.lst, &s->st.lst_final);
+    listener_close(s->io.lst);
+    s->io.lst = NULL;
   }
-  grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_ev);
+  grpc_server_shutdown_and_notify(s->io.server, s->io.cq, &s->io.shutdown_ev);
   /* Then watchers hear NOT_SERVING (so whoever sees it also sees new calls refused), and their
    * streams end. */
-  for (call *c = s->live; c; c = c->live_next)
+  for (call *c = s->st.live; c; c = c->live_next)
     if (c->mid == M_HEALTH_WATCH && c->state == ST_IDLE)
       watch_after_send(c);
-  uv_timer_start(&s->grace, on_grace, s->grace_ms, 0);
+  uv_timer_start(&s->io.grace, on_grace, s->set.grace_ms, 0);
 }
 
 static void on_handle_closed(uv_handle_t *h) {
   srv *s = h->data;
-  if (--s->closing_handles == 0 && s->done)
-    s->done(s->done_arg);
+  if (--s->io.closing_handles == 0 && s->io.done)
+    s->io.done(s->io.done_arg);
 }
 
 static void finish_srv(srv *s) {
-  uv_thread_join(&s->cq_thread);
-  s->cq_thread_started = false;
-  if (s->live_count)
-    log_msg(LOG_WARN, "%llu calls still open at exit: releasing", (unsigned long long)s->live_count);
-  while (s->live) {
-    call *c = s->live;
+  uv_thread_join(&s->io.cq_thread);
+  s->io.cq_thread_started = false;
+  if (s->st.live_count)
+    log_msg(LOG_WARN, "%llu calls still open at exit: releasing", (unsigned long long)s->st.live_count);
+  while (s->st.live) {
+    call *c = s->st.live;
     c->state = ST_DONE;
     call_free(c);
   }
-  grpc_server_destroy(s->server);
-  s->server = NULL;
-  grpc_completion_queue_destroy(s->cq);
-  s->cq = NULL;
-  s->closing_handles = 3;
-  uv_close((uv_handle_t *)&s->async, on_handle_closed);
-  uv_close((uv_handle_t *)&s->grace, on_handle_closed);
-  uv_close((uv_handle_t *)&s->sweep, on_handle_closed);
+  grpc_server_destroy(s->io.server);
+  s->io.server = NULL;
+  grpc_completion_queue_destroy(s->io.cq);
+  s->io.cq = NULL;
+  s->io.closing_handles = 3;
+  uv_close((uv_handle_t *)&s->io.async, on_handle_closed);
+  uv_close((uv_handle_t *)&s->io.grace, on_handle_closed);
+  uv_close((uv_handle_t *)&s->io.sweep, on_handle_closed);
 }
 
 void srv_free(srv *s) {
-  if (!s)
-    return;
-  if (s->fd_creds)
-    grpc_server_credentials_release(s->fd_creds);
-  auth_tokens_free(s->tokens);
-  cache_free(s->cache);
-  redis_tier_free(s->redis);
-  refl_index_free(s->refl);
-  budget_free(s->mem);
-  budget_free(s->watches);
-  uv_mutex_destroy(&s->mu);
-  free(s);
+  if (s)
+    srv_teardown(s);
 }
 
 void srv_reload(srv *s, const srv_config *cfg) {
@@ -1579,180 +1433,7 @@ void srv_reload(srv *s, const srv_config *cfg) {
     json_object_set_new(f, "error", json_string(err ? err : "?"));
     log_json(LOG_ERROR, "token reload failed; keeping the tokens in use", f);
     free(err);
-  } else if (s->tokens) {
-    log_msg(LOG_INFO, "%zu bearer tokens loaded", auth_tokens_count(s->tokens));
+  } else if (s->svc.tokens) {
+    log_msg(LOG_INFO, "%zu bearer tokens loaded", auth_tokens_count(s->svc.tokens));
   }
-}
-
-/* --- metrics ------------------------------------------------------------------------------------ */
-
-typedef struct {
-  char *b;
-  size_t n, cap;
-  bool oom;
-} strbuf;
-
-static void sb_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(strbuf *sb, const char *fmt, ...) {
-  if (sb->oom)
-    return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(sb->b + sb->n, sb->cap - sb->n, fmt, ap);
-    va_end(ap);
-    if (k < 0) {
-      sb->oom = true;
-      return;
-    }
-    if ((size_t)k < sb->cap - sb->n) {
-      sb->n += (size_t)k;
-      return;
-    }
-    size_t nc = sb->cap * 2 + (size_t)k;
-    char *nb = realloc(sb->b, nc);
-    if (!nb) {
-      sb->oom = true;
-      return;
-    }
-    sb->b = nb;
-    sb->cap = nc;
-  }
-}
-
-char *srv_metrics_text(void *arg) {
-  srv *s = arg;
-  strbuf sb = {malloc(8192), 0, 8192, false};
-  if (!sb.b)
-    return NULL;
-  sb.b[0] = '\0';
-  sb_printf(&sb, "# HELP shardcheckd_build_info Version of the daemon and of its rule set.\n"
-                 "# TYPE shardcheckd_build_info gauge\n"
-                 "shardcheckd_build_info{version=\"%s\",rules_version=\"%s\"} 1\n",
-            SC_VERSION, sc_rules_version());
-  sb_printf(&sb, "# HELP shardcheckd_uptime_seconds Seconds since the server started.\n"
-                 "# TYPE shardcheckd_uptime_seconds gauge\nshardcheckd_uptime_seconds %.3f\n",
-            (double)(now_ns() - s->started_ns) / 1e9);
-  sb_printf(&sb, "# HELP shardcheckd_requests_total Finished calls by method and status code.\n"
-                 "# TYPE shardcheckd_requests_total counter\n");
-  for (int m = 0; m < M__COUNT; m++)
-    for (int k = 0; k < NSTATUS; k++)
-      if (s->calls_total[m][k])
-        sb_printf(&sb, "shardcheckd_requests_total{method=\"%s\",code=\"%s\"} %llu\n", methods[m].name, status_names[k],
-                  (unsigned long long)s->calls_total[m][k]);
-  sb_printf(&sb, "# HELP shardcheckd_request_bytes_total Request bytes received by method.\n"
-                 "# TYPE shardcheckd_request_bytes_total counter\n");
-  for (int m = 0; m < M__COUNT; m++)
-    if (s->bytes_total[m])
-      sb_printf(&sb, "shardcheckd_request_bytes_total{method=\"%s\"} %llu\n", methods[m].name,
-                (unsigned long long)s->bytes_total[m]);
-  sb_printf(&sb, "# HELP shardcheckd_check_duration_seconds Check and CheckStream latency, accept to status.\n"
-                 "# TYPE shardcheckd_check_duration_seconds histogram\n");
-  uint64_t cum = 0;
-  for (size_t b = 0; b < NBUCKETS; b++) {
-    cum += s->hist[b];
-    sb_printf(&sb, "shardcheckd_check_duration_seconds_bucket{le=\"%g\"} %llu\n", hist_bounds[b], (unsigned long long)cum);
-  }
-  cum += s->hist[NBUCKETS];
-  sb_printf(&sb, "shardcheckd_check_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
-  sb_printf(&sb, "shardcheckd_check_duration_seconds_sum %.6f\nshardcheckd_check_duration_seconds_count %llu\n",
-            s->hist_sum, (unsigned long long)s->hist_count);
-  sb_printf(&sb, "# HELP shardcheckd_inflight Checks accepted and not yet answered.\n"
-                 "# TYPE shardcheckd_inflight gauge\nshardcheckd_inflight %llu\n"
-                 "# HELP shardcheckd_inflight_limit max_inflight.\n"
-                 "# TYPE shardcheckd_inflight_limit gauge\nshardcheckd_inflight_limit %llu\n"
-                 "# HELP shardcheckd_rejected_busy_total Checks answered RESOURCE_EXHAUSTED by the in-flight bound.\n"
-                 "# TYPE shardcheckd_rejected_busy_total counter\nshardcheckd_rejected_busy_total %llu\n"
-                 "# HELP shardcheckd_open_calls Calls the server holds (all methods).\n"
-                 "# TYPE shardcheckd_open_calls gauge\nshardcheckd_open_calls %llu\n"
-                 "# HELP shardcheckd_serving 1 while serving, 0 while draining.\n"
-                 "# TYPE shardcheckd_serving gauge\nshardcheckd_serving %d\n"
-                 "# HELP shardcheckd_workers Analysis worker threads.\n"
-                 "# TYPE shardcheckd_workers gauge\nshardcheckd_workers %llu\n",
-            (unsigned long long)s->inflight, (unsigned long long)s->max_inflight, (unsigned long long)s->rejected_busy,
-            (unsigned long long)s->live_count, srv_serving(s) ? 1 : 0, (unsigned long long)s->workers);
-  listener_stats ls = s->lst_final;
-  if (s->lst)
-    listener_get_stats(s->lst, &ls);
-  sb_printf(&sb, "# HELP shardcheckd_memory_used_bytes Buffered requests, analysis arenas and answers being sent (memory budget).\n"
-                 "# TYPE shardcheckd_memory_used_bytes gauge\nshardcheckd_memory_used_bytes %llu\n"
-                 "# HELP shardcheckd_memory_budget_bytes memory_budget_bytes.\n"
-                 "# TYPE shardcheckd_memory_budget_bytes gauge\nshardcheckd_memory_budget_bytes %llu\n"
-                 "# HELP shardcheckd_rejected_memory_total Calls answered RESOURCE_EXHAUSTED by the memory budget.\n"
-                 "# TYPE shardcheckd_rejected_memory_total counter\nshardcheckd_rejected_memory_total %llu\n"
-                 "# HELP shardcheckd_memory_connection_limit_bytes connection_memory_bytes: one connection's most.\n"
-                 "# TYPE shardcheckd_memory_connection_limit_bytes gauge\nshardcheckd_memory_connection_limit_bytes %llu\n"
-                 "# HELP shardcheckd_rejected_connection_memory_total Calls answered RESOURCE_EXHAUSTED by their connection's share.\n"
-                 "# TYPE shardcheckd_rejected_connection_memory_total counter\nshardcheckd_rejected_connection_memory_total %llu\n"
-                 "# HELP shardcheckd_send_timeouts_total Answers cancelled because the client did not read them (send_timeout_ms).\n"
-                 "# TYPE shardcheckd_send_timeouts_total counter\nshardcheckd_send_timeouts_total %llu\n"
-                 "# HELP shardcheckd_watch_rejected_total Health.Watch calls refused by watch_per_connection.\n"
-                 "# TYPE shardcheckd_watch_rejected_total counter\nshardcheckd_watch_rejected_total %llu\n"
-                 "# HELP shardcheckd_watch_expired_total Health.Watch calls ended by watch_max_ms.\n"
-                 "# TYPE shardcheckd_watch_expired_total counter\nshardcheckd_watch_expired_total %llu\n"
-                 "# HELP shardcheckd_analysis_regrown_total Analyses run again with a larger arena charge.\n"
-                 "# TYPE shardcheckd_analysis_regrown_total counter\nshardcheckd_analysis_regrown_total %llu\n"
-                 "# HELP shardcheckd_stream_timeouts_total Streams ended by stream_message_timeout_ms or stream_max_ms.\n"
-                 "# TYPE shardcheckd_stream_timeouts_total counter\nshardcheckd_stream_timeouts_total %llu\n"
-                 "# HELP shardcheckd_unauthenticated_total Calls refused for a missing or wrong bearer token.\n"
-                 "# TYPE shardcheckd_unauthenticated_total counter\nshardcheckd_unauthenticated_total %llu\n"
-                 "# HELP shardcheckd_connections Connections open (plaintext listener).\n"
-                 "# TYPE shardcheckd_connections gauge\nshardcheckd_connections %llu\n"
-                 "# HELP shardcheckd_connections_accepted_total Connections accepted (plaintext listener).\n"
-                 "# TYPE shardcheckd_connections_accepted_total counter\nshardcheckd_connections_accepted_total %llu\n"
-                 "# HELP shardcheckd_connections_refused_total Connections closed at once, by reason.\n"
-                 "# TYPE shardcheckd_connections_refused_total counter\n"
-                 "shardcheckd_connections_refused_total{reason=\"max_connections\"} %llu\n"
-                 "shardcheckd_connections_refused_total{reason=\"max_connections_per_peer\"} %llu\n"
-                 "shardcheckd_connections_refused_total{reason=\"no_file_descriptors\"} %llu\n"
-                 "shardcheckd_connections_refused_total{reason=\"handshake_timeout\"} %llu\n"
-                 "shardcheckd_connections_refused_total{reason=\"not_http2\"} %llu\n"
-                 "# HELP shardcheckd_listener_ok 0 once the gRPC listener stopped accepting.\n"
-                 "# TYPE shardcheckd_listener_ok gauge\nshardcheckd_listener_ok %d\n",
-            (unsigned long long)budget_used(s->mem), (unsigned long long)budget_total(s->mem),
-            (unsigned long long)s->rejected_memory, (unsigned long long)budget_per_connection(s->mem),
-            (unsigned long long)s->rejected_memory_conn, (unsigned long long)s->send_timeouts,
-            (unsigned long long)s->rejected_watch, (unsigned long long)s->watch_expired,
-            (unsigned long long)s->analysis_regrown, (unsigned long long)s->stream_timeouts,
-            (unsigned long long)s->unauthenticated, (unsigned long long)ls.open, (unsigned long long)ls.accepted,
-            (unsigned long long)ls.refused_cap, (unsigned long long)ls.refused_peer, (unsigned long long)ls.refused_fds,
-            (unsigned long long)ls.handshake_timeouts, (unsigned long long)ls.bad_preface, s->listener_broken ? 0 : 1);
-  cache_stats cs;
-  cache_get_stats(s->cache, &cs);
-  sb_printf(&sb, "# HELP shardcheckd_cache_hits_total Checks answered from the result cache.\n"
-                 "# TYPE shardcheckd_cache_hits_total counter\nshardcheckd_cache_hits_total %llu\n"
-                 "# HELP shardcheckd_cache_misses_total Checks that ran the analysis.\n"
-                 "# TYPE shardcheckd_cache_misses_total counter\nshardcheckd_cache_misses_total %llu\n"
-                 "# HELP shardcheckd_cache_evictions_total Entries evicted by the byte bound.\n"
-                 "# TYPE shardcheckd_cache_evictions_total counter\nshardcheckd_cache_evictions_total %llu\n"
-                 "# HELP shardcheckd_cache_bytes Bytes held by the result cache.\n"
-                 "# TYPE shardcheckd_cache_bytes gauge\nshardcheckd_cache_bytes %llu\n"
-                 "# HELP shardcheckd_cache_entries Entries in the result cache.\n"
-                 "# TYPE shardcheckd_cache_entries gauge\nshardcheckd_cache_entries %llu\n"
-                 "# HELP shardcheckd_cache_limit_bytes The cache byte bound.\n"
-                 "# TYPE shardcheckd_cache_limit_bytes gauge\nshardcheckd_cache_limit_bytes %llu\n",
-            (unsigned long long)cs.hits, (unsigned long long)cs.misses, (unsigned long long)cs.evictions,
-            (unsigned long long)cs.bytes, (unsigned long long)cs.entries, (unsigned long long)cs.limit);
-  if (s->redis) {
-    redis_tier_stats rs;
-    redis_tier_get_stats(s->redis, &rs);
-    sb_printf(&sb, "# HELP shardcheckd_redis_requests_total Shared cache tier operations by outcome.\n"
-                   "# TYPE shardcheckd_redis_requests_total counter\n"
-                   "shardcheckd_redis_requests_total{result=\"hit\"} %llu\n"
-                   "shardcheckd_redis_requests_total{result=\"miss\"} %llu\n"
-                   "shardcheckd_redis_requests_total{result=\"error\"} %llu\n"
-                   "shardcheckd_redis_requests_total{result=\"skipped\"} %llu\n"
-                   "shardcheckd_redis_requests_total{result=\"stored\"} %llu\n"
-                   "shardcheckd_redis_requests_total{result=\"too_large\"} %llu\n"
-                   "# HELP shardcheckd_redis_up 0 while the circuit breaker skips Redis after a failure.\n"
-                   "# TYPE shardcheckd_redis_up gauge\nshardcheckd_redis_up %d\n",
-              (unsigned long long)rs.hits, (unsigned long long)rs.misses, (unsigned long long)rs.errors,
-              (unsigned long long)rs.skipped, (unsigned long long)rs.stores, (unsigned long long)rs.too_large,
-              rs.up ? 1 : 0);
-  }
-  if (sb.oom) {
-    free(sb.b);
-    return NULL;
-  }
-  return sb.b;
 }

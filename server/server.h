@@ -33,8 +33,9 @@ void srv_start(srv *s);
 void srv_drain(srv *s, void (*done)(void *), void *arg);
 /* SIGHUP: applies the settings a running server can change (limits, queue bound, cache, log level). */
 void srv_reload(srv *s, const srv_config *cfg);
-/* Prometheus text; malloc'd. */
+/* Prometheus text; malloc'd (metrics_text.c). Loop thread. */
 char *srv_metrics_text(void *s);
+/* Releases the server once srv_drain's `done` ran (loop thread). */
 void srv_free(srv *s);
 
 #endif

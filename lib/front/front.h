@@ -28,7 +28,7 @@ typedef struct {
   uint32_t begin, end;   /* this chunk */
   const sc_linemap *lines;
   uint32_t max_depth, max_ops;
-  const volatile int *cancel;
+  const atomic_int *cancel;
 } sc_parse_input;
 
 sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err);

@@ -74,7 +74,7 @@ typedef struct {
   const sc_linemap *lines;
   sc_linemap own_lines;
   uint32_t max_depth, max_ops;
-  const volatile int *cancel;
+  const atomic_int *cancel;
   sc_parse_error *err;
   jmp_buf fail_jmp;
   uint32_t ninstr;

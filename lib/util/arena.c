@@ -35,7 +35,7 @@ struct sc_arena {
   chunk *head;
   size_t used, limit;
   jmp_buf *on_failure;
-  const volatile int *cancel;
+  const atomic_int *cancel;
   unsigned long long steps, step_limit, next_poll;
   uint64_t hash_seed;
 };
@@ -82,7 +82,7 @@ static void *fail(sc_arena *a) {
   return NULL;
 }
 
-void sc_arena_set_cancel(sc_arena *a, const volatile int *cancel) {
+void sc_arena_set_cancel(sc_arena *a, const atomic_int *cancel) {
   a->cancel = cancel;
   a->next_poll = a->steps;
 }

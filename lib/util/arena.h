@@ -9,6 +9,7 @@
 #define SC_ARENA_H
 
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,7 +75,7 @@ void sc_arena_set_failure_jump(sc_arena *a, jmp_buf *env);
  *   - a step limit bounds the CPU a request may take, deterministically (0 = unlimited): past it,
  *     sc_arena_step() fails like an exhausted byte limit;
  *   - tests assert that hostile inputs cost work linear in their size (sc_arena_steps()). */
-void sc_arena_set_cancel(sc_arena *a, const volatile int *cancel);
+void sc_arena_set_cancel(sc_arena *a, const atomic_int *cancel);
 void sc_arena_set_step_limit(sc_arena *a, unsigned long long limit);
 unsigned long long sc_arena_step_limit(const sc_arena *a);
 /* Changes the byte limit (0 = unlimited); a limit below what is used fails the next allocation. For a

@@ -289,7 +289,7 @@ static const char *MODULE = "module @m attributes {mhlo.num_partitions = 1 : i32
                             "  }\n"
                             "}\n";
 
-static check_job job_for(Shardcheck__V1__CheckRequest *req, uint8_t **buf, volatile int *cancel) {
+static check_job job_for(Shardcheck__V1__CheckRequest *req, uint8_t **buf, atomic_int *cancel) {
   size_t n = protobuf_c_message_get_packed_size(&req->base);
   *buf = malloc(n + 1);
   protobuf_c_message_pack(&req->base, *buf);
@@ -310,7 +310,7 @@ Test(check, report_equals_local_and_caches) {
   req.module.len = strlen(MODULE);
   req.file_name = "m.mlir";
   uint8_t *buf;
-  volatile int cancel = 0;
+  atomic_int cancel = 0;
   srv_cache *cache = cache_new(1 << 20);
   check_job j = job_for(&req, &buf, &cancel);
   j.cache = cache;
@@ -345,7 +345,7 @@ Test(check, statuses) {
   req.module.data = (uint8_t *)MODULE;
   req.module.len = strlen(MODULE);
   uint8_t *buf;
-  volatile int cancel = 1;
+  atomic_int cancel = 1;
   check_job j = job_for(&req, &buf, &cancel);
   check_run(&j);
   cr_assert_eq(j.reply.code, GRPC_STATUS_CANCELLED, "a cancelled call does not run");

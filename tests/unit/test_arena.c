@@ -70,7 +70,7 @@ Test(arena, vector_push_grows) {
 
 Test(arena, step_meter_polls_cancel_and_enforces_its_limit) {
   sc_arena *a = sc_arena_new(0);
-  volatile int cancel = 0;
+  atomic_int cancel = 0;
   sc_arena_set_cancel(a, &cancel);
   for (int i = 0; i < 10000; i++) cr_assert_not(sc_arena_step(a, 1));
   cr_assert_eq(sc_arena_steps(a), 10000);

@@ -134,7 +134,7 @@ Test(check, limits_and_cancel) {
   opt.max_ops = 2;
   sc_report *r = test_check(A, GOOD, &opt);
   cr_assert_eq(test_count_code(r, "SC0002"), 1);
-  volatile int cancel = 1;
+  atomic_int cancel = 1;
   sc_options c = {0};
   c.cancel = &cancel;
   r = NULL;

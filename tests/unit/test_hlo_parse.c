@@ -18,7 +18,7 @@ static void teardown(void) { sc_arena_free(arena); }
 TestSuite(hlo_parse, .init = setup, .fini = teardown);
 
 static sc_module *parse_n(const char *text, size_t len, sc_parse_error *err, uint32_t max_depth, uint32_t max_ops,
-                          const volatile int *cancel) {
+                          const atomic_int *cancel) {
   lines = sc_linemap_build(arena, text, len);
   sc_parse_input in = {arena, text, len, 0, (uint32_t)len, &lines, max_depth, max_ops, cancel};
   memset(err, 0, sizeof *err);
@@ -552,7 +552,7 @@ Test(hlo_parse, max_ops_and_cancel) {
   cr_assert_null(m);
   cr_assert_str_eq(err.message, "too many instructions (limit 1000)");
   cr_assert(err.limit);
-  volatile int cancel = 1;
+  atomic_int cancel = 1;
   m = parse_n(t, k, &err, 0, 0, &cancel);
   cr_assert_null(m);
   cr_assert_str_eq(err.message, "cancelled");

@@ -196,7 +196,7 @@ Test(linear_bounds, cancel_stops_tile_assignment_check) {
   cr_assert(sc_parse_shape(a, sc_span_of("f32[200000]", 11), &shape));
   cr_assert_null(sc_gspmd_validate(a, s, &shape, 200000, false), "valid when not cancelled");
 
-  volatile int cancel = 1;
+  atomic_int cancel = 1;
   jmp_buf env;
   volatile bool stopped = false;
   sc_arena_set_cancel(a, &cancel);

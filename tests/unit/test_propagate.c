@@ -168,7 +168,7 @@ Test(propagate, linear_in_priorities_and_call_chains) {
 Test(propagate, cancellation_stops_the_fixed_point) {
   char *text = chain(20000);
   sc_arena *a = sc_arena_new(0);
-  volatile int cancel = 1;
+  atomic_int cancel = 1;
   sc_propagate_options o;
   memset(&o, 0, sizeof o);
   o.strategy = SC_PROPAGATE_USER_PRIORITY;

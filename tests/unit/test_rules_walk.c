@@ -74,7 +74,7 @@ Test(rules_walk, diagnostics_come_out_in_table_order) {
 
 Test(rules_walk, a_cancelled_request_runs_no_rule) {
   sc_arena *a = sc_arena_new(0);
-  volatile int cancel = 1;
+  atomic_int cancel = 1;
   sc_options opt = {0};
   opt.cancel = &cancel;
   sc_ctx ctx;
