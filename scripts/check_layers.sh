@@ -10,7 +10,9 @@
 #   1. symbols: no object references a symbol defined by an object of a higher layer (nm);
 #   2. includes: no source includes a header of a higher layer;
 #   3. cycles: the object-to-object reference graph inside lib/ has no cycle (tsort; the rule table's
-#      references from engine.o to each rule's functions are the registry and do not count);
+#      references from engine.o to each rule's functions are the registry and do not count; a file
+#      split in pieces is one node: a piece's first line says "(see NAME.c)", naming the main file
+#      beside it, and the pieces may call each other, as a recursive-descent parser does);
 #   4. file heads: a first line that names a file (`/* name.c — ...`) names the file itself, and
 #      every lib/... path a source mentions exists.
 # Prints each violation and exits 1 if there is any.
@@ -64,9 +66,20 @@ awk 'NR == FNR { dl[$1] = $2; df[$1] = $3; next }
      ($1 in dl) && dl[$1] > $2 { print "check-layers: " $3 " uses " $1 ", defined in " df[$1] " (a higher layer)" }' \
   "$tmp/defs" "$tmp/uses" >"$tmp/up"
 if [ -s "$tmp/up" ]; then cat "$tmp/up"; bad=1; fi
+# Pieces of a split file count as their main file: "piece.o main.o" lines.
+: >"$tmp/pieces"
+if [ -z "${SC_LAYERS_SKIP_SOURCES:-}" ]; then
+  for f in lib/*.c lib/*/*.c; do
+    main=$(head -n 1 "$f" | sed -n 's|^/\* *[A-Za-z0-9_]*\.c *—.*(see \([A-Za-z0-9_]*\.c\)).*|\1|p')
+    [ -n "$main" ] && [ -e "$(dirname "$f")/$main" ] && echo "${f%.c}.o $(dirname "$f")/${main%.c}.o" >>"$tmp/pieces"
+  done
+fi
 # The rule engine's table names every rule's functions: those edges are the registry, not a dependency.
-awk 'NR == FNR { df[$1] = $3; next } ($1 in df) && df[$1] != $3 && $3 != "lib/rules/engine.o" { print $3, df[$1] }' \
-  "$tmp/defs" "$tmp/uses" |
+awk 'FILENAME == ARGV[1] { unit[$1] = $2; next }
+     FILENAME == ARGV[2] { df[$1] = ($3 in unit) ? unit[$3] : $3; next }
+     { u = ($3 in unit) ? unit[$3] : $3 }
+     ($1 in df) && df[$1] != u && $3 != "lib/rules/engine.o" { print u, df[$1] }' \
+  "$tmp/pieces" "$tmp/defs" "$tmp/uses" |
   sort -u >"$tmp/edges"
 if ! tsort "$tmp/edges" >/dev/null 2>"$tmp/loop"; then
   echo "check-layers: objects in lib/ reference each other in a cycle:"

@@ -2,7 +2,8 @@
  * round-trip `xla.sdy.meshes` attribute, the request's target mesh, `mhlo.num_partitions`), every
  * sharding annotation parsed once (Shardy and GSPMD onto sc_sharding), sdy ops' custom syntax, and each
  * op's manual context (Shardy manual computations, round-trip manual bodies, GSPMD manual regions),
- * following calls into private functions. Bad annotations become model errors, never failures. */
+ * following calls into private functions (model_manual.c). Bad annotations become model errors, never
+ * failures. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,13 +11,14 @@
 
 #include "model/memo.h"
 #include "model/model.h"
+#include "model/model_build.h"
 #include "util/hash.h"
 #include "util/hashset.h"
 #include "model/sdy_lex.h"
 
 /* ---- small helpers ------------------------------------------------------------------------------ */
 
-static bool span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
+bool mdl_span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
 
 static uint32_t off_of(const sc_module *m, const char *p) { return (uint32_t)(p - m->buf); }
 
@@ -93,39 +95,24 @@ static bool dict_lookup(sc_arena *a, sc_span dict, const char *key, sc_span *val
   return false;
 }
 
-static const sc_attr *find_attr_n(const sc_attrs *attrs, const char *name, size_t n) {
+const sc_attr *mdl_find_attr_n(const sc_attrs *attrs, const char *name, size_t n) {
   for (uint32_t i = 0; i < attrs->n; i++)
     if (attrs->v[i].name.n == n && !memcmp(attrs->v[i].name.p, name, n)) return &attrs->v[i];
   return NULL;
 }
 
-static const sc_attr *find_attr(const sc_attrs *attrs, const char *name) { return find_attr_n(attrs, name, strlen(name)); }
+const sc_attr *mdl_find_attr(const sc_attrs *attrs, const char *name) { return mdl_find_attr_n(attrs, name, strlen(name)); }
 /* For a literal name: its length is known at compile time. */
-#define FIND_ATTR(attrs, lit) find_attr_n((attrs), (lit), sizeof(lit) - 1)
 
 static bool is_func(const sc_op *op) {
   return op->kind == SC_OP_FUNC;
 }
-
-typedef SC_VEC(sc_model_error) errvec;
 
 static void add_error(sc_arena *a, sc_model *model, errvec *errs, const sc_op *op, uint32_t offset, const char *msg) {
   (void)model;
   sc_model_error e = {op, offset, msg};
   SC_PUSH(a, *errs, e);
 }
-
-typedef struct {
-  sc_arena *a;
-  sc_module *m;
-  sc_model *model;
-  errvec errs;
-  SC_VEC(sc_mesh) meshes;
-  sc_memo parsed; /* sharding text -> its parse (each distinct text is parsed once) */
-  /* Scratch for the custom-syntax items of the sdy op being scanned: each op's items are copied to an
-   * exact-size array (most sdy ops have one; a vector per op took room for two). */
-  SC_VEC(sc_sdy_item) items;
-} builder;
 
 /* What a sharding annotation's text is parsed as (the memo's tag). */
 enum { TEXT_SDY = 1, TEXT_SDY_LIST, TEXT_GSPMD };
@@ -218,10 +205,8 @@ static sc_sharding *parse_gspmd_text(builder *b, sc_span v, uint32_t off, const 
 
 /* ---- sdy ops' custom syntax --------------------------------------------------------------------- */
 
-/* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
-static const sc_sdy_op_info k_no_sdy_op;
-/* What an op that is no function (or a function without argument or result annotations) has. */
-static const sc_func_annotations k_no_func;
+const sc_sdy_op_info mdl_no_sdy_op;
+const sc_func_annotations mdl_no_func;
 
 static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
   if (op->generic || !op->text.n) return;
@@ -234,7 +219,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
     for (;;) {
       sdy_tok t = sdy_next(&lx);
       if (t.kind == SDY_EOF) return;
-      if (t.kind == SDY_IDENT && span_same(t.text, op->name)) break;
+      if (t.kind == SDY_IDENT && mdl_span_same(t.text, op->name)) break;
     }
   }
   b->items.n = 0;
@@ -316,7 +301,7 @@ static bool sdy_value(const sc_op *op, const sc_op_info *info, const char *name,
     *off = it->offset;
     return true;
   }
-  const sc_attr *at = find_attr(&op->attrs, name);
+  const sc_attr *at = mdl_find_attr(&op->attrs, name);
   if (at && at->value.n) {
     *v = at->value;
     *off = off_of(m, at->value.p);
@@ -434,8 +419,8 @@ static void add_mesh_op(builder *b, const sc_op *op) {
 }
 
 static void add_roundtrip_meshes(builder *b, const sc_op *module) {
-  const sc_attr *fa = find_attr(&module->attrs, "mhlo.frontend_attributes");
-  if (!fa) fa = find_attr(&module->attrs, "frontend_attributes");
+  const sc_attr *fa = mdl_find_attr(&module->attrs, "mhlo.frontend_attributes");
+  if (!fa) fa = mdl_find_attr(&module->attrs, "frontend_attributes");
   if (!fa) return;
   sc_span v, s;
   uint32_t base = off_of(b->m, fa->value.p);
@@ -497,7 +482,7 @@ const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name) {
     return sc_name_map_get(model->mesh_index, name.p, name.n, &i) ? &model->meshes[i] : NULL;
   }
   for (uint32_t i = 0; i < model->nmeshes; i++)
-    if (span_same(model->meshes[i].name, name)) return &model->meshes[i];
+    if (mdl_span_same(model->meshes[i].name, name)) return &model->meshes[i];
   return NULL;
 }
 
@@ -836,395 +821,6 @@ static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_shard
   return !p->error;
 }
 
-/* ---- manual contexts ---------------------------------------------------------------------------- */
-
-/* Function lookup by symbol name (open addressing; modules may have thousands of functions, and HLO
- * control flow names its computations: a linear search per reference would be quadratic). */
-typedef struct sc_func_index {
-  sc_op **slots;
-  uint32_t mask;
-  uint64_t seed; /* the arena's hash key: symbol names come from the input */
-} func_map;
-
-static uint32_t span_hash(const func_map *fm, sc_span s) { return (uint32_t)sc_hash_bytes(s.p, s.n, fm->seed); }
-
-static void func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
-  uint32_t cap = 16;
-  while (cap < m->nfuncs * 2u + 1) cap *= 2;
-  fm->slots = sc_arena_calloc(a, cap, sizeof *fm->slots);
-  fm->mask = cap - 1;
-  fm->seed = sc_arena_hash_seed(a);
-  for (uint32_t i = 0; i < m->nfuncs; i++) {
-    uint32_t h = span_hash(fm, sc_op_sym_name(m->funcs[i])) & fm->mask;
-    while (fm->slots[h]) {
-      if (span_same(sc_op_sym_name(fm->slots[h]), sc_op_sym_name(m->funcs[i]))) break; /* first definition wins */
-      h = (h + 1) & fm->mask;
-    }
-    if (!fm->slots[h]) fm->slots[h] = m->funcs[i];
-  }
-}
-
-static sc_op *func_map_get(const func_map *fm, sc_span name) {
-  uint32_t h = span_hash(fm, name) & fm->mask;
-  while (fm->slots[h]) {
-    if (span_same(sc_op_sym_name(fm->slots[h]), name)) return fm->slots[h];
-    h = (h + 1) & fm->mask;
-  }
-  return NULL;
-}
-
-typedef struct {
-  builder *b;
-  const func_map *funcs;
-  /* Per function, at its func_slot() (nfuncs + 1 entries, not one per op: a module has ~10^5 ops and
-   * few functions): the least manual context of its call sites, and whether it was reached. */
-  const sc_op **funcs_by_id; /* m->funcs sorted by op id */
-  uint32_t nfuncs;
-  const sc_manual_context **func_ctx;
-  bool *func_seen;
-  /* per op id: results are GSPMD-local values in this context. Made when the first op gets one (set_local):
-   * modules without GSPMD manual regions need none (8 bytes per op). */
-  const sc_manual_context **local;
-  SC_VEC(sc_op *) work;
-  bool any_local; /* some op's results are GSPMD-local (else operands need no look) */
-  sc_manual_context top;
-} mctx;
-
-static int by_op_id(const void *x, const void *y) {
-  uint32_t a = (*(const sc_op *const *)x)->id, b = (*(const sc_op *const *)y)->id;
-  return (a > b) - (a < b);
-}
-
-/* The index of function `f` in c->funcs_by_id (binary search); nfuncs (a spare entry) if it is none. */
-static uint32_t func_slot(const mctx *c, const sc_op *f) {
-  uint32_t lo = 0, hi = c->nfuncs;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (c->funcs_by_id[mid]->id < f->id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < c->nfuncs && c->funcs_by_id[lo] == f ? lo : c->nfuncs;
-}
-
-static bool is_manual_body_name(sc_span callee) {
-  return sc_span_starts(callee, "xla.sdy.manual_computation_body") ||
-         sc_span_starts(callee, "local_xla.sdy.manual_computation_body");
-}
-
-static const sc_mesh *op_mesh(const sc_model *model, const sc_sdy_op_info *info) {
-  for (uint32_t i = 0; i < info->in_shardings.nvalues; i++) {
-    const sc_mesh *m = sc_model_sharding_mesh(model, info->in_shardings.values[i]);
-    if (m) return m;
-  }
-  for (uint32_t i = 0; i < info->out_shardings.nvalues; i++) {
-    const sc_mesh *m = sc_model_sharding_mesh(model, info->out_shardings.values[i]);
-    if (m) return m;
-  }
-  return NULL;
-}
-
-/* A name and where it stands in the parent's axes followed by the new ones. */
-typedef struct {
-  sc_span name;
-  uint32_t pos;
-} placed_name;
-
-static int cmp_placed_name(const void *x, const void *y) {
-  const placed_name *a = x, *b = y;
-  if (a->name.n != b->name.n) return a->name.n < b->name.n ? -1 : 1;
-  int c = a->name.n ? memcmp(a->name.p, b->name.p, a->name.n) : 0;
-  if (c) return c;
-  return a->pos < b->pos ? -1 : a->pos > b->pos;
-}
-
-/* The parent's manual axes, then each new axis not named before it. Duplicates are found by sorting
- * (n log n), not by comparing each new axis with every kept one (quadratic in a hostile axis list). */
-static sc_manual_context *ctx_with_axes(sc_arena *a, const sc_manual_context *parent, const sc_op *op,
-                                        const sc_mesh *mesh, const sc_axis_ref *axes, uint32_t n) {
-  sc_manual_context *c = sc_arena_alloc(a, sizeof *c);
-  *c = *parent;
-  c->manual_op = op;
-  if (mesh) c->mesh = mesh;
-  uint32_t np = parent->nmanual_axes, total = np + n;
-  c->manual_axes = sc_arena_calloc(a, total + 1, sizeof(sc_span));
-  placed_name *sorted = sc_arena_alloc(a, (total + 1) * sizeof *sorted);
-  bool *repeat = sc_arena_calloc(a, total + 1, sizeof *repeat);
-  for (uint32_t i = 0; i < total; i++) sorted[i] = (placed_name){i < np ? parent->manual_axes[i] : axes[i - np].name, i};
-  qsort(sorted, total, sizeof *sorted, cmp_placed_name);
-  for (uint32_t i = 1; i < total; i++) repeat[sorted[i].pos] = span_same(sorted[i].name, sorted[i - 1].name);
-  c->nmanual_axes = 0;
-  for (uint32_t i = 0; i < np; i++) c->manual_axes[c->nmanual_axes++] = parent->manual_axes[i];
-  for (uint32_t i = 0; i < n; i++)
-    if (!repeat[np + i]) c->manual_axes[c->nmanual_axes++] = axes[i].name;
-  return c;
-}
-
-static bool gspmd_sharding_is_manual(const sc_sharding *s, bool *partial) {
-  if (!s) return false;
-  if (s->kind == SC_SHARDING_MANUAL) {
-    *partial = false;
-    return true;
-  }
-  if (s->kind == SC_SHARDING_TUPLE) {
-    bool any = false;
-    for (uint32_t i = 0; i < s->nelements; i++) any |= gspmd_sharding_is_manual(s->elements[i], partial);
-    return any;
-  }
-  if (s->kind == SC_SHARDING_NAMED && s->source == SC_SHARDING_FROM_GSPMD && s->nmanual_axes) {
-    *partial = s->mesh && (uint32_t)s->nmanual_axes < s->mesh->naxes;
-    return true;
-  }
-  for (uint32_t i = 0; i < s->nlast_tile_dims; i++) {
-    if (s->last_tile_dims[i] == 1) {
-      uint32_t d = s->ntile_dims - s->nlast_tile_dims + i;
-      *partial = (uint64_t)s->tile_dims[d] != s->ntile_devices;
-      return true;
-    }
-  }
-  return false;
-}
-
-static sc_manual_context *gspmd_ctx(mctx *c, const sc_manual_context *parent, const sc_op *entry, bool partial) {
-  sc_arena *a = c->b->a;
-  sc_manual_context *n = sc_arena_alloc(a, sizeof *n);
-  *n = *parent;
-  n->manual_op = entry;
-  n->gspmd_manual = true;
-  n->gspmd_partial = partial;
-  const sc_mesh *mesh = c->b->model->effective;
-  n->mesh = mesh;
-  if (!partial && mesh) {
-    n->manual_axes = sc_arena_calloc(a, mesh->naxes + 1, sizeof(sc_span));
-    n->nmanual_axes = 0;
-    for (uint32_t i = 0; i < mesh->naxes; i++) n->manual_axes[n->nmanual_axes++] = mesh->axes[i].name;
-  }
-  return n;
-}
-
-static bool ctx_is_manual(const sc_manual_context *x) {
-  return x->manual_op || x->nmanual_axes || x->gspmd_manual;
-}
-
-/* The least manual of two call sites' contexts: not manual if either is not; else the intersection of
- * their manual axes, GSPMD-manual only if both are, partial if either is. */
-static const sc_manual_context *ctx_meet(mctx *c, const sc_manual_context *x, const sc_manual_context *y) {
-  if (x == y) return x;
-  if (!ctx_is_manual(x)) return x;
-  if (!ctx_is_manual(y)) return y;
-  sc_manual_context *n = sc_arena_alloc(c->b->a, sizeof *n);
-  *n = y->nmanual_axes < x->nmanual_axes ? *y : *x;
-  n->manual_axes = sc_arena_calloc(c->b->a, x->nmanual_axes + 1, sizeof(sc_span));
-  n->nmanual_axes = 0;
-  for (uint32_t i = 0; i < x->nmanual_axes; i++) {
-    bool both = false;
-    for (uint32_t j = 0; j < y->nmanual_axes; j++) both |= span_same(x->manual_axes[i], y->manual_axes[j]);
-    if (both) n->manual_axes[n->nmanual_axes++] = x->manual_axes[i];
-  }
-  n->gspmd_manual = x->gspmd_manual && y->gspmd_manual;
-  n->gspmd_partial = n->gspmd_manual && (x->gspmd_partial || y->gspmd_partial);
-  /* a GSPMD-manual and a Shardy-manual site: only the axes both make manual (none for a partial one) */
-  if (x->gspmd_manual != y->gspmd_manual && (x->gspmd_partial || y->gspmd_partial)) n->nmanual_axes = 0;
-  if (!n->gspmd_manual && !n->nmanual_axes) return &c->top;
-  return n;
-}
-
-/* True if `y` is strictly less manual than `x` (ctx_meet only ever moves down, so this terminates). */
-static bool ctx_lower(const sc_manual_context *x, const sc_manual_context *y) {
-  if (ctx_is_manual(x) != ctx_is_manual(y)) return ctx_is_manual(x);
-  return y->nmanual_axes < x->nmanual_axes || (x->gspmd_manual && !y->gspmd_manual) ||
-         (!x->gspmd_partial && y->gspmd_partial);
-}
-
-static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
-  if (!name.n) return;
-  if (name.p[0] == '%' || name.p[0] == '@') name = sc_span_of(name.p + 1, name.n - 1);
-  sc_op *f = func_map_get(c->funcs, name);
-  if (!f) return;
-  uint32_t k = func_slot(c, f);
-  if (c->func_seen[k]) {
-    /* reached again: the function runs in the least manual of its call sites' contexts (what rules that
-     * require a fully manual context must assume); walk it again if that got less manual */
-    const sc_manual_context *old = c->func_ctx[k] ? c->func_ctx[k] : &c->top;
-    const sc_manual_context *m = ctx_meet(c, old, ctx);
-    if (!ctx_lower(old, m)) return;
-    c->func_ctx[k] = m;
-    SC_PUSH(c->b->a, c->work, f);
-    return;
-  }
-  c->func_seen[k] = true;
-  c->func_ctx[k] = ctx;
-  SC_PUSH(c->b->a, c->work, f);
-}
-
-static const char *const k_hlo_callee_attrs[] = {"to_apply",          "calls",           "body",      "condition",
-                                                 "branch_computations", "true_computation", "false_computation"};
-
-/* Whether any attribute could be one of k_hlo_callee_attrs: most ops have none, and the lookup of
- * each of the seven names would scan the attributes seven times with a strlen each. */
-static bool has_hlo_callee_attr(const sc_attrs *attrs) {
-  for (uint32_t i = 0; i < attrs->n; i++) {
-    sc_span n = attrs->v[i].name;
-    if (n.n < 4 || n.n > 19) continue;
-    for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++)
-      if (n.p[0] == k_hlo_callee_attrs[k][0] && sc_span_eq(n, k_hlo_callee_attrs[k])) return true;
-  }
-  return false;
-}
-
-static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
-
-static void set_local(mctx *c, const sc_op *op, const sc_manual_context *ctx) {
-  if (!c->local) c->local = sc_arena_calloc(c->b->a, c->b->m->nops + 1, sizeof *c->local);
-  c->local[op->id] = ctx;
-  c->any_local = true;
-}
-
-static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
-  static const sc_op_info no_info = {.sdy_op = &k_no_sdy_op, .func = &k_no_func};
-  sc_model *model = c->b->model;
-  const sc_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
-  const sc_manual_context *opctx = ctx;
-  if (c->local) c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
-  bool f2s = op->cc == SC_CC_FULL_TO_SHARD;
-  bool s2f = op->cc == SC_CC_SHARD_TO_FULL;
-  /* GSPMD: an op with a manual-local operand is inside the manual region */
-  if (!f2s && !ctx->gspmd_manual && c->any_local) {
-    for (uint32_t i = 0; i < op->noperands; i++) {
-      const sc_value *v = op->operands[i];
-      if (v && v->def && c->local[v->def->id]) {
-        opctx = c->local[v->def->id];
-        break;
-      }
-    }
-  }
-  if (!opctx->gspmd_manual && !f2s && !s2f && !opctx->manual_op && info->gspmd.nvalues) {
-    bool partial = false;
-    if (gspmd_sharding_is_manual(info->gspmd.values[0], &partial) &&
-        info->gspmd.values[0]->kind != SC_SHARDING_TUPLE)
-      opctx = gspmd_ctx(c, ctx, op, partial);
-  }
-  model->manual[op->id] = opctx == &c->top ? NULL : opctx; /* contexts never change once made */
-  /* results */
-  if (f2s) {
-    bool partial = false;
-    if (info->gspmd.nvalues) gspmd_sharding_is_manual(info->gspmd.values[0], &partial);
-    set_local(c, op, ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial));
-  } else if (opctx->gspmd_manual && !s2f && opctx != ctx) {
-    set_local(c, op, opctx);
-  }
-  /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
-  const sc_manual_context *callctx = opctx;
-  if (sc_op_callee(op).n && is_manual_body_name(sc_op_callee(op))) {
-    const sc_sdy_op_info *mi = info->sdy_op;
-    if (!mi->has_manual_axes) {
-      for (uint32_t i = 0; i < op->noperands; i++) {
-        const sc_value *v = op->operands[i];
-        if (v && v->def && sc_model_op(model, v->def)->sdy_op->has_manual_axes) {
-          mi = sc_model_op(model, v->def)->sdy_op;
-          break;
-        }
-      }
-    }
-    if (mi->has_manual_axes) callctx = ctx_with_axes(c->b->a, opctx, op, model->effective, mi->manual_axes, mi->nmanual_axes);
-  }
-  if (sc_op_callee(op).n) visit_callee(c, sc_op_callee(op), callctx);
-  if (c->b->m->format == SC_FMT_HLO && has_hlo_callee_attr(&op->attrs)) {
-    for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++) {
-      const sc_attr *at = find_attr(&op->attrs, k_hlo_callee_attrs[k]);
-      if (!at) continue;
-      sc_span v = sc_span_trim(at->value);
-      if (v.n && v.p[0] == '{') { /* {%a, %b} */
-        const char *p = v.p + 1, *e = v.p + v.n - 1;
-        while (p < e) {
-          while (p < e && (isspace((unsigned char)*p) || *p == ',')) p++;
-          const char *q = p;
-          while (q < e && *q != ',' && !isspace((unsigned char)*q)) q++;
-          if (q > p) visit_callee(c, sc_span_of(p, (uint32_t)(q - p)), callctx);
-          p = q;
-        }
-      } else {
-        visit_callee(c, v, callctx);
-      }
-    }
-  }
-  /* regions */
-  const sc_manual_context *inner = opctx;
-  if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
-    inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info->sdy_op), info->sdy_op->manual_axes,
-                          info->sdy_op->nmanual_axes);
-  }
-  for (uint32_t r = 0; r < op->nregions; r++)
-    for (uint32_t k = 0; k < op->regions[r]->nblocks; k++) walk_block(c, op->regions[r]->blocks[k], inner);
-}
-
-static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx) {
-  sc_arena_step(c->b->a, blk->nops);
-  for (uint32_t i = 0; i < blk->nops; i++) walk_op(c, blk->ops[i], ctx);
-}
-
-static void walk_func(mctx *c, sc_op *f) {
-  uint32_t slot = func_slot(c, f);
-  const sc_manual_context *ctx = c->func_ctx[slot] ? c->func_ctx[slot] : &c->top;
-  c->b->model->manual[f->id] = NULL; /* the function op itself is not inside its callers */
-  for (uint32_t r = 0; r < f->nregions; r++)
-    for (uint32_t k = 0; k < f->regions[r]->nblocks; k++) walk_block(c, f->regions[r]->blocks[k], ctx);
-}
-
-static void build_manual(builder *b) {
-  sc_module *m = b->m;
-  mctx c;
-  memset(&c, 0, sizeof c);
-  c.b = b;
-  c.nfuncs = m->nfuncs;
-  c.funcs_by_id = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.funcs_by_id);
-  if (m->nfuncs) memcpy(c.funcs_by_id, m->funcs, m->nfuncs * sizeof *c.funcs_by_id);
-  if (m->nfuncs > 1) qsort(c.funcs_by_id, m->nfuncs, sizeof *c.funcs_by_id, by_op_id);
-  c.func_ctx = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_ctx);
-  c.func_seen = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_seen);
-  c.funcs = b->model->funcs;
-  /* functions some op calls (they are visited from their call sites) */
-  bool *called = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *called);
-  for (uint32_t k = 0; k < m->nops; k++) {
-    if (!sc_op_callee(m->ops[k]).n) continue;
-    sc_op *f = func_map_get(c.funcs, sc_op_callee(m->ops[k]));
-    if (f) called[func_slot(&c, f)] = true;
-  }
-  /* ops outside any function (module level) keep NULL: no manual context */
-  /* roots: the entry, public functions, then anything never called */
-  sc_op **order = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *order);
-  uint32_t n = 0;
-  if (m->entry) order[n++] = m->entry;
-  for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->funcs[i] != m->entry && !sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
-  for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->funcs[i] != m->entry && sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t k = func_slot(&c, order[i]);
-    if (!c.func_seen[k]) {
-      /* a private function that some later root calls is visited from that call */
-      if (i > 0 && sc_span_eq(sc_op_visibility(order[i]), "private") && called[k] && m->format != SC_FMT_HLO)
-        continue;
-      c.func_seen[k] = true;
-      SC_PUSH(b->a, c.work, order[i]);
-    }
-    while (c.work.n) {
-      sc_op *f = c.work.v[--c.work.n];
-      walk_func(&c, f);
-    }
-  }
-  /* private functions only called from other never-visited functions */
-  for (uint32_t i = 0; i < m->nfuncs; i++) {
-    uint32_t k = func_slot(&c, m->funcs[i]);
-    if (c.func_seen[k]) continue;
-    c.func_seen[k] = true;
-    SC_PUSH(b->a, c.work, m->funcs[i]);
-    while (c.work.n) {
-      sc_op *f = c.work.v[--c.work.n];
-      walk_func(&c, f);
-    }
-  }
-}
-
 /* ---- build -------------------------------------------------------------------------------------- */
 
 static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_attrs *attrs, const sc_op *func,
@@ -1287,7 +883,7 @@ static bool sdy_op_empty(const sc_sdy_op_info *x) {
 }
 
 static bool info_empty(const sc_op_info *i) {
-  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && i->func == &k_no_func;
+  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && i->func == &mdl_no_func;
 }
 
 static bool is_jax_name(sc_span n) { return sc_span_starts(n, "jit_") || sc_span_starts(n, "pjit_"); }
@@ -1333,7 +929,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   model->ops = sc_arena_calloc(a, m->nops + 1, sizeof *model->ops);
   model->manual = sc_arena_calloc(a, m->nops + 1, sizeof *model->manual);
   func_map *funcs = sc_arena_alloc(a, sizeof *funcs);
-  func_map_build(a, m, funcs);
+  mdl_func_map_build(a, m, funcs);
   model->funcs = funcs;
   model->jax_produced = jax_markers(m);
   const sc_op *module = m->module;
@@ -1341,7 +937,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     static const char *const np[] = {"mhlo.num_partitions", "num_partitions"};
     static const char *const nr[] = {"mhlo.num_replicas", "num_replicas", "replica_count"};
     for (size_t i = 0; i < 2; i++) {
-      const sc_attr *at = find_attr(&module->attrs, np[i]);
+      const sc_attr *at = mdl_find_attr(&module->attrs, np[i]);
       bool ok;
       if (at) {
         int64_t v = leading_int(at->value, &ok);
@@ -1350,7 +946,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
       }
     }
     for (size_t i = 0; i < 3; i++) {
-      const sc_attr *at = find_attr(&module->attrs, nr[i]);
+      const sc_attr *at = mdl_find_attr(&module->attrs, nr[i]);
       bool ok;
       if (at) {
         int64_t v = leading_int(at->value, &ok);
@@ -1411,15 +1007,15 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     sc_sdy_op_info x;
     memset(&x, 0, sizeof x);
     parse_op_annotations(&b, op, info, &x);
-    if (!info->func) info->func = &k_no_func;
+    if (!info->func) info->func = &mdl_no_func;
     if (sdy_op_empty(&x)) {
-      info->sdy_op = &k_no_sdy_op;
+      info->sdy_op = &mdl_no_sdy_op;
     } else {
       sc_sdy_op_info *kept = sc_arena_alloc(a, sizeof *kept);
       *kept = x;
       info->sdy_op = kept;
     }
-    if (info->sdy_op == &k_no_sdy_op && info_empty(info)) { /* reused for the next op */
+    if (info->sdy_op == &mdl_no_sdy_op && info_empty(info)) { /* reused for the next op */
       memset(info, 0, sizeof *info);
       spare = info;
       continue;
@@ -1430,7 +1026,7 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   model->annotated = sc_arena_calloc(a, nannotated + 1, sizeof *model->annotated);
   for (uint32_t i = 0; i < m->nops; i++)
     if (model->ops[m->ops[i]->id]) model->annotated[model->nannotated++] = m->ops[i];
-  build_manual(&b);
+  mdl_build_manual(&b);
   model->errors = b.errs.v;
   model->nerrors = (uint32_t)b.errs.n;
   return model;
@@ -1453,7 +1049,7 @@ const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
-  static const sc_op_info empty = {.sdy_op = &k_no_sdy_op, .func = &k_no_func};
+  static const sc_op_info empty = {.sdy_op = &mdl_no_sdy_op, .func = &mdl_no_func};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   return model->ops[op->id] ? model->ops[op->id] : &empty;
 }
@@ -1476,7 +1072,7 @@ bool sc_model_fully_manual(const sc_model *model, const sc_op *op) {
   for (uint32_t i = 0; i < m->naxes; i++) {
     if (m->axes[i].size <= 1 || m->axes[i].type == SC_AXIS_MANUAL) continue;
     bool man = false;
-    for (uint32_t k = 0; k < c->nmanual_axes; k++) man |= span_same(c->manual_axes[k], m->axes[i].name);
+    for (uint32_t k = 0; k < c->nmanual_axes; k++) man |= mdl_span_same(c->manual_axes[k], m->axes[i].name);
     if (!man) return false;
   }
   return true;
@@ -1546,5 +1142,5 @@ bool sc_model_sharding_group_id(const sc_model *model, const sc_op *op, int64_t 
 }
 
 const sc_op *sc_model_func(const sc_model *model, sc_span name) {
-  return model && model->funcs ? func_map_get(model->funcs, name) : NULL;
+  return model && model->funcs ? mdl_func_map_get(model->funcs, name) : NULL;
 }

@@ -1,0 +1,55 @@
+/* model_build.h — what the files that build the sharding model share (model.c: annotations, sdy ops'
+ * syntax, meshes, shardings, the build and queries; model_manual.c: manual contexts): the builder of
+ * one sc_model_build call and the helpers each lends the other (prefix mdl_). Internal to lib/model;
+ * a builder lives on the stack of the thread running the build. */
+#ifndef SC_MODEL_MODEL_BUILD_H
+#define SC_MODEL_MODEL_BUILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/memo.h"
+#include "model/model.h"
+
+/* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
+extern const sc_sdy_op_info mdl_no_sdy_op;
+/* What an op that is no function (or a function without argument or result annotations) has. */
+extern const sc_func_annotations mdl_no_func;
+
+#define FIND_ATTR(attrs, lit) mdl_find_attr_n((attrs), (lit), sizeof(lit) - 1)
+
+typedef SC_VEC(sc_model_error) errvec;
+
+typedef struct {
+  sc_arena *a;
+  sc_module *m;
+  sc_model *model;
+  errvec errs;
+  SC_VEC(sc_mesh) meshes;
+  sc_memo parsed; /* sharding text -> its parse (each distinct text is parsed once) */
+  /* Scratch for the custom-syntax items of the sdy op being scanned: each op's items are copied to an
+   * exact-size array (most sdy ops have one; a vector per op took room for two). */
+  SC_VEC(sc_sdy_item) items;
+} builder;
+
+/* Function lookup by symbol name (open addressing; modules may have thousands of functions, and HLO
+ * control flow names its computations: a linear search per reference would be quadratic). */
+typedef struct sc_func_index {
+  sc_op **slots;
+  uint32_t mask;
+  uint64_t seed; /* the arena's hash key: symbol names come from the input */
+} func_map;
+
+bool mdl_span_same(sc_span a, sc_span b);
+
+const sc_attr *mdl_find_attr_n(const sc_attrs *attrs, const char *name, size_t n);
+
+const sc_attr *mdl_find_attr(const sc_attrs *attrs, const char *name);
+
+void mdl_func_map_build(sc_arena *a, const sc_module *m, func_map *fm);
+
+sc_op *mdl_func_map_get(const func_map *fm, sc_span name);
+
+void mdl_build_manual(builder *b);
+
+#endif
