@@ -1,6 +1,6 @@
-/* server_state.h — the daemon's call and server records, grouped by the thread that owns them; shared
- * by the files of the gRPC glue (server.c, metrics_text.c). Not a public interface: main.c and the
- * tests use server.h.
+/* server_state.h — the daemon's call and server records, grouped by the thread that owns them;
+ * shared by the files of the gRPC glue (server.c, calls.c, metrics_text.c). Not a public interface:
+ * main.c and the tests use server.h.
  *
  * Threads (see server.h): the loop thread owns everything here unless a group says otherwise; the CQ
  * thread touches only `srv_io` handles gRPC makes thread-safe and the `srv_handoff` group; a pool
@@ -213,5 +213,38 @@ struct srv {
 
 /* Health: SERVING unless draining or the listener broke (loop thread). */
 bool srv_serving(const srv *s);
+
+/* --- shared by server.c (threads, life cycle, sweep) and calls.c (one call's life); loop thread -- */
+
+/* Large buffers (LARGE_BYTES and up: small ones are reused as they are) freed add up to this
+ * before malloc_trim returns the pages (on a pool thread). */
+#define TRIM_AFTER_BYTES (32ull << 20)
+#define LARGE_BYTES (1u << 20)
+
+/* How long a call without a request message waits for its close (a reset) before it is answered
+ * INVALID_ARGUMENT (no_request_message in calls.c, on_sweep in server.c). */
+#define MISSING_WAIT_MS 200
+
+/* Frees a call and releases what it holds (budget, in-flight slot, the live list). */
+void srv_call_free(call *c);
+
+/* Gives memory back after large requests: analysis arenas and buffers go to malloc's free lists,
+ * which keep the pages unless trimmed. */
+void srv_maybe_trim(srv *s);
+
+/* Once per interval: one line counting the per-call warnings the rate limit held back. */
+void srv_log_suppressed_warnings(srv *s, int64_t now);
+
+/* Sends the final status (with an optional last message); logs the request once. */
+void srv_finish(call *c, grpc_status_code code, const char *detail, uint8_t *resp, size_t len);
+
+/* A Health.Watch sent its status (or the status changed): send again, end it, or wait. */
+void srv_watch_after_send(call *c);
+
+/* One completion-queue event, handed over by the CQ thread (on_async). */
+void srv_on_event(srv *s, ev *e);
+
+/* The completion queue is drained: joins the CQ thread, releases what is left, closes the handles. */
+void srv_finish_shutdown(srv *s);
 
 #endif
