@@ -1,6 +1,6 @@
 # shardcheck build. `make` builds everything; `make test` installs what is missing, builds, tests;
 # `make demo` starts the daemon and checks examples/ through it; `make bench` measures.
-# Missing Debian packages are installed by scripts/deps.sh before anything is compiled.
+# Missing Debian packages are installed by scripts/deps.sh before anything is compiled (see NO_DEPS_GOALS).
 
 # SAN=address,undefined builds everything with those sanitizers into its own directory (build-san/)
 # and `make test SAN=...` runs the unit, corpus and integration suites on it (no valgrind there).
@@ -79,25 +79,33 @@ PUBLIC_HEADERS := lib/shardcheck.h lib/util/arena.h
 # Python message classes, generated from proto/ by Debian's protoc (never committed).
 PY_GEN  := $(BUILD)/python/shardcheck/v1/shardcheck_pb2.py
 CLI     := $(BUILD)/bin/shardcheck
-# NO_DEPS=1 (what `make check` uses) skips scripts/deps.sh: the Debian packages must already be installed.
-DEPS_OK := $(if $(NO_DEPS),,$(BUILD)/.deps-ok)
+# Missing Debian packages are installed before make reads a single rule: scripts/deps.sh checks with
+# dpkg-query and runs apt-get only for what is missing. So no object depends on an install step (a
+# touched scripts/deps.sh rebuilds nothing), `make` with everything installed never runs apt, and
+# `make -jN` on a fresh machine compiles nothing before the packages are there. Skipped for
+# NO_DEPS=1 (what `make check` uses), goals that build nothing, dry runs (-n), and sub-makes (done once).
+NO_DEPS_GOALS := clean help deps
+ifeq ($(NO_DEPS)$(SC_DEPS_DONE)$(findstring n,$(firstword -$(MAKEFLAGS))),)
+ifneq ($(filter-out $(NO_DEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+DEPS_RC := $(shell scripts/deps.sh >&2; echo $$?)
+ifneq ($(DEPS_RC),0)
+$(error scripts/deps.sh failed (exit $(DEPS_RC)); install the packages it names and run make again)
+endif
+export SC_DEPS_DONE := 1
+endif
+endif
 TEST_DEPS_OK := $(BUILD)/.deps-test-ok
 
 .PHONY: all deps help check rule-pages test san-test unit corpus integration python-test valgrind-daemon bench-daemon soak demo bench bench-instructions clean fuzz fuzz-ci install fleet-test deploy-test compare-reports check-layers redteam
 all: $(CLI) $(LIBSC) $(SERVER) $(LIBSO) $(PY_GEN)
 
-ifneq ($(DEPS_OK),)
-$(DEPS_OK): scripts/deps.sh
-	@mkdir -p $(@D)
-	@scripts/deps.sh
-	@touch $@
-endif
-# After $(DEPS_OK), never beside it: two apt-get runs at once collide on the dpkg lock (make -j).
-$(TEST_DEPS_OK): scripts/deps.sh | $(DEPS_OK)
+# The test suites' extra packages (mlir-opt, valgrind, nginx, ...), again only what is missing.
+$(TEST_DEPS_OK): scripts/deps.sh
 	@mkdir -p $(@D)
 	@scripts/deps.sh --test
 	@touch $@
-deps: $(DEPS_OK)
+deps:
+	@scripts/deps.sh
 
 # The rules version (cache keys, GetCapabilities) changes whenever anything that decides results does.
 LIB_ALL_FILES = $(sort $(shell find lib -type f))
@@ -105,14 +113,14 @@ RULES_HASH = $(shell cat $(LIB_ALL_FILES) | sha256sum | cut -c1-16)
 $(BUILD)/obj/lib/rules/catalog.o $(BUILD)/obj-pic/lib/rules/catalog.o: EXTRA_CFLAGS += -DSC_RULES_HASH='"$(RULES_HASH)"'
 $(BUILD)/obj/lib/rules/catalog.o $(BUILD)/obj-pic/lib/rules/catalog.o: $(LIB_ALL_FILES)
 
-$(BUILD)/obj/lib/%.o: lib/%.c | $(DEPS_OK)
+$(BUILD)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 $(LIBSC): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/obj-pic/lib/%.o: lib/%.c | $(DEPS_OK)
+$(BUILD)/obj-pic/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -fPIC -c $< -o $@
 # Every function a public header declares at the start of a line (comments and macros start otherwise).
@@ -124,11 +132,11 @@ $(LIBSO): $(LIB_PIC_OBJ) $(LIBSO_MAP)
 	@mkdir -p $(@D)
 	$(CC) -shared $(LINK_FLAGS) -o $@ -Wl,-soname,libshardcheck.so -Wl,--version-script=$(LIBSO_MAP) -Wl,--no-undefined \
 	  $(LIB_PIC_OBJ) $(LIB_LIBS)
-$(PY_GEN): $(PROTO_SRC) | $(DEPS_OK)
+$(PY_GEN): $(PROTO_SRC)
 	@mkdir -p $(BUILD)/python
 	protoc -Iproto --python_out=$(BUILD)/python proto/shardcheck/v1/shardcheck.proto
 
-$(BUILD)/obj/client/%.o: client/%.c | $(DEPS_OK) $(GEN_STAMP)
+$(BUILD)/obj/client/%.o: client/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -Iclient $(RPC_CFLAGS) -c $< -o $@
 $(CLI): $(CLI_OBJ) $(GEN_OBJ) $(LIBSC)
@@ -137,7 +145,7 @@ $(CLI): $(CLI_OBJ) $(GEN_OBJ) $(LIBSC)
 
 # protoc-c output and the FileDescriptorSet (served by reflection, read by the Python tests) come
 # from one rule so they cannot drift.
-$(GEN_STAMP): $(PROTO_SRC) | $(DEPS_OK)
+$(GEN_STAMP): $(PROTO_SRC)
 	@mkdir -p $(GEN)
 	cd proto && protoc --c_out=../$(GEN) $(PROTO_SRC:proto/%=%)
 	protoc -I/usr/include --c_out=$(GEN) google/protobuf/descriptor.proto
@@ -151,7 +159,7 @@ $(FDS_C): $(FDS)
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(GEN_CFLAGS) -c $< -o $@
-$(BUILD)/obj/server/%.o: server/%.c | $(DEPS_OK) $(GEN_STAMP)
+$(BUILD)/obj/server/%.o: server/%.c | $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(SRV_CFLAGS) -c $< -o $@
 $(SERVER): $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC)
@@ -160,19 +168,19 @@ $(SERVER): $(SRV_OBJ) $(GEN_OBJ) $(BUILD)/obj/gen/descriptors.o $(LIBSC)
 # tests/integration/test_*.c: criterion tests of the daemon's parts (everything but server/main.c).
 SRV_PARTS   = $(filter-out $(BUILD)/obj/server/main.o,$(SRV_OBJ)) $(BUILD)/obj/gen/descriptors.o
 ITEST_UNITS := $(filter $(BUILD)/tests/integration/test_%,$(ITEST_BIN))
-$(BUILD)/tests/integration/test_%: tests/integration/test_%.c $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) | $(DEPS_OK)
+$(BUILD)/tests/integration/test_%: tests/integration/test_%.c $(SRV_PARTS) $(GEN_OBJ) $(LIBSC)
 	@mkdir -p $(@D)
 	$(CC) $(SRV_CFLAGS) $(shell $(PKG_CONFIG) --cflags criterion) $(LDFLAGS) -o $@ $< $(SRV_PARTS) $(GEN_OBJ) $(LIBSC) \
 	  $(SRV_LIBS) $(shell $(PKG_CONFIG) --libs criterion)
-$(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) | $(DEPS_OK)
+$(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -Iclient $(RPC_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/client/rpc.o $(GEN_OBJ) $(LIBSC) \
 	  $(RPC_LIBS) $(LIB_LIBS) -lpthread
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBSC) | $(DEPS_OK)
+$(BUILD)/tests/%: tests/unit/%.c $(LIBSC)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIBSC) $(TEST_LIBS)
-$(BUILD)/tests/%: tests/corpus/%.c $(LIBSC) | $(DEPS_OK)
+$(BUILD)/tests/%: tests/corpus/%.c $(LIBSC)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIBSC) $(TEST_LIBS)
 
@@ -295,10 +303,10 @@ demo: all
 # dir of an older checkout holding bench/bench) adds its speed on the real-world dumps, run alternately.
 BENCH_SIZES ?= 1,10,100
 BENCH_RUNS ?= 5
-$(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC) | $(DEPS_OK)
+$(BUILD)/bench/bench: tests/bench/bench.c $(LIBSC)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -Itests -o $@ $< $(LIBSC) $(LIB_LIBS)
-$(BUILD)/bench/bench_bytecode: tests/bench/bench_bytecode.c $(LIBSC) | $(DEPS_OK)
+$(BUILD)/bench/bench_bytecode: tests/bench/bench_bytecode.c $(LIBSC)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -Itests -o $@ $< $(LIBSC) $(LIB_LIBS)
 bench: $(CLI) $(BUILD)/bench/bench $(BUILD)/bench/bench_bytecode $(TEST_DEPS_OK)
@@ -322,7 +330,7 @@ compare-reports: $(CLI)
 FUZZ_SECONDS ?= 60
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(LIB_SRC) | $(DEPS_OK)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(LIB_SRC)
 	@mkdir -p $(@D)
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) $< -o $@ $(LIB_LIBS)
