@@ -325,7 +325,6 @@ static void htab_init(P *p, htab *t, uint32_t n) {
   t->seed = sc_arena_hash_seed(p->a);
 }
 
-static bool span_same(sc_span a, sc_span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
 
 /* Inserts unless present (first definition wins). */
 static void htab_put(htab *t, sc_span key, void *val) {
@@ -335,14 +334,14 @@ static void htab_put(htab *t, sc_span key, void *val) {
       t->v[i].val = val;
       return;
     }
-    if (span_same(t->v[i].key, key)) return;
+    if (sc_span_same(t->v[i].key, key)) return;
   }
 }
 
 static void *htab_get(const htab *t, sc_span key) {
   for (uint32_t i = hash_span(t, key) & t->mask;; i = (i + 1) & t->mask) {
     if (!t->v[i].val) return NULL;
-    if (span_same(t->v[i].key, key)) return t->v[i].val;
+    if (sc_span_same(t->v[i].key, key)) return t->v[i].val;
   }
 }
 

@@ -395,10 +395,6 @@ static long alias_find(const sc_module *m, sc_span name) {
   return -1;
 }
 
-static const char *skip_ws(const char *p, const char *end) {
-  while (p < end && isspace((unsigned char)*p)) p++;
-  return p;
-}
 
 /* memchr to each '"'; it closes the string unless an odd run of backslashes precedes it (the
  * forward scan's "backslash skips the next byte", decided per candidate). Each run of backslashes is
@@ -446,7 +442,7 @@ static uint32_t parse_u32(const char **pp, const char *end) {
  * "name"(inner), fused[...]. Depth-bounded against alias cycles. */
 static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end, int budget) {
   sc_srcloc none = {0};
-  p = skip_ws(p, end);
+  p = sc_skip_space(p, end);
   if (budget <= 0 || p >= end) return none;
   if (*p == '#') {
     const char *q = p + 1;
@@ -459,7 +455,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
     if (m->alias_state) m->alias_state[k] = 1;
     sc_span v = m->aliases[k].value;
     sc_srcloc r = none;
-    const char *vp = skip_ws(v.p, v.p + v.n), *ve = v.p + v.n;
+    const char *vp = sc_skip_space(v.p, v.p + v.n), *ve = v.p + v.n;
     if (ve - vp >= 4 && memcmp(vp, "loc(", 4) == 0) {
       const char *close = match_paren(vp + 3, ve);
       r = resolve_body(m, vp + 4, close, budget - 1);
@@ -499,7 +495,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
     q++;
     /* First element that resolves wins. */
     while (q < end) {
-      q = skip_ws(q, end);
+      q = sc_skip_space(q, end);
       const char *e = q;
       int depth = 0;
       while (e < end) {
@@ -524,7 +520,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
   if (*p == '"') {
     const char *q = sc_skip_string(p, end);
     sc_span name = sc_span_of(p + 1, (uint32_t)(q - p - 2 > 0 ? q - p - 2 : 0));
-    q = skip_ws(q, end);
+    q = sc_skip_space(q, end);
     if (q < end && *q == ':') {
       sc_srcloc r = {true, name, 0, 0};
       q++;

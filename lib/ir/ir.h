@@ -14,6 +14,7 @@
 #ifndef SC_IR_H
 #define SC_IR_H
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,13 @@ static inline sc_span sc_span_of(const char *p, uint32_t n) {
 static inline bool sc_span_eq(sc_span s, const char *lit) {
   size_t n = strlen(lit);
   return s.n == n && (n == 0 || memcmp(s.p, lit, n) == 0); /* an empty span may have p == NULL */
+}
+/* Two spans hold the same bytes. */
+static inline bool sc_span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
+/* Past the ASCII white space (isspace) in [p, end). */
+static inline const char *sc_skip_space(const char *p, const char *end) {
+  while (p < end && isspace((unsigned char)*p)) p++;
+  return p;
 }
 static inline bool sc_span_starts(sc_span s, const char *lit) {
   size_t n = strlen(lit);

@@ -18,7 +18,6 @@
 
 /* ---- small helpers ------------------------------------------------------------------------------ */
 
-bool mdl_span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
 
 static uint32_t off_of(const sc_module *m, const char *p) { return (uint32_t)(p - m->buf); }
 
@@ -128,53 +127,31 @@ static void record_fail(builder *b, sc_annotation *an, const sc_op *op, uint32_t
             what ? sc_arena_printf(b->a, "%s - %s", what, msg) : msg);
 }
 
-/* sdy.sharding on an op: #sdy.sharding_per_value<[...]> */
-static void parse_sdy_op_attr(builder *b, sc_annotation *an, const sc_attr *at, const sc_op *op) {
+/* One sharding annotation `at` on `op`, parsed as `kind`: TEXT_SDY_LIST (sdy.sharding on an op,
+ * #sdy.sharding_per_value<[...]>), TEXT_SDY (on a func argument/result, #sdy.sharding<...>) or
+ * TEXT_GSPMD (mhlo.sharding). A failure is reported at report_off, prefixed with `what` if given. */
+static void parse_annotation(builder *b, sc_annotation *an, const sc_attr *at, int kind, const sc_op *op,
+                             uint32_t report_off, const char *what) {
   an->present = true;
   an->name = at->name;
   an->text = at->value;
   an->offset = off_of(b->m, at->value.p);
-  an->per_value = true;
+  an->per_value = kind == TEXT_SDY_LIST;
   sc_span v = sc_span_trim(at->value);
-  if (sc_span_starts(v, "#sdy.sharding<")) {
-    record_fail(b, an, op, op->pos.offset, NULL,
+  if (kind == TEXT_SDY_LIST && sc_span_starts(v, "#sdy.sharding<")) {
+    record_fail(b, an, op, report_off, what,
                 "op should have a sharding attribute of type TensorShardingPerValueAttr (write "
                 "#sdy.sharding_per_value<[<...>]> on ops; #sdy.sharding<...> is for function arguments and results)");
     return;
   }
-  const char *err = NULL;
-  if (!shardings_of(b, TEXT_SDY_LIST, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err))
-    record_fail(b, an, op, op->pos.offset, NULL, err);
-}
-
-/* sdy.sharding on a func argument/result: #sdy.sharding<...> */
-static void parse_sdy_value_attr(builder *b, sc_annotation *an, const sc_attr *at, const sc_op *func,
-                                 const char *what) {
-  an->present = true;
-  an->name = at->name;
-  an->text = at->value;
-  an->offset = off_of(b->m, at->value.p);
-  sc_span v = sc_span_trim(at->value);
-  if (sc_span_starts(v, "#sdy.sharding_per_value")) {
-    record_fail(b, an, func, func->pos.offset, what,
+  if (kind == TEXT_SDY && sc_span_starts(v, "#sdy.sharding_per_value")) {
+    record_fail(b, an, op, report_off, what,
                 "should have a sharding attribute of type TensorShardingAttr (write #sdy.sharding<...> on function "
                 "arguments and results)");
     return;
   }
   const char *err = NULL;
-  if (!shardings_of(b, TEXT_SDY, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err))
-    record_fail(b, an, func, func->pos.offset, what, err);
-}
-
-static void parse_gspmd_attr(builder *b, sc_annotation *an, const sc_attr *at, const sc_op *op, uint32_t report_off,
-                             const char *what) {
-  an->present = true;
-  an->name = at->name;
-  an->text = at->value;
-  an->offset = off_of(b->m, at->value.p);
-  sc_span v = sc_span_trim(at->value);
-  const char *err = NULL;
-  if (!shardings_of(b, TEXT_GSPMD, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err))
+  if (!shardings_of(b, kind, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err))
     record_fail(b, an, op, report_off, what, err);
 }
 
@@ -219,7 +196,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
     for (;;) {
       sdy_tok t = sdy_next(&lx);
       if (t.kind == SDY_EOF) return;
-      if (t.kind == SDY_IDENT && mdl_span_same(t.text, op->name)) break;
+      if (t.kind == SDY_IDENT && sc_span_same(t.text, op->name)) break;
     }
   }
   b->items.n = 0;
@@ -482,7 +459,7 @@ const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name) {
     return sc_name_map_get(model->mesh_index, name.p, name.n, &i) ? &model->meshes[i] : NULL;
   }
   for (uint32_t i = 0; i < model->nmeshes; i++)
-    if (mdl_span_same(model->meshes[i].name, name)) return &model->meshes[i];
+    if (sc_span_same(model->meshes[i].name, name)) return &model->meshes[i];
   return NULL;
 }
 
@@ -826,10 +803,10 @@ static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_shard
 static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_attrs *attrs, const sc_op *func,
                               const char *what) {
   const sc_attr *at = FIND_ATTR(attrs, "sdy.sharding");
-  if (at) parse_sdy_value_attr(b, &va->sdy, at, func, what);
+  if (at) parse_annotation(b, &va->sdy, at, TEXT_SDY, func, func->pos.offset, what);
   at = FIND_ATTR(attrs, "mhlo.sharding");
   if (!at) at = FIND_ATTR(attrs, "sharding");
-  if (at) parse_gspmd_attr(b, &va->gspmd, at, func, func->pos.offset, what);
+  if (at) parse_annotation(b, &va->gspmd, at, TEXT_GSPMD, func, func->pos.offset, what);
 }
 
 /* Fills `info` and, for sdy / round-trip manual ops, `x` (the caller keeps it apart if it is not empty). */
@@ -867,12 +844,12 @@ static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy
   if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
   if (op->attrs.n) {
     const sc_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
-    if (at) parse_sdy_op_attr(b, &info->sdy, at, op);
+    if (at) parse_annotation(b, &info->sdy, at, TEXT_SDY_LIST, op, op->pos.offset, NULL);
     at = FIND_ATTR(&op->attrs, "mhlo.sharding");
     if (!at) at = FIND_ATTR(&op->attrs, "sharding");
     sc_span v = at ? sc_span_trim(at->value) : sc_span_of(NULL, 0);
     if (at && !sc_span_starts(v, "<") && !sc_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
-      parse_gspmd_attr(b, &info->gspmd, at, op, op->pos.offset, NULL);
+      parse_annotation(b, &info->gspmd, at, TEXT_GSPMD, op, op->pos.offset, NULL);
   }
   if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, x);
   else if (op->attrs.n) parse_roundtrip_manual(b, op, x);
@@ -1072,7 +1049,7 @@ bool sc_model_fully_manual(const sc_model *model, const sc_op *op) {
   for (uint32_t i = 0; i < m->naxes; i++) {
     if (m->axes[i].size <= 1 || m->axes[i].type == SC_AXIS_MANUAL) continue;
     bool man = false;
-    for (uint32_t k = 0; k < c->nmanual_axes; k++) man |= mdl_span_same(c->manual_axes[k], m->axes[i].name);
+    for (uint32_t k = 0; k < c->nmanual_axes; k++) man |= sc_span_same(c->manual_axes[k], m->axes[i].name);
     if (!man) return false;
   }
   return true;

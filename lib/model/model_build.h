@@ -10,6 +10,7 @@
 
 #include "model/memo.h"
 #include "model/model.h"
+#include "util/hashset.h"
 
 /* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
 extern const sc_sdy_op_info mdl_no_sdy_op;
@@ -35,12 +36,9 @@ typedef struct {
 /* Function lookup by symbol name (open addressing; modules may have thousands of functions, and HLO
  * control flow names its computations: a linear search per reference would be quadratic). */
 typedef struct sc_func_index {
-  sc_op **slots;
-  uint32_t mask;
-  uint64_t seed; /* the arena's hash key: symbol names come from the input */
+  sc_name_map names; /* symbol name -> index in funcs (keyed with the arena's seed) */
+  sc_op *const *funcs;
 } func_map;
-
-bool mdl_span_same(sc_span a, sc_span b);
 
 const sc_attr *mdl_find_attr_n(const sc_attrs *attrs, const char *name, size_t n);
 

@@ -11,31 +11,18 @@
 
 /* ---- manual contexts ---------------------------------------------------------------------------- */
 
-static uint32_t span_hash(const func_map *fm, sc_span s) { return (uint32_t)sc_hash_bytes(s.p, s.n, fm->seed); }
-
 void mdl_func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
-  uint32_t cap = 16;
-  while (cap < m->nfuncs * 2u + 1) cap *= 2;
-  fm->slots = sc_arena_calloc(a, cap, sizeof *fm->slots);
-  fm->mask = cap - 1;
-  fm->seed = sc_arena_hash_seed(a);
-  for (uint32_t i = 0; i < m->nfuncs; i++) {
-    uint32_t h = span_hash(fm, sc_op_sym_name(m->funcs[i])) & fm->mask;
-    while (fm->slots[h]) {
-      if (mdl_span_same(sc_op_sym_name(fm->slots[h]), sc_op_sym_name(m->funcs[i]))) break; /* first definition wins */
-      h = (h + 1) & fm->mask;
-    }
-    if (!fm->slots[h]) fm->slots[h] = m->funcs[i];
+  sc_name_map_init(&fm->names, a, m->nfuncs);
+  fm->funcs = m->funcs;
+  for (uint32_t i = 0; i < m->nfuncs; i++) { /* the first definition wins */
+    sc_span name = sc_op_sym_name(m->funcs[i]);
+    sc_name_map_put(&fm->names, name.p, name.n, i, NULL);
   }
 }
 
 sc_op *mdl_func_map_get(const func_map *fm, sc_span name) {
-  uint32_t h = span_hash(fm, name) & fm->mask;
-  while (fm->slots[h]) {
-    if (mdl_span_same(sc_op_sym_name(fm->slots[h]), name)) return fm->slots[h];
-    h = (h + 1) & fm->mask;
-  }
-  return NULL;
+  uint32_t i;
+  return sc_name_map_get(&fm->names, name.p, name.n, &i) ? fm->funcs[i] : NULL;
 }
 
 typedef struct {
@@ -116,7 +103,7 @@ static sc_manual_context *ctx_with_axes(sc_arena *a, const sc_manual_context *pa
   bool *repeat = sc_arena_calloc(a, total + 1, sizeof *repeat);
   for (uint32_t i = 0; i < total; i++) sorted[i] = (placed_name){i < np ? parent->manual_axes[i] : axes[i - np].name, i};
   qsort(sorted, total, sizeof *sorted, cmp_placed_name);
-  for (uint32_t i = 1; i < total; i++) repeat[sorted[i].pos] = mdl_span_same(sorted[i].name, sorted[i - 1].name);
+  for (uint32_t i = 1; i < total; i++) repeat[sorted[i].pos] = sc_span_same(sorted[i].name, sorted[i - 1].name);
   c->nmanual_axes = 0;
   for (uint32_t i = 0; i < np; i++) c->manual_axes[c->nmanual_axes++] = parent->manual_axes[i];
   for (uint32_t i = 0; i < n; i++)
@@ -182,7 +169,7 @@ static const sc_manual_context *ctx_meet(mctx *c, const sc_manual_context *x, co
   n->nmanual_axes = 0;
   for (uint32_t i = 0; i < x->nmanual_axes; i++) {
     bool both = false;
-    for (uint32_t j = 0; j < y->nmanual_axes; j++) both |= mdl_span_same(x->manual_axes[i], y->manual_axes[j]);
+    for (uint32_t j = 0; j < y->nmanual_axes; j++) both |= sc_span_same(x->manual_axes[i], y->manual_axes[j]);
     if (both) n->manual_axes[n->nmanual_axes++] = x->manual_axes[i];
   }
   n->gspmd_manual = x->gspmd_manual && y->gspmd_manual;

@@ -10,9 +10,10 @@
 
 /* ---- shapes ------------------------------------------------------------------------------------- */
 
-static const char *skip_ws(const char *p, const char *e) {
+/* Past white space and block comments (HLO tuple shapes carry comments like index=5). */
+static const char *skip_space_and_comments(const char *p, const char *e) {
   for (;;) {
-    while (p < e && isspace((unsigned char)*p)) p++;
+    p = sc_skip_space(p, e);
     if (p + 1 < e && p[0] == '/' && p[1] == '*') { /* HLO tuple shapes carry comments like index=5 */
       const char *q = p + 2;
       while (q + 1 < e && !(q[0] == '*' && q[1] == '/')) q++;
@@ -46,13 +47,13 @@ static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, sc_shap
 
 static bool parse_tuple_elems(sc_arena *a, const char *p, const char *close, sc_shape *out) {
   SC_VEC(sc_shape) v = {0};
-  p = skip_ws(p, close);
+  p = skip_space_and_comments(p, close);
   while (p < close) {
     sc_shape el;
     if (!parse_one_shape(a, &p, close, &el)) return false;
     SC_PUSH(a, v, el);
-    p = skip_ws(p, close);
-    if (p < close && *p == ',') p = skip_ws(p + 1, close);
+    p = skip_space_and_comments(p, close);
+    if (p < close && *p == ',') p = skip_space_and_comments(p + 1, close);
     else if (p < close) return false;
   }
   out->kind = SC_SHAPE_TUPLE;
@@ -63,7 +64,7 @@ static bool parse_tuple_elems(sc_arena *a, const char *p, const char *close, sc_
 
 static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, sc_shape *out) {
   memset(out, 0, sizeof *out);
-  const char *p = skip_ws(*pp, e);
+  const char *p = skip_space_and_comments(*pp, e);
   if (p >= e) return false;
   if (*p == '(') { /* HLO tuple */
     const char *close = match_close(p, e);
@@ -82,7 +83,7 @@ static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, sc_shap
   if (!strncmp(p, "tensor<", 7) && (size_t)(e - p) >= 7) {
     const char *close = match_close(p + 6, e);
     if (!close) return false;
-    const char *q = skip_ws(p + 7, close);
+    const char *q = skip_space_and_comments(p + 7, close);
     if (q < close && *q == '*') {
       out->kind = SC_SHAPE_UNRANKED;
       out->rank = -1;
@@ -140,7 +141,7 @@ static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, sc_shap
     const char *close = match_close(q, e);
     if (!close) return false;
     SC_VEC(int64_t) dims = {0};
-    const char *r = skip_ws(q + 1, close);
+    const char *r = skip_space_and_comments(q + 1, close);
     while (r < close) {
       int64_t d = 0;
       if (*r == '?') {
@@ -155,8 +156,8 @@ static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, sc_shap
         }
       }
       SC_PUSH(a, dims, d);
-      r = skip_ws(r, close);
-      if (r < close && *r == ',') r = skip_ws(r + 1, close);
+      r = skip_space_and_comments(r, close);
+      if (r < close && *r == ',') r = skip_space_and_comments(r + 1, close);
       else if (r < close) return false;
     }
     q = close + 1;
@@ -196,7 +197,6 @@ uint32_t sc_shape_leaf_count(const sc_shape *s) {
 
 /* ---- axis helpers ------------------------------------------------------------------------------- */
 
-static bool span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
 
 /* Meshes with more axes than this get a hash index; smaller ones are scanned. */
 #define INDEXED_MESH_AXES 16u
@@ -229,7 +229,7 @@ int sc_mesh_axis_index(const sc_mesh *mesh, sc_span name) {
     return sc_name_map_get(mesh->axis_index, name.p, name.n, &i) ? (int)i : -1;
   }
   for (uint32_t i = 0; i < mesh->naxes; i++)
-    if (span_same(mesh->axes[i].name, name)) return (int)i;
+    if (sc_span_same(mesh->axes[i].name, name)) return (int)i;
   return -1;
 }
 
@@ -269,7 +269,7 @@ static int64_t full_size(const sc_mesh *m, sc_span name) {
 /* ---- Shardy axis verification ------------------------------------------------------------------- */
 
 static bool can_merge(const sc_axis_ref *a, const sc_axis_ref *b) {
-  return a->sub && b->sub && span_same(a->name, b->name) && a->pre_size * a->size == b->pre_size;
+  return a->sub && b->sub && sc_span_same(a->name, b->name) && a->pre_size * a->size == b->pre_size;
 }
 
 /* Mesh order: axis index, then pre-size. */

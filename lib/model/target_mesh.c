@@ -7,20 +7,8 @@
 
 #include "shardcheck.h"
 #include "util/hash.h"
+#include "util/hashset.h"
 
-
-/* Index of the first earlier axis named like axes[i], or -1. `slots` is a table of 2^k >= 2n entries
- * holding axis index + 1 (0 = empty). */
-static long find_or_insert_axis(const sc_mesh_axis *axes, size_t i, size_t *slots, size_t mask, uint64_t seed) {
-  const char *name = axes[i].name;
-  for (size_t s = (size_t)sc_hash_bytes(name, strlen(name), seed) & mask;; s = (s + 1) & mask) {
-    if (!slots[s]) {
-      slots[s] = i + 1;
-      return -1;
-    }
-    if (!strcmp(axes[slots[s] - 1].name, axes[i].name)) return (long)(slots[s] - 1);
-  }
-}
 
 /* msg is NULL only when the arena could not format it. */
 static int fail(const char **error, const char *msg) {
@@ -29,16 +17,15 @@ static int fail(const char **error, const char *msg) {
 }
 
 static int validate_axes(sc_arena *a, const sc_target_mesh *m, int64_t *devices, const char **error) {
-  size_t cap = 4;
-  while (cap < 2 * m->naxes) cap *= 2;
-  size_t *slots = sc_arena_calloc(a, cap, sizeof *slots);
-  if (!slots) return fail(error, "mesh: out of memory");
+  sc_name_map names; /* axis name -> index: duplicates in linear time */
+  sc_name_map_init(&names, a, m->naxes);
+  if (!names.slots) return fail(error, "mesh: out of memory");
   int64_t total = 1;
   for (size_t i = 0; i < m->naxes; i++) {
     const sc_mesh_axis *ax = &m->axes[i];
     if (!ax->name || !ax->name[0])
       return fail(error, sc_arena_printf(a, "mesh.axes[%zu].name: empty axis name", i));
-    if (find_or_insert_axis(m->axes, i, slots, cap - 1, sc_arena_hash_seed(a)) >= 0)
+    if (!sc_name_map_put(&names, ax->name, (uint32_t)strlen(ax->name), (uint32_t)i, NULL))
       return fail(error, sc_arena_printf(a, "mesh.axes[%zu].name: duplicate axis \"%.64s\"", i, ax->name));
     if (ax->size < 1)
       return fail(error, sc_arena_printf(a, "mesh.axes[%zu].size: axis \"%.64s\" has size %lld, must be >= 1", i,

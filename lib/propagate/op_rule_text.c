@@ -75,9 +75,7 @@ typedef struct {
   const char *err;
 } rp;
 
-static void skip_ws(rp *r) {
-  while (r->p < r->end && isspace((unsigned char)*r->p)) r->p++;
-}
+static void skip_ws(rp *r) { r->p = sc_skip_space(r->p, r->end); }
 static bool eat(rp *r, const char *lit) {
   skip_ws(r);
   size_t n = strlen(lit);

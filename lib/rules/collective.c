@@ -150,7 +150,7 @@ static bool remove_suffix(axvec *dim, const axvec *g, const sc_mesh *m, const sc
       continue;
     }
     int64_t clo = lo_of(cur), chi = hi_of(cur, m), xlo = lo_of(x), xhi = hi_of(x, m);
-    if (ru_span_same(cur->name, x->name) && xhi == chi && xlo > clo && xlo % clo == 0) {
+    if (sc_span_same(cur->name, x->name) && xhi == chi && xlo > clo && xlo % clo == 0) {
       *cur = make_ref(cur->name, clo, xlo, m);
       continue;
     }
@@ -163,7 +163,7 @@ static bool remove_suffix(axvec *dim, const axvec *g, const sc_mesh *m, const sc
 static void append_merge(sc_arena *a, axvec *dim, const sc_axis_ref *r, const sc_mesh *m) {
   if (dim->n) {
     sc_axis_ref *last = &dim->v[dim->n - 1];
-    if (ru_span_same(last->name, r->name) && last->sub && r->sub && hi_of(last, m) == lo_of(r)) {
+    if (sc_span_same(last->name, r->name) && last->sub && r->sub && hi_of(last, m) == lo_of(r)) {
       *last = make_ref(r->name, lo_of(last), hi_of(r, m), m);
       return;
     }
@@ -208,7 +208,7 @@ static axvec sorted_union(sc_arena *a, const sc_axis_ref *x, size_t nx, const ax
     sc_axis_ref r = all.v[i];
     if (out.n) {
       sc_axis_ref *last = &out.v[out.n - 1];
-      if (ru_span_same(last->name, r.name) && hi_of(last, m) == lo_of(&r)) {
+      if (sc_span_same(last->name, r.name) && hi_of(last, m) == lo_of(&r)) {
         *last = make_ref(r.name, lo_of(last), hi_of(&r, m), m);
         continue;
       }
@@ -221,7 +221,7 @@ static axvec sorted_union(sc_arena *a, const sc_axis_ref *x, size_t nx, const ax
 static bool same_axis_set(const sc_mesh *x, const sc_mesh *y) {
   if (x->naxes != y->naxes) return false;
   for (uint32_t i = 0; i < x->naxes; i++)
-    if (!ru_span_same(x->axes[i].name, y->axes[i].name) || x->axes[i].size != y->axes[i].size) return false;
+    if (!sc_span_same(x->axes[i].name, y->axes[i].name) || x->axes[i].size != y->axes[i].size) return false;
   return true;
 }
 
@@ -615,7 +615,7 @@ static void check_sdy_manual_subgroup(sc_ctx *ctx, const sc_op *op, const sc_att
       int64_t size = mesh->axes[d].size > 0 ? mesh->axes[d].size : 1, idx = rem % size;
       rem /= size;
       bool manual = false;
-      for (uint32_t j = 0; j < mc->nmanual_axes && !manual; j++) manual = ru_span_same(mc->manual_axes[j], mesh->axes[d].name);
+      for (uint32_t j = 0; j < mc->nmanual_axes && !manual; j++) manual = sc_span_same(mc->manual_axes[j], mesh->axes[d].name);
       if (manual) continue;
       k += idx * mul;
       mul *= size;

@@ -348,7 +348,7 @@ static void add_caller_wrap_fix(sc_ctx *ctx, sc_diag *d, const sc_op *op, const 
     if (kouts[i] || all_repl) continue;
     /* Same shape as a sharded operand: the usual elementwise/blocked kernel keeps its layout. */
     for (uint32_t k = 0; k < op->noperands && k < op->noperand_types && i < op->nresult_types; k++)
-      if (kins[k] && strcmp(kins[k], "P()") && ru_span_same(op->operand_types[k], op->result_types[i])) {
+      if (kins[k] && strcmp(kins[k], "P()") && sc_span_same(op->operand_types[k], op->result_types[i])) {
         kouts[i] = kins[k];
         break;
       }

@@ -25,7 +25,7 @@ static bool is_mc(const sc_op *op) { return op->kind == SC_OP_SDY_MANUAL_COMPUTA
 
 static bool is_manual_axis(const sc_op_info *info, sc_span name) {
   for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++)
-    if (ru_span_same(info->sdy_op->manual_axes[i].name, name)) return true;
+    if (sc_span_same(info->sdy_op->manual_axes[i].name, name)) return true;
   return false;
 }
 
@@ -84,7 +84,7 @@ void sc_check_manual_value_count(sc_ctx *ctx, const sc_op *op) { visit_mc(ctx, o
 
 static bool bound_in(const sc_manual_context *outer, sc_span name) {
   for (uint32_t j = 0; outer && j < outer->nmanual_axes; j++)
-    if (ru_span_same(outer->manual_axes[j], name)) return true;
+    if (sc_span_same(outer->manual_axes[j], name)) return true;
   return false;
 }
 
@@ -363,7 +363,7 @@ static void axis_rebound(sc_ctx *ctx, const sc_op *op, const sc_op_info *info) {
   const sc_manual_context *parent = sc_model_manual(ctx->model, op);
   for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) {
     bool bound = false;
-    for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= ru_span_same(parent->manual_axes[j], info->sdy_op->manual_axes[i].name);
+    for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= sc_span_same(parent->manual_axes[j], info->sdy_op->manual_axes[i].name);
     if (!bound) continue;
     sc_diag *d = sc_emit(ctx, op,
                          "operates on axis \"%.*s\" which is already bound by a parent sdy.manual_computation op (a "
@@ -547,8 +547,8 @@ void sc_check_manual_unreduced_partial(sc_ctx *ctx, const sc_op *op) {
   for (uint32_t i = 0; i < mesh->naxes && full; i++) {
     if (mesh->axes[i].size <= 1) continue;
     bool man = false;
-    for (uint32_t j = 0; j < info->sdy_op->nmanual_axes; j++) man |= ru_span_same(info->sdy_op->manual_axes[j].name, mesh->axes[i].name);
-    for (uint32_t j = 0; j < parent->nmanual_axes; j++) man |= ru_span_same(parent->manual_axes[j], mesh->axes[i].name);
+    for (uint32_t j = 0; j < info->sdy_op->nmanual_axes; j++) man |= sc_span_same(info->sdy_op->manual_axes[j].name, mesh->axes[i].name);
+    for (uint32_t j = 0; j < parent->nmanual_axes; j++) man |= sc_span_same(parent->manual_axes[j], mesh->axes[i].name);
     full = man;
   }
   if (full) return;

@@ -356,7 +356,7 @@ void sc_check_mesh_target_axes(sc_ctx *ctx) {
     if (!counted(m) || m->devices != t->devices) continue; /* other device counts are SC0107's */
     bool same = m->naxes == t->naxes;
     for (uint32_t k = 0; same && k < m->naxes; k++)
-      same = ru_span_same(m->axes[k].name, t->axes[k].name) && m->axes[k].size == t->axes[k].size;
+      same = sc_span_same(m->axes[k].name, t->axes[k].name) && m->axes[k].size == t->axes[k].size;
     if (same) continue;
     sc_diag *d = sc_emit_at(ctx, mesh_off(m), mesh_op(ctx, m),
                             "module mesh @%.*s is %s but the target mesh is %s: same %" PRId64

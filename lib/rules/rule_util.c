@@ -6,7 +6,6 @@
 #include "model/memo.h"
 #include "rules/rule_util.h"
 
-bool ru_span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
 
 bool ru_is_func(const sc_op *op) { return op->kind == SC_OP_FUNC; }
 
@@ -257,14 +256,14 @@ static const char *manual_problem(sc_ctx *ctx, const ru_site *site, const sc_mes
   const sc_manual_context *mc = sc_model_manual(ctx->model, site->op);
   if (!mc || !mc->nmanual_axes || mc->gspmd_manual) return NULL;
   const sc_mesh *pm = mc->mesh;
-  if (pm && mesh->name.n && pm->name.n && !ru_span_same(pm->name, mesh->name)) return NULL;
+  if (pm && mesh->name.n && pm->name.n && !sc_span_same(pm->name, mesh->name)) return NULL;
   for (uint32_t i = 0; i < mc->nmanual_axes; i++) {
     sc_span ax = mc->manual_axes[i];
     bool used = false;
     for (uint32_t d = 0; d < s->rank && !used; d++)
-      for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, ax);
-    for (uint32_t j = 0; j < s->nreplicated; j++) used |= ru_span_same(s->replicated[j].name, ax);
-    for (uint32_t j = 0; j < s->nunreduced; j++) used |= ru_span_same(s->unreduced[j].name, ax);
+      for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= sc_span_same(s->dims[d].axes[j].name, ax);
+    for (uint32_t j = 0; j < s->nreplicated; j++) used |= sc_span_same(s->replicated[j].name, ax);
+    for (uint32_t j = 0; j < s->nunreduced; j++) used |= sc_span_same(s->unreduced[j].name, ax);
     if (used)
       return sc_arena_printf(ctx->arena,
                              "operates on axis \"%.*s\" which is already bound by a parent "
@@ -326,7 +325,7 @@ static void range_of(const sc_axis_ref *r, const sc_mesh *mesh, int64_t *lo, int
 }
 
 bool ru_axes_overlap(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh) {
-  if (!ru_span_same(a->name, b->name)) return false;
+  if (!sc_span_same(a->name, b->name)) return false;
   int64_t alo, ahi, blo, bhi;
   range_of(a, mesh, &alo, &ahi);
   range_of(b, mesh, &blo, &bhi);
@@ -335,7 +334,7 @@ bool ru_axes_overlap(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *
 }
 
 bool ru_axis_eq(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh) {
-  if (!ru_span_same(a->name, b->name)) return false;
+  if (!sc_span_same(a->name, b->name)) return false;
   int64_t alo, ahi, blo, bhi;
   range_of(a, mesh, &alo, &ahi);
   range_of(b, mesh, &blo, &bhi);
@@ -480,10 +479,10 @@ const char *ru_sharding_str(sc_arena *a, const sc_sharding *s) {
 bool ru_meshes_match(const sc_mesh *x, const sc_mesh *y) {
   if (x == y) return true;
   if (!x || !y) return false;
-  if (x->name.n && y->name.n) return ru_span_same(x->name, y->name);
+  if (x->name.n && y->name.n) return sc_span_same(x->name, y->name);
   if (x->naxes != y->naxes || x->ndevice_ids != y->ndevice_ids) return false;
   for (uint32_t i = 0; i < x->naxes; i++)
-    if (!ru_span_same(x->axes[i].name, y->axes[i].name) || x->axes[i].size != y->axes[i].size) return false;
+    if (!sc_span_same(x->axes[i].name, y->axes[i].name) || x->axes[i].size != y->axes[i].size) return false;
   for (uint32_t i = 0; i < x->ndevice_ids; i++)
     if (x->device_ids[i] != y->device_ids[i]) return false;
   return true;

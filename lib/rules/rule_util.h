@@ -19,7 +19,6 @@ const sc_block *ru_body(const sc_op *op);
 /* The terminator (last op) of a single-block region, or NULL. */
 const sc_op *ru_terminator(const sc_op *op);
 /* Renders a type list "'t1', 't2'". */
-bool ru_span_same(sc_span a, sc_span b);
 
 /* Where a sharding is written and what it shards. */
 typedef enum {

@@ -77,7 +77,7 @@ static bool axis_known(const sc_mesh *mesh, sc_span name) { return mesh && sc_me
 
 static bool axis_in(const sc_span *names, uint32_t n, sc_span name) {
   for (uint32_t i = 0; i < n; i++)
-    if (ru_span_same(names[i], name)) return true;
+    if (sc_span_same(names[i], name)) return true;
   return false;
 }
 
@@ -121,7 +121,7 @@ static sc_span first_axis(const sc_sharding *s, const sc_mesh *mesh, bool duplic
       if (!duplicate) continue;
       for (uint32_t e = 0; e <= d; e++)
         for (uint32_t k = 0; k < (e == d ? j : s->dims[e].naxes); k++)
-          if (ru_span_same(s->dims[e].axes[k].name, name)) return name;
+          if (sc_span_same(s->dims[e].axes[k].name, name)) return name;
     }
   return (sc_span){NULL, 0};
 }
@@ -199,7 +199,7 @@ static void span_site(sc_ctx *ctx, sc_diag *d, const ru_site *site, const char *
     /* the second use is the culprit */
     for (uint32_t k = 0, seen = 0; name.n && s && k < s->rank && !ax.n; k++)
       for (uint32_t j = 0; j < s->dims[k].naxes && !ax.n; j++)
-        if (ru_span_same(s->dims[k].axes[j].name, name) && seen++) ax = s->dims[k].axes[j].name;
+        if (sc_span_same(s->dims[k].axes[j].name, name) && seen++) ax = s->dims[k].axes[j].name;
   } else if (!strcmp(rule, "manual-axis-rebound") && mc) {
     for (uint32_t k = 0; s && k < s->rank && !ax.n; k++)
       for (uint32_t j = 0; j < s->dims[k].naxes && !ax.n; j++)
@@ -412,7 +412,7 @@ static const sc_axis *divisor_axis(const sc_model *model, const sc_sharding *s, 
     if (ax->size <= 1 || size % ax->size != 0) continue;
     bool used = false;
     for (uint32_t d = 0; d < s->rank && s->dims; d++)
-      for (uint32_t j = 0; d != dim && j < s->dims[d].naxes; j++) used |= ru_span_same(s->dims[d].axes[j].name, ax->name);
+      for (uint32_t j = 0; d != dim && j < s->dims[d].naxes; j++) used |= sc_span_same(s->dims[d].axes[j].name, ax->name);
     if (!used && (!best || ax->size > best->size)) best = ax;
   }
   return best;
@@ -830,7 +830,7 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
       bool bad = false;
       for (uint32_t i = 0; b && i < b->nargs && !bad; i++) {
         sc_span at = sc_span_trim(b->args[i]->type), ot = sc_span_trim(ru_operand_type(op, i));
-        if (at.n && ot.n && !ru_span_same(at, ot)) {
+        if (at.n && ot.n && !sc_span_same(at, ot)) {
           sc_emit(ctx, op,
                   "expected the type of the %u'th block argument to match the type of the corresponding operand: "
                   "'%.*s' vs '%.*s'",
@@ -848,7 +848,7 @@ void sc_check_sharding_sdy_op(sc_ctx *ctx) {
       } else if (!bad && ret && ret->kind == SC_OP_SDY_RETURN) {
         for (uint32_t i = 0; i < op->nresults; i++) {
           sc_span rt = sc_span_trim(ru_result_type(op, i)), it = sc_span_trim(ru_operand_type(ret, i));
-          if (rt.n && it.n && !ru_span_same(rt, it)) {
+          if (rt.n && it.n && !sc_span_same(rt, it)) {
             sc_emit(ctx, op,
                     "failed to infer returned types: inferred type(s) '%.*s' are incompatible with return type(s) of "
                     "operation '%.*s'",
@@ -897,7 +897,7 @@ static bool shardings_equal(const sc_sharding *x, const sc_sharding *y) {
     return true;
   }
   sc_span a = sc_span_trim(x->text), b = sc_span_trim(y->text);
-  return ru_span_same(a, b);
+  return sc_span_same(a, b);
 }
 
 static const sc_op *computation(const sc_model *model, sc_span name) {

@@ -50,7 +50,7 @@ static int64_t range_end(const sc_axis_ref *r) { /* pre*size, saturated (sizes c
 static bool covered(const sc_axis_ref *a, const sc_axis_ref *list, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     const sc_axis_ref *b = &list[i];
-    if (!ru_span_same(b->name, a->name)) continue;
+    if (!sc_span_same(b->name, a->name)) continue;
     if (!b->sub) return true;
     if (a->sub && b->pre_size <= a->pre_size && range_end(a) <= range_end(b)) return true;
   }
@@ -59,7 +59,7 @@ static bool covered(const sc_axis_ref *a, const sc_axis_ref *list, uint32_t n) {
 
 static bool mentions(const sc_sharding *s, sc_span axis) {
   for (uint32_t i = 0; s && i < s->nunreduced; i++)
-    if (ru_span_same(s->unreduced[i].name, axis)) return true;
+    if (sc_span_same(s->unreduced[i].name, axis)) return true;
   return false;
 }
 
@@ -244,7 +244,7 @@ static void check_return(sc_ctx *ctx, const sc_op *op) {
       copy->nunreduced = 0;
       for (uint32_t k = 0; k < res->nunreduced; k++) {
         bool manual = false;
-        for (uint32_t j = 0; j < mc->nmanual_axes; j++) manual |= ru_span_same(mc->manual_axes[j].name, res->unreduced[k].name);
+        for (uint32_t j = 0; j < mc->nmanual_axes; j++) manual |= sc_span_same(mc->manual_axes[j].name, res->unreduced[k].name);
         if (!manual) copy->unreduced[copy->nunreduced++] = res->unreduced[k];
       }
       res = copy;

@@ -234,12 +234,21 @@ char *sc_arena_printf(sc_arena *a, const char *fmt, ...) {
 }
 
 void sc_astr_reserve(sc_astr *s, size_t extra) {
-  if (s->n + extra + 1 <= s->cap) return;
+  if (s->failed || s->n + extra + 1 <= s->cap) return;
   size_t cap = s->cap ? s->cap : 64;
   while (cap < s->n + extra + 1) cap *= 2;
-  char *p = sc_arena_alloc(s->a, cap);
-  if (!p) return; /* no failure jump: the string stays as it was */
-  if (s->n) memcpy(p, s->p, s->n);
+  char *p;
+  if (!s->a) {
+    p = realloc(s->p, cap);
+    if (!p) {
+      s->failed = true;
+      return;
+    }
+  } else {
+    p = sc_arena_alloc(s->a, cap);
+    if (!p) return; /* no failure jump: the string stays as it was */
+    if (s->n) memcpy(p, s->p, s->n);
+  }
   s->p = p, s->cap = cap;
 }
 
@@ -254,11 +263,16 @@ void sc_astr_put(sc_astr *s, const char *p, size_t n) {
 void sc_astr_puts(sc_astr *s, const char *p) { sc_astr_put(s, p, strlen(p)); }
 
 void sc_astr_printf(sc_astr *s, const char *fmt, ...) {
-  va_list ap, ap2;
+  va_list ap;
   va_start(ap, fmt);
+  sc_astr_vprintf(s, fmt, ap);
+  va_end(ap);
+}
+
+void sc_astr_vprintf(sc_astr *s, const char *fmt, va_list ap) {
+  va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
   if (n > 0) {
     sc_astr_reserve(s, (size_t)n);
     if (s->n + (size_t)n + 1 <= s->cap) {

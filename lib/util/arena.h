@@ -94,20 +94,25 @@ bool sc_arena_step(sc_arena *a, unsigned long long n);
 void sc_arena_set_hash_seed(sc_arena *a, uint64_t seed);
 uint64_t sc_arena_hash_seed(const sc_arena *a);
 
-/* A string built in one pass in an arena: appends are amortized O(length) (the buffer doubles; the
- * abandoned buffers stay in the arena, at most as many bytes as the final string). Use it instead of
- * re-printing a growing string per item, which is quadratic. SC_ASTR_INIT(a) starts an empty one. */
+/* A string built in one pass: appends are amortized O(length) (the buffer doubles). Use it instead of
+ * re-printing a growing string per item, which is quadratic. The one growable string of the code:
+ *  - in an arena (SC_ASTR_INIT(a)): the abandoned buffers stay in the arena, at most as many bytes as
+ *    the final string; a failed allocation leaves the string as it was;
+ *  - malloc-backed with a NULL arena (util/strbuf.h, `sc_strbuf b = {0}`): for results handed to a
+ *    caller who frees them (sc_strbuf_take); a failed allocation marks it failed. */
 typedef struct {
-  sc_arena *a;
+  sc_arena *a; /* NULL: malloc/realloc */
   char *p;
   size_t n, cap;
+  bool failed; /* an allocation failed (malloc-backed only; the appends after it are dropped) */
 } sc_astr;
-#define SC_ASTR_INIT(arena) {(arena), NULL, 0, 0}
+#define SC_ASTR_INIT(arena) {(arena), NULL, 0, 0, false}
 void sc_astr_put(sc_astr *s, const char *p, size_t n);
 /* Room for `extra` more bytes (one allocation when the final size is known or estimated). */
 void sc_astr_reserve(sc_astr *s, size_t extra);
 void sc_astr_puts(sc_astr *s, const char *p);
 void sc_astr_printf(sc_astr *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sc_astr_vprintf(sc_astr *s, const char *fmt, va_list ap);
 /* The NUL-terminated string (never NULL; "" if nothing was appended). Appending may continue. */
 const char *sc_astr_str(sc_astr *s);
 /* Lists in diagnostics show at most this many items, then "... and N more". */

@@ -1,21 +1,22 @@
-/* strbuf.h — a malloc-backed growable string for emitters that hand the caller a malloc'd result.
- * On allocation failure the buffer is marked failed and sc_strbuf_take() returns NULL. */
+/* strbuf.h — the malloc-backed form of the one growable string (sc_astr, util/arena.h) for emitters
+ * and callers that hand out a malloc'd result: `sc_strbuf b = {0}` (no arena), append, then
+ * sc_strbuf_take(). On allocation failure the buffer is marked failed and sc_strbuf_take() returns
+ * NULL. One thread at a time per buffer. */
 #ifndef SC_STRBUF_H
 #define SC_STRBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef struct {
-  char *p;
-  size_t n, cap;
-  bool failed;
-} sc_strbuf;
+#include "util/arena.h"
 
-void sc_strbuf_put(sc_strbuf *b, const char *s, size_t n);
-void sc_strbuf_puts(sc_strbuf *b, const char *s);
+typedef sc_astr sc_strbuf; /* with a NULL arena */
+
+static inline void sc_strbuf_put(sc_strbuf *b, const char *s, size_t n) { sc_astr_put(b, s, n); }
+static inline void sc_strbuf_puts(sc_strbuf *b, const char *s) { sc_astr_puts(b, s); }
 void sc_strbuf_printf(sc_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Returns the NUL-terminated string (caller frees) or NULL if any append failed. */
+/* Returns the NUL-terminated string (caller frees) or NULL if any append failed; the buffer is empty
+ * again afterwards. */
 char *sc_strbuf_take(sc_strbuf *b);
 
 #endif
