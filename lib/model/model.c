@@ -287,28 +287,19 @@ static bool sdy_value(const sc_op *op, const sc_op_info *info, const char *name,
   return false;
 }
 
-static void parse_single_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_span v, uint32_t off,
+/* A sharding in an sdy op's custom syntax (`name` = v at `off`): one sharding (TEXT_SDY) or a list
+ * (TEXT_SDY_LIST); a failure is reported prefixed with `what` if given. */
+static void parse_custom_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_span v, uint32_t off, int kind,
                              const char *name, const char *what) {
   an->present = true;
+  an->per_value = kind == TEXT_SDY_LIST;
   an->name = sc_span_of(name, (uint32_t)strlen(name));
   an->text = v;
   an->offset = off;
   const char *err = NULL;
   sc_span t = sc_span_trim(v);
-  if (!shardings_of(b, TEXT_SDY, t, off + (uint32_t)(t.p - v.p), &an->values, &an->nvalues, &err))
+  if (!shardings_of(b, kind, t, off + (uint32_t)(t.p - v.p), &an->values, &an->nvalues, &err))
     record_fail(b, an, op, op->pos.offset, what, err);
-}
-
-static void parse_list_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_span v, uint32_t off, const char *name) {
-  an->present = true;
-  an->per_value = true;
-  an->name = sc_span_of(name, (uint32_t)strlen(name));
-  an->text = v;
-  an->offset = off;
-  const char *err = NULL;
-  sc_span t = sc_span_trim(v);
-  if (!shardings_of(b, TEXT_SDY_LIST, t, off + (uint32_t)(t.p - v.p), &an->values, &an->nvalues, &err))
-    record_fail(b, an, op, op->pos.offset, name, err);
 }
 
 static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info, sc_sdy_op_info *x) {
@@ -318,17 +309,21 @@ static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info, sc_sdy_o
   unsigned n = op->kind;
   if (n == SC_OP_SDY_SHARDING_CONSTRAINT || n == SC_OP_SDY_RESHARD) {
     const sc_sdy_item *g = first_group(info, '<');
-    if (g) parse_single_sdy(b, &info->sharding, op, g->value, g->offset, "sharding", NULL);
-    else if (sdy_value(op, info, "sharding", &v, &off, b->m)) parse_single_sdy(b, &info->sharding, op, v, off, "sharding", NULL);
+    if (g)
+      parse_custom_sdy(b, &info->sharding, op, g->value, g->offset, TEXT_SDY, "sharding", NULL);
+    else if (sdy_value(op, info, "sharding", &v, &off, b->m))
+      parse_custom_sdy(b, &info->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
   } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
-    if (sdy_value(op, info, "sharding", &v, &off, b->m)) parse_single_sdy(b, &info->sharding, op, v, off, "sharding", NULL);
+    if (sdy_value(op, info, "sharding", &v, &off, b->m))
+      parse_custom_sdy(b, &info->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
   } else if (sc_op_kind_is_sdy_collective(n)) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
-      parse_single_sdy(b, &info->sharding, op, v, off, "out_sharding", "out_sharding");
+      parse_custom_sdy(b, &info->sharding, op, v, off, TEXT_SDY, "out_sharding", "out_sharding");
   } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
-    if (sdy_value(op, info, "in_shardings", &v, &off, b->m)) parse_list_sdy(b, &x->in_shardings, op, v, off, "in_shardings");
+    if (sdy_value(op, info, "in_shardings", &v, &off, b->m))
+      parse_custom_sdy(b, &x->in_shardings, op, v, off, TEXT_SDY_LIST, "in_shardings", "in_shardings");
     if (sdy_value(op, info, "out_shardings", &v, &off, b->m))
-      parse_list_sdy(b, &x->out_shardings, op, v, off, "out_shardings");
+      parse_custom_sdy(b, &x->out_shardings, op, v, off, TEXT_SDY_LIST, "out_shardings", "out_shardings");
     if (n == SC_OP_SDY_MANUAL_COMPUTATION && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
       const char *err = NULL;
       x->has_manual_axes = true;

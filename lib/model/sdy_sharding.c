@@ -102,10 +102,10 @@ static sdy_tok lex_one(sdy_lex *lx) {
     lx->p = p + 2;
     return t;
   }
-  if (is_id_start(c)) {
+  if (is_id_start(c) || c == '#' || c == '!') { /* an identifier, or #attr / !type with its sigil */
     const char *q = p + 1;
     while (q < e && is_id_char(*q)) q++;
-    t.kind = SDY_IDENT;
+    t.kind = is_id_start(c) ? SDY_IDENT : SDY_HASH;
     t.text = sc_span_of(p, (uint32_t)(q - p));
     lx->p = q;
     return t;
@@ -129,14 +129,6 @@ static sdy_tok lex_one(sdy_lex *lx) {
     const char *q = p + 1;
     while (q < e && (is_id_char(*q) || *q == '#')) q++;
     t.kind = SDY_VALUE;
-    t.text = sc_span_of(p, (uint32_t)(q - p));
-    lx->p = q;
-    return t;
-  }
-  if (c == '#' || c == '!') {
-    const char *q = p + 1;
-    while (q < e && is_id_char(*q)) q++;
-    t.kind = SDY_HASH;
     t.text = sc_span_of(p, (uint32_t)(q - p));
     lx->p = q;
     return t;
