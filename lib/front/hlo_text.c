@@ -616,7 +616,7 @@ static sc_op *new_computation(P *p, const char *start, sc_span name, comp *c) {
 static void sort_params(P *p, comp *c) {
   uint32_t n = (uint32_t)c->params.n;
   if (n < 2) return;
-  sc_op **by_num = alloc_array(p, n, sizeof *by_num);
+  sc_op **by_num = hlo_alloc_array(p, n, sizeof *by_num);
   bool direct = true;
   for (uint32_t i = 0; i < n && direct; i++) {
     uint32_t num = c->param_nums[i];
@@ -630,8 +630,8 @@ static void sort_params(P *p, comp *c) {
     }
     return;
   }
-  sc_op **ops = alloc_array(p, n, sizeof *ops);
-  uint32_t *nums = alloc_array(p, n, sizeof *nums);
+  sc_op **ops = hlo_alloc_array(p, n, sizeof *ops);
+  uint32_t *nums = hlo_alloc_array(p, n, sizeof *nums);
   for (uint32_t width = 1; width < n; width *= 2) { /* bottom-up merge: params <-> scratch, copied back */
     for (uint32_t lo = 0; lo < n; lo += 2 * width) {
       uint32_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
