@@ -888,6 +888,19 @@ sc_severity sc_model_jax_policy_severity(const sc_model *model, const sc_op *fun
   return sev;
 }
 
+/* The first of `names` (NULL-terminated) present in `attrs`: its leading integer into *out when it
+ * has one (else *out is left as it was). */
+static void first_int_attr(const sc_attrs *attrs, const char *const *names, int64_t *out) {
+  for (; *names; names++) {
+    const sc_attr *at = mdl_find_attr(attrs, *names);
+    if (!at) continue;
+    bool ok;
+    int64_t v = leading_int(at->value, &ok);
+    if (ok) *out = v;
+    return;
+  }
+}
+
 sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   builder b;
   memset(&b, 0, sizeof b);
@@ -906,26 +919,10 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   model->jax_produced = jax_markers(m);
   const sc_op *module = m->module;
   if (module) {
-    static const char *const np[] = {"mhlo.num_partitions", "num_partitions"};
-    static const char *const nr[] = {"mhlo.num_replicas", "num_replicas", "replica_count"};
-    for (size_t i = 0; i < 2; i++) {
-      const sc_attr *at = mdl_find_attr(&module->attrs, np[i]);
-      bool ok;
-      if (at) {
-        int64_t v = leading_int(at->value, &ok);
-        if (ok) model->num_partitions = v;
-        break;
-      }
-    }
-    for (size_t i = 0; i < 3; i++) {
-      const sc_attr *at = mdl_find_attr(&module->attrs, nr[i]);
-      bool ok;
-      if (at) {
-        int64_t v = leading_int(at->value, &ok);
-        if (ok) model->num_replicas = v;
-        break;
-      }
-    }
+    static const char *const np[] = {"mhlo.num_partitions", "num_partitions", NULL};
+    static const char *const nr[] = {"mhlo.num_replicas", "num_replicas", "replica_count", NULL};
+    first_int_attr(&module->attrs, np, &model->num_partitions);
+    first_int_attr(&module->attrs, nr, &model->num_replicas);
     add_roundtrip_meshes(&b, module);
   }
   /* pass 1: meshes */

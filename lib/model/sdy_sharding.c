@@ -604,10 +604,16 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
   return s;
 }
 
+/* Starts lexing `text` (at `offset` in the input) without its surrounding white space. */
+static sc_span lex_trimmed(sdy_lex *lx, sc_arena *a, sc_span text, uint32_t offset) {
+  sc_span t = sc_span_trim(text);
+  sdy_lex_init(lx, a, t, offset + (uint32_t)(t.p - text.p));
+  return t;
+}
+
 sc_sharding *sc_parse_sdy_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
   sdy_lex lx;
-  sc_span t = sc_span_trim(text);
-  sdy_lex_init(&lx, a, t, offset + (uint32_t)(t.p - text.p));
+  sc_span t = lex_trimmed(&lx, a, text, offset);
   if (sc_span_starts(t, "#sdy.sharding_per_value")) {
     if (error) *error = "should have a sharding attribute of type TensorShardingAttr, got #sdy.sharding_per_value";
     return NULL;
@@ -655,8 +661,7 @@ bool sdy_parse_sharding_list(sdy_lex *lx, sc_sharding ***out, uint32_t *n) {
 int sc_parse_sdy_sharding_per_value(sc_arena *a, sc_span text, uint32_t offset, sc_sharding ***out, uint32_t *n,
                                     const char **error) {
   sdy_lex lx;
-  sc_span t = sc_span_trim(text);
-  sdy_lex_init(&lx, a, t, offset + (uint32_t)(t.p - text.p));
+  lex_trimmed(&lx, a, text, offset);
   sdy_tok first = sdy_peek(&lx);
   bool wrapped = false;
   if (first.kind == SDY_HASH) {
@@ -683,8 +688,7 @@ fail:
 int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_ref **out, uint32_t *n,
                             const char **error) {
   sdy_lex lx;
-  sc_span t = sc_span_trim(text);
-  sdy_lex_init(&lx, a, t, offset + (uint32_t)(t.p - text.p));
+  lex_trimmed(&lx, a, text, offset);
   sdy_tok first = sdy_peek(&lx);
   bool wrapped = false;
   /* #sdy<manual_axes{"a"}> (round-trip strings) */
