@@ -80,7 +80,7 @@ typedef struct {
 /* cli_config.c: finds shardcheck.json upward from the cwd (or reads `path`), fills unset settings.
  * `explicit_flags` says which settings came from flags (they win). 0 or EXIT_TROUBLE (message printed). */
 typedef struct {
-  bool rules, mesh, platform, fail_on, source_root, include, exclude, help_uri_base, baseline;
+  bool rules, mesh, platform, fail_on, source_root, include, exclude, help_uri_base, baseline, device_memory;
 } flags_given;
 int config_load(const char *path, bool discover, check_settings *s, const flags_given *given);
 
@@ -121,6 +121,8 @@ bool wants_help(int argc, char **argv);
 /* Shared option parsing. */
 int parse_severity(const char *s, sc_severity *out); /* 0 or -1 */
 int parse_fail_on(const char *s, fail_on_level *out);
+/* "16GiB", "80GB", "17179869184": a positive byte count (binary KiB/MiB/GiB/TiB, decimal KB/MB/GB/TB). 0 or -1. */
+int parse_bytes(const char *s, int64_t *out);
 /* Reads a whole file ("-" = stdin) into a malloc'd buffer; NULL with a malloc'd message. */
 char *read_all(const char *path, size_t *len, char **error);
 /* Fills x->buf/len: a regular file is mapped (no copy), stdin and the rest are read. Returns false with

@@ -45,7 +45,8 @@ static void set_str(char **dst, const char *v) {
 enum {
   O_MESH = 256, O_PLATFORM, O_FORMAT, O_INFMT, O_RULES, O_MINSEV, O_SPLIT, O_DEPTH, O_OPS, O_COLOR, O_NOCOLOR,
   O_DUMP, O_SERVER, O_FAILON, O_EXITZERO, O_MAXDIAG, O_QUIET, O_STATS, O_OUTPUT, O_INCLUDE, O_EXCLUDE, O_CONFIG,
-  O_NOCONFIG, O_BASELINE, O_WRITEBASE, O_NOINLINE, O_SRCROOT, O_HELPURI, O_STDIN, O_PROPAGATE, O_NOPROPAGATE
+  O_NOCONFIG, O_BASELINE, O_WRITEBASE, O_NOINLINE, O_SRCROOT, O_HELPURI, O_STDIN, O_PROPAGATE, O_NOPROPAGATE,
+  O_DEVMEM
 };
 
 static const struct option LONGOPTS[] = {
@@ -56,6 +57,7 @@ static const struct option LONGOPTS[] = {
     {"max-ops", required_argument, 0, O_OPS},        {"color", optional_argument, 0, O_COLOR},
     {"no-color", no_argument, 0, O_NOCOLOR},         {"debug-dump-ops", no_argument, 0, O_DUMP},
     {"propagate", no_argument, 0, O_PROPAGATE},      {"no-propagate", no_argument, 0, O_NOPROPAGATE},
+    {"device-memory", required_argument, 0, O_DEVMEM},
     {"server", required_argument, 0, O_SERVER},      {"fail-on", required_argument, 0, O_FAILON},
     {"exit-zero", no_argument, 0, O_EXITZERO},       {"max-diagnostics", required_argument, 0, O_MAXDIAG},
     {"quiet", no_argument, 0, O_QUIET},              {"statistics", no_argument, 0, O_STATS},
@@ -165,6 +167,11 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
   case O_DUMP: s->dump_ops = true; break;
   case O_PROPAGATE: s->opt.no_propagate = false; break;
   case O_NOPROPAGATE: s->opt.no_propagate = true; break;
+  case O_DEVMEM:
+    if (parse_bytes(optarg, &s->opt.device_memory_bytes))
+      return usage_error("--device-memory needs a byte count (16GiB, 17179869184), not '%s'", optarg);
+    g->device_memory = true;
+    break;
   case O_SERVER: s->server = optarg; break;
   case O_FAILON:
     if (parse_fail_on(optarg, &s->fail_on)) return BAD_CHOICE("--fail-on", optarg, "error", "warning", "note", "never");

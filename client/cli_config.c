@@ -4,7 +4,10 @@
  *    "severity": {"SC0303": "warning", "callback-wrong-platform": "note"},
  *    "mesh": "data=4,model=2", "platform": "tpu", "fail_on": "warning",
  *    "source_root": ".", "include": ["*.txt"], "exclude": ["old_*"],
- *    "baseline": ".shardcheck-baseline.json", "help_uri_base": "https://..."}
+ *    "baseline": ".shardcheck-baseline.json", "help_uri_base": "https://...",
+ *    "device_memory": "16GiB" | 17179869184,
+ *    "thresholds": {"replicated_fraction": 0.1, "replicated_min_bytes": "64MiB", "padding_fraction": 0.25,
+ *                   "padding_min_bytes": "16MiB"}}
  *
  * Paths are relative to the file's directory. Flags win over the file. Unknown keys, wrong types and
  * unknown values are errors (exit 2), so a typo never silently changes what CI checks. */
@@ -117,18 +120,61 @@ static int string_value(const char *path, const char *key, json_t *v, const char
   return 0;
 }
 
+/* A byte count: a JSON integer or a string with a unit ("16GiB"). */
+static int bytes_value(const char *path, const char *key, json_t *v, int64_t *out) {
+  if (json_is_integer(v) && json_integer_value(v) > 0) *out = (int64_t)json_integer_value(v);
+  else if (!json_is_string(v) || parse_bytes(json_string_value(v), out))
+    return bad(path, key, "expected a positive byte count (an integer, or a string such as \"16GiB\")");
+  return 0;
+}
+
+static int fraction_value(const char *path, const char *key, json_t *v, double *out) {
+  if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1)
+    return bad(path, key, "expected a number in (0, 1]");
+  *out = json_number_value(v);
+  return 0;
+}
+
+/* "thresholds": {...} of the memory rules (docs/cost.md#thresholds). */
+static int thresholds_value(const char *path, json_t *v, sc_cost_thresholds *t) {
+  if (!json_is_object(v)) return bad(path, "thresholds", "expected an object");
+  const char *k;
+  json_t *e;
+  json_object_foreach(v, k, e) {
+    int rc;
+    if (!strcmp(k, "replicated_fraction")) rc = fraction_value(path, k, e, &t->replicated_fraction);
+    else if (!strcmp(k, "replicated_min_bytes")) rc = bytes_value(path, k, e, &t->replicated_min_bytes);
+    else if (!strcmp(k, "padding_fraction")) rc = fraction_value(path, k, e, &t->padding_fraction);
+    else if (!strcmp(k, "padding_min_bytes")) rc = bytes_value(path, k, e, &t->padding_min_bytes);
+    else {
+      fprintf(stderr, "shardcheck: %s: \"thresholds\": unknown key \"%s\" (replicated_fraction, replicated_min_bytes, "
+                      "padding_fraction, padding_min_bytes)\n", path, k);
+      return EXIT_TROUBLE;
+    }
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 static int apply_key(const char *path, const char *key, json_t *v, check_settings *s, const flags_given *g) {
   const char *str = NULL;
   if (!strcmp(key, "rules")) return g->rules ? 0 : rules_value(path, v, &s->rules);
   if (!strcmp(key, "severity")) return severity_value(path, v, s);
   if (!strcmp(key, "include")) return g->include ? 0 : string_list(path, key, v, &s->include);
   if (!strcmp(key, "exclude")) return g->exclude ? 0 : string_list(path, key, v, &s->exclude);
+  if (!strcmp(key, "device_memory")) {
+    int64_t bytes;
+    if (bytes_value(path, key, v, &bytes)) return EXIT_TROUBLE;
+    if (!g->device_memory) s->opt.device_memory_bytes = bytes;
+    return 0;
+  }
+  if (!strcmp(key, "thresholds")) return thresholds_value(path, v, &s->opt.thresholds);
   if (!strcmp(key, "mesh") || !strcmp(key, "platform") || !strcmp(key, "fail_on") || !strcmp(key, "source_root") ||
       !strcmp(key, "baseline") || !strcmp(key, "help_uri_base")) {
     if (string_value(path, key, v, &str)) return EXIT_TROUBLE;
   } else {
     fprintf(stderr, "shardcheck: %s: unknown key \"%s\" (rules, severity, mesh, platform, fail_on, source_root, "
-                    "include, exclude, baseline, help_uri_base)\n", path, key);
+                    "include, exclude, baseline, help_uri_base, device_memory, thresholds)\n", path, key);
     return EXIT_TROUBLE;
   }
   if (!strcmp(key, "mesh") && !g->mesh) {

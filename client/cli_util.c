@@ -1,4 +1,5 @@
 /* cli_util.c — small helpers the CLI's parts share. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +71,26 @@ int parse_fail_on(const char *s, fail_on_level *out) {
   else if (!strcmp(s, "never")) *out = FAIL_ON_NEVER;
   else return -1;
   return 0;
+}
+
+int parse_bytes(const char *s, int64_t *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !(v > 0)) return -1;
+  static const struct {
+    const char *suffix;
+    double scale;
+  } units[] = {{"", 1}, {"B", 1}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+               {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(end, units[i].suffix)) {
+      double bytes = v * units[i].scale;
+      if (bytes >= 9.2e18) return -1;
+      *out = (int64_t)bytes;
+      return *out > 0 ? 0 : -1;
+    }
+  return -1;
 }
 
 char *read_all(const char *path, size_t *len, char **error) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "front/front.h"
+#include "cost/cost.h"
 #include "front/front.h"
 #include "ir/ir.h"
 #include "model/model.h"
@@ -45,7 +45,7 @@ static bool parse_i64(const char **pp, int64_t *out) {
   return true;
 }
 
-/* "data=2,model=4:explicit[;devices=0,1,...][;platform=tpu]" */
+/* "data=2,model=4:explicit[;devices=0,1,...][;platform=tpu][;device_kind=TPU v5 lite]" */
 int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char **error) {
   memset(out, 0, sizeof *out);
   SC_VEC(sc_mesh_axis) axes = {0};
@@ -111,8 +111,18 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
         return -1;
       }
       p += strlen(name);
+    } else if (!strncmp(p, "device_kind=", 12)) {
+      p += 12;
+      const char *e = strchr(p, ';');
+      out->device_kind = sc_arena_strndup(a, p, e ? (size_t)(e - p) : strlen(p));
+      if (sc_device_memory_bytes(out->device_kind) < 0) {
+        *error = sc_arena_printf(a, "mesh spec: unknown device_kind '%s' (TPU v4, v5e, v5p, v6e; A100-40GB, A100-80GB, H100, "
+                                    "H200, B200: docs/cost.md)", out->device_kind);
+        return -1;
+      }
+      p += strlen(out->device_kind);
     } else {
-      *error = sc_arena_printf(a, "mesh spec: unknown section '%s' (devices=... or platform=...)", p);
+      *error = sc_arena_printf(a, "mesh spec: unknown section '%s' (devices=..., platform=... or device_kind=...)", p);
       return -1;
     }
   }
@@ -301,6 +311,7 @@ static sc_status check_body(check_run *run) {
   if (is_sha256_hex(opt->input_sha256)) memcpy(r->sha256, opt->input_sha256, 65); /* hashed once, by the caller */
   else if (!opt->sha256_by_caller) sc_sha256_hex(buf, len, r->sha256);
   r->mesh_source = "none";
+  r->cost.device_memory_bytes = -1;
   sc_arena_set_hash_seed(arena, opt->hash_seed);
 
   sc_status status = SC_OK;
@@ -367,6 +378,8 @@ static sc_status check_body(check_run *run) {
     ctx.model = sc_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
     if (!opt->no_propagate) ctx.propagation = propagate_for_rules(run, &ctx, m, chunks[i].begin);
+    ctx.cost = sc_cost_compute(arena, m, ctx.model, ctx.propagation, opt);
+    if (!r->cost.computed) r->cost = ctx.cost->report; /* the first module's */
     size_t first_diag = ctx.diags.n;
     sc_rules_run(&ctx, &sel);
     if (!r->has_lines && ctx.diags.n > first_diag)

@@ -51,7 +51,18 @@ typedef struct {
   int64_t *device_ids; /* NULL = iota order */
   size_t ndevice_ids;
   sc_platform platform;
+  const char *device_kind; /* JAX's device_kind ("TPU v5 lite", "NVIDIA H100 80GB HBM3") or a short name
+                              ("v5e", "h100"): its memory per device (docs/cost.md); NULL = unknown */
 } sc_target_mesh;
+
+/* Thresholds of the memory and communication rules (docs/cost.md); a zero field takes its default. */
+typedef struct {
+  double replicated_fraction;     /* memory-replicated-parameters: share of the arguments' bytes left
+                                     fully replicated above which it warns (default 0.1) */
+  int64_t replicated_min_bytes;   /* ... and only when those replicated bytes per device reach this (64 MiB) */
+  double padding_fraction;        /* memory-padding-waste: share of a tensor's shards that is padding (0.25) */
+  int64_t padding_min_bytes;      /* ... and only when that padding is at least this many bytes per device (16 MiB) */
+} sc_cost_thresholds;
 
 typedef struct {
   sc_format input_format;    /* SC_FMT_AUTO detects it */
@@ -77,6 +88,8 @@ typedef struct {
                                 name where a derived sharding came from (`related`); propagation may spend
                                 half of what the request's limits leave, past that a note (SC0004) says the
                                 rules read the written shardings */
+  int64_t device_memory_bytes; /* memory of one device for the memory rules; 0 = from mesh->device_kind, else unknown */
+  sc_cost_thresholds thresholds;
 } sc_options;
 
 #define SC_DEFAULT_MAX_DEPTH 256u
@@ -141,6 +154,43 @@ typedef struct {
   size_t nrelated;
 } sc_diag;
 
+/* One tensor of the entry function with its per-device bytes (docs/cost.md). */
+typedef struct {
+  const char *name;        /* "arg 0", "result 1" */
+  const char *kind;        /* "argument" or "result" */
+  const char *type;        /* the tensor type as written */
+  const char *sharding;    /* the sharding in effect as a PartitionSpec ("P('data', None)"), "replicated", or NULL */
+  int64_t global_bytes;    /* the whole tensor */
+  int64_t bytes_per_device;/* one device's shard, padded as XLA pads uneven shards */
+  bool donated;            /* tf.aliasing_output / jax.buffer_donor (arguments) */
+} sc_cost_tensor;
+
+/* One collective the partitioner will insert (a reshard of the propagated shardings, docs/cost.md). */
+typedef struct {
+  uint32_t line, col;      /* of the op it belongs to; 0 without lines */
+  const char *function;
+  const char *op;          /* the op's name */
+  const char *kind;        /* "all-gather", "all-slice", "all-to-all", "collective-permute", "all-reduce" */
+  const char **axes;       /* mesh axes it runs over */
+  size_t naxes;
+  int64_t bytes_per_device;/* bytes one device sends (= receives) */
+  const char *reason;      /* why: "operand 0 of stablehlo.dot_general: <@mesh, [{"x"}, {}]> -> <@mesh, [{}, {}]>" */
+} sc_cost_collective;
+
+/* What the module costs per device: the entry function's arguments and results from the shardings in
+ * effect (propagated when propagation ran), and a lower bound on peak live bytes (docs/cost.md). */
+typedef struct {
+  bool computed;                 /* false: no entry function (the JSON says null) */
+  int64_t device_memory_bytes;   /* -1 = unknown */
+  const char *device_kind;       /* the device_kind that gave it, or NULL */
+  int64_t arguments_bytes, results_bytes, donated_bytes, peak_bytes_lower_bound;
+  sc_cost_tensor *largest;       /* the largest per device first, at most SC_COST_LARGEST */
+  size_t nlargest;
+  sc_cost_collective *collectives; /* what the partitioner's reshards become, in module order */
+  size_t ncollectives;
+} sc_cost_report;
+#define SC_COST_LARGEST 5
+
 typedef struct {
   const char *input_name;
   sc_format format;
@@ -161,6 +211,7 @@ typedef struct {
   const char *failure; /* set when sc_check did not return SC_OK */
   bool propagation_limited; /* propagation stopped at its share of the limits (SC0004): a caller that can give
                                the check a larger arena may run it again */
+  sc_cost_report cost; /* the first module's (docs/cost.md) */
 } sc_report;
 
 /* Checks `len` bytes at `buf`. `*out` is always set (allocated in `arena`) unless the arena cannot
@@ -241,6 +292,9 @@ const char *sc_platform_name(sc_platform p);
 const char *sc_axis_type_name(sc_axis_type t);
 int sc_platform_parse(const char *s, sc_platform *out);   /* 0 or -1 */
 int sc_format_parse(const char *s, sc_format *out);       /* 0 or -1; "auto|stablehlo|mlir|hlo|bytecode|exported" */
+/* The memory of one device of `device_kind` (JAX's name or a short one, case and spacing ignored) from
+ * docs/cost.md's table, or -1 when the kind is not in it. Pure; any thread. */
+int64_t sc_device_memory_bytes(const char *device_kind);
 
 /* Report emitters. Each returns a malloc'd NUL-terminated string the caller free()s, or NULL on OOM.
  * They read the report only; any thread may render any report it may read. */

@@ -5,7 +5,7 @@
 #   sh scripts/check_layers.sh --self-test BUILD  also prove the check fails on a planted back-reference
 #
 # Layers, lowest first; a file may use its own layer and the ones below it, never one above:
-#   util < ir < front < model < propagate < rules < report < lib/check.c (the driver)
+#   util < ir < front < model < propagate < cost < rules < report < lib/check.c (the driver)
 # What is checked:
 #   1. symbols: no object references a symbol defined by an object of a higher layer (nm);
 #   2. includes: no source includes a header of a higher layer;
@@ -45,7 +45,8 @@ objdir=$build/obj/lib
 layer_of() {
   case "$1" in
   *lib/util/*) echo 0 ;; *lib/ir/*) echo 1 ;; *lib/front/*) echo 2 ;; *lib/model/*) echo 3 ;;
-  *lib/propagate/*) echo 4 ;; *lib/rules/*) echo 5 ;; *lib/report/*) echo 6 ;; *lib/check.*|*lib/propagate.[co]) echo 7 ;;
+  *lib/propagate/*) echo 4 ;; *lib/cost/*) echo 5 ;; *lib/rules/*) echo 6 ;; *lib/report/*) echo 7 ;;
+  *lib/check.*|*lib/propagate.[co]) echo 8 ;;
   *lib/shardcheck.h) echo 0 ;; *) echo 9 ;;
   esac
 }
@@ -109,5 +110,5 @@ if [ -z "${SC_LAYERS_SKIP_SOURCES:-}" ]; then
   if [ -s "$tmp/paths" ]; then cat "$tmp/paths"; bad=1; fi
 fi
 
-[ "$bad" -eq 0 ] && echo "check-layers: $(wc -l <"$tmp/objs") objects, layers util < ir < front < model < propagate < rules < report < driver hold"
+[ "$bad" -eq 0 ] && echo "check-layers: $(wc -l <"$tmp/objs") objects, layers util < ir < front < model < propagate < cost < rules < report < driver hold"
 exit "$bad"

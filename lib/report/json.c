@@ -132,6 +132,56 @@ static json_t *diag_json(const sc_report *r, const sc_diag *d) {
   return o;
 }
 
+static json_t *bytes_or_null(int64_t n) { return n >= 0 ? json_integer((json_int_t)n) : json_null(); }
+
+json_t *sc_report_cost_json(const sc_report *r) {
+  const sc_cost_report *c = &r->cost;
+  if (!c->computed) return json_null();
+  json_t *memory = json_object();
+  json_object_set_new(memory, "device_memory_bytes", bytes_or_null(c->device_memory_bytes));
+  json_object_set_new(memory, "device_kind", c->device_kind ? sc_jstr(c->device_kind) : json_null());
+  json_t *per = json_object();
+  json_object_set_new(per, "arguments_bytes", json_integer((json_int_t)c->arguments_bytes));
+  json_object_set_new(per, "results_bytes", json_integer((json_int_t)c->results_bytes));
+  json_object_set_new(per, "donated_bytes", json_integer((json_int_t)c->donated_bytes));
+  json_object_set_new(per, "peak_bytes_lower_bound", json_integer((json_int_t)c->peak_bytes_lower_bound));
+  json_object_set_new(memory, "per_device", per);
+  json_t *largest = json_array();
+  for (size_t i = 0; i < c->nlargest; i++) {
+    const sc_cost_tensor *t = &c->largest[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "name", sc_jstr(t->name));
+    json_object_set_new(o, "kind", sc_jstr(t->kind));
+    json_object_set_new(o, "type", sc_jstr(t->type ? t->type : ""));
+    json_object_set_new(o, "sharding", str_or_null(t->sharding));
+    json_object_set_new(o, "global_bytes", json_integer((json_int_t)t->global_bytes));
+    json_object_set_new(o, "bytes_per_device", json_integer((json_int_t)t->bytes_per_device));
+    json_object_set_new(o, "donated", json_boolean(t->donated));
+    json_array_append_new(largest, o);
+  }
+  json_object_set_new(memory, "largest", largest);
+  json_t *cost = json_object();
+  json_object_set_new(cost, "memory", memory);
+  json_t *collectives = json_array();
+  for (size_t i = 0; i < c->ncollectives; i++) {
+    const sc_cost_collective *k = &c->collectives[i];
+    json_t *o = json_object(), *loc = json_object(), *axes = json_array();
+    json_object_set_new(loc, "line", k->line ? json_integer(k->line) : json_null());
+    json_object_set_new(loc, "column", k->line ? json_integer(k->col) : json_null());
+    json_object_set_new(loc, "function", str_or_null(k->function));
+    json_object_set_new(loc, "op", str_or_null(k->op));
+    json_object_set_new(o, "location", loc);
+    json_object_set_new(o, "kind", sc_jstr(k->kind));
+    for (size_t j = 0; j < k->naxes; j++) json_array_append_new(axes, sc_jstr(k->axes[j]));
+    json_object_set_new(o, "axes", axes);
+    json_object_set_new(o, "bytes_per_device", json_integer((json_int_t)k->bytes_per_device));
+    json_object_set_new(o, "reason", sc_jstr(k->reason ? k->reason : ""));
+    json_array_append_new(collectives, o);
+  }
+  json_object_set_new(cost, "collectives", collectives);
+  return cost;
+}
+
 char *sc_report_json(const sc_report *r, bool pretty) {
   json_t *root = json_object();
   json_object_set_new(root, "schema", sc_jstr(SC_REPORT_SCHEMA));
@@ -170,6 +220,7 @@ char *sc_report_json(const sc_report *r, bool pretty) {
   json_t *diags = json_array();
   for (size_t i = 0; i < r->ndiags; i++) json_array_append_new(diags, diag_json(r, &r->diags[i]));
   json_object_set_new(root, "diagnostics", diags);
+  json_object_set_new(root, "cost", sc_report_cost_json(r));
   if (r->failure) json_object_set_new(root, "failure", sc_jstr(r->failure));
   char *s = json_dumps(root, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);
   json_decref(root);

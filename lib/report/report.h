@@ -10,6 +10,9 @@
 /* A JSON string from text that may hold invalid UTF-8: invalid bytes become U+FFFD. */
 json_t *sc_jstr(const char *s);
 
+/* The report's "cost" object (docs/report-schema.md), or JSON null when nothing was computed. */
+json_t *sc_report_cost_json(const sc_report *r);
+
 /* A sharded tensor's tiling from a diagnostic's context (tiling.c; what ru_tensor_context attaches). */
 #define RP_TILING_MAX 16u
 typedef struct {

@@ -312,6 +312,17 @@ char *sc_report_sarif_many(const sc_report *const *reports, size_t nreports, con
   }
   json_object_set_new(run, "invocations", invocations_json(o));
   json_object_set_new(run, "results", results);
+  /* Each report's per-device cost (docs/cost.md), in the run's property bag. */
+  json_t *costs = json_array();
+  for (size_t i = 0; i < nreports; i++) {
+    json_t *c = json_object();
+    json_object_set_new(c, "input", sc_jstr(reports[i]->input_name ? reports[i]->input_name : "<stdin>"));
+    json_object_set_new(c, "cost", sc_report_cost_json(reports[i]));
+    json_array_append_new(costs, c);
+  }
+  json_t *props = json_object();
+  json_object_set_new(props, "shardcheck.cost", costs);
+  json_object_set_new(run, "properties", props);
   json_t *runs = json_array();
   json_array_append_new(runs, run);
   json_t *root = json_object();

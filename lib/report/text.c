@@ -280,6 +280,16 @@ char *sc_report_text_ex(const sc_report *r, const sc_text_options *o) {
     put_escaped(&out, r->failure, (size_t)-1);
     sc_strbuf_puts(&out, "\n");
   }
+  if (o->summary && r->cost.computed) { /* per device, before the count line the CLI extends */
+    const sc_cost_report *c = &r->cost;
+    put_escaped(&out, name, NAME_MAX_SHOWN);
+    char a[32], res[32], don[32], peak[32], dev[32];
+    sc_strbuf_printf(&out, ": per device: arguments %s, results %s, donated %s, peak >= %s", sc_format_bytes(a, c->arguments_bytes),
+                     sc_format_bytes(res, c->results_bytes), sc_format_bytes(don, c->donated_bytes), sc_format_bytes(peak, c->peak_bytes_lower_bound));
+    if (c->device_memory_bytes > 0) sc_strbuf_printf(&out, " of %s", sc_format_bytes(dev, c->device_memory_bytes));
+    if (c->ncollectives) sc_strbuf_printf(&out, "; %zu implicit collective%s", c->ncollectives, c->ncollectives == 1 ? "" : "s");
+    sc_strbuf_puts(&out, "\n");
+  }
   if (o->summary) {
     put_escaped(&out, name, NAME_MAX_SHOWN);
     sc_strbuf_printf(&out, ": %zu error%s, %zu warning%s, %zu note%s\n", r->errors, r->errors == 1 ? "" : "s",

@@ -18,6 +18,7 @@ static const sc_catalog_entry catalog[] = {
 #include "rules/catalog/manual.inc"
 #include "rules/catalog/collective.inc"
 #include "rules/catalog/export.inc"
+#include "rules/catalog/memory.inc"
 #undef ENTRY
 };
 

@@ -9,7 +9,8 @@
  * with a failing and a passing module. Codes are append-only: never renumber or reuse one.
  *
  * Code ranges: SC00xx syntax/input, SC01xx mesh, SC02xx sharding, SC03xx kernel, SC04xx callback,
- * SC05xx manual, SC06xx collective, SC07xx export (what a jax.export container records).
+ * SC05xx manual, SC06xx collective, SC07xx export (what a jax.export container records), SC08xx memory
+ * (per-device bytes, lib/cost).
  *
  * Rule functions run on the request's worker thread and allocate only from ctx->arena. A rule may run
  * interleaved with other rules' visits; the engine still reports each rule's diagnostics in table
@@ -19,6 +20,7 @@
 
 #include <stdarg.h>
 
+#include "cost/cost.h"
 #include "ir/ir.h"
 #include "model/model.h"
 #include "propagate/engine.h"
@@ -40,6 +42,7 @@ typedef struct sc_ctx {
   void **rule_state;        /* per sc_rule_table row, NULL-initialized by sc_rules_run; see sc_rule_state */
   struct ru_use_index *uses; /* who uses what in `module`, built on first need (rule_util.h, ru_uses) */
   const prop_engine *propagation; /* the shardings propagation derives (sc_options.propagate), or NULL */
+  const sc_cost *cost;       /* the module's per-device cost (lib/cost), or NULL (the memory rules then say nothing) */
   void *rule_cache;          /* the sharding rules' verdicts on this module (rule_util.c): made on first
                                 need, dropped by sc_rules_run when the module's rules are done */
 } sc_ctx;

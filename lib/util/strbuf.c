@@ -19,3 +19,16 @@ char *sc_strbuf_take(sc_strbuf *b) {
   b->p = NULL, b->n = b->cap = 0, b->failed = false;
   return p;
 }
+
+const char *sc_format_bytes(char out[32], int64_t b) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (b < 1024) {
+    snprintf(out, 32, "%lld B", (long long)b);
+    return out;
+  }
+  double v = (double)b / 1024;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) v /= 1024, u++;
+  snprintf(out, 32, v >= 100 ? "%.0f %s" : "%.3g %s", v, units[u]);
+  return out;
+}

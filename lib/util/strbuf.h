@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/arena.h"
 
@@ -18,5 +19,9 @@ void sc_strbuf_printf(sc_strbuf *b, const char *fmt, ...) __attribute__((format(
 /* Returns the NUL-terminated string (caller frees) or NULL if any append failed; the buffer is empty
  * again afterwards. */
 char *sc_strbuf_take(sc_strbuf *b);
+
+/* A byte count for people: "512 B", "1.5 KiB", "16 GiB" (binary units, 3 significant digits) in out[32];
+ * returns out. Pure; any thread. */
+const char *sc_format_bytes(char out[32], int64_t bytes);
 
 #endif

@@ -1,0 +1,407 @@
+/* cost.c — per-device bytes of the entry function's arguments and results, donations, and a lower
+ * bound on peak live bytes (docs/cost.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/cost.h"
+#include "util/strbuf.h"
+
+/* ---- sizes -------------------------------------------------------------------------------------- */
+
+static int64_t mul_sat(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t add_sat(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* The digits after `p` (at most 4), or 0. */
+static uint32_t digits(const char *p, const char *end) {
+  uint32_t v = 0, n = 0;
+  for (; p < end && *p >= '0' && *p <= '9' && n < 4; p++, n++) v = v * 10 + (uint32_t)(*p - '0');
+  return p == end || !(*p >= '0' && *p <= '9') ? v : 0;
+}
+
+uint32_t sc_cost_element_bits(sc_span e) {
+  e = sc_span_trim(e);
+  if (sc_span_starts(e, "complex<") && e.n > 9 && e.p[e.n - 1] == '>')
+    return 2 * sc_cost_element_bits(sc_span_of(e.p + 8, e.n - 9));
+  if (sc_span_eq(e, "pred") || sc_span_eq(e, "i1")) return 8; /* a byte per element, as XLA stores it */
+  if (sc_span_eq(e, "c64")) return 64;
+  if (sc_span_eq(e, "c128")) return 128;
+  if (sc_span_eq(e, "index")) return 64;
+  const char *p = e.p, *end = e.p + e.n;
+  /* Float types name their width then the format (f8E4M3FN, f4E2M1FN, f8e5m2): read the width only. */
+  if (e.n >= 2 && (p[0] == 'f' || p[0] == 'F') && p[1] >= '0' && p[1] <= '9') {
+    const char *q = p + 1;
+    while (q < end && *q >= '0' && *q <= '9') q++;
+    return digits(p + 1, q);
+  }
+  static const char *const prefixes[] = {"ui", "si", "bf", "tf", "i", "s", "u"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+    size_t n = strlen(prefixes[i]);
+    if (e.n > n && !memcmp(p, prefixes[i], n)) return digits(p + n, end);
+  }
+  return 0;
+}
+
+int64_t sc_cost_bytes(int64_t elements, uint32_t bits) {
+  if (bits == 0 || elements <= 0) return 0;
+  if (bits < 8 && 8 % bits == 0) { /* packed: 2, 4 or 8 elements a byte */
+    int64_t per = 8 / bits;
+    return elements / per + (elements % per != 0);
+  }
+  return mul_sat(elements, (bits + 7) / 8);
+}
+
+const char *sc_cost_bytes_str(sc_arena *a, int64_t b) {
+  char buf[32];
+  return sc_arena_strdup(a, sc_format_bytes(buf, b));
+}
+
+/* ---- one tensor --------------------------------------------------------------------------------- */
+
+/* Devices dimension `d` is split over under the sharding in effect (1 when unsharded or unknown). */
+static int64_t dim_shards(const sc_model *model, const sc_sharding *w, const prop_sharding *p, uint32_t d) {
+  if (p) {
+    if (d >= p->rank) return 1;
+    int64_t n = 1;
+    for (uint32_t k = 0; k < p->dims[d].axes.n; k++) n = mul_sat(n, p->dims[d].axes.v[k].size);
+    return n;
+  }
+  if (!w) return 1;
+  if (w->kind == SC_SHARDING_NAMED) return d < w->rank ? sc_dim_sharded_size(w, d, sc_model_sharding_mesh(model, w)) : 1;
+  if (w->kind == SC_SHARDING_TILED && d < w->ntile_dims) return w->tile_dims[d] > 0 ? w->tile_dims[d] : 1;
+  return 1;
+}
+
+/* Fills the bytes of `t` (type, sharding set) from its shape. */
+static void size_tensor(sc_arena *a, const sc_model *model, sc_cost_tensor_info *t) {
+  sc_tensor_type tt;
+  if (!sc_parse_tensor_type(a, t->type, &tt) || tt.rank < 0) return;
+  uint32_t bits = sc_cost_element_bits(tt.element);
+  if (!bits) return;
+  t->rank = (uint32_t)tt.rank;
+  t->bits = bits;
+  t->dims = tt.dims;
+  t->local_dims = sc_arena_alloc(a, (t->rank ? t->rank : 1) * sizeof *t->local_dims);
+  t->shards_per_dim = sc_arena_alloc(a, (t->rank ? t->rank : 1) * sizeof *t->shards_per_dim);
+  int64_t global = 1, local = 1;
+  t->shards = 1;
+  for (uint32_t d = 0; d < t->rank; d++) {
+    if (tt.dims[d] < 0) return; /* dynamic: unknown */
+    int64_t s = dim_shards(model, t->written, t->derived, d);
+    if (s < 1) s = 1;
+    t->shards_per_dim[d] = s;
+    t->local_dims[d] = tt.dims[d] / s + (tt.dims[d] % s != 0); /* XLA pads uneven shards to equal size */
+    global = mul_sat(global, tt.dims[d]);
+    local = mul_sat(local, t->local_dims[d]);
+    t->shards = mul_sat(t->shards, s);
+  }
+  t->known = true;
+  t->global_bytes = sc_cost_bytes(global, bits);
+  t->bytes_per_device = sc_cost_bytes(local, bits);
+  int64_t all = mul_sat(t->bytes_per_device, t->shards);
+  t->padding_bytes = all > t->global_bytes ? all - t->global_bytes : 0;
+}
+
+static const char *spec_of(sc_arena *a, const sc_sharding *w, const prop_sharding *p) {
+  if (p) return sc_sharding_partition_spec(a, prop_sharding_to_model(a, p));
+  if (!w) return NULL;
+  if (w->kind == SC_SHARDING_NAMED || w->kind == SC_SHARDING_REPLICATED) return sc_sharding_partition_spec(a, w);
+  return sc_arena_printf(a, "%.*s", (int)(w->text.n < 256 ? w->text.n : 256), w->text.p); /* GSPMD, as written */
+}
+
+void sc_cost_size(sc_arena *a, const sc_model *model, sc_cost_tensor_info *t) {
+  t->spec = spec_of(a, t->derived ? NULL : t->written, t->derived);
+  size_tensor(a, model, t);
+}
+
+/* Adds the leaves of one argument or result (`type` possibly a tuple) to `out`. */
+typedef SC_VEC(sc_cost_tensor_info) tensor_vec;
+static void add_tensor(sc_arena *a, const sc_model *model, tensor_vec *out, sc_cost_tensor_info base, const sc_sharding *w) {
+  sc_shape shape;
+  if (sc_parse_shape(a, base.type, &shape) && shape.kind == SC_SHAPE_TUPLE) {
+    /* HLO tuples: one leaf per element, the tuple sharding's element each (tuples of tuples count as unknown) */
+    for (uint32_t i = 0; i < shape.nelems; i++) {
+      sc_cost_tensor_info leaf = base;
+      leaf.leaf = (int32_t)i;
+      leaf.type = sc_span_of(NULL, 0);
+      leaf.written = w && w->kind == SC_SHARDING_TUPLE ? (i < w->nelements ? w->elements[i] : NULL) : w;
+      /* the element's type text: re-split the tuple text at depth-1 commas */
+      const char *p = base.type.p, *end = base.type.p + base.type.n;
+      while (p < end && *p != '(') p++;
+      int depth = 0;
+      uint32_t k = 0;
+      const char *start = p + 1;
+      for (; p < end; p++) {
+        if (*p == '(' || *p == '[' || *p == '{') depth++;
+        else if (*p == ')' || *p == ']' || *p == '}') depth--;
+        if ((*p == ',' && depth == 1) || (*p == ')' && depth == 0)) {
+          if (k == i) leaf.type = sc_span_trim(sc_span_of(start, (uint32_t)(p - start)));
+          k++;
+          start = p + 1;
+          if (depth == 0) break;
+        }
+      }
+      leaf.spec = spec_of(a, leaf.written, NULL);
+      size_tensor(a, model, &leaf);
+      SC_PUSH(a, *out, leaf);
+    }
+    return;
+  }
+  base.written = base.derived ? NULL : w;
+  base.spec = spec_of(a, base.written, base.derived);
+  size_tensor(a, model, &base);
+  SC_PUSH(a, *out, base);
+}
+
+/* ---- donation ----------------------------------------------------------------------------------- */
+
+/* HLO `input_output_alias={ {0}: (1, {}, may-alias), ... }`: alias[param] = output index;
+ * `buffer_donor={ (0, {}), ... }`: donor[param] = true. */
+static void hlo_donations(const sc_module *m, uint32_t nparams, int64_t *alias, bool *donor) {
+  const sc_attr *io = sc_attrs_find(&m->module->attrs, "input_output_alias");
+  if (io) {
+    const char *p = io->value.p, *end = io->value.p + io->value.n;
+    int64_t out = -1;
+    for (; p < end; p++) {
+      if (*p == '{' && p + 1 < end && p[1] >= '0' && p[1] <= '9') out = digits(p + 1, p + 1 + strspn(p + 1, "0123456789"));
+      else if (*p == '{' && p + 1 < end && p[1] == '}') out = 0;
+      else if (*p == ':' ) {
+        const char *q = p + 1;
+        while (q < end && (*q == ' ' || *q == '(')) q++;
+        size_t n = strspn(q, "0123456789");
+        if (n && q + n <= end) {
+          uint32_t param = digits(q, q + n);
+          if (param < nparams) alias[param] = out, donor[param] = true;
+        }
+      }
+    }
+  }
+  const sc_attr *bd = sc_attrs_find(&m->module->attrs, "buffer_donor");
+  if (bd)
+    for (const char *p = bd->value.p, *end = bd->value.p + bd->value.n; p < end; p++)
+      if (*p == '(') {
+        size_t n = strspn(p + 1, "0123456789");
+        if (n && p + 1 + n <= end && digits(p + 1, p + 1 + n) < nparams) donor[digits(p + 1, p + 1 + n)] = true;
+      }
+}
+
+/* ---- the entry function ------------------------------------------------------------------------- */
+
+static sc_op *return_op(const sc_block *b) {
+  if (!b->nops) return NULL;
+  for (uint32_t i = 0; i < b->nops; i++)
+    if (sc_op_attr(b->ops[i], "ROOT")) return b->ops[i]; /* HLO ROOT */
+  return b->ops[b->nops - 1];
+}
+
+static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
+                         const sc_block *b, tensor_vec *out) {
+  bool hlo = m->format == SC_FMT_HLO;
+  int64_t *alias = sc_arena_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *alias);
+  bool *donor = sc_arena_calloc(a, b->nargs ? b->nargs : 1, sizeof *donor);
+  for (uint32_t i = 0; i < b->nargs; i++) alias[i] = -1;
+  if (hlo) hlo_donations(m, b->nargs, alias, donor);
+  for (uint32_t i = 0; i < b->nargs; i++) {
+    const sc_value *v = b->args[i];
+    sc_cost_tensor_info t = {0};
+    t.value = v;
+    t.index = i;
+    t.leaf = -1;
+    t.type = v->type;
+    t.offset = v->pos.offset;
+    t.alias_output = alias[i];
+    t.donated = donor[i];
+    const sc_attr *ao = sc_attrs_find(sc_value_attrs(v), "tf.aliasing_output");
+    if (ao) {
+      t.alias_output = digits(ao->value.p, ao->value.p + strspn(ao->value.p, "0123456789"));
+      t.donated = true;
+    }
+    const sc_attr *bd = sc_attrs_find(sc_value_attrs(v), "jax.buffer_donor");
+    if (bd && sc_span_starts(bd->value, "true")) t.donated = true;
+    t.derived = prop ? prop_engine_value_sharding(prop, v) : NULL;
+    add_tensor(a, model, out, t, sc_model_value_sharding(model, v));
+  }
+}
+
+static void collect_results(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
+                            const sc_op *entry, const sc_op *ret, tensor_vec *out) {
+  if (!ret) return;
+  if (m->format == SC_FMT_HLO) { /* the ROOT instruction's value is the result (a tuple's leaves each one) */
+    if (!ret->nresults) return;
+    sc_cost_tensor_info t = {0};
+    t.value = ret->results[0];
+    t.leaf = -1;
+    t.is_result = true;
+    t.type = ret->results[0]->type;
+    t.offset = ret->pos.offset;
+    t.alias_output = -1;
+    add_tensor(a, model, out, t, sc_model_value_sharding(model, ret->results[0]));
+    return;
+  }
+  const sc_span *types = sc_op_func_result_types(entry);
+  for (uint32_t i = 0; i < ret->noperands; i++) {
+    const sc_value *v = ret->operands[i];
+    sc_cost_tensor_info t = {0};
+    t.value = v;
+    t.index = i;
+    t.leaf = -1;
+    t.is_result = true;
+    t.type = types && i < sc_op_decl_get(entry)->nresult_attrs ? types[i] : v ? v->type : sc_span_of(NULL, 0);
+    if (!t.type.n && v) t.type = v->type;
+    t.offset = ret->pos.offset;
+    t.alias_output = -1;
+    const sc_sharding *w = sc_model_func_result_sharding(model, entry, i);
+    /* A written result sharding is what the caller gets (a reshard precedes the return); else the
+     * returned value's derived one. */
+    t.derived = !w && prop && v ? prop_engine_value_sharding(prop, v) : NULL;
+    add_tensor(a, model, out, t, w);
+  }
+}
+
+/* Where each value of the entry's top-level ops is defined and last used, in program order. */
+typedef struct {
+  const sc_block *block;
+  uint32_t base;       /* entry->id + 1 */
+  uint32_t *top;       /* top-level position of op (id - base), UINT32_MAX outside */
+  uint32_t *arg_of;    /* HLO: argument number of a parameter op (id - base), UINT32_MAX else */
+  uint32_t nops;
+} program;
+
+static int64_t arg_index(const program *pg, const sc_value *v) {
+  if (!v || v->block != pg->block) return -1;
+  if (!v->def) return v->index;
+  uint32_t k = v->def->id - pg->base;
+  return v->def->id >= pg->base && k < pg->nops && pg->arg_of[k] != UINT32_MAX ? (int64_t)pg->arg_of[k] : -1;
+}
+
+/* Peak live bytes, lower bound: arguments are live from the start (the caller's buffers: a non-donated
+ * one until the end, a donated one until its last use), results from where they are defined to the
+ * end; intermediates are not counted (XLA may fuse any of them away). A buffer whose last use is an op
+ * may hold that op's result (intervals are half-open). */
+static int64_t peak_lower_bound(sc_arena *a, const sc_module *m, const sc_op *entry, sc_cost *c) {
+  const sc_block *b = entry->regions[0]->blocks[0];
+  program pg = {b, entry->id + 1, NULL, NULL, entry->subtree_end - entry->id - 1};
+  uint32_t n = b->nops;
+  pg.top = sc_arena_alloc(a, (pg.nops ? pg.nops : 1) * sizeof *pg.top);
+  pg.arg_of = sc_arena_alloc(a, (pg.nops ? pg.nops : 1) * sizeof *pg.arg_of);
+  memset(pg.arg_of, 0xff, (pg.nops ? pg.nops : 1) * sizeof *pg.arg_of);
+  for (uint32_t i = 0; i < b->nargs; i++)
+    if (b->args[i]->def && b->args[i]->def->id >= pg.base && b->args[i]->def->id - pg.base < pg.nops)
+      pg.arg_of[b->args[i]->def->id - pg.base] = i;
+  int64_t *last_use = sc_arena_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *last_use);
+  for (uint32_t i = 0; i < b->nargs; i++) last_use[i] = -1;
+  for (uint32_t i = 0; i < n; i++) {
+    const sc_op *top = b->ops[i];
+    for (uint32_t id = top->id; id < top->subtree_end; id++) {
+      pg.top[id - pg.base] = i;
+      const sc_op *op = m->ops[id];
+      for (uint32_t k = 0; k < op->noperands; k++) {
+        int64_t ai = arg_index(&pg, op->operands[k]);
+        if (ai >= 0) last_use[ai] = i;
+      }
+    }
+    sc_arena_step(a, top->subtree_end - top->id);
+  }
+  /* live(p) for p in [0, n): diff[p] += bytes at start, diff[end] -= bytes */
+  int64_t *diff = sc_arena_calloc(a, (size_t)n + 2, sizeof *diff);
+  int64_t at_start = 0;
+  for (uint32_t i = 0; i < c->nargs; i++) {
+    const sc_cost_tensor_info *t = &c->args[i];
+    at_start = add_sat(at_start, t->bytes_per_device);
+    int64_t end = t->donated && last_use[t->index] >= 0 ? last_use[t->index] : (int64_t)n;
+    diff[0] = add_sat(diff[0], t->bytes_per_device);
+    diff[end] -= t->bytes_per_device;
+  }
+  for (uint32_t i = 0; i < c->nresults; i++) {
+    const sc_cost_tensor_info *t = &c->results[i];
+    const sc_value *v = t->value;
+    int64_t def = n ? n - 1 : 0; /* an argument returned as it is: a new buffer at the return */
+    if (v && v->def && v->def->id >= pg.base && v->def->id - pg.base < pg.nops && arg_index(&pg, v) < 0)
+      def = pg.top[v->def->id - pg.base];
+    diff[def] = add_sat(diff[def], t->bytes_per_device);
+    diff[n] -= t->bytes_per_device;
+  }
+  int64_t peak = at_start, live = 0;
+  for (uint32_t p = 0; p < n; p++) {
+    live = add_sat(live, diff[p]);
+    if (live > peak) peak = live;
+  }
+  return peak;
+}
+
+static int largest_cmp(const void *x, const void *y) {
+  const sc_cost_tensor_info *const *a = x, *const *b = y;
+  if ((*a)->bytes_per_device != (*b)->bytes_per_device) return (*a)->bytes_per_device > (*b)->bytes_per_device ? -1 : 1;
+  if ((*a)->is_result != (*b)->is_result) return (*a)->is_result ? 1 : -1;
+  if ((*a)->index != (*b)->index) return (*a)->index < (*b)->index ? -1 : 1;
+  return (*a)->leaf < (*b)->leaf ? -1 : (*a)->leaf > (*b)->leaf;
+}
+
+static const char *tensor_name(sc_arena *a, const sc_cost_tensor_info *t) {
+  const char *kind = t->is_result ? "result" : "arg";
+  return t->leaf < 0 ? sc_indexed_name(a, kind, t->index) : sc_arena_printf(a, "%s %u[%d]", kind, t->index, t->leaf);
+}
+
+static void fill_report(sc_arena *a, sc_cost *c) {
+  sc_cost_report *r = &c->report;
+  r->computed = true;
+  uint32_t n = c->nargs + c->nresults;
+  const sc_cost_tensor_info **all = sc_arena_alloc(a, (n ? n : 1) * sizeof *all);
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < c->nargs; i++) {
+    r->arguments_bytes = add_sat(r->arguments_bytes, c->args[i].bytes_per_device);
+    if (c->args[i].donated) r->donated_bytes = add_sat(r->donated_bytes, c->args[i].bytes_per_device);
+    if (c->args[i].known) all[k++] = &c->args[i];
+  }
+  for (uint32_t i = 0; i < c->nresults; i++) {
+    r->results_bytes = add_sat(r->results_bytes, c->results[i].bytes_per_device);
+    if (c->results[i].known) all[k++] = &c->results[i];
+  }
+  if (k > 1) qsort(all, k, sizeof *all, largest_cmp);
+  r->nlargest = k < SC_COST_LARGEST ? k : SC_COST_LARGEST;
+  r->largest = sc_arena_calloc(a, r->nlargest ? r->nlargest : 1, sizeof *r->largest);
+  for (size_t i = 0; i < r->nlargest; i++) {
+    const sc_cost_tensor_info *t = all[i];
+    sc_cost_tensor *o = &r->largest[i];
+    o->name = tensor_name(a, t);
+    o->kind = t->is_result ? "result" : "argument";
+    o->type = sc_span_dup(a, t->type);
+    o->sharding = t->spec;
+    o->global_bytes = t->global_bytes;
+    o->bytes_per_device = t->bytes_per_device;
+    o->donated = t->donated;
+  }
+}
+
+sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
+                         const sc_options *options) {
+  sc_cost *c = sc_arena_calloc(a, 1, sizeof *c);
+  c->report.device_memory_bytes = -1;
+  if (options->device_memory_bytes > 0) c->report.device_memory_bytes = options->device_memory_bytes;
+  else if (options->mesh && options->mesh->device_kind) {
+    c->report.device_memory_bytes = sc_device_memory_bytes(options->mesh->device_kind);
+    if (c->report.device_memory_bytes > 0) c->report.device_kind = options->mesh->device_kind;
+  }
+  const sc_op *entry = m->entry;
+  if (!entry || !entry->nregions || !entry->regions[0]->nblocks) return c;
+  c->entry = entry;
+  c->mesh = model->effective;
+  c->devices = c->mesh ? c->mesh->devices : model->num_partitions > 0 ? model->num_partitions : 1;
+  const sc_block *b = entry->regions[0]->blocks[0];
+  tensor_vec args = {0}, results = {0};
+  collect_args(a, m, model, prop, b, &args);
+  collect_results(a, m, model, prop, entry, return_op(b), &results);
+  c->args = args.v;
+  c->nargs = args.n;
+  c->results = results.v;
+  c->nresults = results.n;
+  fill_report(a, c);
+  c->report.peak_bytes_lower_bound = peak_lower_bound(a, m, entry, c);
+  return c;
+}
