@@ -108,15 +108,17 @@ static void size_tensor(sc_arena *a, const sc_model *model, sc_cost_tensor_info 
   t->padding_bytes = all > t->global_bytes ? all - t->global_bytes : 0;
 }
 
-static const char *spec_of(sc_arena *a, const sc_sharding *w, const prop_sharding *p) {
+static const char *spec_of(sc_arena *a, const sc_model *model, const sc_sharding *w, const prop_sharding *p) {
   if (p) return sc_sharding_partition_spec(a, prop_sharding_to_model(a, p));
   if (!w) return NULL;
-  if (w->kind == SC_SHARDING_NAMED || w->kind == SC_SHARDING_REPLICATED) return sc_sharding_partition_spec(a, w);
+  const sc_mesh *mesh = sc_model_sharding_mesh(model, w);
+  bool named = w->kind == SC_SHARDING_NAMED && !(w->mapped && (!mesh || mesh->synthesized)); /* "_partitions" is no axis */
+  if (named || w->kind == SC_SHARDING_REPLICATED) return sc_sharding_partition_spec(a, w);
   return sc_arena_printf(a, "%.*s", (int)(w->text.n < 256 ? w->text.n : 256), w->text.p); /* GSPMD, as written */
 }
 
 void sc_cost_size(sc_arena *a, const sc_model *model, sc_cost_tensor_info *t) {
-  t->spec = spec_of(a, t->derived ? NULL : t->written, t->derived);
+  t->spec = spec_of(a, model, t->derived ? NULL : t->written, t->derived);
   size_tensor(a, model, t);
 }
 
@@ -147,14 +149,14 @@ static void add_tensor(sc_arena *a, const sc_model *model, tensor_vec *out, sc_c
           if (depth == 0) break;
         }
       }
-      leaf.spec = spec_of(a, leaf.written, NULL);
+      leaf.spec = spec_of(a, model, leaf.written, NULL);
       size_tensor(a, model, &leaf);
       SC_PUSH(a, *out, leaf);
     }
     return;
   }
   base.written = base.derived ? NULL : w;
-  base.spec = spec_of(a, base.written, base.derived);
+  base.spec = spec_of(a, model, base.written, base.derived);
   size_tensor(a, model, &base);
   SC_PUSH(a, *out, base);
 }
@@ -281,7 +283,7 @@ static int64_t arg_index(const program *pg, const sc_value *v) {
 }
 
 /* Peak live bytes, lower bound: arguments are live from the start (the caller's buffers: a non-donated
- * one until the end, a donated one until its last use), results from where they are defined to the
+ * one until the end, a donated one until its last use, an unused donated one not past the start), results from where they are defined to the
  * end; intermediates are not counted (XLA may fuse any of them away). A buffer whose last use is an op
  * may hold that op's result (intervals are half-open). */
 static int64_t peak_lower_bound(sc_arena *a, const sc_module *m, const sc_op *entry, sc_cost *c) {
@@ -314,7 +316,8 @@ static int64_t peak_lower_bound(sc_arena *a, const sc_module *m, const sc_op *en
   for (uint32_t i = 0; i < c->nargs; i++) {
     const sc_cost_tensor_info *t = &c->args[i];
     at_start = add_sat(at_start, t->bytes_per_device);
-    int64_t end = t->donated && last_use[t->index] >= 0 ? last_use[t->index] : (int64_t)n;
+    /* donated: until its last use (never used: free from the start); else the caller's, to the end */
+    int64_t end = !t->donated ? (int64_t)n : last_use[t->index] >= 0 ? last_use[t->index] : 0;
     diff[0] = add_sat(diff[0], t->bytes_per_device);
     diff[end] -= t->bytes_per_device;
   }

@@ -1,0 +1,11 @@
+// SC0803 memory-donation-mismatch (checked with --mesh data=2,model=4)
+// expect: nothing
+// The output keeps the donated state's sharding.
+module @jit_update attributes {mhlo.num_partitions = 8 : i32} {
+  sdy.mesh @mesh = <["data"=2, "model"=4]>
+  func.func public @main(%arg0: tensor<1024x1024xf32> {tf.aliasing_output = 0 : i32, sdy.sharding = #sdy.sharding<@mesh, [{"model"}, {}]>})
+      -> (tensor<1024x1024xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"model"}, {}]>}) {
+    %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    return %0 : tensor<1024x1024xf32>
+  }
+}

@@ -1,0 +1,326 @@
+/* Per-device bytes (lib/cost, docs/cost.md), checked against numbers computed by hand in each test's
+ * comment: Shardy, GSPMD and HLO forms, uneven shards, sub-axes, several axes on one dimension, partial
+ * replication, sub-byte and complex types, donation and the peak lower bound, propagation, the device
+ * table; and the memory family's modules (tests/modules/memory): each rule has a failing and a passing
+ * one, the failing one yields exactly its code, the passing one nothing. */
+#include <criterion/criterion.h>
+#include <glob.h>
+
+#include "cost/cost.h"
+#include "helpers.h"
+#include "rules/rules.h"
+
+#define GIB (INT64_C(1) << 30)
+
+static sc_report *check_text(sc_arena *a, const char *text, const char *mesh_spec, bool propagate) {
+  sc_options opt = {0};
+  sc_target_mesh mesh;
+  if (mesh_spec) {
+    const char *err = NULL;
+    cr_assert_eq(sc_mesh_parse(a, mesh_spec, &mesh, &err), 0, "%s", err);
+    opt.mesh = &mesh;
+  }
+  opt.propagate = propagate;
+  sc_report *r = test_check(a, text, &opt);
+  cr_assert_not_null(r);
+  cr_assert(r->cost.computed, "no cost computed");
+  return r;
+}
+
+static const sc_cost_tensor *tensor(const sc_report *r, const char *name) {
+  for (size_t i = 0; i < r->cost.nlargest; i++)
+    if (!strcmp(r->cost.largest[i].name, name)) return &r->cost.largest[i];
+  cr_assert_fail("no tensor %s among the largest", name);
+  return NULL;
+}
+
+Test(cost, shardy_uneven_shards_several_axes_and_partial_replication) {
+  sc_arena *a = sc_arena_new(0);
+  /* mesh x=2, y=4 (8 devices)
+   * arg 0 tensor<10x16xf32> [{"y"}, {"x"}]: ceil(10/4)=3 x 16/2=8 = 24 elements x 4 B = 96 B
+   * arg 1 tensor<64xf32> [{"x", "y"}]: 64/8 = 8 x 4 B = 32 B
+   * arg 2 tensor<8x8xi1> [{"x"}, {}] (replicated over y): 4 x 8 = 32 elements x 1 B = 32 B
+   * result 0 tensor<10x16xf32> no sharding written: the whole 640 B */
+  sc_report *r = check_text(a,
+                            "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
+                            "func.func public @main(%arg0: tensor<10x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"y\"}, {\"x\"}]>},\n"
+                            "    %arg1: tensor<64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\", \"y\"}]>},\n"
+                            "    %arg2: tensor<8x8xi1> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {}]>}) -> tensor<10x16xf32> {\n"
+                            "  return %arg0 : tensor<10x16xf32>\n}\n",
+                            NULL, false);
+  cr_assert_eq(tensor(r, "arg 0")->bytes_per_device, 96);
+  cr_assert_eq(tensor(r, "arg 0")->global_bytes, 640);
+  cr_assert_str_eq(tensor(r, "arg 0")->sharding, "P('y', 'x')");
+  cr_assert_eq(tensor(r, "arg 1")->bytes_per_device, 32);
+  cr_assert_str_eq(tensor(r, "arg 1")->sharding, "P(('x', 'y'))");
+  cr_assert_eq(tensor(r, "arg 2")->bytes_per_device, 32);
+  cr_assert_eq(tensor(r, "result 0")->bytes_per_device, 640);
+  cr_assert_eq(r->cost.arguments_bytes, 96 + 32 + 32);
+  cr_assert_eq(r->cost.results_bytes, 640);
+  cr_assert_eq(r->cost.donated_bytes, 0);
+  /* nothing donated: every argument lives to the end, the result is a new buffer at the return */
+  cr_assert_eq(r->cost.peak_bytes_lower_bound, 96 + 32 + 32 + 640);
+  cr_assert_eq(r->cost.device_memory_bytes, -1);
+  sc_arena_free(a);
+}
+
+Test(cost, sub_axes_and_element_types) {
+  sc_arena *a = sc_arena_new(0);
+  /* mesh x=8; "x":(1)2 and "x":(2)4 are sub-axes of sizes 2 and 4
+   * arg 0 tensor<6x8xbf16> [{"x":(1)2}, {"x":(2)4}]: 3 x 2 = 6 elements x 2 B = 12 B
+   * arg 1 tensor<9xi4> [{"x"}]: ceil(9/8) = 2 elements, packed two a byte = 1 B
+   * arg 2 tensor<3xcomplex<f32>> replicated: 3 x 8 B = 24 B
+   * arg 3 tensor<5xf8E4M3FN> [{"x":(1)2}]: 3 x 1 B = 3 B */
+  sc_report *r = check_text(a,
+                            "sdy.mesh @mesh = <[\"x\"=8]>\n"
+                            "func.func public @main(%arg0: tensor<6x8xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\":(1)2}, {\"x\":(2)4}]>},\n"
+                            "    %arg1: tensor<9xi4> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>},\n"
+                            "    %arg2: tensor<3xcomplex<f32>> {sdy.sharding = #sdy.sharding<@mesh, [{}]>},\n"
+                            "    %arg3: tensor<5xf8E4M3FN> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\":(1)2}]>}) -> tensor<6x8xbf16> {\n"
+                            "  return %arg0 : tensor<6x8xbf16>\n}\n",
+                            NULL, false);
+  cr_assert_eq(tensor(r, "arg 0")->bytes_per_device, 12);
+  cr_assert_eq(tensor(r, "arg 1")->bytes_per_device, 1);
+  cr_assert_eq(tensor(r, "arg 2")->bytes_per_device, 24);
+  cr_assert_eq(tensor(r, "arg 3")->bytes_per_device, 3);
+  cr_assert_eq(r->cost.arguments_bytes, 12 + 1 + 24 + 3);
+  sc_arena_free(a);
+}
+
+Test(cost, element_bits) {
+  static const struct {
+    const char *name;
+    uint32_t bits;
+  } cases[] = {{"f32", 32}, {"bf16", 16}, {"i1", 8},  {"pred", 8},      {"s4", 4},          {"u2", 2},
+               {"ui8", 8},  {"si64", 64}, {"c64", 64}, {"c128", 128}, {"complex<f64>", 128}, {"f8e5m2", 8},
+               {"f4E2M1FN", 4}, {"index", 64}, {"tf32", 32}, {"token", 0}, {"foo", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    cr_expect_eq(sc_cost_element_bits(sc_span_of(cases[i].name, (uint32_t)strlen(cases[i].name))), cases[i].bits, "%s",
+                 cases[i].name);
+  cr_assert_eq(sc_cost_bytes(9, 4), 5);
+  cr_assert_eq(sc_cost_bytes(9, 2), 3);
+  cr_assert_eq(sc_cost_bytes(INT64_MAX / 2, 32), INT64_MAX); /* saturates */
+}
+
+Test(cost, gspmd_strings) {
+  sc_arena *a = sc_arena_new(0);
+  /* 8 partitions; arg 0 tensor<10x3xf32> "{devices=[4,1,2]<=[8] last_tile_dim_replicate}": ceil(10/4)=3 x 3 = 9 x 4 B = 36 B
+   * arg 1 tensor<7x9xf32> "{devices=[2,4]<=[8]}": ceil(7/2)=4 x ceil(9/4)=3 = 12 x 4 B = 48 B
+   * arg 2 tensor<16xf32> "{replicated}": 64 B; arg 3 tensor<16xf32> "{maximal device=0}": held whole, 64 B */
+  sc_report *r = check_text(a,
+                            "module @jit_f attributes {mhlo.num_partitions = 8 : i32} {\n"
+                            "func.func public @main(%arg0: tensor<10x3xf32> {mhlo.sharding = \"{devices=[4,1,2]<=[8] last_tile_dim_replicate}\"},\n"
+                            "    %arg1: tensor<7x9xf32> {mhlo.sharding = \"{devices=[2,4]<=[8]}\"},\n"
+                            "    %arg2: tensor<16xf32> {mhlo.sharding = \"{replicated}\"},\n"
+                            "    %arg3: tensor<16xf32> {mhlo.sharding = \"{maximal device=0}\"}) -> tensor<16xf32> {\n"
+                            "  return %arg2 : tensor<16xf32>\n}\n}\n",
+                            NULL, false);
+  cr_assert_eq(tensor(r, "arg 0")->bytes_per_device, 36);
+  cr_assert_eq(tensor(r, "arg 1")->bytes_per_device, 48);
+  cr_assert_eq(tensor(r, "arg 2")->bytes_per_device, 64);
+  cr_assert_eq(tensor(r, "arg 3")->bytes_per_device, 64);
+  cr_assert_eq(r->cost.arguments_bytes, 36 + 48 + 64 + 64);
+  sc_arena_free(a);
+}
+
+Test(cost, hlo_text_tuples_and_input_output_alias) {
+  sc_arena *a = sc_arena_new(0);
+  /* p0 f32[7,9] tiled [2,4]: 4 x 3 x 4 B = 48 B, aliased with output {0}
+   * p1 s4[9] tiled [8]: 2 elements packed = 1 B, a buffer donor
+   * ROOT (f32[7,9], f32[16]): leaf 0 tiled [2,4] = 48 B, leaf 1 replicated = 64 B
+   * peak (ops 0..4: p0, p1, n, c, t): both arguments at the start = 49 B; p0 is donated and last used by n
+   *   (op 2): live [0, 2); p1 is donated and never used: not past the start; the ROOT tuple's leaves live
+   *   from op 4 to the end: 48 + 64 = 112 B; the bound is max(49, 48, 112) = 112 B */
+  sc_report *r = check_text(a,
+                            "HloModule jit_f, input_output_alias={ {0}: (0, {}, may-alias) }, buffer_donor={ (1, {}) }, num_partitions=8\n\n"
+                            "ENTRY main {\n"
+                            "  p0 = f32[7,9]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}\n"
+                            "  p1 = s4[9]{0} parameter(1), sharding={devices=[8]<=[8]}\n"
+                            "  n = f32[7,9]{1,0} negate(p0), sharding={devices=[2,4]<=[8]}\n"
+                            "  c = f32[16]{0} constant({0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}), sharding={replicated}\n"
+                            "  ROOT t = (f32[7,9]{1,0}, f32[16]{0}) tuple(n, c), sharding={{devices=[2,4]<=[8]}, {replicated}}\n"
+                            "}\n",
+                            NULL, false);
+  cr_assert_eq(tensor(r, "arg 0")->bytes_per_device, 48);
+  cr_assert(tensor(r, "arg 0")->donated);
+  cr_assert_eq(tensor(r, "arg 1")->bytes_per_device, 1);
+  cr_assert(tensor(r, "arg 1")->donated);
+  cr_assert_eq(tensor(r, "result 0[0]")->bytes_per_device, 48);
+  cr_assert_eq(tensor(r, "result 0[1]")->bytes_per_device, 64);
+  cr_assert_eq(r->cost.arguments_bytes, 49);
+  cr_assert_eq(r->cost.donated_bytes, 49);
+  cr_assert_eq(r->cost.results_bytes, 112);
+  cr_assert_eq(r->cost.peak_bytes_lower_bound, 112);
+  sc_arena_free(a);
+}
+
+Test(cost, donation_shortens_an_argument_life) {
+  sc_arena *a = sc_arena_new(0);
+  /* mesh x=4; each f32[1024] arg sharded: 256 elements x 4 B = 1 KiB per device.
+   * not donated: arg 0 and arg 1 live to the end; results %1 (defined at op 1) and %2 (op 2) follow:
+   *   op 2: 1 + 1 + 1 + 1 = 4 KiB.
+   * donated arg 0 (tf.aliasing_output) last used at op 0: [0, 0) — its buffer may hold %0;
+   *   op 2: arg 1 + %1 + %2 = 3 KiB; at the start both arguments: 2 KiB. */
+  const char *fmt = "sdy.mesh @mesh = <[\"x\"=4]>\n"
+                    "func.func public @main(%%arg0: tensor<1024xf32> {%ssdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>},\n"
+                    "    %%arg1: tensor<1024xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>})\n"
+                    "    -> (tensor<1024xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}, tensor<1024xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) {\n"
+                    "  %%0 = stablehlo.negate %%arg0 : tensor<1024xf32>\n"
+                    "  %%1 = stablehlo.add %%0, %%arg1 : tensor<1024xf32>\n"
+                    "  %%2 = stablehlo.multiply %%1, %%arg1 : tensor<1024xf32>\n"
+                    "  return %%1, %%2 : tensor<1024xf32>, tensor<1024xf32>\n}\n";
+  sc_report *r = check_text(a, sc_arena_printf(a, fmt, ""), NULL, false);
+  cr_assert_eq(r->cost.arguments_bytes, 2048);
+  cr_assert_eq(r->cost.results_bytes, 2048);
+  cr_assert_eq(r->cost.peak_bytes_lower_bound, 4096);
+  r = check_text(a, sc_arena_printf(a, fmt, "tf.aliasing_output = 0 : i32, "), NULL, false);
+  cr_assert_eq(r->cost.donated_bytes, 1024);
+  cr_assert_eq(r->cost.peak_bytes_lower_bound, 3072);
+  r = check_text(a, sc_arena_printf(a, fmt, "jax.buffer_donor = true, "), NULL, false);
+  cr_assert_eq(r->cost.donated_bytes, 1024);
+  cr_assert_eq(r->cost.peak_bytes_lower_bound, 3072);
+  sc_arena_free(a);
+}
+
+Test(cost, propagated_shardings_when_propagation_ran) {
+  sc_arena *a = sc_arena_new(0);
+  /* arg 0 has no sharding; the constraint on its negation shards it over x=4 backward when propagation
+   * runs: 4096 B whole, 1024 B per device. */
+  const char *text = "sdy.mesh @mesh = <[\"x\"=4]>\n"
+                     "func.func public @main(%arg0: tensor<1024xf32>) -> tensor<1024xf32> {\n"
+                     "  %0 = stablehlo.negate %arg0 : tensor<1024xf32>\n"
+                     "  %1 = sdy.sharding_constraint %0 <@mesh, [{\"x\"}]> : tensor<1024xf32>\n"
+                     "  return %1 : tensor<1024xf32>\n}\n";
+  sc_report *r = check_text(a, text, NULL, false);
+  cr_assert_eq(r->cost.arguments_bytes, 4096);
+  r = check_text(a, text, NULL, true);
+  cr_assert_eq(r->cost.arguments_bytes, 1024);
+  cr_assert_str_eq(tensor(r, "arg 0")->sharding, "P('x')");
+  cr_assert_eq(r->cost.results_bytes, 1024);
+  sc_arena_free(a);
+}
+
+Test(cost, device_memory_table_and_options) {
+  cr_assert_eq(sc_device_memory_bytes("TPU v4"), 32 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("TPU v5 lite"), 16 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("v5e"), 16 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("TPU v5p"), 95 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("TPU v5"), 95 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("TPU v6 lite"), 32 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("NVIDIA A100-SXM4-40GB"), 40 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("NVIDIA A100-SXM4-80GB"), 80 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("NVIDIA H100 80GB HBM3"), 80 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("NVIDIA H200"), 141 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("NVIDIA B200"), 192 * GIB);
+  cr_assert_eq(sc_device_memory_bytes("cpu"), -1);
+  cr_assert_eq(sc_device_memory_bytes(NULL), -1);
+  sc_arena *a = sc_arena_new(0);
+  sc_target_mesh mesh;
+  const char *err = NULL;
+  cr_assert_eq(sc_mesh_parse(a, "x=4;device_kind=TPU v5 lite", &mesh, &err), 0, "%s", err);
+  cr_assert_str_eq(mesh.device_kind, "TPU v5 lite");
+  cr_assert_eq(sc_mesh_parse(a, "x=4;device_kind=TPU v9", &mesh, &err), -1);
+  cr_assert(strstr(err, "unknown device_kind"), "%s", err);
+  const char *text = "func.func public @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}\n";
+  sc_options opt = {.device_memory_bytes = 1000};
+  sc_report *r = test_check(a, text, &opt);
+  cr_assert_eq(r->cost.device_memory_bytes, 1000);
+  cr_assert_null(r->cost.device_kind);
+  char *json = sc_report_json(r, false);
+  cr_assert(strstr(json, "\"cost\":{\"memory\":{\"device_memory_bytes\":1000,\"device_kind\":null,\"per_device\":"
+                         "{\"arguments_bytes\":32,\"results_bytes\":32,\"donated_bytes\":0,\"peak_bytes_lower_bound\":64}"),
+            "%s", json);
+  free(json);
+  char *text_report = sc_report_text(r, false);
+  cr_assert(strstr(text_report, "<stdin>: per device: arguments 32 B, results 32 B, donated 0 B, peak >= 64 B of 1000 B\n"
+                                "<stdin>: 0 errors"),
+            "%s", text_report);
+  free(text_report);
+  sc_arena_free(a);
+}
+
+/* ---- the memory family's modules ---------------------------------------------------------------- */
+
+static sc_report *check_module(sc_arena *a, const char *path, char **buf_out) {
+  size_t len;
+  char *buf = test_read_file(path, &len);
+  cr_assert_not_null(buf, "missing %s", path);
+  sc_options opt = {0};
+  sc_target_mesh mesh;
+  const char *m = strstr(buf, "(checked with --mesh ");
+  if (m) {
+    m += strlen("(checked with --mesh ");
+    const char *e = strchr(m, ')');
+    const char *err = NULL;
+    cr_assert_eq(sc_mesh_parse(a, sc_arena_strndup(a, m, (size_t)(e - m)), &mesh, &err), 0, "%s: %s", path, err);
+    opt.mesh = &mesh;
+  }
+  opt.input_name = path;
+  sc_report *r = NULL;
+  cr_assert_eq(sc_check(a, buf, len, &opt, &r), SC_OK);
+  *buf_out = buf;
+  return r;
+}
+
+Test(cost, every_memory_rule_has_a_failing_and_a_passing_module) {
+  size_t rules = 0;
+  for (size_t i = 0; i < sc_rule_table_len; i++) {
+    const sc_rule *r = &sc_rule_table[i];
+    if (strcmp(r->family, "memory")) continue;
+    rules++;
+    char pat[256];
+    glob_t g;
+    snprintf(pat, sizeof pat, "tests/modules/memory/%s.bad.*", r->name);
+    cr_expect_eq(glob(pat, 0, NULL, &g), 0, "rule %s has no failing module", r->name);
+    globfree(&g);
+    snprintf(pat, sizeof pat, "tests/modules/memory/%s.good.*", r->name);
+    cr_expect_eq(glob(pat, 0, NULL, &g), 0, "rule %s has no passing module", r->name);
+    globfree(&g);
+  }
+  cr_assert_eq(rules, 4);
+}
+
+Test(cost, memory_modules_yield_exactly_their_code) {
+  glob_t g;
+  cr_assert_eq(glob("tests/modules/memory/*.*", 0, NULL, &g), 0);
+  size_t n = 0;
+  for (size_t i = 0; i < g.gl_pathc; i++) {
+    const char *path = g.gl_pathv[i];
+    bool bad = strstr(path, ".bad.") != NULL;
+    sc_arena *a = sc_arena_new(0);
+    char *buf;
+    sc_report *r = check_module(a, path, &buf);
+    if (bad) {
+      const char *exp = strstr(buf, "// expect: ");
+      cr_assert_not_null(exp, "%s: no '// expect:' line", path);
+      char code[16] = {0};
+      sscanf(exp + strlen("// expect: "), "%15s", code);
+      cr_expect_eq(test_count_code(r, code), 1, "%s: does not yield %s once", path, code);
+      for (size_t k = 0; k < r->ndiags; k++)
+        cr_expect_str_eq(r->diags[k].code, code, "%s: also yields %s: %s", path, r->diags[k].code, r->diags[k].message);
+    } else {
+      cr_expect_eq(r->ndiags, 0, "%s: yields %s: %s", path, r->ndiags ? r->diags[0].code : "",
+                   r->ndiags ? r->diags[0].message : "");
+    }
+    n++;
+    sc_arena_free(a);
+    free(buf);
+  }
+  globfree(&g);
+  cr_assert_geq(n, 10);
+}
+
+Test(cost, replicated_parameters_name_the_spec_and_bytes) {
+  sc_arena *a = sc_arena_new(0);
+  char *buf;
+  sc_report *r = check_module(a, "tests/modules/memory/memory-replicated-parameters.bad.mlir", &buf);
+  cr_assert_eq(r->ndiags, 1);
+  const sc_diag *d = &r->diags[0];
+  cr_assert(strstr(d->message, "arg 0 tensor<8192x8192xf32> 256 MiB -> P('model', None)"), "%s", d->message);
+  cr_assert_eq(d->nfixes, 1);
+  cr_assert(strstr(d->fixes[0].snippet, "mesh = jax.make_mesh((2, 4), ('data', 'model'))\n"
+                                        "arg0 = jax.device_put(arg0, NamedSharding(mesh, P('model', None)))"),
+            "%s", d->fixes[0].snippet);
+  free(buf);
+  sc_arena_free(a);
+}
