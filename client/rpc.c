@@ -549,6 +549,7 @@ static int build_request(req_build *b, const sc_options *opt, const sc_rpc_rende
   b->opts.platform = (Shardcheck__V1__Platform)opt->platform;
   b->opts.max_depth = opt->max_depth;
   b->opts.max_ops = opt->max_ops;
+  b->opts.device_memory_bytes = opt->device_memory_bytes;
   const sc_target_mesh *m = opt->mesh;
   if (m) {
     shardcheck__v1__target_mesh__init(&b->mesh);
@@ -568,6 +569,7 @@ static int build_request(req_build *b, const sc_options *opt, const sc_rpc_rende
     b->mesh.n_device_ids = m->device_ids ? m->ndevice_ids : 0;
     b->mesh.device_ids = m->device_ids;
     b->mesh.platform = (Shardcheck__V1__Platform)m->platform;
+    b->mesh.device_kind = (char *)(m->device_kind ? m->device_kind : "");
     b->req.mesh = &b->mesh;
   }
   return 0;

@@ -27,6 +27,7 @@ static int target_mesh_from_request(sc_arena *a, const Shardcheck__V1__TargetMes
   out->device_ids = m->n_device_ids ? m->device_ids : NULL;
   out->ndevice_ids = m->n_device_ids;
   out->platform = (sc_platform)m->platform;
+  out->device_kind = m->device_kind && m->device_kind[0] ? m->device_kind : NULL;
   return 0;
 }
 
@@ -109,6 +110,7 @@ static int cache_key(const Shardcheck__V1__CheckRequest *req, const uint8_t modu
   kput_u(h, o ? (uint64_t)o->color : 0);
   kput_u(h, depth);
   kput_u(h, ops);
+  kput_u(h, o && o->device_memory_bytes > 0 ? (uint64_t)o->device_memory_bytes : 0);
   const Shardcheck__V1__TargetMesh *m = req->mesh;
   kput_u(h, m ? 1 + m->n_axes : 0);
   for (size_t i = 0; m && i < m->n_axes; i++) {
@@ -119,6 +121,7 @@ static int cache_key(const Shardcheck__V1__CheckRequest *req, const uint8_t modu
   if (m) {
     kput(h, m->device_ids, m->n_device_ids * sizeof *m->device_ids);
     kput_u(h, (uint64_t)m->platform);
+    kput_s(h, m->device_kind);
   }
   unsigned int n = 0;
   int ok = EVP_DigestFinal_ex(h, key, &n);
@@ -261,6 +264,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
   opt.platform = o ? (sc_platform)o->platform : SC_PLATFORM_UNSPECIFIED;
   opt.max_depth = depth;
   opt.max_ops = ops;
+  opt.device_memory_bytes = o && o->device_memory_bytes > 0 ? o->device_memory_bytes : 0;
   opt.cancel = j->cancel;
   opt.input_sha256 = digest_hex[0] ? digest_hex : NULL;
   if (getrandom(&opt.hash_seed, sizeof opt.hash_seed, GRND_NONBLOCK) != (ssize_t)sizeof opt.hash_seed)

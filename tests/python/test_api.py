@@ -177,6 +177,20 @@ class ReportTest(unittest.TestCase):
         self.assertNotIn("<svg", frame)  # escaped into the srcdoc attribute
         self.assertEqual(html.unescape(frame.split('srcdoc="', 1)[1].rsplit('"></iframe>', 1)[0]), page)
 
+    def test_cost(self):
+        # 8 devices of the mesh's device_kind ("TPU v5 lite": 16 GiB); arg 0 f32[16, 128] sharded 8 ways on dim 0
+        text = ('sdy.mesh @mesh = <["x"=8]>\n'
+                'func.func public @main(%arg0: tensor<16x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})'
+                ' -> (tensor<16x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {\n'
+                '  return %arg0 : tensor<16x128xf32>\n}\n')
+        r = shardcheck.check(text, mesh=support.make_mesh((8,), ("x",)))
+        self.assertEqual(r.cost["memory"]["device_memory_bytes"], 16 << 30)
+        self.assertEqual(r.cost["memory"]["device_kind"], "TPU v5 lite")
+        self.assertEqual(r.cost["memory"]["per_device"],
+                         {"arguments_bytes": 1024, "results_bytes": 1024, "donated_bytes": 0, "peak_bytes_lower_bound": 2048})
+        self.assertEqual(r.cost["collectives"], [])
+        self.assertEqual(r.to_dict()["cost"], r.cost)
+
     def test_fields(self):
         r = self.report
         self.assertFalse(r.ok)

@@ -16,7 +16,7 @@ from shardcheck import __main__ as shardcheck_main
 # CLI is given for it, written out by hand (not produced by the package under test).
 MESH = make_mesh((2, 4), ("data", "model"), ids=[0, 2, 4, 6, 1, 3, 5, 7],
                  axis_types=(AxisType.Explicit, AxisType.Auto))
-MESH_SPEC = "data=2:explicit,model=4;devices=0,2,4,6,1,3,5,7;platform=tpu"
+MESH_SPEC = "data=2:explicit,model=4;devices=0,2,4,6,1,3,5,7;platform=tpu;device_kind=TPU v5 lite"
 
 
 def twin_path(path):

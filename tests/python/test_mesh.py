@@ -19,7 +19,8 @@ class JaxMeshTest(unittest.TestCase):
         self.assertEqual(t.axes, (MeshAxis("data", 2, "explicit"), MeshAxis("model", 4, "manual")))
         self.assertEqual(t.device_ids, (7, 6, 5, 4, 3, 2, 1, 0))  # row-major, as mesh.devices.flat
         self.assertEqual(t.platform, "tpu")
-        self.assertEqual(t.spec(), "data=2:explicit,model=4:manual;devices=7,6,5,4,3,2,1,0;platform=tpu")
+        self.assertEqual(t.spec(), "data=2:explicit,model=4:manual;devices=7,6,5,4,3,2,1,0;platform=tpu;device_kind=TPU v5 lite")
+        self.assertEqual(t.device_kind, "TPU v5 lite")
 
     def test_default_axis_types_and_gpu(self):
         m = make_mesh((4,), ("x",), platform="gpu", axis_types=None)

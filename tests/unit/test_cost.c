@@ -219,8 +219,7 @@ Test(cost, device_memory_table_and_options) {
   const char *err = NULL;
   cr_assert_eq(sc_mesh_parse(a, "x=4;device_kind=TPU v5 lite", &mesh, &err), 0, "%s", err);
   cr_assert_str_eq(mesh.device_kind, "TPU v5 lite");
-  cr_assert_eq(sc_mesh_parse(a, "x=4;device_kind=TPU v9", &mesh, &err), -1);
-  cr_assert(strstr(err, "unknown device_kind"), "%s", err);
+  cr_assert_eq(sc_mesh_parse(a, "x=4;device_kind=cpu", &mesh, &err), 0, "%s", err); /* memory unknown */
   const char *text = "func.func public @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}\n";
   sc_options opt = {.device_memory_bytes = 1000};
   sc_report *r = test_check(a, text, &opt);

@@ -394,3 +394,27 @@ Test(linear_bounds, constraint_rebinding_3000_manual_axes) {
                      "  return %0 : tensor<4xf32>\n}\n");
   expect_cut_list(take(&b), "manual-axis-rebound", "contains a manual axes", "'a31', ... and 2968 more)");
 }
+
+/* The cost layer (lib/cost): an entry function of 20000 donated, sharded arguments, each used by one op of
+ * a 20000-op chain, costs work and memory linear in the module; the bytes are exact (each f32[8] over
+ * x=4: 2 elements, 8 B per device). */
+Test(linear_bounds, cost_of_20000_donated_arguments) {
+  const uint32_t n = 20000;
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\nfunc.func public @main(");
+  for (uint32_t i = 0; i < n; i++)
+    sc_strbuf_printf(&b, "%s%%arg%u: tensor<8xf32> {jax.buffer_donor = true, sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}",
+                     i ? ", " : "", i);
+  sc_strbuf_puts(&b, ") -> tensor<8xf32> {\n  %0 = stablehlo.negate %arg0 : tensor<8xf32>\n");
+  for (uint32_t i = 1; i < n; i++) sc_strbuf_printf(&b, "  %%%u = stablehlo.add %%%u, %%arg%u : tensor<8xf32>\n", i, i - 1, i);
+  sc_strbuf_printf(&b, "  return %%%u : tensor<8xf32>\n}\n", n - 1);
+  char *module = take(&b);
+  bounded_run run = run_bounded(module, 0, NULL);
+  cr_assert(run.report->cost.computed);
+  cr_assert_eq(run.report->cost.arguments_bytes, (int64_t)n * 8);
+  cr_assert_eq(run.report->cost.donated_bytes, (int64_t)n * 8);
+  cr_assert_eq(run.report->cost.results_bytes, 32); /* no result sharding written: the whole f32[8] */
+  cr_assert_eq(run.report->cost.peak_bytes_lower_bound, (int64_t)n * 8); /* all arguments at the start */
+  sc_arena_free(run.arena);
+  free(module);
+}

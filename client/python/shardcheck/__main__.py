@@ -108,7 +108,7 @@ def _plural(n, word):
 
 def _text(results, color):
     """The C CLI's text: one input's report as the library prints it; else each report without its summary
-    line (the last), a blank line between reports with diagnostics, then one line totalling all inputs."""
+    lines (per device and counts, the last two), a blank line between reports with diagnostics, then one line totalling all inputs."""
     if len(results) == 1 and results[0][1] is not None:
         return results[0][1].to_text(color)
     parts, counts = [], {"error": 0, "warning": 0, "note": 0}
@@ -116,7 +116,10 @@ def _text(results, color):
         if report is None:
             continue
         text = report.to_text(color)
-        parts.append(text[:text.rstrip("\n").rfind("\n") + 1])
+        text = text[:text.rstrip("\n").rfind("\n") + 1]  # without the count line
+        if report.cost is not None:  # nor the per-device line before it (the C CLI shows both for one input only)
+            text = text[:text.rstrip("\n").rfind("\n") + 1]
+        parts.append(text)
         for d in report.diagnostics:
             counts[d.severity] += 1
     failed = sum(1 for _, report, _ in results if report is None)

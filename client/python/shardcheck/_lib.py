@@ -29,14 +29,20 @@ class MeshAxisStruct(Structure):  # sc_mesh_axis
 
 class TargetMeshStruct(Structure):  # sc_target_mesh
     _fields_ = [("axes", POINTER(MeshAxisStruct)), ("naxes", c_size_t), ("device_ids", POINTER(c_int64)),
-                ("ndevice_ids", c_size_t), ("platform", c_int)]
+                ("ndevice_ids", c_size_t), ("platform", c_int), ("device_kind", c_char_p)]
+
+
+class CostThresholdsStruct(Structure):  # sc_cost_thresholds
+    _fields_ = [("replicated_fraction", ctypes.c_double), ("replicated_min_bytes", c_int64),
+                ("padding_fraction", ctypes.c_double), ("padding_min_bytes", c_int64)]
 
 
 class OptionsStruct(Structure):  # sc_options
     _fields_ = [("input_format", c_int), ("input_name", c_char_p), ("rules", c_char_p), ("min_severity", c_int),
                 ("split_input_file", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("platform", c_int),
                 ("max_depth", c_uint32), ("max_ops", c_uint32), ("cancel", POINTER(c_int)),
-                ("input_sha256", c_char_p), ("sha256_by_caller", c_bool), ("hash_seed", c_uint64), ("no_propagate", c_bool)]
+                ("input_sha256", c_char_p), ("sha256_by_caller", c_bool), ("hash_seed", c_uint64), ("no_propagate", c_bool),
+                ("device_memory_bytes", c_int64), ("thresholds", CostThresholdsStruct)]
 
 
 class PropagateOptionsStruct(Structure):  # sc_propagate_options
@@ -362,7 +368,9 @@ def _options(name, opts, cancel):
     m = opts.mesh
     if m is not None:
         axes = (MeshAxisStruct * len(m.axes))(*[(a.name.encode("utf-8"), a.size, AXIS_TYPES[a.type]) for a in m.axes])
-        tm = TargetMeshStruct(axes, len(m.axes), None, 0, PLATFORMS[m.platform])
+        kind = m.device_kind.encode("utf-8") if m.device_kind else None
+        tm = TargetMeshStruct(axes, len(m.axes), None, 0, PLATFORMS[m.platform], kind)
+        refs.append(kind)
         if m.device_ids is not None:
             ids = (c_int64 * len(m.device_ids))(*m.device_ids)
             tm.device_ids, tm.ndevice_ids = ids, len(m.device_ids)

@@ -33,6 +33,7 @@ class TargetMesh:
     axes: tuple[MeshAxis, ...]
     device_ids: tuple[int, ...] | None = None
     platform: str | None = None
+    device_kind: str | None = None  # jax.Device.device_kind ("TPU v5 lite"): the memory rules' device memory
 
     @property
     def devices(self) -> int:
@@ -45,6 +46,8 @@ class TargetMesh:
             s += ";devices=" + ",".join(str(d) for d in self.device_ids)
         if self.platform:
             s += f";platform={self.platform}"
+        if self.device_kind:
+            s += f";device_kind={self.device_kind}"
         return s
 
 
@@ -139,7 +142,7 @@ def parse_spec(spec: str) -> TargetMesh:
     s, i = spec, 0
     axes: list[MeshAxis] = []
     devices: list[int] = []
-    platform = None
+    platform = device_kind = None
     while i < len(s) and s[i] != ";":
         j = i
         while j < len(s) and _is_name_char(s[j]):
@@ -186,11 +189,15 @@ def parse_spec(spec: str) -> TargetMesh:
             except ValueError:
                 raise ValueError(f"mesh spec: unknown platform '{name}' (tpu, gpu or cpu)") from None
             i = end
+        elif s.startswith("device_kind=", i):
+            end = s.find(";", i + 12)
+            end = len(s) if end < 0 else end
+            device_kind, i = s[i + 12:end], end
         else:
-            raise ValueError(f"mesh spec: unknown section '{s[i:]}' (devices=... or platform=...)")
+            raise ValueError(f"mesh spec: unknown section '{s[i:]}' (devices=..., platform=... or device_kind=...)")
     # The semantic checks (sizes, duplicates, device count) are validate()'s, as sc_mesh_parse leaves
     # them to sc_mesh_validate.
-    return validate(TargetMesh(tuple(axes), tuple(devices) if devices else None, platform))
+    return validate(TargetMesh(tuple(axes), tuple(devices) if devices else None, platform, device_kind))
 
 
 # --- jax.sharding.Mesh / AbstractMesh, duck-typed -------------------------------------------------------
@@ -280,7 +287,7 @@ def from_jax(mesh) -> TargetMesh:
     sizes = [_as_int(s) for s in sizes]
     types = _axis_types(mesh, names)
     axes = tuple(MeshAxis(n, s, t) for n, s, t in zip(names, sizes, types))
-    ids = platform = None
+    ids = platform = device_kind = None
     if devices is not None:
         dev_shape = getattr(devices, "shape", None)
         if dev_shape is not None and tuple(dev_shape) != tuple(sizes):
@@ -291,7 +298,8 @@ def from_jax(mesh) -> TargetMesh:
         except AttributeError:
             raise ValueError("mesh.devices: every device needs an `id` (a jax.Device)") from None
         platform = _platform_of(flat)
+        device_kind = getattr(flat[0], "device_kind", None) if flat else None
     else:  # an AbstractMesh may know its device kind
         device = getattr(mesh, "abstract_device", None)
         platform = _platform_of([device]) if device is not None else None
-    return TargetMesh(axes, ids, platform)
+    return TargetMesh(axes, ids, platform, str(device_kind) if device_kind else None)

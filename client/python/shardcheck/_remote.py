@@ -195,6 +195,7 @@ class Client:
                 req.mesh.axes.add(name=a.name, size=a.size, type=p.AxisType.Value("AXIS_TYPE_" + a.type.upper()))
             req.mesh.device_ids.extend(m.device_ids or ())
             req.mesh.platform = p.Platform.Value("PLATFORM_" + (m.platform or "unspecified").upper())
+            req.mesh.device_kind = m.device_kind or ""
         return req
 
     def check_render(self, data: bytes, name: str, opts, kind: str, timeout=None) -> str:

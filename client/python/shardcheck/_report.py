@@ -167,6 +167,14 @@ class Report:
         return self.summary.get("errors", len(self.errors)) == 0
 
     @property
+    def cost(self) -> dict[str, Any] | None:
+        """What the module costs per device (docs/cost.md): {"memory": {"device_memory_bytes", "device_kind",
+        "per_device": {"arguments_bytes", "results_bytes", "donated_bytes", "peak_bytes_lower_bound"},
+        "largest": [...]}, "collectives": [...]}, or None when there was no entry function."""
+        c = self._data.get("cost")
+        return json.loads(json.dumps(c)) if c is not None else None
+
+    @property
     def summary(self) -> dict[str, Any]:
         return dict(self._data.get("summary") or {})
 
