@@ -319,10 +319,10 @@ bench-instructions: $(CLI) $(TEST_DEPS_OK)
 
 # Every report on the corpus, tests/modules and examples/ byte-identical to a baseline CLI's, e.g.
 #   git worktree add /tmp/base main && make -C /tmp/base build/bin/shardcheck
-#   make compare-reports BASE=/tmp/base/build/bin/shardcheck
+#   make compare-reports BASE=/tmp/base/build/bin/shardcheck [IGNORE=cost]   (IGNORE: report keys a change adds)
 compare-reports: $(CLI)
 	@test -n "$(BASE)" || { echo "usage: make compare-reports BASE=/path/to/baseline/shardcheck"; exit 2; }
-	/usr/bin/python3 scripts/compare_reports.py $(BASE) $(CLI)
+	/usr/bin/python3 scripts/compare_reports.py $(BASE) $(CLI) $(foreach k,$(IGNORE),--ignore $(k))
 
 # Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan):
 # each harness in tests/fuzz/ runs FUZZ_SECONDS, seeded with the corpus and tests/regress/. A crash

@@ -1,16 +1,19 @@
 #!/usr/bin/python3
 """Proves two shardcheck CLIs give byte-identical JSON reports on every module we have.
 
-usage: compare_reports.py BASE_CLI NEW_CLI [-j N]
+usage: compare_reports.py BASE_CLI NEW_CLI [-j N] [--ignore KEY]...
 
 Runs `check --format json` over ../shared/corpus (*.mlir, *.hlo), tests/modules and examples/, each
 with no mesh, `--mesh data=4` and `--mesh data=2,model=4`; files with `// -----` separators also get
 `--split-input-file` (how the Shardy verifier tests are written). Only `tool.rules_version` is
-masked: it is a hash of lib/ and changes with every edit. Exit status 1 and a unified diff of the
-first differences when any report (or exit code) differs."""
+masked: it is a hash of lib/ and changes with every edit. `--ignore KEY` also drops a per-module report
+key on both sides (a key a change adds, e.g. `--ignore cost`, so that everything else is still proved
+identical). Exit status 1 and a unified diff of the first differences when any report (or exit code)
+differs."""
 import concurrent.futures
 import difflib
 import glob
+import json
 import os
 import re
 import subprocess
@@ -29,10 +32,26 @@ def inputs():
     return sorted(set(files))
 
 
+IGNORED = []
+
+
+def without_ignored(out):
+    """The results JSON with the ignored keys dropped from every report, dumped as the CLI indents it."""
+    try:
+        data = json.loads(out)
+    except ValueError:
+        return out
+    for report in data.get("reports", []):
+        for key in IGNORED:
+            report.pop(key, None)
+    return json.dumps(data, indent=2).encode()
+
+
 def run(cli, paths, args):
     p = subprocess.run([cli, "check", "--format", "json", *args, *paths], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=300)
-    return p.returncode, RULES_VERSION.sub(b'"rules_version": "*"', p.stdout), p.stderr
+    out = RULES_VERSION.sub(b'"rules_version": "*"', p.stdout)
+    return p.returncode, without_ignored(out) if IGNORED else out, p.stderr
 
 
 def compare(base, new, paths, args):
@@ -58,6 +77,10 @@ def main():
     if "-j" in argv:
         i = argv.index("-j")
         jobs = int(argv[i + 1])
+        del argv[i:i + 2]
+    while "--ignore" in argv:
+        i = argv.index("--ignore")
+        IGNORED.append(argv[i + 1])
         del argv[i:i + 2]
     if len(argv) != 2:
         sys.exit(__doc__)
