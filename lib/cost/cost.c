@@ -8,15 +8,18 @@
 
 /* ---- sizes -------------------------------------------------------------------------------------- */
 
-static int64_t mul_sat(int64_t a, int64_t b) {
+int64_t sc_cost_mul_sat(int64_t a, int64_t b) {
   int64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+  return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
 }
 
-static int64_t add_sat(int64_t a, int64_t b) {
+int64_t sc_cost_add_sat(int64_t a, int64_t b) {
   int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+  return __builtin_add_overflow(a, b, &r) ? (a < 0 ? INT64_MIN : INT64_MAX) : r;
 }
+
+#define mul_sat sc_cost_mul_sat
+#define add_sat sc_cost_add_sat
 
 /* The digits after `p` (at most 4), or 0. */
 static uint32_t digits(const char *p, const char *end) {
@@ -319,7 +322,7 @@ static int64_t peak_lower_bound(sc_arena *a, const sc_module *m, const sc_op *en
     /* donated: until its last use (never used: free from the start); else the caller's, to the end */
     int64_t end = !t->donated ? (int64_t)n : last_use[t->index] >= 0 ? last_use[t->index] : 0;
     diff[0] = add_sat(diff[0], t->bytes_per_device);
-    diff[end] -= t->bytes_per_device;
+    diff[end] = add_sat(diff[end], -t->bytes_per_device);
   }
   for (uint32_t i = 0; i < c->nresults; i++) {
     const sc_cost_tensor_info *t = &c->results[i];
@@ -328,7 +331,7 @@ static int64_t peak_lower_bound(sc_arena *a, const sc_module *m, const sc_op *en
     if (v && v->def && v->def->id >= pg.base && v->def->id - pg.base < pg.nops && arg_index(&pg, v) < 0)
       def = pg.top[v->def->id - pg.base];
     diff[def] = add_sat(diff[def], t->bytes_per_device);
-    diff[n] -= t->bytes_per_device;
+    diff[n] = add_sat(diff[n], -t->bytes_per_device);
   }
   int64_t peak = at_start, live = 0;
   for (uint32_t p = 0; p < n; p++) {

@@ -65,6 +65,10 @@ uint32_t sc_cost_element_bits(sc_span element);
  * others whole bytes. Saturates at INT64_MAX. */
 int64_t sc_cost_bytes(int64_t elements, uint32_t bits);
 
+/* a * b and a + b saturated at INT64_MIN / INT64_MAX: byte counts of hostile shapes never overflow. */
+int64_t sc_cost_mul_sat(int64_t a, int64_t b);
+int64_t sc_cost_add_sat(int64_t a, int64_t b);
+
 /* "1.5 GiB", "512 B": a byte count for messages (arena). */
 const char *sc_cost_bytes_str(sc_arena *a, int64_t bytes);
 

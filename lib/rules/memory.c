@@ -60,7 +60,7 @@ static const char *sharper_spec(sc_arena *a, const sc_mesh *mesh, const sc_cost_
     if (ax->size < 2 || ax->type == SC_AXIS_MANUAL || sharding_uses(s, ax->name)) continue;
     if (best && ax->size <= best->size) continue;
     for (uint32_t d = 0; d < t->rank; d++)
-      if (t->dims[d] % (t->shards_per_dim[d] * ax->size) == 0 &&
+      if (t->dims[d] % sc_cost_mul_sat(t->shards_per_dim[d], ax->size) == 0 &&
           (best != ax || t->dims[d] > t->dims[best_dim])) {
         best = ax;
         best_dim = d;
@@ -68,7 +68,8 @@ static const char *sharper_spec(sc_arena *a, const sc_mesh *mesh, const sc_cost_
   }
   if (!best) return NULL;
   int64_t elements = 1;
-  for (uint32_t d = 0; d < t->rank; d++) elements *= d == best_dim ? t->local_dims[d] / best->size : t->local_dims[d];
+  for (uint32_t d = 0; d < t->rank; d++)
+    elements = sc_cost_mul_sat(elements, d == best_dim ? t->local_dims[d] / best->size : t->local_dims[d]);
   *bytes = sc_cost_bytes(elements, t->bits);
   sc_astr b = SC_ASTR_INIT(a);
   sc_astr_puts(&b, "P(");
@@ -105,6 +106,19 @@ static const char *device_put_snippet(sc_ctx *ctx, const sc_mesh *mesh, const sc
   return lines ? sc_astr_str(&b) : NULL;
 }
 
+/* Moves the `k` largest per device to the front of ts[0..n), largest first (ties keep their order):
+ * O(k n), never quadratic in the arguments. */
+static void largest_first(const sc_cost_tensor_info **ts, size_t n, size_t k) {
+  for (size_t i = 0; i < k && i < n; i++) {
+    size_t best = i;
+    for (size_t j = i + 1; j < n; j++)
+      if (ts[j]->bytes_per_device > ts[best]->bytes_per_device) best = j;
+    const sc_cost_tensor_info *x = ts[best];
+    memmove(&ts[i + 1], &ts[i], (best - i) * sizeof *ts);
+    ts[i] = x;
+  }
+}
+
 static const char *fn_name(sc_ctx *ctx, const sc_cost *c) {
   sc_span n = sc_op_sym_name(c->entry);
   return n.n ? sc_arena_printf(ctx->arena, "@" SC_SPAN_FMT, SC_SPAN_ARG(n)) : "the entry function";
@@ -134,13 +148,7 @@ void sc_check_memory_over_device(sc_ctx *ctx) {
   size_t n = 0;
   for (uint32_t i = 0; i < c->nargs; i++)
     if (c->args[i].known) ts[n++] = &c->args[i];
-  /* the largest arguments first (a few lines are enough to show the way) */
-  for (size_t i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && ts[j]->bytes_per_device > ts[j - 1]->bytes_per_device && i < 64; j--) {
-      const sc_cost_tensor_info *x = ts[j];
-      ts[j] = ts[j - 1];
-      ts[j - 1] = x;
-    }
+  largest_first(ts, n, 3); /* a few lines are enough to show the way */
   const char *snippet = device_put_snippet(ctx, mesh, ts, n < 3 ? n : 3);
   if (snippet) sc_diag_fix(ctx, d, "Shard the largest arguments over more mesh axes before the call", snippet);
 }
@@ -168,16 +176,11 @@ void sc_check_memory_replicated_parameters(sc_ctx *ctx) {
   for (uint32_t i = 0; i < c->nargs; i++)
     if (fully_replicated(&c->args[i])) {
       ts[n++] = &c->args[i];
-      bytes += c->args[i].bytes_per_device;
+      bytes = sc_cost_add_sat(bytes, c->args[i].bytes_per_device);
     }
   double share = (double)bytes / (double)c->report.arguments_bytes;
   if (!n || bytes < min_bytes || share <= tolerance) return;
-  for (size_t i = 1; i < n && i < 4096; i++) /* the largest first; a bounded insertion sort */
-    for (size_t j = i; j > 0 && ts[j]->bytes_per_device > ts[j - 1]->bytes_per_device; j--) {
-      const sc_cost_tensor_info *x = ts[j];
-      ts[j] = ts[j - 1];
-      ts[j - 1] = x;
-    }
+  largest_first(ts, n, SC_COST_LARGEST);
   size_t shown = n < SC_COST_LARGEST ? n : SC_COST_LARGEST;
   const char **items = sc_arena_alloc(a, shown * sizeof *items);
   sc_astr list = SC_ASTR_INIT(a);
@@ -252,7 +255,7 @@ void sc_check_memory_donation_mismatch(sc_ctx *ctx) {
 static void padding_of(sc_ctx *ctx, const sc_cost *c, const sc_cost_tensor_info *t, double fraction, int64_t min_bytes) {
   if (!t->known || !t->padding_bytes || t->shards < 2) return;
   int64_t per_device = t->padding_bytes / t->shards;
-  double share = (double)t->padding_bytes / (double)(t->bytes_per_device * t->shards);
+  double share = (double)t->padding_bytes / (double)sc_cost_mul_sat(t->bytes_per_device, t->shards);
   if (share <= fraction || per_device < min_bytes) return;
   sc_arena *a = ctx->arena;
   sc_astr dims = SC_ASTR_INIT(a);
@@ -271,7 +274,7 @@ static void padding_of(sc_ctx *ctx, const sc_cost *c, const sc_cost_tensor_info 
                           share * 100, sc_cost_bytes_str(a, t->bytes_per_device), sc_cost_bytes_str(a, per_device));
   sc_diag_caused_by(ctx, d, "SC0210", SC_SITE_ANY); /* at the boundary JAX itself refuses uneven shardings */
   uint32_t k = (uint32_t)first;
-  int64_t to = t->local_dims[k] * t->shards_per_dim[k];
+  int64_t to = sc_cost_mul_sat(t->local_dims[k], t->shards_per_dim[k]);
   sc_astr pad = SC_ASTR_INIT(a);
   for (uint32_t j = 0; j < t->rank && j < 32; j++)
     sc_astr_printf(&pad, "%s(0, %" PRId64 ")", j ? ", " : "", j == k ? to - t->dims[k] : 0);

@@ -418,3 +418,24 @@ Test(linear_bounds, cost_of_20000_donated_arguments) {
   sc_arena_free(run.arena);
   free(module);
 }
+
+/* The memory rules on 20000 replicated 4 MiB arguments (x=4): SC0801 against a 16 GiB device and SC0802
+ * list the largest few and stay linear (the largest are picked, not sorted). */
+Test(linear_bounds, memory_rules_on_20000_replicated_arguments) {
+  const uint32_t n = 20000;
+  sc_strbuf b = {0};
+  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\nfunc.func public @main(");
+  for (uint32_t i = 0; i < n; i++)
+    sc_strbuf_printf(&b, "%s%%arg%u: tensor<1048576xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}", i ? ", " : "", i);
+  sc_strbuf_puts(&b, ") -> tensor<1048576xf32> {\n  return %arg0 : tensor<1048576xf32>\n}\n");
+  char *module = take(&b);
+  sc_options opt = {.device_memory_bytes = INT64_C(16) << 30};
+  bounded_run run = run_bounded(module, 0, &opt);
+  cr_assert_eq(run.report->cost.arguments_bytes, (int64_t)n << 22);
+  cr_assert_not_null(find_diag(run.report, "memory-over-device", "needs at least"));
+  const sc_diag *d = find_diag(run.report, "memory-replicated-parameters", "20000 parameters of @main are fully replicated");
+  cr_assert_not_null(d);
+  cr_assert_not_null(strstr(d->message, "; and 19995 more"), "%s", d->message);
+  sc_arena_free(run.arena);
+  free(module);
+}
