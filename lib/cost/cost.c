@@ -106,6 +106,9 @@ static void size_tensor(sc_arena *a, const sc_model *model, sc_cost_tensor_info 
   }
   t->known = true;
   t->global_bytes = sc_cost_bytes(global, bits);
+  bool unknown = !t->derived && (!t->written || t->written->kind == SC_SHARDING_UNKNOWN);
+  if (unknown && t->unknown_split > 1) /* the partitioner chooses: at least an even split */
+    local = global / t->unknown_split + (global % t->unknown_split != 0);
   t->bytes_per_device = sc_cost_bytes(local, bits);
   int64_t all = mul_sat(t->bytes_per_device, t->shards);
   t->padding_bytes = all > t->global_bytes ? all - t->global_bytes : 0;
@@ -123,6 +126,14 @@ static const char *spec_of(sc_arena *a, const sc_model *model, const sc_sharding
 void sc_cost_size(sc_arena *a, const sc_model *model, sc_cost_tensor_info *t) {
   t->spec = spec_of(a, model, t->derived ? NULL : t->written, t->derived);
   size_tensor(a, model, t);
+}
+
+/* A tuple element's type without the index comment HLO prints before every fifth one. */
+static sc_span without_comment(sc_span t) {
+  if (!sc_span_starts(t, "/*")) return t;
+  for (uint32_t i = 2; i + 1 < t.n; i++)
+    if (t.p[i] == '*' && t.p[i + 1] == '/') return sc_span_trim(sc_span_of(t.p + i + 2, t.n - i - 2));
+  return t;
 }
 
 /* Adds the leaves of one argument or result (`type` possibly a tuple) to `out`. */
@@ -146,7 +157,7 @@ static void add_tensor(sc_arena *a, const sc_model *model, tensor_vec *out, sc_c
         if (*p == '(' || *p == '[' || *p == '{') depth++;
         else if (*p == ')' || *p == ']' || *p == '}') depth--;
         if ((*p == ',' && depth == 1) || (*p == ')' && depth == 0)) {
-          if (k == i) leaf.type = sc_span_trim(sc_span_of(start, (uint32_t)(p - start)));
+          if (k == i) leaf.type = without_comment(sc_span_trim(sc_span_of(start, (uint32_t)(p - start))));
           k++;
           start = p + 1;
           if (depth == 0) break;
@@ -206,7 +217,7 @@ static sc_op *return_op(const sc_block *b) {
 }
 
 static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
-                         const sc_block *b, tensor_vec *out) {
+                         const sc_block *b, int64_t devices, tensor_vec *out) {
   bool hlo = m->format == SC_FMT_HLO;
   int64_t *alias = sc_arena_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *alias);
   bool *donor = sc_arena_calloc(a, b->nargs ? b->nargs : 1, sizeof *donor);
@@ -230,12 +241,13 @@ static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model,
     const sc_attr *bd = sc_attrs_find(sc_value_attrs(v), "jax.buffer_donor");
     if (bd && sc_span_starts(bd->value, "true")) t.donated = true;
     t.derived = prop ? prop_engine_value_sharding(prop, v) : NULL;
+    t.unknown_split = devices;
     add_tensor(a, model, out, t, sc_model_value_sharding(model, v));
   }
 }
 
 static void collect_results(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
-                            const sc_op *entry, const sc_op *ret, tensor_vec *out) {
+                            const sc_op *entry, const sc_op *ret, int64_t devices, tensor_vec *out) {
   if (!ret) return;
   if (m->format == SC_FMT_HLO) { /* the ROOT instruction's value is the result (a tuple's leaves each one) */
     if (!ret->nresults) return;
@@ -246,6 +258,7 @@ static void collect_results(sc_arena *a, const sc_module *m, const sc_model *mod
     t.type = ret->results[0]->type;
     t.offset = ret->pos.offset;
     t.alias_output = -1;
+    t.unknown_split = devices;
     add_tensor(a, model, out, t, sc_model_value_sharding(model, ret->results[0]));
     return;
   }
@@ -265,6 +278,7 @@ static void collect_results(sc_arena *a, const sc_module *m, const sc_model *mod
     /* A written result sharding is what the caller gets (a reshard precedes the return); else the
      * returned value's derived one. */
     t.derived = !w && prop && v ? prop_engine_value_sharding(prop, v) : NULL;
+    t.unknown_split = devices;
     add_tensor(a, model, out, t, w);
   }
 }
@@ -401,8 +415,8 @@ sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model,
   c->devices = c->mesh ? c->mesh->devices : model->num_partitions > 0 ? model->num_partitions : 1;
   const sc_block *b = entry->regions[0]->blocks[0];
   tensor_vec args = {0}, results = {0};
-  collect_args(a, m, model, prop, b, &args);
-  collect_results(a, m, model, prop, entry, return_op(b), &results);
+  collect_args(a, m, model, prop, b, c->devices, &args);
+  collect_results(a, m, model, prop, entry, return_op(b), c->devices, &results);
   c->args = args.v;
   c->nargs = args.n;
   c->results = results.v;

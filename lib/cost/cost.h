@@ -34,6 +34,8 @@ typedef struct {
   const sc_sharding *written;   /* the sharding in effect when it was written (or mapped GSPMD), else NULL */
   const prop_sharding *derived; /* ... when propagation derived it, else NULL */
   const char *spec;             /* that sharding as JAX writes it (P(...)), or NULL */
+  int64_t unknown_split;         /* no sharding in effect: counted as split evenly over this many devices (the
+                                   least the partitioner can leave on one; 1 on a one-device module) */
   bool donated;                 /* tf.aliasing_output / jax.buffer_donor / HLO input_output_alias, buffer_donor */
   int64_t alias_output;         /* the result it is aliased with (tf.aliasing_output, input_output_alias), or -1 */
   uint32_t offset;              /* where it is written (the argument, or the returned value's use) */

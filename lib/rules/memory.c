@@ -165,7 +165,8 @@ void sc_check_memory_replicated_parameters(sc_ctx *ctx);
 void sc_check_memory_replicated_parameters(sc_ctx *ctx) {
   const sc_cost *c = cost_of(ctx);
   const sc_mesh *mesh = c ? named_mesh(c) : NULL;
-  if (!mesh || !c->report.arguments_bytes) return;
+  /* a module lowered for another device count: its shardings say nothing about the target (SC01xx say so) */
+  if (!mesh || !c->report.arguments_bytes || sc_kc_retargeted(ctx)) return;
   const sc_cost_thresholds *th = &ctx->options->thresholds;
   double tolerance = th->replicated_fraction > 0 ? th->replicated_fraction : 0.1;
   int64_t min_bytes = th->replicated_min_bytes > 0 ? th->replicated_min_bytes : INT64_C(64) << 20;
@@ -229,7 +230,8 @@ void sc_check_memory_donation_mismatch(sc_ctx *ctx) {
   for (uint32_t i = 0; i < c->nargs; i++) {
     const sc_cost_tensor_info *t = &c->args[i];
     const sc_cost_tensor_info *r = t->alias_output >= 0 ? aliased_result(c, t->alias_output) : NULL;
-    if (!r || !t->known || !r->known) continue;
+    /* both need a sharding in effect: an unknown one is no evidence of a mismatch */
+    if (!r || !t->known || !r->known || !(t->written || t->derived) || !(r->written || r->derived)) continue;
     bool same_shape = t->rank == r->rank && t->bits == r->bits;
     for (uint32_t d = 0; same_shape && d < t->rank; d++) same_shape = t->local_dims[d] == r->local_dims[d];
     if (same_shape && same_spec(t->spec, r->spec)) continue;
