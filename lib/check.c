@@ -374,7 +374,7 @@ static sc_status check_body(check_run *run) {
     ctx.model = sc_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
     if (!opt->no_propagate) ctx.propagation = propagate_for_rules(run, &ctx, m, chunks[i].begin);
-    ctx.cost = sc_cost_compute(arena, m, ctx.model, ctx.propagation, opt);
+    ctx.cost = sc_cost_compute(arena, m, ctx.model, ctx.propagation, opt, ctx.lines);
     if (!r->cost.computed) r->cost = ctx.cost->report; /* the first module's */
     size_t first_diag = ctx.diags.n;
     sc_rules_run(&ctx, &sel);

@@ -186,8 +186,8 @@ typedef struct {
   int64_t arguments_bytes, results_bytes, donated_bytes, peak_bytes_lower_bound;
   sc_cost_tensor *largest;       /* the largest per device first, at most SC_COST_LARGEST */
   size_t nlargest;
-  sc_cost_collective *collectives; /* what the partitioner's reshards become, in module order; NULL = not
-                                      computed (the JSON says null) */
+  sc_cost_collective *collectives; /* what the partitioner's reshards become (with propagation), in the pass's
+                                      order; NULL = not computed (the JSON says null) */
   size_t ncollectives;
 } sc_cost_report;
 #define SC_COST_LARGEST 5

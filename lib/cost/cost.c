@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cost/cost.h"
+#include "propagate/reshard.h"
 #include "util/strbuf.h"
 
 /* ---- sizes -------------------------------------------------------------------------------------- */
@@ -399,8 +400,116 @@ static void fill_report(sc_arena *a, sc_cost *c) {
   }
 }
 
+/* ---- collectives: what the reshards of the propagated shardings become ------------------------------ */
+
+/* Elements of one device's shard of `dims` under `s` (NULL = replicated), leaving out the axes `skip`
+ * (NULL = none) holds. */
+static int64_t local_elements(const int64_t *dims, uint32_t rank, const prop_sharding *s, const prop_axes *skip) {
+  int64_t n = 1;
+  for (uint32_t d = 0; d < rank; d++) {
+    int64_t split = 1;
+    for (uint32_t k = 0; s && d < s->rank && k < s->dims[d].axes.n; k++) {
+      bool skipped = false;
+      for (uint32_t j = 0; skip && j < skip->n; j++) skipped |= prop_axis_eq(skip->v[j], s->dims[d].axes.v[k]);
+      if (!skipped) split = mul_sat(split, s->dims[d].axes.v[k].size);
+    }
+    n = mul_sat(n, dims[d] < 0 ? 0 : dims[d] / split + (dims[d] % split != 0));
+  }
+  return n;
+}
+
+/* The dimension of `s` holding axis `x`, or -1. */
+static int64_t dim_of(const prop_sharding *s, prop_axis x) {
+  for (uint32_t d = 0; s && d < s->rank; d++)
+    for (uint32_t k = 0; k < s->dims[d].axes.n; k++)
+      if (prop_axis_eq(s->dims[d].axes.v[k], x)) return d;
+  return -1;
+}
+
+typedef SC_VEC(sc_cost_collective) collective_vec;
+
+static void add_collective(sc_arena *a, const sc_linemap *lines, const prop_reshard *r, const char *kind,
+                           const prop_axes *axes, const sc_mesh *mesh, int64_t bytes, const char *reason,
+                           collective_vec *out) {
+  sc_cost_collective c = {0};
+  if (lines && lines->nlines) {
+    sc_pos pos = sc_linemap_pos(lines, r->op->pos.offset);
+    c.line = pos.line, c.col = pos.col;
+  }
+  c.function = r->op->func ? sc_span_dup(a, sc_op_sym_name(r->op->func)) : NULL;
+  c.op = sc_span_dup(a, r->op->name);
+  c.kind = kind;
+  c.axes = sc_arena_alloc(a, (axes->n ? axes->n : 1) * sizeof *c.axes);
+  for (uint32_t i = 0; i < axes->n; i++) {
+    sc_span name = mesh->axes[axes->v[i].axis].name; /* "x", or "x:(1)2" for a sub-axis */
+    c.axes[c.naxes++] = axes->v[i].pre > 0 ? sc_arena_printf(a, "%.*s:(%lld)%lld", SC_SPAN_ARG(name), (long long)axes->v[i].pre,
+                                                             (long long)axes->v[i].size)
+                                           : sc_span_dup(a, name);
+  }
+  c.bytes_per_device = bytes;
+  c.reason = reason;
+  SC_PUSH(a, *out, c);
+}
+
+/* One reshard's collectives (Shardy's kinds): axes only in `from` are all-gathered (a device receives what
+ * its shard grows by), axes only in `to` all-sliced (no traffic), axes on another dimension all-to-all'd
+ * ((n-1)/n of the shard leaves), the same axes in another order permuted (the shard moves); an all-reduce
+ * sends 2(n-1)/n of the shard (a ring). */
+static void reshard_collectives(sc_arena *a, const sc_linemap *lines, const prop_reshard *r, collective_vec *out) {
+  const prop_sharding *from = r->from, *to = r->to;
+  const sc_mesh *mesh = from ? from->mesh : to ? to->mesh : NULL;
+  sc_tensor_type tt;
+  if (!mesh || !r->value || !sc_parse_tensor_type(a, r->value->type, &tt) || tt.rank < 0) return;
+  uint32_t bits = sc_cost_element_bits(tt.element);
+  uint32_t rank = (uint32_t)tt.rank;
+  sc_astr why = SC_ASTR_INIT(a);
+  sc_astr_printf(&why, "%s of %.*s: ", r->what, SC_SPAN_ARG(r->op->name));
+  if (from) prop_sharding_put(&why, from);
+  else sc_astr_puts(&why, "replicated");
+  int64_t shard = sc_cost_bytes(local_elements(tt.dims, rank, from, NULL), bits);
+  if (r->all_reduce.n) {
+    int64_t n = 1;
+    for (uint32_t i = 0; i < r->all_reduce.n; i++) n = mul_sat(n, r->all_reduce.v[i].size);
+    sc_astr_puts(&why, " (partial sums)");
+    add_collective(a, lines, r, "all-reduce", &r->all_reduce, mesh, mul_sat(shard, 2 * (n - 1)) / n, sc_astr_str(&why), out);
+    return;
+  }
+  sc_astr_puts(&why, " -> ");
+  if (to) prop_sharding_put(&why, to);
+  else sc_astr_puts(&why, "replicated");
+  const char *reason = sc_astr_str(&why);
+  SC_VEC(prop_axis) gone = {0}, added = {0}, moved = {0};
+  bool reordered = false;
+  for (uint32_t d = 0; from && d < from->rank; d++)
+    for (uint32_t k = 0; k < from->dims[d].axes.n; k++) {
+      prop_axis x = from->dims[d].axes.v[k];
+      int64_t at = dim_of(to, x);
+      if (at < 0) SC_PUSH(a, gone, x);
+      else if (at != (int64_t)d) SC_PUSH(a, moved, x);
+      else reordered |= k >= to->dims[d].axes.n || !prop_axis_eq(to->dims[d].axes.v[k], x);
+    }
+  for (uint32_t d = 0; to && d < to->rank; d++)
+    for (uint32_t k = 0; k < to->dims[d].axes.n; k++)
+      if (dim_of(from, to->dims[d].axes.v[k]) < 0) SC_PUSH(a, added, to->dims[d].axes.v[k]);
+  prop_axes g = {gone.v, (uint32_t)gone.n}, s = {added.v, (uint32_t)added.n}, mv = {moved.v, (uint32_t)moved.n};
+  if (g.n) {
+    int64_t grown = sc_cost_bytes(local_elements(tt.dims, rank, from, &g), bits);
+    add_collective(a, lines, r, "all-gather", &g, mesh, grown - shard, reason, out);
+  }
+  if (mv.n) {
+    int64_t n = 1;
+    for (uint32_t i = 0; i < mv.n; i++) n = mul_sat(n, mv.v[i].size);
+    add_collective(a, lines, r, "all-to-all", &mv, mesh, mul_sat(shard, n - 1) / n, reason, out);
+  }
+  if (s.n) add_collective(a, lines, r, "all-slice", &s, mesh, 0, reason, out);
+  if (reordered && !g.n && !mv.n) {
+    prop_axes none = {NULL, 0};
+    add_collective(a, lines, r, "collective-permute", &none, mesh, shard, reason, out);
+  }
+}
+
 sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
-                         const sc_options *options) {
+                         const sc_options *options, const sc_linemap *lines) {
   sc_cost *c = sc_arena_calloc(a, 1, sizeof *c);
   c->report.device_memory_bytes = -1;
   if (options->device_memory_bytes > 0) c->report.device_memory_bytes = options->device_memory_bytes;
@@ -423,5 +532,12 @@ sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model,
   c->nresults = results.n;
   fill_report(a, c);
   c->report.peak_bytes_lower_bound = peak_lower_bound(a, m, entry, c);
+  if (prop) { /* the partitioner's reshards of the propagated shardings, in the whole module */
+    prop_reshard_list rs = prop_explicit_reshards(a, m, model, prop);
+    collective_vec out = {0};
+    for (uint32_t i = 0; i < rs.n; i++) reshard_collectives(a, lines, &rs.v[i], &out);
+    c->report.collectives = out.v ? out.v : sc_arena_calloc(a, 1, sizeof *out.v); /* non-NULL: computed */
+    c->report.ncollectives = out.n;
+  }
   return c;
 }

@@ -108,8 +108,9 @@ typedef struct {
   sc_arena *a;
   const sc_module *m;
   const sc_model *model;
-  prop_engine *e;
+  const prop_engine *e;
   prop_printer *pr;
+  SC_VEC(prop_reshard) found; /* what the pass inserts, for the cost layer (prop_explicit_reshards) */
   const prop_rule_facts *facts;
   sc_name_map remap;          /* value (pointer bytes) -> index in names: the name its uses read now */
   SC_VEC(const char *) names;
@@ -714,6 +715,11 @@ static void reshape_overflow(rpass *p, op_view *v, const sc_op *op, sharding_ref
   update[1] = !equivalent(prop_unproject(p->a, v->proj, 1, mesh_of->mesh_name), all[1]);
 }
 
+static void record(rpass *p, const sc_op *op, const sc_value *v, sharding_ref from, sharding_ref to, const char *what) {
+  prop_reshard r = {op, v, from, to, what, {NULL, 0}};
+  SC_PUSH(p->a, p->found, r);
+}
+
 static void process_op(rpass *p, const sc_op *op) {
   if (skipped_op(op) || !op->nresults) return;
   prop_rule_options ro = {false, p->facts};
@@ -760,6 +766,7 @@ static void process_op(rpass *p, const sc_op *op) {
                                sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, op, k),
                                                sharding_text(p->a, target), SC_SPAN_ARG(value_type(op->operands[k]))));
     set_operand_name(p, op, k, name);
+    record(p, op, op->operands[k], all[k], target, sc_indexed_name(p->a, "operand", k));
   }
   /* results: the op takes the chosen sharding, a reshard after it gives back the result's own */
   sharding_ref *results = sc_arena_alloc(p->a, (op->nresults + 1) * sizeof *results);
@@ -792,6 +799,8 @@ static void process_op(rpass *p, const sc_op *op) {
     sc_astr_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(op->results[r]->type));
     prop_printer_insert_after(p->pr, op, sc_astr_str(&t));
     chain[r] = name;
+    prop_reshard ar = {op, op->results[r], rs, rs, sc_indexed_name(p->a, "result", r), all_reduce};
+    SC_PUSH(p->a, p->found, ar);
   }
   for (uint32_t r = 0; r < op->nresults; r++) {
     if (!resharded[r]) continue;
@@ -802,6 +811,7 @@ static void process_op(rpass *p, const sc_op *op) {
                               sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, chain[r], sharding_text(p->a, back),
                                               SC_SPAN_ARG(op->results[r]->type)));
     chain[r] = name;
+    record(p, op, op->results[r], results[r], back, sc_indexed_name(p->a, "result", r));
   }
   for (uint32_t r = 0; r < op->nresults; r++)
     if (resharded[r] || all_reduce.n) remap_value(p, op->results[r], chain[r]);
@@ -824,6 +834,7 @@ static void reshard_source(rpass *p, const sc_op *user, uint32_t k, sharding_ref
   else if (v->block && v->block->nops) prop_printer_insert_first(p->pr, v->block->ops[0], text);
   else return;
   set_operand_name(p, user, k, name);
+  record(p, user, v, source, target, sc_indexed_name(p->a, "operand", k));
 }
 
 static const sc_op *last_op(const sc_region *r) {
@@ -888,7 +899,28 @@ static void process_return(rpass *p, const sc_op *fn) {
                                sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, ret, k),
                                                sharding_text(p->a, target), SC_SPAN_ARG(value_type(ret->operands[k]))));
     set_operand_name(p, ret, k, name);
+    record(p, ret, ret->operands[k], source, target, sc_indexed_name(p->a, "returned value", k));
   }
+}
+
+/* The pass over `e`'s shardings: every op in post-order, then the functions' returns. */
+static void run_pass(rpass *p) {
+  const sc_module *m = p->m;
+  sc_arena *a = p->a;
+  p->facts = prop_rule_facts_build(a, m);
+  p->operand_names = sc_arena_calloc(a, m->nops + 1, sizeof *p->operand_names);
+  sc_name_map_init(&p->remap, a, m->nops + 1);
+  /* Shardy walks each function in post-order: an op after the ops nested in it */
+  uint32_t *open = sc_arena_alloc(a, (m->nops + 1) * sizeof *open), nopen = 0;
+  for (uint32_t i = 0; i <= m->nops; i++) {
+    while (nopen && (i == m->nops || m->ops[open[nopen - 1]]->subtree_end <= i)) {
+      const sc_op *op = m->ops[open[--nopen]];
+      sc_arena_step(a, 1);
+      if (!process_data_flow(p, op)) process_op(p, op);
+    }
+    if (i < m->nops) open[nopen++] = i;
+  }
+  for (uint32_t f = 0; f < m->nfuncs; f++) process_return(p, m->funcs[f]);
 }
 
 void prop_insert_explicit_reshards(sc_arena *a, const sc_module *m, const sc_model *model, prop_printer *pr) {
@@ -898,24 +930,12 @@ void prop_insert_explicit_reshards(sc_arena *a, const sc_module *m, const sc_mod
   p.a = a;
   p.m = m;
   p.model = model;
-  p.e = prop_engine_run(a, m, model, &eo);
+  prop_engine *e = prop_engine_run(a, m, model, &eo);
+  p.e = e;
   p.pr = pr;
-  p.facts = prop_rule_facts_build(a, m);
-  p.operand_names = sc_arena_calloc(a, m->nops + 1, sizeof *p.operand_names);
-  sc_name_map_init(&p.remap, a, m->nops + 1);
   pr->renumber = true;
-  prop_engine_print(p.e, pr); /* signatures on one line, as sdy_opt prints them */
-  /* Shardy walks each function in post-order: an op after the ops nested in it */
-  uint32_t *open = sc_arena_alloc(a, (m->nops + 1) * sizeof *open), nopen = 0;
-  for (uint32_t i = 0; i <= m->nops; i++) {
-    while (nopen && (i == m->nops || m->ops[open[nopen - 1]]->subtree_end <= i)) {
-      const sc_op *op = m->ops[open[--nopen]];
-      sc_arena_step(a, 1);
-      if (!process_data_flow(&p, op)) process_op(&p, op);
-    }
-    if (i < m->nops) open[nopen++] = i;
-  }
-  for (uint32_t f = 0; f < m->nfuncs; f++) process_return(&p, m->funcs[f]);
+  prop_engine_print(e, pr); /* signatures on one line, as sdy_opt prints them */
+  run_pass(&p);
   /* every use reads the values' new names */
   for (uint32_t i = 0; i < m->nops; i++) {
     const sc_op *op = m->ops[i];
@@ -926,4 +946,18 @@ void prop_insert_explicit_reshards(sc_arena *a, const sc_module *m, const sc_mod
       if (strlen(name) != written.n || memcmp(name, written.p, written.n)) prop_printer_replace_operand(pr, op, k, name);
     }
   }
+}
+
+prop_reshard_list prop_explicit_reshards(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *e) {
+  prop_printer pr; /* the pass writes its edits here; nothing prints them */
+  prop_printer_init(&pr, a, m);
+  rpass p;
+  memset(&p, 0, sizeof p);
+  p.a = a;
+  p.m = m;
+  p.model = model;
+  p.e = e;
+  p.pr = &pr;
+  run_pass(&p);
+  return (prop_reshard_list){p.found.v, (uint32_t)p.found.n};
 }

@@ -178,7 +178,7 @@ json_t *sc_report_cost_json(const sc_report *r) {
     json_object_set_new(o, "reason", sc_jstr(k->reason ? k->reason : ""));
     json_array_append_new(collectives, o);
   }
-  /* NULL: the reshard analysis did not run (not built yet, docs/cost.md#collectives); [] = none */
+  /* NULL: not computed (no propagation, docs/cost.md#collectives); [] = none */
   json_object_set_new(cost, "collectives", c->collectives ? collectives : (json_decref(collectives), json_null()));
   return cost;
 }

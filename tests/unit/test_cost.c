@@ -241,6 +241,41 @@ Test(cost, device_memory_table_and_options) {
   sc_arena_free(a);
 }
 
+Test(cost, collectives_of_the_propagated_shardings) {
+  sc_arena *a = sc_arena_new(0);
+  /* mesh x=2, y=4. The dot's contracting dim is sharded over y on both operands: its result f32[64, 32]
+   * propagates to [{"x"}, {}] (32 x 32 x 4 B = 4096 B a device) holding partial sums, all-reduced over y:
+   * a ring sends 2 (4 - 1) / 4 of the shard = 6144 B. The return reshards it to the replicated result:
+   * an all-gather over x, each device receiving the other half: 8192 - 4096 = 4096 B. */
+  const char *text = "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
+                     "func.func public @main(%arg0: tensor<64x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {\"y\"}]>},\n"
+                     "    %arg1: tensor<128x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"y\"}, {}]>})\n"
+                     "    -> (tensor<64x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {\n"
+                     "  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<64x128xf32>, tensor<128x32xf32>) -> tensor<64x32xf32>\n"
+                     "  return %0 : tensor<64x32xf32>\n}\n";
+  sc_report *r = check_text(a, text, NULL, false);
+  cr_assert_null(r->cost.collectives, "no propagation, no collectives computed");
+  r = check_text(a, text, NULL, true);
+  cr_assert_eq(r->cost.ncollectives, 2);
+  const sc_cost_collective *ar = &r->cost.collectives[0], *ag = &r->cost.collectives[1];
+  cr_assert_str_eq(ar->kind, "all-reduce");
+  cr_assert_eq(ar->naxes, 1);
+  cr_assert_str_eq(ar->axes[0], "y");
+  cr_assert_eq(ar->bytes_per_device, 6144);
+  cr_assert_eq(ar->line, 5);
+  cr_assert_str_eq(ar->op, "stablehlo.dot_general");
+  cr_assert_str_eq(ag->kind, "all-gather");
+  cr_assert_str_eq(ag->axes[0], "x");
+  cr_assert_eq(ag->bytes_per_device, 4096);
+  cr_assert(strstr(ag->reason, "returned value 0"), "%s", ag->reason);
+  char *json = sc_report_json(r, false);
+  cr_assert(strstr(json, "\"collectives\":[{\"location\":{\"line\":5,\"column\":3,\"function\":\"main\","
+                         "\"op\":\"stablehlo.dot_general\"},\"kind\":\"all-reduce\",\"axes\":[\"y\"],\"bytes_per_device\":6144,"),
+            "%s", json);
+  free(json);
+  sc_arena_free(a);
+}
+
 /* ---- the memory family's modules ---------------------------------------------------------------- */
 
 static sc_report *check_module(sc_arena *a, const char *path, char **buf_out) {
