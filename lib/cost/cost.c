@@ -441,6 +441,7 @@ static void add_collective(sc_arena *a, const sc_linemap *lines, const prop_resh
   c.kind = kind;
   c.axes = sc_arena_alloc(a, (axes->n ? axes->n : 1) * sizeof *c.axes);
   for (uint32_t i = 0; i < axes->n; i++) {
+    if (axes->v[i].axis >= mesh->naxes) continue;
     sc_span name = mesh->axes[axes->v[i].axis].name; /* "x", or "x:(1)2" for a sub-axis */
     c.axes[c.naxes++] = axes->v[i].pre > 0 ? sc_arena_printf(a, "%.*s:(%lld)%lld", SC_SPAN_ARG(name), (long long)axes->v[i].pre,
                                                              (long long)axes->v[i].size)
@@ -457,7 +458,11 @@ static void add_collective(sc_arena *a, const sc_linemap *lines, const prop_resh
  * sends 2(n-1)/n of the shard (a ring). */
 static void reshard_collectives(sc_arena *a, const sc_linemap *lines, const prop_reshard *r, collective_vec *out) {
   const prop_sharding *from = r->from, *to = r->to;
-  const sc_mesh *mesh = from ? from->mesh : to ? to->mesh : NULL;
+  if (from && (!from->mesh || !from->mesh->naxes)) from = NULL; /* an empty mesh: replicated */
+  if (to && (!to->mesh || !to->mesh->naxes)) to = NULL;
+  /* across meshes Shardy leaves the reshard as it is: no collectives to name */
+  if (from && to && from->mesh != to->mesh && from->mesh->naxes != to->mesh->naxes) return;
+  const sc_mesh *mesh = to ? to->mesh : from ? from->mesh : NULL;
   sc_tensor_type tt;
   if (!mesh || !r->value || !sc_parse_tensor_type(a, r->value->type, &tt) || tt.rank < 0) return;
   uint32_t bits = sc_cost_element_bits(tt.element);

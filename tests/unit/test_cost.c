@@ -276,6 +276,24 @@ Test(cost, collectives_of_the_propagated_shardings) {
   sc_arena_free(a);
 }
 
+Test(cost, collectives_between_an_empty_mesh_and_a_named_one) {
+  sc_arena *a = sc_arena_new(0);
+  /* the argument lives on an empty mesh (replicated), the result on @mesh: an all-slice over i, no traffic
+   * (the axes of the target's mesh are named from that mesh, not the source's) */
+  sc_report *r = check_text(a,
+                            "sdy.mesh @empty = <[]>\n"
+                            "sdy.mesh @mesh = <[\"i\"=2]>\n"
+                            "func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@empty, [{}]>})\n"
+                            "    -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"i\"}]>}) {\n"
+                            "  return %arg0 : tensor<8xf32>\n}\n",
+                            NULL, true);
+  cr_assert_eq(r->cost.ncollectives, 1);
+  cr_assert_str_eq(r->cost.collectives[0].kind, "all-slice");
+  cr_assert_str_eq(r->cost.collectives[0].axes[0], "i");
+  cr_assert_eq(r->cost.collectives[0].bytes_per_device, 0);
+  sc_arena_free(a);
+}
+
 /* ---- the memory family's modules ---------------------------------------------------------------- */
 
 static sc_report *check_module(sc_arena *a, const char *path, char **buf_out) {
