@@ -200,35 +200,77 @@ typedef struct {
 static sc_status check_body(check_run *run);
 
 /* Runs the body with the arena's failure jump installed; nothing but `run` lives across setjmp. */
-/* Propagation as Shardy's pipeline runs it (user priorities, through calls), within half of what the
- * request's byte and step limits leave: past that, SC0004 says so and the rules read the written
- * shardings (NULL). Cancellation still ends the whole check. */
-static const prop_engine *propagate_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m, uint32_t at) {
+/* Runs fn(user) within half of what the request's byte and step limits leave. Returns 0, or 1 when it
+ * ran past them (what it allocated stays in the arena). Cancellation still ends the whole check. */
+static int within_half_limits(check_run *run, void (*fn)(void *user), void *user) {
   sc_arena *a = run->arena;
   size_t byte_limit = sc_arena_limit(a), used = sc_arena_used(a);
   unsigned long long step_limit = sc_arena_step_limit(a), steps = sc_arena_steps(a);
   if (byte_limit) sc_arena_set_limit(a, used < byte_limit ? used + (byte_limit - used) / 2 : byte_limit);
   if (step_limit) sc_arena_set_step_limit(a, steps < step_limit ? steps + (step_limit - steps) / 2 : step_limit);
   jmp_buf env;
-  prop_engine *volatile engine = NULL;
   sc_arena_set_failure_jump(a, &env);
   int why = setjmp(env);
-  if (!why) {
-    prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true, false};
-    engine = prop_engine_run(a, m, ctx->model, &eo);
-  }
+  if (!why) fn(user);
   sc_arena_set_failure_jump(a, run->guard);
   sc_arena_set_limit(a, byte_limit);
   sc_arena_set_step_limit(a, step_limit);
   if (why == 2) longjmp(*run->guard, 2);
-  if (why) {
+  return why ? 1 : 0;
+}
+
+typedef struct {
+  sc_arena *arena;
+  const sc_module *m;
+  sc_ctx *ctx;
+  prop_engine *engine;
+} propagation_job;
+
+static void run_propagation(void *user) {
+  propagation_job *j = user;
+  prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true, false};
+  j->engine = prop_engine_run(j->arena, j->m, j->ctx->model, &eo);
+}
+
+/* Propagation as Shardy's pipeline runs it (user priorities, through calls), within half of what the
+ * request's byte and step limits leave: past that, SC0004 says so and the rules read the written
+ * shardings (NULL). */
+static const prop_engine *propagate_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m, uint32_t at) {
+  propagation_job job = {run->arena, m, ctx, NULL};
+  if (within_half_limits(run, run_propagation, &job)) {
     run->report->propagation_limited = true;
     ctx->rule = sc_rule_by_name("propagation-limit");
     sc_emit_at(ctx, at, NULL, "sharding propagation stopped at half of the request's limits (%s); the rules read "
-               "the shardings written in the module", byte_limit ? "memory" : "work");
+               "the shardings written in the module", sc_arena_limit(run->arena) ? "memory" : "work");
     ctx->rule = NULL;
+    return NULL;
   }
-  return engine;
+  return job.engine;
+}
+
+typedef struct {
+  sc_arena *arena;
+  const sc_module *m;
+  sc_ctx *ctx;
+  sc_cost *cost;
+} collectives_job;
+
+static void run_collectives(void *user) {
+  collectives_job *j = user;
+  sc_cost_collectives(j->arena, j->m, j->ctx->model, j->ctx->propagation, j->ctx->lines, j->cost);
+}
+
+/* The module's cost; its collectives (the reshard pass over the propagated shardings) within half of what
+ * the limits leave, else left uncomputed (null). */
+static sc_cost *cost_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m) {
+  sc_cost *cost = sc_cost_compute(run->arena, m, ctx->model, ctx->propagation, run->opt);
+  collectives_job job = {run->arena, m, ctx, cost};
+  if (ctx->propagation && within_half_limits(run, run_collectives, &job)) {
+    run->report->propagation_limited = true; /* a caller with a larger arena gets them */
+    cost->report.collectives = NULL;
+    cost->report.ncollectives = 0;
+  }
+  return cost;
 }
 
 static sc_status check_guarded(check_run *run) {
@@ -374,7 +416,7 @@ static sc_status check_body(check_run *run) {
     ctx.model = sc_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
     if (!opt->no_propagate) ctx.propagation = propagate_for_rules(run, &ctx, m, chunks[i].begin);
-    ctx.cost = sc_cost_compute(arena, m, ctx.model, ctx.propagation, opt, ctx.lines);
+    ctx.cost = cost_for_rules(run, &ctx, m);
     if (!r->cost.computed) r->cost = ctx.cost->report; /* the first module's */
     size_t first_diag = ctx.diags.n;
     sc_rules_run(&ctx, &sel);

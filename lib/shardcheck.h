@@ -210,7 +210,8 @@ typedef struct {
   sc_diag *diags; /* sorted by offset, then code */
   size_t ndiags;
   const char *failure; /* set when sc_check did not return SC_OK */
-  bool propagation_limited; /* propagation stopped at its share of the limits (SC0004): a caller that can give
+  bool propagation_limited; /* propagation (SC0004) or the collectives computed from it (cost.collectives null)
+                               stopped at its share of the limits: a caller that can give
                                the check a larger arena may run it again */
   sc_cost_report cost; /* the first module's (docs/cost.md) */
 } sc_report;

@@ -513,8 +513,18 @@ static void reshard_collectives(sc_arena *a, const sc_linemap *lines, const prop
   }
 }
 
+void sc_cost_collectives(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
+                         const sc_linemap *lines, sc_cost *c) {
+  if (!prop) return;
+  prop_reshard_list rs = prop_explicit_reshards(a, m, model, prop);
+  collective_vec out = {0};
+  for (uint32_t i = 0; i < rs.n; i++) reshard_collectives(a, lines, &rs.v[i], &out);
+  c->report.collectives = out.v ? out.v : sc_arena_calloc(a, 1, sizeof *out.v); /* non-NULL: computed */
+  c->report.ncollectives = out.n;
+}
+
 sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
-                         const sc_options *options, const sc_linemap *lines) {
+                         const sc_options *options) {
   sc_cost *c = sc_arena_calloc(a, 1, sizeof *c);
   c->report.device_memory_bytes = -1;
   if (options->device_memory_bytes > 0) c->report.device_memory_bytes = options->device_memory_bytes;
@@ -537,12 +547,5 @@ sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model,
   c->nresults = results.n;
   fill_report(a, c);
   c->report.peak_bytes_lower_bound = peak_lower_bound(a, m, entry, c);
-  if (prop) { /* the partitioner's reshards of the propagated shardings, in the whole module */
-    prop_reshard_list rs = prop_explicit_reshards(a, m, model, prop);
-    collective_vec out = {0};
-    for (uint32_t i = 0; i < rs.n; i++) reshard_collectives(a, lines, &rs.v[i], &out);
-    c->report.collectives = out.v ? out.v : sc_arena_calloc(a, 1, sizeof *out.v); /* non-NULL: computed */
-    c->report.ncollectives = out.n;
-  }
   return c;
 }

@@ -50,13 +50,17 @@ typedef struct sc_cost {
   sc_cost_report report;        /* the public summary (docs/report-schema.md) */
 } sc_cost;
 
-/* Computes the cost of `m`'s entry function. `prop` (NULL: not run) gives derived shardings and, through
- * the explicit-reshard pass over them, the collectives of the whole module (report.collectives; NULL
- * without propagation); `options` gives the device memory (device_memory_bytes, else mesh->device_kind);
- * `lines` (NULL without lines) places the collectives. Never fails on bad input: an unknown type
- * contributes no bytes. */
+/* Computes the cost of `m`'s entry function. `prop` (NULL: not run) gives derived shardings; `options`
+ * gives the device memory (device_memory_bytes, else mesh->device_kind). Never fails on bad input: an
+ * unknown type contributes no bytes. report.collectives stays NULL (see sc_cost_collectives). */
 sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
-                         const sc_options *options, const sc_linemap *lines);
+                         const sc_options *options);
+
+/* Fills c->report.collectives (the whole module's) from the explicit-reshard pass over `prop`'s shardings
+ * (nothing without propagation); `lines` (NULL without lines) places them. Work as the reshard pass's,
+ * counted on the arena (the caller bounds it). */
+void sc_cost_collectives(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
+                         const sc_linemap *lines, sc_cost *c);
 
 /* Fills `t`'s spec and bytes from its type, written and derived sharding (the derived one wins). */
 void sc_cost_size(sc_arena *a, const sc_model *model, sc_cost_tensor_info *t);

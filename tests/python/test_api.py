@@ -188,7 +188,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r.cost["memory"]["device_kind"], "TPU v5 lite")
         self.assertEqual(r.cost["memory"]["per_device"],
                          {"arguments_bytes": 1024, "results_bytes": 1024, "donated_bytes": 0, "peak_bytes_lower_bound": 2048})
-        self.assertIsNone(r.cost["collectives"])  # computed with propagation only (docs/cost.md#collectives)
+        self.assertEqual(r.cost["collectives"], [])  # propagation ran; nothing to reshard
         self.assertEqual(r.to_dict()["cost"], r.cost)
 
     def test_fields(self):

@@ -20,7 +20,7 @@ static sc_report *check_text(sc_arena *a, const char *text, const char *mesh_spe
     cr_assert_eq(sc_mesh_parse(a, mesh_spec, &mesh, &err), 0, "%s", err);
     opt.mesh = &mesh;
   }
-  opt.propagate = propagate;
+  opt.no_propagate = !propagate;
   sc_report *r = test_check(a, text, &opt);
   cr_assert_not_null(r);
   cr_assert(r->cost.computed, "no cost computed");
