@@ -217,6 +217,11 @@ static sc_op *return_op(const sc_block *b) {
   return b->ops[b->nops - 1];
 }
 
+/* Whether propagation's sharding of a value supersedes its written one `w`: when there is none, or it is a
+ * named sharding (propagation keeps its axes and may fill its open dimensions). A GSPMD tile assignment
+ * that names no axes, a replicated, maximal or manual one stays as written. */
+static bool derivable(const sc_sharding *w) { return !w || w->kind == SC_SHARDING_NAMED; }
+
 static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
                          const sc_block *b, int64_t devices, tensor_vec *out) {
   bool hlo = m->format == SC_FMT_HLO;
@@ -241,9 +246,10 @@ static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model,
     }
     const sc_attr *bd = sc_attrs_find(sc_value_attrs(v), "jax.buffer_donor");
     if (bd && sc_span_starts(bd->value, "true")) t.donated = true;
-    t.derived = prop ? prop_engine_value_sharding(prop, v) : NULL;
+    const sc_sharding *w = sc_model_value_sharding(model, v);
+    t.derived = prop && derivable(w) ? prop_engine_value_sharding(prop, v) : NULL;
     t.unknown_split = devices;
-    add_tensor(a, model, out, t, sc_model_value_sharding(model, v));
+    add_tensor(a, model, out, t, w);
   }
 }
 

@@ -722,6 +722,8 @@ static void record(rpass *p, const sc_op *op, const sc_value *v, sharding_ref fr
 
 static void process_op(rpass *p, const sc_op *op) {
   if (skipped_op(op) || !op->nresults) return;
+  for (uint32_t k = 0; k < op->noperands; k++)
+    if (!op->operands[k]) return; /* an operand the parser could not resolve (a broken module): left as written */
   prop_rule_options ro = {false, p->facts};
   const prop_rule *rule = prop_rule_of(p->a, p->m, op, &ro, NULL);
   if (!rule || rule->custom || rule->noperands != op->noperands || rule->nresults != op->nresults) return;

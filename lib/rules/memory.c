@@ -256,6 +256,8 @@ void sc_check_memory_donation_mismatch(sc_ctx *ctx) {
 /* SC0804: an argument or result whose uneven shards are mostly padding. */
 static void padding_of(sc_ctx *ctx, const sc_cost *c, const sc_cost_tensor_info *t, double fraction, int64_t min_bytes) {
   if (!t->known || !t->padding_bytes || t->shards < 2) return;
+  /* one mistake, one note: a derived sharding is reported where it is written, not on every value it reaches */
+  if (t->derived && ctx->propagation && t->value && prop_engine_value_origin(ctx->propagation, t->value) != t->value) return;
   int64_t per_device = t->padding_bytes / t->shards;
   double share = (double)t->padding_bytes / (double)sc_cost_mul_sat(t->bytes_per_device, t->shards);
   if (share <= fraction || per_device < min_bytes) return;
@@ -295,7 +297,8 @@ void sc_check_memory_padding_waste(sc_ctx *ctx) {
   double fraction = th->padding_fraction > 0 ? th->padding_fraction : 0.25;
   int64_t min_bytes = th->padding_min_bytes > 0 ? th->padding_min_bytes : INT64_C(16) << 20;
   for (uint32_t i = 0; i < c->nargs; i++) padding_of(ctx, c, &c->args[i], fraction, min_bytes);
-  for (uint32_t i = 0; i < c->nresults; i++) padding_of(ctx, c, &c->results[i], fraction, min_bytes);
+  for (uint32_t i = 0; i < c->nresults; i++) /* a result's own sharding only: a derived one is the value's, below */
+    if (!c->results[i].derived) padding_of(ctx, c, &c->results[i], fraction, min_bytes);
   /* The entry function's own values with a sharding (written, or derived with --propagate). */
   const sc_block *b = c->entry->regions[0]->blocks[0];
   for (uint32_t i = 0; i < b->nops; i++) {
@@ -304,8 +307,9 @@ void sc_check_memory_padding_waste(sc_ctx *ctx) {
     for (uint32_t k = 0; k < op->nresults; k++) {
       sc_cost_tensor_info t = {0};
       t.value = op->results[k];
-      t.derived = ctx->propagation ? prop_engine_value_sharding(ctx->propagation, t.value) : NULL;
-      t.written = t.derived ? NULL : sc_model_result_sharding(ctx->model, op, k);
+      const sc_sharding *w = sc_model_result_sharding(ctx->model, op, k);
+      t.derived = ctx->propagation && (!w || w->kind == SC_SHARDING_NAMED) ? prop_engine_value_sharding(ctx->propagation, t.value) : NULL;
+      t.written = t.derived ? NULL : w;
       if (!t.derived && !t.written) continue;
       t.index = k;
       t.leaf = -1;
