@@ -296,27 +296,6 @@ Test(cost, collectives_between_an_empty_mesh_and_a_named_one) {
 
 /* ---- the memory family's modules ---------------------------------------------------------------- */
 
-static sc_report *check_module(sc_arena *a, const char *path, char **buf_out) {
-  size_t len;
-  char *buf = test_read_file(path, &len);
-  cr_assert_not_null(buf, "missing %s", path);
-  sc_options opt = {0};
-  sc_target_mesh mesh;
-  const char *m = strstr(buf, "(checked with --mesh ");
-  if (m) {
-    m += strlen("(checked with --mesh ");
-    const char *e = strchr(m, ')');
-    const char *err = NULL;
-    cr_assert_eq(sc_mesh_parse(a, sc_arena_strndup(a, m, (size_t)(e - m)), &mesh, &err), 0, "%s: %s", path, err);
-    opt.mesh = &mesh;
-  }
-  opt.input_name = path;
-  sc_report *r = NULL;
-  cr_assert_eq(sc_check(a, buf, len, &opt, &r), SC_OK);
-  *buf_out = buf;
-  return r;
-}
-
 Test(cost, every_memory_rule_has_a_failing_and_a_passing_module) {
   size_t rules = 0;
   for (size_t i = 0; i < sc_rule_table_len; i++) {
@@ -344,7 +323,7 @@ Test(cost, memory_modules_yield_exactly_their_code) {
     bool bad = strstr(path, ".bad.") != NULL;
     sc_arena *a = sc_arena_new(0);
     char *buf;
-    sc_report *r = check_module(a, path, &buf);
+    sc_report *r = test_check_module(a, path, &buf);
     if (bad) {
       const char *exp = strstr(buf, "// expect: ");
       cr_assert_not_null(exp, "%s: no '// expect:' line", path);
@@ -368,7 +347,7 @@ Test(cost, memory_modules_yield_exactly_their_code) {
 Test(cost, replicated_parameters_name_the_spec_and_bytes) {
   sc_arena *a = sc_arena_new(0);
   char *buf;
-  sc_report *r = check_module(a, "tests/modules/memory/memory-replicated-parameters.bad.mlir", &buf);
+  sc_report *r = test_check_module(a, "tests/modules/memory/memory-replicated-parameters.bad.mlir", &buf);
   cr_assert_eq(r->ndiags, 1);
   const sc_diag *d = &r->diags[0];
   cr_assert(strstr(d->message, "arg 0 tensor<8192x8192xf32> 256 MiB -> P('model', None)"), "%s", d->message);
