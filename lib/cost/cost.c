@@ -116,6 +116,7 @@ static void size_tensor(sc_arena *a, const sc_model *model, sc_cost_tensor_info 
 }
 
 static const char *spec_of(sc_arena *a, const sc_model *model, const sc_sharding *w, const prop_sharding *p) {
+  if (p && p->mesh && p->mesh->synthesized) p = NULL; /* "_partitions" names no axis of the user's: as written */
   if (p) return sc_sharding_partition_spec(a, prop_sharding_to_model(a, p));
   if (!w) return NULL;
   const sc_mesh *mesh = sc_model_sharding_mesh(model, w);
@@ -446,7 +447,7 @@ static void add_collective(sc_arena *a, const sc_linemap *lines, const prop_resh
   c.op = sc_span_dup(a, r->op->name);
   c.kind = kind;
   c.axes = sc_arena_alloc(a, (axes->n ? axes->n : 1) * sizeof *c.axes);
-  for (uint32_t i = 0; i < axes->n; i++) {
+  for (uint32_t i = 0; i < axes->n && !mesh->synthesized; i++) {
     if (axes->v[i].axis >= mesh->naxes) continue;
     sc_span name = mesh->axes[axes->v[i].axis].name; /* "x", or "x:(1)2" for a sub-axis */
     c.axes[c.naxes++] = axes->v[i].pre > 0 ? sc_arena_printf(a, "%.*s:(%lld)%lld", SC_SPAN_ARG(name), (long long)axes->v[i].pre,
@@ -474,9 +475,11 @@ static void reshard_collectives(sc_arena *a, const sc_linemap *lines, const prop
   uint32_t bits = sc_cost_element_bits(tt.element);
   uint32_t rank = (uint32_t)tt.rank;
   sc_astr why = SC_ASTR_INIT(a);
-  sc_astr_printf(&why, "%s of %.*s: ", r->what, SC_SPAN_ARG(r->op->name));
-  if (from) prop_sharding_put(&why, from);
-  else sc_astr_puts(&why, "replicated");
+  sc_astr_printf(&why, "%s of %.*s", r->what, SC_SPAN_ARG(r->op->name));
+  bool named = !mesh->synthesized; /* a GSPMD module's made-up "_partitions" axis is not shown */
+  if (named) sc_astr_puts(&why, ": ");
+  if (named && from) prop_sharding_put(&why, from);
+  else if (named) sc_astr_puts(&why, "replicated");
   int64_t shard = sc_cost_bytes(local_elements(tt.dims, rank, from, NULL), bits);
   if (r->all_reduce.n) {
     int64_t n = 1;
@@ -485,9 +488,9 @@ static void reshard_collectives(sc_arena *a, const sc_linemap *lines, const prop
     add_collective(a, lines, r, "all-reduce", &r->all_reduce, mesh, mul_sat(shard, 2 * (n - 1)) / n, sc_astr_str(&why), out);
     return;
   }
-  sc_astr_puts(&why, " -> ");
-  if (to) prop_sharding_put(&why, to);
-  else sc_astr_puts(&why, "replicated");
+  if (named) sc_astr_puts(&why, " -> ");
+  if (named && to) prop_sharding_put(&why, to);
+  else if (named) sc_astr_puts(&why, "replicated");
   const char *reason = sc_astr_str(&why);
   SC_VEC(prop_axis) gone = {0}, added = {0}, moved = {0};
   bool reordered = false;
