@@ -70,29 +70,6 @@ static inline sc_report *test_check_path(sc_arena *a, const char *path, bool spl
   cr_assert_eq(sc_check(a, *buf, *len, &opt, &r), SC_OK, "%s: sc_check failed", path);
   return r;
 }
-
-/* Checks a test module (tests/modules/...) with the mesh spec its first lines name as
- * "(checked with --mesh SPEC)", if any. *buf_out (malloc'd) receives the file; the report lives in `a`. */
-static inline sc_report *test_check_module(sc_arena *a, const char *path, char **buf_out) {
-  size_t len;
-  char *buf = test_read_file(path, &len);
-  cr_assert_not_null(buf, "missing %s", path);
-  sc_options opt = {0};
-  sc_target_mesh *mesh = (sc_target_mesh *)sc_arena_calloc(a, 1, sizeof *mesh);
-  const char *m = strstr(buf, "(checked with --mesh ");
-  if (m) {
-    m += strlen("(checked with --mesh ");
-    const char *e = strchr(m, ')');
-    const char *err = NULL;
-    cr_assert_eq(sc_mesh_parse(a, sc_arena_strndup(a, m, (size_t)(e - m)), mesh, &err), 0, "%s: %s", path, err);
-    opt.mesh = mesh;
-  }
-  opt.input_name = path;
-  sc_report *r = NULL;
-  cr_assert_eq(sc_check(a, buf, len, &opt, &r), SC_OK);
-  *buf_out = buf;
-  return r;
-}
 #endif
 
 static inline size_t test_count_code(const sc_report *r, const char *code) {

@@ -1,13 +1,11 @@
 /* Per-device bytes (lib/cost, docs/cost.md), checked against numbers computed by hand in each test's
  * comment: Shardy, GSPMD and HLO forms, uneven shards, sub-axes, several axes on one dimension, partial
  * replication, sub-byte and complex types, donation and the peak lower bound, propagation, the device
- * table; and the memory family's modules (tests/modules/memory): each rule has a failing and a passing
- * one, the failing one yields exactly its code, the passing one nothing. */
+ * table; the collectives of the propagated shardings. (The memory family's modules are test_modules.c's.) */
 #include <criterion/criterion.h>
-#include <glob.h>
 
 #include "cost/cost.h"
-#include "helpers.h"
+#include "module_harness.h"
 #include "rules/rules.h"
 
 #define GIB (INT64_C(1) << 30)
@@ -294,67 +292,15 @@ Test(cost, collectives_between_an_empty_mesh_and_a_named_one) {
   sc_arena_free(a);
 }
 
-/* ---- the memory family's modules ---------------------------------------------------------------- */
-
-Test(cost, every_memory_rule_has_a_failing_and_a_passing_module) {
-  size_t rules = 0;
-  for (size_t i = 0; i < sc_rule_table_len; i++) {
-    const sc_rule *r = &sc_rule_table[i];
-    if (strcmp(r->family, "memory")) continue;
-    rules++;
-    char pat[256];
-    glob_t g;
-    snprintf(pat, sizeof pat, "tests/modules/memory/%s.bad.*", r->name);
-    cr_expect_eq(glob(pat, 0, NULL, &g), 0, "rule %s has no failing module", r->name);
-    globfree(&g);
-    snprintf(pat, sizeof pat, "tests/modules/memory/%s.good.*", r->name);
-    cr_expect_eq(glob(pat, 0, NULL, &g), 0, "rule %s has no passing module", r->name);
-    globfree(&g);
-  }
-  cr_assert_eq(rules, 4);
-}
-
-Test(cost, memory_modules_yield_exactly_their_code) {
-  glob_t g;
-  cr_assert_eq(glob("tests/modules/memory/*.*", 0, NULL, &g), 0);
-  size_t n = 0;
-  for (size_t i = 0; i < g.gl_pathc; i++) {
-    const char *path = g.gl_pathv[i];
-    bool bad = strstr(path, ".bad.") != NULL;
-    sc_arena *a = sc_arena_new(0);
-    char *buf;
-    sc_report *r = test_check_module(a, path, &buf);
-    if (bad) {
-      const char *exp = strstr(buf, "// expect: ");
-      cr_assert_not_null(exp, "%s: no '// expect:' line", path);
-      char code[16] = {0};
-      sscanf(exp + strlen("// expect: "), "%15s", code);
-      cr_expect_eq(test_count_code(r, code), 1, "%s: does not yield %s once", path, code);
-      for (size_t k = 0; k < r->ndiags; k++)
-        cr_expect_str_eq(r->diags[k].code, code, "%s: also yields %s: %s", path, r->diags[k].code, r->diags[k].message);
-    } else {
-      cr_expect_eq(r->ndiags, 0, "%s: yields %s: %s", path, r->ndiags ? r->diags[0].code : "",
-                   r->ndiags ? r->diags[0].message : "");
-    }
-    n++;
-    sc_arena_free(a);
-    free(buf);
-  }
-  globfree(&g);
-  cr_assert_geq(n, 10);
-}
-
 Test(cost, replicated_parameters_name_the_spec_and_bytes) {
-  sc_arena *a = sc_arena_new(0);
-  char *buf;
-  sc_report *r = test_check_module(a, "tests/modules/memory/memory-replicated-parameters.bad.mlir", &buf);
-  cr_assert_eq(r->ndiags, 1);
-  const sc_diag *d = &r->diags[0];
+  sc_arena *a;
+  mh_module m;
+  sc_report *r;
+  const sc_diag *d = mh_diag_in("tests/modules/memory/memory-replicated-parameters.bad.mlir", "SC0802", &a, &m, &r);
   cr_assert(strstr(d->message, "arg 0 tensor<8192x8192xf32> 256 MiB -> P('model', None)"), "%s", d->message);
   cr_assert_eq(d->nfixes, 1);
   cr_assert(strstr(d->fixes[0].snippet, "mesh = jax.make_mesh((2, 4), ('data', 'model'))\n"
                                         "arg0 = jax.device_put(arg0, NamedSharding(mesh, P('model', None)))"),
             "%s", d->fixes[0].snippet);
-  free(buf);
-  sc_arena_free(a);
+  mh_release(a, &m);
 }

@@ -1,5 +1,5 @@
-// SC0803 memory-donation-mismatch (checked with --mesh data=2,model=4)
-// expect: nothing
+// SC0803 memory-donation-mismatch
+// mesh: data=2,model=4
 // The output keeps the donated state's sharding.
 module @jit_update attributes {mhlo.num_partitions = 8 : i32} {
   sdy.mesh @mesh = <["data"=2, "model"=4]>

@@ -1,9 +1,9 @@
-// SC0801 memory-over-device (checked with --mesh data=2,model=4;device_kind=TPU v5 lite)
-// expect: SC0801
+// SC0801 memory-over-device
+// mesh: data=2,model=4;device_kind=v5e
 // A 48 GiB embedding sharded over 'data' only: 24 GiB per device on a 16 GiB v5e.
 module @jit_train_step attributes {mhlo.num_partitions = 8 : i32} {
   sdy.mesh @mesh = <["data"=2, "model"=4]>
-  func.func public @main(%arg0: tensor<393216x32768xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>},
+  func.func public @main(%arg0: tensor<393216x32768xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}, // expect: SC0801
                          %arg1: tensor<64x32768xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>})
       -> (tensor<64x393216xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}) {
     %0 = stablehlo.dot_general %arg1, %arg0, contracting_dims = [1] x [1] : (tensor<64x32768xf32>, tensor<393216x32768xf32>) -> tensor<64x393216xf32>

@@ -1,5 +1,5 @@
-// SC0801 memory-over-device (checked with --mesh data=2,model=4;device_kind=TPU v5 lite)
-// expect: nothing
+// SC0801 memory-over-device
+// mesh: data=2,model=4;device_kind=v5e
 // The embedding sharded over both axes: 6 GiB per device.
 module @jit_train_step attributes {mhlo.num_partitions = 8 : i32} {
   sdy.mesh @mesh = <["data"=2, "model"=4]>

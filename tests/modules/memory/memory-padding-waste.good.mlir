@@ -1,5 +1,5 @@
-// SC0804 memory-padding-waste (checked with --mesh data=2,model=4)
-// expect: nothing
+// SC0804 memory-padding-waste
+// mesh: data=2,model=4
 // The long dimension divides by 'model'.
 module @jit_step attributes {mhlo.num_partitions = 8 : i32} {
   sdy.mesh @mesh = <["data"=2, "model"=4]>

@@ -1,5 +1,5 @@
-// SC0802 memory-replicated-parameters (checked with --mesh data=2,model=4)
-// expect: nothing
+// SC0802 memory-replicated-parameters
+// mesh: data=2,model=4
 // The weight sharded over 'model': 64 MiB per device.
 module @jit_forward attributes {mhlo.num_partitions = 8 : i32} {
   sdy.mesh @mesh = <["data"=2, "model"=4]>
