@@ -291,74 +291,98 @@ static void collect_results(sc_arena *a, const sc_module *m, const sc_model *mod
   }
 }
 
-/* Where each value of the entry's top-level ops is defined and last used, in program order. */
+/* An op id with a number (an HLO parameter op and its argument, a returned value's defining op and its
+ * result), sorted by id for binary search: memory in arguments and results, never in ops. */
 typedef struct {
-  const sc_block *block;
-  uint32_t base;       /* entry->id + 1 */
-  uint32_t *top;       /* top-level position of op (id - base), UINT32_MAX outside */
-  uint32_t *arg_of;    /* HLO: argument number of a parameter op (id - base), UINT32_MAX else */
-  uint32_t nops;
-} program;
+  uint32_t id, index;
+} id_index;
 
-static int64_t arg_index(const program *pg, const sc_value *v) {
-  if (!v || v->block != pg->block) return -1;
+static int id_index_cmp(const void *x, const void *y) {
+  const id_index *a = x, *b = y;
+  return a->id != b->id ? (a->id < b->id ? -1 : 1) : (a->index < b->index ? -1 : a->index > b->index);
+}
+
+/* The argument number of `v` in entry block `b` (HLO parameters through `params`), or -1. */
+static int64_t arg_index(const sc_block *b, const id_index *params, uint32_t nparams, const sc_value *v) {
+  if (!v || v->block != b) return -1;
   if (!v->def) return v->index;
-  uint32_t k = v->def->id - pg->base;
-  return v->def->id >= pg->base && k < pg->nops && pg->arg_of[k] != UINT32_MAX ? (int64_t)pg->arg_of[k] : -1;
+  uint32_t lo = 0, hi = nparams;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (params[mid].id < v->def->id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < nparams && params[lo].id == v->def->id ? (int64_t)params[lo].index : -1;
+}
+
+typedef struct {
+  int64_t at, bytes; /* bytes become live (> 0) or dead (< 0) at program point `at` */
+} live_event;
+
+static int live_event_cmp(const void *x, const void *y) {
+  const live_event *a = x, *b = y;
+  return a->at != b->at ? (a->at < b->at ? -1 : 1) : (a->bytes < b->bytes ? -1 : a->bytes > b->bytes);
 }
 
 /* Peak live bytes, lower bound: arguments are live from the start (the caller's buffers: a non-donated
- * one until the end, a donated one until its last use, an unused donated one not past the start), results from where they are defined to the
- * end; intermediates are not counted (XLA may fuse any of them away). A buffer whose last use is an op
- * may hold that op's result (intervals are half-open). */
+ * one until the end, a donated one until its last use, an unused donated one not past the start), results
+ * from where they are defined to the end; intermediates are not counted (XLA may fuse any of them away). A
+ * buffer whose last use is an op may hold that op's result (intervals are half-open). One walk over the
+ * entry's ops; memory in arguments and results only. */
 static int64_t peak_lower_bound(sc_arena *a, const sc_module *m, const sc_op *entry, sc_cost *c) {
   const sc_block *b = entry->regions[0]->blocks[0];
-  program pg = {b, entry->id + 1, NULL, NULL, entry->subtree_end - entry->id - 1};
-  uint32_t n = b->nops;
-  pg.top = sc_arena_alloc(a, (pg.nops ? pg.nops : 1) * sizeof *pg.top);
-  pg.arg_of = sc_arena_alloc(a, (pg.nops ? pg.nops : 1) * sizeof *pg.arg_of);
-  memset(pg.arg_of, 0xff, (pg.nops ? pg.nops : 1) * sizeof *pg.arg_of);
+  int64_t n = b->nops;
+  id_index *params = sc_arena_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *params);
+  uint32_t nparams = 0;
   for (uint32_t i = 0; i < b->nargs; i++)
-    if (b->args[i]->def && b->args[i]->def->id >= pg.base && b->args[i]->def->id - pg.base < pg.nops)
-      pg.arg_of[b->args[i]->def->id - pg.base] = i;
+    if (b->args[i]->def) params[nparams++] = (id_index){b->args[i]->def->id, i};
+  if (nparams > 1) qsort(params, nparams, sizeof *params, id_index_cmp);
+  id_index *defs = sc_arena_alloc(a, (c->nresults ? c->nresults : 1) * sizeof *defs);
+  uint32_t ndefs = 0;
+  for (uint32_t i = 0; i < c->nresults; i++) {
+    const sc_value *v = c->results[i].value;
+    if (v && v->def && arg_index(b, params, nparams, v) < 0) defs[ndefs++] = (id_index){v->def->id, i};
+  }
+  if (ndefs > 1) qsort(defs, ndefs, sizeof *defs, id_index_cmp);
   int64_t *last_use = sc_arena_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *last_use);
+  int64_t *def_at = sc_arena_alloc(a, (c->nresults ? c->nresults : 1) * sizeof *def_at);
   for (uint32_t i = 0; i < b->nargs; i++) last_use[i] = -1;
+  for (uint32_t i = 0; i < c->nresults; i++) def_at[i] = n ? n - 1 : 0; /* an argument returned: a new buffer at the return */
+  uint32_t d = 0;
   for (uint32_t i = 0; i < n; i++) {
     const sc_op *top = b->ops[i];
+    while (d < ndefs && defs[d].id < top->id) d++;
+    for (; d < ndefs && defs[d].id == top->id; d++) def_at[defs[d].index] = i;
     for (uint32_t id = top->id; id < top->subtree_end; id++) {
-      pg.top[id - pg.base] = i;
       const sc_op *op = m->ops[id];
       for (uint32_t k = 0; k < op->noperands; k++) {
-        int64_t ai = arg_index(&pg, op->operands[k]);
+        int64_t ai = arg_index(b, params, nparams, op->operands[k]);
         if (ai >= 0) last_use[ai] = i;
       }
     }
     sc_arena_step(a, top->subtree_end - top->id);
   }
-  /* live(p) for p in [0, n): diff[p] += bytes at start, diff[end] -= bytes */
-  int64_t *diff = sc_arena_calloc(a, (size_t)n + 2, sizeof *diff);
+  uint32_t nev = 0;
+  live_event *ev = sc_arena_alloc(a, (2 * ((size_t)c->nargs + c->nresults) + 1) * sizeof *ev);
   int64_t at_start = 0;
   for (uint32_t i = 0; i < c->nargs; i++) {
     const sc_cost_tensor_info *t = &c->args[i];
     at_start = add_sat(at_start, t->bytes_per_device);
     /* donated: until its last use (never used: free from the start); else the caller's, to the end */
-    int64_t end = !t->donated ? (int64_t)n : last_use[t->index] >= 0 ? last_use[t->index] : 0;
-    diff[0] = add_sat(diff[0], t->bytes_per_device);
-    diff[end] = add_sat(diff[end], -t->bytes_per_device);
+    int64_t end = !t->donated ? n : last_use[t->index] >= 0 ? last_use[t->index] : 0;
+    ev[nev++] = (live_event){0, t->bytes_per_device};
+    ev[nev++] = (live_event){end, -t->bytes_per_device};
   }
   for (uint32_t i = 0; i < c->nresults; i++) {
-    const sc_cost_tensor_info *t = &c->results[i];
-    const sc_value *v = t->value;
-    int64_t def = n ? n - 1 : 0; /* an argument returned as it is: a new buffer at the return */
-    if (v && v->def && v->def->id >= pg.base && v->def->id - pg.base < pg.nops && arg_index(&pg, v) < 0)
-      def = pg.top[v->def->id - pg.base];
-    diff[def] = add_sat(diff[def], t->bytes_per_device);
-    diff[n] = add_sat(diff[n], -t->bytes_per_device);
+    ev[nev++] = (live_event){def_at[i], c->results[i].bytes_per_device};
+    ev[nev++] = (live_event){n, -c->results[i].bytes_per_device};
   }
+  if (nev > 1) qsort(ev, nev, sizeof *ev, live_event_cmp);
   int64_t peak = at_start, live = 0;
-  for (uint32_t p = 0; p < n; p++) {
-    live = add_sat(live, diff[p]);
-    if (live > peak) peak = live;
+  for (uint32_t i = 0; i < nev;) {
+    int64_t at = ev[i].at;
+    for (; i < nev && ev[i].at == at; i++) live = add_sat(live, ev[i].bytes);
+    if (at < n && live > peak) peak = live;
   }
   return peak;
 }

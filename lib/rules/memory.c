@@ -315,8 +315,11 @@ void sc_check_memory_padding_waste(sc_ctx *ctx) {
       t.leaf = -1;
       t.type = t.value->type;
       t.offset = op->pos.offset;
+      sc_arena_mark_t mark = sc_arena_mark(ctx->arena); /* most values note nothing: their sizes are scratch */
+      size_t before = ctx->diags.n;
       sc_cost_size(ctx->arena, ctx->model, &t);
       padding_of(ctx, c, &t, fraction, min_bytes);
+      if (ctx->diags.n == before) sc_arena_rewind(ctx->arena, mark);
     }
   }
 }
