@@ -223,6 +223,21 @@ static sc_op *return_op(const sc_block *b) {
  * that names no axes, a replicated, maximal or manual one stays as written. */
 static bool derivable(const sc_sharding *w) { return !w || w->kind == SC_SHARDING_NAMED; }
 
+/* A tensor of the entry's signature before its sizes: value, number, type, where it is written. */
+static sc_cost_tensor_info signature_tensor(const sc_value *v, uint32_t index, bool is_result, sc_span type, uint32_t offset,
+                                            int64_t devices) {
+  sc_cost_tensor_info t = {0};
+  t.value = v;
+  t.index = index;
+  t.leaf = -1;
+  t.is_result = is_result;
+  t.type = type;
+  t.offset = offset;
+  t.alias_output = -1;
+  t.unknown_split = devices;
+  return t;
+}
+
 static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
                          const sc_block *b, int64_t devices, tensor_vec *out) {
   bool hlo = m->format == SC_FMT_HLO;
@@ -232,12 +247,7 @@ static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model,
   if (hlo) hlo_donations(m, b->nargs, alias, donor);
   for (uint32_t i = 0; i < b->nargs; i++) {
     const sc_value *v = b->args[i];
-    sc_cost_tensor_info t = {0};
-    t.value = v;
-    t.index = i;
-    t.leaf = -1;
-    t.type = v->type;
-    t.offset = v->pos.offset;
+    sc_cost_tensor_info t = signature_tensor(v, i, false, v->type, v->pos.offset, devices);
     t.alias_output = alias[i];
     t.donated = donor[i];
     const sc_attr *ao = sc_attrs_find(sc_value_attrs(v), "tf.aliasing_output");
@@ -249,7 +259,6 @@ static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model,
     if (bd && sc_span_starts(bd->value, "true")) t.donated = true;
     const sc_sharding *w = sc_model_value_sharding(model, v);
     t.derived = prop && derivable(w) ? prop_engine_value_sharding(prop, v) : NULL;
-    t.unknown_split = devices;
     add_tensor(a, model, out, t, w);
   }
 }
@@ -259,34 +268,19 @@ static void collect_results(sc_arena *a, const sc_module *m, const sc_model *mod
   if (!ret) return;
   if (m->format == SC_FMT_HLO) { /* the ROOT instruction's value is the result (a tuple's leaves each one) */
     if (!ret->nresults) return;
-    sc_cost_tensor_info t = {0};
-    t.value = ret->results[0];
-    t.leaf = -1;
-    t.is_result = true;
-    t.type = ret->results[0]->type;
-    t.offset = ret->pos.offset;
-    t.alias_output = -1;
-    t.unknown_split = devices;
+    sc_cost_tensor_info t = signature_tensor(ret->results[0], 0, true, ret->results[0]->type, ret->pos.offset, devices);
     add_tensor(a, model, out, t, sc_model_value_sharding(model, ret->results[0]));
     return;
   }
   const sc_span *types = sc_op_func_result_types(entry);
   for (uint32_t i = 0; i < ret->noperands; i++) {
     const sc_value *v = ret->operands[i];
-    sc_cost_tensor_info t = {0};
-    t.value = v;
-    t.index = i;
-    t.leaf = -1;
-    t.is_result = true;
-    t.type = types && i < sc_op_decl_get(entry)->nresult_attrs ? types[i] : v ? v->type : sc_span_of(NULL, 0);
-    if (!t.type.n && v) t.type = v->type;
-    t.offset = ret->pos.offset;
-    t.alias_output = -1;
+    sc_span type = types && i < sc_op_decl_get(entry)->nresult_attrs ? types[i] : sc_span_of(NULL, 0);
+    sc_cost_tensor_info t = signature_tensor(v, i, true, type.n || !v ? type : v->type, ret->pos.offset, devices);
     const sc_sharding *w = sc_model_func_result_sharding(model, entry, i);
     /* A written result sharding is what the caller gets (a reshard precedes the return); else the
      * returned value's derived one. */
     t.derived = !w && prop && v ? prop_engine_value_sharding(prop, v) : NULL;
-    t.unknown_split = devices;
     add_tensor(a, model, out, t, w);
   }
 }
