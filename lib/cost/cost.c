@@ -126,7 +126,7 @@ static const char *spec_of(sc_arena *a, const sc_model *model, const sc_sharding
 }
 
 void sc_cost_size(sc_arena *a, const sc_model *model, sc_cost_tensor_info *t) {
-  t->spec = spec_of(a, model, t->derived ? NULL : t->written, t->derived);
+  t->spec = spec_of(a, model, t->written, t->derived);
   size_tensor(a, model, t);
 }
 
@@ -171,7 +171,7 @@ static void add_tensor(sc_arena *a, const sc_model *model, tensor_vec *out, sc_c
     }
     return;
   }
-  base.written = base.derived ? NULL : w;
+  base.written = w; /* kept beside a derived one: a GSPMD module's spec is shown as written */
   base.spec = spec_of(a, model, base.written, base.derived);
   size_tensor(a, model, &base);
   SC_PUSH(a, *out, base);
