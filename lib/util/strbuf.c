@@ -2,6 +2,7 @@
 #include "util/strbuf.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 void sc_strbuf_printf(sc_strbuf *b, const char *fmt, ...) {
