@@ -755,9 +755,10 @@ static bool identity_shaped(const prop_rule *rule) {
 /* Tensors that all have one and the same sharding across an identity-shaped rule: every factor already
  * holds the same axes in every tensor, so no strategy can add any (the common case once a value's
  * neighbours have caught up with it). */
-static bool already_agree(const prop_rule *rule, const sharding_ref *all, uint32_t n) {
+bool prop_tensors_agree(const prop_rule *rule, const prop_sharding *const *all, uint32_t n, bool layout_only) {
   for (uint32_t i = 0; i < n; i++)
-    if (!all[i] || !prop_sharding_eq(all[i], all[0])) return false;
+    if (!all[i] || !(layout_only ? prop_sharding_same_layout(all[i], all[0]) : prop_sharding_eq(all[i], all[0])))
+      return false;
   return identity_shaped(rule);
 }
 
@@ -766,7 +767,7 @@ static bool already_agree(const prop_rule *rule, const sharding_ref *all, uint32
 static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
                               const prop_direction *directions, bool elementwise) {
   uint32_t n = rule->noperands + rule->nresults;
-  if (n && already_agree(rule, all, n)) return false;
+  if (n && prop_tensors_agree(rule, all, n, false)) return false;
   const sc_mesh *mesh;
   sc_span mesh_name = {0};
   if (!common_mesh(all, n, &mesh, &mesh_name) || !ranks_fit(rule, all)) return false;

@@ -47,6 +47,11 @@ const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v
  * eraseManualAxes). `s` itself for other ops or when NULL. */
 const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const sc_op *op, const prop_sharding *s);
 
+/* Whether the tensors `all` (operands then results of `rule`) hold one and the same sharding across a
+ * rule that maps every tensor's dimension d to factor d: nothing can propagate. With `layout_only`,
+ * whether they are laid out alike (open/closed dimensions and priorities aside): no reshard is needed. */
+bool prop_tensors_agree(const prop_rule *rule, const prop_sharding *const *all, uint32_t n, bool layout_only);
+
 /* Writes what propagation changed into `pr`: ops' `sdy.sharding` (and `sdy.sharding_rule` with
  * keep_sharding_rules), and every function signature on one line with its arguments' and results'
  * shardings. */

@@ -724,9 +724,14 @@ static void process_op(rpass *p, const sc_op *op) {
   if (skipped_op(op) || !op->nresults) return;
   for (uint32_t k = 0; k < op->noperands; k++)
     if (!op->operands[k]) return; /* an operand the parser could not resolve (a broken module): left as written */
+  /* the rule and the tensors' shardings are scratch until the op turns out to need a reshard */
+  sc_arena_mark_t mark = sc_arena_mark(p->a);
   prop_rule_options ro = {false, p->facts};
   const prop_rule *rule = prop_rule_of(p->a, p->m, op, &ro, NULL);
-  if (!rule || rule->custom || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
+  if (!rule || rule->custom || rule->noperands != op->noperands || rule->nresults != op->nresults) {
+    sc_arena_rewind(p->a, mark);
+    return;
+  }
   uint32_t n = op->noperands + op->nresults;
   sharding_ref *all = sc_arena_alloc(p->a, (n + 1) * sizeof *all);
   int64_t *sizes = sc_arena_alloc(p->a, (n + 1) * sizeof *sizes);
@@ -736,6 +741,10 @@ static void process_op(rpass *p, const sc_op *op) {
     sizes[i] = elements_of(p->a, v);
     const prop_tensor *t = i < op->noperands ? &rule->operands[i] : &rule->results[i - op->noperands];
     if (all[i] && all[i]->rank != t->rank) return;
+  }
+  if (prop_tensors_agree(rule, all, n, true)) { /* one sharding on every tensor of an identity-shaped rule */
+    sc_arena_rewind(p->a, mark);
+    return;
   }
   for (uint32_t r = 0; r < op->nresults; r++)
     if (all[op->noperands + r] && all[op->noperands + r]->mesh->maximal) return; /* single-device ops: not done */

@@ -225,6 +225,14 @@ const char *prop_per_value_text(sc_arena *a, const sc_op *op, const prop_shardin
   return sc_astr_str(&s);
 }
 
+bool prop_sharding_same_layout(const prop_sharding *a, const prop_sharding *b) {
+  if (a == b) return true;
+  if (!a || !b || a->mesh != b->mesh || a->rank != b->rank) return false;
+  for (uint32_t d = 0; d < a->rank; d++)
+    if (!axes_eq(a->dims[d].axes, b->dims[d].axes)) return false;
+  return axes_eq(a->unreduced, b->unreduced) && a->unreduced_op == b->unreduced_op;
+}
+
 bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b) {
   if (a == b) return true;
   if (!a || !b || a->mesh != b->mesh || a->rank != b->rank) return false;

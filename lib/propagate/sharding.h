@@ -60,6 +60,9 @@ const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s,
 sc_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s);
 /* Shardy's text: `<@mesh, [{"a", ?}, {}p1], replicated={"b"}>` (without `#sdy.sharding`). */
 void prop_sharding_put(sc_astr *out, const prop_sharding *s);
+/* Whether `a` and `b` lay a tensor out the same way on devices: one mesh, the same axes on every
+ * dimension, the same unreduced axes (open or closed dimensions and priorities aside). */
+bool prop_sharding_same_layout(const prop_sharding *a, const prop_sharding *b);
 bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b);
 /* A deep copy laid out in one block (the struct, then its arrays), and the fix-up after that block
  * was moved `delta` bytes down in memory (sc_arena_rewind_keep). */
