@@ -80,7 +80,8 @@ typedef struct {
 /* cli_config.c: finds shardcheck.json upward from the cwd (or reads `path`), fills unset settings.
  * `explicit_flags` says which settings came from flags (they win). 0 or EXIT_TROUBLE (message printed). */
 typedef struct {
-  bool rules, mesh, platform, fail_on, source_root, include, exclude, help_uri_base, baseline, device_memory;
+  bool rules, mesh, platform, fail_on, source_root, include, exclude, help_uri_base, baseline, device_memory,
+      max_implicit_collective_bytes;
 } flags_given;
 int config_load(const char *path, bool discover, check_settings *s, const flags_given *given);
 

@@ -46,7 +46,8 @@ enum {
   O_MESH = 256, O_PLATFORM, O_FORMAT, O_INFMT, O_RULES, O_MINSEV, O_SPLIT, O_DEPTH, O_OPS, O_COLOR, O_NOCOLOR,
   O_DUMP, O_SERVER, O_FAILON, O_EXITZERO, O_MAXDIAG, O_QUIET, O_STATS, O_OUTPUT, O_INCLUDE, O_EXCLUDE, O_CONFIG,
   O_NOCONFIG, O_BASELINE, O_WRITEBASE, O_NOINLINE, O_SRCROOT, O_HELPURI, O_STDIN, O_PROPAGATE, O_NOPROPAGATE,
-  O_DEVMEM
+  O_DEVMEM,
+  O_MAXCOLL
 };
 
 static const struct option LONGOPTS[] = {
@@ -58,6 +59,7 @@ static const struct option LONGOPTS[] = {
     {"no-color", no_argument, 0, O_NOCOLOR},         {"debug-dump-ops", no_argument, 0, O_DUMP},
     {"propagate", no_argument, 0, O_PROPAGATE},      {"no-propagate", no_argument, 0, O_NOPROPAGATE},
     {"device-memory", required_argument, 0, O_DEVMEM},
+    {"max-implicit-collective-bytes", required_argument, 0, O_MAXCOLL},
     {"server", required_argument, 0, O_SERVER},      {"fail-on", required_argument, 0, O_FAILON},
     {"exit-zero", no_argument, 0, O_EXITZERO},       {"max-diagnostics", required_argument, 0, O_MAXDIAG},
     {"quiet", no_argument, 0, O_QUIET},              {"statistics", no_argument, 0, O_STATS},
@@ -171,6 +173,11 @@ static int take_flag(int c, check_settings *s, flags_given *g, meta_flags *m) {
     if (parse_bytes(optarg, &s->opt.device_memory_bytes))
       return usage_error("--device-memory needs a byte count (16GiB, 17179869184), not '%s'", optarg);
     g->device_memory = true;
+    break;
+  case O_MAXCOLL:
+    if (parse_bytes(optarg, &s->opt.thresholds.max_implicit_collective_bytes))
+      return usage_error("--max-implicit-collective-bytes needs a byte count (256MiB, 268435456), not '%s'", optarg);
+    g->max_implicit_collective_bytes = true;
     break;
   case O_SERVER: s->server = optarg; break;
   case O_FAILON:

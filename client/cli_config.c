@@ -7,7 +7,7 @@
  *    "baseline": ".shardcheck-baseline.json", "help_uri_base": "https://...",
  *    "device_memory": "16GiB" | 17179869184,
  *    "thresholds": {"replicated_fraction": 0.1, "replicated_min_bytes": "64MiB", "padding_fraction": 0.25,
- *                   "padding_min_bytes": "16MiB"}}
+ *                   "padding_min_bytes": "16MiB", "max_implicit_collective_bytes": "256MiB"}}
  *
  * Paths are relative to the file's directory. Flags win over the file. Unknown keys, wrong types and
  * unknown values are errors (exit 2), so a typo never silently changes what CI checks. */
@@ -135,8 +135,9 @@ static int fraction_value(const char *path, const char *key, json_t *v, double *
   return 0;
 }
 
-/* "thresholds": {...} of the memory rules (docs/cost.md#thresholds). */
-static int thresholds_value(const char *path, json_t *v, sc_cost_thresholds *t) {
+/* "thresholds": {...} of the memory and communication rules (docs/cost.md#thresholds); a flag given
+ * (`flagged`: --max-implicit-collective-bytes) wins over the file. */
+static int thresholds_value(const char *path, json_t *v, sc_cost_thresholds *t, bool flagged) {
   if (!json_is_object(v)) return bad(path, "thresholds", "expected an object");
   const char *k;
   json_t *e;
@@ -146,9 +147,13 @@ static int thresholds_value(const char *path, json_t *v, sc_cost_thresholds *t) 
     else if (!strcmp(k, "replicated_min_bytes")) rc = bytes_value(path, k, e, &t->replicated_min_bytes);
     else if (!strcmp(k, "padding_fraction")) rc = fraction_value(path, k, e, &t->padding_fraction);
     else if (!strcmp(k, "padding_min_bytes")) rc = bytes_value(path, k, e, &t->padding_min_bytes);
-    else {
+    else if (!strcmp(k, "max_implicit_collective_bytes")) {
+      int64_t bytes = 0;
+      rc = bytes_value(path, k, e, &bytes);
+      if (!rc && !flagged) t->max_implicit_collective_bytes = bytes;
+    } else {
       fprintf(stderr, "shardcheck: %s: \"thresholds\": unknown key \"%s\" (replicated_fraction, replicated_min_bytes, "
-                      "padding_fraction, padding_min_bytes)\n", path, k);
+                      "padding_fraction, padding_min_bytes, max_implicit_collective_bytes)\n", path, k);
       return EXIT_TROUBLE;
     }
     if (rc) return rc;
@@ -168,7 +173,7 @@ static int apply_key(const char *path, const char *key, json_t *v, check_setting
     if (!g->device_memory) s->opt.device_memory_bytes = bytes;
     return 0;
   }
-  if (!strcmp(key, "thresholds")) return thresholds_value(path, v, &s->opt.thresholds);
+  if (!strcmp(key, "thresholds")) return thresholds_value(path, v, &s->opt.thresholds, g->max_implicit_collective_bytes);
   if (!strcmp(key, "mesh") || !strcmp(key, "platform") || !strcmp(key, "fail_on") || !strcmp(key, "source_root") ||
       !strcmp(key, "baseline") || !strcmp(key, "help_uri_base")) {
     if (string_value(path, key, v, &str)) return EXIT_TROUBLE;

@@ -33,6 +33,7 @@ static const char CHECK_USAGE[] =
     "  --split-input-file     treat '// -----' separated chunks as independent modules\n"
     "  --no-propagate         rules read only the written shardings (default: also the ones Shardy derives)\n"
     "  --device-memory BYTES  memory of one device for the memory rules (16GiB; else the mesh's device_kind=)\n"
+    "  --max-implicit-collective-bytes BYTES  warn on an inserted collective moving more per device (default off)\n"
     "  --max-depth N, --max-ops N   nesting and op limits (defaults 256 and 5000000)\n"
     "  --include GLOB, --exclude GLOB   which files of a directory to check (repeatable)\n"
     "  -j, --jobs N           inputs checked in parallel (default: the number of cores)\n"

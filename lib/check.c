@@ -260,15 +260,16 @@ static void run_collectives(void *user) {
   sc_cost_collectives(j->arena, j->m, j->ctx->model, j->ctx->propagation, j->ctx->lines, j->cost);
 }
 
-/* The module's cost; with `collectives` (the module whose cost the report carries) also its collectives
- * (the reshard pass over the propagated shardings) within half of what the limits leave, else left
- * uncomputed (null). */
-static sc_cost *cost_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m, bool collectives) {
+/* The module's cost and its collectives (the reshard pass over the propagated shardings: the report
+ * carries the first module's, the communication rules read every module's) within half of what the
+ * limits leave, else left uncomputed (null). */
+static sc_cost *cost_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m) {
   sc_cost *cost = sc_cost_compute(run->arena, m, ctx->model, ctx->propagation, run->opt);
   collectives_job job = {run->arena, m, ctx, cost};
-  if (collectives && ctx->propagation && within_half_limits(run, run_collectives, &job)) {
+  if (ctx->propagation && within_half_limits(run, run_collectives, &job)) {
     run->report->propagation_limited = true; /* a caller with a larger arena gets them */
     cost->report.collectives = NULL;
+    cost->collective_reshards = NULL;
     cost->report.ncollectives = 0;
   }
   return cost;
@@ -417,7 +418,7 @@ static sc_status check_body(check_run *run) {
     ctx.model = sc_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
     if (!opt->no_propagate) ctx.propagation = propagate_for_rules(run, &ctx, m, chunks[i].begin);
-    ctx.cost = cost_for_rules(run, &ctx, m, !r->cost.computed); /* the report carries the first module's */
+    ctx.cost = cost_for_rules(run, &ctx, m); /* the report carries the first module's */
     if (!r->cost.computed) r->cost = ctx.cost->report; /* the first module's */
     size_t first_diag = ctx.diags.n;
     sc_rules_run(&ctx, &sel);

@@ -62,6 +62,8 @@ typedef struct {
   int64_t replicated_min_bytes;   /* ... and only when those replicated bytes per device reach this (64 MiB) */
   double padding_fraction;        /* memory-padding-waste: share of a tensor's shards that is padding (0.25) */
   int64_t padding_min_bytes;      /* ... and only when that padding is at least this many bytes per device (16 MiB) */
+  int64_t max_implicit_collective_bytes; /* comm-implicit-collective: an inserted collective moving more bytes per
+                                            device than this (0 = the rule is off) */
 } sc_cost_thresholds;
 
 typedef struct {

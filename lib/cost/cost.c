@@ -545,7 +545,12 @@ void sc_cost_collectives(sc_arena *a, const sc_module *m, const sc_model *model,
   if (!prop) return;
   prop_reshard_list rs = prop_explicit_reshards(a, m, model, prop);
   collective_vec out = {0};
-  for (uint32_t i = 0; i < rs.n; i++) reshard_collectives(a, lines, &rs.v[i], &out);
+  SC_VEC(const prop_reshard *) from = {0};
+  for (uint32_t i = 0; i < rs.n; i++) {
+    reshard_collectives(a, lines, &rs.v[i], &out);
+    while (from.n < out.n) SC_PUSH(a, from, &rs.v[i]);
+  }
+  c->collective_reshards = from.v;
   c->report.collectives = out.v ? out.v : sc_arena_calloc(a, 1, sizeof *out.v); /* non-NULL: computed */
   c->report.ncollectives = out.n;
 }

@@ -14,6 +14,7 @@
 
 #include "model/model.h"
 #include "propagate/engine.h"
+#include "propagate/reshard.h"
 
 /* One argument or result of the entry function (a tuple's leaves are each one). */
 typedef struct {
@@ -48,6 +49,7 @@ typedef struct sc_cost {
   sc_cost_tensor_info *args, *results;
   uint32_t nargs, nresults;
   sc_cost_report report;        /* the public summary (docs/report-schema.md) */
+  const prop_reshard **collective_reshards; /* the reshard report.collectives[i] comes from (same length) */
 } sc_cost;
 
 /* Computes the cost of `m`'s entry function. `prop` (NULL: not run) gives derived shardings; `options`
@@ -56,8 +58,8 @@ typedef struct sc_cost {
 sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
                          const sc_options *options);
 
-/* Fills c->report.collectives (the whole module's) from the explicit-reshard pass over `prop`'s shardings
- * (nothing without propagation); `lines` (NULL without lines) places them. Work as the reshard pass's,
+/* Fills c->report.collectives (the whole module's) and c->collective_reshards from the explicit-reshard
+ * pass over `prop`'s shardings (nothing without propagation); `lines` (NULL without lines) places them. Work as the reshard pass's,
  * counted on the arena (the caller bounds it). */
 void sc_cost_collectives(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
                          const sc_linemap *lines, sc_cost *c);

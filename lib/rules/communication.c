@@ -1,0 +1,124 @@
+/* communication.c — the communication family (SC09xx): the collectives the partitioner inserts where
+ * the propagated shardings disagree with an op's sharding rule (lib/cost sc_cost_collectives, the
+ * explicit-reshard pass). A reshard that all-gathers a sharded tensor to fully replicated (SC0901, XLA's
+ * "Involuntary full rematerialization"), any inserted collective above a size threshold (SC0902).
+ * Without propagation (--no-propagate) there are no collectives and these rules say nothing. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cost/cost.h"
+#include "rules/fixes.h"
+#include "rules/rules.h"
+
+/* True when `s` (NULL = replicated) shards no dimension. */
+static bool replicated(const prop_sharding *s) {
+  for (uint32_t d = 0; s && d < s->rank; d++)
+    if (s->dims[d].axes.n) return false;
+  return true;
+}
+
+static const char *spec_of(sc_arena *a, const prop_sharding *s) {
+  return s ? sc_sharding_partition_spec(a, prop_sharding_to_model(a, s)) : NULL;
+}
+
+/* "'data'" or "('data', 'model')": a collective's mesh axes as JAX names them. */
+static const char *axes_text(sc_arena *a, const sc_cost_collective *k) {
+  sc_astr b = SC_ASTR_INIT(a);
+  if (k->naxes != 1) sc_astr_puts(&b, "(");
+  for (size_t i = 0; i < k->naxes; i++) sc_astr_printf(&b, "%s'%s'", i ? ", " : "", k->axes[i]);
+  if (k->naxes != 1) sc_astr_puts(&b, ")");
+  return sc_astr_str(&b);
+}
+
+/* "model.py:12: " when the op's debug info names the user's Python line, else "". */
+static const char *python_lead(sc_ctx *ctx, const sc_op *op) {
+  const char *site = sc_kc_py_call_site(ctx, op);
+  return site ? sc_arena_printf(ctx->arena, "%s: ", site) : "";
+}
+
+static void add_context(sc_ctx *ctx, sc_diag *d, const sc_cost_collective *k) {
+  sc_diag_context(ctx, d, "collective", k->kind);
+  sc_diag_context_list(ctx, d, "axes", k->axes, k->naxes);
+  sc_diag_context(ctx, d, "bytes_per_device", sc_arena_printf(ctx->arena, "%" PRId64, k->bytes_per_device));
+  sc_diag_context(ctx, d, "reason", k->reason);
+}
+
+/* False for a reshard the compiled program will not have: a value returned as a function result that has
+ * no sharding written (JAX's unspecified out_shardings) takes the value's sharding when the partitioner
+ * propagates, where the reshard pass alone reads it as replicated. */
+static bool inserted(sc_ctx *ctx, const prop_reshard *r) {
+  if (r->op->kind != SC_OP_RETURN || !r->op->func) return true;
+  for (uint32_t k = 0; k < r->op->noperands; k++)
+    if (r->op->operands[k] == r->value && !sc_model_func_result_sharding(ctx->model, r->op->func, k)) return false;
+  return true;
+}
+
+/* SC0901's case: an all-gather whose reshard ends fully replicated. */
+static bool full_rematerialization(const sc_cost_collective *k, const prop_reshard *r) {
+  return !strcmp(k->kind, "all-gather") && r->from && !replicated(r->from) && replicated(r->to);
+}
+
+/* A mesh a fix can name: named axes, more than one device. */
+static const sc_mesh *named_mesh(const prop_sharding *s) {
+  const sc_mesh *m = s ? s->mesh : NULL;
+  return m && !m->synthesized && !m->maximal && m->naxes && m->devices > 1 ? m : NULL;
+}
+
+/* SC0901: an all-gather whose reshard ends fully replicated: every device rebuilds the whole tensor. */
+void sc_check_comm_full_rematerialization(sc_ctx *ctx);
+void sc_check_comm_full_rematerialization(sc_ctx *ctx) {
+  const sc_cost *c = ctx->cost;
+  if (!c || !c->collective_reshards) return;
+  sc_arena *a = ctx->arena;
+  for (size_t i = 0; i < c->report.ncollectives; i++) {
+    const sc_cost_collective *k = &c->report.collectives[i];
+    const prop_reshard *r = c->collective_reshards[i];
+    if (!full_rematerialization(k, r) || !inserted(ctx, r)) continue;
+    const char *from = spec_of(a, r->from), *axes = axes_text(a, k);
+    const char *bytes = sc_cost_bytes_str(a, k->bytes_per_device);
+    sc_diag *d = sc_emit(ctx, r->op,
+                         "%s%s of %.*s (%.*s) is sharded %s but is needed fully replicated: the partitioner all-gathers "
+                         "it over %s, %s received per device, and every device holds the whole tensor (XLA: "
+                         "\"Involuntary full rematerialization\").",
+                         python_lead(ctx, r->op), r->what, SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), from, axes,
+                         bytes);
+    add_context(ctx, d, k);
+    const sc_mesh *mesh = named_mesh(r->from);
+    if (!mesh) continue;
+    sc_diag_fix(ctx, d, "Keep the tensor sharded where it is used (a sharding constraint), so the op runs sharded",
+                sc_arena_printf(a,
+                                "mesh = %s\nx = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))  # %s of %.*s: "
+                                "stays sharded over %s instead of gathering %s per device",
+                                sc_kc_py_make_mesh(a, mesh), from, r->what, SC_SPAN_ARG(r->op->name), axes, bytes));
+  }
+}
+
+/* SC0902: any inserted collective above max_implicit_collective_bytes (off when 0). */
+void sc_check_comm_implicit_collective(sc_ctx *ctx);
+void sc_check_comm_implicit_collective(sc_ctx *ctx) {
+  const sc_cost *c = ctx->cost;
+  int64_t max = ctx->options->thresholds.max_implicit_collective_bytes;
+  if (!c || !c->collective_reshards || max <= 0) return;
+  sc_arena *a = ctx->arena;
+  for (size_t i = 0; i < c->report.ncollectives; i++) {
+    const sc_cost_collective *k = &c->report.collectives[i];
+    const prop_reshard *r = c->collective_reshards[i];
+    /* a full rematerialization is SC0901's (one mistake, one diagnostic) */
+    if (k->bytes_per_device <= max || full_rematerialization(k, r) || !inserted(ctx, r)) continue;
+    const char *axes = k->naxes ? axes_text(a, k) : "the devices of its axes";
+    sc_diag *d = sc_emit(ctx, r->op,
+                         "%sthe partitioner inserts a%s %s over %s for %s of %.*s (%.*s): %s per device, over the "
+                         "--max-implicit-collective-bytes limit of %s (%s).",
+                         python_lead(ctx, r->op), strchr("aeiou", k->kind[0]) ? "n" : "", k->kind, axes, r->what,
+                         SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), sc_cost_bytes_str(a, k->bytes_per_device),
+                         sc_cost_bytes_str(a, max), k->reason);
+    add_context(ctx, d, k);
+    const sc_mesh *mesh = named_mesh(r->to ? r->to : r->from);
+    const char *want = spec_of(a, r->to ? r->to : r->from);
+    if (!mesh || !want || !strcmp(k->kind, "all-reduce")) continue; /* partial sums: the contraction itself needs it */
+    sc_diag_fix(ctx, d, "Give the value the sharding the op needs where it is made, so no collective is inserted",
+                sc_arena_printf(a,
+                                "mesh = %s\nx = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))  # %s of %.*s",
+                                sc_kc_py_make_mesh(a, mesh), want, r->what, SC_SPAN_ARG(r->op->name)));
+  }
+}
