@@ -63,7 +63,7 @@ typedef struct {
   double padding_fraction;        /* memory-padding-waste: share of a tensor's shards that is padding (0.25) */
   int64_t padding_min_bytes;      /* ... and only when that padding is at least this many bytes per device (16 MiB) */
   int64_t max_implicit_collective_bytes; /* comm-implicit-collective: an inserted collective moving more bytes per
-                                            device than this (0 = the rule is off) */
+                                            device than this (1 GiB) */
 } sc_cost_thresholds;
 
 typedef struct {

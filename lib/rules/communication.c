@@ -64,6 +64,22 @@ static const sc_mesh *named_mesh(const prop_sharding *s) {
   return m && !m->synthesized && !m->maximal && m->naxes && m->devices > 1 ? m : NULL;
 }
 
+/* The fix that leaves the value as the op makes it: a result resharded after its op is constrained to the
+ * sharding the op computes it in (`from`); a returned value gets it as the jitted function's out_shardings.
+ * NULL for an operand (the op's other tensors decide; no one-line fix is right in general). */
+static const char *keep_snippet(sc_ctx *ctx, const prop_reshard *r, const char *note) {
+  const sc_mesh *mesh = named_mesh(r->from);
+  const char *from = spec_of(ctx->arena, r->from);
+  if (!mesh || !from) return NULL;
+  const char *mk = sc_kc_py_make_mesh(ctx->arena, mesh);
+  if (r->op->kind == SC_OP_RETURN)
+    return sc_arena_printf(ctx->arena, "mesh = %s\nf = jax.jit(f, out_shardings=NamedSharding(mesh, %s))  # %s: %s", mk, from,
+                           r->what, note);
+  if (strncmp(r->what, "result", 6)) return NULL;
+  return sc_arena_printf(ctx->arena, "mesh = %s\ny = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, %s))  # %s of %.*s: %s",
+                         mk, from, r->what, SC_SPAN_ARG(r->op->name), note);
+}
+
 /* SC0901: an all-gather whose reshard ends fully replicated: every device rebuilds the whole tensor. */
 void sc_check_comm_full_rematerialization(sc_ctx *ctx);
 void sc_check_comm_full_rematerialization(sc_ctx *ctx) {
@@ -83,22 +99,18 @@ void sc_check_comm_full_rematerialization(sc_ctx *ctx) {
                          python_lead(ctx, r->op), r->what, SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), from, axes,
                          bytes);
     add_context(ctx, d, k);
-    const sc_mesh *mesh = named_mesh(r->from);
-    if (!mesh) continue;
-    sc_diag_fix(ctx, d, "Keep the tensor sharded where it is used (a sharding constraint), so the op runs sharded",
-                sc_arena_printf(a,
-                                "mesh = %s\nx = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))  # %s of %.*s: "
-                                "stays sharded over %s instead of gathering %s per device",
-                                sc_kc_py_make_mesh(a, mesh), from, r->what, SC_SPAN_ARG(r->op->name), axes, bytes));
+    const char *fix = keep_snippet(ctx, r, sc_arena_printf(a, "stays sharded over %s instead of gathering %s per device", axes, bytes));
+    if (fix) sc_diag_fix(ctx, d, "Keep the value sharded as the op computes it instead of replicating it", fix);
   }
 }
 
-/* SC0902: any inserted collective above max_implicit_collective_bytes (off when 0). */
+/* SC0902: any inserted collective above max_implicit_collective_bytes (default 1 GiB). */
 void sc_check_comm_implicit_collective(sc_ctx *ctx);
 void sc_check_comm_implicit_collective(sc_ctx *ctx) {
   const sc_cost *c = ctx->cost;
   int64_t max = ctx->options->thresholds.max_implicit_collective_bytes;
-  if (!c || !c->collective_reshards || max <= 0) return;
+  if (max <= 0) max = INT64_C(1) << 30; /* the documented default: 1 GiB per device */
+  if (!c || !c->collective_reshards) return;
   sc_arena *a = ctx->arena;
   for (size_t i = 0; i < c->report.ncollectives; i++) {
     const sc_cost_collective *k = &c->report.collectives[i];
@@ -113,12 +125,7 @@ void sc_check_comm_implicit_collective(sc_ctx *ctx) {
                          SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), sc_cost_bytes_str(a, k->bytes_per_device),
                          sc_cost_bytes_str(a, max), k->reason);
     add_context(ctx, d, k);
-    const sc_mesh *mesh = named_mesh(r->to ? r->to : r->from);
-    const char *want = spec_of(a, r->to ? r->to : r->from);
-    if (!mesh || !want || !strcmp(k->kind, "all-reduce")) continue; /* partial sums: the contraction itself needs it */
-    sc_diag_fix(ctx, d, "Give the value the sharding the op needs where it is made, so no collective is inserted",
-                sc_arena_printf(a,
-                                "mesh = %s\nx = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))  # %s of %.*s",
-                                sc_kc_py_make_mesh(a, mesh), want, r->what, SC_SPAN_ARG(r->op->name)));
+    const char *fix = strcmp(k->kind, "all-reduce") ? keep_snippet(ctx, r, sc_arena_printf(a, "no %s inserted", k->kind)) : NULL;
+    if (fix) sc_diag_fix(ctx, d, "Keep the value sharded as the op computes it", fix); /* partial sums: inherent */
   }
 }
