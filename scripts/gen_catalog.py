@@ -1539,6 +1539,49 @@ prose('SC0703', 'export-sharding-devices', 'export', "A sharding stored in a jax
     None,
     None)
 
+# ---------------------------------------------------------------- communication (SC09xx, lib/rules/communication.c)
+COMM_MESH = 'sdy.mesh @mesh = <["data"=2, "model"=4]>\n'
+def comm_negate(arg_sh, res_sh, t="tensor<1024x4096xf32>", mesh=COMM_MESH):
+    return (mesh + f'func.func public @main(%arg0: {t} {{sdy.sharding = #sdy.sharding<@mesh, [{arg_sh}, {{}}]>}}) -> {t} {{\n'
+            f'  %0 = stablehlo.negate %arg0 {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{res_sh}, {{}}]>]>}} : {t}\n'
+            f'  return %0 : {t}\n}}\n')
+
+entry('SC0901', 'comm-full-rematerialization', 'communication',
+    'A reshard all-gathers a sharded tensor to fully replicated (involuntary full rematerialization)',
+    "Where the propagated shardings of an op's operands or results disagree with what the op computes, the "
+    "partitioner inserts a reshard (Shardy's explicit-reshard pass) and turns it into collectives. When a "
+    "tensor sharded over some mesh axes must become fully replicated, every device all-gathers it and then "
+    "holds the whole tensor: XLA logs this as \"Involuntary full rematerialization\" and the step slows down "
+    "(and may run out of memory). The diagnostic names the op, the axes gathered and the bytes each device "
+    "receives.",
+    "A sharding constraint or out_shardings that replicates an intermediate (P() or P(None, None)) while its "
+    "producer computes it sharded; an op whose other operands are replicated; a reshape or gather that "
+    "Shardy cannot keep sharded.",
+    "Keep the value sharded where the op computes it: constrain it to the sharding it has "
+    "(y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P('data', None))), the fix names the "
+    "spec), or give the jitted function out_shardings with that spec instead of a replicated one. Replicate "
+    "only where a consumer really needs the whole tensor.",
+    comm_negate('{"data"}', '{}'),
+    comm_negate('{"data"}', '{"data"}'),
+    'data=2,model=4')
+
+entry('SC0902', 'comm-implicit-collective', 'communication',
+    'An inserted collective moves more bytes per device than --max-implicit-collective-bytes',
+    "Every collective the partitioner inserts for the propagated shardings (all-gather, all-to-all, "
+    "collective-permute, all-reduce of partial sums) has a cost: the bytes one device sends and receives, "
+    "from the local shapes (docs/cost.md). Above the threshold (--max-implicit-collective-bytes, "
+    "thresholds.max_implicit_collective_bytes in shardcheck.json; default 1 GiB) the collective is named "
+    "with its kind, axes and bytes per device. A reshard to fully replicated is SC0901's instead.",
+    "A constraint that shards a large tensor over fewer axes than its producer (an all-gather over the "
+    "dropped axes), a transpose of the sharded dimension (an all-to-all), a contraction over a sharded "
+    "dimension (an all-reduce of partial sums).",
+    "Keep the value sharded as the op computes it (the fix names the spec: "
+    "y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P(('data', 'model'), None)))), shard the "
+    "contraction's other operand to match, or raise the threshold when the collective is intended.",
+    comm_negate('{"data", "model"}', '{"data"}', t="tensor<65536x32768xf32>", mesh='sdy.mesh @mesh = <["data"=2, "model"=2]>\n'),
+    comm_negate('{"data", "model"}', '{"data", "model"}', t="tensor<65536x32768xf32>", mesh='sdy.mesh @mesh = <["data"=2, "model"=2]>\n'),
+    'data=2,model=2')
+
 # ---------------------------------------------------------------- emit
 def cstr(s, indent="      "):
     if s is None:

@@ -19,6 +19,7 @@ static const sc_catalog_entry catalog[] = {
 #include "rules/catalog/collective.inc"
 #include "rules/catalog/export.inc"
 #include "rules/catalog/memory.inc"
+#include "rules/catalog/communication.inc"
 #undef ENTRY
 };
 
