@@ -304,3 +304,55 @@ Test(cost, replicated_parameters_name_the_spec_and_bytes) {
             "%s", d->fixes[0].snippet);
   mh_release(a, &m);
 }
+
+Test(cost, full_rematerialization_names_the_axes_bytes_and_spec) {
+  sc_arena *a;
+  mh_module m;
+  sc_report *r;
+  /* f32[1024, 4096] sharded over data=2: 8 MiB a device, all-gathered to the whole 16 MiB: 8 MiB received */
+  const sc_diag *d = mh_diag_in("tests/modules/communication/comm-full-rematerialization.bad.mlir", "SC0901", &a, &m, &r);
+  cr_assert(strstr(d->message, "result 0 of stablehlo.negate (tensor<1024x4096xf32>) is sharded P('data', None)"), "%s",
+            d->message);
+  cr_assert(strstr(d->message, "all-gathers it over 'data', 8 MiB received per device"), "%s", d->message);
+  cr_assert_eq(d->nfixes, 1);
+  cr_assert(strstr(d->fixes[0].snippet, "mesh = jax.make_mesh((2, 4), ('data', 'model'))\n"
+                                        "y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P('data', None)))"),
+            "%s", d->fixes[0].snippet);
+  mh_release(a, &m);
+}
+
+static size_t count_code(const sc_report *r, const char *code) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->ndiags; i++) n += !strcmp(r->diags[i].code, code);
+  return n;
+}
+
+Test(cost, implicit_collective_threshold_and_unsharded_results) {
+  sc_arena *a = sc_arena_new(0);
+  /* The dot of collectives_of_the_propagated_shardings, but the function's result has no sharding (JAX's
+   * unspecified out_shardings): the partitioner gives it the value's sharding, so the return's all-gather
+   * is not reported (no SC0901); the all-reduce of 6144 B is, once the threshold is below it. */
+  const char *text = "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
+                     "func.func public @main(%arg0: tensor<64x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {\"y\"}]>},\n"
+                     "    %arg1: tensor<128x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"y\"}, {}]>}) -> tensor<64x32xf32> {\n"
+                     "  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<64x128xf32>, tensor<128x32xf32>) -> tensor<64x32xf32>\n"
+                     "  return %0 : tensor<64x32xf32>\n}\n";
+  sc_options opt = {0};
+  sc_report *r = test_check(a, text, &opt);
+  cr_assert_eq(count_code(r, "SC0901") + count_code(r, "SC0902"), 0, "default 1 GiB: nothing to report");
+  opt.thresholds.max_implicit_collective_bytes = 6144; /* not above: still nothing */
+  r = test_check(a, text, &opt);
+  cr_assert_eq(count_code(r, "SC0902"), 0);
+  opt.thresholds.max_implicit_collective_bytes = 6143;
+  r = test_check(a, text, &opt);
+  cr_assert_eq(r->ndiags, 1);
+  cr_assert_str_eq(r->diags[0].code, "SC0902");
+  cr_assert(strstr(r->diags[0].message, "an all-reduce over 'y' for result 0 of stablehlo.dot_general"), "%s",
+            r->diags[0].message);
+  cr_assert(strstr(r->diags[0].message, "6 KiB per device"), "%s", r->diags[0].message);
+  cr_assert_eq(r->diags[0].nfixes, 0, "partial sums: no constraint avoids the all-reduce");
+  opt.no_propagate = true; /* no propagation, no collectives: the rules say nothing */
+  r = test_check(a, text, &opt);
+  cr_assert_eq(count_code(r, "SC0902"), 0);
+  sc_arena_free(a);
+}
