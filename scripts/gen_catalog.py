@@ -1553,10 +1553,10 @@ entry('SC0901', 'comm-full-rematerialization', 'communication',
     "tensor sharded over some mesh axes must become fully replicated, every device all-gathers it and then "
     "holds the whole tensor: XLA logs this as \"Involuntary full rematerialization\" and the step slows down "
     "(and may run out of memory). The diagnostic names the op, the axes gathered and the bytes each device "
-    "receives.",
+    "receives. It covers op results and returned values; an operand gathered to replicated is how a sharded "
+    "contraction runs (FSDP gathers its weights so) and is SC0902's when it is large.",
     "A sharding constraint or out_shardings that replicates an intermediate (P() or P(None, None)) while its "
-    "producer computes it sharded; an op whose other operands are replicated; a reshape or gather that "
-    "Shardy cannot keep sharded.",
+    "producer computes it sharded; out_shardings=P() on a function whose result is computed sharded.",
     "Keep the value sharded where the op computes it: constrain it to the sharding it has "
     "(y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P('data', None))), the fix names the "
     "spec), or give the jitted function out_shardings with that spec instead of a replicated one. Replicate "

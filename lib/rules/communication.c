@@ -21,11 +21,13 @@ static const char *spec_of(sc_arena *a, const prop_sharding *s) {
   return s ? sc_sharding_partition_spec(a, prop_sharding_to_model(a, s)) : NULL;
 }
 
-/* "'data'" or "('data', 'model')": a collective's mesh axes as JAX names them. */
+/* "'data'" or "('data', 'model')": a collective's mesh axes as JAX names them (the first 8). */
 static const char *axes_text(sc_arena *a, const sc_cost_collective *k) {
   sc_astr b = SC_ASTR_INIT(a);
   if (k->naxes != 1) sc_astr_puts(&b, "(");
-  for (size_t i = 0; i < k->naxes; i++) sc_astr_printf(&b, "%s'%s'", i ? ", " : "", k->axes[i]);
+  size_t shown = k->naxes < 8 ? k->naxes : 8; /* bounded on hostile meshes */
+  for (size_t i = 0; i < shown; i++) sc_astr_printf(&b, "%s'%s'", i ? ", " : "", k->axes[i]);
+  if (shown < k->naxes) sc_astr_printf(&b, ", and %zu more", k->naxes - shown);
   if (k->naxes != 1) sc_astr_puts(&b, ")");
   return sc_astr_str(&b);
 }
@@ -43,25 +45,33 @@ static void add_context(sc_ctx *ctx, sc_diag *d, const sc_cost_collective *k) {
   sc_diag_context(ctx, d, "reason", k->reason);
 }
 
+/* A mesh a fix can name: named axes, more than one device. */
+static const sc_mesh *named_mesh(const prop_sharding *s) {
+  const sc_mesh *m = s ? s->mesh : NULL;
+  return m && !m->synthesized && !m->maximal && m->naxes && m->devices > 1 ? m : NULL;
+}
+
 /* False for a reshard the compiled program will not have: a value returned as a function result that has
  * no sharding written (JAX's unspecified out_shardings) takes the value's sharding when the partitioner
  * propagates, where the reshard pass alone reads it as replicated. */
 static bool inserted(sc_ctx *ctx, const prop_reshard *r) {
+  /* Left to the manual family (SC05xx): edges of a manual computation and ops inside one, whose shardings
+   * mix manual and free axes. GSPMD modules' made-up mesh has no axes a message or fix could name. */
+  if (!named_mesh(r->from ? r->from : r->to)) return false;
+  for (const sc_op *p = r->op; p; p = p->parent_op)
+    if (p->kind == SC_OP_SDY_MANUAL_COMPUTATION || p->kind == SC_OP_SDY_RETURN) return false;
   if (r->op->kind != SC_OP_RETURN || !r->op->func) return true;
   for (uint32_t k = 0; k < r->op->noperands; k++)
     if (r->op->operands[k] == r->value && !sc_model_func_result_sharding(ctx->model, r->op->func, k)) return false;
   return true;
 }
 
-/* SC0901's case: an all-gather whose reshard ends fully replicated. */
+/* SC0901's case: an all-gather of a result or returned value whose reshard ends fully replicated (a
+ * written sharding forces it after the op computed it sharded). An operand gathered to replicated is how a
+ * sharded contraction runs (FSDP gathers its weights so): SC0902's when it is large. */
 static bool full_rematerialization(const sc_cost_collective *k, const prop_reshard *r) {
-  return !strcmp(k->kind, "all-gather") && r->from && !replicated(r->from) && replicated(r->to);
-}
-
-/* A mesh a fix can name: named axes, more than one device. */
-static const sc_mesh *named_mesh(const prop_sharding *s) {
-  const sc_mesh *m = s ? s->mesh : NULL;
-  return m && !m->synthesized && !m->maximal && m->naxes && m->devices > 1 ? m : NULL;
+  bool after_op = r->op->kind == SC_OP_RETURN || !strncmp(r->what, "result", 6);
+  return after_op && !strcmp(k->kind, "all-gather") && r->from && !replicated(r->from) && replicated(r->to);
 }
 
 /* The fix that leaves the value as the op makes it: a result resharded after its op is constrained to the
