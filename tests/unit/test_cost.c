@@ -321,12 +321,6 @@ Test(cost, full_rematerialization_names_the_axes_bytes_and_spec) {
   mh_release(a, &m);
 }
 
-static size_t count_code(const sc_report *r, const char *code) {
-  size_t n = 0;
-  for (size_t i = 0; i < r->ndiags; i++) n += !strcmp(r->diags[i].code, code);
-  return n;
-}
-
 Test(cost, implicit_collective_threshold_and_unsharded_results) {
   sc_arena *a = sc_arena_new(0);
   /* The dot of collectives_of_the_propagated_shardings, but the function's result has no sharding (JAX's
@@ -339,10 +333,10 @@ Test(cost, implicit_collective_threshold_and_unsharded_results) {
                      "  return %0 : tensor<64x32xf32>\n}\n";
   sc_options opt = {0};
   sc_report *r = test_check(a, text, &opt);
-  cr_assert_eq(count_code(r, "SC0901") + count_code(r, "SC0902"), 0, "default 1 GiB: nothing to report");
+  cr_assert_eq(test_count_code(r, "SC0901") + test_count_code(r, "SC0902"), 0, "default 1 GiB: nothing to report");
   opt.thresholds.max_implicit_collective_bytes = 6144; /* not above: still nothing */
   r = test_check(a, text, &opt);
-  cr_assert_eq(count_code(r, "SC0902"), 0);
+  cr_assert_eq(test_count_code(r, "SC0902"), 0);
   opt.thresholds.max_implicit_collective_bytes = 6143;
   r = test_check(a, text, &opt);
   cr_assert_eq(r->ndiags, 1);
@@ -353,6 +347,6 @@ Test(cost, implicit_collective_threshold_and_unsharded_results) {
   cr_assert_eq(r->diags[0].nfixes, 0, "partial sums: no constraint avoids the all-reduce");
   opt.no_propagate = true; /* no propagation, no collectives: the rules say nothing */
   r = test_check(a, text, &opt);
-  cr_assert_eq(count_code(r, "SC0902"), 0);
+  cr_assert_eq(test_count_code(r, "SC0902"), 0);
   sc_arena_free(a);
 }
