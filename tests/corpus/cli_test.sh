@@ -146,6 +146,16 @@ expect_rc 1 "binary file" $CLI check --no-color "$tmp/binary.mlir"
 /usr/bin/python3 -c 'import sys; t=open(sys.argv[1],"rb").read(); t.decode("utf-8"); assert b"?" in t, t' "$tmp/out" \
   && ok || { bad "binary file: raw bytes in the text report"; head -3 "$tmp/out" | od -c | head -5; }
 
+# The communication threshold: the flag, shardcheck.json's thresholds, and the flag winning over the file.
+cm=tests/modules/communication/comm-implicit-collective.bad.mlir # an all-gather of 2 GiB per device
+expect_rc 2 "--max-implicit-collective-bytes needs a byte count" $CLI check --max-implicit-collective-bytes lots "$cm"
+$CLI check --format json "$cm" | grep -q '"SC0902"' && ok || bad "SC0902 at the 1 GiB default"
+$CLI check --format json --max-implicit-collective-bytes 4GiB "$cm" | grep -q '"SC0902"' && bad "SC0902 under a 4 GiB flag" || ok
+printf '{"thresholds": {"max_implicit_collective_bytes": "4GiB"}}\n' >"$tmp/comm.json"
+$CLI check --format json --config "$tmp/comm.json" "$cm" | grep -q '"SC0902"' && bad "SC0902 under a 4 GiB config" || ok
+$CLI check --format json --config "$tmp/comm.json" --max-implicit-collective-bytes 1GiB "$cm" | grep -q '"SC0902"' \
+  && ok || bad "the flag wins over shardcheck.json's threshold"
+
 # Usage and I/O errors exit 2.
 expect_rc 2 "missing file" $CLI check "$tmp/does-not-exist.mlir"
 expect_rc 2 "bad mesh" $CLI check --mesh "data=x" "$m"
