@@ -141,6 +141,61 @@ static void read_mesh(sc_arena *a, json_t *mesh, sc_report *r) {
   if (!p || sc_platform_parse(p, &r->platform)) r->platform = SC_PLATFORM_UNSPECIFIED;
 }
 
+static int64_t bytes_or_unknown(json_t *v) { return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1; }
+
+static void read_largest(sc_arena *a, json_t *list, sc_cost_report *c) {
+  c->nlargest = json_array_size(list);
+  c->largest = sc_arena_calloc(a, c->nlargest ? c->nlargest : 1, sizeof *c->largest);
+  for (size_t i = 0; i < c->nlargest; i++) {
+    json_t *o = json_array_get(list, i);
+    sc_cost_tensor *t = &c->largest[i];
+    t->name = dup_str(a, o, "name");
+    t->kind = dup_str(a, o, "kind");
+    t->type = dup_str(a, o, "type");
+    t->sharding = dup_str(a, o, "sharding");
+    t->global_bytes = (int64_t)json_integer_value(json_object_get(o, "global_bytes"));
+    t->bytes_per_device = (int64_t)json_integer_value(json_object_get(o, "bytes_per_device"));
+    t->donated = json_is_true(json_object_get(o, "donated"));
+  }
+}
+
+static void read_collectives(sc_arena *a, json_t *list, sc_cost_report *c) {
+  if (!json_is_array(list)) return; /* null: not computed */
+  c->ncollectives = json_array_size(list);
+  c->collectives = sc_arena_calloc(a, c->ncollectives ? c->ncollectives : 1, sizeof *c->collectives);
+  for (size_t i = 0; i < c->ncollectives; i++) {
+    json_t *o = json_array_get(list, i), *loc = json_object_get(o, "location"), *axes = json_object_get(o, "axes");
+    sc_cost_collective *k = &c->collectives[i];
+    k->line = get_u32(loc, "line"), k->col = get_u32(loc, "column");
+    k->function = dup_str(a, loc, "function");
+    k->op = dup_str(a, loc, "op");
+    k->kind = dup_str(a, o, "kind");
+    k->naxes = json_array_size(axes);
+    k->axes = sc_arena_calloc(a, k->naxes ? k->naxes : 1, sizeof *k->axes);
+    for (size_t j = 0; j < k->naxes; j++) {
+      const char *name = json_string_value(json_array_get(axes, j));
+      k->axes[j] = sc_arena_strdup(a, name ? name : "");
+    }
+    k->bytes_per_device = (int64_t)json_integer_value(json_object_get(o, "bytes_per_device"));
+    k->reason = dup_str(a, o, "reason");
+  }
+}
+
+/* "cost": the inverse of the library's rendering (null: not computed). */
+static void read_cost(sc_arena *a, json_t *cost, sc_cost_report *c) {
+  json_t *memory = json_object_get(cost, "memory"), *per = json_object_get(memory, "per_device");
+  if (!json_is_object(memory)) return;
+  c->computed = true;
+  c->device_memory_bytes = bytes_or_unknown(json_object_get(memory, "device_memory_bytes"));
+  c->device_kind = dup_str(a, memory, "device_kind");
+  c->arguments_bytes = (int64_t)json_integer_value(json_object_get(per, "arguments_bytes"));
+  c->results_bytes = (int64_t)json_integer_value(json_object_get(per, "results_bytes"));
+  c->donated_bytes = (int64_t)json_integer_value(json_object_get(per, "donated_bytes"));
+  c->peak_bytes_lower_bound = (int64_t)json_integer_value(json_object_get(per, "peak_bytes_lower_bound"));
+  read_largest(a, json_object_get(memory, "largest"), c);
+  read_collectives(a, json_object_get(cost, "collectives"), c);
+}
+
 sc_report *report_from_json(sc_arena *a, const char *text, const char *buf, size_t len, const char **error) {
   json_error_t jerr;
   json_t *root = json_loads(text, 0, &jerr);
@@ -172,6 +227,7 @@ sc_report *report_from_json(sc_arena *a, const char *text, const char *buf, size
   r->diags = sc_arena_calloc(a, r->ndiags ? r->ndiags : 1, sizeof *r->diags);
   for (size_t i = 0; i < r->ndiags; i++) read_diag(a, json_array_get(diags, i), &r->diags[i]);
   r->failure = dup_str(a, root, "failure");
+  read_cost(a, json_object_get(root, "cost"), &r->cost);
   json_decref(root);
   return r;
 }
