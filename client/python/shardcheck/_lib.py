@@ -34,7 +34,8 @@ class TargetMeshStruct(Structure):  # sc_target_mesh
 
 class CostThresholdsStruct(Structure):  # sc_cost_thresholds
     _fields_ = [("replicated_fraction", ctypes.c_double), ("replicated_min_bytes", c_int64),
-                ("padding_fraction", ctypes.c_double), ("padding_min_bytes", c_int64)]
+                ("padding_fraction", ctypes.c_double), ("padding_min_bytes", c_int64),
+                ("max_implicit_collective_bytes", c_int64)]
 
 
 class OptionsStruct(Structure):  # sc_options
