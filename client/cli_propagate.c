@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "remote.h"
 
 static int usage(const char *why) {
   if (why) fprintf(stderr, "shardcheck propagate: %s\n", why);
@@ -12,29 +13,15 @@ static int usage(const char *why) {
         "                            user-priority|none] [--conservative] [--keep-sharding-rules]\n"
         "                            [--dedup-functions-fully] [--insert-reshards] [--reshards-to-collectives]\n"
         "                            [--split-input-file] [--format-in FORMAT] [--format text|json]\n"
-        "                            [--mesh SPEC] FILE\n",
+        "                            [--mesh SPEC] [--server HOST:PORT] FILE\n",
         stderr);
   return EXIT_TROUBLE;
 }
 
-static int parse_strategy(const char *s, sc_propagate_strategy *out) {
-  static const struct {
-    const char *name;
-    sc_propagate_strategy strategy;
-  } names[] = {{"pipeline", SC_PROPAGATE_PIPELINE},   {"none", SC_PROPAGATE_NONE},
-               {"basic", SC_PROPAGATE_BASIC},         {"aggressive", SC_PROPAGATE_AGGRESSIVE},
-               {"op-priority", SC_PROPAGATE_OP_PRIORITY}, {"user-priority", SC_PROPAGATE_USER_PRIORITY}};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (!strcmp(s, names[i].name)) {
-      *out = names[i].strategy;
-      return 0;
-    }
-  return -1;
-}
-
 /* Flags into *o (a --mesh spec into *mesh_spec); the input path into *path. Returns 0, or the exit
  * status of a usage error. */
-static int parse_flags(int argc, char **argv, sc_propagate_options *o, const char **path, const char **mesh_spec) {
+static int parse_flags(int argc, char **argv, sc_propagate_options *o, const char **path, const char **mesh_spec,
+                       const char **server) {
   *path = NULL;
   for (int i = 1; i < argc; i++) { /* argv[0] is the subcommand */
     const char *a = argv[i];
@@ -48,16 +35,17 @@ static int parse_flags(int argc, char **argv, sc_propagate_options *o, const cha
     else if (!strcmp(a, "--reshards-to-collectives")) o->reshards_to_collectives = true;
     else if (!strcmp(a, "--dedup-functions-fully")) o->dedup_functions_fully = true;
     else if (!strcmp(a, "--split-input-file")) o->split_input_file = true;
-    else if (!strcmp(a, "--format") || !strcmp(a, "--mesh")) {
-      if (!value) return usage(!strcmp(a, "--format") ? "--format needs a value" : "--mesh needs a value");
+    else if (!strcmp(a, "--format") || !strcmp(a, "--mesh") || !strcmp(a, "--server")) {
+      if (!value) return usage(!strcmp(a, "--format") ? "--format needs a value" : "--mesh and --server need a value");
       i++;
       if (!strcmp(a, "--mesh")) *mesh_spec = value;
+      else if (!strcmp(a, "--server")) *server = value;
       else if (!strcmp(value, "json") || !strcmp(value, "text")) o->json = !strcmp(value, "json");
       else return usage("--format is text or json");
     } else if (!strcmp(a, "--strategy") || !strcmp(a, "--format-in")) {
       if (!value) return usage(strcmp(a, "--strategy") ? "--format-in needs a value" : "--strategy needs a value");
       i++;
-      if (!strcmp(a, "--strategy") ? parse_strategy(value, &o->strategy) : sc_format_parse(value, &o->input_format))
+      if (!strcmp(a, "--strategy") ? sc_propagate_strategy_parse(value, &o->strategy) : sc_format_parse(value, &o->input_format))
         return usage(strcmp(a, "--strategy") ? "unknown input format" : "unknown strategy");
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(NULL);
@@ -71,11 +59,37 @@ static int parse_flags(int argc, char **argv, sc_propagate_options *o, const cha
   return *path ? 0 : usage("no input file");
 }
 
+/* A message of a pass as MLIR prints it: FILE:LINE:COL: severity: text. */
+static void print_message(const char *name, sc_severity severity, uint32_t line, uint32_t col, const char *message) {
+  fprintf(stderr, "%s:%u:%u: %s: %s\n", name, line, col, sc_severity_name(severity), message);
+}
+
+/* --server: the daemon's Propagate prints what local mode prints (a failure names the daemon). */
+static int propagate_remote(const char *server, const char *buf, size_t len, const char *name,
+                            const sc_propagate_options *o) {
+  sc_rpc_client *c = remote_connect_or_complain(server);
+  if (!c) return EXIT_TROUBLE;
+  sc_rpc_propagate_result r;
+  char *err = NULL;
+  int rc = sc_rpc_propagate(c, buf, len, name, o, &r, &err);
+  sc_rpc_close(c);
+  if (rc) {
+    fprintf(stderr, "shardcheck propagate: %s\n", err ? err : "error");
+    free(err);
+    return EXIT_TROUBLE;
+  }
+  for (size_t i = 0; i < r.nmessages; i++)
+    print_message(name, r.messages[i].severity, r.messages[i].line, r.messages[i].col, r.messages[i].message);
+  fputs(r.text, stdout);
+  sc_rpc_propagate_result_free(&r);
+  return 0;
+}
+
 int cmd_propagate(int argc, char **argv) {
   sc_propagate_options o;
   memset(&o, 0, sizeof o);
-  const char *path, *mesh_spec = NULL;
-  int rc = parse_flags(argc, argv, &o, &path, &mesh_spec);
+  const char *path, *mesh_spec = NULL, *server = NULL;
+  int rc = parse_flags(argc, argv, &o, &path, &mesh_spec, &server);
   if (rc) return rc;
   o.hash_seed = random_hash_seed();
   size_t len = 0;
@@ -98,12 +112,17 @@ int cmd_propagate(int argc, char **argv) {
     }
     o.mesh = &mesh;
   }
+  const char *name = strcmp(path, "-") ? path : "<stdin>";
+  if (server) {
+    rc = arena ? propagate_remote(server, buf, len, name, &o) : EXIT_TROUBLE;
+    sc_arena_free(arena);
+    free(buf);
+    return rc;
+  }
   sc_propagate_result r;
   sc_status status = arena ? sc_propagate(arena, buf, len, &o, &r) : SC_ERR_LIMIT;
-  const char *name = strcmp(path, "-") ? path : "<stdin>";
   for (size_t i = 0; status == SC_OK && i < r.nmessages; i++)
-    fprintf(stderr, "%s:%u:%u: %s: %s\n", name, r.messages[i].line, r.messages[i].col,
-            sc_severity_name(r.messages[i].severity), r.messages[i].message);
+    print_message(name, r.messages[i].severity, r.messages[i].line, r.messages[i].col, r.messages[i].message);
   if (status == SC_OK) fwrite(r.text, 1, r.len, stdout);
   else fprintf(stderr, "%s: error: %s\n", name, arena ? r.failure : "out of memory");
   sc_arena_free(arena);

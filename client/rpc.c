@@ -525,6 +525,8 @@ typedef struct {
   char *rules[1];
 } req_build;
 
+static int build_mesh(req_build *b, const sc_target_mesh *m, Shardcheck__V1__TargetMesh **out);
+
 static int build_request(req_build *b, const sc_options *opt, const sc_rpc_render *render) {
   memset(b, 0, sizeof *b);
   shardcheck__v1__check_request__init(&b->req);
@@ -550,7 +552,12 @@ static int build_request(req_build *b, const sc_options *opt, const sc_rpc_rende
   b->opts.max_depth = opt->max_depth;
   b->opts.max_ops = opt->max_ops;
   b->opts.device_memory_bytes = opt->device_memory_bytes;
-  const sc_target_mesh *m = opt->mesh;
+  return build_mesh(b, opt->mesh, &b->req.mesh);
+}
+
+/* The library's mesh as the request's, in b (borrowing m's strings and ids); *out = NULL for no mesh. */
+static int build_mesh(req_build *b, const sc_target_mesh *m, Shardcheck__V1__TargetMesh **out) {
+  *out = NULL;
   if (m) {
     shardcheck__v1__target_mesh__init(&b->mesh);
     b->axes = calloc(m->naxes ? m->naxes : 1, sizeof *b->axes);
@@ -570,7 +577,7 @@ static int build_request(req_build *b, const sc_options *opt, const sc_rpc_rende
     b->mesh.device_ids = m->device_ids;
     b->mesh.platform = (Shardcheck__V1__Platform)m->platform;
     b->mesh.device_kind = (char *)(m->device_kind ? m->device_kind : "");
-    b->req.mesh = &b->mesh;
+    *out = &b->mesh;
   }
   return 0;
 }
@@ -748,6 +755,73 @@ int sc_rpc_check_file(const char *server, const char *path, const sc_options *op
 }
 
 /* --- ListRules, Explain, Health, GetCapabilities --------------------------------------------- */
+
+/* --- Propagate -------------------------------------------------------------------------------- */
+
+static void copy_propagate_result(const Shardcheck__V1__PropagateResponse *r, sc_rpc_propagate_result *out) {
+  out->text = strdup(r->text);
+  out->messages = calloc(r->n_messages ? r->n_messages : 1, sizeof *out->messages);
+  if (!out->text || !out->messages)
+    return;
+  for (size_t i = 0; i < r->n_messages; i++) {
+    sc_rpc_propagate_message *m = &out->messages[i];
+    m->severity = (sc_severity)r->messages[i]->severity;
+    m->line = r->messages[i]->line;
+    m->col = r->messages[i]->column;
+    if (!(m->message = strdup(r->messages[i]->message)))
+      return;
+    out->nmessages = i + 1;
+  }
+}
+
+int sc_rpc_propagate(sc_rpc_client *c, const char *buf, size_t len, const char *name, const sc_propagate_options *opt,
+                     sc_rpc_propagate_result *out, char **err) {
+  memset(out, 0, sizeof *out);
+  req_build b;
+  memset(&b, 0, sizeof b);
+  Shardcheck__V1__PropagateRequest req = SHARDCHECK__V1__PROPAGATE_REQUEST__INIT;
+  req.module.data = (uint8_t *)buf;
+  req.module.len = len;
+  req.file_name = (char *)(name ? name : "");
+  req.format = (Shardcheck__V1__InputFormat)opt->input_format;
+  req.strategy = (char *)sc_propagate_strategy_name(opt->strategy);
+  req.conservative = opt->conservative;
+  req.keep_sharding_rules = opt->keep_sharding_rules;
+  req.split_input_file = opt->split_input_file;
+  req.json = opt->json;
+  req.annotate_rules = opt->annotate_rules;
+  req.insert_reshards = opt->insert_reshards;
+  req.reshards_to_collectives = opt->reshards_to_collectives;
+  req.dedup_functions_fully = opt->dedup_functions_fully;
+  if (build_mesh(&b, opt->mesh, &req.mesh)) {
+    free_request(&b);
+    set_err(err, "out of memory");
+    return -1;
+  }
+  ProtobufCMessage *m;
+  int rc = call(c, SVC "Propagate", &req.base, &shardcheck__v1__propagate_response__descriptor, &m, err);
+  free_request(&b);
+  if (rc)
+    return rc;
+  Shardcheck__V1__PropagateResponse *r = (Shardcheck__V1__PropagateResponse *)m;
+  copy_propagate_result(r, out);
+  bool complete = out->text && out->messages && out->nmessages == r->n_messages;
+  shardcheck__v1__propagate_response__free_unpacked(r, NULL);
+  if (!complete) {
+    sc_rpc_propagate_result_free(out);
+    set_err(err, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+void sc_rpc_propagate_result_free(sc_rpc_propagate_result *r) {
+  for (size_t i = 0; i < r->nmessages; i++)
+    free(r->messages[i].message);
+  free(r->messages);
+  free(r->text);
+  memset(r, 0, sizeof *r);
+}
 
 int sc_rpc_rules(sc_rpc_client *c, sc_rpc_rule **rules, size_t *n, char **err) {
   *rules = NULL;

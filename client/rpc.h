@@ -76,6 +76,25 @@ int sc_rpc_check(sc_rpc_client *c, const char *buf, size_t len, const sc_options
 void sc_rpc_check_result_free(sc_rpc_check_result *r);
 
 typedef struct {
+  sc_severity severity;
+  uint32_t line, col;
+  char *message; /* malloc'd */
+} sc_rpc_propagate_message;
+
+typedef struct {
+  char *text; /* malloc'd: what local `shardcheck propagate` prints on stdout */
+  sc_rpc_propagate_message *messages; /* malloc'd array of nmessages: what it prints on stderr */
+  size_t nmessages;
+} sc_rpc_propagate_result;
+
+/* Propagate: the module as Shardy's passes leave it, computed by the daemon with `opt` (every field
+ * but hash_seed, cancel, max_depth and max_ops, which are the daemon's); `name` names the module in
+ * failures. A module that does not parse is INVALID_ARGUMENT (3) with the library's message. */
+int sc_rpc_propagate(sc_rpc_client *c, const char *buf, size_t len, const char *name, const sc_propagate_options *opt,
+                     sc_rpc_propagate_result *out, char **err);
+void sc_rpc_propagate_result_free(sc_rpc_propagate_result *r);
+
+typedef struct {
   char *name, *family, *code, *summary;
   sc_severity severity;
 } sc_rpc_rule;

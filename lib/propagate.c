@@ -53,15 +53,21 @@ static void annotate_rules(propagate_run *run, const sc_module *m, const sc_line
   }
 }
 
-static const char *strategy_name(sc_propagate_strategy s) {
-  switch (s) {
-  case SC_PROPAGATE_NONE: return "none";
-  case SC_PROPAGATE_BASIC: return "basic";
-  case SC_PROPAGATE_AGGRESSIVE: return "aggressive";
-  case SC_PROPAGATE_OP_PRIORITY: return "op-priority";
-  case SC_PROPAGATE_USER_PRIORITY: return "user-priority";
-  default: return "pipeline";
-  }
+/* Indexed by sc_propagate_strategy. */
+static const char *const strategy_names[] = {"pipeline", "none", "basic", "aggressive", "op-priority",
+                                             "user-priority"};
+
+const char *sc_propagate_strategy_name(sc_propagate_strategy s) {
+  return (unsigned)s < sizeof strategy_names / sizeof *strategy_names ? strategy_names[s] : "pipeline";
+}
+
+int sc_propagate_strategy_parse(const char *s, sc_propagate_strategy *out) {
+  for (size_t i = 0; i < sizeof strategy_names / sizeof *strategy_names; i++)
+    if (!strcmp(s, strategy_names[i])) {
+      *out = (sc_propagate_strategy)i;
+      return 0;
+    }
+  return -1;
 }
 
 /* The strategy asked for. The pipeline runs its propagation core as XLA's does: user priorities, through
@@ -184,7 +190,7 @@ static sc_status propagate_body(propagate_run *run) {
   mo.mesh = opt->mesh;
   if (opt->json)
     sc_astr_printf(&text, "{\n  \"schema\": \"shardcheck.propagation.v1\",\n  \"strategy\": \"%s\",\n  \"modules\": [",
-                   strategy_name(opt->strategy));
+                   sc_propagate_strategy_name(opt->strategy));
   for (size_t i = 0; i < nchunks; i++) {
     if (i && !opt->json) sc_astr_puts(&text, "// -----\n");
     if (opt->split_input_file && sc_chunk_is_blank(run->buf, chunks[i])) continue;

@@ -271,6 +271,11 @@ typedef struct {
  * per arena. */
 sc_status sc_propagate(sc_arena *arena, const char *buf, size_t len, const sc_propagate_options *options,
                        sc_propagate_result *out);
+/* "pipeline", "none", "basic", "aggressive", "op-priority" or "user-priority" into *out: 0, or -1 for
+ * another name. Pure; any thread. */
+int sc_propagate_strategy_parse(const char *s, sc_propagate_strategy *out);
+/* The name sc_propagate_strategy_parse reads ("pipeline" for an unknown value). Pure; any thread. */
+const char *sc_propagate_strategy_name(sc_propagate_strategy s);
 
 /* The SHA-256 of `len` bytes at `buf` as 64 lowercase hex digits (what report->sha256 holds). Pure; any
  * thread. */

@@ -404,7 +404,7 @@ static grpc_slice bb_slice(grpc_byte_buffer *bb) {
 
 static void work_cb(uv_work_t *w) {
   call *c = w->data;
-  if (c->mid == M_CHECK) {
+  if (c->mid != M_CHECK_STREAM) {
     if (c->recv_bb) { /* the first run: one contiguous copy, then the received buffer goes */
       c->req_slice = bb_slice(c->recv_bb);
       grpc_byte_buffer_destroy(c->recv_bb);
@@ -499,7 +499,7 @@ static bool leave_big_lane(call *c) {
 
 static void queue_check(call *c) {
   srv *s = c->s;
-  uint64_t module_bytes = c->mid == M_CHECK ? c->bytes_in : c->mod_len;
+  uint64_t module_bytes = c->mid == M_CHECK_STREAM ? c->mod_len : c->bytes_in;
   c->big = module_bytes > s->set.small_request_bytes;
   if (c->big && big_lane_full(s)) {
     c->state = ST_WORK; /* waiting: no work pending yet */
@@ -513,6 +513,7 @@ static void queue_check(call *c) {
   s->st.big_running += c->big;
   c->job.lim = s->set.lim;
   c->job.cache = s->svc.cache;
+  c->job.propagate = c->mid == M_PROPAGATE;
   c->job.cancel = &c->cancel_flag;
   c->job.deadline = c->deadline;
   c->job.accepted_ns = c->accepted_ns;
@@ -782,7 +783,8 @@ static void accept_call(call *c) {
     else {
       /* Charged: the received message, its decoded copy and the analysis arena. */
       c->job.arena_limit = arena_estimate(s, c->bytes_in);
-      if (admit(c) && mem_charge(c, 2 * c->bytes_in + c->job.arena_limit, "this Check"))
+      if (admit(c) && mem_charge(c, 2 * c->bytes_in + c->job.arena_limit,
+                                   c->mid == M_PROPAGATE ? "this Propagate" : "this Check"))
         queue_check(c);
     }
     break;

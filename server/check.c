@@ -14,7 +14,7 @@
 #include "shardcheck.h"
 
 /* The request's mesh as the library's sc_target_mesh (names and ids borrowed from the request). */
-static int target_mesh_from_request(sc_arena *a, const Shardcheck__V1__TargetMesh *m, sc_target_mesh *out) {
+int target_mesh_from_request(sc_arena *a, const Shardcheck__V1__TargetMesh *m, sc_target_mesh *out) {
   out->naxes = m->n_axes;
   out->axes = sc_arena_calloc(a, m->n_axes ? m->n_axes : 1, sizeof *out->axes);
   if (!out->axes)
@@ -133,22 +133,22 @@ static int cache_key(const Shardcheck__V1__CheckRequest *req, const uint8_t modu
  * 2 ms left, enough for a cached answer to go out as OK. Less than this much left counts as passed. */
 #define DEADLINE_SLACK_MS 2
 
-static bool expired(gpr_timespec deadline) {
+bool job_expired(gpr_timespec deadline) {
   if (gpr_time_cmp(deadline, gpr_inf_future(deadline.clock_type)) == 0)
     return false;
   gpr_timespec slack = gpr_time_from_millis(DEADLINE_SLACK_MS, GPR_TIMESPAN);
   return gpr_time_cmp(gpr_time_add(gpr_now(deadline.clock_type), slack), deadline) >= 0;
 }
 
-static void cancelled_reply(check_job *j, const char *where) {
-  if (expired(j->deadline))
+void job_cancelled_reply(check_job *j, const char *where) {
+  if (job_expired(j->deadline))
     rpc_reply_error(&j->reply, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded %s", where);
   else
     rpc_reply_error(&j->reply, GRPC_STATUS_CANCELLED, "cancelled by the client %s", where);
 }
 
 /* Testing knob: a cancellable wait before the analysis, so tests can hold calls in flight. */
-static bool debug_delay(check_job *j) {
+bool job_debug_delay(check_job *j) {
   for (uint64_t waited = 0; waited < j->lim.debug_delay_ms; waited++) {
     if (atomic_load(j->cancel))
       return false;
@@ -227,7 +227,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
     keyed = true;
     if (cache_get(j->cache, key, &cv)) {
       j->cache_hit = true;
-      if (expired(j->deadline)) /* a cached answer is no excuse to answer past the deadline */
+      if (job_expired(j->deadline)) /* a cached answer is no excuse to answer past the deadline */
         rpc_reply_error(&j->reply, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded before the answer was sent");
       else
         encode_response(j, &cv, fmt);
@@ -236,8 +236,8 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
       return;
     }
   }
-  if (!debug_delay(j)) {
-    cancelled_reply(j, "before the analysis started");
+  if (!job_debug_delay(j)) {
+    job_cancelled_reply(j, "before the analysis started");
     free(rules);
     return;
   }
@@ -304,7 +304,7 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
     break;
   }
   case SC_ERR_CANCELLED:
-    cancelled_reply(j, "during the analysis");
+    job_cancelled_reply(j, "during the analysis");
     break;
   case SC_ERR_LIMIT:
     j->arena_short = mesh_ok && arena_limit < j->lim.max_arena_bytes;
@@ -323,11 +323,15 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
 void check_run(check_job *j) {
   rpc_reply_clear(&j->reply);
   if (atomic_load(j->cancel)) {
-    cancelled_reply(j, "while queued");
+    job_cancelled_reply(j, "while queued");
     return;
   }
-  if (expired(j->deadline)) {
+  if (job_expired(j->deadline)) {
     rpc_reply_error(&j->reply, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded while queued");
+    return;
+  }
+  if (j->propagate) {
+    propagate_run(j);
     return;
   }
   if (j->hdr) {

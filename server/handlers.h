@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "shardcheck.h"
 #include "shardcheck/v1/shardcheck.pb-c.h"
 
 typedef struct {
@@ -43,7 +44,8 @@ typedef struct {
   const uint8_t *module;
   size_t module_len;
   check_limits lim;
-  srv_cache *cache;           /* NULL: no caching */
+  bool propagate;             /* req_bytes is a PropagateRequest (Propagate), run by propagate_run */
+  srv_cache *cache;           /* NULL: no caching (Check only) */
   const atomic_int *cancel; /* set (by the loop thread) when the client cancelled or the deadline passed */
   gpr_timespec deadline;
   int64_t accepted_ns;        /* monotonic time the call was accepted */
@@ -61,6 +63,16 @@ typedef struct {
 
 /* Runs one check: decode, validate, cache lookup, sc_check, render, encode. Thread-safe. */
 void check_run(check_job *j);
+
+/* Runs one Propagate (j->req_bytes a PropagateRequest): decode, validate, sc_propagate, encode.
+ * Thread-safe; server/propagate.c. */
+void propagate_run(check_job *j);
+/* check.c's pieces propagate.c shares: the request's mesh as the library's (borrowing its strings), the
+ * deadline test and the CANCELLED/DEADLINE_EXCEEDED reply, the testing delay. */
+int target_mesh_from_request(sc_arena *a, const Shardcheck__V1__TargetMesh *m, sc_target_mesh *out);
+bool job_expired(gpr_timespec deadline);
+void job_cancelled_reply(check_job *j, const char *where);
+bool job_debug_delay(check_job *j);
 
 /* Validates a CheckRequest's header fields (everything but the module): 0, or -1 with the reply set
  * to INVALID_ARGUMENT naming the field. */

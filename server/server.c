@@ -43,6 +43,7 @@ const method srv_methods[M__COUNT] = {
     [M_LIST_RULES] = {"/shardcheck.v1.ShardCheck/ListRules", "ListRules", MK_UNARY, true},
     [M_EXPLAIN] = {"/shardcheck.v1.ShardCheck/Explain", "Explain", MK_UNARY, true},
     [M_CAPS] = {"/shardcheck.v1.ShardCheck/GetCapabilities", "GetCapabilities", MK_UNARY, true},
+    [M_PROPAGATE] = {"/shardcheck.v1.ShardCheck/Propagate", "Propagate", MK_CHECK, true},
     [M_HEALTH_CHECK] = {"/grpc.health.v1.Health/Check", "Health.Check", MK_UNARY, true},
     [M_HEALTH_WATCH] = {"/grpc.health.v1.Health/Watch", "Health.Watch", MK_WATCH, true},
     [M_REFL_V1] = {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", "ServerReflectionInfo.v1", MK_REFLECT,

@@ -33,6 +33,7 @@ typedef enum {
   M_LIST_RULES,
   M_EXPLAIN,
   M_CAPS,
+  M_PROPAGATE,
   M_HEALTH_CHECK,
   M_HEALTH_WATCH,
   M_REFL_V1,

@@ -55,6 +55,9 @@ class Client:
                              p.msg("shardcheck.v1.ExplainResponse"))
         self.capabilities = unary(self.channel, f"/{SVC}/GetCapabilities",
                                   p.msg("shardcheck.v1.GetCapabilitiesRequest"), p.msg("shardcheck.v1.Capabilities"))
+        self.PropagateRequest = p.msg("shardcheck.v1.PropagateRequest")
+        self.propagate = unary(self.channel, f"/{SVC}/Propagate", self.PropagateRequest,
+                               p.msg("shardcheck.v1.PropagateResponse"))
         self.HealthCheckRequest = p.msg("grpc.health.v1.HealthCheckRequest")
         self.HealthCheckResponse = p.msg("grpc.health.v1.HealthCheckResponse")
         self.health = unary(self.channel, "/grpc.health.v1.Health/Check", self.HealthCheckRequest,

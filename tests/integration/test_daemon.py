@@ -284,7 +284,7 @@ def t_cache(ctx):
 
 def t_errors(ctx):
     c = ctx.c
-    for m in ["Check", "Explain", "ListRules", "GetCapabilities"]:
+    for m in ["Check", "Propagate", "Explain", "ListRules", "GetCapabilities"]:
         expect_status(rpc_error(c.raw(f"/shardcheck.v1.ShardCheck/{m}"), UNDECODABLE, timeout=10),
                       grpc.StatusCode.INVALID_ARGUMENT, "cannot decode")
     expect_status(rpc_error(c.raw("/grpc.health.v1.Health/Check"), UNDECODABLE, timeout=10),
@@ -536,6 +536,91 @@ MESH_SPECS = [
 ]
 
 
+PROPAGATION = f"{CORPUS}/shardy/propagation"
+# Shardy's own tests with the flags of their RUN lines (one under another strategy): the CLI's flags and
+# the same options as PropagateRequest fields. JSON needs a strategy (the last two run none).
+PROPAGATE_CASES = [("user_priority_propagation.mlir", ["--strategy", "user-priority"], {"strategy": "user-priority"}),
+                   ("propagation_pipeline.mlir", ["--strategy", "pipeline"], {"strategy": "pipeline"}),
+                   ("basic_propagation_keep_sharding_rules.mlir", ["--strategy", "basic", "--keep-sharding-rules"],
+                    {"strategy": "basic", "keep_sharding_rules": True}),
+                   ("basic_propagation_manual_computation.mlir", ["--strategy", "aggressive"],
+                    {"strategy": "aggressive"}),
+                   ("insert_explicit_reshards__reshape.mlir", ["--strategy", "none", "--insert-reshards"],
+                    {"strategy": "none", "insert_reshards": True}, ("text",)),
+                   # the one that prints a message (a warning about an op without a rule)
+                   ("op_sharding_rule_registry_failures.mlir", ["--annotate-rules"], {"annotate_rules": True},
+                    ("text",))]
+
+
+def propagate_local(ctx, args):
+    """`shardcheck propagate ARGS`: (exit code, stdout, stderr)."""
+    p = subprocess.run([ctx.cli, "propagate"] + args, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def messages_text(name, resp, p):
+    sev = {p.enum("shardcheck.v1.Severity", f"SEVERITY_{s.upper()}"): s for s in ("note", "warning", "error")}
+    return "".join(f"{name}:{m.line}:{m.column}: {sev[m.severity]}: {m.message}\n" for m in resp.messages)
+
+
+def t_propagate_matches_local(ctx):
+    """Propagate answers what `shardcheck propagate` prints (text and JSON, split input, each strategy),
+    the daemon's messages are its stderr, and `propagate --server` prints the same as local mode."""
+    messages = 0
+    for base, flags, fields, *formats in PROPAGATE_CASES:
+        path = f"{PROPAGATION}/{base}"
+        with open(path, "rb") as f:
+            data = f.read()
+        for fmt in formats[0] if formats else ("text", "json"):
+            args = ["--split-input-file"] + flags + ["--format", fmt, path]
+            rc, out, err = propagate_local(ctx, args)
+            check_eq(rc, 0, f"local propagate {' '.join(args)}")
+            if len(out) < 200:
+                fail(f"local propagate of {base} printed only {out!r}")
+            req = ctx.c.PropagateRequest(module=data, file_name=path, split_input_file=True, json=fmt == "json",
+                                         **fields)
+            resp = ctx.c.propagate(req, timeout=60)
+            check_eq(resp.text, out, f"Propagate text of {' '.join(args)}")
+            check_eq(messages_text(path, resp, ctx.p), err, f"Propagate messages of {' '.join(args)}")
+            messages += len(resp.messages)
+            check_eq(propagate_local(ctx, ["--server", ctx.c.target] + args), (0, out, err),
+                     f"propagate --server {' '.join(args)}")
+    if not messages:
+        fail("no case printed a message: the messages went untested")
+    if not any(requests_logged(ctx, "Propagate")):
+        fail("no Propagate request was logged")
+
+
+def t_propagate_errors(ctx):
+    """A module that does not parse and a bad option are INVALID_ARGUMENT with the library's message;
+    `propagate --server` reports it and exits 2, as local mode does."""
+    garbage = b"this is not a module {"
+    with tempfile.NamedTemporaryFile("wb", suffix=".mlir") as f:
+        f.write(garbage)
+        f.flush()
+        rc, out, err = propagate_local(ctx, [f.name])
+        check_eq((rc, out), (2, ""), "local propagate of garbage")
+        failure = err.split(": error: ", 1)[1].strip()
+        e = rpc_error(ctx.c.propagate, ctx.c.PropagateRequest(module=garbage, file_name=f.name), timeout=30)
+        expect_status(e, grpc.StatusCode.INVALID_ARGUMENT, failure)
+        rc, out, err = propagate_local(ctx, ["--server", ctx.c.target, f.name])
+        check_eq((rc, out), (2, ""), "propagate --server of garbage")
+        if "INVALID_ARGUMENT" not in err or failure not in err:
+            fail(f"propagate --server of garbage printed {err!r}")
+    path = f"{PROPAGATION}/{PROPAGATE_CASES[0][0]}"
+    e = rpc_error(ctx.c.propagate, ctx.c.PropagateRequest(module=open(path, "rb").read(), strategy="fastest"),
+                  timeout=30)
+    expect_status(e, grpc.StatusCode.INVALID_ARGUMENT, "strategy", "fastest")
+    # options the library refuses together: its own words
+    e = rpc_error(ctx.c.propagate, ctx.c.PropagateRequest(module=open(path, "rb").read(), annotate_rules=True,
+                                                          json=True), timeout=30)
+    expect_status(e, grpc.StatusCode.INVALID_ARGUMENT, "--format json prints propagated shardings")
+    mesh = ctx.p.msg("shardcheck.v1.TargetMesh")()
+    mesh.axes.add(name="x", size=0)
+    e = rpc_error(ctx.c.propagate, ctx.c.PropagateRequest(module=open(path, "rb").read(), mesh=mesh), timeout=30)
+    expect_status(e, grpc.StatusCode.INVALID_ARGUMENT, "mesh")
+
+
 def mesh_request(ctx, path, spec):
     req = check_req(ctx, path)
     axes, *sections = spec.split(";")
@@ -582,7 +667,7 @@ def t_mesh_validator_matches_local(ctx):
 
 
 MAIN = [t_health, t_capabilities, t_rules_and_explain, t_reports_match_local, t_options_match_local, t_cache,
-        t_errors, t_mesh_validator_matches_local, t_size_limits, t_concurrent_200, t_reflection, t_metrics_and_log, t_log_formats, t_reload]
+        t_errors, t_propagate_matches_local, t_propagate_errors, t_mesh_validator_matches_local, t_size_limits, t_concurrent_200, t_reflection, t_metrics_and_log, t_log_formats, t_reload]
 
 
 # --- group: slow (--debug-delay-ms, small --max-inflight) -----------------------------------------
@@ -599,6 +684,18 @@ def t_deadline_inside_analysis(ctx):
     # was stopped, not completed.
     if line["status"] not in ("DEADLINE_EXCEEDED", "CANCELLED"):
         check_eq(line["status"], "DEADLINE_EXCEEDED", "server-side status of the expired check")
+    poll(lambda: metrics(ctx)["shardcheckd_inflight"] == 0, "in-flight count to return to 0")
+
+
+def t_propagate_deadline(ctx):
+    """Propagate runs under the call's deadline as Check does (the analysis here waits first)."""
+    path = f"{PROPAGATION}/{PROPAGATE_CASES[0][0]}"
+    n = len(requests_logged(ctx, "Propagate"))
+    req = ctx.c.PropagateRequest(module=open(path, "rb").read(), split_input_file=True)
+    expect_status(rpc_error(ctx.c.propagate, req, timeout=0.5), grpc.StatusCode.DEADLINE_EXCEEDED)
+    line = poll(lambda: requests_logged(ctx, "Propagate")[n:], "the Propagate to be logged")[0]
+    if line["status"] not in ("DEADLINE_EXCEEDED", "CANCELLED"):  # as in t_deadline_inside_analysis
+        check_eq(line["status"], "DEADLINE_EXCEEDED", "server-side status of the expired Propagate")
     poll(lambda: metrics(ctx)["shardcheckd_inflight"] == 0, "in-flight count to return to 0")
 
 
@@ -637,7 +734,7 @@ def t_zero_deadline(ctx):
     check_eq(ctx.c.health(ctx.c.HealthCheckRequest(), timeout=10).status, SERVING, "health after zero deadlines")
 
 
-SLOW = [t_zero_deadline, t_deadline_inside_analysis, t_cancel_inside_analysis, t_inflight_bound]
+SLOW = [t_zero_deadline, t_deadline_inside_analysis, t_propagate_deadline, t_cancel_inside_analysis, t_inflight_bound]
 
 
 # --- group: drain (SIGTERM under load) -------------------------------------------------------------

@@ -226,6 +226,35 @@ class DaemonErrorsTest(unittest.TestCase):
             self.assertEqual(len(d.log_lines(f'"method":"{method}"')), before + 1, size)
 
 
+class RemotePropagateTest(unittest.TestCase):
+    PROPAGATION = "../shared/corpus/shardy/propagation"
+
+    def test_propagate_through_the_daemon_is_in_process_propagate(self):
+        """server= sends Propagate; the text is what in-process propagate() returns (text and JSON, each
+        strategy, a GSPMD mesh), and a module the library refuses is the same ValueError."""
+        address = support.daemon().address
+        before = len(support.daemon().log_lines('"method":"Propagate"'))
+        cases = [("user_priority_propagation.mlir", "user-priority"),
+                 ("basic_propagation_keep_sharding_rules.mlir", "pipeline"),
+                 ("basic_propagation_manual_computation.mlir", "basic")]
+        for base, strategy in cases:
+            path = support.REPO / self.PROPAGATION / base
+            for fmt in ("text", "json"):
+                local = shardcheck.propagate(path, strategy=strategy, format=fmt, split_input_file=True)
+                self.assertGreater(len(local), 200)
+                self.assertEqual(shardcheck.propagate(path, strategy=strategy, format=fmt, split_input_file=True,
+                                                      server=address, timeout=60), local, (base, fmt))
+        gspmd = read("examples/pallas_kernel_outside_shard_map.mlir")
+        self.assertEqual(shardcheck.propagate(gspmd, mesh="data=4", format="json", server=address, timeout=60),
+                         shardcheck.propagate(gspmd, mesh="data=4", format="json"))
+        self.assertEqual(len(support.daemon().log_lines('"method":"Propagate"')), before + 7)
+        with self.assertRaises(ValueError) as local_error:
+            shardcheck.propagate("this is not a module {", name="g.mlir")
+        with self.assertRaises(ValueError) as remote_error:
+            shardcheck.propagate("this is not a module {", name="g.mlir", server=address, timeout=30)
+        self.assertIn(str(local_error.exception).split(": ")[-1], str(remote_error.exception))
+
+
 def _mesh_unvalidated(mesh):
     from shardcheck import _mesh
     return _mesh.from_jax(mesh)

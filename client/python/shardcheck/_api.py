@@ -79,8 +79,10 @@ def check(obj, *, mesh=None, platform=None, rules=None, min_severity=None, serve
 
 
 def propagate(obj, *, mesh=None, strategy="pipeline", format="text", conservative=False, name=None,
-              input_format=None, split_input_file=False, max_memory=0) -> str:
-    """The module as Shardy's propagation leaves it (what `shardcheck propagate` prints), in-process.
+              input_format=None, split_input_file=False, max_memory=0, server=None, timeout=None, tls_ca=None,
+              tls_cert=None, tls_key=None, token=None) -> str:
+    """The module as Shardy's propagation leaves it (what `shardcheck propagate` prints), in-process, or
+    through the shardcheckd at server='HOST:PORT' (its Propagate RPC; credentials and timeout as for check()).
 
     obj: as for check(). mesh: the target mesh (names the axes of GSPMD shardings), as for check().
     strategy: 'pipeline' (XLA's: user priorities through calls), 'user-priority', 'op-priority',
@@ -98,6 +100,14 @@ def propagate(obj, *, mesh=None, strategy="pipeline", format="text", conservativ
         raise ValueError(f"input_format: unknown input format '{input_format}' ({', '.join(INPUT_FORMATS)})")
     if not isinstance(max_memory, int) or not 0 <= max_memory < 1 << 63:
         raise ValueError(f"max_memory: {max_memory!r} is not an integer in [0, 2**63)")
+    if server is not None:
+        if max_memory:
+            raise ValueError("max_memory: limits in-process propagation; a daemon applies its limits.max_arena_bytes")
+        c = _remote.client(server, tls_ca, tls_cert, tls_key, token)
+        m = _inputs.module_input(obj, lambda: c.reads_bytecode(timeout), name)
+        return c.propagate(m.data, m.name, _mesh.to_target_mesh(mesh), input_format, timeout, strategy=strategy,
+                           conservative=bool(conservative), split_input_file=bool(split_input_file),
+                           json=format == "json")
     lib = _lib.library()
     m = _inputs.module_input(obj, lib.reads_bytecode, name)
     popts = _lib.PropagateOptionsStruct()

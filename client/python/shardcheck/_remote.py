@@ -130,6 +130,7 @@ class Client:
         self._rules = unary("ListRules", p.ListRulesRequest, p.ListRulesResponse)
         self._explain = unary("Explain", p.ExplainRequest, p.ExplainResponse)
         self._capabilities = unary("GetCapabilities", p.GetCapabilitiesRequest, p.Capabilities)
+        self._propagate = unary("Propagate", p.PropagateRequest, p.PropagateResponse)
 
     def call(self, fn, make_request, timeout, retries=len(RETRY_DELAYS)):
         """fn(make_request(), ...) with the deadline and the UNAVAILABLE retries; gRPC errors -> RemoteError."""
@@ -171,15 +172,43 @@ class Client:
         limit = caps.limits.max_message_bytes if caps is not None and caps.HasField("limits") else 0
         return limit if limit >= 4096 else DEFAULT_MAX_MESSAGE_BYTES
 
+    def _input_format(self, input_format):
+        fmt_name = "INPUT_FORMAT_" + ("stablehlo" if input_format == "mlir" else input_format).upper()
+        if fmt_name not in self.p.InputFormat.keys():
+            raise ValueError(f"input_format: the shardcheck.v1 API has no '{input_format}' input")
+        return self.p.InputFormat.Value(fmt_name)
+
+    def _set_mesh(self, req, m):
+        p = self.p
+        for a in m.axes:
+            req.mesh.axes.add(name=a.name, size=a.size, type=p.AxisType.Value("AXIS_TYPE_" + a.type.upper()))
+        req.mesh.device_ids.extend(m.device_ids or ())
+        req.mesh.platform = p.Platform.Value("PLATFORM_" + (m.platform or "unspecified").upper())
+        req.mesh.device_kind = m.device_kind or ""
+
+    def propagate(self, data: bytes, name: str, mesh, input_format: str, timeout=None, **flags) -> str:
+        """Propagate: the text `shardcheck propagate` prints; flags are PropagateRequest's fields (strategy,
+        conservative, split_input_file, json, ...). INVALID_ARGUMENT (a module that does not parse, bad
+        options) -> ValueError with the daemon's message."""
+        def request():
+            req = self.p.PropagateRequest(module=data, file_name=name, format=self._input_format(input_format),
+                                          **flags)
+            if mesh is not None:
+                self._set_mesh(req, mesh)
+            return req
+        try:
+            return self.call(self._propagate, request, timeout).text
+        except RemoteError as e:
+            if e.code == self.grpc.StatusCode.INVALID_ARGUMENT:
+                raise ValueError(e.details) from None
+            raise
+
     def _request(self, name, opts, kind):
         p = self.p
-        fmt_name = "INPUT_FORMAT_" + ("stablehlo" if opts.input_format == "mlir" else opts.input_format).upper()
-        if fmt_name not in p.InputFormat.keys():
-            raise ValueError(f"input_format: the shardcheck.v1 API has no '{opts.input_format}' input")
         report_format = {"json": "REPORT_FORMAT_JSON", "json-compact": "REPORT_FORMAT_JSON",
                          "text": "REPORT_FORMAT_TEXT", "text-color": "REPORT_FORMAT_TEXT",
                          "sarif": "REPORT_FORMAT_SARIF", "html": "REPORT_FORMAT_HTML"}[kind]
-        req = p.CheckRequest(format=p.InputFormat.Value(fmt_name), file_name=name)
+        req = p.CheckRequest(format=self._input_format(opts.input_format), file_name=name)
         o = req.options
         o.rules.extend(opts.rules)
         o.min_severity = p.Severity.Value("SEVERITY_" + opts.min_severity.upper())
@@ -189,13 +218,8 @@ class Client:
         o.pretty = kind == "json"
         o.color = kind == "text-color"
         o.max_depth, o.max_ops = opts.max_depth, opts.max_ops
-        m = opts.mesh
-        if m is not None:
-            for a in m.axes:
-                req.mesh.axes.add(name=a.name, size=a.size, type=p.AxisType.Value("AXIS_TYPE_" + a.type.upper()))
-            req.mesh.device_ids.extend(m.device_ids or ())
-            req.mesh.platform = p.Platform.Value("PLATFORM_" + (m.platform or "unspecified").upper())
-            req.mesh.device_kind = m.device_kind or ""
+        if opts.mesh is not None:
+            self._set_mesh(req, opts.mesh)
         return req
 
     def check_render(self, data: bytes, name: str, opts, kind: str, timeout=None) -> str:
