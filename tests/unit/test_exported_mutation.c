@@ -93,7 +93,7 @@ static buf container(const char *module, size_t module_len, size_t *proto_at) {
 
 static sc_report *check(sc_arena *a, const void *p, size_t n, int64_t devices) {
   sc_mesh_axis axis = {"data", devices, 0};
-  sc_target_mesh mesh = {&axis, 1, NULL, 0, SC_PLATFORM_UNSPECIFIED};
+  sc_target_mesh mesh = {&axis, 1, NULL, 0, SC_PLATFORM_UNSPECIFIED, NULL};
   sc_options opt = {0};
   opt.input_format = SC_FMT_EXPORTED;
   opt.mesh = devices ? &mesh : NULL;

@@ -49,7 +49,7 @@ Test(mesh_validate, many_axes_and_a_late_duplicate) {
 Test(mesh_validate, check_refuses_invalid_mesh) {
   sc_mesh_axis ax[1] = {{"x", 2, SC_AXIS_AUTO}};
   int64_t ids[2] = {1, 1};
-  sc_target_mesh m = {ax, 1, ids, 2, SC_PLATFORM_UNSPECIFIED};
+  sc_target_mesh m = {ax, 1, ids, 2, SC_PLATFORM_UNSPECIFIED, NULL};
   sc_options opt = {0};
   opt.mesh = &m;
   sc_report *r = NULL;
