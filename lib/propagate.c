@@ -86,6 +86,10 @@ static prop_engine *run_strategy(propagate_run *run, const sc_module *m, const s
 /* `n` bytes at `p` as a JSON string (runs of plain bytes copied at once). */
 static void put_json_string(sc_astr *out, const char *p, size_t n) {
   sc_astr_put(out, "\"", 1);
+  if (!n) { /* an empty span's pointer may be NULL */
+    sc_astr_put(out, "\"", 1);
+    return;
+  }
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)p[i];

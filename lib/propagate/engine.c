@@ -914,7 +914,7 @@ static const prop_rule *shared_elementwise_rule(prop_engine *e, const sc_op *op,
   for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
     const sc_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
     sc_astr_put(&key, i == op->noperands ? ">" : ",", 1);
-    if (v) sc_astr_put(&key, v->type.p, v->type.n);
+    if (v && v->type.n) sc_astr_put(&key, v->type.p, v->type.n);
   }
   uint32_t found;
   if (sc_name_map_get(&e->rule_by_key, key.p, (uint32_t)key.n, &found)) {

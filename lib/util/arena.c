@@ -255,7 +255,7 @@ void sc_astr_reserve(sc_astr *s, size_t extra) {
 void sc_astr_put(sc_astr *s, const char *p, size_t n) {
   sc_astr_reserve(s, n);
   if (s->n + n + 1 > s->cap) return;
-  memcpy(s->p + s->n, p, n);
+  if (n) memcpy(s->p + s->n, p, n); /* an empty span may have a NULL pointer */
   s->n += n;
   s->p[s->n] = '\0';
 }
