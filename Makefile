@@ -327,6 +327,7 @@ compare-reports: $(CLI)
 # Coverage-guided fuzzing of everything that parses untrusted bytes (clang + libFuzzer + ASan/UBSan):
 # each harness in tests/fuzz/ runs FUZZ_SECONDS, seeded with the corpus and tests/regress/. A crash
 # leaves its input in $(BUILD)/fuzz/crash-*: copy it to tests/regress/ (the unit tests replay it).
+# strict_string_checks: the input is not NUL-terminated, so a str*() call on it is a read past its end.
 FUZZ_SECONDS ?= 60
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
@@ -337,9 +338,9 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(LIB_SRC)
 fuzz: $(FUZZ_BIN)
 	@rm -rf $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* && mkdir -p $(BUILD)/fuzz/corpus
 	@cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo ../shared/corpus/shardy/*/*.mlir \
-	  ../shared/corpus/jax/*/*.mlirbc tests/regress/* $(BUILD)/fuzz/corpus/
+	  ../shared/corpus/upstream/*/*.hlo ../shared/corpus/jax/*/*.mlirbc tests/regress/* $(BUILD)/fuzz/corpus/
 	@for f in $(FUZZ_BIN); do echo "== $$f ($(FUZZ_SECONDS) s)"; \
-	  (cd $(BUILD)/fuzz && ./$$(basename $$f) -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 \
+	  (cd $(BUILD)/fuzz && ASAN_OPTIONS=strict_string_checks=1 ./$$(basename $$f) -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 \
 	    -timeout=10 -print_final_stats=1 corpus 2>&1 | grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)|Done ") \
 	    || true; \
 	  ls $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* >/dev/null 2>&1 && \

@@ -29,6 +29,14 @@ static uint32_t digits(const char *p, const char *end) {
   return p == end || !(*p >= '0' && *p <= '9') ? v : 0;
 }
 
+/* The digits starting at p, never past end (attribute text is not NUL-terminated: in the daemon
+ * it ends where the request's bytes do). */
+static size_t digit_run(const char *p, const char *end) {
+  const char *q = p;
+  while (q < end && *q >= '0' && *q <= '9') q++;
+  return (size_t)(q - p);
+}
+
 uint32_t sc_cost_element_bits(sc_span e) {
   e = sc_span_trim(e);
   if (sc_span_starts(e, "complex<") && e.n > 9 && e.p[e.n - 1] == '>')
@@ -187,13 +195,13 @@ static void hlo_donations(const sc_module *m, uint32_t nparams, int64_t *alias, 
     const char *p = io->value.p, *end = io->value.p + io->value.n;
     int64_t out = -1;
     for (; p < end; p++) {
-      if (*p == '{' && p + 1 < end && p[1] >= '0' && p[1] <= '9') out = digits(p + 1, p + 1 + strspn(p + 1, "0123456789"));
+      if (*p == '{' && p + 1 < end && p[1] >= '0' && p[1] <= '9') out = digits(p + 1, p + 1 + digit_run(p + 1, end));
       else if (*p == '{' && p + 1 < end && p[1] == '}') out = 0;
       else if (*p == ':' ) {
         const char *q = p + 1;
         while (q < end && (*q == ' ' || *q == '(')) q++;
-        size_t n = strspn(q, "0123456789");
-        if (n && q + n <= end) {
+        size_t n = digit_run(q, end);
+        if (n) {
           uint32_t param = digits(q, q + n);
           if (param < nparams) alias[param] = out, donor[param] = true;
         }
@@ -204,8 +212,8 @@ static void hlo_donations(const sc_module *m, uint32_t nparams, int64_t *alias, 
   if (bd)
     for (const char *p = bd->value.p, *end = bd->value.p + bd->value.n; p < end; p++)
       if (*p == '(') {
-        size_t n = strspn(p + 1, "0123456789");
-        if (n && p + 1 + n <= end && digits(p + 1, p + 1 + n) < nparams) donor[digits(p + 1, p + 1 + n)] = true;
+        size_t n = digit_run(p + 1, end);
+        if (n && digits(p + 1, p + 1 + n) < nparams) donor[digits(p + 1, p + 1 + n)] = true;
       }
 }
 
@@ -252,7 +260,7 @@ static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model,
     t.donated = donor[i];
     const sc_attr *ao = sc_attrs_find(sc_value_attrs(v), "tf.aliasing_output");
     if (ao) {
-      t.alias_output = digits(ao->value.p, ao->value.p + strspn(ao->value.p, "0123456789"));
+      t.alias_output = digits(ao->value.p, ao->value.p + digit_run(ao->value.p, ao->value.p + ao->value.n));
       t.donated = true;
     }
     const sc_attr *bd = sc_attrs_find(sc_value_attrs(v), "jax.buffer_donor");
