@@ -70,12 +70,11 @@ ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%)
 
 LIBSC   := $(BUILD)/lib/libshardcheck.a
 # The shared library for the Python package (ctypes): the same sources compiled as PIC into their own
-# object set, exporting only the public API (a version script listing what lib/shardcheck.h and the
-# arena header it includes declare).
+# object set, exporting only the public API (a version script listing what lib/shardcheck.h declares).
 LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj-pic/%.o)
 LIBSO   := $(BUILD)/lib/libshardcheck.so
 LIBSO_MAP := $(BUILD)/lib/libshardcheck.map
-PUBLIC_HEADERS := lib/shardcheck.h lib/util/arena.h
+PUBLIC_HEADERS := lib/shardcheck.h
 # Python message classes, generated from proto/ by Debian's protoc (never committed).
 PY_GEN  := $(BUILD)/python/shardcheck/v1/shardcheck_pb2.py
 CLI     := $(BUILD)/bin/shardcheck

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "shardcheck.h"
+#include "util/arena.h"
 
 #define EXIT_FINDINGS 1
 #define EXIT_TROUBLE 2

@@ -259,34 +259,34 @@ static int parse_settings(int argc, char **argv, check_settings *s) {
 
 typedef struct {
   FILE *f;
-  const sc_module *m;
-  const sc_linemap *lines; /* NULL for modules without lines (bytecode): positions print as 0:0 */
+  const ir_module *m;
+  const ir_linemap *lines; /* NULL for modules without lines (bytecode): positions print as 0:0 */
 } dump_ctx;
 
-static bool dump_op(sc_op *op, void *user) {
+static bool dump_op(ir_op *op, void *user) {
   const dump_ctx *dc = user;
   FILE *f = dc->f;
-  sc_pos pos = dc->lines ? sc_linemap_pos(dc->lines, op->pos.offset) : (sc_pos){0, 0, 0};
+  ir_pos pos = dc->lines ? ir_linemap_pos(dc->lines, op->pos.offset) : (ir_pos){0, 0, 0};
   fprintf(f, "%u:%u depth=%u op=%.*s", pos.line, pos.col, op->depth, SC_SPAN_ARG(op->name));
-  if (op->func && sc_op_sym_name(op->func).n) fprintf(f, " func=%.*s", SC_SPAN_ARG(sc_op_sym_name(op->func)));
-  if (sc_op_sym_name(op).n) fprintf(f, " sym=%.*s", SC_SPAN_ARG(sc_op_sym_name(op)));
-  if (sc_op_callee(op).n) fprintf(f, " callee=%.*s", SC_SPAN_ARG(sc_op_callee(op)));
+  if (op->func && ir_op_sym_name(op->func).n) fprintf(f, " func=%.*s", SC_SPAN_ARG(ir_op_sym_name(op->func)));
+  if (ir_op_sym_name(op).n) fprintf(f, " sym=%.*s", SC_SPAN_ARG(ir_op_sym_name(op)));
+  if (ir_op_callee(op).n) fprintf(f, " callee=%.*s", SC_SPAN_ARG(ir_op_callee(op)));
   fprintf(f, " results=%u operands=%u regions=%u attrs=%u", op->nresults, op->noperands, op->nregions, op->attrs.n);
-  sc_srcloc src = sc_op_srcloc(dc->m, op);
+  ir_srcloc src = ir_op_srcloc(dc->m, op);
   if (src.known) fprintf(f, " src=%.*s:%u:%u", SC_SPAN_ARG(src.file), src.line, src.col);
   fputc('\n', f);
   /* Attributes, one per line, so two front ends' views of a module can be diffed. */
   for (uint32_t i = 0; i < op->attrs.n; i++)
     fprintf(f, "    attr %.*s = %.*s\n", SC_SPAN_ARG(op->attrs.v[i].name), SC_SPAN_ARG(op->attrs.v[i].value));
-  const sc_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
-  for (uint32_t k = 0; entry && sc_span_eq(op->name, "func.func") && k < entry->nargs; k++)
-    for (uint32_t i = 0; i < sc_value_attrs(entry->args[k])->n; i++)
-      fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(sc_value_attrs(entry->args[k])->v[i].name),
-              SC_SPAN_ARG(sc_value_attrs(entry->args[k])->v[i].value));
-  for (uint32_t k = 0; k < sc_op_nresult_attrs(op); k++)
-    for (uint32_t i = 0; i < sc_op_result_attrs(op)[k].n; i++)
-      fprintf(f, "    result %u %.*s = %.*s\n", k, SC_SPAN_ARG(sc_op_result_attrs(op)[k].v[i].name),
-              SC_SPAN_ARG(sc_op_result_attrs(op)[k].v[i].value));
+  const ir_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
+  for (uint32_t k = 0; entry && ir_span_eq(op->name, "func.func") && k < entry->nargs; k++)
+    for (uint32_t i = 0; i < ir_value_attrs(entry->args[k])->n; i++)
+      fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(ir_value_attrs(entry->args[k])->v[i].name),
+              SC_SPAN_ARG(ir_value_attrs(entry->args[k])->v[i].value));
+  for (uint32_t k = 0; k < ir_op_nresult_attrs(op); k++)
+    for (uint32_t i = 0; i < ir_op_result_attrs(op)[k].n; i++)
+      fprintf(f, "    result %u %.*s = %.*s\n", k, SC_SPAN_ARG(ir_op_result_attrs(op)[k].v[i].name),
+              SC_SPAN_ARG(ir_op_result_attrs(op)[k].v[i].value));
   return true;
 }
 
@@ -294,21 +294,21 @@ static bool dump_op(sc_op *op, void *user) {
 static int dump_ops(const char *name, const char *buf, size_t len, const sc_options *opt) {
   sc_arena *a = sc_arena_new(0);
   if (!a) return EXIT_TROUBLE;
-  sc_linemap lines = sc_linemap_build(a, buf, len);
-  sc_format fmt = opt->input_format ? opt->input_format : sc_detect_format(buf, len);
-  sc_parse_input in = {a, buf, len, 0, (uint32_t)len, &lines, opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
+  ir_linemap lines = ir_linemap_build(a, buf, len);
+  sc_format fmt = opt->input_format ? opt->input_format : fe_detect_format(buf, len);
+  fe_parse_input in = {a, buf, len, 0, (uint32_t)len, &lines, opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
                        opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, NULL};
-  sc_parse_error err;
-  sc_module *m = sc_parse_format(fmt, &in, &err);
+  fe_parse_error err;
+  ir_module *m = fe_parse_format(fmt, &in, &err);
   int rc = 0;
   if (!m) {
-    sc_pos p = sc_linemap_pos(&lines, err.offset);
+    ir_pos p = ir_linemap_pos(&lines, err.offset);
     fprintf(stderr, "%s:%u:%u: error: %s\n", name, p.line, p.col, err.message);
     rc = EXIT_FINDINGS;
   } else {
     printf("# %s: %u ops, %u functions\n", name, m->nops, m->nfuncs);
     dump_ctx dc = {stdout, m, m->buf == buf ? &lines : NULL}; /* text front ends keep the input */
-    sc_op_walk(m->module, dump_op, &dc);
+    ir_op_walk(m->module, dump_op, &dc);
   }
   sc_arena_free(a);
   return rc;

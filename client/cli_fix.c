@@ -46,19 +46,19 @@ static void reject_overlaps(edit_ref *edits, size_t n, bool *rejected) {
 
 /* The module with the accepted edits applied (malloc'd). */
 static char *apply_edits(const char *buf, size_t len, edit_ref *edits, size_t n, const bool *rejected, size_t *out_len) {
-  sc_strbuf b = {0};
+  strbuf b = {0};
   size_t at = 0;
   for (size_t i = 0; i < n; i++) {
     if (rejected[edits[i].fix]) continue;
     const sc_edit *e = edits[i].e;
     if (e->offset < at || e->offset + (size_t)e->length > len) continue;
-    sc_strbuf_put(&b, buf + at, e->offset - at);
-    sc_strbuf_puts(&b, e->replacement ? e->replacement : "");
+    sb_put(&b, buf + at, e->offset - at);
+    sb_puts(&b, e->replacement ? e->replacement : "");
     at = e->offset + e->length;
   }
-  sc_strbuf_put(&b, buf + at, len - at);
+  sb_put(&b, buf + at, len - at);
   *out_len = b.n;
-  return sc_strbuf_take(&b);
+  return sb_take(&b);
 }
 
 /* --- unified diff of the changed line ranges (the edits say where; context 3 lines) --- */
@@ -84,12 +84,12 @@ static lines split_lines(const char *p, size_t n) {
   return l;
 }
 
-static void put_lines(sc_strbuf *b, const lines *l, size_t from, size_t to, char mark) {
+static void put_lines(strbuf *b, const lines *l, size_t from, size_t to, char mark) {
   for (size_t i = from; i < to; i++) {
     size_t s = l->start[i], e = l->start[i + 1];
-    sc_strbuf_printf(b, "%c", mark);
-    sc_strbuf_put(b, l->p + s, e - s);
-    if (e == s || l->p[e - 1] != '\n') sc_strbuf_puts(b, "\n\\ No newline at end of file\n");
+    sb_printf(b, "%c", mark);
+    sb_put(b, l->p + s, e - s);
+    if (e == s || l->p[e - 1] != '\n') sb_puts(b, "\n\\ No newline at end of file\n");
   }
 }
 
@@ -97,7 +97,7 @@ static void put_lines(sc_strbuf *b, const lines *l, size_t from, size_t to, char
  * context. Fixes are local, so one hunk over the changed span keeps the diff short and exact. */
 static char *unified_diff(const char *name, const char *old, size_t olen, const char *new_, size_t nlen) {
   lines a = split_lines(old, olen), b = split_lines(new_, nlen);
-  sc_strbuf out = {0};
+  strbuf out = {0};
   if (!a.start || !b.start) goto done;
   size_t head = 0;
   while (head < a.nlines && head < b.nlines && a.start[head + 1] - a.start[head] == b.start[head + 1] - b.start[head] &&
@@ -114,7 +114,7 @@ static char *unified_diff(const char *name, const char *old, size_t olen, const 
   size_t from = head > 3 ? head - 3 : 0;
   size_t a_end = a.nlines - tail, b_end = b.nlines - tail;
   size_t a_ctx = a_end + 3 < a.nlines ? a_end + 3 : a.nlines, b_ctx = b_end + (a_ctx - a_end);
-  sc_strbuf_printf(&out, "--- %s\n+++ %s (fixed)\n@@ -%zu,%zu +%zu,%zu @@\n", name, name, from + 1, a_ctx - from, from + 1,
+  sb_printf(&out, "--- %s\n+++ %s (fixed)\n@@ -%zu,%zu +%zu,%zu @@\n", name, name, from + 1, a_ctx - from, from + 1,
                    b_ctx - from);
   put_lines(&out, &a, from, head, ' ');
   put_lines(&out, &a, head, a_end, '-');
@@ -123,7 +123,7 @@ static char *unified_diff(const char *name, const char *old, size_t olen, const 
 done:
   free(a.start);
   free(b.start);
-  return out.n ? sc_strbuf_take(&out) : (free(sc_strbuf_take(&out)), NULL);
+  return out.n ? sb_take(&out) : (free(sb_take(&out)), NULL);
 }
 
 typedef struct {

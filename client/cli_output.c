@@ -28,15 +28,15 @@ bool color_wanted(const char *mode, int fd) {
 }
 
 /* "; 2 suppressed (1 inline, 1 baseline); ..." — what the counts alone do not say. */
-static void put_extras(sc_strbuf *b, const input_list *in, const totals *t, long max_diags) {
+static void put_extras(strbuf *b, const input_list *in, const totals *t, long max_diags) {
   if (t->inline_suppressed || t->baseline_suppressed)
-    sc_strbuf_printf(b, "; %zu suppressed (%zu inline, %zu baseline)", t->inline_suppressed + t->baseline_suppressed,
+    sb_printf(b, "; %zu suppressed (%zu inline, %zu baseline)", t->inline_suppressed + t->baseline_suppressed,
                      t->inline_suppressed, t->baseline_suppressed);
-  if (t->baseline_stale) sc_strbuf_printf(b, "; %zu baseline entr%s no longer occur%s", t->baseline_stale,
+  if (t->baseline_stale) sb_printf(b, "; %zu baseline entr%s no longer occur%s", t->baseline_stale,
                                           t->baseline_stale == 1 ? "y" : "ies", t->baseline_stale == 1 ? "s" : "");
-  if (t->dropped) sc_strbuf_printf(b, "; %zu more not shown (--max-diagnostics %ld)", t->dropped, max_diags);
-  if (in->skipped) sc_strbuf_printf(b, "; %zu file%s skipped", in->skipped, in->skipped == 1 ? "" : "s");
-  if (t->failed) sc_strbuf_printf(b, "; %zu input%s not checked", t->failed, t->failed == 1 ? "" : "s");
+  if (t->dropped) sb_printf(b, "; %zu more not shown (--max-diagnostics %ld)", t->dropped, max_diags);
+  if (in->skipped) sb_printf(b, "; %zu file%s skipped", in->skipped, in->skipped == 1 ? "" : "s");
+  if (t->failed) sb_printf(b, "; %zu input%s not checked", t->failed, t->failed == 1 ? "" : "s");
 }
 
 typedef struct {
@@ -101,13 +101,13 @@ static bool load_source(source_cache *c, const char *file) {
   for (size_t i = 0; i < 2 && tries[i] && c->missing; i++) {
     FILE *f = fopen(tries[i], "rb");
     if (!f) continue;
-    sc_strbuf b = {0};
+    strbuf b = {0};
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.n < SOURCE_MAX_BYTES) sc_strbuf_put(&b, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.n < SOURCE_MAX_BYTES) sb_put(&b, chunk, n);
     fclose(f);
     c->len = b.n;
-    c->text = sc_strbuf_take(&b);
+    c->text = sb_take(&b);
     c->missing = c->text == NULL;
   }
   return !c->missing;
@@ -155,17 +155,17 @@ static int render_text(FILE *out, const check_settings *s, const input_list *in,
       char *last = len ? text + len - 1 : text;
       while (last > text && last[-1] != '\n') last--;
       if (!s->quiet) fwrite(text, 1, (size_t)(last - text), out);
-      sc_strbuf b = {0};
+      strbuf b = {0};
       size_t line_len = len - (size_t)(last - text) - 1, name_len = line_len;
       while (name_len > 1 && !(last[name_len - 2] == ':' && last[name_len - 1] == ' ')) name_len--;
       if (t->dropped && name_len > 1) /* the report counts what it shows; the line counts every finding */
-        sc_strbuf_printf(&b, "%.*s%zu error%s, %zu warning%s, %zu note%s", (int)name_len, last, t->errors,
+        sb_printf(&b, "%.*s%zu error%s, %zu warning%s, %zu note%s", (int)name_len, last, t->errors,
                          t->errors == 1 ? "" : "s", t->warnings, t->warnings == 1 ? "" : "s", t->notes,
                          t->notes == 1 ? "" : "s");
       else
-        sc_strbuf_put(&b, last, line_len);
+        sb_put(&b, last, line_len);
       put_extras(&b, in, t, s->max_diagnostics);
-      char *line = sc_strbuf_take(&b);
+      char *line = sb_take(&b);
       fprintf(out, "%s\n", line ? line : "");
       free(line);
     } else if (!s->quiet && *text) {
@@ -176,9 +176,9 @@ static int render_text(FILE *out, const check_settings *s, const input_list *in,
     free(text);
   }
   if (!one) {
-    sc_strbuf b = {0};
+    strbuf b = {0};
     put_extras(&b, in, t, s->max_diagnostics);
-    char *extras = sc_strbuf_take(&b);
+    char *extras = sb_take(&b);
     size_t checked = in->n - t->failed;
     fprintf(out, "%zu input%s checked: %zu error%s, %zu warning%s, %zu note%s%s\n", checked, checked == 1 ? "" : "s",
             t->errors, t->errors == 1 ? "" : "s", t->warnings, t->warnings == 1 ? "" : "s", t->notes,
@@ -300,9 +300,9 @@ static int render_gitlab(FILE *out, const check_settings *s, const input_list *i
     for (size_t k = 0; r && k < r->ndiags; k++) {
       const sc_diag *d = &r->diags[k];
       bool python = d->has_source; /* the user's file, as the text report leads with it */
-      sc_strbuf fp = {0};
-      sc_strbuf_printf(&fp, "%s:%s", r->input_name, in->v[i].fingerprints[k]);
-      char *fps = sc_strbuf_take(&fp);
+      strbuf fp = {0};
+      sb_printf(&fp, "%s:%s", r->input_name, in->v[i].fingerprints[k]);
+      char *fps = sb_take(&fp);
       json_t *lines = json_pack("{s:i}", "begin", (int)(python ? d->source_line : d->line ? d->line : 1));
       json_array_append_new(issues, json_pack("{s:s,s:s,s:s,s:s,s:{s:s,s:o}}", "description", d->message, "check_name",
                                               d->code, "fingerprint", fps ? fps : d->code, "severity",

@@ -9,7 +9,7 @@
 
 static const char *dup_str(sc_arena *a, json_t *o, const char *key) {
   const char *s = json_string_value(json_object_get(o, key));
-  return s ? sc_arena_strdup(a, s) : NULL;
+  return s ? ar_strdup(a, s) : NULL;
 }
 
 static uint32_t get_u32(json_t *o, const char *key) {
@@ -25,30 +25,30 @@ static sc_severity severity_of(const char *s) {
 
 static void read_context(sc_arena *a, json_t *ctx, sc_diag *d) {
   d->ncontext = json_object_size(ctx);
-  d->context = sc_arena_calloc(a, d->ncontext ? d->ncontext : 1, sizeof *d->context);
+  d->context = ar_calloc(a, d->ncontext ? d->ncontext : 1, sizeof *d->context);
   size_t i = 0;
   const char *key;
   json_t *v;
   json_object_foreach(ctx, key, v) {
     sc_context_entry *e = &d->context[i++];
-    e->key = sc_arena_strdup(a, key);
+    e->key = ar_strdup(a, key);
     e->is_list = json_is_array(v);
     e->nvalues = e->is_list ? json_array_size(v) : 1;
-    e->values = sc_arena_calloc(a, e->nvalues ? e->nvalues : 1, sizeof *e->values);
+    e->values = ar_calloc(a, e->nvalues ? e->nvalues : 1, sizeof *e->values);
     for (size_t k = 0; k < e->nvalues; k++) {
       json_t *item = e->is_list ? json_array_get(v, k) : v;
       const char *s = json_string_value(item);
       if (json_is_integer(item)) /* numbers are written as numbers; the report keeps their text */
-        e->values[k] = sc_arena_printf(a, "%" JSON_INTEGER_FORMAT, json_integer_value(item));
+        e->values[k] = ar_printf(a, "%" JSON_INTEGER_FORMAT, json_integer_value(item));
       else
-        e->values[k] = s ? sc_arena_strdup(a, s) : NULL;
+        e->values[k] = s ? ar_strdup(a, s) : NULL;
     }
   }
 }
 
 static void read_fixes(sc_arena *a, json_t *fixes, sc_diag *d) {
   d->nfixes = json_array_size(fixes);
-  d->fixes = sc_arena_calloc(a, d->nfixes ? d->nfixes : 1, sizeof *d->fixes);
+  d->fixes = ar_calloc(a, d->nfixes ? d->nfixes : 1, sizeof *d->fixes);
   for (size_t i = 0; i < d->nfixes; i++) {
     json_t *fo = json_array_get(fixes, i);
     sc_fix *f = &d->fixes[i];
@@ -59,7 +59,7 @@ static void read_fixes(sc_arena *a, json_t *fixes, sc_diag *d) {
     f->machine = app && !strcmp(app, "machine");
     json_t *edits = json_object_get(fo, "edits");
     f->nedits = json_array_size(edits);
-    f->edits = sc_arena_calloc(a, f->nedits ? f->nedits : 1, sizeof *f->edits);
+    f->edits = ar_calloc(a, f->nedits ? f->nedits : 1, sizeof *f->edits);
     for (size_t k = 0; k < f->nedits; k++) {
       json_t *eo = json_array_get(edits, k);
       sc_edit *e = &f->edits[k];
@@ -74,7 +74,7 @@ static void read_fixes(sc_arena *a, json_t *fixes, sc_diag *d) {
 /* The other sites of the same mistake (the report's "related" array). */
 static void read_related(sc_arena *a, json_t *rel, sc_diag *d) {
   d->nrelated = json_array_size(rel);
-  d->related = d->nrelated ? sc_arena_calloc(a, d->nrelated, sizeof *d->related) : NULL;
+  d->related = d->nrelated ? ar_calloc(a, d->nrelated, sizeof *d->related) : NULL;
   for (size_t i = 0; i < d->nrelated; i++) {
     json_t *ro = json_array_get(rel, i), *loc = json_object_get(ro, "location"), *src = json_object_get(ro, "source_location");
     sc_related *r = &d->related[i];
@@ -128,7 +128,7 @@ static void read_mesh(sc_arena *a, json_t *mesh, sc_report *r) {
   r->mesh_source = dup_str(a, mesh, "source");
   json_t *axes = json_object_get(mesh, "axes");
   r->mesh_naxes = json_array_size(axes);
-  r->mesh_axes = r->mesh_naxes ? sc_arena_calloc(a, r->mesh_naxes, sizeof *r->mesh_axes) : NULL;
+  r->mesh_axes = r->mesh_naxes ? ar_calloc(a, r->mesh_naxes, sizeof *r->mesh_axes) : NULL;
   for (size_t i = 0; i < r->mesh_naxes; i++) {
     json_t *ax = json_array_get(axes, i);
     r->mesh_axes[i].name = dup_str(a, ax, "name");
@@ -145,7 +145,7 @@ static int64_t bytes_or_unknown(json_t *v) { return json_is_integer(v) ? (int64_
 
 static void read_largest(sc_arena *a, json_t *list, sc_cost_report *c) {
   c->nlargest = json_array_size(list);
-  c->largest = sc_arena_calloc(a, c->nlargest ? c->nlargest : 1, sizeof *c->largest);
+  c->largest = ar_calloc(a, c->nlargest ? c->nlargest : 1, sizeof *c->largest);
   for (size_t i = 0; i < c->nlargest; i++) {
     json_t *o = json_array_get(list, i);
     sc_cost_tensor *t = &c->largest[i];
@@ -162,7 +162,7 @@ static void read_largest(sc_arena *a, json_t *list, sc_cost_report *c) {
 static void read_collectives(sc_arena *a, json_t *list, sc_cost_report *c) {
   if (!json_is_array(list)) return; /* null: not computed */
   c->ncollectives = json_array_size(list);
-  c->collectives = sc_arena_calloc(a, c->ncollectives ? c->ncollectives : 1, sizeof *c->collectives);
+  c->collectives = ar_calloc(a, c->ncollectives ? c->ncollectives : 1, sizeof *c->collectives);
   for (size_t i = 0; i < c->ncollectives; i++) {
     json_t *o = json_array_get(list, i), *loc = json_object_get(o, "location"), *axes = json_object_get(o, "axes");
     sc_cost_collective *k = &c->collectives[i];
@@ -171,10 +171,10 @@ static void read_collectives(sc_arena *a, json_t *list, sc_cost_report *c) {
     k->op = dup_str(a, loc, "op");
     k->kind = dup_str(a, o, "kind");
     k->naxes = json_array_size(axes);
-    k->axes = sc_arena_calloc(a, k->naxes ? k->naxes : 1, sizeof *k->axes);
+    k->axes = ar_calloc(a, k->naxes ? k->naxes : 1, sizeof *k->axes);
     for (size_t j = 0; j < k->naxes; j++) {
       const char *name = json_string_value(json_array_get(axes, j));
-      k->axes[j] = sc_arena_strdup(a, name ? name : "");
+      k->axes[j] = ar_strdup(a, name ? name : "");
     }
     k->bytes_per_device = (int64_t)json_integer_value(json_object_get(o, "bytes_per_device"));
     k->reason = dup_str(a, o, "reason");
@@ -205,7 +205,7 @@ sc_report *report_from_json(sc_arena *a, const char *text, const char *buf, size
     json_decref(root);
     return NULL;
   }
-  sc_report *r = sc_arena_calloc(a, 1, sizeof *r);
+  sc_report *r = ar_calloc(a, 1, sizeof *r);
   json_t *in = json_object_get(root, "input");
   r->input_name = dup_str(a, in, "name");
   r->format = format_of(json_string_value(json_object_get(in, "format")));
@@ -224,7 +224,7 @@ sc_report *report_from_json(sc_arena *a, const char *text, const char *buf, size
   r->notes = (size_t)json_integer_value(json_object_get(sum, "notes"));
   json_t *diags = json_object_get(root, "diagnostics");
   r->ndiags = json_array_size(diags);
-  r->diags = sc_arena_calloc(a, r->ndiags ? r->ndiags : 1, sizeof *r->diags);
+  r->diags = ar_calloc(a, r->ndiags ? r->ndiags : 1, sizeof *r->diags);
   for (size_t i = 0; i < r->ndiags; i++) read_diag(a, json_array_get(diags, i), &r->diags[i]);
   r->failure = dup_str(a, root, "failure");
   read_cost(a, json_object_get(root, "cost"), &r->cost);

@@ -93,7 +93,7 @@ static bool file_looks_like_module(const char *path) {
   char *err = NULL;
   size_t len = 0;
   char *all = read_all(path, &len, &err);
-  bool exported = all && sc_is_exported(all, len);
+  bool exported = all && fe_is_exported(all, len);
   free(all), free(err);
   return exported;
 }

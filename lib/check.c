@@ -55,17 +55,17 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
     const char *name = p;
     while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
     if (p == name) {
-      *error = sc_arena_printf(a, "mesh spec: expected an axis name at '%s' (format: name=size[:auto|explicit|manual],...)", p);
+      *error = ar_printf(a, "mesh spec: expected an axis name at '%s' (format: name=size[:auto|explicit|manual],...)", p);
       return -1;
     }
-    sc_mesh_axis ax = {sc_arena_strndup(a, name, (size_t)(p - name)), 0, SC_AXIS_AUTO};
+    sc_mesh_axis ax = {ar_strndup(a, name, (size_t)(p - name)), 0, SC_AXIS_AUTO};
     if (*p != '=') {
-      *error = sc_arena_printf(a, "mesh spec: expected '=' after axis '%s'", ax.name);
+      *error = ar_printf(a, "mesh spec: expected '=' after axis '%s'", ax.name);
       return -1;
     }
     p++;
     if (!parse_i64(&p, &ax.size)) {
-      *error = sc_arena_printf(a, "mesh spec: axis '%s' needs a positive integer size", ax.name);
+      *error = ar_printf(a, "mesh spec: axis '%s' needs a positive integer size", ax.name);
       return -1;
     }
     if (*p == ':') {
@@ -77,7 +77,7 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
       else if (n == 8 && !strncmp(t, "explicit", 8)) ax.type = SC_AXIS_EXPLICIT;
       else if (n == 6 && !strncmp(t, "manual", 6)) ax.type = SC_AXIS_MANUAL;
       else {
-        *error = sc_arena_printf(a, "mesh spec: axis '%s' has unknown type '%.*s' (auto, explicit or manual)", ax.name,
+        *error = ar_printf(a, "mesh spec: axis '%s' has unknown type '%.*s' (auto, explicit or manual)", ax.name,
                                  (int)n, t);
         return -1;
       }
@@ -85,7 +85,7 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
     SC_PUSH(a, axes, ax);
     if (*p == ',') p++;
     else if (*p && *p != ';') {
-      *error = sc_arena_printf(a, "mesh spec: unexpected '%c' after axis '%s'", *p, ax.name);
+      *error = ar_printf(a, "mesh spec: unexpected '%c' after axis '%s'", *p, ax.name);
       return -1;
     }
   }
@@ -96,7 +96,7 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
       while (*p && *p != ';') {
         int64_t d;
         if (!parse_i64(&p, &d)) {
-          *error = sc_arena_strdup(a, "mesh spec: devices= needs comma-separated device ids");
+          *error = ar_strdup(a, "mesh spec: devices= needs comma-separated device ids");
           return -1;
         }
         SC_PUSH(a, devs, d);
@@ -105,20 +105,20 @@ int sc_mesh_parse(sc_arena *a, const char *spec, sc_target_mesh *out, const char
     } else if (!strncmp(p, "platform=", 9)) {
       p += 9;
       const char *e = strchr(p, ';');
-      char *name = sc_arena_strndup(a, p, e ? (size_t)(e - p) : strlen(p));
+      char *name = ar_strndup(a, p, e ? (size_t)(e - p) : strlen(p));
       if (sc_platform_parse(name, &out->platform)) {
-        *error = sc_arena_printf(a, "mesh spec: unknown platform '%s' (tpu, gpu or cpu)", name);
+        *error = ar_printf(a, "mesh spec: unknown platform '%s' (tpu, gpu or cpu)", name);
         return -1;
       }
       p += strlen(name);
     } else if (!strncmp(p, "device_kind=", 12)) {
       p += 12;
       const char *e = strchr(p, ';');
-      out->device_kind = sc_arena_strndup(a, p, e ? (size_t)(e - p) : strlen(p));
+      out->device_kind = ar_strndup(a, p, e ? (size_t)(e - p) : strlen(p));
       /* a kind outside the table (a CPU, a new chip) leaves the device memory unknown (docs/cost.md) */
       p += strlen(out->device_kind);
     } else {
-      *error = sc_arena_printf(a, "mesh spec: unknown section '%s' (devices=..., platform=... or device_kind=...)", p);
+      *error = ar_printf(a, "mesh spec: unknown section '%s' (devices=..., platform=... or device_kind=...)", p);
       return -1;
     }
   }
@@ -156,8 +156,8 @@ static int diag_cmp(const void *x, const void *y) {
   return strcmp(a->message, b->message);
 }
 
-static void fill_mesh(sc_arena *a, sc_report *r, const sc_model *model, const sc_options *opt) {
-  const sc_mesh *mesh = model ? model->effective : NULL;
+static void fill_mesh(sc_arena *a, sc_report *r, const md_model *model, const sc_options *opt) {
+  const md_mesh *mesh = model ? model->effective : NULL;
   r->platform = opt->platform ? opt->platform : opt->mesh ? opt->mesh->platform : SC_PLATFORM_UNSPECIFIED;
   if (opt->mesh) {
     r->mesh_source = "request";
@@ -176,9 +176,9 @@ static void fill_mesh(sc_arena *a, sc_report *r, const sc_model *model, const sc
   r->mesh_source = "module";
   r->mesh_devices = mesh->devices;
   if (mesh->synthesized) return; /* GSPMD module: num_partitions devices, no named axes */
-  r->mesh_axes = sc_arena_calloc(a, mesh->naxes ? mesh->naxes : 1, sizeof *r->mesh_axes);
+  r->mesh_axes = ar_calloc(a, mesh->naxes ? mesh->naxes : 1, sizeof *r->mesh_axes);
   for (uint32_t i = 0; i < mesh->naxes; i++) {
-    r->mesh_axes[i].name = sc_span_dup(a, mesh->axes[i].name);
+    r->mesh_axes[i].name = ir_span_dup(a, mesh->axes[i].name);
     r->mesh_axes[i].size = mesh->axes[i].size;
     r->mesh_axes[i].type = mesh->axes[i].type;
   }
@@ -204,16 +204,16 @@ static sc_status check_body(check_run *run);
  * ran past them (what it allocated stays in the arena). Cancellation still ends the whole check. */
 static int within_half_limits(check_run *run, void (*fn)(void *user), void *user) {
   sc_arena *a = run->arena;
-  size_t byte_limit = sc_arena_limit(a), used = sc_arena_used(a);
-  unsigned long long step_limit = sc_arena_step_limit(a), steps = sc_arena_steps(a);
-  if (byte_limit) sc_arena_set_limit(a, used < byte_limit ? used + (byte_limit - used) / 2 : byte_limit);
+  size_t byte_limit = ar_limit(a), used = sc_arena_used(a);
+  unsigned long long step_limit = ar_step_limit(a), steps = ar_steps(a);
+  if (byte_limit) ar_set_limit(a, used < byte_limit ? used + (byte_limit - used) / 2 : byte_limit);
   if (step_limit) sc_arena_set_step_limit(a, steps < step_limit ? steps + (step_limit - steps) / 2 : step_limit);
   jmp_buf env;
-  sc_arena_set_failure_jump(a, &env);
+  ar_set_failure_jump(a, &env);
   int why = setjmp(env);
   if (!why) fn(user);
-  sc_arena_set_failure_jump(a, run->guard);
-  sc_arena_set_limit(a, byte_limit);
+  ar_set_failure_jump(a, run->guard);
+  ar_set_limit(a, byte_limit);
   sc_arena_set_step_limit(a, step_limit);
   if (why == 2) longjmp(*run->guard, 2);
   return why ? 1 : 0;
@@ -221,8 +221,8 @@ static int within_half_limits(check_run *run, void (*fn)(void *user), void *user
 
 typedef struct {
   sc_arena *arena;
-  const sc_module *m;
-  sc_ctx *ctx;
+  const ir_module *m;
+  ru_ctx *ctx;
   prop_engine *engine;
 } propagation_job;
 
@@ -235,13 +235,13 @@ static void run_propagation(void *user) {
 /* Propagation as Shardy's pipeline runs it (user priorities, through calls), within half of what the
  * request's byte and step limits leave: past that, SC0004 says so and the rules read the written
  * shardings (NULL). */
-static const prop_engine *propagate_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m, uint32_t at) {
+static const prop_engine *propagate_for_rules(check_run *run, ru_ctx *ctx, const ir_module *m, uint32_t at) {
   propagation_job job = {run->arena, m, ctx, NULL};
   if (within_half_limits(run, run_propagation, &job)) {
     run->report->propagation_limited = true;
-    ctx->rule = sc_rule_by_name("propagation-limit");
-    sc_emit_at(ctx, at, NULL, "sharding propagation stopped at half of the request's limits (%s); the rules read "
-               "the shardings written in the module", sc_arena_limit(run->arena) ? "memory" : "work");
+    ctx->rule = ru_rule_by_name("propagation-limit");
+    ru_emit_at(ctx, at, NULL, "sharding propagation stopped at half of the request's limits (%s); the rules read "
+               "the shardings written in the module", ar_limit(run->arena) ? "memory" : "work");
     ctx->rule = NULL;
     return NULL;
   }
@@ -250,21 +250,21 @@ static const prop_engine *propagate_for_rules(check_run *run, sc_ctx *ctx, const
 
 typedef struct {
   sc_arena *arena;
-  const sc_module *m;
-  sc_ctx *ctx;
-  sc_cost *cost;
+  const ir_module *m;
+  ru_ctx *ctx;
+  cost_analysis *cost;
 } collectives_job;
 
 static void run_collectives(void *user) {
   collectives_job *j = user;
-  sc_cost_collectives(j->arena, j->m, j->ctx->model, j->ctx->propagation, j->ctx->lines, j->cost);
+  cost_collectives(j->arena, j->m, j->ctx->model, j->ctx->propagation, j->ctx->lines, j->cost);
 }
 
 /* The module's cost and its collectives (the reshard pass over the propagated shardings: the report
  * carries the first module's, the communication rules read every module's) within half of what the
  * limits leave, else left uncomputed (null). */
-static sc_cost *cost_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m) {
-  sc_cost *cost = sc_cost_compute(run->arena, m, ctx->model, ctx->propagation, run->opt);
+static cost_analysis *cost_for_rules(check_run *run, ru_ctx *ctx, const ir_module *m) {
+  cost_analysis *cost = cost_compute(run->arena, m, ctx->model, ctx->propagation, run->opt);
   collectives_job job = {run->arena, m, ctx, cost};
   if (ctx->propagation && within_half_limits(run, run_collectives, &job)) {
     run->report->propagation_limited = true; /* a caller with a larger arena gets them */
@@ -278,25 +278,25 @@ static sc_cost *cost_for_rules(check_run *run, sc_ctx *ctx, const sc_module *m) 
 static sc_status check_guarded(check_run *run) {
   jmp_buf env;
   run->guard = &env;
-  sc_arena_set_failure_jump(run->arena, &env);
-  /* Long loops poll the cancel flag through the arena's work meter (see sc_arena_step). */
-  sc_arena_set_cancel(run->arena, run->opt->cancel);
+  ar_set_failure_jump(run->arena, &env);
+  /* Long loops poll the cancel flag through the arena's work meter (see ar_step). */
+  ar_set_cancel(run->arena, run->opt->cancel);
   switch (setjmp(env)) {
   case 0: break;
   case 2:
-    sc_arena_set_failure_jump(run->arena, NULL);
-    sc_arena_set_cancel(run->arena, NULL);
+    ar_set_failure_jump(run->arena, NULL);
+    ar_set_cancel(run->arena, NULL);
     if (run->report) run->report->failure = "cancelled";
     return SC_ERR_CANCELLED;
   default:
-    sc_arena_set_failure_jump(run->arena, NULL);
-    sc_arena_set_cancel(run->arena, NULL);
+    ar_set_failure_jump(run->arena, NULL);
+    ar_set_cancel(run->arena, NULL);
     if (run->report) run->report->failure = "the request needs more memory or work than its limit allows";
     return SC_ERR_LIMIT;
   }
   sc_status status = check_body(run);
-  sc_arena_set_failure_jump(run->arena, NULL);
-  sc_arena_set_cancel(run->arena, NULL);
+  ar_set_failure_jump(run->arena, NULL);
+  ar_set_cancel(run->arena, NULL);
   return status;
 }
 
@@ -309,18 +309,18 @@ sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_option
 }
 
 /* Filters, folds, sorts and counts the diagnostics into the report. */
-static void finish_diagnostics(sc_ctx *ctx, const sc_rule_selection *sel, sc_report *r) {
+static void finish_diagnostics(ru_ctx *ctx, const ru_rule_selection *sel, sc_report *r) {
   const sc_options *opt = ctx->options;
   /* Keep selected rules' diagnostics at or above the severity floor; syntax is never dropped. */
-  bool *keep = sc_arena_alloc(ctx->arena, (ctx->diags.n ? ctx->diags.n : 1) * sizeof *keep);
+  bool *keep = ar_alloc(ctx->arena, (ctx->diags.n ? ctx->diags.n : 1) * sizeof *keep);
   for (size_t i = 0; i < ctx->diags.n; i++) {
     const sc_diag *d = &ctx->diags.v[i];
-    const sc_rule *rule = sc_rule_by_code(d->code);
-    bool engine = rule && sc_rule_is_engine(rule);
-    keep[i] = (engine || d->severity >= opt->min_severity) && (!rule || engine || sel->enabled[rule - sc_rule_table]);
+    const sc_rule *rule = ru_rule_by_code(d->code);
+    bool engine = rule && ru_rule_is_engine(rule);
+    keep[i] = (engine || d->severity >= opt->min_severity) && (!rule || engine || sel->enabled[rule - ru_rule_table]);
   }
   /* One mistake, one diagnostic: consequences fold into their root diagnostic. */
-  sc_diags_fold(ctx, keep);
+  ru_diags_fold(ctx, keep);
   size_t kept = 0;
   for (size_t i = 0; i < ctx->diags.n; i++)
     if (keep[i]) ctx->diags.v[kept++] = ctx->diags.v[i];
@@ -341,23 +341,23 @@ static sc_status check_body(check_run *run) {
   const char *buf = run->buf;
   size_t len = run->len;
   const sc_options *opt = run->opt;
-  sc_report *r = sc_arena_alloc(arena, sizeof *r);
+  sc_report *r = ar_alloc(arena, sizeof *r);
   run->report = r;
   r->input_name = opt->input_name ? opt->input_name : "<stdin>";
   r->buf = buf;
   r->bytes = len;
-  r->format = opt->input_format != SC_FMT_AUTO ? opt->input_format : sc_detect_format(buf, len);
+  r->format = opt->input_format != SC_FMT_AUTO ? opt->input_format : fe_detect_format(buf, len);
   r->has_lines = r->format != SC_FMT_BYTECODE && r->format != SC_FMT_EXPORTED;
   if (is_sha256_hex(opt->input_sha256)) memcpy(r->sha256, opt->input_sha256, 65); /* hashed once, by the caller */
   else if (!opt->sha256_by_caller) sc_sha256_hex(buf, len, r->sha256);
   r->mesh_source = "none";
   r->cost.device_memory_bytes = -1;
-  sc_arena_set_hash_seed(arena, opt->hash_seed);
+  ar_set_hash_seed(arena, opt->hash_seed);
 
   sc_status status = SC_OK;
-  sc_rule_selection sel;
+  ru_rule_selection sel;
   const char *error = NULL;
-  if (sc_rule_select(arena, opt->rules, &sel, &error)) {
+  if (ru_rule_select(arena, opt->rules, &sel, &error)) {
     r->failure = error;
     return SC_ERR_INVALID;
   }
@@ -371,8 +371,8 @@ static sc_status check_body(check_run *run) {
   }
 
   /* Binary formats have no lines: diagnostics carry op paths and Python locations instead. */
-  sc_linemap lines = r->has_lines ? sc_linemap_build(arena, buf, len) : (sc_linemap){NULL, 0};
-  sc_ctx ctx;
+  ir_linemap lines = r->has_lines ? ir_linemap_build(arena, buf, len) : (ir_linemap){NULL, 0};
+  ru_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.arena = arena;
   ctx.options = opt;
@@ -380,50 +380,50 @@ static sc_status check_body(check_run *run) {
   ctx.buf = buf;
   ctx.len = len;
 
-  sc_chunk *chunks;
-  size_t nchunks = sc_split_chunks(arena, buf, len, opt->split_input_file && r->has_lines, &chunks);
-  sc_model *first_model = NULL;
+  fe_chunk *chunks;
+  size_t nchunks = fe_split_chunks(arena, buf, len, opt->split_input_file && r->has_lines, &chunks);
+  md_model *first_model = NULL;
   for (size_t i = 0; i < nchunks; i++) {
     if (opt->cancel && *opt->cancel) {
       status = SC_ERR_CANCELLED;
       break;
     }
-    sc_parse_input in = {arena, buf, len, chunks[i].begin, chunks[i].end, &lines,
+    fe_parse_input in = {arena, buf, len, chunks[i].begin, chunks[i].end, &lines,
                          opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
                          opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
-    sc_parse_error perr;
+    fe_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    sc_module *m = sc_parse_format(r->format, &in, &perr);
+    ir_module *m = fe_parse_format(r->format, &in, &perr);
     if (!m) {
       if (perr.cancelled) {
         status = SC_ERR_CANCELLED;
         break;
       }
-      if (opt->split_input_file && sc_chunk_is_blank(buf, chunks[i])) continue; /* as mlir-opt: an empty module */
-      ctx.rule = sc_rule_by_name(perr.limit ? "input-limit" : "syntax");
-      sc_emit_at(&ctx, perr.failed ? perr.offset : chunks[i].begin, NULL, "%s",
+      if (opt->split_input_file && fe_chunk_is_blank(buf, chunks[i])) continue; /* as mlir-opt: an empty module */
+      ctx.rule = ru_rule_by_name(perr.limit ? "input-limit" : "syntax");
+      ru_emit_at(&ctx, perr.failed ? perr.offset : chunks[i].begin, NULL, "%s",
                    perr.message ? perr.message : "the module could not be parsed");
       ctx.rule = NULL;
       continue;
     }
     if (m->reader_note) {
-      ctx.rule = sc_rule_by_name("producer-version");
-      sc_emit_at(&ctx, chunks[i].begin, NULL, "%s", m->reader_note);
+      ctx.rule = ru_rule_by_name("producer-version");
+      ru_emit_at(&ctx, chunks[i].begin, NULL, "%s", m->reader_note);
       ctx.rule = NULL;
     }
-    sc_module_finalize(m); /* whichever front end ran: rules compare op->kind, never names */
+    ir_module_finalize(m); /* whichever front end ran: rules compare op->kind, never names */
     r->functions += m->nfuncs;
     r->ops += m->nops;
     ctx.module = m;
-    ctx.model = sc_model_build(arena, m, opt);
+    ctx.model = md_model_build(arena, m, opt);
     if (!first_model) first_model = ctx.model;
     if (!opt->no_propagate) ctx.propagation = propagate_for_rules(run, &ctx, m, chunks[i].begin);
     ctx.cost = cost_for_rules(run, &ctx, m); /* the report carries the first module's */
     if (!r->cost.computed) r->cost = ctx.cost->report; /* the first module's */
     size_t first_diag = ctx.diags.n;
-    sc_rules_run(&ctx, &sel);
+    ru_rules_run(&ctx, &sel);
     if (!r->has_lines && ctx.diags.n > first_diag)
-      sc_locate_without_lines(arena, m, ctx.diags.v + first_diag, ctx.diags.n - first_diag);
+      ir_locate_without_lines(arena, m, ctx.diags.v + first_diag, ctx.diags.n - first_diag);
     if (opt->cancel && *opt->cancel) {
       status = SC_ERR_CANCELLED;
       break;

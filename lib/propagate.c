@@ -24,22 +24,22 @@ typedef struct {
   bool warned_custom_call, warned_op; /* Shardy warns once per process about each kind of unknown op */
 } propagate_run;
 
-static void add_message(propagate_run *run, const sc_linemap *lines, message_vec *msgs, sc_severity sev,
+static void add_message(propagate_run *run, const ir_linemap *lines, message_vec *msgs, sc_severity sev,
                         uint32_t offset, const char *text) {
-  sc_pos pos = sc_linemap_pos(lines, offset);
+  ir_pos pos = ir_linemap_pos(lines, offset);
   sc_propagate_message m = {sev, pos.line, pos.col, text};
   SC_PUSH(run->arena, *msgs, m);
 }
 
 /* -sdy-populate-op-sharding-rules: every op Shardy has a rule for gets `sdy.sharding_rule`; an op
  * that keeps a rule written on it keeps that one. */
-static void annotate_rules(propagate_run *run, const sc_module *m, const sc_linemap *lines, prop_printer *pr,
+static void annotate_rules(propagate_run *run, const ir_module *m, const ir_linemap *lines, prop_printer *pr,
                            message_vec *msgs) {
   prop_rule_options ro = {run->opt->conservative, prop_rule_facts_build(run->arena, m)};
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
-    sc_arena_step(run->arena, 1);
-    if (sc_op_attr(op, "sdy.sharding_rule")) continue;
+    const ir_op *op = m->ops[i];
+    ar_step(run->arena, 1);
+    if (ir_op_attr(op, "sdy.sharding_rule")) continue;
     const char *err = NULL;
     const prop_rule *rule = prop_rule_of(run->arena, m, op, &ro, &err);
     if (rule) prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(run->arena, rule));
@@ -72,7 +72,7 @@ int sc_propagate_strategy_parse(const char *s, sc_propagate_strategy *out) {
 
 /* The strategy asked for. The pipeline runs its propagation core as XLA's does: user priorities, through
  * calls into their callees (its import and export passes are not run: docs/propagation.md). */
-static prop_engine *run_strategy(propagate_run *run, const sc_module *m, const sc_model *model) {
+static prop_engine *run_strategy(propagate_run *run, const ir_module *m, const md_model *model) {
   const sc_propagate_options *opt = run->opt;
   prop_strategy st = opt->strategy == SC_PROPAGATE_BASIC         ? PROP_BASIC
                      : opt->strategy == SC_PROPAGATE_AGGRESSIVE  ? PROP_AGGRESSIVE
@@ -84,90 +84,90 @@ static prop_engine *run_strategy(propagate_run *run, const sc_module *m, const s
 }
 
 /* `n` bytes at `p` as a JSON string (runs of plain bytes copied at once). */
-static void put_json_string(sc_astr *out, const char *p, size_t n) {
-  sc_astr_put(out, "\"", 1);
+static void put_json_string(ar_str *out, const char *p, size_t n) {
+  ar_str_put(out, "\"", 1);
   if (!n) { /* an empty span's pointer may be NULL */
-    sc_astr_put(out, "\"", 1);
+    ar_str_put(out, "\"", 1);
     return;
   }
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)p[i];
     if (c != '"' && c != '\\' && c >= 0x20) continue;
-    sc_astr_put(out, p + run, i - run);
+    ar_str_put(out, p + run, i - run);
     run = i + 1;
-    if (c < 0x20) sc_astr_printf(out, "\\u%04x", c);
-    else sc_astr_put(out, c == '"' ? "\\\"" : "\\\\", 2);
+    if (c < 0x20) ar_str_printf(out, "\\u%04x", c);
+    else ar_str_put(out, c == '"' ? "\\\"" : "\\\\", 2);
   }
-  sc_astr_put(out, p + run, n - run);
-  sc_astr_put(out, "\"", 1);
+  ar_str_put(out, p + run, n - run);
+  ar_str_put(out, "\"", 1);
 }
 
 /* "line": L, "col": C of byte `offset` (text inputs), or nothing. */
-static void put_position(sc_astr *out, const sc_linemap *lines, uint32_t offset) {
+static void put_position(ar_str *out, const ir_linemap *lines, uint32_t offset) {
   if (!lines) return;
-  sc_pos pos = sc_linemap_pos(lines, offset);
-  sc_astr_printf(out, ", \"line\": %u, \"col\": %u", pos.line, pos.col);
+  ir_pos pos = ir_linemap_pos(lines, offset);
+  ar_str_printf(out, ", \"line\": %u, \"col\": %u", pos.line, pos.col);
 }
 
-static void put_value_json(propagate_run *run, sc_astr *out, const sc_value *v, const sc_op *owner,
-                           const prop_engine *e, const sc_linemap *lines, bool *first) {
+static void put_value_json(propagate_run *run, ar_str *out, const ir_value *v, const ir_op *owner,
+                           const prop_engine *e, const ir_linemap *lines, bool *first) {
   const prop_sharding *s = prop_engine_value_sharding(e, v);
-  const sc_value *origin = prop_engine_value_origin(e, v);
-  sc_astr_puts(out, *first ? "\n      {\"value\": " : ",\n      {\"value\": ");
+  const ir_value *origin = prop_engine_value_origin(e, v);
+  ar_str_puts(out, *first ? "\n      {\"value\": " : ",\n      {\"value\": ");
   *first = false;
   put_json_string(out, v->name.p, v->name.n);
-  sc_astr_puts(out, v->def ? ", \"result_of\": " : ", \"argument_of\": ");
+  ar_str_puts(out, v->def ? ", \"result_of\": " : ", \"argument_of\": ");
   put_json_string(out, owner->name.p, owner->name.n);
   put_position(out, lines, v->pos.offset);
-  sc_astr_puts(out, ", \"sharding\": ");
+  ar_str_puts(out, ", \"sharding\": ");
   if (s) {
-    sc_astr text = SC_ASTR_INIT(run->arena);
+    ar_str text = SC_ASTR_INIT(run->arena);
     prop_sharding_put(&text, s);
     put_json_string(out, text.p, text.n);
   } else {
-    sc_astr_puts(out, "null");
+    ar_str_puts(out, "null");
   }
-  sc_astr_puts(out, ", \"origin\": ");
+  ar_str_puts(out, ", \"origin\": ");
   if (origin) {
-    sc_astr_puts(out, "{\"value\": ");
+    ar_str_puts(out, "{\"value\": ");
     put_json_string(out, origin->name.p, origin->name.n);
     put_position(out, lines, origin->pos.offset);
-    sc_astr_put(out, "}", 1);
+    ar_str_put(out, "}", 1);
   } else {
-    sc_astr_puts(out, "null");
+    ar_str_puts(out, "null");
   }
-  sc_astr_put(out, "}", 1);
+  ar_str_put(out, "}", 1);
 }
 
 /* One module's values in program order (each op's results, then its regions' block arguments) with
  * the sharding propagation leaves on each and the written sharding it came from. */
-static void put_shardings_json(propagate_run *run, sc_astr *out, size_t chunk, const sc_module *m, const prop_engine *e,
-                               const sc_linemap *lines) {
-  sc_astr_printf(out, "%s\n    {\"chunk\": %zu, \"values\": [", chunk ? "," : "", chunk);
+static void put_shardings_json(propagate_run *run, ar_str *out, size_t chunk, const ir_module *m, const prop_engine *e,
+                               const ir_linemap *lines) {
+  ar_str_printf(out, "%s\n    {\"chunk\": %zu, \"values\": [", chunk ? "," : "", chunk);
   bool first = true;
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
-    sc_arena_step(run->arena, 1);
+    const ir_op *op = m->ops[i];
+    ar_step(run->arena, 1);
     for (uint32_t r = 0; r < op->nresults; r++) put_value_json(run, out, op->results[r], op, e, lines, &first);
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++)
         for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++) {
-          const sc_value *arg = op->regions[r]->blocks[b]->args[k];
+          const ir_value *arg = op->regions[r]->blocks[b]->args[k];
           if (!arg->def) put_value_json(run, out, arg, op, e, lines, &first); /* HLO: listed as its parameter op's */
         }
   }
-  sc_astr_puts(out, first ? "]}" : "\n    ]}");
+  ar_str_puts(out, first ? "]}" : "\n    ]}");
 }
 
 static sc_status propagate_body(propagate_run *run) {
   sc_arena *a = run->arena;
   const sc_propagate_options *opt = run->opt;
   sc_propagate_result *out = run->out;
-  sc_arena_set_hash_seed(a, opt->hash_seed);
-  sc_format format = opt->input_format != SC_FMT_AUTO ? opt->input_format : sc_detect_format(run->buf, run->len);
+  ar_set_hash_seed(a, opt->hash_seed);
+  sc_format format = opt->input_format != SC_FMT_AUTO ? opt->input_format : fe_detect_format(run->buf, run->len);
   if (format != SC_FMT_STABLEHLO && !opt->json) {
-    out->failure = sc_arena_printf(a, "propagate prints MLIR text modules; this input is %s (--format json reads "
+    out->failure = ar_printf(a, "propagate prints MLIR text modules; this input is %s (--format json reads "
                                    "every format)", sc_format_name(format));
     return SC_ERR_INVALID;
   }
@@ -183,52 +183,52 @@ static sc_status propagate_body(propagate_run *run) {
     out->failure = "inputs larger than 4 GiB are not supported";
     return SC_ERR_INVALID;
   }
-  sc_linemap lines = sc_linemap_build(a, run->buf, run->len);
-  sc_chunk *chunks;
-  size_t nchunks = sc_split_chunks(a, run->buf, run->len, opt->split_input_file, &chunks);
-  sc_astr text = SC_ASTR_INIT(a);
-  sc_astr_reserve(&text, run->len + run->len / 2 + 4096); /* the printed module is about the input's size */
+  ir_linemap lines = ir_linemap_build(a, run->buf, run->len);
+  fe_chunk *chunks;
+  size_t nchunks = fe_split_chunks(a, run->buf, run->len, opt->split_input_file, &chunks);
+  ar_str text = SC_ASTR_INIT(a);
+  ar_str_reserve(&text, run->len + run->len / 2 + 4096); /* the printed module is about the input's size */
   message_vec msgs = {0};
   sc_options mo;
   memset(&mo, 0, sizeof mo);
   mo.mesh = opt->mesh;
   if (opt->json)
-    sc_astr_printf(&text, "{\n  \"schema\": \"shardcheck.propagation.v1\",\n  \"strategy\": \"%s\",\n  \"modules\": [",
+    ar_str_printf(&text, "{\n  \"schema\": \"shardcheck.propagation.v1\",\n  \"strategy\": \"%s\",\n  \"modules\": [",
                    sc_propagate_strategy_name(opt->strategy));
   for (size_t i = 0; i < nchunks; i++) {
-    if (i && !opt->json) sc_astr_puts(&text, "// -----\n");
-    if (opt->split_input_file && sc_chunk_is_blank(run->buf, chunks[i])) continue;
-    sc_parse_input in = {a, run->buf, run->len, chunks[i].begin, chunks[i].end, &lines,
+    if (i && !opt->json) ar_str_puts(&text, "// -----\n");
+    if (opt->split_input_file && fe_chunk_is_blank(run->buf, chunks[i])) continue;
+    fe_parse_input in = {a, run->buf, run->len, chunks[i].begin, chunks[i].end, &lines,
                          opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
                          opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
-    sc_parse_error perr;
+    fe_parse_error perr;
     memset(&perr, 0, sizeof perr);
-    sc_module *m = sc_parse_format(format, &in, &perr);
+    ir_module *m = fe_parse_format(format, &in, &perr);
     if (!m) {
       if (perr.cancelled) return SC_ERR_CANCELLED;
-      sc_pos pos = sc_linemap_pos(&lines, perr.failed ? perr.offset : chunks[i].begin);
-      out->failure = sc_arena_printf(a, "%u:%u: %s", pos.line, pos.col,
+      ir_pos pos = ir_linemap_pos(&lines, perr.failed ? perr.offset : chunks[i].begin);
+      out->failure = ar_printf(a, "%u:%u: %s", pos.line, pos.col,
                                      perr.message ? perr.message : "the module could not be parsed");
       return SC_ERR_INVALID;
     }
-    sc_module_finalize(m);
+    ir_module_finalize(m);
     prop_printer pr;
     prop_printer_init(&pr, a, m);
     if (opt->annotate_rules) annotate_rules(run, m, &lines, &pr, &msgs);
     else if (opt->strategy != SC_PROPAGATE_NONE) {
-      const sc_model *model = sc_model_build(a, m, &mo);
+      const md_model *model = md_model_build(a, m, &mo);
       prop_engine *e = run_strategy(run, m, model);
       if (opt->json) put_shardings_json(run, &text, i, m, e, format == SC_FMT_BYTECODE ? NULL : &lines);
       else prop_engine_print(e, &pr);
     } else if (opt->insert_reshards) {
-      prop_insert_explicit_reshards(a, m, sc_model_build(a, m, &mo), &pr);
+      prop_insert_explicit_reshards(a, m, md_model_build(a, m, &mo), &pr);
     } else if (opt->reshards_to_collectives) {
-      prop_reshards_to_collectives(a, m, sc_model_build(a, m, &mo), &pr);
+      prop_reshards_to_collectives(a, m, md_model_build(a, m, &mo), &pr);
     }
     if (!opt->json) prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
   }
-  if (opt->json) sc_astr_puts(&text, nchunks ? "\n  ]\n}\n" : "]\n}\n");
-  out->text = sc_astr_str(&text);
+  if (opt->json) ar_str_puts(&text, nchunks ? "\n  ]\n}\n" : "]\n}\n");
+  out->text = ar_str_str(&text);
   out->len = text.n;
   out->messages = msgs.v;
   out->nmessages = msgs.n;
@@ -237,8 +237,8 @@ static sc_status propagate_body(propagate_run *run) {
 
 static sc_status propagate_guarded(propagate_run *run) {
   jmp_buf env;
-  sc_arena_set_failure_jump(run->arena, &env);
-  sc_arena_set_cancel(run->arena, run->opt->cancel);
+  ar_set_failure_jump(run->arena, &env);
+  ar_set_cancel(run->arena, run->opt->cancel);
   sc_status status;
   switch (setjmp(env)) {
   case 0: status = propagate_body(run); break;
@@ -248,8 +248,8 @@ static sc_status propagate_guarded(propagate_run *run) {
     run->out->failure = "the request needs more memory or work than its limit allows";
     break;
   }
-  sc_arena_set_failure_jump(run->arena, NULL);
-  sc_arena_set_cancel(run->arena, NULL);
+  ar_set_failure_jump(run->arena, NULL);
+  ar_set_cancel(run->arena, NULL);
   return status;
 }
 

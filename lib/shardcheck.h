@@ -14,11 +14,26 @@
 #ifndef SHARDCHECK_H
 #define SHARDCHECK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/arena.h"
+/* ---- arenas ---------------------------------------------------------------------------------------
+ * Every call takes an arena: the region the report and everything behind it live in. One arena per
+ * request; free it when done with the report. */
+typedef struct sc_arena sc_arena;
+/* A new arena that may hold at most limit_bytes (0 = unlimited); past it a check stops with
+ * SC_ERR_LIMIT. Returns NULL if malloc fails. */
+sc_arena *sc_arena_new(size_t limit_bytes);
+/* Frees the arena and everything allocated in it. NULL is a no-op. */
+void sc_arena_free(sc_arena *a);
+/* Bytes the arena holds (what its chunks took from malloc). */
+size_t sc_arena_used(const sc_arena *a);
+/* Bounds the work a check may do in this arena (0 = unlimited): a deterministic CPU budget, in the
+ * library's own steps (about one per byte parsed or element visited). Past it the check stops with
+ * SC_ERR_LIMIT, as for the byte limit. */
+void sc_arena_set_step_limit(sc_arena *a, unsigned long long limit);
 
 #define SC_VERSION "0.1.0"
 #define SC_REPORT_SCHEMA "shardcheck.report.v1"

@@ -14,7 +14,10 @@
 #      split in pieces is one node: a piece's first line says "(see NAME.c)", naming the main file
 #      beside it, and the pieces may call each other, as a recursive-descent parser does);
 #   4. file heads: a first line that names a file (`/* name.c — ...`) names the file itself, and
-#      every lib/... path a source mentions exists.
+#      every lib/... path a source mentions exists;
+#   5. names: a global symbol of lib/ that starts with sc_ is declared in lib/shardcheck.h (sc_ is the
+#      public API; internals carry their module's prefix: ar_, sb_, hs_, ir_, fe_, md_, prop_, cost_,
+#      ru_, rp_).
 # Prints each violation and exits 1 if there is any.
 set -eu
 
@@ -109,6 +112,13 @@ if [ -z "${SC_LAYERS_SKIP_SOURCES:-}" ]; then
     sort -u | while read -r p; do [ -e "$p" ] || echo "check-layers: a source or doc mentions $p, which does not exist"; done >"$tmp/paths"
   if [ -s "$tmp/paths" ]; then cat "$tmp/paths"; bad=1; fi
 fi
+
+# 5: sc_ is the public API's prefix only.
+sed -n 's/^[A-Za-z_][A-Za-z0-9_ *]*[ *]\(sc_[a-z0-9_]*\)(.*/\1/p' lib/shardcheck.h | sort -u >"$tmp/public"
+awk '$1 ~ /^sc_/ { print $1, $3 }' "$tmp/defs" | sort -u | while read -r sym obj; do
+  grep -qx "$sym" "$tmp/public" || echo "check-layers: $obj defines $sym: sc_ is for what lib/shardcheck.h declares (use the module's prefix)"
+done >"$tmp/names"
+if [ -s "$tmp/names" ]; then cat "$tmp/names"; bad=1; fi
 
 [ "$bad" -eq 0 ] && echo "check-layers: $(wc -l <"$tmp/objs") objects, layers util < ir < front < model < propagate < cost < rules < report < driver hold"
 exit "$bad"

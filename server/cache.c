@@ -31,7 +31,7 @@ struct srv_cache {
 };
 
 static size_t bucket_in(const srv_cache *c, const uint8_t key[32], size_t nbuckets) {
-  return (size_t)sc_hash_bytes(key, 32, c->seed) & (nbuckets - 1);
+  return (size_t)hash_bytes(key, 32, c->seed) & (nbuckets - 1);
 }
 
 static size_t bucket_of(const srv_cache *c, const uint8_t key[32]) { return bucket_in(c, key, c->nbuckets); }

@@ -12,11 +12,12 @@
 
 #include "handlers.h"
 #include "shardcheck.h"
+#include "util/arena.h"
 
 /* The request's mesh as the library's sc_target_mesh (names and ids borrowed from the request). */
 int target_mesh_from_request(sc_arena *a, const Shardcheck__V1__TargetMesh *m, sc_target_mesh *out) {
   out->naxes = m->n_axes;
-  out->axes = sc_arena_calloc(a, m->n_axes ? m->n_axes : 1, sizeof *out->axes);
+  out->axes = ar_calloc(a, m->n_axes ? m->n_axes : 1, sizeof *out->axes);
   if (!out->axes)
     return -1;
   for (size_t i = 0; i < m->n_axes; i++) {

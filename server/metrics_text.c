@@ -12,39 +12,39 @@
 
 char *srv_metrics_text(void *arg) {
   srv *s = arg;
-  sc_strbuf sb = {0};
-  sc_strbuf_printf(&sb, "# HELP shardcheckd_build_info Version of the daemon and of its rule set.\n"
+  strbuf sb = {0};
+  sb_printf(&sb, "# HELP shardcheckd_build_info Version of the daemon and of its rule set.\n"
                  "# TYPE shardcheckd_build_info gauge\n"
                  "shardcheckd_build_info{version=\"%s\",rules_version=\"%s\"} 1\n",
             SC_VERSION, sc_rules_version());
-  sc_strbuf_printf(&sb, "# HELP shardcheckd_uptime_seconds Seconds since the server started.\n"
+  sb_printf(&sb, "# HELP shardcheckd_uptime_seconds Seconds since the server started.\n"
                  "# TYPE shardcheckd_uptime_seconds gauge\nshardcheckd_uptime_seconds %.3f\n",
             (double)(now_ns() - s->st.started_ns) / 1e9);
-  sc_strbuf_printf(&sb, "# HELP shardcheckd_requests_total Finished calls by method and status code.\n"
+  sb_printf(&sb, "# HELP shardcheckd_requests_total Finished calls by method and status code.\n"
                  "# TYPE shardcheckd_requests_total counter\n");
   for (int m = 0; m < M__COUNT; m++)
     for (int k = 0; k < NSTATUS; k++)
       if (s->m.calls_total[m][k])
-        sc_strbuf_printf(&sb, "shardcheckd_requests_total{method=\"%s\",code=\"%s\"} %llu\n", srv_methods[m].name, srv_status_names[k],
+        sb_printf(&sb, "shardcheckd_requests_total{method=\"%s\",code=\"%s\"} %llu\n", srv_methods[m].name, srv_status_names[k],
                   (unsigned long long)s->m.calls_total[m][k]);
-  sc_strbuf_printf(&sb, "# HELP shardcheckd_request_bytes_total Request bytes received by method.\n"
+  sb_printf(&sb, "# HELP shardcheckd_request_bytes_total Request bytes received by method.\n"
                  "# TYPE shardcheckd_request_bytes_total counter\n");
   for (int m = 0; m < M__COUNT; m++)
     if (s->m.bytes_total[m])
-      sc_strbuf_printf(&sb, "shardcheckd_request_bytes_total{method=\"%s\"} %llu\n", srv_methods[m].name,
+      sb_printf(&sb, "shardcheckd_request_bytes_total{method=\"%s\"} %llu\n", srv_methods[m].name,
                 (unsigned long long)s->m.bytes_total[m]);
-  sc_strbuf_printf(&sb, "# HELP shardcheckd_check_duration_seconds Check and CheckStream latency, accept to status.\n"
+  sb_printf(&sb, "# HELP shardcheckd_check_duration_seconds Check and CheckStream latency, accept to status.\n"
                  "# TYPE shardcheckd_check_duration_seconds histogram\n");
   uint64_t cum = 0;
   for (size_t b = 0; b < NBUCKETS; b++) {
     cum += s->m.hist[b];
-    sc_strbuf_printf(&sb, "shardcheckd_check_duration_seconds_bucket{le=\"%g\"} %llu\n", srv_hist_bounds[b], (unsigned long long)cum);
+    sb_printf(&sb, "shardcheckd_check_duration_seconds_bucket{le=\"%g\"} %llu\n", srv_hist_bounds[b], (unsigned long long)cum);
   }
   cum += s->m.hist[NBUCKETS];
-  sc_strbuf_printf(&sb, "shardcheckd_check_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
-  sc_strbuf_printf(&sb, "shardcheckd_check_duration_seconds_sum %.6f\nshardcheckd_check_duration_seconds_count %llu\n",
+  sb_printf(&sb, "shardcheckd_check_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+  sb_printf(&sb, "shardcheckd_check_duration_seconds_sum %.6f\nshardcheckd_check_duration_seconds_count %llu\n",
             s->m.hist_sum, (unsigned long long)s->m.hist_count);
-  sc_strbuf_printf(&sb, "# HELP shardcheckd_inflight Checks accepted and not yet answered.\n"
+  sb_printf(&sb, "# HELP shardcheckd_inflight Checks accepted and not yet answered.\n"
                  "# TYPE shardcheckd_inflight gauge\nshardcheckd_inflight %llu\n"
                  "# HELP shardcheckd_inflight_limit max_inflight.\n"
                  "# TYPE shardcheckd_inflight_limit gauge\nshardcheckd_inflight_limit %llu\n"
@@ -61,7 +61,7 @@ char *srv_metrics_text(void *arg) {
   listener_stats ls = s->st.lst_final;
   if (s->io.lst)
     listener_get_stats(s->io.lst, &ls);
-  sc_strbuf_printf(&sb, "# HELP shardcheckd_memory_used_bytes Buffered requests, analysis arenas and answers being sent (memory budget).\n"
+  sb_printf(&sb, "# HELP shardcheckd_memory_used_bytes Buffered requests, analysis arenas and answers being sent (memory budget).\n"
                  "# TYPE shardcheckd_memory_used_bytes gauge\nshardcheckd_memory_used_bytes %llu\n"
                  "# HELP shardcheckd_memory_budget_bytes memory_budget_bytes.\n"
                  "# TYPE shardcheckd_memory_budget_bytes gauge\nshardcheckd_memory_budget_bytes %llu\n"
@@ -106,7 +106,7 @@ char *srv_metrics_text(void *arg) {
             (unsigned long long)ls.handshake_timeouts, (unsigned long long)ls.bad_preface, s->st.listener_broken ? 0 : 1);
   cache_stats cs;
   cache_get_stats(s->svc.cache, &cs);
-  sc_strbuf_printf(&sb, "# HELP shardcheckd_cache_hits_total Checks answered from the result cache.\n"
+  sb_printf(&sb, "# HELP shardcheckd_cache_hits_total Checks answered from the result cache.\n"
                  "# TYPE shardcheckd_cache_hits_total counter\nshardcheckd_cache_hits_total %llu\n"
                  "# HELP shardcheckd_cache_misses_total Checks that ran the analysis.\n"
                  "# TYPE shardcheckd_cache_misses_total counter\nshardcheckd_cache_misses_total %llu\n"
@@ -123,7 +123,7 @@ char *srv_metrics_text(void *arg) {
   if (s->svc.redis) {
     redis_tier_stats rs;
     redis_tier_get_stats(s->svc.redis, &rs);
-    sc_strbuf_printf(&sb, "# HELP shardcheckd_redis_requests_total Shared cache tier operations by outcome.\n"
+    sb_printf(&sb, "# HELP shardcheckd_redis_requests_total Shared cache tier operations by outcome.\n"
                    "# TYPE shardcheckd_redis_requests_total counter\n"
                    "shardcheckd_redis_requests_total{result=\"hit\"} %llu\n"
                    "shardcheckd_redis_requests_total{result=\"miss\"} %llu\n"
@@ -137,5 +137,5 @@ char *srv_metrics_text(void *arg) {
               (unsigned long long)rs.skipped, (unsigned long long)rs.stores, (unsigned long long)rs.too_large,
               rs.up ? 1 : 0);
   }
-  return sc_strbuf_take(&sb);
+  return sb_take(&sb);
 }

@@ -31,9 +31,9 @@ static inline char *test_read_file(const char *path, size_t *len) {
   return buf;
 }
 
-/* An op's 1-based line and column (the front ends keep only its offset; see sc_op_line). */
-static inline sc_pos test_op_pos(const sc_module *m, const sc_op *op) {
-  sc_pos p = {op->pos.offset, 1, 1};
+/* An op's 1-based line and column (the front ends keep only its offset; see ir_op_line). */
+static inline ir_pos test_op_pos(const ir_module *m, const ir_op *op) {
+  ir_pos p = {op->pos.offset, 1, 1};
   for (uint32_t i = 0; i < op->pos.offset; i++) {
     if (m->buf[i] == '\n') p.line++, p.col = 1;
     else p.col++;
@@ -42,12 +42,12 @@ static inline sc_pos test_op_pos(const sc_module *m, const sc_op *op) {
 }
 
 /* Parses MLIR text; returns the module or NULL with *err filled. */
-static inline sc_module *test_parse(sc_arena *a, const char *text, sc_parse_error *err) {
+static inline ir_module *test_parse(sc_arena *a, const char *text, fe_parse_error *err) {
   size_t len = strlen(text);
-  sc_linemap *lines = sc_arena_alloc(a, sizeof *lines);
-  *lines = sc_linemap_build(a, text, len);
-  sc_parse_input in = {a, text, len, 0, (uint32_t)len, lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
-  return sc_parse_mlir(&in, err);
+  ir_linemap *lines = ar_alloc(a, sizeof *lines);
+  *lines = ir_linemap_build(a, text, len);
+  fe_parse_input in = {a, text, len, 0, (uint32_t)len, lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+  return fe_parse_mlir(&in, err);
 }
 
 /* Runs sc_check on text with options (may be NULL). */
@@ -79,9 +79,9 @@ static inline size_t test_count_code(const sc_report *r, const char *code) {
   return n;
 }
 
-static inline sc_op *test_find_op(sc_module *m, const char *name, int nth) {
+static inline ir_op *test_find_op(ir_module *m, const char *name, int nth) {
   for (uint32_t i = 0; i < m->nops; i++)
-    if (sc_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
+    if (ir_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
   return NULL;
 }
 

@@ -9,18 +9,18 @@
 
 /* ---- sizes -------------------------------------------------------------------------------------- */
 
-int64_t sc_cost_mul_sat(int64_t a, int64_t b) {
+int64_t cost_mul_sat(int64_t a, int64_t b) {
   int64_t r;
   return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
 }
 
-int64_t sc_cost_add_sat(int64_t a, int64_t b) {
+int64_t cost_add_sat(int64_t a, int64_t b) {
   int64_t r;
   return __builtin_add_overflow(a, b, &r) ? (a < 0 ? INT64_MIN : INT64_MAX) : r;
 }
 
-#define mul_sat sc_cost_mul_sat
-#define add_sat sc_cost_add_sat
+#define mul_sat cost_mul_sat
+#define add_sat cost_add_sat
 
 /* The digits after `p` (at most 4), or 0. */
 static uint32_t digits(const char *p, const char *end) {
@@ -37,14 +37,14 @@ static size_t digit_run(const char *p, const char *end) {
   return (size_t)(q - p);
 }
 
-uint32_t sc_cost_element_bits(sc_span e) {
-  e = sc_span_trim(e);
-  if (sc_span_starts(e, "complex<") && e.n > 9 && e.p[e.n - 1] == '>')
-    return 2 * sc_cost_element_bits(sc_span_of(e.p + 8, e.n - 9));
-  if (sc_span_eq(e, "pred") || sc_span_eq(e, "i1")) return 8; /* a byte per element, as XLA stores it */
-  if (sc_span_eq(e, "c64")) return 64;
-  if (sc_span_eq(e, "c128")) return 128;
-  if (sc_span_eq(e, "index")) return 64;
+uint32_t cost_element_bits(ir_span e) {
+  e = ir_span_trim(e);
+  if (ir_span_starts(e, "complex<") && e.n > 9 && e.p[e.n - 1] == '>')
+    return 2 * cost_element_bits(ir_span_of(e.p + 8, e.n - 9));
+  if (ir_span_eq(e, "pred") || ir_span_eq(e, "i1")) return 8; /* a byte per element, as XLA stores it */
+  if (ir_span_eq(e, "c64")) return 64;
+  if (ir_span_eq(e, "c128")) return 128;
+  if (ir_span_eq(e, "index")) return 64;
   const char *p = e.p, *end = e.p + e.n;
   /* Float types name their width then the format (f8E4M3FN, f4E2M1FN, f8e5m2): read the width only. */
   if (e.n >= 2 && (p[0] == 'f' || p[0] == 'F') && p[1] >= '0' && p[1] <= '9') {
@@ -60,7 +60,7 @@ uint32_t sc_cost_element_bits(sc_span e) {
   return 0;
 }
 
-int64_t sc_cost_bytes(int64_t elements, uint32_t bits) {
+int64_t cost_bytes(int64_t elements, uint32_t bits) {
   if (bits == 0 || elements <= 0) return 0;
   if (bits < 8 && 8 % bits == 0) { /* packed: 2, 4 or 8 elements a byte */
     int64_t per = 8 / bits;
@@ -69,15 +69,15 @@ int64_t sc_cost_bytes(int64_t elements, uint32_t bits) {
   return mul_sat(elements, (bits + 7) / 8);
 }
 
-const char *sc_cost_bytes_str(sc_arena *a, int64_t b) {
+const char *cost_bytes_str(sc_arena *a, int64_t b) {
   char buf[32];
-  return sc_arena_strdup(a, sc_format_bytes(buf, b));
+  return ar_strdup(a, sb_format_bytes(buf, b));
 }
 
 /* ---- one tensor --------------------------------------------------------------------------------- */
 
 /* Devices dimension `d` is split over under the sharding in effect (1 when unsharded or unknown). */
-static int64_t dim_shards(const sc_model *model, const sc_sharding *w, const prop_sharding *p, uint32_t d) {
+static int64_t dim_shards(const md_model *model, const md_sharding *w, const prop_sharding *p, uint32_t d) {
   if (p) {
     if (d >= p->rank) return 1;
     int64_t n = 1;
@@ -85,22 +85,22 @@ static int64_t dim_shards(const sc_model *model, const sc_sharding *w, const pro
     return n;
   }
   if (!w) return 1;
-  if (w->kind == SC_SHARDING_NAMED) return d < w->rank ? sc_dim_sharded_size(w, d, sc_model_sharding_mesh(model, w)) : 1;
+  if (w->kind == SC_SHARDING_NAMED) return d < w->rank ? md_dim_sharded_size(w, d, md_model_sharding_mesh(model, w)) : 1;
   if (w->kind == SC_SHARDING_TILED && d < w->ntile_dims) return w->tile_dims[d] > 0 ? w->tile_dims[d] : 1;
   return 1;
 }
 
 /* Fills the bytes of `t` (type, sharding set) from its shape. */
-static void size_tensor(sc_arena *a, const sc_model *model, sc_cost_tensor_info *t) {
-  sc_tensor_type tt;
-  if (!sc_parse_tensor_type(a, t->type, &tt) || tt.rank < 0) return;
-  uint32_t bits = sc_cost_element_bits(tt.element);
+static void size_tensor(sc_arena *a, const md_model *model, cost_tensor_info *t) {
+  ir_tensor_type tt;
+  if (!ir_parse_tensor_type(a, t->type, &tt) || tt.rank < 0) return;
+  uint32_t bits = cost_element_bits(tt.element);
   if (!bits) return;
   t->rank = (uint32_t)tt.rank;
   t->bits = bits;
   t->dims = tt.dims;
-  t->local_dims = sc_arena_alloc(a, (t->rank ? t->rank : 1) * sizeof *t->local_dims);
-  t->shards_per_dim = sc_arena_alloc(a, (t->rank ? t->rank : 1) * sizeof *t->shards_per_dim);
+  t->local_dims = ar_alloc(a, (t->rank ? t->rank : 1) * sizeof *t->local_dims);
+  t->shards_per_dim = ar_alloc(a, (t->rank ? t->rank : 1) * sizeof *t->shards_per_dim);
   int64_t global = 1, local = 1;
   t->shards = 1;
   for (uint32_t d = 0; d < t->rank; d++) {
@@ -114,48 +114,48 @@ static void size_tensor(sc_arena *a, const sc_model *model, sc_cost_tensor_info 
     t->shards = mul_sat(t->shards, s);
   }
   t->known = true;
-  t->global_bytes = sc_cost_bytes(global, bits);
+  t->global_bytes = cost_bytes(global, bits);
   bool unknown = !t->derived && (!t->written || t->written->kind == SC_SHARDING_UNKNOWN);
   if (unknown && t->unknown_split > 1) /* the partitioner chooses: at least an even split */
     local = global / t->unknown_split + (global % t->unknown_split != 0);
-  t->bytes_per_device = sc_cost_bytes(local, bits);
+  t->bytes_per_device = cost_bytes(local, bits);
   int64_t all = mul_sat(t->bytes_per_device, t->shards);
   t->padding_bytes = all > t->global_bytes ? all - t->global_bytes : 0;
 }
 
-static const char *spec_of(sc_arena *a, const sc_model *model, const sc_sharding *w, const prop_sharding *p) {
+static const char *spec_of(sc_arena *a, const md_model *model, const md_sharding *w, const prop_sharding *p) {
   if (p && p->mesh && p->mesh->synthesized) p = NULL; /* "_partitions" names no axis of the user's: as written */
-  if (p) return sc_sharding_partition_spec(a, prop_sharding_to_model(a, p));
+  if (p) return md_sharding_partition_spec(a, prop_sharding_to_model(a, p));
   if (!w) return NULL;
-  const sc_mesh *mesh = sc_model_sharding_mesh(model, w);
+  const md_mesh *mesh = md_model_sharding_mesh(model, w);
   bool named = w->kind == SC_SHARDING_NAMED && !(w->mapped && (!mesh || mesh->synthesized)); /* "_partitions" is no axis */
-  if (named || w->kind == SC_SHARDING_REPLICATED) return sc_sharding_partition_spec(a, w);
-  return sc_arena_printf(a, "%.*s", (int)(w->text.n < 256 ? w->text.n : 256), w->text.p); /* GSPMD, as written */
+  if (named || w->kind == SC_SHARDING_REPLICATED) return md_sharding_partition_spec(a, w);
+  return ar_printf(a, "%.*s", (int)(w->text.n < 256 ? w->text.n : 256), w->text.p); /* GSPMD, as written */
 }
 
-void sc_cost_size(sc_arena *a, const sc_model *model, sc_cost_tensor_info *t) {
+void cost_size(sc_arena *a, const md_model *model, cost_tensor_info *t) {
   t->spec = spec_of(a, model, t->written, t->derived);
   size_tensor(a, model, t);
 }
 
 /* A tuple element's type without the index comment HLO prints before every fifth one. */
-static sc_span without_comment(sc_span t) {
-  if (!sc_span_starts(t, "/*")) return t;
+static ir_span without_comment(ir_span t) {
+  if (!ir_span_starts(t, "/*")) return t;
   for (uint32_t i = 2; i + 1 < t.n; i++)
-    if (t.p[i] == '*' && t.p[i + 1] == '/') return sc_span_trim(sc_span_of(t.p + i + 2, t.n - i - 2));
+    if (t.p[i] == '*' && t.p[i + 1] == '/') return ir_span_trim(ir_span_of(t.p + i + 2, t.n - i - 2));
   return t;
 }
 
 /* Adds the leaves of one argument or result (`type` possibly a tuple) to `out`. */
-typedef SC_VEC(sc_cost_tensor_info) tensor_vec;
-static void add_tensor(sc_arena *a, const sc_model *model, tensor_vec *out, sc_cost_tensor_info base, const sc_sharding *w) {
-  sc_shape shape;
-  if (sc_parse_shape(a, base.type, &shape) && shape.kind == SC_SHAPE_TUPLE) {
+typedef SC_VEC(cost_tensor_info) tensor_vec;
+static void add_tensor(sc_arena *a, const md_model *model, tensor_vec *out, cost_tensor_info base, const md_sharding *w) {
+  md_shape shape;
+  if (md_parse_shape(a, base.type, &shape) && shape.kind == SC_SHAPE_TUPLE) {
     /* HLO tuples: one leaf per element, the tuple sharding's element each (tuples of tuples count as unknown) */
     for (uint32_t i = 0; i < shape.nelems; i++) {
-      sc_cost_tensor_info leaf = base;
+      cost_tensor_info leaf = base;
       leaf.leaf = (int32_t)i;
-      leaf.type = sc_span_of(NULL, 0);
+      leaf.type = ir_span_of(NULL, 0);
       leaf.written = w && w->kind == SC_SHARDING_TUPLE ? (i < w->nelements ? w->elements[i] : NULL) : w;
       /* the element's type text: re-split the tuple text at depth-1 commas */
       const char *p = base.type.p, *end = base.type.p + base.type.n;
@@ -167,7 +167,7 @@ static void add_tensor(sc_arena *a, const sc_model *model, tensor_vec *out, sc_c
         if (*p == '(' || *p == '[' || *p == '{') depth++;
         else if (*p == ')' || *p == ']' || *p == '}') depth--;
         if ((*p == ',' && depth == 1) || (*p == ')' && depth == 0)) {
-          if (k == i) leaf.type = without_comment(sc_span_trim(sc_span_of(start, (uint32_t)(p - start))));
+          if (k == i) leaf.type = without_comment(ir_span_trim(ir_span_of(start, (uint32_t)(p - start))));
           k++;
           start = p + 1;
           if (depth == 0) break;
@@ -189,8 +189,8 @@ static void add_tensor(sc_arena *a, const sc_model *model, tensor_vec *out, sc_c
 
 /* HLO `input_output_alias={ {0}: (1, {}, may-alias), ... }`: alias[param] = output index;
  * `buffer_donor={ (0, {}), ... }`: donor[param] = true. */
-static void hlo_donations(const sc_module *m, uint32_t nparams, int64_t *alias, bool *donor) {
-  const sc_attr *io = sc_attrs_find(&m->module->attrs, "input_output_alias");
+static void hlo_donations(const ir_module *m, uint32_t nparams, int64_t *alias, bool *donor) {
+  const ir_attr *io = ir_attrs_find(&m->module->attrs, "input_output_alias");
   if (io) {
     const char *p = io->value.p, *end = io->value.p + io->value.n;
     int64_t out = -1;
@@ -208,7 +208,7 @@ static void hlo_donations(const sc_module *m, uint32_t nparams, int64_t *alias, 
       }
     }
   }
-  const sc_attr *bd = sc_attrs_find(&m->module->attrs, "buffer_donor");
+  const ir_attr *bd = ir_attrs_find(&m->module->attrs, "buffer_donor");
   if (bd)
     for (const char *p = bd->value.p, *end = bd->value.p + bd->value.n; p < end; p++)
       if (*p == '(') {
@@ -219,22 +219,22 @@ static void hlo_donations(const sc_module *m, uint32_t nparams, int64_t *alias, 
 
 /* ---- the entry function ------------------------------------------------------------------------- */
 
-static sc_op *return_op(const sc_block *b) {
+static ir_op *return_op(const ir_block *b) {
   if (!b->nops) return NULL;
   for (uint32_t i = 0; i < b->nops; i++)
-    if (sc_op_attr(b->ops[i], "ROOT")) return b->ops[i]; /* HLO ROOT */
+    if (ir_op_attr(b->ops[i], "ROOT")) return b->ops[i]; /* HLO ROOT */
   return b->ops[b->nops - 1];
 }
 
 /* Whether propagation's sharding of a value supersedes its written one `w`: when there is none, or it is a
  * named sharding (propagation keeps its axes and may fill its open dimensions). A GSPMD tile assignment
  * that names no axes, a replicated, maximal or manual one stays as written. */
-static bool derivable(const sc_sharding *w) { return !w || w->kind == SC_SHARDING_NAMED; }
+static bool derivable(const md_sharding *w) { return !w || w->kind == SC_SHARDING_NAMED; }
 
 /* A tensor of the entry's signature before its sizes: value, number, type, where it is written. */
-static sc_cost_tensor_info signature_tensor(const sc_value *v, uint32_t index, bool is_result, sc_span type, uint32_t offset,
+static cost_tensor_info signature_tensor(const ir_value *v, uint32_t index, bool is_result, ir_span type, uint32_t offset,
                                             int64_t devices) {
-  sc_cost_tensor_info t = {0};
+  cost_tensor_info t = {0};
   t.value = v;
   t.index = index;
   t.leaf = -1;
@@ -246,46 +246,46 @@ static sc_cost_tensor_info signature_tensor(const sc_value *v, uint32_t index, b
   return t;
 }
 
-static void collect_args(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
-                         const sc_block *b, int64_t devices, tensor_vec *out) {
+static void collect_args(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *prop,
+                         const ir_block *b, int64_t devices, tensor_vec *out) {
   bool hlo = m->format == SC_FMT_HLO;
-  int64_t *alias = sc_arena_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *alias);
-  bool *donor = sc_arena_calloc(a, b->nargs ? b->nargs : 1, sizeof *donor);
+  int64_t *alias = ar_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *alias);
+  bool *donor = ar_calloc(a, b->nargs ? b->nargs : 1, sizeof *donor);
   for (uint32_t i = 0; i < b->nargs; i++) alias[i] = -1;
   if (hlo) hlo_donations(m, b->nargs, alias, donor);
   for (uint32_t i = 0; i < b->nargs; i++) {
-    const sc_value *v = b->args[i];
-    sc_cost_tensor_info t = signature_tensor(v, i, false, v->type, v->pos.offset, devices);
+    const ir_value *v = b->args[i];
+    cost_tensor_info t = signature_tensor(v, i, false, v->type, v->pos.offset, devices);
     t.alias_output = alias[i];
     t.donated = donor[i];
-    const sc_attr *ao = sc_attrs_find(sc_value_attrs(v), "tf.aliasing_output");
+    const ir_attr *ao = ir_attrs_find(ir_value_attrs(v), "tf.aliasing_output");
     if (ao) {
       t.alias_output = digits(ao->value.p, ao->value.p + digit_run(ao->value.p, ao->value.p + ao->value.n));
       t.donated = true;
     }
-    const sc_attr *bd = sc_attrs_find(sc_value_attrs(v), "jax.buffer_donor");
-    if (bd && sc_span_starts(bd->value, "true")) t.donated = true;
-    const sc_sharding *w = sc_model_value_sharding(model, v);
+    const ir_attr *bd = ir_attrs_find(ir_value_attrs(v), "jax.buffer_donor");
+    if (bd && ir_span_starts(bd->value, "true")) t.donated = true;
+    const md_sharding *w = md_model_value_sharding(model, v);
     t.derived = prop && derivable(w) ? prop_engine_value_sharding(prop, v) : NULL;
     add_tensor(a, model, out, t, w);
   }
 }
 
-static void collect_results(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
-                            const sc_op *entry, const sc_op *ret, int64_t devices, tensor_vec *out) {
+static void collect_results(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *prop,
+                            const ir_op *entry, const ir_op *ret, int64_t devices, tensor_vec *out) {
   if (!ret) return;
   if (m->format == SC_FMT_HLO) { /* the ROOT instruction's value is the result (a tuple's leaves each one) */
     if (!ret->nresults) return;
-    sc_cost_tensor_info t = signature_tensor(ret->results[0], 0, true, ret->results[0]->type, ret->pos.offset, devices);
-    add_tensor(a, model, out, t, sc_model_value_sharding(model, ret->results[0]));
+    cost_tensor_info t = signature_tensor(ret->results[0], 0, true, ret->results[0]->type, ret->pos.offset, devices);
+    add_tensor(a, model, out, t, md_model_value_sharding(model, ret->results[0]));
     return;
   }
-  const sc_span *types = sc_op_func_result_types(entry);
+  const ir_span *types = ir_op_func_result_types(entry);
   for (uint32_t i = 0; i < ret->noperands; i++) {
-    const sc_value *v = ret->operands[i];
-    sc_span type = types && i < sc_op_decl_get(entry)->nresult_attrs ? types[i] : sc_span_of(NULL, 0);
-    sc_cost_tensor_info t = signature_tensor(v, i, true, type.n || !v ? type : v->type, ret->pos.offset, devices);
-    const sc_sharding *w = sc_model_func_result_sharding(model, entry, i);
+    const ir_value *v = ret->operands[i];
+    ir_span type = types && i < ir_op_decl_get(entry)->nresult_attrs ? types[i] : ir_span_of(NULL, 0);
+    cost_tensor_info t = signature_tensor(v, i, true, type.n || !v ? type : v->type, ret->pos.offset, devices);
+    const md_sharding *w = md_model_func_result_sharding(model, entry, i);
     /* A written result sharding is what the caller gets (a reshard precedes the return); else the
      * returned value's derived one. */
     t.derived = !w && prop && v ? prop_engine_value_sharding(prop, v) : NULL;
@@ -305,7 +305,7 @@ static int id_index_cmp(const void *x, const void *y) {
 }
 
 /* The argument number of `v` in entry block `b` (HLO parameters through `params`), or -1. */
-static int64_t arg_index(const sc_block *b, const id_index *params, uint32_t nparams, const sc_value *v) {
+static int64_t arg_index(const ir_block *b, const id_index *params, uint32_t nparams, const ir_value *v) {
   if (!v || v->block != b) return -1;
   if (!v->def) return v->index;
   uint32_t lo = 0, hi = nparams;
@@ -331,44 +331,44 @@ static int live_event_cmp(const void *x, const void *y) {
  * from where they are defined to the end; intermediates are not counted (XLA may fuse any of them away). A
  * buffer whose last use is an op may hold that op's result (intervals are half-open). One walk over the
  * entry's ops; memory in arguments and results only. */
-static int64_t peak_lower_bound(sc_arena *a, const sc_module *m, const sc_op *entry, sc_cost *c) {
-  const sc_block *b = entry->regions[0]->blocks[0];
+static int64_t peak_lower_bound(sc_arena *a, const ir_module *m, const ir_op *entry, cost_analysis *c) {
+  const ir_block *b = entry->regions[0]->blocks[0];
   int64_t n = b->nops;
-  id_index *params = sc_arena_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *params);
+  id_index *params = ar_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *params);
   uint32_t nparams = 0;
   for (uint32_t i = 0; i < b->nargs; i++)
     if (b->args[i]->def) params[nparams++] = (id_index){b->args[i]->def->id, i};
   if (nparams > 1) qsort(params, nparams, sizeof *params, id_index_cmp);
-  id_index *defs = sc_arena_alloc(a, (c->nresults ? c->nresults : 1) * sizeof *defs);
+  id_index *defs = ar_alloc(a, (c->nresults ? c->nresults : 1) * sizeof *defs);
   uint32_t ndefs = 0;
   for (uint32_t i = 0; i < c->nresults; i++) {
-    const sc_value *v = c->results[i].value;
+    const ir_value *v = c->results[i].value;
     if (v && v->def && arg_index(b, params, nparams, v) < 0) defs[ndefs++] = (id_index){v->def->id, i};
   }
   if (ndefs > 1) qsort(defs, ndefs, sizeof *defs, id_index_cmp);
-  int64_t *last_use = sc_arena_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *last_use);
-  int64_t *def_at = sc_arena_alloc(a, (c->nresults ? c->nresults : 1) * sizeof *def_at);
+  int64_t *last_use = ar_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *last_use);
+  int64_t *def_at = ar_alloc(a, (c->nresults ? c->nresults : 1) * sizeof *def_at);
   for (uint32_t i = 0; i < b->nargs; i++) last_use[i] = -1;
   for (uint32_t i = 0; i < c->nresults; i++) def_at[i] = n ? n - 1 : 0; /* an argument returned: a new buffer at the return */
   uint32_t d = 0;
   for (uint32_t i = 0; i < n; i++) {
-    const sc_op *top = b->ops[i];
+    const ir_op *top = b->ops[i];
     while (d < ndefs && defs[d].id < top->id) d++;
     for (; d < ndefs && defs[d].id == top->id; d++) def_at[defs[d].index] = i;
     for (uint32_t id = top->id; id < top->subtree_end; id++) {
-      const sc_op *op = m->ops[id];
+      const ir_op *op = m->ops[id];
       for (uint32_t k = 0; k < op->noperands; k++) {
         int64_t ai = arg_index(b, params, nparams, op->operands[k]);
         if (ai >= 0) last_use[ai] = i;
       }
     }
-    sc_arena_step(a, top->subtree_end - top->id);
+    ar_step(a, top->subtree_end - top->id);
   }
   uint32_t nev = 0;
-  live_event *ev = sc_arena_alloc(a, (2 * ((size_t)c->nargs + c->nresults) + 1) * sizeof *ev);
+  live_event *ev = ar_alloc(a, (2 * ((size_t)c->nargs + c->nresults) + 1) * sizeof *ev);
   int64_t at_start = 0;
   for (uint32_t i = 0; i < c->nargs; i++) {
-    const sc_cost_tensor_info *t = &c->args[i];
+    const cost_tensor_info *t = &c->args[i];
     at_start = add_sat(at_start, t->bytes_per_device);
     /* donated: until its last use (never used: free from the start); else the caller's, to the end */
     int64_t end = !t->donated ? n : last_use[t->index] >= 0 ? last_use[t->index] : 0;
@@ -390,23 +390,23 @@ static int64_t peak_lower_bound(sc_arena *a, const sc_module *m, const sc_op *en
 }
 
 static int largest_cmp(const void *x, const void *y) {
-  const sc_cost_tensor_info *const *a = x, *const *b = y;
+  const cost_tensor_info *const *a = x, *const *b = y;
   if ((*a)->bytes_per_device != (*b)->bytes_per_device) return (*a)->bytes_per_device > (*b)->bytes_per_device ? -1 : 1;
   if ((*a)->is_result != (*b)->is_result) return (*a)->is_result ? 1 : -1;
   if ((*a)->index != (*b)->index) return (*a)->index < (*b)->index ? -1 : 1;
   return (*a)->leaf < (*b)->leaf ? -1 : (*a)->leaf > (*b)->leaf;
 }
 
-static const char *tensor_name(sc_arena *a, const sc_cost_tensor_info *t) {
+static const char *tensor_name(sc_arena *a, const cost_tensor_info *t) {
   const char *kind = t->is_result ? "result" : "arg";
-  return t->leaf < 0 ? sc_indexed_name(a, kind, t->index) : sc_arena_printf(a, "%s %u[%d]", kind, t->index, t->leaf);
+  return t->leaf < 0 ? md_indexed_name(a, kind, t->index) : ar_printf(a, "%s %u[%d]", kind, t->index, t->leaf);
 }
 
-static void fill_report(sc_arena *a, sc_cost *c) {
+static void fill_report(sc_arena *a, cost_analysis *c) {
   sc_cost_report *r = &c->report;
   r->computed = true;
   uint32_t n = c->nargs + c->nresults;
-  const sc_cost_tensor_info **all = sc_arena_alloc(a, (n ? n : 1) * sizeof *all);
+  const cost_tensor_info **all = ar_alloc(a, (n ? n : 1) * sizeof *all);
   uint32_t k = 0;
   for (uint32_t i = 0; i < c->nargs; i++) {
     r->arguments_bytes = add_sat(r->arguments_bytes, c->args[i].bytes_per_device);
@@ -419,13 +419,13 @@ static void fill_report(sc_arena *a, sc_cost *c) {
   }
   if (k > 1) qsort(all, k, sizeof *all, largest_cmp);
   r->nlargest = k < SC_COST_LARGEST ? k : SC_COST_LARGEST;
-  r->largest = sc_arena_calloc(a, r->nlargest ? r->nlargest : 1, sizeof *r->largest);
+  r->largest = ar_calloc(a, r->nlargest ? r->nlargest : 1, sizeof *r->largest);
   for (size_t i = 0; i < r->nlargest; i++) {
-    const sc_cost_tensor_info *t = all[i];
+    const cost_tensor_info *t = all[i];
     sc_cost_tensor *o = &r->largest[i];
     o->name = tensor_name(a, t);
     o->kind = t->is_result ? "result" : "argument";
-    o->type = sc_span_dup(a, t->type);
+    o->type = ir_span_dup(a, t->type);
     o->sharding = t->spec;
     o->global_bytes = t->global_bytes;
     o->bytes_per_device = t->bytes_per_device;
@@ -461,24 +461,24 @@ static int64_t dim_of(const prop_sharding *s, prop_axis x) {
 
 typedef SC_VEC(sc_cost_collective) collective_vec;
 
-static void add_collective(sc_arena *a, const sc_linemap *lines, const prop_reshard *r, const char *kind,
-                           const prop_axes *axes, const sc_mesh *mesh, int64_t bytes, const char *reason,
+static void add_collective(sc_arena *a, const ir_linemap *lines, const prop_reshard *r, const char *kind,
+                           const prop_axes *axes, const md_mesh *mesh, int64_t bytes, const char *reason,
                            collective_vec *out) {
   sc_cost_collective c = {0};
   if (lines && lines->nlines) {
-    sc_pos pos = sc_linemap_pos(lines, r->op->pos.offset);
+    ir_pos pos = ir_linemap_pos(lines, r->op->pos.offset);
     c.line = pos.line, c.col = pos.col;
   }
-  c.function = r->op->func ? sc_span_dup(a, sc_op_sym_name(r->op->func)) : NULL;
-  c.op = sc_span_dup(a, r->op->name);
+  c.function = r->op->func ? ir_span_dup(a, ir_op_sym_name(r->op->func)) : NULL;
+  c.op = ir_span_dup(a, r->op->name);
   c.kind = kind;
-  c.axes = sc_arena_alloc(a, (axes->n ? axes->n : 1) * sizeof *c.axes);
+  c.axes = ar_alloc(a, (axes->n ? axes->n : 1) * sizeof *c.axes);
   for (uint32_t i = 0; i < axes->n && !mesh->synthesized; i++) {
     if (axes->v[i].axis >= mesh->naxes) continue;
-    sc_span name = mesh->axes[axes->v[i].axis].name; /* "x", or "x:(1)2" for a sub-axis */
-    c.axes[c.naxes++] = axes->v[i].pre > 0 ? sc_arena_printf(a, "%.*s:(%lld)%lld", SC_SPAN_ARG(name), (long long)axes->v[i].pre,
+    ir_span name = mesh->axes[axes->v[i].axis].name; /* "x", or "x:(1)2" for a sub-axis */
+    c.axes[c.naxes++] = axes->v[i].pre > 0 ? ar_printf(a, "%.*s:(%lld)%lld", SC_SPAN_ARG(name), (long long)axes->v[i].pre,
                                                              (long long)axes->v[i].size)
-                                           : sc_span_dup(a, name);
+                                           : ir_span_dup(a, name);
   }
   c.bytes_per_device = bytes;
   c.reason = reason;
@@ -489,35 +489,35 @@ static void add_collective(sc_arena *a, const sc_linemap *lines, const prop_resh
  * its shard grows by), axes only in `to` all-sliced (no traffic), axes on another dimension all-to-all'd
  * ((n-1)/n of the shard leaves), the same axes in another order permuted (the shard moves); an all-reduce
  * sends 2(n-1)/n of the shard (a ring). */
-static void reshard_collectives(sc_arena *a, const sc_linemap *lines, const prop_reshard *r, collective_vec *out) {
+static void reshard_collectives(sc_arena *a, const ir_linemap *lines, const prop_reshard *r, collective_vec *out) {
   const prop_sharding *from = r->from, *to = r->to;
   if (from && (!from->mesh || !from->mesh->naxes)) from = NULL; /* an empty mesh: replicated */
   if (to && (!to->mesh || !to->mesh->naxes)) to = NULL;
   /* across meshes Shardy leaves the reshard as it is: no collectives to name */
   if (from && to && from->mesh != to->mesh && from->mesh->naxes != to->mesh->naxes) return;
-  const sc_mesh *mesh = to ? to->mesh : from ? from->mesh : NULL;
-  sc_tensor_type tt;
-  if (!mesh || !r->value || !sc_parse_tensor_type(a, r->value->type, &tt) || tt.rank < 0) return;
-  uint32_t bits = sc_cost_element_bits(tt.element);
+  const md_mesh *mesh = to ? to->mesh : from ? from->mesh : NULL;
+  ir_tensor_type tt;
+  if (!mesh || !r->value || !ir_parse_tensor_type(a, r->value->type, &tt) || tt.rank < 0) return;
+  uint32_t bits = cost_element_bits(tt.element);
   uint32_t rank = (uint32_t)tt.rank;
-  sc_astr why = SC_ASTR_INIT(a);
-  sc_astr_printf(&why, "%s of %.*s", r->what, SC_SPAN_ARG(r->op->name));
+  ar_str why = SC_ASTR_INIT(a);
+  ar_str_printf(&why, "%s of %.*s", r->what, SC_SPAN_ARG(r->op->name));
   bool named = !mesh->synthesized; /* a GSPMD module's made-up "_partitions" axis is not shown */
-  if (named) sc_astr_puts(&why, ": ");
+  if (named) ar_str_puts(&why, ": ");
   if (named && from) prop_sharding_put(&why, from);
-  else if (named) sc_astr_puts(&why, "replicated");
-  int64_t shard = sc_cost_bytes(local_elements(tt.dims, rank, from, NULL), bits);
+  else if (named) ar_str_puts(&why, "replicated");
+  int64_t shard = cost_bytes(local_elements(tt.dims, rank, from, NULL), bits);
   if (r->all_reduce.n) {
     int64_t n = 1;
     for (uint32_t i = 0; i < r->all_reduce.n; i++) n = mul_sat(n, r->all_reduce.v[i].size);
-    sc_astr_puts(&why, " (partial sums)");
-    add_collective(a, lines, r, "all-reduce", &r->all_reduce, mesh, mul_sat(shard, 2 * (n - 1)) / n, sc_astr_str(&why), out);
+    ar_str_puts(&why, " (partial sums)");
+    add_collective(a, lines, r, "all-reduce", &r->all_reduce, mesh, mul_sat(shard, 2 * (n - 1)) / n, ar_str_str(&why), out);
     return;
   }
-  if (named) sc_astr_puts(&why, " -> ");
+  if (named) ar_str_puts(&why, " -> ");
   if (named && to) prop_sharding_put(&why, to);
-  else if (named) sc_astr_puts(&why, "replicated");
-  const char *reason = sc_astr_str(&why);
+  else if (named) ar_str_puts(&why, "replicated");
+  const char *reason = ar_str_str(&why);
   SC_VEC(prop_axis) gone = {0}, added = {0}, moved = {0};
   bool reordered = false;
   for (uint32_t d = 0; from && d < from->rank; d++)
@@ -533,7 +533,7 @@ static void reshard_collectives(sc_arena *a, const sc_linemap *lines, const prop
       if (dim_of(from, to->dims[d].axes.v[k]) < 0) SC_PUSH(a, added, to->dims[d].axes.v[k]);
   prop_axes g = {gone.v, (uint32_t)gone.n}, s = {added.v, (uint32_t)added.n}, mv = {moved.v, (uint32_t)moved.n};
   if (g.n) {
-    int64_t grown = sc_cost_bytes(local_elements(tt.dims, rank, from, &g), bits);
+    int64_t grown = cost_bytes(local_elements(tt.dims, rank, from, &g), bits);
     add_collective(a, lines, r, "all-gather", &g, mesh, grown - shard, reason, out);
   }
   if (mv.n) {
@@ -548,8 +548,8 @@ static void reshard_collectives(sc_arena *a, const sc_linemap *lines, const prop
   }
 }
 
-void sc_cost_collectives(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
-                         const sc_linemap *lines, sc_cost *c) {
+void cost_collectives(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *prop,
+                         const ir_linemap *lines, cost_analysis *c) {
   if (!prop) return;
   prop_reshard_list rs = prop_explicit_reshards(a, m, model, prop);
   collective_vec out = {0};
@@ -559,25 +559,25 @@ void sc_cost_collectives(sc_arena *a, const sc_module *m, const sc_model *model,
     while (from.n < out.n) SC_PUSH(a, from, &rs.v[i]);
   }
   c->collective_reshards = from.v;
-  c->report.collectives = out.v ? out.v : sc_arena_calloc(a, 1, sizeof *out.v); /* non-NULL: computed */
+  c->report.collectives = out.v ? out.v : ar_calloc(a, 1, sizeof *out.v); /* non-NULL: computed */
   c->report.ncollectives = out.n;
 }
 
-sc_cost *sc_cost_compute(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *prop,
+cost_analysis *cost_compute(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *prop,
                          const sc_options *options) {
-  sc_cost *c = sc_arena_calloc(a, 1, sizeof *c);
+  cost_analysis *c = ar_calloc(a, 1, sizeof *c);
   c->report.device_memory_bytes = -1;
   if (options->device_memory_bytes > 0) c->report.device_memory_bytes = options->device_memory_bytes;
   else if (options->mesh && options->mesh->device_kind) {
     c->report.device_memory_bytes = sc_device_memory_bytes(options->mesh->device_kind);
     if (c->report.device_memory_bytes > 0) c->report.device_kind = options->mesh->device_kind;
   }
-  const sc_op *entry = m->entry;
+  const ir_op *entry = m->entry;
   if (!entry || !entry->nregions || !entry->regions[0]->nblocks) return c;
   c->entry = entry;
   c->mesh = model->effective;
   c->devices = c->mesh ? c->mesh->devices : model->num_partitions > 0 ? model->num_partitions : 1;
-  const sc_block *b = entry->regions[0]->blocks[0];
+  const ir_block *b = entry->regions[0]->blocks[0];
   tensor_vec args = {0}, results = {0};
   collect_args(a, m, model, prop, b, c->devices, &args);
   collect_results(a, m, model, prop, entry, return_op(b), c->devices, &results);

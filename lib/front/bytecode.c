@@ -54,7 +54,7 @@ static bool read_section(bc *s, bc_rd *r, unsigned *id, bc_rd *body) {
 
 static void read_strings(bc *s, bc_rd r) {
   uint64_t n = bc_count(s, &r);
-  s->strs = sc_arena_calloc(s->a, n ? n : 1, sizeof *s->strs);
+  s->strs = ar_calloc(s->a, n ? n : 1, sizeof *s->strs);
   s->nstrs = (uint32_t)n;
   /* Sizes (each with its NUL) come in reverse order; the data sits at the end of the section. */
   const uint8_t *data_end = r.end;
@@ -71,15 +71,15 @@ static void read_strings(bc *s, bc_rd r) {
       bc_fail(s, data_end, "string %" PRIu64 " is not NUL-terminated", k);
       return;
     }
-    s->strs[k] = sc_span_of((const char *)data_end, (uint32_t)(size - 1));
+    s->strs[k] = ir_span_of((const char *)data_end, (uint32_t)(size - 1));
   }
   if (bc_ok(s) && r.p != data_end) bc_fail(s, r.p, "unexpected data between the string sizes and the strings");
 }
 
-static uint8_t dialect_kind(sc_span name) {
-  if (sc_span_eq(name, "builtin")) return BC_D_BUILTIN;
-  if (sc_span_eq(name, "vhlo")) return BC_D_VHLO;
-  if (sc_span_eq(name, "sdy")) return BC_D_SDY;
+static uint8_t dialect_kind(ir_span name) {
+  if (ir_span_eq(name, "builtin")) return BC_D_BUILTIN;
+  if (ir_span_eq(name, "vhlo")) return BC_D_VHLO;
+  if (ir_span_eq(name, "sdy")) return BC_D_SDY;
   return BC_D_OTHER;
 }
 
@@ -133,14 +133,14 @@ static const char *const k_vhlo_ops[] = {
 };
 
 static int span_vs_cstr(const void *key, const void *elem) {
-  const sc_span *k = key;
+  const ir_span *k = key;
   const char *e = *(const char *const *)elem;
   size_t n = strlen(e);
   int c = memcmp(k->p, e, k->n < n ? k->n : n);
   return c ? c : (k->n > n) - (k->n < n);
 }
 
-static bool known_vhlo_op(sc_span base) {
+static bool known_vhlo_op(ir_span base) {
   return bsearch(&base, k_vhlo_ops, sizeof k_vhlo_ops / sizeof *k_vhlo_ops, sizeof *k_vhlo_ops, span_vs_cstr) != NULL;
 }
 
@@ -154,8 +154,8 @@ static uint16_t read_dialect_ref(bc *s, bc_rd *r) {
 static void read_dialects(bc *s, bc_rd r) {
   uint64_t n = bc_count(s, &r);
   if (n > 65535) bc_fail(s, r.p, "too many dialects");
-  s->dialects = sc_arena_calloc(s->a, n ? n : 1, sizeof *s->dialects);
-  s->dialect_kind = sc_arena_calloc(s->a, n ? n : 1, 1);
+  s->dialects = ar_calloc(s->a, n ? n : 1, sizeof *s->dialects);
+  s->dialect_kind = ar_calloc(s->a, n ? n : 1, 1);
   s->ndialects = bc_ok(s) ? (uint32_t)n : 0;
   for (uint64_t i = 0; i < s->ndialects && bc_ok(s); i++) {
     if (s->version < 1) {
@@ -185,7 +185,7 @@ static void read_dialects(bc *s, bc_rd r) {
     uint64_t cnt = bc_count(s, &r);
     for (uint64_t i = 0; i < cnt && bc_ok(s); i++) {
       bc_opname on = {.dialect = d};
-      sc_span base;
+      ir_span base;
       if (s->version >= 5) {
         const uint8_t *at = r.p;
         uint64_t idx = bc_varint_flag(s, &r, &on.registered);
@@ -202,7 +202,7 @@ static void read_dialects(bc *s, bc_rd r) {
                 SC_SPAN_ARG(base), BC_NEWEST_STABLEHLO_MAJOR, BC_NEWEST_STABLEHLO_MINOR, SC_SPAN_ARG(s->producer));
         return;
       }
-      on.name = sc_span_of(sc_arena_printf(s->a, "%.*s.%.*s", SC_SPAN_ARG(s->dialects[d]), SC_SPAN_ARG(base)),
+      on.name = ir_span_of(ar_printf(s->a, "%.*s.%.*s", SC_SPAN_ARG(s->dialects[d]), SC_SPAN_ARG(base)),
                            s->dialects[d].n + 1 + base.n);
       SC_PUSH(s->a, names, on);
     }
@@ -214,8 +214,8 @@ static void read_dialects(bc *s, bc_rd r) {
 /* Offsets section: counts, then per dialect group the (size << 1 | custom) of each entry in order. */
 static void read_attr_type_offsets(bc *s, bc_rd r, bc_rd data) {
   uint64_t na = bc_count(s, &r), nt = bc_count(s, &r);
-  s->attrs = sc_arena_calloc(s->a, na ? na : 1, sizeof *s->attrs);
-  s->types = sc_arena_calloc(s->a, nt ? nt : 1, sizeof *s->types);
+  s->attrs = ar_calloc(s->a, na ? na : 1, sizeof *s->attrs);
+  s->types = ar_calloc(s->a, nt ? nt : 1, sizeof *s->types);
   s->nattrs = bc_ok(s) ? (uint32_t)na : 0;
   s->ntypes = bc_ok(s) ? (uint32_t)nt : 0;
   const uint8_t *cur = data.p;
@@ -244,7 +244,7 @@ static void read_properties(bc *s, bc_rd r) {
   uint64_t n = bc_count(s, &r);
   s->props = r.p;
   s->nprops_buf = (size_t)(r.end - r.p);
-  s->prop_off = sc_arena_calloc(s->a, n ? n : 1, sizeof *s->prop_off);
+  s->prop_off = ar_calloc(s->a, n ? n : 1, sizeof *s->prop_off);
   for (uint64_t i = 0; i < n && bc_ok(s); i++) {
     s->prop_off[i] = (uint32_t)(r.p - s->props);
     uint64_t size = bc_varint(s, &r);
@@ -269,8 +269,8 @@ bool bc_prop_entry(bc *s, uint64_t index, bc_rd *out) {
 
 /* ---- IR building -------------------------------------------------------------------------------- */
 
-typedef SC_VEC(sc_attr) attr_vec;
-typedef SC_VEC(sc_value *) value_vec;
+typedef SC_VEC(ir_attr) attr_vec;
+typedef SC_VEC(ir_value *) value_vec;
 
 /* Values of one isolated-from-above scope; each open region reserves its range. */
 typedef struct {
@@ -279,9 +279,9 @@ typedef struct {
 
 typedef struct {
   bc *s;
-  const sc_parse_input *in;
-  SC_VEC(sc_op *) ops;
-  SC_VEC(sc_op *) funcs;
+  const fe_parse_input *in;
+  SC_VEC(ir_op *) ops;
+  SC_VEC(ir_op *) funcs;
   scope *sc; /* innermost scope */
   uint32_t depth;
   /* Values and blocks the open regions declared and have not read yet. Each still needs at least one
@@ -291,10 +291,10 @@ typedef struct {
   const uint8_t *ir_end;
 } builder;
 
-static bool op_is(const sc_op *op, const char *name) { return sc_span_eq(op->name, name); }
+static bool op_is(const ir_op *op, const char *name) { return ir_span_eq(op->name, name); }
 
 /* The one place an op is created: preorder id, its name written at its start in the text pool. */
-static sc_op *new_op(builder *b, sc_span name, sc_block *blk, sc_op *parent) {
+static ir_op *new_op(builder *b, ir_span name, ir_block *blk, ir_op *parent) {
   bc *s = b->s;
   if (b->ops.n >= b->in->max_ops) {
     bc_fail(s, NULL, "more than %u operations", b->in->max_ops);
@@ -306,7 +306,7 @@ static sc_op *new_op(builder *b, sc_span name, sc_block *blk, sc_op *parent) {
     bc_fail(s, NULL, "cancelled");
     return NULL;
   }
-  sc_op *op = sc_arena_alloc(s->a, sizeof *op);
+  ir_op *op = ar_alloc(s->a, sizeof *op);
   op->id = (uint32_t)b->ops.n;
   SC_PUSH(s->a, b->ops, op);
   op->pos.offset = (uint32_t)bc_mark(s);
@@ -321,9 +321,9 @@ static sc_op *new_op(builder *b, sc_span name, sc_block *blk, sc_op *parent) {
 }
 
 /* The one place an attribute is added: `name = <value text>` written into the op's range. */
-static void add_attr(builder *b, attr_vec *v, sc_span name, const bc_attr *val) {
+static void add_attr(builder *b, attr_vec *v, ir_span name, const bc_attr *val) {
   bc *s = b->s;
-  sc_attr at;
+  ir_attr at;
   memset(&at, 0, sizeof at);
   at.offset = (uint32_t)bc_mark(s);
   at.name = bc_put(s, name.p, name.n);
@@ -334,9 +334,9 @@ static void add_attr(builder *b, attr_vec *v, sc_span name, const bc_attr *val) 
   SC_PUSH(s->a, *v, at);
 }
 
-static void add_attr_text(builder *b, attr_vec *v, const char *name, sc_span text) {
+static void add_attr_text(builder *b, attr_vec *v, const char *name, ir_span text) {
   bc *s = b->s;
-  sc_attr at;
+  ir_attr at;
   memset(&at, 0, sizeof at);
   at.offset = (uint32_t)bc_mark(s);
   at.name = bc_puts(s, name);
@@ -347,40 +347,40 @@ static void add_attr_text(builder *b, attr_vec *v, const char *name, sc_span tex
 
 /* StableHLO's name for an op: VHLO `vhlo.<name>_v<N>` -> `stablehlo.<name>`, with the func dialect's
  * ops mapped back to `func.*`. */
-static sc_span stablehlo_name(builder *b, const bc_opname *on, const sc_op *parent) {
-  sc_span n = on->name;
+static ir_span stablehlo_name(builder *b, const bc_opname *on, const ir_op *parent) {
+  ir_span n = on->name;
   if (b->s->dialect_kind[on->dialect] != BC_D_VHLO) return n;
-  sc_span base = sc_span_of(n.p + 5, n.n - 5);
+  ir_span base = ir_span_of(n.p + 5, n.n - 5);
   uint32_t k = base.n;
   while (k > 0 && base.p[k - 1] >= '0' && base.p[k - 1] <= '9') k--;
   if (k >= 2 && k < base.n && base.p[k - 1] == 'v' && base.p[k - 2] == '_') base.n = k - 2;
-  if (sc_span_eq(base, "func")) return sc_span_of("func.func", 9);
-  if (sc_span_eq(base, "call")) return sc_span_of("func.call", 9);
-  if (sc_span_eq(base, "return") && parent && op_is(parent, "func.func")) return sc_span_of("func.return", 11);
-  return sc_span_of(sc_arena_printf(b->s->a, "stablehlo.%.*s", SC_SPAN_ARG(base)), 10 + base.n);
+  if (ir_span_eq(base, "func")) return ir_span_of("func.func", 9);
+  if (ir_span_eq(base, "call")) return ir_span_of("func.call", 9);
+  if (ir_span_eq(base, "return") && parent && op_is(parent, "func.func")) return ir_span_of("func.return", 11);
+  return ir_span_of(ar_printf(b->s->a, "stablehlo.%.*s", SC_SPAN_ARG(base)), 10 + base.n);
 }
 
 /* Attributes StableHLO does not print when VHLO carries them at their defaults. */
-static bool vhlo_default(const bc_attr *v, sc_span name) {
+static bool vhlo_default(const bc_attr *v, ir_span name) {
   if (!v) return true;
   if (v->kind == BA_BOOL && !v->i) return true;
   if (v->kind == BA_ARRAY && v->n == 0) return true;
   if (v->kind == BA_STRING && v->s.n == 0 && !v->t) return true;
-  if (v->kind == BA_ENUM && sc_span_eq(name, "api_version") && v->i == 1) return true;
+  if (v->kind == BA_ENUM && ir_span_eq(name, "api_version") && v->i == 1) return true;
   return false;
 }
 
 /* What an op header carries beyond its attributes: func signatures, waiting for the entry block. */
 typedef struct {
-  sc_attrs *arg_attrs;
+  ir_attrs *arg_attrs;
   uint32_t narg_attrs;
   const bc_type *fn_type;
 } op_extra;
 
-static sc_attrs *dict_list(builder *b, const bc_attr *list, uint32_t *n) {
+static ir_attrs *dict_list(builder *b, const bc_attr *list, uint32_t *n) {
   *n = 0;
   if (!list || list->kind != BA_ARRAY) return NULL;
-  sc_attrs *out = sc_arena_calloc(b->s->a, list->n ? list->n : 1, sizeof *out);
+  ir_attrs *out = ar_calloc(b->s->a, list->n ? list->n : 1, sizeof *out);
   for (uint32_t i = 0; i < list->n; i++) {
     const bc_attr *d = list->v[i];
     if (!d || d->kind != BA_DICT) continue;
@@ -394,47 +394,47 @@ static sc_attrs *dict_list(builder *b, const bc_attr *list, uint32_t *n) {
 }
 
 /* One named attribute of an op: symbols and signatures go to their op fields (as the pretty form
- * shows them); everything else becomes an sc_attr. */
-static void take_attr(builder *b, sc_op *op, attr_vec *attrs, op_extra *x, sc_span name, const bc_attr *val,
+ * shows them); everything else becomes an ir_attr. */
+static void take_attr(builder *b, ir_op *op, attr_vec *attrs, op_extra *x, ir_span name, const bc_attr *val,
                       bool vhlo) {
   bool func = op_is(op, "func.func"), module = op_is(op, "builtin.module"), mesh = op_is(op, "sdy.mesh");
-  if ((func || module || mesh) && sc_span_eq(name, "sym_name") && val && val->kind == BA_STRING) {
-    sc_op_extra_of(b->s->a, op)->sym_name = bc_put(b->s, val->s.p, val->s.n);
+  if ((func || module || mesh) && ir_span_eq(name, "sym_name") && val && val->kind == BA_STRING) {
+    ir_op_extra_of(b->s->a, op)->sym_name = bc_put(b->s, val->s.p, val->s.n);
     return;
   }
-  if ((func || module) && sc_span_eq(name, "sym_visibility") && val && val->kind == BA_STRING) {
-    sc_op_decl_of(b->s->a, op)->visibility = bc_put(b->s, val->s.p, val->s.n);
+  if ((func || module) && ir_span_eq(name, "sym_visibility") && val && val->kind == BA_STRING) {
+    ir_op_decl_of(b->s->a, op)->visibility = bc_put(b->s, val->s.p, val->s.n);
     return;
   }
-  if (func && sc_span_eq(name, "function_type") && val && val->kind == BA_TYPE) {
+  if (func && ir_span_eq(name, "function_type") && val && val->kind == BA_TYPE) {
     x->fn_type = val->t;
     return;
   }
-  if (func && sc_span_eq(name, "arg_attrs")) {
+  if (func && ir_span_eq(name, "arg_attrs")) {
     x->arg_attrs = dict_list(b, val, &x->narg_attrs);
     return;
   }
-  if (func && sc_span_eq(name, "res_attrs")) {
-    sc_op_decl *e = sc_op_decl_of(b->s->a, op);
+  if (func && ir_span_eq(name, "res_attrs")) {
+    ir_op_decl *e = ir_op_decl_of(b->s->a, op);
     e->result_attrs = dict_list(b, val, &e->nresult_attrs);
     return;
   }
-  if ((op_is(op, "stablehlo.custom_call") && sc_span_eq(name, "call_target_name")) ||
-      (op_is(op, "func.call") && sc_span_eq(name, "callee"))) {
+  if ((op_is(op, "stablehlo.custom_call") && ir_span_eq(name, "call_target_name")) ||
+      (op_is(op, "func.call") && ir_span_eq(name, "callee"))) {
     if (val && (val->kind == BA_STRING || val->kind == BA_SYMREF)) {
-      sc_op_decl_of(b->s->a, op)->callee = bc_put(b->s, val->s.p, val->s.n);
+      ir_op_decl_of(b->s->a, op)->callee = bc_put(b->s, val->s.p, val->s.n);
       return;
     }
   }
   if (vhlo && vhlo_default(val, name)) return;
-  if (vhlo && val && val->kind == BA_BOOL && sc_span_eq(name, "use_global_device_ids")) {
+  if (vhlo && val && val->kind == BA_BOOL && ir_span_eq(name, "use_global_device_ids")) {
     add_attr(b, attrs, name, NULL);
     return;
   }
   add_attr(b, attrs, name, val);
-  if (mesh && sc_span_eq(name, "mesh") && attrs->v[attrs->n - 1].value.n > 9) {
-    sc_span body = attrs->v[attrs->n - 1].value; /* #sdy.mesh<...> -> value = <...> as the pretty form */
-    add_attr_text(b, attrs, "value", sc_span_of(body.p + 9, body.n - 9));
+  if (mesh && ir_span_eq(name, "mesh") && attrs->v[attrs->n - 1].value.n > 9) {
+    ir_span body = attrs->v[attrs->n - 1].value; /* #sdy.mesh<...> -> value = <...> as the pretty form */
+    add_attr_text(b, attrs, "value", ir_span_of(body.p + 9, body.n - 9));
   }
 }
 
@@ -499,12 +499,12 @@ static const prop_schema k_prop_schemas[] = {
                         "operand_batching_dims", "slice_sizes", "start_index_map", "start_indices_batching_dims"}},
 };
 
-static void take_properties(builder *b, sc_op *op, const bc_opname *on, attr_vec *attrs, op_extra *x, bc_rd pr,
+static void take_properties(builder *b, ir_op *op, const bc_opname *on, attr_vec *attrs, op_extra *x, bc_rd pr,
                             bool vhlo) {
   bc *s = b->s;
   const prop_schema *sch = NULL;
   for (size_t i = 0; i < sizeof k_prop_schemas / sizeof *k_prop_schemas; i++)
-    if (sc_span_eq(on->name, k_prop_schemas[i].op)) sch = &k_prop_schemas[i];
+    if (ir_span_eq(on->name, k_prop_schemas[i].op)) sch = &k_prop_schemas[i];
   if (!sch) return;
   for (size_t i = 0; i < 9 && sch->props[i] && bc_ok(s) && pr.p < pr.end; i++) {
     const char *p = sch->props[i];
@@ -515,12 +515,12 @@ static void take_properties(builder *b, sc_op *op, const bc_opname *on, attr_vec
     else idx = bc_varint(s, &pr);
     if (!bc_ok(s) || !present) continue;
     const bc_attr *v = bc_attr_at(s, idx);
-    if (v) take_attr(b, op, attrs, x, sc_span_of(p + optional, (uint32_t)strlen(p + optional)), v, vhlo);
+    if (v) take_attr(b, op, attrs, x, ir_span_of(p + optional, (uint32_t)strlen(p + optional)), v, vhlo);
   }
 }
 
-static sc_value *new_value(builder *b, const bc_type *t) {
-  sc_value *v = sc_arena_alloc(b->s->a, sizeof *v);
+static ir_value *new_value(builder *b, const bc_type *t) {
+  ir_value *v = ar_alloc(b->s->a, sizeof *v);
   if (t) v->type = t->text;
   return v;
 }
@@ -530,12 +530,12 @@ typedef struct {
   size_t base, next, end;
 } region_values;
 
-static sc_value *define_value(builder *b, region_values *rv, sc_value *v) {
+static ir_value *define_value(builder *b, region_values *rv, ir_value *v) {
   if (rv->next >= rv->end) {
     bc_fail(b->s, NULL, "more values defined than the region declares");
     return v;
   }
-  sc_value **slot = &b->sc->vals.v[rv->next++];
+  ir_value **slot = &b->sc->vals.v[rv->next++];
   b->pending--;
   if (*slot) { /* forward reference: keep its identity */
     **slot = *v;
@@ -545,7 +545,7 @@ static sc_value *define_value(builder *b, region_values *rv, sc_value *v) {
   return v;
 }
 
-static sc_value *operand(builder *b, bc_rd *r) {
+static ir_value *operand(builder *b, bc_rd *r) {
   const uint8_t *at = r->p;
   uint64_t i = bc_varint(b->s, r);
   if (!bc_ok(b->s)) return NULL;
@@ -569,19 +569,19 @@ static void skip_use_lists(bc *s, bc_rd *r, uint64_t range) {
   }
 }
 
-static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent);
+static ir_region *read_region(builder *b, bc_rd *r, ir_op *parent);
 
 /* StableHLO prints a reduce whose body is one binary op on the two block arguments as
  * `stablehlo.reduce(...) applies stablehlo.add across dimensions = [...]`, which has no region; the
  * body ops (the last ones built) go, so the IR is what the text front end sees. */
-static void fold_compact_reduce(builder *b, sc_op *op) {
+static void fold_compact_reduce(builder *b, ir_op *op) {
   if (op->nregions != 1 || op->regions[0]->nblocks != 1) return;
-  const sc_block *blk = op->regions[0]->blocks[0];
+  const ir_block *blk = op->regions[0]->blocks[0];
   if (blk->nops != 2 || blk->nargs != 2) return;
-  const sc_op *inner = blk->ops[0], *ret = blk->ops[1];
+  const ir_op *inner = blk->ops[0], *ret = blk->ops[1];
   if (inner->noperands != 2 || inner->nresults != 1 || inner->nregions || ret->noperands != 1 ||
       inner->operands[0] != blk->args[0] || inner->operands[1] != blk->args[1] || ret->operands[0] != inner->results[0] ||
-      !sc_span_starts(inner->name, "stablehlo.") || !op_is(ret, "stablehlo.return"))
+      !ir_span_starts(inner->name, "stablehlo.") || !op_is(ret, "stablehlo.return"))
     return;
   if (b->ops.n < 2 || b->ops.v[b->ops.n - 1] != ret || b->ops.v[b->ops.n - 2] != inner) return;
   b->ops.n -= 2;
@@ -589,14 +589,14 @@ static void fold_compact_reduce(builder *b, sc_op *op) {
 }
 
 /* Block header: (numOps << 1 | hasArgs), arguments (type << 1 | hasLoc in v4+), use-lists (v3+). */
-static uint64_t read_block_header(builder *b, bc_rd *r, sc_block *blk, region_values *rv, const sc_op *owner) {
+static uint64_t read_block_header(builder *b, bc_rd *r, ir_block *blk, region_values *rv, const ir_op *owner) {
   bc *s = b->s;
   bool has_args;
   uint64_t nops = bc_varint_flag(s, r, &has_args);
   if (bc_ok(s) && nops > (uint64_t)(r->end - r->p)) bc_fail(s, r->p, "block declares more ops than its data holds");
   if (!has_args) return nops;
   uint64_t nargs = bc_count(s, r);
-  blk->args = sc_arena_calloc(s->a, nargs ? nargs : 1, sizeof *blk->args);
+  blk->args = ar_calloc(s->a, nargs ? nargs : 1, sizeof *blk->args);
   bool func_entry = owner && op_is(owner, "func.func");
   for (uint64_t i = 0; i < nargs && bc_ok(s); i++) {
     const bc_type *t;
@@ -609,7 +609,7 @@ static uint64_t read_block_header(builder *b, bc_rd *r, sc_block *blk, region_va
       bc_read_attr(s, r);
     }
     if (!bc_ok(s)) break;
-    sc_value *v = new_value(b, t);
+    ir_value *v = new_value(b, t);
     v->name = bc_printf(s, func_entry ? "%%arg%" PRIu64 : "%%barg%" PRIu64, i);
     v->block = blk;
     v->index = (uint32_t)i;
@@ -621,14 +621,14 @@ static uint64_t read_block_header(builder *b, bc_rd *r, sc_block *blk, region_va
 }
 
 /* The op's range in the text pool (its name, attributes and children): `end` and `text`. */
-static void set_extent(bc *s, sc_op *op) {
+static void set_extent(bc *s, ir_op *op) {
   op->end = (uint32_t)bc_mark(s);
-  op->text = s->pool_full ? op->name : sc_span_of(s->pool + op->pos.offset, op->end - op->pos.offset);
+  op->text = s->pool_full ? op->name : ir_span_of(s->pool + op->pos.offset, op->end - op->pos.offset);
 }
 
 /* An op without its regions' contents: name, mask, location, attributes, properties, results,
  * operands, successors, use-lists, region count. */
-static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region_values *rv, uint32_t nblocks) {
+static ir_op *read_op(builder *b, bc_rd *r, ir_block *blk, ir_op *parent, region_values *rv, uint32_t nblocks) {
   bc *s = b->s;
   const uint8_t *at = r->p;
   uint64_t ni = bc_varint(s, r);
@@ -638,10 +638,10 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   if (!bc_ok(s)) return NULL;
   const bc_opname *on = &s->opnames[ni];
   bool vhlo = s->dialect_kind[on->dialect] == BC_D_VHLO;
-  sc_op *op = new_op(b, stablehlo_name(b, on, parent), blk, parent);
+  ir_op *op = new_op(b, stablehlo_name(b, on, parent), blk, parent);
   if (!op) return NULL;
-  sc_srcloc src = bc_resolve_loc(s, loc);
-  if (src.known || src.file.n || src.line || src.col) sc_op_extra_of(s->a, op)->src = src;
+  ir_srcloc src = bc_resolve_loc(s, loc);
+  if (src.known || src.file.n || src.line || src.col) ir_op_extra_of(s->a, op)->src = src;
   attr_vec attrs = {0};
   op_extra x;
   memset(&x, 0, sizeof x);
@@ -664,9 +664,9 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   value_vec results = {0};
   if (mask & 0x02) {
     uint64_t n = bc_count(s, r);
-    op->result_types = sc_arena_calloc(s->a, n ? n : 1, sizeof *op->result_types);
+    op->result_types = ar_calloc(s->a, n ? n : 1, sizeof *op->result_types);
     for (uint64_t i = 0; i < n && bc_ok(s); i++) {
-      sc_value *v = new_value(b, bc_read_type(s, r));
+      ir_value *v = new_value(b, bc_read_type(s, r));
       v->def = op;
       v->index = (uint32_t)i;
       op->result_types[i] = v->type;
@@ -676,11 +676,11 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   }
   if (mask & 0x04) {
     uint64_t n = bc_count(s, r);
-    op->operands = sc_arena_calloc(s->a, n ? n : 1, sizeof *op->operands);
-    op->operand_names = sc_arena_calloc(s->a, n ? n : 1, sizeof *op->operand_names);
-    op->operand_types = sc_arena_calloc(s->a, n ? n : 1, sizeof *op->operand_types);
+    op->operands = ar_calloc(s->a, n ? n : 1, sizeof *op->operands);
+    op->operand_names = ar_calloc(s->a, n ? n : 1, sizeof *op->operand_names);
+    op->operand_types = ar_calloc(s->a, n ? n : 1, sizeof *op->operand_types);
     for (uint64_t i = 0; i < n && bc_ok(s); i++) {
-      sc_value *v = operand(b, r);
+      ir_value *v = operand(b, r);
       op->operands[i] = v;
       if (v) op->operand_names[i] = v->name, op->operand_types[i] = v->type;
     }
@@ -702,11 +702,11 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   op->results = results.v;
   op->nresults = (uint32_t)results.n;
   if (x.fn_type) {
-    sc_op_decl *e = sc_op_decl_of(s->a, op);
-    e->func_result_types = sc_arena_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof(sc_span));
+    ir_op_decl *e = ir_op_decl_of(s->a, op);
+    e->func_result_types = ar_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof(ir_span));
     for (uint32_t i = 0; i < x.fn_type->nouts; i++) e->func_result_types[i] = x.fn_type->outs[i]->text;
     if (e->nresult_attrs != x.fn_type->nouts) { /* one (possibly empty) dict per result, as the pretty form */
-      sc_attrs *ra = sc_arena_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof *ra);
+      ir_attrs *ra = ar_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof *ra);
       for (uint32_t i = 0; i < e->nresult_attrs && i < x.fn_type->nouts; i++) ra[i] = e->result_attrs[i];
       e->result_attrs = ra;
       e->nresult_attrs = x.fn_type->nouts;
@@ -737,29 +737,29 @@ static sc_op *read_op(builder *b, bc_rd *r, sc_block *blk, sc_op *parent, region
   scope inner = {{0}};
   scope *outer = b->sc;
   if (isolated) b->sc = &inner;
-  op->regions = sc_arena_calloc(s->a, nregions ? nregions : 1, sizeof *op->regions);
+  op->regions = ar_calloc(s->a, nregions ? nregions : 1, sizeof *op->regions);
   for (uint64_t i = 0; i < nregions && bc_ok(s); i++) {
-    sc_region *reg = read_region(b, rr, op);
+    ir_region *reg = read_region(b, rr, op);
     if (reg) op->regions[op->nregions++] = reg;
   }
   b->sc = outer;
   set_extent(s, op);
   if (op_is(op, "stablehlo.reduce")) fold_compact_reduce(b, op);
   if (x.narg_attrs && op->nregions && op->regions[0]->nblocks) {
-    sc_block *entry = op->regions[0]->blocks[0];
+    ir_block *entry = op->regions[0]->blocks[0];
     for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) entry->args[i]->attrs = &x.arg_attrs[i];
   }
   return op;
 }
 
-static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
+static ir_region *read_region(builder *b, bc_rd *r, ir_op *parent) {
   bc *s = b->s;
   if (b->depth + 1 > b->in->max_depth) {
     bc_fail(s, r->p, "nesting deeper than %u levels", b->in->max_depth);
     s->err->limit = true;
     return NULL;
   }
-  sc_region *reg = sc_arena_alloc(s->a, sizeof *reg);
+  ir_region *reg = ar_alloc(s->a, sizeof *reg);
   reg->parent = parent;
   uint64_t nblocks = bc_count(s, r);
   if (!nblocks || !bc_ok(s)) return bc_ok(s) ? reg : NULL;
@@ -772,21 +772,21 @@ static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
   }
   b->pending += nblocks + nvalues;
   region_values rv = {b->sc->vals.n, b->sc->vals.n, b->sc->vals.n + nvalues};
-  for (uint64_t i = 0; i < nvalues; i++) SC_PUSH(s->a, b->sc->vals, (sc_value *)NULL);
-  reg->blocks = sc_arena_calloc(s->a, nblocks, sizeof *reg->blocks);
+  for (uint64_t i = 0; i < nvalues; i++) SC_PUSH(s->a, b->sc->vals, (ir_value *)NULL);
+  reg->blocks = ar_calloc(s->a, nblocks, sizeof *reg->blocks);
   reg->nblocks = (uint32_t)nblocks;
   for (uint64_t i = 0; i < nblocks; i++) {
-    reg->blocks[i] = sc_arena_alloc(s->a, sizeof(sc_block));
+    reg->blocks[i] = ar_alloc(s->a, sizeof(ir_block));
     reg->blocks[i]->parent = reg;
   }
   b->depth++;
   for (uint64_t k = 0; k < nblocks && bc_ok(s); k++) {
-    sc_block *blk = reg->blocks[k];
+    ir_block *blk = reg->blocks[k];
     b->pending--;
     uint64_t nops = read_block_header(b, r, blk, &rv, k == 0 ? parent : NULL);
-    blk->ops = sc_arena_calloc(s->a, nops ? nops : 1, sizeof *blk->ops);
+    blk->ops = ar_calloc(s->a, nops ? nops : 1, sizeof *blk->ops);
     for (uint64_t i = 0; i < nops && bc_ok(s); i++) {
-      sc_op *op = read_op(b, r, blk, parent, &rv, (uint32_t)nblocks);
+      ir_op *op = read_op(b, r, blk, parent, &rv, (uint32_t)nblocks);
       if (op) blk->ops[blk->nops++] = op;
     }
   }
@@ -802,15 +802,15 @@ static sc_region *read_region(builder *b, bc_rd *r, sc_op *parent) {
 }
 
 /* The top-level block of the IR section: normally one `builtin.module`. */
-static sc_op *read_top(builder *b, bc_rd r) {
+static ir_op *read_top(builder *b, bc_rd r) {
   bc *s = b->s;
   b->ir_end = r.end;
-  sc_block *top = sc_arena_alloc(s->a, sizeof *top);
+  ir_block *top = ar_alloc(s->a, sizeof *top);
   region_values none = {0, 0, 0};
   uint64_t nops = read_block_header(b, &r, top, &none, NULL);
-  SC_VEC(sc_op *) ops = {0};
+  SC_VEC(ir_op *) ops = {0};
   for (uint64_t i = 0; i < nops && bc_ok(s); i++) {
-    sc_op *op = read_op(b, &r, top, NULL, &none, 1);
+    ir_op *op = read_op(b, &r, top, NULL, &none, 1);
     if (op) SC_PUSH(s->a, ops, op);
   }
   if (!bc_ok(s)) return NULL;
@@ -825,8 +825,8 @@ static sc_op *read_top(builder *b, bc_rd r) {
 /* ---- entry -------------------------------------------------------------------------------------- */
 
 /* "StableHLO_v1.13.7" -> 1, 13 (false if the producer is not StableHLO's). */
-static bool stablehlo_version(sc_span producer, unsigned *major, unsigned *minor) {
-  if (!sc_span_starts(producer, "StableHLO_v")) return false;
+static bool stablehlo_version(ir_span producer, unsigned *major, unsigned *minor) {
+  if (!ir_span_starts(producer, "StableHLO_v")) return false;
   char buf[32];
   uint32_t n = producer.n - 11 < sizeof buf - 1 ? producer.n - 11 : (uint32_t)sizeof buf - 1;
   memcpy(buf, producer.p + 11, n);
@@ -834,7 +834,7 @@ static bool stablehlo_version(sc_span producer, unsigned *major, unsigned *minor
   return sscanf(buf, "%u.%u", major, minor) == 2;
 }
 
-static sc_module *read_module(bc *s, const sc_parse_input *in) {
+static ir_module *read_module(bc *s, const fe_parse_input *in) {
   bc_rd r = {s->base, s->base + s->len};
   const uint8_t *magic = bc_bytes(s, &r, 4);
   if (!magic || memcmp(magic, "ML\xefR", 4) != 0) {
@@ -846,7 +846,7 @@ static sc_module *read_module(bc *s, const sc_parse_input *in) {
   const uint8_t *nul = bc_ok(s) ? memchr(r.p, 0, (size_t)(r.end - r.p)) : NULL;
   if (bc_ok(s) && !nul) bc_fail(s, r.p, "the producer string is not NUL-terminated");
   if (!bc_ok(s)) return NULL;
-  s->producer = sc_span_of((const char *)r.p, (uint32_t)(nul - r.p));
+  s->producer = ir_span_of((const char *)r.p, (uint32_t)(nul - r.p));
   r.p = nul + 1;
   if (s->version > BC_MAX_VERSION) {
     bc_fail(s, at, "bytecode version %" PRIu64 " (producer '%.*s') is newer than the newest this reader supports (%u)",
@@ -884,12 +884,12 @@ static sc_module *read_module(bc *s, const sc_parse_input *in) {
   b.in = in;
   scope top = {{0}};
   b.sc = &top;
-  sc_op *root = read_top(&b, sec[S_IR]);
+  ir_op *root = read_top(&b, sec[S_IR]);
   if (!root || !bc_ok(s)) return NULL;
-  sc_module *m = sc_arena_alloc(s->a, sizeof *m);
+  ir_module *m = ar_alloc(s->a, sizeof *m);
   m->format = SC_FMT_BYTECODE;
   if (s->newer_producer)
-    m->reader_note = sc_arena_printf(s->a,
+    m->reader_note = ar_printf(s->a,
                                      "produced by %.*s, newer than StableHLO v%u.%u (the newest this reader knows); read "
                                      "because every op, attribute and type in it is one that version defines",
                                      SC_SPAN_ARG(s->producer), BC_NEWEST_STABLEHLO_MAJOR, BC_NEWEST_STABLEHLO_MINOR);
@@ -899,15 +899,15 @@ static sc_module *read_module(bc *s, const sc_parse_input *in) {
   m->funcs = b.funcs.v;
   m->nfuncs = (uint32_t)b.funcs.n;
   for (uint32_t i = 0; i < m->nfuncs; i++) {
-    sc_op *f = m->funcs[i];
-    if (sc_span_eq(sc_op_sym_name(f), "main") && !sc_span_eq(sc_op_visibility(f), "private")) m->entry = f;
+    ir_op *f = m->funcs[i];
+    if (ir_span_eq(ir_op_sym_name(f), "main") && !ir_span_eq(ir_op_visibility(f), "private")) m->entry = f;
   }
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   return m;
 }
 
-sc_module *sc_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t base_off, const sc_parse_input *in,
-                            sc_parse_error *err) {
+ir_module *fe_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t base_off, const fe_parse_input *in,
+                            fe_parse_error *err) {
   memset(err, 0, sizeof *err);
   /* The text pool grows by restarting with a larger one; the total stays linear in the input. */
   size_t limit = 64 * n + (16u << 20);
@@ -921,9 +921,9 @@ sc_module *sc_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t ba
     s.len = n;
     s.base_off = base_off;
     s.err = err;
-    s.pool = sc_arena_alloc(a, cap);
+    s.pool = ar_alloc(a, cap);
     s.pool_cap = cap;
-    sc_module *m = read_module(&s, in);
+    ir_module *m = read_module(&s, in);
     if (err->failed) return NULL;
     if (!s.pool_full && m) {
       m->buf = s.pool;
@@ -936,14 +936,14 @@ sc_module *sc_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t ba
       err->failed = true;
       err->limit = true;
       err->offset = base_off;
-      err->message = sc_arena_printf(a, "MLIR bytecode: the module's text form exceeds %zu bytes", limit);
+      err->message = ar_printf(a, "MLIR bytecode: the module's text form exceeds %zu bytes", limit);
       return NULL;
     }
   }
 }
 
-sc_module *sc_parse_bytecode(const sc_parse_input *in, sc_parse_error *err) {
-  return sc_read_bytecode(in->arena, (const uint8_t *)in->buf + in->begin, in->end - in->begin, in->begin, in, err);
+ir_module *fe_parse_bytecode(const fe_parse_input *in, fe_parse_error *err) {
+  return fe_read_bytecode(in->arena, (const uint8_t *)in->buf + in->begin, in->end - in->begin, in->begin, in, err);
 }
 
-bool sc_is_bytecode(const char *buf, size_t len) { return len >= 4 && memcmp(buf, "ML\xefR", 4) == 0; }
+bool fe_is_bytecode(const char *buf, size_t len) { return len >= 4 && memcmp(buf, "ML\xefR", 4) == 0; }

@@ -76,19 +76,19 @@ struct bc_attr {
   uint32_t n, nw, nx, nids;
   bc_attr **v, **k, **w, **x;
   int64_t *ids;
-  sc_span s;
+  ir_span s;
   int64_t i, j;
   double f;
   const bc_type *t;
   const uint8_t *blob;
   uint32_t nblob;
-  sc_srcloc loc;  /* resolved source location (locations) */
+  ir_srcloc loc;  /* resolved source location (locations) */
   uint8_t loc_state; /* 0 unresolved, 1 resolving, 2 done */
 };
 
 /* A decoded type: its StableHLO text plus what dense-element rendering needs. */
 struct bc_type {
-  sc_span text;
+  ir_span text;
   uint8_t elem_kind;   /* 0 other, 1 signed/signless int, 2 unsigned int, 3 float, 4 bool(i1), 5 complex */
   uint32_t elem_bits;  /* element width for ints/floats */
   int64_t nelems;      /* shaped types: element count (-1 if dynamic/unranked) */
@@ -109,7 +109,7 @@ typedef struct {
 } bc_entry;
 
 typedef struct {
-  sc_span name; /* "vhlo.custom_call_v1" (in the text pool) */
+  ir_span name; /* "vhlo.custom_call_v1" (in the text pool) */
   uint16_t dialect;
   bool registered, has_registered;
 } bc_opname;
@@ -119,13 +119,13 @@ typedef struct bc {
   const uint8_t *base; /* the bytecode (may sit inside a container) */
   size_t len;
   uint32_t base_off;   /* its offset within the whole input, for error offsets */
-  sc_parse_error *err;
+  fe_parse_error *err;
   uint64_t version;
-  sc_span producer;
+  ir_span producer;
   bool newer_producer; /* a StableHLO producer newer than BC_NEWEST_STABLEHLO_*: read, with a note */
-  sc_span *strs;
+  ir_span *strs;
   uint32_t nstrs;
-  sc_span *dialects;
+  ir_span *dialects;
   uint8_t *dialect_kind;
   uint32_t ndialects;
   bc_opname *opnames;
@@ -154,17 +154,17 @@ uint64_t bc_varint_flag(bc *s, bc_rd *r, bool *flag);
 const uint8_t *bc_bytes(bc *s, bc_rd *r, uint64_t n);
 /* A count about to drive a loop: bounded by the bytes left (each element takes at least one). */
 uint64_t bc_count(bc *s, bc_rd *r);
-sc_span bc_string(bc *s, bc_rd *r);
+ir_span bc_string(bc *s, bc_rd *r);
 
 /* ---- text pool ---- */
-sc_span bc_put(bc *s, const char *p, size_t n);
-sc_span bc_puts(bc *s, const char *str);
-sc_span bc_printf(bc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ir_span bc_put(bc *s, const char *p, size_t n);
+ir_span bc_puts(bc *s, const char *str);
+ir_span bc_printf(bc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* MLIR string literal: quotes, and \XX for '"', '\\' and non-printable bytes. */
-void bc_put_quoted(bc *s, sc_span raw);
+void bc_put_quoted(bc *s, ir_span raw);
 static inline size_t bc_mark(const bc *s) { return s->pool_used; }
-static inline sc_span bc_since(const bc *s, size_t mark) {
-  return s->pool_full ? sc_span_of("", 0) : sc_span_of(s->pool + mark, (uint32_t)(s->pool_used - mark));
+static inline ir_span bc_since(const bc *s, size_t mark) {
+  return s->pool_full ? ir_span_of("", 0) : ir_span_of(s->pool + mark, (uint32_t)(s->pool_used - mark));
 }
 
 /* ---- attributes and types (bytecode_attr.c) ---- */
@@ -177,8 +177,8 @@ const bc_type *bc_read_type(bc *s, bc_rd *r);
 /* Appends the attribute's MLIR text to the pool. */
 void bc_render(bc *s, const bc_attr *a);
 /* The innermost "file":line:col of a location, resolved through name/callsite/fused locations. */
-sc_srcloc bc_resolve_loc(bc *s, const bc_attr *loc);
+ir_srcloc bc_resolve_loc(bc *s, const bc_attr *loc);
 /* The raw string of a string attribute (builtin or VHLO), or empty. */
-sc_span bc_attr_str(const bc_attr *a);
+ir_span bc_attr_str(const bc_attr *a);
 
 #endif

@@ -24,12 +24,12 @@ void bc_fail(bc *s, const uint8_t *at, const char *fmt, ...) {
   if (s->err->failed) return;
   va_list ap;
   va_start(ap, fmt);
-  const char *msg = sc_arena_vprintf(s->a, fmt, ap);
+  const char *msg = ar_vprintf(s->a, fmt, ap);
   va_end(ap);
   uint32_t off = s->base_off + (uint32_t)(at && at >= s->base && at <= s->base + s->len ? at - s->base : 0);
   s->err->failed = true;
   s->err->offset = off;
-  s->err->message = sc_arena_printf(s->a, "MLIR bytecode: %s (at byte offset %u)", msg, off);
+  s->err->message = ar_printf(s->a, "MLIR bytecode: %s (at byte offset %u)", msg, off);
 }
 
 uint8_t bc_byte(bc *s, bc_rd *r) {
@@ -105,34 +105,34 @@ uint64_t bc_count(bc *s, bc_rd *r) {
   return n;
 }
 
-sc_span bc_string(bc *s, bc_rd *r) {
+ir_span bc_string(bc *s, bc_rd *r) {
   const uint8_t *at = r->p;
   uint64_t i = bc_varint(s, r);
-  if (!bc_ok(s)) return sc_span_of("", 0);
+  if (!bc_ok(s)) return ir_span_of("", 0);
   if (i >= s->nstrs) {
     bc_fail(s, at, "string index %" PRIu64 " out of range (%u strings)", i, s->nstrs);
-    return sc_span_of("", 0);
+    return ir_span_of("", 0);
   }
   return s->strs[i];
 }
 
 /* ---- text pool ---------------------------------------------------------------------------------- */
 
-sc_span bc_put(bc *s, const char *p, size_t n) {
+ir_span bc_put(bc *s, const char *p, size_t n) {
   if (s->pool_full || n > s->pool_cap - s->pool_used) {
     s->pool_full = true;
-    return sc_span_of("", 0);
+    return ir_span_of("", 0);
   }
   char *d = s->pool + s->pool_used;
   if (n) memcpy(d, p, n);
   s->pool_used += n;
-  return sc_span_of(d, (uint32_t)n);
+  return ir_span_of(d, (uint32_t)n);
 }
 
-sc_span bc_puts(bc *s, const char *str) { return bc_put(s, str, strlen(str)); }
+ir_span bc_puts(bc *s, const char *str) { return bc_put(s, str, strlen(str)); }
 
-sc_span bc_printf(bc *s, const char *fmt, ...) {
-  if (s->pool_full) return sc_span_of("", 0);
+ir_span bc_printf(bc *s, const char *fmt, ...) {
+  if (s->pool_full) return ir_span_of("", 0);
   size_t room = s->pool_cap - s->pool_used;
   va_list ap;
   va_start(ap, fmt);
@@ -140,14 +140,14 @@ sc_span bc_printf(bc *s, const char *fmt, ...) {
   va_end(ap);
   if (n < 0 || (size_t)n >= room) {
     s->pool_full = true;
-    return sc_span_of("", 0);
+    return ir_span_of("", 0);
   }
   char *d = s->pool + s->pool_used;
   s->pool_used += (size_t)n;
-  return sc_span_of(d, (uint32_t)n);
+  return ir_span_of(d, (uint32_t)n);
 }
 
-void bc_put_quoted(bc *s, sc_span raw) {
+void bc_put_quoted(bc *s, ir_span raw) {
   static const char hex[] = "0123456789ABCDEF";
   bc_put(s, "\"", 1);
   const char *run = raw.p;
@@ -166,8 +166,8 @@ void bc_put_quoted(bc *s, sc_span raw) {
 
 /* ---- types -------------------------------------------------------------------------------------- */
 
-static bc_type *new_type(bc *s, sc_span text) {
-  bc_type *t = sc_arena_alloc(s->a, sizeof *t);
+static bc_type *new_type(bc *s, ir_span text) {
+  bc_type *t = ar_alloc(s->a, sizeof *t);
   t->text = text;
   t->nelems = -1;
   t->rank = -1;
@@ -190,7 +190,7 @@ static void put_type_list(bc *s, const bc_type *const *v, uint64_t n) {
 
 static const bc_type **read_type_list(bc *s, bc_rd *r, uint64_t *n) {
   *n = bc_count(s, r);
-  const bc_type **v = sc_arena_calloc(s->a, *n ? *n : 1, sizeof *v);
+  const bc_type **v = ar_calloc(s->a, *n ? *n : 1, sizeof *v);
   for (uint64_t i = 0; i < *n && bc_ok(s); i++) v[i] = bc_read_type(s, r);
   if (!bc_ok(s)) *n = 0;
   return v;
@@ -219,7 +219,7 @@ static bc_type *function_type(bc *s, bc_rd *r) {
 static bc_type *ranked_tensor(bc *s, bc_rd *r, bool with_encoding) {
   const bc_attr *enc = with_encoding ? bc_read_attr(s, r) : NULL;
   uint64_t rank = bc_count(s, r);
-  int64_t *dims = sc_arena_calloc(s->a, rank ? rank : 1, sizeof *dims);
+  int64_t *dims = ar_calloc(s->a, rank ? rank : 1, sizeof *dims);
   int64_t total = 1;
   for (uint64_t i = 0; i < rank && bc_ok(s); i++) {
     dims[i] = bc_svarint(s, r);
@@ -423,7 +423,7 @@ static bc_type *vhlo_type(bc *s, bc_rd *r, uint64_t code) {
 
 /* Decodes entry `index` of an attribute or type table once: range check, memo, cycle guard and
  * nesting bound; `fn` gets the assembly-format text (fallback entries) or a reader (custom ones). */
-typedef void *(*entry_decoder)(bc *s, const bc_entry *e, bc_rd *r, sc_span asm_text);
+typedef void *(*entry_decoder)(bc *s, const bc_entry *e, bc_rd *r, ir_span asm_text);
 
 static void *decode_entry(bc *s, bc_entry *entries, uint32_t n, uint64_t index, const char *what, entry_decoder fn) {
   if (!bc_ok(s)) return NULL;
@@ -450,7 +450,7 @@ static void *decode_entry(bc *s, bc_entry *entries, uint32_t n, uint64_t index, 
     if (!nul) bc_fail(s, e->p, "%s text is not NUL-terminated", what);
     else v = fn(s, e, NULL, bc_put(s, (const char *)r.p, (size_t)(nul - r.p)));
   } else {
-    v = fn(s, e, &r, sc_span_of("", 0));
+    v = fn(s, e, &r, ir_span_of("", 0));
   }
   s->depth--;
   if (!bc_ok(s) || !v) {
@@ -462,7 +462,7 @@ static void *decode_entry(bc *s, bc_entry *entries, uint32_t n, uint64_t index, 
   return v;
 }
 
-static void *decode_type(bc *s, const bc_entry *e, bc_rd *r, sc_span asm_text) {
+static void *decode_type(bc *s, const bc_entry *e, bc_rd *r, ir_span asm_text) {
   if (!r) return new_type(s, asm_text);
   uint64_t code = bc_varint(s, r);
   uint8_t dk = s->dialect_kind[e->dialect];
@@ -482,7 +482,7 @@ const bc_type *bc_read_type(bc *s, bc_rd *r) {
 /* ---- attributes: decoding ----------------------------------------------------------------------- */
 
 static bc_attr *new_attr(bc *s, uint8_t kind) {
-  bc_attr *a = sc_arena_alloc(s->a, sizeof *a);
+  bc_attr *a = ar_alloc(s->a, sizeof *a);
   a->kind = kind;
   a->j = -1;
   return a;
@@ -490,7 +490,7 @@ static bc_attr *new_attr(bc *s, uint8_t kind) {
 
 static bc_attr **read_attr_list(bc *s, bc_rd *r, uint32_t *n) {
   uint64_t c = bc_count(s, r);
-  bc_attr **v = sc_arena_calloc(s->a, c ? c : 1, sizeof *v);
+  bc_attr **v = ar_calloc(s->a, c ? c : 1, sizeof *v);
   for (uint64_t i = 0; i < c && bc_ok(s); i++) v[i] = (bc_attr *)bc_read_attr(s, r);
   *n = bc_ok(s) ? (uint32_t)c : 0;
   return v;
@@ -498,7 +498,7 @@ static bc_attr **read_attr_list(bc *s, bc_rd *r, uint32_t *n) {
 
 static int64_t *read_svarint_list(bc *s, bc_rd *r, uint32_t *n) {
   uint64_t c = bc_count(s, r);
-  int64_t *v = sc_arena_calloc(s->a, c ? c : 1, sizeof *v);
+  int64_t *v = ar_calloc(s->a, c ? c : 1, sizeof *v);
   for (uint64_t i = 0; i < c && bc_ok(s); i++) v[i] = bc_svarint(s, r);
   *n = bc_ok(s) ? (uint32_t)c : 0;
   return v;
@@ -567,8 +567,8 @@ static bc_attr *enum_attr(bc *s, const char *what, const char *const *names, siz
 static bc_attr *read_dict(bc *s, bc_rd *r) {
   bc_attr *a = new_attr(s, BA_DICT);
   uint64_t n = bc_count(s, r);
-  a->k = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->k);
-  a->v = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->v);
+  a->k = ar_calloc(s->a, n ? n : 1, sizeof *a->k);
+  a->v = ar_calloc(s->a, n ? n : 1, sizeof *a->v);
   for (uint64_t i = 0; i < n && bc_ok(s); i++) {
     a->k[i] = (bc_attr *)bc_read_attr(s, r);
     a->v[i] = (bc_attr *)bc_read_attr(s, r);
@@ -608,7 +608,7 @@ static bc_attr *builtin_attr(bc *s, bc_rd *r, uint64_t code) {
   case 6: a = new_attr(s, BA_TYPE); a->t = bc_read_type(s, r); return a;
   case 7: return new_attr(s, BA_UNIT);
   case 8: case 9: return read_number(s, r, code == 8);
-  case 10: a = new_attr(s, BA_LOC_CALLSITE); a->n = 2; a->v = sc_arena_calloc(s->a, 2, sizeof *a->v);
+  case 10: a = new_attr(s, BA_LOC_CALLSITE); a->n = 2; a->v = ar_calloc(s->a, 2, sizeof *a->v);
     a->v[0] = (bc_attr *)bc_read_attr(s, r); a->v[1] = (bc_attr *)bc_read_attr(s, r); return a;
   case 11: a = new_attr(s, BA_LOC_FILE); a->s = bc_attr_str(bc_read_attr(s, r));
     a->i = (int64_t)bc_varint(s, r); a->j = (int64_t)bc_varint(s, r); return a;
@@ -616,7 +616,7 @@ static bc_attr *builtin_attr(bc *s, bc_rd *r, uint64_t code) {
     if (code == 13) bc_read_attr(s, r);
     return a;
   case 14: a = new_attr(s, BA_LOC_NAME); a->s = bc_attr_str(bc_read_attr(s, r)); a->n = 1;
-    a->v = sc_arena_calloc(s->a, 1, sizeof *a->v); a->v[0] = (bc_attr *)bc_read_attr(s, r); return a;
+    a->v = ar_calloc(s->a, 1, sizeof *a->v); a->v[0] = (bc_attr *)bc_read_attr(s, r); return a;
   case 15: return new_attr(s, BA_LOC_UNKNOWN);
   case 16: { /* DenseResourceElementsAttr: type, resource handle (blob kept out of the IR) */
     a = new_attr(s, BA_ASM);
@@ -647,7 +647,7 @@ static bc_attr *builtin_attr(bc *s, bc_rd *r, uint64_t code) {
       bc_fail(s, r->p, "dense string count exceeds its data");
       return NULL;
     }
-    a->v = sc_arena_calloc(s->a, n ? n : 1, sizeof *a->v);
+    a->v = ar_calloc(s->a, n ? n : 1, sizeof *a->v);
     for (uint64_t i = 0; i < n && bc_ok(s); i++) {
       a->v[i] = new_attr(s, BA_STRING);
       a->v[i]->s = bc_string(s, r);
@@ -655,7 +655,7 @@ static bc_attr *builtin_attr(bc *s, bc_rd *r, uint64_t code) {
     a->n = (uint32_t)n;
     return a;
   }
-  case 21: a = new_attr(s, BA_ASM); bc_read_attr(s, r); a->s = sc_span_of("distinct[0]<>", 13); return a;
+  case 21: a = new_attr(s, BA_ASM); bc_read_attr(s, r); a->s = ir_span_of("distinct[0]<>", 13); return a;
   case 22: { /* FileLineColRange: filename, [line, col, ...] */
     a = new_attr(s, BA_LOC_FILE);
     a->s = bc_attr_str(bc_read_attr(s, r));
@@ -905,7 +905,7 @@ static bc_attr *sdy_attr(bc *s, bc_rd *r, uint64_t code) {
     bool present;
     uint64_t idx = bc_varint_flag(s, r, &present);
     a->n = 1;
-    a->v = sc_arena_calloc(s->a, 1, sizeof *a->v);
+    a->v = ar_calloc(s->a, 1, sizeof *a->v);
     if (present && bc_ok(s)) a->v[0] = (bc_attr *)bc_attr_at(s, idx);
     return a;
   }
@@ -921,7 +921,7 @@ static bc_attr *sdy_attr(bc *s, bc_rd *r, uint64_t code) {
   case 6: case 15: case 17: {
     a = new_attr(s, BA_SDY_SHARDING);
     a->n = 1;
-    a->v = sc_arena_calloc(s->a, 1, sizeof *a->v);
+    a->v = ar_calloc(s->a, 1, sizeof *a->v);
     a->v[0] = (bc_attr *)bc_read_attr(s, r);
     uint32_t nd;
     a->k = read_attr_list(s, r, &nd);
@@ -949,7 +949,7 @@ static bc_attr *sdy_attr(bc *s, bc_rd *r, uint64_t code) {
   }
 }
 
-static void *decode_attr(bc *s, const bc_entry *e, bc_rd *r, sc_span asm_text) {
+static void *decode_attr(bc *s, const bc_entry *e, bc_rd *r, ir_span asm_text) {
   if (!r) {
     bc_attr *a = new_attr(s, BA_ASM);
     a->s = asm_text;
@@ -973,18 +973,18 @@ const bc_attr *bc_read_attr(bc *s, bc_rd *r) {
   return bc_ok(s) ? bc_attr_at(s, i) : NULL;
 }
 
-sc_span bc_attr_str(const bc_attr *a) { return a && a->kind == BA_STRING ? a->s : sc_span_of("", 0); }
+ir_span bc_attr_str(const bc_attr *a) { return a && a->kind == BA_STRING ? a->s : ir_span_of("", 0); }
 
 /* ---- attributes: text --------------------------------------------------------------------------- */
 
-static bool is_bare_identifier(sc_span n) {
+static bool is_bare_identifier(ir_span n) {
   if (!n.n || !(isalpha((unsigned char)n.p[0]) || n.p[0] == '_')) return false;
   for (uint32_t i = 1; i < n.n; i++)
     if (!(isalnum((unsigned char)n.p[i]) || n.p[i] == '_' || n.p[i] == '$' || n.p[i] == '.')) return false;
   return true;
 }
 
-static void put_symbol(bc *s, sc_span name) {
+static void put_symbol(bc *s, ir_span name) {
   bc_put(s, "@", 1);
   if (is_bare_identifier(name)) bc_put(s, name.p, name.n);
   else bc_put_quoted(s, name);
@@ -1196,7 +1196,7 @@ static void render_one(bc *s, const bc_attr *a) {
     bc_put(s, "{", 1);
     for (uint32_t i = 0; i < a->n; i++) {
       if (i) bc_put(s, ", ", 2);
-      sc_span name = bc_attr_str(a->k[i]);
+      ir_span name = bc_attr_str(a->k[i]);
       if (is_bare_identifier(name)) bc_put(s, name.p, name.n);
       else bc_put_quoted(s, name);
       if (a->v[i] && a->v[i]->kind == BA_UNIT) continue;
@@ -1264,13 +1264,13 @@ static void render_one(bc *s, const bc_attr *a) {
 
 /* ---- locations ---------------------------------------------------------------------------------- */
 
-static sc_srcloc resolve(bc *s, bc_attr *a, int budget) {
-  sc_srcloc none = {0};
+static ir_srcloc resolve(bc *s, bc_attr *a, int budget) {
+  ir_srcloc none = {0};
   if (!a || budget <= 0) return none;
   if (a->loc_state == 2) return a->loc;
   if (a->loc_state == 1) return none;
   a->loc_state = 1;
-  sc_srcloc r = none;
+  ir_srcloc r = none;
   switch (a->kind) {
   case BA_LOC_FILE:
     r.known = true;
@@ -1293,4 +1293,4 @@ static sc_srcloc resolve(bc *s, bc_attr *a, int budget) {
   return r;
 }
 
-sc_srcloc bc_resolve_loc(bc *s, const bc_attr *loc) { return resolve(s, (bc_attr *)loc, 64); }
+ir_srcloc bc_resolve_loc(bc *s, const bc_attr *loc) { return resolve(s, (bc_attr *)loc, 64); }

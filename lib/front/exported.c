@@ -71,11 +71,11 @@ static bool fb_vector(const fb *b, size_t table, unsigned slot, size_t elem_size
   return elem_size == 0 || *count <= (b->n - *first) / elem_size;
 }
 
-static sc_span fb_string_at(const fb *b, size_t at) {
+static ir_span fb_string_at(const fb *b, size_t at) {
   uint32_t n;
   size_t s = fb_deref(b, at);
-  if (!s || !fb_u32(b, s, &n) || n > b->n - s - 4) return sc_span_of("", 0);
-  return sc_span_of((const char *)b->p + s + 4, n);
+  if (!s || !fb_u32(b, s, &n) || n > b->n - s - 4) return ir_span_of("", 0);
+  return ir_span_of((const char *)b->p + s + 4, n);
 }
 
 static bool looks_exported(const fb *b, size_t *root, size_t *module, uint32_t *module_len) {
@@ -86,7 +86,7 @@ static bool looks_exported(const fb *b, size_t *root, size_t *module, uint32_t *
   return *module_len >= 4 && !memcmp(b->p + *module, "ML\xefR", 4);
 }
 
-bool sc_is_exported(const char *buf, size_t len) {
+bool fe_is_exported(const char *buf, size_t len) {
   fb b = {(const uint8_t *)buf, len};
   size_t root, module;
   uint32_t n;
@@ -97,8 +97,8 @@ bool sc_is_exported(const char *buf, size_t len) {
 enum { S_KIND = 0, S_HLO_SHARDING_PROTO = 1 };
 
 /* The `n` Sharding tables whose offsets start at `first` (the caller checked they fit the buffer). */
-static sc_export_sharding *read_shardings(sc_arena *a, const fb *b, size_t first, uint32_t n) {
-  sc_export_sharding *out = sc_arena_calloc(a, n ? n : 1, sizeof *out);
+static ir_export_sharding *read_shardings(sc_arena *a, const fb *b, size_t first, uint32_t n) {
+  ir_export_sharding *out = ar_calloc(a, n ? n : 1, sizeof *out);
   for (uint32_t i = 0; i < n; i++) {
     size_t t = fb_deref(b, first + 4u * i);
     if (!t) {
@@ -119,12 +119,12 @@ static sc_export_sharding *read_shardings(sc_arena *a, const fb *b, size_t first
   return out;
 }
 
-static void read_info(sc_arena *a, const fb *b, size_t root, sc_export_info *x) {
+static void read_info(sc_arena *a, const fb *b, size_t root, ir_export_info *x) {
   x->function_name = fb_string_at(b, fb_field(b, root, X_FUNCTION_NAME));
   uint32_t n;
   size_t first;
   if (fb_vector(b, root, X_PLATFORMS, 4, &n, &first)) {
-    x->platforms = sc_arena_calloc(a, n ? n : 1, sizeof *x->platforms);
+    x->platforms = ar_calloc(a, n ? n : 1, sizeof *x->platforms);
     for (uint32_t i = 0; i < n; i++) x->platforms[i] = fb_string_at(b, first + 4u * i);
     x->nplatforms = n;
   }
@@ -140,7 +140,7 @@ static void read_info(sc_arena *a, const fb *b, size_t root, sc_export_info *x) 
   if (fb_vector(b, root, X_ORDERED_EFFECTS, 4, &n, &first)) x->nordered_effects = n;
 }
 
-sc_module *sc_parse_exported(const sc_parse_input *in, sc_parse_error *err) {
+ir_module *fe_parse_exported(const fe_parse_input *in, fe_parse_error *err) {
   memset(err, 0, sizeof *err);
   fb b = {(const uint8_t *)in->buf + in->begin, in->end - in->begin};
   size_t root, module;
@@ -152,9 +152,9 @@ sc_module *sc_parse_exported(const sc_parse_input *in, sc_parse_error *err) {
                    "(expected Exported.serialize() output)";
     return NULL;
   }
-  sc_module *m = sc_read_bytecode(in->arena, b.p + module, module_len, in->begin + (uint32_t)module, in, err);
+  ir_module *m = fe_read_bytecode(in->arena, b.p + module, module_len, in->begin + (uint32_t)module, in, err);
   if (!m) return NULL;
-  sc_export_info *x = sc_arena_alloc(in->arena, sizeof *x);
+  ir_export_info *x = ar_alloc(in->arena, sizeof *x);
   read_info(in->arena, &b, root, x);
   m->exported = x;
   m->format = SC_FMT_EXPORTED;

@@ -4,9 +4,9 @@
 
 #include "front/front.h"
 
-sc_format sc_detect_format(const char *buf, size_t len) {
-  if (sc_is_bytecode(buf, len)) return SC_FMT_BYTECODE;
-  if (sc_is_exported(buf, len)) return SC_FMT_EXPORTED;
+sc_format fe_detect_format(const char *buf, size_t len) {
+  if (fe_is_bytecode(buf, len)) return SC_FMT_BYTECODE;
+  if (fe_is_exported(buf, len)) return SC_FMT_EXPORTED;
   const char *p = buf, *end = buf + len;
   for (;;) {
     while (p < end && isspace((unsigned char)*p)) p++;
@@ -22,38 +22,38 @@ sc_format sc_detect_format(const char *buf, size_t len) {
   return SC_FMT_STABLEHLO;
 }
 
-sc_module *sc_parse_format(sc_format format, const sc_parse_input *in, sc_parse_error *perr) {
+ir_module *fe_parse_format(sc_format format, const fe_parse_input *in, fe_parse_error *perr) {
   switch (format) {
-  case SC_FMT_HLO: return sc_parse_hlo(in, perr);
-  case SC_FMT_BYTECODE: return sc_parse_bytecode(in, perr);
-  case SC_FMT_EXPORTED: return sc_parse_exported(in, perr);
-  default: return sc_parse_mlir(in, perr);
+  case SC_FMT_HLO: return fe_parse_hlo(in, perr);
+  case SC_FMT_BYTECODE: return fe_parse_bytecode(in, perr);
+  case SC_FMT_EXPORTED: return fe_parse_exported(in, perr);
+  default: return fe_parse_mlir(in, perr);
   }
 }
 
-size_t sc_split_chunks(sc_arena *a, const char *buf, size_t len, bool split, sc_chunk **out) {
-  SC_VEC(sc_chunk) v = {0};
+size_t fe_split_chunks(sc_arena *a, const char *buf, size_t len, bool split, fe_chunk **out) {
+  SC_VEC(fe_chunk) v = {0};
   uint32_t start = 0;
   if (split) {
     for (size_t i = 0; i < len;) {
       const char *nl = memchr(buf + i, '\n', len - i);
       size_t line_end = nl ? (size_t)(nl - buf) : len;
       if (line_end - i >= 8 && memcmp(buf + i, "// -----", 8) == 0) {
-        sc_chunk c = {start, (uint32_t)i};
+        fe_chunk c = {start, (uint32_t)i};
         SC_PUSH(a, v, c);
         start = (uint32_t)(nl ? line_end + 1 : len);
       }
       i = nl ? line_end + 1 : len;
     }
   }
-  sc_chunk c = {start, (uint32_t)len};
+  fe_chunk c = {start, (uint32_t)len};
   SC_PUSH(a, v, c);
   *out = v.v;
   return v.n;
 }
 
 /* Only blanks and // comments: a chunk between separators that is no module at all. */
-bool sc_chunk_is_blank(const char *buf, sc_chunk c) {
+bool fe_chunk_is_blank(const char *buf, fe_chunk c) {
   for (uint32_t k = c.begin; k < c.end; k++) {
     if (buf[k] == '/' && k + 1 < c.end && buf[k + 1] == '/') {
       const char *nl = memchr(buf + k, '\n', c.end - k);

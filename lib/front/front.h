@@ -17,7 +17,7 @@ typedef struct {
   bool limit;          /* a max_depth / max_ops bound was hit (reported as input-limit, SC0002) */
   uint32_t offset;
   const char *message; /* arena */
-} sc_parse_error;
+} fe_parse_error;
 
 /* Front ends. They parse buf[begin, end) (whole-file offsets are kept for locations) and never fail
  * by crashing: on bad input they return NULL and fill *err. `max_depth`/`max_ops` bound the work. */
@@ -26,37 +26,37 @@ typedef struct {
   const char *buf;
   size_t len;            /* whole buffer */
   uint32_t begin, end;   /* this chunk */
-  const sc_linemap *lines;
+  const ir_linemap *lines;
   uint32_t max_depth, max_ops;
   const atomic_int *cancel;
-} sc_parse_input;
+} fe_parse_input;
 
-sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err);
-sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err);
+ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err);
+ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err);
 /* MLIR bytecode (lib/front/bytecode.c): buf[begin, end) is the whole artifact. The module's `buf` is
  * the reader's text pool, not the input: offsets are synthetic preorder positions (no lines). */
-sc_module *sc_parse_bytecode(const sc_parse_input *in, sc_parse_error *err);
+ir_module *fe_parse_bytecode(const fe_parse_input *in, fe_parse_error *err);
 /* The same for bytecode at `p` (n bytes) inside a larger input (the Exported container); error
  * offsets are reported relative to `base_off`. */
-sc_module *sc_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t base_off, const sc_parse_input *in,
-                            sc_parse_error *err);
-bool sc_is_bytecode(const char *buf, size_t len);
+ir_module *fe_read_bytecode(sc_arena *a, const uint8_t *p, size_t n, uint32_t base_off, const fe_parse_input *in,
+                            fe_parse_error *err);
+bool fe_is_bytecode(const char *buf, size_t len);
 /* The front end for `format` (SC_FMT_AUTO/STABLEHLO: MLIR text). */
-sc_module *sc_parse_format(sc_format format, const sc_parse_input *in, sc_parse_error *err);
+ir_module *fe_parse_format(sc_format format, const fe_parse_input *in, fe_parse_error *err);
 /* The jax.export container (lib/front/exported.c) around MLIR bytecode. */
-sc_module *sc_parse_exported(const sc_parse_input *in, sc_parse_error *err);
+ir_module *fe_parse_exported(const fe_parse_input *in, fe_parse_error *err);
 /* True if buf looks like Exported.serialize() output: a flatbuffer whose module field is MLIR bytecode. */
-bool sc_is_exported(const char *buf, size_t len);
+bool fe_is_exported(const char *buf, size_t len);
 /* Sniffs the format: the bytecode magic => bytecode, "HloModule" first word => HLO, else StableHLO/MLIR. */
-sc_format sc_detect_format(const char *buf, size_t len);
+sc_format fe_detect_format(const char *buf, size_t len);
 
 /* split-input-file (mlir-opt's -split-input-file): the chunks of buf between lines that begin with
  * "// -----"; one chunk for the whole buffer when `split` is false. Linear in len. */
 typedef struct {
   uint32_t begin, end;
-} sc_chunk;
-size_t sc_split_chunks(sc_arena *a, const char *buf, size_t len, bool split, sc_chunk **out);
+} fe_chunk;
+size_t fe_split_chunks(sc_arena *a, const char *buf, size_t len, bool split, fe_chunk **out);
 /* Only blanks and // comments: a chunk between separators that is no module at all. */
-bool sc_chunk_is_blank(const char *buf, sc_chunk c);
+bool fe_chunk_is_blank(const char *buf, fe_chunk c);
 
 #endif

@@ -15,18 +15,18 @@
 /* ---------------------------------------------------------------------------------------------
  * Instructions */
 
-static void scratch_push(P *p, sc_span name, sc_span type, sc_value *v) {
-  if (p->sc_n == p->sc_cap) {
-    uint32_t nc = p->sc_cap ? p->sc_cap * 2 : 64;
-    p->sc_names = hlo_grow(p, p->sc_names, p->sc_n, nc, sizeof *p->sc_names);
-    p->sc_types = hlo_grow(p, p->sc_types, p->sc_n, nc, sizeof *p->sc_types);
-    p->sc_vals = hlo_grow(p, p->sc_vals, p->sc_n, nc, sizeof *p->sc_vals);
-    p->sc_cap = nc;
+static void scratch_push(P *p, ir_span name, ir_span type, ir_value *v) {
+  if (p->scratch_n == p->scratch_cap) {
+    uint32_t nc = p->scratch_cap ? p->scratch_cap * 2 : 64;
+    p->scratch_names = hlo_grow(p, p->scratch_names, p->scratch_n, nc, sizeof *p->scratch_names);
+    p->scratch_types = hlo_grow(p, p->scratch_types, p->scratch_n, nc, sizeof *p->scratch_types);
+    p->scratch_vals = hlo_grow(p, p->scratch_vals, p->scratch_n, nc, sizeof *p->scratch_vals);
+    p->scratch_cap = nc;
   }
-  p->sc_names[p->sc_n] = name;
-  p->sc_types[p->sc_n] = type;
-  p->sc_vals[p->sc_n] = v;
-  p->sc_n++;
+  p->scratch_names[p->scratch_n] = name;
+  p->scratch_types[p->scratch_n] = type;
+  p->scratch_vals[p->scratch_n] = v;
+  p->scratch_n++;
 }
 
 void hlo_count_op(P *p, const char *at) {
@@ -37,16 +37,16 @@ void hlo_count_op(P *p, const char *at) {
 
 /* An instruction's op, its result value and its one-element arrays, in one allocation. */
 typedef struct {
-  sc_op op;
-  sc_value value;
-  sc_value *results[1];
-  sc_span result_types[1];
-  sc_op_extra extra;
+  ir_op op;
+  ir_value value;
+  ir_value *results[1];
+  ir_span result_types[1];
+  ir_op_extra extra;
 } instr_block;
 
-static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_span name, sc_span shape) {
+static ir_op *new_instr(P *p, comp *c, const char *start, ir_span opcode, ir_span name, ir_span shape) {
   instr_block *ib = hlo_alloc(p, sizeof *ib);
-  sc_op *op = &ib->op;
+  ir_op *op = &ib->op;
   op->name = opcode;
   op->pos.offset = hlo_off(p, start);
   op->extra = &ib->extra; /* every instruction has a name (and most a metadata location) */
@@ -55,7 +55,7 @@ static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_spa
   op->parent_op = c->func;
   op->func = c->func;
   op->depth = 2;
-  sc_value *v = &ib->value;
+  ir_value *v = &ib->value;
   v->name = name;
   v->type = shape;
   v->def = op;
@@ -72,11 +72,11 @@ static sc_op *new_instr(P *p, comp *c, const char *start, sc_span opcode, sc_spa
   return op;
 }
 
-static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span preshape, uint32_t depth,
+static ir_op *parse_rhs(P *p, comp *c, const char *start, ir_span name, ir_span preshape, uint32_t depth,
                         bool nested);
 
 /* At '(' after `opcode`: the operand list. Operands go onto the scratch stack. */
-static void parse_operands(P *p, comp *c, sc_span opcode, uint32_t depth, uint32_t *param_num) {
+static void parse_operands(P *p, comp *c, ir_span opcode, uint32_t depth, uint32_t *param_num) {
   const char *open = p->s, *e = p->end;
   gctx g = {"operand list of", opcode};
   if (depth + 1 > p->max_depth) hlo_fail_limit(p, open, "nesting deeper than %u", p->max_depth);
@@ -105,10 +105,10 @@ static void parse_operands(P *p, comp *c, sc_span opcode, uint32_t depth, uint32
       if (param_num && is_digit(c0)) *param_num = hlo_parse_u32_span(hlo_span(s, q));
       p->s = q;
     } else {
-      sc_span shape = {0};
+      ir_span shape = {0};
       if (hlo_parse_shape(p, depth + 1, false, &shape)) hlo_skip_ws(p);
       const char *ns = p->s;
-      sc_span bare;
+      ir_span bare;
       const char *ne = hlo_lex_name_at(p, ns, true, &bare);
       if (ne == ns) {
         if (ns >= e || *ns == '}' || *ns == ']')
@@ -123,7 +123,7 @@ static void parse_operands(P *p, comp *c, sc_span opcode, uint32_t depth, uint32
         if (depth + 1 > MAX_NESTED_INSTR_DEPTH)
           hlo_fail_limit(p, ns, "nested operand instructions deeper than %u", MAX_NESTED_INSTR_DEPTH);
         p->s = ns;
-        sc_op *nested = parse_rhs(p, c, shape.n ? shape.p : ns, (sc_span){ns, 0}, shape, depth + 1, true);
+        ir_op *nested = parse_rhs(p, c, shape.n ? shape.p : ns, (ir_span){ns, 0}, shape, depth + 1, true);
         scratch_push(p, hlo_span(ns, ns), shape, nested->results[0]); /* unnamed, already resolved */
       } else {
         /* Compact GTE suffix: %t#1#0. */
@@ -159,7 +159,7 @@ static void parse_operands(P *p, comp *c, sc_span opcode, uint32_t depth, uint32
   }
 }
 
-static void add_param(P *p, comp *c, sc_op *op, uint32_t num) {
+static void add_param(P *p, comp *c, ir_op *op, uint32_t num) {
   if (c->params.n == c->param_cap) {
     uint32_t nc = c->param_cap ? c->param_cap * 2 : 8;
     c->param_nums = hlo_grow(p, c->param_nums, c->param_cap, nc, sizeof *c->param_nums);
@@ -171,12 +171,12 @@ static void add_param(P *p, comp *c, sc_op *op, uint32_t num) {
 
 /* The right-hand side `[shape] opcode(operands) [, attrs]` at the cursor. For a nested operand
  * instruction no attributes follow. Appends the op to the computation and returns it. */
-static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span preshape, uint32_t depth,
+static ir_op *parse_rhs(P *p, comp *c, const char *start, ir_span name, ir_span preshape, uint32_t depth,
                         bool nested) {
   const char *e = p->end;
   hlo_count_op(p, start);
   if (depth > p->max_depth) hlo_fail_limit(p, p->s, "nesting deeper than %u", p->max_depth);
-  sc_span shape = preshape;
+  ir_span shape = preshape;
   const char *s = p->s;
   if (shape.n) {
     /* Already parsed by the caller (nested operand instruction). */
@@ -186,7 +186,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
     if (hlo_parse_shape(p, depth, false, &shape)) {
       hlo_skip_ws(p);
     } else {
-      sc_span ident;
+      ir_span ident;
       const char *ie = hlo_lex_name_at(p, s, false, &ident);
       const char *after = skip_ws_at(p, ie);
       if (ie == s || after >= e || *after != '(')
@@ -199,7 +199,7 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
   }
   s = p->s;
   if (!shape.n) shape = hlo_span(s, s); /* no shape: an empty span at the opcode, never NULL */
-  sc_span opcode;
+  ir_span opcode;
   const char *oe = hlo_lex_name_at(p, s, false, &opcode);
   if (oe == s) {
     if (nested) hlo_fail(p, s, "expected an opcode");
@@ -208,41 +208,41 @@ static sc_op *parse_rhs(P *p, comp *c, const char *start, sc_span name, sc_span 
   p->s = skip_ws_at(p, oe);
   if (p->s >= e || *p->s != '(')
     hlo_fail(p, p->s, "expected '(' after opcode '" SC_SPAN_FMT "'", SC_SPAN_ARG(opcode));
-  uint32_t sc_base = p->sc_n;
+  uint32_t scratch_base = p->scratch_n;
   uint32_t param_num = UINT32_MAX;
   bool is_param = SPAN_IS(opcode, "parameter");
   parse_operands(p, c, opcode, depth, is_param ? &param_num : NULL);
   const char *last = p->s;
   uint32_t at_base = p->at_n;
-  sc_op *op = new_instr(p, c, start, opcode, name, shape);
+  ir_op *op = new_instr(p, c, start, opcode, name, shape);
   if (!nested) last = hlo_parse_attrs(p, depth, last, "instruction", name.n ? name : opcode, op, &op->extra->src);
   /* Operands. */
-  uint32_t n = p->sc_n - sc_base;
+  uint32_t n = p->scratch_n - scratch_base;
   if (n) {
     /* One allocation for the three parallel arrays (spans first: they need the stronger alignment). */
-    char *mem = hlo_alloc_array(p, n, 2 * sizeof(sc_span) + sizeof(sc_value *));
-    op->operand_names = (sc_span *)mem;
-    op->operand_types = (sc_span *)(mem + n * sizeof(sc_span));
-    op->operands = (sc_value **)(mem + 2 * n * sizeof(sc_span));
-    memcpy(op->operands, p->sc_vals + sc_base, n * sizeof *op->operands);
-    memcpy(op->operand_names, p->sc_names + sc_base, n * sizeof *op->operand_names);
-    memcpy(op->operand_types, p->sc_types + sc_base, n * sizeof *op->operand_types);
+    char *mem = hlo_alloc_array(p, n, 2 * sizeof(ir_span) + sizeof(ir_value *));
+    op->operand_names = (ir_span *)mem;
+    op->operand_types = (ir_span *)(mem + n * sizeof(ir_span));
+    op->operands = (ir_value **)(mem + 2 * n * sizeof(ir_span));
+    memcpy(op->operands, p->scratch_vals + scratch_base, n * sizeof *op->operands);
+    memcpy(op->operand_names, p->scratch_names + scratch_base, n * sizeof *op->operand_names);
+    memcpy(op->operand_types, p->scratch_types + scratch_base, n * sizeof *op->operand_types);
     op->noperands = n;
     op->noperand_types = n;
   }
-  p->sc_n = sc_base;
+  p->scratch_n = scratch_base;
   op->end = hlo_off(p, last);
   op->text = hlo_span(start, last);
   if (!nested) {
     /* ROOT (if any) was pushed by the caller before at_base-1; attrs_take gets both. */
     op->attrs = hlo_attrs_take(p, at_base);
     for (uint32_t i = 0; i < op->attrs.n; i++) {
-      const sc_attr *at = &op->attrs.v[i];
-      if (!sc_op_callee(op).n && (SPAN_IS(at->name, "to_apply") || SPAN_IS(at->name, "calls"))) {
-        sc_span v = at->value;
+      const ir_attr *at = &op->attrs.v[i];
+      if (!ir_op_callee(op).n && (SPAN_IS(at->name, "to_apply") || SPAN_IS(at->name, "calls"))) {
+        ir_span v = at->value;
         if (v.n && v.p[0] == '{') {
           const char *q = skip_ws_at(p, v.p + 1);
-          sc_span nm;
+          ir_span nm;
           if (hlo_lex_name_at(p, q, true, &nm) != q) hlo_decl_of(p, op)->callee = nm;
         } else {
           hlo_decl_of(p, op)->callee = hlo_strip_percent(v);
@@ -267,12 +267,12 @@ void hlo_parse_instruction(P *p, comp *c, uint32_t depth) {
     if (q < e && *q != '=') {
       if (c->have_root) hlo_fail(p, s, "one computation should have only one ROOT");
       c->have_root = true;
-      sc_attr root = {hlo_span(s, s + 4), hlo_span(s + 4, s + 4), hlo_off(p, s), hlo_off(p, s + 4)};
+      ir_attr root = {hlo_span(s, s + 4), hlo_span(s + 4, s + 4), hlo_off(p, s), hlo_off(p, s + 4)};
       hlo_attr_push(p, root);
       s = q;
     }
   }
-  sc_span name;
+  ir_span name;
   const char *ne = hlo_lex_name_at(p, s, true, &name);
   if (ne == s) hlo_fail(p, s, "expected an instruction name or '}'");
   const char *q = skip_ws_at(p, ne);
@@ -280,11 +280,11 @@ void hlo_parse_instruction(P *p, comp *c, uint32_t depth) {
     hlo_fail(p, q, "expected '=' after instruction name '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
   p->s = skip_ws_at(p, q + 1);
   /* parse_rhs takes the attributes after the operands; the ROOT marker is prepended here. */
-  sc_op *op = parse_rhs(p, c, start, name, (sc_span){0}, depth, false);
+  ir_op *op = parse_rhs(p, c, start, name, (ir_span){0}, depth, false);
   if (p->at_n != at_base) {
     /* ROOT attr still on the scratch stack: prepend it. */
-    sc_attrs rest = op->attrs;
-    sc_attrs all;
+    ir_attrs rest = op->attrs;
+    ir_attrs all;
     all.n = rest.n + (p->at_n - at_base);
     all.v = hlo_alloc_array(p, all.n, sizeof *all.v);
     memcpy(all.v, p->at_v + at_base, (p->at_n - at_base) * sizeof *all.v);
@@ -298,7 +298,7 @@ void hlo_parse_instruction(P *p, comp *c, uint32_t depth) {
  * Name resolution */
 
 typedef struct hslot {
-  sc_span key;
+  ir_span key;
   void *val;
 } hslot;
 
@@ -308,7 +308,7 @@ typedef struct {
   uint64_t seed; /* the request's hash key (util/hash.h): names cannot be crafted to collide */
 } htab;
 
-static uint32_t hash_span(const htab *t, sc_span s) { return (uint32_t)sc_hash_bytes(s.p, s.n, t->seed); }
+static uint32_t hash_span(const htab *t, ir_span s) { return (uint32_t)hash_bytes(s.p, s.n, t->seed); }
 
 /* Tables are built one at a time, so they share one buffer (cleared, grown when too small). */
 static void htab_init(P *p, htab *t, uint32_t n) {
@@ -322,26 +322,26 @@ static void htab_init(P *p, htab *t, uint32_t n) {
   }
   t->v = p->ht_v;
   t->mask = cap - 1;
-  t->seed = sc_arena_hash_seed(p->a);
+  t->seed = ar_hash_seed(p->a);
 }
 
 
 /* Inserts unless present (first definition wins). */
-static void htab_put(htab *t, sc_span key, void *val) {
+static void htab_put(htab *t, ir_span key, void *val) {
   for (uint32_t i = hash_span(t, key) & t->mask;; i = (i + 1) & t->mask) {
     if (!t->v[i].val) {
       t->v[i].key = key;
       t->v[i].val = val;
       return;
     }
-    if (sc_span_same(t->v[i].key, key)) return;
+    if (ir_span_same(t->v[i].key, key)) return;
   }
 }
 
-static void *htab_get(const htab *t, sc_span key) {
+static void *htab_get(const htab *t, ir_span key) {
   for (uint32_t i = hash_span(t, key) & t->mask;; i = (i + 1) & t->mask) {
     if (!t->v[i].val) return NULL;
-    if (sc_span_same(t->v[i].key, key)) return t->v[i].val;
+    if (ir_span_same(t->v[i].key, key)) return t->v[i].val;
   }
 }
 
@@ -349,24 +349,24 @@ void hlo_resolve_operands(P *p, comp *c) {
   htab t;
   htab_init(p, &t, c->block->nops);
   for (uint32_t i = 0; i < c->block->nops; i++) {
-    sc_value *v = c->block->ops[i]->results[0];
+    ir_value *v = c->block->ops[i]->results[0];
     if (v->name.n) htab_put(&t, v->name, v);
   }
   for (uint32_t i = 0; i < c->block->nops; i++) {
-    sc_op *op = c->block->ops[i];
+    ir_op *op = c->block->ops[i];
     for (uint32_t k = 0; k < op->noperands; k++) {
       if (!op->operands[k]) {
-        sc_span nm = op->operand_names[k];
-        sc_span base = nm;
+        ir_span nm = op->operand_names[k];
+        ir_span base = nm;
         for (uint32_t j = 0; j < nm.n; j++)
           if (nm.p[j] == '#') {
             base.n = j;
             break;
           }
-        sc_value *v = htab_get(&t, base);
+        ir_value *v = htab_get(&t, base);
         if (!v)
           hlo_fail(p, base.p, "unknown operand '" SC_SPAN_FMT "' of '" SC_SPAN_FMT "' in computation '" SC_SPAN_FMT "'",
-               SC_SPAN_ARG(base), SC_SPAN_ARG(op->name), SC_SPAN_ARG(sc_op_sym_name(c->func)));
+               SC_SPAN_ARG(base), SC_SPAN_ARG(op->name), SC_SPAN_ARG(ir_op_sym_name(c->func)));
         op->operands[k] = v;
       }
       if (!op->operand_types[k].n) op->operand_types[k] = op->operands[k]->type;
@@ -375,15 +375,15 @@ void hlo_resolve_operands(P *p, comp *c) {
 }
 
 /* Attributes whose values name computations. */
-bool hlo_is_comp_attr(sc_span n) {
+bool hlo_is_comp_attr(ir_span n) {
   if (n.n < 4 || n.n > 19) return false; /* "body" .. "called_computations" */
   return SPAN_IS(n, "to_apply") || SPAN_IS(n, "calls") || SPAN_IS(n, "body") || SPAN_IS(n, "condition") ||
          SPAN_IS(n, "true_computation") || SPAN_IS(n, "false_computation") || SPAN_IS(n, "branch_computations") ||
          SPAN_IS(n, "called_computations") || SPAN_IS(n, "select") || SPAN_IS(n, "scatter");
 }
 
-static void check_comp_ref(P *p, const htab *t, const sc_attr *at, const char *s, const char *e) {
-  sc_span nm;
+static void check_comp_ref(P *p, const htab *t, const ir_attr *at, const char *s, const char *e) {
+  ir_span nm;
   const char *ne = hlo_lex_name_at(p, s, true, &nm);
   if (ne == s) hlo_fail(p, s, "expected a computation name in '" SC_SPAN_FMT "'", SC_SPAN_ARG(at->name));
   if (!htab_get(t, nm))
@@ -391,14 +391,14 @@ static void check_comp_ref(P *p, const htab *t, const sc_attr *at, const char *s
   (void)e;
 }
 
-void hlo_resolve_computations(P *p, sc_op **ops, uint32_t nops) {
+void hlo_resolve_computations(P *p, ir_op **ops, uint32_t nops) {
   htab t;
   htab_init(p, &t, p->funcs.n);
-  for (uint32_t i = 0; i < p->funcs.n; i++) htab_put(&t, sc_op_sym_name(p->funcs.v[i]), p->funcs.v[i]);
+  for (uint32_t i = 0; i < p->funcs.n; i++) htab_put(&t, ir_op_sym_name(p->funcs.v[i]), p->funcs.v[i]);
   for (uint32_t i = 0; i < nops; i++) {
-    sc_op *op = ops[i];
+    ir_op *op = ops[i];
     for (uint32_t k = 0; k < op->attrs.n; k++) {
-      const sc_attr *at = &op->attrs.v[k];
+      const ir_attr *at = &op->attrs.v[k];
       if (!hlo_is_comp_attr(at->name)) continue;
       const char *s = at->value.p, *e = at->value.p + at->value.n;
       if (hlo_starts_inline_body(p, s)) continue; /* parsed in place as a computation of its own */
@@ -407,7 +407,7 @@ void hlo_resolve_computations(P *p, sc_op **ops, uint32_t nops) {
         s = skip_ws_at(p, s + 1);
         e--;
         while (s < e) {
-          sc_span nm;
+          ir_span nm;
           const char *ne = hlo_lex_name_at(p, s, true, &nm);
           check_comp_ref(p, &t, at, s, e);
           s = skip_ws_at(p, ne);
@@ -416,7 +416,7 @@ void hlo_resolve_computations(P *p, sc_op **ops, uint32_t nops) {
         }
       } else {
         check_comp_ref(p, &t, at, s, e);
-        sc_span nm;
+        ir_span nm;
         const char *ne = hlo_lex_name_at(p, s, true, &nm);
         if (ne != e) hlo_fail(p, ne, "unexpected text after computation name in '" SC_SPAN_FMT "='", SC_SPAN_ARG(at->name));
       }

@@ -14,13 +14,13 @@
  *  - Each computation is a "func.func" op: sym_name = name without '%', attrs = the attributes after
  *    its closing '}' (execution_thread=...), func_result_types[0] = the `-> shape` of its signature
  *    (nresult_attrs = 1, with an empty result_attrs entry) when it has one. One region, one block; the
- *    block's args are the computation's parameters sorted by parameter number. sc_module.entry = the
+ *    block's args are the computation's parameters sorted by parameter number. ir_module.entry = the
  *    ENTRY computation, else the last one (as XLA does).
  *  - Each instruction is an op named by its opcode ("custom-call", "parameter", ...), sym_name = the
  *    instruction name without '%', one result (name = instruction name without '%', type = the shape
  *    text as written, e.g. "(f32[2], s32[])" or "f32[8,16]{1,0:T(8,128)}"), result_types = {shape}.
  *    A `parameter(N)` instruction is an op whose result value is also block argument N of its
- *    computation: that sc_value has def = the parameter op, index = 0, block = the entry block, and
+ *    computation: that ir_value has def = the parameter op, index = 0, block = the entry block, and
  *    attrs = the parameter op's attrs (so `sharding` is found as an argument attribute too).
  *  - Operands: operand_names = names without '%' (a compact GTE `%t#1` keeps its `#1`), operands[i] =
  *    the value with that name in the same computation (the `#1` suffix is ignored for the lookup),
@@ -41,7 +41,7 @@
  *    A shape-less instruction (`x = add(a, b)`, newer XLA) has an empty type hlo_span (never NULL).
  *  - The `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames` sections after the header are
  *    skipped; `stack_frame_id=` in metadata is not resolved (src stays unknown without source_file).
- * Errors: the first one stops the parse (longjmp to sc_parse_hlo) with NULL, err->failed, the byte
+ * Errors: the first one stops the parse (longjmp to fe_parse_hlo) with NULL, err->failed, the byte
  * offset and a message naming what was open where ("expected ')' to close operand list of 'add'
  * opened at line 3"). Bracket nesting beyond max_depth ("nesting deeper than N"), more than max_ops
  * instructions+computations and arena exhaustion set err->limit too; *cancel, polled every 4096
@@ -65,7 +65,7 @@
 _Noreturn void hlo_fail(P *p, const char *at, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *msg = sc_arena_vprintf(p->a, fmt, ap);
+  char *msg = ar_vprintf(p->a, fmt, ap);
   va_end(ap);
   if (at < p->buf) at = p->buf;
   if (at > p->end) at = p->end;
@@ -79,7 +79,7 @@ _Noreturn void hlo_fail(P *p, const char *at, const char *fmt, ...) {
 _Noreturn void hlo_fail_limit(P *p, const char *at, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *msg = sc_arena_vprintf(p->a, fmt, ap);
+  char *msg = ar_vprintf(p->a, fmt, ap);
   va_end(ap);
   p->err->limit = true;
   hlo_fail(p, at, "%s", msg ? msg : fmt);
@@ -91,7 +91,7 @@ _Noreturn void hlo_fail_cancelled(P *p, const char *at) {
 }
 
 void *hlo_alloc(P *p, size_t n) {
-  void *r = sc_arena_alloc(p->a, n);
+  void *r = ar_alloc(p->a, n);
   if (!r) hlo_fail_limit(p, p->s, OOM);
   return r;
 }
@@ -102,18 +102,18 @@ void *hlo_alloc_array(P *p, size_t count, size_t size) {
 }
 
 void *hlo_grow(P *p, void *old, size_t oldn, size_t newn, size_t size) {
-  void *r = sc_arena_grow(p->a, old, oldn, newn, size);
+  void *r = ar_grow(p->a, old, oldn, newn, size);
   if (!r) hlo_fail_limit(p, p->s, OOM);
   return r;
 }
 
 /* The func/call record of an op that has its side record (every instruction and computation). */
-sc_op_decl *hlo_decl_of(P *p, sc_op *op) {
+ir_op_decl *hlo_decl_of(P *p, ir_op *op) {
   if (!op->extra->decl) op->extra->decl = hlo_alloc(p, sizeof *op->extra->decl);
   return op->extra->decl;
 }
 
-void hlo_opvec_push(P *p, opvec *v, sc_op *op) {
+void hlo_opvec_push(P *p, opvec *v, ir_op *op) {
   if (v->n == v->cap) {
     uint32_t nc = v->cap ? v->cap * 2 : 16;
     v->v = hlo_grow(p, v->v, v->n, nc, sizeof *v->v);
@@ -124,11 +124,11 @@ void hlo_opvec_push(P *p, opvec *v, sc_op *op) {
 
 uint32_t hlo_off(const P *p, const char *at) { return (uint32_t)(at - p->buf); }
 
-static sc_pos pos_at(const P *p, const char *at) { return sc_linemap_pos(p->lines, hlo_off(p, at)); }
+static ir_pos pos_at(const P *p, const char *at) { return ir_linemap_pos(p->lines, hlo_off(p, at)); }
 
 uint32_t hlo_line_at(const P *p, const char *at) { return pos_at(p, at).line; }
 
-sc_span hlo_span(const char *a, const char *b) { return sc_span_of(a, (uint32_t)(b - a)); }
+ir_span hlo_span(const char *a, const char *b) { return ir_span_of(a, (uint32_t)(b - a)); }
 
 /* ---------------------------------------------------------------------------------------------
  * Lexing */
@@ -205,7 +205,7 @@ static const char *skip_string_at(P *p, const char *s) {
 
 /* A name: [%]?[A-Za-z_][A-Za-z0-9_.-]* (after '%' a digit may start it). Stops before "->".
  * Returns the end, or `s` if there is no name. `*bare` receives the name without '%'. */
-const char *hlo_lex_name_at(const P *p, const char *s, bool allow_percent, sc_span *bare) {
+const char *hlo_lex_name_at(const P *p, const char *s, bool allow_percent, ir_span *bare) {
   const char *e = p->end, *start = s;
   if (allow_percent && s < e && *s == '%') {
     s++;
@@ -228,9 +228,9 @@ const char *hlo_lex_name_at(const P *p, const char *s, bool allow_percent, sc_sp
 }
 
 static const char *gdesc(P *p, gctx g, char open) {
-  if (!g.what) return sc_arena_printf(p->a, "'%c'", open);
+  if (!g.what) return ar_printf(p->a, "'%c'", open);
   if (!g.name.n) return g.what;
-  return sc_arena_printf(p->a, "%s '" SC_SPAN_FMT "'", g.what, SC_SPAN_ARG(g.name));
+  return ar_printf(p->a, "%s '" SC_SPAN_FMT "'", g.what, SC_SPAN_ARG(g.name));
 }
 
 static char closer_of(char c) { return c == '(' ? ')' : c == '[' ? ']' : '}'; }
@@ -324,7 +324,7 @@ const char *hlo_scan_value_at(P *p, const char *s, uint32_t depth, gctx g) {
   }
 }
 
-uint32_t hlo_parse_u32_span(sc_span v) {
+uint32_t hlo_parse_u32_span(ir_span v) {
   uint64_t x = 0;
   for (uint32_t i = 0; i < v.n && is_digit(v.p[i]); i++) {
     x = x * 10 + (uint64_t)(v.p[i] - '0');
@@ -336,7 +336,7 @@ uint32_t hlo_parse_u32_span(sc_span v) {
 /* ---------------------------------------------------------------------------------------------
  * Attributes */
 
-void hlo_attr_push(P *p, sc_attr at) {
+void hlo_attr_push(P *p, ir_attr at) {
   if (p->at_n == p->at_cap) {
     uint32_t nc = p->at_cap ? p->at_cap * 2 : 32;
     p->at_v = hlo_grow(p, p->at_v, p->at_n, nc, sizeof *p->at_v);
@@ -346,7 +346,7 @@ void hlo_attr_push(P *p, sc_attr at) {
 }
 
 /* One `key=value` of metadata: the source location fields are kept, the others ignored. */
-static void metadata_field(sc_srcloc *src, bool *have_file, sc_span key, sc_span val) {
+static void metadata_field(ir_srcloc *src, bool *have_file, ir_span key, ir_span val) {
   if (key.n < 11 || key.p[0] != 's') return; /* all three keys start "source_" */
   if (SPAN_IS(key, "source_file")) {
     src->file = val;
@@ -359,16 +359,16 @@ static void metadata_field(sc_srcloc *src, bool *have_file, sc_span key, sc_span
 }
 
 /* At a metadata value's opening '"': the string's contents; *s moves past its closing quote. */
-static sc_span metadata_string(P *p, const char **s) {
+static ir_span metadata_string(P *p, const char **s) {
   const char *q = skip_string_at(p, *s);
-  sc_span v = hlo_span(*s + 1, q - 1);
+  ir_span v = hlo_span(*s + 1, q - 1);
   *s = q;
   return v;
 }
 
 /* metadata={op_type="..." op_name="..." source_file="x.py" source_line=12 source_column=3 ...} */
-static sc_srcloc parse_metadata(P *p, sc_span v) {
-  sc_srcloc src = {0};
+static ir_srcloc parse_metadata(P *p, ir_span v) {
+  ir_srcloc src = {0};
   const char *s = v.p, *e = v.p + v.n;
   if (s >= e || *s != '{') return src;
   s++;
@@ -378,7 +378,7 @@ static sc_srcloc parse_metadata(P *p, sc_span v) {
     while (s < e && (is_ws(*s) || *s == ',')) s++;
     const char *k = s;
     while (s < e && is_name(*s)) s++;
-    sc_span key = hlo_span(k, s);
+    ir_span key = hlo_span(k, s);
     if (s >= e || *s != '=' || key.n == 0) {
       /* Not key=value: skip one token so we always progress. */
       if (s < e && *s == '"') s = skip_string_at(p, s);
@@ -386,7 +386,7 @@ static sc_srcloc parse_metadata(P *p, sc_span v) {
       continue;
     }
     s++;
-    sc_span val;
+    ir_span val;
     if (s < e && *s == '"') {
       val = metadata_string(p, &s);
     } else {
@@ -398,7 +398,7 @@ static sc_srcloc parse_metadata(P *p, sc_span v) {
     metadata_field(&src, &have_file, key, val);
   }
   src.known = have_file;
-  if (!have_file) src = (sc_srcloc){0};
+  if (!have_file) src = (ir_srcloc){0};
   return src;
 }
 
@@ -406,9 +406,9 @@ static sc_srcloc parse_metadata(P *p, sc_span v) {
  * giving the value's end and its source location together (scanning the group and then parsing it
  * would read every string twice). Returns NULL on anything else (nested groups, comments, odd
  * tokens): the caller then scans the group generically and parses it with parse_metadata. */
-static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcloc *out) {
+static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, ir_srcloc *out) {
   const char *e = p->end;
-  sc_srcloc src = {0};
+  ir_srcloc src = {0};
   bool have_file = false;
   if (depth + 1 > p->max_depth) return NULL;
   s++;
@@ -418,10 +418,10 @@ static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcl
     if (*s == '}') break;
     const char *k = s;
     s = skip_cls(s, e, C_NAME);
-    sc_span key = hlo_span(k, s);
+    ir_span key = hlo_span(k, s);
     if (!key.n || s >= e || *s != '=') return NULL;
     s++;
-    sc_span val;
+    ir_span val;
     if (s < e && *s == '"') {
       val = metadata_string(p, &s);
     } else {
@@ -437,17 +437,17 @@ static const char *scan_metadata_at(P *p, const char *s, uint32_t depth, sc_srcl
   s++;
   if (s < e && !is_ws(*s) && *s != ',' && *s != ')' && *s != ']' && *s != '}') return NULL;
   src.known = have_file;
-  *out = have_file ? src : (sc_srcloc){0};
+  *out = have_file ? src : (ir_srcloc){0};
   return s;
 }
 
-static const char *parse_inline_computation(P *p, const char *open, uint32_t depth, sc_op *owner, sc_span attr);
+static const char *parse_inline_computation(P *p, const char *open, uint32_t depth, ir_op *owner, ir_span attr);
 
 /* A custom call's `literal=s32[2]{0} {4, 128}`: a shape, then the value (a tuple literal is one
  * parenthesized group and needs nothing special). NULL when no shape starts at `s`. */
 static const char *scan_shaped_literal_at(P *p, const char *s, uint32_t depth) {
   const char *save = p->s;
-  sc_span shape;
+  ir_span shape;
   p->s = s;
   bool shaped = s < p->end && *s != '(' && hlo_parse_shape(p, depth + 1, false, &shape);
   const char *q = shaped ? skip_ws_at(p, p->s) : NULL;
@@ -460,12 +460,12 @@ static const char *scan_shaped_literal_at(P *p, const char *s, uint32_t depth) {
  * what the attributes belong to, for messages. Returns the end of the last value (or `last_end`).
  * With `src` (instructions), each metadata= value sets *src (the last one wins). */
 const char *hlo_parse_attrs(P *p, uint32_t depth, const char *last_end, const char *owner_kind,
-                               sc_span owner, sc_op *instr, sc_srcloc *src) {
+                               ir_span owner, ir_op *instr, ir_srcloc *src) {
   for (;;) {
     const char *q = skip_ws_at(p, p->s);
     if (q >= p->end || *q != ',') return last_end;
     q = skip_ws_at(p, q + 1);
-    sc_span name;
+    ir_span name;
     const char *ne = hlo_lex_name_at(p, q, false, &name);
     if (ne == q)
       hlo_fail(p, q, "expected attribute name after ',' in %s '" SC_SPAN_FMT "'", owner_kind, SC_SPAN_ARG(owner));
@@ -489,15 +489,15 @@ const char *hlo_parse_attrs(P *p, uint32_t depth, const char *last_end, const ch
     if (ve == q)
       hlo_fail(p, q, "expected a value for attribute '" SC_SPAN_FMT "' of %s '" SC_SPAN_FMT "'", SC_SPAN_ARG(name),
            owner_kind, SC_SPAN_ARG(owner));
-    sc_attr at = {name, hlo_span(q, ve), hlo_off(p, nstart), hlo_off(p, ve)};
+    ir_attr at = {name, hlo_span(q, ve), hlo_off(p, nstart), hlo_off(p, ve)};
     hlo_attr_push(p, at);
     p->s = ve;
     last_end = ve;
   }
 }
 
-sc_attrs hlo_attrs_take(P *p, uint32_t from) {
-  sc_attrs r = {NULL, 0};
+ir_attrs hlo_attrs_take(P *p, uint32_t from) {
+  ir_attrs r = {NULL, 0};
   uint32_t n = p->at_n - from;
   if (n) {
     r.v = hlo_alloc_array(p, n, sizeof *r.v);
@@ -508,7 +508,7 @@ sc_attrs hlo_attrs_take(P *p, uint32_t from) {
   return r;
 }
 
-sc_span hlo_strip_percent(sc_span s) {
+ir_span hlo_strip_percent(ir_span s) {
   if (s.n && s.p[0] == '%') s.p++, s.n--;
   return s;
 }
@@ -538,7 +538,7 @@ static bool layout_follows(const P *p, const char *brace) {
   return q < p->end && (is_digit(*q) || *q == ':' || *q == '}');
 }
 
-bool hlo_parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out) {
+bool hlo_parse_shape(P *p, uint32_t depth, bool layout_adjacent, ir_span *out) {
   const char *s = p->s, *e = p->end;
   if (s < e && *s == '(') {
     const char *q = hlo_skip_group_at(p, s, depth, (gctx){"tuple shape", {0}});
@@ -552,7 +552,7 @@ bool hlo_parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out) {
     /* A buffer shape `b(f32[4,2]{0,1})`: the shape inside a buffer (XLA's verifier tests write them). */
     if (depth + 1 > p->max_depth) hlo_fail_limit(p, q, "nesting deeper than %u", p->max_depth);
     const char *inner = skip_ws_at(p, q + 1), *save = p->s;
-    sc_span in;
+    ir_span in;
     p->s = inner;
     if (hlo_parse_shape(p, depth + 1, false, &in)) {
       const char *close = skip_ws_at(p, p->s);
@@ -581,9 +581,9 @@ bool hlo_parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out) {
 /* ---------------------------------------------------------------------------------------------
  * Computations and the module */
 
-static sc_block *new_single_block_region(P *p, sc_op *parent) {
-  sc_region *r = hlo_alloc(p, sizeof *r);
-  sc_block *b = hlo_alloc(p, sizeof *b);
+static ir_block *new_single_block_region(P *p, ir_op *parent) {
+  ir_region *r = hlo_alloc(p, sizeof *r);
+  ir_block *b = hlo_alloc(p, sizeof *b);
   r->parent = parent;
   r->blocks = hlo_alloc(p, sizeof *r->blocks);
   r->blocks[0] = b;
@@ -595,9 +595,9 @@ static sc_block *new_single_block_region(P *p, sc_op *parent) {
   return b;
 }
 
-static sc_op *new_computation(P *p, const char *start, sc_span name, comp *c) {
-  sc_op *f = hlo_alloc(p, sizeof *f);
-  f->name = sc_span_of("func.func", 9);
+static ir_op *new_computation(P *p, const char *start, ir_span name, comp *c) {
+  ir_op *f = hlo_alloc(p, sizeof *f);
+  f->name = ir_span_of("func.func", 9);
   f->pos.offset = hlo_off(p, start);
   f->extra = hlo_alloc(p, sizeof *f->extra);
   f->extra->sym_name = name;
@@ -616,7 +616,7 @@ static sc_op *new_computation(P *p, const char *start, sc_span name, comp *c) {
 static void sort_params(P *p, comp *c) {
   uint32_t n = (uint32_t)c->params.n;
   if (n < 2) return;
-  sc_op **by_num = hlo_alloc_array(p, n, sizeof *by_num);
+  ir_op **by_num = hlo_alloc_array(p, n, sizeof *by_num);
   bool direct = true;
   for (uint32_t i = 0; i < n && direct; i++) {
     uint32_t num = c->param_nums[i];
@@ -630,7 +630,7 @@ static void sort_params(P *p, comp *c) {
     }
     return;
   }
-  sc_op **ops = hlo_alloc_array(p, n, sizeof *ops);
+  ir_op **ops = hlo_alloc_array(p, n, sizeof *ops);
   uint32_t *nums = hlo_alloc_array(p, n, sizeof *nums);
   for (uint32_t width = 1; width < n; width *= 2) { /* bottom-up merge: params <-> scratch, copied back */
     for (uint32_t lo = 0; lo < n; lo += 2 * width) {
@@ -650,7 +650,7 @@ static void sort_params(P *p, comp *c) {
 
 /* The body `{ instructions }` at the cursor (at '{'): its ops, operands resolved, and the parameters
  * as block arguments. Leaves the cursor after '}'. `p->cur_ops` must be empty. */
-static void parse_body(P *p, comp *c, sc_span name, uint32_t depth) {
+static void parse_body(P *p, comp *c, ir_span name, uint32_t depth) {
   const char *e = p->end, *open = p->s;
   if (depth + 1 > p->max_depth) hlo_fail_limit(p, open, "nesting deeper than %u", p->max_depth);
   p->s++;
@@ -676,7 +676,7 @@ static void parse_body(P *p, comp *c, sc_span name, uint32_t depth) {
   if (c->params.n) {
     c->block->args = hlo_alloc_array(p, c->params.n, sizeof *c->block->args);
     for (uint32_t i = 0; i < c->params.n; i++) {
-      sc_value *v = c->params.v[i]->results[0];
+      ir_value *v = c->params.v[i]->results[0];
       v->block = c->block;
       v->attrs = &c->params.v[i]->attrs; /* the parameter op's own (it lives as long) */
       c->block->args[i] = v;
@@ -685,7 +685,7 @@ static void parse_body(P *p, comp *c, sc_span name, uint32_t depth) {
   }
 }
 
-static sc_op *parse_computation(P *p, bool *is_entry) {
+static ir_op *parse_computation(P *p, bool *is_entry) {
   const char *start = p->s, *e = p->end;
   const char *s = start;
   *is_entry = false;
@@ -693,14 +693,14 @@ static sc_op *parse_computation(P *p, bool *is_entry) {
     *is_entry = true;
     s = skip_ws_at(p, s + 5);
   }
-  sc_span name = {s, 0};
+  ir_span name = {s, 0};
   const char *ne = hlo_lex_name_at(p, s, true, &name);
   if (ne == s && !*is_entry) hlo_fail(p, s, "expected a computation name");
   if (ne == s) name = hlo_span(s, s);
   p->s = skip_ws_at(p, ne);
   hlo_count_op(p, start);
   comp c;
-  sc_op *f = new_computation(p, start, name, &c);
+  ir_op *f = new_computation(p, start, name, &c);
 
   /* Signature: (p: shape, ...) -> shape */
   if (p->s < e && *p->s == '(') {
@@ -709,10 +709,10 @@ static sc_op *parse_computation(P *p, bool *is_entry) {
     if (p->end - p->s < 2 || p->s[0] != '-' || p->s[1] != '>')
       hlo_fail(p, p->s, "expected '->' after the parameter list of computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
     p->s = skip_ws_at(p, p->s + 2);
-    sc_span rt;
+    ir_span rt;
     if (!hlo_parse_shape(p, 1, true, &rt))
       hlo_fail(p, p->s, "expected a result shape after '->' in computation '" SC_SPAN_FMT "'", SC_SPAN_ARG(name));
-    sc_op_decl *d = hlo_decl_of(p, f);
+    ir_op_decl *d = hlo_decl_of(p, f);
     d->func_result_types = hlo_alloc(p, sizeof *d->func_result_types);
     d->func_result_types[0] = rt;
     d->result_attrs = hlo_alloc(p, sizeof *d->result_attrs);
@@ -737,7 +737,7 @@ bool hlo_starts_inline_body(P *p, const char *s) {
   if (s >= p->end || *s != '{') return false;
   const char *q = skip_ws_at(p, s + 1);
   if (at_word(p, q, "ROOT")) return true;
-  sc_span nm;
+  ir_span nm;
   const char *ne = hlo_lex_name_at(p, q, true, &nm);
   if (ne == q) return false;
   q = skip_ws_at(p, ne);
@@ -748,15 +748,15 @@ bool hlo_starts_inline_body(P *p, const char *s) {
  * named): parsed as a computation of its own, named "<instruction>.<attribute>", which becomes the
  * instruction's callee. The enclosing computation's ops are set aside meanwhile. Returns the end of
  * the value. */
-static const char *parse_inline_computation(P *p, const char *open, uint32_t depth, sc_op *owner, sc_span attr) {
+static const char *parse_inline_computation(P *p, const char *open, uint32_t depth, ir_op *owner, ir_span attr) {
   if (depth + 1 > MAX_NESTED_INSTR_DEPTH)
     hlo_fail_limit(p, open, "inline computations nested deeper than %u", MAX_NESTED_INSTR_DEPTH);
-  sc_span owner_name = hlo_strip_percent(sc_op_sym_name(owner));
-  const char *nm = sc_arena_printf(p->a, SC_SPAN_FMT "." SC_SPAN_FMT, SC_SPAN_ARG(owner_name), SC_SPAN_ARG(attr));
-  sc_span name = sc_span_of(nm, (uint32_t)strlen(nm));
+  ir_span owner_name = hlo_strip_percent(ir_op_sym_name(owner));
+  const char *nm = ar_printf(p->a, SC_SPAN_FMT "." SC_SPAN_FMT, SC_SPAN_ARG(owner_name), SC_SPAN_ARG(attr));
+  ir_span name = ir_span_of(nm, (uint32_t)strlen(nm));
   hlo_count_op(p, open);
   comp c;
-  sc_op *f = new_computation(p, open, name, &c);
+  ir_op *f = new_computation(p, open, name, &c);
   opvec outer = p->cur_ops;
   const char *save = p->s;
   memset(&p->cur_ops, 0, sizeof p->cur_ops);
@@ -768,7 +768,7 @@ static const char *parse_inline_computation(P *p, const char *open, uint32_t dep
   f->end = hlo_off(p, end);
   f->text = hlo_span(open, end);
   hlo_opvec_push(p, &p->funcs, f);
-  if (!sc_op_callee(owner).n) hlo_decl_of(p, owner)->callee = name;
+  if (!ir_op_callee(owner).n) hlo_decl_of(p, owner)->callee = name;
   return end;
 }
 
@@ -799,13 +799,13 @@ static void skip_stack_frame_index(P *p) {
   }
 }
 
-static void preorder(P *p, sc_op *op) {
+static void preorder(P *p, ir_op *op) {
   op->id = p->allops.n;
   p->allops.v[p->allops.n++] = op;
 }
 
-sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
-  sc_parse_error dummy;
+ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
+  fe_parse_error dummy;
   if (!err) err = &dummy;
   memset(err, 0, sizeof *err);
   if (!in || !in->arena || (!in->buf && in->len)) {
@@ -833,7 +833,7 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   if (in->lines && in->lines->nlines) {
     p->lines = in->lines;
   } else {
-    p->own_lines = sc_linemap_build(p->a, p->buf, len);
+    p->own_lines = ir_linemap_build(p->a, p->buf, len);
     if (!p->own_lines.starts) hlo_fail_limit(p, p->buf, OOM);
     p->lines = &p->own_lines;
   }
@@ -849,14 +849,14 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
     if (p->s >= p->end) hlo_fail(p, p->s, "empty input: expected 'HloModule'");
     hlo_fail(p, p->s, "expected 'HloModule' at the start of an HLO module");
   }
-  sc_op *module = hlo_alloc(p, sizeof *module);
-  module->name = sc_span_of("builtin.module", 14);
+  ir_op *module = hlo_alloc(p, sizeof *module);
+  module->name = ir_span_of("builtin.module", 14);
   module->pos.offset = hlo_off(p, mstart);
   p->s = skip_ws_at(p, p->s + 9);
-  sc_span mname = hlo_span(p->s, p->s);
+  ir_span mname = hlo_span(p->s, p->s);
   {
     /* The name may be missing (dumps printed without ids): then what follows is a computation. */
-    sc_span nm;
+    ir_span nm;
     const char *ne = hlo_lex_name_at(p, p->s, true, &nm);
     const char *r = skip_ws_at(p, ne);
     bool comp_next = at_word(p, p->s, "ENTRY") || (r < p->end && (*r == '{' || *r == '('));
@@ -873,19 +873,19 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   const char *last = p->s;
   last = hlo_parse_attrs(p, 0, last, "module", mname, NULL, NULL);
   module->attrs = hlo_attrs_take(p, 0);
-  sc_block *mblock = new_single_block_region(p, module);
+  ir_block *mblock = new_single_block_region(p, module);
   p->module = module;
   p->mblock = mblock;
   skip_stack_frame_index(p);
 
   /* Computations. */
-  sc_op *entry = NULL;
+  ir_op *entry = NULL;
   for (;;) {
     hlo_skip_ws(p);
     if (p->s >= p->end) break;
     bool is_entry;
     const char *cstart = p->s;
-    sc_op *f = parse_computation(p, &is_entry);
+    ir_op *f = parse_computation(p, &is_entry);
     if (is_entry) {
       if (entry) hlo_fail(p, cstart, "expects only one ENTRY computation");
       entry = f;
@@ -905,15 +905,15 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   p->allops.v = hlo_alloc_array(p, p->allops.cap, sizeof *p->allops.v);
   preorder(p, module);
   for (uint32_t i = 0; i < p->funcs.n; i++) {
-    sc_op *f = p->funcs.v[i];
+    ir_op *f = p->funcs.v[i];
     preorder(p, f);
-    sc_block *b = f->regions[0]->blocks[0];
+    ir_block *b = f->regions[0]->blocks[0];
     for (uint32_t k = 0; k < b->nops; k++) preorder(p, b->ops[k]);
   }
   hlo_resolve_computations(p, p->allops.v, p->allops.n);
   if (p->cancel && *p->cancel) hlo_fail_cancelled(p, p->s);
 
-  sc_module *m = hlo_alloc(p, sizeof *m);
+  ir_module *m = hlo_alloc(p, sizeof *m);
   m->format = SC_FMT_HLO;
   m->buf = p->buf;
   m->len = len;
@@ -925,6 +925,6 @@ sc_module *sc_parse_hlo(const sc_parse_input *in, sc_parse_error *err) {
   m->funcs = p->funcs.v;
   m->nfuncs = p->funcs.n;
   m->entry = entry;
-  sc_module_finalize(m);
+  ir_module_finalize(m);
   return m;
 }

@@ -18,7 +18,7 @@
 #define MAX_NESTED_INSTR_DEPTH 512u
 
 typedef struct {
-  sc_op **v;
+  ir_op **v;
   uint32_t n, cap;
 } opvec;
 
@@ -27,11 +27,11 @@ typedef struct {
   const char *s;          /* cursor */
   const char *beg, *end;  /* this chunk */
   sc_arena *a;
-  const sc_linemap *lines;
-  sc_linemap own_lines;
+  const ir_linemap *lines;
+  ir_linemap own_lines;
   uint32_t max_depth, max_ops;
   const atomic_int *cancel;
-  sc_parse_error *err;
+  fe_parse_error *err;
   jmp_buf fail_jmp;
   uint32_t ninstr;
   /* Bracket stack for skip_group: expected closer and opener offset per level. */
@@ -39,10 +39,10 @@ typedef struct {
   uint32_t *stk_off;
   uint32_t stk_cap;
   /* Scratch stacks (instructions nest only through nested operand instructions). */
-  sc_span *sc_names, *sc_types;
-  sc_value **sc_vals;
-  uint32_t sc_n, sc_cap;
-  sc_attr *at_v;
+  ir_span *scratch_names, *scratch_types;
+  ir_value **scratch_vals;
+  uint32_t scratch_n, scratch_cap;
+  ir_attr *at_v;
   uint32_t at_n, at_cap;
   /* The name-resolution hash table's buffer (see htab_init). */
   struct hslot *ht_v;
@@ -53,8 +53,8 @@ typedef struct {
   /* Output. */
   opvec funcs;
   opvec allops;
-  sc_op *module;          /* the module op and its block, parents of every computation */
-  sc_block *mblock;
+  ir_op *module;          /* the module op and its block, parents of every computation */
+  ir_block *mblock;
 } P;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -121,12 +121,12 @@ static inline bool at_word_n(const P *p, const char *s, const char *w, size_t n)
 /* What a bracket group is, for messages: "operand list of 'add'", "value of attribute 'sharding'". */
 typedef struct {
   const char *what;
-  sc_span name;
+  ir_span name;
 } gctx;
 
 typedef struct {
-  sc_op *func;
-  sc_block *block;
+  ir_op *func;
+  ir_block *block;
   opvec params;
   uint32_t *param_nums; /* parallel to params */
   uint32_t param_cap;
@@ -146,15 +146,15 @@ void *hlo_alloc_array(P *p, size_t count, size_t size);
 void *hlo_grow(P *p, void *old, size_t oldn, size_t newn, size_t size);
 
 /* The func/call record of an op that has its side record (every instruction and computation). */
-sc_op_decl *hlo_decl_of(P *p, sc_op *op);
+ir_op_decl *hlo_decl_of(P *p, ir_op *op);
 
-void hlo_opvec_push(P *p, opvec *v, sc_op *op);
+void hlo_opvec_push(P *p, opvec *v, ir_op *op);
 
 uint32_t hlo_off(const P *p, const char *at);
 
 uint32_t hlo_line_at(const P *p, const char *at);
 
-sc_span hlo_span(const char *a, const char *b);
+ir_span hlo_span(const char *a, const char *b);
 
 /* Skips white space and comments from `s`; returns the new position. */
 const char *hlo_skip_ws_slow(P *p, const char *s);
@@ -163,7 +163,7 @@ void hlo_skip_ws(P *p);
 
 /* A name: [%]?[A-Za-z_][A-Za-z0-9_.-]* (after '%' a digit may start it). Stops before "->".
  * Returns the end, or `s` if there is no name. `*bare` receives the name without '%'. */
-const char *hlo_lex_name_at(const P *p, const char *s, bool allow_percent, sc_span *bare);
+const char *hlo_lex_name_at(const P *p, const char *s, bool allow_percent, ir_span *bare);
 
 /* At an opener ( [ {: skips to just past its matching closer, over strings and comments.
  * `depth` is the structural depth the group opens at (counts against max_depth). */
@@ -173,21 +173,21 @@ const char *hlo_skip_group_at(P *p, const char *s, uint32_t depth, gctx g);
  * unmatched closer or white space at depth 0. `mesh[...] {axes}` (replica groups) is one value. */
 const char *hlo_scan_value_at(P *p, const char *s, uint32_t depth, gctx g);
 
-uint32_t hlo_parse_u32_span(sc_span v);
+uint32_t hlo_parse_u32_span(ir_span v);
 
-void hlo_attr_push(P *p, sc_attr at);
+void hlo_attr_push(P *p, ir_attr at);
 
 /* Parses (',' name '=' value)* at the cursor, pushing onto the attr scratch stack. `owner` names
  * what the attributes belong to, for messages. Returns the end of the last value (or `last_end`).
  * With `src` (instructions), each metadata= value sets *src (the last one wins). */
 const char *hlo_parse_attrs(P *p, uint32_t depth, const char *last_end, const char *owner_kind,
-                               sc_span owner, sc_op *instr, sc_srcloc *src);
+                               ir_span owner, ir_op *instr, ir_srcloc *src);
 
-sc_attrs hlo_attrs_take(P *p, uint32_t from);
+ir_attrs hlo_attrs_take(P *p, uint32_t from);
 
-sc_span hlo_strip_percent(sc_span s);
+ir_span hlo_strip_percent(ir_span s);
 
-bool hlo_parse_shape(P *p, uint32_t depth, bool layout_adjacent, sc_span *out);
+bool hlo_parse_shape(P *p, uint32_t depth, bool layout_adjacent, ir_span *out);
 
 void hlo_count_op(P *p, const char *at);
 
@@ -196,9 +196,9 @@ void hlo_parse_instruction(P *p, comp *c, uint32_t depth);
 void hlo_resolve_operands(P *p, comp *c);
 
 /* Attributes whose values name computations. */
-bool hlo_is_comp_attr(sc_span n);
+bool hlo_is_comp_attr(ir_span n);
 
-void hlo_resolve_computations(P *p, sc_op **ops, uint32_t nops);
+void hlo_resolve_computations(P *p, ir_op **ops, uint32_t nops);
 
 /* At '{' of a computation-valued attribute: does an instruction list follow (`to_apply={ p0 = ...`)
  * rather than computation names (`calls={%a, %b}`)? */

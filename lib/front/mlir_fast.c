@@ -35,7 +35,7 @@ static uint32_t raw_value_unit(P *p, uint32_t i) {
     e = mt_word_end(b, i, i + 1, end);
     if (e + 1 < end && b[e] == '<' && b[e + 1] != '=') {
       if (!mt_raw_skip_group(p, e, &e)) return 0;
-      p->last_unit = sc_span_of(b + i, e - i);
+      p->last_unit = ir_span_of(b + i, e - i);
     }
     return e;
   }
@@ -62,7 +62,7 @@ static uint32_t raw_value_unit(P *p, uint32_t i) {
     if (e < end && (b[e] == '#' || b[e] == '"' || b[e] == '-')) return 0;
     if ((c == '#' || c == '!') && e + 1 < end && b[e] == '<' && b[e + 1] != '=') {
       if (!mt_raw_skip_group(p, e, &e)) return 0;
-      p->last_unit = sc_span_of(b + i, e - i);
+      p->last_unit = ir_span_of(b + i, e - i);
     }
     return e;
   case '-':
@@ -84,20 +84,20 @@ static uint32_t raw_attr_dict(P *p, uint32_t open) {
   if (i < end && b[i] == '}') return i + 1;
   for (;;) {
     if (i >= end) goto give_up;
-    sc_attr a;
+    ir_attr a;
     uint32_t e;
     if (k_cls[(unsigned char)b[i]] & C_WORD) {
       e = mt_word_end(b, i, i + 1, end);
-      a.name = sc_span_of(b + i, e - i);
+      a.name = ir_span_of(b + i, e - i);
     } else if (b[i] == '"') {
       if (!mt_scan_string(b, i + 1, end, &e) || e - i < 2) goto give_up;
-      a.name = sc_span_of(b + i + 1, e - i - 2);
+      a.name = ir_span_of(b + i + 1, e - i - 2);
     } else {
       goto give_up;
     }
     a.offset = i;
     a.end = e;
-    a.value = sc_span_of(NULL, 0);
+    a.value = ir_span_of(NULL, 0);
     i = skip_spaces(p, e);
     if (i < end && b[i] == '=') {
       uint32_t v = skip_spaces(p, i + 1), ve = v;
@@ -107,7 +107,7 @@ static uint32_t raw_attr_dict(P *p, uint32_t open) {
         i = skip_spaces(p, ve);
       }
       if (ve == v) goto give_up; /* an empty value: the token path words it */
-      a.value = sc_span_of(b + v, ve - v);
+      a.value = ir_span_of(b + v, ve - v);
       a.end = ve;
     }
     if (i >= end || (b[i] != ',' && b[i] != '}')) goto give_up;
@@ -148,10 +148,10 @@ static uint32_t raw_operand_list(P *p, uint32_t open) {
 /* trailer ::= ':' ( '(' types ')' '->' (type | '(' types ')') | type )   at b[colon] == ':', with
  * `word<...>` types and nothing after a single type that would continue the list. Returns the offset
  * past it, or 0 (nothing taken). */
-static uint32_t raw_trailer(P *p, sc_op *op, uint32_t colon) {
+static uint32_t raw_trailer(P *p, ir_op *op, uint32_t colon) {
   const char *b = p->buf;
   uint32_t end = p->end, base = (uint32_t)p->s_spans.n, i = skip_spaces(p, colon + 1), after = 0;
-  sc_span ty;
+  ir_span ty;
   if (i < end && b[i] == '(') {
     if (!(i = mt_raw_type_list_at(p, i))) return 0;
     uint32_t outs = (uint32_t)p->s_spans.n;
@@ -209,9 +209,9 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
     if (i + 1 < end && b[i + 1] == '=') return 0;
     if (repeats(p, i, p->last_group))
       e = i + p->last_group.n; /* the same bytes as the last group scan the same way */
-    else if (mt_raw_skip_group(p, i, &e)) p->last_group = sc_span_of(b + i, e - i);
+    else if (mt_raw_skip_group(p, i, &e)) p->last_group = ir_span_of(b + i, e - i);
     else return 0;
-    sc_attr a = {st->sdy_sharded ? sc_span_of("sharding", 8) : sc_span_of(NULL, 0), sc_span_of(b + i, e - i), i, e};
+    ir_attr a = {st->sdy_sharded ? ir_span_of("sharding", 8) : ir_span_of(NULL, 0), ir_span_of(b + i, e - i), i, e};
     SC_PUSH(p->a, p->s_attrs, a);
     return e;
   case '{': {
@@ -226,7 +226,7 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
     if (end - i <= 4 || memcmp(b + i, "loc(", 4) != 0) return 0;
     if (repeats(p, i, p->last_loc))
       e = i + p->last_loc.n; /* the location of the op before */
-    else if (mt_raw_skip_group(p, i + 3, &e)) p->last_loc = sc_span_of(b + i, e - i);
+    else if (mt_raw_skip_group(p, i + 3, &e)) p->last_loc = ir_span_of(b + i, e - i);
     else return 0;
     st->op->loc_offset = i;
     st->op->loc_len = e - i;
@@ -285,5 +285,5 @@ bool mt_fast_line(P *p, op_state *st) {
 }
 
 /* operand_names (one per operand, on P.s_spans from `base`) become an array only when some name is not
- * its value's own (unresolved, or `%0#1` for a result of a group): sc_op_operand_name() reads the
+ * its value's own (unresolved, or `%0#1` for a result of a group): ir_op_operand_name() reads the
  * value's name otherwise, and most ops keep no names at all. */

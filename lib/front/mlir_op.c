@@ -18,7 +18,7 @@ typedef struct {
   uint32_t la_head, nla, lex_off, end, last_end;
 } lex_state;
 
-static void lex_push(P *p, lex_state *save, sc_span s) {
+static void lex_push(P *p, lex_state *save, ir_span s) {
   memcpy(save->la, p->la, sizeof p->la);
   save->la_head = p->la_head, save->nla = p->nla, save->lex_off = p->lex_off, save->end = p->end,
   save->last_end = p->last_end;
@@ -33,17 +33,17 @@ static void lex_pop(P *p, const lex_state *save) {
   p->last_end = save->last_end;
 }
 
-/* `[{...}, {...}]` (arg_attrs / res_attrs) into one sc_attrs per entry. Returns the count, or 0 if the
+/* `[{...}, {...}]` (arg_attrs / res_attrs) into one ir_attrs per entry. Returns the count, or 0 if the
  * value has another shape (then nothing is mapped). */
-static uint32_t parse_dict_list(P *p, sc_span value, sc_attrs **out) {
+static uint32_t parse_dict_list(P *p, ir_span value, ir_attrs **out) {
   lex_state save;
   lex_push(p, &save, value);
-  SC_VEC(sc_attrs) list = {0};
+  SC_VEC(ir_attrs) list = {0};
   bool ok = is_punct(next(p), p, '[');
   while (ok && !failed(p) && is_punct(peek(p, 0), p, '{')) {
     attr_vec av = {0};
     mt_parse_attr_dict(p, &av);
-    sc_attrs one = {av.v, (uint32_t)av.n};
+    ir_attrs one = {av.v, (uint32_t)av.n};
     SC_PUSH(p->a, list, one);
     if (is_punct(peek(p, 0), p, ',')) next(p);
   }
@@ -54,7 +54,7 @@ static uint32_t parse_dict_list(P *p, sc_span value, sc_attrs **out) {
 }
 
 /* function_type = (args) -> results: the result types. */
-static void parse_function_type_results(P *p, sc_span value, sc_op *op) {
+static void parse_function_type_results(P *p, ir_span value, ir_op *op) {
   lex_state save;
   lex_push(p, &save, value);
   span_vec ins = {0}, outs = {0};
@@ -63,42 +63,42 @@ static void parse_function_type_results(P *p, sc_span value, sc_op *op) {
     next(p);
     if (is_punct(peek(p, 0), p, '(')) mt_parse_type_list_parens(p, &outs);
     else {
-      sc_span ty = mt_parse_type(p);
+      ir_span ty = mt_parse_type(p);
       SC_PUSH(p->a, outs, ty);
     }
   }
   lex_pop(p, &save);
-  if (!sc_op_func_result_types(op) && outs.n) sc_op_decl_of(p->a, op)->func_result_types = outs.v;
+  if (!ir_op_func_result_types(op) && outs.n) ir_op_decl_of(p->a, op)->func_result_types = outs.v;
 }
 
-void mt_map_generic_properties(P *p, sc_op *op, bool func_like) {
-  if (sc_span_eq(op->name, "sdy.mesh") && !sc_attrs_find(&op->attrs, "value")) {
-    const sc_attr *m = sc_attrs_find(&op->attrs, "mesh");
-    if (m && sc_span_starts(m->value, "#sdy.mesh<")) { /* mesh = #sdy.mesh<[...]> -> value = <[...]> */
-      sc_attr v = {sc_span_of("value", 5), sc_span_of(m->value.p + 9, m->value.n - 9), m->offset, m->end};
+void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
+  if (ir_span_eq(op->name, "sdy.mesh") && !ir_attrs_find(&op->attrs, "value")) {
+    const ir_attr *m = ir_attrs_find(&op->attrs, "mesh");
+    if (m && ir_span_starts(m->value, "#sdy.mesh<")) { /* mesh = #sdy.mesh<[...]> -> value = <[...]> */
+      ir_attr v = {ir_span_of("value", 5), ir_span_of(m->value.p + 9, m->value.n - 9), m->offset, m->end};
       attr_vec av = {op->attrs.v, op->attrs.n, op->attrs.n};
       SC_PUSH(p->a, av, v);
       op->attrs.v = av.v, op->attrs.n = (uint32_t)av.n;
     }
   }
   if (!func_like) return;
-  const sc_attr *ft = sc_attrs_find(&op->attrs, "function_type");
+  const ir_attr *ft = ir_attrs_find(&op->attrs, "function_type");
   if (ft) parse_function_type_results(p, ft->value, op);
-  const sc_attr *aa = sc_attrs_find(&op->attrs, "arg_attrs");
+  const ir_attr *aa = ir_attrs_find(&op->attrs, "arg_attrs");
   if (aa && op->nregions && op->regions[0]->nblocks) {
-    sc_attrs *list;
+    ir_attrs *list;
     uint32_t n = parse_dict_list(p, aa->value, &list);
-    sc_block *entry = op->regions[0]->blocks[0];
+    ir_block *entry = op->regions[0]->blocks[0];
     if (n == entry->nargs)
       for (uint32_t i = 0; i < n; i++)
-        if (!sc_value_attrs(entry->args[i])->n) entry->args[i]->attrs = &list[i];
+        if (!ir_value_attrs(entry->args[i])->n) entry->args[i]->attrs = &list[i];
   }
-  const sc_attr *ra = sc_attrs_find(&op->attrs, "res_attrs");
-  if (ra && !sc_op_nresult_attrs(op)) {
-    sc_attrs *list;
+  const ir_attr *ra = ir_attrs_find(&op->attrs, "res_attrs");
+  if (ra && !ir_op_nresult_attrs(op)) {
+    ir_attrs *list;
     uint32_t n = parse_dict_list(p, ra->value, &list);
     if (n) {
-      sc_op_decl *e = sc_op_decl_of(p->a, op);
+      ir_op_decl *e = ir_op_decl_of(p->a, op);
       e->result_attrs = list, e->nresult_attrs = n;
     }
   }
@@ -106,7 +106,7 @@ void mt_map_generic_properties(P *p, sc_op *op, bool func_like) {
 
 /* result-list ::= result (',' result)* '='    result ::= %name (':' integer)?
  * (mt_begins_op() already checked the shape.) Returns false after an error. */
-bool mt_parse_result_list(P *p, sc_op *op) {
+bool mt_parse_result_list(P *p, ir_op *op) {
   size_t base = p->s_values.n;
   if (peek(p, 0).kind == T_PERCENT) {
     for (;;) {
@@ -126,8 +126,8 @@ bool mt_parse_result_list(P *p, sc_op *op) {
         }
       }
       for (uint32_t i = 0; i < count; i++) {
-        sc_value *v = mt_new_value(p, tspan(p, r), r.off);
-        if (grouped && i > 0) v->name = sc_span_of(p->buf + r.off, r.len); /* same base; looked up by #i */
+        ir_value *v = mt_new_value(p, tspan(p, r), r.off);
+        if (grouped && i > 0) v->name = ir_span_of(p->buf + r.off, r.len); /* same base; looked up by #i */
         v->def = op;
         v->index = (uint32_t)(p->s_values.n - base);
         SC_PUSH(p->a, p->s_values, v);
@@ -143,7 +143,7 @@ bool mt_parse_result_list(P *p, sc_op *op) {
 
 /* operand ::= %name — pushed on the op's operand stacks (P.s_spans names, P.s_values values). */
 void mt_push_operand(P *p, tok t) {
-  sc_span nm = tspan(p, t);
+  ir_span nm = tspan(p, t);
   SC_PUSH(p->a, p->s_spans, nm);
   SC_PUSH(p->a, p->s_values, mt_lookup_value(p, nm));
 }
@@ -209,21 +209,21 @@ static bool parse_paren_group(P *p, value_vec *pending_args) {
   while (depth && !failed(p)) {
     tok u = peek(p, 0);
     if (u.kind == T_EOF) {
-      sc_pos ps = mt_pos_of(p, stack[depth - 1].off);
+      ir_pos ps = mt_pos_of(p, stack[depth - 1].off);
       mt_fail_at(p, u.off, "unexpected end of input: '%c' opened at line %u, column %u is not closed",
               stack[depth - 1].open, ps.line, ps.col);
       return false;
     }
     mt_check_bad(p, u);
     if (u.kind == T_PERCENT && depth == 1 && is_punct(peek(p, 1), p, ':')) {
-      sc_value *v = mt_parse_block_arg(p);
+      ir_value *v = mt_parse_block_arg(p);
       SC_PUSH(p->a, *pending_args, v);
       continue;
     }
     if (u.kind == T_PERCENT && depth == 1 && is_punct(peek(p, 1), p, '=')) { /* %iterArg = %init */
       next(p);
       next(p);
-      sc_value *v = mt_new_value(p, tspan(p, u), u.off);
+      ir_value *v = mt_new_value(p, tspan(p, u), u.off);
       SC_PUSH(p->a, *pending_args, v);
       continue;
     }
@@ -253,7 +253,7 @@ static bool parse_paren_group(P *p, value_vec *pending_args) {
         continue;
       }
       if (d == ']' || d == '}' || d == '>') {
-        sc_pos ps = mt_pos_of(p, stack[depth - 1].off);
+        ir_pos ps = mt_pos_of(p, stack[depth - 1].off);
         mt_fail_at(p, u.off, "expected ')' to close '(' opened at line %u, column %u, found '%c'", ps.line, ps.col, d);
         return false;
       }
@@ -268,23 +268,23 @@ static bool parse_paren_group(P *p, value_vec *pending_args) {
 }
 
 /* Generic form keeps symbols in properties: sym_name = "main", callee = @f, sym_visibility. */
-void mt_complete_symbols(sc_arena *a, sc_op *op, bool call_like, bool func_like) {
-  if (!sc_op_sym_name(op).n) {
-    const sc_attr *s = sc_attrs_find(&op->attrs, "sym_name");
-    if (s && s->value.n >= 2 && s->value.p[0] == '"') sc_op_extra_of(a, op)->sym_name = sc_span_of(s->value.p + 1, s->value.n - 2);
+void mt_complete_symbols(sc_arena *a, ir_op *op, bool call_like, bool func_like) {
+  if (!ir_op_sym_name(op).n) {
+    const ir_attr *s = ir_attrs_find(&op->attrs, "sym_name");
+    if (s && s->value.n >= 2 && s->value.p[0] == '"') ir_op_extra_of(a, op)->sym_name = ir_span_of(s->value.p + 1, s->value.n - 2);
   }
-  if (!sc_op_callee(op).n && call_like) {
-    const sc_attr *c = sc_attrs_find(&op->attrs, "callee");
-    if (c && c->value.n >= 2 && c->value.p[0] == '@') sc_op_decl_of(a, op)->callee = sc_span_of(c->value.p + 1, c->value.n - 1);
+  if (!ir_op_callee(op).n && call_like) {
+    const ir_attr *c = ir_attrs_find(&op->attrs, "callee");
+    if (c && c->value.n >= 2 && c->value.p[0] == '@') ir_op_decl_of(a, op)->callee = ir_span_of(c->value.p + 1, c->value.n - 1);
   }
-  if (!sc_op_visibility(op).n && func_like) {
-    const sc_attr *v = sc_attrs_find(&op->attrs, "sym_visibility");
-    if (v && v->value.n >= 2) sc_op_decl_of(a, op)->visibility = sc_span_of(v->value.p + 1, v->value.n - 2);
+  if (!ir_op_visibility(op).n && func_like) {
+    const ir_attr *v = ir_attrs_find(&op->attrs, "sym_visibility");
+    if (v && v->value.n >= 2) ir_op_decl_of(a, op)->visibility = ir_span_of(v->value.p + 1, v->value.n - 2);
   }
 }
 
 /* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
-sc_op *mt_new_op(P *p, sc_block *block, sc_op *parent_op, uint32_t at) {
+ir_op *mt_new_op(P *p, ir_block *block, ir_op *parent_op, uint32_t at) {
   if (p->nops >= p->in->max_ops) {
     mt_fail_at(p, at, "more than %u operations", p->in->max_ops);
     p->err->limit = true;
@@ -295,7 +295,7 @@ sc_op *mt_new_op(P *p, sc_block *block, sc_op *parent_op, uint32_t at) {
     mt_fail_at(p, at, "cancelled");
     return NULL;
   }
-  sc_op *op = sc_arena_alloc(p->a, sizeof *op);
+  ir_op *op = ar_alloc(p->a, sizeof *op);
   op->id = p->nops++;
   op->parent_block = block;
   op->parent_op = parent_op;
@@ -308,9 +308,9 @@ sc_op *mt_new_op(P *p, sc_block *block, sc_op *parent_op, uint32_t at) {
 /* op-name ::= string-literal (generic form) | bare-id (custom form)
  * The elided builtins module/return/call/func get their dialect. Returns false after an error. */
 bool mt_parse_op_name(P *p, op_state *st, tok name) {
-  sc_op *op = st->op;
+  ir_op *op = st->op;
   if (name.kind == T_STRING) {
-    op->name = sc_span_of(p->buf + name.off + 1, name.len >= 2 ? name.len - 2 : 0);
+    op->name = ir_span_of(p->buf + name.off + 1, name.len >= 2 ? name.len - 2 : 0);
     op->generic = true;
   } else if (name.kind == T_WORD) {
     op->name = tspan(p, name);
@@ -319,13 +319,13 @@ bool mt_parse_op_name(P *p, op_state *st, tok name) {
     mt_fail_at(p, name.off, "expected an operation name after the result list");
     return false;
   }
-  if (sc_span_eq(op->name, "module")) op->name = sc_span_of("builtin.module", 14);
-  else if (sc_span_eq(op->name, "return")) op->name = sc_span_of("func.return", 11);
-  else if (sc_span_eq(op->name, "call")) op->name = sc_span_of("func.call", 9);
-  else if (sc_span_eq(op->name, "func")) op->name = sc_span_of("func.func", 9);
+  if (ir_span_eq(op->name, "module")) op->name = ir_span_of("builtin.module", 14);
+  else if (ir_span_eq(op->name, "return")) op->name = ir_span_of("func.return", 11);
+  else if (ir_span_eq(op->name, "call")) op->name = ir_span_of("func.call", 9);
+  else if (ir_span_eq(op->name, "func")) op->name = ir_span_of("func.func", 9);
   st->call_like = mt_is_call_like(op->name);
   st->func_like = mt_is_func_like(op->name);
-  st->sdy_sharded = sc_span_eq(op->name, "sdy.sharding_constraint") || sc_span_eq(op->name, "sdy.reshard");
+  st->sdy_sharded = ir_span_eq(op->name, "sdy.sharding_constraint") || ir_span_eq(op->name, "sdy.reshard");
   if (st->func_like) SC_PUSH(p->a, p->funcs, op);
   return true;
 }
@@ -333,24 +333,24 @@ bool mt_parse_op_name(P *p, op_state *st, tok name) {
 /* symbol-piece ::= @name ('=' value)?      (callee of a call, else the op's symbol; sdy.mesh @m = <..>) */
 static void parse_op_symbol(P *p, op_state *st, tok t) {
   next(p);
-  sc_span s = tspan(p, t);
+  ir_span s = tspan(p, t);
   s.p++, s.n--;
   if (s.n >= 2 && s.p[0] == '"') s.p++, s.n -= 2;
-  if (st->call_like && !sc_op_callee(st->op).n) sc_op_decl_of(p->a, st->op)->callee = s;
-  else if (!sc_op_sym_name(st->op).n) sc_op_extra_of(p->a, st->op)->sym_name = s;
+  if (st->call_like && !ir_op_callee(st->op).n) ir_op_decl_of(p->a, st->op)->callee = s;
+  else if (!ir_op_sym_name(st->op).n) ir_op_extra_of(p->a, st->op)->sym_name = s;
   if (!is_punct(peek(p, 0), p, '=')) return;
   tok eq = next(p);
   tok v = peek(p, 0);
   uint32_t e = mt_skip_unit(p);
-  sc_attr a = {sc_span_of("value", 5), sc_span_of(p->buf + v.off, e - v.off), eq.off, e};
+  ir_attr a = {ir_span_of("value", 5), ir_span_of(p->buf + v.off, e - v.off), eq.off, e};
   SC_PUSH(p->a, p->s_attrs, a);
 }
 
 /* word-piece ::= loc(...) | 'attributes' attr-dict | name '=' value | visibility | other-unit */
 static void parse_op_word(P *p, op_state *st, tok t) {
-  sc_op *op = st->op;
+  ir_op *op = st->op;
   if (mt_at_loc(p)) {
-    sc_span loc = mt_parse_loc(p);
+    ir_span loc = mt_parse_loc(p);
     op->loc_offset = (uint32_t)(loc.p - p->buf);
     op->loc_len = loc.n;
     return;
@@ -365,13 +365,13 @@ static void parse_op_word(P *p, op_state *st, tok t) {
     next(p);
     tok v = peek(p, 0);
     uint32_t e = mt_skip_unit(p);
-    sc_attr a = {tspan(p, t), sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0), t.off, e};
+    ir_attr a = {tspan(p, t), ir_span_of(p->buf + v.off, e > v.off ? e - v.off : 0), t.off, e};
     SC_PUSH(p->a, p->s_attrs, a);
     return;
   }
-  if (!sc_op_visibility(op).n && st->func_like &&
+  if (!ir_op_visibility(op).n && st->func_like &&
       (tok_is_word(t, p, "public") || tok_is_word(t, p, "private") || tok_is_word(t, p, "nested")))
-    sc_op_decl_of(p->a, op)->visibility = tspan(p, t);
+    ir_op_decl_of(p->a, op)->visibility = tspan(p, t);
   mt_skip_unit(p);
 }
 
@@ -387,7 +387,7 @@ static void parse_op_brace(P *p, op_state *st, tok t) {
     mt_parse_attr_dict(p, &p->s_attrs);
   } else { /* a set literal in custom syntax: {"x", "y"} */
     uint32_t e = mt_skip_group(p);
-    sc_attr a = {{0}, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
+    ir_attr a = {{0}, ir_span_of(p->buf + t.off, e - t.off), t.off, e};
     SC_PUSH(p->a, p->s_attrs, a);
   }
 }
@@ -447,9 +447,9 @@ static bool parse_op_punct(P *p, op_state *st, tok t) {
   if (c == '(') return parse_paren_group(p, &st->pending_args);
   if (c == '<' || c == '[') {
     uint32_t e = mt_skip_group(p);
-    sc_span name_span = {0};
-    if (c == '<' && st->sdy_sharded) name_span = sc_span_of("sharding", 8);
-    sc_attr a = {name_span, sc_span_of(p->buf + t.off, e - t.off), t.off, e};
+    ir_span name_span = {0};
+    if (c == '<' && st->sdy_sharded) name_span = ir_span_of("sharding", 8);
+    ir_attr a = {name_span, ir_span_of(p->buf + t.off, e - t.off), t.off, e};
     SC_PUSH(p->a, p->s_attrs, a);
     return true;
   }

@@ -156,7 +156,7 @@ uint32_t mt_skip_group(P *p) {
   while (n && !failed(p)) {
     tok t = next(p);
     if (t.kind == T_EOF) {
-      sc_pos ps = mt_pos_of(p, st[n - 1].off);
+      ir_pos ps = mt_pos_of(p, st[n - 1].off);
       mt_fail_at(p, t.off, "unexpected end of input: '%c' opened at line %u, column %u is not closed", st[n - 1].open,
               ps.line, ps.col);
       break;
@@ -171,14 +171,14 @@ uint32_t mt_skip_group(P *p) {
         break;
       }
       if (n == cap) {
-        bracket *grown = sc_arena_calloc(p->a, cap * 2, sizeof *grown);
+        bracket *grown = ar_calloc(p->a, cap * 2, sizeof *grown);
         memcpy(grown, st, cap * sizeof *st);
         st = grown, cap *= 2;
       }
       st[n++] = (bracket){c, t.off};
     } else if (c == ')' || c == ']' || c == '}' || c == '>') {
       if (c != closer_of(st[n - 1].open)) {
-        sc_pos ps = mt_pos_of(p, st[n - 1].off);
+        ir_pos ps = mt_pos_of(p, st[n - 1].off);
         mt_fail_at(p, t.off, "expected '%c' to close '%c' opened at line %u, column %u, found '%c'",
                 closer_of(st[n - 1].open), st[n - 1].open, ps.line, ps.col, c);
         break;
@@ -216,7 +216,7 @@ uint32_t mt_skip_unit(P *p) {
     /* tensor<...>, #attr<...>, !type<...>: scanned as bytes, without making a token of the '<' */
     uint32_t n = p->last_unit.n;
     if (n > t.len && repeats(p, t.off, p->last_unit)) fast_end = t.off + n;
-    else if (mt_raw_skip_group(p, e, &fast_end)) p->last_unit = sc_span_of(p->buf + t.off, fast_end - t.off);
+    else if (mt_raw_skip_group(p, e, &fast_end)) p->last_unit = ir_span_of(p->buf + t.off, fast_end - t.off);
     else fast_end = 0;
     if (fast_end) {
       p->lex_off = p->last_end = fast_end;
@@ -252,7 +252,7 @@ void mt_parse_attr_dict(P *p, attr_vec *out) {
       return;
     }
     if (t.kind == T_EOF) {
-      sc_pos ps = mt_pos_of(p, open.off);
+      ir_pos ps = mt_pos_of(p, open.off);
       mt_fail_at(p, t.off, "unexpected end of input: '{' opened at line %u, column %u is not closed", ps.line, ps.col);
       return;
     }
@@ -262,13 +262,13 @@ void mt_parse_attr_dict(P *p, attr_vec *out) {
       return;
     }
     next(p);
-    sc_attr a = {tspan(p, t), {0}, t.off, t.off + t.len};
-    if (t.kind == T_STRING && t.len >= 2) a.name = sc_span_of(p->buf + t.off + 1, t.len - 2);
+    ir_attr a = {tspan(p, t), {0}, t.off, t.off + t.len};
+    if (t.kind == T_STRING && t.len >= 2) a.name = ir_span_of(p->buf + t.off + 1, t.len - 2);
     if (is_punct(peek(p, 0), p, '=')) {
       next(p);
       tok v = peek(p, 0);
       uint32_t e = skip_attr_value(p, v.off);
-      a.value = sc_span_of(p->buf + v.off, e > v.off ? e - v.off : 0);
+      a.value = ir_span_of(p->buf + v.off, e > v.off ? e - v.off : 0);
       a.end = e;
     }
     SC_PUSH(p->a, *out, a);
@@ -288,26 +288,26 @@ void mt_parse_attr_dict(P *p, attr_vec *out) {
 
 /* One `word<...>` type at b[i] (after spaces), as fast_type() reads it, into *out; returns the
  * offset past it, or 0 when the bytes there are something else. */
-uint32_t mt_raw_type_at(P *p, uint32_t i, sc_span *out) {
+uint32_t mt_raw_type_at(P *p, uint32_t i, ir_span *out) {
   const char *b = p->buf;
   uint32_t end = p->end, close;
   while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
   if (i >= end || !(k_cls[(unsigned char)b[i]] & C_WORD)) return 0;
   uint32_t start = i, n = p->last_type.n;
   if (repeats(p, start, p->last_type)) {
-    *out = sc_span_of(b + start, n);
+    *out = ir_span_of(b + start, n);
     return start + n;
   }
   i = mt_word_end(b, start, start + 1, end);
   if (i + 1 >= end || b[i] != '<' || b[i + 1] == '=' || !mt_raw_skip_group(p, i, &close)) return 0;
-  *out = p->last_type = sc_span_of(b + start, close - start);
+  *out = p->last_type = ir_span_of(b + start, close - start);
   return close;
 }
 
 /* type ::= word '<' ... '>'  (tensor<8x16xf32>, the common case): scanned as bytes when no token is
  * buffered, making no token at all. False (nothing consumed) for any other shape, a line break or a
  * group the raw scan leaves to the token path. */
-static bool fast_type(P *p, sc_span *out) {
+static bool fast_type(P *p, ir_span *out) {
   uint32_t i, close;
   if (p->nla == 1 && p->la[p->la_head].kind == T_WORD) { /* the word is already lexed (peeked) */
     i = p->la[p->la_head].off;
@@ -323,12 +323,12 @@ static bool fast_type(P *p, sc_span *out) {
 }
 
 /* A type: one unit (tensor<..>, !x.y<..>, i32, (..) -> ..). Returns its span. */
-sc_span mt_parse_type(P *p) {
-  sc_span fast;
+ir_span mt_parse_type(P *p) {
+  ir_span fast;
   if (fast_type(p, &fast)) return fast;
   tok t = peek(p, 0);
   uint32_t e = mt_skip_unit(p);
-  return sc_span_of(p->buf + t.off, e > t.off ? e - t.off : 0);
+  return ir_span_of(p->buf + t.off, e > t.off ? e - t.off : 0);
 }
 
 /* Types separated by ',' inside '(' ... ')' (the '(' is next). */
@@ -339,7 +339,7 @@ void mt_parse_type_list_parens(P *p, span_vec *out) {
     return;
   }
   for (int guard = 0; !failed(p); guard++) {
-    sc_span ty = mt_parse_type(p);
+    ir_span ty = mt_parse_type(p);
     SC_PUSH(p->a, *out, ty);
     tok t = peek(p, 0);
     if (is_punct(t, p, ',')) {
@@ -350,30 +350,30 @@ void mt_parse_type_list_parens(P *p, span_vec *out) {
       next(p);
       return;
     }
-    sc_pos ps = mt_pos_of(p, open.off);
+    ir_pos ps = mt_pos_of(p, open.off);
     mt_check_bad(p, t);
     mt_fail_at(p, t.off, "expected ',' or ')' in the type list opened at line %u, column %u", ps.line, ps.col);
     return;
   }
 }
 
-sc_value *mt_new_value(P *p, sc_span name, uint32_t off) {
-  sc_value *v = sc_arena_alloc(p->a, sizeof *v);
+ir_value *mt_new_value(P *p, ir_span name, uint32_t off) {
+  ir_value *v = ar_alloc(p->a, sizeof *v);
   v->name = name;
   v->pos.offset = off;
   return v;
 }
 
 /* `loc(...)`: the 'loc' word is next. Returns its span. */
-sc_span mt_parse_loc(P *p) {
+ir_span mt_parse_loc(P *p) {
   tok t = next(p);
   uint32_t e;
   if (!p->nla && t.off + 3 < p->end && p->buf[t.off + 3] == '(' && mt_raw_skip_group(p, t.off + 3, &e)) {
     p->lex_off = p->last_end = e; /* loc(...) scanned as bytes: no token for its '(' */
-    return sc_span_of(p->buf + t.off, e - t.off);
+    return ir_span_of(p->buf + t.off, e - t.off);
   }
   e = mt_skip_group(p);
-  return sc_span_of(p->buf + t.off, e - t.off);
+  return ir_span_of(p->buf + t.off, e - t.off);
 }
 
 bool mt_at_loc(P *p) {
@@ -384,15 +384,15 @@ bool mt_at_loc(P *p) {
 }
 
 /* Block argument `%x: type {attrs}? loc(..)?` (the %x is next). */
-sc_value *mt_parse_block_arg(P *p) {
+ir_value *mt_parse_block_arg(P *p) {
   tok name = next(p);
-  sc_value *v = mt_new_value(p, tspan(p, name), name.off);
+  ir_value *v = mt_new_value(p, tspan(p, name), name.off);
   next(p); /* ':' */
   v->type = mt_parse_type(p);
   if (is_punct(peek(p, 0), p, '{')) {
     attr_vec av = {0};
     mt_parse_attr_dict(p, &av);
-    sc_attrs *attrs = sc_arena_alloc(p->a, sizeof *attrs);
+    ir_attrs *attrs = ar_alloc(p->a, sizeof *attrs);
     attrs->v = av.v;
     attrs->n = (uint32_t)av.n;
     v->attrs = attrs;
@@ -401,24 +401,24 @@ sc_value *mt_parse_block_arg(P *p) {
   return v;
 }
 
-bool mt_is_call_like(sc_span name) {
-  return sc_span_eq(name, "call") || sc_span_eq(name, "func.call") || sc_span_eq(name, "stablehlo.custom_call") ||
-         sc_span_eq(name, "mhlo.custom_call") || sc_span_eq(name, "call_indirect") || sc_span_eq(name, "sdy.named_computation");
+bool mt_is_call_like(ir_span name) {
+  return ir_span_eq(name, "call") || ir_span_eq(name, "func.call") || ir_span_eq(name, "stablehlo.custom_call") ||
+         ir_span_eq(name, "mhlo.custom_call") || ir_span_eq(name, "call_indirect") || ir_span_eq(name, "sdy.named_computation");
 }
-bool mt_is_func_like(sc_span name) {
-  return sc_span_eq(name, "func.func") || sc_span_eq(name, "func") ||
+bool mt_is_func_like(ir_span name) {
+  return ir_span_eq(name, "func.func") || ir_span_eq(name, "func") ||
          (name.n > 5 && memcmp(name.p + name.n - 5, ".func", 5) == 0);
 }
 
 /* A func.func result list after '->': `(type {attrs}? loc(..)?, ...)` or a single type. */
-void mt_parse_func_results(P *p, sc_op *op) {
+void mt_parse_func_results(P *p, ir_op *op) {
   span_vec types = {0};
-  SC_VEC(sc_attrs) attrs = {0};
+  SC_VEC(ir_attrs) attrs = {0};
   if (is_punct(peek(p, 0), p, '(')) {
     tok open = next(p);
     while (!failed(p) && !is_punct(peek(p, 0), p, ')')) {
-      sc_span ty = mt_parse_type(p);
-      sc_attrs ra = {0};
+      ir_span ty = mt_parse_type(p);
+      ir_attrs ra = {0};
       if (is_punct(peek(p, 0), p, '{')) {
         attr_vec av = {0};
         mt_parse_attr_dict(p, &av);
@@ -434,7 +434,7 @@ void mt_parse_func_results(P *p, sc_op *op) {
         continue;
       }
       if (!is_punct(t, p, ')')) {
-        sc_pos ps = mt_pos_of(p, open.off);
+        ir_pos ps = mt_pos_of(p, open.off);
         mt_check_bad(p, t);
         mt_fail_at(p, t.off, "expected ',' or ')' in the result list opened at line %u, column %u", ps.line, ps.col);
         return;
@@ -442,12 +442,12 @@ void mt_parse_func_results(P *p, sc_op *op) {
     }
     if (!failed(p)) next(p);
   } else {
-    sc_span ty = mt_parse_type(p);
-    sc_attrs none = {0};
+    ir_span ty = mt_parse_type(p);
+    ir_attrs none = {0};
     SC_PUSH(p->a, types, ty);
     SC_PUSH(p->a, attrs, none);
   }
-  sc_op_decl *e = sc_op_decl_of(p->a, op);
+  ir_op_decl *e = ir_op_decl_of(p->a, op);
   e->func_result_types = types.v;
   e->result_attrs = attrs.v;
   e->nresult_attrs = (uint32_t)attrs.n;
@@ -458,7 +458,7 @@ void mt_parse_func_results(P *p, sc_op *op) {
 uint32_t mt_raw_type_list_at(P *p, uint32_t i) {
   const char *b = p->buf;
   uint32_t end = p->end, n = 0;
-  sc_span ty[16];
+  ir_span ty[16];
   while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
   if (i >= end || b[i] != '(') return 0;
   i++;
@@ -477,7 +477,7 @@ uint32_t mt_raw_type_list_at(P *p, uint32_t i) {
 /* trailer ::= ':' '(' types ')' '->' (type | '(' types ')') on one line with `word<...>` types, the
  * generic form's case: scanned as bytes (the ':' is the only token buffered). False, with nothing
  * consumed, for any other shape; then mt_parse_trailer_types() reads tokens. */
-static bool fast_trailer(P *p, sc_op *op) {
+static bool fast_trailer(P *p, ir_op *op) {
   if (p->nla != 1) return false;
   const char *b = p->buf;
   uint32_t end = p->end, base = (uint32_t)p->s_spans.n;
@@ -487,7 +487,7 @@ static bool fast_trailer(P *p, sc_op *op) {
   while (i < end && (k_cls[(unsigned char)b[i]] & C_SPACE)) i++;
   uint32_t after = 0;
   if (i + 1 < end && b[i] == '-' && b[i + 1] == '>') {
-    sc_span ty;
+    ir_span ty;
     after = mt_raw_type_list_at(p, i + 2);
     if (!after && (after = mt_raw_type_at(p, i + 2, &ty))) SC_PUSH(p->a, p->s_spans, ty);
   }
@@ -504,7 +504,7 @@ static bool fast_trailer(P *p, sc_op *op) {
 
 /* trailer ::= ':' function-type | ':' type (',' type)*      (the ':' is next)
  * The types are pushed on P.s_spans and taken as exact-size arrays. */
-void mt_parse_trailer_types(P *p, sc_op *op, bool *seen) {
+void mt_parse_trailer_types(P *p, ir_op *op, bool *seen) {
   if (fast_trailer(p, op)) {
     *seen = true;
     return;
@@ -521,7 +521,7 @@ void mt_parse_trailer_types(P *p, sc_op *op, bool *seen) {
       size_t outs = st->n;
       if (is_punct(peek(p, 0), p, '(')) mt_parse_type_list_parens(p, st);
       else {
-        sc_span ty = mt_parse_type(p);
+        ir_span ty = mt_parse_type(p);
         SC_PUSH(p->a, *st, ty);
       }
       TAKE(p, *st, outs, op->result_types, op->nresult_types);
@@ -529,12 +529,12 @@ void mt_parse_trailer_types(P *p, sc_op *op, bool *seen) {
       return;
     }
   } else {
-    sc_span ty = mt_parse_type(p);
+    ir_span ty = mt_parse_type(p);
     SC_PUSH(p->a, *st, ty);
   }
   while (!failed(p) && is_punct(peek(p, 0), p, ',') && !peek(p, 1).bol) {
     next(p);
-    sc_span ty = mt_parse_type(p);
+    ir_span ty = mt_parse_type(p);
     SC_PUSH(p->a, *st, ty);
   }
   /* A plain type list gives result types; with no results it describes the operands. */
@@ -542,13 +542,13 @@ void mt_parse_trailer_types(P *p, sc_op *op, bool *seen) {
   else TAKE(p, *st, base, op->operand_types, op->noperand_types);
 }
 
-void mt_add_region(P *p, sc_op *op, region_vec *regions, value_vec *pending) {
-  sc_region *r = mt_parse_region(p, op, pending);
+void mt_add_region(P *p, ir_op *op, region_vec *regions, value_vec *pending) {
+  ir_region *r = mt_parse_region(p, op, pending);
   if (r) SC_PUSH(p->a, *regions, r);
   /* a pretty stablehlo.while declares `%iterArg = %init` once for its cond and do regions alike */
-  if (pending->n && regions->n == 1 && !op->generic && sc_span_eq(op->name, "stablehlo.while")) {
+  if (pending->n && regions->n == 1 && !op->generic && ir_span_eq(op->name, "stablehlo.while")) {
     for (size_t i = 0; i < pending->n; i++) {
-      sc_value *v = sc_arena_alloc(p->a, sizeof *v);
+      ir_value *v = ar_alloc(p->a, sizeof *v);
       *v = *pending->v[i];
       v->block = NULL;
       pending->v[i] = v;

@@ -29,11 +29,11 @@ void mt_fail_at(P *p, uint32_t off, const char *fmt, ...) {
   va_start(ap, fmt);
   p->err->failed = true;
   p->err->offset = off;
-  p->err->message = sc_arena_vprintf(p->a, fmt, ap);
+  p->err->message = ar_vprintf(p->a, fmt, ap);
   va_end(ap);
 }
 
-sc_pos mt_pos_of(const P *p, uint32_t off) { return sc_linemap_pos(p->in->lines, off); }
+ir_pos mt_pos_of(const P *p, uint32_t off) { return ir_linemap_pos(p->in->lines, off); }
 
 /* ---- lexer ---- */
 
@@ -249,17 +249,17 @@ void mt_check_bad(P *p, tok t) {
 
 /* ---- value scopes ---- */
 
-static uint32_t hash_span(const P *p, sc_span s) { return (uint32_t)sc_hash_bytes(s.p, s.n, p->seed); }
+static uint32_t hash_span(const P *p, ir_span s) { return (uint32_t)hash_bytes(s.p, s.n, p->seed); }
 
 static void table_grow(P *p) {
   uint32_t old_n = p->nslots;
   struct slot *old = p->slots;
   uint32_t n = old_n ? old_n * 2 : 256;
-  p->slots = sc_arena_calloc(p->a, n, sizeof *p->slots);
+  p->slots = ar_calloc(p->a, n, sizeof *p->slots);
   p->nslots = n;
   p->nused = 0;
   /* Rehashing moves slots, so the undo log (by slot index) is rebuilt in terms of new slots. */
-  uint32_t *remap = sc_arena_calloc(p->a, old_n ? old_n : 1, sizeof *remap);
+  uint32_t *remap = ar_calloc(p->a, old_n ? old_n : 1, sizeof *remap);
   for (uint32_t i = 0; i < old_n; i++) {
     if (!old[i].name.p) continue;
     uint32_t h = hash_span(p, old[i].name) & (n - 1);
@@ -276,18 +276,18 @@ static void table_grow(P *p) {
 #define LONG_PROBE 8u
 
 /* The slot holding `name`, or the empty slot where it would go. */
-static uint32_t find_slot(P *p, sc_span name) {
+static uint32_t find_slot(P *p, ir_span name) {
   uint32_t mask = p->nslots - 1, h = hash_span(p, name) & mask, probes = 0;
   while (p->slots[h].name.p &&
          !(p->slots[h].name.n == name.n && memcmp(p->slots[h].name.p, name.p, name.n) == 0)) {
     h = (h + 1) & mask;
     probes++;
   }
-  if (probes > LONG_PROBE) sc_arena_step(p->a, probes);
+  if (probes > LONG_PROBE) ar_step(p->a, probes);
   return h;
 }
 
-void mt_define_value(P *p, sc_value *v) {
+void mt_define_value(P *p, ir_value *v) {
   if (!v->name.n) return;
   if ((p->nused + 1) * 2 > p->nslots) table_grow(p);
   uint32_t h = find_slot(p, v->name);
@@ -298,9 +298,9 @@ void mt_define_value(P *p, sc_value *v) {
   p->slots[h].v = v;
 }
 
-sc_value *mt_lookup_value(P *p, sc_span name) {
+ir_value *mt_lookup_value(P *p, ir_span name) {
   if (!p->nslots) return NULL;
-  sc_span base = name;
+  ir_span base = name;
   long idx = -1;
   const char *hash_mark = name.n ? memchr(name.p, '#', name.n) : NULL; /* "%0#1": result 1 of group %0 */
   if (hash_mark) {
@@ -310,7 +310,7 @@ sc_value *mt_lookup_value(P *p, sc_span name) {
   }
   struct slot *s = &p->slots[find_slot(p, base)];
   if (!s->name.p) return NULL;
-  sc_value *v = s->v;
+  ir_value *v = s->v;
   if (v && idx >= 0) {
     if (v->def && idx < (long)v->def->nresults && v->def->results[idx]->name.p == v->name.p)
       return v->def->results[idx];
@@ -326,11 +326,11 @@ void mt_scope_pop(P *p, size_t mark) {
   }
 }
 
-static void take_operand_names(P *p, sc_op *op, size_t base) {
+static void take_operand_names(P *p, ir_op *op, size_t base) {
   bool need = false;
   for (uint32_t i = 0; i < op->noperands && !need; i++) {
-    const sc_value *v = op->operands[i];
-    sc_span nm = p->s_spans.v[base + i];
+    const ir_value *v = op->operands[i];
+    ir_span nm = p->s_spans.v[base + i];
     need = !v || v->name.n != nm.n || memcmp(v->name.p, nm.p, nm.n) != 0;
   }
   uint32_t n;
@@ -341,11 +341,11 @@ static void take_operand_names(P *p, sc_op *op, size_t base) {
 
 /* Pretty `stablehlo.reduce(%a init: %i), (%b init: %j)` writes (input, init) pairs; the op's operands
  * are its inputs, then their inits (the generic form's order). */
-static void order_reduce_operands(P *p, sc_op *op) {
+static void order_reduce_operands(P *p, ir_op *op) {
   uint32_t n = op->noperands, half = n / 2;
   if (n < 4 || n % 2) return;
-  sc_value **v = sc_arena_alloc(p->a, n * sizeof *v);
-  sc_span *names = op->operand_names ? sc_arena_alloc(p->a, n * sizeof *names) : NULL;
+  ir_value **v = ar_alloc(p->a, n * sizeof *v);
+  ir_span *names = op->operand_names ? ar_alloc(p->a, n * sizeof *names) : NULL;
   for (uint32_t k = 0; k < half; k++) {
     v[k] = op->operands[2 * k], v[half + k] = op->operands[2 * k + 1];
     if (names) names[k] = op->operand_names[2 * k], names[half + k] = op->operand_names[2 * k + 1];
@@ -357,15 +357,15 @@ static void order_reduce_operands(P *p, sc_op *op) {
 /* The op's lists become exact-size arrays; results get their types; symbols and properties that the
  * generic form keeps in attributes are mapped. */
 static void finish_op(P *p, op_state *st, tok first) {
-  sc_op *op = st->op;
+  ir_op *op = st->op;
   /* The op ends at its last consumed token (not at trailing white space or comments). */
   uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
   op->end = end;
-  op->text = sc_span_of(p->buf + first.off, end - first.off);
+  op->text = ir_span_of(p->buf + first.off, end - first.off);
   TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
   TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
   take_operand_names(p, op, st->names);
-  if (!op->generic && sc_span_eq(op->name, "stablehlo.reduce")) order_reduce_operands(p, op);
+  if (!op->generic && ir_span_eq(op->name, "stablehlo.reduce")) order_reduce_operands(p, op);
   op->regions = st->regions.v;
   op->nregions = (uint32_t)st->regions.n;
   for (uint32_t i = 0; i < op->nresults; i++) {
@@ -379,13 +379,13 @@ static void finish_op(P *p, op_state *st, tok first) {
 /* op ::= result-list? op-name piece*
  * The pieces run until a token that begins the next op (or a top-level item) on a new line, or the
  * '}' that closes the enclosing region. The first token is next and begins an op. */
-static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op, const raw_head *h) {
+static ir_op *parse_op(P *p, ir_block *block, ir_op *parent_op, const raw_head *h) {
   tok first = h ? (tok){T_PERCENT, false, '%', h->res, h->res_end - h->res} : peek(p, 0);
-  sc_op *op = mt_new_op(p, block, parent_op, first.off);
+  ir_op *op = mt_new_op(p, block, parent_op, first.off);
   if (!op) return NULL;
   op_state st = {op, false, false, false, false, p->s_attrs.n, p->s_values.n, p->s_spans.n, {0}, {0}};
   if (h) { /* read by mt_raw_op_head(): one result, then the name */
-    op->results = sc_arena_alloc(p->a, sizeof *op->results);
+    op->results = ar_alloc(p->a, sizeof *op->results);
     op->results[0] = mt_new_value(p, tspan(p, first), first.off);
     op->results[0]->def = op;
     op->nresults = 1;
@@ -426,12 +426,12 @@ static sc_op *parse_op(P *p, sc_block *block, sc_op *parent_op, const raw_head *
 }
 
 /* Ops of one block until '}' (not consumed), a new block label, or EOF at top level. */
-static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
+static void parse_block_ops(P *p, ir_block *b, ir_op *parent_op) {
   size_t base = p->s_ops.n;
   raw_head h;
   for (;;) {
     if (failed(p)) return;
-    sc_op *op;
+    ir_op *op;
     if (!p->nla && ((p->head_after == p->lex_off + 1 && (h = p->head, true)) ||
                     mt_raw_op_head(p, mt_skip_white(p, p->lex_off), &h))) {
       p->head_after = 0;
@@ -456,16 +456,16 @@ static void parse_block_ops(P *p, sc_block *b, sc_op *parent_op) {
   TAKE(p, p->s_ops, base, b->ops, b->nops);
 }
 
-/* sc_module.ops: every op under `root` in preorder, numbered by it. Ops are made in preorder, so the
+/* ir_module.ops: every op under `root` in preorder, numbered by it. Ops are made in preorder, so the
  * array is built once at the end at its exact size (growing it by doubling while parsing cost ~3x the
  * bytes, as the arena keeps every abandoned copy). An explicit stack: nesting is only bounded by
  * max_depth. */
-static sc_op **preorder_ops(P *p, sc_op *root, uint32_t nops) {
+static ir_op **preorder_ops(P *p, ir_op *root, uint32_t nops) {
   typedef struct {
-    const sc_op *op;
+    const ir_op *op;
     uint32_t region, block, index;
   } frame;
-  sc_op **ops = sc_arena_calloc(p->a, nops ? nops : 1, sizeof *ops);
+  ir_op **ops = ar_calloc(p->a, nops ? nops : 1, sizeof *ops);
   SC_VEC(frame) stack = {0};
   uint32_t n = 0;
   root->id = n;
@@ -477,15 +477,15 @@ static sc_op **preorder_ops(P *p, sc_op *root, uint32_t nops) {
       stack.n--;
       continue;
     }
-    const sc_region *r = f->op->regions[f->region];
+    const ir_region *r = f->op->regions[f->region];
     if (f->block >= r->nblocks) {
       f->region++, f->block = 0;
       continue;
     }
-    const sc_block *b = r->blocks[f->block];
-    sc_op *nested = NULL; /* the next op with regions: its ops come before the rest of this block's */
+    const ir_block *b = r->blocks[f->block];
+    ir_op *nested = NULL; /* the next op with regions: its ops come before the rest of this block's */
     while (f->index < b->nops && !nested) {
-      sc_op *op = b->ops[f->index++];
+      ir_op *op = b->ops[f->index++];
       if (n == nops) continue; /* cannot happen: every op made is in the tree */
       op->id = n;
       ops[n++] = op;
@@ -497,7 +497,7 @@ static sc_op **preorder_ops(P *p, sc_op *root, uint32_t nops) {
   return ops;
 }
 
-sc_region *mt_parse_region(P *p, sc_op *parent, value_vec *entry_args) {
+ir_region *mt_parse_region(P *p, ir_op *parent, value_vec *entry_args) {
   tok open = next(p); /* '{' */
   if (p->depth + 1 > p->in->max_depth) {
     mt_fail_at(p, open.off, "nesting deeper than %u levels", p->in->max_depth);
@@ -506,9 +506,9 @@ sc_region *mt_parse_region(P *p, sc_op *parent, value_vec *entry_args) {
   }
   p->depth++;
   size_t mark = p->undo.n;
-  sc_region *r = sc_arena_alloc(p->a, sizeof *r);
+  ir_region *r = ar_alloc(p->a, sizeof *r);
   r->parent = parent;
-  SC_VEC(sc_block *) blocks = {0};
+  SC_VEC(ir_block *) blocks = {0};
   bool first = true;
   for (;;) {
     if (failed(p)) break;
@@ -518,12 +518,12 @@ sc_region *mt_parse_region(P *p, sc_op *parent, value_vec *entry_args) {
       break;
     }
     if (t.kind == T_EOF) {
-      sc_pos ps = mt_pos_of(p, open.off);
+      ir_pos ps = mt_pos_of(p, open.off);
       mt_fail_at(p, t.off, "unexpected end of input: region '{' opened at line %u, column %u is not closed", ps.line,
               ps.col);
       break;
     }
-    sc_block *b = sc_arena_alloc(p->a, sizeof *b);
+    ir_block *b = ar_alloc(p->a, sizeof *b);
     b->parent = r;
     value_vec args = {0};
     if (t.kind == T_CARET) {
@@ -535,12 +535,12 @@ sc_region *mt_parse_region(P *p, sc_op *parent, value_vec *entry_args) {
           tok u = peek(p, 0);
           if (u.kind != T_PERCENT || !is_punct(peek(p, 1), p, ':')) {
             mt_check_bad(p, u);
-            sc_pos ps = mt_pos_of(p, po.off);
+            ir_pos ps = mt_pos_of(p, po.off);
             mt_fail_at(p, u.off, "expected a block argument '%%name: type' in the list opened at line %u, column %u", ps.line,
                     ps.col);
             break;
           }
-          sc_value *v = mt_parse_block_arg(p);
+          ir_value *v = mt_parse_block_arg(p);
           SC_PUSH(p->a, args, v);
           if (is_punct(peek(p, 0), p, ',')) next(p);
         }
@@ -572,11 +572,11 @@ sc_region *mt_parse_region(P *p, sc_op *parent, value_vec *entry_args) {
   return failed(p) ? NULL : r;
 }
 
-sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
+ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
   P p = {0};
   p.in = in;
   p.a = in->arena;
-  p.seed = sc_arena_hash_seed(p.a);
+  p.seed = ar_hash_seed(p.a);
   p.buf = in->buf;
   p.begin = in->begin;
   p.end = in->end;
@@ -584,7 +584,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   p.err = err;
   memset(err, 0, sizeof *err);
 
-  sc_module *m = sc_arena_alloc(p.a, sizeof *m);
+  ir_module *m = ar_alloc(p.a, sizeof *m);
   m->format = SC_FMT_STABLEHLO;
   m->buf = in->buf;
   m->len = in->len;
@@ -593,15 +593,15 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   p.m = m;
 
   /* The implicit top-level module holds every top-level op; an explicit lone `module` replaces it. */
-  sc_op *root = sc_arena_alloc(p.a, sizeof *root);
-  root->name = sc_span_of("builtin.module", 14);
+  ir_op *root = ar_alloc(p.a, sizeof *root);
+  root->name = ir_span_of("builtin.module", 14);
   root->pos.offset = in->begin;
   p.nops = 1;
-  sc_region *rr = sc_arena_alloc(p.a, sizeof *rr);
-  sc_block *rb = sc_arena_alloc(p.a, sizeof *rb);
+  ir_region *rr = ar_alloc(p.a, sizeof *rr);
+  ir_block *rb = ar_alloc(p.a, sizeof *rb);
   rr->parent = root;
   rb->parent = rr;
-  SC_VEC(sc_op *) top = {0};
+  SC_VEC(ir_op *) top = {0};
   p.depth = 0;
   for (;;) {
     if (failed(&p)) break;
@@ -628,7 +628,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
         }
         e = mt_skip_unit(&p);
       }
-      sc_alias al = {tspan(&p, t), sc_span_of(p.buf + v.off, e > v.off ? e - v.off : 0)};
+      ir_alias al = {tspan(&p, t), ir_span_of(p.buf + v.off, e > v.off ? e - v.off : 0)};
       SC_PUSH(p.a, p.aliases, al);
       continue;
     }
@@ -642,7 +642,7 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
       break;
     }
     /* Parse top-level ops one at a time so `#alias =` lines between them are handled here. */
-    sc_op *op = parse_op(&p, rb, root, NULL);
+    ir_op *op = parse_op(&p, rb, root, NULL);
     if (!op) break;
     SC_PUSH(p.a, top, op);
   }
@@ -653,21 +653,21 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   }
   rb->ops = top.v;
   rb->nops = (uint32_t)top.n;
-  if (top.n == 1 && sc_span_eq(top.v[0]->name, "builtin.module")) {
+  if (top.n == 1 && ir_span_eq(top.v[0]->name, "builtin.module")) {
     /* Drop the implicit root: the explicit module is the root. Renumber ids and re-parent. */
-    sc_op *mod = top.v[0];
+    ir_op *mod = top.v[0];
     mod->parent_block = NULL;
     mod->parent_op = NULL;
     m->module = mod;
   } else {
-    rr->blocks = sc_arena_alloc(p.a, sizeof *rr->blocks);
+    rr->blocks = ar_alloc(p.a, sizeof *rr->blocks);
     rr->blocks[0] = rb;
     rr->nblocks = 1;
-    root->regions = sc_arena_alloc(p.a, sizeof *root->regions);
+    root->regions = ar_alloc(p.a, sizeof *root->regions);
     root->regions[0] = rr;
     root->nregions = 1;
     root->end = in->end;
-    root->text = sc_span_of(in->buf + in->begin, in->end - in->begin);
+    root->text = ir_span_of(in->buf + in->begin, in->end - in->begin);
     m->module = root;
   }
   m->nops = m->module == root ? p.nops : p.nops - 1;
@@ -679,11 +679,11 @@ sc_module *sc_parse_mlir(const sc_parse_input *in, sc_parse_error *err) {
   m->aliases = p.aliases.v;
   m->naliases = (uint32_t)p.aliases.n;
   for (uint32_t i = 0; i < m->nfuncs; i++) {
-    sc_op *f = m->funcs[i];
-    if (sc_span_eq(sc_op_sym_name(f), "main") && !sc_span_eq(sc_op_visibility(f), "private")) m->entry = f;
+    ir_op *f = m->funcs[i];
+    if (ir_span_eq(ir_op_sym_name(f), "main") && !ir_span_eq(ir_op_visibility(f), "private")) m->entry = f;
   }
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
-  sc_module_index_aliases(p.a, m);
-  sc_module_finalize(m);
-  return m; /* an op's loc is resolved on demand (sc_op_srcloc): only diagnostics need it */
+  ir_module_index_aliases(p.a, m);
+  ir_module_finalize(m);
+  return m; /* an op's loc is resolved on demand (ir_op_srcloc): only diagnostics need it */
 }

@@ -39,11 +39,11 @@ typedef struct {
   uint32_t off, len;
 } tok;
 
-typedef SC_VEC(sc_attr) attr_vec;
-typedef SC_VEC(sc_value *) value_vec;
-typedef SC_VEC(sc_span) span_vec;
-typedef SC_VEC(sc_region *) region_vec;
-typedef SC_VEC(sc_op *) op_vec;
+typedef SC_VEC(ir_attr) attr_vec;
+typedef SC_VEC(ir_value *) value_vec;
+typedef SC_VEC(ir_span) span_vec;
+typedef SC_VEC(ir_region *) region_vec;
+typedef SC_VEC(ir_op *) op_vec;
 
 /* The head of a one-result op on one line: `%name = op-name` (offsets of both). */
 typedef struct {
@@ -51,7 +51,7 @@ typedef struct {
 } raw_head;
 
 typedef struct {
-  const sc_parse_input *in;
+  const fe_parse_input *in;
   sc_arena *a;
   const char *buf;
   uint32_t begin, end;
@@ -59,22 +59,22 @@ typedef struct {
   uint32_t la_head, nla;
   uint32_t lex_off;  /* where lexing continues after the lookahead buffer */
   uint32_t last_end; /* one past the last token next() consumed */
-  sc_parse_error *err;
+  fe_parse_error *err;
   const char *bad_msg;
   uint32_t bad_off;
-  sc_module *m;
+  ir_module *m;
   uint32_t nops; /* ops made so far, the implicit root included (m->ops is built once they are all made) */
-  SC_VEC(sc_op *) funcs;
-  SC_VEC(sc_alias) aliases;
+  SC_VEC(ir_op *) funcs;
+  SC_VEC(ir_alias) aliases;
   uint32_t depth; /* region nesting */
   /* Scoped value table: open addressing, with an undo log for region exits. */
   struct slot {
-    sc_span name;
-    sc_value *v;
+    ir_span name;
+    ir_value *v;
   } *slots;
   uint32_t nslots, nused;
   uint64_t seed; /* the request's hash key (util/hash.h): value names come from the input */
-  SC_VEC(struct undo { uint32_t slot; sc_value *prev; }) undo;
+  SC_VEC(struct undo { uint32_t slot; ir_value *prev; }) undo;
   /* Scratch stacks for the lists of the op (or block) being parsed: each pushes above what the ops
    * around it pushed, then copies its entries to an exact-size arena array and pops them (take()),
    * so no per-op list grows by doubling or is copied more than once. */
@@ -86,10 +86,10 @@ typedef struct {
    * types and shardings thousands of times, and bytes equal to it scan the same way, so a memcmp
    * replaces the scan. One for types in lists (mt_raw_type_at), one for values (mt_skip_unit), so that a
    * sharding between two types does not evict the type. */
-  sc_span last_type, last_unit;
+  ir_span last_type, last_unit;
   /* The last `<...>` group and `loc(...)` an op's fast pieces scanned (shardings and locations
    * repeat on consecutive ops), as last_unit. */
-  sc_span last_group, last_loc;
+  ir_span last_group, last_loc;
   /* The op head mt_fast_line() found after the line it ended (valid while lex_off == head_after). */
   raw_head head;
   uint32_t head_after; /* lex_off + 1 when `head` is valid, else 0 */
@@ -101,7 +101,7 @@ typedef struct {
     uint32_t n_ = (uint32_t)((vec).n - (base));                                       \
     (out) = NULL;                                                                     \
     if (n_) {                                                                         \
-      (out) = sc_arena_alloc((p)->a, n_ * sizeof *(vec).v);                           \
+      (out) = ar_alloc((p)->a, n_ * sizeof *(vec).v);                           \
       memcpy((out), (vec).v + (base), n_ * sizeof *(vec).v);                          \
     }                                                                                 \
     (out_n) = n_;                                                                     \
@@ -141,7 +141,7 @@ typedef struct {
 
 /* What the pieces of the op being parsed add to. */
 typedef struct {
-  sc_op *op;
+  ir_op *op;
   bool call_like, func_like, sdy_sharded, seen_trailer;
   size_t attrs, operands, names; /* where the op's entries begin on P.s_attrs, P.s_values, P.s_spans */
   value_vec pending_args; /* block arguments written before the op's first region */
@@ -150,7 +150,7 @@ typedef struct {
 
 void mt_fail_at(P *p, uint32_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-sc_pos mt_pos_of(const P *p, uint32_t off);
+ir_pos mt_pos_of(const P *p, uint32_t off);
 
 /* From just after an opening '"': memchr to the closing quote, skipping backslash escapes; linear
  * even for long escape-heavy blobs. Sets *after one past the closing quote; false if unterminated. */
@@ -164,9 +164,9 @@ void mt_fill(P *p, uint32_t k);
 
 void mt_check_bad(P *p, tok t);
 
-void mt_define_value(P *p, sc_value *v);
+void mt_define_value(P *p, ir_value *v);
 
-sc_value *mt_lookup_value(P *p, sc_span name);
+ir_value *mt_lookup_value(P *p, ir_span name);
 
 void mt_scope_pop(P *p, size_t mark);
 
@@ -197,30 +197,30 @@ void mt_parse_attr_dict(P *p, attr_vec *out);
 
 /* One `word<...>` type at b[i] (after spaces), as fast_type() reads it, into *out; returns the
  * offset past it, or 0 when the bytes there are something else. */
-uint32_t mt_raw_type_at(P *p, uint32_t i, sc_span *out);
+uint32_t mt_raw_type_at(P *p, uint32_t i, ir_span *out);
 
 /* A type: one unit (tensor<..>, !x.y<..>, i32, (..) -> ..). Returns its span. */
-sc_span mt_parse_type(P *p);
+ir_span mt_parse_type(P *p);
 
 /* Types separated by ',' inside '(' ... ')' (the '(' is next). */
 void mt_parse_type_list_parens(P *p, span_vec *out);
 
-sc_value *mt_new_value(P *p, sc_span name, uint32_t off);
+ir_value *mt_new_value(P *p, ir_span name, uint32_t off);
 
 /* `loc(...)`: the 'loc' word is next. Returns its span. */
-sc_span mt_parse_loc(P *p);
+ir_span mt_parse_loc(P *p);
 
 bool mt_at_loc(P *p);
 
 /* Block argument `%x: type {attrs}? loc(..)?` (the %x is next). */
-sc_value *mt_parse_block_arg(P *p);
+ir_value *mt_parse_block_arg(P *p);
 
-bool mt_is_call_like(sc_span name);
+bool mt_is_call_like(ir_span name);
 
-bool mt_is_func_like(sc_span name);
+bool mt_is_func_like(ir_span name);
 
 /* A func.func result list after '->': `(type {attrs}? loc(..)?, ...)` or a single type. */
-void mt_parse_func_results(P *p, sc_op *op);
+void mt_parse_func_results(P *p, ir_op *op);
 
 /* '(' type (',' type)* ')' of raw types at b[i] (after spaces): pushed on P.s_spans; returns the
  * offset past ')', or 0 (nothing pushed) for any other shape. */
@@ -228,15 +228,15 @@ uint32_t mt_raw_type_list_at(P *p, uint32_t i);
 
 /* trailer ::= ':' function-type | ':' type (',' type)*      (the ':' is next)
  * The types are pushed on P.s_spans and taken as exact-size arrays. */
-void mt_parse_trailer_types(P *p, sc_op *op, bool *seen);
+void mt_parse_trailer_types(P *p, ir_op *op, bool *seen);
 
-void mt_add_region(P *p, sc_op *op, region_vec *regions, value_vec *pending);
+void mt_add_region(P *p, ir_op *op, region_vec *regions, value_vec *pending);
 
-void mt_map_generic_properties(P *p, sc_op *op, bool func_like);
+void mt_map_generic_properties(P *p, ir_op *op, bool func_like);
 
 /* result-list ::= result (',' result)* '='    result ::= %name (':' integer)?
  * (mt_begins_op() already checked the shape.) Returns false after an error. */
-bool mt_parse_result_list(P *p, sc_op *op);
+bool mt_parse_result_list(P *p, ir_op *op);
 
 /* operand ::= %name — pushed on the op's operand stacks (P.s_spans names, P.s_values values). */
 void mt_push_operand(P *p, tok t);
@@ -249,10 +249,10 @@ void mt_push_operand(P *p, tok t);
 uint32_t mt_value_name_end(const char *b, uint32_t i, uint32_t end);
 
 /* Generic form keeps symbols in properties: sym_name = "main", callee = @f, sym_visibility. */
-void mt_complete_symbols(sc_arena *a, sc_op *op, bool call_like, bool func_like);
+void mt_complete_symbols(sc_arena *a, ir_op *op, bool call_like, bool func_like);
 
 /* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
-sc_op *mt_new_op(P *p, sc_block *block, sc_op *parent_op, uint32_t at);
+ir_op *mt_new_op(P *p, ir_block *block, ir_op *parent_op, uint32_t at);
 
 /* op-name ::= string-literal (generic form) | bare-id (custom form)
  * The elided builtins module/return/call/func get their dialect. Returns false after an error. */
@@ -273,7 +273,7 @@ uint32_t mt_skip_white(const P *p, uint32_t i);
  * a head mt_raw_op_head() reads: there the token path would end this op too. */
 bool mt_fast_line(P *p, op_state *st);
 
-sc_region *mt_parse_region(P *p, sc_op *parent, value_vec *entry_args);
+ir_region *mt_parse_region(P *p, ir_op *parent, value_vec *entry_args);
 
 static inline bool failed(const P *p) { return p->err->failed; }
 
@@ -313,12 +313,12 @@ static inline bool tok_is_word(tok t, const P *p, const char *w) {
   return t.kind == T_WORD && t.len == n && memcmp(p->buf + t.off, w, n) == 0;
 }
 
-static inline sc_span tspan(const P *p, tok t) { return sc_span_of(p->buf + t.off, t.len); }
+static inline ir_span tspan(const P *p, tok t) { return ir_span_of(p->buf + t.off, t.len); }
 
 /* Do the bytes at b[i] repeat `unit` (a token with its bracket group, or a group, scanned before)?
  * Equal bytes scan the same way, except that a closing '>' followed here by '=' is the `>=` operator
  * and the group would go on. */
-static inline bool repeats(const P *p, uint32_t i, sc_span unit) {
+static inline bool repeats(const P *p, uint32_t i, ir_span unit) {
   uint32_t n = unit.n;
   if (!n || p->end - i < n || memcmp(p->buf + i, unit.p, n) != 0) return false;
   return unit.p[n - 1] != '>' || i + n >= p->end || p->buf[i + n] != '=';

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-sc_span sc_span_trim(sc_span s) {
+ir_span ir_span_trim(ir_span s) {
   while (s.n && isspace((unsigned char)s.p[0])) s.p++, s.n--;
   while (s.n && isspace((unsigned char)s.p[s.n - 1])) s.n--;
   return s;
 }
 
-char *sc_span_dup(sc_arena *a, sc_span s) { return sc_arena_strndup(a, s.p ? s.p : "", s.n); }
+char *ir_span_dup(sc_arena *a, ir_span s) { return ar_strndup(a, s.p ? s.p : "", s.n); }
 
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -22,9 +22,9 @@ static int hexval(char c) {
   return -1;
 }
 
-char *sc_span_unquote(sc_arena *a, sc_span s) {
-  if (s.n < 2 || s.p[0] != '"' || s.p[s.n - 1] != '"') return sc_span_dup(a, s);
-  char *out = sc_arena_alloc(a, s.n);
+char *ir_span_unquote(sc_arena *a, ir_span s) {
+  if (s.n < 2 || s.p[0] != '"' || s.p[s.n - 1] != '"') return ir_span_dup(a, s);
+  char *out = ar_alloc(a, s.n);
   size_t o = 0;
   for (uint32_t i = 1; i + 1 < s.n; i++) {
     char c = s.p[i];
@@ -44,38 +44,38 @@ char *sc_span_unquote(sc_arena *a, sc_span s) {
   return out;
 }
 
-const sc_attr *sc_attrs_find(const sc_attrs *attrs, const char *name) {
+const ir_attr *ir_attrs_find(const ir_attrs *attrs, const char *name) {
   for (uint32_t i = 0; i < attrs->n; i++)
-    if (sc_span_eq(attrs->v[i].name, name)) return &attrs->v[i];
+    if (ir_span_eq(attrs->v[i].name, name)) return &attrs->v[i];
   return NULL;
 }
 
-sc_linemap sc_linemap_build(sc_arena *a, const char *buf, size_t len) {
+ir_linemap ir_linemap_build(sc_arena *a, const char *buf, size_t len) {
   size_t n = 1;
   for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) n++;
-  uint32_t *starts = sc_arena_calloc(a, n, sizeof *starts);
+  uint32_t *starts = ar_calloc(a, n, sizeof *starts);
   size_t i = 0;
   starts[i++] = 0;
   for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
     starts[i++] = (uint32_t)(p - buf + 1);
-  sc_linemap m = {starts, (uint32_t)n};
+  ir_linemap m = {starts, (uint32_t)n};
   return m;
 }
 
-sc_pos sc_linemap_pos(const sc_linemap *m, uint32_t offset) {
+ir_pos ir_linemap_pos(const ir_linemap *m, uint32_t offset) {
   uint32_t lo = 0, hi = m->nlines;
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
     if (m->starts[mid] <= offset) lo = mid;
     else hi = mid;
   }
-  sc_pos p = {offset, lo + 1, offset - m->starts[lo] + 1};
+  ir_pos p = {offset, lo + 1, offset - m->starts[lo] + 1};
   return p;
 }
 
-const sc_attr *sc_op_attr(const sc_op *op, const char *name) { return sc_attrs_find(&op->attrs, name); }
+const ir_attr *ir_op_attr(const ir_op *op, const char *name) { return ir_attrs_find(&op->attrs, name); }
 
-bool sc_op_is(const sc_op *op, const char *name) { return sc_span_eq(op->name, name); }
+bool ir_op_is(const ir_op *op, const char *name) { return ir_span_eq(op->name, name); }
 
 /* The op names the rules distinguish, with their kinds. Matched by length first (one compare for
  * most names), once per op. */
@@ -151,38 +151,38 @@ static const named_code k_cc_targets[] = {
 #undef K
 
 /* The code of `s` in `table`, or -1. */
-static int find_code(const named_code *table, size_t n, sc_span s) {
+static int find_code(const named_code *table, size_t n, ir_span s) {
   for (size_t i = 0; i < n; i++)
     if (table[i].len == s.n && memcmp(table[i].name, s.p, s.n) == 0) return table[i].code;
   return -1;
 }
 
-static sc_op_kind kind_of_name(sc_span n) {
+static ir_op_kind kind_of_name(ir_span n) {
   int k = find_code(k_op_kinds, sizeof k_op_kinds / sizeof *k_op_kinds, n);
-  if (k >= 0) return (sc_op_kind)k;
-  return sc_span_starts(n, "sdy.") ? SC_OP_SDY_OTHER : SC_OP_OTHER;
+  if (k >= 0) return (ir_op_kind)k;
+  return ir_span_starts(n, "sdy.") ? SC_OP_SDY_OTHER : SC_OP_OTHER;
 }
 
-static sc_cc_class class_of_target(sc_span t) {
+static ir_cc_class class_of_target(ir_span t) {
   int k = find_code(k_cc_targets, sizeof k_cc_targets / sizeof *k_cc_targets, t);
-  if (k >= 0) return (sc_cc_class)k;
-  if (sc_span_starts(t, "triton_kernel_call")) return SC_CC_TRITON;
-  if (sc_span_starts(t, "mosaic_gpu")) return SC_CC_MOSAIC_GPU;
+  if (k >= 0) return (ir_cc_class)k;
+  if (ir_span_starts(t, "triton_kernel_call")) return SC_CC_TRITON;
+  if (ir_span_starts(t, "mosaic_gpu")) return SC_CC_MOSAIC_GPU;
   return SC_CC_OTHER;
 }
 
 /* stablehlo.custom_call / HLO custom-call: the call_target_name without quotes/'@', else empty. */
-static sc_span custom_call_target(const sc_op *op) {
-  sc_span none = {0};
-  const sc_attr *a;
+static ir_span custom_call_target(const ir_op *op) {
+  ir_span none = {0};
+  const ir_attr *a;
   if (op->name.n != sizeof "custom-call" - 1) { /* stablehlo.custom_call, mhlo.custom_call */
-    if (sc_op_callee(op).n) return sc_op_callee(op);
-    a = sc_op_attr(op, "call_target_name");
+    if (ir_op_callee(op).n) return ir_op_callee(op);
+    a = ir_op_attr(op, "call_target_name");
   } else {
-    a = sc_op_attr(op, "custom_call_target");
+    a = ir_op_attr(op, "custom_call_target");
   }
   if (!a) return none;
-  sc_span v = sc_span_trim(a->value);
+  ir_span v = ir_span_trim(a->value);
   if (v.n >= 2 && v.p[0] == '"' && v.p[v.n - 1] == '"') v.p++, v.n -= 2;
   else if (v.n && v.p[0] == '@') v.p++, v.n--;
   return v;
@@ -191,35 +191,35 @@ static sc_span custom_call_target(const sc_op *op) {
 /* Kinds of names already looked up while one module is finalized: a module uses few op names many
  * times, so most ops cost one memcmp instead of a walk over k_op_kinds. Direct-mapped. */
 typedef struct {
-  sc_span name[16];
+  ir_span name[16];
   uint8_t kind[16];
 } kind_cache;
 
-static sc_op_kind cached_kind_of_name(kind_cache *c, sc_span n) {
+static ir_op_kind cached_kind_of_name(kind_cache *c, ir_span n) {
   if (!n.n) return kind_of_name(n);
   unsigned slot = (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1)) & 15u;
-  if (c->name[slot].n == n.n && memcmp(c->name[slot].p, n.p, n.n) == 0) return (sc_op_kind)c->kind[slot];
-  sc_op_kind k = kind_of_name(n);
+  if (c->name[slot].n == n.n && memcmp(c->name[slot].p, n.p, n.n) == 0) return (ir_op_kind)c->kind[slot];
+  ir_op_kind k = kind_of_name(n);
   c->name[slot] = n;
   c->kind[slot] = (uint8_t)k;
   return k;
 }
 
-static void classify(sc_op *op, kind_cache *c) {
+static void classify(ir_op *op, kind_cache *c) {
   if (op->classified) return;
   op->kind = (uint8_t)(c ? cached_kind_of_name(c, op->name) : kind_of_name(op->name));
   op->cc = op->kind == SC_OP_CUSTOM_CALL ? (uint8_t)class_of_target(custom_call_target(op)) : SC_CC_NONE;
   op->classified = true;
 }
 
-/* Derived, not stored: custom calls are few, and sc_op stays small for the rest. */
-sc_span sc_op_custom_call_target(const sc_op *op) {
-  return op->classified && op->kind == SC_OP_CUSTOM_CALL ? custom_call_target(op) : sc_span_of(NULL, 0);
+/* Derived, not stored: custom calls are few, and ir_op stays small for the rest. */
+ir_span ir_op_custom_call_target(const ir_op *op) {
+  return op->classified && op->kind == SC_OP_CUSTOM_CALL ? custom_call_target(op) : ir_span_of(NULL, 0);
 }
 
-void sc_op_classify(sc_op *op) { classify(op, NULL); }
+void ir_op_classify(ir_op *op) { classify(op, NULL); }
 
-void sc_module_finalize(sc_module *m) {
+void ir_module_finalize(ir_module *m) {
   kind_cache cache;
   memset(&cache, 0, sizeof cache);
   for (uint32_t i = 0; i < m->nops; i++) {
@@ -228,22 +228,22 @@ void sc_module_finalize(sc_module *m) {
   }
   /* Preorder: an op's descendants follow it, so one backward pass carries each subtree's end up. */
   for (uint32_t i = m->nops; i-- > 0;) {
-    sc_op *op = m->ops[i], *up = op->parent_op;
+    ir_op *op = m->ops[i], *up = op->parent_op;
     if (up && up->subtree_end < op->subtree_end) up->subtree_end = op->subtree_end;
   }
 }
 
-sc_op *sc_module_func(const sc_module *m, sc_span name) {
+ir_op *ir_module_func(const ir_module *m, ir_span name) {
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (sc_op_sym_name(m->funcs[i]).n == name.n && memcmp(sc_op_sym_name(m->funcs[i]).p, name.p, name.n) == 0)
+    if (ir_op_sym_name(m->funcs[i]).n == name.n && memcmp(ir_op_sym_name(m->funcs[i]).p, name.p, name.n) == 0)
       return m->funcs[i];
   return NULL;
 }
 
-void sc_op_walk(sc_op *root, sc_op_visit_fn fn, void *user) {
+void ir_op_walk(ir_op *root, ir_op_visit_fn fn, void *user) {
   /* Iterative preorder with an explicit stack so hostile nesting cannot overflow the C stack. */
   typedef struct {
-    sc_op *op;
+    ir_op *op;
     uint32_t region, block, index;
   } frame;
   if (!root || !fn(root, user)) return;
@@ -253,22 +253,22 @@ void sc_op_walk(sc_op *root, sc_op_visit_fn fn, void *user) {
   stack[n++] = (frame){root, 0, 0, 0};
   while (n) {
     frame *f = &stack[n - 1];
-    sc_op *op = f->op;
+    ir_op *op = f->op;
     if (f->region >= op->nregions) {
       n--;
       continue;
     }
-    sc_region *r = op->regions[f->region];
+    ir_region *r = op->regions[f->region];
     if (f->block >= r->nblocks) {
       f->region++, f->block = 0, f->index = 0;
       continue;
     }
-    sc_block *b = r->blocks[f->block];
+    ir_block *b = r->blocks[f->block];
     if (f->index >= b->nops) {
       f->block++, f->index = 0;
       continue;
     }
-    sc_op *child = b->ops[f->index++];
+    ir_op *child = b->ops[f->index++];
     if (fn(child, user) && child->nregions) {
       if (n == cap) {
         frame *grown = realloc(stack, 2 * cap * sizeof *stack);
@@ -282,17 +282,17 @@ void sc_op_walk(sc_op *root, sc_op_visit_fn fn, void *user) {
 }
 
 /* "tensor<8x?x16xf32>", "tensor<f32>", "tensor<*xf32>", "tensor<2x4xf32, #enc>", HLO "f32[8,16]{1,0}". */
-bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out) {
-  sc_span t = sc_span_trim(type);
+bool ir_parse_tensor_type(sc_arena *a, ir_span type, ir_tensor_type *out) {
+  ir_span t = ir_span_trim(type);
   memset(out, 0, sizeof *out);
   if (!t.n) return false; /* unknown type (no text) */
-  if (sc_span_starts(t, "tensor<")) {
+  if (ir_span_starts(t, "tensor<")) {
     const char *p = t.p + 7, *end = t.p + t.n;
     if (end <= p || end[-1] != '>') return false;
     end--;
     if (p < end && *p == '*') {
       out->rank = -1;
-      out->element = sc_span_of(p + 2 <= end ? p + 2 : end, (uint32_t)(end - (p + 2 <= end ? p + 2 : end)));
+      out->element = ir_span_of(p + 2 <= end ? p + 2 : end, (uint32_t)(end - (p + 2 <= end ? p + 2 : end)));
       return true;
     }
     int64_t dims[64];
@@ -321,9 +321,9 @@ bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out) {
       el_end++;
     }
     out->rank = rank;
-    out->dims = sc_arena_calloc(a, rank ? (size_t)rank : 1, sizeof *out->dims);
+    out->dims = ar_calloc(a, rank ? (size_t)rank : 1, sizeof *out->dims);
     memcpy(out->dims, dims, (size_t)rank * sizeof *dims);
-    out->element = sc_span_trim(sc_span_of(el, (uint32_t)(el_end - el)));
+    out->element = ir_span_trim(ir_span_of(el, (uint32_t)(el_end - el)));
     return true;
   }
   /* HLO shape: elem[d0,d1]{layout} */
@@ -352,27 +352,27 @@ bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out) {
   }
   if (p >= end) return false;
   out->rank = rank;
-  out->dims = sc_arena_calloc(a, rank ? (size_t)rank : 1, sizeof *out->dims);
+  out->dims = ar_calloc(a, rank ? (size_t)rank : 1, sizeof *out->dims);
   memcpy(out->dims, dims, (size_t)rank * sizeof *dims);
-  out->element = sc_span_of(t.p, (uint32_t)(lb - t.p));
+  out->element = ir_span_of(t.p, (uint32_t)(lb - t.p));
   return true;
 }
 
 
 /* ---- debug locations ---- */
 
-static uint32_t hash_name(const sc_module *m, const char *p, uint32_t n) {
-  return (uint32_t)sc_hash_bytes(p, n, m->alias_seed);
+static uint32_t hash_name(const ir_module *m, const char *p, uint32_t n) {
+  return (uint32_t)hash_bytes(p, n, m->alias_seed);
 }
 
-void sc_module_index_aliases(sc_arena *a, sc_module *m) {
+void ir_module_index_aliases(sc_arena *a, ir_module *m) {
   uint32_t n = 16;
   while (n < m->naliases * 2 + 1) n *= 2;
-  m->alias_slots = sc_arena_calloc(a, n, sizeof *m->alias_slots);
+  m->alias_slots = ar_calloc(a, n, sizeof *m->alias_slots);
   m->nalias_slots = n;
-  m->alias_seed = sc_arena_hash_seed(a);
-  m->alias_src = sc_arena_calloc(a, m->naliases ? m->naliases : 1, sizeof *m->alias_src);
-  m->alias_state = sc_arena_calloc(a, m->naliases ? m->naliases : 1, 1);
+  m->alias_seed = ar_hash_seed(a);
+  m->alias_src = ar_calloc(a, m->naliases ? m->naliases : 1, sizeof *m->alias_src);
+  m->alias_state = ar_calloc(a, m->naliases ? m->naliases : 1, 1);
   for (uint32_t i = 0; i < m->naliases; i++) {
     uint32_t h = hash_name(m, m->aliases[i].name.p, m->aliases[i].name.n) & (n - 1);
     while (m->alias_slots[h]) h = (h + 1) & (n - 1);
@@ -381,11 +381,11 @@ void sc_module_index_aliases(sc_arena *a, sc_module *m) {
 }
 
 /* Index of the alias named `name`, or -1. */
-static long alias_find(const sc_module *m, sc_span name) {
+static long alias_find(const ir_module *m, ir_span name) {
   if (m->nalias_slots) {
     uint32_t h = hash_name(m, name.p, name.n) & (m->nalias_slots - 1);
     for (uint32_t k; (k = m->alias_slots[h]) != 0; h = (h + 1) & (m->nalias_slots - 1)) {
-      const sc_alias *al = &m->aliases[k - 1];
+      const ir_alias *al = &m->aliases[k - 1];
       if (al->name.n == name.n && memcmp(al->name.p, name.p, name.n) == 0) return (long)k - 1;
     }
     return -1;
@@ -399,7 +399,7 @@ static long alias_find(const sc_module *m, sc_span name) {
 /* memchr to each '"'; it closes the string unless an odd run of backslashes precedes it (the
  * forward scan's "backslash skips the next byte", decided per candidate). Each run of backslashes is
  * counted once, so this stays linear, and long kernel payloads go at memchr speed. */
-const char *sc_skip_string(const char *p, const char *end) {
+const char *ir_skip_string(const char *p, const char *end) {
   const char *body = p + 1;
   for (const char *q = body; q < end;) {
     q = memchr(q, '"', (size_t)(end - q));
@@ -417,7 +417,7 @@ static const char *match_paren(const char *p, const char *end) {
   int depth = 0;
   while (p < end) {
     if (*p == '"') {
-      p = sc_skip_string(p, end);
+      p = ir_skip_string(p, end);
       continue;
     }
     if (*p == '(') depth++;
@@ -440,22 +440,22 @@ static uint32_t parse_u32(const char **pp, const char *end) {
 
 /* Resolves the body of a location (without "loc(" ")"): `#alias`, "file":l:c, callsite(a at b),
  * "name"(inner), fused[...]. Depth-bounded against alias cycles. */
-static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end, int budget) {
-  sc_srcloc none = {0};
-  p = sc_skip_space(p, end);
+static ir_srcloc resolve_body(const ir_module *m, const char *p, const char *end, int budget) {
+  ir_srcloc none = {0};
+  p = ir_skip_space(p, end);
   if (budget <= 0 || p >= end) return none;
   if (*p == '#') {
     const char *q = p + 1;
     while (q < end && (isalnum((unsigned char)*q) || *q == '_' || *q == '.' || *q == '$' || *q == '-')) q++;
-    long k = alias_find(m, sc_span_of(p, (uint32_t)(q - p)));
+    long k = alias_find(m, ir_span_of(p, (uint32_t)(q - p)));
     if (k < 0) return none;
     /* Memoized: each alias is resolved once per module (the state arrays are the module's). */
     if (m->alias_state && m->alias_state[k] == 2) return m->alias_src[k];
     if (m->alias_state && m->alias_state[k] == 1) return none; /* a cycle */
     if (m->alias_state) m->alias_state[k] = 1;
-    sc_span v = m->aliases[k].value;
-    sc_srcloc r = none;
-    const char *vp = sc_skip_space(v.p, v.p + v.n), *ve = v.p + v.n;
+    ir_span v = m->aliases[k].value;
+    ir_srcloc r = none;
+    const char *vp = ir_skip_space(v.p, v.p + v.n), *ve = v.p + v.n;
     if (ve - vp >= 4 && memcmp(vp, "loc(", 4) == 0) {
       const char *close = match_paren(vp + 3, ve);
       r = resolve_body(m, vp + 4, close, budget - 1);
@@ -474,7 +474,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
     const char *at = NULL;
     while (q + 4 <= close) {
       if (*q == '"') {
-        q = sc_skip_string(q, close);
+        q = ir_skip_string(q, close);
         continue;
       }
       if (*q == '(') depth++;
@@ -485,7 +485,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
       }
       q++;
     }
-    sc_srcloc r = resolve_body(m, p + 9, at ? at : close, budget - 1);
+    ir_srcloc r = resolve_body(m, p + 9, at ? at : close, budget - 1);
     if (!r.known && at) r = resolve_body(m, at + 4, close, budget - 1);
     return r;
   }
@@ -495,12 +495,12 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
     q++;
     /* First element that resolves wins. */
     while (q < end) {
-      q = sc_skip_space(q, end);
+      q = ir_skip_space(q, end);
       const char *e = q;
       int depth = 0;
       while (e < end) {
         if (*e == '"') {
-          e = sc_skip_string(e, end);
+          e = ir_skip_string(e, end);
           continue;
         }
         if (*e == '(' || *e == '[' || *e == '<') depth++;
@@ -510,7 +510,7 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
         } else if (*e == ',' && depth == 0) break;
         e++;
       }
-      sc_srcloc r = resolve_body(m, q, e, budget - 1);
+      ir_srcloc r = resolve_body(m, q, e, budget - 1);
       if (r.known) return r;
       if (e >= end || *e == ']') break;
       q = e + 1;
@@ -518,11 +518,11 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
     return none;
   }
   if (*p == '"') {
-    const char *q = sc_skip_string(p, end);
-    sc_span name = sc_span_of(p + 1, (uint32_t)(q - p - 2 > 0 ? q - p - 2 : 0));
-    q = sc_skip_space(q, end);
+    const char *q = ir_skip_string(p, end);
+    ir_span name = ir_span_of(p + 1, (uint32_t)(q - p - 2 > 0 ? q - p - 2 : 0));
+    q = ir_skip_space(q, end);
     if (q < end && *q == ':') {
-      sc_srcloc r = {true, name, 0, 0};
+      ir_srcloc r = {true, name, 0, 0};
       q++;
       r.line = parse_u32(&q, end);
       if (q < end && *q == ':') {
@@ -540,24 +540,24 @@ static sc_srcloc resolve_body(const sc_module *m, const char *p, const char *end
   return none;
 }
 
-sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc) {
-  sc_srcloc none = {0};
-  sc_span t = sc_span_trim(loc);
+ir_srcloc ir_resolve_loc(const ir_module *m, ir_span loc) {
+  ir_srcloc none = {0};
+  ir_span t = ir_span_trim(loc);
   if (t.n < 5 || memcmp(t.p, "loc(", 4) != 0) return none;
   const char *end = t.p + t.n;
   const char *close = match_paren(t.p + 3, end);
   return resolve_body(m, t.p + 4, close, 64);
 }
 
-sc_srcloc sc_op_srcloc(const sc_module *m, const sc_op *op) {
-  sc_srcloc own = sc_op_src(op);
+ir_srcloc ir_op_srcloc(const ir_module *m, const ir_op *op) {
+  ir_srcloc own = ir_op_src(op);
   if (own.known || !op->loc_len || !m) return own;
-  return sc_resolve_loc(m, sc_span_of(m->buf + op->loc_offset, op->loc_len));
+  return ir_resolve_loc(m, ir_span_of(m->buf + op->loc_offset, op->loc_len));
 }
 
 /* ---- positions in modules without lines ---- */
 
-static const sc_op *op_at_offset(const sc_module *m, uint32_t offset) {
+static const ir_op *op_at_offset(const ir_module *m, uint32_t offset) {
   uint32_t lo = 0, hi = m->nops;
   while (hi > lo) { /* first op starting after offset */
     uint32_t mid = lo + (hi - lo) / 2;
@@ -565,15 +565,15 @@ static const sc_op *op_at_offset(const sc_module *m, uint32_t offset) {
     else hi = mid;
   }
   if (lo == 0) return NULL;
-  const sc_op *op = m->ops[lo - 1];
+  const ir_op *op = m->ops[lo - 1];
   while (op && op->end <= offset && op->parent_op) op = op->parent_op;
   return op;
 }
 
-static uint32_t index_in_parent(const sc_op *op, uint32_t *region, uint32_t *block) {
+static uint32_t index_in_parent(const ir_op *op, uint32_t *region, uint32_t *block) {
   *region = *block = 0;
-  const sc_block *b = op->parent_block;
-  const sc_op *p = op->parent_op;
+  const ir_block *b = op->parent_block;
+  const ir_op *p = op->parent_op;
   if (!b || !p) return 0;
   for (uint32_t r = 0; r < p->nregions; r++)
     for (uint32_t k = 0; k < p->regions[r]->nblocks; k++)
@@ -583,24 +583,24 @@ static uint32_t index_in_parent(const sc_op *op, uint32_t *region, uint32_t *blo
   return 0;
 }
 
-static const char *op_path(sc_arena *a, const sc_op *op) {
-  const sc_op *chain[64];
+static const char *op_path(sc_arena *a, const ir_op *op) {
+  const ir_op *chain[64];
   uint32_t n = 0;
-  for (const sc_op *o = op; o && o->parent_op && o != op->func && n < 64; o = o->parent_op) chain[n++] = o;
-  char *path = op->func ? sc_span_dup(a, sc_op_sym_name(op->func)) : sc_arena_strdup(a, "module");
+  for (const ir_op *o = op; o && o->parent_op && o != op->func && n < 64; o = o->parent_op) chain[n++] = o;
+  char *path = op->func ? ir_span_dup(a, ir_op_sym_name(op->func)) : ar_strdup(a, "module");
   for (uint32_t k = n; k-- > 0;) {
     uint32_t r, b, i = index_in_parent(chain[k], &r, &b);
-    path = r || b ? sc_arena_printf(a, "%s/r%ub%u:%u", path, r, b, i) : sc_arena_printf(a, "%s/%u", path, i);
+    path = r || b ? ar_printf(a, "%s/r%ub%u:%u", path, r, b, i) : ar_printf(a, "%s/%u", path, i);
   }
   return path;
 }
 
-void sc_locate_without_lines(sc_arena *a, const sc_module *m, sc_diag *diags, size_t n) {
+void ir_locate_without_lines(sc_arena *a, const ir_module *m, sc_diag *diags, size_t n) {
   for (size_t i = 0; i < n; i++) {
     sc_diag *d = &diags[i];
     d->line = d->col = d->end_line = d->end_col = 0;
-    const sc_op *op = op_at_offset(m, d->offset);
-    if (op && op != m->module && (op->func != op || sc_op_sym_name(op).n)) d->op_path = op_path(a, op);
+    const ir_op *op = op_at_offset(m, d->offset);
+    if (op && op != m->module && (op->func != op || ir_op_sym_name(op).n)) d->op_path = op_path(a, op);
     else if (op) d->op_path = "module";
     size_t kept = 0;
     for (size_t k = 0; k < d->nfixes; k++) {

@@ -10,7 +10,7 @@
  *                   `attributes {...}` and custom-syntax `name=value` pairs.
  *   XLA HLO:        the HloModule is a "builtin.module" op; each computation is a "func.func" op with
  *                   its parameters as entry block arguments; each instruction is an op named by its
- *                   opcode ("custom-call"), its `key=value` attributes as sc_attr. */
+ *                   opcode ("custom-call"), its `key=value` attributes as ir_attr. */
 #ifndef SC_IR_H
 #define SC_IR_H
 
@@ -26,43 +26,43 @@
 typedef struct {
   const char *p;
   uint32_t n;
-} sc_span;
+} ir_span;
 
 #define SC_SPAN_FMT "%.*s"
 #define SC_SPAN_ARG(s) (int)(s).n, (s).p
 
-static inline sc_span sc_span_of(const char *p, uint32_t n) {
-  sc_span s = {p, n};
+static inline ir_span ir_span_of(const char *p, uint32_t n) {
+  ir_span s = {p, n};
   return s;
 }
 /* Exact match / prefix of a NUL-terminated literal. Inline so a literal's length folds at compile time. */
-static inline bool sc_span_eq(sc_span s, const char *lit) {
+static inline bool ir_span_eq(ir_span s, const char *lit) {
   size_t n = strlen(lit);
   return s.n == n && (n == 0 || memcmp(s.p, lit, n) == 0); /* an empty span may have p == NULL */
 }
 /* Two spans hold the same bytes. */
-static inline bool sc_span_same(sc_span a, sc_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
+static inline bool ir_span_same(ir_span a, ir_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
 /* Past the ASCII white space (isspace) in [p, end). */
-static inline const char *sc_skip_space(const char *p, const char *end) {
+static inline const char *ir_skip_space(const char *p, const char *end) {
   while (p < end && isspace((unsigned char)*p)) p++;
   return p;
 }
-static inline bool sc_span_starts(sc_span s, const char *lit) {
+static inline bool ir_span_starts(ir_span s, const char *lit) {
   size_t n = strlen(lit);
   return s.n >= n && (n == 0 || memcmp(s.p, lit, n) == 0);
 }
-sc_span sc_span_trim(sc_span s);                  /* strip ASCII white space */
-char *sc_span_dup(sc_arena *a, sc_span s);        /* NUL-terminated copy */
+ir_span ir_span_trim(ir_span s);                  /* strip ASCII white space */
+char *ir_span_dup(sc_arena *a, ir_span s);        /* NUL-terminated copy */
 /* Unquotes an MLIR string literal ("a\22b" -> a"b); if `s` is not quoted, returns a copy. */
-char *sc_span_unquote(sc_arena *a, sc_span s);
+char *ir_span_unquote(sc_arena *a, ir_span s);
 /* At the opening '"' of a string literal: the position just past its closing quote (backslash escapes
  * skipped), or `end` if it is not closed. */
-const char *sc_skip_string(const char *p, const char *end);
+const char *ir_skip_string(const char *p, const char *end);
 
-typedef struct sc_op sc_op;
-typedef struct sc_block sc_block;
+typedef struct ir_op ir_op;
+typedef struct ir_block ir_block;
 
-/* Op kinds: every op name is mapped ONCE to a small enum by sc_op_classify(), so rules and the model
+/* Op kinds: every op name is mapped ONCE to a small enum by ir_op_classify(), so rules and the model
  * compare integers, never names. Kinds are exactly the name sets the rules distinguish; a name not
  * listed is SC_OP_OTHER (or SC_OP_SDY_OTHER for any other `sdy.` op). */
 typedef enum {
@@ -71,7 +71,7 @@ typedef enum {
   SC_OP_FUNC,            /* func.func, func (HLO computations are func.func) */
   SC_OP_CALL,            /* func.call, call */
   SC_OP_RETURN,          /* func.return, return */
-  SC_OP_CUSTOM_CALL,     /* stablehlo.custom_call, mhlo.custom_call, HLO custom-call: see sc_op.cc */
+  SC_OP_CUSTOM_CALL,     /* stablehlo.custom_call, mhlo.custom_call, HLO custom-call: see ir_op.cc */
   SC_OP_SEND,            /* stablehlo.send, HLO send */
   SC_OP_RECV,            /* stablehlo.recv, HLO recv */
   SC_OP_MHLO_SEND,       /* mhlo.send */
@@ -102,9 +102,9 @@ typedef enum {
   SC_OP_SDY_REPLICATED_TO_UNREDUCED, /* last Shardy collective */
   SC_OP_SDY_OTHER,       /* any other sdy.* op; last sdy.* kind */
   SC_OP_KIND_COUNT
-} sc_op_kind;
+} ir_op_kind;
 
-/* Custom call target classes (sc_op.cc; SC_CC_NONE for ops that are not custom calls). */
+/* Custom call target classes (ir_op.cc; SC_CC_NONE for ops that are not custom calls). */
 typedef enum {
   SC_CC_NONE = 0,
   SC_CC_MOSAIC_TPU,          /* tpu_custom_call */
@@ -116,107 +116,107 @@ typedef enum {
   SC_CC_FULL_TO_SHARD,       /* @SPMDFullToShardShape */
   SC_CC_SHARD_TO_FULL,       /* @SPMDShardToFullShape */
   SC_CC_OTHER                /* any other (or empty) target */
-} sc_cc_class;
+} ir_cc_class;
 
-static inline bool sc_op_kind_is_sdy(unsigned k) { return k >= SC_OP_SDY_MESH && k <= SC_OP_SDY_OTHER; }
-static inline bool sc_op_kind_is_sdy_collective(unsigned k) {
+static inline bool ir_op_kind_is_sdy(unsigned k) { return k >= SC_OP_SDY_MESH && k <= SC_OP_SDY_OTHER; }
+static inline bool ir_op_kind_is_sdy_collective(unsigned k) {
   return k >= SC_OP_SDY_ALL_GATHER && k <= SC_OP_SDY_REPLICATED_TO_UNREDUCED;
 }
-typedef struct sc_region sc_region;
+typedef struct ir_region ir_region;
 
 /* An attribute: `name = value` with both as raw text. Value text is exactly as written
  * (e.g. `"{devices=[2,1]<=[2]}"` with its quotes, `#sdy.sharding<@mesh, [{"x"}]>`, `1 : i32`). */
 typedef struct {
-  sc_span name;
-  sc_span value;
+  ir_span name;
+  ir_span value;
   uint32_t offset; /* byte offset of the name; for machine edits */
   uint32_t end;    /* byte offset one past the value */
-} sc_attr;
+} ir_attr;
 
 typedef struct {
-  sc_attr *v;
+  ir_attr *v;
   uint32_t n;
-} sc_attrs;
+} ir_attrs;
 
-const sc_attr *sc_attrs_find(const sc_attrs *attrs, const char *name);
+const ir_attr *ir_attrs_find(const ir_attrs *attrs, const char *name);
 
 /* A location: where in the module (always) and, from debug info, where in the user's source. */
 typedef struct {
   uint32_t offset; /* byte offset */
   uint32_t line, col;
-} sc_pos;
+} ir_pos;
 
 /* Where an op or value starts in the module: its byte offset only. Line and column are computed when
- * a diagnostic needs them (sc_linemap_pos, sc_op_line), never per op while parsing. */
+ * a diagnostic needs them (ir_linemap_pos, ir_op_line), never per op while parsing. */
 typedef struct {
   uint32_t offset;
-} sc_at;
+} ir_at;
 
 typedef struct {
   bool known;
-  sc_span file; /* without quotes */
+  ir_span file; /* without quotes */
   uint32_t line, col;
-} sc_srcloc;
+} ir_srcloc;
 
 /* One per result and block argument (modules have ~10^5): what only some arguments have (attributes)
  * is behind a pointer, and a block argument's `loc(...)` is not kept (nothing reads it). */
-typedef struct sc_value {
-  sc_span name;       /* "%0", "%arg0", "%0#1"; HLO: "param.1" */
-  sc_span type;       /* raw type text ("tensor<8x16xf32>", "f32[8,16]{1,0}") or empty if unknown */
-  sc_op *def;         /* defining op for results, else NULL */
+typedef struct ir_value {
+  ir_span name;       /* "%0", "%arg0", "%0#1"; HLO: "param.1" */
+  ir_span type;       /* raw type text ("tensor<8x16xf32>", "f32[8,16]{1,0}") or empty if unknown */
+  ir_op *def;         /* defining op for results, else NULL */
   uint32_t index;     /* result index or block argument index */
-  sc_at pos;
-  sc_block *block;    /* owning block for block arguments, else NULL */
-  const sc_attrs *attrs; /* argument attributes (func args), or NULL: read them with sc_value_attrs() */
-} sc_value;
+  ir_at pos;
+  ir_block *block;    /* owning block for block arguments, else NULL */
+  const ir_attrs *attrs; /* argument attributes (func args), or NULL: read them with ir_value_attrs() */
+} ir_value;
 
 /* A value's argument attributes (empty for results and arguments without any). */
-static inline const sc_attrs *sc_value_attrs(const sc_value *v) {
-  static const sc_attrs none = {NULL, 0};
+static inline const ir_attrs *ir_value_attrs(const ir_value *v) {
+  static const ir_attrs none = {NULL, 0};
   return v->attrs ? v->attrs : &none;
 }
 
-struct sc_block {
-  sc_span label;      /* "^bb0" or empty for an entry block without a label */
-  sc_value **args;
+struct ir_block {
+  ir_span label;      /* "^bb0" or empty for an entry block without a label */
+  ir_value **args;
   uint32_t nargs;
-  sc_op **ops;
+  ir_op **ops;
   uint32_t nops;
-  sc_region *parent;
+  ir_region *parent;
 };
 
-struct sc_region {
-  sc_block **blocks;
+struct ir_region {
+  ir_block **blocks;
   uint32_t nblocks;
-  sc_op *parent;
+  ir_op *parent;
 };
 
-/* What only funcs and calls have: behind sc_op_extra.decl, as every HLO instruction has an extra
+/* What only funcs and calls have: behind ir_op_extra.decl, as every HLO instruction has an extra
  * record (its name, its metadata location) and few are calls. */
 typedef struct {
-  sc_span callee;              /* for call ops: "f"; HLO: to_apply/calls target */
-  sc_span visibility;          /* func.func "public"/"private" or empty */
-  sc_attrs *result_attrs;      /* func.func result attribute dicts (nresult_attrs entries) */
-  sc_span *func_result_types;  /* func.func declared result types */
+  ir_span callee;              /* for call ops: "f"; HLO: to_apply/calls target */
+  ir_span visibility;          /* func.func "public"/"private" or empty */
+  ir_attrs *result_attrs;      /* func.func result attribute dicts (nresult_attrs entries) */
+  ir_span *func_result_types;  /* func.func declared result types */
   uint32_t nresult_attrs;
-} sc_op_decl;
+} ir_op_decl;
 
 /* What few ops have (symbols, calls, func.func result lists, a front end's resolved location): kept
- * out of sc_op so the many plain ops (`stablehlo.add`) stay small. Read through the sc_op_* accessors
- * below, which give an empty value when the op has no record; front ends write via sc_op_extra_of()
- * and sc_op_decl_of(). */
+ * out of ir_op so the many plain ops (`stablehlo.add`) stay small. Read through the ir_op_* accessors
+ * below, which give an empty value when the op has no record; front ends write via ir_op_extra_of()
+ * and ir_op_decl_of(). */
 typedef struct {
-  sc_span sym_name;            /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
-  sc_srcloc src;               /* Python location resolved by the front end (bytecode, HLO metadata) */
-  sc_op_decl *decl;            /* funcs and calls, else NULL */
-} sc_op_extra;
+  ir_span sym_name;            /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
+  ir_srcloc src;               /* Python location resolved by the front end (bytecode, HLO metadata) */
+  ir_op_decl *decl;            /* funcs and calls, else NULL */
+} ir_op_extra;
 
-struct sc_op {
+struct ir_op {
   /* Fields are grouped by size so the struct has little padding (one per op; modules have 10^5 ops). */
-  uint32_t id;          /* preorder index in sc_module.ops */
-  sc_at pos;            /* first token of the op (its result list, or its name) */
+  uint32_t id;          /* preorder index in ir_module.ops */
+  ir_at pos;            /* first token of the op (its result list, or its name) */
   uint32_t end;         /* byte offset one past the op's last token */
-  uint32_t subtree_end; /* sc_module.ops[id, subtree_end) are this op and every op nested in it */
+  uint32_t subtree_end; /* ir_module.ops[id, subtree_end) are this op and every op nested in it */
   uint32_t depth;       /* region nesting depth; module = 0 */
   uint32_t nresults;
   uint32_t noperands;
@@ -224,78 +224,78 @@ struct sc_op {
   uint32_t nresult_types;
   uint32_t nregions;
   uint32_t loc_offset;  /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand by */
-  uint32_t loc_len;     /* sc_op_srcloc): byte offset and length in the module's buffer; 0 = none */
-  uint8_t kind;         /* sc_op_kind of `name`, set by sc_op_classify() */
-  uint8_t cc;           /* sc_cc_class of the custom call target, else SC_CC_NONE */
+  uint32_t loc_len;     /* ir_op_srcloc): byte offset and length in the module's buffer; 0 = none */
+  uint8_t kind;         /* ir_op_kind of `name`, set by ir_op_classify() */
+  uint8_t cc;           /* ir_cc_class of the custom call target, else SC_CC_NONE */
   bool classified;      /* kind/cc are set */
   bool generic;         /* written in generic form ("op"(...)) */
 
-  sc_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
-  sc_span text;         /* the whole op as written, including regions */
+  ir_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
+  ir_span text;         /* the whole op as written, including regions */
 
-  sc_value **results;   /* nresults */
-  sc_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
-  sc_span *operand_names;  /* NULL, or names as written; read them with sc_op_operand_name() */
-  sc_span *operand_types;  /* from a `: (..) -> ..` trailer, if any; count = noperand_types */
-  sc_span *result_types;   /* nresult_types */
+  ir_value **results;   /* nresults */
+  ir_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
+  ir_span *operand_names;  /* NULL, or names as written; read them with ir_op_operand_name() */
+  ir_span *operand_types;  /* from a `: (..) -> ..` trailer, if any; count = noperand_types */
+  ir_span *result_types;   /* nresult_types */
 
   /* Properties `<{...}>`, the attr dict `{...}`, `attributes {...}`, custom-syntax `name=value` pairs,
    * `@sym = value` (name "value"), and custom-syntax `<...>` / `[...]` groups without a name (empty
    * name, in order; for sdy.sharding_constraint/sdy.reshard the `<...>` is named "sharding"). */
-  sc_attrs attrs;
+  ir_attrs attrs;
 
-  sc_region **regions;     /* nregions */
-  sc_op_extra *extra;      /* NULL for most ops */
+  ir_region **regions;     /* nregions */
+  ir_op_extra *extra;      /* NULL for most ops */
 
-  sc_block *parent_block;
-  sc_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
-  sc_op *func;             /* enclosing func.func / HLO computation, or NULL */
+  ir_block *parent_block;
+  ir_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
+  ir_op *func;             /* enclosing func.func / HLO computation, or NULL */
 };
 
 /* The op's side record, allocated (zeroed) on first use; for front ends. */
-static inline sc_op_extra *sc_op_extra_of(sc_arena *a, sc_op *op) {
-  if (!op->extra) op->extra = (sc_op_extra *)sc_arena_calloc(a, 1, sizeof *op->extra);
+static inline ir_op_extra *ir_op_extra_of(sc_arena *a, ir_op *op) {
+  if (!op->extra) op->extra = (ir_op_extra *)ar_calloc(a, 1, sizeof *op->extra);
   return op->extra;
 }
 /* The op's func/call record, allocated (zeroed) on first use with its side record; for front ends. */
-static inline sc_op_decl *sc_op_decl_of(sc_arena *a, sc_op *op) {
-  sc_op_extra *x = sc_op_extra_of(a, op);
-  if (!x->decl) x->decl = (sc_op_decl *)sc_arena_calloc(a, 1, sizeof *x->decl);
+static inline ir_op_decl *ir_op_decl_of(sc_arena *a, ir_op *op) {
+  ir_op_extra *x = ir_op_extra_of(a, op);
+  if (!x->decl) x->decl = (ir_op_decl *)ar_calloc(a, 1, sizeof *x->decl);
   return x->decl;
 }
-static inline const sc_op_decl *sc_op_decl_get(const sc_op *op) { return op->extra ? op->extra->decl : NULL; }
-static inline sc_span sc_op_sym_name(const sc_op *op) {
-  sc_span none = {0};
+static inline const ir_op_decl *ir_op_decl_get(const ir_op *op) { return op->extra ? op->extra->decl : NULL; }
+static inline ir_span ir_op_sym_name(const ir_op *op) {
+  ir_span none = {0};
   return op->extra ? op->extra->sym_name : none;
 }
-static inline sc_span sc_op_callee(const sc_op *op) {
-  sc_span none = {0};
-  return sc_op_decl_get(op) ? sc_op_decl_get(op)->callee : none;
+static inline ir_span ir_op_callee(const ir_op *op) {
+  ir_span none = {0};
+  return ir_op_decl_get(op) ? ir_op_decl_get(op)->callee : none;
 }
-static inline sc_span sc_op_visibility(const sc_op *op) {
-  sc_span none = {0};
-  return sc_op_decl_get(op) ? sc_op_decl_get(op)->visibility : none;
+static inline ir_span ir_op_visibility(const ir_op *op) {
+  ir_span none = {0};
+  return ir_op_decl_get(op) ? ir_op_decl_get(op)->visibility : none;
 }
-/* The front end's own resolved location (not the `loc(...)` text; see sc_op_srcloc). */
-static inline sc_srcloc sc_op_src(const sc_op *op) {
-  sc_srcloc none = {0};
+/* The front end's own resolved location (not the `loc(...)` text; see ir_op_srcloc). */
+static inline ir_srcloc ir_op_src(const ir_op *op) {
+  ir_srcloc none = {0};
   return op->extra ? op->extra->src : none;
 }
-static inline uint32_t sc_op_nresult_attrs(const sc_op *op) {
-  return sc_op_decl_get(op) ? sc_op_decl_get(op)->nresult_attrs : 0;
+static inline uint32_t ir_op_nresult_attrs(const ir_op *op) {
+  return ir_op_decl_get(op) ? ir_op_decl_get(op)->nresult_attrs : 0;
 }
-static inline sc_attrs *sc_op_result_attrs(const sc_op *op) {
-  return sc_op_decl_get(op) ? sc_op_decl_get(op)->result_attrs : NULL;
+static inline ir_attrs *ir_op_result_attrs(const ir_op *op) {
+  return ir_op_decl_get(op) ? ir_op_decl_get(op)->result_attrs : NULL;
 }
-static inline sc_span *sc_op_func_result_types(const sc_op *op) {
-  return sc_op_decl_get(op) ? sc_op_decl_get(op)->func_result_types : NULL;
+static inline ir_span *ir_op_func_result_types(const ir_op *op) {
+  return ir_op_decl_get(op) ? ir_op_decl_get(op)->func_result_types : NULL;
 }
 
 /* A #alias = value definition (locations, attributes) and !alias = type. */
 typedef struct {
-  sc_span name;  /* "#loc12" including the sigil */
-  sc_span value;
-} sc_alias;
+  ir_span name;  /* "#loc12" including the sigil */
+  ir_span value;
+} ir_alias;
 
 /* One stored in/out sharding of a jax.export container (serialization.fbs table Sharding). */
 typedef struct {
@@ -303,18 +303,18 @@ typedef struct {
   const uint8_t *proto;  /* hlo_sharding_proto: a serialized xla.OpSharding (points into the input) */
   uint32_t proto_len;
   bool unreadable;       /* the table or its byte vector leaves the buffer */
-} sc_export_sharding;
+} ir_export_sharding;
 
 /* What a jax.export container (Exported.serialize()) says about its module (lib/front/exported.c). */
 typedef struct {
-  sc_span function_name;
-  sc_span *platforms;   /* "tpu", "cuda", "rocm", "cpu" */
+  ir_span function_name;
+  ir_span *platforms;   /* "tpu", "cuda", "rocm", "cpu" */
   uint32_t nplatforms;
   uint32_t nr_devices;  /* 0 = not recorded */
   uint32_t calling_convention_version;
   uint32_t nin_shardings, nout_shardings, nordered_effects;
-  sc_export_sharding *in_shardings, *out_shardings; /* nin_shardings / nout_shardings entries */
-} sc_export_info;
+  ir_export_sharding *in_shardings, *out_shardings; /* nin_shardings / nout_shardings entries */
+} ir_export_info;
 
 typedef struct {
   sc_format format;
@@ -322,93 +322,93 @@ typedef struct {
   size_t len;
   uint32_t base_offset;   /* this module's start within buf (split-input-file) */
   uint32_t end_offset;
-  sc_op *module;          /* root "builtin.module" op (implicit if the text had none) */
-  sc_op **ops;            /* every op in preorder, module included */
+  ir_op *module;          /* root "builtin.module" op (implicit if the text had none) */
+  ir_op **ops;            /* every op in preorder, module included */
   uint32_t nops;
-  sc_op **funcs;          /* func.func ops / HLO computations */
+  ir_op **funcs;          /* func.func ops / HLO computations */
   uint32_t nfuncs;
-  sc_alias *aliases;
+  ir_alias *aliases;
   uint32_t naliases;
   /* Alias lookup index (open addressing over alias indices + 1) and memoized resolved locations;
-   * built by sc_module_index_aliases(), used by sc_resolve_loc(). */
+   * built by ir_module_index_aliases(), used by ir_resolve_loc(). */
   uint32_t *alias_slots;
   uint32_t nalias_slots;
   uint64_t alias_seed;    /* the arena's hash key (alias names come from the input) */
-  sc_srcloc *alias_src;
+  ir_srcloc *alias_src;
   uint8_t *alias_state; /* 0 unresolved, 1 resolving (cycle guard), 2 resolved */
   /* HLO: the ENTRY computation; MLIR: the public func named "main" if any. */
-  sc_op *entry;
-  const sc_export_info *exported; /* the container's facts, or NULL when the input was not one */
+  ir_op *entry;
+  const ir_export_info *exported; /* the container's facts, or NULL when the input was not one */
   const char *reader_note; /* the front end's remark on how it read the input (a producer newer than it
                               knows), reported as a note; NULL if none. In the arena. */
-} sc_module;
+} ir_module;
 
 /* Line map over the whole input buffer: offset -> 1-based line/column. */
 typedef struct {
   const uint32_t *starts; /* byte offset of each line start */
   uint32_t nlines;
-} sc_linemap;
+} ir_linemap;
 
-sc_linemap sc_linemap_build(sc_arena *a, const char *buf, size_t len);
-sc_pos sc_linemap_pos(const sc_linemap *m, uint32_t offset);
+ir_linemap ir_linemap_build(sc_arena *a, const char *buf, size_t len);
+ir_pos ir_linemap_pos(const ir_linemap *m, uint32_t offset);
 /* The 1-based line of an op's first token, or 0 without a line map (bytecode). */
-static inline uint32_t sc_op_line(const sc_linemap *lines, const sc_op *op) {
-  return lines && lines->nlines && op ? sc_linemap_pos(lines, op->pos.offset).line : 0;
+static inline uint32_t ir_op_line(const ir_linemap *lines, const ir_op *op) {
+  return lines && lines->nlines && op ? ir_linemap_pos(lines, op->pos.offset).line : 0;
 }
 
 
 /* Resolves op/arg `loc(...)` text through the alias table and callsite/name/fused locations to the
  * innermost "file":line:col. */
-sc_srcloc sc_resolve_loc(const sc_module *m, sc_span loc);
+ir_srcloc ir_resolve_loc(const ir_module *m, ir_span loc);
 /* The op's Python location: the front end's own (op->src) or, when it kept only the `loc(...)` text,
  * that text resolved now (diagnostics need it for a few ops, so no front end resolves every op's). */
-sc_srcloc sc_op_srcloc(const sc_module *m, const sc_op *op);
+ir_srcloc ir_op_srcloc(const ir_module *m, const ir_op *op);
 /* Builds the alias index; front ends call it once the alias table is complete. */
-void sc_module_index_aliases(sc_arena *a, sc_module *m);
+void ir_module_index_aliases(sc_arena *a, ir_module *m);
 
 /* For modules without lines (bytecode): fills each diagnostic's op_path from its offset (the deepest
  * op whose [pos.offset, end) holds it; ops are in preorder, so offsets are sorted) and turns machine
  * fixes (text edits of a module that has no text) into manual ones, dropping those with nothing left.
  * Path: "<function>/<i>/<j>" (op index within its block at each nesting level below the function; a
  * segment is "r<R>b<B>:<i>" in region R > 0 or block B > 0), or "module/<i>/..." outside functions. */
-void sc_locate_without_lines(sc_arena *a, const sc_module *m, sc_diag *diags, size_t n);
+void ir_locate_without_lines(sc_arena *a, const ir_module *m, sc_diag *diags, size_t n);
 /* Sets op->kind, op->cc and op->target from the op's name, callee and attributes (idempotent).
- * Every front end fills sc_op the same way (name span, attrs with value text), so this one function
+ * Every front end fills ir_op the same way (name span, attrs with value text), so this one function
  * classifies ops of any front end. Call it once the op's attributes are complete. */
-void sc_op_classify(sc_op *op);
+void ir_op_classify(ir_op *op);
 /* Completes what every front end leaves to the IR: classifies every op of `m` and sets each op's
  * subtree_end (ops must be in preorder with parent_op set). The MLIR and HLO text front ends call it
  * before returning; sc_check() calls it again after any front end (idempotent), so a front end that
  * does not still gets classified ops before the model and the rules run. */
-void sc_module_finalize(sc_module *m);
+void ir_module_finalize(ir_module *m);
 
 /* Convenience accessors. */
 /* Operand i's name as written ("%0", "%0#1"; HLO: "p"): the MLIR text front end keeps operand_names only
  * for ops where some name is not its value's own, so this falls back to the value's name. */
-static inline sc_span sc_op_operand_name(const sc_op *op, uint32_t i) {
+static inline ir_span ir_op_operand_name(const ir_op *op, uint32_t i) {
   if (op->operand_names) return op->operand_names[i];
-  sc_span none = {0};
+  ir_span none = {0};
   return op->operands[i] ? op->operands[i]->name : none;
 }
-const sc_attr *sc_op_attr(const sc_op *op, const char *name);
+const ir_attr *ir_op_attr(const ir_op *op, const char *name);
 /* Compares the op's name; for tests and front ends. Rules and the model compare op->kind instead. */
-bool sc_op_is(const sc_op *op, const char *name);
+bool ir_op_is(const ir_op *op, const char *name);
 /* stablehlo.custom_call / HLO custom-call: the call_target_name without quotes/'@', else empty. */
-sc_span sc_op_custom_call_target(const sc_op *op);
+ir_span ir_op_custom_call_target(const ir_op *op);
 /* The func.func op named `name` (no '@'), or NULL. A linear search, for tests and one-off lookups; rules
- * resolve names through sc_model_func (hashed). */
-sc_op *sc_module_func(const sc_module *m, sc_span name);
+ * resolve names through md_model_func (hashed). */
+ir_op *ir_module_func(const ir_module *m, ir_span name);
 /* Walks ops in preorder starting at (and including) `root`; `fn` returns false to skip children. */
-typedef bool (*sc_op_visit_fn)(sc_op *op, void *user);
-void sc_op_walk(sc_op *root, sc_op_visit_fn fn, void *user);
+typedef bool (*ir_op_visit_fn)(ir_op *op, void *user);
+void ir_op_walk(ir_op *root, ir_op_visit_fn fn, void *user);
 
 /* Parsed tensor type: "tensor<8x?x16xf32>" / HLO "f32[8,16]{1,0}". rank -1 = unranked/unknown;
  * dims[i] == -1 for a dynamic dimension. Returns false if `type` is not a tensor type. */
 typedef struct {
   int32_t rank;
   int64_t *dims;
-  sc_span element;
-} sc_tensor_type;
-bool sc_parse_tensor_type(sc_arena *a, sc_span type, sc_tensor_type *out);
+  ir_span element;
+} ir_tensor_type;
+bool ir_parse_tensor_type(sc_arena *a, ir_span type, ir_tensor_type *out);
 
 #endif

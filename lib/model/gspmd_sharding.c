@@ -20,7 +20,7 @@ typedef enum { G_EOF = 0, G_INT, G_IDENT, G_ATTR, G_STR, G_LEQ, G_PUNCT, G_BAD }
 
 typedef struct {
   gkind kind;
-  sc_span text; /* IDENT/STR: name/contents; ATTR: name without '=' */
+  ir_span text; /* IDENT/STR: name/contents; ATTR: name without '=' */
   const char *at;
   int64_t ival;
   bool overflow;
@@ -35,7 +35,7 @@ typedef struct {
   uint32_t err_offset;
 } glex;
 
-static void g_init(glex *lx, sc_arena *a, sc_span text, uint32_t offset) {
+static void g_init(glex *lx, sc_arena *a, ir_span text, uint32_t offset) {
   memset(lx, 0, sizeof *lx);
   lx->a = a;
   lx->start = lx->p = text.p;
@@ -81,14 +81,14 @@ static gtok g_lex(glex *lx) {
     }
     t.kind = G_INT;
     t.ival = neg ? -(int64_t)v : (int64_t)v;
-    t.text = sc_span_of(p, (uint32_t)(q - p));
+    t.text = ir_span_of(p, (uint32_t)(q - p));
     lx->p = q;
     return t;
   }
   if (isalpha((unsigned char)c) || c == '_') {
     const char *q = p + 1;
     while (q < e && (isalnum((unsigned char)*q) || *q == '_' || *q == '.' || *q == '-')) q++;
-    t.text = sc_span_of(p, (uint32_t)(q - p));
+    t.text = ir_span_of(p, (uint32_t)(q - p));
     if (q < e && *q == '=' && !(q + 1 < e && q[1] == '=')) {
       t.kind = G_ATTR;
       lx->p = q + 1;
@@ -99,27 +99,27 @@ static gtok g_lex(glex *lx) {
     return t;
   }
   if (c == '"' || c == '\'') {
-    const char *q = sc_quoted_end(p, e);
+    const char *q = md_quoted_end(p, e);
     if (!q) {
       t.kind = G_BAD;
-      t.text = sc_span_of(p, (uint32_t)(e - p));
+      t.text = ir_span_of(p, (uint32_t)(e - p));
       lx->p = e;
       return t;
     }
     t.kind = G_STR;
-    t.text = sc_span_of(p + 1, (uint32_t)(q - p - 1));
+    t.text = ir_span_of(p + 1, (uint32_t)(q - p - 1));
     lx->p = q + 1;
     return t;
   }
   if (c == '<' && p + 1 < e && p[1] == '=') {
     t.kind = G_LEQ;
-    t.text = sc_span_of(p, 2);
+    t.text = ir_span_of(p, 2);
     lx->p = p + 2;
     return t;
   }
   t.kind = G_PUNCT;
   t.ch = c;
-  t.text = sc_span_of(p, 1);
+  t.text = ir_span_of(p, 1);
   lx->p = p + 1;
   return t;
 }
@@ -136,7 +136,7 @@ static bool g_fail_at(glex *lx, const char *at, const char *fmt, ...) {
   if (lx->err) return false;
   va_list ap;
   va_start(ap, fmt);
-  lx->err = sc_arena_vprintf(lx->a, fmt, ap);
+  lx->err = ar_vprintf(lx->a, fmt, ap);
   va_end(ap);
   if (at < lx->start) at = lx->start;
   lx->err_offset = lx->base + (uint32_t)(at - lx->start);
@@ -163,7 +163,7 @@ static bool g_int(glex *lx, int64_t *v) {
   *v = t.ival;
   return true;
 }
-static bool g_kw(gtok t, const char *kw) { return t.kind == G_IDENT && sc_span_eq(t.text, kw); }
+static bool g_kw(gtok t, const char *kw) { return t.kind == G_IDENT && ir_span_eq(t.text, kw); }
 
 typedef SC_VEC(int64_t) i64vec;
 
@@ -218,8 +218,8 @@ static bool parse_iota_array(glex *lx, i64vec *reshape, i64vec *perm) {
 
 /* Expands an iota tile assignment: arange(prod).reshape(reshape).transpose(perm).flatten(). */
 static int64_t *iota_expand(sc_arena *a, const int64_t *reshape, uint32_t nr, const int64_t *perm, uint64_t total) {
-  sc_arena_step(a, total * (nr ? nr : 1)); /* metered: a short `<=[N]` expands to N devices */
-  int64_t *out = sc_arena_calloc(a, total ? total : 1, sizeof *out);
+  ar_step(a, total * (nr ? nr : 1)); /* metered: a short `<=[N]` expands to N devices */
+  int64_t *out = ar_calloc(a, total ? total : 1, sizeof *out);
   /* strides of the reshaped (untransposed) array */
   int64_t stride[64];
   int64_t tdims[64];
@@ -257,17 +257,17 @@ static bool skip_braces(glex *lx) {
 
 /* ---- V3 named shardings ------------------------------------------------------------------------- */
 
-static const char *mesh_str(sc_arena *a, const sc_mesh *m) {
-  if (m->maximal) return sc_arena_printf(a, "maximal_mesh[device_id=%" PRId64 "]", m->device_ids[0]);
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "mesh[");
-  sc_mesh_axes_put(&s, m, '\'', ",");
-  sc_astr_puts(&s, "]");
-  return sc_astr_str(&s);
+static const char *mesh_str(sc_arena *a, const md_mesh *m) {
+  if (m->maximal) return ar_printf(a, "maximal_mesh[device_id=%" PRId64 "]", m->device_ids[0]);
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "mesh[");
+  md_mesh_axes_put(&s, m, '\'', ",");
+  ar_str_puts(&s, "]");
+  return ar_str_str(&s);
 }
 
 /* `(` iota-array | ints `)` after `device_ids=` */
-static bool parse_device_ids(glex *lx, sc_mesh *m, const char *at) {
+static bool parse_device_ids(glex *lx, md_mesh *m, const char *at) {
   int64_t prod = m->devices;
   if (!g_expect(lx, '(', "expected '(' for device_ids")) return false;
   if (g_is(g_peek(lx), '[')) {
@@ -304,7 +304,7 @@ static bool parse_device_ids(glex *lx, sc_mesh *m, const char *at) {
     return g_fail_at(lx, at,
                      "Non-iota device assignment has iota device id list [0,1,2,3...]: write the mesh without "
                      "device_ids");
-  uint8_t *seen = sc_arena_calloc(lx->a, ids.n, 1);
+  uint8_t *seen = ar_calloc(lx->a, ids.n, 1);
   for (size_t i = 0; i < ids.n; i++) {
     if (ids.v[i] >= (int64_t)ids.n || seen[ids.v[i]])
       return g_fail_at(lx, at, "Device ids must be a permutation of [0,1,2,3...].");
@@ -313,21 +313,21 @@ static bool parse_device_ids(glex *lx, sc_mesh *m, const char *at) {
   return true;
 }
 
-static bool parse_v3_mesh(glex *lx, sc_mesh **out) {
+static bool parse_v3_mesh(glex *lx, md_mesh **out) {
   gtok kind = g_lex(lx);
-  sc_mesh *m = sc_arena_alloc(lx->a, sizeof *m);
+  md_mesh *m = ar_alloc(lx->a, sizeof *m);
   m->offset = lx->base + (uint32_t)(kind.at - lx->start);
   *out = m;
   if (g_kw(kind, "maximal_mesh")) {
     if (!g_expect(lx, '[', "expected '[' after maximal_mesh")) return false;
     gtok t = g_lex(lx);
-    if (t.kind != G_ATTR || !sc_span_eq(t.text, "device_id"))
+    if (t.kind != G_ATTR || !ir_span_eq(t.text, "device_id"))
       return g_fail_at(lx, t.at, "expected device_id= attribute in maximal_mesh");
     int64_t d;
     if (!g_int(lx, &d)) return false;
     if (!g_expect(lx, ']', "expected ']' to end maximal_mesh")) return false;
     m->maximal = true;
-    m->device_ids = sc_arena_alloc(lx->a, sizeof(int64_t));
+    m->device_ids = ar_alloc(lx->a, sizeof(int64_t));
     m->device_ids[0] = d;
     m->ndevice_ids = 1;
     m->devices = 1;
@@ -335,12 +335,12 @@ static bool parse_v3_mesh(glex *lx, sc_mesh **out) {
   }
   if (!g_kw(kind, "mesh")) return g_fail_at(lx, kind.at, "Expected 'mesh' or 'maximal_mesh'");
   if (!g_expect(lx, '[', "expected '[' after mesh")) return false;
-  SC_VEC(sc_axis) axes = {0};
+  SC_VEC(md_axis) axes = {0};
   const char *inner_ids = NULL;
   if (!g_is(g_peek(lx), ']')) {
     for (;;) {
       gtok pk = g_peek(lx);
-      if (pk.kind == G_ATTR && sc_span_eq(pk.text, "device_ids")) { /* mesh['x'=2, device_ids=(...)] */
+      if (pk.kind == G_ATTR && ir_span_eq(pk.text, "device_ids")) { /* mesh['x'=2, device_ids=(...)] */
         inner_ids = pk.at;
         break;
       }
@@ -349,7 +349,7 @@ static bool parse_v3_mesh(glex *lx, sc_mesh **out) {
       if (!g_expect(lx, '=', "expects '=' after axis name")) return false;
       int64_t size;
       if (!g_int(lx, &size)) return false;
-      sc_axis ax = {name.text, size, SC_AXIS_AUTO};
+      md_axis ax = {name.text, size, SC_AXIS_AUTO};
       SC_PUSH(lx->a, axes, ax);
       if (!g_eat(lx, ',')) break;
     }
@@ -376,9 +376,9 @@ static bool parse_v3_mesh(glex *lx, sc_mesh **out) {
   }
   m->devices = prod;
   if (prod > SC_MAX_TILE_DEVICES) return g_fail_at(lx, kind.at, "mesh has more than %d devices", SC_MAX_TILE_DEVICES);
-  sc_mesh_index_axes(lx->a, m);
+  md_mesh_index_axes(lx->a, m);
   for (uint32_t i = 0; i < m->naxes; i++)
-    if (sc_mesh_axis_index(m, m->axes[i].name) != (int)i)
+    if (md_mesh_axis_index(m, m->axes[i].name) != (int)i)
       return g_fail_at(lx, kind.at, "Mesh has duplicate axis names. Duplicate axis name: %.*s",
                        SC_SPAN_ARG(m->axes[i].name));
   if (m->naxes == 0) return true;
@@ -394,7 +394,7 @@ static bool parse_v3_mesh(glex *lx, sc_mesh **out) {
   const char *save = lx->p;
   if (g_eat(lx, ',')) {
     gtok t = g_peek(lx);
-    if (t.kind == G_ATTR && sc_span_eq(t.text, "device_ids")) {
+    if (t.kind == G_ATTR && ir_span_eq(t.text, "device_ids")) {
       g_lex(lx);
       return parse_device_ids(lx, m, t.at);
     }
@@ -403,11 +403,11 @@ static bool parse_v3_mesh(glex *lx, sc_mesh **out) {
   return true;
 }
 
-static bool parse_v3_axis(glex *lx, const sc_mesh *m, sc_axis_ref *r) {
+static bool parse_v3_axis(glex *lx, const md_mesh *m, md_axis_ref *r) {
   memset(r, 0, sizeof *r);
   gtok t = g_lex(lx);
   if (t.kind != G_STR) return g_fail_at(lx, t.at, "expects string");
-  int64_t idx = sc_mesh_axis_index(m, t.text); /* names are unique (parse_v3_mesh) */
+  int64_t idx = md_mesh_axis_index(m, t.text); /* names are unique (parse_v3_mesh) */
   if (idx < 0) {
     bool num = t.text.n > 0;
     int64_t v = 0;
@@ -435,12 +435,12 @@ static bool parse_v3_axis(glex *lx, const sc_mesh *m, sc_axis_ref *r) {
   return true;
 }
 
-static bool parse_v3_axis_list(glex *lx, const sc_mesh *m, sc_axis_ref **out, uint32_t *n) {
+static bool parse_v3_axis_list(glex *lx, const md_mesh *m, md_axis_ref **out, uint32_t *n) {
   if (!g_expect(lx, '{', "expected '{' to start axis list")) return false;
-  SC_VEC(sc_axis_ref) v = {0};
+  SC_VEC(md_axis_ref) v = {0};
   if (!g_eat(lx, '}')) {
     do {
-      sc_axis_ref r;
+      md_axis_ref r;
       if (!parse_v3_axis(lx, m, &r)) return false;
       SC_PUSH(lx->a, v, r);
     } while (g_eat(lx, ','));
@@ -453,14 +453,14 @@ static bool parse_v3_axis_list(glex *lx, const sc_mesh *m, sc_axis_ref **out, ui
 
 static bool parse_metadata_attr(glex *lx) {
   gtok t = g_lex(lx);
-  if (t.kind != G_ATTR || !sc_span_eq(t.text, "metadata"))
+  if (t.kind != G_ATTR || !ir_span_eq(t.text, "metadata"))
     return g_fail_at(lx, t.at, "unknown attribute in named sharding: expected replicated, unreduced, manual or metadata");
   return skip_braces(lx);
 }
 
 /* Every axis of the mesh, as axis refs (`manual`, `unreduced` without a list). */
-static sc_axis_ref *all_axes(sc_arena *a, const sc_mesh *m) {
-  sc_axis_ref *v = sc_arena_calloc(a, m->naxes ? m->naxes : 1, sizeof *v);
+static md_axis_ref *all_axes(sc_arena *a, const md_mesh *m) {
+  md_axis_ref *v = ar_calloc(a, m->naxes ? m->naxes : 1, sizeof *v);
   for (uint32_t i = 0; i < m->naxes; i++) {
     v[i].name = m->axes[i].name;
     v[i].size = m->axes[i].size;
@@ -469,26 +469,26 @@ static sc_axis_ref *all_axes(sc_arena *a, const sc_mesh *m) {
 }
 
 /* The end of a named sharding: an optional `, metadata={...}` and the closing `}`. */
-static sc_sharding *end_named(glex *lx, sc_sharding *s) {
+static md_sharding *end_named(glex *lx, md_sharding *s) {
   if (g_eat(lx, ',') && !parse_metadata_attr(lx)) return NULL;
   return g_expect(lx, '}', "expected '}' to end sharding attribute") ? s : NULL;
 }
 
-static bool parse_reduction(glex *lx, sc_sharding *s) {
+static bool parse_reduction(glex *lx, md_sharding *s) {
   gtok t = g_peek(lx);
   if (t.kind != G_IDENT) return g_fail(lx, "expected sum, max, or min for unreduced op");
-  if (sc_span_eq(t.text, "sum")) s->unreduced_op = SC_REDUCE_SUM;
-  else if (sc_span_eq(t.text, "max")) s->unreduced_op = SC_REDUCE_MAX;
-  else if (sc_span_eq(t.text, "min")) s->unreduced_op = SC_REDUCE_MIN;
+  if (ir_span_eq(t.text, "sum")) s->unreduced_op = SC_REDUCE_SUM;
+  else if (ir_span_eq(t.text, "max")) s->unreduced_op = SC_REDUCE_MAX;
+  else if (ir_span_eq(t.text, "min")) s->unreduced_op = SC_REDUCE_MIN;
   else return g_fail(lx, "expected sum, max, or min for unreduced op");
   g_lex(lx);
   return true;
 }
 
-static sc_sharding *parse_named(glex *lx, const char *open_at) {
-  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_GSPMD);
+static md_sharding *parse_named(glex *lx, const char *open_at) {
+  md_sharding *s = md_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_GSPMD);
   s->offset = lx->base + (uint32_t)(open_at - lx->start);
-  sc_mesh *m;
+  md_mesh *m;
   if (!parse_v3_mesh(lx, &m)) return NULL;
   s->mesh = m;
   if (m->maximal) {
@@ -510,7 +510,7 @@ static sc_sharding *parse_named(glex *lx, const char *open_at) {
     s->nmanual_axes = m->naxes;
     return end_named(lx, s);
   }
-  if ((t.kind == G_ATTR || t.kind == G_IDENT) && sc_span_eq(t.text, "unreduced")) {
+  if ((t.kind == G_ATTR || t.kind == G_IDENT) && ir_span_eq(t.text, "unreduced")) {
     g_lex(lx);
     bool assign = t.kind == G_ATTR || g_eat(lx, '=');
     if (assign && !parse_reduction(lx, s)) return NULL;
@@ -524,14 +524,14 @@ static sc_sharding *parse_named(glex *lx, const char *open_at) {
   }
   /* dimension shardings */
   if (!g_expect(lx, '[', "expected '[' to start dimension shardings")) return NULL;
-  SC_VEC(sc_dim_sharding) dims = {0};
+  SC_VEC(md_dim_sharding) dims = {0};
   if (!g_eat(lx, ']')) {
     do {
-      sc_dim_sharding d;
+      md_dim_sharding d;
       memset(&d, 0, sizeof d);
       d.priority = -1;
       if (!g_expect(lx, '{', "expected '{' to start dimension sharding")) return NULL;
-      SC_VEC(sc_axis_ref) axes = {0};
+      SC_VEC(md_axis_ref) axes = {0};
       if (!g_eat(lx, '}')) {
         do {
           if (d.open) {
@@ -542,7 +542,7 @@ static sc_sharding *parse_named(glex *lx, const char *open_at) {
             d.open = true;
             continue;
           }
-          sc_axis_ref r;
+          md_axis_ref r;
           if (!parse_v3_axis(lx, m, &r)) return NULL;
           SC_PUSH(lx->a, axes, r);
         } while (g_eat(lx, ','));
@@ -562,14 +562,14 @@ static sc_sharding *parse_named(glex *lx, const char *open_at) {
       return NULL;
     }
     gtok a = g_lex(lx);
-    if (a.kind == G_ATTR && sc_span_eq(a.text, "replicated")) {
+    if (a.kind == G_ATTR && ir_span_eq(a.text, "replicated")) {
       if (!parse_v3_axis_list(lx, m, &s->replicated, &s->nreplicated)) return NULL;
-    } else if (a.kind == G_ATTR && sc_span_eq(a.text, "unreduced")) {
+    } else if (a.kind == G_ATTR && ir_span_eq(a.text, "unreduced")) {
       if (g_peek(lx).kind == G_IDENT && !parse_reduction(lx, s)) return NULL;
       if (!parse_v3_axis_list(lx, m, &s->unreduced, &s->nunreduced)) return NULL;
-    } else if (a.kind == G_ATTR && sc_span_eq(a.text, "manual")) {
+    } else if (a.kind == G_ATTR && ir_span_eq(a.text, "manual")) {
       if (!parse_v3_axis_list(lx, m, &s->manual_axes, &s->nmanual_axes)) return NULL;
-    } else if (a.kind == G_ATTR && sc_span_eq(a.text, "metadata")) {
+    } else if (a.kind == G_ATTR && ir_span_eq(a.text, "metadata")) {
       if (!skip_braces(lx)) return NULL;
     } else {
       g_fail_at(lx, a.at, "unknown attribute in named sharding: expected replicated, unreduced, manual or metadata");
@@ -648,19 +648,19 @@ static bool parse_single_attr(glex *lx, single_attrs *sa, gtok t) {
   else if (g_kw(t, "unreduced")) sa->unreduced = true, sa->nkinds++;
   else if (g_kw(t, "last_tile_dim_replicate")) sa->ltdr = true;
   else if (g_kw(t, "shard_as") || g_kw(t, "shard_like")) return g_int(lx, &sa->group);
-  else if (t.kind == G_ATTR && sc_span_eq(t.text, "device")) {
+  else if (t.kind == G_ATTR && ir_span_eq(t.text, "device")) {
     gtok v = g_lex(lx);
     if (v.kind != G_INT) return g_fail_at(lx, v.at, "device= attribute must be an integer");
     sa->device = v.ival;
     sa->have_device = true;
     sa->devices_at = t.at;
-  } else if (t.kind == G_ATTR && sc_span_eq(t.text, "devices")) {
+  } else if (t.kind == G_ATTR && ir_span_eq(t.text, "devices")) {
     sa->devices_at = t.at;
     sa->have_devices = true;
     return parse_devices(lx, sa);
-  } else if (t.kind == G_ATTR && sc_span_eq(t.text, "metadata")) {
+  } else if (t.kind == G_ATTR && ir_span_eq(t.text, "metadata")) {
     return skip_braces(lx);
-  } else if (t.kind == G_ATTR && sc_span_eq(t.text, "last_tile_dims")) {
+  } else if (t.kind == G_ATTR && ir_span_eq(t.text, "last_tile_dims")) {
     sa->ltds = true;
     return parse_last_tile_dims(lx, sa);
   } else if (t.kind == G_ATTR) {
@@ -673,7 +673,7 @@ static bool parse_single_attr(glex *lx, single_attrs *sa, gtok t) {
 
 /* The tile assignment of a tiled sharding: `devices=[dims]` with an iota `<=[reshape]T(perm)` or an
  * explicit device list, checked the way HloSharding's constructors and Validate do. */
-static bool set_tile_assignment(glex *lx, sc_sharding *s, single_attrs *sa, const char *loc) {
+static bool set_tile_assignment(glex *lx, md_sharding *s, single_attrs *sa, const char *loc) {
   i64vec *dims = &sa->dims, *devices = &sa->devices, *reshape = &sa->reshape, *perm = &sa->perm;
   for (size_t i = 0; i < dims->n; i++)
     if (dims->v[i] <= 0)
@@ -701,7 +701,7 @@ static bool set_tile_assignment(glex *lx, sc_sharding *s, single_attrs *sa, cons
                      "iota tile assignment reshapes %" PRId64 " devices but its dimensions hold %" PRId64
                      " (product of devices=[...] must equal product of <=[...])",
                      rp, total);
-  uint8_t *seen = sc_arena_calloc(lx->a, perm->n, 1);
+  uint8_t *seen = ar_calloc(lx->a, perm->n, 1);
   for (size_t i = 0; i < perm->n; i++) {
     if (perm->v[i] < 0 || (size_t)perm->v[i] >= perm->n || seen[perm->v[i]])
       return g_fail_at(lx, sa->devices_at, "iota transpose T(...) is not a permutation of 0..%zu", perm->n - 1);
@@ -718,8 +718,8 @@ static bool set_tile_assignment(glex *lx, sc_sharding *s, single_attrs *sa, cons
 
 /* The sharding the attributes describe (written at `loc`), or NULL: one kind at most; replicated,
  * manual, unknown and unreduced without devices; maximal with exactly one; else tiled. */
-static sc_sharding *build_single(glex *lx, single_attrs *sa, const char *loc) {
-  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_TILED, SC_SHARDING_FROM_GSPMD);
+static md_sharding *build_single(glex *lx, single_attrs *sa, const char *loc) {
+  md_sharding *s = md_sharding_new(lx->a, SC_SHARDING_TILED, SC_SHARDING_FROM_GSPMD);
   s->offset = lx->base + (uint32_t)(loc - lx->start);
   s->shard_group = sa->group;
   if (sa->nkinds > 1) {
@@ -768,7 +768,7 @@ static sc_sharding *build_single(glex *lx, single_attrs *sa, const char *loc) {
   if (!set_tile_assignment(lx, s, sa, loc)) return NULL;
   if (sa->ltdr) {
     s->last_tile_dim_replicate = true;
-    s->last_tile_dims = sc_arena_alloc(lx->a, 1);
+    s->last_tile_dims = ar_alloc(lx->a, 1);
     s->last_tile_dims[0] = 2;
     s->nlast_tile_dims = 1;
   } else if (sa->subgroups.n) {
@@ -784,7 +784,7 @@ static sc_sharding *build_single(glex *lx, single_attrs *sa, const char *loc) {
 }
 
 /* single ::= `{` (named-sharding | attr*) `}`   (the `{` already consumed when `lbrace_pre_lexed`) */
-static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *open_at) {
+static md_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *open_at) {
   if (!lbrace_pre_lexed) {
     gtok t = g_peek(lx);
     open_at = t.at;
@@ -809,10 +809,10 @@ static sc_sharding *parse_single(glex *lx, bool lbrace_pre_lexed, const char *op
   return build_single(lx, &sa, open_at);
 }
 
-sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
+md_sharding *md_parse_gspmd_sharding(sc_arena *a, ir_span text, uint32_t offset, const char **error) {
   glex lx;
   g_init(&lx, a, text, offset);
-  sc_sharding *s = NULL;
+  md_sharding *s = NULL;
   gtok open = g_peek(&lx);
   if (!g_eat(&lx, '{')) {
     g_fail(&lx, "expected '{' to start sharding attribute");
@@ -822,19 +822,19 @@ sc_sharding *sc_parse_gspmd_sharding(sc_arena *a, sc_span text, uint32_t offset,
   if (!g_is(t, '{') && !g_is(t, '}')) {
     s = parse_single(&lx, true, open.at);
   } else {
-    SC_VEC(sc_sharding *) elems = {0};
+    SC_VEC(md_sharding *) elems = {0};
     if (!g_is(t, '}')) {
       do {
         const char *st = g_peek(&lx).at;
-        sc_sharding *e = parse_single(&lx, false, NULL);
+        md_sharding *e = parse_single(&lx, false, NULL);
         if (!e) goto out;
         g_skip(&lx);
-        e->text = sc_span_of(st, (uint32_t)(lx.p - st));
+        e->text = ir_span_of(st, (uint32_t)(lx.p - st));
         SC_PUSH(a, elems, e);
       } while (g_eat(&lx, ','));
     }
     if (!g_expect(&lx, '}', "expected '}' to end sharding attribute")) goto out;
-    s = sc_sharding_new(a, SC_SHARDING_TUPLE, SC_SHARDING_FROM_GSPMD);
+    s = md_sharding_new(a, SC_SHARDING_TUPLE, SC_SHARDING_FROM_GSPMD);
     s->offset = offset;
     s->elements = elems.v;
     s->nelements = (uint32_t)elems.n;
@@ -852,13 +852,13 @@ out:
   return NULL;
 }
 
-int sc_parse_gspmd_mesh_axes(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
+int md_parse_gspmd_mesh_axes(sc_arena *a, ir_span text, uint32_t offset, const char **error) {
   glex lx;
   g_init(&lx, a, text, offset);
   gtok t = g_peek(&lx);
-  if (t.kind == G_ATTR && sc_span_eq(t.text, "replica_groups")) g_lex(&lx);
-  sc_mesh *m;
-  sc_axis_ref *axes;
+  if (t.kind == G_ATTR && ir_span_eq(t.text, "replica_groups")) g_lex(&lx);
+  md_mesh *m;
+  md_axis_ref *axes;
   uint32_t n;
   if (!parse_v3_mesh(&lx, &m) || !parse_v3_axis_list(&lx, m, &axes, &n)) goto fail;
   if (g_peek(&lx).kind != G_EOF) {
@@ -866,13 +866,13 @@ int sc_parse_gspmd_mesh_axes(sc_arena *a, sc_span text, uint32_t offset, const c
     goto fail;
   }
   {
-    sc_sharding tmp;
+    md_sharding tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.kind = SC_SHARDING_NAMED;
     tmp.source = SC_SHARDING_FROM_GSPMD;
     tmp.replicated = axes;
     tmp.nreplicated = n;
-    const char *e = sc_sharding_verify_axes(a, &tmp, m);
+    const char *e = md_sharding_verify_axes(a, &tmp, m);
     if (e) {
       if (error) *error = e;
       return -1;
@@ -935,9 +935,9 @@ static void pb_push_ints(sc_arena *a, pbuf *b, uint32_t wt, i64vec *v) {
 }
 
 static const char *join_ints(sc_arena *a, const i64vec *v) {
-  sc_astr s = SC_ASTR_INIT(a);
-  for (size_t i = 0; i < v->n; i++) sc_astr_printf(&s, "%s%" PRId64, i ? "," : "", v->v[i]);
-  return sc_astr_str(&s);
+  ar_str s = SC_ASTR_INIT(a);
+  for (size_t i = 0; i < v->n; i++) ar_str_printf(&s, "%s%" PRId64, i ? "," : "", v->v[i]);
+  return ar_str_str(&s);
 }
 
 static const char *proto_text(sc_arena *a, const uint8_t *p, size_t n, int depth) {
@@ -980,13 +980,13 @@ static const char *proto_text(sc_arena *a, const uint8_t *p, size_t n, int depth
   if (b.bad || s.named) return NULL;
   switch (s.type) {
   case 0: return "{replicated}";
-  case 1: return s.devices.n == 1 ? sc_arena_printf(a, "{maximal device=%" PRId64 "}", s.devices.v[0]) : "{maximal}";
+  case 1: return s.devices.n == 1 ? ar_printf(a, "{maximal device=%" PRId64 "}", s.devices.v[0]) : "{maximal}";
   case 2: { /* one growing buffer: a container may hold many elements */
-    sc_astr t = SC_ASTR_INIT(a);
-    sc_astr_puts(&t, "{");
-    for (size_t i = 0; i < s.tuple.n; i++) sc_astr_printf(&t, "%s%s", i ? ", " : "", s.tuple.v[i]);
-    sc_astr_puts(&t, "}");
-    return sc_astr_str(&t);
+    ar_str t = SC_ASTR_INIT(a);
+    ar_str_puts(&t, "{");
+    for (size_t i = 0; i < s.tuple.n; i++) ar_str_printf(&t, "%s%s", i ? ", " : "", s.tuple.v[i]);
+    ar_str_puts(&t, "}");
+    return ar_str_str(&t);
   }
   case 4: return "{manual}";
   case 5: return "{unknown}";
@@ -1001,27 +1001,27 @@ static const char *proto_text(sc_arena *a, const uint8_t *p, size_t n, int depth
     for (size_t i = 0; i < s.reshape.n; i++) all1 &= s.reshape.v[i] == 1;
     if (all1) return "{replicated}";
   }
-  char *t = sc_arena_printf(a, "{devices=[%s]", join_ints(a, &s.dims));
+  char *t = ar_printf(a, "{devices=[%s]", join_ints(a, &s.dims));
   if (s.reshape.n) {
-    t = sc_arena_printf(a, "%s<=[%s]", t, join_ints(a, &s.reshape));
-    if (s.reshape.n > 1) t = sc_arena_printf(a, "%sT(%s)", t, join_ints(a, &s.perm));
+    t = ar_printf(a, "%s<=[%s]", t, join_ints(a, &s.reshape));
+    if (s.reshape.n > 1) t = ar_printf(a, "%sT(%s)", t, join_ints(a, &s.perm));
   } else {
-    t = sc_arena_printf(a, "%s%s", t, join_ints(a, &s.devices));
+    t = ar_printf(a, "%s%s", t, join_ints(a, &s.devices));
   }
-  if (s.ltdr) t = sc_arena_printf(a, "%s last_tile_dim_replicate", t);
+  if (s.ltdr) t = ar_printf(a, "%s last_tile_dim_replicate", t);
   if (s.ltd.n) {
     static const char *names[] = {"replicated", "maximal", "tuple", "other", "manual", "unknown", "unreduced"};
-    sc_astr l = SC_ASTR_INIT(a);
+    ar_str l = SC_ASTR_INIT(a);
     for (size_t i = 0; i < s.ltd.n; i++) {
       int64_t k = s.ltd.v[i];
-      sc_astr_printf(&l, "%s%s", i ? ", " : "", (k >= 0 && k <= 6) ? names[k] : "other");
+      ar_str_printf(&l, "%s%s", i ? ", " : "", (k >= 0 && k <= 6) ? names[k] : "other");
     }
-    t = sc_arena_printf(a, "%s last_tile_dims={%s}", t, sc_astr_str(&l));
+    t = ar_printf(a, "%s last_tile_dims={%s}", t, ar_str_str(&l));
   }
-  return sc_arena_printf(a, "%s}", t);
+  return ar_printf(a, "%s}", t);
 }
 
-const char *sc_gspmd_proto_to_text(sc_arena *a, const void *bytes, size_t n) {
+const char *md_gspmd_proto_to_text(sc_arena *a, const void *bytes, size_t n) {
   if (n == 0) return "{replicated}";
   return proto_text(a, bytes, n, 0);
 }

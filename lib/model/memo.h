@@ -16,22 +16,22 @@
 typedef struct {
   uint64_t hash;
   uint64_t tag;
-  sc_span a, b;
+  ir_span a, b;
   void *value;
   bool used;
-} sc_memo_entry;
+} md_memo_entry;
 
-typedef struct sc_memo {
+typedef struct md_memo {
   sc_arena *arena;
-  sc_memo_entry *slots;
+  md_memo_entry *slots;
   uint32_t mask, count;
   uint64_t seed;       /* the arena's hash key (util/hash.h): the key texts come from the input */
-  sc_memo_entry *last; /* the last key looked up: runs of the same key skip the hashing */
-} sc_memo;
+  md_memo_entry *last; /* the last key looked up: runs of the same key skip the hashing */
+} md_memo;
 
-void sc_memo_init(sc_memo *m, sc_arena *a);
+void md_memo_init(md_memo *m, sc_arena *a);
 /* The value slot of key (tag, a, b): *found tells whether it was there; when not, a slot holding NULL
  * is inserted for the caller to fill. The pointer is valid until the next insertion. */
-void **sc_memo_slot(sc_memo *m, uint64_t tag, sc_span a, sc_span b, bool *found);
+void **md_memo_slot(md_memo *m, uint64_t tag, ir_span a, ir_span b, bool *found);
 
 #endif

@@ -1,6 +1,6 @@
 /* model.c — builds the normalized sharding model of a module (model.h): meshes (sdy.mesh ops, the
  * round-trip `xla.sdy.meshes` attribute, the request's target mesh, `mhlo.num_partitions`), every
- * sharding annotation parsed once (Shardy and GSPMD onto sc_sharding), sdy ops' custom syntax, and each
+ * sharding annotation parsed once (Shardy and GSPMD onto md_sharding), sdy ops' custom syntax, and each
  * op's manual context (Shardy manual computations, round-trip manual bodies, GSPMD manual regions),
  * following calls into private functions (model_manual.c). Bad annotations become model errors, never
  * failures. */
@@ -19,14 +19,14 @@
 /* ---- small helpers ------------------------------------------------------------------------------ */
 
 
-static uint32_t off_of(const sc_module *m, const char *p) { return (uint32_t)(p - m->buf); }
+static uint32_t off_of(const ir_module *m, const char *p) { return (uint32_t)(p - m->buf); }
 
 /* Unquotes an MLIR/HLO string literal, keeping embedded NULs (proto bytes). Returns false if `s` is not
  * a quoted string. */
-static bool unquote(sc_arena *a, sc_span s, sc_span *out) {
-  s = sc_span_trim(s);
+static bool unquote(sc_arena *a, ir_span s, ir_span *out) {
+  s = ir_span_trim(s);
   if (s.n < 2 || s.p[0] != '"' || s.p[s.n - 1] != '"') return false;
-  char *buf = sc_arena_alloc(a, s.n);
+  char *buf = ar_alloc(a, s.n);
   uint32_t n = 0;
   for (uint32_t i = 1; i + 1 < s.n; i++) {
     char c = s.p[i];
@@ -54,12 +54,12 @@ static bool unquote(sc_arena *a, sc_span s, sc_span *out) {
     n = k; /* only text attributes (never proto bytes) */
     buf[n] = 0;
   }
-  *out = sc_span_of(buf, n);
+  *out = ir_span_of(buf, n);
   return true;
 }
 
-static int64_t leading_int(sc_span v, bool *ok) {
-  v = sc_span_trim(v);
+static int64_t leading_int(ir_span v, bool *ok) {
+  v = ir_span_trim(v);
   uint32_t i = 0;
   bool neg = false;
   if (i < v.n && v.p[i] == '-') neg = true, i++;
@@ -74,7 +74,7 @@ static int64_t leading_int(sc_span v, bool *ok) {
 }
 
 /* The value text of `key` inside an attribute dictionary text `{k = "v", k2 = ...}` (HLO `{k="v"}`). */
-static bool dict_lookup(sc_arena *a, sc_span dict, const char *key, sc_span *value, uint32_t base) {
+static bool dict_lookup(sc_arena *a, ir_span dict, const char *key, ir_span *value, uint32_t base) {
   sdy_lex lx;
   sdy_lex_init(&lx, a, dict, base);
   if (!sdy_eat(&lx, '{')) return false;
@@ -82,69 +82,69 @@ static bool dict_lookup(sc_arena *a, sc_span dict, const char *key, sc_span *val
     sdy_tok k = sdy_next(&lx);
     if (k.kind == SDY_PUNCT && k.ch == '}') return false;
     if (k.kind == SDY_PUNCT && k.ch == ',') continue;
-    bool match = (k.kind == SDY_IDENT || k.kind == SDY_STR) && sc_span_eq(k.text, key);
+    bool match = (k.kind == SDY_IDENT || k.kind == SDY_STR) && ir_span_eq(k.text, key);
     if (!sdy_eat(&lx, '=')) continue;
     const char *vs = sdy_peek(&lx).at;
     sdy_skip_value(&lx);
     if (match) {
-      *value = sc_span_of(vs, (uint32_t)(lx.p - vs));
+      *value = ir_span_of(vs, (uint32_t)(lx.p - vs));
       return true;
     }
   }
   return false;
 }
 
-const sc_attr *mdl_find_attr_n(const sc_attrs *attrs, const char *name, size_t n) {
+const ir_attr *md_find_attr_n(const ir_attrs *attrs, const char *name, size_t n) {
   for (uint32_t i = 0; i < attrs->n; i++)
     if (attrs->v[i].name.n == n && !memcmp(attrs->v[i].name.p, name, n)) return &attrs->v[i];
   return NULL;
 }
 
-const sc_attr *mdl_find_attr(const sc_attrs *attrs, const char *name) { return mdl_find_attr_n(attrs, name, strlen(name)); }
+const ir_attr *md_find_attr(const ir_attrs *attrs, const char *name) { return md_find_attr_n(attrs, name, strlen(name)); }
 /* For a literal name: its length is known at compile time. */
 
-static bool is_func(const sc_op *op) {
+static bool is_func(const ir_op *op) {
   return op->kind == SC_OP_FUNC;
 }
 
-static void add_error(sc_arena *a, sc_model *model, errvec *errs, const sc_op *op, uint32_t offset, const char *msg) {
+static void add_error(sc_arena *a, md_model *model, errvec *errs, const ir_op *op, uint32_t offset, const char *msg) {
   (void)model;
-  sc_model_error e = {op, offset, msg};
+  md_model_error e = {op, offset, msg};
   SC_PUSH(a, *errs, e);
 }
 
 /* What a sharding annotation's text is parsed as (the memo's tag). */
 enum { TEXT_SDY = 1, TEXT_SDY_LIST, TEXT_GSPMD };
-static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_sharding ***out, uint32_t *n,
+static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, md_sharding ***out, uint32_t *n,
                          const char **error);
 
 /* ---- annotations -------------------------------------------------------------------------------- */
 
-static void record_fail(builder *b, sc_annotation *an, const sc_op *op, uint32_t report_offset, const char *what,
+static void record_fail(builder *b, md_annotation *an, const ir_op *op, uint32_t report_offset, const char *what,
                         const char *msg) {
   an->failed = true;
   add_error(b->a, b->model, &b->errs, op, report_offset,
-            what ? sc_arena_printf(b->a, "%s - %s", what, msg) : msg);
+            what ? ar_printf(b->a, "%s - %s", what, msg) : msg);
 }
 
 /* One sharding annotation `at` on `op`, parsed as `kind`: TEXT_SDY_LIST (sdy.sharding on an op,
  * #sdy.sharding_per_value<[...]>), TEXT_SDY (on a func argument/result, #sdy.sharding<...>) or
  * TEXT_GSPMD (mhlo.sharding). A failure is reported at report_off, prefixed with `what` if given. */
-static void parse_annotation(builder *b, sc_annotation *an, const sc_attr *at, int kind, const sc_op *op,
+static void parse_annotation(builder *b, md_annotation *an, const ir_attr *at, int kind, const ir_op *op,
                              uint32_t report_off, const char *what) {
   an->present = true;
   an->name = at->name;
   an->text = at->value;
   an->offset = off_of(b->m, at->value.p);
   an->per_value = kind == TEXT_SDY_LIST;
-  sc_span v = sc_span_trim(at->value);
-  if (kind == TEXT_SDY_LIST && sc_span_starts(v, "#sdy.sharding<")) {
+  ir_span v = ir_span_trim(at->value);
+  if (kind == TEXT_SDY_LIST && ir_span_starts(v, "#sdy.sharding<")) {
     record_fail(b, an, op, report_off, what,
                 "op should have a sharding attribute of type TensorShardingPerValueAttr (write "
                 "#sdy.sharding_per_value<[<...>]> on ops; #sdy.sharding<...> is for function arguments and results)");
     return;
   }
-  if (kind == TEXT_SDY && sc_span_starts(v, "#sdy.sharding_per_value")) {
+  if (kind == TEXT_SDY && ir_span_starts(v, "#sdy.sharding_per_value")) {
     record_fail(b, an, op, report_off, what,
                 "should have a sharding attribute of type TensorShardingAttr (write #sdy.sharding<...> on function "
                 "arguments and results)");
@@ -157,35 +157,35 @@ static void parse_annotation(builder *b, sc_annotation *an, const sc_attr *at, i
 
 /* The GSPMD sharding written as `v` (an HloSharding string, quoted or not, or serialized OpSharding
  * bytes) at `off`, or NULL with *error (the whole message). */
-static sc_sharding *parse_gspmd_text(builder *b, sc_span v, uint32_t off, const char **error) {
-  sc_span text;
+static md_sharding *parse_gspmd_text(builder *b, ir_span v, uint32_t off, const char **error) {
+  ir_span text;
   if (unquote(b->a, v, &text)) {
     off += 1;
-    sc_span t = sc_span_trim(text);
+    ir_span t = ir_span_trim(text);
     if (t.n == 0 || t.p[0] != '{') {
-      const char *conv = sc_gspmd_proto_to_text(b->a, text.p, text.n);
+      const char *conv = md_gspmd_proto_to_text(b->a, text.p, text.n);
       if (!conv) {
-        *error = sc_arena_printf(b->a, "mhlo.sharding %.*s is neither HloSharding text nor a serialized OpSharding",
+        *error = ar_printf(b->a, "mhlo.sharding %.*s is neither HloSharding text nor a serialized OpSharding",
                                  SC_SPAN_ARG(v));
         return NULL;
       }
-      text = sc_span_of(conv, (uint32_t)strlen(conv));
+      text = ir_span_of(conv, (uint32_t)strlen(conv));
     }
   } else {
     text = v;
   }
   const char *err = NULL;
-  sc_sharding *s = sc_parse_gspmd_sharding(b->a, text, off, &err);
-  if (!s) *error = sc_arena_printf(b->a, "invalid sharding %.*s: %s", SC_SPAN_ARG(v), err);
+  md_sharding *s = md_parse_gspmd_sharding(b->a, text, off, &err);
+  if (!s) *error = ar_printf(b->a, "invalid sharding %.*s: %s", SC_SPAN_ARG(v), err);
   return s;
 }
 
 /* ---- sdy ops' custom syntax --------------------------------------------------------------------- */
 
-const sc_sdy_op_info mdl_no_sdy_op;
-const sc_func_annotations mdl_no_func;
+const md_sdy_op_info md_no_sdy_op;
+const md_func_annotations md_no_func;
 
-static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
+static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
   if (op->generic || !op->text.n) return;
   sdy_lex lx;
   sdy_lex_init(&lx, b->a, op->text, off_of(b->m, op->text.p));
@@ -196,7 +196,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
     for (;;) {
       sdy_tok t = sdy_next(&lx);
       if (t.kind == SDY_EOF) return;
-      if (t.kind == SDY_IDENT && sc_span_same(t.text, op->name)) break;
+      if (t.kind == SDY_IDENT && ir_span_same(t.text, op->name)) break;
     }
   }
   b->items.n = 0;
@@ -206,7 +206,7 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
     sdy_tok t = sdy_next(&lx); /* groups step back to `before` and are skipped whole */
     if (t.kind == SDY_EOF || t.kind == SDY_BAD) break;
     if (t.kind == SDY_PUNCT && (t.ch == ':' || t.ch == '}' || t.ch == ')' || t.ch == ']' || t.ch == '>')) break;
-    if (t.kind == SDY_IDENT && sc_span_eq(t.text, "loc")) break;
+    if (t.kind == SDY_IDENT && ir_span_eq(t.text, "loc")) break;
     if (t.kind == SDY_VALUE || t.kind == SDY_SYM || t.kind == SDY_STR || t.kind == SDY_INT) continue;
     if (t.kind == SDY_PUNCT && t.ch == '(') {
       lx.p = before;
@@ -215,13 +215,13 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
     }
     if (t.kind == SDY_PUNCT && t.ch == '{' && regions) break;
     if (t.kind == SDY_IDENT) {
-      sc_sdy_item it;
+      md_sdy_item it;
       memset(&it, 0, sizeof it);
       it.name = t.text;
       if (sdy_eat(&lx, '=')) {
         const char *vs = sdy_peek(&lx).at;
         sdy_skip_value(&lx);
-        it.value = sc_span_of(vs, (uint32_t)(lx.p - vs));
+        it.value = ir_span_of(vs, (uint32_t)(lx.p - vs));
         it.offset = sdy_offset(&lx, vs);
       } else {
         it.offset = sdy_offset(&lx, t.at);
@@ -234,32 +234,32 @@ static void scan_sdy_header(builder *b, const sc_op *op, sc_op_info *info) {
       const char *vs = t.at;
       lx.p = before;
       sdy_skip_value(&lx);
-      sc_sdy_item it;
+      md_sdy_item it;
       memset(&it, 0, sizeof it);
-      it.value = sc_span_of(vs, (uint32_t)(lx.p - vs));
+      it.value = ir_span_of(vs, (uint32_t)(lx.p - vs));
       it.offset = sdy_offset(&lx, vs);
       SC_PUSH(b->a, b->items, it);
       continue;
     }
   }
   if (!b->items.n) return;
-  info->items = sc_arena_calloc(b->a, b->items.n, sizeof *info->items);
+  info->items = ar_calloc(b->a, b->items.n, sizeof *info->items);
   memcpy(info->items, b->items.v, b->items.n * sizeof *info->items);
   info->nitems = (uint32_t)b->items.n;
 }
 
-static const sc_sdy_item *item_named(const sc_op_info *info, const char *name) {
+static const md_sdy_item *item_named(const md_op_info *info, const char *name) {
   for (uint32_t i = 0; i < info->nitems; i++)
-    if (info->items[i].value.n && sc_span_eq(info->items[i].name, name)) return &info->items[i];
+    if (info->items[i].value.n && ir_span_eq(info->items[i].name, name)) return &info->items[i];
   return NULL;
 }
 
-static const sc_sdy_item *first_group(const sc_op_info *info, char open) {
+static const md_sdy_item *first_group(const md_op_info *info, char open) {
   for (uint32_t i = 0; i < info->nitems; i++)
     if (!info->items[i].name.n && info->items[i].value.n && info->items[i].value.p[0] == open) {
       /* skip attribute dicts `{sdy.sharding = ...}` */
       if (open == '{') {
-        sc_span v = info->items[i].value;
+        ir_span v = info->items[i].value;
         uint32_t j = 1;
         while (j < v.n && isspace((unsigned char)v.p[j])) j++;
         if (j < v.n && (isalpha((unsigned char)v.p[j]) || v.p[j] == '_')) continue;
@@ -270,15 +270,15 @@ static const sc_sdy_item *first_group(const sc_op_info *info, char open) {
 }
 
 /* The value for an sdy op's piece of syntax: attribute (generic form / lead's parser) or scanned item. */
-static bool sdy_value(const sc_op *op, const sc_op_info *info, const char *name, sc_span *v, uint32_t *off,
-                      const sc_module *m) {
-  const sc_sdy_item *it = item_named(info, name);
+static bool sdy_value(const ir_op *op, const md_op_info *info, const char *name, ir_span *v, uint32_t *off,
+                      const ir_module *m) {
+  const md_sdy_item *it = item_named(info, name);
   if (it) {
     *v = it->value;
     *off = it->offset;
     return true;
   }
-  const sc_attr *at = mdl_find_attr(&op->attrs, name);
+  const ir_attr *at = md_find_attr(&op->attrs, name);
   if (at && at->value.n) {
     *v = at->value;
     *off = off_of(m, at->value.p);
@@ -289,26 +289,26 @@ static bool sdy_value(const sc_op *op, const sc_op_info *info, const char *name,
 
 /* A sharding in an sdy op's custom syntax (`name` = v at `off`): one sharding (TEXT_SDY) or a list
  * (TEXT_SDY_LIST); a failure is reported prefixed with `what` if given. */
-static void parse_custom_sdy(builder *b, sc_annotation *an, const sc_op *op, sc_span v, uint32_t off, int kind,
+static void parse_custom_sdy(builder *b, md_annotation *an, const ir_op *op, ir_span v, uint32_t off, int kind,
                              const char *name, const char *what) {
   an->present = true;
   an->per_value = kind == TEXT_SDY_LIST;
-  an->name = sc_span_of(name, (uint32_t)strlen(name));
+  an->name = ir_span_of(name, (uint32_t)strlen(name));
   an->text = v;
   an->offset = off;
   const char *err = NULL;
-  sc_span t = sc_span_trim(v);
+  ir_span t = ir_span_trim(v);
   if (!shardings_of(b, kind, t, off + (uint32_t)(t.p - v.p), &an->values, &an->nvalues, &err))
     record_fail(b, an, op, op->pos.offset, what, err);
 }
 
-static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info, sc_sdy_op_info *x) {
+static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, md_sdy_op_info *x) {
   scan_sdy_header(b, op, info);
-  sc_span v;
+  ir_span v;
   uint32_t off;
   unsigned n = op->kind;
   if (n == SC_OP_SDY_SHARDING_CONSTRAINT || n == SC_OP_SDY_RESHARD) {
-    const sc_sdy_item *g = first_group(info, '<');
+    const md_sdy_item *g = first_group(info, '<');
     if (g)
       parse_custom_sdy(b, &info->sharding, op, g->value, g->offset, TEXT_SDY, "sharding", NULL);
     else if (sdy_value(op, info, "sharding", &v, &off, b->m))
@@ -316,7 +316,7 @@ static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info, sc_sdy_o
   } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
     if (sdy_value(op, info, "sharding", &v, &off, b->m))
       parse_custom_sdy(b, &info->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
-  } else if (sc_op_kind_is_sdy_collective(n)) {
+  } else if (ir_op_kind_is_sdy_collective(n)) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
       parse_custom_sdy(b, &info->sharding, op, v, off, TEXT_SDY, "out_sharding", "out_sharding");
   } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
@@ -328,22 +328,22 @@ static void parse_sdy_op(builder *b, const sc_op *op, sc_op_info *info, sc_sdy_o
       const char *err = NULL;
       x->has_manual_axes = true;
       x->manual_axes_offset = off;
-      if (sc_parse_sdy_axis_names(b->a, v, off, &x->manual_axes, &x->nmanual_axes, &err) != 0)
-        add_error(b->a, b->model, &b->errs, op, op->pos.offset, sc_arena_printf(b->a, "manual_axes - %s", err));
+      if (md_parse_sdy_axis_names(b->a, v, off, &x->manual_axes, &x->nmanual_axes, &err) != 0)
+        add_error(b->a, b->model, &b->errs, op, op->pos.offset, ar_printf(b->a, "manual_axes - %s", err));
     }
   }
 }
 
 /* Round-trip (`xla.sdy.*` frontend attributes) manual axes of GlobalToLocalShape / manual body calls. */
-static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_sdy_op_info *info) {
-  const sc_attr *fa = FIND_ATTR(&op->attrs, "mhlo.frontend_attributes");
+static void parse_roundtrip_manual(builder *b, const ir_op *op, md_sdy_op_info *info) {
+  const ir_attr *fa = FIND_ATTR(&op->attrs, "mhlo.frontend_attributes");
   if (!fa) fa = FIND_ATTR(&op->attrs, "frontend_attributes");
   if (!fa) return;
-  sc_span v, s;
-  if (!dict_lookup(b->a, sc_span_trim(fa->value), "xla.sdy.manual_axes", &v, off_of(b->m, fa->value.p))) return;
+  ir_span v, s;
+  if (!dict_lookup(b->a, ir_span_trim(fa->value), "xla.sdy.manual_axes", &v, off_of(b->m, fa->value.p))) return;
   if (!unquote(b->a, v, &s)) return;
   const char *err = NULL;
-  if (sc_parse_sdy_axis_names(b->a, s, off_of(b->m, v.p), &info->manual_axes, &info->nmanual_axes, &err) == 0) {
+  if (md_parse_sdy_axis_names(b->a, s, off_of(b->m, v.p), &info->manual_axes, &info->nmanual_axes, &err) == 0) {
     info->has_manual_axes = true;
     info->manual_axes_offset = off_of(b->m, v.p);
   }
@@ -351,13 +351,13 @@ static void parse_roundtrip_manual(builder *b, const sc_op *op, sc_sdy_op_info *
 
 /* ---- meshes ------------------------------------------------------------------------------------- */
 
-static void add_mesh_op(builder *b, const sc_op *op) {
+static void add_mesh_op(builder *b, const ir_op *op) {
   sdy_lex lx;
   /* The front end gives the mesh body as attribute "value" (pretty `@name = <...>`, and generic
    * `mesh = #sdy.mesh<...>`); without it, scan the op text for `= <...>`. */
-  const sc_attr *body = sc_op_attr(op, "value");
-  sc_span v = body ? body->value : sc_span_of("", 0);
-  if (sc_span_starts(v, "#sdy.mesh<")) v.p += 9, v.n -= 9; /* the attribute form `@m = #sdy.mesh<[...]>` */
+  const ir_attr *body = ir_op_attr(op, "value");
+  ir_span v = body ? body->value : ir_span_of("", 0);
+  if (ir_span_starts(v, "#sdy.mesh<")) v.p += 9, v.n -= 9; /* the attribute form `@m = #sdy.mesh<[...]>` */
   if (v.n && v.p[0] == '<') {
     sdy_lex_init(&lx, b->a, v, off_of(b->m, v.p));
   } else {
@@ -369,13 +369,13 @@ static void add_mesh_op(builder *b, const sc_op *op) {
     }
   }
   const char *at = sdy_peek(&lx).at;
-  sc_mesh *mesh = sdy_parse_mesh_body(&lx);
+  md_mesh *mesh = sdy_parse_mesh_body(&lx);
   if (!mesh) {
     add_error(b->a, b->model, &b->errs, op, op->pos.offset,
-              sc_arena_printf(b->a, "custom op 'sdy.mesh' failed to parse Sdy_Mesh: %s", lx.err ? lx.err : "bad mesh"));
+              ar_printf(b->a, "custom op 'sdy.mesh' failed to parse Sdy_Mesh: %s", lx.err ? lx.err : "bad mesh"));
     return;
   }
-  mesh->name = sc_op_sym_name(op);
+  mesh->name = ir_op_sym_name(op);
   if (!mesh->name.n) { /* the parser did not give a symbol: take it from the text */
     sdy_lex l2;
     sdy_lex_init(&l2, b->a, op->text, 0);
@@ -390,13 +390,13 @@ static void add_mesh_op(builder *b, const sc_op *op) {
   SC_PUSH(b->a, b->meshes, *mesh);
 }
 
-static void add_roundtrip_meshes(builder *b, const sc_op *module) {
-  const sc_attr *fa = mdl_find_attr(&module->attrs, "mhlo.frontend_attributes");
-  if (!fa) fa = mdl_find_attr(&module->attrs, "frontend_attributes");
+static void add_roundtrip_meshes(builder *b, const ir_op *module) {
+  const ir_attr *fa = md_find_attr(&module->attrs, "mhlo.frontend_attributes");
+  if (!fa) fa = md_find_attr(&module->attrs, "frontend_attributes");
   if (!fa) return;
-  sc_span v, s;
+  ir_span v, s;
   uint32_t base = off_of(b->m, fa->value.p);
-  if (!dict_lookup(b->a, sc_span_trim(fa->value), "xla.sdy.meshes", &v, base)) return;
+  if (!dict_lookup(b->a, ir_span_trim(fa->value), "xla.sdy.meshes", &v, base)) return;
   if (!unquote(b->a, v, &s)) return;
   uint32_t off = off_of(b->m, v.p);
   sdy_lex lx;
@@ -409,10 +409,10 @@ static void add_roundtrip_meshes(builder *b, const sc_op *module) {
     if (!sdy_eat(&lx, '=')) break;
     sdy_tok h = sdy_peek(&lx);
     if (h.kind == SDY_HASH) sdy_next(&lx);
-    sc_mesh *mesh = sdy_parse_mesh_body(&lx);
+    md_mesh *mesh = sdy_parse_mesh_body(&lx);
     if (!mesh) {
       add_error(b->a, b->model, &b->errs, module, off,
-                sc_arena_printf(b->a, "xla.sdy.meshes: failed to parse mesh %.*s: %s", SC_SPAN_ARG(name.text),
+                ar_printf(b->a, "xla.sdy.meshes: failed to parse mesh %.*s: %s", SC_SPAN_ARG(name.text),
                                 lx.err ? lx.err : "bad mesh"));
       return;
     }
@@ -422,59 +422,59 @@ static void add_roundtrip_meshes(builder *b, const sc_op *module) {
   }
 }
 
-static sc_mesh *target_mesh(sc_arena *a, const sc_target_mesh *t) {
-  sc_mesh *m = sc_arena_alloc(a, sizeof *m);
-  m->name = sc_span_of("target", 6);
+static md_mesh *target_mesh(sc_arena *a, const sc_target_mesh *t) {
+  md_mesh *m = ar_alloc(a, sizeof *m);
+  m->name = ir_span_of("target", 6);
   m->naxes = (uint32_t)t->naxes;
-  m->axes = sc_arena_calloc(a, t->naxes ? t->naxes : 1, sizeof *m->axes);
+  m->axes = ar_calloc(a, t->naxes ? t->naxes : 1, sizeof *m->axes);
   int64_t prod = 1;
   for (size_t i = 0; i < t->naxes; i++) {
     const char *nm = t->axes[i].name ? t->axes[i].name : "";
-    m->axes[i].name = sc_span_of(nm, (uint32_t)strlen(nm));
+    m->axes[i].name = ir_span_of(nm, (uint32_t)strlen(nm));
     m->axes[i].size = t->axes[i].size;
     m->axes[i].type = t->axes[i].type;
     if (t->axes[i].size > 0 && prod <= INT64_MAX / t->axes[i].size) prod *= t->axes[i].size;
   }
   m->devices = prod;
   if (t->device_ids && t->ndevice_ids) {
-    m->device_ids = sc_arena_calloc(a, t->ndevice_ids, sizeof *m->device_ids);
+    m->device_ids = ar_calloc(a, t->ndevice_ids, sizeof *m->device_ids);
     memcpy(m->device_ids, t->device_ids, t->ndevice_ids * sizeof *m->device_ids);
     m->ndevice_ids = (uint32_t)t->ndevice_ids;
   }
-  sc_mesh_index_axes(a, m);
+  md_mesh_index_axes(a, m);
   return m;
 }
 
 /* ---- resolution --------------------------------------------------------------------------------- */
 
-const sc_mesh *sc_model_mesh(const sc_model *model, sc_span name) {
+const md_mesh *md_model_mesh(const md_model *model, ir_span name) {
   if (!model) return NULL;
   if (model->mesh_index) {
     uint32_t i;
-    return sc_name_map_get(model->mesh_index, name.p, name.n, &i) ? &model->meshes[i] : NULL;
+    return hs_name_map_get(model->mesh_index, name.p, name.n, &i) ? &model->meshes[i] : NULL;
   }
   for (uint32_t i = 0; i < model->nmeshes; i++)
-    if (sc_span_same(model->meshes[i].name, name)) return &model->meshes[i];
+    if (ir_span_same(model->meshes[i].name, name)) return &model->meshes[i];
   return NULL;
 }
 
-static void resolve_refs(sc_axis_ref *r, uint32_t n, const sc_mesh *mesh) {
+static void resolve_refs(md_axis_ref *r, uint32_t n, const md_mesh *mesh) {
   for (uint32_t i = 0; i < n; i++) {
     if (r[i].sub) continue;
-    int k = sc_mesh_axis_index(mesh, r[i].name);
+    int k = md_mesh_axis_index(mesh, r[i].name);
     if (k >= 0) r[i].size = mesh->axes[k].size;
   }
 }
 
-static void resolve(sc_model *model, sc_sharding *s) {
+static void resolve(md_model *model, md_sharding *s) {
   if (!s) return;
   if (s->kind == SC_SHARDING_TUPLE) {
     for (uint32_t i = 0; i < s->nelements; i++) resolve(model, s->elements[i]);
     return;
   }
   if (s->source != SC_SHARDING_FROM_SDY) return;
-  if (!s->mesh && s->mesh_name.n) s->mesh = sc_model_mesh(model, s->mesh_name);
-  const sc_mesh *mesh = s->mesh;
+  if (!s->mesh && s->mesh_name.n) s->mesh = md_model_mesh(model, s->mesh_name);
+  const md_mesh *mesh = s->mesh;
   if (!mesh) return;
   for (uint32_t d = 0; d < s->rank; d++) resolve_refs(s->dims[d].axes, s->dims[d].naxes, mesh);
   resolve_refs(s->replicated, s->nreplicated, mesh);
@@ -485,10 +485,10 @@ static void resolve(sc_model *model, sc_sharding *s) {
   }
 }
 
-const sc_mesh *sc_model_sharding_mesh(const sc_model *model, const sc_sharding *s) {
+const md_mesh *md_model_sharding_mesh(const md_model *model, const md_sharding *s) {
   if (!s) return NULL;
   if (s->mesh) return s->mesh;
-  if (s->mesh_name.n) return sc_model_mesh(model, s->mesh_name);
+  if (s->mesh_name.n) return md_model_mesh(model, s->mesh_name);
   return NULL;
 }
 
@@ -497,9 +497,9 @@ const sc_mesh *sc_model_sharding_mesh(const sc_model *model, const sc_sharding *
 /* Tries every order of the mesh axes; a tiled dimension takes consecutive axes whose sizes multiply to
  * it, the rest replicate. Accepts when the device order the named sharding implies equals the tile
  * assignment's. */
-static bool try_map(sc_arena *a, sc_sharding *s, const sc_mesh *mesh, const uint32_t *order, uint32_t data_rank) {
+static bool try_map(sc_arena *a, md_sharding *s, const md_mesh *mesh, const uint32_t *order, uint32_t data_rank) {
   uint32_t na = mesh->naxes;
-  uint32_t *dim_of = sc_arena_calloc(a, na, sizeof *dim_of);
+  uint32_t *dim_of = ar_calloc(a, na, sizeof *dim_of);
   uint32_t k = 0;
   for (uint32_t d = 0; d < s->ntile_dims; d++) {
     int64_t need = s->tile_dims[d], got = 1;
@@ -531,18 +531,18 @@ static bool try_map(sc_arena *a, sc_sharding *s, const sc_mesh *mesh, const uint
       coord[ax] = 0;
     }
   }
-  s->dims = sc_arena_calloc(a, data_rank ? data_rank : 1, sizeof *s->dims);
+  s->dims = ar_calloc(a, data_rank ? data_rank : 1, sizeof *s->dims);
   s->rank = data_rank;
   for (uint32_t d = 0; d < data_rank; d++) {
     s->dims[d].priority = -1;
     uint32_t cnt = 0;
     for (uint32_t i = 0; i < na; i++)
       if (dim_of[order[i]] == d && mesh->axes[order[i]].size > 1) cnt++;
-    s->dims[d].axes = sc_arena_calloc(a, cnt ? cnt : 1, sizeof(sc_axis_ref));
+    s->dims[d].axes = ar_calloc(a, cnt ? cnt : 1, sizeof(md_axis_ref));
     for (uint32_t i = 0; i < na; i++) {
       uint32_t ax = order[i];
       if (dim_of[ax] == d && mesh->axes[ax].size > 1) {
-        sc_axis_ref *r = &s->dims[d].axes[s->dims[d].naxes++];
+        md_axis_ref *r = &s->dims[d].axes[s->dims[d].naxes++];
         r->name = mesh->axes[ax].name;
         r->size = mesh->axes[ax].size;
       }
@@ -551,7 +551,7 @@ static bool try_map(sc_arena *a, sc_sharding *s, const sc_mesh *mesh, const uint
   return true;
 }
 
-static bool permute_map(sc_arena *a, sc_sharding *s, const sc_mesh *mesh, uint32_t *order, uint32_t k, uint32_t rank) {
+static bool permute_map(sc_arena *a, md_sharding *s, const md_mesh *mesh, uint32_t *order, uint32_t k, uint32_t rank) {
   if (k == mesh->naxes) return try_map(a, s, mesh, order, rank);
   for (uint32_t i = k; i < mesh->naxes; i++) {
     uint32_t t = order[k];
@@ -564,7 +564,7 @@ static bool permute_map(sc_arena *a, sc_sharding *s, const sc_mesh *mesh, uint32
   return false;
 }
 
-static void map_gspmd(sc_arena *a, sc_sharding *s, const sc_mesh *mesh) {
+static void map_gspmd(sc_arena *a, md_sharding *s, const md_mesh *mesh) {
   if (!s || !mesh) return;
   if (s->kind == SC_SHARDING_TUPLE) {
     for (uint32_t i = 0; i < s->nelements; i++) map_gspmd(a, s->elements[i], mesh);
@@ -592,14 +592,14 @@ static void map_gspmd(sc_arena *a, sc_sharding *s, const sc_mesh *mesh) {
  * resolved against the module's meshes and mapped onto the effective mesh; a later occurrence gets its
  * own header (text, mesh name and offset moved onto its own text, so every diagnostic points where it
  * did before) sharing the first one's arrays: its axis refs' names lie in the first occurrence's text,
- * and rules place them through sc_sharding_pos(). Tuples (rare) are copied whole, elements included.
+ * and rules place them through md_sharding_pos(). Tuples (rare) are copied whole, elements included.
  * Texts with an inline mesh are parsed every time (the mesh would carry the first occurrence's
  * positions). */
 typedef struct {
-  sc_sharding **values; /* the first occurrence's shardings (also on a failed list, as the parser left them) */
+  md_sharding **values; /* the first occurrence's shardings (also on a failed list, as the parser left them) */
   uint32_t nvalues;
   const char *error;    /* NULL if it parsed */
-  sc_span text;         /* the first occurrence's text: the spans that point into it move */
+  ir_span text;         /* the first occurrence's text: the spans that point into it move */
   uint32_t offset;      /* the first occurrence's offset */
   bool shared;          /* false: parse each occurrence */
   size_t clone_bytes;   /* what a copy of the values takes (clones_size()) */
@@ -611,13 +611,13 @@ typedef struct {
   uint32_t offset;  /* where this occurrence starts, minus where the first one did */
 } rebase;
 
-static sc_span moved(const rebase *r, sc_span s) {
+static ir_span moved(const rebase *r, ir_span s) {
   uintptr_t p = (uintptr_t)s.p;
   if (s.p && p >= r->lo && p + s.n <= r->hi) s.p = r->to + (p - r->lo);
   return s;
 }
 
-static sc_axis_ref *moved_refs(sc_axis_ref *to, const rebase *r, const sc_axis_ref *from, uint32_t n) {
+static md_axis_ref *moved_refs(md_axis_ref *to, const rebase *r, const md_axis_ref *from, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     to[i] = from[i];
     to[i].name = moved(r, from[i].name);
@@ -625,50 +625,50 @@ static sc_axis_ref *moved_refs(sc_axis_ref *to, const rebase *r, const sc_axis_r
   return to;
 }
 
-static uint32_t refs_in(const sc_sharding *t) {
+static uint32_t refs_in(const md_sharding *t) {
   uint32_t n = t->nreplicated + t->nunreduced + t->nmanual_axes;
   for (uint32_t d = 0; d < t->rank && t->dims; d++) n += t->dims[d].naxes;
   return n;
 }
 
 /* A header of its own for a plain sharding; a tuple copies its arrays too. */
-static size_t clone_size(const sc_sharding *t) {
-  if (!t->nelements) return sizeof(sc_sharding);
-  return sizeof(sc_sharding) + (t->dims ? t->rank : 0) * sizeof(sc_dim_sharding) + refs_in(t) * sizeof(sc_axis_ref) +
-         t->nelements * sizeof(sc_sharding *);
+static size_t clone_size(const md_sharding *t) {
+  if (!t->nelements) return sizeof(md_sharding);
+  return sizeof(md_sharding) + (t->dims ? t->rank : 0) * sizeof(md_dim_sharding) + refs_in(t) * sizeof(md_axis_ref) +
+         t->nelements * sizeof(md_sharding *);
 }
 
 /* A tuple's copy for another occurrence: its arrays (after the header in `mem`) with their names moved,
  * and each element copied whole. */
-static void clone_tuple_arrays(sc_arena *a, const rebase *r, const sc_sharding *t, sc_sharding *s, char *mem);
-static sc_sharding *clone_whole(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem);
+static void clone_tuple_arrays(sc_arena *a, const rebase *r, const md_sharding *t, md_sharding *s, char *mem);
+static md_sharding *clone_whole(sc_arena *a, const rebase *r, const md_sharding *t, char *mem);
 
 /* The copy of `t` for another occurrence, carved from `mem` (clone_size(t) bytes). Arrays of numbers
  * and (outside tuples) of axis refs are shared: they never change after the build. */
-static sc_sharding *clone_moved(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem) {
-  sc_sharding *s = (sc_sharding *)mem;
+static md_sharding *clone_moved(sc_arena *a, const rebase *r, const md_sharding *t, char *mem) {
+  md_sharding *s = (md_sharding *)mem;
   *s = *t;
   s->text = moved(r, t->text);
   s->mesh_name = moved(r, t->mesh_name);
   s->offset = t->offset + r->offset;
-  if (t->nelements) clone_tuple_arrays(a, r, t, s, mem + sizeof(sc_sharding));
+  if (t->nelements) clone_tuple_arrays(a, r, t, s, mem + sizeof(md_sharding));
   return s;
 }
 
-static sc_sharding *clone_whole(sc_arena *a, const rebase *r, const sc_sharding *t, char *mem) {
-  sc_sharding *s = (sc_sharding *)mem;
+static md_sharding *clone_whole(sc_arena *a, const rebase *r, const md_sharding *t, char *mem) {
+  md_sharding *s = (md_sharding *)mem;
   *s = *t;
   s->text = moved(r, t->text);
   s->mesh_name = moved(r, t->mesh_name);
   s->offset = t->offset + r->offset;
-  clone_tuple_arrays(a, r, t, s, mem + sizeof(sc_sharding));
+  clone_tuple_arrays(a, r, t, s, mem + sizeof(md_sharding));
   return s;
 }
 
-static void clone_tuple_arrays(sc_arena *a, const rebase *r, const sc_sharding *t, sc_sharding *s, char *mem) {
+static void clone_tuple_arrays(sc_arena *a, const rebase *r, const md_sharding *t, md_sharding *s, char *mem) {
   uint32_t ndims = t->dims ? t->rank : 0;
-  sc_dim_sharding *dims = (sc_dim_sharding *)mem;
-  sc_axis_ref *refs = (sc_axis_ref *)(dims + ndims);
+  md_dim_sharding *dims = (md_dim_sharding *)mem;
+  md_axis_ref *refs = (md_axis_ref *)(dims + ndims);
   if (ndims) {
     s->dims = dims;
     for (uint32_t d = 0; d < ndims; d++) {
@@ -684,37 +684,37 @@ static void clone_tuple_arrays(sc_arena *a, const rebase *r, const sc_sharding *
   if (t->nmanual_axes) s->manual_axes = moved_refs(refs, r, t->manual_axes, t->nmanual_axes);
   refs += t->nmanual_axes;
   if (t->nelements) {
-    s->elements = (sc_sharding **)refs;
+    s->elements = (md_sharding **)refs;
     for (uint32_t i = 0; i < t->nelements; i++) {
-      const sc_sharding *e = t->elements[i];
-      size_t size = sizeof(sc_sharding) + (e->dims ? e->rank : 0) * sizeof(sc_dim_sharding) +
-                    refs_in(e) * sizeof(sc_axis_ref) + e->nelements * sizeof(sc_sharding *);
-      s->elements[i] = clone_whole(a, r, e, sc_arena_alloc(a, size));
+      const md_sharding *e = t->elements[i];
+      size_t size = sizeof(md_sharding) + (e->dims ? e->rank : 0) * sizeof(md_dim_sharding) +
+                    refs_in(e) * sizeof(md_axis_ref) + e->nelements * sizeof(md_sharding *);
+      s->elements[i] = clone_whole(a, r, e, ar_alloc(a, size));
     }
   }
 }
 
-sc_span sc_sharding_pos(const sc_sharding *s, sc_span name) {
-  const sc_sharding *first = s ? s->same_as : NULL;
+ir_span md_sharding_pos(const md_sharding *s, ir_span name) {
+  const md_sharding *first = s ? s->same_as : NULL;
   if (!first || first == s || !name.p) return name;
   uintptr_t lo = (uintptr_t)first->text.p, p = (uintptr_t)name.p;
   if (p < lo || p + name.n > lo + first->text.n) return name;
-  return sc_span_of(s->text.p + (p - lo), name.n);
+  return ir_span_of(s->text.p + (p - lo), name.n);
 }
 
 /* Copies of the shardings `t[0..n)` and the array holding them, in one allocation of `size` bytes
  * (clones_size()). */
-static size_t clones_size(sc_sharding *const *t, uint32_t n) {
-  size_t size = n * sizeof(sc_sharding *);
+static size_t clones_size(md_sharding *const *t, uint32_t n) {
+  size_t size = n * sizeof(md_sharding *);
   for (uint32_t i = 0; i < n; i++) size += clone_size(t[i]);
   return size;
 }
 
-static sc_sharding **clone_all(sc_arena *a, const rebase *r, sc_sharding *const *t, uint32_t n, size_t size) {
+static md_sharding **clone_all(sc_arena *a, const rebase *r, md_sharding *const *t, uint32_t n, size_t size) {
   if (!n) return NULL;
-  char *mem = sc_arena_alloc(a, size);
-  sc_sharding **vals = (sc_sharding **)mem;
-  mem += n * sizeof(sc_sharding *);
+  char *mem = ar_alloc(a, size);
+  md_sharding **vals = (md_sharding **)mem;
+  mem += n * sizeof(md_sharding *);
   if (n == 1) { /* the usual case: no need to size each one */
     vals[0] = clone_moved(a, r, t[0], mem);
     return vals;
@@ -727,7 +727,7 @@ static sc_sharding **clone_all(sc_arena *a, const rebase *r, sc_sharding *const 
 }
 
 /* True if the parser gave `s` (or an element) a mesh of its own: an inline mesh, which is not copied. */
-static bool has_inline_mesh(const sc_sharding *s) {
+static bool has_inline_mesh(const md_sharding *s) {
   if (!s) return false;
   if (s->mesh) return true;
   for (uint32_t i = 0; i < s->nelements; i++)
@@ -735,22 +735,22 @@ static bool has_inline_mesh(const sc_sharding *s) {
   return false;
 }
 
-static void mark_same(sc_sharding *s) {
+static void mark_same(md_sharding *s) {
   s->same_as = s;
   for (uint32_t i = 0; i < s->nelements; i++) mark_same(s->elements[i]);
 }
 
 /* Parses `v` (a `kind` text at `off`), then resolves (Shardy) or maps (GSPMD) what it gives. */
-static void parse_text(builder *b, int kind, sc_span v, uint32_t off, parsed_text *p) {
+static void parse_text(builder *b, int kind, ir_span v, uint32_t off, parsed_text *p) {
   memset(p, 0, sizeof *p);
   p->text = v;
   p->offset = off;
   if (kind == TEXT_SDY_LIST) {
-    if (sc_parse_sdy_sharding_per_value(b->a, v, off, &p->values, &p->nvalues, &p->error) == 0) p->error = NULL;
+    if (md_parse_sdy_sharding_per_value(b->a, v, off, &p->values, &p->nvalues, &p->error) == 0) p->error = NULL;
   } else {
-    sc_sharding *s = kind == TEXT_SDY ? sc_parse_sdy_sharding(b->a, v, off, &p->error) : parse_gspmd_text(b, v, off, &p->error);
+    md_sharding *s = kind == TEXT_SDY ? md_parse_sdy_sharding(b->a, v, off, &p->error) : parse_gspmd_text(b, v, off, &p->error);
     if (s) {
-      p->values = sc_arena_alloc(b->a, sizeof *p->values);
+      p->values = ar_alloc(b->a, sizeof *p->values);
       p->values[0] = s;
       p->nvalues = 1;
       p->error = NULL;
@@ -768,13 +768,13 @@ static void parse_text(builder *b, int kind, sc_span v, uint32_t off, parsed_tex
 
 /* The shardings written as `v` at `off`: false with *error if the text does not parse (*out and *n as
  * the parser leaves them). */
-static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_sharding ***out, uint32_t *n,
+static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, md_sharding ***out, uint32_t *n,
                          const char **error) {
   bool found;
-  void **slot = sc_memo_slot(&b->parsed, (uint64_t)kind, v, sc_span_of(NULL, 0), &found);
+  void **slot = md_memo_slot(&b->parsed, (uint64_t)kind, v, ir_span_of(NULL, 0), &found);
   parsed_text *p = *slot, fresh;
   if (!found) {
-    p = sc_arena_alloc(b->a, sizeof *p);
+    p = ar_alloc(b->a, sizeof *p);
     *slot = p;
     parse_text(b, kind, v, off, p);
   } else if (p->shared) {
@@ -795,9 +795,9 @@ static bool shardings_of(builder *b, int kind, sc_span v, uint32_t off, sc_shard
 
 /* ---- build -------------------------------------------------------------------------------------- */
 
-static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_attrs *attrs, const sc_op *func,
+static void parse_value_attrs(builder *b, md_value_annotations *va, const ir_attrs *attrs, const ir_op *func,
                               const char *what) {
-  const sc_attr *at = FIND_ATTR(attrs, "sdy.sharding");
+  const ir_attr *at = FIND_ATTR(attrs, "sdy.sharding");
   if (at) parse_annotation(b, &va->sdy, at, TEXT_SDY, func, func->pos.offset, what);
   at = FIND_ATTR(attrs, "mhlo.sharding");
   if (!at) at = FIND_ATTR(attrs, "sharding");
@@ -805,84 +805,84 @@ static void parse_value_attrs(builder *b, sc_value_annotations *va, const sc_att
 }
 
 /* Fills `info` and, for sdy / round-trip manual ops, `x` (the caller keeps it apart if it is not empty). */
-static void parse_op_annotations(builder *b, sc_op *op, sc_op_info *info, sc_sdy_op_info *x) {
+static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, md_sdy_op_info *x) {
   sc_arena *a = b->a;
-  sc_module *m = b->m;
+  ir_module *m = b->m;
   if (is_func(op)) {
-    sc_func_annotations *fa = NULL; /* made for the first annotated argument or result */
-    sc_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
+    md_func_annotations *fa = NULL; /* made for the first annotated argument or result */
+    ir_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
     if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
       bool any = false;
-      for (uint32_t k = 0; k < entry->nargs && !any; k++) any = sc_value_attrs(entry->args[k])->n > 0;
+      for (uint32_t k = 0; k < entry->nargs && !any; k++) any = ir_value_attrs(entry->args[k])->n > 0;
       if (any) {
-        fa = sc_arena_calloc(a, 1, sizeof *fa);
+        fa = ar_calloc(a, 1, sizeof *fa);
         fa->nargs = entry->nargs;
-        fa->args = sc_arena_calloc(a, entry->nargs + 1, sizeof *fa->args);
+        fa->args = ar_calloc(a, entry->nargs + 1, sizeof *fa->args);
         for (uint32_t k = 0; k < entry->nargs; k++)
-          if (sc_value_attrs(entry->args[k])->n)
-            parse_value_attrs(b, &fa->args[k], sc_value_attrs(entry->args[k]), op, sc_indexed_name(a, "arg", k));
+          if (ir_value_attrs(entry->args[k])->n)
+            parse_value_attrs(b, &fa->args[k], ir_value_attrs(entry->args[k]), op, md_indexed_name(a, "arg", k));
       }
     }
     bool any = false;
-    for (uint32_t k = 0; k < sc_op_nresult_attrs(op) && !any; k++) any = sc_op_result_attrs(op)[k].n > 0;
+    for (uint32_t k = 0; k < ir_op_nresult_attrs(op) && !any; k++) any = ir_op_result_attrs(op)[k].n > 0;
     if (any) {
-      if (!fa) fa = sc_arena_calloc(a, 1, sizeof *fa);
-      fa->nresults = sc_op_nresult_attrs(op);
-      fa->results = sc_arena_calloc(a, sc_op_nresult_attrs(op) + 1, sizeof *fa->results);
-      for (uint32_t k = 0; k < sc_op_nresult_attrs(op); k++)
-        if (sc_op_result_attrs(op)[k].n)
-          parse_value_attrs(b, &fa->results[k], &sc_op_result_attrs(op)[k], op, sc_indexed_name(a, "result", k));
+      if (!fa) fa = ar_calloc(a, 1, sizeof *fa);
+      fa->nresults = ir_op_nresult_attrs(op);
+      fa->results = ar_calloc(a, ir_op_nresult_attrs(op) + 1, sizeof *fa->results);
+      for (uint32_t k = 0; k < ir_op_nresult_attrs(op); k++)
+        if (ir_op_result_attrs(op)[k].n)
+          parse_value_attrs(b, &fa->results[k], &ir_op_result_attrs(op)[k], op, md_indexed_name(a, "result", k));
     }
     if (fa) info->func = fa;
     return;
   }
   if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
   if (op->attrs.n) {
-    const sc_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
+    const ir_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
     if (at) parse_annotation(b, &info->sdy, at, TEXT_SDY_LIST, op, op->pos.offset, NULL);
     at = FIND_ATTR(&op->attrs, "mhlo.sharding");
     if (!at) at = FIND_ATTR(&op->attrs, "sharding");
-    sc_span v = at ? sc_span_trim(at->value) : sc_span_of(NULL, 0);
-    if (at && !sc_span_starts(v, "<") && !sc_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
+    ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
+    if (at && !ir_span_starts(v, "<") && !ir_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
       parse_annotation(b, &info->gspmd, at, TEXT_GSPMD, op, op->pos.offset, NULL);
   }
-  if (sc_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, x);
+  if (ir_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, x);
   else if (op->attrs.n) parse_roundtrip_manual(b, op, x);
 }
 
-static bool sdy_op_empty(const sc_sdy_op_info *x) {
+static bool sdy_op_empty(const md_sdy_op_info *x) {
   return !x->in_shardings.present && !x->out_shardings.present && !x->has_manual_axes;
 }
 
-static bool info_empty(const sc_op_info *i) {
-  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && i->func == &mdl_no_func;
+static bool info_empty(const md_op_info *i) {
+  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && i->func == &md_no_func;
 }
 
-static bool is_jax_name(sc_span n) { return sc_span_starts(n, "jit_") || sc_span_starts(n, "pjit_"); }
+static bool is_jax_name(ir_span n) { return ir_span_starts(n, "jit_") || ir_span_starts(n, "pjit_"); }
 
-static bool has_jax_attr(const sc_attrs *attrs) {
+static bool has_jax_attr(const ir_attrs *attrs) {
   for (uint32_t i = 0; attrs && i < attrs->n; i++)
-    if (sc_span_starts(attrs->v[i].name, "jax.")) return true;
+    if (ir_span_starts(attrs->v[i].name, "jax.")) return true;
   return false;
 }
 
-/* JAX's own markers (see sc_model.jax_produced). Linear in functions, arguments and results. */
-static bool jax_markers(const sc_module *m) {
+/* JAX's own markers (see md_model.jax_produced). Linear in functions, arguments and results. */
+static bool jax_markers(const ir_module *m) {
   if (m->exported) return true;
-  if (m->module && (is_jax_name(sc_op_sym_name(m->module)) || has_jax_attr(&m->module->attrs))) return true;
+  if (m->module && (is_jax_name(ir_op_sym_name(m->module)) || has_jax_attr(&m->module->attrs))) return true;
   for (uint32_t i = 0; i < m->nfuncs; i++) {
-    const sc_op *f = m->funcs[i];
-    if (is_jax_name(sc_op_sym_name(f))) return true;
-    for (uint32_t r = 0; r < sc_op_nresult_attrs(f); r++)
-      if (has_jax_attr(&sc_op_result_attrs(f)[r])) return true;
-    const sc_block *b = f->nregions && f->regions[0]->nblocks ? f->regions[0]->blocks[0] : NULL;
+    const ir_op *f = m->funcs[i];
+    if (is_jax_name(ir_op_sym_name(f))) return true;
+    for (uint32_t r = 0; r < ir_op_nresult_attrs(f); r++)
+      if (has_jax_attr(&ir_op_result_attrs(f)[r])) return true;
+    const ir_block *b = f->nregions && f->regions[0]->nblocks ? f->regions[0]->blocks[0] : NULL;
     for (uint32_t k = 0; b && k < b->nargs; k++)
-      if (has_jax_attr(sc_value_attrs(b->args[k]))) return true;
+      if (has_jax_attr(ir_value_attrs(b->args[k]))) return true;
   }
   return false;
 }
 
-sc_severity sc_model_jax_policy_severity(const sc_model *model, const sc_op *func, sc_severity sev) {
+sc_severity md_model_jax_policy_severity(const md_model *model, const ir_op *func, sc_severity sev) {
   if (!model || !model->jax_produced) return SC_SEV_NOTE;
   if (func && model->module && func != model->module->entry) return SC_SEV_NOTE;
   return sev;
@@ -890,9 +890,9 @@ sc_severity sc_model_jax_policy_severity(const sc_model *model, const sc_op *fun
 
 /* The first of `names` (NULL-terminated) present in `attrs`: its leading integer into *out when it
  * has one (else *out is left as it was). */
-static void first_int_attr(const sc_attrs *attrs, const char *const *names, int64_t *out) {
+static void first_int_attr(const ir_attrs *attrs, const char *const *names, int64_t *out) {
   for (; *names; names++) {
-    const sc_attr *at = mdl_find_attr(attrs, *names);
+    const ir_attr *at = md_find_attr(attrs, *names);
     if (!at) continue;
     bool ok;
     int64_t v = leading_int(at->value, &ok);
@@ -901,23 +901,23 @@ static void first_int_attr(const sc_attrs *attrs, const char *const *names, int6
   }
 }
 
-sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
+md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   builder b;
   memset(&b, 0, sizeof b);
   b.a = a;
   b.m = m;
-  sc_model *model = sc_arena_alloc(a, sizeof *model);
+  md_model *model = ar_alloc(a, sizeof *model);
   b.model = model;
   model->module = m;
   model->num_partitions = -1;
   model->num_replicas = -1;
-  model->ops = sc_arena_calloc(a, m->nops + 1, sizeof *model->ops);
-  model->manual = sc_arena_calloc(a, m->nops + 1, sizeof *model->manual);
-  func_map *funcs = sc_arena_alloc(a, sizeof *funcs);
-  mdl_func_map_build(a, m, funcs);
+  model->ops = ar_calloc(a, m->nops + 1, sizeof *model->ops);
+  model->manual = ar_calloc(a, m->nops + 1, sizeof *model->manual);
+  func_map *funcs = ar_alloc(a, sizeof *funcs);
+  md_func_map_build(a, m, funcs);
   model->funcs = funcs;
   model->jax_produced = jax_markers(m);
-  const sc_op *module = m->module;
+  const ir_op *module = m->module;
   if (module) {
     static const char *const np[] = {"mhlo.num_partitions", "num_partitions", NULL};
     static const char *const nr[] = {"mhlo.num_replicas", "num_replicas", "replica_count", NULL};
@@ -931,10 +931,10 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   model->meshes = b.meshes.v;
   model->nmeshes = (uint32_t)b.meshes.n;
   if (model->nmeshes > 16) { /* name lookups per sharding stay O(1) however many meshes there are */
-    sc_arena_step(a, model->nmeshes);
-    sc_name_map *index = sc_arena_alloc(a, sizeof *index);
-    sc_name_map_init(index, a, model->nmeshes);
-    for (uint32_t i = 0; i < model->nmeshes; i++) sc_name_map_put(index, model->meshes[i].name.p, model->meshes[i].name.n, i, NULL);
+    ar_step(a, model->nmeshes);
+    hs_name_map *index = ar_alloc(a, sizeof *index);
+    hs_name_map_init(index, a, model->nmeshes);
+    for (uint32_t i = 0; i < model->nmeshes; i++) hs_name_map_put(index, model->meshes[i].name.p, model->meshes[i].name.n, i, NULL);
     model->mesh_index = index;
   }
   /* target / effective mesh (before the annotations: GSPMD shardings are mapped onto it as they are parsed) */
@@ -944,18 +944,18 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
   if (model->target) {
     model->effective = model->target;
   } else {
-    const sc_mesh *best = NULL;
+    const md_mesh *best = NULL;
     for (uint32_t i = 0; i < model->nmeshes; i++) {
-      const sc_mesh *me = &model->meshes[i];
+      const md_mesh *me = &model->meshes[i];
       if (me->maximal || me->naxes == 0) continue;
       if (!best || me->devices > best->devices) best = me;
     }
     if (best) model->effective = best;
     else if (model->num_partitions > 0) {
-      sc_mesh *syn = sc_arena_alloc(a, sizeof *syn);
-      syn->name = sc_span_of("_partitions", 11);
+      md_mesh *syn = ar_alloc(a, sizeof *syn);
+      syn->name = ir_span_of("_partitions", 11);
       syn->naxes = 1;
-      syn->axes = sc_arena_alloc(a, sizeof *syn->axes);
+      syn->axes = ar_alloc(a, sizeof *syn->axes);
       syn->axes[0].name = syn->name;
       syn->axes[0].size = model->num_partitions;
       syn->devices = model->num_partitions;
@@ -964,27 +964,27 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     }
   }
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
-  sc_memo_init(&b.parsed, a);
+  md_memo_init(&b.parsed, a);
   uint32_t nannotated = 0;
-  sc_op_info *spare = NULL; /* a zeroed record an op without annotations left */
+  md_op_info *spare = NULL; /* a zeroed record an op without annotations left */
   for (uint32_t i = 0; i < m->nops; i++) {
-    sc_op *op = m->ops[i];
-    sc_arena_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
-    if (!op->attrs.n && !is_func(op) && !sc_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
-    sc_op_info *info = spare ? spare : sc_arena_alloc(a, sizeof *info);
+    ir_op *op = m->ops[i];
+    ar_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
+    if (!op->attrs.n && !is_func(op) && !ir_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
+    md_op_info *info = spare ? spare : ar_alloc(a, sizeof *info);
     spare = NULL;
-    sc_sdy_op_info x;
+    md_sdy_op_info x;
     memset(&x, 0, sizeof x);
     parse_op_annotations(&b, op, info, &x);
-    if (!info->func) info->func = &mdl_no_func;
+    if (!info->func) info->func = &md_no_func;
     if (sdy_op_empty(&x)) {
-      info->sdy_op = &mdl_no_sdy_op;
+      info->sdy_op = &md_no_sdy_op;
     } else {
-      sc_sdy_op_info *kept = sc_arena_alloc(a, sizeof *kept);
+      md_sdy_op_info *kept = ar_alloc(a, sizeof *kept);
       *kept = x;
       info->sdy_op = kept;
     }
-    if (info->sdy_op == &mdl_no_sdy_op && info_empty(info)) { /* reused for the next op */
+    if (info->sdy_op == &md_no_sdy_op && info_empty(info)) { /* reused for the next op */
       memset(info, 0, sizeof *info);
       spare = info;
       continue;
@@ -992,16 +992,16 @@ sc_model *sc_model_build(sc_arena *a, sc_module *m, const sc_options *options) {
     model->ops[op->id] = info;
     nannotated++;
   }
-  model->annotated = sc_arena_calloc(a, nannotated + 1, sizeof *model->annotated);
+  model->annotated = ar_calloc(a, nannotated + 1, sizeof *model->annotated);
   for (uint32_t i = 0; i < m->nops; i++)
     if (model->ops[m->ops[i]->id]) model->annotated[model->nannotated++] = m->ops[i];
-  mdl_build_manual(&b);
+  md_build_manual(&b);
   model->errors = b.errs.v;
   model->nerrors = (uint32_t)b.errs.n;
   return model;
 }
 
-const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
+const char *md_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
   static const char *const k_args[] = {"arg 0", "arg 1", "arg 2", "arg 3", "arg 4", "arg 5", "arg 6", "arg 7"};
   static const char *const k_results[] = {"result 0", "result 1", "result 2", "result 3",
                                           "result 4", "result 5", "result 6", "result 7"};
@@ -1012,51 +1012,51 @@ const char *sc_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
                              : !strcmp(kind, "operand") ? k_operands
                                                         : NULL;
   if (table && i < 8) return table[i];
-  return sc_arena_printf(a, "%s %u", kind, i);
+  return ar_printf(a, "%s %u", kind, i);
 }
 
 /* ---- queries ------------------------------------------------------------------------------------ */
 
-const sc_op_info *sc_model_op(const sc_model *model, const sc_op *op) {
-  static const sc_op_info empty = {.sdy_op = &mdl_no_sdy_op, .func = &mdl_no_func};
+const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
+  static const md_op_info empty = {.sdy_op = &md_no_sdy_op, .func = &md_no_func};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   return model->ops[op->id] ? model->ops[op->id] : &empty;
 }
 
-const sc_manual_context *sc_model_manual(const sc_model *model, const sc_op *op) {
-  static const sc_manual_context none;
+const md_manual_context *md_model_manual(const md_model *model, const ir_op *op) {
+  static const md_manual_context none;
   if (!model || !op || !model->module || op->id >= model->module->nops) return &none;
   return model->manual[op->id] ? model->manual[op->id] : &none;
 }
 
-bool sc_model_fully_manual(const sc_model *model, const sc_op *op) {
-  const sc_mesh *mesh = model ? model->effective : NULL;
+bool md_model_fully_manual(const md_model *model, const ir_op *op) {
+  const md_mesh *mesh = model ? model->effective : NULL;
   if (!mesh || mesh->devices <= 1) return true;
-  const sc_manual_context *c = sc_model_manual(model, op);
+  const md_manual_context *c = md_model_manual(model, op);
   if (c->gspmd_manual) return !c->gspmd_partial;
   /* The manual axes name axes of the manual computation's mesh; judge against that mesh unless the
    * target mesh has another device count (then the module's manual axes cannot cover it). */
-  const sc_mesh *m = c->mesh ? c->mesh : mesh;
+  const md_mesh *m = c->mesh ? c->mesh : mesh;
   if (model->target && (!c->mesh || c->mesh->devices != model->target->devices)) m = model->target;
   for (uint32_t i = 0; i < m->naxes; i++) {
     if (m->axes[i].size <= 1 || m->axes[i].type == SC_AXIS_MANUAL) continue;
     bool man = false;
-    for (uint32_t k = 0; k < c->nmanual_axes; k++) man |= sc_span_same(c->manual_axes[k], m->axes[i].name);
+    for (uint32_t k = 0; k < c->nmanual_axes; k++) man |= ir_span_same(c->manual_axes[k], m->axes[i].name);
     if (!man) return false;
   }
   return true;
 }
 
-static const sc_sharding *pick(const sc_sharding *s, uint32_t index, uint32_t nresults) {
+static const md_sharding *pick(const md_sharding *s, uint32_t index, uint32_t nresults) {
   if (!s) return NULL;
   if (s->kind == SC_SHARDING_TUPLE && nresults > 1) return index < s->nelements ? s->elements[index] : NULL;
   return index == 0 ? s : NULL;
 }
 
-const sc_sharding *sc_model_result_sharding(const sc_model *model, const sc_op *op, uint32_t index) {
-  const sc_op_info *info = sc_model_op(model, op);
+const md_sharding *md_model_result_sharding(const md_model *model, const ir_op *op, uint32_t index) {
+  const md_op_info *info = md_model_op(model, op);
   if (!info) return NULL;
-  const sc_sdy_op_info *x = info->sdy_op;
+  const md_sdy_op_info *x = info->sdy_op;
   if (info->sharding.nvalues && index == 0) return info->sharding.values[0];
   if (x->out_shardings.present) return index < x->out_shardings.nvalues ? x->out_shardings.values[index] : NULL;
   if (info->sdy.nvalues) return index < info->sdy.nvalues ? info->sdy.values[index] : NULL;
@@ -1064,45 +1064,45 @@ const sc_sharding *sc_model_result_sharding(const sc_model *model, const sc_op *
   return NULL;
 }
 
-static const sc_sharding *value_ann(const sc_value_annotations *va) {
+static const md_sharding *value_ann(const md_value_annotations *va) {
   if (va->sdy.nvalues) return va->sdy.values[0];
   if (va->gspmd.nvalues) return va->gspmd.values[0];
   return NULL;
 }
 
-const sc_sharding *sc_model_arg_sharding(const sc_model *model, const sc_op *func, uint32_t index) {
-  const sc_op_info *info = sc_model_op(model, func);
+const md_sharding *md_model_arg_sharding(const md_model *model, const ir_op *func, uint32_t index) {
+  const md_op_info *info = md_model_op(model, func);
   if (!info || index >= info->func->nargs) return NULL;
   return value_ann(&info->func->args[index]);
 }
 
-const sc_sharding *sc_model_func_result_sharding(const sc_model *model, const sc_op *func, uint32_t index) {
-  const sc_op_info *info = sc_model_op(model, func);
+const md_sharding *md_model_func_result_sharding(const md_model *model, const ir_op *func, uint32_t index) {
+  const md_op_info *info = md_model_op(model, func);
   if (!info || index >= info->func->nresults) return NULL;
   return value_ann(&info->func->results[index]);
 }
 
-const sc_sharding *sc_model_value_sharding(const sc_model *model, const sc_value *v) {
+const md_sharding *md_model_value_sharding(const md_model *model, const ir_value *v) {
   if (!model || !v) return NULL;
-  if (v->def) return sc_model_result_sharding(model, v->def, v->index);
+  if (v->def) return md_model_result_sharding(model, v->def, v->index);
   if (v->block && v->block->parent && v->block->parent->parent) {
-    const sc_op *owner = v->block->parent->parent;
+    const ir_op *owner = v->block->parent->parent;
     if (is_func(owner) && owner->nregions && owner->regions[0]->nblocks && owner->regions[0]->blocks[0] == v->block)
-      return sc_model_arg_sharding(model, owner, v->index);
+      return md_model_arg_sharding(model, owner, v->index);
   }
   return NULL;
 }
 
-const sc_sdy_item *sc_model_sdy_item(const sc_model *model, const sc_op *op, const char *name) {
-  const sc_op_info *info = sc_model_op(model, op);
+const md_sdy_item *md_model_sdy_item(const md_model *model, const ir_op *op, const char *name) {
+  const md_op_info *info = md_model_op(model, op);
   return info ? item_named(info, name) : NULL;
 }
 
-bool sc_model_sharding_group_id(const sc_model *model, const sc_op *op, int64_t *out) {
-  const sc_attr *a = sc_op_attr(op, "group_id");
-  const sc_sdy_item *it = a ? NULL : sc_model_sdy_item(model, op, "group_id");
+bool md_model_sharding_group_id(const md_model *model, const ir_op *op, int64_t *out) {
+  const ir_attr *a = ir_op_attr(op, "group_id");
+  const md_sdy_item *it = a ? NULL : md_model_sdy_item(model, op, "group_id");
   if (!a && !it) return false;
-  sc_span v = sc_span_trim(a ? a->value : it->value);
+  ir_span v = ir_span_trim(a ? a->value : it->value);
   int64_t x = 0;
   uint32_t i = 0;
   for (; i < v.n && v.p[i] >= '0' && v.p[i] <= '9' && x < INT64_MAX / 10; i++) x = x * 10 + (v.p[i] - '0');
@@ -1110,6 +1110,6 @@ bool sc_model_sharding_group_id(const sc_model *model, const sc_op *op, int64_t 
   return i > 0;
 }
 
-const sc_op *sc_model_func(const sc_model *model, sc_span name) {
-  return model && model->funcs ? mdl_func_map_get(model->funcs, name) : NULL;
+const ir_op *md_model_func(const md_model *model, ir_span name) {
+  return model && model->funcs ? md_func_map_get(model->funcs, name) : NULL;
 }

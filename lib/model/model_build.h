@@ -1,6 +1,6 @@
 /* model_build.h — what the files that build the sharding model share (model.c: annotations, sdy ops'
  * syntax, meshes, shardings, the build and queries; model_manual.c: manual contexts): the builder of
- * one sc_model_build call and the helpers each lends the other (prefix mdl_). Internal to lib/model;
+ * one md_model_build call and the helpers each lends the other (prefix md_, like the rest of the layer). Internal to lib/model;
  * a builder lives on the stack of the thread running the build. */
 #ifndef SC_MODEL_MODEL_BUILD_H
 #define SC_MODEL_MODEL_BUILD_H
@@ -12,42 +12,42 @@
 #include "model/model.h"
 #include "util/hashset.h"
 
-/* What an op that is no sdy op has (every sc_op_info.sdy_op points somewhere). */
-extern const sc_sdy_op_info mdl_no_sdy_op;
+/* What an op that is no sdy op has (every md_op_info.sdy_op points somewhere). */
+extern const md_sdy_op_info md_no_sdy_op;
 /* What an op that is no function (or a function without argument or result annotations) has. */
-extern const sc_func_annotations mdl_no_func;
+extern const md_func_annotations md_no_func;
 
-#define FIND_ATTR(attrs, lit) mdl_find_attr_n((attrs), (lit), sizeof(lit) - 1)
+#define FIND_ATTR(attrs, lit) md_find_attr_n((attrs), (lit), sizeof(lit) - 1)
 
-typedef SC_VEC(sc_model_error) errvec;
+typedef SC_VEC(md_model_error) errvec;
 
 typedef struct {
   sc_arena *a;
-  sc_module *m;
-  sc_model *model;
+  ir_module *m;
+  md_model *model;
   errvec errs;
-  SC_VEC(sc_mesh) meshes;
-  sc_memo parsed; /* sharding text -> its parse (each distinct text is parsed once) */
+  SC_VEC(md_mesh) meshes;
+  md_memo parsed; /* sharding text -> its parse (each distinct text is parsed once) */
   /* Scratch for the custom-syntax items of the sdy op being scanned: each op's items are copied to an
    * exact-size array (most sdy ops have one; a vector per op took room for two). */
-  SC_VEC(sc_sdy_item) items;
+  SC_VEC(md_sdy_item) items;
 } builder;
 
 /* Function lookup by symbol name (open addressing; modules may have thousands of functions, and HLO
  * control flow names its computations: a linear search per reference would be quadratic). */
-typedef struct sc_func_index {
-  sc_name_map names; /* symbol name -> index in funcs (keyed with the arena's seed) */
-  sc_op *const *funcs;
+typedef struct md_func_index {
+  hs_name_map names; /* symbol name -> index in funcs (keyed with the arena's seed) */
+  ir_op *const *funcs;
 } func_map;
 
-const sc_attr *mdl_find_attr_n(const sc_attrs *attrs, const char *name, size_t n);
+const ir_attr *md_find_attr_n(const ir_attrs *attrs, const char *name, size_t n);
 
-const sc_attr *mdl_find_attr(const sc_attrs *attrs, const char *name);
+const ir_attr *md_find_attr(const ir_attrs *attrs, const char *name);
 
-void mdl_func_map_build(sc_arena *a, const sc_module *m, func_map *fm);
+void md_func_map_build(sc_arena *a, const ir_module *m, func_map *fm);
 
-sc_op *mdl_func_map_get(const func_map *fm, sc_span name);
+ir_op *md_func_map_get(const func_map *fm, ir_span name);
 
-void mdl_build_manual(builder *b);
+void md_build_manual(builder *b);
 
 #endif

@@ -1,6 +1,6 @@
 /* model_manual.c — each op's manual context for the sharding model (see model.c): Shardy manual
  * computations, round-trip manual bodies and GSPMD manual regions, followed through calls into private
- * functions (a function lookup by symbol name). Runs inside sc_model_build on the request's thread,
+ * functions (a function lookup by symbol name). Runs inside md_model_build on the request's thread,
  * on its builder and arena; nothing here keeps state. */
 #include <ctype.h>
 #include <stdlib.h>
@@ -11,18 +11,18 @@
 
 /* ---- manual contexts ---------------------------------------------------------------------------- */
 
-void mdl_func_map_build(sc_arena *a, const sc_module *m, func_map *fm) {
-  sc_name_map_init(&fm->names, a, m->nfuncs);
+void md_func_map_build(sc_arena *a, const ir_module *m, func_map *fm) {
+  hs_name_map_init(&fm->names, a, m->nfuncs);
   fm->funcs = m->funcs;
   for (uint32_t i = 0; i < m->nfuncs; i++) { /* the first definition wins */
-    sc_span name = sc_op_sym_name(m->funcs[i]);
-    sc_name_map_put(&fm->names, name.p, name.n, i, NULL);
+    ir_span name = ir_op_sym_name(m->funcs[i]);
+    hs_name_map_put(&fm->names, name.p, name.n, i, NULL);
   }
 }
 
-sc_op *mdl_func_map_get(const func_map *fm, sc_span name) {
+ir_op *md_func_map_get(const func_map *fm, ir_span name) {
   uint32_t i;
-  return sc_name_map_get(&fm->names, name.p, name.n, &i) ? fm->funcs[i] : NULL;
+  return hs_name_map_get(&fm->names, name.p, name.n, &i) ? fm->funcs[i] : NULL;
 }
 
 typedef struct {
@@ -30,25 +30,25 @@ typedef struct {
   const func_map *funcs;
   /* Per function, at its func_slot() (nfuncs + 1 entries, not one per op: a module has ~10^5 ops and
    * few functions): the least manual context of its call sites, and whether it was reached. */
-  const sc_op **funcs_by_id; /* m->funcs sorted by op id */
+  const ir_op **funcs_by_id; /* m->funcs sorted by op id */
   uint32_t nfuncs;
-  const sc_manual_context **func_ctx;
+  const md_manual_context **func_ctx;
   bool *func_seen;
   /* per op id: results are GSPMD-local values in this context. Made when the first op gets one (set_local):
    * modules without GSPMD manual regions need none (8 bytes per op). */
-  const sc_manual_context **local;
-  SC_VEC(sc_op *) work;
+  const md_manual_context **local;
+  SC_VEC(ir_op *) work;
   bool any_local; /* some op's results are GSPMD-local (else operands need no look) */
-  sc_manual_context top;
+  md_manual_context top;
 } mctx;
 
 static int by_op_id(const void *x, const void *y) {
-  uint32_t a = (*(const sc_op *const *)x)->id, b = (*(const sc_op *const *)y)->id;
+  uint32_t a = (*(const ir_op *const *)x)->id, b = (*(const ir_op *const *)y)->id;
   return (a > b) - (a < b);
 }
 
 /* The index of function `f` in c->funcs_by_id (binary search); nfuncs (a spare entry) if it is none. */
-static uint32_t func_slot(const mctx *c, const sc_op *f) {
+static uint32_t func_slot(const mctx *c, const ir_op *f) {
   uint32_t lo = 0, hi = c->nfuncs;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
@@ -58,18 +58,18 @@ static uint32_t func_slot(const mctx *c, const sc_op *f) {
   return lo < c->nfuncs && c->funcs_by_id[lo] == f ? lo : c->nfuncs;
 }
 
-static bool is_manual_body_name(sc_span callee) {
-  return sc_span_starts(callee, "xla.sdy.manual_computation_body") ||
-         sc_span_starts(callee, "local_xla.sdy.manual_computation_body");
+static bool is_manual_body_name(ir_span callee) {
+  return ir_span_starts(callee, "xla.sdy.manual_computation_body") ||
+         ir_span_starts(callee, "local_xla.sdy.manual_computation_body");
 }
 
-static const sc_mesh *op_mesh(const sc_model *model, const sc_sdy_op_info *info) {
+static const md_mesh *op_mesh(const md_model *model, const md_sdy_op_info *info) {
   for (uint32_t i = 0; i < info->in_shardings.nvalues; i++) {
-    const sc_mesh *m = sc_model_sharding_mesh(model, info->in_shardings.values[i]);
+    const md_mesh *m = md_model_sharding_mesh(model, info->in_shardings.values[i]);
     if (m) return m;
   }
   for (uint32_t i = 0; i < info->out_shardings.nvalues; i++) {
-    const sc_mesh *m = sc_model_sharding_mesh(model, info->out_shardings.values[i]);
+    const md_mesh *m = md_model_sharding_mesh(model, info->out_shardings.values[i]);
     if (m) return m;
   }
   return NULL;
@@ -77,7 +77,7 @@ static const sc_mesh *op_mesh(const sc_model *model, const sc_sdy_op_info *info)
 
 /* A name and where it stands in the parent's axes followed by the new ones. */
 typedef struct {
-  sc_span name;
+  ir_span name;
   uint32_t pos;
 } placed_name;
 
@@ -91,19 +91,19 @@ static int cmp_placed_name(const void *x, const void *y) {
 
 /* The parent's manual axes, then each new axis not named before it. Duplicates are found by sorting
  * (n log n), not by comparing each new axis with every kept one (quadratic in a hostile axis list). */
-static sc_manual_context *ctx_with_axes(sc_arena *a, const sc_manual_context *parent, const sc_op *op,
-                                        const sc_mesh *mesh, const sc_axis_ref *axes, uint32_t n) {
-  sc_manual_context *c = sc_arena_alloc(a, sizeof *c);
+static md_manual_context *ctx_with_axes(sc_arena *a, const md_manual_context *parent, const ir_op *op,
+                                        const md_mesh *mesh, const md_axis_ref *axes, uint32_t n) {
+  md_manual_context *c = ar_alloc(a, sizeof *c);
   *c = *parent;
   c->manual_op = op;
   if (mesh) c->mesh = mesh;
   uint32_t np = parent->nmanual_axes, total = np + n;
-  c->manual_axes = sc_arena_calloc(a, total + 1, sizeof(sc_span));
-  placed_name *sorted = sc_arena_alloc(a, (total + 1) * sizeof *sorted);
-  bool *repeat = sc_arena_calloc(a, total + 1, sizeof *repeat);
+  c->manual_axes = ar_calloc(a, total + 1, sizeof(ir_span));
+  placed_name *sorted = ar_alloc(a, (total + 1) * sizeof *sorted);
+  bool *repeat = ar_calloc(a, total + 1, sizeof *repeat);
   for (uint32_t i = 0; i < total; i++) sorted[i] = (placed_name){i < np ? parent->manual_axes[i] : axes[i - np].name, i};
   qsort(sorted, total, sizeof *sorted, cmp_placed_name);
-  for (uint32_t i = 1; i < total; i++) repeat[sorted[i].pos] = sc_span_same(sorted[i].name, sorted[i - 1].name);
+  for (uint32_t i = 1; i < total; i++) repeat[sorted[i].pos] = ir_span_same(sorted[i].name, sorted[i - 1].name);
   c->nmanual_axes = 0;
   for (uint32_t i = 0; i < np; i++) c->manual_axes[c->nmanual_axes++] = parent->manual_axes[i];
   for (uint32_t i = 0; i < n; i++)
@@ -111,7 +111,7 @@ static sc_manual_context *ctx_with_axes(sc_arena *a, const sc_manual_context *pa
   return c;
 }
 
-static bool gspmd_sharding_is_manual(const sc_sharding *s, bool *partial) {
+static bool gspmd_sharding_is_manual(const md_sharding *s, bool *partial) {
   if (!s) return false;
   if (s->kind == SC_SHARDING_MANUAL) {
     *partial = false;
@@ -136,40 +136,40 @@ static bool gspmd_sharding_is_manual(const sc_sharding *s, bool *partial) {
   return false;
 }
 
-static sc_manual_context *gspmd_ctx(mctx *c, const sc_manual_context *parent, const sc_op *entry, bool partial) {
+static md_manual_context *gspmd_ctx(mctx *c, const md_manual_context *parent, const ir_op *entry, bool partial) {
   sc_arena *a = c->b->a;
-  sc_manual_context *n = sc_arena_alloc(a, sizeof *n);
+  md_manual_context *n = ar_alloc(a, sizeof *n);
   *n = *parent;
   n->manual_op = entry;
   n->gspmd_manual = true;
   n->gspmd_partial = partial;
-  const sc_mesh *mesh = c->b->model->effective;
+  const md_mesh *mesh = c->b->model->effective;
   n->mesh = mesh;
   if (!partial && mesh) {
-    n->manual_axes = sc_arena_calloc(a, mesh->naxes + 1, sizeof(sc_span));
+    n->manual_axes = ar_calloc(a, mesh->naxes + 1, sizeof(ir_span));
     n->nmanual_axes = 0;
     for (uint32_t i = 0; i < mesh->naxes; i++) n->manual_axes[n->nmanual_axes++] = mesh->axes[i].name;
   }
   return n;
 }
 
-static bool ctx_is_manual(const sc_manual_context *x) {
+static bool ctx_is_manual(const md_manual_context *x) {
   return x->manual_op || x->nmanual_axes || x->gspmd_manual;
 }
 
 /* The least manual of two call sites' contexts: not manual if either is not; else the intersection of
  * their manual axes, GSPMD-manual only if both are, partial if either is. */
-static const sc_manual_context *ctx_meet(mctx *c, const sc_manual_context *x, const sc_manual_context *y) {
+static const md_manual_context *ctx_meet(mctx *c, const md_manual_context *x, const md_manual_context *y) {
   if (x == y) return x;
   if (!ctx_is_manual(x)) return x;
   if (!ctx_is_manual(y)) return y;
-  sc_manual_context *n = sc_arena_alloc(c->b->a, sizeof *n);
+  md_manual_context *n = ar_alloc(c->b->a, sizeof *n);
   *n = y->nmanual_axes < x->nmanual_axes ? *y : *x;
-  n->manual_axes = sc_arena_calloc(c->b->a, x->nmanual_axes + 1, sizeof(sc_span));
+  n->manual_axes = ar_calloc(c->b->a, x->nmanual_axes + 1, sizeof(ir_span));
   n->nmanual_axes = 0;
   for (uint32_t i = 0; i < x->nmanual_axes; i++) {
     bool both = false;
-    for (uint32_t j = 0; j < y->nmanual_axes; j++) both |= sc_span_same(x->manual_axes[i], y->manual_axes[j]);
+    for (uint32_t j = 0; j < y->nmanual_axes; j++) both |= ir_span_same(x->manual_axes[i], y->manual_axes[j]);
     if (both) n->manual_axes[n->nmanual_axes++] = x->manual_axes[i];
   }
   n->gspmd_manual = x->gspmd_manual && y->gspmd_manual;
@@ -181,23 +181,23 @@ static const sc_manual_context *ctx_meet(mctx *c, const sc_manual_context *x, co
 }
 
 /* True if `y` is strictly less manual than `x` (ctx_meet only ever moves down, so this terminates). */
-static bool ctx_lower(const sc_manual_context *x, const sc_manual_context *y) {
+static bool ctx_lower(const md_manual_context *x, const md_manual_context *y) {
   if (ctx_is_manual(x) != ctx_is_manual(y)) return ctx_is_manual(x);
   return y->nmanual_axes < x->nmanual_axes || (x->gspmd_manual && !y->gspmd_manual) ||
          (!x->gspmd_partial && y->gspmd_partial);
 }
 
-static void visit_callee(mctx *c, sc_span name, const sc_manual_context *ctx) {
+static void visit_callee(mctx *c, ir_span name, const md_manual_context *ctx) {
   if (!name.n) return;
-  if (name.p[0] == '%' || name.p[0] == '@') name = sc_span_of(name.p + 1, name.n - 1);
-  sc_op *f = mdl_func_map_get(c->funcs, name);
+  if (name.p[0] == '%' || name.p[0] == '@') name = ir_span_of(name.p + 1, name.n - 1);
+  ir_op *f = md_func_map_get(c->funcs, name);
   if (!f) return;
   uint32_t k = func_slot(c, f);
   if (c->func_seen[k]) {
     /* reached again: the function runs in the least manual of its call sites' contexts (what rules that
      * require a fully manual context must assume); walk it again if that got less manual */
-    const sc_manual_context *old = c->func_ctx[k] ? c->func_ctx[k] : &c->top;
-    const sc_manual_context *m = ctx_meet(c, old, ctx);
+    const md_manual_context *old = c->func_ctx[k] ? c->func_ctx[k] : &c->top;
+    const md_manual_context *m = ctx_meet(c, old, ctx);
     if (!ctx_lower(old, m)) return;
     c->func_ctx[k] = m;
     SC_PUSH(c->b->a, c->work, f);
@@ -213,36 +213,36 @@ static const char *const k_hlo_callee_attrs[] = {"to_apply",          "calls",  
 
 /* Whether any attribute could be one of k_hlo_callee_attrs: most ops have none, and the lookup of
  * each of the seven names would scan the attributes seven times with a strlen each. */
-static bool has_hlo_callee_attr(const sc_attrs *attrs) {
+static bool has_hlo_callee_attr(const ir_attrs *attrs) {
   for (uint32_t i = 0; i < attrs->n; i++) {
-    sc_span n = attrs->v[i].name;
+    ir_span n = attrs->v[i].name;
     if (n.n < 4 || n.n > 19) continue;
     for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++)
-      if (n.p[0] == k_hlo_callee_attrs[k][0] && sc_span_eq(n, k_hlo_callee_attrs[k])) return true;
+      if (n.p[0] == k_hlo_callee_attrs[k][0] && ir_span_eq(n, k_hlo_callee_attrs[k])) return true;
   }
   return false;
 }
 
-static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx);
+static void walk_block(mctx *c, const ir_block *blk, const md_manual_context *ctx);
 
-static void set_local(mctx *c, const sc_op *op, const sc_manual_context *ctx) {
-  if (!c->local) c->local = sc_arena_calloc(c->b->a, c->b->m->nops + 1, sizeof *c->local);
+static void set_local(mctx *c, const ir_op *op, const md_manual_context *ctx) {
+  if (!c->local) c->local = ar_calloc(c->b->a, c->b->m->nops + 1, sizeof *c->local);
   c->local[op->id] = ctx;
   c->any_local = true;
 }
 
-static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
-  static const sc_op_info no_info = {.sdy_op = &mdl_no_sdy_op, .func = &mdl_no_func};
-  sc_model *model = c->b->model;
-  const sc_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
-  const sc_manual_context *opctx = ctx;
+static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
+  static const md_op_info no_info = {.sdy_op = &md_no_sdy_op, .func = &md_no_func};
+  md_model *model = c->b->model;
+  const md_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
+  const md_manual_context *opctx = ctx;
   if (c->local) c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
   bool f2s = op->cc == SC_CC_FULL_TO_SHARD;
   bool s2f = op->cc == SC_CC_SHARD_TO_FULL;
   /* GSPMD: an op with a manual-local operand is inside the manual region */
   if (!f2s && !ctx->gspmd_manual && c->any_local) {
     for (uint32_t i = 0; i < op->noperands; i++) {
-      const sc_value *v = op->operands[i];
+      const ir_value *v = op->operands[i];
       if (v && v->def && c->local[v->def->id]) {
         opctx = c->local[v->def->id];
         break;
@@ -265,33 +265,33 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
     set_local(c, op, opctx);
   }
   /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
-  const sc_manual_context *callctx = opctx;
-  if (sc_op_callee(op).n && is_manual_body_name(sc_op_callee(op))) {
-    const sc_sdy_op_info *mi = info->sdy_op;
+  const md_manual_context *callctx = opctx;
+  if (ir_op_callee(op).n && is_manual_body_name(ir_op_callee(op))) {
+    const md_sdy_op_info *mi = info->sdy_op;
     if (!mi->has_manual_axes) {
       for (uint32_t i = 0; i < op->noperands; i++) {
-        const sc_value *v = op->operands[i];
-        if (v && v->def && sc_model_op(model, v->def)->sdy_op->has_manual_axes) {
-          mi = sc_model_op(model, v->def)->sdy_op;
+        const ir_value *v = op->operands[i];
+        if (v && v->def && md_model_op(model, v->def)->sdy_op->has_manual_axes) {
+          mi = md_model_op(model, v->def)->sdy_op;
           break;
         }
       }
     }
     if (mi->has_manual_axes) callctx = ctx_with_axes(c->b->a, opctx, op, model->effective, mi->manual_axes, mi->nmanual_axes);
   }
-  if (sc_op_callee(op).n) visit_callee(c, sc_op_callee(op), callctx);
+  if (ir_op_callee(op).n) visit_callee(c, ir_op_callee(op), callctx);
   if (c->b->m->format == SC_FMT_HLO && has_hlo_callee_attr(&op->attrs)) {
     for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++) {
-      const sc_attr *at = mdl_find_attr(&op->attrs, k_hlo_callee_attrs[k]);
+      const ir_attr *at = md_find_attr(&op->attrs, k_hlo_callee_attrs[k]);
       if (!at) continue;
-      sc_span v = sc_span_trim(at->value);
+      ir_span v = ir_span_trim(at->value);
       if (v.n && v.p[0] == '{') { /* {%a, %b} */
         const char *p = v.p + 1, *e = v.p + v.n - 1;
         while (p < e) {
           while (p < e && (isspace((unsigned char)*p) || *p == ',')) p++;
           const char *q = p;
           while (q < e && *q != ',' && !isspace((unsigned char)*q)) q++;
-          if (q > p) visit_callee(c, sc_span_of(p, (uint32_t)(q - p)), callctx);
+          if (q > p) visit_callee(c, ir_span_of(p, (uint32_t)(q - p)), callctx);
           p = q;
         }
       } else {
@@ -300,7 +300,7 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
     }
   }
   /* regions */
-  const sc_manual_context *inner = opctx;
+  const md_manual_context *inner = opctx;
   if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
     inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info->sdy_op), info->sdy_op->manual_axes,
                           info->sdy_op->nmanual_axes);
@@ -309,58 +309,58 @@ static void walk_op(mctx *c, sc_op *op, const sc_manual_context *ctx) {
     for (uint32_t k = 0; k < op->regions[r]->nblocks; k++) walk_block(c, op->regions[r]->blocks[k], inner);
 }
 
-static void walk_block(mctx *c, const sc_block *blk, const sc_manual_context *ctx) {
-  sc_arena_step(c->b->a, blk->nops);
+static void walk_block(mctx *c, const ir_block *blk, const md_manual_context *ctx) {
+  ar_step(c->b->a, blk->nops);
   for (uint32_t i = 0; i < blk->nops; i++) walk_op(c, blk->ops[i], ctx);
 }
 
-static void walk_func(mctx *c, sc_op *f) {
+static void walk_func(mctx *c, ir_op *f) {
   uint32_t slot = func_slot(c, f);
-  const sc_manual_context *ctx = c->func_ctx[slot] ? c->func_ctx[slot] : &c->top;
+  const md_manual_context *ctx = c->func_ctx[slot] ? c->func_ctx[slot] : &c->top;
   c->b->model->manual[f->id] = NULL; /* the function op itself is not inside its callers */
   for (uint32_t r = 0; r < f->nregions; r++)
     for (uint32_t k = 0; k < f->regions[r]->nblocks; k++) walk_block(c, f->regions[r]->blocks[k], ctx);
 }
 
-void mdl_build_manual(builder *b) {
-  sc_module *m = b->m;
+void md_build_manual(builder *b) {
+  ir_module *m = b->m;
   mctx c;
   memset(&c, 0, sizeof c);
   c.b = b;
   c.nfuncs = m->nfuncs;
-  c.funcs_by_id = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.funcs_by_id);
+  c.funcs_by_id = ar_calloc(b->a, m->nfuncs + 1, sizeof *c.funcs_by_id);
   if (m->nfuncs) memcpy(c.funcs_by_id, m->funcs, m->nfuncs * sizeof *c.funcs_by_id);
   if (m->nfuncs > 1) qsort(c.funcs_by_id, m->nfuncs, sizeof *c.funcs_by_id, by_op_id);
-  c.func_ctx = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_ctx);
-  c.func_seen = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *c.func_seen);
+  c.func_ctx = ar_calloc(b->a, m->nfuncs + 1, sizeof *c.func_ctx);
+  c.func_seen = ar_calloc(b->a, m->nfuncs + 1, sizeof *c.func_seen);
   c.funcs = b->model->funcs;
   /* functions some op calls (they are visited from their call sites) */
-  bool *called = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *called);
+  bool *called = ar_calloc(b->a, m->nfuncs + 1, sizeof *called);
   for (uint32_t k = 0; k < m->nops; k++) {
-    if (!sc_op_callee(m->ops[k]).n) continue;
-    sc_op *f = mdl_func_map_get(c.funcs, sc_op_callee(m->ops[k]));
+    if (!ir_op_callee(m->ops[k]).n) continue;
+    ir_op *f = md_func_map_get(c.funcs, ir_op_callee(m->ops[k]));
     if (f) called[func_slot(&c, f)] = true;
   }
   /* ops outside any function (module level) keep NULL: no manual context */
   /* roots: the entry, public functions, then anything never called */
-  sc_op **order = sc_arena_calloc(b->a, m->nfuncs + 1, sizeof *order);
+  ir_op **order = ar_calloc(b->a, m->nfuncs + 1, sizeof *order);
   uint32_t n = 0;
   if (m->entry) order[n++] = m->entry;
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->funcs[i] != m->entry && !sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
+    if (m->funcs[i] != m->entry && !ir_span_eq(ir_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->funcs[i] != m->entry && sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
+    if (m->funcs[i] != m->entry && ir_span_eq(ir_op_visibility(m->funcs[i]), "private")) order[n++] = m->funcs[i];
   for (uint32_t i = 0; i < n; i++) {
     uint32_t k = func_slot(&c, order[i]);
     if (!c.func_seen[k]) {
       /* a private function that some later root calls is visited from that call */
-      if (i > 0 && sc_span_eq(sc_op_visibility(order[i]), "private") && called[k] && m->format != SC_FMT_HLO)
+      if (i > 0 && ir_span_eq(ir_op_visibility(order[i]), "private") && called[k] && m->format != SC_FMT_HLO)
         continue;
       c.func_seen[k] = true;
       SC_PUSH(b->a, c.work, order[i]);
     }
     while (c.work.n) {
-      sc_op *f = c.work.v[--c.work.n];
+      ir_op *f = c.work.v[--c.work.n];
       walk_func(&c, f);
     }
   }
@@ -371,7 +371,7 @@ void mdl_build_manual(builder *b) {
     c.func_seen[k] = true;
     SC_PUSH(b->a, c.work, m->funcs[i]);
     while (c.work.n) {
-      sc_op *f = c.work.v[--c.work.n];
+      ir_op *f = c.work.v[--c.work.n];
       walk_func(&c, f);
     }
   }

@@ -29,7 +29,7 @@ typedef enum {
 
 typedef struct {
   sdy_tok_kind kind;
-  sc_span text;    /* the token's text (STR/SYM: contents) */
+  ir_span text;    /* the token's text (STR/SYM: contents) */
   const char *at;  /* first byte of the token in the buffer */
   int64_t ival;
   bool overflow;
@@ -44,7 +44,7 @@ typedef struct {
   uint32_t err_offset;  /* input offset of the error */
 } sdy_lex;
 
-void sdy_lex_init(sdy_lex *lx, sc_arena *a, sc_span text, uint32_t offset);
+void sdy_lex_init(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offset);
 sdy_tok sdy_peek(sdy_lex *lx);
 sdy_tok sdy_next(sdy_lex *lx);
 /* Consumes the punctuation `c` if it is next. */
@@ -64,14 +64,14 @@ uint32_t sdy_offset(const sdy_lex *lx, const char *at);
 /* Parsers positioned on the lexer (exported for the model and rules). On failure they return NULL/false
  * with lx->err set. */
 /* `<` mesh-or-ref `,` `[` dims `]` ... `>` (the stripped TensorShardingAttr), or `#sdy.sharding<...>`. */
-sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx);
+md_sharding *sdy_parse_tensor_sharding(sdy_lex *lx);
 /* `<[...] (, device_ids=[...])? >` */
-sc_mesh *sdy_parse_mesh_body(sdy_lex *lx);
+md_mesh *sdy_parse_mesh_body(sdy_lex *lx);
 /* `{` axis-ref (`,` axis-ref)* `}` ; returns count via *n. */
-bool sdy_parse_axis_list(sdy_lex *lx, sc_axis_ref **out, uint32_t *n);
+bool sdy_parse_axis_list(sdy_lex *lx, md_axis_ref **out, uint32_t *n);
 /* `"x"` or `"x":(pre)size` */
-bool sdy_parse_axis_ref(sdy_lex *lx, sc_axis_ref *out);
+bool sdy_parse_axis_ref(sdy_lex *lx, md_axis_ref *out);
 /* `[` tensor-sharding (`,` tensor-sharding)* `]` (stripped or full entries). */
-bool sdy_parse_sharding_list(sdy_lex *lx, sc_sharding ***out, uint32_t *n);
+bool sdy_parse_sharding_list(sdy_lex *lx, md_sharding ***out, uint32_t *n);
 
 #endif

@@ -16,7 +16,7 @@
 
 /* ---- tokenizer ---------------------------------------------------------------------------------- */
 
-void sdy_lex_init(sdy_lex *lx, sc_arena *a, sc_span text, uint32_t offset) {
+void sdy_lex_init(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offset) {
   memset(lx, 0, sizeof *lx);
   lx->a = a;
   lx->start = lx->p = text.p;
@@ -57,20 +57,20 @@ static sdy_tok lex_one(sdy_lex *lx) {
   t.at = p;
   if (p >= e) {
     t.kind = SDY_EOF;
-    t.text = sc_span_of(p, 0);
+    t.text = ir_span_of(p, 0);
     return t;
   }
   char c = *p;
   if (c == '"') {
-    const char *q = sc_quoted_end(p, e);
+    const char *q = md_quoted_end(p, e);
     if (!q) {
       t.kind = SDY_BAD;
-      t.text = sc_span_of(p, (uint32_t)(e - p));
+      t.text = ir_span_of(p, (uint32_t)(e - p));
       lx->p = e;
       return t;
     }
     t.kind = SDY_STR;
-    t.text = sc_span_of(p + 1, (uint32_t)(q - p - 1));
+    t.text = ir_span_of(p + 1, (uint32_t)(q - p - 1));
     lx->p = q + 1;
     return t;
   }
@@ -92,13 +92,13 @@ static sdy_tok lex_one(sdy_lex *lx) {
     t.kind = SDY_INT;
     t.overflow = ovf;
     t.ival = neg ? -(int64_t)v : (int64_t)v;
-    t.text = sc_span_of(p, (uint32_t)(q - p));
+    t.text = ir_span_of(p, (uint32_t)(q - p));
     lx->p = q;
     return t;
   }
   if (c == '-' && p + 1 < e && p[1] == '>') {
     t.kind = SDY_ARROW;
-    t.text = sc_span_of(p, 2);
+    t.text = ir_span_of(p, 2);
     lx->p = p + 2;
     return t;
   }
@@ -106,22 +106,22 @@ static sdy_tok lex_one(sdy_lex *lx) {
     const char *q = p + 1;
     while (q < e && is_id_char(*q)) q++;
     t.kind = is_id_start(c) ? SDY_IDENT : SDY_HASH;
-    t.text = sc_span_of(p, (uint32_t)(q - p));
+    t.text = ir_span_of(p, (uint32_t)(q - p));
     lx->p = q;
     return t;
   }
   if (c == '@') {
     const char *q = p + 1;
     if (q < e && *q == '"') { /* @"quoted name"; an unclosed one runs to the end */
-      const char *r = sc_quoted_end(q, e);
+      const char *r = md_quoted_end(q, e);
       t.kind = SDY_SYM;
-      t.text = sc_span_of(q + 1, (uint32_t)((r ? r : e) - q - 1));
+      t.text = ir_span_of(q + 1, (uint32_t)((r ? r : e) - q - 1));
       lx->p = r ? r + 1 : e;
       return t;
     }
     while (q < e && (is_id_char(*q) || *q == '-')) q++;
     t.kind = SDY_SYM;
-    t.text = sc_span_of(p + 1, (uint32_t)(q - p - 1));
+    t.text = ir_span_of(p + 1, (uint32_t)(q - p - 1));
     lx->p = q;
     return t;
   }
@@ -129,13 +129,13 @@ static sdy_tok lex_one(sdy_lex *lx) {
     const char *q = p + 1;
     while (q < e && (is_id_char(*q) || *q == '#')) q++;
     t.kind = SDY_VALUE;
-    t.text = sc_span_of(p, (uint32_t)(q - p));
+    t.text = ir_span_of(p, (uint32_t)(q - p));
     lx->p = q;
     return t;
   }
   t.kind = SDY_PUNCT;
   t.ch = c;
-  t.text = sc_span_of(p, 1);
+  t.text = ir_span_of(p, 1);
   lx->p = p + 1;
   return t;
 }
@@ -174,7 +174,7 @@ bool sdy_eat(sdy_lex *lx, char c) {
 
 bool sdy_eat_kw(sdy_lex *lx, const char *kw) {
   sdy_tok t = sdy_peek(lx);
-  if (t.kind == SDY_IDENT && sc_span_eq(t.text, kw)) {
+  if (t.kind == SDY_IDENT && ir_span_eq(t.text, kw)) {
     lex_one(lx);
     return true;
   }
@@ -183,7 +183,7 @@ bool sdy_eat_kw(sdy_lex *lx, const char *kw) {
 
 static bool vfail_at(sdy_lex *lx, const char *at, const char *fmt, va_list ap) {
   if (lx->err) return false;
-  lx->err = sc_arena_vprintf(lx->a, fmt, ap);
+  lx->err = ar_vprintf(lx->a, fmt, ap);
   lx->err_offset = sdy_offset(lx, at);
   return false;
 }
@@ -217,7 +217,7 @@ static const char *token_end(const char *p, const char *e, char *punct) {
   char c = *p;
   *punct = 0;
   if (c == '"') {
-    const char *q = sc_quoted_end(p, e);
+    const char *q = md_quoted_end(p, e);
     return q ? q + 1 : NULL;
   }
   if (isdigit((unsigned char)c) || (c == '-' && p + 1 < e && isdigit((unsigned char)p[1]))) {
@@ -234,7 +234,7 @@ static const char *token_end(const char *p, const char *e, char *punct) {
   if (c == '@') {
     const char *q = p + 1;
     if (q < e && *q == '"') {
-      const char *r = sc_quoted_end(q, e);
+      const char *r = md_quoted_end(q, e);
       return r ? r + 1 : e;
     }
     while (q < e && (is_id_char(*q) || *q == '-')) q++;
@@ -263,7 +263,7 @@ static const char *group_end(const char *p, const char *e) {
       if (--depth == 0) return p;
       break;
     case '"':
-      p = sc_quoted_end(p, e);
+      p = md_quoted_end(p, e);
       if (!p) return NULL;
       p++;
       break;
@@ -316,7 +316,7 @@ static bool parse_list(sdy_lex *lx, char close, item_fn item, void *user) {
 
 /* ---- meshes ------------------------------------------------------------------------------------- */
 
-typedef SC_VEC(sc_axis) axis_vec;
+typedef SC_VEC(md_axis) axis_vec;
 typedef SC_VEC(int64_t) id_vec;
 
 /* mesh-axis ::= string `=` int */
@@ -332,7 +332,7 @@ static int mesh_axis_item(sdy_lex *lx, void *user) {
     sdy_fail_at(lx, size.at, "failed to parse Sdy_Mesh parameter 'axes': expected an integer axis size");
     return ITEM_FAIL;
   }
-  sc_axis ax = {name.text, size.overflow ? INT64_MAX : size.ival, SC_AXIS_AUTO};
+  md_axis ax = {name.text, size.overflow ? INT64_MAX : size.ival, SC_AXIS_AUTO};
   SC_PUSH(lx->a, *(axis_vec *)user, ax);
   return ITEM_OK;
 }
@@ -348,11 +348,11 @@ static int device_id_item(sdy_lex *lx, void *user) {
   return ITEM_OK;
 }
 
-sc_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
+md_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
   const char *at = sdy_peek(lx).at;
   if (!sdy_expect(lx, '<')) return NULL;
   if (!sdy_expect(lx, '[')) return NULL;
-  sc_mesh *m = sc_arena_alloc(lx->a, sizeof *m);
+  md_mesh *m = ar_alloc(lx->a, sizeof *m);
   m->offset = sdy_offset(lx, at);
   axis_vec axes = {0};
   if (!parse_list(lx, ']', mesh_axis_item, &axes)) return NULL;
@@ -382,17 +382,17 @@ sc_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
   }
   m->devices = prod;
   m->maximal = m->naxes == 0 && m->ndevice_ids == 1;
-  sc_mesh_index_axes(lx->a, m);
+  md_mesh_index_axes(lx->a, m);
   return m;
 }
 
-sc_mesh *sc_parse_sdy_mesh(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
+md_mesh *md_parse_sdy_mesh(sc_arena *a, ir_span text, uint32_t offset, const char **error) {
   sdy_lex lx;
   sdy_lex_init(&lx, a, text, offset);
   sdy_tok t = sdy_peek(&lx);
-  if (t.kind == SDY_HASH && sc_span_eq(t.text, "#sdy.mesh")) sdy_next(&lx);
-  else if (t.kind == SDY_IDENT && sc_span_eq(t.text, "mesh")) sdy_next(&lx);
-  sc_mesh *m = sdy_parse_mesh_body(&lx);
+  if (t.kind == SDY_HASH && ir_span_eq(t.text, "#sdy.mesh")) sdy_next(&lx);
+  else if (t.kind == SDY_IDENT && ir_span_eq(t.text, "mesh")) sdy_next(&lx);
+  md_mesh *m = sdy_parse_mesh_body(&lx);
   if (m && !sdy_at_end(&lx)) {
     sdy_fail(&lx, "unexpected text after the mesh");
     m = NULL;
@@ -404,7 +404,7 @@ sc_mesh *sc_parse_sdy_mesh(sc_arena *a, sc_span text, uint32_t offset, const cha
 
 /* ---- axis refs ---------------------------------------------------------------------------------- */
 
-bool sdy_parse_axis_ref(sdy_lex *lx, sc_axis_ref *out) {
+bool sdy_parse_axis_ref(sdy_lex *lx, md_axis_ref *out) {
   memset(out, 0, sizeof *out);
   sdy_tok name = sdy_next(lx);
   if (name.kind != SDY_STR) {
@@ -429,7 +429,7 @@ bool sdy_parse_axis_ref(sdy_lex *lx, sc_axis_ref *out) {
 }
 
 typedef struct {
-  SC_VEC(sc_axis_ref) refs;
+  SC_VEC(md_axis_ref) refs;
   bool *open; /* NULL: `?` is not allowed */
 } axes_list;
 
@@ -440,7 +440,7 @@ static int axis_item(sdy_lex *lx, void *user) {
     *l->open = true;
     return ITEM_LAST;
   }
-  sc_axis_ref r;
+  md_axis_ref r;
   if (!sdy_parse_axis_ref(lx, &r)) return ITEM_FAIL;
   SC_PUSH(lx->a, l->refs, r);
   return ITEM_OK;
@@ -448,7 +448,7 @@ static int axis_item(sdy_lex *lx, void *user) {
 
 /* The axis refs after a `{`, up to and including the `}`. With `open`, a `?` ends the list too (a
  * dimension sharding's `{"x", ?}`) and sets *open; without it, `?` is not an axis ref. */
-static bool parse_axes_to_brace(sdy_lex *lx, bool *open, sc_axis_ref **out, uint32_t *n) {
+static bool parse_axes_to_brace(sdy_lex *lx, bool *open, md_axis_ref **out, uint32_t *n) {
   axes_list l = {{0}, open};
   if (!parse_list(lx, '}', axis_item, &l)) return false;
   *out = l.refs.v;
@@ -456,7 +456,7 @@ static bool parse_axes_to_brace(sdy_lex *lx, bool *open, sc_axis_ref **out, uint
   return true;
 }
 
-bool sdy_parse_axis_list(sdy_lex *lx, sc_axis_ref **out, uint32_t *n) {
+bool sdy_parse_axis_list(sdy_lex *lx, md_axis_ref **out, uint32_t *n) {
   *out = NULL;
   *n = 0;
   if (!sdy_eat(lx, '{')) return sdy_fail(lx, "expected '{'");
@@ -467,7 +467,7 @@ bool sdy_parse_axis_list(sdy_lex *lx, sc_axis_ref **out, uint32_t *n) {
 
 static bool parse_priority(sdy_lex *lx, int64_t *prio) {
   sdy_tok t = sdy_next(lx);
-  sc_span s = t.text;
+  ir_span s = t.text;
   if (t.kind != SDY_IDENT || s.n < 2 || s.p[0] != 'p') {
     return sdy_fail_at(lx, t.at, "expecting priority in format 'p<number>', got: %.*s", SC_SPAN_ARG(s));
   }
@@ -487,7 +487,7 @@ static bool parse_priority(sdy_lex *lx, int64_t *prio) {
   return true;
 }
 
-static bool parse_dim(sdy_lex *lx, sc_dim_sharding *d) {
+static bool parse_dim(sdy_lex *lx, md_dim_sharding *d) {
   memset(d, 0, sizeof *d);
   d->priority = -1;
   if (!sdy_eat(lx, '{')) {
@@ -502,18 +502,18 @@ static bool parse_dim(sdy_lex *lx, sc_dim_sharding *d) {
   return true;
 }
 
-typedef SC_VEC(sc_dim_sharding) dim_vec;
+typedef SC_VEC(md_dim_sharding) dim_vec;
 
 /* dim-item ::= dimension sharding */
 static int dim_item(sdy_lex *lx, void *user) {
-  sc_dim_sharding d;
+  md_dim_sharding d;
   if (!parse_dim(lx, &d)) return ITEM_FAIL;
   SC_PUSH(lx->a, *(dim_vec *)user, d);
   return ITEM_OK;
 }
 
-sc_sharding *sc_sharding_new(sc_arena *a, sc_sharding_kind kind, sc_sharding_source source) {
-  sc_sharding *s = sc_arena_alloc(a, sizeof *s);
+md_sharding *md_sharding_new(sc_arena *a, md_sharding_kind kind, md_sharding_source source) {
+  md_sharding *s = ar_alloc(a, sizeof *s);
   s->kind = kind;
   s->source = source;
   s->maximal_device = -1;
@@ -521,10 +521,10 @@ sc_sharding *sc_sharding_new(sc_arena *a, sc_sharding_kind kind, sc_sharding_sou
   return s;
 }
 
-sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
+md_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
   sdy_tok first = sdy_peek(lx);
   if (first.kind == SDY_HASH) {
-    if (!sc_span_eq(first.text, "#sdy.sharding")) {
+    if (!ir_span_eq(first.text, "#sdy.sharding")) {
       sdy_fail(lx, "expected #sdy.sharding, got %.*s", SC_SPAN_ARG(first.text));
       return NULL;
     }
@@ -532,15 +532,15 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
   }
   const char *start = sdy_peek(lx).at;
   if (!sdy_expect(lx, '<')) return NULL;
-  sc_sharding *s = sc_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_SDY);
+  md_sharding *s = md_sharding_new(lx->a, SC_SHARDING_NAMED, SC_SHARDING_FROM_SDY);
   s->offset = sdy_offset(lx, first.at);
   sdy_tok t = sdy_peek(lx);
   if (t.kind == SDY_SYM) {
     sdy_next(lx);
     s->mesh_name = t.text;
-  } else if (t.kind == SDY_IDENT && sc_span_eq(t.text, "mesh")) {
+  } else if (t.kind == SDY_IDENT && ir_span_eq(t.text, "mesh")) {
     sdy_next(lx);
-    sc_mesh *m = sdy_parse_mesh_body(lx);
+    md_mesh *m = sdy_parse_mesh_body(lx);
     if (!m) {
       const char *why = lx->err;
       lx->err = NULL;
@@ -565,8 +565,8 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
   /* `, replicated={...}` and `, unreduced=[sum|max|min]{...}`, each at most once */
   while (sdy_eat(lx, ',')) {
     sdy_tok kw = sdy_peek(lx);
-    bool repl = kw.kind == SDY_IDENT && sc_span_eq(kw.text, "replicated") && !seen_repl;
-    bool unred = kw.kind == SDY_IDENT && sc_span_eq(kw.text, "unreduced") && !seen_unred;
+    bool repl = kw.kind == SDY_IDENT && ir_span_eq(kw.text, "replicated") && !seen_repl;
+    bool unred = kw.kind == SDY_IDENT && ir_span_eq(kw.text, "unreduced") && !seen_unred;
     if (!repl && !unred) {
       sdy_fail(lx, "failed to parse Sdy_TensorSharding, expected valid named axis list after comma");
       return NULL;
@@ -581,9 +581,9 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
     }
     sdy_tok op = sdy_peek(lx);
     if (unred && op.kind == SDY_IDENT) {
-      if (sc_span_eq(op.text, "sum")) s->unreduced_op = SC_REDUCE_SUM;
-      else if (sc_span_eq(op.text, "max")) s->unreduced_op = SC_REDUCE_MAX;
-      else if (sc_span_eq(op.text, "min")) s->unreduced_op = SC_REDUCE_MIN;
+      if (ir_span_eq(op.text, "sum")) s->unreduced_op = SC_REDUCE_SUM;
+      else if (ir_span_eq(op.text, "max")) s->unreduced_op = SC_REDUCE_MAX;
+      else if (ir_span_eq(op.text, "min")) s->unreduced_op = SC_REDUCE_MIN;
       else {
         sdy_fail(lx, "failed to parse Sdy_TensorSharding parameter 'unreduced_axes': expected sum, max or min, got %.*s",
                  SC_SPAN_ARG(op.text));
@@ -599,26 +599,26 @@ sc_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
     }
   }
   if (!sdy_expect(lx, '>')) return NULL;
-  s->text = sc_span_of(first.at, (uint32_t)(lx->p - first.at));
+  s->text = ir_span_of(first.at, (uint32_t)(lx->p - first.at));
   (void)start;
   return s;
 }
 
 /* Starts lexing `text` (at `offset` in the input) without its surrounding white space. */
-static sc_span lex_trimmed(sdy_lex *lx, sc_arena *a, sc_span text, uint32_t offset) {
-  sc_span t = sc_span_trim(text);
+static ir_span lex_trimmed(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offset) {
+  ir_span t = ir_span_trim(text);
   sdy_lex_init(lx, a, t, offset + (uint32_t)(t.p - text.p));
   return t;
 }
 
-sc_sharding *sc_parse_sdy_sharding(sc_arena *a, sc_span text, uint32_t offset, const char **error) {
+md_sharding *md_parse_sdy_sharding(sc_arena *a, ir_span text, uint32_t offset, const char **error) {
   sdy_lex lx;
-  sc_span t = lex_trimmed(&lx, a, text, offset);
-  if (sc_span_starts(t, "#sdy.sharding_per_value")) {
+  ir_span t = lex_trimmed(&lx, a, text, offset);
+  if (ir_span_starts(t, "#sdy.sharding_per_value")) {
     if (error) *error = "should have a sharding attribute of type TensorShardingAttr, got #sdy.sharding_per_value";
     return NULL;
   }
-  sc_sharding *s = sdy_parse_tensor_sharding(&lx);
+  md_sharding *s = sdy_parse_tensor_sharding(&lx);
   if (s && !sdy_at_end(&lx)) {
     sdy_fail(&lx, "unexpected text after the sharding");
     s = NULL;
@@ -627,11 +627,11 @@ sc_sharding *sc_parse_sdy_sharding(sc_arena *a, sc_span text, uint32_t offset, c
   return s;
 }
 
-typedef SC_VEC(sc_sharding *) sharding_vec;
+typedef SC_VEC(md_sharding *) sharding_vec;
 
 /* sharding-item ::= tensor sharding (its error rewritten as Shardy words it for a per-value list) */
 static int sharding_item(sdy_lex *lx, void *user) {
-  sc_sharding *s = sdy_parse_tensor_sharding(lx);
+  md_sharding *s = sdy_parse_tensor_sharding(lx);
   if (!s) {
     const char *why = lx->err;
     uint32_t off = lx->err_offset;
@@ -647,7 +647,7 @@ static int sharding_item(sdy_lex *lx, void *user) {
   return ITEM_OK;
 }
 
-bool sdy_parse_sharding_list(sdy_lex *lx, sc_sharding ***out, uint32_t *n) {
+bool sdy_parse_sharding_list(sdy_lex *lx, md_sharding ***out, uint32_t *n) {
   *out = NULL;
   *n = 0;
   if (!sdy_eat(lx, '[')) return sdy_fail(lx, "expected '['");
@@ -658,14 +658,14 @@ bool sdy_parse_sharding_list(sdy_lex *lx, sc_sharding ***out, uint32_t *n) {
   return true;
 }
 
-int sc_parse_sdy_sharding_per_value(sc_arena *a, sc_span text, uint32_t offset, sc_sharding ***out, uint32_t *n,
+int md_parse_sdy_sharding_per_value(sc_arena *a, ir_span text, uint32_t offset, md_sharding ***out, uint32_t *n,
                                     const char **error) {
   sdy_lex lx;
   lex_trimmed(&lx, a, text, offset);
   sdy_tok first = sdy_peek(&lx);
   bool wrapped = false;
   if (first.kind == SDY_HASH) {
-    if (!sc_span_eq(first.text, "#sdy.sharding_per_value")) {
+    if (!ir_span_eq(first.text, "#sdy.sharding_per_value")) {
       if (error) *error = "should have a sharding attribute of type TensorShardingPerValueAttr";
       return -1;
     }
@@ -685,14 +685,14 @@ fail:
   return -1;
 }
 
-int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_ref **out, uint32_t *n,
+int md_parse_sdy_axis_names(sc_arena *a, ir_span text, uint32_t offset, md_axis_ref **out, uint32_t *n,
                             const char **error) {
   sdy_lex lx;
   lex_trimmed(&lx, a, text, offset);
   sdy_tok first = sdy_peek(&lx);
   bool wrapped = false;
   /* #sdy<manual_axes{"a"}> (round-trip strings) */
-  if (first.kind == SDY_HASH && sc_span_eq(first.text, "#sdy")) {
+  if (first.kind == SDY_HASH && ir_span_eq(first.text, "#sdy")) {
     sdy_next(&lx);
     if (!sdy_expect(&lx, '<') || !sdy_eat_kw(&lx, "manual_axes")) {
       if (error) *error = lx.err ? lx.err : "expected #sdy<manual_axes{...}>";
@@ -713,34 +713,34 @@ int sc_parse_sdy_axis_names(sc_arena *a, sc_span text, uint32_t offset, sc_axis_
 
 /* ---- rendering ---------------------------------------------------------------------------------- */
 
-const char *sc_sharding_partition_spec(sc_arena *a, const sc_sharding *s) {
-  sc_astr b = SC_ASTR_INIT(a);
-  sc_astr_puts(&b, "P(");
+const char *md_sharding_partition_spec(sc_arena *a, const md_sharding *s) {
+  ar_str b = SC_ASTR_INIT(a);
+  ar_str_puts(&b, "P(");
   if (!s || s->kind == SC_SHARDING_REPLICATED || s->kind == SC_SHARDING_MAXIMAL || !s->dims) {
     if (s && s->kind == SC_SHARDING_NAMED) {
-      for (uint32_t i = 0; i < s->rank; i++) sc_astr_puts(&b, i ? ", None" : "None");
+      for (uint32_t i = 0; i < s->rank; i++) ar_str_puts(&b, i ? ", None" : "None");
     }
-    sc_astr_puts(&b, ")");
-    return sc_astr_str(&b);
+    ar_str_puts(&b, ")");
+    return ar_str_str(&b);
   }
   for (uint32_t i = 0; i < s->rank; i++) {
-    const sc_dim_sharding *d = &s->dims[i];
-    if (i) sc_astr_puts(&b, ", ");
+    const md_dim_sharding *d = &s->dims[i];
+    if (i) ar_str_puts(&b, ", ");
     if (d->naxes == 0) {
-      sc_astr_puts(&b, d->open ? "P.UNCONSTRAINED" : "None");
+      ar_str_puts(&b, d->open ? "P.UNCONSTRAINED" : "None");
       continue;
     }
-    if (d->naxes > 1) sc_astr_puts(&b, "(");
+    if (d->naxes > 1) ar_str_puts(&b, "(");
     uint32_t shown = d->naxes < SC_LIST_SHOWN ? d->naxes : SC_LIST_SHOWN; /* hostile lists: bounded text */
     for (uint32_t j = 0; j < shown; j++) {
-      if (j) sc_astr_puts(&b, ", ");
-      sc_astr_puts(&b, "'");
-      sc_astr_put(&b, d->axes[j].name.p, d->axes[j].name.n);
-      sc_astr_puts(&b, "'");
+      if (j) ar_str_puts(&b, ", ");
+      ar_str_puts(&b, "'");
+      ar_str_put(&b, d->axes[j].name.p, d->axes[j].name.n);
+      ar_str_puts(&b, "'");
     }
-    if (shown < d->naxes) sc_astr_puts(&b, ", ...");
-    if (d->naxes > 1) sc_astr_puts(&b, ")");
+    if (shown < d->naxes) ar_str_puts(&b, ", ...");
+    if (d->naxes > 1) ar_str_puts(&b, ")");
   }
-  sc_astr_puts(&b, ")");
-  return sc_astr_str(&b);
+  ar_str_puts(&b, ")");
+  return ar_str_str(&b);
 }

@@ -15,15 +15,15 @@ typedef struct {
 
 typedef struct {
   sc_arena *a;
-  const sc_mesh *mesh;
+  const md_mesh *mesh;
 } ctx;
 
-static bool spans_equal(sc_span a, sc_span b) { return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n)); }
+static bool spans_equal(ir_span a, ir_span b) { return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n)); }
 
 static void al_insert(sc_arena *a, alist *l, uint32_t at, prop_axis x) {
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? l->cap * 2 : 4;
-    l->v = sc_arena_grow(a, l->v, l->n, cap, sizeof *l->v);
+    l->v = ar_grow(a, l->v, l->n, cap, sizeof *l->v);
     l->cap = cap;
   }
   memmove(l->v + at + 1, l->v + at, (l->n - at) * sizeof *l->v);
@@ -59,7 +59,7 @@ static int64_t pre_of(prop_axis x) { return x.pre ? x.pre : 1; }
 static int64_t next_pre_of(prop_axis x) { return pre_of(x) * x.size; }
 
 /* A sub-axis [pre, pre*size) of `of`'s axis; the whole axis when it covers it. */
-static prop_axis sub_axis(const sc_mesh *mesh, prop_axis of, int64_t pre, int64_t size) {
+static prop_axis sub_axis(const md_mesh *mesh, prop_axis of, int64_t pre, int64_t size) {
   prop_axis r = {of.axis, pre, size};
   if (pre == 1 && size == mesh->axes[of.axis].size) r.pre = 0;
   return r;
@@ -79,8 +79,8 @@ static void push_or_merge(ctx *c, alist *l, prop_axis x) {
 
 /* Shardy's AxisRefAttr order: by name, then a sub-axis by (pre-size, size), the whole axis right
  * after the sub-axes of pre-size 1. */
-static bool axis_less(const sc_mesh *mesh, prop_axis a, prop_axis b) {
-  sc_span an = mesh->axes[a.axis].name, bn = mesh->axes[b.axis].name;
+static bool axis_less(const md_mesh *mesh, prop_axis a, prop_axis b) {
+  ir_span an = mesh->axes[a.axis].name, bn = mesh->axes[b.axis].name;
   if (a.axis != b.axis) {
     uint32_t n = an.n < bn.n ? an.n : bn.n;
     int cmp = memcmp(an.p, bn.p, n);
@@ -91,7 +91,7 @@ static bool axis_less(const sc_mesh *mesh, prop_axis a, prop_axis b) {
   return a.pre != b.pre ? a.pre < b.pre : a.size < b.size;
 }
 
-static void sort_axes(const sc_mesh *mesh, alist *l) {
+static void sort_axes(const md_mesh *mesh, alist *l) {
   for (uint32_t i = 1; i < l->n; i++)
     for (uint32_t j = i; j > 0 && axis_less(mesh, l->v[j], l->v[j - 1]); j--) {
       prop_axis t = l->v[j];
@@ -118,9 +118,9 @@ static bool axis_overlap(prop_axis a, prop_axis b, prop_axis *out) {
   return true;
 }
 
-static int64_t full_next_pre(const sc_mesh *mesh, prop_axis x) { return x.pre ? next_pre_of(x) : mesh->axes[x.axis].size; }
+static int64_t full_next_pre(const md_mesh *mesh, prop_axis x) { return x.pre ? next_pre_of(x) : mesh->axes[x.axis].size; }
 
-static bool axis_suffix_without_overlap(const sc_mesh *mesh, prop_axis a, prop_axis b, prop_axis *out) {
+static bool axis_suffix_without_overlap(const md_mesh *mesh, prop_axis a, prop_axis b, prop_axis *out) {
   if (!prop_axis_can_coexist(a, b)) return false;
   if (!prop_axis_overlaps(a, b)) {
     *out = a;
@@ -193,7 +193,7 @@ static int64_t gcd64(int64_t a, int64_t b) {
 }
 
 /* Shardy's getAxisWithinCapacity: the part of `x` that fits `*capacity` (and the rest); updates it. */
-static bool within_capacity(const sc_mesh *mesh, prop_axis x, int64_t *capacity, prop_axis *within, prop_axis *rest,
+static bool within_capacity(const md_mesh *mesh, prop_axis x, int64_t *capacity, prop_axis *within, prop_axis *rest,
                             bool *has_rest) {
   *has_rest = false;
   if (*capacity <= 1 || !divisible(x.size, *capacity)) return false;
@@ -220,8 +220,8 @@ typedef struct {
   ctx c;
   uint32_t rank;
   const int64_t *shape;
-  sc_span type;
-  sc_span cur_mesh, out_mesh;
+  ir_span type;
+  ir_span cur_mesh, out_mesh;
   const prop_sharding *in_sharding, *out_sharding;
   alist *in, *out, *cur, *collective, *avail_in;
   int64_t *cap;
@@ -255,27 +255,27 @@ static bool done(const inserter *s) {
   return true;
 }
 
-static void put_axes_list(sc_astr *t, const sc_mesh *mesh, const alist *l) {
+static void put_axes_list(ar_str *t, const md_mesh *mesh, const alist *l) {
   prop_dim_sharding dim = {{l->v, l->n}, true, -1};
   prop_sharding one;
   memset(&one, 0, sizeof one);
   one.mesh = mesh;
   one.rank = 1;
   one.dims = &dim;
-  sc_astr tmp = SC_ASTR_INIT(t->a);
+  ar_str tmp = SC_ASTR_INIT(t->a);
   prop_sharding_put(&tmp, &one); /* `<@, [{...}]>`: keep the `{...}` */
-  const char *open = strchr(sc_astr_str(&tmp), '{');
+  const char *open = strchr(ar_str_str(&tmp), '{');
   const char *close = strrchr(tmp.p, '}');
-  sc_astr_put(t, open, (size_t)(close - open + 1));
+  ar_str_put(t, open, (size_t)(close - open + 1));
 }
 
-static void put_axes_per_dim(sc_astr *t, const inserter *s, const alist *per_dim) {
-  sc_astr_puts(t, "[");
+static void put_axes_per_dim(ar_str *t, const inserter *s, const alist *per_dim) {
+  ar_str_puts(t, "[");
   for (uint32_t d = 0; d < s->rank; d++) {
-    if (d) sc_astr_puts(t, ", ");
+    if (d) ar_str_puts(t, ", ");
     put_axes_list(t, s->c.mesh, &per_dim[d]);
   }
-  sc_astr_puts(t, "]");
+  ar_str_puts(t, "]");
 }
 
 /* Emits one collective: `head` + operand + ` out_sharding=<current sharding> : type`. */
@@ -287,12 +287,12 @@ static void emit(inserter *s, const char *head) {
     cur->dims[d].closed = true;
   }
   cur->unreduced = s->out_sharding->unreduced;
-  sc_astr t = SC_ASTR_INIT(s->c.a);
-  sc_astr_puts(&t, " out_sharding=");
+  ar_str t = SC_ASTR_INIT(s->c.a);
+  ar_str_puts(&t, " out_sharding=");
   prop_sharding_put(&t, cur);
-  sc_astr_printf(&t, " : %.*s", SC_SPAN_ARG(s->type));
+  ar_str_printf(&t, " : %.*s", SC_SPAN_ARG(s->type));
   /* the current axes are copied: later collectives change the lists */
-  const char *text = sc_astr_str(&t);
+  const char *text = ar_str_str(&t);
   SC_PUSH(s->c.a, s->before, head);
   SC_PUSH(s->c.a, s->after, text);
 }
@@ -330,11 +330,11 @@ static void try_all_gather(inserter *s) {
     any |= s->collective[d].n > 0;
   }
   if (!any) return;
-  sc_astr t = SC_ASTR_INIT(s->c.a);
-  sc_astr_puts(&t, "sdy.all_gather ");
+  ar_str t = SC_ASTR_INIT(s->c.a);
+  ar_str_puts(&t, "sdy.all_gather ");
   put_axes_per_dim(&t, s, s->collective);
-  sc_astr_puts(&t, " ");
-  emit(s, sc_astr_str(&t));
+  ar_str_puts(&t, " ");
+  emit(s, ar_str_str(&t));
 }
 
 /* ---- distributing axes within the capacity of each dimension ---- */
@@ -470,13 +470,13 @@ static bool slicing_axes(inserter *s, alist *slicing) {
 }
 
 static void try_all_slice(inserter *s) {
-  alist *slicing = sc_arena_calloc(s->c.a, s->rank + 1, sizeof *slicing);
+  alist *slicing = ar_calloc(s->c.a, s->rank + 1, sizeof *slicing);
   if (!slicing_axes(s, slicing)) return;
-  sc_astr t = SC_ASTR_INIT(s->c.a);
-  sc_astr_puts(&t, "sdy.all_slice ");
+  ar_str t = SC_ASTR_INIT(s->c.a);
+  ar_str_puts(&t, "sdy.all_slice ");
   put_axes_per_dim(&t, s, slicing);
-  sc_astr_puts(&t, " ");
-  emit(s, sc_astr_str(&t));
+  ar_str_puts(&t, " ");
+  emit(s, ar_str_str(&t));
 }
 
 /* ---- collective-permute ---- */
@@ -484,7 +484,7 @@ static void try_all_slice(inserter *s) {
 static bool should_collective_permute(inserter *s) {
   bool has_out = false, has_in = false;
   prop_axis avail_out = {0, 0, 1}, avail_in = {0, 0, 1};
-  uint8_t *seen = sc_arena_alloc(s->c.a, s->rank + 1);
+  uint8_t *seen = ar_alloc(s->c.a, s->rank + 1);
   for (uint32_t d = 0; d < s->rank; d++) {
     alist *in = &s->in[d], *out = &s->out[d];
     if (in->n && out->n && divisible(in->v[0].size, out->v[0].size)) return true;
@@ -597,17 +597,17 @@ static bool all_to_all_once(inserter *s, uint32_t src, bool out_of_order) {
       set_insert(s->c.a, &s->in_set, x);
     }
   }
-  sc_astr t = SC_ASTR_INIT(s->c.a);
-  sc_astr_puts(&t, "sdy.all_to_all [");
+  ar_str t = SC_ASTR_INIT(s->c.a);
+  ar_str_puts(&t, "sdy.all_to_all [");
   put_axes_list(&t, s->c.mesh, &axes);
-  sc_astr_printf(&t, ": %u->%u] ", src, (uint32_t)tgt);
-  emit(s, sc_astr_str(&t));
+  ar_str_printf(&t, ": %u->%u] ", src, (uint32_t)tgt);
+  emit(s, ar_str_str(&t));
   return true;
 }
 
 static void try_all_to_alls(inserter *s, bool out_of_order) {
   for (uint32_t src = 0; src < s->rank; src++)
-    while (all_to_all_once(s, src, out_of_order)) sc_arena_step(s->c.a, 1);
+    while (all_to_all_once(s, src, out_of_order)) ar_step(s->c.a, 1);
 }
 
 /* ---- the sequence ---- */
@@ -625,7 +625,7 @@ static uint32_t total_axes(const prop_sharding *s) {
 }
 
 bool prop_collectives_for(sc_arena *a, const prop_sharding *in, const prop_sharding *out, const int64_t *shape,
-                          sc_span type, prop_collectives *result) {
+                          ir_span type, prop_collectives *result) {
   memset(result, 0, sizeof *result);
   if (in->rank != out->rank || total_axes(in) + total_axes(out) > PROP_COLLECTIVE_MAX_AXES) return false;
   inserter s;
@@ -640,12 +640,12 @@ bool prop_collectives_for(sc_arena *a, const prop_sharding *in, const prop_shard
   s.in_sharding = in;
   s.out_sharding = out;
   uint32_t n = s.rank + 1;
-  s.in = sc_arena_calloc(a, n, sizeof *s.in);
-  s.out = sc_arena_calloc(a, n, sizeof *s.out);
-  s.cur = sc_arena_calloc(a, n, sizeof *s.cur);
-  s.collective = sc_arena_calloc(a, n, sizeof *s.collective);
-  s.avail_in = sc_arena_calloc(a, n, sizeof *s.avail_in);
-  s.cap = sc_arena_calloc(a, n, sizeof *s.cap);
+  s.in = ar_calloc(a, n, sizeof *s.in);
+  s.out = ar_calloc(a, n, sizeof *s.out);
+  s.cur = ar_calloc(a, n, sizeof *s.cur);
+  s.collective = ar_calloc(a, n, sizeof *s.collective);
+  s.avail_in = ar_calloc(a, n, sizeof *s.avail_in);
+  s.cap = ar_calloc(a, n, sizeof *s.cap);
   for (uint32_t d = 0; d < s.rank; d++) {
     s.in[d] = list_of(a, in->dims[d].axes);
     s.out[d] = list_of(a, out->dims[d].axes);
@@ -668,7 +668,7 @@ bool prop_collectives_for(sc_arena *a, const prop_sharding *in, const prop_shard
   }
   rebuild_out_map(&s);
   for (int round = 0; round < 2 && !done(&s); round++) {
-    sc_arena_step(a, 1);
+    ar_step(a, 1);
     try_all_slice(&s);
     try_collective_permute(&s);
     try_all_to_alls(&s, false);
@@ -692,7 +692,7 @@ static bool fully_replicated(const prop_sharding *s) {
 /* The same mesh, or meshes with the same axes (device order aside). */
 static bool equivalent_meshes(const prop_sharding *in, const prop_sharding *out) {
   if (spans_equal(in->mesh_name, out->mesh_name) || in->mesh == out->mesh) return true;
-  const sc_mesh *a = in->mesh, *b = out->mesh;
+  const md_mesh *a = in->mesh, *b = out->mesh;
   if (a->naxes != b->naxes || a->maximal != b->maximal) return false;
   for (uint32_t i = 0; i < a->naxes; i++)
     if (!spans_equal(a->axes[i].name, b->axes[i].name) || a->axes[i].size != b->axes[i].size) return false;
@@ -701,14 +701,14 @@ static bool equivalent_meshes(const prop_sharding *in, const prop_sharding *out)
 
 typedef struct {
   sc_arena *a;
-  const sc_module *m;
+  const ir_module *m;
   prop_engine *e;
   prop_printer *pr;
   const char **replaced; /* per op id: the name a removed reshard's uses read instead */
 } pass;
 
 /* The reshard's input through propagation barriers. */
-static const sc_value *bypass_barriers(const sc_value *v) {
+static const ir_value *bypass_barriers(const ir_value *v) {
   for (uint32_t guard = 0; v && v->def && v->def->kind == SC_OP_SDY_PROPAGATION_BARRIER && v->def->noperands && guard < (1u << 30);
        guard++)
     v = v->def->operands[0];
@@ -716,19 +716,19 @@ static const sc_value *bypass_barriers(const sc_value *v) {
 }
 
 /* A value's name in the output: a removed reshard's replacement, else its own. */
-static const char *name_of(const pass *p, const sc_value *v) {
+static const char *name_of(const pass *p, const ir_value *v) {
   if (v->def && p->replaced[v->def->id]) return p->replaced[v->def->id];
-  return sc_span_dup(p->a, v->name);
+  return ir_span_dup(p->a, v->name);
 }
 
-static void convert_reshard(pass *p, const sc_op *op) {
+static void convert_reshard(pass *p, const ir_op *op) {
   if (op->noperands != 1 || op->nresults != 1 || !op->operands[0]) return;
   const prop_sharding *out = prop_engine_value_sharding(p->e, op->results[0]);
-  const sc_value *input = bypass_barriers(op->operands[0]);
+  const ir_value *input = bypass_barriers(op->operands[0]);
   const prop_sharding *in = prop_engine_value_sharding(p->e, input);
   if (!out || out->mesh->maximal || (in && in->mesh->maximal)) return;
-  sc_tensor_type tt;
-  if (!sc_parse_tensor_type(p->a, op->results[0]->type, &tt) || tt.rank < 0 || (uint32_t)tt.rank != out->rank) return;
+  ir_tensor_type tt;
+  if (!ir_parse_tensor_type(p->a, op->results[0]->type, &tt) || tt.rank < 0 || (uint32_t)tt.rank != out->rank) return;
   if (!in) in = prop_sharding_open(p->a, out->mesh, out->mesh_name, out->rank);
   if (in->rank != out->rank) return;
   if (fully_replicated(out)) {
@@ -747,26 +747,26 @@ static void convert_reshard(pass *p, const sc_op *op) {
   const char *operand = name_of(p, input);
   for (uint32_t k = 0; k < cs.n; k++) {
     const char *name = prop_printer_fresh_name(p->pr);
-    prop_printer_insert_before(p->pr, op, sc_arena_printf(p->a, "%s = %s%s%s", name, cs.before[k], operand, cs.after[k]));
+    prop_printer_insert_before(p->pr, op, ar_printf(p->a, "%s = %s%s%s", name, cs.before[k], operand, cs.after[k]));
     operand = name;
   }
   prop_printer_erase(p->pr, op);
   p->replaced[op->id] = operand;
 }
 
-void prop_reshards_to_collectives(sc_arena *a, const sc_module *m, const sc_model *model, prop_printer *pr) {
+void prop_reshards_to_collectives(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr) {
   prop_engine_options eo = {.strategy = PROP_BASIC, .seed_only = true};
-  pass p = {a, m, prop_engine_run(a, m, model, &eo), pr, sc_arena_calloc(a, m->nops + 1, sizeof(const char *))};
+  pass p = {a, m, prop_engine_run(a, m, model, &eo), pr, ar_calloc(a, m->nops + 1, sizeof(const char *))};
   pr->renumber = true;
   prop_engine_print(p.e, pr); /* signatures on one line, as sdy_opt prints them */
   for (uint32_t i = 0; i < m->nops; i++)
     if (m->ops[i]->kind == SC_OP_SDY_RESHARD) convert_reshard(&p, m->ops[i]);
   /* uses of a removed reshard read its last collective (or its input) */
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     if (p.replaced[op->id]) continue; /* removed itself */
     for (uint32_t k = 0; k < op->noperands; k++) {
-      const sc_value *v = op->operands[k];
+      const ir_value *v = op->operands[k];
       if (v && v->def && p.replaced[v->def->id]) prop_printer_replace_operand(pr, op, k, p.replaced[v->def->id]);
     }
   }

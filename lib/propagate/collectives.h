@@ -32,9 +32,9 @@ typedef struct {
 /* The collectives that turn `in` into `out` (same rank, meshes equal up to device order; `shape` the
  * tensor's dimensions, `type` its type text). False when Shardy's pass would leave the reshard. */
 bool prop_collectives_for(sc_arena *a, const prop_sharding *in, const prop_sharding *out, const int64_t *shape,
-                          sc_span type, prop_collectives *result);
+                          ir_span type, prop_collectives *result);
 
 /* Rewrites every sdy.reshard of `m` (model built by the caller) into collectives in `pr`. */
-void prop_reshards_to_collectives(sc_arena *a, const sc_module *m, const sc_model *model, prop_printer *pr);
+void prop_reshards_to_collectives(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr);
 
 #endif

@@ -15,11 +15,11 @@ typedef const prop_sharding *sharding_ref;
  * propagated as an op with an identity rule (Shardy's ShardableDataFlowOpInterface). */
 typedef enum { EDGE_PLAIN = 0, EDGE_MANUAL_ARG, EDGE_MANUAL_RESULT } edge_kind;
 typedef struct {
-  const sc_op *op;
-  const sc_value *owner_value;
+  const ir_op *op;
+  const ir_value *owner_value;
   uint32_t owner;
   uint32_t *sources;
-  const sc_value **source_values;
+  const ir_value **source_values;
   uint32_t nsources;
   uint32_t index; /* the argument or result number */
   uint8_t kind;
@@ -39,16 +39,16 @@ typedef struct {
 
 struct prop_engine {
   sc_arena *a;
-  const sc_module *m;
-  const sc_model *model;
+  const ir_module *m;
+  const md_model *model;
   prop_engine_options opt;
   uint32_t *result_base;      /* per op id: the slot of its result 0 */
-  sc_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
-  const sc_block **block_keys;
+  hs_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
+  const ir_block **block_keys;
   uint32_t nslots;
   uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args) */
   sharding_ref *sh, *initial; /* per slot: current and seeded sharding */
-  const sc_value **slot_value; /* per slot: a value that has it (for origins) */
+  const ir_value **slot_value; /* per slot: a value that has it (for origins) */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
   uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of */
@@ -56,7 +56,7 @@ struct prop_engine {
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
   const prop_rule **rules;    /* per op id, built on first need */
-  sc_name_map rule_by_key;
+  hs_name_map rule_by_key;
   uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */    /* an element-wise op's name and types -> the op id whose rule it shares */
   uint8_t *rule_known;
   const prop_rule_facts *facts;
@@ -73,46 +73,46 @@ struct prop_engine {
   uint32_t *op_pos;           /* per op id: its position in program order (m->ops) */
   uint8_t *op_flags;          /* per op id: OPF_* bits, computed on first need */
   worklist work;              /* the passes' worklist, allocated once (see run_pass) */
-  const sc_op **entry_funcs;  /* functions whose results follow their return values */
+  const ir_op **entry_funcs;  /* functions whose results follow their return values */
   uint32_t *entry_func_index; /* ... and their indices in m->funcs */
   uint32_t nentry_funcs;
   sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
 };
 
-static uint32_t raw_slot(const prop_engine *e, const sc_value *v) {
+static uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
   if (!v) return UINT32_MAX;
   if (v->def) return e->result_base[v->def->id] + v->index;
   if (v->block) {
     uint32_t base;
-    if (sc_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
+    if (hs_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
   }
   return UINT32_MAX;
 }
 
-static uint32_t slot_of(const prop_engine *e, const sc_value *v) {
+static uint32_t slot_of(const prop_engine *e, const ir_value *v) {
   uint32_t s = raw_slot(e, v);
   return s < e->nslots && e->alias ? e->alias[s] : s;
 }
 
 /* Slots: every op's results, then the arguments of the blocks of its regions. */
 static void number_values(prop_engine *e) {
-  const sc_module *m = e->m;
-  e->result_base = sc_arena_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
+  const ir_module *m = e->m;
+  e->result_base = ar_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
   uint32_t nblocks = 0, n = 0;
   for (uint32_t i = 0; i < m->nops; i++)
     for (uint32_t r = 0; r < m->ops[i]->nregions; r++) nblocks += m->ops[i]->regions[r]->nblocks;
-  sc_name_map_init(&e->block_base, e->a, nblocks + 1);
-  e->block_keys = sc_arena_alloc(e->a, (nblocks + 1) * sizeof *e->block_keys);
+  hs_name_map_init(&e->block_base, e->a, nblocks + 1);
+  e->block_keys = ar_alloc(e->a, (nblocks + 1) * sizeof *e->block_keys);
   uint32_t k = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     e->result_base[op->id] = n;
     n += op->nresults;
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) {
-        const sc_block *blk = op->regions[r]->blocks[b];
+        const ir_block *blk = op->regions[r]->blocks[b];
         e->block_keys[k] = blk;
-        sc_name_map_put(&e->block_base, (const char *)&e->block_keys[k], sizeof blk, n, NULL);
+        hs_name_map_put(&e->block_base, (const char *)&e->block_keys[k], sizeof blk, n, NULL);
         k++;
         n += blk->nargs;
       }
@@ -123,22 +123,22 @@ static void number_values(prop_engine *e) {
 
 /* ---- data-flow edges ----------------------------------------------------------------------------- */
 
-static const sc_op *region_terminator(const sc_region *r) {
+static const ir_op *region_terminator(const ir_region *r) {
   if (!r || !r->nblocks) return NULL;
-  const sc_block *b = r->blocks[r->nblocks - 1];
+  const ir_block *b = r->blocks[r->nblocks - 1];
   return b->nops ? b->ops[b->nops - 1] : NULL;
 }
 
-static const sc_value *block_arg(const sc_region *r, uint32_t i) {
+static const ir_value *block_arg(const ir_region *r, uint32_t i) {
   return r && r->nblocks && i < r->blocks[0]->nargs ? r->blocks[0]->args[i] : NULL;
 }
 
-static void add_edge(prop_engine *e, const sc_op *op, const sc_value *owner, sc_value *const *sources, uint32_t n,
+static void add_edge(prop_engine *e, const ir_op *op, const ir_value *owner, ir_value *const *sources, uint32_t n,
                      uint32_t index, edge_kind kind) {
   uint32_t o = raw_slot(e, owner);
   if (o >= e->nslots) return;
-  prop_edge edge = {op, owner, o, sc_arena_alloc(e->a, (n ? n : 1) * sizeof(uint32_t)),
-                    sc_arena_alloc(e->a, (n ? n : 1) * sizeof(sc_value *)), 0, index, (uint8_t)kind, false, NULL};
+  prop_edge edge = {op, owner, o, ar_alloc(e->a, (n ? n : 1) * sizeof(uint32_t)),
+                    ar_alloc(e->a, (n ? n : 1) * sizeof(ir_value *)), 0, index, (uint8_t)kind, false, NULL};
   for (uint32_t k = 0; k < n; k++) {
     uint32_t src = raw_slot(e, sources[k]);
     if (src >= e->nslots) continue;
@@ -148,8 +148,8 @@ static void add_edge(prop_engine *e, const sc_op *op, const sc_value *owner, sc_
   SC_PUSH(e->a, e->edges, edge);
 }
 
-static bool is_optimization_barrier(const sc_op *op) {
-  return sc_span_eq(op->name, "stablehlo.optimization_barrier") || sc_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
+static bool is_optimization_barrier(const ir_op *op) {
+  return ir_span_eq(op->name, "stablehlo.optimization_barrier") || ir_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
 }
 
 static uint32_t find_alias(uint32_t *alias, uint32_t s) {
@@ -165,10 +165,10 @@ static uint32_t find_alias(uint32_t *alias, uint32_t s) {
 
 /* The edges of one data-flow op (Shardy's while, case, optimization_barrier, named and manual
  * computations); a while's block arguments share their result's sharding (aliases). */
-static void op_edges(prop_engine *e, const sc_op *op) {
-  sc_value *src[2];
+static void op_edges(prop_engine *e, const ir_op *op) {
+  ir_value *src[2];
   if (op->kind == SC_OP_WHILE && op->nregions == 2) {
-    const sc_op *ret = region_terminator(op->regions[1]);
+    const ir_op *ret = region_terminator(op->regions[1]);
     for (uint32_t i = 0; i < op->nresults; i++) {
       uint32_t n = 0;
       if (i < op->noperands) src[n++] = op->operands[i];
@@ -182,11 +182,11 @@ static void op_edges(prop_engine *e, const sc_op *op) {
       }
     }
   } else if (op->kind == SC_OP_CASE) {
-    sc_value **srcs = sc_arena_alloc(e->a, (op->nregions + 1) * sizeof *srcs);
+    ir_value **srcs = ar_alloc(e->a, (op->nregions + 1) * sizeof *srcs);
     for (uint32_t i = 0; i < op->nresults; i++) {
       uint32_t n = 0;
       for (uint32_t r = 0; r < op->nregions; r++) {
-        const sc_op *ret = region_terminator(op->regions[r]);
+        const ir_op *ret = region_terminator(op->regions[r]);
         if (ret && i < ret->noperands) srcs[n++] = ret->operands[i];
       }
       add_edge(e, op, op->results[i], srcs, n, i, EDGE_PLAIN);
@@ -195,7 +195,7 @@ static void op_edges(prop_engine *e, const sc_op *op) {
     for (uint32_t i = 0; i < op->nresults && i < op->noperands; i++) add_edge(e, op, op->results[i], &op->operands[i], 1, i, EDGE_PLAIN);
   } else if ((op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) && op->nregions) {
     bool manual = op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
-    const sc_op *ret = region_terminator(op->regions[0]);
+    const ir_op *ret = region_terminator(op->regions[0]);
     for (uint32_t i = 0; i < op->noperands; i++)
       add_edge(e, op, block_arg(op->regions[0], i), &op->operands[i], 1, i, manual ? EDGE_MANUAL_ARG : EDGE_PLAIN);
     for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
@@ -204,11 +204,11 @@ static void op_edges(prop_engine *e, const sc_op *op) {
 }
 
 /* A call's operands flow into the callee's arguments, the callee's returned values into its results. */
-static void call_edges(prop_engine *e, const sc_op *op) {
+static void call_edges(prop_engine *e, const ir_op *op) {
   if (op->kind != SC_OP_CALL) return;
-  const sc_op *callee = sc_model_func(e->model, sc_op_callee(op));
+  const ir_op *callee = md_model_func(e->model, ir_op_callee(op));
   if (!callee || !callee->nregions) return;
-  const sc_op *ret = region_terminator(callee->regions[0]);
+  const ir_op *ret = region_terminator(callee->regions[0]);
   for (uint32_t i = 0; i < op->noperands; i++) add_edge(e, op, block_arg(callee->regions[0], i), &op->operands[i], 1, i, EDGE_PLAIN);
   for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
     add_edge(e, op, op->results[i], &ret->operands[i], 1, i, EDGE_PLAIN);
@@ -216,26 +216,26 @@ static void call_edges(prop_engine *e, const sc_op *op) {
 
 /* The values of one `sdy.sharding_group` (any function of the module) hold one sharding: one slot. */
 static void share_sharding_groups(prop_engine *e) {
-  sc_name_map first; /* group id (its 8 bytes) -> the raw slot of its first value */
+  hs_name_map first; /* group id (its 8 bytes) -> the raw slot of its first value */
   bool ready = false;
   for (uint32_t i = 0; i < e->m->nops; i++) {
-    const sc_op *op = e->m->ops[i];
+    const ir_op *op = e->m->ops[i];
     int64_t id;
-    if (op->noperands != 1 || !sc_span_eq(op->name, "sdy.sharding_group") || !sc_model_sharding_group_id(e->model, op, &id))
+    if (op->noperands != 1 || !ir_span_eq(op->name, "sdy.sharding_group") || !md_model_sharding_group_id(e->model, op, &id))
       continue;
     uint32_t s = raw_slot(e, op->operands[0]);
     if (s >= e->nslots) continue;
     if (!ready) {
-      sc_name_map_init(&first, e->a, e->m->nops + 1);
-      e->grouped = sc_arena_calloc(e->a, e->nslots + 1, 1);
+      hs_name_map_init(&first, e->a, e->m->nops + 1);
+      e->grouped = ar_calloc(e->a, e->nslots + 1, 1);
       ready = true;
     }
     e->grouped[s] = 1;
     uint32_t root;
-    if (!sc_name_map_get(&first, (const char *)&id, sizeof id, &root)) {
-      int64_t *key = sc_arena_alloc(e->a, sizeof *key);
+    if (!hs_name_map_get(&first, (const char *)&id, sizeof id, &root)) {
+      int64_t *key = ar_alloc(e->a, sizeof *key);
       *key = id;
-      sc_name_map_put(&first, (const char *)key, sizeof *key, s, NULL);
+      hs_name_map_put(&first, (const char *)key, sizeof *key, s, NULL);
     } else if (find_alias(e->alias, s) != find_alias(e->alias, root)) {
       e->alias[find_alias(e->alias, s)] = find_alias(e->alias, root);
     }
@@ -243,12 +243,12 @@ static void share_sharding_groups(prop_engine *e) {
 }
 
 static void build_edges(prop_engine *e) {
-  e->alias = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
+  e->alias = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
   /* an explicit `sdy.data_flow_edge %owner` (Shardy's -sdy-add-data-flow-edges form) holds its owner's
    * sharding: the owner's uses are the edge's */
   for (uint32_t i = 0; i < e->m->nops; i++) {
-    const sc_op *op = e->m->ops[i];
+    const ir_op *op = e->m->ops[i];
     if (op->kind != SC_OP_SDY_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
     uint32_t in = raw_slot(e, op->operands[0]), out = raw_slot(e, op->results[0]);
     if (in < e->nslots && out < e->nslots && find_alias(e->alias, out) != in) e->alias[find_alias(e->alias, in)] = find_alias(e->alias, out);
@@ -259,7 +259,7 @@ static void build_edges(prop_engine *e) {
     for (uint32_t i = 0; i < e->m->nops; i++) call_edges(e, e->m->ops[i]);
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = find_alias(e->alias, s);
   /* sources and owners through aliases, then the slot -> edges index */
-  e->edge_start = sc_arena_calloc(e->a, e->nslots + 2, sizeof *e->edge_start);
+  e->edge_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->edge_start);
   for (size_t k = 0; k < e->edges.n; k++) {
     prop_edge *edge = &e->edges.v[k];
     edge->owner = e->alias[edge->owner];
@@ -270,7 +270,7 @@ static void build_edges(prop_engine *e) {
     }
   }
   for (uint32_t s = 0; s < e->nslots; s++) e->edge_start[s + 2] += e->edge_start[s + 1];
-  e->edge_ids = sc_arena_alloc(e->a, (e->edge_start[e->nslots + 1] + 1) * sizeof *e->edge_ids);
+  e->edge_ids = ar_alloc(e->a, (e->edge_start[e->nslots + 1] + 1) * sizeof *e->edge_ids);
   for (size_t k = 0; k < e->edges.n; k++) {
     const prop_edge *edge = &e->edges.v[k];
     e->edge_ids[e->edge_start[edge->owner + 1]++] = (uint32_t)k;
@@ -280,23 +280,23 @@ static void build_edges(prop_engine *e) {
 
 /* ---- manual axes --------------------------------------------------------------------------------- */
 
-static bool axis_is_manual(const sc_sdy_op_info *x, const prop_sharding *s, uint32_t axis) {
-  sc_span name = s->mesh->axes[axis].name;
+static bool axis_is_manual(const md_sdy_op_info *x, const prop_sharding *s, uint32_t axis) {
+  ir_span name = s->mesh->axes[axis].name;
   for (uint32_t i = 0; i < x->nmanual_axes; i++)
     if (x->manual_axes[i].name.n == name.n && !memcmp(x->manual_axes[i].name.p, name.p, name.n)) return true;
   return false;
 }
 
-static prop_axes filter_free(sc_arena *a, const sc_sdy_op_info *x, const prop_sharding *s, prop_axes in) {
-  prop_axes out = {sc_arena_alloc(a, (in.n ? in.n : 1) * sizeof *out.v), 0};
+static prop_axes filter_free(sc_arena *a, const md_sdy_op_info *x, const prop_sharding *s, prop_axes in) {
+  prop_axes out = {ar_alloc(a, (in.n ? in.n : 1) * sizeof *out.v), 0};
   for (uint32_t i = 0; i < in.n; i++)
     if (!axis_is_manual(x, s, in.v[i].axis)) out.v[out.n++] = in.v[i];
   return out;
 }
 
 /* Shardy's eraseManualAxes: each dimension without its leading manual axes; free replicated/unreduced. */
-static sharding_ref erase_manual(sc_arena *a, const sc_op *op, const sc_model *model, sharding_ref s) {
-  const sc_sdy_op_info *x = sc_model_op(model, op)->sdy_op;
+static sharding_ref erase_manual(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref s) {
+  const md_sdy_op_info *x = md_model_op(model, op)->sdy_op;
   if (!s || !x->nmanual_axes) return s;
   prop_sharding *r = prop_sharding_open(a, s->mesh, s->mesh_name, s->rank);
   for (uint32_t d = 0; d < s->rank; d++) {
@@ -316,8 +316,8 @@ static sharding_ref erase_manual(sc_arena *a, const sc_op *op, const sc_model *m
 
 /* Shardy's addFreeAxesToManualComputationSharding: `outer`'s leading manual axes, then `inner`'s axes,
  * open/closed and priority as `inner`, replicated/unreduced as `outer`. */
-static sharding_ref add_free(sc_arena *a, const sc_op *op, const sc_model *model, sharding_ref outer, sharding_ref inner) {
-  const sc_sdy_op_info *x = sc_model_op(model, op)->sdy_op;
+static sharding_ref add_free(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref outer, sharding_ref inner) {
+  const md_sdy_op_info *x = md_model_op(model, op)->sdy_op;
   if (!inner) return outer;
   if (!outer || outer->rank != inner->rank) return inner;
   prop_sharding *r = prop_sharding_open(a, inner->mesh, inner->mesh_name, inner->rank);
@@ -325,7 +325,7 @@ static sharding_ref add_free(sc_arena *a, const sc_op *op, const sc_model *model
     uint32_t k = 0;
     while (k < outer->dims[d].axes.n && axis_is_manual(x, outer, outer->dims[d].axes.v[k].axis)) k++;
     uint32_t n = k + inner->dims[d].axes.n;
-    prop_axis *v = sc_arena_alloc(a, (n ? n : 1) * sizeof *v);
+    prop_axis *v = ar_alloc(a, (n ? n : 1) * sizeof *v);
     if (k) memcpy(v, outer->dims[d].axes.v, k * sizeof *v);
     if (inner->dims[d].axes.n) memcpy(v + k, inner->dims[d].axes.v, inner->dims[d].axes.n * sizeof *v);
     r->dims[d].axes.v = v;
@@ -340,15 +340,15 @@ static sharding_ref add_free(sc_arena *a, const sc_op *op, const sc_model *model
 }
 
 static void index_uses(prop_engine *e) {
-  const sc_module *m = e->m;
-  e->use_start = sc_arena_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
+  const ir_module *m = e->m;
+  e->use_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
   for (uint32_t i = 0; i < m->nops; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
       uint32_t s = slot_of(e, m->ops[i]->operands[k]);
       if (s < e->nslots) e->use_start[s + 2]++;
     }
   for (uint32_t s = 0; s < e->nslots; s++) e->use_start[s + 2] += e->use_start[s + 1];
-  e->users = sc_arena_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
+  e->users = ar_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
   for (uint32_t i = 0; i < m->nops; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
       uint32_t s = slot_of(e, m->ops[i]->operands[k]);
@@ -356,72 +356,72 @@ static void index_uses(prop_engine *e) {
     }
 }
 
-static const sc_op *value_owner(const sc_value *v) {
+static const ir_op *value_owner(const ir_value *v) {
   return v && v->def ? v->def : v && v->block && v->block->parent ? v->block->parent->parent : NULL;
 }
 
 /* Per slot, the ops that define its values or own their blocks (after seed: slot_value is set). */
 static void index_owners(prop_engine *e) {
-  e->owner_start = sc_arena_calloc(e->a, e->nslots + 2, sizeof *e->owner_start);
-  e->owners = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->owners);
+  e->owner_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->owner_start);
+  e->owners = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->owners);
   for (uint32_t raw = 0; raw < e->nslots; raw++)
     if (value_owner(e->slot_value[raw])) e->owner_start[e->alias[raw] + 2]++;
   for (uint32_t s = 0; s < e->nslots; s++) e->owner_start[s + 2] += e->owner_start[s + 1];
   for (uint32_t raw = 0; raw < e->nslots; raw++) {
-    const sc_op *owner = value_owner(e->slot_value[raw]);
+    const ir_op *owner = value_owner(e->slot_value[raw]);
     if (owner) e->owners[e->owner_start[e->alias[raw] + 1]++] = owner->id;
   }
 }
 
-static sharding_ref seed_of(prop_engine *e, const sc_sharding *s) {
-  return s ? prop_sharding_from_model(e->a, s, sc_model_sharding_mesh(e->model, s)) : NULL;
+static sharding_ref seed_of(prop_engine *e, const md_sharding *s) {
+  return s ? prop_sharding_from_model(e->a, s, md_model_sharding_mesh(e->model, s)) : NULL;
 }
 
 /* The functions whose results are propagated from their return values: @main, or the only function,
  * or else every public one. */
 static void find_entry_funcs(prop_engine *e) {
-  const sc_module *m = e->m;
-  e->entry_funcs = sc_arena_alloc(e->a, (m->nfuncs ? m->nfuncs : 1) * sizeof *e->entry_funcs);
-  e->entry_func_index = sc_arena_alloc(e->a, (m->nfuncs ? m->nfuncs : 1) * sizeof *e->entry_func_index);
+  const ir_module *m = e->m;
+  e->entry_funcs = ar_alloc(e->a, (m->nfuncs ? m->nfuncs : 1) * sizeof *e->entry_funcs);
+  e->entry_func_index = ar_alloc(e->a, (m->nfuncs ? m->nfuncs : 1) * sizeof *e->entry_func_index);
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (sc_span_eq(sc_op_sym_name(m->funcs[i]), "main")) {
+    if (ir_span_eq(ir_op_sym_name(m->funcs[i]), "main")) {
       e->entry_func_index[e->nentry_funcs] = i;
       e->entry_funcs[e->nentry_funcs++] = m->funcs[i];
       return;
     }
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (m->nfuncs == 1 || !sc_span_eq(sc_op_visibility(m->funcs[i]), "private")) {
+    if (m->nfuncs == 1 || !ir_span_eq(ir_op_visibility(m->funcs[i]), "private")) {
       e->entry_func_index[e->nentry_funcs] = i;
       e->entry_funcs[e->nentry_funcs++] = m->funcs[i];
     }
 }
 
 static void seed(prop_engine *e) {
-  const sc_module *m = e->m;
-  e->sh = sc_arena_calloc(e->a, e->nslots + 1, sizeof *e->sh);
-  e->initial = sc_arena_calloc(e->a, e->nslots + 1, sizeof *e->initial);
-  e->slot_value = sc_arena_calloc(e->a, e->nslots + 1, sizeof *e->slot_value);
-  e->origin = sc_arena_alloc(e->a, (e->nslots + 1) * sizeof *e->origin);
+  const ir_module *m = e->m;
+  e->sh = ar_calloc(e->a, e->nslots + 1, sizeof *e->sh);
+  e->initial = ar_calloc(e->a, e->nslots + 1, sizeof *e->initial);
+  e->slot_value = ar_calloc(e->a, e->nslots + 1, sizeof *e->slot_value);
+  e->origin = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->origin);
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     for (uint32_t r = 0; r < op->nresults; r++) {
-      e->sh[e->result_base[op->id] + r] = seed_of(e, sc_model_result_sharding(e->model, op, r));
+      e->sh[e->result_base[op->id] + r] = seed_of(e, md_model_result_sharding(e->model, op, r));
       e->slot_value[e->result_base[op->id] + r] = op->results[r];
     }
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++)
         for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++) {
-          const sc_value *v = op->regions[r]->blocks[b]->args[k];
+          const ir_value *v = op->regions[r]->blocks[b]->args[k];
           uint32_t slot = raw_slot(e, v);
           if (slot < e->nslots) e->slot_value[slot] = v;
         }
   }
-  e->in_global = sc_arena_calloc(e->a, m->nops + 1, sizeof *e->in_global);
+  e->in_global = ar_calloc(e->a, m->nops + 1, sizeof *e->in_global);
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     if ((op->kind != SC_OP_SDY_MANUAL_COMPUTATION && op->kind != SC_OP_SDY_NAMED_COMPUTATION) || !op->nregions) continue;
-    const sc_annotation *in = &sc_model_op(e->model, op)->sdy_op->in_shardings;
-    e->in_global[op->id] = sc_arena_calloc(e->a, op->noperands + 1, sizeof **e->in_global);
+    const md_annotation *in = &md_model_op(e->model, op)->sdy_op->in_shardings;
+    e->in_global[op->id] = ar_calloc(e->a, op->noperands + 1, sizeof **e->in_global);
     for (uint32_t k = 0; k < op->noperands; k++) {
       sharding_ref g = k < in->nvalues ? seed_of(e, in->values[k]) : NULL;
       e->in_global[op->id][k] = g;
@@ -429,22 +429,22 @@ static void seed(prop_engine *e) {
       if (slot < e->nslots) e->sh[slot] = erase_manual(e->a, op, e->model, g);
     }
   }
-  e->func_results = sc_arena_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results);
-  e->func_results_initial = sc_arena_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results_initial);
+  e->func_results = ar_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results);
+  e->func_results_initial = ar_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results_initial);
   for (uint32_t f = 0; f < m->nfuncs; f++) {
-    const sc_op *fn = m->funcs[f];
+    const ir_op *fn = m->funcs[f];
     if (fn->nregions && fn->regions[0]->nblocks) {
-      const sc_block *entry = fn->regions[0]->blocks[0];
+      const ir_block *entry = fn->regions[0]->blocks[0];
       for (uint32_t k = 0; k < entry->nargs; k++) { /* HLO: an argument is its parameter op's result */
-        sharding_ref arg = seed_of(e, sc_model_arg_sharding(e->model, fn, k));
+        sharding_ref arg = seed_of(e, md_model_arg_sharding(e->model, fn, k));
         if (arg) e->sh[slot_of(e, entry->args[k])] = arg;
       }
     }
-    uint32_t nres = sc_op_nresult_attrs(fn);
-    e->func_results[f] = sc_arena_calloc(e->a, nres + 1, sizeof **e->func_results);
-    e->func_results_initial[f] = sc_arena_calloc(e->a, nres + 1, sizeof **e->func_results_initial);
+    uint32_t nres = ir_op_nresult_attrs(fn);
+    e->func_results[f] = ar_calloc(e->a, nres + 1, sizeof **e->func_results);
+    e->func_results_initial[f] = ar_calloc(e->a, nres + 1, sizeof **e->func_results_initial);
     for (uint32_t k = 0; k < nres; k++)
-      e->func_results[f][k] = e->func_results_initial[f][k] = seed_of(e, sc_model_func_result_sharding(e->model, fn, k));
+      e->func_results[f][k] = e->func_results_initial[f][k] = seed_of(e, md_model_func_result_sharding(e->model, fn, k));
   }
   memcpy(e->initial, e->sh, e->nslots * sizeof *e->sh);
   for (uint32_t k = 0; k < e->nslots; k++) e->origin[k] = e->sh[k] ? k : UINT32_MAX;
@@ -462,11 +462,11 @@ static void set_origin(prop_engine *e, uint32_t slot, const uint32_t *slots, con
 
 /* A rule of one factor per dimension between `n` operands and one result of `rank` dims of `dims`. */
 static const prop_rule *identity_rule(sc_arena *a, const int64_t *dims, uint32_t rank, uint32_t noperands) {
-  prop_rule *r = sc_arena_calloc(a, 1, sizeof *r);
+  prop_rule *r = ar_calloc(a, 1, sizeof *r);
   r->nfactors = rank;
-  r->factors = sc_arena_calloc(a, rank ? rank : 1, sizeof *r->factors);
-  uint32_t *ids = sc_arena_alloc(a, (rank ? rank : 1) * sizeof *ids);
-  prop_dim *dmap = sc_arena_calloc(a, rank ? rank : 1, sizeof *dmap);
+  r->factors = ar_calloc(a, rank ? rank : 1, sizeof *r->factors);
+  uint32_t *ids = ar_alloc(a, (rank ? rank : 1) * sizeof *ids);
+  prop_dim *dmap = ar_calloc(a, rank ? rank : 1, sizeof *dmap);
   for (uint32_t d = 0; d < rank; d++) {
     r->factors[d].size = dims[d];
     ids[d] = d;
@@ -475,10 +475,10 @@ static const prop_rule *identity_rule(sc_arena *a, const int64_t *dims, uint32_t
   }
   prop_tensor t = {dmap, rank};
   r->noperands = noperands;
-  r->operands = sc_arena_alloc(a, (noperands ? noperands : 1) * sizeof *r->operands);
+  r->operands = ar_alloc(a, (noperands ? noperands : 1) * sizeof *r->operands);
   for (uint32_t i = 0; i < noperands; i++) r->operands[i] = t;
   r->nresults = 1;
-  r->results = sc_arena_alloc(a, sizeof *r->results);
+  r->results = ar_alloc(a, sizeof *r->results);
   r->results[0] = t;
   return r;
 }
@@ -550,12 +550,12 @@ static uint32_t next_item(const prop_engine *e, worklist *w) {
 }
 
 /* The items that read or own slot `slot` (of value `v`), except `current`. */
-static void notify(prop_engine *e, worklist *w, const sc_value *v, uint32_t slot, uint32_t current) {
+static void notify(prop_engine *e, worklist *w, const ir_value *v, uint32_t slot, uint32_t current) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
     if (e->users[k] != current) push(e, w, e->users[k]);
   for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++)
     if (e->m->nops + e->edge_ids[k] != current) push(e, w, e->m->nops + e->edge_ids[k]);
-  const sc_op *owner = value_owner(v);
+  const ir_op *owner = value_owner(v);
   if (owner && owner->id != current) push(e, w, owner->id);
 }
 
@@ -568,7 +568,7 @@ static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
 
 /* Every write of a slot's sharding during propagation goes through here: logged, and with a worklist
  * the items that read it are queued. */
-static void set_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const sc_value *v, uint32_t current) {
+static void set_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const ir_value *v, uint32_t current) {
   e->sh[slot] = s;
   SC_PUSH(e->a, e->changes, slot);
   e->last_change[slot] = (uint32_t)e->changes.n;
@@ -599,7 +599,7 @@ static bool visit_is_redundant(prop_engine *e, uint32_t item, const uint32_t *sl
 static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
                               const prop_direction *directions, bool elementwise);
 
-static bool span_has(sc_span s, const char *word) {
+static bool span_has(ir_span s, const char *word) {
   size_t n = strlen(word);
   for (uint32_t i = 0; i + n <= s.n; i++)
     if (!memcmp(s.p + i, word, n)) return true;
@@ -607,9 +607,9 @@ static bool span_has(sc_span s, const char *word) {
 }
 
 /* A static tensor type's dimensions, or false. */
-static bool static_dims(sc_arena *a, sc_span type, int64_t **dims, uint32_t *rank) {
-  sc_tensor_type tt;
-  if (!sc_parse_tensor_type(a, type, &tt) || tt.rank < 0) return false;
+static bool static_dims(sc_arena *a, ir_span type, int64_t **dims, uint32_t *rank) {
+  ir_tensor_type tt;
+  if (!ir_parse_tensor_type(a, type, &tt) || tt.rank < 0) return false;
   for (int32_t d = 0; d < tt.rank; d++)
     if (tt.dims[d] < 0) return false;
   *dims = tt.dims;
@@ -630,16 +630,16 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
     if (static_dims(e->a, edge->owner_value->type, &dims, &rank)) edge->rule = identity_rule(e->a, dims, rank, edge->nsources);
   }
   if (!edge->rule) return;
-  sc_arena_mark_t mark = sc_arena_mark(e->a);
+  ar_mark_t mark = ar_mark(e->a);
   uint32_t n = edge->nsources + 1;
-  uint32_t *slots = sc_arena_alloc(e->a, n * sizeof *slots);
+  uint32_t *slots = ar_alloc(e->a, n * sizeof *slots);
   memcpy(slots, edge->sources, edge->nsources * sizeof *slots);
   slots[n - 1] = edge->owner;
   if (visit_is_redundant(e, e->m->nops + k, slots, n, visit_key(e, NULL, 0))) {
-    sc_arena_rewind(e->a, mark);
+    ar_rewind(e->a, mark);
     return;
   }
-  sharding_ref *all = sc_arena_alloc(e->a, n * sizeof *all);
+  sharding_ref *all = ar_alloc(e->a, n * sizeof *all);
   for (uint32_t j = 0; j < edge->nsources; j++) all[j] = e->sh[edge->sources[j]];
   sharding_ref target = e->sh[edge->owner];
   /* the in_sharding as written gives the manual axes (the op's attribute changes only when edges sink) */
@@ -647,9 +647,9 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   if (edge->kind == EDGE_MANUAL_ARG) target = add_free(e->a, edge->op, e->model, in_global, target);
   else if (edge->kind == EDGE_MANUAL_RESULT) target = erase_manual(e->a, edge->op, e->model, target);
   all[n - 1] = target;
-  bool *changed = sc_arena_alloc(e->a, n * sizeof *changed);
+  bool *changed = ar_alloc(e->a, n * sizeof *changed);
   if (!propagate_tensors(e, edge->rule, all, changed, NULL, false)) {
-    sc_arena_rewind(e->a, mark);
+    ar_rewind(e->a, mark);
     return;
   }
   for (uint32_t j = 0; j < edge->nsources; j++)
@@ -671,26 +671,26 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
 }
 
 /* sdy.propagation_barrier: an identity rule that lets shardings through in one direction only. */
-static const prop_rule *barrier_rule(prop_engine *e, const sc_op *op, prop_direction **directions) {
+static const prop_rule *barrier_rule(prop_engine *e, const ir_op *op, prop_direction **directions) {
   int64_t *dims;
   uint32_t rank;
   if (op->nresults != 1 || op->noperands != 1 || !static_dims(e->a, op->results[0]->type, &dims, &rank)) return NULL;
-  const sc_sdy_item *item = sc_model_sdy_item(e->model, op, "allowed_direction");
-  const sc_attr *attr = item ? NULL : sc_op_attr(op, "allowed_direction");
-  sc_span v = item ? item->value : attr ? attr->value : (sc_span){0};
+  const md_sdy_item *item = md_model_sdy_item(e->model, op, "allowed_direction");
+  const ir_attr *attr = item ? NULL : ir_op_attr(op, "allowed_direction");
+  ir_span v = item ? item->value : attr ? attr->value : (ir_span){0};
   prop_direction dir = PROP_DIR_NONE;
   if (span_has(v, "BOTH")) dir = PROP_DIR_BOTH;
   else if (span_has(v, "FORWARD")) dir = PROP_DIR_FORWARD;
   else if (span_has(v, "BACKWARD")) dir = PROP_DIR_BACKWARD;
-  *directions = sc_arena_alloc(e->a, (rank ? rank : 1) * sizeof **directions);
+  *directions = ar_alloc(e->a, (rank ? rank : 1) * sizeof **directions);
   for (uint32_t d = 0; d < rank; d++) (*directions)[d] = dir;
   return identity_rule(e->a, dims, rank, 1);
 }
 
-static bool mesh_empty(const sc_mesh *m) { return !m->naxes && !m->ndevice_ids; }
+static bool mesh_empty(const md_mesh *m) { return !m->naxes && !m->ndevice_ids; }
 
 /* Meshes that are the same under two names: the same axes (names, sizes, order) and devices. */
-static bool mesh_equal(const sc_mesh *a, const sc_mesh *b) {
+static bool mesh_equal(const md_mesh *a, const md_mesh *b) {
   if (a == b) return true;
   if (a->naxes != b->naxes || a->ndevice_ids != b->ndevice_ids || a->maximal != b->maximal) return false;
   for (uint32_t i = 0; i < a->naxes; i++)
@@ -704,7 +704,7 @@ static bool mesh_equal(const sc_mesh *a, const sc_mesh *b) {
 
 /* Shardy's getCommonMeshOrRef: the first non-empty mesh of the shardings present; empty meshes go
  * along with any; two different meshes, or none, or a maximal one: no propagation. */
-static bool common_mesh(const sharding_ref *all, uint32_t n, const sc_mesh **mesh, sc_span *name) {
+static bool common_mesh(const sharding_ref *all, uint32_t n, const md_mesh **mesh, ir_span *name) {
   *mesh = NULL;
   for (uint32_t i = 0; i < n; i++) {
     if (!all[i]) continue;
@@ -727,11 +727,11 @@ static bool ranks_fit(const prop_rule *rule, const sharding_ref *all) {
 
 /* After a visit that changed the tensors flagged in `changed`: keeps copies of their new shardings and
  * forgets the rest of the visit's scratch (allocated since `mark`). */
-static void keep_changed(prop_engine *e, sc_arena_mark_t mark, sharding_ref *all, const bool *changed, uint32_t n) {
-  sc_arena_mark_t keep = sc_arena_mark(e->a);
-  prop_sharding **copies = sc_arena_alloc(e->a, n * sizeof *copies);
+static void keep_changed(prop_engine *e, ar_mark_t mark, sharding_ref *all, const bool *changed, uint32_t n) {
+  ar_mark_t keep = ar_mark(e->a);
+  prop_sharding **copies = ar_alloc(e->a, n * sizeof *copies);
   for (uint32_t i = 0; i < n; i++) copies[i] = changed[i] ? prop_sharding_copy(e->a, all[i]) : NULL;
-  size_t delta = sc_arena_rewind_keep(e->a, mark, keep);
+  size_t delta = ar_rewind_keep(e->a, mark, keep);
   if (delta) copies = REBASE_PTR(copies, delta);
   for (uint32_t i = 0; i < n; i++) {
     if (!changed[i]) continue;
@@ -768,12 +768,12 @@ static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_re
                               const prop_direction *directions, bool elementwise) {
   uint32_t n = rule->noperands + rule->nresults;
   if (n && prop_tensors_agree(rule, all, n, false)) return false;
-  const sc_mesh *mesh;
-  sc_span mesh_name = {0};
+  const md_mesh *mesh;
+  ir_span mesh_name = {0};
   if (!common_mesh(all, n, &mesh, &mesh_name) || !ranks_fit(rule, all)) return false;
   prop_projection p;
   prop_project(e->a, &p, rule, mesh, all, all + rule->noperands, false);
-  bool *updated = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *updated);
+  bool *updated = ar_alloc(e->a, (n ? n : 1) * sizeof *updated);
   if (e->aggressive) prop_aggressive_factor_propagation(e->a, &p, directions, e->opt.conservative, elementwise, updated);
   else prop_basic_factor_propagation(e->a, &p, directions, e->opt.conservative, updated);
   bool any = false;
@@ -788,9 +788,9 @@ static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_re
   return any;
 }
 
-static bool same_shape(sc_arena *a, const sc_value *x, const sc_value *y) {
-  sc_tensor_type tx, ty;
-  if (!x || !y || !sc_parse_tensor_type(a, x->type, &tx) || !sc_parse_tensor_type(a, y->type, &ty) || tx.rank != ty.rank)
+static bool same_shape(sc_arena *a, const ir_value *x, const ir_value *y) {
+  ir_tensor_type tx, ty;
+  if (!x || !y || !ir_parse_tensor_type(a, x->type, &tx) || !ir_parse_tensor_type(a, y->type, &ty) || tx.rank != ty.rank)
     return false;
   for (int32_t d = 0; d < tx.rank; d++)
     if (tx.dims[d] != ty.dims[d]) return false;
@@ -798,7 +798,7 @@ static bool same_shape(sc_arena *a, const sc_value *x, const sc_value *y) {
 }
 
 /* StableHLO's Elementwise and BroadcastingElementwise ops, and the sdy ops Shardy treats as such. */
-static bool elementwise_kind(prop_engine *e, const sc_op *op) {
+static bool elementwise_kind(prop_engine *e, const ir_op *op) {
   static const char *const names[] = {
       "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "cosine",
       "count_leading_zeros", "divide", "exponential", "exponential_minus_one", "floor", "imag", "is_finite", "log",
@@ -807,14 +807,14 @@ static bool elementwise_kind(prop_engine *e, const sc_op *op) {
       "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor"};
   if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER || op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD)
     return true;
-  sc_span n = op->name;
+  ir_span n = op->name;
   if (n.n && n.p[0] == '"') n.p++, n.n -= 2;
-  if (!sc_span_starts(n, "stablehlo.")) return false;
+  if (!ir_span_starts(n, "stablehlo.")) return false;
   n.p += 10, n.n -= 10;
-  if (sc_span_eq(n, "bitcast_convert")) /* element-wise when the shapes agree (equal bit widths) */
+  if (ir_span_eq(n, "bitcast_convert")) /* element-wise when the shapes agree (equal bit widths) */
     return op->noperands == 1 && op->nresults == 1 && same_shape(e->a, op->operands[0], op->results[0]);
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (sc_span_eq(n, names[i])) return true;
+    if (ir_span_eq(n, names[i])) return true;
   return false;
 }
 
@@ -825,12 +825,12 @@ static prop_direction dir_intersection(prop_direction a, prop_direction b) {
   return a == b ? a : a == PROP_DIR_BOTH ? b : b == PROP_DIR_BOTH ? a : PROP_DIR_NONE;
 }
 
-static bool has_shared_operand(prop_engine *e, const sc_op *op) {
+static bool has_shared_operand(prop_engine *e, const ir_op *op) {
   for (uint32_t i = 0; i < op->noperands; i++) {
     uint32_t s = slot_of(e, op->operands[i]);
     if (s >= e->nslots || e->use_start[s + 1] - e->use_start[s] <= 1) continue;
-    sc_tensor_type tt;
-    if (!sc_parse_tensor_type(e->a, op->operands[i]->type, &tt) || tt.rank != 0) return true;
+    ir_tensor_type tt;
+    if (!ir_parse_tensor_type(e->a, op->operands[i]->type, &tt) || tt.rank != 0) return true;
   }
   return false;
 }
@@ -845,44 +845,44 @@ enum {
   OPF_BROADCAST = 32       /* broadcast_in_dim: backward only until the last round */
 };
 
-static bool name_is(const sc_op *op, const char *name);
+static bool name_is(const ir_op *op, const char *name);
 
-static uint8_t schedule_class(prop_engine *e, const sc_op *op) {
-  sc_span target = sc_op_custom_call_target(op);
+static uint8_t schedule_class(prop_engine *e, const ir_op *op) {
+  ir_span target = ir_op_custom_call_target(op);
   if (elementwise_kind(e, op))
     return OPF_ELEMENTWISE | OPF_PASS_THROUGH;
   if (name_is(op, "stablehlo.reshape") || name_is(op, "stablehlo.transpose") ||
-      (op->kind == SC_OP_CUSTOM_CALL && (sc_span_eq(target, "MoveToDevice") || sc_span_eq(target, "MoveToHost"))))
+      (op->kind == SC_OP_CUSTOM_CALL && (ir_span_eq(target, "MoveToDevice") || ir_span_eq(target, "MoveToHost"))))
     return OPF_PASS_THROUGH;
   if (name_is(op, "stablehlo.dynamic_slice") || name_is(op, "stablehlo.dynamic_update_slice")) return OPF_DYNAMIC_SLICE;
   return name_is(op, "stablehlo.broadcast_in_dim") ? OPF_BROADCAST : 0;
 }
 
-static uint8_t op_flags(prop_engine *e, const sc_op *op) {
+static uint8_t op_flags(prop_engine *e, const ir_op *op) {
   uint8_t *f = &e->op_flags[op->id];
   if (!*f) {
-    sc_arena_mark_t mark = sc_arena_mark(e->a);
+    ar_mark_t mark = ar_mark(e->a);
     *f = (uint8_t)(OPF_KNOWN | schedule_class(e, op) | (has_shared_operand(e, op) ? OPF_SHARED_OPERAND : 0));
-    sc_arena_rewind(e->a, mark);
+    ar_rewind(e->a, mark);
   }
   return *f;
 }
 
-static bool is_elementwise(prop_engine *e, const sc_op *op) { return op_flags(e, op) & OPF_ELEMENTWISE; }
+static bool is_elementwise(prop_engine *e, const ir_op *op) { return op_flags(e, op) & OPF_ELEMENTWISE; }
 
 /* Single use: BOTH unless an operand that is not a scalar has several uses (Shardy's
  * getDirectionBasedOnUses). */
-static prop_direction direction_by_uses(prop_engine *e, const sc_op *op, bool multi_use) {
+static prop_direction direction_by_uses(prop_engine *e, const ir_op *op, bool multi_use) {
   return multi_use || !(op_flags(e, op) & OPF_SHARED_OPERAND) ? PROP_DIR_BOTH : PROP_DIR_NONE;
 }
 
-static bool name_is(const sc_op *op, const char *name) {
-  sc_span n = op->name;
+static bool name_is(const ir_op *op, const char *name) {
+  ir_span n = op->name;
   if (n.n >= 2 && n.p[0] == '"') n.p++, n.n -= 2;
-  return sc_span_eq(n, name);
+  return ir_span_eq(n, name);
 }
 
-static prop_direction scheduled_direction(prop_engine *e, const sc_op *op, const prop_rule *rule, uint32_t f, int round) {
+static prop_direction scheduled_direction(prop_engine *e, const ir_op *op, const prop_rule *rule, uint32_t f, int round) {
   prop_direction d = PROP_DIR_NONE;
   uint8_t flags = op_flags(e, op);
   bool broadcast = flags & OPF_BROADCAST;
@@ -907,67 +907,67 @@ static prop_direction scheduled_direction(prop_engine *e, const sc_op *op, const
 
 /* An element-wise op's rule depends only on its name and its operands' and results' types: ops that
  * agree on those share one rule (a module repeats a few such ops thousands of times). */
-static const prop_rule *shared_elementwise_rule(prop_engine *e, const sc_op *op, const prop_rule_options *ro) {
-  sc_arena_mark_t mark = sc_arena_mark(e->a);
-  sc_astr key = SC_ASTR_INIT(e->a);
-  sc_astr_put(&key, op->name.p, op->name.n);
+static const prop_rule *shared_elementwise_rule(prop_engine *e, const ir_op *op, const prop_rule_options *ro) {
+  ar_mark_t mark = ar_mark(e->a);
+  ar_str key = SC_ASTR_INIT(e->a);
+  ar_str_put(&key, op->name.p, op->name.n);
   for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
-    const sc_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
-    sc_astr_put(&key, i == op->noperands ? ">" : ",", 1);
-    if (v && v->type.n) sc_astr_put(&key, v->type.p, v->type.n);
+    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+    ar_str_put(&key, i == op->noperands ? ">" : ",", 1);
+    if (v && v->type.n) ar_str_put(&key, v->type.p, v->type.n);
   }
   uint32_t found;
-  if (sc_name_map_get(&e->rule_by_key, key.p, (uint32_t)key.n, &found)) {
-    sc_arena_rewind(e->a, mark);
+  if (hs_name_map_get(&e->rule_by_key, key.p, (uint32_t)key.n, &found)) {
+    ar_rewind(e->a, mark);
     return e->rules[found];
   }
   const prop_rule *rule = prop_rule_of(e->a, e->m, op, ro, NULL);
   e->rules[op->id] = rule; /* before the key is kept, so `found` always names a built rule */
-  sc_name_map_put(&e->rule_by_key, key.p, (uint32_t)key.n, op->id, NULL);
+  hs_name_map_put(&e->rule_by_key, key.p, (uint32_t)key.n, op->id, NULL);
   return rule;
 }
 
-static const prop_rule *rule_of(prop_engine *e, const sc_op *op) {
+static const prop_rule *rule_of(prop_engine *e, const ir_op *op) {
   if (!e->rule_known[op->id]) {
     e->rule_known[op->id] = 1;
     prop_rule_options ro = {e->opt.conservative, e->facts};
-    e->rules[op->id] = (op_flags(e, op) & OPF_ELEMENTWISE) && !sc_op_attr(op, "sdy.sharding_rule")
+    e->rules[op->id] = (op_flags(e, op) & OPF_ELEMENTWISE) && !ir_op_attr(op, "sdy.sharding_rule")
                            ? shared_elementwise_rule(e, op, &ro)
                            : prop_rule_of(e->a, e->m, op, &ro, NULL);
   }
   return e->rules[op->id];
 }
 
-static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
+static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
   prop_direction *directions = NULL;
   const prop_rule *rule = op->kind == SC_OP_SDY_PROPAGATION_BARRIER ? NULL : rule_of(e, op); /* cached: before the mark */
   /* what a visit allocates is scratch unless a sharding grows: forgotten when none does, so revisits
    * (5 rounds per priority) cost no memory */
-  sc_arena_mark_t mark = sc_arena_mark(e->a);
+  ar_mark_t mark = ar_mark(e->a);
   if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) rule = barrier_rule(e, op, &directions);
   if (!rule || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
   uint32_t n = op->noperands + op->nresults;
-  sharding_ref *all = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *all);
-  uint32_t *slots = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *slots);
+  sharding_ref *all = ar_alloc(e->a, (n ? n : 1) * sizeof *all);
+  uint32_t *slots = ar_alloc(e->a, (n ? n : 1) * sizeof *slots);
   for (uint32_t i = 0; i < n; i++) {
-    const sc_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
     slots[i] = slot_of(e, v);
     if (slots[i] >= e->nslots) return;
     all[i] = e->sh[slots[i]];
   }
-  bool *changed = sc_arena_alloc(e->a, (n ? n : 1) * sizeof *changed);
+  bool *changed = ar_alloc(e->a, (n ? n : 1) * sizeof *changed);
   sharding_ref before[8];
   if (n <= 8) memcpy(before, all, n * sizeof *all);
   if (!directions && e->schedule >= 0) {
-    directions = sc_arena_alloc(e->a, (rule->nfactors ? rule->nfactors : 1) * sizeof *directions);
+    directions = ar_alloc(e->a, (rule->nfactors ? rule->nfactors : 1) * sizeof *directions);
     for (uint32_t f = 0; f < rule->nfactors; f++) directions[f] = scheduled_direction(e, op, rule, f, e->schedule);
   }
   if (visit_is_redundant(e, op->id, slots, n, visit_key(e, directions, rule->nfactors))) {
-    sc_arena_rewind(e->a, mark);
+    ar_rewind(e->a, mark);
     return;
   }
   if (!propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op))) {
-    sc_arena_rewind(e->a, mark);
+    ar_rewind(e->a, mark);
     return;
   }
   /* all/changed/slots are scratch too: keep_changed moves the new shardings down over them */
@@ -988,9 +988,9 @@ static void propagate_op(prop_engine *e, worklist *w, const sc_op *op) {
   }
 }
 
-static const sc_op *body_terminator(const sc_op *fn) {
+static const ir_op *body_terminator(const ir_op *fn) {
   if (!fn->nregions || !fn->regions[0]->nblocks) return NULL;
-  const sc_block *b = fn->regions[0]->blocks[0];
+  const ir_block *b = fn->regions[0]->blocks[0];
   return b->nops ? b->ops[b->nops - 1] : NULL;
 }
 
@@ -998,15 +998,15 @@ static const sc_op *body_terminator(const sc_op *fn) {
  * sharding is the function's, so changing it notifies no op. */
 static void propagate_func_results(prop_engine *e, worklist *w) {
   for (uint32_t i = 0; i < e->nentry_funcs; i++) {
-    const sc_op *fn = e->entry_funcs[i];
+    const ir_op *fn = e->entry_funcs[i];
     uint32_t f = e->entry_func_index[i];
-    const sc_op *ret = body_terminator(fn);
+    const ir_op *ret = body_terminator(fn);
     if (!ret) continue;
-    for (uint32_t k = 0; k < ret->noperands && k < sc_op_nresult_attrs(fn); k++) {
-      sc_tensor_type tt;
-      const sc_value *v = ret->operands[k];
+    for (uint32_t k = 0; k < ret->noperands && k < ir_op_nresult_attrs(fn); k++) {
+      ir_tensor_type tt;
+      const ir_value *v = ret->operands[k];
       uint32_t slot = slot_of(e, v);
-      if (slot >= e->nslots || !sc_parse_tensor_type(e->a, v->type, &tt) || tt.rank < 0) continue;
+      if (slot >= e->nslots || !ir_parse_tensor_type(e->a, v->type, &tt) || tt.rank < 0) continue;
       bool dynamic = false;
       for (int32_t d = 0; d < tt.rank; d++) dynamic |= tt.dims[d] < 0;
       if (dynamic) continue;
@@ -1024,11 +1024,11 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
  * engine's factor strategy and schedule round): the first pass of a round queues every item; a later
  * one only the items whose slots were written since that round's previous pass began. */
 static void run_pass(prop_engine *e) {
-  const sc_module *m = e->m;
+  const ir_module *m = e->m;
   uint32_t nitems = m->nops + (uint32_t)e->edges.n, round = (uint32_t)(e->schedule + 1);
   if (!e->work.stack) { /* one for every pass: each ends with it empty */
-    worklist empty = {sc_arena_alloc(e->a, (nitems + 1) * sizeof *empty.stack), 0, sc_arena_calloc(e->a, nitems + 1, 1),
-                      sc_arena_alloc(e->a, (nitems + 1) * sizeof *empty.heap), 0, sc_arena_calloc(e->a, nitems + 1, 1), 0};
+    worklist empty = {ar_alloc(e->a, (nitems + 1) * sizeof *empty.stack), 0, ar_calloc(e->a, nitems + 1, 1),
+                      ar_alloc(e->a, (nitems + 1) * sizeof *empty.heap), 0, ar_calloc(e->a, nitems + 1, 1), 0};
     e->work = empty;
   }
   worklist w = e->work;
@@ -1041,7 +1041,7 @@ static void run_pass(prop_engine *e) {
   }
   e->round_log_pos[round] = (uint32_t)e->changes.n;
   for (uint32_t item; (item = next_item(e, &w)) != UINT32_MAX;) {
-    sc_arena_step(e->a, 1);
+    ar_step(e->a, 1);
     if (item < m->nops) propagate_op(e, &w, m->ops[e->op_pos[item]]);
     else propagate_edge(e, &w, item - m->nops);
   }
@@ -1074,7 +1074,7 @@ static void collect_sites(prop_engine *e, sharding_sites *sites) {
       SC_PUSH(e->a, *sites, x);
     }
   for (uint32_t f = 0; f < e->m->nfuncs; f++)
-    for (uint32_t k = 0; k < sc_op_nresult_attrs(e->m->funcs[f]); k++)
+    for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++)
       if (e->func_results[f][k]) {
         sharding_site x = {&e->func_results[f][k], e->func_results[f][k], UINT32_MAX};
         SC_PUSH(e->a, *sites, x);
@@ -1087,7 +1087,7 @@ static sharding_ref initialized(sc_arena *a, const prop_sharding *s) {
   prop_sharding *r = prop_sharding_open(a, s->mesh, s->mesh_name, s->rank);
   uint32_t nrep = s->replicated.n;
   for (uint32_t d = 0; d < s->rank; d++) nrep += s->dims[d].priority > 0 ? s->dims[d].axes.n : 0;
-  prop_axis *rep = sc_arena_alloc(a, (nrep ? nrep : 1) * sizeof *rep);
+  prop_axis *rep = ar_alloc(a, (nrep ? nrep : 1) * sizeof *rep);
   uint32_t n = 0;
   for (uint32_t i = 0; i < s->replicated.n; i++) rep[n++] = s->replicated.v[i];
   for (uint32_t d = 0; d < s->rank; d++) {
@@ -1119,8 +1119,8 @@ static sharding_ref with_priority(sc_arena *a, const prop_sharding *cur, const p
   if (!cur || cur->rank != orig->rank) return cur;
   prop_sharding *r = prop_sharding_open(a, cur->mesh, cur->mesh_name, cur->rank);
   *r = *cur;
-  r->dims = sc_arena_alloc(a, (cur->rank ? cur->rank : 1) * sizeof *r->dims);
-  prop_axis *rep = sc_arena_alloc(a, (cur->replicated.n ? cur->replicated.n : 1) * sizeof *rep);
+  r->dims = ar_alloc(a, (cur->rank ? cur->rank : 1) * sizeof *r->dims);
+  prop_axis *rep = ar_alloc(a, (cur->replicated.n ? cur->replicated.n : 1) * sizeof *rep);
   uint32_t n = 0;
   for (uint32_t d = 0; d < cur->rank; d++) {
     r->dims[d] = cur->dims[d];
@@ -1194,13 +1194,13 @@ static bool any_seed(const prop_engine *e) {
   for (uint32_t s = 0; s < e->nslots; s++)
     if (e->sh[s]) return true;
   for (uint32_t f = 0; f < e->m->nfuncs; f++)
-    for (uint32_t k = 0; k < sc_op_nresult_attrs(e->m->funcs[f]); k++)
+    for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++)
       if (e->func_results[f][k]) return true;
   return false;
 }
 
-prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine_options *o) {
-  prop_engine *e = sc_arena_calloc(a, 1, sizeof *e);
+prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine_options *o) {
+  prop_engine *e = ar_calloc(a, 1, sizeof *e);
   e->a = a;
   e->m = m;
   e->model = model;
@@ -1212,15 +1212,15 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   find_entry_funcs(e);
   seed(e);
   index_owners(e);
-  e->op_pos = sc_arena_alloc(a, (m->nops + 1) * sizeof *e->op_pos);
+  e->op_pos = ar_alloc(a, (m->nops + 1) * sizeof *e->op_pos);
   for (uint32_t i = 0; i < m->nops; i++) e->op_pos[m->ops[i]->id] = i;
-  e->last_change = sc_arena_calloc(a, e->nslots + 1, sizeof *e->last_change);
-  e->op_flags = sc_arena_calloc(a, m->nops + 1, 1);
-  e->visited = sc_arena_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visited);
-  e->visit_key = sc_arena_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);
-  e->rules = sc_arena_calloc(a, m->nops + 1, sizeof *e->rules);
-  e->rule_known = sc_arena_calloc(a, m->nops + 1, 1);
-  sc_name_map_init(&e->rule_by_key, a, m->nops + 1);
+  e->last_change = ar_calloc(a, e->nslots + 1, sizeof *e->last_change);
+  e->op_flags = ar_calloc(a, m->nops + 1, 1);
+  e->visited = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visited);
+  e->visit_key = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);
+  e->rules = ar_calloc(a, m->nops + 1, sizeof *e->rules);
+  e->rule_known = ar_calloc(a, m->nops + 1, 1);
+  hs_name_map_init(&e->rule_by_key, a, m->nops + 1);
   e->facts = prop_rule_facts_build(a, m);
   if (o->seed_only || !any_seed(e)) return e; /* nothing written: nothing to propagate */
   e->aggressive = o->strategy != PROP_BASIC;
@@ -1230,25 +1230,25 @@ prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *mo
   return e;
 }
 
-const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v) {
+const ir_value *prop_engine_value_origin(const prop_engine *e, const ir_value *v) {
   uint32_t s = slot_of(e, v);
   if (s >= e->nslots || e->origin[s] == UINT32_MAX) return NULL;
   return e->slot_value[e->origin[s]] ? e->slot_value[e->origin[s]] : v;
 }
 
-const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const sc_op *op, const prop_sharding *s) {
+const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const ir_op *op, const prop_sharding *s) {
   return op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? erase_manual(e->a, op, e->model, s) : s;
 }
 
-const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_value *v) {
+const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_value *v) {
   uint32_t s = slot_of(e, v);
   return s < e->nslots ? e->sh[s] : NULL;
 }
 
 /* ---- printing ------------------------------------------------------------------------------------ */
 
-static void put_sharding_attr(sc_astr *out, const prop_sharding *s) {
-  sc_astr_puts(out, "#sdy.sharding");
+static void put_sharding_attr(ar_str *out, const prop_sharding *s) {
+  ar_str_puts(out, "#sdy.sharding");
   prop_sharding_put(out, s);
 }
 
@@ -1256,22 +1256,22 @@ static void put_sharding_attr(sc_astr *out, const prop_sharding *s) {
  * empty on the mesh of the others. */
 /* The slot a result is printed from: a sharding group's shared one; otherwise its own (a value aliased
  * to an explicit data-flow edge or a while's block arguments shows only what was written on it). */
-static uint32_t print_slot(const prop_engine *e, const sc_op *op, uint32_t r) {
+static uint32_t print_slot(const prop_engine *e, const ir_op *op, uint32_t r) {
   uint32_t raw = e->result_base[op->id] + r;
   return e->grouped && e->grouped[raw] ? slot_of(e, op->results[r]) : raw;
 }
 
-static sharding_ref result_sharding(const prop_engine *e, const sc_op *op, uint32_t r) {
+static sharding_ref result_sharding(const prop_engine *e, const ir_op *op, uint32_t r) {
   return e->sh[print_slot(e, op, r)];
 }
 
-static const char *per_value_text(prop_engine *e, const sc_op *op) {
-  sharding_ref *v = sc_arena_alloc(e->a, (op->nresults ? op->nresults : 1) * sizeof *v);
+static const char *per_value_text(prop_engine *e, const ir_op *op) {
+  sharding_ref *v = ar_alloc(e->a, (op->nresults ? op->nresults : 1) * sizeof *v);
   for (uint32_t r = 0; r < op->nresults; r++) v[r] = result_sharding(e, op, r);
   return prop_per_value_text(e->a, op, v);
 }
 
-static bool results_changed(const prop_engine *e, const sc_op *op) {
+static bool results_changed(const prop_engine *e, const ir_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
     uint32_t s = print_slot(e, op, r);
     if (e->sh[s] != e->initial[s]) return true;
@@ -1281,25 +1281,25 @@ static bool results_changed(const prop_engine *e, const sc_op *op) {
 
 /* Appends ` {name = value, ...}` for an argument or result: its attributes as written with
  * sdy.sharding set to `s` (when non-NULL), sorted by name as MLIR prints them. */
-static void put_value_attrs(sc_astr *out, sc_arena *a, const sc_attrs *attrs, const prop_sharding *s) {
+static void put_value_attrs(ar_str *out, sc_arena *a, const ir_attrs *attrs, const prop_sharding *s) {
   uint32_t n = attrs ? attrs->n : 0;
-  const char **names = sc_arena_alloc(a, (n + 1) * sizeof *names);
-  const char **texts = sc_arena_alloc(a, (n + 1) * sizeof *texts);
+  const char **names = ar_alloc(a, (n + 1) * sizeof *names);
+  const char **texts = ar_alloc(a, (n + 1) * sizeof *texts);
   uint32_t k = 0;
   for (uint32_t i = 0; i < n; i++) {
-    sc_span name = attrs->v[i].name;
-    bool is_sharding = sc_span_eq(name, "sdy.sharding");
+    ir_span name = attrs->v[i].name;
+    bool is_sharding = ir_span_eq(name, "sdy.sharding");
     if (is_sharding && s) continue;
-    names[k] = sc_span_dup(a, name);
-    texts[k] = sc_arena_printf(a, "%.*s = %.*s", SC_SPAN_ARG(name), SC_SPAN_ARG(attrs->v[i].value));
+    names[k] = ir_span_dup(a, name);
+    texts[k] = ar_printf(a, "%.*s = %.*s", SC_SPAN_ARG(name), SC_SPAN_ARG(attrs->v[i].value));
     k++;
   }
   if (s) {
-    sc_astr t = SC_ASTR_INIT(a);
-    sc_astr_puts(&t, "sdy.sharding = ");
+    ar_str t = SC_ASTR_INIT(a);
+    ar_str_puts(&t, "sdy.sharding = ");
     put_sharding_attr(&t, s);
     names[k] = "sdy.sharding";
-    texts[k] = sc_astr_str(&t);
+    texts[k] = ar_str_str(&t);
     k++;
   }
   /* insertion sort: a value has a handful of attributes */
@@ -1310,14 +1310,14 @@ static void put_value_attrs(sc_astr *out, sc_arena *a, const sc_attrs *attrs, co
       names[j - 1] = tn, texts[j - 1] = tt;
     }
   if (!k) return;
-  sc_astr_puts(out, " {");
-  for (uint32_t i = 0; i < k; i++) sc_astr_printf(out, "%s%s", i ? ", " : "", texts[i]);
-  sc_astr_puts(out, "}");
+  ar_str_puts(out, " {");
+  for (uint32_t i = 0; i < k; i++) ar_str_printf(out, "%s%s", i ? ", " : "", texts[i]);
+  ar_str_puts(out, "}");
 }
 
 /* Where a function's body region opens: the first depth-0 `{` after its argument list that does not
  * follow `attributes`. */
-static uint32_t body_open(const sc_module *m, const sc_op *fn, uint32_t *attributes_at) {
+static uint32_t body_open(const ir_module *m, const ir_op *fn, uint32_t *attributes_at) {
   const char *buf = m->buf, *p = buf + fn->pos.offset, *end = buf + fn->end;
   int depth = 0;
   bool seen_args = false;
@@ -1325,7 +1325,7 @@ static uint32_t body_open(const sc_module *m, const sc_op *fn, uint32_t *attribu
   while (p < end) {
     char c = *p;
     if (c == '"') {
-      p = sc_skip_string(p, end);
+      p = ir_skip_string(p, end);
       continue;
     }
     if (c == '-' && p + 1 < end && p[1] == '>') {
@@ -1350,72 +1350,72 @@ static uint32_t body_open(const sc_module *m, const sc_op *fn, uint32_t *attribu
 
 /* Reprints a function's signature on one line with its arguments' and results' shardings. */
 static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
-  const sc_op *fn = e->m->funcs[f];
+  const ir_op *fn = e->m->funcs[f];
   if (!fn->nregions || !fn->regions[0]->nblocks || fn->generic) return;
   uint32_t attributes_at, open = body_open(e->m, fn, &attributes_at);
   if (open == UINT32_MAX) return;
-  const sc_block *entry = fn->regions[0]->blocks[0];
-  sc_astr s = SC_ASTR_INIT(e->a);
-  sc_span vis = sc_op_visibility(fn);
-  sc_astr_puts(&s, "func.func ");
-  if (vis.n) sc_astr_printf(&s, "%.*s ", SC_SPAN_ARG(vis));
-  sc_astr_printf(&s, "@%.*s(", SC_SPAN_ARG(sc_op_sym_name(fn)));
+  const ir_block *entry = fn->regions[0]->blocks[0];
+  ar_str s = SC_ASTR_INIT(e->a);
+  ir_span vis = ir_op_visibility(fn);
+  ar_str_puts(&s, "func.func ");
+  if (vis.n) ar_str_printf(&s, "%.*s ", SC_SPAN_ARG(vis));
+  ar_str_printf(&s, "@%.*s(", SC_SPAN_ARG(ir_op_sym_name(fn)));
   for (uint32_t k = 0; k < entry->nargs; k++) {
-    const sc_value *v = entry->args[k];
-    sc_astr_printf(&s, "%s%.*s: %.*s", k ? ", " : "", SC_SPAN_ARG(v->name), SC_SPAN_ARG(v->type));
-    put_value_attrs(&s, e->a, sc_value_attrs(v), e->sh[slot_of(e, v)]);
+    const ir_value *v = entry->args[k];
+    ar_str_printf(&s, "%s%.*s: %.*s", k ? ", " : "", SC_SPAN_ARG(v->name), SC_SPAN_ARG(v->type));
+    put_value_attrs(&s, e->a, ir_value_attrs(v), e->sh[slot_of(e, v)]);
   }
-  sc_astr_puts(&s, ")");
-  uint32_t nres = sc_op_nresult_attrs(fn);
-  const sc_span *types = sc_op_func_result_types(fn);
-  const sc_attrs *rattrs = sc_op_result_attrs(fn);
+  ar_str_puts(&s, ")");
+  uint32_t nres = ir_op_nresult_attrs(fn);
+  const ir_span *types = ir_op_func_result_types(fn);
+  const ir_attrs *rattrs = ir_op_result_attrs(fn);
   bool any_attrs = false;
   for (uint32_t k = 0; k < nres; k++) any_attrs |= e->func_results[f][k] || (rattrs && rattrs[k].n);
-  if (nres == 1 && !any_attrs) sc_astr_printf(&s, " -> %.*s", SC_SPAN_ARG(types[0]));
+  if (nres == 1 && !any_attrs) ar_str_printf(&s, " -> %.*s", SC_SPAN_ARG(types[0]));
   else if (nres) {
-    sc_astr_puts(&s, " -> (");
+    ar_str_puts(&s, " -> (");
     for (uint32_t k = 0; k < nres; k++) {
-      sc_astr_printf(&s, "%s%.*s", k ? ", " : "", SC_SPAN_ARG(types[k]));
+      ar_str_printf(&s, "%s%.*s", k ? ", " : "", SC_SPAN_ARG(types[k]));
       put_value_attrs(&s, e->a, rattrs ? &rattrs[k] : NULL, e->func_results[f][k]);
     }
-    sc_astr_puts(&s, ")");
+    ar_str_puts(&s, ")");
   }
   if (attributes_at) {
-    sc_astr_puts(&s, " ");
-    sc_astr_put(&s, e->m->buf + attributes_at, open - attributes_at);
+    ar_str_puts(&s, " ");
+    ar_str_put(&s, e->m->buf + attributes_at, open - attributes_at);
   }
   while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\n')) s.n--;
-  sc_astr_puts(&s, " ");
-  prop_printer_replace(pr, fn->pos.offset, open, sc_astr_str(&s));
+  ar_str_puts(&s, " ");
+  prop_printer_replace(pr, fn->pos.offset, open, ar_str_str(&s));
 }
 
 /* `[<...>, ...]` of `n` shardings (NULL ones open on the others' mesh, of the rank of `types`). */
-static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t n, sc_value *const *values) {
+static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t n, ir_value *const *values) {
   const prop_sharding *any = NULL;
   for (uint32_t i = 0; i < n && !any; i++) any = v[i];
   if (!any) return "[]";
-  sc_astr s = SC_ASTR_INIT(e->a);
-  sc_astr_puts(&s, "[");
+  ar_str s = SC_ASTR_INIT(e->a);
+  ar_str_puts(&s, "[");
   for (uint32_t i = 0; i < n; i++) {
     const prop_sharding *x = v[i];
     if (!x) {
-      sc_tensor_type tt;
-      int32_t rank = values && values[i] && sc_parse_tensor_type(e->a, values[i]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
+      ir_tensor_type tt;
+      int32_t rank = values && values[i] && ir_parse_tensor_type(e->a, values[i]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
       x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
     }
-    if (i) sc_astr_puts(&s, ", ");
+    if (i) ar_str_puts(&s, ", ");
     prop_sharding_put(&s, x);
   }
-  sc_astr_puts(&s, "]");
-  return sc_astr_str(&s);
+  ar_str_puts(&s, "]");
+  return ar_str_str(&s);
 }
 
 /* A manual or named computation keeps its shardings in in_shardings=[...] / out_shardings=[...]. */
-static void print_computation(prop_engine *e, prop_printer *pr, const sc_op *op) {
-  const sc_sdy_op_info *x = sc_model_op(e->model, op)->sdy_op;
+static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op) {
+  const md_sdy_op_info *x = md_model_op(e->model, op)->sdy_op;
   if (!op->nregions) return;
   bool in_changed = false;
-  sharding_ref *in = sc_arena_alloc(e->a, (op->noperands + 1) * sizeof *in);
+  sharding_ref *in = ar_alloc(e->a, (op->noperands + 1) * sizeof *in);
   for (uint32_t k = 0; k < op->noperands; k++) {
     uint32_t slot = slot_of(e, block_arg(op->regions[0], k));
     in[k] = e->in_global[op->id] ? e->in_global[op->id][k] : NULL;
@@ -1434,7 +1434,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const sc_op *op)
 
 /* `sdy.data_flow_edge %v : type` written without a sharding gets ` sharding=<...>` after its operand,
  * as sdy_opt prints it (custom syntax only: the generic form keeps its attribute dictionary). */
-static void insert_edge_sharding(prop_printer *pr, const sc_module *m, const sc_op *op, const char *sharding) {
+static void insert_edge_sharding(prop_printer *pr, const ir_module *m, const ir_op *op, const char *sharding) {
   const char *p = m->buf + op->pos.offset, *end = m->buf + m->len;
   static const char name[] = "sdy.data_flow_edge";
   while (p < end && *p != '\n' && (size_t)(end - p) >= sizeof name - 1 && memcmp(p, name, sizeof name - 1)) p++;
@@ -1445,13 +1445,13 @@ static void insert_edge_sharding(prop_printer *pr, const sc_module *m, const sc_
   p++;
   while (p < end && (isalnum((unsigned char)*p) || (*p && strchr("_#.$-", *p)))) p++;
   uint32_t at = (uint32_t)(p - m->buf);
-  prop_printer_replace(pr, at, at, sc_arena_printf(pr->arena, " sharding=%s", sharding));
+  prop_printer_replace(pr, at, at, ar_printf(pr->arena, " sharding=%s", sharding));
 }
 
 void prop_engine_print(prop_engine *e, prop_printer *pr) {
-  const sc_module *m = e->m;
+  const ir_module *m = e->m;
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     if (op->kind == SC_OP_FUNC || op->kind == SC_OP_MODULE) continue;
     if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
       print_computation(e, pr, op);
@@ -1461,15 +1461,15 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
     } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD ||
                op->kind == SC_OP_SDY_DATA_FLOW_EDGE) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */
-      const sc_annotation *ann = &sc_model_op(e->model, op)->sharding;
-      sc_astr t = SC_ASTR_INIT(e->a);
+      const md_annotation *ann = &md_model_op(e->model, op)->sharding;
+      ar_str t = SC_ASTR_INIT(e->a);
       prop_sharding_put(&t, result_sharding(e, op, 0));
-      if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, sc_astr_str(&t));
-      else if (op->kind == SC_OP_SDY_DATA_FLOW_EDGE) insert_edge_sharding(pr, e->m, op, sc_astr_str(&t));
+      if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, ar_str_str(&t));
+      else if (op->kind == SC_OP_SDY_DATA_FLOW_EDGE) insert_edge_sharding(pr, e->m, op, ar_str_str(&t));
     } else {
       prop_printer_set_attr(pr, op, "sdy.sharding", per_value_text(e, op));
     }
-    if (e->opt.keep_sharding_rules && rule_of(e, op) && !sc_op_attr(op, "sdy.sharding_rule"))
+    if (e->opt.keep_sharding_rules && rule_of(e, op) && !ir_op_attr(op, "sdy.sharding_rule"))
       prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, e->rules[op->id]));
   }
   for (uint32_t f = 0; f < m->nfuncs; f++) print_signature(e, pr, f);

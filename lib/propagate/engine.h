@@ -34,18 +34,18 @@ typedef struct {
 typedef struct prop_engine prop_engine;
 
 /* Runs propagation with `o->strategy` on `m` (its model built by the caller); the final state. */
-prop_engine *prop_engine_run(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine_options *o);
+prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine_options *o);
 
 /* The sharding a value ends with (NULL = none). */
-const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const sc_value *v);
+const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_value *v);
 /* The value whose written sharding (a function argument's, an op's, a constraint's) `v`'s sharding was
  * propagated from: `v` itself when it was written on it, NULL when `v` has none. */
-const sc_value *prop_engine_value_origin(const prop_engine *e, const sc_value *v);
+const ir_value *prop_engine_value_origin(const prop_engine *e, const ir_value *v);
 
 /* `s` (a sharding of a value crossing manual computation `op`'s boundary) as its body sees it: each
  * dimension without its leading manual axes, no manual replicated/unreduced axes (Shardy's
  * eraseManualAxes). `s` itself for other ops or when NULL. */
-const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const sc_op *op, const prop_sharding *s);
+const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const ir_op *op, const prop_sharding *s);
 
 /* Whether the tensors `all` (operands then results of `rule`) hold one and the same sharding across a
  * rule that maps every tensor's dimension d to factor d: nothing can propagate. With `layout_only`,

@@ -23,8 +23,8 @@ struct prop_rule_facts {
  * (initialized with the op's tensors) or sets `none` when Shardy gives the op no rule. */
 typedef struct {
   sc_arena *a;
-  const sc_module *m;
-  const sc_op *op;
+  const ir_module *m;
+  const ir_op *op;
   const prop_rule_options *opt;
   const pb_shape *in, *out;
   uint32_t nin, nout;
@@ -66,42 +66,42 @@ static const char *const HLO_OPCODES[][2] = {
 
 /* The op's name as the registry knows it: `mhlo.` read as `stablehlo.` (XLA imports mhlo as StableHLO),
  * an XLA HLO opcode as its StableHLO op; `buf` holds it. */
-static sc_span normalized_name(const sc_op *op, char *buf, size_t cap) {
-  sc_span n = op->name;
-  if (sc_span_starts(n, "mhlo.") && n.n - 5 + 10 < cap) {
+static ir_span normalized_name(const ir_op *op, char *buf, size_t cap) {
+  ir_span n = op->name;
+  if (ir_span_starts(n, "mhlo.") && n.n - 5 + 10 < cap) {
     memcpy(buf, "stablehlo.", 10);
     memcpy(buf + 10, n.p + 5, n.n - 5);
-    return sc_span_of(buf, n.n - 5 + 10);
+    return ir_span_of(buf, n.n - 5 + 10);
   }
   if (n.p && !memchr(n.p, '.', n.n))
     for (size_t i = 0; i < sizeof HLO_OPCODES / sizeof *HLO_OPCODES; i++)
-      if (sc_span_eq(n, HLO_OPCODES[i][0]) && 10 + strlen(HLO_OPCODES[i][1]) < cap) {
+      if (ir_span_eq(n, HLO_OPCODES[i][0]) && 10 + strlen(HLO_OPCODES[i][1]) < cap) {
         size_t k = strlen(HLO_OPCODES[i][1]);
         memcpy(buf, "stablehlo.", 10);
         memcpy(buf + 10, HLO_OPCODES[i][1], k);
-        return sc_span_of(buf, (uint32_t)(10 + k));
+        return ir_span_of(buf, (uint32_t)(10 + k));
       }
   return n;
 }
 
 /* An HLO instruction (a name without a dialect, e.g. `add`) rather than an MLIR op. */
-static bool is_hlo(const sc_op *op) { return op->name.p && !memchr(op->name.p, '.', op->name.n); }
+static bool is_hlo(const ir_op *op) { return op->name.p && !memchr(op->name.p, '.', op->name.n); }
 
-static bool named(const sc_op *op, const char *stablehlo_name) {
+static bool named(const ir_op *op, const char *stablehlo_name) {
   char buf[96];
-  return op && sc_span_eq(normalized_name(op, buf, sizeof buf), stablehlo_name);
+  return op && ir_span_eq(normalized_name(op, buf, sizeof buf), stablehlo_name);
 }
 
 /* ---- types ---- */
 
-static pb_shape shape_of(sc_arena *a, sc_span type) {
+static pb_shape shape_of(sc_arena *a, ir_span type) {
   pb_shape s = {-1, NULL, false};
-  sc_tensor_type t;
-  if (type.n && sc_parse_tensor_type(a, type, &t)) { /* `tensor<8x16xf32>`, HLO `f32[8,16]{1,0}` */
+  ir_tensor_type t;
+  if (type.n && ir_parse_tensor_type(a, type, &t)) { /* `tensor<8x16xf32>`, HLO `f32[8,16]{1,0}` */
     s.tensor = true;
     s.rank = t.rank;
     s.dims = t.dims;
-  } else if (sc_span_starts(sc_span_trim(type), "tensor<")) {
+  } else if (ir_span_starts(ir_span_trim(type), "tensor<")) {
     s.tensor = true; /* a tensor type we cannot read (e.g. rank beyond the IR's limit): unranked to us */
   }
   return s;
@@ -111,19 +111,19 @@ static pb_shape shape_of(sc_arena *a, sc_span type) {
  * own types; a pretty op with one trailing type (`stablehlo.add %a, %b : tensor<8xf32>`) gives it to
  * every operand whose value has none; `stablehlo.select %p, %t, %f : tensor<i1>, tensor<8xf32>` lists
  * the predicate's type then the result's. */
-static sc_span result_type(const sc_op *op, uint32_t i) {
+static ir_span result_type(const ir_op *op, uint32_t i) {
   if (op->nresult_types == op->nresults) return op->result_types[i];
   if (op->nresult_types > op->nresults) return op->result_types[op->nresult_types - op->nresults + i];
-  return op->results[i] ? op->results[i]->type : sc_span_of(NULL, 0);
+  return op->results[i] ? op->results[i]->type : ir_span_of(NULL, 0);
 }
 
-static sc_span operand_type(const sc_op *op, uint32_t i) {
+static ir_span operand_type(const ir_op *op, uint32_t i) {
   if (op->noperand_types == op->noperands) return op->operand_types[i];
   if (op->operands[i] && op->operands[i]->type.n) return op->operands[i]->type;
   if (op->noperand_types == 0 && op->nresult_types == 1) return op->result_types[0];
   if (op->noperand_types == 0 && op->nresult_types == 2 && op->nresults == 1) /* select's pred, then type */
     return i == 0 ? op->result_types[0] : op->result_types[1];
-  return sc_span_of(NULL, 0);
+  return ir_span_of(NULL, 0);
 }
 
 /* Shape `s` must be a ranked tensor for this rule. */
@@ -141,8 +141,8 @@ static bool need_counts(rc *c, uint32_t nin, uint32_t nout) {
 /* ---- attributes ---- */
 
 /* The op's own text, without the ops nested in its regions (custom syntax lives before them). */
-static sc_span own_text(const rc *c) {
-  sc_span t = c->op->text;
+static ir_span own_text(const rc *c) {
+  ir_span t = c->op->text;
   uint32_t next = c->op->id + 1;
   if (t.p && next < c->op->subtree_end && next < c->m->nops) {
     const char *child = c->m->ops[next]->text.p;
@@ -153,8 +153,8 @@ static sc_span own_text(const rc *c) {
 
 /* An attribute's value: from the attribute list, or from the op's custom syntax (`dims = [1, 0]`,
  * `contracting_dims = [1] x [0]`), which some front ends record only in part. */
-static bool field(const rc *c, const char *name, sc_span *v) {
-  const sc_attr *at = sc_op_attr(c->op, name);
+static bool field(const rc *c, const char *name, ir_span *v) {
+  const ir_attr *at = ir_op_attr(c->op, name);
   if (c->op->generic && at) {
     *v = at->value;
     return true;
@@ -168,19 +168,19 @@ static bool field(const rc *c, const char *name, sc_span *v) {
 }
 
 static bool int_field(const rc *c, const char *name, int64_t *out) {
-  sc_span v;
+  ir_span v;
   return field(c, name, &v) && pb_int(v, out);
 }
 
 /* A list attribute (absent: -1). */
 static int32_t list_field(const rc *c, const char *name, int64_t **out) {
-  sc_span v;
+  ir_span v;
   return field(c, name, &v) ? pb_int_list(c->a, v, out) : -1;
 }
 
 /* A field of a struct attribute such as `#stablehlo.gather<offset_dims = [2], ...>` (absent: empty). */
-static int32_t struct_list(rc *c, sc_span s, const char *name, int64_t **out) {
-  sc_span v;
+static int32_t struct_list(rc *c, ir_span s, const char *name, int64_t **out) {
+  ir_span v;
   *out = NULL;
   if (!pb_find_field(s, name, &v)) return 0;
   int32_t n = pb_int_list(c->a, v, out);
@@ -188,7 +188,7 @@ static int32_t struct_list(rc *c, sc_span s, const char *name, int64_t **out) {
   return n < 0 ? 0 : n;
 }
 
-static bool span_has(sc_span s, const char *lit) {
+static bool span_has(ir_span s, const char *lit) {
   size_t n = strlen(lit);
   for (uint32_t i = 0; s.p && i + n <= s.n; i++)
     if (memcmp(s.p + i, lit, n) == 0) return true;
@@ -197,16 +197,16 @@ static bool span_has(sc_span s, const char *lit) {
 
 /* A field of a struct attribute `s`, or, with s == NULL, the op's own attribute of that name (the
  * bytecode front end records a struct's fields as attributes of the op, as VHLO stores them). */
-static int32_t sub_list(rc *c, const sc_span *s, const char *name, int64_t **out) {
+static int32_t sub_list(rc *c, const ir_span *s, const char *name, int64_t **out) {
   if (s) return struct_list(c, *s, name, out);
   *out = NULL;
-  if (!sc_op_attr(c->op, name)) return 0;
+  if (!ir_op_attr(c->op, name)) return 0;
   int32_t n = list_field(c, name, out);
   if (n < 0) pb_fail(&c->b, "an attribute list is malformed");
   return n < 0 ? 0 : n;
 }
-static bool sub_int(const rc *c, const sc_span *s, const char *name, int64_t *out) {
-  sc_span f;
+static bool sub_int(const rc *c, const ir_span *s, const char *name, int64_t *out) {
+  ir_span f;
   if (s) return pb_find_field(*s, name, &f) && pb_int(f, out);
   return int_field(c, name, out);
 }
@@ -226,7 +226,7 @@ static bool dim_ok(rc *c, int64_t dim, int32_t rank) {
 
 /* Dimension arrays for pb_add over the op's operands / results, all PB_NULL_DIM. */
 static int64_t *null_dims(rc *c, uint32_t n) {
-  int64_t *v = sc_arena_alloc(c->a, (n ? n : 1) * sizeof *v);
+  int64_t *v = ar_alloc(c->a, (n ? n : 1) * sizeof *v);
   for (uint32_t i = 0; i < n; i++) v[i] = NUL;
   return v;
 }
@@ -285,7 +285,7 @@ static void r_reduce_scatter(rc *c) { collective_along(c, "scatter_dimension"); 
 static void r_all_to_all(rc *c) {
   int64_t s, k;
   if (!need_counts(c, 1, 1) || !ranked(c, &c->in[0]) || !ranked(c, &c->out[0])) return;
-  if (int_field(c, "dimensions", &s) && !sc_op_attr(c->op, "split_dimension")) k = s; /* HLO array all-to-all */
+  if (int_field(c, "dimensions", &s) && !ir_op_attr(c->op, "split_dimension")) k = s; /* HLO array all-to-all */
   else if (!int_field(c, "split_dimension", &s) || !int_field(c, "concat_dimension", &k)) {
     pb_fail(&c->b, "missing split_dimension or concat_dimension");
     return;
@@ -364,10 +364,10 @@ static void r_dynamic_slice(rc *c) { add_pointwise_mismatch(c, NR, true); }
 static void r_pad(rc *c) { add_pointwise_mismatch(c, PERM, c->opt->conservative); }
 static void r_slice(rc *c) { add_pointwise_mismatch(c, PERM, c->opt->conservative); }
 
-static bool defined_by_constant(const sc_value *v) {
-  const sc_op *d = v ? v->def : NULL;
-  return d && (named(d, "stablehlo.constant") || sc_span_eq(d->name, "sdy.constant") ||
-               sc_span_eq(d->name, "arith.constant"));
+static bool defined_by_constant(const ir_value *v) {
+  const ir_op *d = v ? v->def : NULL;
+  return d && (named(d, "stablehlo.constant") || ir_span_eq(d->name, "sdy.constant") ||
+               ir_span_eq(d->name, "arith.constant"));
 }
 
 static void r_dynamic_update_slice(rc *c) {
@@ -474,7 +474,7 @@ static bool window_passthrough(const int64_t *pad, int32_t npad, const int64_t *
 }
 
 /* `x`-separated integers of an HLO window field (`size=3x1`, `pad=0_0x2_-2`: '_' separates too). */
-static int32_t hlo_window_ints(rc *c, sc_span window, const char *name, int64_t **out) {
+static int32_t hlo_window_ints(rc *c, ir_span window, const char *name, int64_t **out) {
   size_t n = strlen(name);
   *out = NULL;
   for (const char *p = window.p; p && p + n < window.p + window.n; p++) {
@@ -483,7 +483,7 @@ static int32_t hlo_window_ints(rc *c, sc_span window, const char *name, int64_t 
     const char *q = p + n + 1, *end = window.p + window.n;
     for (;;) {
       int64_t x;
-      sc_span rest = sc_span_of(q, (uint32_t)(end - q));
+      ir_span rest = ir_span_of(q, (uint32_t)(end - q));
       if (q >= end || (!(*q >= '0' && *q <= '9') && *q != '-') || !pb_int(rest, &x)) break;
       if (v.n == PB_MAX_LIST) return -1;
       SC_PUSH(c->a, v, x);
@@ -501,7 +501,7 @@ static int32_t hlo_window_ints(rc *c, sc_span window, const char *name, int64_t 
 /* A window's padding (low, high per dimension), sizes and strides: StableHLO attributes, or HLO's
  * `window={size=3x1 stride=3x1 pad=0_0x2_-2}`. Absent lists have length -1. */
 static void window_of(rc *c, int64_t **pad, int32_t *npad, int64_t **win, int32_t *nwin, int64_t **str, int32_t *nstr) {
-  sc_span w;
+  ir_span w;
   *npad = list_field(c, "padding", pad);
   *nwin = list_field(c, "window_dimensions", win);
   *nstr = list_field(c, "window_strides", str);
@@ -591,7 +591,7 @@ static void r_transpose(rc *c) {
 }
 
 static void r_triangular_solve(rc *c) {
-  sc_span v;
+  ir_span v;
   if (!need_counts(c, 2, 1) || !ranked(c, &c->in[0]) || !ranked(c, &c->in[1])) return;
   const pb_shape *a = &c->in[0], *b = &c->in[1];
   if (a->rank < 2 || b->rank < a->rank) {
@@ -600,7 +600,7 @@ static void r_triangular_solve(rc *c) {
   }
   add_pointwise(c, a, a->rank - 2);
   int64_t d1 = a->rank - 2, d2 = a->rank - 1;
-  bool left = field(c, "left_side", &v) && sc_span_starts(sc_span_trim(v), "true");
+  bool left = field(c, "left_side", &v) && ir_span_starts(ir_span_trim(v), "true");
   /* TRANSPOSE and ADJOINT transpose a; NO_TRANSPOSE does not. */
   bool trans = field(c, "transpose_a", &v) && !span_has(v, "NO_TRANSPOSE") &&
                (span_has(v, "TRANSPOSE") || span_has(v, "ADJOINT"));
@@ -684,9 +684,9 @@ static const rule_row RULES[] = {
     ROW("func.return", r_none), ROW("return", r_none), ROW("stablehlo.return", r_none), ROW("sdy.return", r_none),
 };
 
-static rule_fn find_rule(const sc_op *op) {
+static rule_fn find_rule(const ir_op *op) {
   char buf[96];
-  sc_span n = normalized_name(op, buf, sizeof buf);
+  ir_span n = normalized_name(op, buf, sizeof buf);
   for (size_t i = 0; i < sizeof RULES / sizeof *RULES; i++)
     if (n.n == RULES[i].len && memcmp(n.p, RULES[i].name, n.n) == 0) return RULES[i].fn;
   return NULL;
@@ -694,15 +694,15 @@ static rule_fn find_rule(const sc_op *op) {
 
 /* ---- the entry points ---- */
 
-const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const sc_module *m) {
-  prop_rule_facts *f = sc_arena_calloc(a, 1, sizeof *f);
+const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m) {
+  prop_rule_facts *f = ar_calloc(a, 1, sizeof *f);
   f->nops = m->nops;
-  f->feeds_rng = sc_arena_calloc(a, m->nops ? m->nops : 1, 1);
+  f->feeds_rng = ar_calloc(a, m->nops ? m->nops : 1, 1);
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     if (!named(op, "stablehlo.rng_bit_generator")) continue;
     for (uint32_t k = 0; k < op->noperands; k++) {
-      const sc_value *v = op->operands[k];
+      const ir_value *v = op->operands[k];
       if (v && v->def && v->def->id < m->nops) f->feeds_rng[v->def->id] = 1;
     }
   }
@@ -712,12 +712,12 @@ const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const sc_module *m) {
 /* Whether an rng_bit_generator uses a result of `op`: from the facts, or by scanning the ops that can
  * see its results (those after it inside its parent). */
 static bool feeds_rng(const rc *c) {
-  const sc_op *op = c->op;
+  const ir_op *op = c->op;
   if (c->opt->facts) return op->id < c->opt->facts->nops && c->opt->facts->feeds_rng[op->id];
   uint32_t end = op->parent_op ? op->parent_op->subtree_end : c->m->nops;
   for (uint32_t i = op->id + 1; i < end && i < c->m->nops; i++) {
-    const sc_op *u = c->m->ops[i];
-    if (sc_arena_step(c->a, 1)) return false; /* metered: a caller without facts may visit many ops */
+    const ir_op *u = c->m->ops[i];
+    if (ar_step(c->a, 1)) return false; /* metered: a caller without facts may visit many ops */
     if (!named(u, "stablehlo.rng_bit_generator")) continue;
     for (uint32_t k = 0; k < u->noperands; k++)
       if (u->operands[k] && u->operands[k]->def == op) return true;
@@ -728,7 +728,7 @@ static bool feeds_rng(const rc *c) {
 /* Custom call targets Shardy knows, by what it does with them. */
 typedef enum { CC_UNKNOWN, CC_NO_RULE, CC_POINTWISE, CC_EIGH, CC_QR, CC_HOUSEHOLDER, CC_TOPK, CC_APPROX_TOPK, CC_X64_COMBINE } cc_kind;
 
-static cc_kind custom_call_kind(sc_span t) {
+static cc_kind custom_call_kind(ir_span t) {
   static const struct {
     const char *target;
     cc_kind kind;
@@ -748,18 +748,18 @@ static cc_kind custom_call_kind(sc_span t) {
       {"ApproxTopK", CC_APPROX_TOPK}, {"PartialReduce", CC_APPROX_TOPK}, {"X64Combine", CC_X64_COMBINE},
   };
   for (size_t i = 0; i < sizeof targets / sizeof *targets; i++)
-    if (sc_span_eq(t, targets[i].target)) return targets[i].kind;
+    if (ir_span_eq(t, targets[i].target)) return targets[i].kind;
   return CC_UNKNOWN;
 }
 
 /* The call target as written (`@foo`, `"foo"`, or call_target_name = "foo"), without '@' or quotes. */
-static sc_span call_target(const sc_op *op) {
-  sc_span t = sc_op_custom_call_target(op);
+static ir_span call_target(const ir_op *op) {
+  ir_span t = ir_op_custom_call_target(op);
   if (t.n) return t;
-  const sc_attr *at = sc_op_attr(op, "call_target_name");
+  const ir_attr *at = ir_op_attr(op, "call_target_name");
   if (!at) return t;
-  t = sc_span_trim(at->value);
-  if (t.n >= 2 && t.p[0] == '"' && t.p[t.n - 1] == '"') t = sc_span_of(t.p + 1, t.n - 2);
+  t = ir_span_trim(at->value);
+  if (t.n >= 2 && t.p[0] == '"' && t.p[t.n - 1] == '"') t = ir_span_of(t.p + 1, t.n - 2);
   return t;
 }
 
@@ -828,50 +828,50 @@ static void r_custom_call(rc *c) {
   }
 }
 
-const char *prop_rule_warning(sc_arena *a, const sc_op *op) {
-  if (sc_op_attr(op, "sdy.sharding_rule")) return NULL;
+const char *prop_rule_warning(sc_arena *a, const ir_op *op) {
+  if (ir_op_attr(op, "sdy.sharding_rule")) return NULL;
   rule_fn fn = find_rule(op);
   if (fn == r_custom_call) {
-    sc_span t = call_target(op);
+    ir_span t = call_target(op);
     return custom_call_kind(t) == CC_UNKNOWN
-               ? sc_arena_printf(a, "custom call @" SC_QUOTE_FMT " is unknown to SDY sharding rule registry",
+               ? ar_printf(a, "custom call @" SC_QUOTE_FMT " is unknown to SDY sharding rule registry",
                                  SC_QUOTE_ARG(t))
                : NULL;
   }
   if (fn || !memchr(op->name.p ? op->name.p : "", '.', op->name.n)) return NULL; /* known, or not MLIR */
-  return sc_arena_printf(a, "op '" SC_QUOTE_FMT "' is unknown to SDY sharding rule registry", SC_QUOTE_ARG(op->name));
+  return ar_printf(a, "op '" SC_QUOTE_FMT "' is unknown to SDY sharding rule registry", SC_QUOTE_ARG(op->name));
 }
 
 /* A rule written on the op must describe its tensors: as many mappings as operands and results, each
  * of its tensor's rank (propagation indexes dimensions through it). NULL when it does. */
 static const char *tensors_mismatch(sc_arena *a, const prop_tensor *t, uint32_t n, uint32_t want, bool results,
-                                    const sc_op *op) {
+                                    const ir_op *op) {
   const char *what = results ? "results" : "operands";
-  if (n != want) return sc_arena_printf(a, "number of %s and mappings must match: %u != %u", what, want, n);
+  if (n != want) return ar_printf(a, "number of %s and mappings must match: %u != %u", what, want, n);
   for (uint32_t i = 0; i < n; i++) {
     pb_shape s = shape_of(a, results ? result_type(op, i) : operand_type(op, i));
     if (s.rank < 0) continue; /* type not known here: nothing to compare */
     if ((uint32_t)s.rank != t[i].rank)
-      return sc_arena_printf(a, "%s %u - mapping rank must match: %u != %d", results ? "result" : "operand", i,
+      return ar_printf(a, "%s %u - mapping rank must match: %u != %d", results ? "result" : "operand", i,
                              t[i].rank, s.rank);
   }
   return NULL;
 }
 
-static const char *written_rule_mismatch(sc_arena *a, const sc_op *op, const prop_rule *r) {
+static const char *written_rule_mismatch(sc_arena *a, const ir_op *op, const prop_rule *r) {
   const char *e = tensors_mismatch(a, r->operands, r->noperands, op->noperands, false, op);
   if (!e) e = tensors_mismatch(a, r->results, r->nresults, op->nresults, true, op);
-  return e ? sc_arena_printf(a, "sdy.sharding_rule on '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(op->name), e) : NULL;
+  return e ? ar_printf(a, "sdy.sharding_rule on '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(op->name), e) : NULL;
 }
 
-const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, const prop_rule_options *opt,
+const prop_rule *prop_rule_of(sc_arena *a, const ir_module *m, const ir_op *op, const prop_rule_options *opt,
                               const char **err) {
   static const prop_rule_options defaults = {false, NULL};
   const char *e = NULL;
   if (err) *err = NULL;
-  const sc_attr *written = sc_op_attr(op, "sdy.sharding_rule");
+  const ir_attr *written = ir_op_attr(op, "sdy.sharding_rule");
   if (written) {
-    const prop_rule *r = prop_rule_parse(a, sc_span_trim(written->value), &e);
+    const prop_rule *r = prop_rule_parse(a, ir_span_trim(written->value), &e);
     if (r) e = written_rule_mismatch(a, op, r);
     if (e && err) *err = e;
     return e ? NULL : r;
@@ -879,10 +879,10 @@ const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, 
   rule_fn fn = find_rule(op);
   if (!fn || fn == r_none) return NULL;
   /* An HLO instruction with a tuple result is several StableHLO results once imported: not here. */
-  if (is_hlo(op) && op->nresults == 1 && sc_span_starts(sc_span_trim(result_type(op, 0)), "(")) return NULL;
+  if (is_hlo(op) && op->nresults == 1 && ir_span_starts(ir_span_trim(result_type(op, 0)), "(")) return NULL;
   rc c = {a, m, op, opt ? opt : &defaults, NULL, NULL, op->noperands, op->nresults, {0}, false};
-  pb_shape *in = sc_arena_calloc(a, c.nin ? c.nin : 1, sizeof *in);
-  pb_shape *out = sc_arena_calloc(a, c.nout ? c.nout : 1, sizeof *out);
+  pb_shape *in = ar_calloc(a, c.nin ? c.nin : 1, sizeof *in);
+  pb_shape *out = ar_calloc(a, c.nout ? c.nout : 1, sizeof *out);
   for (uint32_t i = 0; i < c.nin; i++) in[i] = shape_of(a, operand_type(op, i));
   for (uint32_t i = 0; i < c.nout; i++) out[i] = shape_of(a, result_type(op, i));
   c.in = in, c.out = out;
@@ -891,15 +891,15 @@ const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, 
   if (c.none && !c.b.err) return NULL;
   prop_rule *r = pb_build(&c.b);
   if (!r && err)
-    *err = sc_arena_printf(a, "no sharding rule for '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(op->name), c.b.err);
+    *err = ar_printf(a, "no sharding rule for '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(op->name), c.b.err);
   return r;
 }
 
 
 /* ---- concatenate ---- */
 
-static bool defined_by_slice(const sc_value *v) { return v && v->def && named(v->def, "stablehlo.slice"); }
-static const sc_value *before_slice(const sc_value *v) {
+static bool defined_by_slice(const ir_value *v) { return v && v->def && named(v->def, "stablehlo.slice"); }
+static const ir_value *before_slice(const ir_value *v) {
   return defined_by_slice(v) && v->def->noperands ? v->def->operands[0] : v;
 }
 
@@ -912,8 +912,8 @@ static void r_concatenate(rc *c) {
   }
   /* Sharding the concatenated dimension moves data (permutation) when the operands are slices, or
    * slices of one tensor and that tensor; otherwise it needs replication. */
-  const sc_op *op = c->op;
-  const sc_value *base = before_slice(op->operands[0]);
+  const ir_op *op = c->op;
+  const ir_value *base = before_slice(op->operands[0]);
   bool all_slices = true, any_slice = false, same_base = base != NULL;
   for (uint32_t i = 0; i < op->noperands; i++) {
     bool sl = defined_by_slice(op->operands[i]);
@@ -931,15 +931,15 @@ static void r_concatenate(rc *c) {
 /* ---- dot_general ---- */
 
 /* `[1, 2] x [0, 3]`: the two lists. */
-static bool list_pair(rc *c, sc_span v, int64_t **l, int32_t *nl, int64_t **r, int32_t *nr) {
+static bool list_pair(rc *c, ir_span v, int64_t **l, int32_t *nl, int64_t **r, int32_t *nr) {
   const char *p = v.p, *end = v.p + v.n;
   const char *a = p ? memchr(p, '[', v.n) : NULL;
   const char *ae = a ? memchr(a, ']', (size_t)(end - a)) : NULL;
   const char *b = ae ? memchr(ae, '[', (size_t)(end - ae)) : NULL;
   const char *be = b ? memchr(b, ']', (size_t)(end - b)) : NULL;
   if (!be) return false;
-  *nl = pb_int_list(c->a, sc_span_of(a, (uint32_t)(ae + 1 - a)), l);
-  *nr = pb_int_list(c->a, sc_span_of(b, (uint32_t)(be + 1 - b)), r);
+  *nl = pb_int_list(c->a, ir_span_of(a, (uint32_t)(ae + 1 - a)), l);
+  *nr = pb_int_list(c->a, ir_span_of(b, (uint32_t)(be + 1 - b)), r);
   return *nl >= 0 && *nr >= 0;
 }
 
@@ -949,18 +949,18 @@ typedef struct {
 } dot_dims;
 
 static bool read_dot_dims(rc *c, dot_dims *d) {
-  sc_span v;
+  ir_span v;
   memset(d, 0, sizeof *d);
   bool whole = field(c, "dot_dimension_numbers", &v); /* #stablehlo.dot<lhs_batching_dimensions = [0], ...> */
-  if (whole || sc_op_attr(c->op, "lhs_contracting_dimensions")) {
-    const sc_span *s = whole ? &v : NULL;
+  if (whole || ir_op_attr(c->op, "lhs_contracting_dimensions")) {
+    const ir_span *s = whole ? &v : NULL;
     d->nlb = sub_list(c, s, "lhs_batching_dimensions", &d->lb);
     d->nrb = sub_list(c, s, "rhs_batching_dimensions", &d->rb);
     d->nlc = sub_list(c, s, "lhs_contracting_dimensions", &d->lc);
     d->nrc = sub_list(c, s, "rhs_contracting_dimensions", &d->rc);
     return true;
   }
-  if (sc_op_attr(c->op, "lhs_contracting_dims") || sc_op_attr(c->op, "lhs_batch_dims")) { /* HLO dot */
+  if (ir_op_attr(c->op, "lhs_contracting_dims") || ir_op_attr(c->op, "lhs_batch_dims")) { /* HLO dot */
     d->nlb = sub_list(c, NULL, "lhs_batch_dims", &d->lb);
     d->nrb = sub_list(c, NULL, "rhs_batch_dims", &d->rb);
     d->nlc = sub_list(c, NULL, "lhs_contracting_dims", &d->lc);
@@ -1040,7 +1040,7 @@ static bool conv_group(rc *c, const char **pp, const char *end, char l1, int64_t
   }
   if (p >= end || *p1 < 0 || *p2 < 0) return false;
   *pp = p + 1;
-  *spatial = sc_arena_alloc(c->a, (size_t)(n ? n : 1) * sizeof **spatial);
+  *spatial = ar_alloc(c->a, (size_t)(n ? n : 1) * sizeof **spatial);
   for (int32_t i = 0; i < n; i++) {
     if (sp[i] < 0) return false;
     (*spatial)[i] = sp[i];
@@ -1050,7 +1050,7 @@ static bool conv_group(rc *c, const char **pp, const char *end, char l1, int64_t
 }
 
 /* HLO's `dim_labels=b01f_01io->b01f`: one character per dimension. */
-static bool hlo_dim_labels(rc *c, sc_span v, conv_dims *d) {
+static bool hlo_dim_labels(rc *c, ir_span v, conv_dims *d) {
   const char *p = v.p, *end = v.p + v.n;
   const char *us = memchr(p, '_', v.n), *arrow = NULL;
   for (const char *q = us ? us : end; q + 1 < end; q++)
@@ -1067,7 +1067,7 @@ static bool hlo_dim_labels(rc *c, sc_span v, conv_dims *d) {
   for (int k = 0; k < 3; k++) {
     int32_t n = 0;
     *parts[k].p1 = *parts[k].p2 = -1;
-    *parts[k].sp = sc_arena_alloc(c->a, 10 * sizeof **parts[k].sp);
+    *parts[k].sp = ar_alloc(c->a, 10 * sizeof **parts[k].sp);
     for (int i = 0; i < 10; i++) (*parts[k].sp)[i] = -1;
     for (const char *q = parts[k].from; q < parts[k].to; q++) {
       int64_t pos = q - parts[k].from;
@@ -1086,11 +1086,11 @@ static bool hlo_dim_labels(rc *c, sc_span v, conv_dims *d) {
 }
 
 static bool read_conv_dims(rc *c, conv_dims *d) {
-  sc_span v;
+  ir_span v;
   if (field(c, "dim_labels", &v)) return hlo_dim_labels(c, v, d);
   bool whole = field(c, "dim_numbers", &v) || field(c, "dimension_numbers", &v);
   if (!whole || span_has(v, "input_batch_dimension")) { /* #stablehlo.conv<raw input_batch_dimension = 0, ...> */
-    const sc_span *s = whole ? &v : NULL;              /* or the op's own attributes (bytecode) */
+    const ir_span *s = whole ? &v : NULL;              /* or the op's own attributes (bytecode) */
     int32_t n1, n2, n3;
 #define CONV_INT(name, out) sub_int(c, s, name, out)
     if (!CONV_INT("input_batch_dimension", &d->in_batch) || !CONV_INT("input_feature_dimension", &d->in_feature) ||
@@ -1176,9 +1176,9 @@ typedef struct {
 
 static bool read_gs_dims(rc *c, const char *attr, const char *offset, const char *collapsed, const char *in_batch,
                          const char *idx_batch, gs_dims *g) {
-  sc_span v;
-  const sc_span *s = field(c, attr, &v) ? &v : NULL;
-  if (!s && !sc_op_attr(c->op, "index_vector_dim") && !sc_op_attr(c->op, offset)) return false;
+  ir_span v;
+  const ir_span *s = field(c, attr, &v) ? &v : NULL;
+  if (!s && !ir_op_attr(c->op, "index_vector_dim") && !ir_op_attr(c->op, offset)) return false;
   g->noffset = sub_list(c, s, offset, &g->offset);
   g->ncollapsed = sub_list(c, s, collapsed, &g->collapsed);
   g->nin_batch = sub_list(c, s, in_batch, &g->in_batch);
@@ -1264,28 +1264,28 @@ static void scatter_add(rc *c, int64_t input_dim, int64_t indices_dim, int64_t s
 
 /* Shardy's getCommonSupportedReductionOp: the update computation combines each input with its update
  * by one op kind (add, multiply, maximum, minimum; and/or on i1) over the matching block arguments. */
-static bool scatter_reduces(const sc_op *op, uint32_t n) {
+static bool scatter_reduces(const ir_op *op, uint32_t n) {
   if (op->nregions < 1 || op->regions[0]->nblocks < 1) return false;
-  const sc_block *blk = op->regions[0]->blocks[0];
+  const ir_block *blk = op->regions[0]->blocks[0];
   if (blk->nargs != 2 * n || blk->nops == 0) return false;
-  const sc_op *ret = blk->ops[blk->nops - 1];
+  const ir_op *ret = blk->ops[blk->nops - 1];
   if (!named(ret, "stablehlo.return") || ret->noperands != n) return false;
-  const sc_op *first = NULL;
+  const ir_op *first = NULL;
   char buf[96];
   for (uint32_t i = 0; i < n; i++) {
-    const sc_value *v = ret->operands[i];
-    const sc_op *d = v ? v->def : NULL;
+    const ir_value *v = ret->operands[i];
+    const ir_op *d = v ? v->def : NULL;
     if (!d || d->noperands != 2) return false;
-    sc_span name = normalized_name(d, buf, sizeof buf);
-    sc_span ty = sc_span_trim(v->type);
-    bool i1 = sc_span_eq(ty, "tensor<i1>") || (sc_span_starts(ty, "tensor<") && span_has(ty, "xi1>"));
-    bool logical = i1 && (sc_span_eq(name, "stablehlo.and") || sc_span_eq(name, "stablehlo.or"));
-    if (!logical && !sc_span_eq(name, "stablehlo.add") && !sc_span_eq(name, "stablehlo.multiply") &&
-        !sc_span_eq(name, "stablehlo.maximum") && !sc_span_eq(name, "stablehlo.minimum"))
+    ir_span name = normalized_name(d, buf, sizeof buf);
+    ir_span ty = ir_span_trim(v->type);
+    bool i1 = ir_span_eq(ty, "tensor<i1>") || (ir_span_starts(ty, "tensor<") && span_has(ty, "xi1>"));
+    bool logical = i1 && (ir_span_eq(name, "stablehlo.and") || ir_span_eq(name, "stablehlo.or"));
+    if (!logical && !ir_span_eq(name, "stablehlo.add") && !ir_span_eq(name, "stablehlo.multiply") &&
+        !ir_span_eq(name, "stablehlo.maximum") && !ir_span_eq(name, "stablehlo.minimum"))
       return false;
     if (first && !(first->name.n == d->name.n && memcmp(first->name.p, d->name.p, d->name.n) == 0)) return false;
     first = d;
-    const sc_value *x = d->operands[0], *y = d->operands[1];
+    const ir_value *x = d->operands[0], *y = d->operands[1];
 #define IS_ARG(val, k) ((val) && (val)->block == blk && !(val)->def && (val)->index == (k))
     if (!((IS_ARG(x, i) && IS_ARG(y, i + n)) || (IS_ARG(x, i + n) && IS_ARG(y, i)))) return false;
 #undef IS_ARG

@@ -64,7 +64,7 @@ typedef struct {
 typedef struct prop_rule_facts prop_rule_facts;
 
 /* Built once per module (arena-owned; read-only afterwards, so any thread may share it). */
-const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const sc_module *m);
+const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m);
 
 typedef struct {
   /* Shardy's conservative-propagation=true: factors that need communication to stay sharded are
@@ -80,18 +80,18 @@ typedef struct {
  * Returns NULL with *err == NULL when Shardy has no rule for the op (func.return, constants, ops of
  * unknown dialects), and NULL with *err set (arena message) when the op has a rule but its types or
  * attributes do not fit it (e.g. an unranked operand); `err` may be NULL. */
-const prop_rule *prop_rule_of(sc_arena *a, const sc_module *m, const sc_op *op, const prop_rule_options *opt,
+const prop_rule *prop_rule_of(sc_arena *a, const ir_module *m, const ir_op *op, const prop_rule_options *opt,
                               const char **err);
 
 /* The warning Shardy's registry emits for an op it does not know (`custom call @foo is unknown to SDY
  * sharding rule registry`, `op 'x.y' is unknown to SDY sharding rule registry`), or NULL when it knows
  * the op (with or without a rule) or the op is a terminator. Arena string. Shardy emits it once per
  * process and kind (a once-flag), so a caller reproducing its output reports only the first. */
-const char *prop_rule_warning(sc_arena *a, const sc_op *op);
+const char *prop_rule_warning(sc_arena *a, const ir_op *op);
 
 /* Parses the text of an `#sdy.op_sharding_rule<...>` attribute (as written on an op). NULL with *err
  * (arena message) when it is malformed. */
-const prop_rule *prop_rule_parse(sc_arena *a, sc_span text, const char **err);
+const prop_rule *prop_rule_parse(sc_arena *a, ir_span text, const char **err);
 
 /* The rule in Shardy's syntax, e.g. `#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=4, k=16}
  * reduction={j}>`: factor symbols i..z then z_1, z_2, ...; a compound dimension's symbols written
@@ -100,6 +100,6 @@ const prop_rule *prop_rule_parse(sc_arena *a, sc_span text, const char **err);
 const char *prop_rule_str(sc_arena *a, const prop_rule *r);
 
 /* The symbol of factor `index` (i, j, ..., z, z_1, ...) appended to `out`. */
-void prop_factor_symbol(sc_astr *out, uint32_t index);
+void prop_factor_symbol(ar_str *out, uint32_t index);
 
 #endif

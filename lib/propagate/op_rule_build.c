@@ -14,8 +14,8 @@ void pb_init(pb_builder *b, sc_arena *a, const pb_shape *operands, uint32_t nope
   b->a = a;
   b->noperands = noperands;
   b->ntensors = noperands + nresults;
-  b->rank = sc_arena_calloc(a, b->ntensors ? b->ntensors : 1, sizeof *b->rank);
-  b->map = sc_arena_calloc(a, b->ntensors ? b->ntensors : 1, sizeof *b->map);
+  b->rank = ar_calloc(a, b->ntensors ? b->ntensors : 1, sizeof *b->rank);
+  b->map = ar_calloc(a, b->ntensors ? b->ntensors : 1, sizeof *b->map);
   for (uint32_t t = 0; t < b->ntensors; t++) {
     const pb_shape *s = t < noperands ? &operands[t] : &results[t - noperands];
     if (s->tensor && s->rank < 0) {
@@ -23,14 +23,14 @@ void pb_init(pb_builder *b, sc_arena *a, const pb_shape *operands, uint32_t nope
       continue;
     }
     b->rank[t] = s->rank > 0 ? s->rank : 0; /* non-tensors (tokens) have rank 0, as in Shardy */
-    b->map[t] = sc_arena_calloc(a, b->rank[t] ? (size_t)b->rank[t] : 1, sizeof *b->map[t]);
+    b->map[t] = ar_calloc(a, b->rank[t] ? (size_t)b->rank[t] : 1, sizeof *b->map[t]);
   }
 }
 
 static uint32_t reserve_factor(pb_builder *b, int64_t size, prop_factor_type type, bool blocked) {
   if (b->nfactors == b->cap) {
     uint32_t nc = b->cap ? b->cap * 2 : 8;
-    b->factors = sc_arena_grow(b->a, b->factors, b->nfactors, nc, sizeof *b->factors);
+    b->factors = ar_grow(b->a, b->factors, b->nfactors, nc, sizeof *b->factors);
     b->cap = nc;
   }
   prop_factor *f = &b->factors[b->nfactors];
@@ -43,7 +43,7 @@ static uint32_t reserve_factor(pb_builder *b, int64_t size, prop_factor_type typ
 static void push_factor(pb_builder *b, pb_dimvec *d, uint32_t factor) {
   if (d->n == d->cap) {
     uint32_t nc = d->cap ? d->cap * 2 : 2;
-    d->v = sc_arena_grow(b->a, d->v, d->n, nc, sizeof *d->v);
+    d->v = ar_grow(b->a, d->v, d->n, nc, sizeof *d->v);
     d->cap = nc;
   }
   d->v[d->n++] = factor;
@@ -100,10 +100,10 @@ void pb_add_all(pb_builder *b, int64_t dim, int64_t size, prop_factor_type type,
 
 prop_rule *pb_build(pb_builder *b) {
   if (b->err) return NULL;
-  prop_rule *r = sc_arena_calloc(b->a, 1, sizeof *r);
+  prop_rule *r = ar_calloc(b->a, 1, sizeof *r);
   r->noperands = b->noperands;
   r->nresults = b->ntensors - b->noperands;
-  prop_tensor *tensors = sc_arena_calloc(b->a, b->ntensors ? b->ntensors : 1, sizeof *tensors);
+  prop_tensor *tensors = ar_calloc(b->a, b->ntensors ? b->ntensors : 1, sizeof *tensors);
   r->operands = tensors;
   r->results = tensors + b->noperands;
   /* Every dimension without a factor gets its own size-1 factor, in tensor order. */
@@ -112,7 +112,7 @@ prop_rule *pb_build(pb_builder *b) {
       if (b->map[t][d].n == 0) push_factor(b, &b->map[t][d], reserve_factor(b, 1, PROP_FACTOR_PASS_THROUGH, false));
   for (uint32_t t = 0; t < b->ntensors; t++) {
     tensors[t].rank = (uint32_t)b->rank[t];
-    tensors[t].dims = sc_arena_calloc(b->a, b->rank[t] ? (size_t)b->rank[t] : 1, sizeof *tensors[t].dims);
+    tensors[t].dims = ar_calloc(b->a, b->rank[t] ? (size_t)b->rank[t] : 1, sizeof *tensors[t].dims);
     for (int32_t d = 0; d < b->rank[t]; d++) {
       tensors[t].dims[d].factors = b->map[t][d].v;
       tensors[t].dims[d].nfactors = b->map[t][d].n;
@@ -134,7 +134,7 @@ static const char *value_end(const char *p, const char *end) {
   while (p < end) {
     char c = *p;
     if (c == '"') {
-      p = sc_skip_string(p, end);
+      p = ir_skip_string(p, end);
       continue;
     }
     if (c == '-' && p + 1 < end && p[1] == '>') { /* `->` is not a closing '>' */
@@ -154,13 +154,13 @@ static const char *value_end(const char *p, const char *end) {
   return p;
 }
 
-bool pb_find_field(sc_span text, const char *name, sc_span *value) {
+bool pb_find_field(ir_span text, const char *name, ir_span *value) {
   size_t n = strlen(name);
   const char *p = text.p, *end = text.p + text.n;
   if (!p || n == 0) return false;
   while (p < end) {
     if (*p == '"') {
-      p = sc_skip_string(p, end);
+      p = ir_skip_string(p, end);
       continue;
     }
     if ((size_t)(end - p) > n && memcmp(p, name, n) == 0 && (p == text.p || !ident_char(p[-1])) && !ident_char(p[n])) {
@@ -170,7 +170,7 @@ bool pb_find_field(sc_span text, const char *name, sc_span *value) {
         q++;
         while (q < end && isspace((unsigned char)*q)) q++;
         const char *e = value_end(q, end);
-        *value = sc_span_trim(sc_span_of(q, (uint32_t)(e - q)));
+        *value = ir_span_trim(ir_span_of(q, (uint32_t)(e - q)));
         return true;
       }
     }
@@ -195,7 +195,7 @@ static bool read_int(const char **pp, const char *end, int64_t *out) {
   return true;
 }
 
-bool pb_int(sc_span text, int64_t *out) {
+bool pb_int(ir_span text, int64_t *out) {
   const char *p = text.p, *end = text.p + text.n;
   while (p < end && (isspace((unsigned char)*p) || *p == '{' || *p == '[')) p++; /* also HLO's `{1}` */
   return read_int(&p, end, out);
@@ -215,7 +215,7 @@ static int32_t ints_between(sc_arena *a, const char *p, const char *end, int64_t
     if (v.n == PB_MAX_LIST) return -1;
     SC_PUSH(a, v, x);
   }
-  *out = v.v ? v.v : sc_arena_calloc(a, 1, sizeof **out);
+  *out = v.v ? v.v : ar_calloc(a, 1, sizeof **out);
   return (int32_t)v.n;
 }
 
@@ -224,7 +224,7 @@ static const char *match_close(const char *p, const char *end) {
   int depth = 0;
   for (; p < end; p++) {
     if (*p == '"') {
-      p = sc_skip_string(p, end) - 1;
+      p = ir_skip_string(p, end) - 1;
       continue;
     }
     if (*p == '[' || *p == '<' || *p == '(' || *p == '{') depth++;
@@ -236,9 +236,9 @@ static const char *match_close(const char *p, const char *end) {
 }
 
 /* Element count of a `tensor<AxBxi64>` type text (1 for rank 0); -1 if it is not one. */
-static int64_t tensor_elements(sc_arena *a, sc_span type) {
-  sc_tensor_type t;
-  if (!sc_parse_tensor_type(a, type, &t) || t.rank < 0) return -1;
+static int64_t tensor_elements(sc_arena *a, ir_span type) {
+  ir_tensor_type t;
+  if (!ir_parse_tensor_type(a, type, &t) || t.rank < 0) return -1;
   int64_t n = 1;
   for (int32_t i = 0; i < t.rank; i++) {
     if (t.dims[i] < 0 || (t.dims[i] && n > INT32_MAX / t.dims[i])) return -1;
@@ -247,17 +247,17 @@ static int64_t tensor_elements(sc_arena *a, sc_span type) {
   return n;
 }
 
-int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out) {
-  sc_span t = sc_span_trim(text);
+int32_t pb_int_list(sc_arena *a, ir_span text, int64_t **out) {
+  ir_span t = ir_span_trim(text);
   const char *p = t.p, *end = t.p + t.n;
   if (!p || t.n == 0) return -1;
-  if (sc_span_starts(t, "array<")) {
+  if (ir_span_starts(t, "array<")) {
     const char *close = match_close(p + 5, end);
     if (!close) return -1;
     const char *colon = memchr(p, ':', (size_t)(close - p));
     return ints_between(a, colon ? colon + 1 : close, close, out);
   }
-  if (sc_span_starts(t, "dense<")) {
+  if (ir_span_starts(t, "dense<")) {
     const char *close = match_close(p + 5, end);
     if (!close) return -1;
     const char *q = p + 6;
@@ -266,9 +266,9 @@ int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out) {
     int64_t x; /* a splat: one value repeated over the type's elements */
     if (!read_int(&q, close, &x)) return -1;
     const char *colon = memchr(close, ':', (size_t)(end - close));
-    int64_t n = colon ? tensor_elements(a, sc_span_trim(sc_span_of(colon + 1, (uint32_t)(end - colon - 1)))) : 1;
+    int64_t n = colon ? tensor_elements(a, ir_span_trim(ir_span_of(colon + 1, (uint32_t)(end - colon - 1)))) : 1;
     if (n < 0 || n > PB_MAX_LIST) return -1;
-    int64_t *v = sc_arena_calloc(a, n ? (size_t)n : 1, sizeof *v);
+    int64_t *v = ar_calloc(a, n ? (size_t)n : 1, sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = x;
     *out = v;
     return (int32_t)n;
@@ -280,7 +280,7 @@ int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out) {
   }
   int64_t x;
   if (!pb_int(t, &x)) return -1;
-  int64_t *v = sc_arena_alloc(a, sizeof *v);
+  int64_t *v = ar_alloc(a, sizeof *v);
   *v = x;
   *out = v;
   return 1;

@@ -59,14 +59,14 @@ prop_rule *pb_build(pb_builder *b);
 /* ---- attribute text readers (op_rule_build.c) ---- */
 /* The value of `name = value` inside `text` (strings skipped; the name must stand alone): the span up to
  * the first ',' ':' or '{' outside brackets, or an unmatched closing bracket. False if absent. */
-bool pb_find_field(sc_span text, const char *name, sc_span *value);
+bool pb_find_field(ir_span text, const char *name, ir_span *value);
 /* Integers of a list attribute: `[1, 0]`, HLO's `{1,0}`, `array<i64: 1, 0>`, `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>`,
  * a splat `dense<1> : tensor<2xi64>`, or a bare `1 : i64`; nested lists are flattened. Returns the count
  * (the array in the arena) or -1 when the text is not such a list or holds more than PB_MAX_LIST values
  * (no rule reads more than two per dimension, and tensors have at most 64, so rules stay linear). */
 #define PB_MAX_LIST 256
-int32_t pb_int_list(sc_arena *a, sc_span text, int64_t **out);
+int32_t pb_int_list(sc_arena *a, ir_span text, int64_t **out);
 /* The first integer of `text` (`1 : i64`, `-2`, HLO's `{1}`). */
-bool pb_int(sc_span text, int64_t *out);
+bool pb_int(ir_span text, int64_t *out);
 
 #endif

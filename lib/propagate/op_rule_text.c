@@ -8,63 +8,63 @@
 /* Symbols i..z are factors 0..17; then z_1, z_2, ... (Shardy's factorSymbolString). */
 #define SYMBOL_LAST_LETTER 17u
 
-void prop_factor_symbol(sc_astr *out, uint32_t index) {
+void prop_factor_symbol(ar_str *out, uint32_t index) {
   if (index <= SYMBOL_LAST_LETTER) {
     char c = (char)('i' + index);
-    sc_astr_put(out, &c, 1);
+    ar_str_put(out, &c, 1);
   } else {
-    sc_astr_printf(out, "z_%u", index - SYMBOL_LAST_LETTER);
+    ar_str_printf(out, "z_%u", index - SYMBOL_LAST_LETTER);
   }
 }
 
-static void put_tensors(sc_astr *s, const prop_tensor *t, uint32_t n) {
-  sc_astr_puts(s, "(");
+static void put_tensors(ar_str *s, const prop_tensor *t, uint32_t n) {
+  ar_str_puts(s, "(");
   for (uint32_t i = 0; i < n; i++) {
-    sc_astr_puts(s, i ? ", [" : "[");
+    ar_str_puts(s, i ? ", [" : "[");
     for (uint32_t d = 0; d < t[i].rank; d++) {
-      if (d) sc_astr_puts(s, ", ");
+      if (d) ar_str_puts(s, ", ");
       for (uint32_t k = 0; k < t[i].dims[d].nfactors; k++) prop_factor_symbol(s, t[i].dims[d].factors[k]);
     }
-    sc_astr_puts(s, "]");
+    ar_str_puts(s, "]");
   }
-  sc_astr_puts(s, ")");
+  ar_str_puts(s, ")");
 }
 
 /* ` kind={i, k}` listing the factors for which `pick` holds, nothing when there are none. */
-static void put_kind(sc_astr *s, const prop_rule *r, const char *kind, int type, bool blocked) {
+static void put_kind(ar_str *s, const prop_rule *r, const char *kind, int type, bool blocked) {
   bool any = false;
   for (uint32_t f = 0; f < r->nfactors; f++) {
     bool pick = blocked ? r->factors[f].blocked : r->factors[f].type == type;
     if (!pick) continue;
-    sc_astr_printf(s, any ? ", " : " %s={", kind);
+    ar_str_printf(s, any ? ", " : " %s={", kind);
     prop_factor_symbol(s, f);
     any = true;
   }
-  if (any) sc_astr_puts(s, "}");
+  if (any) ar_str_puts(s, "}");
 }
 
 const char *prop_rule_str(sc_arena *a, const prop_rule *r) {
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "#sdy.op_sharding_rule<");
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "#sdy.op_sharding_rule<");
   put_tensors(&s, r->operands, r->noperands);
-  sc_astr_puts(&s, "->");
+  ar_str_puts(&s, "->");
   put_tensors(&s, r->results, r->nresults);
   if (r->nfactors) {
-    sc_astr_puts(&s, " {");
+    ar_str_puts(&s, " {");
     for (uint32_t f = 0; f < r->nfactors; f++) {
-      if (f) sc_astr_puts(&s, ", ");
+      if (f) ar_str_puts(&s, ", ");
       prop_factor_symbol(&s, f);
-      sc_astr_printf(&s, "=%lld", (long long)r->factors[f].size);
+      ar_str_printf(&s, "=%lld", (long long)r->factors[f].size);
     }
-    sc_astr_puts(&s, "}");
+    ar_str_puts(&s, "}");
   }
   put_kind(&s, r, "reduction", PROP_FACTOR_REDUCTION, false);
   put_kind(&s, r, "need_replication", PROP_FACTOR_NEED_REPLICATION, false);
   put_kind(&s, r, "permutation", PROP_FACTOR_PERMUTATION, false);
   put_kind(&s, r, "blocked_propagation", 0, true);
-  if (r->custom) sc_astr_puts(&s, ", custom");
-  sc_astr_puts(&s, ">");
-  return sc_astr_str(&s);
+  if (r->custom) ar_str_puts(&s, ", custom");
+  ar_str_puts(&s, ">");
+  return ar_str_str(&s);
 }
 
 /* ---- parsing ---- */
@@ -75,7 +75,7 @@ typedef struct {
   const char *err;
 } rp;
 
-static void skip_ws(rp *r) { r->p = sc_skip_space(r->p, r->end); }
+static void skip_ws(rp *r) { r->p = ir_skip_space(r->p, r->end); }
 static bool eat(rp *r, const char *lit) {
   skip_ws(r);
   size_t n = strlen(lit);
@@ -86,7 +86,7 @@ static bool eat(rp *r, const char *lit) {
   return false;
 }
 static bool fail(rp *r, const char *msg) {
-  if (!r->err) r->err = sc_arena_printf(r->a, "malformed #sdy.op_sharding_rule: %s", msg);
+  if (!r->err) r->err = ar_printf(r->a, "malformed #sdy.op_sharding_rule: %s", msg);
   return false;
 }
 
@@ -246,9 +246,9 @@ static bool read_rule(rp *r, prop_rule *rule) {
          check_indices(r, rule->results, rule->nresults, rule->nfactors);
 }
 
-const prop_rule *prop_rule_parse(sc_arena *a, sc_span text, const char **err) {
+const prop_rule *prop_rule_parse(sc_arena *a, ir_span text, const char **err) {
   rp r = {a, text.p, text.p + text.n, NULL};
-  prop_rule *rule = sc_arena_calloc(a, 1, sizeof *rule);
+  prop_rule *rule = ar_calloc(a, 1, sizeof *rule);
   if (!text.p || !read_rule(&r, rule)) {
     if (err) *err = r.err ? r.err : "malformed #sdy.op_sharding_rule: empty";
     return NULL;

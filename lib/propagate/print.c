@@ -7,7 +7,7 @@
 #include "util/hashset.h"
 
 struct prop_edit {
-  const sc_op *op;
+  const ir_op *op;
   const char *name, *value;
   uint32_t seq; /* order of set calls: a later value for the same name wins */
 };
@@ -22,13 +22,13 @@ struct prop_replacement {
 enum { ORDER_FIRST = 0, ORDER_BEFORE = 1, ORDER_EDIT = 2, ORDER_AFTER = 3 };
 typedef struct prop_replacement replacement;
 
-void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m) {
+void prop_printer_init(prop_printer *p, sc_arena *a, const ir_module *m) {
   memset(p, 0, sizeof *p);
   p->arena = a;
   p->module = m;
 }
 
-void prop_printer_set_attr(prop_printer *p, const sc_op *op, const char *name, const char *value) {
+void prop_printer_set_attr(prop_printer *p, const ir_op *op, const char *name, const char *value) {
   prop_edit e = {op, name, value, (uint32_t)p->edits.n};
   SC_PUSH(p->arena, p->edits, e);
 }
@@ -62,7 +62,7 @@ static const char *skip_blank(const char *p, const char *end) {
 static bool opens_dict(const char *p, const char *end) {
   p = skip_blank(p, end);
   if (p < end && *p == '}') return true;
-  if (p < end && *p == '"') p = sc_skip_string(p, end);
+  if (p < end && *p == '"') p = ir_skip_string(p, end);
   else
     while (p < end && is_name_char(*p)) p++;
   p = skip_blank(p, end);
@@ -79,13 +79,13 @@ typedef struct {
 } attr_slot;
 
 /* A pretty `stablehlo.while(...) : types cond {...} do {...}` takes `attributes {...}` before `cond`. */
-static bool while_slot(const sc_module *m, const sc_op *op, attr_slot *s) {
+static bool while_slot(const ir_module *m, const ir_op *op, attr_slot *s) {
   if (op->generic || op->kind != SC_OP_WHILE) return false;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
   int depth = 0;
   for (; p < end; p++) {
     if (*p == '"') {
-      p = sc_skip_string(p, end) - 1;
+      p = ir_skip_string(p, end) - 1;
       continue;
     }
     if (*p == '(' || *p == '[' || *p == '{' || *p == '<') depth++;
@@ -105,8 +105,8 @@ static bool while_slot(const sc_module *m, const sc_op *op, attr_slot *s) {
 
 /* A pretty `stablehlo.constant` / `sdy.constant` prints its attributes right after its name, before the
  * literal: `stablehlo.constant {sdy.sharding = ...} dense<...> : type`. */
-static bool constant_slot(const sc_module *m, const sc_op *op, attr_slot *s) {
-  if (op->generic || !(sc_span_eq(op->name, "stablehlo.constant") || sc_span_eq(op->name, "sdy.constant"))) return false;
+static bool constant_slot(const ir_module *m, const ir_op *op, attr_slot *s) {
+  if (op->generic || !(ir_span_eq(op->name, "stablehlo.constant") || ir_span_eq(op->name, "sdy.constant"))) return false;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
   const char *name = op->name.p;
   if (name < p || name + op->name.n > end) return false;
@@ -120,7 +120,7 @@ static bool constant_slot(const sc_module *m, const sc_op *op, attr_slot *s) {
     int depth = 0;
     for (; close < end; close++) {
       if (*close == '"') {
-        close = sc_skip_string(close, end) - 1;
+        close = ir_skip_string(close, end) - 1;
         continue;
       }
       if (*close == '{' || *close == '<' || *close == '[' || *close == '(') depth++;
@@ -133,7 +133,7 @@ static bool constant_slot(const sc_module *m, const sc_op *op, attr_slot *s) {
   return true;
 }
 
-static attr_slot find_slot(const sc_module *m, const sc_op *op) {
+static attr_slot find_slot(const ir_module *m, const ir_op *op) {
   attr_slot ws;
   if (while_slot(m, op, &ws) || constant_slot(m, op, &ws)) return ws;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
@@ -142,7 +142,7 @@ static attr_slot find_slot(const sc_module *m, const sc_op *op) {
   while (p < end) {
     char c = *p;
     if (c == '"') {
-      p = sc_skip_string(p, end);
+      p = ir_skip_string(p, end);
       continue;
     }
     if (c == '/' && p + 1 < end && p[1] == '/') {
@@ -188,7 +188,7 @@ static attr_slot find_slot(const sc_module *m, const sc_op *op) {
 }
 
 typedef struct {
-  sc_span name; /* unquoted, for sorting */
+  ir_span name; /* unquoted, for sorting */
   const char *text;
 } dict_entry;
 typedef SC_VEC(dict_entry) dict_entries;
@@ -202,14 +202,14 @@ static int entry_cmp(const void *x, const void *y) {
 
 /* An entry's text without comments, its white-space runs folded to one space. */
 static const char *fold_entry(sc_arena *a, const char *p, const char *end) {
-  sc_astr s = SC_ASTR_INIT(a);
+  ar_str s = SC_ASTR_INIT(a);
   bool space = false;
   while (p < end) {
     if (*p == '"') {
-      const char *q = sc_skip_string(p, end);
-      if (space && s.n) sc_astr_put(&s, " ", 1);
+      const char *q = ir_skip_string(p, end);
+      if (space && s.n) ar_str_put(&s, " ", 1);
       space = false;
-      sc_astr_put(&s, p, (size_t)(q - p));
+      ar_str_put(&s, p, (size_t)(q - p));
       p = q;
       continue;
     }
@@ -223,22 +223,22 @@ static const char *fold_entry(sc_arena *a, const char *p, const char *end) {
       p++;
       continue;
     }
-    if (space && s.n) sc_astr_put(&s, " ", 1);
+    if (space && s.n) ar_str_put(&s, " ", 1);
     space = false;
-    sc_astr_put(&s, p, 1);
+    ar_str_put(&s, p, 1);
     p++;
   }
-  return sc_astr_str(&s);
+  return ar_str_str(&s);
 }
 
-static sc_span entry_name(const char *text) {
+static ir_span entry_name(const char *text) {
   const char *p = text;
   if (*p == '"') {
     const char *q = strchr(p + 1, '"');
-    return sc_span_of(p + 1, q ? (uint32_t)(q - p - 1) : 0);
+    return ir_span_of(p + 1, q ? (uint32_t)(q - p - 1) : 0);
   }
   while (is_name_char(*p)) p++;
-  return sc_span_of(text, (uint32_t)(p - text));
+  return ir_span_of(text, (uint32_t)(p - text));
 }
 
 /* The entries of the dictionary buf[begin, end) ('{' ... '}'), split at its top-level commas. */
@@ -247,7 +247,7 @@ static void split_dict(sc_arena *a, const char *buf, uint32_t begin, uint32_t en
   int depth = 0;
   while (p <= stop) {
     if (p < stop && *p == '"') {
-      p = sc_skip_string(p, stop);
+      p = ir_skip_string(p, stop);
       continue;
     }
     if (p < stop && *p == '/' && p + 1 < stop && p[1] == '/') {
@@ -272,12 +272,12 @@ static void split_dict(sc_arena *a, const char *buf, uint32_t begin, uint32_t en
 /* The replacement that writes the attributes of edits[0, n) (all of one op). */
 static replacement op_replacement(prop_printer *p, const prop_edit *edits, size_t n) {
   sc_arena *a = p->arena;
-  const sc_module *m = p->module;
+  const ir_module *m = p->module;
   attr_slot slot = find_slot(m, edits[0].op);
   dict_entries entries = {0};
   if (slot.dict_end) split_dict(a, m->buf, slot.dict_begin, slot.dict_end, &entries);
   for (size_t i = 0; i < n; i++) {
-    const char *text = sc_arena_printf(a, "%s = %s", edits[i].name, edits[i].value);
+    const char *text = ar_printf(a, "%s = %s", edits[i].name, edits[i].value);
     dict_entry e = {entry_name(text), text};
     size_t k = 0;
     while (k < entries.n && entry_cmp(&entries.v[k], &e) != 0) k++;
@@ -285,56 +285,56 @@ static replacement op_replacement(prop_printer *p, const prop_edit *edits, size_
     else SC_PUSH(a, entries, e);
   }
   if (entries.n > 1) qsort(entries.v, entries.n, sizeof *entries.v, entry_cmp);
-  sc_astr s = SC_ASTR_INIT(a);
-  if (!slot.dict_end) sc_astr_puts(&s, slot.keyword);
+  ar_str s = SC_ASTR_INIT(a);
+  if (!slot.dict_end) ar_str_puts(&s, slot.keyword);
   /* a generic op's dictionary as MLIR reprints it: its own (undotted) attributes as properties `<{...}>`,
    * dialect attributes (`sdy.sharding`) in `{...}` */
   size_t inherent = 0;
   for (size_t i = 0; i < entries.n && edits[0].op->generic; i++) inherent += !memchr(entries.v[i].name.p, '.', entries.v[i].name.n);
   if (slot.dict_end && inherent && inherent < entries.n && !(slot.dict_begin && m->buf[slot.dict_begin - 1] == '<')) {
-    sc_astr_puts(&s, "<{");
+    ar_str_puts(&s, "<{");
     for (size_t i = 0, k = 0; i < entries.n; i++)
-      if (!memchr(entries.v[i].name.p, '.', entries.v[i].name.n)) sc_astr_printf(&s, "%s%s", k++ ? ", " : "", entries.v[i].text);
-    sc_astr_puts(&s, "}> {");
+      if (!memchr(entries.v[i].name.p, '.', entries.v[i].name.n)) ar_str_printf(&s, "%s%s", k++ ? ", " : "", entries.v[i].text);
+    ar_str_puts(&s, "}> {");
     for (size_t i = 0, k = 0; i < entries.n; i++)
-      if (memchr(entries.v[i].name.p, '.', entries.v[i].name.n)) sc_astr_printf(&s, "%s%s", k++ ? ", " : "", entries.v[i].text);
-    sc_astr_puts(&s, "}");
+      if (memchr(entries.v[i].name.p, '.', entries.v[i].name.n)) ar_str_printf(&s, "%s%s", k++ ? ", " : "", entries.v[i].text);
+    ar_str_puts(&s, "}");
   } else {
-    sc_astr_puts(&s, slot.dict_end ? "{" : " {");
-    for (size_t i = 0; i < entries.n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
-    sc_astr_puts(&s, "}");
+    ar_str_puts(&s, slot.dict_end ? "{" : " {");
+    for (size_t i = 0; i < entries.n; i++) ar_str_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
+    ar_str_puts(&s, "}");
   }
-  if (!slot.dict_end && m->buf[slot.insert_at] == ':') sc_astr_puts(&s, " "); /* `%0 = op %a: type` */
+  if (!slot.dict_end && m->buf[slot.insert_at] == ':') ar_str_puts(&s, " "); /* `%0 = op %a: type` */
   replacement r = {slot.dict_end ? slot.dict_begin : slot.insert_at, slot.dict_end ? slot.dict_end : slot.insert_at,
-                   sc_astr_str(&s), ORDER_EDIT, p->next_seq++};
+                   ar_str_str(&s), ORDER_EDIT, p->next_seq++};
   return r;
 }
 
 /* Copies buf[begin, end) without `//` comments (strings are skipped, so "a//b" stays). */
-static void put_without_comments(sc_astr *out, const char *buf, uint32_t begin, uint32_t end) {
+static void put_without_comments(ar_str *out, const char *buf, uint32_t begin, uint32_t end) {
   const char *p = buf + begin, *stop = buf + end, *run = p;
   while (p < stop) {
     const char *hit = p;
     while (hit < stop && *hit != '"' && *hit != '/') hit++;
     if (hit >= stop) break;
     if (*hit == '"') {
-      p = sc_skip_string(hit, stop);
+      p = ir_skip_string(hit, stop);
       continue;
     }
     if (hit + 1 < stop && hit[1] == '/') {
-      sc_astr_put(out, run, (size_t)(hit - run));
+      ar_str_put(out, run, (size_t)(hit - run));
       const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
       p = run = nl ? nl : stop;
       continue;
     }
     p = hit + 1;
   }
-  sc_astr_put(out, run, (size_t)(stop - run));
+  ar_str_put(out, run, (size_t)(stop - run));
 }
 
 /* Drops the lines of out->p[from, n) that hold only white space, and white space at line ends, in
  * place (the text only shrinks). */
-static void drop_blank_lines(sc_astr *out, size_t from) {
+static void drop_blank_lines(ar_str *out, size_t from) {
   char *p = out->p + from, *end = out->p + out->n, *w = p;
   while (p < end) {
     char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -356,10 +356,10 @@ static void drop_blank_lines(sc_astr *out, size_t from) {
 typedef SC_VEC(uint32_t) offsets;
 
 /* [begin, end) of the ops (and block labels) inside region `r`, or false when it holds none. */
-static bool region_body(const sc_module *m, const sc_region *r, uint32_t *begin, uint32_t *end) {
+static bool region_body(const ir_module *m, const ir_region *r, uint32_t *begin, uint32_t *end) {
   bool any = false;
   for (uint32_t b = 0; b < r->nblocks; b++) {
-    const sc_block *blk = r->blocks[b];
+    const ir_block *blk = r->blocks[b];
     uint32_t first = UINT32_MAX, last = 0;
     if (blk->label.n) first = (uint32_t)(blk->label.p - m->buf), last = first + blk->label.n;
     if (blk->nops) {
@@ -383,7 +383,7 @@ static bool single_result_parens(const char *buf, uint32_t at, uint32_t end, uin
   for (uint32_t p = at; p < end; p++) {
     char c = buf[p];
     if (c == '"') {
-      p = (uint32_t)(sc_skip_string(buf + p, buf + end) - buf) - 1;
+      p = (uint32_t)(ir_skip_string(buf + p, buf + end) - buf) - 1;
       continue;
     }
     if (c == '-' && p + 1 < end && buf[p + 1] == '>') {
@@ -416,23 +416,23 @@ static const char *canonical_float(sc_arena *a, const char *lit, size_t n, bool 
   char canon[64];
   snprintf(canon, sizeof canon, "%.6e", v);
   double back = strtod(canon, NULL);
-  if (f64 ? back == v : (float)back == (float)v) return sc_arena_strdup(a, canon);
+  if (f64 ? back == v : (float)back == (float)v) return ar_strdup(a, canon);
   if (f64) {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
-    return sc_arena_printf(a, "0x%016llX", (unsigned long long)bits);
+    return ar_printf(a, "0x%016llX", (unsigned long long)bits);
   }
   float f = (float)v;
   uint32_t bits;
   memcpy(&bits, &f, sizeof bits);
-  return sc_arena_printf(a, "0x%08X", bits);
+  return ar_printf(a, "0x%08X", bits);
 }
 
 /* A pretty constant's splat `dense<1.0>` of f32/f64 elements, printed as MLIR prints it. */
-static bool canonical_splat(sc_arena *a, const sc_module *m, const sc_op *op, replacement *out) {
-  if (op->generic || op->nresults != 1 || !(sc_span_eq(op->name, "stablehlo.constant") || sc_span_eq(op->name, "sdy.constant")))
+static bool canonical_splat(sc_arena *a, const ir_module *m, const ir_op *op, replacement *out) {
+  if (op->generic || op->nresults != 1 || !(ir_span_eq(op->name, "stablehlo.constant") || ir_span_eq(op->name, "sdy.constant")))
     return false;
-  sc_span t = op->results[0]->type;
+  ir_span t = op->results[0]->type;
   bool f64 = t.n > 5 && !memcmp(t.p + t.n - 5, "xf64>", 5), f32 = t.n > 5 && !memcmp(t.p + t.n - 5, "xf32>", 5);
   if (!f64 && !f32) return false;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
@@ -453,9 +453,9 @@ static bool canonical_splat(sc_arena *a, const sc_module *m, const sc_op *op, re
 /* What sdy_opt prints differently in an op's own text (not its regions' bodies): line breaks (every
  * op is on one line; the breaks that open and close a body stay) become spaces, and a single result
  * type loses its parentheses. Joins are offsets; dropped parentheses go to `parens`. */
-static void collect_op_normalizations(sc_arena *a, const sc_module *m, const sc_op *op, offsets *joins, offsets *parens,
+static void collect_op_normalizations(sc_arena *a, const ir_module *m, const ir_op *op, offsets *joins, offsets *parens,
                                       offsets *spaces) {
-  uint32_t nb = 0, *bb = sc_arena_alloc(a, (op->nregions + 1) * sizeof *bb), *be = sc_arena_alloc(a, (op->nregions + 1) * sizeof *be);
+  uint32_t nb = 0, *bb = ar_alloc(a, (op->nregions + 1) * sizeof *bb), *be = ar_alloc(a, (op->nregions + 1) * sizeof *be);
   for (uint32_t r = 0; r < op->nregions; r++)
     if (region_body(m, op->regions[r], &bb[nb], &be[nb])) nb++;
   const char *buf = m->buf;
@@ -468,7 +468,7 @@ static void collect_op_normalizations(sc_arena *a, const sc_module *m, const sc_
     }
     char c = buf[at];
     if (c == '"') {
-      at = (uint32_t)(sc_skip_string(buf + at, buf + op->end) - buf);
+      at = (uint32_t)(ir_skip_string(buf + at, buf + op->end) - buf);
       continue;
     }
     if (c == '/' && at + 1 < op->end && buf[at + 1] == '/') {
@@ -514,7 +514,7 @@ static int replacement_cmp(const void *x, const void *y) {
   return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *out) {
+void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, ar_str *out) {
   sc_arena *a = p->arena;
   if (p->edits.n > 1) qsort(p->edits.v, p->edits.n, sizeof *p->edits.v, edit_cmp);
   SC_VEC(replacement) reps = {0};
@@ -523,7 +523,7 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
   for (size_t i = 0; i < p->edits.n;) {
     size_t j = i + 1;
     while (j < p->edits.n && p->edits.v[j].op == p->edits.v[i].op) j++;
-    const sc_op *op = p->edits.v[i].op;
+    const ir_op *op = p->edits.v[i].op;
     if (op->pos.offset >= begin && op->end <= end) {
       replacement r = op_replacement(p, p->edits.v + i, j - i);
       SC_PUSH(a, reps, r);
@@ -533,13 +533,13 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
   /* line breaks inside ops become replacements by a space (the text after them loses its indent) */
   offsets joins = {0}, parens = {0}, spaces = {0};
   for (uint32_t i = 0; i < p->module->nops; i++) {
-    const sc_op *op = p->module->ops[i];
+    const ir_op *op = p->module->ops[i];
     if (op->kind == SC_OP_MODULE || op->pos.offset < begin || op->end > end) continue;
     collect_op_normalizations(a, p->module, op, &joins, &parens, &spaces);
     const char *buf = p->module->buf;
     replacement lit;
     if (canonical_splat(a, p->module, op, &lit)) SC_PUSH(a, reps, lit);
-    if (!op->generic && sc_span_eq(op->name, "func.return") && op->name.p >= buf + op->pos.offset &&
+    if (!op->generic && ir_span_eq(op->name, "func.return") && op->name.p >= buf + op->pos.offset &&
         op->name.p < buf + op->end) { /* MLIR elides the func dialect's return (a written `return` is kept) */
       uint32_t at = (uint32_t)(op->name.p - buf);
       replacement r = {at, at + op->name.n, "return", ORDER_EDIT, 0};
@@ -564,9 +564,9 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
   if (reps.n > 1) qsort(reps.v, reps.n, sizeof *reps.v, replacement_cmp);
   size_t grow = end - begin + 2;
   for (size_t i = 0; i < reps.n; i++) grow += strlen(reps.v[i].text);
-  sc_astr_reserve(out, grow);
+  ar_str_reserve(out, grow);
   size_t from = out->n;
-  sc_astr *text = out;
+  ar_str *text = out;
   uint32_t at = begin;
   for (size_t i = 0; i < reps.n; i++) {
     if (reps.v[i].begin < at) continue; /* a join inside a replaced signature: the signature wins */
@@ -576,58 +576,58 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *o
       /* MLIR prints no space inside brackets: `[\n{}` joins as `[{}` */
       char prev = text->n > from ? text->p[text->n - 1] : '\n', next = reps.v[i].end < end ? p->module->buf[reps.v[i].end] : ' ';
       bool tight = strchr("[(<{", prev) || strchr("])>,}", next);
-      if (prev != '\n' && !tight) sc_astr_puts(text, " ");
+      if (prev != '\n' && !tight) ar_str_puts(text, " ");
     } else {
-      sc_astr_puts(text, reps.v[i].text);
+      ar_str_puts(text, reps.v[i].text);
     }
     at = reps.v[i].end;
   }
   put_without_comments(text, p->module->buf, at, end);
   drop_blank_lines(out, from);
   if (p->renumber) {
-    sc_astr numbered = SC_ASTR_INIT(a);
+    ar_str numbered = SC_ASTR_INIT(a);
     prop_printer_renumber(a, out->p + from, out->n - from, &numbered);
     out->n = from;
-    sc_astr_put(out, numbered.p ? numbered.p : "", numbered.n);
+    ar_str_put(out, numbered.p ? numbered.p : "", numbered.n);
   }
 }
 
 /* ---- ops added, removed and rewired ----------------------------------------------------------------- */
 
-const char *prop_printer_fresh_name(prop_printer *p) { return sc_arena_printf(p->arena, "%%_sc%u", p->fresh_names++); }
+const char *prop_printer_fresh_name(prop_printer *p) { return ar_printf(p->arena, "%%_sc%u", p->fresh_names++); }
 
 /* The white space before `op` on its line, or two spaces per nesting level when the op does not start
  * its line. */
-static const char *indent_of(prop_printer *p, const sc_op *op) {
+static const char *indent_of(prop_printer *p, const ir_op *op) {
   const char *buf = p->module->buf;
   uint32_t at = op->pos.offset;
   while (at > 0 && (buf[at - 1] == ' ' || buf[at - 1] == '\t')) at--;
-  if (at == 0 || buf[at - 1] == '\n') return sc_arena_printf(p->arena, "%.*s", (int)(op->pos.offset - at), buf + at);
-  return sc_arena_printf(p->arena, "%*s", (int)(2 * (op->depth > 0 ? op->depth - 1 : 0)), "");
+  if (at == 0 || buf[at - 1] == '\n') return ar_printf(p->arena, "%.*s", (int)(op->pos.offset - at), buf + at);
+  return ar_printf(p->arena, "%*s", (int)(2 * (op->depth > 0 ? op->depth - 1 : 0)), "");
 }
 
-void prop_printer_insert_before(prop_printer *p, const sc_op *op, const char *text) {
-  add_replacement(p, op->pos.offset, op->pos.offset, sc_arena_printf(p->arena, "%s\n%s", text, indent_of(p, op)),
+void prop_printer_insert_before(prop_printer *p, const ir_op *op, const char *text) {
+  add_replacement(p, op->pos.offset, op->pos.offset, ar_printf(p->arena, "%s\n%s", text, indent_of(p, op)),
                   ORDER_BEFORE);
 }
 
-void prop_printer_insert_first(prop_printer *p, const sc_op *op, const char *text) {
-  replacement r = {op->pos.offset, op->pos.offset, sc_arena_printf(p->arena, "%s\n%s", text, indent_of(p, op)), ORDER_FIRST,
+void prop_printer_insert_first(prop_printer *p, const ir_op *op, const char *text) {
+  replacement r = {op->pos.offset, op->pos.offset, ar_printf(p->arena, "%s\n%s", text, indent_of(p, op)), ORDER_FIRST,
                    UINT32_MAX - p->next_seq++};
   SC_PUSH(p->arena, p->replacements, r);
 }
 
-void prop_printer_insert_after(prop_printer *p, const sc_op *op, const char *text) {
-  add_replacement(p, op->end, op->end, sc_arena_printf(p->arena, "\n%s%s", indent_of(p, op), text), ORDER_AFTER);
+void prop_printer_insert_after(prop_printer *p, const ir_op *op, const char *text) {
+  add_replacement(p, op->end, op->end, ar_printf(p->arena, "\n%s%s", indent_of(p, op), text), ORDER_AFTER);
 }
 
-void prop_printer_erase(prop_printer *p, const sc_op *op) { add_replacement(p, op->pos.offset, op->end, "", ORDER_EDIT); }
+void prop_printer_erase(prop_printer *p, const ir_op *op) { add_replacement(p, op->pos.offset, op->end, "", ORDER_EDIT); }
 
 static bool is_value_char(char c) { return is_name_char(c) || c == '#'; }
 
 /* The end of the op's result list (`%0 = `, `%0:2 = `, `%a, %b = `): the offset after its `=`, or
  * the op's start when it has none. */
-static uint32_t after_results(const char *buf, const sc_op *op) {
+static uint32_t after_results(const char *buf, const ir_op *op) {
   uint32_t at = op->pos.offset;
   if (!op->nresults || buf[at] != '%') return at;
   while (at < op->end && buf[at] != '=' && buf[at] != '"' && buf[at] != '(' && buf[at] != '{') at++;
@@ -637,13 +637,13 @@ static uint32_t after_results(const char *buf, const sc_op *op) {
 /* [begin, end) of the index-th value reference of buf[from, to) (strings skipped; a reference
  * followed by `=` or `:` declares a block argument, not a use); with `name`, only references to it
  * count. */
-static bool find_value_ref(const char *buf, uint32_t from, uint32_t to, uint32_t index, bool uses_only, sc_span name,
+static bool find_value_ref(const char *buf, uint32_t from, uint32_t to, uint32_t index, bool uses_only, ir_span name,
                            uint32_t *begin, uint32_t *end) {
   uint32_t k = 0;
   for (uint32_t at = from; at < to; at++) {
     char c = buf[at];
     if (c == '"') {
-      at = (uint32_t)(sc_skip_string(buf + at, buf + to) - buf) - 1;
+      at = (uint32_t)(ir_skip_string(buf + at, buf + to) - buf) - 1;
       continue;
     }
     if (c != '%') continue;
@@ -666,7 +666,7 @@ static bool find_value_ref(const char *buf, uint32_t from, uint32_t to, uint32_t
   return false;
 }
 
-bool prop_printer_replace_operand(prop_printer *p, const sc_op *op, uint32_t index, const char *name) {
+bool prop_printer_replace_operand(prop_printer *p, const ir_op *op, uint32_t index, const char *name) {
   const char *buf = p->module->buf;
   uint32_t stop = op->end;
   for (uint32_t r = 0; r < op->nregions; r++) {
@@ -675,10 +675,10 @@ bool prop_printer_replace_operand(prop_printer *p, const sc_op *op, uint32_t ind
   }
   /* the operand by its name: the op's text may list operands in another order than the op (a pretty
    * reduce writes `(%input init: %init), ...`); a name used twice counts its earlier operands */
-  sc_span written = sc_op_operand_name(op, index), none = {0};
+  ir_span written = ir_op_operand_name(op, index), none = {0};
   uint32_t occurrence = 0, begin, end;
   for (uint32_t k = 0; k < index; k++) {
-    sc_span other = sc_op_operand_name(op, k);
+    ir_span other = ir_op_operand_name(op, k);
     occurrence += other.n == written.n && written.n && !memcmp(other.p, written.p, written.n);
   }
   if (index >= op->noperands) return false;
@@ -689,10 +689,10 @@ bool prop_printer_replace_operand(prop_printer *p, const sc_op *op, uint32_t ind
   return true;
 }
 
-bool prop_printer_rename_result(prop_printer *p, const sc_op *op, uint32_t index, const char *name) {
+bool prop_printer_rename_result(prop_printer *p, const ir_op *op, uint32_t index, const char *name) {
   const char *buf = p->module->buf;
   uint32_t stop = after_results(buf, op), begin, end;
-  sc_span none = {0};
+  ir_span none = {0};
   if (stop == op->pos.offset || !find_value_ref(buf, op->pos.offset, stop, index, false, none, &begin, &end)) return false;
   uint32_t colon = begin;
   while (colon < end && buf[colon] != ':') colon++;
@@ -717,12 +717,12 @@ static size_t name_len(const char *p, const char *end) {
 }
 
 static const char *scoped_key(sc_arena *a, uint32_t scope, const char *p, size_t n) {
-  return sc_arena_printf(a, "%u/%.*s", scope, (int)n, p);
+  return ar_printf(a, "%u/%.*s", scope, (int)n, p);
 }
 
 typedef struct {
   sc_arena *a;
-  sc_name_map map;     /* "scope/old name" -> index in names */
+  hs_name_map map;     /* "scope/old name" -> index in names */
   SC_VEC(const char *) names;
   uint32_t scope, next;
   uint32_t conflict;   /* MLIR's one counter for `_N` suffixes of names already taken */
@@ -752,12 +752,12 @@ static const char *unique_hint(renumbering *r, const char *hint) {
   uint32_t dummy;
   for (;;) {
     const char *key = scoped_key(r->a, r->scope, name, strlen(name));
-    if (!sc_name_map_get(&r->map, key, (uint32_t)strlen(key), &dummy)) {
+    if (!hs_name_map_get(&r->map, key, (uint32_t)strlen(key), &dummy)) {
       SC_PUSH(r->a, r->names, name);
-      sc_name_map_put(&r->map, key, (uint32_t)strlen(key), (uint32_t)r->names.n - 1, NULL);
+      hs_name_map_put(&r->map, key, (uint32_t)strlen(key), (uint32_t)r->names.n - 1, NULL);
       return name;
     }
-    name = sc_arena_printf(r->a, "%s_%u", hint, r->conflict++);
+    name = ar_printf(r->a, "%s_%u", hint, r->conflict++);
   }
 }
 
@@ -779,9 +779,9 @@ static void number_line_results(renumbering *r, const char *p, const char *end) 
     if (s >= end || (*s != ',' && *s != '=')) return;
     if (renumbered_name(q + 1, n)) {
       const char *key = scoped_key(r->a, r->scope, q + 1, n);
-      const char *name = hint ? unique_hint(r, hint) : sc_arena_printf(r->a, "%u", r->next++);
+      const char *name = hint ? unique_hint(r, hint) : ar_printf(r->a, "%u", r->next++);
       SC_PUSH(r->a, r->names, name);
-      sc_name_map_put(&r->map, key, (uint32_t)strlen(key), (uint32_t)r->names.n - 1, NULL);
+      hs_name_map_put(&r->map, key, (uint32_t)strlen(key), (uint32_t)r->names.n - 1, NULL);
     }
     if (*s == '=') return;
     s++;
@@ -790,12 +790,12 @@ static void number_line_results(renumbering *r, const char *p, const char *end) 
   }
 }
 
-void prop_printer_renumber(sc_arena *a, const char *text, size_t n, sc_astr *out) {
+void prop_printer_renumber(sc_arena *a, const char *text, size_t n, ar_str *out) {
   const char *end = text + n;
   renumbering r;
   memset(&r, 0, sizeof r);
   r.a = a;
-  sc_name_map_init(&r.map, a, n / 16 + 1);
+  hs_name_map_init(&r.map, a, n / 16 + 1);
   /* both passes count scopes alike: a scope begins at each line starting with func.func */
   for (const char *line = text; line < end;) {
     const char *nl = memchr(line, '\n', (size_t)(end - line));
@@ -809,7 +809,7 @@ void prop_printer_renumber(sc_arena *a, const char *text, size_t n, sc_astr *out
   const char *run = text;
   for (const char *p = text; p < end; p++) {
     if (*p == '"') {
-      p = sc_skip_string(p, end) - 1;
+      p = ir_skip_string(p, end) - 1;
       continue;
     }
     if (*p == '\n' && (size_t)(end - p) > 1) {
@@ -823,13 +823,13 @@ void prop_printer_renumber(sc_arena *a, const char *text, size_t n, sc_astr *out
     uint32_t index;
     if (renumbered_name(p + 1, len)) {
       const char *key = scoped_key(a, scope, p + 1, len);
-      if (sc_name_map_get(&r.map, key, (uint32_t)strlen(key), &index)) {
-        sc_astr_put(out, run, (size_t)(p - run));
-        sc_astr_printf(out, "%%%s", r.names.v[index]);
+      if (hs_name_map_get(&r.map, key, (uint32_t)strlen(key), &index)) {
+        ar_str_put(out, run, (size_t)(p - run));
+        ar_str_printf(out, "%%%s", r.names.v[index]);
         run = p + 1 + len;
       }
     }
     p += len;
   }
-  sc_astr_put(out, run, (size_t)(end - run));
+  ar_str_put(out, run, (size_t)(end - run));
 }

@@ -19,7 +19,7 @@ typedef struct prop_replacement prop_replacement;
 
 typedef struct {
   sc_arena *arena;
-  const sc_module *module;
+  const ir_module *module;
   SC_VEC(prop_edit) edits;
   SC_VEC(prop_replacement) replacements;
   uint32_t next_seq;     /* order of replacements at one offset (ops inserted before one op) */
@@ -27,12 +27,12 @@ typedef struct {
   bool renumber;         /* number the values of every function again, as MLIR prints them */
 } prop_printer;
 
-void prop_printer_init(prop_printer *p, sc_arena *a, const sc_module *m);
+void prop_printer_init(prop_printer *p, sc_arena *a, const ir_module *m);
 
 /* Sets attribute `name` (e.g. "sdy.sharding_rule") of `op` to `value` (its text, e.g.
  * "#sdy.op_sharding_rule<...>"), replacing a value written on the op. Both strings must outlive the
  * printer (arena). */
-void prop_printer_set_attr(prop_printer *p, const sc_op *op, const char *name, const char *value);
+void prop_printer_set_attr(prop_printer *p, const ir_op *op, const char *name, const char *value);
 
 /* Replaces buf[begin, end) (e.g. a function's signature) by `text` (no comments; outlives the printer).
  * Replacements must not overlap each other or an op's attribute slot. */
@@ -46,28 +46,28 @@ void prop_printer_replace(prop_printer *p, uint32_t begin, uint32_t end, const c
  * makes the output use MLIR's numbers instead. Arena string. */
 const char *prop_printer_fresh_name(prop_printer *p);
 /* Puts the op `text` on its own line before `op` (several: in call order). */
-void prop_printer_insert_before(prop_printer *p, const sc_op *op, const char *text);
+void prop_printer_insert_before(prop_printer *p, const ir_op *op, const char *text);
 /* Puts the op `text` on its own line before `op`, ahead of everything put there so far (MLIR's
  * insertion at the start of a block: several come out in reverse call order). */
-void prop_printer_insert_first(prop_printer *p, const sc_op *op, const char *text);
+void prop_printer_insert_first(prop_printer *p, const ir_op *op, const char *text);
 /* Puts the op `text` on its own line after `op` (several: in call order). */
-void prop_printer_insert_after(prop_printer *p, const sc_op *op, const char *text);
+void prop_printer_insert_after(prop_printer *p, const ir_op *op, const char *text);
 /* Drops `op` (and its regions) from the output. */
-void prop_printer_erase(prop_printer *p, const sc_op *op);
+void prop_printer_erase(prop_printer *p, const ir_op *op);
 /* Writes `name` (e.g. "%3") for operand `index` of `op`: the index-th value reference of the op's own
  * text (after its result list; a pretty while's `%iterArg = ` block-argument names are skipped).
  * Returns false when the op's text has no such reference (nothing is changed). */
-bool prop_printer_replace_operand(prop_printer *p, const sc_op *op, uint32_t index, const char *name);
+bool prop_printer_replace_operand(prop_printer *p, const ir_op *op, uint32_t index, const char *name);
 /* Writes `name` for result `index` of `op` where the op defines it (`%0 = ...`, `%0:2 = ...` only
  * for index 0 of a result group; `%a, %b = ...`). False when the op's result list has no such name. */
-bool prop_printer_rename_result(prop_printer *p, const sc_op *op, uint32_t index, const char *name);
+bool prop_printer_rename_result(prop_printer *p, const ir_op *op, uint32_t index, const char *name);
 
 /* Appends module text [begin, end) with the edits applied and comments dropped. */
-void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, sc_astr *out);
+void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, ar_str *out);
 
 /* Renumbers text[0, n) in place into `out` as MLIR prints values: in every `func.func`, each op result
  * named by digits or by prop_printer_fresh_name gets the next number (`%0`, `%1`, ...) in text order,
  * and every reference to it follows. Other names (`%arg0`, `%cst`, `%iterArg`) are kept. Linear. */
-void prop_printer_renumber(sc_arena *a, const char *text, size_t n, sc_astr *out);
+void prop_printer_renumber(sc_arena *a, const char *text, size_t n, ar_str *out);
 
 #endif

@@ -26,7 +26,7 @@ static bool axes_equal(prop_axes a, prop_axes b) {
 }
 
 static prop_axes axes_copy(sc_arena *a, prop_axes x, uint32_t extra) {
-  prop_axes r = {sc_arena_alloc(a, (x.n + extra + 1) * sizeof *r.v), x.n};
+  prop_axes r = {ar_alloc(a, (x.n + extra + 1) * sizeof *r.v), x.n};
   if (x.n) memcpy(r.v, x.v, x.n * sizeof *r.v);
   return r;
 }
@@ -66,9 +66,9 @@ static bool truncate_without_overlap(prop_axes *x, prop_axes others) {
 }
 
 /* Shardy's AxisRefAttr order by name (see collectives.c), for candidate ties. */
-static int axis_cmp(const sc_mesh *mesh, prop_axis a, prop_axis b) {
+static int axis_cmp(const md_mesh *mesh, prop_axis a, prop_axis b) {
   if (prop_axis_eq(a, b)) return 0;
-  sc_span an = mesh->axes[a.axis].name, bn = mesh->axes[b.axis].name;
+  ir_span an = mesh->axes[a.axis].name, bn = mesh->axes[b.axis].name;
   if (a.axis != b.axis) {
     uint32_t n = an.n < bn.n ? an.n : bn.n;
     int c = memcmp(an.p, bn.p, n);
@@ -82,7 +82,7 @@ static int axis_cmp(const sc_mesh *mesh, prop_axis a, prop_axis b) {
 }
 
 /* AxisListRef order: shorter first, then by the first differing axis. */
-static int list_cmp(const sc_mesh *mesh, prop_axes a, prop_axes b) {
+static int list_cmp(const md_mesh *mesh, prop_axes a, prop_axes b) {
   if (a.n != b.n) return a.n < b.n ? -1 : 1;
   for (uint32_t i = 0; i < a.n; i++) {
     int c = axis_cmp(mesh, a.v[i], b.v[i]);
@@ -106,62 +106,62 @@ static bool strict_prefix(prop_axes a, prop_axes b) {
 
 typedef struct {
   sc_arena *a;
-  const sc_module *m;
-  const sc_model *model;
+  const ir_module *m;
+  const md_model *model;
   const prop_engine *e;
   prop_printer *pr;
   SC_VEC(prop_reshard) found; /* what the pass inserts, for the cost layer (prop_explicit_reshards) */
   const prop_rule_facts *facts;
-  sc_name_map remap;          /* value (pointer bytes) -> index in names: the name its uses read now */
+  hs_name_map remap;          /* value (pointer bytes) -> index in names: the name its uses read now */
   SC_VEC(const char *) names;
   const char ***operand_names; /* per op id: operand names set by this pass (NULL = none) */
 } rpass;
 
-static const char *value_name(rpass *p, const sc_value *v) {
+static const char *value_name(rpass *p, const ir_value *v) {
   uint32_t k;
-  if (sc_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) return p->names.v[k];
+  if (hs_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) return p->names.v[k];
   /* a result of a `%0:2 = ...` group is `%0#k` */
-  const sc_op *def = v->def;
+  const ir_op *def = v->def;
   if (def && def->nresults > 1 && !memchr(v->name.p, '#', v->name.n) && def->results[0]->name.n == v->name.n &&
       def->results[def->nresults - 1]->name.n == v->name.n &&
       !memcmp(def->results[0]->name.p, def->results[def->nresults - 1]->name.p, v->name.n))
-    return sc_arena_printf(p->a, "%.*s#%u", SC_SPAN_ARG(v->name), v->index);
-  return sc_span_dup(p->a, v->name);
+    return ar_printf(p->a, "%.*s#%u", SC_SPAN_ARG(v->name), v->index);
+  return ir_span_dup(p->a, v->name);
 }
 
-static void remap_value(rpass *p, const sc_value *v, const char *name) {
+static void remap_value(rpass *p, const ir_value *v, const char *name) {
   uint32_t k;
-  if (sc_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) {
+  if (hs_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) {
     p->names.v[k] = name;
     return;
   }
   /* the map keeps a pointer to its key: store the value pointer in arena memory that never moves */
-  const sc_value **slot = sc_arena_alloc(p->a, sizeof *slot);
+  const ir_value **slot = ar_alloc(p->a, sizeof *slot);
   *slot = v;
   SC_PUSH(p->a, p->names, name);
-  sc_name_map_put(&p->remap, (const char *)slot, sizeof *slot, (uint32_t)p->names.n - 1, NULL);
+  hs_name_map_put(&p->remap, (const char *)slot, sizeof *slot, (uint32_t)p->names.n - 1, NULL);
 }
 
-static const char *operand_name(rpass *p, const sc_op *op, uint32_t k) {
+static const char *operand_name(rpass *p, const ir_op *op, uint32_t k) {
   if (p->operand_names[op->id] && p->operand_names[op->id][k]) return p->operand_names[op->id][k];
-  return op->operands[k] ? value_name(p, op->operands[k]) : sc_span_dup(p->a, sc_op_operand_name(op, k));
+  return op->operands[k] ? value_name(p, op->operands[k]) : ir_span_dup(p->a, ir_op_operand_name(op, k));
 }
 
-static void set_operand_name(rpass *p, const sc_op *op, uint32_t k, const char *name) {
-  if (!p->operand_names[op->id]) p->operand_names[op->id] = sc_arena_calloc(p->a, op->noperands + 1, sizeof(const char *));
+static void set_operand_name(rpass *p, const ir_op *op, uint32_t k, const char *name) {
+  if (!p->operand_names[op->id]) p->operand_names[op->id] = ar_calloc(p->a, op->noperands + 1, sizeof(const char *));
   p->operand_names[op->id][k] = name;
 }
 
 /* A value's type; a pretty while's `%iterArg` (written without one) has its result's. */
-static sc_span value_type(const sc_value *v) {
+static ir_span value_type(const ir_value *v) {
   if (v->type.n || !v->block || !v->block->parent || !v->block->parent->parent) return v->type;
-  const sc_op *owner = v->block->parent->parent;
+  const ir_op *owner = v->block->parent->parent;
   return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? owner->results[v->index]->type : v->type;
 }
 
-static sharding_ref value_sharding(rpass *p, const sc_value *v) { return v ? prop_engine_value_sharding(p->e, v) : NULL; }
+static sharding_ref value_sharding(rpass *p, const ir_value *v) { return v ? prop_engine_value_sharding(p->e, v) : NULL; }
 
-static sharding_ref bypassing_barriers(rpass *p, const sc_value *v) {
+static sharding_ref bypassing_barriers(rpass *p, const ir_value *v) {
   for (uint32_t guard = 0; v && v->def && v->def->kind == SC_OP_SDY_PROPAGATION_BARRIER && v->def->noperands && guard < (1u << 30);
        guard++)
     v = v->def->operands[0];
@@ -185,7 +185,7 @@ static bool equivalent(sharding_ref a, sharding_ref b) {
   return true;
 }
 
-static bool same_axes(const sc_mesh *x, const sc_mesh *y) {
+static bool same_axes(const md_mesh *x, const md_mesh *y) {
   if (x == y) return true;
   if (x->naxes != y->naxes) return false;
   for (uint32_t i = 0; i < x->naxes; i++)
@@ -195,7 +195,7 @@ static bool same_axes(const sc_mesh *x, const sc_mesh *y) {
   return true;
 }
 
-static bool same_device_ids(const sc_mesh *x, const sc_mesh *y) {
+static bool same_device_ids(const md_mesh *x, const md_mesh *y) {
   if (x->ndevice_ids != y->ndevice_ids) return false;
   return !x->ndevice_ids || !memcmp(x->device_ids, y->device_ids, x->ndevice_ids * sizeof *x->device_ids);
 }
@@ -220,9 +220,9 @@ static bool op_mesh(sharding_ref *all, uint32_t n, sharding_ref *mesh_of) {
   return true;
 }
 
-static int64_t elements_of(sc_arena *a, const sc_value *v) {
-  sc_tensor_type tt;
-  if (!v || !sc_parse_tensor_type(a, value_type(v), &tt) || tt.rank < 0) return 0;
+static int64_t elements_of(sc_arena *a, const ir_value *v) {
+  ir_tensor_type tt;
+  if (!v || !ir_parse_tensor_type(a, value_type(v), &tt) || tt.rank < 0) return 0;
   int64_t n = 1;
   for (int32_t d = 0; d < tt.rank; d++) {
     if (tt.dims[d] < 0) return 0;
@@ -238,7 +238,7 @@ typedef struct {
   prop_projection *proj;
   uint32_t ntensors;
   const int64_t *sizes; /* per tensor: number of elements */
-  const sc_mesh *mesh;
+  const md_mesh *mesh;
   sc_arena *a;
 } op_view;
 
@@ -252,7 +252,7 @@ static const prop_tensor *mapping_of(const op_view *v, uint32_t t) {
 /* Shardy's getCompatibleFactorShardings: every factor sharded alike on all its tensors, nothing shared
  * between factors, need-replication factors unsharded. False otherwise. */
 static bool compatible_axes(const op_view *v, prop_axes *common) {
-  prop_axes seen = {sc_arena_alloc(v->a, 8 * sizeof(prop_axis)), 0};
+  prop_axes seen = {ar_alloc(v->a, 8 * sizeof(prop_axis)), 0};
   uint32_t cap = 8;
   for (uint32_t f = 0; f < v->rule->nfactors; f++) {
     bool any = false;
@@ -272,7 +272,7 @@ static bool compatible_axes(const op_view *v, prop_axes *common) {
     common[f] = c;
     if (seen.n + c.n > cap) {
       uint32_t ncap = (seen.n + c.n) * 2;
-      seen.v = sc_arena_grow(v->a, seen.v, seen.n, ncap, sizeof *seen.v);
+      seen.v = ar_grow(v->a, seen.v, seen.n, ncap, sizeof *seen.v);
       cap = ncap;
     }
     if (c.n) memcpy(seen.v + seen.n, c.v, c.n * sizeof *c.v);
@@ -349,7 +349,7 @@ static int64_t precedence_of(uint8_t type) {
 }
 
 /* a < b in Shardy's (total source size, precedence, sharding size, factor, axes) order. */
-static bool candidate_less(const sc_mesh *mesh, const candidate *a, const candidate *b) {
+static bool candidate_less(const md_mesh *mesh, const candidate *a, const candidate *b) {
   if (a->total_source_size != b->total_source_size) return a->total_source_size < b->total_source_size;
   if (a->precedence != b->precedence) return a->precedence < b->precedence;
   if (a->sharding_size != b->sharding_size) return a->sharding_size < b->sharding_size;
@@ -367,7 +367,7 @@ static void collect_candidates(const op_view *v, candidates *out) {
       for (uint32_t n = x.n; n > 0; n--) {
         prop_axes prefix = {x.v, n};
         bool dup = false;
-        sc_arena_step(v->a, out->n); /* the work is counted: a hostile op hits the request's step limit */
+        ar_step(v->a, out->n); /* the work is counted: a hostile op hits the request's step limit */
         for (size_t k = 0; k < out->n && !dup; k++) dup = out->v[k].factor == f && axes_equal(out->v[k].axes, prefix);
         if (dup) continue;
         candidate c = {f, axes_copy(v->a, prefix, 0), 0, axes_size(prefix), precedence_of(v->rule->factors[f].type)};
@@ -378,7 +378,7 @@ static void collect_candidates(const op_view *v, candidates *out) {
     for (uint32_t f = 0; f < v->rule->nfactors; f++) {
       if (!has_factor(v, t, f)) continue;
       prop_axes x = factor_axes(v, t, f);
-      sc_arena_step(v->a, out->n);
+      ar_step(v->a, out->n);
       for (size_t k = 0; k < out->n; k++)
         if (out->v[k].factor == f && (axes_equal(x, out->v[k].axes) || strict_prefix(out->v[k].axes, x)))
           out->v[k].total_source_size += v->sizes[t];
@@ -388,7 +388,7 @@ static void collect_candidates(const op_view *v, candidates *out) {
 /* deps[f * nfactors + g]: factor f follows factor g in some dimension (Shardy's factor dependencies). */
 static uint8_t *factor_dependencies(const op_view *v) {
   uint32_t nf = v->rule->nfactors;
-  uint8_t *deps = sc_arena_calloc(v->a, (size_t)nf * nf + 1, 1);
+  uint8_t *deps = ar_calloc(v->a, (size_t)nf * nf + 1, 1);
   for (uint32_t t = 0; t < v->ntensors; t++)
     for (uint32_t d = 0; d < mapping_of(v, t)->rank; d++) {
       const prop_dim *dim = &mapping_of(v, t)->dims[d];
@@ -409,7 +409,7 @@ static void heuristic_axes(const op_view *v, prop_axes *common) {
   uint8_t *deps = factor_dependencies(v);
   uint32_t nf = v->rule->nfactors;
   while (cs.n) {
-    sc_arena_step(v->a, cs.n);
+    ar_step(v->a, cs.n);
     const candidate *best = NULL;
     for (size_t k = 0; k < cs.n; k++)
       if (candidate_valid(v, deps, cs.v[k].factor) && (!best || candidate_less(v->mesh, best, &cs.v[k]))) best = &cs.v[k];
@@ -504,19 +504,19 @@ static void common_axes(const op_view *v, prop_axes *common) {
 /* ---- printing the new ops ---------------------------------------------------------------------------- */
 
 static const char *sharding_text(sc_arena *a, sharding_ref s) {
-  sc_astr t = SC_ASTR_INIT(a);
+  ar_str t = SC_ASTR_INIT(a);
   prop_sharding_put(&t, s);
-  return sc_astr_str(&t);
+  return ar_str_str(&t);
 }
 
-static prop_sharding *closed_replicated(sc_arena *a, const sc_mesh *mesh, sc_span mesh_name, uint32_t rank) {
+static prop_sharding *closed_replicated(sc_arena *a, const md_mesh *mesh, ir_span mesh_name, uint32_t rank) {
   prop_sharding *s = prop_sharding_open(a, mesh, mesh_name, rank);
   for (uint32_t d = 0; d < rank; d++) s->dims[d].closed = true;
   return s;
 }
 
 /* Axes sorted in mesh order with consecutive sub-axes merged (Shardy's sortAndMergeAxes). */
-static prop_axes sort_and_merge(sc_arena *a, const sc_mesh *mesh, prop_axes x) {
+static prop_axes sort_and_merge(sc_arena *a, const md_mesh *mesh, prop_axes x) {
   prop_axes r = axes_copy(a, x, 0);
   for (uint32_t i = 1; i < r.n; i++)
     for (uint32_t j = i; j > 0; j--) {
@@ -551,22 +551,22 @@ static prop_axes axes_minus(sc_arena *a, prop_axes x, prop_axes minus) {
   return r;
 }
 
-static void put_axis_set(sc_astr *t, const sc_mesh *mesh, prop_axes x) {
+static void put_axis_set(ar_str *t, const md_mesh *mesh, prop_axes x) {
   prop_sharding tmp;
   memset(&tmp, 0, sizeof tmp);
   tmp.mesh = mesh;
   tmp.unreduced = x;
-  sc_astr s = SC_ASTR_INIT(t->a);
+  ar_str s = SC_ASTR_INIT(t->a);
   prop_sharding_put(&s, &tmp); /* `<@, [], unreduced={...}>`: keep the `{...}` */
-  const char *text = sc_astr_str(&s), *open = strchr(text, '{');
+  const char *text = ar_str_str(&s), *open = strchr(text, '{');
   const char *close = strrchr(text, '}');
-  if (open && close) sc_astr_put(t, open, (size_t)(close - open + 1));
-  else sc_astr_puts(t, "{}");
+  if (open && close) ar_str_put(t, open, (size_t)(close - open + 1));
+  else ar_str_puts(t, "{}");
 }
 
 /* ---- one op ---------------------------------------------------------------------------------------- */
 
-static bool skipped_op(const sc_op *op) {
+static bool skipped_op(const ir_op *op) {
   switch (op->kind) {
   case SC_OP_FUNC:
   case SC_OP_MODULE:
@@ -579,7 +579,7 @@ static bool skipped_op(const sc_op *op) {
   case SC_OP_CALL:
     return true;
   default:
-    return op->nregions == 0 && op->parent_op && sc_span_eq(op->name, "stablehlo.return");
+    return op->nregions == 0 && op->parent_op && ir_span_eq(op->name, "stablehlo.return");
   }
 }
 
@@ -593,7 +593,7 @@ static bool set_factor(prop_projection *proj, uint32_t t, uint32_t f, prop_axes 
 }
 
 /* `x` with consecutive sub-axes of one axis merged (Shardy's addAxisOrMerge on every push). */
-static prop_axes sort_merge_consecutive(sc_arena *a, const sc_mesh *mesh, prop_axes x) {
+static prop_axes sort_merge_consecutive(sc_arena *a, const md_mesh *mesh, prop_axes x) {
   prop_axes r = axes_copy(a, x, 0);
   r.n = 0;
   for (uint32_t i = 0; i < x.n; i++) {
@@ -616,8 +616,8 @@ static void redistribute(const op_view *v, uint32_t t, prop_axes all) {
   for (uint32_t d = 0; d < map->rank; d++)
     for (uint32_t k = 0; k < map->dims[d].nfactors; k++) SC_PUSH(v->a, order, map->dims[d].factors[k]);
   if (!order.n) return;
-  int64_t *left = sc_arena_alloc(v->a, order.n * sizeof *left);
-  prop_axes *got = sc_arena_calloc(v->a, order.n, sizeof *got);
+  int64_t *left = ar_alloc(v->a, order.n * sizeof *left);
+  prop_axes *got = ar_calloc(v->a, order.n, sizeof *got);
   for (size_t i = 0; i < order.n; i++) {
     left[i] = v->rule->factors[order.v[i]].size;
     got[i] = axes_copy(v->a, (prop_axes){NULL, 0}, all.n * 2 + 1);
@@ -685,7 +685,7 @@ static prop_axes common_prefix(sc_arena *a, prop_axes x, prop_axes y) {
 
 /* Shardy's processReshapeWithOverflowAxes: the axes of the more sharded side spread over both sides'
  * factors, then each factor keeps what both sides agree on. */
-static void reshape_overflow(rpass *p, op_view *v, const sc_op *op, sharding_ref *all, sharding_ref mesh_of,
+static void reshape_overflow(rpass *p, op_view *v, const ir_op *op, sharding_ref *all, sharding_ref mesh_of,
                              prop_axes *common, bool *update) {
   SC_VEC(prop_axis) pool = {0};
   uint32_t best = tensor_sharding_size(v, 0) >= tensor_sharding_size(v, 1) ? 0 : 1;
@@ -715,52 +715,52 @@ static void reshape_overflow(rpass *p, op_view *v, const sc_op *op, sharding_ref
   update[1] = !equivalent(prop_unproject(p->a, v->proj, 1, mesh_of->mesh_name), all[1]);
 }
 
-static void record(rpass *p, const sc_op *op, const sc_value *v, sharding_ref from, sharding_ref to, const char *what) {
+static void record(rpass *p, const ir_op *op, const ir_value *v, sharding_ref from, sharding_ref to, const char *what) {
   prop_reshard r = {op, v, from, to, what, {NULL, 0}};
   SC_PUSH(p->a, p->found, r);
 }
 
-static void process_op(rpass *p, const sc_op *op) {
+static void process_op(rpass *p, const ir_op *op) {
   if (skipped_op(op) || !op->nresults) return;
   for (uint32_t k = 0; k < op->noperands; k++)
     if (!op->operands[k]) return; /* an operand the parser could not resolve (a broken module): left as written */
   /* the rule and the tensors' shardings are scratch until the op turns out to need a reshard */
-  sc_arena_mark_t mark = sc_arena_mark(p->a);
+  ar_mark_t mark = ar_mark(p->a);
   prop_rule_options ro = {false, p->facts};
   const prop_rule *rule = prop_rule_of(p->a, p->m, op, &ro, NULL);
   if (!rule || rule->custom || rule->noperands != op->noperands || rule->nresults != op->nresults) {
-    sc_arena_rewind(p->a, mark);
+    ar_rewind(p->a, mark);
     return;
   }
   uint32_t n = op->noperands + op->nresults;
-  sharding_ref *all = sc_arena_alloc(p->a, (n + 1) * sizeof *all);
-  int64_t *sizes = sc_arena_alloc(p->a, (n + 1) * sizeof *sizes);
+  sharding_ref *all = ar_alloc(p->a, (n + 1) * sizeof *all);
+  int64_t *sizes = ar_alloc(p->a, (n + 1) * sizeof *sizes);
   for (uint32_t i = 0; i < n; i++) {
-    const sc_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
     all[i] = i < op->noperands ? bypassing_barriers(p, v) : value_sharding(p, v);
     sizes[i] = elements_of(p->a, v);
     const prop_tensor *t = i < op->noperands ? &rule->operands[i] : &rule->results[i - op->noperands];
     if (all[i] && all[i]->rank != t->rank) return;
   }
   if (prop_tensors_agree(rule, all, n, true)) { /* one sharding on every tensor of an identity-shaped rule */
-    sc_arena_rewind(p->a, mark);
+    ar_rewind(p->a, mark);
     return;
   }
   for (uint32_t r = 0; r < op->nresults; r++)
     if (all[op->noperands + r] && all[op->noperands + r]->mesh->maximal) return; /* single-device ops: not done */
   sharding_ref mesh_of;
   if (!op_mesh(all, n, &mesh_of)) return;
-  const sc_mesh *mesh = mesh_of->mesh;
+  const md_mesh *mesh = mesh_of->mesh;
   prop_projection proj;
   prop_project(p->a, &proj, rule, mesh, all, all + op->noperands, true);
   op_view v = {rule, &proj, n, sizes, mesh, p->a};
-  bool *update = sc_arena_calloc(p->a, n + 1, sizeof *update);
+  bool *update = ar_calloc(p->a, n + 1, sizeof *update);
   for (uint32_t t = 0; t < n; t++)
     for (uint32_t f = 0; f < rule->nfactors; f++) update[t] |= has_factor(&v, t, f) && proj.tensors[t].factors[f].overflow.n > 0;
   bool overflow = false;
   for (uint32_t t = 0; t < n; t++) overflow |= update[t];
-  prop_axes *common = sc_arena_calloc(p->a, rule->nfactors + 1, sizeof *common);
-  if (overflow && n == 2 && sc_span_eq(op->name, "stablehlo.reshape")) {
+  prop_axes *common = ar_calloc(p->a, rule->nfactors + 1, sizeof *common);
+  if (overflow && n == 2 && ir_span_eq(op->name, "stablehlo.reshape")) {
     reshape_overflow(p, &v, op, all, mesh_of, common, update);
   } else {
     common_axes(&v, common);
@@ -774,14 +774,14 @@ static void process_op(rpass *p, const sc_op *op) {
     const char *name = prop_printer_fresh_name(p->pr);
     prop_sharding *target = prop_unproject(p->a, &proj, k, mesh_of->mesh_name);
     prop_printer_insert_before(p->pr, op,
-                               sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, op, k),
+                               ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, op, k),
                                                sharding_text(p->a, target), SC_SPAN_ARG(value_type(op->operands[k]))));
     set_operand_name(p, op, k, name);
-    record(p, op, op->operands[k], all[k], target, sc_indexed_name(p->a, "operand", k));
+    record(p, op, op->operands[k], all[k], target, md_indexed_name(p->a, "operand", k));
   }
   /* results: the op takes the chosen sharding, a reshard after it gives back the result's own */
-  sharding_ref *results = sc_arena_alloc(p->a, (op->nresults + 1) * sizeof *results);
-  bool *resharded = sc_arena_calloc(p->a, op->nresults + 1, sizeof *resharded);
+  sharding_ref *results = ar_alloc(p->a, (op->nresults + 1) * sizeof *results);
+  bool *resharded = ar_calloc(p->a, op->nresults + 1, sizeof *resharded);
   bool any_change = false;
   for (uint32_t r = 0; r < op->nresults; r++) {
     uint32_t t = op->noperands + r;
@@ -798,19 +798,19 @@ static void process_op(rpass *p, const sc_op *op) {
   prop_axes unreduced0 = results[0] ? results[0]->unreduced : (prop_axes){NULL, 0};
   prop_axes all_reduce = sort_and_merge(p->a, mesh, axes_minus(p->a, (prop_axes){reduction.v, (uint32_t)reduction.n}, unreduced0));
   if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results));
-  const char **chain = sc_arena_alloc(p->a, (op->nresults + 1) * sizeof *chain);
+  const char **chain = ar_alloc(p->a, (op->nresults + 1) * sizeof *chain);
   for (uint32_t r = 0; r < op->nresults; r++) {
     chain[r] = value_name(p, op->results[r]);
     if (!all_reduce.n) continue;
     sharding_ref rs = results[r] ? results[r] : closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(&v, op->noperands + r)->rank);
     const char *name = prop_printer_fresh_name(p->pr);
-    sc_astr t = SC_ASTR_INIT(p->a);
-    sc_astr_printf(&t, "%s = sdy.all_reduce ", name);
+    ar_str t = SC_ASTR_INIT(p->a);
+    ar_str_printf(&t, "%s = sdy.all_reduce ", name);
     put_axis_set(&t, mesh, all_reduce);
-    sc_astr_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(op->results[r]->type));
-    prop_printer_insert_after(p->pr, op, sc_astr_str(&t));
+    ar_str_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(op->results[r]->type));
+    prop_printer_insert_after(p->pr, op, ar_str_str(&t));
     chain[r] = name;
-    prop_reshard ar = {op, op->results[r], rs, rs, sc_indexed_name(p->a, "result", r), all_reduce};
+    prop_reshard ar = {op, op->results[r], rs, rs, md_indexed_name(p->a, "result", r), all_reduce};
     SC_PUSH(p->a, p->found, ar);
   }
   for (uint32_t r = 0; r < op->nresults; r++) {
@@ -819,10 +819,10 @@ static void process_op(rpass *p, const sc_op *op) {
     sharding_ref back = all[t] ? all[t] : closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(&v, t)->rank);
     const char *name = prop_printer_fresh_name(p->pr);
     prop_printer_insert_after(p->pr, op,
-                              sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, chain[r], sharding_text(p->a, back),
+                              ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, chain[r], sharding_text(p->a, back),
                                               SC_SPAN_ARG(op->results[r]->type)));
     chain[r] = name;
-    record(p, op, op->results[r], results[r], back, sc_indexed_name(p->a, "result", r));
+    record(p, op, op->results[r], results[r], back, md_indexed_name(p->a, "result", r));
   }
   for (uint32_t r = 0; r < op->nresults; r++)
     if (resharded[r] || all_reduce.n) remap_value(p, op->results[r], chain[r]);
@@ -832,61 +832,61 @@ static void process_op(rpass *p, const sc_op *op) {
 
 /* Operand `k` of `user` resharded to `target` right after the value is defined (Shardy's
  * insertExplicitReshardsToTargetSharding with insertAfterOperand). */
-static void reshard_source(rpass *p, const sc_op *user, uint32_t k, sharding_ref target) {
-  const sc_value *v = k < user->noperands ? user->operands[k] : NULL;
+static void reshard_source(rpass *p, const ir_op *user, uint32_t k, sharding_ref target) {
+  const ir_value *v = k < user->noperands ? user->operands[k] : NULL;
   if (!v) return;
   sharding_ref source = value_sharding(p, v);
   if (equivalent(source, target)) return;
   if (!target) target = closed_replicated(p->a, source->mesh, source->mesh_name, source->rank);
   const char *name = prop_printer_fresh_name(p->pr);
-  const char *text = sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, user, k),
+  const char *text = ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, user, k),
                                      sharding_text(p->a, target), SC_SPAN_ARG(value_type(v)));
   if (v->def) prop_printer_insert_after(p->pr, v->def, text);
   else if (v->block && v->block->nops) prop_printer_insert_first(p->pr, v->block->ops[0], text);
   else return;
   set_operand_name(p, user, k, name);
-  record(p, user, v, source, target, sc_indexed_name(p->a, "operand", k));
+  record(p, user, v, source, target, md_indexed_name(p->a, "operand", k));
 }
 
-static const sc_op *last_op(const sc_region *r) {
+static const ir_op *last_op(const ir_region *r) {
   if (!r || !r->nblocks) return NULL;
-  const sc_block *b = r->blocks[r->nblocks - 1];
+  const ir_block *b = r->blocks[r->nblocks - 1];
   return b->nops ? b->ops[b->nops - 1] : NULL;
 }
 
 /* Manual and named computations: operands flow into the body's arguments (their in_shardings as
  * written, manual axes included), the body's return into the results (as the body sees them). */
-static void process_computation(rpass *p, const sc_op *op) {
-  const sc_sdy_op_info *x = sc_model_op(p->model, op)->sdy_op;
+static void process_computation(rpass *p, const ir_op *op) {
+  const md_sdy_op_info *x = md_model_op(p->model, op)->sdy_op;
   if (!x || !op->nregions) return;
   for (uint32_t k = 0; k < op->noperands; k++) {
-    const sc_sharding *ms = k < x->in_shardings.nvalues ? x->in_shardings.values[k] : NULL;
-    reshard_source(p, op, k, ms ? prop_sharding_from_model(p->a, ms, sc_model_sharding_mesh(p->model, ms)) : NULL);
+    const md_sharding *ms = k < x->in_shardings.nvalues ? x->in_shardings.values[k] : NULL;
+    reshard_source(p, op, k, ms ? prop_sharding_from_model(p->a, ms, md_model_sharding_mesh(p->model, ms)) : NULL);
   }
-  const sc_op *ret = last_op(op->regions[0]);
+  const ir_op *ret = last_op(op->regions[0]);
   for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
     reshard_source(p, ret, i, prop_engine_local_sharding(p->e, op, value_sharding(p, op->results[i])));
 }
 
 /* While, case and optimization_barrier: results own their edges (a while's block arguments share its
  * results' shardings); manual and named computations. Returns false for other ops. */
-static bool process_data_flow(rpass *p, const sc_op *op) {
+static bool process_data_flow(rpass *p, const ir_op *op) {
   if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
     process_computation(p, op);
     return true;
   }
-  bool barrier = sc_span_eq(op->name, "stablehlo.optimization_barrier") || sc_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
+  bool barrier = ir_span_eq(op->name, "stablehlo.optimization_barrier") || ir_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
   if (op->kind != SC_OP_WHILE && op->kind != SC_OP_CASE && !barrier) return false;
   for (uint32_t i = 0; i < op->nresults; i++) {
     sharding_ref owner = value_sharding(p, op->results[i]);
     if (op->kind == SC_OP_WHILE || barrier) reshard_source(p, op, i, owner);
     if (op->kind == SC_OP_WHILE && op->nregions == 2) {
-      const sc_op *ret = last_op(op->regions[1]);
+      const ir_op *ret = last_op(op->regions[1]);
       if (ret) reshard_source(p, ret, i, owner);
     }
     if (op->kind == SC_OP_CASE)
       for (uint32_t r = 0; r < op->nregions; r++) {
-        const sc_op *ret = last_op(op->regions[r]);
+        const ir_op *ret = last_op(op->regions[r]);
         if (ret) reshard_source(p, ret, i, owner);
       }
   }
@@ -894,39 +894,39 @@ static bool process_data_flow(rpass *p, const sc_op *op) {
 }
 
 /* A function's return: each value resharded to the function's result sharding. */
-static void process_return(rpass *p, const sc_op *fn) {
+static void process_return(rpass *p, const ir_op *fn) {
   if (!fn->nregions || !fn->regions[0]->nblocks) return;
-  const sc_block *b = fn->regions[0]->blocks[fn->regions[0]->nblocks - 1];
-  const sc_op *ret = b->nops ? b->ops[b->nops - 1] : NULL;
+  const ir_block *b = fn->regions[0]->blocks[fn->regions[0]->nblocks - 1];
+  const ir_op *ret = b->nops ? b->ops[b->nops - 1] : NULL;
   if (!ret || ret->kind != SC_OP_RETURN) return;
-  for (uint32_t k = 0; k < ret->noperands && k < sc_op_nresult_attrs(fn); k++) {
-    const sc_sharding *ms = sc_model_func_result_sharding(p->model, fn, k);
-    sharding_ref target = ms ? prop_sharding_from_model(p->a, ms, sc_model_sharding_mesh(p->model, ms)) : NULL;
+  for (uint32_t k = 0; k < ret->noperands && k < ir_op_nresult_attrs(fn); k++) {
+    const md_sharding *ms = md_model_func_result_sharding(p->model, fn, k);
+    sharding_ref target = ms ? prop_sharding_from_model(p->a, ms, md_model_sharding_mesh(p->model, ms)) : NULL;
     sharding_ref source = value_sharding(p, ret->operands[k]);
     if (!ret->operands[k] || equivalent(source, target)) continue;
     if (!target) target = closed_replicated(p->a, source->mesh, source->mesh_name, source->rank);
     const char *name = prop_printer_fresh_name(p->pr);
     prop_printer_insert_before(p->pr, ret,
-                               sc_arena_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, ret, k),
+                               ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, ret, k),
                                                sharding_text(p->a, target), SC_SPAN_ARG(value_type(ret->operands[k]))));
     set_operand_name(p, ret, k, name);
-    record(p, ret, ret->operands[k], source, target, sc_indexed_name(p->a, "returned value", k));
+    record(p, ret, ret->operands[k], source, target, md_indexed_name(p->a, "returned value", k));
   }
 }
 
 /* The pass over `e`'s shardings: every op in post-order, then the functions' returns. */
 static void run_pass(rpass *p) {
-  const sc_module *m = p->m;
+  const ir_module *m = p->m;
   sc_arena *a = p->a;
   p->facts = prop_rule_facts_build(a, m);
-  p->operand_names = sc_arena_calloc(a, m->nops + 1, sizeof *p->operand_names);
-  sc_name_map_init(&p->remap, a, m->nops + 1);
+  p->operand_names = ar_calloc(a, m->nops + 1, sizeof *p->operand_names);
+  hs_name_map_init(&p->remap, a, m->nops + 1);
   /* Shardy walks each function in post-order: an op after the ops nested in it */
-  uint32_t *open = sc_arena_alloc(a, (m->nops + 1) * sizeof *open), nopen = 0;
+  uint32_t *open = ar_alloc(a, (m->nops + 1) * sizeof *open), nopen = 0;
   for (uint32_t i = 0; i <= m->nops; i++) {
     while (nopen && (i == m->nops || m->ops[open[nopen - 1]]->subtree_end <= i)) {
-      const sc_op *op = m->ops[open[--nopen]];
-      sc_arena_step(a, 1);
+      const ir_op *op = m->ops[open[--nopen]];
+      ar_step(a, 1);
       if (!process_data_flow(p, op)) process_op(p, op);
     }
     if (i < m->nops) open[nopen++] = i;
@@ -934,7 +934,7 @@ static void run_pass(rpass *p) {
   for (uint32_t f = 0; f < m->nfuncs; f++) process_return(p, m->funcs[f]);
 }
 
-void prop_insert_explicit_reshards(sc_arena *a, const sc_module *m, const sc_model *model, prop_printer *pr) {
+void prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr) {
   prop_engine_options eo = {.strategy = PROP_BASIC, .seed_only = true};
   rpass p;
   memset(&p, 0, sizeof p);
@@ -949,17 +949,17 @@ void prop_insert_explicit_reshards(sc_arena *a, const sc_module *m, const sc_mod
   run_pass(&p);
   /* every use reads the values' new names */
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     for (uint32_t k = 0; k < op->noperands; k++) {
       if (!op->operands[k] && !(p.operand_names[op->id] && p.operand_names[op->id][k])) continue;
       const char *name = operand_name(&p, op, k);
-      sc_span written = sc_op_operand_name(op, k);
+      ir_span written = ir_op_operand_name(op, k);
       if (strlen(name) != written.n || memcmp(name, written.p, written.n)) prop_printer_replace_operand(pr, op, k, name);
     }
   }
 }
 
-prop_reshard_list prop_explicit_reshards(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *e) {
+prop_reshard_list prop_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *e) {
   prop_printer pr; /* the pass writes its edits here; nothing prints them */
   prop_printer_init(&pr, a, m);
   rpass p;

@@ -29,14 +29,14 @@
 #include "propagate/print.h"
 
 /* Writes the explicit reshards of `m` (model built by the caller) into `pr`. */
-void prop_insert_explicit_reshards(sc_arena *a, const sc_module *m, const sc_model *model, prop_printer *pr);
+void prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr);
 
 /* One reshard the pass inserts: `value` (an operand or result of `op`, or a value flowing into a data-flow
  * edge or a return) goes from sharding `from` (NULL = replicated) to `to`; or, with `all_reduce` axes, the
  * partial sums of `op`'s result are all-reduced (from = to = the result's sharding). */
 typedef struct {
-  const sc_op *op;
-  const sc_value *value;
+  const ir_op *op;
+  const ir_value *value;
   const prop_sharding *from, *to;
   const char *what; /* "operand 0", "result 1", "returned value 0" */
   prop_axes all_reduce;
@@ -48,6 +48,6 @@ typedef struct {
 
 /* The reshards the pass would insert given `e`'s shardings (a propagation's final state), in the pass's
  * order; nothing is printed. Same cost as the pass. */
-prop_reshard_list prop_explicit_reshards(sc_arena *a, const sc_module *m, const sc_model *model, const prop_engine *e);
+prop_reshard_list prop_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *e);
 
 #endif

@@ -95,7 +95,7 @@ typedef struct {
 static void ab_push(axes_builder *b, prop_axis x) {
   if (b->axes.n == b->cap) {
     uint32_t cap = b->cap ? b->cap * 2 : 4;
-    b->axes.v = sc_arena_grow(b->a, b->axes.v, b->axes.n, cap, sizeof *b->axes.v);
+    b->axes.v = ar_grow(b->a, b->axes.v, b->axes.n, cap, sizeof *b->axes.v);
     b->cap = cap;
   }
   b->axes.v[b->axes.n++] = x;
@@ -103,7 +103,7 @@ static void ab_push(axes_builder *b, prop_axis x) {
 
 /* Appends `x`, merged into the last axis when they are consecutive sub-axes of one axis (a merge that
  * covers the whole axis becomes the axis). */
-static void ab_push_or_merge(axes_builder *b, prop_axis x, const sc_mesh *mesh) {
+static void ab_push_or_merge(axes_builder *b, prop_axis x, const md_mesh *mesh) {
   if (b->axes.n) {
     prop_axis *last = &b->axes.v[b->axes.n - 1];
     if (last->axis == x.axis && last->pre && x.pre && next_pre_of(*last) == x.pre) {
@@ -118,7 +118,7 @@ static void ab_push_or_merge(axes_builder *b, prop_axis x, const sc_mesh *mesh) 
 static prop_axes axes_copy(sc_arena *a, prop_axes xs) {
   prop_axes r = {NULL, xs.n};
   if (xs.n) {
-    r.v = sc_arena_alloc(a, xs.n * sizeof *r.v);
+    r.v = ar_alloc(a, xs.n * sizeof *r.v);
     memcpy(r.v, xs.v, xs.n * sizeof *r.v);
   }
   return r;
@@ -126,11 +126,11 @@ static prop_axes axes_copy(sc_arena *a, prop_axes xs) {
 
 /* ---- tensor shardings ---------------------------------------------------------------------------- */
 
-static bool axes_from_model(sc_arena *a, const sc_axis_ref *refs, uint32_t n, const sc_mesh *mesh, prop_axes *out) {
+static bool axes_from_model(sc_arena *a, const md_axis_ref *refs, uint32_t n, const md_mesh *mesh, prop_axes *out) {
   out->n = n;
-  out->v = n ? sc_arena_alloc(a, n * sizeof *out->v) : NULL;
+  out->v = n ? ar_alloc(a, n * sizeof *out->v) : NULL;
   for (uint32_t i = 0; i < n; i++) {
-    int k = sc_mesh_axis_index(mesh, refs[i].name);
+    int k = md_mesh_axis_index(mesh, refs[i].name);
     if (k < 0) return false;
     prop_axis x = {(uint32_t)k, refs[i].sub ? refs[i].pre_size : 0, refs[i].sub ? refs[i].size : mesh->axes[k].size};
     if (x.size < 1 || x.size > INT32_MAX || (x.pre && (x.pre < 1 || x.pre > INT32_MAX))) return false;
@@ -139,14 +139,14 @@ static bool axes_from_model(sc_arena *a, const sc_axis_ref *refs, uint32_t n, co
   return true;
 }
 
-const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh) {
+const prop_sharding *prop_sharding_from_model(sc_arena *a, const md_sharding *s, const md_mesh *mesh) {
   /* a sharding on a maximal mesh is kept: it stops propagation through the ops that use it */
   if (!s || !mesh || (s->kind != SC_SHARDING_NAMED && !(s->kind == SC_SHARDING_MAXIMAL && mesh->maximal))) return NULL;
-  prop_sharding *r = sc_arena_calloc(a, 1, sizeof *r);
+  prop_sharding *r = ar_calloc(a, 1, sizeof *r);
   r->mesh = mesh;
   r->mesh_name = mesh->name.n ? mesh->name : s->mesh_name;
   r->rank = s->rank;
-  r->dims = sc_arena_calloc(a, s->rank ? s->rank : 1, sizeof *r->dims);
+  r->dims = ar_calloc(a, s->rank ? s->rank : 1, sizeof *r->dims);
   for (uint32_t d = 0; d < s->rank; d++) {
     if (!axes_from_model(a, s->dims[d].axes, s->dims[d].naxes, mesh, &r->dims[d].axes)) return NULL;
     r->dims[d].closed = !s->dims[d].open;
@@ -158,71 +158,71 @@ const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s,
   return r;
 }
 
-prop_sharding *prop_sharding_open(sc_arena *a, const sc_mesh *mesh, sc_span mesh_name, uint32_t rank) {
-  prop_sharding *r = sc_arena_calloc(a, 1, sizeof *r);
+prop_sharding *prop_sharding_open(sc_arena *a, const md_mesh *mesh, ir_span mesh_name, uint32_t rank) {
+  prop_sharding *r = ar_calloc(a, 1, sizeof *r);
   r->mesh = mesh;
   r->mesh_name = mesh_name;
   r->rank = rank;
-  r->dims = sc_arena_calloc(a, rank ? rank : 1, sizeof *r->dims);
+  r->dims = ar_calloc(a, rank ? rank : 1, sizeof *r->dims);
   for (uint32_t d = 0; d < rank; d++) r->dims[d].priority = -1;
   return r;
 }
 
-static void put_axis(sc_astr *out, const sc_mesh *mesh, prop_axis x) {
-  sc_span name = mesh->axes[x.axis].name;
-  if (x.pre) sc_astr_printf(out, "\"%.*s\":(%" PRId64 ")%" PRId64, SC_SPAN_ARG(name), x.pre, x.size);
-  else sc_astr_printf(out, "\"%.*s\"", SC_SPAN_ARG(name));
+static void put_axis(ar_str *out, const md_mesh *mesh, prop_axis x) {
+  ir_span name = mesh->axes[x.axis].name;
+  if (x.pre) ar_str_printf(out, "\"%.*s\":(%" PRId64 ")%" PRId64, SC_SPAN_ARG(name), x.pre, x.size);
+  else ar_str_printf(out, "\"%.*s\"", SC_SPAN_ARG(name));
 }
 
-static void put_axes(sc_astr *out, const sc_mesh *mesh, prop_axes xs) {
+static void put_axes(ar_str *out, const md_mesh *mesh, prop_axes xs) {
   for (uint32_t i = 0; i < xs.n; i++) {
-    if (i) sc_astr_puts(out, ", ");
+    if (i) ar_str_puts(out, ", ");
     put_axis(out, mesh, xs.v[i]);
   }
 }
 
-void prop_sharding_put(sc_astr *out, const prop_sharding *s) {
-  sc_astr_printf(out, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name));
+void prop_sharding_put(ar_str *out, const prop_sharding *s) {
+  ar_str_printf(out, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name));
   for (uint32_t d = 0; d < s->rank; d++) {
     const prop_dim_sharding *dim = &s->dims[d];
-    sc_astr_puts(out, d ? ", {" : "{");
+    ar_str_puts(out, d ? ", {" : "{");
     put_axes(out, s->mesh, dim->axes);
-    if (!dim->closed) sc_astr_puts(out, dim->axes.n ? ", ?" : "?");
-    sc_astr_puts(out, "}");
-    if (dim->priority >= 0) sc_astr_printf(out, "p%" PRId64, dim->priority);
+    if (!dim->closed) ar_str_puts(out, dim->axes.n ? ", ?" : "?");
+    ar_str_puts(out, "}");
+    if (dim->priority >= 0) ar_str_printf(out, "p%" PRId64, dim->priority);
   }
-  sc_astr_puts(out, "]");
+  ar_str_puts(out, "]");
   if (s->replicated.n) {
-    sc_astr_puts(out, ", replicated={");
+    ar_str_puts(out, ", replicated={");
     put_axes(out, s->mesh, s->replicated);
-    sc_astr_puts(out, "}");
+    ar_str_puts(out, "}");
   }
   if (s->unreduced.n) {
     static const char *const ops[] = {"", "max", "min"};
-    sc_astr_printf(out, ", unreduced=%s{", s->unreduced_op < 3 ? ops[s->unreduced_op] : "");
+    ar_str_printf(out, ", unreduced=%s{", s->unreduced_op < 3 ? ops[s->unreduced_op] : "");
     put_axes(out, s->mesh, s->unreduced);
-    sc_astr_puts(out, "}");
+    ar_str_puts(out, "}");
   }
-  sc_astr_puts(out, ">");
+  ar_str_puts(out, ">");
 }
 
-const char *prop_per_value_text(sc_arena *a, const sc_op *op, const prop_sharding *const *results) {
+const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_sharding *const *results) {
   const prop_sharding *any = NULL;
   for (uint32_t r = 0; r < op->nresults && !any; r++) any = results[r];
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "#sdy.sharding_per_value<[");
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "#sdy.sharding_per_value<[");
   for (uint32_t r = 0; r < op->nresults; r++) {
     const prop_sharding *x = results[r];
     if (!x) {
-      sc_tensor_type tt;
-      int32_t rank = sc_parse_tensor_type(a, op->results[r]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
+      ir_tensor_type tt;
+      int32_t rank = ir_parse_tensor_type(a, op->results[r]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
       x = prop_sharding_open(a, any->mesh, any->mesh_name, (uint32_t)rank);
     }
-    if (r) sc_astr_puts(&s, ", ");
+    if (r) ar_str_puts(&s, ", ");
     prop_sharding_put(&s, x);
   }
-  sc_astr_puts(&s, "]>");
-  return sc_astr_str(&s);
+  ar_str_puts(&s, "]>");
+  return ar_str_str(&s);
 }
 
 bool prop_sharding_same_layout(const prop_sharding *a, const prop_sharding *b) {
@@ -243,8 +243,8 @@ bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b) {
   return axes_eq(a->replicated, b->replicated) && axes_eq(a->unreduced, b->unreduced) && a->unreduced_op == b->unreduced_op;
 }
 
-static sc_axis_ref *refs_to_model(sc_arena *a, const sc_mesh *mesh, prop_axes xs) {
-  sc_axis_ref *r = sc_arena_calloc(a, xs.n ? xs.n : 1, sizeof *r);
+static md_axis_ref *refs_to_model(sc_arena *a, const md_mesh *mesh, prop_axes xs) {
+  md_axis_ref *r = ar_calloc(a, xs.n ? xs.n : 1, sizeof *r);
   for (uint32_t i = 0; i < xs.n; i++) {
     r[i].name = mesh->axes[xs.v[i].axis].name;
     r[i].sub = xs.v[i].pre != 0;
@@ -254,15 +254,15 @@ static sc_axis_ref *refs_to_model(sc_arena *a, const sc_mesh *mesh, prop_axes xs
   return r;
 }
 
-sc_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s) {
-  sc_sharding *r = sc_sharding_new(a, SC_SHARDING_NAMED, SC_SHARDING_FROM_PROPAGATION);
-  sc_astr text = SC_ASTR_INIT(a);
+md_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s) {
+  md_sharding *r = md_sharding_new(a, SC_SHARDING_NAMED, SC_SHARDING_FROM_PROPAGATION);
+  ar_str text = SC_ASTR_INIT(a);
   prop_sharding_put(&text, s);
-  r->text = sc_span_of(sc_astr_str(&text), (uint32_t)text.n);
+  r->text = ir_span_of(ar_str_str(&text), (uint32_t)text.n);
   r->mesh_name = s->mesh_name;
   r->mesh = s->mesh;
   r->rank = s->rank;
-  r->dims = sc_arena_calloc(a, s->rank ? s->rank : 1, sizeof *r->dims);
+  r->dims = ar_calloc(a, s->rank ? s->rank : 1, sizeof *r->dims);
   for (uint32_t d = 0; d < s->rank; d++) {
     r->dims[d].axes = refs_to_model(a, s->mesh, s->dims[d].axes);
     r->dims[d].naxes = s->dims[d].axes.n;
@@ -278,15 +278,15 @@ sc_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s) {
 }
 
 static prop_axes copy_axes(sc_arena *a, prop_axes xs) {
-  prop_axes r = {xs.n ? sc_arena_alloc(a, xs.n * sizeof *r.v) : NULL, xs.n};
+  prop_axes r = {xs.n ? ar_alloc(a, xs.n * sizeof *r.v) : NULL, xs.n};
   if (xs.n) memcpy(r.v, xs.v, xs.n * sizeof *r.v);
   return r;
 }
 
 prop_sharding *prop_sharding_copy(sc_arena *a, const prop_sharding *s) {
-  prop_sharding *r = sc_arena_alloc(a, sizeof *r);
+  prop_sharding *r = ar_alloc(a, sizeof *r);
   *r = *s;
-  r->dims = sc_arena_alloc(a, (s->rank ? s->rank : 1) * sizeof *r->dims);
+  r->dims = ar_alloc(a, (s->rank ? s->rank : 1) * sizeof *r->dims);
   for (uint32_t d = 0; d < s->rank; d++) {
     r->dims[d] = s->dims[d];
     r->dims[d].axes = copy_axes(a, s->dims[d].axes);
@@ -335,7 +335,7 @@ static prop_axis remaining_ref(prop_axes axes, remaining_axis r) {
   return x;
 }
 
-static void add_remaining(axes_builder *b, remaining_axis r, prop_axes axes, const sc_mesh *mesh) {
+static void add_remaining(axes_builder *b, remaining_axis r, prop_axes axes, const md_mesh *mesh) {
   while (r.valid) {
     ab_push_or_merge(b, remaining_ref(axes, r), mesh);
     r = remaining_at(axes, r.index + 1);
@@ -355,7 +355,7 @@ static int64_t gcd64(int64_t a, int64_t b) {
  * but the minor-most takes the axes (or sub-axes) whose sizes divide what is left of the factor;
  * axes that do not fit a non-minor-most factor overflow it, and factors after an overflow are closed. */
 static void project_dim(sc_arena *a, prop_tensor_factors *t, const prop_dim *mapping, const prop_factor *factors,
-                        prop_axes axes, bool closed, const sc_mesh *mesh) {
+                        prop_axes axes, bool closed, const md_mesh *mesh) {
   remaining_axis rem = remaining_at(axes, 0);
   bool overflowed = false;
   for (uint32_t k = 0; k < mapping->nfactors; k++) {
@@ -402,8 +402,8 @@ static void project_dim(sc_arena *a, prop_tensor_factors *t, const prop_dim *map
 }
 
 static void project_tensor(sc_arena *a, prop_tensor_factors *t, const prop_tensor *mapping, const prop_rule *rule,
-                           const prop_sharding *s, bool closed_if_missing, const sc_mesh *mesh) {
-  t->factors = sc_arena_calloc(a, rule->nfactors ? rule->nfactors : 1, sizeof *t->factors);
+                           const prop_sharding *s, bool closed_if_missing, const md_mesh *mesh) {
+  t->factors = ar_calloc(a, rule->nfactors ? rule->nfactors : 1, sizeof *t->factors);
   for (uint32_t d = 0; d < mapping->rank; d++) {
     prop_axes none = {NULL, 0};
     project_dim(a, t, &mapping->dims[d], rule->factors, s ? s->dims[d].axes : none, s ? s->dims[d].closed : closed_if_missing,
@@ -416,14 +416,14 @@ static void project_tensor(sc_arena *a, prop_tensor_factors *t, const prop_tenso
   }
 }
 
-void prop_project(sc_arena *a, prop_projection *p, const prop_rule *rule, const sc_mesh *mesh,
+void prop_project(sc_arena *a, prop_projection *p, const prop_rule *rule, const md_mesh *mesh,
                   const prop_sharding *const *operands, const prop_sharding *const *results, bool closed_if_missing) {
   p->rule = rule;
   p->mesh = mesh;
   p->noperands = rule->noperands;
   p->nresults = rule->nresults;
   uint32_t n = rule->noperands + rule->nresults;
-  p->tensors = sc_arena_calloc(a, n ? n : 1, sizeof *p->tensors);
+  p->tensors = ar_calloc(a, n ? n : 1, sizeof *p->tensors);
   for (uint32_t i = 0; i < rule->noperands; i++)
     project_tensor(a, &p->tensors[i], &rule->operands[i], rule, operands[i], closed_if_missing, mesh);
   for (uint32_t i = 0; i < rule->nresults; i++)
@@ -435,7 +435,7 @@ static const prop_tensor *mapping_of(const prop_projection *p, uint32_t t) {
 }
 
 /* Adds `axes` to a dimension's axes (the first merged into the last when consecutive); their size. */
-static int64_t add_axes(axes_builder *b, prop_axes axes, const sc_mesh *mesh) {
+static int64_t add_axes(axes_builder *b, prop_axes axes, const md_mesh *mesh) {
   int64_t total = 1;
   for (uint32_t i = 0; i < axes.n; i++) {
     total = sat_mul(total, axes.v[i].size);
@@ -445,7 +445,7 @@ static int64_t add_axes(axes_builder *b, prop_axes axes, const sc_mesh *mesh) {
   return total;
 }
 
-prop_sharding *prop_unproject(sc_arena *a, const prop_projection *p, uint32_t t, sc_span mesh_name) {
+prop_sharding *prop_unproject(sc_arena *a, const prop_projection *p, uint32_t t, ir_span mesh_name) {
   const prop_tensor *mapping = mapping_of(p, t);
   const prop_tensor_factors *tf = &p->tensors[t];
   prop_sharding *s = prop_sharding_open(a, p->mesh, mesh_name, mapping->rank);
@@ -707,16 +707,16 @@ void prop_aggressive_factor_propagation(sc_arena *a, prop_projection *p, const p
                                         bool conservative, bool elementwise, bool *updated) {
   uint32_t nt = p->noperands + p->nresults, nf = p->rule->nfactors;
   for (uint32_t t = 0; t < nt; t++) updated[t] = false;
-  prop_axes *per_factor = sc_arena_alloc(a, (nf ? nf : 1) * sizeof *per_factor);
+  prop_axes *per_factor = ar_alloc(a, (nf ? nf : 1) * sizeof *per_factor);
   bool any = false;
   for (uint32_t f = 0; f < nf; f++) {
     per_factor[f] = compatible_major_axes(a, p, f, direction_of(p, directions, f));
     any |= per_factor[f].n > 0;
   }
   if (!any) return;
-  int64_t *src_size = sc_arena_alloc(a, nf * sizeof *src_size), *src_index = sc_arena_alloc(a, nf * sizeof *src_index);
-  int64_t *shard_size = sc_arena_alloc(a, nf * sizeof *shard_size);
-  uint32_t *order = sc_arena_alloc(a, nf * sizeof *order);
+  int64_t *src_size = ar_alloc(a, nf * sizeof *src_size), *src_index = ar_alloc(a, nf * sizeof *src_index);
+  int64_t *shard_size = ar_alloc(a, nf * sizeof *shard_size);
+  uint32_t *order = ar_alloc(a, nf * sizeof *order);
   for (uint32_t f = 0; f < nf; f++) {
     src_size[f] = src_index[f] = -1;
     shard_size[f] = elementwise ? axes_size(per_factor[f]) : 0;

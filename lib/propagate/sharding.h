@@ -33,12 +33,12 @@ typedef struct {
 } prop_dim_sharding;
 
 typedef struct {
-  const sc_mesh *mesh;
-  sc_span mesh_name; /* without '@' */
+  const md_mesh *mesh;
+  ir_span mesh_name; /* without '@' */
   uint32_t rank;
   prop_dim_sharding *dims;
   prop_axes replicated, unreduced;
-  uint8_t unreduced_op; /* sc_reduction of the unreduced axes (sum is not printed) */
+  uint8_t unreduced_op; /* md_reduction of the unreduced axes (sum is not printed) */
 } prop_sharding;
 
 /* Shardy's AxisRefAttr relations (sub-axes are ranges [pre, pre*size) of their axis). */
@@ -54,27 +54,27 @@ bool prop_axis_prefix_without_overlap(prop_axis a, prop_axis b, prop_axis *out);
 
 /* A Shardy (or mapped GSPMD) sharding from the model, or NULL when it is not a named sharding on a
  * known mesh whose axes all resolve. */
-const prop_sharding *prop_sharding_from_model(sc_arena *a, const sc_sharding *s, const sc_mesh *mesh);
+const prop_sharding *prop_sharding_from_model(sc_arena *a, const md_sharding *s, const md_mesh *mesh);
 /* The model's form of a derived sharding (source SC_SHARDING_FROM_PROPAGATION, text in Shardy's
- * syntax), for rules that read sc_sharding. */
-sc_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s);
+ * syntax), for rules that read md_sharding. */
+md_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s);
 /* Shardy's text: `<@mesh, [{"a", ?}, {}p1], replicated={"b"}>` (without `#sdy.sharding`). */
-void prop_sharding_put(sc_astr *out, const prop_sharding *s);
+void prop_sharding_put(ar_str *out, const prop_sharding *s);
 /* Whether `a` and `b` lay a tensor out the same way on devices: one mesh, the same axes on every
  * dimension, the same unreduced axes (open or closed dimensions and priorities aside). */
 bool prop_sharding_same_layout(const prop_sharding *a, const prop_sharding *b);
 bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b);
 /* A deep copy laid out in one block (the struct, then its arrays), and the fix-up after that block
- * was moved `delta` bytes down in memory (sc_arena_rewind_keep). */
+ * was moved `delta` bytes down in memory (ar_rewind_keep). */
 prop_sharding *prop_sharding_copy(sc_arena *a, const prop_sharding *s);
 void prop_sharding_rebase(prop_sharding *moved, size_t delta);
 /* True when no dimension has axes and there are no replicated or unreduced axes. */
 bool prop_sharding_empty_axes(const prop_sharding *s);
 /* `#sdy.sharding_per_value<[...]>` of `op`'s results (op->nresults shardings; a NULL one prints open
  * and empty on the mesh of the others, which must not all be NULL). Arena string. */
-const char *prop_per_value_text(sc_arena *a, const sc_op *op, const prop_sharding *const *results);
+const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_sharding *const *results);
 /* A fully open sharding of `rank` with no axes on `mesh`. */
-prop_sharding *prop_sharding_open(sc_arena *a, const sc_mesh *mesh, sc_span mesh_name, uint32_t rank);
+prop_sharding *prop_sharding_open(sc_arena *a, const md_mesh *mesh, ir_span mesh_name, uint32_t rank);
 
 /* ---- the projection of one op's tensors onto its rule's factors -------------------------------- */
 typedef struct {
@@ -92,17 +92,17 @@ typedef struct {
 
 typedef struct {
   const prop_rule *rule;
-  const sc_mesh *mesh;
+  const md_mesh *mesh;
   uint32_t noperands, nresults;
   prop_tensor_factors *tensors; /* operands, then results */
 } prop_projection;
 
 /* Projects the shardings (NULL = none: open, or closed when `closed_if_missing`) of the op's operands
  * and results onto `rule`'s factors. Ranks must match the rule's mappings (the caller checks). */
-void prop_project(sc_arena *a, prop_projection *p, const prop_rule *rule, const sc_mesh *mesh,
+void prop_project(sc_arena *a, prop_projection *p, const prop_rule *rule, const md_mesh *mesh,
                   const prop_sharding *const *operands, const prop_sharding *const *results, bool closed_if_missing);
 /* The tensor sharding of tensor `t` of the projection (Shardy's createTensorShardingAttr). */
-prop_sharding *prop_unproject(sc_arena *a, const prop_projection *p, uint32_t t, sc_span mesh_name);
+prop_sharding *prop_unproject(sc_arena *a, const prop_projection *p, uint32_t t, ir_span mesh_name);
 
 /* Directions along a factor. */
 typedef enum { PROP_DIR_NONE = 0, PROP_DIR_FORWARD, PROP_DIR_BACKWARD, PROP_DIR_BOTH } prop_direction;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "shardcheck.h"
+#include "util/arena.h"
 #include "util/hash.h"
 
 /* SHA-256 of the identity tuple with its occurrence number; fields are NUL-separated so no two
@@ -39,20 +40,20 @@ static bool same_tuple(const sc_diag *a, const sc_diag *b) {
 const char **sc_report_fingerprints(sc_arena *a, const sc_report *r) {
   size_t n = r->ndiags, cap = 4;
   while (cap < 2 * n) cap *= 2;
-  const char **out = sc_arena_calloc(a, n ? n : 1, sizeof *out);
-  size_t *first = sc_arena_calloc(a, cap, sizeof *first);    /* diag index + 1 of a tuple's first */
-  uint32_t *count = sc_arena_calloc(a, cap, sizeof *count);  /* occurrences seen */
+  const char **out = ar_calloc(a, n ? n : 1, sizeof *out);
+  size_t *first = ar_calloc(a, cap, sizeof *first);    /* diag index + 1 of a tuple's first */
+  uint32_t *count = ar_calloc(a, cap, sizeof *count);  /* occurrences seen */
   if (!out || !first || !count) return NULL;
-  uint64_t seed = sc_arena_hash_seed(a); /* the table index is keyed: fingerprints are public */
+  uint64_t seed = ar_hash_seed(a); /* the table index is keyed: fingerprints are public */
   for (size_t i = 0; i < n; i++) {
     const sc_diag *d = &r->diags[i];
     char base[17];
     tuple_hash(d, 0, base);
-    size_t slot = (size_t)sc_hash_bytes(base, 16, seed) & (cap - 1);
+    size_t slot = (size_t)hash_bytes(base, 16, seed) & (cap - 1);
     while (first[slot] && !same_tuple(&r->diags[first[slot] - 1], d)) slot = (slot + 1) & (cap - 1);
     if (!first[slot]) first[slot] = i + 1;
     uint32_t occurrence = count[slot]++;
-    char *fp = sc_arena_alloc(a, 17);
+    char *fp = ar_alloc(a, 17);
     if (!fp) return NULL;
     if (occurrence == 0) memcpy(fp, base, 17);
     else tuple_hash(d, occurrence, fp);

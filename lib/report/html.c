@@ -28,33 +28,33 @@ static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759"
 #define NCOLORS (sizeof palette / sizeof palette[0])
 
 typedef struct {
-  sc_strbuf *b;
+  strbuf *b;
   size_t pictures; /* drawn so far on this page */
   size_t pictures_skipped;
 } page;
 
 /* Text from the input: & < > " ' escaped; control characters other than \n and \t as U+FFFD. */
-static void esc_n(sc_strbuf *b, const char *s, size_t n) {
+static void esc_n(strbuf *b, const char *s, size_t n) {
   size_t from = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     const char *rep = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;" : c == '\'' ? "&#39;"
                       : (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? "\xef\xbf\xbd" : NULL;
     if (!rep) continue;
-    sc_strbuf_put(b, s + from, i - from);
-    sc_strbuf_puts(b, rep);
+    sb_put(b, s + from, i - from);
+    sb_puts(b, rep);
     from = i + 1;
   }
-  sc_strbuf_put(b, s + from, n - from);
+  sb_put(b, s + from, n - from);
 }
 
-static void esc(sc_strbuf *b, const char *s) { esc_n(b, s ? s : "", s ? strlen(s) : 0); }
+static void esc(strbuf *b, const char *s) { esc_n(b, s ? s : "", s ? strlen(s) : 0); }
 
 /* `open`, the escaped `s`, `close`. */
-static void esc_in(sc_strbuf *b, const char *open, const char *s, const char *close) {
-  sc_strbuf_puts(b, open);
+static void esc_in(strbuf *b, const char *open, const char *s, const char *close) {
+  sb_puts(b, open);
   esc(b, s);
-  sc_strbuf_puts(b, close);
+  sb_puts(b, close);
 }
 
 static const char *const css =
@@ -96,17 +96,17 @@ typedef struct {
   int64_t devices, rows, cols;
 } grid;
 
-static void put_axis_name(sc_strbuf *b, const grid *g, uint32_t i) { esc_n(b, g->names[i], (size_t)g->name_len[i]); }
+static void put_axis_name(strbuf *b, const grid *g, uint32_t i) { esc_n(b, g->names[i], (size_t)g->name_len[i]); }
 
 /* The grid's caption: "rows: x (4) · columns: y (2) × z (2)". */
-static void put_grid_axes(sc_strbuf *b, const grid *g) {
+static void put_grid_axes(strbuf *b, const grid *g) {
   for (uint32_t i = 0; i < g->naxes; i++) {
-    if (i == 0 && g->naxes > 1) sc_strbuf_puts(b, "rows: ");
-    if (i == (g->naxes > 1 ? 1u : 0u)) sc_strbuf_puts(b, i ? " &middot; columns: " : "columns: ");
-    else if (i > 1) sc_strbuf_puts(b, " &times; ");
-    sc_strbuf_puts(b, "<b>");
+    if (i == 0 && g->naxes > 1) sb_puts(b, "rows: ");
+    if (i == (g->naxes > 1 ? 1u : 0u)) sb_puts(b, i ? " &middot; columns: " : "columns: ");
+    else if (i > 1) sb_puts(b, " &times; ");
+    sb_puts(b, "<b>");
     put_axis_name(b, g, i);
-    sc_strbuf_printf(b, "</b> (%" PRId64 ")", g->sizes[i]);
+    sb_printf(b, "</b> (%" PRId64 ")", g->sizes[i]);
   }
 }
 
@@ -134,21 +134,21 @@ static bool view_pad_only(const tile_view *v, int64_t device) {
   return false;
 }
 
-static void put_device_grid(sc_strbuf *b, const grid *g, const tile_view *v) {
+static void put_device_grid(strbuf *b, const grid *g, const tile_view *v) {
   const int cw = 46, ch = 34, left = 30, top = 22;
   int64_t cols = g->cols, rows = g->rows;
   int64_t shown_rows = rows, shown_cols = cols;
   if (shown_cols > 32) shown_cols = 32;
   while (shown_rows > 1 && shown_rows * shown_cols > HTML_DEVICES_MAX) shown_rows--;
   int64_t w = left + shown_cols * cw + 4, h = top + shown_rows * ch + 4;
-  sc_strbuf_printf(b, "<svg class='mesh' data-devices='%" PRId64 "' width='%" PRId64 "' height='%" PRId64
+  sb_printf(b, "<svg class='mesh' data-devices='%" PRId64 "' width='%" PRId64 "' height='%" PRId64
                       "' viewBox='0 0 %" PRId64 " %" PRId64 "' role='img'>%s",
                    g->devices, w, h, w, h, svg_defs);
   for (int64_t c = 0; c < shown_cols; c++)
-    sc_strbuf_printf(b, "<text x='%" PRId64 "' y='14' font-size='10' text-anchor='middle' fill='#59636e'>%" PRId64 "</text>",
+    sb_printf(b, "<text x='%" PRId64 "' y='14' font-size='10' text-anchor='middle' fill='#59636e'>%" PRId64 "</text>",
                      left + c * cw + cw / 2, c);
   for (int64_t r = 0; r < shown_rows; r++) {
-    sc_strbuf_printf(b, "<text x='%d' y='%" PRId64 "' font-size='10' text-anchor='end' fill='#59636e'>%" PRId64 "</text>",
+    sb_printf(b, "<text x='%d' y='%" PRId64 "' font-size='10' text-anchor='end' fill='#59636e'>%" PRId64 "</text>",
                      left - 6, top + r * ch + ch / 2 + 4, r);
     for (int64_t c = 0; c < shown_cols; c++) {
       int64_t dev = r * cols + c, x = left + c * cw, y = top + r * ch;
@@ -163,27 +163,27 @@ static void put_device_grid(sc_strbuf *b, const grid *g, const tile_view *v) {
         replica = rp_tiling_replica(v->t, dev) > 0;
         pad_only = view_pad_only(v, dev);
       }
-      sc_strbuf_printf(b, "<g class='device' data-device='%" PRId64 "'", dev);
-      if (v) sc_strbuf_printf(b, " data-block='%" PRId64 "'", blk);
+      sb_printf(b, "<g class='device' data-device='%" PRId64 "'", dev);
+      if (v) sb_printf(b, " data-block='%" PRId64 "'", blk);
       if (pad_only) /* holds only padding: hatched, outlined in its block's colour */
-        sc_strbuf_printf(b, "><rect x='%" PRId64 "' y='%" PRId64 "' width='%d' height='%d' rx='4' fill='url(#pad)' "
+        sb_printf(b, "><rect x='%" PRId64 "' y='%" PRId64 "' width='%d' height='%d' rx='4' fill='url(#pad)' "
                             "stroke='%s' stroke-width='2'/>",
                          x + 1, y + 1, cw - 2, ch - 2, fill);
       else
-        sc_strbuf_printf(b, "><rect x='%" PRId64 "' y='%" PRId64 "' width='%d' height='%d' rx='4' fill='%s' stroke='#fff' "
+        sb_printf(b, "><rect x='%" PRId64 "' y='%" PRId64 "' width='%d' height='%d' rx='4' fill='%s' stroke='#fff' "
                             "stroke-width='2'%s/>",
                          x, y, cw, ch, fill, replica ? " fill-opacity='0.55'" : "");
-      if (replica) sc_strbuf_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%d' height='%d' rx='4' fill='url(#rep)'/>",
+      if (replica) sb_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%d' height='%d' rx='4' fill='url(#rep)'/>",
                                     x, y, cw, ch);
-      sc_strbuf_printf(b, "<text x='%" PRId64 "' y='%" PRId64 "' font-size='12' font-weight='600' text-anchor='middle' "
+      sb_printf(b, "<text x='%" PRId64 "' y='%" PRId64 "' font-size='12' font-weight='600' text-anchor='middle' "
                           "fill='%s'>%" PRId64 "</text></g>",
                        x + cw / 2, y + ch / 2 + 4, v && !pad_only ? "#fff" : "#1f2328", dev);
     }
   }
-  sc_strbuf_puts(b, "</svg>");
+  sb_puts(b, "</svg>");
   int64_t drawn = shown_rows * shown_cols < g->devices ? shown_rows * shown_cols : g->devices;
   if (drawn < g->devices)
-    sc_strbuf_printf(b, "<div class='more'>and %" PRId64 " more devices</div>", g->devices - drawn);
+    sb_printf(b, "<div class='more'>and %" PRId64 " more devices</div>", g->devices - drawn);
 }
 
 static void grid_init(grid *g, const char *const *names, const int *len, const int64_t *sizes, uint32_t naxes) {
@@ -217,25 +217,25 @@ static void pick_dims(const rp_tiling *t, int *rdim, int *cdim) {
   *rdim = r, *cdim = c;
 }
 
-static void put_dim_caption(sc_strbuf *b, const rp_tiling *t, int dim) {
+static void put_dim_caption(strbuf *b, const rp_tiling *t, int dim) {
   if (dim < 0) return;
   int64_t shards = rp_tiling_shards(t, (uint32_t)dim);
   rp_extent e = rp_tiling_extent(t, (uint32_t)dim, 0);
-  sc_strbuf_printf(b, "dim %d (size %" PRId64 ")", dim, t->shape[dim]);
+  sb_printf(b, "dim %d (size %" PRId64 ")", dim, t->shape[dim]);
   if (shards <= 1) {
-    sc_strbuf_puts(b, " unsharded");
+    sb_puts(b, " unsharded");
     return;
   }
-  sc_strbuf_puts(b, " over ");
+  sb_puts(b, " over ");
   for (uint32_t k = 0; k < t->nrefs[dim]; k++) {
     const rp_axis_ref *r = &t->refs[dim][k];
-    if (k) sc_strbuf_puts(b, "&times;");
+    if (k) sb_puts(b, "&times;");
     esc_n(b, t->axis_name[r->axis], (size_t)t->axis_name_len[r->axis]);
-    if (r->pre != 1 || r->size != t->axis_size[r->axis]) sc_strbuf_printf(b, ":(%" PRId64 ")%" PRId64, r->pre, r->size);
+    if (r->pre != 1 || r->size != t->axis_size[r->axis]) sb_printf(b, ":(%" PRId64 ")%" PRId64, r->pre, r->size);
   }
-  sc_strbuf_printf(b, ": %" PRId64 " blocks of %" PRId64, shards, e.block);
+  sb_printf(b, ": %" PRId64 " blocks of %" PRId64, shards, e.block);
   if (t->shape[dim] >= 0 && t->shape[dim] % shards)
-    sc_strbuf_printf(b, ", <b>padded to %" PRId64 "</b> (%" PRId64 " padding)", e.block * shards, e.block * shards - t->shape[dim]);
+    sb_printf(b, ", <b>padded to %" PRId64 "</b> (%" PRId64 " padding)", e.block * shards, e.block * shards - t->shape[dim]);
 }
 
 /* Up to 3 devices holding each drawn block (found by one scan over the devices). */
@@ -260,48 +260,48 @@ static void find_holders(const tile_view *v, int64_t nr, int64_t nc, holders *h)
   for (int64_t i = 0; i < nr * nc; i++) h[i].count = per;
 }
 
-static void put_range(sc_strbuf *b, rp_extent e) {
-  if (!e.valid) sc_strbuf_puts(b, "pad");
-  else sc_strbuf_printf(b, "%" PRId64 ":%" PRId64, e.start, e.start + e.valid);
+static void put_range(strbuf *b, rp_extent e) {
+  if (!e.valid) sb_puts(b, "pad");
+  else sb_printf(b, "%" PRId64 ":%" PRId64, e.start, e.start + e.valid);
 }
 
-static void put_tile(sc_strbuf *b, const tile_view *v, int64_t rb, int64_t cb, const holders *h, int64_t x, int64_t y,
+static void put_tile(strbuf *b, const tile_view *v, int64_t rb, int64_t cb, const holders *h, int64_t x, int64_t y,
                      int64_t cw, int64_t ch) {
   rp_extent re = v->rdim >= 0 ? rp_tiling_extent(v->t, (uint32_t)v->rdim, rb) : (rp_extent){0, 1, 0, 1};
   rp_extent ce = v->cdim >= 0 ? rp_tiling_extent(v->t, (uint32_t)v->cdim, cb) : (rp_extent){0, 1, 0, 1};
   int64_t blk = rb * v->ccount + cb;
   int64_t vw = ce.block > 0 ? cw * ce.valid / ce.block : cw, vh = re.block > 0 ? ch * re.valid / re.block : ch;
-  sc_strbuf_printf(b, "<g class='tile' data-block='%" PRId64 "' data-padding='%" PRId64 "'>", blk,
+  sb_printf(b, "<g class='tile' data-block='%" PRId64 "' data-padding='%" PRId64 "'>", blk,
                    (re.padding ? re.padding : 0) + (ce.padding ? ce.padding : 0));
-  sc_strbuf_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%" PRId64 "' height='%" PRId64 "' fill='url(#pad)'/>", x,
+  sb_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%" PRId64 "' height='%" PRId64 "' fill='url(#pad)'/>", x,
                    y, cw, ch);
   if (vw > 0 && vh > 0)
-    sc_strbuf_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%" PRId64 "' height='%" PRId64 "' fill='%s'/>", x, y,
+    sb_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%" PRId64 "' height='%" PRId64 "' fill='%s'/>", x, y,
                      vw, vh, palette[blk % (int64_t)NCOLORS]);
-  sc_strbuf_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%" PRId64 "' height='%" PRId64
+  sb_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%" PRId64 "' height='%" PRId64
                       "' fill='none' stroke='#fff' stroke-width='2'/>",
                    x, y, cw, ch);
   if (vw <= 0 || vh <= 0) /* only padding: outlined in its block's colour, as its devices are */
-    sc_strbuf_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%" PRId64 "' height='%" PRId64
+    sb_printf(b, "<rect x='%" PRId64 "' y='%" PRId64 "' width='%" PRId64 "' height='%" PRId64
                         "' fill='none' stroke='%s' stroke-width='2'/>",
                      x + 2, y + 2, cw - 4, ch - 4, palette[blk % (int64_t)NCOLORS]);
   bool dark = vw > cw / 2 && vh > ch / 2;
-  sc_strbuf_printf(b, "<text x='%" PRId64 "' y='%" PRId64 "' font-size='11' text-anchor='middle' fill='%s'>", x + cw / 2,
+  sb_printf(b, "<text x='%" PRId64 "' y='%" PRId64 "' font-size='11' text-anchor='middle' fill='%s'>", x + cw / 2,
                    y + ch / 2 - 2, dark ? "#fff" : "#1f2328");
   if (v->rdim >= 0) {
     put_range(b, re);
-    sc_strbuf_puts(b, ", ");
+    sb_puts(b, ", ");
   }
   put_range(b, ce);
-  sc_strbuf_printf(b, "</text><text class='holders' x='%" PRId64 "' y='%" PRId64 "' font-size='10' text-anchor='middle' fill='%s'>",
+  sb_printf(b, "</text><text class='holders' x='%" PRId64 "' y='%" PRId64 "' font-size='10' text-anchor='middle' fill='%s'>",
                    x + cw / 2, y + ch / 2 + 12, dark ? "#fff" : "#1f2328");
-  sc_strbuf_puts(b, h->count > 1 ? "devs " : "dev ");
-  for (int i = 0; i < h->n; i++) sc_strbuf_printf(b, "%s%" PRId64, i ? "," : "", h->dev[i]);
-  if (h->count > h->n) sc_strbuf_printf(b, "+%" PRId64, h->count - h->n);
-  sc_strbuf_puts(b, "</text></g>");
+  sb_puts(b, h->count > 1 ? "devs " : "dev ");
+  for (int i = 0; i < h->n; i++) sb_printf(b, "%s%" PRId64, i ? "," : "", h->dev[i]);
+  if (h->count > h->n) sb_printf(b, "+%" PRId64, h->count - h->n);
+  sb_puts(b, "</text></g>");
 }
 
-static void put_tensor_svg(sc_strbuf *b, const tile_view *v) {
+static void put_tensor_svg(strbuf *b, const tile_view *v) {
   int64_t nr_all = v->rdim >= 0 ? rp_tiling_shards(v->t, (uint32_t)v->rdim) : 1;
   int64_t nc_all = v->cdim >= 0 ? rp_tiling_shards(v->t, (uint32_t)v->cdim) : 1;
   int64_t nr = nr_all < HTML_BLOCKS_MAX ? nr_all : HTML_BLOCKS_MAX, nc = nc_all < HTML_BLOCKS_MAX ? nc_all : HTML_BLOCKS_MAX;
@@ -310,21 +310,21 @@ static void put_tensor_svg(sc_strbuf *b, const tile_view *v) {
   holders h[HTML_BLOCKS_MAX * HTML_BLOCKS_MAX];
   find_holders(v, nr, nc, h);
   int64_t w = nc * cw + 2, ht = nr * ch + 2;
-  sc_strbuf_printf(b, "<svg class='tensor' data-blocks='%" PRId64 "' width='%" PRId64 "' height='%" PRId64
+  sb_printf(b, "<svg class='tensor' data-blocks='%" PRId64 "' width='%" PRId64 "' height='%" PRId64
                       "' viewBox='0 0 %" PRId64 " %" PRId64 "' role='img'>%s",
                    nr_all * nc_all, w, ht, w, ht, svg_defs);
   for (int64_t rb = 0; rb < nr; rb++)
     for (int64_t cb = 0; cb < nc; cb++) put_tile(b, v, rb, cb, &h[rb * nc + cb], 1 + cb * cw, 1 + rb * ch, cw, ch);
-  sc_strbuf_puts(b, "</svg>");
+  sb_puts(b, "</svg>");
   if (nr < nr_all || nc < nc_all)
-    sc_strbuf_printf(b, "<div class='more'>and %" PRId64 " more blocks</div>", nr_all * nc_all - nr * nc);
+    sb_printf(b, "<div class='more'>and %" PRId64 " more blocks</div>", nr_all * nc_all - nr * nc);
 }
 
 /* The tensor picture of a diagnostic with a tiling; true if drawn. */
 static bool put_tiling(page *p, const sc_diag *d) {
   rp_tiling t;
   if (!rp_tiling_read(d, &t)) return false;
-  sc_strbuf *b = p->b;
+  strbuf *b = p->b;
   if (p->pictures >= HTML_PICTURES_MAX) {
     p->pictures_skipped++;
     return false;
@@ -333,48 +333,48 @@ static bool put_tiling(page *p, const sc_diag *d) {
   tile_view v = {&t, -1, -1, 1};
   pick_dims(&t, &v.rdim, &v.cdim);
   v.ccount = v.cdim >= 0 ? rp_tiling_shards(&t, (uint32_t)v.cdim) : 1;
-  sc_strbuf_puts(b, "<div class='pics tiling'><figure>");
+  sb_puts(b, "<div class='pics tiling'><figure>");
   put_tensor_svg(b, &v);
-  sc_strbuf_puts(b, "<figcaption><b>");
+  sb_puts(b, "<figcaption><b>");
   esc(b, t.what);
-  sc_strbuf_puts(b, "</b> (");
-  for (uint32_t i = 0; i < t.rank; i++) sc_strbuf_printf(b, "%s%" PRId64, i ? "&times;" : "", t.shape[i]);
-  sc_strbuf_puts(b, t.rank ? ")" : "scalar)");
+  sb_puts(b, "</b> (");
+  for (uint32_t i = 0; i < t.rank; i++) sb_printf(b, "%s%" PRId64, i ? "&times;" : "", t.shape[i]);
+  sb_puts(b, t.rank ? ")" : "scalar)");
   if (v.rdim >= 0) {
-    sc_strbuf_puts(b, "<br>rows: ");
+    sb_puts(b, "<br>rows: ");
     put_dim_caption(b, &t, v.rdim);
   }
   if (v.cdim >= 0) {
-    sc_strbuf_puts(b, "<br>columns: ");
+    sb_puts(b, "<br>columns: ");
     put_dim_caption(b, &t, v.cdim);
   }
   if (t.ndims != t.rank)
-    sc_strbuf_printf(b, "<br><b style='color:#a40e26'>the sharding has %u dimension%s, the value %u</b>", t.ndims,
+    sb_printf(b, "<br><b style='color:#a40e26'>the sharding has %u dimension%s, the value %u</b>", t.ndims,
                      t.ndims == 1 ? "" : "s", t.rank);
-  sc_strbuf_puts(b, "<br>hatched: padding of uneven blocks</figcaption></figure><figure>");
+  sb_puts(b, "<br>hatched: padding of uneven blocks</figcaption></figure><figure>");
   grid g;
   grid_init(&g, t.axis_name, t.axis_name_len, t.axis_size, t.naxes);
   put_device_grid(b, &g, &v);
-  sc_strbuf_puts(b, "<figcaption>devices coloured by the block they hold; ");
+  sb_puts(b, "<figcaption>devices coloured by the block they hold; ");
   put_grid_axes(b, &g);
   int64_t reps = rp_tiling_replicas(&t);
   if (reps > 1) {
-    sc_strbuf_puts(b, "<br>shaded: replicas (the same block again, replicated over");
+    sb_puts(b, "<br>shaded: replicas (the same block again, replicated over");
     for (uint32_t i = 0; i < t.naxes; i++)
       if (t.axis_replicated[i]) {
-        sc_strbuf_puts(b, " ");
+        sb_puts(b, " ");
         esc_n(b, t.axis_name[i], (size_t)t.axis_name_len[i]);
       }
-    sc_strbuf_printf(b, ", &times;%" PRId64 ")", reps);
+    sb_printf(b, ", &times;%" PRId64 ")", reps);
   }
-  sc_strbuf_puts(b, "</figcaption></figure></div>");
+  sb_puts(b, "</figcaption></figure></div>");
   return true;
 }
 
 /* ---- diagnostics ---------------------------------------------------------------------------------- */
 
 /* Lines around the diagnostic's line, the line itself highlighted. */
-static void put_source(sc_strbuf *b, const sc_report *r, const sc_diag *d) {
+static void put_source(strbuf *b, const sc_report *r, const sc_diag *d) {
   if (!r->buf || !r->has_lines || !d->line || d->offset > r->bytes) return;
   const char *base = r->buf, *end = r->buf + r->bytes, *p = base + d->offset;
   while (p > base && p[-1] != '\n') p--;
@@ -384,104 +384,104 @@ static void put_source(sc_strbuf *b, const sc_report *r, const sc_diag *d) {
     first--;
     while (first > base && first[-1] != '\n') first--;
   }
-  sc_strbuf_puts(b, "<pre class='src'>");
+  sb_puts(b, "<pre class='src'>");
   const char *q = first;
   for (int k = 0; k < 5 && q < end; k++, line++) {
     const char *nl = memchr(q, '\n', (size_t)(end - q));
     size_t n = (size_t)((nl ? nl : end) - q);
     bool hl = line == d->line;
-    sc_strbuf_printf(b, "%s<span class='ln'>%5u | </span>", hl ? "<span class='hl'>" : "", line);
+    sb_printf(b, "%s<span class='ln'>%5u | </span>", hl ? "<span class='hl'>" : "", line);
     esc_n(b, q, n < HTML_LINE_MAX ? n : HTML_LINE_MAX);
-    if (n > HTML_LINE_MAX) sc_strbuf_puts(b, "&hellip;");
-    sc_strbuf_puts(b, hl ? "</span>\n" : "\n");
+    if (n > HTML_LINE_MAX) sb_puts(b, "&hellip;");
+    sb_puts(b, hl ? "</span>\n" : "\n");
     if (!nl || line >= d->line + 2) break;
     q = nl + 1;
   }
-  sc_strbuf_puts(b, "</pre>");
+  sb_puts(b, "</pre>");
 }
 
 /* The context as a table; the tiling's keys only when no picture shows them. */
-static void put_context(sc_strbuf *b, const sc_diag *d, bool drawn) {
+static void put_context(strbuf *b, const sc_diag *d, bool drawn) {
   size_t n = 0;
   for (size_t i = 0; i < d->ncontext; i++) n += !(drawn && !strncmp(d->context[i].key, "tensor", 6));
   if (!n) return;
-  sc_strbuf_puts(b, "<dl class='ctx'>");
+  sb_puts(b, "<dl class='ctx'>");
   for (size_t i = 0; i < d->ncontext; i++) {
     const sc_context_entry *e = &d->context[i];
     if (drawn && !strncmp(e->key, "tensor", 6)) continue;
     esc_in(b, "<dt>", e->key, "</dt><dd>");
     size_t shown = e->nvalues < HTML_LIST_MAX ? e->nvalues : HTML_LIST_MAX;
-    if (e->is_list) sc_strbuf_puts(b, "[");
+    if (e->is_list) sb_puts(b, "[");
     for (size_t k = 0; k < shown; k++) {
-      if (k) sc_strbuf_puts(b, ", ");
+      if (k) sb_puts(b, ", ");
       esc(b, e->values[k] ? e->values[k] : "null");
     }
-    if (shown < e->nvalues) sc_strbuf_printf(b, ", &hellip; and %zu more", e->nvalues - shown);
-    if (e->is_list) sc_strbuf_puts(b, "]");
-    sc_strbuf_puts(b, "</dd>");
+    if (shown < e->nvalues) sb_printf(b, ", &hellip; and %zu more", e->nvalues - shown);
+    if (e->is_list) sb_puts(b, "]");
+    sb_puts(b, "</dd>");
   }
-  sc_strbuf_puts(b, "</dl>");
+  sb_puts(b, "</dl>");
 }
 
-static void put_related(sc_strbuf *b, const sc_report *r, const sc_diag *d) {
+static void put_related(strbuf *b, const sc_report *r, const sc_diag *d) {
   if (!d->nrelated) return;
-  sc_strbuf_printf(b, "<h3>Related sites (%zu)</h3><ul class='related'>", d->nrelated);
+  sb_printf(b, "<h3>Related sites (%zu)</h3><ul class='related'>", d->nrelated);
   size_t shown = d->nrelated < HTML_RELATED_MAX ? d->nrelated : HTML_RELATED_MAX;
   for (size_t k = 0; k < shown; k++) {
     const sc_related *rl = &d->related[k];
-    sc_strbuf_puts(b, "<li><span class='loc'>");
-    if (r->has_lines) sc_strbuf_printf(b, "line %u:%u", rl->line, rl->col);
+    sb_puts(b, "<li><span class='loc'>");
+    if (r->has_lines) sb_printf(b, "line %u:%u", rl->line, rl->col);
     if (rl->has_source) {
-      sc_strbuf_puts(b, r->has_lines ? " &middot; " : "");
+      sb_puts(b, r->has_lines ? " &middot; " : "");
       esc(b, rl->source_file);
-      sc_strbuf_printf(b, ":%u", rl->source_line);
+      sb_printf(b, ":%u", rl->source_line);
     }
-    sc_strbuf_puts(b, "</span> ");
+    sb_puts(b, "</span> ");
     if (rl->code) esc_in(b, "", rl->code, " ");
     esc_in(b, "", rl->message, "</li>");
   }
-  if (shown < d->nrelated) sc_strbuf_printf(b, "<li class='more'>and %zu more</li>", d->nrelated - shown);
-  sc_strbuf_puts(b, "</ul>");
+  if (shown < d->nrelated) sb_printf(b, "<li class='more'>and %zu more</li>", d->nrelated - shown);
+  sb_puts(b, "</ul>");
 }
 
-static void put_fixes(sc_strbuf *b, const sc_diag *d) {
+static void put_fixes(strbuf *b, const sc_diag *d) {
   for (size_t k = 0; k < d->nfixes; k++) {
     const sc_fix *f = &d->fixes[k];
-    sc_strbuf_printf(b, "<div class='fix'><span class='pill note'>fix%s</span><span class='title'>",
+    sb_printf(b, "<div class='fix'><span class='pill note'>fix%s</span><span class='title'>",
                      f->machine ? " &middot; machine-applicable" : "");
     esc_in(b, "", f->title, "</span>");
     if (f->note) esc_in(b, "<div class='meta'>", f->note, "</div>");
     if (f->snippet) esc_in(b, "<pre class='snippet'>", f->snippet, "</pre>");
-    sc_strbuf_puts(b, "</div>");
+    sb_puts(b, "</div>");
   }
 }
 
 static void put_diag(page *p, const sc_report *r, const sc_diag *d) {
-  sc_strbuf *b = p->b;
+  strbuf *b = p->b;
   const char *sev = sc_severity_name(d->severity);
-  sc_strbuf_printf(b, "<section class='card diag sev-%s' data-code='", sev);
+  sb_printf(b, "<section class='card diag sev-%s' data-code='", sev);
   esc(b, d->code);
-  sc_strbuf_printf(b, "'><span class='pill %s'>%s</span><b class='code'>", sev, sev);
+  sb_printf(b, "'><span class='pill %s'>%s</span><b class='code'>", sev, sev);
   esc_in(b, "", d->code, "</b> <span class='meta'>");
   esc_in(b, "", d->rule, "</span><div class='msg'>");
   esc_in(b, "", d->message, "</div>");
   if (d->has_source) {
     esc_in(b, "<div class='loc'>Python: ", d->source_file, "");
-    sc_strbuf_printf(b, ":%u", d->source_line);
-    if (d->source_col) sc_strbuf_printf(b, ":%u", d->source_col);
-    sc_strbuf_puts(b, "</div>");
+    sb_printf(b, ":%u", d->source_line);
+    if (d->source_col) sb_printf(b, ":%u", d->source_col);
+    sb_puts(b, "</div>");
   }
-  sc_strbuf_puts(b, "<div class='loc'>Module: ");
+  sb_puts(b, "<div class='loc'>Module: ");
   esc(b, r->input_name ? r->input_name : "<stdin>");
-  if (r->has_lines) sc_strbuf_printf(b, ":%u:%u", d->line, d->col);
+  if (r->has_lines) sb_printf(b, ":%u:%u", d->line, d->col);
   else if (d->op_path) {
-    sc_strbuf_puts(b, " op ");
+    sb_puts(b, " op ");
     esc(b, d->op_path);
   }
   if (d->function) esc_in(b, " &middot; in @", d->function, "");
   if (d->op) esc_in(b, " &middot; ", d->op, "");
   if (d->target) esc_in(b, " @", d->target, "");
-  sc_strbuf_puts(b, "</div>");
+  sb_puts(b, "</div>");
   put_source(b, r, d);
   put_context(b, d, put_tiling(p, d));
   put_related(b, r, d);
@@ -492,14 +492,14 @@ static void put_diag(page *p, const sc_report *r, const sc_diag *d) {
 /* ---- page ----------------------------------------------------------------------------------------- */
 
 static void put_report(page *p, const sc_report *r) {
-  sc_strbuf *b = p->b;
-  sc_strbuf_puts(b, "<article class='report'><h2>");
+  strbuf *b = p->b;
+  sb_puts(b, "<article class='report'><h2>");
   esc(b, r->input_name ? r->input_name : "<stdin>");
-  sc_strbuf_printf(b, "</h2><div class='summary'><span class='pill error'>%zu error%s</span>"
+  sb_printf(b, "</h2><div class='summary'><span class='pill error'>%zu error%s</span>"
                       "<span class='pill warning'>%zu warning%s</span><span class='pill note'>%zu note%s</span></div>",
                    r->errors, r->errors == 1 ? "" : "s", r->warnings, r->warnings == 1 ? "" : "s", r->notes,
                    r->notes == 1 ? "" : "s");
-  sc_strbuf_printf(b, "<div class='meta'>%s &middot; %zu bytes &middot; %zu function%s &middot; %zu ops &middot; platform %s</div>",
+  sb_printf(b, "<div class='meta'>%s &middot; %zu bytes &middot; %zu function%s &middot; %zu ops &middot; platform %s</div>",
                    sc_format_name(r->format), r->bytes, r->functions, r->functions == 1 ? "" : "s", r->ops,
                    sc_platform_name(r->platform));
   if (r->failure) {
@@ -517,47 +517,47 @@ static void put_report(page *p, const sc_report *r) {
     }
     grid g;
     grid_init(&g, names, len, sizes, n);
-    sc_strbuf_puts(b, "<h3>Mesh (");
+    sb_puts(b, "<h3>Mesh (");
     esc(b, r->mesh_source ? r->mesh_source : "none"); /* a remote report's string */
-    sc_strbuf_printf(b, ", %" PRId64 " device%s)</h3><figure>", r->mesh_devices, r->mesh_devices == 1 ? "" : "s");
+    sb_printf(b, ", %" PRId64 " device%s)</h3><figure>", r->mesh_devices, r->mesh_devices == 1 ? "" : "s");
     if (g.devices == r->mesh_devices && g.devices <= SC_MAX_MESH_DEVICES) put_device_grid(b, &g, NULL);
-    sc_strbuf_puts(b, "<figcaption>");
+    sb_puts(b, "<figcaption>");
     put_grid_axes(b, &g);
-    if (n < r->mesh_naxes) sc_strbuf_printf(b, " and %zu more axes", r->mesh_naxes - n);
-    sc_strbuf_puts(b, "</figcaption></figure>");
+    if (n < r->mesh_naxes) sb_printf(b, " and %zu more axes", r->mesh_naxes - n);
+    sb_puts(b, "</figcaption></figure>");
   }
   size_t shown = r->ndiags < HTML_DIAGS_MAX ? r->ndiags : HTML_DIAGS_MAX;
   for (size_t i = 0; i < shown; i++) put_diag(p, r, &r->diags[i]);
   if (shown < r->ndiags)
-    sc_strbuf_printf(b, "<p class='more'>and %zu more diagnostics (--format json lists them all)</p>", r->ndiags - shown);
-  if (!r->ndiags && !r->failure) sc_strbuf_puts(b, "<p>No problems found.</p>");
-  sc_strbuf_puts(b, "</article>");
+    sb_printf(b, "<p class='more'>and %zu more diagnostics (--format json lists them all)</p>", r->ndiags - shown);
+  if (!r->ndiags && !r->failure) sb_puts(b, "<p>No problems found.</p>");
+  sb_puts(b, "</article>");
 }
 
 char *sc_report_html_many(const sc_report *const *reports, size_t nreports) {
-  sc_strbuf out = {0};
+  strbuf out = {0};
   page p = {&out, 0, 0};
   size_t errors = 0, warnings = 0, notes = 0;
   for (size_t i = 0; i < nreports; i++) errors += reports[i]->errors, warnings += reports[i]->warnings, notes += reports[i]->notes;
-  sc_strbuf_puts(&out, "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+  sb_puts(&out, "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
                        "<meta name='viewport' content='width=device-width,initial-scale=1'>"
                        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
                        "<title>shardcheck report");
   if (nreports == 1) {
-    sc_strbuf_puts(&out, ": ");
+    sb_puts(&out, ": ");
     esc(&out, reports[0]->input_name ? reports[0]->input_name : "<stdin>");
   }
-  sc_strbuf_printf(&out, "</title><style>%s</style></head><body><main><h1>shardcheck report</h1>", css);
-  sc_strbuf_printf(&out, "<div class='meta'>shardcheck %s &middot; rules %s &middot; %zu input%s: %zu error%s, %zu warning%s, "
+  sb_printf(&out, "</title><style>%s</style></head><body><main><h1>shardcheck report</h1>", css);
+  sb_printf(&out, "<div class='meta'>shardcheck %s &middot; rules %s &middot; %zu input%s: %zu error%s, %zu warning%s, "
                          "%zu note%s</div>",
                    SC_VERSION, sc_rules_version(), nreports, nreports == 1 ? "" : "s", errors, errors == 1 ? "" : "s",
                    warnings, warnings == 1 ? "" : "s", notes, notes == 1 ? "" : "s");
   for (size_t i = 0; i < nreports; i++) put_report(&p, reports[i]);
   if (p.pictures_skipped)
-    sc_strbuf_printf(&out, "<p class='more'>and %zu more tensors not drawn (%d per page)</p>", p.pictures_skipped,
+    sb_printf(&out, "<p class='more'>and %zu more tensors not drawn (%d per page)</p>", p.pictures_skipped,
                      HTML_PICTURES_MAX);
-  sc_strbuf_puts(&out, "</main></body></html>\n");
-  return sc_strbuf_take(&out);
+  sb_puts(&out, "</main></body></html>\n");
+  return sb_take(&out);
 }
 
 char *sc_report_html(const sc_report *report) { return sc_report_html_many(&report, 1); }

@@ -8,10 +8,10 @@
 #include "util/strbuf.h"
 
 /* A JSON string from text that may hold invalid UTF-8: invalid bytes become U+FFFD. */
-json_t *sc_jstr(const char *s);
+json_t *rp_jstr(const char *s);
 
 /* The report's "cost" object (docs/report-schema.md), or JSON null when nothing was computed. */
-json_t *sc_report_cost_json(const sc_report *r);
+json_t *rp_cost_json(const sc_report *r);
 
 /* A sharded tensor's tiling from a diagnostic's context (tiling.c; what ru_tensor_context attaches). */
 #define RP_TILING_MAX 16u
@@ -51,6 +51,6 @@ int64_t rp_tiling_replicas(const rp_tiling *t);                       /* copies 
 rp_extent rp_tiling_extent(const rp_tiling *t, uint32_t dim, int64_t block);
 /* The text report's picture of an uneven dimension or a rank mismatch (tiling_text.c); nothing for
  * other diagnostics. `blue`/`reset`: colour codes or "". */
-void rp_tiling_text(sc_strbuf *out, const sc_diag *d, const char *blue, const char *reset);
+void rp_tiling_text(strbuf *out, const sc_diag *d, const char *blue, const char *reset);
 
 #endif

@@ -21,37 +21,37 @@ static const char *sarif_level(sc_severity s) { return s == SC_SEV_ERROR ? "erro
 
 static json_t *text_obj(const char *key, const char *text) {
   json_t *o = json_object();
-  json_object_set_new(o, key, sc_jstr(text ? text : ""));
+  json_object_set_new(o, key, rp_jstr(text ? text : ""));
   return o;
 }
 
 /* The first paragraph after the first section title of an explanation ("What it means"), joined into
  * one line and cut (at a UTF-8 boundary) to DESCRIPTION_MAX bytes. */
 static char *first_paragraph(const char *expl) {
-  sc_strbuf b = {0};
+  strbuf b = {0};
   const char *p = strchr(expl, '\n');
   p = p ? p + 1 : expl;
   while (*p && *p != '\n' && b.n < DESCRIPTION_MAX) {
     while (*p == ' ') p++;
     const char *nl = strchr(p, '\n');
     size_t n = nl ? (size_t)(nl - p) : strlen(p);
-    if (b.n) sc_strbuf_puts(&b, " ");
-    sc_strbuf_put(&b, p, n);
+    if (b.n) sb_puts(&b, " ");
+    sb_put(&b, p, n);
     p += n + (nl != NULL);
   }
   if (b.n > DESCRIPTION_MAX) {
     size_t cut = DESCRIPTION_MAX - 3;
     while (cut > 0 && ((unsigned char)b.p[cut] & 0xC0) == 0x80) cut--;
     b.n = cut;
-    sc_strbuf_puts(&b, "\xe2\x80\xa6");
+    sb_puts(&b, "\xe2\x80\xa6");
   }
-  return sc_strbuf_take(&b);
+  return sb_take(&b);
 }
 
 static json_t *rule_json(const sc_rule *rule, const sc_sarif_options *o) {
   json_t *ro = json_object();
-  json_object_set_new(ro, "id", sc_jstr(rule->code));
-  json_object_set_new(ro, "name", sc_jstr(rule->name));
+  json_object_set_new(ro, "id", rp_jstr(rule->code));
+  json_object_set_new(ro, "name", rp_jstr(rule->name));
   json_object_set_new(ro, "shortDescription", text_obj("text", rule->summary));
   const sc_catalog_entry *e = sc_catalog_find(rule->code);
   char *full = e ? first_paragraph(e->explanation) : NULL;
@@ -59,7 +59,7 @@ static json_t *rule_json(const sc_rule *rule, const sc_sarif_options *o) {
   free(full);
   char *text = sc_explain_text(rule->code), *md = sc_explain_markdown(rule->code);
   json_t *help = text_obj("text", text ? text : rule->summary);
-  json_object_set_new(help, "markdown", sc_jstr(md ? md : rule->summary));
+  json_object_set_new(help, "markdown", rp_jstr(md ? md : rule->summary));
   json_object_set_new(ro, "help", help);
   free(text);
   free(md);
@@ -69,12 +69,12 @@ static json_t *rule_json(const sc_rule *rule, const sc_sarif_options *o) {
   size_t n = strlen(base) + strlen(rule->code) + strlen(suffix) + 1;
   char *uri = malloc(n);
   if (uri) snprintf(uri, n, "%s%s%s", base, rule->code, suffix);
-  if (uri) json_object_set_new(ro, "helpUri", sc_jstr(uri));
+  if (uri) json_object_set_new(ro, "helpUri", rp_jstr(uri));
   free(uri);
   json_object_set_new(ro, "defaultConfiguration", text_obj("level", sarif_level(rule->severity)));
   json_t *props = json_object();
   json_t *tags = json_array();
-  json_array_append_new(tags, sc_jstr(rule->family));
+  json_array_append_new(tags, rp_jstr(rule->family));
   json_array_append_new(tags, json_string("jax")); /* never equal to a family: tags are unique */
   json_object_set_new(props, "tags", tags);
   json_object_set_new(props, "precision", json_string("high"));
@@ -83,12 +83,12 @@ static json_t *rule_json(const sc_rule *rule, const sc_sarif_options *o) {
 }
 
 /* RFC 3986 percent-encoding of a path: unreserved characters and '/' stay. */
-static void put_uri_path(sc_strbuf *b, const char *path) {
+static void put_uri_path(strbuf *b, const char *path) {
   for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
     bool keep = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
                 *p == '.' || *p == '_' || *p == '~' || *p == '/';
-    if (keep) sc_strbuf_put(b, (const char *)p, 1);
-    else sc_strbuf_printf(b, "%%%02X", *p);
+    if (keep) sb_put(b, (const char *)p, 1);
+    else sb_printf(b, "%%%02X", *p);
   }
 }
 
@@ -106,13 +106,13 @@ static json_t *artifact(const sc_sarif_options *o, const char *path, bool python
   }
   *found = kind != SC_PATH_MISSING && (o->locate || !python);
   if (kind == SC_PATH_MISSING) snprintf(buf, sizeof buf, "%s", path);
-  sc_strbuf u = {0};
+  strbuf u = {0};
   bool absolute = kind == SC_PATH_ABSOLUTE || (kind == SC_PATH_MISSING && path[0] == '/');
-  if (absolute) sc_strbuf_puts(&u, "file://");
+  if (absolute) sb_puts(&u, "file://");
   put_uri_path(&u, buf);
-  char *s = sc_strbuf_take(&u);
+  char *s = sb_take(&u);
   json_t *a = json_object();
-  json_object_set_new(a, "uri", sc_jstr(s ? s : ""));
+  json_object_set_new(a, "uri", rp_jstr(s ? s : ""));
   if (!absolute) json_object_set_new(a, "uriBaseId", json_string("%SRCROOT%"));
   free(s);
   return a;
@@ -146,11 +146,11 @@ static json_t *module_location(const sc_sarif_options *o, const sc_report *r, co
   json_t *loc = json_object();
   json_object_set_new(loc, "physicalLocation", phys);
   json_t *logical = json_object();
-  sc_strbuf b = {0};
-  sc_strbuf_printf(&b, "@%s::%s", d->function ? d->function : "", d->op_path ? d->op_path : d->op ? d->op : "module");
-  if (d->target) sc_strbuf_printf(&b, "@%s", d->target);
-  char *fq = sc_strbuf_take(&b);
-  json_object_set_new(logical, "fullyQualifiedName", sc_jstr(fq ? fq : ""));
+  strbuf b = {0};
+  sb_printf(&b, "@%s::%s", d->function ? d->function : "", d->op_path ? d->op_path : d->op ? d->op : "module");
+  if (d->target) sb_printf(&b, "@%s", d->target);
+  char *fq = sb_take(&b);
+  json_object_set_new(logical, "fullyQualifiedName", rp_jstr(fq ? fq : ""));
   free(fq);
   json_object_set_new(logical, "kind", json_string(d->function ? "function" : "module"));
   json_t *logicals = json_array();
@@ -207,27 +207,27 @@ static json_t *fixes_json(const sc_sarif_options *o, const sc_report *r, const s
 
 static json_t *result_json(const sc_sarif_options *o, const sc_report *r, const sc_diag *d, const char *fingerprint) {
   json_t *res = json_object();
-  json_object_set_new(res, "ruleId", sc_jstr(d->code));
-  const sc_rule *rule = sc_rule_by_code(d->code);
-  if (rule) json_object_set_new(res, "ruleIndex", json_integer(rule - sc_rule_table));
+  json_object_set_new(res, "ruleId", rp_jstr(d->code));
+  const sc_rule *rule = ru_rule_by_code(d->code);
+  if (rule) json_object_set_new(res, "ruleIndex", json_integer(rule - ru_rule_table));
   json_object_set_new(res, "level", json_string(sarif_level(d->severity)));
   json_t *locs = json_array(), *related = json_array();
   json_t *py = NULL;
   bool py_found = false;
   if (d->has_source) py = python_location(o, d->source_file, d->source_line, d->source_col, &py_found);
   bool python_primary = py && (py_found || !r->has_lines);
-  sc_strbuf msg = {0};
-  sc_strbuf_puts(&msg, d->message);
+  strbuf msg = {0};
+  sb_puts(&msg, d->message);
   int next_id = 1;
   if (python_primary) {
     json_array_append_new(locs, py);
     add_related(related, module_location(o, r, d), next_id, "the operation in the module");
-    sc_strbuf_printf(&msg, " (operation in [the module](%d))", next_id++);
+    sb_printf(&msg, " (operation in [the module](%d))", next_id++);
   } else {
     json_array_append_new(locs, module_location(o, r, d));
     if (py) {
       add_related(related, py, next_id, "Python source of the operation");
-      sc_strbuf_printf(&msg, " (from [Python source](%d))", next_id++);
+      sb_printf(&msg, " (from [Python source](%d))", next_id++);
     }
   }
   for (size_t k = 0; k < d->nrelated; k++) {
@@ -238,7 +238,7 @@ static json_t *result_json(const sc_sarif_options *o, const sc_report *r, const 
     site.function = s->function, site.op = s->op, site.target = NULL, site.op_path = NULL;
     add_related(related, module_location(o, r, &site), next_id++, s->message ? s->message : s->code ? s->code : "related site");
   }
-  char *text = sc_strbuf_take(&msg);
+  char *text = sb_take(&msg);
   json_object_set_new(res, "message", text_obj("text", text ? text : d->message));
   free(text);
   json_object_set_new(res, "locations", locs);
@@ -260,7 +260,7 @@ static json_t *driver_json(const sc_sarif_options *o) {
   json_object_set_new(driver, "semanticVersion", json_string(SC_VERSION));
   json_object_set_new(driver, "informationUri", json_string(SC_HOMEPAGE));
   json_t *rules = json_array();
-  for (size_t i = 0; i < sc_rule_table_len; i++) json_array_append_new(rules, rule_json(&sc_rule_table[i], o));
+  for (size_t i = 0; i < ru_rule_table_len; i++) json_array_append_new(rules, rule_json(&ru_rule_table[i], o));
   json_object_set_new(driver, "rules", rules);
   return driver;
 }
@@ -299,13 +299,13 @@ char *sc_report_sarif_many(const sc_report *const *reports, size_t nreports, con
   json_object_set_new(tool, "driver", driver_json(o));
   json_object_set_new(run, "tool", tool);
   if (o->source_root && o->source_root[0] == '/') {
-    sc_strbuf u = {0};
-    sc_strbuf_puts(&u, "file://");
+    strbuf u = {0};
+    sb_puts(&u, "file://");
     put_uri_path(&u, o->source_root);
-    if (o->source_root[strlen(o->source_root) - 1] != '/') sc_strbuf_puts(&u, "/");
-    char *uri = sc_strbuf_take(&u);
+    if (o->source_root[strlen(o->source_root) - 1] != '/') sb_puts(&u, "/");
+    char *uri = sb_take(&u);
     json_t *base = json_object(), *root = json_object();
-    json_object_set_new(root, "uri", sc_jstr(uri ? uri : "file:///"));
+    json_object_set_new(root, "uri", rp_jstr(uri ? uri : "file:///"));
     free(uri);
     json_object_set_new(base, "%SRCROOT%", root);
     json_object_set_new(run, "originalUriBaseIds", base);
@@ -316,8 +316,8 @@ char *sc_report_sarif_many(const sc_report *const *reports, size_t nreports, con
   json_t *costs = json_array();
   for (size_t i = 0; i < nreports; i++) {
     json_t *c = json_object();
-    json_object_set_new(c, "input", sc_jstr(reports[i]->input_name ? reports[i]->input_name : "<stdin>"));
-    json_object_set_new(c, "cost", sc_report_cost_json(reports[i]));
+    json_object_set_new(c, "input", rp_jstr(reports[i]->input_name ? reports[i]->input_name : "<stdin>"));
+    json_object_set_new(c, "cost", rp_cost_json(reports[i]));
     json_array_append_new(costs, c);
   }
   json_t *props = json_object();

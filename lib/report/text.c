@@ -25,14 +25,14 @@ static const char *sev_color(sc_severity s) {
 static bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
 /* `s` with control characters (ESC, CR, LF, ...) as \xNN, cut to `max` bytes with "…". */
-static void put_escaped(sc_strbuf *out, const char *s, size_t max) {
+static void put_escaped(strbuf *out, const char *s, size_t max) {
   size_t n = strlen(s);
   for (size_t i = 0; i < n && i < max; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (is_control(c)) sc_strbuf_printf(out, "\\x%02x", c);
-    else sc_strbuf_put(out, (const char *)&c, 1);
+    if (is_control(c)) sb_printf(out, "\\x%02x", c);
+    else sb_put(out, (const char *)&c, 1);
   }
-  if (n > max) sc_strbuf_puts(out, "\xe2\x80\xa6");
+  if (n > max) sb_puts(out, "\xe2\x80\xa6");
 }
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if it is not one. */
@@ -46,15 +46,15 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
 
 /* A source line's bytes with control characters other than tab, and bytes that are not UTF-8 (a
  * binary file), shown as '?', so the terminal gets text and the caret line still lines up. */
-static void put_source_bytes(sc_strbuf *out, const char *s, size_t n) {
+static void put_source_bytes(strbuf *out, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     size_t k = c >= 0x80 ? utf8_len((const unsigned char *)s + i, n - i) : 1;
     if (c >= 0x80 && k) {
-      sc_strbuf_put(out, s + i, k);
+      sb_put(out, s + i, k);
       i += k - 1;
     } else {
-      sc_strbuf_put(out, (c >= 0x80 || (c != '\t' && is_control(c))) ? "?" : (const char *)&c, 1);
+      sb_put(out, (c >= 0x80 || (c != '\t' && is_control(c))) ? "?" : (const char *)&c, 1);
     }
   }
 }
@@ -92,7 +92,7 @@ static size_t shown_bytes(const sc_text_options *o) {
 /* The source line and the caret line under the span (a single caret when its end is unknown or on
  * another line); a line longer than what fits is windowed around the span with "…" (as clang does), so
  * the caret stays under it on a terminal that would otherwise wrap the line. */
-static void put_source_line(sc_strbuf *out, const source_line *l, sc_severity sev, const sc_text_options *o) {
+static void put_source_line(strbuf *out, const source_line *l, sc_severity sev, const sc_text_options *o) {
   const char *blue = o->color ? "\033[1;34m" : "", *reset = o->color ? "\033[0m" : "";
   size_t n = l->n, col = l->col > n ? n : l->col, width = l->width ? l->width : 1;
   if (col + width > n) width = n > col ? n - col : 1;
@@ -104,18 +104,18 @@ static void put_source_line(sc_strbuf *out, const source_line *l, sc_severity se
     if (col + width > to) width = to > col ? to - col : 1;
   }
   bool cut_front = from > 0, cut_back = to < n;
-  sc_strbuf_printf(out, "%s%5u |%s %s", blue, l->number, reset, cut_front ? "\xe2\x80\xa6" : "");
+  sb_printf(out, "%s%5u |%s %s", blue, l->number, reset, cut_front ? "\xe2\x80\xa6" : "");
   put_source_bytes(out, l->text + from, to - from);
-  sc_strbuf_printf(out, "%s\n", cut_back ? "\xe2\x80\xa6" : "");
-  sc_strbuf_printf(out, "%s      |%s %s", blue, reset, cut_front ? " " : "");
-  for (size_t c = from; c < col; c++) sc_strbuf_puts(out, l->text[c] == '\t' ? "\t" : " ");
-  sc_strbuf_puts(out, o->color ? sev_color(sev) : "");
-  for (size_t k = 0; k < width; k++) sc_strbuf_puts(out, k ? "~" : "^"); /* gcc/rustc style: ^~~~ */
-  sc_strbuf_printf(out, "%s\n", reset);
+  sb_printf(out, "%s\n", cut_back ? "\xe2\x80\xa6" : "");
+  sb_printf(out, "%s      |%s %s", blue, reset, cut_front ? " " : "");
+  for (size_t c = from; c < col; c++) sb_puts(out, l->text[c] == '\t' ? "\t" : " ");
+  sb_puts(out, o->color ? sev_color(sev) : "");
+  for (size_t k = 0; k < width; k++) sb_puts(out, k ? "~" : "^"); /* gcc/rustc style: ^~~~ */
+  sb_printf(out, "%s\n", reset);
 }
 
 /* The module line of a diagnostic with its span underlined. */
-static void put_source_and_caret(sc_strbuf *out, const sc_report *r, const sc_diag *d, const sc_text_options *o) {
+static void put_source_and_caret(strbuf *out, const sc_report *r, const sc_diag *d, const sc_text_options *o) {
   source_line l = {0};
   line_at(r, d->offset, &l.text, &l.n);
   l.number = d->line;
@@ -125,7 +125,7 @@ static void put_source_and_caret(sc_strbuf *out, const sc_report *r, const sc_di
 }
 
 /* The Python line a diagnostic's debug info names, when the caller can read it. */
-static void put_python_line(sc_strbuf *out, const sc_diag *d, const sc_text_options *o) {
+static void put_python_line(strbuf *out, const sc_diag *d, const sc_text_options *o) {
   size_t n = 0;
   const char *text = o->source_line ? o->source_line(o->source_user, d->source_file, d->source_line, &n) : NULL;
   if (!text) return;
@@ -137,50 +137,50 @@ static void put_python_line(sc_strbuf *out, const sc_diag *d, const sc_text_opti
   put_source_line(out, &l, d->severity, o);
 }
 
-static void put_fixes(sc_strbuf *out, const sc_diag *d, const char *blue, const char *reset) {
+static void put_fixes(strbuf *out, const sc_diag *d, const char *blue, const char *reset) {
   for (size_t k = 0; k < d->nfixes; k++) {
     const sc_fix *f = &d->fixes[k];
-    sc_strbuf_printf(out, "      %s=%s fix%s: %s\n", blue, reset, f->machine ? " (machine-applicable)" : "",
+    sb_printf(out, "      %s=%s fix%s: %s\n", blue, reset, f->machine ? " (machine-applicable)" : "",
                      f->title ? f->title : "");
     if (f->note) {
-      sc_strbuf_puts(out, "          note: ");
+      sb_puts(out, "          note: ");
       put_escaped(out, f->note, (size_t)-1);
-      sc_strbuf_puts(out, "\n");
+      sb_puts(out, "\n");
     }
     if (!f->snippet) continue;
     for (const char *p = f->snippet; *p;) {
       const char *nl = strchr(p, '\n');
       size_t n = nl ? (size_t)(nl - p) : strlen(p);
-      sc_strbuf_puts(out, "          ");
+      sb_puts(out, "          ");
       put_source_bytes(out, p, n);
-      sc_strbuf_puts(out, "\n");
+      sb_puts(out, "\n");
       p += n + (nl != NULL);
     }
   }
 }
 
 /* The other sites of the same mistake, one line each, the first RELATED_SHOWN of them. */
-static void put_related(sc_strbuf *out, const sc_report *r, const sc_diag *d, const char *blue, const char *reset) {
+static void put_related(strbuf *out, const sc_report *r, const sc_diag *d, const char *blue, const char *reset) {
   size_t shown = d->nrelated > RELATED_SHOWN + 1 ? RELATED_SHOWN : d->nrelated;
   for (size_t k = 0; k < shown; k++) {
     const sc_related *rl = &d->related[k];
-    sc_strbuf_printf(out, "      %s=%s related: ", blue, reset);
+    sb_printf(out, "      %s=%s related: ", blue, reset);
     put_escaped(out, r->input_name ? r->input_name : "<stdin>", NAME_MAX_SHOWN);
-    if (r->has_lines) sc_strbuf_printf(out, ":%u:%u", rl->line, rl->col);
+    if (r->has_lines) sb_printf(out, ":%u:%u", rl->line, rl->col);
     else if (rl->has_source) {
-      sc_strbuf_puts(out, " (");
+      sb_puts(out, " (");
       put_escaped(out, rl->source_file, NAME_MAX_SHOWN);
-      sc_strbuf_printf(out, ":%u)", rl->source_line);
+      sb_printf(out, ":%u)", rl->source_line);
     }
-    if (rl->code) sc_strbuf_printf(out, " [%s]", rl->code);
+    if (rl->code) sb_printf(out, " [%s]", rl->code);
     if (rl->message) {
-      sc_strbuf_puts(out, " ");
+      sb_puts(out, " ");
       put_escaped(out, rl->message, (size_t)-1);
     }
-    sc_strbuf_puts(out, "\n");
+    sb_puts(out, "\n");
   }
   if (shown < d->nrelated)
-    sc_strbuf_printf(out, "      %s=%s related: and %zu more (all in --format json)\n", blue, reset, d->nrelated - shown);
+    sb_printf(out, "      %s=%s related: and %zu more (all in --format json)\n", blue, reset, d->nrelated - shown);
 }
 
 /* Where a sentence of a message ends: ". " (or "." at the end) outside quotes, backticks and brackets,
@@ -212,90 +212,90 @@ static size_t headline_len(const char *m) {
 }
 
 /* "file.py:44:12" / "step.mlir:11:32" / "step.mlirbc:main/3/1" */
-static void put_python_location(sc_strbuf *out, const sc_diag *d) {
+static void put_python_location(strbuf *out, const sc_diag *d) {
   put_escaped(out, d->source_file, NAME_MAX_SHOWN);
   /* column 0: the debug info has a line only (HLO metadata) */
-  if (d->source_col) sc_strbuf_printf(out, ":%u:%u", d->source_line, d->source_col);
-  else sc_strbuf_printf(out, ":%u", d->source_line);
+  if (d->source_col) sb_printf(out, ":%u:%u", d->source_line, d->source_col);
+  else sb_printf(out, ":%u", d->source_line);
 }
 
-static void put_module_location(sc_strbuf *out, const sc_report *r, const sc_diag *d) {
+static void put_module_location(strbuf *out, const sc_report *r, const sc_diag *d) {
   put_escaped(out, r->input_name ? r->input_name : "<stdin>", NAME_MAX_SHOWN);
-  if (r->has_lines || !d->op_path) sc_strbuf_printf(out, ":%u:%u", d->line, d->col);
+  if (r->has_lines || !d->op_path) sb_printf(out, ":%u:%u", d->line, d->col);
   else {
-    sc_strbuf_puts(out, ":");
+    sb_puts(out, ":");
     put_escaped(out, d->op_path, NAME_MAX_SHOWN);
   }
 }
 
 /* A diagnostic: the headline at the Python location when the module has one (the module location
  * follows), else at the module location; then the rest of the message, related sites, fixes, help. */
-static void put_diag(sc_strbuf *out, const sc_report *r, const sc_diag *d, const sc_text_options *o) {
+static void put_diag(strbuf *out, const sc_report *r, const sc_diag *d, const sc_text_options *o) {
   bool color = o->color;
   const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "", *blue = color ? "\033[1;34m" : "";
   bool py_primary = d->has_source;
-  sc_strbuf_puts(out, bold);
+  sb_puts(out, bold);
   if (py_primary) put_python_location(out, d);
   else put_module_location(out, r, d);
-  sc_strbuf_printf(out, ":%s %s%s:%s %s", reset, color ? sev_color(d->severity) : "", sc_severity_name(d->severity),
+  sb_printf(out, ":%s %s%s:%s %s", reset, color ? sev_color(d->severity) : "", sc_severity_name(d->severity),
                    reset, bold);
   size_t head = headline_len(d->message);
   char *headline = strndup(d->message, head);
   put_escaped(out, headline ? headline : d->message, (size_t)-1);
   free(headline);
-  sc_strbuf_printf(out, " [%s]%s\n", d->code, reset);
+  sb_printf(out, " [%s]%s\n", d->code, reset);
   if (py_primary) {
     put_python_line(out, d, o);
-    sc_strbuf_printf(out, "      %s=%s module: ", blue, reset);
+    sb_printf(out, "      %s=%s module: ", blue, reset);
     put_module_location(out, r, d);
-    if (!r->has_lines) sc_strbuf_printf(out, "%s%s", d->op ? " " : "", d->op ? d->op : "");
-    sc_strbuf_puts(out, "\n");
+    if (!r->has_lines) sb_printf(out, "%s%s", d->op ? " " : "", d->op ? d->op : "");
+    sb_puts(out, "\n");
   }
   if (d->line && r->has_lines) put_source_and_caret(out, r, d, o);
   const char *rest = d->message + head;
   while (*rest == ' ') rest++;
   if (*rest) {
-    sc_strbuf_printf(out, "      %s=%s note: ", blue, reset);
+    sb_printf(out, "      %s=%s note: ", blue, reset);
     put_escaped(out, rest, (size_t)-1);
-    sc_strbuf_puts(out, "\n");
+    sb_puts(out, "\n");
   }
   put_related(out, r, d, blue, reset);
   rp_tiling_text(out, d, blue, reset);
   put_fixes(out, d, blue, reset);
-  sc_strbuf_printf(out, "      %s=%s help: shardcheck explain %s\n", blue, reset, d->code);
+  sb_printf(out, "      %s=%s help: shardcheck explain %s\n", blue, reset, d->code);
 }
 
 char *sc_report_text_ex(const sc_report *r, const sc_text_options *o) {
   static const sc_text_options defaults = {false, true, 0, NULL, NULL};
   if (!o) o = &defaults;
-  sc_strbuf out = {0};
+  strbuf out = {0};
   const char *name = r->input_name ? r->input_name : "<stdin>";
   for (size_t i = 0; i < r->ndiags; i++) {
-    if (i) sc_strbuf_puts(&out, "\n"); /* a blank line between diagnostics */
+    if (i) sb_puts(&out, "\n"); /* a blank line between diagnostics */
     put_diag(&out, r, &r->diags[i], o);
   }
   if (r->failure) {
     put_escaped(&out, name, NAME_MAX_SHOWN);
-    sc_strbuf_puts(&out, ": check did not complete: ");
+    sb_puts(&out, ": check did not complete: ");
     put_escaped(&out, r->failure, (size_t)-1);
-    sc_strbuf_puts(&out, "\n");
+    sb_puts(&out, "\n");
   }
   if (o->summary && r->cost.computed) { /* per device, before the count line the CLI extends */
     const sc_cost_report *c = &r->cost;
     put_escaped(&out, name, NAME_MAX_SHOWN);
     char a[32], res[32], don[32], peak[32], dev[32];
-    sc_strbuf_printf(&out, ": per device: arguments %s, results %s, donated %s, peak >= %s", sc_format_bytes(a, c->arguments_bytes),
-                     sc_format_bytes(res, c->results_bytes), sc_format_bytes(don, c->donated_bytes), sc_format_bytes(peak, c->peak_bytes_lower_bound));
-    if (c->device_memory_bytes > 0) sc_strbuf_printf(&out, " of %s", sc_format_bytes(dev, c->device_memory_bytes));
-    if (c->ncollectives) sc_strbuf_printf(&out, "; %zu implicit collective%s", c->ncollectives, c->ncollectives == 1 ? "" : "s");
-    sc_strbuf_puts(&out, "\n");
+    sb_printf(&out, ": per device: arguments %s, results %s, donated %s, peak >= %s", sb_format_bytes(a, c->arguments_bytes),
+                     sb_format_bytes(res, c->results_bytes), sb_format_bytes(don, c->donated_bytes), sb_format_bytes(peak, c->peak_bytes_lower_bound));
+    if (c->device_memory_bytes > 0) sb_printf(&out, " of %s", sb_format_bytes(dev, c->device_memory_bytes));
+    if (c->ncollectives) sb_printf(&out, "; %zu implicit collective%s", c->ncollectives, c->ncollectives == 1 ? "" : "s");
+    sb_puts(&out, "\n");
   }
   if (o->summary) {
     put_escaped(&out, name, NAME_MAX_SHOWN);
-    sc_strbuf_printf(&out, ": %zu error%s, %zu warning%s, %zu note%s\n", r->errors, r->errors == 1 ? "" : "s",
+    sb_printf(&out, ": %zu error%s, %zu warning%s, %zu note%s\n", r->errors, r->errors == 1 ? "" : "s",
                      r->warnings, r->warnings == 1 ? "" : "s", r->notes, r->notes == 1 ? "" : "s");
   }
-  return sc_strbuf_take(&out);
+  return sb_take(&out);
 }
 
 char *sc_report_text(const sc_report *r, bool color) {

@@ -11,7 +11,7 @@
 #include "rules/fixes.h"
 #include "rules/rule_util.h"
 
-#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(ru_ctx *ctx, const ir_op *op);
 #include "rules/callback.def"
 #undef OP_RULE
 
@@ -24,33 +24,33 @@ typedef struct {
   bool legacy;
 } cb_info;
 
-static cb_info callback_info(const sc_op *op) {
+static cb_info callback_info(const ir_op *op) {
   cb_info ci;
   memset(&ci, 0, sizeof ci);
-  sc_span t = sc_op_custom_call_target(op);
+  ir_span t = ir_op_custom_call_target(op);
   if (t.n) {
     if (op->cc == SC_CC_HOST_CALLBACK_CPU) ci.platform = SC_PLATFORM_CPU;
     else if (op->cc == SC_CC_HOST_CALLBACK_GPU) ci.platform = SC_PLATFORM_GPU;
     else return ci;
     ci.kind = CB_CUSTOM_CALL;
-    ci.partitioned = sc_kc_find(t, "_partitioned_") != NULL;
-    ci.legacy = sc_span_starts(t, "xla_python_");
+    ci.partitioned = ru_find(t, "_partitioned_") != NULL;
+    ci.legacy = ir_span_starts(t, "xla_python_");
     return ci;
   }
   if (op->kind != SC_OP_SEND && op->kind != SC_OP_RECV && op->kind != SC_OP_MHLO_SEND && op->kind != SC_OP_MHLO_RECV)
     return ci;
-  const sc_attr *h = sc_op_attr(op, "is_host_transfer");
-  if (!h || !sc_span_eq(sc_span_trim(h->value), "true")) return ci;
+  const ir_attr *h = ir_op_attr(op, "is_host_transfer");
+  if (!h || !ir_span_eq(ir_span_trim(h->value), "true")) return ci;
   ci.kind = CB_HOST_TRANSFER;
   ci.platform = SC_PLATFORM_TPU;
   return ci;
 }
 
-static const char *cb_label(sc_arena *a, const sc_op *op, const cb_info *ci) {
+static const char *cb_label(sc_arena *a, const ir_op *op, const cb_info *ci) {
   if (ci->kind == CB_HOST_TRANSFER)
-    return sc_arena_printf(a, "host transfer `" SC_SPAN_FMT "` (TPU host callback)", SC_SPAN_ARG(op->name));
-  sc_span t = sc_op_custom_call_target(op);
-  return sc_arena_printf(a, "host callback `" SC_SPAN_FMT "`", SC_SPAN_ARG(t));
+    return ar_printf(a, "host transfer `" SC_SPAN_FMT "` (TPU host callback)", SC_SPAN_ARG(op->name));
+  ir_span t = ir_op_custom_call_target(op);
+  return ar_printf(a, "host callback `" SC_SPAN_FMT "`", SC_SPAN_ARG(t));
 }
 
 /* ---- The callback's own sharding ---- */
@@ -65,11 +65,11 @@ typedef enum {
 typedef struct {
   sh_class cls;
   int64_t device;          /* SH_MAXIMAL */
-  const sc_sharding *what; /* the offending entry */
-  const sc_attr *attr;
+  const md_sharding *what; /* the offending entry */
+  const ir_attr *attr;
 } cb_sharding;
 
-static sh_class classify_one(const sc_sharding *s, int64_t *device) {
+static sh_class classify_one(const md_sharding *s, int64_t *device) {
   if (!s) return SH_NONE;
   switch (s->kind) {
   case SC_SHARDING_MAXIMAL:
@@ -94,16 +94,16 @@ static sh_class classify_one(const sc_sharding *s, int64_t *device) {
 }
 
 /* The most telling class over all entries: spread > maximal > per-device (enum order). */
-static cb_sharding callback_sharding(sc_ctx *ctx, const sc_op *op) {
+static cb_sharding callback_sharding(ru_ctx *ctx, const ir_op *op) {
   cb_sharding r;
   memset(&r, 0, sizeof r);
-  r.attr = sc_kc_sharding_attr(op);
+  r.attr = ru_sharding_attr(op);
   if (!r.attr || !ctx->model) return r;
   uint32_t n = op->nresults ? op->nresults : 1;
   r.cls = SH_PER_DEVICE;
   bool any = false;
   for (uint32_t i = 0; i < n; i++) {
-    const sc_sharding *s = sc_model_result_sharding(ctx->model, op, i);
+    const md_sharding *s = md_model_result_sharding(ctx->model, op, i);
     if (!s) continue;
     if (s->kind == SC_SHARDING_TUPLE) {
       for (uint32_t k = 0; k < s->nelements; k++) {
@@ -133,34 +133,34 @@ static cb_sharding callback_sharding(sc_ctx *ctx, const sc_op *op) {
 
 static const char *sharding_text(sc_arena *a, const cb_sharding *cs) {
   if (!cs->attr) return "(none)";
-  return sc_span_dup(a, cs->attr->value);
+  return ir_span_dup(a, cs->attr->value);
 }
 
-static bool has_token(const sc_op *op) {
+static bool has_token(const ir_op *op) {
   for (uint32_t i = 0; i < op->noperand_types; i++)
-    if (sc_kc_find(op->operand_types[i], "token")) return true;
+    if (ru_find(op->operand_types[i], "token")) return true;
   for (uint32_t i = 0; i < op->noperands; i++)
-    if (op->operands[i] && sc_kc_find(op->operands[i]->type, "token")) return true;
+    if (op->operands[i] && ru_find(op->operands[i]->type, "token")) return true;
   return false;
 }
 
-static uint32_t value_results(const sc_op *op) {
+static uint32_t value_results(const ir_op *op) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < op->nresults; i++) {
-    sc_span t = i < op->nresult_types ? op->result_types[i] : op->results[i]->type;
-    if (sc_kc_find(t, "token")) continue;
-    if (sc_span_eq(sc_span_trim(t), "()")) continue;
+    ir_span t = i < op->nresult_types ? op->result_types[i] : op->results[i]->type;
+    if (ru_find(t, "token")) continue;
+    if (ir_span_eq(ir_span_trim(t), "()")) continue;
     n++;
   }
   return n;
 }
 
-typedef void (*cb_visit)(sc_ctx *ctx, const sc_op *op, const cb_info *ci);
+typedef void (*cb_visit)(ru_ctx *ctx, const ir_op *op, const cb_info *ci);
 /* The host transfer this one continues: a TPU host callback is a chain of send/recv ops threaded by
  * one token (sends of the operands, then recvs of the results); NULL for the first of the chain. */
-static const sc_op *previous_transfer(const sc_op *op) {
+static const ir_op *previous_transfer(const ir_op *op) {
   for (uint32_t i = 0; i < op->noperands; i++) {
-    const sc_value *v = op->operands[i];
+    const ir_value *v = op->operands[i];
     if (v && v->def && v->def != op && callback_info(v->def).kind == CB_HOST_TRANSFER) return v->def;
   }
   return NULL;
@@ -170,14 +170,14 @@ static const sc_op *previous_transfer(const sc_op *op) {
  * One callback, one diagnostic: what a rule reports on a host transfer that continues a send/recv
  * chain follows from the same report on the chain's previous op (folded into the first one, the
  * others its related sites). */
-static void visit_callback(sc_ctx *ctx, const sc_op *op, cb_visit fn) {
+static void visit_callback(ru_ctx *ctx, const ir_op *op, cb_visit fn) {
   cb_info ci = callback_info(op);
   if (ci.kind == CB_NONE) return;
   size_t first = ctx->diags.n;
   fn(ctx, op, &ci);
-  const sc_op *prev = ci.kind == CB_HOST_TRANSFER && ctx->diags.n > first ? previous_transfer(op) : NULL;
+  const ir_op *prev = ci.kind == CB_HOST_TRANSFER && ctx->diags.n > first ? previous_transfer(op) : NULL;
   for (size_t k = first; prev && k < ctx->diags.n; k++)
-    sc_diag_caused_by(ctx, &ctx->diags.v[k], ctx->diags.v[k].code, prev->pos.offset);
+    ru_diag_caused_by(ctx, &ctx->diags.v[k], ctx->diags.v[k].code, prev->pos.offset);
 }
 
 static const char *fn_snippet_for(const cb_info *ci) {
@@ -186,24 +186,24 @@ static const char *fn_snippet_for(const cb_info *ci) {
 
 /* ---- SC0401 callback-sharding-in-manual ---- */
 
-static void sharding_in_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
-  sc_kc_where w = sc_kc_locate(ctx, op);
+static void sharding_in_manual(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
+  ru_where w = ru_locate(ctx, op);
   if (!w.in_manual || !w.fully_manual) return;
   cb_sharding cs = callback_sharding(ctx, op);
   if (cs.cls != SH_MAXIMAL && cs.cls != SH_SPREAD) return;
   sc_arena *a = ctx->arena;
-  sc_diag *d = sc_emit(ctx, op,
+  sc_diag *d = ru_emit(ctx, op,
                        "callbacks do not support specifying sharding inside spmd computations: %s sits in a fully "
                        "manual shard_map (manual over %s) but carries the explicit sharding %s instead of the "
                        "per-device one (%s).",
                        cb_label(a, op, ci),
-                       w.mc->nmanual_axes ? sc_kc_axis_set(a, w.mc->manual_axes, w.mc->nmanual_axes) : "every axis",
+                       w.mc->nmanual_axes ? ru_axis_set(a, w.mc->manual_axes, w.mc->nmanual_axes) : "every axis",
                        sharding_text(a, &cs),
-                       cs.attr && sc_span_eq(cs.attr->name, "sdy.sharding") ? "`<@empty_mesh, [...]>` or none"
+                       cs.attr && ir_span_eq(cs.attr->name, "sdy.sharding") ? "`<@empty_mesh, [...]>` or none"
                                                                              : "`{manual}`");
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
-  sc_diag_fix(ctx, d, "Drop the sharding= argument of the callback inside shard_map (manual mode already runs it "
+  ru_context(ctx, d, &w);
+  ru_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
+  ru_diag_fix(ctx, d, "Drop the sharding= argument of the callback inside shard_map (manual mode already runs it "
                       "once per device)",
               cs.cls == SH_MAXIMAL
                   ? "# before (inside shard_map)\n"
@@ -214,102 +214,102 @@ static void sharding_in_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) 
                     "jax.pure_callback(fn, result_shape, x, sharding=NamedSharding(mesh, P('data')))\n"
                     "# after\n"
                     "jax.pure_callback(fn, result_shape, x)");
-  sc_fix *f = sc_diag_fix(ctx, d,
-                          cs.attr && sc_span_eq(cs.attr->name, "sdy.sharding")
+  sc_fix *f = ru_diag_fix(ctx, d,
+                          cs.attr && ir_span_eq(cs.attr->name, "sdy.sharding")
                               ? "Remove the callback's sdy.sharding attribute (inside the manual computation it runs "
                                 "per device)"
                               : "Make the callback's sharding per-device ({manual}), what JAX emits without sharding=",
                           NULL);
-  if (!sc_kc_edit_set_manual(ctx, f, op)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
-  sc_diag_fix(ctx, d, "Or move the callback out of the shard_map, where a SingleDeviceSharding is allowed", NULL);
+  if (!ru_edit_set_manual(ctx, f, op)) f->title = ar_printf(a, "%s (edit by hand)", f->title);
+  ru_diag_fix(ctx, d, "Or move the callback out of the shard_map, where a SingleDeviceSharding is allowed", NULL);
 }
 
-void sc_check_callback_sharding_in_manual(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, sharding_in_manual); }
+void ru_check_callback_sharding_in_manual(ru_ctx *ctx, const ir_op *op) { visit_callback(ctx, op, sharding_in_manual); }
 
 /* ---- SC0402 callback-partial-manual ---- */
 
-static void partial_manual(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
-  sc_kc_where w = sc_kc_locate(ctx, op);
+static void partial_manual(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
+  ru_where w = ru_locate(ctx, op);
   if (!w.partial) return;
   sc_arena *a = ctx->arena;
-  sc_astr autos_s = SC_ASTR_INIT(a);
-  for (uint32_t i = 0; i < w.nfree; i++) sc_astr_printf(&autos_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(w.free[i]->name));
-  const char *autos = sc_astr_str(&autos_s);
-  sc_diag *d = sc_emit(ctx, op,
+  ar_str autos_s = SC_ASTR_INIT(a);
+  for (uint32_t i = 0; i < w.nfree; i++) ar_str_printf(&autos_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(w.free[i]->name));
+  const char *autos = ar_str_str(&autos_s);
+  sc_diag *d = ru_emit(ctx, op,
                        "callbacks are only supported in spmd computations when all mesh axes are partitioned manually "
                        "(no partial automatic sharding). %s sits in a shard_map that is manual over %s only; %s%s%s "
                        "of mesh %s stay%s automatic.",
                        cb_label(a, op, ci),
-                       w.mc->nmanual_axes ? sc_kc_axis_set(a, w.mc->manual_axes, w.mc->nmanual_axes) : "some axes",
-                       w.nfree ? "axes {" : "other axes", autos, w.nfree ? "}" : "", sc_kc_mesh_str(a, w.mesh),
+                       w.mc->nmanual_axes ? ru_axis_set(a, w.mc->manual_axes, w.mc->nmanual_axes) : "some axes",
+                       w.nfree ? "axes {" : "other axes", autos, w.nfree ? "}" : "", ru_kc_mesh_str(a, w.mesh),
                        w.nfree == 1 ? "s" : "");
-  sc_kc_context(ctx, d, &w);
-  const sc_op *mop = w.mc->manual_op;
+  ru_context(ctx, d, &w);
+  const ir_op *mop = w.mc->manual_op;
   if (mop && mop->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
-    const sc_attr *ia = sc_op_attr(mop, "in_shardings"), *oa = sc_op_attr(mop, "out_shardings");
-    const char **ins = sc_arena_calloc(a, mop->noperands + 1, sizeof *ins);
-    const char **outs = sc_arena_calloc(a, mop->nresults + 1, sizeof *outs);
+    const ir_attr *ia = ir_op_attr(mop, "in_shardings"), *oa = ir_op_attr(mop, "out_shardings");
+    const char **ins = ar_calloc(a, mop->noperands + 1, sizeof *ins);
+    const char **outs = ar_calloc(a, mop->nresults + 1, sizeof *outs);
     for (uint32_t i = 0; i < mop->noperands; i++)
-      ins[i] = ia ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, ia->value, i), &w, NULL) : NULL;
+      ins[i] = ia ? ru_pspec(a, ru_sdy_list_entry(a, ia->value, i), &w, NULL) : NULL;
     for (uint32_t i = 0; i < mop->nresults; i++)
-      outs[i] = oa ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, oa->value, i), &w, NULL) : NULL;
-    sc_diag_fix(ctx, d,
-                sc_arena_printf(a, "Make the enclosing shard_map manual over every mesh axis: axis_names=%s",
-                                sc_kc_py_axis_names(a, w.mesh)),
-                sc_kc_shard_map_snippet(a, w.mesh, "f", ins, mop->noperands, outs, mop->nresults,
-                                        sc_kc_py_axis_names(a, w.mesh),
-                                        sc_arena_printf(a, "# f is the function passed to the shard_map at line %u",
-                                                        sc_op_line(ctx->lines, mop))));
+      outs[i] = oa ? ru_pspec(a, ru_sdy_list_entry(a, oa->value, i), &w, NULL) : NULL;
+    ru_diag_fix(ctx, d,
+                ar_printf(a, "Make the enclosing shard_map manual over every mesh axis: axis_names=%s",
+                                ru_py_axis_names(a, w.mesh)),
+                ru_shard_map_snippet(a, w.mesh, "f", ins, mop->noperands, outs, mop->nresults,
+                                        ru_py_axis_names(a, w.mesh),
+                                        ar_printf(a, "# f is the function passed to the shard_map at line %u",
+                                                        ir_op_line(ctx->lines, mop))));
   } else {
-    sc_diag_fix(ctx, d,
-                sc_arena_printf(a, "Pass axis_names=%s (every mesh axis) to the enclosing shard_map",
-                                sc_kc_py_axis_names(a, w.mesh)),
+    ru_diag_fix(ctx, d,
+                ar_printf(a, "Pass axis_names=%s (every mesh axis) to the enclosing shard_map",
+                                ru_py_axis_names(a, w.mesh)),
                 NULL);
   }
-  sc_diag_fix(ctx, d, "Or use jax.debug.callback, which wraps itself in a nested shard_map over the automatic axes",
+  ru_diag_fix(ctx, d, "Or use jax.debug.callback, which wraps itself in a nested shard_map over the automatic axes",
               "jax.debug.callback(fn, x)");
-  sc_diag_fix(ctx, d, sc_arena_printf(a, "Or hoist %s out of the shard_map to the jitted function's top level",
+  ru_diag_fix(ctx, d, ar_printf(a, "Or hoist %s out of the shard_map to the jitted function's top level",
                                       fn_snippet_for(ci)),
               NULL);
 }
 
-void sc_check_callback_partial_manual(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, partial_manual); }
+void ru_check_callback_partial_manual(ru_ctx *ctx, const ir_op *op) { visit_callback(ctx, op, partial_manual); }
 
 /* ---- SC0403 callback-not-single-device ---- */
 
-static void not_single_device(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+static void not_single_device(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
   if (ci->partitioned) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  ru_where w = ru_locate(ctx, op);
   if (w.in_manual) return;
   cb_sharding cs = callback_sharding(ctx, op);
   bool bad = cs.cls == SH_SPREAD;
   /* {manual}/{replicated}/empty-mesh at top level on a multi-device mesh also runs on every device. */
   if (cs.cls == SH_PER_DEVICE && cs.attr && w.devices > 1) {
-    const sc_sharding *s = cs.what ? cs.what : (ctx->model ? sc_model_result_sharding(ctx->model, op, 0) : NULL);
+    const md_sharding *s = cs.what ? cs.what : (ctx->model ? md_model_result_sharding(ctx->model, op, 0) : NULL);
     if (s && (s->kind == SC_SHARDING_MANUAL || s->kind == SC_SHARDING_REPLICATED)) bad = true;
   }
   if (!bad) return;
   sc_arena *a = ctx->arena;
-  sc_diag *d = sc_emit(ctx, op,
+  sc_diag *d = ru_emit(ctx, op,
                        "pure_callback only supports SingleDeviceSharding, but got NamedSharding: %s at the top level "
                        "of the jitted function has the sharding %s, which spans the %" PRId64
                        " devices of mesh %s; a callback outside shard_map runs once, on one device.",
-                       cb_label(a, op, ci), sharding_text(a, &cs), w.devices, sc_kc_mesh_str(a, w.mesh));
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
-  sc_diag_fix(ctx, d, "Pass a SingleDeviceSharding (or no sharding=: JAX then uses device 0)",
+                       cb_label(a, op, ci), sharding_text(a, &cs), w.devices, ru_kc_mesh_str(a, w.mesh));
+  ru_context(ctx, d, &w);
+  ru_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
+  ru_diag_fix(ctx, d, "Pass a SingleDeviceSharding (or no sharding=: JAX then uses device 0)",
               "jax.pure_callback(fn, result_shape, x, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))");
-  sc_fix *f = sc_diag_fix(ctx, d, "Run the callback on device 0 (a maximal sharding, what JAX emits by default)", NULL);
-  if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
-  sc_diag_fix(ctx, d, "For a per-shard callback, call it inside jax.shard_map over every mesh axis instead", NULL);
+  sc_fix *f = ru_diag_fix(ctx, d, "Run the callback on device 0 (a maximal sharding, what JAX emits by default)", NULL);
+  if (!ru_edit_set_maximal(ctx, f, op, 0)) f->title = ar_printf(a, "%s (edit by hand)", f->title);
+  ru_diag_fix(ctx, d, "For a per-shard callback, call it inside jax.shard_map over every mesh axis instead", NULL);
 }
 
-void sc_check_callback_not_single_device(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, not_single_device); }
+void ru_check_callback_not_single_device(ru_ctx *ctx, const ir_op *op) { visit_callback(ctx, op, not_single_device); }
 
 /* ---- SC0404 callback-device-not-in-assignment ---- */
 
-static void device_not_in_assignment(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
-  sc_kc_where w = sc_kc_locate(ctx, op);
+static void device_not_in_assignment(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
+  ru_where w = ru_locate(ctx, op);
   cb_sharding cs = callback_sharding(ctx, op);
   if (cs.cls != SH_MAXIMAL) return;
   int64_t n = w.devices;
@@ -318,138 +318,138 @@ static void device_not_in_assignment(sc_ctx *ctx, const sc_op *op, const cb_info
   const char *da = n <= 16 ? "" : NULL;
   if (da) {
     da = "";
-    for (int64_t i = 0; i < n; i++) da = sc_arena_printf(a, "%s%s%" PRId64, da, i ? ", " : "", i);
+    for (int64_t i = 0; i < n; i++) da = ar_printf(a, "%s%s%" PRId64, da, i ? ", " : "", i);
   } else
-    da = sc_arena_printf(a, "0..%" PRId64, n - 1);
-  sc_diag *d = sc_emit(ctx, op,
+    da = ar_printf(a, "0..%" PRId64, n - 1);
+  sc_diag *d = ru_emit(ctx, op,
                        "Sharding provided to pure_callback specifies a device %" PRId64
                        " that is not in the device assignment (%s): %s is pinned to device index %" PRId64
                        " but mesh %s has %" PRId64 " device%s.",
-                       cs.device, da, cb_label(a, op, ci), cs.device, sc_kc_mesh_str(a, w.mesh), n, n == 1 ? "" : "s");
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
-  sc_diag_fix(ctx, d, "Pick a device of the jitted computation's own device assignment",
+                       cs.device, da, cb_label(a, op, ci), cs.device, ru_kc_mesh_str(a, w.mesh), n, n == 1 ? "" : "s");
+  ru_context(ctx, d, &w);
+  ru_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
+  ru_diag_fix(ctx, d, "Pick a device of the jitted computation's own device assignment",
               "jax.pure_callback(fn, result_shape, x, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))");
-  sc_fix *f = sc_diag_fix(ctx, d, "Run the callback on device 0", NULL);
-  if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
+  sc_fix *f = ru_diag_fix(ctx, d, "Run the callback on device 0", NULL);
+  if (!ru_edit_set_maximal(ctx, f, op, 0)) f->title = ar_printf(a, "%s (edit by hand)", f->title);
   /* The same bad device, as the mesh and sharding families see it, is this mistake: the maximal mesh's
    * SC0106 (Shardy) and the op's tile-assignment SC0211 (GSPMD) fold into this diagnostic. */
-  sc_span mname = cs.what ? cs.what->mesh_name : sc_span_of(NULL, 0);
+  ir_span mname = cs.what ? cs.what->mesh_name : ir_span_of(NULL, 0);
   for (uint32_t i = 0; mname.n && ctx->model && i < ctx->model->nmeshes; i++) {
-    const sc_mesh *mm = &ctx->model->meshes[i];
+    const md_mesh *mm = &ctx->model->meshes[i];
     if (!mm->maximal || !mm->op || mm->name.n != mname.n || memcmp(mm->name.p, mname.p, mname.n) != 0) continue;
-    sc_diag_claims(ctx, d, "SC0106", mm->op->pos.offset);
+    ru_diag_claims(ctx, d, "SC0106", mm->op->pos.offset);
   }
-  sc_diag_claims(ctx, d, "SC0211", op->pos.offset);
+  ru_diag_claims(ctx, d, "SC0211", op->pos.offset);
 }
 
-void sc_check_callback_device_not_in_assignment(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, device_not_in_assignment); }
+void ru_check_callback_device_not_in_assignment(ru_ctx *ctx, const ir_op *op) { visit_callback(ctx, op, device_not_in_assignment); }
 
 /* ---- SC0405 callback-partitioned-tpu / SC0406 callback-partitioned-results ---- */
 
-static void partitioned_tpu(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+static void partitioned_tpu(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
   if (!ci->partitioned || !ctx->model || ctx->model->platform != SC_PLATFORM_TPU) return;
   sc_arena *a = ctx->arena;
-  sc_diag *d = sc_emit(ctx, op,
+  sc_diag *d = ru_emit(ctx, op,
                        "Partitioned callback not implemented on tpu backend. %s is a partitioned callback "
                        "(debug.callback(..., partitioned=True)); TPU callbacks lower to host send/recv.",
                        cb_label(a, op, ci));
-  sc_kc_where w = sc_kc_locate(ctx, op);
-  sc_kc_context(ctx, d, &w);
-  sc_diag_fix(ctx, d, "Drop partitioned=True for TPU (the callback then runs once, on device 0), or call it inside "
+  ru_where w = ru_locate(ctx, op);
+  ru_context(ctx, d, &w);
+  ru_diag_fix(ctx, d, "Drop partitioned=True for TPU (the callback then runs once, on device 0), or call it inside "
                       "jax.shard_map over every axis to run it per shard",
               "jax.debug.callback(fn, x)  # without partitioned=True");
 }
 
-void sc_check_callback_partitioned_tpu(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, partitioned_tpu); }
+void ru_check_callback_partitioned_tpu(ru_ctx *ctx, const ir_op *op) { visit_callback(ctx, op, partitioned_tpu); }
 
-static void partitioned_results(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+static void partitioned_results(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
   if (!ci->partitioned || value_results(op) == 0) return;
   sc_arena *a = ctx->arena;
-  sc_diag *d = sc_emit(ctx, op,
+  sc_diag *d = ru_emit(ctx, op,
                        "Partitioned callback not supported with return values. %s returns %u value%s besides tokens.",
                        cb_label(a, op, ci), value_results(op), value_results(op) == 1 ? "" : "s");
-  sc_kc_where w = sc_kc_locate(ctx, op);
-  sc_kc_context(ctx, d, &w);
+  ru_where w = ru_locate(ctx, op);
+  ru_context(ctx, d, &w);
   /* per shard over the mesh's axes: each device calls back with its block */
   const char *snippet = NULL;
   if (w.mesh && w.mesh->naxes && !w.mesh->synthesized) {
-    sc_astr axes_s = SC_ASTR_INIT(a);
-    for (uint32_t k = 0; k < w.mesh->naxes; k++) sc_astr_printf(&axes_s, "%s'%.*s'", k ? ", " : "", SC_SPAN_ARG(w.mesh->axes[k].name));
-    const char *axes = sc_astr_str(&axes_s);
-    const char *spec = w.mesh->naxes == 1 ? sc_arena_printf(a, "P(%s)", axes) : sc_arena_printf(a, "P((%s),)", axes);
-    snippet = sc_arena_printf(a,
+    ar_str axes_s = SC_ASTR_INIT(a);
+    for (uint32_t k = 0; k < w.mesh->naxes; k++) ar_str_printf(&axes_s, "%s'%.*s'", k ? ", " : "", SC_SPAN_ARG(w.mesh->axes[k].name));
+    const char *axes = ar_str_str(&axes_s);
+    const char *spec = w.mesh->naxes == 1 ? ar_printf(a, "P(%s)", axes) : ar_printf(a, "P((%s),)", axes);
+    snippet = ar_printf(a,
                               "mesh = %s\n"
                               "per_shard = jax.shard_map(lambda x: jax.pure_callback(fn, jax.ShapeDtypeStruct(x.shape, x.dtype), x),\n"
                               "                          mesh=mesh, in_specs=%s, out_specs=%s)",
-                              sc_kc_py_make_mesh(a, w.mesh), spec, spec);
+                              ru_py_make_mesh(a, w.mesh), spec, spec);
   }
-  sc_diag_fix(ctx, d, "Use jax.pure_callback inside jax.shard_map for a per-shard callback that returns values", snippet);
+  ru_diag_fix(ctx, d, "Use jax.pure_callback inside jax.shard_map for a per-shard callback that returns values", snippet);
 }
 
-void sc_check_callback_partitioned_results(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, partitioned_results); }
+void ru_check_callback_partitioned_results(ru_ctx *ctx, const ir_op *op) { visit_callback(ctx, op, partitioned_results); }
 
 /* ---- SC0407 callback-ordered-multi-device ---- */
 
-static void ordered_multi_device(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+static void ordered_multi_device(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
   if (ci->partitioned || ci->kind != CB_CUSTOM_CALL || !has_token(op)) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  ru_where w = ru_locate(ctx, op);
   if (w.in_manual || w.devices <= 1) return;
-  if (sc_kc_sharding_attr(op)) return;
+  if (ru_sharding_attr(op)) return;
   sc_arena *a = ctx->arena;
-  sc_diag *d = sc_emit(ctx, op,
+  sc_diag *d = ru_emit(ctx, op,
                        "The following ordered effects are not supported for more than 1 device: [OrderedDebug]. %s is "
                        "threaded through a token (ordered) and has no sharding, but the module runs on %" PRId64
                        " devices (mesh %s).",
-                       cb_label(a, op, ci), w.devices, sc_kc_mesh_str(a, w.mesh));
-  sc_kc_context(ctx, d, &w);
-  sc_diag_fix(ctx, d, "Use an unordered debug callback, or jax.experimental.io_callback(..., ordered=True), whose "
+                       cb_label(a, op, ci), w.devices, ru_kc_mesh_str(a, w.mesh));
+  ru_context(ctx, d, &w);
+  ru_diag_fix(ctx, d, "Use an unordered debug callback, or jax.experimental.io_callback(..., ordered=True), whose "
                       "ordered effect is shardable (it runs on device 0)",
               "jax.debug.print(\"{}\", x)  # ordered=False\n"
               "jax.experimental.io_callback(fn, result_shape, x, ordered=True)");
-  sc_fix *f = sc_diag_fix(ctx, d, "Pin the ordered callback to device 0 (a maximal sharding, as ordered io_callback "
+  sc_fix *f = ru_diag_fix(ctx, d, "Pin the ordered callback to device 0 (a maximal sharding, as ordered io_callback "
                                   "lowers)",
                           NULL);
-  if (!sc_kc_edit_set_maximal(ctx, f, op, 0)) f->title = sc_arena_printf(a, "%s (edit by hand)", f->title);
+  if (!ru_edit_set_maximal(ctx, f, op, 0)) f->title = ar_printf(a, "%s (edit by hand)", f->title);
 }
 
-void sc_check_callback_ordered_multi_device(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, ordered_multi_device); }
+void ru_check_callback_ordered_multi_device(ru_ctx *ctx, const ir_op *op) { visit_callback(ctx, op, ordered_multi_device); }
 
 /* ---- SC0408 callback-wrong-platform ---- */
 
-static void wrong_platform(sc_ctx *ctx, const sc_op *op, const cb_info *ci) {
+static void wrong_platform(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
   sc_platform p = ctx->model ? ctx->model->platform : SC_PLATFORM_UNSPECIFIED;
   if (p == SC_PLATFORM_UNSPECIFIED || ci->kind != CB_CUSTOM_CALL || ci->platform == p) return;
   if (ci->partitioned && p == SC_PLATFORM_TPU) return; /* callback-partitioned-tpu */
   sc_arena *a = ctx->arena;
-  sc_diag *d = sc_emit(ctx, op,
+  sc_diag *d = ru_emit(ctx, op,
                        "%s is the %s lowering of a JAX host callback, but the module is checked for %s: %s has no "
                        "handler for it.",
                        cb_label(a, op, ci), sc_platform_name(ci->platform), sc_platform_name(p),
                        p == SC_PLATFORM_TPU ? "TPU (whose callbacks lower to host send/recv)" : sc_platform_name(p));
-  sc_kc_where w = sc_kc_locate(ctx, op);
-  sc_kc_context(ctx, d, &w);
-  sc_diag_fix(ctx, d,
-              sc_arena_printf(a, "Lower the module for the platform it runs on (%s)", sc_platform_name(p)),
-              sc_kc_py_arg_structs(ctx)
-                  ? sc_arena_printf(a, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
-                                    sc_kc_py_fn_name(ctx), sc_kc_py_arg_structs(ctx),
+  ru_where w = ru_locate(ctx, op);
+  ru_context(ctx, d, &w);
+  ru_diag_fix(ctx, d,
+              ar_printf(a, "Lower the module for the platform it runs on (%s)", sc_platform_name(p)),
+              ru_py_arg_structs(ctx)
+                  ? ar_printf(a, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
+                                    ru_py_fn_name(ctx), ru_py_arg_structs(ctx),
                                     p == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(p))
                   : NULL);
 }
 
-void sc_check_callback_wrong_platform(sc_ctx *ctx, const sc_op *op) { visit_callback(ctx, op, wrong_platform); }
+void ru_check_callback_wrong_platform(ru_ctx *ctx, const ir_op *op) { visit_callback(ctx, op, wrong_platform); }
 
 /* ---- SC0409 callback-multi-platform ---- */
 
 /* The `_platform_index` argument of a module lowered for several platforms (jax.export(platforms=[...])
  * passes the platform as a global constant and branches on it with stablehlo.case), or NULL. */
-static const sc_value *platform_index_arg(const sc_module *m) {
+static const ir_value *platform_index_arg(const ir_module *m) {
   for (uint32_t f = 0; f < m->nfuncs; f++) {
-    const sc_block *b = ru_body(m->funcs[f]);
+    const ir_block *b = ru_body(m->funcs[f]);
     for (uint32_t i = 0; b && i < b->nargs; i++) {
-      const sc_attr *g = sc_attrs_find(sc_value_attrs(b->args[i]), "jax.global_constant");
-      if (g && sc_span_eq(sc_span_trim(g->value), "\"_platform_index\"")) return b->args[i];
+      const ir_attr *g = ir_attrs_find(ir_value_attrs(b->args[i]), "jax.global_constant");
+      if (g && ir_span_eq(ir_span_trim(g->value), "\"_platform_index\"")) return b->args[i];
     }
   }
   return NULL;
@@ -457,37 +457,37 @@ static const sc_value *platform_index_arg(const sc_module *m) {
 
 /* Found once per run (the rule's state): the `_platform_index` argument and the first callback's site. */
 typedef struct {
-  const sc_value *platform_index;
+  const ir_value *platform_index;
   uint32_t root;
 } multi_platform_state;
 
-void sc_check_callback_multi_platform(sc_ctx *ctx, const sc_op *op) {
-  void **slot = sc_rule_state(ctx);
+void ru_check_callback_multi_platform(ru_ctx *ctx, const ir_op *op) {
+  void **slot = ru_rule_state(ctx);
   multi_platform_state *st = slot ? *slot : NULL;
   if (!st) {
-    st = sc_arena_calloc(ctx->arena, 1, sizeof *st);
+    st = ar_calloc(ctx->arena, 1, sizeof *st);
     st->platform_index = platform_index_arg(ctx->module);
     st->root = SC_SITE_ANY;
     if (slot) *slot = st;
   }
-  const sc_value *pi = st->platform_index;
+  const ir_value *pi = st->platform_index;
   if (!pi) return;
   cb_info ci = callback_info(op);
   if (ci.kind == CB_NONE) return;
-  sc_diag *d = sc_emit(ctx, op,
+  sc_diag *d = ru_emit(ctx, op,
                        "multi-platform lowering for python_callback: %s is in a module lowered for several "
                        "platforms (its function takes the `_platform_index` argument %.*s); JAX cannot lower a "
                        "host callback for more than one platform, and each platform needs its own callback target.",
                        cb_label(ctx->arena, op, &ci), SC_SPAN_ARG(pi->name));
-  sc_kc_where w = sc_kc_locate(ctx, op);
-  sc_kc_context(ctx, d, &w);
+  ru_where w = ru_locate(ctx, op);
+  ru_context(ctx, d, &w);
   /* one module, one mistake: the other callbacks (one per platform branch) are related sites */
-  if (st->root != SC_SITE_ANY) sc_diag_caused_by(ctx, d, "SC0409", st->root);
+  if (st->root != SC_SITE_ANY) ru_diag_caused_by(ctx, d, "SC0409", st->root);
   else st->root = op->pos.offset;
-  const char *args = sc_kc_py_arg_structs(ctx);
-  sc_diag_fix(ctx, d, "Export the function for one platform per artifact",
-              args ? sc_arena_printf(ctx->arena, "exported = jax.export.export(jax.jit(%s), platforms=('%s',))(%s)",
-                                     sc_kc_py_fn_name(ctx), ci.platform == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(ci.platform),
+  const char *args = ru_py_arg_structs(ctx);
+  ru_diag_fix(ctx, d, "Export the function for one platform per artifact",
+              args ? ar_printf(ctx->arena, "exported = jax.export.export(jax.jit(%s), platforms=('%s',))(%s)",
+                                     ru_py_fn_name(ctx), ci.platform == SC_PLATFORM_GPU ? "cuda" : sc_platform_name(ci.platform),
                                      args)
                    : NULL);
 }

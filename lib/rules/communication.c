@@ -1,5 +1,5 @@
 /* communication.c — the communication family (SC09xx): the collectives the partitioner inserts where
- * the propagated shardings disagree with an op's sharding rule (lib/cost sc_cost_collectives, the
+ * the propagated shardings disagree with an op's sharding rule (lib/cost cost_collectives, the
  * explicit-reshard pass). A reshard that all-gathers a sharded tensor to fully replicated (SC0901, XLA's
  * "Involuntary full rematerialization"), any inserted collective above a size threshold (SC0902).
  * Without propagation (--no-propagate) there are no collectives and these rules say nothing. */
@@ -18,51 +18,51 @@ static bool replicated(const prop_sharding *s) {
 }
 
 static const char *spec_of(sc_arena *a, const prop_sharding *s) {
-  return s ? sc_sharding_partition_spec(a, prop_sharding_to_model(a, s)) : NULL;
+  return s ? md_sharding_partition_spec(a, prop_sharding_to_model(a, s)) : NULL;
 }
 
 /* "'data'" or "('data', 'model')": a collective's mesh axes as JAX names them (the first 8). */
 static const char *axes_text(sc_arena *a, const sc_cost_collective *k) {
-  sc_astr b = SC_ASTR_INIT(a);
-  if (k->naxes != 1) sc_astr_puts(&b, "(");
+  ar_str b = SC_ASTR_INIT(a);
+  if (k->naxes != 1) ar_str_puts(&b, "(");
   size_t shown = k->naxes < 8 ? k->naxes : 8; /* bounded on hostile meshes */
-  for (size_t i = 0; i < shown; i++) sc_astr_printf(&b, "%s'%s'", i ? ", " : "", k->axes[i]);
-  if (shown < k->naxes) sc_astr_printf(&b, ", and %zu more", k->naxes - shown);
-  if (k->naxes != 1) sc_astr_puts(&b, ")");
-  return sc_astr_str(&b);
+  for (size_t i = 0; i < shown; i++) ar_str_printf(&b, "%s'%s'", i ? ", " : "", k->axes[i]);
+  if (shown < k->naxes) ar_str_printf(&b, ", and %zu more", k->naxes - shown);
+  if (k->naxes != 1) ar_str_puts(&b, ")");
+  return ar_str_str(&b);
 }
 
 /* "model.py:12: " when the op's debug info names the user's Python line, else "". */
-static const char *python_lead(sc_ctx *ctx, const sc_op *op) {
-  const char *site = sc_kc_py_call_site(ctx, op);
-  return site ? sc_arena_printf(ctx->arena, "%s: ", site) : "";
+static const char *python_lead(ru_ctx *ctx, const ir_op *op) {
+  const char *site = ru_py_call_site(ctx, op);
+  return site ? ar_printf(ctx->arena, "%s: ", site) : "";
 }
 
-static void add_context(sc_ctx *ctx, sc_diag *d, const sc_cost_collective *k) {
-  sc_diag_context(ctx, d, "collective", k->kind);
-  sc_diag_context_list(ctx, d, "axes", k->axes, k->naxes);
-  sc_diag_context(ctx, d, "bytes_per_device", sc_arena_printf(ctx->arena, "%" PRId64, k->bytes_per_device));
-  sc_diag_context(ctx, d, "reason", k->reason);
+static void add_context(ru_ctx *ctx, sc_diag *d, const sc_cost_collective *k) {
+  ru_diag_context(ctx, d, "collective", k->kind);
+  ru_diag_context_list(ctx, d, "axes", k->axes, k->naxes);
+  ru_diag_context(ctx, d, "bytes_per_device", ar_printf(ctx->arena, "%" PRId64, k->bytes_per_device));
+  ru_diag_context(ctx, d, "reason", k->reason);
 }
 
 /* A mesh a fix can name: named axes, more than one device. */
-static const sc_mesh *named_mesh(const prop_sharding *s) {
-  const sc_mesh *m = s ? s->mesh : NULL;
+static const md_mesh *named_mesh(const prop_sharding *s) {
+  const md_mesh *m = s ? s->mesh : NULL;
   return m && !m->synthesized && !m->maximal && m->naxes && m->devices > 1 ? m : NULL;
 }
 
 /* False for a reshard the compiled program will not have: a value returned as a function result that has
  * no sharding written (JAX's unspecified out_shardings) takes the value's sharding when the partitioner
  * propagates, where the reshard pass alone reads it as replicated. */
-static bool inserted(sc_ctx *ctx, const prop_reshard *r) {
+static bool inserted(ru_ctx *ctx, const prop_reshard *r) {
   /* Left to the manual family (SC05xx): edges of a manual computation and ops inside one, whose shardings
    * mix manual and free axes. GSPMD modules' made-up mesh has no axes a message or fix could name. */
   if (!named_mesh(r->from ? r->from : r->to)) return false;
-  for (const sc_op *p = r->op; p; p = p->parent_op)
+  for (const ir_op *p = r->op; p; p = p->parent_op)
     if (p->kind == SC_OP_SDY_MANUAL_COMPUTATION || p->kind == SC_OP_SDY_RETURN) return false;
   if (r->op->kind != SC_OP_RETURN || !r->op->func) return true;
   for (uint32_t k = 0; k < r->op->noperands; k++)
-    if (r->op->operands[k] == r->value && !sc_model_func_result_sharding(ctx->model, r->op->func, k)) return false;
+    if (r->op->operands[k] == r->value && !md_model_func_result_sharding(ctx->model, r->op->func, k)) return false;
   return true;
 }
 
@@ -77,23 +77,23 @@ static bool full_rematerialization(const sc_cost_collective *k, const prop_resha
 /* The fix that leaves the value as the op makes it: a result resharded after its op is constrained to the
  * sharding the op computes it in (`from`); a returned value gets it as the jitted function's out_shardings.
  * NULL for an operand (the op's other tensors decide; no one-line fix is right in general). */
-static const char *keep_snippet(sc_ctx *ctx, const prop_reshard *r, const char *note) {
-  const sc_mesh *mesh = named_mesh(r->from);
+static const char *keep_snippet(ru_ctx *ctx, const prop_reshard *r, const char *note) {
+  const md_mesh *mesh = named_mesh(r->from);
   const char *from = spec_of(ctx->arena, r->from);
   if (!mesh || !from) return NULL;
-  const char *mk = sc_kc_py_make_mesh(ctx->arena, mesh);
+  const char *mk = ru_py_make_mesh(ctx->arena, mesh);
   if (r->op->kind == SC_OP_RETURN)
-    return sc_arena_printf(ctx->arena, "mesh = %s\nf = jax.jit(f, out_shardings=NamedSharding(mesh, %s))  # %s: %s", mk, from,
+    return ar_printf(ctx->arena, "mesh = %s\nf = jax.jit(f, out_shardings=NamedSharding(mesh, %s))  # %s: %s", mk, from,
                            r->what, note);
   if (strncmp(r->what, "result", 6)) return NULL;
-  return sc_arena_printf(ctx->arena, "mesh = %s\ny = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, %s))  # %s of %.*s: %s",
+  return ar_printf(ctx->arena, "mesh = %s\ny = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, %s))  # %s of %.*s: %s",
                          mk, from, r->what, SC_SPAN_ARG(r->op->name), note);
 }
 
 /* SC0901: an all-gather whose reshard ends fully replicated: every device rebuilds the whole tensor. */
-void sc_check_comm_full_rematerialization(sc_ctx *ctx);
-void sc_check_comm_full_rematerialization(sc_ctx *ctx) {
-  const sc_cost *c = ctx->cost;
+void ru_check_comm_full_rematerialization(ru_ctx *ctx);
+void ru_check_comm_full_rematerialization(ru_ctx *ctx) {
+  const cost_analysis *c = ctx->cost;
   if (!c || !c->collective_reshards) return;
   sc_arena *a = ctx->arena;
   for (size_t i = 0; i < c->report.ncollectives; i++) {
@@ -101,23 +101,23 @@ void sc_check_comm_full_rematerialization(sc_ctx *ctx) {
     const prop_reshard *r = c->collective_reshards[i];
     if (!full_rematerialization(k, r) || !inserted(ctx, r)) continue;
     const char *from = spec_of(a, r->from), *axes = axes_text(a, k);
-    const char *bytes = sc_cost_bytes_str(a, k->bytes_per_device);
-    sc_diag *d = sc_emit(ctx, r->op,
+    const char *bytes = cost_bytes_str(a, k->bytes_per_device);
+    sc_diag *d = ru_emit(ctx, r->op,
                          "%s%s of %.*s (%.*s) is sharded %s but is needed fully replicated: the partitioner all-gathers "
                          "it over %s, %s received per device, and every device holds the whole tensor (XLA: "
                          "\"Involuntary full rematerialization\").",
                          python_lead(ctx, r->op), r->what, SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), from, axes,
                          bytes);
     add_context(ctx, d, k);
-    const char *fix = keep_snippet(ctx, r, sc_arena_printf(a, "stays sharded over %s instead of gathering %s per device", axes, bytes));
-    if (fix) sc_diag_fix(ctx, d, "Keep the value sharded as the op computes it instead of replicating it", fix);
+    const char *fix = keep_snippet(ctx, r, ar_printf(a, "stays sharded over %s instead of gathering %s per device", axes, bytes));
+    if (fix) ru_diag_fix(ctx, d, "Keep the value sharded as the op computes it instead of replicating it", fix);
   }
 }
 
 /* SC0902: any inserted collective above max_implicit_collective_bytes (default 1 GiB). */
-void sc_check_comm_implicit_collective(sc_ctx *ctx);
-void sc_check_comm_implicit_collective(sc_ctx *ctx) {
-  const sc_cost *c = ctx->cost;
+void ru_check_comm_implicit_collective(ru_ctx *ctx);
+void ru_check_comm_implicit_collective(ru_ctx *ctx) {
+  const cost_analysis *c = ctx->cost;
   int64_t max = ctx->options->thresholds.max_implicit_collective_bytes;
   if (max <= 0) max = INT64_C(1) << 30; /* the documented default: 1 GiB per device */
   if (!c || !c->collective_reshards) return;
@@ -128,14 +128,14 @@ void sc_check_comm_implicit_collective(sc_ctx *ctx) {
     /* a full rematerialization is SC0901's (one mistake, one diagnostic) */
     if (k->bytes_per_device <= max || full_rematerialization(k, r) || !inserted(ctx, r)) continue;
     const char *axes = k->naxes ? axes_text(a, k) : "the devices of its axes";
-    sc_diag *d = sc_emit(ctx, r->op,
+    sc_diag *d = ru_emit(ctx, r->op,
                          "%sthe partitioner inserts a%s %s over %s for %s of %.*s (%.*s): %s per device, over the "
                          "--max-implicit-collective-bytes limit of %s (%s).",
                          python_lead(ctx, r->op), strchr("aeiou", k->kind[0]) ? "n" : "", k->kind, axes, r->what,
-                         SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), sc_cost_bytes_str(a, k->bytes_per_device),
-                         sc_cost_bytes_str(a, max), k->reason);
+                         SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), cost_bytes_str(a, k->bytes_per_device),
+                         cost_bytes_str(a, max), k->reason);
     add_context(ctx, d, k);
-    const char *fix = strcmp(k->kind, "all-reduce") ? keep_snippet(ctx, r, sc_arena_printf(a, "no %s inserted", k->kind)) : NULL;
-    if (fix) sc_diag_fix(ctx, d, "Keep the value sharded as the op computes it", fix); /* partial sums: inherent */
+    const char *fix = strcmp(k->kind, "all-reduce") ? keep_snippet(ctx, r, ar_printf(a, "no %s inserted", k->kind)) : NULL;
+    if (fix) ru_diag_fix(ctx, d, "Keep the value sharded as the op computes it", fix); /* partial sums: inherent */
   }
 }

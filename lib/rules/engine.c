@@ -20,11 +20,11 @@ _Static_assert(SC_OP_KIND_COUNT <= 64, "op kinds must fit sc_rule.kinds");
 _Static_assert(SC_CC_CLASS_COUNT <= 32, "custom call classes must fit sc_rule.ccs");
 
 /* Declarations of every function named in the tables. */
-#define RULE(name, family, code, sev, summary, fn) void fn(sc_ctx *ctx);
-#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define RULE(name, family, code, sev, summary, fn) void fn(ru_ctx *ctx);
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(ru_ctx *ctx, const ir_op *op);
 #define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
-  void fn(sc_ctx *ctx, const sc_op *op);                                            \
-  void finish_fn(sc_ctx *ctx);
+  void fn(ru_ctx *ctx, const ir_op *op);                                            \
+  void finish_fn(ru_ctx *ctx);
 #define ENGINE_RULE(name, family, code, sev, summary)
 #include "rules/all.def"
 #undef RULE
@@ -32,7 +32,7 @@ _Static_assert(SC_CC_CLASS_COUNT <= 32, "custom call classes must fit sc_rule.cc
 #undef OP_RULE_FINISH
 #undef ENGINE_RULE
 
-const sc_rule sc_rule_table[] = {
+const sc_rule ru_rule_table[] = {
 #define RULE(name, family, code, sev, summary, fn) {name, family, code, sev, summary, 0, 0, SC_ANYWHERE, NULL, fn},
 #define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) {name, family, code, sev, summary, kinds, ccs, within, fn, NULL},
 #define OP_RULE_FINISH(name, family, code, sev, summary, kinds, ccs, within, fn, finish_fn) \
@@ -44,27 +44,27 @@ const sc_rule sc_rule_table[] = {
 #undef OP_RULE_FINISH
 #undef ENGINE_RULE
 };
-const size_t sc_rule_table_len = sizeof sc_rule_table / sizeof sc_rule_table[0];
+const size_t ru_rule_table_len = sizeof ru_rule_table / sizeof ru_rule_table[0];
 #define MAX_RULES 512 /* the walk's per-request scratch; codes are append-only, so this grows with them */
-_Static_assert(sizeof sc_rule_table / sizeof sc_rule_table[0] <= MAX_RULES, "raise MAX_RULES");
+_Static_assert(sizeof ru_rule_table / sizeof ru_rule_table[0] <= MAX_RULES, "raise MAX_RULES");
 
-const sc_rule *sc_rule_by_name(const char *name) {
-  for (size_t i = 0; i < sc_rule_table_len; i++)
-    if (strcmp(sc_rule_table[i].name, name) == 0) return &sc_rule_table[i];
+const sc_rule *ru_rule_by_name(const char *name) {
+  for (size_t i = 0; i < ru_rule_table_len; i++)
+    if (strcmp(ru_rule_table[i].name, name) == 0) return &ru_rule_table[i];
   return NULL;
 }
 
-const sc_rule *sc_rule_by_code(const char *code) {
-  for (size_t i = 0; i < sc_rule_table_len; i++)
-    if (strcmp(sc_rule_table[i].code, code) == 0) return &sc_rule_table[i];
+const sc_rule *ru_rule_by_code(const char *code) {
+  for (size_t i = 0; i < ru_rule_table_len; i++)
+    if (strcmp(ru_rule_table[i].code, code) == 0) return &ru_rule_table[i];
   return NULL;
 }
 
-size_t sc_rule_count(void) { return sc_rule_table_len; }
+size_t sc_rule_count(void) { return ru_rule_table_len; }
 
 void sc_rule_info(size_t i, const char **name, const char **family, const char **code, sc_severity *severity,
                   const char **summary) {
-  const sc_rule *r = &sc_rule_table[i < sc_rule_table_len ? i : 0];
+  const sc_rule *r = &ru_rule_table[i < ru_rule_table_len ? i : 0];
   if (name) *name = r->name;
   if (family) *family = r->family;
   if (code) *code = r->code;
@@ -87,8 +87,8 @@ static bool glob_matches(const char *lower_glob, const sc_rule *r) {
          strcmp(lower_glob, r->family) == 0;
 }
 
-int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const char **error) {
-  out->enabled = sc_arena_calloc(a, sc_rule_table_len, sizeof *out->enabled);
+int ru_rule_select(sc_arena *a, const char *globs, ru_rule_selection *out, const char **error) {
+  out->enabled = ar_calloc(a, ru_rule_table_len, sizeof *out->enabled);
   bool any_positive = false;
   if (globs) {
     for (const char *p = globs; *p;) {
@@ -101,7 +101,7 @@ int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const
       while (*p == ' ' || *p == ',') p++;
     }
   }
-  for (size_t i = 0; i < sc_rule_table_len; i++) out->enabled[i] = !any_positive;
+  for (size_t i = 0; i < ru_rule_table_len; i++) out->enabled[i] = !any_positive;
   if (!globs) return 0;
   for (const char *p = globs; *p;) {
     while (*p == ' ' || *p == ',') p++;
@@ -110,17 +110,17 @@ int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const
     size_t n = e ? (size_t)(e - p) : strlen(p);
     while (n && p[n - 1] == ' ') n--;
     bool negate = *p == '-';
-    char *g = sc_arena_strndup(a, p + negate, n - negate);
+    char *g = ar_strndup(a, p + negate, n - negate);
     for (char *c = g; *c; c++) *c = (char)tolower((unsigned char)*c);
     bool matched = false;
-    for (size_t i = 0; i < sc_rule_table_len; i++) {
-      if (glob_matches(g, &sc_rule_table[i])) {
+    for (size_t i = 0; i < ru_rule_table_len; i++) {
+      if (glob_matches(g, &ru_rule_table[i])) {
         out->enabled[i] = !negate;
         matched = true;
       }
     }
     if (!matched) {
-      *error = sc_arena_printf(a, "rule selector '%s' matches no rule (see `shardcheck rules`)", g);
+      *error = ar_printf(a, "rule selector '%s' matches no rule (see `shardcheck rules`)", g);
       return -1;
     }
     p += n;
@@ -129,15 +129,15 @@ int sc_rule_select(sc_arena *a, const char *globs, sc_rule_selection *out, const
 }
 
 int sc_rules_validate(sc_arena *a, const char *globs, const char **error) {
-  sc_rule_selection sel;
-  return sc_rule_select(a, globs, &sel, error);
+  ru_rule_selection sel;
+  return ru_rule_select(a, globs, &sel, error);
 }
 
 /* ---- The walk ---------------------------------------------------------------------------------- */
 
 /* Dispatch slots: one per op kind, and for custom calls one per custom call class. */
 #define SLOT_COUNT (SC_OP_KIND_COUNT + SC_CC_CLASS_COUNT)
-static unsigned slot_of(const sc_op *op) {
+static unsigned slot_of(const ir_op *op) {
   return op->kind == SC_OP_CUSTOM_CALL && op->cc < SC_CC_CLASS_COUNT ? SC_OP_KIND_COUNT + op->cc : op->kind;
 }
 
@@ -160,7 +160,7 @@ typedef struct {
 } dispatch;
 
 static bool listed(const bool *enabled, size_t i, bool scoped) {
-  const sc_rule *r = &sc_rule_table[i];
+  const sc_rule *r = &ru_rule_table[i];
   return enabled[i] && r->visit && (r->within != SC_ANYWHERE) == scoped;
 }
 
@@ -171,32 +171,32 @@ static void build_lists(sc_arena *a, const bool *enabled, bool scoped, rule_list
   uint32_t count[SLOT_COUNT] = {0};
   uint16_t visiting[MAX_RULES];
   size_t nvisiting = 0;
-  for (size_t i = 0; i < sc_rule_table_len; i++)
+  for (size_t i = 0; i < ru_rule_table_len; i++)
     if (listed(enabled, i, scoped)) visiting[nvisiting++] = (uint16_t)i;
   for (size_t k = 0; k < nvisiting; k++)
-    for (unsigned s = 0; s < SLOT_COUNT; s++) count[s] += rule_sees(&sc_rule_table[visiting[k]], s);
+    for (unsigned s = 0; s < SLOT_COUNT; s++) count[s] += rule_sees(&ru_rule_table[visiting[k]], s);
   uint32_t n = 0;
   for (unsigned s = 0; s < SLOT_COUNT; s++) {
     l->start[s] = n;
     n += count[s];
   }
   l->start[SLOT_COUNT] = n;
-  l->rules = sc_arena_alloc(a, (n ? n : 1) * sizeof *l->rules);
+  l->rules = ar_alloc(a, (n ? n : 1) * sizeof *l->rules);
   uint32_t fill[SLOT_COUNT];
   memcpy(fill, l->start, sizeof fill);
   for (size_t k = 0; k < nvisiting; k++) /* rules in table order within each slot */
     for (unsigned s = 0; s < SLOT_COUNT; s++)
-      if (rule_sees(&sc_rule_table[visiting[k]], s)) l->rules[fill[s]++] = visiting[k];
+      if (rule_sees(&ru_rule_table[visiting[k]], s)) l->rules[fill[s]++] = visiting[k];
 }
 
 static void build_dispatch(sc_arena *a, const bool *enabled, dispatch *d) {
   build_lists(a, enabled, false, &d->anywhere);
   build_lists(a, enabled, true, &d->scoped);
   memset(d->opens_scope, 0, sizeof d->opens_scope);
-  for (size_t i = 0; i < sc_rule_table_len; i++)
-    if (enabled[i] && sc_rule_table[i].visit && sc_rule_table[i].within != SC_ANYWHERE &&
-        sc_rule_table[i].within < SC_OP_KIND_COUNT)
-      d->opens_scope[sc_rule_table[i].within] = true;
+  for (size_t i = 0; i < ru_rule_table_len; i++)
+    if (enabled[i] && ru_rule_table[i].visit && ru_rule_table[i].within != SC_ANYWHERE &&
+        ru_rule_table[i].within < SC_OP_KIND_COUNT)
+      d->opens_scope[ru_rule_table[i].within] = true;
 }
 
 /* What one rule call reported: its diagnostics [diag, diag_end) and links [cause, cause_end). */
@@ -208,7 +208,7 @@ typedef struct {
 typedef SC_VEC(segment) segment_vec;
 
 /* Notes that rule i reported diagnostics [d0, diags.n) and links [c0, causes.n) in its last call. */
-static void note_segment(sc_ctx *ctx, uint32_t i, uint32_t d0, uint32_t c0, segment_vec *segs) {
+static void note_segment(ru_ctx *ctx, uint32_t i, uint32_t d0, uint32_t c0, segment_vec *segs) {
   segment *last = segs->n ? &segs->v[segs->n - 1] : NULL;
   if (last && last->rule == i && last->diag_end == d0 && last->cause_end == c0) {
     last->diag_end = (uint32_t)ctx->diags.n; /* the same rule again: extend its run */
@@ -219,16 +219,16 @@ static void note_segment(sc_ctx *ctx, uint32_t i, uint32_t d0, uint32_t c0, segm
   SC_PUSH(ctx->arena, *segs, s);
 }
 
-static bool cancelled(const sc_ctx *ctx) { return ctx->options && ctx->options->cancel && *ctx->options->cancel; }
+static bool cancelled(const ru_ctx *ctx) { return ctx->options && ctx->options->cancel && *ctx->options->cancel; }
 
 /* Ops between polls of the cancel flag and charges to the work meter (the request's CPU budget). */
 #define WALK_POLL_OPS 1024u
 
 /* Calls rule i's visit on op, noting what it reported. */
-static inline void visit_one(sc_ctx *ctx, uint32_t i, const sc_op *op, segment_vec *segs) {
+static inline void visit_one(ru_ctx *ctx, uint32_t i, const ir_op *op, segment_vec *segs) {
   size_t d0 = ctx->diags.n, c0 = ctx->causes.n;
-  ctx->rule = &sc_rule_table[i];
-  sc_rule_table[i].visit(ctx, op);
+  ctx->rule = &ru_rule_table[i];
+  ru_rule_table[i].visit(ctx, op);
   if (ctx->diags.n != d0 || ctx->causes.n != c0) note_segment(ctx, i, (uint32_t)d0, (uint32_t)c0, segs);
 }
 
@@ -240,20 +240,20 @@ typedef struct {
 
 /* The walk: module->ops is the preorder, so an op's subtree is ops[id + 1, subtree_end) and open
  * scopes nest (a stack). Returns false when the request was cancelled. */
-static bool walk(sc_ctx *ctx, const dispatch *d, segment_vec *segs) {
-  const sc_module *m = ctx->module;
+static bool walk(ru_ctx *ctx, const dispatch *d, segment_vec *segs) {
+  const ir_module *m = ctx->module;
   uint32_t open[SC_OP_KIND_COUNT] = {0};
   SC_VEC(open_scope) scopes = {0};
   for (uint32_t k = 0; k < m->nops; k++) {
-    if (k % WALK_POLL_OPS == WALK_POLL_OPS - 1 && (sc_arena_step(ctx->arena, WALK_POLL_OPS) || cancelled(ctx)))
+    if (k % WALK_POLL_OPS == WALK_POLL_OPS - 1 && (ar_step(ctx->arena, WALK_POLL_OPS) || cancelled(ctx)))
       return false;
     while (scopes.n && scopes.v[scopes.n - 1].end <= k) open[scopes.v[--scopes.n].kind]--;
-    const sc_op *op = m->ops[k];
+    const ir_op *op = m->ops[k];
     unsigned s = slot_of(op);
     for (uint32_t j = d->anywhere.start[s], end = d->anywhere.start[s + 1]; j < end; j++)
       visit_one(ctx, d->anywhere.rules[j], op, segs);
     for (uint32_t j = scopes.n ? d->scoped.start[s] : 0, end = scopes.n ? d->scoped.start[s + 1] : 0; j < end; j++)
-      if (open[sc_rule_table[d->scoped.rules[j]].within]) visit_one(ctx, d->scoped.rules[j], op, segs);
+      if (open[ru_rule_table[d->scoped.rules[j]].within]) visit_one(ctx, d->scoped.rules[j], op, segs);
     if (op->kind < SC_OP_KIND_COUNT && d->opens_scope[op->kind] && op->subtree_end > k + 1) {
       open_scope o = {op->subtree_end, op->kind};
       SC_PUSH(ctx->arena, scopes, o);
@@ -266,20 +266,20 @@ static bool walk(sc_ctx *ctx, const dispatch *d, segment_vec *segs) {
 /* Reorders what this run reported into table order (each rule's diagnostics in the order it reported
  * them), as when the rules ran one after another: folding and the report's order of equal keys depend
  * on it. Links are reordered the same way and renumbered. */
-static void restore_rule_order(sc_ctx *ctx, const segment_vec *segs, uint32_t diag0, uint32_t cause0) {
+static void restore_rule_order(ru_ctx *ctx, const segment_vec *segs, uint32_t diag0, uint32_t cause0) {
   uint32_t nd = (uint32_t)ctx->diags.n - diag0, nc = (uint32_t)ctx->causes.n - cause0;
   if (segs->n < 2 || !nd) return;
   sc_arena *a = ctx->arena;
   /* stable counting sort of the segments by rule */
-  uint32_t *count = sc_arena_calloc(a, sc_rule_table_len + 1, sizeof *count);
+  uint32_t *count = ar_calloc(a, ru_rule_table_len + 1, sizeof *count);
   for (size_t i = 0; i < segs->n; i++) count[segs->v[i].rule + 1]++;
-  for (size_t r = 0; r < sc_rule_table_len; r++) count[r + 1] += count[r];
-  const segment **order = sc_arena_alloc(a, segs->n * sizeof *order);
+  for (size_t r = 0; r < ru_rule_table_len; r++) count[r + 1] += count[r];
+  const segment **order = ar_alloc(a, segs->n * sizeof *order);
   for (size_t i = 0; i < segs->n; i++) order[count[segs->v[i].rule]++] = &segs->v[i];
-  sc_diag *diags = sc_arena_alloc(a, nd * sizeof *diags);
-  uint32_t *anchors = sc_arena_alloc(a, nd * sizeof *anchors);
-  uint32_t *moved_to = sc_arena_alloc(a, nd * sizeof *moved_to);
-  sc_cause *causes = sc_arena_alloc(a, (nc ? nc : 1) * sizeof *causes);
+  sc_diag *diags = ar_alloc(a, nd * sizeof *diags);
+  uint32_t *anchors = ar_alloc(a, nd * sizeof *anchors);
+  uint32_t *moved_to = ar_alloc(a, nd * sizeof *moved_to);
+  ru_cause *causes = ar_alloc(a, (nc ? nc : 1) * sizeof *causes);
   uint32_t dn = 0, cn = 0;
   for (size_t i = 0; i < segs->n; i++) {
     const segment *s = order[i];
@@ -298,28 +298,28 @@ static void restore_rule_order(sc_ctx *ctx, const segment_vec *segs, uint32_t di
   }
 }
 
-void **sc_rule_state(sc_ctx *ctx) {
-  return ctx->rule && ctx->rule_state ? &ctx->rule_state[ctx->rule - sc_rule_table] : NULL;
+void **ru_rule_state(ru_ctx *ctx) {
+  return ctx->rule && ctx->rule_state ? &ctx->rule_state[ctx->rule - ru_rule_table] : NULL;
 }
 
-void sc_rules_run(sc_ctx *ctx, const sc_rule_selection *sel) {
+void ru_rules_run(ru_ctx *ctx, const ru_rule_selection *sel) {
   if (cancelled(ctx)) return;
   sc_arena *a = ctx->arena;
-  bool *enabled = sc_arena_alloc(a, sc_rule_table_len * sizeof *enabled);
-  for (size_t i = 0; i < sc_rule_table_len; i++) enabled[i] = !sel || !sel->enabled || sel->enabled[i];
-  ctx->rule_state = sc_arena_calloc(a, sc_rule_table_len, sizeof *ctx->rule_state);
+  bool *enabled = ar_alloc(a, ru_rule_table_len * sizeof *enabled);
+  for (size_t i = 0; i < ru_rule_table_len; i++) enabled[i] = !sel || !sel->enabled || sel->enabled[i];
+  ctx->rule_state = ar_calloc(a, ru_rule_table_len, sizeof *ctx->rule_state);
   ctx->rule_cache = NULL; /* per module: a split-input-file chunk's verdicts are not the next one's */
   uint32_t diag0 = (uint32_t)ctx->diags.n, cause0 = (uint32_t)ctx->causes.n;
   segment_vec segs = {0};
   dispatch d;
   build_dispatch(a, enabled, &d);
   bool done = walk(ctx, &d, &segs);
-  for (size_t i = 0; done && i < sc_rule_table_len; i++) {
-    if (!enabled[i] || !sc_rule_table[i].finish) continue;
+  for (size_t i = 0; done && i < ru_rule_table_len; i++) {
+    if (!enabled[i] || !ru_rule_table[i].finish) continue;
     if (cancelled(ctx)) break;
     size_t d0 = ctx->diags.n, c0 = ctx->causes.n;
-    ctx->rule = &sc_rule_table[i];
-    sc_rule_table[i].finish(ctx);
+    ctx->rule = &ru_rule_table[i];
+    ru_rule_table[i].finish(ctx);
     if (ctx->diags.n != d0 || ctx->causes.n != c0) note_segment(ctx, (uint32_t)i, (uint32_t)d0, (uint32_t)c0, &segs);
   }
   restore_rule_order(ctx, &segs, diag0, cause0);
@@ -341,36 +341,36 @@ static uint32_t token_end(const char *buf, size_t len, uint32_t at) {
   return e > at ? e : at + 1;
 }
 
-static void default_span(sc_ctx *ctx, sc_diag *d) {
+static void default_span(ru_ctx *ctx, sc_diag *d) {
   if (!ctx->buf || d->offset >= ctx->len) return;
-  sc_diag_span(ctx, d, d->offset, token_end(ctx->buf, ctx->len, d->offset));
+  ru_diag_span(ctx, d, d->offset, token_end(ctx->buf, ctx->len, d->offset));
 }
 
-static sc_diag *report_v(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc_op *op, const char *fmt, va_list ap) {
+static sc_diag *report_v(ru_ctx *ctx, sc_severity sev, uint32_t offset, const ir_op *op, const char *fmt, va_list ap) {
   sc_diag d;
   memset(&d, 0, sizeof d);
   const sc_rule *r = ctx->rule;
   d.code = r ? r->code : "SC0000";
   d.rule = r ? r->name : "internal";
   d.severity = sev;
-  d.message = sc_arena_vprintf(ctx->arena, fmt, ap);
+  d.message = ar_vprintf(ctx->arena, fmt, ap);
   d.offset = offset;
   if (ctx->lines) {
-    sc_pos pos = sc_linemap_pos(ctx->lines, offset);
+    ir_pos pos = ir_linemap_pos(ctx->lines, offset);
     d.line = pos.line;
     d.col = pos.col;
   }
   if (op) {
-    if (op->func && sc_op_sym_name(op->func).n) d.function = sc_span_dup(ctx->arena, sc_op_sym_name(op->func));
-    else if (op->kind == SC_OP_FUNC && sc_op_sym_name(op).n)
-      d.function = sc_span_dup(ctx->arena, sc_op_sym_name(op));
-    d.op = sc_span_dup(ctx->arena, op->name);
-    sc_span target = sc_op_custom_call_target(op);
-    if (target.n) d.target = sc_span_dup(ctx->arena, target);
-    sc_srcloc src = sc_op_srcloc(ctx->module, op); /* resolved here, not per op while parsing */
+    if (op->func && ir_op_sym_name(op->func).n) d.function = ir_span_dup(ctx->arena, ir_op_sym_name(op->func));
+    else if (op->kind == SC_OP_FUNC && ir_op_sym_name(op).n)
+      d.function = ir_span_dup(ctx->arena, ir_op_sym_name(op));
+    d.op = ir_span_dup(ctx->arena, op->name);
+    ir_span target = ir_op_custom_call_target(op);
+    if (target.n) d.target = ir_span_dup(ctx->arena, target);
+    ir_srcloc src = ir_op_srcloc(ctx->module, op); /* resolved here, not per op while parsing */
     if (src.known) {
       d.has_source = true;
-      d.source_file = sc_span_dup(ctx->arena, src.file);
+      d.source_file = ir_span_dup(ctx->arena, src.file);
       d.source_line = src.line;
       d.source_col = src.col;
     }
@@ -379,20 +379,20 @@ static sc_diag *report_v(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc
   SC_PUSH(ctx->arena, ctx->anchors, offset);
   sc_diag *out = &ctx->diags.v[ctx->diags.n - 1];
   /* An op's culprit token: its custom call target (with the '@'), else its name. */
-  uint32_t at = op && op->pos.offset == offset ? sc_ctx_offset_of(ctx, sc_op_custom_call_target(op)) : UINT32_MAX;
+  uint32_t at = op && op->pos.offset == offset ? ru_ctx_offset_of(ctx, ir_op_custom_call_target(op)) : UINT32_MAX;
   if (at != UINT32_MAX && at > offset && (ctx->buf[at - 1] == '@' || ctx->buf[at - 1] == '"')) {
-    uint32_t end = at + sc_op_custom_call_target(op).n;
+    uint32_t end = at + ir_op_custom_call_target(op).n;
     if (end < ctx->len && ctx->buf[end] == '"') end++; /* @"quoted" / "quoted" */
-    sc_diag_span(ctx, out, at - 1, end);
-  } else if (op && op->pos.offset == offset && sc_span_eq(op->name, "sdy.mesh") && op->end > offset) {
-    sc_diag_span(ctx, out, offset, op->end); /* a mesh's problem: its declaration */
-  } else if (!(op && op->pos.offset == offset && sc_diag_span_text(ctx, out, op->name))) {
+    ru_diag_span(ctx, out, at - 1, end);
+  } else if (op && op->pos.offset == offset && ir_span_eq(op->name, "sdy.mesh") && op->end > offset) {
+    ru_diag_span(ctx, out, offset, op->end); /* a mesh's problem: its declaration */
+  } else if (!(op && op->pos.offset == offset && ru_diag_span_text(ctx, out, op->name))) {
     default_span(ctx, out);
   }
   return out;
 }
 
-sc_diag *sc_emit(sc_ctx *ctx, const sc_op *op, const char *fmt, ...) {
+sc_diag *ru_emit(ru_ctx *ctx, const ir_op *op, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   sc_diag *d = report_v(ctx, ctx->rule ? ctx->rule->severity : SC_SEV_ERROR, op ? op->pos.offset : 0, op, fmt, ap);
@@ -400,7 +400,7 @@ sc_diag *sc_emit(sc_ctx *ctx, const sc_op *op, const char *fmt, ...) {
   return d;
 }
 
-sc_diag *sc_emit_at(sc_ctx *ctx, uint32_t offset, const sc_op *op, const char *fmt, ...) {
+sc_diag *ru_emit_at(ru_ctx *ctx, uint32_t offset, const ir_op *op, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   sc_diag *d = report_v(ctx, ctx->rule ? ctx->rule->severity : SC_SEV_ERROR, offset, op, fmt, ap);
@@ -408,7 +408,7 @@ sc_diag *sc_emit_at(sc_ctx *ctx, uint32_t offset, const sc_op *op, const char *f
   return d;
 }
 
-sc_diag *sc_emit_sev(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc_op *op, const char *fmt, ...) {
+sc_diag *ru_emit_sev(ru_ctx *ctx, sc_severity sev, uint32_t offset, const ir_op *op, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   sc_diag *d = report_v(ctx, sev, offset, op, fmt, ap);
@@ -416,11 +416,11 @@ sc_diag *sc_emit_sev(sc_ctx *ctx, sc_severity sev, uint32_t offset, const sc_op 
   return d;
 }
 
-void sc_diag_context(sc_ctx *ctx, sc_diag *d, const char *key, const char *value) {
-  sc_context_entry *grown = sc_arena_grow(ctx->arena, d->context, d->ncontext, d->ncontext + 1, sizeof *grown);
+void ru_diag_context(ru_ctx *ctx, sc_diag *d, const char *key, const char *value) {
+  sc_context_entry *grown = ar_grow(ctx->arena, d->context, d->ncontext, d->ncontext + 1, sizeof *grown);
   sc_context_entry *e = &grown[d->ncontext];
   e->key = key;
-  e->values = sc_arena_alloc(ctx->arena, sizeof *e->values);
+  e->values = ar_alloc(ctx->arena, sizeof *e->values);
   e->values[0] = value;
   e->nvalues = 1;
   e->is_list = false;
@@ -428,11 +428,11 @@ void sc_diag_context(sc_ctx *ctx, sc_diag *d, const char *key, const char *value
   d->ncontext++;
 }
 
-void sc_diag_context_list(sc_ctx *ctx, sc_diag *d, const char *key, const char *const *values, size_t n) {
-  sc_context_entry *grown = sc_arena_grow(ctx->arena, d->context, d->ncontext, d->ncontext + 1, sizeof *grown);
+void ru_diag_context_list(ru_ctx *ctx, sc_diag *d, const char *key, const char *const *values, size_t n) {
+  sc_context_entry *grown = ar_grow(ctx->arena, d->context, d->ncontext, d->ncontext + 1, sizeof *grown);
   sc_context_entry *e = &grown[d->ncontext];
   e->key = key;
-  e->values = sc_arena_calloc(ctx->arena, n ? n : 1, sizeof *e->values);
+  e->values = ar_calloc(ctx->arena, n ? n : 1, sizeof *e->values);
   for (size_t i = 0; i < n; i++) e->values[i] = values[i];
   e->nvalues = n;
   e->is_list = true;
@@ -469,24 +469,24 @@ static const char *with_imports(sc_arena *a, const char *snippet) {
       {"np.", "import numpy as np"},
       {"pl.", "from jax.experimental import pallas as pl"},
   };
-  sc_astr head = SC_ASTR_INIT(a);
+  ar_str head = SC_ASTR_INIT(a);
   for (size_t i = 0; i < sizeof imports / sizeof *imports; i++)
     if (snippet_uses(snippet, imports[i].use) && !strstr(snippet, imports[i].line))
-      sc_astr_printf(&head, "%s\n", imports[i].line);
+      ar_str_printf(&head, "%s\n", imports[i].line);
   bool named = snippet_uses(snippet, "NamedSharding"), spec = snippet_uses(snippet, "P(");
   if (named || spec)
-    sc_astr_printf(&head, "from jax.sharding import %s%s%s\n", named ? "NamedSharding" : "", named && spec ? ", " : "",
+    ar_str_printf(&head, "from jax.sharding import %s%s%s\n", named ? "NamedSharding" : "", named && spec ? ", " : "",
                    spec ? "PartitionSpec as P" : "");
   if (snippet_uses(snippet, "jax.shard_map"))
-    sc_astr_puts(&head, "# jax.shard_map needs JAX 0.7 or newer (before: jax.experimental.shard_map.shard_map)\n");
-  if (snippet_uses(snippet, "jax.set_mesh")) sc_astr_puts(&head, "# jax.set_mesh needs JAX 0.7 or newer (before: `with mesh:`)\n");
+    ar_str_puts(&head, "# jax.shard_map needs JAX 0.7 or newer (before: jax.experimental.shard_map.shard_map)\n");
+  if (snippet_uses(snippet, "jax.set_mesh")) ar_str_puts(&head, "# jax.set_mesh needs JAX 0.7 or newer (before: `with mesh:`)\n");
   if (!head.n) return snippet;
-  sc_astr_puts(&head, snippet);
-  return sc_astr_str(&head);
+  ar_str_puts(&head, snippet);
+  return ar_str_str(&head);
 }
 
-sc_fix *sc_diag_fix(sc_ctx *ctx, sc_diag *d, const char *title, const char *snippet) {
-  sc_fix *grown = sc_arena_grow(ctx->arena, d->fixes, d->nfixes, d->nfixes + 1, sizeof *grown);
+sc_fix *ru_diag_fix(ru_ctx *ctx, sc_diag *d, const char *title, const char *snippet) {
+  sc_fix *grown = ar_grow(ctx->arena, d->fixes, d->nfixes, d->nfixes + 1, sizeof *grown);
   sc_fix *f = &grown[d->nfixes];
   f->title = title;
   f->snippet = snippet ? with_imports(ctx->arena, snippet) : NULL;
@@ -495,47 +495,47 @@ sc_fix *sc_diag_fix(sc_ctx *ctx, sc_diag *d, const char *title, const char *snip
   return f;
 }
 
-uint32_t sc_ctx_offset_of(const sc_ctx *ctx, sc_span text) {
+uint32_t ru_ctx_offset_of(const ru_ctx *ctx, ir_span text) {
   if (!ctx->buf || !text.p) return UINT32_MAX;
   uintptr_t b = (uintptr_t)ctx->buf, p = (uintptr_t)text.p;
   if (p < b || p + text.n > b + ctx->len) return UINT32_MAX;
   return (uint32_t)(p - b);
 }
 
-void sc_diag_span(sc_ctx *ctx, sc_diag *d, uint32_t begin, uint32_t end) {
+void ru_diag_span(ru_ctx *ctx, sc_diag *d, uint32_t begin, uint32_t end) {
   if (end <= begin || (ctx->buf && end > ctx->len)) return;
   d->offset = begin;
   d->end_offset = end;
   if (ctx->lines) {
-    sc_pos a = sc_linemap_pos(ctx->lines, begin), b = sc_linemap_pos(ctx->lines, end);
+    ir_pos a = ir_linemap_pos(ctx->lines, begin), b = ir_linemap_pos(ctx->lines, end);
     d->line = a.line, d->col = a.col, d->end_line = b.line, d->end_col = b.col;
   }
 }
 
-bool sc_diag_span_text(sc_ctx *ctx, sc_diag *d, sc_span text) {
-  uint32_t at = sc_ctx_offset_of(ctx, text);
+bool ru_diag_span_text(ru_ctx *ctx, sc_diag *d, ir_span text) {
+  uint32_t at = ru_ctx_offset_of(ctx, text);
   if (at == UINT32_MAX || !text.n) return false;
-  sc_diag_span(ctx, d, at, at + text.n);
+  ru_diag_span(ctx, d, at, at + text.n);
   return true;
 }
 
-bool sc_diag_span_name(sc_ctx *ctx, sc_diag *d, sc_span name) {
-  uint32_t at = sc_ctx_offset_of(ctx, name);
+bool ru_diag_span_name(ru_ctx *ctx, sc_diag *d, ir_span name) {
+  uint32_t at = ru_ctx_offset_of(ctx, name);
   if (at == UINT32_MAX || !name.n) return false;
   uint32_t b = at, e = at + name.n;
   if (b > 0 && ctx->buf[b - 1] == '"' && e < ctx->len && ctx->buf[e] == '"') b--, e++;
-  sc_diag_span(ctx, d, b, e);
+  ru_diag_span(ctx, d, b, e);
   return true;
 }
 
-static void add_link(sc_ctx *ctx, const sc_diag *d, const char *code, uint32_t site, bool claims) {
+static void add_link(ru_ctx *ctx, const sc_diag *d, const char *code, uint32_t site, bool claims) {
   if (!d || d < ctx->diags.v || d >= ctx->diags.v + ctx->diags.n) return;
-  sc_cause c = {(uint32_t)(d - ctx->diags.v), code, site, claims};
+  ru_cause c = {(uint32_t)(d - ctx->diags.v), code, site, claims};
   SC_PUSH(ctx->arena, ctx->causes, c);
 }
 
-void sc_diag_caused_by(sc_ctx *ctx, const sc_diag *d, const char *code, uint32_t site) { add_link(ctx, d, code, site, false); }
-void sc_diag_claims(sc_ctx *ctx, const sc_diag *root, const char *code, uint32_t site) { add_link(ctx, root, code, site, true); }
+void ru_diag_caused_by(ru_ctx *ctx, const sc_diag *d, const char *code, uint32_t site) { add_link(ctx, d, code, site, false); }
+void ru_diag_claims(ru_ctx *ctx, const sc_diag *root, const char *code, uint32_t site) { add_link(ctx, root, code, site, true); }
 
 /* Diagnostics keyed by (code, site): a chained hash, one entry per diagnostic plus, under SC_SITE_ANY,
  * one per kept root candidate (the earliest of a code is found first). */
@@ -560,7 +560,7 @@ static void index_add(diag_index *x, const char *code, uint32_t site, uint32_t d
 }
 
 /* Calls back every diagnostic (code, site); stops when fn returns false. */
-static void index_each(const sc_ctx *ctx, const diag_index *x, const char *code, uint32_t site,
+static void index_each(const ru_ctx *ctx, const diag_index *x, const char *code, uint32_t site,
                        bool (*fn)(void *u, uint32_t diag), void *u) {
   for (uint32_t e = x->head[key_hash(code, site) & x->mask]; e; e = x->next[e - 1]) {
     uint32_t i = x->diag[e - 1];
@@ -577,7 +577,7 @@ typedef struct {
 } link_job;
 
 /* The index lists, per key, diagnostics that follow from another after those that do not (see
- * sc_diags_fold), so a lookup stops at the first candidate: linear overall. */
+ * ru_diags_fold), so a lookup stops at the first candidate: linear overall. */
 static bool link_one(void *u, uint32_t i) {
   link_job *j = u;
   if (i == j->self) return true;
@@ -591,36 +591,36 @@ static bool link_one(void *u, uint32_t i) {
   return false;
 }
 
-void sc_diag_related(sc_ctx *ctx, sc_diag *d, uint32_t offset, const sc_op *op, const char *message) {
+void ru_diag_related(ru_ctx *ctx, sc_diag *d, uint32_t offset, const ir_op *op, const char *message) {
   sc_related r;
   memset(&r, 0, sizeof r);
   r.message = message;
   r.offset = r.end_offset = offset;
   if (ctx->lines) {
-    sc_pos pos = sc_linemap_pos(ctx->lines, offset);
+    ir_pos pos = ir_linemap_pos(ctx->lines, offset);
     r.line = r.end_line = pos.line;
     r.col = r.end_col = pos.col;
   }
   if (op) {
-    const sc_op *fn = op->kind == SC_OP_FUNC ? op : op->func;
-    if (fn && sc_op_sym_name(fn).n) r.function = sc_span_dup(ctx->arena, sc_op_sym_name(fn));
-    r.op = sc_span_dup(ctx->arena, op->name);
-    sc_srcloc src = sc_op_srcloc(ctx->module, op);
+    const ir_op *fn = op->kind == SC_OP_FUNC ? op : op->func;
+    if (fn && ir_op_sym_name(fn).n) r.function = ir_span_dup(ctx->arena, ir_op_sym_name(fn));
+    r.op = ir_span_dup(ctx->arena, op->name);
+    ir_srcloc src = ir_op_srcloc(ctx->module, op);
     if (src.known) {
       r.has_source = true;
-      r.source_file = sc_span_dup(ctx->arena, src.file);
+      r.source_file = ir_span_dup(ctx->arena, src.file);
       r.source_line = src.line;
       r.source_col = src.col;
     }
   }
-  d->related = sc_arena_grow(ctx->arena, d->related, d->nrelated, d->nrelated + 1, sizeof *d->related);
+  d->related = ar_grow(ctx->arena, d->related, d->nrelated, d->nrelated + 1, sizeof *d->related);
   d->related[d->nrelated++] = r;
 }
 
-static void relate(sc_ctx *ctx, sc_diag *root, const sc_diag *c) {
+static void relate(ru_ctx *ctx, sc_diag *root, const sc_diag *c) {
   sc_related r = {c->message, c->code, c->line, c->col, c->offset, c->end_line, c->end_col, c->end_offset,
                   c->function, c->op, c->has_source, c->source_file, c->source_line, c->source_col};
-  root->related = sc_arena_grow(ctx->arena, root->related, root->nrelated, root->nrelated + 1, sizeof *root->related);
+  root->related = ar_grow(ctx->arena, root->related, root->nrelated, root->nrelated + 1, sizeof *root->related);
   root->related[root->nrelated++] = r;
   if (c->severity > root->severity) root->severity = c->severity; /* a mistake is as severe as its worst consequence */
   /* the root's machine fix fixes the whole mistake: the same fix's edits of a folded site join it */
@@ -629,7 +629,7 @@ static void relate(sc_ctx *ctx, sc_diag *root, const sc_diag *c) {
     for (size_t m = 0; cf->machine && m < root->nfixes; m++) {
       sc_fix *rf = &root->fixes[m];
       if (!rf->machine || !rf->title || !cf->title || strcmp(rf->title, cf->title) != 0) continue;
-      rf->edits = sc_arena_grow(ctx->arena, rf->edits, rf->nedits, rf->nedits + cf->nedits, sizeof *rf->edits);
+      rf->edits = ar_grow(ctx->arena, rf->edits, rf->nedits, rf->nedits + cf->nedits, sizeof *rf->edits);
       if (cf->nedits) memcpy(rf->edits + rf->nedits, cf->edits, cf->nedits * sizeof *cf->edits);
       rf->nedits += cf->nedits;
       break;
@@ -637,14 +637,14 @@ static void relate(sc_ctx *ctx, sc_diag *root, const sc_diag *c) {
   }
   /* a folded diagnostic's own related sites stay with the mistake */
   for (size_t k = 0; k < c->nrelated; k++) {
-    root->related = sc_arena_grow(ctx->arena, root->related, root->nrelated, root->nrelated + 1, sizeof *root->related);
+    root->related = ar_grow(ctx->arena, root->related, root->nrelated, root->nrelated + 1, sizeof *root->related);
     root->related[root->nrelated++] = c->related[k];
   }
 }
 
 /* Adds the diagnostics whose "follows" flag is `follows` to the index; SC_SITE_ANY names the first kept
  * root candidate of each code. Buckets are LIFO: the pass added last is visited first. */
-static void index_pass(const sc_ctx *ctx, diag_index *x, const bool *follows, const bool *keep, bool pass_follows) {
+static void index_pass(const ru_ctx *ctx, diag_index *x, const bool *follows, const bool *keep, bool pass_follows) {
   for (uint32_t i = (uint32_t)ctx->diags.n; i-- > 0;) { /* backwards: the earliest is visited first */
     if (follows[i] != pass_follows) continue;
     index_add(x, ctx->diags.v[i].code, ctx->anchors.v[i], i);
@@ -656,27 +656,27 @@ static void index_pass(const sc_ctx *ctx, diag_index *x, const bool *follows, co
   }
 }
 
-void sc_diags_fold(sc_ctx *ctx, bool *keep) {
+void ru_diags_fold(ru_ctx *ctx, bool *keep) {
   size_t n = ctx->diags.n;
   if (!ctx->causes.n || n < 2) return;
   sc_arena *a = ctx->arena;
-  bool *follows = sc_arena_calloc(a, n, sizeof *follows);
+  bool *follows = ar_calloc(a, n, sizeof *follows);
   for (size_t k = 0; k < ctx->causes.n; k++)
     if (!ctx->causes.v[k].claims) follows[ctx->causes.v[k].diag] = true;
   diag_index x = {0};
   size_t buckets = 1;
   while (buckets < 4 * n) buckets <<= 1;
   x.mask = buckets - 1;
-  x.head = sc_arena_calloc(a, buckets, sizeof *x.head);
-  x.next = sc_arena_calloc(a, 2 * n, sizeof *x.next);
-  x.diag = sc_arena_calloc(a, 2 * n, sizeof *x.diag);
-  x.site = sc_arena_calloc(a, 2 * n, sizeof *x.site);
+  x.head = ar_calloc(a, buckets, sizeof *x.head);
+  x.next = ar_calloc(a, 2 * n, sizeof *x.next);
+  x.diag = ar_calloc(a, 2 * n, sizeof *x.diag);
+  x.site = ar_calloc(a, 2 * n, sizeof *x.site);
   index_pass(ctx, &x, follows, keep, true);
   index_pass(ctx, &x, follows, keep, false);
-  uint32_t *parent = sc_arena_alloc(a, n * sizeof *parent);
+  uint32_t *parent = ar_alloc(a, n * sizeof *parent);
   for (size_t i = 0; i < n; i++) parent[i] = UINT32_MAX;
   for (size_t k = 0; k < ctx->causes.n; k++) {
-    const sc_cause *c = &ctx->causes.v[k];
+    const ru_cause *c = &ctx->causes.v[k];
     if (!keep[c->diag] && c->claims) continue;
     link_job j = {parent, keep, follows, c->diag, UINT32_MAX, UINT32_MAX, c->claims};
     index_each(ctx, &x, c->code, c->site, link_one, &j);
@@ -685,8 +685,8 @@ void sc_diags_fold(sc_ctx *ctx, bool *keep) {
   }
   /* Roots: follow parents, memoized (each diagnostic is walked once); in a cycle, the member the walk
    * reaches again is the root. */
-  uint32_t *root = sc_arena_alloc(a, n * sizeof *root), *stack = sc_arena_alloc(a, n * sizeof *stack);
-  uint8_t *state = sc_arena_calloc(a, n, 1); /* 0 new, 1 on this walk, 2 resolved */
+  uint32_t *root = ar_alloc(a, n * sizeof *root), *stack = ar_alloc(a, n * sizeof *stack);
+  uint8_t *state = ar_calloc(a, n, 1); /* 0 new, 1 on this walk, 2 resolved */
   for (uint32_t i = 0; i < n; i++) {
     if (state[i] == 2) continue;
     size_t depth = 0;
@@ -711,18 +711,18 @@ void sc_diags_fold(sc_ctx *ctx, bool *keep) {
   }
   for (size_t i = 0; i < n; i++) {
     sc_diag *d = &ctx->diags.v[i];
-    if (keep[i] && d->nrelated) sc_diag_context(ctx, d, "related", sc_arena_printf(a, "%zu", d->nrelated));
+    if (keep[i] && d->nrelated) ru_diag_context(ctx, d, "related", ar_printf(a, "%zu", d->nrelated));
   }
 }
 
-void sc_fix_edit(sc_ctx *ctx, sc_fix *f, uint32_t offset, uint32_t length, const char *replacement) {
-  sc_edit *grown = sc_arena_grow(ctx->arena, f->edits, f->nedits, f->nedits + 1, sizeof *grown);
+void ru_fix_edit(ru_ctx *ctx, sc_fix *f, uint32_t offset, uint32_t length, const char *replacement) {
+  sc_edit *grown = ar_grow(ctx->arena, f->edits, f->nedits, f->nedits + 1, sizeof *grown);
   sc_edit *e = &grown[f->nedits];
   e->offset = offset;
   e->length = length;
   e->replacement = replacement;
   if (ctx->lines) {
-    sc_pos a = sc_linemap_pos(ctx->lines, offset), b = sc_linemap_pos(ctx->lines, offset + length);
+    ir_pos a = ir_linemap_pos(ctx->lines, offset), b = ir_linemap_pos(ctx->lines, offset + length);
     e->line = a.line, e->col = a.col, e->end_line = b.line, e->end_col = b.col;
   }
   f->edits = grown;

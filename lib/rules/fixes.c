@@ -13,11 +13,11 @@
 #include <inttypes.h>
 #include <string.h>
 
-static const sc_manual_context sc_kc_empty_context;
+static const md_manual_context no_manual_context;
 
 /* ---- Small text helpers ---- */
 
-const char *sc_kc_find(sc_span hay, const char *needle) {
+const char *ru_find(ir_span hay, const char *needle) {
   size_t n = strlen(needle);
   if (n == 0 || hay.n < n) return NULL;
   const char *end = hay.p + hay.n - n;
@@ -29,14 +29,14 @@ const char *sc_kc_find(sc_span hay, const char *needle) {
   return NULL;
 }
 
-static bool span_is(sc_span s, const char *lit) {
+static bool span_is(ir_span s, const char *lit) {
   size_t n = strlen(lit);
   return s.n == n && memcmp(s.p, lit, n) == 0;
 }
 
-static bool span_eq_span(sc_span a, sc_span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
+static bool span_eq_span(ir_span a, ir_span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
 
-uint32_t sc_kc_line(const sc_linemap *lines, const sc_op *op) { return sc_op_line(lines, op); }
+uint32_t ru_line(const ir_linemap *lines, const ir_op *op) { return ir_op_line(lines, op); }
 
 /* The end of the dict value or list entry starting at p: the first ',' or unmatched closing bracket
  * outside brackets and strings, or end. With `arrows`, the '>' of a '->' does not close a bracket. */
@@ -45,7 +45,7 @@ static const char *entry_end(const char *p, const char *end, bool arrows) {
   while (p < end) {
     char c = *p;
     if (c == '"') {
-      p = sc_skip_string(p, end);
+      p = ir_skip_string(p, end);
       continue;
     }
     if (arrows && c == '-' && p + 1 < end && p[1] == '>') {
@@ -63,9 +63,9 @@ static const char *entry_end(const char *p, const char *end, bool arrows) {
   return p;
 }
 
-sc_span sc_kc_dict_get(sc_span dict, const char *key) {
-  sc_span none = {NULL, 0};
-  sc_span d = sc_span_trim(dict);
+ir_span ru_dict_get(ir_span dict, const char *key) {
+  ir_span none = {NULL, 0};
+  ir_span d = ir_span_trim(dict);
   if (d.n < 2 || d.p[0] != '{') return none;
   const char *p = d.p + 1, *end = d.p + d.n;
   size_t klen = strlen(key);
@@ -77,7 +77,7 @@ sc_span sc_kc_dict_get(sc_span dict, const char *key) {
     bool quoted = false;
     if (*p == '"') {
       quoted = true;
-      p = sc_skip_string(p, end);
+      p = ir_skip_string(p, end);
       ks++;
       ke = p - 1;
     } else {
@@ -97,8 +97,8 @@ sc_span sc_kc_dict_get(sc_span dict, const char *key) {
     const char *vs = p;
     p = entry_end(p, end, true);
     if ((size_t)(ke - ks) == klen && memcmp(ks, key, klen) == 0) {
-      sc_span v = {vs, (uint32_t)(p - vs)};
-      return sc_span_trim(v);
+      ir_span v = {vs, (uint32_t)(p - vs)};
+      return ir_span_trim(v);
     }
   }
   return none;
@@ -119,14 +119,14 @@ static const char *skip_json_quoting(const char *p, const char *end) {
   return p;
 }
 
-bool sc_kc_json_has(sc_span text, const char *key) { return sc_kc_find(text, key) != NULL; }
+bool ru_json_has(ir_span text, const char *key) { return ru_find(text, key) != NULL; }
 
-int sc_kc_json_bool(sc_span text, const char *key) {
+int ru_json_bool(ir_span text, const char *key) {
   const char *end = text.p + text.n;
-  sc_span rest = text;
+  ir_span rest = text;
   size_t klen = strlen(key);
   for (;;) {
-    const char *k = sc_kc_find(rest, key);
+    const char *k = ru_find(rest, key);
     if (!k) return -1;
     const char *p = skip_json_quoting(k + klen, end);
     if ((size_t)(end - p) >= 4 && memcmp(p, "true", 4) == 0) return 1;
@@ -136,58 +136,58 @@ int sc_kc_json_bool(sc_span text, const char *key) {
   }
 }
 
-sc_span sc_kc_backend_config(const sc_op *op) {
-  const sc_attr *a = sc_op_attr(op, "mhlo.backend_config");
-  if (!a) a = sc_op_attr(op, "backend_config");
+ir_span ru_backend_config(const ir_op *op) {
+  const ir_attr *a = ir_op_attr(op, "mhlo.backend_config");
+  if (!a) a = ir_op_attr(op, "backend_config");
   if (!a) {
-    sc_span none = {NULL, 0};
+    ir_span none = {NULL, 0};
     return none;
   }
   return a->value;
 }
 
-sc_span sc_kc_frontend_attr(const sc_op *op, const char *key) {
-  const sc_attr *a = sc_op_attr(op, "mhlo.frontend_attributes");
-  if (!a) a = sc_op_attr(op, "frontend_attributes");
+ir_span ru_frontend_attr(const ir_op *op, const char *key) {
+  const ir_attr *a = ir_op_attr(op, "mhlo.frontend_attributes");
+  if (!a) a = ir_op_attr(op, "frontend_attributes");
   if (!a) {
-    sc_span none = {NULL, 0};
+    ir_span none = {NULL, 0};
     return none;
   }
-  return sc_kc_dict_get(a->value, key);
+  return ru_dict_get(a->value, key);
 }
 
-const sc_attr *sc_kc_sharding_attr(const sc_op *op) {
-  const sc_attr *a = sc_op_attr(op, "sdy.sharding");
-  if (!a) a = sc_op_attr(op, "mhlo.sharding");
-  if (!a) a = sc_op_attr(op, "sharding");
+const ir_attr *ru_sharding_attr(const ir_op *op) {
+  const ir_attr *a = ir_op_attr(op, "sdy.sharding");
+  if (!a) a = ir_op_attr(op, "mhlo.sharding");
+  if (!a) a = ir_op_attr(op, "sharding");
   return a;
 }
 
 static const char *py_ident(sc_arena *a, const char *s) {
-  char *o = sc_arena_strdup(a, s && *s ? s : "kernel");
+  char *o = ar_strdup(a, s && *s ? s : "kernel");
   for (char *p = o; *p; p++)
     if (!isalnum((unsigned char)*p) && *p != '_') *p = '_';
-  if (isdigit((unsigned char)o[0])) return sc_arena_printf(a, "k_%s", o);
+  if (isdigit((unsigned char)o[0])) return ar_printf(a, "k_%s", o);
   return o;
 }
 
-const char *sc_kc_kernel_name(sc_arena *a, const sc_op *op) {
-  const sc_attr *kn = sc_op_attr(op, "kernel_name");
-  if (kn && kn->value.n) return sc_span_unquote(a, kn->value);
-  sc_span bc = sc_kc_backend_config(op);
+const char *ru_kernel_name(sc_arena *a, const ir_op *op) {
+  const ir_attr *kn = ir_op_attr(op, "kernel_name");
+  if (kn && kn->value.n) return ir_span_unquote(a, kn->value);
+  ir_span bc = ru_backend_config(op);
   if (bc.n && bc.p[0] == '{') {
-    sc_span name = sc_kc_dict_get(bc, "name");
-    if (name.n) return sc_span_unquote(a, name);
+    ir_span name = ru_dict_get(bc, "name");
+    if (name.n) return ir_span_unquote(a, name);
   }
-  sc_span md = sc_kc_frontend_attr(op, "kernel_name");
-  if (md.n) return sc_span_unquote(a, md);
-  sc_span t = sc_op_custom_call_target(op);
-  return t.n ? sc_span_dup(a, t) : "kernel";
+  ir_span md = ru_frontend_attr(op, "kernel_name");
+  if (md.n) return ir_span_unquote(a, md);
+  ir_span t = ir_op_custom_call_target(op);
+  return t.n ? ir_span_dup(a, t) : "kernel";
 }
 
-const char *sc_kc_kernel_body(sc_arena *a, const sc_op *op) {
-  const char *name = sc_kc_kernel_name(a, op);
-  sc_span t = sc_op_custom_call_target(op);
+const char *ru_kernel_body(sc_arena *a, const ir_op *op) {
+  const char *name = ru_kernel_name(a, op);
+  ir_span t = ir_op_custom_call_target(op);
   if (!strcmp(name, "kernel") || (t.n && strlen(name) == t.n && !memcmp(name, t.p, t.n))) return NULL;
   for (const char *c = name; *c; c++)
     if (!isalnum((unsigned char)*c) && *c != '_') return NULL;
@@ -196,7 +196,7 @@ const char *sc_kc_kernel_body(sc_arena *a, const sc_op *op) {
 
 /* Function names JAX gives bodies it generates (shard_map, remat, custom_jvp, closed calls): not a
  * function of the user's program. */
-static bool generated_body_name(sc_span n) {
+static bool generated_body_name(ir_span n) {
   static const char *const prefixes[] = {"main", "shmap_body", "closed_call", "core_call", "remat", "checkpoint",
                                          "custom_jvp_call", "custom_vjp_call", "region_", "None", "wrapped_fun", "_"};
   for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
@@ -207,67 +207,67 @@ static bool generated_body_name(sc_span n) {
 }
 
 /* A Python identifier from a function symbol: "matmul", HLO "wrapped.3" -> "wrapped"; empty if none. */
-static sc_span py_function_name(sc_span n) {
+static ir_span py_function_name(ir_span n) {
   uint32_t k = n.n;
   while (k > 0 && isdigit((unsigned char)n.p[k - 1])) k--;
   if (k > 0 && k < n.n && n.p[k - 1] == '.') n.n = k - 1;
   bool ident = n.n > 0 && n.n < 64 && !isdigit((unsigned char)n.p[0]);
   for (uint32_t i = 0; ident && i < n.n; i++) ident = isalnum((unsigned char)n.p[i]) || n.p[i] == '_';
-  return ident ? n : sc_span_of(NULL, 0);
+  return ident ? n : ir_span_of(NULL, 0);
 }
 
-const char *sc_kc_py_caller(sc_ctx *ctx, const sc_op *op, const sc_op **fn_op) {
-  const sc_op *fn = op->func;
+const char *ru_py_caller(ru_ctx *ctx, const ir_op *op, const ir_op **fn_op) {
+  const ir_op *fn = op->func;
   if (fn_op) *fn_op = NULL;
   if (fn && fn != ctx->module->entry) {
-    sc_span n = py_function_name(sc_op_sym_name(fn));
+    ir_span n = py_function_name(ir_op_sym_name(fn));
     if (n.n && !generated_body_name(n)) {
       if (fn_op) *fn_op = fn;
-      return sc_span_dup(ctx->arena, n);
+      return ir_span_dup(ctx->arena, n);
     }
   }
-  const char *jitted = sc_kc_py_fn_name(ctx);
+  const char *jitted = ru_py_fn_name(ctx);
   if (!strcmp(jitted, "f")) return NULL;
   if (fn_op && fn == ctx->module->entry) *fn_op = fn;
   return jitted;
 }
 
-const char *sc_kc_py_call_site(sc_ctx *ctx, const sc_op *op) {
-  sc_srcloc src = sc_op_srcloc(ctx->module, op);
+const char *ru_py_call_site(ru_ctx *ctx, const ir_op *op) {
+  ir_srcloc src = ir_op_srcloc(ctx->module, op);
   if (!src.known || !src.file.n) return NULL;
-  return sc_arena_printf(ctx->arena, SC_SPAN_FMT ":%u", SC_SPAN_ARG(src.file), src.line);
+  return ar_printf(ctx->arena, SC_SPAN_FMT ":%u", SC_SPAN_ARG(src.file), src.line);
 }
 
 /* ---- Partitioner ---- */
 
-static int attrs_style(const sc_attrs *as) {
+static int attrs_style(const ir_attrs *as) {
   int style = 0;
   for (uint32_t i = 0; i < as->n; i++) {
-    sc_span n = as->v[i].name;
-    if (sc_span_starts(n, "sdy.")) return 2;
+    ir_span n = as->v[i].name;
+    if (ir_span_starts(n, "sdy.")) return 2;
     if (span_is(n, "mhlo.sharding")) style = 1;
   }
   return style;
 }
 
-sc_partitioner sc_kc_partitioner(const sc_module *m) {
+ru_partitioner ru_kc_partitioner(const ir_module *m) {
   if (m->format == SC_FMT_HLO) return SC_PART_GSPMD;
   bool gspmd = false;
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
-    if (sc_op_kind_is_sdy(op->kind)) return SC_PART_SHARDY;
+    const ir_op *op = m->ops[i];
+    if (ir_op_kind_is_sdy(op->kind)) return SC_PART_SHARDY;
     int st = attrs_style(&op->attrs);
     if (st == 2) return SC_PART_SHARDY;
     if (st == 1) gspmd = true;
-    for (uint32_t r = 0; r < sc_op_nresult_attrs(op); r++) {
-      st = attrs_style(&sc_op_result_attrs(op)[r]);
+    for (uint32_t r = 0; r < ir_op_nresult_attrs(op); r++) {
+      st = attrs_style(&ir_op_result_attrs(op)[r]);
       if (st == 2) return SC_PART_SHARDY;
       if (st == 1) gspmd = true;
     }
     if (op->nregions && op->regions[0]->nblocks && op->kind == SC_OP_FUNC) {
-      const sc_block *b = op->regions[0]->blocks[0];
+      const ir_block *b = op->regions[0]->blocks[0];
       for (uint32_t k = 0; k < b->nargs; k++) {
-        st = attrs_style(sc_value_attrs(b->args[k]));
+        st = attrs_style(ir_value_attrs(b->args[k]));
         if (st == 2) return SC_PART_SHARDY;
         if (st == 1) gspmd = true;
       }
@@ -277,7 +277,7 @@ sc_partitioner sc_kc_partitioner(const sc_module *m) {
   return gspmd ? SC_PART_GSPMD : SC_PART_NONE;
 }
 
-const char *sc_kc_partitioner_name(sc_partitioner p) {
+const char *ru_partitioner_name(ru_partitioner p) {
   switch (p) {
   case SC_PART_SHARDY: return "shardy";
   case SC_PART_GSPMD: return "gspmd";
@@ -287,205 +287,205 @@ const char *sc_kc_partitioner_name(sc_partitioner p) {
 
 /* ---- Where an op sits ---- */
 
-const sc_axis *sc_kc_mesh_axis(const sc_mesh *mesh, sc_span name) {
+const md_axis *ru_mesh_axis(const md_mesh *mesh, ir_span name) {
   if (!mesh) return NULL;
   for (uint32_t i = 0; i < mesh->naxes; i++)
     if (span_eq_span(mesh->axes[i].name, name)) return &mesh->axes[i];
   return NULL;
 }
 
-bool sc_kc_axis_manual(const sc_kc_where *w, sc_span name) {
-  const sc_manual_context *mc = w->mc;
+bool ru_axis_manual(const ru_where *w, ir_span name) {
+  const md_manual_context *mc = w->mc;
   for (uint32_t i = 0; i < mc->nmanual_axes; i++)
     if (span_eq_span(mc->manual_axes[i], name)) return true;
-  const sc_axis *ax = sc_kc_mesh_axis(w->mesh, name);
+  const md_axis *ax = ru_mesh_axis(w->mesh, name);
   if (ax && ax->type == SC_AXIS_MANUAL) return true;
   if (ax && ax->size == 1) return true;
   if (mc->gspmd_manual && !mc->gspmd_partial) return true;
   return false;
 }
 
-sc_kc_where sc_kc_locate(sc_ctx *ctx, const sc_op *op) {
-  sc_kc_where w;
+ru_where ru_locate(ru_ctx *ctx, const ir_op *op) {
+  ru_where w;
   memset(&w, 0, sizeof w);
-  const sc_model *model = ctx->model;
+  const md_model *model = ctx->model;
   w.mesh = model ? model->effective : NULL;
-  w.mc = model ? sc_model_manual(model, op) : NULL;
-  if (!w.mc) w.mc = &sc_kc_empty_context;
+  w.mc = model ? md_model_manual(model, op) : NULL;
+  if (!w.mc) w.mc = &no_manual_context;
   w.in_manual = w.mc->manual_op != NULL || w.mc->nmanual_axes > 0 || w.mc->gspmd_manual;
   w.devices = (w.mesh && w.mesh->devices > 0) ? w.mesh->devices : 1;
   if (w.mc->gspmd_manual && w.mc->gspmd_partial && w.mc->nmanual_axes == 0) w.free_unknown = true;
   if (w.mesh && !w.free_unknown) {
-    w.free = sc_arena_calloc(ctx->arena, w.mesh->naxes + 1, sizeof *w.free);
+    w.free = ar_calloc(ctx->arena, w.mesh->naxes + 1, sizeof *w.free);
     for (uint32_t i = 0; i < w.mesh->naxes; i++) {
-      const sc_axis *ax = &w.mesh->axes[i];
-      if (ax->size > 1 && !sc_kc_axis_manual(&w, ax->name)) w.free[w.nfree++] = ax;
+      const md_axis *ax = &w.mesh->axes[i];
+      if (ax->size > 1 && !ru_axis_manual(&w, ax->name)) w.free[w.nfree++] = ax;
     }
   }
-  w.fully_manual = model ? sc_model_fully_manual(model, op) : (w.nfree == 0);
+  w.fully_manual = model ? md_model_fully_manual(model, op) : (w.nfree == 0);
   w.partial = w.in_manual && !w.fully_manual;
   return w;
 }
 
 /* ---- Rendering ---- */
 
-const char *sc_kc_mesh_str(sc_arena *a, const sc_mesh *mesh) {
+const char *ru_kc_mesh_str(sc_arena *a, const md_mesh *mesh) {
   if (!mesh) return "(none)";
-  if (mesh->synthesized) return sc_arena_printf(a, "of %" PRId64 " partitions, no named axes", mesh->devices);
-  if (mesh->maximal && mesh->ndevice_ids == 1) return sc_arena_printf(a, "device %" PRId64, mesh->device_ids[0]);
+  if (mesh->synthesized) return ar_printf(a, "of %" PRId64 " partitions, no named axes", mesh->devices);
+  if (mesh->maximal && mesh->ndevice_ids == 1) return ar_printf(a, "device %" PRId64, mesh->device_ids[0]);
   if (mesh->naxes == 0) return "{}";
-  sc_astr s = SC_ASTR_INIT(a);
+  ar_str s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < mesh->naxes; i++)
-    sc_astr_printf(&s, "%s" SC_SPAN_FMT "=%" PRId64, i ? "," : "", SC_SPAN_ARG(mesh->axes[i].name), mesh->axes[i].size);
-  return sc_astr_str(&s);
+    ar_str_printf(&s, "%s" SC_SPAN_FMT "=%" PRId64, i ? "," : "", SC_SPAN_ARG(mesh->axes[i].name), mesh->axes[i].size);
+  return ar_str_str(&s);
 }
 
-const char *sc_kc_axis_set(sc_arena *a, const sc_span *names, uint32_t n) {
+const char *ru_axis_set(sc_arena *a, const ir_span *names, uint32_t n) {
   /* The one axis of a mesh synthesized from num_partitions has no name a user would recognise. */
-  if (n == 1 && sc_span_eq(names[0], "_partitions")) return "every axis";
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "{");
-  for (uint32_t i = 0; i < n; i++) sc_astr_printf(&s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(names[i]));
-  sc_astr_puts(&s, "}");
-  return sc_astr_str(&s);
+  if (n == 1 && ir_span_eq(names[0], "_partitions")) return "every axis";
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "{");
+  for (uint32_t i = 0; i < n; i++) ar_str_printf(&s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(names[i]));
+  ar_str_puts(&s, "}");
+  return ar_str_str(&s);
 }
 
 /* A mesh the model made up from num_partitions: the module names no axes. */
-static bool synthesized(const sc_mesh *mesh) { return mesh && mesh->synthesized; }
+static bool synthesized(const md_mesh *mesh) { return mesh && mesh->synthesized; }
 
-const char *sc_kc_py_axis_names(sc_arena *a, const sc_mesh *mesh) {
+const char *ru_py_axis_names(sc_arena *a, const md_mesh *mesh) {
   if (!mesh || mesh->naxes == 0 || synthesized(mesh)) return "set(mesh.axis_names)";
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "{");
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "{");
   bool any = false;
   for (uint32_t i = 0; i < mesh->naxes; i++) {
     if (mesh->axes[i].size <= 1) continue;
-    sc_astr_printf(&s, "%s'" SC_SPAN_FMT "'", any ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    ar_str_printf(&s, "%s'" SC_SPAN_FMT "'", any ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
     any = true;
   }
   if (!any)
     for (uint32_t i = 0; i < mesh->naxes; i++)
-      sc_astr_printf(&s, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
-  sc_astr_puts(&s, "}");
-  return sc_astr_str(&s);
+      ar_str_printf(&s, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+  ar_str_puts(&s, "}");
+  return ar_str_str(&s);
 }
 
-const char *sc_kc_py_make_mesh(sc_arena *a, const sc_mesh *mesh) {
+const char *ru_py_make_mesh(sc_arena *a, const md_mesh *mesh) {
   if (!mesh || mesh->naxes == 0) return "jax.make_mesh((jax.device_count(),), ('x',))";
   if (synthesized(mesh))
-    return sc_arena_printf(a, "jax.make_mesh((%" PRId64 ",), ('x',))  # the module names no mesh axes (GSPMD, %" PRId64
+    return ar_printf(a, "jax.make_mesh((%" PRId64 ",), ('x',))  # the module names no mesh axes (GSPMD, %" PRId64
                               " partitions): use the mesh it runs on",
                            mesh->axes[0].size, mesh->axes[0].size);
-  sc_astr shape = SC_ASTR_INIT(a), names = SC_ASTR_INIT(a);
+  ar_str shape = SC_ASTR_INIT(a), names = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < mesh->naxes; i++) {
-    sc_astr_printf(&shape, "%s%" PRId64, i ? ", " : "", mesh->axes[i].size);
-    sc_astr_printf(&names, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
+    ar_str_printf(&shape, "%s%" PRId64, i ? ", " : "", mesh->axes[i].size);
+    ar_str_printf(&names, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name));
   }
   const char *tail = mesh->naxes == 1 ? ",)" : ")";
-  return sc_arena_printf(a, "jax.make_mesh((%s%s, (%s%s)", sc_astr_str(&shape), tail, sc_astr_str(&names), tail);
+  return ar_printf(a, "jax.make_mesh((%s%s, (%s%s)", ar_str_str(&shape), tail, ar_str_str(&names), tail);
 }
 
-static const sc_mesh *module_named_mesh(const sc_model *model) {
+static const md_mesh *module_named_mesh(const md_model *model) {
   if (!model) return NULL;
   for (uint32_t i = 0; i < model->nmeshes; i++)
     if (!model->meshes[i].maximal && model->meshes[i].naxes > 0) return &model->meshes[i];
   return NULL;
 }
 
-const char *sc_kc_module_mesh_str(sc_ctx *ctx, int64_t *devices_out) {
-  const sc_model *model = ctx->model;
+const char *ru_module_mesh_str(ru_ctx *ctx, int64_t *devices_out) {
+  const md_model *model = ctx->model;
   int64_t np = model ? model->num_partitions : -1;
-  const sc_mesh *mm = module_named_mesh(model);
+  const md_mesh *mm = module_named_mesh(model);
   const char *attr = (ctx->module && ctx->module->format == SC_FMT_HLO) ? "num_partitions=" : "mhlo.num_partitions = ";
   int64_t devices = np > 0 ? np : (mm ? mm->devices : 1);
   if (devices_out) *devices_out = devices;
   if (mm) {
-    if (np > 0) return sc_arena_printf(ctx->arena, "mesh %s (%s%" PRId64 ")", sc_kc_mesh_str(ctx->arena, mm), attr, np);
-    return sc_arena_printf(ctx->arena, "mesh %s (%" PRId64 " devices)", sc_kc_mesh_str(ctx->arena, mm), mm->devices);
+    if (np > 0) return ar_printf(ctx->arena, "mesh %s (%s%" PRId64 ")", ru_kc_mesh_str(ctx->arena, mm), attr, np);
+    return ar_printf(ctx->arena, "mesh %s (%" PRId64 " devices)", ru_kc_mesh_str(ctx->arena, mm), mm->devices);
   }
   if (np > 0)
-    return sc_arena_printf(ctx->arena, "%" PRId64 " device%s (%s%" PRId64 ")", np, np == 1 ? "" : "s", attr, np);
+    return ar_printf(ctx->arena, "%" PRId64 " device%s (%s%" PRId64 ")", np, np == 1 ? "" : "s", attr, np);
   return "1 device (no num_partitions attribute)";
 }
 
-bool sc_kc_retargeted(sc_ctx *ctx) {
+bool ru_retargeted(ru_ctx *ctx) {
   if (!ctx->model || !ctx->model->target) return false;
   int64_t mod = 1;
-  (void)sc_kc_module_mesh_str(ctx, &mod);
+  (void)ru_module_mesh_str(ctx, &mod);
   return mod != ctx->model->target->devices;
 }
 
-void sc_kc_context(sc_ctx *ctx, sc_diag *d, const sc_kc_where *w) {
+void ru_context(ru_ctx *ctx, sc_diag *d, const ru_where *w) {
   sc_arena *a = ctx->arena;
-  const sc_manual_context *mc = w->mc;
-  const char **man = sc_arena_calloc(a, (w->mesh ? w->mesh->naxes : 0) + mc->nmanual_axes + 1, sizeof *man);
+  const md_manual_context *mc = w->mc;
+  const char **man = ar_calloc(a, (w->mesh ? w->mesh->naxes : 0) + mc->nmanual_axes + 1, sizeof *man);
   size_t nman = 0;
   /* A mesh synthesized from num_partitions has no axes a user named: list none. */
   bool named = w->mesh && !w->mesh->synthesized;
   if (mc->nmanual_axes) {
     for (uint32_t i = 0; i < mc->nmanual_axes; i++)
-      if (!sc_span_eq(mc->manual_axes[i], "_partitions")) man[nman++] = sc_span_dup(a, mc->manual_axes[i]);
+      if (!ir_span_eq(mc->manual_axes[i], "_partitions")) man[nman++] = ir_span_dup(a, mc->manual_axes[i]);
   } else if (mc->gspmd_manual && !mc->gspmd_partial && named) {
-    for (uint32_t i = 0; i < w->mesh->naxes; i++) man[nman++] = sc_span_dup(a, w->mesh->axes[i].name);
+    for (uint32_t i = 0; i < w->mesh->naxes; i++) man[nman++] = ir_span_dup(a, w->mesh->axes[i].name);
   }
-  sc_diag_context_list(ctx, d, "manual_axes", man, nman);
-  const char **axes = sc_arena_calloc(a, (w->mesh ? w->mesh->naxes : 0) + 1, sizeof *axes);
+  ru_diag_context_list(ctx, d, "manual_axes", man, nman);
+  const char **axes = ar_calloc(a, (w->mesh ? w->mesh->naxes : 0) + 1, sizeof *axes);
   size_t naxes = 0;
   if (named)
-    for (uint32_t i = 0; i < w->mesh->naxes; i++) axes[naxes++] = sc_span_dup(a, w->mesh->axes[i].name);
-  sc_diag_context_list(ctx, d, "mesh_axes", axes, naxes);
-  const char **fr = sc_arena_calloc(a, w->nfree + 1, sizeof *fr);
+    for (uint32_t i = 0; i < w->mesh->naxes; i++) axes[naxes++] = ir_span_dup(a, w->mesh->axes[i].name);
+  ru_diag_context_list(ctx, d, "mesh_axes", axes, naxes);
+  const char **fr = ar_calloc(a, w->nfree + 1, sizeof *fr);
   size_t nfr = 0;
-  for (uint32_t i = 0; i < w->nfree && named; i++) fr[nfr++] = sc_span_dup(a, w->free[i]->name);
-  sc_diag_context_list(ctx, d, "auto_axes", fr, nfr);
-  sc_diag_context(ctx, d, "mesh", sc_kc_mesh_str(a, w->mesh));
-  sc_diag_context(ctx, d, "mesh_source", ctx->model && ctx->model->target ? "request" : "module");
-  if (ctx->model && ctx->model->target) sc_diag_context(ctx, d, "module_mesh", sc_kc_module_mesh_str(ctx, NULL));
+  for (uint32_t i = 0; i < w->nfree && named; i++) fr[nfr++] = ir_span_dup(a, w->free[i]->name);
+  ru_diag_context_list(ctx, d, "auto_axes", fr, nfr);
+  ru_diag_context(ctx, d, "mesh", ru_kc_mesh_str(a, w->mesh));
+  ru_diag_context(ctx, d, "mesh_source", ctx->model && ctx->model->target ? "request" : "module");
+  if (ctx->model && ctx->model->target) ru_diag_context(ctx, d, "module_mesh", ru_module_mesh_str(ctx, NULL));
   if (mc->manual_op) {
-    const sc_op *m = mc->manual_op;
-    sc_span t = sc_op_custom_call_target(m);
-    const char *what = t.n ? sc_arena_printf(a, SC_SPAN_FMT " @" SC_SPAN_FMT, SC_SPAN_ARG(m->name), SC_SPAN_ARG(t))
-                           : sc_span_dup(a, m->name);
-    if (sc_op_callee(m).n && !t.n) what = sc_arena_printf(a, "%s @" SC_SPAN_FMT, what, SC_SPAN_ARG(sc_op_callee(m)));
-    sc_diag_context(ctx, d, "manual_computation", sc_arena_printf(a, "%s at line %u", what, sc_op_line(ctx->lines, m)));
+    const ir_op *m = mc->manual_op;
+    ir_span t = ir_op_custom_call_target(m);
+    const char *what = t.n ? ar_printf(a, SC_SPAN_FMT " @" SC_SPAN_FMT, SC_SPAN_ARG(m->name), SC_SPAN_ARG(t))
+                           : ir_span_dup(a, m->name);
+    if (ir_op_callee(m).n && !t.n) what = ar_printf(a, "%s @" SC_SPAN_FMT, what, SC_SPAN_ARG(ir_op_callee(m)));
+    ru_diag_context(ctx, d, "manual_computation", ar_printf(a, "%s at line %u", what, ir_op_line(ctx->lines, m)));
   } else {
-    sc_diag_context(ctx, d, "manual_computation", "none (top level)");
+    ru_diag_context(ctx, d, "manual_computation", "none (top level)");
   }
-  sc_diag_context(ctx, d, "partitioner", sc_kc_partitioner_name(sc_kc_partitioner(ctx->module)));
+  ru_diag_context(ctx, d, "partitioner", ru_partitioner_name(ru_kc_partitioner(ctx->module)));
   if (ctx->model && ctx->model->platform != SC_PLATFORM_UNSPECIFIED)
-    sc_diag_context(ctx, d, "platform", sc_platform_name(ctx->model->platform));
+    ru_diag_context(ctx, d, "platform", sc_platform_name(ctx->model->platform));
 }
 
-const char *sc_kc_pspec(sc_arena *a, const sc_sharding *s, const sc_kc_where *w, sc_kc_axis_pred skip) {
+const char *ru_pspec(sc_arena *a, const md_sharding *s, const ru_where *w, ru_axis_pred skip) {
   if (!s) return NULL;
   if (s->kind == SC_SHARDING_REPLICATED) return "P()";
   if (s->kind != SC_SHARDING_NAMED) return NULL;
-  sc_astr out = SC_ASTR_INIT(a);
-  sc_astr_puts(&out, "P(");
+  ar_str out = SC_ASTR_INIT(a);
+  ar_str_puts(&out, "P(");
   bool any = false;
   for (uint32_t d = 0; d < s->rank; d++) {
-    const sc_dim_sharding *ds = &s->dims[d];
-    sc_astr entry = SC_ASTR_INIT(a);
+    const md_dim_sharding *ds = &s->dims[d];
+    ar_str entry = SC_ASTR_INIT(a);
     uint32_t kept = 0;
     for (uint32_t k = 0; k < ds->naxes; k++) {
       if (skip && skip(w, ds->axes[k].name)) continue;
       /* The mesh made up from num_partitions has no real name; the snippet's mesh calls it 'x'. */
-      if (kept) sc_astr_puts(&entry, ", ");
-      if (sc_span_eq(ds->axes[k].name, "_partitions")) sc_astr_puts(&entry, "'x'");
-      else sc_astr_printf(&entry, "'" SC_SPAN_FMT "'", SC_SPAN_ARG(ds->axes[k].name));
+      if (kept) ar_str_puts(&entry, ", ");
+      if (ir_span_eq(ds->axes[k].name, "_partitions")) ar_str_puts(&entry, "'x'");
+      else ar_str_printf(&entry, "'" SC_SPAN_FMT "'", SC_SPAN_ARG(ds->axes[k].name));
       kept++;
     }
     if (kept) any = true;
-    sc_astr_printf(&out, "%s%s%s%s", d ? ", " : "", kept > 1 ? "(" : "", kept ? sc_astr_str(&entry) : "None",
+    ar_str_printf(&out, "%s%s%s%s", d ? ", " : "", kept > 1 ? "(" : "", kept ? ar_str_str(&entry) : "None",
                    kept > 1 ? ")" : "");
   }
   if (!any) return "P()";
-  sc_astr_puts(&out, ")");
-  return sc_astr_str(&out);
+  ar_str_puts(&out, ")");
+  return ar_str_str(&out);
 }
 
-const sc_sharding *sc_kc_sdy_list_entry(sc_arena *a, sc_span list, uint32_t index) {
-  sc_span l = sc_span_trim(list);
+const md_sharding *ru_sdy_list_entry(sc_arena *a, ir_span list, uint32_t index) {
+  ir_span l = ir_span_trim(list);
   if (l.n < 2 || l.p[0] != '[') return NULL;
   const char *p = l.p + 1, *end = l.p + l.n;
   uint32_t i = 0;
@@ -495,13 +495,13 @@ const sc_sharding *sc_kc_sdy_list_entry(sc_arena *a, sc_span list, uint32_t inde
     const char *s = p;
     p = entry_end(p, end, false);
     if (i == index) {
-      sc_span e = {s, (uint32_t)(p - s)};
+      ir_span e = {s, (uint32_t)(p - s)};
       const char *err = NULL;
-      sc_sharding *sh = sc_parse_sdy_sharding(a, e, 0, &err);
+      md_sharding *sh = md_parse_sdy_sharding(a, e, 0, &err);
       if (!sh) {
-        char *t = sc_arena_printf(a, "#sdy.sharding" SC_SPAN_FMT, SC_SPAN_ARG(e));
-        sc_span e2 = {t, (uint32_t)strlen(t)};
-        sh = sc_parse_sdy_sharding(a, e2, 0, &err);
+        char *t = ar_printf(a, "#sdy.sharding" SC_SPAN_FMT, SC_SPAN_ARG(e));
+        ir_span e2 = {t, (uint32_t)strlen(t)};
+        sh = md_parse_sdy_sharding(a, e2, 0, &err);
       }
       return sh;
     }
@@ -510,15 +510,15 @@ const sc_sharding *sc_kc_sdy_list_entry(sc_arena *a, sc_span list, uint32_t inde
   return NULL;
 }
 
-const sc_sharding *sc_kc_value_sharding(sc_ctx *ctx, const sc_value *v) {
+const md_sharding *ru_value_sharding(ru_ctx *ctx, const ir_value *v) {
   if (!v) return NULL;
-  const sc_sharding *s = ctx->model ? sc_model_value_sharding(ctx->model, v) : NULL;
+  const md_sharding *s = ctx->model ? md_model_value_sharding(ctx->model, v) : NULL;
   if (s) return s;
   if (v->block && v->block->parent && v->block->parent->parent) {
-    const sc_op *owner = v->block->parent->parent;
+    const ir_op *owner = v->block->parent->parent;
     if (owner->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
-      const sc_attr *ins = sc_op_attr(owner, "in_shardings");
-      if (ins) return sc_kc_sdy_list_entry(ctx->arena, ins->value, v->index);
+      const ir_attr *ins = ir_op_attr(owner, "in_shardings");
+      if (ins) return ru_sdy_list_entry(ctx->arena, ins->value, v->index);
     }
   }
   /* none written: the one propagation derives (sc_options.propagate) */
@@ -528,31 +528,31 @@ const sc_sharding *sc_kc_value_sharding(sc_ctx *ctx, const sc_value *v) {
 
 /* ---- Snippets ---- */
 
-const char *sc_kc_shard_map_snippet(sc_arena *a, const sc_mesh *mesh, const char *fn, const char **in_specs,
+const char *ru_shard_map_snippet(sc_arena *a, const md_mesh *mesh, const char *fn, const char **in_specs,
                                     uint32_t nin, const char **out_specs, uint32_t nout, const char *axis_names,
                                     const char *comment) {
-  sc_astr in_list = SC_ASTR_INIT(a);
-  sc_astr_puts(&in_list, "(");
-  for (uint32_t i = 0; i < nin; i++) sc_astr_printf(&in_list, "%s%s", i ? ", " : "", in_specs[i] ? in_specs[i] : "P()");
-  sc_astr_puts(&in_list, nin == 1 ? ",)" : ")");
-  const char *ins = sc_astr_str(&in_list);
+  ar_str in_list = SC_ASTR_INIT(a);
+  ar_str_puts(&in_list, "(");
+  for (uint32_t i = 0; i < nin; i++) ar_str_printf(&in_list, "%s%s", i ? ", " : "", in_specs[i] ? in_specs[i] : "P()");
+  ar_str_puts(&in_list, nin == 1 ? ",)" : ")");
+  const char *ins = ar_str_str(&in_list);
   const char *outs;
   if (nout == 1) outs = out_specs[0] ? out_specs[0] : "P()";
   else {
-    sc_astr out_list = SC_ASTR_INIT(a);
-    sc_astr_puts(&out_list, "(");
+    ar_str out_list = SC_ASTR_INIT(a);
+    ar_str_puts(&out_list, "(");
     for (uint32_t i = 0; i < nout; i++)
-      sc_astr_printf(&out_list, "%s%s", i ? ", " : "", out_specs[i] ? out_specs[i] : "P()");
-    sc_astr_puts(&out_list, ")");
-    outs = sc_astr_str(&out_list);
+      ar_str_printf(&out_list, "%s%s", i ? ", " : "", out_specs[i] ? out_specs[i] : "P()");
+    ar_str_puts(&out_list, ")");
+    outs = ar_str_str(&out_list);
   }
   const char *f = py_ident(a, fn);
-  return sc_arena_printf(a,
+  return ar_printf(a,
                          "mesh = %s\n"
                          "%s%s"
                          "%s = jax.shard_map(%s, mesh=mesh, in_specs=%s, out_specs=%s, axis_names=%s)",
-                         sc_kc_py_make_mesh(a, mesh), comment ? comment : "", comment && *comment ? "\n" : "", f, f,
-                         ins, outs, axis_names ? axis_names : sc_kc_py_axis_names(a, mesh));
+                         ru_py_make_mesh(a, mesh), comment ? comment : "", comment && *comment ? "\n" : "", f, f,
+                         ins, outs, axis_names ? axis_names : ru_py_axis_names(a, mesh));
 }
 
 /* ---- Machine edits ---- */
@@ -562,7 +562,7 @@ static uint32_t line_start(const char *buf, uint32_t off) {
   return off;
 }
 
-void sc_kc_edit_remove_attr(sc_ctx *ctx, sc_fix *f, const sc_attr *at) {
+void ru_edit_remove_attr(ru_ctx *ctx, sc_fix *f, const ir_attr *at) {
   const char *buf = ctx->module->buf;
   size_t len = ctx->module->len;
   uint32_t a = at->offset, b = at->end;
@@ -571,40 +571,40 @@ void sc_kc_edit_remove_attr(sc_ctx *ctx, sc_fix *f, const sc_attr *at) {
   if (q < len && buf[q] == ',') {
     q++;
     while (q < len && (buf[q] == ' ' || buf[q] == '\t')) q++;
-    sc_fix_edit(ctx, f, a, q - a, "");
+    ru_fix_edit(ctx, f, a, q - a, "");
     return;
   }
   uint32_t p = a;
   while (p > 0 && (buf[p - 1] == ' ' || buf[p - 1] == '\t' || buf[p - 1] == '\n' || buf[p - 1] == '\r')) p--;
   if (p > 0 && buf[p - 1] == ',') {
-    sc_fix_edit(ctx, f, p - 1, b - (p - 1), "");
+    ru_fix_edit(ctx, f, p - 1, b - (p - 1), "");
     return;
   }
   if (p > 0 && buf[p - 1] == '{' && q < len && buf[q] == '}' && !(p > 1 && buf[p - 2] == '<')) {
     uint32_t s = p - 1;
     while (s > 0 && buf[s - 1] == ' ') s--;
-    sc_fix_edit(ctx, f, s, q + 1 - s, "");
+    ru_fix_edit(ctx, f, s, q + 1 - s, "");
     return;
   }
-  sc_fix_edit(ctx, f, a, b - a, "");
+  ru_fix_edit(ctx, f, a, b - a, "");
 }
 
 /* Number of entries an op's sharding needs: one per result, at least one. For HLO the single result
  * may be a tuple: one per tuple element (at least one), or as many as the existing tuple sharding. */
-static uint32_t sharding_entries(sc_ctx *ctx, const sc_op *op, bool *tuple) {
+static uint32_t sharding_entries(ru_ctx *ctx, const ir_op *op, bool *tuple) {
   *tuple = false;
   if (ctx->module->format == SC_FMT_HLO) {
-    const sc_sharding *s = ctx->model ? sc_model_result_sharding(ctx->model, op, 0) : NULL;
-    const sc_attr *at = sc_kc_sharding_attr(op);
+    const md_sharding *s = ctx->model ? md_model_result_sharding(ctx->model, op, 0) : NULL;
+    const ir_attr *at = ru_sharding_attr(op);
     if (at) {
-      sc_span v = sc_span_trim(at->value);
-      if (v.n > 2 && v.p[0] == '{' && sc_span_trim(sc_span_of(v.p + 1, v.n - 1)).p[0] == '{') *tuple = true;
+      ir_span v = ir_span_trim(at->value);
+      if (v.n > 2 && v.p[0] == '{' && ir_span_trim(ir_span_of(v.p + 1, v.n - 1)).p[0] == '{') *tuple = true;
     }
     if (s && s->kind == SC_SHARDING_TUPLE) {
       *tuple = true;
       return s->nelements ? s->nelements : 1;
     }
-    sc_span ty = op->nresults ? op->results[0]->type : sc_span_of(NULL, 0);
+    ir_span ty = op->nresults ? op->results[0]->type : ir_span_of(NULL, 0);
     if (ty.n && ty.p[0] == '(') {
       *tuple = true;
       uint32_t n = 0, depth = 0;
@@ -626,40 +626,40 @@ static uint32_t sharding_entries(sc_ctx *ctx, const sc_op *op, bool *tuple) {
 }
 
 /* The sdy.mesh op that comes first in the module body, or the first op of the body. */
-static const sc_op *module_first_op(const sc_module *m) {
-  const sc_op *mod = m->module;
+static const ir_op *module_first_op(const ir_module *m) {
+  const ir_op *mod = m->module;
   if (!mod || !mod->nregions || !mod->regions[0]->nblocks) return NULL;
-  const sc_block *b = mod->regions[0]->blocks[0];
+  const ir_block *b = mod->regions[0]->blocks[0];
   return b->nops ? b->ops[0] : NULL;
 }
 
-static bool module_has_symbol(const sc_model *model, const char *name) {
+static bool module_has_symbol(const md_model *model, const char *name) {
   for (uint32_t i = 0; model && i < model->nmeshes; i++)
     if (span_is(model->meshes[i].name, name)) return true;
   return false;
 }
 
 /* Adds an edit inserting `sdy.mesh @name = <text>` before the module's first op. */
-static bool insert_mesh(sc_ctx *ctx, sc_fix *f, const char *name, const char *mesh_text) {
-  const sc_op *first = module_first_op(ctx->module);
+static bool insert_mesh(ru_ctx *ctx, sc_fix *f, const char *name, const char *mesh_text) {
+  const ir_op *first = module_first_op(ctx->module);
   if (!first) return false;
   uint32_t ls = line_start(ctx->module->buf, first->pos.offset);
   uint32_t indent = first->pos.offset - ls;
-  const char *line = sc_arena_printf(ctx->arena, "%*ssdy.mesh @%s = %s\n", (int)indent, "", name, mesh_text);
-  sc_fix_edit(ctx, f, ls, 0, line);
+  const char *line = ar_printf(ctx->arena, "%*ssdy.mesh @%s = %s\n", (int)indent, "", name, mesh_text);
+  ru_fix_edit(ctx, f, ls, 0, line);
   return true;
 }
 
-static const char *maximal_mesh_name(sc_ctx *ctx, sc_fix *f, int64_t device) {
-  const sc_model *model = ctx->model;
+static const char *maximal_mesh_name(ru_ctx *ctx, sc_fix *f, int64_t device) {
+  const md_model *model = ctx->model;
   for (uint32_t i = 0; model && i < model->nmeshes; i++) {
-    const sc_mesh *m = &model->meshes[i];
+    const md_mesh *m = &model->meshes[i];
     if (m->maximal && m->ndevice_ids == 1 && m->device_ids[0] == device && m->name.n)
-      return sc_span_dup(ctx->arena, m->name);
+      return ir_span_dup(ctx->arena, m->name);
   }
-  const char *name = sc_arena_printf(ctx->arena, "maximal_mesh_%" PRId64, device);
-  if (module_has_symbol(model, name)) name = sc_arena_printf(ctx->arena, "shardcheck_maximal_mesh_%" PRId64, device);
-  if (!insert_mesh(ctx, f, name, sc_arena_printf(ctx->arena, "<[], device_ids=[%" PRId64 "]>", device))) return NULL;
+  const char *name = ar_printf(ctx->arena, "maximal_mesh_%" PRId64, device);
+  if (module_has_symbol(model, name)) name = ar_printf(ctx->arena, "shardcheck_maximal_mesh_%" PRId64, device);
+  if (!insert_mesh(ctx, f, name, ar_printf(ctx->arena, "<[], device_ids=[%" PRId64 "]>", device))) return NULL;
   return name;
 }
 
@@ -667,59 +667,59 @@ static const char *maximal_mesh_name(sc_ctx *ctx, sc_fix *f, int64_t device) {
  * attribute. */
 /* "{one, one, ...}": n copies, built in one pass. */
 static const char *repeated_tuple(sc_arena *a, const char *one, uint32_t n) {
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "{");
-  for (uint32_t i = 0; i < n; i++) sc_astr_printf(&s, "%s%s", i ? ", " : "", one);
-  sc_astr_puts(&s, "}");
-  return sc_astr_str(&s);
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "{");
+  for (uint32_t i = 0; i < n; i++) ar_str_printf(&s, "%s%s", i ? ", " : "", one);
+  ar_str_puts(&s, "}");
+  return ar_str_str(&s);
 }
 
-static bool put_sharding(sc_ctx *ctx, sc_fix *f, const sc_op *op, const sc_attr *at, const char *name,
+static bool put_sharding(ru_ctx *ctx, sc_fix *f, const ir_op *op, const ir_attr *at, const char *name,
                          const char *value) {
   bool hlo = ctx->module->format == SC_FMT_HLO;
-  const char *text = sc_arena_printf(ctx->arena, hlo ? "%s=%s" : "%s = %s", name, value);
+  const char *text = ar_printf(ctx->arena, hlo ? "%s=%s" : "%s = %s", name, value);
   if (at) {
-    sc_fix_edit(ctx, f, at->offset, at->end - at->offset, text);
+    ru_fix_edit(ctx, f, at->offset, at->end - at->offset, text);
     return true;
   }
   if (op->generic && !hlo) return false;
-  const sc_attr *last = NULL;
+  const ir_attr *last = NULL;
   for (uint32_t i = 0; i < op->attrs.n; i++)
     if (!last || op->attrs.v[i].end > last->end) last = &op->attrs.v[i];
   if (!last) return false;
-  sc_fix_edit(ctx, f, last->end, 0, sc_arena_printf(ctx->arena, ", %s", text));
+  ru_fix_edit(ctx, f, last->end, 0, ar_printf(ctx->arena, ", %s", text));
   return true;
 }
 
-bool sc_kc_edit_set_maximal(sc_ctx *ctx, sc_fix *f, const sc_op *op, int64_t device) {
-  const sc_attr *at = sc_kc_sharding_attr(op);
+bool ru_edit_set_maximal(ru_ctx *ctx, sc_fix *f, const ir_op *op, int64_t device) {
+  const ir_attr *at = ru_sharding_attr(op);
   bool tuple = false;
   uint32_t n = sharding_entries(ctx, op, &tuple);
   sc_arena *a = ctx->arena;
   bool hlo = ctx->module->format == SC_FMT_HLO;
   bool sdy = !hlo && ((at && span_is(at->name, "sdy.sharding")) ||
-                      (!at && sc_kc_partitioner(ctx->module) == SC_PART_SHARDY));
+                      (!at && ru_kc_partitioner(ctx->module) == SC_PART_SHARDY));
   if (sdy) {
     const char *mesh = maximal_mesh_name(ctx, f, device);
     if (!mesh) return false;
-    sc_astr v = SC_ASTR_INIT(a);
-    sc_astr_puts(&v, "#sdy.sharding_per_value<[");
-    for (uint32_t i = 0; i < n; i++) sc_astr_printf(&v, "%s<@%s, []>", i ? ", " : "", mesh);
-    sc_astr_puts(&v, "]>");
-    return put_sharding(ctx, f, op, at, "sdy.sharding", sc_astr_str(&v));
+    ar_str v = SC_ASTR_INIT(a);
+    ar_str_puts(&v, "#sdy.sharding_per_value<[");
+    for (uint32_t i = 0; i < n; i++) ar_str_printf(&v, "%s<@%s, []>", i ? ", " : "", mesh);
+    ar_str_puts(&v, "]>");
+    return put_sharding(ctx, f, op, at, "sdy.sharding", ar_str_str(&v));
   }
-  const char *one = sc_arena_printf(a, "{maximal device=%" PRId64 "}", device);
+  const char *one = ar_printf(a, "{maximal device=%" PRId64 "}", device);
   const char *v = one;
   if (tuple) v = repeated_tuple(a, one, n);
   if (hlo) return put_sharding(ctx, f, op, at, "sharding", v);
-  return put_sharding(ctx, f, op, at, "mhlo.sharding", sc_arena_printf(a, "\"%s\"", v));
+  return put_sharding(ctx, f, op, at, "mhlo.sharding", ar_printf(a, "\"%s\"", v));
 }
 
-bool sc_kc_edit_set_manual(sc_ctx *ctx, sc_fix *f, const sc_op *op) {
-  const sc_attr *at = sc_kc_sharding_attr(op);
+bool ru_edit_set_manual(ru_ctx *ctx, sc_fix *f, const ir_op *op) {
+  const ir_attr *at = ru_sharding_attr(op);
   if (!at) return false;
   if (span_is(at->name, "sdy.sharding")) {
-    sc_kc_edit_remove_attr(ctx, f, at);
+    ru_edit_remove_attr(ctx, f, at);
     return true;
   }
   bool tuple = false;
@@ -727,13 +727,13 @@ bool sc_kc_edit_set_manual(sc_ctx *ctx, sc_fix *f, const sc_op *op) {
   const char *v = "{manual}";
   if (tuple) v = repeated_tuple(ctx->arena, "{manual}", n);
   if (ctx->module->format == SC_FMT_HLO) return put_sharding(ctx, f, op, at, "sharding", v);
-  return put_sharding(ctx, f, op, at, sc_span_dup(ctx->arena, at->name), sc_arena_printf(ctx->arena, "\"%s\"", v));
+  return put_sharding(ctx, f, op, at, ir_span_dup(ctx->arena, at->name), ar_printf(ctx->arena, "\"%s\"", v));
 }
 
 /* The name of a module mesh with exactly the axes (names and sizes, in order) of `want`. */
-static const sc_mesh *module_mesh_like(const sc_model *model, const sc_mesh *want) {
+static const md_mesh *module_mesh_like(const md_model *model, const md_mesh *want) {
   for (uint32_t i = 0; model && i < model->nmeshes; i++) {
-    const sc_mesh *m = &model->meshes[i];
+    const md_mesh *m = &model->meshes[i];
     if (m->maximal || m->naxes != want->naxes || !m->name.n) continue;
     bool same = true;
     for (uint32_t k = 0; k < m->naxes && same; k++)
@@ -746,16 +746,16 @@ static const sc_mesh *module_mesh_like(const sc_model *model, const sc_mesh *wan
 /* What a wrap fix for the request's target mesh needs to know about the module's meshes: the same
  * for every kernel, so found once per request (kernels x meshes scans otherwise). */
 typedef struct {
-  const sc_mesh *like;   /* a module mesh with the target's axes, or NULL */
+  const md_mesh *like;   /* a module mesh with the target's axes, or NULL */
   bool other_named;      /* the module has a named mesh (with axes) */
   bool has_mesh_symbol;  /* a mesh is already called "mesh" */
 } target_meshes;
 
-static const target_meshes *module_meshes_for_target(sc_ctx *ctx) {
+static const target_meshes *module_meshes_for_target(ru_ctx *ctx) {
   bool known;
-  void **slot = sc_memo_slot(ru_memo(ctx), RU_MEMO_TARGET_MESHES, sc_span_of(NULL, 0), sc_span_of(NULL, 0), &known);
+  void **slot = md_memo_slot(ru_memo(ctx), RU_MEMO_TARGET_MESHES, ir_span_of(NULL, 0), ir_span_of(NULL, 0), &known);
   if (!known) {
-    target_meshes *t = sc_arena_alloc(ctx->arena, sizeof *t);
+    target_meshes *t = ar_alloc(ctx->arena, sizeof *t);
     t->like = module_mesh_like(ctx->model, ctx->model->target);
     t->other_named = module_named_mesh(ctx->model) != NULL;
     t->has_mesh_symbol = module_has_symbol(ctx->model, "mesh");
@@ -764,51 +764,51 @@ static const target_meshes *module_meshes_for_target(sc_ctx *ctx) {
   return *slot;
 }
 
-static const char *replicated_sharding(sc_arena *a, const char *mesh, sc_span type) {
-  sc_tensor_type tt;
+static const char *replicated_sharding(sc_arena *a, const char *mesh, ir_span type) {
+  ir_tensor_type tt;
   int32_t rank = 0;
-  if (sc_parse_tensor_type(a, type, &tt) && tt.rank > 0) rank = tt.rank;
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_printf(&s, "<@%s, [", mesh);
-  for (int32_t i = 0; i < rank; i++) sc_astr_puts(&s, i ? ", {}" : "{}");
-  sc_astr_puts(&s, "]>");
-  return sc_astr_str(&s);
+  if (ir_parse_tensor_type(a, type, &tt) && tt.rank > 0) rank = tt.rank;
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_printf(&s, "<@%s, [", mesh);
+  for (int32_t i = 0; i < rank; i++) ar_str_puts(&s, i ? ", {}" : "{}");
+  ar_str_puts(&s, "]>");
+  return ar_str_str(&s);
 }
 
-sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *title) {
+sc_fix *ru_fix_wrap_manual(ru_ctx *ctx, sc_diag *d, const ir_op *op, const ru_where *w, const char *title) {
   sc_arena *a = ctx->arena;
-  const sc_module *m = ctx->module;
+  const ir_module *m = ctx->module;
   if (m->format == SC_FMT_HLO || w->free_unknown || w->nfree == 0) return NULL;
-  sc_partitioner part = sc_kc_partitioner(m);
+  ru_partitioner part = ru_kc_partitioner(m);
   if (part == SC_PART_GSPMD) return NULL;
   if (op->noperand_types != op->noperands || op->nresult_types != op->nresults) return NULL;
   const char *buf = m->buf;
   uint32_t start = op->pos.offset, end = op->end;
   if (end <= start || end > m->len) return NULL;
-  sc_span text = {buf + start, end - start};
+  ir_span text = {buf + start, end - start};
 
   /* The mesh the new manual computation is bound to. */
   const char *mesh_name = NULL, *mesh_decl = NULL;
   if (w->in_manual) {
     if (!w->mc->mesh || !w->mc->mesh->name.n) return NULL;
-    mesh_name = sc_span_dup(a, w->mc->mesh->name);
+    mesh_name = ir_span_dup(a, w->mc->mesh->name);
   } else {
-    const sc_mesh *e = w->mesh;
+    const md_mesh *e = w->mesh;
     if (!e) return NULL;
-    if (e->op && e->name.n) mesh_name = sc_span_dup(a, e->name);
+    if (e->op && e->name.n) mesh_name = ir_span_dup(a, e->name);
     else if (ctx->model && e == ctx->model->target) {
       const target_meshes *t = module_meshes_for_target(ctx);
-      if (t->like) mesh_name = sc_span_dup(a, t->like->name);
+      if (t->like) mesh_name = ir_span_dup(a, t->like->name);
       else if (t->other_named) return NULL; /* the module has another mesh */
       else {
         mesh_name = t->has_mesh_symbol ? "shardcheck_mesh" : "mesh";
-        sc_astr axes = SC_ASTR_INIT(a);
-        sc_astr_puts(&axes, "<[");
+        ar_str axes = SC_ASTR_INIT(a);
+        ar_str_puts(&axes, "<[");
         for (uint32_t i = 0; i < e->naxes; i++)
-          sc_astr_printf(&axes, "%s\"" SC_SPAN_FMT "\"=%" PRId64, i ? ", " : "", SC_SPAN_ARG(e->axes[i].name),
+          ar_str_printf(&axes, "%s\"" SC_SPAN_FMT "\"=%" PRId64, i ? ", " : "", SC_SPAN_ARG(e->axes[i].name),
                          e->axes[i].size);
-        sc_astr_puts(&axes, "]>");
-        mesh_decl = sc_astr_str(&axes);
+        ar_str_puts(&axes, "]>");
+        mesh_decl = ar_str_str(&axes);
       }
     } else
       return NULL;
@@ -820,7 +820,7 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
   if (op->nresults) {
     const char *eq = memchr(text.p, '=', text.n);
     if (!eq) return NULL;
-    results = sc_arena_strndup(a, text.p, (size_t)(eq - text.p));
+    results = ar_strndup(a, text.p, (size_t)(eq - text.p));
     size_t rl = strlen(results);
     while (rl && ((char *)results)[rl - 1] == ' ') ((char *)results)[--rl] = 0;
     rest = (uint32_t)(eq - text.p) + 1;
@@ -832,124 +832,124 @@ sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc
   if (!rp) return NULL;
 
   uint32_t indent = start - line_start(buf, start);
-  const char *pfx = sc_arena_printf(a, "sc%u_", op->id);
+  const char *pfx = ar_printf(a, "sc%u_", op->id);
   /* Each list in one pass: re-printing a growing list per operand is quadratic in the operands. */
-  sc_astr args_s = SC_ASTR_INIT(a), argdecls_s = SC_ASTR_INIT(a), otypes_s = SC_ASTR_INIT(a), ins_s = SC_ASTR_INIT(a);
+  ar_str args_s = SC_ASTR_INIT(a), argdecls_s = SC_ASTR_INIT(a), otypes_s = SC_ASTR_INIT(a), ins_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < op->noperands; i++) {
     const char *sep = i ? ", " : "";
-    sc_astr_printf(&args_s, "%s%%%sarg%u", sep, pfx, i);
-    sc_astr_printf(&argdecls_s, "%s%%%sarg%u: " SC_SPAN_FMT, sep, pfx, i, SC_SPAN_ARG(op->operand_types[i]));
-    sc_astr_printf(&otypes_s, "%s" SC_SPAN_FMT, sep, SC_SPAN_ARG(op->operand_types[i]));
-    sc_astr_printf(&ins_s, "%s%s", sep, replicated_sharding(a, mesh_name, op->operand_types[i]));
+    ar_str_printf(&args_s, "%s%%%sarg%u", sep, pfx, i);
+    ar_str_printf(&argdecls_s, "%s%%%sarg%u: " SC_SPAN_FMT, sep, pfx, i, SC_SPAN_ARG(op->operand_types[i]));
+    ar_str_printf(&otypes_s, "%s" SC_SPAN_FMT, sep, SC_SPAN_ARG(op->operand_types[i]));
+    ar_str_printf(&ins_s, "%s%s", sep, replicated_sharding(a, mesh_name, op->operand_types[i]));
   }
-  sc_astr operands_s = SC_ASTR_INIT(a);
+  ar_str operands_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < op->noperands; i++)
-    sc_astr_printf(&operands_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(sc_op_operand_name(op, i)));
-  sc_astr rtypes_s = SC_ASTR_INIT(a), outs_s = SC_ASTR_INIT(a), rets_s = SC_ASTR_INIT(a);
+    ar_str_printf(&operands_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(ir_op_operand_name(op, i)));
+  ar_str rtypes_s = SC_ASTR_INIT(a), outs_s = SC_ASTR_INIT(a), rets_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < op->nresults; i++) {
-    sc_astr_printf(&rtypes_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(op->result_types[i]));
-    sc_astr_printf(&outs_s, "%s%s", i ? ", " : "", replicated_sharding(a, mesh_name, op->result_types[i]));
-    if (op->nresults == 1) sc_astr_printf(&rets_s, "%%%sout", pfx);
-    else sc_astr_printf(&rets_s, "%s%%%sout#%u", i ? ", " : "", pfx, i);
+    ar_str_printf(&rtypes_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(op->result_types[i]));
+    ar_str_printf(&outs_s, "%s%s", i ? ", " : "", replicated_sharding(a, mesh_name, op->result_types[i]));
+    if (op->nresults == 1) ar_str_printf(&rets_s, "%%%sout", pfx);
+    else ar_str_printf(&rets_s, "%s%%%sout#%u", i ? ", " : "", pfx, i);
   }
-  sc_astr axes_s = SC_ASTR_INIT(a);
+  ar_str axes_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < w->nfree; i++)
-    sc_astr_printf(&axes_s, "%s\"" SC_SPAN_FMT "\"", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
-  const char *args = sc_astr_str(&args_s), *argdecls = sc_astr_str(&argdecls_s), *otypes = sc_astr_str(&otypes_s),
-             *ins = sc_astr_str(&ins_s), *operands = sc_astr_str(&operands_s), *rtypes = sc_astr_str(&rtypes_s),
-             *outs = sc_astr_str(&outs_s), *rets = sc_astr_str(&rets_s), *axes = sc_astr_str(&axes_s);
+    ar_str_printf(&axes_s, "%s\"" SC_SPAN_FMT "\"", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
+  const char *args = ar_str_str(&args_s), *argdecls = ar_str_str(&argdecls_s), *otypes = ar_str_str(&otypes_s),
+             *ins = ar_str_str(&ins_s), *operands = ar_str_str(&operands_s), *rtypes = ar_str_str(&rtypes_s),
+             *outs = ar_str_str(&outs_s), *rets = ar_str_str(&rets_s), *axes = ar_str_str(&axes_s);
 
   /* A few small edits around the op, never its own text (a kernel body can be megabytes):
    *   header + new result names  replace "%1 = " (inserted before an op without results)
    *   block arguments            replace the operand list between '(' and ')'
    *   sdy.return + signature     inserted after the op */
   const char *inner_res = "";
-  if (op->nresults == 1) inner_res = sc_arena_printf(a, "%%%sout = ", pfx);
-  else if (op->nresults > 1) inner_res = sc_arena_printf(a, "%%%sout:%u = ", pfx, op->nresults);
-  const char *ret = op->nresults ? sc_arena_printf(a, "sdy.return %s : %s", rets, rtypes) : "sdy.return";
-  const char *ftype = op->nresults == 1 ? rtypes : sc_arena_printf(a, "(%s)", rtypes);
-  const char *head = results ? sc_arena_printf(a, "%s = ", results) : "";
+  if (op->nresults == 1) inner_res = ar_printf(a, "%%%sout = ", pfx);
+  else if (op->nresults > 1) inner_res = ar_printf(a, "%%%sout:%u = ", pfx, op->nresults);
+  const char *ret = op->nresults ? ar_printf(a, "sdy.return %s : %s", rets, rtypes) : "sdy.return";
+  const char *ftype = op->nresults == 1 ? rtypes : ar_printf(a, "(%s)", rtypes);
+  const char *head = results ? ar_printf(a, "%s = ", results) : "";
   const char *header =
-      sc_arena_printf(a, "%ssdy.manual_computation(%s) in_shardings=[%s] out_shardings=[%s] manual_axes={%s} (%s) {\n%*s  %s",
+      ar_printf(a, "%ssdy.manual_computation(%s) in_shardings=[%s] out_shardings=[%s] manual_axes={%s} (%s) {\n%*s  %s",
                       head, operands, ins, outs, axes, argdecls, (int)indent, "", inner_res);
-  const char *footer = sc_arena_printf(a, "\n%*s  %s\n%*s} : (%s) -> %s", (int)indent, "", ret, (int)indent, "",
+  const char *footer = ar_printf(a, "\n%*s  %s\n%*s} : (%s) -> %s", (int)indent, "", ret, (int)indent, "",
                                        otypes, ftype);
   uint32_t head_len = op->nresults ? rest : 0; /* "%1 = " goes: the header re-states the results */
   uint32_t lp_off = (uint32_t)(lp + 1 - buf), rp_off = (uint32_t)(rp - buf);
 
   if (mesh_decl && !module_first_op(m)) return NULL;
-  sc_fix *f = sc_diag_fix(ctx, d, title, NULL);
+  sc_fix *f = ru_diag_fix(ctx, d, title, NULL);
   if (mesh_decl) insert_mesh(ctx, f, mesh_name, mesh_decl);
-  sc_fix_edit(ctx, f, start, head_len, header);
-  if (op->noperands || rp_off > lp_off) sc_fix_edit(ctx, f, lp_off, rp_off - lp_off, args);
-  sc_fix_edit(ctx, f, end, 0, footer);
+  ru_fix_edit(ctx, f, start, head_len, header);
+  if (op->noperands || rp_off > lp_off) ru_fix_edit(ctx, f, lp_off, rp_off - lp_off, args);
+  ru_fix_edit(ctx, f, end, 0, footer);
   return f;
 }
 
 /* ---- Python names and values for snippets ---- */
 
-const char *sc_kc_py_fn_name(sc_ctx *ctx) {
-  const sc_op *mod = ctx->module ? ctx->module->module : NULL;
-  sc_span n = mod ? sc_op_sym_name(mod) : sc_span_of(NULL, 0);
+const char *ru_py_fn_name(ru_ctx *ctx) {
+  const ir_op *mod = ctx->module ? ctx->module->module : NULL;
+  ir_span n = mod ? ir_op_sym_name(mod) : ir_span_of(NULL, 0);
   if (n.n > 4 && !memcmp(n.p, "jit_", 4)) n.p += 4, n.n -= 4;
   else if (n.n > 5 && !memcmp(n.p, "pjit_", 5)) n.p += 5, n.n -= 5;
   bool ident = n.n > 0 && n.n < 64 && !isdigit((unsigned char)n.p[0]);
   for (uint32_t i = 0; ident && i < n.n; i++) ident = isalnum((unsigned char)n.p[i]) || n.p[i] == '_';
-  return ident ? sc_span_dup(ctx->arena, n) : "f";
+  return ident ? ir_span_dup(ctx->arena, n) : "f";
 }
 
 /* jnp dtype of an MLIR element type (f32, bf16, i32, i1, ui8) or an HLO one (f32, s32, pred, u8). */
-static const char *py_dtype(sc_span t) {
+static const char *py_dtype(ir_span t) {
   static const char *const map[][2] = {
       {"f32", "float32"}, {"f16", "float16"}, {"bf16", "bfloat16"}, {"f64", "float64"}, {"i1", "bool_"},
       {"pred", "bool_"},  {"i8", "int8"},     {"s8", "int8"},       {"i16", "int16"},   {"s16", "int16"},
       {"i32", "int32"},   {"s32", "int32"},   {"i64", "int64"},     {"s64", "int64"},   {"ui8", "uint8"},
       {"u8", "uint8"},    {"ui32", "uint32"}, {"u32", "uint32"},    {"ui16", "uint16"}, {"u16", "uint16"}};
   for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-    if (sc_span_eq(t, map[i][0])) return map[i][1];
+    if (ir_span_eq(t, map[i][0])) return map[i][1];
   return NULL;
 }
 
 /* The element type of `tensor<8x16xf32>` / `f32[8,16]{1,0}`. */
-static sc_span element_type(sc_span type) {
+static ir_span element_type(ir_span type) {
   const char *p = type.p, *e = type.p + type.n;
   if (type.n > 7 && !memcmp(p, "tensor<", 7)) {
     const char *close = memchr(p, '>', type.n), *start = p + 7;
-    if (!close) return sc_span_of(NULL, 0);
+    if (!close) return ir_span_of(NULL, 0);
     for (const char *q = p + 7; q < close; q++)
       if (*q == 'x') start = q + 1;
     const char *stop = start;
     while (stop < close && *stop != ',') stop++;
-    return sc_span_of(start, (uint32_t)(stop - start));
+    return ir_span_of(start, (uint32_t)(stop - start));
   }
   const char *b = memchr(p, '[', type.n);
-  return b ? sc_span_of(p, (uint32_t)(b - p)) : sc_span_of(p, (uint32_t)(e - p));
+  return b ? ir_span_of(p, (uint32_t)(b - p)) : ir_span_of(p, (uint32_t)(e - p));
 }
 
-const char *sc_kc_py_struct(sc_arena *a, sc_span type) {
-  sc_shape sh;
+const char *ru_py_struct(sc_arena *a, ir_span type) {
+  md_shape sh;
   const char *dt = py_dtype(element_type(type));
-  if (!dt || !sc_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return NULL;
-  sc_astr dims = SC_ASTR_INIT(a);
+  if (!dt || !md_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return NULL;
+  ar_str dims = SC_ASTR_INIT(a);
   for (int32_t d = 0; d < sh.rank; d++) {
     if (sh.dims[d] < 0) return NULL;
-    sc_astr_printf(&dims, "%s%" PRId64, d ? ", " : "", sh.dims[d]);
+    ar_str_printf(&dims, "%s%" PRId64, d ? ", " : "", sh.dims[d]);
   }
-  return sc_arena_printf(a, "jax.ShapeDtypeStruct((%s%s), jnp.%s)", sc_astr_str(&dims), sh.rank == 1 ? "," : "", dt);
+  return ar_printf(a, "jax.ShapeDtypeStruct((%s%s), jnp.%s)", ar_str_str(&dims), sh.rank == 1 ? "," : "", dt);
 }
 
-const char *sc_kc_py_arg_structs(sc_ctx *ctx) {
-  const sc_op *f = ctx->module ? ctx->module->entry : NULL;
+const char *ru_py_arg_structs(ru_ctx *ctx) {
+  const ir_op *f = ctx->module ? ctx->module->entry : NULL;
   if (!f) return NULL;
-  const sc_block *body = ru_body(f);
+  const ir_block *body = ru_body(f);
   uint32_t n = body ? body->nargs : 0;
   if (n > 16) return NULL;
   const char *out = "";
   for (uint32_t i = 0, k = 0; i < n; i++) {
-    if (sc_attrs_find(sc_value_attrs(body->args[i]), "jax.global_constant")) continue; /* not the user's argument */
-    const char *st = sc_kc_py_struct(ctx->arena, ru_arg_type(f, i));
+    if (ir_attrs_find(ir_value_attrs(body->args[i]), "jax.global_constant")) continue; /* not the user's argument */
+    const char *st = ru_py_struct(ctx->arena, ru_arg_type(f, i));
     if (!st) return NULL;
-    out = sc_arena_printf(ctx->arena, "%s%s%s", out, k++ ? ", " : "", st);
+    out = ar_printf(ctx->arena, "%s%s%s", out, k++ ? ", " : "", st);
   }
   return out;
 }

@@ -12,85 +12,85 @@
 #include "rules/rules.h"
 
 /* Which partitioner's annotations the module carries. */
-typedef enum { SC_PART_NONE = 0, SC_PART_SHARDY, SC_PART_GSPMD } sc_partitioner;
-sc_partitioner sc_kc_partitioner(const sc_module *m);
-const char *sc_kc_partitioner_name(sc_partitioner p);
+typedef enum { SC_PART_NONE = 0, SC_PART_SHARDY, SC_PART_GSPMD } ru_partitioner;
+ru_partitioner ru_kc_partitioner(const ir_module *m);
+const char *ru_partitioner_name(ru_partitioner p);
 
 /* How an op sits in the mesh it is checked against. */
 typedef struct {
-  const sc_mesh *mesh;              /* effective mesh, NULL if none */
-  const sc_manual_context *mc;      /* never NULL (an empty context if the model has none) */
-  bool fully_manual;                /* sc_model_fully_manual() */
+  const md_mesh *mesh;              /* effective mesh, NULL if none */
+  const md_manual_context *mc;      /* never NULL (an empty context if the model has none) */
+  bool fully_manual;                /* md_model_fully_manual() */
   bool in_manual;                   /* inside some manual region (Shardy or GSPMD) */
   bool partial;                     /* in a manual region that is not fully manual */
   int64_t devices;                  /* devices of the effective mesh (1 if none) */
-  const sc_axis **free;             /* effective-mesh axes of size > 1 that are not manual here */
+  const md_axis **free;             /* effective-mesh axes of size > 1 that are not manual here */
   uint32_t nfree;
   bool free_unknown;                /* GSPMD partial region: free axes can't be named */
-} sc_kc_where;
+} ru_where;
 
-sc_kc_where sc_kc_locate(sc_ctx *ctx, const sc_op *op);
+ru_where ru_locate(ru_ctx *ctx, const ir_op *op);
 /* True if the axis is manual for this op (named in the manual context or typed manual in the mesh). */
-bool sc_kc_axis_manual(const sc_kc_where *w, sc_span name);
-const sc_axis *sc_kc_mesh_axis(const sc_mesh *mesh, sc_span name);
+bool ru_axis_manual(const ru_where *w, ir_span name);
+const md_axis *ru_mesh_axis(const md_mesh *mesh, ir_span name);
 
 /* "data=4,model=2" (empty mesh: "{}"); NULL mesh: "(none)". */
-const char *sc_kc_mesh_str(sc_arena *a, const sc_mesh *mesh);
+const char *ru_kc_mesh_str(sc_arena *a, const md_mesh *mesh);
 /* "{data, model}" from a list of axis names. */
-const char *sc_kc_axis_set(sc_arena *a, const sc_span *names, uint32_t n);
+const char *ru_axis_set(sc_arena *a, const ir_span *names, uint32_t n);
 /* "{'data', 'model'}" — a Python set literal of all axes of size > 1 (all axes if none is > 1). */
-const char *sc_kc_py_axis_names(sc_arena *a, const sc_mesh *mesh);
+const char *ru_py_axis_names(sc_arena *a, const md_mesh *mesh);
 /* "jax.make_mesh((4, 2), ('data', 'model'))" */
-const char *sc_kc_py_make_mesh(sc_arena *a, const sc_mesh *mesh);
+const char *ru_py_make_mesh(sc_arena *a, const md_mesh *mesh);
 /* The Python name of the lowered function: `jit_train_step` -> "train_step"; "f" when unknown. */
-const char *sc_kc_py_fn_name(sc_ctx *ctx);
+const char *ru_py_fn_name(ru_ctx *ctx);
 /* The entry function's arguments as `jax.ShapeDtypeStruct((8, 16), jnp.float32), ...`; NULL when a
  * type is not a static array of a known dtype. */
-const char *sc_kc_py_arg_structs(sc_ctx *ctx);
+const char *ru_py_arg_structs(ru_ctx *ctx);
 /* One type as `jax.ShapeDtypeStruct((8, 16), jnp.float32)`, or NULL. */
-const char *sc_kc_py_struct(sc_arena *a, sc_span type);
+const char *ru_py_struct(sc_arena *a, ir_span type);
 /* How the module was lowered: "1 device (mhlo.num_partitions = 1)", "mesh a=2 (2 devices)". */
-const char *sc_kc_module_mesh_str(sc_ctx *ctx, int64_t *devices_out);
+const char *ru_module_mesh_str(ru_ctx *ctx, int64_t *devices_out);
 /* The module was lowered for a different device count than the requested target mesh. */
-bool sc_kc_retargeted(sc_ctx *ctx);
+bool ru_retargeted(ru_ctx *ctx);
 
 /* Adds the standard context: manual_axes, mesh_axes, mesh, mesh_source, manual_computation,
  * partitioner, platform. */
-void sc_kc_context(sc_ctx *ctx, sc_diag *d, const sc_kc_where *w);
+void ru_context(ru_ctx *ctx, sc_diag *d, const ru_where *w);
 
 /* "P('data', None)" for a named sharding; axes for which skip(name) is true are left out (NULL skip =
  * keep all). NULL if the sharding is not named (GSPMD tile assignments without axis names). */
-typedef bool (*sc_kc_axis_pred)(const sc_kc_where *w, sc_span name);
-const char *sc_kc_pspec(sc_arena *a, const sc_sharding *s, const sc_kc_where *w, sc_kc_axis_pred skip);
+typedef bool (*ru_axis_pred)(const ru_where *w, ir_span name);
+const char *ru_pspec(sc_arena *a, const md_sharding *s, const ru_where *w, ru_axis_pred skip);
 /* Parses a Shardy per-value list "[<@mesh, [...]>, ...]" (in_shardings=...), entry i; NULL if absent. */
-const sc_sharding *sc_kc_sdy_list_entry(sc_arena *a, sc_span list, uint32_t index);
+const md_sharding *ru_sdy_list_entry(sc_arena *a, ir_span list, uint32_t index);
 /* The sharding of a value as far as the model or an enclosing manual computation tells. */
-const sc_sharding *sc_kc_value_sharding(sc_ctx *ctx, const sc_value *v);
+const md_sharding *ru_value_sharding(ru_ctx *ctx, const ir_value *v);
 
 /* Reads `key = value` at the top level of an MLIR attribute dict `{...}` (or HLO `{k=v, ...}`);
  * empty span if absent. */
-sc_span sc_kc_dict_get(sc_span dict, const char *key);
+ir_span ru_dict_get(ir_span dict, const char *key);
 /* Looks for a JSON key in a possibly escaped JSON text (\22 / \" quoting) and reads a bool after it:
  * 1 true, 0 false, -1 absent. */
-int sc_kc_json_bool(sc_span text, const char *key);
-bool sc_kc_json_has(sc_span text, const char *key);
+int ru_json_bool(ir_span text, const char *key);
+bool ru_json_has(ir_span text, const char *key);
 /* Finds `needle` in a span. */
-const char *sc_kc_find(sc_span hay, const char *needle);
+const char *ru_find(ir_span hay, const char *needle);
 
 /* The text of a custom-call's backend config (MLIR `backend_config`/`mhlo.backend_config`, HLO
  * `backend_config`), raw. */
-sc_span sc_kc_backend_config(const sc_op *op);
+ir_span ru_backend_config(const ir_op *op);
 /* A frontend attribute (`mhlo.frontend_attributes = {k = "..."}` / HLO `frontend_attributes={k="..."}`). */
-sc_span sc_kc_frontend_attr(const sc_op *op, const char *key);
+ir_span ru_frontend_attr(const ir_op *op, const char *key);
 
 /* The op's own sharding attribute: sdy.sharding, mhlo.sharding or HLO sharding; NULL if none. */
-const sc_attr *sc_kc_sharding_attr(const sc_op *op);
+const ir_attr *ru_sharding_attr(const ir_op *op);
 
 /* ---- Fixes ---- */
 
 /* A shard_map snippet: `jax.shard_map(fn, mesh=mesh, in_specs=(...), out_specs=..., axis_names={...})`
  * preceded by the mesh it needs. in/out specs are rendered PartitionSpecs (NULL entries = "P()"). */
-const char *sc_kc_shard_map_snippet(sc_arena *a, const sc_mesh *mesh, const char *fn, const char **in_specs,
+const char *ru_shard_map_snippet(sc_arena *a, const md_mesh *mesh, const char *fn, const char **in_specs,
                                     uint32_t nin, const char **out_specs, uint32_t nout, const char *axis_names,
                                     const char *comment);
 
@@ -98,31 +98,31 @@ const char *sc_kc_shard_map_snippet(sc_arena *a, const sc_mesh *mesh, const char
  * (what jax.shard_map(f, in_specs=P(), out_specs=P()) lowers to), inserting the sdy.mesh it needs.
  * Returns NULL (and adds nothing) where the edit would not be safe (GSPMD/HLO modules, missing types,
  * a module mesh that differs from the target). */
-sc_fix *sc_kc_fix_wrap_manual(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *title);
+sc_fix *ru_fix_wrap_manual(ru_ctx *ctx, sc_diag *d, const ir_op *op, const ru_where *w, const char *title);
 
 /* Machine edit: removes attribute `at` (and its separating comma; an emptied `{}` goes too). */
-void sc_kc_edit_remove_attr(sc_ctx *ctx, sc_fix *f, const sc_attr *at);
+void ru_edit_remove_attr(ru_ctx *ctx, sc_fix *f, const ir_attr *at);
 /* Machine edit: replaces the op's sharding attribute value (or adds one) so that every result runs on
  * device `device` (maximal sharding), in the module's own annotation style. Returns false if no safe
  * edit exists. */
-bool sc_kc_edit_set_maximal(sc_ctx *ctx, sc_fix *f, const sc_op *op, int64_t device);
+bool ru_edit_set_maximal(ru_ctx *ctx, sc_fix *f, const ir_op *op, int64_t device);
 /* Machine edit: makes the op's sharding per-device manual ({manual} / removes sdy.sharding). */
-bool sc_kc_edit_set_manual(sc_ctx *ctx, sc_fix *f, const sc_op *op);
+bool ru_edit_set_manual(ru_ctx *ctx, sc_fix *f, const ir_op *op);
 
 /* Position of a source line: 1-based line of an op. */
-uint32_t sc_kc_line(const sc_linemap *lines, const sc_op *op);
+uint32_t ru_line(const ir_linemap *lines, const ir_op *op);
 /* "`name`" for a kernel: kernel_name / backend name / target. */
-const char *sc_kc_kernel_name(sc_arena *a, const sc_op *op);
+const char *ru_kernel_name(sc_arena *a, const ir_op *op);
 /* The kernel body's Python name (what pl.pallas_call takes first) when the module records one
  * (kernel_name, backend config name, metadata); NULL when only the custom-call target is known. */
-const char *sc_kc_kernel_body(sc_arena *a, const sc_op *op);
+const char *ru_kernel_body(sc_arena *a, const ir_op *op);
 /* The Python function that calls pl.pallas_call for `op`, as the module names it: the nested jit's
  * function holding the call (a private func.func / HLO computation: `@matmul` from
  * `jax.jit(matmul)`), else the jitted function (module @jit_func -> "func"); NULL if neither is
  * named. `*fn_op` (optional) gets that function's op (NULL for the module's jitted function when the
  * kernel sits in a generic body such as shmap_body). */
-const char *sc_kc_py_caller(sc_ctx *ctx, const sc_op *op, const sc_op **fn_op);
+const char *ru_py_caller(ru_ctx *ctx, const ir_op *op, const ir_op **fn_op);
 /* "matmul.py:68" — where Python called pl.pallas_call, from the op's debug info; NULL without. */
-const char *sc_kc_py_call_site(sc_ctx *ctx, const sc_op *op);
+const char *ru_py_call_site(ru_ctx *ctx, const ir_op *op);
 
 #endif

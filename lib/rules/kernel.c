@@ -13,7 +13,7 @@
 #include "util/hashset.h"
 #include "rules/rule_util.h"
 
-#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(sc_ctx *ctx, const sc_op *op);
+#define OP_RULE(name, family, code, sev, summary, kinds, ccs, within, fn) void fn(ru_ctx *ctx, const ir_op *op);
 #include "rules/kernel.def"
 #undef OP_RULE
 
@@ -21,7 +21,7 @@
 
 typedef enum { K_NONE = 0, K_MOSAIC_TPU, K_TRITON, K_MOSAIC_GPU } kernel_kind;
 
-static kernel_kind kernel_kind_of(const sc_op *op) {
+static kernel_kind kernel_kind_of(const ir_op *op) {
   switch (op->cc) {
   case SC_CC_MOSAIC_TPU: return K_MOSAIC_TPU;
   case SC_CC_TRITON: return K_TRITON;
@@ -40,14 +40,14 @@ static const char *kind_label(kernel_kind k) {
 }
 
 /* Mosaic GPU kernels that talk to other devices (NVSHMEM/collective metadata). */
-static bool mosaic_gpu_communicates(const sc_op *op) {
-  sc_span bc = sc_kc_backend_config(op);
+static bool mosaic_gpu_communicates(const ir_op *op) {
+  ir_span bc = ru_backend_config(op);
   if (!bc.n) return false;
-  sc_span v = sc_kc_dict_get(bc, "use_custom_barrier");
-  if (v.n && sc_span_eq(v, "true")) return true;
-  v = sc_kc_dict_get(bc, "uses_xla_collective_metadata");
-  if (v.n && sc_span_eq(v, "true")) return true;
-  return sc_kc_dict_get(bc, "xla_replica_ids").n > 0;
+  ir_span v = ru_dict_get(bc, "use_custom_barrier");
+  if (v.n && ir_span_eq(v, "true")) return true;
+  v = ru_dict_get(bc, "uses_xla_collective_metadata");
+  if (v.n && ir_span_eq(v, "true")) return true;
+  return ru_dict_get(bc, "xla_replica_ids").n > 0;
 }
 
 /* ---- Operand/result shardings over non-manual axes ---- */
@@ -55,27 +55,27 @@ static bool mosaic_gpu_communicates(const sc_op *op) {
 typedef struct {
   bool result;
   uint32_t index;
-  sc_span axis;        /* empty for a GSPMD tile assignment without axis names */
+  ir_span axis;        /* empty for a GSPMD tile assignment without axis names */
   sc_axis_type type;
-  const sc_sharding *sharding;
+  const md_sharding *sharding;
 } sharded_use;
 
 typedef SC_VEC(sharded_use) sharded_vec;
 
-static const sc_sharding *parse_attr_sharding(sc_arena *a, const sc_attr *at) {
+static const md_sharding *parse_attr_sharding(sc_arena *a, const ir_attr *at) {
   const char *err = NULL;
-  if (sc_span_eq(at->name, "sdy.sharding")) return sc_parse_sdy_sharding(a, at->value, at->offset, &err);
-  sc_span v = sc_span_trim(at->value);
+  if (ir_span_eq(at->name, "sdy.sharding")) return md_parse_sdy_sharding(a, at->value, at->offset, &err);
+  ir_span v = ir_span_trim(at->value);
   if (v.n >= 2 && v.p[0] == '"') {
-    sc_span in = {v.p + 1, v.n - 2};
-    const sc_sharding *s = sc_parse_gspmd_sharding(a, in, at->offset, &err);
+    ir_span in = {v.p + 1, v.n - 2};
+    const md_sharding *s = md_parse_gspmd_sharding(a, in, at->offset, &err);
     if (s) return s;
   }
-  return sc_parse_gspmd_sharding(a, v, at->offset, &err);
+  return md_parse_gspmd_sharding(a, v, at->offset, &err);
 }
 
 /* True if a GSPMD tile assignment actually splits a data dimension. */
-static bool tiled_splits(const sc_sharding *s) {
+static bool tiled_splits(const md_sharding *s) {
   uint32_t data = s->ntile_dims;
   if (s->last_tile_dim_replicate && data) data--;
   data = data >= s->nlast_tile_dims ? data - s->nlast_tile_dims : 0;
@@ -84,15 +84,15 @@ static bool tiled_splits(const sc_sharding *s) {
   return false;
 }
 
-static void collect(sc_ctx *ctx, const sc_kc_where *w, const sc_sharding *s, bool result, uint32_t index,
+static void collect(ru_ctx *ctx, const ru_where *w, const md_sharding *s, bool result, uint32_t index,
                     sharded_vec *out) {
   if (!s) return;
   if (s->kind == SC_SHARDING_NAMED) {
     for (uint32_t d = 0; d < s->rank; d++)
       for (uint32_t k = 0; k < s->dims[d].naxes; k++) {
-        sc_span name = s->dims[d].axes[k].name;
-        const sc_axis *ax = sc_kc_mesh_axis(w->mesh, name);
-        if (!ax || ax->size <= 1 || sc_kc_axis_manual(w, name)) continue;
+        ir_span name = s->dims[d].axes[k].name;
+        const md_axis *ax = ru_mesh_axis(w->mesh, name);
+        if (!ax || ax->size <= 1 || ru_axis_manual(w, name)) continue;
         sharded_use u = {result, index, name, ax->type, s};
         SC_PUSH(ctx->arena, *out, u);
       }
@@ -100,7 +100,7 @@ static void collect(sc_ctx *ctx, const sc_kc_where *w, const sc_sharding *s, boo
     /* Unnamed tile assignment: explicit only if every free axis is explicit. */
     bool all_explicit = true;
     for (uint32_t i = 0; i < w->nfree; i++) all_explicit = all_explicit && w->free[i]->type == SC_AXIS_EXPLICIT;
-    sharded_use u = {result, index, sc_span_of(NULL, 0), all_explicit ? SC_AXIS_EXPLICIT : SC_AXIS_AUTO, s};
+    sharded_use u = {result, index, ir_span_of(NULL, 0), all_explicit ? SC_AXIS_EXPLICIT : SC_AXIS_AUTO, s};
     SC_PUSH(ctx->arena, *out, u);
   } else if (s->kind == SC_SHARDING_TUPLE && s->nelements) {
     collect(ctx, w, s->elements[0], result, index, out);
@@ -108,25 +108,25 @@ static void collect(sc_ctx *ctx, const sc_kc_where *w, const sc_sharding *s, boo
 }
 
 /* Shardings the kernel's results get from their users: constraints and function results. */
-static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out,
-                             const sc_sharding **per_result) {
+static void result_shardings(ru_ctx *ctx, const ir_op *op, const ru_where *w, sharded_vec *out,
+                             const md_sharding **per_result) {
   /* Users in the same function only; the use index makes this cost the kernel's uses, not its function. */
   uint32_t nuses;
   const ru_use *uses = ru_op_uses(ctx, op, &nuses);
-  sc_arena_step(ctx->arena, nuses);
+  ar_step(ctx->arena, nuses);
   for (uint32_t j = 0; j < nuses; j++) {
-    const sc_op *u = uses[j].user;
+    const ir_op *u = uses[j].user;
     if (u->func != op->func) continue;
     uint32_t k = uses[j].operand;
-    const sc_value *v = u->operands[k];
-    const sc_sharding *s = NULL;
+    const ir_value *v = u->operands[k];
+    const md_sharding *s = NULL;
     if (u->kind == SC_OP_SDY_SHARDING_CONSTRAINT || u->kind == SC_OP_SDY_RESHARD || u->cc == SC_CC_SHARDING) {
-      if (u->nresults) s = sc_kc_value_sharding(ctx, u->results[0]);
+      if (u->nresults) s = ru_value_sharding(ctx, u->results[0]);
     } else if (u->kind == SC_OP_RETURN && u->parent_op == op->func && op->func &&
-               k < sc_op_nresult_attrs(op->func)) {
-      const sc_attrs *ra = &sc_op_result_attrs(op->func)[k];
-      const sc_attr *at = sc_attrs_find(ra, "sdy.sharding");
-      if (!at) at = sc_attrs_find(ra, "mhlo.sharding");
+               k < ir_op_nresult_attrs(op->func)) {
+      const ir_attrs *ra = &ir_op_result_attrs(op->func)[k];
+      const ir_attr *at = ir_attrs_find(ra, "sdy.sharding");
+      if (!at) at = ir_attrs_find(ra, "mhlo.sharding");
       if (at) s = parse_attr_sharding(ctx->arena, at);
     }
     if (!s) continue;
@@ -138,29 +138,29 @@ static void result_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w,
 /* The module's func.call sites by callee, built once per rule and request (rule state): a dense index
  * per callee name and, per call op id, the previous call of the same callee. */
 typedef struct {
-  sc_name_map callees; /* callee name -> dense index */
+  hs_name_map callees; /* callee name -> dense index */
   uint32_t *last;      /* per dense index: op id of its last call + 1 (0 = none) */
   uint32_t *prev;      /* per op id: the previous call of the same callee + 1 */
 } call_index;
 
-static const call_index *calls_by_callee(sc_ctx *ctx) {
-  void **state = sc_rule_state(ctx);
+static const call_index *calls_by_callee(ru_ctx *ctx) {
+  void **state = ru_rule_state(ctx);
   if (state && *state) return *state;
-  const sc_module *m = ctx->module;
-  call_index *ci = sc_arena_alloc(ctx->arena, sizeof *ci);
-  sc_name_map_init(&ci->callees, ctx->arena, m->nfuncs + 1);
-  ci->last = sc_arena_calloc(ctx->arena, m->nfuncs + 1, sizeof *ci->last);
-  ci->prev = sc_arena_calloc(ctx->arena, m->nops + 1, sizeof *ci->prev);
+  const ir_module *m = ctx->module;
+  call_index *ci = ar_alloc(ctx->arena, sizeof *ci);
+  hs_name_map_init(&ci->callees, ctx->arena, m->nfuncs + 1);
+  ci->last = ar_calloc(ctx->arena, m->nfuncs + 1, sizeof *ci->last);
+  ci->prev = ar_calloc(ctx->arena, m->nops + 1, sizeof *ci->prev);
   uint32_t ncallees = 0;
-  sc_arena_step(ctx->arena, m->nops);
+  ar_step(ctx->arena, m->nops);
   for (uint32_t k = 0; k < m->nops; k++) {
-    const sc_op *op = m->ops[k];
-    sc_span callee = op->kind == SC_OP_CALL ? sc_op_callee(op) : sc_span_of("", 0);
+    const ir_op *op = m->ops[k];
+    ir_span callee = op->kind == SC_OP_CALL ? ir_op_callee(op) : ir_span_of("", 0);
     if (!callee.n || op->id >= m->nops) continue;
     uint32_t idx;
-    if (!sc_name_map_get(&ci->callees, callee.p, callee.n, &idx)) {
+    if (!hs_name_map_get(&ci->callees, callee.p, callee.n, &idx)) {
       /* a new callee (more callee names than functions: calls to nothing, which lead nowhere) */
-      if (ncallees > m->nfuncs || !sc_name_map_put(&ci->callees, callee.p, callee.n, ncallees, NULL)) continue;
+      if (ncallees > m->nfuncs || !hs_name_map_put(&ci->callees, callee.p, callee.n, ncallees, NULL)) continue;
       idx = ncallees++;
     }
     ci->prev[op->id] = ci->last[idx];
@@ -172,52 +172,52 @@ static const call_index *calls_by_callee(sc_ctx *ctx) {
 
 /* A kernel operand's shardings. An unannotated argument of a called function (JAX's nested jit: the
  * private callee's arguments carry no sharding) takes them from the operands its call sites pass. */
-static void operand_shardings(sc_ctx *ctx, const sc_kc_where *w, const sc_value *v, uint32_t index, sharded_vec *out,
+static void operand_shardings(ru_ctx *ctx, const ru_where *w, const ir_value *v, uint32_t index, sharded_vec *out,
                               uint32_t depth) {
-  const sc_sharding *s = sc_kc_value_sharding(ctx, v);
+  const md_sharding *s = ru_value_sharding(ctx, v);
   if (s || !v || v->def || depth >= 8) {
     collect(ctx, w, s, false, index, out);
     return;
   }
-  const sc_op *owner = v->block && v->block->parent ? v->block->parent->parent : NULL;
+  const ir_op *owner = v->block && v->block->parent ? v->block->parent->parent : NULL;
   if (!owner || owner->kind != SC_OP_FUNC || owner == ctx->module->entry) return;
   const call_index *ci = calls_by_callee(ctx);
-  sc_span name = sc_op_sym_name(owner);
+  ir_span name = ir_op_sym_name(owner);
   uint32_t idx;
-  if (!sc_name_map_get(&ci->callees, name.p, name.n, &idx)) return;
+  if (!hs_name_map_get(&ci->callees, name.p, name.n, &idx)) return;
   for (uint32_t c = ci->last[idx]; c; c = ci->prev[c - 1]) {
-    const sc_op *call = ctx->module->ops[c - 1];
-    sc_arena_step(ctx->arena, 1);
+    const ir_op *call = ctx->module->ops[c - 1];
+    ar_step(ctx->arena, 1);
     if (v->index < call->noperands) operand_shardings(ctx, w, call->operands[v->index], index, out, depth + 1);
   }
 }
 
-static void kernel_shardings(sc_ctx *ctx, const sc_op *op, const sc_kc_where *w, sharded_vec *out) {
+static void kernel_shardings(ru_ctx *ctx, const ir_op *op, const ru_where *w, sharded_vec *out) {
   for (uint32_t i = 0; i < op->noperands; i++) operand_shardings(ctx, w, op->operands[i], i, out, 0);
   size_t before = out->n;
   result_shardings(ctx, op, w, out, NULL);
   /* with propagation, a result no user constrains may still end up sharded */
   for (uint32_t i = 0; ctx->propagation && out->n == before && i < op->nresults; i++) {
-    const sc_sharding *s = sc_kc_value_sharding(ctx, op->results[i]);
+    const md_sharding *s = ru_value_sharding(ctx, op->results[i]);
     if (s && s->source == SC_SHARDING_FROM_PROPAGATION) collect(ctx, w, s, true, i, out);
   }
 }
 
 /* Each propagated sharding among `uses` names the written sharding it came from (Shardy's sharding
  * origins): the fix belongs on that line of Python. */
-static void relate_origins(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sharded_vec *uses) {
+static void relate_origins(ru_ctx *ctx, sc_diag *d, const ir_op *op, const sharded_vec *uses) {
   for (size_t i = 0; ctx->propagation && i < uses->n; i++) {
     const sharded_use *u = &uses->v[i];
     if (!u->sharding || u->sharding->source != SC_SHARDING_FROM_PROPAGATION) continue;
     if (i > 0 && uses->v[i - 1].sharding == u->sharding) continue; /* one site per tensor */
-    const sc_value *v = u->result ? (u->index < op->nresults ? op->results[u->index] : NULL)
+    const ir_value *v = u->result ? (u->index < op->nresults ? op->results[u->index] : NULL)
                                   : (u->index < op->noperands ? op->operands[u->index] : NULL);
-    const sc_value *o = v ? prop_engine_value_origin(ctx->propagation, v) : NULL;
+    const ir_value *o = v ? prop_engine_value_origin(ctx->propagation, v) : NULL;
     if (!o || o == v) continue;
-    const sc_op *site = o->def ? o->def : o->block && o->block->parent ? o->block->parent->parent : NULL;
+    const ir_op *site = o->def ? o->def : o->block && o->block->parent ? o->block->parent->parent : NULL;
     uint32_t at = o->def ? o->def->pos.offset : o->pos.offset;
-    sc_diag_related(ctx, d, at, site,
-                    sc_arena_printf(ctx->arena, "%s %u's sharding %.*s propagates from %.*s here",
+    ru_diag_related(ctx, d, at, site,
+                    ar_printf(ctx->arena, "%s %u's sharding %.*s propagates from %.*s here",
                                     u->result ? "result" : "operand", u->index, SC_SPAN_ARG(u->sharding->text),
                                     SC_SPAN_ARG(o->name)));
   }
@@ -230,131 +230,131 @@ static bool any_explicit(const sharded_vec *v) {
 }
 
 static const char *describe_uses(sc_arena *a, const sharded_vec *v, bool explicit_only) {
-  sc_astr s = SC_ASTR_INIT(a);
+  ar_str s = SC_ASTR_INIT(a);
   size_t shown = 0;
   for (size_t i = 0; i < v->n; i++) {
     const sharded_use *u = &v->v[i];
     if (explicit_only && u->type != SC_AXIS_EXPLICIT) continue;
     if (!explicit_only && u->type == SC_AXIS_EXPLICIT) continue;
-    const char *what = u->axis.n ? sc_arena_printf(a, "%s axis '" SC_SPAN_FMT "'", sc_axis_type_name(u->type),
+    const char *what = u->axis.n ? ar_printf(a, "%s axis '" SC_SPAN_FMT "'", sc_axis_type_name(u->type),
                                                    SC_SPAN_ARG(u->axis))
-                                 : sc_arena_printf(a, "%s axes (tile assignment {" SC_SPAN_FMT "})",
+                                 : ar_printf(a, "%s axes (tile assignment {" SC_SPAN_FMT "})",
                                                    sc_axis_type_name(u->type), SC_SPAN_ARG(u->sharding->text));
-    sc_astr_printf(&s, "%s%s %u sharded over %s", shown ? "; " : "", u->result ? "result" : "operand", u->index, what);
+    ar_str_printf(&s, "%s%s %u sharded over %s", shown ? "; " : "", u->result ? "result" : "operand", u->index, what);
     shown++;
   }
-  return sc_astr_str(&s);
+  return ar_str_str(&s);
 }
 
 /* JAX prints `get_abstract_mesh().axis_types`: the axis types in mesh order, manual ones as Manual. */
-static const char *axis_types_str(sc_arena *a, const sc_kc_where *w) {
+static const char *axis_types_str(sc_arena *a, const ru_where *w) {
   if (!w->mesh || !w->mesh->naxes) return "()";
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "(");
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "(");
   for (uint32_t i = 0; i < w->mesh->naxes; i++) {
-    const sc_axis *ax = &w->mesh->axes[i];
-    const char *t = sc_kc_axis_manual(w, ax->name) && ax->size > 1 ? "Manual"
+    const md_axis *ax = &w->mesh->axes[i];
+    const char *t = ru_axis_manual(w, ax->name) && ax->size > 1 ? "Manual"
                     : ax->type == SC_AXIS_EXPLICIT                 ? "Explicit"
                     : ax->type == SC_AXIS_MANUAL                   ? "Manual"
                                                                    : "Auto";
-    sc_astr_printf(&s, "%s%s", i ? ", " : "", t);
+    ar_str_printf(&s, "%s%s", i ? ", " : "", t);
   }
-  sc_astr_puts(&s, w->mesh->naxes == 1 ? ",)" : ")");
-  return sc_astr_str(&s);
+  ar_str_puts(&s, w->mesh->naxes == 1 ? ",)" : ")");
+  return ar_str_str(&s);
 }
 
 /* ---- Fixes shared by the "needs a fully manual region" rules ---- */
 
-static bool skip_manual(const sc_kc_where *w, sc_span name) { return sc_kc_axis_manual(w, name); }
+static bool skip_manual(const ru_where *w, ir_span name) { return ru_axis_manual(w, name); }
 
-static const char *free_axes_py(sc_arena *a, const sc_kc_where *w) {
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "{");
-  for (uint32_t i = 0; i < w->nfree; i++) sc_astr_printf(&s, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
-  sc_astr_puts(&s, "}");
-  return sc_astr_str(&s);
+static const char *free_axes_py(sc_arena *a, const ru_where *w) {
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "{");
+  for (uint32_t i = 0; i < w->nfree; i++) ar_str_printf(&s, "%s'" SC_SPAN_FMT "'", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name));
+  ar_str_puts(&s, "}");
+  return ar_str_str(&s);
 }
 
-static const char *free_axes_text(sc_arena *a, const sc_kc_where *w) {
-  sc_astr s = SC_ASTR_INIT(a);
+static const char *free_axes_text(sc_arena *a, const ru_where *w) {
+  ar_str s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < w->nfree; i++)
-    sc_astr_printf(&s, "%s" SC_SPAN_FMT " (size %" PRId64 ")", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name), w->free[i]->size);
-  return sc_astr_str(&s);
+    ar_str_printf(&s, "%s" SC_SPAN_FMT " (size %" PRId64 ")", i ? ", " : "", SC_SPAN_ARG(w->free[i]->name), w->free[i]->size);
+  return ar_str_str(&s);
 }
 
-static const char *manual_axes_text(sc_arena *a, const sc_kc_where *w) {
-  if (w->mc->nmanual_axes) return sc_kc_axis_set(a, w->mc->manual_axes, w->mc->nmanual_axes);
+static const char *manual_axes_text(sc_arena *a, const ru_where *w) {
+  if (w->mc->nmanual_axes) return ru_axis_set(a, w->mc->manual_axes, w->mc->nmanual_axes);
   return "some axes";
 }
 
 /* What to say about the function a wrap fix wraps: the function that calls pl.pallas_call (never the
  * kernel body, which takes Refs, nor the custom-call target), and where it makes the call. */
-static const char *caller_comment(sc_ctx *ctx, const sc_op *op, const char *caller, const char *placeholder,
+static const char *caller_comment(ru_ctx *ctx, const ir_op *op, const char *caller, const char *placeholder,
                                   const char *kname) {
   sc_arena *a = ctx->arena;
-  const char *site = sc_kc_py_call_site(ctx, op);
-  const char *at = site ? sc_arena_printf(a, " (at %s)", site) : "";
+  const char *site = ru_py_call_site(ctx, op);
+  const char *at = site ? ar_printf(a, " (at %s)", site) : "";
   if (!caller)
-    return sc_arena_printf(a, "# %s: the function of your program that calls pl.pallas_call for `%s`%s, not the "
+    return ar_printf(a, "# %s: the function of your program that calls pl.pallas_call for `%s`%s, not the "
                               "kernel body (it takes Refs).",
                            placeholder, kname, at);
-  return sc_arena_printf(a, "# %s calls pl.pallas_call for `%s`%s: wrap it, not the kernel body.", caller, kname, at);
+  return ar_printf(a, "# %s calls pl.pallas_call for `%s`%s: wrap it, not the kernel body.", caller, kname, at);
 }
 
 /* Partition specs of a function's arguments and results for a shard_map around it: arguments as the
  * module shards them, results as the kernel's when the function returns the kernel's results, else as
  * the function's result sharding.
  * Sets *unknown when a spec had to be guessed (P()). */
-static void function_specs(sc_ctx *ctx, const sc_op *fn, const sc_op *op, const sc_kc_where *w, const char **kouts,
+static void function_specs(ru_ctx *ctx, const ir_op *fn, const ir_op *op, const ru_where *w, const char **kouts,
                            const char ***ins, uint32_t *nin, const char ***outs, uint32_t *nout, bool *unknown) {
   sc_arena *a = ctx->arena;
-  const sc_block *body = ru_body(fn);
+  const ir_block *body = ru_body(fn);
   *nin = body ? body->nargs : 0;
-  *ins = sc_arena_calloc(a, *nin + 1, sizeof **ins);
+  *ins = ar_calloc(a, *nin + 1, sizeof **ins);
   for (uint32_t i = 0; i < *nin; i++) {
-    (*ins)[i] = sc_kc_pspec(a, sc_kc_value_sharding(ctx, body->args[i]), w, NULL);
+    (*ins)[i] = ru_pspec(a, ru_value_sharding(ctx, body->args[i]), w, NULL);
     if (!(*ins)[i]) *unknown = true;
   }
-  const sc_op *ret = ru_terminator(fn);
+  const ir_op *ret = ru_terminator(fn);
   *nout = ru_func_nresults(fn);
   if (!*nout && ret) *nout = ret->noperands;
   if (!*nout) *nout = 1;
-  *outs = sc_arena_calloc(a, *nout + 1, sizeof **outs);
+  *outs = ar_calloc(a, *nout + 1, sizeof **outs);
   for (uint32_t i = 0; i < *nout; i++) {
-    const sc_value *v = ret && i < ret->noperands ? ret->operands[i] : NULL;
+    const ir_value *v = ret && i < ret->noperands ? ret->operands[i] : NULL;
     if (v && v->def == op && v->index < op->nresults) (*outs)[i] = kouts[v->index];
-    if (!(*outs)[i] && ctx->model) (*outs)[i] = sc_kc_pspec(a, sc_model_func_result_sharding(ctx->model, fn, i), w, NULL);
+    if (!(*outs)[i] && ctx->model) (*outs)[i] = ru_pspec(a, md_model_func_result_sharding(ctx->model, fn, i), w, NULL);
     if (!(*outs)[i]) *unknown = true;
   }
 }
 
 /* Top level: wrap the function that calls the kernel in a shard_map over every mesh axis. */
-static void add_caller_wrap_fix(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *kname) {
+static void add_caller_wrap_fix(ru_ctx *ctx, sc_diag *d, const ir_op *op, const ru_where *w, const char *kname) {
   sc_arena *a = ctx->arena;
-  const sc_mesh *mesh = w->mesh;
-  const char **kins = sc_arena_calloc(a, op->noperands + 1, sizeof *kins);
-  const char **kouts = sc_arena_calloc(a, op->nresults + 1, sizeof *kouts);
-  const sc_sharding **rs = sc_arena_calloc(a, op->nresults + 1, sizeof *rs);
+  const md_mesh *mesh = w->mesh;
+  const char **kins = ar_calloc(a, op->noperands + 1, sizeof *kins);
+  const char **kouts = ar_calloc(a, op->nresults + 1, sizeof *kouts);
+  const md_sharding **rs = ar_calloc(a, op->nresults + 1, sizeof *rs);
   sharded_vec tmp = {0};
   result_shardings(ctx, op, w, &tmp, rs);
   bool unknown = false, all_repl = true;
   for (uint32_t i = 0; i < op->noperands; i++) {
-    kins[i] = sc_kc_pspec(a, sc_kc_value_sharding(ctx, op->operands[i]), w, NULL);
+    kins[i] = ru_pspec(a, ru_value_sharding(ctx, op->operands[i]), w, NULL);
     if (!kins[i]) unknown = true;
     else if (strcmp(kins[i], "P()") != 0) all_repl = false;
   }
   for (uint32_t i = 0; i < op->nresults; i++) {
-    kouts[i] = sc_kc_pspec(a, rs[i], w, NULL);
+    kouts[i] = ru_pspec(a, rs[i], w, NULL);
     if (kouts[i] || all_repl) continue;
     /* Same shape as a sharded operand: the usual elementwise/blocked kernel keeps its layout. */
     for (uint32_t k = 0; k < op->noperands && k < op->noperand_types && i < op->nresult_types; k++)
-      if (kins[k] && strcmp(kins[k], "P()") && sc_span_same(op->operand_types[k], op->result_types[i])) {
+      if (kins[k] && strcmp(kins[k], "P()") && ir_span_same(op->operand_types[k], op->result_types[i])) {
         kouts[i] = kins[k];
         break;
       }
   }
-  const sc_op *fn = NULL;
-  const char *caller = sc_kc_py_caller(ctx, op, &fn);
+  const ir_op *fn = NULL;
+  const char *caller = ru_py_caller(ctx, op, &fn);
   const char **ins = kins, **outs = kouts;
   uint32_t nin = op->noperands, nout = op->nresults;
   if (fn) function_specs(ctx, fn, op, w, kouts, &ins, &nin, &outs, &nout, &unknown);
@@ -362,75 +362,75 @@ static void add_caller_wrap_fix(sc_ctx *ctx, sc_diag *d, const sc_op *op, const 
     for (uint32_t i = 0; i < nout; i++) unknown |= !outs[i];
   const char *comment = caller_comment(ctx, op, caller, "f", kname);
   if (unknown)
-    comment = sc_arena_printf(a, "%s\n# Arguments and results whose sharding the module does not show are replicated "
+    comment = ar_printf(a, "%s\n# Arguments and results whose sharding the module does not show are replicated "
                                  "(P()): every device\n# runs the kernel on the full array. Shard a dimension (e.g. "
                                  "P('data', None)) where the kernel's\n# blocks are independent along it.",
                               comment);
   const char *target = caller ? caller : "f";
-  sc_diag_fix(ctx, d,
-              sc_arena_printf(a, "Wrap `%s` (the function that calls the kernel `%s`) in jax.shard_map over all mesh "
+  ru_diag_fix(ctx, d,
+              ar_printf(a, "Wrap `%s` (the function that calls the kernel `%s`) in jax.shard_map over all mesh "
                                  "axes %s",
-                              target, kname, sc_kc_py_axis_names(a, mesh)),
-              sc_kc_shard_map_snippet(a, mesh, target, ins, nin, outs, nout, sc_kc_py_axis_names(a, mesh), comment));
+                              target, kname, ru_py_axis_names(a, mesh)),
+              ru_shard_map_snippet(a, mesh, target, ins, nin, outs, nout, ru_py_axis_names(a, mesh), comment));
 }
 
 /* Adds: the shard_map snippet(s), the machine wrap, and the fallback. */
-static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *kname) {
+static void add_wrap_fixes(ru_ctx *ctx, sc_diag *d, const ir_op *op, const ru_where *w, const char *kname) {
   sc_arena *a = ctx->arena;
-  const sc_mesh *mesh = w->mesh;
+  const md_mesh *mesh = w->mesh;
   if (!w->in_manual) {
     add_caller_wrap_fix(ctx, d, op, w, kname);
   } else {
     /* Inside a partially manual shard_map: make it manual over every axis, or nest one for the rest. */
-    const sc_op *mop = w->mc->manual_op;
+    const ir_op *mop = w->mc->manual_op;
     if (mop && mop->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
-      const sc_attr *ia = sc_op_attr(mop, "in_shardings"), *oa = sc_op_attr(mop, "out_shardings");
-      const char **ins = sc_arena_calloc(a, mop->noperands + 1, sizeof *ins);
-      const char **outs = sc_arena_calloc(a, mop->nresults + 1, sizeof *outs);
+      const ir_attr *ia = ir_op_attr(mop, "in_shardings"), *oa = ir_op_attr(mop, "out_shardings");
+      const char **ins = ar_calloc(a, mop->noperands + 1, sizeof *ins);
+      const char **outs = ar_calloc(a, mop->nresults + 1, sizeof *outs);
       for (uint32_t i = 0; i < mop->noperands; i++)
-        ins[i] = ia ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, ia->value, i), w, NULL) : NULL;
+        ins[i] = ia ? ru_pspec(a, ru_sdy_list_entry(a, ia->value, i), w, NULL) : NULL;
       for (uint32_t i = 0; i < mop->nresults; i++)
-        outs[i] = oa ? sc_kc_pspec(a, sc_kc_sdy_list_entry(a, oa->value, i), w, NULL) : NULL;
-      const char *comment = sc_arena_printf(
-          a, "# f is the function passed to the shard_map at line %u (now manual over %s only).", sc_op_line(ctx->lines, mop),
+        outs[i] = oa ? ru_pspec(a, ru_sdy_list_entry(a, oa->value, i), w, NULL) : NULL;
+      const char *comment = ar_printf(
+          a, "# f is the function passed to the shard_map at line %u (now manual over %s only).", ir_op_line(ctx->lines, mop),
           manual_axes_text(a, w));
-      sc_diag_fix(ctx, d,
-                  sc_arena_printf(a, "Make the enclosing shard_map manual over every mesh axis: axis_names=%s",
-                                  sc_kc_py_axis_names(a, mesh)),
-                  sc_kc_shard_map_snippet(a, mesh, "f", ins, mop->noperands, outs, mop->nresults,
-                                          sc_kc_py_axis_names(a, mesh), comment));
+      ru_diag_fix(ctx, d,
+                  ar_printf(a, "Make the enclosing shard_map manual over every mesh axis: axis_names=%s",
+                                  ru_py_axis_names(a, mesh)),
+                  ru_shard_map_snippet(a, mesh, "f", ins, mop->noperands, outs, mop->nresults,
+                                          ru_py_axis_names(a, mesh), comment));
     } else {
-      sc_diag_fix(ctx, d,
-                  sc_arena_printf(a, "Pass axis_names=%s (every mesh axis) to the enclosing shard_map",
-                                  sc_kc_py_axis_names(a, mesh)),
+      ru_diag_fix(ctx, d,
+                  ar_printf(a, "Pass axis_names=%s (every mesh axis) to the enclosing shard_map",
+                                  ru_py_axis_names(a, mesh)),
                   NULL);
     }
     if (w->nfree) {
-      const char **ins = sc_arena_calloc(a, op->noperands + 1, sizeof *ins);
-      const char **outs = sc_arena_calloc(a, op->nresults + 1, sizeof *outs);
+      const char **ins = ar_calloc(a, op->noperands + 1, sizeof *ins);
+      const char **outs = ar_calloc(a, op->nresults + 1, sizeof *outs);
       for (uint32_t i = 0; i < op->noperands; i++) {
-        const sc_sharding *s = sc_kc_value_sharding(ctx, op->operands[i]);
-        const char *ps = sc_kc_pspec(a, s, w, skip_manual);
+        const md_sharding *s = ru_value_sharding(ctx, op->operands[i]);
+        const char *ps = ru_pspec(a, s, w, skip_manual);
         ins[i] = ps ? ps : "P()";
       }
       /* Only a function the module names apart from the jitted one can be wrapped inside the shard_map. */
-      const sc_op *fn = NULL;
-      const char *caller = sc_kc_py_caller(ctx, op, &fn);
+      const ir_op *fn = NULL;
+      const char *caller = ru_py_caller(ctx, op, &fn);
       if (!fn || fn == ctx->module->entry) caller = NULL;
       const char *target = caller ? caller : "kernel_fn";
-      sc_diag_fix(ctx, d,
-                  sc_arena_printf(a, "Or wrap just `%s` (the function that calls the kernel `%s`) in a nested "
+      ru_diag_fix(ctx, d,
+                  ar_printf(a, "Or wrap just `%s` (the function that calls the kernel `%s`) in a nested "
                                      "jax.shard_map over the remaining axes %s",
                                   target, kname, free_axes_py(a, w)),
-                  sc_kc_shard_map_snippet(
+                  ru_shard_map_snippet(
                       a, mesh, target, ins, op->noperands, outs, op->nresults, free_axes_py(a, w),
-                      sc_arena_printf(a, "%s\n# Inside the existing shard_map: the kernel sees per-device blocks.",
+                      ar_printf(a, "%s\n# Inside the existing shard_map: the kernel sees per-device blocks.",
                                       caller_comment(ctx, op, caller, target, kname))));
     }
   }
-  sc_kc_fix_wrap_manual(
+  ru_fix_wrap_manual(
       ctx, d, op, w,
-      sc_arena_printf(a,
+      ar_printf(a,
                       "Wrap the call in an sdy.manual_computation over %s with replicated operands (what "
                       "jax.shard_map(..., in_specs=P(), out_specs=P()) lowers to; the kernel computes exactly what "
                       "it computed on one device)",
@@ -439,83 +439,83 @@ static void add_wrap_fixes(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc
 
 /* What every "this kernel must run in a fully manual shard_map" diagnostic carries: where the kernel
  * is, its name, and the shard_map wrappings that fix it. */
-static void describe_and_wrap(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sc_kc_where *w, const char *kname) {
-  sc_kc_context(ctx, d, w);
-  sc_diag_context(ctx, d, "kernel", kname);
+static void describe_and_wrap(ru_ctx *ctx, sc_diag *d, const ir_op *op, const ru_where *w, const char *kname) {
+  ru_context(ctx, d, w);
+  ru_diag_context(ctx, d, "kernel", kname);
   add_wrap_fixes(ctx, d, op, w, kname);
 }
 
 /* Why the op is outside a fully manual context, as a sentence. */
-static const char *where_text(sc_ctx *ctx, const sc_kc_where *w) {
+static const char *where_text(ru_ctx *ctx, const ru_where *w) {
   sc_arena *a = ctx->arena;
-  const char *mesh = sc_kc_mesh_str(a, w->mesh);
+  const char *mesh = ru_kc_mesh_str(a, w->mesh);
   if (w->in_manual) {
     if (w->free_unknown)
-      return sc_arena_printf(a, "it sits in a partially manual region (GSPMD `last_tile_dims={manual, ...}`): some axes "
+      return ar_printf(a, "it sits in a partially manual region (GSPMD `last_tile_dims={manual, ...}`): some axes "
                                 "of mesh %s stay automatic",
                              mesh);
-    return sc_arena_printf(a, "it sits in a shard_map that is manual over %s only; mesh axis%s %s of mesh %s %s still "
+    return ar_printf(a, "it sits in a shard_map that is manual over %s only; mesh axis%s %s of mesh %s %s still "
                               "automatic",
                            manual_axes_text(a, w), w->nfree > 1 ? "es" : "", free_axes_text(a, w), mesh,
                            w->nfree > 1 ? "are" : "is");
   }
-  if (sc_kc_retargeted(ctx))
-    return sc_arena_printf(a, "it is not inside any shard_map; the module was lowered for %s but is checked against "
+  if (ru_retargeted(ctx))
+    return ar_printf(a, "it is not inside any shard_map; the module was lowered for %s but is checked against "
                               "the target mesh %s (%" PRId64 " devices)",
-                           sc_kc_module_mesh_str(ctx, NULL), mesh, w->devices);
-  return sc_arena_printf(a, "it is not inside any shard_map and the module is partitioned over %" PRId64
+                           ru_module_mesh_str(ctx, NULL), mesh, w->devices);
+  return ar_printf(a, "it is not inside any shard_map and the module is partitioned over %" PRId64
                             " devices (mesh %s)",
                          w->devices, mesh);
 }
 
 /* The tiling of the first sharded operand/result (explicit ones first when `explicit_first`), for the
  * report's pictures. */
-static void uses_tensor_context(sc_ctx *ctx, sc_diag *d, const sc_op *op, const sharded_vec *uses, bool explicit_first) {
+static void uses_tensor_context(ru_ctx *ctx, sc_diag *d, const ir_op *op, const sharded_vec *uses, bool explicit_first) {
   const sharded_use *pick = NULL;
   for (size_t i = 0; i < uses->n && !pick; i++)
     if (!explicit_first || uses->v[i].type == SC_AXIS_EXPLICIT) pick = &uses->v[i];
   if (!pick && uses->n) pick = &uses->v[0];
   if (!pick) return;
-  sc_span type = pick->result ? ru_result_type(op, pick->index) : ru_operand_type(op, pick->index);
+  ir_span type = pick->result ? ru_result_type(op, pick->index) : ru_operand_type(op, pick->index);
   ru_tensor_context(ctx, d, pick->sharding, type,
-                    sc_arena_printf(ctx->arena, "%s %u", pick->result ? "result" : "operand", pick->index), -1);
+                    ar_printf(ctx->arena, "%s %u", pick->result ? "result" : "operand", pick->index), -1);
 }
 
-static bool needs_manual(const sc_kc_where *w) { return w->devices > 1 && !w->fully_manual; }
+static bool needs_manual(const ru_where *w) { return w->devices > 1 && !w->fully_manual; }
 
 /* ---- SC0301 kernel-outside-manual ---- */
 
-void sc_check_kernel_outside_manual(sc_ctx *ctx, const sc_op *op) {
+void ru_check_kernel_outside_manual(ru_ctx *ctx, const ir_op *op) {
   if (kernel_kind_of(op) != K_MOSAIC_TPU) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  ru_where w = ru_locate(ctx, op);
   if (!needs_manual(&w)) return;
   sharded_vec uses = {0};
   kernel_shardings(ctx, op, &w, &uses);
   if (any_explicit(&uses)) return; /* kernel-explicit-sharding reports it (JAX raises that one first) */
-  const char *kname = sc_kc_kernel_name(ctx->arena, op);
-  sc_diag *d = sc_emit(ctx, op, MOSAIC_MSG " Kernel `%s` (tpu_custom_call): %s, and on more than one device a "
+  const char *kname = ru_kernel_name(ctx->arena, op);
+  sc_diag *d = ru_emit(ctx, op, MOSAIC_MSG " Kernel `%s` (tpu_custom_call): %s, and on more than one device a "
                                 "Mosaic kernel must run inside a shard_map that is manual over every mesh axis.",
                        kname, where_text(ctx, &w));
   describe_and_wrap(ctx, d, op, &w, kname);
   uses_tensor_context(ctx, d, op, &uses, false);
-  sc_diag_fix(ctx, d, "Or run the kernel unsharded: check/deploy on a 1-device mesh, or fall back to the kernel's "
+  ru_diag_fix(ctx, d, "Or run the kernel unsharded: check/deploy on a 1-device mesh, or fall back to the kernel's "
                       "reference (non-Pallas) implementation on multi-device meshes",
               NULL);
 }
 
 /* ---- SC0302 kernel-explicit-sharding ---- */
 
-void sc_check_kernel_explicit_sharding(sc_ctx *ctx, const sc_op *op) {
+void ru_check_kernel_explicit_sharding(ru_ctx *ctx, const ir_op *op) {
   kernel_kind k = kernel_kind_of(op);
   if (k == K_NONE) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  ru_where w = ru_locate(ctx, op);
   if (w.fully_manual && !w.nfree) return;
   sharded_vec uses = {0};
   kernel_shardings(ctx, op, &w, &uses);
   if (!any_explicit(&uses)) return;
-  const char *kname = sc_kc_kernel_name(ctx->arena, op);
-  sc_span t = sc_op_custom_call_target(op);
-  sc_diag *d = sc_emit(ctx, op,
+  const char *kname = ru_kernel_name(ctx->arena, op);
+  ir_span t = ir_op_custom_call_target(op);
+  sc_diag *d = ru_emit(ctx, op,
                        "pallas_call requires all mesh axes to be Manual, got %s: %s `%s` (" SC_SPAN_FMT
                        ") has %s, outside a fully manual shard_map.",
                        axis_types_str(ctx->arena, &w), kind_label(k), kname, SC_SPAN_ARG(t),
@@ -523,26 +523,26 @@ void sc_check_kernel_explicit_sharding(sc_ctx *ctx, const sc_op *op) {
   relate_origins(ctx, d, op, &uses);
   describe_and_wrap(ctx, d, op, &w, kname);
   uses_tensor_context(ctx, d, op, &uses, true);
-  sc_diag_fix(ctx, d, "Or remove the explicit sharding (NamedSharding/PartitionSpec, out_sharding=) from the arrays "
+  ru_diag_fix(ctx, d, "Or remove the explicit sharding (NamedSharding/PartitionSpec, out_sharding=) from the arrays "
                       "passed to and returned from pallas_call",
               NULL);
 }
 
 /* ---- SC0303 kernel-gpu-auto-partitioned ---- */
 
-void sc_check_kernel_gpu_auto_partitioned(sc_ctx *ctx, const sc_op *op) {
+void ru_check_kernel_gpu_auto_partitioned(ru_ctx *ctx, const ir_op *op) {
   kernel_kind k = kernel_kind_of(op);
   if (k != K_TRITON && k != K_MOSAIC_GPU) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  ru_where w = ru_locate(ctx, op);
   if (!needs_manual(&w)) return;
   if (k == K_MOSAIC_GPU && mosaic_gpu_communicates(op) && !w.in_manual) return; /* mosaic-gpu-multi-device */
   sharded_vec uses = {0};
   kernel_shardings(ctx, op, &w, &uses);
   if (any_explicit(&uses)) return; /* kernel-explicit-sharding */
-  const char *kname = sc_kc_kernel_name(ctx->arena, op);
-  sc_span t = sc_op_custom_call_target(op);
-  const char *sharded = uses.n ? sc_arena_printf(ctx->arena, " (%s)", describe_uses(ctx->arena, &uses, false)) : "";
-  sc_diag *d = sc_emit(ctx, op,
+  const char *kname = ru_kernel_name(ctx->arena, op);
+  ir_span t = ir_op_custom_call_target(op);
+  const char *sharded = uses.n ? ar_printf(ctx->arena, " (%s)", describe_uses(ctx->arena, &uses, false)) : "";
+  sc_diag *d = ru_emit(ctx, op,
                        "%s `%s` (" SC_SPAN_FMT ") is not in a fully manual shard_map: %s. JAX has no partitioning "
                        "guard for GPU kernels, so XLA treats the call as an opaque custom call and replicates it: "
                        "operands sharded over auto axes are all-gathered%s and every device runs the kernel on the "
@@ -555,17 +555,17 @@ void sc_check_kernel_gpu_auto_partitioned(sc_ctx *ctx, const sc_op *op) {
 /* ---- SC0304 kernel-mesh-axis-unknown ---- */
 
 /* Axis names listed in kernel_metadata's "mesh_axes" (a JSON string inside a JSON string). */
-static uint32_t metadata_mesh_axes(sc_arena *a, const sc_op *op, sc_span **out) {
-  sc_span md = sc_kc_frontend_attr(op, "kernel_metadata");
+static uint32_t metadata_mesh_axes(sc_arena *a, const ir_op *op, ir_span **out) {
+  ir_span md = ru_frontend_attr(op, "kernel_metadata");
   if (!md.n) return 0;
-  const char *k = sc_kc_find(md, "mesh_axes");
+  const char *k = ru_find(md, "mesh_axes");
   if (!k) return 0;
   const char *end = md.p + md.n;
   const char *lb = memchr(k, '[', (size_t)(end - k));
   if (!lb) return 0;
   const char *rb = memchr(lb, ']', (size_t)(end - lb));
   if (!rb) return 0;
-  SC_VEC(sc_span) v = {0};
+  SC_VEC(ir_span) v = {0};
   const char *p = lb + 1;
   while (p < rb) {
     while (p < rb && (*p == '\\' || *p == '"' || *p == ',' || *p == ' ')) {
@@ -574,76 +574,76 @@ static uint32_t metadata_mesh_axes(sc_arena *a, const sc_op *op, sc_span **out) 
     }
     const char *s = p;
     while (p < rb && *p != '\\' && *p != '"' && *p != ',' && *p != ' ') p++;
-    if (p > s) SC_PUSH(a, v, sc_span_of(s, (uint32_t)(p - s)));
+    if (p > s) SC_PUSH(a, v, ir_span_of(s, (uint32_t)(p - s)));
   }
   *out = v.v;
   return (uint32_t)v.n;
 }
 
-void sc_check_kernel_mesh_axis_unknown(sc_ctx *ctx, const sc_op *op) {
+void ru_check_kernel_mesh_axis_unknown(ru_ctx *ctx, const ir_op *op) {
   if (kernel_kind_of(op) != K_MOSAIC_TPU) return;
-  sc_span *axes = NULL;
+  ir_span *axes = NULL;
   uint32_t n = metadata_mesh_axes(ctx->arena, op, &axes);
   if (!n) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  ru_where w = ru_locate(ctx, op);
   /* Only a named mesh can be compared: the request's or a module sdy.mesh. */
   bool named = w.mesh && (w.mesh->op || (ctx->model && w.mesh == ctx->model->target));
   if (!named) return;
   for (uint32_t k = 0; k < n; k++) {
-    if (sc_kc_mesh_axis(w.mesh, axes[k])) continue;
-    const char *kname = sc_kc_kernel_name(ctx->arena, op);
-    sc_diag *d = sc_emit(ctx, op,
+    if (ru_mesh_axis(w.mesh, axes[k])) continue;
+    const char *kname = ru_kernel_name(ctx->arena, op);
+    sc_diag *d = ru_emit(ctx, op,
                          "Mosaic kernel `%s` communicates over mesh axis '" SC_SPAN_FMT
                          "' (kernel_metadata mesh_axes), but mesh %s has no such axis: its remote DMAs and "
                          "device ids were computed for a mesh the module is not deployed on.",
-                         kname, SC_SPAN_ARG(axes[k]), sc_kc_mesh_str(ctx->arena, w.mesh));
-    sc_kc_context(ctx, d, &w);
-    sc_diag_context(ctx, d, "kernel", kname);
-    sc_diag_context(ctx, d, "kernel_axis", sc_span_dup(ctx->arena, axes[k]));
+                         kname, SC_SPAN_ARG(axes[k]), ru_kc_mesh_str(ctx->arena, w.mesh));
+    ru_context(ctx, d, &w);
+    ru_diag_context(ctx, d, "kernel", kname);
+    ru_diag_context(ctx, d, "kernel_axis", ir_span_dup(ctx->arena, axes[k]));
     /* checked against a target mesh other than the module's: the retargeting is the mistake */
     if (ctx->model && w.mesh == ctx->model->target) {
-      sc_diag_caused_by(ctx, d, "SC0107", SC_SITE_ANY);
-      sc_diag_caused_by(ctx, d, "SC0108", SC_SITE_ANY);
+      ru_diag_caused_by(ctx, d, "SC0107", SC_SITE_ANY);
+      ru_diag_caused_by(ctx, d, "SC0108", SC_SITE_ANY);
     }
-    sc_diag_fix(ctx, d,
-                sc_arena_printf(ctx->arena,
+    ru_diag_fix(ctx, d,
+                ar_printf(ctx->arena,
                                 "Check (and deploy) the module on the mesh it was lowered for, which has an axis "
                                 "'" SC_SPAN_FMT "', or re-lower the kernel with this mesh's axis names %s",
-                                SC_SPAN_ARG(axes[k]), sc_kc_py_axis_names(ctx->arena, w.mesh)),
+                                SC_SPAN_ARG(axes[k]), ru_py_axis_names(ctx->arena, w.mesh)),
                 NULL);
   }
 }
 
 /* ---- SC0305 kernel-communication-replicas ---- */
 
-void sc_check_kernel_communication_replicas(sc_ctx *ctx, const sc_op *op) {
+void ru_check_kernel_communication_replicas(ru_ctx *ctx, const ir_op *op) {
   int64_t replicas = ctx->model ? ctx->model->num_replicas : -1;
   if (replicas <= 1) return;
   if (kernel_kind_of(op) != K_MOSAIC_TPU) return;
-  if (sc_kc_json_bool(sc_kc_backend_config(op), "has_communication") != 1) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  if (ru_json_bool(ru_backend_config(op), "has_communication") != 1) return;
+  ru_where w = ru_locate(ctx, op);
   if (w.in_manual) return;
-  const char *kname = sc_kc_kernel_name(ctx->arena, op);
-  sc_diag *d = sc_emit(ctx, op,
+  const char *kname = ru_kernel_name(ctx->arena, op);
+  sc_diag *d = ru_emit(ctx, op,
                        "Replica lowering for Mosaic kernels not implemented. Kernel `%s` communicates with other "
                        "devices (\"has_communication\": true) but the module is replicated over %" PRId64
                        " replicas (mhlo.num_replicas = %" PRId64 ", pmap-style) instead of partitioned over a mesh.",
                        kname, replicas, replicas);
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "kernel", kname);
-  sc_diag_context(ctx, d, "num_replicas", sc_arena_printf(ctx->arena, "%" PRId64, replicas));
+  ru_context(ctx, d, &w);
+  ru_diag_context(ctx, d, "kernel", kname);
+  ru_diag_context(ctx, d, "num_replicas", ar_printf(ctx->arena, "%" PRId64, replicas));
   const char *in[1] = {"P('x')"}, *out[1] = {"P('x')"};
-  sc_mesh m;
+  md_mesh m;
   memset(&m, 0, sizeof m);
-  sc_axis ax = {sc_span_of("x", 1), replicas, SC_AXIS_AUTO};
+  md_axis ax = {ir_span_of("x", 1), replicas, SC_AXIS_AUTO};
   m.axes = &ax;
   m.naxes = 1;
   m.devices = replicas;
-  const char *caller = sc_kc_py_caller(ctx, op, NULL);
-  sc_diag_fix(ctx, d, "Replace pmap with jax.shard_map over a mesh so the kernel is lowered in an SPMD context",
-              sc_kc_shard_map_snippet(
+  const char *caller = ru_py_caller(ctx, op, NULL);
+  ru_diag_fix(ctx, d, "Replace pmap with jax.shard_map over a mesh so the kernel is lowered in an SPMD context",
+              ru_shard_map_snippet(
                   ctx->arena, &m, caller ? caller : "f", in, 1, out, 1, "{'x'}",
-                  sc_arena_printf(ctx->arena,
+                  ar_printf(ctx->arena,
                                   "%s\n# one mesh axis in place of the pmapped axis; device ids become axis indices",
                                   caller_comment(ctx, op, caller, "f", kname))));
 }
@@ -652,114 +652,114 @@ void sc_check_kernel_communication_replicas(sc_ctx *ctx, const sc_op *op) {
 
 static sc_platform kernel_platform(kernel_kind k) { return k == K_MOSAIC_TPU ? SC_PLATFORM_TPU : SC_PLATFORM_GPU; }
 
-void sc_check_kernel_wrong_platform(sc_ctx *ctx, const sc_op *op) {
+void ru_check_kernel_wrong_platform(ru_ctx *ctx, const ir_op *op) {
   sc_platform p = ctx->model ? ctx->model->platform : SC_PLATFORM_UNSPECIFIED;
   if (p != SC_PLATFORM_TPU && p != SC_PLATFORM_GPU) return;
   kernel_kind k = kernel_kind_of(op);
   if (k == K_NONE || kernel_platform(k) == p) return;
-  const char *kname = sc_kc_kernel_name(ctx->arena, op);
-  sc_span t = sc_op_custom_call_target(op);
-  sc_diag *d = sc_emit(ctx, op,
+  const char *kname = ru_kernel_name(ctx->arena, op);
+  ir_span t = ir_op_custom_call_target(op);
+  sc_diag *d = ru_emit(ctx, op,
                        "Compiler params for platform %s cannot be used for %s lowering. %s `%s` (" SC_SPAN_FMT
                        ") only runs on %s, but the module is checked for %s.",
                        sc_platform_name(kernel_platform(k)), sc_platform_name(p), kind_label(k), kname,
                        SC_SPAN_ARG(t), sc_platform_name(kernel_platform(k)), sc_platform_name(p));
-  sc_kc_where w = sc_kc_locate(ctx, op);
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "kernel", kname);
-  const char *args = sc_kc_py_arg_structs(ctx);
+  ru_where w = ru_locate(ctx, op);
+  ru_context(ctx, d, &w);
+  ru_diag_context(ctx, d, "kernel", kname);
+  const char *args = ru_py_arg_structs(ctx);
   const char *plat = kernel_platform(k) == SC_PLATFORM_TPU ? "tpu" : "cuda";
-  sc_diag_fix(ctx, d,
-              sc_arena_printf(ctx->arena, "Lower the module for %s and deploy it there", sc_platform_name(kernel_platform(k))),
-              args ? sc_arena_printf(ctx->arena, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
-                                     sc_kc_py_fn_name(ctx), args, plat)
+  ru_diag_fix(ctx, d,
+              ar_printf(ctx->arena, "Lower the module for %s and deploy it there", sc_platform_name(kernel_platform(k))),
+              args ? ar_printf(ctx->arena, "lowered = jax.jit(%s).trace(%s).lower(lowering_platforms=('%s',))",
+                                     ru_py_fn_name(ctx), args, plat)
                    : NULL);
-  const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
-  const char *body = sc_kc_kernel_body(ctx->arena, op); /* pallas_call takes the kernel body */
+  const char *out = op->nresults == 1 ? ru_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
+  const char *body = ru_kernel_body(ctx->arena, op); /* pallas_call takes the kernel body */
   const char *params = p == SC_PLATFORM_GPU ? "from jax.experimental.pallas import triton as pltriton\n"
                                               "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltriton.CompilerParams())"
                                             : "from jax.experimental.pallas import tpu as pltpu\n"
                                               "out = pl.pallas_call(%s, out_shape=%s, compiler_params=pltpu.CompilerParams())";
-  sc_diag_fix(ctx, d,
-              sc_arena_printf(ctx->arena, "Or give pallas_call %s compiler_params when lowering for %s", sc_platform_name(p),
+  ru_diag_fix(ctx, d,
+              ar_printf(ctx->arena, "Or give pallas_call %s compiler_params when lowering for %s", sc_platform_name(p),
                               sc_platform_name(p)),
-              out && body ? sc_arena_printf(ctx->arena, params, body, out) : NULL);
+              out && body ? ar_printf(ctx->arena, params, body, out) : NULL);
 }
 
-void sc_check_kernel_cpu_platform(sc_ctx *ctx, const sc_op *op) {
+void ru_check_kernel_cpu_platform(ru_ctx *ctx, const ir_op *op) {
   sc_platform p = ctx->model ? ctx->model->platform : SC_PLATFORM_UNSPECIFIED;
   if (p != SC_PLATFORM_CPU) return;
   kernel_kind k = kernel_kind_of(op);
   if (k == K_NONE) return;
-  const char *kname = sc_kc_kernel_name(ctx->arena, op);
-  sc_span t = sc_op_custom_call_target(op);
-  sc_diag *d = sc_emit(ctx, op,
+  const char *kname = ru_kernel_name(ctx->arena, op);
+  ir_span t = ir_op_custom_call_target(op);
+  sc_diag *d = ru_emit(ctx, op,
                        "Only interpret mode is supported on CPU backend. %s `%s` (" SC_SPAN_FMT
                        ") is a compiled %s kernel, but the module is checked for cpu.",
                        kind_label(k), kname, SC_SPAN_ARG(t), sc_platform_name(kernel_platform(k)));
-  sc_kc_where w = sc_kc_locate(ctx, op);
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "kernel", kname);
-  const char *out = op->nresults == 1 ? sc_kc_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
-  const char *body = sc_kc_kernel_body(ctx->arena, op); /* pallas_call takes the kernel body */
-  sc_diag_fix(ctx, d, "Lower the kernel in interpret mode for CPU (it then becomes plain HLO, no custom call)",
-              out && body ? sc_arena_printf(ctx->arena, "pl.pallas_call(%s, out_shape=%s, interpret=True)", body, out)
+  ru_where w = ru_locate(ctx, op);
+  ru_context(ctx, d, &w);
+  ru_diag_context(ctx, d, "kernel", kname);
+  const char *out = op->nresults == 1 ? ru_py_struct(ctx->arena, ru_result_type(op, 0)) : NULL;
+  const char *body = ru_kernel_body(ctx->arena, op); /* pallas_call takes the kernel body */
+  ru_diag_fix(ctx, d, "Lower the kernel in interpret mode for CPU (it then becomes plain HLO, no custom call)",
+              out && body ? ar_printf(ctx->arena, "pl.pallas_call(%s, out_shape=%s, interpret=True)", body, out)
                            : NULL);
 }
 
 /* ---- SC0308 mosaic-gpu-multi-device / SC0309 mosaic-gpu-device-order ---- */
 
-void sc_check_mosaic_gpu_multi_device(sc_ctx *ctx, const sc_op *op) {
+void ru_check_mosaic_gpu_multi_device(ru_ctx *ctx, const ir_op *op) {
   if (kernel_kind_of(op) != K_MOSAIC_GPU || !mosaic_gpu_communicates(op)) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  ru_where w = ru_locate(ctx, op);
   if (w.in_manual || w.devices <= 1) return;
-  const char *kname = sc_kc_kernel_name(ctx->arena, op);
-  sc_diag *d = sc_emit(ctx, op,
+  const char *kname = ru_kernel_name(ctx->arena, op);
+  sc_diag *d = ru_emit(ctx, op,
                        "Mosaic GPU only supports single-device meshes in ShardingContext. Got: %" PRId64
                        " devices. Kernel `%s` (mosaic_gpu) communicates with other devices (custom barrier or "
                        "collective metadata) and is not inside a shard_map on mesh %s.",
-                       w.devices, kname, sc_kc_mesh_str(ctx->arena, w.mesh));
+                       w.devices, kname, ru_kc_mesh_str(ctx->arena, w.mesh));
   describe_and_wrap(ctx, d, op, &w, kname);
 }
 
-static bool iota_order(const sc_mesh *m) {
+static bool iota_order(const md_mesh *m) {
   for (uint32_t i = 0; i < m->ndevice_ids; i++)
     if (m->device_ids[i] != (int64_t)i) return false;
   return true;
 }
 
-void sc_check_mosaic_gpu_device_order(sc_ctx *ctx, const sc_op *op) {
+void ru_check_mosaic_gpu_device_order(ru_ctx *ctx, const ir_op *op) {
   if (kernel_kind_of(op) != K_MOSAIC_GPU || !mosaic_gpu_communicates(op)) return;
-  sc_kc_where w = sc_kc_locate(ctx, op);
+  ru_where w = ru_locate(ctx, op);
   if (!w.in_manual) return;
-  const sc_mesh *m = w.mc->mesh ? w.mc->mesh : w.mesh;
+  const md_mesh *m = w.mc->mesh ? w.mc->mesh : w.mesh;
   if (ctx->model && ctx->model->target) m = ctx->model->target;
   if (!m || !m->device_ids || iota_order(m)) return;
-  sc_astr list = SC_ASTR_INIT(ctx->arena);
+  ar_str list = SC_ASTR_INIT(ctx->arena);
   uint32_t shown = m->ndevice_ids < SC_LIST_SHOWN ? m->ndevice_ids : SC_LIST_SHOWN;
-  sc_astr_puts(&list, "[");
-  for (uint32_t k = 0; k < shown; k++) sc_astr_printf(&list, "%s%" PRId64, k ? " " : "", m->device_ids[k]);
-  if (shown < m->ndevice_ids) sc_astr_printf(&list, " ... and %u more", m->ndevice_ids - shown);
-  sc_astr_puts(&list, "]");
-  const char *ids = sc_astr_str(&list);
-  const char *kname = sc_kc_kernel_name(ctx->arena, op);
-  sc_diag *d = sc_emit(ctx, op,
+  ar_str_puts(&list, "[");
+  for (uint32_t k = 0; k < shown; k++) ar_str_printf(&list, "%s%" PRId64, k ? " " : "", m->device_ids[k]);
+  if (shown < m->ndevice_ids) ar_str_printf(&list, " ... and %u more", m->ndevice_ids - shown);
+  ar_str_puts(&list, "]");
+  const char *ids = ar_str_str(&list);
+  const char *kname = ru_kernel_name(ctx->arena, op);
+  sc_diag *d = ru_emit(ctx, op,
                        "Mosaic GPU only supports meshes with device ordering that follows row-major device ids. "
                        "Got: %s device ids. Kernel `%s` communicates with other devices inside a shard_map on mesh "
                        "%s.",
-                       ids, kname, sc_kc_mesh_str(ctx->arena, m));
-  sc_kc_context(ctx, d, &w);
-  sc_diag_context(ctx, d, "kernel", kname);
-  sc_fix *f = sc_diag_fix(ctx, d, "Use a mesh whose devices are in row-major (iota) order",
-                          sc_arena_printf(ctx->arena, "mesh = %s  # devices in order 0..%" PRId64,
-                                          sc_kc_py_make_mesh(ctx->arena, m), m->devices - 1));
+                       ids, kname, ru_kc_mesh_str(ctx->arena, m));
+  ru_context(ctx, d, &w);
+  ru_diag_context(ctx, d, "kernel", kname);
+  sc_fix *f = ru_diag_fix(ctx, d, "Use a mesh whose devices are in row-major (iota) order",
+                          ar_printf(ctx->arena, "mesh = %s  # devices in order 0..%" PRId64,
+                                          ru_py_make_mesh(ctx->arena, m), m->devices - 1));
   /* The module's own mesh: drop its explicit device order. */
   if (m->op && (!ctx->model || m != ctx->model->target)) {
-    sc_span mt = m->op->text;
-    const char *did = sc_kc_find(mt, ", device_ids=[");
+    ir_span mt = m->op->text;
+    const char *did = ru_find(mt, ", device_ids=[");
     if (did) {
       const char *rb = memchr(did, ']', (size_t)(mt.p + mt.n - did));
-      if (rb) sc_fix_edit(ctx, f, (uint32_t)(did - ctx->module->buf), (uint32_t)(rb + 1 - did), "");
+      if (rb) ru_fix_edit(ctx, f, (uint32_t)(did - ctx->module->buf), (uint32_t)(rb + 1 - did), "");
     }
   }
 }

@@ -7,52 +7,52 @@
 #include "rules/rule_util.h"
 
 
-bool ru_is_func(const sc_op *op) { return op->kind == SC_OP_FUNC; }
+bool ru_is_func(const ir_op *op) { return op->kind == SC_OP_FUNC; }
 
-sc_span ru_result_type(const sc_op *op, uint32_t i) {
+ir_span ru_result_type(const ir_op *op, uint32_t i) {
   if (i < op->nresults && op->results[i]->type.n) return op->results[i]->type;
   if (i < op->nresult_types) return op->result_types[i];
-  return sc_span_of("", 0);
+  return ir_span_of("", 0);
 }
 
-sc_span ru_operand_type(const sc_op *op, uint32_t i) {
+ir_span ru_operand_type(const ir_op *op, uint32_t i) {
   if (i < op->noperand_types && op->operand_types[i].n) return op->operand_types[i];
   if (i < op->noperands && op->operands[i] && op->operands[i]->type.n) return op->operands[i]->type;
-  return sc_span_of("", 0);
+  return ir_span_of("", 0);
 }
 
-const sc_block *ru_body(const sc_op *op) {
+const ir_block *ru_body(const ir_op *op) {
   if (!op->nregions || !op->regions[0]->nblocks) return NULL;
   return op->regions[0]->blocks[0];
 }
 
-const sc_op *ru_terminator(const sc_op *op) {
-  const sc_block *b = ru_body(op);
+const ir_op *ru_terminator(const ir_op *op) {
+  const ir_block *b = ru_body(op);
   if (!b || !b->nops) return NULL;
   return b->ops[b->nops - 1];
 }
 
-sc_span ru_arg_type(const sc_op *func, uint32_t i) {
-  const sc_block *b = ru_body(func);
+ir_span ru_arg_type(const ir_op *func, uint32_t i) {
+  const ir_block *b = ru_body(func);
   if (b && i < b->nargs) return b->args[i]->type;
-  return sc_span_of("", 0);
+  return ir_span_of("", 0);
 }
 
-uint32_t ru_func_nresults(const sc_op *func) { return sc_op_nresult_attrs(func); }
+uint32_t ru_func_nresults(const ir_op *func) { return ir_op_nresult_attrs(func); }
 
-sc_span ru_func_result_type(const sc_op *func, uint32_t i) {
-  if (i < sc_op_nresult_attrs(func) && sc_op_func_result_types(func)) return sc_op_func_result_types(func)[i];
-  return sc_span_of("", 0);
+ir_span ru_func_result_type(const ir_op *func, uint32_t i) {
+  if (i < ir_op_nresult_attrs(func) && ir_op_func_result_types(func)) return ir_op_func_result_types(func)[i];
+  return ir_span_of("", 0);
 }
 
 /* ---- sites -------------------------------------------------------------------------------------- */
 
 static const char *value_what(sc_arena *a, const char *kind, uint32_t i, uint32_t n) {
   if (n == 1) return kind;
-  return sc_indexed_name(a, kind, i);
+  return md_indexed_name(a, kind, i);
 }
 
-static void site_list(sc_ctx *ctx, const sc_op *op, const sc_annotation *an, ru_site_kind kind, uint32_t nvalues,
+static void site_list(ru_ctx *ctx, const ir_op *op, const md_annotation *an, ru_site_kind kind, uint32_t nvalues,
                       bool operands, const char *label, ru_site_fn fn, void *user) {
   if (!an->nvalues || an->nvalues != nvalues) return; /* count problems are reported elsewhere */
   for (uint32_t i = 0; i < an->nvalues; i++) {
@@ -68,15 +68,15 @@ static void site_list(sc_ctx *ctx, const sc_op *op, const sc_annotation *an, ru_
   }
 }
 
-void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
-  const sc_model *model = ctx->model;
+void ru_for_each_sdy_site(ru_ctx *ctx, ru_site_fn fn, void *user) {
+  const md_model *model = ctx->model;
   if (!model) return;
   for (uint32_t k = 0; k < model->nannotated; k++) { /* ops without annotations have no sites */
-    const sc_op *op = model->annotated[k];
-    const sc_op_info *info = model->ops[op->id];
+    const ir_op *op = model->annotated[k];
+    const md_op_info *info = model->ops[op->id];
     if (ru_is_func(op)) {
       for (int res = 0; res < 2; res++) { /* arguments, then results */
-        const sc_value_annotations *vals = res ? info->func->results : info->func->args;
+        const md_value_annotations *vals = res ? info->func->results : info->func->args;
         uint32_t n = res ? info->func->nresults : info->func->nargs;
         for (uint32_t i = 0; i < n; i++) {
           if (!vals[i].sdy.nvalues) continue;
@@ -87,7 +87,7 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
                        .index = i,
                        .count = n,
                        .type = res ? ru_func_result_type(op, i) : ru_arg_type(op, i),
-                       .what = sc_indexed_name(ctx->arena, res ? "result" : "arg", i)};
+                       .what = md_indexed_name(ctx->arena, res ? "result" : "arg", i)};
           fn(ctx, &s, user);
         }
       }
@@ -131,7 +131,7 @@ void ru_for_each_sdy_site(sc_ctx *ctx, ru_site_fn fn, void *user) {
 
 static const char *with_what(sc_arena *a, const ru_site *site, const char *msg) {
   if (!site->what) return msg;
-  return sc_arena_printf(a, "%s - %s", site->what, msg);
+  return ar_printf(a, "%s - %s", site->what, msg);
 }
 
 /* What a sharding's own checks (mesh, rank, priorities, axes) find at a site; they depend only on the
@@ -151,27 +151,27 @@ typedef struct {
 typedef struct {
   bool collected;
   SC_VEC(site_problem) problems;
-  sc_memo verdicts; /* (resolution, typeless; sharding text, type text) -> verdict; also ru_memo() */
+  md_memo verdicts; /* (resolution, typeless; sharding text, type text) -> verdict; also ru_memo() */
 } site_cache;
 
-static site_cache *cache_of(sc_ctx *ctx) {
+static site_cache *cache_of(ru_ctx *ctx) {
   site_cache *c = ctx->rule_cache;
   if (!c) {
-    c = sc_arena_alloc(ctx->arena, sizeof *c);
-    sc_memo_init(&c->verdicts, ctx->arena);
+    c = ar_alloc(ctx->arena, sizeof *c);
+    md_memo_init(&c->verdicts, ctx->arena);
     ctx->rule_cache = c;
   }
   return c;
 }
 
 /* `rank`: sharding-rank problems; the value's shape must match the sharding's rank. */
-static verdict judge(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
+static verdict judge(ru_ctx *ctx, const ru_site *site, const md_mesh *mesh) {
   sc_arena *a = ctx->arena;
-  const sc_sharding *s = site->s;
+  const md_sharding *s = site->s;
   verdict v = {NULL, NULL, false};
   if (!mesh) {
     v.rule = "sharding-unknown-mesh";
-    v.msg = sc_arena_printf(a, "unknown mesh: @%.*s", SC_SPAN_ARG(s->mesh_name));
+    v.msg = ar_printf(a, "unknown mesh: @%.*s", SC_SPAN_ARG(s->mesh_name));
     return v;
   }
   bool has_extra = s->nreplicated || s->nunreduced;
@@ -184,42 +184,42 @@ static verdict judge(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
                               "a sharding with rank 0 and no replicated or unreduced axes.";
     return v;
   }
-  sc_shape shape;
-  bool known = site->type.n && sc_parse_shape(a, site->type, &shape);
+  md_shape shape;
+  bool known = site->type.n && md_parse_shape(a, site->type, &shape);
   if (known && shape.kind == SC_SHAPE_TUPLE) {
     if (shape.nelems != 1) {
-      v.msg = sc_arena_printf(a, "ops can only have a sharding for a tuple of size 1: %.*s", SC_SPAN_ARG(site->type));
+      v.msg = ar_printf(a, "ops can only have a sharding for a tuple of size 1: %.*s", SC_SPAN_ARG(site->type));
       return v;
     }
     shape = shape.elems[0];
   }
   if (known && (shape.kind == SC_SHAPE_TOKEN || shape.kind == SC_SHAPE_OTHER)) {
     if (s->rank || has_extra)
-      v.msg = sc_arena_printf(a,
+      v.msg = ar_printf(a,
                               "non-shaped tensors can only have a sharding with rank 0 and no replicated or "
                               "unreduced axes. type: %.*s, sharding: %s",
                               SC_SPAN_ARG(site->type), ru_sharding_str(a, s));
     return v;
   }
   if (known && shape.kind == SC_SHAPE_UNRANKED) {
-    v.msg = sc_arena_printf(a, "only ranked tensors can have a sharding. type: %.*s", SC_SPAN_ARG(site->type));
+    v.msg = ar_printf(a, "only ranked tensors can have a sharding. type: %.*s", SC_SPAN_ARG(site->type));
     return v;
   }
   if (known && shape.kind == SC_SHAPE_ARRAY && (uint32_t)shape.rank != s->rank) {
-    v.msg = sc_arena_printf(a, "sharding doesn't match tensor rank: %u != %d (the value has type %.*s)", s->rank,
+    v.msg = ar_printf(a, "sharding doesn't match tensor rank: %u != %d (the value has type %.*s)", s->rank,
                             shape.rank, SC_SPAN_ARG(site->type));
     return v;
   }
   for (uint32_t d = 0; d < s->rank; d++) {
-    const sc_dim_sharding *dim = &s->dims[d];
+    const md_dim_sharding *dim = &s->dims[d];
     if (dim->priority >= 0 && !dim->open && dim->naxes == 0) {
       v.rule = "sharding-priority";
-      v.msg = sc_arena_printf(a, "dim %u is empty and closed but has a priority", d);
+      v.msg = ar_printf(a, "dim %u is empty and closed but has a priority", d);
       return v;
     }
   }
   int kind = 0;
-  v.msg = sc_sharding_verify_axes_kind(a, s, mesh, &kind);
+  v.msg = md_sharding_verify_axes_kind(a, s, mesh, &kind);
   v.rule = kind == SC_AXERR_UNKNOWN     ? "sharding-unknown-axis"
            : kind == SC_AXERR_DUPLICATE ? "sharding-duplicate-axis"
            : kind == SC_AXERR_ORDER     ? "sharding-axis-order"
@@ -228,44 +228,44 @@ static verdict judge(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
   return v;
 }
 
-sc_span ru_sharding_key(const sc_sharding *s, uint64_t *tag) {
+ir_span ru_sharding_key(const md_sharding *s, uint64_t *tag) {
   *tag |= (uint64_t)s->source << 8 | (uint64_t)(s->mesh != NULL) << 9 | (uint64_t)s->kind << 10;
   if (!s->same_as) return s->text;
   *tag |= UINT64_C(1) << 40; /* never equal to a text key */
-  return sc_span_of((const char *)&s->same_as, sizeof s->same_as);
+  return ir_span_of((const char *)&s->same_as, sizeof s->same_as);
 }
 
 /* judge(), once per distinct (sharding, type text): the same text parses and resolves the same. */
-static verdict judge_memo(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
-  const sc_sharding *s = site->s;
+static verdict judge_memo(ru_ctx *ctx, const ru_site *site, const md_mesh *mesh) {
+  const md_sharding *s = site->s;
   if (!s->text.n) return judge(ctx, site, mesh);
   uint64_t tag = RU_MEMO_VERDICT | (uint64_t)site->typeless;
-  sc_span key = ru_sharding_key(s, &tag);
+  ir_span key = ru_sharding_key(s, &tag);
   bool found;
-  void **slot = sc_memo_slot(&cache_of(ctx)->verdicts, tag, key, site->type, &found);
+  void **slot = md_memo_slot(&cache_of(ctx)->verdicts, tag, key, site->type, &found);
   if (found) return *(verdict *)*slot;
-  verdict *v = sc_arena_alloc(ctx->arena, sizeof *v);
+  verdict *v = ar_alloc(ctx->arena, sizeof *v);
   *slot = v; /* judge() does not touch the memo: the slot stays valid */
   *v = judge(ctx, site, mesh);
   return *v;
 }
 
 /* `manual-axis-rebound`: an axis bound by an enclosing manual computation, or NULL. */
-static const char *manual_problem(sc_ctx *ctx, const ru_site *site, const sc_mesh *mesh) {
-  const sc_sharding *s = site->s;
-  const sc_manual_context *mc = sc_model_manual(ctx->model, site->op);
+static const char *manual_problem(ru_ctx *ctx, const ru_site *site, const md_mesh *mesh) {
+  const md_sharding *s = site->s;
+  const md_manual_context *mc = md_model_manual(ctx->model, site->op);
   if (!mc || !mc->nmanual_axes || mc->gspmd_manual) return NULL;
-  const sc_mesh *pm = mc->mesh;
-  if (pm && mesh->name.n && pm->name.n && !sc_span_same(pm->name, mesh->name)) return NULL;
+  const md_mesh *pm = mc->mesh;
+  if (pm && mesh->name.n && pm->name.n && !ir_span_same(pm->name, mesh->name)) return NULL;
   for (uint32_t i = 0; i < mc->nmanual_axes; i++) {
-    sc_span ax = mc->manual_axes[i];
+    ir_span ax = mc->manual_axes[i];
     bool used = false;
     for (uint32_t d = 0; d < s->rank && !used; d++)
-      for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= sc_span_same(s->dims[d].axes[j].name, ax);
-    for (uint32_t j = 0; j < s->nreplicated; j++) used |= sc_span_same(s->replicated[j].name, ax);
-    for (uint32_t j = 0; j < s->nunreduced; j++) used |= sc_span_same(s->unreduced[j].name, ax);
+      for (uint32_t j = 0; j < s->dims[d].naxes; j++) used |= ir_span_same(s->dims[d].axes[j].name, ax);
+    for (uint32_t j = 0; j < s->nreplicated; j++) used |= ir_span_same(s->replicated[j].name, ax);
+    for (uint32_t j = 0; j < s->nunreduced; j++) used |= ir_span_same(s->unreduced[j].name, ax);
     if (used)
-      return sc_arena_printf(ctx->arena,
+      return ar_printf(ctx->arena,
                              "operates on axis \"%.*s\" which is already bound by a parent "
                              "sdy.manual_computation op (inside a shard_map body the manual axes may not "
                              "appear in shardings)",
@@ -274,10 +274,10 @@ static const char *manual_problem(sc_ctx *ctx, const ru_site *site, const sc_mes
   return NULL;
 }
 
-const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule) {
-  const sc_sharding *s = site->s;
+const char *ru_site_problem(ru_ctx *ctx, const ru_site *site, const char **rule) {
+  const md_sharding *s = site->s;
   if (!s || s->source != SC_SHARDING_FROM_SDY) return NULL;
-  const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+  const md_mesh *mesh = md_model_sharding_mesh(ctx->model, s);
   verdict v = judge_memo(ctx, site, mesh);
   if (v.msg) {
     *rule = v.rule;
@@ -293,39 +293,39 @@ const char *ru_site_problem(sc_ctx *ctx, const ru_site *site, const char **rule)
 /* ---- rendering & axis helpers ------------------------------------------------------------------- */
 
 /* Appends `"x", "y":(1)2`: at most `limit` refs, then "... and N more". */
-static void put_axes_upto(sc_astr *s, const sc_axis_ref *axes, uint32_t n, uint32_t limit) {
+static void put_axes_upto(ar_str *s, const md_axis_ref *axes, uint32_t n, uint32_t limit) {
   uint32_t shown = n < limit ? n : limit;
   for (uint32_t i = 0; i < shown; i++) {
-    if (i) sc_astr_puts(s, ", ");
-    sc_astr_puts(s, sc_axis_ref_str(s->a, &axes[i]));
+    if (i) ar_str_puts(s, ", ");
+    ar_str_puts(s, md_axis_ref_str(s->a, &axes[i]));
   }
-  if (shown < n) sc_astr_printf(s, ", ... and %u more", n - shown);
+  if (shown < n) ar_str_printf(s, ", ... and %u more", n - shown);
 }
 
 /* For messages: long lists are cut after SC_LIST_SHOWN refs. */
-static void put_axes(sc_astr *s, const sc_axis_ref *axes, uint32_t n) { put_axes_upto(s, axes, n, SC_LIST_SHOWN); }
+static void put_axes(ar_str *s, const md_axis_ref *axes, uint32_t n) { put_axes_upto(s, axes, n, SC_LIST_SHOWN); }
 
-const char *ru_axes_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n) {
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "[");
+const char *ru_axes_str(sc_arena *a, const md_axis_ref *axes, uint32_t n) {
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "[");
   put_axes(&s, axes, n);
-  sc_astr_puts(&s, "]");
-  return sc_astr_str(&s);
+  ar_str_puts(&s, "]");
+  return ar_str_str(&s);
 }
 
-static void range_of(const sc_axis_ref *r, const sc_mesh *mesh, int64_t *lo, int64_t *hi) {
+static void range_of(const md_axis_ref *r, const md_mesh *mesh, int64_t *lo, int64_t *hi) {
   if (r->sub) {
     *lo = r->pre_size;
     *hi = r->pre_size * r->size;
     return;
   }
   *lo = 1;
-  int k = sc_mesh_axis_index(mesh, r->name);
+  int k = md_mesh_axis_index(mesh, r->name);
   *hi = k >= 0 ? mesh->axes[k].size : (r->size > 0 ? r->size : INT64_MAX);
 }
 
-bool ru_axes_overlap(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh) {
-  if (!sc_span_same(a->name, b->name)) return false;
+bool ru_axes_overlap(const md_axis_ref *a, const md_axis_ref *b, const md_mesh *mesh) {
+  if (!ir_span_same(a->name, b->name)) return false;
   int64_t alo, ahi, blo, bhi;
   range_of(a, mesh, &alo, &ahi);
   range_of(b, mesh, &blo, &bhi);
@@ -333,25 +333,25 @@ bool ru_axes_overlap(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *
   return alo < bhi && blo < ahi;
 }
 
-bool ru_axis_eq(const sc_axis_ref *a, const sc_axis_ref *b, const sc_mesh *mesh) {
-  if (!sc_span_same(a->name, b->name)) return false;
+bool ru_axis_eq(const md_axis_ref *a, const md_axis_ref *b, const md_mesh *mesh) {
+  if (!ir_span_same(a->name, b->name)) return false;
   int64_t alo, ahi, blo, bhi;
   range_of(a, mesh, &alo, &ahi);
   range_of(b, mesh, &blo, &bhi);
   return alo == blo && ahi == bhi;
 }
 
-bool ru_op_inside(const sc_op *op, const sc_op *anc) {
-  for (const sc_op *p = op ? op->parent_op : NULL; p; p = p->parent_op)
+bool ru_op_inside(const ir_op *op, const ir_op *anc) {
+  for (const ir_op *p = op ? op->parent_op : NULL; p; p = p->parent_op)
     if (p == anc) return true;
   return false;
 }
 
-bool ru_value_inside(const sc_value *v, const sc_op *anc) {
+bool ru_value_inside(const ir_value *v, const ir_op *anc) {
   if (!v) return true;
   if (v->def) return ru_op_inside(v->def, anc);
   if (v->block && v->block->parent && v->block->parent->parent) {
-    const sc_op *owner = v->block->parent->parent;
+    const ir_op *owner = v->block->parent->parent;
     return owner == anc || ru_op_inside(owner, anc);
   }
   return true;
@@ -360,42 +360,42 @@ bool ru_value_inside(const sc_value *v, const sc_op *anc) {
 /* Every operand of ctx->module indexed once, so that use queries cost their answer (plus a log), not a
  * scan of the module per query (quadratic with one query per op). */
 struct ru_use_index {
-  const sc_module *module;
-  const sc_value **sorted; /* every operand value, sorted by address: use counts */
+  const ir_module *module;
+  const ir_value **sorted; /* every operand value, sorted by address: use counts */
   uint32_t noperands;
   uint32_t *first;         /* per def op id: its uses are by_def[first[id], first[id + 1]) */
   ru_use *by_def;
 };
 
 static int cmp_value_ptr(const void *x, const void *y) {
-  uintptr_t a = (uintptr_t) * (const sc_value *const *)x, b = (uintptr_t) * (const sc_value *const *)y;
+  uintptr_t a = (uintptr_t) * (const ir_value *const *)x, b = (uintptr_t) * (const ir_value *const *)y;
   return a < b ? -1 : a > b;
 }
 
-static struct ru_use_index *use_index(sc_ctx *ctx) {
-  const sc_module *m = ctx->module;
+static struct ru_use_index *use_index(ru_ctx *ctx) {
+  const ir_module *m = ctx->module;
   if (ctx->uses && ctx->uses->module == m) return ctx->uses;
-  struct ru_use_index *x = sc_arena_calloc(ctx->arena, 1, sizeof *x);
+  struct ru_use_index *x = ar_calloc(ctx->arena, 1, sizeof *x);
   x->module = m;
   uint32_t total = 0;
   for (uint32_t i = 0; i < m->nops; i++) total += m->ops[i]->noperands;
-  sc_arena_step(ctx->arena, total);
-  x->sorted = sc_arena_alloc(ctx->arena, (total ? total : 1) * sizeof *x->sorted);
-  x->first = sc_arena_calloc(ctx->arena, (size_t)m->nops + 1, sizeof *x->first);
-  x->by_def = sc_arena_alloc(ctx->arena, (total ? total : 1) * sizeof *x->by_def);
+  ar_step(ctx->arena, total);
+  x->sorted = ar_alloc(ctx->arena, (total ? total : 1) * sizeof *x->sorted);
+  x->first = ar_calloc(ctx->arena, (size_t)m->nops + 1, sizeof *x->first);
+  x->by_def = ar_alloc(ctx->arena, (total ? total : 1) * sizeof *x->by_def);
   /* Counting sort by the defining op's id keeps module order within each op's uses. */
   for (uint32_t i = 0; i < m->nops; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
-      const sc_value *v = m->ops[i]->operands[k];
+      const ir_value *v = m->ops[i]->operands[k];
       x->sorted[x->noperands++] = v;
       if (v && v->def && v->def->id < m->nops) x->first[v->def->id + 1]++;
     }
   for (uint32_t i = 0; i < m->nops; i++) x->first[i + 1] += x->first[i];
-  uint32_t *fill = sc_arena_alloc(ctx->arena, ((size_t)m->nops + 1) * sizeof *fill);
+  uint32_t *fill = ar_alloc(ctx->arena, ((size_t)m->nops + 1) * sizeof *fill);
   memcpy(fill, x->first, ((size_t)m->nops + 1) * sizeof *fill);
   for (uint32_t i = 0; i < m->nops; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
-      const sc_value *v = m->ops[i]->operands[k];
+      const ir_value *v = m->ops[i]->operands[k];
       if (v && v->def && v->def->id < m->nops) x->by_def[fill[v->def->id]++] = (ru_use){m->ops[i], k};
     }
   qsort(x->sorted, x->noperands, sizeof *x->sorted, cmp_value_ptr);
@@ -403,7 +403,7 @@ static struct ru_use_index *use_index(sc_ctx *ctx) {
   return x;
 }
 
-uint32_t ru_value_uses(sc_ctx *ctx, const sc_value *v) {
+uint32_t ru_value_uses(ru_ctx *ctx, const ir_value *v) {
   const struct ru_use_index *x = use_index(ctx);
   /* The first sorted entry not below v, then count the run of v. */
   uint32_t lo = 0, hi = x->noperands;
@@ -417,7 +417,7 @@ uint32_t ru_value_uses(sc_ctx *ctx, const sc_value *v) {
   return n;
 }
 
-const ru_use *ru_op_uses(sc_ctx *ctx, const sc_op *op, uint32_t *n) {
+const ru_use *ru_op_uses(ru_ctx *ctx, const ir_op *op, uint32_t *n) {
   const struct ru_use_index *x = use_index(ctx);
   if (op->id >= ctx->module->nops || ctx->module->ops[op->id] != op) {
     *n = 0;
@@ -427,62 +427,62 @@ const ru_use *ru_op_uses(sc_ctx *ctx, const sc_op *op, uint32_t *n) {
   return x->by_def + x->first[op->id];
 }
 
-const char *ru_mesh_str(sc_arena *a, const sc_mesh *m) {
+const char *ru_mesh_str(sc_arena *a, const md_mesh *m) {
   if (!m) return "<unknown mesh>";
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "#sdy.mesh<[");
-  sc_mesh_axes_put(&s, m, '"', ", ");
-  sc_astr_puts(&s, "]");
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "#sdy.mesh<[");
+  md_mesh_axes_put(&s, m, '"', ", ");
+  ar_str_puts(&s, "]");
   if (m->ndevice_ids) {
-    sc_astr_puts(&s, ", device_ids=[");
+    ar_str_puts(&s, ", device_ids=[");
     uint32_t shown = m->ndevice_ids < SC_LIST_SHOWN ? m->ndevice_ids : SC_LIST_SHOWN;
-    for (uint32_t i = 0; i < shown; i++) sc_astr_printf(&s, "%s%" PRId64, i ? ", " : "", m->device_ids[i]);
-    if (shown < m->ndevice_ids) sc_astr_printf(&s, ", ... and %u more", m->ndevice_ids - shown);
-    sc_astr_puts(&s, "]");
+    for (uint32_t i = 0; i < shown; i++) ar_str_printf(&s, "%s%" PRId64, i ? ", " : "", m->device_ids[i]);
+    if (shown < m->ndevice_ids) ar_str_printf(&s, ", ... and %u more", m->ndevice_ids - shown);
+    ar_str_puts(&s, "]");
   }
-  sc_astr_puts(&s, ">");
-  return sc_astr_str(&s);
+  ar_str_puts(&s, ">");
+  return ar_str_str(&s);
 }
 
-const char *ru_sharding_str(sc_arena *a, const sc_sharding *s) {
+const char *ru_sharding_str(sc_arena *a, const md_sharding *s) {
   if (!s) return "<none>";
-  if (s->source == SC_SHARDING_FROM_GSPMD && s->text.n) return sc_arena_printf(a, SC_QUOTE_FMT, SC_QUOTE_ARG(s->text));
-  sc_astr t = SC_ASTR_INIT(a);
-  if (s->mesh_name.n) sc_astr_printf(&t, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name));
-  else sc_astr_puts(&t, "<mesh<...>, [");
+  if (s->source == SC_SHARDING_FROM_GSPMD && s->text.n) return ar_printf(a, SC_QUOTE_FMT, SC_QUOTE_ARG(s->text));
+  ar_str t = SC_ASTR_INIT(a);
+  if (s->mesh_name.n) ar_str_printf(&t, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name));
+  else ar_str_puts(&t, "<mesh<...>, [");
   uint32_t shown = s->rank < SC_LIST_SHOWN ? s->rank : SC_LIST_SHOWN;
   for (uint32_t d = 0; d < shown; d++) {
-    const sc_dim_sharding *dim = &s->dims[d];
-    sc_astr_puts(&t, d ? ", {" : "{");
+    const md_dim_sharding *dim = &s->dims[d];
+    ar_str_puts(&t, d ? ", {" : "{");
     put_axes(&t, dim->axes, dim->naxes);
-    if (dim->open) sc_astr_puts(&t, dim->naxes ? ", ?" : "?");
-    sc_astr_puts(&t, "}");
-    if (dim->priority >= 0) sc_astr_printf(&t, "p%" PRId64, dim->priority);
+    if (dim->open) ar_str_puts(&t, dim->naxes ? ", ?" : "?");
+    ar_str_puts(&t, "}");
+    if (dim->priority >= 0) ar_str_printf(&t, "p%" PRId64, dim->priority);
   }
-  if (shown < s->rank) sc_astr_printf(&t, ", ... and %u more", s->rank - shown);
-  sc_astr_puts(&t, "]");
+  if (shown < s->rank) ar_str_printf(&t, ", ... and %u more", s->rank - shown);
+  ar_str_puts(&t, "]");
   if (s->nreplicated) {
-    sc_astr_puts(&t, ", replicated={");
+    ar_str_puts(&t, ", replicated={");
     put_axes(&t, s->replicated, s->nreplicated);
-    sc_astr_puts(&t, "}");
+    ar_str_puts(&t, "}");
   }
   if (s->nunreduced) {
-    sc_astr_printf(&t, ", unreduced=%s{",
+    ar_str_printf(&t, ", unreduced=%s{",
                    s->unreduced_op == SC_REDUCE_MAX ? "max" : s->unreduced_op == SC_REDUCE_MIN ? "min" : "");
     put_axes(&t, s->unreduced, s->nunreduced);
-    sc_astr_puts(&t, "}");
+    ar_str_puts(&t, "}");
   }
-  sc_astr_puts(&t, ">");
-  return sc_astr_str(&t);
+  ar_str_puts(&t, ">");
+  return ar_str_str(&t);
 }
 
-bool ru_meshes_match(const sc_mesh *x, const sc_mesh *y) {
+bool ru_meshes_match(const md_mesh *x, const md_mesh *y) {
   if (x == y) return true;
   if (!x || !y) return false;
-  if (x->name.n && y->name.n) return sc_span_same(x->name, y->name);
+  if (x->name.n && y->name.n) return ir_span_same(x->name, y->name);
   if (x->naxes != y->naxes || x->ndevice_ids != y->ndevice_ids) return false;
   for (uint32_t i = 0; i < x->naxes; i++)
-    if (!sc_span_same(x->axes[i].name, y->axes[i].name) || x->axes[i].size != y->axes[i].size) return false;
+    if (!ir_span_same(x->axes[i].name, y->axes[i].name) || x->axes[i].size != y->axes[i].size) return false;
   for (uint32_t i = 0; i < x->ndevice_ids; i++)
     if (x->device_ids[i] != y->device_ids[i]) return false;
   return true;
@@ -490,12 +490,12 @@ bool ru_meshes_match(const sc_mesh *x, const sc_mesh *y) {
 
 /* ---- text positions inside a Shardy sharding (for machine-applicable fixes) --------------------- */
 
-static bool in_buffer(const sc_module *m, sc_span s) {
+static bool in_buffer(const ir_module *m, ir_span s) {
   return s.n && s.p >= m->buf && s.p + s.n <= m->buf + m->len;
 }
 
 /* Walks `<mesh-or-ref, [dims], replicated={...}, unreduced=...{...}>`; fills the requested pieces. */
-bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint32_t dim, uint32_t *off, uint32_t *len) {
+bool ru_sharding_piece(const ir_module *m, const md_sharding *s, int what, uint32_t dim, uint32_t *off, uint32_t *len) {
   if (!s || s->source != SC_SHARDING_FROM_SDY || !in_buffer(m, s->text)) return false;
   const char *p = s->text.p, *e = s->text.p + s->text.n;
   int depth = 0;
@@ -504,7 +504,7 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
   for (; p < e; p++) {
     char c = *p;
     if (c == '"') {
-      p = sc_skip_string(p, e) - 1; /* the loop steps past the closing quote */
+      p = ir_skip_string(p, e) - 1; /* the loop steps past the closing quote */
       continue;
     }
     if (c == '<' || c == '[' || c == '{' || c == '(') {
@@ -519,7 +519,7 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
         int dd = 0;
         for (; q < e; q++) {
           if (*q == '"') {
-            q = sc_skip_string(q, e) - 1; /* the loop steps past the closing quote */
+            q = ir_skip_string(q, e) - 1; /* the loop steps past the closing quote */
             continue;
           }
           if (*q == '{') dd++;
@@ -546,11 +546,11 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
         /* the keyword before '=' */
         const char *k = p - 1;
         while (k > s->text.p && (*k == '=' || *k == ' ' || (*k >= 'a' && *k <= 'z'))) k--;
-        sc_span kw = sc_span_of(k + 1, (uint32_t)(p - k - 1));
-        bool repl = sc_span_starts(sc_span_trim(kw), "replicated");
+        ir_span kw = ir_span_of(k + 1, (uint32_t)(p - k - 1));
+        bool repl = ir_span_starts(ir_span_trim(kw), "replicated");
         if ((what == RU_PIECE_REPLICATED) == repl) {
           const char *q = p;
-          while (q < e && *q != '}') q = *q == '"' ? sc_skip_string(q, e) : q + 1;
+          while (q < e && *q != '}') q = *q == '"' ? ir_skip_string(q, e) : q + 1;
           if (q >= e) return false;
           *off = (uint32_t)(p - m->buf);
           *len = (uint32_t)(q + 1 - p);
@@ -565,12 +565,12 @@ bool ru_sharding_piece(const sc_module *m, const sc_sharding *s, int what, uint3
   return false;
 }
 
-const char *ru_axes_set_str(sc_arena *a, const sc_axis_ref *axes, uint32_t n) {
-  sc_astr s = SC_ASTR_INIT(a);
-  sc_astr_puts(&s, "{");
+const char *ru_axes_set_str(sc_arena *a, const md_axis_ref *axes, uint32_t n) {
+  ar_str s = SC_ASTR_INIT(a);
+  ar_str_puts(&s, "{");
   put_axes_upto(&s, axes, n, UINT32_MAX); /* machine fixes insert it: never cut */
-  sc_astr_puts(&s, "}");
-  return sc_astr_str(&s);
+  ar_str_puts(&s, "}");
+  return ar_str_str(&s);
 }
 
 /* A copy of `axes` sorted by the mesh order (axis index, then pre-size); equal keys keep their order. */
@@ -587,20 +587,20 @@ static int sort_key_cmp(const void *x, const void *y) {
   return a->at < b->at ? -1 : a->at > b->at;
 }
 
-sc_axis_ref *ru_sorted_axes(sc_arena *a, const sc_axis_ref *axes, uint32_t n, const sc_mesh *mesh) {
-  sc_arena_step(a, n);
-  sort_key *keys = sc_arena_calloc(a, n ? n : 1, sizeof *keys);
+md_axis_ref *ru_sorted_axes(sc_arena *a, const md_axis_ref *axes, uint32_t n, const md_mesh *mesh) {
+  ar_step(a, n);
+  sort_key *keys = ar_calloc(a, n ? n : 1, sizeof *keys);
   for (uint32_t i = 0; i < n; i++)
-    keys[i] = (sort_key){sc_mesh_axis_index(mesh, axes[i].name), axes[i].sub ? axes[i].pre_size : 1, i};
+    keys[i] = (sort_key){md_mesh_axis_index(mesh, axes[i].name), axes[i].sub ? axes[i].pre_size : 1, i};
   qsort(keys, n, sizeof *keys, sort_key_cmp);
-  sc_axis_ref *v = sc_arena_calloc(a, n ? n : 1, sizeof *v);
+  md_axis_ref *v = ar_calloc(a, n ? n : 1, sizeof *v);
   for (uint32_t i = 0; i < n; i++) v[i] = axes[keys[i].at];
   return v;
 }
 
 /* ---- per-request cache of site problems --------------------------------------------------------- */
 
-static void collect_site(sc_ctx *ctx, const ru_site *site, void *user) {
+static void collect_site(ru_ctx *ctx, const ru_site *site, void *user) {
   site_cache *c = user;
   const char *rule = NULL;
   if (!ru_site_problem(ctx, site, &rule)) return;
@@ -608,9 +608,9 @@ static void collect_site(sc_ctx *ctx, const ru_site *site, void *user) {
   SC_PUSH(ctx->arena, c->problems, p);
 }
 
-sc_memo *ru_memo(sc_ctx *ctx) { return &cache_of(ctx)->verdicts; }
+md_memo *ru_memo(ru_ctx *ctx) { return &cache_of(ctx)->verdicts; }
 
-void ru_report_site_problems(sc_ctx *ctx, ru_site_fn report) {
+void ru_report_site_problems(ru_ctx *ctx, ru_site_fn report) {
   if (!ctx->model) return;
   site_cache *c = cache_of(ctx);
   if (!c->collected) {
@@ -624,27 +624,27 @@ void ru_report_site_problems(sc_ctx *ctx, ru_site_fn report) {
 /* ---- tensor tiling context (report pictures) ---- */
 
 /* "name=size" per mesh axis of a named sharding's mesh; false if the picture would not be faithful. */
-static bool tiling_named(sc_ctx *ctx, const sc_sharding *s, const sc_mesh *mesh, const char **axes, const char **dims) {
+static bool tiling_named(ru_ctx *ctx, const md_sharding *s, const md_mesh *mesh, const char **axes, const char **dims) {
   sc_arena *a = ctx->arena;
   if (!mesh || mesh->device_ids || mesh->maximal || mesh->naxes > RU_TILING_MAX_AXES) return false;
   for (uint32_t i = 0; i < mesh->naxes; i++)
-    axes[i] = sc_arena_printf(a, "%.*s=%" PRId64, SC_SPAN_ARG(mesh->axes[i].name), mesh->axes[i].size);
+    axes[i] = ar_printf(a, "%.*s=%" PRId64, SC_SPAN_ARG(mesh->axes[i].name), mesh->axes[i].size);
   for (uint32_t d = 0; d < s->rank; d++) {
-    sc_astr b = SC_ASTR_INIT(a);
+    ar_str b = SC_ASTR_INIT(a);
     for (uint32_t k = 0; k < s->dims[d].naxes; k++) {
-      const sc_axis_ref *r = &s->dims[d].axes[k];
-      int idx = sc_mesh_axis_index(mesh, r->name);
+      const md_axis_ref *r = &s->dims[d].axes[k];
+      int idx = md_mesh_axis_index(mesh, r->name);
       if (idx < 0) return false;
-      if (r->sub) sc_astr_printf(&b, "%s%d:(%" PRId64 ")%" PRId64, k ? "," : "", idx, r->pre_size, r->size);
-      else sc_astr_printf(&b, "%s%d", k ? "," : "", idx);
+      if (r->sub) ar_str_printf(&b, "%s%d:(%" PRId64 ")%" PRId64, k ? "," : "", idx, r->pre_size, r->size);
+      else ar_str_printf(&b, "%s%d", k ? "," : "", idx);
     }
-    dims[d] = sc_astr_str(&b);
+    dims[d] = ar_str_str(&b);
   }
   return true;
 }
 
 /* A GSPMD tile assignment in iota order as a mesh of its tile dimensions. */
-static bool tiling_gspmd(sc_ctx *ctx, const sc_sharding *s, uint32_t rank, const char **axes, const char **dims) {
+static bool tiling_gspmd(ru_ctx *ctx, const md_sharding *s, uint32_t rank, const char **axes, const char **dims) {
   sc_arena *a = ctx->arena;
   uint32_t extra = s->ntile_dims - rank;
   if (s->ntile_dims < rank || s->ntile_dims > RU_TILING_MAX_AXES || extra > 1 || (extra && !s->last_tile_dim_replicate))
@@ -653,23 +653,23 @@ static bool tiling_gspmd(sc_ctx *ctx, const sc_sharding *s, uint32_t rank, const
   for (uint64_t i = 0; i < s->ntile_devices; i++) /* device order iota: the picture's numbering */
     if (s->tile_devices[i] != (int64_t)i) return false;
   for (uint32_t d = 0; d < s->ntile_dims; d++) {
-    axes[d] = d < rank ? sc_arena_printf(a, "dim%u=%" PRId64, d, s->tile_dims[d])
-                       : sc_arena_printf(a, "replicated=%" PRId64, s->tile_dims[d]);
-    if (d < rank) dims[d] = sc_arena_printf(a, "%u", d);
+    axes[d] = d < rank ? ar_printf(a, "dim%u=%" PRId64, d, s->tile_dims[d])
+                       : ar_printf(a, "replicated=%" PRId64, s->tile_dims[d]);
+    if (d < rank) dims[d] = ar_printf(a, "%u", d);
   }
   return true;
 }
 
-void ru_tensor_context(sc_ctx *ctx, sc_diag *d, const sc_sharding *s, sc_span type, const char *what, int32_t dim) {
+void ru_tensor_context(ru_ctx *ctx, sc_diag *d, const md_sharding *s, ir_span type, const char *what, int32_t dim) {
   sc_arena *a = ctx->arena;
-  sc_shape sh;
-  if (!d || !s || !type.n || !sc_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return;
+  md_shape sh;
+  if (!d || !s || !type.n || !md_parse_shape(a, type, &sh) || sh.kind != SC_SHAPE_ARRAY) return;
   uint32_t rank = (uint32_t)sh.rank;
   if (rank > RU_TILING_MAX_AXES) return;
   const char *axes[RU_TILING_MAX_AXES], *dims[RU_TILING_MAX_AXES];
   uint32_t naxes, ndims;
   if (s->kind == SC_SHARDING_NAMED && !(s->source == SC_SHARDING_FROM_GSPMD && s->tile_dims)) {
-    const sc_mesh *mesh = sc_model_sharding_mesh(ctx->model, s);
+    const md_mesh *mesh = md_model_sharding_mesh(ctx->model, s);
     if (s->rank > RU_TILING_MAX_AXES || !tiling_named(ctx, s, mesh, axes, dims)) return;
     naxes = mesh->naxes, ndims = s->rank;
   } else if (s->tile_dims && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
@@ -679,10 +679,10 @@ void ru_tensor_context(sc_ctx *ctx, sc_diag *d, const sc_sharding *s, sc_span ty
     return;
   }
   const char *shape[RU_TILING_MAX_AXES];
-  for (uint32_t i = 0; i < rank; i++) shape[i] = sc_arena_printf(a, "%" PRId64, sh.dims[i]);
-  sc_diag_context(ctx, d, "tensor", what);
-  sc_diag_context_list(ctx, d, "tensor_shape", shape, rank);
-  sc_diag_context_list(ctx, d, "tensor_mesh", axes, naxes);
-  sc_diag_context_list(ctx, d, "tensor_dim_axes", dims, ndims);
-  if (dim >= 0) sc_diag_context(ctx, d, "tensor_dim", sc_arena_printf(a, "%d", dim));
+  for (uint32_t i = 0; i < rank; i++) shape[i] = ar_printf(a, "%" PRId64, sh.dims[i]);
+  ru_diag_context(ctx, d, "tensor", what);
+  ru_diag_context_list(ctx, d, "tensor_shape", shape, rank);
+  ru_diag_context_list(ctx, d, "tensor_mesh", axes, naxes);
+  ru_diag_context_list(ctx, d, "tensor_dim_axes", dims, ndims);
+  if (dim >= 0) ru_diag_context(ctx, d, "tensor_dim", ar_printf(a, "%d", dim));
 }

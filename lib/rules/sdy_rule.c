@@ -21,8 +21,8 @@ typedef SC_VEC(dim_map) dimvec;
 typedef SC_VEC(dimvec) tensorvec;
 
 static const char *sym_name(sc_arena *a, int64_t idx) {
-  if (idx < K_START_AT_Z + 1 && idx >= 0) return sc_arena_printf(a, "%c", (char)('i' + idx));
-  return sc_arena_printf(a, "z_%" PRId64, idx - K_START_AT_Z);
+  if (idx < K_START_AT_Z + 1 && idx >= 0) return ar_printf(a, "%c", (char)('i' + idx));
+  return ar_printf(a, "z_%" PRId64, idx - K_START_AT_Z);
 }
 
 /* Splits a keyword like "ijz_1k" into factor indices. */
@@ -120,7 +120,7 @@ typedef struct {
 
 static bool parse_rule(sdy_lex *lx, op_rule *r) {
   sdy_tok h = sdy_next(lx);
-  if (h.kind != SDY_HASH || !sc_span_eq(h.text, "#sdy.op_sharding_rule"))
+  if (h.kind != SDY_HASH || !ir_span_eq(h.text, "#sdy.op_sharding_rule"))
     return sdy_fail_at(lx, h.at,
                        "should have a sharding rule attribute of type OpShardingRuleAttr for attr named "
                        "'sdy.sharding_rule'");
@@ -162,72 +162,72 @@ static bool parse_rule(sdy_lex *lx, op_rule *r) {
 
 static const char *tensor_what(sc_arena *a, bool operand, uint32_t i, uint32_t n) {
   if (n == 1) return operand ? "operand" : "result";
-  return sc_arena_printf(a, "%s %u", operand ? "operand" : "result", i);
+  return ar_printf(a, "%s %u", operand ? "operand" : "result", i);
 }
 
-static const char *verify_tensors(sc_arena *a, const sc_op *op, const op_rule *r, bool operand, uint8_t *used) {
+static const char *verify_tensors(sc_arena *a, const ir_op *op, const op_rule *r, bool operand, uint8_t *used) {
   const tensorvec *tv = operand ? &r->ins : &r->outs;
   uint32_t nvals = operand ? op->noperands : op->nresults;
   int64_t nf = (int64_t)r->sizes.n;
   for (uint32_t i = 0; i < tv->n; i++) {
     const char *w = tensor_what(a, operand, i, (uint32_t)tv->n);
-    sc_span type = operand ? ru_operand_type(op, i) : ru_result_type(op, i);
-    sc_shape sh;
-    if (type.n && sc_parse_shape(a, type, &sh)) {
+    ir_span type = operand ? ru_operand_type(op, i) : ru_result_type(op, i);
+    md_shape sh;
+    if (type.n && md_parse_shape(a, type, &sh)) {
       bool ok = sh.kind == SC_SHAPE_ARRAY;
       for (int32_t d = 0; ok && d < sh.rank; d++) ok = sh.dims[d] >= 0;
-      if (!ok) return sc_arena_printf(a, "%s - expected a ranked tensor with a static shape. type: %.*s", w, SC_SPAN_ARG(type));
+      if (!ok) return ar_printf(a, "%s - expected a ranked tensor with a static shape. type: %.*s", w, SC_SPAN_ARG(type));
       if ((size_t)sh.rank != tv->v[i].n)
-        return sc_arena_printf(a, "%s - mapping rank must match: %zu != %d", w, tv->v[i].n, sh.rank);
+        return ar_printf(a, "%s - mapping rank must match: %zu != %d", w, tv->v[i].n, sh.rank);
     }
     (void)nvals;
-    uint8_t *seen = sc_arena_calloc(a, (size_t)nf + 1, 1);
+    uint8_t *seen = ar_calloc(a, (size_t)nf + 1, 1);
     for (size_t d = 0; d < tv->v[i].n; d++) {
       const ivec *f = &tv->v[i].v[d].factors;
-      if (f->n == 0) return sc_arena_printf(a, "%s - dim mapping must have at least one factor", w);
+      if (f->n == 0) return ar_printf(a, "%s - dim mapping must have at least one factor", w);
       for (size_t k = 0; k < f->n; k++) {
         int64_t x = f->v[k];
         if (x < 0 || x >= nf)
-          return sc_arena_printf(a,
+          return ar_printf(a,
                                  "%s - expecting factor indices to be within 0<=...<num_factors; received: %" PRId64
                                  ", num_factors: %" PRId64,
                                  w, x, nf);
-        if (seen[x]) return sc_arena_printf(a, "%s - cannot reuse factors for the same tensor value", w);
+        if (seen[x]) return ar_printf(a, "%s - cannot reuse factors for the same tensor value", w);
         seen[x] = 1;
         used[x] = 1;
         if (f->n > 1 && r->sizes.v[x] == 1)
-          return sc_arena_printf(a, "%s - dim mapping can't have a factor of size 1 if there are multiple factors", w);
+          return ar_printf(a, "%s - dim mapping can't have a factor of size 1 if there are multiple factors", w);
       }
     }
   }
   return NULL;
 }
 
-const char *sc_sdy_rule_check(sc_arena *a, const sc_op *op, sc_span value) {
+const char *ru_sdy_rule_check(sc_arena *a, const ir_op *op, ir_span value) {
   sdy_lex lx;
-  sdy_lex_init(&lx, a, sc_span_trim(value), 0);
+  sdy_lex_init(&lx, a, ir_span_trim(value), 0);
   op_rule r;
   memset(&r, 0, sizeof r);
   if (!parse_rule(&lx, &r)) return lx.err ? lx.err : "failed to parse Sdy_OpShardingRule";
   if (r.ins.n != op->noperands)
-    return sc_arena_printf(a, "number of operands and mappings must match: %u != %zu", op->noperands, r.ins.n);
+    return ar_printf(a, "number of operands and mappings must match: %u != %zu", op->noperands, r.ins.n);
   if (r.outs.n != op->nresults)
-    return sc_arena_printf(a, "number of results and mappings must match: %u != %zu", op->nresults, r.outs.n);
-  uint8_t *used = sc_arena_calloc(a, r.sizes.n + 1, 1);
+    return ar_printf(a, "number of results and mappings must match: %u != %zu", op->nresults, r.outs.n);
+  uint8_t *used = ar_calloc(a, r.sizes.n + 1, 1);
   const char *e = verify_tensors(a, op, &r, true, used);
   if (!e) e = verify_tensors(a, op, &r, false, used);
   if (e) return e;
   for (size_t i = 0; i < r.sizes.n; i++)
     if (!used[i])
-      return sc_arena_printf(a, "has factor %s=%" PRId64 " that isn't used in operand and result mappings",
+      return ar_printf(a, "has factor %s=%" PRId64 " that isn't used in operand and result mappings",
                              sym_name(a, (int64_t)i), r.sizes.v[i]);
   int64_t nf = (int64_t)r.sizes.n;
-  uint8_t *inset = sc_arena_calloc(a, (size_t)nf + 1, 1);
+  uint8_t *inset = ar_calloc(a, (size_t)nf + 1, 1);
   for (int s = 0; s < 4; s++) {
     const ivec *v = &r.special[s];
     for (size_t i = 0; i < v->n; i++) {
       if (v->v[i] < 0) return "index must be non-negative";
-      if (v->v[i] >= nf) return sc_arena_printf(a, "index must be less than %" PRId64 ", got: %" PRId64, nf, v->v[i]);
+      if (v->v[i] >= nf) return ar_printf(a, "index must be less than %" PRId64 ", got: %" PRId64, nf, v->v[i]);
       if (i && v->v[i] < v->v[i - 1]) return "indices of special factors must be sorted";
       if (i && v->v[i] == v->v[i - 1]) return "indices of special factors must be unique";
     }
@@ -274,52 +274,52 @@ static bool parse_index_after(sdy_lex *lx, int64_t *out) {
 
 static bool parse_vref(sdy_lex *lx, vref *r) {
   sdy_tok t = sdy_next(lx);
-  if (t.kind != SDY_IDENT || !(sc_span_eq(t.text, "operand") || sc_span_eq(t.text, "result")))
+  if (t.kind != SDY_IDENT || !(ir_span_eq(t.text, "operand") || ir_span_eq(t.text, "result")))
     return sdy_fail_at(lx, t.at, "expected operand-<i> or result-<i>");
-  r->result = sc_span_eq(t.text, "result");
+  r->result = ir_span_eq(t.text, "result");
   return parse_index_after(lx, &r->index);
 }
 
-static void add_mesh(const sc_mesh **ms, uint32_t *n, const sc_mesh *m) {
+static void add_mesh(const md_mesh **ms, uint32_t *n, const md_mesh *m) {
   if (!m || *n >= 32) return;
   for (uint32_t i = 0; i < *n; i++)
     if (ms[i] == m) return;
   ms[(*n)++] = m;
 }
 
-static const char *edges_one(sc_arena *a, const sc_model *model, const sc_op *op, sdy_lex *lx, const char *attr) {
+static const char *edges_one(sc_arena *a, const md_model *model, const ir_op *op, sdy_lex *lx, const char *attr) {
   sdy_tok h = sdy_next(lx);
-  if (h.kind != SDY_HASH || !sc_span_eq(h.text, "#sdy.propagation_edges")) return attr;
+  if (h.kind != SDY_HASH || !ir_span_eq(h.text, "#sdy.propagation_edges")) return attr;
   if (!sdy_expect(lx, '<') || !sdy_expect(lx, '[')) return lx->err;
   bool data_flow = op->kind == SC_OP_SDY_DATA_FLOW_EDGE || op->kind == SC_OP_SDY_FUNC_DATA_FLOW_EDGE;
   /* meshes of the shardings the op touches */
-  const sc_mesh *ms[32];
+  const md_mesh *ms[32];
   uint32_t nms = 0;
-  for (uint32_t i = 0; i < op->nresults; i++) add_mesh(ms, &nms, sc_model_sharding_mesh(model, sc_model_result_sharding(model, op, i)));
+  for (uint32_t i = 0; i < op->nresults; i++) add_mesh(ms, &nms, md_model_sharding_mesh(model, md_model_result_sharding(model, op, i)));
   for (uint32_t i = 0; i < op->noperands; i++)
-    add_mesh(ms, &nms, sc_model_sharding_mesh(model, sc_model_value_sharding(model, op->operands[i])));
+    add_mesh(ms, &nms, md_model_sharding_mesh(model, md_model_value_sharding(model, op->operands[i])));
   if (!nms) return "expected propagation edges attr to reference a sharding: none of the op's operands or results has one";
   for (uint32_t i = 1; i < nms; i++)
     if (!ru_meshes_match(ms[0], ms[i]))
-      return sc_arena_printf(a, "expected a common mesh for propagation edges attr: the op's shardings use %s and %s",
+      return ar_printf(a, "expected a common mesh for propagation edges attr: the op's shardings use %s and %s",
                              ru_mesh_str(a, ms[0]), ru_mesh_str(a, ms[i]));
   SC_VEC(int64_t) steps = {0};
   if (sdy_eat(lx, ']')) return NULL;
   for (;;) {
     if (!sdy_expect(lx, '{')) return lx->err;
     sdy_tok st = sdy_next(lx);
-    if (st.kind != SDY_IDENT || !sc_span_eq(st.text, "step")) return "expected step-<index>";
+    if (st.kind != SDY_IDENT || !ir_span_eq(st.text, "step")) return "expected step-<index>";
     int64_t step;
     if (!parse_index_after(lx, &step)) return lx->err;
-    if (step < 0) return sc_arena_printf(a, "propagation edges have negative step index: %" PRId64, step);
+    if (step < 0) return ar_printf(a, "propagation edges have negative step index: %" PRId64, step);
     for (size_t i = 0; i < steps.n; i++)
-      if (steps.v[i] == step) return sc_arena_printf(a, "propagation edges have duplicate step index: %" PRId64, step);
+      if (steps.v[i] == step) return ar_printf(a, "propagation edges have duplicate step index: %" PRId64, step);
     SC_PUSH(a, steps, step);
     if (!sdy_expect(lx, '=') || !sdy_expect(lx, '[')) return lx->err;
     if (!sdy_eat(lx, ']')) {
       for (;;) {
         if (!sdy_expect(lx, '{')) return lx->err;
-        sc_axis_ref ax;
+        md_axis_ref ax;
         if (!sdy_parse_axis_ref(lx, &ax)) return lx->err;
         if (!sdy_expect(lx, '=')) return lx->err;
         vref src;
@@ -345,10 +345,10 @@ static const char *edges_one(sc_arena *a, const sc_model *model, const sc_op *op
         for (size_t i = 0; i < tg.n && nall < 64; i++) all[nall++] = tg.v[i];
         for (size_t i = 0; i < nall; i++) {
           if (all[i].result && (all[i].index < 0 || all[i].index >= (int64_t)op->nresults))
-            return sc_arena_printf(a, "'%.*s' op expected a value ref to have a result index in range [0, %u), got: %" PRId64,
+            return ar_printf(a, "'%.*s' op expected a value ref to have a result index in range [0, %u), got: %" PRId64,
                                    SC_SPAN_ARG(op->name), op->nresults, all[i].index);
           if (!all[i].result && !data_flow && (all[i].index < 0 || all[i].index >= (int64_t)op->noperands))
-            return sc_arena_printf(a, "'%.*s' op expected a value ref to have an operand index in range [0, %u), got: %" PRId64,
+            return ar_printf(a, "'%.*s' op expected a value ref to have an operand index in range [0, %u), got: %" PRId64,
                                    SC_SPAN_ARG(op->name), op->noperands, all[i].index);
         }
         for (size_t i = 0; i < tg.n; i++) {
@@ -356,14 +356,14 @@ static const char *edges_one(sc_arena *a, const sc_model *model, const sc_op *op
             return "propagation edges have a source that is the same as a target";
           for (size_t j = 0; j < i; j++)
             if (tg.v[j].result == tg.v[i].result && tg.v[j].index == tg.v[i].index)
-              return sc_arena_printf(a, "propagation edges have duplicate targets for step index: %" PRId64 " and axis: %.*s",
+              return ar_printf(a, "propagation edges have duplicate targets for step index: %" PRId64 " and axis: %.*s",
                                      step, SC_SPAN_ARG(ax.name));
         }
         if (nms) {
           bool found = false;
-          for (uint32_t i = 0; i < nms && !found; i++) found = sc_mesh_axis_index(ms[i], ax.name) >= 0;
+          for (uint32_t i = 0; i < nms && !found; i++) found = md_mesh_axis_index(ms[i], ax.name) >= 0;
           if (!found)
-            return sc_arena_printf(a, "expected axis ref to be in one of the meshes: \"%.*s\" is not an axis of %s",
+            return ar_printf(a, "expected axis ref to be in one of the meshes: \"%.*s\" is not an axis of %s",
                                    SC_SPAN_ARG(ax.name), ru_mesh_str(a, ms[0]));
         }
         if (sdy_eat(lx, ',')) continue;
@@ -380,9 +380,9 @@ static const char *edges_one(sc_arena *a, const sc_model *model, const sc_op *op
   return NULL;
 }
 
-const char *sc_sdy_edges_check(sc_arena *a, const sc_model *model, const sc_op *op, sc_span value, bool array) {
+const char *ru_sdy_edges_check(sc_arena *a, const md_model *model, const ir_op *op, ir_span value, bool array) {
   sdy_lex lx;
-  sdy_lex_init(&lx, a, sc_span_trim(value), 0);
+  sdy_lex_init(&lx, a, ir_span_trim(value), 0);
   if (!array)
     return edges_one(a, model, op, &lx,
                      "should have a propagation edges attribute of type PropagationEdgesAttr for attr named "

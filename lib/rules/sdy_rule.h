@@ -6,8 +6,8 @@
 #include "model/model.h"
 
 /* The first problem of `sdy.sharding_rule = <value>` on `op` (parse or verify), or NULL. */
-const char *sc_sdy_rule_check(sc_arena *a, const sc_op *op, sc_span value);
+const char *ru_sdy_rule_check(sc_arena *a, const ir_op *op, ir_span value);
 /* The first problem of a propagation-edges attribute (`array` for the result/block-arg variants). */
-const char *sc_sdy_edges_check(sc_arena *a, const sc_model *model, const sc_op *op, sc_span value, bool array);
+const char *ru_sdy_edges_check(sc_arena *a, const md_model *model, const ir_op *op, ir_span value, bool array);
 
 #endif

@@ -31,7 +31,7 @@ typedef struct chunk {
 } chunk;
 
 struct sc_arena {
-  sc_arena_bump bump; /* first: the inline sc_arena_alloc reads it through a cast */
+  ar_bump bump; /* first: the inline ar_alloc reads it through a cast */
   chunk *head;
   size_t used, limit;
   jmp_buf *on_failure;
@@ -45,7 +45,7 @@ static uint64_t address_seed(const sc_arena *a) {
   int on_stack;
   uint64_t heap = (uint64_t)(uintptr_t)a, stack = (uint64_t)(uintptr_t)&on_stack;
   uint64_t code = (uint64_t)(uintptr_t)&address_seed;
-  return sc_hash_u64(heap ^ sc_hash_u64(stack, code), code);
+  return hash_u64(heap ^ hash_u64(stack, code), code);
 }
 
 sc_arena *sc_arena_new(size_t limit_bytes) {
@@ -57,10 +57,10 @@ sc_arena *sc_arena_new(size_t limit_bytes) {
   return a;
 }
 
-void sc_arena_set_hash_seed(sc_arena *a, uint64_t seed) {
+void ar_set_hash_seed(sc_arena *a, uint64_t seed) {
   if (seed) a->hash_seed = seed;
 }
-uint64_t sc_arena_hash_seed(const sc_arena *a) { return a->hash_seed; }
+uint64_t ar_hash_seed(const sc_arena *a) { return a->hash_seed; }
 
 void sc_arena_free(sc_arena *a) {
   if (!a) return;
@@ -72,26 +72,26 @@ void sc_arena_free(sc_arena *a) {
   free(a);
 }
 
-void sc_arena_set_failure_jump(sc_arena *a, jmp_buf *env) { a->on_failure = env; }
-jmp_buf *sc_arena_failure_jump(const sc_arena *a) { return a->on_failure; }
+void ar_set_failure_jump(sc_arena *a, jmp_buf *env) { a->on_failure = env; }
+jmp_buf *ar_failure_jump(const sc_arena *a) { return a->on_failure; }
 size_t sc_arena_used(const sc_arena *a) { return a->used; }
-size_t sc_arena_limit(const sc_arena *a) { return a->limit; }
+size_t ar_limit(const sc_arena *a) { return a->limit; }
 
 static void *fail(sc_arena *a) {
   if (a->on_failure) longjmp(*a->on_failure, 1);
   return NULL;
 }
 
-void sc_arena_set_cancel(sc_arena *a, const atomic_int *cancel) {
+void ar_set_cancel(sc_arena *a, const atomic_int *cancel) {
   a->cancel = cancel;
   a->next_poll = a->steps;
 }
 void sc_arena_set_step_limit(sc_arena *a, unsigned long long limit) { a->step_limit = limit; }
-unsigned long long sc_arena_step_limit(const sc_arena *a) { return a->step_limit; }
-void sc_arena_set_limit(sc_arena *a, size_t limit_bytes) { a->limit = limit_bytes; }
-unsigned long long sc_arena_steps(const sc_arena *a) { return a->steps; }
+unsigned long long ar_step_limit(const sc_arena *a) { return a->step_limit; }
+void ar_set_limit(sc_arena *a, size_t limit_bytes) { a->limit = limit_bytes; }
+unsigned long long ar_steps(const sc_arena *a) { return a->steps; }
 
-bool sc_arena_step(sc_arena *a, unsigned long long n) {
+bool ar_step(sc_arena *a, unsigned long long n) {
   a->steps = a->steps > ULLONG_MAX - n ? ULLONG_MAX : a->steps + n;
   if (a->step_limit && a->steps > a->step_limit) {
     fail(a);
@@ -129,18 +129,18 @@ static chunk *new_chunk(size_t size) {
 
 /* The current chunk is full (or `n` is odd-sized): a new chunk. calloc'd memory is zero, and it is
  * often free to get (fresh pages), unlike clearing every allocation. */
-sc_arena_mark_t sc_arena_mark(const sc_arena *a) {
-  sc_arena_mark_t m = {a->head, a->bump.cur};
+ar_mark_t ar_mark(const sc_arena *a) {
+  ar_mark_t m = {a->head, a->bump.cur};
   return m;
 }
 
-void sc_arena_rewind(sc_arena *a, sc_arena_mark_t m) {
+void ar_rewind(sc_arena *a, ar_mark_t m) {
   if (m.chunk != a->head || !m.cur || a->bump.cur < m.cur) return;
   memset(m.cur, 0, (size_t)(a->bump.cur - m.cur));
   a->bump.cur = m.cur;
 }
 
-size_t sc_arena_rewind_keep(sc_arena *a, sc_arena_mark_t m, sc_arena_mark_t keep) {
+size_t ar_rewind_keep(sc_arena *a, ar_mark_t m, ar_mark_t keep) {
   if (m.chunk != a->head || keep.chunk != a->head || !m.cur || keep.cur < m.cur || a->bump.cur < keep.cur) return 0;
   size_t n = (size_t)(a->bump.cur - keep.cur), delta = (size_t)(keep.cur - m.cur);
   if (!delta) return 0;
@@ -150,7 +150,7 @@ size_t sc_arena_rewind_keep(sc_arena *a, sc_arena_mark_t m, sc_arena_mark_t keep
   return delta;
 }
 
-void *sc_arena_alloc_slow(sc_arena *a, size_t n) {
+void *ar_alloc_slow(sc_arena *a, size_t n) {
   if (n == 0) n = 1;
   if (n > SIZE_MAX / 2) return fail(a);
   n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
@@ -192,19 +192,19 @@ void *sc_arena_alloc_slow(sc_arena *a, size_t n) {
   return c->data;
 }
 
-void *sc_arena_calloc(sc_arena *a, size_t count, size_t size) {
+void *ar_calloc(sc_arena *a, size_t count, size_t size) {
   if (size && count > SIZE_MAX / size) return fail(a);
-  return sc_arena_alloc(a, count * size);
+  return ar_alloc(a, count * size);
 }
 
-void *sc_arena_grow(sc_arena *a, void *old, size_t old_count, size_t new_count, size_t size) {
-  void *p = sc_arena_calloc(a, new_count, size);
+void *ar_grow(sc_arena *a, void *old, size_t old_count, size_t new_count, size_t size) {
+  void *p = ar_calloc(a, new_count, size);
   if (p && old && old_count) memcpy(p, old, old_count * size);
   return p;
 }
 
-char *sc_arena_strndup(sc_arena *a, const char *s, size_t n) {
-  char *p = sc_arena_alloc(a, n + 1);
+char *ar_strndup(sc_arena *a, const char *s, size_t n) {
+  char *p = ar_alloc(a, n + 1);
   if (p) {
     memcpy(p, s, n);
     p[n] = '\0';
@@ -212,28 +212,28 @@ char *sc_arena_strndup(sc_arena *a, const char *s, size_t n) {
   return p;
 }
 
-char *sc_arena_strdup(sc_arena *a, const char *s) { return sc_arena_strndup(a, s, strlen(s)); }
+char *ar_strdup(sc_arena *a, const char *s) { return ar_strndup(a, s, strlen(s)); }
 
-char *sc_arena_vprintf(sc_arena *a, const char *fmt, va_list ap) {
+char *ar_vprintf(sc_arena *a, const char *fmt, va_list ap) {
   va_list copy;
   va_copy(copy, ap);
   int n = vsnprintf(NULL, 0, fmt, copy);
   va_end(copy);
-  if (n < 0) return sc_arena_strdup(a, "");
-  char *p = sc_arena_alloc(a, (size_t)n + 1);
+  if (n < 0) return ar_strdup(a, "");
+  char *p = ar_alloc(a, (size_t)n + 1);
   if (p) vsnprintf(p, (size_t)n + 1, fmt, ap);
   return p;
 }
 
-char *sc_arena_printf(sc_arena *a, const char *fmt, ...) {
+char *ar_printf(sc_arena *a, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *p = sc_arena_vprintf(a, fmt, ap);
+  char *p = ar_vprintf(a, fmt, ap);
   va_end(ap);
   return p;
 }
 
-void sc_astr_reserve(sc_astr *s, size_t extra) {
+void ar_str_reserve(ar_str *s, size_t extra) {
   if (s->failed || s->n + extra + 1 <= s->cap) return;
   size_t cap = s->cap ? s->cap : 64;
   while (cap < s->n + extra + 1) cap *= 2;
@@ -245,36 +245,36 @@ void sc_astr_reserve(sc_astr *s, size_t extra) {
       return;
     }
   } else {
-    p = sc_arena_alloc(s->a, cap);
+    p = ar_alloc(s->a, cap);
     if (!p) return; /* no failure jump: the string stays as it was */
     if (s->n) memcpy(p, s->p, s->n);
   }
   s->p = p, s->cap = cap;
 }
 
-void sc_astr_put(sc_astr *s, const char *p, size_t n) {
-  sc_astr_reserve(s, n);
+void ar_str_put(ar_str *s, const char *p, size_t n) {
+  ar_str_reserve(s, n);
   if (s->n + n + 1 > s->cap) return;
   if (n) memcpy(s->p + s->n, p, n); /* an empty span may have a NULL pointer */
   s->n += n;
   s->p[s->n] = '\0';
 }
 
-void sc_astr_puts(sc_astr *s, const char *p) { sc_astr_put(s, p, strlen(p)); }
+void ar_str_puts(ar_str *s, const char *p) { ar_str_put(s, p, strlen(p)); }
 
-void sc_astr_printf(sc_astr *s, const char *fmt, ...) {
+void ar_str_printf(ar_str *s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  sc_astr_vprintf(s, fmt, ap);
+  ar_str_vprintf(s, fmt, ap);
   va_end(ap);
 }
 
-void sc_astr_vprintf(sc_astr *s, const char *fmt, va_list ap) {
+void ar_str_vprintf(ar_str *s, const char *fmt, va_list ap) {
   va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap);
   if (n > 0) {
-    sc_astr_reserve(s, (size_t)n);
+    ar_str_reserve(s, (size_t)n);
     if (s->n + (size_t)n + 1 <= s->cap) {
       vsnprintf(s->p + s->n, (size_t)n + 1, fmt, ap2);
       s->n += (size_t)n;
@@ -283,4 +283,4 @@ void sc_astr_vprintf(sc_astr *s, const char *fmt, va_list ap) {
   va_end(ap2);
 }
 
-const char *sc_astr_str(sc_astr *s) { return s->p ? s->p : ""; }
+const char *ar_str_str(ar_str *s) { return s->p ? s->p : ""; }

@@ -2,7 +2,7 @@
  *
  * Memory is taken from malloc in chunks and returned only by sc_arena_free(). Each arena has a byte
  * limit so a hostile input cannot take unbounded memory. When the limit is hit (or malloc fails),
- * sc_arena_alloc() longjmps to the handler installed with sc_arena_set_failure_jump() if there is
+ * ar_alloc() longjmps to the handler installed with ar_set_failure_jump() if there is
  * one, else returns NULL. The library installs a handler in sc_check(), so code under it never sees
  * NULL. One thread at a time may use an arena. */
 #ifndef SC_ARENA_H
@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The four sc_arena_* functions are the public arena API (lib/shardcheck.h declares them too);
+ * everything ar_* is internal to the library. */
 typedef struct sc_arena sc_arena;
 
 /* limit_bytes 0 = unlimited. Returns NULL if malloc fails. */
@@ -26,11 +28,11 @@ void sc_arena_free(sc_arena *a);
  * chunk) is inline because the parsers allocate a few small objects per op. */
 typedef struct {
   unsigned char *cur, *end; /* the current chunk's free bytes; first member of struct sc_arena */
-} sc_arena_bump;
+} ar_bump;
 #define SC_ARENA_ALIGN 8u
-void *sc_arena_alloc_slow(sc_arena *a, size_t n);
-static inline void *sc_arena_alloc(sc_arena *a, size_t n) {
-  sc_arena_bump *b = (sc_arena_bump *)(void *)a;
+void *ar_alloc_slow(sc_arena *a, size_t n);
+static inline void *ar_alloc(sc_arena *a, size_t n) {
+  ar_bump *b = (ar_bump *)(void *)a;
   size_t avail = (size_t)(b->end - b->cur);
   if (n - 1 < avail) { /* n > 0, and n rounded up cannot overflow */
     size_t r = (n + SC_ARENA_ALIGN - 1) & ~(size_t)(SC_ARENA_ALIGN - 1);
@@ -40,81 +42,81 @@ static inline void *sc_arena_alloc(sc_arena *a, size_t n) {
       return p;
     }
   }
-  return sc_arena_alloc_slow(a, n);
+  return ar_alloc_slow(a, n);
 }
-void *sc_arena_calloc(sc_arena *a, size_t count, size_t size);
+void *ar_calloc(sc_arena *a, size_t count, size_t size);
 /* Grows an arena array (old contents copied; the old block is not reused). */
-void *sc_arena_grow(sc_arena *a, void *old, size_t old_count, size_t new_count, size_t size);
-char *sc_arena_strndup(sc_arena *a, const char *s, size_t n);
-char *sc_arena_strdup(sc_arena *a, const char *s);
-char *sc_arena_printf(sc_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-char *sc_arena_vprintf(sc_arena *a, const char *fmt, va_list ap);
+void *ar_grow(sc_arena *a, void *old, size_t old_count, size_t new_count, size_t size);
+char *ar_strndup(sc_arena *a, const char *s, size_t n);
+char *ar_strdup(sc_arena *a, const char *s);
+char *ar_printf(sc_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *ar_vprintf(sc_arena *a, const char *fmt, va_list ap);
 size_t sc_arena_used(const sc_arena *a);
-/* Scratch: sc_arena_rewind(a, m) forgets what was allocated since sc_arena_mark(a) returned `m`, when all
+/* Scratch: ar_rewind(a, m) forgets what was allocated since ar_mark(a) returned `m`, when all
  * of it came from the chunk that was current then (the bytes are zeroed again, so allocations stay
  * zeroed); otherwise it does nothing. For loops that allocate per item and usually keep nothing. */
 typedef struct {
   const void *chunk;
   unsigned char *cur;
-} sc_arena_mark_t;
-sc_arena_mark_t sc_arena_mark(const sc_arena *a);
-void sc_arena_rewind(sc_arena *a, sc_arena_mark_t m);
+} ar_mark_t;
+ar_mark_t ar_mark(const sc_arena *a);
+void ar_rewind(sc_arena *a, ar_mark_t m);
 /* Forgets what was allocated between `m` and `keep` and moves what was allocated since `keep` down to
  * `m` (all in one chunk, else nothing happens). Returns how far it moved (0: not moved); the caller
  * rebases the pointers inside the kept block. */
-size_t sc_arena_rewind_keep(sc_arena *a, sc_arena_mark_t m, sc_arena_mark_t keep);
-size_t sc_arena_limit(const sc_arena *a);
+size_t ar_rewind_keep(sc_arena *a, ar_mark_t m, ar_mark_t keep);
+size_t ar_limit(const sc_arena *a);
 /* While set, allocation failure (and an exceeded step limit) does longjmp(*env, 1), and a cancelled
- * request (see sc_arena_set_cancel) longjmp(*env, 2). NULL clears it. */
-void sc_arena_set_failure_jump(sc_arena *a, jmp_buf *env);
+ * request (see ar_set_cancel) longjmp(*env, 2). NULL clears it. */
+void ar_set_failure_jump(sc_arena *a, jmp_buf *env);
 
-/* The request's work meter. Loops whose trip count comes from the input call sc_arena_step() with the
+/* The request's work meter. Loops whose trip count comes from the input call ar_step() with the
  * work they are about to do (elements visited, comparisons), so that
  *   - *cancel is polled inside long loops, not only between rules: once it is non-zero, the next
- *     poll longjmps(*env, 2) (failure jump installed) or sc_arena_step() returns true;
+ *     poll longjmps(*env, 2) (failure jump installed) or ar_step() returns true;
  *   - a step limit bounds the CPU a request may take, deterministically (0 = unlimited): past it,
- *     sc_arena_step() fails like an exhausted byte limit;
- *   - tests assert that hostile inputs cost work linear in their size (sc_arena_steps()). */
-void sc_arena_set_cancel(sc_arena *a, const atomic_int *cancel);
+ *     ar_step() fails like an exhausted byte limit;
+ *   - tests assert that hostile inputs cost work linear in their size (ar_steps()). */
+void ar_set_cancel(sc_arena *a, const atomic_int *cancel);
 void sc_arena_set_step_limit(sc_arena *a, unsigned long long limit);
-unsigned long long sc_arena_step_limit(const sc_arena *a);
+unsigned long long ar_step_limit(const sc_arena *a);
 /* Changes the byte limit (0 = unlimited); a limit below what is used fails the next allocation. For a
  * phase that may only spend part of what a request has left. */
-void sc_arena_set_limit(sc_arena *a, size_t limit_bytes);
+void ar_set_limit(sc_arena *a, size_t limit_bytes);
 /* The failure jump installed (NULL = none), to restore after a phase installs its own. */
-jmp_buf *sc_arena_failure_jump(const sc_arena *a);
-unsigned long long sc_arena_steps(const sc_arena *a);
+jmp_buf *ar_failure_jump(const sc_arena *a);
+unsigned long long ar_steps(const sc_arena *a);
 /* Counts `n` steps; polls the cancel flag every SC_ARENA_POLL_STEPS. Returns true when the request was
  * cancelled or is over its step limit and no failure jump is installed (the caller should stop). */
-bool sc_arena_step(sc_arena *a, unsigned long long n);
+bool ar_step(sc_arena *a, unsigned long long n);
 #define SC_ARENA_POLL_STEPS 4096u
 
 /* The key of the request's hash tables (util/hash.h): chosen at sc_arena_new from addresses that ASLR
  * moves; sc_check() replaces it with sc_options.hash_seed when the caller gives one (0 keeps it). */
-void sc_arena_set_hash_seed(sc_arena *a, uint64_t seed);
-uint64_t sc_arena_hash_seed(const sc_arena *a);
+void ar_set_hash_seed(sc_arena *a, uint64_t seed);
+uint64_t ar_hash_seed(const sc_arena *a);
 
 /* A string built in one pass: appends are amortized O(length) (the buffer doubles). Use it instead of
  * re-printing a growing string per item, which is quadratic. The one growable string of the code:
  *  - in an arena (SC_ASTR_INIT(a)): the abandoned buffers stay in the arena, at most as many bytes as
  *    the final string; a failed allocation leaves the string as it was;
- *  - malloc-backed with a NULL arena (util/strbuf.h, `sc_strbuf b = {0}`): for results handed to a
- *    caller who frees them (sc_strbuf_take); a failed allocation marks it failed. */
+ *  - malloc-backed with a NULL arena (util/strbuf.h, `strbuf b = {0}`): for results handed to a
+ *    caller who frees them (sb_take); a failed allocation marks it failed. */
 typedef struct {
   sc_arena *a; /* NULL: malloc/realloc */
   char *p;
   size_t n, cap;
   bool failed; /* an allocation failed (malloc-backed only; the appends after it are dropped) */
-} sc_astr;
+} ar_str;
 #define SC_ASTR_INIT(arena) {(arena), NULL, 0, 0, false}
-void sc_astr_put(sc_astr *s, const char *p, size_t n);
+void ar_str_put(ar_str *s, const char *p, size_t n);
 /* Room for `extra` more bytes (one allocation when the final size is known or estimated). */
-void sc_astr_reserve(sc_astr *s, size_t extra);
-void sc_astr_puts(sc_astr *s, const char *p);
-void sc_astr_printf(sc_astr *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sc_astr_vprintf(sc_astr *s, const char *fmt, va_list ap);
+void ar_str_reserve(ar_str *s, size_t extra);
+void ar_str_puts(ar_str *s, const char *p);
+void ar_str_printf(ar_str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ar_str_vprintf(ar_str *s, const char *fmt, va_list ap);
 /* The NUL-terminated string (never NULL; "" if nothing was appended). Appending may continue. */
-const char *sc_astr_str(sc_astr *s);
+const char *ar_str_str(ar_str *s);
 /* Lists in diagnostics show at most this many items, then "... and N more". */
 #define SC_LIST_SHOWN 32u
 /* Input text quoted in a diagnostic (a span {p, n}): at most SC_QUOTE_MAX bytes, then "...".
@@ -129,7 +131,7 @@ const char *sc_astr_str(sc_astr *s);
   do {                                                                                             \
     if ((vec).n == (vec).cap) {                                                                    \
       size_t nc_ = (vec).cap ? (vec).cap * 2 : 2; /* most ops have 1-2 operands, results, attrs */ \
-      (vec).v = sc_arena_grow((arena), (vec).v, (vec).n, nc_, sizeof *(vec).v);                    \
+      (vec).v = ar_grow((arena), (vec).v, (vec).n, nc_, sizeof *(vec).v);                    \
       (vec).cap = nc_;                                                                             \
     }                                                                                              \
     (vec).v[(vec).n++] = (item);                                                                   \

@@ -12,56 +12,56 @@ static size_t table_size(size_t expected) {
 }
 
 
-void sc_name_map_init(sc_name_map *m, sc_arena *a, size_t expected) {
+void hs_name_map_init(hs_name_map *m, sc_arena *a, size_t expected) {
   size_t n = table_size(expected);
-  m->slots = sc_arena_calloc(a, n, sizeof *m->slots);
+  m->slots = ar_calloc(a, n, sizeof *m->slots);
   m->mask = m->slots ? n - 1 : 0;
   m->count = 0;
   m->expected = m->slots ? expected : 0;
-  m->seed = sc_arena_hash_seed(a);
+  m->seed = ar_hash_seed(a);
 }
 
-static sc_name_slot *find_slot(const sc_name_map *m, const char *key, uint32_t len) {
+static hs_name_slot *find_slot(const hs_name_map *m, const char *key, uint32_t len) {
   if (!m->slots) return NULL;
-  for (size_t i = sc_hash_bytes(key, len, m->seed) & m->mask;; i = (i + 1) & m->mask) {
-    sc_name_slot *s = &m->slots[i];
+  for (size_t i = hash_bytes(key, len, m->seed) & m->mask;; i = (i + 1) & m->mask) {
+    hs_name_slot *s = &m->slots[i];
     if (!s->used || (s->len == len && (len == 0 || !memcmp(s->key, key, len)))) return s;
   }
 }
 
-bool sc_name_map_put(sc_name_map *m, const char *key, uint32_t len, uint32_t value, uint32_t *existing) {
-  sc_name_slot *s = find_slot(m, key, len);
+bool hs_name_map_put(hs_name_map *m, const char *key, uint32_t len, uint32_t value, uint32_t *existing) {
+  hs_name_slot *s = find_slot(m, key, len);
   if (!s) return false;
   if (s->used) {
     if (existing) *existing = s->value;
     return false;
   }
   if (m->count >= m->expected) return false;
-  *s = (sc_name_slot){key, len, value, true};
+  *s = (hs_name_slot){key, len, value, true};
   m->count++;
   return true;
 }
 
-bool sc_name_map_get(const sc_name_map *m, const char *key, uint32_t len, uint32_t *value) {
-  sc_name_slot *s = find_slot(m, key, len);
+bool hs_name_map_get(const hs_name_map *m, const char *key, uint32_t len, uint32_t *value) {
+  hs_name_slot *s = find_slot(m, key, len);
   if (!s || !s->used) return false;
   *value = s->value;
   return true;
 }
 
-void sc_i64_set_init(sc_i64_set *s, sc_arena *a, size_t expected) {
+void hs_i64_set_init(hs_i64_set *s, sc_arena *a, size_t expected) {
   size_t n = table_size(expected);
-  s->keys = sc_arena_calloc(a, n, sizeof *s->keys);
-  s->used = sc_arena_calloc(a, n, sizeof *s->used);
+  s->keys = ar_calloc(a, n, sizeof *s->keys);
+  s->used = ar_calloc(a, n, sizeof *s->used);
   s->mask = s->keys && s->used ? n - 1 : 0;
   s->count = 0;
   s->expected = s->keys && s->used ? expected : 0;
-  s->seed = sc_arena_hash_seed(a);
+  s->seed = ar_hash_seed(a);
 }
 
-bool sc_i64_set_add(sc_i64_set *s, int64_t v) {
+bool hs_i64_set_add(hs_i64_set *s, int64_t v) {
   if (!s->keys || !s->used) return false;
-  for (size_t i = sc_hash_u64((uint64_t)v, s->seed) & s->mask;; i = (i + 1) & s->mask) {
+  for (size_t i = hash_u64((uint64_t)v, s->seed) & s->mask;; i = (i + 1) & s->mask) {
     if (!s->used[i]) {
       if (s->count >= s->expected) return false;
       s->used[i] = true;

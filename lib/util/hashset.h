@@ -16,20 +16,20 @@ typedef struct {
   const char *key;
   uint32_t len, value;
   bool used;
-} sc_name_slot;
-typedef struct sc_name_map {
-  sc_name_slot *slots;
+} hs_name_slot;
+typedef struct hs_name_map {
+  hs_name_slot *slots;
   size_t mask, count, expected;
   uint64_t seed; /* the arena's hash key */
-} sc_name_map;
+} hs_name_map;
 
 /* Room for `expected` names (allocated in `a`, keyed with its hash seed). */
-void sc_name_map_init(sc_name_map *m, sc_arena *a, size_t expected);
+void hs_name_map_init(hs_name_map *m, sc_arena *a, size_t expected);
 /* Maps key -> value unless the key is present or the map is full; returns true if it was inserted.
  * When the key was present, *existing (if non-NULL) is its value. */
-bool sc_name_map_put(sc_name_map *m, const char *key, uint32_t len, uint32_t value, uint32_t *existing);
+bool hs_name_map_put(hs_name_map *m, const char *key, uint32_t len, uint32_t value, uint32_t *existing);
 /* The value of `key`, or false if absent. */
-bool sc_name_map_get(const sc_name_map *m, const char *key, uint32_t len, uint32_t *value);
+bool hs_name_map_get(const hs_name_map *m, const char *key, uint32_t len, uint32_t *value);
 
 /* Set of int64 values. */
 typedef struct {
@@ -37,10 +37,10 @@ typedef struct {
   bool *used;
   size_t mask, count, expected;
   uint64_t seed;
-} sc_i64_set;
+} hs_i64_set;
 
-void sc_i64_set_init(sc_i64_set *s, sc_arena *a, size_t expected);
+void hs_i64_set_init(hs_i64_set *s, sc_arena *a, size_t expected);
 /* Adds v; returns false if it was already present (or the set is full). */
-bool sc_i64_set_add(sc_i64_set *s, int64_t v);
+bool hs_i64_set_add(hs_i64_set *s, int64_t v);
 
 #endif

@@ -1,19 +1,19 @@
-/* strbuf.c — the malloc-backed sc_astr's varargs append and hand-over (see strbuf.h). */
+/* strbuf.c — the malloc-backed ar_str's varargs append and hand-over (see strbuf.h). */
 #include "util/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-void sc_strbuf_printf(sc_strbuf *b, const char *fmt, ...) {
+void sb_printf(strbuf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  sc_astr_vprintf(b, fmt, ap);
+  ar_str_vprintf(b, fmt, ap);
   va_end(ap);
 }
 
-char *sc_strbuf_take(sc_strbuf *b) {
-  if (!b->failed) sc_astr_reserve(b, 0); /* an empty buffer was never written to */
+char *sb_take(strbuf *b) {
+  if (!b->failed) ar_str_reserve(b, 0); /* an empty buffer was never written to */
   char *p = b->failed ? NULL : b->p;
   if (p) p[b->n] = '\0';
   else free(b->p);
@@ -21,7 +21,7 @@ char *sc_strbuf_take(sc_strbuf *b) {
   return p;
 }
 
-const char *sc_format_bytes(char out[32], int64_t b) {
+const char *sb_format_bytes(char out[32], int64_t b) {
   static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (b < 1024) {
     snprintf(out, 32, "%lld B", (long long)b);

@@ -21,11 +21,11 @@ static double best_parse(sc_format fmt, const char *buf, size_t len, int runs, u
   *ops = 0;
   for (int i = 0; i < runs; i++) {
     sc_arena *a = sc_arena_new(0);
-    sc_linemap lines = sc_linemap_build(a, buf, len);
-    sc_parse_input in = {a, buf, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
-    sc_parse_error err;
+    ir_linemap lines = ir_linemap_build(a, buf, len);
+    fe_parse_input in = {a, buf, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+    fe_parse_error err;
     double t0 = now();
-    sc_module *m = sc_parse_format(fmt, &in, &err);
+    ir_module *m = fe_parse_format(fmt, &in, &err);
     double dt = now() - t0;
     if (m) *ops = m->nops;
     if (dt < best) best = dt;

@@ -15,8 +15,8 @@ typedef struct {
   sc_arena *arena;
   char *buf;
   size_t len;
-  sc_module *m;
-  sc_parse_error err;
+  ir_module *m;
+  fe_parse_error err;
 } parsed;
 
 static parsed parse_file(const char *path) {
@@ -24,12 +24,12 @@ static parsed parse_file(const char *path) {
   r.buf = test_read_file(path, &r.len);
   cr_assert_not_null(r.buf, "cannot read %s (is ../shared/corpus beside the checkout?)", path);
   r.arena = sc_arena_new(0);
-  sc_linemap *lines = sc_arena_alloc(r.arena, sizeof *lines);
-  *lines = sc_linemap_build(r.arena, r.buf, r.len);
-  sc_parse_input in = {r.arena, r.buf, r.len, 0, (uint32_t)r.len, lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
-  r.m = sc_parse_hlo(&in, &r.err);
+  ir_linemap *lines = ar_alloc(r.arena, sizeof *lines);
+  *lines = ir_linemap_build(r.arena, r.buf, r.len);
+  fe_parse_input in = {r.arena, r.buf, r.len, 0, (uint32_t)r.len, lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+  r.m = fe_parse_hlo(&in, &r.err);
   if (!r.m) {
-    sc_pos p = sc_linemap_pos(lines, r.err.offset);
+    ir_pos p = ir_linemap_pos(lines, r.err.offset);
     cr_log_error("%s:%u:%u: %s", path, p.line, p.col, r.err.message);
   }
   return r;
@@ -79,7 +79,7 @@ static void count_lines(const char *buf, size_t len, uint32_t *ncomps, uint32_t 
   }
 }
 
-static uint32_t count_instrs(const sc_module *m) {
+static uint32_t count_instrs(const ir_module *m) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < m->nops; i++) n += m->ops[i]->depth == 2;
   return n;
@@ -87,20 +87,20 @@ static uint32_t count_instrs(const sc_module *m) {
 
 /* Structure every parsed module must have. */
 static void check_structure(const char *path, const parsed *r) {
-  const sc_module *m = r->m;
+  const ir_module *m = r->m;
   cr_assert_not_null(m->entry, "%s", path);
-  cr_assert(sc_op_is(m->module, "builtin.module"));
+  cr_assert(ir_op_is(m->module, "builtin.module"));
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     cr_assert_eq(op->id, i);
     if (op->depth != 2) continue;
     for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k], "%s: unresolved operand", path);
-    if (sc_op_callee(op).n)
-      cr_assert_not_null(sc_module_func(m, sc_op_callee(op)), "%s:%u: callee " SC_SPAN_FMT " not found", path, test_op_pos(r->m, op).line,
-                         SC_SPAN_ARG(sc_op_callee(op)));
-    if (sc_op_is(op, "custom-call")) cr_assert_gt(sc_op_custom_call_target(op).n, 0, "%s:%u", path, test_op_pos(r->m, op).line);
-    if (sc_op_is(op, "parameter")) {
-      const sc_block *b = op->parent_block;
+    if (ir_op_callee(op).n)
+      cr_assert_not_null(ir_module_func(m, ir_op_callee(op)), "%s:%u: callee " SC_SPAN_FMT " not found", path, test_op_pos(r->m, op).line,
+                         SC_SPAN_ARG(ir_op_callee(op)));
+    if (ir_op_is(op, "custom-call")) cr_assert_gt(ir_op_custom_call_target(op).n, 0, "%s:%u", path, test_op_pos(r->m, op).line);
+    if (ir_op_is(op, "parameter")) {
+      const ir_block *b = op->parent_block;
       bool found = false;
       for (uint32_t k = 0; k < b->nargs; k++) found |= b->args[k] == op->results[0];
       cr_assert(found, "%s:%u: parameter is not a block argument", path, test_op_pos(r->m, op).line);
@@ -182,19 +182,19 @@ Test(hlo_corpus, real_world_counts) {
   cr_assert_not_null(r.m);
   cr_assert_eq(r.m->nfuncs, 137);
   cr_assert_eq(count_instrs(r.m), 2325);
-  cr_assert(sc_span_eq(sc_op_sym_name(r.m->entry), "main.66_spmd"));
+  cr_assert(ir_span_eq(ir_op_sym_name(r.m->entry), "main.66_spmd"));
   cr_assert_eq(test_op_pos(r.m, r.m->entry).line, 2002);
-  sc_block *b = r.m->entry->regions[0]->blocks[0];
+  ir_block *b = r.m->entry->regions[0]->blocks[0];
   cr_assert_eq(b->nargs, 43);
-  cr_assert(sc_span_eq(b->args[0]->name, "param.4"));   /* parameter(0), listed first */
-  cr_assert(sc_span_eq(b->args[42]->name, "param.7"));  /* parameter(42) */
-  cr_assert(sc_span_eq(sc_op_attr(b->args[42]->def, "sharding")->value, "{devices=[1,4]<=[4]}"));
-  cr_assert(sc_span_eq(sc_op_attr(r.m->module, "num_partitions")->value, "4"));
+  cr_assert(ir_span_eq(b->args[0]->name, "param.4"));   /* parameter(0), listed first */
+  cr_assert(ir_span_eq(b->args[42]->name, "param.7"));  /* parameter(42) */
+  cr_assert(ir_span_eq(ir_op_attr(b->args[42]->def, "sharding")->value, "{devices=[1,4]<=[4]}"));
+  cr_assert(ir_span_eq(ir_op_attr(r.m->module, "num_partitions")->value, "4"));
   uint32_t fwd = 0, bwd = 0;
   for (uint32_t i = 0; i < r.m->nops; i++) {
-    sc_span t = sc_op_custom_call_target(r.m->ops[i]);
-    fwd += sc_span_eq(t, "te_fused_attn_forward_ffi");
-    bwd += sc_span_eq(t, "te_fused_attn_backward_ffi");
+    ir_span t = ir_op_custom_call_target(r.m->ops[i]);
+    fwd += ir_span_eq(t, "te_fused_attn_forward_ffi");
+    bwd += ir_span_eq(t, "te_fused_attn_backward_ffi");
   }
   cr_assert_eq(fwd, 8);
   cr_assert_eq(bwd, 4);
@@ -204,35 +204,35 @@ Test(hlo_corpus, real_world_counts) {
   cr_assert_not_null(r.m);
   cr_assert_eq(r.m->nfuncs, 87);
   cr_assert_eq(count_instrs(r.m), 1947);
-  cr_assert(sc_span_eq(sc_op_sym_name(r.m->entry), "main.2034"));
+  cr_assert(ir_span_eq(ir_op_sym_name(r.m->entry), "main.2034"));
   cr_assert_eq(r.m->entry->regions[0]->blocks[0]->nargs, 38);
-  cr_assert_null(sc_op_attr(r.m->module, "num_partitions")); /* README: header has NO num_partitions */
+  cr_assert_null(ir_op_attr(r.m->module, "num_partitions")); /* README: header has NO num_partitions */
   uint32_t sharding = 0;
-  for (uint32_t i = 0; i < r.m->nops; i++) sharding += sc_span_eq(sc_op_custom_call_target(r.m->ops[i]), "Sharding");
+  for (uint32_t i = 0; i < r.m->nops; i++) sharding += ir_span_eq(ir_op_custom_call_target(r.m->ops[i]), "Sharding");
   cr_assert_eq(sharding, 39);
   /* Line 6: %broadcast.250 = ... metadata={... source_file="/opt/maxtext/MaxText/layers/attentions.py" source_line=211} */
-  sc_op *bc = NULL;
+  ir_op *bc = NULL;
   for (uint32_t i = 0; i < r.m->nops && !bc; i++)
-    if (sc_span_eq(sc_op_sym_name(r.m->ops[i]), "broadcast.250")) bc = r.m->ops[i];
+    if (ir_span_eq(ir_op_sym_name(r.m->ops[i]), "broadcast.250")) bc = r.m->ops[i];
   cr_assert_not_null(bc);
   cr_assert_eq(test_op_pos(r.m, bc).line, 6);
   cr_assert_eq(test_op_pos(r.m, bc).col, 3);
-  cr_assert(sc_op_src(bc).known);
-  cr_assert(sc_span_eq(sc_op_src(bc).file, "/opt/maxtext/MaxText/layers/attentions.py"));
-  cr_assert_eq(sc_op_src(bc).line, 211);
-  cr_assert_eq(sc_op_src(bc).col, 0);
+  cr_assert(ir_op_src(bc).known);
+  cr_assert(ir_span_eq(ir_op_src(bc).file, "/opt/maxtext/MaxText/layers/attentions.py"));
+  cr_assert_eq(ir_op_src(bc).line, 211);
+  cr_assert_eq(ir_op_src(bc).col, 0);
   parsed_free(&r);
 
   r = parse_file(XLA "/hlo/hlo_verifier__InconsistentWhileSharding.hlo");
   cr_assert_not_null(r.m);
   cr_assert_eq(r.m->nfuncs, 3);
   cr_assert_eq(count_instrs(r.m), 8);
-  sc_op *w = NULL;
+  ir_op *w = NULL;
   for (uint32_t i = 0; i < r.m->nops; i++)
-    if (sc_op_is(r.m->ops[i], "while")) w = r.m->ops[i];
+    if (ir_op_is(r.m->ops[i], "while")) w = r.m->ops[i];
   cr_assert_not_null(w);
-  cr_assert(sc_span_eq(sc_op_attr(w, "condition")->value, "%condition.v3"));
-  cr_assert(sc_span_eq(sc_op_attr(w, "body")->value, "%body.v3"));
+  cr_assert(ir_span_eq(ir_op_attr(w, "condition")->value, "%condition.v3"));
+  cr_assert(ir_span_eq(ir_op_attr(w, "body")->value, "%body.v3"));
   parsed_free(&r);
 }
 

@@ -1,8 +1,8 @@
 /* Every line of ../shared/corpus/xla/invalid_shardings.txt must be rejected with a clear message.
  *
  * Columns: sharding, shape, num_devices ("-" = unknown), stage, expected error, provenance. Sharding
- * strings are parsed with sc_parse_gspmd_sharding and validated against the shape with
- * sc_gspmd_validate; `replica_groups=mesh[...] {...}` rows go through sc_parse_gspmd_mesh_axes; the two
+ * strings are parsed with md_parse_gspmd_sharding and validated against the shape with
+ * md_gspmd_validate; `replica_groups=mesh[...] {...}` rows go through md_parse_gspmd_mesh_axes; the two
  * HLO-verifier rows (inconsistent while / conditional shardings) are whole modules in the corpus, checked
  * with sc_check when present. */
 #include <criterion/criterion.h>
@@ -23,8 +23,8 @@ static const char k_conditional[] =
 static const char *check_row(sc_arena *a, char **col, const char **why_module) {
   const char *err = NULL;
   *why_module = NULL;
-  sc_span text = sc_span_of(col[0], (uint32_t)strlen(col[0]));
-  if (!strncmp(col[0], "replica_groups=", 15)) return sc_parse_gspmd_mesh_axes(a, text, 0, &err) == 0 ? NULL : err;
+  ir_span text = ir_span_of(col[0], (uint32_t)strlen(col[0]));
+  if (!strncmp(col[0], "replica_groups=", 15)) return md_parse_gspmd_mesh_axes(a, text, 0, &err) == 0 ? NULL : err;
   if (!strcmp(col[3], "verifier")) {
     /* "{replicated}/{maximal device=0} on while body param vs cond param" -> the corpus module */
     bool is_while = strstr(col[0], "while") != NULL;
@@ -41,16 +41,16 @@ static const char *check_row(sc_arena *a, char **col, const char **why_module) {
     sc_check(a, buf, len, &opt, &r);
     const char *msg = NULL;
     for (size_t i = 0; r && i < r->ndiags; i++)
-      if (!strcmp(r->diags[i].code, "SC0216")) msg = sc_arena_strdup(a, r->diags[i].message);
+      if (!strcmp(r->diags[i].code, "SC0216")) msg = ar_strdup(a, r->diags[i].message);
     free(buf);
     return msg;
   }
-  sc_sharding *s = sc_parse_gspmd_sharding(a, text, 0, &err);
+  md_sharding *s = md_parse_gspmd_sharding(a, text, 0, &err);
   if (!s) return err;
-  sc_shape shape;
-  cr_assert(sc_parse_shape(a, sc_span_of(col[1], (uint32_t)strlen(col[1])), &shape), "shape %s does not parse", col[1]);
+  md_shape shape;
+  cr_assert(md_parse_shape(a, ir_span_of(col[1], (uint32_t)strlen(col[1])), &shape), "shape %s does not parse", col[1]);
   int64_t n = col[2][0] == '-' ? 0 : atoll(col[2]);
-  return sc_gspmd_validate(a, s, &shape, n, false);
+  return md_gspmd_validate(a, s, &shape, n, false);
 }
 
 Test(invalid_shardings, every_line_is_rejected_with_a_message) {
@@ -97,9 +97,9 @@ Test(invalid_shardings, truncations_do_not_crash) {
     size_t n = tab ? (size_t)(tab - line) : strlen(line);
     for (size_t cut = 0; cut <= n; cut++) {
       sc_arena *a = sc_arena_new(0);
-      char *copy = sc_arena_strndup(a, line, cut);
+      char *copy = ar_strndup(a, line, cut);
       const char *err = NULL;
-      sc_parse_gspmd_sharding(a, sc_span_of(copy, (uint32_t)cut), 0, &err);
+      md_parse_gspmd_sharding(a, ir_span_of(copy, (uint32_t)cut), 0, &err);
       sc_arena_free(a);
     }
   }

@@ -18,19 +18,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check(const sc_module *m, const char *buf, size_t len) {
+static void check(const ir_module *m, const char *buf, size_t len) {
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     if (op->id != i || op->text.p < buf || op->text.p + op->text.n > buf + len) abort();
     for (uint32_t k = 0; k < op->attrs.n; k++) {
-      const sc_attr *a = &op->attrs.v[k];
+      const ir_attr *a = &op->attrs.v[k];
       if (a->name.p < buf || a->value.p + a->value.n > buf + len || a->end > len) abort();
     }
     for (uint32_t k = 0; k < op->noperands; k++)
       if (!op->operands[k]) abort();
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) {
-        const sc_block *blk = op->regions[r]->blocks[b];
+        const ir_block *blk = op->regions[r]->blocks[b];
         for (uint32_t k = 0; k < blk->nargs; k++)
           if (!blk->args[k] || (blk->args[k]->type.n && blk->args[k]->type.p + blk->args[k]->type.n > buf + len))
             abort();
@@ -49,11 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t arena_limit = size && (data[0] & 2) ? 256u * 1024u : 64u << 20;
   sc_arena *a = sc_arena_new(arena_limit);
   if (a) {
-    sc_linemap lm = sc_linemap_build(a, buf, size);
+    ir_linemap lm = ir_linemap_build(a, buf, size);
     if (lm.starts) {
-      sc_parse_input in = {a, buf, size, 0, (uint32_t)size, &lm, max_depth, 100000, NULL};
-      sc_parse_error err;
-      sc_module *m = sc_parse_hlo(&in, &err);
+      fe_parse_input in = {a, buf, size, 0, (uint32_t)size, &lm, max_depth, 100000, NULL};
+      fe_parse_error err;
+      ir_module *m = fe_parse_hlo(&in, &err);
       if (m) check(m, buf, size);
       else if (!err.failed || !err.message || err.offset > size) abort();
     }

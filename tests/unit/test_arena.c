@@ -7,21 +7,21 @@
 Test(arena, allocations_are_zeroed_and_aligned) {
   sc_arena *a = sc_arena_new(0);
   for (int i = 1; i < 2000; i += 37) {
-    unsigned char *p = sc_arena_alloc(a, (size_t)i);
+    unsigned char *p = ar_alloc(a, (size_t)i);
     cr_assert_eq((uintptr_t)p % SC_ARENA_ALIGN, 0);
     for (int k = 0; k < i; k++) cr_assert_eq(p[k], 0);
     memset(p, 0xAB, (size_t)i);
   }
-  char *big = sc_arena_alloc(a, 1 << 20);
+  char *big = ar_alloc(a, 1 << 20);
   cr_assert_not_null(big);
-  cr_assert_str_eq(sc_arena_printf(a, "%s-%d", "x", 42), "x-42");
+  cr_assert_str_eq(ar_printf(a, "%s-%d", "x", 42), "x-42");
   sc_arena_free(a);
 }
 
 Test(arena, limit_returns_null_without_handler) {
   sc_arena *a = sc_arena_new(100000);
   size_t got = 0;
-  while (sc_arena_alloc(a, 1000)) got += 1000;
+  while (ar_alloc(a, 1000)) got += 1000;
   cr_assert_leq(sc_arena_used(a), 100000);
   cr_assert_gt(got, 0);
   sc_arena_free(a);
@@ -33,7 +33,7 @@ Test(arena, chunk_sizes_from_small_to_mapped) {
   sc_arena *a = sc_arena_new(48u << 20);
   size_t got = 0;
   unsigned char *prev = NULL;
-  for (unsigned char *p; (p = sc_arena_alloc(a, 12000)); got += 12000) {
+  for (unsigned char *p; (p = ar_alloc(a, 12000)); got += 12000) {
     for (int k = 0; k < 12000; k += 997) cr_assert_eq(p[k], 0, "byte %d of block at %zu", k, got);
     cr_assert_eq(p[11999], 0);
     memset(p, 0x5A, 12000);
@@ -49,11 +49,11 @@ Test(arena, limit_longjmps_with_handler) {
   sc_arena *a = sc_arena_new(200000);
   jmp_buf env;
   volatile int jumped = 0;
-  sc_arena_set_failure_jump(a, &env);
+  ar_set_failure_jump(a, &env);
   if (setjmp(env)) {
     jumped = 1;
   } else {
-    for (;;) sc_arena_alloc(a, 4096);
+    for (;;) ar_alloc(a, 4096);
   }
   cr_assert(jumped);
   sc_arena_free(a);
@@ -71,36 +71,36 @@ Test(arena, vector_push_grows) {
 Test(arena, step_meter_polls_cancel_and_enforces_its_limit) {
   sc_arena *a = sc_arena_new(0);
   atomic_int cancel = 0;
-  sc_arena_set_cancel(a, &cancel);
-  for (int i = 0; i < 10000; i++) cr_assert_not(sc_arena_step(a, 1));
-  cr_assert_eq(sc_arena_steps(a), 10000);
+  ar_set_cancel(a, &cancel);
+  for (int i = 0; i < 10000; i++) cr_assert_not(ar_step(a, 1));
+  cr_assert_eq(ar_steps(a), 10000);
   cancel = 1;
   bool stopped = false;
-  for (int i = 0; i < 2 * (int)SC_ARENA_POLL_STEPS && !stopped; i++) stopped = sc_arena_step(a, 1);
+  for (int i = 0; i < 2 * (int)SC_ARENA_POLL_STEPS && !stopped; i++) stopped = ar_step(a, 1);
   cr_assert(stopped, "a raised flag is seen within one poll interval");
   jmp_buf env;
   volatile int jumped = 0;
-  sc_arena_set_failure_jump(a, &env);
+  ar_set_failure_jump(a, &env);
   if (setjmp(env) == 2) jumped = 1;
   else
-    for (;;) sc_arena_step(a, 1);
+    for (;;) ar_step(a, 1);
   cr_assert(jumped, "with a failure jump, cancellation longjmps with 2");
-  sc_arena_set_failure_jump(a, NULL);
-  sc_arena_set_cancel(a, NULL);
-  sc_arena_set_step_limit(a, sc_arena_steps(a) + 100);
-  cr_assert_not(sc_arena_step(a, 100));
-  cr_assert(sc_arena_step(a, 1), "past the step limit");
+  ar_set_failure_jump(a, NULL);
+  ar_set_cancel(a, NULL);
+  sc_arena_set_step_limit(a, ar_steps(a) + 100);
+  cr_assert_not(ar_step(a, 100));
+  cr_assert(ar_step(a, 1), "past the step limit");
   sc_arena_free(a);
 }
 
 Test(arena, one_pass_strings) {
   sc_arena *a = sc_arena_new(0);
-  sc_astr s = SC_ASTR_INIT(a);
-  cr_assert_str_eq(sc_astr_str(&s), "");
-  for (int i = 0; i < 10000; i++) sc_astr_printf(&s, "%s%d", i ? "," : "", i % 10);
-  cr_assert_eq(strlen(sc_astr_str(&s)), 19999);
+  ar_str s = SC_ASTR_INIT(a);
+  cr_assert_str_eq(ar_str_str(&s), "");
+  for (int i = 0; i < 10000; i++) ar_str_printf(&s, "%s%d", i ? "," : "", i % 10);
+  cr_assert_eq(strlen(ar_str_str(&s)), 19999);
   cr_assert_leq(sc_arena_used(a), 4 * 20000 + 65536, "growth by doubling keeps the arena linear");
-  sc_astr_puts(&s, "!");
-  cr_assert_eq(sc_astr_str(&s)[19999], '!');
+  ar_str_puts(&s, "!");
+  cr_assert_eq(ar_str_str(&s)[19999], '!');
   sc_arena_free(a);
 }

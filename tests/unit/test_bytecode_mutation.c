@@ -125,7 +125,7 @@ Test(bytecode_mutation, detected_by_magic) {
   size_t len = 0;
   char *orig = test_read_file(SDY, &len);
   cr_assert_not_null(orig);
-  cr_assert_eq(sc_detect_format(orig, len), SC_FMT_BYTECODE);
+  cr_assert_eq(fe_detect_format(orig, len), SC_FMT_BYTECODE);
   sc_arena *a = sc_arena_new(0);
   sc_report *r = NULL;
   cr_assert_eq(sc_check(a, orig, len, NULL, &r), SC_OK);

@@ -7,17 +7,17 @@
 #include "rules/rules.h"
 
 Test(catalog, every_rule_has_an_entry_and_codes_are_unique) {
-  for (size_t i = 0; i < sc_rule_table_len; i++) {
-    const sc_rule *r = &sc_rule_table[i];
+  for (size_t i = 0; i < ru_rule_table_len; i++) {
+    const sc_rule *r = &ru_rule_table[i];
     cr_assert_not_null(sc_catalog_find(r->code), "rule %s (%s) has no catalog entry", r->name, r->code);
-    for (size_t k = i + 1; k < sc_rule_table_len; k++) {
-      cr_assert_str_neq(r->code, sc_rule_table[k].code, "code %s used twice", r->code);
-      cr_assert_str_neq(r->name, sc_rule_table[k].name, "rule name %s used twice", r->name);
+    for (size_t k = i + 1; k < ru_rule_table_len; k++) {
+      cr_assert_str_neq(r->code, ru_rule_table[k].code, "code %s used twice", r->code);
+      cr_assert_str_neq(r->name, ru_rule_table[k].name, "rule name %s used twice", r->name);
     }
   }
   for (size_t i = 0; i < sc_catalog_count(); i++) {
     const sc_catalog_entry *e = sc_catalog_at(i);
-    cr_assert_not_null(sc_rule_by_code(e->code), "catalog entry %s has no rule", e->code);
+    cr_assert_not_null(ru_rule_by_code(e->code), "catalog entry %s has no rule", e->code);
     cr_assert_gt(strlen(e->explanation), 80, "%s: explanation too short", e->code);
     char *text = sc_explain_text(e->code);
     cr_assert_not_null(text);

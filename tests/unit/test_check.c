@@ -109,18 +109,18 @@ Test(check, request_mesh_is_reported) {
 }
 
 Test(check, rule_selection_globs) {
-  sc_rule_selection sel;
+  ru_rule_selection sel;
   const char *err = NULL;
-  cr_assert_eq(sc_rule_select(A, NULL, &sel, &err), 0);
-  for (size_t i = 0; i < sc_rule_table_len; i++) cr_assert(sel.enabled[i]);
-  cr_assert_eq(sc_rule_select(A, "syntax", &sel, &err), 0);
-  for (size_t i = 0; i < sc_rule_table_len; i++)
-    cr_assert_eq(sel.enabled[i], strcmp(sc_rule_table[i].family, "syntax") == 0);
-  cr_assert_eq(sc_rule_select(A, "-input-limit", &sel, &err), 0);
-  cr_assert_not(sel.enabled[sc_rule_by_name("input-limit") - sc_rule_table]);
-  cr_assert(sel.enabled[sc_rule_by_name("syntax") - sc_rule_table]);
-  cr_assert_eq(sc_rule_select(A, "SC000*", &sel, &err), 0);
-  cr_assert_eq(sc_rule_select(A, "nope-*", &sel, &err), -1);
+  cr_assert_eq(ru_rule_select(A, NULL, &sel, &err), 0);
+  for (size_t i = 0; i < ru_rule_table_len; i++) cr_assert(sel.enabled[i]);
+  cr_assert_eq(ru_rule_select(A, "syntax", &sel, &err), 0);
+  for (size_t i = 0; i < ru_rule_table_len; i++)
+    cr_assert_eq(sel.enabled[i], strcmp(ru_rule_table[i].family, "syntax") == 0);
+  cr_assert_eq(ru_rule_select(A, "-input-limit", &sel, &err), 0);
+  cr_assert_not(sel.enabled[ru_rule_by_name("input-limit") - ru_rule_table]);
+  cr_assert(sel.enabled[ru_rule_by_name("syntax") - ru_rule_table]);
+  cr_assert_eq(ru_rule_select(A, "SC000*", &sel, &err), 0);
+  cr_assert_eq(ru_rule_select(A, "nope-*", &sel, &err), -1);
   cr_assert(strstr(err, "matches no rule"));
   sc_options opt = {0};
   opt.rules = "nope";
@@ -185,11 +185,11 @@ Test(check, generic_form_is_checked_like_the_pretty_form) {
   cr_assert_str_eq(r->diags[0].code, "SC0203");
   cr_assert_str_eq(r->mesh_source, "module");
   cr_assert_eq(r->mesh_devices, 4);
-  sc_parse_error err;
-  sc_module *m = test_parse(A, generic, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, generic, &err);
   cr_assert_not_null(m);
-  cr_assert_eq(sc_op_nresult_attrs(m->funcs[0]), 1);
-  cr_assert_not_null(sc_attrs_find(&sc_op_result_attrs(m->funcs[0])[0], "jax.result_info"));
-  cr_assert(sc_span_eq(sc_op_func_result_types(m->funcs[0])[0], "tensor<32x128xf32>"));
-  cr_assert_not_null(sc_attrs_find(sc_value_attrs(m->funcs[0]->regions[0]->blocks[0]->args[0]), "sdy.sharding"));
+  cr_assert_eq(ir_op_nresult_attrs(m->funcs[0]), 1);
+  cr_assert_not_null(ir_attrs_find(&ir_op_result_attrs(m->funcs[0])[0], "jax.result_info"));
+  cr_assert(ir_span_eq(ir_op_func_result_types(m->funcs[0])[0], "tensor<32x128xf32>"));
+  cr_assert_not_null(ir_attrs_find(ir_value_attrs(m->funcs[0]->regions[0]->blocks[0]->args[0]), "sdy.sharding"));
 }

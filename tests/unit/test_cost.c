@@ -94,11 +94,11 @@ Test(cost, element_bits) {
                {"ui8", 8},  {"si64", 64}, {"c64", 64}, {"c128", 128}, {"complex<f64>", 128}, {"f8e5m2", 8},
                {"f4E2M1FN", 4}, {"index", 64}, {"tf32", 32}, {"token", 0}, {"foo", 0}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    cr_expect_eq(sc_cost_element_bits(sc_span_of(cases[i].name, (uint32_t)strlen(cases[i].name))), cases[i].bits, "%s",
+    cr_expect_eq(cost_element_bits(ir_span_of(cases[i].name, (uint32_t)strlen(cases[i].name))), cases[i].bits, "%s",
                  cases[i].name);
-  cr_assert_eq(sc_cost_bytes(9, 4), 5);
-  cr_assert_eq(sc_cost_bytes(9, 2), 3);
-  cr_assert_eq(sc_cost_bytes(INT64_MAX / 2, 32), INT64_MAX); /* saturates */
+  cr_assert_eq(cost_bytes(9, 4), 5);
+  cr_assert_eq(cost_bytes(9, 2), 3);
+  cr_assert_eq(cost_bytes(INT64_MAX / 2, 32), INT64_MAX); /* saturates */
 }
 
 Test(cost, gspmd_strings) {
@@ -168,14 +168,14 @@ Test(cost, donation_shortens_an_argument_life) {
                     "  %%1 = stablehlo.add %%0, %%arg1 : tensor<1024xf32>\n"
                     "  %%2 = stablehlo.multiply %%1, %%arg1 : tensor<1024xf32>\n"
                     "  return %%1, %%2 : tensor<1024xf32>, tensor<1024xf32>\n}\n";
-  sc_report *r = check_text(a, sc_arena_printf(a, fmt, ""), NULL, false);
+  sc_report *r = check_text(a, ar_printf(a, fmt, ""), NULL, false);
   cr_assert_eq(r->cost.arguments_bytes, 2048);
   cr_assert_eq(r->cost.results_bytes, 2048);
   cr_assert_eq(r->cost.peak_bytes_lower_bound, 4096);
-  r = check_text(a, sc_arena_printf(a, fmt, "tf.aliasing_output = 0 : i32, "), NULL, false);
+  r = check_text(a, ar_printf(a, fmt, "tf.aliasing_output = 0 : i32, "), NULL, false);
   cr_assert_eq(r->cost.donated_bytes, 1024);
   cr_assert_eq(r->cost.peak_bytes_lower_bound, 3072);
-  r = check_text(a, sc_arena_printf(a, fmt, "jax.buffer_donor = true, "), NULL, false);
+  r = check_text(a, ar_printf(a, fmt, "jax.buffer_donor = true, "), NULL, false);
   cr_assert_eq(r->cost.donated_bytes, 1024);
   cr_assert_eq(r->cost.peak_bytes_lower_bound, 3072);
   sc_arena_free(a);

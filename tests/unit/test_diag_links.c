@@ -19,7 +19,7 @@ static sc_report *check_path(const char *path, const char *mesh_spec, char **tex
   size_t pl = strlen(path);
   if (pl > 4 && !strcmp(path + pl - 4, ".hlo")) o.input_format = SC_FMT_HLO;
   if (strstr(text, "// platform: tpu")) o.platform = SC_PLATFORM_TPU;
-  sc_target_mesh *m = sc_arena_alloc(A, sizeof *m);
+  sc_target_mesh *m = ar_alloc(A, sizeof *m);
   if (mesh_spec) {
     const char *err = NULL;
     cr_assert_eq(sc_mesh_parse(A, mesh_spec, m, &err), 0, "%s", err);
@@ -34,7 +34,7 @@ static sc_report *check_path(const char *path, const char *mesh_spec, char **tex
 static sc_report *check_str(const char *text, const char *mesh_spec) {
   sc_options o = {0};
   o.input_name = "t.mlir";
-  sc_target_mesh *m = sc_arena_alloc(A, sizeof *m);
+  sc_target_mesh *m = ar_alloc(A, sizeof *m);
   if (mesh_spec) {
     const char *err = NULL;
     cr_assert_eq(sc_mesh_parse(A, mesh_spec, m, &err), 0, "%s", err);
@@ -71,7 +71,7 @@ static const sc_diag *only(const sc_report *r, const char *code, size_t nrelated
 /* The bytes a diagnostic underlines. */
 static char *spanned(const char *text, const sc_diag *d) {
   cr_assert_gt(d->end_offset, d->offset, "%s has no span", d->code);
-  return sc_arena_strndup(A, text + d->offset, d->end_offset - d->offset);
+  return ar_strndup(A, text + d->offset, d->end_offset - d->offset);
 }
 
 Test(diag, retargeted_gspmd_export_is_one_sc0107_with_each_annotation_related) {
@@ -83,7 +83,7 @@ Test(diag, retargeted_gspmd_export_is_one_sc0107_with_each_annotation_related) {
   /* the module-level mismatch points at the attribute that fixes the device count */
   cr_assert_str_eq(spanned(text, d), "mhlo.num_partitions = 4 : i32");
   /* each related site underlines its annotation */
-  cr_assert_str_eq(sc_arena_strndup(A, text + d->related[0].offset, d->related[0].end_offset - d->related[0].offset),
+  cr_assert_str_eq(ar_strndup(A, text + d->related[0].offset, d->related[0].end_offset - d->related[0].offset),
                    "mhlo.sharding = \"{devices=[4,1]<=[4]}\"");
   /* JSON and text carry them */
   char *j = sc_report_json(r, false);
@@ -152,7 +152,7 @@ Test(diag, send_recv_callback_pair_is_one_diagnostic) {
 /* A TPU host callback with many operands: a chain of sends threaded by one token, then the recv. */
 Test(diag, long_send_recv_chain_is_one_diagnostic) {
   enum { SENDS = 12 };
-  char *mod = sc_arena_alloc(A, 16384);
+  char *mod = ar_alloc(A, 16384);
   size_t n = (size_t)sprintf(mod, "module @jit_f attributes {mhlo.num_partitions = 4 : i32} {\n"
                                   "  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"
                                   "  sdy.mesh @mesh = <[\"data\"=4]>\n"

@@ -10,25 +10,25 @@ static void setup(void) { A = sc_arena_new(0); }
 static void teardown(void) { sc_arena_free(A); }
 TestSuite(gspmd_sharding, .init = setup, .fini = teardown);
 
-static sc_span S(const char *s) { return sc_span_of(s, (uint32_t)strlen(s)); }
+static ir_span S(const char *s) { return ir_span_of(s, (uint32_t)strlen(s)); }
 
-static sc_sharding *parse(const char *text) {
+static md_sharding *parse(const char *text) {
   const char *err = NULL;
-  sc_sharding *s = sc_parse_gspmd_sharding(A, S(text), 0, &err);
+  md_sharding *s = md_parse_gspmd_sharding(A, S(text), 0, &err);
   cr_assert_not_null(s, "%s: %s", text, err);
   return s;
 }
 
 static const char *error_of(const char *text) {
   const char *err = NULL;
-  cr_assert_null(sc_parse_gspmd_sharding(A, S(text), 0, &err), "%s parsed", text);
+  cr_assert_null(md_parse_gspmd_sharding(A, S(text), 0, &err), "%s parsed", text);
   return err;
 }
 
 static const char *validate(const char *sharding, const char *shape, int64_t n) {
-  sc_shape sh;
-  cr_assert(sc_parse_shape(A, S(shape), &sh), "shape %s", shape);
-  return sc_gspmd_validate(A, parse(sharding), &sh, n, false);
+  md_shape sh;
+  cr_assert(md_parse_shape(A, S(shape), &sh), "shape %s", shape);
+  return md_gspmd_validate(A, parse(sharding), &sh, n, false);
 }
 
 Test(gspmd_sharding, kinds) {
@@ -36,7 +36,7 @@ Test(gspmd_sharding, kinds) {
   cr_assert_eq(parse("{manual}")->kind, SC_SHARDING_MANUAL);
   cr_assert_eq(parse("{unknown shard_as 2}")->shard_group, 2);
   cr_assert_eq(parse("{unreduced}")->kind, SC_SHARDING_UNREDUCED);
-  sc_sharding *s = parse("{maximal device=3 metadata={op_name=\"a\"}}");
+  md_sharding *s = parse("{maximal device=3 metadata={op_name=\"a\"}}");
   cr_assert(s->kind == SC_SHARDING_MAXIMAL && s->maximal_device == 3);
   s = parse("{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}");
   cr_assert_eq(s->kind, SC_SHARDING_TILED);
@@ -47,7 +47,7 @@ Test(gspmd_sharding, kinds) {
 }
 
 Test(gspmd_sharding, iota_expansion) {
-  sc_sharding *s = parse("{devices=[4,4,1]<=[4,2,2]T(1,0,2)}");
+  md_sharding *s = parse("{devices=[4,4,1]<=[4,2,2]T(1,0,2)}");
   int64_t want[] = {0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15};
   cr_assert_eq(s->ntile_devices, 16);
   for (int i = 0; i < 16; i++) cr_assert_eq(s->tile_devices[i], want[i], "device %d", i);
@@ -58,18 +58,18 @@ Test(gspmd_sharding, iota_expansion) {
 }
 
 Test(gspmd_sharding, tuples_and_comments) {
-  sc_sharding *s = parse("{{replicated}, {devices=[2,1]<=[2]}, {maximal device=0}, {manual}, {manual}, /*index=5*/{manual}}");
+  md_sharding *s = parse("{{replicated}, {devices=[2,1]<=[2]}, {maximal device=0}, {manual}, {manual}, /*index=5*/{manual}}");
   cr_assert_eq(s->kind, SC_SHARDING_TUPLE);
   cr_assert_eq(s->nelements, 6);
   cr_assert_eq(s->elements[5]->kind, SC_SHARDING_MANUAL);
-  cr_assert(sc_span_eq(s->elements[1]->text, "{devices=[2,1]<=[2]}"));
+  cr_assert(ir_span_eq(s->elements[1]->text, "{devices=[2,1]<=[2]}"));
   cr_assert_eq(parse("{}")->nelements, 0);
   /* split across lines */
   cr_assert_eq(parse("{devices=[2,1,2]<=[2,2]T(1,0)\n    last_tile_dims={manual}}")->nlast_tile_dims, 1);
 }
 
 Test(gspmd_sharding, named_v3) {
-  sc_sharding *s = parse("{mesh['a'=2,'b'=4], [{'a'}, {'b':(2)2, ?}], replicated={'b':(1)2}}");
+  md_sharding *s = parse("{mesh['a'=2,'b'=4], [{'a'}, {'b':(2)2, ?}], replicated={'b':(1)2}}");
   cr_assert_eq(s->kind, SC_SHARDING_NAMED);
   cr_assert_eq(s->source, SC_SHARDING_FROM_GSPMD);
   cr_assert(s->mesh && s->mesh->devices == 8);
@@ -81,7 +81,7 @@ Test(gspmd_sharding, named_v3) {
   s = parse("{mesh['a'=2,'b'=4,'c'=4,'d'=2], device_ids=([4,16]T(1,0)), [{'a'}]}");
   cr_assert(s->mesh->ndevice_ids == 64 && s->mesh->device_ids[1] == 16);
   s = parse("{mesh['a'=2], [{'0'}]}"); /* axes may be given by index */
-  cr_assert(sc_span_eq(s->dims[0].axes[0].name, "a"));
+  cr_assert(ir_span_eq(s->dims[0].axes[0].name, "a"));
   cr_assert(strstr(error_of("{mesh['a'=2], [{'b'}]}"), "axis 'b' is not a valid axis name or index in mesh mesh['a'=2]"));
   cr_assert(strstr(error_of("{mesh['a'=2], [{?, 'a'}]}"), "Saw axis ref after '?'"));
 }
@@ -120,27 +120,27 @@ Test(gspmd_sharding, validate) {
 
 Test(gspmd_sharding, opsharding_protos) {
   static const unsigned char dev2[] = {0x08, 0x03, 0x1A, 0x01, 0x02, 0x22, 0x02, 0x00, 0x01};
-  cr_assert_str_eq(sc_gspmd_proto_to_text(A, dev2, sizeof dev2), "{devices=[2]0,1}");
+  cr_assert_str_eq(md_gspmd_proto_to_text(A, dev2, sizeof dev2), "{devices=[2]0,1}");
   static const unsigned char ltdr[] = {0x08, 0x03, 0x1A, 0x03, 0x02, 0x01, 0x02, 0x22, 0x04, 0x00, 0x01, 0x02, 0x03, 0x42, 0x01, 0x00};
-  cr_assert_str_eq(sc_gspmd_proto_to_text(A, ltdr, sizeof ltdr), "{devices=[2,1,2]0,1,2,3 last_tile_dims={replicated}}");
-  cr_assert_str_eq(sc_gspmd_proto_to_text(A, "", 0), "{replicated}");
+  cr_assert_str_eq(md_gspmd_proto_to_text(A, ltdr, sizeof ltdr), "{devices=[2,1,2]0,1,2,3 last_tile_dims={replicated}}");
+  cr_assert_str_eq(md_gspmd_proto_to_text(A, "", 0), "{replicated}");
   static const unsigned char maximal[] = {0x08, 0x01, 0x22, 0x01, 0x07};
-  cr_assert_str_eq(sc_gspmd_proto_to_text(A, maximal, sizeof maximal), "{maximal device=7}");
+  cr_assert_str_eq(md_gspmd_proto_to_text(A, maximal, sizeof maximal), "{maximal device=7}");
   static const unsigned char bad[] = {0xff, 0xff};
-  cr_assert_null(sc_gspmd_proto_to_text(A, bad, sizeof bad));
+  cr_assert_null(md_gspmd_proto_to_text(A, bad, sizeof bad));
 }
 
 Test(gspmd_sharding, shapes) {
-  sc_shape s;
-  cr_assert(sc_parse_shape(A, S("tensor<8x?x16xf32>"), &s));
+  md_shape s;
+  cr_assert(md_parse_shape(A, S("tensor<8x?x16xf32>"), &s));
   cr_assert(s.kind == SC_SHAPE_ARRAY && s.rank == 3 && s.dims[1] == -1);
-  cr_assert(sc_parse_shape(A, S("tensor<f32>"), &s) && s.rank == 0);
-  cr_assert(sc_parse_shape(A, S("tensor<*xf32>"), &s) && s.kind == SC_SHAPE_UNRANKED);
-  cr_assert(sc_parse_shape(A, S("!stablehlo.token"), &s) && s.kind == SC_SHAPE_TOKEN);
-  cr_assert(sc_parse_shape(A, S("tuple<tensor<8xf32>, tensor<4x4xi32>>"), &s) && s.kind == SC_SHAPE_TUPLE && s.nelems == 2);
-  cr_assert(sc_parse_shape(A, S("f32[8,16]{1,0:T(8,128)}"), &s) && s.rank == 2 && s.dims[1] == 16);
-  cr_assert(sc_parse_shape(A, S("(s32[], f32[2560]{0}, /*index=2*/f32[4,4])"), &s) && s.nelems == 3);
-  cr_assert_eq(sc_shape_leaf_count(&s), 3);
-  cr_assert(sc_parse_shape(A, S("f32[<=4,?]"), &s) && s.dims[0] == 4 && s.dims[1] == -1);
-  cr_assert(sc_parse_shape(A, S("()"), &s) && s.kind == SC_SHAPE_TUPLE && s.nelems == 0);
+  cr_assert(md_parse_shape(A, S("tensor<f32>"), &s) && s.rank == 0);
+  cr_assert(md_parse_shape(A, S("tensor<*xf32>"), &s) && s.kind == SC_SHAPE_UNRANKED);
+  cr_assert(md_parse_shape(A, S("!stablehlo.token"), &s) && s.kind == SC_SHAPE_TOKEN);
+  cr_assert(md_parse_shape(A, S("tuple<tensor<8xf32>, tensor<4x4xi32>>"), &s) && s.kind == SC_SHAPE_TUPLE && s.nelems == 2);
+  cr_assert(md_parse_shape(A, S("f32[8,16]{1,0:T(8,128)}"), &s) && s.rank == 2 && s.dims[1] == 16);
+  cr_assert(md_parse_shape(A, S("(s32[], f32[2560]{0}, /*index=2*/f32[4,4])"), &s) && s.nelems == 3);
+  cr_assert_eq(md_shape_leaf_count(&s), 3);
+  cr_assert(md_parse_shape(A, S("f32[<=4,?]"), &s) && s.dims[0] == 4 && s.dims[1] == -1);
+  cr_assert(md_parse_shape(A, S("()"), &s) && s.kind == SC_SHAPE_TUPLE && s.nelems == 0);
 }

@@ -6,39 +6,39 @@
 
 Test(hashset, names_keep_their_first_value) {
   sc_arena *a = sc_arena_new(0);
-  sc_name_map m;
-  sc_name_map_init(&m, a, 3);
+  hs_name_map m;
+  hs_name_map_init(&m, a, 3);
   uint32_t v = 0;
-  cr_assert(sc_name_map_put(&m, "x", 1, 7, NULL));
-  cr_assert(sc_name_map_put(&m, "", 0, 8, NULL), "the empty name is a key too");
-  cr_assert_not(sc_name_map_put(&m, "x", 1, 9, &v));
+  cr_assert(hs_name_map_put(&m, "x", 1, 7, NULL));
+  cr_assert(hs_name_map_put(&m, "", 0, 8, NULL), "the empty name is a key too");
+  cr_assert_not(hs_name_map_put(&m, "x", 1, 9, &v));
   cr_assert_eq(v, 7);
-  cr_assert(sc_name_map_get(&m, "", 0, &v));
+  cr_assert(hs_name_map_get(&m, "", 0, &v));
   cr_assert_eq(v, 8);
-  cr_assert_not(sc_name_map_get(&m, "xy", 2, &v));
-  cr_assert(sc_name_map_put(&m, "xy", 2, 10, NULL));
-  cr_assert_not(sc_name_map_put(&m, "z", 1, 11, NULL), "full: more than `expected` keys are refused");
+  cr_assert_not(hs_name_map_get(&m, "xy", 2, &v));
+  cr_assert(hs_name_map_put(&m, "xy", 2, 10, NULL));
+  cr_assert_not(hs_name_map_put(&m, "z", 1, 11, NULL), "full: more than `expected` keys are refused");
   sc_arena_free(a);
 }
 
 Test(hashset, many_names_and_ids) {
   sc_arena *a = sc_arena_new(0);
   enum { N = 100000 };
-  char (*names)[12] = sc_arena_calloc(a, N, sizeof *names);
-  sc_name_map m;
-  sc_name_map_init(&m, a, N);
-  sc_i64_set s;
-  sc_i64_set_init(&s, a, N);
+  char (*names)[12] = ar_calloc(a, N, sizeof *names);
+  hs_name_map m;
+  hs_name_map_init(&m, a, N);
+  hs_i64_set s;
+  hs_i64_set_init(&s, a, N);
   for (uint32_t i = 0; i < N; i++) {
     snprintf(names[i], sizeof names[i], "a%u", i);
-    cr_assert(sc_name_map_put(&m, names[i], (uint32_t)strlen(names[i]), i, NULL));
-    cr_assert(sc_i64_set_add(&s, (int64_t)i * 4096 - 7));
+    cr_assert(hs_name_map_put(&m, names[i], (uint32_t)strlen(names[i]), i, NULL));
+    cr_assert(hs_i64_set_add(&s, (int64_t)i * 4096 - 7));
   }
   for (uint32_t i = 0; i < N; i += 997) {
     uint32_t v;
-    cr_assert(sc_name_map_get(&m, names[i], (uint32_t)strlen(names[i]), &v));
+    cr_assert(hs_name_map_get(&m, names[i], (uint32_t)strlen(names[i]), &v));
     cr_assert_eq(v, i);
-    cr_assert_not(sc_i64_set_add(&s, (int64_t)i * 4096 - 7));
+    cr_assert_not(hs_i64_set_add(&s, (int64_t)i * 4096 - 7));
   }
   sc_arena_free(a);
 }
@@ -58,15 +58,15 @@ Test(hash, distinct_names_of_every_length_do_not_collide) {
    * boundaries: the small-input reads are injective per length and the length is mixed in. */
   sc_arena *a = sc_arena_new(0);
   enum { N = 1 + 40 + 1600 + 64000 + 6 * 4000 };
-  uint64_t *h = sc_arena_calloc(a, N, sizeof *h);
+  uint64_t *h = ar_calloc(a, N, sizeof *h);
   size_t n = 0;
   unsigned char buf[40];
-  h[n++] = sc_hash_bytes("", 0, SEED_A);
+  h[n++] = hash_bytes("", 0, SEED_A);
   for (uint32_t len = 1; len <= 3; len++) {
     uint32_t total = len == 1 ? 40 : len == 2 ? 1600 : 64000;
     for (uint32_t v = 0; v < total; v++) {
       for (uint32_t k = 0, x = v; k < len; k++, x /= 40) buf[k] = (unsigned char)('0' + x % 40);
-      h[n++] = sc_hash_bytes(buf, len, SEED_A);
+      h[n++] = hash_bytes(buf, len, SEED_A);
     }
   }
   static const uint32_t long_lengths[] = {7, 8, 9, 16, 17, 33};
@@ -77,13 +77,13 @@ Test(hash, distinct_names_of_every_length_do_not_collide) {
       snprintf(digits, sizeof digits, "%04u", v % 2000);
       memset(buf, 'x', len);
       memcpy(buf + (v < 2000 ? len - 4 : 0), digits, 4);
-      h[n++] = sc_hash_bytes(buf, len, SEED_A);
+      h[n++] = hash_bytes(buf, len, SEED_A);
     }
   }
-  sc_i64_set seen;
-  sc_i64_set_init(&seen, a, n);
+  hs_i64_set seen;
+  hs_i64_set_init(&seen, a, n);
   size_t dups = 0;
-  for (size_t i = 0; i < n; i++) dups += !sc_i64_set_add(&seen, (int64_t)h[i]);
+  for (size_t i = 0; i < n; i++) dups += !hs_i64_set_add(&seen, (int64_t)h[i]);
   cr_assert_eq(dups, 0, "%zu 64-bit collisions among %zu distinct inputs", dups, n);
   sc_arena_free(a);
 }
@@ -97,13 +97,13 @@ Test(hash, the_seed_decides_which_names_collide) {
   uint32_t crafted[WANT], found = 0;
   for (uint32_t i = 0; found < WANT && i < (WANT << (BITS + 3)); i++) {
     uint32_t n = value_name(name, i);
-    if ((sc_hash_bytes(name, n, SEED_A) & mask) == 0) crafted[found++] = i;
+    if ((hash_bytes(name, n, SEED_A) & mask) == 0) crafted[found++] = i;
   }
   cr_assert_eq(found, WANT, "only %u names share 12 low bits under seed A", found);
   uint32_t buckets[1 << BITS] = {0}, worst = 0;
   for (uint32_t k = 0; k < WANT; k++) {
     uint32_t n = value_name(name, crafted[k]);
-    uint32_t b = (uint32_t)(sc_hash_bytes(name, n, SEED_B) & mask);
+    uint32_t b = (uint32_t)(hash_bytes(name, n, SEED_B) & mask);
     if (++buckets[b] > worst) worst = buckets[b];
   }
   cr_assert_leq(worst, 3, "under seed B, %u of the crafted names still share a bucket", worst);
@@ -111,14 +111,14 @@ Test(hash, the_seed_decides_which_names_collide) {
 
 Test(hash, tables_take_the_arena_seed) {
   sc_arena *a = sc_arena_new(0), *b = sc_arena_new(0);
-  cr_assert_neq(sc_arena_hash_seed(a), 0);
-  sc_arena_set_hash_seed(a, SEED_A);
-  sc_arena_set_hash_seed(b, SEED_A);
-  sc_arena_set_hash_seed(b, 0); /* 0 keeps the seed */
-  cr_assert_eq(sc_arena_hash_seed(a), SEED_A);
-  cr_assert_eq(sc_arena_hash_seed(b), SEED_A);
-  sc_name_map m;
-  sc_name_map_init(&m, a, 4);
+  cr_assert_neq(ar_hash_seed(a), 0);
+  ar_set_hash_seed(a, SEED_A);
+  ar_set_hash_seed(b, SEED_A);
+  ar_set_hash_seed(b, 0); /* 0 keeps the seed */
+  cr_assert_eq(ar_hash_seed(a), SEED_A);
+  cr_assert_eq(ar_hash_seed(b), SEED_A);
+  hs_name_map m;
+  hs_name_map_init(&m, a, 4);
   cr_assert_eq(m.seed, SEED_A);
   sc_arena_free(a);
   sc_arena_free(b);

@@ -10,30 +10,30 @@
 #include "ir/ir.h"
 
 static sc_arena *arena;
-static sc_linemap lines;
+static ir_linemap lines;
 
 static void setup(void) { arena = sc_arena_new(256u << 20); }
 static void teardown(void) { sc_arena_free(arena); }
 
 TestSuite(hlo_parse, .init = setup, .fini = teardown);
 
-static sc_module *parse_n(const char *text, size_t len, sc_parse_error *err, uint32_t max_depth, uint32_t max_ops,
+static ir_module *parse_n(const char *text, size_t len, fe_parse_error *err, uint32_t max_depth, uint32_t max_ops,
                           const atomic_int *cancel) {
-  lines = sc_linemap_build(arena, text, len);
-  sc_parse_input in = {arena, text, len, 0, (uint32_t)len, &lines, max_depth, max_ops, cancel};
+  lines = ir_linemap_build(arena, text, len);
+  fe_parse_input in = {arena, text, len, 0, (uint32_t)len, &lines, max_depth, max_ops, cancel};
   memset(err, 0, sizeof *err);
-  return sc_parse_hlo(&in, err);
+  return fe_parse_hlo(&in, err);
 }
 
-static sc_module *parse(const char *text, sc_parse_error *err) {
+static ir_module *parse(const char *text, fe_parse_error *err) {
   return parse_n(text, strlen(text), err, 0, 0, NULL);
 }
 
-static sc_module *parse_ok(const char *text) {
-  sc_parse_error err;
-  sc_module *m = parse(text, &err);
+static ir_module *parse_ok(const char *text) {
+  fe_parse_error err;
+  ir_module *m = parse(text, &err);
   if (!m) {
-    sc_pos p = sc_linemap_pos(&lines, err.offset);
+    ir_pos p = ir_linemap_pos(&lines, err.offset);
     cr_assert_fail("unexpected syntax error at %u:%u: %s", p.line, p.col, err.message);
   }
   cr_assert_not(err.failed);
@@ -41,9 +41,9 @@ static sc_module *parse_ok(const char *text) {
 }
 
 /* Parses `text`, which must fail; returns the error. */
-static sc_parse_error parse_bad(const char *text) {
-  sc_parse_error err;
-  sc_module *m = parse(text, &err);
+static fe_parse_error parse_bad(const char *text) {
+  fe_parse_error err;
+  ir_module *m = parse(text, &err);
   cr_assert_null(m, "expected a syntax error for: %s", text);
   cr_assert(err.failed);
   cr_assert_not(err.limit);
@@ -53,21 +53,21 @@ static sc_parse_error parse_bad(const char *text) {
   return err;
 }
 
-static bool span_is(sc_span s, const char *lit) { return sc_span_eq(s, lit); }
+static bool span_is(ir_span s, const char *lit) { return ir_span_eq(s, lit); }
 
 #define assert_span(s, lit)                                                                                   \
   cr_assert(span_is((s), (lit)), "expected '%s', got '" SC_SPAN_FMT "'", (lit), SC_SPAN_ARG(s))
 
-static sc_op *instr(sc_op *func, const char *name) {
-  sc_block *b = func->regions[0]->blocks[0];
+static ir_op *instr(ir_op *func, const char *name) {
+  ir_block *b = func->regions[0]->blocks[0];
   for (uint32_t i = 0; i < b->nops; i++)
-    if (span_is(sc_op_sym_name(b->ops[i]), name)) return b->ops[i];
+    if (span_is(ir_op_sym_name(b->ops[i]), name)) return b->ops[i];
   cr_assert_fail("no instruction %s", name);
   return NULL;
 }
 
-static const char *attr_value(const sc_op *op, const char *name, char *buf, size_t cap) {
-  const sc_attr *a = sc_op_attr(op, name);
+static const char *attr_value(const ir_op *op, const char *name, char *buf, size_t cap) {
+  const ir_attr *a = ir_op_attr(op, name);
   if (!a) return NULL;
   snprintf(buf, cap, SC_SPAN_FMT, SC_SPAN_ARG(a->value));
   return buf;
@@ -82,21 +82,21 @@ static const char *attr_value(const sc_op *op, const char *name, char *buf, size
   } while (0)
 
 /* Every structural invariant a consumer relies on. */
-static void check_invariants(const sc_module *m, const char *buf, size_t len) {
+static void check_invariants(const ir_module *m, const char *buf, size_t len) {
   cr_assert_not_null(m->module);
   cr_assert_not_null(m->entry);
   cr_assert_eq(m->ops[0], m->module);
   cr_assert_eq(m->module->nregions, 1);
   cr_assert_eq(m->module->regions[0]->blocks[0]->nops, m->nfuncs);
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     cr_assert_eq(op->id, i);
     cr_assert(op->name.n > 0);
     cr_assert(op->text.p >= buf && op->text.p + op->text.n <= buf + len);
     cr_assert_eq((uint32_t)(op->text.p + op->text.n - buf), op->end);
     cr_assert_eq(op->pos.offset, (uint32_t)(op->text.p - buf));
     for (uint32_t k = 0; k < op->attrs.n; k++) {
-      const sc_attr *a = &op->attrs.v[k];
+      const ir_attr *a = &op->attrs.v[k];
       cr_assert(a->name.p >= buf && a->value.p + a->value.n <= buf + len);
       cr_assert_eq(a->offset, (uint32_t)(a->name.p - buf));
       cr_assert_eq(a->end, (uint32_t)(a->value.p + a->value.n - buf));
@@ -106,14 +106,14 @@ static void check_invariants(const sc_module *m, const char *buf, size_t len) {
       cr_assert_eq(op->results[0]->def, op);
       cr_assert_not_null(op->func);
       for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k]);
-      if (sc_op_callee(op).n) cr_assert_not_null(sc_module_func(m, sc_op_callee(op)), "callee " SC_SPAN_FMT, SC_SPAN_ARG(sc_op_callee(op)));
+      if (ir_op_callee(op).n) cr_assert_not_null(ir_module_func(m, ir_op_callee(op)), "callee " SC_SPAN_FMT, SC_SPAN_ARG(ir_op_callee(op)));
     }
     if (op->depth == 1) {
-      const sc_block *b = op->regions[0]->blocks[0];
+      const ir_block *b = op->regions[0]->blocks[0];
       for (uint32_t k = 0; k < b->nargs; k++) {
         cr_assert_not_null(b->args[k]);
         cr_assert_eq(b->args[k]->block, b);
-        cr_assert(sc_op_is(b->args[k]->def, "parameter"));
+        cr_assert(ir_op_is(b->args[k]->def, "parameter"));
       }
     }
   }
@@ -139,59 +139,59 @@ static const char *const BASIC =
     "}\n";
 
 Test(hlo_parse, module_header_and_computations) {
-  sc_module *m = parse_ok(BASIC);
+  ir_module *m = parse_ok(BASIC);
   check_invariants(m, BASIC, strlen(BASIC));
   cr_assert_eq(m->format, SC_FMT_HLO);
-  cr_assert(sc_op_is(m->module, "builtin.module"));
-  assert_span(sc_op_sym_name(m->module), "jit_f");
+  cr_assert(ir_op_is(m->module, "builtin.module"));
+  assert_span(ir_op_sym_name(m->module), "jit_f");
   cr_assert_eq(m->module->attrs.n, 4);
   assert_attr(m->module, "entry_computation_layout", "{(f32[8,16]{1,0})->f32[8,16]{1,0}}");
   assert_attr(m->module, "replica_count", "1");
   assert_attr(m->module, "num_partitions", "8");
   assert_attr(m->module, "frontend_attributes", "{xla.sdy.meshes={mesh = #sdy.mesh<[\"x\"=8]>}}");
-  cr_assert_eq(sc_linemap_pos(&lines, m->module->pos.offset).line, 1);
+  cr_assert_eq(ir_linemap_pos(&lines, m->module->pos.offset).line, 1);
   cr_assert_eq(m->module->depth, 0);
 
   cr_assert_eq(m->nfuncs, 2);
   cr_assert_eq(m->nops, 1 + 2 + 3 + 4);
-  assert_span(sc_op_sym_name(m->funcs[0]), "add_comp");
-  assert_span(sc_op_sym_name(m->funcs[1]), "main");
+  assert_span(ir_op_sym_name(m->funcs[0]), "add_comp");
+  assert_span(ir_op_sym_name(m->funcs[1]), "main");
   cr_assert_eq(m->entry, m->funcs[1]);
-  cr_assert(sc_op_is(m->funcs[0], "func.func"));
+  cr_assert(ir_op_is(m->funcs[0], "func.func"));
   cr_assert_eq(m->funcs[0]->depth, 1);
-  cr_assert_eq(sc_linemap_pos(&lines, m->funcs[0]->pos.offset).line, 4);
-  cr_assert_eq(sc_linemap_pos(&lines, m->funcs[1]->pos.offset).line, 10);
-  cr_assert_eq(sc_linemap_pos(&lines, m->funcs[1]->pos.offset).col, 1);
-  assert_span(sc_op_func_result_types(m->funcs[1])[0], "f32[8,16]");
-  cr_assert_eq(sc_module_func(m, sc_span_of("add_comp", 8)), m->funcs[0]);
+  cr_assert_eq(ir_linemap_pos(&lines, m->funcs[0]->pos.offset).line, 4);
+  cr_assert_eq(ir_linemap_pos(&lines, m->funcs[1]->pos.offset).line, 10);
+  cr_assert_eq(ir_linemap_pos(&lines, m->funcs[1]->pos.offset).col, 1);
+  assert_span(ir_op_func_result_types(m->funcs[1])[0], "f32[8,16]");
+  cr_assert_eq(ir_module_func(m, ir_span_of("add_comp", 8)), m->funcs[0]);
 }
 
 Test(hlo_parse, instructions_operands_attrs) {
-  sc_module *m = parse_ok(BASIC);
-  sc_op *add_comp = m->funcs[0], *main_ = m->funcs[1];
-  sc_block *b = main_->regions[0]->blocks[0];
+  ir_module *m = parse_ok(BASIC);
+  ir_op *add_comp = m->funcs[0], *main_ = m->funcs[1];
+  ir_block *b = main_->regions[0]->blocks[0];
   cr_assert_eq(b->nops, 4);
   const char *opcodes[] = {"parameter", "constant", "reduce", "custom-call"};
   const char *names[] = {"p", "c", "r", "out"};
   for (int i = 0; i < 4; i++) {
     assert_span(b->ops[i]->name, opcodes[i]);
-    assert_span(sc_op_sym_name(b->ops[i]), names[i]);
+    assert_span(ir_op_sym_name(b->ops[i]), names[i]);
     assert_span(b->ops[i]->results[0]->name, names[i]);
     cr_assert_eq(b->ops[i]->depth, 2);
     cr_assert_eq(b->ops[i]->func, main_);
     cr_assert_eq(b->ops[i]->parent_op, main_);
     cr_assert_eq(b->ops[i]->parent_block, b);
-    cr_assert_eq(sc_linemap_pos(&lines, b->ops[i]->pos.offset).line, 11 + (uint32_t)i);
-    cr_assert_eq(sc_linemap_pos(&lines, b->ops[i]->pos.offset).col, 3);
+    cr_assert_eq(ir_linemap_pos(&lines, b->ops[i]->pos.offset).line, 11 + (uint32_t)i);
+    cr_assert_eq(ir_linemap_pos(&lines, b->ops[i]->pos.offset).col, 3);
   }
-  sc_op *p = b->ops[0], *r = b->ops[2], *out = b->ops[3];
+  ir_op *p = b->ops[0], *r = b->ops[2], *out = b->ops[3];
   assert_span(p->results[0]->type, "f32[8,16]{1,0}");
   assert_span(p->result_types[0], "f32[8,16]{1,0}");
   cr_assert_eq(p->attrs.n, 1);
   assert_attr(p, "sharding", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   cr_assert_eq(b->nargs, 1);
   cr_assert_eq(b->args[0], p->results[0]);
-  cr_assert_eq(sc_value_attrs(b->args[0])->n, 1);
+  cr_assert_eq(ir_value_attrs(b->args[0])->n, 1);
 
   cr_assert_eq(r->noperands, 2);
   cr_assert_eq(r->operands[0], p->results[0]);
@@ -199,13 +199,13 @@ Test(hlo_parse, instructions_operands_attrs) {
   assert_span(r->operand_names[0], "p");
   assert_span(r->operand_types[0], "f32[8,16]{1,0}");
   assert_span(r->operand_types[1], "f32[]");
-  assert_span(sc_op_callee(r), "add_comp");
+  assert_span(ir_op_callee(r), "add_comp");
   assert_attr(r, "to_apply", "%add_comp");
   assert_attr(r, "dimensions", "{1}");
-  cr_assert(sc_op_src(r).known);
-  assert_span(sc_op_src(r).file, "/home/u/model.py");
-  cr_assert_eq(sc_op_src(r).line, 42);
-  cr_assert_eq(sc_op_src(r).col, 7);
+  cr_assert(ir_op_src(r).known);
+  assert_span(ir_op_src(r).file, "/home/u/model.py");
+  cr_assert_eq(ir_op_src(r).line, 42);
+  cr_assert_eq(ir_op_src(r).col, 7);
   cr_assert_eq(r->attrs.n, 3);
 
   cr_assert_eq(out->attrs.n, 4);
@@ -215,24 +215,24 @@ Test(hlo_parse, instructions_operands_attrs) {
   assert_attr(out, "custom_call_target", "\"tpu_custom_call\"");
   assert_attr(out, "sharding", "{devices=[2,1]<=[2]}");
   assert_attr(out, "backend_config", "\"{\\\"custom_call_config\\\": {}}\"");
-  assert_span(sc_op_custom_call_target(out), "tpu_custom_call");
-  cr_assert_not(sc_op_src(out).known);
+  assert_span(ir_op_custom_call_target(out), "tpu_custom_call");
+  cr_assert_not(ir_op_src(out).known);
   cr_assert(span_is(out->text, "ROOT %out = f32[8,16]{1,0} custom-call(%p), custom_call_target=\"tpu_custom_call\", "
                                 "sharding={devices=[2,1]<=[2]}, backend_config=\"{\\\"custom_call_config\\\": {}}\""));
-  const sc_attr *sh = sc_op_attr(out, "sharding");
+  const ir_attr *sh = ir_op_attr(out, "sharding");
   cr_assert_eq(strncmp(BASIC + sh->offset, "sharding=", 9), 0);
   cr_assert_eq(BASIC[sh->end], ',');
 
   /* add_comp: parameters as block args in number order, operands with inline shapes. */
-  sc_block *ab = add_comp->regions[0]->blocks[0];
+  ir_block *ab = add_comp->regions[0]->blocks[0];
   cr_assert_eq(ab->nargs, 2);
   assert_span(ab->args[0]->name, "a");
   assert_span(ab->args[1]->name, "b");
-  sc_op *sum = instr(add_comp, "sum");
+  ir_op *sum = instr(add_comp, "sum");
   cr_assert_eq(sum->operands[0], ab->args[0]);
   cr_assert_eq(sum->operands[1], ab->args[1]);
-  cr_assert_not_null(sc_op_attr(sum, "ROOT"));
-  cr_assert_null(sc_op_attr(instr(add_comp, "a"), "ROOT"));
+  cr_assert_not_null(ir_op_attr(sum, "ROOT"));
+  cr_assert_null(ir_op_attr(instr(add_comp, "a"), "ROOT"));
 }
 
 Test(hlo_parse, tuple_shapes_layouts_comments_escapes) {
@@ -249,17 +249,17 @@ Test(hlo_parse, tuple_shapes_layouts_comments_escapes) {
       "  g = (f32[8,128]{1,0:T(8,128)}, s32[]) get-tuple-element(t), index=0\n"
       "  ROOT r = (f32[8,128], token[]) tuple(p0, tok)\n"
       "}\n";
-  sc_module *m = parse_ok(t);
+  ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
   cr_assert_eq(m->nfuncs, 1);
   cr_assert_eq(m->entry, m->funcs[0]);
-  sc_op *f = m->funcs[0];
+  ir_op *f = m->funcs[0];
   cr_assert_eq(f->regions[0]->blocks[0]->nops, 5);
   cr_assert_eq(f->regions[0]->blocks[0]->nargs, 2);
-  sc_op *tt = instr(f, "t");
+  ir_op *tt = instr(f, "t");
   assert_span(tt->results[0]->type, "((f32[8,128]{1,0:T(8,128)}, s32[]), token[], /*index=2*/ (pred[], (u8[2]{0})))");
-  cr_assert_eq(sc_linemap_pos(&lines, tt->pos.offset).line, 6);
-  cr_assert_eq(sc_linemap_pos(&lines, tt->pos.offset).col, 23);
+  cr_assert_eq(ir_linemap_pos(&lines, tt->pos.offset).line, 6);
+  cr_assert_eq(ir_linemap_pos(&lines, tt->pos.offset).col, 23);
   assert_attr(tt, "custom_call_target", "\"x\\\"y\\\\\"");
   assert_attr(tt, "sharding", "{{devices=[2,1]<=[2]}, {replicated}, {maximal device=0}, {manual}, {replicated}}");
   assert_attr(tt, "frontend_attributes",
@@ -286,26 +286,26 @@ Test(hlo_parse, computations_without_signature_or_entry) {
                   "  z = s32[] constant(0)\n"
                   "  ROOT w = s32[] while(z), condition=cond, body=body, sharding={manual}\n"
                   "}, execution_thread=\"main\"\n";
-  sc_module *m = parse_ok(t);
+  ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
   cr_assert_eq(m->nfuncs, 4);
   cr_assert_eq(m->entry, m->funcs[3]);
-  assert_span(sc_op_sym_name(m->entry), "last");
-  cr_assert_null(sc_op_func_result_types(m->entry));
+  assert_span(ir_op_sym_name(m->entry), "last");
+  cr_assert_null(ir_op_func_result_types(m->entry));
   cr_assert_eq(m->entry->attrs.n, 1);
   assert_attr(m->entry, "execution_thread", "\"main\"");
-  sc_op *ar = instr(m->entry, "ar");
-  assert_span(sc_op_callee(ar), "sum");
+  ir_op *ar = instr(m->entry, "ar");
+  assert_span(ir_op_callee(ar), "sum");
   cr_assert_eq(ar->attrs.n, 4);
   assert_attr(ar, "replica_groups", "{{2,0},{1,3}}");
   assert_attr(ar, "channel_id", "1");
   assert_attr(instr(m->entry, "param"), "sharding", "{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}");
   assert_attr(instr(m->entry, "ag"), "replica_groups", "[1,4]<=[4]");
-  sc_op *mg = instr(m->entry, "mg");
+  ir_op *mg = instr(m->entry, "mg");
   assert_attr(mg, "replica_groups", "mesh['x'=2,'y'=2] {'x'}");
-  assert_span(sc_op_callee(mg), "sum");
-  sc_op *w = instr(m->entry, "w");
-  cr_assert_eq(sc_op_callee(w).n, 0);
+  assert_span(ir_op_callee(mg), "sum");
+  ir_op *w = instr(m->entry, "w");
+  cr_assert_eq(ir_op_callee(w).n, 0);
   assert_attr(w, "condition", "cond");
   assert_attr(w, "body", "body");
   cr_assert_eq(w->attrs.n, 4);
@@ -316,8 +316,8 @@ Test(hlo_parse, parameters_sorted_by_number) {
   const char *t = "HloModule m\nENTRY %e (a: f32[], b: f32[], c: f32[]) -> f32[] {\n"
                   "  %c = f32[] parameter(2)\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
                   "  %s = f32[] add(%a, %b)\n  ROOT %t = f32[] add(%s, %c)\n}\n";
-  sc_module *m = parse_ok(t);
-  sc_block *b = m->entry->regions[0]->blocks[0];
+  ir_module *m = parse_ok(t);
+  ir_block *b = m->entry->regions[0]->blocks[0];
   cr_assert_eq(b->nargs, 3);
   assert_span(b->args[0]->name, "a");
   assert_span(b->args[1]->name, "b");
@@ -331,8 +331,8 @@ Test(hlo_parse, parameters_with_gaps_and_repeats_sorted_stably) {
   const char *t = "HloModule m\nENTRY e {\n  d = f32[] parameter(7)\n  b = f32[] parameter(1)\n"
                   "  c = f32[] parameter(1)\n  a = f32[] parameter(0)\n  e = f32[] parameter(9)\n"
                   "  ROOT r = f32[] add(a, b)\n}\n";
-  sc_module *m = parse_ok(t);
-  sc_block *b = m->entry->regions[0]->blocks[0];
+  ir_module *m = parse_ok(t);
+  ir_block *b = m->entry->regions[0]->blocks[0];
   static const char *const order[] = {"a", "b", "c", "d", "e"};
   cr_assert_eq(b->nargs, 5);
   for (uint32_t i = 0; i < 5; i++) assert_span(b->args[i]->name, order[i]);
@@ -342,13 +342,13 @@ Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
   const char *t = "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
                   "  t = (f32[], f32[]) tuple(x, y)\n"
                   "  ROOT z = f32[] add(f32[] maximum(x, y), %t#1)\n}\n";
-  sc_module *m = parse_ok(t);
+  ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
-  sc_block *b = m->entry->regions[0]->blocks[0];
+  ir_block *b = m->entry->regions[0]->blocks[0];
   cr_assert_eq(b->nops, 5);
-  sc_op *mx = b->ops[3], *z = b->ops[4];
+  ir_op *mx = b->ops[3], *z = b->ops[4];
   assert_span(mx->name, "maximum");
-  cr_assert_eq(sc_op_sym_name(mx).n, 0);
+  cr_assert_eq(ir_op_sym_name(mx).n, 0);
   assert_span(mx->results[0]->type, "f32[]");
   cr_assert_eq(mx->noperands, 2);
   cr_assert_eq(mx->attrs.n, 0);
@@ -365,13 +365,13 @@ Test(hlo_parse, shape_may_be_omitted_and_special_values) {
                   "  ROOT d = f32[<=4,?] custom-call(b, c), custom_call_target=\"k\", "
                   "backend_config={attn_heads = 32 : i64, s = \"a,b}\"}, operand_layout_constraints={s32[], f32[2,2]{1,0}}\n"
                   "}\n";
-  sc_module *m = parse_ok(t);
+  ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
-  sc_op *b = instr(m->entry, "b");
+  ir_op *b = instr(m->entry, "b");
   cr_assert_eq(b->results[0]->type.n, 0);
   cr_assert_eq(b->nresult_types, 0);
   cr_assert_eq(instr(m->entry, "c")->noperands, 0);
-  sc_op *d = instr(m->entry, "d");
+  ir_op *d = instr(m->entry, "d");
   assert_span(d->results[0]->type, "f32[<=4,?]");
   assert_attr(d, "backend_config", "{attn_heads = 32 : i64, s = \"a,b}\"}");
   assert_attr(d, "operand_layout_constraints", "{s32[], f32[2,2]{1,0}}");
@@ -380,7 +380,7 @@ Test(hlo_parse, shape_may_be_omitted_and_special_values) {
 
 Test(hlo_parse, one_line_module_and_crlf) {
   const char *t = "HloModule m\r\nENTRY e { p = f32[] parameter(0) ROOT n = f32[] negate(p), sharding={replicated} }\r\n";
-  sc_module *m = parse_ok(t);
+  ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
   cr_assert_eq(m->entry->regions[0]->blocks[0]->nops, 2);
   assert_attr(instr(m->entry, "n"), "sharding", "{replicated}");
@@ -389,15 +389,15 @@ Test(hlo_parse, one_line_module_and_crlf) {
 Test(hlo_parse, chunk_offsets_are_whole_file) {
   const char *t = "junk before\nHloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n// -----\nmore junk";
   size_t b = strstr(t, "HloModule") - t, e = strstr(t, "// -----") - t;
-  lines = sc_linemap_build(arena, t, strlen(t));
-  sc_parse_input in = {arena, t, strlen(t), (uint32_t)b, (uint32_t)e, &lines, 0, 0, NULL};
-  sc_parse_error err;
-  sc_module *m = sc_parse_hlo(&in, &err);
+  lines = ir_linemap_build(arena, t, strlen(t));
+  fe_parse_input in = {arena, t, strlen(t), (uint32_t)b, (uint32_t)e, &lines, 0, 0, NULL};
+  fe_parse_error err;
+  ir_module *m = fe_parse_hlo(&in, &err);
   cr_assert_not_null(m, "%s", err.message);
   cr_assert_eq(m->base_offset, b);
   cr_assert_eq(m->end_offset, e);
-  cr_assert_eq(sc_linemap_pos(&lines, m->module->pos.offset).line, 2);
-  cr_assert_eq(sc_linemap_pos(&lines, m->ops[2]->pos.offset).line, 4);
+  cr_assert_eq(ir_linemap_pos(&lines, m->module->pos.offset).line, 2);
+  cr_assert_eq(ir_linemap_pos(&lines, m->ops[2]->pos.offset).line, 4);
   cr_assert_eq(m->ops[2]->pos.offset, (uint32_t)(strstr(t, "ROOT") - t));
 }
 
@@ -407,27 +407,27 @@ Test(hlo_parse, header_without_name_and_stack_frames) {
                   "FileLocations\n1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=1 end_column=5}\n"
                   "StackFrames\n1 {file_location_id=1 parent_frame_id=0}\n\n"
                   "ENTRY e {\n  ROOT p = f32[] parameter(0), metadata={op_name=\"x\" stack_frame_id=1}\n}\n";
-  sc_module *m = parse_ok(t);
-  cr_assert_eq(sc_op_sym_name(m->module).n, 0);
+  ir_module *m = parse_ok(t);
+  cr_assert_eq(ir_op_sym_name(m->module).n, 0);
   assert_attr(m->module, "is_scheduled", "true");
   cr_assert_eq(m->nfuncs, 1);
-  cr_assert_not(sc_op_src(m->ops[2]).known);
+  cr_assert_not(ir_op_src(m->ops[2]).known);
 
   t = "HloModule\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n";
   m = parse_ok(t);
-  cr_assert_eq(sc_op_sym_name(m->module).n, 0);
-  assert_span(sc_op_sym_name(m->entry), "e");
+  cr_assert_eq(ir_op_sym_name(m->module).n, 0);
+  assert_span(ir_op_sym_name(m->entry), "e");
   t = "HloModule\n%c (a: f32[]) -> f32[] {\n  ROOT a = f32[] parameter(0)\n}\nFileNames {\n  ROOT b = f32[] parameter(0)\n}\n";
   m = parse_ok(t);
-  cr_assert_eq(sc_op_sym_name(m->module).n, 0);
+  cr_assert_eq(ir_op_sym_name(m->module).n, 0);
   cr_assert_eq(m->nfuncs, 2);
-  assert_span(sc_op_sym_name(m->entry), "FileNames");
+  assert_span(ir_op_sym_name(m->entry), "FileNames");
 }
 
 /* ---- errors ---- */
 
 static void expect_error(const char *t, const char *needle, const char *at) {
-  sc_parse_error err = parse_bad(t);
+  fe_parse_error err = parse_bad(t);
   cr_assert(strstr(err.message, needle), "message '%s' lacks '%s'", err.message, needle);
   if (at) {
     const char *where = strstr(t, at);
@@ -488,8 +488,8 @@ Test(hlo_parse, deep_nesting_is_a_syntax_error) {
   for (size_t i = 0; i < depth; i++) t[k++] = '}';
   memcpy(t + k, "\n}\n", 3);
   k += 3;
-  sc_parse_error err;
-  sc_module *m = parse_n(t, k, &err, 0, 0, NULL);
+  fe_parse_error err;
+  ir_module *m = parse_n(t, k, &err, 0, 0, NULL);
   cr_assert_null(m);
   cr_assert(err.failed);
   cr_assert_str_eq(err.message, "nesting deeper than 256");
@@ -525,9 +525,9 @@ Test(hlo_parse, deep_nested_operand_instructions) {
   k += (size_t)sprintf(t + k, "x");
   for (size_t i = 0; i < depth; i++) t[k++] = ')';
   k += (size_t)sprintf(t + k, "\n}\n");
-  sc_parse_error err;
+  fe_parse_error err;
   /* Even with a huge max_depth the recursion is bounded. */
-  sc_module *m = parse_n(t, k, &err, 10000000, 0, NULL);
+  ir_module *m = parse_n(t, k, &err, 10000000, 0, NULL);
   cr_assert_null(m);
   cr_assert(err.limit);
   cr_assert_str_eq(err.message, "nested operand instructions deeper than 512");
@@ -544,8 +544,8 @@ Test(hlo_parse, max_ops_and_cancel) {
   size_t k = (size_t)sprintf(t, "HloModule m\nENTRY e {\n  p0 = f32[] parameter(0)\n");
   for (size_t i = 1; i < n; i++) k += (size_t)sprintf(t + k, "  p%zu = f32[] negate(p%zu)\n", i, i - 1);
   k += (size_t)sprintf(t + k, "}\n");
-  sc_parse_error err;
-  sc_module *m = parse_n(t, k, &err, 0, 0, NULL);
+  fe_parse_error err;
+  ir_module *m = parse_n(t, k, &err, 0, 0, NULL);
   cr_assert_not_null(m, "%s", err.message);
   cr_assert_eq(m->nops, n + 2);
   m = parse_n(t, k, &err, 0, 1000, NULL);
@@ -567,8 +567,8 @@ Test(hlo_parse, truncation_never_crashes) {
   for (size_t cut = 0; cut < len; cut++) {
     char *t = malloc(cut ? cut : 1);
     memcpy(t, BASIC, cut);
-    sc_parse_error err;
-    sc_module *m = parse_n(t, cut, &err, 0, 0, NULL);
+    fe_parse_error err;
+    ir_module *m = parse_n(t, cut, &err, 0, 0, NULL);
     if (m) check_invariants(m, t, cut);
     else cr_assert(err.failed && err.message && err.offset <= cut);
     /* Only prefixes that end with a complete computation parse. */
@@ -592,13 +592,13 @@ Test(hlo_parse, binary_garbage) {
       t[i] = (char)(x >> 24);
     }
     if (round % 2) memcpy(t, "HloModule m\nENTRY e {\n", n < 22 ? n : 22);
-    sc_parse_error err;
-    sc_module *m = parse_n(t, n, &err, 0, 0, NULL);
+    fe_parse_error err;
+    ir_module *m = parse_n(t, n, &err, 0, 0, NULL);
     cr_assert_null(m);
     cr_assert(err.failed && err.offset <= n);
     free(t);
   }
-  sc_parse_error err;
+  fe_parse_error err;
   const char nul[] = "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0)\0\n}\n";
   cr_assert_null(parse_n(nul, sizeof nul - 1, &err, 0, 0, NULL));
   cr_assert_eq(err.offset, (uint32_t)strlen(nul));
@@ -694,10 +694,10 @@ Test(hlo_parse, mutation_smoke, .timeout = 120) {
     size_t n = mutate(files[f], lens[f], buf, cap);
     /* A fresh arena per input, bounded, as under sc_check. */
     sc_arena *a = sc_arena_new(64u << 20);
-    sc_linemap lm = sc_linemap_build(a, buf, n);
-    sc_parse_input in = {a, buf, n, 0, (uint32_t)n, &lm, 64, 100000, NULL};
-    sc_parse_error err;
-    sc_module *m = sc_parse_hlo(&in, &err);
+    ir_linemap lm = ir_linemap_build(a, buf, n);
+    fe_parse_input in = {a, buf, n, 0, (uint32_t)n, &lm, 64, 100000, NULL};
+    fe_parse_error err;
+    ir_module *m = fe_parse_hlo(&in, &err);
     if (m) {
       parsed++;
       check_invariants(m, buf, n);
@@ -716,17 +716,17 @@ Test(hlo_parse, mutation_smoke, .timeout = 120) {
 /* Forms XLA's own tests write (../shared/corpus/upstream/xla_hlo): inline called computations, buffer
  * shapes, the legacy header, a custom call's literal, and a signature whose body brace ends the line. */
 Test(hlo_parse, inline_called_computation_becomes_the_callee) {
-  sc_module *m = parse_ok("HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
+  ir_module *m = parse_ok("HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
                           "  ROOT r = f32[4] all-reduce(p), replica_groups={}, to_apply={\n"
                           "    a = f32[] parameter(0)\n    b = f32[] parameter(1)\n    ROOT s = f32[] add(a, b)\n  }\n}\n");
   cr_assert_eq(m->nfuncs, 2);
-  sc_op *r = instr(m->entry, "r");
+  ir_op *r = instr(m->entry, "r");
   cr_assert_not_null(r);
-  sc_op *callee = NULL;
+  ir_op *callee = NULL;
   for (uint32_t i = 0; i < m->nfuncs; i++)
-    if (sc_span_eq(sc_op_sym_name(m->funcs[i]), "r.to_apply")) callee = m->funcs[i];
+    if (ir_span_eq(ir_op_sym_name(m->funcs[i]), "r.to_apply")) callee = m->funcs[i];
   cr_assert_not_null(callee);
-  assert_span(sc_op_callee(r), "r.to_apply");
+  assert_span(ir_op_callee(r), "r.to_apply");
   cr_assert_eq(callee->regions[0]->blocks[0]->nargs, 2);
   cr_assert_eq(callee->regions[0]->blocks[0]->nops, 3);
   cr_assert_eq(m->entry->regions[0]->blocks[0]->nops, 2, "the inline body's ops stay out of the caller");
@@ -735,42 +735,42 @@ Test(hlo_parse, inline_called_computation_becomes_the_callee) {
 Test(hlo_parse, computation_lists_stay_names) {
   parse_ok("HloModule m\n\nc1 {\n  ROOT x = f32[] constant(1)\n}\n\nENTRY e {\n"
            "  ROOT r = f32[] conditional(), branch_computations={c1, c1}\n}\n");
-  sc_parse_error err = parse_bad("HloModule m\n\nENTRY e {\n  ROOT r = f32[] call(), to_apply={nope}\n}\n");
+  fe_parse_error err = parse_bad("HloModule m\n\nENTRY e {\n  ROOT r = f32[] call(), to_apply={nope}\n}\n");
   cr_assert(strstr(err.message, "unknown computation 'nope'"), "%s", err.message);
 }
 
 Test(hlo_parse, buffer_shapes) {
-  sc_module *m = parse_ok("HloModule m\n\nENTRY e {\n  p0 = f32[4,2]{1,0} parameter(0)\n"
+  ir_module *m = parse_ok("HloModule m\n\nENTRY e {\n  p0 = f32[4,2]{1,0} parameter(0)\n"
                           "  a = b(f32[4,2]{0,1}) custom-call(p0), custom_call_target=\"Pin\"\n"
                           "  ROOT c = f32[4,2]{0,1} custom-call(b(f32[4,2]{0,1}) a), custom_call_target=\"Unpin\"\n}\n");
-  sc_op *a = instr(m->entry, "a");
+  ir_op *a = instr(m->entry, "a");
   cr_assert_not_null(a);
   assert_span(a->result_types[0], "b(f32[4,2]{0,1})");
 }
 
 Test(hlo_parse, legacy_header_with_colon) {
-  sc_module *m = parse_ok("HloModule no_root:\nENTRY consts {\n  first = f32[1]{0} constant({1})\n"
+  ir_module *m = parse_ok("HloModule no_root:\nENTRY consts {\n  first = f32[1]{0} constant({1})\n"
                           "  last = f32[1]{0} constant({2})\n}\n");
-  assert_span(sc_op_sym_name(m->module), "no_root");
+  assert_span(ir_op_sym_name(m->module), "no_root");
 }
 
 Test(hlo_parse, custom_call_literal_with_shape) {
-  sc_module *m = parse_ok("HloModule m\n\nENTRY e {\n  c = f32[2] constant({1, 2})\n"
+  ir_module *m = parse_ok("HloModule m\n\nENTRY e {\n  c = f32[2] constant({1, 2})\n"
                           "  ROOT cc = f32[2] custom-call(c), custom_call_target=\"foo\", literal=s32[2]{0} {4, 128}, "
                           "backend_config=\"x\"\n}\n");
-  sc_op *cc = instr(m->entry, "cc");
-  const sc_attr *lit = sc_op_attr(cc, "literal");
+  ir_op *cc = instr(m->entry, "cc");
+  const ir_attr *lit = ir_op_attr(cc, "literal");
   cr_assert_not_null(lit);
   assert_span(lit->value, "s32[2]{0} {4, 128}");
-  cr_assert_not_null(sc_op_attr(cc, "backend_config"));
+  cr_assert_not_null(ir_op_attr(cc, "backend_config"));
 }
 
 Test(hlo_parse, body_brace_after_result_shape_is_no_layout) {
-  sc_module *m = parse_ok("HloModule m\n\nadd (a: f32[], b: f32[]) -> f32[]{\n  a = f32[] parameter(0)\n"
+  ir_module *m = parse_ok("HloModule m\n\nadd (a: f32[], b: f32[]) -> f32[]{\n  a = f32[] parameter(0)\n"
                           "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
                           "ENTRY e (p: f32[4]) -> f32[4]{\n  p = f32[4]{0} parameter(0)\n"
                           "  ROOT r = f32[4]{0} all-reduce(p), to_apply=add, replica_groups={}\n}\n"
                           "\nx (p: f32[4]) -> f32[4]{0} {\n  ROOT p = f32[4]{0} parameter(0)\n}\n");
   cr_assert_eq(m->nfuncs, 3);
-  assert_span(sc_op_decl_of(arena, m->funcs[2])->func_result_types[0], "f32[4]{0}");
+  assert_span(ir_op_decl_of(arena, m->funcs[2])->func_result_types[0], "f32[4]{0}");
 }

@@ -10,51 +10,51 @@ TestSuite(ir, .init = setup, .fini = teardown);
 
 Test(ir, linemap_positions) {
   const char *t = "ab\ncd\n\nxyz";
-  sc_linemap m = sc_linemap_build(A, t, strlen(t));
+  ir_linemap m = ir_linemap_build(A, t, strlen(t));
   cr_assert_eq(m.nlines, 4);
-  sc_pos p = sc_linemap_pos(&m, 0);
+  ir_pos p = ir_linemap_pos(&m, 0);
   cr_assert(p.line == 1 && p.col == 1);
-  p = sc_linemap_pos(&m, 4);
+  p = ir_linemap_pos(&m, 4);
   cr_assert(p.line == 2 && p.col == 2);
-  p = sc_linemap_pos(&m, 7);
+  p = ir_linemap_pos(&m, 7);
   cr_assert(p.line == 4 && p.col == 1);
 }
 
 Test(ir, unquote_mlir_strings) {
-  cr_assert_str_eq(sc_span_unquote(A, sc_span_of("\"a\\22b\\\\c\"", 10)), "a\"b\\c");
-  cr_assert_str_eq(sc_span_unquote(A, sc_span_of("plain", 5)), "plain");
+  cr_assert_str_eq(ir_span_unquote(A, ir_span_of("\"a\\22b\\\\c\"", 10)), "a\"b\\c");
+  cr_assert_str_eq(ir_span_unquote(A, ir_span_of("plain", 5)), "plain");
 }
 
 Test(ir, tensor_types) {
-  sc_tensor_type t;
-  cr_assert(sc_parse_tensor_type(A, sc_span_of("tensor<8x?x16xf32>", 18), &t));
+  ir_tensor_type t;
+  cr_assert(ir_parse_tensor_type(A, ir_span_of("tensor<8x?x16xf32>", 18), &t));
   cr_assert_eq(t.rank, 3);
   cr_assert(t.dims[0] == 8 && t.dims[1] == -1 && t.dims[2] == 16);
-  cr_assert(sc_span_eq(t.element, "f32"));
-  cr_assert(sc_parse_tensor_type(A, sc_span_of("tensor<f32>", 11), &t));
+  cr_assert(ir_span_eq(t.element, "f32"));
+  cr_assert(ir_parse_tensor_type(A, ir_span_of("tensor<f32>", 11), &t));
   cr_assert_eq(t.rank, 0);
-  cr_assert(sc_parse_tensor_type(A, sc_span_of("tensor<4xi32, #enc>", 19), &t));
-  cr_assert(t.rank == 1 && sc_span_eq(t.element, "i32"));
-  cr_assert(sc_parse_tensor_type(A, sc_span_of("f32[8,16]{1,0}", 14), &t));
-  cr_assert(t.rank == 2 && t.dims[1] == 16 && sc_span_eq(t.element, "f32"));
-  cr_assert(sc_parse_tensor_type(A, sc_span_of("s32[]", 5), &t));
+  cr_assert(ir_parse_tensor_type(A, ir_span_of("tensor<4xi32, #enc>", 19), &t));
+  cr_assert(t.rank == 1 && ir_span_eq(t.element, "i32"));
+  cr_assert(ir_parse_tensor_type(A, ir_span_of("f32[8,16]{1,0}", 14), &t));
+  cr_assert(t.rank == 2 && t.dims[1] == 16 && ir_span_eq(t.element, "f32"));
+  cr_assert(ir_parse_tensor_type(A, ir_span_of("s32[]", 5), &t));
   cr_assert_eq(t.rank, 0);
-  cr_assert_not(sc_parse_tensor_type(A, sc_span_of("!stablehlo.token", 16), &t));
-  cr_assert_not(sc_parse_tensor_type(A, sc_span_of("tensor<2x", 9), &t));
+  cr_assert_not(ir_parse_tensor_type(A, ir_span_of("!stablehlo.token", 16), &t));
+  cr_assert_not(ir_parse_tensor_type(A, ir_span_of("tensor<2x", 9), &t));
 }
 
-static sc_srcloc loc_of(const char *text, const char *opname) {
-  sc_parse_error err;
-  sc_module *m = test_parse(A, text, &err);
+static ir_srcloc loc_of(const char *text, const char *opname) {
+  fe_parse_error err;
+  ir_module *m = test_parse(A, text, &err);
   cr_assert_not_null(m, "%s", err.message);
-  return sc_op_srcloc(m, test_find_op(m, opname, 0));
+  return ir_op_srcloc(m, test_find_op(m, opname, 0));
 }
 
 Test(ir, locations_callsite_fused_named_alias) {
-  sc_srcloc s = loc_of("\"d.a\"() : () -> () loc(callsite(\"f\"(\"in.py\":3:4) at \"out.py\":9:1))\n", "d.a");
-  cr_assert(s.known && sc_span_eq(s.file, "in.py") && s.line == 3 && s.col == 4);
+  ir_srcloc s = loc_of("\"d.a\"() : () -> () loc(callsite(\"f\"(\"in.py\":3:4) at \"out.py\":9:1))\n", "d.a");
+  cr_assert(s.known && ir_span_eq(s.file, "in.py") && s.line == 3 && s.col == 4);
   s = loc_of("\"d.a\"() : () -> () loc(fused[\"a.py\":1:2, \"b.py\":3:4])\n", "d.a");
-  cr_assert(s.known && sc_span_eq(s.file, "a.py"));
+  cr_assert(s.known && ir_span_eq(s.file, "a.py"));
   s = loc_of("\"d.a\"() : () -> () loc(#l2)\n#l1 = loc(\"m.py\":7:8 to :20)\n#l2 = loc(\"name\"(#l1))\n", "d.a");
   cr_assert(s.known && s.line == 7 && s.col == 8);
   s = loc_of("\"d.a\"() : () -> () loc(unknown)\n", "d.a");
@@ -64,21 +64,21 @@ Test(ir, locations_callsite_fused_named_alias) {
   cr_assert_not(s.known);
 }
 
-static bool count_op(sc_op *op, void *user) {
+static bool count_op(ir_op *op, void *user) {
   (void)op;
   (*(int *)user)++;
   return true;
 }
 
 Test(ir, walk_visits_every_op_in_preorder) {
-  sc_parse_error err;
-  sc_module *m = test_parse(A, "\"d.a\"() ({\n  \"d.b\"() ({\n    \"d.c\"() : () -> ()\n  }) : () -> ()\n}) : () -> ()\n\"d.e\"() : () -> ()\n", &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, "\"d.a\"() ({\n  \"d.b\"() ({\n    \"d.c\"() : () -> ()\n  }) : () -> ()\n}) : () -> ()\n\"d.e\"() : () -> ()\n", &err);
   cr_assert_not_null(m);
   int n = 0;
-  sc_op_walk(m->module, count_op, &n);
+  ir_op_walk(m->module, count_op, &n);
   cr_assert_eq(n, (int)m->nops);
   cr_assert_eq(m->nops, 5);
-  cr_assert(sc_span_eq(m->ops[3]->name, "d.c"));
+  cr_assert(ir_span_eq(m->ops[3]->name, "d.c"));
   cr_assert_eq(m->ops[3]->depth, 3);
 }
 
@@ -93,30 +93,30 @@ Test(ir, ops_array_is_preorder_by_id) {
                             {"builtin.module", "d.a", "d.b", "d.c"}};
   uint32_t counts[] = {7, 4};
   for (int t = 0; t < 2; t++) {
-    sc_parse_error err;
-    sc_module *m = test_parse(A, texts[t], &err);
+    fe_parse_error err;
+    ir_module *m = test_parse(A, texts[t], &err);
     cr_assert_not_null(m);
     cr_assert_eq(m->nops, counts[t]);
     cr_assert_eq(m->ops[0], m->module);
     for (uint32_t i = 0; i < m->nops; i++) {
       cr_assert_eq(m->ops[i]->id, i);
-      cr_assert(sc_span_eq(m->ops[i]->name, names[t][i]), "op %u is %.*s", i, SC_SPAN_ARG(m->ops[i]->name));
+      cr_assert(ir_span_eq(m->ops[i]->name, names[t][i]), "op %u is %.*s", i, SC_SPAN_ARG(m->ops[i]->name));
       cr_assert(i == 0 || m->ops[i]->parent_op->id < i);
     }
   }
 }
 
 /* The per-op records are what a large module's memory is made of (issue 8): these sizes are the budget;
- * a field that only some ops or values have goes behind a pointer (sc_op_extra, sc_op_decl, attrs). */
+ * a field that only some ops or values have goes behind a pointer (ir_op_extra, ir_op_decl, attrs). */
 Test(ir, per_op_records_stay_small) {
-  cr_assert_leq(sizeof(sc_op), 184);
-  cr_assert_leq(sizeof(sc_value), 64);
-  cr_assert_leq(sizeof(sc_op_extra), 56);
+  cr_assert_leq(sizeof(ir_op), 184);
+  cr_assert_leq(sizeof(ir_value), 64);
+  cr_assert_leq(sizeof(ir_op_extra), 56);
 }
 
 Test(ir, detect_format) {
-  cr_assert_eq(sc_detect_format("// c\nHloModule m\n", 16), SC_FMT_HLO);
-  cr_assert_eq(sc_detect_format("module {}", 9), SC_FMT_STABLEHLO);
+  cr_assert_eq(fe_detect_format("// c\nHloModule m\n", 16), SC_FMT_HLO);
+  cr_assert_eq(fe_detect_format("module {}", 9), SC_FMT_STABLEHLO);
 }
 
 /* Op kinds are computed once from names (pretty and generic forms alike) and custom call targets. */
@@ -133,8 +133,8 @@ Test(ir, op_kinds_and_custom_call_classes) {
                   "    return %5 : tensor<4xf32>\n"
                   "  }\n"
                   "}\n";
-  sc_parse_error err;
-  sc_module *m = test_parse(A, t, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, t, &err);
   cr_assert_not_null(m, "%s", err.message);
   static const struct {
     uint8_t kind, cc;
@@ -151,20 +151,20 @@ Test(ir, op_kinds_and_custom_call_classes) {
               {SC_OP_RETURN, SC_CC_NONE, ""}};
   cr_assert_eq(m->nops, sizeof want / sizeof *want);
   for (uint32_t i = 0; i < m->nops; i++) {
-    const sc_op *op = m->ops[i];
+    const ir_op *op = m->ops[i];
     cr_assert(op->classified, "op %u", i);
     cr_assert_eq(op->kind, want[i].kind, "op %u (%.*s): kind %u", i, SC_SPAN_ARG(op->name), op->kind);
     cr_assert_eq(op->cc, want[i].cc, "op %u: class %u", i, op->cc);
-    cr_assert(sc_span_eq(sc_op_custom_call_target(op), want[i].target), "op %u", i);
+    cr_assert(ir_span_eq(ir_op_custom_call_target(op), want[i].target), "op %u", i);
   }
   cr_assert_eq(m->ops[0]->subtree_end, m->nops);          /* the module holds everything */
   cr_assert_eq(m->ops[1]->subtree_end, 2);                /* sdy.mesh: a leaf */
   cr_assert_eq(m->ops[2]->subtree_end, m->nops);          /* main holds the rest */
-  cr_assert(sc_op_kind_is_sdy(SC_OP_SDY_OTHER) && sc_op_kind_is_sdy_collective(SC_OP_SDY_ALL_REDUCE));
-  cr_assert(!sc_op_kind_is_sdy(SC_OP_CUSTOM_CALL) && !sc_op_kind_is_sdy_collective(SC_OP_SDY_MESH));
+  cr_assert(ir_op_kind_is_sdy(SC_OP_SDY_OTHER) && ir_op_kind_is_sdy_collective(SC_OP_SDY_ALL_REDUCE));
+  cr_assert(!ir_op_kind_is_sdy(SC_OP_CUSTOM_CALL) && !ir_op_kind_is_sdy_collective(SC_OP_SDY_MESH));
 }
 
-/* sc_skip_string jumps between quotes with memchr; a quote closes the string unless an odd run of
+/* ir_skip_string jumps between quotes with memchr; a quote closes the string unless an odd run of
  * backslashes precedes it — the same answers as reading byte by byte. */
 Test(ir, skip_string_escapes) {
   struct {
@@ -177,7 +177,7 @@ Test(ir, skip_string_escapes) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *t = cases[i].text, *end = t + strlen(t);
-    const char *got = sc_skip_string(t, end);
+    const char *got = ir_skip_string(t, end);
     cr_assert_eq(got - t, cases[i].end < 0 ? end - t : cases[i].end, "case %zu: %s", i, t);
   }
 }

@@ -3,7 +3,7 @@
  * Each test generates the adversarial module the audit used (a huge target mesh, a huge module mesh,
  * thousands of sub-axes in one dimension, duplicate axis names in a 150k-axis mesh, a tile assignment
  * with 200k explicit devices), then runs sc_check with a byte limit and a step limit proportional to the
- * input (see sc_arena_step: every loop over input-sized data counts its work). A quadratic
+ * input (see ar_step: every loop over input-sized data counts its work). A quadratic
  * implementation runs past one of them and gets SC_ERR_LIMIT; a linear one finishes with the expected
  * diagnostic, whose message stays short however long the input lists are. No timing is measured. */
 #include <criterion/criterion.h>
@@ -36,7 +36,7 @@ static bounded_run run_bounded(const char *text, size_t extra_input, const sc_op
   run.arena = sc_arena_new(FIXED_BYTES + BYTES_PER_BYTE * input);
   sc_arena_set_step_limit(run.arena, (unsigned long long)STEPS_PER_BYTE * input);
   run.status = sc_check(run.arena, text, strlen(text), opt, &run.report);
-  run.steps = sc_arena_steps(run.arena);
+  run.steps = ar_steps(run.arena);
   run.bytes = sc_arena_used(run.arena);
   cr_assert_eq(run.status, SC_OK, "%zu input bytes: %s (steps %llu, arena bytes %zu)", input,
                run.report && run.report->failure ? run.report->failure : "?", run.steps, run.bytes);
@@ -52,8 +52,8 @@ static const sc_diag *find_diag(const sc_report *r, const char *rule, const char
   return NULL;
 }
 
-static char *take(sc_strbuf *b) {
-  char *s = sc_strbuf_take(b);
+static char *take(strbuf *b) {
+  char *s = sb_take(b);
   cr_assert_not_null(s);
   return s;
 }
@@ -61,22 +61,22 @@ static char *take(sc_strbuf *b) {
 /* A module whose only mesh has `naxes` size-1 axes "a0", "a1", ...; with `duplicate`, the last axis
  * repeats the name of the first. */
 static char *module_with_mesh(uint32_t naxes, bool duplicate) {
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[");
-  for (uint32_t i = 0; i < naxes; i++) sc_strbuf_printf(&b, "%s\"a%u\"=1", i ? ", " : "", i);
-  if (duplicate) sc_strbuf_puts(&b, ", \"a0\"=1");
-  sc_strbuf_puts(&b, "]>\nfunc.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}\n");
+  strbuf b = {0};
+  sb_puts(&b, "sdy.mesh @mesh = <[");
+  for (uint32_t i = 0; i < naxes; i++) sb_printf(&b, "%s\"a%u\"=1", i ? ", " : "", i);
+  if (duplicate) sb_puts(&b, ", \"a0\"=1");
+  sb_puts(&b, "]>\nfunc.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}\n");
   return take(&b);
 }
 
 /* A target mesh of `naxes` size-1 axes; returns its size in bytes (names and sizes as a request has them). */
 static size_t size1_target(sc_arena *a, uint32_t naxes, sc_target_mesh *t) {
   memset(t, 0, sizeof *t);
-  t->axes = sc_arena_calloc(a, naxes, sizeof *t->axes);
+  t->axes = ar_calloc(a, naxes, sizeof *t->axes);
   t->naxes = naxes;
   size_t bytes = 0;
   for (uint32_t i = 0; i < naxes; i++) {
-    t->axes[i].name = sc_arena_printf(a, "t%u", i);
+    t->axes[i].name = ar_printf(a, "t%u", i);
     t->axes[i].size = 1;
     bytes += strlen(t->axes[i].name) + 3;
   }
@@ -121,11 +121,11 @@ Test(linear_bounds, module_mesh_of_8000_axes_vs_target) {
 
 /* `naxes` copies of the sub-axis "x":(1)2 in the one dimension of an all_gather operand. */
 static char *module_with_sub_axes(uint32_t naxes) {
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\n"
+  strbuf b = {0};
+  sb_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\n"
                      "func.func @main(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{");
-  for (uint32_t i = 0; i < naxes; i++) sc_strbuf_printf(&b, "%s\"x\":(1)2", i ? ", " : "");
-  sc_strbuf_puts(&b, "}]>}) -> tensor<16xf32> {\n"
+  for (uint32_t i = 0; i < naxes; i++) sb_printf(&b, "%s\"x\":(1)2", i ? ", " : "");
+  sb_puts(&b, "}]>}) -> tensor<16xf32> {\n"
                      "  %0 = sdy.all_gather [{}] %arg0 out_sharding=<@mesh, [{}]> : tensor<16xf32>\n"
                      "  return %0 : tensor<16xf32>\n}\n");
   return take(&b);
@@ -137,7 +137,7 @@ static void check_sub_axes(uint32_t naxes) {
   cr_assert_not_null(find_diag(run.report, "sharding-duplicate-axis", "duplicate axis ref: \"x\":(1)2"));
   const sc_diag *d = find_diag(run.report, "collective-result-sharding", "doesn't match expected sharding");
   cr_assert_not_null(d, "the gathered dimension keeps its axes");
-  cr_assert_not_null(strstr(d->message, sc_arena_printf(run.arena, "and %u more", naxes - 32)), "%s", d->message);
+  cr_assert_not_null(strstr(d->message, ar_printf(run.arena, "and %u more", naxes - 32)), "%s", d->message);
   sc_arena_free(run.arena);
   free(module);
 }
@@ -157,11 +157,11 @@ Test(linear_bounds, duplicate_axis_in_mesh_of_150000_axes) {
 /* HLO whose parameter has an explicit tile assignment over `ndevices` devices; with `repeat`, the
  * last device id is the first one again. */
 static char *hlo_with_tile_assignment(uint32_t ndevices, bool repeat) {
-  sc_strbuf b = {0};
-  sc_strbuf_printf(&b, "HloModule m, num_partitions=%u\n\nENTRY main {\n  p0 = f32[%u] parameter(0), sharding={devices=[%u]",
+  strbuf b = {0};
+  sb_printf(&b, "HloModule m, num_partitions=%u\n\nENTRY main {\n  p0 = f32[%u] parameter(0), sharding={devices=[%u]",
                    ndevices, ndevices, ndevices);
-  for (uint32_t i = 0; i < ndevices; i++) sc_strbuf_printf(&b, "%s%u", i ? "," : "", repeat && i == ndevices - 1 ? 0 : i);
-  sc_strbuf_printf(&b, "}\n  ROOT c = f32[%u] copy(p0)\n}\n", ndevices);
+  for (uint32_t i = 0; i < ndevices; i++) sb_printf(&b, "%s%u", i ? "," : "", repeat && i == ndevices - 1 ? 0 : i);
+  sb_printf(&b, "}\n  ROOT c = f32[%u] copy(p0)\n}\n", ndevices);
   return take(&b);
 }
 
@@ -184,29 +184,29 @@ Test(linear_bounds, tile_assignment_of_200000_devices) {
  * tile-assignment check of 200k devices stops inside its loop (longjmp 2), instead of finishing. */
 Test(linear_bounds, cancel_stops_tile_assignment_check) {
   sc_arena *a = sc_arena_new(0);
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, "{devices=[200000]");
-  for (uint32_t i = 0; i < 200000; i++) sc_strbuf_printf(&b, "%s%u", i ? "," : "", i);
-  sc_strbuf_puts(&b, "}");
+  strbuf b = {0};
+  sb_puts(&b, "{devices=[200000]");
+  for (uint32_t i = 0; i < 200000; i++) sb_printf(&b, "%s%u", i ? "," : "", i);
+  sb_puts(&b, "}");
   char *text = take(&b);
   const char *error = NULL;
-  sc_sharding *s = sc_parse_gspmd_sharding(a, sc_span_of(text, (uint32_t)strlen(text)), 0, &error);
+  md_sharding *s = md_parse_gspmd_sharding(a, ir_span_of(text, (uint32_t)strlen(text)), 0, &error);
   cr_assert_not_null(s, "%s", error);
-  sc_shape shape;
-  cr_assert(sc_parse_shape(a, sc_span_of("f32[200000]", 11), &shape));
-  cr_assert_null(sc_gspmd_validate(a, s, &shape, 200000, false), "valid when not cancelled");
+  md_shape shape;
+  cr_assert(md_parse_shape(a, ir_span_of("f32[200000]", 11), &shape));
+  cr_assert_null(md_gspmd_validate(a, s, &shape, 200000, false), "valid when not cancelled");
 
   atomic_int cancel = 1;
   jmp_buf env;
   volatile bool stopped = false;
-  sc_arena_set_cancel(a, &cancel);
-  sc_arena_set_failure_jump(a, &env);
-  unsigned long long before = sc_arena_steps(a);
+  ar_set_cancel(a, &cancel);
+  ar_set_failure_jump(a, &env);
+  unsigned long long before = ar_steps(a);
   if (setjmp(env) == 2) stopped = true;
-  else sc_gspmd_validate(a, s, &shape, 200000, false);
-  sc_arena_set_failure_jump(a, NULL);
+  else md_gspmd_validate(a, s, &shape, 200000, false);
+  ar_set_failure_jump(a, NULL);
   cr_assert(stopped, "the check noticed the cancel flag");
-  cr_assert_leq(sc_arena_steps(a) - before, 200000 + SC_ARENA_POLL_STEPS, "and stopped at its first poll");
+  cr_assert_leq(ar_steps(a) - before, 200000 + SC_ARENA_POLL_STEPS, "and stopped at its first poll");
   sc_arena_free(a);
   free(text);
 }
@@ -220,19 +220,19 @@ Test(linear_bounds, cancel_stops_tile_assignment_check) {
 #define OTHER_SEED UINT64_C(0x5eed5eed5eed5eed)
 
 static char *module_of_colliding_values(uint32_t n) {
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n");
+  strbuf b = {0};
+  sb_puts(&b, "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n");
   const char *prev = "%arg0";
   char name[2][24];
   for (uint32_t found = 0, i = 0; found < n; i++) {
     char *cur = name[found & 1];
     int len = snprintf(cur, sizeof name[0], "%%v%u", i);
-    if (sc_hash_bytes(cur, (size_t)len, CRAFT_SEED) & 0xfff) continue; /* low 12 bits: every table size up to 4096 */
-    sc_strbuf_printf(&b, "  %s = stablehlo.add %s, %s : tensor<8xf32>\n", cur, prev, prev);
+    if (hash_bytes(cur, (size_t)len, CRAFT_SEED) & 0xfff) continue; /* low 12 bits: every table size up to 4096 */
+    sb_printf(&b, "  %s = stablehlo.add %s, %s : tensor<8xf32>\n", cur, prev, prev);
     prev = cur;
     found++;
   }
-  sc_strbuf_printf(&b, "  return %s : tensor<8xf32>\n}\n", prev);
+  sb_printf(&b, "  return %s : tensor<8xf32>\n}\n", prev);
   return take(&b);
 }
 
@@ -243,7 +243,7 @@ static unsigned long long steps_with_seed(const char *text, uint64_t seed) {
   sc_report *r = NULL;
   cr_assert_eq(sc_check(a, text, strlen(text), &opt, &r), SC_OK);
   cr_assert_eq(r->ops, 1500 + 3, "every op parsed (%zu)", r->ops);
-  unsigned long long steps = sc_arena_steps(a);
+  unsigned long long steps = ar_steps(a);
   sc_arena_free(a);
   return steps;
 }
@@ -277,18 +277,18 @@ static size_t count_rule(const sc_report *r, const char *rule) {
  * the users of its results (their shardings), which must cost its own uses, not a scan of the function. */
 Test(linear_bounds, kernels_5000_chained_in_one_function) {
   const uint32_t nkernels = 5000;
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD);
+  strbuf b = {0};
+  sb_puts(&b, KERNEL_MODULE_HEAD);
   const char *prev = "%arg0";
   char name[32];
   for (uint32_t i = 0; i < nkernels; i++) {
-    sc_strbuf_printf(&b, "    %%a%u = stablehlo.add %s, %%arg0 : tensor<8x8xf32>\n", i, prev);
-    sc_strbuf_printf(&b, "    %%k%u = " KERNEL_CALL "(%%a%u) " KERNEL_CONFIG " : (tensor<8x8xf32>) -> tensor<8x8xf32>\n",
+    sb_printf(&b, "    %%a%u = stablehlo.add %s, %%arg0 : tensor<8x8xf32>\n", i, prev);
+    sb_printf(&b, "    %%k%u = " KERNEL_CALL "(%%a%u) " KERNEL_CONFIG " : (tensor<8x8xf32>) -> tensor<8x8xf32>\n",
                      i, i);
     snprintf(name, sizeof name, "%%k%u", i);
     prev = name;
   }
-  sc_strbuf_printf(&b, "    return %s : tensor<8x8xf32>\n  }\n}\n", prev);
+  sb_printf(&b, "    return %s : tensor<8x8xf32>\n  }\n}\n", prev);
   char *module = take(&b);
   bounded_run run = run_bounded(module, 0, NULL);
   cr_assert_eq(count_rule(run.report, "kernel-outside-manual"), nkernels, "every kernel is reported once");
@@ -299,21 +299,21 @@ Test(linear_bounds, kernels_5000_chained_in_one_function) {
 /* One kernel with `n` operands (or results, each constrained): its shard_map / manual-computation fixes
  * list every operand and result; built by re-printing a growing string they cost O(n^2) bytes. */
 static void check_wide_kernel(uint32_t n, bool results) {
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD);
+  strbuf b = {0};
+  sb_puts(&b, KERNEL_MODULE_HEAD);
   if (results) {
-    sc_strbuf_printf(&b, "    %%k:%u = " KERNEL_CALL "(%%arg0) " KERNEL_CONFIG " : (tensor<8x8xf32>) -> (", n);
-    for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%stensor<8x8xf32>", i ? ", " : "");
-    sc_strbuf_puts(&b, ")\n");
+    sb_printf(&b, "    %%k:%u = " KERNEL_CALL "(%%arg0) " KERNEL_CONFIG " : (tensor<8x8xf32>) -> (", n);
+    for (uint32_t i = 0; i < n; i++) sb_printf(&b, "%stensor<8x8xf32>", i ? ", " : "");
+    sb_puts(&b, ")\n");
     for (uint32_t i = 0; i < n; i++)
-      sc_strbuf_printf(&b, "    %%s%u = sdy.sharding_constraint %%k#%u <@mesh, [{\"data\"}, {}]> : tensor<8x8xf32>\n", i, i);
-    sc_strbuf_puts(&b, "    return %arg0 : tensor<8x8xf32>\n  }\n}\n");
+      sb_printf(&b, "    %%s%u = sdy.sharding_constraint %%k#%u <@mesh, [{\"data\"}, {}]> : tensor<8x8xf32>\n", i, i);
+    sb_puts(&b, "    return %arg0 : tensor<8x8xf32>\n  }\n}\n");
   } else {
-    sc_strbuf_puts(&b, "    %k = " KERNEL_CALL "(");
-    for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%s%%arg0", i ? ", " : "");
-    sc_strbuf_puts(&b, ") " KERNEL_CONFIG " : (");
-    for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(&b, "%stensor<8x8xf32>", i ? ", " : "");
-    sc_strbuf_puts(&b, ") -> tensor<8x8xf32>\n    return %k : tensor<8x8xf32>\n  }\n}\n");
+    sb_puts(&b, "    %k = " KERNEL_CALL "(");
+    for (uint32_t i = 0; i < n; i++) sb_printf(&b, "%s%%arg0", i ? ", " : "");
+    sb_puts(&b, ") " KERNEL_CONFIG " : (");
+    for (uint32_t i = 0; i < n; i++) sb_printf(&b, "%stensor<8x8xf32>", i ? ", " : "");
+    sb_puts(&b, ") -> tensor<8x8xf32>\n    return %k : tensor<8x8xf32>\n  }\n}\n");
   }
   char *module = take(&b);
   bounded_run run = run_bounded(module, 0, NULL);
@@ -330,15 +330,15 @@ Test(linear_bounds, kernel_of_8000_constrained_results) { check_wide_kernel(8000
 /* `n` sdy.data_flow_edge ops whose inputs each have a second user: each edge counts its input's uses. */
 Test(linear_bounds, data_flow_edges_20000_with_two_users) {
   const uint32_t n = 20000;
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD);
+  strbuf b = {0};
+  sb_puts(&b, KERNEL_MODULE_HEAD);
   for (uint32_t i = 0; i < n; i++)
-    sc_strbuf_printf(&b,
+    sb_printf(&b,
                      "    %%a%u = stablehlo.add %%arg0, %%arg0 : tensor<8x8xf32>\n"
                      "    %%e%u = sdy.data_flow_edge %%a%u : tensor<8x8xf32>\n"
                      "    %%f%u = stablehlo.add %%a%u, %%a%u : tensor<8x8xf32>\n",
                      i, i, i, i, i, i);
-  sc_strbuf_puts(&b, "    return %arg0 : tensor<8x8xf32>\n  }\n}\n");
+  sb_puts(&b, "    return %arg0 : tensor<8x8xf32>\n  }\n}\n");
   char *module = take(&b);
   bounded_run run = run_bounded(module, 0, NULL);
   cr_assert_eq(count_rule(run.report, "sharding-sdy-op"), n, "every edge's input has two users");
@@ -359,19 +359,19 @@ static void expect_cut_list(char *module, const char *rule, const char *needle, 
 }
 
 /* `n` quoted names "<stem>0", "<stem>1", ... separated by ", ", each followed by `suffix` (e.g. "=1"). */
-static void put_names(sc_strbuf *b, uint32_t n, const char *stem, const char *suffix) {
-  for (uint32_t i = 0; i < n; i++) sc_strbuf_printf(b, "%s\"%s%u\"%s", i ? ", " : "", stem, i, suffix);
+static void put_names(strbuf *b, uint32_t n, const char *stem, const char *suffix) {
+  for (uint32_t i = 0; i < n; i++) sb_printf(b, "%s\"%s%u\"%s", i ? ", " : "", stem, i, suffix);
 }
 
 /* A manual computation over `n` axes its mesh does not have: its manual context drops repeated axis
  * names and SC0503 names the axes; both must stay linear, and the message bounded. */
 Test(linear_bounds, manual_computation_over_20000_unknown_axes) {
   const uint32_t n = 20000;
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, KERNEL_MODULE_HEAD "    %m = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
+  strbuf b = {0};
+  sb_puts(&b, KERNEL_MODULE_HEAD "    %m = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
                                         "out_shardings=[<@mesh, [{}, {}]>] manual_axes={");
   put_names(&b, n, "u", "");
-  sc_strbuf_puts(&b, "} (%b: tensor<8x8xf32>) {\n      sdy.return %b : tensor<8x8xf32>\n"
+  sb_puts(&b, "} (%b: tensor<8x8xf32>) {\n      sdy.return %b : tensor<8x8xf32>\n"
                      "    } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n    return %m : tensor<8x8xf32>\n  }\n}\n");
   expect_cut_list(take(&b), "manual-unknown-axis", "unknown manual axis: \"u0\"", "'u31', ... and 19968 more}");
 }
@@ -381,16 +381,16 @@ Test(linear_bounds, manual_computation_over_20000_unknown_axes) {
  * comparisons), and the message lists the first SC_LIST_SHOWN of them. */
 Test(linear_bounds, constraint_rebinding_3000_manual_axes) {
   const uint32_t n = 3000;
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[");
+  strbuf b = {0};
+  sb_puts(&b, "sdy.mesh @mesh = <[");
   put_names(&b, n, "a", "=1");
-  sc_strbuf_puts(&b, "]>\nfunc.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+  sb_puts(&b, "]>\nfunc.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
                      "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}]>] out_shardings=[<@mesh, [{}]>] "
                      "manual_axes={");
   put_names(&b, n, "a", "");
-  sc_strbuf_puts(&b, "} (%arg1: tensor<4xf32>) {\n    %1 = sdy.sharding_constraint %arg1 <@mesh, [{");
+  sb_puts(&b, "} (%arg1: tensor<4xf32>) {\n    %1 = sdy.sharding_constraint %arg1 <@mesh, [{");
   put_names(&b, n, "a", "");
-  sc_strbuf_puts(&b, "}]> : tensor<4xf32>\n    sdy.return %1 : tensor<4xf32>\n  } : (tensor<4xf32>) -> tensor<4xf32>\n"
+  sb_puts(&b, "}]> : tensor<4xf32>\n    sdy.return %1 : tensor<4xf32>\n  } : (tensor<4xf32>) -> tensor<4xf32>\n"
                      "  return %0 : tensor<4xf32>\n}\n");
   expect_cut_list(take(&b), "manual-axis-rebound", "contains a manual axes", "'a31', ... and 2968 more)");
 }
@@ -400,14 +400,14 @@ Test(linear_bounds, constraint_rebinding_3000_manual_axes) {
  * x=4: 2 elements, 8 B per device). */
 Test(linear_bounds, cost_of_20000_donated_arguments) {
   const uint32_t n = 20000;
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\nfunc.func public @main(");
+  strbuf b = {0};
+  sb_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\nfunc.func public @main(");
   for (uint32_t i = 0; i < n; i++)
-    sc_strbuf_printf(&b, "%s%%arg%u: tensor<8xf32> {jax.buffer_donor = true, sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}",
+    sb_printf(&b, "%s%%arg%u: tensor<8xf32> {jax.buffer_donor = true, sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}",
                      i ? ", " : "", i);
-  sc_strbuf_puts(&b, ") -> tensor<8xf32> {\n  %0 = stablehlo.negate %arg0 : tensor<8xf32>\n");
-  for (uint32_t i = 1; i < n; i++) sc_strbuf_printf(&b, "  %%%u = stablehlo.add %%%u, %%arg%u : tensor<8xf32>\n", i, i - 1, i);
-  sc_strbuf_printf(&b, "  return %%%u : tensor<8xf32>\n}\n", n - 1);
+  sb_puts(&b, ") -> tensor<8xf32> {\n  %0 = stablehlo.negate %arg0 : tensor<8xf32>\n");
+  for (uint32_t i = 1; i < n; i++) sb_printf(&b, "  %%%u = stablehlo.add %%%u, %%arg%u : tensor<8xf32>\n", i, i - 1, i);
+  sb_printf(&b, "  return %%%u : tensor<8xf32>\n}\n", n - 1);
   char *module = take(&b);
   bounded_run run = run_bounded(module, 0, NULL);
   cr_assert(run.report->cost.computed);
@@ -423,11 +423,11 @@ Test(linear_bounds, cost_of_20000_donated_arguments) {
  * list the largest few and stay linear (the largest are picked, not sorted). */
 Test(linear_bounds, memory_rules_on_20000_replicated_arguments) {
   const uint32_t n = 20000;
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\nfunc.func public @main(");
+  strbuf b = {0};
+  sb_puts(&b, "sdy.mesh @mesh = <[\"x\"=4]>\nfunc.func public @main(");
   for (uint32_t i = 0; i < n; i++)
-    sc_strbuf_printf(&b, "%s%%arg%u: tensor<1048576xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}", i ? ", " : "", i);
-  sc_strbuf_puts(&b, ") -> tensor<1048576xf32> {\n  return %arg0 : tensor<1048576xf32>\n}\n");
+    sb_printf(&b, "%s%%arg%u: tensor<1048576xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}", i ? ", " : "", i);
+  sb_puts(&b, ") -> tensor<1048576xf32> {\n  return %arg0 : tensor<1048576xf32>\n}\n");
   char *module = take(&b);
   sc_options opt = {.device_memory_bytes = INT64_C(16) << 30};
   bounded_run run = run_bounded(module, 0, &opt);

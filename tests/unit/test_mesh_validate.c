@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "shardcheck.h"
+#include "util/arena.h"
 
 static sc_arena *A;
 static void setup(void) { A = sc_arena_new(0); }
@@ -32,10 +33,10 @@ Test(mesh_validate, specs) {
 Test(mesh_validate, many_axes_and_a_late_duplicate) {
   enum { N = 200000 };
   sc_target_mesh m = {0};
-  m.axes = sc_arena_calloc(A, N, sizeof *m.axes);
+  m.axes = ar_calloc(A, N, sizeof *m.axes);
   m.naxes = N;
   for (size_t i = 0; i < N; i++) {
-    m.axes[i].name = sc_arena_printf(A, "a%zu", i);
+    m.axes[i].name = ar_printf(A, "a%zu", i);
     m.axes[i].size = 1;
   }
   const char *err = NULL;

@@ -30,56 +30,56 @@ static const char *JAX_SHAPED =
     "#loc = loc(unknown)\n";
 
 Test(mlir_parse, jax_shaped_module_structure) {
-  sc_parse_error err;
-  sc_module *m = test_parse(A, JAX_SHAPED, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, JAX_SHAPED, &err);
   cr_assert_not_null(m, "parse failed: %s", err.message);
-  cr_assert(sc_span_eq(m->module->name, "builtin.module"));
-  cr_assert(sc_span_eq(sc_op_sym_name(m->module), "jit_f"));
-  cr_assert_not_null(sc_op_attr(m->module, "mhlo.num_partitions"));
+  cr_assert(ir_span_eq(m->module->name, "builtin.module"));
+  cr_assert(ir_span_eq(ir_op_sym_name(m->module), "jit_f"));
+  cr_assert_not_null(ir_op_attr(m->module, "mhlo.num_partitions"));
   cr_assert_eq(m->nfuncs, 1);
   cr_assert_eq(m->entry, m->funcs[0]);
   cr_assert_eq(m->nops, 9, "ops: %u", m->nops); /* module mesh func constraint manual custom_call return cst return */
-  sc_op *f = m->funcs[0];
-  cr_assert(sc_span_eq(sc_op_sym_name(f), "main"));
-  cr_assert(sc_span_eq(sc_op_visibility(f), "public"));
-  sc_value *arg0 = f->regions[0]->blocks[0]->args[0];
-  cr_assert(sc_span_eq(arg0->type, "tensor<2x4xf32>"));
-  const sc_attr *sh = sc_attrs_find(sc_value_attrs(arg0), "sdy.sharding");
+  ir_op *f = m->funcs[0];
+  cr_assert(ir_span_eq(ir_op_sym_name(f), "main"));
+  cr_assert(ir_span_eq(ir_op_visibility(f), "public"));
+  ir_value *arg0 = f->regions[0]->blocks[0]->args[0];
+  cr_assert(ir_span_eq(arg0->type, "tensor<2x4xf32>"));
+  const ir_attr *sh = ir_attrs_find(ir_value_attrs(arg0), "sdy.sharding");
   cr_assert_not_null(sh);
-  cr_assert(sc_span_eq(sh->value, "#sdy.sharding<@mesh, [{\"a\"}, {}]>"));
-  cr_assert_eq(sc_op_nresult_attrs(f), 1);
-  cr_assert_not_null(sc_attrs_find(&sc_op_result_attrs(f)[0], "jax.result_info"));
+  cr_assert(ir_span_eq(sh->value, "#sdy.sharding<@mesh, [{\"a\"}, {}]>"));
+  cr_assert_eq(ir_op_nresult_attrs(f), 1);
+  cr_assert_not_null(ir_attrs_find(&ir_op_result_attrs(f)[0], "jax.result_info"));
 
-  sc_op *mc = test_find_op(m, "sdy.manual_computation", 0);
+  ir_op *mc = test_find_op(m, "sdy.manual_computation", 0);
   cr_assert_not_null(mc);
   cr_assert_eq(mc->noperands, 1);
   cr_assert_eq(mc->operands[0], test_find_op(m, "sdy.sharding_constraint", 0)->results[0]);
-  cr_assert(sc_span_eq(sc_op_attr(mc, "manual_axes")->value, "{\"a\"}"));
-  cr_assert(sc_span_eq(sc_op_attr(mc, "in_shardings")->value, "[<@mesh, [{\"a\"}, {}]>]"));
+  cr_assert(ir_span_eq(ir_op_attr(mc, "manual_axes")->value, "{\"a\"}"));
+  cr_assert(ir_span_eq(ir_op_attr(mc, "in_shardings")->value, "[<@mesh, [{\"a\"}, {}]>]"));
   cr_assert_eq(mc->nregions, 1);
   cr_assert_eq(mc->regions[0]->blocks[0]->nargs, 1);
   cr_assert_eq(mc->noperand_types, 1);
   cr_assert_eq(mc->nresult_types, 1);
-  cr_assert(sc_span_eq(mc->results[0]->type, "tensor<2x4xf32>"));
+  cr_assert(ir_span_eq(mc->results[0]->type, "tensor<2x4xf32>"));
 
-  sc_op *cc = test_find_op(m, "stablehlo.custom_call", 0);
-  cr_assert(sc_span_eq(sc_op_custom_call_target(cc), "tpu_custom_call"));
+  ir_op *cc = test_find_op(m, "stablehlo.custom_call", 0);
+  cr_assert(ir_span_eq(ir_op_custom_call_target(cc), "tpu_custom_call"));
   cr_assert_eq(cc->parent_op, mc);
   cr_assert_eq(cc->func, f);
   cr_assert_eq(cc->depth, 3);
   cr_assert_eq(cc->operands[0], mc->regions[0]->blocks[0]->args[0]);
   cr_assert_eq(test_op_pos(m, cc).line, 9);
   cr_assert_eq(test_op_pos(m, cc).col, 7);
-  cr_assert(sc_op_srcloc(m, cc).known);
-  cr_assert(sc_span_eq(sc_op_srcloc(m, cc).file, "model.py"));
-  cr_assert_eq(sc_op_srcloc(m, cc).line, 88);
-  cr_assert_eq(sc_op_srcloc(m, cc).col, 12);
+  cr_assert(ir_op_srcloc(m, cc).known);
+  cr_assert(ir_span_eq(ir_op_srcloc(m, cc).file, "model.py"));
+  cr_assert_eq(ir_op_srcloc(m, cc).line, 88);
+  cr_assert_eq(ir_op_srcloc(m, cc).col, 12);
 
-  sc_op *sc = test_find_op(m, "sdy.sharding_constraint", 0);
-  cr_assert(sc_span_eq(sc_op_attr(sc, "sharding")->value, "<@mesh, [{\"a\"}, {}]>"));
-  sc_op *mesh = test_find_op(m, "sdy.mesh", 0);
-  cr_assert(sc_span_eq(sc_op_sym_name(mesh), "mesh"));
-  cr_assert(sc_span_eq(sc_op_attr(mesh, "value")->value, "<[\"a\"=2]>"));
+  ir_op *sc = test_find_op(m, "sdy.sharding_constraint", 0);
+  cr_assert(ir_span_eq(ir_op_attr(sc, "sharding")->value, "<@mesh, [{\"a\"}, {}]>"));
+  ir_op *mesh = test_find_op(m, "sdy.mesh", 0);
+  cr_assert(ir_span_eq(ir_op_sym_name(mesh), "mesh"));
+  cr_assert(ir_span_eq(ir_op_attr(mesh, "value")->value, "<[\"a\"=2]>"));
 }
 
 Test(mlir_parse, generic_form_with_blocks_and_properties) {
@@ -92,19 +92,19 @@ Test(mlir_parse, generic_form_with_blocks_and_properties) {
                      "  }) {q = dense<\"0xDEADBEEF\"> : tensor<4xi8>} : () -> (i32, f32)\n"
                      "  \"d.use\"(%0#1, %0#0) : (f32, i32) -> ()\n"
                      "}) : () -> ()\n";
-  sc_parse_error err;
-  sc_module *m = test_parse(A, text, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, text, &err);
   cr_assert_not_null(m, "parse failed: %s", err.message);
   cr_assert_eq(m->nops, 5);
-  sc_op *op = test_find_op(m, "d.op", 0);
+  ir_op *op = test_find_op(m, "d.op", 0);
   cr_assert(op->generic);
   cr_assert_eq(op->nresults, 2);
-  cr_assert_not_null(sc_op_attr(op, "p"));
-  cr_assert_not_null(sc_op_attr(op, "q"));
+  cr_assert_not_null(ir_op_attr(op, "p"));
+  cr_assert_not_null(ir_op_attr(op, "q"));
   cr_assert_eq(op->regions[0]->nblocks, 2);
   cr_assert_eq(op->regions[0]->blocks[0]->nargs, 2);
-  cr_assert(sc_span_eq(op->results[1]->type, "f32"));
-  sc_op *use = test_find_op(m, "d.use", 0);
+  cr_assert(ir_span_eq(op->results[1]->type, "f32"));
+  ir_op *use = test_find_op(m, "d.use", 0);
   cr_assert_eq(use->operands[0], op->results[1]);
   cr_assert_eq(use->operands[1], op->results[0]);
 }
@@ -117,16 +117,16 @@ Test(mlir_parse, groups_skipped_by_bytes_or_tokens_end_alike) {
                      "%1 = d.b {z = #d.c<4 // comment >\n   , 5>} : tensor<2x\n  f32>\n"
                      "%2 = d.c %0, %1 {w = [#d.v<{-# not resources #-}>]} : (tensor<4x?xf32>, tensor<2xf32>) -> i1\n"
                      "}\n";
-  sc_parse_error err;
-  sc_module *m = test_parse(A, text, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, text, &err);
   cr_assert_not_null(m, "parse failed: %s", err.message);
   cr_assert_eq(m->nops, 5);
-  sc_op *a = test_find_op(m, "d.a", 0), *b = test_find_op(m, "d.b", 0), *c = test_find_op(m, "d.c", 0);
-  cr_assert(sc_span_eq(sc_op_attr(a, "x")->value, "#d.e<\"q\\22>\", [1, {y = @\"s\"}], (i32) -> i32, a <= b, c >= d>"));
-  cr_assert(sc_span_eq(a->results[0]->type, "tensor<4x?xf32>"));
-  cr_assert(sc_span_eq(sc_op_attr(b, "z")->value, "#d.c<4 // comment >\n   , 5>"));
-  cr_assert(sc_span_eq(b->results[0]->type, "tensor<2x\n  f32>"));
-  cr_assert(sc_span_eq(sc_op_attr(c, "w")->value, "[#d.v<{-# not resources #-}>]"));
+  ir_op *a = test_find_op(m, "d.a", 0), *b = test_find_op(m, "d.b", 0), *c = test_find_op(m, "d.c", 0);
+  cr_assert(ir_span_eq(ir_op_attr(a, "x")->value, "#d.e<\"q\\22>\", [1, {y = @\"s\"}], (i32) -> i32, a <= b, c >= d>"));
+  cr_assert(ir_span_eq(a->results[0]->type, "tensor<4x?xf32>"));
+  cr_assert(ir_span_eq(ir_op_attr(b, "z")->value, "#d.c<4 // comment >\n   , 5>"));
+  cr_assert(ir_span_eq(b->results[0]->type, "tensor<2x\n  f32>"));
+  cr_assert(ir_span_eq(ir_op_attr(c, "w")->value, "[#d.v<{-# not resources #-}>]"));
   cr_assert_eq(c->operands[0], a->results[0]);
   cr_assert_eq(c->operands[1], b->results[0]);
 }
@@ -144,15 +144,15 @@ Test(mlir_parse, hand_written_ops_broken_over_lines) {
                      "  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
                      "  return %0 : tensor<8x8xf32>\n"
                      "}\n";
-  sc_parse_error err;
-  sc_module *m = test_parse(A, text, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, text, &err);
   cr_assert_not_null(m, "parse failed: %s", err.message);
   /* implicit module + mesh + func + manual + reduce + sdy.return + return */
   cr_assert_eq(m->nops, 7, "ops %u", m->nops);
-  sc_op *mc = test_find_op(m, "sdy.manual_computation", 0);
+  ir_op *mc = test_find_op(m, "sdy.manual_computation", 0);
   cr_assert_eq(test_op_pos(m, mc).line, 3);
-  cr_assert_not_null(sc_op_attr(mc, "out_shardings"));
-  sc_op *red = test_find_op(m, "stablehlo.reduce", 0);
+  cr_assert_not_null(ir_op_attr(mc, "out_shardings"));
+  ir_op *red = test_find_op(m, "stablehlo.reduce", 0);
   cr_assert_eq(red->noperands, 2);
   cr_assert_eq(red->parent_op, mc);
   cr_assert_eq(red->nresult_types, 1);
@@ -169,13 +169,13 @@ Test(mlir_parse, while_iter_args_and_regions) {
                      "  }\n"
                      "  return %0 : tensor<i64>\n"
                      "}\n";
-  sc_parse_error err;
-  sc_module *m = test_parse(A, text, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, text, &err);
   cr_assert_not_null(m, "parse failed: %s", err.message);
-  sc_op *w = test_find_op(m, "stablehlo.while", 0);
+  ir_op *w = test_find_op(m, "stablehlo.while", 0);
   cr_assert_eq(w->nregions, 2);
   cr_assert_eq(w->noperands, 1);
-  sc_op *cmp = test_find_op(m, "stablehlo.compare", 0);
+  ir_op *cmp = test_find_op(m, "stablehlo.compare", 0);
   cr_assert_eq(cmp->noperands, 2);
   cr_assert_not_null(cmp->operands[0], "iter arg resolves inside the cond region");
   cr_assert_eq(w->regions[1]->blocks[0]->nops, 1);
@@ -183,9 +183,9 @@ Test(mlir_parse, while_iter_args_and_regions) {
 
 /* ---- malformed input: a precise error, never a crash ---- */
 
-static sc_parse_error expect_error(const char *text) {
-  sc_parse_error err;
-  sc_module *m = test_parse(A, text, &err);
+static fe_parse_error expect_error(const char *text) {
+  fe_parse_error err;
+  ir_module *m = test_parse(A, text, &err);
   cr_assert_null(m, "expected a syntax error for: %s", text);
   cr_assert(err.failed);
   cr_assert_not_null(err.message);
@@ -193,12 +193,12 @@ static sc_parse_error expect_error(const char *text) {
 }
 
 Test(mlir_parse, truncated_module) {
-  sc_parse_error e = expect_error("module {\n  func.func @f() {\n    return\n");
+  fe_parse_error e = expect_error("module {\n  func.func @f() {\n    return\n");
   cr_assert(strstr(e.message, "not closed"), "%s", e.message);
 }
 
 Test(mlir_parse, unbalanced_brackets) {
-  sc_parse_error e = expect_error("func.func @f(%a: tensor<4xf32>) {\n  %0 = d.op(%a] : tensor<4xf32>\n}\n");
+  fe_parse_error e = expect_error("func.func @f(%a: tensor<4xf32>) {\n  %0 = d.op(%a] : tensor<4xf32>\n}\n");
   cr_assert(strstr(e.message, "expected ')'"), "%s", e.message);
   cr_assert_eq(e.offset, (uint32_t)(strchr("func.func @f(%a: tensor<4xf32>) {\n  %0 = d.op(%a] : tensor<4xf32>\n}\n", ']') -
                                     "func.func @f(%a: tensor<4xf32>) {\n  %0 = d.op(%a] : tensor<4xf32>\n}\n"));
@@ -207,7 +207,7 @@ Test(mlir_parse, unbalanced_brackets) {
 Test(mlir_parse, stray_close_brace) { expect_error("}\n"); }
 
 Test(mlir_parse, unterminated_string) {
-  sc_parse_error e = expect_error("module attributes {x = \"abc} {\n}\n");
+  fe_parse_error e = expect_error("module attributes {x = \"abc} {\n}\n");
   cr_assert(strstr(e.message, "unterminated string"), "%s", e.message);
 }
 
@@ -236,7 +236,7 @@ Test(mlir_parse, deep_nesting_is_bounded) {
   for (size_t i = 0; i < n; i++) t[o++] = '[';
   for (size_t i = 0; i < n; i++) t[o++] = ']';
   strcpy(t + o, "} {\n}\n");
-  sc_parse_error e = expect_error(t);
+  fe_parse_error e = expect_error(t);
   cr_assert(e.limit);
   cr_assert(strstr(e.message, "nesting deeper"), "%s", e.message);
   free(t);
@@ -253,7 +253,7 @@ Test(mlir_parse, deep_nesting_is_bounded) {
 }
 
 Test(mlir_parse, not_an_op_at_block_level) {
-  sc_parse_error e = expect_error("func.func @f() {\n  hello world\n}\n");
+  fe_parse_error e = expect_error("func.func @f() {\n  hello world\n}\n");
   cr_assert(strstr(e.message, "expected an operation"), "%s", e.message);
 }
 
@@ -263,10 +263,10 @@ Test(mlir_parse, every_prefix_of_a_real_module_is_handled) {
   for (size_t cut = 0; cut < len; cut++) {
     sc_arena *a = sc_arena_new(0);
     char *t = strndup(JAX_SHAPED, cut);
-    sc_parse_error err;
-    sc_linemap lines = sc_linemap_build(a, t, cut);
-    sc_parse_input in = {a, t, cut, 0, (uint32_t)cut, &lines, 64, 100000, NULL};
-    sc_module *m = sc_parse_mlir(&in, &err);
+    fe_parse_error err;
+    ir_linemap lines = ir_linemap_build(a, t, cut);
+    fe_parse_input in = {a, t, cut, 0, (uint32_t)cut, &lines, 64, 100000, NULL};
+    ir_module *m = fe_parse_mlir(&in, &err);
     if (!m) cr_assert(err.failed && err.offset <= cut, "cut %zu: bad error state", cut);
     free(t);
     sc_arena_free(a);
@@ -274,8 +274,8 @@ Test(mlir_parse, every_prefix_of_a_real_module_is_handled) {
 }
 
 Test(mlir_parse, generic_symbols_come_from_properties) {
-  sc_parse_error err;
-  sc_module *m = test_parse(A,
+  fe_parse_error err;
+  ir_module *m = test_parse(A,
                             "\"builtin.module\"() ({\n"
                             "  \"func.func\"() <{function_type = () -> (), sym_name = \"main\", sym_visibility = \"private\"}> ({\n"
                             "    \"func.call\"() <{callee = @g}> : () -> ()\n"
@@ -284,25 +284,25 @@ Test(mlir_parse, generic_symbols_come_from_properties) {
                             "}) : () -> ()\n",
                             &err);
   cr_assert_not_null(m, "%s", err.message);
-  cr_assert(sc_span_eq(sc_op_sym_name(m->funcs[0]), "main"));
-  cr_assert(sc_span_eq(sc_op_visibility(m->funcs[0]), "private"));
-  cr_assert(sc_span_eq(sc_op_callee(test_find_op(m, "func.call", 0)), "g"));
+  cr_assert(ir_span_eq(ir_op_sym_name(m->funcs[0]), "main"));
+  cr_assert(ir_span_eq(ir_op_visibility(m->funcs[0]), "private"));
+  cr_assert(ir_span_eq(ir_op_callee(test_find_op(m, "func.call", 0)), "g"));
   cr_assert_eq(test_find_op(m, "func.call", 0)->func, m->funcs[0]);
 }
 
 Test(mlir_parse, op_text_ends_at_its_last_token) {
-  sc_parse_error err;
-  sc_module *m = test_parse(A, "func.func @f() {\n  %0 = d.op() : () -> i32 // trailing comment\n  return\n}\n", &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, "func.func @f() {\n  %0 = d.op() : () -> i32 // trailing comment\n  return\n}\n", &err);
   cr_assert_not_null(m, "%s", err.message);
-  cr_assert(sc_span_eq(test_find_op(m, "d.op", 0)->text, "%0 = d.op() : () -> i32"));
-  cr_assert(sc_span_eq(test_find_op(m, "func.return", 0)->text, "return"));
-  cr_assert(sc_span_eq(test_find_op(m, "func.func", 0)->text, "func.func @f() {\n  %0 = d.op() : () -> i32 // trailing comment\n  return\n}"));
+  cr_assert(ir_span_eq(test_find_op(m, "d.op", 0)->text, "%0 = d.op() : () -> i32"));
+  cr_assert(ir_span_eq(test_find_op(m, "func.return", 0)->text, "return"));
+  cr_assert(ir_span_eq(test_find_op(m, "func.func", 0)->text, "func.func @f() {\n  %0 = d.op() : () -> i32 // trailing comment\n  return\n}"));
 }
 
 Test(mlir_parse, bare_words_in_custom_syntax, .timeout = 10) {
   /* Keywords and enum words between operands (custom syntax) are skipped, one token at a time. */
-  sc_parse_error err;
-  sc_module *m = test_parse(A,
+  fe_parse_error err;
+  ir_module *m = test_parse(A,
                             "func.func public @f(%a: tensor<i32>) -> tensor<i1> {\n"
                             "  %0 = stablehlo.compare  LT, %a, %a,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
                             "  return %0 : tensor<i1>\n"

@@ -11,30 +11,30 @@ static void setup(void) { A = sc_arena_new(0); }
 static void teardown(void) { sc_arena_free(A); }
 TestSuite(model, .init = setup, .fini = teardown);
 
-static sc_module *M;
+static ir_module *M;
 
-static sc_model *build(const char *text, const sc_options *opt) {
-  sc_parse_error err = {0};
+static md_model *build(const char *text, const sc_options *opt) {
+  fe_parse_error err = {0};
   M = test_parse(A, text, &err);
   cr_assert_not_null(M, "parse: %s", err.message);
   sc_options none = {0};
-  return sc_model_build(A, M, opt ? opt : &none);
+  return md_model_build(A, M, opt ? opt : &none);
 }
 
-static sc_op *op(const char *name, int nth) {
-  sc_op *o = test_find_op(M, name, nth);
+static ir_op *op(const char *name, int nth) {
+  ir_op *o = test_find_op(M, name, nth);
   cr_assert_not_null(o, "no %s #%d", name, nth);
   return o;
 }
 
-static bool has_axis(const sc_manual_context *c, const char *name) {
+static bool has_axis(const md_manual_context *c, const char *name) {
   for (uint32_t i = 0; i < c->nmanual_axes; i++)
-    if (sc_span_eq(c->manual_axes[i], name)) return true;
+    if (ir_span_eq(c->manual_axes[i], name)) return true;
   return false;
 }
 
 Test(model, meshes_and_num_partitions) {
-  sc_model *m = build("module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {\n"
+  md_model *m = build("module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {\n"
                       "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
                       "  sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"
                       "  sdy.mesh @empty_mesh = <[]>\n"
@@ -46,30 +46,30 @@ Test(model, meshes_and_num_partitions) {
   cr_assert_eq(m->nmeshes, 3);
   cr_assert(m->meshes[1].maximal);
   cr_assert_not_null(m->effective);
-  cr_assert(sc_span_eq(m->effective->name, "mesh"), "the multi-device mesh is the effective one");
+  cr_assert(ir_span_eq(m->effective->name, "mesh"), "the multi-device mesh is the effective one");
   cr_assert_null(m->target);
-  cr_assert_not_null(sc_model_mesh(m, sc_span_of("empty_mesh", 10)));
-  cr_assert_null(sc_model_mesh(m, sc_span_of("nope", 4)));
+  cr_assert_not_null(md_model_mesh(m, ir_span_of("empty_mesh", 10)));
+  cr_assert_null(md_model_mesh(m, ir_span_of("nope", 4)));
 }
 
 Test(model, mesh_in_attribute_form) {
-  sc_model *m = build("sdy.mesh @mesh = #sdy.mesh<[\"x\"=2, \"y\"=4]>\n"
+  md_model *m = build("sdy.mesh @mesh = #sdy.mesh<[\"x\"=2, \"y\"=4]>\n"
                       "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"y\"}]>}) -> tensor<8xf32> {\n"
                       "  return %arg0 : tensor<8xf32>\n}\n",
                       NULL);
   cr_assert_eq(m->nmeshes, 1);
   cr_assert_eq(m->nerrors, 0);
-  const sc_mesh *mesh = sc_model_mesh(m, sc_span_of("mesh", 4));
+  const md_mesh *mesh = md_model_mesh(m, ir_span_of("mesh", 4));
   cr_assert(mesh && mesh->naxes == 2 && mesh->devices == 8);
 }
 
 Test(model, synthesized_and_target_meshes) {
-  sc_model *m = build("module attributes {mhlo.num_partitions = 4 : i32} {\n"
+  md_model *m = build("module attributes {mhlo.num_partitions = 4 : i32} {\n"
                       "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
                       "    return %arg0 : tensor<8xf32>\n  }\n}\n",
                       NULL);
   cr_assert_not_null(m->effective);
-  cr_assert(sc_span_eq(m->effective->name, "_partitions"));
+  cr_assert(ir_span_eq(m->effective->name, "_partitions"));
   cr_assert_eq(m->effective->devices, 4);
 
   sc_target_mesh t;
@@ -87,7 +87,7 @@ Test(model, synthesized_and_target_meshes) {
 }
 
 Test(model, annotations_and_value_shardings) {
-  sc_model *m = build("sdy.mesh @mesh = <[\"x\"=4]>\n"
+  md_model *m = build("sdy.mesh @mesh = <[\"x\"=4]>\n"
                       "sdy.mesh @maximal_mesh_1 = <[], device_ids=[1]>\n"
                       "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> "
                       "(tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {\n"
@@ -97,25 +97,25 @@ Test(model, annotations_and_value_shardings) {
                       "  return %2 : tensor<8xf32>\n}\n",
                       NULL);
   cr_assert_eq(m->nerrors, 0);
-  sc_op *f = op("func.func", 0);
-  const sc_sharding *a0 = sc_model_arg_sharding(m, f, 0);
+  ir_op *f = op("func.func", 0);
+  const md_sharding *a0 = md_model_arg_sharding(m, f, 0);
   cr_assert_not_null(a0);
-  cr_assert(a0->mesh == sc_model_mesh(m, sc_span_of("mesh", 4)), "mesh references are resolved");
+  cr_assert(a0->mesh == md_model_mesh(m, ir_span_of("mesh", 4)), "mesh references are resolved");
   cr_assert_eq(a0->dims[0].axes[0].size, 4, "full axis sizes are filled in");
-  cr_assert_not_null(sc_model_func_result_sharding(m, f, 0));
-  cr_assert(sc_model_result_sharding(m, op("stablehlo.add", 0), 0)->dims[0].open);
-  const sc_sharding *c = sc_model_result_sharding(m, op("sdy.sharding_constraint", 0), 0);
+  cr_assert_not_null(md_model_func_result_sharding(m, f, 0));
+  cr_assert(md_model_result_sharding(m, op("stablehlo.add", 0), 0)->dims[0].open);
+  const md_sharding *c = md_model_result_sharding(m, op("sdy.sharding_constraint", 0), 0);
   cr_assert(c && c->dims[0].naxes == 1);
-  const sc_sharding *cb = sc_model_result_sharding(m, op("stablehlo.custom_call", 0), 0);
+  const md_sharding *cb = md_model_result_sharding(m, op("stablehlo.custom_call", 0), 0);
   cr_assert(cb && cb->kind == SC_SHARDING_MAXIMAL && cb->maximal_device == 1);
   /* value shardings: func argument and op results */
-  cr_assert_eq(sc_model_value_sharding(m, op("stablehlo.add", 0)->operands[0]), a0);
-  cr_assert_eq(sc_model_value_sharding(m, op("func.return", 0)->operands[0]), cb);
-  cr_assert_str_eq(sc_sharding_partition_spec(A, a0), "P('x')");
+  cr_assert_eq(md_model_value_sharding(m, op("stablehlo.add", 0)->operands[0]), a0);
+  cr_assert_eq(md_model_value_sharding(m, op("func.return", 0)->operands[0]), cb);
+  cr_assert_str_eq(md_sharding_partition_spec(A, a0), "P('x')");
 }
 
 Test(model, bad_annotations_become_errors) {
-  sc_model *m = build("sdy.mesh @mesh = <[\"x\"=4]>\n"
+  md_model *m = build("sdy.mesh @mesh = <[\"x\"=4]>\n"
                       "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}p01]>}) -> tensor<8xf32> {\n"
                       "  %0 = stablehlo.add %arg0, %arg0 {mhlo.sharding = \"{devices=[2\"} : tensor<8xf32>\n"
                       "  return %0 : tensor<8xf32>\n}\n",
@@ -128,7 +128,7 @@ Test(model, bad_annotations_become_errors) {
 }
 
 Test(model, gspmd_mapped_onto_mesh_axes) {
-  sc_model *m = build("module attributes {mhlo.num_partitions = 8 : i32} {\n"
+  md_model *m = build("module attributes {mhlo.num_partitions = 8 : i32} {\n"
                       "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
                       "  func.func @main(%arg0: tensor<8x8xf32> {mhlo.sharding = \"{devices=[2,4]<=[8]}\"},"
                       " %arg1: tensor<8x8xf32> {mhlo.sharding = \"{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}\"},"
@@ -136,14 +136,14 @@ Test(model, gspmd_mapped_onto_mesh_axes) {
                       "    return %arg0 : tensor<8x8xf32>\n  }\n}\n",
                       NULL);
   cr_assert_eq(m->nerrors, 0, "%s", m->nerrors ? m->errors[0].message : "");
-  sc_op *f = op("func.func", 0);
-  const sc_sharding *s = sc_model_arg_sharding(m, f, 0);
+  ir_op *f = op("func.func", 0);
+  const md_sharding *s = md_model_arg_sharding(m, f, 0);
   cr_assert(s->mapped && s->kind == SC_SHARDING_NAMED);
-  cr_assert_str_eq(sc_sharding_partition_spec(A, s), "P('x', 'y')");
-  s = sc_model_arg_sharding(m, f, 1);
+  cr_assert_str_eq(md_sharding_partition_spec(A, s), "P('x', 'y')");
+  s = md_model_arg_sharding(m, f, 1);
   cr_assert(s->mapped, "transposed iota with a replicated subgroup maps too");
-  cr_assert_str_eq(sc_sharding_partition_spec(A, s), "P('y', None)");
-  s = sc_model_arg_sharding(m, f, 2);
+  cr_assert_str_eq(md_sharding_partition_spec(A, s), "P('y', None)");
+  s = md_model_arg_sharding(m, f, 2);
   cr_assert_not_null(s, "serialized OpSharding proto");
   cr_assert_eq(s->ntile_dims, 1);
 }
@@ -165,30 +165,30 @@ static const char *k_shardy_nest =
     "  return %0 : tensor<8xf32>\n}\n";
 
 Test(model, shardy_nested_manual_contexts) {
-  sc_model *m = build(k_shardy_nest, NULL);
-  sc_op *outer = op("sdy.manual_computation", 0), *inner = op("sdy.manual_computation", 1);
-  const sc_manual_context *c = sc_model_manual(m, outer);
+  md_model *m = build(k_shardy_nest, NULL);
+  ir_op *outer = op("sdy.manual_computation", 0), *inner = op("sdy.manual_computation", 1);
+  const md_manual_context *c = md_model_manual(m, outer);
   cr_assert_null(c->manual_op, "the manual computation itself is outside its body");
   cr_assert_eq(c->nmanual_axes, 0);
-  c = sc_model_manual(m, op("stablehlo.abs", 0));
+  c = md_model_manual(m, op("stablehlo.abs", 0));
   cr_assert_eq(c->manual_op, outer);
   cr_assert(c->nmanual_axes == 1 && has_axis(c, "a"));
-  cr_assert(c->mesh && sc_span_eq(c->mesh->name, "mesh"));
-  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "b and c are free");
-  c = sc_model_manual(m, inner);
+  cr_assert(c->mesh && ir_span_eq(c->mesh->name, "mesh"));
+  cr_assert_not(md_model_fully_manual(m, op("stablehlo.abs", 0)), "b and c are free");
+  c = md_model_manual(m, inner);
   cr_assert_eq(c->manual_op, outer);
-  c = sc_model_manual(m, op("func.call", 0));
+  c = md_model_manual(m, op("func.call", 0));
   cr_assert_eq(c->manual_op, inner);
   cr_assert(c->nmanual_axes == 2 && has_axis(c, "a") && has_axis(c, "b"), "union over the nest");
   /* the private function called from the inner body inherits its context */
-  c = sc_model_manual(m, op("stablehlo.negate", 0));
+  c = md_model_manual(m, op("stablehlo.negate", 0));
   cr_assert(c->nmanual_axes == 2 && has_axis(c, "b"));
-  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.negate", 0)));
+  cr_assert_not(md_model_fully_manual(m, op("stablehlo.negate", 0)));
   cr_assert_not(c->gspmd_manual);
 }
 
 Test(model, fully_manual_and_single_device) {
-  sc_model *m = build("sdy.mesh @mesh = <[\"a\"=4, \"b\"=1]>\n"
+  md_model *m = build("sdy.mesh @mesh = <[\"a\"=4, \"b\"=1]>\n"
                       "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
                       "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"a\"}]>] out_shardings=[<@mesh, [{\"a\"}]>] manual_axes={\"a\"} (%arg1: tensor<2xf32>) {\n"
                       "    %1 = stablehlo.abs %arg1 : tensor<2xf32>\n"
@@ -197,16 +197,16 @@ Test(model, fully_manual_and_single_device) {
                       "  %2 = stablehlo.abs %0 : tensor<8xf32>\n"
                       "  return %2 : tensor<8xf32>\n}\n",
                       NULL);
-  cr_assert(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "size-1 axes count as manual");
-  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.abs", 1)));
+  cr_assert(md_model_fully_manual(m, op("stablehlo.abs", 0)), "size-1 axes count as manual");
+  cr_assert_not(md_model_fully_manual(m, op("stablehlo.abs", 1)));
   m = build("func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
             "  %0 = stablehlo.abs %arg0 : tensor<8xf32>\n  return %0 : tensor<8xf32>\n}\n",
             NULL);
-  cr_assert(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "no multi-device mesh: trivially manual");
+  cr_assert(md_model_fully_manual(m, op("stablehlo.abs", 0)), "no multi-device mesh: trivially manual");
 }
 
 static const char *gspmd_region(const char *manual_sharding) {
-  return sc_arena_printf(
+  return ar_printf(
       A,
       "module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {\n"
       "  func.func public @main(%%arg0: tensor<8192x784xf32>) -> tensor<8192x784xf32> {\n"
@@ -244,115 +244,115 @@ Test(model, function_called_from_several_contexts_gets_the_least_manual) {
       "  %TOP\n"
       "  return %0 : tensor<8xf32>\n}\n";
   /* full manual + partial manual {a}: the intersection {a}, not fully manual */
-  sc_model *m = build(sc_arena_printf(A, "%.*s%s", (int)(strstr(body, "  %TOP") - body), body,
+  md_model *m = build(ar_printf(A, "%.*s%s", (int)(strstr(body, "  %TOP") - body), body,
                             "  return %0 : tensor<8xf32>\n}\n"),
             NULL);
-  const sc_manual_context *c = sc_model_manual(m, op("stablehlo.negate", 0));
+  const md_manual_context *c = md_model_manual(m, op("stablehlo.negate", 0));
   cr_assert(c->nmanual_axes == 1 && has_axis(c, "a") && !has_axis(c, "b"), "intersection of the call sites' axes");
   cr_assert_not_null(c->manual_op);
-  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.negate", 0)));
+  cr_assert_not(md_model_fully_manual(m, op("stablehlo.negate", 0)));
   /* ... and called once more at top level: not manual at all */
-  m = build(sc_arena_printf(A, "%.*s%s", (int)(strstr(body, "  %TOP") - body), body,
+  m = build(ar_printf(A, "%.*s%s", (int)(strstr(body, "  %TOP") - body), body,
                             "  %6 = func.call @kern(%arg0) : (tensor<8xf32>) -> tensor<2xf32>\n"
                             "  return %0 : tensor<8xf32>\n}\n"),
             NULL);
-  c = sc_model_manual(m, op("stablehlo.negate", 0));
+  c = md_model_manual(m, op("stablehlo.negate", 0));
   cr_assert_null(c->manual_op, "a call site outside manual regions makes the function not manual");
   cr_assert_eq(c->nmanual_axes, 0);
-  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.negate", 0)));
+  cr_assert_not(md_model_fully_manual(m, op("stablehlo.negate", 0)));
   /* the call sites themselves keep their own contexts */
-  cr_assert(sc_model_fully_manual(m, op("func.call", 0)));
+  cr_assert(md_model_fully_manual(m, op("func.call", 0)));
   /* GSPMD: @shmap_body called inside the region and once more at top level is not GSPMD-manual */
   const char *g = gspmd_region("{manual}");
   const char *abs = strstr(g, "%5 = stablehlo.abs %4");
   cr_assert_not_null(abs);
-  m = build(sc_arena_printf(A, "%.*s%%5 = call @shmap_body(%%4)%s", (int)(abs - g), g, abs + strlen("%5 = stablehlo.abs %4")), NULL);
-  sc_op *kernel = NULL;
+  m = build(ar_printf(A, "%.*s%%5 = call @shmap_body(%%4)%s", (int)(abs - g), g, abs + strlen("%5 = stablehlo.abs %4")), NULL);
+  ir_op *kernel = NULL;
   for (int i = 0; (kernel = test_find_op(M, "stablehlo.custom_call", i)); i++)
-    if (sc_span_eq(sc_op_custom_call_target(kernel), "tpu_custom_call")) break;
+    if (ir_span_eq(ir_op_custom_call_target(kernel), "tpu_custom_call")) break;
   cr_assert_not_null(kernel);
-  cr_assert_not(sc_model_manual(m, kernel)->gspmd_manual);
-  cr_assert_not(sc_model_fully_manual(m, kernel));
+  cr_assert_not(md_model_manual(m, kernel)->gspmd_manual);
+  cr_assert_not(md_model_fully_manual(m, kernel));
 }
 
 Test(model, gspmd_region_via_shmap_body) {
-  sc_model *m = build(gspmd_region("{manual}"), NULL);
+  md_model *m = build(gspmd_region("{manual}"), NULL);
   cr_assert_eq(m->nerrors, 0);
-  sc_op *kernel = NULL;
+  ir_op *kernel = NULL;
   for (int i = 0; (kernel = test_find_op(M, "stablehlo.custom_call", i)); i++)
-    if (sc_span_eq(sc_op_custom_call_target(kernel), "tpu_custom_call")) break;
+    if (ir_span_eq(ir_op_custom_call_target(kernel), "tpu_custom_call")) break;
   cr_assert_not_null(kernel);
-  const sc_manual_context *c = sc_model_manual(m, kernel);
+  const md_manual_context *c = md_model_manual(m, kernel);
   cr_assert(c->gspmd_manual);
   cr_assert_not(c->gspmd_partial);
-  cr_assert(sc_model_fully_manual(m, kernel));
-  cr_assert(sc_model_manual(m, op("func.call", 0))->gspmd_manual, "the call consumes a local value");
-  cr_assert(sc_model_manual(m, op("stablehlo.custom_call", 3))->gspmd_manual, "@Sharding {manual} inside");
-  cr_assert(sc_model_manual(m, op("stablehlo.custom_call", 4))->gspmd_manual, "ShardToFull consumes a local value");
-  cr_assert_not(sc_model_manual(m, op("stablehlo.custom_call", 0))->gspmd_manual);
-  cr_assert_not(sc_model_manual(m, op("stablehlo.abs", 0))->gspmd_manual, "after ShardToFull values are global");
-  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.abs", 0)));
+  cr_assert(md_model_fully_manual(m, kernel));
+  cr_assert(md_model_manual(m, op("func.call", 0))->gspmd_manual, "the call consumes a local value");
+  cr_assert(md_model_manual(m, op("stablehlo.custom_call", 3))->gspmd_manual, "@Sharding {manual} inside");
+  cr_assert(md_model_manual(m, op("stablehlo.custom_call", 4))->gspmd_manual, "ShardToFull consumes a local value");
+  cr_assert_not(md_model_manual(m, op("stablehlo.custom_call", 0))->gspmd_manual);
+  cr_assert_not(md_model_manual(m, op("stablehlo.abs", 0))->gspmd_manual, "after ShardToFull values are global");
+  cr_assert_not(md_model_fully_manual(m, op("stablehlo.abs", 0)));
 }
 
 Test(model, gspmd_partial_manual_region) {
-  sc_model *m = build(gspmd_region("{devices=[1,1,4,2]<=[8] last_tile_dims={manual, replicated}}"), NULL);
-  sc_op *kernel = NULL;
+  md_model *m = build(gspmd_region("{devices=[1,1,4,2]<=[8] last_tile_dims={manual, replicated}}"), NULL);
+  ir_op *kernel = NULL;
   for (int i = 0; (kernel = test_find_op(M, "stablehlo.custom_call", i)); i++)
-    if (sc_span_eq(sc_op_custom_call_target(kernel), "tpu_custom_call")) break;
+    if (ir_span_eq(ir_op_custom_call_target(kernel), "tpu_custom_call")) break;
   cr_assert_not_null(kernel);
-  const sc_manual_context *c = sc_model_manual(m, kernel);
+  const md_manual_context *c = md_model_manual(m, kernel);
   cr_assert(c->gspmd_manual);
   cr_assert(c->gspmd_partial, "a manual subgroup of 4 of 8 devices is partial");
-  cr_assert_not(sc_model_fully_manual(m, kernel));
+  cr_assert_not(md_model_fully_manual(m, kernel));
 }
 
 Test(model, sdy_op_custom_syntax) {
-  sc_model *m = build("sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+  md_model *m = build("sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
                       "func.func @main(%arg0: tensor<16x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {\"x\"}]>}) -> tensor<16x2xf32> {\n"
                       "  %0 = sdy.all_reduce max {\"y\"} %arg0 out_sharding=<@mesh, [{}, {\"x\"}]> : tensor<16x2xf32>\n"
                       "  %1 = sdy.propagation_barrier %0 allowed_direction=BACKWARD : tensor<16x2xf32>\n"
                       "  return %1 : tensor<16x2xf32>\n}\n",
                       NULL);
-  sc_op *ar = op("sdy.all_reduce", 0);
-  const sc_sdy_item *it = sc_model_sdy_item(m, ar, "out_sharding");
+  ir_op *ar = op("sdy.all_reduce", 0);
+  const md_sdy_item *it = md_model_sdy_item(m, ar, "out_sharding");
   cr_assert_not_null(it);
-  const sc_op_info *info = sc_model_op(m, ar);
+  const md_op_info *info = md_model_op(m, ar);
   bool saw_max = false, saw_group = false;
   for (uint32_t i = 0; i < info->nitems; i++) {
-    if (sc_span_eq(info->items[i].name, "max") && !info->items[i].value.n) saw_max = true;
-    if (!info->items[i].name.n && sc_span_eq(info->items[i].value, "{\"y\"}")) saw_group = true;
+    if (ir_span_eq(info->items[i].name, "max") && !info->items[i].value.n) saw_max = true;
+    if (!info->items[i].name.n && ir_span_eq(info->items[i].value, "{\"y\"}")) saw_group = true;
   }
   cr_assert(saw_max && saw_group);
-  cr_assert_not_null(sc_model_result_sharding(m, ar, 0));
-  it = sc_model_sdy_item(m, op("sdy.propagation_barrier", 0), "allowed_direction");
-  cr_assert(it && sc_span_eq(it->value, "BACKWARD"));
+  cr_assert_not_null(md_model_result_sharding(m, ar, 0));
+  it = md_model_sdy_item(m, op("sdy.propagation_barrier", 0), "allowed_direction");
+  cr_assert(it && ir_span_eq(it->value, "BACKWARD"));
 }
 
 Test(model, hlo_gspmd_regions_and_partial_manual) {
   size_t len;
   char *buf = test_read_file("../shared/corpus/xla/hlo/sharding_propagation__CallPropagationWithSPMDShardToFullShape.hlo", &len);
   cr_assert_not_null(buf);
-  sc_linemap *lines = sc_arena_alloc(A, sizeof *lines);
-  *lines = sc_linemap_build(A, buf, len);
-  sc_parse_input in = {A, buf, len, 0, (uint32_t)len, lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
-  sc_parse_error err = {0};
-  M = sc_parse_hlo(&in, &err);
+  ir_linemap *lines = ar_alloc(A, sizeof *lines);
+  *lines = ir_linemap_build(A, buf, len);
+  fe_parse_input in = {A, buf, len, 0, (uint32_t)len, lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+  fe_parse_error err = {0};
+  M = fe_parse_hlo(&in, &err);
   cr_assert_not_null(M, "%s", err.message);
   sc_options opt = {0};
-  sc_model *m = sc_model_build(A, M, &opt);
+  md_model *m = md_model_build(A, M, &opt);
   cr_assert_eq(m->nerrors, 0);
   const char *names[] = {"custom-call.1", "custom-call.2", "custom-call.3", "custom-call.4", "call"};
   bool manual[] = {false, false, true, true, false};
   for (int i = 0; i < 5; i++) {
-    sc_op *o = NULL;
+    ir_op *o = NULL;
     for (uint32_t k = 0; k < M->nops && !o; k++)
-      if (sc_span_eq(sc_op_sym_name(M->ops[k]), names[i])) o = M->ops[k];
+      if (ir_span_eq(ir_op_sym_name(M->ops[k]), names[i])) o = M->ops[k];
     cr_assert_not_null(o, "%s", names[i]);
-    cr_assert_eq(sc_model_manual(m, o)->gspmd_manual, manual[i], "%s", names[i]);
+    cr_assert_eq(md_model_manual(m, o)->gspmd_manual, manual[i], "%s", names[i]);
   }
   /* the tiled parameter sharding of custom-call.1 with a replicated subgroup */
-  sc_op *o = test_find_op(M, "custom-call", 0);
-  const sc_sharding *s = sc_model_result_sharding(m, o, 0);
+  ir_op *o = test_find_op(M, "custom-call", 0);
+  const md_sharding *s = md_model_result_sharding(m, o, 0);
   cr_assert(s && s->tile_dims && s->last_tile_dim_replicate);
   free(buf);
 }
@@ -370,12 +370,12 @@ Test(model, fully_manual_against_a_target_mesh) {
   sc_options opt = {0};
   opt.mesh = &t;
   cr_assert_eq(sc_mesh_parse(A, "data=4", &t, &err), 0);
-  sc_model *m = build(text, &opt);
-  cr_assert(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "same device count: the module's mesh decides");
+  md_model *m = build(text, &opt);
+  cr_assert(md_model_fully_manual(m, op("stablehlo.abs", 0)), "same device count: the module's mesh decides");
   cr_assert_eq(sc_mesh_parse(A, "data=8", &t, &err), 0);
   m = build(text, &opt);
-  cr_assert_not(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "8 devices: axis a does not cover them");
+  cr_assert_not(md_model_fully_manual(m, op("stablehlo.abs", 0)), "8 devices: axis a does not cover them");
   cr_assert_eq(sc_mesh_parse(A, "data=8:manual", &t, &err), 0);
   m = build(text, &opt);
-  cr_assert(sc_model_fully_manual(m, op("stablehlo.abs", 0)), "manual target axes count as manual");
+  cr_assert(md_model_fully_manual(m, op("stablehlo.abs", 0)), "manual target axes count as manual");
 }

@@ -8,7 +8,7 @@
 #include "propagate/op_rule_build.h"
 
 static int32_t pb_int_list_for_test(sc_arena *a, const char *text, int64_t **out) {
-  return pb_int_list(a, sc_span_of(text, (uint32_t)strlen(text)), out);
+  return pb_int_list(a, ir_span_of(text, (uint32_t)strlen(text)), out);
 }
 
 static sc_arena *A;
@@ -22,22 +22,22 @@ static const char *REGISTRY_TESTS[] = {
     "../shared/corpus/shardy/propagation/op_sharding_rule_registry_failures.mlir",
 };
 
-static sc_module *parse_file(const char *path, char **buf) {
+static ir_module *parse_file(const char *path, char **buf) {
   size_t len;
   *buf = test_read_file(path, &len);
   cr_assert_not_null(*buf, "missing corpus file %s", path);
-  sc_parse_error err;
-  sc_module *m = test_parse(A, *buf, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, *buf, &err);
   cr_assert_not_null(m, "%s: %s", path, err.message);
   return m;
 }
 
 /* The rule of the first op named `name` in `text`. */
 static const prop_rule *rule_in(const char *text, const char *name, bool conservative, const char **err) {
-  sc_parse_error perr;
-  sc_module *m = test_parse(A, text, &perr);
+  fe_parse_error perr;
+  ir_module *m = test_parse(A, text, &perr);
   cr_assert_not_null(m, "parse: %s", perr.message);
-  sc_op *op = test_find_op(m, name, 0);
+  ir_op *op = test_find_op(m, name, 0);
   cr_assert_not_null(op, "no %s", name);
   prop_rule_options opt = {conservative, prop_rule_facts_build(A, m)};
   return prop_rule_of(A, m, op, &opt, err);
@@ -50,7 +50,7 @@ static const char *rule_text(const char *text, const char *name) {
   return prop_rule_str(A, r);
 }
 
-static sc_span type_of(const sc_op *op, bool result, uint32_t i) {
+static ir_span type_of(const ir_op *op, bool result, uint32_t i) {
   if (result && op->nresult_types >= op->nresults) return op->result_types[op->nresult_types - op->nresults + i];
   if (result) return op->results[i]->type;
   return op->noperand_types == op->noperands ? op->operand_types[i] : op->operands[i]->type;
@@ -73,13 +73,13 @@ static void check_dim(const prop_rule *r, const prop_dim *d, int64_t size, const
             (long long)product, (long long)size);
 }
 
-static void check_tensors(const sc_op *op, const prop_rule *r, bool results, bool *used) {
+static void check_tensors(const ir_op *op, const prop_rule *r, bool results, bool *used) {
   uint32_t n = results ? r->nresults : r->noperands;
   const prop_tensor *t = results ? r->results : r->operands;
   cr_assert_eq(n, results ? op->nresults : op->noperands);
   for (uint32_t i = 0; i < n; i++) {
-    sc_tensor_type ty;
-    cr_assert(sc_parse_tensor_type(A, type_of(op, results, i), &ty));
+    ir_tensor_type ty;
+    cr_assert(ir_parse_tensor_type(A, type_of(op, results, i), &ty));
     cr_assert_eq((int32_t)t[i].rank, ty.rank, "line op %.*s: rank", SC_SPAN_ARG(op->name));
     for (uint32_t d = 0; d < t[i].rank; d++) {
       char where[128];
@@ -95,23 +95,23 @@ Test(op_rule, registry_rules_keep_their_invariants) {
   for (size_t f = 0; f < sizeof REGISTRY_TESTS / sizeof *REGISTRY_TESTS; f++) {
     for (int conservative = 0; conservative < 2; conservative++) {
       char *buf;
-      sc_module *m = parse_file(REGISTRY_TESTS[f], &buf);
+      ir_module *m = parse_file(REGISTRY_TESTS[f], &buf);
       prop_rule_options opt = {conservative, prop_rule_facts_build(A, m)};
       for (uint32_t i = 0; i < m->nops; i++) {
-        const sc_op *op = m->ops[i];
+        const ir_op *op = m->ops[i];
         const char *err = NULL;
         const prop_rule *r = prop_rule_of(A, m, op, &opt, &err);
         cr_assert_null(err, "%.*s: %s", SC_SPAN_ARG(op->name), err);
         if (!r) continue;
         rules++;
-        bool *used = sc_arena_calloc(A, r->nfactors + 1, 1);
+        bool *used = ar_calloc(A, r->nfactors + 1, 1);
         check_tensors(op, r, false, used);
         check_tensors(op, r, true, used);
         for (uint32_t k = 0; k < r->nfactors; k++)
           cr_assert(used[k], "%.*s: factor %u is on no dimension", SC_SPAN_ARG(op->name), k);
         /* The printed rule parses back to itself. */
         const char *s = prop_rule_str(A, r);
-        const prop_rule *back = prop_rule_parse(A, sc_span_of(s, (uint32_t)strlen(s)), &err);
+        const prop_rule *back = prop_rule_parse(A, ir_span_of(s, (uint32_t)strlen(s)), &err);
         cr_assert_not_null(back, "%s: %s", s, err);
         cr_assert_str_eq(prop_rule_str(A, back), s);
       }
@@ -135,11 +135,11 @@ Test(op_rule, shardys_rule_texts_round_trip) {
         if (*q == '>' && q[-1] != '-' && --depth == 0) break;
       }
       if (*q != '>') continue; /* a CHECK that stops before the rule's end */
-      sc_span text = sc_span_of(p, (uint32_t)(q + 1 - p));
+      ir_span text = ir_span_of(p, (uint32_t)(q + 1 - p));
       const char *err = NULL;
       const prop_rule *r = prop_rule_parse(A, text, &err);
       cr_assert_not_null(r, "%.*s: %s", SC_SPAN_ARG(text), err);
-      cr_assert(sc_span_eq(text, prop_rule_str(A, r)), "%.*s printed as %s", SC_SPAN_ARG(text), prop_rule_str(A, r));
+      cr_assert(ir_span_eq(text, prop_rule_str(A, r)), "%.*s printed as %s", SC_SPAN_ARG(text), prop_rule_str(A, r));
       seen++;
     }
     free(buf);
@@ -148,15 +148,15 @@ Test(op_rule, shardys_rule_texts_round_trip) {
 }
 
 Test(op_rule, factor_symbols) {
-  sc_astr s = SC_ASTR_INIT(A);
+  ar_str s = SC_ASTR_INIT(A);
   prop_factor_symbol(&s, 0);
   prop_factor_symbol(&s, 17);
   prop_factor_symbol(&s, 18);
   prop_factor_symbol(&s, 30);
-  cr_assert_str_eq(sc_astr_str(&s), "izz_1z_13");
+  cr_assert_str_eq(ar_str_str(&s), "izz_1z_13");
   const char *text = "#sdy.op_sharding_rule<([z_1z_2])->([z_2]) {i=1, j=1, k=1, l=1, m=1, n=1, o=1, p=1, q=1, r=1, "
                      "s=1, t=1, u=1, v=1, w=1, x=1, y=1, z=1, z_1=2, z_2=3} reduction={z_1}, custom>";
-  const prop_rule *r = prop_rule_parse(A, sc_span_of(text, (uint32_t)strlen(text)), NULL);
+  const prop_rule *r = prop_rule_parse(A, ir_span_of(text, (uint32_t)strlen(text)), NULL);
   cr_assert_not_null(r);
   cr_assert_eq(r->nfactors, 20);
   cr_assert_eq(r->operands[0].dims[0].nfactors, 2);
@@ -232,8 +232,8 @@ Test(op_rule, written_rule_wins_and_must_fit) {
 }
 
 Test(op_rule, unknown_ops_warn_as_shardy_does) {
-  sc_parse_error perr;
-  sc_module *m = test_parse(A,
+  fe_parse_error perr;
+  ir_module *m = test_parse(A,
                             "func.func @f(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
                             "  %0 = stablehlo.custom_call @mystery(%a) : (tensor<8xf32>) -> tensor<8xf32>\n"
                             "  %1 = stablehlo.custom_call @tpu_custom_call(%0) : (tensor<8xf32>) -> tensor<8xf32>\n"
@@ -244,7 +244,7 @@ Test(op_rule, unknown_ops_warn_as_shardy_does) {
   cr_assert_not_null(m);
   const char *err = NULL;
   for (int i = 0; i < 2; i++) {
-    sc_op *cc = test_find_op(m, "stablehlo.custom_call", i);
+    ir_op *cc = test_find_op(m, "stablehlo.custom_call", i);
     cr_assert_null(prop_rule_of(A, m, cc, NULL, &err));
     cr_assert_null(err);
   }
@@ -264,9 +264,9 @@ Test(op_rule, x64_combine_with_and_without_facts) {
                      "  %s, %o = stablehlo.rng_bit_generator %0, algorithm = DEFAULT : (tensor<2xui64>) -> "
                      "(tensor<2xui64>, tensor<4x8xui32>)\n"
                      "  return %o : tensor<4x8xui32>\n}\n";
-  sc_parse_error perr;
-  sc_module *m = test_parse(A, text, &perr);
-  sc_op *op = test_find_op(m, "stablehlo.custom_call", 0);
+  fe_parse_error perr;
+  ir_module *m = test_parse(A, text, &perr);
+  ir_op *op = test_find_op(m, "stablehlo.custom_call", 0);
   prop_rule_options with = {false, prop_rule_facts_build(A, m)}, without = {false, NULL};
   const char *want = "#sdy.op_sharding_rule<([i], [i])->([i]) {i=2} need_replication={i} blocked_propagation={i}>";
   cr_assert_str_eq(prop_rule_str(A, prop_rule_of(A, m, op, &with, NULL)), want);
@@ -324,27 +324,27 @@ Test(op_rule, malformed_attributes_are_errors) {
   };
   for (size_t i = 0; i < sizeof bad_rules / sizeof *bad_rules; i++) {
     const char *err = NULL;
-    cr_assert_null(prop_rule_parse(A, sc_span_of(bad_rules[i], (uint32_t)strlen(bad_rules[i])), &err), "%s",
+    cr_assert_null(prop_rule_parse(A, ir_span_of(bad_rules[i], (uint32_t)strlen(bad_rules[i])), &err), "%s",
                    bad_rules[i]);
     cr_assert_not_null(err);
   }
 }
 
 /* A module of `n` copies of `op_line` (with %0 defined by the function argument). */
-static sc_module *repeated(const char *head, const char *op_line, const char *tail, size_t n, char **buf) {
+static ir_module *repeated(const char *head, const char *op_line, const char *tail, size_t n, char **buf) {
   size_t hl = strlen(head), ol = strlen(op_line), tl = strlen(tail);
   *buf = malloc(hl + ol * n + tl + 1);
   memcpy(*buf, head, hl);
   for (size_t i = 0; i < n; i++) memcpy(*buf + hl + i * ol, op_line, ol);
   memcpy(*buf + hl + n * ol, tail, tl + 1);
-  sc_parse_error perr;
-  sc_module *m = test_parse(A, *buf, &perr);
+  fe_parse_error perr;
+  ir_module *m = test_parse(A, *buf, &perr);
   cr_assert_not_null(m, "%s", perr.message);
   return m;
 }
 
 /* Arena bytes to build every op's rule. */
-static size_t bytes_for_rules(sc_module *m) {
+static size_t bytes_for_rules(ir_module *m) {
   size_t before = sc_arena_used(A);
   prop_rule_options opt = {false, prop_rule_facts_build(A, m)};
   for (uint32_t i = 0; i < m->nops; i++) {
@@ -369,14 +369,14 @@ Test(op_rule, cost_is_linear_in_ops_and_operands) {
   /* One op with thousands of operands. */
   for (int k = 0; k < 2; k++) {
     size_t n = k ? 8000 : 4000;
-    sc_astr s = SC_ASTR_INIT(A);
-    sc_astr_puts(&s, "func.func @f(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {\n  %0 = stablehlo.concatenate ");
-    for (size_t i = 0; i < n; i++) sc_astr_puts(&s, i ? ", %a" : "%a");
-    sc_astr_printf(&s, ", dim = 1 : (");
-    for (size_t i = 0; i < n; i++) sc_astr_puts(&s, i ? ", tensor<4x2xf32>" : "tensor<4x2xf32>");
-    sc_astr_printf(&s, ") -> tensor<4x%zuxf32>\n  return %%a : tensor<4x2xf32>\n}\n", 2 * n);
+    ar_str s = SC_ASTR_INIT(A);
+    ar_str_puts(&s, "func.func @f(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {\n  %0 = stablehlo.concatenate ");
+    for (size_t i = 0; i < n; i++) ar_str_puts(&s, i ? ", %a" : "%a");
+    ar_str_printf(&s, ", dim = 1 : (");
+    for (size_t i = 0; i < n; i++) ar_str_puts(&s, i ? ", tensor<4x2xf32>" : "tensor<4x2xf32>");
+    ar_str_printf(&s, ") -> tensor<4x%zuxf32>\n  return %%a : tensor<4x2xf32>\n}\n", 2 * n);
     const char *err = NULL;
-    const prop_rule *r = rule_in(sc_astr_str(&s), "stablehlo.concatenate", false, &err);
+    const prop_rule *r = rule_in(ar_str_str(&s), "stablehlo.concatenate", false, &err);
     cr_assert_not_null(r, "%s", err);
     cr_assert_eq(r->noperands, n);
   }
@@ -384,26 +384,26 @@ Test(op_rule, cost_is_linear_in_ops_and_operands) {
 
 Test(op_rule, huge_ranks_and_sizes) {
   /* A rank beyond what the IR reads is an error; a rank-64 reshape of primes still factors. */
-  sc_astr s = SC_ASTR_INIT(A);
-  sc_astr_puts(&s, "func.func @f(%a: tensor<");
-  for (int i = 0; i < 200; i++) sc_astr_puts(&s, "2x");
-  sc_astr_puts(&s, "f32>) -> tensor<f32> {\n  %0 = stablehlo.add %a, %a : tensor<");
-  for (int i = 0; i < 200; i++) sc_astr_puts(&s, "2x");
-  sc_astr_puts(&s, "f32>\n  return %0 : tensor<f32>\n}\n");
+  ar_str s = SC_ASTR_INIT(A);
+  ar_str_puts(&s, "func.func @f(%a: tensor<");
+  for (int i = 0; i < 200; i++) ar_str_puts(&s, "2x");
+  ar_str_puts(&s, "f32>) -> tensor<f32> {\n  %0 = stablehlo.add %a, %a : tensor<");
+  for (int i = 0; i < 200; i++) ar_str_puts(&s, "2x");
+  ar_str_puts(&s, "f32>\n  return %0 : tensor<f32>\n}\n");
   const char *err = NULL;
-  cr_assert_null(rule_in(sc_astr_str(&s), "stablehlo.add", false, &err));
+  cr_assert_null(rule_in(ar_str_str(&s), "stablehlo.add", false, &err));
   cr_assert_not_null(err);
 
   static const int primes[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47}; /* product < 2^63 */
-  sc_astr in = SC_ASTR_INIT(A), out = SC_ASTR_INIT(A);
-  for (int i = 0; i < 15; i++) sc_astr_printf(&in, "%dx", primes[i]);
-  for (int i = 14; i >= 0; i--) sc_astr_printf(&out, "%dx", primes[i]);
-  sc_astr t = SC_ASTR_INIT(A);
-  sc_astr_printf(&t,
+  ar_str in = SC_ASTR_INIT(A), out = SC_ASTR_INIT(A);
+  for (int i = 0; i < 15; i++) ar_str_printf(&in, "%dx", primes[i]);
+  for (int i = 14; i >= 0; i--) ar_str_printf(&out, "%dx", primes[i]);
+  ar_str t = SC_ASTR_INIT(A);
+  ar_str_printf(&t,
                  "func.func @f(%%a: tensor<%sf32>) -> tensor<%sf32> {\n  %%0 = stablehlo.reshape %%a : (tensor<%sf32>) -> "
                  "tensor<%sf32>\n  return %%0 : tensor<%sf32>\n}\n",
-                 sc_astr_str(&in), sc_astr_str(&out), sc_astr_str(&in), sc_astr_str(&out), sc_astr_str(&out));
-  const prop_rule *r = rule_in(sc_astr_str(&t), "stablehlo.reshape", false, &err);
+                 ar_str_str(&in), ar_str_str(&out), ar_str_str(&in), ar_str_str(&out), ar_str_str(&out));
+  const prop_rule *r = rule_in(ar_str_str(&t), "stablehlo.reshape", false, &err);
   cr_assert_not_null(r, "%s", err);
   cr_assert_eq(r->nfactors, 30); /* no common divisor: every dimension its own factor */
 
@@ -431,13 +431,13 @@ Test(op_rule, bytecode_and_text_give_the_same_rules) {
       size_t len;
       char *buf = test_read_file(path, &len);
       cr_assert_not_null(buf, "missing %s", path);
-      sc_linemap lines = sc_linemap_build(A, buf, len);
-      sc_parse_input in = {A, buf, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
-      sc_parse_error err;
+      ir_linemap lines = ir_linemap_build(A, buf, len);
+      fe_parse_input in = {A, buf, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+      fe_parse_error err;
       memset(&err, 0, sizeof err);
-      sc_module *m = sc_parse_format(sc_detect_format(buf, len), &in, &err);
+      ir_module *m = fe_parse_format(fe_detect_format(buf, len), &in, &err);
       cr_assert_not_null(m, "%s: %s", path, err.message);
-      sc_module_finalize(m);
+      ir_module_finalize(m);
       prop_rule_options opt = {false, prop_rule_facts_build(A, m)};
       for (uint32_t k = 0; k < m->nops && n[bc] < 512; k++) {
         const prop_rule *r = prop_rule_of(A, m, m->ops[k], &opt, NULL);
@@ -455,13 +455,13 @@ Test(op_rule, bytecode_and_text_give_the_same_rules) {
 /* The rule of the first op named `name` in an HLO text module. */
 static const char *hlo_rule(const char *text, const char *name) {
   size_t len = strlen(text);
-  sc_linemap lines = sc_linemap_build(A, text, len);
-  sc_parse_input in = {A, text, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
-  sc_parse_error err;
+  ir_linemap lines = ir_linemap_build(A, text, len);
+  fe_parse_input in = {A, text, len, 0, (uint32_t)len, &lines, SC_DEFAULT_MAX_DEPTH, SC_DEFAULT_MAX_OPS, NULL};
+  fe_parse_error err;
   memset(&err, 0, sizeof err);
-  sc_module *m = sc_parse_hlo(&in, &err);
+  ir_module *m = fe_parse_hlo(&in, &err);
   cr_assert_not_null(m, "%s", err.message);
-  sc_op *op = test_find_op(m, name, 0);
+  ir_op *op = test_find_op(m, name, 0);
   cr_assert_not_null(op, "no %s", name);
   const char *e = NULL;
   const prop_rule *r = prop_rule_of(A, m, op, NULL, &e);
@@ -506,13 +506,13 @@ Test(op_rule, hlo_instructions_get_their_stablehlo_rules) {
 
 /* A dimension list longer than any tensor's rank is malformed, not a quadratic membership scan. */
 Test(op_rule, overlong_dimension_lists_are_errors) {
-  sc_astr s = SC_ASTR_INIT(A);
-  sc_astr_puts(&s, "func.func @f(%a: tensor<8x32xf32>, %b: tensor<32x16xf32>) -> tensor<8x16xf32> {\n"
+  ar_str s = SC_ASTR_INIT(A);
+  ar_str_puts(&s, "func.func @f(%a: tensor<8x32xf32>, %b: tensor<32x16xf32>) -> tensor<8x16xf32> {\n"
                    "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [");
-  for (int i = 0; i < 100000; i++) sc_astr_puts(&s, i ? ", 1" : "1");
-  sc_astr_puts(&s, "] x [0] : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
+  for (int i = 0; i < 100000; i++) ar_str_puts(&s, i ? ", 1" : "1");
+  ar_str_puts(&s, "] x [0] : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>\n"
                    "  return %0 : tensor<8x16xf32>\n}\n");
-  expect_error(sc_astr_str(&s), "stablehlo.dot_general");
+  expect_error(ar_str_str(&s), "stablehlo.dot_general");
   int64_t *v;
   cr_assert_eq(pb_int_list_for_test(A, "dense<7> : tensor<100000x100000xi64>", &v), -1);
   cr_assert_eq(pb_int_list_for_test(A, "dense<7> : tensor<3x2xi64>", &v), 6);

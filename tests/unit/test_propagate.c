@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "shardcheck.h"
+#include "util/arena.h"
 
 typedef struct {
   sc_status status;
@@ -22,7 +23,7 @@ static prop_run run_propagate(sc_arena *a, const char *text, sc_propagate_strate
   o.hash_seed = 0x9e3779b97f4a7c15ull; /* fixed: the parser meters long hash probes, so steps depend on the seed */
   sc_propagate_result r;
   prop_run out = {sc_propagate(a, text, strlen(text), &o, &r), r.text, r.failure, 0, 0};
-  out.steps = sc_arena_steps(a);
+  out.steps = ar_steps(a);
   out.bytes = sc_arena_used(a);
   return out;
 }
@@ -241,14 +242,14 @@ Test(propagate, check_names_the_origin) {
 
 /* A long element-wise chain from a sharded argument into a kernel, as module text in `a`. */
 static const char *long_chain(sc_arena *a, int n) {
-  sc_astr t = SC_ASTR_INIT(a);
-  sc_astr_puts(&t, "sdy.mesh @mesh = <[\"data\"=4]>\n"
+  ar_str t = SC_ASTR_INIT(a);
+  ar_str_puts(&t, "sdy.mesh @mesh = <[\"data\"=4]>\n"
                    "func.func public @main(%v0: tensor<8x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) "
                    "-> tensor<8x128xf32> {\n");
-  for (int i = 1; i <= n; i++) sc_astr_printf(&t, "  %%v%d = stablehlo.multiply %%v%d, %%v%d : tensor<8x128xf32>\n", i, i - 1, i - 1);
-  sc_astr_printf(&t, "  %%k = stablehlo.custom_call @tpu_custom_call(%%v%d) {backend_config = \"{}\"} : "
+  for (int i = 1; i <= n; i++) ar_str_printf(&t, "  %%v%d = stablehlo.multiply %%v%d, %%v%d : tensor<8x128xf32>\n", i, i - 1, i - 1);
+  ar_str_printf(&t, "  %%k = stablehlo.custom_call @tpu_custom_call(%%v%d) {backend_config = \"{}\"} : "
                      "(tensor<8x128xf32>) -> tensor<8x128xf32>\n  return %%k : tensor<8x128xf32>\n}\n", n);
-  return sc_astr_str(&t);
+  return ar_str_str(&t);
 }
 
 static size_t count_code(const sc_report *r, const char *code) {

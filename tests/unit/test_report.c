@@ -150,7 +150,7 @@ Test(report, text_underlines_the_span_and_cuts_long_lines) {
   cr_assert(strstr(t, "      | \t^~~~\n"), "%s", t);
   free(t);
   /* A 3000-byte line, the span at column 2000: shown around the span, cut with "…" on both sides. */
-  char *line = sc_arena_alloc(A, 3100);
+  char *line = ar_alloc(A, 3100);
   memset(line, 'a', 3000);
   memcpy(line + 1999, "BAD", 3);
   sc_report fake = *r;
@@ -201,7 +201,7 @@ Test(report, text_shows_the_python_line_the_caller_reads) {
 Test(report, text_windows_long_lines_to_the_terminal_width) {
   sc_options opt = {0};
   opt.input_name = "k.mlir";
-  char *line = sc_arena_alloc(A, 400);
+  char *line = ar_alloc(A, 400);
   memset(line, 'a', 300);
   memcpy(line + 199, "BAD", 3);
   line[300] = 0;
@@ -260,7 +260,7 @@ Test(report, sarif_many_one_run_and_stable_fingerprints) {
   sc_options opt = {0};
   opt.input_name = "a.mlir";
   sc_report *a = test_check(A, KERNEL, &opt);
-  char *moved = sc_arena_printf(A, "// a comment\n// another\n%s", KERNEL);
+  char *moved = ar_printf(A, "// a comment\n// another\n%s", KERNEL);
   opt.input_name = "b c#.mlir";
   sc_report *b = test_check(A, moved, &opt);
   const char **fa = sc_report_fingerprints(A, a), **fb = sc_report_fingerprints(A, b);

@@ -74,13 +74,13 @@ Test(report_html, every_field_is_escaped) {
 /* A diagnostic carrying only a tiling context (as a remote report may). */
 static sc_diag tiling_diag(const char **shape, size_t rank, const char **mesh, size_t naxes, const char **dims,
                            size_t ndims, const char *flagged) {
-  sc_context_entry *c = sc_arena_calloc(A, 5, sizeof *c);
+  sc_context_entry *c = ar_calloc(A, 5, sizeof *c);
   static const char *what[] = {"argument #0"};
   c[0] = (sc_context_entry){"tensor", what, 1, false};
   c[1] = (sc_context_entry){"tensor_shape", shape, rank, true};
   c[2] = (sc_context_entry){"tensor_mesh", mesh, naxes, true};
   c[3] = (sc_context_entry){"tensor_dim_axes", dims, ndims, true};
-  const char **f = sc_arena_calloc(A, 1, sizeof *f);
+  const char **f = ar_calloc(A, 1, sizeof *f);
   f[0] = flagged;
   c[4] = (sc_context_entry){"tensor_dim", f, 1, false};
   sc_diag d = {0};
@@ -104,9 +104,9 @@ Test(report_html, uneven_tile_math) {
   cr_assert(e.valid == 0 && e.padding == 3);
   cr_assert_eq(rp_tiling_block(&t, 6, 0), 6);
   cr_assert_eq(rp_tiling_replicas(&t), 1);
-  sc_strbuf b = {0};
+  strbuf b = {0};
   rp_tiling_text(&b, &d, "", "");
-  char *s = sc_strbuf_take(&b);
+  char *s = sb_take(&b);
   cr_assert(strstr(s, "dim 0 (size 17) in 8 blocks of 3 over dim0=8, padded to 24:"), "%s", s);
   cr_assert(strstr(s, "| 15:17+1pad | pad 3 | pad 3 |"), "%s", s);
   free(s);

@@ -14,17 +14,17 @@ static sc_arena *A;
 static void setup(void) { A = sc_arena_new(0); }
 static void teardown(void) { sc_arena_free(A); }
 
-static const sc_op *op_named(const sc_module *m, const char *name, uint32_t nth) {
+static const ir_op *op_named(const ir_module *m, const char *name, uint32_t nth) {
   for (uint32_t i = 0; i < m->nops; i++)
-    if (sc_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
+    if (ir_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
   cr_assert_fail("no op %s", name);
   return NULL;
 }
 
-static const char *emit(prop_printer *pr, const sc_module *m) {
-  sc_astr out = SC_ASTR_INIT(A);
+static const char *emit(prop_printer *pr, const ir_module *m) {
+  ar_str out = SC_ASTR_INIT(A);
   prop_printer_emit(pr, 0, (uint32_t)m->len, &out);
-  return sc_astr_str(&out);
+  return ar_str_str(&out);
 }
 
 static const char *MODULE = "func.func @f(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {\n"
@@ -36,18 +36,18 @@ static const char *MODULE = "func.func @f(%arg0: tensor<8xf32>, %arg1: tensor<8x
 TestSuite(reshard_printer, .init = setup, .fini = teardown);
 
 Test(reshard_printer, inserts_rewires_and_renumbers) {
-  sc_parse_error err;
-  sc_module *m = test_parse(A, MODULE, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, MODULE, &err);
   cr_assert_not_null(m, "%s", err.message);
   prop_printer pr;
   prop_printer_init(&pr, A, m);
   pr.renumber = true;
-  const sc_op *add = op_named(m, "stablehlo.add", 0), *neg = op_named(m, "stablehlo.negate", 0);
+  const ir_op *add = op_named(m, "stablehlo.add", 0), *neg = op_named(m, "stablehlo.negate", 0);
   const char *r = prop_printer_fresh_name(&pr);
-  prop_printer_insert_before(&pr, add, sc_arena_printf(A, "%s = sdy.reshard %%arg1 <@mesh, [{}]> : tensor<8xf32>", r));
+  prop_printer_insert_before(&pr, add, ar_printf(A, "%s = sdy.reshard %%arg1 <@mesh, [{}]> : tensor<8xf32>", r));
   cr_assert(prop_printer_replace_operand(&pr, add, 1, r));
   const char *after = prop_printer_fresh_name(&pr);
-  prop_printer_insert_after(&pr, neg, sc_arena_printf(A, "%s = sdy.all_reduce {\"x\"} %%1 out_sharding=<@mesh, [{}]> : tensor<8xf32>", after));
+  prop_printer_insert_after(&pr, neg, ar_printf(A, "%s = sdy.all_reduce {\"x\"} %%1 out_sharding=<@mesh, [{}]> : tensor<8xf32>", after));
   cr_assert(prop_printer_replace_operand(&pr, op_named(m, "func.return", 0), 0, after));
   cr_assert_not(prop_printer_replace_operand(&pr, add, 2, "%x"), "an operand the op does not have");
   cr_assert_str_eq(emit(&pr, m), "func.func @f(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {\n"
@@ -60,12 +60,12 @@ Test(reshard_printer, inserts_rewires_and_renumbers) {
 }
 
 Test(reshard_printer, erases_renames_and_inserts_first) {
-  sc_parse_error err;
-  sc_module *m = test_parse(A, MODULE, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, MODULE, &err);
   cr_assert_not_null(m, "%s", err.message);
   prop_printer pr;
   prop_printer_init(&pr, A, m);
-  const sc_op *add = op_named(m, "stablehlo.add", 0), *neg = op_named(m, "stablehlo.negate", 0);
+  const ir_op *add = op_named(m, "stablehlo.add", 0), *neg = op_named(m, "stablehlo.negate", 0);
   prop_printer_erase(&pr, neg);
   cr_assert(prop_printer_rename_result(&pr, add, 0, "%sum"));
   cr_assert(prop_printer_replace_operand(&pr, op_named(m, "func.return", 0), 0, "%sum"));
@@ -92,13 +92,13 @@ Test(reshard_printer, operands_found_by_name_and_block_args_skipped) {
                      "  }\n"
                      "  return %0#0 : tensor<8xf32>\n"
                      "}\n";
-  sc_parse_error err;
-  sc_module *m = test_parse(A, text, &err);
+  fe_parse_error err;
+  ir_module *m = test_parse(A, text, &err);
   cr_assert_not_null(m, "%s", err.message);
   prop_printer pr;
   prop_printer_init(&pr, A, m);
   pr.renumber = true;
-  const sc_op *w = op_named(m, "stablehlo.while", 0);
+  const ir_op *w = op_named(m, "stablehlo.while", 0);
   cr_assert(prop_printer_replace_operand(&pr, w, 1, "%_sc9"));
   prop_printer_insert_before(&pr, w, "%_sc9 = sdy.reshard %arg1 <@m, []> : tensor<i32>");
   const char *out = emit(&pr, m);
@@ -122,9 +122,9 @@ Test(reshard_printer, renumber_names_constants_and_keeps_others) {
                      "  %6 = stablehlo.negate %5 : tensor<f32>\n"
                      "  return %6 : tensor<f32>\n"
                      "}\n";
-  sc_astr out = SC_ASTR_INIT(A);
+  ar_str out = SC_ASTR_INIT(A);
   prop_printer_renumber(A, text, strlen(text), &out);
-  cr_assert_str_eq(sc_astr_str(&out), "func.func @f(%arg0: tensor<i32>) -> tensor<f32> {\n"
+  cr_assert_str_eq(ar_str_str(&out), "func.func @f(%arg0: tensor<i32>) -> tensor<f32> {\n"
                                       "  %cst = stablehlo.constant dense<1.0> : tensor<f32>\n"
                                       "  %c = stablehlo.constant dense<1> : tensor<2xi32>\n"
                                       "  %cst_0 = stablehlo.constant dense<2.0> : tensor<f32>\n"
@@ -219,7 +219,7 @@ Test(reshard_pass, malformed_shardings_do_not_crash) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     for (int mode = 0; mode < 2; mode++) {
-      const char *text = sc_arena_printf(A,
+      const char *text = ar_printf(A,
                                          "sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
                                          "func.func @f(%%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, %s>}) -> tensor<8x8xf32> {\n"
                                          "  %%0 = stablehlo.add %%arg0, %%arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"y\"}, {}]>]>} : tensor<8x8xf32>\n"
@@ -244,20 +244,20 @@ Test(reshard_pass, malformed_shardings_do_not_crash) {
 /* `n` adds whose operands disagree with their results (each needs a reshard) or `n` reshards that
  * each become collectives. */
 static char *chain_module(size_t n, bool reshards) {
-  sc_strbuf b = {0};
-  sc_strbuf_puts(&b, "sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+  strbuf b = {0};
+  sb_puts(&b, "sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
                      "func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {}]>}) -> tensor<8x8xf32> {\n");
   for (size_t i = 0; i < n; i++) {
-    const char *prev = i ? sc_arena_printf(A, "%%%zu", i - 1) : "%arg0";
+    const char *prev = i ? ar_printf(A, "%%%zu", i - 1) : "%arg0";
     const char *sh = i % 2 ? "[{\"x\"}, {\"y\"}]" : "[{\"y\"}, {\"x\"}]";
     if (reshards)
-      sc_strbuf_printf(&b, "  %%%zu = sdy.reshard %s <@mesh, %s> : tensor<8x8xf32>\n", i, prev, sh);
+      sb_printf(&b, "  %%%zu = sdy.reshard %s <@mesh, %s> : tensor<8x8xf32>\n", i, prev, sh);
     else
-      sc_strbuf_printf(&b, "  %%%zu = stablehlo.add %s, %s {sdy.sharding = #sdy.sharding_per_value<[<@mesh, %s>]>} : tensor<8x8xf32>\n",
+      sb_printf(&b, "  %%%zu = stablehlo.add %s, %s {sdy.sharding = #sdy.sharding_per_value<[<@mesh, %s>]>} : tensor<8x8xf32>\n",
                        i, prev, prev, sh);
   }
-  sc_strbuf_printf(&b, "  return %%%zu : tensor<8x8xf32>\n}\n", n - 1);
-  char *s = sc_strbuf_take(&b);
+  sb_printf(&b, "  return %%%zu : tensor<8x8xf32>\n}\n", n - 1);
+  char *s = sb_take(&b);
   cr_assert_not_null(s);
   return s;
 }
@@ -274,7 +274,7 @@ static void run_linear(size_t n, bool reshards) {
   o.reshards_to_collectives = reshards;
   sc_propagate_result r;
   sc_status st = sc_propagate(a, text, len, &o, &r);
-  cr_assert_eq(st, SC_OK, "%zu ops: %s (steps %llu, bytes %zu)", n, r.failure ? r.failure : "?", sc_arena_steps(a),
+  cr_assert_eq(st, SC_OK, "%zu ops: %s (steps %llu, bytes %zu)", n, r.failure ? r.failure : "?", ar_steps(a),
                sc_arena_used(a));
   /* every op got its reshard (or collective) */
   size_t found = 0;

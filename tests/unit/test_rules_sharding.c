@@ -343,7 +343,7 @@ Test(rules_sharding, axis_typo_gets_a_machine_rename) {
   cr_assert_eq(f->nedits, 1);
   const sc_edit *e = &f->edits[0];
   cr_assert_eq(strncmp(text + e->offset, "\"modle\"", e->length), 0);
-  char *fixed = sc_arena_printf(a, "%.*s%s%s", (int)e->offset, text, e->replacement, text + e->offset + e->length);
+  char *fixed = ar_printf(a, "%.*s%s%s", (int)e->offset, text, e->replacement, text + e->offset + e->length);
   cr_assert(strstr(fixed, "[{\"data\"}, {\"model\"}]"), "%s", fixed);
   cr_assert_eq(test_check(a, fixed, NULL)->ndiags, 0, "%s", fixed);
   sc_arena_free(a);

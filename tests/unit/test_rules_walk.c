@@ -8,38 +8,38 @@
 #include "rules/rules.h"
 
 Test(rules_walk, rows_subscribe_to_op_kinds) {
-  for (size_t i = 0; i < sc_rule_table_len; i++) {
-    const sc_rule *r = &sc_rule_table[i];
+  for (size_t i = 0; i < ru_rule_table_len; i++) {
+    const sc_rule *r = &ru_rule_table[i];
     if (r->visit) cr_expect(r->kinds != 0, "rule %s visits ops but subscribes to no op kind", r->name);
     else cr_expect(r->kinds == 0 && r->ccs == 0, "rule %s subscribes to op kinds but has no visit", r->name);
     cr_expect(r->kinds <= SC_KINDS_ALL, "rule %s: kinds beyond SC_OP_KIND_COUNT", r->name);
     cr_expect(!r->ccs || (r->kinds & SC_KIND(SC_OP_CUSTOM_CALL)), "rule %s: custom call classes without custom calls",
               r->name);
     cr_expect(r->within < SC_OP_KIND_COUNT, "rule %s: scope is not an op kind", r->name);
-    cr_expect(sc_rule_is_engine(r) == (strcmp(r->family, "syntax") == 0), "rule %s: engine rows are the syntax family",
+    cr_expect(ru_rule_is_engine(r) == (strcmp(r->family, "syntax") == 0), "rule %s: engine rows are the syntax family",
               r->name);
   }
 }
 
 /* Parses and runs every rule on `path` (NULL when it does not parse); the ctx keeps the raw diagnostics. */
-static bool run_rules(sc_arena *a, const char *path, const sc_options *opt, sc_ctx *ctx) {
+static bool run_rules(sc_arena *a, const char *path, const sc_options *opt, ru_ctx *ctx) {
   size_t len = 0;
   char *text = test_read_file(path, &len);
   cr_assert_not_null(text, "%s", path);
-  char *copy = sc_arena_strndup(a, text, len);
+  char *copy = ar_strndup(a, text, len);
   free(text);
-  sc_parse_error err = {0};
-  sc_module *m = test_parse(a, copy, &err);
+  fe_parse_error err = {0};
+  ir_module *m = test_parse(a, copy, &err);
   if (!m) return false;
-  sc_module_finalize(m);
+  ir_module_finalize(m);
   memset(ctx, 0, sizeof *ctx);
   ctx->arena = a;
   ctx->options = opt;
   ctx->module = m;
-  ctx->model = sc_model_build(a, m, opt);
+  ctx->model = md_model_build(a, m, opt);
   ctx->buf = copy;
   ctx->len = len;
-  sc_rules_run(ctx, NULL);
+  ru_rules_run(ctx, NULL);
   return true;
 }
 
@@ -50,14 +50,14 @@ Test(rules_walk, diagnostics_come_out_in_table_order) {
   for (size_t f = 0; f < g.gl_pathc; f++) {
     sc_arena *a = sc_arena_new(0);
     sc_options opt = {0};
-    sc_ctx ctx;
+    ru_ctx ctx;
     if (run_rules(a, g.gl_pathv[f], &opt, &ctx)) {
       runs++;
       size_t last = 0;
       for (size_t k = 0; k < ctx.diags.n; k++) {
-        const sc_rule *r = sc_rule_by_code(ctx.diags.v[k].code);
+        const sc_rule *r = ru_rule_by_code(ctx.diags.v[k].code);
         cr_assert_not_null(r);
-        size_t at = (size_t)(r - sc_rule_table);
+        size_t at = (size_t)(r - ru_rule_table);
         cr_expect_geq(at, last, "%s: %s reported after a later rule's diagnostic", g.gl_pathv[f], r->code);
         if (at != last && k) multi++;
         last = at;
@@ -77,7 +77,7 @@ Test(rules_walk, a_cancelled_request_runs_no_rule) {
   atomic_int cancel = 1;
   sc_options opt = {0};
   opt.cancel = &cancel;
-  sc_ctx ctx;
+  ru_ctx ctx;
   cr_assert(run_rules(a, "tests/modules/manual/manual-isolation.bad.mlir", &opt, &ctx));
   cr_assert_eq(ctx.diags.n, 0);
   cr_assert_null(ctx.rule);
@@ -87,7 +87,7 @@ Test(rules_walk, a_cancelled_request_runs_no_rule) {
 Test(rules_walk, scoped_rules_see_ops_nested_in_their_scope) {
   sc_arena *a = sc_arena_new(0);
   sc_options opt = {0};
-  sc_ctx ctx;
+  ru_ctx ctx;
   cr_assert(run_rules(a, "tests/modules/manual/manual-isolation.bad.mlir", &opt, &ctx));
   size_t n = 0;
   for (size_t k = 0; k < ctx.diags.n; k++) n += strcmp(ctx.diags.v[k].code, "SC0508") == 0;

@@ -9,18 +9,18 @@ static void setup(void) { A = sc_arena_new(0); }
 static void teardown(void) { sc_arena_free(A); }
 TestSuite(sdy_sharding, .init = setup, .fini = teardown);
 
-static sc_span S(const char *s) { return sc_span_of(s, (uint32_t)strlen(s)); }
+static ir_span S(const char *s) { return ir_span_of(s, (uint32_t)strlen(s)); }
 
-static sc_sharding *parse(const char *text) {
+static md_sharding *parse(const char *text) {
   const char *err = NULL;
-  sc_sharding *s = sc_parse_sdy_sharding(A, S(text), 100, &err);
+  md_sharding *s = md_parse_sdy_sharding(A, S(text), 100, &err);
   cr_assert_not_null(s, "%s: %s", text, err);
   return s;
 }
 
 static const char *parse_error(const char *text) {
   const char *err = NULL;
-  sc_sharding *s = sc_parse_sdy_sharding(A, S(text), 0, &err);
+  md_sharding *s = md_parse_sdy_sharding(A, S(text), 0, &err);
   cr_assert_null(s, "%s parsed", text);
   cr_assert_not_null(err);
   return err;
@@ -28,40 +28,40 @@ static const char *parse_error(const char *text) {
 
 Test(sdy_sharding, mesh_forms) {
   const char *err = NULL;
-  sc_mesh *m = sc_parse_sdy_mesh(A, S("<[\"x\"=2, \"y\"=4]>"), 7, &err);
+  md_mesh *m = md_parse_sdy_mesh(A, S("<[\"x\"=2, \"y\"=4]>"), 7, &err);
   cr_assert_not_null(m, "%s", err);
   cr_assert_eq(m->naxes, 2);
-  cr_assert(sc_span_eq(m->axes[1].name, "y"));
+  cr_assert(ir_span_eq(m->axes[1].name, "y"));
   cr_assert_eq(m->axes[1].size, 4);
   cr_assert_eq(m->devices, 8);
   cr_assert_not(m->maximal);
   cr_assert_eq(m->offset, 7);
 
-  m = sc_parse_sdy_mesh(A, S("<[\"a\"=3, \"b\"=2], device_ids=[0, 2, 4, 1, 3, 5]>"), 0, &err);
+  m = md_parse_sdy_mesh(A, S("<[\"a\"=3, \"b\"=2], device_ids=[0, 2, 4, 1, 3, 5]>"), 0, &err);
   cr_assert_not_null(m);
   cr_assert_eq(m->ndevice_ids, 6);
   cr_assert_eq(m->device_ids[1], 2);
 
-  m = sc_parse_sdy_mesh(A, S("<[], device_ids=[3]>"), 0, &err);
+  m = md_parse_sdy_mesh(A, S("<[], device_ids=[3]>"), 0, &err);
   cr_assert(m && m->maximal && m->device_ids[0] == 3 && m->devices == 1);
-  m = sc_parse_sdy_mesh(A, S("<[]>"), 0, &err);
+  m = md_parse_sdy_mesh(A, S("<[]>"), 0, &err);
   cr_assert(m && !m->maximal && m->naxes == 0 && m->devices == 1);
-  m = sc_parse_sdy_mesh(A, S("#sdy.mesh<[\"a\"=1]>"), 0, &err);
+  m = md_parse_sdy_mesh(A, S("#sdy.mesh<[\"a\"=1]>"), 0, &err);
   cr_assert(m && m->naxes == 1);
-  m = sc_parse_sdy_mesh(A, S("mesh<[\"a\"=2]>"), 0, &err);
+  m = md_parse_sdy_mesh(A, S("mesh<[\"a\"=2]>"), 0, &err);
   cr_assert(m && m->naxes == 1);
   /* sizes and ids are kept as written; the mesh rules judge them */
-  m = sc_parse_sdy_mesh(A, S("<[\"a\"=2, \"b\"=0]>"), 0, &err);
+  m = md_parse_sdy_mesh(A, S("<[\"a\"=2, \"b\"=0]>"), 0, &err);
   cr_assert(m && m->axes[1].size == 0);
-  cr_assert_null(sc_parse_sdy_mesh(A, S("<[a=2]>"), 0, &err));
-  cr_assert_null(sc_parse_sdy_mesh(A, S("<[\"a\"=2]"), 0, &err));
+  cr_assert_null(md_parse_sdy_mesh(A, S("<[a=2]>"), 0, &err));
+  cr_assert_null(md_parse_sdy_mesh(A, S("<[\"a\"=2]"), 0, &err));
 }
 
 Test(sdy_sharding, tensor_sharding) {
-  sc_sharding *s = parse("#sdy.sharding<@mesh, [{\"x\"}, {\"y\", ?}, {}, {?}p2]>");
+  md_sharding *s = parse("#sdy.sharding<@mesh, [{\"x\"}, {\"y\", ?}, {}, {?}p2]>");
   cr_assert_eq(s->kind, SC_SHARDING_NAMED);
   cr_assert_eq(s->source, SC_SHARDING_FROM_SDY);
-  cr_assert(sc_span_eq(s->mesh_name, "mesh"));
+  cr_assert(ir_span_eq(s->mesh_name, "mesh"));
   cr_assert_eq(s->rank, 4);
   cr_assert(s->dims[1].open && s->dims[1].naxes == 1);
   cr_assert(!s->dims[2].open && s->dims[2].naxes == 0);
@@ -104,42 +104,42 @@ Test(sdy_sharding, parse_errors_use_shardy_messages) {
   const char *full = "#sdy.sharding<@mesh, [{\"x\":(1)2, ?}p1, {}], replicated={\"y\"}, unreduced=min{\"z\"}>";
   for (size_t n = 0; n < strlen(full); n++) {
     const char *err = NULL;
-    cr_assert_null(sc_parse_sdy_sharding(A, sc_span_of(full, (uint32_t)n), 0, &err));
+    cr_assert_null(md_parse_sdy_sharding(A, ir_span_of(full, (uint32_t)n), 0, &err));
   }
 }
 
 Test(sdy_sharding, per_value_and_axis_lists) {
-  sc_sharding **v;
+  md_sharding **v;
   uint32_t n;
   const char *err = NULL;
-  cr_assert_eq(sc_parse_sdy_sharding_per_value(A, S("#sdy.sharding_per_value<[<@a, [{\"x\"}]>, #sdy.sharding<@b, []>]>"), 0,
+  cr_assert_eq(md_parse_sdy_sharding_per_value(A, S("#sdy.sharding_per_value<[<@a, [{\"x\"}]>, #sdy.sharding<@b, []>]>"), 0,
                                                &v, &n, &err),
                0, "%s", err);
   cr_assert_eq(n, 2);
-  cr_assert(sc_span_eq(v[1]->mesh_name, "b"));
-  cr_assert_eq(sc_parse_sdy_sharding_per_value(A, S("#sdy.sharding_per_value<[]>"), 0, &v, &n, &err), 0);
+  cr_assert(ir_span_eq(v[1]->mesh_name, "b"));
+  cr_assert_eq(md_parse_sdy_sharding_per_value(A, S("#sdy.sharding_per_value<[]>"), 0, &v, &n, &err), 0);
   cr_assert_eq(n, 0);
-  cr_assert_eq(sc_parse_sdy_sharding_per_value(A, S("[<@m, [{}, {?}]>]"), 0, &v, &n, &err), 0);
+  cr_assert_eq(md_parse_sdy_sharding_per_value(A, S("[<@m, [{}, {?}]>]"), 0, &v, &n, &err), 0);
   cr_assert_eq(n, 1);
-  cr_assert_neq(sc_parse_sdy_sharding_per_value(A, S("#sdy.sharding<@m, []>"), 0, &v, &n, &err), 0);
+  cr_assert_neq(md_parse_sdy_sharding_per_value(A, S("#sdy.sharding<@m, []>"), 0, &v, &n, &err), 0);
 
-  sc_axis_ref *ax;
-  cr_assert_eq(sc_parse_sdy_axis_names(A, S("{\"a\", \"b\"}"), 0, &ax, &n, &err), 0);
-  cr_assert(n == 2 && sc_span_eq(ax[1].name, "b"));
-  cr_assert_eq(sc_parse_sdy_axis_names(A, S("#sdy<manual_axes{\"a\"}>"), 0, &ax, &n, &err), 0);
-  cr_assert(n == 1 && sc_span_eq(ax[0].name, "a"));
-  cr_assert_eq(sc_parse_sdy_axis_names(A, S("{}"), 0, &ax, &n, &err), 0);
+  md_axis_ref *ax;
+  cr_assert_eq(md_parse_sdy_axis_names(A, S("{\"a\", \"b\"}"), 0, &ax, &n, &err), 0);
+  cr_assert(n == 2 && ir_span_eq(ax[1].name, "b"));
+  cr_assert_eq(md_parse_sdy_axis_names(A, S("#sdy<manual_axes{\"a\"}>"), 0, &ax, &n, &err), 0);
+  cr_assert(n == 1 && ir_span_eq(ax[0].name, "a"));
+  cr_assert_eq(md_parse_sdy_axis_names(A, S("{}"), 0, &ax, &n, &err), 0);
   cr_assert_eq(n, 0);
 }
 
 Test(sdy_sharding, partition_spec) {
-  cr_assert_str_eq(sc_sharding_partition_spec(A, parse("<@m, [{\"data\"}, {}]>")), "P('data', None)");
-  cr_assert_str_eq(sc_sharding_partition_spec(A, parse("<@m, [{\"x\", \"y\"}, {?}]>")), "P(('x', 'y'), P.UNCONSTRAINED)");
-  cr_assert_str_eq(sc_sharding_partition_spec(A, parse("<@m, []>")), "P()");
+  cr_assert_str_eq(md_sharding_partition_spec(A, parse("<@m, [{\"data\"}, {}]>")), "P('data', None)");
+  cr_assert_str_eq(md_sharding_partition_spec(A, parse("<@m, [{\"x\", \"y\"}, {?}]>")), "P(('x', 'y'), P.UNCONSTRAINED)");
+  cr_assert_str_eq(md_sharding_partition_spec(A, parse("<@m, []>")), "P()");
 }
 
 Test(sdy_sharding, axis_verification_order_and_messages) {
-  sc_mesh *m = sc_parse_sdy_mesh(A, S("<[\"a\"=8, \"b\"=2]>"), 0, NULL);
+  md_mesh *m = md_parse_sdy_mesh(A, S("<[\"a\"=8, \"b\"=2]>"), 0, NULL);
   struct {
     const char *sharding, *msg;
     int kind;
@@ -160,10 +160,10 @@ Test(sdy_sharding, axis_verification_order_and_messages) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     int kind = 0;
-    const char *e = sc_sharding_verify_axes_kind(A, parse(cases[i].sharding), m, &kind);
+    const char *e = md_sharding_verify_axes_kind(A, parse(cases[i].sharding), m, &kind);
     cr_assert_not_null(e, "%s accepted", cases[i].sharding);
     cr_assert_str_eq(e, cases[i].msg);
     cr_assert_eq(kind, cases[i].kind, "%s: kind %d", cases[i].sharding, kind);
   }
-  cr_assert_null(sc_sharding_verify_axes(A, parse("<@m, [{\"a\":(1)2, \"b\"}, {\"a\":(2)4}], replicated={}>"), m));
+  cr_assert_null(md_sharding_verify_axes(A, parse("<@m, [{\"a\":(1)2, \"b\"}, {\"a\":(2)4}], replicated={}>"), m));
 }
