@@ -1582,6 +1582,38 @@ entry('SC0902', 'comm-implicit-collective', 'communication',
     comm_negate('{"data", "model"}', '{"data", "model"}', t="tensor<65536x32768xf32>", mesh='sdy.mesh @mesh = <["data"=2, "model"=2]>\n'),
     'data=2,model=2')
 
+def comm_kernel_shard_map(arg_sh):
+    t = "tensor<4096x1024xf32>"
+    return ('sdy.mesh @mesh = <["data"=4, "model"=2]>\n'
+            f'func.func public @main(%arg0: {t} {{sdy.sharding = #sdy.sharding<@mesh, [{arg_sh}]>}}) -> {t} {{\n'
+            '  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"data"}, {}]>] out_shardings=[<@mesh, [{"data"}, {}]>] '
+            'manual_axes={"data", "model"} (%arg1: tensor<1024x1024xf32>) {\n'
+            '    %1 = stablehlo.custom_call @tpu_custom_call(%arg1) {backend_config = "{}", kernel_name = "scale_kernel"} '
+            ': (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>\n'
+            '    sdy.return %1 : tensor<1024x1024xf32>\n'
+            f'  }} : ({t}) -> {t}\n'
+            f'  return %0 : {t}\n}}\n')
+
+entry('SC0903', 'comm-boundary-reshard', 'communication',
+    "A sharded operand is resharded at a kernel's shard_map or gathered to a host callback's device",
+    "A Pallas, Triton or Mosaic kernel runs inside a shard_map, which takes each operand in the sharding its "
+    "in_specs name; an operand that arrives sharded otherwise is resharded on the way in (all-gather, "
+    "all-to-all, collective-permute), once per call. A host callback outside shard_map runs on one device "
+    "(JAX gives it a maximal sharding), so each sharded operand is first gathered whole. The diagnostic names "
+    "the kernel or callback, the collective, its axes and the bytes per device; boundaries that move less than "
+    "1 MiB per device (a debug print of a small array, a bias gathered into a kernel) are left alone.",
+    "A kernel wrapped in jax.shard_map(..., in_specs=P('data', None)) called on an array sharded "
+    "P(None, 'model'); jax.debug.callback or jax.pure_callback on a large sharded array at the top level "
+    "of a jitted function.",
+    "Give the operand the in_specs' sharding where it is computed "
+    "(x = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P('data', None))), or in_shardings of the "
+    "jitted function), or change in_specs to the sharding it has when the kernel allows it. For a callback, "
+    "run it per shard inside a fully manual shard_map (the fix wraps the calling function), or pass it less "
+    "data.",
+    comm_kernel_shard_map('{}, {"model"}'),
+    comm_kernel_shard_map('{"data"}, {}'),
+    'data=4,model=2')
+
 # ---------------------------------------------------------------- emit
 def cstr(s, indent="      "):
     if s is None:

@@ -516,7 +516,7 @@ static void reshard_collectives(sc_arena *a, const ir_linemap *lines, const prop
   }
   if (named) ar_str_puts(&why, " -> ");
   if (named && to) prop_sharding_put(&why, to);
-  else if (named) ar_str_puts(&why, "replicated");
+  else if (named) ar_str_puts(&why, r->boundary ? "whole on the callback's device" : "replicated");
   const char *reason = ar_str_str(&why);
   SC_VEC(prop_axis) gone = {0}, added = {0}, moved = {0};
   bool reordered = false;
@@ -548,16 +548,60 @@ static void reshard_collectives(sc_arena *a, const ir_linemap *lines, const prop
   }
 }
 
+/* Whether `s` puts the whole tensor on one device: GSPMD `{maximal device=k}`, Shardy `<@maximal_mesh_k, []>`. */
+static bool single_device(const md_sharding *s) {
+  return s && (s->kind == SC_SHARDING_MAXIMAL || (s->kind == SC_SHARDING_NAMED && s->mesh && s->mesh->maximal));
+}
+
+static bool splits(const prop_sharding *s) {
+  for (uint32_t d = 0; s && s->mesh && !s->mesh->maximal && d < s->rank; d++)
+    if (s->dims[d].axes.n) return true;
+  return false;
+}
+
+/* Inside a shard_map or a GSPMD manual region, also through calls (the model's manual contexts). */
+static bool in_manual_computation(const md_model *model, const ir_op *op) {
+  const md_manual_context *mc = md_model_manual(model, op);
+  return mc && (mc->manual_op || mc->gspmd_manual);
+}
+
+typedef SC_VEC(const prop_reshard *) reshard_ptr_vec;
+
+/* A host callback outside shard_map runs once, on one device (JAX gives it a maximal sharding), so the
+ * partitioner brings each sharded operand whole to that device: it replicates it (an all-gather over the
+ * axes that split it, as XLA's partitioner reshards tiled to maximal) before the callback. The explicit-
+ * reshard pass leaves custom calls as written, so these come from here. */
+static void callback_gathers(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *prop,
+                             const ir_linemap *lines, collective_vec *out, reshard_ptr_vec *from) {
+  ar_step(a, m->nops);
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const ir_op *op = m->ops[i];
+    if (op->kind != SC_OP_CUSTOM_CALL || (op->cc != SC_CC_HOST_CALLBACK_CPU && op->cc != SC_CC_HOST_CALLBACK_GPU)) continue;
+    if (!single_device(md_model_result_sharding(model, op, 0)) || in_manual_computation(model, op)) continue;
+    for (uint32_t k = 0; k < op->noperands; k++) {
+      const prop_sharding *s = op->operands[k] ? prop_engine_value_sharding(prop, op->operands[k]) : NULL;
+      if (!splits(s)) continue;
+      prop_reshard *r = ar_calloc(a, 1, sizeof *r);
+      r->op = op, r->value = op->operands[k], r->from = s, r->to = NULL;
+      r->what = ar_printf(a, "operand %u", k);
+      r->boundary = true;
+      reshard_collectives(a, lines, r, out);
+      while (from->n < out->n) SC_PUSH(a, *from, r);
+    }
+  }
+}
+
 void cost_collectives(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *prop,
                          const ir_linemap *lines, cost_analysis *c) {
   if (!prop) return;
   prop_reshard_list rs = prop_explicit_reshards(a, m, model, prop);
   collective_vec out = {0};
-  SC_VEC(const prop_reshard *) from = {0};
+  reshard_ptr_vec from = {0};
   for (uint32_t i = 0; i < rs.n; i++) {
     reshard_collectives(a, lines, &rs.v[i], &out);
     while (from.n < out.n) SC_PUSH(a, from, &rs.v[i]);
   }
+  callback_gathers(a, m, model, prop, lines, &out, &from);
   c->collective_reshards = from.v;
   c->report.collectives = out.v ? out.v : ar_calloc(a, 1, sizeof *out.v); /* non-NULL: computed */
   c->report.ncollectives = out.n;

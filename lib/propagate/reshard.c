@@ -716,7 +716,7 @@ static void reshape_overflow(rpass *p, op_view *v, const ir_op *op, sharding_ref
 }
 
 static void record(rpass *p, const ir_op *op, const ir_value *v, sharding_ref from, sharding_ref to, const char *what) {
-  prop_reshard r = {op, v, from, to, what, {NULL, 0}};
+  prop_reshard r = {op, v, from, to, what, {NULL, 0}, false};
   SC_PUSH(p->a, p->found, r);
 }
 
@@ -810,7 +810,7 @@ static void process_op(rpass *p, const ir_op *op) {
     ar_str_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(op->results[r]->type));
     prop_printer_insert_after(p->pr, op, ar_str_str(&t));
     chain[r] = name;
-    prop_reshard ar = {op, op->results[r], rs, rs, md_indexed_name(p->a, "result", r), all_reduce};
+    prop_reshard ar = {op, op->results[r], rs, rs, md_indexed_name(p->a, "result", r), all_reduce, false};
     SC_PUSH(p->a, p->found, ar);
   }
   for (uint32_t r = 0; r < op->nresults; r++) {

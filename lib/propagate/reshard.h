@@ -40,6 +40,7 @@ typedef struct {
   const prop_sharding *from, *to;
   const char *what; /* "operand 0", "result 1", "returned value 0" */
   prop_axes all_reduce;
+  bool boundary;    /* not the pass's: an operand brought to a host callback's single device (lib/cost) */
 } prop_reshard;
 typedef struct {
   prop_reshard *v;

@@ -292,6 +292,51 @@ Test(cost, collectives_between_an_empty_mesh_and_a_named_one) {
   sc_arena_free(a);
 }
 
+Test(cost, host_callback_gathers_its_sharded_operands_to_its_device) {
+  sc_arena *a = sc_arena_new(0);
+  /* mesh x=2, y=4; a top-level callback runs on device 0 (maximal). Operand 0, f32[64, 32] sharded
+   * [{"x"}, {"y"}]: a shard of 32 x 8 x 4 B = 1024 B grows to the whole 8192 B, so each device receives
+   * 7168 B in an all-gather over x and y. Operand 1 is replicated: nothing to gather. Inside a fully
+   * manual shard_map the same callback gathers nothing (it runs per device). */
+  const char *text = "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
+                     "sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"
+                     "func.func public @main(%arg0: tensor<64x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {\"y\"}]>},\n"
+                     "    %arg1: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> tensor<64x32xf32> {\n"
+                     "  %0 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%arg0, %arg1) {has_side_effect = true, "
+                     "sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} : (tensor<64x32xf32>, tensor<4xf32>) -> tensor<64x32xf32>\n"
+                     "  return %0 : tensor<64x32xf32>\n}\n";
+  sc_report *r = check_text(a, text, NULL, true);
+  const sc_cost_collective *g = NULL;
+  for (size_t i = 0; i < r->cost.ncollectives; i++)
+    if (!strcmp(r->cost.collectives[i].op, "stablehlo.custom_call")) {
+      cr_assert_null(g, "one gather only: the replicated operand moves nothing");
+      g = &r->cost.collectives[i];
+    }
+  cr_assert_not_null(g);
+  cr_assert_str_eq(g->kind, "all-gather");
+  cr_assert_eq(g->naxes, 2);
+  cr_assert_str_eq(g->axes[0], "x");
+  cr_assert_str_eq(g->axes[1], "y");
+  cr_assert_eq(g->bytes_per_device, 7168);
+  cr_assert_eq(g->line, 5);
+  cr_assert(strstr(g->reason, "operand 0 of stablehlo.custom_call") && strstr(g->reason, "callback's device"), "%s", g->reason);
+  r = check_text(a,
+                 "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
+                 "sdy.mesh @empty_mesh = <[]>\n"
+                 "func.func public @main(%arg0: tensor<64x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {\"y\"}]>}) -> tensor<64x32xf32> {\n"
+                 "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"x\"}, {\"y\"}]>] out_shardings=[<@mesh, [{\"x\"}, {\"y\"}]>] "
+                 "manual_axes={\"x\", \"y\"} (%arg1: tensor<32x8xf32>) {\n"
+                 "    %1 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%arg1) {has_side_effect = true, "
+                 "sdy.sharding = #sdy.sharding_per_value<[<@empty_mesh, [{}, {}]>]>} : (tensor<32x8xf32>) -> tensor<32x8xf32>\n"
+                 "    sdy.return %1 : tensor<32x8xf32>\n"
+                 "  } : (tensor<64x32xf32>) -> tensor<64x32xf32>\n"
+                 "  return %0 : tensor<64x32xf32>\n}\n",
+                 NULL, true);
+  for (size_t i = 0; i < r->cost.ncollectives; i++)
+    cr_assert_str_neq(r->cost.collectives[i].op, "stablehlo.custom_call", "a callback inside shard_map gathers nothing");
+  sc_arena_free(a);
+}
+
 Test(cost, replicated_parameters_name_the_spec_and_bytes) {
   sc_arena *a;
   mh_module m;

@@ -1,0 +1,11 @@
+// SC0903 comm-boundary-reshard: the argument is sharded over "model" on dim 1, but the shard_map around the Pallas kernel takes it as P('data', None): an all-gather over "model" (8 MiB per device) before the kernel
+module @jit_step attributes {mhlo.num_partitions = 8 : i32} {
+  sdy.mesh @mesh = <["data"=4, "model"=2]>
+  func.func public @main(%arg0: tensor<4096x1024xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"model"}]>}) -> (tensor<4096x1024xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"data"}, {}]>] out_shardings=[<@mesh, [{"data"}, {}]>] manual_axes={"data", "model"} (%arg1: tensor<1024x1024xf32>) { // expect: SC0903
+      %1 = stablehlo.custom_call @tpu_custom_call(%arg1) {backend_config = "{\"custom_call_config\": {\"body\": \"\"}}", kernel_name = "scale_kernel"} : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+      sdy.return %1 : tensor<1024x1024xf32>
+    } : (tensor<4096x1024xf32>) -> tensor<4096x1024xf32>
+    return %0 : tensor<4096x1024xf32>
+  }
+}
