@@ -519,6 +519,7 @@ static int call(sc_rpc_client *c, const char *method, const ProtobufCMessage *re
 typedef struct {
   Shardcheck__V1__CheckRequest req;
   Shardcheck__V1__CheckOptions opts;
+  Shardcheck__V1__CostThresholds thresholds;
   Shardcheck__V1__TargetMesh mesh;
   Shardcheck__V1__MeshAxis *axes;
   Shardcheck__V1__MeshAxis **axisp;
@@ -552,6 +553,18 @@ static int build_request(req_build *b, const sc_options *opt, const sc_rpc_rende
   b->opts.max_depth = opt->max_depth;
   b->opts.max_ops = opt->max_ops;
   b->opts.device_memory_bytes = opt->device_memory_bytes;
+  b->opts.no_propagate = opt->no_propagate;
+  const sc_cost_thresholds *t = &opt->thresholds;
+  if (t->replicated_fraction != 0 || t->replicated_min_bytes || t->padding_fraction != 0 || t->padding_min_bytes ||
+      t->max_implicit_collective_bytes) {
+    shardcheck__v1__cost_thresholds__init(&b->thresholds);
+    b->thresholds.replicated_fraction = t->replicated_fraction;
+    b->thresholds.replicated_min_bytes = t->replicated_min_bytes;
+    b->thresholds.padding_fraction = t->padding_fraction;
+    b->thresholds.padding_min_bytes = t->padding_min_bytes;
+    b->thresholds.max_implicit_collective_bytes = t->max_implicit_collective_bytes;
+    b->opts.thresholds = &b->thresholds;
+  }
   return build_mesh(b, opt->mesh, &b->req.mesh);
 }
 

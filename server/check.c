@@ -32,6 +32,45 @@ int target_mesh_from_request(sc_arena *a, const Shardcheck__V1__TargetMesh *m, s
   return 0;
 }
 
+/* The request's thresholds (zero fields and no message: the library's defaults). check_validate has
+ * refused values out of range. */
+static sc_cost_thresholds thresholds_from_request(const Shardcheck__V1__CheckOptions *o) {
+  sc_cost_thresholds t;
+  memset(&t, 0, sizeof t); /* hashed whole into the cache key */
+  const Shardcheck__V1__CostThresholds *w = o ? o->thresholds : NULL;
+  if (w) {
+    t.replicated_fraction = w->replicated_fraction;
+    t.replicated_min_bytes = w->replicated_min_bytes;
+    t.padding_fraction = w->padding_fraction;
+    t.padding_min_bytes = w->padding_min_bytes;
+    t.max_implicit_collective_bytes = w->max_implicit_collective_bytes;
+  }
+  return t;
+}
+
+/* 0 (the default) or a fraction in (0, 1]; NaN is neither. */
+static bool fraction_ok(double v) { return v == 0 || (v > 0 && v <= 1); }
+
+static int validate_thresholds(const Shardcheck__V1__CostThresholds *t, rpc_reply *r) {
+  const char *bad = !fraction_ok(t->replicated_fraction) ? "replicated_fraction"
+                    : !fraction_ok(t->padding_fraction) ? "padding_fraction"
+                                                       : NULL;
+  if (bad) {
+    rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "options.thresholds.%s: expected 0 (the default) or a number in (0, 1]",
+                    bad);
+    return -1;
+  }
+  bad = t->replicated_min_bytes < 0 ? "replicated_min_bytes"
+        : t->padding_min_bytes < 0 ? "padding_min_bytes"
+        : t->max_implicit_collective_bytes < 0 ? "max_implicit_collective_bytes"
+                                               : NULL;
+  if (bad) {
+    rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "options.thresholds.%s: expected bytes >= 0 (0 = the default)", bad);
+    return -1;
+  }
+  return 0;
+}
+
 int check_validate(const Shardcheck__V1__CheckRequest *req, rpc_reply *r) {
   if ((unsigned)req->format > SHARDCHECK__V1__INPUT_FORMAT__INPUT_FORMAT_EXPORTED) {
     rpc_reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "format: unknown input format %d", (int)req->format);
@@ -52,6 +91,7 @@ int check_validate(const Shardcheck__V1__CheckRequest *req, rpc_reply *r) {
                       (int)o->report_format);
       return -1;
     }
+    if (o->thresholds && validate_thresholds(o->thresholds, r) != 0) return -1;
   }
   const Shardcheck__V1__TargetMesh *m = req->mesh;
   if (!m)
@@ -112,6 +152,9 @@ static int cache_key(const Shardcheck__V1__CheckRequest *req, const uint8_t modu
   kput_u(h, depth);
   kput_u(h, ops);
   kput_u(h, o && o->device_memory_bytes > 0 ? (uint64_t)o->device_memory_bytes : 0);
+  kput_u(h, o ? (uint64_t)o->no_propagate : 0);
+  sc_cost_thresholds t = thresholds_from_request(o);
+  kput(h, &t, sizeof t); /* zero-initialized first: no padding bytes differ */
   const Shardcheck__V1__TargetMesh *m = req->mesh;
   kput_u(h, m ? 1 + m->n_axes : 0);
   for (size_t i = 0; m && i < m->n_axes; i++) {
@@ -266,6 +309,8 @@ static void analyze(check_job *j, const Shardcheck__V1__CheckRequest *req, const
   opt.max_depth = depth;
   opt.max_ops = ops;
   opt.device_memory_bytes = o && o->device_memory_bytes > 0 ? o->device_memory_bytes : 0;
+  opt.no_propagate = o && o->no_propagate;
+  opt.thresholds = thresholds_from_request(o);
   opt.cancel = j->cancel;
   opt.input_sha256 = digest_hex[0] ? digest_hex : NULL;
   if (getrandom(&opt.hash_seed, sizeof opt.hash_seed, GRND_NONBLOCK) != (ssize_t)sizeof opt.hash_seed)

@@ -133,7 +133,9 @@ else
     "--format sarif -j 2 tests/modules/kernel examples" "--format json --max-diagnostics 3 --statistics tests/modules/callback" \
     "--fail-on warning --statistics tests/modules/kernel" "--baseline $TMP/kernel.baseline tests/modules" \
     "--format gitlab --no-inline-ignores tests/modules/manual" "--format html tests/modules/sharding" \
-    "--format html --mesh data=4 $CORPUS/jax/jax_backcompat/pallas_mosaic_matmul__0.mlirbc"; do
+    "--format html --mesh data=4 $CORPUS/jax/jax_backcompat/pallas_mosaic_matmul__0.mlirbc" \
+    "--no-propagate --format json tests/modules/communication" \
+    "--max-implicit-collective-bytes 1KiB --format json tests/modules/communication tests/modules/memory"; do
     # shellcheck disable=SC2086
     "$CLI" check $args >"$TMP/local.out" 2>/dev/null
     lrc=$?

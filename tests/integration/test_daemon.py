@@ -138,6 +138,9 @@ def check_req(ctx, path=None, data=None, **kw):
     for k, v in opts.items():
         if k == "rules":
             req.options.rules.extend(v)
+        elif k == "thresholds":
+            for tk, tv in v.items():
+                setattr(req.options.thresholds, tk, tv)
         else:
             setattr(req.options, k, v)
     return req
@@ -263,6 +266,18 @@ def t_options_match_local(ctx):
                    options={"platform": ctx.p.enum("shardcheck.v1.Platform", "PLATFORM_TPU")})
     compare_corpus(ctx, jax[:6], "json", J, ["--min-severity", "error", "--rules", "syntax"],
                    options={"min_severity": 2, "rules": ["syntax"]})
+    # Propagation off and the cost thresholds: the communication modules' reports change with both.
+    comm = sorted(glob.glob("tests/modules/communication/*.mlir")) + sorted(glob.glob("tests/modules/memory/*.mlir"))
+    if len(comm) < 6:
+        fail(f"tests/modules/communication and memory hold {len(comm)} modules (run from the repository root)")
+    compare_corpus(ctx, comm, "json", J, ["--no-propagate"], options={"no_propagate": True})
+    compare_corpus(ctx, comm, "json", J, ["--max-implicit-collective-bytes", "1KiB"],
+                   options={"thresholds": {"max_implicit_collective_bytes": 1024}})
+    bad = "tests/modules/communication/comm-boundary-reshard.bad.mlir"
+    on = json.loads(ctx.c.check(check_req(ctx, bad), timeout=60).report)
+    off = json.loads(ctx.c.check(check_req(ctx, bad, options={"no_propagate": True}), timeout=60).report)
+    if [d["code"] for d in on["diagnostics"]] != ["SC0903"] or off["diagnostics"] or off["cost"]["collectives"] is not None:
+        fail(f"no_propagate did not travel: {[d['code'] for d in on['diagnostics']]} / {off['diagnostics']}")
 
 
 def t_cache(ctx):
@@ -312,6 +327,11 @@ def t_errors(ctx):
     req = check_req(ctx, path)
     req.format = 9
     expect_status(rpc_error(c.check, req, timeout=10), grpc.StatusCode.INVALID_ARGUMENT, "format")
+    for field, value, needle in [("replicated_fraction", 1.5, "options.thresholds.replicated_fraction"),
+                                 ("padding_fraction", float("nan"), "options.thresholds.padding_fraction"),
+                                 ("max_implicit_collective_bytes", -1, "options.thresholds.max_implicit_collective_bytes")]:
+        req = check_req(ctx, path, options={"thresholds": {field: value}})
+        expect_status(rpc_error(c.check, req, timeout=10), grpc.StatusCode.INVALID_ARGUMENT, needle)
     # Rule selection the library rejects.
     req = check_req(ctx, path, options={"rules": ["no-such-rule-xyz"]})
     rc, _ = local(ctx, ["check", "--rules", "no-such-rule-xyz", path])

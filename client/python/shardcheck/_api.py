@@ -60,8 +60,7 @@ def check(obj, *, mesh=None, platform=None, rules=None, min_severity=None, serve
     server: 'HOST:PORT' of a shardcheckd to check through (tls_ca, tls_cert/tls_key for mTLS, token for
       a bearer token); else the check runs in-process. timeout: seconds (a deadline for the daemon).
     max_memory: bytes the in-process analysis may use (0 = no limit; a daemon applies its own).
-    propagate: rules also see the shardings Shardy's propagation derives (False: only the written ones;
-      a daemon always propagates).
+    propagate: rules also see the shardings Shardy's propagation derives (False: only the written ones).
     """
     opts = _options(mesh, platform, rules, min_severity, input_format, split_input_file, max_depth, max_ops,
                     max_memory, propagate)
@@ -71,8 +70,6 @@ def check(obj, *, mesh=None, platform=None, rules=None, min_severity=None, serve
         return lib.check(m.data, m.name, opts, timeout)
     if max_memory:
         raise ValueError("max_memory: limits in-process checks; a daemon applies its limits.max_arena_bytes")
-    if not propagate:
-        raise ValueError("propagate=False: only in-process checks can skip propagation; a daemon always propagates")
     c = _remote.client(server, tls_ca, tls_cert, tls_key, token)
     m = _inputs.module_input(obj, lambda: c.reads_bytecode(timeout), name)
     return c.check(m.data, m.name, opts, timeout)

@@ -218,6 +218,7 @@ class Client:
         o.pretty = kind == "json"
         o.color = kind == "text-color"
         o.max_depth, o.max_ops = opts.max_depth, opts.max_ops
+        o.no_propagate = not opts.propagate
         if opts.mesh is not None:
             self._set_mesh(req, opts.mesh)
         return req
