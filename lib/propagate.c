@@ -71,15 +71,16 @@ int sc_propagate_strategy_parse(const char *s, sc_propagate_strategy *out) {
 }
 
 /* The strategy asked for. The pipeline runs its propagation core as XLA's does: user priorities, through
- * calls into their callees (its import and export passes are not run: docs/propagation.md). */
+ * calls into their callees, and prints every sharding closed as its export passes leave them (its
+ * other import and export passes are not run: docs/propagation.md). */
 static prop_engine *run_strategy(propagate_run *run, const ir_module *m, const md_model *model) {
   const sc_propagate_options *opt = run->opt;
   prop_strategy st = opt->strategy == SC_PROPAGATE_BASIC         ? PROP_BASIC
                      : opt->strategy == SC_PROPAGATE_AGGRESSIVE  ? PROP_AGGRESSIVE
                      : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
                                                                  : PROP_USER_PRIORITY;
-  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, opt->strategy == SC_PROPAGATE_PIPELINE,
-                            false};
+  bool pipeline = opt->strategy == SC_PROPAGATE_PIPELINE;
+  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, pipeline, false, pipeline};
   return prop_engine_run(run->arena, m, model, &eo);
 }
 
@@ -123,7 +124,8 @@ static void put_value_json(propagate_run *run, ar_str *out, const ir_value *v, c
   ar_str_puts(out, ", \"sharding\": ");
   if (s) {
     ar_str text = SC_ASTR_INIT(run->arena);
-    prop_sharding_put(&text, s);
+    if (run->opt->strategy == SC_PROPAGATE_PIPELINE) prop_sharding_put_closed(&text, s); /* as the text prints it */
+    else prop_sharding_put(&text, s);
     put_json_string(out, text.p, text.n);
   } else {
     ar_str_puts(out, "null");

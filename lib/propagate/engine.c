@@ -1247,9 +1247,15 @@ const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_v
 
 /* ---- printing ------------------------------------------------------------------------------------ */
 
-static void put_sharding_attr(ar_str *out, const prop_sharding *s) {
+/* A final sharding as printed: closed after the pipeline (its export passes close every sharding). */
+static void put_final(const prop_engine *e, ar_str *out, const prop_sharding *s) {
+  if (e->opt.close_shardings) prop_sharding_put_closed(out, s);
+  else prop_sharding_put(out, s);
+}
+
+static void put_sharding_attr(const prop_engine *e, ar_str *out, const prop_sharding *s) {
   ar_str_puts(out, "#sdy.sharding");
-  prop_sharding_put(out, s);
+  put_final(e, out, s);
 }
 
 /* `#sdy.sharding_per_value<[...]>` of an op's results; results without a sharding print open and
@@ -1268,7 +1274,7 @@ static sharding_ref result_sharding(const prop_engine *e, const ir_op *op, uint3
 static const char *per_value_text(prop_engine *e, const ir_op *op) {
   sharding_ref *v = ar_alloc(e->a, (op->nresults ? op->nresults : 1) * sizeof *v);
   for (uint32_t r = 0; r < op->nresults; r++) v[r] = result_sharding(e, op, r);
-  return prop_per_value_text(e->a, op, v);
+  return prop_per_value_text(e->a, op, v, e->opt.close_shardings);
 }
 
 static bool results_changed(const prop_engine *e, const ir_op *op) {
@@ -1281,7 +1287,7 @@ static bool results_changed(const prop_engine *e, const ir_op *op) {
 
 /* Appends ` {name = value, ...}` for an argument or result: its attributes as written with
  * sdy.sharding set to `s` (when non-NULL), sorted by name as MLIR prints them. */
-static void put_value_attrs(ar_str *out, sc_arena *a, const ir_attrs *attrs, const prop_sharding *s) {
+static void put_value_attrs(const prop_engine *e, ar_str *out, sc_arena *a, const ir_attrs *attrs, const prop_sharding *s) {
   uint32_t n = attrs ? attrs->n : 0;
   const char **names = ar_alloc(a, (n + 1) * sizeof *names);
   const char **texts = ar_alloc(a, (n + 1) * sizeof *texts);
@@ -1297,7 +1303,7 @@ static void put_value_attrs(ar_str *out, sc_arena *a, const ir_attrs *attrs, con
   if (s) {
     ar_str t = SC_ASTR_INIT(a);
     ar_str_puts(&t, "sdy.sharding = ");
-    put_sharding_attr(&t, s);
+    put_sharding_attr(e, &t, s);
     names[k] = "sdy.sharding";
     texts[k] = ar_str_str(&t);
     k++;
@@ -1363,7 +1369,7 @@ static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
   for (uint32_t k = 0; k < entry->nargs; k++) {
     const ir_value *v = entry->args[k];
     ar_str_printf(&s, "%s%.*s: %.*s", k ? ", " : "", SC_SPAN_ARG(v->name), SC_SPAN_ARG(v->type));
-    put_value_attrs(&s, e->a, ir_value_attrs(v), e->sh[slot_of(e, v)]);
+    put_value_attrs(e, &s, e->a, ir_value_attrs(v), e->sh[slot_of(e, v)]);
   }
   ar_str_puts(&s, ")");
   uint32_t nres = ir_op_nresult_attrs(fn);
@@ -1376,7 +1382,7 @@ static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
     ar_str_puts(&s, " -> (");
     for (uint32_t k = 0; k < nres; k++) {
       ar_str_printf(&s, "%s%.*s", k ? ", " : "", SC_SPAN_ARG(types[k]));
-      put_value_attrs(&s, e->a, rattrs ? &rattrs[k] : NULL, e->func_results[f][k]);
+      put_value_attrs(e, &s, e->a, rattrs ? &rattrs[k] : NULL, e->func_results[f][k]);
     }
     ar_str_puts(&s, ")");
   }
@@ -1404,7 +1410,7 @@ static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t
       x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
     }
     if (i) ar_str_puts(&s, ", ");
-    prop_sharding_put(&s, x);
+    put_final(e, &s, x);
   }
   ar_str_puts(&s, "]");
   return ar_str_str(&s);
@@ -1463,7 +1469,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */
       const md_annotation *ann = &md_model_op(e->model, op)->sharding;
       ar_str t = SC_ASTR_INIT(e->a);
-      prop_sharding_put(&t, result_sharding(e, op, 0));
+      put_final(e, &t, result_sharding(e, op, 0));
       if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, ar_str_str(&t));
       else if (op->kind == SC_OP_SDY_DATA_FLOW_EDGE) insert_edge_sharding(pr, e->m, op, ar_str_str(&t));
     } else {

@@ -29,6 +29,8 @@ typedef struct {
                                the callee's return (Shardy's pipeline inlines or dedups calls; sdy_opt's single
                                passes do not) */
   bool seed_only;           /* only read the shardings as written (data-flow edges shared), no propagation */
+  bool close_shardings;     /* print every sharding closed, without replicated axes (the export pipeline's
+                               -sdy-close-shardings) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;

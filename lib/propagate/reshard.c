@@ -797,7 +797,7 @@ static void process_op(rpass *p, const ir_op *op) {
       for (uint32_t i = 0; i < common[f].n; i++) SC_PUSH(p->a, reduction, common[f].v[i]);
   prop_axes unreduced0 = results[0] ? results[0]->unreduced : (prop_axes){NULL, 0};
   prop_axes all_reduce = sort_and_merge(p->a, mesh, axes_minus(p->a, (prop_axes){reduction.v, (uint32_t)reduction.n}, unreduced0));
-  if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results));
+  if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results, false));
   const char **chain = ar_alloc(p->a, (op->nresults + 1) * sizeof *chain);
   for (uint32_t r = 0; r < op->nresults; r++) {
     chain[r] = value_name(p, op->results[r]);

@@ -181,18 +181,18 @@ static void put_axes(ar_str *out, const md_mesh *mesh, prop_axes xs) {
   }
 }
 
-void prop_sharding_put(ar_str *out, const prop_sharding *s) {
+static void put_sharding(ar_str *out, const prop_sharding *s, bool close) {
   ar_str_printf(out, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name));
   for (uint32_t d = 0; d < s->rank; d++) {
     const prop_dim_sharding *dim = &s->dims[d];
     ar_str_puts(out, d ? ", {" : "{");
     put_axes(out, s->mesh, dim->axes);
-    if (!dim->closed) ar_str_puts(out, dim->axes.n ? ", ?" : "?");
+    if (!dim->closed && !close) ar_str_puts(out, dim->axes.n ? ", ?" : "?");
     ar_str_puts(out, "}");
     if (dim->priority >= 0) ar_str_printf(out, "p%" PRId64, dim->priority);
   }
   ar_str_puts(out, "]");
-  if (s->replicated.n) {
+  if (s->replicated.n && !close) {
     ar_str_puts(out, ", replicated={");
     put_axes(out, s->mesh, s->replicated);
     ar_str_puts(out, "}");
@@ -206,7 +206,13 @@ void prop_sharding_put(ar_str *out, const prop_sharding *s) {
   ar_str_puts(out, ">");
 }
 
-const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_sharding *const *results) {
+void prop_sharding_put(ar_str *out, const prop_sharding *s) { put_sharding(out, s, false); }
+
+/* Shardy's TensorShardingAttr::getClosedLike: every dimension closed (priorities kept), no replicated
+ * axes (they only say what an open dimension may not take), unreduced axes kept. */
+void prop_sharding_put_closed(ar_str *out, const prop_sharding *s) { put_sharding(out, s, true); }
+
+const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_sharding *const *results, bool close) {
   const prop_sharding *any = NULL;
   for (uint32_t r = 0; r < op->nresults && !any; r++) any = results[r];
   ar_str s = SC_ASTR_INIT(a);
@@ -219,7 +225,7 @@ const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_shardin
       x = prop_sharding_open(a, any->mesh, any->mesh_name, (uint32_t)rank);
     }
     if (r) ar_str_puts(&s, ", ");
-    prop_sharding_put(&s, x);
+    put_sharding(&s, x, close);
   }
   ar_str_puts(&s, "]>");
   return ar_str_str(&s);

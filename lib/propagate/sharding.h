@@ -60,6 +60,8 @@ const prop_sharding *prop_sharding_from_model(sc_arena *a, const md_sharding *s,
 md_sharding *prop_sharding_to_model(sc_arena *a, const prop_sharding *s);
 /* Shardy's text: `<@mesh, [{"a", ?}, {}p1], replicated={"b"}>` (without `#sdy.sharding`). */
 void prop_sharding_put(ar_str *out, const prop_sharding *s);
+/* The same, closed as the export pipeline leaves it (-sdy-close-shardings). */
+void prop_sharding_put_closed(ar_str *out, const prop_sharding *s);
 /* Whether `a` and `b` lay a tensor out the same way on devices: one mesh, the same axes on every
  * dimension, the same unreduced axes (open or closed dimensions and priorities aside). */
 bool prop_sharding_same_layout(const prop_sharding *a, const prop_sharding *b);
@@ -72,7 +74,7 @@ void prop_sharding_rebase(prop_sharding *moved, size_t delta);
 bool prop_sharding_empty_axes(const prop_sharding *s);
 /* `#sdy.sharding_per_value<[...]>` of `op`'s results (op->nresults shardings; a NULL one prints open
  * and empty on the mesh of the others, which must not all be NULL). Arena string. */
-const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_sharding *const *results);
+const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_sharding *const *results, bool close);
 /* A fully open sharding of `rank` with no axes on `mesh`. */
 prop_sharding *prop_sharding_open(sc_arena *a, const md_mesh *mesh, ir_span mesh_name, uint32_t rank);
 
