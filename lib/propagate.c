@@ -216,6 +216,7 @@ static sc_status propagate_body(propagate_run *run) {
     ir_module_finalize(m);
     prop_printer pr;
     prop_printer_init(&pr, a, m);
+    pr.renumber = true; /* as sdy_opt prints: values numbered again, constants named %cst / %c */
     if (opt->annotate_rules) annotate_rules(run, m, &lines, &pr, &msgs);
     else if (opt->strategy != SC_PROPAGATE_NONE) {
       const md_model *model = md_model_build(a, m, &mo);

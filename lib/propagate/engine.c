@@ -1279,8 +1279,10 @@ static const char *per_value_text(prop_engine *e, const ir_op *op) {
 
 static bool results_changed(const prop_engine *e, const ir_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
-    uint32_t s = print_slot(e, op, r);
+    uint32_t raw = e->result_base[op->id] + r, s = print_slot(e, op, r);
     if (e->sh[s] != e->initial[s]) return true;
+    /* a sharding group shares its members' slot: one written on another member is new on this op */
+    if (e->sh[s] && e->grouped && e->grouped[raw] && !md_model_result_sharding(e->model, op, r)) return true;
   }
   return false;
 }
