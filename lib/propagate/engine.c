@@ -214,6 +214,58 @@ static void call_edges(prop_engine *e, const ir_op *op) {
     add_edge(e, op, op->results[i], &ret->operands[i], 1, i, EDGE_PLAIN);
 }
 
+/* The call ops of each function (by the callee's op id), for func_data_flow_edge's sources: a counting
+ * sort of the module's calls, linear in the ops. start[id]..start[id + 1] index calls. */
+typedef struct {
+  uint32_t *start;
+  const ir_op **calls;
+} call_index;
+
+static call_index index_calls(prop_engine *e) {
+  call_index x = {ar_calloc(e->a, e->m->nops + 2, sizeof(uint32_t)), NULL};
+  const ir_op **callee = ar_calloc(e->a, e->m->nops + 1, sizeof *callee);
+  uint32_t ncalls = 0;
+  for (uint32_t i = 0; i < e->m->nops; i++) {
+    const ir_op *op = e->m->ops[i];
+    if (op->kind != SC_OP_CALL) continue;
+    callee[i] = md_model_func(e->model, ir_op_callee(op));
+    if (callee[i] && callee[i]->id < e->m->nops) x.start[callee[i]->id + 2]++, ncalls++;
+  }
+  for (uint32_t i = 0; i < e->m->nops; i++) x.start[i + 2] += x.start[i + 1];
+  x.calls = ar_alloc(e->a, (ncalls + 1) * sizeof *x.calls);
+  for (uint32_t i = 0; i < e->m->nops; i++)
+    if (callee[i] && callee[i]->id < e->m->nops) x.calls[x.start[callee[i]->id + 1]++] = e->m->ops[i];
+  return x;
+}
+
+/* `sdy.func_data_flow_edge` (Shardy's -sdy-add-func-data-flow-edges form, a flat call graph): the edge's
+ * result holds the sharding of the data crossing a call. On a function argument its sources are that
+ * operand of every call to the function; on a call's result, the callee's returned value. */
+static void func_edges(prop_engine *e) {
+  call_index calls = {NULL, NULL};
+  for (uint32_t i = 0; i < e->m->nops; i++) {
+    const ir_op *op = e->m->ops[i];
+    if (op->kind != SC_OP_SDY_FUNC_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
+    const ir_value *in = op->operands[0];
+    if (!in) continue;
+    if (!in->def && in->block && in->block->parent && in->block->parent->parent) { /* a function's argument */
+      const ir_op *fn = in->block->parent->parent;
+      if (fn->kind != SC_OP_FUNC || fn->id >= e->m->nops) continue;
+      if (!calls.start) calls = index_calls(e);
+      uint32_t from = calls.start[fn->id], to = calls.start[fn->id + 1];
+      ir_value **src = ar_alloc(e->a, (to - from + 1) * sizeof *src);
+      uint32_t n = 0;
+      for (uint32_t k = from; k < to; k++)
+        if (in->index < calls.calls[k]->noperands) src[n++] = calls.calls[k]->operands[in->index];
+      if (n) add_edge(e, op, op->results[0], src, n, in->index, EDGE_PLAIN);
+    } else if (in->def && in->def->kind == SC_OP_CALL) { /* a call's result */
+      const ir_op *callee = md_model_func(e->model, ir_op_callee(in->def));
+      const ir_op *ret = callee && callee->nregions ? region_terminator(callee->regions[0]) : NULL;
+      if (ret && in->index < ret->noperands) add_edge(e, op, op->results[0], &ret->operands[in->index], 1, in->index, EDGE_PLAIN);
+    }
+  }
+}
+
 /* The values of one `sdy.sharding_group` (any function of the module) hold one sharding: one slot. */
 static void share_sharding_groups(prop_engine *e) {
   hs_name_map first; /* group id (its 8 bytes) -> the raw slot of its first value */
@@ -255,6 +307,7 @@ static void build_edges(prop_engine *e) {
   }
   share_sharding_groups(e);
   for (uint32_t i = 0; i < e->m->nops; i++) op_edges(e, e->m->ops[i]);
+  func_edges(e);
   if (e->opt.through_calls)
     for (uint32_t i = 0; i < e->m->nops; i++) call_edges(e, e->m->ops[i]);
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = find_alias(e->alias, s);

@@ -337,3 +337,30 @@ Test(propagate, sharding_group_members_share) {
             SC_PROPAGATE_BASIC,
             "%0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"a\", ?}]>]>} : tensor<8xf32>");
 }
+
+/* sdy.func_data_flow_edge (Shardy's explicit call edges): the edge on a callee's argument takes what every
+ * call passes, the edge on a call's result what the callee returns. Here the caller's argument sharded
+ * [{"a"}, {}] reaches the callee's edge and its negate, and comes back out through the result's edge. */
+Test(propagate, func_data_flow_edges_carry_shardings_across_calls) {
+  const char *text = "sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
+                     "func.func private @f(%arg0: tensor<8x2xi32>) -> tensor<8x2xi32> {\n"
+                     "  %0 = sdy.func_data_flow_edge %arg0 : tensor<8x2xi32>\n"
+                     "  %1 = stablehlo.negate %0 : tensor<8x2xi32>\n"
+                     "  return %1 : tensor<8x2xi32>\n}\n"
+                     "func.func @main(%arg0: tensor<8x2xi32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}, {}]>}) -> tensor<8x2xi32> {\n"
+                     "  %0 = call @f(%arg0) : (tensor<8x2xi32>) -> tensor<8x2xi32>\n"
+                     "  %1 = sdy.func_data_flow_edge %0 : tensor<8x2xi32>\n"
+                     "  return %1 : tensor<8x2xi32>\n}\n";
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a, text, SC_PROPAGATE_BASIC);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  const char *open_a = "{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"a\", ?}, {?}]>]>}";
+  char want[256];
+  snprintf(want, sizeof want, "%%0 = sdy.func_data_flow_edge %%arg0 %s : tensor<8x2xi32>", open_a);
+  cr_assert(strstr(r.text, want), "the callee's edge: %s", r.text);
+  snprintf(want, sizeof want, "%%1 = stablehlo.negate %%0 %s : tensor<8x2xi32>", open_a);
+  cr_assert(strstr(r.text, want), "the callee's body: %s", r.text);
+  snprintf(want, sizeof want, "%%1 = sdy.func_data_flow_edge %%0 %s : tensor<8x2xi32>", open_a);
+  cr_assert(strstr(r.text, want), "the result's edge: %s", r.text);
+  sc_arena_free(a);
+}
