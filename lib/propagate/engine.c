@@ -1509,6 +1509,20 @@ static void insert_edge_sharding(prop_printer *pr, const ir_module *m, const ir_
   prop_printer_replace(pr, at, at, ar_printf(pr->arena, " sharding=%s", sharding));
 }
 
+/* The pipeline's -sdy-sink-data-flow-edges: a while's, case's or optimization barrier's results hold
+ * their data-flow edges' shardings, written on the op (all of its results, open and empty where one has
+ * none, closed when printed) when any result has one. */
+static void sink_edge_owner(prop_engine *e, prop_printer *pr, const ir_op *op) {
+  sharding_ref *v = ar_alloc(e->a, op->nresults * sizeof *v);
+  bool any = false;
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    uint32_t s = slot_of(e, op->results[r]);
+    v[r] = s < e->nslots ? e->sh[s] : NULL;
+    any |= v[r] != NULL;
+  }
+  if (any) prop_printer_set_attr(pr, op, "sdy.sharding", prop_per_value_text(e->a, op, v, true));
+}
+
 void prop_engine_print(prop_engine *e, prop_printer *pr) {
   const ir_module *m = e->m;
   for (uint32_t i = 0; i < m->nops; i++) {
@@ -1518,7 +1532,9 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       print_computation(e, pr, op);
       continue;
     }
-    if (!op->nresults || !results_changed(e, op)) {
+    if (e->opt.close_shardings && op->nresults && (op->kind == SC_OP_WHILE || op->kind == SC_OP_CASE || is_optimization_barrier(op))) {
+      sink_edge_owner(e, pr, op);
+    } else if (!op->nresults || !results_changed(e, op)) {
     } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD ||
                op->kind == SC_OP_SDY_DATA_FLOW_EDGE) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */

@@ -104,9 +104,12 @@ static bool while_slot(const ir_module *m, const ir_op *op, attr_slot *s) {
 }
 
 /* A pretty `stablehlo.constant` / `sdy.constant` prints its attributes right after its name, before the
- * literal: `stablehlo.constant {sdy.sharding = ...} dense<...> : type`. */
+ * literal: `stablehlo.constant {sdy.sharding = ...} dense<...> : type`; so does a pretty
+ * `stablehlo.optimization_barrier {...} %0, %1 : ...` (attr-dict first in its assembly format). */
 static bool constant_slot(const ir_module *m, const ir_op *op, attr_slot *s) {
-  if (op->generic || !(ir_span_eq(op->name, "stablehlo.constant") || ir_span_eq(op->name, "sdy.constant"))) return false;
+  if (op->generic || !(ir_span_eq(op->name, "stablehlo.constant") || ir_span_eq(op->name, "sdy.constant") ||
+                       ir_span_eq(op->name, "stablehlo.optimization_barrier")))
+    return false;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
   const char *name = op->name.p;
   if (name < p || name + op->name.n > end) return false;
@@ -511,6 +514,9 @@ static int replacement_cmp(const void *x, const void *y) {
   const replacement *a = x, *b = y;
   if (a->begin != b->begin) return (a->begin > b->begin) - (a->begin < b->begin);
   if (a->order != b->order) return (a->order > b->order) - (a->order < b->order);
+  /* text inserted at X goes before a replacement of [X, ...) (attributes before a joined line break) */
+  bool ai = a->end == a->begin, bi = b->end == b->begin;
+  if (ai != bi) return ai ? -1 : 1;
   return (a->seq > b->seq) - (a->seq < b->seq);
 }
 

@@ -52,7 +52,7 @@ PASSES = [
 NOT_YET = ("--strategy pipeline runs the pipeline's propagation core (user priorities through calls) and closes "
            "every sharding as its export passes do; its import passes (constant splitting, sharding groups, "
            "constraint and call-graph import) and its other export passes (constraints to reshards, explicit "
-           "reshards, while/call edges) are not implemented; the blocks that check their output fail")
+           "reshards, shardings on calls and callee results) are not implemented; the blocks that check their output fail")
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "*"): NOT_YET,
     ("user_priority_propagation.mlir", "func @manual_computation_shardings_with_priority("):
