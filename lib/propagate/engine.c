@@ -1546,6 +1546,12 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
     } else {
       prop_printer_set_attr(pr, op, "sdy.sharding", per_value_text(e, op));
     }
+    /* the pipeline's export: -sdy-sharding-constraint-to-reshard */
+    if (e->opt.close_shardings && op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && !op->generic &&
+        ir_span_eq(op->name, "sdy.sharding_constraint") && op->name.p >= e->m->buf) {
+      uint32_t at = (uint32_t)(op->name.p - e->m->buf);
+      prop_printer_replace(pr, at, at + op->name.n, "sdy.reshard");
+    }
     if (e->opt.keep_sharding_rules && rule_of(e, op) && !ir_op_attr(op, "sdy.sharding_rule"))
       prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, e->rules[op->id]));
   }
