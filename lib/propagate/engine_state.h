@@ -1,0 +1,114 @@
+/* engine_state.h — the propagation engine's state, shared by the files of the engine (engine.c: the
+ * passes; engine_print.c: printing the result). Internal to lib/propagate; the API is engine.h. One
+ * engine lives in one request's arena and is used by one thread. */
+#ifndef SC_PROPAGATE_ENGINE_STATE_H
+#define SC_PROPAGATE_ENGINE_STATE_H
+
+#include "propagate/engine.h"
+#include "util/hashset.h"
+
+typedef const prop_sharding *sharding_ref;
+/* Shardy's op-priority schedule: round r opens what rounds 0..r open. */
+#define OP_SCHEDULE_LEN 5
+#define REBASE_PTR(p, delta) ((void *)((char *)(p) - (delta)))
+
+/* A data-flow edge: its owner (the value whose sharding it keeps) and the sources that flow into it,
+ * propagated as an op with an identity rule (Shardy's ShardableDataFlowOpInterface). */
+typedef enum { EDGE_PLAIN = 0, EDGE_MANUAL_ARG, EDGE_MANUAL_RESULT } edge_kind;
+typedef struct {
+  const ir_op *op;
+  const ir_value *owner_value;
+  uint32_t owner;
+  uint32_t *sources;
+  const ir_value **source_values;
+  uint32_t nsources;
+  uint32_t index; /* the argument or result number */
+  uint8_t kind;
+  bool rule_known;
+  const prop_rule *rule; /* identity over the owner's static dims, built on first visit; NULL = none */
+} prop_edge;
+
+typedef struct {
+  uint32_t *stack; /* items pushed on top, visited before the rest of program order */
+  uint32_t n;
+  uint8_t *on_stack;
+  uint32_t *heap;  /* program positions >= cursor that may need a visit */
+  uint32_t nheap;
+  uint8_t *in_heap;
+  uint32_t cursor; /* positions below it have had their program-order turn */
+} worklist;
+
+struct prop_engine {
+  sc_arena *a;
+  const ir_module *m;
+  const md_model *model;
+  prop_engine_options opt;
+  uint32_t *result_base;      /* per op id: the slot of its result 0 */
+  hs_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
+  const ir_block **block_keys;
+  uint32_t nslots;
+  uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args) */
+  sharding_ref *sh, *initial; /* per slot: current and seeded sharding */
+  const ir_value **slot_value; /* per slot: a value that has it (for origins) */
+  uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
+  SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
+  uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of */
+  sharding_ref **in_global;   /* per op id of a manual/named computation: its in_shardings as written */
+  uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
+  uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
+  const prop_rule **rules;    /* per op id, built on first need */
+  hs_name_map rule_by_key;
+  uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */    /* an element-wise op's name and types -> the op id whose rule it shares */
+  uint8_t *rule_known;
+  const prop_rule_facts *facts;
+  bool aggressive;            /* the factor strategy of the running pass */
+  int schedule;               /* op-priority round (0..OP_SCHEDULE_LEN-1), or -1: every op, both ways */
+  /* Revisits that cannot change anything are skipped (see "the worklist"): every write to a slot is
+   * logged; an item's visit in a schedule round is remembered by the log length at its start. */
+  SC_VEC(uint32_t) changes;   /* slots, in the order their shardings were written */
+  uint32_t *last_change;      /* per slot: 1 + its latest entry in `changes`, 0 = never written */
+  uint32_t *visited;          /* per item: 1 + log length when its last visit began, 0 = none */
+  uint32_t *visit_key;        /* per item: what else that visit depended on (visit_key()), 0 = not comparable */
+  bool round_seen[OP_SCHEDULE_LEN + 1];        /* per round (schedule + 1): a pass of it ran */
+  uint32_t round_log_pos[OP_SCHEDULE_LEN + 1]; /* log length when that round's latest pass began */
+  uint32_t *op_pos;           /* per op id: its position in program order (m->ops) */
+  uint8_t *op_flags;          /* per op id: OPF_* bits, computed on first need */
+  worklist work;              /* the passes' worklist, allocated once (see run_pass) */
+  const ir_op **entry_funcs;  /* functions whose results follow their return values */
+  uint32_t *entry_func_index; /* ... and their indices in m->funcs */
+  uint32_t nentry_funcs;
+  sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
+};
+
+/* The slot of a value (its own, before aliases), UINT32_MAX for none. */
+static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
+  if (!v) return UINT32_MAX;
+  if (v->def) return e->result_base[v->def->id] + v->index;
+  if (v->block) {
+    uint32_t base;
+    if (hs_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
+  }
+  return UINT32_MAX;
+}
+
+static inline uint32_t slot_of(const prop_engine *e, const ir_value *v) {
+  uint32_t s = raw_slot(e, v);
+  return s < e->nslots && e->alias ? e->alias[s] : s;
+}
+
+static inline const ir_value *block_arg(const ir_region *r, uint32_t i) {
+  return r && r->nblocks && i < r->blocks[0]->nargs ? r->blocks[0]->args[i] : NULL;
+}
+
+static inline bool is_optimization_barrier(const ir_op *op) {
+  return ir_span_eq(op->name, "stablehlo.optimization_barrier") || ir_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
+}
+
+/* The op's sharding rule (built on first need; NULL = none). engine.c */
+const prop_rule *prop_engine_rule(prop_engine *e, const ir_op *op);
+/* Shardy's addFreeAxesToManualComputationSharding: `outer`'s leading manual axes, then `inner`'s axes,
+ * open/closed and priority as `inner`, replicated/unreduced as `outer`. engine.c */
+const prop_sharding *prop_engine_add_free(sc_arena *a, const ir_op *op, const md_model *model, const prop_sharding *outer,
+                                          const prop_sharding *inner);
+
+#endif
