@@ -194,12 +194,11 @@ typedef struct {
   size_t len;
   const sc_options *opt;
   sc_report *report;
-  jmp_buf *guard; /* check_guarded's failure jump */
+  sc_status status; /* check_body's, when it returned */
 } check_run;
 
 static sc_status check_body(check_run *run);
 
-/* Runs the body with the arena's failure jump installed; nothing but `run` lives across setjmp. */
 /* Runs fn(user) within half of what the request's byte and step limits leave. Returns 0, or 1 when it
  * ran past them (what it allocated stays in the arena). Cancellation still ends the whole check. */
 static int within_half_limits(check_run *run, void (*fn)(void *user), void *user) {
@@ -208,14 +207,15 @@ static int within_half_limits(check_run *run, void (*fn)(void *user), void *user
   unsigned long long step_limit = ar_step_limit(a), steps = ar_steps(a);
   if (byte_limit) ar_set_limit(a, used < byte_limit ? used + (byte_limit - used) / 2 : byte_limit);
   if (step_limit) sc_arena_set_step_limit(a, steps < step_limit ? steps + (step_limit - steps) / 2 : step_limit);
+  jmp_buf *outer = ar_failure_jump(a); /* check_guarded's */
   jmp_buf env;
   ar_set_failure_jump(a, &env);
   int why = setjmp(env);
   if (!why) fn(user);
-  ar_set_failure_jump(a, run->guard);
+  ar_set_failure_jump(a, outer);
   ar_set_limit(a, byte_limit);
   sc_arena_set_step_limit(a, step_limit);
-  if (why == 2) longjmp(*run->guard, 2);
+  if (why == AR_CANCELLED && outer) longjmp(*outer, AR_CANCELLED);
   return why ? 1 : 0;
 }
 
@@ -275,34 +275,23 @@ static cost_analysis *cost_for_rules(check_run *run, ru_ctx *ctx, const ir_modul
   return cost;
 }
 
+static void run_check_body(void *arg) {
+  check_run *run = arg;
+  run->status = check_body(run);
+}
+
 static sc_status check_guarded(check_run *run) {
-  jmp_buf env;
-  run->guard = &env;
-  ar_set_failure_jump(run->arena, &env);
   /* Long loops poll the cancel flag through the arena's work meter (see ar_step). */
-  ar_set_cancel(run->arena, run->opt->cancel);
-  switch (setjmp(env)) {
-  case 0: break;
-  case 2:
-    ar_set_failure_jump(run->arena, NULL);
-    ar_set_cancel(run->arena, NULL);
-    if (run->report) run->report->failure = "cancelled";
-    return SC_ERR_CANCELLED;
-  default:
-    ar_set_failure_jump(run->arena, NULL);
-    ar_set_cancel(run->arena, NULL);
-    if (run->report) run->report->failure = "the request needs more memory or work than its limit allows";
-    return SC_ERR_LIMIT;
-  }
-  sc_status status = check_body(run);
-  ar_set_failure_jump(run->arena, NULL);
-  ar_set_cancel(run->arena, NULL);
-  return status;
+  int why = ar_guarded(run->arena, run->opt->cancel, run_check_body, run);
+  if (!why) return run->status;
+  if (run->report)
+    run->report->failure = why == AR_CANCELLED ? "cancelled" : "the request needs more memory or work than its limit allows";
+  return why == AR_CANCELLED ? SC_ERR_CANCELLED : SC_ERR_LIMIT;
 }
 
 sc_status sc_check(sc_arena *arena, const char *buf, size_t len, const sc_options *options, sc_report **out) {
   static const sc_options defaults;
-  check_run run = {arena, buf, len, options ? options : &defaults, NULL, NULL};
+  check_run run = {arena, buf, len, options ? options : &defaults, NULL, SC_OK};
   sc_status status = check_guarded(&run);
   *out = run.report;
   return status;

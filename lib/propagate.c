@@ -22,6 +22,7 @@ typedef struct {
   const sc_propagate_options *opt;
   sc_propagate_result *out;
   bool warned_custom_call, warned_op; /* Shardy warns once per process about each kind of unknown op */
+  sc_status status;                   /* propagate_body's, when it returned */
 } propagate_run;
 
 static void add_message(propagate_run *run, const ir_linemap *lines, message_vec *msgs, sc_severity sev,
@@ -238,22 +239,16 @@ static sc_status propagate_body(propagate_run *run) {
   return SC_OK;
 }
 
+static void run_propagate_body(void *arg) {
+  propagate_run *run = arg;
+  run->status = propagate_body(run);
+}
+
 static sc_status propagate_guarded(propagate_run *run) {
-  jmp_buf env;
-  ar_set_failure_jump(run->arena, &env);
-  ar_set_cancel(run->arena, run->opt->cancel);
-  sc_status status;
-  switch (setjmp(env)) {
-  case 0: status = propagate_body(run); break;
-  case 2: status = SC_ERR_CANCELLED; run->out->failure = "cancelled"; break;
-  default:
-    status = SC_ERR_LIMIT;
-    run->out->failure = "the request needs more memory or work than its limit allows";
-    break;
-  }
-  ar_set_failure_jump(run->arena, NULL);
-  ar_set_cancel(run->arena, NULL);
-  return status;
+  int why = ar_guarded(run->arena, run->opt->cancel, run_propagate_body, run);
+  if (!why) return run->status;
+  run->out->failure = why == AR_CANCELLED ? "cancelled" : "the request needs more memory or work than its limit allows";
+  return why == AR_CANCELLED ? SC_ERR_CANCELLED : SC_ERR_LIMIT;
 }
 
 sc_status sc_propagate(sc_arena *arena, const char *buf, size_t len, const sc_propagate_options *options,
@@ -261,6 +256,6 @@ sc_status sc_propagate(sc_arena *arena, const char *buf, size_t len, const sc_pr
   static const sc_propagate_options defaults;
   memset(out, 0, sizeof *out);
   out->text = "";
-  propagate_run run = {arena, buf, len, options ? options : &defaults, out, false, false};
+  propagate_run run = {arena, buf, len, options ? options : &defaults, out, false, false, SC_OK};
   return propagate_guarded(&run);
 }

@@ -74,6 +74,17 @@ void sc_arena_free(sc_arena *a) {
 
 void ar_set_failure_jump(sc_arena *a, jmp_buf *env) { a->on_failure = env; }
 jmp_buf *ar_failure_jump(const sc_arena *a) { return a->on_failure; }
+
+int ar_guarded(sc_arena *a, const atomic_int *cancel, void (*body)(void *arg), void *arg) {
+  jmp_buf env;
+  ar_set_failure_jump(a, &env);
+  ar_set_cancel(a, cancel);
+  int why = setjmp(env); /* nothing here changes between setjmp and a longjmp back */
+  if (!why) body(arg);
+  ar_set_failure_jump(a, NULL);
+  ar_set_cancel(a, NULL);
+  return why == 2 ? AR_CANCELLED : why ? AR_OVER_LIMIT : 0;
+}
 size_t sc_arena_used(const sc_arena *a) { return a->used; }
 size_t ar_limit(const sc_arena *a) { return a->limit; }
 

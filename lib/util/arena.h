@@ -85,6 +85,13 @@ unsigned long long ar_step_limit(const sc_arena *a);
 void ar_set_limit(sc_arena *a, size_t limit_bytes);
 /* The failure jump installed (NULL = none), to restore after a phase installs its own. */
 jmp_buf *ar_failure_jump(const sc_arena *a);
+/* Runs body(arg) with a failure jump installed and `cancel` (NULL = none) polled by ar_step: a limit
+ * exhausted or a cancel seen inside it ends body and returns here. Returns 0 when body returned,
+ * AR_OVER_LIMIT or AR_CANCELLED otherwise; the jump and the cancel flag are cleared either way. What body
+ * allocated stays in the arena. The library's entry points (sc_check, sc_propagate) run under it. */
+#define AR_OVER_LIMIT 1
+#define AR_CANCELLED 2
+int ar_guarded(sc_arena *a, const atomic_int *cancel, void (*body)(void *arg), void *arg);
 unsigned long long ar_steps(const sc_arena *a);
 /* Counts `n` steps; polls the cancel flag every SC_ARENA_POLL_STEPS. Returns true when the request was
  * cancelled or is over its step limit and no failure jump is installed (the caller should stop). */
