@@ -136,6 +136,10 @@ size_t sc_rpc_fleet_args(grpc_arg out[2]) {
   return 2;
 }
 
+bool sc_rpc_call_cut(int status, const char *details) {
+  return status == GRPC_STATUS_UNAVAILABLE || (status == GRPC_STATUS_INTERNAL && details && strstr(details, "RST_STREAM"));
+}
+
 /* A PEM file as a NUL-terminated string (what grpc_ssl_*_create want), NULL with *err set. */
 static char *read_pem(const char *path, char **err) {
   size_t n;
@@ -465,14 +469,14 @@ static int unary_once(sc_rpc_client *c, const char *method, const uint8_t *req, 
   return rc;
 }
 
-/* A unary call, retried on UNAVAILABLE (a unary request is sent whole or not at all, and every
- * method of the service is idempotent). */
+/* A unary call, retried when the way to the server cut it (sc_rpc_call_cut: a unary request is sent
+ * whole or not at all, and every method of the service is idempotent). */
 static int unary(sc_rpc_client *c, const char *method, const uint8_t *req, size_t len, grpc_slice *out, char **err) {
   begin_op(c);
   int rc;
   for (int attempt = 0;; attempt++) {
     rc = unary_once(c, method, req, len, out, err);
-    if (rc != GRPC_STATUS_UNAVAILABLE || !retry_pause(c, attempt))
+    if (!sc_rpc_call_cut(rc, err ? *err : NULL) || !retry_pause(c, attempt))
       return rc;
   }
 }

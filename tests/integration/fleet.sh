@@ -129,6 +129,16 @@ http {
       grpc_connect_timeout 1s;
       grpc_read_timeout 60s;
     }
+    # As deploy/nginx/shardcheckd-front.conf: a call no replica could finish ends UNAVAILABLE (retried by
+    # the client), not with an HTML page.
+    error_page 502 503 504 = @grpc_unavailable;
+    location @grpc_unavailable {
+      internal;
+      default_type application/grpc;
+      add_header grpc-status 14 always;
+      add_header grpc-message "no shardcheckd replica could answer; retry" always;
+      return 204;
+    }
   }
 }
 EOF
@@ -185,6 +195,10 @@ load_rc=$?
 [ $done_at_kill -lt "$CALLS" ] || fail "the load finished before replica 3 was killed ($done_at_kill calls)"
 [ $load_rc -eq 0 ] || fail "not every call completed OK through nginx with a replica killed: $(cat "$TMP/load.json" "$TMP/load.err")"
 ok=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["ok"])' "$TMP/load.json" 2>/dev/null || echo 0)
+# Calls cut mid-answer when replica 3 died are sent again by the client (loadgen, like client/rpc.c):
+# no more than were in flight then.
+resent=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["resent"])' "$TMP/load.json" 2>/dev/null || echo 999)
+[ "$resent" -le 32 ] || fail "$resent calls were sent again; at most the 32 in flight when the replica died may be"
 [ "$ok" = "$CALLS" ] || fail "completed OK: $ok of $CALLS"
 
 # --- 2b. client-side round_robin over the replicas' addresses (what a headless Service gives) -----
@@ -228,7 +242,7 @@ attempts=$(wc -l <"$TMP/nginx/access.log")
 client_retries=$(grep -c 'attempts=[1-9]' "$TMP/nginx/access.log")
 nginx_retries=$(grep -c ', ' "$TMP/nginx/access.log")
 failed_attempts=$(grep -vc '^200 ' "$TMP/nginx/access.log")
-echo "fleet: calls $CALLS, completed OK $ok, nginx log lines $attempts (non-200 $failed_attempts), retried by the client $client_retries, re-sent by nginx to another replica $nginx_retries; replica 3 killed after $done_at_kill"
+echo "fleet: calls $CALLS, completed OK $ok, nginx log lines $attempts (non-200 $failed_attempts), retried by the client $client_retries, re-sent by nginx to another replica $nginx_retries; replica 3 killed after $done_at_kill; calls cut mid-answer and sent again $resent"
 echo "load: $(cat "$TMP/load.json")"
 for n in 1 2 3; do
   eval "p=\$PORT$n mp=\$MPORT$n"

@@ -6,8 +6,11 @@
  *
  * --unique gives every request its own file name, so no request is answered from the result cache
  * (the name is part of the report and of the cache key): every call runs the analysis.
- * Channels use the client library's service config (client/rpc.c): calls are retried on UNAVAILABLE,
- * so a fleet replica that dies mid-run costs retries, not failed calls.
+ * Channels use the client library's service config (client/rpc.c): calls are retried on UNAVAILABLE
+ * before a response began. A call cut once its response began (a replica killed mid-answer: the proxy
+ * resets the stream) is sent again, as the client library does (sc_rpc_call_cut): a Check is a pure
+ * function of its request. So a fleet replica that dies mid-run costs retries, not failed calls; the
+ * re-sends are counted ("resent").
  * --soak runs for SECONDS instead of N calls, with mixed traffic: valid checks (cached and not),
  * undecodable requests, requests over the message limit (--oversize), calls cancelled at once and
  * CheckStreams that send their header and then nothing (the server must time them out). Every call
@@ -39,6 +42,8 @@ typedef struct {
   grpc_slice details;
   const char *error_string;
   double t0;
+  long index;  /* the request number (a re-sent call keeps it) */
+  int resends; /* times this call was sent again */
 } slot;
 
 static double now_s(void) {
@@ -52,7 +57,7 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static long soak_seconds, oversize_bytes;
+static long soak_seconds, oversize_bytes, resent;
 static long kind_calls[K__COUNT], kind_codes[K__COUNT][17], unexpected, duplicates;
 
 /* Statuses each kind may end with (bit per code). Busy (RESOURCE_EXHAUSTED) is fine for any check. */
@@ -124,6 +129,7 @@ static grpc_byte_buffer *soak_request(kind k, long i) {
 
 static void start(slot *s, grpc_channel *ch, grpc_completion_queue *cq, long i) {
   memset(s, 0, sizeof *s);
+  s->index = i;
   s->kind = soak_seconds ? (kind)(i % K__COUNT) : unique ? K_VALID : K_CACHED;
   grpc_metadata_array_init(&s->md0);
   grpc_metadata_array_init(&s->md1);
@@ -261,6 +267,24 @@ int main(int argc, char **argv) {
     if (e.type != GRPC_OP_COMPLETE)
       continue;
     slot *s = e.tag;
+    if (!soak_seconds && s->status != GRPC_STATUS_OK) {
+      char *d = grpc_slice_to_c_string(s->details);
+      bool again = sc_rpc_call_cut(s->status, d) && s->resends < 3;
+      fprintf(stderr, "loadgen: call %ld ended with status %d: %s%s\n", s->index, (int)s->status, d,
+              again ? " (sent again)" : "");
+      gpr_free(d);
+      if (again) {
+        int resends = s->resends + 1;
+        long index = s->index, idx = s - slots;
+        kind k = s->kind;
+        release(s);
+        start(s, ch[idx % nch], cq, index);
+        kind_calls[k]--; /* the same call, not a new one */
+        s->resends = resends;
+        resent++;
+        continue;
+      }
+    }
     if ((size_t)finished < nlat)
       lat[finished] = now_s() - s->t0;
     finished++;
@@ -293,9 +317,11 @@ int main(int argc, char **argv) {
     printf("},\"p50_ms\":%.3f,\"p99_ms\":%.3f}\n", lat[total / 2] * 1e3, lat[total * 99 / 100] * 1e3);
   } else {
     printf("{\"file\":\"%s\",\"bytes\":%zu,\"unique\":%s,\"concurrency\":%ld,\"channels\":%ld,\"requests\":%ld,"
-           "\"seconds\":%.3f,\"rps\":%.0f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"ok\":%ld,\"not_ok\":%ld}\n",
+           "\"seconds\":%.3f,\"rps\":%.0f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"ok\":%ld,\"not_ok\":%ld,"
+           "\"resent\":%ld}\n",
            module_name, module_len, unique ? "true" : "false", conc, nch, total, secs, (double)total / secs,
-           lat[total / 2] * 1e3, lat[total * 9 / 10] * 1e3, lat[total * 99 / 100] * 1e3, codes[0], total - codes[0]);
+           lat[total / 2] * 1e3, lat[total * 9 / 10] * 1e3, lat[total * 99 / 100] * 1e3, codes[0], total - codes[0],
+           resent);
   }
   for (long k = 0; k < nch; k++)
     grpc_channel_destroy(ch[k]);
