@@ -453,6 +453,59 @@ static bool canonical_splat(sc_arena *a, const ir_module *m, const ir_op *op, re
   return true;
 }
 
+/* StableHLO ops whose assembly prints their types with custom<SameOperandsAndResultType>: one type when
+ * every operand's and the result's are the same, the function type otherwise (StablehloOps.td). */
+static const char *const SAME_TYPE_OPS[] = {
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "cholesky", "clamp", "complex", "convert", "cosine",
+    "count_leading_zeros", "divide", "exponential", "exponential_minus_one", "floor", "imag", "is_finite", "log",
+    "log_plus_one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real",
+    "reduce_precision", "remainder", "reverse", "round_nearest_afz", "round_nearest_even", "rsqrt", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh",
+    "uniform_dequantize", "uniform_quantize", "xor"};
+
+static bool same_type_op(ir_span name) {
+  if (name.n <= 10 || memcmp(name.p, "stablehlo.", 10)) return false;
+  ir_span rest = {name.p + 10, name.n - 10};
+  for (size_t i = 0; i < sizeof SAME_TYPE_OPS / sizeof *SAME_TYPE_OPS; i++)
+    if (ir_span_eq(rest, SAME_TYPE_OPS[i])) return true;
+  return false;
+}
+
+/* A pretty op of SAME_TYPE_OPS written with a function type `: (T, T) -> T` whose types are all one:
+ * MLIR prints `: T`. */
+static bool collapsed_function_type(const ir_module *m, const ir_op *op, replacement *out) {
+  if (op->generic || op->nregions || op->nresults != 1 || !op->noperands || !same_type_op(op->name)) return false;
+  ir_span t = ir_span_trim(op->results[0]->type);
+  for (uint32_t i = 0; i < op->noperands; i++)
+    if (!op->operands[i] || !ir_span_same(ir_span_trim(op->operands[i]->type), t)) return false;
+  const char *buf = m->buf;
+  uint32_t colon = 0, arrow = 0;
+  int depth = 0;
+  for (uint32_t at = op->pos.offset; at < op->end; at++) { /* the depth-0 `:` and `->` of the trailer */
+    char c = buf[at];
+    if (c == '"') {
+      at = (uint32_t)(ir_skip_string(buf + at, buf + op->end) - buf) - 1;
+      continue;
+    }
+    if (c == '-' && at + 1 < op->end && buf[at + 1] == '>') {
+      if (!depth) arrow = at;
+      at++;
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      depth++;
+    } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) {
+      depth--;
+    } else if (c == ':' && !depth && (at + 1 >= op->end || buf[at + 1] != ':') && buf[at - 1] != ':') {
+      colon = at, arrow = 0;
+    }
+  }
+  if (!colon || !arrow) return false;
+  const char *r = skip_blank(buf + arrow + 2, buf + op->end);
+  if ((size_t)(buf + op->end - r) < t.n || memcmp(r, t.p, t.n)) return false;
+  replacement x = {colon + 1, (uint32_t)(r + t.n - buf), NULL, ORDER_EDIT, 0}; /* text: the caller's " T" */
+  *out = x;
+  return true;
+}
+
 /* What sdy_opt prints differently in an op's own text (not its regions' bodies): line breaks (every
  * op is on one line; the breaks that open and close a body stay) become spaces, and a single result
  * type loses its parentheses. Joins are offsets; dropped parentheses go to `parens`. */
@@ -545,6 +598,11 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, ar_str *ou
     const char *buf = p->module->buf;
     replacement lit;
     if (canonical_splat(a, p->module, op, &lit)) SC_PUSH(a, reps, lit);
+    if (collapsed_function_type(p->module, op, &lit)) {
+      ir_span t = ir_span_trim(op->results[0]->type);
+      lit.text = ar_printf(a, " %.*s", SC_SPAN_ARG(t));
+      SC_PUSH(a, reps, lit);
+    }
     if (!op->generic && ir_span_eq(op->name, "func.return") && op->name.p >= buf + op->pos.offset &&
         op->name.p < buf + op->end) { /* MLIR elides the func dialect's return (a written `return` is kept) */
       uint32_t at = (uint32_t)(op->name.p - buf);
