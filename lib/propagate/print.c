@@ -494,7 +494,8 @@ static bool collapsed_function_type(const ir_module *m, const ir_op *op, replace
       depth++;
     } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) {
       depth--;
-    } else if (c == ':' && !depth && (at + 1 >= op->end || buf[at + 1] != ':') && buf[at - 1] != ':') {
+    } else if (c == ':' && !depth && at > op->pos.offset && buf[at - 1] != ':' &&
+               (at + 1 >= op->end || buf[at + 1] != ':')) {
       colon = at, arrow = 0;
     }
   }
