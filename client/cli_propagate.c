@@ -78,11 +78,14 @@ static int propagate_remote(const char *server, const char *buf, size_t len, con
     free(err);
     return EXIT_TROUBLE;
   }
-  for (size_t i = 0; i < r.nmessages; i++)
+  bool pass_failed = false;
+  for (size_t i = 0; i < r.nmessages; i++) {
     print_message(name, r.messages[i].severity, r.messages[i].line, r.messages[i].col, r.messages[i].message);
+    pass_failed |= r.messages[i].severity == SC_SEV_ERROR;
+  }
   fputs(r.text, stdout);
   sc_rpc_propagate_result_free(&r);
-  return 0;
+  return pass_failed ? EXIT_FINDINGS : 0;
 }
 
 int cmd_propagate(int argc, char **argv) {
@@ -121,11 +124,14 @@ int cmd_propagate(int argc, char **argv) {
   }
   sc_propagate_result r;
   sc_status status = arena ? sc_propagate(arena, buf, len, &o, &r) : SC_ERR_LIMIT;
-  for (size_t i = 0; status == SC_OK && i < r.nmessages; i++)
+  bool pass_failed = false; /* a pass reported an error (sdy_opt's failed pass): exit 1 */
+  for (size_t i = 0; status == SC_OK && i < r.nmessages; i++) {
     print_message(name, r.messages[i].severity, r.messages[i].line, r.messages[i].col, r.messages[i].message);
+    pass_failed |= r.messages[i].severity == SC_SEV_ERROR;
+  }
   if (status == SC_OK) fwrite(r.text, 1, r.len, stdout);
   else fprintf(stderr, "%s: error: %s\n", name, arena ? r.failure : "out of memory");
   sc_arena_free(arena);
   free(buf);
-  return status == SC_OK ? 0 : EXIT_TROUBLE;
+  return status != SC_OK ? EXIT_TROUBLE : pass_failed ? EXIT_FINDINGS : 0;
 }

@@ -47,6 +47,16 @@ static bool results_changed(const prop_engine *e, const ir_op *op) {
   return false;
 }
 
+/* The op's `sdy.sharding` is written with each value's `#sdy.sharding<...>` in full, which MLIR prints
+ * as `<...>` inside `#sdy.sharding_per_value`: the attribute is printed again. */
+static bool written_long_form(const ir_op *op) {
+  const ir_attr *at = ir_op_attr(op, "sdy.sharding");
+  if (!at || at->value.n < 30 || memcmp(at->value.p, "#sdy.sharding_per_value<", 24)) return false;
+  for (const char *c = at->value.p + 24, *end = at->value.p + at->value.n; c + 14 <= end; c++)
+    if (*c == '#' && !memcmp(c, "#sdy.sharding<", 14)) return true;
+  return false;
+}
+
 /* Appends ` {name = value, ...}` for an argument or result: its attributes as written with
  * sdy.sharding set to `s` (when non-NULL), sorted by name as MLIR prints them. */
 static void put_value_attrs(const prop_engine *e, ar_str *out, sc_arena *a, const ir_attrs *attrs, const prop_sharding *s) {
@@ -241,7 +251,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
     }
     if (e->opt.close_shardings && op->nresults && (op->kind == SC_OP_WHILE || op->kind == SC_OP_CASE || is_optimization_barrier(op))) {
       sink_edge_owner(e, pr, op);
-    } else if (!op->nresults || !results_changed(e, op)) {
+    } else if (!op->nresults || (!results_changed(e, op) && !written_long_form(op))) {
     } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD ||
                op->kind == SC_OP_SDY_DATA_FLOW_EDGE) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */

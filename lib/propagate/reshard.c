@@ -114,7 +114,10 @@ typedef struct {
   const prop_rule_facts *facts;
   hs_name_map remap;          /* value (pointer bytes) -> index in names: the name its uses read now */
   SC_VEC(const char *) names;
+  SC_VEC(sharding_ref) now;   /* per names entry: the sharding its uses read now (NULL = the value's own) */
   const char ***operand_names; /* per op id: operand names set by this pass (NULL = none) */
+  SC_VEC(prop_pass_error) errors;
+  const md_mesh *global_mesh;  /* the first declared mesh with axes that is not single-device, or NULL */
 } rpass;
 
 static const char *value_name(rpass *p, const ir_value *v) {
@@ -129,18 +132,23 @@ static const char *value_name(rpass *p, const ir_value *v) {
   return ir_span_dup(p->a, v->name);
 }
 
-static void remap_value(rpass *p, const ir_value *v, const char *name) {
+/* The value's uses read `name` now, whose sharding is `now` (NULL: the value's own). */
+static void remap_value_sharded(rpass *p, const ir_value *v, const char *name, sharding_ref now) {
   uint32_t k;
   if (hs_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) {
     p->names.v[k] = name;
+    p->now.v[k] = now;
     return;
   }
   /* the map keeps a pointer to its key: store the value pointer in arena memory that never moves */
   const ir_value **slot = ar_alloc(p->a, sizeof *slot);
   *slot = v;
   SC_PUSH(p->a, p->names, name);
+  SC_PUSH(p->a, p->now, now);
   hs_name_map_put(&p->remap, (const char *)slot, sizeof *slot, (uint32_t)p->names.n - 1, NULL);
 }
+
+static void remap_value(rpass *p, const ir_value *v, const char *name) { remap_value_sharded(p, v, name, NULL); }
 
 static const char *operand_name(rpass *p, const ir_op *op, uint32_t k) {
   if (p->operand_names[op->id] && p->operand_names[op->id][k]) return p->operand_names[op->id][k];
@@ -159,7 +167,11 @@ static ir_span value_type(const ir_value *v) {
   return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? owner->results[v->index]->type : v->type;
 }
 
-static sharding_ref value_sharding(rpass *p, const ir_value *v) { return v ? prop_engine_value_sharding(p->e, v) : NULL; }
+static sharding_ref value_sharding(rpass *p, const ir_value *v) {
+  uint32_t k;
+  if (v && p->now.n && hs_name_map_get(&p->remap, (const char *)&v, sizeof v, &k) && p->now.v[k]) return p->now.v[k];
+  return v ? prop_engine_value_sharding(p->e, v) : NULL;
+}
 
 static sharding_ref bypassing_barriers(rpass *p, const ir_value *v) {
   for (uint32_t guard = 0; v && v->def && v->def->kind == SC_OP_SDY_PROPAGATION_BARRIER && v->def->noperands && guard < (1u << 30);
@@ -715,6 +727,122 @@ static void reshape_overflow(rpass *p, op_view *v, const ir_op *op, sharding_ref
   update[1] = !equivalent(prop_unproject(p->a, v->proj, 1, mesh_of->mesh_name), all[1]);
 }
 
+/* ---- single-device (maximal) ops ------------------------------------------------------------------ */
+
+static bool single_device(sharding_ref s) { return s && s->mesh->maximal; }
+
+static void pass_error(rpass *p, const ir_op *op, const char *message) {
+  prop_pass_error e = {op->pos.offset, message};
+  SC_PUSH(p->a, p->errors, e);
+}
+
+static bool ranked_tensor(const ir_value *v) {
+  ir_span t = value_type(v);
+  return t.n > 7 && !memcmp(t.p, "tensor<", 7) && t.p[7] != '*';
+}
+
+static uint32_t rank_of(rpass *p, const ir_value *v) {
+  ir_span t = value_type(v);
+  ir_tensor_type tt;
+  return ir_parse_tensor_type(p->a, t, &tt) ? tt.rank : 0;
+}
+
+/* `s` is the global mesh's closed fully replicated sharding (MLIR attribute equality). */
+static bool global_replicated(rpass *p, sharding_ref s) {
+  if (!s || s->mesh != p->global_mesh || s->replicated.n || s->unreduced.n) return false;
+  for (uint32_t d = 0; d < s->rank; d++)
+    if (s->dims[d].axes.n || !s->dims[d].closed) return false;
+  return true;
+}
+
+/* An op with a result on a single-device mesh runs on that device alone (Shardy's
+ * processSingleDeviceOperation): each tensor operand goes there, through the global mesh replicated
+ * unless it already is; each tensor result comes back replicated on the global mesh, then to its own
+ * sharding when that is another one. Returns false for other ops. */
+static bool process_single_device(rpass *p, const ir_op *op) {
+  const md_mesh *device_mesh = NULL;
+  ir_span device_name = {NULL, 0};
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    sharding_ref s = value_sharding(p, op->results[r]);
+    if (!single_device(s)) continue;
+    if (device_mesh && device_mesh->device_ids[0] != s->mesh->device_ids[0]) {
+      pass_error(p, op, ar_printf(p->a, "'%.*s' op has conflicting single-device result shardings", SC_SPAN_ARG(op->name)));
+      return true;
+    }
+    device_mesh = s->mesh, device_name = s->mesh_name;
+  }
+  if (!device_mesh) return false;
+  const md_mesh *global = p->global_mesh;
+  if (!global) return true;
+  ir_span global_name = global->name;
+  prop_sharding *on_device = closed_replicated(p->a, device_mesh, device_name, 0);
+  for (uint32_t k = 0; k < op->noperands; k++) {
+    const ir_value *v = op->operands[k];
+    if (!v || !ranked_tensor(v)) continue;
+    sharding_ref s = value_sharding(p, v);
+    if (!s) s = closed_replicated(p->a, global, global_name, rank_of(p, v));
+    uint32_t rank = rank_of(p, v);
+    if (s->mesh == device_mesh && equivalent(s, on_device)) continue;
+    const char *input = operand_name(p, op, k);
+    if (!(fully_replicated(s) && s->mesh == global)) {
+      const char *name = prop_printer_fresh_name(p->pr);
+      prop_printer_insert_before(p->pr, op, ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, input,
+                                                      sharding_text(p->a, closed_replicated(p->a, global, global_name, rank)),
+                                                      SC_SPAN_ARG(value_type(v))));
+      input = name;
+    }
+    const char *name = prop_printer_fresh_name(p->pr);
+    prop_printer_insert_before(p->pr, op, ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, input,
+                                                    sharding_text(p->a, on_device), SC_SPAN_ARG(value_type(v))));
+    set_operand_name(p, op, k, name);
+  }
+  sharding_ref *results = ar_alloc(p->a, (op->nresults + 1) * sizeof *results);
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    const ir_value *v = op->results[r];
+    sharding_ref own = value_sharding(p, v);
+    results[r] = own;
+    if (!ranked_tensor(v)) {
+      ir_span t = value_type(v);
+      if (ir_span_eq(t, "!stablehlo.token")) results[r] = closed_replicated(p->a, global, global_name, 0);
+      continue;
+    }
+    results[r] = on_device;
+    prop_sharding *replicated = closed_replicated(p->a, global, global_name, rank_of(p, v));
+    sharding_ref target = own && !single_device(own) ? own : replicated;
+    const char *name = prop_printer_fresh_name(p->pr);
+    prop_printer_insert_after(p->pr, op, ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, value_name(p, v),
+                                                   sharding_text(p->a, replicated), SC_SPAN_ARG(value_type(v))));
+    if (!global_replicated(p, target)) {
+      const char *back = prop_printer_fresh_name(p->pr);
+      prop_printer_insert_after(p->pr, op, ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", back, name,
+                                                     sharding_text(p->a, target), SC_SPAN_ARG(value_type(v))));
+      name = back;
+    }
+    remap_value_sharded(p, v, name, global_replicated(p, target) ? replicated : target);
+  }
+  prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results, false));
+  return true;
+}
+
+/* Single-device shardings are for ops only: a function's arguments and results cannot have one. */
+static void check_signature(rpass *p, const ir_op *fn) {
+  const ir_block *entry = fn->nregions && fn->regions[0]->nblocks ? fn->regions[0]->blocks[0] : NULL;
+  for (uint32_t k = 0; entry && k < entry->nargs; k++) {
+    const md_sharding *ms = md_model_arg_sharding(p->model, fn, k);
+    const md_mesh *mesh = ms ? md_model_sharding_mesh(p->model, ms) : NULL;
+    if (mesh && mesh->maximal)
+      pass_error(p, fn, ar_printf(p->a, "'func.func' op function argument %u cannot have a single-device (maximal) "
+                                        "sharding attribute", k));
+  }
+  for (uint32_t k = 0; k < ir_op_nresult_attrs(fn); k++) {
+    const md_sharding *ms = md_model_func_result_sharding(p->model, fn, k);
+    const md_mesh *mesh = ms ? md_model_sharding_mesh(p->model, ms) : NULL;
+    if (mesh && mesh->maximal)
+      pass_error(p, fn, ar_printf(p->a, "'func.func' op function result %u cannot have a single-device (maximal) "
+                                        "sharding attribute", k));
+  }
+}
+
 static void record(rpass *p, const ir_op *op, const ir_value *v, sharding_ref from, sharding_ref to, const char *what) {
   prop_reshard r = {op, v, from, to, what, {NULL, 0}, false};
   SC_PUSH(p->a, p->found, r);
@@ -724,6 +852,7 @@ static void process_op(rpass *p, const ir_op *op) {
   if (skipped_op(op) || !op->nresults) return;
   for (uint32_t k = 0; k < op->noperands; k++)
     if (!op->operands[k]) return; /* an operand the parser could not resolve (a broken module): left as written */
+  if (process_single_device(p, op)) return;
   /* the rule and the tensors' shardings are scratch until the op turns out to need a reshard */
   ar_mark_t mark = ar_mark(p->a);
   prop_rule_options ro = {false, p->facts};
@@ -746,8 +875,6 @@ static void process_op(rpass *p, const ir_op *op) {
     ar_rewind(p->a, mark);
     return;
   }
-  for (uint32_t r = 0; r < op->nresults; r++)
-    if (all[op->noperands + r] && all[op->noperands + r]->mesh->maximal) return; /* single-device ops: not done */
   sharding_ref mesh_of;
   if (!op_mesh(all, n, &mesh_of)) return;
   const md_mesh *mesh = mesh_of->mesh;
@@ -921,6 +1048,8 @@ static void run_pass(rpass *p) {
   p->facts = prop_rule_facts_build(a, m);
   p->operand_names = ar_calloc(a, m->nops + 1, sizeof *p->operand_names);
   hs_name_map_init(&p->remap, a, m->nops + 1);
+  for (uint32_t i = 0; i < p->model->nmeshes && !p->global_mesh; i++)
+    if (!p->model->meshes[i].maximal && p->model->meshes[i].naxes) p->global_mesh = &p->model->meshes[i];
   /* Shardy walks each function in post-order: an op after the ops nested in it */
   uint32_t *open = ar_alloc(a, (m->nops + 1) * sizeof *open), nopen = 0;
   for (uint32_t i = 0; i <= m->nops; i++) {
@@ -934,7 +1063,7 @@ static void run_pass(rpass *p) {
   for (uint32_t f = 0; f < m->nfuncs; f++) process_return(p, m->funcs[f]);
 }
 
-void prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr) {
+prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr) {
   prop_engine_options eo = {.strategy = PROP_BASIC, .seed_only = true};
   rpass p;
   memset(&p, 0, sizeof p);
@@ -945,8 +1074,11 @@ void prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_mod
   p.e = e;
   p.pr = pr;
   pr->renumber = true;
+  for (uint32_t f = 0; f < m->nfuncs; f++) check_signature(&p, m->funcs[f]);
+  if (p.errors.n) return (prop_pass_errors){p.errors.v, (uint32_t)p.errors.n}; /* fails before any change */
   prop_engine_print(e, pr); /* signatures on one line, as sdy_opt prints them */
   run_pass(&p);
+  if (p.errors.n) return (prop_pass_errors){p.errors.v, (uint32_t)p.errors.n};
   /* every use reads the values' new names */
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
@@ -957,6 +1089,7 @@ void prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_mod
       if (strlen(name) != written.n || memcmp(name, written.p, written.n)) prop_printer_replace_operand(pr, op, k, name);
     }
   }
+  return (prop_pass_errors){NULL, 0};
 }
 
 prop_reshard_list prop_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *e) {

@@ -14,8 +14,11 @@
  * Data-flow ops (while, case, optimization_barrier, manual and named computations) reshard the values
  * flowing into each edge to its owner's sharding, right after the value is defined.
  *
+ * An op with a result on a single-device (maximal) mesh runs on that device: its tensor operands are
+ * resharded there through the global mesh (the first declared mesh with axes), its results back.
+ *
  * Not done yet (left as written): calls, unreduced axes (all-reduce of unreduced operands,
- * replicated/sharded to unreduced), single-device (maximal) ops.
+ * replicated/sharded to unreduced).
  *
  * Everything lives in the caller's arena; one thread at a time per arena. Cost: linear in the module
  * times, per op, a polynomial in its tensors' axes (small: a few axes per dimension); the greedy choice is
@@ -28,8 +31,20 @@
 #include "propagate/engine.h"
 #include "propagate/print.h"
 
-/* Writes the explicit reshards of `m` (model built by the caller) into `pr`. */
-void prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr);
+/* An error of a pass at an op (Shardy's emitOpError): the pass failed and its output is not printed. */
+typedef struct {
+  uint32_t offset;     /* where the op is written */
+  const char *message; /* arena string */
+} prop_pass_error;
+typedef struct {
+  prop_pass_error *v;
+  uint32_t n;
+} prop_pass_errors;
+
+/* Writes the explicit reshards of `m` (model built by the caller) into `pr`; returns the pass's errors
+ * (a single-device sharding on a function's argument or result, an op with results on two different
+ * single devices), after which `pr` holds nothing worth printing. */
+prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr);
 
 /* One reshard the pass inserts: `value` (an operand or result of `op`, or a value flowing into a data-flow
  * edge or a return) goes from sharding `from` (NULL = replicated) to `to`; or, with `all_reduce` axes, the

@@ -210,6 +210,64 @@ Test(reshard_pass, options_that_do_not_combine) {
   cr_assert(strstr(r.failure, "--insert-reshards"));
 }
 
+/* A host callback pinned to device 0 (JAX lowers it with a maximal sharding): its sharded operand is
+ * gathered on the model mesh, then sent to the device; its result comes back replicated and is
+ * sharded again for the consumer that wants it sharded. */
+Test(reshard_pass, single_device_op_round_trip) {
+  const char *text = "sdy.mesh @mesh = <[\"data\"=4]>\n"
+                     "sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n"
+                     "func.func @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) "
+                     "-> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) {\n"
+                     "  %0 = stablehlo.custom_call @xla_python_cpu_callback(%arg0) {sdy.sharding = "
+                     "#sdy.sharding_per_value<[#sdy.sharding<@maximal_mesh_0, []>]>} : (tensor<16x8xf32>) -> tensor<16x8xf32>\n"
+                     "  %1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[#sdy.sharding<@mesh, [{\"data\"}, {}]>]>} "
+                     ": tensor<16x8xf32>\n"
+                     "  return %1 : tensor<16x8xf32>\n"
+                     "}\n";
+  expect_pass_output(text, true,
+                     "  %0 = sdy.reshard %arg0 <@mesh, [{}, {}]> : tensor<16x8xf32>\n"
+                     "  %1 = sdy.reshard %0 <@maximal_mesh_0, []> : tensor<16x8xf32>\n"
+                     "  %2 = stablehlo.custom_call @xla_python_cpu_callback(%1) {sdy.sharding = "
+                     "#sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} : (tensor<16x8xf32>) -> tensor<16x8xf32>\n"
+                     "  %3 = sdy.reshard %2 <@mesh, [{}, {}]> : tensor<16x8xf32>\n"
+                     "  %4 = sdy.reshard %3 <@mesh, [{\"data\"}, {}]> : tensor<16x8xf32>\n"
+                     "  %5 = stablehlo.negate %4 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"data\"}, {}]>]>}");
+}
+
+/* A single-device sharding on a function's argument, or results on two different devices, fail the
+ * pass with an error at the function or op, and nothing is printed. */
+Test(reshard_pass, single_device_errors) {
+  const char *text = "sdy.mesh @mesh = <[\"x\"=2]>\n"
+                     "sdy.mesh @d0 = <[], device_ids=[0]>\n"
+                     "func.func @f(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@d0, []>}) -> tensor<8xf32> {\n"
+                     "  return %arg0 : tensor<8xf32>\n"
+                     "}\n";
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_NONE;
+  o.insert_reshards = true;
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK);
+  cr_assert_eq(r.nmessages, 1);
+  cr_assert_eq(r.messages[0].severity, SC_SEV_ERROR);
+  cr_assert_eq(r.messages[0].line, 3);
+  cr_assert(strstr(r.messages[0].message, "function argument 0 cannot have a single-device (maximal) sharding"), "%s",
+            r.messages[0].message);
+  cr_assert_not(strstr(r.text, "func.func"), "a failed pass prints nothing: %s", r.text);
+  const char *conflict = "sdy.mesh @mesh = <[\"x\"=2]>\n"
+                         "sdy.mesh @d0 = <[], device_ids=[0]>\n"
+                         "sdy.mesh @d1 = <[], device_ids=[1]>\n"
+                         "func.func @f(%arg0: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {\n"
+                         "  %0:2 = stablehlo.custom_call @cb(%arg0) {sdy.sharding = #sdy.sharding_per_value<"
+                         "[<@d0, []>, <@d1, []>]>} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)\n"
+                         "  return %0#0, %0#1 : tensor<8xf32>, tensor<8xf32>\n"
+                         "}\n";
+  cr_assert_eq(sc_propagate(A, conflict, strlen(conflict), &o, &r), SC_OK);
+  cr_assert_eq(r.nmessages, 1);
+  cr_assert_eq(r.messages[0].line, 5);
+  cr_assert(strstr(r.messages[0].message, "has conflicting single-device result shardings"), "%s", r.messages[0].message);
+}
+
 /* Shardings that do not fit (unknown axes, wrong ranks, sub-axes that do not divide, unknown meshes)
  * leave the module printable: no crash, no reshard invented from garbage. */
 Test(reshard_pass, malformed_shardings_do_not_crash) {
