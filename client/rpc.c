@@ -810,6 +810,7 @@ int sc_rpc_propagate(sc_rpc_client *c, const char *buf, size_t len, const char *
   req.insert_reshards = opt->insert_reshards;
   req.reshards_to_collectives = opt->reshards_to_collectives;
   req.dedup_functions_fully = opt->dedup_functions_fully;
+  req.keep_redundant_reshards = opt->keep_redundant_reshards;
   if (build_mesh(&b, opt->mesh, &req.mesh)) {
     free_request(&b);
     set_err(err, "out of memory");

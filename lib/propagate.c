@@ -230,7 +230,7 @@ static sc_status propagate_body(propagate_run *run) {
         add_message(run, &lines, &msgs, SC_SEV_ERROR, errors.v[k].offset, errors.v[k].message);
       if (errors.n) continue; /* a failed pass prints nothing, as sdy_opt does */
     } else if (opt->reshards_to_collectives) {
-      prop_reshards_to_collectives(a, m, md_model_build(a, m, &mo), &pr);
+      prop_reshards_to_collectives(a, m, md_model_build(a, m, &mo), &pr, opt->keep_redundant_reshards);
     }
     if (!opt->json) prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
   }

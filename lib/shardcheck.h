@@ -262,6 +262,8 @@ typedef struct {
   bool json;                 /* text is a JSON document: every value's sharding with its location and origin
                                 (docs/propagation.md); reads every input format */
   const sc_target_mesh *mesh;/* the target mesh (axis names for GSPMD shardings), as sc_options.mesh */
+  bool keep_redundant_reshards; /* with reshards_to_collectives: keep-redundant-reshards=true (a reshard to the
+                                   sharding its input already has stays) */
 } sc_propagate_options;
 
 /* A message of a pass about an op (Shardy's warnings and errors), at a 1-based line and column. */

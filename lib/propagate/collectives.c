@@ -705,6 +705,7 @@ typedef struct {
   prop_engine *e;
   prop_printer *pr;
   const char **replaced; /* per op id: the name a removed reshard's uses read instead */
+  bool keep_redundant;   /* keep-redundant-reshards=true */
 } pass;
 
 /* The reshard's input through propagation barriers. */
@@ -721,11 +722,21 @@ static const char *name_of(const pass *p, const ir_value *v) {
   return ir_span_dup(p->a, v->name);
 }
 
+/* Shardy's isEquivalent: both replicated (no unreduced axes), or one mesh with the same axes on every
+ * dimension and the same unreduced axes. */
+static bool redundant(const prop_sharding *in, const prop_sharding *out) {
+  bool in_replicated = !in || (fully_replicated(in) && !in->unreduced.n);
+  bool out_replicated = !out || (fully_replicated(out) && !out->unreduced.n);
+  if (in_replicated || out_replicated) return in_replicated && out_replicated;
+  return in->mesh == out->mesh && prop_sharding_same_layout(in, out);
+}
+
 static void convert_reshard(pass *p, const ir_op *op) {
   if (op->noperands != 1 || op->nresults != 1 || !op->operands[0]) return;
   const prop_sharding *out = prop_engine_value_sharding(p->e, op->results[0]);
   const ir_value *input = bypass_barriers(op->operands[0]);
   const prop_sharding *in = prop_engine_value_sharding(p->e, input);
+  if (p->keep_redundant && redundant(in, out)) return;
   if (!out || out->mesh->maximal || (in && in->mesh->maximal)) return;
   ir_tensor_type tt;
   if (!ir_parse_tensor_type(p->a, op->results[0]->type, &tt) || tt.rank < 0 || (uint32_t)tt.rank != out->rank) return;
@@ -754,9 +765,10 @@ static void convert_reshard(pass *p, const ir_op *op) {
   p->replaced[op->id] = operand;
 }
 
-void prop_reshards_to_collectives(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr) {
+void prop_reshards_to_collectives(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr,
+                                  bool keep_redundant) {
   prop_engine_options eo = {.strategy = PROP_BASIC, .seed_only = true};
-  pass p = {a, m, prop_engine_run(a, m, model, &eo), pr, ar_calloc(a, m->nops + 1, sizeof(const char *))};
+  pass p = {a, m, prop_engine_run(a, m, model, &eo), pr, ar_calloc(a, m->nops + 1, sizeof(const char *)), keep_redundant};
   pr->renumber = true;
   prop_engine_print(p.e, pr); /* signatures on one line, as sdy_opt prints them */
   for (uint32_t i = 0; i < m->nops; i++)

@@ -34,7 +34,9 @@ typedef struct {
 bool prop_collectives_for(sc_arena *a, const prop_sharding *in, const prop_sharding *out, const int64_t *shape,
                           ir_span type, prop_collectives *result);
 
-/* Rewrites every sdy.reshard of `m` (model built by the caller) into collectives in `pr`. */
-void prop_reshards_to_collectives(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr);
+/* Rewrites every sdy.reshard of `m` (model built by the caller) into collectives in `pr`; with
+ * `keep_redundant`, a reshard whose input already has its sharding stays as it is. */
+void prop_reshards_to_collectives(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr,
+                                  bool keep_redundant);
 
 #endif

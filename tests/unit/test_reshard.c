@@ -268,6 +268,31 @@ Test(reshard_pass, single_device_errors) {
   cr_assert(strstr(r.messages[0].message, "has conflicting single-device result shardings"), "%s", r.messages[0].message);
 }
 
+/* keep-redundant-reshards: a reshard that changes nothing stays; one that moves axes still becomes
+ * collectives. Without it the redundant one is dropped. */
+Test(reshard_pass, keep_redundant_reshards) {
+  const char *text = "sdy.mesh @m = <[\"x\"=2, \"y\"=2]>\n"
+                     "func.func @f(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@m, [{\"x\"}, {\"y\"}]>}) "
+                     "-> (tensor<16x8xf32>, tensor<16x8xf32>) {\n"
+                     "  %0 = sdy.reshard %arg0 <@m, [{\"x\"}, {\"y\"}]> : tensor<16x8xf32>\n"
+                     "  %1 = sdy.reshard %arg0 <@m, [{\"y\"}, {\"x\"}]> : tensor<16x8xf32>\n"
+                     "  return %0, %1 : tensor<16x8xf32>, tensor<16x8xf32>\n"
+                     "}\n";
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_NONE;
+  o.reshards_to_collectives = true;
+  o.keep_redundant_reshards = true;
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  cr_assert(strstr(r.text, "  %0 = sdy.reshard %arg0 <@m, [{\"x\"}, {\"y\"}]> : tensor<16x8xf32>\n"), "%s", r.text);
+  cr_assert(strstr(r.text, "  %1 = sdy.collective_permute %arg0 out_sharding=<@m, [{\"y\"}, {\"x\"}]>"), "%s", r.text);
+  o.keep_redundant_reshards = false;
+  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  cr_assert_not(strstr(r.text, "sdy.reshard"), "%s", r.text);
+  cr_assert(strstr(r.text, "return %arg0, %0"), "%s", r.text);
+}
+
 /* Shardings that do not fit (unknown axes, wrong ranks, sub-axes that do not divide, unknown meshes)
  * leave the module printable: no crash, no reshard invented from garbage. */
 Test(reshard_pass, malformed_shardings_do_not_crash) {
