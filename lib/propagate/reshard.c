@@ -116,6 +116,7 @@ typedef struct {
   SC_VEC(const char *) names;
   SC_VEC(sharding_ref) now;   /* per names entry: the sharding its uses read now (NULL = the value's own) */
   const char ***operand_names; /* per op id: operand names set by this pass (NULL = none) */
+  sharding_ref **operand_now;  /* per op id: the sharding an operand set by this pass has (NULL = its value's) */
   SC_VEC(prop_pass_error) errors;
   const md_mesh *global_mesh;  /* the first declared mesh with axes that is not single-device, or NULL */
 } rpass;
@@ -160,6 +161,13 @@ static void set_operand_name(rpass *p, const ir_op *op, uint32_t k, const char *
   p->operand_names[op->id][k] = name;
 }
 
+/* Operand `k` of `op` reads `name` now, a value with sharding `now` (an op this pass put before it). */
+static void set_operand(rpass *p, const ir_op *op, uint32_t k, const char *name, sharding_ref now) {
+  set_operand_name(p, op, k, name);
+  if (!p->operand_now[op->id]) p->operand_now[op->id] = ar_calloc(p->a, op->noperands + 1, sizeof(sharding_ref));
+  p->operand_now[op->id][k] = now;
+}
+
 /* A value's type; a pretty while's `%iterArg` (written without one) has its result's. */
 static ir_span value_type(const ir_value *v) {
   if (v->type.n || !v->block || !v->block->parent || !v->block->parent->parent) return v->type;
@@ -180,6 +188,13 @@ static sharding_ref bypassing_barriers(rpass *p, const ir_value *v) {
   return value_sharding(p, v);
 }
 
+/* The sharding operand `k` of `op` has now: an op this pass put before it, else its value's (through
+ * propagation barriers when `bypass`). */
+static sharding_ref operand_sharding(rpass *p, const ir_op *op, uint32_t k, bool bypass) {
+  if (p->operand_now[op->id] && p->operand_now[op->id][k]) return p->operand_now[op->id][k];
+  return bypass ? bypassing_barriers(p, op->operands[k]) : value_sharding(p, op->operands[k]);
+}
+
 static bool fully_replicated(sharding_ref s) {
   if (!s) return true;
   for (uint32_t d = 0; d < s->rank; d++)
@@ -187,8 +202,10 @@ static bool fully_replicated(sharding_ref s) {
   return true;
 }
 
-/* Shardy's isEquivalent: both replicated (no unreduced axes), or the same mesh, unreduced and axes. */
+/* Shardy's isEquivalent: both replicated (no unreduced axes), or the same mesh, unreduced and axes; no
+ * sharding is equivalent to any sharding without dimension axes. */
 static bool equivalent(sharding_ref a, sharding_ref b) {
+  if (!a) return fully_replicated(b); /* Shardy's free isEquivalent: no sharding is like any replicated one */
   bool ra = fully_replicated(a) && (!a || !a->unreduced.n), rb = fully_replicated(b) && (!b || !b->unreduced.n);
   if (ra) return rb;
   if (!b || a->mesh != b->mesh || a->rank != b->rank || !axes_equal(a->unreduced, b->unreduced)) return false;
@@ -551,18 +568,6 @@ static prop_axes sort_and_merge(sc_arena *a, const md_mesh *mesh, prop_axes x) {
   return r;
 }
 
-/* Axes of `x` that `minus` does not cover. */
-static prop_axes axes_minus(sc_arena *a, prop_axes x, prop_axes minus) {
-  prop_axes r = axes_copy(a, x, 0);
-  r.n = 0;
-  for (uint32_t i = 0; i < x.n; i++) {
-    bool covered = false;
-    for (uint32_t j = 0; j < minus.n && !covered; j++) covered = prop_axis_contains(minus.v[j], x.v[i]);
-    if (!covered) r.v[r.n++] = x.v[i];
-  }
-  return r;
-}
-
 static void put_axis_set(ar_str *t, const md_mesh *mesh, prop_axes x) {
   prop_sharding tmp;
   memset(&tmp, 0, sizeof tmp);
@@ -727,6 +732,11 @@ static void reshape_overflow(rpass *p, op_view *v, const ir_op *op, sharding_ref
   update[1] = !equivalent(prop_unproject(p->a, v->proj, 1, mesh_of->mesh_name), all[1]);
 }
 
+static void record(rpass *p, const ir_op *op, const ir_value *v, sharding_ref from, sharding_ref to, const char *what) {
+  prop_reshard r = {op, v, from, to, what, {NULL, 0}, false};
+  SC_PUSH(p->a, p->found, r);
+}
+
 /* ---- single-device (maximal) ops ------------------------------------------------------------------ */
 
 static bool single_device(sharding_ref s) { return s && s->mesh->maximal; }
@@ -843,9 +853,249 @@ static void check_signature(rpass *p, const ir_op *fn) {
   }
 }
 
-static void record(rpass *p, const ir_op *op, const ir_value *v, sharding_ref from, sharding_ref to, const char *what) {
-  prop_reshard r = {op, v, from, to, what, {NULL, 0}, false};
-  SC_PUSH(p->a, p->found, r);
+
+/* ---- unreduced axes ---------------------------------------------------------------------------------- */
+
+static int64_t axis_lo(prop_axis x) { return x.pre ? x.pre : 1; }
+
+static prop_axis make_axis(const md_mesh *mesh, uint32_t axis, int64_t lo, int64_t size) {
+  prop_axis r = {axis, lo, size};
+  if (lo == 1 && size == mesh->axes[axis].size) r.pre = 0;
+  return r;
+}
+
+/* Shardy's getAxisSetDiff: the parts of `a`'s axes (sub-axes cut where needed) that no axis of `b`
+ * covers, in `a`'s order. */
+static prop_axes axes_diff(sc_arena *ar, const md_mesh *mesh, prop_axes a, prop_axes b) {
+  SC_VEC(prop_axis) out = {0};
+  for (uint32_t i = 0; i < a.n; i++) {
+    int64_t lo = axis_lo(a.v[i]), hi = lo * a.v[i].size;
+    for (uint32_t guard = 0; guard <= b.n; guard++) {
+      const prop_axis *first = NULL; /* the overlapping axis of b that starts first */
+      for (uint32_t j = 0; j < b.n; j++) {
+        int64_t blo = axis_lo(b.v[j]), bhi = blo * b.v[j].size;
+        if (b.v[j].axis == a.v[i].axis && blo < hi && lo < bhi && (!first || blo < axis_lo(*first))) first = &b.v[j];
+      }
+      if (!first) {
+        SC_PUSH(ar, out, make_axis(mesh, a.v[i].axis, lo, hi / lo));
+        break;
+      }
+      int64_t blo = axis_lo(*first), bhi = blo * first->size;
+      if (lo < blo && blo % lo == 0) SC_PUSH(ar, out, make_axis(mesh, a.v[i].axis, lo, blo / lo));
+      if (hi <= bhi || bhi % lo) break;
+      lo = bhi;
+    }
+  }
+  return (prop_axes){out.v, (uint32_t)out.n};
+}
+
+static prop_sharding *with_unreduced(sc_arena *a, sharding_ref s, prop_axes unreduced) {
+  prop_sharding *r = prop_sharding_copy(a, s);
+  r->unreduced = unreduced;
+  return r;
+}
+
+static const char *reduction_prefix(sharding_ref s) {
+  return s->unreduced_op == SC_REDUCE_MAX ? "max " : s->unreduced_op == SC_REDUCE_MIN ? "min " : "";
+}
+
+/* Where a chain of new ops goes: before an op, after a value's defining op, or at the start of a
+ * block (MLIR puts each chain there ahead of the earlier ones, the chain's own ops in order). */
+typedef struct {
+  const ir_op *at;
+  enum { PLACE_BEFORE, PLACE_AFTER, PLACE_BLOCK_START } where;
+  const char *texts[4];
+  uint32_t n;
+} placement;
+
+static void place(rpass *p, placement *pl, const char *text) {
+  if (pl->where == PLACE_BEFORE) prop_printer_insert_before(p->pr, pl->at, text);
+  else if (pl->where == PLACE_AFTER) prop_printer_insert_after(p->pr, pl->at, text);
+  else if (pl->n < 4) pl->texts[pl->n++] = text;
+}
+
+static void place_done(rpass *p, placement *pl) {
+  while (pl->n) prop_printer_insert_first(p->pr, pl->at, pl->texts[--pl->n]);
+}
+
+/* Shardy's insertAllReduceIfUnreducedToReplicated: the unreduced axes of `*cur` that `target` does not
+ * keep unreduced are summed by an `sdy.all_reduce` (its name into *name, its sharding into *cur). */
+static void all_reduce_to_target(rpass *p, placement *pl, ir_span type, sharding_ref *cur, sharding_ref target,
+                                 const char **name) {
+  if (!*cur || !(*cur)->unreduced.n) return;
+  if (target && !same_axes(target->mesh, (*cur)->mesh)) return;
+  prop_axes axes = axes_diff(p->a, (*cur)->mesh, (*cur)->unreduced, target ? target->unreduced : (prop_axes){NULL, 0});
+  if (!axes.n) return;
+  prop_sharding *after = with_unreduced(p->a, *cur, axes_diff(p->a, (*cur)->mesh, (*cur)->unreduced, axes));
+  const char *fresh = prop_printer_fresh_name(p->pr);
+  ar_str t = SC_ASTR_INIT(p->a);
+  ar_str_printf(&t, "%s = sdy.all_reduce %s", fresh, reduction_prefix(*cur));
+  put_axis_set(&t, (*cur)->mesh, axes);
+  ar_str_printf(&t, " %s out_sharding=%s : %.*s", *name, sharding_text(p->a, after), SC_SPAN_ARG(type));
+  place(p, pl, ar_str_str(&t));
+  *name = fresh;
+  *cur = after;
+}
+
+/* Shardy's isAxisListPrefixOf: 0 equal, 1 strict prefix, 2 not a prefix. */
+static int list_prefix_status(prop_axes first, prop_axes second) {
+  if (!first.n) return second.n ? 1 : 0;
+  if (first.n > second.n) return 2;
+  for (uint32_t i = 0; i + 1 < first.n; i++)
+    if (!prop_axis_eq(first.v[i], second.v[i])) return 2;
+  if (first.n == second.n && prop_axis_eq(first.v[first.n - 1], second.v[first.n - 1])) return 0;
+  return prop_axis_prefix_of(first.v[first.n - 1], second.v[first.n - 1]) ? 1 : 2;
+}
+
+/* `[{...}, {...}]` of per-dimension axis lists. */
+static void put_dim_lists(rpass *p, ar_str *t, sharding_ref like, prop_axes *dims) {
+  prop_sharding *tmp = prop_sharding_copy(p->a, like);
+  tmp->replicated.n = tmp->unreduced.n = 0;
+  for (uint32_t d = 0; d < tmp->rank; d++) tmp->dims[d].axes = dims[d], tmp->dims[d].closed = true, tmp->dims[d].priority = -1;
+  const char *text = sharding_text(p->a, tmp), *open = strchr(text, '['), *close = strrchr(text, ']');
+  if (open && close) ar_str_put(t, open, (size_t)(close - open + 1));
+}
+
+/* Shardy's insertUnreducedCollectives: `target` has unreduced axes `*cur` lacks. Axes it keeps sharded
+ * less than `*cur` become unreduced by `sdy.sharded_to_unreduced` when they are exactly the new ones;
+ * the rest come from replicated by `sdy.replicated_to_unreduced` (a reshard first when the dimensions
+ * do not line up). Returns false when nothing was needed (or the shardings do not fit Shardy's case). */
+static bool unreduced_collectives(rpass *p, placement *pl, ir_span type, sharding_ref *cur, sharding_ref target,
+                                  const char **name) {
+  sharding_ref in = *cur;
+  if (!in || !target || !target->unreduced.n || in->rank != target->rank || !same_axes(in->mesh, target->mesh)) return false;
+  const md_mesh *mesh = in->mesh;
+  prop_axes new_axes = axes_diff(p->a, mesh, target->unreduced, in->unreduced);
+  if (!new_axes.n || axes_diff(p->a, mesh, in->unreduced, target->unreduced).n) return false;
+  SC_VEC(prop_axis) s2u = {0};
+  prop_axes *per_dim = ar_calloc(p->a, in->rank + 1, sizeof *per_dim);
+  prop_sharding *tmp = prop_sharding_copy(p->a, target);
+  bool need_reshard = false;
+  for (uint32_t d = 0; d < in->rank; d++) {
+    prop_axes in_axes = in->dims[d].axes, out_axes = target->dims[d].axes;
+    int status = list_prefix_status(out_axes, in_axes);
+    if (status == 2) {
+      need_reshard = true;
+      continue;
+    }
+    if (status == 0) continue;
+    SC_VEC(prop_axis) diff = {0};
+    if (out_axes.n && !prop_axis_eq(out_axes.v[out_axes.n - 1], in_axes.v[out_axes.n - 1])) {
+      prop_axis last = in_axes.v[out_axes.n - 1], cut = out_axes.v[out_axes.n - 1];
+      int64_t from = axis_lo(cut) * cut.size, to = axis_lo(last) * last.size;
+      if (to <= from || to % from) return false;
+      SC_PUSH(p->a, diff, make_axis(mesh, last.axis, from, to / from));
+    }
+    for (uint32_t i = out_axes.n; i < in_axes.n; i++) SC_PUSH(p->a, diff, in_axes.v[i]);
+    prop_axes dv = {diff.v, (uint32_t)diff.n};
+    if (!axes_diff(p->a, mesh, dv, new_axes).n) {
+      per_dim[d] = dv;
+      for (uint32_t i = 0; i < dv.n; i++) SC_PUSH(p->a, s2u, dv.v[i]);
+      tmp->dims[d] = in->dims[d];
+    } else {
+      need_reshard = true;
+    }
+  }
+  prop_sharding *last = prop_sharding_copy(p->a, in);
+  for (uint32_t d = 0; d < in->rank; d++) last->dims[d] = tmp->dims[d];
+  const char *input = *name;
+  if (need_reshard) {
+    const char *fresh = prop_printer_fresh_name(p->pr);
+    place(p, pl, ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", fresh, input, sharding_text(p->a, last), SC_SPAN_ARG(type)));
+    input = fresh;
+  }
+  prop_axes s2u_axes = {s2u.v, (uint32_t)s2u.n};
+  prop_axes r2u = axes_diff(p->a, mesh, new_axes, s2u_axes);
+  sharding_ref now = last;
+  if (r2u.n) {
+    SC_VEC(prop_axis) plus = {0};
+    for (uint32_t i = 0; i < in->unreduced.n; i++) SC_PUSH(p->a, plus, in->unreduced.v[i]);
+    for (uint32_t i = 0; i < r2u.n; i++) SC_PUSH(p->a, plus, r2u.v[i]);
+    prop_sharding *r2u_sharding = prop_sharding_copy(p->a, last);
+    r2u_sharding->replicated = target->replicated;
+    r2u_sharding->unreduced = sort_and_merge(p->a, mesh, (prop_axes){plus.v, (uint32_t)plus.n});
+    r2u_sharding->unreduced_op = target->unreduced_op;
+    const char *fresh = prop_printer_fresh_name(p->pr);
+    ar_str t = SC_ASTR_INIT(p->a);
+    ar_str_printf(&t, "%s = sdy.replicated_to_unreduced ", fresh);
+    put_axis_set(&t, mesh, r2u);
+    ar_str_printf(&t, " %s out_sharding=%s : %.*s", input, sharding_text(p->a, r2u_sharding), SC_SPAN_ARG(type));
+    place(p, pl, ar_str_str(&t));
+    input = fresh;
+    now = r2u_sharding;
+  }
+  if (s2u.n) {
+    const char *fresh = prop_printer_fresh_name(p->pr);
+    ar_str t = SC_ASTR_INIT(p->a);
+    ar_str_printf(&t, "%s = sdy.sharded_to_unreduced ", fresh);
+    put_dim_lists(p, &t, in, per_dim);
+    ar_str_printf(&t, " %s out_sharding=%s : %.*s", input, sharding_text(p->a, target), SC_SPAN_ARG(type));
+    place(p, pl, ar_str_str(&t));
+    input = fresh;
+    now = target;
+  }
+  if (input == *name) return false;
+  *name = input;
+  *cur = now;
+  return true;
+}
+
+/* Shardy's insertAllReduceOnOpIfUnreducedToReplicated: an operand's unreduced axes that the op's first
+ * result does not keep unreduced are summed before the op. */
+static void all_reduce_operands(rpass *p, const ir_op *op) {
+  if (!op->nresults) return;
+  sharding_ref first = value_sharding(p, op->results[0]);
+  for (uint32_t k = 0; k < op->noperands; k++) {
+    if (!op->operands[k]) continue;
+    sharding_ref cur = operand_sharding(p, op, k, false);
+    if (!cur || !cur->unreduced.n) continue;
+    placement pl = {op, PLACE_BEFORE, {0}, 0};
+    const char *name = operand_name(p, op, k);
+    const char *before = name;
+    all_reduce_to_target(p, &pl, value_type(op->operands[k]), &cur, first, &name);
+    if (name != before) set_operand(p, op, k, name, cur);
+  }
+}
+
+/* An `sdy.reshard` to a sharding with new unreduced axes becomes the unreduced collectives (Shardy's
+ * convertReshardToUnreducedCollectives). True when it did. */
+static bool reshard_to_unreduced(rpass *p, const ir_op *op) {
+  if (op->kind != SC_OP_SDY_RESHARD || op->noperands != 1 || op->nresults != 1 || !op->operands[0]) return false;
+  sharding_ref cur = operand_sharding(p, op, 0, false);
+  const char *name = operand_name(p, op, 0);
+  placement pl = {op, PLACE_BEFORE, {0}, 0};
+  if (!unreduced_collectives(p, &pl, value_type(op->operands[0]), &cur, value_sharding(p, op->results[0]), &name))
+    return false;
+  prop_printer_erase(p->pr, op);
+  remap_value_sharded(p, op->results[0], name, cur);
+  return true;
+}
+
+/* Shardy's insertExplicitReshardsToTargetSharding: operand `k` of `user` brought to `target` (NULL =
+ * replicated) — unreduced axes summed or made, then a reshard — placed before `user`, or right after
+ * the value is defined when `after_def`. */
+static void reshard_to_target(rpass *p, const ir_op *user, uint32_t k, sharding_ref target, bool after_def, const char *what) {
+  const ir_value *v = k < user->noperands ? user->operands[k] : NULL;
+  if (!v) return;
+  placement pl = {user, PLACE_BEFORE, {0}, 0};
+  if (after_def && v->def) pl.at = v->def, pl.where = PLACE_AFTER;
+  else if (after_def && v->block && v->block->nops) pl.at = v->block->ops[0], pl.where = PLACE_BLOCK_START;
+  else if (after_def) return;
+  sharding_ref source = operand_sharding(p, user, k, false), cur = source;
+  const char *name = operand_name(p, user, k), *start = name;
+  ir_span type = value_type(v);
+  all_reduce_to_target(p, &pl, type, &cur, target, &name);
+  unreduced_collectives(p, &pl, type, &cur, target, &name);
+  if (!equivalent(cur, target)) {
+    sharding_ref to = target ? target : closed_replicated(p->a, cur->mesh, cur->mesh_name, cur->rank);
+    const char *fresh = prop_printer_fresh_name(p->pr);
+    place(p, &pl, ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", fresh, name, sharding_text(p->a, to), SC_SPAN_ARG(type)));
+    record(p, user, v, source, to, what);
+    name = fresh;
+    cur = to;
+  }
+  place_done(p, &pl);
+  if (name != start) set_operand(p, user, k, name, cur);
 }
 
 static void process_op(rpass *p, const ir_op *op) {
@@ -866,7 +1116,7 @@ static void process_op(rpass *p, const ir_op *op) {
   int64_t *sizes = ar_alloc(p->a, (n + 1) * sizeof *sizes);
   for (uint32_t i = 0; i < n; i++) {
     const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
-    all[i] = i < op->noperands ? bypassing_barriers(p, v) : value_sharding(p, v);
+    all[i] = i < op->noperands ? operand_sharding(p, op, i, true) : value_sharding(p, v);
     sizes[i] = elements_of(p->a, v);
     const prop_tensor *t = i < op->noperands ? &rule->operands[i] : &rule->results[i - op->noperands];
     if (all[i] && all[i]->rank != t->rank) return;
@@ -923,7 +1173,7 @@ static void process_op(rpass *p, const ir_op *op) {
     if (rule->factors[f].type == PROP_FACTOR_REDUCTION)
       for (uint32_t i = 0; i < common[f].n; i++) SC_PUSH(p->a, reduction, common[f].v[i]);
   prop_axes unreduced0 = results[0] ? results[0]->unreduced : (prop_axes){NULL, 0};
-  prop_axes all_reduce = sort_and_merge(p->a, mesh, axes_minus(p->a, (prop_axes){reduction.v, (uint32_t)reduction.n}, unreduced0));
+  prop_axes all_reduce = sort_and_merge(p->a, mesh, axes_diff(p->a, mesh, (prop_axes){reduction.v, (uint32_t)reduction.n}, unreduced0));
   if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results, false));
   const char **chain = ar_alloc(p->a, (op->nresults + 1) * sizeof *chain);
   for (uint32_t r = 0; r < op->nresults; r++) {
@@ -957,22 +1207,10 @@ static void process_op(rpass *p, const ir_op *op) {
 
 /* ---- data-flow ops: each edge's sources resharded to its owner's sharding -------------------------- */
 
-/* Operand `k` of `user` resharded to `target` right after the value is defined (Shardy's
+/* Operand `k` of `user` brought to `target` right after the value is defined (Shardy's
  * insertExplicitReshardsToTargetSharding with insertAfterOperand). */
 static void reshard_source(rpass *p, const ir_op *user, uint32_t k, sharding_ref target) {
-  const ir_value *v = k < user->noperands ? user->operands[k] : NULL;
-  if (!v) return;
-  sharding_ref source = value_sharding(p, v);
-  if (equivalent(source, target)) return;
-  if (!target) target = closed_replicated(p->a, source->mesh, source->mesh_name, source->rank);
-  const char *name = prop_printer_fresh_name(p->pr);
-  const char *text = ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, user, k),
-                                     sharding_text(p->a, target), SC_SPAN_ARG(value_type(v)));
-  if (v->def) prop_printer_insert_after(p->pr, v->def, text);
-  else if (v->block && v->block->nops) prop_printer_insert_first(p->pr, v->block->ops[0], text);
-  else return;
-  set_operand_name(p, user, k, name);
-  record(p, user, v, source, target, md_indexed_name(p->a, "operand", k));
+  reshard_to_target(p, user, k, target, true, md_indexed_name(p->a, "operand", k));
 }
 
 static const ir_op *last_op(const ir_region *r) {
@@ -1020,7 +1258,7 @@ static bool process_data_flow(rpass *p, const ir_op *op) {
   return true;
 }
 
-/* A function's return: each value resharded to the function's result sharding. */
+/* A function's return: each value brought to the function's result sharding. */
 static void process_return(rpass *p, const ir_op *fn) {
   if (!fn->nregions || !fn->regions[0]->nblocks) return;
   const ir_block *b = fn->regions[0]->blocks[fn->regions[0]->nblocks - 1];
@@ -1029,16 +1267,14 @@ static void process_return(rpass *p, const ir_op *fn) {
   for (uint32_t k = 0; k < ret->noperands && k < ir_op_nresult_attrs(fn); k++) {
     const md_sharding *ms = md_model_func_result_sharding(p->model, fn, k);
     sharding_ref target = ms ? prop_sharding_from_model(p->a, ms, md_model_sharding_mesh(p->model, ms)) : NULL;
-    sharding_ref source = value_sharding(p, ret->operands[k]);
-    if (!ret->operands[k] || equivalent(source, target)) continue;
-    if (!target) target = closed_replicated(p->a, source->mesh, source->mesh_name, source->rank);
-    const char *name = prop_printer_fresh_name(p->pr);
-    prop_printer_insert_before(p->pr, ret,
-                               ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, operand_name(p, ret, k),
-                                               sharding_text(p->a, target), SC_SPAN_ARG(value_type(ret->operands[k]))));
-    set_operand_name(p, ret, k, name);
-    record(p, ret, ret->operands[k], source, target, md_indexed_name(p->a, "returned value", k));
+    reshard_to_target(p, ret, k, target, false, md_indexed_name(p->a, "returned value", k));
   }
+}
+
+/* Terminators and calls: Shardy's walk does not treat them as ops of their own. */
+static bool terminator_or_call(const ir_op *op) {
+  if (op->kind == SC_OP_RETURN || op->kind == SC_OP_FUNC || op->kind == SC_OP_MODULE || op->kind == SC_OP_CALL) return true;
+  return op->nregions == 0 && op->parent_op && (ir_span_eq(op->name, "stablehlo.return") || ir_span_eq(op->name, "sdy.return"));
 }
 
 /* The pass over `e`'s shardings: every op in post-order, then the functions' returns. */
@@ -1047,6 +1283,7 @@ static void run_pass(rpass *p) {
   sc_arena *a = p->a;
   p->facts = prop_rule_facts_build(a, m);
   p->operand_names = ar_calloc(a, m->nops + 1, sizeof *p->operand_names);
+  p->operand_now = ar_calloc(a, m->nops + 1, sizeof *p->operand_now);
   hs_name_map_init(&p->remap, a, m->nops + 1);
   for (uint32_t i = 0; i < p->model->nmeshes && !p->global_mesh; i++)
     if (!p->model->meshes[i].maximal && p->model->meshes[i].naxes) p->global_mesh = &p->model->meshes[i];
@@ -1056,7 +1293,9 @@ static void run_pass(rpass *p) {
     while (nopen && (i == m->nops || m->ops[open[nopen - 1]]->subtree_end <= i)) {
       const ir_op *op = m->ops[open[--nopen]];
       ar_step(a, 1);
-      if (!process_data_flow(p, op)) process_op(p, op);
+      if (process_data_flow(p, op) || terminator_or_call(op) || reshard_to_unreduced(p, op)) continue;
+      all_reduce_operands(p, op);
+      process_op(p, op);
     }
     if (i < m->nops) open[nopen++] = i;
   }

@@ -17,8 +17,12 @@
  * An op with a result on a single-device (maximal) mesh runs on that device: its tensor operands are
  * resharded there through the global mesh (the first declared mesh with axes), its results back.
  *
- * Not done yet (left as written): calls, unreduced axes (all-reduce of unreduced operands,
- * replicated/sharded to unreduced).
+ * Unreduced axes: an operand's unreduced axes the op's first result (or a return's, edge's or boundary's
+ * target) does not keep are summed by an `sdy.all_reduce` first; a reshard or target with new unreduced
+ * axes becomes `sdy.sharded_to_unreduced` / `sdy.replicated_to_unreduced` (Shardy's
+ * insertUnreducedCollectives).
+ *
+ * Not done yet (left as written): calls.
  *
  * Everything lives in the caller's arena; one thread at a time per arena. Cost: linear in the module
  * times, per op, a polynomial in its tensors' axes (small: a few axes per dimension); the greedy choice is
