@@ -293,6 +293,35 @@ Test(reshard_pass, keep_redundant_reshards) {
   cr_assert(strstr(r.text, "return %arg0, %0"), "%s", r.text);
 }
 
+/* Partial sums: the reduction's own axes the result does not keep unreduced are summed right after it,
+ * the kept ones only where a consumer (here the return) stops keeping them; a reshard to new unreduced
+ * axes makes the replicated ones unreduced first, then the sharded ones. */
+Test(reshard_pass, unreduced_axes_summed_late_and_made) {
+  const char *text =
+      "sdy.mesh @mesh = <[\"x\"=4, \"y\"=2]>\n"
+      "func.func @sum_rows(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {\"x\", \"y\"}]>}) -> tensor<16xf32> {\n"
+      "  %0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n"
+      "  %1 = stablehlo.reduce(%arg0 init: %0) applies stablehlo.add across dimensions = [1] {sdy.sharding = "
+      "#sdy.sharding_per_value<[<@mesh, [{}], unreduced={\"x\"}>]>} : (tensor<16x32xf32>, tensor<f32>) -> tensor<16xf32>\n"
+      "  %2 = stablehlo.negate %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}], unreduced={\"x\"}>]>} : tensor<16xf32>\n"
+      "  return %2 : tensor<16xf32>\n"
+      "}\n"
+      "func.func @to_unreduced(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}, {}]>}) -> tensor<16x8xf32> {\n"
+      "  %0 = sdy.reshard %arg0 <@mesh, [{}, {}], unreduced={\"x\", \"y\"}> : tensor<16x8xf32>\n"
+      "  return %0 : tensor<16x8xf32>\n"
+      "}\n";
+  expect_pass_output(text, true,
+                     "  %1 = sdy.all_reduce {\"y\"} %0 out_sharding=<@mesh, [{}], unreduced={\"x\"}> : tensor<16xf32>\n"
+                     "  %2 = stablehlo.negate %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}], unreduced={\"x\"}>]>} : tensor<16xf32>\n"
+                     "  %3 = sdy.all_reduce {\"x\"} %2 out_sharding=<@mesh, [{}]> : tensor<16xf32>\n"
+                     "  return %3 : tensor<16xf32>\n");
+  expect_pass_output(text, true,
+                     "  %0 = sdy.replicated_to_unreduced {\"y\"} %arg0 out_sharding=<@mesh, [{\"x\"}, {}], unreduced={\"y\"}> : tensor<16x8xf32>\n"
+                     "  %1 = sdy.sharded_to_unreduced [{\"x\"}, {}] %0 out_sharding=<@mesh, [{}, {}], unreduced={\"x\", \"y\"}> : tensor<16x8xf32>\n"
+                     "  %2 = sdy.all_reduce {\"x\", \"y\"} %1 out_sharding=<@mesh, [{}, {}]> : tensor<16x8xf32>\n"
+                     "  return %2 : tensor<16x8xf32>\n");
+}
+
 /* Shardings that do not fit (unknown axes, wrong ranks, sub-axes that do not divide, unknown meshes)
  * leave the module printable: no crash, no reshard invented from garbage. */
 Test(reshard_pass, malformed_shardings_do_not_crash) {
