@@ -57,6 +57,15 @@ static bool written_long_form(const ir_op *op) {
   return false;
 }
 
+/* A generic op whose dictionary mixes its own attributes with `sdy.sharding`: MLIR prints the former as
+ * properties (`<{...}>`) and the latter in `{...}`, so the dictionary is printed again. */
+static bool generic_mixed_dict(const ir_op *op) {
+  if (!op->generic || !ir_op_attr(op, "sdy.sharding")) return false;
+  for (uint32_t i = 0; i < op->attrs.n; i++)
+    if (!memchr(op->attrs.v[i].name.p, '.', op->attrs.v[i].name.n)) return true;
+  return false;
+}
+
 /* Appends ` {name = value, ...}` for an argument or result: its attributes as written with
  * sdy.sharding set to `s` (when non-NULL), sorted by name as MLIR prints them. */
 static void put_value_attrs(const prop_engine *e, ar_str *out, sc_arena *a, const ir_attrs *attrs, const prop_sharding *s) {
@@ -252,6 +261,8 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
     if (e->opt.close_shardings && op->nresults && (op->kind == SC_OP_WHILE || op->kind == SC_OP_CASE || is_optimization_barrier(op))) {
       sink_edge_owner(e, pr, op);
     } else if (!op->nresults || (!results_changed(e, op) && !written_long_form(op))) {
+      if (generic_mixed_dict(op))
+        prop_printer_set_attr(pr, op, "sdy.sharding", ir_span_dup(e->a, ir_op_attr(op, "sdy.sharding")->value));
     } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD ||
                op->kind == SC_OP_SDY_DATA_FLOW_EDGE) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */

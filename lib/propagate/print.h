@@ -65,9 +65,11 @@ bool prop_printer_rename_result(prop_printer *p, const ir_op *op, uint32_t index
 /* Appends module text [begin, end) with the edits applied and comments dropped. */
 void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, ar_str *out);
 
-/* Renumbers text[0, n) in place into `out` as MLIR prints values: in every `func.func`, each op result
- * named by digits or by prop_printer_fresh_name gets the next number (`%0`, `%1`, ...) in text order,
- * and every reference to it follows. Other names (`%arg0`, `%cst`, `%iterArg`) are kept. Linear. */
+/* Renumbers text[0, n) into `out` as MLIR prints values (renumber.c): each op result named by digits or
+ * by prop_printer_fresh_name gets a number (`%0`, `%1`, ...; a constant `%cst` / `%c`), a region's results
+ * before those of the regions nested in it (which start where it stopped), and every reference follows,
+ * resolved from its line's region outwards. Other names (`%arg0`, `%iterArg`) are kept. Linear in `n`
+ * times the nesting depth; counts steps on `a`. */
 void prop_printer_renumber(sc_arena *a, const char *text, size_t n, ar_str *out);
 
 #endif

@@ -160,6 +160,39 @@ static void expect_pass_output(const char *text, bool insert, const char *expect
   cr_assert(strstr(out, expected), "expected\n%s\nin\n%s", expected, out);
 }
 
+/* MLIR numbers a region's results before the regions nested in it, which start where their parent
+ * stopped; an inner name that an outer one also uses stays the inner value's. */
+Test(reshard_printer, renumber_regions_after_their_parent) {
+  const char *text = "func.func @f(%arg0: tensor<i32>) -> tensor<i32> {\n"
+                     "  %5:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %arg0) : tensor<i32>, tensor<i32>\n"
+                     "    cond {\n"
+                     "    %5 = stablehlo.compare LT, %iterArg, %iterArg_0 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+                     "    stablehlo.return %5 : tensor<i1>\n"
+                     "  } do {\n"
+                     "    %5 = stablehlo.add %iterArg, %iterArg_0 : tensor<i32>\n"
+                     "    %_sc1 = stablehlo.negate %5 : tensor<i32>\n"
+                     "    stablehlo.return %_sc1, %iterArg_0 : tensor<i32>, tensor<i32>\n"
+                     "  }\n"
+                     "  %8 = stablehlo.negate %5#0 : tensor<i32>\n"
+                     "  return %8 : tensor<i32>\n"
+                     "}\n";
+  ar_str out = SC_ASTR_INIT(A);
+  prop_printer_renumber(A, text, strlen(text), &out);
+  cr_assert_str_eq(ar_str_str(&out), "func.func @f(%arg0: tensor<i32>) -> tensor<i32> {\n"
+                                      "  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %arg0) : tensor<i32>, tensor<i32>\n"
+                                      "    cond {\n"
+                                      "    %2 = stablehlo.compare LT, %iterArg, %iterArg_0 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+                                      "    stablehlo.return %2 : tensor<i1>\n"
+                                      "  } do {\n"
+                                      "    %2 = stablehlo.add %iterArg, %iterArg_0 : tensor<i32>\n"
+                                      "    %3 = stablehlo.negate %2 : tensor<i32>\n"
+                                      "    stablehlo.return %3, %iterArg_0 : tensor<i32>, tensor<i32>\n"
+                                      "  }\n"
+                                      "  %1 = stablehlo.negate %0#0 : tensor<i32>\n"
+                                      "  return %1 : tensor<i32>\n"
+                                      "}\n");
+}
+
 TestSuite(reshard_pass, .init = setup, .fini = teardown);
 
 Test(reshard_pass, collectives_of_a_swap_between_dims) {
