@@ -318,6 +318,13 @@ static bool has_need_replication(const prop_rule *r) {
   return false;
 }
 
+/* Every factor is pass-through (no need-replication, permutation, blocked or reduction factor). */
+static bool pass_through_only(const prop_rule *r) {
+  for (uint32_t f = 0; f < r->nfactors; f++)
+    if (r->factors[f].type != PROP_FACTOR_PASS_THROUGH) return false;
+  return true;
+}
+
 static bool has_compound_dims(const op_view *v) {
   for (uint32_t t = 0; t < v->ntensors; t++)
     for (uint32_t d = 0; d < mapping_of(v, t)->rank; d++)
@@ -1121,7 +1128,8 @@ static void process_op(rpass *p, const ir_op *op) {
     const prop_tensor *t = i < op->noperands ? &rule->operands[i] : &rule->results[i - op->noperands];
     if (all[i] && all[i]->rank != t->rank) return;
   }
-  if (prop_tensors_agree(rule, all, n, true)) { /* one sharding on every tensor of an identity-shaped rule */
+  if (prop_tensors_agree(rule, all, n, true) && pass_through_only(rule)) { /* one sharding on every tensor of an
+                                                                                identity-shaped rule */
     ar_rewind(p->a, mark);
     return;
   }
