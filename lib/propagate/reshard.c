@@ -318,10 +318,11 @@ static bool has_need_replication(const prop_rule *r) {
   return false;
 }
 
-/* Every factor is pass-through (no need-replication, permutation, blocked or reduction factor). */
-static bool pass_through_only(const prop_rule *r) {
+/* No need-replication or reduction factor: tensors that agree are compatible as they are (Shardy's
+ * getCompatibleFactorShardings keeps agreeing pass-through and permutation factors). */
+static bool agreeing_is_compatible(const prop_rule *r) {
   for (uint32_t f = 0; f < r->nfactors; f++)
-    if (r->factors[f].type != PROP_FACTOR_PASS_THROUGH) return false;
+    if (r->factors[f].type == PROP_FACTOR_NEED_REPLICATION || r->factors[f].type == PROP_FACTOR_REDUCTION) return false;
   return true;
 }
 
@@ -1128,7 +1129,7 @@ static void process_op(rpass *p, const ir_op *op) {
     const prop_tensor *t = i < op->noperands ? &rule->operands[i] : &rule->results[i - op->noperands];
     if (all[i] && all[i]->rank != t->rank) return;
   }
-  if (prop_tensors_agree(rule, all, n, true) && pass_through_only(rule)) { /* one sharding on every tensor of an
+  if (prop_tensors_agree(rule, all, n, true) && agreeing_is_compatible(rule)) { /* one sharding on every tensor of an
                                                                                 identity-shaped rule */
     ar_rewind(p->a, mark);
     return;
