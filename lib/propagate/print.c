@@ -1,4 +1,5 @@
 /* print.c — the module text with the attributes a pass set, comments dropped (see print.h). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,13 +472,29 @@ static bool same_type_op(ir_span name) {
   return false;
 }
 
-/* A pretty op of SAME_TYPE_OPS written with a function type `: (T, T) -> T` whose types are all one:
- * MLIR prints `: T`. */
-static bool collapsed_function_type(const ir_module *m, const ir_op *op, replacement *out) {
-  if (op->generic || op->nregions || op->nresults != 1 || !op->noperands || !same_type_op(op->name)) return false;
+/* The types a pretty op written with a function type `: (T, T) -> T` prints instead when they agree:
+ * an op of SAME_TYPE_OPS prints `: T`; stablehlo.select (custom<SelectOpType>) prints `: P, T` when its
+ * two branches and its result share T. NULL when MLIR keeps the function type. */
+static const char *collapsed_types(sc_arena *a, const ir_op *op) {
+  if (op->generic || op->nregions || op->nresults != 1 || !op->noperands) return NULL;
   ir_span t = ir_span_trim(op->results[0]->type);
-  for (uint32_t i = 0; i < op->noperands; i++)
-    if (!op->operands[i] || !ir_span_same(ir_span_trim(op->operands[i]->type), t)) return false;
+  uint32_t first = 0;
+  if (ir_span_eq(op->name, "stablehlo.select") && op->noperands == 3 && op->operands[0])
+    first = 1;
+  else if (!same_type_op(op->name))
+    return NULL;
+  for (uint32_t i = first; i < op->noperands; i++)
+    if (!op->operands[i] || !ir_span_same(ir_span_trim(op->operands[i]->type), t)) return NULL;
+  if (!first) return ar_printf(a, " %.*s", SC_SPAN_ARG(t));
+  ir_span pred = ir_span_trim(op->operands[0]->type);
+  return ar_printf(a, " %.*s, %.*s", SC_SPAN_ARG(pred), SC_SPAN_ARG(t));
+}
+
+/* The replacement of a pretty op's function-type trailer by its collapsed_types. */
+static bool collapsed_function_type(sc_arena *a, const ir_module *m, const ir_op *op, replacement *out) {
+  const char *text = collapsed_types(a, op);
+  if (!text) return false;
+  ir_span t = ir_span_trim(op->results[0]->type);
   const char *buf = m->buf;
   uint32_t colon = 0, arrow = 0;
   int depth = 0;
@@ -502,8 +519,24 @@ static bool collapsed_function_type(const ir_module *m, const ir_op *op, replace
   if (!colon || !arrow) return false;
   const char *r = skip_blank(buf + arrow + 2, buf + op->end);
   if ((size_t)(buf + op->end - r) < t.n || memcmp(r, t.p, t.n)) return false;
-  replacement x = {colon + 1, (uint32_t)(r + t.n - buf), NULL, ORDER_EDIT, 0}; /* text: the caller's " T" */
+  replacement x = {colon + 1, (uint32_t)(r + t.n - buf), text, ORDER_EDIT, 0};
   *out = x;
+  return true;
+}
+
+/* A pretty stablehlo.custom_call written `@target (` : MLIR prints the operand list right after the callee. */
+static bool custom_call_callee_space(const ir_module *m, const ir_op *op, replacement *out) {
+  if (op->generic || !ir_span_eq(op->name, "stablehlo.custom_call")) return false;
+  const char *buf = m->buf, *end = buf + op->end, *p = skip_blank(op->name.p + op->name.n, end);
+  if (p >= end || *p != '@') return false;
+  if (++p < end && *p == '"')
+    p = ir_skip_string(p, end);
+  else
+    while (p < end && (isalnum((unsigned char)*p) || strchr("_.$-", *p))) p++;
+  const char *paren = skip_blank(p, end);
+  if (paren == p || paren >= end || *paren != '(') return false;
+  replacement r = {(uint32_t)(p - buf), (uint32_t)(paren - buf), "", ORDER_EDIT, 0};
+  *out = r;
   return true;
 }
 
@@ -599,11 +632,8 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, ar_str *ou
     const char *buf = p->module->buf;
     replacement lit;
     if (canonical_splat(a, p->module, op, &lit)) SC_PUSH(a, reps, lit);
-    if (collapsed_function_type(p->module, op, &lit)) {
-      ir_span t = ir_span_trim(op->results[0]->type);
-      lit.text = ar_printf(a, " %.*s", SC_SPAN_ARG(t));
-      SC_PUSH(a, reps, lit);
-    }
+    if (collapsed_function_type(a, p->module, op, &lit)) SC_PUSH(a, reps, lit);
+    if (custom_call_callee_space(p->module, op, &lit)) SC_PUSH(a, reps, lit);
     if (!op->generic && ir_span_eq(op->name, "func.return") && op->name.p >= buf + op->pos.offset &&
         op->name.p < buf + op->end) { /* MLIR elides the func dialect's return (a written `return` is kept) */
       uint32_t at = (uint32_t)(op->name.p - buf);

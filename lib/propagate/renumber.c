@@ -57,9 +57,16 @@ static bool renumbered_name(const char *p, size_t n) {
   return true;
 }
 
-/* The name hint MLIR prints a stablehlo.constant with: `c` for integers, `cst` otherwise. */
-static const char *constant_hint(const char *op, const char *end) {
-  if ((size_t)(end - op) < 18 || memcmp(op, "stablehlo.constant", 18)) return NULL;
+static bool starts_with(const char *p, const char *end, const char *word) {
+  size_t n = strlen(word);
+  return (size_t)(end - p) > n && !memcmp(p, word, n) && !is_name_char(p[n]);
+}
+
+/* The name hint MLIR prints result `index` of the op at `op` with: a stablehlo.constant's is `c` for
+ * integers, `cst` otherwise; rng_bit_generator's are its ODS result names. NULL: a number. */
+static const char *result_hint(const char *op, const char *end, uint32_t index) {
+  if (starts_with(op, end, "stablehlo.rng_bit_generator")) return index == 0 ? "output_state" : index == 1 ? "output" : NULL;
+  if (!starts_with(op, end, "stablehlo.constant")) return NULL;
   const char *colon = NULL;
   for (const char *q = op; q < end; q++)
     if (*q == ':') colon = q;
@@ -112,17 +119,17 @@ static void collect_line_results(renumbering *r, const char *p, const char *end)
   while (eq < end && *eq != '=') eq++;
   const char *op = eq + 1;
   while (op < end && *op == ' ') op++;
-  const char *hint = constant_hint(op, end);
   const char *q = p;
-  while (q < end && *q == '%') {
+  for (uint32_t index = 0; q < end && *q == '%'; index++) {
     size_t n = name_len(q + 1, end);
     const char *s = q + 1 + n;
-    if (s < end && *s == ':')
+    bool group = s < end && *s == ':'; /* `%0:2` names several results: numbered */
+    if (group)
       while (++s < end && *s >= '0' && *s <= '9') {
       }
     while (s < end && *s == ' ') s++;
     if (s >= end || (*s != ',' && *s != '=')) return;
-    if (renumbered_name(q + 1, n)) add_definition(r, q + 1, n, hint);
+    if (renumbered_name(q + 1, n)) add_definition(r, q + 1, n, group ? NULL : result_hint(op, end, index));
     if (*s == '=') return;
     s++;
     while (s < end && *s == ' ') s++;
