@@ -11,7 +11,7 @@ static int usage(const char *why) {
   if (why) fprintf(stderr, "shardcheck propagate: %s\n", why);
   fputs("usage: shardcheck propagate [--annotate-rules] [--strategy pipeline|basic|aggressive|op-priority|\n"
         "                            user-priority|none] [--conservative] [--keep-sharding-rules]\n"
-        "                            [--dedup-functions-fully] [--insert-reshards] [--reshards-to-collectives\n"
+        "                            [--dedup-functions-fully] [--insert-reshards[=full|partial]] [--reshards-to-collectives\n"
         "                            [--keep-redundant-reshards]] [--split-input-file] [--format-in FORMAT] [--format text|json]\n"
         "                            [--mesh SPEC] [--server HOST:PORT] FILE\n",
         stderr);
@@ -31,7 +31,8 @@ static int parse_flags(int argc, char **argv, sc_propagate_options *o, const cha
       o->strategy = SC_PROPAGATE_NONE;
     } else if (!strcmp(a, "--conservative")) o->conservative = true;
     else if (!strcmp(a, "--keep-sharding-rules")) o->keep_sharding_rules = true;
-    else if (!strcmp(a, "--insert-reshards")) o->insert_reshards = true;
+    else if (!strcmp(a, "--insert-reshards") || !strcmp(a, "--insert-reshards=full")) o->insert_reshards = true;
+    else if (!strcmp(a, "--insert-reshards=partial")) o->insert_reshards = o->insert_reshards_partial = true;
     else if (!strcmp(a, "--reshards-to-collectives")) o->reshards_to_collectives = true;
     else if (!strcmp(a, "--keep-redundant-reshards")) o->keep_redundant_reshards = true;
     else if (!strcmp(a, "--dedup-functions-fully")) o->dedup_functions_fully = true;

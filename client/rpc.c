@@ -811,6 +811,7 @@ int sc_rpc_propagate(sc_rpc_client *c, const char *buf, size_t len, const char *
   req.reshards_to_collectives = opt->reshards_to_collectives;
   req.dedup_functions_fully = opt->dedup_functions_fully;
   req.keep_redundant_reshards = opt->keep_redundant_reshards;
+  req.insert_reshards_partial = opt->insert_reshards_partial;
   if (build_mesh(&b, opt->mesh, &req.mesh)) {
     free_request(&b);
     set_err(err, "out of memory");

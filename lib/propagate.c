@@ -225,7 +225,7 @@ static sc_status propagate_body(propagate_run *run) {
       if (opt->json) put_shardings_json(run, &text, i, m, e, format == SC_FMT_BYTECODE ? NULL : &lines);
       else prop_engine_print(e, &pr);
     } else if (opt->insert_reshards) {
-      prop_pass_errors errors = prop_insert_explicit_reshards(a, m, md_model_build(a, m, &mo), &pr);
+      prop_pass_errors errors = prop_insert_explicit_reshards(a, m, md_model_build(a, m, &mo), &pr, opt->insert_reshards_partial);
       for (uint32_t k = 0; k < errors.n; k++)
         add_message(run, &lines, &msgs, SC_SEV_ERROR, errors.v[k].offset, errors.v[k].message);
       if (errors.n) continue; /* a failed pass prints nothing, as sdy_opt does */

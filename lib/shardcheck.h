@@ -264,6 +264,8 @@ typedef struct {
   const sc_target_mesh *mesh;/* the target mesh (axis names for GSPMD shardings), as sc_options.mesh */
   bool keep_redundant_reshards; /* with reshards_to_collectives: keep-redundant-reshards=true (a reshard to the
                                    sharding its input already has stays) */
+  bool insert_reshards_partial; /* with insert_reshards: enable-full-version=false (only the reshards Shardy's
+                                   partial version inserts) */
 } sc_propagate_options;
 
 /* A message of a pass about an op (Shardy's warnings and errors), at a 1-based line and column. */

@@ -46,6 +46,7 @@ static int options_from_request(sc_arena *arena, const Shardcheck__V1__Propagate
   o->keep_sharding_rules = req->keep_sharding_rules;
   o->dedup_functions_fully = req->dedup_functions_fully;
   o->keep_redundant_reshards = req->keep_redundant_reshards;
+  o->insert_reshards_partial = req->insert_reshards_partial;
   o->split_input_file = req->split_input_file;
   o->json = req->json;
   o->insert_reshards = req->insert_reshards;

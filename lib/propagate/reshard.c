@@ -119,6 +119,7 @@ typedef struct {
   sharding_ref **operand_now;  /* per op id: the sharding an operand set by this pass has (NULL = its value's) */
   SC_VEC(prop_pass_error) errors;
   const md_mesh *global_mesh;  /* the first declared mesh with axes that is not single-device, or NULL */
+  bool partial;                /* enable-full-version=false: reshards only where full_version_op says */
 } rpass;
 
 static const char *value_name(rpass *p, const ir_value *v) {
@@ -1094,7 +1095,8 @@ static void reshard_to_target(rpass *p, const ir_op *user, uint32_t k, sharding_
   ir_span type = value_type(v);
   all_reduce_to_target(p, &pl, type, &cur, target, &name);
   unreduced_collectives(p, &pl, type, &cur, target, &name);
-  if (!equivalent(cur, target)) {
+  bool full = !p->partial || user->kind == SC_OP_CALL; /* the partial version only sums and makes unreduced axes */
+  if (full && !equivalent(cur, target)) {
     sharding_ref to = target ? target : closed_replicated(p->a, cur->mesh, cur->mesh_name, cur->rank);
     const char *fresh = prop_printer_fresh_name(p->pr);
     place(p, &pl, ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", fresh, name, sharding_text(p->a, to), SC_SPAN_ARG(type)));
@@ -1104,6 +1106,143 @@ static void reshard_to_target(rpass *p, const ir_op *user, uint32_t k, sharding_
   }
   place_done(p, &pl);
   if (name != start) set_operand(p, user, k, name, cur);
+}
+
+/* An op's new result shardings set, then after it: the all-reduce of `all_reduce` axes on every result,
+ * and a reshard of each `resharded` result back to its own sharding; uses read the last of each chain. */
+static void emit_results(rpass *p, const ir_op *op, const op_view *view, sharding_ref *all, sharding_ref *results,
+                         const bool *resharded, bool any_change, prop_axes all_reduce, sharding_ref mesh_of) {
+  const md_mesh *mesh = view->mesh;
+  if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results, false));
+  const char **chain = ar_alloc(p->a, (op->nresults + 1) * sizeof *chain);
+  for (uint32_t r = 0; r < op->nresults; r++) {
+    chain[r] = value_name(p, op->results[r]);
+    if (!all_reduce.n) continue;
+    sharding_ref rs = results[r] ? results[r] : closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(view, op->noperands + r)->rank);
+    const char *name = prop_printer_fresh_name(p->pr);
+    ar_str t = SC_ASTR_INIT(p->a);
+    ar_str_printf(&t, "%s = sdy.all_reduce ", name);
+    put_axis_set(&t, mesh, all_reduce);
+    ar_str_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(op->results[r]->type));
+    prop_printer_insert_after(p->pr, op, ar_str_str(&t));
+    chain[r] = name;
+    prop_reshard ar = {op, op->results[r], rs, rs, md_indexed_name(p->a, "result", r), all_reduce, false};
+    SC_PUSH(p->a, p->found, ar);
+  }
+  /* A result without a sharding goes back closed when it is the op's first to be resharded; Shardy then
+   * sets that result's sharding, which gives the op's other results open ones, and those go back open. */
+  bool had_shardings = op->nresults && all[op->noperands];
+  for (uint32_t r = 0, backs = 0; r < op->nresults; r++) {
+    if (!resharded[r]) continue;
+    uint32_t t = op->noperands + r;
+    sharding_ref back = all[t];
+    if (!back && (had_shardings || !backs++))
+      back = closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(view, t)->rank);
+    else if (!back)
+      back = prop_sharding_open(p->a, mesh, mesh_of->mesh_name, mapping_of(view, t)->rank);
+    const char *name = prop_printer_fresh_name(p->pr);
+    prop_printer_insert_after(p->pr, op,
+                              ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, chain[r], sharding_text(p->a, back),
+                                              SC_SPAN_ARG(op->results[r]->type)));
+    chain[r] = name;
+    record(p, op, op->results[r], results[r], back, md_indexed_name(p->a, "result", r));
+  }
+  for (uint32_t r = 0; r < op->nresults; r++)
+    if (resharded[r] || all_reduce.n) remap_value(p, op->results[r], chain[r]);
+}
+
+
+/* The op's name without the generic form's quotes. */
+static bool op_is(const ir_op *op, const char *name) {
+  ir_span n = op->name;
+  if (n.n >= 2 && n.p[0] == '"') n.p++, n.n -= 2;
+  return ir_span_eq(n, name);
+}
+
+/* Ops the partial version (enable-full-version=false) still reshards in full: ragged dots, and a
+ * concatenate an operand of which is sharded otherwise than its result (Shardy's isOnFullVersion). */
+static bool full_version_op(rpass *p, const ir_op *op) {
+  if (op_is(op, "mhlo.ragged_dot")) return true;
+  if (!op_is(op, "stablehlo.concatenate") || op->nresults != 1) return false;
+  sharding_ref result = value_sharding(p, op->results[0]);
+  for (uint32_t k = 0; k < op->noperands; k++)
+    if (!prop_sharding_eq(value_sharding(p, op->operands[k]), result)) return true;
+  return false;
+}
+
+/* Shardy's processDot (partial version only): when lhs and rhs agree, and the result differs from them
+ * on one batching or non-contracting factor, not bigger than that factor's operand, by exactly the
+ * contracting factors' axes, the dot takes the operand's axes for that factor (a more sharded dot) and
+ * a reshard after it gives the result back (an all-reduce instead of a reduce-scatter). */
+static bool dot_result_like_operands(rpass *p, const ir_op *op, const op_view *v, sharding_ref mesh_of,
+                                     sharding_ref *results, bool *resharded) {
+  if (!(op_is(op, "stablehlo.dot") || op_is(op, "stablehlo.dot_general")) || op->noperands != 2 || op->nresults != 1)
+    return false;
+  const prop_rule *rule = v->rule;
+  int64_t lhs = v->sizes[0], rhs = v->sizes[1], result = v->sizes[2];
+  uint32_t conflict = UINT32_MAX;
+  prop_axes conflicting = {NULL, 0};
+  SC_VEC(prop_axis) reduction = {0};
+  SC_VEC(prop_axis) seen = {0};
+  for (uint32_t f = 0; f < rule->nfactors; f++) {
+    bool in_lhs = has_factor(v, 0, f), in_rhs = has_factor(v, 1, f);
+    if (!in_lhs && !in_rhs) continue;
+    prop_axes axes = factor_axes(v, in_lhs ? 0 : 1, f);
+    int64_t operand_size = in_lhs && in_rhs ? (lhs > rhs ? lhs : rhs) : in_lhs ? lhs : rhs;
+    if (in_lhs && in_rhs) {
+      if (!axes_equal(axes, factor_axes(v, 1, f))) return false;
+      if (rule->factors[f].type == PROP_FACTOR_REDUCTION) {
+        for (uint32_t i = 0; i < axes.n; i++) SC_PUSH(p->a, reduction, axes.v[i]);
+        continue;
+      }
+    } else {
+      for (uint32_t i = 0; i < axes.n; i++) {
+        for (size_t j = 0; j < seen.n; j++)
+          if (prop_axis_overlaps(seen.v[j], axes.v[i])) return false;
+        SC_PUSH(p->a, seen, axes.v[i]);
+      }
+    }
+    if (!has_factor(v, 2, f) || axes_equal(factor_axes(v, 2, f), axes)) continue;
+    if (!axes.n || conflict != UINT32_MAX || result > operand_size) return false;
+    conflict = f, conflicting = axes;
+  }
+  if (conflict == UINT32_MAX) return false;
+  prop_axes have = factor_axes(v, 2, conflict);
+  if (!have.n || !axes_equal(have, (prop_axes){reduction.v, (uint32_t)reduction.n})) return false;
+  prop_factor_sharding *fs = &v->proj->tensors[2].factors[conflict];
+  fs->axes = conflicting;
+  fs->overflow.n = 0;
+  results[0] = prop_unproject(p->a, v->proj, 2, mesh_of->mesh_name);
+  resharded[0] = true;
+  return true;
+}
+
+/* The partial version of an op: the dot pattern above, and an all-reduce of the reduction factors'
+ * axes only when the first result has unreduced axes (Shardy's getReductionAxes without the full
+ * version). */
+static void partial_op(rpass *p, const ir_op *op, const op_view *v, sharding_ref *all, sharding_ref mesh_of) {
+  sharding_ref *results = ar_alloc(p->a, (op->nresults + 1) * sizeof *results);
+  bool *resharded = ar_calloc(p->a, op->nresults + 1, sizeof *resharded);
+  for (uint32_t r = 0; r < op->nresults; r++) results[r] = all[op->noperands + r];
+  bool any_change = dot_result_like_operands(p, op, v, mesh_of, results, resharded);
+  prop_axes all_reduce = {NULL, 0};
+  prop_axes unreduced0 = results[0] ? results[0]->unreduced : (prop_axes){NULL, 0};
+  if (unreduced0.n) {
+    SC_VEC(prop_axis) reduction = {0};
+    for (uint32_t f = 0; f < v->rule->nfactors; f++) {
+      if (v->rule->factors[f].type != PROP_FACTOR_REDUCTION) continue;
+      bool found = false;
+      prop_axes axes = {NULL, 0};
+      for (uint32_t t = 0; t < v->ntensors; t++) {
+        if (!has_factor(v, t, f)) continue;
+        if (found && !axes_equal(axes, factor_axes(v, t, f))) return; /* incompatible: Shardy gives up */
+        axes = factor_axes(v, t, f), found = true;
+      }
+      for (uint32_t i = 0; i < axes.n; i++) SC_PUSH(p->a, reduction, axes.v[i]);
+    }
+    all_reduce = sort_and_merge(p->a, v->mesh, axes_diff(p->a, v->mesh, (prop_axes){reduction.v, (uint32_t)reduction.n}, unreduced0));
+  }
+  if (any_change || all_reduce.n) emit_results(p, op, v, all, results, resharded, any_change, all_reduce, mesh_of);
 }
 
 static void process_op(rpass *p, const ir_op *op) {
@@ -1140,6 +1279,10 @@ static void process_op(rpass *p, const ir_op *op) {
   prop_projection proj;
   prop_project(p->a, &proj, rule, mesh, all, all + op->noperands, true);
   op_view v = {rule, &proj, n, sizes, mesh, p->a};
+  if (p->partial && !full_version_op(p, op)) {
+    partial_op(p, op, &v, all, mesh_of);
+    return;
+  }
   bool *update = ar_calloc(p->a, n + 1, sizeof *update);
   for (uint32_t t = 0; t < n; t++)
     for (uint32_t f = 0; f < rule->nfactors; f++) update[t] |= has_factor(&v, t, f) && proj.tensors[t].factors[f].overflow.n > 0;
@@ -1183,35 +1326,7 @@ static void process_op(rpass *p, const ir_op *op) {
       for (uint32_t i = 0; i < common[f].n; i++) SC_PUSH(p->a, reduction, common[f].v[i]);
   prop_axes unreduced0 = results[0] ? results[0]->unreduced : (prop_axes){NULL, 0};
   prop_axes all_reduce = sort_and_merge(p->a, mesh, axes_diff(p->a, mesh, (prop_axes){reduction.v, (uint32_t)reduction.n}, unreduced0));
-  if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results, false));
-  const char **chain = ar_alloc(p->a, (op->nresults + 1) * sizeof *chain);
-  for (uint32_t r = 0; r < op->nresults; r++) {
-    chain[r] = value_name(p, op->results[r]);
-    if (!all_reduce.n) continue;
-    sharding_ref rs = results[r] ? results[r] : closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(&v, op->noperands + r)->rank);
-    const char *name = prop_printer_fresh_name(p->pr);
-    ar_str t = SC_ASTR_INIT(p->a);
-    ar_str_printf(&t, "%s = sdy.all_reduce ", name);
-    put_axis_set(&t, mesh, all_reduce);
-    ar_str_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(op->results[r]->type));
-    prop_printer_insert_after(p->pr, op, ar_str_str(&t));
-    chain[r] = name;
-    prop_reshard ar = {op, op->results[r], rs, rs, md_indexed_name(p->a, "result", r), all_reduce, false};
-    SC_PUSH(p->a, p->found, ar);
-  }
-  for (uint32_t r = 0; r < op->nresults; r++) {
-    if (!resharded[r]) continue;
-    uint32_t t = op->noperands + r;
-    sharding_ref back = all[t] ? all[t] : closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(&v, t)->rank);
-    const char *name = prop_printer_fresh_name(p->pr);
-    prop_printer_insert_after(p->pr, op,
-                              ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, chain[r], sharding_text(p->a, back),
-                                              SC_SPAN_ARG(op->results[r]->type)));
-    chain[r] = name;
-    record(p, op, op->results[r], results[r], back, md_indexed_name(p->a, "result", r));
-  }
-  for (uint32_t r = 0; r < op->nresults; r++)
-    if (resharded[r] || all_reduce.n) remap_value(p, op->results[r], chain[r]);
+  emit_results(p, op, &v, all, results, resharded, any_change, all_reduce, mesh_of);
 }
 
 /* ---- data-flow ops: each edge's sources resharded to its owner's sharding -------------------------- */
@@ -1280,8 +1395,59 @@ static void process_return(rpass *p, const ir_op *fn) {
   }
 }
 
-/* Terminators and calls: Shardy's walk does not treat them as ops of their own. */
-static bool terminator_or_call(const ir_op *op) {
+/* The first sharding among `n` on a mesh of devices (not a single device's), or NULL. */
+static sharding_ref first_on_mesh(const sharding_ref *s, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i] && !single_device(s[i])) return s[i];
+  return NULL;
+}
+
+/* Whether `s` shards, replicates or keeps unreduced an axis that is manual where `op` is: a callee's
+ * argument sharding seen from inside a shard_map body it was not written for. */
+static bool names_manual_axis(const rpass *p, const ir_op *op, sharding_ref s) {
+  const md_manual_context *ctx = md_model_manual(p->model, op);
+  if (!ctx || ctx->gspmd_manual) return ctx != NULL;
+  for (uint32_t d = 0; d <= s->rank; d++) {
+    prop_axes axes = d < s->rank ? s->dims[d].axes : s->replicated;
+    for (uint32_t i = 0; i < axes.n; i++)
+      for (uint32_t j = 0; j < ctx->nmanual_axes; j++)
+        if (ir_span_same(s->mesh->axes[axes.v[i].axis].name, ctx->manual_axes[j])) return true;
+  }
+  return false;
+}
+
+/* A call: each operand brought to the callee's argument sharding, right after the operand is defined
+ * (Shardy's insertExplicitReshardsOnCallOp; in full whatever the pass's version, so that one callee
+ * serves every call). An argument without a sharding is open on the mesh of the first that has one;
+ * when no argument has one, the targets are closed on the mesh of the first sharded operand. */
+static void process_call(rpass *p, const ir_op *op) {
+  const ir_op *callee = md_model_func(p->model, ir_op_callee(op));
+  if (!callee || !callee->nregions || !op->noperands) return;
+  uint32_t n = op->noperands;
+  const ir_block *entry = callee->regions[0]->nblocks ? callee->regions[0]->blocks[0] : NULL;
+  sharding_ref *args = ar_alloc(p->a, n * sizeof *args), *operands = ar_alloc(p->a, n * sizeof *operands);
+  for (uint32_t k = 0; k < n; k++) {
+    const ir_value *arg = entry && k < entry->nargs ? entry->args[k] : NULL;
+    args[k] = arg ? value_sharding(p, arg) : NULL;
+    operands[k] = operand_sharding(p, op, k, false);
+  }
+  sharding_ref like = first_on_mesh(args, n);
+  bool closed = !like;
+  if (closed && !(like = first_on_mesh(operands, n))) return;
+  for (uint32_t k = 0; k < n; k++) {
+    sharding_ref target = args[k];
+    if (!target || closed) {
+      uint32_t rank = rank_of(p, op->operands[k]);
+      target = closed ? closed_replicated(p->a, like->mesh, like->mesh_name, rank)
+                      : prop_sharding_open(p->a, like->mesh, like->mesh_name, rank);
+    }
+    if (!names_manual_axis(p, op, target)) reshard_to_target(p, op, k, target, true, md_indexed_name(p->a, "operand", k));
+  }
+}
+
+/* Terminators (and calls, once process_call has run): not ops of their own in Shardy's walk. */
+static bool terminator_or_call(rpass *p, const ir_op *op) {
+  if (op->kind == SC_OP_CALL) process_call(p, op);
   if (op->kind == SC_OP_RETURN || op->kind == SC_OP_FUNC || op->kind == SC_OP_MODULE || op->kind == SC_OP_CALL) return true;
   return op->nregions == 0 && op->parent_op && (ir_span_eq(op->name, "stablehlo.return") || ir_span_eq(op->name, "sdy.return"));
 }
@@ -1302,7 +1468,7 @@ static void run_pass(rpass *p) {
     while (nopen && (i == m->nops || m->ops[open[nopen - 1]]->subtree_end <= i)) {
       const ir_op *op = m->ops[open[--nopen]];
       ar_step(a, 1);
-      if (process_data_flow(p, op) || terminator_or_call(op) || reshard_to_unreduced(p, op)) continue;
+      if (process_data_flow(p, op) || terminator_or_call(p, op) || reshard_to_unreduced(p, op)) continue;
       all_reduce_operands(p, op);
       process_op(p, op);
     }
@@ -1311,7 +1477,8 @@ static void run_pass(rpass *p) {
   for (uint32_t f = 0; f < m->nfuncs; f++) process_return(p, m->funcs[f]);
 }
 
-prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr) {
+prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr,
+                                              bool partial) {
   prop_engine_options eo = {.strategy = PROP_BASIC, .seed_only = true};
   rpass p;
   memset(&p, 0, sizeof p);
@@ -1321,6 +1488,7 @@ prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, 
   prop_engine *e = prop_engine_run(a, m, model, &eo);
   p.e = e;
   p.pr = pr;
+  p.partial = partial;
   pr->renumber = true;
   for (uint32_t f = 0; f < m->nfuncs; f++) check_signature(&p, m->funcs[f]);
   if (p.errors.n) return (prop_pass_errors){p.errors.v, (uint32_t)p.errors.n}; /* fails before any change */

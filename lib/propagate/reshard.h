@@ -45,10 +45,13 @@ typedef struct {
   uint32_t n;
 } prop_pass_errors;
 
-/* Writes the explicit reshards of `m` (model built by the caller) into `pr`; returns the pass's errors
+/* Writes the explicit reshards of `m` (model built by the caller) into `pr` — every one (Shardy's full
+ * version), or with `partial` only those enable-full-version=false inserts (calls, ragged dots, concatenates
+ * of differently sharded operands, the dot pattern, unreduced axes); returns the pass's errors
  * (a single-device sharding on a function's argument or result, an op with results on two different
  * single devices), after which `pr` holds nothing worth printing. */
-prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr);
+prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, const md_model *model, prop_printer *pr,
+                                              bool partial);
 
 /* One reshard the pass inserts: `value` (an operand or result of `op`, or a value flowing into a data-flow
  * edge or a return) goes from sharding `from` (NULL = replicated) to `to`; or, with `all_reduce` axes, the

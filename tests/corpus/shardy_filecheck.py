@@ -42,6 +42,8 @@ PASSES = [
     (r"-sdy-propagation-pipeline=['\"]?dedup-functions-fully=true['\"]?", ["--strategy", "pipeline", "--dedup-functions-fully"]),
     (r"-sdy-propagation-pipeline", ["--strategy", "pipeline"]),
     (r"-sdy-insert-explicit-reshards=['\"]?enable-full-version=true['\"]?", ["--strategy", "none", "--insert-reshards"]),
+    (r"-sdy-insert-explicit-reshards=['\"]?enable-full-version=false['\"]?",
+     ["--strategy", "none", "--insert-reshards=partial"]),
     (r"-sdy-reshard-to-collectives=['\"]?keep-redundant-reshards=true['\"]?",
      ["--strategy", "none", "--reshards-to-collectives", "--keep-redundant-reshards"]),
     (r"-sdy-reshard-to-collectives", ["--strategy", "none", "--reshards-to-collectives"]),

@@ -434,3 +434,57 @@ TestSuite(reshard_linear, .init = setup, .fini = teardown);
 Test(reshard_linear, ten_thousand_ops_needing_reshards) { run_linear(10000, false); }
 
 Test(reshard_linear, ten_thousand_reshards_to_collectives) { run_linear(10000, true); }
+
+/* The partial version (enable-full-version=false) leaves a mismatched elementwise op and return alone but
+ * still brings a call's operand to its callee's argument sharding; the full version reshards all three. */
+Test(reshard_pass, partial_version_only_calls_and_required_ops) {
+  const char *text = "sdy.mesh @m = <[\"x\"=2, \"y\"=2]>\n"
+                     "func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{\"x\"}, {}]>}) "
+                     "-> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{}, {\"y\"}]>}) {\n"
+                     "  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{\"y\"}, {}]>]>} "
+                     ": tensor<8x8xf32>\n"
+                     "  %1 = call @g(%0) : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+                     "  return %1 : tensor<8x8xf32>\n"
+                     "}\n"
+                     "func.func private @g(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{}, {\"x\"}]>}) "
+                     "-> tensor<8x8xf32> {\n"
+                     "  return %arg0 : tensor<8x8xf32>\n"
+                     "}\n";
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_NONE;
+  o.insert_reshards = true;
+  o.insert_reshards_partial = true;
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  cr_assert(strstr(r.text, "  %1 = sdy.reshard %0 <@m, [{}, {\"x\"}]> : tensor<8x8xf32>\n"
+                           "  %2 = call @g(%1)"), "%s", r.text);
+  cr_assert_eq(strstr(strstr(r.text, "sdy.reshard") + 1, "sdy.reshard"), NULL, "one reshard only: %s", r.text);
+  o.insert_reshards_partial = false;
+  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  cr_assert(strstr(r.text, "sdy.reshard %0 <@m, [{\"y\"}, {}]>"), "result of negate: %s", r.text);
+  cr_assert(strstr(r.text, "<@m, [{}, {\"y\"}]> : tensor<8x8xf32>\n  return"), "returned value: %s", r.text);
+}
+
+/* As MLIR prints them: a select whose branches and result share a type prints `: pred, T`; a custom
+ * call's operand list follows its callee without a space; rng_bit_generator's results are named. */
+Test(reshard_pass, printed_as_mlir_prints_select_custom_call_rng) {
+  const char *text = "sdy.mesh @m = <[\"x\"=2]>\n"
+                     "func.func @f(%arg0: tensor<4xi1>, %arg1: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{\"x\"}]>}, "
+                     "%arg2: tensor<2xui64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<2xui64>) {\n"
+                     "  %0 = stablehlo.select %arg0, %arg1, %arg1 : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+                     "  %1 = stablehlo.custom_call @mhlo.erf (%arg1) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                     "  %2, %3 = stablehlo.rng_bit_generator %arg2, algorithm = DEFAULT : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)\n"
+                     "  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<2xui64>\n"
+                     "}\n";
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_NONE;
+  o.insert_reshards = true;
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  cr_assert(strstr(r.text, ": tensor<4xi1>, tensor<4xf32>\n"), "%s", r.text);
+  cr_assert(strstr(r.text, "stablehlo.custom_call @mhlo.erf(%"), "%s", r.text);
+  cr_assert(strstr(r.text, "%output_state, %output = stablehlo.rng_bit_generator"), "%s", r.text);
+  cr_assert(strstr(r.text, "return %2, %4, %output_state"), "%s", r.text);
+}

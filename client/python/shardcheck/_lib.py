@@ -51,7 +51,8 @@ class PropagateOptionsStruct(Structure):  # sc_propagate_options
                 ("keep_sharding_rules", c_bool), ("dedup_functions_fully", c_bool), ("split_input_file", c_bool),
                 ("input_format", c_int), ("max_depth", c_uint32), ("max_ops", c_uint32), ("hash_seed", c_uint64),
                 ("cancel", POINTER(c_int)), ("insert_reshards", c_bool), ("reshards_to_collectives", c_bool),
-                ("json", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("keep_redundant_reshards", c_bool)]
+                ("json", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("keep_redundant_reshards", c_bool),
+                ("insert_reshards_partial", c_bool)]
 
 
 class PropagateMessageStruct(Structure):  # sc_propagate_message
