@@ -7,6 +7,7 @@
 #include "ir/ir.h"
 #include "model/model.h"
 #include "propagate/collectives.h"
+#include "propagate/dead_code.h"
 #include "propagate/engine.h"
 #include "propagate/op_rule.h"
 #include "propagate/print.h"
@@ -81,7 +82,7 @@ static prop_engine *run_strategy(propagate_run *run, const ir_module *m, const m
                      : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
                                                                  : PROP_USER_PRIORITY;
   bool pipeline = opt->strategy == SC_PROPAGATE_PIPELINE;
-  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, pipeline, false, pipeline};
+  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, pipeline, false, pipeline, pipeline};
   return prop_engine_run(run->arena, m, model, &eo);
 }
 
@@ -163,6 +164,53 @@ static void put_shardings_json(propagate_run *run, ar_str *out, size_t chunk, co
   ar_str_puts(out, first ? "]}" : "\n    ]}");
 }
 
+/* Parses `text` (a module this file printed) as a chunk of its own; NULL when it does not parse. */
+static ir_module *reparse(propagate_run *run, const char *text, size_t n) {
+  sc_arena *a = run->arena;
+  const sc_propagate_options *opt = run->opt;
+  ir_linemap *lines = ar_alloc(a, sizeof *lines);
+  *lines = ir_linemap_build(a, text, n);
+  fe_parse_input in = {a, text, n, 0, (uint32_t)n, lines, opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
+                       opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
+  fe_parse_error perr;
+  memset(&perr, 0, sizeof perr);
+  ir_module *m = fe_parse_format(SC_FMT_STABLEHLO, &in, &perr);
+  if (m) ir_module_finalize(m);
+  return m;
+}
+
+/* The pipeline's export after propagation, on the module as printed so far (`text`): the explicit
+ * reshards Shardy's partial version inserts (-sdy-insert-explicit-reshards), then the canonicalizer's
+ * erasure of trivially dead ops. Appends the result to `out`; false (nothing appended) when the pass
+ * reports errors, which go to `msgs` at `at`. */
+static bool pipeline_export(propagate_run *run, const char *text, size_t n, const sc_options *mo,
+                            const ir_linemap *lines, message_vec *msgs, uint32_t at, ar_str *out) {
+  sc_arena *a = run->arena;
+  ir_module *m = reparse(run, text, n);
+  if (!m) { /* cannot happen for a printed module; printed as it is rather than lost */
+    ar_str_put(out, text, n);
+    return true;
+  }
+  prop_printer pr;
+  prop_printer_init(&pr, a, m);
+  pr.renumber = true;
+  prop_pass_errors errors = prop_insert_explicit_reshards(a, m, md_model_build(a, m, mo), &pr, true);
+  for (uint32_t k = 0; k < errors.n; k++) add_message(run, lines, msgs, SC_SEV_ERROR, at, errors.v[k].message);
+  if (errors.n) return false;
+  ar_str resharded = SC_ASTR_INIT(a);
+  prop_printer_emit(&pr, 0, (uint32_t)m->len, &resharded);
+  ir_module *r = reparse(run, resharded.p, resharded.n);
+  if (!r) {
+    ar_str_put(out, resharded.p, resharded.n);
+    return true;
+  }
+  prop_printer_init(&pr, a, r);
+  pr.renumber = true;
+  prop_erase_dead_ops(a, r, &pr);
+  prop_printer_emit(&pr, 0, (uint32_t)r->len, out);
+  return true;
+}
+
 static sc_status propagate_body(propagate_run *run) {
   sc_arena *a = run->arena;
   const sc_propagate_options *opt = run->opt;
@@ -222,6 +270,9 @@ static sc_status propagate_body(propagate_run *run) {
     else if (opt->strategy != SC_PROPAGATE_NONE) {
       const md_model *model = md_model_build(a, m, &mo);
       prop_engine *e = run_strategy(run, m, model);
+      prop_engine_messages warnings = prop_engine_warnings(e);
+      for (uint32_t k = 0; k < warnings.n; k++)
+        add_message(run, &lines, &msgs, SC_SEV_WARNING, warnings.v[k].offset, warnings.v[k].text);
       if (opt->json) put_shardings_json(run, &text, i, m, e, format == SC_FMT_BYTECODE ? NULL : &lines);
       else prop_engine_print(e, &pr);
     } else if (opt->insert_reshards) {
@@ -232,7 +283,14 @@ static sc_status propagate_body(propagate_run *run) {
     } else if (opt->reshards_to_collectives) {
       prop_reshards_to_collectives(a, m, md_model_build(a, m, &mo), &pr, opt->keep_redundant_reshards);
     }
-    if (!opt->json) prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
+    if (opt->json) continue;
+    if (opt->strategy != SC_PROPAGATE_PIPELINE || opt->annotate_rules) {
+      prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
+      continue;
+    }
+    ar_str propagated = SC_ASTR_INIT(a);
+    prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &propagated);
+    pipeline_export(run, propagated.p, propagated.n, &mo, &lines, &msgs, chunks[i].begin, &text);
   }
   if (opt->json) ar_str_puts(&text, nchunks ? "\n  ]\n}\n" : "]\n}\n");
   out->text = ar_str_str(&text);

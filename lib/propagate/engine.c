@@ -408,6 +408,80 @@ static void seed(prop_engine *e) {
   for (uint32_t k = 0; k < e->nslots; k++) e->origin[k] = e->sh[k] ? k : UINT32_MAX;
 }
 
+/* ---- sharding groups: one sharding for every member ---------------------------------------------- */
+
+static bool replicated_and_open(sharding_ref s) {
+  if (s->replicated.n || s->unreduced.n) return false;
+  for (uint32_t d = 0; d < s->rank; d++)
+    if (s->dims[d].closed || s->dims[d].axes.n) return false;
+  return true;
+}
+
+/* The op a value belongs to: its defining op, or the op whose region has it as an argument. */
+static const ir_op *owning_op(const ir_value *v) {
+  return v->def ? v->def : v->block && v->block->parent ? v->block->parent->parent : NULL;
+}
+
+/* The sharding a group member is written with (function arguments share the group's slot from the
+ * start, so theirs is read from the model). */
+static sharding_ref written_member_sharding(prop_engine *e, const ir_value *v, uint32_t raw) {
+  const ir_op *owner = owning_op(v);
+  if (!v->def && owner && owner->kind == SC_OP_FUNC)
+    return seed_of(e, md_model_arg_sharding(e->model, owner, v->index));
+  return e->initial[raw];
+}
+
+/* Shardy's ShardingGroupMap::syncGroupMemberShardings, before propagation: a group's members take the
+ * sharding of the first one (in program order) that has one not replicated and open; when another has a
+ * different one, Shardy warns at the first member's op (and constrains every member with an open
+ * sharding; here they keep the group's first sharding as written). */
+static void sync_sharding_groups(prop_engine *e) {
+  if (!e->grouped) return;
+  hs_name_map seen; /* group id -> 1 + index into `groups` */
+  hs_name_map_init(&seen, e->a, e->m->nops + 1);
+  typedef struct {
+    const ir_value *first;
+    sharding_ref common;
+    bool conflict;
+    uint32_t root;
+  } group;
+  SC_VEC(group) groups = {0};
+  for (uint32_t i = 0; i < e->m->nops; i++) {
+    const ir_op *op = e->m->ops[i];
+    int64_t id;
+    if (op->noperands != 1 || !ir_span_eq(op->name, "sdy.sharding_group") || !md_model_sharding_group_id(e->model, op, &id))
+      continue;
+    uint32_t raw = raw_slot(e, op->operands[0]), index;
+    if (raw >= e->nslots) continue;
+    if (!hs_name_map_get(&seen, (const char *)&id, sizeof id, &index)) {
+      int64_t *key = ar_alloc(e->a, sizeof *key);
+      *key = id;
+      group g = {op->operands[0], NULL, false, e->alias[raw]};
+      SC_PUSH(e->a, groups, g);
+      index = (uint32_t)groups.n;
+      hs_name_map_put(&seen, (const char *)key, sizeof *key, index, NULL);
+    }
+    group *g = &groups.v[index - 1];
+    sharding_ref written = written_member_sharding(e, op->operands[0], raw);
+    if (g->conflict || !written || replicated_and_open(written)) continue;
+    if (!g->common) {
+      g->common = written;
+    } else if (!prop_sharding_eq(g->common, written)) {
+      g->conflict = true;
+      const ir_op *owner = owning_op(g->first);
+      prop_engine_message m = {owner ? owner->pos.offset : op->pos.offset,
+                               ar_printf(e->a, "The initial operand shardings on the sharding groups of groupID: %lld do "
+                                               "not match. Inserting an open sharding constraint to all constrained "
+                                               "values. This can be caused when shardings from different values are "
+                                               "grouped (e.g. from jax.shard_alike) but have separate inconsistent "
+                                               "sharding constraints on them.", (long long)id)};
+      SC_PUSH(e->a, e->messages, m);
+    }
+  }
+  for (size_t k = 0; k < groups.n; k++)
+    if (groups.v[k].common && !groups.v[k].conflict) e->sh[groups.v[k].root] = groups.v[k].common;
+}
+
 /* A tensor that grew takes the origin of the first other tensor of the visit that had a sharding. */
 static void set_origin(prop_engine *e, uint32_t slot, const uint32_t *slots, const sharding_ref *before, uint32_t n) {
   if (e->origin[slot] != UINT32_MAX) return; /* written on the value itself, or the first origin found */
@@ -1157,6 +1231,63 @@ static bool any_seed(const prop_engine *e) {
   return false;
 }
 
+/* ---- the pipeline's -sdy-apply-sharding-constraints ----------------------------------------------- */
+
+static bool fully_closed(sharding_ref s) {
+  for (uint32_t d = 0; d < s->rank; d++)
+    if (!s->dims[d].closed) return false;
+  return true;
+}
+
+/* A value data-flow edges own or feed (a while's, case's, barrier's or computation's result, an edge's,
+ * a region's argument): the pass keeps a constraint on it as an op instead. */
+static bool edge_value(const ir_value *v) {
+  if (v->def)
+    return v->def->kind == SC_OP_SDY_DATA_FLOW_EDGE || v->def->kind == SC_OP_WHILE || v->def->kind == SC_OP_CASE ||
+           v->def->kind == SC_OP_SDY_MANUAL_COMPUTATION || v->def->kind == SC_OP_SDY_NAMED_COMPUTATION ||
+           is_optimization_barrier(v->def);
+  const ir_op *owner = v->block && v->block->parent ? v->block->parent->parent : NULL;
+  return !owner || owner->kind != SC_OP_FUNC;
+}
+
+/* Another constraint (or a manual computation's in_sharding) asks `input` for another sharding than `s`. */
+static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const ir_value *input, sharding_ref s) {
+  for (uint32_t u = e->use_start[slot]; u < e->use_start[slot + 1]; u++) {
+    const ir_op *user = e->m->ops[e->op_pos[e->users[u]]];
+    if (user->kind == SC_OP_SDY_SHARDING_CONSTRAINT && user->nresults == 1) {
+      if (!prop_sharding_eq(e->initial[e->result_base[user->id]], s)) return true;
+    } else if (user->kind == SC_OP_SDY_MANUAL_COMPUTATION && e->in_global[user->id]) {
+      for (uint32_t k = 0; k < user->noperands; k++)
+        if (user->operands[k] == input && !prop_sharding_eq(e->in_global[user->id][k], s)) return true;
+    }
+  }
+  return false;
+}
+
+/* `input` without a sharding takes the fully closed sharding `s` a constraint asks of it, unless another
+ * constraint asks for a different one (Shardy's applyConstraint; constraints on data-flow values stay). */
+static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref s, uint32_t origin) {
+  if (!input || !s || !fully_closed(s) || edge_value(input)) return;
+  ir_tensor_type tt;
+  if (!ir_parse_tensor_type(e->a, input->type, &tt) || tt.rank < 0 || (uint32_t)tt.rank != s->rank) return;
+  uint32_t slot = slot_of(e, input);
+  if (slot >= e->nslots || e->sh[slot] || other_constraint_differs(e, slot, input, s)) return;
+  e->sh[slot] = s;
+  e->origin[slot] = origin;
+}
+
+static void apply_sharding_constraints(prop_engine *e) {
+  for (uint32_t i = 0; i < e->m->nops; i++) {
+    const ir_op *op = e->m->ops[i];
+    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && op->noperands == 1 && op->nresults == 1) {
+      uint32_t r = e->result_base[op->id];
+      apply_constraint(e, op->operands[0], e->initial[r], r);
+    } else if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION && e->in_global[op->id]) {
+      for (uint32_t k = 0; k < op->noperands; k++) apply_constraint(e, op->operands[k], e->in_global[op->id][k], UINT32_MAX);
+    }
+  }
+}
+
 prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine_options *o) {
   prop_engine *e = ar_calloc(a, 1, sizeof *e);
   e->a = a;
@@ -1170,6 +1301,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   find_entry_funcs(e);
   seed(e);
   index_owners(e);
+  if (!o->seed_only) sync_sharding_groups(e);
   e->op_pos = ar_alloc(a, (m->nops + 1) * sizeof *e->op_pos);
   for (uint32_t i = 0; i < m->nops; i++) e->op_pos[m->ops[i]->id] = i;
   e->last_change = ar_calloc(a, e->nslots + 1, sizeof *e->last_change);
@@ -1180,6 +1312,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   e->rule_known = ar_calloc(a, m->nops + 1, 1);
   hs_name_map_init(&e->rule_by_key, a, m->nops + 1);
   e->facts = prop_rule_facts_build(a, m);
+  if (o->apply_constraints && !o->seed_only) apply_sharding_constraints(e);
   if (o->seed_only || !any_seed(e)) return e; /* nothing written: nothing to propagate */
   e->aggressive = o->strategy != PROP_BASIC;
   if (o->strategy == PROP_USER_PRIORITY) run_user_priority(e);
@@ -1196,6 +1329,10 @@ const ir_value *prop_engine_value_origin(const prop_engine *e, const ir_value *v
 
 const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const ir_op *op, const prop_sharding *s) {
   return op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? erase_manual(e->a, op, e->model, s) : s;
+}
+
+prop_engine_messages prop_engine_warnings(const prop_engine *e) {
+  return (prop_engine_messages){e->messages.v, (uint32_t)e->messages.n};
 }
 
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_value *v) {

@@ -31,15 +31,30 @@ typedef struct {
   bool seed_only;           /* only read the shardings as written (data-flow edges shared), no propagation */
   bool close_shardings;     /* print every sharding closed, without replicated axes (the export pipeline's
                                -sdy-close-shardings) */
+  bool apply_constraints;   /* a value without a sharding takes the fully closed one a constraint asks of it
+                               (the pipeline's -sdy-apply-sharding-constraints) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;
+
+/* A warning Shardy's propagation emits about the module, at the byte offset of an op. */
+typedef struct {
+  uint32_t offset;
+  const char *text; /* the engine's arena */
+} prop_engine_message;
 
 /* Runs propagation with `o->strategy` on `m` (its model built by the caller); the final state. */
 prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine_options *o);
 
 /* The sharding a value ends with (NULL = none). */
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_value *v);
+
+typedef struct {
+  const prop_engine_message *v;
+  uint32_t n;
+} prop_engine_messages;
+/* The warnings the run emitted (sharding groups whose members' shardings conflict), in module order. */
+prop_engine_messages prop_engine_warnings(const prop_engine *e);
 /* The value whose written sharding (a function argument's, an op's, a constraint's) `v`'s sharding was
  * propagated from: `v` itself when it was written on it, NULL when `v` has none. */
 const ir_value *prop_engine_value_origin(const prop_engine *e, const ir_value *v);

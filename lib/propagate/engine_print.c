@@ -42,7 +42,9 @@ static bool results_changed(const prop_engine *e, const ir_op *op) {
     uint32_t raw = e->result_base[op->id] + r, s = print_slot(e, op, r);
     if (e->sh[s] != e->initial[s]) return true;
     /* a sharding group shares its members' slot: one written on another member is new on this op */
-    if (e->sh[s] && e->grouped && e->grouped[raw] && !md_model_result_sharding(e->model, op, r)) return true;
+    if (e->sh[s] && e->grouped && e->grouped[raw] &&
+        (!md_model_result_sharding(e->model, op, r) || !prop_sharding_eq(e->initial[raw], e->sh[s])))
+      return true;
   }
   return false;
 }
@@ -67,8 +69,9 @@ static bool generic_mixed_dict(const ir_op *op) {
 }
 
 /* Appends ` {name = value, ...}` for an argument or result: its attributes as written with
- * sdy.sharding set to `s` (when non-NULL), sorted by name as MLIR prints them. */
-static void put_value_attrs(const prop_engine *e, ar_str *out, sc_arena *a, const ir_attrs *attrs, const prop_sharding *s) {
+ * sdy.sharding set to `s` (when non-NULL; dropped when `clear`), sorted by name as MLIR prints them. */
+static void put_value_attrs(const prop_engine *e, ar_str *out, sc_arena *a, const ir_attrs *attrs, const prop_sharding *s,
+                            bool clear) {
   uint32_t n = attrs ? attrs->n : 0;
   const char **names = ar_alloc(a, (n + 1) * sizeof *names);
   const char **texts = ar_alloc(a, (n + 1) * sizeof *texts);
@@ -76,7 +79,7 @@ static void put_value_attrs(const prop_engine *e, ar_str *out, sc_arena *a, cons
   for (uint32_t i = 0; i < n; i++) {
     ir_span name = attrs->v[i].name;
     bool is_sharding = ir_span_eq(name, "sdy.sharding");
-    if (is_sharding && s) continue;
+    if (is_sharding && (s || clear)) continue;
     names[k] = ir_span_dup(a, name);
     texts[k] = ar_printf(a, "%.*s = %.*s", SC_SPAN_ARG(name), SC_SPAN_ARG(attrs->v[i].value));
     k++;
@@ -135,7 +138,24 @@ static uint32_t body_open(const ir_module *m, const ir_op *fn, uint32_t *attribu
   return UINT32_MAX;
 }
 
-/* Reprints a function's signature on one line with its arguments' and results' shardings. */
+/* The function the pipeline treats as the module's main: the only one, or the one named `main`. */
+static bool is_main_func(const ir_module *m, uint32_t f) {
+  return m->nfuncs == 1 || ir_span_eq(ir_op_sym_name(m->funcs[f]), "main");
+}
+
+/* The sharding of the value function `fn` returns as its result `k`, which the pipeline's
+ * -sdy-propagate-to-func-results writes on every function but main (NULL: none). */
+static const prop_sharding *returned_sharding(const prop_engine *e, const ir_op *fn, uint32_t k) {
+  if (!fn->nregions || !fn->regions[0]->nblocks) return NULL;
+  const ir_block *b = fn->regions[0]->blocks[0];
+  const ir_op *ret = b->nops ? b->ops[b->nops - 1] : NULL;
+  if (!ret || ret->kind != SC_OP_RETURN || k >= ret->noperands || !ret->operands[k]) return NULL;
+  uint32_t slot = slot_of(e, ret->operands[k]);
+  return slot < e->nslots ? e->sh[slot] : NULL;
+}
+
+/* Reprints a function's signature on one line with its arguments' and results' shardings (the pipeline
+ * gives every function but main its returned values' shardings). */
 static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
   const ir_op *fn = e->m->funcs[f];
   if (!fn->nregions || !fn->regions[0]->nblocks || fn->generic) return;
@@ -150,20 +170,24 @@ static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
   for (uint32_t k = 0; k < entry->nargs; k++) {
     const ir_value *v = entry->args[k];
     ar_str_printf(&s, "%s%.*s: %.*s", k ? ", " : "", SC_SPAN_ARG(v->name), SC_SPAN_ARG(v->type));
-    put_value_attrs(e, &s, e->a, ir_value_attrs(v), e->sh[slot_of(e, v)]);
+    put_value_attrs(e, &s, e->a, ir_value_attrs(v), e->sh[slot_of(e, v)], false);
   }
   ar_str_puts(&s, ")");
   uint32_t nres = ir_op_nresult_attrs(fn);
   const ir_span *types = ir_op_func_result_types(fn);
   const ir_attrs *rattrs = ir_op_result_attrs(fn);
-  bool any_attrs = false;
-  for (uint32_t k = 0; k < nres; k++) any_attrs |= e->func_results[f][k] || (rattrs && rattrs[k].n);
+  const prop_sharding **results = ar_alloc(e->a, (nres + 1) * sizeof *results);
+  bool callee = e->opt.close_shardings && !is_main_func(e->m, f), any_attrs = false;
+  for (uint32_t k = 0; k < nres; k++) {
+    results[k] = callee ? returned_sharding(e, fn, k) : e->func_results[f][k];
+    any_attrs |= results[k] || (rattrs && rattrs[k].n && !(callee && rattrs[k].n == 1 && ir_attrs_find(&rattrs[k], "sdy.sharding")));
+  }
   if (nres == 1 && !any_attrs) ar_str_printf(&s, " -> %.*s", SC_SPAN_ARG(types[0]));
   else if (nres) {
     ar_str_puts(&s, " -> (");
     for (uint32_t k = 0; k < nres; k++) {
       ar_str_printf(&s, "%s%.*s", k ? ", " : "", SC_SPAN_ARG(types[k]));
-      put_value_attrs(e, &s, e->a, rattrs ? &rattrs[k] : NULL, e->func_results[f][k]);
+      put_value_attrs(e, &s, e->a, rattrs ? &rattrs[k] : NULL, results[k], callee);
     }
     ar_str_puts(&s, ")");
   }

@@ -78,6 +78,7 @@ struct prop_engine {
   uint32_t *entry_func_index; /* ... and their indices in m->funcs */
   uint32_t nentry_funcs;
   sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
+  SC_VEC(prop_engine_message) messages; /* Shardy's warnings about the module (prop_engine_messages) */
 };
 
 /* The slot of a value (its own, before aliases), UINT32_MAX for none. */
