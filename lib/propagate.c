@@ -181,7 +181,8 @@ static ir_module *reparse(propagate_run *run, const char *text, size_t n) {
 
 /* The pipeline's export after propagation, on the module as printed so far (`text`): the explicit
  * reshards Shardy's partial version inserts (-sdy-insert-explicit-reshards), then the canonicalizer's
- * erasure of trivially dead ops. Appends the result to `out`; false (nothing appended) when the pass
+ * erasure of trivially dead ops; constants print as the sdy.constant its import made them (one per
+ * constant: the import's splitting of a constant among its uses is not done). Appends the result to `out`; false (nothing appended) when the pass
  * reports errors, which go to `msgs` at `at`. */
 static bool pipeline_export(propagate_run *run, const char *text, size_t n, const sc_options *mo,
                             const ir_linemap *lines, message_vec *msgs, uint32_t at, ar_str *out) {
@@ -197,6 +198,13 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
   prop_pass_errors errors = prop_insert_explicit_reshards(a, m, md_model_build(a, m, mo), &pr, true);
   for (uint32_t k = 0; k < errors.n; k++) add_message(run, lines, msgs, SC_SEV_ERROR, at, errors.v[k].message);
   if (errors.n) return false;
+  for (uint32_t i = 0; i < m->nops; i++) { /* the import's constant splitter made every constant an sdy.constant */
+    const ir_op *op = m->ops[i];
+    if (!op->generic && ir_span_eq(op->name, "stablehlo.constant") && op->name.p >= m->buf && op->name.p < m->buf + m->len) {
+      uint32_t name_at = (uint32_t)(op->name.p - m->buf);
+      prop_printer_replace(&pr, name_at, name_at + op->name.n, "sdy.constant");
+    }
+  }
   ar_str resharded = SC_ASTR_INIT(a);
   prop_printer_emit(&pr, 0, (uint32_t)m->len, &resharded);
   ir_module *r = reparse(run, resharded.p, resharded.n);

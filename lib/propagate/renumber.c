@@ -48,13 +48,10 @@ static size_t name_len(const char *p, const char *end) {
   return (size_t)(q - p);
 }
 
-/* Names the pass gives numbers: digits, or the printer's own `%_scN`. */
+/* Result names MLIR's printer gives again: all of them (it keeps no name from the text). */
 static bool renumbered_name(const char *p, size_t n) {
-  if (n >= 3 && p[0] == '_' && p[1] == 's' && p[2] == 'c') return true;
-  if (!n) return false;
-  for (size_t i = 0; i < n; i++)
-    if (p[i] < '0' || p[i] > '9') return false;
-  return true;
+  (void)p;
+  return n > 0;
 }
 
 static bool starts_with(const char *p, const char *end, const char *word) {
@@ -113,6 +110,25 @@ static void add_definition(renumbering *r, const char *name, size_t len, const c
   rg->last_def = id;
 }
 
+/* A pretty stablehlo.while's region arguments, declared in its header `(%a = %x, %b = %y)`: MLIR names
+ * them iterArg, iterArg_0, ... (StableHLO's getAsmBlockArgumentNames). */
+static void collect_while_args(renumbering *r, const char *op, const char *end) {
+  static const char head[] = "stablehlo.while(";
+  if ((size_t)(end - op) < sizeof head - 1 || memcmp(op, head, sizeof head - 1)) return;
+  int depth = 0;
+  for (const char *q = op + sizeof head - 1; q < end && depth >= 0; q++) {
+    if (*q == '(' || *q == '<' || *q == '[' || *q == '{') depth++;
+    else if (*q == ')' || *q == '>' || *q == ']' || *q == '}') depth--;
+    else if (*q == '%' && depth == 0) {
+      size_t n = name_len(q + 1, end);
+      const char *s = q + 1 + n;
+      while (s < end && *s == ' ') s++;
+      if (n && s + 1 < end && s[0] == '=' && s[1] != '=') add_definition(r, q + 1, n, "iterArg");
+      q += n;
+    }
+  }
+}
+
 /* The definitions of a line's result list (`%0 = `, `%a, %b:2 = `). */
 static void collect_line_results(renumbering *r, const char *p, const char *end) {
   const char *eq = p;
@@ -130,7 +146,10 @@ static void collect_line_results(renumbering *r, const char *p, const char *end)
     while (s < end && *s == ' ') s++;
     if (s >= end || (*s != ',' && *s != '=')) return;
     if (renumbered_name(q + 1, n)) add_definition(r, q + 1, n, group ? NULL : result_hint(op, end, index));
-    if (*s == '=') return;
+    if (*s == '=') {
+      collect_while_args(r, op, end);
+      return;
+    }
     s++;
     while (s < end && *s == ' ') s++;
     q = s;

@@ -47,7 +47,7 @@ Test(propagate, chain_reaches_the_end) {
   sc_arena *a = sc_arena_new(0);
   prop_run r = run_propagate(a, text, SC_PROPAGATE_BASIC);
   cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
-  cr_assert(strstr(r.text, "%v49 = stablehlo.add %v48, %v48 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"a\", ?}, {\"b\", ?}]>]>}"),
+  cr_assert(strstr(r.text, "%49 = stablehlo.add %48, %48 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"a\", ?}, {\"b\", ?}]>]>}"),
             "%s", r.text);
   cr_assert(strstr(r.text, "-> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\", ?}, {\"b\", ?}]>})"));
   sc_arena_free(a);
@@ -316,7 +316,7 @@ Test(propagate, printed_as_mlir_prints_constants_and_edges) {
             "  %c = stablehlo.constant dense<0.1> : tensor<8xf32>\n"
             "  %0 = stablehlo.add %arg0, %c : tensor<8xf32>\n  return %0 : tensor<8xf32>\n}\n",
             SC_PROPAGATE_BASIC,
-            "%c = stablehlo.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"a\", ?}]>]>} dense<1.000000e-01> : "
+            "%cst = stablehlo.constant {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"a\", ?}]>]>} dense<1.000000e-01> : "
             "tensor<8xf32>");
   expect_in("sdy.mesh @mesh = <[\"a\"=2]>\n"
             "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>}) -> tensor<8xf32> {\n"

@@ -103,12 +103,12 @@ Test(reshard_printer, operands_found_by_name_and_block_args_skipped) {
   prop_printer_insert_before(&pr, w, "%_sc9 = sdy.reshard %arg1 <@m, []> : tensor<i32>");
   const char *out = emit(&pr, m);
   cr_assert(strstr(out, "  %0 = sdy.reshard %arg1 <@m, []> : tensor<i32>\n"), "%s", out);
-  cr_assert(strstr(out, "%1:2 = stablehlo.while(%iterArg = %arg0, %iterArg_2 = %0)"), "%s", out);
+  cr_assert(strstr(out, "%1:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %0)"), "%s", out);
   cr_assert(strstr(out, "%2 = stablehlo.compare"), "%s", out);
   cr_assert(strstr(out, "return %1#0 : tensor<8xf32>"), "%s", out);
 }
 
-Test(reshard_printer, renumber_names_constants_and_keeps_others) {
+Test(reshard_printer, renumber_names_every_result_and_constants) {
   const char *text = "func.func @f(%arg0: tensor<i32>) -> tensor<f32> {\n"
                      "  %7 = stablehlo.constant dense<1.0> : tensor<f32>\n"
                      "  %9 = stablehlo.constant dense<1> : tensor<2xi32>\n"
@@ -128,9 +128,9 @@ Test(reshard_printer, renumber_names_constants_and_keeps_others) {
                                       "  %cst = stablehlo.constant dense<1.0> : tensor<f32>\n"
                                       "  %c = stablehlo.constant dense<1> : tensor<2xi32>\n"
                                       "  %cst_0 = stablehlo.constant dense<2.0> : tensor<f32>\n"
-                                      "  %x = stablehlo.add %cst, %cst_0 : tensor<f32>\n"
-                                      "  %0 = stablehlo.add %x, %cst : tensor<f32>\n"
-                                      "  return %0 : tensor<f32>\n"
+                                      "  %0 = stablehlo.add %cst, %cst_0 : tensor<f32>\n"
+                                      "  %1 = stablehlo.add %0, %cst : tensor<f32>\n"
+                                      "  return %1 : tensor<f32>\n"
                                       "}\n"
                                       "func.func @g() -> tensor<f32> {\n"
                                       "  %cst = stablehlo.constant dense<1.0> : tensor<f32>\n"
