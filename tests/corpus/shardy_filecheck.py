@@ -53,11 +53,11 @@ PASSES = [
 
 # Blocks known to fail, each with why: (file, label or "*") -> reason. A block listed here that passes
 # fails the run, so the list shrinks as propagate grows.
-NOT_YET = ("--strategy pipeline runs the pipeline's propagation core (user priorities through calls) and, as its "
-           "export passes do, closes every sharding, sinks data-flow edges and turns constraints into reshards; its "
-           "import passes (constant splitting, sharding groups, constraint and call-graph import) and its other "
-           "export passes (explicit reshards, shardings on calls and callee results) are not implemented; the blocks "
-           "that check their output fail")
+NOT_YET = ("--strategy pipeline runs the pipeline's import (constraints applied, sharding groups synced), its "
+           "propagation core and its export (closed shardings, sunk edges, reshards, callee result shardings, "
+           "sdy.constant, partial explicit reshards, dead ops dropped); the constant splitter's per-use copies, the "
+           "lifting of inline meshes, the open constraints of conflicting groups and the call-graph flattening "
+           "(a callee copy per call site, @bar_0) are not implemented; the blocks that check those fail")
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "*"): NOT_YET,
     ("user_priority_propagation.mlir", "func @manual_computation_shardings_with_priority("):
