@@ -7,6 +7,7 @@
 #include "ir/ir.h"
 #include "model/model.h"
 #include "propagate/collectives.h"
+#include "propagate/call_graph.h"
 #include "propagate/dead_code.h"
 #include "propagate/engine.h"
 #include "propagate/op_rule.h"
@@ -165,7 +166,7 @@ static void put_shardings_json(propagate_run *run, ar_str *out, size_t chunk, co
 }
 
 /* Parses `text` (a module this file printed) as a chunk of its own; NULL when it does not parse. */
-static ir_module *reparse(propagate_run *run, const char *text, size_t n) {
+static ir_module *reparse(propagate_run *run, const char *text, size_t n, const ir_linemap **lines_out) {
   sc_arena *a = run->arena;
   const sc_propagate_options *opt = run->opt;
   ir_linemap *lines = ar_alloc(a, sizeof *lines);
@@ -176,6 +177,7 @@ static ir_module *reparse(propagate_run *run, const char *text, size_t n) {
   memset(&perr, 0, sizeof perr);
   ir_module *m = fe_parse_format(SC_FMT_STABLEHLO, &in, &perr);
   if (m) ir_module_finalize(m);
+  if (lines_out) *lines_out = lines;
   return m;
 }
 
@@ -185,9 +187,10 @@ static ir_module *reparse(propagate_run *run, const char *text, size_t n) {
  * constant: the import's splitting of a constant among its uses is not done). Appends the result to `out`; false (nothing appended) when the pass
  * reports errors, which go to `msgs` at `at`. */
 static bool pipeline_export(propagate_run *run, const char *text, size_t n, const sc_options *mo,
-                            const ir_linemap *lines, message_vec *msgs, uint32_t at, ar_str *out) {
+                            const prop_func_copies *copies, const ir_linemap *lines, message_vec *msgs, uint32_t at,
+                            ar_str *out) {
   sc_arena *a = run->arena;
-  ir_module *m = reparse(run, text, n);
+  ir_module *m = reparse(run, text, n, NULL);
   if (!m) { /* cannot happen for a printed module; printed as it is rather than lost */
     ar_str_put(out, text, n);
     return true;
@@ -207,14 +210,14 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
   }
   ar_str resharded = SC_ASTR_INIT(a);
   prop_printer_emit(&pr, 0, (uint32_t)m->len, &resharded);
-  ir_module *r = reparse(run, resharded.p, resharded.n);
+  ir_module *r = reparse(run, resharded.p, resharded.n, NULL);
   if (!r) {
     ar_str_put(out, resharded.p, resharded.n);
     return true;
   }
   prop_printer_init(&pr, a, r);
   pr.renumber = true;
-  prop_erase_dead_ops(a, r, &pr);
+  prop_erase_dead_ops(a, r, &pr, prop_unflatten_call_graph(a, r, copies, &pr));
   prop_printer_emit(&pr, 0, (uint32_t)r->len, out);
   return true;
 }
@@ -271,6 +274,25 @@ static sc_status propagate_body(propagate_run *run) {
       return SC_ERR_INVALID;
     }
     ir_module_finalize(m);
+    /* the default pipeline gives each call site its own copy of the function it calls */
+    prop_func_copies copies;
+    memset(&copies, 0, sizeof copies);
+    uint32_t emit_begin = chunks[i].begin, emit_end = chunks[i].end, line_shift = 0;
+    const ir_linemap *msg_lines = &lines;
+    ar_str flat = SC_ASTR_INIT(a);
+    if (opt->strategy == SC_PROPAGATE_PIPELINE && !opt->annotate_rules && !opt->json && !opt->dedup_functions_fully &&
+        prop_flatten_call_graph(a, m, chunks[i].begin, chunks[i].end, &flat, &copies)) {
+      const ir_linemap *flat_lines;
+      ir_module *flat_m = reparse(run, flat.p, flat.n, &flat_lines);
+      if (flat_m) { /* the functions written keep their lines: messages about them point at the input */
+        m = flat_m;
+        emit_begin = 0, emit_end = (uint32_t)flat.n;
+        msg_lines = flat_lines;
+        line_shift = ir_linemap_pos(&lines, chunks[i].begin).line - 1;
+      } else {
+        memset(&copies, 0, sizeof copies);
+      }
+    }
     prop_printer pr;
     prop_printer_init(&pr, a, m);
     pr.renumber = true; /* as sdy_opt prints: values numbered again, constants named %cst / %c */
@@ -279,8 +301,10 @@ static sc_status propagate_body(propagate_run *run) {
       const md_model *model = md_model_build(a, m, &mo);
       prop_engine *e = run_strategy(run, m, model);
       prop_engine_messages warnings = prop_engine_warnings(e);
-      for (uint32_t k = 0; k < warnings.n; k++)
-        add_message(run, &lines, &msgs, SC_SEV_WARNING, warnings.v[k].offset, warnings.v[k].text);
+      for (uint32_t k = 0; k < warnings.n; k++) {
+        add_message(run, msg_lines, &msgs, SC_SEV_WARNING, warnings.v[k].offset, warnings.v[k].text);
+        msgs.v[msgs.n - 1].line += line_shift;
+      }
       if (opt->json) put_shardings_json(run, &text, i, m, e, format == SC_FMT_BYTECODE ? NULL : &lines);
       else prop_engine_print(e, &pr);
     } else if (opt->insert_reshards) {
@@ -297,8 +321,8 @@ static sc_status propagate_body(propagate_run *run) {
       continue;
     }
     ar_str propagated = SC_ASTR_INIT(a);
-    prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &propagated);
-    pipeline_export(run, propagated.p, propagated.n, &mo, &lines, &msgs, chunks[i].begin, &text);
+    prop_printer_emit(&pr, emit_begin, emit_end, &propagated);
+    pipeline_export(run, propagated.p, propagated.n, &mo, &copies, &lines, &msgs, chunks[i].begin, &text);
   }
   if (opt->json) ar_str_puts(&text, nchunks ? "\n  ]\n}\n" : "]\n}\n");
   out->text = ar_str_str(&text);

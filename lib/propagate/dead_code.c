@@ -71,8 +71,8 @@ static bool terminator(const ir_op *op) {
          (name_in(op, "sdy.", &rest) && ir_span_eq(rest, "return"));
 }
 
-uint32_t prop_erase_dead_ops(sc_arena *a, const ir_module *m, prop_printer *pr) {
-  uint32_t n = m->nops, erased = 0;
+uint32_t prop_erase_dead_ops(sc_arena *a, const ir_module *m, prop_printer *pr, const uint8_t *erased) {
+  uint32_t n = m->nops, count = 0;
   uint32_t *uses = ar_calloc(a, n + 1, sizeof *uses);
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
@@ -92,12 +92,12 @@ uint32_t prop_erase_dead_ops(sc_arena *a, const ir_module *m, prop_printer *pr) 
     uint32_t i = stack[--nstack];
     const ir_op *op = m->ops[i];
     ar_step(a, 1);
-    if (gone[i] || uses[i] || !op->nresults || terminator(op) || op->kind == SC_OP_FUNC || op->kind == SC_OP_MODULE)
+    if (gone[i] || (erased && erased[i]) || uses[i] || !op->nresults || terminator(op) || op->kind == SC_OP_FUNC || op->kind == SC_OP_MODULE)
       continue;
     effects e = effects_of(op);
     if (e == EFFECTS || (e == RECURSIVE && next_effect[i] < op->subtree_end)) continue;
     prop_printer_erase(pr, op);
-    erased++;
+    count++;
     for (uint32_t j = i; j < op->subtree_end; j++) {
       gone[j] = true;
       for (uint32_t k = 0; k < m->ops[j]->noperands; k++) { /* values from outside the erased subtree lose a use */
@@ -107,5 +107,5 @@ uint32_t prop_erase_dead_ops(sc_arena *a, const ir_module *m, prop_printer *pr) 
       }
     }
   }
-  return erased;
+  return count;
 }

@@ -12,7 +12,8 @@
 #include "propagate/print.h"
 
 /* Erases from `pr` (a printer of `m`) every op of `m` that is trivially dead, directly or once the
- * dead ops that used it are gone. Returns how many ops were erased. */
-uint32_t prop_erase_dead_ops(sc_arena *a, const ir_module *m, prop_printer *pr);
+ * dead ops that used it are gone, except ops `erased` already (per op id; NULL = none). Returns how
+ * many ops were erased. */
+uint32_t prop_erase_dead_ops(sc_arena *a, const ir_module *m, prop_printer *pr, const uint8_t *erased);
 
 #endif

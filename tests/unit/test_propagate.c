@@ -364,3 +364,69 @@ Test(propagate, func_data_flow_edges_carry_shardings_across_calls) {
   cr_assert(strstr(r.text, want), "the result's edge: %s", r.text);
   sc_arena_free(a);
 }
+
+/* The pipeline gives each call site its own copy of the callee, named as Shardy's export names them,
+ * then keeps one copy per callee and shardings: both calls of @bar end at @bar_0 (the first one called
+ * of two identical copies), and @bar itself is gone. With --dedup-functions-fully @bar serves both. */
+Test(propagate, pipeline_copies_callees_per_call_site_and_dedups_them) {
+  const char *text = "sdy.mesh @mesh = <[\"a\"=2]>\n"
+                     "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>}) -> tensor<8xf32> {\n"
+                     "  %0 = call @foo(%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n"
+                     "  %1 = call @bar(%0) : (tensor<8xf32>) -> tensor<8xf32>\n"
+                     "  return %1 : tensor<8xf32>\n}\n"
+                     "func.func private @foo(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                     "  %0 = call @bar(%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n"
+                     "  return %0 : tensor<8xf32>\n}\n"
+                     "func.func private @bar(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                     "  %0 = stablehlo.negate %arg0 : tensor<8xf32>\n"
+                     "  %1 = stablehlo.abs %arg0 : tensor<8xf32>\n" /* unused: the canonicalizer drops it */
+                     "  return %0 : tensor<8xf32>\n}\n";
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a, text, SC_PROPAGATE_PIPELINE);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert(strstr(r.text, "%1 = call @bar_0(%0)"), "%s", r.text);
+  cr_assert(strstr(r.text, "%0 = call @bar_0(%arg0)"), "%s", r.text);
+  cr_assert(strstr(r.text, "func.func private @bar_0(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>}) "
+                           "-> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>})"), "%s", r.text);
+  cr_assert_not(strstr(r.text, "@bar("), "%s", r.text);
+  cr_assert_not(strstr(r.text, "stablehlo.abs"), "%s", r.text);
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.strategy = SC_PROPAGATE_PIPELINE;
+  o.dedup_functions_fully = true;
+  sc_propagate_result d;
+  cr_assert_eq(sc_propagate(a, text, strlen(text), &o, &d), SC_OK);
+  cr_assert(strstr(d.text, "%1 = call @bar(%0)"), "%s", d.text);
+  cr_assert_not(strstr(d.text, "bar_0"), "%s", d.text);
+  sc_arena_free(a);
+}
+
+/* Recursion is left alone (one function for every call site), and a call graph that doubles at each
+ * level costs copies only up to the bound: the text stays linear in the input. */
+Test(propagate, pipeline_copies_are_bounded) {
+  const char *recursive = "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                          "  %0 = call @f(%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n"
+                          "  %1 = call @f(%0) : (tensor<8xf32>) -> tensor<8xf32>\n  return %1 : tensor<8xf32>\n}\n"
+                          "func.func private @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                          "  %0 = call @f(%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n  return %0 : tensor<8xf32>\n}\n";
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a, recursive, SC_PROPAGATE_PIPELINE);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert(strstr(r.text, "call @f(%0)") && !strstr(r.text, "@f_0"), "%s", r.text);
+  /* f0 calls f1 twice, f1 calls f2 twice, ...: 2^40 call sites */
+  char *dag = malloc(40 * 300 + 400), *p = dag;
+  p += sprintf(p, "func.func @main(%%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                  "  %%0 = call @f0(%%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n  return %%0 : tensor<8xf32>\n}\n");
+  for (int i = 0; i < 40; i++)
+    p += sprintf(p, "func.func private @f%d(%%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                    "  %%0 = call @f%d(%%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n"
+                    "  %%1 = call @f%d(%%0) : (tensor<8xf32>) -> tensor<8xf32>\n  return %%1 : tensor<8xf32>\n}\n",
+                 i, i + 1, i + 1);
+  p += sprintf(p, "func.func private @f40(%%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  return %%arg0 : tensor<8xf32>\n}\n");
+  r = run_propagate(a, dag, SC_PROPAGATE_PIPELINE);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert_lt(strlen(r.text), 8 * strlen(dag), "%zu bytes out of %zu in", strlen(r.text), strlen(dag));
+  cr_assert_lt(r.bytes, (size_t)64 << 20, "%zu arena bytes", r.bytes);
+  free(dag);
+  sc_arena_free(a);
+}
