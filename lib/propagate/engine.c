@@ -375,10 +375,14 @@ static void seed(prop_engine *e) {
         }
   }
   e->in_global = ar_calloc(e->a, m->nops + 1, sizeof *e->in_global);
+  e->out_global = ar_calloc(e->a, m->nops + 1, sizeof *e->out_global);
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     if ((op->kind != SC_OP_SDY_MANUAL_COMPUTATION && op->kind != SC_OP_SDY_NAMED_COMPUTATION) || !op->nregions) continue;
     const md_annotation *in = &md_model_op(e->model, op)->sdy_op->in_shardings;
+    const md_annotation *out = &md_model_op(e->model, op)->sdy_op->out_shardings;
+    e->out_global[op->id] = ar_calloc(e->a, op->nresults + 1, sizeof **e->out_global);
+    for (uint32_t r = 0; r < op->nresults && r < out->nvalues; r++) e->out_global[op->id][r] = seed_of(e, out->values[r]);
     e->in_global[op->id] = ar_calloc(e->a, op->noperands + 1, sizeof **e->in_global);
     for (uint32_t k = 0; k < op->noperands; k++) {
       sharding_ref g = k < in->nvalues ? seed_of(e, in->values[k]) : NULL;
@@ -693,8 +697,9 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   sharding_ref owner = all[n - 1];
   if (edge->kind == EDGE_MANUAL_ARG) {
     owner = erase_manual(e->a, edge->op, e->model, owner);
-  } else if (edge->kind == EDGE_MANUAL_RESULT) {
-    owner = prop_engine_add_free(e->a, edge->op, e->model, e->sh[edge->owner], owner);
+  } else if (edge->kind == EDGE_MANUAL_RESULT) { /* the out_sharding as written gives the manual axes */
+    sharding_ref out_global = e->out_global[edge->op->id] ? e->out_global[edge->op->id][edge->index] : NULL;
+    owner = prop_engine_add_free(e->a, edge->op, e->model, out_global ? out_global : e->sh[edge->owner], owner);
   }
   if (prop_sharding_eq(owner, e->sh[edge->owner])) return;
   for (uint32_t j = 0; j < edge->nsources && e->origin[edge->owner] == UINT32_MAX; j++)

@@ -221,6 +221,18 @@ static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t
   return ar_str_str(&s);
 }
 
+/* Whether an explicit `sdy.data_flow_edge` (-sdy-add-data-flow-edges' form) reads `v`: the edge then holds
+ * the sharding, and the computation's own in/out sharding for it stays as written. */
+static bool has_explicit_edge(const prop_engine *e, const ir_value *v) {
+  uint32_t s = slot_of(e, v);
+  if (!v || s >= e->nslots) return false;
+  for (uint32_t u = e->use_start[s]; u < e->use_start[s + 1]; u++) {
+    const ir_op *user = e->m->ops[e->op_pos[e->users[u]]];
+    if (user->kind == SC_OP_SDY_DATA_FLOW_EDGE && user->noperands == 1 && user->operands[0] == v) return true;
+  }
+  return false;
+}
+
 /* A manual or named computation keeps its shardings in in_shardings=[...] / out_shardings=[...]. */
 static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op) {
   const md_sdy_op_info *x = md_model_op(e->model, op)->sdy_op;
@@ -230,7 +242,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
   for (uint32_t k = 0; k < op->noperands; k++) {
     uint32_t slot = slot_of(e, block_arg(op->regions[0], k));
     in[k] = e->in_global[op->id] ? e->in_global[op->id][k] : NULL;
-    if (slot < e->nslots && e->sh[slot] != e->initial[slot]) {
+    if (slot < e->nslots && e->sh[slot] != e->initial[slot] && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
       in[k] = op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? prop_engine_add_free(e->a, op, e->model, in[k], e->sh[slot]) : e->sh[slot];
       in_changed = true;
     }
@@ -238,9 +250,19 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
   if (in_changed && x->in_shardings.present && x->in_shardings.text.n)
     prop_printer_replace(pr, x->in_shardings.offset, x->in_shardings.offset + x->in_shardings.text.n,
                          sharding_list(e, in, op->noperands, op->operands));
-  if (results_changed(e, op) && x->out_shardings.present && x->out_shardings.text.n)
-    prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + x->out_shardings.text.n,
-                         sharding_list(e, e->sh + e->result_base[op->id], op->nresults, op->results));
+  if (results_changed(e, op) && x->out_shardings.present && x->out_shardings.text.n) {
+    sharding_ref *out = ar_alloc(e->a, (op->nresults + 1) * sizeof *out);
+    bool out_changed = false;
+    for (uint32_t r = 0; r < op->nresults; r++) {
+      uint32_t raw = e->result_base[op->id] + r;
+      bool keep = has_explicit_edge(e, op->results[r]);
+      out[r] = keep ? e->initial[raw] : e->sh[raw];
+      out_changed |= !keep && e->sh[raw] != e->initial[raw];
+    }
+    if (out_changed)
+      prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + x->out_shardings.text.n,
+                           sharding_list(e, out, op->nresults, op->results));
+  }
 }
 
 /* `sdy.data_flow_edge %v : type` written without a sharding gets ` sharding=<...>` after its operand,

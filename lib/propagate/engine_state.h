@@ -54,6 +54,7 @@ struct prop_engine {
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
   uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of */
   sharding_ref **in_global;   /* per op id of a manual/named computation: its in_shardings as written */
+  sharding_ref **out_global;  /* ... and its out_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
   const prop_rule **rules;    /* per op id, built on first need */

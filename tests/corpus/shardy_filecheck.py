@@ -66,9 +66,6 @@ EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "func @do_not_propagate_manual_axes_to_manual_computation("):
         "a manual computation's open in/out shardings take only free axes from outside; propagate also moves the "
         "manual axis out to the argument",
-    ("user_priority_propagation.mlir", "func @manual_computation_shardings_with_priority("):
-        "a manual computation's in/out shardings keep their user priorities through the rounds (Shardy leaves "
-        "data-flow edge owners' shardings alone when it initializes priorities); propagate re-derives them",
 }
 
 CHECK_RE = re.compile(r"//\s*(CHECK(?:-[A-Z]+)?):")
