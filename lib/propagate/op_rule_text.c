@@ -247,9 +247,13 @@ static bool read_rule(rp *r, prop_rule *rule) {
 }
 
 const prop_rule *prop_rule_parse(sc_arena *a, ir_span text, const char **err) {
+  if (!text.p) { /* no text at all: `p + n` on a null pointer is undefined even for n = 0 */
+    if (err) *err = "malformed #sdy.op_sharding_rule: empty";
+    return NULL;
+  }
   rp r = {a, text.p, text.p + text.n, NULL};
   prop_rule *rule = ar_calloc(a, 1, sizeof *rule);
-  if (!text.p || !read_rule(&r, rule)) {
+  if (!read_rule(&r, rule)) {
     if (err) *err = r.err ? r.err : "malformed #sdy.op_sharding_rule: empty";
     return NULL;
   }

@@ -1,6 +1,7 @@
-/* libFuzzer harness: `shardcheck propagate` over any input — every strategy (the pipeline too), the
- * rule annotation, the printer (text, comments, one op per line, attribute slots, signatures) and the
- * JSON output (any input format), split and whole. */
+/* libFuzzer harness: `shardcheck propagate` over any input — every strategy (the pipeline too, with and
+ * without its call-graph copies), the explicit-reshard passes (full, partial, to collectives), the rule
+ * annotation, the printer (text, comments, one op per line, attribute slots, signatures) and the JSON
+ * output (any input format), split and whole. */
 #include <string.h>
 
 #include "fuzz_common.h"
@@ -21,6 +22,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.keep_sharding_rules = (pick >> 5) & 1;
   o.split_input_file = (pick >> 6) & 1;
   o.json = (pick >> 7) & 1;
+  if (o.strategy == SC_PROPAGATE_PIPELINE) o.dedup_functions_fully = o.conservative;
+  if (o.strategy == SC_PROPAGATE_NONE && !o.annotate_rules && !o.json) {
+    unsigned pass = (pick >> 4) & 3; /* none, the reshards in full or in part, reshards to collectives */
+    o.insert_reshards = pass == 1 || pass == 2;
+    o.insert_reshards_partial = pass == 2;
+    o.reshards_to_collectives = pass == 3;
+    o.conservative = o.keep_sharding_rules = false;
+  }
   sc_propagate_result r;
   sc_status st = sc_propagate(a, (const char *)data + 1, size - 1, &o, &r);
   if (st == SC_OK && (!r.text || r.text[r.len] != 0)) abort(); /* the printed module is NUL-terminated */

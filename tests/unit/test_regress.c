@@ -1,6 +1,7 @@
 /* Replays tests/regress/: inputs that once crashed, hung or took quadratic time (fuzzer finds and
  * audit reproducers, see tests/regress/README.md). Each must give a report without a crash, within
- * byte and step budgets linear in its size, and with every location inside the input. */
+ * byte and step budgets linear in its size, and with every location inside the input; `propagate`
+ * (pipeline and reshard passes) must answer it too. */
 #include <criterion/criterion.h>
 #include <glob.h>
 
@@ -32,6 +33,17 @@ Test(regress, every_input_checks_within_linear_budgets) {
       for (size_t d = 0; d < r->ndiags; d++) cr_assert_leq(r->diags[d].offset, len, "%s", g.gl_pathv[i]);
       free(sc_report_json(r, false));
       free(sc_report_text(r, false));
+      /* and the propagate command: the pipeline (with its call-graph copies and export) and the reshard
+       * passes, which a crash input may reach where check does not */
+      for (int pass = 0; pass < 3; pass++) {
+        sc_propagate_options po = {.split_input_file = split};
+        po.strategy = pass ? SC_PROPAGATE_NONE : SC_PROPAGATE_PIPELINE;
+        po.insert_reshards = pass == 1;
+        po.reshards_to_collectives = pass == 2;
+        sc_propagate_result pr;
+        sc_status ps = sc_propagate(a, buf, len, &po, &pr);
+        cr_assert(ps == SC_OK || ps == SC_ERR_INVALID, "%s: propagate pass %d: status %d", g.gl_pathv[i], pass, ps);
+      }
     }
     sc_arena_free(a);
     free(buf);
