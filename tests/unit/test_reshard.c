@@ -141,12 +141,25 @@ Test(reshard_printer, renumber_names_every_result_and_constants) {
 
 /* ---- through sc_propagate ------------------------------------------------------------------------- */
 
-static const char *propagate(const char *text, bool insert, bool collectives, sc_status *status) {
+/* The options of one pass alone: the explicit reshards (full or partial) or reshards to collectives. */
+static sc_propagate_options pass_options(bool insert, bool collectives) {
   sc_propagate_options o;
   memset(&o, 0, sizeof o);
   o.strategy = SC_PROPAGATE_NONE;
   o.insert_reshards = insert;
   o.reshards_to_collectives = collectives;
+  return o;
+}
+
+/* sc_propagate of `text` with `o`, which must succeed. */
+static sc_propagate_result run_ok(const char *text, const sc_propagate_options *o) {
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(A, text, strlen(text), o, &r), SC_OK, "%s", r.failure ? r.failure : "");
+  return r;
+}
+
+static const char *propagate(const char *text, bool insert, bool collectives, sc_status *status) {
+  sc_propagate_options o = pass_options(insert, collectives);
   sc_propagate_result r;
   *status = sc_propagate(A, text, strlen(text), &o, &r);
   return *status == SC_OK ? r.text : r.failure;
@@ -234,10 +247,8 @@ Test(reshard_pass, matmul_with_sharded_contraction_all_reduces) {
 }
 
 Test(reshard_pass, options_that_do_not_combine) {
-  sc_propagate_options o;
-  memset(&o, 0, sizeof o);
+  sc_propagate_options o = pass_options(true, false);
   o.strategy = SC_PROPAGATE_BASIC;
-  o.insert_reshards = true;
   sc_propagate_result r;
   cr_assert_eq(sc_propagate(A, MODULE, strlen(MODULE), &o, &r), SC_ERR_INVALID);
   cr_assert(strstr(r.failure, "--insert-reshards"));
@@ -275,12 +286,8 @@ Test(reshard_pass, single_device_errors) {
                      "func.func @f(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@d0, []>}) -> tensor<8xf32> {\n"
                      "  return %arg0 : tensor<8xf32>\n"
                      "}\n";
-  sc_propagate_options o;
-  memset(&o, 0, sizeof o);
-  o.strategy = SC_PROPAGATE_NONE;
-  o.insert_reshards = true;
-  sc_propagate_result r;
-  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK);
+  sc_propagate_options o = pass_options(true, false);
+  sc_propagate_result r = run_ok(text, &o);
   cr_assert_eq(r.nmessages, 1);
   cr_assert_eq(r.messages[0].severity, SC_SEV_ERROR);
   cr_assert_eq(r.messages[0].line, 3);
@@ -295,7 +302,7 @@ Test(reshard_pass, single_device_errors) {
                          "[<@d0, []>, <@d1, []>]>} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)\n"
                          "  return %0#0, %0#1 : tensor<8xf32>, tensor<8xf32>\n"
                          "}\n";
-  cr_assert_eq(sc_propagate(A, conflict, strlen(conflict), &o, &r), SC_OK);
+  r = run_ok(conflict, &o);
   cr_assert_eq(r.nmessages, 1);
   cr_assert_eq(r.messages[0].line, 5);
   cr_assert(strstr(r.messages[0].message, "has conflicting single-device result shardings"), "%s", r.messages[0].message);
@@ -311,17 +318,13 @@ Test(reshard_pass, keep_redundant_reshards) {
                      "  %1 = sdy.reshard %arg0 <@m, [{\"y\"}, {\"x\"}]> : tensor<16x8xf32>\n"
                      "  return %0, %1 : tensor<16x8xf32>, tensor<16x8xf32>\n"
                      "}\n";
-  sc_propagate_options o;
-  memset(&o, 0, sizeof o);
-  o.strategy = SC_PROPAGATE_NONE;
-  o.reshards_to_collectives = true;
+  sc_propagate_options o = pass_options(false, true);
   o.keep_redundant_reshards = true;
-  sc_propagate_result r;
-  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  sc_propagate_result r = run_ok(text, &o);
   cr_assert(strstr(r.text, "  %0 = sdy.reshard %arg0 <@m, [{\"x\"}, {\"y\"}]> : tensor<16x8xf32>\n"), "%s", r.text);
   cr_assert(strstr(r.text, "  %1 = sdy.collective_permute %arg0 out_sharding=<@m, [{\"y\"}, {\"x\"}]>"), "%s", r.text);
   o.keep_redundant_reshards = false;
-  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  r = run_ok(text, &o);
   cr_assert_not(strstr(r.text, "sdy.reshard"), "%s", r.text);
   cr_assert(strstr(r.text, "return %arg0, %0"), "%s", r.text);
 }
@@ -412,11 +415,7 @@ static void run_linear(size_t n, bool reshards) {
   size_t len = strlen(text);
   sc_arena *a = sc_arena_new(FIXED_BYTES + BYTES_PER_BYTE * len);
   sc_arena_set_step_limit(a, (unsigned long long)STEPS_PER_BYTE * len);
-  sc_propagate_options o;
-  memset(&o, 0, sizeof o);
-  o.strategy = SC_PROPAGATE_NONE;
-  o.insert_reshards = !reshards;
-  o.reshards_to_collectives = reshards;
+  sc_propagate_options o = pass_options(!reshards, reshards);
   sc_propagate_result r;
   sc_status st = sc_propagate(a, text, len, &o, &r);
   cr_assert_eq(st, SC_OK, "%zu ops: %s (steps %llu, bytes %zu)", n, r.failure ? r.failure : "?", ar_steps(a),
@@ -450,18 +449,14 @@ Test(reshard_pass, partial_version_only_calls_and_required_ops) {
                      "-> tensor<8x8xf32> {\n"
                      "  return %arg0 : tensor<8x8xf32>\n"
                      "}\n";
-  sc_propagate_options o;
-  memset(&o, 0, sizeof o);
-  o.strategy = SC_PROPAGATE_NONE;
-  o.insert_reshards = true;
+  sc_propagate_options o = pass_options(true, false);
   o.insert_reshards_partial = true;
-  sc_propagate_result r;
-  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  sc_propagate_result r = run_ok(text, &o);
   cr_assert(strstr(r.text, "  %1 = sdy.reshard %0 <@m, [{}, {\"x\"}]> : tensor<8x8xf32>\n"
                            "  %2 = call @g(%1)"), "%s", r.text);
   cr_assert_eq(strstr(strstr(r.text, "sdy.reshard") + 1, "sdy.reshard"), NULL, "one reshard only: %s", r.text);
   o.insert_reshards_partial = false;
-  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  r = run_ok(text, &o);
   cr_assert(strstr(r.text, "sdy.reshard %0 <@m, [{\"y\"}, {}]>"), "result of negate: %s", r.text);
   cr_assert(strstr(r.text, "<@m, [{}, {\"y\"}]> : tensor<8x8xf32>\n  return"), "returned value: %s", r.text);
 }
@@ -477,12 +472,8 @@ Test(reshard_pass, printed_as_mlir_prints_select_custom_call_rng) {
                      "  %2, %3 = stablehlo.rng_bit_generator %arg2, algorithm = DEFAULT : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)\n"
                      "  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<2xui64>\n"
                      "}\n";
-  sc_propagate_options o;
-  memset(&o, 0, sizeof o);
-  o.strategy = SC_PROPAGATE_NONE;
-  o.insert_reshards = true;
-  sc_propagate_result r;
-  cr_assert_eq(sc_propagate(A, text, strlen(text), &o, &r), SC_OK, "%s", r.failure);
+  sc_propagate_options o = pass_options(true, false);
+  sc_propagate_result r = run_ok(text, &o);
   cr_assert(strstr(r.text, ": tensor<4xi1>, tensor<4xf32>\n"), "%s", r.text);
   cr_assert(strstr(r.text, "stablehlo.custom_call @mhlo.erf(%"), "%s", r.text);
   cr_assert(strstr(r.text, "%output_state, %output = stablehlo.rng_bit_generator"), "%s", r.text);
