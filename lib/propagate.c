@@ -165,27 +165,31 @@ static void put_shardings_json(propagate_run *run, ar_str *out, size_t chunk, co
   ar_str_puts(out, first ? "]}" : "\n    ]}");
 }
 
-/* Parses `text` (a module this file printed) as a chunk of its own; NULL when it does not parse. */
-static ir_module *reparse(propagate_run *run, const char *text, size_t n, const ir_linemap **lines_out) {
-  sc_arena *a = run->arena;
+/* Parses buf[begin, end) in `format` under the request's limits; NULL (why in *perr) when it does not. */
+static ir_module *parse_chunk(propagate_run *run, sc_format format, const char *buf, size_t len, uint32_t begin,
+                              uint32_t end, const ir_linemap *lines, fe_parse_error *perr) {
   const sc_propagate_options *opt = run->opt;
-  ir_linemap *lines = ar_alloc(a, sizeof *lines);
-  *lines = ir_linemap_build(a, text, n);
-  fe_parse_input in = {a, text, n, 0, (uint32_t)n, lines, opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
+  fe_parse_input in = {run->arena, buf, len, begin, end, lines, opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
                        opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
-  fe_parse_error perr;
-  memset(&perr, 0, sizeof perr);
-  ir_module *m = fe_parse_format(SC_FMT_STABLEHLO, &in, &perr);
+  memset(perr, 0, sizeof *perr);
+  ir_module *m = fe_parse_format(format, &in, perr);
   if (m) ir_module_finalize(m);
-  if (lines_out) *lines_out = lines;
   return m;
 }
 
+/* Parses `text` (a module this file printed) as a chunk of its own; NULL when it does not parse. */
+static ir_module *reparse(propagate_run *run, const char *text, size_t n, const ir_linemap **lines_out) {
+  ir_linemap *lines = ar_alloc(run->arena, sizeof *lines);
+  *lines = ir_linemap_build(run->arena, text, n);
+  if (lines_out) *lines_out = lines;
+  fe_parse_error perr;
+  return parse_chunk(run, SC_FMT_STABLEHLO, text, n, 0, (uint32_t)n, lines, &perr);
+}
+
 /* The pipeline's export after propagation, on the module as printed so far (`text`): the explicit
- * reshards Shardy's partial version inserts (-sdy-insert-explicit-reshards), then the canonicalizer's
- * erasure of trivially dead ops; constants print as the sdy.constant its import made them (one per
- * constant: the import's splitting of a constant among its uses is not done). Appends the result to `out`; false (nothing appended) when the pass
- * reports errors, which go to `msgs` at `at`. */
+ * reshards Shardy's partial version inserts (-sdy-insert-explicit-reshards), the call graph unflattened,
+ * then the canonicalizer's erasure of trivially dead ops. Appends the result to `out`; false (nothing
+ * appended) when the pass reports errors, which go to `msgs` at `at`. */
 static bool pipeline_export(propagate_run *run, const char *text, size_t n, const sc_options *mo,
                             const prop_func_copies *copies, const ir_linemap *lines, message_vec *msgs, uint32_t at,
                             ar_str *out) {
@@ -201,13 +205,6 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
   prop_pass_errors errors = prop_insert_explicit_reshards(a, m, md_model_build(a, m, mo), &pr, true);
   for (uint32_t k = 0; k < errors.n; k++) add_message(run, lines, msgs, SC_SEV_ERROR, at, errors.v[k].message);
   if (errors.n) return false;
-  for (uint32_t i = 0; i < m->nops; i++) { /* the import's constant splitter made every constant an sdy.constant */
-    const ir_op *op = m->ops[i];
-    if (!op->generic && ir_span_eq(op->name, "stablehlo.constant") && op->name.p >= m->buf && op->name.p < m->buf + m->len) {
-      uint32_t name_at = (uint32_t)(op->name.p - m->buf);
-      prop_printer_replace(&pr, name_at, name_at + op->name.n, "sdy.constant");
-    }
-  }
   ar_str resharded = SC_ASTR_INIT(a);
   prop_printer_emit(&pr, 0, (uint32_t)m->len, &resharded);
   ir_module *r = reparse(run, resharded.p, resharded.n, NULL);
@@ -260,12 +257,8 @@ static sc_status propagate_body(propagate_run *run) {
   for (size_t i = 0; i < nchunks; i++) {
     if (i && !opt->json) ar_str_puts(&text, "// -----\n");
     if (opt->split_input_file && fe_chunk_is_blank(run->buf, chunks[i])) continue;
-    fe_parse_input in = {a, run->buf, run->len, chunks[i].begin, chunks[i].end, &lines,
-                         opt->max_depth ? opt->max_depth : SC_DEFAULT_MAX_DEPTH,
-                         opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
     fe_parse_error perr;
-    memset(&perr, 0, sizeof perr);
-    ir_module *m = fe_parse_format(format, &in, &perr);
+    ir_module *m = parse_chunk(run, format, run->buf, run->len, chunks[i].begin, chunks[i].end, &lines, &perr);
     if (!m) {
       if (perr.cancelled) return SC_ERR_CANCELLED;
       ir_pos pos = ir_linemap_pos(&lines, perr.failed ? perr.offset : chunks[i].begin);
@@ -273,7 +266,6 @@ static sc_status propagate_body(propagate_run *run) {
                                      perr.message ? perr.message : "the module could not be parsed");
       return SC_ERR_INVALID;
     }
-    ir_module_finalize(m);
     /* the default pipeline gives each call site its own copy of the function it calls */
     prop_func_copies copies;
     memset(&copies, 0, sizeof copies);

@@ -264,6 +264,12 @@ static inline ir_op_decl *ir_op_decl_of(sc_arena *a, ir_op *op) {
   return x->decl;
 }
 static inline const ir_op_decl *ir_op_decl_get(const ir_op *op) { return op->extra ? op->extra->decl : NULL; }
+/* The op's name without the generic form's quotes (`"stablehlo.add"` -> `stablehlo.add`). */
+static inline ir_span ir_op_bare_name(const ir_op *op) {
+  ir_span n = op->name;
+  if (n.n >= 2 && n.p[0] == '"' && n.p[n.n - 1] == '"') n.p++, n.n -= 2;
+  return n;
+}
 static inline ir_span ir_op_sym_name(const ir_op *op) {
   ir_span none = {0};
   return op->extra ? op->extra->sym_name : none;

@@ -37,10 +37,9 @@ static bool listed(ir_span name, const char *const *table, size_t n) {
   return bsearch(&name, table, n, sizeof *table, compare_name) != NULL;
 }
 
-/* The op's name without the generic form's quotes, and without `prefix` (false when it lacks it). */
+/* The op's name without `prefix` (false when it lacks it). */
 static bool name_in(const ir_op *op, const char *prefix, ir_span *rest) {
-  ir_span n = op->name;
-  if (n.n >= 2 && n.p[0] == '"') n.p++, n.n -= 2;
+  ir_span n = ir_op_bare_name(op);
   size_t k = strlen(prefix);
   if (n.n <= k || memcmp(n.p, prefix, k)) return false;
   rest->p = n.p + k, rest->n = n.n - k;

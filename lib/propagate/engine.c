@@ -421,15 +421,10 @@ static bool replicated_and_open(sharding_ref s) {
   return true;
 }
 
-/* The op a value belongs to: its defining op, or the op whose region has it as an argument. */
-static const ir_op *owning_op(const ir_value *v) {
-  return v->def ? v->def : v->block && v->block->parent ? v->block->parent->parent : NULL;
-}
-
 /* The sharding a group member is written with (function arguments share the group's slot from the
  * start, so theirs is read from the model). */
 static sharding_ref written_member_sharding(prop_engine *e, const ir_value *v, uint32_t raw) {
-  const ir_op *owner = owning_op(v);
+  const ir_op *owner = value_owner(v);
   if (!v->def && owner && owner->kind == SC_OP_FUNC)
     return seed_of(e, md_model_arg_sharding(e->model, owner, v->index));
   return e->initial[raw];
@@ -472,7 +467,7 @@ static void sync_sharding_groups(prop_engine *e) {
       g->common = written;
     } else if (!prop_sharding_eq(g->common, written)) {
       g->conflict = true;
-      const ir_op *owner = owning_op(g->first);
+      const ir_op *owner = value_owner(g->first);
       prop_engine_message m = {owner ? owner->pos.offset : op->pos.offset,
                                ar_printf(e->a, "The initial operand shardings on the sharding groups of groupID: %lld do "
                                                "not match. Inserting an open sharding constraint to all constrained "
@@ -1251,7 +1246,7 @@ static bool edge_value(const ir_value *v) {
     return v->def->kind == SC_OP_SDY_DATA_FLOW_EDGE || v->def->kind == SC_OP_WHILE || v->def->kind == SC_OP_CASE ||
            v->def->kind == SC_OP_SDY_MANUAL_COMPUTATION || v->def->kind == SC_OP_SDY_NAMED_COMPUTATION ||
            is_optimization_barrier(v->def);
-  const ir_op *owner = v->block && v->block->parent ? v->block->parent->parent : NULL;
+  const ir_op *owner = value_owner(v);
   return !owner || owner->kind != SC_OP_FUNC;
 }
 

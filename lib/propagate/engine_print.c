@@ -320,11 +320,12 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
     } else {
       prop_printer_set_attr(pr, op, "sdy.sharding", per_value_text(e, op));
     }
-    /* the pipeline's export: -sdy-sharding-constraint-to-reshard */
-    if (e->opt.close_shardings && op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && !op->generic &&
-        ir_span_eq(op->name, "sdy.sharding_constraint") && op->name.p >= e->m->buf) {
-      uint32_t at = (uint32_t)(op->name.p - e->m->buf);
-      prop_printer_replace(pr, at, at + op->name.n, "sdy.reshard");
+    /* the pipeline's export turns constraints into reshards (-sdy-sharding-constraint-to-reshard); its
+     * import made every constant an sdy.constant (the constant splitter; one per constant here, not one
+     * per use) */
+    if (e->opt.close_shardings) {
+      prop_printer_rename_op(pr, op, "sdy.sharding_constraint", "sdy.reshard");
+      prop_printer_rename_op(pr, op, "stablehlo.constant", "sdy.constant");
     }
     if (e->opt.keep_sharding_rules && prop_engine_rule(e, op) && !ir_op_attr(op, "sdy.sharding_rule"))
       prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, e->rules[op->id]));

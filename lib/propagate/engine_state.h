@@ -103,7 +103,7 @@ static inline const ir_value *block_arg(const ir_region *r, uint32_t i) {
 }
 
 static inline bool is_optimization_barrier(const ir_op *op) {
-  return ir_span_eq(op->name, "stablehlo.optimization_barrier") || ir_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
+  return ir_span_eq(ir_op_bare_name(op), "stablehlo.optimization_barrier");
 }
 
 /* The op's sharding rule (built on first need; NULL = none). engine.c */

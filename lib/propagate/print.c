@@ -43,6 +43,21 @@ void prop_printer_replace(prop_printer *p, uint32_t begin, uint32_t end, const c
   add_replacement(p, begin, end, text, ORDER_EDIT);
 }
 
+/* Where a pretty op written with the name `name` has it in its own text. */
+static bool written_name_at(const ir_module *m, const ir_op *op, const char *name, uint32_t *at) {
+  if (op->generic || !ir_span_eq(op->name, name) || op->name.p < m->buf + op->pos.offset || op->name.p >= m->buf + op->end)
+    return false;
+  *at = (uint32_t)(op->name.p - m->buf);
+  return true;
+}
+
+bool prop_printer_rename_op(prop_printer *p, const ir_op *op, const char *from, const char *to) {
+  uint32_t at;
+  if (!written_name_at(p->module, op, from, &at)) return false;
+  add_replacement(p, at, at + (uint32_t)strlen(from), to, ORDER_EDIT);
+  return true;
+}
+
 static int edit_cmp(const void *x, const void *y) {
   const prop_edit *a = x, *b = y;
   if (a->op->pos.offset != b->op->pos.offset) return a->op->pos.offset < b->op->pos.offset ? -1 : 1;
@@ -629,14 +644,12 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, ar_str *ou
     const ir_op *op = p->module->ops[i];
     if (op->kind == SC_OP_MODULE || op->pos.offset < begin || op->end > end) continue;
     collect_op_normalizations(a, p->module, op, &joins, &parens, &spaces);
-    const char *buf = p->module->buf;
     replacement lit;
     if (canonical_splat(a, p->module, op, &lit)) SC_PUSH(a, reps, lit);
     if (collapsed_function_type(a, p->module, op, &lit)) SC_PUSH(a, reps, lit);
     if (custom_call_callee_space(p->module, op, &lit)) SC_PUSH(a, reps, lit);
-    if (!op->generic && ir_span_eq(op->name, "func.return") && op->name.p >= buf + op->pos.offset &&
-        op->name.p < buf + op->end) { /* MLIR elides the func dialect's return (a written `return` is kept) */
-      uint32_t at = (uint32_t)(op->name.p - buf);
+    uint32_t at;
+    if (written_name_at(p->module, op, "func.return", &at)) { /* MLIR elides the func dialect's return */
       replacement r = {at, at + op->name.n, "return", ORDER_EDIT, 0};
       SC_PUSH(a, reps, r);
     }

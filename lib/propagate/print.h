@@ -52,6 +52,9 @@ void prop_printer_insert_before(prop_printer *p, const ir_op *op, const char *te
 void prop_printer_insert_first(prop_printer *p, const ir_op *op, const char *text);
 /* Puts the op `text` on its own line after `op` (several: in call order). */
 void prop_printer_insert_after(prop_printer *p, const ir_op *op, const char *text);
+/* Prints a pretty op written as `from` under the name `to` (a generic op, or one written otherwise, is
+ * left alone); returns whether it did. */
+bool prop_printer_rename_op(prop_printer *p, const ir_op *op, const char *from, const char *to);
 /* Drops `op` (and its regions) from the output. */
 void prop_printer_erase(prop_printer *p, const ir_op *op);
 /* Writes `name` (e.g. "%3") for operand `index` of `op`: the index-th value reference of the op's own

@@ -1152,12 +1152,7 @@ static void emit_results(rpass *p, const ir_op *op, const op_view *view, shardin
 }
 
 
-/* The op's name without the generic form's quotes. */
-static bool op_is(const ir_op *op, const char *name) {
-  ir_span n = op->name;
-  if (n.n >= 2 && n.p[0] == '"') n.p++, n.n -= 2;
-  return ir_span_eq(n, name);
-}
+static bool op_is(const ir_op *op, const char *name) { return ir_span_eq(ir_op_bare_name(op), name); }
 
 /* Ops the partial version (enable-full-version=false) still reshards in full: ragged dots, and a
  * concatenate an operand of which is sharded otherwise than its result (Shardy's isOnFullVersion). */
