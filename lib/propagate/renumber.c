@@ -32,7 +32,9 @@ typedef struct {
   SC_VEC(region) regions;
   SC_VEC(definition) defs;
   SC_VEC(uint32_t) stack; /* open regions, innermost last */
-  hs_name_map names;      /* "region/old name" -> index in new_names; also "region/new hint name" (taken) */
+  hs_name_map names;      /* "region/old name" -> index in new_names */
+  hs_name_map taken;      /* "region/new hint name": the hint names given (apart from the old names, which
+                             they may equal) */
   SC_VEC(const char *) new_names;
   ar_str scratch;         /* a lookup's key, reused */
 } renumbering;
@@ -160,24 +162,28 @@ static const char *key_of(sc_arena *a, uint32_t g, const char *p, size_t n) {
   return ar_printf(a, "%u/%.*s", g, (int)n, p);
 }
 
-static bool lookup(renumbering *r, uint32_t g, const char *p, size_t n, uint32_t *index) {
+/* `p` in `map`, keyed in region `g` or the nearest region around it that has it. */
+static bool lookup_in(renumbering *r, const hs_name_map *map, uint32_t g, const char *p, size_t n, uint32_t *index) {
   for (uint32_t guard = 0; g != NO_REGION && guard <= r->regions.n; g = r->regions.v[g].parent, guard++) {
     ar_step(r->a, 1);
     r->scratch.n = 0;
     ar_str_printf(&r->scratch, "%u/%.*s", g, (int)n, p);
-    if (hs_name_map_get(&r->names, r->scratch.p, (uint32_t)r->scratch.n, index)) return true;
+    if (hs_name_map_get(map, r->scratch.p, (uint32_t)r->scratch.n, index)) return true;
   }
   return false;
+}
+
+static bool lookup(renumbering *r, uint32_t g, const char *p, size_t n, uint32_t *index) {
+  return lookup_in(r, &r->names, g, p, n, index);
 }
 
 /* `hint`, or `hint_N` with MLIR's conflict counter, not taken in `g` or the regions around it. */
 static const char *unique_hint(renumbering *r, uint32_t g, const char *hint, uint32_t *conflict) {
   const char *name = hint;
   uint32_t dummy;
-  while (lookup(r, g, name, strlen(name), &dummy)) name = ar_printf(r->a, "%s_%u", hint, (*conflict)++);
+  while (lookup_in(r, &r->taken, g, name, strlen(name), &dummy)) name = ar_printf(r->a, "%s_%u", hint, (*conflict)++);
   const char *key = key_of(r->a, g, name, strlen(name));
-  SC_PUSH(r->a, r->new_names, name);
-  hs_name_map_put(&r->names, key, (uint32_t)strlen(key), (uint32_t)r->new_names.n - 1, NULL);
+  hs_name_map_put(&r->taken, key, (uint32_t)strlen(key), 0, NULL);
   return name;
 }
 
@@ -261,6 +267,9 @@ void prop_printer_renumber(sc_arena *a, const char *text, size_t n, ar_str *out)
   region root = {NO_REGION, NO_REGION, NO_REGION, NO_REGION, NO_REGION, NO_REGION};
   SC_PUSH(a, r.regions, root);
   walk_lines(&r, text, n, NULL);
+  size_t hinted = 0; /* the taken hint names: one per definition with a hint */
+  for (size_t d = 0; d < r.defs.n; d++) hinted += r.defs.v[d].hint != NULL;
+  hs_name_map_init(&r.taken, a, hinted + 1);
   number_regions(&r);
   walk_lines(&r, text, n, out);
 }
