@@ -53,11 +53,17 @@ static uint32_t callee_of(const flattener *fl, const ir_op *op) {
   return has_body(fl->m->funcs[f]) ? f : UINT32_MAX;
 }
 
-/* `name`, or `name_N` with the module's counter, whichever the symbol table does not hold yet; taken. */
+/* `name`, or `name_N` with the module's counter, whichever the symbol table does not hold yet; taken.
+ * (The table has room for every symbol the module and its copies can name: a failed insertion only
+ * marks the flattening failed, it never loops.) */
 static const char *unique_symbol(flattener *fl, ir_span name) {
   const char *s = ar_printf(fl->a, "%.*s", SC_SPAN_ARG(name));
-  while (!hs_name_map_put(&fl->symbols, s, (uint32_t)strlen(s), 0, NULL))
+  uint32_t v;
+  while (hs_name_map_get(&fl->symbols, s, (uint32_t)strlen(s), &v)) {
+    ar_step(fl->a, 1);
     s = ar_printf(fl->a, "%.*s_%u", SC_SPAN_ARG(name), fl->counter++);
+  }
+  if (!hs_name_map_put(&fl->symbols, s, (uint32_t)strlen(s), 0, NULL)) fl->failed = true;
   return s;
 }
 
@@ -196,7 +202,8 @@ bool prop_flatten_call_graph(sc_arena *a, const ir_module *m, uint32_t begin, ui
   fl.limit = m->nops * 4 > 4096 ? m->nops * 4 : 4096;
   fl.byte_limit = 4 * (uint64_t)(end - begin) + (1u << 20);
   hs_name_map_init(&fl.funcs, a, m->nfuncs + 1);
-  hs_name_map_init(&fl.symbols, a, (size_t)m->nops + fl.limit + 1);
+  /* the module's symbols, a name per copy and a new name per function copied */
+  hs_name_map_init(&fl.symbols, a, 2 * (size_t)m->nops + fl.limit + 1);
   fl.copies_of = ar_calloc(a, m->nfuncs + 1, sizeof *fl.copies_of);
   fl.on_path = ar_calloc(a, m->nfuncs + 1, 1);
   for (uint32_t f = 0; f < m->nfuncs; f++) {
@@ -239,6 +246,7 @@ bool prop_flatten_call_graph(sc_arena *a, const ir_module *m, uint32_t begin, ui
       SC_PUSH(a, copied, ir_span_of(renamed, strlen(renamed)));
     }
   }
+  if (fl.failed) return false;
   uint32_t at = copies_at(m, begin, end);
   ar_str tail = SC_ASTR_INIT(a);
   for (size_t k = 0; k < fl.nodes.n; k++) put_copy(&fl, &fl.nodes.v[k], &tail);
