@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "propagate/engine_state.h"
+#include "util/hash.h"
 
 /* Slots: every op's results, then the arguments of the blocks of its regions. */
 static void number_values(prop_engine *e) {
@@ -331,8 +332,19 @@ static void index_owners(prop_engine *e) {
   }
 }
 
+/* `s` (built since `mark`) as the engine keeps it: an equal sharding kept before, with `s` forgotten, or
+ * `s` itself, now kept. */
+static sharding_ref keep_shared(prop_engine *e, ar_mark_t mark, sharding_ref s) {
+  sharding_ref kept = prop_sharding_set_find(&e->shardings, s);
+  if (!kept) return prop_sharding_set_add(&e->shardings, s);
+  ar_rewind(e->a, mark);
+  return kept;
+}
+
 static sharding_ref seed_of(prop_engine *e, const md_sharding *s) {
-  return s ? prop_sharding_from_model(e->a, s, md_model_sharding_mesh(e->model, s)) : NULL;
+  if (!s) return NULL;
+  ar_mark_t mark = ar_mark(e->a);
+  return keep_shared(e, mark, prop_sharding_from_model(e->a, s, md_model_sharding_mesh(e->model, s)));
 }
 
 /* The functions whose results are propagated from their return values: @main, or the only function,
@@ -388,7 +400,8 @@ static void seed(prop_engine *e) {
       sharding_ref g = k < in->nvalues ? seed_of(e, in->values[k]) : NULL;
       e->in_global[op->id][k] = g;
       uint32_t slot = raw_slot(e, block_arg(op->regions[0], k));
-      if (slot < e->nslots) e->sh[slot] = erase_manual(e->a, op, e->model, g);
+      ar_mark_t mark = ar_mark(e->a);
+      if (slot < e->nslots) e->sh[slot] = keep_shared(e, mark, erase_manual(e->a, op, e->model, g));
     }
   }
   e->func_results = ar_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results);
@@ -409,6 +422,7 @@ static void seed(prop_engine *e) {
       e->func_results[f][k] = e->func_results_initial[f][k] = seed_of(e, md_model_func_result_sharding(e->model, fn, k));
   }
   memcpy(e->initial, e->sh, e->nslots * sizeof *e->sh);
+  e->written = ar_calloc(e->a, e->nslots + 1, 1);
   for (uint32_t k = 0; k < e->nslots; k++) e->origin[k] = e->sh[k] ? k : UINT32_MAX;
 }
 
@@ -478,7 +492,10 @@ static void sync_sharding_groups(prop_engine *e) {
     }
   }
   for (size_t k = 0; k < groups.n; k++)
-    if (groups.v[k].common && !groups.v[k].conflict) e->sh[groups.v[k].root] = groups.v[k].common;
+    if (groups.v[k].common && !groups.v[k].conflict) {
+      e->sh[groups.v[k].root] = groups.v[k].common;
+      e->written[groups.v[k].root] = 1;
+    }
 }
 
 /* A tensor that grew takes the origin of the first other tensor of the visit that had a sharding. */
@@ -520,7 +537,7 @@ static const prop_rule *identity_rule(sc_arena *a, const int64_t *dims, uint32_t
  * in program order, and an item whose tensor grew is pushed on top (visited next) unless it is still
  * queued. A visit is a function of the item's tensors' shardings and the round, so an item none of
  * whose slots was written since its last visit in the same round would change nothing: such items are
- * not queued at all. The program-order part is a cursor plus a min-heap of the positions ahead of it
+ * not queued at all. The program-order part is a cursor plus a bitmap of the positions ahead of it
  * that may have changed (seeded from the change log); the order of the visits that do something is
  * the full pass's, and a pass costs what changed since that round last ran, not the module's size. */
 
@@ -531,36 +548,29 @@ static uint32_t item_at(const prop_engine *e, uint32_t pos) {
   return pos < e->m->nops ? e->m->ops[pos]->id : pos;
 }
 
-static void heap_push(worklist *w, uint32_t pos) {
-  if (w->in_heap[pos]) return;
-  w->in_heap[pos] = 1;
-  uint32_t i = w->nheap++;
-  while (i && w->heap[(i - 1) / 2] > pos) {
-    w->heap[i] = w->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  w->heap[i] = pos;
+/* Marks program position `pos` (>= the cursor) as waiting for its turn. */
+static void mark_pending(worklist *w, uint32_t pos) {
+  uint64_t bit = 1ull << (pos & 63);
+  if (w->pending[pos >> 6] & bit) return;
+  w->pending[pos >> 6] |= bit;
+  w->npending++;
 }
 
-static uint32_t heap_pop(worklist *w) {
-  uint32_t top = w->heap[0], last = w->heap[--w->nheap], i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= w->nheap) break;
-    if (c + 1 < w->nheap && w->heap[c + 1] < w->heap[c]) c++;
-    if (w->heap[c] >= last) break;
-    w->heap[i] = w->heap[c];
-    i = c;
-  }
-  if (w->nheap) w->heap[i] = last;
-  w->in_heap[top] = 0;
-  return top;
+/* The lowest waiting position (there is one), unmarked. Positions below the cursor are never waiting,
+ * so the scan only moves forward: a pass scans the bitmap once. */
+static uint32_t take_pending(worklist *w) {
+  uint32_t word = w->cursor >> 6;
+  while (!w->pending[word]) word++;
+  uint32_t pos = word << 6 | (uint32_t)__builtin_ctzll(w->pending[word]);
+  w->pending[word] &= w->pending[word] - 1;
+  w->npending--;
+  return pos;
 }
 
 /* Queues `item`: ahead of the cursor it waits for its program-order turn, behind it goes on top. */
 static void push(const prop_engine *e, worklist *w, uint32_t item) {
   uint32_t pos = item_pos(e, item);
-  if (pos >= w->cursor) heap_push(w, pos);
+  if (pos >= w->cursor) mark_pending(w, pos);
   else if (!w->on_stack[item]) {
     w->on_stack[item] = 1;
     w->stack[w->n++] = item;
@@ -574,8 +584,8 @@ static uint32_t next_item(const prop_engine *e, worklist *w) {
     w->on_stack[item] = 0;
     return item;
   }
-  if (!w->nheap) return UINT32_MAX;
-  uint32_t pos = heap_pop(w);
+  if (!w->npending) return UINT32_MAX;
+  uint32_t pos = take_pending(w);
   w->cursor = pos + 1;
   return item_at(e, pos);
 }
@@ -600,7 +610,8 @@ static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
 /* Every write of a slot's sharding during propagation goes through here: logged, and with a worklist
  * the items that read it are queued. */
 static void set_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const ir_value *v, uint32_t current) {
-  e->sh[slot] = s;
+  e->sh[slot] = s = prop_sharding_set_add(&e->shardings, s);
+  e->written[slot] = 1;
   SC_PUSH(e->a, e->changes, slot);
   e->last_change[slot] = (uint32_t)e->changes.n;
   if (w) notify(e, w, v, slot, current);
@@ -799,7 +810,7 @@ bool prop_tensors_agree(const prop_rule *rule, const prop_sharding *const *all, 
 static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_ref *all, bool *changed,
                               const prop_direction *directions, bool elementwise) {
   uint32_t n = rule->noperands + rule->nresults;
-  if (n && prop_tensors_agree(rule, all, n, false)) return false;
+  if (n && prop_tensors_agree(rule, all, n, true)) return false;
   const md_mesh *mesh;
   ir_span mesh_name = {0};
   if (!common_mesh(all, n, &mesh, &mesh_name) || !ranks_fit(rule, all)) return false;
@@ -845,8 +856,16 @@ static bool elementwise_kind(prop_engine *e, const ir_op *op) {
   n.p += 10, n.n -= 10;
   if (ir_span_eq(n, "bitcast_convert")) /* element-wise when the shapes agree (equal bit widths) */
     return op->noperands == 1 && op->nresults == 1 && same_shape(e->a, op->operands[0], op->results[0]);
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (ir_span_eq(n, names[i])) return true;
+  size_t lo = 0, hi = sizeof names / sizeof *names; /* names are sorted */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    size_t len = strlen(names[mid]);
+    int c = memcmp(n.p, names[mid], n.n < len ? n.n : len);
+    if (!c) c = n.n < len ? -1 : n.n > len;
+    if (!c) return true;
+    if (c < 0) hi = mid;
+    else lo = mid + 1;
+  }
   return false;
 }
 
@@ -857,12 +876,18 @@ static prop_direction dir_intersection(prop_direction a, prop_direction b) {
   return a == b ? a : a == PROP_DIR_BOTH ? b : b == PROP_DIR_BOTH ? a : PROP_DIR_NONE;
 }
 
+/* A rank-0 tensor type: `tensor<` then the element type, with no dimension (digits, `?`, `*`) first. */
+static bool is_scalar_tensor(sc_arena *a, ir_span type) {
+  if (type.n > 7 && !memcmp(type.p, "tensor<", 7)) return !strchr("0123456789?*", type.p[7]);
+  ir_tensor_type tt;
+  return ir_parse_tensor_type(a, type, &tt) && tt.rank == 0;
+}
+
 static bool has_shared_operand(prop_engine *e, const ir_op *op) {
   for (uint32_t i = 0; i < op->noperands; i++) {
     uint32_t s = slot_of(e, op->operands[i]);
     if (s >= e->nslots || e->use_start[s + 1] - e->use_start[s] <= 1) continue;
-    ir_tensor_type tt;
-    if (!ir_parse_tensor_type(e->a, op->operands[i]->type, &tt) || tt.rank != 0) return true;
+    if (!is_scalar_tensor(e->a, op->operands[i]->type)) return true;
   }
   return false;
 }
@@ -904,8 +929,8 @@ static bool is_elementwise(prop_engine *e, const ir_op *op) { return op_flags(e,
 
 /* Single use: BOTH unless an operand that is not a scalar has several uses (Shardy's
  * getDirectionBasedOnUses). */
-static prop_direction direction_by_uses(prop_engine *e, const ir_op *op, bool multi_use) {
-  return multi_use || !(op_flags(e, op) & OPF_SHARED_OPERAND) ? PROP_DIR_BOTH : PROP_DIR_NONE;
+static prop_direction direction_by_uses(uint8_t flags, bool multi_use) {
+  return multi_use || !(flags & OPF_SHARED_OPERAND) ? PROP_DIR_BOTH : PROP_DIR_NONE;
 }
 
 static bool name_is(const ir_op *op, const char *name) {
@@ -914,48 +939,99 @@ static bool name_is(const ir_op *op, const char *name) {
   return ir_span_eq(n, name);
 }
 
-static prop_direction scheduled_direction(prop_engine *e, const ir_op *op, const prop_rule *rule, uint32_t f, int round) {
-  prop_direction d = PROP_DIR_NONE;
-  uint8_t flags = op_flags(e, op);
+/* What round r of the schedule opens along factor f of an op with `flags`. */
+static prop_direction round_opens(uint8_t flags, const prop_rule *rule, uint32_t f, int r) {
   bool broadcast = flags & OPF_BROADCAST;
-  for (int r = 0; r <= round; r++) {
-    prop_direction x = PROP_DIR_NONE;
-    if (r <= 1) { /* pass-through ops: single use, then any */
-      if (flags & OPF_PASS_THROUGH)
-        x = direction_by_uses(e, op, r == 1);
-      else if (flags & OPF_DYNAMIC_SLICE)
-        x = dir_intersection(direction_by_uses(e, op, r == 1), PROP_DIR_FORWARD);
-    } else if (r == 2) { /* only pass-through factors; broadcasts backward */
-      x = rule->factors[f].type != PROP_FACTOR_PASS_THROUGH ? PROP_DIR_NONE : broadcast ? PROP_DIR_BACKWARD : PROP_DIR_BOTH;
-    } else if (r == 3) {
-      x = broadcast ? PROP_DIR_BACKWARD : PROP_DIR_BOTH;
-    } else {
-      x = PROP_DIR_BOTH;
-    }
-    d = dir_union(d, x);
+  if (r <= 1) { /* pass-through ops: single use, then any */
+    if (flags & OPF_PASS_THROUGH) return direction_by_uses(flags, r == 1);
+    if (flags & OPF_DYNAMIC_SLICE) return dir_intersection(direction_by_uses(flags, r == 1), PROP_DIR_FORWARD);
+    return PROP_DIR_NONE;
   }
+  if (r == 2) /* only pass-through factors; broadcasts backward */
+    return rule->factors[f].type != PROP_FACTOR_PASS_THROUGH ? PROP_DIR_NONE : broadcast ? PROP_DIR_BACKWARD : PROP_DIR_BOTH;
+  if (r == 3) return broadcast ? PROP_DIR_BACKWARD : PROP_DIR_BOTH;
+  return PROP_DIR_BOTH;
+}
+
+/* The directions open along factor f in round `round`: what it and every earlier round open. */
+static prop_direction scheduled_direction(prop_engine *e, const ir_op *op, const prop_rule *rule, uint32_t f, int round) {
+  uint8_t flags = op_flags(e, op);
+  prop_direction d = PROP_DIR_NONE;
+  for (int r = 0; r <= round; r++) d = dir_union(d, round_opens(flags, rule, f, r));
   return d;
 }
 
+/* Per op: bit r set when its directions in schedule round r differ from round r-1's, so its visit key
+ * does too (bit 7: computed). An op whose rule is not built yet, or whose key cannot encode its
+ * directions, counts as changing every round. */
+static uint8_t round_steps(prop_engine *e, const ir_op *op) {
+  uint8_t *steps = &e->round_steps[op->id];
+  if (*steps) return *steps;
+  const prop_rule *rule = op->kind != SC_OP_SDY_PROPAGATION_BARRIER && e->rule_known[op->id] ? e->rules[op->id] : NULL;
+  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) return *steps = 0x80; /* its own directions, every round */
+  if (!e->rule_known[op->id] || (rule && rule->nfactors > 14)) return 0xff; /* not kept: may change */
+  uint8_t bits = 0x80, flags = op_flags(e, op);
+  for (uint32_t f = 0; rule && f < rule->nfactors; f++) {
+    prop_direction d = round_opens(flags, rule, f, 0);
+    for (int r = 1; r < OP_SCHEDULE_LEN; r++) {
+      prop_direction next = dir_union(d, round_opens(flags, rule, f, r));
+      if (next != d) bits |= (uint8_t)(1u << r);
+      d = next;
+    }
+  }
+  return *steps = bits;
+}
+
 /* An element-wise op's rule depends only on its name and its operands' and results' types: ops that
- * agree on those share one rule (a module repeats a few such ops thousands of times). */
-static const prop_rule *shared_elementwise_rule(prop_engine *e, const ir_op *op, const prop_rule_options *ro) {
-  ar_mark_t mark = ar_mark(e->a);
-  ar_str key = SC_ASTR_INIT(e->a);
-  ar_str_put(&key, op->name.p, op->name.n);
+ * agree on those share one rule (a module repeats a few such ops thousands of times). The table maps a
+ * hash of them to the first such op; a hit is confirmed span by span. */
+static const ir_value *tensor_of(const ir_op *op, uint32_t i) {
+  return i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+}
+
+static uint64_t signature_hash(const prop_engine *e, const ir_op *op) {
+  ir_span n = ir_op_bare_name(op);
+  uint64_t h = hash_bytes(n.p, n.n, e->share.seed) ^ op->noperands;
   for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
-    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
-    ar_str_put(&key, i == op->noperands ? ">" : ",", 1);
-    if (v && v->type.n) ar_str_put(&key, v->type.p, v->type.n);
+    const ir_value *v = tensor_of(op, i);
+    h = hash_fold(h ^ (v ? hash_bytes(v->type.p, v->type.n, e->share.seed) : 0), SC_HASH_K2);
   }
-  uint32_t found;
-  if (hs_name_map_get(&e->rule_by_key, key.p, (uint32_t)key.n, &found)) {
-    ar_rewind(e->a, mark);
-    return e->rules[found];
+  return h | 1;
+}
+
+static bool same_signature(const ir_op *x, const ir_op *y) {
+  if (x->noperands != y->noperands || x->nresults != y->nresults || !ir_span_same(ir_op_bare_name(x), ir_op_bare_name(y)))
+    return false;
+  for (uint32_t i = 0; i < x->noperands + x->nresults; i++) {
+    const ir_value *a = tensor_of(x, i), *b = tensor_of(y, i);
+    if (!a || !b ? a != b : !ir_span_same(a->type, b->type)) return false;
   }
+  return true;
+}
+
+static void share_grow(rule_share_table *t) {
+  uint32_t cap = t->cap ? 2 * t->cap : 64;
+  const ir_op **ops = ar_calloc(t->a, cap, sizeof *ops);
+  uint64_t *hashes = ar_alloc(t->a, cap * sizeof *hashes);
+  for (uint32_t i = 0; i < t->cap; i++) {
+    if (!t->ops[i]) continue;
+    uint32_t j = (uint32_t)t->hashes[i] & (cap - 1);
+    while (ops[j]) j = (j + 1) & (cap - 1);
+    ops[j] = t->ops[i], hashes[j] = t->hashes[i];
+  }
+  t->ops = ops, t->hashes = hashes, t->cap = cap;
+}
+
+static const prop_rule *shared_elementwise_rule(prop_engine *e, const ir_op *op, const prop_rule_options *ro) {
+  rule_share_table *t = &e->share;
+  if (2 * (t->n + 1) > t->cap) share_grow(t);
+  uint64_t h = signature_hash(e, op);
+  uint32_t i = (uint32_t)h & (t->cap - 1);
+  for (; t->ops[i]; i = (i + 1) & (t->cap - 1))
+    if (t->hashes[i] == h && same_signature(t->ops[i], op)) return e->rules[t->ops[i]->id];
   const prop_rule *rule = prop_rule_of(e->a, e->m, op, ro, NULL);
-  e->rules[op->id] = rule; /* before the key is kept, so `found` always names a built rule */
-  hs_name_map_put(&e->rule_by_key, key.p, (uint32_t)key.n, op->id, NULL);
+  e->rules[op->id] = rule; /* before the op is kept, so a hit always finds a built rule */
+  t->ops[i] = op, t->hashes[i] = h, t->n++;
   return rule;
 }
 
@@ -968,6 +1044,22 @@ const prop_rule *prop_engine_rule(prop_engine *e, const ir_op *op) {
                            : prop_rule_of(e->a, e->m, op, &ro, NULL);
   }
   return e->rules[op->id];
+}
+
+/* Whether `op` shares its rule with every element-wise op of its name and types (shared_elementwise_rule):
+ * its visits are worth remembering. */
+static bool rule_is_shared(prop_engine *e, const ir_op *op) {
+  return (op_flags(e, op) & OPF_ELEMENTWISE) && !ir_op_attr(op, "sdy.sharding_rule");
+}
+
+/* Writes a visit's outcome: the slots whose sharding changed, with their origins. */
+static void apply_visit(prop_engine *e, worklist *w, const ir_op *op, const uint32_t *slots, sharding_ref const *before,
+                        sharding_ref const *after, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (after[i] == before[i]) continue;
+    if (n <= 8) set_origin(e, slots[i], slots, before, n);
+    set_slot(e, w, slots[i], after[i], i < op->noperands ? op->operands[i] : op->results[i - op->noperands], op->id);
+  }
 }
 
 static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
@@ -988,36 +1080,51 @@ static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
     all[i] = e->sh[slots[i]];
   }
   bool *changed = ar_alloc(e->a, (n ? n : 1) * sizeof *changed);
-  sharding_ref before[8];
-  if (n <= 8) memcpy(before, all, n * sizeof *all);
   if (!directions && e->schedule >= 0) {
     directions = ar_alloc(e->a, (rule->nfactors ? rule->nfactors : 1) * sizeof *directions);
     for (uint32_t f = 0; f < rule->nfactors; f++) directions[f] = scheduled_direction(e, op, rule, f, e->schedule);
   }
-  if (visit_is_redundant(e, op->id, slots, n, visit_key(e, directions, rule->nfactors))) {
+  uint32_t key = visit_key(e, directions, rule->nfactors);
+  if (visit_is_redundant(e, op->id, slots, n, key)) {
     ar_rewind(e->a, mark);
+    return;
+  }
+  if (n > PROP_MEMO_MAX_TENSORS) { /* kept as they are: nothing is rewound */
+    sharding_ref *before = ar_alloc(e->a, n * sizeof *before);
+    memcpy(before, all, n * sizeof *all);
+    if (propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op)))
+      apply_visit(e, w, op, slots, before, all, n);
+    return;
+  }
+  sharding_ref before[PROP_MEMO_MAX_TENSORS], after[PROP_MEMO_MAX_TENSORS];
+  uint32_t kslots[PROP_MEMO_MAX_TENSORS];
+  memcpy(before, all, n * sizeof *all);
+  memcpy(kslots, slots, n * sizeof *slots);
+  bool memo = key && rule_is_shared(e, op);
+  const sharding_ref *known = memo ? prop_visit_memo_get(&e->memo, rule, key, before, n) : NULL;
+  if (known) {
+    ar_rewind(e->a, mark);
+    apply_visit(e, w, op, kslots, before, known, n);
     return;
   }
   if (!propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op))) {
     ar_rewind(e->a, mark);
+    if (memo) prop_visit_memo_put(&e->memo, rule, key, before, before, n);
     return;
   }
-  /* all/changed/slots are scratch too: keep_changed moves the new shardings down over them */
-  sharding_ref kept[8];
-  bool kchanged[8];
-  uint32_t kslots[8];
-  if (n <= 8) {
-    memcpy(kept, all, n * sizeof *all);
-    memcpy(kchanged, changed, n * sizeof *changed);
-    memcpy(kslots, slots, n * sizeof *slots);
-    keep_changed(e, mark, kept, kchanged, n);
-    all = kept, changed = kchanged, slots = kslots;
-  }
+  /* new shardings already kept elsewhere are shared; the rest are copied down over the scratch */
+  bool fresh[PROP_MEMO_MAX_TENSORS];
+  memcpy(after, all, n * sizeof *all);
   for (uint32_t i = 0; i < n; i++) {
-    if (!changed[i]) continue;
-    if (n <= 8) set_origin(e, slots[i], slots, before, n);
-    set_slot(e, w, slots[i], all[i], i < op->noperands ? op->operands[i] : op->results[i - op->noperands], op->id);
+    sharding_ref kept = changed[i] ? prop_sharding_set_find(&e->shardings, after[i]) : NULL;
+    if (kept) after[i] = kept;
+    fresh[i] = changed[i] && !kept;
   }
+  keep_changed(e, mark, after, fresh, n);
+  for (uint32_t i = 0; i < n; i++)
+    if (fresh[i]) after[i] = prop_sharding_set_add(&e->shardings, after[i]);
+  if (memo) prop_visit_memo_put(&e->memo, rule, key, before, after, n);
+  apply_visit(e, w, op, kslots, before, after, n);
 }
 
 static const ir_op *body_terminator(const ir_op *fn) {
@@ -1060,14 +1167,21 @@ static void run_pass(prop_engine *e) {
   uint32_t nitems = m->nops + (uint32_t)e->edges.n, round = (uint32_t)(e->schedule + 1);
   if (!e->work.stack) { /* one for every pass: each ends with it empty */
     worklist empty = {ar_alloc(e->a, (nitems + 1) * sizeof *empty.stack), 0, ar_calloc(e->a, nitems + 1, 1),
-                      ar_alloc(e->a, (nitems + 1) * sizeof *empty.heap), 0, ar_calloc(e->a, nitems + 1, 1), 0};
+                      ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.pending), 0, 0};
     e->work = empty;
   }
   worklist w = e->work;
   propagate_func_results(e, NULL);
-  if (!e->round_seen[round]) { /* other directions than before: every item may do something */
+  if (!e->round_seen[round] && e->schedule >= 1 && e->last_schedule == e->schedule - 1) {
+    /* the previous round just reached its fixed point: only ops whose directions open up now, and the
+     * readers of what changed since, can do something */
     e->round_seen[round] = true;
-    for (uint32_t pos = 0; pos < nitems; pos++) heap_push(&w, pos);
+    for (uint32_t pos = 0; pos < m->nops; pos++)
+      if (!e->visited[m->ops[pos]->id] || (round_steps(e, m->ops[pos]) & 1u << e->schedule)) mark_pending(&w, pos);
+    for (size_t i = e->pass_end_log; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
+  } else if (!e->round_seen[round]) { /* other directions than before: every item may do something */
+    e->round_seen[round] = true;
+    for (uint32_t pos = 0; pos < nitems; pos++) mark_pending(&w, pos);
   } else {
     for (size_t i = e->round_log_pos[round]; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
   }
@@ -1077,6 +1191,8 @@ static void run_pass(prop_engine *e) {
     if (item < m->nops) propagate_op(e, &w, m->ops[e->op_pos[item]]);
     else propagate_edge(e, &w, item - m->nops);
   }
+  e->last_schedule = e->schedule;
+  e->pass_end_log = (uint32_t)e->changes.n;
   propagate_func_results(e, NULL);
 }
 
@@ -1207,7 +1323,8 @@ static void run_user_priority(prop_engine *e) {
         site_priority x = {s->dims[d].priority, (uint32_t)i};
         SC_PUSH(e->a, rounds, x);
       }
-    set_site(e, &sites.v[i], initialized(e->a, s));
+    ar_mark_t mark = ar_mark(e->a);
+    set_site(e, &sites.v[i], keep_shared(e, mark, initialized(e->a, s)));
   }
   if (rounds.n) qsort(rounds.v, rounds.n, sizeof *rounds.v, cmp_site_priority);
   run_op_priority(e);
@@ -1273,6 +1390,7 @@ static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref
   uint32_t slot = slot_of(e, input);
   if (slot >= e->nslots || e->sh[slot] || other_constraint_differs(e, slot, input, s)) return;
   e->sh[slot] = s;
+  e->written[slot] = 1;
   e->origin[slot] = origin;
 }
 
@@ -1295,6 +1413,8 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   e->model = model;
   e->opt = *o;
   e->schedule = -1;
+  prop_sharding_set_init(&e->shardings, a);
+  prop_visit_memo_init(&e->memo, a, 4096 + m->nops / 16);
   number_values(e);
   build_edges(e);
   index_uses(e);
@@ -1306,11 +1426,13 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   for (uint32_t i = 0; i < m->nops; i++) e->op_pos[m->ops[i]->id] = i;
   e->last_change = ar_calloc(a, e->nslots + 1, sizeof *e->last_change);
   e->op_flags = ar_calloc(a, m->nops + 1, 1);
+  e->round_steps = ar_calloc(a, m->nops + 1, 1);
+  e->last_schedule = -2;
   e->visited = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visited);
   e->visit_key = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);
   e->rules = ar_calloc(a, m->nops + 1, sizeof *e->rules);
   e->rule_known = ar_calloc(a, m->nops + 1, 1);
-  hs_name_map_init(&e->rule_by_key, a, m->nops + 1);
+  e->share = (rule_share_table){a, ar_hash_seed(a), NULL, NULL, 0, 0};
   e->facts = prop_rule_facts_build(a, m);
   if (o->apply_constraints && !o->seed_only) apply_sharding_constraints(e);
   if (o->seed_only || !any_seed(e)) return e; /* nothing written: nothing to propagate */
@@ -1333,6 +1455,11 @@ const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const ir_o
 
 prop_engine_messages prop_engine_warnings(const prop_engine *e) {
   return (prop_engine_messages){e->messages.v, (uint32_t)e->messages.n};
+}
+
+const prop_rule *prop_engine_built_rule(const prop_engine *e, const ir_op *op, bool conservative, bool *known) {
+  *known = e->rule_known[op->id] && e->opt.conservative == conservative && op->kind != SC_OP_SDY_PROPAGATION_BARRIER;
+  return *known ? e->rules[op->id] : NULL;
 }
 
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_value *v) {

@@ -64,6 +64,10 @@ const ir_value *prop_engine_value_origin(const prop_engine *e, const ir_value *v
  * eraseManualAxes). `s` itself for other ops or when NULL. */
 const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const ir_op *op, const prop_sharding *s);
 
+/* The rule propagation built for `op` with `conservative` (the same as prop_rule_of's), when it built
+ * one: *known says whether it did (the result may be NULL: no rule). Lives in the engine's arena. */
+const prop_rule *prop_engine_built_rule(const prop_engine *e, const ir_op *op, bool conservative, bool *known);
+
 /* Whether the tensors `all` (operands then results of `rule`) hold one and the same sharding across a
  * rule that maps every tensor's dimension d to factor d: nothing can propagate. With `layout_only`,
  * whether they are laid out alike (open/closed dimensions and priorities aside): no reshard is needed. */

@@ -40,7 +40,7 @@ static const char *per_value_text(prop_engine *e, const ir_op *op) {
 static bool results_changed(const prop_engine *e, const ir_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
     uint32_t raw = e->result_base[op->id] + r, s = print_slot(e, op, r);
-    if (e->sh[s] != e->initial[s]) return true;
+    if (e->written[s]) return true;
     /* a sharding group shares its members' slot: one written on another member is new on this op */
     if (e->sh[s] && e->grouped && e->grouped[raw] &&
         (!md_model_result_sharding(e->model, op, r) || !prop_sharding_eq(e->initial[raw], e->sh[s])))
@@ -242,7 +242,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
   for (uint32_t k = 0; k < op->noperands; k++) {
     uint32_t slot = slot_of(e, block_arg(op->regions[0], k));
     in[k] = e->in_global[op->id] ? e->in_global[op->id][k] : NULL;
-    if (slot < e->nslots && e->sh[slot] != e->initial[slot] && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
+    if (slot < e->nslots && e->written[slot] && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
       in[k] = op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? prop_engine_add_free(e->a, op, e->model, in[k], e->sh[slot]) : e->sh[slot];
       in_changed = true;
     }
@@ -257,7 +257,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
       uint32_t raw = e->result_base[op->id] + r;
       bool keep = has_explicit_edge(e, op->results[r]);
       out[r] = keep ? e->initial[raw] : e->sh[raw];
-      out_changed |= !keep && e->sh[raw] != e->initial[raw];
+      out_changed |= !keep && e->written[raw];
     }
     if (out_changed)
       prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + x->out_shardings.text.n,

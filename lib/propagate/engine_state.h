@@ -5,12 +5,22 @@
 #define SC_PROPAGATE_ENGINE_STATE_H
 
 #include "propagate/engine.h"
+#include "propagate/visit_memo.h"
 #include "util/hashset.h"
 
 typedef const prop_sharding *sharding_ref;
 /* Shardy's op-priority schedule: round r opens what rounds 0..r open. */
 #define OP_SCHEDULE_LEN 5
 #define REBASE_PTR(p, delta) ((void *)((char *)(p) - (delta)))
+
+/* Element-wise ops by name and types (shared_elementwise_rule): open addressing, NULL = empty. */
+typedef struct {
+  sc_arena *a;
+  uint64_t seed;
+  const ir_op **ops;
+  uint64_t *hashes;
+  uint32_t cap, n;
+} rule_share_table;
 
 /* A data-flow edge: its owner (the value whose sharding it keeps) and the sources that flow into it,
  * propagated as an op with an identity rule (Shardy's ShardableDataFlowOpInterface). */
@@ -32,9 +42,8 @@ typedef struct {
   uint32_t *stack; /* items pushed on top, visited before the rest of program order */
   uint32_t n;
   uint8_t *on_stack;
-  uint32_t *heap;  /* program positions >= cursor that may need a visit */
-  uint32_t nheap;
-  uint8_t *in_heap;
+  uint64_t *pending; /* bitmap: program positions >= cursor that may need a visit */
+  uint32_t npending;
   uint32_t cursor; /* positions below it have had their program-order turn */
 } worklist;
 
@@ -48,7 +57,8 @@ struct prop_engine {
   const ir_block **block_keys;
   uint32_t nslots;
   uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args) */
-  sharding_ref *sh, *initial; /* per slot: current and seeded sharding */
+  sharding_ref *sh, *initial; /* per slot: current and seeded sharding (shared: equal ones are one pointer) */
+  uint8_t *written;           /* per slot: set after seeding (printing writes its sharding again) */
   const ir_value **slot_value; /* per slot: a value that has it (for origins) */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
@@ -58,7 +68,7 @@ struct prop_engine {
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
   const prop_rule **rules;    /* per op id, built on first need */
-  hs_name_map rule_by_key;
+  rule_share_table share;     /* element-wise ops' name and types -> the op whose rule they share */
   uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */    /* an element-wise op's name and types -> the op id whose rule it shares */
   uint8_t *rule_known;
   const prop_rule_facts *facts;
@@ -74,7 +84,12 @@ struct prop_engine {
   uint32_t round_log_pos[OP_SCHEDULE_LEN + 1]; /* log length when that round's latest pass began */
   uint32_t *op_pos;           /* per op id: its position in program order (m->ops) */
   uint8_t *op_flags;          /* per op id: OPF_* bits, computed on first need */
+  uint8_t *round_steps;       /* per op id: the rounds its directions change in (round_steps()) */
+  int last_schedule;          /* the schedule of the pass that ran last (-2: none yet) */
+  uint32_t pass_end_log;      /* log length when that pass reached its fixed point */
   worklist work;              /* the passes' worklist, allocated once (see run_pass) */
+  prop_sharding_set shardings; /* every sharding a pass wrote, once (set_slot) */
+  prop_visit_memo memo;       /* visits of ops with a shared rule (propagate_op) */
   const ir_op **entry_funcs;  /* functions whose results follow their return values */
   uint32_t *entry_func_index; /* ... and their indices in m->funcs */
   uint32_t nentry_funcs;

@@ -1245,21 +1245,22 @@ static void process_op(rpass *p, const ir_op *op) {
   for (uint32_t k = 0; k < op->noperands; k++)
     if (!op->operands[k]) return; /* an operand the parser could not resolve (a broken module): left as written */
   if (process_single_device(p, op)) return;
-  /* the rule and the tensors' shardings are scratch until the op turns out to need a reshard */
+  /* propagation built most rules already; the rest and the tensors' shardings are scratch until the op
+   * turns out to need a reshard */
+  bool known;
+  const prop_rule *rule = prop_engine_built_rule(p->e, op, false, &known);
   ar_mark_t mark = ar_mark(p->a);
   prop_rule_options ro = {false, p->facts};
-  const prop_rule *rule = prop_rule_of(p->a, p->m, op, &ro, NULL);
+  if (!known) rule = prop_rule_of(p->a, p->m, op, &ro, NULL);
   if (!rule || rule->custom || rule->noperands != op->noperands || rule->nresults != op->nresults) {
     ar_rewind(p->a, mark);
     return;
   }
   uint32_t n = op->noperands + op->nresults;
   sharding_ref *all = ar_alloc(p->a, (n + 1) * sizeof *all);
-  int64_t *sizes = ar_alloc(p->a, (n + 1) * sizeof *sizes);
   for (uint32_t i = 0; i < n; i++) {
     const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
     all[i] = i < op->noperands ? operand_sharding(p, op, i, true) : value_sharding(p, v);
-    sizes[i] = elements_of(p->a, v);
     const prop_tensor *t = i < op->noperands ? &rule->operands[i] : &rule->results[i - op->noperands];
     if (all[i] && all[i]->rank != t->rank) return;
   }
@@ -1268,6 +1269,8 @@ static void process_op(rpass *p, const ir_op *op) {
     ar_rewind(p->a, mark);
     return;
   }
+  int64_t *sizes = ar_alloc(p->a, (n + 1) * sizeof *sizes);
+  for (uint32_t i = 0; i < n; i++) sizes[i] = elements_of(p->a, i < op->noperands ? op->operands[i] : op->results[i - op->noperands]);
   sharding_ref mesh_of;
   if (!op_mesh(all, n, &mesh_of)) return;
   const md_mesh *mesh = mesh_of->mesh;

@@ -241,14 +241,17 @@ Test(propagate, check_names_the_origin) {
 }
 
 /* A long element-wise chain from a sharded argument into a kernel, as module text in `a`. */
-static const char *long_chain(sc_arena *a, int n) {
+/* A chain of transposes ending in a kernel. Each transpose has a rule of its own (element-wise ops share
+ * one, and equal shardings are kept once), so what propagation keeps grows with the chain. */
+static const char *transpose_chain(sc_arena *a, int n) {
   ar_str t = SC_ASTR_INIT(a);
   ar_str_puts(&t, "sdy.mesh @mesh = <[\"data\"=4]>\n"
-                   "func.func public @main(%v0: tensor<8x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) "
-                   "-> tensor<8x128xf32> {\n");
-  for (int i = 1; i <= n; i++) ar_str_printf(&t, "  %%v%d = stablehlo.multiply %%v%d, %%v%d : tensor<8x128xf32>\n", i, i - 1, i - 1);
+                   "func.func public @main(%v0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) "
+                   "-> tensor<8x8xf32> {\n");
+  for (int i = 1; i <= n; i++)
+    ar_str_printf(&t, "  %%v%d = stablehlo.transpose %%v%d, dims = [1, 0] : (tensor<8x8xf32>) -> tensor<8x8xf32>\n", i, i - 1);
   ar_str_printf(&t, "  %%k = stablehlo.custom_call @tpu_custom_call(%%v%d) {backend_config = \"{}\"} : "
-                     "(tensor<8x128xf32>) -> tensor<8x128xf32>\n  return %%k : tensor<8x128xf32>\n}\n", n);
+                     "(tensor<8x8xf32>) -> tensor<8x8xf32>\n  return %%k : tensor<8x8xf32>\n}\n", n);
   return ar_str_str(&t);
 }
 
@@ -262,7 +265,7 @@ static size_t count_code(const sc_report *r, const char *code) {
  * check still answers: SC0004 (a note) instead of the derived SC0302; with room, SC0302 and no SC0004. */
 Test(propagate, check_degrades_at_the_memory_limit) {
   sc_arena *scratch = sc_arena_new(0);
-  const char *module = long_chain(scratch, 3000);
+  const char *module = transpose_chain(scratch, 3000);
   size_t len = strlen(module);
   sc_target_mesh mesh;
   const char *err = NULL;
