@@ -1216,17 +1216,17 @@ typedef struct {
 typedef SC_VEC(sharding_site) sharding_sites;
 
 static void collect_sites(prop_engine *e, sharding_sites *sites) {
+  size_t n = 0; /* counted first: one array of the right size, however many values are sharded */
+  for (uint32_t s = 0; s < e->nslots; s++) n += e->sh[s] && e->alias[s] == s;
+  for (uint32_t f = 0; f < e->m->nfuncs; f++)
+    for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++) n += e->func_results[f][k] != NULL;
+  sites->v = ar_alloc(e->a, (n + 1) * sizeof *sites->v);
+  sites->cap = n + 1;
   for (uint32_t s = 0; s < e->nslots; s++)
-    if (e->sh[s] && e->alias[s] == s) {
-      sharding_site x = {&e->sh[s], e->sh[s], s};
-      SC_PUSH(e->a, *sites, x);
-    }
+    if (e->sh[s] && e->alias[s] == s) sites->v[sites->n++] = (sharding_site){&e->sh[s], e->sh[s], s};
   for (uint32_t f = 0; f < e->m->nfuncs; f++)
     for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++)
-      if (e->func_results[f][k]) {
-        sharding_site x = {&e->func_results[f][k], e->func_results[f][k], UINT32_MAX};
-        SC_PUSH(e->a, *sites, x);
-      }
+      if (e->func_results[f][k]) sites->v[sites->n++] = (sharding_site){&e->func_results[f][k], e->func_results[f][k], UINT32_MAX};
 }
 
 /* Shardy's getInitializedSharding: p0 dimensions keep their axes (priority dropped); higher ones

@@ -147,6 +147,7 @@ static void remap_value_sharded(rpass *p, const ir_value *v, const char *name, s
   *slot = v;
   SC_PUSH(p->a, p->names, name);
   SC_PUSH(p->a, p->now, now);
+  hs_name_map_make_room(&p->remap, p->a);
   hs_name_map_put(&p->remap, (const char *)slot, sizeof *slot, (uint32_t)p->names.n - 1, NULL);
 }
 
@@ -1457,7 +1458,7 @@ static void run_pass(rpass *p) {
   p->facts = prop_rule_facts_build(a, m);
   p->operand_names = ar_calloc(a, m->nops + 1, sizeof *p->operand_names);
   p->operand_now = ar_calloc(a, m->nops + 1, sizeof *p->operand_now);
-  hs_name_map_init(&p->remap, a, m->nops + 1);
+  hs_name_map_init(&p->remap, a, 64); /* grows with the values the pass renames */
   for (uint32_t i = 0; i < p->model->nmeshes && !p->global_mesh; i++)
     if (!p->model->meshes[i].maximal && p->model->meshes[i].naxes) p->global_mesh = &p->model->meshes[i];
   /* Shardy walks each function in post-order: an op after the ops nested in it */

@@ -85,7 +85,7 @@ int ar_guarded(sc_arena *a, const atomic_int *cancel, void (*body)(void *arg), v
   ar_set_cancel(a, NULL);
   return why == 2 ? AR_CANCELLED : why ? AR_OVER_LIMIT : 0;
 }
-size_t sc_arena_used(const sc_arena *a) { return a->used; }
+size_t sc_arena_used(const sc_arena *a) { return a->used - (size_t)(a->bump.end - a->bump.cur); }
 size_t ar_limit(const sc_arena *a) { return a->limit; }
 
 static void *fail(sc_arena *a) {

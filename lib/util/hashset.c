@@ -21,6 +21,15 @@ void hs_name_map_init(hs_name_map *m, sc_arena *a, size_t expected) {
   m->seed = ar_hash_seed(a);
 }
 
+void hs_name_map_make_room(hs_name_map *m, sc_arena *a) {
+  if (m->count < m->expected) return;
+  hs_name_map bigger;
+  hs_name_map_init(&bigger, a, m->expected ? 2 * m->expected : 8);
+  for (size_t i = 0; m->slots && i <= m->mask; i++)
+    if (m->slots[i].used) hs_name_map_put(&bigger, m->slots[i].key, m->slots[i].len, m->slots[i].value, NULL);
+  *m = bigger;
+}
+
 static hs_name_slot *find_slot(const hs_name_map *m, const char *key, uint32_t len) {
   if (!m->slots) return NULL;
   for (size_t i = hash_bytes(key, len, m->seed) & m->mask;; i = (i + 1) & m->mask) {

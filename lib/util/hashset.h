@@ -28,6 +28,9 @@ void hs_name_map_init(hs_name_map *m, sc_arena *a, size_t expected);
 /* Maps key -> value unless the key is present or the map is full; returns true if it was inserted.
  * When the key was present, *existing (if non-NULL) is its value. */
 bool hs_name_map_put(hs_name_map *m, const char *key, uint32_t len, uint32_t value, uint32_t *existing);
+/* Makes room for one more name: a full map is built again at twice the size in `a` (the old table stays
+ * there), so a map that starts small grows in amortized linear time. */
+void hs_name_map_make_room(hs_name_map *m, sc_arena *a);
 /* The value of `key`, or false if absent. */
 bool hs_name_map_get(const hs_name_map *m, const char *key, uint32_t len, uint32_t *value);
 

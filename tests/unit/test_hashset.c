@@ -1,6 +1,7 @@
 /* The arena hash tables behind the linear uniqueness checks. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/hashset.h"
 
@@ -122,4 +123,22 @@ Test(hash, tables_take_the_arena_seed) {
   cr_assert_eq(m.seed, SEED_A);
   sc_arena_free(a);
   sc_arena_free(b);
+}
+
+Test(hashset, a_small_map_makes_room_as_it_fills) {
+  sc_arena *a = sc_arena_new(0);
+  hs_name_map m;
+  hs_name_map_init(&m, a, 2);
+  static char keys[1000][8];
+  for (uint32_t i = 0; i < 1000; i++) {
+    snprintf(keys[i], sizeof keys[i], "k%u", i);
+    hs_name_map_make_room(&m, a);
+    cr_assert(hs_name_map_put(&m, keys[i], (uint32_t)strlen(keys[i]), i, NULL), "key %u fits", i);
+  }
+  for (uint32_t i = 0, v; i < 1000; i++) {
+    cr_assert(hs_name_map_get(&m, keys[i], (uint32_t)strlen(keys[i]), &v));
+    cr_assert_eq(v, i);
+  }
+  cr_assert_lt(m.mask + 1, 4096u, "doubling keeps the table within a few times its names");
+  sc_arena_free(a);
 }
