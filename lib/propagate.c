@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "propagate/collectives.h"
 #include "propagate/call_graph.h"
+#include "propagate/lift_meshes.h"
 #include "propagate/dead_code.h"
 #include "propagate/engine.h"
 #include "propagate/op_rule.h"
@@ -271,16 +272,28 @@ static sc_status propagate_body(propagate_run *run) {
     memset(&copies, 0, sizeof copies);
     uint32_t emit_begin = chunks[i].begin, emit_end = chunks[i].end, line_shift = 0;
     const ir_linemap *msg_lines = &lines;
+    bool pipeline = opt->strategy == SC_PROPAGATE_PIPELINE && !opt->annotate_rules && !opt->json;
+    ar_str lifted = SC_ASTR_INIT(a);
+    int added_lines = pipeline ? prop_lift_inlined_meshes(a, m, chunks[i].begin, chunks[i].end, &lifted) : -1;
+    if (added_lines >= 0) { /* the import names every inline mesh by a symbol */
+      const ir_linemap *lifted_lines;
+      ir_module *lifted_m = reparse(run, lifted.p, lifted.n, &lifted_lines);
+      if (lifted_m) {
+        m = lifted_m;
+        emit_begin = 0, emit_end = (uint32_t)lifted.n;
+        msg_lines = lifted_lines;
+        line_shift = ir_linemap_pos(&lines, chunks[i].begin).line - 1 - (uint32_t)added_lines;
+      }
+    }
     ar_str flat = SC_ASTR_INIT(a);
-    if (opt->strategy == SC_PROPAGATE_PIPELINE && !opt->annotate_rules && !opt->json && !opt->dedup_functions_fully &&
-        prop_flatten_call_graph(a, m, chunks[i].begin, chunks[i].end, &flat, &copies)) {
+    if (pipeline && !opt->dedup_functions_fully && prop_flatten_call_graph(a, m, emit_begin, emit_end, &flat, &copies)) {
       const ir_linemap *flat_lines;
       ir_module *flat_m = reparse(run, flat.p, flat.n, &flat_lines);
       if (flat_m) { /* the functions written keep their lines: messages about them point at the input */
         m = flat_m;
         emit_begin = 0, emit_end = (uint32_t)flat.n;
         msg_lines = flat_lines;
-        line_shift = ir_linemap_pos(&lines, chunks[i].begin).line - 1;
+        if (added_lines < 0) line_shift = ir_linemap_pos(&lines, chunks[i].begin).line - 1;
       } else {
         memset(&copies, 0, sizeof copies);
       }

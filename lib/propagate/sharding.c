@@ -181,8 +181,24 @@ static void put_axes(ar_str *out, const md_mesh *mesh, prop_axes xs) {
   }
 }
 
+/* A mesh written inline in the sharding, as MLIR prints it: mesh<["a"=2, "b"=4], device_ids=[...]>. */
+static void put_inline_mesh(ar_str *out, const md_mesh *mesh) {
+  ar_str_puts(out, "mesh<[");
+  for (uint32_t i = 0; mesh && i < mesh->naxes; i++)
+    ar_str_printf(out, "%s\"%.*s\"=%" PRId64, i ? ", " : "", SC_SPAN_ARG(mesh->axes[i].name), mesh->axes[i].size);
+  ar_str_puts(out, "]");
+  for (uint32_t i = 0; mesh && i < mesh->ndevice_ids; i++)
+    ar_str_printf(out, "%s%" PRId64, i ? ", " : ", device_ids=[", mesh->device_ids[i]);
+  ar_str_puts(out, mesh && mesh->ndevice_ids ? "]>" : ">");
+}
+
 static void put_sharding(ar_str *out, const prop_sharding *s, bool close) {
-  ar_str_printf(out, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name));
+  if (s->mesh_name.n) ar_str_printf(out, "<@%.*s, [", SC_SPAN_ARG(s->mesh_name));
+  else {
+    ar_str_puts(out, "<");
+    put_inline_mesh(out, s->mesh);
+    ar_str_puts(out, ", [");
+  }
   for (uint32_t d = 0; d < s->rank; d++) {
     const prop_dim_sharding *dim = &s->dims[d];
     ar_str_puts(out, d ? ", {" : "{");

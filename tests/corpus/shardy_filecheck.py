@@ -56,10 +56,6 @@ PASSES = [
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "func @split_constants_different_sharding"):
         "the import's constant splitter gives each use of a constant its own sdy.constant; propagate keeps one",
-    ("propagation_pipeline.mlir", "(before the first label)"):
-        "the import lifts an inline mesh into an `sdy.mesh @mesh` symbol; propagate prints it inline",
-    ("propagation_pipeline.mlir", "func @inlined_mesh("):
-        "the import lifts an inline mesh into an `sdy.mesh @mesh` symbol; propagate prints it inline",
     ("propagation_pipeline.mlir", "func @add_extra_sharding_constraint_for_incompatible_group_member_shardings("):
         "a sharding group whose members conflict gets an open sharding constraint after each member; propagate "
         "only warns",

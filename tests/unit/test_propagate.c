@@ -433,3 +433,50 @@ Test(propagate, pipeline_copies_are_bounded) {
   free(dag);
   sc_arena_free(a);
 }
+
+/* A mesh written inline in a sharding: printed inline by a single pass; the pipeline's import gives it a
+ * symbol (an identical declared mesh's, else a new `sdy.mesh @mesh_N` after the declared ones) and
+ * erases a declared mesh identical to an earlier one, renaming its references. */
+Test(propagate, inline_meshes_printed_inline_or_lifted) {
+  static const char *module =
+      "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
+      "sdy.mesh @copy = <[\"x\"=2,  \"y\"=4]>\n"
+      "func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<[\"x\"=2]>, [{\"x\"}, {}]>},\n"
+      "                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@copy, [{}, {\"y\"}]>}) -> tensor<8x8xf32> {\n"
+      "  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>\n"
+      "  %1 = stablehlo.negate %arg1 {sdy.sharding = #sdy.sharding_per_value<[<mesh<[\"x\"=2, \"y\"=4]>, [{}, {\"y\"}]>]>} : tensor<8x8xf32>\n"
+      "  return %1 : tensor<8x8xf32>\n}\n";
+  expect_in(module, SC_PROPAGATE_BASIC, "%0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<[\"x\"=2]>, [{\"x\", ?}, {?}]>]>}");
+  expect_in(module, SC_PROPAGATE_PIPELINE,
+            "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\nsdy.mesh @mesh_0 = <[\"x\"=2]>\nfunc.func @main(%arg0: tensor<8x8xf32> "
+            "{sdy.sharding = #sdy.sharding<@mesh_0, [{\"x\"}, {}]>}, %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+            "[{}, {\"y\"}]>})");
+  expect_in(module, SC_PROPAGATE_PIPELINE, "stablehlo.negate %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {\"y\"}]>]>}");
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a, module, SC_PROPAGATE_PIPELINE);
+  cr_assert_null(strstr(r.text, "@copy"), "the duplicate mesh is gone:\n%s", r.text);
+  sc_arena_free(a);
+}
+
+/* Lifting inline meshes is linear: every op of a long chain names its mesh inline. */
+Test(propagate, lifting_inline_meshes_is_linear) {
+  double per_op[2];
+  for (int i = 0; i < 2; i++) {
+    size_t n = i ? 4000 : 1000, cap = 400 + n * 160;
+    char *s = malloc(cap), *p = s;
+    p += sprintf(p, "func.func @main(%%v0: tensor<8xf32>) -> tensor<8xf32> {\n");
+    for (size_t k = 1; k <= n; k++)
+      p += sprintf(p, "  %%v%zu = stablehlo.negate %%v%zu {sdy.sharding = #sdy.sharding_per_value<[<mesh<[\"a\"=2]>, [{\"a\"}]>]>} : "
+                      "tensor<8xf32>\n", k, k - 1);
+    sprintf(p, "  return %%v%zu : tensor<8xf32>\n}\n", n);
+    sc_arena *a = sc_arena_new(0);
+    prop_run r = run_propagate(a, s, SC_PROPAGATE_PIPELINE);
+    cr_assert_eq(r.status, SC_OK);
+    cr_assert(strstr(r.text, "sdy.mesh @mesh = <[\"a\"=2]>\n"), "one mesh for all:\n%.300s", r.text);
+    cr_assert_null(strstr(r.text, "mesh<"));
+    per_op[i] = (double)r.steps / (double)n;
+    sc_arena_free(a);
+    free(s);
+  }
+  cr_assert_lt(per_op[1], per_op[0] * 1.25, "steps per op %.1f at n, %.1f at 4n", per_op[0], per_op[1]);
+}
