@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "propagate/collectives.h"
 #include "propagate/call_graph.h"
+#include "propagate/group_constraints.h"
 #include "propagate/lift_meshes.h"
 #include "propagate/dead_code.h"
 #include "propagate/engine.h"
@@ -84,7 +85,7 @@ static prop_engine *run_strategy(propagate_run *run, const ir_module *m, const m
                      : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
                                                                  : PROP_USER_PRIORITY;
   bool pipeline = opt->strategy == SC_PROPAGATE_PIPELINE;
-  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, pipeline, false, pipeline, pipeline};
+  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, pipeline, false, pipeline, pipeline, false};
   return prop_engine_run(run->arena, m, model, &eo);
 }
 
@@ -215,8 +216,50 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
   }
   prop_printer_init(&pr, a, r);
   pr.renumber = true;
-  prop_erase_dead_ops(a, r, &pr, prop_unflatten_call_graph(a, r, copies, &pr));
+  const uint8_t *unflattened = prop_unflatten_call_graph(a, r, copies, &pr);
+  uint8_t *erased = ar_calloc(a, r->nops + 1, 1);
+  for (uint32_t i = 0; i < r->nops; i++) { /* -sdy-remove-sharding-groups */
+    erased[r->ops[i]->id] = unflattened && unflattened[r->ops[i]->id];
+    if (!erased[r->ops[i]->id] && ir_span_eq(r->ops[i]->name, "sdy.sharding_group")) {
+      prop_printer_erase(&pr, r->ops[i]);
+      erased[r->ops[i]->id] = 1;
+    }
+  }
+  prop_erase_dead_ops(a, r, &pr, erased);
   prop_printer_emit(&pr, 0, (uint32_t)r->len, out);
+  return true;
+}
+
+static bool has_sharding_groups(const ir_module *m) {
+  for (uint32_t i = 0; i < m->nops; i++)
+    if (ir_span_eq(m->ops[i]->name, "sdy.sharding_group")) return true;
+  return false;
+}
+
+/* The pipeline's handling of sharding groups whose members were written with different shardings: its
+ * warning, and an open constraint after each member (group_constraints.h). On a change, *m and the
+ * range to print become the edited module's; returns whether there was one. */
+static bool open_group_constraints(propagate_run *run, ir_module **m, uint32_t *begin, uint32_t *end,
+                                   const sc_options *mo, const ir_linemap **lines, message_vec *msgs,
+                                   uint32_t line_shift) {
+  if (!has_sharding_groups(*m)) return false;
+  prop_engine_options eo = {.strategy = PROP_USER_PRIORITY, .through_calls = true, .apply_constraints = true,
+                            .import_only = true};
+  prop_engine *e = prop_engine_run(run->arena, *m, md_model_build(run->arena, *m, mo), &eo);
+  ar_str edited = SC_ASTR_INIT(run->arena);
+  const ir_linemap *edited_lines;
+  ir_module *r;
+  if (prop_open_group_constraints(run->arena, *m, prop_engine_group_conflicts(e), *begin, *end, &edited) < 0 ||
+      !(r = reparse(run, edited.p, edited.n, &edited_lines)))
+    return false; /* the propagation that follows warns */
+  prop_engine_messages warnings = prop_engine_warnings(e);
+  for (uint32_t k = 0; k < warnings.n; k++) {
+    add_message(run, *lines, msgs, SC_SEV_WARNING, warnings.v[k].offset, warnings.v[k].text);
+    msgs->v[msgs->n - 1].line += line_shift;
+  }
+  *m = r;
+  *begin = 0, *end = (uint32_t)edited.n;
+  *lines = edited_lines;
   return true;
 }
 
@@ -285,6 +328,7 @@ static sc_status propagate_body(propagate_run *run) {
         line_shift = ir_linemap_pos(&lines, chunks[i].begin).line - 1 - (uint32_t)added_lines;
       }
     }
+    if (pipeline) open_group_constraints(run, &m, &emit_begin, &emit_end, &mo, &msg_lines, &msgs, line_shift);
     ar_str flat = SC_ASTR_INIT(a);
     if (pipeline && !opt->dedup_functions_fully && prop_flatten_call_graph(a, m, emit_begin, emit_end, &flat, &copies)) {
       const ir_linemap *flat_lines;

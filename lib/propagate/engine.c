@@ -1,5 +1,6 @@
 /* engine.c — basic sharding propagation over a module (see engine.h). */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -448,54 +449,124 @@ static sharding_ref written_member_sharding(prop_engine *e, const ir_value *v, u
  * sharding of the first one (in program order) that has one not replicated and open; when another has a
  * different one, Shardy warns at the first member's op (and constrains every member with an open
  * sharding; here they keep the group's first sharding as written). */
+/* The sharding-group ops of the module in order: each one's value, its slot and its group. */
+typedef struct {
+  const ir_value *v;
+  uint32_t raw, group; /* group: index into the ids met, then its class; (v, raw, group) keys a member */
+  int64_t id;
+  uint32_t at;         /* the sharding_group op */
+} group_member;
+
+static uint32_t find_class(uint32_t *parent, uint32_t g) {
+  while (parent[g] != g) g = parent[g] = parent[parent[g]];
+  return g;
+}
+
+/* Shardy's sharding-group import: ids whose groups share a value are one group, and groups are numbered
+ * 0, 1, ... in the order of their smallest id. Fills each member's `group` with its class's number;
+ * returns the number of classes. */
+static uint32_t unify_groups(prop_engine *e, group_member *members, size_t n) {
+  hs_name_map by_id, by_slot; /* id -> index; raw slot -> the first index with a member there */
+  hs_name_map_init(&by_id, e->a, 16);
+  hs_name_map_init(&by_slot, e->a, 16);
+  SC_VEC(int64_t) ids = {0};
+  SC_VEC(uint32_t) parent = {0};
+  for (size_t k = 0; k < n; k++) {
+    uint32_t g, first;
+    if (!hs_name_map_get(&by_id, (const char *)&members[k].id, sizeof members[k].id, &g)) {
+      g = (uint32_t)ids.n;
+      SC_PUSH(e->a, ids, members[k].id);
+      SC_PUSH(e->a, parent, g);
+      hs_name_map_make_room(&by_id, e->a);
+      hs_name_map_put(&by_id, (const char *)&members[k].id, sizeof members[k].id, g, NULL);
+    }
+    members[k].group = g;
+    if (!hs_name_map_get(&by_slot, (const char *)&members[k].raw, sizeof members[k].raw, &first)) {
+      hs_name_map_make_room(&by_slot, e->a);
+      hs_name_map_put(&by_slot, (const char *)&members[k].raw, sizeof members[k].raw, g, NULL);
+    } else if (find_class(parent.v, first) != find_class(parent.v, g)) { /* the smaller id leads */
+      uint32_t x = find_class(parent.v, first), y = find_class(parent.v, g);
+      if (ids.v[y] < ids.v[x]) parent.v[x] = y;
+      else parent.v[y] = x;
+    }
+  }
+  /* leaders in id order get 0, 1, ... */
+  uint32_t *order = ar_alloc(e->a, (ids.n + 1) * sizeof *order), nleaders = 0;
+  for (uint32_t g = 0; g < ids.n; g++)
+    if (find_class(parent.v, g) == g) order[nleaders++] = g;
+  for (uint32_t i = 1; i < nleaders; i++) /* insertion sort by id: few groups, and nearly in order */
+    for (uint32_t j = i; j > 0 && ids.v[order[j]] < ids.v[order[j - 1]]; j--) {
+      uint32_t t = order[j];
+      order[j] = order[j - 1], order[j - 1] = t;
+    }
+  uint32_t *number = ar_alloc(e->a, (ids.n + 1) * sizeof *number);
+  for (uint32_t i = 0; i < nleaders; i++) number[order[i]] = i;
+  for (size_t k = 0; k < n; k++) members[k].group = number[find_class(parent.v, members[k].group)];
+  return nleaders;
+}
+
+/* Each sharding group's members take the sharding of the first member (in program order) that has one
+ * not replicated and open; when another has a different one, Shardy warns at the first member's op and
+ * (prop_engine_group_conflicts) constrains every member with an open sharding. */
 static void sync_sharding_groups(prop_engine *e) {
   if (!e->grouped) return;
-  hs_name_map seen; /* group id -> 1 + index into `groups` */
-  hs_name_map_init(&seen, e->a, e->m->nops + 1);
-  typedef struct {
-    const ir_value *first;
-    sharding_ref common;
-    bool conflict;
-    uint32_t root;
-  } group;
-  SC_VEC(group) groups = {0};
+  SC_VEC(group_member) members = {0};
   for (uint32_t i = 0; i < e->m->nops; i++) {
     const ir_op *op = e->m->ops[i];
     int64_t id;
     if (op->noperands != 1 || !ir_span_eq(op->name, "sdy.sharding_group") || !md_model_sharding_group_id(e->model, op, &id))
       continue;
-    uint32_t raw = raw_slot(e, op->operands[0]), index;
-    if (raw >= e->nslots) continue;
-    if (!hs_name_map_get(&seen, (const char *)&id, sizeof id, &index)) {
-      int64_t *key = ar_alloc(e->a, sizeof *key);
-      *key = id;
-      group g = {op->operands[0], NULL, false, e->alias[raw]};
-      SC_PUSH(e->a, groups, g);
-      index = (uint32_t)groups.n;
-      hs_name_map_put(&seen, (const char *)key, sizeof *key, index, NULL);
-    }
-    group *g = &groups.v[index - 1];
-    sharding_ref written = written_member_sharding(e, op->operands[0], raw);
+    group_member x = {op->operands[0], raw_slot(e, op->operands[0]), 0, id, op->pos.offset};
+    if (x.raw < e->nslots) SC_PUSH(e->a, members, x);
+  }
+  uint32_t ngroups = unify_groups(e, members.v, members.n);
+  typedef struct {
+    const ir_value *first;
+    sharding_ref common;
+    bool conflict;
+    SC_VEC(const ir_value *) members;
+  } group;
+  group *groups = ar_calloc(e->a, ngroups + 1, sizeof *groups);
+  hs_name_map member_seen; /* (group, value) pairs met: a value is a group's member once */
+  hs_name_map_init(&member_seen, e->a, 16);
+  for (size_t k = 0; k < members.n; k++) {
+    group_member *x = &members.v[k];
+    group *g = &groups[x->group];
+    if (!g->first) g->first = x->v;
+    hs_name_map_make_room(&member_seen, e->a);
+    if (!hs_name_map_put(&member_seen, (const char *)&x->v, offsetof(group_member, id), 0, NULL))
+      continue; /* the same value in the same group again: the import erased that op */
+    SC_PUSH(e->a, g->members, x->v);
+    sharding_ref written = written_member_sharding(e, x->v, x->raw);
     if (g->conflict || !written || replicated_and_open(written)) continue;
     if (!g->common) {
       g->common = written;
     } else if (!prop_sharding_eq(g->common, written)) {
       g->conflict = true;
       const ir_op *owner = value_owner(g->first);
-      prop_engine_message m = {owner ? owner->pos.offset : op->pos.offset,
-                               ar_printf(e->a, "The initial operand shardings on the sharding groups of groupID: %lld do "
+      prop_engine_message m = {owner ? owner->pos.offset : x->at,
+                               ar_printf(e->a, "The initial operand shardings on the sharding groups of groupID: %u do "
                                                "not match. Inserting an open sharding constraint to all constrained "
                                                "values. This can be caused when shardings from different values are "
                                                "grouped (e.g. from jax.shard_alike) but have separate inconsistent "
-                                               "sharding constraints on them.", (long long)id)};
+                                               "sharding constraints on them.", x->group)};
       SC_PUSH(e->a, e->messages, m);
     }
   }
-  for (size_t k = 0; k < groups.n; k++)
-    if (groups.v[k].common && !groups.v[k].conflict) {
-      e->sh[groups.v[k].root] = groups.v[k].common;
-      e->written[groups.v[k].root] = 1;
+  for (uint32_t k = 0; k < ngroups; k++) {
+    if (groups[k].conflict) {
+      prop_group_conflict c = {groups[k].common, groups[k].members.v, (uint32_t)groups[k].members.n};
+      SC_PUSH(e->a, e->conflicts, c);
+    } else if (groups[k].common) {
+      uint32_t root = e->alias[raw_slot(e, groups[k].first)];
+      e->sh[root] = groups[k].common;
+      e->written[root] = 1;
     }
+  }
+}
+
+prop_group_conflicts prop_engine_group_conflicts(const prop_engine *e) {
+  return (prop_group_conflicts){e->conflicts.v, (uint32_t)e->conflicts.n};
 }
 
 /* A tensor that grew takes the origin of the first other tensor of the visit that had a sharding. */
@@ -1421,7 +1492,6 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   find_entry_funcs(e);
   seed(e);
   index_owners(e);
-  if (!o->seed_only) sync_sharding_groups(e);
   e->op_pos = ar_alloc(a, (m->nops + 1) * sizeof *e->op_pos);
   for (uint32_t i = 0; i < m->nops; i++) e->op_pos[m->ops[i]->id] = i;
   e->last_change = ar_calloc(a, e->nslots + 1, sizeof *e->last_change);
@@ -1435,6 +1505,8 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   e->share = (rule_share_table){a, ar_hash_seed(a), NULL, NULL, 0, 0};
   e->facts = prop_rule_facts_build(a, m);
   if (o->apply_constraints && !o->seed_only) apply_sharding_constraints(e);
+  if (!o->seed_only) sync_sharding_groups(e); /* at propagation's start, after the import's constraints */
+  if (o->import_only) return e;
   if (o->seed_only || !any_seed(e)) return e; /* nothing written: nothing to propagate */
   e->aggressive = o->strategy != PROP_BASIC;
   if (o->strategy == PROP_USER_PRIORITY) run_user_priority(e);

@@ -33,6 +33,7 @@ typedef struct {
                                -sdy-close-shardings) */
   bool apply_constraints;   /* a value without a sharding takes the fully closed one a constraint asks of it
                                (the pipeline's -sdy-apply-sharding-constraints) */
+  bool import_only;         /* stop after seeding, constraints and the sharding groups' sync (no propagation) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;
@@ -55,6 +56,20 @@ typedef struct {
 } prop_engine_messages;
 /* The warnings the run emitted (sharding groups whose members' shardings conflict), in module order. */
 prop_engine_messages prop_engine_warnings(const prop_engine *e);
+/* A sharding group whose members were written with different shardings: Shardy puts a fully open
+ * sharding constraint (on `sharding`'s mesh) after each member and groups those instead. */
+typedef struct {
+  const prop_sharding *sharding; /* the first member's that is not replicated and open */
+  const ir_value **members;      /* in module order, each once */
+  uint32_t nmembers;
+} prop_group_conflict;
+typedef struct {
+  const prop_group_conflict *v;
+  uint32_t n;
+} prop_group_conflicts;
+/* The run's conflicting sharding groups, in order of their first member. */
+prop_group_conflicts prop_engine_group_conflicts(const prop_engine *e);
+
 /* The value whose written sharding (a function argument's, an op's, a constraint's) `v`'s sharding was
  * propagated from: `v` itself when it was written on it, NULL when `v` has none. */
 const ir_value *prop_engine_value_origin(const prop_engine *e, const ir_value *v);

@@ -95,6 +95,7 @@ struct prop_engine {
   uint32_t nentry_funcs;
   sharding_ref **func_results, **func_results_initial; /* per func index (m->funcs) */
   SC_VEC(prop_engine_message) messages; /* Shardy's warnings about the module (prop_engine_messages) */
+  SC_VEC(prop_group_conflict) conflicts; /* sharding groups whose written shardings disagree */
 };
 
 /* The slot of a value (its own, before aliases), UINT32_MAX for none. */

@@ -56,9 +56,6 @@ PASSES = [
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "func @split_constants_different_sharding"):
         "the import's constant splitter gives each use of a constant its own sdy.constant; propagate keeps one",
-    ("propagation_pipeline.mlir", "func @add_extra_sharding_constraint_for_incompatible_group_member_shardings("):
-        "a sharding group whose members conflict gets an open sharding constraint after each member; propagate "
-        "only warns",
     ("propagation_pipeline.mlir", "func @do_not_propagate_manual_axes_to_manual_computation("):
         "a manual computation's open in/out shardings take only free axes from outside; propagate also moves the "
         "manual axis out to the argument",

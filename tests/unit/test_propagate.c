@@ -480,3 +480,33 @@ Test(propagate, lifting_inline_meshes_is_linear) {
   }
   cr_assert_lt(per_op[1], per_op[0] * 1.25, "steps per op %.1f at n, %.1f at 4n", per_op[0], per_op[1]);
 }
+
+/* A sharding group whose members were written with different shardings: Shardy's warning names the
+ * group by its number after the import (groups in order of their smallest id, from 0), and the pipeline
+ * constrains each member with an open sharding the group shares; the groups are gone after export. */
+Test(propagate, conflicting_group_gets_open_constraints) {
+  static const char *module =
+      "sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
+      "func.func @main(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {\n"
+      "  %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {\"b\", ?}]> : tensor<8x8xf32>\n"
+      "  sdy.sharding_group %0 group_id=1183 : tensor<8x8xf32>\n"
+      "  %1 = sdy.sharding_constraint %arg0 <@mesh, [{\"a\"}, {?}]> : tensor<8x8xf32>\n"
+      "  sdy.sharding_group %1 group_id=1183 : tensor<8x8xf32>\n"
+      "  sdy.sharding_group %arg0 group_id=7 : tensor<8x8xf32>\n"
+      "  return %0, %1 : tensor<8x8xf32>, tensor<8x8xf32>\n}\n";
+  sc_arena *a = sc_arena_new(0);
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(a, module, strlen(module), &o, &r), SC_OK);
+  cr_assert_eq(r.nmessages, 1);
+  cr_assert(strstr(r.messages[0].message, "sharding groups of groupID: 1 do not match"), "%s", r.messages[0].message);
+  cr_assert(strstr(r.text, "  %0 = sdy.reshard %arg0 <@mesh, [{}, {\"b\"}]> : tensor<8x8xf32>\n"
+                           "  %1 = sdy.reshard %0 <@mesh, [{\"a\"}, {\"b\"}]> : tensor<8x8xf32>\n"
+                           "  %2 = sdy.reshard %arg0 <@mesh, [{\"a\"}, {\"b\"}]> : tensor<8x8xf32>\n"
+                           "  %3 = sdy.reshard %2 <@mesh, [{\"a\"}, {\"b\"}]> : tensor<8x8xf32>\n"
+                           "  return %1, %3"),
+            "%s", r.text);
+  cr_assert_null(strstr(r.text, "sharding_group"));
+  sc_arena_free(a);
+}
