@@ -299,19 +299,126 @@ sharding_ref prop_engine_add_free(sc_arena *a, const ir_op *op, const md_model *
   return r;
 }
 
+/* ---- the pipeline import's constant splitter ----------------------------------------------------
+ * Shardy copies every constant expression (a constant or iota, or a pure element-wise op, broadcast,
+ * reshape or slice of constant expressions) and every broadcast of a scalar once per use, so uses never
+ * share a sharding through them. Here the first use reads the expression itself and every later use of
+ * a non-scalar one gets a slot of its own for its copy, seeded with the expression's written sharding.
+ * Ops whose operands flow along data-flow edges or calls (regions, terminators, calls, optimization
+ * barriers) read the expression itself. */
+enum { CE_NONE = 0, CE_CONSTANT, CE_SCALAR_EXPANSION };
+
+static bool elementwise_kind(prop_engine *e, const ir_op *op);
+static bool is_scalar_tensor(sc_arena *a, ir_span type);
+
+static bool constant_preserving(prop_engine *e, const ir_op *op) {
+  if (op->nregions || ir_op_kind_is_sdy(op->kind)) return false;
+  ir_span n = ir_op_bare_name(op);
+  return ir_span_eq(n, "stablehlo.broadcast_in_dim") || ir_span_eq(n, "stablehlo.reshape") ||
+         ir_span_eq(n, "stablehlo.slice") || elementwise_kind(e, op);
+}
+
+static uint8_t constant_kind(prop_engine *e, const ir_op *op, const uint8_t *kinds) {
+  ir_span n = ir_op_bare_name(op);
+  if (ir_span_eq(n, "stablehlo.constant") || ir_span_eq(n, "sdy.constant") || ir_span_eq(n, "stablehlo.iota"))
+    return CE_CONSTANT;
+  if (constant_preserving(e, op)) {
+    bool all = true;
+    for (uint32_t k = 0; k < op->noperands && all; k++)
+      all = op->operands[k] && op->operands[k]->def && kinds[op->operands[k]->def->id] == CE_CONSTANT;
+    if (all) return CE_CONSTANT;
+  }
+  if (ir_span_eq(n, "stablehlo.broadcast_in_dim") && op->noperands == 1 && op->operands[0] &&
+      is_scalar_tensor(e->a, op->operands[0]->type))
+    return CE_SCALAR_EXPANSION;
+  return CE_NONE;
+}
+
+/* Whether `op`'s operands reach it through propagate_op, or as the returned values of a function no call
+ * reads (propagate_func_results), not along data-flow edges or calls. */
+static bool reads_by_rule(const ir_op *op, const uint8_t *called) {
+  if (op->kind == SC_OP_RETURN)
+    return op->parent_op && op->parent_op->kind == SC_OP_FUNC && !called[op->parent_op->id];
+  return !op->nregions && op->kind != SC_OP_CALL && !is_optimization_barrier(op) && op->nresults &&
+         !ir_span_eq(op->name, "sdy.sharding_group");
+}
+
+/* Per op id: a function some call names. */
+static uint8_t *called_funcs(prop_engine *e) {
+  uint8_t *called = ar_calloc(e->a, e->m->nops + 1, 1);
+  for (uint32_t i = 0; i < e->m->nops; i++) {
+    const ir_op *callee = e->m->ops[i]->kind == SC_OP_CALL ? md_model_func(e->model, ir_op_callee(e->m->ops[i])) : NULL;
+    if (callee && callee->id < e->m->nops) called[callee->id] = 1;
+  }
+  return called;
+}
+
+static void split_constant_uses(prop_engine *e) {
+  const ir_module *m = e->m;
+  ar_mark_t mark = ar_mark(e->a);
+  uint8_t *kinds = ar_calloc(e->a, m->nops + 1, 1), *used = ar_calloc(e->a, e->nslots + 1, 1), *called = called_funcs(e);
+  uint32_t ncopies = 0, nops_with = 0, noperands_with = 0;
+  for (uint32_t pass = 0; pass < 2; pass++) { /* count, then assign */
+    memset(used, 0, e->nslots + 1);
+    uint32_t next_slot = e->nslots, at = 0;
+    for (uint32_t i = 0; i < m->nops; i++) {
+      const ir_op *op = m->ops[i];
+      if (!pass) kinds[op->id] = op->kind == SC_OP_FUNC ? CE_NONE : constant_kind(e, op, kinds);
+      if (kinds[op->id] != CE_NONE && kinds[op->id] != CE_CONSTANT) continue; /* a scalar broadcast's operand stays */
+      bool own = false;
+      for (uint32_t k = 0; k < op->noperands; k++) {
+        const ir_value *v = op->operands[k];
+        if (!v || !v->def || !kinds[v->def->id] || is_scalar_tensor(e->a, v->type)) continue;
+        uint32_t s = raw_slot(e, v);
+        if (s >= e->nslots) continue;
+        if (!used[s] || !reads_by_rule(op, called)) {
+          used[s] = 1;
+          continue;
+        }
+        if (!pass) {
+          ncopies++;
+          own = true;
+          continue;
+        }
+        if (e->own_copy_at[op->id] == UINT32_MAX) {
+          e->own_copy_at[op->id] = at;
+          for (uint32_t j = 0; j < op->noperands; j++) e->own_copy[at + j] = UINT32_MAX;
+          at += op->noperands;
+        }
+        e->own_copy[e->own_copy_at[op->id] + k] = next_slot;
+        e->own_copy_value[next_slot - e->nslots] = v;
+        next_slot++;
+      }
+      if (own) nops_with++, noperands_with += op->noperands;
+    }
+    if (pass || !ncopies) break;
+    e->own_copy_at = ar_alloc(e->a, (m->nops + 1) * sizeof *e->own_copy_at);
+    memset(e->own_copy_at, 0xff, (m->nops + 1) * sizeof *e->own_copy_at);
+    e->own_copy = ar_alloc(e->a, (noperands_with + 1) * sizeof *e->own_copy);
+    e->own_copy_value = ar_alloc(e->a, (ncopies + 1) * sizeof *e->own_copy_value);
+    (void)nops_with;
+  }
+  if (!ncopies) {
+    ar_rewind(e->a, mark);
+    return;
+  }
+  e->ncopy_slots = ncopies;
+  e->nslots += ncopies;
+}
+
 static void index_uses(prop_engine *e) {
   const ir_module *m = e->m;
   e->use_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
   for (uint32_t i = 0; i < m->nops; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
-      uint32_t s = slot_of(e, m->ops[i]->operands[k]);
+      uint32_t s = operand_slot(e, m->ops[i], k);
       if (s < e->nslots) e->use_start[s + 2]++;
     }
   for (uint32_t s = 0; s < e->nslots; s++) e->use_start[s + 2] += e->use_start[s + 1];
   e->users = ar_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
   for (uint32_t i = 0; i < m->nops; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
-      uint32_t s = slot_of(e, m->ops[i]->operands[k]);
+      uint32_t s = operand_slot(e, m->ops[i], k);
       if (s < e->nslots) e->users[e->use_start[s + 1]++] = m->ops[i]->id;
     }
 }
@@ -421,6 +528,12 @@ static void seed(prop_engine *e) {
     e->func_results_initial[f] = ar_calloc(e->a, nres + 1, sizeof **e->func_results_initial);
     for (uint32_t k = 0; k < nres; k++)
       e->func_results[f][k] = e->func_results_initial[f][k] = seed_of(e, md_model_func_result_sharding(e->model, fn, k));
+  }
+  for (uint32_t c = 0; c < e->ncopy_slots; c++) { /* a copy of an expression has its written sharding */
+    const ir_value *v = e->own_copy_value[c];
+    uint32_t slot = e->nslots - e->ncopy_slots + c;
+    e->slot_value[slot] = v;
+    e->sh[slot] = seed_of(e, md_model_result_sharding(e->model, v->def, v->index));
   }
   memcpy(e->initial, e->sh, e->nslots * sizeof *e->sh);
   e->written = ar_calloc(e->a, e->nslots + 1, 1);
@@ -956,7 +1069,7 @@ static bool is_scalar_tensor(sc_arena *a, ir_span type) {
 
 static bool has_shared_operand(prop_engine *e, const ir_op *op) {
   for (uint32_t i = 0; i < op->noperands; i++) {
-    uint32_t s = slot_of(e, op->operands[i]);
+    uint32_t s = operand_slot(e, op, i);
     if (s >= e->nslots || e->use_start[s + 1] - e->use_start[s] <= 1) continue;
     if (!is_scalar_tensor(e->a, op->operands[i]->type)) return true;
   }
@@ -1145,8 +1258,7 @@ static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
   sharding_ref *all = ar_alloc(e->a, (n ? n : 1) * sizeof *all);
   uint32_t *slots = ar_alloc(e->a, (n ? n : 1) * sizeof *slots);
   for (uint32_t i = 0; i < n; i++) {
-    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
-    slots[i] = slot_of(e, v);
+    slots[i] = i < op->noperands ? operand_slot(e, op, i) : slot_of(e, op->results[i - op->noperands]);
     if (slots[i] >= e->nslots) return;
     all[i] = e->sh[slots[i]];
   }
@@ -1215,7 +1327,7 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
     for (uint32_t k = 0; k < ret->noperands && k < ir_op_nresult_attrs(fn); k++) {
       ir_tensor_type tt;
       const ir_value *v = ret->operands[k];
-      uint32_t slot = slot_of(e, v);
+      uint32_t slot = operand_slot(e, ret, k);
       if (slot >= e->nslots || !ir_parse_tensor_type(e->a, v->type, &tt) || tt.rank < 0) continue;
       bool dynamic = false;
       for (int32_t d = 0; d < tt.rank; d++) dynamic |= tt.dims[d] < 0;
@@ -1487,6 +1599,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   prop_sharding_set_init(&e->shardings, a);
   prop_visit_memo_init(&e->memo, a, 4096 + m->nops / 16);
   number_values(e);
+  if (o->split_constants) split_constant_uses(e);
   build_edges(e);
   index_uses(e);
   find_entry_funcs(e);
@@ -1532,6 +1645,16 @@ prop_engine_messages prop_engine_warnings(const prop_engine *e) {
 const prop_rule *prop_engine_built_rule(const prop_engine *e, const ir_op *op, bool conservative, bool *known) {
   *known = e->rule_known[op->id] && e->opt.conservative == conservative && op->kind != SC_OP_SDY_PROPAGATION_BARRIER;
   return *known ? e->rules[op->id] : NULL;
+}
+
+bool prop_engine_operand_is_copy(const prop_engine *e, const ir_op *op, uint32_t k) {
+  return k < op->noperands && e->own_copy_at && e->own_copy_at[op->id] != UINT32_MAX &&
+         e->own_copy[e->own_copy_at[op->id] + k] != UINT32_MAX;
+}
+
+const prop_sharding *prop_engine_operand_sharding(const prop_engine *e, const ir_op *op, uint32_t k) {
+  uint32_t s = k < op->noperands ? operand_slot(e, op, k) : UINT32_MAX;
+  return s < e->nslots ? e->sh[s] : NULL;
 }
 
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_value *v) {

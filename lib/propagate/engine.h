@@ -34,6 +34,8 @@ typedef struct {
   bool apply_constraints;   /* a value without a sharding takes the fully closed one a constraint asks of it
                                (the pipeline's -sdy-apply-sharding-constraints) */
   bool import_only;         /* stop after seeding, constraints and the sharding groups' sync (no propagation) */
+  bool split_constants;     /* each use of a constant expression has its own copy (the pipeline's
+                               -sdy-constant-or-scalar-splitter; see prop_engine_operand_sharding) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;
@@ -49,6 +51,11 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
 
 /* The sharding a value ends with (NULL = none). */
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_value *v);
+/* The sharding operand `k` of `op` ends with: its value's, or with split_constants, that of the op's
+ * own copy of a constant expression used elsewhere too. */
+const prop_sharding *prop_engine_operand_sharding(const prop_engine *e, const ir_op *op, uint32_t k);
+/* Whether operand `k` of `op` reads its own copy of a constant expression (split_constants). */
+bool prop_engine_operand_is_copy(const prop_engine *e, const ir_op *op, uint32_t k);
 
 typedef struct {
   const prop_engine_message *v;

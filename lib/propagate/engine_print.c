@@ -150,7 +150,7 @@ static const prop_sharding *returned_sharding(const prop_engine *e, const ir_op 
   const ir_block *b = fn->regions[0]->blocks[0];
   const ir_op *ret = b->nops ? b->ops[b->nops - 1] : NULL;
   if (!ret || ret->kind != SC_OP_RETURN || k >= ret->noperands || !ret->operands[k]) return NULL;
-  uint32_t slot = slot_of(e, ret->operands[k]);
+  uint32_t slot = operand_slot(e, ret, k);
   return slot < e->nslots ? e->sh[slot] : NULL;
 }
 

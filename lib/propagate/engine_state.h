@@ -56,6 +56,10 @@ struct prop_engine {
   hs_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
   const ir_block **block_keys;
   uint32_t nslots;
+  uint32_t *own_copy_at;      /* per op id: index into own_copy of its operand 0, UINT32_MAX = none (NULL: none at all) */
+  uint32_t *own_copy;         /* per operand of those ops: the slot of its own copy of a constant expression, or UINT32_MAX */
+  const ir_value **own_copy_value; /* per copy slot (the last ncopy_slots slots): the expression's value */
+  uint32_t ncopy_slots;
   uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args) */
   sharding_ref *sh, *initial; /* per slot: current and seeded sharding (shared: equal ones are one pointer) */
   uint8_t *written;           /* per slot: set after seeding (printing writes its sharding again) */
@@ -112,6 +116,13 @@ static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
 static inline uint32_t slot_of(const prop_engine *e, const ir_value *v) {
   uint32_t s = raw_slot(e, v);
   return s < e->nslots && e->alias ? e->alias[s] : s;
+}
+
+/* The slot operand `k` of `op` reads: its value's, or its own copy's (split constants). */
+static inline uint32_t operand_slot(const prop_engine *e, const ir_op *op, uint32_t k) {
+  if (e->own_copy_at && e->own_copy_at[op->id] != UINT32_MAX && e->own_copy[e->own_copy_at[op->id] + k] != UINT32_MAX)
+    return e->own_copy[e->own_copy_at[op->id] + k];
+  return slot_of(e, op->operands[k]);
 }
 
 static inline const ir_value *block_arg(const ir_region *r, uint32_t i) {

@@ -194,6 +194,7 @@ static sharding_ref bypassing_barriers(rpass *p, const ir_value *v) {
  * propagation barriers when `bypass`). */
 static sharding_ref operand_sharding(rpass *p, const ir_op *op, uint32_t k, bool bypass) {
   if (p->operand_now[op->id] && p->operand_now[op->id][k]) return p->operand_now[op->id][k];
+  if (prop_engine_operand_is_copy(p->e, op, k)) return prop_engine_operand_sharding(p->e, op, k);
   return bypass ? bypassing_barriers(p, op->operands[k]) : value_sharding(p, op->operands[k]);
 }
 

@@ -55,7 +55,8 @@ PASSES = [
 # fails the run, so the list shrinks as propagate grows.
 EXPECTED_FAILURES = {
     ("propagation_pipeline.mlir", "func @split_constants_different_sharding"):
-        "the import's constant splitter gives each use of a constant its own sdy.constant; propagate keeps one",
+        "each use of a constant gets its own copy and sharding, but propagate prints the constant once (with its "
+        "first use's sharding) where Shardy prints a copy per use",
     ("propagation_pipeline.mlir", "func @do_not_propagate_manual_axes_to_manual_computation("):
         "a manual computation's open in/out shardings take only free axes from outside; propagate also moves the "
         "manual axis out to the argument",

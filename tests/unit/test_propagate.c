@@ -510,3 +510,20 @@ Test(propagate, conflicting_group_gets_open_constraints) {
   cr_assert_null(strstr(r.text, "sharding_group"));
   sc_arena_free(a);
 }
+
+/* The pipeline's constant splitter: a broadcast of a constant used by two differently sharded ops gives
+ * each its own copy, so the second use takes its own operand's sharding instead of meeting the first's;
+ * a single pass (no splitter) lets the shared broadcast carry the first sharding into a conflict. */
+Test(propagate, each_use_of_a_constant_expression_has_its_own_copy) {
+  static const char *module =
+      "sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
+      "func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}, {}]>}, "
+      "%arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"b\"}, {}]>}) -> (tensor<8x8xf32>, tensor<8x8xf32>) {\n"
+      "  %c = stablehlo.constant dense<1.0> : tensor<f32>\n"
+      "  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x8xf32>\n"
+      "  %0 = stablehlo.add %arg0, %z : tensor<8x8xf32>\n"
+      "  %1 = stablehlo.add %arg1, %z : tensor<8x8xf32>\n"
+      "  return %0, %1 : tensor<8x8xf32>, tensor<8x8xf32>\n}\n";
+  expect_in(module, SC_PROPAGATE_PIPELINE, "%3 = stablehlo.add %arg1, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"b\"}, {}]>]>}");
+  expect_in(module, SC_PROPAGATE_USER_PRIORITY, "%2 = stablehlo.add %arg1, %0 : tensor<8x8xf32>");
+}
