@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "propagate/collectives.h"
 #include "propagate/call_graph.h"
+#include "propagate/constants.h"
 #include "propagate/group_constraints.h"
 #include "propagate/lift_meshes.h"
 #include "propagate/dead_code.h"
@@ -225,6 +226,7 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
       erased[r->ops[i]->id] = 1;
     }
   }
+  prop_merge_constants(a, r, &pr, erased); /* -sdy-constant-or-scalar-merger */
   prop_erase_dead_ops(a, r, &pr, erased);
   prop_printer_emit(&pr, 0, (uint32_t)r->len, out);
   return true;
@@ -326,6 +328,16 @@ static sc_status propagate_body(propagate_run *run) {
         emit_begin = 0, emit_end = (uint32_t)lifted.n;
         msg_lines = lifted_lines;
         line_shift = ir_linemap_pos(&lines, chunks[i].begin).line - 1 - (uint32_t)added_lines;
+      }
+    }
+    ar_str split = SC_ASTR_INIT(a);
+    if (pipeline && prop_split_constants(a, m, emit_begin, emit_end, &split) > 0) { /* a copy per use */
+      const ir_linemap *split_lines;
+      ir_module *split_m = reparse(run, split.p, split.n, &split_lines);
+      if (split_m) {
+        m = split_m;
+        emit_begin = 0, emit_end = (uint32_t)split.n;
+        msg_lines = split_lines;
       }
     }
     if (pipeline) open_group_constraints(run, &m, &emit_begin, &emit_end, &mo, &msg_lines, &msgs, line_shift);

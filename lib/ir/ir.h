@@ -416,5 +416,9 @@ typedef struct {
   ir_span element;
 } ir_tensor_type;
 bool ir_parse_tensor_type(sc_arena *a, ir_span type, ir_tensor_type *out);
+/* A rank-0 MLIR tensor type: `tensor<` then the element type, no dimension (digits, `?`, `*`) first. */
+static inline bool ir_type_is_scalar_tensor(ir_span type) {
+  return type.n > 7 && !memcmp(type.p, "tensor<", 7) && !((type.p[7] >= '0' && type.p[7] <= '9') || type.p[7] == '?' || type.p[7] == '*');
+}
 
 #endif

@@ -1062,7 +1062,7 @@ static prop_direction dir_intersection(prop_direction a, prop_direction b) {
 
 /* A rank-0 tensor type: `tensor<` then the element type, with no dimension (digits, `?`, `*`) first. */
 static bool is_scalar_tensor(sc_arena *a, ir_span type) {
-  if (type.n > 7 && !memcmp(type.p, "tensor<", 7)) return !strchr("0123456789?*", type.p[7]);
+  if (type.n > 7 && !memcmp(type.p, "tensor<", 7)) return ir_type_is_scalar_tensor(type);
   ir_tensor_type tt;
   return ir_parse_tensor_type(a, type, &tt) && tt.rank == 0;
 }

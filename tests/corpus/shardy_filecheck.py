@@ -54,9 +54,6 @@ PASSES = [
 # Blocks known to fail, each with why: (file, label or "*") -> reason. A block listed here that passes
 # fails the run, so the list shrinks as propagate grows.
 EXPECTED_FAILURES = {
-    ("propagation_pipeline.mlir", "func @split_constants_different_sharding"):
-        "each use of a constant gets its own copy and sharding, but propagate prints the constant once (with its "
-        "first use's sharding) where Shardy prints a copy per use",
     ("propagation_pipeline.mlir", "func @do_not_propagate_manual_axes_to_manual_computation("):
         "a manual computation's open in/out shardings take only free axes from outside; propagate also moves the "
         "manual axis out to the argument",
