@@ -579,7 +579,7 @@ static void callback_gathers(sc_arena *a, const ir_module *m, const md_model *mo
     if (op->kind != SC_OP_CUSTOM_CALL || (op->cc != SC_CC_HOST_CALLBACK_CPU && op->cc != SC_CC_HOST_CALLBACK_GPU)) continue;
     if (!single_device(md_model_result_sharding(model, op, 0)) || in_manual_computation(model, op)) continue;
     for (uint32_t k = 0; k < op->noperands; k++) {
-      const prop_sharding *s = op->operands[k] ? prop_engine_value_sharding(prop, op->operands[k]) : NULL;
+      const prop_sharding *s = op->operands[k] ? prop_engine_operand_sharding(prop, op, k) : NULL;
       if (!splits(s)) continue;
       prop_reshard *r = ar_calloc(a, 1, sizeof *r);
       r->op = op, r->value = op->operands[k], r->from = s, r->to = NULL;

@@ -763,6 +763,7 @@ static bool ranked_tensor(const ir_value *v) {
 }
 
 static uint32_t rank_of(rpass *p, const ir_value *v) {
+  if (!v) return 0;
   ir_span t = value_type(v);
   ir_tensor_type tt;
   return ir_parse_tensor_type(p->a, t, &tt) ? tt.rank : 0;
@@ -1436,6 +1437,7 @@ static void process_call(rpass *p, const ir_op *op) {
   if (closed && !(like = first_on_mesh(operands, n))) return;
   for (uint32_t k = 0; k < n; k++) {
     sharding_ref target = args[k];
+    if (!op->operands[k]) continue; /* a name the parser could not resolve (a broken module): left as written */
     if (!target || closed) {
       uint32_t rank = rank_of(p, op->operands[k]);
       target = closed ? closed_replicated(p->a, like->mesh, like->mesh_name, rank)

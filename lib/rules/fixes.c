@@ -526,6 +526,13 @@ const md_sharding *ru_value_sharding(ru_ctx *ctx, const ir_value *v) {
   return p && !prop_sharding_empty_axes(p) ? prop_sharding_to_model(ctx->arena, p) : NULL;
 }
 
+const md_sharding *ru_operand_sharding(ru_ctx *ctx, const ir_op *op, uint32_t k) {
+  if (k >= op->noperands) return NULL;
+  if (!ctx->propagation || !prop_engine_operand_is_copy(ctx->propagation, op, k)) return ru_value_sharding(ctx, op->operands[k]);
+  const prop_sharding *p = prop_engine_operand_sharding(ctx->propagation, op, k);
+  return p && !prop_sharding_empty_axes(p) ? prop_sharding_to_model(ctx->arena, p) : NULL;
+}
+
 /* ---- Snippets ---- */
 
 const char *ru_shard_map_snippet(sc_arena *a, const md_mesh *mesh, const char *fn, const char **in_specs,

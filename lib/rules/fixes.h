@@ -66,6 +66,9 @@ const char *ru_pspec(sc_arena *a, const md_sharding *s, const ru_where *w, ru_ax
 const md_sharding *ru_sdy_list_entry(sc_arena *a, ir_span list, uint32_t index);
 /* The sharding of a value as far as the model or an enclosing manual computation tells. */
 const md_sharding *ru_value_sharding(ru_ctx *ctx, const ir_value *v);
+/* Operand `k` of `op`'s sharding: its value's (ru_value_sharding), or the propagated sharding of the
+ * op's own copy when the operand is a constant expression other ops use too (Shardy copies it per use). */
+const md_sharding *ru_operand_sharding(ru_ctx *ctx, const ir_op *op, uint32_t k);
 
 /* Reads `key = value` at the top level of an MLIR attribute dict `{...}` (or HLO `{k=v, ...}`);
  * empty span if absent. */

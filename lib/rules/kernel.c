@@ -193,7 +193,10 @@ static void operand_shardings(ru_ctx *ctx, const ru_where *w, const ir_value *v,
 }
 
 static void kernel_shardings(ru_ctx *ctx, const ir_op *op, const ru_where *w, sharded_vec *out) {
-  for (uint32_t i = 0; i < op->noperands; i++) operand_shardings(ctx, w, op->operands[i], i, out, 0);
+  for (uint32_t i = 0; i < op->noperands; i++) {
+    if (ctx->propagation && prop_engine_operand_is_copy(ctx->propagation, op, i)) collect(ctx, w, ru_operand_sharding(ctx, op, i), false, i, out);
+    else operand_shardings(ctx, w, op->operands[i], i, out, 0);
+  }
   size_t before = out->n;
   result_shardings(ctx, op, w, out, NULL);
   /* with propagation, a result no user constrains may still end up sharded */
@@ -339,7 +342,7 @@ static void add_caller_wrap_fix(ru_ctx *ctx, sc_diag *d, const ir_op *op, const 
   result_shardings(ctx, op, w, &tmp, rs);
   bool unknown = false, all_repl = true;
   for (uint32_t i = 0; i < op->noperands; i++) {
-    kins[i] = ru_pspec(a, ru_value_sharding(ctx, op->operands[i]), w, NULL);
+    kins[i] = ru_pspec(a, ru_operand_sharding(ctx, op, i), w, NULL);
     if (!kins[i]) unknown = true;
     else if (strcmp(kins[i], "P()") != 0) all_repl = false;
   }
@@ -409,7 +412,7 @@ static void add_wrap_fixes(ru_ctx *ctx, sc_diag *d, const ir_op *op, const ru_wh
       const char **ins = ar_calloc(a, op->noperands + 1, sizeof *ins);
       const char **outs = ar_calloc(a, op->nresults + 1, sizeof *outs);
       for (uint32_t i = 0; i < op->noperands; i++) {
-        const md_sharding *s = ru_value_sharding(ctx, op->operands[i]);
+        const md_sharding *s = ru_operand_sharding(ctx, op, i);
         const char *ps = ru_pspec(a, s, w, skip_manual);
         ins[i] = ps ? ps : "P()";
       }

@@ -565,3 +565,27 @@ Test(propagate, copying_a_constant_per_use_is_linear) {
   }
   cr_assert_lt(per_use[1], per_use[0] * 1.25, "steps per use %.1f at n, %.1f at 4n", per_use[0], per_use[1]);
 }
+
+/* check copies a constant per use as XLA's Shardy import does: a kernel fed a constant that an
+ * element-wise op also reads (sharded by the argument) gets an unsharded copy of its own, so no SC0302. */
+Test(propagate, check_gives_a_kernel_its_own_copy_of_a_shared_constant) {
+  static const char *shared =
+      "sdy.mesh @mesh = <[\"data\"=4]>\n"
+      "func.func public @main(%arg0: tensor<8x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"data\"}, {}]>}) -> "
+      "(tensor<8x128xf32>, tensor<8x128xf32>) {\n"
+      "  %c = stablehlo.constant dense<1.0> : tensor<8x128xf32>\n"
+      "  %0 = stablehlo.multiply %arg0, %c : tensor<8x128xf32>\n"
+      "  %1 = stablehlo.custom_call @tpu_custom_call(%c) {backend_config = \"{}\"} : (tensor<8x128xf32>) -> tensor<8x128xf32>\n"
+      "  return %0, %1 : tensor<8x128xf32>, tensor<8x128xf32>\n}\n";
+  sc_arena *a = sc_arena_new(0);
+  sc_target_mesh mesh;
+  const char *err = NULL;
+  cr_assert_eq(sc_mesh_parse(a, "data=4:explicit", &mesh, &err), 0);
+  sc_options o;
+  memset(&o, 0, sizeof o);
+  o.mesh = &mesh;
+  sc_report *r;
+  cr_assert_eq(sc_check(a, shared, strlen(shared), &o, &r), SC_OK);
+  cr_assert_eq(count_code(r, "SC0302"), 0, "the kernel reads its own unsharded copy of the constant");
+  sc_arena_free(a);
+}
