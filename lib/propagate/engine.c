@@ -494,23 +494,24 @@ static void seed(prop_engine *e) {
           if (slot < e->nslots) e->slot_value[slot] = v;
         }
   }
-  e->in_global = ar_calloc(e->a, m->nops + 1, sizeof *e->in_global);
-  e->out_global = ar_calloc(e->a, m->nops + 1, sizeof *e->out_global);
+  hs_name_map_init(&e->globals_index, e->a, 16);
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     if ((op->kind != SC_OP_SDY_MANUAL_COMPUTATION && op->kind != SC_OP_SDY_NAMED_COMPUTATION) || !op->nregions) continue;
     const md_annotation *in = &md_model_op(e->model, op)->sdy_op->in_shardings;
     const md_annotation *out = &md_model_op(e->model, op)->sdy_op->out_shardings;
-    e->out_global[op->id] = ar_calloc(e->a, op->nresults + 1, sizeof **e->out_global);
-    for (uint32_t r = 0; r < op->nresults && r < out->nvalues; r++) e->out_global[op->id][r] = seed_of(e, out->values[r]);
-    e->in_global[op->id] = ar_calloc(e->a, op->noperands + 1, sizeof **e->in_global);
+    computation_globals g = {ar_calloc(e->a, op->noperands + 1, sizeof *g.in), ar_calloc(e->a, op->nresults + 1, sizeof *g.out)};
+    for (uint32_t r = 0; r < op->nresults && r < out->nvalues; r++) g.out[r] = seed_of(e, out->values[r]);
     for (uint32_t k = 0; k < op->noperands; k++) {
-      sharding_ref g = k < in->nvalues ? seed_of(e, in->values[k]) : NULL;
-      e->in_global[op->id][k] = g;
+      sharding_ref sg = k < in->nvalues ? seed_of(e, in->values[k]) : NULL;
+      g.in[k] = sg;
       uint32_t slot = raw_slot(e, block_arg(op->regions[0], k));
       ar_mark_t mark = ar_mark(e->a);
-      if (slot < e->nslots) e->sh[slot] = keep_shared(e, mark, erase_manual(e->a, op, e->model, g));
+      if (slot < e->nslots) e->sh[slot] = keep_shared(e, mark, erase_manual(e->a, op, e->model, sg));
     }
+    SC_PUSH(e->a, e->globals, g);
+    hs_name_map_make_room(&e->globals_index, e->a);
+    hs_name_map_put(&e->globals_index, (const char *)&op->id, sizeof op->id, (uint32_t)e->globals.n - 1, NULL);
   }
   e->func_results = ar_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results);
   e->func_results_initial = ar_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results_initial);
@@ -869,7 +870,8 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   for (uint32_t j = 0; j < edge->nsources; j++) all[j] = e->sh[edge->sources[j]];
   sharding_ref target = e->sh[edge->owner];
   /* the in_sharding as written gives the manual axes (the op's attribute changes only when edges sink) */
-  sharding_ref in_global = edge->kind == EDGE_MANUAL_ARG ? e->in_global[edge->op->id][edge->index] : NULL;
+  const computation_globals *globals = written_globals(e, edge->op);
+  sharding_ref in_global = edge->kind == EDGE_MANUAL_ARG && globals ? globals->in[edge->index] : NULL;
   if (edge->kind == EDGE_MANUAL_ARG) target = prop_engine_add_free(e->a, edge->op, e->model, in_global, target);
   else if (edge->kind == EDGE_MANUAL_RESULT) target = erase_manual(e->a, edge->op, e->model, target);
   all[n - 1] = target;
@@ -888,7 +890,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   if (edge->kind == EDGE_MANUAL_ARG) {
     owner = erase_manual(e->a, edge->op, e->model, owner);
   } else if (edge->kind == EDGE_MANUAL_RESULT) { /* the out_sharding as written gives the manual axes */
-    sharding_ref out_global = e->out_global[edge->op->id] ? e->out_global[edge->op->id][edge->index] : NULL;
+    sharding_ref out_global = globals ? globals->out[edge->index] : NULL;
     owner = prop_engine_add_free(e->a, edge->op, e->model, out_global ? out_global : e->sh[edge->owner], owner);
   }
   if (prop_sharding_eq(owner, e->sh[edge->owner])) return;
@@ -1556,9 +1558,9 @@ static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const 
     const ir_op *user = e->m->ops[e->op_pos[e->users[u]]];
     if (user->kind == SC_OP_SDY_SHARDING_CONSTRAINT && user->nresults == 1) {
       if (!prop_sharding_eq(e->initial[e->result_base[user->id]], s)) return true;
-    } else if (user->kind == SC_OP_SDY_MANUAL_COMPUTATION && e->in_global[user->id]) {
+    } else if (user->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, user)) {
       for (uint32_t k = 0; k < user->noperands; k++)
-        if (user->operands[k] == input && !prop_sharding_eq(e->in_global[user->id][k], s)) return true;
+        if (user->operands[k] == input && !prop_sharding_eq(written_globals(e, user)->in[k], s)) return true;
     }
   }
   return false;
@@ -1583,8 +1585,8 @@ static void apply_sharding_constraints(prop_engine *e) {
     if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && op->noperands == 1 && op->nresults == 1) {
       uint32_t r = e->result_base[op->id];
       apply_constraint(e, op->operands[0], e->initial[r], r);
-    } else if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION && e->in_global[op->id]) {
-      for (uint32_t k = 0; k < op->noperands; k++) apply_constraint(e, op->operands[k], e->in_global[op->id][k], UINT32_MAX);
+    } else if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, op)) {
+      for (uint32_t k = 0; k < op->noperands; k++) apply_constraint(e, op->operands[k], written_globals(e, op)->in[k], UINT32_MAX);
     }
   }
 }

@@ -241,7 +241,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
   sharding_ref *in = ar_alloc(e->a, (op->noperands + 1) * sizeof *in);
   for (uint32_t k = 0; k < op->noperands; k++) {
     uint32_t slot = slot_of(e, block_arg(op->regions[0], k));
-    in[k] = e->in_global[op->id] ? e->in_global[op->id][k] : NULL;
+    in[k] = written_globals(e, op) ? written_globals(e, op)->in[k] : NULL;
     if (slot < e->nslots && e->written[slot] && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
       in[k] = op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? prop_engine_add_free(e->a, op, e->model, in[k], e->sh[slot]) : e->sh[slot];
       in_changed = true;

@@ -22,6 +22,11 @@ typedef struct {
   uint32_t cap, n;
 } rule_share_table;
 
+/* A manual or named computation's shardings as written (global view; NULL entries: none). */
+typedef struct {
+  const prop_sharding **in, **out;
+} computation_globals;
+
 /* A data-flow edge: its owner (the value whose sharding it keeps) and the sources that flow into it,
  * propagated as an op with an identity rule (Shardy's ShardableDataFlowOpInterface). */
 typedef enum { EDGE_PLAIN = 0, EDGE_MANUAL_ARG, EDGE_MANUAL_RESULT } edge_kind;
@@ -67,8 +72,8 @@ struct prop_engine {
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
   uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of */
-  sharding_ref **in_global;   /* per op id of a manual/named computation: its in_shardings as written */
-  sharding_ref **out_global;  /* ... and its out_shardings as written */
+  hs_name_map globals_index;  /* op id of a manual/named computation -> index into globals */
+  SC_VEC(computation_globals) globals; /* their in_shardings and out_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
   const prop_rule **rules;    /* per op id, built on first need */
@@ -116,6 +121,12 @@ static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
 static inline uint32_t slot_of(const prop_engine *e, const ir_value *v) {
   uint32_t s = raw_slot(e, v);
   return s < e->nslots && e->alias ? e->alias[s] : s;
+}
+
+/* `op`'s written in/out shardings when it is a manual or named computation with a body, else NULL. */
+static inline const computation_globals *written_globals(const prop_engine *e, const ir_op *op) {
+  uint32_t k;
+  return e->globals.n && hs_name_map_get(&e->globals_index, (const char *)&op->id, sizeof op->id, &k) ? &e->globals.v[k] : NULL;
 }
 
 /* The slot operand `k` of `op` reads: its value's, or its own copy's (split constants). */
