@@ -37,6 +37,12 @@ static const char *per_value_text(prop_engine *e, const ir_op *op) {
   return prop_per_value_text(e->a, op, v, e->opt.close_shardings);
 }
 
+static bool result_sharding_known(const prop_engine *e, const ir_op *op) {
+  for (uint32_t r = 0; r < op->nresults; r++)
+    if (result_sharding(e, op, r)) return true;
+  return false;
+}
+
 static bool results_changed(const prop_engine *e, const ir_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
     uint32_t raw = e->result_base[op->id] + r, s = print_slot(e, op, r);
@@ -317,7 +323,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       put_final(e, &t, result_sharding(e, op, 0));
       if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, ar_str_str(&t));
       else if (op->kind == SC_OP_SDY_DATA_FLOW_EDGE) insert_edge_sharding(pr, e->m, op, ar_str_str(&t));
-    } else {
+    } else if (result_sharding_known(e, op)) { /* else: written in a form the model could not read; left as written */
       prop_printer_set_attr(pr, op, "sdy.sharding", per_value_text(e, op));
     }
     /* the pipeline's export turns constraints into reshards (-sdy-sharding-constraint-to-reshard); its

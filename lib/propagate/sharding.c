@@ -231,6 +231,7 @@ void prop_sharding_put_closed(ar_str *out, const prop_sharding *s) { put_shardin
 const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_sharding *const *results, bool close) {
   const prop_sharding *any = NULL;
   for (uint32_t r = 0; r < op->nresults && !any; r++) any = results[r];
+  if (!any) return "#sdy.sharding_per_value<[]>"; /* callers pass at least one; never a mesh-less guess */
   ar_str s = SC_ASTR_INIT(a);
   ar_str_puts(&s, "#sdy.sharding_per_value<[");
   for (uint32_t r = 0; r < op->nresults; r++) {

@@ -73,7 +73,7 @@ void prop_sharding_rebase(prop_sharding *moved, size_t delta);
 /* True when no dimension has axes and there are no replicated or unreduced axes. */
 bool prop_sharding_empty_axes(const prop_sharding *s);
 /* `#sdy.sharding_per_value<[...]>` of `op`'s results (op->nresults shardings; a NULL one prints open
- * and empty on the mesh of the others, which must not all be NULL). Arena string. */
+ * and empty on the mesh of the others; all NULL gives an empty list). Arena or static string. */
 const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_sharding *const *results, bool close);
 /* A fully open sharding of `rank` with no axes on `mesh`. */
 prop_sharding *prop_sharding_open(sc_arena *a, const md_mesh *mesh, ir_span mesh_name, uint32_t rank);
