@@ -228,7 +228,7 @@ typedef struct {
 
 static void run_propagation(void *user) {
   propagation_job *j = user;
-  prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true, false, false, true, false, true};
+  prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true, false, false, true, false, true, true};
   j->engine = prop_engine_run(j->arena, j->m, j->ctx->model, &eo);
 }
 

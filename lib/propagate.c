@@ -86,7 +86,7 @@ static prop_engine *run_strategy(propagate_run *run, const ir_module *m, const m
                      : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
                                                                  : PROP_USER_PRIORITY;
   bool pipeline = opt->strategy == SC_PROPAGATE_PIPELINE;
-  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, pipeline, false, pipeline, pipeline, false, pipeline};
+  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, pipeline, false, pipeline, pipeline, false, pipeline, pipeline};
   return prop_engine_run(run->arena, m, model, &eo);
 }
 

@@ -274,6 +274,80 @@ static sharding_ref erase_manual(sc_arena *a, const ir_op *op, const md_model *m
   return r;
 }
 
+/* A tensor value (Shardy's ShapedType; tokens and tuples have no sharding of their own to clean up). */
+static bool is_tensor(const ir_value *v) { return v && ir_span_starts(v->type, "tensor<"); }
+
+/* Whether axis `x` comes before `y` in mesh order (axis, then sub-axis pre-size). */
+static bool axis_before(prop_axis x, prop_axis y) {
+  return x.axis < y.axis || (x.axis == y.axis && (x.pre ? x.pre : 1) < (y.pre ? y.pre : 1));
+}
+
+/* The pieces of mesh axis `k` (size `full`) that none of `used` covers, appended to `out` as sub-axes
+ * (the whole axis when nothing covers any of it). */
+static uint32_t uncovered_pieces(sc_arena *a, const prop_axes *used, uint32_t nused, uint32_t k, int64_t full,
+                                 prop_axis *out) {
+  uint32_t n = 0, npieces = 0;
+  for (uint32_t u = 0; u < nused; u++) n += used[u].n;
+  prop_axis *on_k = ar_alloc(a, (n ? n : 1) * sizeof *on_k);
+  n = 0;
+  for (uint32_t u = 0; u < nused; u++)
+    for (uint32_t i = 0; i < used[u].n; i++)
+      if (used[u].v[i].axis == k) {
+        if (!used[u].v[i].pre) return 0; /* the whole axis is used */
+        uint32_t j = n++; /* kept sorted by pre-size: an axis has few sub-axes */
+        while (j > 0 && axis_before(used[u].v[i], on_k[j - 1])) on_k[j] = on_k[j - 1], j--;
+        on_k[j] = used[u].v[i];
+      }
+  int64_t at = 1;
+  for (uint32_t i = 0; i <= n; i++) {
+    int64_t next = i < n ? on_k[i].pre : full;
+    if (next > at && next % at == 0) out[npieces++] = (prop_axis){k, next / at == full ? 0 : at, next / at};
+    if (i < n && on_k[i].pre * on_k[i].size > at) at = on_k[i].pre * on_k[i].size;
+  }
+  return npieces;
+}
+
+/* Shardy's -sdy-manual-axes-cleanup (the pipeline's import): a manual axis an in/out sharding of a
+ * manual computation does not use becomes one of its replicated axes (in mesh order), so propagation
+ * cannot move it into a dimension from outside. */
+static sharding_ref add_unused_manual_axes(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref s) {
+  const md_sdy_op_info *x = md_model_op(model, op)->sdy_op;
+  if (!s || !x->nmanual_axes || !s->mesh) return s;
+  prop_axes *used = ar_alloc(a, (s->rank + 2) * sizeof *used);
+  uint32_t nused = 0, nrep = s->replicated.n;
+  for (uint32_t d = 0; d < s->rank; d++) used[nused++] = s->dims[d].axes;
+  used[nused++] = s->replicated;
+  used[nused++] = s->unreduced;
+  uint32_t bound = s->replicated.n;
+  for (uint32_t u = 0; u < nused; u++) bound += used[u].n;
+  prop_axis *rep = ar_alloc(a, (bound + 2 * x->nmanual_axes + 1) * sizeof *rep);
+  memcpy(rep, s->replicated.v, s->replicated.n * sizeof *rep);
+  for (uint32_t i = 0; i < x->nmanual_axes; i++) {
+    int k = md_mesh_axis_index(s->mesh, x->manual_axes[i].name);
+    if (k >= 0) nrep += uncovered_pieces(a, used, nused, (uint32_t)k, s->mesh->axes[k].size, rep + nrep);
+  }
+  if (nrep == s->replicated.n) return s;
+  for (uint32_t i = 1; i < nrep; i++) /* mesh order; few axes */
+    for (uint32_t j = i; j > 0 && axis_before(rep[j], rep[j - 1]); j--) {
+      prop_axis t = rep[j];
+      rep[j] = rep[j - 1], rep[j - 1] = t;
+    }
+  uint32_t n = 0; /* adjacent pieces of one axis merge ("x":(1)2, "x":(2)2 -> "x" of size 4) */
+  for (uint32_t i = 0; i < nrep; i++) {
+    prop_axis *last = n ? &rep[n - 1] : NULL;
+    if (last && last->axis == rep[i].axis && last->pre && rep[i].pre && last->pre * last->size == rep[i].pre) {
+      last->size *= rep[i].size;
+      if (last->pre == 1 && last->size == s->mesh->axes[last->axis].size) last->pre = 0;
+    } else {
+      rep[n++] = rep[i];
+    }
+  }
+  prop_sharding *r = prop_sharding_copy(a, s);
+  r->replicated.v = rep;
+  r->replicated.n = n;
+  return r;
+}
+
 /* Shardy's addFreeAxesToManualComputationSharding: `outer`'s leading manual axes, then `inner`'s axes,
  * open/closed and priority as `inner`, replicated/unreduced as `outer`. */
 sharding_ref prop_engine_add_free(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref outer, sharding_ref inner) {
@@ -501,9 +575,21 @@ static void seed(prop_engine *e) {
     const md_annotation *in = &md_model_op(e->model, op)->sdy_op->in_shardings;
     const md_annotation *out = &md_model_op(e->model, op)->sdy_op->out_shardings;
     computation_globals g = {ar_calloc(e->a, op->noperands + 1, sizeof *g.in), ar_calloc(e->a, op->nresults + 1, sizeof *g.out)};
-    for (uint32_t r = 0; r < op->nresults && r < out->nvalues; r++) g.out[r] = seed_of(e, out->values[r]);
+    bool cleanup = e->opt.manual_axes_cleanup && op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
+    for (uint32_t r = 0; r < op->nresults && r < out->nvalues; r++) {
+      g.out[r] = seed_of(e, out->values[r]);
+      if (cleanup && g.out[r] && is_tensor(op->results[r])) {
+        ar_mark_t mark = ar_mark(e->a);
+        g.out[r] = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, g.out[r]));
+        if (e->sh[e->result_base[op->id] + r]) e->sh[e->result_base[op->id] + r] = g.out[r];
+      }
+    }
     for (uint32_t k = 0; k < op->noperands; k++) {
       sharding_ref sg = k < in->nvalues ? seed_of(e, in->values[k]) : NULL;
+      if (cleanup && sg && is_tensor(op->operands[k])) {
+        ar_mark_t mark = ar_mark(e->a);
+        sg = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, sg));
+      }
       g.in[k] = sg;
       uint32_t slot = raw_slot(e, block_arg(op->regions[0], k));
       ar_mark_t mark = ar_mark(e->a);

@@ -36,6 +36,8 @@ typedef struct {
   bool import_only;         /* stop after seeding, constraints and the sharding groups' sync (no propagation) */
   bool split_constants;     /* each use of a constant expression has its own copy (the pipeline's
                                -sdy-constant-or-scalar-splitter; see prop_engine_operand_sharding) */
+  bool manual_axes_cleanup; /* a manual axis a manual computation's in/out sharding does not use is replicated
+                               there (the pipeline's -sdy-manual-axes-cleanup) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;

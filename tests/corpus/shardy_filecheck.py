@@ -53,11 +53,7 @@ PASSES = [
 
 # Blocks known to fail, each with why: (file, label or "*") -> reason. A block listed here that passes
 # fails the run, so the list shrinks as propagate grows.
-EXPECTED_FAILURES = {
-    ("propagation_pipeline.mlir", "func @do_not_propagate_manual_axes_to_manual_computation("):
-        "a manual computation's open in/out shardings take only free axes from outside; propagate also moves the "
-        "manual axis out to the argument",
-}
+EXPECTED_FAILURES = {}
 
 CHECK_RE = re.compile(r"//\s*(CHECK(?:-[A-Z]+)?):")
 EXPECT_RE = re.compile(r"//\s*expected-(error|warning|remark|note)\s*(@[^\s{]*)?\s*\{\{(.*)\}\}")

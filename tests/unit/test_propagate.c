@@ -589,3 +589,19 @@ Test(propagate, check_gives_a_kernel_its_own_copy_of_a_shared_constant) {
   cr_assert_eq(count_code(r, "SC0302"), 0, "the kernel reads its own unsharded copy of the constant");
   sc_arena_free(a);
 }
+
+/* The pipeline's -sdy-manual-axes-cleanup: the part of a manual axis an in/out sharding does not use
+ * (here the sub-axis "b":(2)2 of a manual "b" whose other half is written) is replicated there, so the
+ * user's sharding outside cannot extend the manual computation's dimension over it. */
+Test(propagate, unused_part_of_a_manual_axis_stays_out_of_the_computation) {
+  expect_in("sdy.mesh @mesh = <[\"a\"=2, \"b\"=4]>\n"
+            "func.func @f(%arg0: tensor<16xf32>) -> tensor<16xf32> {\n"
+            "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"b\":(1)2, ?}]>] out_shardings=[<@mesh, "
+            "[{\"b\":(1)2, ?}]>] manual_axes={\"b\"} (%arg1: tensor<8xf32>) {\n"
+            "    %1 = stablehlo.add %arg1, %arg1 : tensor<8xf32>\n    sdy.return %1 : tensor<8xf32>\n"
+            "  } : (tensor<16xf32>) -> tensor<16xf32>\n"
+            "  %1 = stablehlo.sine %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"b\", \"a\"}]>]>} : tensor<16xf32>\n"
+            "  return %1 : tensor<16xf32>\n}\n",
+            SC_PROPAGATE_PIPELINE,
+            "in_shardings=[<@mesh, [{\"b\":(1)2}]>] out_shardings=[<@mesh, [{\"b\":(1)2}]>] manual_axes={\"b\"}");
+}
