@@ -239,10 +239,44 @@ static bool has_explicit_edge(const prop_engine *e, const ir_value *v) {
   return false;
 }
 
+/* The pipeline's import lists a manual computation's manual axes in mesh order (-sdy-manual-axes-cleanup):
+ * `{"b", "a"}` on mesh ["a", "b"] prints as `{"a", "b"}`. */
+static void print_sorted_manual_axes(prop_engine *e, prop_printer *pr, const ir_op *op) {
+  const md_sdy_op_info *x = md_model_op(e->model, op)->sdy_op;
+  const computation_globals *g = written_globals(e, op);
+  const md_mesh *mesh = NULL;
+  for (uint32_t k = 0; g && k < op->noperands && !mesh; k++) mesh = g->in[k] ? g->in[k]->mesh : NULL;
+  for (uint32_t r = 0; g && r < op->nresults && !mesh; r++) mesh = g->out[r] ? g->out[r]->mesh : NULL;
+  if (!mesh || x->nmanual_axes < 2 || x->manual_axes_offset >= e->m->len) return;
+  int *index = ar_alloc(e->a, x->nmanual_axes * sizeof *index);
+  uint32_t *order = ar_alloc(e->a, x->nmanual_axes * sizeof *order);
+  bool sorted = true;
+  for (uint32_t i = 0; i < x->nmanual_axes; i++) {
+    if (x->manual_axes[i].sub || (index[i] = md_mesh_axis_index(mesh, x->manual_axes[i].name)) < 0) return;
+    uint32_t j = i; /* insertion: a computation has few manual axes */
+    while (j > 0 && index[order[j - 1]] > index[i]) order[j] = order[j - 1], j--;
+    order[j] = i;
+    sorted &= j == i;
+  }
+  if (sorted) return;
+  const char *buf = e->m->buf, *end = buf + e->m->len, *p = buf + x->manual_axes_offset;
+  while (p < end && *p != '{' && *p != '}' && *p != '"') p++; /* past `#sdy<manual_axes` in the generic form */
+  if (p >= end || *p != '{') return;
+  const char *close = p + 1;
+  while (close < end && *close != '}') close = *close == '"' ? ir_skip_string(close, end) : close + 1;
+  if (close >= end) return;
+  ar_str text = SC_ASTR_INIT(e->a);
+  for (uint32_t i = 0; i < x->nmanual_axes; i++)
+    ar_str_printf(&text, "%s\"%.*s\"", i ? ", " : "{", SC_SPAN_ARG(mesh->axes[index[order[i]]].name));
+  ar_str_puts(&text, "}");
+  prop_printer_replace(pr, (uint32_t)(p - buf), (uint32_t)(close + 1 - buf), ar_str_str(&text));
+}
+
 /* A manual or named computation keeps its shardings in in_shardings=[...] / out_shardings=[...]. */
 static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op) {
   const md_sdy_op_info *x = md_model_op(e->model, op)->sdy_op;
   if (!op->nregions) return;
+  if (e->opt.manual_axes_cleanup && op->kind == SC_OP_SDY_MANUAL_COMPUTATION) print_sorted_manual_axes(e, pr, op);
   bool in_changed = false;
   sharding_ref *in = ar_alloc(e->a, (op->noperands + 1) * sizeof *in);
   for (uint32_t k = 0; k < op->noperands; k++) {

@@ -605,3 +605,14 @@ Test(propagate, unused_part_of_a_manual_axis_stays_out_of_the_computation) {
             SC_PROPAGATE_PIPELINE,
             "in_shardings=[<@mesh, [{\"b\":(1)2}]>] out_shardings=[<@mesh, [{\"b\":(1)2}]>] manual_axes={\"b\"}");
 }
+
+/* ... and it lists the manual axes in mesh order. */
+Test(propagate, manual_axes_print_in_mesh_order_after_the_pipeline) {
+  expect_in("sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
+            "func.func @f(%arg0: tensor<16xf32>) -> tensor<16xf32> {\n"
+            "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"b\", \"a\"}]>] out_shardings=[<@mesh, "
+            "[{\"b\", \"a\"}]>] manual_axes={\"b\", \"a\"} (%arg1: tensor<4xf32>) {\n"
+            "    sdy.return %arg1 : tensor<4xf32>\n"
+            "  } : (tensor<16xf32>) -> tensor<16xf32>\n  return %0 : tensor<16xf32>\n}\n",
+            SC_PROPAGATE_PIPELINE, "manual_axes={\"a\", \"b\"} (%arg1: tensor<4xf32>)");
+}
