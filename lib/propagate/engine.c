@@ -309,10 +309,18 @@ static uint32_t uncovered_pieces(sc_arena *a, const prop_axes *used, uint32_t nu
 
 /* Shardy's -sdy-manual-axes-cleanup (the pipeline's import): a manual axis an in/out sharding of a
  * manual computation does not use becomes one of its replicated axes (in mesh order), so propagation
- * cannot move it into a dimension from outside. */
-static sharding_ref add_unused_manual_axes(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref s) {
+ * cannot move it into a dimension from outside. A sharding on the empty mesh moves to `common`'s mesh
+ * (the computation's other shardings') first. */
+static sharding_ref add_unused_manual_axes(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref s,
+                                           sharding_ref common) {
   const md_sdy_op_info *x = md_model_op(model, op)->sdy_op;
   if (!s || !x->nmanual_axes || !s->mesh) return s;
+  if (!s->mesh->naxes && common && common->mesh->naxes && common->rank == s->rank) { /* on the empty mesh: */
+    prop_sharding *moved = prop_sharding_copy(a, s); /* no axes, so the computation's mesh takes it */
+    moved->mesh = common->mesh;
+    moved->mesh_name = common->mesh_name;
+    s = moved;
+  }
   prop_axes *used = ar_alloc(a, (s->rank + 2) * sizeof *used);
   uint32_t nused = 0, nrep = s->replicated.n;
   for (uint32_t d = 0; d < s->rank; d++) used[nused++] = s->dims[d].axes;
@@ -548,6 +556,18 @@ static void find_entry_funcs(prop_engine *e) {
     }
 }
 
+/* The first of a computation's in/out shardings on a mesh with axes (Shardy's getCommonMeshOrRef). */
+static sharding_ref common_mesh_sharding(prop_engine *e, const md_annotation *in, const md_annotation *out) {
+  for (uint32_t side = 0; side < 2; side++) {
+    const md_annotation *list = side ? out : in;
+    for (uint32_t k = 0; k < list->nvalues; k++) {
+      sharding_ref s = seed_of(e, list->values[k]);
+      if (s && s->mesh && s->mesh->naxes) return s;
+    }
+  }
+  return NULL;
+}
+
 static void seed(prop_engine *e) {
   const ir_module *m = e->m;
   e->sh = ar_calloc(e->a, e->nslots + 1, sizeof *e->sh);
@@ -576,11 +596,12 @@ static void seed(prop_engine *e) {
     const md_annotation *out = &md_model_op(e->model, op)->sdy_op->out_shardings;
     computation_globals g = {ar_calloc(e->a, op->noperands + 1, sizeof *g.in), ar_calloc(e->a, op->nresults + 1, sizeof *g.out)};
     bool cleanup = e->opt.manual_axes_cleanup && op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
+    sharding_ref common = cleanup ? common_mesh_sharding(e, in, out) : NULL;
     for (uint32_t r = 0; r < op->nresults && r < out->nvalues; r++) {
       g.out[r] = seed_of(e, out->values[r]);
       if (cleanup && g.out[r] && is_tensor(op->results[r])) {
         ar_mark_t mark = ar_mark(e->a);
-        g.out[r] = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, g.out[r]));
+        g.out[r] = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, g.out[r], common));
         if (e->sh[e->result_base[op->id] + r]) e->sh[e->result_base[op->id] + r] = g.out[r];
       }
     }
@@ -588,7 +609,7 @@ static void seed(prop_engine *e) {
       sharding_ref sg = k < in->nvalues ? seed_of(e, in->values[k]) : NULL;
       if (cleanup && sg && is_tensor(op->operands[k])) {
         ar_mark_t mark = ar_mark(e->a);
-        sg = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, sg));
+        sg = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, sg, common));
       }
       g.in[k] = sg;
       uint32_t slot = raw_slot(e, block_arg(op->regions[0], k));
@@ -1486,18 +1507,35 @@ typedef struct {
 } sharding_site;
 typedef SC_VEC(sharding_site) sharding_sites;
 
+/* Whether getInitializedSharding changes `s`: a dimension has a priority, or its replicated axes are not
+ * in mesh order. */
+static bool needs_initializing(sharding_ref s) {
+  for (uint32_t d = 0; d < s->rank; d++)
+    if (s->dims[d].priority >= 0) return true;
+  for (uint32_t i = 1; i < s->replicated.n; i++)
+    if (axis_before(s->replicated.v[i], s->replicated.v[i - 1])) return true;
+  return false;
+}
+
+/* The sites whose sharding the priority rounds change (most have no priority: they are only marked
+ * written, as setting them to themselves would). */
 static void collect_sites(prop_engine *e, sharding_sites *sites) {
   size_t n = 0; /* counted first: one array of the right size, however many values are sharded */
-  for (uint32_t s = 0; s < e->nslots; s++) n += e->sh[s] && e->alias[s] == s;
-  for (uint32_t f = 0; f < e->m->nfuncs; f++)
-    for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++) n += e->func_results[f][k] != NULL;
-  sites->v = ar_alloc(e->a, (n + 1) * sizeof *sites->v);
-  sites->cap = n + 1;
-  for (uint32_t s = 0; s < e->nslots; s++)
-    if (e->sh[s] && e->alias[s] == s) sites->v[sites->n++] = (sharding_site){&e->sh[s], e->sh[s], s};
+  for (uint32_t s = 0; s < e->nslots; s++) n += e->sh[s] && e->alias[s] == s && needs_initializing(e->sh[s]);
   for (uint32_t f = 0; f < e->m->nfuncs; f++)
     for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++)
-      if (e->func_results[f][k]) sites->v[sites->n++] = (sharding_site){&e->func_results[f][k], e->func_results[f][k], UINT32_MAX};
+      n += e->func_results[f][k] && needs_initializing(e->func_results[f][k]);
+  sites->v = ar_alloc(e->a, (n + 1) * sizeof *sites->v);
+  sites->cap = n + 1;
+  for (uint32_t s = 0; s < e->nslots; s++) {
+    if (!e->sh[s] || e->alias[s] != s) continue;
+    if (needs_initializing(e->sh[s])) sites->v[sites->n++] = (sharding_site){&e->sh[s], e->sh[s], s};
+    else e->written[s] = 1;
+  }
+  for (uint32_t f = 0; f < e->m->nfuncs; f++)
+    for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++)
+      if (e->func_results[f][k] && needs_initializing(e->func_results[f][k]))
+        sites->v[sites->n++] = (sharding_site){&e->func_results[f][k], e->func_results[f][k], UINT32_MAX};
 }
 
 /* Shardy's getInitializedSharding: p0 dimensions keep their axes (priority dropped); higher ones
