@@ -285,7 +285,11 @@ void ru_check_sharding_unreduced_transition(ru_ctx *ctx) {
       continue;
     }
     shard_list ins, outs;
-    if (!op_shardings(ctx, op, &ins, &outs)) continue;
+    ar_mark_t mark = ar_mark(ctx->arena);
+    if (!op_shardings(ctx, op, &ins, &outs)) { /* most ops: no written result sharding, nothing kept */
+      ar_rewind(ctx->arena, mark);
+      continue;
+    }
     if (ir_span_eq(op->name, "stablehlo.reduce")) {
       check_transition(ctx, op, ins, outs, body_reduction(op), RED_NONE);
     } else if (ir_span_eq(op->name, "stablehlo.dot_general") || ir_span_eq(op->name, "stablehlo.dot")) {
