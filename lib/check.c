@@ -228,7 +228,10 @@ typedef struct {
 
 static void run_propagation(void *user) {
   propagation_job *j = user;
-  prop_engine_options eo = {PROP_USER_PRIORITY, false, false, true, false, false, true, false, true, true};
+  /* the pipeline's propagation; size-one axes stay as written (they place nothing, and the report
+   * shows the user's shardings) */
+  prop_engine_options eo = {.strategy = PROP_USER_PRIORITY, .through_calls = true, .apply_constraints = true,
+                            .split_constants = true, .manual_axes_cleanup = true};
   j->engine = prop_engine_run(j->arena, j->m, j->ctx->model, &eo);
 }
 

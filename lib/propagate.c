@@ -86,7 +86,11 @@ static prop_engine *run_strategy(propagate_run *run, const ir_module *m, const m
                      : opt->strategy == SC_PROPAGATE_OP_PRIORITY ? PROP_OP_PRIORITY
                                                                  : PROP_USER_PRIORITY;
   bool pipeline = opt->strategy == SC_PROPAGATE_PIPELINE;
-  prop_engine_options eo = {st, opt->conservative, opt->keep_sharding_rules, pipeline, false, pipeline, pipeline, false, pipeline, pipeline};
+  prop_engine_options eo = {.strategy = st, .conservative = opt->conservative,
+                            .keep_sharding_rules = opt->keep_sharding_rules, .through_calls = pipeline,
+                            .close_shardings = pipeline, .apply_constraints = pipeline,
+                            .split_constants = pipeline, .manual_axes_cleanup = pipeline,
+                            .remove_size_one_axes = pipeline};
   return prop_engine_run(run->arena, m, model, &eo);
 }
 

@@ -534,7 +534,9 @@ static sharding_ref keep_shared(prop_engine *e, ar_mark_t mark, sharding_ref s) 
 static sharding_ref seed_of(prop_engine *e, const md_sharding *s) {
   if (!s) return NULL;
   ar_mark_t mark = ar_mark(e->a);
-  return keep_shared(e, mark, prop_sharding_from_model(e->a, s, md_model_sharding_mesh(e->model, s)));
+  const prop_sharding *p = prop_sharding_from_model(e->a, s, md_model_sharding_mesh(e->model, s));
+  if (e->opt.remove_size_one_axes) p = prop_sharding_without_size_one_axes(e->a, p);
+  return keep_shared(e, mark, p);
 }
 
 /* The functions whose results are propagated from their return values: @main, or the only function,

@@ -38,6 +38,8 @@ typedef struct {
                                -sdy-constant-or-scalar-splitter; see prop_engine_operand_sharding) */
   bool manual_axes_cleanup; /* a manual axis a manual computation's in/out sharding does not use is replicated
                                there (the pipeline's -sdy-manual-axes-cleanup) */
+  bool remove_size_one_axes; /* shardings read without mesh axes of size 1 (the pipeline's
+                               -sdy-remove-size-one-axes) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;

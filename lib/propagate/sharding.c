@@ -306,6 +306,34 @@ static prop_axes copy_axes(sc_arena *a, prop_axes xs) {
   return r;
 }
 
+static bool has_size_one_axis(const md_mesh *mesh, prop_axes xs) {
+  for (uint32_t i = 0; i < xs.n; i++)
+    if (!xs.v[i].pre && mesh->axes[xs.v[i].axis].size == 1) return true;
+  return false;
+}
+
+static void drop_size_one_axes(const md_mesh *mesh, prop_axes *xs) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < xs->n; i++)
+    if (xs->v[i].pre || mesh->axes[xs->v[i].axis].size != 1) xs->v[n++] = xs->v[i];
+  xs->n = n;
+}
+
+const prop_sharding *prop_sharding_without_size_one_axes(sc_arena *a, const prop_sharding *s) {
+  if (!s || !s->mesh) return s;
+  bool any = has_size_one_axis(s->mesh, s->replicated) || has_size_one_axis(s->mesh, s->unreduced);
+  for (uint32_t d = 0; d < s->rank && !any; d++) any = has_size_one_axis(s->mesh, s->dims[d].axes);
+  if (!any) return s;
+  prop_sharding *r = prop_sharding_copy(a, s);
+  for (uint32_t d = 0; d < r->rank; d++) {
+    drop_size_one_axes(r->mesh, &r->dims[d].axes);
+    if (!r->dims[d].axes.n && r->dims[d].closed) r->dims[d].priority = -1; /* a priority needs axes or `?` */
+  }
+  drop_size_one_axes(r->mesh, &r->replicated);
+  drop_size_one_axes(r->mesh, &r->unreduced);
+  return r;
+}
+
 prop_sharding *prop_sharding_copy(sc_arena *a, const prop_sharding *s) {
   prop_sharding *r = ar_alloc(a, sizeof *r);
   *r = *s;

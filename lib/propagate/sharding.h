@@ -70,6 +70,9 @@ bool prop_sharding_eq(const prop_sharding *a, const prop_sharding *b);
  * was moved `delta` bytes down in memory (ar_rewind_keep). */
 prop_sharding *prop_sharding_copy(sc_arena *a, const prop_sharding *s);
 void prop_sharding_rebase(prop_sharding *moved, size_t delta);
+/* Shardy's -sdy-remove-size-one-axes: `s` without the whole axes of size 1 (a closed dimension left
+ * without axes loses its priority), or `s` itself when it has none. */
+const prop_sharding *prop_sharding_without_size_one_axes(sc_arena *a, const prop_sharding *s);
 /* True when no dimension has axes and there are no replicated or unreduced axes. */
 bool prop_sharding_empty_axes(const prop_sharding *s);
 /* `#sdy.sharding_per_value<[...]>` of `op`'s results (op->nresults shardings; a NULL one prints open

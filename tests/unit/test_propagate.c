@@ -616,3 +616,17 @@ Test(propagate, manual_axes_print_in_mesh_order_after_the_pipeline) {
             "  } : (tensor<16xf32>) -> tensor<16xf32>\n  return %0 : tensor<16xf32>\n}\n",
             SC_PROPAGATE_PIPELINE, "manual_axes={\"a\", \"b\"} (%arg1: tensor<4xf32>)");
 }
+
+/* The pipeline's -sdy-remove-size-one-axes: axes of size 1 leave every sharding (a closed dimension left
+ * empty loses its priority); the mesh keeps them. */
+Test(propagate, pipeline_removes_size_one_axes) {
+  expect_in("sdy.mesh @mesh = <[\"a\"=1, \"b\"=2]>\n"
+            "func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\", \"b\"}, {\"a\"}p1]>}) "
+            "-> tensor<8x8xf32> {\n  %0 = stablehlo.add %arg0, %arg0 : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>\n}\n",
+            SC_PROPAGATE_PIPELINE,
+            "%0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"b\"}, {}]>]>}");
+  expect_in("sdy.mesh @mesh = <[\"a\"=1, \"b\"=2]>\n"
+            "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\", \"b\"}]>}) -> tensor<8xf32> {\n"
+            "  return %arg0 : tensor<8xf32>\n}\n",
+            SC_PROPAGATE_PIPELINE, "sdy.mesh @mesh = <[\"a\"=1, \"b\"=2]>");
+}
