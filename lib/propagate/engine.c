@@ -282,24 +282,18 @@ static bool axis_before(prop_axis x, prop_axis y) {
   return x.axis < y.axis || (x.axis == y.axis && (x.pre ? x.pre : 1) < (y.pre ? y.pre : 1));
 }
 
-/* The pieces of mesh axis `k` (size `full`) that none of `used` covers, appended to `out` as sub-axes
- * (the whole axis when nothing covers any of it). */
-static uint32_t uncovered_pieces(sc_arena *a, const prop_axes *used, uint32_t nused, uint32_t k, int64_t full,
-                                 prop_axis *out) {
-  uint32_t n = 0, npieces = 0;
-  for (uint32_t u = 0; u < nused; u++) n += used[u].n;
-  prop_axis *on_k = ar_alloc(a, (n ? n : 1) * sizeof *on_k);
-  n = 0;
-  for (uint32_t u = 0; u < nused; u++)
-    for (uint32_t i = 0; i < used[u].n; i++)
-      if (used[u].v[i].axis == k) {
-        if (!used[u].v[i].pre) return 0; /* the whole axis is used */
-        uint32_t j = n++; /* kept sorted by pre-size: an axis has few sub-axes */
-        while (j > 0 && axis_before(used[u].v[i], on_k[j - 1])) on_k[j] = on_k[j - 1], j--;
-        on_k[j] = used[u].v[i];
-      }
+static int cmp_axis(const void *x, const void *y) {
+  const prop_axis *a = x, *b = y;
+  return axis_before(*a, *b) ? -1 : axis_before(*b, *a) ? 1 : 0;
+}
+
+/* The pieces of mesh axis `k` (size `full`) that none of `on_k` (the axes on `k` a sharding uses, in
+ * mesh order) covers, appended to `out` as sub-axes (the whole axis when nothing covers any of it). */
+static uint32_t uncovered_pieces(const prop_axis *on_k, uint32_t n, uint32_t k, int64_t full, prop_axis *out) {
+  uint32_t npieces = 0;
   int64_t at = 1;
   for (uint32_t i = 0; i <= n; i++) {
+    if (i < n && !on_k[i].pre) return 0; /* the whole axis is used */
     int64_t next = i < n ? on_k[i].pre : full;
     if (next > at && next % at == 0) out[npieces++] = (prop_axis){k, next / at == full ? 0 : at, next / at};
     if (i < n && on_k[i].pre * on_k[i].size > at) at = on_k[i].pre * on_k[i].size;
@@ -321,25 +315,35 @@ static sharding_ref add_unused_manual_axes(sc_arena *a, const ir_op *op, const m
     moved->mesh_name = common->mesh_name;
     s = moved;
   }
-  prop_axes *used = ar_alloc(a, (s->rank + 2) * sizeof *used);
-  uint32_t nused = 0, nrep = s->replicated.n;
-  for (uint32_t d = 0; d < s->rank; d++) used[nused++] = s->dims[d].axes;
-  used[nused++] = s->replicated;
-  used[nused++] = s->unreduced;
-  uint32_t bound = s->replicated.n;
-  for (uint32_t u = 0; u < nused; u++) bound += used[u].n;
-  prop_axis *rep = ar_alloc(a, (bound + 2 * x->nmanual_axes + 1) * sizeof *rep);
-  memcpy(rep, s->replicated.v, s->replicated.n * sizeof *rep);
+  uint32_t nused = s->replicated.n + s->unreduced.n, nrep = s->replicated.n;
+  for (uint32_t d = 0; d < s->rank; d++) nused += s->dims[d].axes.n;
+  prop_axis *used = ar_alloc(a, (nused + 1) * sizeof *used); /* every axis the sharding uses, in mesh order */
+  nused = 0;
+  for (uint32_t d = 0; d < s->rank; d++)
+    for (uint32_t i = 0; i < s->dims[d].axes.n; i++) used[nused++] = s->dims[d].axes.v[i];
+  for (uint32_t i = 0; i < s->replicated.n; i++) used[nused++] = s->replicated.v[i];
+  for (uint32_t i = 0; i < s->unreduced.n; i++) used[nused++] = s->unreduced.v[i];
+  qsort(used, nused, sizeof *used, cmp_axis);
+  /* each manual axis once: at most (its used sub-axes + 1) pieces, so nused + naxes bounds them all */
+  prop_axis *rep = ar_alloc(a, (s->replicated.n + nused + s->mesh->naxes + 1) * sizeof *rep);
+  if (s->replicated.n) memcpy(rep, s->replicated.v, s->replicated.n * sizeof *rep);
+  bool *done = ar_calloc(a, s->mesh->naxes + 1, sizeof *done);
   for (uint32_t i = 0; i < x->nmanual_axes; i++) {
     int k = md_mesh_axis_index(s->mesh, x->manual_axes[i].name);
-    if (k >= 0) nrep += uncovered_pieces(a, used, nused, (uint32_t)k, s->mesh->axes[k].size, rep + nrep);
+    if (k < 0 || done[k]) continue;
+    done[k] = true;
+    uint32_t lo = 0, hi = nused; /* the first used axis on k or after it */
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (used[mid].axis < (uint32_t)k) lo = mid + 1;
+      else hi = mid;
+    }
+    uint32_t n = 0;
+    while (lo + n < nused && used[lo + n].axis == (uint32_t)k) n++;
+    nrep += uncovered_pieces(used + lo, n, (uint32_t)k, s->mesh->axes[k].size, rep + nrep);
   }
   if (nrep == s->replicated.n) return s;
-  for (uint32_t i = 1; i < nrep; i++) /* mesh order; few axes */
-    for (uint32_t j = i; j > 0 && axis_before(rep[j], rep[j - 1]); j--) {
-      prop_axis t = rep[j];
-      rep[j] = rep[j - 1], rep[j - 1] = t;
-    }
+  qsort(rep, nrep, sizeof *rep, cmp_axis); /* mesh order */
   uint32_t n = 0; /* adjacent pieces of one axis merge ("x":(1)2, "x":(2)2 -> "x" of size 4) */
   for (uint32_t i = 0; i < nrep; i++) {
     prop_axis *last = n ? &rep[n - 1] : NULL;
