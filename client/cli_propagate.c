@@ -12,7 +12,8 @@ static int usage(const char *why) {
   fputs("usage: shardcheck propagate [--annotate-rules] [--strategy pipeline|basic|aggressive|op-priority|\n"
         "                            user-priority|none] [--conservative] [--keep-sharding-rules]\n"
         "                            [--dedup-functions-fully] [--insert-reshards[=full|partial]] [--reshards-to-collectives\n"
-        "                            [--keep-redundant-reshards]] [--split-input-file] [--format-in FORMAT] [--format text|json]\n"
+        "                            [--keep-redundant-reshards]] [--propagate-to-func-results] [--split-input-file]\n"
+        "                            [--format-in FORMAT] [--format text|json]\n"
         "                            [--mesh SPEC] [--server HOST:PORT] FILE\n",
         stderr);
   return EXIT_TROUBLE;
@@ -35,6 +36,7 @@ static int parse_flags(int argc, char **argv, sc_propagate_options *o, const cha
     else if (!strcmp(a, "--insert-reshards=partial")) o->insert_reshards = o->insert_reshards_partial = true;
     else if (!strcmp(a, "--reshards-to-collectives")) o->reshards_to_collectives = true;
     else if (!strcmp(a, "--keep-redundant-reshards")) o->keep_redundant_reshards = true;
+    else if (!strcmp(a, "--propagate-to-func-results")) o->propagate_to_func_results = true;
     else if (!strcmp(a, "--dedup-functions-fully")) o->dedup_functions_fully = true;
     else if (!strcmp(a, "--split-input-file")) o->split_input_file = true;
     else if (!strcmp(a, "--format") || !strcmp(a, "--mesh") || !strcmp(a, "--server")) {

@@ -812,6 +812,7 @@ int sc_rpc_propagate(sc_rpc_client *c, const char *buf, size_t len, const char *
   req.dedup_functions_fully = opt->dedup_functions_fully;
   req.keep_redundant_reshards = opt->keep_redundant_reshards;
   req.insert_reshards_partial = opt->insert_reshards_partial;
+  req.propagate_to_func_results = opt->propagate_to_func_results;
   if (build_mesh(&b, opt->mesh, &req.mesh)) {
     free_request(&b);
     set_err(err, "out of memory");

@@ -90,7 +90,7 @@ static prop_engine *run_strategy(propagate_run *run, const ir_module *m, const m
                             .keep_sharding_rules = opt->keep_sharding_rules, .through_calls = pipeline,
                             .close_shardings = pipeline, .apply_constraints = pipeline,
                             .split_constants = pipeline, .manual_axes_cleanup = pipeline,
-                            .remove_size_one_axes = pipeline};
+                            .remove_size_one_axes = pipeline, .results_from_returns = pipeline};
   return prop_engine_run(run->arena, m, model, &eo);
 }
 
@@ -284,8 +284,11 @@ static sc_status propagate_body(propagate_run *run) {
     out->failure = "--format json prints propagated shardings: use it with a propagation strategy";
     return SC_ERR_INVALID;
   }
-  if ((opt->insert_reshards || opt->reshards_to_collectives) && (opt->annotate_rules || opt->strategy != SC_PROPAGATE_NONE)) {
-    out->failure = "--insert-reshards and --reshards-to-collectives run alone (with --strategy none)";
+  if ((opt->insert_reshards || opt->reshards_to_collectives || opt->propagate_to_func_results) &&
+      (opt->annotate_rules || opt->strategy != SC_PROPAGATE_NONE ||
+       opt->insert_reshards + opt->reshards_to_collectives + opt->propagate_to_func_results > 1)) {
+    out->failure = "--insert-reshards, --reshards-to-collectives and --propagate-to-func-results each run alone (with "
+                   "--strategy none)";
     return SC_ERR_INVALID;
   }
   if (run->len > UINT32_MAX - 1) {
@@ -379,6 +382,9 @@ static sc_status propagate_body(propagate_run *run) {
       if (errors.n) continue; /* a failed pass prints nothing, as sdy_opt does */
     } else if (opt->reshards_to_collectives) {
       prop_reshards_to_collectives(a, m, md_model_build(a, m, &mo), &pr, opt->keep_redundant_reshards);
+    } else if (opt->propagate_to_func_results) { /* the shardings as written, results from the returns */
+      prop_engine_options eo = {.strategy = PROP_BASIC, .seed_only = true, .results_from_returns = true};
+      prop_engine_print(prop_engine_run(a, m, md_model_build(a, m, &mo), &eo), &pr);
     }
     if (opt->json) continue;
     if (opt->strategy != SC_PROPAGATE_PIPELINE || opt->annotate_rules) {

@@ -266,6 +266,8 @@ typedef struct {
                                    sharding its input already has stays) */
   bool insert_reshards_partial; /* with insert_reshards: enable-full-version=false (only the reshards Shardy's
                                    partial version inserts) */
+  bool propagate_to_func_results; /* -sdy-propagate-to-func-results (with strategy none): every function but
+                                     main takes its returned values' shardings on its results */
 } sc_propagate_options;
 
 /* A message of a pass about an op (Shardy's warnings and errors), at a 1-based line and column. */

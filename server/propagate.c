@@ -51,6 +51,7 @@ static int options_from_request(sc_arena *arena, const Shardcheck__V1__Propagate
   o->json = req->json;
   o->insert_reshards = req->insert_reshards;
   o->reshards_to_collectives = req->reshards_to_collectives;
+  o->propagate_to_func_results = req->propagate_to_func_results;
   return 0;
 }
 

@@ -40,6 +40,8 @@ typedef struct {
                                there (the pipeline's -sdy-manual-axes-cleanup) */
   bool remove_size_one_axes; /* shardings read without mesh axes of size 1 (the pipeline's
                                -sdy-remove-size-one-axes) */
+  bool results_from_returns; /* every function but main, ending in func.return, prints its returned values'
+                               shardings on its results (-sdy-propagate-to-func-results) */
 } prop_engine_options;
 
 typedef struct prop_engine prop_engine;

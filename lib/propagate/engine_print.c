@@ -160,6 +160,12 @@ static const prop_sharding *returned_sharding(const prop_engine *e, const ir_op 
   return slot < e->nslots ? e->sh[slot] : NULL;
 }
 
+/* Whether a function's body ends in func.return (the pass leaves any other function alone). */
+static bool ends_in_return(const ir_op *fn) {
+  const ir_block *b = fn->nregions && fn->regions[0]->nblocks ? fn->regions[0]->blocks[0] : NULL;
+  return b && b->nops && b->ops[b->nops - 1]->kind == SC_OP_RETURN;
+}
+
 /* Reprints a function's signature on one line with its arguments' and results' shardings (the pipeline
  * gives every function but main its returned values' shardings). */
 static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
@@ -183,7 +189,7 @@ static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
   const ir_span *types = ir_op_func_result_types(fn);
   const ir_attrs *rattrs = ir_op_result_attrs(fn);
   const prop_sharding **results = ar_alloc(e->a, (nres + 1) * sizeof *results);
-  bool callee = e->opt.close_shardings && !is_main_func(e->m, f), any_attrs = false;
+  bool callee = e->opt.results_from_returns && !is_main_func(e->m, f) && ends_in_return(fn), any_attrs = false;
   for (uint32_t k = 0; k < nres; k++) {
     results[k] = callee ? returned_sharding(e, fn, k) : e->func_results[f][k];
     any_attrs |= results[k] || (rattrs && rattrs[k].n && !(callee && rattrs[k].n == 1 && ir_attrs_find(&rattrs[k], "sdy.sharding")));

@@ -44,6 +44,7 @@ PASSES = [
     (r"-sdy-insert-explicit-reshards=['\"]?enable-full-version=true['\"]?", ["--strategy", "none", "--insert-reshards"]),
     (r"-sdy-insert-explicit-reshards=['\"]?enable-full-version=false['\"]?",
      ["--strategy", "none", "--insert-reshards=partial"]),
+    (r"-sdy-propagate-to-func-results", ["--strategy", "none", "--propagate-to-func-results"]),
     (r"-sdy-reshard-to-collectives=['\"]?keep-redundant-reshards=true['\"]?",
      ["--strategy", "none", "--reshards-to-collectives", "--keep-redundant-reshards"]),
     (r"-sdy-reshard-to-collectives", ["--strategy", "none", "--reshards-to-collectives"]),

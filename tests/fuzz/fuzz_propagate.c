@@ -24,10 +24,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.json = (pick >> 7) & 1;
   if (o.strategy == SC_PROPAGATE_PIPELINE) o.dedup_functions_fully = o.conservative;
   if (o.strategy == SC_PROPAGATE_NONE && !o.annotate_rules && !o.json) {
-    unsigned pass = (pick >> 4) & 3; /* none, the reshards in full or in part, reshards to collectives */
+    /* none, the reshards in full or in part, reshards to collectives, func results from the returns */
+    unsigned pass = ((pick >> 4) & 3) + ((pick >> 6) & 1);
     o.insert_reshards = pass == 1 || pass == 2;
     o.insert_reshards_partial = pass == 2;
     o.reshards_to_collectives = pass == 3;
+    o.propagate_to_func_results = pass == 4;
     o.conservative = o.keep_sharding_rules = false;
   }
   sc_propagate_result r;

@@ -570,6 +570,8 @@ PROPAGATE_CASES = [("user_priority_propagation.mlir", ["--strategy", "user-prior
                    ("insert_explicit_reshards__dot_dot_general.mlir",
                     ["--strategy", "none", "--insert-reshards=partial"],
                     {"strategy": "none", "insert_reshards": True, "insert_reshards_partial": True}, ("text",)),
+                   ("propagation_pipeline.mlir", ["--strategy", "none", "--propagate-to-func-results"],
+                    {"strategy": "none", "propagate_to_func_results": True}, ("text",)),
                    # the one that prints a message (a warning about an op without a rule)
                    ("op_sharding_rule_registry_failures.mlir", ["--annotate-rules"], {"annotate_rules": True},
                     ("text",))]

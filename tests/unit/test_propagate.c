@@ -630,3 +630,37 @@ Test(propagate, pipeline_removes_size_one_axes) {
             "  return %arg0 : tensor<8xf32>\n}\n",
             SC_PROPAGATE_PIPELINE, "sdy.mesh @mesh = <[\"a\"=1, \"b\"=2]>");
 }
+
+static void expect_pass(const char *module, const char *want) {
+  sc_arena *a = sc_arena_new(0);
+  sc_propagate_options o = {.strategy = SC_PROPAGATE_NONE, .propagate_to_func_results = true};
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(a, module, strlen(module), &o, &r), SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert(strstr(r.text, want), "missing:\n%s\nin:\n%s", want, r.text);
+  sc_arena_free(a);
+}
+
+/* --propagate-to-func-results (-sdy-propagate-to-func-results): a function other than main takes its
+ * returned values' shardings on its results (none returned: its own is dropped); main, and a function
+ * ending in another terminator, keep theirs. */
+Test(propagate, func_results_from_the_returned_values) {
+  const char *head = "sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+                     "func.func @main(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"y\"}]>}) {\n"
+                     "  %0 = call @foo(%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n  return %0 : tensor<8xf32>\n}\n";
+  char module[2048];
+  snprintf(module, sizeof module, "%s%s", head,
+           "func.func private @foo(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) {\n"
+           "  %0 = stablehlo.abs %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"y\"}]>]>} : tensor<8xf32>\n"
+           "  return %0 : tensor<8xf32>\n}\n");
+  expect_pass(module, "func.func private @foo(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = "
+                      "#sdy.sharding<@mesh, [{\"y\"}]>})");
+  expect_pass(module, "func.func @main(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"y\"}]>})");
+  snprintf(module, sizeof module, "%s%s", head,
+           "func.func private @foo(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) {\n"
+           "  %0 = stablehlo.abs %arg0 : tensor<8xf32>\n  return %0 : tensor<8xf32>\n}\n");
+  expect_pass(module, "func.func private @foo(%arg0: tensor<8xf32>) -> tensor<8xf32> {");
+  snprintf(module, sizeof module, "%s%s", head,
+           "func.func private @foo(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) {\n"
+           "  \"test.terminator\"() : () -> ()\n}\n");
+  expect_pass(module, "-> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>})");
+}

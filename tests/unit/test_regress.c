@@ -35,11 +35,12 @@ Test(regress, every_input_checks_within_linear_budgets) {
       free(sc_report_text(r, false));
       /* and the propagate command: the pipeline (with its call-graph copies and export) and the reshard
        * passes, which a crash input may reach where check does not */
-      for (int pass = 0; pass < 3; pass++) {
+      for (int pass = 0; pass < 4; pass++) {
         sc_propagate_options po = {.split_input_file = split};
         po.strategy = pass ? SC_PROPAGATE_NONE : SC_PROPAGATE_PIPELINE;
         po.insert_reshards = pass == 1;
         po.reshards_to_collectives = pass == 2;
+        po.propagate_to_func_results = pass == 3;
         sc_propagate_result pr;
         sc_status ps = sc_propagate(a, buf, len, &po, &pr);
         cr_assert(ps == SC_OK || ps == SC_ERR_INVALID, "%s: propagate pass %d: status %d", g.gl_pathv[i], pass, ps);

@@ -52,7 +52,7 @@ class PropagateOptionsStruct(Structure):  # sc_propagate_options
                 ("input_format", c_int), ("max_depth", c_uint32), ("max_ops", c_uint32), ("hash_seed", c_uint64),
                 ("cancel", POINTER(c_int)), ("insert_reshards", c_bool), ("reshards_to_collectives", c_bool),
                 ("json", c_bool), ("mesh", POINTER(TargetMeshStruct)), ("keep_redundant_reshards", c_bool),
-                ("insert_reshards_partial", c_bool)]
+                ("insert_reshards_partial", c_bool), ("propagate_to_func_results", c_bool)]
 
 
 class PropagateMessageStruct(Structure):  # sc_propagate_message
