@@ -495,11 +495,31 @@ static bool fast_trailer(P *p, ir_op *op) {
     p->s_spans.n = base;
     return false;
   }
-  TAKE(p, p->s_spans, outs, op->result_types, op->nresult_types);
-  TAKE(p, p->s_spans, base, op->operand_types, op->noperand_types);
+  op->result_types = mt_take_types(p, outs, &op->nresult_types);
+  op->operand_types = mt_take_types(p, base, &op->noperand_types);
   p->nla = 0;
   p->lex_off = p->last_end = after;
   return true;
+}
+
+ir_span *mt_take_types(P *p, size_t base, uint32_t *n) {
+  span_vec *st = &p->s_spans;
+  *n = (uint32_t)(st->n - base);
+  if (!*n) return NULL;
+  ir_span first = st->v[base], last = st->v[st->n - 1], key = {0};
+  if (first.p && last.p >= first.p) key = ir_span_of(first.p, (uint32_t)(last.p + last.n - first.p));
+  for (uint32_t k = 0; key.n && k < 4; k++) {
+    const struct type_list *t = &p->type_lists[k];
+    if (t->n == *n && ir_span_same(t->key, key)) {
+      st->n = base;
+      return t->v;
+    }
+  }
+  ir_span *v = ar_alloc(p->a, *n * sizeof *v);
+  memcpy(v, st->v + base, *n * sizeof *v);
+  st->n = base;
+  if (key.n) p->type_lists[p->type_list_next++ & 3] = (struct type_list){key, v, *n};
+  return v;
 }
 
 /* trailer ::= ':' function-type | ':' type (',' type)*      (the ':' is next)
@@ -524,8 +544,8 @@ void mt_parse_trailer_types(P *p, ir_op *op, bool *seen) {
         ir_span ty = mt_parse_type(p);
         SC_PUSH(p->a, *st, ty);
       }
-      TAKE(p, *st, outs, op->result_types, op->nresult_types);
-      TAKE(p, *st, base, op->operand_types, op->noperand_types);
+      op->result_types = mt_take_types(p, outs, &op->nresult_types);
+      op->operand_types = mt_take_types(p, base, &op->noperand_types);
       return;
     }
   } else {
@@ -538,8 +558,8 @@ void mt_parse_trailer_types(P *p, ir_op *op, bool *seen) {
     SC_PUSH(p->a, *st, ty);
   }
   /* A plain type list gives result types; with no results it describes the operands. */
-  if (op->nresults) TAKE(p, *st, base, op->result_types, op->nresult_types);
-  else TAKE(p, *st, base, op->operand_types, op->noperand_types);
+  if (op->nresults) op->result_types = mt_take_types(p, base, &op->nresult_types);
+  else op->operand_types = mt_take_types(p, base, &op->noperand_types);
 }
 
 void mt_add_region(P *p, ir_op *op, region_vec *regions, value_vec *pending) {

@@ -90,6 +90,14 @@ typedef struct {
   /* The last `<...>` group and `loc(...)` an op's fast pieces scanned (shardings and locations
    * repeat on consecutive ops), as last_unit. */
   ir_span last_group, last_loc;
+  /* The last few type lists of trailers taken (mt_take_types): ops repeat their neighbours' trailers,
+   * and a list written with the same bytes shares the array (its spans in the first one's text). */
+  struct type_list {
+    ir_span key; /* the bytes from the first type to the end of the last */
+    ir_span *v;
+    uint32_t n;
+  } type_lists[4];
+  uint32_t type_list_next;
   /* The op head mt_fast_line() found after the line it ended (valid while lex_off == head_after). */
   raw_head head;
   uint32_t head_after; /* lex_off + 1 when `head` is valid, else 0 */
@@ -107,6 +115,10 @@ typedef struct {
     (out_n) = n_;                                                                     \
     (vec).n = (base);                                                                 \
   } while (0)
+
+/* TAKE for a trailer's types: P.s_spans[base, n) as an array (NULL when empty), the array of a recent
+ * list written with the same bytes when there is one (nobody writes to type arrays); pops them. */
+ir_span *mt_take_types(P *p, size_t base, uint32_t *n);
 
 /* Character classes without locale calls, one table lookup per byte: the lexer's hot loop.
  * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'; STEP is punctuation a
