@@ -184,6 +184,7 @@ static md_sharding *parse_gspmd_text(builder *b, ir_span v, uint32_t off, const 
 
 const md_sdy_op_info md_no_sdy_op;
 const md_func_annotations md_no_func;
+const md_annotation md_no_annotation;
 
 static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
   if (op->generic || !op->text.n) return;
@@ -302,7 +303,7 @@ static void parse_custom_sdy(builder *b, md_annotation *an, const ir_op *op, ir_
     record_fail(b, an, op, op->pos.offset, what, err);
 }
 
-static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, md_sdy_op_info *x) {
+static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, op_annotations *ann, md_sdy_op_info *x) {
   scan_sdy_header(b, op, info);
   ir_span v;
   uint32_t off;
@@ -310,15 +311,15 @@ static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, md_sdy_o
   if (n == SC_OP_SDY_SHARDING_CONSTRAINT || n == SC_OP_SDY_RESHARD) {
     const md_sdy_item *g = first_group(info, '<');
     if (g)
-      parse_custom_sdy(b, &info->sharding, op, g->value, g->offset, TEXT_SDY, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, g->value, g->offset, TEXT_SDY, "sharding", NULL);
     else if (sdy_value(op, info, "sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &info->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
   } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
     if (sdy_value(op, info, "sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &info->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
   } else if (ir_op_kind_is_sdy_collective(n)) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &info->sharding, op, v, off, TEXT_SDY, "out_sharding", "out_sharding");
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, "out_sharding", "out_sharding");
   } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
     if (sdy_value(op, info, "in_shardings", &v, &off, b->m))
       parse_custom_sdy(b, &x->in_shardings, op, v, off, TEXT_SDY_LIST, "in_shardings", "in_shardings");
@@ -805,7 +806,7 @@ static void parse_value_attrs(builder *b, md_value_annotations *va, const ir_att
 }
 
 /* Fills `info` and, for sdy / round-trip manual ops, `x` (the caller keeps it apart if it is not empty). */
-static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, md_sdy_op_info *x) {
+static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, op_annotations *ann, md_sdy_op_info *x) {
   sc_arena *a = b->a;
   ir_module *m = b->m;
   if (is_func(op)) {
@@ -839,14 +840,14 @@ static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, md_sdy
   if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
   if (op->attrs.n) {
     const ir_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
-    if (at) parse_annotation(b, &info->sdy, at, TEXT_SDY_LIST, op, op->pos.offset, NULL);
+    if (at) parse_annotation(b, &ann->sdy, at, TEXT_SDY_LIST, op, op->pos.offset, NULL);
     at = FIND_ATTR(&op->attrs, "mhlo.sharding");
     if (!at) at = FIND_ATTR(&op->attrs, "sharding");
     ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
     if (at && !ir_span_starts(v, "<") && !ir_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
-      parse_annotation(b, &info->gspmd, at, TEXT_GSPMD, op, op->pos.offset, NULL);
+      parse_annotation(b, &ann->gspmd, at, TEXT_GSPMD, op, op->pos.offset, NULL);
   }
-  if (ir_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, x);
+  if (ir_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, ann, x);
   else if (op->attrs.n) parse_roundtrip_manual(b, op, x);
 }
 
@@ -854,8 +855,16 @@ static bool sdy_op_empty(const md_sdy_op_info *x) {
   return !x->in_shardings.present && !x->out_shardings.present && !x->has_manual_axes;
 }
 
-static bool info_empty(const md_op_info *i) {
-  return !i->sdy.present && !i->gspmd.present && !i->sharding.present && !i->nitems && i->func == &md_no_func;
+static bool info_empty(const md_op_info *i, const op_annotations *ann) {
+  return !ann->sdy.present && !ann->gspmd.present && !ann->sharding.present && !i->nitems && i->func == &md_no_func;
+}
+
+/* The record of an annotation that was written (md_no_annotation for one that was not). */
+static const md_annotation *keep_annotation(sc_arena *a, const md_annotation *an) {
+  if (!an->present && !an->failed && !an->nvalues) return &md_no_annotation;
+  md_annotation *kept = ar_alloc(a, sizeof *kept);
+  *kept = *an;
+  return kept;
 }
 
 static bool is_jax_name(ir_span n) { return ir_span_starts(n, "jit_") || ir_span_starts(n, "pjit_"); }
@@ -975,7 +984,9 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     spare = NULL;
     md_sdy_op_info x;
     memset(&x, 0, sizeof x);
-    parse_op_annotations(&b, op, info, &x);
+    op_annotations ann;
+    memset(&ann, 0, sizeof ann);
+    parse_op_annotations(&b, op, info, &ann, &x);
     if (!info->func) info->func = &md_no_func;
     if (sdy_op_empty(&x)) {
       info->sdy_op = &md_no_sdy_op;
@@ -984,11 +995,14 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
       *kept = x;
       info->sdy_op = kept;
     }
-    if (info->sdy_op == &md_no_sdy_op && info_empty(info)) { /* reused for the next op */
+    if (info->sdy_op == &md_no_sdy_op && info_empty(info, &ann)) { /* reused for the next op */
       memset(info, 0, sizeof *info);
       spare = info;
       continue;
     }
+    info->sdy = keep_annotation(a, &ann.sdy);
+    info->gspmd = keep_annotation(a, &ann.gspmd);
+    info->sharding = keep_annotation(a, &ann.sharding);
     model->ops[op->id] = info;
     nannotated++;
   }
@@ -1018,7 +1032,8 @@ const char *md_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
-  static const md_op_info empty = {.sdy_op = &md_no_sdy_op, .func = &md_no_func};
+  static const md_op_info empty = {&md_no_annotation, &md_no_annotation, &md_no_annotation, &md_no_sdy_op,
+                                   &md_no_func, NULL, 0};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   return model->ops[op->id] ? model->ops[op->id] : &empty;
 }
@@ -1057,10 +1072,10 @@ const md_sharding *md_model_result_sharding(const md_model *model, const ir_op *
   const md_op_info *info = md_model_op(model, op);
   if (!info) return NULL;
   const md_sdy_op_info *x = info->sdy_op;
-  if (info->sharding.nvalues && index == 0) return info->sharding.values[0];
+  if (info->sharding->nvalues && index == 0) return info->sharding->values[0];
   if (x->out_shardings.present) return index < x->out_shardings.nvalues ? x->out_shardings.values[index] : NULL;
-  if (info->sdy.nvalues) return index < info->sdy.nvalues ? info->sdy.values[index] : NULL;
-  if (info->gspmd.nvalues) return pick(info->gspmd.values[0], index, op->nresults);
+  if (info->sdy->nvalues) return index < info->sdy->nvalues ? info->sdy->values[index] : NULL;
+  if (info->gspmd->nvalues) return pick(info->gspmd->values[0], index, op->nresults);
   return NULL;
 }
 

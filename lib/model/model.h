@@ -166,12 +166,16 @@ typedef struct {
   uint32_t nresults;
 } md_func_annotations;
 
-/* What the model knows about one op (model->ops[op->id]). */
+/* An annotation that is not written (every md_op_info annotation points somewhere). */
+extern const md_annotation md_no_annotation;
+
+/* What the model knows about one op (model->ops[op->id]). An op has at most one or two of its
+ * annotations, so each is a record of its own (or md_no_annotation): never NULL. */
 typedef struct {
-  md_annotation sdy;        /* `sdy.sharding` attribute (ops: per value) */
-  md_annotation gspmd;      /* `mhlo.sharding` / HLO `sharding=` */
-  md_annotation sharding;   /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
-                               collectives `out_sharding=` */
+  const md_annotation *sdy;      /* `sdy.sharding` attribute (ops: per value) */
+  const md_annotation *gspmd;    /* `mhlo.sharding` / HLO `sharding=` */
+  const md_annotation *sharding; /* sdy.sharding_constraint/reshard `<...>`, data_flow_edge `sharding=`,
+                                    collectives `out_sharding=` */
   const md_sdy_op_info *sdy_op; /* never NULL (an empty record for other ops) */
   const md_func_annotations *func; /* never NULL (an empty record for other ops and bare functions) */
   md_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */

@@ -33,6 +33,11 @@ typedef struct {
   SC_VEC(md_sdy_item) items;
 } builder;
 
+/* An op's annotations while the builder parses them (kept as records only when written). */
+typedef struct {
+  md_annotation sdy, gspmd, sharding;
+} op_annotations;
+
 /* Function lookup by symbol name (open addressing; modules may have thousands of functions, and HLO
  * control flow names its computations: a linear search per reference would be quadratic). */
 typedef struct md_func_index {

@@ -232,7 +232,8 @@ static void set_local(mctx *c, const ir_op *op, const md_manual_context *ctx) {
 }
 
 static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
-  static const md_op_info no_info = {.sdy_op = &md_no_sdy_op, .func = &md_no_func};
+  static const md_op_info no_info = {&md_no_annotation, &md_no_annotation, &md_no_annotation, &md_no_sdy_op,
+                                     &md_no_func, NULL, 0};
   md_model *model = c->b->model;
   const md_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
   const md_manual_context *opctx = ctx;
@@ -249,17 +250,17 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
       }
     }
   }
-  if (!opctx->gspmd_manual && !f2s && !s2f && !opctx->manual_op && info->gspmd.nvalues) {
+  if (!opctx->gspmd_manual && !f2s && !s2f && !opctx->manual_op && info->gspmd->nvalues) {
     bool partial = false;
-    if (gspmd_sharding_is_manual(info->gspmd.values[0], &partial) &&
-        info->gspmd.values[0]->kind != SC_SHARDING_TUPLE)
+    if (gspmd_sharding_is_manual(info->gspmd->values[0], &partial) &&
+        info->gspmd->values[0]->kind != SC_SHARDING_TUPLE)
       opctx = gspmd_ctx(c, ctx, op, partial);
   }
   model->manual[op->id] = opctx == &c->top ? NULL : opctx; /* contexts never change once made */
   /* results */
   if (f2s) {
     bool partial = false;
-    if (info->gspmd.nvalues) gspmd_sharding_is_manual(info->gspmd.values[0], &partial);
+    if (info->gspmd->nvalues) gspmd_sharding_is_manual(info->gspmd->values[0], &partial);
     set_local(c, op, ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial));
   } else if (opctx->gspmd_manual && !s2f && opctx != ctx) {
     set_local(c, op, opctx);

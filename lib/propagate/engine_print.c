@@ -358,7 +358,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
     } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD ||
                op->kind == SC_OP_SDY_DATA_FLOW_EDGE) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */
-      const md_annotation *ann = &md_model_op(e->model, op)->sharding;
+      const md_annotation *ann = md_model_op(e->model, op)->sharding;
       ar_str t = SC_ASTR_INIT(e->a);
       put_final(e, &t, result_sharding(e, op, 0));
       if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, ar_str_str(&t));

@@ -444,7 +444,7 @@ static problem verify_replicated_to_unreduced(sc_arena *a, const coll *c, const 
 static problem verify(ru_ctx *ctx, const ir_op *op, const md_op_info *info, ckind kind) {
   sc_arena *a = ctx->arena;
   problem p = {0};
-  const md_sharding *out = info->sharding.nvalues ? info->sharding.values[0] : NULL;
+  const md_sharding *out = info->sharding->nvalues ? info->sharding->values[0] : NULL;
   if (!out) return p;
   /* an invalid out_sharding is reported by the sharding rules */
   ru_site site;
@@ -509,7 +509,7 @@ static void visit_collective(ru_ctx *ctx, const ir_op *op) {
   ckind kind;
   if (!kind_of(op, &kind)) return;
   const md_op_info *info = md_model_op(ctx->model, op);
-  if (!info || info->sharding.failed) return;
+  if (!info || info->sharding->failed) return;
   problem p = verify(ctx, op, info, kind);
   if (!p.msg || strcmp(p.rule, ctx->rule->name) != 0) return;
   sc_diag *d = ru_emit(ctx, op, "'%.*s' op %s", SC_SPAN_ARG(op->name), p.msg);

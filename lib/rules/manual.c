@@ -333,7 +333,7 @@ static void check_gspmd_rebound(ru_ctx *ctx) {
   for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no GSPMD sharding */
     const ir_op *op = ctx->model->annotated[k];
     const md_op_info *info = md_model_op(ctx->model, op);
-    const md_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
+    const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : NULL;
     if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
     const md_manual_context *c = md_model_manual(ctx->model, op);
     if (!c->gspmd_manual || c->manual_op == op) continue;
@@ -413,8 +413,8 @@ void ru_check_manual_body_mesh(ru_ctx *ctx, const ir_op *op) {
   if (!c->manual_op || c->gspmd_manual || !c->mesh || !is_mc(c->manual_op)) return;
   const md_op_info *info = md_model_op(ctx->model, op);
   const md_sharding *s = NULL;
-  if (info->sdy.nvalues) s = info->sdy.values[0];
-  else if (info->sharding.nvalues) s = info->sharding.values[0];
+  if (info->sdy->nvalues) s = info->sdy->values[0];
+  else if (info->sharding->nvalues) s = info->sharding->values[0];
   else if (is_mc(op) && info->sdy_op->in_shardings.nvalues) s = info->sdy_op->in_shardings.values[0];
   if (!s) return;
   const md_mesh *me = md_model_sharding_mesh(ctx->model, s);
@@ -471,7 +471,7 @@ void ru_check_manual_gspmd_region(ru_ctx *ctx, const ir_op *op) {
   bool f2s = ir_span_eq(t, "SPMDFullToShardShape"), s2f = ir_span_eq(t, "SPMDShardToFullShape");
   if (!f2s && !s2f) return;
   const md_op_info *info = md_model_op(ctx->model, op);
-  const md_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : NULL;
+  const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : NULL;
   if (!s) return;
   if (f2s && !manual_sharding(s) && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
     sc_diag *d = ru_emit(ctx, op,

@@ -180,9 +180,9 @@ static bool *used_meshes(ru_ctx *ctx) {
   bool *used = ar_calloc(ctx->arena, model->nmeshes + 1, sizeof *used);
   for (uint32_t k = 0; k < model->nannotated; k++) {
     const md_op_info *info = md_model_op(model, model->annotated[k]);
-    mark_annotation(model, &info->sdy, used);
-    mark_annotation(model, &info->gspmd, used);
-    mark_annotation(model, &info->sharding, used);
+    mark_annotation(model, info->sdy, used);
+    mark_annotation(model, info->gspmd, used);
+    mark_annotation(model, info->sharding, used);
     mark_annotation(model, &info->sdy_op->in_shardings, used);
     mark_annotation(model, &info->sdy_op->out_shardings, used);
     for (uint32_t i = 0; i < info->func->nargs; i++) {

@@ -93,24 +93,24 @@ void ru_for_each_sdy_site(ru_ctx *ctx, ru_site_fn fn, void *user) {
       }
       continue;
     }
-    if (info->sdy.nvalues) {
-      if (op->nresults == 0 && info->sdy.nvalues == 1) {
+    if (info->sdy->nvalues) {
+      if (op->nresults == 0 && info->sdy->nvalues == 1) {
         ru_site s = {.kind = RU_OP_RESULT,
                      .op = op,
                      .offset = op->pos.offset,
-                     .s = info->sdy.values[0],
+                     .s = info->sdy->values[0],
                      .typeless = true,
                      .what = "result"};
         fn(ctx, &s, user);
       } else {
-        site_list(ctx, op, &info->sdy, RU_OP_RESULT, op->nresults, false, NULL, fn, user);
+        site_list(ctx, op, info->sdy, RU_OP_RESULT, op->nresults, false, NULL, fn, user);
       }
     }
-    if (info->sharding.nvalues) {
+    if (info->sharding->nvalues) {
       ru_site s = {.kind = RU_SDY_OP,
                    .op = op,
                    .offset = op->pos.offset,
-                   .s = info->sharding.values[0],
+                   .s = info->sharding->values[0],
                    .count = 1,
                    .type = ru_result_type(op, 0),
                    .what = NULL};

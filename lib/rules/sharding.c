@@ -341,8 +341,8 @@ void ru_check_sharding_value_count(ru_ctx *ctx) {
     const ir_op *op = ctx->model->annotated[k];
     const md_op_info *info = md_model_op(ctx->model, op);
     if (!info || ru_is_func(op)) continue;
-    if (info->sdy.present && !info->sdy.failed) {
-      uint32_t n = info->sdy.nvalues, want = op->nresults;
+    if (info->sdy->present && !info->sdy->failed) {
+      uint32_t n = info->sdy->nvalues, want = op->nresults;
       bool ok = n == want || (want == 0 && n == 1);
       (void)fully_replicated_rank0;
       if (!ok) {
@@ -539,8 +539,8 @@ void ru_check_sharding_uneven_constraint(ru_ctx *ctx) {
     const ir_op *op = ctx->model->annotated[k];
     const md_op_info *info = md_model_op(ctx->model, op);
     const md_sharding *s = NULL;
-    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding.nvalues) s = info->sharding.values[0];
-    else if (op->cc == SC_CC_SHARDING && info->gspmd.nvalues) s = info->gspmd.values[0];
+    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding->nvalues) s = info->sharding->values[0];
+    else if (op->cc == SC_CC_SHARDING && info->gspmd->nvalues) s = info->gspmd->values[0];
     if (!s || op->nresults < 1) continue;
     const md_manual_context *mc = md_model_manual(ctx->model, op);
     if (mc->manual_op || mc->nmanual_axes || mc->gspmd_manual) continue; /* local shapes */
@@ -663,10 +663,10 @@ void ru_check_sharding_tile_assignment(ru_ctx *ctx) {
       }
       continue;
     }
-    if (!info->gspmd.nvalues) continue;
+    if (!info->gspmd->nvalues) continue;
     md_shape sh = results_shape(ctx->arena, op);
     if (sh.kind == SC_SHAPE_OTHER && op->nresults == 1 && !ru_result_type(op, 0).n) continue; /* unknown type */
-    validate_gspmd(ctx, op, info->gspmd.values[0], &sh, NULL, gspmd_attr(&op->attrs));
+    validate_gspmd(ctx, op, info->gspmd->values[0], &sh, NULL, gspmd_attr(&op->attrs));
   }
 }
 
@@ -931,18 +931,18 @@ static void check_consistent(ru_ctx *ctx, const ir_op *parent, const char *what,
   for (uint32_t i = 0; i < n; i++) {
     if (!mem[i].op) continue;
     const md_op_info *info = md_model_op(ctx->model, mem[i].op);
-    if (!info || !info->gspmd.nvalues) continue;
+    if (!info || !info->gspmd->nvalues) continue;
     if (!common) {
       common = &mem[i];
       common_info = info;
       continue;
     }
-    if (shardings_equal(common_info->gspmd.values[0], info->gspmd.values[0])) continue;
+    if (shardings_equal(common_info->gspmd->values[0], info->gspmd->values[0])) continue;
     sc_diag *d = ru_emit(ctx, parent,
                          "Inconsistent %s sharding among instructions: %.*s (%s) has sharding=%.*s but %.*s (%s) has "
                          "sharding=%.*s",
-                         what, SC_SPAN_ARG(ir_op_sym_name(common->op)), common->role, SC_SPAN_ARG(common_info->gspmd.values[0]->text),
-                         SC_SPAN_ARG(ir_op_sym_name(mem[i].op)), mem[i].role, SC_SPAN_ARG(info->gspmd.values[0]->text));
+                         what, SC_SPAN_ARG(ir_op_sym_name(common->op)), common->role, SC_SPAN_ARG(common_info->gspmd->values[0]->text),
+                         SC_SPAN_ARG(ir_op_sym_name(mem[i].op)), mem[i].role, SC_SPAN_ARG(info->gspmd->values[0]->text));
     ru_diag_fix(ctx, d,
                 ar_printf(ctx->arena, "Give the %s, its computations' parameters and roots the same sharding", what),
                 NULL);
@@ -1034,8 +1034,8 @@ void ru_check_sharding_channel_device(ru_ctx *ctx) {
       int64_t d = maximal_device_of(md_model_result_sharding(ctx->model, o, 0));
       if (o->nresults > 1 || d < 0) {
         const md_op_info *info = md_model_op(ctx->model, o);
-        if (info && info->gspmd.nvalues) d = maximal_device_of(info->gspmd.values[0]);
-        else if (info && info->sdy.nvalues) d = maximal_device_of(info->sdy.values[0]);
+        if (info && info->gspmd->nvalues) d = maximal_device_of(info->gspmd->values[0]);
+        else if (info && info->sdy->nvalues) d = maximal_device_of(info->sdy->values[0]);
       }
       if (d >= 0) {
         chan = o;
@@ -1051,7 +1051,7 @@ void ru_check_sharding_channel_device(ru_ctx *ctx) {
     for (uint32_t i = 0; i < n; i++) {
       const md_op_info *info = md_model_op(ctx->model, cands[i]);
       if (!info) continue;
-      const md_sharding *s = info->gspmd.nvalues ? info->gspmd.values[0] : info->sdy.nvalues ? info->sdy.values[0] : NULL;
+      const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : info->sdy->nvalues ? info->sdy->values[0] : NULL;
       int64_t d = maximal_device_of(s);
       if (d < 0 || d == dev) continue;
       sc_diag *dg = ru_emit(ctx, cands[i],
