@@ -309,7 +309,7 @@ static sharding_ref add_unused_manual_axes(sc_arena *a, const ir_op *op, const m
                                            sharding_ref common) {
   const md_sdy_op_info *x = md_model_op(model, op)->sdy_op;
   if (!s || !x->nmanual_axes || !s->mesh) return s;
-  if (!s->mesh->naxes && common && common->mesh->naxes && common->rank == s->rank) { /* on the empty mesh: */
+  if (!s->mesh->naxes && !s->mesh->maximal && common && common->mesh->naxes) { /* on the empty mesh: */
     prop_sharding *moved = prop_sharding_copy(a, s); /* no axes, so the computation's mesh takes it */
     moved->mesh = common->mesh;
     moved->mesh_name = common->mesh_name;
