@@ -1,6 +1,7 @@
 /* engine_print.c — the engine's result as text: every changed sharding written back into the module
  * (see engine.c). */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "propagate/engine_state.h"
@@ -245,6 +246,11 @@ static bool has_explicit_edge(const prop_engine *e, const ir_value *v) {
   return false;
 }
 
+static int cmp_int(const void *x, const void *y) {
+  int a = *(const int *)x, b = *(const int *)y;
+  return (a > b) - (a < b);
+}
+
 /* The pipeline's import lists a manual computation's manual axes in mesh order (-sdy-manual-axes-cleanup):
  * `{"b", "a"}` on mesh ["a", "b"] prints as `{"a", "b"}`. */
 static void print_sorted_manual_axes(prop_engine *e, prop_printer *pr, const ir_op *op) {
@@ -254,17 +260,14 @@ static void print_sorted_manual_axes(prop_engine *e, prop_printer *pr, const ir_
   for (uint32_t k = 0; g && k < op->noperands && !mesh; k++) mesh = g->in[k] ? g->in[k]->mesh : NULL;
   for (uint32_t r = 0; g && r < op->nresults && !mesh; r++) mesh = g->out[r] ? g->out[r]->mesh : NULL;
   if (!mesh || x->nmanual_axes < 2 || x->manual_axes_offset >= e->m->len) return;
-  int *index = ar_alloc(e->a, x->nmanual_axes * sizeof *index);
-  uint32_t *order = ar_alloc(e->a, x->nmanual_axes * sizeof *order);
+  int *index = ar_alloc(e->a, x->nmanual_axes * sizeof *index); /* mesh axis of each, as written */
   bool sorted = true;
   for (uint32_t i = 0; i < x->nmanual_axes; i++) {
     if (x->manual_axes[i].sub || (index[i] = md_mesh_axis_index(mesh, x->manual_axes[i].name)) < 0) return;
-    uint32_t j = i; /* insertion: a computation has few manual axes */
-    while (j > 0 && index[order[j - 1]] > index[i]) order[j] = order[j - 1], j--;
-    order[j] = i;
-    sorted &= j == i;
+    sorted &= !i || index[i - 1] < index[i];
   }
   if (sorted) return;
+  qsort(index, x->nmanual_axes, sizeof *index, cmp_int);
   const char *buf = e->m->buf, *end = buf + e->m->len, *p = buf + x->manual_axes_offset;
   while (p < end && *p != '{' && *p != '}' && *p != '"') p++; /* past `#sdy<manual_axes` in the generic form */
   if (p >= end || *p != '{') return;
@@ -273,7 +276,7 @@ static void print_sorted_manual_axes(prop_engine *e, prop_printer *pr, const ir_
   if (close >= end) return;
   ar_str text = SC_ASTR_INIT(e->a);
   for (uint32_t i = 0; i < x->nmanual_axes; i++)
-    ar_str_printf(&text, "%s\"%.*s\"", i ? ", " : "{", SC_SPAN_ARG(mesh->axes[index[order[i]]].name));
+    ar_str_printf(&text, "%s\"%.*s\"", i ? ", " : "{", SC_SPAN_ARG(mesh->axes[index[i]].name));
   ar_str_puts(&text, "}");
   prop_printer_replace(pr, (uint32_t)(p - buf), (uint32_t)(close + 1 - buf), ar_str_str(&text));
 }

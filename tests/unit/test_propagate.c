@@ -664,3 +664,26 @@ Test(propagate, func_results_from_the_returned_values) {
            "  \"test.terminator\"() : () -> ()\n}\n");
   expect_pass(module, "-> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>})");
 }
+
+/* A manual computation over 20000 axes written in reverse mesh order, none of them used by its
+ * shardings: the cleanup replicates each once and the printer sorts them once (no per-axis scans). */
+Test(propagate, manual_axes_cleanup_of_20000_reversed_axes) {
+  size_t n = 20000, cap = 512 + n * 40;
+  char *s = malloc(cap), *p = s;
+  p += sprintf(p, "sdy.mesh @mesh = <[");
+  for (size_t i = 0; i < n; i++) p += sprintf(p, "%s\"a%zu\"=1", i ? ", " : "", i);
+  p += sprintf(p, ", \"b\"=2]>\nfunc.func @main(%%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+                  "  %%0 = sdy.manual_computation(%%arg0) in_shardings=[<@mesh, [{?}]>] out_shardings=[<@mesh, [{?}]>] "
+                  "manual_axes={");
+  for (size_t i = n; i-- > 0;) p += sprintf(p, "\"a%zu\"%s", i, i ? ", " : "");
+  sprintf(p, "} (%%arg1: tensor<4xf32>) {\n    sdy.return %%arg1 : tensor<4xf32>\n  } : (tensor<4xf32>) -> tensor<4xf32>\n"
+             "  %%1 = stablehlo.sine %%0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"b\"}]>]>} : tensor<4xf32>\n"
+             "  return %%1 : tensor<4xf32>\n}\n");
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a, s, SC_PROPAGATE_PIPELINE);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert(strstr(r.text, "manual_axes={\"a0\", \"a1\", \"a2\","), "manual axes in mesh order:\n%.400s", r.text);
+  cr_assert(strstr(r.text, "out_shardings=[<@mesh, [{\"b\"}]>]"), "the free axis reaches the computation");
+  sc_arena_free(a);
+  free(s);
+}
