@@ -36,6 +36,8 @@ typedef struct {
 } glex;
 
 static void g_init(glex *lx, sc_arena *a, ir_span text, uint32_t offset) {
+  static const char nothing[1] = "";
+  if (!text.p) text = ir_span_of(nothing, 0); /* an empty value may have no bytes at all */
   memset(lx, 0, sizeof *lx);
   lx->a = a;
   lx->start = lx->p = text.p;

@@ -182,8 +182,8 @@ static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, md_shap
 
 bool md_parse_shape(sc_arena *a, ir_span type, md_shape *out) {
   memset(out, 0, sizeof *out);
+  if (!type.n || !type.p) return false; /* no type written (a NULL span: no arithmetic on it) */
   const char *p = type.p, *e = type.p + type.n;
-  if (!type.n) return false;
   if (!parse_one_shape(a, &p, e, out)) return false;
   return true;
 }
