@@ -232,10 +232,8 @@ static void set_local(mctx *c, const ir_op *op, const md_manual_context *ctx) {
 }
 
 static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
-  static const md_op_info no_info = {&md_no_annotation, &md_no_annotation, &md_no_annotation, &md_no_sdy_op,
-                                     &md_no_func, NULL, 0};
   md_model *model = c->b->model;
-  const md_op_info *info = model->ops[op->id] ? model->ops[op->id] : &no_info;
+  const md_op_info *info = md_model_op(model, op); /* the module is set: never NULL */
   const md_manual_context *opctx = ctx;
   if (c->local) c->local[op->id] = NULL; /* a function may be walked again in a less manual context */
   bool f2s = op->cc == SC_CC_FULL_TO_SHARD;

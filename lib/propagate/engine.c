@@ -1562,14 +1562,7 @@ static sharding_ref initialized(sc_arena *a, const prop_sharding *s) {
       r->dims[d].closed = true;
     }
   }
-  /* replicated axes in mesh order (axis, then sub-axis pre-size) */
-  for (uint32_t i = 1; i < n; i++)
-    for (uint32_t j = i; j > 0; j--) {
-      prop_axis x = rep[j - 1], y = rep[j];
-      bool swap = y.axis < x.axis || (y.axis == x.axis && (y.pre ? y.pre : 1) < (x.pre ? x.pre : 1));
-      if (!swap) break;
-      rep[j - 1] = y, rep[j] = x;
-    }
+  qsort(rep, n, sizeof *rep, cmp_axis); /* replicated axes in mesh order */
   r->replicated.v = rep;
   r->replicated.n = n;
   r->unreduced = s->unreduced;
