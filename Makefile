@@ -330,10 +330,17 @@ compare-reports: $(CLI)
 FUZZ_SECONDS ?= 60
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(LIB_SRC)
+# The library is compiled once for every harness (instrumented for coverage, not yet linked with
+# libFuzzer's main), so `make -jN fuzz` builds it in parallel and each harness is one link.
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fno-sanitize-recover=all -MMD -MP \
+  -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS))
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj-fuzz/%.o)
+$(BUILD)/obj-fuzz/%.o: %.c
 	@mkdir -p $(@D)
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all -Ilib $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS)) $(LIB_SRC) $< -o $@ $(LIB_LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_OBJ)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $< $(FUZZ_LIB_OBJ) -o $@ $(LIB_LIBS)
 fuzz: $(FUZZ_BIN)
 	@rm -rf $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* && mkdir -p $(BUILD)/fuzz/corpus
 	@cp ../shared/corpus/jax/jax_backcompat/*.mlir ../shared/corpus/xla/hlo/*.hlo ../shared/corpus/shardy/*/*.mlir \
@@ -360,4 +367,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/tests -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/obj-fuzz $(BUILD)/tests -name '*.d' 2>/dev/null)
