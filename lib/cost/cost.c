@@ -86,7 +86,7 @@ static int64_t dim_shards(const md_model *model, const md_sharding *w, const pro
   }
   if (!w) return 1;
   if (w->kind == SC_SHARDING_NAMED) return d < w->rank ? md_dim_sharded_size(w, d, md_model_sharding_mesh(model, w)) : 1;
-  if (w->kind == SC_SHARDING_TILED && d < w->ntile_dims) return w->tile_dims[d] > 0 ? w->tile_dims[d] : 1;
+  if (w->kind == SC_SHARDING_TILED && d < w->tiles->ntile_dims) return w->tiles->tile_dims[d] > 0 ? w->tiles->tile_dims[d] : 1;
   return 1;
 }
 

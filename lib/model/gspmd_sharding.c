@@ -674,8 +674,8 @@ static bool parse_single_attr(glex *lx, single_attrs *sa, gtok t) {
 }
 
 /* The tile assignment of a tiled sharding: `devices=[dims]` with an iota `<=[reshape]T(perm)` or an
- * explicit device list, checked the way HloSharding's constructors and Validate do. */
-static bool set_tile_assignment(glex *lx, md_sharding *s, single_attrs *sa, const char *loc) {
+ * explicit device list, checked the way HloSharding's constructors and Validate do, into `t`. */
+static bool set_tile_assignment(glex *lx, md_tiles *t, single_attrs *sa, const char *loc) {
   i64vec *dims = &sa->dims, *devices = &sa->devices, *reshape = &sa->reshape, *perm = &sa->perm;
   for (size_t i = 0; i < dims->n; i++)
     if (dims->v[i] <= 0)
@@ -685,16 +685,16 @@ static bool set_tile_assignment(glex *lx, md_sharding *s, single_attrs *sa, cons
   int64_t total = prod_checked(dims->v, dims->n, &bad);
   if (bad || total > SC_MAX_TILE_DEVICES)
     return g_fail_at(lx, sa->devices_at, "tile assignment has more than %d devices", SC_MAX_TILE_DEVICES);
-  s->tile_dims = dims->v;
-  s->ntile_dims = (uint32_t)dims->n;
+  t->tile_dims = dims->v;
+  t->ntile_dims = (uint32_t)dims->n;
   if (!reshape->n) {
     if (devices->n <= 1) return g_fail_at(lx, loc, "non-maximal shardings must have more than one device assigned");
     if ((int64_t)devices->n != total)
       return g_fail_at(lx, sa->devices_at,
                        "tile assignment lists %zu devices but its dimensions [..] hold %" PRId64 " (XLA would %s)",
                        devices->n, total, (int64_t)devices->n < total ? "zero-fill the missing entries" : "write past the array");
-    s->tile_devices = devices->v;
-    s->ntile_devices = devices->n;
+    t->tile_devices = devices->v;
+    t->ntile_devices = devices->n;
     return true;
   }
   int64_t rp = prod_checked(reshape->v, reshape->n, &bad);
@@ -709,12 +709,12 @@ static bool set_tile_assignment(glex *lx, md_sharding *s, single_attrs *sa, cons
       return g_fail_at(lx, sa->devices_at, "iota transpose T(...) is not a permutation of 0..%zu", perm->n - 1);
     seen[perm->v[i]] = 1;
   }
-  s->iota_reshape = reshape->v;
-  s->niota_reshape = (uint32_t)reshape->n;
-  s->iota_perm = perm->v;
-  s->niota_perm = (uint32_t)perm->n;
-  s->tile_devices = iota_expand(lx->a, reshape->v, (uint32_t)reshape->n, perm->v, (uint64_t)total);
-  s->ntile_devices = (uint64_t)total;
+  t->iota_reshape = reshape->v;
+  t->niota_reshape = (uint32_t)reshape->n;
+  t->iota_perm = perm->v;
+  t->niota_perm = (uint32_t)perm->n;
+  t->tile_devices = iota_expand(lx->a, reshape->v, (uint32_t)reshape->n, perm->v, (uint64_t)total);
+  t->ntile_devices = (uint64_t)total;
   return true;
 }
 
@@ -767,20 +767,22 @@ static md_sharding *build_single(glex *lx, single_attrs *sa, const char *loc) {
     g_fail_at(lx, loc, "last_tile_dim_replicate and last_tile_dims= cannot both be given (XLA aborts on this)");
     return NULL;
   }
-  if (!set_tile_assignment(lx, s, sa, loc)) return NULL;
+  md_tiles *t = ar_alloc(lx->a, sizeof *t);
+  if (!set_tile_assignment(lx, t, sa, loc)) return NULL;
+  s->tiles = t;
   if (sa->ltdr) {
-    s->last_tile_dim_replicate = true;
-    s->last_tile_dims = ar_alloc(lx->a, 1);
-    s->last_tile_dims[0] = 2;
-    s->nlast_tile_dims = 1;
+    t->last_tile_dim_replicate = true;
+    t->last_tile_dims = ar_alloc(lx->a, 1);
+    t->last_tile_dims[0] = 2;
+    t->nlast_tile_dims = 1;
   } else if (sa->subgroups.n) {
     if (sa->subgroups.n > sa->dims.n) {
       g_fail_at(lx, loc, "last_tile_dims lists %zu subgroup types but there are only %zu tile dimensions",
                 sa->subgroups.n, sa->dims.n);
       return NULL;
     }
-    s->last_tile_dims = sa->subgroups.v;
-    s->nlast_tile_dims = (uint32_t)sa->subgroups.n;
+    t->last_tile_dims = sa->subgroups.v;
+    t->nlast_tile_dims = (uint32_t)sa->subgroups.n;
   }
   return s;
 }
@@ -872,6 +874,7 @@ int md_parse_gspmd_mesh_axes(sc_arena *a, ir_span text, uint32_t offset, const c
     memset(&tmp, 0, sizeof tmp);
     tmp.kind = SC_SHARDING_NAMED;
     tmp.source = SC_SHARDING_FROM_GSPMD;
+    tmp.tiles = &md_no_tiles;
     tmp.replicated = axes;
     tmp.nreplicated = n;
     const char *e = md_sharding_verify_axes(a, &tmp, m);

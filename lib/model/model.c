@@ -502,8 +502,8 @@ static bool try_map(sc_arena *a, md_sharding *s, const md_mesh *mesh, const uint
   uint32_t na = mesh->naxes;
   uint32_t *dim_of = ar_calloc(a, na, sizeof *dim_of);
   uint32_t k = 0;
-  for (uint32_t d = 0; d < s->ntile_dims; d++) {
-    int64_t need = s->tile_dims[d], got = 1;
+  for (uint32_t d = 0; d < s->tiles->ntile_dims; d++) {
+    int64_t need = s->tiles->tile_dims[d], got = 1;
     while (got < need && k < na) {
       got *= mesh->axes[order[k]].size;
       dim_of[order[k]] = d;
@@ -513,7 +513,7 @@ static bool try_map(sc_arena *a, md_sharding *s, const md_mesh *mesh, const uint
   }
   if (k != na) return false; /* every axis must be used by some tile dim (incl. replication) */
   /* device order implied: iterate the tile index space; the mesh coordinates follow from `order` */
-  uint64_t total = s->ntile_devices;
+  uint64_t total = s->tiles->ntile_devices;
   int64_t coord[64] = {0};
   int64_t mstride[64];
   int64_t st = 1;
@@ -525,7 +525,7 @@ static bool try_map(sc_arena *a, md_sharding *s, const md_mesh *mesh, const uint
     int64_t flat = 0;
     for (uint32_t i = 0; i < na; i++) flat += coord[order[i]] * mstride[order[i]];
     int64_t dev = mesh->device_ids ? mesh->device_ids[flat] : flat;
-    if (dev != s->tile_devices[t]) return false;
+    if (dev != s->tiles->tile_devices[t]) return false;
     for (int i = (int)na - 1; i >= 0; i--) {
       uint32_t ax = order[i];
       if (++coord[ax] < mesh->axes[ax].size) break;
@@ -571,12 +571,12 @@ static void map_gspmd(sc_arena *a, md_sharding *s, const md_mesh *mesh) {
     for (uint32_t i = 0; i < s->nelements; i++) map_gspmd(a, s->elements[i], mesh);
     return;
   }
-  if (s->kind != SC_SHARDING_TILED || mesh->naxes == 0 || mesh->naxes > 6 || !s->tile_devices) return;
-  if ((int64_t)s->ntile_devices != mesh->devices) return;
+  if (s->kind != SC_SHARDING_TILED || mesh->naxes == 0 || mesh->naxes > 6 || !s->tiles->tile_devices) return;
+  if ((int64_t)s->tiles->ntile_devices != mesh->devices) return;
   /* only replicated subgroups can be mapped (manual ones describe a manual region) */
-  for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
-    if (s->last_tile_dims[i] != 2) return;
-  uint32_t rank = s->ntile_dims - s->nlast_tile_dims;
+  for (uint32_t i = 0; i < s->tiles->nlast_tile_dims; i++)
+    if (s->tiles->last_tile_dims[i] != 2) return;
+  uint32_t rank = s->tiles->ntile_dims - s->tiles->nlast_tile_dims;
   uint32_t order[8];
   for (uint32_t i = 0; i < mesh->naxes; i++) order[i] = i;
   if (permute_map(a, s, mesh, order, 0, rank)) {

@@ -61,6 +61,26 @@ typedef enum { SC_REDUCE_SUM = 0, SC_REDUCE_MAX, SC_REDUCE_MIN } md_reduction;
 
 typedef enum { SC_SHARDING_FROM_SDY = 0, SC_SHARDING_FROM_GSPMD, SC_SHARDING_FROM_PROPAGATION } md_sharding_source;
 
+/* A GSPMD tiled sharding's tile assignment as written. Only tiled GSPMD shardings have one; every other
+ * sharding points at md_no_tiles, so the header each occurrence of a sharding carries stays small. */
+typedef struct {
+  int64_t *tile_dims;        /* tile assignment dimensions, incl. trailing replicate/manual dims */
+  int64_t *tile_devices;     /* flattened device list (iota expanded), NULL if none */
+  uint64_t ntile_devices;
+  uint8_t *last_tile_dims;   /* per trailing subgroup dim: 1 manual, 2 replicated, 3 maximal, 0 other */
+  /* the iota tile assignment `<=[reshape]T(perm)` as written (niota_reshape 0 = explicit list) */
+  int64_t *iota_reshape;
+  int64_t *iota_perm;
+  uint32_t ntile_dims;
+  uint32_t nlast_tile_dims;
+  uint32_t niota_reshape;
+  uint32_t niota_perm;
+  bool last_tile_dim_replicate;
+} md_tiles;
+
+/* No tile assignment (md_sharding.tiles of every sharding without one). */
+extern const md_tiles md_no_tiles;
+
 typedef struct md_sharding { /* fields grouped by size (no padding): one header per occurrence */
   ir_span text;              /* as written (for GSPMD: the string contents without quotes) */
   /* Shardy / named */
@@ -71,15 +91,9 @@ typedef struct md_sharding { /* fields grouped by size (no padding): one header 
   md_axis_ref *unreduced;
   md_axis_ref *manual_axes;  /* GSPMD named sharding `manual={...}` */
   /* GSPMD */
-  int64_t *tile_dims;        /* tile assignment dimensions, incl. trailing replicate/manual dims */
-  int64_t *tile_devices;     /* flattened device list (iota expanded), NULL if none */
-  uint64_t ntile_devices;
-  uint8_t *last_tile_dims;   /* per trailing subgroup dim: 1 manual, 2 replicated, 3 maximal, 0 other */
+  const md_tiles *tiles;     /* the tile assignment: never NULL (md_no_tiles when there is none) */
   int64_t maximal_device;    /* SC_SHARDING_MAXIMAL: device id; -1 otherwise */
   struct md_sharding **elements; /* SC_SHARDING_TUPLE */
-  /* GSPMD iota tile assignment `<=[reshape]T(perm)` as written (niota_reshape 0 = explicit list) */
-  int64_t *iota_reshape;
-  int64_t *iota_perm;
   int64_t shard_group;       /* shard_as/shard_like N; -1 none */
   /* Built by the model: the first sharding parsed from the same text (itself for that one), so equal
    * `same_as` means equal content, mesh and mapping (rules memoize on it); NULL otherwise. */
@@ -89,16 +103,11 @@ typedef struct md_sharding { /* fields grouped by size (no padding): one header 
   uint32_t nreplicated;
   uint32_t nunreduced;
   uint32_t nmanual_axes;
-  uint32_t ntile_dims;
-  uint32_t nlast_tile_dims;
   uint32_t nelements;
-  uint32_t niota_reshape;
-  uint32_t niota_perm;
   /* the three enums in a byte each (a header per occurrence: ~10^5 in a large module) */
   uint8_t kind;              /* md_sharding_kind */
   uint8_t source;            /* md_sharding_source */
   uint8_t unreduced_op;      /* md_reduction: unreduced=max{...} */
-  bool last_tile_dim_replicate;
   bool mapped;               /* GSPMD tiled sharding mapped onto the named axes of `mesh` (kind NAMED) */
 } md_sharding;
 

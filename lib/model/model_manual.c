@@ -126,10 +126,10 @@ static bool gspmd_sharding_is_manual(const md_sharding *s, bool *partial) {
     *partial = s->mesh && (uint32_t)s->nmanual_axes < s->mesh->naxes;
     return true;
   }
-  for (uint32_t i = 0; i < s->nlast_tile_dims; i++) {
-    if (s->last_tile_dims[i] == 1) {
-      uint32_t d = s->ntile_dims - s->nlast_tile_dims + i;
-      *partial = (uint64_t)s->tile_dims[d] != s->ntile_devices;
+  for (uint32_t i = 0; i < s->tiles->nlast_tile_dims; i++) {
+    if (s->tiles->last_tile_dims[i] == 1) {
+      uint32_t d = s->tiles->ntile_dims - s->tiles->nlast_tile_dims + i;
+      *partial = (uint64_t)s->tiles->tile_dims[d] != s->tiles->ntile_devices;
       return true;
     }
   }

@@ -514,12 +514,15 @@ static int dim_item(sdy_lex *lx, void *user) {
   return ITEM_OK;
 }
 
+const md_tiles md_no_tiles;
+
 md_sharding *md_sharding_new(sc_arena *a, md_sharding_kind kind, md_sharding_source source) {
   md_sharding *s = ar_alloc(a, sizeof *s);
   s->kind = kind;
   s->source = source;
   s->maximal_device = -1;
   s->shard_group = -1;
+  s->tiles = &md_no_tiles;
   return s;
 }
 

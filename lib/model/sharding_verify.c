@@ -514,9 +514,9 @@ static const char *device_in_range(sc_arena *a, int64_t d, int64_t num_devices) 
 }
 
 static uint32_t tiled_rank(const md_sharding *s) {
-  if (s->kind == SC_SHARDING_NAMED && !s->tile_dims) return s->rank;
-  uint32_t sub = s->nlast_tile_dims;
-  return s->ntile_dims >= sub ? s->ntile_dims - sub : 0;
+  if (s->kind == SC_SHARDING_NAMED && !s->tiles->tile_dims) return s->rank;
+  uint32_t sub = s->tiles->nlast_tile_dims;
+  return s->tiles->ntile_dims >= sub ? s->tiles->ntile_dims - sub : 0;
 }
 
 static const char *validate_leaf(sc_arena *a, const md_sharding *s, const md_shape *shape, int64_t num_devices,
@@ -534,12 +534,12 @@ static const char *validate_leaf(sc_arena *a, const md_sharding *s, const md_sha
   default:
     break;
   }
-  bool named_v3 = s->kind == SC_SHARDING_NAMED && !s->tile_dims;
+  bool named_v3 = s->kind == SC_SHARDING_NAMED && !s->tiles->tile_dims;
   if (named_v3) {
     const char *e = md_sharding_verify_axes(a, s, s->mesh);
     if (e) return e;
   }
-  if (!named_v3 && s->ntile_devices == 1 && !single_ok)
+  if (!named_v3 && s->tiles->ntile_devices == 1 && !single_ok)
     return "Tile assignment only contains a single device. If a replicated sharding was intended, use "
            "HloSharding::Replicated(). If a device placement was intended, use HloSharding::SingleDevice()";
   /* A named sharding with no dimension list (`{mesh['x'=2] []}`) shards no dimension of any rank: XLA
@@ -556,21 +556,21 @@ static const char *validate_leaf(sc_arena *a, const md_sharding *s, const md_sha
                              s->mesh->devices);
     return NULL;
   }
-  if (s->niota_reshape) {
-    if (num_devices > 0 && (int64_t)s->ntile_devices != num_devices && !(single_ok && s->ntile_devices == 1))
+  if (s->tiles->niota_reshape) {
+    if (num_devices > 0 && (int64_t)s->tiles->ntile_devices != num_devices && !(single_ok && s->tiles->ntile_devices == 1))
       return ar_printf(a, "tile_assignment should have %" PRId64 " devices but has %" PRIu64, num_devices,
-                             s->ntile_devices);
+                             s->tiles->ntile_devices);
     return NULL;
   }
-  ar_step(a, s->ntile_devices);
+  ar_step(a, s->tiles->ntile_devices);
   hs_i64_set seen;
-  hs_i64_set_init(&seen, a, s->ntile_devices);
+  hs_i64_set_init(&seen, a, s->tiles->ntile_devices);
   uint64_t distinct = 0;
-  for (uint64_t i = 0; i < s->ntile_devices; i++) {
-    const char *e = device_in_range(a, s->tile_devices[i], num_devices);
+  for (uint64_t i = 0; i < s->tiles->ntile_devices; i++) {
+    const char *e = device_in_range(a, s->tiles->tile_devices[i], num_devices);
     if (e) return e;
-    if (!hs_i64_set_add(&seen, s->tile_devices[i]))
-      return ar_printf(a, "device %" PRId64 " is not unique in tile assignment", s->tile_devices[i]);
+    if (!hs_i64_set_add(&seen, s->tiles->tile_devices[i]))
+      return ar_printf(a, "device %" PRId64 " is not unique in tile assignment", s->tiles->tile_devices[i]);
     distinct++;
   }
   if (num_devices > 0 && (int64_t)distinct != num_devices && !(single_ok && distinct == 1))

@@ -634,32 +634,32 @@ void ru_check_collective_manual_subgroup(ru_ctx *ctx, const ir_op *op) {
   const ir_attr *rg = ir_op_attr(op, "replica_groups");
   if (!rg || !ir_op_attr(op, "use_global_device_ids")) return;
   const md_sharding *s = md_model_result_sharding(ctx->model, op, 0);
-  if ((!s || !s->tile_dims) && op->noperands) s = md_model_value_sharding(ctx->model, op->operands[0]);
-  if (!s || !s->tile_dims || !s->tile_devices) {
+  if ((!s || !s->tiles->tile_dims) && op->noperands) s = md_model_value_sharding(ctx->model, op->operands[0]);
+  if (!s || !s->tiles->tile_dims || !s->tiles->tile_devices) {
     check_sdy_manual_subgroup(ctx, op, rg);
     return;
   }
   /* the manual subgroup dimension */
   int32_t mdim = -1;
-  for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
-    if (s->last_tile_dims[i] == 1) mdim = (int32_t)(s->ntile_dims - s->nlast_tile_dims + i);
-  if (mdim < 0 || (uint64_t)s->tile_dims[mdim] == s->ntile_devices) return;
+  for (uint32_t i = 0; i < s->tiles->nlast_tile_dims; i++)
+    if (s->tiles->last_tile_dims[i] == 1) mdim = (int32_t)(s->tiles->ntile_dims - s->tiles->nlast_tile_dims + i);
+  if (mdim < 0 || (uint64_t)s->tiles->tile_dims[mdim] == s->tiles->ntile_devices) return;
   /* subgroup key of each device: its tile index without the manual dimension */
   int64_t maxdev = 0;
-  for (uint64_t i = 0; i < s->ntile_devices; i++) maxdev = s->tile_devices[i] > maxdev ? s->tile_devices[i] : maxdev;
+  for (uint64_t i = 0; i < s->tiles->ntile_devices; i++) maxdev = s->tiles->tile_devices[i] > maxdev ? s->tiles->tile_devices[i] : maxdev;
   if (maxdev > 1 << 20) return;
   int64_t *key = ar_calloc(a, (size_t)maxdev + 1, sizeof *key);
   for (int64_t i = 0; i <= maxdev; i++) key[i] = -1;
-  for (uint64_t t = 0; t < s->ntile_devices; t++) {
+  for (uint64_t t = 0; t < s->tiles->ntile_devices; t++) {
     uint64_t rem = t, kk = 0, mul = 1;
-    for (int32_t d = (int32_t)s->ntile_dims - 1; d >= 0; d--) {
-      uint64_t idx = rem % (uint64_t)s->tile_dims[d];
-      rem /= (uint64_t)s->tile_dims[d];
+    for (int32_t d = (int32_t)s->tiles->ntile_dims - 1; d >= 0; d--) {
+      uint64_t idx = rem % (uint64_t)s->tiles->tile_dims[d];
+      rem /= (uint64_t)s->tiles->tile_dims[d];
       if (d == mdim) continue;
       kk += idx * mul;
-      mul *= (uint64_t)s->tile_dims[d];
+      mul *= (uint64_t)s->tiles->tile_dims[d];
     }
-    key[s->tile_devices[t]] = (int64_t)kk;
+    key[s->tiles->tile_devices[t]] = (int64_t)kk;
   }
   report_mixed_groups(ctx, op, rg, key, maxdev,
                       ar_printf(a, "the partially manual sharding " SC_QUOTE_FMT, SC_QUOTE_ARG(s->text)));

@@ -76,11 +76,11 @@ static const md_sharding *parse_attr_sharding(sc_arena *a, const ir_attr *at) {
 
 /* True if a GSPMD tile assignment actually splits a data dimension. */
 static bool tiled_splits(const md_sharding *s) {
-  uint32_t data = s->ntile_dims;
-  if (s->last_tile_dim_replicate && data) data--;
-  data = data >= s->nlast_tile_dims ? data - s->nlast_tile_dims : 0;
+  uint32_t data = s->tiles->ntile_dims;
+  if (s->tiles->last_tile_dim_replicate && data) data--;
+  data = data >= s->tiles->nlast_tile_dims ? data - s->tiles->nlast_tile_dims : 0;
   for (uint32_t i = 0; i < data; i++)
-    if (s->tile_dims[i] > 1) return true;
+    if (s->tiles->tile_dims[i] > 1) return true;
   return false;
 }
 

@@ -341,7 +341,7 @@ static void check_gspmd_rebound(ru_ctx *ctx) {
     if (ir_span_eq(t, "SPMDFullToShardShape") || ir_span_eq(t, "SPMDShardToFullShape")) continue;
     if (s->kind != SC_SHARDING_TILED && !(s->kind == SC_SHARDING_NAMED && s->source == SC_SHARDING_FROM_GSPMD)) continue;
     bool sharded = false;
-    for (uint32_t d = 0; d < s->ntile_dims; d++) sharded |= s->tile_dims[d] > 1;
+    for (uint32_t d = 0; d < s->tiles->ntile_dims; d++) sharded |= s->tiles->tile_dims[d] > 1;
     if (!sharded) continue;
     sc_diag *d = ru_emit_at(ctx, s->offset, op,
                             "pspec contains a manual axes of mesh which is not allowed. If you are using a "
@@ -460,8 +460,8 @@ static bool manual_sharding(const md_sharding *s) {
     return s->nelements > 0;
   }
   if (s->nmanual_axes) return true;
-  for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
-    if (s->last_tile_dims[i] == 1) return true;
+  for (uint32_t i = 0; i < s->tiles->nlast_tile_dims; i++)
+    if (s->tiles->last_tile_dims[i] == 1) return true;
   return false;
 }
 
@@ -490,13 +490,13 @@ void ru_check_manual_gspmd_region(ru_ctx *ctx, const ir_op *op) {
   /* local shape = global shape / tiling of the operand's sharding (the @Sharding before it) */
   const md_sharding *in = md_model_value_sharding(ctx->model, op->operands[0]);
   md_shape g, l;
-  if (!in || !in->tile_dims || !md_parse_shape(a, ru_operand_type(op, 0), &g) || g.kind != SC_SHAPE_ARRAY) return;
+  if (!in || !in->tiles->tile_dims || !md_parse_shape(a, ru_operand_type(op, 0), &g) || g.kind != SC_SHAPE_ARRAY) return;
   if (!md_parse_shape(a, ru_result_type(op, 0), &l) || l.kind != SC_SHAPE_ARRAY || l.rank != g.rank) return;
-  uint32_t data = in->ntile_dims - in->nlast_tile_dims;
+  uint32_t data = in->tiles->ntile_dims - in->tiles->nlast_tile_dims;
   if (data != (uint32_t)g.rank) return;
   bool full = s->kind == SC_SHARDING_MANUAL;
   for (int32_t d = 0; d < g.rank; d++) {
-    int64_t tiles = in->tile_dims[d];
+    int64_t tiles = in->tiles->tile_dims[d];
     if (g.dims[d] < 0 || l.dims[d] < 0) continue;
     if (g.dims[d] % tiles != 0) {
       ru_emit(ctx, op,

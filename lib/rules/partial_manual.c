@@ -13,10 +13,10 @@
 /* A GSPMD sharding with a manual subgroup dimension that does not cover every device. */
 static bool partial_manual_sharding(const md_sharding *s) {
   if (s && s->kind == SC_SHARDING_TUPLE) s = s->nelements ? s->elements[0] : NULL;
-  if (!s || !s->tile_dims || !s->ntile_devices) return false;
-  for (uint32_t i = 0; i < s->nlast_tile_dims; i++)
-    if (s->last_tile_dims[i] == 1)
-      return (uint64_t)s->tile_dims[s->ntile_dims - s->nlast_tile_dims + i] != s->ntile_devices;
+  if (!s || !s->tiles->tile_dims || !s->tiles->ntile_devices) return false;
+  for (uint32_t i = 0; i < s->tiles->nlast_tile_dims; i++)
+    if (s->tiles->last_tile_dims[i] == 1)
+      return (uint64_t)s->tiles->tile_dims[s->tiles->ntile_dims - s->tiles->nlast_tile_dims + i] != s->tiles->ntile_devices;
   return false;
 }
 

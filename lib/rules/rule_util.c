@@ -646,15 +646,15 @@ static bool tiling_named(ru_ctx *ctx, const md_sharding *s, const md_mesh *mesh,
 /* A GSPMD tile assignment in iota order as a mesh of its tile dimensions. */
 static bool tiling_gspmd(ru_ctx *ctx, const md_sharding *s, uint32_t rank, const char **axes, const char **dims) {
   sc_arena *a = ctx->arena;
-  uint32_t extra = s->ntile_dims - rank;
-  if (s->ntile_dims < rank || s->ntile_dims > RU_TILING_MAX_AXES || extra > 1 || (extra && !s->last_tile_dim_replicate))
+  uint32_t extra = s->tiles->ntile_dims - rank;
+  if (s->tiles->ntile_dims < rank || s->tiles->ntile_dims > RU_TILING_MAX_AXES || extra > 1 || (extra && !s->tiles->last_tile_dim_replicate))
     return false;
-  if (!s->tile_devices) return false;
-  for (uint64_t i = 0; i < s->ntile_devices; i++) /* device order iota: the picture's numbering */
-    if (s->tile_devices[i] != (int64_t)i) return false;
-  for (uint32_t d = 0; d < s->ntile_dims; d++) {
-    axes[d] = d < rank ? ar_printf(a, "dim%u=%" PRId64, d, s->tile_dims[d])
-                       : ar_printf(a, "replicated=%" PRId64, s->tile_dims[d]);
+  if (!s->tiles->tile_devices) return false;
+  for (uint64_t i = 0; i < s->tiles->ntile_devices; i++) /* device order iota: the picture's numbering */
+    if (s->tiles->tile_devices[i] != (int64_t)i) return false;
+  for (uint32_t d = 0; d < s->tiles->ntile_dims; d++) {
+    axes[d] = d < rank ? ar_printf(a, "dim%u=%" PRId64, d, s->tiles->tile_dims[d])
+                       : ar_printf(a, "replicated=%" PRId64, s->tiles->tile_dims[d]);
     if (d < rank) dims[d] = ar_printf(a, "%u", d);
   }
   return true;
@@ -668,13 +668,13 @@ void ru_tensor_context(ru_ctx *ctx, sc_diag *d, const md_sharding *s, ir_span ty
   if (rank > RU_TILING_MAX_AXES) return;
   const char *axes[RU_TILING_MAX_AXES], *dims[RU_TILING_MAX_AXES];
   uint32_t naxes, ndims;
-  if (s->kind == SC_SHARDING_NAMED && !(s->source == SC_SHARDING_FROM_GSPMD && s->tile_dims)) {
+  if (s->kind == SC_SHARDING_NAMED && !(s->source == SC_SHARDING_FROM_GSPMD && s->tiles->tile_dims)) {
     const md_mesh *mesh = md_model_sharding_mesh(ctx->model, s);
     if (s->rank > RU_TILING_MAX_AXES || !tiling_named(ctx, s, mesh, axes, dims)) return;
     naxes = mesh->naxes, ndims = s->rank;
-  } else if (s->tile_dims && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
+  } else if (s->tiles->tile_dims && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
     if (!tiling_gspmd(ctx, s, rank, axes, dims)) return;
-    naxes = s->ntile_dims, ndims = rank;
+    naxes = s->tiles->ntile_dims, ndims = rank;
   } else {
     return;
   }

@@ -385,10 +385,10 @@ static bool value_tiles(ru_ctx *ctx, const md_sharding *s, ir_span type, md_shap
   uint32_t rank = (uint32_t)sh->rank;
   int64_t *tiles = ar_calloc(a, rank ? rank : 1, sizeof *tiles);
   const md_mesh *mesh = md_model_sharding_mesh(ctx->model, s);
-  if (s->kind == SC_SHARDING_NAMED && s->rank == rank && !(s->source == SC_SHARDING_FROM_GSPMD && s->tile_dims)) {
+  if (s->kind == SC_SHARDING_NAMED && s->rank == rank && !(s->source == SC_SHARDING_FROM_GSPMD && s->tiles->tile_dims)) {
     for (uint32_t d = 0; d < rank; d++) tiles[d] = md_dim_sharded_size(s, d, mesh);
-  } else if (s->tile_dims && s->ntile_dims >= rank + s->nlast_tile_dims && s->ntile_dims - s->nlast_tile_dims == rank) {
-    for (uint32_t d = 0; d < rank; d++) tiles[d] = s->tile_dims[d];
+  } else if (s->tiles->tile_dims && s->tiles->ntile_dims >= rank + s->tiles->nlast_tile_dims && s->tiles->ntile_dims - s->tiles->nlast_tile_dims == rank) {
+    for (uint32_t d = 0; d < rank; d++) tiles[d] = s->tiles->tile_dims[d];
   } else {
     return false;
   }
@@ -868,8 +868,8 @@ static bool shardings_equal(const md_sharding *x, const md_sharding *y) {
   if (!x || !y) return false;
   if (x->kind != y->kind) {
     /* a mapped GSPMD sharding is still the same tile assignment */
-    bool tiled_x = x->kind == SC_SHARDING_TILED || (x->kind == SC_SHARDING_NAMED && x->tile_dims);
-    bool tiled_y = y->kind == SC_SHARDING_TILED || (y->kind == SC_SHARDING_NAMED && y->tile_dims);
+    bool tiled_x = x->kind == SC_SHARDING_TILED || (x->kind == SC_SHARDING_NAMED && x->tiles->tile_dims);
+    bool tiled_y = y->kind == SC_SHARDING_TILED || (y->kind == SC_SHARDING_NAMED && y->tiles->tile_dims);
     if (!(tiled_x && tiled_y)) return false;
   }
   switch (x->kind) {
@@ -885,15 +885,15 @@ static bool shardings_equal(const md_sharding *x, const md_sharding *y) {
   case SC_SHARDING_UNREDUCED: return true;
   default: break;
   }
-  if (x->tile_dims && y->tile_dims) {
-    if (x->ntile_dims != y->ntile_dims || x->ntile_devices != y->ntile_devices || x->nlast_tile_dims != y->nlast_tile_dims)
+  if (x->tiles->tile_dims && y->tiles->tile_dims) {
+    if (x->tiles->ntile_dims != y->tiles->ntile_dims || x->tiles->ntile_devices != y->tiles->ntile_devices || x->tiles->nlast_tile_dims != y->tiles->nlast_tile_dims)
       return false;
-    for (uint32_t i = 0; i < x->ntile_dims; i++)
-      if (x->tile_dims[i] != y->tile_dims[i]) return false;
-    for (uint64_t i = 0; i < x->ntile_devices; i++)
-      if (x->tile_devices[i] != y->tile_devices[i]) return false;
-    for (uint32_t i = 0; i < x->nlast_tile_dims; i++)
-      if (x->last_tile_dims[i] != y->last_tile_dims[i]) return false;
+    for (uint32_t i = 0; i < x->tiles->ntile_dims; i++)
+      if (x->tiles->tile_dims[i] != y->tiles->tile_dims[i]) return false;
+    for (uint64_t i = 0; i < x->tiles->ntile_devices; i++)
+      if (x->tiles->tile_devices[i] != y->tiles->tile_devices[i]) return false;
+    for (uint32_t i = 0; i < x->tiles->nlast_tile_dims; i++)
+      if (x->tiles->last_tile_dims[i] != y->tiles->last_tile_dims[i]) return false;
     return true;
   }
   ir_span a = ir_span_trim(x->text), b = ir_span_trim(y->text);

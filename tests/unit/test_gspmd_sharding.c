@@ -40,21 +40,21 @@ Test(gspmd_sharding, kinds) {
   cr_assert(s->kind == SC_SHARDING_MAXIMAL && s->maximal_device == 3);
   s = parse("{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}");
   cr_assert_eq(s->kind, SC_SHARDING_TILED);
-  cr_assert(s->ntile_dims == 3 && s->ntile_devices == 4 && s->tile_devices[1] == 2);
-  cr_assert(s->last_tile_dim_replicate && s->nlast_tile_dims == 1 && s->last_tile_dims[0] == 2);
+  cr_assert(s->tiles->ntile_dims == 3 && s->tiles->ntile_devices == 4 && s->tiles->tile_devices[1] == 2);
+  cr_assert(s->tiles->last_tile_dim_replicate && s->tiles->nlast_tile_dims == 1 && s->tiles->last_tile_dims[0] == 2);
   s = parse("{devices=[2,2,2,2]<=[16] last_tile_dims={manual, replicated}}");
-  cr_assert(s->nlast_tile_dims == 2 && s->last_tile_dims[0] == 1 && s->last_tile_dims[1] == 2);
+  cr_assert(s->tiles->nlast_tile_dims == 2 && s->tiles->last_tile_dims[0] == 1 && s->tiles->last_tile_dims[1] == 2);
 }
 
 Test(gspmd_sharding, iota_expansion) {
   md_sharding *s = parse("{devices=[4,4,1]<=[4,2,2]T(1,0,2)}");
   int64_t want[] = {0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15};
-  cr_assert_eq(s->ntile_devices, 16);
-  for (int i = 0; i < 16; i++) cr_assert_eq(s->tile_devices[i], want[i], "device %d", i);
+  cr_assert_eq(s->tiles->ntile_devices, 16);
+  for (int i = 0; i < 16; i++) cr_assert_eq(s->tiles->tile_devices[i], want[i], "device %d", i);
   s = parse("{devices=[2,4]<=[4,2]T(1,0)}");
   int64_t want2[] = {0, 2, 4, 6, 1, 3, 5, 7};
-  for (int i = 0; i < 8; i++) cr_assert_eq(s->tile_devices[i], want2[i]);
-  cr_assert(s->niota_reshape == 2 && s->iota_perm[0] == 1);
+  for (int i = 0; i < 8; i++) cr_assert_eq(s->tiles->tile_devices[i], want2[i]);
+  cr_assert(s->tiles->niota_reshape == 2 && s->tiles->iota_perm[0] == 1);
 }
 
 Test(gspmd_sharding, tuples_and_comments) {
@@ -65,7 +65,7 @@ Test(gspmd_sharding, tuples_and_comments) {
   cr_assert(ir_span_eq(s->elements[1]->text, "{devices=[2,1]<=[2]}"));
   cr_assert_eq(parse("{}")->nelements, 0);
   /* split across lines */
-  cr_assert_eq(parse("{devices=[2,1,2]<=[2,2]T(1,0)\n    last_tile_dims={manual}}")->nlast_tile_dims, 1);
+  cr_assert_eq(parse("{devices=[2,1,2]<=[2,2]T(1,0)\n    last_tile_dims={manual}}")->tiles->nlast_tile_dims, 1);
 }
 
 Test(gspmd_sharding, named_v3) {

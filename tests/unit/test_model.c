@@ -145,7 +145,7 @@ Test(model, gspmd_mapped_onto_mesh_axes) {
   cr_assert_str_eq(md_sharding_partition_spec(A, s), "P('y', None)");
   s = md_model_arg_sharding(m, f, 2);
   cr_assert_not_null(s, "serialized OpSharding proto");
-  cr_assert_eq(s->ntile_dims, 1);
+  cr_assert_eq(s->tiles->ntile_dims, 1);
 }
 
 static const char *k_shardy_nest =
@@ -353,7 +353,7 @@ Test(model, hlo_gspmd_regions_and_partial_manual) {
   /* the tiled parameter sharding of custom-call.1 with a replicated subgroup */
   ir_op *o = test_find_op(M, "custom-call", 0);
   const md_sharding *s = md_model_result_sharding(m, o, 0);
-  cr_assert(s && s->tile_dims && s->last_tile_dim_replicate);
+  cr_assert(s && s->tiles->tile_dims && s->tiles->last_tile_dim_replicate);
   free(buf);
 }
 
