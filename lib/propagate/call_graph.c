@@ -54,8 +54,8 @@ static uint32_t callee_of(const flattener *fl, const ir_op *op) {
 }
 
 /* `name`, or `name_N` with the module's counter, whichever the symbol table does not hold yet; taken.
- * (The table has room for every symbol the module and its copies can name: a failed insertion only
- * marks the flattening failed, it never loops.) */
+ * (The table starts with room for the module's own symbols and doubles as copies add names: a failed
+ * insertion only marks the flattening failed, it never loops.) */
 static const char *unique_symbol(flattener *fl, ir_span name) {
   const char *s = ar_printf(fl->a, "%.*s", SC_SPAN_ARG(name));
   uint32_t v;
@@ -63,6 +63,7 @@ static const char *unique_symbol(flattener *fl, ir_span name) {
     ar_step(fl->a, 1);
     s = ar_printf(fl->a, "%.*s_%u", SC_SPAN_ARG(name), fl->counter++);
   }
+  hs_name_map_make_room(&fl->symbols, fl->a);
   if (!hs_name_map_put(&fl->symbols, s, (uint32_t)strlen(s), 0, NULL)) fl->failed = true;
   return s;
 }
@@ -202,8 +203,8 @@ bool prop_flatten_call_graph(sc_arena *a, const ir_module *m, uint32_t begin, ui
   fl.limit = m->nops * 4 > 4096 ? m->nops * 4 : 4096;
   fl.byte_limit = 4 * (uint64_t)(end - begin) + (1u << 20);
   hs_name_map_init(&fl.funcs, a, m->nfuncs + 1);
-  /* the module's symbols, a name per copy and a new name per function copied */
-  hs_name_map_init(&fl.symbols, a, 2 * (size_t)m->nops + fl.limit + 1);
+  /* the module's symbols (copies add theirs as they are made: a chunk without copies stays small) */
+  hs_name_map_init(&fl.symbols, a, (size_t)m->nops + 1);
   fl.copies_of = ar_calloc(a, m->nfuncs + 1, sizeof *fl.copies_of);
   fl.on_path = ar_calloc(a, m->nfuncs + 1, 1);
   for (uint32_t f = 0; f < m->nfuncs; f++) {
