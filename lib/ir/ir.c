@@ -395,6 +395,13 @@ static long alias_find(const ir_module *m, ir_span name) {
   return -1;
 }
 
+bool ir_alias_value(const ir_module *m, ir_span name, ir_span *value) {
+  long k = m ? alias_find(m, name) : -1;
+  if (k < 0) return false;
+  *value = m->aliases[k].value;
+  return true;
+}
+
 
 /* memchr to each '"'; it closes the string unless an odd run of backslashes precedes it (the
  * forward scan's "backslash skips the next byte", decided per candidate). Each run of backslashes is

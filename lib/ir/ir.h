@@ -369,6 +369,8 @@ ir_srcloc ir_resolve_loc(const ir_module *m, ir_span loc);
 /* The op's Python location: the front end's own (op->src) or, when it kept only the `loc(...)` text,
  * that text resolved now (diagnostics need it for a few ops, so no front end resolves every op's). */
 ir_srcloc ir_op_srcloc(const ir_module *m, const ir_op *op);
+/* The value of the alias `name` ("#s", sigil included): false if the module defines none. */
+bool ir_alias_value(const ir_module *m, ir_span name, ir_span *value);
 /* Builds the alias index; front ends call it once the alias table is complete. */
 void ir_module_index_aliases(sc_arena *a, ir_module *m);
 

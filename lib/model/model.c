@@ -361,6 +361,9 @@ static void add_mesh_op(builder *b, const ir_op *op) {
   if (ir_span_starts(v, "#sdy.mesh<")) v.p += 9, v.n -= 9; /* the attribute form `@m = #sdy.mesh<[...]>` */
   if (v.n && v.p[0] == '<') {
     sdy_lex_init(&lx, b->a, v, off_of(b->m, v.p));
+  } else if (v.n && v.p[0] == '#') { /* `@m = #alias` */
+    sdy_lex_init(&lx, b->a, v, off_of(b->m, v.p));
+    sdy_lex_use_aliases(&lx, b->m);
   } else {
     sdy_lex_init(&lx, b->a, op->text, op->pos.offset);
     for (;;) {
@@ -736,6 +739,14 @@ static bool has_inline_mesh(const md_sharding *s) {
   return false;
 }
 
+/* True if the Shardy text `v` may reference one of the module's aliases (`#name`, not `#sdy...`). */
+static bool mentions_alias(const ir_module *m, ir_span v) {
+  if (!m->naliases) return false;
+  for (const char *p = v.p, *e = v.p + v.n; (p = memchr(p, '#', (size_t)(e - p))) != NULL; p++)
+    if (!(e - p >= 4 && memcmp(p, "#sdy", 4) == 0)) return true;
+  return false;
+}
+
 static void mark_same(md_sharding *s) {
   s->same_as = s;
   for (uint32_t i = 0; i < s->nelements; i++) mark_same(s->elements[i]);
@@ -747,9 +758,10 @@ static void parse_text(builder *b, int kind, ir_span v, uint32_t off, parsed_tex
   p->text = v;
   p->offset = off;
   if (kind == TEXT_SDY_LIST) {
-    if (md_parse_sdy_sharding_per_value(b->a, v, off, &p->values, &p->nvalues, &p->error) == 0) p->error = NULL;
+    if (md_parse_sdy_sharding_per_value(b->a, b->m, v, off, &p->values, &p->nvalues, &p->error) == 0) p->error = NULL;
   } else {
-    md_sharding *s = kind == TEXT_SDY ? md_parse_sdy_sharding(b->a, v, off, &p->error) : parse_gspmd_text(b, v, off, &p->error);
+    md_sharding *s =
+        kind == TEXT_SDY ? md_parse_sdy_sharding(b->a, b->m, v, off, &p->error) : parse_gspmd_text(b, v, off, &p->error);
     if (s) {
       p->values = ar_alloc(b->a, sizeof *p->values);
       p->values[0] = s;
@@ -757,7 +769,9 @@ static void parse_text(builder *b, int kind, ir_span v, uint32_t off, parsed_tex
       p->error = NULL;
     }
   }
-  p->shared = true;
+  /* another occurrence of the text is a copy with its positions moved, unless positions are not the
+   * text's: an inline mesh, or an alias's definition read in its place */
+  p->shared = kind == TEXT_GSPMD || !mentions_alias(b->m, v);
   for (uint32_t i = 0; i < p->nvalues; i++) p->shared &= !has_inline_mesh(p->values[i]);
   for (uint32_t i = 0; i < p->nvalues; i++) {
     if (kind == TEXT_GSPMD) map_gspmd(b->a, p->values[i], b->model->effective);

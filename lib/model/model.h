@@ -262,13 +262,16 @@ const md_sharding *md_model_result_sharding(const md_model *model, const ir_op *
 const md_sharding *md_model_value_sharding(const md_model *model, const ir_value *v);
 
 /* Parsers, usable on their own (tests, rules that parse custom syntax). On error they return NULL and
- * set *error (arena). `offset` is where `text` starts in the input, for locations. */
-md_sharding *md_parse_sdy_sharding(sc_arena *a, ir_span text, uint32_t offset, const char **error);
+ * set *error (arena). `offset` is where `text` starts in the input, for locations. With `aliases` (may
+ * be NULL), `#name` references its alias table defines read as their definitions (`text` must then lie
+ * in aliases->buf). */
+md_sharding *md_parse_sdy_sharding(sc_arena *a, const ir_module *aliases, ir_span text, uint32_t offset,
+                                   const char **error);
 md_sharding *md_parse_gspmd_sharding(sc_arena *a, ir_span text, uint32_t offset, const char **error);
 md_mesh *md_parse_sdy_mesh(sc_arena *a, ir_span text, uint32_t offset, const char **error);
 /* `#sdy.sharding_per_value<[...]>` or a stripped list `[<...>, ...]`. Returns 0 or -1. */
-int md_parse_sdy_sharding_per_value(sc_arena *a, ir_span text, uint32_t offset, md_sharding ***out, uint32_t *n,
-                                    const char **error);
+int md_parse_sdy_sharding_per_value(sc_arena *a, const ir_module *aliases, ir_span text, uint32_t offset,
+                                    md_sharding ***out, uint32_t *n, const char **error);
 /* `{"a", "b"}` (also sub-axes) or `#sdy<manual_axes{"a"}>`. Returns 0 or -1. */
 int md_parse_sdy_axis_names(sc_arena *a, ir_span text, uint32_t offset, md_axis_ref **out, uint32_t *n,
                             const char **error);

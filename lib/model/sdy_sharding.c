@@ -26,10 +26,46 @@ void sdy_lex_init(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offset) {
   lx->base = offset;
 }
 
+void sdy_lex_use_aliases(sdy_lex *lx, const ir_module *m) { lx->aliases = m && m->naliases ? m : NULL; }
+
 uint32_t sdy_offset(const sdy_lex *lx, const char *at) {
+  /* a token of an alias definition is where that definition is */
+  if (lx->aliases && at >= lx->aliases->buf && at <= lx->aliases->buf + lx->aliases->len)
+    return (uint32_t)(at - lx->aliases->buf);
   if (at < lx->start) at = lx->start;
   if (at > lx->end) at = lx->end;
   return lx->base + (uint32_t)(at - lx->start);
+}
+
+static sdy_frame frame_of(const sdy_lex *lx) { return (sdy_frame){lx->start, lx->p, lx->end, lx->base}; }
+
+static void enter_frame(sdy_lex *lx, sdy_frame f) {
+  lx->start = f.start;
+  lx->p = f.p;
+  lx->end = f.end;
+  lx->base = f.base;
+}
+
+/* The whole reading position (a peek or a failed eat goes back to it, alias frames included). */
+typedef struct {
+  sdy_frame at;
+  uint8_t depth;
+} lex_mark;
+
+static lex_mark mark(const sdy_lex *lx) { return (lex_mark){frame_of(lx), lx->depth}; }
+static void go_back(sdy_lex *lx, lex_mark m) {
+  enter_frame(lx, m.at);
+  lx->depth = m.depth;
+}
+
+/* Descends into the definition of the alias `name` (whose reference ends at lx->p) if the module has
+ * one and nesting allows; false leaves the reference a token. */
+static bool enter_alias(sdy_lex *lx, ir_span name) {
+  ir_span value;
+  if (lx->depth >= SDY_ALIAS_DEPTH || !ir_alias_value(lx->aliases, name, &value) || !value.n) return false;
+  lx->outer[lx->depth++] = frame_of(lx);
+  enter_frame(lx, (sdy_frame){value.p, value.p, value.p + value.n, (uint32_t)(value.p - lx->aliases->buf)});
+  return true;
 }
 
 /* The C locale's classes (lib/ never sets a locale), inline: these run for every byte lexed. */
@@ -42,6 +78,10 @@ static void skip_space(sdy_lex *lx) {
     while (lx->p < lx->end && is_space(*lx->p)) lx->p++;
     if (lx->p + 1 < lx->end && lx->p[0] == '/' && lx->p[1] == '/') {
       while (lx->p < lx->end && *lx->p != '\n') lx->p++;
+      continue;
+    }
+    if (lx->p >= lx->end && lx->depth) { /* the end of an alias's definition: back to its reference */
+      enter_frame(lx, lx->outer[--lx->depth]);
       continue;
     }
     return;
@@ -110,6 +150,8 @@ static sdy_tok lex_one(sdy_lex *lx) {
     t.kind = is_id_start(c) ? SDY_IDENT : SDY_HASH;
     t.text = ir_span_of(p, (uint32_t)(q - p));
     lx->p = q;
+    /* `#name` not followed by `<` (a dialect attribute's body) may be an alias to read instead */
+    if (c == '#' && lx->aliases && !(q < e && *q == '<') && enter_alias(lx, t.text)) return lex_one(lx);
     return t;
   }
   if (c == '@') {
@@ -145,9 +187,9 @@ static sdy_tok lex_one(sdy_lex *lx) {
 sdy_tok sdy_next(sdy_lex *lx) { return lex_one(lx); }
 
 sdy_tok sdy_peek(sdy_lex *lx) {
-  const char *save = lx->p;
+  lex_mark m = mark(lx);
   sdy_tok t = lex_one(lx);
-  lx->p = save;
+  go_back(lx, m);
   return t;
 }
 
@@ -157,13 +199,13 @@ bool sdy_eat(sdy_lex *lx, char c) {
   if (c != '-' && c != '"' && c != '@' && c != '%' && c != '#' && c != '!' && c != '_' &&
       !isalnum((unsigned char)c)) {
     /* `c` can only be a one-character token: compare the next byte instead of lexing it twice. */
-    const char *save = lx->p;
+    lex_mark m = mark(lx);
     skip_space(lx);
     if (lx->p < lx->end && *lx->p == c) {
       lx->p++;
       return true;
     }
-    lx->p = save;
+    go_back(lx, m);
     return false;
   }
   sdy_tok t = sdy_peek(lx);
@@ -351,6 +393,8 @@ static int device_id_item(sdy_lex *lx, void *user) {
 }
 
 md_mesh *sdy_parse_mesh_body(sdy_lex *lx) {
+  sdy_tok first = sdy_peek(lx); /* `#sdy.mesh<...>` where an alias gave the attribute */
+  if (first.kind == SDY_HASH && ir_span_eq(first.text, "#sdy.mesh")) sdy_next(lx);
   const char *at = sdy_peek(lx).at;
   if (!sdy_expect(lx, '<')) return NULL;
   if (!sdy_expect(lx, '[')) return NULL;
@@ -392,8 +436,7 @@ md_mesh *md_parse_sdy_mesh(sc_arena *a, ir_span text, uint32_t offset, const cha
   sdy_lex lx;
   sdy_lex_init(&lx, a, text, offset);
   sdy_tok t = sdy_peek(&lx);
-  if (t.kind == SDY_HASH && ir_span_eq(t.text, "#sdy.mesh")) sdy_next(&lx);
-  else if (t.kind == SDY_IDENT && ir_span_eq(t.text, "mesh")) sdy_next(&lx);
+  if (t.kind == SDY_IDENT && ir_span_eq(t.text, "mesh")) sdy_next(&lx); /* sdy_parse_mesh_body takes `#sdy.mesh` */
   md_mesh *m = sdy_parse_mesh_body(&lx);
   if (m && !sdy_at_end(&lx)) {
     sdy_fail(&lx, "unexpected text after the mesh");
@@ -616,9 +659,11 @@ static ir_span lex_trimmed(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offs
   return t;
 }
 
-md_sharding *md_parse_sdy_sharding(sc_arena *a, ir_span text, uint32_t offset, const char **error) {
+md_sharding *md_parse_sdy_sharding(sc_arena *a, const ir_module *aliases, ir_span text, uint32_t offset,
+                                   const char **error) {
   sdy_lex lx;
   ir_span t = lex_trimmed(&lx, a, text, offset);
+  sdy_lex_use_aliases(&lx, aliases);
   if (ir_span_starts(t, "#sdy.sharding_per_value")) {
     if (error) *error = "should have a sharding attribute of type TensorShardingAttr, got #sdy.sharding_per_value";
     return NULL;
@@ -663,10 +708,11 @@ bool sdy_parse_sharding_list(sdy_lex *lx, md_sharding ***out, uint32_t *n) {
   return true;
 }
 
-int md_parse_sdy_sharding_per_value(sc_arena *a, ir_span text, uint32_t offset, md_sharding ***out, uint32_t *n,
-                                    const char **error) {
+int md_parse_sdy_sharding_per_value(sc_arena *a, const ir_module *aliases, ir_span text, uint32_t offset,
+                                    md_sharding ***out, uint32_t *n, const char **error) {
   sdy_lex lx;
   lex_trimmed(&lx, a, text, offset);
+  sdy_lex_use_aliases(&lx, aliases);
   sdy_tok first = sdy_peek(&lx);
   bool wrapped = false;
   if (first.kind == SDY_HASH) {

@@ -497,11 +497,11 @@ const md_sharding *ru_sdy_list_entry(sc_arena *a, ir_span list, uint32_t index) 
     if (i == index) {
       ir_span e = {s, (uint32_t)(p - s)};
       const char *err = NULL;
-      md_sharding *sh = md_parse_sdy_sharding(a, e, 0, &err);
+      md_sharding *sh = md_parse_sdy_sharding(a, NULL, e, 0, &err);
       if (!sh) {
         char *t = ar_printf(a, "#sdy.sharding" SC_SPAN_FMT, SC_SPAN_ARG(e));
         ir_span e2 = {t, (uint32_t)strlen(t)};
-        sh = md_parse_sdy_sharding(a, e2, 0, &err);
+        sh = md_parse_sdy_sharding(a, NULL, e2, 0, &err);
       }
       return sh;
     }

@@ -64,7 +64,7 @@ typedef SC_VEC(sharded_use) sharded_vec;
 
 static const md_sharding *parse_attr_sharding(sc_arena *a, const ir_attr *at) {
   const char *err = NULL;
-  if (ir_span_eq(at->name, "sdy.sharding")) return md_parse_sdy_sharding(a, at->value, at->offset, &err);
+  if (ir_span_eq(at->name, "sdy.sharding")) return md_parse_sdy_sharding(a, NULL, at->value, at->offset, &err);
   ir_span v = ir_span_trim(at->value);
   if (v.n >= 2 && v.p[0] == '"') {
     ir_span in = {v.p + 1, v.n - 2};

@@ -63,6 +63,32 @@ Test(model, mesh_in_attribute_form) {
   cr_assert(mesh && mesh->naxes == 2 && mesh->devices == 8);
 }
 
+/* MLIR attribute aliases (`#s = #sdy.sharding<...>`) read as what they stand for, wherever they are
+ * used: a mesh body, an argument's sharding, inside a per-value list, an alias of an alias. */
+Test(model, shardy_attributes_through_aliases) {
+  md_model *m = build("#mesh_xy = #sdy.mesh<[\"x\"=2, \"y\"=4]>\n"
+                      "#row = #sdy.sharding<@mesh, [{\"x\"}, {}]>\n"
+                      "#also_row = #row\n"
+                      "#col = #sdy.sharding<@mesh, [{}, {\"y\"}]>\n"
+                      "module {\n"
+                      "  sdy.mesh @mesh = #mesh_xy\n"
+                      "  func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #also_row}) -> tensor<8x8xf32> {\n"
+                      "    %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[#col]>} : tensor<8x8xf32>\n"
+                      "    %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[#row]>} : tensor<8x8xf32>\n"
+                      "    return %1 : tensor<8x8xf32>\n  }\n}\n",
+                      NULL);
+  cr_assert_eq(m->nerrors, 0, "%s", m->nerrors ? m->errors[0].message : "");
+  const md_mesh *mesh = md_model_mesh(m, ir_span_of("mesh", 4));
+  cr_assert(mesh && mesh->naxes == 2 && mesh->devices == 8);
+  const md_sharding *arg = md_model_arg_sharding(m, op("func.func", 0), 0);
+  cr_assert(arg && arg->rank == 2 && arg->dims[0].naxes == 1 && ir_span_eq(arg->dims[0].axes[0].name, "x"));
+  const md_sharding *neg = md_model_result_sharding(m, op("stablehlo.negate", 0), 0);
+  cr_assert(neg && neg->dims[1].naxes == 1 && ir_span_eq(neg->dims[1].axes[0].name, "y"));
+  const md_sharding *abs = md_model_result_sharding(m, op("stablehlo.abs", 0), 0);
+  cr_assert(abs && abs->dims[0].naxes == 1 && ir_span_eq(abs->dims[0].axes[0].name, "x"));
+  cr_assert(abs->offset < neg->offset, "a sharding read from an alias is located at its definition");
+}
+
 Test(model, synthesized_and_target_meshes) {
   md_model *m = build("module attributes {mhlo.num_partitions = 4 : i32} {\n"
                       "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"

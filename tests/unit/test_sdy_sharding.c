@@ -13,14 +13,14 @@ static ir_span S(const char *s) { return ir_span_of(s, (uint32_t)strlen(s)); }
 
 static md_sharding *parse(const char *text) {
   const char *err = NULL;
-  md_sharding *s = md_parse_sdy_sharding(A, S(text), 100, &err);
+  md_sharding *s = md_parse_sdy_sharding(A, NULL, S(text), 100, &err);
   cr_assert_not_null(s, "%s: %s", text, err);
   return s;
 }
 
 static const char *parse_error(const char *text) {
   const char *err = NULL;
-  md_sharding *s = md_parse_sdy_sharding(A, S(text), 0, &err);
+  md_sharding *s = md_parse_sdy_sharding(A, NULL, S(text), 0, &err);
   cr_assert_null(s, "%s parsed", text);
   cr_assert_not_null(err);
   return err;
@@ -104,7 +104,7 @@ Test(sdy_sharding, parse_errors_use_shardy_messages) {
   const char *full = "#sdy.sharding<@mesh, [{\"x\":(1)2, ?}p1, {}], replicated={\"y\"}, unreduced=min{\"z\"}>";
   for (size_t n = 0; n < strlen(full); n++) {
     const char *err = NULL;
-    cr_assert_null(md_parse_sdy_sharding(A, ir_span_of(full, (uint32_t)n), 0, &err));
+    cr_assert_null(md_parse_sdy_sharding(A, NULL, ir_span_of(full, (uint32_t)n), 0, &err));
   }
 }
 
@@ -112,16 +112,16 @@ Test(sdy_sharding, per_value_and_axis_lists) {
   md_sharding **v;
   uint32_t n;
   const char *err = NULL;
-  cr_assert_eq(md_parse_sdy_sharding_per_value(A, S("#sdy.sharding_per_value<[<@a, [{\"x\"}]>, #sdy.sharding<@b, []>]>"), 0,
+  cr_assert_eq(md_parse_sdy_sharding_per_value(A, NULL, S("#sdy.sharding_per_value<[<@a, [{\"x\"}]>, #sdy.sharding<@b, []>]>"), 0,
                                                &v, &n, &err),
                0, "%s", err);
   cr_assert_eq(n, 2);
   cr_assert(ir_span_eq(v[1]->mesh_name, "b"));
-  cr_assert_eq(md_parse_sdy_sharding_per_value(A, S("#sdy.sharding_per_value<[]>"), 0, &v, &n, &err), 0);
+  cr_assert_eq(md_parse_sdy_sharding_per_value(A, NULL, S("#sdy.sharding_per_value<[]>"), 0, &v, &n, &err), 0);
   cr_assert_eq(n, 0);
-  cr_assert_eq(md_parse_sdy_sharding_per_value(A, S("[<@m, [{}, {?}]>]"), 0, &v, &n, &err), 0);
+  cr_assert_eq(md_parse_sdy_sharding_per_value(A, NULL, S("[<@m, [{}, {?}]>]"), 0, &v, &n, &err), 0);
   cr_assert_eq(n, 1);
-  cr_assert_neq(md_parse_sdy_sharding_per_value(A, S("#sdy.sharding<@m, []>"), 0, &v, &n, &err), 0);
+  cr_assert_neq(md_parse_sdy_sharding_per_value(A, NULL, S("#sdy.sharding<@m, []>"), 0, &v, &n, &err), 0);
 
   md_axis_ref *ax;
   cr_assert_eq(md_parse_sdy_axis_names(A, S("{\"a\", \"b\"}"), 0, &ax, &n, &err), 0);
