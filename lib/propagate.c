@@ -269,6 +269,34 @@ static bool open_group_constraints(propagate_run *run, ir_module **m, uint32_t *
   return true;
 }
 
+
+/* True if the text had no `module` op around its ops (the front end made the root). */
+static bool module_is_implicit(const ir_module *m) {
+  const char *name = m->module->name.p;
+  return !(name >= m->buf && name < m->buf + m->len);
+}
+
+/* Puts what `text` holds from `from` on inside `module { ... }`, indented one level, as MLIR prints
+ * ops that the input gave without a module. Empty lines stay empty. */
+static void wrap_in_module(sc_arena *a, ar_str *text, size_t from) {
+  size_t n = text->n - from;
+  char *body = ar_alloc(a, n + 1);
+  memcpy(body, text->p + from, n);
+  text->n = from;
+  ar_str_puts(text, "module {\n");
+  for (size_t i = 0; i < n;) {
+    const char *nl = memchr(body + i, '\n', n - i);
+    size_t len = nl ? (size_t)(nl - (body + i)) : n - i;
+    if (len) {
+      ar_str_puts(text, "  ");
+      ar_str_put(text, body + i, len);
+    }
+    ar_str_puts(text, "\n");
+    i += len + 1;
+  }
+  ar_str_puts(text, "}\n");
+}
+
 static sc_status propagate_body(propagate_run *run) {
   sc_arena *a = run->arena;
   const sc_propagate_options *opt = run->opt;
@@ -387,13 +415,15 @@ static sc_status propagate_body(propagate_run *run) {
       prop_engine_print(prop_engine_run(a, m, md_model_build(a, m, &mo), &eo), &pr);
     }
     if (opt->json) continue;
+    size_t printed_from = text.n;
     if (opt->strategy != SC_PROPAGATE_PIPELINE || opt->annotate_rules) {
       prop_printer_emit(&pr, chunks[i].begin, chunks[i].end, &text);
-      continue;
+    } else {
+      ar_str propagated = SC_ASTR_INIT(a);
+      prop_printer_emit(&pr, emit_begin, emit_end, &propagated);
+      pipeline_export(run, propagated.p, propagated.n, &mo, &copies, &lines, &msgs, chunks[i].begin, &text);
     }
-    ar_str propagated = SC_ASTR_INIT(a);
-    prop_printer_emit(&pr, emit_begin, emit_end, &propagated);
-    pipeline_export(run, propagated.p, propagated.n, &mo, &copies, &lines, &msgs, chunks[i].begin, &text);
+    if (module_is_implicit(m)) wrap_in_module(a, &text, printed_from);
   }
   if (opt->json) ar_str_puts(&text, nchunks ? "\n  ]\n}\n" : "]\n}\n");
   out->text = ar_str_str(&text);

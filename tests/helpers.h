@@ -2,6 +2,7 @@
 #ifndef SC_TEST_HELPERS_H
 #define SC_TEST_HELPERS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,29 @@ static inline ir_op *test_find_op(ir_module *m, const char *name, int nth) {
   for (uint32_t i = 0; i < m->nops; i++)
     if (ir_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
   return NULL;
+}
+
+/* `text` without the blanks that begin each line (malloc'd; caller frees): printed modules compared
+ * line by line whatever their indent, as FileCheck compares them. */
+static inline char *test_unindented(const char *text) {
+  char *out = malloc(strlen(text) + 1), *o = out;
+  if (!out) return NULL;
+  for (bool line_start = true; *text; text++) {
+    if (line_start && (*text == ' ' || *text == '\t')) continue;
+    line_start = *text == '\n';
+    *o++ = *text;
+  }
+  *o = '\0';
+  return out;
+}
+
+/* True if `text` holds the lines `want`, each line's indent aside. */
+static inline bool test_holds_lines(const char *text, const char *want) {
+  char *t = test_unindented(text), *w = test_unindented(want);
+  bool found = t && w && strstr(t, w) != NULL;
+  free(t);
+  free(w);
+  return found;
 }
 
 #endif

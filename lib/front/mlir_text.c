@@ -647,12 +647,9 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
     SC_PUSH(p.a, top, op);
   }
   if (failed(&p)) return NULL;
-  if (top.n == 0) {
-    mt_fail_at(&p, in->end, "empty input: no module or operation found");
-    return NULL;
-  }
   rb->ops = top.v;
   rb->nops = (uint32_t)top.n;
+  /* no op at all (empty, or only comments and definitions) is an empty module, as MLIR reads it */
   if (top.n == 1 && ir_span_eq(top.v[0]->name, "builtin.module")) {
     /* Drop the implicit root: the explicit module is the root. Renumber ids and re-parent. */
     ir_op *mod = top.v[0];

@@ -223,9 +223,17 @@ Test(mlir_parse, binary_garbage) {
   expect_error(buf);
 }
 
-Test(mlir_parse, empty_and_blank) {
-  expect_error("");
-  expect_error("  \n// only a comment\n");
+/* MLIR reads a text with no op (empty, blank, only comments or definitions) as an empty module. */
+Test(mlir_parse, empty_and_blank_are_an_empty_module) {
+  const char *texts[] = {"", "  \n// only a comment\n", "#s = #sdy.sharding<@m, []>\n"};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    fe_parse_error err = {0};
+    ir_module *m = test_parse(A, texts[i], &err);
+    cr_assert_not_null(m, "%s", err.message);
+    cr_assert_eq(m->nops, 1, "the module alone");
+    cr_assert(ir_span_eq(m->module->name, "builtin.module"));
+    cr_assert_eq(m->nfuncs, 0);
+  }
 }
 
 Test(mlir_parse, deep_nesting_is_bounded) {
