@@ -373,6 +373,9 @@ ir_srcloc ir_op_srcloc(const ir_module *m, const ir_op *op);
 bool ir_alias_value(const ir_module *m, ir_span name, ir_span *value);
 /* Builds the alias index; front ends call it once the alias table is complete. */
 void ir_module_index_aliases(sc_arena *a, ir_module *m);
+/* Replaces every type written as a type alias (`!t` for `!t = tensor<...>`) by its definition, so
+ * readers of types see what they stand for; after ir_module_index_aliases. */
+void ir_module_resolve_type_aliases(ir_module *m);
 
 /* For modules without lines (bytecode): fills each diagnostic's op_path from its offset (the deepest
  * op whose [pos.offset, end) holds it; ops are in preorder, so offsets are sorted) and turns machine

@@ -346,9 +346,9 @@ static bool parse_v3_mesh(glex *lx, md_mesh **out) {
         inner_ids = pk.at;
         break;
       }
-      gtok name = g_lex(lx);
-      if (name.kind != G_STR) return g_fail_at(lx, name.at, "expects string");
-      if (!g_expect(lx, '=', "expects '=' after axis name")) return false;
+      gtok name = g_lex(lx); /* XLA prints `a=2`; its older printer quoted the name: `'a'=2` */
+      if (name.kind != G_STR && name.kind != G_ATTR) return g_fail_at(lx, name.at, "expects name");
+      if (name.kind == G_STR && !g_expect(lx, '=', "expects '=' after axis name")) return false;
       int64_t size;
       if (!g_int(lx, &size)) return false;
       md_axis ax = {name.text, size, SC_AXIS_AUTO};
@@ -407,9 +407,9 @@ static bool parse_v3_mesh(glex *lx, md_mesh **out) {
 
 static bool parse_v3_axis(glex *lx, const md_mesh *m, md_axis_ref *r) {
   memset(r, 0, sizeof *r);
-  gtok t = g_lex(lx);
-  if (t.kind != G_STR) return g_fail_at(lx, t.at, "expects string");
-  int64_t idx = md_mesh_axis_index(m, t.text); /* names are unique (parse_v3_mesh) */
+  gtok t = g_lex(lx); /* an axis: its name, bare (`a`) or quoted (`'a'`), or its index (`1`) */
+  if (t.kind != G_STR && t.kind != G_IDENT && t.kind != G_INT) return g_fail_at(lx, t.at, "expects name");
+  int64_t idx = t.kind == G_INT ? -1 : md_mesh_axis_index(m, t.text); /* names are unique (parse_v3_mesh) */
   if (idx < 0) {
     bool num = t.text.n > 0;
     int64_t v = 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/quoted.h"
 #include "util/hashset.h"
 
 /* ---- shapes ------------------------------------------------------------------------------------- */
@@ -125,6 +126,21 @@ static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, md_shap
     ir_span name = ir_span_of(p, (uint32_t)(q - p));
     if (q < e && *q == '<') {
       const char *close = match_close(q, e);
+      /* MPMD's `!mpmd.mesh_tensor<"mesh", tensor<...>(, sharding=...)?>` is the tensor it wraps */
+      if (close && ir_span_eq(name, "!mpmd.mesh_tensor")) {
+        const char *t = q + 1;
+        if (t < close && *t == '"' && (t = md_quoted_end(t, close)) != NULL) {
+          t = skip_space_and_comments(t + 1, close);
+          if (t < close && *t == ',') {
+            t = skip_space_and_comments(t + 1, close);
+            if (parse_one_shape(a, &t, close, out) && out->kind == SC_SHAPE_ARRAY) {
+              *pp = close + 1;
+              return true;
+            }
+            memset(out, 0, sizeof *out);
+          }
+        }
+      }
       if (close) q = close + 1;
     }
     out->kind = (ir_span_eq(name, "!stablehlo.token") || ir_span_eq(name, "!mhlo.token")) ? SC_SHAPE_TOKEN

@@ -86,6 +86,25 @@ Test(gspmd_sharding, named_v3) {
   cr_assert(strstr(error_of("{mesh['a'=2], [{?, 'a'}]}"), "Saw axis ref after '?'"));
 }
 
+/* Today's XLA prints axis names bare (`mesh[a=2,b=4]`, `{b:(2)2}`) and refs by index unquoted; its
+ * older printer quoted them. Both read the same. */
+Test(gspmd_sharding, named_v3_bare_axis_names) {
+  md_sharding *s = parse("{mesh[a=2,b=4,c=3,d=8], [{a}], replicated={c}, unreduced={d:(4)2}, manual={b:(2)2}, "
+                         "metadata={{op_name=\"foo\"}, {op_name=\"bar\"}}}");
+  cr_assert(s->mesh && s->mesh->naxes == 4 && s->mesh->devices == 192);
+  cr_assert(ir_span_eq(s->mesh->axes[3].name, "d"));
+  cr_assert(s->nunreduced == 1 && s->unreduced[0].sub && s->unreduced[0].pre_size == 4);
+  s = parse("{mesh[a=2,b=4,c=3,d=8], [{b, a}, {c, d, ?}]}");
+  cr_assert(s->rank == 2 && s->dims[0].naxes == 2 && ir_span_eq(s->dims[0].axes[0].name, "b") && s->dims[1].open);
+  s = parse("{mesh[x=2,y=2], device_ids=(0,2,1,3), [{x}]}");
+  cr_assert(s->mesh->ndevice_ids == 4 && s->mesh->device_ids[1] == 2);
+  s = parse("{mesh[a=2,b=4], [{1}, {0}]}");
+  cr_assert(ir_span_eq(s->dims[0].axes[0].name, "b") && ir_span_eq(s->dims[1].axes[0].name, "a"));
+  s = parse("{{replicated}, {mesh[a=2,b=4], replicated}, {maximal device=5}, {maximal_mesh[device_id=5]}}");
+  cr_assert_eq(s->nelements, 4);
+  cr_assert(strstr(error_of("{mesh[a=2], [{b}]}"), "axis 'b' is not a valid axis name or index"));
+}
+
 Test(gspmd_sharding, parse_errors_are_xla_messages) {
   cr_assert_str_eq(error_of("{devices=[2,2]<=[2,2]}"), "expected 'T(' to start sharding devices iota_transpose_perm");
   cr_assert_str_eq(error_of("{maximal}"), "maximal shardings should have exactly one device assigned");
