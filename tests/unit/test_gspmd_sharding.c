@@ -154,6 +154,12 @@ Test(gspmd_sharding, shapes) {
   cr_assert(md_parse_shape(A, S("tensor<8x?x16xf32>"), &s));
   cr_assert(s.kind == SC_SHAPE_ARRAY && s.rank == 3 && s.dims[1] == -1);
   cr_assert(md_parse_shape(A, S("tensor<f32>"), &s) && s.rank == 0);
+  /* MPMD wraps the tensor a mesh holds */
+  cr_assert(md_parse_shape(A, S("!mpmd.mesh_tensor<\"m1\", tensor<4x8xf32>>"), &s));
+  cr_assert(s.kind == SC_SHAPE_ARRAY && s.rank == 2 && s.dims[1] == 8);
+  cr_assert(md_parse_shape(A, S("!mpmd.mesh_tensor<\"m\", tensor<16xf32>, sharding=<@mesh, [{\"x\"}]>>"), &s));
+  cr_assert(s.kind == SC_SHAPE_ARRAY && s.rank == 1 && s.dims[0] == 16);
+  cr_assert(md_parse_shape(A, S("!other.type<\"m\", tensor<4xf32>>"), &s) && s.kind == SC_SHAPE_OTHER);
   cr_assert(md_parse_shape(A, S("tensor<*xf32>"), &s) && s.kind == SC_SHAPE_UNRANKED);
   cr_assert(md_parse_shape(A, S("!stablehlo.token"), &s) && s.kind == SC_SHAPE_TOKEN);
   cr_assert(md_parse_shape(A, S("tuple<tensor<8xf32>, tensor<4x4xi32>>"), &s) && s.kind == SC_SHAPE_TUPLE && s.nelems == 2);

@@ -223,6 +223,21 @@ Test(mlir_parse, binary_garbage) {
   expect_error(buf);
 }
 
+/* A type written as a type alias reads as its definition, for arguments, results and trailers. */
+Test(mlir_parse, type_aliases_resolve) {
+  fe_parse_error err = {0};
+  ir_module *m = test_parse(A,
+                            "!t = tensor<4x8xf32>\n!u = !t\n"
+                            "func.func @f(%arg0: !u) -> (!t {jax.result_info = \"r\"}) {\n"
+                            "  %0 = stablehlo.negate %arg0 : !t\n  return %0 : !t\n}\n",
+                            &err);
+  cr_assert_not_null(m, "%s", err.message);
+  ir_op *f = test_find_op(m, "func.func", 0), *neg = test_find_op(m, "stablehlo.negate", 0);
+  cr_assert(ir_span_eq(f->regions[0]->blocks[0]->args[0]->type, "tensor<4x8xf32>"));
+  cr_assert(ir_span_eq(ir_op_func_result_types(f)[0], "tensor<4x8xf32>"));
+  cr_assert(ir_span_eq(neg->results[0]->type, "tensor<4x8xf32>"));
+}
+
 /* MLIR reads a text with no op (empty, blank, only comments or definitions) as an empty module. */
 Test(mlir_parse, empty_and_blank_are_an_empty_module) {
   const char *texts[] = {"", "  \n// only a comment\n", "#s = #sdy.sharding<@m, []>\n"};
