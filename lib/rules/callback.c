@@ -290,11 +290,21 @@ static void not_single_device(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
   }
   if (!bad) return;
   sc_arena *a = ctx->arena;
+  /* the devices the sharding itself names: its inline mesh (`mesh[...]`, `<mesh<...>, ...>`) or its
+   * tile assignment, else the module's mesh */
+  const md_sharding *own = cs.what;
+  const char *span = NULL;
+  if (own && own->mesh && own->mesh->devices > 1)
+    span = ar_printf(a, "the %" PRId64 " devices of its mesh %s", own->mesh->devices, ru_kc_mesh_str(a, own->mesh));
+  else if (own && own->tiles->ntile_devices > 1 && !w.mesh)
+    span = ar_printf(a, "the %" PRIu64 " devices of its tile assignment", own->tiles->ntile_devices);
+  else
+    span = ar_printf(a, "the %" PRId64 " devices of mesh %s", w.devices, ru_kc_mesh_str(a, w.mesh));
   sc_diag *d = ru_emit(ctx, op,
                        "pure_callback only supports SingleDeviceSharding, but got NamedSharding: %s at the top level "
-                       "of the jitted function has the sharding %s, which spans the %" PRId64
-                       " devices of mesh %s; a callback outside shard_map runs once, on one device.",
-                       cb_label(a, op, ci), sharding_text(a, &cs), w.devices, ru_kc_mesh_str(a, w.mesh));
+                       "of the jitted function has the sharding %s, which spans %s; a callback outside shard_map "
+                       "runs once, on one device.",
+                       cb_label(a, op, ci), sharding_text(a, &cs), span);
   ru_context(ctx, d, &w);
   ru_diag_context(ctx, d, "callback_sharding", sharding_text(a, &cs));
   ru_diag_fix(ctx, d, "Pass a SingleDeviceSharding (or no sharding=: JAX then uses device 0)",

@@ -149,3 +149,23 @@ Test(callback, device_not_in_assignment_is_reported_once) {
     mh_release(a, &m);
   }
 }
+
+/* A sharding with a mesh of its own (HloSharding V3 `mesh[...]`) or a tile assignment spans its own
+ * devices, whatever the module's mesh. */
+Test(callback, spread_counts_the_devices_the_sharding_names) {
+  static const char *const module =
+      "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+      "  %0 = stablehlo.custom_call @xla_python_cpu_callback(%arg0) {has_side_effect = true, mhlo.sharding = "
+      "\"{{mesh[a=2,b=2], [{a}]}}\"} : (tensor<8xf32>) -> tuple<tensor<8xf32>>\n"
+      "  %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<8xf32>>) -> tensor<8xf32>\n"
+      "  return %1 : tensor<8xf32>\n}\n";
+  sc_arena *a = sc_arena_new(0);
+  sc_options o = {0};
+  sc_report *r = mh_check(a, module, strlen(module), &o);
+  const sc_diag *d = NULL;
+  for (size_t i = 0; i < r->ndiags; i++)
+    if (!strcmp(r->diags[i].code, "SC0403")) d = &r->diags[i];
+  cr_assert_not_null(d);
+  cr_expect(strstr(d->message, "which spans the 4 devices of its mesh"), "%s", d->message);
+  sc_arena_free(a);
+}
