@@ -193,13 +193,25 @@ static ir_module *reparse(propagate_run *run, const char *text, size_t n, const 
   return parse_chunk(run, SC_FMT_STABLEHLO, text, n, 0, (uint32_t)n, lines, &perr);
 }
 
+/* Where the function an error at `offset` of the printed module `printed` names was written in the
+ * input (`written`, the module as parsed), or `fallback` when that is not a function found there. */
+static uint32_t written_offset(const ir_module *printed, const ir_module *written, uint32_t offset, uint32_t fallback) {
+  for (uint32_t i = 0; i < printed->nops; i++) {
+    const ir_op *op = printed->ops[i];
+    if (op->pos.offset != offset) continue;
+    const ir_op *f = op->kind == SC_OP_FUNC ? ir_module_func(written, ir_op_sym_name(op)) : NULL;
+    return f ? f->pos.offset : fallback;
+  }
+  return fallback;
+}
+
 /* The pipeline's export after propagation, on the module as printed so far (`text`): the explicit
  * reshards Shardy's partial version inserts (-sdy-insert-explicit-reshards), the call graph unflattened,
  * then the canonicalizer's erasure of trivially dead ops. Appends the result to `out`; false (nothing
  * appended) when the pass reports errors, which go to `msgs` at `at`. */
 static bool pipeline_export(propagate_run *run, const char *text, size_t n, const sc_options *mo,
-                            const prop_func_copies *copies, const ir_linemap *lines, message_vec *msgs, uint32_t at,
-                            ar_str *out) {
+                            const prop_func_copies *copies, const ir_module *written, const ir_linemap *lines,
+                            message_vec *msgs, uint32_t at, ar_str *out) {
   sc_arena *a = run->arena;
   ir_module *m = reparse(run, text, n, NULL);
   if (!m) { /* cannot happen for a printed module; printed as it is rather than lost */
@@ -210,7 +222,8 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
   prop_printer_init(&pr, a, m);
   pr.renumber = true;
   prop_pass_errors errors = prop_insert_explicit_reshards(a, m, md_model_build(a, m, mo), &pr, true);
-  for (uint32_t k = 0; k < errors.n; k++) add_message(run, lines, msgs, SC_SEV_ERROR, at, errors.v[k].message);
+  for (uint32_t k = 0; k < errors.n; k++)
+    add_message(run, lines, msgs, SC_SEV_ERROR, written_offset(m, written, errors.v[k].offset, at), errors.v[k].message);
   if (errors.n) return false;
   ar_str resharded = SC_ASTR_INIT(a);
   prop_printer_emit(&pr, 0, (uint32_t)m->len, &resharded);
@@ -269,12 +282,6 @@ static bool open_group_constraints(propagate_run *run, ir_module **m, uint32_t *
   return true;
 }
 
-
-/* True if the text had no `module` op around its ops (the front end made the root). */
-static bool module_is_implicit(const ir_module *m) {
-  const char *name = m->module->name.p;
-  return !(name >= m->buf && name < m->buf + m->len);
-}
 
 /* Puts what `text` holds from `from` on inside `module { ... }`, indented one level, as MLIR prints
  * ops that the input gave without a module. Empty lines stay empty. */
@@ -347,6 +354,7 @@ static sc_status propagate_body(propagate_run *run) {
                                      perr.message ? perr.message : "the module could not be parsed");
       return SC_ERR_INVALID;
     }
+    const ir_module *written = m; /* m is replaced by each stage's printed module below */
     /* the default pipeline gives each call site its own copy of the function it calls */
     prop_func_copies copies;
     memset(&copies, 0, sizeof copies);
@@ -421,9 +429,9 @@ static sc_status propagate_body(propagate_run *run) {
     } else {
       ar_str propagated = SC_ASTR_INIT(a);
       prop_printer_emit(&pr, emit_begin, emit_end, &propagated);
-      pipeline_export(run, propagated.p, propagated.n, &mo, &copies, &lines, &msgs, chunks[i].begin, &text);
+      pipeline_export(run, propagated.p, propagated.n, &mo, &copies, written, &lines, &msgs, chunks[i].begin, &text);
     }
-    if (module_is_implicit(m)) wrap_in_module(a, &text, printed_from);
+    if (m->implicit_module) wrap_in_module(a, &text, printed_from);
   }
   if (opt->json) ar_str_puts(&text, nchunks ? "\n  ]\n}\n" : "]\n}\n");
   out->text = ar_str_str(&text);

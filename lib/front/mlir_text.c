@@ -666,6 +666,7 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
     root->end = in->end;
     root->text = ir_span_of(in->buf + in->begin, in->end - in->begin);
     m->module = root;
+    m->implicit_module = true;
   }
   m->nops = m->module == root ? p.nops : p.nops - 1;
   m->ops = preorder_ops(&p, m->module, m->nops);

@@ -329,6 +329,7 @@ typedef struct {
   uint32_t base_offset;   /* this module's start within buf (split-input-file) */
   uint32_t end_offset;
   ir_op *module;          /* root "builtin.module" op (implicit if the text had none) */
+  bool implicit_module;   /* the front end made `module`: the text gave its ops without one */
   ir_op **ops;            /* every op in preorder, module included */
   uint32_t nops;
   ir_op **funcs;          /* func.func ops / HLO computations */

@@ -846,20 +846,25 @@ static bool process_single_device(rpass *p, const ir_op *op) {
   return true;
 }
 
+/* A single-device sharding: on a maximal mesh, or GSPMD's `{maximal device=k}` (which the import
+ * puts on a maximal mesh). */
+static bool is_maximal(const rpass *p, const md_sharding *s) {
+  if (!s) return false;
+  if (s->kind == SC_SHARDING_MAXIMAL) return true;
+  const md_mesh *mesh = md_model_sharding_mesh(p->model, s);
+  return mesh && mesh->maximal;
+}
+
 /* Single-device shardings are for ops only: a function's arguments and results cannot have one. */
 static void check_signature(rpass *p, const ir_op *fn) {
   const ir_block *entry = fn->nregions && fn->regions[0]->nblocks ? fn->regions[0]->blocks[0] : NULL;
   for (uint32_t k = 0; entry && k < entry->nargs; k++) {
-    const md_sharding *ms = md_model_arg_sharding(p->model, fn, k);
-    const md_mesh *mesh = ms ? md_model_sharding_mesh(p->model, ms) : NULL;
-    if (mesh && mesh->maximal)
+    if (is_maximal(p, md_model_arg_sharding(p->model, fn, k)))
       pass_error(p, fn, ar_printf(p->a, "'func.func' op function argument %u cannot have a single-device (maximal) "
                                         "sharding attribute", k));
   }
   for (uint32_t k = 0; k < ir_op_nresult_attrs(fn); k++) {
-    const md_sharding *ms = md_model_func_result_sharding(p->model, fn, k);
-    const md_mesh *mesh = ms ? md_model_sharding_mesh(p->model, ms) : NULL;
-    if (mesh && mesh->maximal)
+    if (is_maximal(p, md_model_func_result_sharding(p->model, fn, k)))
       pass_error(p, fn, ar_printf(p->a, "'func.func' op function result %u cannot have a single-device (maximal) "
                                         "sharding attribute", k));
   }

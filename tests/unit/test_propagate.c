@@ -723,8 +723,34 @@ Test(propagate, ops_without_a_module_are_printed_inside_one) {
   cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
   cr_assert_str_eq(r.text, "module {\n  func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
                            "    return %arg0 : tensor<8xf32>\n  }\n}\n");
+  r = run_propagate(a, "module @m attributes {mhlo.num_partitions = 2 : i32} {\n}\n", SC_PROPAGATE_PIPELINE);
+  cr_assert_str_eq(r.text, "module @m attributes {mhlo.num_partitions = 2 : i32} {\n}\n", "a written module is not wrapped");
   r = run_propagate(a, "// nothing but a comment\n", SC_PROPAGATE_PIPELINE);
   cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
   cr_assert_str_eq(r.text, "module {\n}\n");
   sc_arena_free(a);
+}
+
+/* The export refuses a single-device sharding on a function's result, written either way (GSPMD's
+ * `{maximal device=k}` is imported onto a maximal mesh), and says where the function is. */
+Test(propagate, maximal_function_results_are_refused_at_the_function) {
+  const char *forms[] = {"{maximal device=0}", "{maximal_mesh[device_id=0]}"};
+  for (size_t i = 0; i < 2; i++) {
+    sc_arena *a = sc_arena_new(0);
+    const char *module = ar_printf(a,
+                                   "module @m attributes {mhlo.num_partitions = 2 : i32} {\n"
+                                   "  func.func @main(%%arg0: tensor<8xf32>) -> (tensor<8xf32> {mhlo.sharding = \"%s\"}) {\n"
+                                   "    %%0 = stablehlo.negate %%arg0 : tensor<8xf32>\n"
+                                   "    return %%0 : tensor<8xf32>\n  }\n}\n",
+                                   forms[i]);
+    sc_propagate_options o;
+    memset(&o, 0, sizeof o);
+    sc_propagate_result r;
+    cr_assert_eq(sc_propagate(a, module, strlen(module), &o, &r), SC_OK, "%s", r.failure ? r.failure : "");
+    cr_assert_eq(r.nmessages, 1, "%s", forms[i]);
+    cr_assert(strstr(r.messages[0].message, "function result 0 cannot have a single-device (maximal) sharding"), "%s",
+              r.messages[0].message);
+    cr_assert_eq(r.messages[0].line, 2, "%s: at line %u", forms[i], r.messages[0].line);
+    sc_arena_free(a);
+  }
 }
