@@ -101,6 +101,8 @@ def main():
         diffs = [d for ds in pool.map(lambda c: compare(base, new, *c), batches) for d in ds]
     for d in diffs[:10]:
         print(d)
+    for d in diffs[10:]:  # the rest by name only
+        print(d.split("\n", 1)[0])
     print("compare-reports: %d cases, %d differ" % (ncases, len(diffs)))
     sys.exit(1 if diffs else 0)
 

@@ -290,13 +290,13 @@ static void not_single_device(ru_ctx *ctx, const ir_op *op, const cb_info *ci) {
   }
   if (!bad) return;
   sc_arena *a = ctx->arena;
-  /* the devices the sharding itself names: its inline mesh (`mesh[...]`, `<mesh<...>, ...>`) or its
-   * tile assignment, else the module's mesh */
-  const md_sharding *own = cs.what;
-  const char *span = NULL;
+  /* the module's devices; a module that names none (no mesh, no num_partitions) spreads the callback
+   * over the devices its sharding names: its own mesh (`mesh[...]`) or its tile assignment */
+  const md_sharding *own = w.devices > 1 ? NULL : cs.what;
+  const char *span;
   if (own && own->mesh && own->mesh->devices > 1)
     span = ar_printf(a, "the %" PRId64 " devices of its mesh %s", own->mesh->devices, ru_kc_mesh_str(a, own->mesh));
-  else if (own && own->tiles->ntile_devices > 1 && !w.mesh)
+  else if (own && own->tiles->ntile_devices > 1)
     span = ar_printf(a, "the %" PRIu64 " devices of its tile assignment", own->tiles->ntile_devices);
   else
     span = ar_printf(a, "the %" PRId64 " devices of mesh %s", w.devices, ru_kc_mesh_str(a, w.mesh));

@@ -208,9 +208,9 @@ static void check_equal(ru_ctx *ctx, const ir_op *op, const md_sharding *from, c
                                            "transition from unreduced to reduced.");
 }
 
-/* A side with no sharding written is not decided yet: propagation gives a callee's argument its
- * caller's operand sharding (and a call result its callee's), so only two written shardings can
- * disagree. */
+/* A callee argument or a call result with no sharding written is not decided yet: propagation gives
+ * it the sharding on the other side. A callee result without one has the sharding of the value its
+ * body returns. */
 static void check_call(ru_ctx *ctx, const ir_op *op) {
   const ir_op *callee = md_model_func(ctx->model, ir_op_callee(op));
   if (!callee) return;
@@ -220,10 +220,14 @@ static void check_call(ru_ctx *ctx, const ir_op *op) {
     const md_sharding *in = value_sharding(ctx, op->operands[i]), *arg = sdy_only(md_model_arg_sharding(ctx->model, callee, i));
     if (in && arg) check_equal(ctx, op, in, arg, "call argument", i);
   }
+  const ir_op *ret = body && body->nops ? body->ops[body->nops - 1] : NULL;
   for (uint32_t i = 0; i < op->nresults; i++) {
     const md_sharding *fr = sdy_only(md_model_func_result_sharding(ctx->model, callee, i)),
                       *r = sdy_only(md_model_result_sharding(ctx->model, op, i));
-    if (fr && r) check_equal(ctx, op, fr, r, "call result", i);
+    if (!r) continue; /* not decided yet: propagation gives it the callee's result sharding */
+    /* an unannotated callee result has the sharding of the value it returns */
+    if (!fr && ret && i < ret->noperands && ret->operands[i]) fr = value_sharding(ctx, ret->operands[i]);
+    check_equal(ctx, op, fr, r, "call result", i);
   }
 }
 
