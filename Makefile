@@ -201,6 +201,7 @@ corpus: $(CORPUS_BIN) $(CLI) $(TEST_DEPS_OK) $(NPM_SARIF)
 	  for t in tests/corpus/*.sh; do echo "== $$t"; SC_BUILD=$(BUILD) sh $$t || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 	@echo "== tests/corpus/generic_vs_mlir_opt.py"; SC_BUILD=$(BUILD) /usr/bin/python3 tests/corpus/generic_vs_mlir_opt.py
+	@echo "== tests/corpus/vhlo_bytecode_test.py"; SC_BUILD=$(BUILD) /usr/bin/python3 tests/corpus/vhlo_bytecode_test.py
 	@echo "== tests/corpus/shardy_filecheck.py"; SC_BUILD=$(BUILD) /usr/bin/python3 tests/corpus/shardy_filecheck.py
 
 # Integration: the real daemon on 127.0.0.1, the CLI over it, an independent Python client
