@@ -215,7 +215,11 @@ static bool parse_iota_array(glex *lx, i64vec *reshape, i64vec *perm) {
                        d, reshape->n);
     SC_PUSH(lx->a, *perm, d);
   } while (g_eat(lx, ','));
-  return g_expect(lx, ')', "expected ')' to end sharding devices iota_transpose_perm");
+  if (!g_expect(lx, ')', "expected ')' to end sharding devices iota_transpose_perm")) return false;
+  if (perm->n != reshape->n)
+    return g_fail(lx, "iota_transpose_perm should have the same rank as iota_reshape_dims : expected %zu, saw %zu.",
+                  reshape->n, perm->n);
+  return true;
 }
 
 /* Expands an iota tile assignment: arange(prod).reshape(reshape).transpose(perm).flatten(). */

@@ -107,6 +107,8 @@ Test(gspmd_sharding, named_v3_bare_axis_names) {
 
 Test(gspmd_sharding, parse_errors_are_xla_messages) {
   cr_assert_str_eq(error_of("{devices=[2,2]<=[2,2]}"), "expected 'T(' to start sharding devices iota_transpose_perm");
+  cr_assert_str_eq(error_of("{devices=[2,1]<=[2,1]T(0)}"),
+                   "iota_transpose_perm should have the same rank as iota_reshape_dims : expected 2, saw 1.");
   cr_assert_str_eq(error_of("{maximal}"), "maximal shardings should have exactly one device assigned");
   cr_assert_str_eq(error_of("{replicated devices=[2]0,1}"), "replicated shardings should not have any devices assigned");
   cr_assert_str_eq(error_of("{devices=[1]0}"), "non-maximal shardings must have more than one device assigned");
