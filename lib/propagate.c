@@ -205,6 +205,26 @@ static uint32_t written_offset(const ir_module *printed, const ir_module *writte
   return fallback;
 }
 
+/* True for a signature error whose argument or result the input gave a GSPMD sharding (`mhlo.sharding`):
+ * the import turned it into a Shardy one, but a GSPMD single-device sharding on a signature is what JAX
+ * writes for single-device placement, and GSPMD partitions it. */
+static bool written_in_gspmd(const ir_module *printed, const ir_module *written, const prop_pass_error *e) {
+  if (!e->signature_kind) return false;
+  const ir_op *fn = NULL;
+  for (uint32_t i = 0; i < printed->nops && !fn; i++)
+    if (printed->ops[i]->pos.offset == e->offset && printed->ops[i]->kind == SC_OP_FUNC) fn = printed->ops[i];
+  const ir_op *w = fn ? ir_module_func(written, ir_op_sym_name(fn)) : NULL;
+  if (!w) return false;
+  const ir_attrs *attrs = NULL;
+  if (e->signature_kind == 'a') {
+    const ir_block *entry = w->nregions && w->regions[0]->nblocks ? w->regions[0]->blocks[0] : NULL;
+    if (entry && e->signature_index < entry->nargs) attrs = ir_value_attrs(entry->args[e->signature_index]);
+  } else if (e->signature_index < ir_op_nresult_attrs(w)) {
+    attrs = &ir_op_result_attrs(w)[e->signature_index];
+  }
+  return attrs && ir_attrs_find(attrs, "mhlo.sharding") && !ir_attrs_find(attrs, "sdy.sharding");
+}
+
 /* The pipeline's export after propagation, on the module as printed so far (`text`): the explicit
  * reshards Shardy's partial version inserts (-sdy-insert-explicit-reshards), the call graph unflattened,
  * then the canonicalizer's erasure of trivially dead ops. Appends the result to `out`; false (nothing
@@ -222,9 +242,13 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
   prop_printer_init(&pr, a, m);
   pr.renumber = true;
   prop_pass_errors errors = prop_insert_explicit_reshards(a, m, md_model_build(a, m, mo), &pr, true);
-  for (uint32_t k = 0; k < errors.n; k++)
+  uint32_t nerrors = 0;
+  for (uint32_t k = 0; k < errors.n; k++) {
+    if (written_in_gspmd(m, written, &errors.v[k])) continue;
     add_message(run, lines, msgs, SC_SEV_ERROR, written_offset(m, written, errors.v[k].offset, at), errors.v[k].message);
-  if (errors.n) return false;
+    nerrors++;
+  }
+  if (nerrors) return false;
   ar_str resharded = SC_ASTR_INIT(a);
   prop_printer_emit(&pr, 0, (uint32_t)m->len, &resharded);
   ir_module *r = reparse(run, resharded.p, resharded.n, NULL);

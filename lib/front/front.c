@@ -16,6 +16,13 @@ sc_format fe_detect_format(const char *buf, size_t len) {
       p = nl + 1;
       continue;
     }
+    if (end - p >= 2 && p[0] == '/' && p[1] == '*') { /* HLO's lexer skips block comments (MLIR has none) */
+      const char *close = p + 2;
+      while (close + 1 < end && !(close[0] == '*' && close[1] == '/')) close++;
+      if (close + 1 >= end) return SC_FMT_STABLEHLO;
+      p = close + 2;
+      continue;
+    }
     break;
   }
   if (end - p >= 9 && memcmp(p, "HloModule", 9) == 0) return SC_FMT_HLO;

@@ -753,7 +753,7 @@ static void record(rpass *p, const ir_op *op, const ir_value *v, sharding_ref fr
 static bool single_device(sharding_ref s) { return s && s->mesh->maximal; }
 
 static void pass_error(rpass *p, const ir_op *op, const char *message) {
-  prop_pass_error e = {op->pos.offset, message};
+  prop_pass_error e = {op->pos.offset, message, 0, 0};
   SC_PUSH(p->a, p->errors, e);
 }
 
@@ -846,28 +846,26 @@ static bool process_single_device(rpass *p, const ir_op *op) {
   return true;
 }
 
-/* A single-device sharding: on a maximal mesh, or GSPMD's `{maximal device=k}` (which the import
- * puts on a maximal mesh). */
 static bool is_maximal(const rpass *p, const md_sharding *s) {
-  if (!s) return false;
-  if (s->kind == SC_SHARDING_MAXIMAL) return true;
-  const md_mesh *mesh = md_model_sharding_mesh(p->model, s);
+  const md_mesh *mesh = s ? md_model_sharding_mesh(p->model, s) : NULL;
   return mesh && mesh->maximal;
+}
+
+static void signature_error(rpass *p, const ir_op *fn, char kind, uint32_t index) {
+  prop_pass_error e = {fn->pos.offset,
+                       ar_printf(p->a, "'func.func' op function %s %u cannot have a single-device (maximal) sharding attribute",
+                                 kind == 'a' ? "argument" : "result", index),
+                       kind, index};
+  SC_PUSH(p->a, p->errors, e);
 }
 
 /* Single-device shardings are for ops only: a function's arguments and results cannot have one. */
 static void check_signature(rpass *p, const ir_op *fn) {
   const ir_block *entry = fn->nregions && fn->regions[0]->nblocks ? fn->regions[0]->blocks[0] : NULL;
-  for (uint32_t k = 0; entry && k < entry->nargs; k++) {
-    if (is_maximal(p, md_model_arg_sharding(p->model, fn, k)))
-      pass_error(p, fn, ar_printf(p->a, "'func.func' op function argument %u cannot have a single-device (maximal) "
-                                        "sharding attribute", k));
-  }
-  for (uint32_t k = 0; k < ir_op_nresult_attrs(fn); k++) {
-    if (is_maximal(p, md_model_func_result_sharding(p->model, fn, k)))
-      pass_error(p, fn, ar_printf(p->a, "'func.func' op function result %u cannot have a single-device (maximal) "
-                                        "sharding attribute", k));
-  }
+  for (uint32_t k = 0; entry && k < entry->nargs; k++)
+    if (is_maximal(p, md_model_arg_sharding(p->model, fn, k))) signature_error(p, fn, 'a', k);
+  for (uint32_t k = 0; k < ir_op_nresult_attrs(fn); k++)
+    if (is_maximal(p, md_model_func_result_sharding(p->model, fn, k))) signature_error(p, fn, 'r', k);
 }
 
 

@@ -39,6 +39,9 @@
 typedef struct {
   uint32_t offset;     /* where the op is written */
   const char *message; /* arena string */
+  /* a function signature's error: which argument (kind 'a') or result ('r'), else kind 0 */
+  char signature_kind;
+  uint32_t signature_index;
 } prop_pass_error;
 typedef struct {
   prop_pass_error *v;

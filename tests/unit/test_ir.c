@@ -117,6 +117,10 @@ Test(ir, per_op_records_stay_small) {
 Test(ir, detect_format) {
   cr_assert_eq(fe_detect_format("// c\nHloModule m\n", 16), SC_FMT_HLO);
   cr_assert_eq(fe_detect_format("module {}", 9), SC_FMT_STABLEHLO);
+  /* a licence header in a block comment, as jaxlib's .hlo files open */
+  const char *hlo = "/* Copyright\n * The Authors. */\n// more\nHloModule m\n";
+  cr_assert_eq(fe_detect_format(hlo, strlen(hlo)), SC_FMT_HLO);
+  cr_assert_eq(fe_detect_format("/* never closed HloModule", 25), SC_FMT_STABLEHLO);
 }
 
 /* Op kinds are computed once from names (pretty and generic forms alike) and custom call targets. */
