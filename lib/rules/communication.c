@@ -32,8 +32,10 @@ static const char *axes_text(sc_arena *a, const sc_cost_collective *k) {
   return ar_str_str(&b);
 }
 
-/* "model.py:12: " when the op's debug info names the user's Python line, else "". */
+/* "model.py:12: " when the op's debug info names the user's Python line, else "". A module without
+ * lines (bytecode) is located at that Python line already: no lead then. */
 static const char *python_lead(ru_ctx *ctx, const ir_op *op) {
+  if (!ctx->lines || !ctx->lines->nlines) return "";
   const char *site = ru_py_call_site(ctx, op);
   return site ? ar_printf(ctx->arena, "%s: ", site) : "";
 }
