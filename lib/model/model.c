@@ -127,6 +127,19 @@ static void record_fail(builder *b, md_annotation *an, const ir_op *op, uint32_t
             what ? ar_printf(b->a, "%s - %s", what, msg) : msg);
 }
 
+/* `v`, or when it is a reference to an alias (`#s`, through a few levels) the alias's definition: every
+ * reference then shares one parse, located at the definition. */
+static ir_span through_alias(const ir_module *m, ir_span v) {
+  for (int depth = 0; depth < SDY_ALIAS_DEPTH && m->naliases && v.n > 1 && v.p[0] == '#'; depth++) {
+    for (uint32_t i = 1; i < v.n; i++)
+      if (!isalnum((unsigned char)v.p[i]) && !strchr("_$.-", v.p[i])) return v; /* not a lone reference */
+    ir_span value;
+    if (ir_span_starts(v, "#sdy.") || !ir_alias_value(m, v, &value) || !value.n) return v;
+    v = value;
+  }
+  return v;
+}
+
 /* One sharding annotation `at` on `op`, parsed as `kind`: TEXT_SDY_LIST (sdy.sharding on an op,
  * #sdy.sharding_per_value<[...]>), TEXT_SDY (on a func argument/result, #sdy.sharding<...>) or
  * TEXT_GSPMD (mhlo.sharding). A failure is reported at report_off, prefixed with `what` if given. */
@@ -138,6 +151,7 @@ static void parse_annotation(builder *b, md_annotation *an, const ir_attr *at, i
   an->offset = off_of(b->m, at->value.p);
   an->per_value = kind == TEXT_SDY_LIST;
   ir_span v = ir_span_trim(at->value);
+  if (kind != TEXT_GSPMD) v = through_alias(b->m, v);
   if (kind == TEXT_SDY_LIST && ir_span_starts(v, "#sdy.sharding<")) {
     record_fail(b, an, op, report_off, what,
                 "op should have a sharding attribute of type TensorShardingPerValueAttr (write "
@@ -363,7 +377,7 @@ static void add_mesh_op(builder *b, const ir_op *op) {
     sdy_lex_init(&lx, b->a, v, off_of(b->m, v.p));
   } else if (v.n && v.p[0] == '#') { /* `@m = #alias` */
     sdy_lex_init(&lx, b->a, v, off_of(b->m, v.p));
-    sdy_lex_use_aliases(&lx, b->m);
+    sdy_lex_use_aliases(&lx, &b->aliases);
   } else {
     sdy_lex_init(&lx, b->a, op->text, op->pos.offset);
     for (;;) {
@@ -743,7 +757,7 @@ static bool has_inline_mesh(const md_sharding *s) {
 static bool mentions_alias(const ir_module *m, ir_span v) {
   if (!m->naliases) return false;
   for (const char *p = v.p, *e = v.p + v.n; (p = memchr(p, '#', (size_t)(e - p))) != NULL; p++)
-    if (!(e - p >= 4 && memcmp(p, "#sdy", 4) == 0)) return true;
+    if (!(e - p >= 5 && memcmp(p, "#sdy.", 5) == 0)) return true;
   return false;
 }
 
@@ -758,10 +772,10 @@ static void parse_text(builder *b, int kind, ir_span v, uint32_t off, parsed_tex
   p->text = v;
   p->offset = off;
   if (kind == TEXT_SDY_LIST) {
-    if (md_parse_sdy_sharding_per_value(b->a, b->m, v, off, &p->values, &p->nvalues, &p->error) == 0) p->error = NULL;
+    if (md_parse_sdy_sharding_per_value(b->a, &b->aliases, v, off, &p->values, &p->nvalues, &p->error) == 0) p->error = NULL;
   } else {
     md_sharding *s =
-        kind == TEXT_SDY ? md_parse_sdy_sharding(b->a, b->m, v, off, &p->error) : parse_gspmd_text(b, v, off, &p->error);
+        kind == TEXT_SDY ? md_parse_sdy_sharding(b->a, &b->aliases, v, off, &p->error) : parse_gspmd_text(b, v, off, &p->error);
     if (s) {
       p->values = ar_alloc(b->a, sizeof *p->values);
       p->values[0] = s;
@@ -929,6 +943,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   memset(&b, 0, sizeof b);
   b.a = a;
   b.m = m;
+  b.aliases = md_aliases_of(m);
   md_model *model = ar_alloc(a, sizeof *model);
   b.model = model;
   model->module = m;

@@ -261,16 +261,24 @@ const md_sharding *md_model_result_sharding(const md_model *model, const ir_op *
  * sdy.sharding / mhlo.sharding, or NULL. */
 const md_sharding *md_model_value_sharding(const md_model *model, const ir_value *v);
 
+/* A module's alias table as the Shardy parsers read it: `#name` references it defines read as their
+ * definitions. A reference is a few bytes of input but its definition any size, so the parsers may read
+ * at most `budget` bytes of definitions in all (md_aliases_of: linear in the module), then refuse. */
+typedef struct {
+  const ir_module *module;
+  uint64_t budget;
+} md_aliases;
+md_aliases md_aliases_of(const ir_module *m);
+
 /* Parsers, usable on their own (tests, rules that parse custom syntax). On error they return NULL and
  * set *error (arena). `offset` is where `text` starts in the input, for locations. With `aliases` (may
- * be NULL), `#name` references its alias table defines read as their definitions (`text` must then lie
- * in aliases->buf). */
-md_sharding *md_parse_sdy_sharding(sc_arena *a, const ir_module *aliases, ir_span text, uint32_t offset,
+ * be NULL), `#name` references read as their definitions (`text` must then lie in the module's buffer). */
+md_sharding *md_parse_sdy_sharding(sc_arena *a, md_aliases *aliases, ir_span text, uint32_t offset,
                                    const char **error);
 md_sharding *md_parse_gspmd_sharding(sc_arena *a, ir_span text, uint32_t offset, const char **error);
 md_mesh *md_parse_sdy_mesh(sc_arena *a, ir_span text, uint32_t offset, const char **error);
 /* `#sdy.sharding_per_value<[...]>` or a stripped list `[<...>, ...]`. Returns 0 or -1. */
-int md_parse_sdy_sharding_per_value(sc_arena *a, const ir_module *aliases, ir_span text, uint32_t offset,
+int md_parse_sdy_sharding_per_value(sc_arena *a, md_aliases *aliases, ir_span text, uint32_t offset,
                                     md_sharding ***out, uint32_t *n, const char **error);
 /* `{"a", "b"}` (also sub-axes) or `#sdy<manual_axes{"a"}>`. Returns 0 or -1. */
 int md_parse_sdy_axis_names(sc_arena *a, ir_span text, uint32_t offset, md_axis_ref **out, uint32_t *n,

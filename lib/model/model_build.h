@@ -28,6 +28,7 @@ typedef struct {
   errvec errs;
   SC_VEC(md_mesh) meshes;
   md_memo parsed; /* sharding text -> its parse (each distinct text is parsed once) */
+  md_aliases aliases; /* the module's alias table for the Shardy parsers, with their shared budget */
   /* Scratch for the custom-syntax items of the sdy op being scanned: each op's items are copied to an
    * exact-size array (most sdy ops have one; a vector per op took room for two). */
   SC_VEC(md_sdy_item) items;

@@ -51,17 +51,18 @@ typedef struct {
   uint32_t base;        /* input offset of `start` */
   const char *err;      /* first error message (arena) or NULL */
   uint32_t err_offset;  /* input offset of the error */
-  /* With a module (sdy_lex_use_aliases), a `#name` its alias table defines reads as the alias's value:
-   * the lexer descends into the definition's text and returns to the reference's after it. */
-  const ir_module *aliases;
+  /* With aliases (sdy_lex_use_aliases), a `#name` the module's alias table defines reads as the alias's
+   * value: the lexer descends into the definition's text and returns to the reference's after it. */
+  md_aliases *aliases;
   uint8_t depth;                     /* definitions entered */
   sdy_frame outer[SDY_ALIAS_DEPTH];  /* where each entered definition was referenced */
 } sdy_lex;
 
 void sdy_lex_init(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offset);
-/* Resolves `#alias` references through `m`'s alias table from here on (m may be NULL: none). Offsets
- * are then the input's (`text` must lie in m->buf, at `offset` = its position there). */
-void sdy_lex_use_aliases(sdy_lex *lx, const ir_module *m);
+/* Resolves `#alias` references through the module's alias table from here on, within the aliases'
+ * budget (NULL: none). Offsets are then the input's (`text` must lie in the module's buffer, at
+ * `offset` = its position there). */
+void sdy_lex_use_aliases(sdy_lex *lx, md_aliases *aliases);
 sdy_tok sdy_peek(sdy_lex *lx);
 sdy_tok sdy_next(sdy_lex *lx);
 /* Consumes the punctuation `c` if it is next. */

@@ -26,12 +26,19 @@ void sdy_lex_init(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offset) {
   lx->base = offset;
 }
 
-void sdy_lex_use_aliases(sdy_lex *lx, const ir_module *m) { lx->aliases = m && m->naliases ? m : NULL; }
+md_aliases md_aliases_of(const ir_module *m) {
+  md_aliases al = {m, m ? 8 * (uint64_t)m->len + (1u << 20) : 0};
+  return al;
+}
+
+void sdy_lex_use_aliases(sdy_lex *lx, md_aliases *aliases) {
+  lx->aliases = aliases && aliases->module && aliases->module->naliases ? aliases : NULL;
+}
 
 uint32_t sdy_offset(const sdy_lex *lx, const char *at) {
   /* a token of an alias definition is where that definition is */
-  if (lx->aliases && at >= lx->aliases->buf && at <= lx->aliases->buf + lx->aliases->len)
-    return (uint32_t)(at - lx->aliases->buf);
+  const ir_module *m = lx->aliases ? lx->aliases->module : NULL;
+  if (m && at >= m->buf && at <= m->buf + m->len) return (uint32_t)(at - m->buf);
   if (at < lx->start) at = lx->start;
   if (at > lx->end) at = lx->end;
   return lx->base + (uint32_t)(at - lx->start);
@@ -59,12 +66,18 @@ static void go_back(sdy_lex *lx, lex_mark m) {
 }
 
 /* Descends into the definition of the alias `name` (whose reference ends at lx->p) if the module has
- * one and nesting allows; false leaves the reference a token. */
+ * one, nesting allows and the aliases' budget holds it; false leaves the reference a token. */
 static bool enter_alias(sdy_lex *lx, ir_span name) {
   ir_span value;
-  if (lx->depth >= SDY_ALIAS_DEPTH || !ir_alias_value(lx->aliases, name, &value) || !value.n) return false;
+  const ir_module *m = lx->aliases->module;
+  if (lx->depth >= SDY_ALIAS_DEPTH || !ir_alias_value(m, name, &value) || !value.n) return false;
+  if (value.n > lx->aliases->budget)
+    return sdy_fail_at(lx, name.p, "aliases read in place of their references exceed %" PRIu64 " bytes (8 times the "
+                                   "module's size); %.*s is not read",
+                       8 * (uint64_t)m->len + (1u << 20), SC_SPAN_ARG(name));
+  lx->aliases->budget -= value.n;
   lx->outer[lx->depth++] = frame_of(lx);
-  enter_frame(lx, (sdy_frame){value.p, value.p, value.p + value.n, (uint32_t)(value.p - lx->aliases->buf)});
+  enter_frame(lx, (sdy_frame){value.p, value.p, value.p + value.n, (uint32_t)(value.p - m->buf)});
   return true;
 }
 
@@ -659,7 +672,7 @@ static ir_span lex_trimmed(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offs
   return t;
 }
 
-md_sharding *md_parse_sdy_sharding(sc_arena *a, const ir_module *aliases, ir_span text, uint32_t offset,
+md_sharding *md_parse_sdy_sharding(sc_arena *a, md_aliases *aliases, ir_span text, uint32_t offset,
                                    const char **error) {
   sdy_lex lx;
   ir_span t = lex_trimmed(&lx, a, text, offset);
@@ -708,7 +721,7 @@ bool sdy_parse_sharding_list(sdy_lex *lx, md_sharding ***out, uint32_t *n) {
   return true;
 }
 
-int md_parse_sdy_sharding_per_value(sc_arena *a, const ir_module *aliases, ir_span text, uint32_t offset,
+int md_parse_sdy_sharding_per_value(sc_arena *a, md_aliases *aliases, ir_span text, uint32_t offset,
                                     md_sharding ***out, uint32_t *n, const char **error) {
   sdy_lex lx;
   lex_trimmed(&lx, a, text, offset);

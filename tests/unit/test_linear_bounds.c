@@ -439,3 +439,23 @@ Test(linear_bounds, memory_rules_on_20000_replicated_arguments) {
   sc_arena_free(run.arena);
   free(module);
 }
+
+/* An alias reference is two bytes of input but its definition any size: a per-value list that names a
+ * large sharding alias `nrefs` times reads the definitions only up to a budget linear in the module,
+ * then says so, instead of parsing nrefs x its size. */
+static void check_alias_fanout(uint32_t ndims, uint32_t nrefs) {
+  strbuf b = {0};
+  sb_puts(&b, "#big = #sdy.sharding<@mesh, [");
+  for (uint32_t i = 0; i < ndims; i++) sb_printf(&b, "%s{}", i ? ", " : "");
+  sb_puts(&b, "]>\nsdy.mesh @mesh = <[\"x\"=2]>\nfunc.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+              "  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[");
+  for (uint32_t i = 0; i < nrefs; i++) sb_printf(&b, "%s#big", i ? ", " : "");
+  sb_puts(&b, "]>} : tensor<8xf32>\n  return %0 : tensor<8xf32>\n}\n");
+  char *module = take(&b);
+  bounded_run run = run_bounded(module, 0, NULL);
+  cr_assert_not_null(find_diag(run.report, "sharding-syntax", "aliases read in place of their references exceed"));
+  sc_arena_free(run.arena);
+  free(module);
+}
+
+Test(linear_bounds, alias_named_20000_times_in_one_list) { check_alias_fanout(4000, 20000); }
