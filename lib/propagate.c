@@ -1,5 +1,6 @@
 /* propagate.c — sc_propagate(): parse, run the requested propagation passes, print the module as
  * sdy_opt prints it after them (the `shardcheck propagate` command, Shardy's FileCheck tests). */
+#include <ctype.h>
 #include <setjmp.h>
 #include <string.h>
 
@@ -307,23 +308,35 @@ static bool open_group_constraints(propagate_run *run, ir_module **m, uint32_t *
 }
 
 
+/* True if the line at `p` (`n` bytes) defines an alias (`#name = ...`, `!name = ...`): top level only. */
+static bool alias_definition_line(const char *p, size_t n) {
+  if (n < 2 || (p[0] != '#' && p[0] != '!')) return false;
+  size_t i = 1;
+  while (i < n && (isalnum((unsigned char)p[i]) || p[i] == '_' || p[i] == '$' || p[i] == '.' || p[i] == '-')) i++;
+  while (i < n && p[i] == ' ') i++;
+  return i > 1 && i < n && p[i] == '=';
+}
+
 /* Puts what `text` holds from `from` on inside `module { ... }`, indented one level, as MLIR prints
- * ops that the input gave without a module. Empty lines stay empty. */
+ * ops that the input gave without a module; alias definitions stay before it (MLIR allows them at the
+ * top level only). Empty lines stay empty. */
 static void wrap_in_module(sc_arena *a, ar_str *text, size_t from) {
   size_t n = text->n - from;
   char *body = ar_alloc(a, n + 1);
   memcpy(body, text->p + from, n);
   text->n = from;
-  ar_str_puts(text, "module {\n");
-  for (size_t i = 0; i < n;) {
-    const char *nl = memchr(body + i, '\n', n - i);
-    size_t len = nl ? (size_t)(nl - (body + i)) : n - i;
-    if (len) {
-      ar_str_puts(text, "  ");
-      ar_str_put(text, body + i, len);
+  for (int pass = 0; pass < 2; pass++) { /* aliases first, then the ops */
+    if (pass) ar_str_puts(text, "module {\n");
+    for (size_t i = 0; i < n;) {
+      const char *nl = memchr(body + i, '\n', n - i);
+      size_t len = nl ? (size_t)(nl - (body + i)) : n - i;
+      if (alias_definition_line(body + i, len) == !pass) {
+        if (len && pass) ar_str_puts(text, "  ");
+        ar_str_put(text, body + i, len);
+        ar_str_puts(text, "\n");
+      }
+      i += len + 1;
     }
-    ar_str_puts(text, "\n");
-    i += len + 1;
   }
   ar_str_puts(text, "}\n");
 }

@@ -723,6 +723,10 @@ Test(propagate, ops_without_a_module_are_printed_inside_one) {
   cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
   cr_assert_str_eq(r.text, "module {\n  func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
                            "    return %arg0 : tensor<8xf32>\n  }\n}\n");
+  r = run_propagate(a, "!t = tensor<8xf32>\nfunc.func @f(%arg0: !t) -> !t {\n  return %arg0 : !t\n}\n", SC_PROPAGATE_NONE);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert_str_eq(r.text, "!t = tensor<8xf32>\nmodule {\n  func.func @f(%arg0: !t) -> !t {\n    return %arg0 : !t\n  }\n}\n",
+                   "alias definitions stay at the top level");
   r = run_propagate(a, "module @m attributes {mhlo.num_partitions = 2 : i32} {\n}\n", SC_PROPAGATE_PIPELINE);
   cr_assert_str_eq(r.text, "module @m attributes {mhlo.num_partitions = 2 : i32} {\n}\n", "a written module is not wrapped");
   r = run_propagate(a, "// nothing but a comment\n", SC_PROPAGATE_PIPELINE);
