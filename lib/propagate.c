@@ -308,6 +308,63 @@ static bool open_group_constraints(propagate_run *run, ir_module **m, uint32_t *
 }
 
 
+/* The end of the balanced `( ... )` opening at `p` (strings skipped), or NULL if it does not close. */
+static const char *paren_end(const char *p, const char *e) {
+  int depth = 0;
+  for (; p < e; p++) {
+    if (*p == '"') {
+      for (p++; p < e && *p != '"'; p++)
+        if (*p == '\\') p++;
+      if (p >= e) return NULL;
+    } else if (*p == '(') {
+      depth++;
+    } else if (*p == ')' && --depth == 0) {
+      return p + 1;
+    }
+  }
+  return NULL;
+}
+
+/* Drops what sdy_opt prints only with debug info: every ` loc(...)` trailer and every line that
+ * defines a location alias (`#loc3 = loc(...)`), from `from` on. String literals are left alone. */
+static void drop_locations(sc_arena *a, ar_str *text, size_t from) {
+  size_t n = text->n - from;
+  char *in = ar_alloc(a, n + 1);
+  memcpy(in, text->p + from, n);
+  text->n = from;
+  const char *p = in, *e = in + n, *copied = in;
+  bool line_start = true;
+  while (p < e) {
+    if (line_start && *p == '#' && e - p > 4 && !memcmp(p, "#loc", 4)) { /* `#loc... = loc(...)` */
+      const char *q = p + 4, *nl = memchr(p, '\n', (size_t)(e - p));
+      while (q < e && (isalnum((unsigned char)*q) || *q == '_')) q++;
+      if (e - q > 7 && !memcmp(q, " = loc(", 7)) {
+        ar_str_put(text, copied, (size_t)(p - copied));
+        p = copied = nl ? nl + 1 : e;
+        continue;
+      }
+    }
+    line_start = false;
+    if (*p == '"') { /* a string: copied as it is */
+      for (p++; p < e && *p != '"'; p++)
+        if (*p == '\\') p++;
+      p = p < e ? p + 1 : e;
+      continue;
+    }
+    if (*p == ' ' && e - p > 5 && !memcmp(p + 1, "loc(", 4)) {
+      const char *close = paren_end(p + 4, e);
+      if (close) {
+        ar_str_put(text, copied, (size_t)(p - copied));
+        p = copied = close;
+        continue;
+      }
+    }
+    line_start = *p == '\n';
+    p++;
+  }
+  ar_str_put(text, copied, (size_t)(e - copied));
+}
+
 /* True if the line at `p` (`n` bytes) defines an alias (`#name = ...`, `!name = ...`): top level only. */
 static bool alias_definition_line(const char *p, size_t n) {
   if (n < 2 || (p[0] != '#' && p[0] != '!')) return false;
@@ -468,6 +525,7 @@ static sc_status propagate_body(propagate_run *run) {
       prop_printer_emit(&pr, emit_begin, emit_end, &propagated);
       pipeline_export(run, propagated.p, propagated.n, &mo, &copies, written, &lines, &msgs, chunks[i].begin, &text);
     }
+    drop_locations(a, &text, printed_from);
     if (m->implicit_module) wrap_in_module(a, &text, printed_from);
   }
   if (opt->json) ar_str_puts(&text, nchunks ? "\n  ]\n}\n" : "]\n}\n");

@@ -765,3 +765,24 @@ Test(propagate, maximal_function_results_are_refused_at_the_function) {
     sc_arena_free(a);
   }
 }
+
+/* sdy_opt prints no debug info: `loc(...)` trailers and `#loc` definitions go; a string that holds
+ * "loc(" stays as written. */
+Test(propagate, locations_are_not_printed) {
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a,
+                             "#loc1 = loc(\"model.py\":12:4)\n#loc2 = loc(callsite(#loc1 at \"f\"(\"a.py\":1:2)))\n"
+                             "module @m {\n"
+                             "  func.func @main(%arg0: tensor<8xf32> loc(\"x\")) -> (tensor<8xf32> {jax.result_info = \" loc(y)\"}) {\n"
+                             "    %0 = stablehlo.negate %arg0 : tensor<8xf32> loc(#loc2)\n"
+                             "    return %0 : tensor<8xf32> loc(#loc1)\n  } loc(#loc1)\n} loc(#loc1)\n",
+                             SC_PROPAGATE_PIPELINE);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  cr_assert_null(strstr(r.text, "#loc"), "%s", r.text);
+  cr_assert_null(strstr(r.text, ") loc("), "%s", r.text);
+  cr_assert(strstr(r.text, "jax.result_info = \" loc(y)\""), "%s", r.text);
+  cr_assert(test_holds_lines(r.text, "module @m {\n  func.func @main"), "%s", r.text);
+  cr_assert(test_holds_lines(r.text, "%0 = stablehlo.negate %arg0 : tensor<8xf32>\nreturn %0 : tensor<8xf32>\n}\n}\n"),
+            "%s", r.text);
+  sc_arena_free(a);
+}
