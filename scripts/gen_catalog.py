@@ -463,7 +463,8 @@ prose('SC0221', 'sharding-unreduced-transition', 'sharding', 'An op, call or ret
      'When it happens\n'
      '  A value with unreduced axes used by an ordinary op whose result sharding lost them (the partial\n'
      "  sums would be read as if complete), a callee annotated without the caller's unreduced axes, a\n"
-     '  max-reduction written where the computation sums. Ops whose results have no sharding yet are\n'
+     '  max-reduction written where the computation sums. Ops whose results have no sharding yet, and\n'
+     "  call boundaries whose receiving side (the callee's argument, the call's result) has none, are\n"
      '  left to propagation.\n'
      '\n'
      'How to fix (JAX)\n'

@@ -35,10 +35,14 @@ printf 'module {\n  func.func @f() {\n    return\n  }\n}}\n' >"$tmp/unbalanced.m
 head -c 4096 /dev/urandom >"$tmp/garbage.mlir" 2>/dev/null || printf '\001\002\377' >"$tmp/garbage.mlir"
 : >"$tmp/empty.mlir"
 /usr/bin/python3 -c 'import sys; n=100000; open(sys.argv[1],"w").write("module attributes {x = " + "["*n + "]"*n + "} {\n}\n")' "$tmp/deep.mlir"
-for f in truncated unbalanced garbage empty deep; do
+for f in truncated unbalanced garbage deep; do
   expect_rc 1 "malformed $f" $CLI check --format json "$tmp/$f.mlir"
   grep -q '"rule": "\(syntax\|input-limit\)"' "$tmp/out" && ok || bad "malformed $f: no syntax diagnostic"
 done
+# An empty text is an empty module, as MLIR reads it: nothing to report.
+expect_rc 0 "empty input" $CLI check --format json "$tmp/empty.mlir"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["reports"][0]; assert r["diagnostics"]==[] and r["input"]["ops"]==1, r' "$tmp/out" \
+  && ok || bad "empty input: an empty module" 
 $CLI check --no-color "$tmp/unbalanced.mlir" >"$tmp/text" 2>&1
 grep -q "unbalanced.mlir:5:2: error: unexpected '}' with no open region \[SC0001\]" "$tmp/text" && ok || { bad "text format of a syntax error"; cat "$tmp/text"; }
 grep -q '^    5 | }}$' "$tmp/text" && ok || bad "text format shows the source line"

@@ -50,9 +50,6 @@ static const exception exceptions[] = {
     {SINGLE_DEVICE, 0, GOAL_FLAGGED, single_device_reason},
     {SINGLE_DEVICE, 1, GOAL_FLAGGED, single_device_reason},
     {SINGLE_DEVICE, 2, GOAL_FLAGGED, single_device_reason},
-    {"xla_shardy_mlir/xla__service__spmd__shardy__test__sdy_round_trip_export_pipeline.mlir", 2, GOAL_NO_ERROR,
-     "mhlo.sharding \"{mesh[x=4,y=8], ...}\" names axes without quotes, which XLA's HLO parser refuses "
-     "(ParseMesh reads each axis name with ParseString); the export pipeline passes the string through unparsed"},
     {NULL, 0, GOAL_PARSE, NULL},
 };
 
