@@ -26,7 +26,7 @@ sc_format fe_detect_format(const char *buf, size_t len) {
     break;
   }
   if (end - p >= 9 && memcmp(p, "HloModule", 9) == 0) return SC_FMT_HLO;
-  return SC_FMT_STABLEHLO;
+  return fe_starts_hlo_computation(p, end) ? SC_FMT_HLO : SC_FMT_STABLEHLO;
 }
 
 ir_module *fe_parse_format(sc_format format, const fe_parse_input *in, fe_parse_error *perr) {

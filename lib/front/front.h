@@ -31,6 +31,12 @@ typedef struct {
   const atomic_int *cancel;
 } fe_parse_input;
 
+/* True if the text at `p` starts an HLO computation: `ENTRY name {`, or `name {` / `name (params) ->
+ * shape {` (names may hold '.', '-' and a leading '%'), which is how HLO without its `HloModule` header
+ * starts. A top-level MLIR op is `module {`, `"op"(...)`, `%x = ...`, `#a = ...` or a dotted name
+ * followed by `@symbol`, never a name and then '{' or '('. Pure; any thread. */
+bool fe_starts_hlo_computation(const char *p, const char *end);
+
 ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err);
 ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err);
 /* MLIR bytecode (lib/front/bytecode.c): buf[begin, end) is the whole artifact. The module's `buf` is

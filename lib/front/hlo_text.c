@@ -565,7 +565,9 @@ bool hlo_parse_shape(P *p, uint32_t depth, bool layout_adjacent, ir_span *out) {
     p->s = save;
     return false;
   }
-  if (q == s || q >= e || *q != '[') return false;
+  if (q == s) return false;
+  q = skip_ws_at(p, q); /* XLA's lexer reads `s32 [8]` as `s32[8]` */
+  if (q >= e || *q != '[') return false;
   const char *d = skip_dim_list(p, q, depth, ']');
   q = d ? d : hlo_skip_group_at(p, q, depth, (gctx){"dimensions of shape", hlo_span(s, q)});
   const char *r = layout_adjacent ? q : skip_ws_at(p, q);
@@ -804,6 +806,20 @@ static void preorder(P *p, ir_op *op) {
   p->allops.v[p->allops.n++] = op;
 }
 
+/* How HLO without its header starts (front.h): the sniffer and the header-less parse below agree. */
+bool fe_starts_hlo_computation(const char *p, const char *end) {
+  const char *q = p;
+  if (q < end && *q == '%') q++;
+  const char *name = q;
+  while (q < end && (isalnum((unsigned char)*q) || *q == '_' || *q == '.' || *q == '-')) q++;
+  if (q == name || !isalpha((unsigned char)*name)) return false;
+  size_t n = (size_t)(q - name);
+  if (n == 5 && !memcmp(name, "ENTRY", 5)) return true;
+  if ((n == 6 && !memcmp(name, "module", 6)) || (n == 14 && !memcmp(name, "builtin.module", 14))) return false;
+  while (q < end && (*q == ' ' || *q == '\t')) q++;
+  return q < end && (*q == '{' || *q == '(');
+}
+
 ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
   fe_parse_error dummy;
   if (!err) err = &dummy;
@@ -842,19 +858,19 @@ ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
   p->s = p->beg;
   if (p->cancel && *p->cancel) hlo_fail_cancelled(p, p->s);
 
-  /* Header. */
+  /* Header: XLA also reads computations without one (hlo files written by hand, runner inputs). */
   hlo_skip_ws(p);
   const char *mstart = p->s;
-  if (!at_word(p, p->s, "HloModule")) {
-    if (p->s >= p->end) hlo_fail(p, p->s, "empty input: expected 'HloModule'");
+  if (p->s >= p->end) hlo_fail(p, p->s, "empty input: expected 'HloModule' or a computation");
+  bool header = at_word(p, p->s, "HloModule");
+  if (!header && !fe_starts_hlo_computation(p->s, p->end))
     hlo_fail(p, p->s, "expected 'HloModule' at the start of an HLO module");
-  }
   ir_op *module = hlo_alloc(p, sizeof *module);
   module->name = ir_span_of("builtin.module", 14);
   module->pos.offset = hlo_off(p, mstart);
-  p->s = skip_ws_at(p, p->s + 9);
+  if (header) p->s = skip_ws_at(p, p->s + 9);
   ir_span mname = hlo_span(p->s, p->s);
-  {
+  if (header) {
     /* The name may be missing (dumps printed without ids): then what follows is a computation. */
     ir_span nm;
     const char *ne = hlo_lex_name_at(p, p->s, true, &nm);
@@ -871,7 +887,7 @@ ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
     module->extra->sym_name = mname;
   }
   const char *last = p->s;
-  last = hlo_parse_attrs(p, 0, last, "module", mname, NULL, NULL);
+  if (header) last = hlo_parse_attrs(p, 0, last, "module", mname, NULL, NULL);
   module->attrs = hlo_attrs_take(p, 0);
   ir_block *mblock = new_single_block_region(p, module);
   p->module = module;

@@ -153,7 +153,9 @@ static bool parse_one_shape(sc_arena *a, const char **pp, const char *e, md_shap
   while (q < e && (isalnum((unsigned char)*q) || *q == '_')) q++;
   if (q == p) return false;
   ir_span elem = ir_span_of(p, (uint32_t)(q - p));
-  if (q < e && *q == '[') {
+  const char *bracket = skip_space_and_comments(q, e); /* HLO reads `f32 [4]` as `f32[4]` */
+  if (bracket < e && *bracket == '[') {
+    q = bracket;
     const char *close = match_close(q, e);
     if (!close) return false;
     SC_VEC(int64_t) dims = {0};

@@ -8,6 +8,7 @@
 #include "front/front.h"
 #include "helpers.h"
 #include "ir/ir.h"
+#include "model/model.h"
 
 static sc_arena *arena;
 static ir_linemap lines;
@@ -310,6 +311,29 @@ Test(hlo_parse, computations_without_signature_or_entry) {
   assert_attr(w, "body", "body");
   cr_assert_eq(w->attrs.n, 4);
   assert_span(w->attrs.v[3].name, "sharding");
+}
+
+/* XLA reads computations without the `HloModule` header (hand-written .hlo files, runner inputs): the
+ * ENTRY computation, else the last one, is the entry; and `s32 [8]` as `s32[8]`. */
+Test(hlo_parse, module_without_header_and_spaced_shapes) {
+  const char *t = "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n\n"
+                  "ENTRY e {\n  p = s32 [8] parameter(0), sharding={devices=[2]0,1}\n"
+                  "  q = (f32 [4], f32[4]) parameter(1), sharding={{replicated}, {replicated}}\n"
+                  "  ROOT r = s32 [8]{0} copy(p)\n}\n";
+  ir_module *m = parse_ok(t);
+  check_invariants(m, t, strlen(t));
+  cr_assert_eq(m->nfuncs, 2);
+  assert_span(ir_op_sym_name(m->entry), "e");
+  cr_assert_eq(ir_op_sym_name(m->module).n, 0, "no module name");
+  cr_assert_eq(fe_detect_format(t, strlen(t)), SC_FMT_HLO);
+  md_shape sh;
+  cr_assert(md_parse_shape(arena, instr(m->entry, "p")->results[0]->type, &sh) && sh.kind == SC_SHAPE_ARRAY && sh.rank == 1 &&
+            sh.dims[0] == 8);
+  cr_assert(md_parse_shape(arena, instr(m->entry, "q")->results[0]->type, &sh) && sh.kind == SC_SHAPE_TUPLE && sh.nelems == 2 &&
+            sh.elems[0].kind == SC_SHAPE_ARRAY && sh.elems[0].dims[0] == 4);
+  const char *last = "a {\n  ROOT x = f32[] constant(1)\n}\nb {\n  ROOT y = f32[] constant(2)\n}\n";
+  m = parse_ok(last);
+  assert_span(ir_op_sym_name(m->entry), "b");
 }
 
 Test(hlo_parse, parameters_sorted_by_number) {

@@ -121,6 +121,13 @@ Test(ir, detect_format) {
   const char *hlo = "/* Copyright\n * The Authors. */\n// more\nHloModule m\n";
   cr_assert_eq(fe_detect_format(hlo, strlen(hlo)), SC_FMT_HLO);
   cr_assert_eq(fe_detect_format("/* never closed HloModule", 25), SC_FMT_STABLEHLO);
+  /* HLO without its header starts with a computation; MLIR never with a name and then '{' or '(' */
+  const char *hlo_texts[] = {"ENTRY e {\n}\n", "add.1 {\n}\n", "%region_0.5 (a: f32[]) -> f32[] {\n}\n"};
+  for (size_t i = 0; i < 3; i++) cr_assert_eq(fe_detect_format(hlo_texts[i], strlen(hlo_texts[i])), SC_FMT_HLO, "%s", hlo_texts[i]);
+  const char *mlir_texts[] = {"module {\n}\n", "module @m attributes {} {\n}\n", "func.func @f() {\n}\n",
+                              "sdy.mesh @m = <[]>\n", "\"builtin.module\"() ({\n}) : () -> ()\n", "%0 = foo.bar() : () -> ()\n"};
+  for (size_t i = 0; i < 6; i++)
+    cr_assert_eq(fe_detect_format(mlir_texts[i], strlen(mlir_texts[i])), SC_FMT_STABLEHLO, "%s", mlir_texts[i]);
 }
 
 /* Op kinds are computed once from names (pretty and generic forms alike) and custom call targets. */
