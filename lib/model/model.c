@@ -371,6 +371,10 @@ static void add_mesh_op(builder *b, const ir_op *op) {
   /* The front end gives the mesh body as attribute "value" (pretty `@name = <...>`, and generic
    * `mesh = #sdy.mesh<...>`); without it, scan the op text for `= <...>`. */
   const ir_attr *body = ir_op_attr(op, "value");
+  if (!body && op->generic) { /* the generic form names no mesh: nothing to scan the text for */
+    add_error(b->a, b->model, &b->errs, op, op->pos.offset, "'sdy.mesh' op requires attribute 'mesh'");
+    return;
+  }
   ir_span v = body ? body->value : ir_span_of("", 0);
   if (ir_span_starts(v, "#sdy.mesh<")) v.p += 9, v.n -= 9; /* the attribute form `@m = #sdy.mesh<[...]>` */
   if (v.n && v.p[0] == '<') {

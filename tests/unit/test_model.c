@@ -89,6 +89,16 @@ Test(model, shardy_attributes_through_aliases) {
   cr_assert(abs->offset < neg->offset, "a sharding read from an alias is located at its definition");
 }
 
+/* A generic-form sdy.mesh without its `mesh` attribute is refused as Shardy's verifier words it. */
+Test(model, generic_mesh_without_mesh_attribute) {
+  md_model *m = build("\"sdy.mesh\"() {sym_name = \"m\", other = {axes = [1]}} : () -> ()\n", NULL);
+  cr_assert_eq(m->nerrors, 1);
+  cr_assert_str_eq(m->errors[0].message, "'sdy.mesh' op requires attribute 'mesh'");
+  m = build("\"sdy.mesh\"() {mesh = #sdy.mesh<[\"x\"=2]>, sym_name = \"m\"} : () -> ()\n", NULL);
+  cr_assert_eq(m->nerrors, 0);
+  cr_assert_eq(m->nmeshes, 1);
+}
+
 Test(model, synthesized_and_target_meshes) {
   md_model *m = build("module attributes {mhlo.num_partitions = 4 : i32} {\n"
                       "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
