@@ -624,8 +624,8 @@ static void check_sdy_manual_subgroup(ru_ctx *ctx, const ir_op *op, const ir_att
     if (dev >= 0 && dev <= maxdev) key[dev] = k;
   }
   report_mixed_groups(ctx, op, rg, key, maxdev,
-                      ar_printf(ctx->arena, "the partially manual sdy.manual_computation over mesh @%.*s",
-                                      SC_SPAN_ARG(mesh->name)));
+                      ar_printf(ctx->arena, "the partially manual sdy.manual_computation over mesh %s",
+                                      ru_mesh_ref(ctx->arena, mesh)));
 }
 
 void ru_check_collective_manual_subgroup(ru_ctx *ctx, const ir_op *op) {

@@ -160,9 +160,9 @@ static void unknown_axis(ru_ctx *ctx, const ir_op *op, const md_op_info *info) {
     if (nall > SC_LIST_SHOWN) ar_str_printf(&all, ", ... and %u more", nall - SC_LIST_SHOWN);
     sc_diag *d = ru_emit(ctx, op,
                          "jax.shard_map requires axis_names={%s} to be a subset of mesh.axis_names=(%s%s): unknown "
-                         "manual axis: \"%.*s\" (mesh @%.*s has axes %s)",
+                         "manual axis: \"%.*s\" (mesh %s has axes %s)",
                          ar_str_str(&names), ar_str_str(&all), mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
-                         SC_SPAN_ARG(mesh->name), ru_mesh_str(ctx->arena, mesh));
+                         ru_mesh_ref(ctx->arena, mesh), ru_mesh_str(ctx->arena, mesh));
     ru_diag_span_name(ctx, d, info->sdy_op->manual_axes[i].name);
     ru_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", mc_snippet(ctx, info, mesh, NULL));
     return;
@@ -420,9 +420,9 @@ void ru_check_manual_body_mesh(ru_ctx *ctx, const ir_op *op) {
   const md_mesh *me = md_model_sharding_mesh(ctx->model, s);
   if (!me || me->maximal || !me->naxes || ru_meshes_match(me, c->mesh)) return;
   sc_diag *d = ru_emit(ctx, op,
-                       "sharding on mesh @%.*s inside the body of an sdy.manual_computation on mesh @%.*s: shardings in "
+                       "sharding on mesh %s inside the body of an sdy.manual_computation on mesh %s: shardings in "
                        "a shard_map body must use the shard_map's mesh",
-                       SC_SPAN_ARG(me->name), SC_SPAN_ARG(c->mesh->name));
+                       ru_mesh_ref(ctx->arena, me), ru_mesh_ref(ctx->arena, c->mesh));
   ru_diag_fix(ctx, d, "Use the shard_map's mesh for shardings inside its body", NULL);
 }
 
@@ -432,8 +432,8 @@ static void axes_sorted(ru_ctx *ctx, const ir_op *op, const md_op_info *info) {
   for (uint32_t i = 1; i < info->sdy_op->nmanual_axes; i++) {
     int a = md_mesh_axis_index(mesh, info->sdy_op->manual_axes[i - 1].name), b = md_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name);
     if (a >= 0 && b >= 0 && a > b) {
-      sc_diag *d = ru_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh @%.*s: \"%.*s\" comes after \"%.*s\"",
-                           SC_SPAN_ARG(mesh->name), SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
+      sc_diag *d = ru_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh %s: \"%.*s\" comes after \"%.*s\"",
+                           ru_mesh_ref(ctx->arena, mesh), SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
                            SC_SPAN_ARG(info->sdy_op->manual_axes[i - 1].name));
       sc_fix *f = ru_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
       const md_sdy_item *it = md_model_sdy_item(ctx->model, op, "manual_axes");

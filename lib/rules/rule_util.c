@@ -427,6 +427,10 @@ const ru_use *ru_op_uses(ru_ctx *ctx, const ir_op *op, uint32_t *n) {
   return x->by_def + x->first[op->id];
 }
 
+const char *ru_mesh_ref(sc_arena *a, const md_mesh *m) {
+  return m && m->name.n ? ar_printf(a, "@%.*s", SC_SPAN_ARG(m->name)) : ru_mesh_str(a, m);
+}
+
 const char *ru_mesh_str(sc_arena *a, const md_mesh *m) {
   if (!m) return "<unknown mesh>";
   ar_str s = SC_ASTR_INIT(a);

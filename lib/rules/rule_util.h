@@ -98,6 +98,8 @@ const char *ru_sharding_str(sc_arena *a, const md_sharding *s);
 bool ru_meshes_match(const md_mesh *x, const md_mesh *y);
 /* Mesh text as Shardy prints it: #sdy.mesh<["x"=2, "y"=4]> */
 const char *ru_mesh_str(sc_arena *a, const md_mesh *m);
+/* How a message names a mesh: `@name` when declared, else its text (an inline mesh). */
+const char *ru_mesh_ref(sc_arena *a, const md_mesh *m);
 
 /* Machine-fix helpers. The byte range of a piece of a Shardy sharding written in the module:
  * the `pN` priority after dimension `dim`, or the `{...}` of replicated= / unreduced=. */
