@@ -18,6 +18,7 @@
 #include "propagate/print.h"
 #include "propagate/reshard.h"
 #include "shardcheck.h"
+#include "util/hashset.h"
 
 typedef SC_VEC(sc_propagate_message) message_vec;
 
@@ -194,28 +195,44 @@ static ir_module *reparse(propagate_run *run, const char *text, size_t n, const 
   return parse_chunk(run, SC_FMT_STABLEHLO, text, n, 0, (uint32_t)n, lines, &perr);
 }
 
-/* Where the function an error at `offset` of the printed module `printed` names was written in the
- * input (`written`, the module as parsed), or `fallback` when that is not a function found there. */
-static uint32_t written_offset(const ir_module *printed, const ir_module *written, uint32_t offset, uint32_t fallback) {
-  for (uint32_t i = 0; i < printed->nops; i++) {
-    const ir_op *op = printed->ops[i];
-    if (op->pos.offset != offset) continue;
-    const ir_op *f = op->kind == SC_OP_FUNC ? ir_module_func(written, ir_op_sym_name(op)) : NULL;
-    return f ? f->pos.offset : fallback;
+/* The written module's functions by name, for the export's errors (built once, when there are any). */
+typedef struct {
+  const ir_module *written;
+  hs_name_map by_name;
+} written_funcs;
+
+static void index_written_funcs(sc_arena *a, const ir_module *written, written_funcs *w) {
+  w->written = written;
+  hs_name_map_init(&w->by_name, a, written->nfuncs + 1);
+  for (uint32_t i = 0; i < written->nfuncs; i++) {
+    ir_span name = ir_op_sym_name(written->funcs[i]);
+    hs_name_map_put(&w->by_name, name.p, name.n, i, NULL); /* the first of a name wins, as ir_module_func */
   }
-  return fallback;
+}
+
+/* The function written in the input under the name of the printed function at `offset` (ops are in
+ * preorder, so their offsets ascend: a binary search), or NULL. */
+static const ir_op *written_func_at(const written_funcs *w, const ir_module *printed, uint32_t offset) {
+  uint32_t lo = 0, hi = printed->nops;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (printed->ops[mid]->pos.offset < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  for (; lo < printed->nops && printed->ops[lo]->pos.offset == offset; lo++) /* an implicit module shares it */
+    if (printed->ops[lo]->kind == SC_OP_FUNC) {
+      ir_span name = ir_op_sym_name(printed->ops[lo]);
+      uint32_t i;
+      return hs_name_map_get(&w->by_name, name.p, name.n, &i) ? w->written->funcs[i] : NULL;
+    }
+  return NULL;
 }
 
 /* True for a signature error whose argument or result the input gave a GSPMD sharding (`mhlo.sharding`):
  * the import turned it into a Shardy one, but a GSPMD single-device sharding on a signature is what JAX
  * writes for single-device placement, and GSPMD partitions it. */
-static bool written_in_gspmd(const ir_module *printed, const ir_module *written, const prop_pass_error *e) {
-  if (!e->signature_kind) return false;
-  const ir_op *fn = NULL;
-  for (uint32_t i = 0; i < printed->nops && !fn; i++)
-    if (printed->ops[i]->pos.offset == e->offset && printed->ops[i]->kind == SC_OP_FUNC) fn = printed->ops[i];
-  const ir_op *w = fn ? ir_module_func(written, ir_op_sym_name(fn)) : NULL;
-  if (!w) return false;
+static bool written_in_gspmd(const ir_op *w, const prop_pass_error *e) {
+  if (!e->signature_kind || !w) return false;
   const ir_attrs *attrs = NULL;
   if (e->signature_kind == 'a') {
     const ir_block *entry = w->nregions && w->regions[0]->nblocks ? w->regions[0]->blocks[0] : NULL;
@@ -244,9 +261,12 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
   pr.renumber = true;
   prop_pass_errors errors = prop_insert_explicit_reshards(a, m, md_model_build(a, m, mo), &pr, true);
   uint32_t nerrors = 0;
+  written_funcs funcs;
+  if (errors.n) index_written_funcs(a, written, &funcs);
   for (uint32_t k = 0; k < errors.n; k++) {
-    if (written_in_gspmd(m, written, &errors.v[k])) continue;
-    add_message(run, lines, msgs, SC_SEV_ERROR, written_offset(m, written, errors.v[k].offset, at), errors.v[k].message);
+    const ir_op *w = written_func_at(&funcs, m, errors.v[k].offset);
+    if (written_in_gspmd(w, &errors.v[k])) continue;
+    add_message(run, lines, msgs, SC_SEV_ERROR, w ? w->pos.offset : at, errors.v[k].message);
     nerrors++;
   }
   if (nerrors) return false;
@@ -338,7 +358,9 @@ static void drop_locations(sc_arena *a, ar_str *text, size_t from) {
     if (line_start && *p == '#' && e - p > 4 && !memcmp(p, "#loc", 4)) { /* `#loc... = loc(...)` */
       const char *q = p + 4, *nl = memchr(p, '\n', (size_t)(e - p));
       while (q < e && (isalnum((unsigned char)*q) || *q == '_')) q++;
-      if (e - q > 7 && !memcmp(q, " = loc(", 7)) {
+      const char *close = e - q > 7 && !memcmp(q, " = loc(", 7) ? paren_end(q + 6, e) : NULL;
+      if (close) { /* the definition may span lines: up to its closing ')', then its line's end */
+        nl = memchr(close, '\n', (size_t)(e - close));
         ar_str_put(text, copied, (size_t)(p - copied));
         p = copied = nl ? nl + 1 : e;
         continue;
@@ -365,13 +387,36 @@ static void drop_locations(sc_arena *a, ar_str *text, size_t from) {
   ar_str_put(text, copied, (size_t)(e - copied));
 }
 
-/* True if the line at `p` (`n` bytes) defines an alias (`#name = ...`, `!name = ...`): top level only. */
+/* True if the line at `p` (`n` bytes) begins an alias definition (`#name = ...`, `!name = ...`). */
 static bool alias_definition_line(const char *p, size_t n) {
   if (n < 2 || (p[0] != '#' && p[0] != '!')) return false;
   size_t i = 1;
   while (i < n && (isalnum((unsigned char)p[i]) || p[i] == '_' || p[i] == '$' || p[i] == '.' || p[i] == '-')) i++;
   while (i < n && p[i] == ' ') i++;
   return i > 1 && i < n && p[i] == '=';
+}
+
+/* Where the alias definition starting at `p` ends: past the line on which its brackets balance again
+ * (a definition may span lines), strings and `->` aside. */
+static const char *alias_definition_end(const char *p, const char *e) {
+  int depth = 0;
+  for (; p < e; p++) {
+    char c = *p;
+    if (c == '"') {
+      for (p++; p < e && *p != '"'; p++)
+        if (*p == '\\') p++;
+      if (p >= e) return e;
+    } else if (c == '-' && p + 1 < e && p[1] == '>') {
+      p++;
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      depth++;
+    } else if (c == ')' || c == ']' || c == '}' || c == '>') {
+      depth--;
+    } else if (c == '\n' && depth <= 0) {
+      return p + 1;
+    }
+  }
+  return e;
 }
 
 /* Puts what `text` holds from `from` on inside `module { ... }`, indented one level, as MLIR prints
@@ -382,19 +427,25 @@ static void wrap_in_module(sc_arena *a, ar_str *text, size_t from) {
   char *body = ar_alloc(a, n + 1);
   memcpy(body, text->p + from, n);
   text->n = from;
-  for (int pass = 0; pass < 2; pass++) { /* aliases first, then the ops */
-    if (pass) ar_str_puts(text, "module {\n");
-    for (size_t i = 0; i < n;) {
-      const char *nl = memchr(body + i, '\n', n - i);
-      size_t len = nl ? (size_t)(nl - (body + i)) : n - i;
-      if (alias_definition_line(body + i, len) == !pass) {
-        if (len && pass) ar_str_puts(text, "  ");
-        ar_str_put(text, body + i, len);
-        ar_str_puts(text, "\n");
-      }
-      i += len + 1;
+  ar_str ops = SC_ASTR_INIT(a);
+  ar_str_reserve(&ops, n + n / 8 + 16);
+  for (const char *p = body, *e = body + n; p < e;) {
+    const char *nl = memchr(p, '\n', (size_t)(e - p));
+    size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
+    if (alias_definition_line(p, len)) {
+      const char *end = alias_definition_end(p, e);
+      ar_str_put(text, p, (size_t)(end - p));
+      if (end == e && end > p && end[-1] != '\n') ar_str_puts(text, "\n");
+      p = end;
+      continue;
     }
+    if (len) ar_str_puts(&ops, "  ");
+    ar_str_put(&ops, p, len);
+    ar_str_puts(&ops, "\n");
+    p += len + 1;
   }
+  ar_str_puts(text, "module {\n");
+  ar_str_put(text, ops.p ? ops.p : "", ops.n);
   ar_str_puts(text, "}\n");
 }
 

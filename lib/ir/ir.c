@@ -329,7 +329,10 @@ bool ir_parse_tensor_type(sc_arena *a, ir_span type, ir_tensor_type *out) {
   /* HLO shape: elem[d0,d1]{layout} */
   const char *lb = memchr(t.p, '[', t.n);
   if (!lb || lb == t.p) return false;
-  for (const char *q = t.p; q < lb; q++)
+  const char *el_end = lb;
+  while (el_end > t.p && el_end[-1] == ' ') el_end--; /* XLA reads `f32 [4]` as `f32[4]` */
+  if (el_end == t.p) return false;
+  for (const char *q = t.p; q < el_end; q++)
     if (!isalnum((unsigned char)*q)) return false;
   const char *p = lb + 1, *end = t.p + t.n;
   int64_t dims[64];
@@ -354,7 +357,7 @@ bool ir_parse_tensor_type(sc_arena *a, ir_span type, ir_tensor_type *out) {
   out->rank = rank;
   out->dims = ar_calloc(a, rank ? (size_t)rank : 1, sizeof *out->dims);
   memcpy(out->dims, dims, (size_t)rank * sizeof *dims);
-  out->element = ir_span_of(t.p, (uint32_t)(lb - t.p));
+  out->element = ir_span_of(t.p, (uint32_t)(el_end - t.p));
   return true;
 }
 
@@ -374,9 +377,15 @@ void ir_module_index_aliases(sc_arena *a, ir_module *m) {
   m->alias_src = ar_calloc(a, m->naliases ? m->naliases : 1, sizeof *m->alias_src);
   m->alias_state = ar_calloc(a, m->naliases ? m->naliases : 1, 1);
   for (uint32_t i = 0; i < m->naliases; i++) {
-    uint32_t h = hash_name(m, m->aliases[i].name.p, m->aliases[i].name.n) & (n - 1);
-    while (m->alias_slots[h]) h = (h + 1) & (n - 1);
-    m->alias_slots[h] = i + 1; /* a later duplicate definition is shadowed by the first */
+    ir_span name = m->aliases[i].name;
+    uint32_t h = hash_name(m, name.p, name.n) & (n - 1);
+    bool duplicate = false; /* a later definition is shadowed by the first: not indexed, so many
+                               definitions of one name probe no longer chain */
+    for (uint32_t k; !duplicate && (k = m->alias_slots[h]) != 0; h = (h + 1) & (n - 1)) {
+      ir_span other = m->aliases[k - 1].name;
+      duplicate = other.n == name.n && memcmp(other.p, name.p, name.n) == 0;
+    }
+    if (!duplicate) m->alias_slots[h] = i + 1;
   }
 }
 

@@ -26,8 +26,14 @@ void sdy_lex_init(sdy_lex *lx, sc_arena *a, ir_span text, uint32_t offset) {
   lx->base = offset;
 }
 
+/* What the parsers of one module (a chunk of the input) may read of alias definitions in all. */
+static uint64_t alias_budget(const ir_module *m) {
+  uint64_t len = m->end_offset > m->base_offset ? m->end_offset - m->base_offset : m->len;
+  return 4 * len + 4096;
+}
+
 md_aliases md_aliases_of(const ir_module *m) {
-  md_aliases al = {m, m ? 8 * (uint64_t)m->len + (1u << 20) : 0};
+  md_aliases al = {m, m ? alias_budget(m) : 0};
   return al;
 }
 
@@ -53,16 +59,35 @@ static void enter_frame(sdy_lex *lx, sdy_frame f) {
   lx->base = f.base;
 }
 
-/* The whole reading position (a peek or a failed eat goes back to it, alias frames included). */
+/* The whole reading position (a peek or a failed eat goes back to it): with aliases, the frames it
+ * would return through and the budget too, since a peek may leave a definition and enter another. */
 typedef struct {
   sdy_frame at;
   uint8_t depth;
+  uint64_t budget;
+  sdy_frame outer[SDY_ALIAS_DEPTH];
 } lex_mark;
 
-static lex_mark mark(const sdy_lex *lx) { return (lex_mark){frame_of(lx), lx->depth}; }
-static void go_back(sdy_lex *lx, lex_mark m) {
-  enter_frame(lx, m.at);
-  lx->depth = m.depth;
+static void mark(const sdy_lex *lx, lex_mark *m) {
+  m->at = frame_of(lx);
+  m->depth = lx->depth;
+  if (!lx->aliases) return; /* the common case: a position in one text */
+  m->budget = lx->aliases->budget;
+  memcpy(m->outer, lx->outer, lx->depth * sizeof *lx->outer);
+}
+
+static void go_back(sdy_lex *lx, const lex_mark *m) {
+  enter_frame(lx, m->at);
+  lx->depth = m->depth;
+  if (!lx->aliases) return;
+  lx->aliases->budget = m->budget;
+  memcpy(lx->outer, m->outer, m->depth * sizeof *lx->outer);
+}
+
+/* The text read from `from` up to the lexer's position when both lie in the same text; a value that
+ * began in an alias's definition and ended after its reference has no one text: empty then. */
+static ir_span read_since(const sdy_lex *lx, const char *from) {
+  return ir_span_of(from, from >= lx->start && from <= lx->p ? (uint32_t)(lx->p - from) : 0);
 }
 
 /* Descends into the definition of the alias `name` (whose reference ends at lx->p) if the module has
@@ -72,9 +97,9 @@ static bool enter_alias(sdy_lex *lx, ir_span name) {
   const ir_module *m = lx->aliases->module;
   if (lx->depth >= SDY_ALIAS_DEPTH || !ir_alias_value(m, name, &value) || !value.n) return false;
   if (value.n > lx->aliases->budget)
-    return sdy_fail_at(lx, name.p, "aliases read in place of their references exceed %" PRIu64 " bytes (8 times the "
+    return sdy_fail_at(lx, name.p, "aliases read in place of their references exceed %" PRIu64 " bytes (4 times the "
                                    "module's size); %.*s is not read",
-                       8 * (uint64_t)m->len + (1u << 20), SC_SPAN_ARG(name));
+                       alias_budget(m), SC_SPAN_ARG(name));
   lx->aliases->budget -= value.n;
   lx->outer[lx->depth++] = frame_of(lx);
   enter_frame(lx, (sdy_frame){value.p, value.p, value.p + value.n, (uint32_t)(value.p - m->buf)});
@@ -200,25 +225,27 @@ static sdy_tok lex_one(sdy_lex *lx) {
 sdy_tok sdy_next(sdy_lex *lx) { return lex_one(lx); }
 
 sdy_tok sdy_peek(sdy_lex *lx) {
-  lex_mark m = mark(lx);
+  lex_mark m;
+  mark(lx, &m);
   sdy_tok t = lex_one(lx);
-  go_back(lx, m);
+  go_back(lx, &m);
   return t;
 }
 
 bool sdy_at_end(sdy_lex *lx) { return sdy_peek(lx).kind == SDY_EOF; }
 
 bool sdy_eat(sdy_lex *lx, char c) {
-  if (c != '-' && c != '"' && c != '@' && c != '%' && c != '#' && c != '!' && c != '_' &&
+  if (!lx->aliases && c != '-' && c != '"' && c != '@' && c != '%' && c != '#' && c != '!' && c != '_' &&
       !isalnum((unsigned char)c)) {
-    /* `c` can only be a one-character token: compare the next byte instead of lexing it twice. */
-    lex_mark m = mark(lx);
+    /* `c` can only be a one-character token: compare the next byte instead of lexing it twice (an alias
+     * reference next would need lexing: not with aliases). */
+    const char *save = lx->p;
     skip_space(lx);
     if (lx->p < lx->end && *lx->p == c) {
       lx->p++;
       return true;
     }
-    go_back(lx, m);
+    lx->p = save;
     return false;
   }
   sdy_tok t = sdy_peek(lx);
@@ -660,7 +687,7 @@ md_sharding *sdy_parse_tensor_sharding(sdy_lex *lx) {
     }
   }
   if (!sdy_expect(lx, '>')) return NULL;
-  s->text = ir_span_of(first.at, (uint32_t)(lx->p - first.at));
+  s->text = read_since(lx, first.at);
   (void)start;
   return s;
 }

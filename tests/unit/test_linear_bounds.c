@@ -459,3 +459,27 @@ static void check_alias_fanout(uint32_t ndims, uint32_t nrefs) {
 }
 
 Test(linear_bounds, alias_named_20000_times_in_one_list) { check_alias_fanout(4000, 20000); }
+
+/* With --split-input-file each chunk reads aliases within a budget of its own size, not the file's:
+ * chunks that each fan a chain of aliases out 27000-fold stay linear in the file. */
+Test(linear_bounds, alias_fan_out_in_400_chunks) {
+  strbuf b = {0};
+  for (int chunk = 0; chunk < 400; chunk++) {
+    if (chunk) sb_puts(&b, "// -----\n");
+    sb_puts(&b, "#z = #sdy.sharding<@mesh, [{}, {}]>\n");
+    const char *level[] = {"#a = ", "#b = ", "#c = "}, *ref[] = {"#z", "#a", "#b"};
+    for (int l = 0; l < 3; l++) {
+      sb_puts(&b, level[l]);
+      for (int i = 0; i < 30; i++) sb_printf(&b, "%s%s", i ? ", " : "", ref[l]);
+      sb_puts(&b, "\n");
+    }
+    sb_puts(&b, "sdy.mesh @mesh = <[\"x\"=2]>\nfunc.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
+                "  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[#c]>} : tensor<8x8xf32>\n"
+                "  return %0 : tensor<8x8xf32>\n}\n");
+  }
+  char *module = take(&b);
+  sc_options opt = {.split_input_file = true};
+  bounded_run run = run_bounded(module, 0, &opt);
+  sc_arena_free(run.arena);
+  free(module);
+}

@@ -727,6 +727,9 @@ Test(propagate, ops_without_a_module_are_printed_inside_one) {
   cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
   cr_assert_str_eq(r.text, "!t = tensor<8xf32>\nmodule {\n  func.func @f(%arg0: !t) -> !t {\n    return %arg0 : !t\n  }\n}\n",
                    "alias definitions stay at the top level");
+  r = run_propagate(a, "#m = #sdy.mesh<[\"x\"=2,\n  \"y\"=2]>\nsdy.mesh @mesh = #m\n", SC_PROPAGATE_NONE);
+  cr_assert_str_eq(r.text, "#m = #sdy.mesh<[\"x\"=2,\n  \"y\"=2]>\nmodule {\n  sdy.mesh @mesh = #m\n}\n",
+                   "a definition over two lines stays whole before the module");
   r = run_propagate(a, "module @m attributes {mhlo.num_partitions = 2 : i32} {\n}\n", SC_PROPAGATE_PIPELINE);
   cr_assert_str_eq(r.text, "module @m attributes {mhlo.num_partitions = 2 : i32} {\n}\n", "a written module is not wrapped");
   r = run_propagate(a, "// nothing but a comment\n", SC_PROPAGATE_PIPELINE);
@@ -771,7 +774,7 @@ Test(propagate, maximal_function_results_are_refused_at_the_function) {
 Test(propagate, locations_are_not_printed) {
   sc_arena *a = sc_arena_new(0);
   prop_run r = run_propagate(a,
-                             "#loc1 = loc(\"model.py\":12:4)\n#loc2 = loc(callsite(#loc1 at \"f\"(\"a.py\":1:2)))\n"
+                             "#loc1 = loc(\"model.py\":12:4)\n#loc2 = loc(callsite(#loc1 at\n  \"f\"(\"a.py\":1:2)))\n"
                              "module @m {\n"
                              "  func.func @main(%arg0: tensor<8xf32> loc(\"x\")) -> (tensor<8xf32> {jax.result_info = \" loc(y)\"}) {\n"
                              "    %0 = stablehlo.negate %arg0 : tensor<8xf32> loc(#loc2)\n"
