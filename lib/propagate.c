@@ -328,19 +328,27 @@ static bool open_group_constraints(propagate_run *run, ir_module **m, uint32_t *
 }
 
 
+/* What `text` holds from `from` on, moved to a copy of its own (`*n` bytes) and cut from `text`: the
+ * printed module a post-pass rewrites into `text`. */
+static const char *take_printed(sc_arena *a, ar_str *text, size_t from, size_t *n) {
+  *n = text->n - from;
+  char *copy = ar_alloc(a, *n + 1);
+  memcpy(copy, text->p + from, *n);
+  text->n = from;
+  return copy;
+}
+
 /* The end of the balanced `( ... )` opening at `p` (strings skipped), or NULL if it does not close. */
 static const char *paren_end(const char *p, const char *e) {
   int depth = 0;
-  for (; p < e; p++) {
+  while (p < e) {
     if (*p == '"') {
-      for (p++; p < e && *p != '"'; p++)
-        if (*p == '\\') p++;
-      if (p >= e) return NULL;
-    } else if (*p == '(') {
-      depth++;
-    } else if (*p == ')' && --depth == 0) {
-      return p + 1;
+      p = ir_skip_string(p, e);
+      continue;
     }
+    if (*p == '(') depth++;
+    else if (*p == ')' && --depth == 0) return p + 1;
+    p++;
   }
   return NULL;
 }
@@ -348,10 +356,8 @@ static const char *paren_end(const char *p, const char *e) {
 /* Drops what sdy_opt prints only with debug info: every ` loc(...)` trailer and every line that
  * defines a location alias (`#loc3 = loc(...)`), from `from` on. String literals are left alone. */
 static void drop_locations(sc_arena *a, ar_str *text, size_t from) {
-  size_t n = text->n - from;
-  char *in = ar_alloc(a, n + 1);
-  memcpy(in, text->p + from, n);
-  text->n = from;
+  size_t n;
+  const char *in = take_printed(a, text, from, &n);
   const char *p = in, *e = in + n, *copied = in;
   bool line_start = true;
   while (p < e) {
@@ -368,9 +374,7 @@ static void drop_locations(sc_arena *a, ar_str *text, size_t from) {
     }
     line_start = false;
     if (*p == '"') { /* a string: copied as it is */
-      for (p++; p < e && *p != '"'; p++)
-        if (*p == '\\') p++;
-      p = p < e ? p + 1 : e;
+      p = ir_skip_string(p, e);
       continue;
     }
     if (*p == ' ' && e - p > 5 && !memcmp(p + 1, "loc(", 4)) {
@@ -400,21 +404,17 @@ static bool alias_definition_line(const char *p, size_t n) {
  * (a definition may span lines), strings and `->` aside. */
 static const char *alias_definition_end(const char *p, const char *e) {
   int depth = 0;
-  for (; p < e; p++) {
+  while (p < e) {
     char c = *p;
     if (c == '"') {
-      for (p++; p < e && *p != '"'; p++)
-        if (*p == '\\') p++;
-      if (p >= e) return e;
-    } else if (c == '-' && p + 1 < e && p[1] == '>') {
-      p++;
-    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
-      depth++;
-    } else if (c == ')' || c == ']' || c == '}' || c == '>') {
-      depth--;
-    } else if (c == '\n' && depth <= 0) {
-      return p + 1;
+      p = ir_skip_string(p, e);
+      continue;
     }
+    if (c == '-' && p + 1 < e && p[1] == '>') p++;
+    else if (c == '(' || c == '[' || c == '{' || c == '<') depth++;
+    else if (c == ')' || c == ']' || c == '}' || c == '>') depth--;
+    else if (c == '\n' && depth <= 0) return p + 1;
+    p++;
   }
   return e;
 }
@@ -423,10 +423,8 @@ static const char *alias_definition_end(const char *p, const char *e) {
  * ops that the input gave without a module; alias definitions stay before it (MLIR allows them at the
  * top level only). Empty lines stay empty. */
 static void wrap_in_module(sc_arena *a, ar_str *text, size_t from) {
-  size_t n = text->n - from;
-  char *body = ar_alloc(a, n + 1);
-  memcpy(body, text->p + from, n);
-  text->n = from;
+  size_t n;
+  const char *body = take_printed(a, text, from, &n);
   ar_str ops = SC_ASTR_INIT(a);
   ar_str_reserve(&ops, n + n / 8 + 16);
   for (const char *p = body, *e = body + n; p < e;) {

@@ -404,9 +404,8 @@ static long alias_find(const ir_module *m, ir_span name) {
   return -1;
 }
 
-/* `t` with a type alias (`!name`, the whole type) replaced by its definition, through a few levels. */
-static ir_span resolved_type(const ir_module *m, ir_span t) {
-  for (int depth = 0; depth < 4 && t.n > 1 && t.p[0] == '!'; depth++) {
+ir_span ir_alias_resolve(const ir_module *m, ir_span t, char sigil) {
+  for (int depth = 0; depth < IR_ALIAS_DEPTH && m->naliases && t.n > 1 && t.p[0] == sigil; depth++) {
     long k = alias_find(m, t);
     if (k < 0 || !m->aliases[k].value.n) break;
     t = m->aliases[k].value;
@@ -415,7 +414,7 @@ static ir_span resolved_type(const ir_module *m, ir_span t) {
 }
 
 static void resolve_types(const ir_module *m, ir_span *types, uint32_t n) {
-  for (uint32_t i = 0; types && i < n; i++) types[i] = resolved_type(m, types[i]);
+  for (uint32_t i = 0; types && i < n; i++) types[i] = ir_alias_resolve(m, types[i], '!');
 }
 
 void ir_module_resolve_type_aliases(ir_module *m) {
@@ -424,14 +423,14 @@ void ir_module_resolve_type_aliases(ir_module *m) {
   if (!any) return;
   for (uint32_t i = 0; i < m->nops; i++) {
     ir_op *op = m->ops[i];
-    for (uint32_t r = 0; r < op->nresults; r++) op->results[r]->type = resolved_type(m, op->results[r]->type);
+    for (uint32_t r = 0; r < op->nresults; r++) op->results[r]->type = ir_alias_resolve(m, op->results[r]->type, '!');
     resolve_types(m, op->operand_types, op->noperand_types);
     resolve_types(m, op->result_types, op->nresult_types);
     if (ir_op_decl_get(op)) resolve_types(m, ir_op_func_result_types(op), ir_op_nresult_attrs(op));
     for (uint32_t g = 0; g < op->nregions; g++)
       for (uint32_t b = 0; b < op->regions[g]->nblocks; b++) {
         ir_block *blk = op->regions[g]->blocks[b];
-        for (uint32_t k = 0; k < blk->nargs; k++) blk->args[k]->type = resolved_type(m, blk->args[k]->type);
+        for (uint32_t k = 0; k < blk->nargs; k++) blk->args[k]->type = ir_alias_resolve(m, blk->args[k]->type, '!');
       }
   }
 }

@@ -370,6 +370,11 @@ ir_srcloc ir_resolve_loc(const ir_module *m, ir_span loc);
 /* The op's Python location: the front end's own (op->src) or, when it kept only the `loc(...)` text,
  * that text resolved now (diagnostics need it for a few ops, so no front end resolves every op's). */
 ir_srcloc ir_op_srcloc(const ir_module *m, const ir_op *op);
+/* How deep alias definitions that name other aliases are followed. */
+#define IR_ALIAS_DEPTH 4
+/* `t`, or when it is exactly a reference to one of the module's aliases with `sigil` ('#' attribute,
+ * '!' type: "#s", "!t") that alias's definition, followed through IR_ALIAS_DEPTH levels. */
+ir_span ir_alias_resolve(const ir_module *m, ir_span t, char sigil);
 /* The value of the alias `name` ("#s", sigil included): false if the module defines none. */
 bool ir_alias_value(const ir_module *m, ir_span name, ir_span *value);
 /* Builds the alias index; front ends call it once the alias table is complete. */

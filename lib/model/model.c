@@ -130,14 +130,7 @@ static void record_fail(builder *b, md_annotation *an, const ir_op *op, uint32_t
 /* `v`, or when it is a reference to an alias (`#s`, through a few levels) the alias's definition: every
  * reference then shares one parse, located at the definition. */
 static ir_span through_alias(const ir_module *m, ir_span v) {
-  for (int depth = 0; depth < SDY_ALIAS_DEPTH && m->naliases && v.n > 1 && v.p[0] == '#'; depth++) {
-    for (uint32_t i = 1; i < v.n; i++)
-      if (!isalnum((unsigned char)v.p[i]) && !strchr("_$.-", v.p[i])) return v; /* not a lone reference */
-    ir_span value;
-    if (ir_span_starts(v, "#sdy.") || !ir_alias_value(m, v, &value) || !value.n) return v;
-    v = value;
-  }
-  return v;
+  return ir_span_starts(v, "#sdy.") ? v : ir_alias_resolve(m, v, '#'); /* a dialect attribute as written */
 }
 
 /* One sharding annotation `at` on `op`, parsed as `kind`: TEXT_SDY_LIST (sdy.sharding on an op,

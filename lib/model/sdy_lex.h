@@ -37,7 +37,7 @@ typedef struct {
 } sdy_tok;
 
 /* How deep `#a = #b`-style alias definitions nest before a reference is left as a plain token. */
-#define SDY_ALIAS_DEPTH 4
+#define SDY_ALIAS_DEPTH IR_ALIAS_DEPTH
 
 /* Where the lexer reads: the text being lexed and the input offset of its start. */
 typedef struct {
