@@ -115,7 +115,7 @@ static void add_error(sc_arena *a, md_model *model, errvec *errs, const ir_op *o
 
 /* What a sharding annotation's text is parsed as (the memo's tag). */
 enum { TEXT_SDY = 1, TEXT_SDY_LIST, TEXT_GSPMD };
-static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, md_sharding ***out, uint32_t *n,
+static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, bool share, md_annotation *an,
                          const char **error);
 
 /* ---- annotations -------------------------------------------------------------------------------- */
@@ -136,7 +136,7 @@ static ir_span through_alias(const ir_module *m, ir_span v) {
 /* One sharding annotation `at` on `op`, parsed as `kind`: TEXT_SDY_LIST (sdy.sharding on an op,
  * #sdy.sharding_per_value<[...]>), TEXT_SDY (on a func argument/result, #sdy.sharding<...>) or
  * TEXT_GSPMD (mhlo.sharding). A failure is reported at report_off, prefixed with `what` if given. */
-static void parse_annotation(builder *b, md_annotation *an, const ir_attr *at, int kind, const ir_op *op,
+static void parse_annotation(builder *b, md_annotation *an, const ir_attr *at, int kind, bool share, const ir_op *op,
                              uint32_t report_off, const char *what) {
   an->present = true;
   an->name = at->name;
@@ -158,7 +158,7 @@ static void parse_annotation(builder *b, md_annotation *an, const ir_attr *at, i
     return;
   }
   const char *err = NULL;
-  if (!shardings_of(b, kind, v, off_of(b->m, v.p), &an->values, &an->nvalues, &err))
+  if (!shardings_of(b, kind, v, off_of(b->m, v.p), share, an, &err))
     record_fail(b, an, op, report_off, what, err);
 }
 
@@ -298,7 +298,7 @@ static bool sdy_value(const ir_op *op, const md_op_info *info, const char *name,
 /* A sharding in an sdy op's custom syntax (`name` = v at `off`): one sharding (TEXT_SDY) or a list
  * (TEXT_SDY_LIST); a failure is reported prefixed with `what` if given. */
 static void parse_custom_sdy(builder *b, md_annotation *an, const ir_op *op, ir_span v, uint32_t off, int kind,
-                             const char *name, const char *what) {
+                             bool share, const char *name, const char *what) {
   an->present = true;
   an->per_value = kind == TEXT_SDY_LIST;
   an->name = ir_span_of(name, (uint32_t)strlen(name));
@@ -306,7 +306,7 @@ static void parse_custom_sdy(builder *b, md_annotation *an, const ir_op *op, ir_
   an->offset = off;
   const char *err = NULL;
   ir_span t = ir_span_trim(v);
-  if (!shardings_of(b, kind, t, off + (uint32_t)(t.p - v.p), &an->values, &an->nvalues, &err))
+  if (!shardings_of(b, kind, t, off + (uint32_t)(t.p - v.p), share, an, &err))
     record_fail(b, an, op, op->pos.offset, what, err);
 }
 
@@ -318,20 +318,20 @@ static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, op_annot
   if (n == SC_OP_SDY_SHARDING_CONSTRAINT || n == SC_OP_SDY_RESHARD) {
     const md_sdy_item *g = first_group(info, '<');
     if (g)
-      parse_custom_sdy(b, &ann->sharding, op, g->value, g->offset, TEXT_SDY, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, g->value, g->offset, TEXT_SDY, true, "sharding", NULL);
     else if (sdy_value(op, info, "sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "sharding", NULL);
   } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
     if (sdy_value(op, info, "sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "sharding", NULL);
   } else if (ir_op_kind_is_sdy_collective(n)) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, "out_sharding", "out_sharding");
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "out_sharding", "out_sharding");
   } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
     if (sdy_value(op, info, "in_shardings", &v, &off, b->m))
-      parse_custom_sdy(b, &x->in_shardings, op, v, off, TEXT_SDY_LIST, "in_shardings", "in_shardings");
+      parse_custom_sdy(b, &x->in_shardings, op, v, off, TEXT_SDY_LIST, false, "in_shardings", "in_shardings");
     if (sdy_value(op, info, "out_shardings", &v, &off, b->m))
-      parse_custom_sdy(b, &x->out_shardings, op, v, off, TEXT_SDY_LIST, "out_shardings", "out_shardings");
+      parse_custom_sdy(b, &x->out_shardings, op, v, off, TEXT_SDY_LIST, false, "out_shardings", "out_shardings");
     if (n == SC_OP_SDY_MANUAL_COMPUTATION && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
       const char *err = NULL;
       x->has_manual_axes = true;
@@ -604,12 +604,15 @@ static void map_gspmd(sc_arena *a, md_sharding *s, const md_mesh *mesh) {
 /* ---- each distinct sharding text parsed once ------------------------------------------------------ */
 
 /* A module writes the same few shardings thousands of times. The first occurrence of a text is parsed,
- * resolved against the module's meshes and mapped onto the effective mesh; a later occurrence gets its
- * own header (text, mesh name and offset moved onto its own text, so every diagnostic points where it
- * did before) sharing the first one's arrays: its axis refs' names lie in the first occurrence's text,
- * and rules place them through md_sharding_pos(). Tuples (rare) are copied whole, elements included.
- * Texts with an inline mesh are parsed every time (the mesh would carry the first occurrence's
- * positions). */
+ * resolved against the module's meshes and mapped onto the effective mesh. A later occurrence on an op
+ * (sdy.sharding, mhlo.sharding, an sdy op's sharding: the bulk) shares that parse outright, its
+ * annotation recording how far it lies from the first (md_annotation.shift); diagnostics and fixes place
+ * themselves through md_sharding_occurrence(). On function arguments and results and on manual/named
+ * computations (few, and read with positions by many rules) a later occurrence gets its own header
+ * (text, mesh name and offset moved onto its own text) sharing the first one's arrays: its axis refs'
+ * names lie in the first occurrence's text, and rules place them through md_sharding_pos(). Tuples
+ * (rare) are copied whole, elements included. Texts with an inline mesh are parsed every time (the
+ * mesh would carry the first occurrence's positions). */
 typedef struct {
   md_sharding **values; /* the first occurrence's shardings (also on a failed list, as the parser left them) */
   uint32_t nvalues;
@@ -717,6 +720,28 @@ ir_span md_sharding_pos(const md_sharding *s, ir_span name) {
   return ir_span_of(s->text.p + (p - lo), name.n);
 }
 
+/* The shift of the op annotation of `op` that holds `s` (0 when none shares an earlier parse). */
+static uint32_t occurrence_shift(const md_model *model, const ir_op *op, const md_sharding *s) {
+  const md_op_info *info = md_model_op(model, op);
+  if (!info) return 0;
+  const md_annotation *own[] = {info->sdy, info->gspmd, info->sharding};
+  for (size_t k = 0; k < sizeof own / sizeof *own; k++)
+    for (uint32_t i = 0; own[k]->shift && i < own[k]->nvalues; i++)
+      if (own[k]->values[i] == s) return own[k]->shift;
+  return 0;
+}
+
+const md_sharding *md_sharding_occurrence(sc_arena *a, const md_model *model, const ir_op *op, const md_sharding *s) {
+  uint32_t shift = s && !s->nelements ? occurrence_shift(model, op, s) : 0;
+  if (!shift) return s;
+  /* offsets are below 2^32, so the occurrence's lies at s->offset + shift (mod 2^32); what the parse
+   * read from the input moves, what it built (an unquoted GSPMD string) stays */
+  int64_t delta = (int64_t)(uint32_t)(s->offset + shift) - (int64_t)s->offset;
+  const ir_module *m = model->module;
+  rebase r = {(uintptr_t)m->buf, (uintptr_t)m->buf + m->len, m->buf + delta, shift};
+  return clone_moved(a, &r, s, ar_alloc(a, sizeof(md_sharding)));
+}
+
 /* Copies of the shardings `t[0..n)` and the array holding them, in one allocation of `size` bytes
  * (clones_size()). */
 static size_t clones_size(md_sharding *const *t, uint32_t n) {
@@ -792,9 +817,18 @@ static void parse_text(builder *b, int kind, ir_span v, uint32_t off, parsed_tex
   if (p->shared) p->clone_bytes = clones_size(p->values, p->nvalues);
 }
 
-/* The shardings written as `v` at `off`: false with *error if the text does not parse (*out and *n as
- * the parser leaves them). */
-static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, md_sharding ***out, uint32_t *n,
+/* True if no value of a parse is a tuple: those are shared whole between occurrences. */
+static bool all_plain(const parsed_text *p) {
+  for (uint32_t i = 0; i < p->nvalues; i++)
+    if (p->values[i]->nelements) return false;
+  return true;
+}
+
+/* The shardings written as `v` at `off` into `an` (values, nvalues, shift): false with *error if the text
+ * does not parse (values as the parser leaves them). A later occurrence of a text shares the first one's
+ * shardings when `share` allows (an op's own annotations: md_model_sharding_shift() finds the occurrence
+ * from the op) and none is a tuple; else it gets copies with their positions moved. */
+static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, bool share, md_annotation *an,
                          const char **error) {
   bool found;
   void **slot = md_memo_slot(&b->parsed, (uint64_t)kind, v, ir_span_of(NULL, 0), &found);
@@ -803,18 +837,24 @@ static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, md_shard
     p = ar_alloc(b->a, sizeof *p);
     *slot = p;
     parse_text(b, kind, v, off, p);
+  } else if (p->shared && share && all_plain(p)) {
+    an->values = p->values;
+    an->nvalues = p->nvalues;
+    an->shift = (int32_t)(off - p->offset);
+    *error = p->error;
+    return !p->error;
   } else if (p->shared) {
     rebase r = {(uintptr_t)p->text.p, (uintptr_t)p->text.p + p->text.n, v.p, off - p->offset};
-    *out = clone_all(b->a, &r, p->values, p->nvalues, p->clone_bytes);
-    *n = p->nvalues;
+    an->values = clone_all(b->a, &r, p->values, p->nvalues, p->clone_bytes);
+    an->nvalues = p->nvalues;
     *error = p->error;
     return !p->error;
   } else {
     parse_text(b, kind, v, off, &fresh);
     p = &fresh;
   }
-  *out = p->values;
-  *n = p->nvalues;
+  an->values = p->values;
+  an->nvalues = p->nvalues;
   *error = p->error;
   return !p->error;
 }
@@ -824,10 +864,10 @@ static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, md_shard
 static void parse_value_attrs(builder *b, md_value_annotations *va, const ir_attrs *attrs, const ir_op *func,
                               const char *what) {
   const ir_attr *at = FIND_ATTR(attrs, "sdy.sharding");
-  if (at) parse_annotation(b, &va->sdy, at, TEXT_SDY, func, func->pos.offset, what);
+  if (at) parse_annotation(b, &va->sdy, at, TEXT_SDY, false, func, func->pos.offset, what);
   at = FIND_ATTR(attrs, "mhlo.sharding");
   if (!at) at = FIND_ATTR(attrs, "sharding");
-  if (at) parse_annotation(b, &va->gspmd, at, TEXT_GSPMD, func, func->pos.offset, what);
+  if (at) parse_annotation(b, &va->gspmd, at, TEXT_GSPMD, false, func, func->pos.offset, what);
 }
 
 /* Fills `info` and, for sdy / round-trip manual ops, `x` (the caller keeps it apart if it is not empty). */
@@ -865,12 +905,12 @@ static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, op_ann
   if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
   if (op->attrs.n) {
     const ir_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
-    if (at) parse_annotation(b, &ann->sdy, at, TEXT_SDY_LIST, op, op->pos.offset, NULL);
+    if (at) parse_annotation(b, &ann->sdy, at, TEXT_SDY_LIST, true, op, op->pos.offset, NULL);
     at = FIND_ATTR(&op->attrs, "mhlo.sharding");
     if (!at) at = FIND_ATTR(&op->attrs, "sharding");
     ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
     if (at && !ir_span_starts(v, "<") && !ir_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
-      parse_annotation(b, &ann->gspmd, at, TEXT_GSPMD, op, op->pos.offset, NULL);
+      parse_annotation(b, &ann->gspmd, at, TEXT_GSPMD, true, op, op->pos.offset, NULL);
   }
   if (ir_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, ann, x);
   else if (op->attrs.n) parse_roundtrip_manual(b, op, x);

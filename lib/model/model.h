@@ -114,6 +114,11 @@ typedef struct md_sharding { /* fields grouped by size (no padding): one header 
 /* Where `name` (an axis ref's or the mesh name's span of `s`) is written in the occurrence `s` itself:
  * occurrences of one text share its parse, whose names lie in the first occurrence's text. */
 ir_span md_sharding_pos(const md_sharding *s, ir_span name);
+/* `s` as `op` writes it: an op's own annotations (sdy.sharding, mhlo.sharding, an sdy op's sharding) share
+ * the parse of an earlier occurrence of their text, so for placing a diagnostic or a fix in op's text this
+ * gives a copy (in `a`) with text, mesh name and offset moved onto op's occurrence; `s` itself otherwise.
+ * Content (dims, axes, mesh) is the same either way. */
+const md_sharding *md_sharding_occurrence(sc_arena *a, const md_model *model, const ir_op *op, const md_sharding *s);
 
 /* Each op's manual context: the union of manual axes of enclosing manual computations (Shardy) or
  * whether the op is inside a GSPMD manual region (`@SPMDFullToShardShape` ... `@SPMDShardToFullShape`,
@@ -137,6 +142,8 @@ typedef struct {
   md_sharding **values; /* parsed shardings (one per value for per-value forms) */
   uint32_t nvalues;
   uint32_t offset;      /* where the value starts */
+  uint32_t shift;       /* an op's annotation whose text an earlier one also wrote shares that one's parse:
+                         * how far after it this one lies (mod 2^32; 0: values are this text's own) */
   bool present;
   bool failed;          /* present but did not parse (see the model's errors) */
   bool per_value;       /* written as #sdy.sharding_per_value<[...]> or a `[...]` list */

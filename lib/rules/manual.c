@@ -343,6 +343,7 @@ static void check_gspmd_rebound(ru_ctx *ctx) {
     bool sharded = false;
     for (uint32_t d = 0; d < s->tiles->ntile_dims; d++) sharded |= s->tiles->tile_dims[d] > 1;
     if (!sharded) continue;
+    s = md_sharding_occurrence(ctx->arena, ctx->model, op, s);
     sc_diag *d = ru_emit_at(ctx, s->offset, op,
                             "pspec contains a manual axes of mesh which is not allowed. If you are using a "
                             "with_sharding_constraint under a shard_map, only use the mesh axis in PartitionSpec which "

@@ -191,7 +191,7 @@ static const char *jax_sentence(ru_ctx *ctx, const ru_site *site, const char *ru
 /* The span of a site's problem: the offending axis name where one is the culprit, else the sharding. */
 static void span_site(ru_ctx *ctx, sc_diag *d, const ru_site *site, const char *rule, const md_mesh *mesh,
                       const md_manual_context *mc) {
-  const md_sharding *s = site->s;
+  const md_sharding *s = md_sharding_occurrence(ctx->arena, ctx->model, site->op, site->s);
   ir_span ax = {NULL, 0};
   if (!strcmp(rule, "sharding-unknown-axis")) ax = first_axis(s, mesh, false);
   else if (!strcmp(rule, "sharding-duplicate-axis")) {
@@ -290,16 +290,17 @@ void ru_site_report(ru_ctx *ctx, const ru_site *site, void *user) {
                 spec ? ar_printf(a, "sharding = NamedSharding(mesh, %s)", spec) : NULL);
   } else if (!strcmp(rule, "sharding-priority")) {
     sc_fix *f = ru_diag_fix(ctx, d, "Drop the priority of the closed, empty dimension (it has no effect)", NULL);
-    for (uint32_t k = 0; k < site->s->rank; k++) {
-      const md_dim_sharding *dim = &site->s->dims[k];
+    const md_sharding *written = md_sharding_occurrence(ctx->arena, ctx->model, site->op, site->s);
+    for (uint32_t k = 0; k < written->rank; k++) {
+      const md_dim_sharding *dim = &written->dims[k];
       uint32_t off, len;
       if (dim->priority >= 0 && !dim->open && !dim->naxes &&
-          ru_sharding_piece(ctx->module, site->s, RU_PIECE_PRIORITY, k, &off, &len))
+          ru_sharding_piece(ctx->module, written, RU_PIECE_PRIORITY, k, &off, &len))
         ru_fix_edit(ctx, f, off, len, "");
     }
   } else if (!strcmp(rule, "sharding-axis-order") && mesh) {
     sc_fix *f = ru_diag_fix(ctx, d, "List the axes in the mesh's order", NULL);
-    const md_sharding *sh = site->s;
+    const md_sharding *sh = md_sharding_occurrence(ctx->arena, ctx->model, site->op, site->s);
     uint32_t off, len;
     if (sh->nreplicated && ru_sharding_piece(ctx->module, sh, RU_PIECE_REPLICATED, 0, &off, &len))
       ru_fix_edit(ctx, f, off, len, ru_axes_set_str(a, ru_sorted_axes(a, sh->replicated, sh->nreplicated, mesh), sh->nreplicated));
@@ -604,6 +605,7 @@ static void validate_gspmd(ru_ctx *ctx, const ir_op *at_op, const md_sharding *s
   if (!s) return;
   const char *e = md_gspmd_validate(ctx->arena, s, shape, gspmd_num_devices(ctx->model), true);
   if (!e) return;
+  s = md_sharding_occurrence(ctx->arena, ctx->model, at_op, s);
   sc_diag *d = ru_emit(ctx, at_op, "%s%sinvalid sharding " SC_QUOTE_FMT ": %s", what ? what : "", what ? " - " : "",
                        SC_QUOTE_ARG(s->text), e);
   if (!ru_diag_span_text(ctx, d, s->text) && written && written->end > written->offset)

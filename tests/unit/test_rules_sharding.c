@@ -348,3 +348,44 @@ Test(rules_sharding, axis_typo_gets_a_machine_rename) {
   cr_assert_eq(test_check(a, fixed, NULL)->ndiags, 0, "%s", fixed);
   sc_arena_free(a);
 }
+
+/* Ops that write the same sharding text share one parse (the model keeps no copy per op); each
+ * diagnostic and machine fix still points into its own op's text. */
+Test(rules_sharding, repeated_op_shardings_are_placed_at_each_occurrence) {
+  sc_arena *a = sc_arena_new(0);
+  const char *text =
+      "sdy.mesh @mesh = <[\"data\"=4, \"model\"=2]>\n"
+      "func.func @main(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {\n"
+      "  %0 = sdy.sharding_constraint %arg0 <@mesh, [{\"data\"}, {\"modle\"}]> : tensor<8x4xf32>\n"
+      "      %1 = sdy.sharding_constraint %0 <@mesh, [{\"data\"}, {\"modle\"}]> : tensor<8x4xf32>\n"
+      "  %2 = stablehlo.add %1, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"modle\"}, {}]>]>} : tensor<8x4xf32>\n"
+      "   %3 = stablehlo.add %2, %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"modle\"}, {}]>]>} : tensor<8x4xf32>\n"
+      "  return %3 : tensor<8x4xf32>\n}\n";
+  sc_report *r = test_check(a, text, NULL);
+  cr_assert_eq(mh_count(r, "SC0203"), 4);
+  uint32_t line = 3;
+  for (size_t i = 0; i < r->ndiags; i++) {
+    const sc_diag *d = &r->diags[i];
+    if (strcmp(d->code, "SC0203")) continue;
+    cr_assert_eq(d->line, line++, "%s", d->message);
+    cr_assert_eq(strncmp(text + d->offset, "\"modle\"", 7), 0, "the span starts at the axis of its own line");
+    const sc_fix *f = mh_machine_fix(d);
+    cr_assert_not_null(f);
+    cr_assert_eq(f->nedits, 1);
+    cr_assert_eq(f->edits[0].offset, d->offset, "the rename edits the op's own text");
+  }
+  const char *gspmd = "module @m attributes {mhlo.num_partitions = 8 : i32} {\n"
+                      "  func.func @main(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {\n"
+                      "    %0 = stablehlo.add %arg0, %arg0 {mhlo.sharding = \"{devices=[2,1]<=[2]}\"} : tensor<8x4xf32>\n"
+                      "      %1 = stablehlo.add %0, %0 {mhlo.sharding = \"{devices=[2,1]<=[2]}\"} : tensor<8x4xf32>\n"
+                      "    return %1 : tensor<8x4xf32>\n  }\n}\n";
+  r = test_check(a, gspmd, NULL);
+  cr_assert_eq(mh_count(r, "SC0211"), 2);
+  for (size_t i = 0; i < r->ndiags; i++) {
+    const sc_diag *d = &r->diags[i];
+    cr_assert_eq(d->line, 3 + i, "%s", d->message);
+    cr_assert(strstr(d->message, "invalid sharding {devices=[2,1]<=[2]}"), "%s", d->message);
+    cr_assert_eq(strncmp(gspmd + d->offset, "mhlo.sharding", 13), 0, "its own attribute: %s", gspmd + d->offset);
+  }
+  sc_arena_free(a);
+}
