@@ -396,25 +396,73 @@ enum { CE_NONE = 0, CE_CONSTANT, CE_SCALAR_EXPANSION };
 
 static bool elementwise_kind(prop_engine *e, const ir_op *op);
 static bool is_scalar_tensor(sc_arena *a, ir_span type);
+/* What name_class() says of an op's name (bare, without the generic form's quotes). */
+enum {
+  NC_KNOWN = 1,
+  NC_ELEMENTWISE = 2,      /* a stablehlo Elementwise / BroadcastingElementwise op */
+  NC_BITCAST_CONVERT = 4,  /* element-wise when its shapes agree */
+  NC_RESHAPE = 8,
+  NC_TRANSPOSE = 16,
+  NC_DYNAMIC_SLICE = 32,   /* dynamic_slice, dynamic_update_slice */
+  NC_BROADCAST = 64,       /* broadcast_in_dim */
+  NC_SLICE = 128,
+  NC_CONSTANT = 256        /* stablehlo.constant, sdy.constant, stablehlo.iota */
+};
+
+static uint16_t classify_name(ir_span n) {
+  static const char *const elementwise[] = {
+      "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "cosine",
+      "count_leading_zeros", "divide", "exponential", "exponential_minus_one", "floor", "imag", "is_finite", "log",
+      "log_plus_one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real",
+      "reduce_precision", "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt", "select", "shift_left",
+      "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor"};
+  if (ir_span_eq(n, "sdy.constant")) return NC_CONSTANT;
+  if (!ir_span_starts(n, "stablehlo.")) return 0;
+  ir_span op = ir_span_of(n.p + 10, n.n - 10);
+  static const struct {
+    const char *name;
+    uint16_t bits;
+  } others[] = {{"bitcast_convert", NC_BITCAST_CONVERT}, {"reshape", NC_RESHAPE}, {"transpose", NC_TRANSPOSE},
+                {"dynamic_slice", NC_DYNAMIC_SLICE},      {"dynamic_update_slice", NC_DYNAMIC_SLICE},
+                {"broadcast_in_dim", NC_BROADCAST},        {"slice", NC_SLICE},
+                {"constant", NC_CONSTANT},                 {"iota", NC_CONSTANT}};
+  for (size_t i = 0; i < sizeof others / sizeof *others; i++)
+    if (ir_span_eq(op, others[i].name)) return others[i].bits;
+  for (size_t i = 0; i < sizeof elementwise / sizeof *elementwise; i++)
+    if (ir_span_eq(op, elementwise[i])) return NC_ELEMENTWISE;
+  return 0;
+}
+
+/* The NC_* bits of `op`'s name, classified once per distinct name. */
+static uint16_t name_class(prop_engine *e, const ir_op *op) {
+  ir_span n = ir_op_bare_name(op);
+  if (!n.n) return 0;
+  name_class_cache *c = &e->names;
+  unsigned slot = (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1) ^ ((unsigned char)n.p[0] << 3)) &
+                  (NAME_CLASS_SLOTS - 1);
+  if (c->bits[slot] && ir_span_same(c->name[slot], n)) return c->bits[slot] & (uint16_t)~NC_KNOWN;
+  uint16_t bits = classify_name(n);
+  c->name[slot] = n;
+  c->bits[slot] = bits | NC_KNOWN;
+  return bits;
+}
+
 
 static bool constant_preserving(prop_engine *e, const ir_op *op) {
   if (op->nregions || ir_op_kind_is_sdy(op->kind)) return false;
-  ir_span n = ir_op_bare_name(op);
-  return ir_span_eq(n, "stablehlo.broadcast_in_dim") || ir_span_eq(n, "stablehlo.reshape") ||
-         ir_span_eq(n, "stablehlo.slice") || elementwise_kind(e, op);
+  return (name_class(e, op) & (NC_BROADCAST | NC_RESHAPE | NC_SLICE)) || elementwise_kind(e, op);
 }
 
 static uint8_t constant_kind(prop_engine *e, const ir_op *op, const uint8_t *kinds) {
-  ir_span n = ir_op_bare_name(op);
-  if (ir_span_eq(n, "stablehlo.constant") || ir_span_eq(n, "sdy.constant") || ir_span_eq(n, "stablehlo.iota"))
-    return CE_CONSTANT;
+  uint16_t c = name_class(e, op);
+  if (c & NC_CONSTANT) return CE_CONSTANT;
   if (constant_preserving(e, op)) {
     bool all = true;
     for (uint32_t k = 0; k < op->noperands && all; k++)
       all = op->operands[k] && op->operands[k]->def && kinds[op->operands[k]->def->id] == CE_CONSTANT;
     if (all) return CE_CONSTANT;
   }
-  if (ir_span_eq(n, "stablehlo.broadcast_in_dim") && op->noperands == 1 && op->operands[0] &&
+  if ((c & NC_BROADCAST) && op->noperands == 1 && op->operands[0] &&
       is_scalar_tensor(e->a, op->operands[0]->type))
     return CE_SCALAR_EXPANSION;
   return CE_NONE;
@@ -535,12 +583,23 @@ static sharding_ref keep_shared(prop_engine *e, ar_mark_t mark, sharding_ref s) 
   return kept;
 }
 
+/* The engine's sharding for a written one. Occurrences of one text share their model parse (`same_as`),
+ * so each distinct text is converted once. */
 static sharding_ref seed_of(prop_engine *e, const md_sharding *s) {
   if (!s) return NULL;
+  uint32_t k;
+  const char *key = (const char *)&s->same_as; /* the first occurrence's address, as bytes */
+  if (s->same_as && hs_name_map_get(&e->seeds, key, sizeof s->same_as, &k)) return e->seeded.v[k];
   ar_mark_t mark = ar_mark(e->a);
   const prop_sharding *p = prop_sharding_from_model(e->a, s, md_model_sharding_mesh(e->model, s));
   if (e->opt.remove_size_one_axes) p = prop_sharding_without_size_one_axes(e->a, p);
-  return keep_shared(e, mark, p);
+  sharding_ref kept = keep_shared(e, mark, p);
+  if (s->same_as) {
+    hs_name_map_make_room(&e->seeds, e->a);
+    SC_PUSH(e->a, e->seeded, kept);
+    hs_name_map_put(&e->seeds, key, sizeof s->same_as, (uint32_t)e->seeded.n - 1, NULL);
+  }
+  return kept;
 }
 
 /* The functions whose results are propagated from their return values: @main, or the only function,
@@ -1141,31 +1200,12 @@ static bool same_shape(sc_arena *a, const ir_value *x, const ir_value *y) {
 
 /* StableHLO's Elementwise and BroadcastingElementwise ops, and the sdy ops Shardy treats as such. */
 static bool elementwise_kind(prop_engine *e, const ir_op *op) {
-  static const char *const names[] = {
-      "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "cosine",
-      "count_leading_zeros", "divide", "exponential", "exponential_minus_one", "floor", "imag", "is_finite", "log",
-      "log_plus_one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real",
-      "reduce_precision", "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt", "select", "shift_left",
-      "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor"};
   if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER || op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD)
     return true;
-  ir_span n = op->name;
-  if (n.n && n.p[0] == '"') n.p++, n.n -= 2;
-  if (!ir_span_starts(n, "stablehlo.")) return false;
-  n.p += 10, n.n -= 10;
-  if (ir_span_eq(n, "bitcast_convert")) /* element-wise when the shapes agree (equal bit widths) */
+  uint16_t c = name_class(e, op);
+  if (c & NC_BITCAST_CONVERT) /* element-wise when the shapes agree (equal bit widths) */
     return op->noperands == 1 && op->nresults == 1 && same_shape(e->a, op->operands[0], op->results[0]);
-  size_t lo = 0, hi = sizeof names / sizeof *names; /* names are sorted */
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    size_t len = strlen(names[mid]);
-    int c = memcmp(n.p, names[mid], n.n < len ? n.n : len);
-    if (!c) c = n.n < len ? -1 : n.n > len;
-    if (!c) return true;
-    if (c < 0) hi = mid;
-    else lo = mid + 1;
-  }
-  return false;
+  return c & NC_ELEMENTWISE;
 }
 
 static prop_direction dir_union(prop_direction a, prop_direction b) {
@@ -1201,17 +1241,15 @@ enum {
   OPF_BROADCAST = 32       /* broadcast_in_dim: backward only until the last round */
 };
 
-static bool name_is(const ir_op *op, const char *name);
-
 static uint8_t schedule_class(prop_engine *e, const ir_op *op) {
-  ir_span target = ir_op_custom_call_target(op);
   if (elementwise_kind(e, op))
     return OPF_ELEMENTWISE | OPF_PASS_THROUGH;
-  if (name_is(op, "stablehlo.reshape") || name_is(op, "stablehlo.transpose") ||
-      (op->kind == SC_OP_CUSTOM_CALL && (ir_span_eq(target, "MoveToDevice") || ir_span_eq(target, "MoveToHost"))))
+  uint16_t c = name_class(e, op);
+  ir_span target = op->kind == SC_OP_CUSTOM_CALL ? ir_op_custom_call_target(op) : ir_span_of(NULL, 0);
+  if ((c & (NC_RESHAPE | NC_TRANSPOSE)) || ir_span_eq(target, "MoveToDevice") || ir_span_eq(target, "MoveToHost"))
     return OPF_PASS_THROUGH;
-  if (name_is(op, "stablehlo.dynamic_slice") || name_is(op, "stablehlo.dynamic_update_slice")) return OPF_DYNAMIC_SLICE;
-  return name_is(op, "stablehlo.broadcast_in_dim") ? OPF_BROADCAST : 0;
+  if (c & NC_DYNAMIC_SLICE) return OPF_DYNAMIC_SLICE;
+  return c & NC_BROADCAST ? OPF_BROADCAST : 0;
 }
 
 static uint8_t op_flags(prop_engine *e, const ir_op *op) {
@@ -1232,11 +1270,6 @@ static prop_direction direction_by_uses(uint8_t flags, bool multi_use) {
   return multi_use || !(flags & OPF_SHARED_OPERAND) ? PROP_DIR_BOTH : PROP_DIR_NONE;
 }
 
-static bool name_is(const ir_op *op, const char *name) {
-  ir_span n = op->name;
-  if (n.n >= 2 && n.p[0] == '"') n.p++, n.n -= 2;
-  return ir_span_eq(n, name);
-}
 
 /* What round r of the schedule opens along factor f of an op with `flags`. */
 static prop_direction round_opens(uint8_t flags, const prop_rule *rule, uint32_t f, int r) {
@@ -1694,7 +1727,10 @@ static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const 
 static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref s, uint32_t origin) {
   if (!input || !s || !fully_closed(s) || edge_value(input)) return;
   ir_tensor_type tt;
-  if (!ir_parse_tensor_type(e->a, input->type, &tt) || tt.rank < 0 || (uint32_t)tt.rank != s->rank) return;
+  ar_mark_t mark = ar_mark(e->a); /* only the rank is kept: one constraint per op costs no memory */
+  bool ranked = ir_parse_tensor_type(e->a, input->type, &tt) && tt.rank >= 0 && (uint32_t)tt.rank == s->rank;
+  ar_rewind(e->a, mark);
+  if (!ranked) return;
   uint32_t slot = slot_of(e, input);
   if (slot >= e->nslots || e->sh[slot] || other_constraint_differs(e, slot, input, s)) return;
   e->sh[slot] = s;
@@ -1722,6 +1758,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   e->opt = *o;
   e->schedule = -1;
   prop_sharding_set_init(&e->shardings, a);
+  hs_name_map_init(&e->seeds, a, 16);
   prop_visit_memo_init(&e->memo, a, 4096 + m->nops / 16);
   number_values(e);
   if (o->split_constants) split_constant_uses(e);

@@ -52,6 +52,14 @@ typedef struct {
   uint32_t cursor; /* positions below it have had their program-order turn */
 } worklist;
 
+/* What the engine asks of an op's name, looked up once per distinct name: a module repeats a few op names
+ * thousands of times. Direct-mapped, like the IR's kind cache. */
+#define NAME_CLASS_SLOTS 64
+typedef struct {
+  ir_span name[NAME_CLASS_SLOTS];
+  uint16_t bits[NAME_CLASS_SLOTS]; /* NC_* bits | NC_KNOWN */
+} name_class_cache;
+
 struct prop_engine {
   sc_arena *a;
   const ir_module *m;
@@ -93,11 +101,14 @@ struct prop_engine {
   uint32_t round_log_pos[OP_SCHEDULE_LEN + 1]; /* log length when that round's latest pass began */
   uint32_t *op_pos;           /* per op id: its position in program order (m->ops) */
   uint8_t *op_flags;          /* per op id: OPF_* bits, computed on first need */
+  name_class_cache names;     /* op names already classified (name_class()) */
   uint8_t *round_steps;       /* per op id: the rounds its directions change in (round_steps()) */
   int last_schedule;          /* the schedule of the pass that ran last (-2: none yet) */
   uint32_t pass_end_log;      /* log length when that pass reached its fixed point */
   worklist work;              /* the passes' worklist, allocated once (see run_pass) */
   prop_sharding_set shardings; /* every sharding a pass wrote, once (set_slot) */
+  hs_name_map seeds;          /* a written sharding's first occurrence (md_sharding.same_as) -> index in seeded */
+  SC_VEC(sharding_ref) seeded; /* ... its engine sharding (seed_of) */
   prop_visit_memo memo;       /* visits of ops with a shared rule (propagate_op) */
   const ir_op **entry_funcs;  /* functions whose results follow their return values */
   uint32_t *entry_func_index; /* ... and their indices in m->funcs */
