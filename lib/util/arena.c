@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define ARENA_ALIGN SC_ARENA_ALIGN
 #define ARENA_CHUNK (64u * 1024u)
@@ -120,8 +121,12 @@ bool ar_step(sc_arena *a, unsigned long long n) {
 static chunk *new_chunk(size_t size) {
   if (size >= HUGE_PAGE) {
     /* Transparent huge pages back only 2 MB-aligned 2 MB ranges: map one huge page more than the
-     * rounded length and trim the mapping to an aligned start, so every page of the chunk can be huge. */
-    size_t len = (sizeof(chunk) + size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+     * length and trim the mapping to an aligned start, so every whole 2 MB of the chunk can be huge. The
+     * length stays a multiple of the base page, not of 2 MB: the tail is small pages, so a chunk holding
+     * one large array (a per-op table) is resident for what it holds, not rounded up by up to 2 MB. */
+    long sys_page = sysconf(_SC_PAGESIZE);
+    size_t page = sys_page > 0 ? (size_t)sys_page : 4096;
+    size_t len = (sizeof(chunk) + size + page - 1) & ~(page - 1);
     unsigned char *raw = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) return NULL;
     size_t lead = (HUGE_PAGE - (uintptr_t)raw % HUGE_PAGE) % HUGE_PAGE;
