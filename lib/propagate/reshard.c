@@ -104,6 +104,13 @@ static bool strict_prefix(prop_axes a, prop_axes b) {
 
 /* ---- the pass ---------------------------------------------------------------------------------- */
 
+/* The operands of one op this pass set: per operand the name it reads now (NULL = its value's) and that
+ * value's sharding (NULL = its value's own). */
+typedef struct {
+  const char **names;
+  sharding_ref *now;
+} operand_edit;
+
 typedef struct {
   sc_arena *a;
   const ir_module *m;
@@ -115,8 +122,8 @@ typedef struct {
   hs_name_map remap;          /* value (pointer bytes) -> index in names: the name its uses read now */
   SC_VEC(const char *) names;
   SC_VEC(sharding_ref) now;   /* per names entry: the sharding its uses read now (NULL = the value's own) */
-  const char ***operand_names; /* per op id: operand names set by this pass (NULL = none) */
-  sharding_ref **operand_now;  /* per op id: the sharding an operand set by this pass has (NULL = its value's) */
+  hs_name_map edited;         /* op id -> index in edits: the ops whose operands this pass set (few) */
+  SC_VEC(operand_edit) edits;
   SC_VEC(prop_pass_error) errors;
   const md_mesh *global_mesh;  /* the first declared mesh with axes that is not single-device, or NULL */
   bool partial;                /* enable-full-version=false: reshards only where full_version_op says */
@@ -153,21 +160,32 @@ static void remap_value_sharded(rpass *p, const ir_value *v, const char *name, s
 
 static void remap_value(rpass *p, const ir_value *v, const char *name) { remap_value_sharded(p, v, name, NULL); }
 
+/* The record of the operands this pass set on `op`: NULL when it set none (and `make` is false). */
+static operand_edit *edit_of(rpass *p, const ir_op *op, bool make) {
+  uint32_t k;
+  if (p->edits.n && hs_name_map_get(&p->edited, (const char *)&op->id, sizeof op->id, &k)) return &p->edits.v[k];
+  if (!make) return NULL;
+  operand_edit e = {ar_calloc(p->a, op->noperands + 1, sizeof *e.names), ar_calloc(p->a, op->noperands + 1, sizeof *e.now)};
+  if (!p->edits.n) hs_name_map_init(&p->edited, p->a, 64); /* grows with the ops the pass edits */
+  SC_PUSH(p->a, p->edits, e);
+  hs_name_map_make_room(&p->edited, p->a);
+  hs_name_map_put(&p->edited, (const char *)&op->id, sizeof op->id, (uint32_t)p->edits.n - 1, NULL);
+  return &p->edits.v[p->edits.n - 1];
+}
+
 static const char *operand_name(rpass *p, const ir_op *op, uint32_t k) {
-  if (p->operand_names[op->id] && p->operand_names[op->id][k]) return p->operand_names[op->id][k];
+  const operand_edit *e = edit_of(p, op, false);
+  if (e && e->names[k]) return e->names[k];
   return op->operands[k] ? value_name(p, op->operands[k]) : ir_span_dup(p->a, ir_op_operand_name(op, k));
 }
 
-static void set_operand_name(rpass *p, const ir_op *op, uint32_t k, const char *name) {
-  if (!p->operand_names[op->id]) p->operand_names[op->id] = ar_calloc(p->a, op->noperands + 1, sizeof(const char *));
-  p->operand_names[op->id][k] = name;
-}
+static void set_operand_name(rpass *p, const ir_op *op, uint32_t k, const char *name) { edit_of(p, op, true)->names[k] = name; }
 
 /* Operand `k` of `op` reads `name` now, a value with sharding `now` (an op this pass put before it). */
 static void set_operand(rpass *p, const ir_op *op, uint32_t k, const char *name, sharding_ref now) {
-  set_operand_name(p, op, k, name);
-  if (!p->operand_now[op->id]) p->operand_now[op->id] = ar_calloc(p->a, op->noperands + 1, sizeof(sharding_ref));
-  p->operand_now[op->id][k] = now;
+  operand_edit *e = edit_of(p, op, true);
+  e->names[k] = name;
+  e->now[k] = now;
 }
 
 /* A value's type; a pretty while's `%iterArg` (written without one) has its result's. */
@@ -193,7 +211,8 @@ static sharding_ref bypassing_barriers(rpass *p, const ir_value *v) {
 /* The sharding operand `k` of `op` has now: an op this pass put before it, else its value's (through
  * propagation barriers when `bypass`). */
 static sharding_ref operand_sharding(rpass *p, const ir_op *op, uint32_t k, bool bypass) {
-  if (p->operand_now[op->id] && p->operand_now[op->id][k]) return p->operand_now[op->id][k];
+  const operand_edit *e = edit_of(p, op, false);
+  if (e && e->now[k]) return e->now[k];
   if (prop_engine_operand_is_copy(p->e, op, k)) return prop_engine_operand_sharding(p->e, op, k);
   return bypass ? bypassing_barriers(p, op->operands[k]) : value_sharding(p, op->operands[k]);
 }
@@ -1462,8 +1481,6 @@ static void run_pass(rpass *p) {
   const ir_module *m = p->m;
   sc_arena *a = p->a;
   p->facts = prop_rule_facts_build(a, m);
-  p->operand_names = ar_calloc(a, m->nops + 1, sizeof *p->operand_names);
-  p->operand_now = ar_calloc(a, m->nops + 1, sizeof *p->operand_now);
   hs_name_map_init(&p->remap, a, 64); /* grows with the values the pass renames */
   for (uint32_t i = 0; i < p->model->nmeshes && !p->global_mesh; i++)
     if (!p->model->meshes[i].maximal && p->model->meshes[i].naxes) p->global_mesh = &p->model->meshes[i];
@@ -1504,7 +1521,8 @@ prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, 
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     for (uint32_t k = 0; k < op->noperands; k++) {
-      if (!op->operands[k] && !(p.operand_names[op->id] && p.operand_names[op->id][k])) continue;
+      const operand_edit *edit = edit_of(&p, op, false);
+      if (!op->operands[k] && !(edit && edit->names[k])) continue;
       const char *name = operand_name(&p, op, k);
       ir_span written = ir_op_operand_name(op, k);
       if (strlen(name) != written.n || memcmp(name, written.p, written.n)) prop_printer_replace_operand(pr, op, k, name);
