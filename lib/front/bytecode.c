@@ -678,12 +678,11 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_block *blk, ir_op *parent, region
   if (mask & 0x04) {
     uint64_t n = bc_count(s, r);
     op->operands = ar_calloc(s->a, n ? n : 1, sizeof *op->operands);
-    op->operand_names = ar_calloc(s->a, n ? n : 1, sizeof *op->operand_names);
     op->operand_types = ar_calloc(s->a, n ? n : 1, sizeof *op->operand_types);
     for (uint64_t i = 0; i < n && bc_ok(s); i++) {
       ir_value *v = operand(b, r);
       op->operands[i] = v;
-      if (v) op->operand_names[i] = v->name, op->operand_types[i] = v->type;
+      if (v) op->operand_types[i] = v->type; /* names: the values' own (ir_op_operand_name) */
     }
     op->noperands = op->noperand_types = bc_ok(s) ? (uint32_t)n : 0;
   }

@@ -221,11 +221,11 @@ static ir_op *parse_rhs(P *p, comp *c, const char *start, ir_span name, ir_span 
   if (n) {
     /* One allocation for the three parallel arrays (spans first: they need the stronger alignment). */
     char *mem = hlo_alloc_array(p, n, 2 * sizeof(ir_span) + sizeof(ir_value *));
-    op->operand_names = (ir_span *)mem;
+    ir_span *names = ir_op_extra_of(p->a, op)->operand_names = (ir_span *)mem;
     op->operand_types = (ir_span *)(mem + n * sizeof(ir_span));
     op->operands = (ir_value **)(mem + 2 * n * sizeof(ir_span));
     memcpy(op->operands, p->scratch_vals + scratch_base, n * sizeof *op->operands);
-    memcpy(op->operand_names, p->scratch_names + scratch_base, n * sizeof *op->operand_names);
+    memcpy(names, p->scratch_names + scratch_base, n * sizeof *names);
     memcpy(op->operand_types, p->scratch_types + scratch_base, n * sizeof *op->operand_types);
     op->noperands = n;
     op->noperand_types = n;
@@ -356,7 +356,7 @@ void hlo_resolve_operands(P *p, comp *c) {
     ir_op *op = c->block->ops[i];
     for (uint32_t k = 0; k < op->noperands; k++) {
       if (!op->operands[k]) {
-        ir_span nm = op->operand_names[k];
+        ir_span nm = ir_op_operand_name(op, k);
         ir_span base = nm;
         for (uint32_t j = 0; j < nm.n; j++)
           if (nm.p[j] == '#') {

@@ -334,7 +334,7 @@ static void take_operand_names(P *p, ir_op *op, size_t base) {
     need = !v || v->name.n != nm.n || memcmp(v->name.p, nm.p, nm.n) != 0;
   }
   uint32_t n;
-  if (need) TAKE(p, p->s_spans, base, op->operand_names, n);
+  if (need) TAKE(p, p->s_spans, base, ir_op_extra_of(p->a, op)->operand_names, n);
   else p->s_spans.n = base;
   (void)n;
 }
@@ -345,13 +345,14 @@ static void order_reduce_operands(P *p, ir_op *op) {
   uint32_t n = op->noperands, half = n / 2;
   if (n < 4 || n % 2) return;
   ir_value **v = ar_alloc(p->a, n * sizeof *v);
-  ir_span *names = op->operand_names ? ar_alloc(p->a, n * sizeof *names) : NULL;
+  ir_span *written = op->extra ? op->extra->operand_names : NULL;
+  ir_span *names = written ? ar_alloc(p->a, n * sizeof *names) : NULL;
   for (uint32_t k = 0; k < half; k++) {
     v[k] = op->operands[2 * k], v[half + k] = op->operands[2 * k + 1];
-    if (names) names[k] = op->operand_names[2 * k], names[half + k] = op->operand_names[2 * k + 1];
+    if (names) names[k] = written[2 * k], names[half + k] = written[2 * k + 1];
   }
   op->operands = v;
-  if (names) op->operand_names = names;
+  if (names) op->extra->operand_names = names;
 }
 
 /* The op's lists become exact-size arrays; results get their types; symbols and properties that the

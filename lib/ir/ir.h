@@ -201,7 +201,8 @@ typedef struct {
   uint32_t nresult_attrs;
 } ir_op_decl;
 
-/* What few ops have (symbols, calls, func.func result lists, a front end's resolved location): kept
+/* What few ops have (symbols, calls, func.func result lists, a front end's resolved location, operand
+ * names that are not their values'): kept
  * out of ir_op so the many plain ops (`stablehlo.add`) stay small. Read through the ir_op_* accessors
  * below, which give an empty value when the op has no record; front ends write via ir_op_extra_of()
  * and ir_op_decl_of(). */
@@ -209,6 +210,8 @@ typedef struct {
   ir_span sym_name;            /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
   ir_srcloc src;               /* Python location resolved by the front end (bytecode, HLO metadata) */
   ir_op_decl *decl;            /* funcs and calls, else NULL */
+  ir_span *operand_names;      /* NULL, or the op's operand names as written (noperands): where some name is
+                                  not its value's own; read them with ir_op_operand_name() */
 } ir_op_extra;
 
 struct ir_op {
@@ -235,7 +238,6 @@ struct ir_op {
 
   ir_value **results;   /* nresults */
   ir_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
-  ir_span *operand_names;  /* NULL, or names as written; read them with ir_op_operand_name() */
   ir_span *operand_types;  /* from a `: (..) -> ..` trailer, if any; count = noperand_types */
   ir_span *result_types;   /* nresult_types */
 
@@ -403,7 +405,7 @@ void ir_module_finalize(ir_module *m);
 /* Operand i's name as written ("%0", "%0#1"; HLO: "p"): the MLIR text front end keeps operand_names only
  * for ops where some name is not its value's own, so this falls back to the value's name. */
 static inline ir_span ir_op_operand_name(const ir_op *op, uint32_t i) {
-  if (op->operand_names) return op->operand_names[i];
+  if (op->extra && op->extra->operand_names) return op->extra->operand_names[i];
   ir_span none = {0};
   return op->operands[i] ? op->operands[i]->name : none;
 }

@@ -197,7 +197,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   cr_assert_eq(r->noperands, 2);
   cr_assert_eq(r->operands[0], p->results[0]);
   cr_assert_eq(r->operands[1], b->ops[1]->results[0]);
-  assert_span(r->operand_names[0], "p");
+  assert_span(ir_op_operand_name(r, 0), "p");
   assert_span(r->operand_types[0], "f32[8,16]{1,0}");
   assert_span(r->operand_types[1], "f32[]");
   assert_span(ir_op_callee(r), "add_comp");
@@ -377,7 +377,7 @@ Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
   cr_assert_eq(mx->noperands, 2);
   cr_assert_eq(mx->attrs.n, 0);
   cr_assert_eq(z->operands[0], mx->results[0]);
-  assert_span(z->operand_names[1], "t#1");
+  assert_span(ir_op_operand_name(z, 1), "t#1");
   cr_assert_eq(z->operands[1], b->ops[2]->results[0]);
   cr_assert_eq(mx->id + 1, z->id);
 }
