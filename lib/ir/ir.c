@@ -220,6 +220,7 @@ ir_span ir_op_custom_call_target(const ir_op *op) {
 void ir_op_classify(ir_op *op) { classify(op, NULL); }
 
 void ir_module_finalize(ir_module *m) {
+  if (m->finalized) return; /* a front end finalized it: nothing changed since */
   kind_cache cache;
   memset(&cache, 0, sizeof cache);
   for (uint32_t i = 0; i < m->nops; i++) {
@@ -231,6 +232,7 @@ void ir_module_finalize(ir_module *m) {
     ir_op *op = m->ops[i], *up = op->parent_op;
     if (up && up->subtree_end < op->subtree_end) up->subtree_end = op->subtree_end;
   }
+  m->finalized = true;
 }
 
 ir_op *ir_module_func(const ir_module *m, ir_span name) {

@@ -332,6 +332,7 @@ typedef struct {
   uint32_t end_offset;
   ir_op *module;          /* root "builtin.module" op (implicit if the text had none) */
   bool implicit_module;   /* the front end made `module`: the text gave its ops without one */
+  bool finalized;         /* ir_module_finalize() ran: ops classified, subtree ends set */
   ir_op **ops;            /* every op in preorder, module included */
   uint32_t nops;
   ir_op **funcs;          /* func.func ops / HLO computations */

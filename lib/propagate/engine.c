@@ -1804,6 +1804,8 @@ prop_engine_messages prop_engine_warnings(const prop_engine *e) {
   return (prop_engine_messages){e->messages.v, (uint32_t)e->messages.n};
 }
 
+const prop_rule_facts *prop_engine_facts(const prop_engine *e) { return e->facts; }
+
 const prop_rule *prop_engine_built_rule(const prop_engine *e, const ir_op *op, bool conservative, bool *known) {
   *known = e->rule_known[op->id] && e->opt.conservative == conservative && op->kind != SC_OP_SDY_PROPAGATION_BARRIER;
   return *known ? e->rules[op->id] : NULL;

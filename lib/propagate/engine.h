@@ -95,6 +95,8 @@ const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const ir_o
 /* The rule propagation built for `op` with `conservative` (the same as prop_rule_of's), when it built
  * one: *known says whether it did (the result may be NULL: no rule). Lives in the engine's arena. */
 const prop_rule *prop_engine_built_rule(const prop_engine *e, const ir_op *op, bool conservative, bool *known);
+/* The module facts op rules read (prop_rule_facts_build), built once by the engine. */
+const prop_rule_facts *prop_engine_facts(const prop_engine *e);
 
 /* Whether the tensors `all` (operands then results of `rule`) hold one and the same sharding across a
  * rule that maps every tensor's dimension d to factor d: nothing can propagate. With `layout_only`,

@@ -700,7 +700,8 @@ const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m) {
   f->feeds_rng = ar_calloc(a, m->nops ? m->nops : 1, 1);
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
-    if (!named(op, "stablehlo.rng_bit_generator")) continue;
+    ir_span n = op->name; /* every spelling (stablehlo., mhlo., HLO rng-bit-generator) ends in "generator" */
+    if (n.n < 9 || memcmp(n.p + n.n - 9, "generator", 9) || !named(op, "stablehlo.rng_bit_generator")) continue;
     for (uint32_t k = 0; k < op->noperands; k++) {
       const ir_value *v = op->operands[k];
       if (v && v->def && v->def->id < m->nops) f->feeds_rng[v->def->id] = 1;

@@ -1480,7 +1480,8 @@ static bool terminator_or_call(rpass *p, const ir_op *op) {
 static void run_pass(rpass *p) {
   const ir_module *m = p->m;
   sc_arena *a = p->a;
-  p->facts = prop_rule_facts_build(a, m);
+  p->facts = prop_engine_facts(p->e); /* the module's, as the engine found them */
+  if (!p->facts) p->facts = prop_rule_facts_build(a, m);
   hs_name_map_init(&p->remap, a, 64); /* grows with the values the pass renames */
   for (uint32_t i = 0; i < p->model->nmeshes && !p->global_mesh; i++)
     if (!p->model->meshes[i].maximal && p->model->meshes[i].naxes) p->global_mesh = &p->model->meshes[i];
