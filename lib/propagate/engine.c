@@ -489,6 +489,14 @@ static uint8_t *called_funcs(prop_engine *e) {
 
 static void split_constant_uses(prop_engine *e) {
   const ir_module *m = e->m;
+  /* an expression to split starts at a constant, a broadcast (of a scalar) or an element-wise op without
+   * operands (constant_kind): without one there is nothing to split */
+  bool any = false;
+  for (uint32_t i = 0; i < m->nops && !any; i++) {
+    const ir_op *op = m->ops[i];
+    any = (name_class(e, op) & (NC_CONSTANT | NC_BROADCAST)) || (!op->noperands && constant_preserving(e, op));
+  }
+  if (!any) return;
   ar_mark_t mark = ar_mark(e->a);
   uint8_t *kinds = ar_calloc(e->a, m->nops + 1, 1), *used = ar_calloc(e->a, e->nslots + 1, 1), *called = called_funcs(e);
   uint32_t ncopies = 0, nops_with = 0, noperands_with = 0;
@@ -1722,15 +1730,25 @@ static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const 
   return false;
 }
 
+/* The rank of the tensor type `type`, -1 when it is not one or unranked. Constraints repeat a few types
+ * thousands of times: the last type's text answers again without parsing (and parsing keeps no memory). */
+static int32_t type_rank(prop_engine *e, ir_span type) {
+  if (e->last_type.n && ir_span_same(e->last_type, type)) return e->last_type_rank;
+  ir_tensor_type tt;
+  ar_mark_t mark = ar_mark(e->a);
+  int32_t rank = ir_parse_tensor_type(e->a, type, &tt) && tt.rank >= 0 ? tt.rank : -1;
+  ar_rewind(e->a, mark);
+  e->last_type = type;
+  e->last_type_rank = rank;
+  return rank;
+}
+
 /* `input` without a sharding takes the fully closed sharding `s` a constraint asks of it, unless another
  * constraint asks for a different one (Shardy's applyConstraint; constraints on data-flow values stay). */
 static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref s, uint32_t origin) {
   if (!input || !s || !fully_closed(s) || edge_value(input)) return;
-  ir_tensor_type tt;
-  ar_mark_t mark = ar_mark(e->a); /* only the rank is kept: one constraint per op costs no memory */
-  bool ranked = ir_parse_tensor_type(e->a, input->type, &tt) && tt.rank >= 0 && (uint32_t)tt.rank == s->rank;
-  ar_rewind(e->a, mark);
-  if (!ranked) return;
+  int32_t rank = type_rank(e, input->type);
+  if (rank < 0 || (uint32_t)rank != s->rank) return;
   uint32_t slot = slot_of(e, input);
   if (slot >= e->nslots || e->sh[slot] || other_constraint_differs(e, slot, input, s)) return;
   e->sh[slot] = s;

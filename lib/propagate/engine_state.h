@@ -102,6 +102,8 @@ struct prop_engine {
   uint32_t *op_pos;           /* per op id: its position in program order (m->ops) */
   uint8_t *op_flags;          /* per op id: OPF_* bits, computed on first need */
   name_class_cache names;     /* op names already classified (name_class()) */
+  ir_span last_type;          /* the type type_rank() parsed last, and its rank */
+  int32_t last_type_rank;
   uint8_t *round_steps;       /* per op id: the rounds its directions change in (round_steps()) */
   int last_schedule;          /* the schedule of the pass that ran last (-2: none yet) */
   uint32_t pass_end_log;      /* log length when that pass reached its fixed point */

@@ -157,7 +157,7 @@ ar_mark_t ar_mark(const sc_arena *a) {
 }
 
 void ar_rewind(sc_arena *a, ar_mark_t m) {
-  if (m.chunk != a->head || !m.cur || a->bump.cur < m.cur) return;
+  if (m.chunk != a->head || !m.cur || a->bump.cur <= m.cur) return; /* nothing since the mark: the usual case */
   memset(m.cur, 0, (size_t)(a->bump.cur - m.cur));
   a->bump.cur = m.cur;
 }
