@@ -8,6 +8,14 @@
 #include "util/hash.h"
 
 /* Slots: every op's results, then the arguments of the blocks of its regions. */
+/* An sdy.sharding_constraint, or a GSPMD `@Sharding` custom call (one operand, one result), which XLA's
+ * Shardy import turns into one (import_sdy_custom_calls.cc): the result's sharding is asked of the
+ * operand, and propagates through it both ways. */
+static bool is_constraint(const ir_op *op) {
+  if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT) return true;
+  return op->kind == SC_OP_CUSTOM_CALL && op->cc == SC_CC_SHARDING && op->noperands == 1 && op->nresults == 1;
+}
+
 static void number_values(prop_engine *e) {
   const ir_module *m = e->m;
   e->result_base = ar_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
@@ -396,7 +404,8 @@ enum { CE_NONE = 0, CE_CONSTANT, CE_SCALAR_EXPANSION };
 
 static bool elementwise_kind(prop_engine *e, const ir_op *op);
 static bool is_scalar_tensor(sc_arena *a, ir_span type);
-/* What name_class() says of an op's name (bare, without the generic form's quotes). */
+/* What name_class() says of an op's name (bare, without the generic form's quotes; mhlo. and HLO opcodes
+ * as the StableHLO ops XLA's import makes of them). */
 enum {
   NC_KNOWN = 1,
   NC_ELEMENTWISE = 2,      /* a stablehlo Elementwise / BroadcastingElementwise op */
@@ -441,7 +450,8 @@ static uint16_t name_class(prop_engine *e, const ir_op *op) {
   unsigned slot = (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1) ^ ((unsigned char)n.p[0] << 3)) &
                   (NAME_CLASS_SLOTS - 1);
   if (c->bits[slot] && ir_span_same(c->name[slot], n)) return c->bits[slot] & (uint16_t)~NC_KNOWN;
-  uint16_t bits = classify_name(n);
+  char buf[96];
+  uint16_t bits = classify_name(prop_stablehlo_name(op, buf, sizeof buf)); /* mhlo and HLO ops as XLA imports them */
   c->name[slot] = n;
   c->bits[slot] = bits | NC_KNOWN;
   return bits;
@@ -641,6 +651,27 @@ static sharding_ref common_mesh_sharding(prop_engine *e, const md_annotation *in
   return NULL;
 }
 
+/* A GSPMD `@Sharding` custom call's sharding with the dimensions its backend_config lists as
+ * `unspecified_dims=[i,...]` open, as XLA's import makes them; `s` itself otherwise. */
+static sharding_ref open_unspecified_dims(prop_engine *e, const ir_op *op, sharding_ref s) {
+  const ir_attr *at = op->kind == SC_OP_CUSTOM_CALL && s ? ir_op_attr(op, "backend_config") : NULL;
+  static const char key[] = "unspecified_dims=[";
+  const char *p = at ? memchr(at->value.p, '[', at->value.n) : NULL;
+  if (!p || (size_t)(p + 1 - at->value.p) < sizeof key - 1 || memcmp(p + 1 - (sizeof key - 1), key, sizeof key - 1)) return s;
+  const char *end = at->value.p + at->value.n;
+  ar_mark_t mark = ar_mark(e->a);
+  prop_sharding *open = prop_sharding_copy(e->a, s);
+  for (p++; p < end && *p != ']';) {
+    uint64_t d = 0;
+    bool digits = false;
+    while (p < end && *p >= '0' && *p <= '9') d = d < UINT32_MAX ? d * 10 + (uint64_t)(*p++ - '0') : d, digits = true;
+    if (!digits) break;
+    if (d < open->rank) open->dims[d].closed = false;
+    while (p < end && (*p == ',' || *p == ' ')) p++;
+  }
+  return keep_shared(e, mark, open);
+}
+
 static void seed(prop_engine *e) {
   const ir_module *m = e->m;
   e->sh = ar_calloc(e->a, e->nslots + 1, sizeof *e->sh);
@@ -651,6 +682,8 @@ static void seed(prop_engine *e) {
     const ir_op *op = m->ops[i];
     for (uint32_t r = 0; r < op->nresults; r++) {
       e->sh[e->result_base[op->id] + r] = seed_of(e, md_model_result_sharding(e->model, op, r));
+      if (op->cc == SC_CC_SHARDING && is_constraint(op))
+        e->sh[e->result_base[op->id] + r] = open_unspecified_dims(e, op, e->sh[e->result_base[op->id] + r]);
       e->slot_value[e->result_base[op->id] + r] = op->results[r];
     }
     for (uint32_t r = 0; r < op->nregions; r++)
@@ -1208,8 +1241,7 @@ static bool same_shape(sc_arena *a, const ir_value *x, const ir_value *y) {
 
 /* StableHLO's Elementwise and BroadcastingElementwise ops, and the sdy ops Shardy treats as such. */
 static bool elementwise_kind(prop_engine *e, const ir_op *op) {
-  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER || op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD)
-    return true;
+  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER || op->kind == SC_OP_SDY_RESHARD || is_constraint(op)) return true;
   uint16_t c = name_class(e, op);
   if (c & NC_BITCAST_CONVERT) /* element-wise when the shapes agree (equal bit widths) */
     return op->noperands == 1 && op->nresults == 1 && same_shape(e->a, op->operands[0], op->results[0]);
@@ -1720,7 +1752,7 @@ static bool edge_value(const ir_value *v) {
 static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const ir_value *input, sharding_ref s) {
   for (uint32_t u = e->use_start[slot]; u < e->use_start[slot + 1]; u++) {
     const ir_op *user = e->m->ops[e->op_pos[e->users[u]]];
-    if (user->kind == SC_OP_SDY_SHARDING_CONSTRAINT && user->nresults == 1) {
+    if (is_constraint(user) && user->nresults == 1) {
       if (!prop_sharding_eq(e->initial[e->result_base[user->id]], s)) return true;
     } else if (user->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, user)) {
       for (uint32_t k = 0; k < user->noperands; k++)
@@ -1759,7 +1791,7 @@ static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref
 static void apply_sharding_constraints(prop_engine *e) {
   for (uint32_t i = 0; i < e->m->nops; i++) {
     const ir_op *op = e->m->ops[i];
-    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && op->noperands == 1 && op->nresults == 1) {
+    if (is_constraint(op) && op->noperands == 1 && op->nresults == 1) {
       uint32_t r = e->result_base[op->id];
       apply_constraint(e, op->operands[0], e->initial[r], r);
     } else if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, op)) {

@@ -66,7 +66,7 @@ static const char *const HLO_OPCODES[][2] = {
 
 /* The op's name as the registry knows it: `mhlo.` read as `stablehlo.` (XLA imports mhlo as StableHLO),
  * an XLA HLO opcode as its StableHLO op; `buf` holds it. */
-static ir_span normalized_name(const ir_op *op, char *buf, size_t cap) {
+ir_span prop_stablehlo_name(const ir_op *op, char *buf, size_t cap) {
   ir_span n = op->name;
   if (ir_span_starts(n, "mhlo.") && n.n - 5 + 10 < cap) {
     memcpy(buf, "stablehlo.", 10);
@@ -89,7 +89,7 @@ static bool is_hlo(const ir_op *op) { return op->name.p && !memchr(op->name.p, '
 
 static bool named(const ir_op *op, const char *stablehlo_name) {
   char buf[96];
-  return op && ir_span_eq(normalized_name(op, buf, sizeof buf), stablehlo_name);
+  return op && ir_span_eq(prop_stablehlo_name(op, buf, sizeof buf), stablehlo_name);
 }
 
 /* ---- types ---- */
@@ -686,7 +686,7 @@ static const rule_row RULES[] = {
 
 static rule_fn find_rule(const ir_op *op) {
   char buf[96];
-  ir_span n = normalized_name(op, buf, sizeof buf);
+  ir_span n = prop_stablehlo_name(op, buf, sizeof buf);
   for (size_t i = 0; i < sizeof RULES / sizeof *RULES; i++)
     if (n.n == RULES[i].len && memcmp(n.p, RULES[i].name, n.n) == 0) return RULES[i].fn;
   return NULL;
@@ -737,6 +737,7 @@ static cc_kind custom_call_kind(ir_span t) {
       {"sdy_testonly", CC_NO_RULE}, {"tpu_custom_call", CC_NO_RULE}, {"xla_python_cpu_callback", CC_NO_RULE},
       {"xla_python_gpu_callback", CC_NO_RULE}, {"xla_ffi_python_cpu_callback", CC_NO_RULE},
       {"xla_ffi_python_gpu_callback", CC_NO_RULE}, {"xla.debug.Log", CC_NO_RULE},
+      {"Sharding", CC_POINTWISE} /* GSPMD's sharding constraint (XLA imports it as sdy.sharding_constraint) */,
       {"annotate_device_placement", CC_POINTWISE}, {"Cholesky", CC_POINTWISE}, {"CompactWyHelper", CC_POINTWISE},
       {"InspectSharding", CC_POINTWISE}, {"InvertDiagBlocksLowerTriangular", CC_POINTWISE},
       {"InvertDiagBlocksUpperTriangular", CC_POINTWISE}, {"LayoutConstraint", CC_POINTWISE},
@@ -1277,7 +1278,7 @@ static bool scatter_reduces(const ir_op *op, uint32_t n) {
     const ir_value *v = ret->operands[i];
     const ir_op *d = v ? v->def : NULL;
     if (!d || d->noperands != 2) return false;
-    ir_span name = normalized_name(d, buf, sizeof buf);
+    ir_span name = prop_stablehlo_name(d, buf, sizeof buf);
     ir_span ty = ir_span_trim(v->type);
     bool i1 = ir_span_eq(ty, "tensor<i1>") || (ir_span_starts(ty, "tensor<") && span_has(ty, "xi1>"));
     bool logical = i1 && (ir_span_eq(name, "stablehlo.and") || ir_span_eq(name, "stablehlo.or"));

@@ -65,6 +65,10 @@ typedef struct prop_rule_facts prop_rule_facts;
 
 /* Built once per module (arena-owned; read-only afterwards, so any thread may share it). */
 const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m);
+/* The op's name as Shardy sees it: `mhlo.` read as `stablehlo.` (XLA imports mhlo as StableHLO), an XLA
+ * HLO opcode (`add`, `dynamic-slice`) as its StableHLO op; other names as written. The result may lie
+ * in `buf` (cap bytes: 96 hold every such name). */
+ir_span prop_stablehlo_name(const ir_op *op, char *buf, size_t cap);
 
 typedef struct {
   /* Shardy's conservative-propagation=true: factors that need communication to stay sharded are

@@ -789,3 +789,36 @@ Test(propagate, locations_are_not_printed) {
             "%s", r.text);
   sc_arena_free(a);
 }
+
+/* A GSPMD `@Sharding` custom call is the sharding constraint XLA's Shardy import makes of it
+ * (import_sdy_custom_calls.cc): its sharding reaches the operand and further back (XLA's
+ * PropagateFromDanglingShardingCustomCall), and the dimensions its backend_config lists as
+ * unspecified stay open to what propagates into them. */
+Test(propagate, gspmd_sharding_custom_call_is_a_constraint) {
+  static const char *dangling =
+      "module @m attributes {mhlo.num_partitions = 4 : i32} {\n"
+      "  func.func public @main(%arg0: tensor<40000xi32>) -> tensor<40000xi32> {\n"
+      "    %0 = stablehlo.add %arg0, %arg0 : tensor<40000xi32>\n"
+      "    %1 = stablehlo.custom_call @Sharding(%0) {mhlo.sharding = \"{devices=[4]0,1,2,3}\"} : (tensor<40000xi32>) -> tensor<40000xi32>\n"
+      "    %2 = stablehlo.multiply %0, %0 : tensor<40000xi32>\n"
+      "    return %2 : tensor<40000xi32>\n  }\n}\n";
+  expect_in(dangling, SC_PROPAGATE_PIPELINE,
+            "%0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@_partitions, [{\"_partitions\"}]>]>} : "
+            "tensor<40000xi32>");
+  expect_in(dangling, SC_PROPAGATE_PIPELINE,
+            "%2 = stablehlo.multiply %0, %0 {sdy.sharding = #sdy.sharding_per_value<[<@_partitions, [{\"_partitions\"}]>]>} : "
+            "tensor<40000xi32>");
+
+  static const char *module =
+      "sdy.mesh @mesh = <[\"x\"=2, \"y\"=4]>\n"
+      "func.func public @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {\"y\"}]>}) -> tensor<8x16xf32> {\n"
+      "  %0 = stablehlo.multiply %arg0, %arg0 : tensor<8x16xf32>\n"
+      "  %1 = stablehlo.custom_call @Sharding(%0) {backend_config = \"unspecified_dims=[1]\", "
+      "mhlo.sharding = \"{devices=[2,1,4]<=[8] last_tile_dim_replicate}\"} : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+      "  %2 = stablehlo.add %1, %1 : tensor<8x16xf32>\n"
+      "  return %2 : tensor<8x16xf32>\n}\n";
+  expect_in(module, SC_PROPAGATE_PIPELINE,
+            "%0 = stablehlo.multiply %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}, {\"y\"}]>]>}");
+  expect_in(module, SC_PROPAGATE_PIPELINE,
+            "%2 = stablehlo.add %1, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}, {\"y\"}]>]>}");
+}
