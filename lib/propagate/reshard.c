@@ -1272,20 +1272,28 @@ static void process_op(rpass *p, const ir_op *op) {
   if (process_single_device(p, op)) return;
   /* propagation built most rules already; the rest and the tensors' shardings are scratch until the op
    * turns out to need a reshard */
+  ar_mark_t mark = ar_mark(p->a);
+  uint32_t n = op->noperands + op->nresults;
+  sharding_ref *all = ar_alloc(p->a, (n + 1) * sizeof *all);
+  bool any = false; /* a tensor with a sharding: without one the op has no mesh and nothing to reshard */
+  for (uint32_t i = 0; i < n; i++) {
+    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+    all[i] = i < op->noperands ? operand_sharding(p, op, i, true) : value_sharding(p, v);
+    any |= all[i] != NULL;
+  }
+  if (!any) {
+    ar_rewind(p->a, mark);
+    return;
+  }
   bool known;
   const prop_rule *rule = prop_engine_built_rule(p->e, op, false, &known);
-  ar_mark_t mark = ar_mark(p->a);
   prop_rule_options ro = {false, p->facts};
   if (!known) rule = prop_rule_of(p->a, p->m, op, &ro, NULL);
   if (!rule || rule->custom || rule->noperands != op->noperands || rule->nresults != op->nresults) {
     ar_rewind(p->a, mark);
     return;
   }
-  uint32_t n = op->noperands + op->nresults;
-  sharding_ref *all = ar_alloc(p->a, (n + 1) * sizeof *all);
   for (uint32_t i = 0; i < n; i++) {
-    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
-    all[i] = i < op->noperands ? operand_sharding(p, op, i, true) : value_sharding(p, v);
     const prop_tensor *t = i < op->noperands ? &rule->operands[i] : &rule->results[i - op->noperands];
     if (all[i] && all[i]->rank != t->rank) return;
   }
