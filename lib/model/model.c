@@ -975,6 +975,62 @@ static void first_int_attr(const ir_attrs *attrs, const char *const *names, int6
   }
 }
 
+/* Folds the GSPMD sharding written as `at` (each distinct text parsed once, through `seen`) into `g`. */
+static void fold_gspmd_text(builder *b, md_memo *seen, const ir_attr *at, md_gspmd_axes *g) {
+  ir_span v = ir_span_trim(at->value);
+  if (!v.n || ir_span_starts(v, "<") || ir_span_starts(v, "#sdy")) return; /* a Shardy op's own `sharding` */
+  bool found;
+  md_memo_slot(seen, 0, v, ir_span_of(NULL, 0), &found);
+  if (found) return;
+  const char *err = NULL;
+  md_gspmd_mesh_fold(g, parse_gspmd_text(b, v, off_of(b->m, v.p), &err));
+}
+
+static void fold_gspmd_attrs(builder *b, md_memo *seen, const ir_attrs *attrs, md_gspmd_axes *g) {
+  const ir_attr *at = attrs && attrs->n ? FIND_ATTR(attrs, "mhlo.sharding") : NULL;
+  if (!at && attrs && attrs->n) at = FIND_ATTR(attrs, "sharding");
+  if (at) fold_gspmd_text(b, seen, at, g);
+}
+
+/* The mesh a GSPMD module without one gets, as XLA's Shardy import makes it (gspmd_mesh.c): the axes
+ * every tiled sharding of the module factors into, named "_axis_0", "_axis_1", ...; or, when those say
+ * no more than one axis (no tiled sharding, one factor, no common factors, another device count), one
+ * axis "_partitions" of num_partitions devices. Either way it names no axis of the user's. Linear: each
+ * distinct sharding text is parsed once. */
+static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
+  const ir_module *m = b->m;
+  md_gspmd_axes g;
+  memset(&g, 0, sizeof g);
+  md_memo seen;
+  md_memo_init(&seen, b->a);
+  for (uint32_t i = 0; i < m->nops && !g.failed; i++) {
+    const ir_op *op = m->ops[i];
+    ar_step(b->a, 1);
+    if (!is_func(op)) {
+      if (op->attrs.n && op->kind != SC_OP_SDY_MESH) fold_gspmd_attrs(b, &seen, &op->attrs, &g);
+      continue;
+    }
+    const ir_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
+    for (uint32_t k = 0; entry && k < entry->nargs; k++) fold_gspmd_attrs(b, &seen, ir_value_attrs(entry->args[k]), &g);
+    for (uint32_t k = 0; k < ir_op_nresult_attrs(op); k++) fold_gspmd_attrs(b, &seen, &ir_op_result_attrs(op)[k], &g);
+  }
+  int64_t product = 1;
+  for (uint32_t k = 0; k < g.naxes; k++) product *= g.axes[k];
+  bool factored = !g.failed && g.naxes > 1 && product == devices;
+  md_mesh *syn = ar_calloc(b->a, 1, sizeof *syn);
+  syn->name = ir_span_of("_partitions", 11);
+  syn->naxes = factored ? g.naxes : 1;
+  syn->axes = ar_calloc(b->a, syn->naxes, sizeof *syn->axes);
+  for (uint32_t k = 0; k < syn->naxes; k++) {
+    const char *name = factored ? ar_printf(b->a, "_axis_%u", k) : "_partitions";
+    syn->axes[k].name = ir_span_of(name, (uint32_t)strlen(name));
+    syn->axes[k].size = factored ? g.axes[k] : devices;
+  }
+  syn->devices = devices;
+  syn->synthesized = true;
+  return syn;
+}
+
 md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   builder b;
   memset(&b, 0, sizeof b);
@@ -1026,17 +1082,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
       if (!best || me->devices > best->devices) best = me;
     }
     if (best) model->effective = best;
-    else if (model->num_partitions > 0) {
-      md_mesh *syn = ar_alloc(a, sizeof *syn);
-      syn->name = ir_span_of("_partitions", 11);
-      syn->naxes = 1;
-      syn->axes = ar_alloc(a, sizeof *syn->axes);
-      syn->axes[0].name = syn->name;
-      syn->axes[0].size = model->num_partitions;
-      syn->devices = model->num_partitions;
-      syn->synthesized = true;
-      model->effective = syn;
-    }
+    else if (model->num_partitions > 0) model->effective = synthesized_mesh(&b, model->num_partitions);
   }
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
   md_memo_init(&b.parsed, a);

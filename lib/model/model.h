@@ -26,7 +26,8 @@ typedef struct md_mesh {
   bool maximal;           /* <[], device_ids=[k]> */
   int64_t devices;        /* product of axis sizes (1 for an empty or maximal mesh) */
   const ir_op *op;        /* the sdy.mesh op, NULL for inline/target/synthesized meshes */
-  bool synthesized;       /* made up from num_partitions (one axis "_partitions"); names no real axes */
+  bool synthesized;       /* made up for a GSPMD module ("_partitions": XLA's import axes "_axis_0", ... or one
+                             axis "_partitions" of num_partitions); names no real axes */
   uint32_t offset;        /* where it is written */
   const struct hs_name_map *axis_index; /* axis name -> index for large meshes (md_mesh_index_axes), or NULL */
 } md_mesh;
@@ -212,7 +213,8 @@ struct md_model {
   int64_t num_replicas;       /* -1 if absent */
   const md_mesh *target;      /* the request's mesh, NULL if none was given */
   /* What the module is checked against: the target if given, else the module's single mesh or a mesh
-   * synthesized from num_partitions (one axis "_partitions"), else NULL. */
+   * synthesized for num_partitions devices (the axes XLA's Shardy import gives a GSPMD module, or one axis
+   * "_partitions"), else NULL. */
   const md_mesh *effective;
   sc_platform platform;
   const md_manual_context **manual; /* indexed by op->id; NULL = in no manual context (use md_model_manual) */

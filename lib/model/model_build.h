@@ -56,4 +56,16 @@ ir_op *md_func_map_get(const func_map *fm, ir_span name);
 
 void md_build_manual(builder *b);
 
+/* The mesh axes XLA's Shardy import gives a GSPMD module without a mesh (gspmd_mesh.c): fold every
+ * tiled sharding of the module in; the axes are valid while `failed` is false and naxes > 0. */
+#define MD_GSPMD_MAX_AXES 16
+typedef struct {
+  int64_t axes[MD_GSPMD_MAX_AXES];
+  uint32_t naxes;
+  bool failed; /* a tile assignment with no iota form, or no factor sequence common to all */
+} md_gspmd_axes;
+/* Folds `s` (a GSPMD sharding as parsed, not yet mapped; tuples element by element) into `g`. Returns
+ * false once `g` has failed. */
+bool md_gspmd_mesh_fold(md_gspmd_axes *g, const md_sharding *s);
+
 #endif

@@ -651,6 +651,28 @@ static sharding_ref common_mesh_sharding(prop_engine *e, const md_annotation *in
   return NULL;
 }
 
+/* The rank of the tensor type `type`, -1 when it is not one or unranked. Constraints repeat a few types
+ * thousands of times: the last type's text answers again without parsing (and parsing keeps no memory). */
+static int32_t type_rank(prop_engine *e, ir_span type) {
+  if (e->last_type.n && ir_span_same(e->last_type, type)) return e->last_type_rank;
+  ir_tensor_type tt;
+  ar_mark_t mark = ar_mark(e->a);
+  int32_t rank = ir_parse_tensor_type(e->a, type, &tt) && tt.rank >= 0 ? tt.rank : -1;
+  ar_rewind(e->a, mark);
+  e->last_type = type;
+  e->last_type_rank = rank;
+  return rank;
+}
+
+/* The engine's sharding for `s` written on a value of `type`: NULL when its rank is not the type's (an
+ * invalid sharding, which the rules report, places nothing; a maximal mesh's rank-0 sharding fits any). */
+static sharding_ref seed_fitting(prop_engine *e, const md_sharding *s, ir_span type) {
+  sharding_ref p = seed_of(e, s);
+  if (!p || !type.n || !p->mesh || p->mesh->maximal) return p;
+  int32_t rank = type_rank(e, type);
+  return rank >= 0 && (uint32_t)rank != p->rank ? NULL : p;
+}
+
 /* A GSPMD `@Sharding` custom call's sharding with the dimensions its backend_config lists as
  * `unspecified_dims=[i,...]` open, as XLA's import makes them; `s` itself otherwise. */
 static sharding_ref open_unspecified_dims(prop_engine *e, const ir_op *op, sharding_ref s) {
@@ -681,7 +703,7 @@ static void seed(prop_engine *e) {
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     for (uint32_t r = 0; r < op->nresults; r++) {
-      e->sh[e->result_base[op->id] + r] = seed_of(e, md_model_result_sharding(e->model, op, r));
+      e->sh[e->result_base[op->id] + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), op->results[r]->type);
       if (op->cc == SC_CC_SHARDING && is_constraint(op))
         e->sh[e->result_base[op->id] + r] = open_unspecified_dims(e, op, e->sh[e->result_base[op->id] + r]);
       e->slot_value[e->result_base[op->id] + r] = op->results[r];
@@ -733,7 +755,7 @@ static void seed(prop_engine *e) {
     if (fn->nregions && fn->regions[0]->nblocks) {
       const ir_block *entry = fn->regions[0]->blocks[0];
       for (uint32_t k = 0; k < entry->nargs; k++) { /* HLO: an argument is its parameter op's result */
-        sharding_ref arg = seed_of(e, md_model_arg_sharding(e->model, fn, k));
+        sharding_ref arg = seed_fitting(e, md_model_arg_sharding(e->model, fn, k), entry->args[k]->type);
         if (arg) e->sh[slot_of(e, entry->args[k])] = arg;
       }
     }
@@ -1760,19 +1782,6 @@ static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const 
     }
   }
   return false;
-}
-
-/* The rank of the tensor type `type`, -1 when it is not one or unranked. Constraints repeat a few types
- * thousands of times: the last type's text answers again without parsing (and parsing keeps no memory). */
-static int32_t type_rank(prop_engine *e, ir_span type) {
-  if (e->last_type.n && ir_span_same(e->last_type, type)) return e->last_type_rank;
-  ir_tensor_type tt;
-  ar_mark_t mark = ar_mark(e->a);
-  int32_t rank = ir_parse_tensor_type(e->a, type, &tt) && tt.rank >= 0 ? tt.rank : -1;
-  ar_rewind(e->a, mark);
-  e->last_type = type;
-  e->last_type_rank = rank;
-  return rank;
 }
 
 /* `input` without a sharding takes the fully closed sharding `s` a constraint asks of it, unless another

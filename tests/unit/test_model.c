@@ -415,3 +415,66 @@ Test(model, fully_manual_against_a_target_mesh) {
   m = build(text, &opt);
   cr_assert(md_model_fully_manual(m, op("stablehlo.abs", 0)), "manual target axes count as manual");
 }
+
+/* The axes of `s`'s dimension d, as "a,b" (or "" when none). */
+static const char *dim_axes(const md_sharding *s, uint32_t d) {
+  static char buf[128];
+  buf[0] = 0;
+  cr_assert_not_null(s);
+  cr_assert_eq(s->kind, SC_SHARDING_NAMED, "mapped onto named axes");
+  for (uint32_t k = 0; k < s->dims[d].naxes; k++)
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%.*s", k ? "," : "", SC_SPAN_ARG(s->dims[d].axes[k].name));
+  return buf;
+}
+
+/* A GSPMD module without a mesh gets the axes XLA's Shardy import makes (its
+ * stablehlo_import_pipeline test: `{devices=[4,8]<=[8,4]T(1,0)}` and `{devices=[8,1,4]<=[32]
+ * last_tile_dim_replicate}` give ["_axis_0"=8, "_axis_1"=4], [{"_axis_1"}, {"_axis_0"}] and
+ * [{"_axis_0"}, {}]); tilings that share no factor sequence, or device lists that are no iota, keep the
+ * one "_partitions" axis. */
+Test(model, gspmd_module_gets_the_mesh_xla_imports) {
+  md_model *m = build("module attributes {mhlo.num_partitions = 32 : i32} {\n"
+                      "  func.func @f(%arg0: tensor<8x8xf32> {mhlo.sharding = \"{devices=[4,8]<=[8,4]T(1,0)}\"}) -> tensor<8x8xf32> {\n"
+                      "    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{devices=[8,1,4]<=[32] "
+                      "last_tile_dim_replicate}\"} : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+                      "    return %0 : tensor<8x8xf32>\n  }\n}\n",
+                      NULL);
+  const md_mesh *mesh = m->effective;
+  cr_assert(mesh && mesh->synthesized);
+  cr_assert_eq(mesh->naxes, 2);
+  cr_assert(ir_span_eq(mesh->axes[0].name, "_axis_0") && mesh->axes[0].size == 8);
+  cr_assert(ir_span_eq(mesh->axes[1].name, "_axis_1") && mesh->axes[1].size == 4);
+  const md_sharding *arg = md_model_arg_sharding(m, op("func.func", 0), 0);
+  cr_assert_str_eq(dim_axes(arg, 0), "_axis_1");
+  cr_assert_str_eq(dim_axes(arg, 1), "_axis_0");
+  const md_sharding *c = md_model_result_sharding(m, op("stablehlo.custom_call", 0), 0);
+  cr_assert_str_eq(dim_axes(c, 0), "_axis_0");
+  cr_assert_str_eq(dim_axes(c, 1), "");
+
+  /* `<=[2,4]T(0,1)` is `<=[8]`: one tile dimension of 8 and a [2,4] tiling share the factors [2,4] */
+  m = build("module attributes {mhlo.num_partitions = 8 : i32} {\n"
+            "  func.func @f(%arg0: tensor<16xf32> {mhlo.sharding = \"{devices=[8]<=[2,4]T(0,1)}\"}, "
+            "%arg1: tensor<8x8xf32> {mhlo.sharding = \"{devices=[2,4]<=[8]}\"}) -> tensor<16xf32> {\n"
+            "    return %arg0 : tensor<16xf32>\n  }\n}\n",
+            NULL);
+  cr_assert_eq(m->effective->naxes, 2);
+  cr_assert_eq(m->effective->axes[0].size, 2);
+  cr_assert_eq(m->effective->axes[1].size, 4);
+  cr_assert_str_eq(dim_axes(md_model_arg_sharding(m, op("func.func", 0), 0), 0), "_axis_0,_axis_1");
+
+  static const char *const one_axis[] = {
+      "{devices=[2,3]<=[6]}\"}, %arg1: tensor<6x6xf32> {mhlo.sharding = \"{devices=[3,2]<=[6]}", /* no common factors */
+      "{devices=[2,3]1,0,2,3,4,5}\"}, %arg1: tensor<6x6xf32> {mhlo.sharding = \"{devices=[2,3]<=[6]}", /* no iota */
+      "{devices=[6,1]<=[6]}\"}, %arg1: tensor<6x6xf32> {mhlo.sharding = \"{replicated}"}; /* one factor */
+  for (size_t i = 0; i < sizeof one_axis / sizeof *one_axis; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "module attributes {mhlo.num_partitions = 6 : i32} {\n"
+             "  func.func @f(%%arg0: tensor<6x6xf32> {mhlo.sharding = \"%s\"}) -> tensor<6x6xf32> {\n"
+             "    return %%arg0 : tensor<6x6xf32>\n  }\n}\n",
+             one_axis[i]);
+    m = build(text, NULL);
+    cr_assert_eq(m->effective->naxes, 1, "%s", one_axis[i]);
+    cr_assert(ir_span_eq(m->effective->axes[0].name, "_partitions"), "%s", one_axis[i]);
+  }
+}
