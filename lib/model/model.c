@@ -187,6 +187,36 @@ static md_sharding *parse_gspmd_text(builder *b, ir_span v, uint32_t off, const 
   return s;
 }
 
+bool md_sharding_op_unspecified_dims(sc_arena *a, const ir_op *op, uint32_t **dims, uint32_t *n) {
+  *dims = NULL;
+  *n = 0;
+  const ir_attr *at = ir_op_attr(op, "mhlo.backend_config");
+  if (!at) at = ir_op_attr(op, "backend_config");
+  ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
+  if (v.n >= 2 && v.p[0] == '"' && v.p[v.n - 1] == '"') v.p++, v.n -= 2;
+  if (!v.n) return true;
+  static const char key[] = "unspecified_dims=[";
+  if (v.n < sizeof key || memcmp(v.p, key, sizeof key - 1) != 0 || v.p[v.n - 1] != ']') return false;
+  uint32_t count = 0;
+  for (uint32_t i = sizeof key - 1; i + 1 < v.n; i++) {
+    if (!(v.p[i] >= '0' && v.p[i] <= '9') && v.p[i] != ',' && v.p[i] != ' ') return false;
+    count += v.p[i] >= '0' && v.p[i] <= '9' && !(v.p[i - 1] >= '0' && v.p[i - 1] <= '9');
+  }
+  uint32_t *out = ar_calloc(a, count ? count : 1, sizeof *out);
+  for (uint32_t i = sizeof key - 1, k = 0; i + 1 < v.n && k < count;) {
+    if (!(v.p[i] >= '0' && v.p[i] <= '9')) {
+      i++;
+      continue;
+    }
+    uint64_t d = 0;
+    for (; i + 1 < v.n && v.p[i] >= '0' && v.p[i] <= '9'; i++) d = d < UINT32_MAX ? d * 10 + (uint64_t)(v.p[i] - '0') : d;
+    out[k++] = d < UINT32_MAX ? (uint32_t)d : UINT32_MAX;
+  }
+  *dims = out;
+  *n = count;
+  return true;
+}
+
 /* ---- sdy ops' custom syntax --------------------------------------------------------------------- */
 
 const md_sdy_op_info md_no_sdy_op;
@@ -826,7 +856,7 @@ static bool all_plain(const parsed_text *p) {
 
 /* The shardings written as `v` at `off` into `an` (values, nvalues, shift): false with *error if the text
  * does not parse (values as the parser leaves them). A later occurrence of a text shares the first one's
- * shardings when `share` allows (an op's own annotations: md_model_sharding_shift() finds the occurrence
+ * shardings when `share` allows (an op's own annotations: md_sharding_occurrence() finds the occurrence
  * from the op) and none is a tuple; else it gets copies with their positions moved. */
 static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, bool share, md_annotation *an,
                          const char **error) {
@@ -840,7 +870,7 @@ static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, bool sha
   } else if (p->shared && share && all_plain(p)) {
     an->values = p->values;
     an->nvalues = p->nvalues;
-    an->shift = (int32_t)(off - p->offset);
+    an->shift = off - p->offset; /* mod 2^32 */
     *error = p->error;
     return !p->error;
   } else if (p->shared) {
@@ -860,6 +890,15 @@ static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, bool sha
 }
 
 /* ---- build -------------------------------------------------------------------------------------- */
+
+/* An op's GSPMD sharding attribute: `mhlo.sharding`, or HLO's `sharding` unless it is a Shardy op's own
+ * (`<@mesh, ...>`, `#sdy...`); NULL if none. */
+static const ir_attr *op_gspmd_attr(const ir_attrs *attrs) {
+  const ir_attr *at = FIND_ATTR(attrs, "mhlo.sharding");
+  if (!at) at = FIND_ATTR(attrs, "sharding");
+  ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
+  return at && !ir_span_starts(v, "<") && !ir_span_starts(v, "#sdy") ? at : NULL;
+}
 
 static void parse_value_attrs(builder *b, md_value_annotations *va, const ir_attrs *attrs, const ir_op *func,
                               const char *what) {
@@ -906,11 +945,8 @@ static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, op_ann
   if (op->attrs.n) {
     const ir_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
     if (at) parse_annotation(b, &ann->sdy, at, TEXT_SDY_LIST, true, op, op->pos.offset, NULL);
-    at = FIND_ATTR(&op->attrs, "mhlo.sharding");
-    if (!at) at = FIND_ATTR(&op->attrs, "sharding");
-    ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
-    if (at && !ir_span_starts(v, "<") && !ir_span_starts(v, "#sdy")) /* not a Shardy op's own `sharding` */
-      parse_annotation(b, &ann->gspmd, at, TEXT_GSPMD, true, op, op->pos.offset, NULL);
+    at = op_gspmd_attr(&op->attrs);
+    if (at) parse_annotation(b, &ann->gspmd, at, TEXT_GSPMD, true, op, op->pos.offset, NULL);
   }
   if (ir_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, ann, x);
   else if (op->attrs.n) parse_roundtrip_manual(b, op, x);
@@ -975,21 +1011,16 @@ static void first_int_attr(const ir_attrs *attrs, const char *const *names, int6
   }
 }
 
-/* Folds the GSPMD sharding written as `at` (each distinct text parsed once, through `seen`) into `g`. */
-static void fold_gspmd_text(builder *b, md_memo *seen, const ir_attr *at, md_gspmd_axes *g) {
-  ir_span v = ir_span_trim(at->value);
-  if (!v.n || ir_span_starts(v, "<") || ir_span_starts(v, "#sdy")) return; /* a Shardy op's own `sharding` */
+/* Folds the GSPMD sharding `attrs` hold (each distinct text parsed once, through `seen`) into `g`. */
+static void fold_gspmd_attrs(builder *b, md_memo *seen, const ir_attrs *attrs, md_gspmd_axes *g) {
+  const ir_attr *at = attrs && attrs->n ? op_gspmd_attr(attrs) : NULL;
+  ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
+  if (!v.n) return;
   bool found;
   md_memo_slot(seen, 0, v, ir_span_of(NULL, 0), &found);
   if (found) return;
   const char *err = NULL;
   md_gspmd_mesh_fold(g, parse_gspmd_text(b, v, off_of(b->m, v.p), &err));
-}
-
-static void fold_gspmd_attrs(builder *b, md_memo *seen, const ir_attrs *attrs, md_gspmd_axes *g) {
-  const ir_attr *at = attrs && attrs->n ? FIND_ATTR(attrs, "mhlo.sharding") : NULL;
-  if (!at && attrs && attrs->n) at = FIND_ATTR(attrs, "sharding");
-  if (at) fold_gspmd_text(b, seen, at, g);
 }
 
 /* The mesh a GSPMD module without one gets, as XLA's Shardy import makes it (gspmd_mesh.c): the axes

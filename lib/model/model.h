@@ -286,6 +286,11 @@ md_sharding *md_parse_sdy_sharding(sc_arena *a, md_aliases *aliases, ir_span tex
                                    const char **error);
 md_sharding *md_parse_gspmd_sharding(sc_arena *a, ir_span text, uint32_t offset, const char **error);
 md_mesh *md_parse_sdy_mesh(sc_arena *a, ir_span text, uint32_t offset, const char **error);
+/* A GSPMD sharding op's (`@Sharding`, `@SPMDFullToShardShape`, `@SPMDShardToFullShape`) backend_config
+ * (`mhlo.backend_config` or `backend_config`) as XLA's sharding_op_util::ParseAttributes reads it: absent
+ * or empty, or `unspecified_dims=[i,j,...]`, whose dimensions go to *dims (in `a`; *n of them). False when
+ * it is anything else (*dims and *n are then 0). */
+bool md_sharding_op_unspecified_dims(sc_arena *a, const ir_op *op, uint32_t **dims, uint32_t *n);
 /* `#sdy.sharding_per_value<[...]>` or a stripped list `[<...>, ...]`. Returns 0 or -1. */
 int md_parse_sdy_sharding_per_value(sc_arena *a, md_aliases *aliases, ir_span text, uint32_t offset,
                                     md_sharding ***out, uint32_t *n, const char **error);

@@ -7,7 +7,6 @@
 #include "propagate/engine_state.h"
 #include "util/hash.h"
 
-/* Slots: every op's results, then the arguments of the blocks of its regions. */
 /* An sdy.sharding_constraint, or a GSPMD `@Sharding` custom call (one operand, one result), which XLA's
  * Shardy import turns into one (import_sdy_custom_calls.cc): the result's sharding is asked of the
  * operand, and propagates through it both ways. */
@@ -16,6 +15,7 @@ static bool is_constraint(const ir_op *op) {
   return op->kind == SC_OP_CUSTOM_CALL && op->cc == SC_CC_SHARDING && op->noperands == 1 && op->nresults == 1;
 }
 
+/* Slots: every op's results, then the arguments of the blocks of its regions. */
 static void number_values(prop_engine *e) {
   const ir_module *m = e->m;
   e->result_base = ar_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
@@ -457,7 +457,6 @@ static uint16_t name_class(prop_engine *e, const ir_op *op) {
   return bits;
 }
 
-
 static bool constant_preserving(prop_engine *e, const ir_op *op) {
   if (op->nregions || ir_op_kind_is_sdy(op->kind)) return false;
   return (name_class(e, op) & (NC_BROADCAST | NC_RESHAPE | NC_SLICE)) || elementwise_kind(e, op);
@@ -676,21 +675,15 @@ static sharding_ref seed_fitting(prop_engine *e, const md_sharding *s, ir_span t
 /* A GSPMD `@Sharding` custom call's sharding with the dimensions its backend_config lists as
  * `unspecified_dims=[i,...]` open, as XLA's import makes them; `s` itself otherwise. */
 static sharding_ref open_unspecified_dims(prop_engine *e, const ir_op *op, sharding_ref s) {
-  const ir_attr *at = op->kind == SC_OP_CUSTOM_CALL && s ? ir_op_attr(op, "backend_config") : NULL;
-  static const char key[] = "unspecified_dims=[";
-  const char *p = at ? memchr(at->value.p, '[', at->value.n) : NULL;
-  if (!p || (size_t)(p + 1 - at->value.p) < sizeof key - 1 || memcmp(p + 1 - (sizeof key - 1), key, sizeof key - 1)) return s;
-  const char *end = at->value.p + at->value.n;
   ar_mark_t mark = ar_mark(e->a);
-  prop_sharding *open = prop_sharding_copy(e->a, s);
-  for (p++; p < end && *p != ']';) {
-    uint64_t d = 0;
-    bool digits = false;
-    while (p < end && *p >= '0' && *p <= '9') d = d < UINT32_MAX ? d * 10 + (uint64_t)(*p++ - '0') : d, digits = true;
-    if (!digits) break;
-    if (d < open->rank) open->dims[d].closed = false;
-    while (p < end && (*p == ',' || *p == ' ')) p++;
+  uint32_t *dims, n;
+  if (!s || !md_sharding_op_unspecified_dims(e->a, op, &dims, &n) || !n) {
+    ar_rewind(e->a, mark);
+    return s;
   }
+  prop_sharding *open = prop_sharding_copy(e->a, s);
+  for (uint32_t k = 0; k < n; k++)
+    if (dims[k] < open->rank) open->dims[dims[k]].closed = false;
   return keep_shared(e, mark, open);
 }
 
@@ -1331,7 +1324,6 @@ static bool is_elementwise(prop_engine *e, const ir_op *op) { return op_flags(e,
 static prop_direction direction_by_uses(uint8_t flags, bool multi_use) {
   return multi_use || !(flags & OPF_SHARED_OPERAND) ? PROP_DIR_BOTH : PROP_DIR_NONE;
 }
-
 
 /* What round r of the schedule opens along factor f of an op with `flags`. */
 static prop_direction round_opens(uint8_t flags, const prop_rule *rule, uint32_t f, int r) {

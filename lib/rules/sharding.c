@@ -1097,18 +1097,6 @@ void ru_check_sharding_custom_partitioning(ru_ctx *ctx) {
 
 /* ---- sharding-op-attributes (GSPMD @Sharding / @SPMDFullToShardShape / @SPMDShardToFullShape) ---- */
 
-/* XLA's sharding_op_util::ParseAttributes accepts an empty backend_config or `unspecified_dims=[i,j,...]`. */
-static bool valid_sharding_op_config(ir_span v) {
-  v = ir_span_trim(v);
-  if (v.n >= 2 && v.p[0] == '"' && v.p[v.n - 1] == '"') v.p++, v.n -= 2;
-  if (!v.n) return true;
-  static const char key[] = "unspecified_dims=[";
-  if (v.n < sizeof key || memcmp(v.p, key, sizeof key - 1) != 0 || v.p[v.n - 1] != ']') return false;
-  for (uint32_t i = sizeof key - 1; i + 1 < v.n; i++)
-    if (!(v.p[i] >= '0' && v.p[i] <= '9') && v.p[i] != ',' && v.p[i] != ' ') return false;
-  return true;
-}
-
 void ru_check_sharding_op_attributes(ru_ctx *ctx);
 void ru_check_sharding_op_attributes(ru_ctx *ctx) {
   for (uint32_t k = 0; k < ctx->module->nops; k++) {
@@ -1126,9 +1114,13 @@ void ru_check_sharding_op_attributes(ru_ctx *ctx) {
                 "mhlo.sharding = \"{devices=[4,1]<=[4]}\"";
       continue;
     }
+    uint32_t *dims, ndims;
+    ar_mark_t mark = ar_mark(ctx->arena);
+    bool valid = md_sharding_op_unspecified_dims(ctx->arena, op, &dims, &ndims); /* XLA's ParseAttributes */
+    ar_rewind(ctx->arena, mark);
+    if (valid) continue;
     const ir_attr *bc = ir_op_attr(op, "mhlo.backend_config");
     if (!bc) bc = ir_op_attr(op, "backend_config");
-    if (!bc || valid_sharding_op_config(bc->value)) continue;
     sc_diag *d = ru_emit(ctx, op,
                          "Cannot parse sharding op attributes: %.*s (the backend_config of @%.*s may only be empty or "
                          "unspecified_dims=[i,j,...])",
