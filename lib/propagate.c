@@ -338,19 +338,10 @@ static const char *take_printed(sc_arena *a, ar_str *text, size_t from, size_t *
   return copy;
 }
 
-/* The end of the balanced `( ... )` opening at `p` (strings skipped), or NULL if it does not close. */
+/* Past the `)` closing the `(` at `p` (strings skipped), or NULL if none does. */
 static const char *paren_end(const char *p, const char *e) {
-  int depth = 0;
-  while (p < e) {
-    if (*p == '"') {
-      p = ir_skip_string(p, e);
-      continue;
-    }
-    if (*p == '(') depth++;
-    else if (*p == ')' && --depth == 0) return p + 1;
-    p++;
-  }
-  return NULL;
+  const char *close = ir_match_paren(p, e);
+  return close < e ? close + 1 : NULL;
 }
 
 /* Drops what sdy_opt prints only with debug info: every ` loc(...)` trailer and every line that

@@ -461,8 +461,7 @@ const char *ir_skip_string(const char *p, const char *end) {
   return end;
 }
 
-/* Matching close paren for the '(' at p, skipping strings; end if none. */
-static const char *match_paren(const char *p, const char *end) {
+const char *ir_match_paren(const char *p, const char *end) {
   int depth = 0;
   while (p < end) {
     if (*p == '"') {
@@ -506,7 +505,7 @@ static ir_srcloc resolve_body(const ir_module *m, const char *p, const char *end
     ir_srcloc r = none;
     const char *vp = ir_skip_space(v.p, v.p + v.n), *ve = v.p + v.n;
     if (ve - vp >= 4 && memcmp(vp, "loc(", 4) == 0) {
-      const char *close = match_paren(vp + 3, ve);
+      const char *close = ir_match_paren(vp + 3, ve);
       r = resolve_body(m, vp + 4, close, budget - 1);
     }
     if (m->alias_state) {
@@ -517,7 +516,7 @@ static ir_srcloc resolve_body(const ir_module *m, const char *p, const char *end
   }
   if (end - p >= 9 && memcmp(p, "callsite(", 9) == 0) {
     /* callsite(callee at caller): the callee is the innermost frame, the user's line. */
-    const char *close = match_paren(p + 8, end);
+    const char *close = ir_match_paren(p + 8, end);
     const char *q = p + 9;
     int depth = 0;
     const char *at = NULL;
@@ -581,7 +580,7 @@ static ir_srcloc resolve_body(const ir_module *m, const char *p, const char *end
       return r;
     }
     if (q < end && *q == '(') { /* named location "name"(inner) */
-      const char *close = match_paren(q, end);
+      const char *close = ir_match_paren(q, end);
       return resolve_body(m, q + 1, close, budget - 1);
     }
     return none;
@@ -594,7 +593,7 @@ ir_srcloc ir_resolve_loc(const ir_module *m, ir_span loc) {
   ir_span t = ir_span_trim(loc);
   if (t.n < 5 || memcmp(t.p, "loc(", 4) != 0) return none;
   const char *end = t.p + t.n;
-  const char *close = match_paren(t.p + 3, end);
+  const char *close = ir_match_paren(t.p + 3, end);
   return resolve_body(m, t.p + 4, close, 64);
 }
 

@@ -58,6 +58,8 @@ char *ir_span_unquote(sc_arena *a, ir_span s);
 /* At the opening '"' of a string literal: the position just past its closing quote (backslash escapes
  * skipped), or `end` if it is not closed. */
 const char *ir_skip_string(const char *p, const char *end);
+/* At a '(': the ')' that closes it (string literals skipped), or `end` if none does. */
+const char *ir_match_paren(const char *p, const char *end);
 
 typedef struct ir_op ir_op;
 typedef struct ir_block ir_block;

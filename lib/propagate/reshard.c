@@ -1529,8 +1529,8 @@ prop_pass_errors prop_insert_explicit_reshards(sc_arena *a, const ir_module *m, 
   /* every use reads the values' new names */
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
+    const operand_edit *edit = edit_of(&p, op, false);
     for (uint32_t k = 0; k < op->noperands; k++) {
-      const operand_edit *edit = edit_of(&p, op, false);
       if (!op->operands[k] && !(edit && edit->names[k])) continue;
       const char *name = operand_name(&p, op, k);
       ir_span written = ir_op_operand_name(op, k);
