@@ -822,3 +822,32 @@ Test(propagate, gspmd_sharding_custom_call_is_a_constraint) {
   expect_in(module, SC_PROPAGATE_PIPELINE,
             "%2 = stablehlo.add %1, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}, {\"y\"}]>]>}");
 }
+
+/* XLA's own sharding_propagation test PropagateFromDanglingShardingCustomCall (the corpus copy, read in
+ * place): the unused @Sharding custom call's sharding reaches the parameter and every other value, as
+ * XLA's test expects; with a target mesh the values name its axis. */
+Test(propagate, xla_dangling_sharding_custom_call_reaches_the_parameter) {
+  size_t len;
+  char *hlo = test_read_file("../shared/corpus/xla/hlo/sharding_propagation__PropagateFromDanglingShardingCustomCall.hlo", &len);
+  cr_assert_not_null(hlo);
+  sc_arena *a = sc_arena_new(0);
+  sc_target_mesh mesh;
+  const char *err = NULL;
+  cr_assert_eq(sc_mesh_parse(a, "data=4", &mesh, &err), 0);
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  o.json = true;
+  o.mesh = &mesh;
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(a, hlo, len, &o, &r), SC_OK, "%s", r.failure ? r.failure : "");
+  size_t values = 0;
+  for (const char *v = r.text; (v = strstr(v, "\"result_of\": ")) != NULL; v++, values++) { /* each value's entry */
+    const char *s = strstr(v, "\"sharding\": ");
+    cr_assert_not_null(s);
+    static const char want[] = "\"<@target, [{\\\"data\\\"}]>\"";
+    cr_assert(!strncmp(s + 12, want, sizeof want - 1), "%.80s has no sharding on data: %.60s", v, s);
+  }
+  cr_assert_eq(values, 4, "p.0, add, cc and mul: %s", r.text);
+  sc_arena_free(a);
+  free(hlo);
+}
