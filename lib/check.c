@@ -403,7 +403,7 @@ static sc_status check_body(check_run *run) {
       ru_emit_at(&ctx, chunks[i].begin, NULL, "%s", m->reader_note);
       ctx.rule = NULL;
     }
-    ir_module_finalize(m); /* whichever front end ran: rules compare op->kind, never names */
+    ir_module_finalize(arena, m); /* whichever front end ran: rules compare op->kind, never names */
     r->functions += m->nfuncs;
     r->ops += m->nops;
     ctx.module = m;

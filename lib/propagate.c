@@ -182,7 +182,7 @@ static ir_module *parse_chunk(propagate_run *run, sc_format format, const char *
                        opt->max_ops ? opt->max_ops : SC_DEFAULT_MAX_OPS, opt->cancel};
   memset(perr, 0, sizeof *perr);
   ir_module *m = fe_parse_format(format, &in, perr);
-  if (m) ir_module_finalize(m);
+  if (m) ir_module_finalize(run->arena, m);
   return m;
 }
 

@@ -941,6 +941,6 @@ ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
   m->funcs = p->funcs.v;
   m->nfuncs = p->funcs.n;
   m->entry = entry;
-  ir_module_finalize(m);
+  ir_module_finalize(p->a, m);
   return m;
 }

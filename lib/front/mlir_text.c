@@ -684,6 +684,6 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   ir_module_index_aliases(p.a, m);
   ir_module_resolve_type_aliases(m);
-  ir_module_finalize(m);
+  ir_module_finalize(p.a, m);
   return m; /* an op's loc is resolved on demand (ir_op_srcloc): only diagnostics need it */
 }

@@ -2,6 +2,7 @@
  * tensor types and debug-location resolution. */
 #include "ir/ir.h"
 #include "util/hash.h"
+#include "util/hashset.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -188,26 +189,47 @@ static ir_span custom_call_target(const ir_op *op) {
   return v;
 }
 
-/* Kinds of names already looked up while one module is finalized: a module uses few op names many
- * times, so most ops cost one memcmp instead of a walk over k_op_kinds. Direct-mapped. */
+/* The op names of one module being finalized: each distinct bare name gets an id (ir_op.name_id) and
+ * its kind once. A module uses few names many times, so most ops cost one memcmp in the direct-mapped
+ * cache in front of the interning map. */
 typedef struct {
   ir_span name[16];
   uint8_t kind[16];
-} kind_cache;
+  uint16_t id[16];
+  sc_arena *a;
+  hs_name_map ids; /* bare name -> its id */
+  SC_VEC(ir_span) names;
+} name_table;
 
-static ir_op_kind cached_kind_of_name(kind_cache *c, ir_span n) {
-  if (!n.n) return kind_of_name(n);
-  unsigned slot = (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1)) & 15u;
-  if (c->name[slot].n == n.n && memcmp(c->name[slot].p, n.p, n.n) == 0) return (ir_op_kind)c->kind[slot];
-  ir_op_kind k = kind_of_name(n);
-  c->name[slot] = n;
-  c->kind[slot] = (uint8_t)k;
-  return k;
+typedef struct {
+  ir_op_kind kind;
+  uint16_t id;
+} name_facts;
+
+static name_facts intern_name(name_table *t, ir_span bare) {
+  uint32_t id = 0;
+  if (!hs_name_map_get(&t->ids, bare.p, (uint32_t)bare.n, &id) && t->names.n < IR_MAX_OP_NAMES) {
+    SC_PUSH(t->a, t->names, bare);
+    id = (uint32_t)t->names.n;
+    hs_name_map_make_room(&t->ids, t->a);
+    hs_name_map_put(&t->ids, bare.p, (uint32_t)bare.n, id, NULL);
+  }
+  return (name_facts){kind_of_name(bare), (uint16_t)id};
 }
 
-static void classify(ir_op *op, kind_cache *c) {
-  if (op->classified) return;
-  op->kind = (uint8_t)(c ? cached_kind_of_name(c, op->name) : kind_of_name(op->name));
+static name_facts lookup_name(name_table *t, ir_span n) {
+  if (!n.n) return intern_name(t, n);
+  unsigned slot = (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1)) & 15u;
+  if (t->name[slot].n == n.n && memcmp(t->name[slot].p, n.p, n.n) == 0) return (name_facts){(ir_op_kind)t->kind[slot], t->id[slot]};
+  name_facts f = intern_name(t, n);
+  t->name[slot] = n;
+  t->kind[slot] = (uint8_t)f.kind;
+  t->id[slot] = f.id;
+  return f;
+}
+
+static void set_kind(ir_op *op, ir_op_kind kind) {
+  op->kind = (uint8_t)kind;
   op->cc = op->kind == SC_OP_CUSTOM_CALL ? (uint8_t)class_of_target(custom_call_target(op)) : SC_CC_NONE;
   op->classified = true;
 }
@@ -217,22 +239,38 @@ ir_span ir_op_custom_call_target(const ir_op *op) {
   return op->classified && op->kind == SC_OP_CUSTOM_CALL ? custom_call_target(op) : ir_span_of(NULL, 0);
 }
 
-void ir_op_classify(ir_op *op) { classify(op, NULL); }
+void ir_op_classify(ir_op *op) {
+  if (!op->classified) set_kind(op, kind_of_name(op->name));
+}
 
-void ir_module_finalize(ir_module *m) {
+void ir_module_finalize(sc_arena *a, ir_module *m) {
   if (m->finalized) return; /* a front end finalized it: nothing changed since */
-  kind_cache cache;
-  memset(&cache, 0, sizeof cache);
+  name_table t;
+  memset(&t, 0, sizeof t);
+  t.a = a;
+  hs_name_map_init(&t.ids, a, 64);
   for (uint32_t i = 0; i < m->nops; i++) {
-    classify(m->ops[i], &cache);
-    m->ops[i]->subtree_end = i + 1;
+    ir_op *op = m->ops[i];
+    name_facts f = lookup_name(&t, ir_op_bare_name(op));
+    op->name_id = f.id;
+    if (!op->classified) set_kind(op, f.kind);
+    op->subtree_end = i + 1;
   }
+  m->op_names = t.names.v;
+  m->nop_names = (uint32_t)t.names.n;
   /* Preorder: an op's descendants follow it, so one backward pass carries each subtree's end up. */
   for (uint32_t i = m->nops; i-- > 0;) {
     ir_op *op = m->ops[i], *up = op->parent_op;
     if (up && up->subtree_end < op->subtree_end) up->subtree_end = op->subtree_end;
   }
   m->finalized = true;
+}
+
+bool ir_module_may_name(const ir_module *m, const char *name) {
+  if (!m->finalized || m->nop_names >= IR_MAX_OP_NAMES) return true; /* not every name is known */
+  for (uint32_t i = 0; i < m->nop_names; i++)
+    if (ir_span_eq(m->op_names[i], name)) return true;
+  return false;
 }
 
 ir_op *ir_module_func(const ir_module *m, ir_span name) {

@@ -234,6 +234,8 @@ struct ir_op {
   uint8_t cc;           /* ir_cc_class of the custom call target, else SC_CC_NONE */
   bool classified;      /* kind/cc are set */
   bool generic;         /* written in generic form ("op"(...)) */
+  uint16_t name_id;     /* ir_module.op_names[name_id - 1] is the op's bare name (ir_module_finalize); 0 when
+                           not interned: a module with more than IR_MAX_OP_NAMES distinct names */
 
   ir_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
   ir_span text;         /* the whole op as written, including regions */
@@ -336,6 +338,8 @@ typedef struct {
   bool implicit_module;   /* the front end made `module`: the text gave its ops without one */
   bool finalized;         /* ir_module_finalize() ran: ops classified, subtree ends set */
   ir_op **ops;            /* every op in preorder, module included */
+  ir_span *op_names;      /* the distinct bare op names, by ir_op.name_id - 1 (ir_module_finalize) */
+  uint32_t nop_names;
   uint32_t nops;
   ir_op **funcs;          /* func.func ops / HLO computations */
   uint32_t nfuncs;
@@ -401,8 +405,14 @@ void ir_op_classify(ir_op *op);
 /* Completes what every front end leaves to the IR: classifies every op of `m` and sets each op's
  * subtree_end (ops must be in preorder with parent_op set). The MLIR and HLO text front ends call it
  * before returning; sc_check() calls it again after any front end (idempotent), so a front end that
- * does not still gets classified ops before the model and the rules run. */
-void ir_module_finalize(ir_module *m);
+ * does not still gets classified ops before the model and the rules run. Interns the ops' bare names
+ * (ir_op.name_id, ir_module.op_names) in `a`, the module's arena. */
+void ir_module_finalize(sc_arena *a, ir_module *m);
+/* How many distinct op names a module's ops get ids for (ir_op.name_id); further names get none. */
+#define IR_MAX_OP_NAMES 65535u
+/* Whether some op of `m` may be named `name` (bare, as ir_module.op_names): false only when the finalized
+ * module's names are all interned and none is `name`, so a check for one op can skip the module. */
+bool ir_module_may_name(const ir_module *m, const char *name);
 
 /* Convenience accessors. */
 /* Operand i's name as written ("%0", "%0#1"; HLO: "p"): the MLIR text front end keeps operand_names only

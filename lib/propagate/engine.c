@@ -15,6 +15,13 @@ static bool is_constraint(const ir_op *op) {
   return op->kind == SC_OP_CUSTOM_CALL && op->cc == SC_CC_SHARDING && op->noperands == 1 && op->nresults == 1;
 }
 
+/* Whether `op` can make data flow other than through its own rule: regions, calls, data-flow edges,
+ * sharding groups, optimization barriers (build_edges looks at these ops alone). */
+static bool flows(const ir_op *op) {
+  return op->nregions || op->kind == SC_OP_CALL || op->kind == SC_OP_SDY_DATA_FLOW_EDGE ||
+         op->kind == SC_OP_SDY_FUNC_DATA_FLOW_EDGE || op->kind == SC_OP_SDY_OTHER || is_optimization_barrier(op);
+}
+
 /* Slots: every op's results, then the arguments of the blocks of its regions. */
 static void number_values(prop_engine *e) {
   const ir_module *m = e->m;
@@ -29,6 +36,7 @@ static void number_values(prop_engine *e) {
     const ir_op *op = m->ops[i];
     e->result_base[op->id] = n;
     n += op->nresults;
+    if (flows(op)) SC_PUSH(e->a, e->flow_ops, op);
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) {
         const ir_block *blk = op->regions[r]->blocks[b];
@@ -158,8 +166,8 @@ static call_index index_calls(prop_engine *e) {
  * operand of every call to the function; on a call's result, the callee's returned value. */
 static void func_edges(prop_engine *e) {
   call_index calls = {NULL, NULL};
-  for (uint32_t i = 0; i < e->m->nops; i++) {
-    const ir_op *op = e->m->ops[i];
+  for (size_t i = 0; i < e->flow_ops.n; i++) {
+    const ir_op *op = e->flow_ops.v[i];
     if (op->kind != SC_OP_SDY_FUNC_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
     const ir_value *in = op->operands[0];
     if (!in) continue;
@@ -185,8 +193,8 @@ static void func_edges(prop_engine *e) {
 static void share_sharding_groups(prop_engine *e) {
   hs_name_map first; /* group id (its 8 bytes) -> the raw slot of its first value */
   bool ready = false;
-  for (uint32_t i = 0; i < e->m->nops; i++) {
-    const ir_op *op = e->m->ops[i];
+  for (size_t i = 0; i < e->flow_ops.n; i++) {
+    const ir_op *op = e->flow_ops.v[i];
     int64_t id;
     if (op->noperands != 1 || !ir_span_eq(op->name, "sdy.sharding_group") || !md_model_sharding_group_id(e->model, op, &id))
       continue;
@@ -214,18 +222,21 @@ static void build_edges(prop_engine *e) {
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
   /* an explicit `sdy.data_flow_edge %owner` (Shardy's -sdy-add-data-flow-edges form) holds its owner's
    * sharding: the owner's uses are the edge's */
-  for (uint32_t i = 0; i < e->m->nops; i++) {
-    const ir_op *op = e->m->ops[i];
+  for (size_t i = 0; i < e->flow_ops.n; i++) {
+    const ir_op *op = e->flow_ops.v[i];
     if (op->kind != SC_OP_SDY_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
     uint32_t in = raw_slot(e, op->operands[0]), out = raw_slot(e, op->results[0]);
     if (in < e->nslots && out < e->nslots && find_alias(e->alias, out) != in) e->alias[find_alias(e->alias, in)] = find_alias(e->alias, out);
   }
   share_sharding_groups(e);
-  for (uint32_t i = 0; i < e->m->nops; i++) op_edges(e, e->m->ops[i]);
+  for (size_t i = 0; i < e->flow_ops.n; i++) op_edges(e, e->flow_ops.v[i]);
   func_edges(e);
   if (e->opt.through_calls)
-    for (uint32_t i = 0; i < e->m->nops; i++) call_edges(e, e->m->ops[i]);
-  for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = find_alias(e->alias, s);
+    for (size_t i = 0; i < e->flow_ops.n; i++) call_edges(e, e->flow_ops.v[i]);
+  for (uint32_t s = 0; s < e->nslots; s++) {
+    e->alias[s] = find_alias(e->alias, s);
+    e->aliased |= e->alias[s] != s;
+  }
   /* sources and owners through aliases, then the slot -> edges index */
   e->edge_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->edge_start);
   for (size_t k = 0; k < e->edges.n; k++) {
@@ -444,16 +455,12 @@ static uint16_t classify_name(ir_span n) {
 
 /* The NC_* bits of `op`'s name, classified once per distinct name. */
 static uint16_t name_class(prop_engine *e, const ir_op *op) {
-  ir_span n = ir_op_bare_name(op);
-  if (!n.n) return 0;
-  name_class_cache *c = &e->names;
-  unsigned slot = (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1) ^ ((unsigned char)n.p[0] << 3)) &
-                  (NAME_CLASS_SLOTS - 1);
-  if (c->bits[slot] && ir_span_same(c->name[slot], n)) return c->bits[slot] & (uint16_t)~NC_KNOWN;
+  uint16_t *known = op->name_id && op->name_id <= e->m->nop_names ? &e->name_bits[op->name_id] : NULL;
+  if (known && *known) return *known & (uint16_t)~NC_KNOWN;
+  if (!ir_op_bare_name(op).n) return 0;
   char buf[96];
   uint16_t bits = classify_name(prop_stablehlo_name(op, buf, sizeof buf)); /* mhlo and HLO ops as XLA imports them */
-  c->name[slot] = n;
-  c->bits[slot] = bits | NC_KNOWN;
+  if (known) *known = bits | NC_KNOWN;
   return bits;
 }
 
@@ -580,6 +587,7 @@ static const ir_op *value_owner(const ir_value *v) {
 
 /* Per slot, the ops that define its values or own their blocks (after seed: slot_value is set). */
 static void index_owners(prop_engine *e) {
+  if (!e->aliased) return; /* a slot's one value's owner: value_owner() (queue_readers) */
   e->owner_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->owner_start);
   e->owners = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->owners);
   for (uint32_t raw = 0; raw < e->nslots; raw++)
@@ -954,12 +962,6 @@ static const prop_rule *identity_rule(sc_arena *a, const int64_t *dims, uint32_t
  * that may have changed (seeded from the change log); the order of the visits that do something is
  * the full pass's, and a pass costs what changed since that round last ran, not the module's size. */
 
-static uint32_t item_pos(const prop_engine *e, uint32_t item) {
-  return item < e->m->nops ? e->op_pos[item] : item;
-}
-static uint32_t item_at(const prop_engine *e, uint32_t pos) {
-  return pos < e->m->nops ? e->m->ops[pos]->id : pos;
-}
 
 /* Marks program position `pos` (>= the cursor) as waiting for its turn. */
 static void mark_pending(worklist *w, uint32_t pos) {
@@ -981,8 +983,8 @@ static uint32_t take_pending(worklist *w) {
 }
 
 /* Queues `item`: ahead of the cursor it waits for its program-order turn, behind it goes on top. */
-static void push(const prop_engine *e, worklist *w, uint32_t item) {
-  uint32_t pos = item_pos(e, item);
+static void push(worklist *w, uint32_t item) {
+  uint32_t pos = item; /* an op's id is its program position (ir_op.id) */
   if (pos >= w->cursor) mark_pending(w, pos);
   else if (!w->on_stack[item]) {
     w->on_stack[item] = 1;
@@ -991,7 +993,7 @@ static void push(const prop_engine *e, worklist *w, uint32_t item) {
 }
 
 /* The next item to visit, or UINT32_MAX when the pass is over. */
-static uint32_t next_item(const prop_engine *e, worklist *w) {
+static uint32_t next_item(worklist *w) {
   if (w->n) {
     uint32_t item = w->stack[--w->n];
     w->on_stack[item] = 0;
@@ -1000,24 +1002,29 @@ static uint32_t next_item(const prop_engine *e, worklist *w) {
   if (!w->npending) return UINT32_MAX;
   uint32_t pos = take_pending(w);
   w->cursor = pos + 1;
-  return item_at(e, pos);
+  return pos;
 }
 
 /* The items that read or own slot `slot` (of value `v`), except `current`. */
 static void notify(prop_engine *e, worklist *w, const ir_value *v, uint32_t slot, uint32_t current) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
-    if (e->users[k] != current) push(e, w, e->users[k]);
+    if (e->users[k] != current) push(w, e->users[k]);
   for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++)
-    if (e->m->nops + e->edge_ids[k] != current) push(e, w, e->m->nops + e->edge_ids[k]);
+    if (e->m->nops + e->edge_ids[k] != current) push(w, e->m->nops + e->edge_ids[k]);
   const ir_op *owner = value_owner(v);
-  if (owner && owner->id != current) push(e, w, owner->id);
+  if (owner && owner->id != current) push(w, owner->id);
 }
 
 /* Queues every item whose tensors include `slot` (a pass's start: only items ahead of the cursor). */
 static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
-  for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++) push(e, w, e->users[k]);
-  for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++) push(e, w, e->m->nops + e->edge_ids[k]);
-  for (uint32_t k = e->owner_start[slot]; k < e->owner_start[slot + 1]; k++) push(e, w, e->owners[k]);
+  for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++) push(w, e->users[k]);
+  for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++) push(w, e->m->nops + e->edge_ids[k]);
+  if (!e->aliased) {
+    const ir_op *owner = value_owner(e->slot_value[slot]);
+    if (owner) push(w, owner->id);
+  }
+  for (uint32_t k = e->aliased ? e->owner_start[slot] : 0; k < (e->aliased ? e->owner_start[slot + 1] : 0); k++)
+    push(w, e->owners[k]);
 }
 
 /* Every write of a slot's sharding during propagation goes through here: logged, and with a worklist
@@ -1377,7 +1384,7 @@ static const ir_value *tensor_of(const ir_op *op, uint32_t i) {
 
 static uint64_t signature_hash(const prop_engine *e, const ir_op *op) {
   ir_span n = ir_op_bare_name(op);
-  uint64_t h = hash_bytes(n.p, n.n, e->share.seed) ^ op->noperands;
+  uint64_t h = (op->name_id ? hash_fold(op->name_id, SC_HASH_K2) : hash_bytes(n.p, n.n, e->share.seed)) ^ op->noperands;
   for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
     const ir_value *v = tensor_of(op, i);
     h = hash_fold(h ^ (v ? hash_bytes(v->type.p, v->type.n, e->share.seed) : 0), SC_HASH_K2);
@@ -1386,7 +1393,8 @@ static uint64_t signature_hash(const prop_engine *e, const ir_op *op) {
 }
 
 static bool same_signature(const ir_op *x, const ir_op *y) {
-  if (x->noperands != y->noperands || x->nresults != y->nresults || !ir_span_same(ir_op_bare_name(x), ir_op_bare_name(y)))
+  if (x->noperands != y->noperands || x->nresults != y->nresults) return false;
+  if (x->name_id && y->name_id ? x->name_id != y->name_id : !ir_span_same(ir_op_bare_name(x), ir_op_bare_name(y)))
     return false;
   for (uint32_t i = 0; i < x->noperands + x->nresults; i++) {
     const ir_value *a = tensor_of(x, i), *b = tensor_of(y, i);
@@ -1561,8 +1569,10 @@ static void run_pass(prop_engine *e) {
     /* the previous round just reached its fixed point: only ops whose directions open up now, and the
      * readers of what changed since, can do something */
     e->round_seen[round] = true;
-    for (uint32_t pos = 0; pos < m->nops; pos++)
-      if (!e->visited[m->ops[pos]->id] || (round_steps(e, m->ops[pos]) & 1u << e->schedule)) mark_pending(&w, pos);
+    for (uint32_t pos = 0; pos < m->nops; pos++) {
+      uint8_t steps = e->round_steps[pos]; /* cached: most ops are not looked at again */
+      if (!e->visited[pos] || ((steps ? steps : round_steps(e, m->ops[pos])) & 1u << e->schedule)) mark_pending(&w, pos);
+    }
     for (size_t i = e->pass_end_log; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
   } else if (!e->round_seen[round]) { /* other directions than before: every item may do something */
     e->round_seen[round] = true;
@@ -1571,9 +1581,9 @@ static void run_pass(prop_engine *e) {
     for (size_t i = e->round_log_pos[round]; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
   }
   e->round_log_pos[round] = (uint32_t)e->changes.n;
-  for (uint32_t item; (item = next_item(e, &w)) != UINT32_MAX;) {
+  for (uint32_t item; (item = next_item(&w)) != UINT32_MAX;) {
     ar_step(e->a, 1);
-    if (item < m->nops) propagate_op(e, &w, m->ops[e->op_pos[item]]);
+    if (item < m->nops) propagate_op(e, &w, m->ops[item]);
     else propagate_edge(e, &w, item - m->nops);
   }
   e->last_schedule = e->schedule;
@@ -1765,7 +1775,7 @@ static bool edge_value(const ir_value *v) {
 /* Another constraint (or a manual computation's in_sharding) asks `input` for another sharding than `s`. */
 static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const ir_value *input, sharding_ref s) {
   for (uint32_t u = e->use_start[slot]; u < e->use_start[slot + 1]; u++) {
-    const ir_op *user = e->m->ops[e->op_pos[e->users[u]]];
+    const ir_op *user = e->m->ops[e->users[u]];
     if (is_constraint(user) && user->nresults == 1) {
       if (!prop_sharding_eq(e->initial[e->result_base[user->id]], s)) return true;
     } else if (user->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, user)) {
@@ -1811,6 +1821,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   prop_sharding_set_init(&e->shardings, a);
   hs_name_map_init(&e->seeds, a, 16);
   prop_visit_memo_init(&e->memo, a, 4096 + m->nops / 16);
+  e->name_bits = ar_calloc(a, m->nop_names + 1, sizeof *e->name_bits);
   number_values(e);
   if (o->split_constants) split_constant_uses(e);
   build_edges(e);
@@ -1818,8 +1829,6 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   find_entry_funcs(e);
   seed(e);
   index_owners(e);
-  e->op_pos = ar_alloc(a, (m->nops + 1) * sizeof *e->op_pos);
-  for (uint32_t i = 0; i < m->nops; i++) e->op_pos[m->ops[i]->id] = i;
   e->last_change = ar_calloc(a, e->nslots + 1, sizeof *e->last_change);
   e->op_flags = ar_calloc(a, m->nops + 1, 1);
   e->round_steps = ar_calloc(a, m->nops + 1, 1);

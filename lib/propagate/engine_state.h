@@ -52,13 +52,6 @@ typedef struct {
   uint32_t cursor; /* positions below it have had their program-order turn */
 } worklist;
 
-/* What the engine asks of an op's name, looked up once per distinct name: a module repeats a few op names
- * thousands of times. Direct-mapped, like the IR's kind cache. */
-#define NAME_CLASS_SLOTS 64
-typedef struct {
-  ir_span name[NAME_CLASS_SLOTS];
-  uint16_t bits[NAME_CLASS_SLOTS]; /* NC_* bits | NC_KNOWN */
-} name_class_cache;
 
 struct prop_engine {
   sc_arena *a;
@@ -83,7 +76,10 @@ struct prop_engine {
   hs_name_map globals_index;  /* op id of a manual/named computation -> index into globals */
   SC_VEC(computation_globals) globals; /* their in_shardings and out_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
-  uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values */
+  uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values;
+                                     only when some slots are aliased (else value_owner of slot_value) */
+  bool aliased;                   /* some slot holds several values (while arguments, groups, data-flow edges) */
+  SC_VEC(const ir_op *) flow_ops; /* the ops build_edges looks at (flows()), in program order */
   const prop_rule **rules;    /* per op id, built on first need */
   rule_share_table share;     /* element-wise ops' name and types -> the op whose rule they share */
   uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */    /* an element-wise op's name and types -> the op id whose rule it shares */
@@ -99,9 +95,8 @@ struct prop_engine {
   uint32_t *visit_key;        /* per item: what else that visit depended on (visit_key()), 0 = not comparable */
   bool round_seen[OP_SCHEDULE_LEN + 1];        /* per round (schedule + 1): a pass of it ran */
   uint32_t round_log_pos[OP_SCHEDULE_LEN + 1]; /* log length when that round's latest pass began */
-  uint32_t *op_pos;           /* per op id: its position in program order (m->ops) */
   uint8_t *op_flags;          /* per op id: OPF_* bits, computed on first need */
-  name_class_cache names;     /* op names already classified (name_class()) */
+  uint16_t *name_bits;        /* per ir_op.name_id: its NC_* bits | NC_KNOWN, 0 until classified (name_class()) */
   ir_span last_type;          /* the type type_rank() parsed last, and its rank */
   int32_t last_type_rank;
   uint8_t *round_steps;       /* per op id: the rounds its directions change in (round_steps()) */
@@ -154,7 +149,8 @@ static inline const ir_value *block_arg(const ir_region *r, uint32_t i) {
 }
 
 static inline bool is_optimization_barrier(const ir_op *op) {
-  return ir_span_eq(ir_op_bare_name(op), "stablehlo.optimization_barrier");
+  size_t n = sizeof "stablehlo.optimization_barrier" - 1; /* lengths first: most ops' names stay unread */
+  return (op->name.n == n || op->name.n == n + 2) && ir_span_eq(ir_op_bare_name(op), "stablehlo.optimization_barrier");
 }
 
 /* The op's sharding rule (built on first need; NULL = none). engine.c */

@@ -698,10 +698,15 @@ const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m) {
   prop_rule_facts *f = ar_calloc(a, 1, sizeof *f);
   f->nops = m->nops;
   f->feeds_rng = ar_calloc(a, m->nops ? m->nops : 1, 1);
+  uint8_t *rng_name = ar_calloc(a, m->nop_names + 1, 1); /* per name id: 1 rng_bit_generator, 2 other */
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
+    uint8_t *known = op->name_id && op->name_id <= m->nop_names ? &rng_name[op->name_id] : NULL;
+    if (known && *known == 2) continue;
     ir_span n = op->name; /* every spelling (stablehlo., mhlo., HLO rng-bit-generator) ends in "generator" */
-    if (n.n < 9 || memcmp(n.p + n.n - 9, "generator", 9) || !named(op, "stablehlo.rng_bit_generator")) continue;
+    bool rng = n.n >= 9 && !memcmp(n.p + n.n - 9, "generator", 9) && named(op, "stablehlo.rng_bit_generator");
+    if (known) *known = rng ? 1 : 2;
+    if (!rng) continue;
     for (uint32_t k = 0; k < op->noperands; k++) {
       const ir_value *v = op->operands[k];
       if (v && v->def && v->def->id < m->nops) f->feeds_rng[v->def->id] = 1;

@@ -57,7 +57,9 @@ void ru_check_manual_partition_id(ru_ctx *ctx);
 void ru_check_manual_axes_without_shardings(ru_ctx *ctx, const ir_op *op);
 void ru_check_manual_partition_id(ru_ctx *ctx) {
   const ir_module *m = ctx->module;
-  if (!ctx->model) return;
+  if (!ctx->model || !(ir_module_may_name(m, "partition-id") || ir_module_may_name(m, "stablehlo.partition_id") ||
+                       ir_module_may_name(m, "mhlo.partition_id")))
+    return;
   for (uint32_t k = 0; k < m->nops; k++) {
     const ir_op *op = m->ops[k];
     if (op->name.n < 12 || !is_partition_id(op->name) || !in_partial_manual(ctx, op)) continue;

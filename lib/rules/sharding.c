@@ -720,44 +720,36 @@ static const ir_attr *attr_named(const ir_op *op, const char *lit, size_t n) {
 }
 #define ATTR_NAMED(op, lit) attr_named((op), (lit), sizeof(lit) - 1)
 
-void ru_check_sharding_rule(ru_ctx *ctx);
-void ru_check_sharding_rule(ru_ctx *ctx) {
-  const ir_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const ir_op *op = m->ops[k];
-    if (!op->attrs.n) continue;
-    const ir_attr *at = ATTR_NAMED(op, "sdy.sharding_rule");
-    if (!at) continue;
-    const char *e = ru_sdy_rule_check(ctx->arena, op, at->value);
-    if (e) {
-      sc_diag *d = ru_emit(ctx, op, "%s", e);
-      sc_fix *f = ru_diag_fix(ctx, d, "Write the rule as #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16}>", NULL);
-      f->note = "Factors i, j, k, ... in order, one per tensor dimension, and their sizes in {i=.., j=..} in the same "
-                "order; from JAX, custom_partitioning's sharding_rule='i j -> i j' writes it";
-    }
+void ru_visit_sharding_rule(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_rule(ru_ctx *ctx, const ir_op *op) {
+  if (!op->attrs.n) return;
+  const ir_attr *at = ATTR_NAMED(op, "sdy.sharding_rule");
+  if (!at) return;
+  const char *e = ru_sdy_rule_check(ctx->arena, op, at->value);
+  if (e) {
+    sc_diag *d = ru_emit(ctx, op, "%s", e);
+    sc_fix *f = ru_diag_fix(ctx, d, "Write the rule as #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16}>", NULL);
+    f->note = "Factors i, j, k, ... in order, one per tensor dimension, and their sizes in {i=.., j=..} in the same "
+              "order; from JAX, custom_partitioning's sharding_rule='i j -> i j' writes it";
   }
 }
 
-void ru_check_sharding_propagation_edges(ru_ctx *ctx);
-void ru_check_sharding_propagation_edges(ru_ctx *ctx) {
-  const ir_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const ir_op *op = m->ops[k];
-    if (!op->attrs.n) continue;
-    bool any = false; /* the three names end alike: one pass finds whether any is there */
-    for (uint32_t i = 0; i < op->attrs.n && !any; i++) {
-      ir_span n = op->attrs.v[i].name;
-      any = n.n >= 21 && !memcmp(n.p + n.n - 17, "propagation_edges", 17);
-    }
-    if (!any) continue;
-    static const char *const names[] = {"sdy.propagation_edges", "sdy.result_propagation_edges",
-                                        "sdy.block_arg_propagation_edges"};
-    for (int i = 0; i < 3; i++) {
-      const ir_attr *at = ir_op_attr(op, names[i]);
-      if (!at) continue;
-      const char *e = ru_sdy_edges_check(ctx->arena, ctx->model, op, at->value, i != 0);
-      if (e) ru_emit(ctx, op, "%s", e);
-    }
+void ru_visit_sharding_propagation_edges(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_propagation_edges(ru_ctx *ctx, const ir_op *op) {
+  if (!op->attrs.n) return;
+  bool any = false; /* the three names end alike: one pass finds whether any is there */
+  for (uint32_t i = 0; i < op->attrs.n && !any; i++) {
+    ir_span n = op->attrs.v[i].name;
+    any = n.n >= 21 && !memcmp(n.p + n.n - 17, "propagation_edges", 17);
+  }
+  if (!any) return;
+  static const char *const names[] = {"sdy.propagation_edges", "sdy.result_propagation_edges",
+                                      "sdy.block_arg_propagation_edges"};
+  for (int i = 0; i < 3; i++) {
+    const ir_attr *at = ir_op_attr(op, names[i]);
+    if (!at) continue;
+    const char *e = ru_sdy_edges_check(ctx->arena, ctx->model, op, at->value, i != 0);
+    if (e) ru_emit(ctx, op, "%s", e);
   }
 }
 
@@ -779,84 +771,80 @@ static bool is_sdy_data_flow_op(const ir_op *op) {
   return op->kind == SC_OP_SDY_NAMED_COMPUTATION || op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
 }
 
-void ru_check_sharding_sdy_op(ru_ctx *ctx);
-void ru_check_sharding_sdy_op(ru_ctx *ctx) {
-  const ir_module *m = ctx->module;
+void ru_visit_sharding_sdy_op(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_sdy_op(ru_ctx *ctx, const ir_op *op) {
   sc_arena *a = ctx->arena;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const ir_op *op = m->ops[k];
-    unsigned n = op->kind;
-    if (n == SC_OP_SDY_CONSTANT) {
-      if (!static_shape(a, ru_result_type(op, 0)))
-        ru_emit(ctx, op, "elements literal type must have static shape (sdy.constant of type %.*s)",
-                SC_SPAN_ARG(ru_result_type(op, 0)));
-    } else if (n == SC_OP_SDY_PROPAGATION_BARRIER) {
-      const md_sdy_item *it = md_model_sdy_item(ctx->model, op, "allowed_direction");
-      const ir_attr *at = ir_op_attr(op, "allowed_direction");
-      ir_span v = it ? it->value : at ? at->value : ir_span_of("", 0);
-      if (ir_span_eq(ir_span_trim(v), "BOTH") || ir_span_eq(ir_span_trim(v), "#sdy<propagation_direction BOTH>"))
-        ru_emit(ctx, op, "cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.");
-    } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
-      const ir_value *in = op->noperands ? op->operands[0] : NULL;
-      if (!static_shape(a, ru_result_type(op, 0)))
-        ru_emit(ctx, op, "expected sdy.data_flow_edge to have a static-shaped result. type: %.*s",
-                SC_SPAN_ARG(ru_result_type(op, 0)));
-      else if (in && ru_value_uses(ctx, in) > 1)
-        ru_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
-      else if (in && in->def && is_sdy_op(in->def) && !is_sdy_data_flow_op(in->def))
+  unsigned n = op->kind;
+  if (n == SC_OP_SDY_CONSTANT) {
+    if (!static_shape(a, ru_result_type(op, 0)))
+      ru_emit(ctx, op, "elements literal type must have static shape (sdy.constant of type %.*s)",
+              SC_SPAN_ARG(ru_result_type(op, 0)));
+  } else if (n == SC_OP_SDY_PROPAGATION_BARRIER) {
+    const md_sdy_item *it = md_model_sdy_item(ctx->model, op, "allowed_direction");
+    const ir_attr *at = ir_op_attr(op, "allowed_direction");
+    ir_span v = it ? it->value : at ? at->value : ir_span_of("", 0);
+    if (ir_span_eq(ir_span_trim(v), "BOTH") || ir_span_eq(ir_span_trim(v), "#sdy<propagation_direction BOTH>"))
+      ru_emit(ctx, op, "cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.");
+  } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
+    const ir_value *in = op->noperands ? op->operands[0] : NULL;
+    if (!static_shape(a, ru_result_type(op, 0)))
+      ru_emit(ctx, op, "expected sdy.data_flow_edge to have a static-shaped result. type: %.*s",
+              SC_SPAN_ARG(ru_result_type(op, 0)));
+    else if (in && ru_value_uses(ctx, in) > 1)
+      ru_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
+    else if (in && in->def && is_sdy_op(in->def) && !is_sdy_data_flow_op(in->def))
+      ru_emit(ctx, op,
+              "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
+              "sdy.named_computation): it is defined by %.*s, which has no data-flow interface",
+              SC_SPAN_ARG(in->def->name));
+  } else if (n == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) {
+    const ir_value *in = op->noperands ? op->operands[0] : NULL;
+    if (!static_shape(a, ru_result_type(op, 0)))
+      ru_emit(ctx, op, "expected sdy.func_data_flow_edge to have a static-shaped result. type: %.*s",
+              SC_SPAN_ARG(ru_result_type(op, 0)));
+    else if (in && ru_value_uses(ctx, in) > 1)
+      ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to have a single user");
+    else if (in && !in->def) {
+      const ir_op *owner = in->block && in->block->parent ? in->block->parent->parent : NULL;
+      if (!owner || !ru_is_func(owner))
+        ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.");
+    } else if (in && in->def && in->def->kind != SC_OP_CALL) {
+      ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a result of call op.");
+    }
+  } else if (n == SC_OP_SDY_NAMED_COMPUTATION) {
+    const ir_block *b = ru_body(op);
+    if (b && b->nargs != op->noperands) {
+      ru_emit(ctx, op, "number of block arguments must match the number of operands: %u != %u", b->nargs,
+              op->noperands);
+      return;
+    }
+    bool bad = false;
+    for (uint32_t i = 0; b && i < b->nargs && !bad; i++) {
+      ir_span at = ir_span_trim(b->args[i]->type), ot = ir_span_trim(ru_operand_type(op, i));
+      if (at.n && ot.n && !ir_span_same(at, ot)) {
         ru_emit(ctx, op,
-                "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
-                "sdy.named_computation): it is defined by %.*s, which has no data-flow interface",
-                SC_SPAN_ARG(in->def->name));
-    } else if (n == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) {
-      const ir_value *in = op->noperands ? op->operands[0] : NULL;
-      if (!static_shape(a, ru_result_type(op, 0)))
-        ru_emit(ctx, op, "expected sdy.func_data_flow_edge to have a static-shaped result. type: %.*s",
-                SC_SPAN_ARG(ru_result_type(op, 0)));
-      else if (in && ru_value_uses(ctx, in) > 1)
-        ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to have a single user");
-      else if (in && !in->def) {
-        const ir_op *owner = in->block && in->block->parent ? in->block->parent->parent : NULL;
-        if (!owner || !ru_is_func(owner))
-          ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.");
-      } else if (in && in->def && in->def->kind != SC_OP_CALL) {
-        ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a result of call op.");
+                "expected the type of the %u'th block argument to match the type of the corresponding operand: "
+                "'%.*s' vs '%.*s'",
+                i, SC_SPAN_ARG(at), SC_SPAN_ARG(ot));
+        bad = true;
       }
-    } else if (n == SC_OP_SDY_NAMED_COMPUTATION) {
-      const ir_block *b = ru_body(op);
-      if (b && b->nargs != op->noperands) {
-        ru_emit(ctx, op, "number of block arguments must match the number of operands: %u != %u", b->nargs,
-                op->noperands);
-        continue;
-      }
-      bool bad = false;
-      for (uint32_t i = 0; b && i < b->nargs && !bad; i++) {
-        ir_span at = ir_span_trim(b->args[i]->type), ot = ir_span_trim(ru_operand_type(op, i));
-        if (at.n && ot.n && !ir_span_same(at, ot)) {
+    }
+    const ir_op *ret = ru_terminator(op);
+    if (!bad && ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands != op->nresults) {
+      /* the results are inferred from the sdy.return (InferTypeOpInterface) */
+      ru_emit(ctx, op,
+              "failed to infer returned types: the sdy.return returns %u value%s but the sdy.named_computation has "
+              "%u result%s",
+              ret->noperands, ret->noperands == 1 ? "" : "s", op->nresults, op->nresults == 1 ? "" : "s");
+    } else if (!bad && ret && ret->kind == SC_OP_SDY_RETURN) {
+      for (uint32_t i = 0; i < op->nresults; i++) {
+        ir_span rt = ir_span_trim(ru_result_type(op, i)), it = ir_span_trim(ru_operand_type(ret, i));
+        if (rt.n && it.n && !ir_span_same(rt, it)) {
           ru_emit(ctx, op,
-                  "expected the type of the %u'th block argument to match the type of the corresponding operand: "
-                  "'%.*s' vs '%.*s'",
-                  i, SC_SPAN_ARG(at), SC_SPAN_ARG(ot));
-          bad = true;
-        }
-      }
-      const ir_op *ret = ru_terminator(op);
-      if (!bad && ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands != op->nresults) {
-        /* the results are inferred from the sdy.return (InferTypeOpInterface) */
-        ru_emit(ctx, op,
-                "failed to infer returned types: the sdy.return returns %u value%s but the sdy.named_computation has "
-                "%u result%s",
-                ret->noperands, ret->noperands == 1 ? "" : "s", op->nresults, op->nresults == 1 ? "" : "s");
-      } else if (!bad && ret && ret->kind == SC_OP_SDY_RETURN) {
-        for (uint32_t i = 0; i < op->nresults; i++) {
-          ir_span rt = ir_span_trim(ru_result_type(op, i)), it = ir_span_trim(ru_operand_type(ret, i));
-          if (rt.n && it.n && !ir_span_same(rt, it)) {
-            ru_emit(ctx, op,
-                    "failed to infer returned types: inferred type(s) '%.*s' are incompatible with return type(s) of "
-                    "operation '%.*s'",
-                    SC_SPAN_ARG(it), SC_SPAN_ARG(rt));
-            break;
-          }
+                  "failed to infer returned types: inferred type(s) '%.*s' are incompatible with return type(s) of "
+                  "operation '%.*s'",
+                  SC_SPAN_ARG(it), SC_SPAN_ARG(rt));
+          break;
         }
       }
     }
@@ -952,47 +940,43 @@ static void check_consistent(ru_ctx *ctx, const ir_op *parent, const char *what,
   }
 }
 
-void ru_check_sharding_control_flow(ru_ctx *ctx);
-void ru_check_sharding_control_flow(ru_ctx *ctx) {
-  const ir_module *m = ctx->module;
-  if (m->format != SC_FMT_HLO) return;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const ir_op *op = m->ops[k];
-    if (op->kind == SC_OP_HLO_WHILE) {
-      const ir_attr *body = ir_op_attr(op, "body"), *cond = ir_op_attr(op, "condition");
-      const ir_op *b = body ? computation(ctx->model, body->value) : NULL, *c = cond ? computation(ctx->model, cond->value) : NULL;
-      cf_member mem[4] = {{op, "the while"},
-                          {b ? root_of(b) : NULL, "body root"},
-                          {b ? param0_of(b) : NULL, "body parameter"},
-                          {c ? param0_of(c) : NULL, "condition parameter"}};
-      check_consistent(ctx, op, "while", mem, 4);
-    } else if (op->kind == SC_OP_HLO_CONDITIONAL) {
-      cf_member mem[17];
-      uint32_t n = 0;
-      mem[n++] = (cf_member){op, "the conditional"};
-      static const char *const keys[] = {"true_computation", "false_computation"};
-      for (int i = 0; i < 2; i++) {
-        const ir_attr *at = ir_op_attr(op, keys[i]);
-        const ir_op *comp = at ? computation(ctx->model, at->value) : NULL;
-        if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
-      }
-      const ir_attr *br = ir_op_attr(op, "branch_computations");
-      if (br) {
-        ir_span v = ir_span_trim(br->value);
-        const char *p = v.p, *e = v.p + v.n;
-        while (p < e && n < 17) {
-          while (p < e && (*p == '{' || *p == '}' || *p == ',' || *p == ' ')) p++;
-          const char *q = p;
-          while (q < e && *q != ',' && *q != '}' && *q != ' ') q++;
-          if (q > p) {
-            const ir_op *comp = computation(ctx->model, ir_span_of(p, (uint32_t)(q - p)));
-            if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
-          }
-          p = q;
-        }
-      }
-      check_consistent(ctx, op, "conditional", mem, n);
+void ru_visit_sharding_control_flow(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_control_flow(ru_ctx *ctx, const ir_op *op) {
+  if (ctx->module->format != SC_FMT_HLO) return;
+  if (op->kind == SC_OP_HLO_WHILE) {
+    const ir_attr *body = ir_op_attr(op, "body"), *cond = ir_op_attr(op, "condition");
+    const ir_op *b = body ? computation(ctx->model, body->value) : NULL, *c = cond ? computation(ctx->model, cond->value) : NULL;
+    cf_member mem[4] = {{op, "the while"},
+                        {b ? root_of(b) : NULL, "body root"},
+                        {b ? param0_of(b) : NULL, "body parameter"},
+                        {c ? param0_of(c) : NULL, "condition parameter"}};
+    check_consistent(ctx, op, "while", mem, 4);
+  } else if (op->kind == SC_OP_HLO_CONDITIONAL) {
+    cf_member mem[17];
+    uint32_t n = 0;
+    mem[n++] = (cf_member){op, "the conditional"};
+    static const char *const keys[] = {"true_computation", "false_computation"};
+    for (int i = 0; i < 2; i++) {
+      const ir_attr *at = ir_op_attr(op, keys[i]);
+      const ir_op *comp = at ? computation(ctx->model, at->value) : NULL;
+      if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
     }
+    const ir_attr *br = ir_op_attr(op, "branch_computations");
+    if (br) {
+      ir_span v = ir_span_trim(br->value);
+      const char *p = v.p, *e = v.p + v.n;
+      while (p < e && n < 17) {
+        while (p < e && (*p == '{' || *p == '}' || *p == ',' || *p == ' ')) p++;
+        const char *q = p;
+        while (q < e && *q != ',' && *q != '}' && *q != ' ') q++;
+        if (q > p) {
+          const ir_op *comp = computation(ctx->model, ir_span_of(p, (uint32_t)(q - p)));
+          if (comp) mem[n++] = (cf_member){root_of(comp), "branch root"};
+        }
+        p = q;
+      }
+    }
+    check_consistent(ctx, op, "conditional", mem, n);
   }
 }
 
@@ -1014,57 +998,53 @@ static bool is_channel(const ir_op *op) {
   return op->kind == SC_OP_SEND || op->kind == SC_OP_RECV;
 }
 
-void ru_check_sharding_channel_device(ru_ctx *ctx);
-void ru_check_sharding_channel_device(ru_ctx *ctx) {
-  const ir_module *m = ctx->module;
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const ir_op *w = m->ops[k];
-    const ir_block *body = NULL;
-    if (w->kind == SC_OP_HLO_WHILE) {
-      const ir_attr *b = ir_op_attr(w, "body");
-      const ir_op *comp = b ? computation(ctx->model, b->value) : NULL;
-      body = comp ? ru_body(comp) : NULL;
-    } else if (w->kind == SC_OP_WHILE && w->nregions == 2 && w->regions[1]->nblocks) {
-      body = w->regions[1]->blocks[0];
+void ru_visit_sharding_channel_device(ru_ctx *ctx, const ir_op *w);
+void ru_visit_sharding_channel_device(ru_ctx *ctx, const ir_op *w) {
+  const ir_block *body = NULL;
+  if (w->kind == SC_OP_HLO_WHILE) {
+    const ir_attr *b = ir_op_attr(w, "body");
+    const ir_op *comp = b ? computation(ctx->model, b->value) : NULL;
+    body = comp ? ru_body(comp) : NULL;
+  } else if (w->kind == SC_OP_WHILE && w->nregions == 2 && w->regions[1]->nblocks) {
+    body = w->regions[1]->blocks[0];
+  }
+  if (!body) return;
+  const ir_op *chan = NULL;
+  int64_t dev = -1;
+  for (uint32_t i = 0; i < body->nops && !chan; i++) {
+    const ir_op *o = body->ops[i];
+    if (!is_channel(o)) continue;
+    int64_t d = maximal_device_of(md_model_result_sharding(ctx->model, o, 0));
+    if (o->nresults > 1 || d < 0) {
+      const md_op_info *info = md_model_op(ctx->model, o);
+      if (info && info->gspmd->nvalues) d = maximal_device_of(info->gspmd->values[0]);
+      else if (info && info->sdy->nvalues) d = maximal_device_of(info->sdy->values[0]);
     }
-    if (!body) continue;
-    const ir_op *chan = NULL;
-    int64_t dev = -1;
-    for (uint32_t i = 0; i < body->nops && !chan; i++) {
-      const ir_op *o = body->ops[i];
-      if (!is_channel(o)) continue;
-      int64_t d = maximal_device_of(md_model_result_sharding(ctx->model, o, 0));
-      if (o->nresults > 1 || d < 0) {
-        const md_op_info *info = md_model_op(ctx->model, o);
-        if (info && info->gspmd->nvalues) d = maximal_device_of(info->gspmd->values[0]);
-        else if (info && info->sdy->nvalues) d = maximal_device_of(info->sdy->values[0]);
-      }
-      if (d >= 0) {
-        chan = o;
-        dev = d;
-      }
+    if (d >= 0) {
+      chan = o;
+      dev = d;
     }
-    if (!chan) continue;
-    const ir_op *cands[1 + 4096];
-    uint32_t n = 0;
-    cands[n++] = w;
-    for (uint32_t i = 0; i < body->nops && n < 4097; i++)
-      if (body->ops[i] != chan) cands[n++] = body->ops[i];
-    for (uint32_t i = 0; i < n; i++) {
-      const md_op_info *info = md_model_op(ctx->model, cands[i]);
-      if (!info) continue;
-      const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : info->sdy->nvalues ? info->sdy->values[0] : NULL;
-      int64_t d = maximal_device_of(s);
-      if (d < 0 || d == dev) continue;
-      sc_diag *dg = ru_emit(ctx, cands[i],
-                            "Instruction: %.*s is on device: %" PRId64 ", which conflicts with device: %" PRId64
-                            " of channel instruction: %.*s (a while loop whose body sends or receives on one device runs "
-                            "there)",
-                            SC_SPAN_ARG(ir_op_sym_name(cands[i]).n ? ir_op_sym_name(cands[i]) : cands[i]->name), d, dev,
-                            SC_SPAN_ARG(ir_op_sym_name(chan).n ? ir_op_sym_name(chan) : chan->name));
-      ru_diag_fix(ctx, dg, ar_printf(ctx->arena, "Place the loop's single-device work on device %" PRId64, dev), NULL);
-      break;
-    }
+  }
+  if (!chan) return;
+  const ir_op *cands[1 + 4096];
+  uint32_t n = 0;
+  cands[n++] = w;
+  for (uint32_t i = 0; i < body->nops && n < 4097; i++)
+    if (body->ops[i] != chan) cands[n++] = body->ops[i];
+  for (uint32_t i = 0; i < n; i++) {
+    const md_op_info *info = md_model_op(ctx->model, cands[i]);
+    if (!info) continue;
+    const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : info->sdy->nvalues ? info->sdy->values[0] : NULL;
+    int64_t d = maximal_device_of(s);
+    if (d < 0 || d == dev) continue;
+    sc_diag *dg = ru_emit(ctx, cands[i],
+                          "Instruction: %.*s is on device: %" PRId64 ", which conflicts with device: %" PRId64
+                          " of channel instruction: %.*s (a while loop whose body sends or receives on one device runs "
+                          "there)",
+                          SC_SPAN_ARG(ir_op_sym_name(cands[i]).n ? ir_op_sym_name(cands[i]) : cands[i]->name), d, dev,
+                          SC_SPAN_ARG(ir_op_sym_name(chan).n ? ir_op_sym_name(chan) : chan->name));
+    ru_diag_fix(ctx, dg, ar_printf(ctx->arena, "Place the loop's single-device work on device %" PRId64, dev), NULL);
+    break;
   }
 }
 
@@ -1073,61 +1053,55 @@ void ru_check_sharding_channel_device(ru_ctx *ctx) {
 /* jax.experimental.custom_partitioning lowers to a `CustomSPMDPartitioning` custom call whose
  * backend_config is the id() of a Python object: XLA calls back into the JAX process that lowered the
  * module to partition it (spmd-errors J1). */
-void ru_check_sharding_custom_partitioning(ru_ctx *ctx);
-void ru_check_sharding_custom_partitioning(ru_ctx *ctx) {
-  for (uint32_t k = 0; k < ctx->module->nops; k++) {
-    const ir_op *op = ctx->module->ops[k];
-    if (!ir_span_eq(ir_op_custom_call_target(op), "CustomSPMDPartitioning")) continue;
-    bool shardy = ctx->model && ctx->model->nmeshes > 0;
-    bool rule = ir_op_attr(op, "sdy.sharding_rule") != NULL;
-    sc_diag *d = ru_emit(ctx, op,
-                         "%sCustomSPMDPartitioning (jax.experimental.custom_partitioning) can only be partitioned inside "
-                         "the JAX process that lowered this module: its backend_config is a key into that process's "
-                         "Python callbacks, so compiling the serialized module elsewhere fails%s",
-                         shardy && !rule ? "Shardy is used, but sharding propagation callbacks instead of sharding_rule "
-                                           "are provided. Need to provide sharding_rule to migrate to Shardy. "
-                                         : "",
-                         shardy && !rule ? "" : ".");
-    if (shardy && !rule) d->message = ar_printf(ctx->arena, "%s (and this op has no sdy.sharding_rule).", d->message);
-    sc_fix *f = ru_diag_fix(ctx, d, "Write the op with jax.shard_map (or plain jnp) so the module carries its partitioning", NULL);
-    f->note = "custom_partitioning modules are for in-process jit only; for jax.export or a remote compile, express "
-              "the per-shard computation with jax.shard_map";
-  }
+void ru_visit_sharding_custom_partitioning(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_custom_partitioning(ru_ctx *ctx, const ir_op *op) {
+  if (!ir_span_eq(ir_op_custom_call_target(op), "CustomSPMDPartitioning")) return;
+  bool shardy = ctx->model && ctx->model->nmeshes > 0;
+  bool rule = ir_op_attr(op, "sdy.sharding_rule") != NULL;
+  sc_diag *d = ru_emit(ctx, op,
+                       "%sCustomSPMDPartitioning (jax.experimental.custom_partitioning) can only be partitioned inside "
+                       "the JAX process that lowered this module: its backend_config is a key into that process's "
+                       "Python callbacks, so compiling the serialized module elsewhere fails%s",
+                       shardy && !rule ? "Shardy is used, but sharding propagation callbacks instead of sharding_rule "
+                                         "are provided. Need to provide sharding_rule to migrate to Shardy. "
+                                       : "",
+                       shardy && !rule ? "" : ".");
+  if (shardy && !rule) d->message = ar_printf(ctx->arena, "%s (and this op has no sdy.sharding_rule).", d->message);
+  sc_fix *f = ru_diag_fix(ctx, d, "Write the op with jax.shard_map (or plain jnp) so the module carries its partitioning", NULL);
+  f->note = "custom_partitioning modules are for in-process jit only; for jax.export or a remote compile, express "
+            "the per-shard computation with jax.shard_map";
 }
 
 /* ---- sharding-op-attributes (GSPMD @Sharding / @SPMDFullToShardShape / @SPMDShardToFullShape) ---- */
 
-void ru_check_sharding_op_attributes(ru_ctx *ctx);
-void ru_check_sharding_op_attributes(ru_ctx *ctx) {
-  for (uint32_t k = 0; k < ctx->module->nops; k++) {
-    const ir_op *op = ctx->module->ops[k];
-    ir_span t = ir_op_custom_call_target(op);
-    bool sharding = ir_span_eq(t, "Sharding");
-    if (!sharding && !ir_span_eq(t, "SPMDFullToShardShape") && !ir_span_eq(t, "SPMDShardToFullShape")) continue;
-    if (sharding && !ru_sharding_attr(op) && !ru_frontend_attr(op, "xla.sdy.sharding").n) {
-      sc_diag *d = ru_emit(ctx, op,
-                           "Sharding instruction must have a sharding attribute: the @Sharding custom call (what "
-                           "with_sharding_constraint lowers to under GSPMD) carries no mhlo.sharding, so XLA's sharding "
-                           "propagation rejects the module");
-      sc_fix *f = ru_diag_fix(ctx, d, "Give the @Sharding custom call the sharding it constrains to", NULL);
-      f->note = "JAX writes it for jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(...))), e.g. "
-                "mhlo.sharding = \"{devices=[4,1]<=[4]}\"";
-      continue;
-    }
-    uint32_t *dims, ndims;
-    ar_mark_t mark = ar_mark(ctx->arena);
-    bool valid = md_sharding_op_unspecified_dims(ctx->arena, op, &dims, &ndims); /* XLA's ParseAttributes */
-    ar_rewind(ctx->arena, mark);
-    if (valid) continue;
-    const ir_attr *bc = ir_op_attr(op, "mhlo.backend_config");
-    if (!bc) bc = ir_op_attr(op, "backend_config");
+void ru_visit_sharding_op_attributes(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_op_attributes(ru_ctx *ctx, const ir_op *op) {
+  ir_span t = ir_op_custom_call_target(op);
+  bool sharding = ir_span_eq(t, "Sharding");
+  if (!sharding && !ir_span_eq(t, "SPMDFullToShardShape") && !ir_span_eq(t, "SPMDShardToFullShape")) return;
+  if (sharding && !ru_sharding_attr(op) && !ru_frontend_attr(op, "xla.sdy.sharding").n) {
     sc_diag *d = ru_emit(ctx, op,
-                         "Cannot parse sharding op attributes: %.*s (the backend_config of @%.*s may only be empty or "
-                         "unspecified_dims=[i,j,...])",
-                         SC_SPAN_ARG(bc->value), SC_SPAN_ARG(t));
-    if (bc->end > bc->offset) ru_diag_span(ctx, d, bc->offset, bc->end);
-    sc_fix *f = ru_diag_fix(ctx, d, "Drop the backend_config, or list the unspecified dimensions as unspecified_dims=[1]", NULL);
-    ru_fix_edit(ctx, f, bc->offset, bc->end - bc->offset,
-                ar_printf(ctx->arena, "%.*s = \"\"", SC_SPAN_ARG(bc->name)));
+                         "Sharding instruction must have a sharding attribute: the @Sharding custom call (what "
+                         "with_sharding_constraint lowers to under GSPMD) carries no mhlo.sharding, so XLA's sharding "
+                         "propagation rejects the module");
+    sc_fix *f = ru_diag_fix(ctx, d, "Give the @Sharding custom call the sharding it constrains to", NULL);
+    f->note = "JAX writes it for jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(...))), e.g. "
+              "mhlo.sharding = \"{devices=[4,1]<=[4]}\"";
+    return;
   }
+  uint32_t *dims, ndims;
+  ar_mark_t mark = ar_mark(ctx->arena);
+  bool valid = md_sharding_op_unspecified_dims(ctx->arena, op, &dims, &ndims); /* XLA's ParseAttributes */
+  ar_rewind(ctx->arena, mark);
+  if (valid) return;
+  const ir_attr *bc = ir_op_attr(op, "mhlo.backend_config");
+  if (!bc) bc = ir_op_attr(op, "backend_config");
+  sc_diag *d = ru_emit(ctx, op,
+                       "Cannot parse sharding op attributes: %.*s (the backend_config of @%.*s may only be empty or "
+                       "unspecified_dims=[i,j,...])",
+                       SC_SPAN_ARG(bc->value), SC_SPAN_ARG(t));
+  if (bc->end > bc->offset) ru_diag_span(ctx, d, bc->offset, bc->end);
+  sc_fix *f = ru_diag_fix(ctx, d, "Drop the backend_config, or list the unspecified dimensions as unspecified_dims=[1]", NULL);
+  ru_fix_edit(ctx, f, bc->offset, bc->end - bc->offset,
+              ar_printf(ctx->arena, "%.*s = \"\"", SC_SPAN_ARG(bc->name)));
 }

@@ -47,7 +47,7 @@ static ir_span input_type(const ir_op *op) {
 void ru_check_sharding_group(ru_ctx *ctx);
 void ru_check_sharding_group(ru_ctx *ctx) {
   const ir_module *m = ctx->module;
-  if (!ctx->model) return;
+  if (!ctx->model || !ir_module_may_name(m, "sdy.sharding_group")) return;
   SC_VEC(member) v = {0};
   for (uint32_t k = 0; k < m->nops; k++) {
     const ir_op *op = m->ops[k];

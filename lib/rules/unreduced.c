@@ -264,48 +264,44 @@ static bool is_terminator_name(ir_span n) {
   return n.n >= 6 && !memcmp(n.p + n.n - 6, "return", 6); /* func.return, sdy.return, stablehlo.return, ... */
 }
 
-void ru_check_sharding_unreduced_transition(ru_ctx *ctx);
-void ru_check_sharding_unreduced_transition(ru_ctx *ctx) {
-  const ir_module *m = ctx->module;
-  if (!ctx->model || m->format == SC_FMT_HLO) return; /* Shardy shardings only */
-  for (uint32_t k = 0; k < m->nops; k++) {
-    const ir_op *op = m->ops[k];
-    unsigned kind = op->kind;
-    if (!op->func || kind == SC_OP_FUNC || kind == SC_OP_SDY_RESHARD || kind == SC_OP_SDY_SHARDING_CONSTRAINT) continue;
-    if (kind == SC_OP_CALL) {
-      check_call(ctx, op);
-      continue;
-    }
-    if (kind == SC_OP_RETURN || kind == SC_OP_SDY_RETURN) {
-      check_return(ctx, op);
-      continue;
-    }
-    if (is_terminator_name(op->name)) continue;
-    if (kind == SC_OP_SDY_ALL_REDUCE || kind == SC_OP_SDY_REDUCE_SCATTER) {
-      /* An unannotated function argument is replicated: nothing to reduce. (An unannotated op result is
-       * still open to propagation.) The rest is sdy's own verifier (collective-unreduced). */
-      const ir_value *in = op->noperands ? bypass_barriers(op->operands[0]) : NULL;
-      bool func_arg = in && !in->def && in->block && in->block->parent && in->block->parent->parent &&
-                      in->block->parent->parent->kind == SC_OP_FUNC;
-      if (func_arg && !value_sharding(ctx, in))
-        ru_emit(ctx, op, "'%.*s' op operand must be sharded.", SC_SPAN_ARG(op->name));
-      continue;
-    }
-    shard_list ins, outs;
-    ar_mark_t mark = ar_mark(ctx->arena);
-    if (!op_shardings(ctx, op, &ins, &outs)) { /* most ops: no written result sharding, nothing kept */
-      ar_rewind(ctx->arena, mark);
-      continue;
-    }
-    if (ir_span_eq(op->name, "stablehlo.reduce")) {
-      check_transition(ctx, op, ins, outs, body_reduction(op), RED_NONE);
-    } else if (ir_span_eq(op->name, "stablehlo.dot_general") || ir_span_eq(op->name, "stablehlo.dot")) {
-      check_transition(ctx, op, ins, outs, SC_REDUCE_SUM, RED_NONE);
-    } else if (ir_span_eq(op->name, "stablehlo.all_reduce") || ir_span_eq(op->name, "stablehlo.reduce_scatter")) {
-      ins.n = ins.n ? 1 : 0, outs.n = outs.n ? 1 : 0;
-      check_transition(ctx, op, ins, outs, RED_NONE, body_reduction(op));
-    } else {
-      check_transition(ctx, op, ins, outs, SC_REDUCE_SUM, RED_NONE);
-    }
+void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op) {
+  if (!ctx->model || ctx->module->format == SC_FMT_HLO) return; /* Shardy shardings only */
+  unsigned kind = op->kind;
+  if (!op->func || kind == SC_OP_FUNC || kind == SC_OP_SDY_RESHARD || kind == SC_OP_SDY_SHARDING_CONSTRAINT) return;
+  if (kind == SC_OP_CALL) {
+    check_call(ctx, op);
+    return;
+  }
+  if (kind == SC_OP_RETURN || kind == SC_OP_SDY_RETURN) {
+    check_return(ctx, op);
+    return;
+  }
+  if (!op->nresults && is_terminator_name(op->name)) return; /* terminators have no results */
+  if (kind == SC_OP_SDY_ALL_REDUCE || kind == SC_OP_SDY_REDUCE_SCATTER) {
+    /* An unannotated function argument is replicated: nothing to reduce. (An unannotated op result is
+     * still open to propagation.) The rest is sdy's own verifier (collective-unreduced). */
+    const ir_value *in = op->noperands ? bypass_barriers(op->operands[0]) : NULL;
+    bool func_arg = in && !in->def && in->block && in->block->parent && in->block->parent->parent &&
+                    in->block->parent->parent->kind == SC_OP_FUNC;
+    if (func_arg && !value_sharding(ctx, in))
+      ru_emit(ctx, op, "'%.*s' op operand must be sharded.", SC_SPAN_ARG(op->name));
+    return;
+  }
+  shard_list ins, outs;
+  ar_mark_t mark = ar_mark(ctx->arena);
+  if (!op_shardings(ctx, op, &ins, &outs)) { /* most ops: no written result sharding, nothing kept */
+    ar_rewind(ctx->arena, mark);
+    return;
+  }
+  if (ir_span_eq(op->name, "stablehlo.reduce")) {
+    check_transition(ctx, op, ins, outs, body_reduction(op), RED_NONE);
+  } else if (ir_span_eq(op->name, "stablehlo.dot_general") || ir_span_eq(op->name, "stablehlo.dot")) {
+    check_transition(ctx, op, ins, outs, SC_REDUCE_SUM, RED_NONE);
+  } else if (ir_span_eq(op->name, "stablehlo.all_reduce") || ir_span_eq(op->name, "stablehlo.reduce_scatter")) {
+    ins.n = ins.n ? 1 : 0, outs.n = outs.n ? 1 : 0;
+    check_transition(ctx, op, ins, outs, RED_NONE, body_reduction(op));
+  } else {
+    check_transition(ctx, op, ins, outs, SC_REDUCE_SUM, RED_NONE);
   }
 }

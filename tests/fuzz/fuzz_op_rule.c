@@ -13,7 +13,7 @@ static void rules_of_module(sc_arena *a, const char *buf, size_t len) {
   memset(&err, 0, sizeof err);
   ir_module *m = fe_parse_format(fe_detect_format(buf, len), &in, &err);
   if (!m) return;
-  ir_module_finalize(m);
+  ir_module_finalize(a, m);
   for (int conservative = 0; conservative < 2; conservative++) {
     prop_rule_options opt = {conservative, conservative ? prop_rule_facts_build(a, m) : NULL};
     for (uint32_t i = 0; i < m->nops; i++) {

@@ -437,7 +437,7 @@ Test(op_rule, bytecode_and_text_give_the_same_rules) {
       memset(&err, 0, sizeof err);
       ir_module *m = fe_parse_format(fe_detect_format(buf, len), &in, &err);
       cr_assert_not_null(m, "%s: %s", path, err.message);
-      ir_module_finalize(m);
+      ir_module_finalize(A, m);
       prop_rule_options opt = {false, prop_rule_facts_build(A, m)};
       for (uint32_t k = 0; k < m->nops && n[bc] < 512; k++) {
         const prop_rule *r = prop_rule_of(A, m, m->ops[k], &opt, NULL);

@@ -31,7 +31,7 @@ static bool run_rules(sc_arena *a, const char *path, const sc_options *opt, ru_c
   fe_parse_error err = {0};
   ir_module *m = test_parse(a, copy, &err);
   if (!m) return false;
-  ir_module_finalize(m);
+  ir_module_finalize(a, m);
   memset(ctx, 0, sizeof *ctx);
   ctx->arena = a;
   ctx->options = opt;
