@@ -106,6 +106,45 @@ Test(ir, ops_array_is_preorder_by_id) {
   }
 }
 
+/* Finalizing interns op names: one id per distinct bare name (generic and pretty spellings alike), in
+ * order of first use, so passes classify a name once; a name no op has is known to be absent. */
+Test(ir, op_names_are_interned_once_per_module) {
+  const char *mlir = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                     "  %0 = stablehlo.add %a, %a : tensor<2xf32>\n"
+                     "  %1 = \"stablehlo.add\"(%0, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+                     "  %2 = stablehlo.multiply %1, %0 : tensor<2xf32>\n"
+                     "  return %2 : tensor<2xf32>\n}\n";
+  const char *hlo = "HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  a = f32[2] add(p, p)\n"
+                    "  ROOT b = f32[2] add(a, p)\n}\n";
+  const char *texts[] = {mlir, hlo};
+  for (int t = 0; t < 2; t++) {
+    sc_arena *a = sc_arena_new(0);
+    ir_linemap lines = ir_linemap_build(a, texts[t], strlen(texts[t]));
+    fe_parse_input in = {a, texts[t], strlen(texts[t]), 0, (uint32_t)strlen(texts[t]), &lines, SC_DEFAULT_MAX_DEPTH,
+                         SC_DEFAULT_MAX_OPS, NULL};
+    fe_parse_error err;
+    memset(&err, 0, sizeof err);
+    ir_module *m = fe_parse_format(fe_detect_format(texts[t], strlen(texts[t])), &in, &err);
+    cr_assert_not_null(m);
+    ir_module_finalize(a, m);
+    const ir_op *adds[2] = {NULL, NULL};
+    for (uint32_t i = 0; i < m->nops; i++) {
+      const ir_op *op = m->ops[i];
+      cr_assert(op->name_id >= 1 && op->name_id <= m->nop_names);
+      cr_assert(ir_span_same(m->op_names[op->name_id - 1], ir_op_bare_name(op)));
+      for (uint32_t j = 0; j < i; j++) /* same id exactly when the same name */
+        cr_assert_eq(m->ops[j]->name_id == op->name_id, ir_span_same(ir_op_bare_name(m->ops[j]), ir_op_bare_name(op)));
+      if (ir_span_eq(ir_op_bare_name(op), t ? "add" : "stablehlo.add")) adds[adds[0] ? 1 : 0] = op;
+    }
+    cr_assert(adds[0] && adds[1] && adds[0]->name_id == adds[1]->name_id);
+    for (uint32_t k = 0; k < m->nop_names; k++)
+      for (uint32_t j = 0; j < k; j++) cr_assert_not(ir_span_same(m->op_names[j], m->op_names[k]));
+    cr_assert(ir_module_may_name(m, t ? "add" : "stablehlo.multiply"));
+    cr_assert_not(ir_module_may_name(m, "sdy.sharding_group"));
+    sc_arena_free(a);
+  }
+}
+
 /* The per-op records are what a large module's memory is made of (issue 8): these sizes are the budget;
  * a field that only some ops or values have goes behind a pointer (ir_op_extra, ir_op_decl, attrs). */
 Test(ir, per_op_records_stay_small) {
