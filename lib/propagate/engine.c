@@ -22,28 +22,31 @@ static bool flows(const ir_op *op) {
          op->kind == SC_OP_SDY_FUNC_DATA_FLOW_EDGE || op->kind == SC_OP_SDY_OTHER || is_optimization_barrier(op);
 }
 
-/* Slots: every op's results, then the arguments of the blocks of its regions. */
+/* Whether `op` starts an expression split_constant_uses() may copy (constant_kind). */
+static bool starts_constant(prop_engine *e, const ir_op *op);
+
+/* Slots: every op's results, then the arguments of the blocks of its regions. The same walk over the ops
+ * notes what later steps look for, so they need not walk every op again: the ops data flows through
+ * besides their rules, the operand count, whether any constant expression starts. */
 static void number_values(prop_engine *e) {
   const ir_module *m = e->m;
   e->result_base = ar_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
-  uint32_t nblocks = 0, n = 0;
-  for (uint32_t i = 0; i < m->nops; i++)
-    for (uint32_t r = 0; r < m->ops[i]->nregions; r++) nblocks += m->ops[i]->regions[r]->nblocks;
-  hs_name_map_init(&e->block_base, e->a, nblocks + 1);
-  e->block_keys = ar_alloc(e->a, (nblocks + 1) * sizeof *e->block_keys);
-  uint32_t k = 0;
+  hs_name_map_init(&e->block_base, e->a, 16);
+  uint32_t n = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     e->result_base[op->id] = n;
     n += op->nresults;
+    e->noperands += op->noperands;
     if (flows(op)) SC_PUSH(e->a, e->flow_ops, op);
+    if (e->opt.split_constants && !e->constant_starts) e->constant_starts = starts_constant(e, op);
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) {
-        const ir_block *blk = op->regions[r]->blocks[b];
-        e->block_keys[k] = blk;
-        hs_name_map_put(&e->block_base, (const char *)&e->block_keys[k], sizeof blk, n, NULL);
-        k++;
-        n += blk->nargs;
+        const ir_block **key = ar_alloc(e->a, sizeof *key); /* the map keeps the key's address */
+        *key = op->regions[r]->blocks[b];
+        hs_name_map_make_room(&e->block_base, e->a);
+        hs_name_map_put(&e->block_base, (const char *)key, sizeof *key, n, NULL);
+        n += (*key)->nargs;
       }
   }
   e->nslots = n;
@@ -218,6 +221,7 @@ static void share_sharding_groups(prop_engine *e) {
 }
 
 static void build_edges(prop_engine *e) {
+  if (!e->flow_ops.n) return; /* data flows through op rules alone: no aliases, no edges */
   e->alias = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
   for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
   /* an explicit `sdy.data_flow_edge %owner` (Shardy's -sdy-add-data-flow-edges form) holds its owner's
@@ -469,6 +473,10 @@ static bool constant_preserving(prop_engine *e, const ir_op *op) {
   return (name_class(e, op) & (NC_BROADCAST | NC_RESHAPE | NC_SLICE)) || elementwise_kind(e, op);
 }
 
+static bool starts_constant(prop_engine *e, const ir_op *op) {
+  return (name_class(e, op) & (NC_CONSTANT | NC_BROADCAST)) || (!op->noperands && constant_preserving(e, op));
+}
+
 static uint8_t constant_kind(prop_engine *e, const ir_op *op, const uint8_t *kinds) {
   uint16_t c = name_class(e, op);
   if (c & NC_CONSTANT) return CE_CONSTANT;
@@ -507,12 +515,7 @@ static void split_constant_uses(prop_engine *e) {
   const ir_module *m = e->m;
   /* an expression to split starts at a constant, a broadcast (of a scalar) or an element-wise op without
    * operands (constant_kind): without one there is nothing to split */
-  bool any = false;
-  for (uint32_t i = 0; i < m->nops && !any; i++) {
-    const ir_op *op = m->ops[i];
-    any = (name_class(e, op) & (NC_CONSTANT | NC_BROADCAST)) || (!op->noperands && constant_preserving(e, op));
-  }
-  if (!any) return;
+  if (!e->constant_starts) return; /* number_values looked */
   ar_mark_t mark = ar_mark(e->a);
   uint8_t *kinds = ar_calloc(e->a, m->nops + 1, 1), *used = ar_calloc(e->a, e->nslots + 1, 1), *called = called_funcs(e);
   uint32_t ncopies = 0, nops_with = 0, noperands_with = 0;
@@ -564,21 +567,28 @@ static void split_constant_uses(prop_engine *e) {
   e->nslots += ncopies;
 }
 
+/* Per slot, the ops reading it (CSR). One walk over the ops notes each read; the counting sort then
+ * reads those notes, not the ops again. */
 static void index_uses(prop_engine *e) {
   const ir_module *m = e->m;
   e->use_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
+  e->users = ar_alloc(e->a, (e->noperands + 1) * sizeof *e->users);
+  ar_mark_t mark = ar_mark(e->a);
+  typedef struct {
+    uint32_t slot, op;
+  } read;
+  read *reads = ar_alloc(e->a, (e->noperands + 1) * sizeof *reads);
+  uint32_t n = 0;
   for (uint32_t i = 0; i < m->nops; i++)
-    for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
+    for (uint32_t k = 0; k < m->ops[i]->noperands && n < e->noperands; k++) {
       uint32_t s = operand_slot(e, m->ops[i], k);
-      if (s < e->nslots) e->use_start[s + 2]++;
+      if (s >= e->nslots) continue;
+      e->use_start[s + 2]++;
+      reads[n++] = (read){s, m->ops[i]->id};
     }
   for (uint32_t s = 0; s < e->nslots; s++) e->use_start[s + 2] += e->use_start[s + 1];
-  e->users = ar_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
-  for (uint32_t i = 0; i < m->nops; i++)
-    for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
-      uint32_t s = operand_slot(e, m->ops[i], k);
-      if (s < e->nslots) e->users[e->use_start[s + 1]++] = m->ops[i]->id;
-    }
+  for (uint32_t j = 0; j < n; j++) e->users[e->use_start[reads[j].slot + 1]++] = reads[j].op;
+  ar_release(e->a, mark, reads);
 }
 
 static const ir_op *value_owner(const ir_value *v) {
@@ -718,8 +728,8 @@ static void seed(prop_engine *e) {
         }
   }
   hs_name_map_init(&e->globals_index, e->a, 16);
-  for (uint32_t i = 0; i < m->nops; i++) {
-    const ir_op *op = m->ops[i];
+  for (size_t i = 0; i < e->flow_ops.n; i++) { /* computations have regions: flow ops */
+    const ir_op *op = e->flow_ops.v[i];
     if ((op->kind != SC_OP_SDY_MANUAL_COMPUTATION && op->kind != SC_OP_SDY_NAMED_COMPUTATION) || !op->nregions) continue;
     const md_annotation *in = &md_model_op(e->model, op)->sdy_op->in_shardings;
     const md_annotation *out = &md_model_op(e->model, op)->sdy_op->out_shardings;
@@ -908,7 +918,7 @@ static void sync_sharding_groups(prop_engine *e) {
       prop_group_conflict c = {groups[k].common, groups[k].members.v, (uint32_t)groups[k].members.n};
       SC_PUSH(e->a, e->conflicts, c);
     } else if (groups[k].common) {
-      uint32_t root = e->alias[raw_slot(e, groups[k].first)];
+      uint32_t root = alias_of(e, raw_slot(e, groups[k].first));
       e->sh[root] = groups[k].common;
       e->written[root] = 1;
     }
@@ -1009,7 +1019,7 @@ static uint32_t next_item(worklist *w) {
 static void notify(prop_engine *e, worklist *w, const ir_value *v, uint32_t slot, uint32_t current) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
     if (e->users[k] != current) push(w, e->users[k]);
-  for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++)
+  for (uint32_t k = e->edges.n ? e->edge_start[slot] : 0; k < (e->edges.n ? e->edge_start[slot + 1] : 0); k++)
     if (e->m->nops + e->edge_ids[k] != current) push(w, e->m->nops + e->edge_ids[k]);
   const ir_op *owner = value_owner(v);
   if (owner && owner->id != current) push(w, owner->id);
@@ -1018,7 +1028,8 @@ static void notify(prop_engine *e, worklist *w, const ir_value *v, uint32_t slot
 /* Queues every item whose tensors include `slot` (a pass's start: only items ahead of the cursor). */
 static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++) push(w, e->users[k]);
-  for (uint32_t k = e->edge_start[slot]; k < e->edge_start[slot + 1]; k++) push(w, e->m->nops + e->edge_ids[k]);
+  for (uint32_t k = e->edges.n ? e->edge_start[slot] : 0; k < (e->edges.n ? e->edge_start[slot + 1] : 0); k++)
+    push(w, e->m->nops + e->edge_ids[k]);
   if (!e->aliased) {
     const ir_op *owner = value_owner(e->slot_value[slot]);
     if (owner) push(w, owner->id);
@@ -1464,6 +1475,7 @@ static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
   ar_mark_t mark = ar_mark(e->a);
   if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) rule = barrier_rule(e, op, &directions);
   if (!rule || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
+  if (!e->round_steps[op->id]) (void)round_steps(e, op); /* now, while the op is at hand (run_pass reads it) */
   uint32_t n = op->noperands + op->nresults;
   sharding_ref *all = ar_alloc(e->a, (n ? n : 1) * sizeof *all);
   uint32_t *slots = ar_alloc(e->a, (n ? n : 1) * sizeof *slots);
@@ -1624,14 +1636,14 @@ static bool needs_initializing(sharding_ref s) {
  * written, as setting them to themselves would). */
 static void collect_sites(prop_engine *e, sharding_sites *sites) {
   size_t n = 0; /* counted first: one array of the right size, however many values are sharded */
-  for (uint32_t s = 0; s < e->nslots; s++) n += e->sh[s] && e->alias[s] == s && needs_initializing(e->sh[s]);
+  for (uint32_t s = 0; s < e->nslots; s++) n += e->sh[s] && alias_of(e, s) == s && needs_initializing(e->sh[s]);
   for (uint32_t f = 0; f < e->m->nfuncs; f++)
     for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++)
       n += e->func_results[f][k] && needs_initializing(e->func_results[f][k]);
   sites->v = ar_alloc(e->a, (n + 1) * sizeof *sites->v);
   sites->cap = n + 1;
   for (uint32_t s = 0; s < e->nslots; s++) {
-    if (!e->sh[s] || e->alias[s] != s) continue;
+    if (!e->sh[s] || alias_of(e, s) != s) continue;
     if (needs_initializing(e->sh[s])) sites->v[sites->n++] = (sharding_site){&e->sh[s], e->sh[s], s};
     else e->written[s] = 1;
   }
@@ -1800,8 +1812,8 @@ static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref
 }
 
 static void apply_sharding_constraints(prop_engine *e) {
-  for (uint32_t i = 0; i < e->m->nops; i++) {
-    const ir_op *op = e->m->ops[i];
+  for (uint32_t i = 0; i < e->model->nannotated; i++) { /* a constraint without a sharding asks for none */
+    const ir_op *op = e->model->annotated[i];
     if (is_constraint(op) && op->noperands == 1 && op->nresults == 1) {
       uint32_t r = e->result_base[op->id];
       apply_constraint(e, op->operands[0], e->initial[r], r);

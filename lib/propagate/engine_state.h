@@ -60,19 +60,19 @@ struct prop_engine {
   prop_engine_options opt;
   uint32_t *result_base;      /* per op id: the slot of its result 0 */
   hs_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
-  const ir_block **block_keys;
   uint32_t nslots;
   uint32_t *own_copy_at;      /* per op id: index into own_copy of its operand 0, UINT32_MAX = none (NULL: none at all) */
   uint32_t *own_copy;         /* per operand of those ops: the slot of its own copy of a constant expression, or UINT32_MAX */
   const ir_value **own_copy_value; /* per copy slot (the last ncopy_slots slots): the expression's value */
   uint32_t ncopy_slots;
-  uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args) */
+  uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args); NULL
+                                 when nothing flows but through op rules (alias_of) */
   sharding_ref *sh, *initial; /* per slot: current and seeded sharding (shared: equal ones are one pointer) */
   uint8_t *written;           /* per slot: set after seeding (printing writes its sharding again) */
   const ir_value **slot_value; /* per slot: a value that has it (for origins) */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
-  uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of */
+  uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of (only with edges) */
   hs_name_map globals_index;  /* op id of a manual/named computation -> index into globals */
   SC_VEC(computation_globals) globals; /* their in_shardings and out_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
@@ -80,6 +80,8 @@ struct prop_engine {
                                      only when some slots are aliased (else value_owner of slot_value) */
   bool aliased;                   /* some slot holds several values (while arguments, groups, data-flow edges) */
   SC_VEC(const ir_op *) flow_ops; /* the ops build_edges looks at (flows()), in program order */
+  uint32_t noperands;             /* all ops' operands */
+  bool constant_starts;           /* some op starts a constant expression (split_constant_uses) */
   const prop_rule **rules;    /* per op id, built on first need */
   rule_share_table share;     /* element-wise ops' name and types -> the op whose rule they share */
   uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */    /* an element-wise op's name and types -> the op id whose rule it shares */
@@ -126,10 +128,12 @@ static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
   return UINT32_MAX;
 }
 
-static inline uint32_t slot_of(const prop_engine *e, const ir_value *v) {
-  uint32_t s = raw_slot(e, v);
+/* The slot raw slot `s` shares its sharding with (itself without aliases). */
+static inline uint32_t alias_of(const prop_engine *e, uint32_t s) {
   return s < e->nslots && e->alias ? e->alias[s] : s;
 }
+
+static inline uint32_t slot_of(const prop_engine *e, const ir_value *v) { return alias_of(e, raw_slot(e, v)); }
 
 /* `op`'s written in/out shardings when it is a manual or named computation with a body, else NULL. */
 static inline const computation_globals *written_globals(const prop_engine *e, const ir_op *op) {

@@ -65,12 +65,16 @@ void ar_set_hash_seed(sc_arena *a, uint64_t seed) {
 }
 uint64_t ar_hash_seed(const sc_arena *a) { return a->hash_seed; }
 
+static void free_chunk(chunk *c) {
+  if (c->mapped) munmap(c, c->map_len);
+  else free(c);
+}
+
 void sc_arena_free(sc_arena *a) {
   if (!a) return;
   for (chunk *c = a->head, *next; c; c = next) {
     next = c->next;
-    if (c->mapped) munmap(c, c->map_len);
-    else free(c);
+    free_chunk(c);
   }
   free(a);
 }
@@ -170,6 +174,17 @@ size_t ar_rewind_keep(sc_arena *a, ar_mark_t m, ar_mark_t keep) {
   memset(m.cur + n, 0, delta);
   a->bump.cur = m.cur + n;
   return delta;
+}
+
+void ar_release(sc_arena *a, ar_mark_t m, void *p) {
+  chunk *own = a->head ? a->head->next : NULL; /* where a block with a chunk of its own goes (ar_alloc_slow) */
+  if (!own || (void *)own->data != p || m.chunk != a->head) {
+    ar_rewind(a, m);
+    return;
+  }
+  a->head->next = own->next;
+  a->used -= own->size;
+  free_chunk(own);
 }
 
 /* Makes the head chunk's pages up to at least bump.cur + n (it has them) present, POPULATE_STEP at a
