@@ -323,6 +323,7 @@ bool mt_parse_op_name(P *p, op_state *st, tok name) {
   else if (ir_span_eq(op->name, "return")) op->name = ir_span_of("func.return", 11);
   else if (ir_span_eq(op->name, "call")) op->name = ir_span_of("func.call", 9);
   else if (ir_span_eq(op->name, "func")) op->name = ir_span_of("func.func", 9);
+  ir_op_name_intern(&p->names, op); /* the name's text is at hand now */
   st->call_like = mt_is_call_like(op->name);
   st->func_like = mt_is_func_like(op->name);
   st->sdy_sharded = ir_span_eq(op->name, "sdy.sharding_constraint") || ir_span_eq(op->name, "sdy.reshard");

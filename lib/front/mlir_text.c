@@ -459,22 +459,25 @@ static void parse_block_ops(P *p, ir_block *b, ir_op *parent_op) {
 
 /* ir_module.ops: every op under `root` in preorder, numbered by it. Ops are made in preorder, so the
  * array is built once at the end at its exact size (growing it by doubling while parsing cost ~3x the
- * bytes, as the arena keeps every abandoned copy). An explicit stack: nesting is only bounded by
- * max_depth. */
+ * bytes, as the arena keeps every abandoned copy). The same walk finishes each op as
+ * ir_module_finalize would (its kind, its subtree's end), so the module needs no other walk. An explicit
+ * stack: nesting is only bounded by max_depth. */
 static ir_op **preorder_ops(P *p, ir_op *root, uint32_t nops) {
   typedef struct {
-    const ir_op *op;
+    ir_op *op;
     uint32_t region, block, index;
   } frame;
   ir_op **ops = ar_calloc(p->a, nops ? nops : 1, sizeof *ops);
   SC_VEC(frame) stack = {0};
   uint32_t n = 0;
   root->id = n;
+  ir_op_finish(&p->names, root);
   ops[n++] = root;
   SC_PUSH(p->a, stack, ((frame){root, 0, 0, 0}));
   while (stack.n) {
     frame *f = &stack.v[stack.n - 1];
     if (f->region >= f->op->nregions) {
+      f->op->subtree_end = n; /* every op nested in it is numbered */
       stack.n--;
       continue;
     }
@@ -489,7 +492,9 @@ static ir_op **preorder_ops(P *p, ir_op *root, uint32_t nops) {
       ir_op *op = b->ops[f->index++];
       if (n == nops) continue; /* cannot happen: every op made is in the tree */
       op->id = n;
+      ir_op_finish(&p->names, op);
       ops[n++] = op;
+      op->subtree_end = n; /* an op with regions gets its own when its frame ends */
       if (op->nregions) nested = op;
     }
     if (nested) SC_PUSH(p->a, stack, ((frame){nested, 0, 0, 0})); /* may move `f` */
@@ -578,6 +583,7 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
   p.in = in;
   p.a = in->arena;
   p.seed = ar_hash_seed(p.a);
+  ir_name_table_init(&p.names, p.a);
   p.buf = in->buf;
   p.begin = in->begin;
   p.end = in->end;
@@ -684,6 +690,7 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
   if (!m->entry && m->nfuncs) m->entry = m->funcs[0];
   ir_module_index_aliases(p.a, m);
   ir_module_resolve_type_aliases(m);
-  ir_module_finalize(p.a, m);
+  ir_module_set_names(m, &p.names);
+  m->finalized = true; /* preorder_ops finished every op */
   return m; /* an op's loc is resolved on demand (ir_op_srcloc): only diagnostics need it */
 }

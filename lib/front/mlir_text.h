@@ -65,6 +65,7 @@ typedef struct {
   ir_module *m;
   uint32_t nops; /* ops made so far, the implicit root included (m->ops is built once they are all made) */
   SC_VEC(ir_op *) funcs;
+  ir_name_table names;     /* op names, interned as they are parsed (ir_op.name_id) */
   SC_VEC(ir_alias) aliases;
   uint32_t depth; /* region nesting */
   /* Scoped value table: open addressing, with an undo log for region exits. */

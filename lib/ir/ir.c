@@ -189,50 +189,53 @@ static ir_span custom_call_target(const ir_op *op) {
   return v;
 }
 
-/* The op names of one module being finalized: each distinct bare name gets an id (ir_op.name_id) and
- * its kind once. A module uses few names many times, so most ops cost one memcmp in the direct-mapped
- * cache in front of the interning map. */
-typedef struct {
-  ir_span name[16];
-  uint8_t kind[16];
-  uint16_t id[16];
-  sc_arena *a;
-  hs_name_map ids; /* bare name -> its id */
-  SC_VEC(ir_span) names;
-} name_table;
-
-typedef struct {
-  ir_op_kind kind;
-  uint16_t id;
-} name_facts;
-
-static name_facts intern_name(name_table *t, ir_span bare) {
-  uint32_t id = 0;
-  if (!hs_name_map_get(&t->ids, bare.p, (uint32_t)bare.n, &id) && t->names.n < IR_MAX_OP_NAMES) {
-    SC_PUSH(t->a, t->names, bare);
-    id = (uint32_t)t->names.n;
-    hs_name_map_make_room(&t->ids, t->a);
-    hs_name_map_put(&t->ids, bare.p, (uint32_t)bare.n, id, NULL);
-  }
-  return (name_facts){kind_of_name(bare), (uint16_t)id};
-}
-
-static name_facts lookup_name(name_table *t, ir_span n) {
-  if (!n.n) return intern_name(t, n);
-  unsigned slot = (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1)) & 15u;
-  if (t->name[slot].n == n.n && memcmp(t->name[slot].p, n.p, n.n) == 0) return (name_facts){(ir_op_kind)t->kind[slot], t->id[slot]};
-  name_facts f = intern_name(t, n);
-  t->name[slot] = n;
-  t->kind[slot] = (uint8_t)f.kind;
-  t->id[slot] = f.id;
-  return f;
-}
-
 static void set_kind(ir_op *op, ir_op_kind kind) {
   op->kind = (uint8_t)kind;
   op->cc = op->kind == SC_OP_CUSTOM_CALL ? (uint8_t)class_of_target(custom_call_target(op)) : SC_CC_NONE;
   op->classified = true;
 }
+
+/* A module uses few op names many times: most ops cost one memcmp in the direct-mapped cache in front
+ * of the interning map. */
+static uint16_t intern_name(ir_name_table *t, ir_span bare) {
+  uint32_t id = 0;
+  if (!hs_name_map_get(&t->ids, bare.p, (uint32_t)bare.n, &id) && t->names.n < IR_MAX_OP_NAMES) {
+    SC_PUSH(t->a, t->names, bare);
+    SC_PUSH(t->a, t->kinds, (uint8_t)kind_of_name(bare));
+    id = (uint32_t)t->names.n;
+    hs_name_map_make_room(&t->ids, t->a);
+    hs_name_map_put(&t->ids, bare.p, (uint32_t)bare.n, id, NULL);
+  }
+  return (uint16_t)id;
+}
+
+void ir_name_table_init(ir_name_table *t, sc_arena *a) {
+  memset(t, 0, sizeof *t);
+  t->a = a;
+  hs_name_map_init(&t->ids, a, 64);
+}
+
+void ir_op_name_intern(ir_name_table *t, ir_op *op) {
+  ir_span n = ir_op_bare_name(op);
+  unsigned slot = n.n ? (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1)) & 15u : 0;
+  if (n.n && t->id[slot] && t->name[slot].n == n.n && memcmp(t->name[slot].p, n.p, n.n) == 0) {
+    op->name_id = t->id[slot];
+    return;
+  }
+  op->name_id = intern_name(t, n);
+  if (n.n) t->name[slot] = n, t->id[slot] = op->name_id;
+}
+
+void ir_op_finish(ir_name_table *t, ir_op *op) {
+  if (!op->name_id) ir_op_name_intern(t, op);
+  if (!op->classified) set_kind(op, op->name_id ? (ir_op_kind)t->kinds.v[op->name_id - 1] : kind_of_name(op->name));
+}
+
+void ir_module_set_names(ir_module *m, const ir_name_table *t) {
+  m->op_names = t->names.v;
+  m->nop_names = (uint32_t)t->names.n;
+}
+
 
 /* Derived, not stored: custom calls are few, and ir_op stays small for the rest. */
 ir_span ir_op_custom_call_target(const ir_op *op) {
@@ -245,19 +248,15 @@ void ir_op_classify(ir_op *op) {
 
 void ir_module_finalize(sc_arena *a, ir_module *m) {
   if (m->finalized) return; /* a front end finalized it: nothing changed since */
-  name_table t;
-  memset(&t, 0, sizeof t);
-  t.a = a;
-  hs_name_map_init(&t.ids, a, 64);
+  ir_name_table t;
+  ir_name_table_init(&t, a);
   for (uint32_t i = 0; i < m->nops; i++) {
     ir_op *op = m->ops[i];
-    name_facts f = lookup_name(&t, ir_op_bare_name(op));
-    op->name_id = f.id;
-    if (!op->classified) set_kind(op, f.kind);
+    op->name_id = 0; /* ids are this table's */
+    ir_op_finish(&t, op);
     op->subtree_end = i + 1;
   }
-  m->op_names = t.names.v;
-  m->nop_names = (uint32_t)t.names.n;
+  ir_module_set_names(m, &t);
   /* Preorder: an op's descendants follow it, so one backward pass carries each subtree's end up. */
   for (uint32_t i = m->nops; i-- > 0;) {
     ir_op *op = m->ops[i], *up = op->parent_op;

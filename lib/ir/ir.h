@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "util/arena.h"
+#include "util/hashset.h"
 #include "shardcheck.h"
 
 typedef struct {
@@ -410,6 +411,25 @@ void ir_op_classify(ir_op *op);
 void ir_module_finalize(sc_arena *a, ir_module *m);
 /* How many distinct op names a module's ops get ids for (ir_op.name_id); further names get none. */
 #define IR_MAX_OP_NAMES 65535u
+/* The distinct op names of one module as they are met, each with an id (ir_op.name_id, from 1) and its
+ * kind. ir_module_finalize interns every op's name; a front end may intern while it parses (the name's
+ * text is at hand then) and finish the module itself. The table lives in `a`. */
+typedef struct {
+  ir_span name[16]; /* direct-mapped cache of recent names, in front of `ids` */
+  uint16_t id[16];
+  sc_arena *a;
+  hs_name_map ids; /* bare name -> id */
+  SC_VEC(ir_span) names;
+  SC_VEC(uint8_t) kinds; /* ir_op_kind per id - 1 */
+} ir_name_table;
+void ir_name_table_init(ir_name_table *t, sc_arena *a);
+/* Sets op->name_id from its bare name (0 when the table is full). */
+void ir_op_name_intern(ir_name_table *t, ir_op *op);
+/* Interns op's name if it has no id yet, and classifies it (ir_op_classify) if it is not yet: call it once
+ * the op's attributes are complete. */
+void ir_op_finish(ir_name_table *t, ir_op *op);
+/* Gives `m` the table's names (ir_module.op_names). */
+void ir_module_set_names(ir_module *m, const ir_name_table *t);
 /* Whether some op of `m` may be named `name` (bare, as ir_module.op_names): false only when the finalized
  * module's names are all interned and none is `name`, so a check for one op can skip the module. */
 bool ir_module_may_name(const ir_module *m, const char *name);

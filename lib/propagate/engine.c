@@ -1039,13 +1039,17 @@ static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
 }
 
 /* Every write of a slot's sharding during propagation goes through here: logged, and with a worklist
- * the items that read it are queued. */
-static void set_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const ir_value *v, uint32_t current) {
-  e->sh[slot] = s = prop_sharding_set_add(&e->shardings, s);
+ * the items that read it are queued. `s` is one the set of kept shardings holds (set_slot keeps it). */
+static void set_kept_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const ir_value *v, uint32_t current) {
+  e->sh[slot] = s;
   e->written[slot] = 1;
   SC_PUSH(e->a, e->changes, slot);
   e->last_change[slot] = (uint32_t)e->changes.n;
   if (w) notify(e, w, v, slot, current);
+}
+
+static void set_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const ir_value *v, uint32_t current) {
+  set_kept_slot(e, w, slot, prop_sharding_set_add(&e->shardings, s), v, current);
 }
 
 /* Besides its tensors' shardings, a visit depends on the factor strategy and its per-factor directions
@@ -1394,8 +1398,9 @@ static const ir_value *tensor_of(const ir_op *op, uint32_t i) {
 }
 
 static uint64_t signature_hash(const prop_engine *e, const ir_op *op) {
-  ir_span n = ir_op_bare_name(op);
-  uint64_t h = (op->name_id ? hash_fold(op->name_id, SC_HASH_K2) : hash_bytes(n.p, n.n, e->share.seed)) ^ op->noperands;
+  uint64_t h = op->noperands;
+  if (op->name_id) h ^= hash_fold(op->name_id, SC_HASH_K2);
+  else h ^= hash_bytes(ir_op_bare_name(op).p, ir_op_bare_name(op).n, e->share.seed);
   for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
     const ir_value *v = tensor_of(op, i);
     h = hash_fold(h ^ (v ? hash_bytes(v->type.p, v->type.n, e->share.seed) : 0), SC_HASH_K2);
@@ -1459,11 +1464,13 @@ static bool rule_is_shared(prop_engine *e, const ir_op *op) {
 
 /* Writes a visit's outcome: the slots whose sharding changed, with their origins. */
 static void apply_visit(prop_engine *e, worklist *w, const ir_op *op, const uint32_t *slots, sharding_ref const *before,
-                        sharding_ref const *after, uint32_t n) {
+                        sharding_ref const *after, uint32_t n, bool kept) {
   for (uint32_t i = 0; i < n; i++) {
     if (after[i] == before[i]) continue;
     if (n <= 8) set_origin(e, slots[i], slots, before, n);
-    set_slot(e, w, slots[i], after[i], i < op->noperands ? op->operands[i] : op->results[i - op->noperands], op->id);
+    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+    if (kept) set_kept_slot(e, w, slots[i], after[i], v, op->id);
+    else set_slot(e, w, slots[i], after[i], v, op->id);
   }
 }
 
@@ -1498,7 +1505,7 @@ static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
     sharding_ref *before = ar_alloc(e->a, n * sizeof *before);
     memcpy(before, all, n * sizeof *all);
     if (propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op)))
-      apply_visit(e, w, op, slots, before, all, n);
+      apply_visit(e, w, op, slots, before, all, n, false);
     return;
   }
   sharding_ref before[PROP_MEMO_MAX_TENSORS], after[PROP_MEMO_MAX_TENSORS];
@@ -1509,7 +1516,7 @@ static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
   const sharding_ref *known = memo ? prop_visit_memo_get(&e->memo, rule, key, before, n) : NULL;
   if (known) {
     ar_rewind(e->a, mark);
-    apply_visit(e, w, op, kslots, before, known, n);
+    apply_visit(e, w, op, kslots, before, known, n, true); /* the memo holds kept shardings */
     return;
   }
   if (!propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op))) {
@@ -1529,7 +1536,7 @@ static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
   for (uint32_t i = 0; i < n; i++)
     if (fresh[i]) after[i] = prop_sharding_set_add(&e->shardings, after[i]);
   if (memo) prop_visit_memo_put(&e->memo, rule, key, before, after, n);
-  apply_visit(e, w, op, kslots, before, after, n);
+  apply_visit(e, w, op, kslots, before, after, n, true);
 }
 
 static const ir_op *body_terminator(const ir_op *fn) {

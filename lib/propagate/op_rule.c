@@ -698,6 +698,9 @@ const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m) {
   prop_rule_facts *f = ar_calloc(a, 1, sizeof *f);
   f->nops = m->nops;
   f->feeds_rng = ar_calloc(a, m->nops ? m->nops : 1, 1);
+  if (!ir_module_may_name(m, "stablehlo.rng_bit_generator") && !ir_module_may_name(m, "mhlo.rng_bit_generator") &&
+      !ir_module_may_name(m, "rng-bit-generator"))
+    return f; /* no generator: nothing feeds one */
   uint8_t *rng_name = ar_calloc(a, m->nop_names + 1, 1); /* per name id: 1 rng_bit_generator, 2 other */
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
