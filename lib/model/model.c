@@ -1117,11 +1117,14 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   }
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
   md_memo_init(&b.parsed, a);
-  uint32_t nannotated = 0;
+  SC_VEC(const ir_op *) annotated = {0};
   md_op_info *spare = NULL; /* a zeroed record an op without annotations left */
+  bool manual_sources = false; /* an op that can make a manual context (md_build_manual) */
   for (uint32_t i = 0; i < m->nops; i++) {
     ir_op *op = m->ops[i];
     ar_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
+    manual_sources |= op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_CALL ||
+                      op->cc == SC_CC_FULL_TO_SHARD || op->cc == SC_CC_SHARD_TO_FULL;
     if (!op->attrs.n && !is_func(op) && !ir_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
     md_op_info *info = spare ? spare : ar_alloc(a, sizeof *info);
     spare = NULL;
@@ -1147,12 +1150,13 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     info->gspmd = keep_annotation(a, &ann.gspmd);
     info->sharding = keep_annotation(a, &ann.sharding);
     model->ops[op->id] = info;
-    nannotated++;
+    SC_PUSH(a, annotated, op);
+    manual_sources |= ann.gspmd.present || x.has_manual_axes; /* GSPMD manual shardings, round-trip manual ops */
   }
-  model->annotated = ar_calloc(a, nannotated + 1, sizeof *model->annotated);
-  for (uint32_t i = 0; i < m->nops; i++)
-    if (model->ops[m->ops[i]->id]) model->annotated[model->nannotated++] = m->ops[i];
-  md_build_manual(&b);
+  model->annotated = annotated.v;
+  model->nannotated = (uint32_t)annotated.n;
+  /* without an op that makes one, every op is in no manual context (model->manual stays NULL) */
+  if (manual_sources) md_build_manual(&b);
   model->errors = b.errs.v;
   model->nerrors = (uint32_t)b.errs.n;
   return model;

@@ -9,6 +9,10 @@
 
 bool ru_is_func(const ir_op *op) { return op->kind == SC_OP_FUNC; }
 
+bool ru_annotated(const ru_ctx *ctx, const ir_op *op) {
+  return ctx->model && op->id < ctx->module->nops && ctx->model->ops[op->id];
+}
+
 ir_span ru_result_type(const ir_op *op, uint32_t i) {
   if (i < op->nresults && op->results[i]->type.n) return op->results[i]->type;
   if (i < op->nresult_types) return op->result_types[i];

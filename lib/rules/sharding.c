@@ -335,30 +335,27 @@ static bool fully_replicated_rank0(const md_model *model, const md_sharding *s) 
   return s && s->rank == 0 && !s->nreplicated && !s->nunreduced;
 }
 
-void ru_check_sharding_value_count(ru_ctx *ctx);
-void ru_check_sharding_value_count(ru_ctx *ctx) {
-  if (!ctx->model) return;
-  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no shardings */
-    const ir_op *op = ctx->model->annotated[k];
-    const md_op_info *info = md_model_op(ctx->model, op);
-    if (!info || ru_is_func(op)) continue;
-    if (info->sdy->present && !info->sdy->failed) {
-      uint32_t n = info->sdy->nvalues, want = op->nresults;
-      bool ok = n == want || (want == 0 && n == 1);
-      (void)fully_replicated_rank0;
-      if (!ok) {
-        sc_diag *d = ru_emit(ctx, op, "shardings don't match number of values: %u shardings vs %u values", n, want);
-        ru_diag_fix(ctx, d, ar_printf(ctx->arena, "Give exactly one sharding per result (%u)", want), NULL);
-      }
+void ru_visit_sharding_value_count(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_value_count(ru_ctx *ctx, const ir_op *op) {
+  if (!ru_annotated(ctx, op)) return; /* the others have no shardings */
+  const md_op_info *info = md_model_op(ctx->model, op);
+  if (!info || ru_is_func(op)) return;
+  if (info->sdy->present && !info->sdy->failed) {
+    uint32_t n = info->sdy->nvalues, want = op->nresults;
+    bool ok = n == want || (want == 0 && n == 1);
+    (void)fully_replicated_rank0;
+    if (!ok) {
+      sc_diag *d = ru_emit(ctx, op, "shardings don't match number of values: %u shardings vs %u values", n, want);
+      ru_diag_fix(ctx, d, ar_printf(ctx->arena, "Give exactly one sharding per result (%u)", want), NULL);
     }
-    if (op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
-      if (info->sdy_op->in_shardings.present && !info->sdy_op->in_shardings.failed && info->sdy_op->in_shardings.nvalues != op->noperands)
-        ru_emit(ctx, op, "in_shardings shardings don't match number of values: %u shardings vs %u values",
-                info->sdy_op->in_shardings.nvalues, op->noperands);
-      if (info->sdy_op->out_shardings.present && !info->sdy_op->out_shardings.failed && info->sdy_op->out_shardings.nvalues != op->nresults)
-        ru_emit(ctx, op, "out_shardings shardings don't match number of values: %u shardings vs %u values",
-                info->sdy_op->out_shardings.nvalues, op->nresults);
-    }
+  }
+  if (op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
+    if (info->sdy_op->in_shardings.present && !info->sdy_op->in_shardings.failed && info->sdy_op->in_shardings.nvalues != op->noperands)
+      ru_emit(ctx, op, "in_shardings shardings don't match number of values: %u shardings vs %u values",
+              info->sdy_op->in_shardings.nvalues, op->noperands);
+    if (info->sdy_op->out_shardings.present && !info->sdy_op->out_shardings.failed && info->sdy_op->out_shardings.nvalues != op->nresults)
+      ru_emit(ctx, op, "out_shardings shardings don't match number of values: %u shardings vs %u values",
+              info->sdy_op->out_shardings.nvalues, op->nresults);
   }
 }
 
@@ -532,54 +529,51 @@ static bool maybe_uneven(ru_ctx *ctx, const md_sharding *s, ir_span type) {
   return uneven;
 }
 
-void ru_check_sharding_uneven_constraint(ru_ctx *ctx);
-void ru_check_sharding_uneven_constraint(ru_ctx *ctx) {
+void ru_visit_sharding_uneven_constraint(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_uneven_constraint(ru_ctx *ctx, const ir_op *op) {
   sc_arena *a = ctx->arena;
-  if (!ctx->model) return;
-  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no shardings */
-    const ir_op *op = ctx->model->annotated[k];
-    const md_op_info *info = md_model_op(ctx->model, op);
-    const md_sharding *s = NULL;
-    if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding->nvalues) s = info->sharding->values[0];
-    else if (op->cc == SC_CC_SHARDING && info->gspmd->nvalues) s = info->gspmd->values[0];
-    if (!s || op->nresults < 1) continue;
-    const md_manual_context *mc = md_model_manual(ctx->model, op);
-    if (mc->manual_op || mc->nmanual_axes || mc->gspmd_manual) continue; /* local shapes */
-    if (!maybe_uneven(ctx, s, ru_result_type(op, 0))) continue;
-    md_shape sh;
-    int64_t *tiles;
-    if (!value_tiles(ctx, s, ru_result_type(op, 0), &sh, &tiles)) continue;
-    for (uint32_t d = 0; d < (uint32_t)sh.rank; d++) {
-      int64_t size = sh.dims[d];
-      if (size < 0 || tiles[d] <= 1 || size % tiles[d] == 0) continue;
-      int64_t padded = (size + tiles[d] - 1) / tiles[d] * tiles[d];
-      bool named = names_real_axes(ctx->model, s);
-      const char *axes = named ? ar_printf(a, "axes %s (product %" PRId64 ")", dim_axes_str(a, s, d), tiles[d])
-                               : ar_printf(a, "%" PRId64 " devices (sharding " SC_QUOTE_FMT ")", tiles[d], SC_QUOTE_ARG(s->text));
-      sc_diag *dg = ru_emit(ctx, op,
-                            "uneven sharding: dim %u of size %" PRId64 " is sharded over %s, which does not divide it: XLA "
-                            "pads the dimension to %" PRId64 " (shards of %" PRId64 " with %" PRId64
-                            " padding elements), and JAX may silently replicate the array along it instead",
-                            d, size, axes, padded, padded / tiles[d], padded - size);
-      ru_tensor_context(ctx, dg, s, ru_result_type(op, 0), "constrained value", (int32_t)d);
-      const md_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
-      if (named)
-        ru_diag_fix(ctx, dg,
-                    ax ? ar_printf(a, "Shard dimension %u over \"%.*s\" (size %" PRId64 " divides %" PRId64
-                                            "), or pad it to a multiple of %" PRId64,
-                                         d, SC_SPAN_ARG(ax->name), ax->size, size, tiles[d])
-                       : ar_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or leave it unsharded", d,
-                                         tiles[d]),
-                    ar_printf(a, "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))",
-                                    spec_with_dim(a, s, d, ax)));
-      else
-        ru_diag_fix(ctx, dg,
-                    ar_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or shard it over a device count "
-                                       "that divides %" PRId64,
-                                    d, tiles[d], size),
-                    NULL);
-      break;
-    }
+  if (!ru_annotated(ctx, op)) return; /* the others have no shardings */
+  const md_op_info *info = md_model_op(ctx->model, op);
+  const md_sharding *s = NULL;
+  if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding->nvalues) s = info->sharding->values[0];
+  else if (op->cc == SC_CC_SHARDING && info->gspmd->nvalues) s = info->gspmd->values[0];
+  if (!s || op->nresults < 1) return;
+  const md_manual_context *mc = md_model_manual(ctx->model, op);
+  if (mc->manual_op || mc->nmanual_axes || mc->gspmd_manual) return; /* local shapes */
+  if (!maybe_uneven(ctx, s, ru_result_type(op, 0))) return;
+  md_shape sh;
+  int64_t *tiles;
+  if (!value_tiles(ctx, s, ru_result_type(op, 0), &sh, &tiles)) return;
+  for (uint32_t d = 0; d < (uint32_t)sh.rank; d++) {
+    int64_t size = sh.dims[d];
+    if (size < 0 || tiles[d] <= 1 || size % tiles[d] == 0) continue;
+    int64_t padded = (size + tiles[d] - 1) / tiles[d] * tiles[d];
+    bool named = names_real_axes(ctx->model, s);
+    const char *axes = named ? ar_printf(a, "axes %s (product %" PRId64 ")", dim_axes_str(a, s, d), tiles[d])
+                             : ar_printf(a, "%" PRId64 " devices (sharding " SC_QUOTE_FMT ")", tiles[d], SC_QUOTE_ARG(s->text));
+    sc_diag *dg = ru_emit(ctx, op,
+                          "uneven sharding: dim %u of size %" PRId64 " is sharded over %s, which does not divide it: XLA "
+                          "pads the dimension to %" PRId64 " (shards of %" PRId64 " with %" PRId64
+                          " padding elements), and JAX may silently replicate the array along it instead",
+                          d, size, axes, padded, padded / tiles[d], padded - size);
+    ru_tensor_context(ctx, dg, s, ru_result_type(op, 0), "constrained value", (int32_t)d);
+    const md_axis *ax = named ? divisor_axis(ctx->model, s, d, size) : NULL;
+    if (named)
+      ru_diag_fix(ctx, dg,
+                  ax ? ar_printf(a, "Shard dimension %u over \"%.*s\" (size %" PRId64 " divides %" PRId64
+                                          "), or pad it to a multiple of %" PRId64,
+                                       d, SC_SPAN_ARG(ax->name), ax->size, size, tiles[d])
+                     : ar_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or leave it unsharded", d,
+                                       tiles[d]),
+                  ar_printf(a, "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, %s))",
+                                  spec_with_dim(a, s, d, ax)));
+    else
+      ru_diag_fix(ctx, dg,
+                  ar_printf(a, "Pad dimension %u to a multiple of %" PRId64 ", or shard it over a device count "
+                                     "that divides %" PRId64,
+                                  d, tiles[d], size),
+                  NULL);
+    break;
   }
 }
 
@@ -640,36 +634,33 @@ static md_shape results_shape(sc_arena *a, const ir_op *op) {
   return sh;
 }
 
-void ru_check_sharding_tile_assignment(ru_ctx *ctx);
-void ru_check_sharding_tile_assignment(ru_ctx *ctx) {
-  if (!ctx->model) return;
-  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no shardings */
-    const ir_op *op = ctx->model->annotated[k];
-    const md_op_info *info = md_model_op(ctx->model, op);
-    if (!info) continue;
-    if (ru_is_func(op)) {
-      for (uint32_t i = 0; i < info->func->nargs; i++) {
-        if (!info->func->args[i].gspmd.nvalues) continue;
-        md_shape sh;
-        if (!md_parse_shape(ctx->arena, ru_arg_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
-        const ir_block *body = ru_body(op);
-        validate_gspmd(ctx, op, info->func->args[i].gspmd.values[0], &sh, ar_printf(ctx->arena, "arg %u", i),
-                       body && i < body->nargs ? gspmd_attr(ir_value_attrs(body->args[i])) : NULL);
-      }
-      for (uint32_t i = 0; i < info->func->nresults; i++) {
-        if (!info->func->results[i].gspmd.nvalues) continue;
-        md_shape sh;
-        if (!md_parse_shape(ctx->arena, ru_func_result_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
-        validate_gspmd(ctx, op, info->func->results[i].gspmd.values[0], &sh, ar_printf(ctx->arena, "result %u", i),
-                       i < ir_op_nresult_attrs(op) ? gspmd_attr(&ir_op_result_attrs(op)[i]) : NULL);
-      }
-      continue;
+void ru_visit_sharding_tile_assignment(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_tile_assignment(ru_ctx *ctx, const ir_op *op) {
+  if (!ru_annotated(ctx, op)) return; /* the others have no shardings */
+  const md_op_info *info = md_model_op(ctx->model, op);
+  if (!info) return;
+  if (ru_is_func(op)) {
+    for (uint32_t i = 0; i < info->func->nargs; i++) {
+      if (!info->func->args[i].gspmd.nvalues) continue;
+      md_shape sh;
+      if (!md_parse_shape(ctx->arena, ru_arg_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
+      const ir_block *body = ru_body(op);
+      validate_gspmd(ctx, op, info->func->args[i].gspmd.values[0], &sh, ar_printf(ctx->arena, "arg %u", i),
+                     body && i < body->nargs ? gspmd_attr(ir_value_attrs(body->args[i])) : NULL);
     }
-    if (!info->gspmd->nvalues) continue;
-    md_shape sh = results_shape(ctx->arena, op);
-    if (sh.kind == SC_SHAPE_OTHER && op->nresults == 1 && !ru_result_type(op, 0).n) continue; /* unknown type */
-    validate_gspmd(ctx, op, info->gspmd->values[0], &sh, NULL, gspmd_attr(&op->attrs));
+    for (uint32_t i = 0; i < info->func->nresults; i++) {
+      if (!info->func->results[i].gspmd.nvalues) continue;
+      md_shape sh;
+      if (!md_parse_shape(ctx->arena, ru_func_result_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
+      validate_gspmd(ctx, op, info->func->results[i].gspmd.values[0], &sh, ar_printf(ctx->arena, "result %u", i),
+                     i < ir_op_nresult_attrs(op) ? gspmd_attr(&ir_op_result_attrs(op)[i]) : NULL);
+    }
+    return;
   }
+  if (!info->gspmd->nvalues) return;
+  md_shape sh = results_shape(ctx->arena, op);
+  if (sh.kind == SC_SHAPE_OTHER && op->nresults == 1 && !ru_result_type(op, 0).n) return; /* unknown type */
+  validate_gspmd(ctx, op, info->gspmd->values[0], &sh, NULL, gspmd_attr(&op->attrs));
 }
 
 /* ---- sharding-unreduced (sharding_constraint / reshard transitions) ----------------------------- */
@@ -682,31 +673,28 @@ static bool has_axis(const md_axis_ref *list, uint32_t n, const md_axis_ref *r, 
   return false;
 }
 
-void ru_check_sharding_unreduced(ru_ctx *ctx);
-void ru_check_sharding_unreduced(ru_ctx *ctx) {
-  if (!ctx->model) return;
-  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no shardings */
-    const ir_op *op = ctx->model->annotated[k];
-    bool reshard = op->kind == SC_OP_SDY_RESHARD;
-    if (!reshard && op->kind != SC_OP_SDY_SHARDING_CONSTRAINT) continue;
-    const md_sharding *out = md_model_result_sharding(ctx->model, op, 0);
-    if (!out || op->noperands < 1) continue;
-    const md_sharding *in = md_model_value_sharding(ctx->model, op->operands[0]);
-    const md_mesh *mesh = md_model_sharding_mesh(ctx->model, out);
-    uint32_t nin = in ? in->nunreduced : 0;
-    md_reduction in_op = in ? in->unreduced_op : SC_REDUCE_SUM;
-    bool kept = false, added = false;
-    for (uint32_t i = 0; i < out->nunreduced; i++) {
-      if (in && has_axis(in->unreduced, nin, &out->unreduced[i], mesh)) kept = true;
-      else added = true;
-    }
-    const char *opn = reshard ? "sdy.reshard" : "sdy.sharding_constraint";
-    if (kept && in_op != out->unreduced_op) {
-      ru_emit(ctx, op, "'%s' op cannot change the reduction operator of kept unreduced axes from %s to %s.", opn,
-              red_name(in_op), red_name(out->unreduced_op));
-    } else if (added && out->unreduced_op != SC_REDUCE_SUM) {
-      ru_emit(ctx, op, "'%s' op cannot introduce '%s' unreduced axes. Expected 'sum'.", opn, red_name(out->unreduced_op));
-    }
+void ru_visit_sharding_unreduced(ru_ctx *ctx, const ir_op *op);
+void ru_visit_sharding_unreduced(ru_ctx *ctx, const ir_op *op) {
+  if (!ru_annotated(ctx, op)) return; /* the others have no shardings */
+  bool reshard = op->kind == SC_OP_SDY_RESHARD;
+  if (!reshard && op->kind != SC_OP_SDY_SHARDING_CONSTRAINT) return;
+  const md_sharding *out = md_model_result_sharding(ctx->model, op, 0);
+  if (!out || op->noperands < 1) return;
+  const md_sharding *in = md_model_value_sharding(ctx->model, op->operands[0]);
+  const md_mesh *mesh = md_model_sharding_mesh(ctx->model, out);
+  uint32_t nin = in ? in->nunreduced : 0;
+  md_reduction in_op = in ? in->unreduced_op : SC_REDUCE_SUM;
+  bool kept = false, added = false;
+  for (uint32_t i = 0; i < out->nunreduced; i++) {
+    if (in && has_axis(in->unreduced, nin, &out->unreduced[i], mesh)) kept = true;
+    else added = true;
+  }
+  const char *opn = reshard ? "sdy.reshard" : "sdy.sharding_constraint";
+  if (kept && in_op != out->unreduced_op) {
+    ru_emit(ctx, op, "'%s' op cannot change the reduction operator of kept unreduced axes from %s to %s.", opn,
+            red_name(in_op), red_name(out->unreduced_op));
+  } else if (added && out->unreduced_op != SC_REDUCE_SUM) {
+    ru_emit(ctx, op, "'%s' op cannot introduce '%s' unreduced axes. Expected 'sum'.", opn, red_name(out->unreduced_op));
   }
 }
 
