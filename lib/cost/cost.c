@@ -571,11 +571,11 @@ typedef SC_VEC(const prop_reshard *) reshard_ptr_vec;
  * partitioner brings each sharded operand whole to that device: it replicates it (an all-gather over the
  * axes that split it, as XLA's partitioner reshards tiled to maximal) before the callback. The explicit-
  * reshard pass leaves custom calls as written, so these come from here. */
-static void callback_gathers(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine *prop,
+static void callback_gathers(sc_arena *a, const md_model *model, const prop_engine *prop,
                              const ir_linemap *lines, collective_vec *out, reshard_ptr_vec *from) {
-  ar_step(a, m->nops);
-  for (uint32_t i = 0; i < m->nops; i++) {
-    const ir_op *op = m->ops[i];
+  ar_step(a, model->nannotated);
+  for (uint32_t i = 0; i < model->nannotated; i++) { /* a single-device callback has a written sharding */
+    const ir_op *op = model->annotated[i];
     if (op->kind != SC_OP_CUSTOM_CALL || (op->cc != SC_CC_HOST_CALLBACK_CPU && op->cc != SC_CC_HOST_CALLBACK_GPU)) continue;
     if (!single_device(md_model_result_sharding(model, op, 0)) || in_manual_computation(model, op)) continue;
     for (uint32_t k = 0; k < op->noperands; k++) {
@@ -601,7 +601,7 @@ void cost_collectives(sc_arena *a, const ir_module *m, const md_model *model, co
     reshard_collectives(a, lines, &rs.v[i], &out);
     while (from.n < out.n) SC_PUSH(a, from, &rs.v[i]);
   }
-  callback_gathers(a, m, model, prop, lines, &out, &from);
+  callback_gathers(a, model, prop, lines, &out, &from);
   c->collective_reshards = from.v;
   c->report.collectives = out.v ? out.v : ar_calloc(a, 1, sizeof *out.v); /* non-NULL: computed */
   c->report.ncollectives = out.n;

@@ -279,7 +279,7 @@ static void table_grow(P *p) {
 static uint32_t find_slot(P *p, ir_span name) {
   uint32_t mask = p->nslots - 1, h = hash_span(p, name) & mask, probes = 0;
   while (p->slots[h].name.p &&
-         !(p->slots[h].name.n == name.n && memcmp(p->slots[h].name.p, name.p, name.n) == 0)) {
+         !(p->slots[h].name.n == name.n && sc_bytes_eq(p->slots[h].name.p, name.p, name.n))) {
     h = (h + 1) & mask;
     probes++;
   }
@@ -331,7 +331,7 @@ static void take_operand_names(P *p, ir_op *op, size_t base) {
   for (uint32_t i = 0; i < op->noperands && !need; i++) {
     const ir_value *v = op->operands[i];
     ir_span nm = p->s_spans.v[base + i];
-    need = !v || v->name.n != nm.n || memcmp(v->name.p, nm.p, nm.n) != 0;
+    need = !v || v->name.n != nm.n || !sc_bytes_eq(v->name.p, nm.p, nm.n);
   }
   uint32_t n;
   if (need) TAKE(p, p->s_spans, base, ir_op_extra_of(p->a, op)->operand_names, n);

@@ -333,7 +333,7 @@ static inline ir_span tspan(const P *p, tok t) { return ir_span_of(p->buf + t.of
  * and the group would go on. */
 static inline bool repeats(const P *p, uint32_t i, ir_span unit) {
   uint32_t n = unit.n;
-  if (!n || p->end - i < n || memcmp(p->buf + i, unit.p, n) != 0) return false;
+  if (!n || p->end - i < n || !sc_bytes_eq(p->buf + i, unit.p, n)) return false;
   return unit.p[n - 1] != '>' || i + n >= p->end || p->buf[i + n] != '=';
 }
 

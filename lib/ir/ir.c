@@ -218,7 +218,7 @@ void ir_name_table_init(ir_name_table *t, sc_arena *a) {
 void ir_op_name_intern(ir_name_table *t, ir_op *op) {
   ir_span n = ir_op_bare_name(op);
   unsigned slot = n.n ? (n.n ^ (unsigned char)n.p[n.n - 1] ^ ((unsigned char)n.p[n.n / 2] << 1)) & 15u : 0;
-  if (n.n && t->id[slot] && t->name[slot].n == n.n && memcmp(t->name[slot].p, n.p, n.n) == 0) {
+  if (n.n && t->id[slot] && t->name[slot].n == n.n && sc_bytes_eq(t->name[slot].p, n.p, n.n)) {
     op->name_id = t->id[slot];
     return;
   }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/bytes.h"
 #include "util/arena.h"
 #include "util/hashset.h"
 #include "shardcheck.h"
@@ -41,8 +42,10 @@ static inline bool ir_span_eq(ir_span s, const char *lit) {
   size_t n = strlen(lit);
   return s.n == n && (n == 0 || memcmp(s.p, lit, n) == 0); /* an empty span may have p == NULL */
 }
-/* Two spans hold the same bytes. */
-static inline bool ir_span_same(ir_span a, ir_span b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
+/* Two spans hold the same bytes (often the very same: the IR shares repeated type lists). */
+static inline bool ir_span_same(ir_span a, ir_span b) {
+  return a.n == b.n && (a.n == 0 || a.p == b.p || sc_bytes_eq(a.p, b.p, a.n));
+}
 /* Past the ASCII white space (isspace) in [p, end). */
 static inline const char *ir_skip_space(const char *p, const char *end) {
   while (p < end && isspace((unsigned char)*p)) p++;

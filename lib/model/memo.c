@@ -18,7 +18,7 @@ static bool span_same(ir_span x, ir_span y) {
     memcpy(&v, y.p, 8);
     return u == v;
   }
-  return x.n == 0 || x.p == y.p || !memcmp(x.p, y.p, x.n);
+  return x.n == 0 || x.p == y.p || sc_bytes_eq(x.p, y.p, x.n);
 }
 
 static md_memo_entry *probe(md_memo_entry *slots, uint32_t mask, uint64_t hash, uint64_t tag, ir_span a, ir_span b) {

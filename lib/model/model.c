@@ -96,7 +96,7 @@ static bool dict_lookup(sc_arena *a, ir_span dict, const char *key, ir_span *val
 
 const ir_attr *md_find_attr_n(const ir_attrs *attrs, const char *name, size_t n) {
   for (uint32_t i = 0; i < attrs->n; i++)
-    if (attrs->v[i].name.n == n && !memcmp(attrs->v[i].name.p, name, n)) return &attrs->v[i];
+    if (attrs->v[i].name.n == n && sc_bytes_eq(attrs->v[i].name.p, name, n)) return &attrs->v[i];
   return NULL;
 }
 
@@ -892,10 +892,10 @@ static bool shardings_of(builder *b, int kind, ir_span v, uint32_t off, bool sha
 /* ---- build -------------------------------------------------------------------------------------- */
 
 /* An op's GSPMD sharding attribute: `mhlo.sharding`, or HLO's `sharding` unless it is a Shardy op's own
- * (`<@mesh, ...>`, `#sdy...`); NULL if none. */
-static const ir_attr *op_gspmd_attr(const ir_attrs *attrs) {
+ * (`<@mesh, ...>`, `#sdy...`; an sdy op's `sharding` always is); NULL if none. */
+static const ir_attr *op_gspmd_attr(const ir_attrs *attrs, bool sdy_op) {
   const ir_attr *at = FIND_ATTR(attrs, "mhlo.sharding");
-  if (!at) at = FIND_ATTR(attrs, "sharding");
+  if (!at && !sdy_op) at = FIND_ATTR(attrs, "sharding");
   ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
   return at && !ir_span_starts(v, "<") && !ir_span_starts(v, "#sdy") ? at : NULL;
 }
@@ -945,7 +945,7 @@ static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, op_ann
   if (op->attrs.n) {
     const ir_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
     if (at) parse_annotation(b, &ann->sdy, at, TEXT_SDY_LIST, true, op, op->pos.offset, NULL);
-    at = op_gspmd_attr(&op->attrs);
+    at = op_gspmd_attr(&op->attrs, ir_op_kind_is_sdy(op->kind));
     if (at) parse_annotation(b, &ann->gspmd, at, TEXT_GSPMD, true, op, op->pos.offset, NULL);
   }
   if (ir_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, ann, x);
@@ -1012,8 +1012,8 @@ static void first_int_attr(const ir_attrs *attrs, const char *const *names, int6
 }
 
 /* Folds the GSPMD sharding `attrs` hold (each distinct text parsed once, through `seen`) into `g`. */
-static void fold_gspmd_attrs(builder *b, md_memo *seen, const ir_attrs *attrs, md_gspmd_axes *g) {
-  const ir_attr *at = attrs && attrs->n ? op_gspmd_attr(attrs) : NULL;
+static void fold_gspmd_attrs(builder *b, md_memo *seen, const ir_attrs *attrs, bool sdy_op, md_gspmd_axes *g) {
+  const ir_attr *at = attrs && attrs->n ? op_gspmd_attr(attrs, sdy_op) : NULL;
   ir_span v = at ? ir_span_trim(at->value) : ir_span_of(NULL, 0);
   if (!v.n) return;
   bool found;
@@ -1038,12 +1038,12 @@ static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
     const ir_op *op = m->ops[i];
     ar_step(b->a, 1);
     if (!is_func(op)) {
-      if (op->attrs.n && op->kind != SC_OP_SDY_MESH) fold_gspmd_attrs(b, &seen, &op->attrs, &g);
+      if (op->attrs.n && op->kind != SC_OP_SDY_MESH) fold_gspmd_attrs(b, &seen, &op->attrs, ir_op_kind_is_sdy(op->kind), &g);
       continue;
     }
     const ir_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
-    for (uint32_t k = 0; entry && k < entry->nargs; k++) fold_gspmd_attrs(b, &seen, ir_value_attrs(entry->args[k]), &g);
-    for (uint32_t k = 0; k < ir_op_nresult_attrs(op); k++) fold_gspmd_attrs(b, &seen, &ir_op_result_attrs(op)[k], &g);
+    for (uint32_t k = 0; entry && k < entry->nargs; k++) fold_gspmd_attrs(b, &seen, ir_value_attrs(entry->args[k]), false, &g);
+    for (uint32_t k = 0; k < ir_op_nresult_attrs(op); k++) fold_gspmd_attrs(b, &seen, &ir_op_result_attrs(op)[k], false, &g);
   }
   int64_t product = 1;
   for (uint32_t k = 0; k < g.naxes; k++) product *= g.axes[k];

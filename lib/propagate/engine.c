@@ -567,28 +567,31 @@ static void split_constant_uses(prop_engine *e) {
   e->nslots += ncopies;
 }
 
-/* Per slot, the ops reading it (CSR). One walk over the ops notes each read; the counting sort then
- * reads those notes, not the ops again. */
+/* Every operand's slot (operand_slots, per op from operand_start: visits read them from there), and per
+ * slot the ops reading it (CSR, counted from that table without walking the ops again). */
 static void index_uses(prop_engine *e) {
   const ir_module *m = e->m;
+  uint32_t *start = ar_alloc(e->a, (m->nops + 1) * sizeof *start);
+  uint32_t *slots = ar_alloc(e->a, (e->noperands + 1) * sizeof *slots);
   e->use_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
-  e->users = ar_alloc(e->a, (e->noperands + 1) * sizeof *e->users);
-  ar_mark_t mark = ar_mark(e->a);
-  typedef struct {
-    uint32_t slot, op;
-  } read;
-  read *reads = ar_alloc(e->a, (e->noperands + 1) * sizeof *reads);
   uint32_t n = 0;
-  for (uint32_t i = 0; i < m->nops; i++)
-    for (uint32_t k = 0; k < m->ops[i]->noperands && n < e->noperands; k++) {
-      uint32_t s = operand_slot(e, m->ops[i], k);
-      if (s >= e->nslots) continue;
-      e->use_start[s + 2]++;
-      reads[n++] = (read){s, m->ops[i]->id};
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const ir_op *op = m->ops[i];
+    start[i] = n;
+    for (uint32_t k = 0; k < op->noperands && n < e->noperands; k++) {
+      uint32_t s = operand_slot(e, op, k);
+      slots[n++] = s;
+      if (s < e->nslots) e->use_start[s + 2]++;
     }
+  }
+  start[m->nops] = n;
   for (uint32_t s = 0; s < e->nslots; s++) e->use_start[s + 2] += e->use_start[s + 1];
-  for (uint32_t j = 0; j < n; j++) e->users[e->use_start[reads[j].slot + 1]++] = reads[j].op;
-  ar_release(e->a, mark, reads);
+  e->users = ar_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
+  for (uint32_t i = 0; i < m->nops; i++)
+    for (uint32_t j = start[i]; j < start[i + 1]; j++)
+      if (slots[j] < e->nslots) e->users[e->use_start[slots[j] + 1]++] = i; /* an op's id is its position */
+  e->operand_start = start;
+  e->operand_slots = slots;
 }
 
 static const ir_op *value_owner(const ir_value *v) {
@@ -1487,7 +1490,7 @@ static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
   sharding_ref *all = ar_alloc(e->a, (n ? n : 1) * sizeof *all);
   uint32_t *slots = ar_alloc(e->a, (n ? n : 1) * sizeof *slots);
   for (uint32_t i = 0; i < n; i++) {
-    slots[i] = i < op->noperands ? operand_slot(e, op, i) : slot_of(e, op->results[i - op->noperands]);
+    slots[i] = i < op->noperands ? operand_slot(e, op, i) : alias_of(e, e->result_base[op->id] + i - op->noperands);
     if (slots[i] >= e->nslots) return;
     all[i] = e->sh[slots[i]];
   }

@@ -81,6 +81,8 @@ struct prop_engine {
   bool aliased;                   /* some slot holds several values (while arguments, groups, data-flow edges) */
   SC_VEC(const ir_op *) flow_ops; /* the ops build_edges looks at (flows()), in program order */
   uint32_t noperands;             /* all ops' operands */
+  uint32_t *operand_start;        /* per op id: where its operands' slots start in operand_slots */
+  uint32_t *operand_slots;        /* per operand, in program order: the slot it reads (operand_slot) */
   bool constant_starts;           /* some op starts a constant expression (split_constant_uses) */
   const prop_rule **rules;    /* per op id, built on first need */
   rule_share_table share;     /* element-wise ops' name and types -> the op whose rule they share */
@@ -141,8 +143,10 @@ static inline const computation_globals *written_globals(const prop_engine *e, c
   return e->globals.n && hs_name_map_get(&e->globals_index, (const char *)&op->id, sizeof op->id, &k) ? &e->globals.v[k] : NULL;
 }
 
-/* The slot operand `k` of `op` reads: its value's, or its own copy's (split constants). */
+/* The slot operand `k` of `op` reads: its value's, or its own copy's (split constants). Once the uses are
+ * indexed, read from the table index_uses() made. */
 static inline uint32_t operand_slot(const prop_engine *e, const ir_op *op, uint32_t k) {
+  if (e->operand_slots) return k < op->noperands ? e->operand_slots[e->operand_start[op->id] + k] : UINT32_MAX;
   if (e->own_copy_at && e->own_copy_at[op->id] != UINT32_MAX && e->own_copy[e->own_copy_at[op->id] + k] != UINT32_MAX)
     return e->own_copy[e->own_copy_at[op->id] + k];
   return slot_of(e, op->operands[k]);

@@ -1,4 +1,5 @@
 /* visit_memo.c — the sharding set and the visit memo (visit_memo.h). */
+#include "util/bytes.h"
 #include "propagate/visit_memo.h"
 
 #include <string.h>
@@ -87,7 +88,7 @@ static uint64_t visit_hash(const prop_visit_memo *m, const void *rule, uint32_t 
 
 static bool entry_is(const prop_memo_entry *e, uint64_t h, const void *rule, uint32_t key,
                      const prop_sharding *const *in, uint32_t n) {
-  return e->hash == h && e->rule == rule && e->key == key && e->n == n && !memcmp(e->in, in, n * sizeof *in);
+  return e->hash == h && e->rule == rule && e->key == key && e->n == n && sc_bytes_eq(e->in, in, n * sizeof *in);
 }
 
 const prop_sharding *const *prop_visit_memo_get(const prop_visit_memo *m, const void *rule, uint32_t key,

@@ -1,4 +1,5 @@
 /* hashset.c — open-addressing tables with linear probing (see hashset.h). */
+#include "util/bytes.h"
 #include "util/hashset.h"
 #include "util/hash.h"
 
@@ -34,7 +35,7 @@ static hs_name_slot *find_slot(const hs_name_map *m, const char *key, uint32_t l
   if (!m->slots) return NULL;
   for (size_t i = hash_bytes(key, len, m->seed) & m->mask;; i = (i + 1) & m->mask) {
     hs_name_slot *s = &m->slots[i];
-    if (!s->used || (s->len == len && (len == 0 || !memcmp(s->key, key, len)))) return s;
+    if (!s->used || (s->len == len && (len == 0 || sc_bytes_eq(s->key, key, len)))) return s;
   }
 }
 
