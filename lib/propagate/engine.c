@@ -598,18 +598,59 @@ static const ir_op *value_owner(const ir_value *v) {
   return v && v->def ? v->def : v && v->block && v->block->parent ? v->block->parent->parent : NULL;
 }
 
-/* Per slot, the ops that define its values or own their blocks (after seed: slot_value is set). */
+/* The op whose results or region arguments hold raw slot `s` (not a copy's): op i holds
+ * [result_base[i], result_base[i + 1]), so it is the last op whose first slot is at or before `s`. */
+static uint32_t slot_op(const prop_engine *e, uint32_t s) {
+  uint32_t lo = 0, hi = e->m->nops;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (e->result_base[mid] <= s) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static uint32_t first_copy_slot(const prop_engine *e) { return e->nslots - e->ncopy_slots; }
+
+/* The value raw slot `s` was made for: a result, a region's argument, or a copied expression's value. */
+static const ir_value *slot_value(const prop_engine *e, uint32_t s) {
+  if (s >= e->nslots || !e->m->nops) return NULL;
+  if (s >= first_copy_slot(e)) return e->own_copy_value[s - first_copy_slot(e)];
+  const ir_op *op = e->m->ops[slot_op(e, s)];
+  uint32_t k = s - e->result_base[op->id];
+  if (k < op->nresults) return op->results[k];
+  k -= op->nresults;
+  for (uint32_t r = 0; r < op->nregions; r++)
+    for (uint32_t b = 0; b < op->regions[r]->nblocks; k -= op->regions[r]->blocks[b]->nargs, b++)
+      if (k < op->regions[r]->blocks[b]->nargs) return op->regions[r]->blocks[b]->args[k];
+  return NULL;
+}
+
+/* The op that defines raw slot `s`'s value or owns its block (value_owner of slot_value). */
+static uint32_t slot_owner(const prop_engine *e, uint32_t s) {
+  if (s >= first_copy_slot(e)) {
+    const ir_op *def = value_owner(slot_value(e, s));
+    return def ? def->id : UINT32_MAX;
+  }
+  return slot_op(e, s);
+}
+
+/* Per slot, the ops that define its values or own their blocks (when slots are aliased). */
 static void index_owners(prop_engine *e) {
-  if (!e->aliased) return; /* a slot's one value's owner: value_owner() (queue_readers) */
+  if (!e->aliased) return; /* a slot's one value's owner: slot_owner() (queue_readers) */
   e->owner_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->owner_start);
   e->owners = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->owners);
-  for (uint32_t raw = 0; raw < e->nslots; raw++)
-    if (value_owner(e->slot_value[raw])) e->owner_start[e->alias[raw] + 2]++;
-  for (uint32_t s = 0; s < e->nslots; s++) e->owner_start[s + 2] += e->owner_start[s + 1];
-  for (uint32_t raw = 0; raw < e->nslots; raw++) {
-    const ir_op *owner = value_owner(e->slot_value[raw]);
-    if (owner) e->owners[e->owner_start[e->alias[raw] + 1]++] = owner->id;
+  uint32_t *owner = ar_alloc(e->a, (e->nslots + 1) * sizeof *owner);
+  for (uint32_t i = 0; i < e->m->nops; i++) { /* op i holds [result_base[i], result_base[i + 1]) */
+    uint32_t end = i + 1 < e->m->nops ? e->result_base[i + 1] : first_copy_slot(e);
+    for (uint32_t raw = e->result_base[i]; raw < end; raw++) owner[raw] = i;
   }
+  for (uint32_t raw = first_copy_slot(e); raw < e->nslots; raw++) owner[raw] = slot_owner(e, raw);
+  for (uint32_t raw = 0; raw < e->nslots; raw++)
+    if (owner[raw] != UINT32_MAX) e->owner_start[e->alias[raw] + 2]++;
+  for (uint32_t s = 0; s < e->nslots; s++) e->owner_start[s + 2] += e->owner_start[s + 1];
+  for (uint32_t raw = 0; raw < e->nslots; raw++)
+    if (owner[raw] != UINT32_MAX) e->owners[e->owner_start[e->alias[raw] + 1]++] = owner[raw];
 }
 
 /* `s` (built since `mark`) as the engine keeps it: an equal sharding kept before, with `s` forgotten, or
@@ -712,23 +753,14 @@ static void seed(prop_engine *e) {
   const ir_module *m = e->m;
   e->sh = ar_calloc(e->a, e->nslots + 1, sizeof *e->sh);
   e->initial = ar_calloc(e->a, e->nslots + 1, sizeof *e->initial);
-  e->slot_value = ar_calloc(e->a, e->nslots + 1, sizeof *e->slot_value);
   e->origin = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->origin);
-  for (uint32_t i = 0; i < m->nops; i++) {
-    const ir_op *op = m->ops[i];
+  for (uint32_t i = 0; i < e->model->nannotated; i++) { /* only annotated ops have result shardings */
+    const ir_op *op = e->model->annotated[i];
     for (uint32_t r = 0; r < op->nresults; r++) {
       e->sh[e->result_base[op->id] + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), op->results[r]->type);
       if (op->cc == SC_CC_SHARDING && is_constraint(op))
         e->sh[e->result_base[op->id] + r] = open_unspecified_dims(e, op, e->sh[e->result_base[op->id] + r]);
-      e->slot_value[e->result_base[op->id] + r] = op->results[r];
     }
-    for (uint32_t r = 0; r < op->nregions; r++)
-      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++)
-        for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++) {
-          const ir_value *v = op->regions[r]->blocks[b]->args[k];
-          uint32_t slot = raw_slot(e, v);
-          if (slot < e->nslots) e->slot_value[slot] = v;
-        }
   }
   hs_name_map_init(&e->globals_index, e->a, 16);
   for (size_t i = 0; i < e->flow_ops.n; i++) { /* computations have regions: flow ops */
@@ -782,7 +814,6 @@ static void seed(prop_engine *e) {
   for (uint32_t c = 0; c < e->ncopy_slots; c++) { /* a copy of an expression has its written sharding */
     const ir_value *v = e->own_copy_value[c];
     uint32_t slot = e->nslots - e->ncopy_slots + c;
-    e->slot_value[slot] = v;
     e->sh[slot] = seed_of(e, md_model_result_sharding(e->model, v->def, v->index));
   }
   memcpy(e->initial, e->sh, e->nslots * sizeof *e->sh);
@@ -1033,10 +1064,7 @@ static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++) push(w, e->users[k]);
   for (uint32_t k = e->edges.n ? e->edge_start[slot] : 0; k < (e->edges.n ? e->edge_start[slot + 1] : 0); k++)
     push(w, e->m->nops + e->edge_ids[k]);
-  if (!e->aliased) {
-    const ir_op *owner = value_owner(e->slot_value[slot]);
-    if (owner) push(w, owner->id);
-  }
+  if (!e->aliased && slot_owner(e, slot) != UINT32_MAX) push(w, slot_owner(e, slot));
   for (uint32_t k = e->aliased ? e->owner_start[slot] : 0; k < (e->aliased ? e->owner_start[slot + 1] : 0); k++)
     push(w, e->owners[k]);
 }
@@ -1875,7 +1903,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
 const ir_value *prop_engine_value_origin(const prop_engine *e, const ir_value *v) {
   uint32_t s = slot_of(e, v);
   if (s >= e->nslots || e->origin[s] == UINT32_MAX) return NULL;
-  return e->slot_value[e->origin[s]] ? e->slot_value[e->origin[s]] : v;
+  return slot_value(e, e->origin[s]) ? slot_value(e, e->origin[s]) : v;
 }
 
 const prop_sharding *prop_engine_local_sharding(const prop_engine *e, const ir_op *op, const prop_sharding *s) {

@@ -69,7 +69,6 @@ struct prop_engine {
                                  when nothing flows but through op rules (alias_of) */
   sharding_ref *sh, *initial; /* per slot: current and seeded sharding (shared: equal ones are one pointer) */
   uint8_t *written;           /* per slot: set after seeding (printing writes its sharding again) */
-  const ir_value **slot_value; /* per slot: a value that has it (for origins) */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
   uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of (only with edges) */
@@ -77,7 +76,7 @@ struct prop_engine {
   SC_VEC(computation_globals) globals; /* their in_shardings and out_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
   uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values;
-                                     only when some slots are aliased (else value_owner of slot_value) */
+                                     only when some slots are aliased (else slot_owner()) */
   bool aliased;                   /* some slot holds several values (while arguments, groups, data-flow edges) */
   SC_VEC(const ir_op *) flow_ops; /* the ops build_edges looks at (flows()), in program order */
   uint32_t noperands;             /* all ops' operands */
