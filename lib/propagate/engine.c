@@ -1931,6 +1931,12 @@ const prop_sharding *prop_engine_operand_sharding(const prop_engine *e, const ir
   return s < e->nslots ? e->sh[s] : NULL;
 }
 
+const prop_sharding *prop_engine_result_sharding(const prop_engine *e, const ir_op *op, uint32_t r) {
+  if (r >= op->nresults || op->id >= e->m->nops || e->m->ops[op->id] != op) return NULL; /* not this module's */
+  uint32_t s = alias_of(e, e->result_base[op->id] + r);
+  return s < e->nslots ? e->sh[s] : NULL;
+}
+
 const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_value *v) {
   uint32_t s = slot_of(e, v);
   return s < e->nslots ? e->sh[s] : NULL;

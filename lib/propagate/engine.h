@@ -60,6 +60,8 @@ const prop_sharding *prop_engine_value_sharding(const prop_engine *e, const ir_v
 /* The sharding operand `k` of `op` ends with: its value's, or with split_constants, that of the op's
  * own copy of a constant expression used elsewhere too. */
 const prop_sharding *prop_engine_operand_sharding(const prop_engine *e, const ir_op *op, uint32_t k);
+/* The sharding of `op`'s result r (as prop_engine_value_sharding of it, without reading the value). */
+const prop_sharding *prop_engine_result_sharding(const prop_engine *e, const ir_op *op, uint32_t r);
 /* Whether operand `k` of `op` reads its own copy of a constant expression (split_constants). */
 bool prop_engine_operand_is_copy(const prop_engine *e, const ir_op *op, uint32_t k);
 

@@ -195,10 +195,25 @@ static ir_span value_type(const ir_value *v) {
   return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? owner->results[v->index]->type : v->type;
 }
 
-static sharding_ref value_sharding(rpass *p, const ir_value *v) {
+/* The sharding this pass gave `v` (renamed), if any. */
+static bool remapped(rpass *p, const ir_value *v, sharding_ref *s) {
   uint32_t k;
-  if (v && p->now.n && hs_name_map_get(&p->remap, (const char *)&v, sizeof v, &k) && p->now.v[k]) return p->now.v[k];
+  if (!v || !p->now.n || !hs_name_map_get(&p->remap, (const char *)&v, sizeof v, &k) || !p->now.v[k]) return false;
+  *s = p->now.v[k];
+  return true;
+}
+
+static sharding_ref value_sharding(rpass *p, const ir_value *v) {
+  sharding_ref s;
+  if (remapped(p, v, &s)) return s;
   return v ? prop_engine_value_sharding(p->e, v) : NULL;
+}
+
+/* value_sharding of `op`'s result r, read by position. */
+static sharding_ref result_sharding(rpass *p, const ir_op *op, uint32_t r) {
+  sharding_ref s;
+  if (remapped(p, op->results[r], &s)) return s;
+  return prop_engine_result_sharding(p->e, op, r);
 }
 
 static sharding_ref bypassing_barriers(rpass *p, const ir_value *v) {
@@ -214,7 +229,10 @@ static sharding_ref operand_sharding(rpass *p, const ir_op *op, uint32_t k, bool
   const operand_edit *e = edit_of(p, op, false);
   if (e && e->now[k]) return e->now[k];
   if (prop_engine_operand_is_copy(p->e, op, k)) return prop_engine_operand_sharding(p->e, op, k);
-  return bypass ? bypassing_barriers(p, op->operands[k]) : value_sharding(p, op->operands[k]);
+  if (bypass) return bypassing_barriers(p, op->operands[k]);
+  sharding_ref s;
+  if (remapped(p, op->operands[k], &s)) return s;
+  return op->operands[k] ? prop_engine_operand_sharding(p->e, op, k) : NULL; /* by position: its value's slot */
 }
 
 static bool fully_replicated(sharding_ref s) {
@@ -804,7 +822,7 @@ static bool process_single_device(rpass *p, const ir_op *op) {
   const md_mesh *device_mesh = NULL;
   ir_span device_name = {NULL, 0};
   for (uint32_t r = 0; r < op->nresults; r++) {
-    sharding_ref s = value_sharding(p, op->results[r]);
+    sharding_ref s = result_sharding(p, op, r);
     if (!single_device(s)) continue;
     if (device_mesh && device_mesh->device_ids[0] != s->mesh->device_ids[0]) {
       pass_error(p, op, ar_printf(p->a, "'%.*s' op has conflicting single-device result shardings", SC_SPAN_ARG(op->name)));
@@ -1078,7 +1096,7 @@ static bool unreduced_collectives(rpass *p, placement *pl, ir_span type, shardin
  * result does not keep unreduced are summed before the op. */
 static void all_reduce_operands(rpass *p, const ir_op *op) {
   if (!op->nresults) return;
-  sharding_ref first = value_sharding(p, op->results[0]);
+  sharding_ref first = result_sharding(p, op, 0);
   for (uint32_t k = 0; k < op->noperands; k++) {
     if (!op->operands[k]) continue;
     sharding_ref cur = operand_sharding(p, op, k, false);
@@ -1098,7 +1116,7 @@ static bool reshard_to_unreduced(rpass *p, const ir_op *op) {
   sharding_ref cur = operand_sharding(p, op, 0, false);
   const char *name = operand_name(p, op, 0);
   placement pl = {op, PLACE_BEFORE, {0}, 0};
-  if (!unreduced_collectives(p, &pl, value_type(op->operands[0]), &cur, value_sharding(p, op->results[0]), &name))
+  if (!unreduced_collectives(p, &pl, value_type(op->operands[0]), &cur, result_sharding(p, op, 0), &name))
     return false;
   prop_printer_erase(p->pr, op);
   remap_value_sharded(p, op->results[0], name, cur);
@@ -1184,7 +1202,7 @@ static bool op_is(const ir_op *op, const char *name) { return ir_span_eq(ir_op_b
 static bool full_version_op(rpass *p, const ir_op *op) {
   if (op_is(op, "mhlo.ragged_dot")) return true;
   if (!op_is(op, "stablehlo.concatenate") || op->nresults != 1) return false;
-  sharding_ref result = value_sharding(p, op->results[0]);
+  sharding_ref result = result_sharding(p, op, 0);
   for (uint32_t k = 0; k < op->noperands; k++)
     if (!prop_sharding_eq(value_sharding(p, op->operands[k]), result)) return true;
   return false;
@@ -1277,8 +1295,7 @@ static void process_op(rpass *p, const ir_op *op) {
   sharding_ref *all = ar_alloc(p->a, (n + 1) * sizeof *all);
   bool any = false; /* a tensor with a sharding: without one the op has no mesh and nothing to reshard */
   for (uint32_t i = 0; i < n; i++) {
-    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
-    all[i] = i < op->noperands ? operand_sharding(p, op, i, true) : value_sharding(p, v);
+    all[i] = i < op->noperands ? operand_sharding(p, op, i, true) : result_sharding(p, op, i - op->noperands);
     any |= all[i] != NULL;
   }
   if (!any) {
@@ -1385,7 +1402,7 @@ static void process_computation(rpass *p, const ir_op *op) {
   }
   const ir_op *ret = last_op(op->regions[0]);
   for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
-    reshard_source(p, ret, i, prop_engine_local_sharding(p->e, op, value_sharding(p, op->results[i])));
+    reshard_source(p, ret, i, prop_engine_local_sharding(p->e, op, result_sharding(p, op, i)));
 }
 
 /* While, case and optimization_barrier: results own their edges (a while's block arguments share its
@@ -1398,7 +1415,7 @@ static bool process_data_flow(rpass *p, const ir_op *op) {
   bool barrier = ir_span_eq(op->name, "stablehlo.optimization_barrier") || ir_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
   if (op->kind != SC_OP_WHILE && op->kind != SC_OP_CASE && !barrier) return false;
   for (uint32_t i = 0; i < op->nresults; i++) {
-    sharding_ref owner = value_sharding(p, op->results[i]);
+    sharding_ref owner = result_sharding(p, op, i);
     if (op->kind == SC_OP_WHILE || barrier) reshard_source(p, op, i, owner);
     if (op->kind == SC_OP_WHILE && op->nregions == 2) {
       const ir_op *ret = last_op(op->regions[1]);
