@@ -145,6 +145,31 @@ Test(ir, op_names_are_interned_once_per_module) {
   }
 }
 
+/* Past IR_MAX_OP_NAMES distinct names, ops get no id (name_id 0) but are still classified, and the
+ * module no longer rules any name out. */
+Test(ir, op_names_past_the_table_get_no_id) {
+  ar_str text = SC_ASTR_INIT(A);
+  ar_str_puts(&text, "func.func @f() {\n");
+  for (uint32_t i = 0; i < IR_MAX_OP_NAMES + 10; i++) ar_str_printf(&text, "  \"d.op%u\"() : () -> ()\n", i);
+  ar_str_puts(&text, "  \"stablehlo.custom_call\"() {call_target_name = \"Sharding\"} : () -> ()\n  return\n}\n");
+  fe_parse_error err;
+  memset(&err, 0, sizeof err);
+  ir_module *m = test_parse(A, ar_str_str(&text), &err);
+  cr_assert_not_null(m, "%s", err.message);
+  cr_assert_eq(m->nop_names, IR_MAX_OP_NAMES);
+  uint32_t unnamed = 0;
+  for (uint32_t i = 0; i < m->nops; i++) {
+    unnamed += m->ops[i]->name_id == 0;
+    cr_assert(m->ops[i]->classified);
+  }
+  cr_assert_geq(unnamed, 10);
+  const ir_op *cc = m->ops[m->nops - 2];
+  cr_assert_eq(cc->name_id, 0);
+  cr_assert_eq(cc->kind, SC_OP_CUSTOM_CALL);
+  cr_assert_eq(cc->cc, SC_CC_SHARDING);
+  cr_assert(ir_module_may_name(m, "sdy.sharding_group")); /* the table is full: any name may be there */
+}
+
 /* The per-op records are what a large module's memory is made of (issue 8): these sizes are the budget;
  * a field that only some ops or values have goes behind a pointer (ir_op_extra, ir_op_decl, attrs). */
 Test(ir, per_op_records_stay_small) {
