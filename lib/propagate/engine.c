@@ -1050,13 +1050,18 @@ static uint32_t next_item(worklist *w) {
 }
 
 /* The items that read or own slot `slot` (of value `v`), except `current`. */
-static void notify(prop_engine *e, worklist *w, const ir_value *v, uint32_t slot, uint32_t current) {
+/* The id of the op that defines `v` or owns its block, or UINT32_MAX. */
+static uint32_t owner_id(const ir_value *v) {
+  const ir_op *owner = value_owner(v);
+  return owner ? owner->id : UINT32_MAX;
+}
+
+static void notify(prop_engine *e, worklist *w, uint32_t owner, uint32_t slot, uint32_t current) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
     if (e->users[k] != current) push(w, e->users[k]);
   for (uint32_t k = e->edges.n ? e->edge_start[slot] : 0; k < (e->edges.n ? e->edge_start[slot + 1] : 0); k++)
     if (e->m->nops + e->edge_ids[k] != current) push(w, e->m->nops + e->edge_ids[k]);
-  const ir_op *owner = value_owner(v);
-  if (owner && owner->id != current) push(w, owner->id);
+  if (owner != UINT32_MAX && owner != current) push(w, owner);
 }
 
 /* Queues every item whose tensors include `slot` (a pass's start: only items ahead of the cursor). */
@@ -1071,16 +1076,16 @@ static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
 
 /* Every write of a slot's sharding during propagation goes through here: logged, and with a worklist
  * the items that read it are queued. `s` is one the set of kept shardings holds (set_slot keeps it). */
-static void set_kept_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const ir_value *v, uint32_t current) {
+static void set_kept_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, uint32_t owner, uint32_t current) {
   e->sh[slot] = s;
   e->written[slot] = 1;
   SC_PUSH(e->a, e->changes, slot);
   e->last_change[slot] = (uint32_t)e->changes.n;
-  if (w) notify(e, w, v, slot, current);
+  if (w) notify(e, w, owner, slot, current);
 }
 
-static void set_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, const ir_value *v, uint32_t current) {
-  set_kept_slot(e, w, slot, prop_sharding_set_add(&e->shardings, s), v, current);
+static void set_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, uint32_t owner, uint32_t current) {
+  set_kept_slot(e, w, slot, prop_sharding_set_add(&e->shardings, s), owner, current);
 }
 
 /* Besides its tensors' shardings, a visit depends on the factor strategy and its per-factor directions
@@ -1164,7 +1169,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   for (uint32_t j = 0; j < edge->nsources; j++)
     if (changed[j]) {
       if (e->origin[edge->sources[j]] == UINT32_MAX) e->origin[edge->sources[j]] = e->origin[edge->owner];
-      set_slot(e, w, edge->sources[j], all[j], edge->source_values[j], e->m->nops + k);
+      set_slot(e, w, edge->sources[j], all[j], owner_id(edge->source_values[j]), e->m->nops + k);
     }
   if (!changed[n - 1]) return;
   sharding_ref owner = all[n - 1];
@@ -1177,7 +1182,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   if (prop_sharding_eq(owner, e->sh[edge->owner])) return;
   for (uint32_t j = 0; j < edge->nsources && e->origin[edge->owner] == UINT32_MAX; j++)
     e->origin[edge->owner] = e->origin[edge->sources[j]];
-  set_slot(e, w, edge->owner, owner, edge->owner_value, e->m->nops + k);
+  set_slot(e, w, edge->owner, owner, owner_id(edge->owner_value), e->m->nops + k);
 }
 
 /* sdy.propagation_barrier: an identity rule that lets shardings through in one direction only. */
@@ -1370,7 +1375,6 @@ static uint8_t op_flags(prop_engine *e, const ir_op *op) {
   return *f;
 }
 
-static bool is_elementwise(prop_engine *e, const ir_op *op) { return op_flags(e, op) & OPF_ELEMENTWISE; }
 
 /* Single use: BOTH unless an operand that is not a scalar has several uses (Shardy's
  * getDirectionBasedOnUses). */
@@ -1393,8 +1397,7 @@ static prop_direction round_opens(uint8_t flags, const prop_rule *rule, uint32_t
 }
 
 /* The directions open along factor f in round `round`: what it and every earlier round open. */
-static prop_direction scheduled_direction(prop_engine *e, const ir_op *op, const prop_rule *rule, uint32_t f, int round) {
-  uint8_t flags = op_flags(e, op);
+static prop_direction scheduled_direction(uint8_t flags, const prop_rule *rule, uint32_t f, int round) {
   prop_direction d = PROP_DIR_NONE;
   for (int r = 0; r <= round; r++) d = dir_union(d, round_opens(flags, rule, f, r));
   return d;
@@ -1493,64 +1496,90 @@ static bool rule_is_shared(prop_engine *e, const ir_op *op) {
   return (op_flags(e, op) & OPF_ELEMENTWISE) && !ir_op_attr(op, "sdy.sharding_rule");
 }
 
-/* Writes a visit's outcome: the slots whose sharding changed, with their origins. */
-static void apply_visit(prop_engine *e, worklist *w, const ir_op *op, const uint32_t *slots, sharding_ref const *before,
-                        sharding_ref const *after, uint32_t n, bool kept) {
+/* Writes a visit's outcome: the slots whose sharding changed, with their origins. Tensors [0, nin) are
+ * operands (their defining ops are told), the rest results (of op `id` itself). */
+static void apply_visit(prop_engine *e, worklist *w, uint32_t id, uint32_t nin, const uint32_t *slots,
+                        sharding_ref const *before, sharding_ref const *after, uint32_t n, bool kept) {
   for (uint32_t i = 0; i < n; i++) {
     if (after[i] == before[i]) continue;
     if (n <= 8) set_origin(e, slots[i], slots, before, n);
-    const ir_value *v = i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
-    if (kept) set_kept_slot(e, w, slots[i], after[i], v, op->id);
-    else set_slot(e, w, slots[i], after[i], v, op->id);
+    uint32_t owner = i < nin ? owner_id(e->m->ops[id]->operands[i]) : id;
+    if (kept) set_kept_slot(e, w, slots[i], after[i], owner, id);
+    else set_slot(e, w, slots[i], after[i], owner, id);
   }
 }
 
-static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
+/* What a visit of an op needs of the op itself, noted at its first visit (visit_bits) so that later
+ * visits read only the engine's tables: the op's struct is cold by then, and touching it was most of a
+ * revisit's cost. */
+enum {
+  VB_KNOWN = 1,
+  VB_BY_RULE = 2, /* no barrier, and its rule has the op's operand and result counts */
+  VB_SHARED = 4   /* its rule is shared (rule_is_shared): visits are remembered */
+};
+
+static uint8_t first_visit_bits(prop_engine *e, const ir_op *op) {
+  uint8_t b = VB_KNOWN;
+  if (op->kind != SC_OP_SDY_PROPAGATION_BARRIER) { /* a barrier's rule is made at each visit (barrier_rule) */
+    const prop_rule *rule = prop_engine_rule(e, op);
+    if (rule && rule->noperands == op->noperands && rule->nresults == op->nresults) b |= VB_BY_RULE;
+  }
+  if (rule_is_shared(e, op)) b |= VB_SHARED; /* also computes op_flags, which visits read */
+  if (!e->round_steps[op->id]) (void)round_steps(e, op); /* run_pass reads them at each round's start */
+  return e->visit_bits[op->id] = b;
+}
+
+static void propagate_op(prop_engine *e, worklist *w, uint32_t id) {
+  const ir_op *op = e->m->ops[id]; /* read through only where the tables do not say */
+  uint8_t vb = e->visit_bits[id] ? e->visit_bits[id] : first_visit_bits(e, op);
   prop_direction *directions = NULL;
-  const prop_rule *rule = op->kind == SC_OP_SDY_PROPAGATION_BARRIER ? NULL : prop_engine_rule(e, op); /* cached: before the mark */
+  const prop_rule *rule = vb & VB_BY_RULE ? e->rules[id] : NULL;
   /* what a visit allocates is scratch unless a sharding grows: forgotten when none does, so revisits
    * (5 rounds per priority) cost no memory */
   ar_mark_t mark = ar_mark(e->a);
-  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) rule = barrier_rule(e, op, &directions);
-  if (!rule || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
-  if (!e->round_steps[op->id]) (void)round_steps(e, op); /* now, while the op is at hand (run_pass reads it) */
-  uint32_t n = op->noperands + op->nresults;
+  if (!rule && op->kind == SC_OP_SDY_PROPAGATION_BARRIER) {
+    rule = barrier_rule(e, op, &directions);
+    if (!rule || rule->noperands != op->noperands || rule->nresults != op->nresults) return;
+  }
+  if (!rule) return;
+  uint32_t nin = rule->noperands, n = rule->noperands + rule->nresults;
   sharding_ref *all = ar_alloc(e->a, (n ? n : 1) * sizeof *all);
   uint32_t *slots = ar_alloc(e->a, (n ? n : 1) * sizeof *slots);
   for (uint32_t i = 0; i < n; i++) {
-    slots[i] = i < op->noperands ? operand_slot(e, op, i) : alias_of(e, e->result_base[op->id] + i - op->noperands);
+    slots[i] = i < nin ? e->operand_slots[e->operand_start[id] + i] : alias_of(e, e->result_base[id] + i - nin);
     if (slots[i] >= e->nslots) return;
     all[i] = e->sh[slots[i]];
   }
   bool *changed = ar_alloc(e->a, (n ? n : 1) * sizeof *changed);
+  uint8_t flags = e->op_flags[id]; /* known since the first visit (first_visit_bits) */
   if (!directions && e->schedule >= 0) {
     directions = ar_alloc(e->a, (rule->nfactors ? rule->nfactors : 1) * sizeof *directions);
-    for (uint32_t f = 0; f < rule->nfactors; f++) directions[f] = scheduled_direction(e, op, rule, f, e->schedule);
+    for (uint32_t f = 0; f < rule->nfactors; f++) directions[f] = scheduled_direction(flags, rule, f, e->schedule);
   }
   uint32_t key = visit_key(e, directions, rule->nfactors);
-  if (visit_is_redundant(e, op->id, slots, n, key)) {
+  if (visit_is_redundant(e, id, slots, n, key)) {
     ar_rewind(e->a, mark);
     return;
   }
+  bool elementwise = e->aggressive && (flags & OPF_ELEMENTWISE);
   if (n > PROP_MEMO_MAX_TENSORS) { /* kept as they are: nothing is rewound */
     sharding_ref *before = ar_alloc(e->a, n * sizeof *before);
     memcpy(before, all, n * sizeof *all);
-    if (propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op)))
-      apply_visit(e, w, op, slots, before, all, n, false);
+    if (propagate_tensors(e, rule, all, changed, directions, elementwise)) apply_visit(e, w, id, nin, slots, before, all, n, false);
     return;
   }
   sharding_ref before[PROP_MEMO_MAX_TENSORS], after[PROP_MEMO_MAX_TENSORS];
   uint32_t kslots[PROP_MEMO_MAX_TENSORS];
   memcpy(before, all, n * sizeof *all);
   memcpy(kslots, slots, n * sizeof *slots);
-  bool memo = key && rule_is_shared(e, op);
+  bool memo = key && (vb & VB_SHARED);
   const sharding_ref *known = memo ? prop_visit_memo_get(&e->memo, rule, key, before, n) : NULL;
   if (known) {
     ar_rewind(e->a, mark);
-    apply_visit(e, w, op, kslots, before, known, n, true); /* the memo holds kept shardings */
+    apply_visit(e, w, id, nin, kslots, before, known, n, true); /* the memo holds kept shardings */
     return;
   }
-  if (!propagate_tensors(e, rule, all, changed, directions, e->aggressive && is_elementwise(e, op))) {
+  if (!propagate_tensors(e, rule, all, changed, directions, elementwise)) {
     ar_rewind(e->a, mark);
     if (memo) prop_visit_memo_put(&e->memo, rule, key, before, before, n);
     return;
@@ -1567,7 +1596,7 @@ static void propagate_op(prop_engine *e, worklist *w, const ir_op *op) {
   for (uint32_t i = 0; i < n; i++)
     if (fresh[i]) after[i] = prop_sharding_set_add(&e->shardings, after[i]);
   if (memo) prop_visit_memo_put(&e->memo, rule, key, before, after, n);
-  apply_visit(e, w, op, kslots, before, after, n, true);
+  apply_visit(e, w, id, nin, kslots, before, after, n, true);
 }
 
 static const ir_op *body_terminator(const ir_op *fn) {
@@ -1596,7 +1625,7 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
       sharding_ref all[2] = {e->sh[slot], e->func_results[f][k]};
       bool changed[2];
       if (!propagate_tensors(e, rule, all, changed, NULL, false)) continue;
-      if (changed[0]) set_slot(e, w, slot, all[0], v, UINT32_MAX);
+      if (changed[0]) set_slot(e, w, slot, all[0], owner_id(v), UINT32_MAX);
       if (changed[1]) e->func_results[f][k] = all[1];
     }
   }
@@ -1633,7 +1662,7 @@ static void run_pass(prop_engine *e) {
   e->round_log_pos[round] = (uint32_t)e->changes.n;
   for (uint32_t item; (item = next_item(&w)) != UINT32_MAX;) {
     ar_step(e->a, 1);
-    if (item < m->nops) propagate_op(e, &w, m->ops[item]);
+    if (item < m->nops) propagate_op(e, &w, item);
     else propagate_edge(e, &w, item - m->nops);
   }
   e->last_schedule = e->schedule;
@@ -1749,7 +1778,7 @@ static sharding_ref with_priority(sc_arena *a, const prop_sharding *cur, const p
 
 static void set_site(prop_engine *e, const sharding_site *site, sharding_ref s) {
   if (site->slot == UINT32_MAX) *site->at = s;
-  else set_slot(e, NULL, site->slot, s, NULL, UINT32_MAX);
+  else set_slot(e, NULL, site->slot, s, UINT32_MAX, UINT32_MAX);
 }
 
 /* A priority some dimension of a site was written with, for the rounds (sorted by priority). */
@@ -1882,6 +1911,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   e->last_change = ar_calloc(a, e->nslots + 1, sizeof *e->last_change);
   e->op_flags = ar_calloc(a, m->nops + 1, 1);
   e->round_steps = ar_calloc(a, m->nops + 1, 1);
+  e->visit_bits = ar_calloc(a, m->nops + 1, 1);
   e->last_schedule = -2;
   e->visited = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visited);
   e->visit_key = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);

@@ -103,6 +103,7 @@ struct prop_engine {
   ir_span last_type;          /* the type type_rank() parsed last, and its rank */
   int32_t last_type_rank;
   uint8_t *round_steps;       /* per op id: the rounds its directions change in (round_steps()) */
+  uint8_t *visit_bits;        /* per op id: what its visits need of it, noted at the first (first_visit_bits) */
   int last_schedule;          /* the schedule of the pass that ran last (-2: none yet) */
   uint32_t pass_end_log;      /* log length when that pass reached its fixed point */
   worklist work;              /* the passes' worklist, allocated once (see run_pass) */
