@@ -1032,6 +1032,11 @@ static void push(worklist *w, uint32_t item) {
   if (pos >= w->cursor) mark_pending(w, pos);
   else if (!w->on_stack[item]) {
     w->on_stack[item] = 1;
+    if (w->n == w->cap) { /* an item is on the stack at most once: it never holds more than all of them */
+      uint32_t cap = w->cap ? 2 * w->cap : 64;
+      w->stack = ar_grow(w->a, w->stack, w->n, cap, sizeof *w->stack);
+      w->cap = cap;
+    }
     w->stack[w->n++] = item;
   }
 }
@@ -1637,9 +1642,9 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
 static void run_pass(prop_engine *e) {
   const ir_module *m = e->m;
   uint32_t nitems = m->nops + (uint32_t)e->edges.n, round = (uint32_t)(e->schedule + 1);
-  if (!e->work.stack) { /* one for every pass: each ends with it empty */
-    worklist empty = {ar_alloc(e->a, (nitems + 1) * sizeof *empty.stack), 0, ar_calloc(e->a, nitems + 1, 1),
-                      ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.pending), 0, 0};
+  if (!e->work.on_stack) { /* one for every pass: each ends with it empty */
+    worklist empty = {e->a, NULL, 0, 0, ar_calloc(e->a, nitems + 1, 1), ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.pending),
+                      0, 0};
     e->work = empty;
   }
   worklist w = e->work;
@@ -1665,6 +1670,7 @@ static void run_pass(prop_engine *e) {
     if (item < m->nops) propagate_op(e, &w, item);
     else propagate_edge(e, &w, item - m->nops);
   }
+  e->work.stack = w.stack, e->work.cap = w.cap; /* grown during the pass */
   e->last_schedule = e->schedule;
   e->pass_end_log = (uint32_t)e->changes.n;
   propagate_func_results(e, NULL);

@@ -44,8 +44,9 @@ typedef struct {
 } prop_edge;
 
 typedef struct {
-  uint32_t *stack; /* items pushed on top, visited before the rest of program order */
-  uint32_t n;
+  sc_arena *a;
+  uint32_t *stack; /* items pushed on top, visited before the rest of program order (grows: few are) */
+  uint32_t n, cap;
   uint8_t *on_stack;
   uint64_t *pending; /* bitmap: program positions >= cursor that may need a visit */
   uint32_t npending;

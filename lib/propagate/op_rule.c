@@ -15,7 +15,7 @@
 #define NUL PB_NULL_DIM
 
 struct prop_rule_facts {
-  uint8_t *feeds_rng; /* per op id: one of its results is an operand of an rng_bit_generator */
+  uint8_t *feeds_rng; /* per op id: one of its results is an operand of an rng_bit_generator; NULL: none is */
   uint32_t nops;
 };
 
@@ -697,10 +697,10 @@ static rule_fn find_rule(const ir_op *op) {
 const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m) {
   prop_rule_facts *f = ar_calloc(a, 1, sizeof *f);
   f->nops = m->nops;
-  f->feeds_rng = ar_calloc(a, m->nops ? m->nops : 1, 1);
   if (!ir_module_may_name(m, "stablehlo.rng_bit_generator") && !ir_module_may_name(m, "mhlo.rng_bit_generator") &&
       !ir_module_may_name(m, "rng-bit-generator"))
-    return f; /* no generator: nothing feeds one */
+    return f; /* no generator: nothing feeds one (feeds_rng stays NULL) */
+  f->feeds_rng = ar_calloc(a, m->nops ? m->nops : 1, 1);
   uint8_t *rng_name = ar_calloc(a, m->nop_names + 1, 1); /* per name id: 1 rng_bit_generator, 2 other */
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
@@ -722,7 +722,7 @@ const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m) {
  * see its results (those after it inside its parent). */
 static bool feeds_rng(const rc *c) {
   const ir_op *op = c->op;
-  if (c->opt->facts) return op->id < c->opt->facts->nops && c->opt->facts->feeds_rng[op->id];
+  if (c->opt->facts) return c->opt->facts->feeds_rng && op->id < c->opt->facts->nops && c->opt->facts->feeds_rng[op->id];
   uint32_t end = op->parent_op ? op->parent_op->subtree_end : c->m->nops;
   for (uint32_t i = op->id + 1; i < end && i < c->m->nops; i++) {
     const ir_op *u = c->m->ops[i];
