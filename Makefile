@@ -6,12 +6,16 @@
 # and `make test SAN=...` runs the unit, corpus and integration suites on it (no valgrind there).
 # CFLAGS / LDFLAGS from the environment or the command line are added to every compile / link.
 SAN     ?=
+# The release build is -O3 (2-3% faster on a large module, where propagation's loops inline); the
+# sanitizer build stays at -O2, where the sanitizers' checks give -O3 false maybe-uninitialized warnings.
 ifneq ($(strip $(SAN)),)
 BUILD   ?= build-san
 SAN_FLAGS := -fsanitize=$(SAN) -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT     ?= -O2 -g
 else
 BUILD   ?= build
 SAN_FLAGS :=
+OPT     ?= -O3 -g
 endif
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
@@ -21,7 +25,6 @@ WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-proto
 ifdef CI
 WARN    += -Werror
 endif
-OPT     ?= -O2 -g
 CFLAGS_COMMON = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN) -MMD -MP $(SAN_FLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 
 # Recursive (=) so pkg-config runs only after scripts/deps.sh installed the packages.

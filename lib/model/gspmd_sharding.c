@@ -192,7 +192,7 @@ static int64_t prod_checked(const int64_t *v, size_t n, bool *bad) {
 static bool parse_iota_array(glex *lx, i64vec *reshape, i64vec *perm) {
   if (!g_expect(lx, '[', "expected '[' to start sharding iota_reshape_dims")) return false;
   do {
-    int64_t d;
+    int64_t d = 0;
     if (!g_int(lx, &d)) return false;
     SC_PUSH(lx->a, *reshape, d);
   } while (g_eat(lx, ','));
@@ -208,7 +208,7 @@ static bool parse_iota_array(glex *lx, i64vec *reshape, i64vec *perm) {
   if (!g_expect(lx, '(', "expected 'T(' to start sharding devices iota_transpose_perm")) return false;
   do {
     const char *at = g_peek(lx).at;
-    int64_t d;
+    int64_t d = 0;
     if (!g_int(lx, &d)) return false;
     if (d < 0 || (uint64_t)d >= reshape->n)
       return g_fail_at(lx, at, "Out of range iota minor_to_major value %" PRId64 ", expecting value in range [0, %zu)",
@@ -291,7 +291,7 @@ static bool parse_device_ids(glex *lx, md_mesh *m, const char *at) {
   i64vec ids = {0};
   if (!g_is(g_peek(lx), ')')) {
     do {
-      int64_t d;
+      int64_t d = 0;
       if (!g_int(lx, &d)) return false;
       SC_PUSH(lx->a, ids, d);
     } while (g_eat(lx, ','));
@@ -329,7 +329,7 @@ static bool parse_v3_mesh(glex *lx, md_mesh **out) {
     gtok t = g_lex(lx);
     if (t.kind != G_ATTR || !ir_span_eq(t.text, "device_id"))
       return g_fail_at(lx, t.at, "expected device_id= attribute in maximal_mesh");
-    int64_t d;
+    int64_t d = 0;
     if (!g_int(lx, &d)) return false;
     if (!g_expect(lx, ']', "expected ']' to end maximal_mesh")) return false;
     m->maximal = true;
@@ -353,7 +353,7 @@ static bool parse_v3_mesh(glex *lx, md_mesh **out) {
       gtok name = g_lex(lx); /* XLA prints `a=2`; its older printer quoted the name: `'a'=2` */
       if (name.kind != G_STR && name.kind != G_ATTR) return g_fail_at(lx, name.at, "expects name");
       if (name.kind == G_STR && !g_expect(lx, '=', "expects '=' after axis name")) return false;
-      int64_t size;
+      int64_t size = 0;
       if (!g_int(lx, &size)) return false;
       md_axis ax = {name.text, size, SC_AXIS_AUTO};
       SC_PUSH(lx->a, axes, ax);
@@ -604,7 +604,7 @@ typedef struct {
 static bool parse_devices(glex *lx, single_attrs *sa) {
   if (!g_expect(lx, '[', "expected '[' to start sharding devices shape")) return false;
   do {
-    int64_t d;
+    int64_t d = 0;
     if (!g_int(lx, &d)) return false;
     SC_PUSH(lx->a, sa->dims, d);
   } while (g_eat(lx, ','));
@@ -614,7 +614,7 @@ static bool parse_devices(glex *lx, single_attrs *sa) {
     return parse_iota_array(lx, &sa->reshape, &sa->perm);
   }
   do {
-    int64_t d;
+    int64_t d = 0;
     if (!g_int(lx, &d)) return false;
     SC_PUSH(lx->a, sa->devices, d);
   } while (g_eat(lx, ','));

@@ -71,6 +71,7 @@ typedef struct {
 static void mark(const sdy_lex *lx, lex_mark *m) {
   m->at = frame_of(lx);
   m->depth = lx->depth;
+  m->budget = 0;
   if (!lx->aliases) return; /* the common case: a position in one text */
   m->budget = lx->aliases->budget;
   memcpy(m->outer, lx->outer, lx->depth * sizeof *lx->outer);

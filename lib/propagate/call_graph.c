@@ -260,7 +260,7 @@ bool prop_flatten_call_graph(sc_arena *a, const ir_module *m, uint32_t begin, ui
   for (uint32_t k = 0; k < copies->n; k++) {
     copies->names[k] = ir_span_of(fl.nodes.v[k].name, strlen(fl.nodes.v[k].name));
     ir_span original = ir_op_sym_name(m->funcs[fl.nodes.v[k].func]);
-    copies->originals[k] = ir_span_of(ar_printf(a, "%.*s", SC_SPAN_ARG(original)), original.n);
+    copies->originals[k] = ir_span_of(ar_strndup(a, original.n ? original.p : "", original.n), original.n);
   }
   copies->copied = copied.v;
   copies->ncopied = (uint32_t)copied.n;
