@@ -176,17 +176,6 @@ size_t ar_rewind_keep(sc_arena *a, ar_mark_t m, ar_mark_t keep) {
   return delta;
 }
 
-void ar_release(sc_arena *a, ar_mark_t m, void *p) {
-  chunk *own = a->head ? a->head->next : NULL; /* where a block with a chunk of its own goes (ar_alloc_slow) */
-  if (!own || (void *)own->data != p || m.chunk != a->head) {
-    ar_rewind(a, m);
-    return;
-  }
-  a->head->next = own->next;
-  a->used -= own->size;
-  free_chunk(own);
-}
-
 /* Makes the head chunk's pages up to at least bump.cur + n (it has them) present, POPULATE_STEP at a
  * time: the kernel fills a range in one call several times faster than it takes the same pages one
  * fault at a time, and a chunk is populated only as far as the arena has reached. */

@@ -65,10 +65,6 @@ void ar_rewind(sc_arena *a, ar_mark_t m);
  * `m` (all in one chunk, else nothing happens). Returns how far it moved (0: not moved); the caller
  * rebases the pointers inside the kept block. */
 size_t ar_rewind_keep(sc_arena *a, ar_mark_t m, ar_mark_t keep);
-/* Scratch too large for ar_rewind: gives back `p`, a block ar_alloc made since the last larger-than-a-
- * chunk block, when it had a chunk of its own (then its pages go back to the system and the arena's
- * size shrinks); otherwise rewinds to `m`, taken just before `p` was allocated. */
-void ar_release(sc_arena *a, ar_mark_t m, void *p);
 size_t ar_limit(const sc_arena *a);
 /* While set, allocation failure (and an exceeded step limit) does longjmp(*env, 1), and a cancelled
  * request (see ar_set_cancel) longjmp(*env, 2). NULL clears it. */

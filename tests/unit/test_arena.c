@@ -104,27 +104,3 @@ Test(arena, one_pass_strings) {
   cr_assert_eq(ar_str_str(&s)[19999], '!');
   sc_arena_free(a);
 }
-
-/* ar_release gives a block that has a chunk of its own back to the system (the arena shrinks, the next
- * allocation is zeroed and usable), and rewinds a block from the head chunk like ar_rewind. */
-Test(arena, release_gives_back_a_large_scratch_block) {
-  sc_arena *a = sc_arena_new(0);
-  memset(ar_alloc(a, 1000), 1, 1000);
-  size_t before = sc_arena_used(a);
-  ar_mark_t mark = ar_mark(a);
-  unsigned char *big = ar_alloc(a, 4u << 20);
-  memset(big, 0x77, 4u << 20);
-  cr_assert_geq(sc_arena_used(a), before + (4u << 20));
-  ar_release(a, mark, big);
-  cr_assert_eq(sc_arena_used(a), before);
-  unsigned char *again = ar_alloc(a, 4u << 20);
-  for (size_t k = 0; k < (4u << 20); k += 4093) cr_assert_eq(again[k], 0);
-  mark = ar_mark(a);
-  unsigned char *small = ar_alloc(a, 64);
-  memset(small, 0x55, 64);
-  ar_release(a, mark, small);
-  unsigned char *next = ar_alloc(a, 64);
-  cr_assert_eq(next, small);
-  for (int k = 0; k < 64; k++) cr_assert_eq(next[k], 0);
-  sc_arena_free(a);
-}
