@@ -236,7 +236,6 @@ void ir_module_set_names(ir_module *m, const ir_name_table *t) {
   m->nop_names = (uint32_t)t->names.n;
 }
 
-
 /* Derived, not stored: custom calls are few, and ir_op stays small for the rest. */
 ir_span ir_op_custom_call_target(const ir_op *op) {
   return op->classified && op->kind == SC_OP_CUSTOM_CALL ? custom_call_target(op) : ir_span_of(NULL, 0);

@@ -407,10 +407,11 @@ void ir_locate_without_lines(sc_arena *a, const ir_module *m, sc_diag *diags, si
  * classifies ops of any front end. Call it once the op's attributes are complete. */
 void ir_op_classify(ir_op *op);
 /* Completes what every front end leaves to the IR: classifies every op of `m` and sets each op's
- * subtree_end (ops must be in preorder with parent_op set). The MLIR and HLO text front ends call it
- * before returning; sc_check() calls it again after any front end (idempotent), so a front end that
- * does not still gets classified ops before the model and the rules run. Interns the ops' bare names
- * (ir_op.name_id, ir_module.op_names) in `a`, the module's arena. */
+ * subtree_end (ops must be in preorder with parent_op set), and interns the ops' bare names
+ * (ir_op.name_id, ir_module.op_names) in `a`, the module's arena. The HLO text front end calls it
+ * before returning and the MLIR one does the same work in its own walk (ir_op_finish); sc_check() calls
+ * it again after any front end (a finalized module is left as it is), so a front end that does neither
+ * still gets classified ops before the model and the rules run. */
 void ir_module_finalize(sc_arena *a, ir_module *m);
 /* How many distinct op names a module's ops get ids for (ir_op.name_id); further names get none. */
 #define IR_MAX_OP_NAMES 65535u

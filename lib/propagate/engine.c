@@ -1551,7 +1551,7 @@ static void propagate_op(prop_engine *e, worklist *w, uint32_t id) {
   sharding_ref *all = ar_alloc(e->a, (n ? n : 1) * sizeof *all);
   uint32_t *slots = ar_alloc(e->a, (n ? n : 1) * sizeof *slots);
   for (uint32_t i = 0; i < n; i++) {
-    slots[i] = i < nin ? e->operand_slots[e->operand_start[id] + i] : alias_of(e, e->result_base[id] + i - nin);
+    slots[i] = i < nin ? indexed_operand_slot(e, id, i) : alias_of(e, e->result_base[id] + i - nin);
     if (slots[i] >= e->nslots) return;
     all[i] = e->sh[slots[i]];
   }

@@ -144,11 +144,16 @@ static inline const computation_globals *written_globals(const prop_engine *e, c
   return e->globals.n && hs_name_map_get(&e->globals_index, (const char *)&op->id, sizeof op->id, &k) ? &e->globals.v[k] : NULL;
 }
 
+/* Operand k's slot of the op with id `id`, from the table index_uses() made (k below its operand count). */
+static inline uint32_t indexed_operand_slot(const prop_engine *e, uint32_t id, uint32_t k) {
+  return e->operand_slots[e->operand_start[id] + k];
+}
+
 /* The slot operand `k` of `op` reads: its value's, or its own copy's (split constants). Once the uses are
  * indexed, read from the table index_uses() made. */
 static inline uint32_t operand_slot(const prop_engine *e, const ir_op *op, uint32_t k) {
   if (e->operand_slots && op->id < e->m->nops && e->m->ops[op->id] == op) /* one of the module's ops */
-    return k < op->noperands ? e->operand_slots[e->operand_start[op->id] + k] : UINT32_MAX;
+    return k < op->noperands ? indexed_operand_slot(e, op->id, k) : UINT32_MAX;
   if (e->own_copy_at && e->own_copy_at[op->id] != UINT32_MAX && e->own_copy[e->own_copy_at[op->id] + k] != UINT32_MAX)
     return e->own_copy[e->own_copy_at[op->id] + k];
   return slot_of(e, op->operands[k]);
