@@ -294,7 +294,7 @@ typedef struct {
 static bool op_is(const ir_op *op, const char *name) { return ir_span_eq(op->name, name); }
 
 /* The one place an op is created: preorder id, its name written at its start in the text pool. */
-static ir_op *new_op(builder *b, ir_span name, ir_block *blk, ir_op *parent) {
+static ir_op *new_op(builder *b, ir_span name, ir_op *parent) {
   bc *s = b->s;
   if (b->ops.n >= b->in->max_ops) {
     bc_fail(s, NULL, "more than %u operations", b->in->max_ops);
@@ -312,7 +312,6 @@ static ir_op *new_op(builder *b, ir_span name, ir_block *blk, ir_op *parent) {
   op->pos.offset = (uint32_t)bc_mark(s);
   op->name = bc_put(s, name.p, name.n);
   op->generic = true;
-  op->parent_block = blk;
   op->parent_op = parent;
   op->depth = b->depth;
   op->func = parent ? (op_is(parent, "func.func") ? parent : parent->func) : NULL;
@@ -629,7 +628,7 @@ static void set_extent(bc *s, ir_op *op) {
 
 /* An op without its regions' contents: name, mask, location, attributes, properties, results,
  * operands, successors, use-lists, region count. */
-static ir_op *read_op(builder *b, bc_rd *r, ir_block *blk, ir_op *parent, region_values *rv, uint32_t nblocks) {
+static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, uint32_t nblocks) {
   bc *s = b->s;
   const uint8_t *at = r->p;
   uint64_t ni = bc_varint(s, r);
@@ -639,7 +638,7 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_block *blk, ir_op *parent, region
   if (!bc_ok(s)) return NULL;
   const bc_opname *on = &s->opnames[ni];
   bool vhlo = s->dialect_kind[on->dialect] == BC_D_VHLO;
-  ir_op *op = new_op(b, stablehlo_name(b, on, parent), blk, parent);
+  ir_op *op = new_op(b, stablehlo_name(b, on, parent), parent);
   if (!op) return NULL;
   ir_srcloc src = bc_resolve_loc(s, loc);
   if (src.known || src.file.n || src.line || src.col) ir_op_extra_of(s->a, op)->src = src;
@@ -786,7 +785,7 @@ static ir_region *read_region(builder *b, bc_rd *r, ir_op *parent) {
     uint64_t nops = read_block_header(b, r, blk, &rv, k == 0 ? parent : NULL);
     blk->ops = ar_calloc(s->a, nops ? nops : 1, sizeof *blk->ops);
     for (uint64_t i = 0; i < nops && bc_ok(s); i++) {
-      ir_op *op = read_op(b, r, blk, parent, &rv, (uint32_t)nblocks);
+      ir_op *op = read_op(b, r, parent, &rv, (uint32_t)nblocks);
       if (op) blk->ops[blk->nops++] = op;
     }
   }
@@ -810,7 +809,7 @@ static ir_op *read_top(builder *b, bc_rd r) {
   uint64_t nops = read_block_header(b, &r, top, &none, NULL);
   SC_VEC(ir_op *) ops = {0};
   for (uint64_t i = 0; i < nops && bc_ok(s); i++) {
-    ir_op *op = read_op(b, &r, top, NULL, &none, 1);
+    ir_op *op = read_op(b, &r, NULL, &none, 1);
     if (op) SC_PUSH(s->a, ops, op);
   }
   if (!bc_ok(s)) return NULL;
@@ -818,7 +817,6 @@ static ir_op *read_top(builder *b, bc_rd r) {
     bc_fail(s, r.p, "expected one top-level builtin.module, found %zu top-level operation(s)", ops.n);
     return NULL;
   }
-  ops.v[0]->parent_block = NULL;
   return ops.v[0];
 }
 

@@ -51,7 +51,6 @@ static ir_op *new_instr(P *p, comp *c, const char *start, ir_span opcode, ir_spa
   op->pos.offset = hlo_off(p, start);
   op->extra = &ib->extra; /* every instruction has a name (and most a metadata location) */
   op->extra->sym_name = name;
-  op->parent_block = c->block;
   op->parent_op = c->func;
   op->func = c->func;
   op->depth = 2;

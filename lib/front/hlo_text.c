@@ -603,7 +603,6 @@ static ir_op *new_computation(P *p, const char *start, ir_span name, comp *c) {
   f->pos.offset = hlo_off(p, start);
   f->extra = hlo_alloc(p, sizeof *f->extra);
   f->extra->sym_name = name;
-  f->parent_block = p->mblock;
   f->parent_op = p->module;
   f->depth = 1;
   f->func = NULL;

@@ -284,7 +284,7 @@ void mt_complete_symbols(sc_arena *a, ir_op *op, bool call_like, bool func_like)
 }
 
 /* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
-ir_op *mt_new_op(P *p, ir_block *block, ir_op *parent_op, uint32_t at) {
+ir_op *mt_new_op(P *p, ir_op *parent_op, uint32_t at) {
   if (p->nops >= p->in->max_ops) {
     mt_fail_at(p, at, "more than %u operations", p->in->max_ops);
     p->err->limit = true;
@@ -297,7 +297,6 @@ ir_op *mt_new_op(P *p, ir_block *block, ir_op *parent_op, uint32_t at) {
   }
   ir_op *op = ar_alloc(p->a, sizeof *op);
   op->id = p->nops++;
-  op->parent_block = block;
   op->parent_op = parent_op;
   op->depth = p->depth;
   op->func = parent_op ? (mt_is_func_like(parent_op->name) ? parent_op : parent_op->func) : NULL;

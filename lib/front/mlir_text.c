@@ -380,9 +380,9 @@ static void finish_op(P *p, op_state *st, tok first) {
 /* op ::= result-list? op-name piece*
  * The pieces run until a token that begins the next op (or a top-level item) on a new line, or the
  * '}' that closes the enclosing region. The first token is next and begins an op. */
-static ir_op *parse_op(P *p, ir_block *block, ir_op *parent_op, const raw_head *h) {
+static ir_op *parse_op(P *p, ir_op *parent_op, const raw_head *h) {
   tok first = h ? (tok){T_PERCENT, false, '%', h->res, h->res_end - h->res} : peek(p, 0);
-  ir_op *op = mt_new_op(p, block, parent_op, first.off);
+  ir_op *op = mt_new_op(p, parent_op, first.off);
   if (!op) return NULL;
   op_state st = {op, false, false, false, false, p->s_attrs.n, p->s_values.n, p->s_spans.n, {0}, {0}};
   if (h) { /* read by mt_raw_op_head(): one result, then the name */
@@ -436,7 +436,7 @@ static void parse_block_ops(P *p, ir_block *b, ir_op *parent_op) {
     if (!p->nla && ((p->head_after == p->lex_off + 1 && (h = p->head, true)) ||
                     mt_raw_op_head(p, mt_skip_white(p, p->lex_off), &h))) {
       p->head_after = 0;
-      if (!(op = parse_op(p, b, parent_op, &h))) return;
+      if (!(op = parse_op(p, parent_op, &h))) return;
       goto parsed;
     }
     tok t = peek(p, 0);
@@ -448,7 +448,7 @@ static void parse_block_ops(P *p, ir_block *b, ir_op *parent_op) {
       mt_fail_at(p, t.off, "expected an operation, found '%.*s'", (int)(t.len > 40 ? 40 : t.len), p->buf + t.off);
       return;
     }
-    if (!(op = parse_op(p, b, parent_op, NULL))) return;
+    if (!(op = parse_op(p, parent_op, NULL))) return;
   parsed:
     SC_PUSH(p->a, p->s_ops, op);
     for (uint32_t i = 0; i < op->nresults; i++)
@@ -649,7 +649,7 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
       break;
     }
     /* Parse top-level ops one at a time so `#alias =` lines between them are handled here. */
-    ir_op *op = parse_op(&p, rb, root, NULL);
+    ir_op *op = parse_op(&p, root, NULL);
     if (!op) break;
     SC_PUSH(p.a, top, op);
   }
@@ -660,7 +660,6 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
   if (top.n == 1 && ir_span_eq(top.v[0]->name, "builtin.module")) {
     /* Drop the implicit root: the explicit module is the root. Renumber ids and re-parent. */
     ir_op *mod = top.v[0];
-    mod->parent_block = NULL;
     mod->parent_op = NULL;
     m->module = mod;
   } else {

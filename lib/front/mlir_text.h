@@ -265,7 +265,7 @@ uint32_t mt_value_name_end(const char *b, uint32_t i, uint32_t end);
 void mt_complete_symbols(sc_arena *a, ir_op *op, bool call_like, bool func_like);
 
 /* A new op at the next token, within the max_ops bound and not cancelled; NULL after an error. */
-ir_op *mt_new_op(P *p, ir_block *block, ir_op *parent_op, uint32_t at);
+ir_op *mt_new_op(P *p, ir_op *parent_op, uint32_t at);
 
 /* op-name ::= string-literal (generic form) | bare-id (custom form)
  * The elided builtins module/return/call/func get their dialect. Returns false after an error. */

@@ -654,17 +654,33 @@ static const ir_op *op_at_offset(const ir_module *m, uint32_t offset) {
   return op;
 }
 
-static uint32_t index_in_parent(const ir_op *op, uint32_t *region, uint32_t *block) {
-  *region = *block = 0;
-  const ir_block *b = op->parent_block;
+const ir_block *ir_op_block(const ir_op *op, uint32_t *region, uint32_t *block, uint32_t *index) {
   const ir_op *p = op->parent_op;
-  if (!b || !p) return 0;
-  for (uint32_t r = 0; r < p->nregions; r++)
-    for (uint32_t k = 0; k < p->regions[r]->nblocks; k++)
-      if (p->regions[r]->blocks[k] == b) *region = r, *block = k;
-  for (uint32_t i = 0; i < b->nops; i++)
-    if (b->ops[i] == op) return i;
-  return 0;
+  for (uint32_t r = 0; p && r < p->nregions; r++)
+    for (uint32_t k = 0; k < p->regions[r]->nblocks; k++) {
+      const ir_block *b = p->regions[r]->blocks[k];
+      /* a block's ops are its parent's children in preorder: ids rise along b->ops */
+      if (!b->nops || op->id < b->ops[0]->id || op->id > b->ops[b->nops - 1]->id) continue;
+      uint32_t lo = 0, hi = b->nops - 1;
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->ops[mid]->id < op->id) lo = mid + 1;
+        else hi = mid;
+      }
+      if (b->ops[lo] != op) continue;
+      if (region) *region = r;
+      if (block) *block = k;
+      if (index) *index = lo;
+      return b;
+    }
+  return NULL;
+}
+
+static uint32_t index_in_parent(const ir_op *op, uint32_t *region, uint32_t *block) {
+  uint32_t index = 0;
+  *region = *block = 0;
+  ir_op_block(op, region, block, &index);
+  return index;
 }
 
 static const char *op_path(sc_arena *a, const ir_op *op) {

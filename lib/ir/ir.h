@@ -257,10 +257,15 @@ struct ir_op {
   ir_region **regions;     /* nregions */
   ir_op_extra *extra;      /* NULL for most ops */
 
-  ir_block *parent_block;
   ir_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
   ir_op *func;             /* enclosing func.func / HLO computation, or NULL */
 };
+
+/* The block holding `op` (NULL for the module op and ops outside any block), found among its parent's
+ * blocks by preorder ids: O(blocks of the parent + log ops of the block). *region, *block and *index
+ * (each optional) get the region's and block's positions in the parent and the op's in the block. Any
+ * thread; the module is only read. */
+const ir_block *ir_op_block(const ir_op *op, uint32_t *region, uint32_t *block, uint32_t *index);
 
 /* The op's side record, allocated (zeroed) on first use; for front ends. */
 static inline ir_op_extra *ir_op_extra_of(sc_arena *a, ir_op *op) {

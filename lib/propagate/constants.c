@@ -77,28 +77,44 @@ int prop_split_constants(sc_arena *a, const ir_module *m, uint32_t begin, uint32
 
 /* The text identifying a constant or scalar broadcast within its block: its block, then everything after
  * its `=` but its location. */
-static const char *merge_key(sc_arena *a, const ir_module *m, const ir_op *op, uint32_t *len) {
+static const char *merge_key(sc_arena *a, const ir_module *m, const ir_op *op, uint32_t block, uint32_t *len) {
   const char *p = m->buf + op->pos.offset, *end = m->buf + op->end, *eq = memchr(p, '=', (size_t)(end - p));
   if (!eq) return NULL;
   if (op->loc_len && op->loc_offset > (uint32_t)(eq - m->buf) && op->loc_offset < op->end) end = m->buf + op->loc_offset;
   while (end > eq && (end[-1] == ' ' || end[-1] == '\n')) end--;
   ar_str key = SC_ASTR_INIT(a);
-  ar_str_put(&key, (const char *)&op->parent_block, sizeof op->parent_block);
+  ar_str_put(&key, (const char *)&block, sizeof block);
   ar_str_put(&key, eq, (size_t)(end - eq));
   *len = (uint32_t)key.n;
   return key.p;
+}
+
+/* Each op's block, numbered in one walk (ops do not record their block). */
+static uint32_t *block_numbers(sc_arena *a, const ir_module *m) {
+  uint32_t *number = ar_calloc(a, m->nops + 1, sizeof *number), next = 0;
+  for (uint32_t i = 0; i < m->nops; i++) {
+    const ir_op *op = m->ops[i];
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (uint32_t k = 0; k < op->regions[r]->nblocks; k++, next++) {
+        const ir_block *b = op->regions[r]->blocks[k];
+        for (uint32_t j = 0; j < b->nops; j++) number[b->ops[j]->id] = next;
+      }
+  }
+  return number;
 }
 
 uint32_t prop_merge_constants(sc_arena *a, const ir_module *m, prop_printer *pr, uint8_t *erased) {
   hs_name_map first; /* key -> the op id of the first such op */
   hs_name_map_init(&first, a, 16);
   const char **into = NULL; /* per op id of a merged op: the name its uses read now */
+  const uint32_t *block = NULL; /* per op id, from the first constant on */
   uint32_t merged = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     if (erased[op->id] || !copied_per_use(op)) continue;
     uint32_t len, id;
-    const char *key = merge_key(a, m, op, &len);
+    if (!block) block = block_numbers(a, m);
+    const char *key = merge_key(a, m, op, block[op->id], &len);
     if (!key) continue;
     hs_name_map_make_room(&first, a);
     if (hs_name_map_put(&first, key, len, op->id, &id)) continue;

@@ -100,7 +100,8 @@ static void check_structure(const char *path, const parsed *r) {
                          SC_SPAN_ARG(ir_op_callee(op)));
     if (ir_op_is(op, "custom-call")) cr_assert_gt(ir_op_custom_call_target(op).n, 0, "%s:%u", path, test_op_pos(r->m, op).line);
     if (ir_op_is(op, "parameter")) {
-      const ir_block *b = op->parent_block;
+      const ir_block *b = ir_op_block(op, NULL, NULL, NULL);
+      cr_assert_not_null(b, "%s: parameter outside a block", path);
       bool found = false;
       for (uint32_t k = 0; k < b->nargs; k++) found |= b->args[k] == op->results[0];
       cr_assert(found, "%s:%u: parameter is not a block argument", path, test_op_pos(r->m, op).line);

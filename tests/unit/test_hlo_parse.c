@@ -181,7 +181,7 @@ Test(hlo_parse, instructions_operands_attrs) {
     cr_assert_eq(b->ops[i]->depth, 2);
     cr_assert_eq(b->ops[i]->func, main_);
     cr_assert_eq(b->ops[i]->parent_op, main_);
-    cr_assert_eq(b->ops[i]->parent_block, b);
+    cr_assert_eq(ir_op_block(b->ops[i], NULL, NULL, NULL), b);
     cr_assert_eq(ir_linemap_pos(&lines, b->ops[i]->pos.offset).line, 11 + (uint32_t)i);
     cr_assert_eq(ir_linemap_pos(&lines, b->ops[i]->pos.offset).col, 3);
   }
