@@ -746,7 +746,7 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, ui
   if (op_is(op, "stablehlo.reduce")) fold_compact_reduce(b, op);
   if (x.narg_attrs && op->nregions && op->regions[0]->nblocks) {
     ir_block *entry = op->regions[0]->blocks[0];
-    for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) entry->args[i]->attrs = &x.arg_attrs[i];
+    for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) ir_block_set_arg_attrs(s->a, entry, i, &x.arg_attrs[i]);
   }
   return op;
 }

@@ -679,7 +679,6 @@ static void parse_body(P *p, comp *c, ir_span name, uint32_t depth) {
     for (uint32_t i = 0; i < c->params.n; i++) {
       ir_value *v = c->params.v[i]->results[0];
       v->block = c->block;
-      v->attrs = &c->params.v[i]->attrs; /* the parameter op's own (it lives as long) */
       c->block->args[i] = v;
     }
     c->block->nargs = c->params.n;

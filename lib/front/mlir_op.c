@@ -91,7 +91,7 @@ void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
     ir_block *entry = op->regions[0]->blocks[0];
     if (n == entry->nargs)
       for (uint32_t i = 0; i < n; i++)
-        if (!ir_value_attrs(entry->args[i])->n) entry->args[i]->attrs = &list[i];
+        if (!ir_value_attrs(entry->args[i])->n) ir_block_set_arg_attrs(p->a, entry, i, &list[i]);
   }
   const ir_attr *ra = ir_attrs_find(&op->attrs, "res_attrs");
   if (ra && !ir_op_nresult_attrs(op)) {

@@ -395,10 +395,19 @@ ir_value *mt_parse_block_arg(P *p) {
     ir_attrs *attrs = ar_alloc(p->a, sizeof *attrs);
     attrs->v = av.v;
     attrs->n = (uint32_t)av.n;
-    v->attrs = attrs;
+    SC_PUSH(p->a, p->s_arg_attrs, ((struct arg_attrs){v, attrs}));
   }
   if (mt_at_loc(p)) mt_parse_loc(p);
   return v;
+}
+
+void mt_attach_arg_attrs(P *p, ir_block *b) {
+  /* this block's arguments were the last parsed: their entries are on top (older ones are of
+   * signatures without a body) */
+  while (p->s_arg_attrs.n && p->s_arg_attrs.v[p->s_arg_attrs.n - 1].arg->block == b) {
+    const struct arg_attrs *e = &p->s_arg_attrs.v[--p->s_arg_attrs.n];
+    ir_block_set_arg_attrs(p->a, b, e->arg->index, e->attrs);
+  }
 }
 
 bool mt_is_call_like(ir_span name) {

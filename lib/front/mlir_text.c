@@ -567,6 +567,7 @@ ir_region *mt_parse_region(P *p, ir_op *parent, value_vec *entry_args) {
     }
     b->args = args.v;
     b->nargs = (uint32_t)args.n;
+    mt_attach_arg_attrs(p, b);
     parse_block_ops(p, b, parent);
     SC_PUSH(p->a, blocks, b);
     first = false;

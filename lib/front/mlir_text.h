@@ -83,6 +83,9 @@ typedef struct {
   value_vec s_values;
   span_vec s_spans;
   op_vec s_ops;
+  /* Block arguments written with attributes, until their block is made (mt_attach_arg_attrs): a
+   * block keeps its arguments' attributes, not each value. */
+  SC_VEC(struct arg_attrs { ir_value *arg; const ir_attrs *attrs; }) s_arg_attrs;
   /* The last `word<...>` unit (a type, #attr<..>, !type<..>) scanned as bytes: modules repeat a few
    * types and shardings thousands of times, and bytes equal to it scan the same way, so a memcmp
    * replaces the scan. One for types in lists (mt_raw_type_at), one for values (mt_skip_unit), so that a
@@ -287,6 +290,9 @@ uint32_t mt_skip_white(const P *p, uint32_t i);
 bool mt_fast_line(P *p, op_state *st);
 
 ir_region *mt_parse_region(P *p, ir_op *parent, value_vec *entry_args);
+/* Gives block `b` the attributes of its arguments (set: b->args, their block and index) that
+ * mt_parse_block_arg noted last. */
+void mt_attach_arg_attrs(P *p, ir_block *b);
 
 static inline bool failed(const P *p) { return p->err->failed; }
 

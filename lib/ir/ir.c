@@ -654,6 +654,12 @@ static const ir_op *op_at_offset(const ir_module *m, uint32_t offset) {
   return op;
 }
 
+void ir_block_set_arg_attrs(sc_arena *a, ir_block *b, uint32_t index, const ir_attrs *attrs) {
+  if (index >= b->nargs) return;
+  if (!b->arg_attrs) b->arg_attrs = ar_calloc(a, b->nargs, sizeof *b->arg_attrs);
+  b->arg_attrs[index] = attrs;
+}
+
 const ir_block *ir_op_block(const ir_op *op, uint32_t *region, uint32_t *block, uint32_t *index) {
   const ir_op *p = op->parent_op;
   for (uint32_t r = 0; p && r < p->nregions; r++)

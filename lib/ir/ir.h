@@ -165,7 +165,7 @@ typedef struct {
 } ir_srcloc;
 
 /* One per result and block argument (modules have ~10^5): what only some arguments have (attributes)
- * is behind a pointer, and a block argument's `loc(...)` is not kept (nothing reads it). */
+ * their block keeps (ir_value_attrs), and a block argument's `loc(...)` is not kept (nothing reads it). */
 typedef struct ir_value {
   ir_span name;       /* "%0", "%arg0", "%0#1"; HLO: "param.1" */
   ir_span type;       /* raw type text ("tensor<8x16xf32>", "f32[8,16]{1,0}") or empty if unknown */
@@ -173,18 +173,12 @@ typedef struct ir_value {
   uint32_t index;     /* result index or block argument index */
   ir_at pos;
   ir_block *block;    /* owning block for block arguments, else NULL */
-  const ir_attrs *attrs; /* argument attributes (func args), or NULL: read them with ir_value_attrs() */
 } ir_value;
-
-/* A value's argument attributes (empty for results and arguments without any). */
-static inline const ir_attrs *ir_value_attrs(const ir_value *v) {
-  static const ir_attrs none = {NULL, 0};
-  return v->attrs ? v->attrs : &none;
-}
 
 struct ir_block {
   ir_span label;      /* "^bb0" or empty for an entry block without a label */
   ir_value **args;
+  const ir_attrs **arg_attrs; /* per argument (NULL entries: none), or NULL when no argument has any */
   uint32_t nargs;
   ir_op **ops;
   uint32_t nops;
@@ -260,6 +254,18 @@ struct ir_op {
   ir_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
   ir_op *func;             /* enclosing func.func / HLO computation, or NULL */
 };
+
+/* A value's argument attributes (empty for results and arguments without any). An HLO parameter is
+ * its parameter op's result and its computation's argument: its attributes are the op's. */
+static inline const ir_attrs *ir_value_attrs(const ir_value *v) {
+  static const ir_attrs none = {NULL, 0};
+  if (!v->block) return &none;
+  if (v->def) return &v->def->attrs;
+  const ir_attrs *a = v->block->arg_attrs && v->index < v->block->nargs ? v->block->arg_attrs[v->index] : NULL;
+  return a ? a : &none;
+}
+/* Sets argument `index`'s attributes (the table is made on first use; index < nargs). For front ends. */
+void ir_block_set_arg_attrs(sc_arena *a, ir_block *b, uint32_t index, const ir_attrs *attrs);
 
 /* The block holding `op` (NULL for the module op and ops outside any block), found among its parent's
  * blocks by preorder ids: O(blocks of the parent + log ops of the block). *region, *block and *index
