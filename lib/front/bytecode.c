@@ -313,7 +313,6 @@ static ir_op *new_op(builder *b, ir_span name, ir_op *parent) {
   op->name = bc_put(s, name.p, name.n);
   op->generic = true;
   op->parent_op = parent;
-  op->depth = b->depth;
   op->func = parent ? (op_is(parent, "func.func") ? parent : parent->func) : NULL;
   if (op_is(op, "func.func")) SC_PUSH(s->a, b->funcs, op);
   return op;

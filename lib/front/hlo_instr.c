@@ -53,7 +53,6 @@ static ir_op *new_instr(P *p, comp *c, const char *start, ir_span opcode, ir_spa
   op->extra->sym_name = name;
   op->parent_op = c->func;
   op->func = c->func;
-  op->depth = 2;
   ir_value *v = &ib->value;
   v->name = name;
   v->type = shape;

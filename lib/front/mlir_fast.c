@@ -229,7 +229,6 @@ static uint32_t fast_piece(P *p, op_state *st, uint32_t i) {
     else if (mt_raw_skip_group(p, i + 3, &e)) p->last_loc = ir_span_of(b + i, e - i);
     else return 0;
     st->op->loc_offset = i;
-    st->op->loc_len = e - i;
     return e;
   default:
     return 0;

@@ -298,7 +298,6 @@ ir_op *mt_new_op(P *p, ir_op *parent_op, uint32_t at) {
   ir_op *op = ar_alloc(p->a, sizeof *op);
   op->id = p->nops++;
   op->parent_op = parent_op;
-  op->depth = p->depth;
   op->func = parent_op ? (mt_is_func_like(parent_op->name) ? parent_op : parent_op->func) : NULL;
   op->pos.offset = at;
   return op;
@@ -352,7 +351,6 @@ static void parse_op_word(P *p, op_state *st, tok t) {
   if (mt_at_loc(p)) {
     ir_span loc = mt_parse_loc(p);
     op->loc_offset = (uint32_t)(loc.p - p->buf);
-    op->loc_len = loc.n;
     return;
   }
   if (tok_is_word(t, p, "attributes") && is_punct(peek(p, 1), p, '{')) {

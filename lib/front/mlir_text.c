@@ -677,8 +677,6 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
   }
   m->nops = m->module == root ? p.nops : p.nops - 1;
   m->ops = preorder_ops(&p, m->module, m->nops);
-  if (m->module == root)
-    for (uint32_t i = 1; i < m->nops; i++) m->ops[i]->depth++; /* ops inside the implicit module */
   m->funcs = p.funcs.v;
   m->nfuncs = (uint32_t)p.funcs.n;
   m->aliases = p.aliases.v;

@@ -635,8 +635,8 @@ ir_srcloc ir_resolve_loc(const ir_module *m, ir_span loc) {
 
 ir_srcloc ir_op_srcloc(const ir_module *m, const ir_op *op) {
   ir_srcloc own = ir_op_src(op);
-  if (own.known || !op->loc_len || !m) return own;
-  return ir_resolve_loc(m, ir_span_of(m->buf + op->loc_offset, op->loc_len));
+  if (own.known || !op->loc_offset || op->loc_offset >= op->end || !m) return own;
+  return ir_resolve_loc(m, ir_span_of(m->buf + op->loc_offset, op->end - op->loc_offset));
 }
 
 /* ---- positions in modules without lines ---- */
@@ -652,6 +652,12 @@ static const ir_op *op_at_offset(const ir_module *m, uint32_t offset) {
   const ir_op *op = m->ops[lo - 1];
   while (op && op->end <= offset && op->parent_op) op = op->parent_op;
   return op;
+}
+
+uint32_t ir_op_depth(const ir_op *op) {
+  uint32_t depth = 0;
+  for (const ir_op *p = op->parent_op; p; p = p->parent_op) depth++;
+  return depth;
 }
 
 void ir_block_set_arg_attrs(sc_arena *a, ir_block *b, uint32_t index, const ir_attrs *attrs) {

@@ -220,14 +220,13 @@ struct ir_op {
   ir_at pos;            /* first token of the op (its result list, or its name) */
   uint32_t end;         /* byte offset one past the op's last token */
   uint32_t subtree_end; /* ir_module.ops[id, subtree_end) are this op and every op nested in it */
-  uint32_t depth;       /* region nesting depth; module = 0 */
   uint32_t nresults;
   uint32_t noperands;
   uint32_t noperand_types;
   uint32_t nresult_types;
   uint32_t nregions;
-  uint32_t loc_offset;  /* raw `loc(...)` text of the op, if any (MLIR text; resolved on demand by */
-  uint32_t loc_len;     /* ir_op_srcloc): byte offset and length in the module's buffer; 0 = none */
+  uint32_t loc_offset;  /* byte offset of the op's `loc(...)` in the module's buffer, 0 = none (MLIR text; */
+                        /* resolved on demand by ir_op_srcloc, the text running to its closing paren) */
   uint8_t kind;         /* ir_op_kind of `name`, set by ir_op_classify() */
   uint8_t cc;           /* ir_cc_class of the custom call target, else SC_CC_NONE */
   bool classified;      /* kind/cc are set */
@@ -266,6 +265,9 @@ static inline const ir_attrs *ir_value_attrs(const ir_value *v) {
 }
 /* Sets argument `index`'s attributes (the table is made on first use; index < nargs). For front ends. */
 void ir_block_set_arg_attrs(sc_arena *a, ir_block *b, uint32_t index, const ir_attrs *attrs);
+
+/* Region nesting depth (the module op's is 0): the length of its parent chain. Any thread. */
+uint32_t ir_op_depth(const ir_op *op);
 
 /* The block holding `op` (NULL for the module op and ops outside any block), found among its parent's
  * blocks by preorder ids: O(blocks of the parent + log ops of the block). *region, *block and *index

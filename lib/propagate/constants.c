@@ -80,7 +80,7 @@ int prop_split_constants(sc_arena *a, const ir_module *m, uint32_t begin, uint32
 static const char *merge_key(sc_arena *a, const ir_module *m, const ir_op *op, uint32_t block, uint32_t *len) {
   const char *p = m->buf + op->pos.offset, *end = m->buf + op->end, *eq = memchr(p, '=', (size_t)(end - p));
   if (!eq) return NULL;
-  if (op->loc_len && op->loc_offset > (uint32_t)(eq - m->buf) && op->loc_offset < op->end) end = m->buf + op->loc_offset;
+  if (op->loc_offset && op->loc_offset > (uint32_t)(eq - m->buf) && op->loc_offset < op->end) end = m->buf + op->loc_offset;
   while (end > eq && (end[-1] == ' ' || end[-1] == '\n')) end--;
   ar_str key = SC_ASTR_INIT(a);
   ar_str_put(&key, (const char *)&block, sizeof block);

@@ -192,7 +192,7 @@ static attr_slot find_slot(const ir_module *m, const ir_op *op) {
   attr_slot s = {0, 0, op->end, ""};
   if (!colon) {
     /* no type trailer: before a trailing loc(...) if any, else at the end */
-    if (op->loc_len && op->loc_offset > op->pos.offset) s.insert_at = op->loc_offset;
+    if (op->loc_offset && op->loc_offset > op->pos.offset) s.insert_at = op->loc_offset;
     while (s.insert_at > op->pos.offset && (buf[s.insert_at - 1] == ' ' || buf[s.insert_at - 1] == '\n')) s.insert_at--;
     return s;
   }
@@ -711,7 +711,8 @@ static const char *indent_of(prop_printer *p, const ir_op *op) {
   uint32_t at = op->pos.offset;
   while (at > 0 && (buf[at - 1] == ' ' || buf[at - 1] == '\t')) at--;
   if (at == 0 || buf[at - 1] == '\n') return ar_printf(p->arena, "%.*s", (int)(op->pos.offset - at), buf + at);
-  return ar_printf(p->arena, "%*s", (int)(2 * (op->depth > 0 ? op->depth - 1 : 0)), "");
+  uint32_t depth = ir_op_depth(op);
+  return ar_printf(p->arena, "%*s", (int)(2 * (depth > 0 ? depth - 1 : 0)), "");
 }
 
 void prop_printer_insert_before(prop_printer *p, const ir_op *op, const char *text) {

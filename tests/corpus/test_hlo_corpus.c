@@ -81,7 +81,7 @@ static void count_lines(const char *buf, size_t len, uint32_t *ncomps, uint32_t 
 
 static uint32_t count_instrs(const ir_module *m) {
   uint32_t n = 0;
-  for (uint32_t i = 0; i < m->nops; i++) n += m->ops[i]->depth == 2;
+  for (uint32_t i = 0; i < m->nops; i++) n += ir_op_depth(m->ops[i]) == 2;
   return n;
 }
 
@@ -93,7 +93,7 @@ static void check_structure(const char *path, const parsed *r) {
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     cr_assert_eq(op->id, i);
-    if (op->depth != 2) continue;
+    if (ir_op_depth(op) != 2) continue;
     for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k], "%s: unresolved operand", path);
     if (ir_op_callee(op).n)
       cr_assert_not_null(ir_module_func(m, ir_op_callee(op)), "%s:%u: callee " SC_SPAN_FMT " not found", path, test_op_pos(r->m, op).line,

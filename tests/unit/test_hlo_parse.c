@@ -102,14 +102,14 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
       cr_assert_eq(a->offset, (uint32_t)(a->name.p - buf));
       cr_assert_eq(a->end, (uint32_t)(a->value.p + a->value.n - buf));
     }
-    if (op->depth == 2) {
+    if (ir_op_depth(op) == 2) {
       cr_assert_eq(op->nresults, 1);
       cr_assert_eq(op->results[0]->def, op);
       cr_assert_not_null(op->func);
       for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k]);
       if (ir_op_callee(op).n) cr_assert_not_null(ir_module_func(m, ir_op_callee(op)), "callee " SC_SPAN_FMT, SC_SPAN_ARG(ir_op_callee(op)));
     }
-    if (op->depth == 1) {
+    if (ir_op_depth(op) == 1) {
       const ir_block *b = op->regions[0]->blocks[0];
       for (uint32_t k = 0; k < b->nargs; k++) {
         cr_assert_not_null(b->args[k]);
@@ -151,7 +151,7 @@ Test(hlo_parse, module_header_and_computations) {
   assert_attr(m->module, "num_partitions", "8");
   assert_attr(m->module, "frontend_attributes", "{xla.sdy.meshes={mesh = #sdy.mesh<[\"x\"=8]>}}");
   cr_assert_eq(ir_linemap_pos(&lines, m->module->pos.offset).line, 1);
-  cr_assert_eq(m->module->depth, 0);
+  cr_assert_eq(ir_op_depth(m->module), 0);
 
   cr_assert_eq(m->nfuncs, 2);
   cr_assert_eq(m->nops, 1 + 2 + 3 + 4);
@@ -159,7 +159,7 @@ Test(hlo_parse, module_header_and_computations) {
   assert_span(ir_op_sym_name(m->funcs[1]), "main");
   cr_assert_eq(m->entry, m->funcs[1]);
   cr_assert(ir_op_is(m->funcs[0], "func.func"));
-  cr_assert_eq(m->funcs[0]->depth, 1);
+  cr_assert_eq(ir_op_depth(m->funcs[0]), 1);
   cr_assert_eq(ir_linemap_pos(&lines, m->funcs[0]->pos.offset).line, 4);
   cr_assert_eq(ir_linemap_pos(&lines, m->funcs[1]->pos.offset).line, 10);
   cr_assert_eq(ir_linemap_pos(&lines, m->funcs[1]->pos.offset).col, 1);
@@ -178,7 +178,7 @@ Test(hlo_parse, instructions_operands_attrs) {
     assert_span(b->ops[i]->name, opcodes[i]);
     assert_span(ir_op_sym_name(b->ops[i]), names[i]);
     assert_span(b->ops[i]->results[0]->name, names[i]);
-    cr_assert_eq(b->ops[i]->depth, 2);
+    cr_assert_eq(ir_op_depth(b->ops[i]), 2);
     cr_assert_eq(b->ops[i]->func, main_);
     cr_assert_eq(b->ops[i]->parent_op, main_);
     cr_assert_eq(ir_op_block(b->ops[i], NULL, NULL, NULL), b);

@@ -79,7 +79,7 @@ Test(ir, walk_visits_every_op_in_preorder) {
   cr_assert_eq(n, (int)m->nops);
   cr_assert_eq(m->nops, 5);
   cr_assert(ir_span_eq(m->ops[3]->name, "d.c"));
-  cr_assert_eq(m->ops[3]->depth, 3);
+  cr_assert_eq(ir_op_depth(m->ops[3]), 3);
 }
 
 /* m->ops is built after the parse: every op once, in preorder, at its id, for an explicit module (whose

@@ -66,7 +66,7 @@ Test(mlir_parse, jax_shaped_module_structure) {
   cr_assert(ir_span_eq(ir_op_custom_call_target(cc), "tpu_custom_call"));
   cr_assert_eq(cc->parent_op, mc);
   cr_assert_eq(cc->func, f);
-  cr_assert_eq(cc->depth, 3);
+  cr_assert_eq(ir_op_depth(cc), 3);
   cr_assert_eq(cc->operands[0], mc->regions[0]->blocks[0]->args[0]);
   cr_assert_eq(test_op_pos(m, cc).line, 9);
   cr_assert_eq(test_op_pos(m, cc).col, 7);
