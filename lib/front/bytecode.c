@@ -622,7 +622,6 @@ static uint64_t read_block_header(builder *b, bc_rd *r, ir_block *blk, region_va
 /* The op's range in the text pool (its name, attributes and children): `end` and `text`. */
 static void set_extent(bc *s, ir_op *op) {
   op->end = (uint32_t)bc_mark(s);
-  op->text = s->pool_full ? op->name : ir_span_of(s->pool + op->pos.offset, op->end - op->pos.offset);
 }
 
 /* An op without its regions' contents: name, mask, location, attributes, properties, results,

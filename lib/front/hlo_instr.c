@@ -230,7 +230,6 @@ static ir_op *parse_rhs(P *p, comp *c, const char *start, ir_span name, ir_span 
   }
   p->scratch_n = scratch_base;
   op->end = hlo_off(p, last);
-  op->text = hlo_span(start, last);
   if (!nested) {
     /* ROOT (if any) was pushed by the caller before at_base-1; attrs_take gets both. */
     op->attrs = hlo_attrs_take(p, at_base);

@@ -726,7 +726,6 @@ static ir_op *parse_computation(P *p, bool *is_entry) {
   last = hlo_parse_attrs(p, 1, last, "computation", name, NULL, NULL);
   f->attrs = hlo_attrs_take(p, at_base);
   f->end = hlo_off(p, last);
-  f->text = hlo_span(start, last);
   return f;
 }
 
@@ -765,7 +764,6 @@ static const char *parse_inline_computation(P *p, const char *open, uint32_t dep
   p->cur_ops = outer;
   p->s = save;
   f->end = hlo_off(p, end);
-  f->text = hlo_span(open, end);
   hlo_opvec_push(p, &p->funcs, f);
   if (!ir_op_callee(owner).n) hlo_decl_of(p, owner)->callee = name;
   return end;
@@ -911,7 +909,6 @@ ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
   mblock->ops = p->funcs.v;
   mblock->nops = p->funcs.n;
   module->end = hlo_off(p, last);
-  module->text = hlo_span(mstart, last);
 
   /* Preorder op list and ids. */
   p->allops.cap = 1 + p->funcs.n + p->total_ops;

@@ -362,7 +362,6 @@ static void finish_op(P *p, op_state *st, tok first) {
   /* The op ends at its last consumed token (not at trailing white space or comments). */
   uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
   op->end = end;
-  op->text = ir_span_of(p->buf + first.off, end - first.off);
   TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
   TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
   take_operand_names(p, op, st->names);
@@ -671,7 +670,6 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
     root->regions[0] = rr;
     root->nregions = 1;
     root->end = in->end;
-    root->text = ir_span_of(in->buf + in->begin, in->end - in->begin);
     m->module = root;
     m->implicit_module = true;
   }

@@ -235,7 +235,6 @@ struct ir_op {
                            not interned: a module with more than IR_MAX_OP_NAMES distinct names */
 
   ir_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
-  ir_span text;         /* the whole op as written, including regions */
 
   ir_value **results;   /* nresults */
   ir_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
@@ -375,6 +374,14 @@ typedef struct {
   const char *reader_note; /* the front end's remark on how it read the input (a producer newer than it
                               knows), reported as a note; NULL if none. In the arena. */
 } ir_module;
+
+/* The length of the op's text (ir_op_text). */
+static inline uint32_t ir_op_text_len(const ir_op *op) { return op->end - op->pos.offset; }
+/* The whole op as written, including its regions: bytes [pos, end) of its module's buffer (ops keep
+ * offsets, not a second pointer). */
+static inline ir_span ir_op_text(const ir_module *m, const ir_op *op) {
+  return ir_span_of(m->buf + op->pos.offset, op->end - op->pos.offset);
+}
 
 /* Line map over the whole input buffer: offset -> 1-based line/column. */
 typedef struct {

@@ -224,11 +224,12 @@ const md_func_annotations md_no_func;
 const md_annotation md_no_annotation;
 
 static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
-  if (op->generic || !op->text.n) return;
+  ir_span text = ir_op_text(b->m, op);
+  if (op->generic || !text.n) return;
   sdy_lex lx;
-  sdy_lex_init(&lx, b->a, op->text, off_of(b->m, op->text.p));
+  sdy_lex_init(&lx, b->a, text, op->pos.offset);
   /* find the op name: where the parser saw it (only %results precede it in custom syntax), else by lexing */
-  if (op->name.p >= op->text.p && op->name.p + op->name.n <= op->text.p + op->text.n) {
+  if (op->name.p >= text.p && op->name.p + op->name.n <= text.p + text.n) {
     lx.p = op->name.p + op->name.n;
   } else {
     for (;;) {
@@ -406,7 +407,7 @@ static void add_mesh_op(builder *b, const ir_op *op) {
     sdy_lex_init(&lx, b->a, v, off_of(b->m, v.p));
     sdy_lex_use_aliases(&lx, &b->aliases);
   } else {
-    sdy_lex_init(&lx, b->a, op->text, op->pos.offset);
+    sdy_lex_init(&lx, b->a, ir_op_text(b->m, op), op->pos.offset);
     for (;;) {
       sdy_tok t = sdy_next(&lx);
       if (t.kind == SDY_EOF) break;
@@ -423,7 +424,7 @@ static void add_mesh_op(builder *b, const ir_op *op) {
   mesh->name = ir_op_sym_name(op);
   if (!mesh->name.n) { /* the parser did not give a symbol: take it from the text */
     sdy_lex l2;
-    sdy_lex_init(&l2, b->a, op->text, 0);
+    sdy_lex_init(&l2, b->a, ir_op_text(b->m, op), 0);
     for (;;) {
       sdy_tok t = sdy_next(&l2);
       if (t.kind == SDY_EOF || (t.kind == SDY_PUNCT && t.ch == '=')) break;
@@ -1122,7 +1123,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   bool manual_sources = false; /* an op that can make a manual context (md_build_manual) */
   for (uint32_t i = 0; i < m->nops; i++) {
     ir_op *op = m->ops[i];
-    ar_step(a, 1 + op->text.n / 64); /* annotations are parsed from the op's text */
+    ar_step(a, 1 + ir_op_text_len(op) / 64); /* annotations are parsed from the op's text */
     manual_sources |= op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_CALL ||
                       op->cc == SC_CC_FULL_TO_SHARD || op->cc == SC_CC_SHARD_TO_FULL;
     if (!op->attrs.n && !is_func(op) && !ir_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */

@@ -62,9 +62,9 @@ int prop_split_constants(sc_arena *a, const ir_module *m, uint32_t begin, uint32
       if (!prefix) prefix = fresh_prefix(a, m->buf, begin, end);
       const char *name = ar_printf(a, "%s%d", prefix, copies);
       const char *text = renamed_copy(a, m, def, name);
-      if (!text || budget < op->text.n) return -1;
-      budget -= op->text.n;
-      ar_step(a, 1 + op->text.n / 64);
+      if (!text || budget < ir_op_text_len(op)) return -1;
+      budget -= ir_op_text_len(op);
+      ar_step(a, 1 + ir_op_text_len(op) / 64);
       if (!prop_printer_replace_operand(&pr, op, k, name)) return -1;
       prop_printer_insert_after(&pr, def, text);
       copies++;
@@ -132,8 +132,8 @@ uint32_t prop_merge_constants(sc_arena *a, const ir_module *m, prop_printer *pr,
     for (uint32_t k = 0; !erased[op->id] && k < op->noperands; k++) {
       const ir_value *v = op->operands[k];
       if (!v || !v->def || !into[v->def->id]) continue;
-      budget -= budget < op->text.n ? budget : op->text.n;
-      ar_step(a, 1 + op->text.n / 64);
+      budget -= budget < ir_op_text_len(op) ? budget : ir_op_text_len(op);
+      ar_step(a, 1 + ir_op_text_len(op) / 64);
       if (budget) prop_printer_replace_operand(pr, op, k, into[v->def->id]);
     }
   }

@@ -64,9 +64,9 @@ int prop_open_group_constraints(sc_arena *a, const ir_module *m, prop_group_conf
       uint32_t index;
       if (!op->operands[k] || !hs_name_map_get(&renamed, (const char *)&op->operands[k], sizeof op->operands[k], &index))
         continue;
-      if (budget < op->text.n) return -1;
-      budget -= op->text.n;
-      ar_step(a, 1 + op->text.n / 64);
+      if (budget < ir_op_text_len(op)) return -1;
+      budget -= ir_op_text_len(op);
+      ar_step(a, 1 + ir_op_text_len(op) / 64);
       if (!prop_printer_replace_operand(&pr, op, k, names.v[index])) return -1;
     }
   }

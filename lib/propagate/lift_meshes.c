@@ -92,7 +92,8 @@ static uint32_t mesh_index(lifter *l, const char *body, const char *name) {
 
 /* The text of `op` and the line break after it, when nothing else is on its lines. */
 static bool whole_lines(const ir_module *m, const ir_op *op, uint32_t *begin, uint32_t *end) {
-  const char *b = op->text.p, *e = op->text.p + op->text.n, *stop = m->buf + m->len;
+  ir_span text = ir_op_text(m, op);
+  const char *b = text.p, *e = text.p + text.n, *stop = m->buf + m->len;
   while (b > m->buf && (b[-1] == ' ' || b[-1] == '\t')) b--;
   while (e < stop && (*e == ' ' || *e == '\t')) e++;
   if ((b > m->buf && b[-1] != '\n') || (e < stop && *e != '\n')) return false;
@@ -112,8 +113,9 @@ static void index_symbols(lifter *l) {
       hs_name_map_put(&l->symbols, name.p, name.n, 0, NULL);
     }
     if (op->kind != SC_OP_SDY_MESH || !name.n) continue;
-    const char *end = op->text.p + op->text.n, *body = NULL;
-    for (const char *p = op->text.p; p + 1 < end && !body; p++) /* `= <[...]>` or `#sdy.mesh<[...]>` */
+    ir_span text = ir_op_text(m, op);
+    const char *end = text.p + text.n, *body = NULL;
+    for (const char *p = text.p; p + 1 < end && !body; p++) /* `= <[...]>` or `#sdy.mesh<[...]>` */
       if (p[0] == '<' && p[1] == '[') body = p;
     const char *close = body ? close_angle(body, end) : NULL;
     if (!close) continue;

@@ -142,10 +142,10 @@ static bool need_counts(rc *c, uint32_t nin, uint32_t nout) {
 
 /* The op's own text, without the ops nested in its regions (custom syntax lives before them). */
 static ir_span own_text(const rc *c) {
-  ir_span t = c->op->text;
+  ir_span t = ir_op_text(c->m, c->op);
   uint32_t next = c->op->id + 1;
   if (t.p && next < c->op->subtree_end && next < c->m->nops) {
-    const char *child = c->m->ops[next]->text.p;
+    const char *child = c->m->buf + c->m->ops[next]->pos.offset;
     if (child > t.p && child < t.p + t.n) t.n = (uint32_t)(child - t.p);
   }
   return t;

@@ -758,7 +758,7 @@ void ru_check_mosaic_gpu_device_order(ru_ctx *ctx, const ir_op *op) {
                                           ru_py_make_mesh(ctx->arena, m), m->devices - 1));
   /* The module's own mesh: drop its explicit device order. */
   if (m->op && (!ctx->model || m != ctx->model->target)) {
-    ir_span mt = m->op->text;
+    ir_span mt = ir_op_text(ctx->module, m->op);
     const char *did = ru_find(mt, ", device_ids=[");
     if (did) {
       const char *rb = memchr(did, ']', (size_t)(mt.p + mt.n - did));

@@ -127,7 +127,7 @@ void ru_check_mesh_device_ids(ru_ctx *ctx) {
                                SC_SPAN_ARG(m->name));
       sc_fix *f = ru_diag_fix(ctx, d, "Drop the device_ids list (it is the default order)", NULL);
       if (m->op) {
-        ir_span t = m->op->text;
+        ir_span t = ir_op_text(ctx->module, m->op);
         const char *k = NULL;
         for (uint32_t j = 0; j + 10 <= t.n; j++)
           if (!memcmp(t.p + j, "device_ids", 10)) {
@@ -277,7 +277,7 @@ static bool device_count_decl(ru_ctx *ctx, const md_mesh *m, uint32_t *b, uint32
     *b = at->offset, *e = at->end;
     return true;
   }
-  const char *k = ru_find(mod->text, "num_partitions=");
+  const char *k = ru_find(ir_op_text(ctx->module, mod), "num_partitions=");
   uint32_t off = k ? ru_ctx_offset_of(ctx, ir_span_of(k, 1)) : UINT32_MAX;
   if (off == UINT32_MAX) return false;
   uint32_t end = off + (uint32_t)strlen("num_partitions=");

@@ -152,7 +152,7 @@ static bool span_contains(ir_span hay, const char *needle) {
 
 /* What a reduction body computes (the ops its terminator returns: all stablehlo.add, maximum or
  * minimum), or RED_NONE. The pretty form `applies stablehlo.add` has no region: read its text. */
-static int body_reduction(const ir_op *op) {
+static int body_reduction(const ir_module *m, const ir_op *op) {
   const ir_block *b = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
   int red = RED_NONE;
   if (b && b->nops) {
@@ -175,7 +175,7 @@ static int body_reduction(const ir_op *op) {
   } applies[] = {{"applies stablehlo.add ", SC_REDUCE_SUM}, {"applies stablehlo.maximum ", SC_REDUCE_MAX},
                  {"applies stablehlo.minimum ", SC_REDUCE_MIN}};
   for (size_t i = 0; i < 3; i++)
-    if (span_contains(op->text, applies[i].text)) return applies[i].red;
+    if (span_contains(ir_op_text(m, op), applies[i].text)) return applies[i].red;
   return RED_NONE;
 }
 
@@ -295,12 +295,12 @@ void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op) {
     return;
   }
   if (ir_span_eq(op->name, "stablehlo.reduce")) {
-    check_transition(ctx, op, ins, outs, body_reduction(op), RED_NONE);
+    check_transition(ctx, op, ins, outs, body_reduction(ctx->module, op), RED_NONE);
   } else if (ir_span_eq(op->name, "stablehlo.dot_general") || ir_span_eq(op->name, "stablehlo.dot")) {
     check_transition(ctx, op, ins, outs, SC_REDUCE_SUM, RED_NONE);
   } else if (ir_span_eq(op->name, "stablehlo.all_reduce") || ir_span_eq(op->name, "stablehlo.reduce_scatter")) {
     ins.n = ins.n ? 1 : 0, outs.n = outs.n ? 1 : 0;
-    check_transition(ctx, op, ins, outs, RED_NONE, body_reduction(op));
+    check_transition(ctx, op, ins, outs, RED_NONE, body_reduction(ctx->module, op));
   } else {
     check_transition(ctx, op, ins, outs, SC_REDUCE_SUM, RED_NONE);
   }

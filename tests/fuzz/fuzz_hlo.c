@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check(const ir_module *m, const char *buf, size_t len) {
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
-    if (op->id != i || op->text.p < buf || op->text.p + op->text.n > buf + len) abort();
+    ir_span text = ir_op_text(m, op);
+    if (op->id != i || text.p < buf || text.p + text.n > buf + len || op->pos.offset > op->end) abort();
     for (uint32_t k = 0; k < op->attrs.n; k++) {
       const ir_attr *a = &op->attrs.v[k];
       if (a->name.p < buf || a->value.p + a->value.n > buf + len || a->end > len) abort();

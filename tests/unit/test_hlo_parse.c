@@ -93,9 +93,10 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
     const ir_op *op = m->ops[i];
     cr_assert_eq(op->id, i);
     cr_assert(op->name.n > 0);
-    cr_assert(op->text.p >= buf && op->text.p + op->text.n <= buf + len);
-    cr_assert_eq((uint32_t)(op->text.p + op->text.n - buf), op->end);
-    cr_assert_eq(op->pos.offset, (uint32_t)(op->text.p - buf));
+    ir_span text = ir_op_text(m, op);
+    cr_assert(text.p >= buf && text.p + text.n <= buf + len);
+    cr_assert_eq((uint32_t)(text.p + text.n - buf), op->end);
+    cr_assert_eq(op->pos.offset, (uint32_t)(text.p - buf));
     for (uint32_t k = 0; k < op->attrs.n; k++) {
       const ir_attr *a = &op->attrs.v[k];
       cr_assert(a->name.p >= buf && a->value.p + a->value.n <= buf + len);
@@ -218,7 +219,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   assert_attr(out, "backend_config", "\"{\\\"custom_call_config\\\": {}}\"");
   assert_span(ir_op_custom_call_target(out), "tpu_custom_call");
   cr_assert_not(ir_op_src(out).known);
-  cr_assert(span_is(out->text, "ROOT %out = f32[8,16]{1,0} custom-call(%p), custom_call_target=\"tpu_custom_call\", "
+  cr_assert(span_is(ir_op_text(m, out), "ROOT %out = f32[8,16]{1,0} custom-call(%p), custom_call_target=\"tpu_custom_call\", "
                                 "sharding={devices=[2,1]<=[2]}, backend_config=\"{\\\"custom_call_config\\\": {}}\""));
   const ir_attr *sh = ir_op_attr(out, "sharding");
   cr_assert_eq(strncmp(BASIC + sh->offset, "sharding=", 9), 0);
