@@ -1027,7 +1027,9 @@ static void fold_gspmd_attrs(builder *b, md_memo *seen, const ir_attrs *attrs, b
 /* The mesh a GSPMD module without one gets, as XLA's Shardy import makes it (gspmd_mesh.c): the axes
  * every tiled sharding of the module factors into, named "_axis_0", "_axis_1", ...; or, when those say
  * no more than one axis (no tiled sharding, one factor, no common factors, another device count), one
- * axis "_partitions" of num_partitions devices. Either way it names no axis of the user's. Linear: each
+ * axis "_partitions" of num_partitions devices. Either way it names no axis of the user's. Without
+ * num_partitions (`devices` 0) the shardings alone give the mesh, as they do to XLA's import, and a
+ * module whose shardings give no axes (none tiled, or no common factors) gets none: NULL. Linear: each
  * distinct sharding text is parsed once. */
 static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
   const ir_module *m = b->m;
@@ -1048,6 +1050,10 @@ static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
   }
   int64_t product = 1;
   for (uint32_t k = 0; k < g.naxes; k++) product *= g.axes[k];
+  if (devices <= 0) {
+    if (g.failed || !g.naxes || product < 2) return NULL;
+    devices = product;
+  }
   bool factored = !g.failed && g.naxes > 1 && product == devices;
   md_mesh *syn = ar_calloc(b->a, 1, sizeof *syn);
   syn->name = ir_span_of("_partitions", 11);
@@ -1114,7 +1120,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
       if (!best || me->devices > best->devices) best = me;
     }
     if (best) model->effective = best;
-    else if (model->num_partitions > 0) model->effective = synthesized_mesh(&b, model->num_partitions);
+    else model->effective = synthesized_mesh(&b, model->num_partitions > 0 ? model->num_partitions : 0);
   }
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
   md_memo_init(&b.parsed, a);

@@ -478,3 +478,38 @@ Test(model, gspmd_module_gets_the_mesh_xla_imports) {
     cr_assert(ir_span_eq(m->effective->axes[0].name, "_partitions"), "%s", one_axis[i]);
   }
 }
+
+/* Without mhlo.num_partitions (jax.export's older artifacts, HLO whose partition count was a compile
+ * option) the tiled shardings alone give the mesh and its device count, as to XLA's import; a module
+ * whose shardings tile nothing gets none. */
+Test(model, gspmd_module_without_num_partitions_gets_its_shardings_mesh) {
+  md_model *m = build("module {\n"
+                      "  func.func @f(%arg0: tensor<8x8xf32> {mhlo.sharding = \"{devices=[4,8]<=[8,4]T(1,0)}\"}) -> tensor<8x8xf32> {\n"
+                      "    return %arg0 : tensor<8x8xf32>\n  }\n}\n",
+                      NULL);
+  cr_assert_eq(m->num_partitions, -1);
+  const md_mesh *mesh = m->effective;
+  cr_assert(mesh && mesh->synthesized);
+  cr_assert_eq(mesh->devices, 32);
+  cr_assert_eq(mesh->naxes, 2);
+  cr_assert(ir_span_eq(mesh->axes[0].name, "_axis_0") && mesh->axes[0].size == 8);
+  cr_assert(ir_span_eq(mesh->axes[1].name, "_axis_1") && mesh->axes[1].size == 4);
+
+  m = build("module {\n"
+            "  func.func @f(%arg0: tensor<8x8xf32> {mhlo.sharding = \"{devices=[2,1]0,1}\"}) -> tensor<8x8xf32> {\n"
+            "    return %arg0 : tensor<8x8xf32>\n  }\n}\n",
+            NULL);
+  cr_assert(m->effective && m->effective->devices == 2 && m->effective->naxes == 1);
+  cr_assert(ir_span_eq(m->effective->axes[0].name, "_partitions"));
+  cr_assert_str_eq(dim_axes(md_model_arg_sharding(m, op("func.func", 0), 0), 0), "_partitions");
+
+  static const char *const no_mesh[] = {"{replicated}", "{maximal device=1}", "{manual}", "{devices=[1,1]0}"};
+  for (size_t i = 0; i < sizeof no_mesh / sizeof *no_mesh; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "module {\n  func.func @f(%%arg0: tensor<6x6xf32> {mhlo.sharding = \"%s\"}) -> tensor<6x6xf32> {\n"
+             "    return %%arg0 : tensor<6x6xf32>\n  }\n}\n",
+             no_mesh[i]);
+    cr_assert_null(build(text, NULL)->effective, "%s", no_mesh[i]);
+  }
+}

@@ -851,3 +851,25 @@ Test(propagate, xla_dangling_sharding_custom_call_reaches_the_parameter) {
   sc_arena_free(a);
   free(hlo);
 }
+
+/* jax.export's back-compat data for shard_map on TPU (the corpus copy, read in place) has GSPMD
+ * shardings and no mhlo.num_partitions: the mesh its `{devices=[2,1]0,1}` tilings give (2 devices, as
+ * XLA's import derives them) carries the @Sharding constraints' sharding to the wrapped function's
+ * argument and on to main's call, without --mesh. */
+Test(propagate, jax_gspmd_module_without_num_partitions_propagates) {
+  size_t len;
+  char *text = test_read_file("../shared/corpus/jax/jax_backcompat/tpu_Sharding__0.mlir", &len);
+  cr_assert_not_null(text);
+  cr_assert_null(strstr(text, "num_partitions"));
+  sc_arena *a = sc_arena_new(0);
+  sc_propagate_options o;
+  memset(&o, 0, sizeof o);
+  sc_propagate_result r;
+  cr_assert_eq(sc_propagate(a, text, len, &o, &r), SC_OK, "%s", r.failure ? r.failure : "");
+  static const char *const want[] = {
+      "func.func private @wrapped(%arg0: tensor<2x4xf32> {sdy.sharding = #sdy.sharding<@_partitions, [{\"_partitions\"}, {}]>})",
+      "%0 = call @wrapped(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@_partitions, [{\"_partitions\"}, {}]>]>}"};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_assert_not_null(strstr(r.text, want[i]), "no %s in\n%s", want[i], r.text);
+  sc_arena_free(a);
+  free(text);
+}
