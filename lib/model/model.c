@@ -443,6 +443,7 @@ static void add_roundtrip_meshes(builder *b, const ir_op *module) {
   ir_span v, s;
   uint32_t base = off_of(b->m, fa->value.p);
   if (!dict_lookup(b->a, ir_span_trim(fa->value), "xla.sdy.meshes", &v, base)) return;
+  b->model->sdy_round_trip = true;
   if (!unquote(b->a, v, &s)) return;
   uint32_t off = off_of(b->m, v.p);
   sdy_lex lx;

@@ -232,6 +232,9 @@ struct md_model {
    * rules that encode what jax.jit refuses at its boundary apply to its entry function
    * (docs/rules-policy.md); for other producers they are notes. */
   bool jax_produced;
+  /* The module is a Shardy round trip (it carries `xla.sdy.meshes`): its GSPMD shardings are what the
+   * export wrote for Shardy's, an open one as `{replicated}`, so a replicated one fixes nothing. */
+  bool sdy_round_trip;
 };
 
 /* The severity of a JAX-policy finding (docs/rules-policy.md) about `func` (NULL: the whole module):

@@ -725,9 +725,28 @@ static int32_t type_rank(prop_engine *e, ir_span type) {
   return rank;
 }
 
+/* A GSPMD `{replicated}` or `{manual}` sharding as XLA's import reads it: on the module's mesh, every
+ * dimension replicated and closed (the value's rank: the text has none). NULL without a mesh, and in a
+ * Shardy round trip, whose `{replicated}` may stand for an open sharding. */
+static sharding_ref gspmd_replicated(prop_engine *e, ir_span type) {
+  const md_mesh *mesh = e->model->effective;
+  int32_t rank = type.n ? type_rank(e, type) : -1;
+  if (!mesh || mesh->maximal || rank < 0 || e->model->sdy_round_trip) return NULL;
+  ar_mark_t mark = ar_mark(e->a);
+  prop_sharding *p = ar_calloc(e->a, 1, sizeof *p);
+  p->mesh = mesh;
+  p->mesh_name = mesh->name;
+  p->rank = (uint32_t)rank;
+  p->dims = ar_calloc(e->a, rank ? (uint32_t)rank : 1, sizeof *p->dims);
+  for (int32_t d = 0; d < rank; d++) p->dims[d].closed = true, p->dims[d].priority = -1;
+  return keep_shared(e, mark, p);
+}
+
 /* The engine's sharding for `s` written on a value of `type`: NULL when its rank is not the type's (an
  * invalid sharding, which the rules report, places nothing; a maximal mesh's rank-0 sharding fits any). */
 static sharding_ref seed_fitting(prop_engine *e, const md_sharding *s, ir_span type) {
+  if (s && s->source == SC_SHARDING_FROM_GSPMD && (s->kind == SC_SHARDING_REPLICATED || s->kind == SC_SHARDING_MANUAL))
+    return gspmd_replicated(e, type);
   sharding_ref p = seed_of(e, s);
   if (!p || !type.n || !p->mesh || p->mesh->maximal) return p;
   int32_t rank = type_rank(e, type);

@@ -873,3 +873,32 @@ Test(propagate, jax_gspmd_module_without_num_partitions_propagates) {
   sc_arena_free(a);
   free(text);
 }
+
+/* A GSPMD `{replicated}` is a closed replicated sharding, as XLA's import reads it (its
+ * stablehlo_import_pipeline test: a `{replicated}` constant becomes `<@mesh, []>`): an argument or
+ * `@Sharding` constraint written so stays replicated, and sharded neighbours reshard at it. In a Shardy
+ * round trip (`xla.sdy.meshes`) the export writes an open sharding as `{replicated}`: it fixes nothing. */
+Test(propagate, gspmd_replicated_is_closed_outside_round_trips) {
+  static const char body[] =
+      "  func.func public @main(%arg0: tensor<8x8xf32> {mhlo.sharding = \"{devices=[2,1]<=[2]}\"}, "
+      "%arg1: tensor<8x8xf32> {mhlo.sharding = \"{replicated}\"}) -> tensor<8x8xf32> {\n"
+      "    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+      "    %1 = stablehlo.multiply %arg0, %arg1 : tensor<8x8xf32>\n"
+      "    %2 = stablehlo.add %0, %1 : tensor<8x8xf32>\n"
+      "    return %2 : tensor<8x8xf32>\n  }\n}\n";
+  char module[2048];
+  snprintf(module, sizeof module, "module @jit_f attributes {mhlo.num_partitions = 2 : i32} {\n%s", body);
+  expect_in(module, SC_PROPAGATE_PIPELINE,
+            "%arg1: tensor<8x8xf32> {mhlo.sharding = \"{replicated}\", sdy.sharding = #sdy.sharding<@_partitions, [{}, {}]>}");
+  expect_in(module, SC_PROPAGATE_PIPELINE,
+            "%0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{replicated}\", sdy.sharding = "
+            "#sdy.sharding_per_value<[<@_partitions, [{}, {}]>]>}");
+  expect_in(module, SC_PROPAGATE_PIPELINE,
+            "%1 = stablehlo.multiply %arg0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@_partitions, [{\"_partitions\"}, {}]>]>}");
+  snprintf(module, sizeof module,
+           "module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22x\\22=2]>}\"}, "
+           "mhlo.num_partitions = 2 : i32} {\n%s", body);
+  expect_in(module, SC_PROPAGATE_PIPELINE,
+            "%0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{replicated}\", sdy.sharding = "
+            "#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]>}");
+}
