@@ -1062,6 +1062,52 @@ static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
   return syn;
 }
 
+static uint32_t popcount64(uint64_t x) { /* without -mpopcnt the builtin is a call */
+  x -= (x >> 1) & 0x5555555555555555u;
+  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+  return (uint32_t)((x * 0x0101010101010101u) >> 56);
+}
+
+/* The ops' records while they are made (see md_model.info_blocks). */
+typedef struct {
+  SC_VEC(md_op_info *) blocks;
+  uint64_t *has_info; /* one bit per op id */
+  uint32_t n;         /* records kept */
+} info_store;
+
+/* Where the next record goes (zeroed): an op's record is written there and kept by info_keep(); an op
+ * without annotations leaves it (zeroed again) for the next. */
+static md_op_info *info_slot(sc_arena *a, info_store *s) {
+  if (s->n / MD_INFO_BLOCK == s->blocks.n) {
+    md_op_info *block = ar_calloc(a, MD_INFO_BLOCK, sizeof *block);
+    SC_PUSH(a, s->blocks, block);
+  }
+  return &s->blocks.v[s->n / MD_INFO_BLOCK][s->n % MD_INFO_BLOCK];
+}
+
+/* Keeps the record info_slot() gave as `op`'s (ops come in module order). */
+static void info_keep(info_store *s, const ir_op *op) {
+  s->has_info[op->id / 64] |= (uint64_t)1 << (op->id % 64);
+  s->n++;
+}
+
+/* The model's index of the records: counts per 64 ops and the annotated ops (exact size, in module order). */
+static void index_infos(sc_arena *a, const ir_module *m, md_model *model, const info_store *s) {
+  uint32_t nwords = m->nops / 64 + 1, k = 0;
+  uint32_t *rank = ar_alloc(a, nwords * sizeof *rank);
+  const ir_op **annotated = ar_alloc(a, (s->n + 1) * sizeof *annotated);
+  for (uint32_t w = 0; w < nwords; w++) {
+    rank[w] = k;
+    for (uint64_t bits = s->has_info[w]; bits; bits &= bits - 1) annotated[k++] = m->ops[w * 64 + (uint32_t)__builtin_ctzll(bits)];
+  }
+  model->has_info = s->has_info;
+  model->info_rank = rank;
+  model->info_blocks = s->blocks.v;
+  model->annotated = annotated;
+  model->nannotated = k;
+}
+
 md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   builder b;
   memset(&b, 0, sizeof b);
@@ -1073,7 +1119,6 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   model->module = m;
   model->num_partitions = -1;
   model->num_replicas = -1;
-  model->ops = ar_calloc(a, m->nops + 1, sizeof *model->ops);
   model->manual = ar_calloc(a, m->nops + 1, sizeof *model->manual);
   func_map *funcs = ar_alloc(a, sizeof *funcs);
   md_func_map_build(a, m, funcs);
@@ -1117,8 +1162,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   }
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
   md_memo_init(&b.parsed, a);
-  SC_VEC(const ir_op *) annotated = {0};
-  md_op_info *spare = NULL; /* a zeroed record an op without annotations left */
+  info_store store = {{0}, ar_calloc(a, m->nops / 64 + 1, sizeof(uint64_t)), 0};
   bool manual_sources = false; /* an op that can make a manual context (md_build_manual) */
   for (uint32_t i = 0; i < m->nops; i++) {
     ir_op *op = m->ops[i];
@@ -1126,8 +1170,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     manual_sources |= op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_CALL ||
                       op->cc == SC_CC_FULL_TO_SHARD || op->cc == SC_CC_SHARD_TO_FULL;
     if (!op->attrs.n && !is_func(op) && !ir_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
-    md_op_info *info = spare ? spare : ar_alloc(a, sizeof *info);
-    spare = NULL;
+    md_op_info *info = info_slot(a, &store);
     md_sdy_op_info x;
     memset(&x, 0, sizeof x);
     op_annotations ann;
@@ -1143,18 +1186,15 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     }
     if (info->sdy_op == &md_no_sdy_op && info_empty(info, &ann)) { /* reused for the next op */
       memset(info, 0, sizeof *info);
-      spare = info;
       continue;
     }
     info->sdy = keep_annotation(a, &ann.sdy);
     info->gspmd = keep_annotation(a, &ann.gspmd);
     info->sharding = keep_annotation(a, &ann.sharding);
-    model->ops[op->id] = info;
-    SC_PUSH(a, annotated, op);
+    info_keep(&store, op);
     manual_sources |= ann.gspmd.present || x.has_manual_axes; /* GSPMD manual shardings, round-trip manual ops */
   }
-  model->annotated = annotated.v;
-  model->nannotated = (uint32_t)annotated.n;
+  index_infos(a, m, model, &store);
   /* without an op that makes one, every op is in no manual context (model->manual stays NULL) */
   if (manual_sources) md_build_manual(&b);
   model->errors = b.errs.v;
@@ -1182,7 +1222,8 @@ const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
   static const md_op_info empty = {&md_no_annotation, &md_no_annotation, &md_no_annotation, &md_no_sdy_op,
                                    &md_no_func, NULL, 0};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
-  return model->ops[op->id] ? model->ops[op->id] : &empty;
+  uint64_t word = model->has_info[op->id / 64], bit = (uint64_t)1 << (op->id % 64);
+  return word & bit ? md_model_info_at(model, model->info_rank[op->id / 64] + popcount64(word & (bit - 1))) : &empty;
 }
 
 const md_manual_context *md_model_manual(const md_model *model, const ir_op *op) {

@@ -186,7 +186,7 @@ typedef struct {
 /* An annotation that is not written (every md_op_info annotation points somewhere). */
 extern const md_annotation md_no_annotation;
 
-/* What the model knows about one op (model->ops[op->id]). An op has at most one or two of its
+/* What the model knows about one op (md_model_op). An op has at most one or two of its
  * annotations, so each is a record of its own (or md_no_annotation): never NULL. */
 typedef struct {
   const md_annotation *sdy;      /* `sdy.sharding` attribute (ops: per value) */
@@ -218,9 +218,15 @@ struct md_model {
   const md_mesh *effective;
   sc_platform platform;
   const md_manual_context **manual; /* indexed by op->id; NULL = in no manual context (use md_model_manual) */
-  md_op_info **ops;           /* indexed by op->id; NULL when the op has nothing (use md_model_op) */
-  const ir_op **annotated;    /* the ops that have a record in `ops`, in module order (rules that only
-                                 look at annotated ops walk these instead of every op) */
+  /* The ops' records (use md_model_op): only ops that have something get one. Per op a bit (has_info,
+   * by op->id), per 64 ops the number of records before them (info_rank); record k, annotated[k]'s, is
+   * info_blocks[k / MD_INFO_BLOCK][k % MD_INFO_BLOCK]. Blocks are never moved, so a growing model leaves
+   * no abandoned copies; a pointer per op took 8 bytes for every op, annotated or not. */
+  const uint64_t *has_info;
+  const uint32_t *info_rank;
+  md_op_info *const *info_blocks;
+  const ir_op **annotated;    /* the ops that have a record, in module order (rules that only look at
+                                 annotated ops walk these instead of every op) */
   uint32_t nannotated;
   const ir_module *module;
   md_model_error *errors;
@@ -246,6 +252,15 @@ const md_mesh *md_model_mesh(const md_model *model, ir_span name); /* by symbol 
 const ir_op *md_model_func(const md_model *model, ir_span name);
 /* What the model knows about an op: never NULL for an op of the module (an empty record if nothing). */
 const md_op_info *md_model_op(const md_model *model, const ir_op *op);
+/* Whether the model keeps a record of `op`'s annotations (it is one of model->annotated). */
+static inline bool md_model_has_info(const md_model *model, const ir_op *op) {
+  return model && model->module && op->id < model->module->nops && (model->has_info[op->id / 64] >> (op->id % 64) & 1);
+}
+#define MD_INFO_BLOCK 64u
+/* The record of model->annotated[k] (k below nannotated). */
+static inline const md_op_info *md_model_info_at(const md_model *model, uint32_t k) {
+  return &model->info_blocks[k / MD_INFO_BLOCK][k % MD_INFO_BLOCK];
+}
 /* The mesh a sharding is bound to: its inline mesh or the named one (NULL if unknown). */
 const md_mesh *md_model_sharding_mesh(const md_model *model, const md_sharding *s);
 /* A func argument's / result's annotation (sdy first, then GSPMD), or NULL. */
