@@ -1119,7 +1119,6 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   model->module = m;
   model->num_partitions = -1;
   model->num_replicas = -1;
-  model->manual = ar_calloc(a, m->nops + 1, sizeof *model->manual);
   func_map *funcs = ar_alloc(a, sizeof *funcs);
   md_func_map_build(a, m, funcs);
   model->funcs = funcs;
@@ -1229,7 +1228,7 @@ const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
 const md_manual_context *md_model_manual(const md_model *model, const ir_op *op) {
   static const md_manual_context none;
   if (!model || !op || !model->module || op->id >= model->module->nops) return &none;
-  return model->manual[op->id] ? model->manual[op->id] : &none;
+  return model->manual && model->manual[op->id] ? model->manual_contexts[model->manual[op->id] - 1] : &none;
 }
 
 bool md_model_fully_manual(const md_model *model, const ir_op *op) {

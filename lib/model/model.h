@@ -217,7 +217,10 @@ struct md_model {
    * "_partitions"), else NULL. */
   const md_mesh *effective;
   sc_platform platform;
-  const md_manual_context **manual; /* indexed by op->id; NULL = in no manual context (use md_model_manual) */
+  /* Each op's manual context (use md_model_manual): per op id 1 + its index in manual_contexts, 0 = none.
+   * NULL while no op is in one (a module without manual computations or GSPMD manual regions). */
+  uint32_t *manual;
+  const md_manual_context **manual_contexts;
   /* The ops' records (use md_model_op): only ops that have something get one. Per op a bit (has_info,
    * by op->id), per 64 ops the number of records before them (info_rank); record k, annotated[k]'s, is
    * info_blocks[k / MD_INFO_BLOCK][k % MD_INFO_BLOCK]. Blocks are never moved, so a growing model leaves
