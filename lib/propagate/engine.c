@@ -749,10 +749,22 @@ static sharding_ref open_unspecified_dims(prop_engine *e, const ir_op *op, shard
   return keep_shared(e, mark, open);
 }
 
+/* The seeded shardings (initial_of): the slots that have one, in order. */
+static void keep_initial(prop_engine *e) {
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < e->nslots; k++) n += e->sh[k] != NULL;
+  e->initial_slots = ar_alloc(e->a, (n + 1) * sizeof *e->initial_slots);
+  e->initial_sh = ar_alloc(e->a, (n + 1) * sizeof *e->initial_sh);
+  for (uint32_t k = 0; k < e->nslots; k++)
+    if (e->sh[k]) {
+      e->initial_slots[e->ninitial] = k;
+      e->initial_sh[e->ninitial++] = e->sh[k];
+    }
+}
+
 static void seed(prop_engine *e) {
   const ir_module *m = e->m;
   e->sh = ar_calloc(e->a, e->nslots + 1, sizeof *e->sh);
-  e->initial = ar_calloc(e->a, e->nslots + 1, sizeof *e->initial);
   e->origin = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->origin);
   for (uint32_t i = 0; i < e->model->nannotated; i++) { /* only annotated ops have result shardings */
     const ir_op *op = e->model->annotated[i];
@@ -816,7 +828,7 @@ static void seed(prop_engine *e) {
     uint32_t slot = e->nslots - e->ncopy_slots + c;
     e->sh[slot] = seed_of(e, md_model_result_sharding(e->model, v->def, v->index));
   }
-  memcpy(e->initial, e->sh, e->nslots * sizeof *e->sh);
+  keep_initial(e);
   e->written = ar_calloc(e->a, e->nslots + 1, 1);
   for (uint32_t k = 0; k < e->nslots; k++) e->origin[k] = e->sh[k] ? k : UINT32_MAX;
 }
@@ -836,7 +848,7 @@ static sharding_ref written_member_sharding(prop_engine *e, const ir_value *v, u
   const ir_op *owner = value_owner(v);
   if (!v->def && owner && owner->kind == SC_OP_FUNC)
     return seed_of(e, md_model_arg_sharding(e->model, owner, v->index));
-  return e->initial[raw];
+  return initial_of(e, raw);
 }
 
 /* Shardy's ShardingGroupMap::syncGroupMemberShardings, before propagation: a group's members take the
@@ -1862,7 +1874,7 @@ static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const 
   for (uint32_t u = e->use_start[slot]; u < e->use_start[slot + 1]; u++) {
     const ir_op *user = e->m->ops[e->users[u]];
     if (is_constraint(user) && user->nresults == 1) {
-      if (!prop_sharding_eq(e->initial[e->result_base[user->id]], s)) return true;
+      if (!prop_sharding_eq(initial_of(e, e->result_base[user->id]), s)) return true;
     } else if (user->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, user)) {
       for (uint32_t k = 0; k < user->noperands; k++)
         if (user->operands[k] == input && !prop_sharding_eq(written_globals(e, user)->in[k], s)) return true;
@@ -1889,7 +1901,7 @@ static void apply_sharding_constraints(prop_engine *e) {
     const ir_op *op = e->model->annotated[i];
     if (is_constraint(op) && op->noperands == 1 && op->nresults == 1) {
       uint32_t r = e->result_base[op->id];
-      apply_constraint(e, op->operands[0], e->initial[r], r);
+      apply_constraint(e, op->operands[0], initial_of(e, r), r);
     } else if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, op)) {
       for (uint32_t k = 0; k < op->noperands; k++) apply_constraint(e, op->operands[k], written_globals(e, op)->in[k], UINT32_MAX);
     }

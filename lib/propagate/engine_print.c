@@ -50,7 +50,7 @@ static bool results_changed(const prop_engine *e, const ir_op *op) {
     if (e->written[s]) return true;
     /* a sharding group shares its members' slot: one written on another member is new on this op */
     if (e->sh[s] && e->grouped && e->grouped[raw] &&
-        (!md_model_result_sharding(e->model, op, r) || !prop_sharding_eq(e->initial[raw], e->sh[s])))
+        (!md_model_result_sharding(e->model, op, r) || !prop_sharding_eq(initial_of(e, raw), e->sh[s])))
       return true;
   }
   return false;
@@ -305,7 +305,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
     for (uint32_t r = 0; r < op->nresults; r++) {
       uint32_t raw = e->result_base[op->id] + r;
       bool keep = has_explicit_edge(e, op->results[r]);
-      out[r] = keep ? e->initial[raw] : e->sh[raw];
+      out[r] = keep ? initial_of(e, raw) : e->sh[raw];
       out_changed |= !keep && e->written[raw];
     }
     if (out_changed)

@@ -68,7 +68,10 @@ struct prop_engine {
   uint32_t ncopy_slots;
   uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args); NULL
                                  when nothing flows but through op rules (alias_of) */
-  sharding_ref *sh, *initial; /* per slot: current and seeded sharding (shared: equal ones are one pointer) */
+  sharding_ref *sh;           /* per slot: the current sharding (shared: equal ones are one pointer) */
+  uint32_t *initial_slots;    /* the slots seeded with a sharding, ascending (few: a table per slot was */
+  sharding_ref *initial_sh;   /* mostly NULL), and those shardings; read with initial_of() */
+  uint32_t ninitial;
   uint8_t *written;           /* per slot: set after seeding (printing writes its sharding again) */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
@@ -129,6 +132,18 @@ static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
     if (hs_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
   }
   return UINT32_MAX;
+}
+
+/* The sharding slot `s` was seeded with (NULL: none). A binary search: it is asked of few slots
+ * (constraints, group members, computations' results). */
+static inline sharding_ref initial_of(const prop_engine *e, uint32_t s) {
+  uint32_t lo = 0, hi = e->ninitial;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (e->initial_slots[mid] < s) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < e->ninitial && e->initial_slots[lo] == s ? e->initial_sh[lo] : NULL;
 }
 
 /* The slot raw slot `s` shares its sharding with (itself without aliases). */
