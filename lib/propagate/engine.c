@@ -220,6 +220,36 @@ static void share_sharding_groups(prop_engine *e) {
   }
 }
 
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* The (slot, edge) pairs of every edge's owner and sources, sorted (slot_edges() reads them). */
+static void index_edges(prop_engine *e) {
+  uint32_t n = 0;
+  for (size_t k = 0; k < e->edges.n; k++) n += 1 + e->edges.v[k].nsources;
+  e->edge_slot_bits = ar_calloc(e->a, e->nslots / 64 + 1, sizeof *e->edge_slot_bits);
+  e->edge_slots = ar_alloc(e->a, (n + 1) * sizeof *e->edge_slots);
+  e->edge_ids = ar_alloc(e->a, (n + 1) * sizeof *e->edge_ids);
+  ar_mark_t mark = ar_mark(e->a);
+  uint64_t *pairs = ar_alloc(e->a, (n + 1) * sizeof *pairs), i = 0;
+  for (size_t k = 0; k < e->edges.n; k++) {
+    const prop_edge *edge = &e->edges.v[k];
+    pairs[i++] = (uint64_t)edge->owner << 32 | k;
+    for (uint32_t j = 0; j < edge->nsources; j++) pairs[i++] = (uint64_t)edge->sources[j] << 32 | k;
+  }
+  ar_step(e->a, n);
+  qsort(pairs, n, sizeof *pairs, cmp_u64);
+  for (uint32_t r = 0; r < n; r++) {
+    e->edge_slots[r] = (uint32_t)(pairs[r] >> 32);
+    e->edge_ids[r] = (uint32_t)pairs[r];
+    e->edge_slot_bits[e->edge_slots[r] / 64] |= (uint64_t)1 << (e->edge_slots[r] % 64);
+  }
+  e->nedge_refs = n;
+  ar_rewind(e->a, mark);
+}
+
 static void build_edges(prop_engine *e) {
   if (!e->flow_ops.n) return; /* data flows through op rules alone: no aliases, no edges */
   e->alias = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
@@ -242,23 +272,12 @@ static void build_edges(prop_engine *e) {
     e->aliased |= e->alias[s] != s;
   }
   /* sources and owners through aliases, then the slot -> edges index */
-  e->edge_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->edge_start);
   for (size_t k = 0; k < e->edges.n; k++) {
     prop_edge *edge = &e->edges.v[k];
     edge->owner = e->alias[edge->owner];
-    e->edge_start[edge->owner + 2]++;
-    for (uint32_t j = 0; j < edge->nsources; j++) {
-      edge->sources[j] = e->alias[edge->sources[j]];
-      e->edge_start[edge->sources[j] + 2]++;
-    }
+    for (uint32_t j = 0; j < edge->nsources; j++) edge->sources[j] = e->alias[edge->sources[j]];
   }
-  for (uint32_t s = 0; s < e->nslots; s++) e->edge_start[s + 2] += e->edge_start[s + 1];
-  e->edge_ids = ar_alloc(e->a, (e->edge_start[e->nslots + 1] + 1) * sizeof *e->edge_ids);
-  for (size_t k = 0; k < e->edges.n; k++) {
-    const prop_edge *edge = &e->edges.v[k];
-    e->edge_ids[e->edge_start[edge->owner + 1]++] = (uint32_t)k;
-    for (uint32_t j = 0; j < edge->nsources; j++) e->edge_ids[e->edge_start[edge->sources[j] + 1]++] = (uint32_t)k;
-  }
+  index_edges(e);
 }
 
 /* ---- manual axes --------------------------------------------------------------------------------- */
@@ -1073,10 +1092,27 @@ static uint32_t owner_id(const ir_value *v) {
   return owner ? owner->id : UINT32_MAX;
 }
 
+/* The edges slot `slot` is a source or owner of: edge_ids[*from .. return value), in the order they were
+ * made. Most slots have none (their bit says so at once); the others are found by binary search. */
+static uint32_t slot_edges(const prop_engine *e, uint32_t slot, uint32_t *from) {
+  *from = 0;
+  if (!e->edges.n || slot >= e->nslots || !(e->edge_slot_bits[slot / 64] >> (slot % 64) & 1)) return 0;
+  uint32_t lo = 0, hi = e->nedge_refs;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (e->edge_slots[mid] < slot) lo = mid + 1;
+    else hi = mid;
+  }
+  *from = lo;
+  while (hi < e->nedge_refs && e->edge_slots[hi] == slot) hi++;
+  return hi;
+}
+
 static void notify(prop_engine *e, worklist *w, uint32_t owner, uint32_t slot, uint32_t current) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
     if (e->users[k] != current) push(w, e->users[k]);
-  for (uint32_t k = e->edges.n ? e->edge_start[slot] : 0; k < (e->edges.n ? e->edge_start[slot + 1] : 0); k++)
+  uint32_t from, to = slot_edges(e, slot, &from);
+  for (uint32_t k = from; k < to; k++)
     if (e->m->nops + e->edge_ids[k] != current) push(w, e->m->nops + e->edge_ids[k]);
   if (owner != UINT32_MAX && owner != current) push(w, owner);
 }
@@ -1084,8 +1120,8 @@ static void notify(prop_engine *e, worklist *w, uint32_t owner, uint32_t slot, u
 /* Queues every item whose tensors include `slot` (a pass's start: only items ahead of the cursor). */
 static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++) push(w, e->users[k]);
-  for (uint32_t k = e->edges.n ? e->edge_start[slot] : 0; k < (e->edges.n ? e->edge_start[slot + 1] : 0); k++)
-    push(w, e->m->nops + e->edge_ids[k]);
+  uint32_t from, to = slot_edges(e, slot, &from);
+  for (uint32_t k = from; k < to; k++) push(w, e->m->nops + e->edge_ids[k]);
   if (!e->aliased && slot_owner(e, slot) != UINT32_MAX) push(w, slot_owner(e, slot));
   for (uint32_t k = e->aliased ? e->owner_start[slot] : 0; k < (e->aliased ? e->owner_start[slot + 1] : 0); k++)
     push(w, e->owners[k]);

@@ -75,7 +75,12 @@ struct prop_engine {
   uint8_t *written;           /* per slot: set after seeding (printing writes its sharding again) */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
-  uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of (only with edges) */
+  /* The edges each slot is a source or owner of (only with edges; slot_edges()): (slot, edge) pairs by
+   * slot then edge, and a bit per slot that has any. Few slots have edges: a CSR row per slot was most
+   * of what the index took. */
+  uint64_t *edge_slot_bits;
+  uint32_t *edge_slots, *edge_ids;
+  uint32_t nedge_refs;
   hs_name_map globals_index;  /* op id of a manual/named computation -> index into globals */
   SC_VEC(computation_globals) globals; /* their in_shardings and out_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
