@@ -1462,9 +1462,9 @@ static prop_direction scheduled_direction(uint8_t flags, const prop_rule *rule, 
 static uint8_t round_steps(prop_engine *e, const ir_op *op) {
   uint8_t *steps = &e->round_steps[op->id];
   if (*steps) return *steps;
-  const prop_rule *rule = op->kind != SC_OP_SDY_PROPAGATION_BARRIER && e->rule_known[op->id] ? e->rules[op->id] : NULL;
+  const prop_rule *rule = op->kind != SC_OP_SDY_PROPAGATION_BARRIER ? known_rule(e, op->id) : NULL;
   if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) return *steps = 0x80; /* its own directions, every round */
-  if (!e->rule_known[op->id] || (rule && rule->nfactors > 14)) return 0xff; /* not kept: may change */
+  if (!rule_known(e, op->id) || (rule && rule->nfactors > 14)) return 0xff; /* not kept: may change */
   uint8_t bits = 0x80, flags = op_flags(e, op);
   for (uint32_t f = 0; rule && f < rule->nfactors; f++) {
     prop_direction d = round_opens(flags, rule, f, 0);
@@ -1519,28 +1519,34 @@ static void share_grow(rule_share_table *t) {
   t->ops = ops, t->hashes = hashes, t->cap = cap;
 }
 
-static const prop_rule *shared_elementwise_rule(prop_engine *e, const ir_op *op, const prop_rule_options *ro) {
+/* A built rule's number in e->rule_of (see there). */
+static uint32_t rule_number(prop_engine *e, const prop_rule *rule) {
+  if (!rule) return 1;
+  SC_PUSH(e->a, e->rule_list, rule);
+  return (uint32_t)e->rule_list.n + 1;
+}
+
+static uint32_t shared_elementwise_rule(prop_engine *e, const ir_op *op, const prop_rule_options *ro) {
   rule_share_table *t = &e->share;
   if (2 * (t->n + 1) > t->cap) share_grow(t);
   uint64_t h = signature_hash(e, op);
   uint32_t i = (uint32_t)h & (t->cap - 1);
   for (; t->ops[i]; i = (i + 1) & (t->cap - 1))
-    if (t->hashes[i] == h && same_signature(t->ops[i], op)) return e->rules[t->ops[i]->id];
-  const prop_rule *rule = prop_rule_of(e->a, e->m, op, ro, NULL);
-  e->rules[op->id] = rule; /* before the op is kept, so a hit always finds a built rule */
+    if (t->hashes[i] == h && same_signature(t->ops[i], op)) return e->rule_of[t->ops[i]->id];
+  uint32_t number = rule_number(e, prop_rule_of(e->a, e->m, op, ro, NULL));
+  e->rule_of[op->id] = number; /* before the op is kept, so a hit always finds a built rule */
   t->ops[i] = op, t->hashes[i] = h, t->n++;
-  return rule;
+  return number;
 }
 
 const prop_rule *prop_engine_rule(prop_engine *e, const ir_op *op) {
-  if (!e->rule_known[op->id]) {
-    e->rule_known[op->id] = 1;
+  if (!rule_known(e, op->id)) {
     prop_rule_options ro = {e->opt.conservative, e->facts};
-    e->rules[op->id] = (op_flags(e, op) & OPF_ELEMENTWISE) && !ir_op_attr(op, "sdy.sharding_rule")
-                           ? shared_elementwise_rule(e, op, &ro)
-                           : prop_rule_of(e->a, e->m, op, &ro, NULL);
+    e->rule_of[op->id] = (op_flags(e, op) & OPF_ELEMENTWISE) && !ir_op_attr(op, "sdy.sharding_rule")
+                             ? shared_elementwise_rule(e, op, &ro)
+                             : rule_number(e, prop_rule_of(e->a, e->m, op, &ro, NULL));
   }
-  return e->rules[op->id];
+  return known_rule(e, op->id);
 }
 
 /* Whether `op` shares its rule with every element-wise op of its name and types (shared_elementwise_rule):
@@ -1586,7 +1592,7 @@ static void propagate_op(prop_engine *e, worklist *w, uint32_t id) {
   const ir_op *op = e->m->ops[id]; /* read through only where the tables do not say */
   uint8_t vb = e->visit_bits[id] ? e->visit_bits[id] : first_visit_bits(e, op);
   prop_direction *directions = NULL;
-  const prop_rule *rule = vb & VB_BY_RULE ? e->rules[id] : NULL;
+  const prop_rule *rule = vb & VB_BY_RULE ? known_rule(e, id) : NULL;
   /* what a visit allocates is scratch unless a sharding grows: forgotten when none does, so revisits
    * (5 rounds per priority) cost no memory */
   ar_mark_t mark = ar_mark(e->a);
@@ -1969,8 +1975,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   e->last_schedule = -2;
   e->visited = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visited);
   e->visit_key = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);
-  e->rules = ar_calloc(a, m->nops + 1, sizeof *e->rules);
-  e->rule_known = ar_calloc(a, m->nops + 1, 1);
+  e->rule_of = ar_calloc(a, m->nops + 1, sizeof *e->rule_of);
   e->share = (rule_share_table){a, ar_hash_seed(a), NULL, NULL, 0, 0};
   e->facts = prop_rule_facts_build(a, m);
   if (o->apply_constraints && !o->seed_only) apply_sharding_constraints(e);
@@ -2001,8 +2006,8 @@ prop_engine_messages prop_engine_warnings(const prop_engine *e) {
 const prop_rule_facts *prop_engine_facts(const prop_engine *e) { return e->facts; }
 
 const prop_rule *prop_engine_built_rule(const prop_engine *e, const ir_op *op, bool conservative, bool *known) {
-  *known = e->rule_known[op->id] && e->opt.conservative == conservative && op->kind != SC_OP_SDY_PROPAGATION_BARRIER;
-  return *known ? e->rules[op->id] : NULL;
+  *known = rule_known(e, op->id) && e->opt.conservative == conservative && op->kind != SC_OP_SDY_PROPAGATION_BARRIER;
+  return *known ? known_rule(e, op->id) : NULL;
 }
 
 bool prop_engine_operand_is_copy(const prop_engine *e, const ir_op *op, uint32_t k) {

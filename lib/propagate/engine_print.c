@@ -377,7 +377,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       prop_printer_rename_op(pr, op, "stablehlo.constant", "sdy.constant");
     }
     if (e->opt.keep_sharding_rules && prop_engine_rule(e, op) && !ir_op_attr(op, "sdy.sharding_rule"))
-      prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, e->rules[op->id]));
+      prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, known_rule(e, op->id)));
   }
   for (uint32_t f = 0; f < m->nfuncs; f++) print_signature(e, pr, f);
 }

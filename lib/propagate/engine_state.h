@@ -92,10 +92,13 @@ struct prop_engine {
   uint32_t *operand_start;        /* per op id: where its operands' slots start in operand_slots */
   uint32_t *operand_slots;        /* per operand, in program order: the slot it reads (operand_slot) */
   bool constant_starts;           /* some op starts a constant expression (split_constant_uses) */
-  const prop_rule **rules;    /* per op id, built on first need */
+  /* Each op's rule, built on first need (known_rule()): per op id 0 = not built yet, 1 = built, none,
+   * else 2 + its index in rule_list. The rules are few (element-wise ops share theirs): a number per op
+   * is half a pointer, and says whether the rule is built besides. */
+  uint32_t *rule_of;
+  SC_VEC(const prop_rule *) rule_list;
   rule_share_table share;     /* element-wise ops' name and types -> the op whose rule they share */
-  uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */    /* an element-wise op's name and types -> the op id whose rule it shares */
-  uint8_t *rule_known;
+  uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */
   const prop_rule_facts *facts;
   bool aggressive;            /* the factor strategy of the running pass */
   int schedule;               /* op-priority round (0..OP_SCHEDULE_LEN-1), or -1: every op, both ways */
@@ -149,6 +152,12 @@ static inline sharding_ref initial_of(const prop_engine *e, uint32_t s) {
     else hi = mid;
   }
   return lo < e->ninitial && e->initial_slots[lo] == s ? e->initial_sh[lo] : NULL;
+}
+
+/* Whether the rule of the op with id `id` is built, and that rule (NULL: none, or not built yet). */
+static inline bool rule_known(const prop_engine *e, uint32_t id) { return e->rule_of[id] != 0; }
+static inline const prop_rule *known_rule(const prop_engine *e, uint32_t id) {
+  return e->rule_of[id] > 1 ? e->rule_list.v[e->rule_of[id] - 2] : NULL;
 }
 
 /* The slot raw slot `s` shares its sharding with (itself without aliases). */
