@@ -129,6 +129,16 @@ static void op_edges(prop_engine *e, const ir_op *op) {
   }
 }
 
+/* How many edges op_edges(), call_edges() and func_edges() may make for `op` (at least as many as they do). */
+static size_t edges_at_most(const prop_engine *e, const ir_op *op) {
+  if (op->kind == SC_OP_WHILE || op->kind == SC_OP_CASE) return op->nresults;
+  if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION ||
+      (op->kind == SC_OP_CALL && e->opt.through_calls))
+    return (size_t)op->noperands + op->nresults;
+  if (op->kind == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) return 1;
+  return is_optimization_barrier(op) ? op->nresults : 0;
+}
+
 /* A call's operands flow into the callee's arguments, the callee's returned values into its results. */
 static void call_edges(prop_engine *e, const ir_op *op) {
   if (op->kind != SC_OP_CALL) return;
@@ -263,6 +273,11 @@ static void build_edges(prop_engine *e) {
     if (in < e->nslots && out < e->nslots && find_alias(e->alias, out) != in) e->alias[find_alias(e->alias, in)] = find_alias(e->alias, out);
   }
   share_sharding_groups(e);
+  /* room for every edge at once, not an array grown by doubling (as much again in abandoned copies) */
+  size_t most = 0;
+  for (size_t i = 0; i < e->flow_ops.n; i++) most += edges_at_most(e, e->flow_ops.v[i]);
+  e->edges.v = ar_calloc(e->a, most + 1, sizeof *e->edges.v);
+  e->edges.cap = most + 1;
   for (size_t i = 0; i < e->flow_ops.n; i++) op_edges(e, e->flow_ops.v[i]);
   func_edges(e);
   if (e->opt.through_calls)
