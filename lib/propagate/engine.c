@@ -863,7 +863,7 @@ static void seed(prop_engine *e) {
     e->sh[slot] = seed_of(e, md_model_result_sharding(e->model, v->def, v->index));
   }
   keep_initial(e);
-  e->written = ar_calloc(e->a, e->nslots + 1, 1);
+  e->written = ar_calloc(e->a, e->nslots / 64 + 1, sizeof *e->written);
   for (uint32_t k = 0; k < e->nslots; k++) e->origin[k] = e->sh[k] ? k : UINT32_MAX;
 }
 
@@ -1000,7 +1000,7 @@ static void sync_sharding_groups(prop_engine *e) {
     } else if (groups[k].common) {
       uint32_t root = alias_of(e, raw_slot(e, groups[k].first));
       e->sh[root] = groups[k].common;
-      e->written[root] = 1;
+      mark_written(e, root);
     }
   }
 }
@@ -1076,8 +1076,8 @@ static uint32_t take_pending(worklist *w) {
 static void push(worklist *w, uint32_t item) {
   uint32_t pos = item; /* an op's id is its program position (ir_op.id) */
   if (pos >= w->cursor) mark_pending(w, pos);
-  else if (!w->on_stack[item]) {
-    w->on_stack[item] = 1;
+  else if (!(w->on_stack[item / 64] >> (item % 64) & 1)) {
+    w->on_stack[item / 64] |= (uint64_t)1 << (item % 64);
     if (w->n == w->cap) { /* an item is on the stack at most once: it never holds more than all of them */
       uint32_t cap = w->cap ? 2 * w->cap : 64;
       w->stack = ar_grow(w->a, w->stack, w->n, cap, sizeof *w->stack);
@@ -1091,7 +1091,7 @@ static void push(worklist *w, uint32_t item) {
 static uint32_t next_item(worklist *w) {
   if (w->n) {
     uint32_t item = w->stack[--w->n];
-    w->on_stack[item] = 0;
+    w->on_stack[item / 64] &= ~((uint64_t)1 << (item % 64));
     return item;
   }
   if (!w->npending) return UINT32_MAX;
@@ -1146,7 +1146,7 @@ static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
  * the items that read it are queued. `s` is one the set of kept shardings holds (set_slot keeps it). */
 static void set_kept_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, uint32_t owner, uint32_t current) {
   e->sh[slot] = s;
-  e->written[slot] = 1;
+  mark_written(e, slot);
   SC_PUSH(e->a, e->changes, slot);
   e->last_change[slot] = (uint32_t)e->changes.n;
   if (w) notify(e, w, owner, slot, current);
@@ -1712,7 +1712,8 @@ static void run_pass(prop_engine *e) {
   const ir_module *m = e->m;
   uint32_t nitems = m->nops + (uint32_t)e->edges.n, round = (uint32_t)(e->schedule + 1);
   if (!e->work.on_stack) { /* one for every pass: each ends with it empty */
-    worklist empty = {e->a, NULL, 0, 0, ar_calloc(e->a, nitems + 1, 1), ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.pending),
+    worklist empty = {e->a, NULL, 0, 0, ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.on_stack),
+                      ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.pending),
                       0, 0};
     e->work = empty;
   }
@@ -1787,7 +1788,7 @@ static void collect_sites(prop_engine *e, sharding_sites *sites) {
   for (uint32_t s = 0; s < e->nslots; s++) {
     if (!e->sh[s] || alias_of(e, s) != s) continue;
     if (needs_initializing(e->sh[s])) sites->v[sites->n++] = (sharding_site){&e->sh[s], e->sh[s], s};
-    else e->written[s] = 1;
+    else mark_written(e, s);
   }
   for (uint32_t f = 0; f < e->m->nfuncs; f++)
     for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++)
@@ -1949,7 +1950,7 @@ static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref
   uint32_t slot = slot_of(e, input);
   if (slot >= e->nslots || e->sh[slot] || other_constraint_differs(e, slot, input, s)) return;
   e->sh[slot] = s;
-  e->written[slot] = 1;
+  mark_written(e, slot);
   e->origin[slot] = origin;
 }
 

@@ -47,7 +47,7 @@ static bool result_sharding_known(const prop_engine *e, const ir_op *op) {
 static bool results_changed(const prop_engine *e, const ir_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
     uint32_t raw = e->result_base[op->id] + r, s = print_slot(e, op, r);
-    if (e->written[s]) return true;
+    if (was_written(e, s)) return true;
     /* a sharding group shares its members' slot: one written on another member is new on this op */
     if (e->sh[s] && e->grouped && e->grouped[raw] &&
         (!md_model_result_sharding(e->model, op, r) || !prop_sharding_eq(initial_of(e, raw), e->sh[s])))
@@ -291,7 +291,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
   for (uint32_t k = 0; k < op->noperands; k++) {
     uint32_t slot = slot_of(e, block_arg(op->regions[0], k));
     in[k] = written_globals(e, op) ? written_globals(e, op)->in[k] : NULL;
-    if (slot < e->nslots && e->written[slot] && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
+    if (slot < e->nslots && was_written(e, slot) && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
       in[k] = op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? prop_engine_add_free(e->a, op, e->model, in[k], e->sh[slot]) : e->sh[slot];
       in_changed = true;
     }
@@ -306,7 +306,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
       uint32_t raw = e->result_base[op->id] + r;
       bool keep = has_explicit_edge(e, op->results[r]);
       out[r] = keep ? initial_of(e, raw) : e->sh[raw];
-      out_changed |= !keep && e->written[raw];
+      out_changed |= !keep && was_written(e, raw);
     }
     if (out_changed)
       prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + x->out_shardings.text.n,

@@ -47,7 +47,7 @@ typedef struct {
   sc_arena *a;
   uint32_t *stack; /* items pushed on top, visited before the rest of program order (grows: few are) */
   uint32_t n, cap;
-  uint8_t *on_stack;
+  uint64_t *on_stack; /* bitmap: items on the stack */
   uint64_t *pending; /* bitmap: program positions >= cursor that may need a visit */
   uint32_t npending;
   uint32_t cursor; /* positions below it have had their program-order turn */
@@ -72,7 +72,7 @@ struct prop_engine {
   uint32_t *initial_slots;    /* the slots seeded with a sharding, ascending (few: a table per slot was */
   sharding_ref *initial_sh;   /* mostly NULL), and those shardings; read with initial_of() */
   uint32_t ninitial;
-  uint8_t *written;           /* per slot: set after seeding (printing writes its sharding again) */
+  uint64_t *written;          /* bitmap per slot: set after seeding (printing writes its sharding again); was_written() */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
   /* The edges each slot is a source or owner of (only with edges; slot_edges()): (slot, edge) pairs by
@@ -159,6 +159,10 @@ static inline bool rule_known(const prop_engine *e, uint32_t id) { return e->rul
 static inline const prop_rule *known_rule(const prop_engine *e, uint32_t id) {
   return e->rule_of[id] > 1 ? e->rule_list.v[e->rule_of[id] - 2] : NULL;
 }
+
+/* Slot `s` was written after seeding (mark_written). */
+static inline bool was_written(const prop_engine *e, uint32_t s) { return e->written[s / 64] >> (s % 64) & 1; }
+static inline void mark_written(prop_engine *e, uint32_t s) { e->written[s / 64] |= (uint64_t)1 << (s % 64); }
 
 /* The slot raw slot `s` shares its sharding with (itself without aliases). */
 static inline uint32_t alias_of(const prop_engine *e, uint32_t s) {
