@@ -31,8 +31,7 @@ static bool starts_constant(prop_engine *e, const ir_op *op);
 static void number_values(prop_engine *e) {
   const ir_module *m = e->m;
   e->result_base = ar_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
-  hs_name_map_init(&e->block_base, e->a, 16);
-  uint32_t n = 0;
+  uint32_t n = 0, nblocks = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     e->result_base[op->id] = n;
@@ -41,15 +40,21 @@ static void number_values(prop_engine *e) {
     if (flows(op)) SC_PUSH(e->a, e->flow_ops, op);
     if (e->opt.split_constants && !e->constant_starts) e->constant_starts = starts_constant(e, op);
     for (uint32_t r = 0; r < op->nregions; r++)
-      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) {
-        const ir_block **key = ar_alloc(e->a, sizeof *key); /* the map keeps the key's address */
-        *key = op->regions[r]->blocks[b];
-        hs_name_map_make_room(&e->block_base, e->a);
-        hs_name_map_put(&e->block_base, (const char *)key, sizeof *key, n, NULL);
-        n += (*key)->nargs;
-      }
+      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) n += op->regions[r]->blocks[b]->nargs, nblocks++;
   }
   e->nslots = n;
+  /* the blocks' first slots, in a map made at its final size (a map grown from small left its abandoned
+   * tables): an op's blocks' arguments follow its results, and every op with regions is a flow op */
+  hs_name_map_init(&e->block_base, e->a, nblocks);
+  for (size_t i = 0; i < e->flow_ops.n; i++) {
+    const ir_op *op = e->flow_ops.v[i];
+    uint32_t base = e->result_base[op->id] + op->nresults;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) { /* keyed by the block pointer's bytes, in place */
+        hs_name_map_put(&e->block_base, (const char *)&op->regions[r]->blocks[b], sizeof(ir_block *), base, NULL);
+        base += op->regions[r]->blocks[b]->nargs;
+      }
+  }
 }
 
 
@@ -796,6 +801,11 @@ static void keep_initial(prop_engine *e) {
     }
 }
 
+/* A manual or named computation with a body (its written shardings are kept: e->globals). */
+static bool is_computation(const ir_op *op) {
+  return (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) && op->nregions;
+}
+
 static void seed(prop_engine *e) {
   const ir_module *m = e->m;
   e->sh = ar_calloc(e->a, e->nslots + 1, sizeof *e->sh);
@@ -808,10 +818,14 @@ static void seed(prop_engine *e) {
         e->sh[e->result_base[op->id] + r] = open_unspecified_dims(e, op, e->sh[e->result_base[op->id] + r]);
     }
   }
-  hs_name_map_init(&e->globals_index, e->a, 16);
+  size_t ncomputations = 0; /* the globals' table and index at their final size */
+  for (size_t i = 0; i < e->flow_ops.n; i++) ncomputations += is_computation(e->flow_ops.v[i]);
+  hs_name_map_init(&e->globals_index, e->a, ncomputations);
+  e->globals.v = ar_alloc(e->a, (ncomputations + 1) * sizeof *e->globals.v);
+  e->globals.cap = ncomputations + 1;
   for (size_t i = 0; i < e->flow_ops.n; i++) { /* computations have regions: flow ops */
     const ir_op *op = e->flow_ops.v[i];
-    if ((op->kind != SC_OP_SDY_MANUAL_COMPUTATION && op->kind != SC_OP_SDY_NAMED_COMPUTATION) || !op->nregions) continue;
+    if (!is_computation(op)) continue;
     const md_annotation *in = &md_model_op(e->model, op)->sdy_op->in_shardings;
     const md_annotation *out = &md_model_op(e->model, op)->sdy_op->out_shardings;
     computation_globals g = {ar_calloc(e->a, op->noperands + 1, sizeof *g.in), ar_calloc(e->a, op->nresults + 1, sizeof *g.out)};
@@ -837,7 +851,6 @@ static void seed(prop_engine *e) {
       if (slot < e->nslots) e->sh[slot] = keep_shared(e, mark, erase_manual(e->a, op, e->model, sg));
     }
     SC_PUSH(e->a, e->globals, g);
-    hs_name_map_make_room(&e->globals_index, e->a);
     hs_name_map_put(&e->globals_index, (const char *)&op->id, sizeof op->id, (uint32_t)e->globals.n - 1, NULL);
   }
   e->func_results = ar_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results);
