@@ -1062,13 +1062,6 @@ static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
   return syn;
 }
 
-static uint32_t popcount64(uint64_t x) { /* without -mpopcnt the builtin is a call */
-  x -= (x >> 1) & 0x5555555555555555u;
-  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-  return (uint32_t)((x * 0x0101010101010101u) >> 56);
-}
-
 /* The ops' records while they are made (see md_model.info_blocks). */
 typedef struct {
   SC_VEC(md_op_info *) blocks;
@@ -1222,7 +1215,7 @@ const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
                                    &md_no_func, NULL, 0};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   uint64_t word = model->has_info[op->id / 64], bit = (uint64_t)1 << (op->id % 64);
-  return word & bit ? md_model_info_at(model, model->info_rank[op->id / 64] + popcount64(word & (bit - 1))) : &empty;
+  return word & bit ? md_model_info_at(model, model->info_rank[op->id / 64] + sc_popcount64(word & (bit - 1))) : &empty;
 }
 
 const md_manual_context *md_model_manual(const md_model *model, const ir_op *op) {

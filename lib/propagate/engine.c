@@ -788,17 +788,20 @@ static sharding_ref open_unspecified_dims(prop_engine *e, const ir_op *op, shard
   return keep_shared(e, mark, open);
 }
 
-/* The seeded shardings (initial_of): the slots that have one, in order. */
+/* The seeded shardings (initial_of). */
 static void keep_initial(prop_engine *e) {
-  uint32_t n = 0;
-  for (uint32_t k = 0; k < e->nslots; k++) n += e->sh[k] != NULL;
-  e->initial_slots = ar_alloc(e->a, (n + 1) * sizeof *e->initial_slots);
-  e->initial_sh = ar_alloc(e->a, (n + 1) * sizeof *e->initial_sh);
+  uint32_t nwords = e->nslots / 64 + 1, n = 0;
+  e->initial_bits = ar_calloc(e->a, nwords, sizeof *e->initial_bits);
+  e->initial_rank = ar_alloc(e->a, nwords * sizeof *e->initial_rank);
   for (uint32_t k = 0; k < e->nslots; k++)
-    if (e->sh[k]) {
-      e->initial_slots[e->ninitial] = k;
-      e->initial_sh[e->ninitial++] = e->sh[k];
-    }
+    if (e->sh[k]) e->initial_bits[k / 64] |= (uint64_t)1 << (k % 64);
+  for (uint32_t w = 0; w < nwords; w++) {
+    e->initial_rank[w] = n;
+    n += sc_popcount64(e->initial_bits[w]);
+  }
+  e->initial_sh = ar_alloc(e->a, (n + 1) * sizeof *e->initial_sh);
+  for (uint32_t k = 0, i = 0; k < e->nslots; k++)
+    if (e->sh[k]) e->initial_sh[i++] = e->sh[k];
 }
 
 /* A manual or named computation with a body (its written shardings are kept: e->globals). */

@@ -69,9 +69,11 @@ struct prop_engine {
   uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args); NULL
                                  when nothing flows but through op rules (alias_of) */
   sharding_ref *sh;           /* per slot: the current sharding (shared: equal ones are one pointer) */
-  uint32_t *initial_slots;    /* the slots seeded with a sharding, ascending (few: a table per slot was */
-  sharding_ref *initial_sh;   /* mostly NULL), and those shardings; read with initial_of() */
-  uint32_t ninitial;
+  /* The shardings slots were seeded with (initial_of): a bit per slot, per 64 slots the number of seeded
+   * slots before them, and the seeded slots' shardings in slot order (a pointer per slot was mostly NULL). */
+  uint64_t *initial_bits;
+  uint32_t *initial_rank;
+  sharding_ref *initial_sh;
   uint64_t *written;          /* bitmap per slot: set after seeding (printing writes its sharding again); was_written() */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
@@ -142,16 +144,11 @@ static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
   return UINT32_MAX;
 }
 
-/* The sharding slot `s` was seeded with (NULL: none). A binary search: it is asked of few slots
- * (constraints, group members, computations' results). */
+/* The sharding slot `s` was seeded with (NULL: none). */
 static inline sharding_ref initial_of(const prop_engine *e, uint32_t s) {
-  uint32_t lo = 0, hi = e->ninitial;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (e->initial_slots[mid] < s) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < e->ninitial && e->initial_slots[lo] == s ? e->initial_sh[lo] : NULL;
+  if (s >= e->nslots) return NULL;
+  uint64_t word = e->initial_bits[s / 64], bit = (uint64_t)1 << (s % 64);
+  return word & bit ? e->initial_sh[e->initial_rank[s / 64] + sc_popcount64(word & (bit - 1))] : NULL;
 }
 
 /* Whether the rule of the op with id `id` is built, and that rule (NULL: none, or not built yet). */
