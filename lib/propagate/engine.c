@@ -83,8 +83,10 @@ static void add_edge(prop_engine *e, const ir_op *op, const ir_value *owner, ir_
 }
 
 
-static uint32_t find_alias(uint32_t *alias, uint32_t s) {
-  uint32_t root = s;
+/* The root of slot `s`'s alias class (s itself while nothing is aliased: no table yet). */
+static uint32_t find_alias(prop_engine *e, uint32_t s) {
+  uint32_t *alias = e->alias, root = s;
+  if (!alias) return s;
   while (alias[root] != root) root = alias[root];
   while (alias[s] != root) { /* path compression: later lookups are direct */
     uint32_t next = alias[s];
@@ -92,6 +94,16 @@ static uint32_t find_alias(uint32_t *alias, uint32_t s) {
     s = next;
   }
   return root;
+}
+
+/* Joins the class of root `from` to root `to`. The table is made at the first join: most modules alias no
+ * slot (a while's block arguments, sharding groups and data-flow edges do), and it is a word per slot. */
+static void join_alias(prop_engine *e, uint32_t from, uint32_t to) {
+  if (!e->alias) {
+    e->alias = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
+    for (uint32_t k = 0; k < e->nslots; k++) e->alias[k] = k;
+  }
+  e->alias[from] = to;
 }
 
 /* The edges of one data-flow op (Shardy's while, case, optimization_barrier, named and manual
@@ -108,8 +120,8 @@ static void op_edges(prop_engine *e, const ir_op *op) {
       uint32_t owner = raw_slot(e, op->results[i]);
       for (uint32_t r = 0; r < 2; r++) {
         uint32_t t = raw_slot(e, block_arg(op->regions[r], i));
-        if (t < e->nslots && owner < e->nslots && find_alias(e->alias, t) != find_alias(e->alias, owner))
-          e->alias[find_alias(e->alias, t)] = find_alias(e->alias, owner);
+        if (t < e->nslots && owner < e->nslots && find_alias(e, t) != find_alias(e, owner))
+          join_alias(e, find_alias(e, t), find_alias(e, owner));
       }
     }
   } else if (op->kind == SC_OP_CASE) {
@@ -229,8 +241,8 @@ static void share_sharding_groups(prop_engine *e) {
       int64_t *key = ar_alloc(e->a, sizeof *key);
       *key = id;
       hs_name_map_put(&first, (const char *)key, sizeof *key, s, NULL);
-    } else if (find_alias(e->alias, s) != find_alias(e->alias, root)) {
-      e->alias[find_alias(e->alias, s)] = find_alias(e->alias, root);
+    } else if (find_alias(e, s) != find_alias(e, root)) {
+      join_alias(e, find_alias(e, s), find_alias(e, root));
     }
   }
 }
@@ -267,15 +279,13 @@ static void index_edges(prop_engine *e) {
 
 static void build_edges(prop_engine *e) {
   if (!e->flow_ops.n) return; /* data flows through op rules alone: no aliases, no edges */
-  e->alias = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
-  for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
   /* an explicit `sdy.data_flow_edge %owner` (Shardy's -sdy-add-data-flow-edges form) holds its owner's
    * sharding: the owner's uses are the edge's */
   for (size_t i = 0; i < e->flow_ops.n; i++) {
     const ir_op *op = e->flow_ops.v[i];
     if (op->kind != SC_OP_SDY_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
     uint32_t in = raw_slot(e, op->operands[0]), out = raw_slot(e, op->results[0]);
-    if (in < e->nslots && out < e->nslots && find_alias(e->alias, out) != in) e->alias[find_alias(e->alias, in)] = find_alias(e->alias, out);
+    if (in < e->nslots && out < e->nslots && find_alias(e, out) != in) join_alias(e, find_alias(e, in), find_alias(e, out));
   }
   share_sharding_groups(e);
   /* room for every edge at once, not an array grown by doubling (as much again in abandoned copies) */
@@ -287,15 +297,15 @@ static void build_edges(prop_engine *e) {
   func_edges(e);
   if (e->opt.through_calls)
     for (size_t i = 0; i < e->flow_ops.n; i++) call_edges(e, e->flow_ops.v[i]);
-  for (uint32_t s = 0; s < e->nslots; s++) {
-    e->alias[s] = find_alias(e->alias, s);
+  for (uint32_t s = 0; e->alias && s < e->nslots; s++) {
+    e->alias[s] = find_alias(e, s);
     e->aliased |= e->alias[s] != s;
   }
   /* sources and owners through aliases, then the slot -> edges index */
   for (size_t k = 0; k < e->edges.n; k++) {
     prop_edge *edge = &e->edges.v[k];
-    edge->owner = e->alias[edge->owner];
-    for (uint32_t j = 0; j < edge->nsources; j++) edge->sources[j] = e->alias[edge->sources[j]];
+    edge->owner = alias_of(e, edge->owner);
+    for (uint32_t j = 0; j < edge->nsources; j++) edge->sources[j] = alias_of(e, edge->sources[j]);
   }
   index_edges(e);
 }

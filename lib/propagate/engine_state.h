@@ -66,8 +66,8 @@ struct prop_engine {
   uint32_t *own_copy;         /* per operand of those ops: the slot of its own copy of a constant expression, or UINT32_MAX */
   const ir_value **own_copy_value; /* per copy slot (the last ncopy_slots slots): the expression's value */
   uint32_t ncopy_slots;
-  uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args); NULL
-                                 when nothing flows but through op rules (alias_of) */
+  uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args, groups,
+                                 data-flow edges); NULL when no slot shares another's (alias_of) */
   sharding_ref *sh;           /* per slot: the current sharding (shared: equal ones are one pointer) */
   /* The shardings slots were seeded with (initial_of): a bit per slot, per 64 slots the number of seeded
    * slots before them, and the seeded slots' shardings in slot order (a pointer per slot was mostly NULL). */
