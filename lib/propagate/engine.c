@@ -1168,13 +1168,28 @@ static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
     push(w, e->owners[k]);
 }
 
+#define CHANGE_BLOCK 1024u
+
+/* Appends `slot` to the log of writes. */
+static void log_change(prop_engine *e, uint32_t slot) {
+  if (e->nchanges / CHANGE_BLOCK == e->change_blocks.n) {
+    uint32_t *block = ar_alloc(e->a, CHANGE_BLOCK * sizeof *block);
+    SC_PUSH(e->a, e->change_blocks, block);
+  }
+  e->change_blocks.v[e->nchanges / CHANGE_BLOCK][e->nchanges % CHANGE_BLOCK] = slot;
+  e->nchanges++;
+}
+
+/* The slot of log entry `i` (below nchanges). */
+static uint32_t change_at(const prop_engine *e, uint32_t i) { return e->change_blocks.v[i / CHANGE_BLOCK][i % CHANGE_BLOCK]; }
+
 /* Every write of a slot's sharding during propagation goes through here: logged, and with a worklist
  * the items that read it are queued. `s` is one the set of kept shardings holds (set_slot keeps it). */
 static void set_kept_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, uint32_t owner, uint32_t current) {
   e->sh[slot] = s;
   mark_written(e, slot);
-  SC_PUSH(e->a, e->changes, slot);
-  e->last_change[slot] = (uint32_t)e->changes.n;
+  log_change(e, slot);
+  e->last_change[slot] = e->nchanges;
   if (w) notify(e, w, owner, slot, current);
 }
 
@@ -1198,7 +1213,7 @@ static bool visit_is_redundant(prop_engine *e, uint32_t item, const uint32_t *sl
   bool same = seen && key && e->visit_key[item] == key;
   for (uint32_t i = 0; same && i < n; i++) same = slots[i] >= e->nslots || e->last_change[slots[i]] < seen;
   if (same) return true;
-  e->visited[item] = (uint32_t)e->changes.n + 1;
+  e->visited[item] = e->nchanges + 1;
   e->visit_key[item] = key;
   return false;
 }
@@ -1753,14 +1768,14 @@ static void run_pass(prop_engine *e) {
       uint8_t steps = e->round_steps[pos]; /* cached: most ops are not looked at again */
       if (!e->visited[pos] || ((steps ? steps : round_steps(e, m->ops[pos])) & 1u << e->schedule)) mark_pending(&w, pos);
     }
-    for (size_t i = e->pass_end_log; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
+    for (uint32_t i = e->pass_end_log; i < e->nchanges; i++) queue_readers(e, &w, change_at(e, i));
   } else if (!e->round_seen[round]) { /* other directions than before: every item may do something */
     e->round_seen[round] = true;
     for (uint32_t pos = 0; pos < nitems; pos++) mark_pending(&w, pos);
   } else {
-    for (size_t i = e->round_log_pos[round]; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
+    for (uint32_t i = e->round_log_pos[round]; i < e->nchanges; i++) queue_readers(e, &w, change_at(e, i));
   }
-  e->round_log_pos[round] = (uint32_t)e->changes.n;
+  e->round_log_pos[round] = e->nchanges;
   for (uint32_t item; (item = next_item(&w)) != UINT32_MAX;) {
     ar_step(e->a, 1);
     if (item < m->nops) propagate_op(e, &w, item);
@@ -1768,7 +1783,7 @@ static void run_pass(prop_engine *e) {
   }
   e->work.stack = w.stack, e->work.cap = w.cap; /* grown during the pass */
   e->last_schedule = e->schedule;
-  e->pass_end_log = (uint32_t)e->changes.n;
+  e->pass_end_log = e->nchanges;
   propagate_func_results(e, NULL);
 }
 

@@ -106,8 +106,11 @@ struct prop_engine {
   int schedule;               /* op-priority round (0..OP_SCHEDULE_LEN-1), or -1: every op, both ways */
   /* Revisits that cannot change anything are skipped (see "the worklist"): every write to a slot is
    * logged; an item's visit in a schedule round is remembered by the log length at its start. */
-  SC_VEC(uint32_t) changes;   /* slots, in the order their shardings were written */
-  uint32_t *last_change;      /* per slot: 1 + its latest entry in `changes`, 0 = never written */
+  /* The log: slots, in the order their shardings were written (log_change, change_at), in blocks of
+   * CHANGE_BLOCK that are never moved (a doubling array left as much again in abandoned copies). */
+  SC_VEC(uint32_t *) change_blocks;
+  uint32_t nchanges;
+  uint32_t *last_change;      /* per slot: 1 + its latest entry in the log, 0 = never written */
   uint32_t *visited;          /* per item: 1 + log length when its last visit began, 0 = none */
   uint32_t *visit_key;        /* per item: what else that visit depended on (visit_key()), 0 = not comparable */
   bool round_seen[OP_SCHEDULE_LEN + 1];        /* per round (schedule + 1): a pass of it ran */
