@@ -1512,14 +1512,21 @@ static prop_direction scheduled_direction(uint8_t flags, const prop_rule *rule, 
   return d;
 }
 
+/* The bits of e->op_bits that hold round_steps(): bit 7 (computed) and bits 1 .. OP_SCHEDULE_LEN - 1. */
+#define ROUND_STEP_BITS (0x80u | ((1u << OP_SCHEDULE_LEN) - 2u))
+_Static_assert(OP_SCHEDULE_LEN <= 5, "the visit bits (VB_*) use bits 0, 5 and 6 of e->op_bits");
+
 /* Per op: bit r set when its directions in schedule round r differ from round r-1's, so its visit key
  * does too (bit 7: computed). An op whose rule is not built yet, or whose key cannot encode its
  * directions, counts as changing every round. */
 static uint8_t round_steps(prop_engine *e, const ir_op *op) {
-  uint8_t *steps = &e->round_steps[op->id];
-  if (*steps) return *steps;
+  uint8_t *steps = &e->op_bits[op->id];
+  if (*steps & 0x80) return *steps & ROUND_STEP_BITS;
   const prop_rule *rule = op->kind != SC_OP_SDY_PROPAGATION_BARRIER ? known_rule(e, op->id) : NULL;
-  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) return *steps = 0x80; /* its own directions, every round */
+  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) { /* its own directions, every round */
+    *steps |= 0x80;
+    return 0x80;
+  }
   if (!rule_known(e, op->id) || (rule && rule->nfactors > 14)) return 0xff; /* not kept: may change */
   uint8_t bits = 0x80, flags = op_flags(e, op);
   for (uint32_t f = 0; rule && f < rule->nfactors; f++) {
@@ -1530,7 +1537,8 @@ static uint8_t round_steps(prop_engine *e, const ir_op *op) {
       d = next;
     }
   }
-  return *steps = bits;
+  *steps |= bits;
+  return bits;
 }
 
 /* An element-wise op's rule depends only on its name and its operands' and results' types: ops that
@@ -1624,13 +1632,13 @@ static void apply_visit(prop_engine *e, worklist *w, uint32_t id, uint32_t nin, 
   }
 }
 
-/* What a visit of an op needs of the op itself, noted at its first visit (visit_bits) so that later
- * visits read only the engine's tables: the op's struct is cold by then, and touching it was most of a
- * revisit's cost. */
+/* What a visit of an op needs of the op itself, noted at its first visit (in e->op_bits, beside
+ * ROUND_STEP_BITS) so that later visits read only the engine's tables: the op's struct is cold by then,
+ * and touching it was most of a revisit's cost. */
 enum {
   VB_KNOWN = 1,
-  VB_BY_RULE = 2, /* no barrier, and its rule has the op's operand and result counts */
-  VB_SHARED = 4   /* its rule is shared (rule_is_shared): visits are remembered */
+  VB_BY_RULE = 0x20, /* no barrier, and its rule has the op's operand and result counts */
+  VB_SHARED = 0x40   /* its rule is shared (rule_is_shared): visits are remembered */
 };
 
 static uint8_t first_visit_bits(prop_engine *e, const ir_op *op) {
@@ -1640,13 +1648,14 @@ static uint8_t first_visit_bits(prop_engine *e, const ir_op *op) {
     if (rule && rule->noperands == op->noperands && rule->nresults == op->nresults) b |= VB_BY_RULE;
   }
   if (rule_is_shared(e, op)) b |= VB_SHARED; /* also computes op_flags, which visits read */
-  if (!e->round_steps[op->id]) (void)round_steps(e, op); /* run_pass reads them at each round's start */
-  return e->visit_bits[op->id] = b;
+  (void)round_steps(e, op); /* run_pass reads them at each round's start */
+  e->op_bits[op->id] |= b;
+  return b;
 }
 
 static void propagate_op(prop_engine *e, worklist *w, uint32_t id) {
   const ir_op *op = e->m->ops[id]; /* read through only where the tables do not say */
-  uint8_t vb = e->visit_bits[id] ? e->visit_bits[id] : first_visit_bits(e, op);
+  uint8_t vb = e->op_bits[id] & VB_KNOWN ? e->op_bits[id] : first_visit_bits(e, op);
   prop_direction *directions = NULL;
   const prop_rule *rule = vb & VB_BY_RULE ? known_rule(e, id) : NULL;
   /* what a visit allocates is scratch unless a sharding grows: forgotten when none does, so revisits
@@ -1765,7 +1774,7 @@ static void run_pass(prop_engine *e) {
      * readers of what changed since, can do something */
     e->round_seen[round] = true;
     for (uint32_t pos = 0; pos < m->nops; pos++) {
-      uint8_t steps = e->round_steps[pos]; /* cached: most ops are not looked at again */
+      uint8_t steps = e->op_bits[pos] & ROUND_STEP_BITS; /* cached: most ops are not looked at again */
       if (!e->visited[pos] || ((steps ? steps : round_steps(e, m->ops[pos])) & 1u << e->schedule)) mark_pending(&w, pos);
     }
     for (uint32_t i = e->pass_end_log; i < e->nchanges; i++) queue_readers(e, &w, change_at(e, i));
@@ -2027,8 +2036,7 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   index_owners(e);
   e->last_change = ar_calloc(a, e->nslots + 1, sizeof *e->last_change);
   e->op_flags = ar_calloc(a, m->nops + 1, 1);
-  e->round_steps = ar_calloc(a, m->nops + 1, 1);
-  e->visit_bits = ar_calloc(a, m->nops + 1, 1);
+  e->op_bits = ar_calloc(a, m->nops + 1, 1);
   e->last_schedule = -2;
   e->visited = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visited);
   e->visit_key = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);

@@ -119,8 +119,10 @@ struct prop_engine {
   uint16_t *name_bits;        /* per ir_op.name_id: its NC_* bits | NC_KNOWN, 0 until classified (name_class()) */
   ir_span last_type;          /* the type type_rank() parsed last, and its rank */
   int32_t last_type_rank;
-  uint8_t *round_steps;       /* per op id: the rounds its directions change in (round_steps()) */
-  uint8_t *visit_bits;        /* per op id: what its visits need of it, noted at the first (first_visit_bits) */
+  /* per op id, one byte for two things (they fit in 8 bits): the rounds its directions change in
+   * (ROUND_STEP_BITS, round_steps()) and what its visits need of it, noted at the first (VB_* bits,
+   * first_visit_bits()) */
+  uint8_t *op_bits;
   int last_schedule;          /* the schedule of the pass that ran last (-2: none yet) */
   uint32_t pass_end_log;      /* log length when that pass reached its fixed point */
   worklist work;              /* the passes' worklist, allocated once (see run_pass) */
