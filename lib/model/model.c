@@ -221,6 +221,7 @@ bool md_sharding_op_unspecified_dims(sc_arena *a, const ir_op *op, uint32_t **di
 
 const md_sdy_op_info md_no_sdy_op;
 const md_func_annotations md_no_func;
+const md_sdy_items md_no_items;
 const md_annotation md_no_annotation;
 
 static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
@@ -281,28 +282,31 @@ static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
     }
   }
   if (!b->items.n) return;
-  info->items = ar_calloc(b->a, b->items.n, sizeof *info->items);
-  memcpy(info->items, b->items.v, b->items.n * sizeof *info->items);
-  info->nitems = (uint32_t)b->items.n;
+  md_sdy_items *items = ar_alloc(b->a, sizeof *items + b->items.n * sizeof *items->v);
+  items->n = (uint32_t)b->items.n;
+  memcpy(items->v, b->items.v, b->items.n * sizeof *items->v);
+  info->items = items;
 }
 
 static const md_sdy_item *item_named(const md_op_info *info, const char *name) {
-  for (uint32_t i = 0; i < info->nitems; i++)
-    if (info->items[i].value.n && ir_span_eq(info->items[i].name, name)) return &info->items[i];
+  const md_sdy_items *items = info->items ? info->items : &md_no_items; /* NULL while the op is parsed */
+  for (uint32_t i = 0; i < items->n; i++)
+    if (items->v[i].value.n && ir_span_eq(items->v[i].name, name)) return &items->v[i];
   return NULL;
 }
 
 static const md_sdy_item *first_group(const md_op_info *info, char open) {
-  for (uint32_t i = 0; i < info->nitems; i++)
-    if (!info->items[i].name.n && info->items[i].value.n && info->items[i].value.p[0] == open) {
+  const md_sdy_items *items = info->items ? info->items : &md_no_items;
+  for (uint32_t i = 0; i < items->n; i++)
+    if (!items->v[i].name.n && items->v[i].value.n && items->v[i].value.p[0] == open) {
       /* skip attribute dicts `{sdy.sharding = ...}` */
       if (open == '{') {
-        ir_span v = info->items[i].value;
+        ir_span v = items->v[i].value;
         uint32_t j = 1;
         while (j < v.n && isspace((unsigned char)v.p[j])) j++;
         if (j < v.n && (isalpha((unsigned char)v.p[j]) || v.p[j] == '_')) continue;
       }
-      return &info->items[i];
+      return &items->v[i];
     }
   return NULL;
 }
@@ -957,7 +961,7 @@ static bool sdy_op_empty(const md_sdy_op_info *x) {
 }
 
 static bool info_empty(const md_op_info *i, const op_annotations *ann) {
-  return !ann->sdy.present && !ann->gspmd.present && !ann->sharding.present && !i->nitems && i->func == &md_no_func;
+  return !ann->sdy.present && !ann->gspmd.present && !ann->sharding.present && !i->items->n && i->func == &md_no_func;
 }
 
 /* The record of an annotation that was written (md_no_annotation for one that was not). */
@@ -1169,6 +1173,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     memset(&ann, 0, sizeof ann);
     parse_op_annotations(&b, op, info, &ann, &x);
     if (!info->func) info->func = &md_no_func;
+    if (!info->items) info->items = &md_no_items;
     if (sdy_op_empty(&x)) {
       info->sdy_op = &md_no_sdy_op;
     } else {
@@ -1212,7 +1217,7 @@ const char *md_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 
 const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
   static const md_op_info empty = {&md_no_annotation, &md_no_annotation, &md_no_annotation, &md_no_sdy_op,
-                                   &md_no_func, NULL, 0};
+                                   &md_no_func, &md_no_items};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   uint64_t word = model->has_info[op->id / 64], bit = (uint64_t)1 << (op->id % 64);
   return word & bit ? md_model_info_at(model, model->info_rank[op->id / 64] + sc_popcount64(word & (bit - 1))) : &empty;

@@ -159,6 +159,16 @@ typedef struct {
   uint32_t offset; /* of the value (or keyword) */
 } md_sdy_item;
 
+/* An sdy op's items, with their count (md_op_info.items: the count in the record of every annotated op
+ * took 8 bytes with its padding, for the few sdy ops that have items). */
+typedef struct {
+  uint32_t n;
+  md_sdy_item v[];
+} md_sdy_items;
+
+/* No items (md_op_info.items of every op without any). */
+extern const md_sdy_items md_no_items;
+
 typedef struct {
   md_annotation sdy;   /* sdy.sharding attribute */
   md_annotation gspmd; /* mhlo.sharding / HLO sharding= */
@@ -195,8 +205,7 @@ typedef struct {
                                     collectives `out_sharding=` */
   const md_sdy_op_info *sdy_op; /* never NULL (an empty record for other ops) */
   const md_func_annotations *func; /* never NULL (an empty record for other ops and bare functions) */
-  md_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
-  uint32_t nitems;
+  const md_sdy_items *items;  /* custom syntax of sdy.* ops (pretty form); never NULL (md_no_items) */
 } md_op_info;
 
 /* A sharding attribute that did not parse: reported by the `sharding-syntax` rule. */
