@@ -139,7 +139,6 @@ static ir_span through_alias(const ir_module *m, ir_span v) {
 static void parse_annotation(builder *b, md_annotation *an, const ir_attr *at, int kind, bool share, const ir_op *op,
                              uint32_t report_off, const char *what) {
   an->present = true;
-  an->name = at->name;
   an->text = at->value;
   an->offset = off_of(b->m, at->value.p);
   an->per_value = kind == TEXT_SDY_LIST;
@@ -332,10 +331,9 @@ static bool sdy_value(const ir_op *op, const md_op_info *info, const char *name,
 /* A sharding in an sdy op's custom syntax (`name` = v at `off`): one sharding (TEXT_SDY) or a list
  * (TEXT_SDY_LIST); a failure is reported prefixed with `what` if given. */
 static void parse_custom_sdy(builder *b, md_annotation *an, const ir_op *op, ir_span v, uint32_t off, int kind,
-                             bool share, const char *name, const char *what) {
+                             bool share, const char *what) {
   an->present = true;
   an->per_value = kind == TEXT_SDY_LIST;
-  an->name = ir_span_of(name, (uint32_t)strlen(name));
   an->text = v;
   an->offset = off;
   const char *err = NULL;
@@ -352,20 +350,20 @@ static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, op_annot
   if (n == SC_OP_SDY_SHARDING_CONSTRAINT || n == SC_OP_SDY_RESHARD) {
     const md_sdy_item *g = first_group(info, '<');
     if (g)
-      parse_custom_sdy(b, &ann->sharding, op, g->value, g->offset, TEXT_SDY, true, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, g->value, g->offset, TEXT_SDY, true, NULL);
     else if (sdy_value(op, info, "sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, NULL);
   } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
     if (sdy_value(op, info, "sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, NULL);
   } else if (ir_op_kind_is_sdy_collective(n)) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "out_sharding", "out_sharding");
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "out_sharding");
   } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
     if (sdy_value(op, info, "in_shardings", &v, &off, b->m))
-      parse_custom_sdy(b, &x->in_shardings, op, v, off, TEXT_SDY_LIST, false, "in_shardings", "in_shardings");
+      parse_custom_sdy(b, &x->in_shardings, op, v, off, TEXT_SDY_LIST, false, "in_shardings");
     if (sdy_value(op, info, "out_shardings", &v, &off, b->m))
-      parse_custom_sdy(b, &x->out_shardings, op, v, off, TEXT_SDY_LIST, false, "out_shardings", "out_shardings");
+      parse_custom_sdy(b, &x->out_shardings, op, v, off, TEXT_SDY_LIST, false, "out_shardings");
     if (n == SC_OP_SDY_MANUAL_COMPUTATION && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
       const char *err = NULL;
       x->has_manual_axes = true;

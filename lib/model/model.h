@@ -136,9 +136,10 @@ typedef struct {
 } md_manual_context;
 
 /* One sharding annotation as written: an attribute (`sdy.sharding`, `mhlo.sharding`, HLO `sharding=`)
- * or a piece of an sdy op's custom syntax (`<@mesh, [...]>`, `in_shardings=[...]`, `out_sharding=<...>`). */
+ * or a piece of an sdy op's custom syntax (`<@mesh, [...]>`, `in_shardings=[...]`, `out_sharding=<...>`).
+ * Which one it is follows from where the record is held (md_op_info.sdy, md_sdy_op_info.in_shardings,
+ * ...): a record per annotated op keeps no name. */
 typedef struct {
-  ir_span name;         /* attribute name ("sdy.sharding", "in_shardings", ...) */
   ir_span text;         /* the value as written */
   md_sharding **values; /* parsed shardings (one per value for per-value forms) */
   uint32_t nvalues;
