@@ -1239,6 +1239,26 @@ static bool static_dims(sc_arena *a, ir_span type, int64_t **dims, uint32_t *ran
   return true;
 }
 
+/* An edge's rule: the identity over its owner's static dims (NULL: none). Edges of one source whose owners
+ * are written with one type share it (a module has thousands of edges of a few types). */
+static const prop_rule *edge_rule(prop_engine *e, const prop_edge *edge) {
+  ir_span type = edge->owner_value->type;
+  bool shared = edge->nsources == 1 && type.n;
+  uint32_t k;
+  if (shared && e->edge_rules.slots && hs_name_map_get(&e->edge_rules, type.p, type.n, &k)) return e->edge_rule_list.v[k];
+  int64_t *dims;
+  uint32_t rank;
+  if (!static_dims(e->a, type, &dims, &rank)) return NULL;
+  const prop_rule *rule = identity_rule(e->a, dims, rank, edge->nsources);
+  if (shared) {
+    if (!e->edge_rules.slots) hs_name_map_init(&e->edge_rules, e->a, 16);
+    SC_PUSH(e->a, e->edge_rule_list, rule);
+    hs_name_map_make_room(&e->edge_rules, e->a);
+    hs_name_map_put(&e->edge_rules, type.p, type.n, (uint32_t)e->edge_rule_list.n - 1, NULL);
+  }
+  return rule;
+}
+
 /* Propagates along a data-flow edge: its sources and its owner, as an op with an identity rule. A
  * manual computation's owners see the other side through its manual axes (Shardy's
  * transformTargetSharding): a body argument is compared in the global view of its in_sharding, a
@@ -1246,10 +1266,8 @@ static bool static_dims(sc_arena *a, ir_span type, int64_t **dims, uint32_t *ran
 static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   prop_edge *edge = &e->edges.v[k];
   if (!edge->rule_known) { /* kept: before the visit's mark */
-    int64_t *dims;
-    uint32_t rank;
     edge->rule_known = true;
-    if (static_dims(e->a, edge->owner_value->type, &dims, &rank)) edge->rule = identity_rule(e->a, dims, rank, edge->nsources);
+    edge->rule = edge_rule(e, edge);
   }
   if (!edge->rule) return;
   ar_mark_t mark = ar_mark(e->a);

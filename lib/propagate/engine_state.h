@@ -83,6 +83,8 @@ struct prop_engine {
   uint64_t *edge_slot_bits;
   uint32_t *edge_slots, *edge_ids;
   uint32_t nedge_refs;
+  hs_name_map edge_rules;     /* an owner's type text -> its edges' rule in edge_rule_list (edge_rule()) */
+  SC_VEC(const prop_rule *) edge_rule_list;
   hs_name_map globals_index;  /* op id of a manual/named computation -> index into globals */
   SC_VEC(computation_globals) globals; /* their in_shardings and out_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
