@@ -1190,7 +1190,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     manual_sources |= ann.gspmd.present || x.has_manual_axes; /* GSPMD manual shardings, round-trip manual ops */
   }
   index_infos(a, m, model, &store);
-  /* without an op that makes one, every op is in no manual context (model->manual stays NULL) */
+  /* without an op that makes one, every op is in no manual context (model->manual16/32 stay NULL) */
   if (manual_sources) md_build_manual(&b);
   model->errors = b.errs.v;
   model->nerrors = (uint32_t)b.errs.n;
@@ -1224,7 +1224,8 @@ const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
 const md_manual_context *md_model_manual(const md_model *model, const ir_op *op) {
   static const md_manual_context none;
   if (!model || !op || !model->module || op->id >= model->module->nops) return &none;
-  return model->manual && model->manual[op->id] ? model->manual_contexts[model->manual[op->id] - 1] : &none;
+  uint32_t k = model->manual32 ? model->manual32[op->id] : model->manual16 ? model->manual16[op->id] : 0;
+  return k ? model->manual_contexts[k - 1] : &none;
 }
 
 bool md_model_fully_manual(const md_model *model, const ir_op *op) {

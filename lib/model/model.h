@@ -227,9 +227,11 @@ struct md_model {
    * "_partitions"), else NULL. */
   const md_mesh *effective;
   sc_platform platform;
-  /* Each op's manual context (use md_model_manual): per op id 1 + its index in manual_contexts, 0 = none.
-   * NULL while no op is in one (a module without manual computations or GSPMD manual regions). */
-  uint32_t *manual;
+  /* Each op's manual context (use md_model_manual): per op id 1 + its index in manual_contexts, 0 = none;
+   * 16 bits each while the numbers fit (manual16), else 32 (manual32, and manual16 is NULL). Both NULL
+   * while no op is in one (a module without manual computations or GSPMD manual regions). */
+  uint16_t *manual16;
+  uint32_t *manual32;
   const md_manual_context **manual_contexts;
   /* The ops' records (use md_model_op): only ops that have something get one. Per op a bit (has_info,
    * by op->id), per 64 ops the number of records before them (info_rank); record k, annotated[k]'s, is

@@ -245,15 +245,23 @@ static void set_local(mctx *c, const ir_op *op, const md_manual_context *ctx) {
   c->any_local = true;
 }
 
-/* Records `ctx` as `op`'s context in the model: its number (model->manual), not a pointer per op. */
+/* Records `ctx` as `op`'s context in the model: its number (model->manual16, or manual32 once a number
+ * does not fit in 16 bits), not a pointer per op. */
 static void set_manual(mctx *c, const ir_op *op, const md_manual_context *ctx) {
   md_model *model = c->b->model;
-  if (ctx == &c->top) {
-    if (model->manual) model->manual[op->id] = 0;
+  uint32_t k = ctx == &c->top ? 0 : ((const numbered_ctx *)(const void *)ctx)->number, nops = c->b->m->nops;
+  if (!k && !model->manual16 && !model->manual32) return;
+  if (!model->manual32 && k > UINT16_MAX) { /* widen: once, however many contexts come after */
+    model->manual32 = ar_calloc(c->b->a, nops + 1, sizeof *model->manual32);
+    for (uint32_t i = 0; model->manual16 && i < nops; i++) model->manual32[i] = model->manual16[i];
+    model->manual16 = NULL;
+  }
+  if (model->manual32) {
+    model->manual32[op->id] = k;
     return;
   }
-  if (!model->manual) model->manual = ar_calloc(c->b->a, c->b->m->nops + 1, sizeof *model->manual);
-  model->manual[op->id] = ((const numbered_ctx *)(const void *)ctx)->number;
+  if (!model->manual16) model->manual16 = ar_calloc(c->b->a, nops + 1, sizeof *model->manual16);
+  model->manual16[op->id] = (uint16_t)k;
 }
 
 static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
