@@ -1087,19 +1087,17 @@ static void info_keep(info_store *s, const ir_op *op) {
   s->n++;
 }
 
-/* The model's index of the records: counts per 64 ops and the annotated ops (exact size, in module order). */
+/* The model's index of the records: counts per 64 ops. */
 static void index_infos(sc_arena *a, const ir_module *m, md_model *model, const info_store *s) {
   uint32_t nwords = m->nops / 64 + 1, k = 0;
   uint32_t *rank = ar_alloc(a, nwords * sizeof *rank);
-  const ir_op **annotated = ar_alloc(a, (s->n + 1) * sizeof *annotated);
   for (uint32_t w = 0; w < nwords; w++) {
     rank[w] = k;
-    for (uint64_t bits = s->has_info[w]; bits; bits &= bits - 1) annotated[k++] = m->ops[w * 64 + (uint32_t)__builtin_ctzll(bits)];
+    k += sc_popcount64(s->has_info[w]);
   }
   model->has_info = s->has_info;
   model->info_rank = rank;
   model->info_blocks = s->blocks.v;
-  model->annotated = annotated;
   model->nannotated = k;
 }
 

@@ -234,15 +234,14 @@ struct md_model {
   uint32_t *manual32;
   const md_manual_context **manual_contexts;
   /* The ops' records (use md_model_op): only ops that have something get one. Per op a bit (has_info,
-   * by op->id), per 64 ops the number of records before them (info_rank); record k, annotated[k]'s, is
+   * by op->id), per 64 ops the number of records before them (info_rank); record k (of the k-th annotated op) is
    * info_blocks[k / MD_INFO_BLOCK][k % MD_INFO_BLOCK]. Blocks are never moved, so a growing model leaves
    * no abandoned copies; a pointer per op took 8 bytes for every op, annotated or not. */
   const uint64_t *has_info;
   const uint32_t *info_rank;
   md_op_info *const *info_blocks;
-  const ir_op **annotated;    /* the ops that have a record, in module order (rules that only look at
-                                 annotated ops walk these instead of every op) */
-  uint32_t nannotated;
+  uint32_t nannotated;        /* the ops that have a record (rules that only look at annotated ops walk
+                                 them with md_annotated_first/next instead of every op) */
   const ir_module *module;
   md_model_error *errors;
   uint32_t nerrors;
@@ -267,14 +266,40 @@ const md_mesh *md_model_mesh(const md_model *model, ir_span name); /* by symbol 
 const ir_op *md_model_func(const md_model *model, ir_span name);
 /* What the model knows about an op: never NULL for an op of the module (an empty record if nothing). */
 const md_op_info *md_model_op(const md_model *model, const ir_op *op);
-/* Whether the model keeps a record of `op`'s annotations (it is one of model->annotated). */
+/* Whether the model keeps a record of `op`'s annotations (one of the ops md_annotated_first/next visit). */
 static inline bool md_model_has_info(const md_model *model, const ir_op *op) {
   return model && model->module && op->id < model->module->nops && (model->has_info[op->id / 64] >> (op->id % 64) & 1);
 }
 #define MD_INFO_BLOCK 64u
-/* The record of model->annotated[k] (k below nannotated). */
+/* The record of the k-th annotated op (k below nannotated). */
 static inline const md_op_info *md_model_info_at(const md_model *model, uint32_t k) {
   return &model->info_blocks[k / MD_INFO_BLOCK][k % MD_INFO_BLOCK];
+}
+/* The annotated ops in module order, with their records, found by a scan of the bits (no list of them is
+ * kept: 8 bytes each):
+ *   for (md_annotated it = md_annotated_first(model); it.op; md_annotated_next(model, &it)) ... */
+typedef struct {
+  const ir_op *op; /* NULL past the last */
+  const md_op_info *info;
+  uint32_t k;      /* the number of records before the next one */
+  uint32_t word;   /* the has_info word being scanned, and its bits not visited yet */
+  uint64_t bits;
+} md_annotated;
+static inline void md_annotated_next(const md_model *model, md_annotated *it) {
+  uint32_t nwords = model->module->nops / 64 + 1;
+  while (!it->bits && ++it->word < nwords) it->bits = model->has_info[it->word];
+  if (!it->bits) {
+    it->op = NULL;
+    return;
+  }
+  it->op = model->module->ops[it->word * 64 + (uint32_t)__builtin_ctzll(it->bits)];
+  it->bits &= it->bits - 1;
+  it->info = md_model_info_at(model, it->k++);
+}
+static inline md_annotated md_annotated_first(const md_model *model) {
+  md_annotated it = {NULL, NULL, 0, 0, model->has_info[0]};
+  md_annotated_next(model, &it);
+  return it;
 }
 /* The mesh a sharding is bound to: its inline mesh or the named one (NULL if unknown). */
 const md_mesh *md_model_sharding_mesh(const md_model *model, const md_sharding *s);

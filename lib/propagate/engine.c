@@ -823,8 +823,8 @@ static void seed(prop_engine *e) {
   const ir_module *m = e->m;
   e->sh = ar_calloc(e->a, e->nslots + 1, sizeof *e->sh);
   e->origin = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->origin);
-  for (uint32_t i = 0; i < e->model->nannotated; i++) { /* only annotated ops have result shardings */
-    const ir_op *op = e->model->annotated[i];
+  for (md_annotated it = md_annotated_first(e->model); it.op; md_annotated_next(e->model, &it)) {
+    const ir_op *op = it.op; /* only annotated ops have result shardings */
     for (uint32_t r = 0; r < op->nresults; r++) {
       e->sh[e->result_base[op->id] + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), op->results[r]->type);
       if (op->cc == SC_CC_SHARDING && is_constraint(op))
@@ -2023,8 +2023,8 @@ static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref
 }
 
 static void apply_sharding_constraints(prop_engine *e) {
-  for (uint32_t i = 0; i < e->model->nannotated; i++) { /* a constraint without a sharding asks for none */
-    const ir_op *op = e->model->annotated[i];
+  for (md_annotated it = md_annotated_first(e->model); it.op; md_annotated_next(e->model, &it)) {
+    const ir_op *op = it.op; /* a constraint without a sharding asks for none */
     if (is_constraint(op) && op->noperands == 1 && op->nresults == 1) {
       uint32_t r = e->result_base[op->id];
       apply_constraint(e, op->operands[0], initial_of(e, r), r);
