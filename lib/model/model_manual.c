@@ -115,6 +115,7 @@ static md_manual_context *ctx_with_axes(mctx *x, const md_manual_context *parent
   if (mesh) c->mesh = mesh;
   uint32_t np = parent->nmanual_axes, total = np + n;
   c->manual_axes = ar_calloc(a, total + 1, sizeof(ir_span));
+  ar_mark_t scratch = ar_mark(a); /* the sorted copy and the flags are forgotten at the end */
   placed_name *sorted = ar_alloc(a, (total + 1) * sizeof *sorted);
   bool *repeat = ar_calloc(a, total + 1, sizeof *repeat);
   for (uint32_t i = 0; i < total; i++) sorted[i] = (placed_name){i < np ? parent->manual_axes[i] : axes[i - np].name, i};
@@ -124,6 +125,7 @@ static md_manual_context *ctx_with_axes(mctx *x, const md_manual_context *parent
   for (uint32_t i = 0; i < np; i++) c->manual_axes[c->nmanual_axes++] = parent->manual_axes[i];
   for (uint32_t i = 0; i < n; i++)
     if (!repeat[np + i]) c->manual_axes[c->nmanual_axes++] = axes[i].name;
+  ar_rewind(a, scratch);
   return c;
 }
 
