@@ -616,28 +616,43 @@ static void split_constant_uses(prop_engine *e) {
   e->nslots += ncopies;
 }
 
+/* Sets entry i of a prefix table of n entries to v (entries set in order, v not below the one before). */
+static void prefix_set(sc_arena *a, prefix_table *t, uint32_t n, uint32_t i, uint32_t v) {
+  if (!t->base && !t->wide) {
+    t->base = ar_alloc(a, (n / 64 + 1) * sizeof *t->base);
+    t->off = ar_alloc(a, (n + 1) * sizeof *t->off);
+  }
+  if (!t->wide && i % 64 == 0) t->base[i / 64] = v;
+  if (!t->wide && v - t->base[i / 64] > UINT16_MAX) { /* widen: once; the narrow table is left */
+    t->wide = ar_alloc(a, (n + 1) * sizeof *t->wide);
+    for (uint32_t j = 0; j < i; j++) t->wide[j] = t->base[j / 64] + t->off[j];
+  }
+  if (t->wide) t->wide[i] = v;
+  else t->off[i] = (uint16_t)(v - t->base[i / 64]);
+}
+
 /* Every operand's slot (operand_slots, per op from operand_start: visits read them from there), and per
  * slot the ops reading it (CSR, counted from that table without walking the ops again). */
 static void index_uses(prop_engine *e) {
   const ir_module *m = e->m;
-  uint32_t *start = ar_alloc(e->a, (m->nops + 1) * sizeof *start);
+  prefix_table start = {NULL, NULL, NULL};
   uint32_t *slots = ar_alloc(e->a, (e->noperands + 1) * sizeof *slots);
   e->use_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
   uint32_t n = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
-    start[i] = n;
+    prefix_set(e->a, &start, m->nops + 1, i, n);
     for (uint32_t k = 0; k < op->noperands && n < e->noperands; k++) {
       uint32_t s = operand_slot(e, op, k);
       slots[n++] = s;
       if (s < e->nslots) e->use_start[s + 2]++;
     }
   }
-  start[m->nops] = n;
+  prefix_set(e->a, &start, m->nops + 1, m->nops, n);
   for (uint32_t s = 0; s < e->nslots; s++) e->use_start[s + 2] += e->use_start[s + 1];
   e->users = ar_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
-  for (uint32_t i = 0; i < m->nops; i++)
-    for (uint32_t j = start[i]; j < start[i + 1]; j++)
+  for (uint32_t i = 0, j = 0; i < m->nops; i++)
+    for (uint32_t end = prefix_at(&start, i + 1); j < end; j++)
       if (slots[j] < e->nslots) e->users[e->use_start[slots[j] + 1]++] = i; /* an op's id is its position */
   e->operand_start = start;
   e->operand_slots = slots;

@@ -9,6 +9,19 @@
 #include "util/hashset.h"
 
 typedef const prop_sharding *sharding_ref;
+
+/* A per-op table of non-decreasing numbers (prefix sums, e.g. where each op's operand slots start): a 32-bit
+ * base per 64 entries and a 16-bit offset from it per entry, half the bytes of 32 bits each; 32 bits
+ * each (wide) when some 64 entries span 2^16 or more. Read with prefix_at(). */
+typedef struct {
+  uint32_t *base;
+  uint16_t *off;
+  uint32_t *wide;
+} prefix_table;
+
+static inline uint32_t prefix_at(const prefix_table *t, uint32_t i) {
+  return t->wide ? t->wide[i] : t->base[i / 64] + t->off[i];
+}
 /* Shardy's op-priority schedule: round r opens what rounds 0..r open. */
 #define OP_SCHEDULE_LEN 5
 #define REBASE_PTR(p, delta) ((void *)((char *)(p) - (delta)))
@@ -93,7 +106,7 @@ struct prop_engine {
   bool aliased;                   /* some slot holds several values (while arguments, groups, data-flow edges) */
   SC_VEC(const ir_op *) flow_ops; /* the ops build_edges looks at (flows()), in program order */
   uint32_t noperands;             /* all ops' operands */
-  uint32_t *operand_start;        /* per op id: where its operands' slots start in operand_slots */
+  prefix_table operand_start;     /* per op id (and nops): where its operands' slots start in operand_slots */
   uint32_t *operand_slots;        /* per operand, in program order: the slot it reads (operand_slot) */
   bool constant_starts;           /* some op starts a constant expression (split_constant_uses) */
   /* Each op's rule, built on first need (known_rule()): per op id 0 = not built yet, 1 = built, none,
@@ -183,7 +196,7 @@ static inline const computation_globals *written_globals(const prop_engine *e, c
 
 /* Operand k's slot of the op with id `id`, from the table index_uses() made (k below its operand count). */
 static inline uint32_t indexed_operand_slot(const prop_engine *e, uint32_t id, uint32_t k) {
-  return e->operand_slots[e->operand_start[id] + k];
+  return e->operand_slots[prefix_at(&e->operand_start, id) + k];
 }
 
 /* The slot operand `k` of `op` reads: its value's, or its own copy's (split constants). Once the uses are
