@@ -25,16 +25,30 @@ static bool flows(const ir_op *op) {
 /* Whether `op` starts an expression split_constant_uses() may copy (constant_kind). */
 static bool starts_constant(prop_engine *e, const ir_op *op);
 
+/* Sets entry i of a prefix table of n entries to v (entries set in order, v not below the one before). */
+static void prefix_set(sc_arena *a, prefix_table *t, uint32_t n, uint32_t i, uint32_t v) {
+  if (!t->base && !t->wide) {
+    t->base = ar_alloc(a, (n / 64 + 1) * sizeof *t->base);
+    t->off = ar_alloc(a, (n + 1) * sizeof *t->off);
+  }
+  if (!t->wide && i % 64 == 0) t->base[i / 64] = v;
+  if (!t->wide && v - t->base[i / 64] > UINT16_MAX) { /* widen: once; the narrow table is left */
+    t->wide = ar_alloc(a, (n + 1) * sizeof *t->wide);
+    for (uint32_t j = 0; j < i; j++) t->wide[j] = t->base[j / 64] + t->off[j];
+  }
+  if (t->wide) t->wide[i] = v;
+  else t->off[i] = (uint16_t)(v - t->base[i / 64]);
+}
+
 /* Slots: every op's results, then the arguments of the blocks of its regions. The same walk over the ops
  * notes what later steps look for, so they need not walk every op again: the ops data flows through
  * besides their rules, the operand count, whether any constant expression starts. */
 static void number_values(prop_engine *e) {
   const ir_module *m = e->m;
-  e->result_base = ar_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
   uint32_t n = 0, nblocks = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
-    e->result_base[op->id] = n;
+    prefix_set(e->a, &e->result_base, m->nops, op->id, n); /* an op's id is its position */
     n += op->nresults;
     e->noperands += op->noperands;
     if (flows(op)) SC_PUSH(e->a, e->flow_ops, op);
@@ -48,7 +62,7 @@ static void number_values(prop_engine *e) {
   hs_name_map_init(&e->block_base, e->a, nblocks);
   for (size_t i = 0; i < e->flow_ops.n; i++) {
     const ir_op *op = e->flow_ops.v[i];
-    uint32_t base = e->result_base[op->id] + op->nresults;
+    uint32_t base = prefix_at(&e->result_base, op->id) + op->nresults;
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) { /* keyed by the block pointer's bytes, in place */
         hs_name_map_put(&e->block_base, (const char *)&op->regions[r]->blocks[b], sizeof(ir_block *), base, NULL);
@@ -616,21 +630,6 @@ static void split_constant_uses(prop_engine *e) {
   e->nslots += ncopies;
 }
 
-/* Sets entry i of a prefix table of n entries to v (entries set in order, v not below the one before). */
-static void prefix_set(sc_arena *a, prefix_table *t, uint32_t n, uint32_t i, uint32_t v) {
-  if (!t->base && !t->wide) {
-    t->base = ar_alloc(a, (n / 64 + 1) * sizeof *t->base);
-    t->off = ar_alloc(a, (n + 1) * sizeof *t->off);
-  }
-  if (!t->wide && i % 64 == 0) t->base[i / 64] = v;
-  if (!t->wide && v - t->base[i / 64] > UINT16_MAX) { /* widen: once; the narrow table is left */
-    t->wide = ar_alloc(a, (n + 1) * sizeof *t->wide);
-    for (uint32_t j = 0; j < i; j++) t->wide[j] = t->base[j / 64] + t->off[j];
-  }
-  if (t->wide) t->wide[i] = v;
-  else t->off[i] = (uint16_t)(v - t->base[i / 64]);
-}
-
 /* Every operand's slot (operand_slots, per op from operand_start: visits read them from there), and per
  * slot the ops reading it (CSR, counted from that table without walking the ops again). */
 static void index_uses(prop_engine *e) {
@@ -668,7 +667,7 @@ static uint32_t slot_op(const prop_engine *e, uint32_t s) {
   uint32_t lo = 0, hi = e->m->nops;
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (e->result_base[mid] <= s) lo = mid;
+    if (prefix_at(&e->result_base, mid) <= s) lo = mid;
     else hi = mid;
   }
   return lo;
@@ -681,7 +680,7 @@ static const ir_value *slot_value(const prop_engine *e, uint32_t s) {
   if (s >= e->nslots || !e->m->nops) return NULL;
   if (s >= first_copy_slot(e)) return e->own_copy_value[s - first_copy_slot(e)];
   const ir_op *op = e->m->ops[slot_op(e, s)];
-  uint32_t k = s - e->result_base[op->id];
+  uint32_t k = s - prefix_at(&e->result_base, op->id);
   if (k < op->nresults) return op->results[k];
   k -= op->nresults;
   for (uint32_t r = 0; r < op->nregions; r++)
@@ -706,8 +705,8 @@ static void index_owners(prop_engine *e) {
   e->owners = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->owners);
   uint32_t *owner = ar_alloc(e->a, (e->nslots + 1) * sizeof *owner);
   for (uint32_t i = 0; i < e->m->nops; i++) { /* op i holds [result_base[i], result_base[i + 1]) */
-    uint32_t end = i + 1 < e->m->nops ? e->result_base[i + 1] : first_copy_slot(e);
-    for (uint32_t raw = e->result_base[i]; raw < end; raw++) owner[raw] = i;
+    uint32_t end = i + 1 < e->m->nops ? prefix_at(&e->result_base, i + 1) : first_copy_slot(e);
+    for (uint32_t raw = prefix_at(&e->result_base, i); raw < end; raw++) owner[raw] = i;
   }
   for (uint32_t raw = first_copy_slot(e); raw < e->nslots; raw++) owner[raw] = slot_owner(e, raw);
   for (uint32_t raw = 0; raw < e->nslots; raw++)
@@ -841,9 +840,9 @@ static void seed(prop_engine *e) {
   for (md_annotated it = md_annotated_first(e->model); it.op; md_annotated_next(e->model, &it)) {
     const ir_op *op = it.op; /* only annotated ops have result shardings */
     for (uint32_t r = 0; r < op->nresults; r++) {
-      e->sh[e->result_base[op->id] + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), op->results[r]->type);
+      e->sh[prefix_at(&e->result_base, op->id) + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), op->results[r]->type);
       if (op->cc == SC_CC_SHARDING && is_constraint(op))
-        e->sh[e->result_base[op->id] + r] = open_unspecified_dims(e, op, e->sh[e->result_base[op->id] + r]);
+        e->sh[prefix_at(&e->result_base, op->id) + r] = open_unspecified_dims(e, op, e->sh[prefix_at(&e->result_base, op->id) + r]);
     }
   }
   size_t ncomputations = 0; /* the globals' table and index at their final size */
@@ -864,7 +863,7 @@ static void seed(prop_engine *e) {
       if (cleanup && g.out[r] && is_tensor(op->results[r])) {
         ar_mark_t mark = ar_mark(e->a);
         g.out[r] = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, g.out[r], common));
-        if (e->sh[e->result_base[op->id] + r]) e->sh[e->result_base[op->id] + r] = g.out[r];
+        if (e->sh[prefix_at(&e->result_base, op->id) + r]) e->sh[prefix_at(&e->result_base, op->id) + r] = g.out[r];
       }
     }
     for (uint32_t k = 0; k < op->noperands; k++) {
@@ -1703,7 +1702,7 @@ static void propagate_op(prop_engine *e, worklist *w, uint32_t id) {
   sharding_ref *all = ar_alloc(e->a, (n ? n : 1) * sizeof *all);
   uint32_t *slots = ar_alloc(e->a, (n ? n : 1) * sizeof *slots);
   for (uint32_t i = 0; i < n; i++) {
-    slots[i] = i < nin ? indexed_operand_slot(e, id, i) : alias_of(e, e->result_base[id] + i - nin);
+    slots[i] = i < nin ? indexed_operand_slot(e, id, i) : alias_of(e, prefix_at(&e->result_base, id) + i - nin);
     if (slots[i] >= e->nslots) return;
     all[i] = e->sh[slots[i]];
   }
@@ -2015,7 +2014,7 @@ static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const 
   for (uint32_t u = e->use_start[slot]; u < e->use_start[slot + 1]; u++) {
     const ir_op *user = e->m->ops[e->users[u]];
     if (is_constraint(user) && user->nresults == 1) {
-      if (!prop_sharding_eq(initial_of(e, e->result_base[user->id]), s)) return true;
+      if (!prop_sharding_eq(initial_of(e, prefix_at(&e->result_base, user->id)), s)) return true;
     } else if (user->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, user)) {
       for (uint32_t k = 0; k < user->noperands; k++)
         if (user->operands[k] == input && !prop_sharding_eq(written_globals(e, user)->in[k], s)) return true;
@@ -2041,7 +2040,7 @@ static void apply_sharding_constraints(prop_engine *e) {
   for (md_annotated it = md_annotated_first(e->model); it.op; md_annotated_next(e->model, &it)) {
     const ir_op *op = it.op; /* a constraint without a sharding asks for none */
     if (is_constraint(op) && op->noperands == 1 && op->nresults == 1) {
-      uint32_t r = e->result_base[op->id];
+      uint32_t r = prefix_at(&e->result_base, op->id);
       apply_constraint(e, op->operands[0], initial_of(e, r), r);
     } else if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, op)) {
       for (uint32_t k = 0; k < op->noperands; k++) apply_constraint(e, op->operands[k], written_globals(e, op)->in[k], UINT32_MAX);
@@ -2120,7 +2119,7 @@ const prop_sharding *prop_engine_operand_sharding(const prop_engine *e, const ir
 
 const prop_sharding *prop_engine_result_sharding(const prop_engine *e, const ir_op *op, uint32_t r) {
   if (r >= op->nresults || op->id >= e->m->nops || e->m->ops[op->id] != op) return NULL; /* not this module's */
-  uint32_t s = alias_of(e, e->result_base[op->id] + r);
+  uint32_t s = alias_of(e, prefix_at(&e->result_base, op->id) + r);
   return s < e->nslots ? e->sh[s] : NULL;
 }
 

@@ -24,7 +24,7 @@ static void put_sharding_attr(const prop_engine *e, ar_str *out, const prop_shar
 /* The slot a result is printed from: a sharding group's shared one; otherwise its own (a value aliased
  * to an explicit data-flow edge or a while's block arguments shows only what was written on it). */
 static uint32_t print_slot(const prop_engine *e, const ir_op *op, uint32_t r) {
-  uint32_t raw = e->result_base[op->id] + r;
+  uint32_t raw = prefix_at(&e->result_base, op->id) + r;
   return e->grouped && e->grouped[raw] ? slot_of(e, op->results[r]) : raw;
 }
 
@@ -46,7 +46,7 @@ static bool result_sharding_known(const prop_engine *e, const ir_op *op) {
 
 static bool results_changed(const prop_engine *e, const ir_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
-    uint32_t raw = e->result_base[op->id] + r, s = print_slot(e, op, r);
+    uint32_t raw = prefix_at(&e->result_base, op->id) + r, s = print_slot(e, op, r);
     if (was_written(e, s)) return true;
     /* a sharding group shares its members' slot: one written on another member is new on this op */
     if (e->sh[s] && e->grouped && e->grouped[raw] &&
@@ -303,7 +303,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
     sharding_ref *out = ar_alloc(e->a, (op->nresults + 1) * sizeof *out);
     bool out_changed = false;
     for (uint32_t r = 0; r < op->nresults; r++) {
-      uint32_t raw = e->result_base[op->id] + r;
+      uint32_t raw = prefix_at(&e->result_base, op->id) + r;
       bool keep = has_explicit_edge(e, op->results[r]);
       out[r] = keep ? initial_of(e, raw) : e->sh[raw];
       out_changed |= !keep && was_written(e, raw);

@@ -72,7 +72,7 @@ struct prop_engine {
   const ir_module *m;
   const md_model *model;
   prop_engine_options opt;
-  uint32_t *result_base;      /* per op id: the slot of its result 0 */
+  prefix_table result_base;   /* per op id: the slot of its result 0 (prefix_at) */
   hs_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
   uint32_t nslots;
   uint32_t *own_copy_at;      /* per op id: index into own_copy of its operand 0, UINT32_MAX = none (NULL: none at all) */
@@ -156,7 +156,7 @@ struct prop_engine {
 /* The slot of a value (its own, before aliases), UINT32_MAX for none. */
 static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
   if (!v) return UINT32_MAX;
-  if (v->def) return e->result_base[v->def->id] + v->index;
+  if (v->def) return prefix_at(&e->result_base, v->def->id) + v->index;
   if (v->block) {
     uint32_t base;
     if (hs_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
