@@ -574,8 +574,8 @@ typedef SC_VEC(const prop_reshard *) reshard_ptr_vec;
 static void callback_gathers(sc_arena *a, const md_model *model, const prop_engine *prop,
                              const ir_linemap *lines, collective_vec *out, reshard_ptr_vec *from) {
   ar_step(a, model->nannotated);
-  for (uint32_t i = 0; i < model->nannotated; i++) { /* a single-device callback has a written sharding */
-    const ir_op *op = model->annotated[i];
+  for (md_annotated it = md_annotated_first(model); it.op; md_annotated_next(model, &it)) {
+    const ir_op *op = it.op; /* a single-device callback has a written sharding */
     if (op->kind != SC_OP_CUSTOM_CALL || (op->cc != SC_CC_HOST_CALLBACK_CPU && op->cc != SC_CC_HOST_CALLBACK_GPU)) continue;
     if (!single_device(md_model_result_sharding(model, op, 0)) || in_manual_computation(model, op)) continue;
     for (uint32_t k = 0; k < op->noperands; k++) {

@@ -10,22 +10,26 @@ void md_memo_init(md_memo *m, sc_arena *a) {
   m->seed = ar_hash_seed(a);
 }
 
-static bool span_same(ir_span x, ir_span y) {
-  if (x.n != y.n) return false;
-  if (x.n == 8) { /* identity keys (a pointer's bytes): one word */
+static bool span_same(const char *p, uint32_t n, ir_span y) {
+  if (n != y.n) return false;
+  if (n == 8) { /* identity keys (a pointer's bytes): one word */
     uint64_t u, v;
-    memcpy(&u, x.p, 8);
+    memcpy(&u, p, 8);
     memcpy(&v, y.p, 8);
     return u == v;
   }
-  return x.n == 0 || x.p == y.p || sc_bytes_eq(x.p, y.p, x.n);
+  return n == 0 || p == y.p || sc_bytes_eq(p, y.p, n);
 }
 
-static md_memo_entry *probe(md_memo_entry *slots, uint32_t mask, uint64_t hash, uint64_t tag, ir_span a, ir_span b) {
-  for (uint32_t i = (uint32_t)hash & mask;; i = (i + 1) & mask) {
+static bool key_same(const md_memo_entry *s, uint64_t tag, ir_span a, ir_span b) {
+  return s->tag == tag && span_same(s->a, s->na, a) && span_same(s->b, s->nb, b);
+}
+
+static md_memo_entry *probe(md_memo_entry *slots, uint32_t mask, uint32_t hash, uint64_t tag, ir_span a, ir_span b) {
+  for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
     md_memo_entry *s = &slots[i];
-    if (!s->used) return s;
-    if (s->hash == hash && s->tag == tag && span_same(s->a, a) && span_same(s->b, b)) return s;
+    if (!s->hash) return s;
+    if (s->hash == hash && key_same(s, tag, a, b)) return s;
   }
 }
 
@@ -34,9 +38,9 @@ static void grow(md_memo *m) {
   uint32_t cap = m->slots ? (m->mask + 1) * 2 : 64;
   md_memo_entry *slots = ar_calloc(m->arena, cap, sizeof *slots);
   for (uint32_t i = 0; m->slots && i <= m->mask; i++)
-    if (m->slots[i].used) {
-      uint32_t k = (uint32_t)m->slots[i].hash & (cap - 1);
-      while (slots[k].used) k = (k + 1) & (cap - 1); /* keys are distinct: the first free slot */
+    if (m->slots[i].hash) {
+      uint32_t k = m->slots[i].hash & (cap - 1);
+      while (slots[k].hash) k = (k + 1) & (cap - 1); /* keys are distinct: the first free slot */
       slots[k] = m->slots[i];
     }
   m->slots = slots;
@@ -46,21 +50,16 @@ static void grow(md_memo *m) {
 
 void **md_memo_slot(md_memo *m, uint64_t tag, ir_span a, ir_span b, bool *found) {
   md_memo_entry *last = m->last;
-  if (last && last->tag == tag && span_same(last->a, a) && span_same(last->b, b)) {
+  if (last && key_same(last, tag, a, b)) {
     *found = true;
     return &last->value;
   }
   if (!m->slots || (m->count + 1) * 2 > m->mask + 1) grow(m);
-  uint64_t hash = hash_bytes(b.p, b.n, hash_bytes(a.p, a.n, m->seed ^ tag));
+  uint32_t hash = (uint32_t)hash_bytes(b.p, b.n, hash_bytes(a.p, a.n, m->seed ^ tag)) | 1u << 31;
   md_memo_entry *s = probe(m->slots, m->mask, hash, tag, a, b);
-  *found = s->used;
-  if (!s->used) {
-    s->used = true;
-    s->hash = hash;
-    s->tag = tag;
-    s->a = a;
-    s->b = b;
-    s->value = NULL;
+  *found = s->hash != 0;
+  if (!s->hash) {
+    *s = (md_memo_entry){tag, a.p, b.p, NULL, a.n, b.n, hash};
     m->count++;
   }
   m->last = s;

@@ -13,12 +13,12 @@
 #include "ir/ir.h"
 #include "util/arena.h"
 
-typedef struct {
-  uint64_t hash;
+typedef struct { /* 48 bytes: spans split into pointers and lengths, no flag (a table holds ~10^4) */
   uint64_t tag;
-  ir_span a, b;
+  const char *a, *b; /* the key's texts and their lengths */
   void *value;
-  bool used;
+  uint32_t na, nb;
+  uint32_t hash; /* the key's hash with bit 31 set (0: an empty slot); the low bits place it */
 } md_memo_entry;
 
 typedef struct md_memo {

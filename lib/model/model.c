@@ -139,7 +139,6 @@ static ir_span through_alias(const ir_module *m, ir_span v) {
 static void parse_annotation(builder *b, md_annotation *an, const ir_attr *at, int kind, bool share, const ir_op *op,
                              uint32_t report_off, const char *what) {
   an->present = true;
-  an->name = at->name;
   an->text = at->value;
   an->offset = off_of(b->m, at->value.p);
   an->per_value = kind == TEXT_SDY_LIST;
@@ -221,6 +220,7 @@ bool md_sharding_op_unspecified_dims(sc_arena *a, const ir_op *op, uint32_t **di
 
 const md_sdy_op_info md_no_sdy_op;
 const md_func_annotations md_no_func;
+const md_sdy_items md_no_items;
 const md_annotation md_no_annotation;
 
 static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
@@ -282,28 +282,31 @@ static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
     }
   }
   if (!b->items.n) return;
-  info->items = ar_calloc(b->a, b->items.n, sizeof *info->items);
-  memcpy(info->items, b->items.v, b->items.n * sizeof *info->items);
-  info->nitems = (uint32_t)b->items.n;
+  md_sdy_items *items = ar_alloc(b->a, sizeof *items + b->items.n * sizeof *items->v);
+  items->n = (uint32_t)b->items.n;
+  memcpy(items->v, b->items.v, b->items.n * sizeof *items->v);
+  info->items = items;
 }
 
 static const md_sdy_item *item_named(const md_op_info *info, const char *name) {
-  for (uint32_t i = 0; i < info->nitems; i++)
-    if (info->items[i].value.n && ir_span_eq(info->items[i].name, name)) return &info->items[i];
+  const md_sdy_items *items = info->items ? info->items : &md_no_items; /* NULL while the op is parsed */
+  for (uint32_t i = 0; i < items->n; i++)
+    if (items->v[i].value.n && ir_span_eq(items->v[i].name, name)) return &items->v[i];
   return NULL;
 }
 
 static const md_sdy_item *first_group(const md_op_info *info, char open) {
-  for (uint32_t i = 0; i < info->nitems; i++)
-    if (!info->items[i].name.n && info->items[i].value.n && info->items[i].value.p[0] == open) {
+  const md_sdy_items *items = info->items ? info->items : &md_no_items;
+  for (uint32_t i = 0; i < items->n; i++)
+    if (!items->v[i].name.n && items->v[i].value.n && items->v[i].value.p[0] == open) {
       /* skip attribute dicts `{sdy.sharding = ...}` */
       if (open == '{') {
-        ir_span v = info->items[i].value;
+        ir_span v = items->v[i].value;
         uint32_t j = 1;
         while (j < v.n && isspace((unsigned char)v.p[j])) j++;
         if (j < v.n && (isalpha((unsigned char)v.p[j]) || v.p[j] == '_')) continue;
       }
-      return &info->items[i];
+      return &items->v[i];
     }
   return NULL;
 }
@@ -329,10 +332,9 @@ static bool sdy_value(const ir_op *op, const md_op_info *info, const char *name,
 /* A sharding in an sdy op's custom syntax (`name` = v at `off`): one sharding (TEXT_SDY) or a list
  * (TEXT_SDY_LIST); a failure is reported prefixed with `what` if given. */
 static void parse_custom_sdy(builder *b, md_annotation *an, const ir_op *op, ir_span v, uint32_t off, int kind,
-                             bool share, const char *name, const char *what) {
+                             bool share, const char *what) {
   an->present = true;
   an->per_value = kind == TEXT_SDY_LIST;
-  an->name = ir_span_of(name, (uint32_t)strlen(name));
   an->text = v;
   an->offset = off;
   const char *err = NULL;
@@ -349,20 +351,20 @@ static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, op_annot
   if (n == SC_OP_SDY_SHARDING_CONSTRAINT || n == SC_OP_SDY_RESHARD) {
     const md_sdy_item *g = first_group(info, '<');
     if (g)
-      parse_custom_sdy(b, &ann->sharding, op, g->value, g->offset, TEXT_SDY, true, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, g->value, g->offset, TEXT_SDY, true, NULL);
     else if (sdy_value(op, info, "sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, NULL);
   } else if (n == SC_OP_SDY_DATA_FLOW_EDGE) {
     if (sdy_value(op, info, "sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "sharding", NULL);
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, NULL);
   } else if (ir_op_kind_is_sdy_collective(n)) {
     if (sdy_value(op, info, "out_sharding", &v, &off, b->m))
-      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "out_sharding", "out_sharding");
+      parse_custom_sdy(b, &ann->sharding, op, v, off, TEXT_SDY, true, "out_sharding");
   } else if (n == SC_OP_SDY_MANUAL_COMPUTATION || n == SC_OP_SDY_NAMED_COMPUTATION) {
     if (sdy_value(op, info, "in_shardings", &v, &off, b->m))
-      parse_custom_sdy(b, &x->in_shardings, op, v, off, TEXT_SDY_LIST, false, "in_shardings", "in_shardings");
+      parse_custom_sdy(b, &x->in_shardings, op, v, off, TEXT_SDY_LIST, false, "in_shardings");
     if (sdy_value(op, info, "out_shardings", &v, &off, b->m))
-      parse_custom_sdy(b, &x->out_shardings, op, v, off, TEXT_SDY_LIST, false, "out_shardings", "out_shardings");
+      parse_custom_sdy(b, &x->out_shardings, op, v, off, TEXT_SDY_LIST, false, "out_shardings");
     if (n == SC_OP_SDY_MANUAL_COMPUTATION && sdy_value(op, info, "manual_axes", &v, &off, b->m)) {
       const char *err = NULL;
       x->has_manual_axes = true;
@@ -959,7 +961,7 @@ static bool sdy_op_empty(const md_sdy_op_info *x) {
 }
 
 static bool info_empty(const md_op_info *i, const op_annotations *ann) {
-  return !ann->sdy.present && !ann->gspmd.present && !ann->sharding.present && !i->nitems && i->func == &md_no_func;
+  return !ann->sdy.present && !ann->gspmd.present && !ann->sharding.present && !i->items->n && i->func == &md_no_func;
 }
 
 /* The record of an annotation that was written (md_no_annotation for one that was not). */
@@ -1070,6 +1072,43 @@ static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
   return syn;
 }
 
+/* The ops' records while they are made (see md_model.info_blocks). */
+typedef struct {
+  SC_VEC(md_op_info *) blocks;
+  uint64_t *has_info; /* one bit per op id */
+  uint32_t n;         /* records kept */
+} info_store;
+
+/* Where the next record goes (zeroed): an op's record is written there and kept by info_keep(); an op
+ * without annotations leaves it (zeroed again) for the next. */
+static md_op_info *info_slot(sc_arena *a, info_store *s) {
+  if (s->n / MD_INFO_BLOCK == s->blocks.n) {
+    md_op_info *block = ar_calloc(a, MD_INFO_BLOCK, sizeof *block);
+    SC_PUSH(a, s->blocks, block);
+  }
+  return &s->blocks.v[s->n / MD_INFO_BLOCK][s->n % MD_INFO_BLOCK];
+}
+
+/* Keeps the record info_slot() gave as `op`'s (ops come in module order). */
+static void info_keep(info_store *s, const ir_op *op) {
+  s->has_info[op->id / 64] |= (uint64_t)1 << (op->id % 64);
+  s->n++;
+}
+
+/* The model's index of the records: counts per 64 ops. */
+static void index_infos(sc_arena *a, const ir_module *m, md_model *model, const info_store *s) {
+  uint32_t nwords = m->nops / 64 + 1, k = 0;
+  uint32_t *rank = ar_alloc(a, nwords * sizeof *rank);
+  for (uint32_t w = 0; w < nwords; w++) {
+    rank[w] = k;
+    k += sc_popcount64(s->has_info[w]);
+  }
+  model->has_info = s->has_info;
+  model->info_rank = rank;
+  model->info_blocks = s->blocks.v;
+  model->nannotated = k;
+}
+
 md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   builder b;
   memset(&b, 0, sizeof b);
@@ -1081,8 +1120,6 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   model->module = m;
   model->num_partitions = -1;
   model->num_replicas = -1;
-  model->ops = ar_calloc(a, m->nops + 1, sizeof *model->ops);
-  model->manual = ar_calloc(a, m->nops + 1, sizeof *model->manual);
   func_map *funcs = ar_alloc(a, sizeof *funcs);
   md_func_map_build(a, m, funcs);
   model->funcs = funcs;
@@ -1125,8 +1162,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   }
   /* pass 2: annotations (records only for ops that have some; each distinct text parsed once) */
   md_memo_init(&b.parsed, a);
-  SC_VEC(const ir_op *) annotated = {0};
-  md_op_info *spare = NULL; /* a zeroed record an op without annotations left */
+  info_store store = {{0}, ar_calloc(a, m->nops / 64 + 1, sizeof(uint64_t)), 0};
   bool manual_sources = false; /* an op that can make a manual context (md_build_manual) */
   for (uint32_t i = 0; i < m->nops; i++) {
     ir_op *op = m->ops[i];
@@ -1134,14 +1170,14 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     manual_sources |= op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_CALL ||
                       op->cc == SC_CC_FULL_TO_SHARD || op->cc == SC_CC_SHARD_TO_FULL;
     if (!op->attrs.n && !is_func(op) && !ir_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
-    md_op_info *info = spare ? spare : ar_alloc(a, sizeof *info);
-    spare = NULL;
+    md_op_info *info = info_slot(a, &store);
     md_sdy_op_info x;
     memset(&x, 0, sizeof x);
     op_annotations ann;
     memset(&ann, 0, sizeof ann);
     parse_op_annotations(&b, op, info, &ann, &x);
     if (!info->func) info->func = &md_no_func;
+    if (!info->items) info->items = &md_no_items;
     if (sdy_op_empty(&x)) {
       info->sdy_op = &md_no_sdy_op;
     } else {
@@ -1151,19 +1187,16 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     }
     if (info->sdy_op == &md_no_sdy_op && info_empty(info, &ann)) { /* reused for the next op */
       memset(info, 0, sizeof *info);
-      spare = info;
       continue;
     }
     info->sdy = keep_annotation(a, &ann.sdy);
     info->gspmd = keep_annotation(a, &ann.gspmd);
     info->sharding = keep_annotation(a, &ann.sharding);
-    model->ops[op->id] = info;
-    SC_PUSH(a, annotated, op);
+    info_keep(&store, op);
     manual_sources |= ann.gspmd.present || x.has_manual_axes; /* GSPMD manual shardings, round-trip manual ops */
   }
-  model->annotated = annotated.v;
-  model->nannotated = (uint32_t)annotated.n;
-  /* without an op that makes one, every op is in no manual context (model->manual stays NULL) */
+  index_infos(a, m, model, &store);
+  /* without an op that makes one, every op is in no manual context (model->manual16/32 stay NULL) */
   if (manual_sources) md_build_manual(&b);
   model->errors = b.errs.v;
   model->nerrors = (uint32_t)b.errs.n;
@@ -1188,15 +1221,17 @@ const char *md_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 
 const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
   static const md_op_info empty = {&md_no_annotation, &md_no_annotation, &md_no_annotation, &md_no_sdy_op,
-                                   &md_no_func, NULL, 0};
+                                   &md_no_func, &md_no_items};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
-  return model->ops[op->id] ? model->ops[op->id] : &empty;
+  uint64_t word = model->has_info[op->id / 64], bit = (uint64_t)1 << (op->id % 64);
+  return word & bit ? md_model_info_at(model, model->info_rank[op->id / 64] + sc_popcount64(word & (bit - 1))) : &empty;
 }
 
 const md_manual_context *md_model_manual(const md_model *model, const ir_op *op) {
   static const md_manual_context none;
   if (!model || !op || !model->module || op->id >= model->module->nops) return &none;
-  return model->manual[op->id] ? model->manual[op->id] : &none;
+  uint32_t k = model->manual32 ? model->manual32[op->id] : model->manual16 ? model->manual16[op->id] : 0;
+  return k ? model->manual_contexts[k - 1] : &none;
 }
 
 bool md_model_fully_manual(const md_model *model, const ir_op *op) {

@@ -136,9 +136,10 @@ typedef struct {
 } md_manual_context;
 
 /* One sharding annotation as written: an attribute (`sdy.sharding`, `mhlo.sharding`, HLO `sharding=`)
- * or a piece of an sdy op's custom syntax (`<@mesh, [...]>`, `in_shardings=[...]`, `out_sharding=<...>`). */
+ * or a piece of an sdy op's custom syntax (`<@mesh, [...]>`, `in_shardings=[...]`, `out_sharding=<...>`).
+ * Which one it is follows from where the record is held (md_op_info.sdy, md_sdy_op_info.in_shardings,
+ * ...): a record per annotated op keeps no name. */
 typedef struct {
-  ir_span name;         /* attribute name ("sdy.sharding", "in_shardings", ...) */
   ir_span text;         /* the value as written */
   md_sharding **values; /* parsed shardings (one per value for per-value forms) */
   uint32_t nvalues;
@@ -158,6 +159,16 @@ typedef struct {
   ir_span value;
   uint32_t offset; /* of the value (or keyword) */
 } md_sdy_item;
+
+/* An sdy op's items, with their count (md_op_info.items: the count in the record of every annotated op
+ * took 8 bytes with its padding, for the few sdy ops that have items). */
+typedef struct {
+  uint32_t n;
+  md_sdy_item v[];
+} md_sdy_items;
+
+/* No items (md_op_info.items of every op without any). */
+extern const md_sdy_items md_no_items;
 
 typedef struct {
   md_annotation sdy;   /* sdy.sharding attribute */
@@ -186,7 +197,7 @@ typedef struct {
 /* An annotation that is not written (every md_op_info annotation points somewhere). */
 extern const md_annotation md_no_annotation;
 
-/* What the model knows about one op (model->ops[op->id]). An op has at most one or two of its
+/* What the model knows about one op (md_model_op). An op has at most one or two of its
  * annotations, so each is a record of its own (or md_no_annotation): never NULL. */
 typedef struct {
   const md_annotation *sdy;      /* `sdy.sharding` attribute (ops: per value) */
@@ -195,8 +206,7 @@ typedef struct {
                                     collectives `out_sharding=` */
   const md_sdy_op_info *sdy_op; /* never NULL (an empty record for other ops) */
   const md_func_annotations *func; /* never NULL (an empty record for other ops and bare functions) */
-  md_sdy_item *items;       /* custom syntax of sdy.* ops (pretty form) */
-  uint32_t nitems;
+  const md_sdy_items *items;  /* custom syntax of sdy.* ops (pretty form); never NULL (md_no_items) */
 } md_op_info;
 
 /* A sharding attribute that did not parse: reported by the `sharding-syntax` rule. */
@@ -217,11 +227,21 @@ struct md_model {
    * "_partitions"), else NULL. */
   const md_mesh *effective;
   sc_platform platform;
-  const md_manual_context **manual; /* indexed by op->id; NULL = in no manual context (use md_model_manual) */
-  md_op_info **ops;           /* indexed by op->id; NULL when the op has nothing (use md_model_op) */
-  const ir_op **annotated;    /* the ops that have a record in `ops`, in module order (rules that only
-                                 look at annotated ops walk these instead of every op) */
-  uint32_t nannotated;
+  /* Each op's manual context (use md_model_manual): per op id 1 + its index in manual_contexts, 0 = none;
+   * 16 bits each while the numbers fit (manual16), else 32 (manual32, and manual16 is NULL). Both NULL
+   * while no op is in one (a module without manual computations or GSPMD manual regions). */
+  uint16_t *manual16;
+  uint32_t *manual32;
+  const md_manual_context **manual_contexts;
+  /* The ops' records (use md_model_op): only ops that have something get one. Per op a bit (has_info,
+   * by op->id), per 64 ops the number of records before them (info_rank); record k (of the k-th annotated op) is
+   * info_blocks[k / MD_INFO_BLOCK][k % MD_INFO_BLOCK]. Blocks are never moved, so a growing model leaves
+   * no abandoned copies; a pointer per op took 8 bytes for every op, annotated or not. */
+  const uint64_t *has_info;
+  const uint32_t *info_rank;
+  md_op_info *const *info_blocks;
+  uint32_t nannotated;        /* the ops that have a record (rules that only look at annotated ops walk
+                                 them with md_annotated_first/next instead of every op) */
   const ir_module *module;
   md_model_error *errors;
   uint32_t nerrors;
@@ -249,6 +269,41 @@ const md_mesh *md_model_mesh(const md_model *model, ir_span name); /* by symbol 
 const ir_op *md_model_func(const md_model *model, ir_span name);
 /* What the model knows about an op: never NULL for an op of the module (an empty record if nothing). */
 const md_op_info *md_model_op(const md_model *model, const ir_op *op);
+/* Whether the model keeps a record of `op`'s annotations (one of the ops md_annotated_first/next visit). */
+static inline bool md_model_has_info(const md_model *model, const ir_op *op) {
+  return model && model->module && op->id < model->module->nops && (model->has_info[op->id / 64] >> (op->id % 64) & 1);
+}
+#define MD_INFO_BLOCK 64u
+/* The record of the k-th annotated op (k below nannotated). */
+static inline const md_op_info *md_model_info_at(const md_model *model, uint32_t k) {
+  return &model->info_blocks[k / MD_INFO_BLOCK][k % MD_INFO_BLOCK];
+}
+/* The annotated ops in module order, with their records, found by a scan of the bits (no list of them is
+ * kept: 8 bytes each):
+ *   for (md_annotated it = md_annotated_first(model); it.op; md_annotated_next(model, &it)) ... */
+typedef struct {
+  const ir_op *op; /* NULL past the last */
+  const md_op_info *info;
+  uint32_t k;      /* the number of records before the next one */
+  uint32_t word;   /* the has_info word being scanned, and its bits not visited yet */
+  uint64_t bits;
+} md_annotated;
+static inline void md_annotated_next(const md_model *model, md_annotated *it) {
+  uint32_t nwords = model->module->nops / 64 + 1;
+  while (!it->bits && ++it->word < nwords) it->bits = model->has_info[it->word];
+  if (!it->bits) {
+    it->op = NULL;
+    return;
+  }
+  it->op = model->module->ops[it->word * 64 + (uint32_t)__builtin_ctzll(it->bits)];
+  it->bits &= it->bits - 1;
+  it->info = md_model_info_at(model, it->k++);
+}
+static inline md_annotated md_annotated_first(const md_model *model) {
+  md_annotated it = {NULL, NULL, 0, 0, model->has_info[0]};
+  md_annotated_next(model, &it);
+  return it;
+}
 /* The mesh a sharding is bound to: its inline mesh or the named one (NULL if unknown). */
 const md_mesh *md_model_sharding_mesh(const md_model *model, const md_sharding *s);
 /* A func argument's / result's annotation (sdy first, then GSPMD), or NULL. */

@@ -40,7 +40,23 @@ typedef struct {
   SC_VEC(ir_op *) work;
   bool any_local; /* some op's results are GSPMD-local (else operands need no look) */
   md_manual_context top;
+  SC_VEC(const md_manual_context *) contexts; /* every context made (new_ctx), by number - 1 */
 } mctx;
+
+/* A context made here (all but mctx.top) with its number in the model's manual_contexts. */
+typedef struct {
+  md_manual_context ctx; /* first: a context made here is read as one of these */
+  uint32_t number;
+} numbered_ctx;
+
+/* A new context, a copy of `init`, numbered for model->manual. */
+static md_manual_context *new_ctx(mctx *c, const md_manual_context *init) {
+  numbered_ctx *n = ar_alloc(c->b->a, sizeof *n);
+  n->ctx = *init;
+  SC_PUSH(c->b->a, c->contexts, &n->ctx);
+  n->number = (uint32_t)c->contexts.n;
+  return &n->ctx;
+}
 
 static int by_op_id(const void *x, const void *y) {
   uint32_t a = (*(const ir_op *const *)x)->id, b = (*(const ir_op *const *)y)->id;
@@ -91,14 +107,15 @@ static int cmp_placed_name(const void *x, const void *y) {
 
 /* The parent's manual axes, then each new axis not named before it. Duplicates are found by sorting
  * (n log n), not by comparing each new axis with every kept one (quadratic in a hostile axis list). */
-static md_manual_context *ctx_with_axes(sc_arena *a, const md_manual_context *parent, const ir_op *op,
+static md_manual_context *ctx_with_axes(mctx *x, const md_manual_context *parent, const ir_op *op,
                                         const md_mesh *mesh, const md_axis_ref *axes, uint32_t n) {
-  md_manual_context *c = ar_alloc(a, sizeof *c);
-  *c = *parent;
+  sc_arena *a = x->b->a;
+  md_manual_context *c = new_ctx(x, parent);
   c->manual_op = op;
   if (mesh) c->mesh = mesh;
   uint32_t np = parent->nmanual_axes, total = np + n;
   c->manual_axes = ar_calloc(a, total + 1, sizeof(ir_span));
+  ar_mark_t scratch = ar_mark(a); /* the sorted copy and the flags are forgotten at the end */
   placed_name *sorted = ar_alloc(a, (total + 1) * sizeof *sorted);
   bool *repeat = ar_calloc(a, total + 1, sizeof *repeat);
   for (uint32_t i = 0; i < total; i++) sorted[i] = (placed_name){i < np ? parent->manual_axes[i] : axes[i - np].name, i};
@@ -108,6 +125,7 @@ static md_manual_context *ctx_with_axes(sc_arena *a, const md_manual_context *pa
   for (uint32_t i = 0; i < np; i++) c->manual_axes[c->nmanual_axes++] = parent->manual_axes[i];
   for (uint32_t i = 0; i < n; i++)
     if (!repeat[np + i]) c->manual_axes[c->nmanual_axes++] = axes[i].name;
+  ar_rewind(a, scratch);
   return c;
 }
 
@@ -138,8 +156,7 @@ static bool gspmd_sharding_is_manual(const md_sharding *s, bool *partial) {
 
 static md_manual_context *gspmd_ctx(mctx *c, const md_manual_context *parent, const ir_op *entry, bool partial) {
   sc_arena *a = c->b->a;
-  md_manual_context *n = ar_alloc(a, sizeof *n);
-  *n = *parent;
+  md_manual_context *n = new_ctx(c, parent);
   n->manual_op = entry;
   n->gspmd_manual = true;
   n->gspmd_partial = partial;
@@ -163,8 +180,7 @@ static const md_manual_context *ctx_meet(mctx *c, const md_manual_context *x, co
   if (x == y) return x;
   if (!ctx_is_manual(x)) return x;
   if (!ctx_is_manual(y)) return y;
-  md_manual_context *n = ar_alloc(c->b->a, sizeof *n);
-  *n = y->nmanual_axes < x->nmanual_axes ? *y : *x;
+  md_manual_context *n = new_ctx(c, y->nmanual_axes < x->nmanual_axes ? y : x);
   n->manual_axes = ar_calloc(c->b->a, x->nmanual_axes + 1, sizeof(ir_span));
   n->nmanual_axes = 0;
   for (uint32_t i = 0; i < x->nmanual_axes; i++) {
@@ -231,6 +247,25 @@ static void set_local(mctx *c, const ir_op *op, const md_manual_context *ctx) {
   c->any_local = true;
 }
 
+/* Records `ctx` as `op`'s context in the model: its number (model->manual16, or manual32 once a number
+ * does not fit in 16 bits), not a pointer per op. */
+static void set_manual(mctx *c, const ir_op *op, const md_manual_context *ctx) {
+  md_model *model = c->b->model;
+  uint32_t k = ctx == &c->top ? 0 : ((const numbered_ctx *)(const void *)ctx)->number, nops = c->b->m->nops;
+  if (!k && !model->manual16 && !model->manual32) return;
+  if (!model->manual32 && k > UINT16_MAX) { /* widen: once, however many contexts come after */
+    model->manual32 = ar_calloc(c->b->a, nops + 1, sizeof *model->manual32);
+    for (uint32_t i = 0; model->manual16 && i < nops; i++) model->manual32[i] = model->manual16[i];
+    model->manual16 = NULL;
+  }
+  if (model->manual32) {
+    model->manual32[op->id] = k;
+    return;
+  }
+  if (!model->manual16) model->manual16 = ar_calloc(c->b->a, nops + 1, sizeof *model->manual16);
+  model->manual16[op->id] = (uint16_t)k;
+}
+
 static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
   md_model *model = c->b->model;
   const md_op_info *info = md_model_op(model, op); /* the module is set: never NULL */
@@ -254,7 +289,7 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
         info->gspmd->values[0]->kind != SC_SHARDING_TUPLE)
       opctx = gspmd_ctx(c, ctx, op, partial);
   }
-  model->manual[op->id] = opctx == &c->top ? NULL : opctx; /* contexts never change once made */
+  set_manual(c, op, opctx); /* contexts never change once made */
   /* results */
   if (f2s) {
     bool partial = false;
@@ -276,7 +311,7 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
         }
       }
     }
-    if (mi->has_manual_axes) callctx = ctx_with_axes(c->b->a, opctx, op, model->effective, mi->manual_axes, mi->nmanual_axes);
+    if (mi->has_manual_axes) callctx = ctx_with_axes(c, opctx, op, model->effective, mi->manual_axes, mi->nmanual_axes);
   }
   if (ir_op_callee(op).n) visit_callee(c, ir_op_callee(op), callctx);
   if (c->b->m->format == SC_FMT_HLO && has_hlo_callee_attr(&op->attrs)) {
@@ -301,7 +336,7 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
   /* regions */
   const md_manual_context *inner = opctx;
   if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
-    inner = ctx_with_axes(c->b->a, opctx, op, op_mesh(model, info->sdy_op), info->sdy_op->manual_axes,
+    inner = ctx_with_axes(c, opctx, op, op_mesh(model, info->sdy_op), info->sdy_op->manual_axes,
                           info->sdy_op->nmanual_axes);
   }
   for (uint32_t r = 0; r < op->nregions; r++)
@@ -316,7 +351,7 @@ static void walk_block(mctx *c, const ir_block *blk, const md_manual_context *ct
 static void walk_func(mctx *c, ir_op *f) {
   uint32_t slot = func_slot(c, f);
   const md_manual_context *ctx = c->func_ctx[slot] ? c->func_ctx[slot] : &c->top;
-  c->b->model->manual[f->id] = NULL; /* the function op itself is not inside its callers */
+  set_manual(c, f, &c->top); /* the function op itself is not inside its callers */
   for (uint32_t r = 0; r < f->nregions; r++)
     for (uint32_t k = 0; k < f->regions[r]->nblocks; k++) walk_block(c, f->regions[r]->blocks[k], ctx);
 }
@@ -374,4 +409,5 @@ void md_build_manual(builder *b) {
       walk_func(&c, f);
     }
   }
+  b->model->manual_contexts = c.contexts.v;
 }

@@ -25,31 +25,50 @@ static bool flows(const ir_op *op) {
 /* Whether `op` starts an expression split_constant_uses() may copy (constant_kind). */
 static bool starts_constant(prop_engine *e, const ir_op *op);
 
+/* Sets entry i of a prefix table of n entries to v (entries set in order, v not below the one before). */
+static void prefix_set(sc_arena *a, prefix_table *t, uint32_t n, uint32_t i, uint32_t v) {
+  if (!t->base && !t->wide) {
+    t->base = ar_alloc(a, (n / 64 + 1) * sizeof *t->base);
+    t->off = ar_alloc(a, (n + 1) * sizeof *t->off);
+  }
+  if (!t->wide && i % 64 == 0) t->base[i / 64] = v;
+  if (!t->wide && v - t->base[i / 64] > UINT16_MAX) { /* widen: once; the narrow table is left */
+    t->wide = ar_alloc(a, (n + 1) * sizeof *t->wide);
+    for (uint32_t j = 0; j < i; j++) t->wide[j] = t->base[j / 64] + t->off[j];
+  }
+  if (t->wide) t->wide[i] = v;
+  else t->off[i] = (uint16_t)(v - t->base[i / 64]);
+}
+
 /* Slots: every op's results, then the arguments of the blocks of its regions. The same walk over the ops
  * notes what later steps look for, so they need not walk every op again: the ops data flows through
  * besides their rules, the operand count, whether any constant expression starts. */
 static void number_values(prop_engine *e) {
   const ir_module *m = e->m;
-  e->result_base = ar_alloc(e->a, (m->nops ? m->nops : 1) * sizeof *e->result_base);
-  hs_name_map_init(&e->block_base, e->a, 16);
-  uint32_t n = 0;
+  uint32_t n = 0, nblocks = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
-    e->result_base[op->id] = n;
+    prefix_set(e->a, &e->result_base, m->nops, op->id, n); /* an op's id is its position */
     n += op->nresults;
     e->noperands += op->noperands;
     if (flows(op)) SC_PUSH(e->a, e->flow_ops, op);
     if (e->opt.split_constants && !e->constant_starts) e->constant_starts = starts_constant(e, op);
     for (uint32_t r = 0; r < op->nregions; r++)
-      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) {
-        const ir_block **key = ar_alloc(e->a, sizeof *key); /* the map keeps the key's address */
-        *key = op->regions[r]->blocks[b];
-        hs_name_map_make_room(&e->block_base, e->a);
-        hs_name_map_put(&e->block_base, (const char *)key, sizeof *key, n, NULL);
-        n += (*key)->nargs;
-      }
+      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) n += op->regions[r]->blocks[b]->nargs, nblocks++;
   }
   e->nslots = n;
+  /* the blocks' first slots, in a map made at its final size (a map grown from small left its abandoned
+   * tables): an op's blocks' arguments follow its results, and every op with regions is a flow op */
+  hs_name_map_init(&e->block_base, e->a, nblocks);
+  for (size_t i = 0; i < e->flow_ops.n; i++) {
+    const ir_op *op = e->flow_ops.v[i];
+    uint32_t base = prefix_at(&e->result_base, op->id) + op->nresults;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) { /* keyed by the block pointer's bytes, in place */
+        hs_name_map_put(&e->block_base, (const char *)&op->regions[r]->blocks[b], sizeof(ir_block *), base, NULL);
+        base += op->regions[r]->blocks[b]->nargs;
+      }
+  }
 }
 
 
@@ -78,8 +97,10 @@ static void add_edge(prop_engine *e, const ir_op *op, const ir_value *owner, ir_
 }
 
 
-static uint32_t find_alias(uint32_t *alias, uint32_t s) {
-  uint32_t root = s;
+/* The root of slot `s`'s alias class (s itself while nothing is aliased: no table yet). */
+static uint32_t find_alias(prop_engine *e, uint32_t s) {
+  uint32_t *alias = e->alias, root = s;
+  if (!alias) return s;
   while (alias[root] != root) root = alias[root];
   while (alias[s] != root) { /* path compression: later lookups are direct */
     uint32_t next = alias[s];
@@ -87,6 +108,16 @@ static uint32_t find_alias(uint32_t *alias, uint32_t s) {
     s = next;
   }
   return root;
+}
+
+/* Joins the class of root `from` to root `to`. The table is made at the first join: most modules alias no
+ * slot (a while's block arguments, sharding groups and data-flow edges do), and it is a word per slot. */
+static void join_alias(prop_engine *e, uint32_t from, uint32_t to) {
+  if (!e->alias) {
+    e->alias = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
+    for (uint32_t k = 0; k < e->nslots; k++) e->alias[k] = k;
+  }
+  e->alias[from] = to;
 }
 
 /* The edges of one data-flow op (Shardy's while, case, optimization_barrier, named and manual
@@ -103,8 +134,8 @@ static void op_edges(prop_engine *e, const ir_op *op) {
       uint32_t owner = raw_slot(e, op->results[i]);
       for (uint32_t r = 0; r < 2; r++) {
         uint32_t t = raw_slot(e, block_arg(op->regions[r], i));
-        if (t < e->nslots && owner < e->nslots && find_alias(e->alias, t) != find_alias(e->alias, owner))
-          e->alias[find_alias(e->alias, t)] = find_alias(e->alias, owner);
+        if (t < e->nslots && owner < e->nslots && find_alias(e, t) != find_alias(e, owner))
+          join_alias(e, find_alias(e, t), find_alias(e, owner));
       }
     }
   } else if (op->kind == SC_OP_CASE) {
@@ -127,6 +158,16 @@ static void op_edges(prop_engine *e, const ir_op *op) {
     for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
       add_edge(e, op, op->results[i], &ret->operands[i], 1, i, manual ? EDGE_MANUAL_RESULT : EDGE_PLAIN);
   }
+}
+
+/* How many edges op_edges(), call_edges() and func_edges() may make for `op` (at least as many as they do). */
+static size_t edges_at_most(const prop_engine *e, const ir_op *op) {
+  if (op->kind == SC_OP_WHILE || op->kind == SC_OP_CASE) return op->nresults;
+  if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION ||
+      (op->kind == SC_OP_CALL && e->opt.through_calls))
+    return (size_t)op->noperands + op->nresults;
+  if (op->kind == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) return 1;
+  return is_optimization_barrier(op) ? op->nresults : 0;
 }
 
 /* A call's operands flow into the callee's arguments, the callee's returned values into its results. */
@@ -214,51 +255,73 @@ static void share_sharding_groups(prop_engine *e) {
       int64_t *key = ar_alloc(e->a, sizeof *key);
       *key = id;
       hs_name_map_put(&first, (const char *)key, sizeof *key, s, NULL);
-    } else if (find_alias(e->alias, s) != find_alias(e->alias, root)) {
-      e->alias[find_alias(e->alias, s)] = find_alias(e->alias, root);
+    } else if (find_alias(e, s) != find_alias(e, root)) {
+      join_alias(e, find_alias(e, s), find_alias(e, root));
     }
   }
 }
 
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* The (slot, edge) pairs of every edge's owner and sources, sorted (slot_edges() reads them). */
+static void index_edges(prop_engine *e) {
+  uint32_t n = 0;
+  for (size_t k = 0; k < e->edges.n; k++) n += 1 + e->edges.v[k].nsources;
+  e->edge_slot_bits = ar_calloc(e->a, e->nslots / 64 + 1, sizeof *e->edge_slot_bits);
+  e->edge_slots = ar_alloc(e->a, (n + 1) * sizeof *e->edge_slots);
+  e->edge_ids = ar_alloc(e->a, (n + 1) * sizeof *e->edge_ids);
+  ar_mark_t mark = ar_mark(e->a);
+  uint64_t *pairs = ar_alloc(e->a, (n + 1) * sizeof *pairs), i = 0;
+  for (size_t k = 0; k < e->edges.n; k++) {
+    const prop_edge *edge = &e->edges.v[k];
+    pairs[i++] = (uint64_t)edge->owner << 32 | k;
+    for (uint32_t j = 0; j < edge->nsources; j++) pairs[i++] = (uint64_t)edge->sources[j] << 32 | k;
+  }
+  ar_step(e->a, n);
+  qsort(pairs, n, sizeof *pairs, cmp_u64);
+  for (uint32_t r = 0; r < n; r++) {
+    e->edge_slots[r] = (uint32_t)(pairs[r] >> 32);
+    e->edge_ids[r] = (uint32_t)pairs[r];
+    e->edge_slot_bits[e->edge_slots[r] / 64] |= (uint64_t)1 << (e->edge_slots[r] % 64);
+  }
+  e->nedge_refs = n;
+  ar_rewind(e->a, mark);
+}
+
 static void build_edges(prop_engine *e) {
   if (!e->flow_ops.n) return; /* data flows through op rules alone: no aliases, no edges */
-  e->alias = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->alias);
-  for (uint32_t s = 0; s < e->nslots; s++) e->alias[s] = s;
   /* an explicit `sdy.data_flow_edge %owner` (Shardy's -sdy-add-data-flow-edges form) holds its owner's
    * sharding: the owner's uses are the edge's */
   for (size_t i = 0; i < e->flow_ops.n; i++) {
     const ir_op *op = e->flow_ops.v[i];
     if (op->kind != SC_OP_SDY_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
     uint32_t in = raw_slot(e, op->operands[0]), out = raw_slot(e, op->results[0]);
-    if (in < e->nslots && out < e->nslots && find_alias(e->alias, out) != in) e->alias[find_alias(e->alias, in)] = find_alias(e->alias, out);
+    if (in < e->nslots && out < e->nslots && find_alias(e, out) != in) join_alias(e, find_alias(e, in), find_alias(e, out));
   }
   share_sharding_groups(e);
+  /* room for every edge at once, not an array grown by doubling (as much again in abandoned copies) */
+  size_t most = 0;
+  for (size_t i = 0; i < e->flow_ops.n; i++) most += edges_at_most(e, e->flow_ops.v[i]);
+  e->edges.v = ar_calloc(e->a, most + 1, sizeof *e->edges.v);
+  e->edges.cap = most + 1;
   for (size_t i = 0; i < e->flow_ops.n; i++) op_edges(e, e->flow_ops.v[i]);
   func_edges(e);
   if (e->opt.through_calls)
     for (size_t i = 0; i < e->flow_ops.n; i++) call_edges(e, e->flow_ops.v[i]);
-  for (uint32_t s = 0; s < e->nslots; s++) {
-    e->alias[s] = find_alias(e->alias, s);
+  for (uint32_t s = 0; e->alias && s < e->nslots; s++) {
+    e->alias[s] = find_alias(e, s);
     e->aliased |= e->alias[s] != s;
   }
   /* sources and owners through aliases, then the slot -> edges index */
-  e->edge_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->edge_start);
   for (size_t k = 0; k < e->edges.n; k++) {
     prop_edge *edge = &e->edges.v[k];
-    edge->owner = e->alias[edge->owner];
-    e->edge_start[edge->owner + 2]++;
-    for (uint32_t j = 0; j < edge->nsources; j++) {
-      edge->sources[j] = e->alias[edge->sources[j]];
-      e->edge_start[edge->sources[j] + 2]++;
-    }
+    edge->owner = alias_of(e, edge->owner);
+    for (uint32_t j = 0; j < edge->nsources; j++) edge->sources[j] = alias_of(e, edge->sources[j]);
   }
-  for (uint32_t s = 0; s < e->nslots; s++) e->edge_start[s + 2] += e->edge_start[s + 1];
-  e->edge_ids = ar_alloc(e->a, (e->edge_start[e->nslots + 1] + 1) * sizeof *e->edge_ids);
-  for (size_t k = 0; k < e->edges.n; k++) {
-    const prop_edge *edge = &e->edges.v[k];
-    e->edge_ids[e->edge_start[edge->owner + 1]++] = (uint32_t)k;
-    for (uint32_t j = 0; j < edge->nsources; j++) e->edge_ids[e->edge_start[edge->sources[j] + 1]++] = (uint32_t)k;
-  }
+  index_edges(e);
 }
 
 /* ---- manual axes --------------------------------------------------------------------------------- */
@@ -571,24 +634,24 @@ static void split_constant_uses(prop_engine *e) {
  * slot the ops reading it (CSR, counted from that table without walking the ops again). */
 static void index_uses(prop_engine *e) {
   const ir_module *m = e->m;
-  uint32_t *start = ar_alloc(e->a, (m->nops + 1) * sizeof *start);
+  prefix_table start = {NULL, NULL, NULL};
   uint32_t *slots = ar_alloc(e->a, (e->noperands + 1) * sizeof *slots);
   e->use_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
   uint32_t n = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
-    start[i] = n;
+    prefix_set(e->a, &start, m->nops + 1, i, n);
     for (uint32_t k = 0; k < op->noperands && n < e->noperands; k++) {
       uint32_t s = operand_slot(e, op, k);
       slots[n++] = s;
       if (s < e->nslots) e->use_start[s + 2]++;
     }
   }
-  start[m->nops] = n;
+  prefix_set(e->a, &start, m->nops + 1, m->nops, n);
   for (uint32_t s = 0; s < e->nslots; s++) e->use_start[s + 2] += e->use_start[s + 1];
   e->users = ar_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
-  for (uint32_t i = 0; i < m->nops; i++)
-    for (uint32_t j = start[i]; j < start[i + 1]; j++)
+  for (uint32_t i = 0, j = 0; i < m->nops; i++)
+    for (uint32_t end = prefix_at(&start, i + 1); j < end; j++)
       if (slots[j] < e->nslots) e->users[e->use_start[slots[j] + 1]++] = i; /* an op's id is its position */
   e->operand_start = start;
   e->operand_slots = slots;
@@ -604,7 +667,7 @@ static uint32_t slot_op(const prop_engine *e, uint32_t s) {
   uint32_t lo = 0, hi = e->m->nops;
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (e->result_base[mid] <= s) lo = mid;
+    if (prefix_at(&e->result_base, mid) <= s) lo = mid;
     else hi = mid;
   }
   return lo;
@@ -617,7 +680,7 @@ static const ir_value *slot_value(const prop_engine *e, uint32_t s) {
   if (s >= e->nslots || !e->m->nops) return NULL;
   if (s >= first_copy_slot(e)) return e->own_copy_value[s - first_copy_slot(e)];
   const ir_op *op = e->m->ops[slot_op(e, s)];
-  uint32_t k = s - e->result_base[op->id];
+  uint32_t k = s - prefix_at(&e->result_base, op->id);
   if (k < op->nresults) return op->results[k];
   k -= op->nresults;
   for (uint32_t r = 0; r < op->nregions; r++)
@@ -642,8 +705,8 @@ static void index_owners(prop_engine *e) {
   e->owners = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->owners);
   uint32_t *owner = ar_alloc(e->a, (e->nslots + 1) * sizeof *owner);
   for (uint32_t i = 0; i < e->m->nops; i++) { /* op i holds [result_base[i], result_base[i + 1]) */
-    uint32_t end = i + 1 < e->m->nops ? e->result_base[i + 1] : first_copy_slot(e);
-    for (uint32_t raw = e->result_base[i]; raw < end; raw++) owner[raw] = i;
+    uint32_t end = i + 1 < e->m->nops ? prefix_at(&e->result_base, i + 1) : first_copy_slot(e);
+    for (uint32_t raw = prefix_at(&e->result_base, i); raw < end; raw++) owner[raw] = i;
   }
   for (uint32_t raw = first_copy_slot(e); raw < e->nslots; raw++) owner[raw] = slot_owner(e, raw);
   for (uint32_t raw = 0; raw < e->nslots; raw++)
@@ -768,23 +831,47 @@ static sharding_ref open_unspecified_dims(prop_engine *e, const ir_op *op, shard
   return keep_shared(e, mark, open);
 }
 
+/* The seeded shardings (initial_of). */
+static void keep_initial(prop_engine *e) {
+  uint32_t nwords = e->nslots / 64 + 1, n = 0;
+  e->initial_bits = ar_calloc(e->a, nwords, sizeof *e->initial_bits);
+  e->initial_rank = ar_alloc(e->a, nwords * sizeof *e->initial_rank);
+  for (uint32_t k = 0; k < e->nslots; k++)
+    if (e->sh[k]) e->initial_bits[k / 64] |= (uint64_t)1 << (k % 64);
+  for (uint32_t w = 0; w < nwords; w++) {
+    e->initial_rank[w] = n;
+    n += sc_popcount64(e->initial_bits[w]);
+  }
+  e->initial_sh = ar_alloc(e->a, (n + 1) * sizeof *e->initial_sh);
+  for (uint32_t k = 0, i = 0; k < e->nslots; k++)
+    if (e->sh[k]) e->initial_sh[i++] = e->sh[k];
+}
+
+/* A manual or named computation with a body (its written shardings are kept: e->globals). */
+static bool is_computation(const ir_op *op) {
+  return (op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) && op->nregions;
+}
+
 static void seed(prop_engine *e) {
   const ir_module *m = e->m;
   e->sh = ar_calloc(e->a, e->nslots + 1, sizeof *e->sh);
-  e->initial = ar_calloc(e->a, e->nslots + 1, sizeof *e->initial);
   e->origin = ar_alloc(e->a, (e->nslots + 1) * sizeof *e->origin);
-  for (uint32_t i = 0; i < e->model->nannotated; i++) { /* only annotated ops have result shardings */
-    const ir_op *op = e->model->annotated[i];
+  for (md_annotated it = md_annotated_first(e->model); it.op; md_annotated_next(e->model, &it)) {
+    const ir_op *op = it.op; /* only annotated ops have result shardings */
     for (uint32_t r = 0; r < op->nresults; r++) {
-      e->sh[e->result_base[op->id] + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), op->results[r]->type);
+      e->sh[prefix_at(&e->result_base, op->id) + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), op->results[r]->type);
       if (op->cc == SC_CC_SHARDING && is_constraint(op))
-        e->sh[e->result_base[op->id] + r] = open_unspecified_dims(e, op, e->sh[e->result_base[op->id] + r]);
+        e->sh[prefix_at(&e->result_base, op->id) + r] = open_unspecified_dims(e, op, e->sh[prefix_at(&e->result_base, op->id) + r]);
     }
   }
-  hs_name_map_init(&e->globals_index, e->a, 16);
+  size_t ncomputations = 0; /* the globals' table and index at their final size */
+  for (size_t i = 0; i < e->flow_ops.n; i++) ncomputations += is_computation(e->flow_ops.v[i]);
+  hs_name_map_init(&e->globals_index, e->a, ncomputations);
+  e->globals.v = ar_alloc(e->a, (ncomputations + 1) * sizeof *e->globals.v);
+  e->globals.cap = ncomputations + 1;
   for (size_t i = 0; i < e->flow_ops.n; i++) { /* computations have regions: flow ops */
     const ir_op *op = e->flow_ops.v[i];
-    if ((op->kind != SC_OP_SDY_MANUAL_COMPUTATION && op->kind != SC_OP_SDY_NAMED_COMPUTATION) || !op->nregions) continue;
+    if (!is_computation(op)) continue;
     const md_annotation *in = &md_model_op(e->model, op)->sdy_op->in_shardings;
     const md_annotation *out = &md_model_op(e->model, op)->sdy_op->out_shardings;
     computation_globals g = {ar_calloc(e->a, op->noperands + 1, sizeof *g.in), ar_calloc(e->a, op->nresults + 1, sizeof *g.out)};
@@ -795,7 +882,7 @@ static void seed(prop_engine *e) {
       if (cleanup && g.out[r] && is_tensor(op->results[r])) {
         ar_mark_t mark = ar_mark(e->a);
         g.out[r] = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, g.out[r], common));
-        if (e->sh[e->result_base[op->id] + r]) e->sh[e->result_base[op->id] + r] = g.out[r];
+        if (e->sh[prefix_at(&e->result_base, op->id) + r]) e->sh[prefix_at(&e->result_base, op->id) + r] = g.out[r];
       }
     }
     for (uint32_t k = 0; k < op->noperands; k++) {
@@ -810,7 +897,6 @@ static void seed(prop_engine *e) {
       if (slot < e->nslots) e->sh[slot] = keep_shared(e, mark, erase_manual(e->a, op, e->model, sg));
     }
     SC_PUSH(e->a, e->globals, g);
-    hs_name_map_make_room(&e->globals_index, e->a);
     hs_name_map_put(&e->globals_index, (const char *)&op->id, sizeof op->id, (uint32_t)e->globals.n - 1, NULL);
   }
   e->func_results = ar_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results);
@@ -835,8 +921,8 @@ static void seed(prop_engine *e) {
     uint32_t slot = e->nslots - e->ncopy_slots + c;
     e->sh[slot] = seed_of(e, md_model_result_sharding(e->model, v->def, v->index));
   }
-  memcpy(e->initial, e->sh, e->nslots * sizeof *e->sh);
-  e->written = ar_calloc(e->a, e->nslots + 1, 1);
+  keep_initial(e);
+  e->written = ar_calloc(e->a, e->nslots / 64 + 1, sizeof *e->written);
   for (uint32_t k = 0; k < e->nslots; k++) e->origin[k] = e->sh[k] ? k : UINT32_MAX;
 }
 
@@ -855,7 +941,7 @@ static sharding_ref written_member_sharding(prop_engine *e, const ir_value *v, u
   const ir_op *owner = value_owner(v);
   if (!v->def && owner && owner->kind == SC_OP_FUNC)
     return seed_of(e, md_model_arg_sharding(e->model, owner, v->index));
-  return e->initial[raw];
+  return initial_of(e, raw);
 }
 
 /* Shardy's ShardingGroupMap::syncGroupMemberShardings, before propagation: a group's members take the
@@ -973,7 +1059,7 @@ static void sync_sharding_groups(prop_engine *e) {
     } else if (groups[k].common) {
       uint32_t root = alias_of(e, raw_slot(e, groups[k].first));
       e->sh[root] = groups[k].common;
-      e->written[root] = 1;
+      mark_written(e, root);
     }
   }
 }
@@ -1049,8 +1135,8 @@ static uint32_t take_pending(worklist *w) {
 static void push(worklist *w, uint32_t item) {
   uint32_t pos = item; /* an op's id is its program position (ir_op.id) */
   if (pos >= w->cursor) mark_pending(w, pos);
-  else if (!w->on_stack[item]) {
-    w->on_stack[item] = 1;
+  else if (!(w->on_stack[item / 64] >> (item % 64) & 1)) {
+    w->on_stack[item / 64] |= (uint64_t)1 << (item % 64);
     if (w->n == w->cap) { /* an item is on the stack at most once: it never holds more than all of them */
       uint32_t cap = w->cap ? 2 * w->cap : 64;
       w->stack = ar_grow(w->a, w->stack, w->n, cap, sizeof *w->stack);
@@ -1064,7 +1150,7 @@ static void push(worklist *w, uint32_t item) {
 static uint32_t next_item(worklist *w) {
   if (w->n) {
     uint32_t item = w->stack[--w->n];
-    w->on_stack[item] = 0;
+    w->on_stack[item / 64] &= ~((uint64_t)1 << (item % 64));
     return item;
   }
   if (!w->npending) return UINT32_MAX;
@@ -1080,10 +1166,27 @@ static uint32_t owner_id(const ir_value *v) {
   return owner ? owner->id : UINT32_MAX;
 }
 
+/* The edges slot `slot` is a source or owner of: edge_ids[*from .. return value), in the order they were
+ * made. Most slots have none (their bit says so at once); the others are found by binary search. */
+static uint32_t slot_edges(const prop_engine *e, uint32_t slot, uint32_t *from) {
+  *from = 0;
+  if (!e->edges.n || slot >= e->nslots || !(e->edge_slot_bits[slot / 64] >> (slot % 64) & 1)) return 0;
+  uint32_t lo = 0, hi = e->nedge_refs;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (e->edge_slots[mid] < slot) lo = mid + 1;
+    else hi = mid;
+  }
+  *from = lo;
+  while (hi < e->nedge_refs && e->edge_slots[hi] == slot) hi++;
+  return hi;
+}
+
 static void notify(prop_engine *e, worklist *w, uint32_t owner, uint32_t slot, uint32_t current) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
     if (e->users[k] != current) push(w, e->users[k]);
-  for (uint32_t k = e->edges.n ? e->edge_start[slot] : 0; k < (e->edges.n ? e->edge_start[slot + 1] : 0); k++)
+  uint32_t from, to = slot_edges(e, slot, &from);
+  for (uint32_t k = from; k < to; k++)
     if (e->m->nops + e->edge_ids[k] != current) push(w, e->m->nops + e->edge_ids[k]);
   if (owner != UINT32_MAX && owner != current) push(w, owner);
 }
@@ -1091,20 +1194,35 @@ static void notify(prop_engine *e, worklist *w, uint32_t owner, uint32_t slot, u
 /* Queues every item whose tensors include `slot` (a pass's start: only items ahead of the cursor). */
 static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
   for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++) push(w, e->users[k]);
-  for (uint32_t k = e->edges.n ? e->edge_start[slot] : 0; k < (e->edges.n ? e->edge_start[slot + 1] : 0); k++)
-    push(w, e->m->nops + e->edge_ids[k]);
+  uint32_t from, to = slot_edges(e, slot, &from);
+  for (uint32_t k = from; k < to; k++) push(w, e->m->nops + e->edge_ids[k]);
   if (!e->aliased && slot_owner(e, slot) != UINT32_MAX) push(w, slot_owner(e, slot));
   for (uint32_t k = e->aliased ? e->owner_start[slot] : 0; k < (e->aliased ? e->owner_start[slot + 1] : 0); k++)
     push(w, e->owners[k]);
 }
 
+#define CHANGE_BLOCK 1024u
+
+/* Appends `slot` to the log of writes. */
+static void log_change(prop_engine *e, uint32_t slot) {
+  if (e->nchanges / CHANGE_BLOCK == e->change_blocks.n) {
+    uint32_t *block = ar_alloc(e->a, CHANGE_BLOCK * sizeof *block);
+    SC_PUSH(e->a, e->change_blocks, block);
+  }
+  e->change_blocks.v[e->nchanges / CHANGE_BLOCK][e->nchanges % CHANGE_BLOCK] = slot;
+  e->nchanges++;
+}
+
+/* The slot of log entry `i` (below nchanges). */
+static uint32_t change_at(const prop_engine *e, uint32_t i) { return e->change_blocks.v[i / CHANGE_BLOCK][i % CHANGE_BLOCK]; }
+
 /* Every write of a slot's sharding during propagation goes through here: logged, and with a worklist
  * the items that read it are queued. `s` is one the set of kept shardings holds (set_slot keeps it). */
 static void set_kept_slot(prop_engine *e, worklist *w, uint32_t slot, sharding_ref s, uint32_t owner, uint32_t current) {
   e->sh[slot] = s;
-  e->written[slot] = 1;
-  SC_PUSH(e->a, e->changes, slot);
-  e->last_change[slot] = (uint32_t)e->changes.n;
+  mark_written(e, slot);
+  log_change(e, slot);
+  e->last_change[slot] = e->nchanges;
   if (w) notify(e, w, owner, slot, current);
 }
 
@@ -1128,7 +1246,7 @@ static bool visit_is_redundant(prop_engine *e, uint32_t item, const uint32_t *sl
   bool same = seen && key && e->visit_key[item] == key;
   for (uint32_t i = 0; same && i < n; i++) same = slots[i] >= e->nslots || e->last_change[slots[i]] < seen;
   if (same) return true;
-  e->visited[item] = (uint32_t)e->changes.n + 1;
+  e->visited[item] = e->nchanges + 1;
   e->visit_key[item] = key;
   return false;
 }
@@ -1154,6 +1272,26 @@ static bool static_dims(sc_arena *a, ir_span type, int64_t **dims, uint32_t *ran
   return true;
 }
 
+/* An edge's rule: the identity over its owner's static dims (NULL: none). Edges of one source whose owners
+ * are written with one type share it (a module has thousands of edges of a few types). */
+static const prop_rule *edge_rule(prop_engine *e, const prop_edge *edge) {
+  ir_span type = edge->owner_value->type;
+  bool shared = edge->nsources == 1 && type.n;
+  uint32_t k;
+  if (shared && e->edge_rules.slots && hs_name_map_get(&e->edge_rules, type.p, type.n, &k)) return e->edge_rule_list.v[k];
+  int64_t *dims;
+  uint32_t rank;
+  if (!static_dims(e->a, type, &dims, &rank)) return NULL;
+  const prop_rule *rule = identity_rule(e->a, dims, rank, edge->nsources);
+  if (shared) {
+    if (!e->edge_rules.slots) hs_name_map_init(&e->edge_rules, e->a, 16);
+    SC_PUSH(e->a, e->edge_rule_list, rule);
+    hs_name_map_make_room(&e->edge_rules, e->a);
+    hs_name_map_put(&e->edge_rules, type.p, type.n, (uint32_t)e->edge_rule_list.n - 1, NULL);
+  }
+  return rule;
+}
+
 /* Propagates along a data-flow edge: its sources and its owner, as an op with an identity rule. A
  * manual computation's owners see the other side through its manual axes (Shardy's
  * transformTargetSharding): a body argument is compared in the global view of its in_sharding, a
@@ -1161,10 +1299,8 @@ static bool static_dims(sc_arena *a, ir_span type, int64_t **dims, uint32_t *ran
 static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
   prop_edge *edge = &e->edges.v[k];
   if (!edge->rule_known) { /* kept: before the visit's mark */
-    int64_t *dims;
-    uint32_t rank;
     edge->rule_known = true;
-    if (static_dims(e->a, edge->owner_value->type, &dims, &rank)) edge->rule = identity_rule(e->a, dims, rank, edge->nsources);
+    edge->rule = edge_rule(e, edge);
   }
   if (!edge->rule) return;
   ar_mark_t mark = ar_mark(e->a);
@@ -1427,15 +1563,22 @@ static prop_direction scheduled_direction(uint8_t flags, const prop_rule *rule, 
   return d;
 }
 
+/* The bits of e->op_bits that hold round_steps(): bit 7 (computed) and bits 1 .. OP_SCHEDULE_LEN - 1. */
+#define ROUND_STEP_BITS (0x80u | ((1u << OP_SCHEDULE_LEN) - 2u))
+_Static_assert(OP_SCHEDULE_LEN <= 5, "the visit bits (VB_*) use bits 0, 5 and 6 of e->op_bits");
+
 /* Per op: bit r set when its directions in schedule round r differ from round r-1's, so its visit key
  * does too (bit 7: computed). An op whose rule is not built yet, or whose key cannot encode its
  * directions, counts as changing every round. */
 static uint8_t round_steps(prop_engine *e, const ir_op *op) {
-  uint8_t *steps = &e->round_steps[op->id];
-  if (*steps) return *steps;
-  const prop_rule *rule = op->kind != SC_OP_SDY_PROPAGATION_BARRIER && e->rule_known[op->id] ? e->rules[op->id] : NULL;
-  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) return *steps = 0x80; /* its own directions, every round */
-  if (!e->rule_known[op->id] || (rule && rule->nfactors > 14)) return 0xff; /* not kept: may change */
+  uint8_t *steps = &e->op_bits[op->id];
+  if (*steps & 0x80) return *steps & ROUND_STEP_BITS;
+  const prop_rule *rule = op->kind != SC_OP_SDY_PROPAGATION_BARRIER ? known_rule(e, op->id) : NULL;
+  if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER) { /* its own directions, every round */
+    *steps |= 0x80;
+    return 0x80;
+  }
+  if (!rule_known(e, op->id) || (rule && rule->nfactors > 14)) return 0xff; /* not kept: may change */
   uint8_t bits = 0x80, flags = op_flags(e, op);
   for (uint32_t f = 0; rule && f < rule->nfactors; f++) {
     prop_direction d = round_opens(flags, rule, f, 0);
@@ -1445,7 +1588,8 @@ static uint8_t round_steps(prop_engine *e, const ir_op *op) {
       d = next;
     }
   }
-  return *steps = bits;
+  *steps |= bits;
+  return bits;
 }
 
 /* An element-wise op's rule depends only on its name and its operands' and results' types: ops that
@@ -1490,28 +1634,34 @@ static void share_grow(rule_share_table *t) {
   t->ops = ops, t->hashes = hashes, t->cap = cap;
 }
 
-static const prop_rule *shared_elementwise_rule(prop_engine *e, const ir_op *op, const prop_rule_options *ro) {
+/* A built rule's number in e->rule_of (see there). */
+static uint32_t rule_number(prop_engine *e, const prop_rule *rule) {
+  if (!rule) return 1;
+  SC_PUSH(e->a, e->rule_list, rule);
+  return (uint32_t)e->rule_list.n + 1;
+}
+
+static uint32_t shared_elementwise_rule(prop_engine *e, const ir_op *op, const prop_rule_options *ro) {
   rule_share_table *t = &e->share;
   if (2 * (t->n + 1) > t->cap) share_grow(t);
   uint64_t h = signature_hash(e, op);
   uint32_t i = (uint32_t)h & (t->cap - 1);
   for (; t->ops[i]; i = (i + 1) & (t->cap - 1))
-    if (t->hashes[i] == h && same_signature(t->ops[i], op)) return e->rules[t->ops[i]->id];
-  const prop_rule *rule = prop_rule_of(e->a, e->m, op, ro, NULL);
-  e->rules[op->id] = rule; /* before the op is kept, so a hit always finds a built rule */
+    if (t->hashes[i] == h && same_signature(t->ops[i], op)) return e->rule_of[t->ops[i]->id];
+  uint32_t number = rule_number(e, prop_rule_of(e->a, e->m, op, ro, NULL));
+  e->rule_of[op->id] = number; /* before the op is kept, so a hit always finds a built rule */
   t->ops[i] = op, t->hashes[i] = h, t->n++;
-  return rule;
+  return number;
 }
 
 const prop_rule *prop_engine_rule(prop_engine *e, const ir_op *op) {
-  if (!e->rule_known[op->id]) {
-    e->rule_known[op->id] = 1;
+  if (!rule_known(e, op->id)) {
     prop_rule_options ro = {e->opt.conservative, e->facts};
-    e->rules[op->id] = (op_flags(e, op) & OPF_ELEMENTWISE) && !ir_op_attr(op, "sdy.sharding_rule")
-                           ? shared_elementwise_rule(e, op, &ro)
-                           : prop_rule_of(e->a, e->m, op, &ro, NULL);
+    e->rule_of[op->id] = (op_flags(e, op) & OPF_ELEMENTWISE) && !ir_op_attr(op, "sdy.sharding_rule")
+                             ? shared_elementwise_rule(e, op, &ro)
+                             : rule_number(e, prop_rule_of(e->a, e->m, op, &ro, NULL));
   }
-  return e->rules[op->id];
+  return known_rule(e, op->id);
 }
 
 /* Whether `op` shares its rule with every element-wise op of its name and types (shared_elementwise_rule):
@@ -1533,13 +1683,13 @@ static void apply_visit(prop_engine *e, worklist *w, uint32_t id, uint32_t nin, 
   }
 }
 
-/* What a visit of an op needs of the op itself, noted at its first visit (visit_bits) so that later
- * visits read only the engine's tables: the op's struct is cold by then, and touching it was most of a
- * revisit's cost. */
+/* What a visit of an op needs of the op itself, noted at its first visit (in e->op_bits, beside
+ * ROUND_STEP_BITS) so that later visits read only the engine's tables: the op's struct is cold by then,
+ * and touching it was most of a revisit's cost. */
 enum {
   VB_KNOWN = 1,
-  VB_BY_RULE = 2, /* no barrier, and its rule has the op's operand and result counts */
-  VB_SHARED = 4   /* its rule is shared (rule_is_shared): visits are remembered */
+  VB_BY_RULE = 0x20, /* no barrier, and its rule has the op's operand and result counts */
+  VB_SHARED = 0x40   /* its rule is shared (rule_is_shared): visits are remembered */
 };
 
 static uint8_t first_visit_bits(prop_engine *e, const ir_op *op) {
@@ -1549,15 +1699,16 @@ static uint8_t first_visit_bits(prop_engine *e, const ir_op *op) {
     if (rule && rule->noperands == op->noperands && rule->nresults == op->nresults) b |= VB_BY_RULE;
   }
   if (rule_is_shared(e, op)) b |= VB_SHARED; /* also computes op_flags, which visits read */
-  if (!e->round_steps[op->id]) (void)round_steps(e, op); /* run_pass reads them at each round's start */
-  return e->visit_bits[op->id] = b;
+  (void)round_steps(e, op); /* run_pass reads them at each round's start */
+  e->op_bits[op->id] |= b;
+  return b;
 }
 
 static void propagate_op(prop_engine *e, worklist *w, uint32_t id) {
   const ir_op *op = e->m->ops[id]; /* read through only where the tables do not say */
-  uint8_t vb = e->visit_bits[id] ? e->visit_bits[id] : first_visit_bits(e, op);
+  uint8_t vb = e->op_bits[id] & VB_KNOWN ? e->op_bits[id] : first_visit_bits(e, op);
   prop_direction *directions = NULL;
-  const prop_rule *rule = vb & VB_BY_RULE ? e->rules[id] : NULL;
+  const prop_rule *rule = vb & VB_BY_RULE ? known_rule(e, id) : NULL;
   /* what a visit allocates is scratch unless a sharding grows: forgotten when none does, so revisits
    * (5 rounds per priority) cost no memory */
   ar_mark_t mark = ar_mark(e->a);
@@ -1570,7 +1721,7 @@ static void propagate_op(prop_engine *e, worklist *w, uint32_t id) {
   sharding_ref *all = ar_alloc(e->a, (n ? n : 1) * sizeof *all);
   uint32_t *slots = ar_alloc(e->a, (n ? n : 1) * sizeof *slots);
   for (uint32_t i = 0; i < n; i++) {
-    slots[i] = i < nin ? indexed_operand_slot(e, id, i) : alias_of(e, e->result_base[id] + i - nin);
+    slots[i] = i < nin ? indexed_operand_slot(e, id, i) : alias_of(e, prefix_at(&e->result_base, id) + i - nin);
     if (slots[i] >= e->nslots) return;
     all[i] = e->sh[slots[i]];
   }
@@ -1662,7 +1813,8 @@ static void run_pass(prop_engine *e) {
   const ir_module *m = e->m;
   uint32_t nitems = m->nops + (uint32_t)e->edges.n, round = (uint32_t)(e->schedule + 1);
   if (!e->work.on_stack) { /* one for every pass: each ends with it empty */
-    worklist empty = {e->a, NULL, 0, 0, ar_calloc(e->a, nitems + 1, 1), ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.pending),
+    worklist empty = {e->a, NULL, 0, 0, ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.on_stack),
+                      ar_calloc(e->a, nitems / 64 + 1, sizeof *empty.pending),
                       0, 0};
     e->work = empty;
   }
@@ -1673,17 +1825,17 @@ static void run_pass(prop_engine *e) {
      * readers of what changed since, can do something */
     e->round_seen[round] = true;
     for (uint32_t pos = 0; pos < m->nops; pos++) {
-      uint8_t steps = e->round_steps[pos]; /* cached: most ops are not looked at again */
+      uint8_t steps = e->op_bits[pos] & ROUND_STEP_BITS; /* cached: most ops are not looked at again */
       if (!e->visited[pos] || ((steps ? steps : round_steps(e, m->ops[pos])) & 1u << e->schedule)) mark_pending(&w, pos);
     }
-    for (size_t i = e->pass_end_log; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
+    for (uint32_t i = e->pass_end_log; i < e->nchanges; i++) queue_readers(e, &w, change_at(e, i));
   } else if (!e->round_seen[round]) { /* other directions than before: every item may do something */
     e->round_seen[round] = true;
     for (uint32_t pos = 0; pos < nitems; pos++) mark_pending(&w, pos);
   } else {
-    for (size_t i = e->round_log_pos[round]; i < e->changes.n; i++) queue_readers(e, &w, e->changes.v[i]);
+    for (uint32_t i = e->round_log_pos[round]; i < e->nchanges; i++) queue_readers(e, &w, change_at(e, i));
   }
-  e->round_log_pos[round] = (uint32_t)e->changes.n;
+  e->round_log_pos[round] = e->nchanges;
   for (uint32_t item; (item = next_item(&w)) != UINT32_MAX;) {
     ar_step(e->a, 1);
     if (item < m->nops) propagate_op(e, &w, item);
@@ -1691,7 +1843,7 @@ static void run_pass(prop_engine *e) {
   }
   e->work.stack = w.stack, e->work.cap = w.cap; /* grown during the pass */
   e->last_schedule = e->schedule;
-  e->pass_end_log = (uint32_t)e->changes.n;
+  e->pass_end_log = e->nchanges;
   propagate_func_results(e, NULL);
 }
 
@@ -1737,7 +1889,7 @@ static void collect_sites(prop_engine *e, sharding_sites *sites) {
   for (uint32_t s = 0; s < e->nslots; s++) {
     if (!e->sh[s] || alias_of(e, s) != s) continue;
     if (needs_initializing(e->sh[s])) sites->v[sites->n++] = (sharding_site){&e->sh[s], e->sh[s], s};
-    else e->written[s] = 1;
+    else mark_written(e, s);
   }
   for (uint32_t f = 0; f < e->m->nfuncs; f++)
     for (uint32_t k = 0; k < ir_op_nresult_attrs(e->m->funcs[f]); k++)
@@ -1881,7 +2033,7 @@ static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const 
   for (uint32_t u = e->use_start[slot]; u < e->use_start[slot + 1]; u++) {
     const ir_op *user = e->m->ops[e->users[u]];
     if (is_constraint(user) && user->nresults == 1) {
-      if (!prop_sharding_eq(e->initial[e->result_base[user->id]], s)) return true;
+      if (!prop_sharding_eq(initial_of(e, prefix_at(&e->result_base, user->id)), s)) return true;
     } else if (user->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, user)) {
       for (uint32_t k = 0; k < user->noperands; k++)
         if (user->operands[k] == input && !prop_sharding_eq(written_globals(e, user)->in[k], s)) return true;
@@ -1899,16 +2051,16 @@ static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref
   uint32_t slot = slot_of(e, input);
   if (slot >= e->nslots || e->sh[slot] || other_constraint_differs(e, slot, input, s)) return;
   e->sh[slot] = s;
-  e->written[slot] = 1;
+  mark_written(e, slot);
   e->origin[slot] = origin;
 }
 
 static void apply_sharding_constraints(prop_engine *e) {
-  for (uint32_t i = 0; i < e->model->nannotated; i++) { /* a constraint without a sharding asks for none */
-    const ir_op *op = e->model->annotated[i];
+  for (md_annotated it = md_annotated_first(e->model); it.op; md_annotated_next(e->model, &it)) {
+    const ir_op *op = it.op; /* a constraint without a sharding asks for none */
     if (is_constraint(op) && op->noperands == 1 && op->nresults == 1) {
-      uint32_t r = e->result_base[op->id];
-      apply_constraint(e, op->operands[0], e->initial[r], r);
+      uint32_t r = prefix_at(&e->result_base, op->id);
+      apply_constraint(e, op->operands[0], initial_of(e, r), r);
     } else if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION && written_globals(e, op)) {
       for (uint32_t k = 0; k < op->noperands; k++) apply_constraint(e, op->operands[k], written_globals(e, op)->in[k], UINT32_MAX);
     }
@@ -1935,13 +2087,11 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   index_owners(e);
   e->last_change = ar_calloc(a, e->nslots + 1, sizeof *e->last_change);
   e->op_flags = ar_calloc(a, m->nops + 1, 1);
-  e->round_steps = ar_calloc(a, m->nops + 1, 1);
-  e->visit_bits = ar_calloc(a, m->nops + 1, 1);
+  e->op_bits = ar_calloc(a, m->nops + 1, 1);
   e->last_schedule = -2;
   e->visited = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visited);
   e->visit_key = ar_calloc(a, m->nops + e->edges.n + 1, sizeof *e->visit_key);
-  e->rules = ar_calloc(a, m->nops + 1, sizeof *e->rules);
-  e->rule_known = ar_calloc(a, m->nops + 1, 1);
+  e->rule_of = ar_calloc(a, m->nops + 1, sizeof *e->rule_of);
   e->share = (rule_share_table){a, ar_hash_seed(a), NULL, NULL, 0, 0};
   e->facts = prop_rule_facts_build(a, m);
   if (o->apply_constraints && !o->seed_only) apply_sharding_constraints(e);
@@ -1972,8 +2122,8 @@ prop_engine_messages prop_engine_warnings(const prop_engine *e) {
 const prop_rule_facts *prop_engine_facts(const prop_engine *e) { return e->facts; }
 
 const prop_rule *prop_engine_built_rule(const prop_engine *e, const ir_op *op, bool conservative, bool *known) {
-  *known = e->rule_known[op->id] && e->opt.conservative == conservative && op->kind != SC_OP_SDY_PROPAGATION_BARRIER;
-  return *known ? e->rules[op->id] : NULL;
+  *known = rule_known(e, op->id) && e->opt.conservative == conservative && op->kind != SC_OP_SDY_PROPAGATION_BARRIER;
+  return *known ? known_rule(e, op->id) : NULL;
 }
 
 bool prop_engine_operand_is_copy(const prop_engine *e, const ir_op *op, uint32_t k) {
@@ -1988,7 +2138,7 @@ const prop_sharding *prop_engine_operand_sharding(const prop_engine *e, const ir
 
 const prop_sharding *prop_engine_result_sharding(const prop_engine *e, const ir_op *op, uint32_t r) {
   if (r >= op->nresults || op->id >= e->m->nops || e->m->ops[op->id] != op) return NULL; /* not this module's */
-  uint32_t s = alias_of(e, e->result_base[op->id] + r);
+  uint32_t s = alias_of(e, prefix_at(&e->result_base, op->id) + r);
   return s < e->nslots ? e->sh[s] : NULL;
 }
 

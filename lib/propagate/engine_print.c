@@ -24,7 +24,7 @@ static void put_sharding_attr(const prop_engine *e, ar_str *out, const prop_shar
 /* The slot a result is printed from: a sharding group's shared one; otherwise its own (a value aliased
  * to an explicit data-flow edge or a while's block arguments shows only what was written on it). */
 static uint32_t print_slot(const prop_engine *e, const ir_op *op, uint32_t r) {
-  uint32_t raw = e->result_base[op->id] + r;
+  uint32_t raw = prefix_at(&e->result_base, op->id) + r;
   return e->grouped && e->grouped[raw] ? slot_of(e, op->results[r]) : raw;
 }
 
@@ -46,11 +46,11 @@ static bool result_sharding_known(const prop_engine *e, const ir_op *op) {
 
 static bool results_changed(const prop_engine *e, const ir_op *op) {
   for (uint32_t r = 0; r < op->nresults; r++) {
-    uint32_t raw = e->result_base[op->id] + r, s = print_slot(e, op, r);
-    if (e->written[s]) return true;
+    uint32_t raw = prefix_at(&e->result_base, op->id) + r, s = print_slot(e, op, r);
+    if (was_written(e, s)) return true;
     /* a sharding group shares its members' slot: one written on another member is new on this op */
     if (e->sh[s] && e->grouped && e->grouped[raw] &&
-        (!md_model_result_sharding(e->model, op, r) || !prop_sharding_eq(e->initial[raw], e->sh[s])))
+        (!md_model_result_sharding(e->model, op, r) || !prop_sharding_eq(initial_of(e, raw), e->sh[s])))
       return true;
   }
   return false;
@@ -291,7 +291,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
   for (uint32_t k = 0; k < op->noperands; k++) {
     uint32_t slot = slot_of(e, block_arg(op->regions[0], k));
     in[k] = written_globals(e, op) ? written_globals(e, op)->in[k] : NULL;
-    if (slot < e->nslots && e->written[slot] && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
+    if (slot < e->nslots && was_written(e, slot) && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
       in[k] = op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? prop_engine_add_free(e->a, op, e->model, in[k], e->sh[slot]) : e->sh[slot];
       in_changed = true;
     }
@@ -303,10 +303,10 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
     sharding_ref *out = ar_alloc(e->a, (op->nresults + 1) * sizeof *out);
     bool out_changed = false;
     for (uint32_t r = 0; r < op->nresults; r++) {
-      uint32_t raw = e->result_base[op->id] + r;
+      uint32_t raw = prefix_at(&e->result_base, op->id) + r;
       bool keep = has_explicit_edge(e, op->results[r]);
-      out[r] = keep ? e->initial[raw] : e->sh[raw];
-      out_changed |= !keep && e->written[raw];
+      out[r] = keep ? initial_of(e, raw) : e->sh[raw];
+      out_changed |= !keep && was_written(e, raw);
     }
     if (out_changed)
       prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + x->out_shardings.text.n,
@@ -377,7 +377,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       prop_printer_rename_op(pr, op, "stablehlo.constant", "sdy.constant");
     }
     if (e->opt.keep_sharding_rules && prop_engine_rule(e, op) && !ir_op_attr(op, "sdy.sharding_rule"))
-      prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, e->rules[op->id]));
+      prop_printer_set_attr(pr, op, "sdy.sharding_rule", prop_rule_str(e->a, known_rule(e, op->id)));
   }
   for (uint32_t f = 0; f < m->nfuncs; f++) print_signature(e, pr, f);
 }

@@ -9,6 +9,19 @@
 #include "util/hashset.h"
 
 typedef const prop_sharding *sharding_ref;
+
+/* A per-op table of non-decreasing numbers (prefix sums, e.g. where each op's operand slots start): a 32-bit
+ * base per 64 entries and a 16-bit offset from it per entry, half the bytes of 32 bits each; 32 bits
+ * each (wide) when some 64 entries span 2^16 or more. Read with prefix_at(). */
+typedef struct {
+  uint32_t *base;
+  uint16_t *off;
+  uint32_t *wide;
+} prefix_table;
+
+static inline uint32_t prefix_at(const prefix_table *t, uint32_t i) {
+  return t->wide ? t->wide[i] : t->base[i / 64] + t->off[i];
+}
 /* Shardy's op-priority schedule: round r opens what rounds 0..r open. */
 #define OP_SCHEDULE_LEN 5
 #define REBASE_PTR(p, delta) ((void *)((char *)(p) - (delta)))
@@ -47,7 +60,7 @@ typedef struct {
   sc_arena *a;
   uint32_t *stack; /* items pushed on top, visited before the rest of program order (grows: few are) */
   uint32_t n, cap;
-  uint8_t *on_stack;
+  uint64_t *on_stack; /* bitmap: items on the stack */
   uint64_t *pending; /* bitmap: program positions >= cursor that may need a visit */
   uint32_t npending;
   uint32_t cursor; /* positions below it have had their program-order turn */
@@ -59,20 +72,32 @@ struct prop_engine {
   const ir_module *m;
   const md_model *model;
   prop_engine_options opt;
-  uint32_t *result_base;      /* per op id: the slot of its result 0 */
+  prefix_table result_base;   /* per op id: the slot of its result 0 (prefix_at) */
   hs_name_map block_base;     /* block pointer bytes -> the slot of its argument 0 */
   uint32_t nslots;
   uint32_t *own_copy_at;      /* per op id: index into own_copy of its operand 0, UINT32_MAX = none (NULL: none at all) */
   uint32_t *own_copy;         /* per operand of those ops: the slot of its own copy of a constant expression, or UINT32_MAX */
   const ir_value **own_copy_value; /* per copy slot (the last ncopy_slots slots): the expression's value */
   uint32_t ncopy_slots;
-  uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args); NULL
-                                 when nothing flows but through op rules (alias_of) */
-  sharding_ref *sh, *initial; /* per slot: current and seeded sharding (shared: equal ones are one pointer) */
-  uint8_t *written;           /* per slot: set after seeding (printing writes its sharding again) */
+  uint32_t *alias;            /* per slot: the slot it shares its sharding with (while's block args, groups,
+                                 data-flow edges); NULL when no slot shares another's (alias_of) */
+  sharding_ref *sh;           /* per slot: the current sharding (shared: equal ones are one pointer) */
+  /* The shardings slots were seeded with (initial_of): a bit per slot, per 64 slots the number of seeded
+   * slots before them, and the seeded slots' shardings in slot order (a pointer per slot was mostly NULL). */
+  uint64_t *initial_bits;
+  uint32_t *initial_rank;
+  sharding_ref *initial_sh;
+  uint64_t *written;          /* bitmap per slot: set after seeding (printing writes its sharding again); was_written() */
   uint32_t *origin;           /* per slot: the slot whose written sharding it grew from, UINT32_MAX = none */
   SC_VEC(prop_edge) edges;    /* data-flow edges (while, case, optimization_barrier, named/manual computations) */
-  uint32_t *edge_start, *edge_ids; /* CSR: the edges each slot is a source or owner of (only with edges) */
+  /* The edges each slot is a source or owner of (only with edges; slot_edges()): (slot, edge) pairs by
+   * slot then edge, and a bit per slot that has any. Few slots have edges: a CSR row per slot was most
+   * of what the index took. */
+  uint64_t *edge_slot_bits;
+  uint32_t *edge_slots, *edge_ids;
+  uint32_t nedge_refs;
+  hs_name_map edge_rules;     /* an owner's type text -> its edges' rule in edge_rule_list (edge_rule()) */
+  SC_VEC(const prop_rule *) edge_rule_list;
   hs_name_map globals_index;  /* op id of a manual/named computation -> index into globals */
   SC_VEC(computation_globals) globals; /* their in_shardings and out_shardings as written */
   uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
@@ -81,20 +106,26 @@ struct prop_engine {
   bool aliased;                   /* some slot holds several values (while arguments, groups, data-flow edges) */
   SC_VEC(const ir_op *) flow_ops; /* the ops build_edges looks at (flows()), in program order */
   uint32_t noperands;             /* all ops' operands */
-  uint32_t *operand_start;        /* per op id: where its operands' slots start in operand_slots */
+  prefix_table operand_start;     /* per op id (and nops): where its operands' slots start in operand_slots */
   uint32_t *operand_slots;        /* per operand, in program order: the slot it reads (operand_slot) */
   bool constant_starts;           /* some op starts a constant expression (split_constant_uses) */
-  const prop_rule **rules;    /* per op id, built on first need */
+  /* Each op's rule, built on first need (known_rule()): per op id 0 = not built yet, 1 = built, none,
+   * else 2 + its index in rule_list. The rules are few (element-wise ops share theirs): a number per op
+   * is half a pointer, and says whether the rule is built besides. */
+  uint32_t *rule_of;
+  SC_VEC(const prop_rule *) rule_list;
   rule_share_table share;     /* element-wise ops' name and types -> the op whose rule they share */
-  uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */    /* an element-wise op's name and types -> the op id whose rule it shares */
-  uint8_t *rule_known;
+  uint8_t *grouped;           /* per raw slot: in an sdy.sharding_group (NULL when the module has none) */
   const prop_rule_facts *facts;
   bool aggressive;            /* the factor strategy of the running pass */
   int schedule;               /* op-priority round (0..OP_SCHEDULE_LEN-1), or -1: every op, both ways */
   /* Revisits that cannot change anything are skipped (see "the worklist"): every write to a slot is
    * logged; an item's visit in a schedule round is remembered by the log length at its start. */
-  SC_VEC(uint32_t) changes;   /* slots, in the order their shardings were written */
-  uint32_t *last_change;      /* per slot: 1 + its latest entry in `changes`, 0 = never written */
+  /* The log: slots, in the order their shardings were written (log_change, change_at), in blocks of
+   * CHANGE_BLOCK that are never moved (a doubling array left as much again in abandoned copies). */
+  SC_VEC(uint32_t *) change_blocks;
+  uint32_t nchanges;
+  uint32_t *last_change;      /* per slot: 1 + its latest entry in the log, 0 = never written */
   uint32_t *visited;          /* per item: 1 + log length when its last visit began, 0 = none */
   uint32_t *visit_key;        /* per item: what else that visit depended on (visit_key()), 0 = not comparable */
   bool round_seen[OP_SCHEDULE_LEN + 1];        /* per round (schedule + 1): a pass of it ran */
@@ -103,8 +134,10 @@ struct prop_engine {
   uint16_t *name_bits;        /* per ir_op.name_id: its NC_* bits | NC_KNOWN, 0 until classified (name_class()) */
   ir_span last_type;          /* the type type_rank() parsed last, and its rank */
   int32_t last_type_rank;
-  uint8_t *round_steps;       /* per op id: the rounds its directions change in (round_steps()) */
-  uint8_t *visit_bits;        /* per op id: what its visits need of it, noted at the first (first_visit_bits) */
+  /* per op id, one byte for two things (they fit in 8 bits): the rounds its directions change in
+   * (ROUND_STEP_BITS, round_steps()) and what its visits need of it, noted at the first (VB_* bits,
+   * first_visit_bits()) */
+  uint8_t *op_bits;
   int last_schedule;          /* the schedule of the pass that ran last (-2: none yet) */
   uint32_t pass_end_log;      /* log length when that pass reached its fixed point */
   worklist work;              /* the passes' worklist, allocated once (see run_pass) */
@@ -123,13 +156,30 @@ struct prop_engine {
 /* The slot of a value (its own, before aliases), UINT32_MAX for none. */
 static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
   if (!v) return UINT32_MAX;
-  if (v->def) return e->result_base[v->def->id] + v->index;
+  if (v->def) return prefix_at(&e->result_base, v->def->id) + v->index;
   if (v->block) {
     uint32_t base;
     if (hs_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
   }
   return UINT32_MAX;
 }
+
+/* The sharding slot `s` was seeded with (NULL: none). */
+static inline sharding_ref initial_of(const prop_engine *e, uint32_t s) {
+  if (s >= e->nslots) return NULL;
+  uint64_t word = e->initial_bits[s / 64], bit = (uint64_t)1 << (s % 64);
+  return word & bit ? e->initial_sh[e->initial_rank[s / 64] + sc_popcount64(word & (bit - 1))] : NULL;
+}
+
+/* Whether the rule of the op with id `id` is built, and that rule (NULL: none, or not built yet). */
+static inline bool rule_known(const prop_engine *e, uint32_t id) { return e->rule_of[id] != 0; }
+static inline const prop_rule *known_rule(const prop_engine *e, uint32_t id) {
+  return e->rule_of[id] > 1 ? e->rule_list.v[e->rule_of[id] - 2] : NULL;
+}
+
+/* Slot `s` was written after seeding (mark_written). */
+static inline bool was_written(const prop_engine *e, uint32_t s) { return e->written[s / 64] >> (s % 64) & 1; }
+static inline void mark_written(prop_engine *e, uint32_t s) { e->written[s / 64] |= (uint64_t)1 << (s % 64); }
 
 /* The slot raw slot `s` shares its sharding with (itself without aliases). */
 static inline uint32_t alias_of(const prop_engine *e, uint32_t s) {
@@ -146,7 +196,7 @@ static inline const computation_globals *written_globals(const prop_engine *e, c
 
 /* Operand k's slot of the op with id `id`, from the table index_uses() made (k below its operand count). */
 static inline uint32_t indexed_operand_slot(const prop_engine *e, uint32_t id, uint32_t k) {
-  return e->operand_slots[e->operand_start[id] + k];
+  return e->operand_slots[prefix_at(&e->operand_start, id) + k];
 }
 
 /* The slot operand `k` of `op` reads: its value's, or its own copy's (split constants). Once the uses are

@@ -1511,16 +1511,16 @@ static void run_pass(rpass *p) {
   for (uint32_t i = 0; i < p->model->nmeshes && !p->global_mesh; i++)
     if (!p->model->meshes[i].maximal && p->model->meshes[i].naxes) p->global_mesh = &p->model->meshes[i];
   /* Shardy walks each function in post-order: an op after the ops nested in it */
-  uint32_t *open = ar_alloc(a, (m->nops + 1) * sizeof *open), nopen = 0;
+  SC_VEC(uint32_t) open = {0}; /* the ops whose subtree is not over: as deep as the nesting, not one per op */
   for (uint32_t i = 0; i <= m->nops; i++) {
-    while (nopen && (i == m->nops || m->ops[open[nopen - 1]]->subtree_end <= i)) {
-      const ir_op *op = m->ops[open[--nopen]];
+    while (open.n && (i == m->nops || m->ops[open.v[open.n - 1]]->subtree_end <= i)) {
+      const ir_op *op = m->ops[open.v[--open.n]];
       ar_step(a, 1);
       if (process_data_flow(p, op) || terminator_or_call(p, op) || reshard_to_unreduced(p, op)) continue;
       all_reduce_operands(p, op);
       process_op(p, op);
     }
-    if (i < m->nops) open[nopen++] = i;
+    if (i < m->nops) SC_PUSH(a, open, i);
   }
   for (uint32_t f = 0; f < m->nfuncs; f++) process_return(p, m->funcs[f]);
 }

@@ -52,8 +52,8 @@ static bool kind_of(const ir_op *op, ckind *k) {
 
 static bool parse_coll(ru_ctx *ctx, const md_op_info *info, coll *c) {
   sc_arena *a = ctx->arena;
-  for (uint32_t i = 0; i < info->nitems; i++) {
-    const md_sdy_item *it = &info->items[i];
+  for (uint32_t i = 0; i < info->items->n; i++) {
+    const md_sdy_item *it = &info->items->v[i];
     if (it->name.n && !it->value.n) {
       if (ir_span_eq(it->name, "max")) c->red = SC_REDUCE_MAX, c->have_red = true;
       else if (ir_span_eq(it->name, "min")) c->red = SC_REDUCE_MIN, c->have_red = true;
@@ -62,10 +62,10 @@ static bool parse_coll(ru_ctx *ctx, const md_op_info *info, coll *c) {
   }
   if (c->kind == C_PERMUTE) return true;
   const md_sdy_item *g = NULL;
-  for (uint32_t i = 0; i < info->nitems && !g; i++)
-    if (!info->items[i].name.n && info->items[i].value.n &&
-        (info->items[i].value.p[0] == '[' || info->items[i].value.p[0] == '{'))
-      g = &info->items[i];
+  for (uint32_t i = 0; i < info->items->n && !g; i++)
+    if (!info->items->v[i].name.n && info->items->v[i].value.n &&
+        (info->items->v[i].value.p[0] == '[' || info->items->v[i].value.p[0] == '{'))
+      g = &info->items->v[i];
   if (!g) {
     c->parse_error = "missing the collective's axes";
     return false;

@@ -330,9 +330,9 @@ static bool manual_sharding(const md_sharding *s);
  * a plain tiled sharding shards over devices that are manual there (the GSPMD form of a
  * with_sharding_constraint naming a manual axis). */
 static void check_gspmd_rebound(ru_ctx *ctx) {
-  for (uint32_t k = 0; k < ctx->model->nannotated; k++) { /* the others have no GSPMD sharding */
-    const ir_op *op = ctx->model->annotated[k];
-    const md_op_info *info = md_model_op(ctx->model, op);
+  for (md_annotated it = md_annotated_first(ctx->model); it.op; md_annotated_next(ctx->model, &it)) {
+    const ir_op *op = it.op; /* the others have no GSPMD sharding */
+    const md_op_info *info = it.info;
     const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : NULL;
     if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
     const md_manual_context *c = md_model_manual(ctx->model, op);

@@ -178,8 +178,8 @@ static void mark_annotation(const md_model *model, const md_annotation *an, bool
 static bool *used_meshes(ru_ctx *ctx) {
   const md_model *model = ctx->model;
   bool *used = ar_calloc(ctx->arena, model->nmeshes + 1, sizeof *used);
-  for (uint32_t k = 0; k < model->nannotated; k++) {
-    const md_op_info *info = md_model_op(model, model->annotated[k]);
+  for (md_annotated it = md_annotated_first(model); it.op; md_annotated_next(model, &it)) {
+    const md_op_info *info = it.info;
     mark_annotation(model, info->sdy, used);
     mark_annotation(model, info->gspmd, used);
     mark_annotation(model, info->sharding, used);

@@ -10,7 +10,7 @@
 bool ru_is_func(const ir_op *op) { return op->kind == SC_OP_FUNC; }
 
 bool ru_annotated(const ru_ctx *ctx, const ir_op *op) {
-  return ctx->model && op->id < ctx->module->nops && ctx->model->ops[op->id];
+  return md_model_has_info(ctx->model, op);
 }
 
 ir_span ru_result_type(const ir_op *op, uint32_t i) {
@@ -75,9 +75,9 @@ static void site_list(ru_ctx *ctx, const ir_op *op, const md_annotation *an, ru_
 void ru_for_each_sdy_site(ru_ctx *ctx, ru_site_fn fn, void *user) {
   const md_model *model = ctx->model;
   if (!model) return;
-  for (uint32_t k = 0; k < model->nannotated; k++) { /* ops without annotations have no sites */
-    const ir_op *op = model->annotated[k];
-    const md_op_info *info = model->ops[op->id];
+  for (md_annotated it = md_annotated_first(model); it.op; md_annotated_next(model, &it)) {
+    const ir_op *op = it.op; /* ops without annotations have no sites */
+    const md_op_info *info = it.info;
     if (ru_is_func(op)) {
       for (int res = 0; res < 2; res++) { /* arguments, then results */
         const md_value_annotations *vals = res ? info->func->results : info->func->args;

@@ -14,7 +14,7 @@ ir_span ru_func_result_type(const ir_op *func, uint32_t i);
 /* Number of func.func results (declared). */
 uint32_t ru_func_nresults(const ir_op *func);
 bool ru_is_func(const ir_op *op);
-/* Whether the model keeps a record of `op`'s annotations (it is one of model->annotated). */
+/* Whether the model keeps a record of `op`'s annotations (one of the ops md_annotated_first/next visit). */
 bool ru_annotated(const ru_ctx *ctx, const ir_op *op);
 /* The entry block of an op's first region, or NULL. */
 const ir_block *ru_body(const ir_op *op);
