@@ -53,8 +53,8 @@ static uint32_t parse_dict_list(P *p, ir_span value, ir_attrs **out) {
   return ok ? (uint32_t)list.n : 0;
 }
 
-/* function_type = (args) -> results: the result types. */
-static void parse_function_type_results(P *p, ir_span value, ir_op *op) {
+/* function_type = (args) -> results: the result types. Returns how many there are. */
+static uint32_t parse_function_type_results(P *p, ir_span value, ir_op *op) {
   lex_state save;
   lex_push(p, &save, value);
   span_vec ins = {0}, outs = {0};
@@ -69,6 +69,7 @@ static void parse_function_type_results(P *p, ir_span value, ir_op *op) {
   }
   lex_pop(p, &save);
   if (!ir_op_func_result_types(op) && outs.n) ir_op_decl_of(p->a, op)->func_result_types = outs.v;
+  return (uint32_t)outs.n;
 }
 
 void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
@@ -83,7 +84,7 @@ void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
   }
   if (!func_like) return;
   const ir_attr *ft = ir_attrs_find(&op->attrs, "function_type");
-  if (ft) parse_function_type_results(p, ft->value, op);
+  uint32_t nresults = ft ? parse_function_type_results(p, ft->value, op) : 0;
   const ir_attr *aa = ir_attrs_find(&op->attrs, "arg_attrs");
   if (aa && op->nregions && op->regions[0]->nblocks) {
     ir_attrs *list;
@@ -97,7 +98,7 @@ void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
   if (ra && !ir_op_nresult_attrs(op)) {
     ir_attrs *list;
     uint32_t n = parse_dict_list(p, ra->value, &list);
-    if (n) {
+    if (n && n == nresults) { /* a dict per declared result: readers index the result types by it */
       ir_op_decl *e = ir_op_decl_of(p->a, op);
       e->result_attrs = list, e->nresult_attrs = n;
     }

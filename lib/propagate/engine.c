@@ -913,8 +913,10 @@ static void seed(prop_engine *e) {
     uint32_t nres = ir_op_nresult_attrs(fn);
     e->func_results[f] = ar_calloc(e->a, nres + 1, sizeof **e->func_results);
     e->func_results_initial[f] = ar_calloc(e->a, nres + 1, sizeof **e->func_results_initial);
+    const ir_span *types = ir_op_func_result_types(fn); /* nres of them (the front ends' invariant) */
     for (uint32_t k = 0; k < nres; k++)
-      e->func_results[f][k] = e->func_results_initial[f][k] = seed_of(e, md_model_func_result_sharding(e->model, fn, k));
+      e->func_results[f][k] = e->func_results_initial[f][k] =
+          seed_fitting(e, md_model_func_result_sharding(e->model, fn, k), types ? types[k] : ir_span_of(NULL, 0));
   }
   for (uint32_t c = 0; c < e->ncopy_slots; c++) { /* a copy of an expression has its written sharding */
     const ir_value *v = e->own_copy_value[c];

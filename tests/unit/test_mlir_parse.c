@@ -109,6 +109,30 @@ Test(mlir_parse, generic_form_with_blocks_and_properties) {
   cr_assert_eq(use->operands[1], op->results[0]);
 }
 
+/* A generic func.func's res_attrs are one dict per result of its function_type, as the pretty form
+ * and bytecode have them: a list of another length is not taken (readers index the result types by
+ * the dicts, and three dicts for one type read past it). */
+Test(mlir_parse, generic_func_result_attrs_match_its_function_type) {
+  static const char *const lists[] = {"[{a = 1 : i32}, {b = 2 : i32}, {c = 3 : i32}]", "[{a = 1 : i32}]"};
+  for (size_t i = 0; i < 2; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "\"builtin.module\"() ({\n"
+             "  \"func.func\"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, res_attrs = %s, sym_name = \"main\"}> ({\n"
+             "  ^bb0(%%arg0: tensor<8xf32>):\n"
+             "    \"func.return\"(%%arg0) : (tensor<8xf32>) -> ()\n"
+             "  }) : () -> ()\n"
+             "}) : () -> ()\n",
+             lists[i]);
+    fe_parse_error err;
+    ir_module *m = test_parse(A, text, &err);
+    cr_assert_not_null(m, "parse failed: %s", err.message);
+    const ir_op *f = test_find_op(m, "func.func", 0);
+    cr_assert_eq(ir_op_nresult_attrs(f), i == 0 ? 0u : 1u, "%s", lists[i]);
+    if (i == 1) cr_assert(ir_span_eq(ir_op_func_result_types(f)[0], "tensor<8xf32>"));
+  }
+}
+
 /* Bracket groups are skipped by a byte scan when they hold only plain tokens, by the token path
  * otherwise (comments, operators that look like brackets, escaped quotes): both end in the same place. */
 Test(mlir_parse, groups_skipped_by_bytes_or_tokens_end_alike) {

@@ -895,6 +895,12 @@ Test(propagate, gspmd_replicated_is_closed_outside_round_trips) {
             "#sdy.sharding_per_value<[<@_partitions, [{}, {}]>]>}");
   expect_in(module, SC_PROPAGATE_PIPELINE,
             "%1 = stablehlo.multiply %arg0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@_partitions, [{\"_partitions\"}, {}]>]>}");
+  /* out_shardings=P(): the result stays replicated (the return all-gathers) */
+  expect_in("module @jit_f attributes {mhlo.num_partitions = 2 : i32} {\n"
+            "  func.func public @main(%arg0: tensor<8x8xf32> {mhlo.sharding = \"{devices=[2,1]<=[2]}\"}) -> "
+            "(tensor<8x8xf32> {mhlo.sharding = \"{replicated}\"}) {\n"
+            "    %0 = stablehlo.add %arg0, %arg0 : tensor<8x8xf32>\n    return %0 : tensor<8x8xf32>\n  }\n}\n",
+            SC_PROPAGATE_PIPELINE, "-> (tensor<8x8xf32> {mhlo.sharding = \"{replicated}\", sdy.sharding = #sdy.sharding<@_partitions, [{}, {}]>})");
   snprintf(module, sizeof module,
            "module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22x\\22=2]>}\"}, "
            "mhlo.num_partitions = 2 : i32} {\n%s", body);
