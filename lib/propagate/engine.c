@@ -636,7 +636,11 @@ static void index_uses(prop_engine *e) {
   const ir_module *m = e->m;
   prefix_table start = {NULL, NULL, NULL};
   uint32_t *slots = ar_alloc(e->a, (e->noperands + 1) * sizeof *slots);
-  e->use_start = ar_calloc(e->a, e->nslots + 2, sizeof *e->use_start);
+  e->users = ar_alloc(e->a, (e->noperands + 1) * sizeof *e->users); /* at most one per operand */
+  prefix_set(e->a, &e->use_start, e->nslots + 1, 0, 0); /* the tables, before the scratch */
+  prefix_set(e->a, &start, m->nops + 1, 0, 0);
+  ar_mark_t scratch = ar_mark(e->a); /* the per-slot counts, then fill positions */
+  uint32_t *at = ar_calloc(e->a, e->nslots + 2, sizeof *at);
   uint32_t n = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
@@ -644,15 +648,18 @@ static void index_uses(prop_engine *e) {
     for (uint32_t k = 0; k < op->noperands && n < e->noperands; k++) {
       uint32_t s = operand_slot(e, op, k);
       slots[n++] = s;
-      if (s < e->nslots) e->use_start[s + 2]++;
+      if (s < e->nslots) at[s + 2]++;
     }
   }
   prefix_set(e->a, &start, m->nops + 1, m->nops, n);
-  for (uint32_t s = 0; s < e->nslots; s++) e->use_start[s + 2] += e->use_start[s + 1];
-  e->users = ar_alloc(e->a, (e->use_start[e->nslots + 1] + 1) * sizeof *e->users);
+  for (uint32_t s = 0; s < e->nslots; s++) {
+    at[s + 2] += at[s + 1];
+    prefix_set(e->a, &e->use_start, e->nslots + 1, s + 1, at[s + 2]);
+  }
   for (uint32_t i = 0, j = 0; i < m->nops; i++)
     for (uint32_t end = prefix_at(&start, i + 1); j < end; j++)
-      if (slots[j] < e->nslots) e->users[e->use_start[slots[j] + 1]++] = i; /* an op's id is its position */
+      if (slots[j] < e->nslots) e->users[at[slots[j] + 1]++] = i; /* an op's id is its position */
+  if (!start.wide && !e->use_start.wide) ar_rewind(e->a, scratch); /* a table widened after the mark stays */
   e->operand_start = start;
   e->operand_slots = slots;
 }
@@ -1185,7 +1192,7 @@ static uint32_t slot_edges(const prop_engine *e, uint32_t slot, uint32_t *from) 
 }
 
 static void notify(prop_engine *e, worklist *w, uint32_t owner, uint32_t slot, uint32_t current) {
-  for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++)
+  for (uint32_t k = prefix_at(&e->use_start, slot); k < prefix_at(&e->use_start, slot + 1); k++)
     if (e->users[k] != current) push(w, e->users[k]);
   uint32_t from, to = slot_edges(e, slot, &from);
   for (uint32_t k = from; k < to; k++)
@@ -1195,7 +1202,7 @@ static void notify(prop_engine *e, worklist *w, uint32_t owner, uint32_t slot, u
 
 /* Queues every item whose tensors include `slot` (a pass's start: only items ahead of the cursor). */
 static void queue_readers(prop_engine *e, worklist *w, uint32_t slot) {
-  for (uint32_t k = e->use_start[slot]; k < e->use_start[slot + 1]; k++) push(w, e->users[k]);
+  for (uint32_t k = prefix_at(&e->use_start, slot); k < prefix_at(&e->use_start, slot + 1); k++) push(w, e->users[k]);
   uint32_t from, to = slot_edges(e, slot, &from);
   for (uint32_t k = from; k < to; k++) push(w, e->m->nops + e->edge_ids[k]);
   if (!e->aliased && slot_owner(e, slot) != UINT32_MAX) push(w, slot_owner(e, slot));
@@ -1500,7 +1507,7 @@ static bool is_scalar_tensor(sc_arena *a, ir_span type) {
 static bool has_shared_operand(prop_engine *e, const ir_op *op) {
   for (uint32_t i = 0; i < op->noperands; i++) {
     uint32_t s = operand_slot(e, op, i);
-    if (s >= e->nslots || e->use_start[s + 1] - e->use_start[s] <= 1) continue;
+    if (s >= e->nslots || prefix_at(&e->use_start, s + 1) - prefix_at(&e->use_start, s) <= 1) continue;
     if (!is_scalar_tensor(e->a, op->operands[i]->type)) return true;
   }
   return false;
@@ -2032,7 +2039,7 @@ static bool edge_value(const ir_value *v) {
 
 /* Another constraint (or a manual computation's in_sharding) asks `input` for another sharding than `s`. */
 static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const ir_value *input, sharding_ref s) {
-  for (uint32_t u = e->use_start[slot]; u < e->use_start[slot + 1]; u++) {
+  for (uint32_t u = prefix_at(&e->use_start, slot); u < prefix_at(&e->use_start, slot + 1); u++) {
     const ir_op *user = e->m->ops[e->users[u]];
     if (is_constraint(user) && user->nresults == 1) {
       if (!prop_sharding_eq(initial_of(e, prefix_at(&e->result_base, user->id)), s)) return true;

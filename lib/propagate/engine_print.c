@@ -239,7 +239,7 @@ static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t
 static bool has_explicit_edge(const prop_engine *e, const ir_value *v) {
   uint32_t s = slot_of(e, v);
   if (!v || s >= e->nslots) return false;
-  for (uint32_t u = e->use_start[s]; u < e->use_start[s + 1]; u++) {
+  for (uint32_t u = prefix_at(&e->use_start, s); u < prefix_at(&e->use_start, s + 1); u++) {
     const ir_op *user = e->m->ops[e->users[u]];
     if (user->kind == SC_OP_SDY_DATA_FLOW_EDGE && user->noperands == 1 && user->operands[0] == v) return true;
   }

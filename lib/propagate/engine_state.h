@@ -100,7 +100,8 @@ struct prop_engine {
   SC_VEC(const prop_rule *) edge_rule_list;
   hs_name_map globals_index;  /* op id of a manual/named computation -> index into globals */
   SC_VEC(computation_globals) globals; /* their in_shardings and out_shardings as written */
-  uint32_t *use_start, *users; /* CSR: the ops (ids) reading each slot */
+  prefix_table use_start;      /* CSR: the ops (ids) reading each slot: users[use_start(s) .. use_start(s + 1)) */
+  uint32_t *users;
   uint32_t *owner_start, *owners; /* CSR: per slot, the ops defining or owning (block arguments) its values;
                                      only when some slots are aliased (else slot_owner()) */
   bool aliased;                   /* some slot holds several values (while arguments, groups, data-flow edges) */
