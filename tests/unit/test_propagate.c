@@ -98,6 +98,31 @@ Test(propagate, linear_in_operands) {
                per_operand[1]);
 }
 
+/* 70,000 operands on one op and 70,000 uses of one value: the per-op operand offsets and the per-slot
+ * user offsets outgrow their 16-bit form (a base per 64 entries and 16 bits each) and are read at 32
+ * bits; the shardings around them come out as with a handful. */
+Test(propagate, wide_operand_and_user_tables) {
+  size_t n = 70000, cap = 600 + n * 40;
+  char *s = malloc(cap), *p = s;
+  p += sprintf(p, "%s  %%c = stablehlo.concatenate ", CHAIN_HEAD);
+  for (size_t k = 0; k < n; k++) p += sprintf(p, "%s%%arg0", k ? ", " : "");
+  p += sprintf(p, ", dim = 0 : (");
+  for (size_t k = 0; k < n; k++) p += sprintf(p, "%stensor<8x16xf32>", k ? ", " : "");
+  sprintf(p, ") -> tensor<%zux16xf32>\n  %%n = stablehlo.negate %%arg0 : tensor<8x16xf32>\n"
+             "  %%m = stablehlo.multiply %%n, %%n : tensor<8x16xf32>\n  return %%m : tensor<8x16xf32>\n}\n", 8 * n);
+  sc_arena *a = sc_arena_new(0);
+  prop_run r = run_propagate(a, s, SC_PROPAGATE_BASIC);
+  cr_assert_eq(r.status, SC_OK, "%s", r.failure ? r.failure : "");
+  static const char open_ab[] = "{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"a\", ?}, {\"b\", ?}]>]>}";
+  char want[256];
+  snprintf(want, sizeof want, "%%2 = stablehlo.multiply %%1, %%1 %s", open_ab);
+  cr_assert_not_null(strstr(r.text, want), "%.300s", strstr(r.text, "%1 =") ? strstr(r.text, "%1 =") : r.text);
+  snprintf(want, sizeof want, "%%arg0, dim = 0 %s : (tensor<8x16xf32>", open_ab);
+  cr_assert_not_null(strstr(r.text, want), "the concatenate of 70,000 operands takes their sharding");
+  sc_arena_free(a);
+  free(s);
+}
+
 /* A mesh of many axes and a sharding naming most of them. */
 Test(propagate, large_mesh) {
   size_t naxes = 300, cap = 64 + naxes * 32;
