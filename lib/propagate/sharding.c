@@ -132,6 +132,12 @@ static bool axes_from_model(sc_arena *a, const md_axis_ref *refs, uint32_t n, co
   for (uint32_t i = 0; i < n; i++) {
     int k = md_mesh_axis_index(mesh, refs[i].name);
     if (k < 0) return false;
+    /* a sub-axis the verifier refuses (pre-size below 1, or pre-size x size not dividing the axis) places
+     * nothing: pre-size 0 would read as the whole axis with the sub-axis's size */
+    int64_t full = mesh->axes[k].size;
+    if (refs[i].sub && (refs[i].pre_size < 1 || refs[i].size < 1 || refs[i].pre_size > full || full % refs[i].pre_size ||
+                        (full / refs[i].pre_size) % refs[i].size))
+      return false;
     prop_axis x = {(uint32_t)k, refs[i].sub ? refs[i].pre_size : 0, refs[i].sub ? refs[i].size : mesh->axes[k].size};
     if (x.size < 1 || x.size > INT32_MAX || (x.pre && (x.pre < 1 || x.pre > INT32_MAX))) return false;
     out->v[i] = x;

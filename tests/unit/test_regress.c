@@ -33,11 +33,12 @@ Test(regress, every_input_checks_within_linear_budgets) {
       for (size_t d = 0; d < r->ndiags; d++) cr_assert_leq(r->diags[d].offset, len, "%s", g.gl_pathv[i]);
       free(sc_report_json(r, false));
       free(sc_report_text(r, false));
-      /* and the propagate command: the pipeline (with its call-graph copies and export) and the reshard
-       * passes, which a crash input may reach where check does not */
-      for (int pass = 0; pass < 4; pass++) {
+      /* and the propagate command: the pipeline (with its call-graph copies and export), the reshard
+       * passes and the basic and aggressive strategies alone, which a crash input may reach where check
+       * does not */
+      for (int pass = 0; pass < 6; pass++) {
         sc_propagate_options po = {.split_input_file = split};
-        po.strategy = pass ? SC_PROPAGATE_NONE : SC_PROPAGATE_PIPELINE;
+        po.strategy = pass == 4 ? SC_PROPAGATE_BASIC : pass == 5 ? SC_PROPAGATE_AGGRESSIVE : pass ? SC_PROPAGATE_NONE : SC_PROPAGATE_PIPELINE;
         po.insert_reshards = pass == 1;
         po.reshards_to_collectives = pass == 2;
         po.propagate_to_func_results = pass == 3;
