@@ -690,11 +690,13 @@ static bool fully_replicated(const prop_sharding *s) {
 }
 
 /* The same mesh, or meshes with the same axes (device order aside). */
+/* Meshes with the same axes (two inline meshes both have an empty name: only a named mesh is equal by
+ * its name). */
 static bool equivalent_meshes(const prop_sharding *in, const prop_sharding *out) {
-  if (spans_equal(in->mesh_name, out->mesh_name) || in->mesh == out->mesh) return true;
+  if ((in->mesh_name.n && spans_equal(in->mesh_name, out->mesh_name)) || in->mesh == out->mesh) return true;
   const md_mesh *a = in->mesh, *b = out->mesh;
   if (a->naxes != b->naxes || a->maximal != b->maximal) return false;
-  for (uint32_t i = 0; i < a->naxes; i++)
+  for (uint32_t i = 0; i < a->naxes; i++) /* device orders may differ: that is a collective permute */
     if (!spans_equal(a->axes[i].name, b->axes[i].name) || a->axes[i].size != b->axes[i].size) return false;
   return true;
 }
