@@ -619,7 +619,8 @@ static uint64_t read_block_header(builder *b, bc_rd *r, ir_block *blk, region_va
   return nops;
 }
 
-/* The op's range in the text pool (its name, attributes and children): `end` and `text`. */
+/* The op's range in the text pool (its name, attributes and children) ends here: `end` (its text is
+ * ir_op_text). */
 static void set_extent(bc *s, ir_op *op) {
   op->end = (uint32_t)bc_mark(s);
 }

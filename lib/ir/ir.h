@@ -380,7 +380,7 @@ static inline uint32_t ir_op_text_len(const ir_op *op) { return op->end - op->po
 /* The whole op as written, including its regions: bytes [pos, end) of its module's buffer (ops keep
  * offsets, not a second pointer). */
 static inline ir_span ir_op_text(const ir_module *m, const ir_op *op) {
-  return ir_span_of(m->buf + op->pos.offset, op->end - op->pos.offset);
+  return ir_span_of(m->buf + op->pos.offset, ir_op_text_len(op));
 }
 
 /* Line map over the whole input buffer: offset -> 1-based line/column. */

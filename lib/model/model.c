@@ -1091,22 +1091,18 @@ static md_op_info *info_slot(sc_arena *a, info_store *s) {
 
 /* Keeps the record info_slot() gave as `op`'s (ops come in module order). */
 static void info_keep(info_store *s, const ir_op *op) {
-  s->has_info[op->id / 64] |= (uint64_t)1 << (op->id % 64);
+  sc_bit_set(s->has_info, op->id);
   s->n++;
 }
 
 /* The model's index of the records: counts per 64 ops. */
 static void index_infos(sc_arena *a, const ir_module *m, md_model *model, const info_store *s) {
-  uint32_t nwords = m->nops / 64 + 1, k = 0;
+  uint32_t nwords = m->nops / 64 + 1;
   uint32_t *rank = ar_alloc(a, nwords * sizeof *rank);
-  for (uint32_t w = 0; w < nwords; w++) {
-    rank[w] = k;
-    k += sc_popcount64(s->has_info[w]);
-  }
+  model->nannotated = sc_bit_counts(s->has_info, nwords, rank);
   model->has_info = s->has_info;
   model->info_rank = rank;
   model->info_blocks = s->blocks.v;
-  model->nannotated = k;
 }
 
 md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
@@ -1223,8 +1219,8 @@ const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
   static const md_op_info empty = {&md_no_annotation, &md_no_annotation, &md_no_annotation, &md_no_sdy_op,
                                    &md_no_func, &md_no_items};
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
-  uint64_t word = model->has_info[op->id / 64], bit = (uint64_t)1 << (op->id % 64);
-  return word & bit ? md_model_info_at(model, model->info_rank[op->id / 64] + sc_popcount64(word & (bit - 1))) : &empty;
+  if (!sc_bit_test(model->has_info, op->id)) return &empty;
+  return md_model_info_at(model, sc_bit_rank(model->has_info, model->info_rank, op->id));
 }
 
 const md_manual_context *md_model_manual(const md_model *model, const ir_op *op) {

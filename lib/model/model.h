@@ -8,6 +8,7 @@
 #define SC_MODEL_H
 
 #include "ir/ir.h"
+#include "util/bits.h"
 
 typedef struct md_model md_model;
 
@@ -271,7 +272,7 @@ const ir_op *md_model_func(const md_model *model, ir_span name);
 const md_op_info *md_model_op(const md_model *model, const ir_op *op);
 /* Whether the model keeps a record of `op`'s annotations (one of the ops md_annotated_first/next visit). */
 static inline bool md_model_has_info(const md_model *model, const ir_op *op) {
-  return model && model->module && op->id < model->module->nops && (model->has_info[op->id / 64] >> (op->id % 64) & 1);
+  return model && model->module && op->id < model->module->nops && sc_bit_test(model->has_info, op->id);
 }
 #define MD_INFO_BLOCK 64u
 /* The record of the k-th annotated op (k below nannotated). */

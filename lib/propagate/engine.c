@@ -285,7 +285,7 @@ static void index_edges(prop_engine *e) {
   for (uint32_t r = 0; r < n; r++) {
     e->edge_slots[r] = (uint32_t)(pairs[r] >> 32);
     e->edge_ids[r] = (uint32_t)pairs[r];
-    e->edge_slot_bits[e->edge_slots[r] / 64] |= (uint64_t)1 << (e->edge_slots[r] % 64);
+    sc_bit_set(e->edge_slot_bits, e->edge_slots[r]);
   }
   e->nedge_refs = n;
   ar_rewind(e->a, mark);
@@ -840,15 +840,12 @@ static sharding_ref open_unspecified_dims(prop_engine *e, const ir_op *op, shard
 
 /* The seeded shardings (initial_of). */
 static void keep_initial(prop_engine *e) {
-  uint32_t nwords = e->nslots / 64 + 1, n = 0;
+  uint32_t nwords = e->nslots / 64 + 1;
   e->initial_bits = ar_calloc(e->a, nwords, sizeof *e->initial_bits);
   e->initial_rank = ar_alloc(e->a, nwords * sizeof *e->initial_rank);
   for (uint32_t k = 0; k < e->nslots; k++)
-    if (e->sh[k]) e->initial_bits[k / 64] |= (uint64_t)1 << (k % 64);
-  for (uint32_t w = 0; w < nwords; w++) {
-    e->initial_rank[w] = n;
-    n += sc_popcount64(e->initial_bits[w]);
-  }
+    if (e->sh[k]) sc_bit_set(e->initial_bits, k);
+  uint32_t n = sc_bit_counts(e->initial_bits, nwords, e->initial_rank);
   e->initial_sh = ar_alloc(e->a, (n + 1) * sizeof *e->initial_sh);
   for (uint32_t k = 0, i = 0; k < e->nslots; k++)
     if (e->sh[k]) e->initial_sh[i++] = e->sh[k];
@@ -1144,8 +1141,8 @@ static uint32_t take_pending(worklist *w) {
 static void push(worklist *w, uint32_t item) {
   uint32_t pos = item; /* an op's id is its program position (ir_op.id) */
   if (pos >= w->cursor) mark_pending(w, pos);
-  else if (!(w->on_stack[item / 64] >> (item % 64) & 1)) {
-    w->on_stack[item / 64] |= (uint64_t)1 << (item % 64);
+  else if (!sc_bit_test(w->on_stack, item)) {
+    sc_bit_set(w->on_stack, item);
     if (w->n == w->cap) { /* an item is on the stack at most once: it never holds more than all of them */
       uint32_t cap = w->cap ? 2 * w->cap : 64;
       w->stack = ar_grow(w->a, w->stack, w->n, cap, sizeof *w->stack);
@@ -1159,7 +1156,7 @@ static void push(worklist *w, uint32_t item) {
 static uint32_t next_item(worklist *w) {
   if (w->n) {
     uint32_t item = w->stack[--w->n];
-    w->on_stack[item / 64] &= ~((uint64_t)1 << (item % 64));
+    sc_bit_clear(w->on_stack, item);
     return item;
   }
   if (!w->npending) return UINT32_MAX;
@@ -1179,7 +1176,7 @@ static uint32_t owner_id(const ir_value *v) {
  * made. Most slots have none (their bit says so at once); the others are found by binary search. */
 static uint32_t slot_edges(const prop_engine *e, uint32_t slot, uint32_t *from) {
   *from = 0;
-  if (!e->edges.n || slot >= e->nslots || !(e->edge_slot_bits[slot / 64] >> (slot % 64) & 1)) return 0;
+  if (!e->edges.n || slot >= e->nslots || !sc_bit_test(e->edge_slot_bits, slot)) return 0;
   uint32_t lo = 0, hi = e->nedge_refs;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;

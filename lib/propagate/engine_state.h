@@ -6,6 +6,7 @@
 
 #include "propagate/engine.h"
 #include "propagate/visit_memo.h"
+#include "util/bits.h"
 #include "util/hashset.h"
 
 typedef const prop_sharding *sharding_ref;
@@ -168,8 +169,7 @@ static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
 /* The sharding slot `s` was seeded with (NULL: none). */
 static inline sharding_ref initial_of(const prop_engine *e, uint32_t s) {
   if (s >= e->nslots) return NULL;
-  uint64_t word = e->initial_bits[s / 64], bit = (uint64_t)1 << (s % 64);
-  return word & bit ? e->initial_sh[e->initial_rank[s / 64] + sc_popcount64(word & (bit - 1))] : NULL;
+  return sc_bit_test(e->initial_bits, s) ? e->initial_sh[sc_bit_rank(e->initial_bits, e->initial_rank, s)] : NULL;
 }
 
 /* Whether the rule of the op with id `id` is built, and that rule (NULL: none, or not built yet). */
@@ -179,8 +179,8 @@ static inline const prop_rule *known_rule(const prop_engine *e, uint32_t id) {
 }
 
 /* Slot `s` was written after seeding (mark_written). */
-static inline bool was_written(const prop_engine *e, uint32_t s) { return e->written[s / 64] >> (s % 64) & 1; }
-static inline void mark_written(prop_engine *e, uint32_t s) { e->written[s / 64] |= (uint64_t)1 << (s % 64); }
+static inline bool was_written(const prop_engine *e, uint32_t s) { return sc_bit_test(e->written, s); }
+static inline void mark_written(prop_engine *e, uint32_t s) { sc_bit_set(e->written, s); }
 
 /* The slot raw slot `s` shares its sharding with (itself without aliases). */
 static inline uint32_t alias_of(const prop_engine *e, uint32_t s) {

@@ -11,15 +11,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The number of bits set in x: rank tables (a bit per op or slot, a count per 64) read it per lookup,
- * and without -mpopcnt the builtin is a call. */
-static inline uint32_t sc_popcount64(uint64_t x) {
-  x -= (x >> 1) & 0x5555555555555555u;
-  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-  return (uint32_t)((x * 0x0101010101010101u) >> 56);
-}
-
 /* Whether the n bytes at a and b are equal. Reads only those bytes. */
 static inline bool sc_bytes_eq(const void *a, const void *b, size_t n) {
   const unsigned char *x = a, *y = b;
