@@ -268,7 +268,7 @@ static bool dump_op(ir_op *op, void *user) {
   FILE *f = dc->f;
   ir_pos pos = dc->lines ? ir_linemap_pos(dc->lines, op->pos.offset) : (ir_pos){0, 0, 0};
   fprintf(f, "%u:%u depth=%u op=%.*s", pos.line, pos.col, ir_op_depth(op), SC_SPAN_ARG(op->name));
-  if (op->func && ir_op_sym_name(op->func).n) fprintf(f, " func=%.*s", SC_SPAN_ARG(ir_op_sym_name(op->func)));
+  if (ir_op_func(op) && ir_op_sym_name(ir_op_func(op)).n) fprintf(f, " func=%.*s", SC_SPAN_ARG(ir_op_sym_name(ir_op_func(op))));
   if (ir_op_sym_name(op).n) fprintf(f, " sym=%.*s", SC_SPAN_ARG(ir_op_sym_name(op)));
   if (ir_op_callee(op).n) fprintf(f, " callee=%.*s", SC_SPAN_ARG(ir_op_callee(op)));
   fprintf(f, " results=%u operands=%u regions=%u attrs=%u", op->nresults, op->noperands, op->nregions, op->attrs.n);

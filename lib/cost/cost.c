@@ -255,7 +255,7 @@ static void collect_args(sc_arena *a, const ir_module *m, const md_model *model,
   if (hlo) hlo_donations(m, b->nargs, alias, donor);
   for (uint32_t i = 0; i < b->nargs; i++) {
     const ir_value *v = b->args[i];
-    cost_tensor_info t = signature_tensor(v, i, false, v->type, v->pos.offset, devices);
+    cost_tensor_info t = signature_tensor(v, i, false, ir_value_type(v), v->pos.offset, devices);
     t.alias_output = alias[i];
     t.donated = donor[i];
     const ir_attr *ao = ir_attrs_find(ir_value_attrs(v), "tf.aliasing_output");
@@ -276,7 +276,7 @@ static void collect_results(sc_arena *a, const ir_module *m, const md_model *mod
   if (!ret) return;
   if (m->format == SC_FMT_HLO) { /* the ROOT instruction's value is the result (a tuple's leaves each one) */
     if (!ret->nresults) return;
-    cost_tensor_info t = signature_tensor(ret->results[0], 0, true, ret->results[0]->type, ret->pos.offset, devices);
+    cost_tensor_info t = signature_tensor(ret->results[0], 0, true, ir_value_type(ret->results[0]), ret->pos.offset, devices);
     add_tensor(a, model, out, t, md_model_value_sharding(model, ret->results[0]));
     return;
   }
@@ -284,7 +284,7 @@ static void collect_results(sc_arena *a, const ir_module *m, const md_model *mod
   for (uint32_t i = 0; i < ret->noperands; i++) {
     const ir_value *v = ret->operands[i];
     ir_span type = types && i < ir_op_decl_get(entry)->nresult_attrs ? types[i] : ir_span_of(NULL, 0);
-    cost_tensor_info t = signature_tensor(v, i, true, type.n || !v ? type : v->type, ret->pos.offset, devices);
+    cost_tensor_info t = signature_tensor(v, i, true, type.n || !v ? type : ir_value_type(v), ret->pos.offset, devices);
     const md_sharding *w = md_model_func_result_sharding(model, entry, i);
     /* A written result sharding is what the caller gets (a reshard precedes the return); else the
      * returned value's derived one. */
@@ -469,7 +469,7 @@ static void add_collective(sc_arena *a, const ir_linemap *lines, const prop_resh
     ir_pos pos = ir_linemap_pos(lines, r->op->pos.offset);
     c.line = pos.line, c.col = pos.col;
   }
-  c.function = r->op->func ? ir_span_dup(a, ir_op_sym_name(r->op->func)) : NULL;
+  c.function = ir_op_func(r->op) ? ir_span_dup(a, ir_op_sym_name(ir_op_func(r->op))) : NULL;
   c.op = ir_span_dup(a, r->op->name);
   c.kind = kind;
   c.axes = ar_alloc(a, (axes->n ? axes->n : 1) * sizeof *c.axes);
@@ -497,7 +497,7 @@ static void reshard_collectives(sc_arena *a, const ir_linemap *lines, const prop
   if (from && to && from->mesh != to->mesh && from->mesh->naxes != to->mesh->naxes) return;
   const md_mesh *mesh = to ? to->mesh : from ? from->mesh : NULL;
   ir_tensor_type tt;
-  if (!mesh || !r->value || !ir_parse_tensor_type(a, r->value->type, &tt) || tt.rank < 0) return;
+  if (!mesh || !r->value || !ir_parse_tensor_type(a, ir_value_type(r->value), &tt) || tt.rank < 0) return;
   uint32_t bits = cost_element_bits(tt.element);
   uint32_t rank = (uint32_t)tt.rank;
   ar_str why = SC_ASTR_INIT(a);

@@ -313,8 +313,8 @@ static ir_op *new_op(builder *b, ir_span name, ir_op *parent) {
   op->name = bc_put(s, name.p, name.n);
   op->generic = true;
   op->parent_op = parent;
-  op->func = parent ? (op_is(parent, "func.func") ? parent : parent->func) : NULL;
-  if (op_is(op, "func.func")) SC_PUSH(s->a, b->funcs, op);
+  op->func_like = op_is(op, "func.func");
+  if (op->func_like) SC_PUSH(s->a, b->funcs, op);
   return op;
 }
 
@@ -518,11 +518,7 @@ static void take_properties(builder *b, ir_op *op, const bc_opname *on, attr_vec
   }
 }
 
-static ir_value *new_value(builder *b, const bc_type *t) {
-  ir_value *v = ar_alloc(b->s->a, sizeof *v);
-  if (t) v->type = t->text;
-  return v;
-}
+static ir_value *new_value(builder *b) { return ar_alloc(b->s->a, sizeof(ir_value)); }
 
 /* Defines the next value of the innermost region; a forward reference made earlier becomes it. */
 typedef struct {
@@ -552,7 +548,7 @@ static ir_value *operand(builder *b, bc_rd *r) {
     bc_fail(b->s, at, "operand refers to value %" PRIu64 " outside its scope", i);
     return NULL;
   }
-  if (!b->sc->vals.v[i]) b->sc->vals.v[i] = new_value(b, NULL);
+  if (!b->sc->vals.v[i]) b->sc->vals.v[i] = new_value(b);
   return b->sc->vals.v[i];
 }
 
@@ -596,6 +592,7 @@ static uint64_t read_block_header(builder *b, bc_rd *r, ir_block *blk, region_va
   if (!has_args) return nops;
   uint64_t nargs = bc_count(s, r);
   blk->args = ar_calloc(s->a, nargs ? nargs : 1, sizeof *blk->args);
+  blk->arg_types = ar_calloc(s->a, nargs ? nargs : 1, sizeof *blk->arg_types);
   bool func_entry = owner && op_is(owner, "func.func");
   for (uint64_t i = 0; i < nargs && bc_ok(s); i++) {
     const bc_type *t;
@@ -608,7 +605,8 @@ static uint64_t read_block_header(builder *b, bc_rd *r, ir_block *blk, region_va
       bc_read_attr(s, r);
     }
     if (!bc_ok(s)) break;
-    ir_value *v = new_value(b, t);
+    ir_value *v = new_value(b);
+    if (t) blk->arg_types[i] = t->text;
     v->name = bc_printf(s, func_entry ? "%%arg%" PRIu64 : "%%barg%" PRIu64, i);
     v->block = blk;
     v->index = (uint32_t)i;
@@ -661,28 +659,30 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, ui
     }
   }
   value_vec results = {0};
+  if (mask & 0x06) op->types = ar_calloc(s->a, 1, sizeof *op->types);
   if (mask & 0x02) {
     uint64_t n = bc_count(s, r);
-    op->result_types = ar_calloc(s->a, n ? n : 1, sizeof *op->result_types);
+    op->types->result_types = ar_calloc(s->a, n ? n : 1, sizeof(ir_span));
     for (uint64_t i = 0; i < n && bc_ok(s); i++) {
-      ir_value *v = new_value(b, bc_read_type(s, r));
+      const bc_type *t = bc_read_type(s, r);
+      ir_value *v = new_value(b);
       v->def = op;
       v->index = (uint32_t)i;
-      op->result_types[i] = v->type;
+      if (t) op->types->result_types[i] = t->text;
       SC_PUSH(s->a, results, v);
     }
-    op->nresult_types = (uint32_t)results.n;
+    op->types->nresult_types = (uint32_t)results.n;
   }
   if (mask & 0x04) {
     uint64_t n = bc_count(s, r);
     op->operands = ar_calloc(s->a, n ? n : 1, sizeof *op->operands);
-    op->operand_types = ar_calloc(s->a, n ? n : 1, sizeof *op->operand_types);
+    op->types->operand_types = ar_calloc(s->a, n ? n : 1, sizeof(ir_span));
     for (uint64_t i = 0; i < n && bc_ok(s); i++) {
       ir_value *v = operand(b, r);
       op->operands[i] = v;
-      if (v) op->operand_types[i] = v->type; /* names: the values' own (ir_op_operand_name) */
+      if (v) op->types->operand_types[i] = ir_value_type(v); /* names: the values' own (ir_op_operand_name) */
     }
-    op->noperands = op->noperand_types = bc_ok(s) ? (uint32_t)n : 0;
+    op->noperands = op->types->noperand_types = bc_ok(s) ? (uint32_t)n : 0;
   }
   if (mask & 0x08) {
     uint64_t n = bc_count(s, r);

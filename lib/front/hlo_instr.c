@@ -41,6 +41,7 @@ typedef struct {
   ir_value value;
   ir_value *results[1];
   ir_span result_types[1];
+  ir_op_types types; /* its own: an instruction's operand shapes are written per instruction */
   ir_op_extra extra;
 } instr_block;
 
@@ -52,20 +53,19 @@ static ir_op *new_instr(P *p, comp *c, const char *start, ir_span opcode, ir_spa
   op->extra = &ib->extra; /* every instruction has a name (and most a metadata location) */
   op->extra->sym_name = name;
   op->parent_op = c->func;
-  op->func = c->func;
   ir_value *v = &ib->value;
   v->name = name;
-  v->type = shape;
   v->def = op;
   v->index = 0;
   v->pos = op->pos;
   ib->results[0] = v;
   op->results = ib->results;
   op->nresults = 1;
+  op->types = &ib->types;
   if (shape.n) {
     ib->result_types[0] = shape;
-    op->result_types = ib->result_types;
-    op->nresult_types = 1;
+    ib->types.result_types = ib->result_types;
+    ib->types.nresult_types = 1;
   }
   return op;
 }
@@ -220,13 +220,13 @@ static ir_op *parse_rhs(P *p, comp *c, const char *start, ir_span name, ir_span 
     /* One allocation for the three parallel arrays (spans first: they need the stronger alignment). */
     char *mem = hlo_alloc_array(p, n, 2 * sizeof(ir_span) + sizeof(ir_value *));
     ir_span *names = ir_op_extra_of(p->a, op)->operand_names = (ir_span *)mem;
-    op->operand_types = (ir_span *)(mem + n * sizeof(ir_span));
+    op->types->operand_types = (ir_span *)(mem + n * sizeof(ir_span));
     op->operands = (ir_value **)(mem + 2 * n * sizeof(ir_span));
     memcpy(op->operands, p->scratch_vals + scratch_base, n * sizeof *op->operands);
     memcpy(names, p->scratch_names + scratch_base, n * sizeof *names);
-    memcpy(op->operand_types, p->scratch_types + scratch_base, n * sizeof *op->operand_types);
+    memcpy(op->types->operand_types, p->scratch_types + scratch_base, n * sizeof(ir_span));
     op->noperands = n;
-    op->noperand_types = n;
+    op->types->noperand_types = n;
   }
   p->scratch_n = scratch_base;
   op->end = hlo_off(p, last);
@@ -366,7 +366,7 @@ void hlo_resolve_operands(P *p, comp *c) {
                SC_SPAN_ARG(base), SC_SPAN_ARG(op->name), SC_SPAN_ARG(ir_op_sym_name(c->func)));
         op->operands[k] = v;
       }
-      if (!op->operand_types[k].n) op->operand_types[k] = op->operands[k]->type;
+      if (!op->types->operand_types[k].n) op->types->operand_types[k] = ir_value_type(op->operands[k]);
     }
   }
 }

@@ -604,7 +604,7 @@ static ir_op *new_computation(P *p, const char *start, ir_span name, comp *c) {
   f->extra = hlo_alloc(p, sizeof *f->extra);
   f->extra->sym_name = name;
   f->parent_op = p->module;
-  f->func = NULL;
+  f->func_like = true;
   memset(c, 0, sizeof *c);
   c->func = f;
   c->block = new_single_block_region(p, f);

@@ -164,8 +164,7 @@ static uint32_t raw_trailer(P *p, ir_op *op, uint32_t colon) {
       p->s_spans.n = base;
       return 0;
     }
-    op->result_types = mt_take_types(p, outs, &op->nresult_types);
-    op->operand_types = mt_take_types(p, base, &op->noperand_types);
+    mt_take_op_types(p, op, base, outs);
     return after;
   }
   if (!(after = mt_raw_type_at(p, i, &ty))) return 0;
@@ -173,8 +172,8 @@ static uint32_t raw_trailer(P *p, ir_op *op, uint32_t colon) {
   while (i < end && (k_cls[(unsigned char)b[i]] & C_WS)) i++;
   if (i < end && (b[i] == ',' || b[i] == '/')) return 0; /* a list of types (maybe past a line break) */
   SC_PUSH(p->a, p->s_spans, ty);
-  if (op->nresults) op->result_types = mt_take_types(p, base, &op->nresult_types);
-  else op->operand_types = mt_take_types(p, base, &op->noperand_types);
+  if (op->nresults) mt_take_op_types(p, op, base, base);
+  else mt_take_op_types(p, op, base, p->s_spans.n);
   return after;
 }
 

@@ -299,7 +299,6 @@ ir_op *mt_new_op(P *p, ir_op *parent_op, uint32_t at) {
   ir_op *op = ar_alloc(p->a, sizeof *op);
   op->id = p->nops++;
   op->parent_op = parent_op;
-  op->func = parent_op ? (mt_is_func_like(parent_op->name) ? parent_op : parent_op->func) : NULL;
   op->pos.offset = at;
   return op;
 }
@@ -324,7 +323,7 @@ bool mt_parse_op_name(P *p, op_state *st, tok name) {
   else if (ir_span_eq(op->name, "func")) op->name = ir_span_of("func.func", 9);
   ir_op_name_intern(&p->names, op); /* the name's text is at hand now */
   st->call_like = mt_is_call_like(op->name);
-  st->func_like = mt_is_func_like(op->name);
+  st->func_like = op->func_like = mt_is_func_like(op->name);
   st->sdy_sharded = ir_span_eq(op->name, "sdy.sharding_constraint") || ir_span_eq(op->name, "sdy.reshard");
   if (st->func_like) SC_PUSH(p->a, p->funcs, op);
   return true;

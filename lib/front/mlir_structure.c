@@ -388,25 +388,27 @@ ir_value *mt_parse_block_arg(P *p) {
   tok name = next(p);
   ir_value *v = mt_new_value(p, tspan(p, name), name.off);
   next(p); /* ':' */
-  v->type = mt_parse_type(p);
+  ir_span type = mt_parse_type(p);
+  ir_attrs *attrs = NULL;
   if (is_punct(peek(p, 0), p, '{')) {
     attr_vec av = {0};
     mt_parse_attr_dict(p, &av);
-    ir_attrs *attrs = ar_alloc(p->a, sizeof *attrs);
+    attrs = ar_alloc(p->a, sizeof *attrs);
     attrs->v = av.v;
     attrs->n = (uint32_t)av.n;
-    SC_PUSH(p->a, p->s_arg_attrs, ((struct arg_attrs){v, attrs}));
   }
+  SC_PUSH(p->a, p->s_arg_info, ((struct arg_info){v, attrs, type}));
   if (mt_at_loc(p)) mt_parse_loc(p);
   return v;
 }
 
-void mt_attach_arg_attrs(P *p, ir_block *b) {
+void mt_attach_arg_info(P *p, ir_block *b) {
   /* this block's arguments were the last parsed: their entries are on top (older ones are of
    * signatures without a body) */
-  while (p->s_arg_attrs.n && p->s_arg_attrs.v[p->s_arg_attrs.n - 1].arg->block == b) {
-    const struct arg_attrs *e = &p->s_arg_attrs.v[--p->s_arg_attrs.n];
-    ir_block_set_arg_attrs(p->a, b, e->arg->index, e->attrs);
+  while (p->s_arg_info.n && p->s_arg_info.v[p->s_arg_info.n - 1].arg->block == b) {
+    const struct arg_info *e = &p->s_arg_info.v[--p->s_arg_info.n];
+    if (e->attrs) ir_block_set_arg_attrs(p->a, b, e->arg->index, e->attrs);
+    ir_block_set_arg_type(p->a, b, e->arg->index, e->type);
   }
 }
 
@@ -504,11 +506,17 @@ static bool fast_trailer(P *p, ir_op *op) {
     p->s_spans.n = base;
     return false;
   }
-  op->result_types = mt_take_types(p, outs, &op->nresult_types);
-  op->operand_types = mt_take_types(p, base, &op->noperand_types);
+  mt_take_op_types(p, op, base, outs);
   p->nla = 0;
   p->lex_off = p->last_end = after;
   return true;
+}
+
+void mt_take_op_types(P *p, ir_op *op, size_t base, size_t outs) {
+  uint32_t nres, nops;
+  ir_span *res = mt_take_types(p, outs, &nres);
+  ir_span *ops = mt_take_types(p, base, &nops);
+  op->types = ir_op_types_share(p->a, &p->op_types, ops, nops, res, nres);
 }
 
 ir_span *mt_take_types(P *p, size_t base, uint32_t *n) {
@@ -553,8 +561,7 @@ void mt_parse_trailer_types(P *p, ir_op *op, bool *seen) {
         ir_span ty = mt_parse_type(p);
         SC_PUSH(p->a, *st, ty);
       }
-      op->result_types = mt_take_types(p, outs, &op->nresult_types);
-      op->operand_types = mt_take_types(p, base, &op->noperand_types);
+      mt_take_op_types(p, op, base, outs);
       return;
     }
   } else {
@@ -567,8 +574,8 @@ void mt_parse_trailer_types(P *p, ir_op *op, bool *seen) {
     SC_PUSH(p->a, *st, ty);
   }
   /* A plain type list gives result types; with no results it describes the operands. */
-  if (op->nresults) op->result_types = mt_take_types(p, base, &op->nresult_types);
-  else op->operand_types = mt_take_types(p, base, &op->noperand_types);
+  if (op->nresults) mt_take_op_types(p, op, base, base);
+  else mt_take_op_types(p, op, base, p->s_spans.n);
 }
 
 void mt_add_region(P *p, ir_op *op, region_vec *regions, value_vec *pending) {

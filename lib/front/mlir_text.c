@@ -368,10 +368,6 @@ static void finish_op(P *p, op_state *st, tok first) {
   if (!op->generic && ir_span_eq(op->name, "stablehlo.reduce")) order_reduce_operands(p, op);
   op->regions = st->regions.v;
   op->nregions = (uint32_t)st->regions.n;
-  for (uint32_t i = 0; i < op->nresults; i++) {
-    if (op->nresult_types == op->nresults) op->results[i]->type = op->result_types[i];
-    else if (op->nresult_types == 1) op->results[i]->type = op->result_types[0];
-  }
   mt_complete_symbols(p->a, op, st->call_like, st->func_like);
   if (op->generic) mt_map_generic_properties(p, op, st->func_like);
 }
@@ -566,7 +562,7 @@ ir_region *mt_parse_region(P *p, ir_op *parent, value_vec *entry_args) {
     }
     b->args = args.v;
     b->nargs = (uint32_t)args.n;
-    mt_attach_arg_attrs(p, b);
+    mt_attach_arg_info(p, b);
     parse_block_ops(p, b, parent);
     SC_PUSH(p->a, blocks, b);
     first = false;

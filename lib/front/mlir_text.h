@@ -83,9 +83,9 @@ typedef struct {
   value_vec s_values;
   span_vec s_spans;
   op_vec s_ops;
-  /* Block arguments written with attributes, until their block is made (mt_attach_arg_attrs): a
-   * block keeps its arguments' attributes, not each value. */
-  SC_VEC(struct arg_attrs { ir_value *arg; const ir_attrs *attrs; }) s_arg_attrs;
+  /* Block arguments' types and attributes, until their block is made (mt_attach_arg_info): a block
+   * keeps its arguments' types and attributes, not each value. */
+  SC_VEC(struct arg_info { ir_value *arg; const ir_attrs *attrs; ir_span type; }) s_arg_info;
   /* The last `word<...>` unit (a type, #attr<..>, !type<..>) scanned as bytes: modules repeat a few
    * types and shardings thousands of times, and bytes equal to it scan the same way, so a memcmp
    * replaces the scan. One for types in lists (mt_raw_type_at), one for values (mt_skip_unit), so that a
@@ -102,6 +102,7 @@ typedef struct {
     uint32_t n;
   } type_lists[4];
   uint32_t type_list_next;
+  ir_op_types_cache op_types; /* ops repeat their neighbours' trailers: they share one record */
   /* The op head mt_fast_line() found after the line it ended (valid while lex_off == head_after). */
   raw_head head;
   uint32_t head_after; /* lex_off + 1 when `head` is valid, else 0 */
@@ -123,6 +124,8 @@ typedef struct {
 /* TAKE for a trailer's types: P.s_spans[base, n) as an array (NULL when empty), the array of a recent
  * list written with the same bytes when there is one (nobody writes to type arrays); pops them. */
 ir_span *mt_take_types(P *p, size_t base, uint32_t *n);
+/* Takes the trailer's types pushed since `base` as op's: operands [base, outs), results [outs, top). */
+void mt_take_op_types(P *p, ir_op *op, size_t base, size_t outs);
 
 /* Character classes without locale calls, one table lookup per byte: the lexer's hot loop.
  * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'; STEP is punctuation a
@@ -290,9 +293,9 @@ uint32_t mt_skip_white(const P *p, uint32_t i);
 bool mt_fast_line(P *p, op_state *st);
 
 ir_region *mt_parse_region(P *p, ir_op *parent, value_vec *entry_args);
-/* Gives block `b` the attributes of its arguments (set: b->args, their block and index) that
- * mt_parse_block_arg noted last. */
-void mt_attach_arg_attrs(P *p, ir_block *b);
+/* Gives block `b` the types and attributes of its arguments (set: b->args, their block and index)
+ * that mt_parse_block_arg noted last. */
+void mt_attach_arg_info(P *p, ir_block *b);
 
 static inline bool failed(const P *p) { return p->err->failed; }
 

@@ -461,14 +461,13 @@ void ir_module_resolve_type_aliases(ir_module *m) {
   if (!any) return;
   for (uint32_t i = 0; i < m->nops; i++) {
     ir_op *op = m->ops[i];
-    for (uint32_t r = 0; r < op->nresults; r++) op->results[r]->type = ir_alias_resolve(m, op->results[r]->type, '!');
-    resolve_types(m, op->operand_types, op->noperand_types);
-    resolve_types(m, op->result_types, op->nresult_types);
+    resolve_types(m, ir_op_operand_types(op), ir_op_noperand_types(op));
+    resolve_types(m, ir_op_result_types(op), ir_op_nresult_types(op));
     if (ir_op_decl_get(op)) resolve_types(m, ir_op_func_result_types(op), ir_op_nresult_attrs(op));
     for (uint32_t g = 0; g < op->nregions; g++)
       for (uint32_t b = 0; b < op->regions[g]->nblocks; b++) {
         ir_block *blk = op->regions[g]->blocks[b];
-        for (uint32_t k = 0; k < blk->nargs; k++) blk->args[k]->type = ir_alias_resolve(m, blk->args[k]->type, '!');
+        resolve_types(m, blk->arg_types, blk->arg_types ? blk->nargs : 0);
       }
   }
 }
@@ -666,6 +665,27 @@ void ir_block_set_arg_attrs(sc_arena *a, ir_block *b, uint32_t index, const ir_a
   b->arg_attrs[index] = attrs;
 }
 
+ir_op_types *ir_op_types_share(sc_arena *a, ir_op_types_cache *c, ir_span *operand_types, uint32_t noperand_types,
+                               ir_span *result_types, uint32_t nresult_types) {
+  if (!noperand_types && !nresult_types) return NULL;
+  for (uint32_t k = 0; k < 4; k++) {
+    ir_op_types *t = c->recent[k];
+    if (t && t->operand_types == operand_types && t->noperand_types == noperand_types &&
+        t->result_types == result_types && t->nresult_types == nresult_types)
+      return t;
+  }
+  ir_op_types *t = ar_alloc(a, sizeof *t);
+  *t = (ir_op_types){operand_types, result_types, noperand_types, nresult_types};
+  c->recent[c->next++ & 3] = t;
+  return t;
+}
+
+void ir_block_set_arg_type(sc_arena *a, ir_block *b, uint32_t index, ir_span type) {
+  if (index >= b->nargs || !type.n) return;
+  if (!b->arg_types) b->arg_types = ar_calloc(a, b->nargs, sizeof *b->arg_types);
+  b->arg_types[index] = type;
+}
+
 const ir_block *ir_op_block(const ir_op *op, uint32_t *region, uint32_t *block, uint32_t *index) {
   const ir_op *p = op->parent_op;
   for (uint32_t r = 0; p && r < p->nregions; r++)
@@ -698,8 +718,9 @@ static uint32_t index_in_parent(const ir_op *op, uint32_t *region, uint32_t *blo
 static const char *op_path(sc_arena *a, const ir_op *op) {
   const ir_op *chain[64];
   uint32_t n = 0;
-  for (const ir_op *o = op; o && o->parent_op && o != op->func && n < 64; o = o->parent_op) chain[n++] = o;
-  char *path = op->func ? ir_span_dup(a, ir_op_sym_name(op->func)) : ar_strdup(a, "module");
+  const ir_op *fn = ir_op_func(op);
+  for (const ir_op *o = op; o && o->parent_op && o != fn && n < 64; o = o->parent_op) chain[n++] = o;
+  char *path = fn ? ir_span_dup(a, ir_op_sym_name(fn)) : ar_strdup(a, "module");
   for (uint32_t k = n; k-- > 0;) {
     uint32_t r, b, i = index_in_parent(chain[k], &r, &b);
     path = r || b ? ar_printf(a, "%s/r%ub%u:%u", path, r, b, i) : ar_printf(a, "%s/%u", path, i);
@@ -712,7 +733,7 @@ void ir_locate_without_lines(sc_arena *a, const ir_module *m, sc_diag *diags, si
     sc_diag *d = &diags[i];
     d->line = d->col = d->end_line = d->end_col = 0;
     const ir_op *op = op_at_offset(m, d->offset);
-    if (op && op != m->module && (op->func != op || ir_op_sym_name(op).n)) d->op_path = op_path(a, op);
+    if (op && op != m->module && (ir_op_func(op) != op || ir_op_sym_name(op).n)) d->op_path = op_path(a, op);
     else if (op) d->op_path = "module";
     size_t kept = 0;
     for (size_t k = 0; k < d->nfixes; k++) {

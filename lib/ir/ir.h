@@ -165,10 +165,10 @@ typedef struct {
 } ir_srcloc;
 
 /* One per result and block argument (modules have ~10^5): what only some arguments have (attributes)
- * their block keeps (ir_value_attrs), and a block argument's `loc(...)` is not kept (nothing reads it). */
+ * their block keeps (ir_value_attrs), and a block argument's `loc(...)` is not kept (nothing reads it).
+ * A value's type is its op's or block's (ir_value_type), not a copy. */
 typedef struct ir_value {
   ir_span name;       /* "%0", "%arg0", "%0#1"; HLO: "param.1" */
-  ir_span type;       /* raw type text ("tensor<8x16xf32>", "f32[8,16]{1,0}") or empty if unknown */
   ir_op *def;         /* defining op for results, else NULL */
   uint32_t index;     /* result index or block argument index */
   ir_at pos;
@@ -179,6 +179,7 @@ struct ir_block {
   ir_span label;      /* "^bb0" or empty for an entry block without a label */
   ir_value **args;
   const ir_attrs **arg_attrs; /* per argument (NULL entries: none), or NULL when no argument has any */
+  ir_span *arg_types;         /* per argument (empty: unknown), or NULL when none is known */
   uint32_t nargs;
   ir_op **ops;
   uint32_t nops;
@@ -190,6 +191,26 @@ struct ir_region {
   uint32_t nblocks;
   ir_op *parent;
 };
+
+/* The types an op's text writes (`: (a, b) -> c`, `: c`): ops whose trailers are the same arrays share
+ * one record (ir_op_types_share), so an op holds a pointer, not two lists. */
+typedef struct {
+  ir_span *operand_types; /* noperand_types */
+  ir_span *result_types;  /* nresult_types */
+  uint32_t noperand_types;
+  uint32_t nresult_types;
+} ir_op_types;
+
+/* The last few records ir_op_types_share() made: consecutive ops repeat their neighbours' trailers. */
+typedef struct {
+  ir_op_types *recent[4];
+  uint32_t next;
+} ir_op_types_cache;
+
+/* The record for these lists (NULL when both are empty): one of the cache's recent ones when it holds
+ * the same arrays and counts, else a new one (in `a`) that the cache remembers. For front ends. */
+ir_op_types *ir_op_types_share(sc_arena *a, ir_op_types_cache *c, ir_span *operand_types, uint32_t noperand_types,
+                               ir_span *result_types, uint32_t nresult_types);
 
 /* What only funcs and calls have: behind ir_op_extra.decl, as every HLO instruction has an extra
  * record (its name, its metadata location) and few are calls. */
@@ -222,8 +243,6 @@ struct ir_op {
   uint32_t subtree_end; /* ir_module.ops[id, subtree_end) are this op and every op nested in it */
   uint32_t nresults;
   uint32_t noperands;
-  uint32_t noperand_types;
-  uint32_t nresult_types;
   uint32_t nregions;
   uint32_t loc_offset;  /* byte offset of the op's `loc(...)` in the module's buffer, 0 = none (MLIR text; */
                         /* resolved on demand by ir_op_srcloc, the text running to its closing paren) */
@@ -231,6 +250,7 @@ struct ir_op {
   uint8_t cc;           /* ir_cc_class of the custom call target, else SC_CC_NONE */
   bool classified;      /* kind/cc are set */
   bool generic;         /* written in generic form ("op"(...)) */
+  bool func_like;       /* a func.func / HLO computation (MLIR text: also `func` and any `*.func`): ir_op_func */
   uint16_t name_id;     /* ir_module.op_names[name_id - 1] is the op's bare name (ir_module_finalize); 0 when
                            not interned: a module with more than IR_MAX_OP_NAMES distinct names */
 
@@ -238,8 +258,7 @@ struct ir_op {
 
   ir_value **results;   /* nresults */
   ir_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
-  ir_span *operand_types;  /* from a `: (..) -> ..` trailer, if any; count = noperand_types */
-  ir_span *result_types;   /* nresult_types */
+  ir_op_types *types;   /* the types its text writes, or NULL (read with ir_op_operand_types() ...) */
 
   /* Properties `<{...}>`, the attr dict `{...}`, `attributes {...}`, custom-syntax `name=value` pairs,
    * `@sym = value` (name "value"), and custom-syntax `<...>` / `[...]` groups without a name (empty
@@ -250,8 +269,20 @@ struct ir_op {
   ir_op_extra *extra;      /* NULL for most ops */
 
   ir_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
-  ir_op *func;             /* enclosing func.func / HLO computation, or NULL */
 };
+
+/* The enclosing func.func / HLO computation (the nearest func_like ancestor), or NULL. Any thread. */
+static inline ir_op *ir_op_func(const ir_op *op) {
+  ir_op *p = op->parent_op;
+  while (p && !p->func_like) p = p->parent_op;
+  return p;
+}
+
+/* The op's written operand and result types (NULL / 0 when its text writes none). */
+static inline ir_span *ir_op_operand_types(const ir_op *op) { return op->types ? op->types->operand_types : NULL; }
+static inline uint32_t ir_op_noperand_types(const ir_op *op) { return op->types ? op->types->noperand_types : 0; }
+static inline ir_span *ir_op_result_types(const ir_op *op) { return op->types ? op->types->result_types : NULL; }
+static inline uint32_t ir_op_nresult_types(const ir_op *op) { return op->types ? op->types->nresult_types : 0; }
 
 /* A value's argument attributes (empty for results and arguments without any). An HLO parameter is
  * its parameter op's result and its computation's argument: its attributes are the op's. */
@@ -262,6 +293,23 @@ static inline const ir_attrs *ir_value_attrs(const ir_value *v) {
   const ir_attrs *a = v->block->arg_attrs && v->index < v->block->nargs ? v->block->arg_attrs[v->index] : NULL;
   return a ? a : &none;
 }
+/* A value's type as written ("tensor<8x16xf32>", "f32[8,16]{1,0}"), or empty if unknown: a result's is
+ * its op's result type (the only one when the op writes one type for all its results), an argument's
+ * its block's. An HLO parameter's is its parameter op's. Any thread. */
+static inline ir_span ir_value_type(const ir_value *v) {
+  static const ir_span none = {NULL, 0};
+  const ir_op *d = v->def;
+  if (d) {
+    const ir_op_types *t = d->types;
+    if (!t) return none;
+    return t->nresult_types == 1 ? t->result_types[0]
+           : t->nresult_types == d->nresults && v->index < t->nresult_types ? t->result_types[v->index] : none;
+  }
+  const ir_block *b = v->block;
+  return b && b->arg_types && v->index < b->nargs ? b->arg_types[v->index] : none;
+}
+/* Sets argument `index`'s type (the table is made on first use; index < nargs). For front ends. */
+void ir_block_set_arg_type(sc_arena *a, ir_block *b, uint32_t index, ir_span type);
 /* Sets argument `index`'s attributes (the table is made on first use; index < nargs). For front ends. */
 void ir_block_set_arg_attrs(sc_arena *a, ir_block *b, uint32_t index, const ir_attrs *attrs);
 

@@ -741,7 +741,7 @@ static void convert_reshard(pass *p, const ir_op *op) {
   if (p->keep_redundant && redundant(in, out)) return;
   if (!out || out->mesh->maximal || (in && in->mesh->maximal)) return;
   ir_tensor_type tt;
-  if (!ir_parse_tensor_type(p->a, op->results[0]->type, &tt) || tt.rank < 0 || (uint32_t)tt.rank != out->rank) return;
+  if (!ir_parse_tensor_type(p->a, ir_value_type(op->results[0]), &tt) || tt.rank < 0 || (uint32_t)tt.rank != out->rank) return;
   if (!in) in = prop_sharding_open(p->a, out->mesh, out->mesh_name, out->rank);
   if (in->rank != out->rank) return;
   if (fully_replicated(out)) {
@@ -756,7 +756,7 @@ static void convert_reshard(pass *p, const ir_op *op) {
   }
   if (!equivalent_meshes(in, out)) return;
   prop_collectives cs;
-  if (!prop_collectives_for(p->a, in, out, tt.dims, op->results[0]->type, &cs)) return;
+  if (!prop_collectives_for(p->a, in, out, tt.dims, ir_value_type(op->results[0]), &cs)) return;
   const char *operand = name_of(p, input);
   for (uint32_t k = 0; k < cs.n; k++) {
     const char *name = prop_printer_fresh_name(p->pr);

@@ -5,11 +5,11 @@
 
 #include "util/hashset.h"
 
-static bool scalar(const ir_value *v) { return v && ir_type_is_scalar_tensor(v->type); }
+static bool scalar(const ir_value *v) { return v && ir_type_is_scalar_tensor(ir_value_type(v)); }
 
 /* A constant, iota or broadcast of a scalar whose (one) result is not a scalar. */
 static bool copied_per_use(const ir_op *op) {
-  if (op->nresults != 1 || !op->results[0] || !op->results[0]->type.n || scalar(op->results[0])) return false;
+  if (op->nresults != 1 || !op->results[0] || !ir_value_type(op->results[0]).n || scalar(op->results[0])) return false;
   ir_span n = ir_op_bare_name(op);
   if (ir_span_eq(n, "stablehlo.constant") || ir_span_eq(n, "sdy.constant") || ir_span_eq(n, "stablehlo.iota"))
     return !op->noperands;

@@ -361,7 +361,7 @@ static sharding_ref erase_manual(sc_arena *a, const ir_op *op, const md_model *m
 }
 
 /* A tensor value (Shardy's ShapedType; tokens and tuples have no sharding of their own to clean up). */
-static bool is_tensor(const ir_value *v) { return v && ir_span_starts(v->type, "tensor<"); }
+static bool is_tensor(const ir_value *v) { return v && ir_span_starts(ir_value_type(v), "tensor<"); }
 
 /* Whether axis `x` comes before `y` in mesh order (axis, then sub-axis pre-size). */
 static bool axis_before(prop_axis x, prop_axis y) {
@@ -550,7 +550,7 @@ static uint8_t constant_kind(prop_engine *e, const ir_op *op, const uint8_t *kin
     if (all) return CE_CONSTANT;
   }
   if ((c & NC_BROADCAST) && op->noperands == 1 && op->operands[0] &&
-      is_scalar_tensor(e->a, op->operands[0]->type))
+      is_scalar_tensor(e->a, ir_value_type(op->operands[0])))
     return CE_SCALAR_EXPANSION;
   return CE_NONE;
 }
@@ -592,7 +592,7 @@ static void split_constant_uses(prop_engine *e) {
       bool own = false;
       for (uint32_t k = 0; k < op->noperands; k++) {
         const ir_value *v = op->operands[k];
-        if (!v || !v->def || !kinds[v->def->id] || is_scalar_tensor(e->a, v->type)) continue;
+        if (!v || !v->def || !kinds[v->def->id] || is_scalar_tensor(e->a, ir_value_type(v))) continue;
         uint32_t s = raw_slot(e, v);
         if (s >= e->nslots) continue;
         if (!used[s] || !reads_by_rule(op, called)) {
@@ -863,7 +863,7 @@ static void seed(prop_engine *e) {
   for (md_annotated it = md_annotated_first(e->model); it.op; md_annotated_next(e->model, &it)) {
     const ir_op *op = it.op; /* only annotated ops have result shardings */
     for (uint32_t r = 0; r < op->nresults; r++) {
-      e->sh[prefix_at(&e->result_base, op->id) + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), op->results[r]->type);
+      e->sh[prefix_at(&e->result_base, op->id) + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), ir_value_type(op->results[r]));
       if (op->cc == SC_CC_SHARDING && is_constraint(op))
         e->sh[prefix_at(&e->result_base, op->id) + r] = open_unspecified_dims(e, op, e->sh[prefix_at(&e->result_base, op->id) + r]);
     }
@@ -910,7 +910,7 @@ static void seed(prop_engine *e) {
     if (fn->nregions && fn->regions[0]->nblocks) {
       const ir_block *entry = fn->regions[0]->blocks[0];
       for (uint32_t k = 0; k < entry->nargs; k++) { /* HLO: an argument is its parameter op's result */
-        sharding_ref arg = seed_fitting(e, md_model_arg_sharding(e->model, fn, k), entry->args[k]->type);
+        sharding_ref arg = seed_fitting(e, md_model_arg_sharding(e->model, fn, k), ir_value_type(entry->args[k]));
         if (arg) e->sh[slot_of(e, entry->args[k])] = arg;
       }
     }
@@ -1281,7 +1281,7 @@ static bool static_dims(sc_arena *a, ir_span type, int64_t **dims, uint32_t *ran
 /* An edge's rule: the identity over its owner's static dims (NULL: none). Edges of one source whose owners
  * are written with one type share it (a module has thousands of edges of a few types). */
 static const prop_rule *edge_rule(prop_engine *e, const prop_edge *edge) {
-  ir_span type = edge->owner_value->type;
+  ir_span type = ir_value_type(edge->owner_value);
   bool shared = edge->nsources == 1 && type.n;
   uint32_t k;
   if (shared && e->edge_rules.slots && hs_name_map_get(&e->edge_rules, type.p, type.n, &k)) return e->edge_rule_list.v[k];
@@ -1355,7 +1355,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
 static const prop_rule *barrier_rule(prop_engine *e, const ir_op *op, prop_direction **directions) {
   int64_t *dims;
   uint32_t rank;
-  if (op->nresults != 1 || op->noperands != 1 || !static_dims(e->a, op->results[0]->type, &dims, &rank)) return NULL;
+  if (op->nresults != 1 || op->noperands != 1 || !static_dims(e->a, ir_value_type(op->results[0]), &dims, &rank)) return NULL;
   const md_sdy_item *item = md_model_sdy_item(e->model, op, "allowed_direction");
   const ir_attr *attr = item ? NULL : ir_op_attr(op, "allowed_direction");
   ir_span v = item ? item->value : attr ? attr->value : (ir_span){0};
@@ -1471,7 +1471,7 @@ static bool propagate_tensors(prop_engine *e, const prop_rule *rule, sharding_re
 
 static bool same_shape(sc_arena *a, const ir_value *x, const ir_value *y) {
   ir_tensor_type tx, ty;
-  if (!x || !y || !ir_parse_tensor_type(a, x->type, &tx) || !ir_parse_tensor_type(a, y->type, &ty) || tx.rank != ty.rank)
+  if (!x || !y || !ir_parse_tensor_type(a, ir_value_type(x), &tx) || !ir_parse_tensor_type(a, ir_value_type(y), &ty) || tx.rank != ty.rank)
     return false;
   for (int32_t d = 0; d < tx.rank; d++)
     if (tx.dims[d] != ty.dims[d]) return false;
@@ -1505,7 +1505,7 @@ static bool has_shared_operand(prop_engine *e, const ir_op *op) {
   for (uint32_t i = 0; i < op->noperands; i++) {
     uint32_t s = operand_slot(e, op, i);
     if (s >= e->nslots || prefix_at(&e->use_start, s + 1) - prefix_at(&e->use_start, s) <= 1) continue;
-    if (!is_scalar_tensor(e->a, op->operands[i]->type)) return true;
+    if (!is_scalar_tensor(e->a, ir_value_type(op->operands[i]))) return true;
   }
   return false;
 }
@@ -1611,7 +1611,7 @@ static uint64_t signature_hash(const prop_engine *e, const ir_op *op) {
   else h ^= hash_bytes(ir_op_bare_name(op).p, ir_op_bare_name(op).n, e->share.seed);
   for (uint32_t i = 0; i < op->noperands + op->nresults; i++) {
     const ir_value *v = tensor_of(op, i);
-    h = hash_fold(h ^ (v ? hash_bytes(v->type.p, v->type.n, e->share.seed) : 0), SC_HASH_K2);
+    h = hash_fold(h ^ (v ? hash_bytes(ir_value_type(v).p, ir_value_type(v).n, e->share.seed) : 0), SC_HASH_K2);
   }
   return h | 1;
 }
@@ -1622,7 +1622,7 @@ static bool same_signature(const ir_op *x, const ir_op *y) {
     return false;
   for (uint32_t i = 0; i < x->noperands + x->nresults; i++) {
     const ir_value *a = tensor_of(x, i), *b = tensor_of(y, i);
-    if (!a || !b ? a != b : !ir_span_same(a->type, b->type)) return false;
+    if (!a || !b ? a != b : !ir_span_same(ir_value_type(a), ir_value_type(b))) return false;
   }
   return true;
 }
@@ -1798,7 +1798,7 @@ static void propagate_func_results(prop_engine *e, worklist *w) {
       ir_tensor_type tt;
       const ir_value *v = ret->operands[k];
       uint32_t slot = operand_slot(e, ret, k);
-      if (slot >= e->nslots || !ir_parse_tensor_type(e->a, v->type, &tt) || tt.rank < 0) continue;
+      if (slot >= e->nslots || !ir_parse_tensor_type(e->a, ir_value_type(v), &tt) || tt.rank < 0) continue;
       bool dynamic = false;
       for (int32_t d = 0; d < tt.rank; d++) dynamic |= tt.dims[d] < 0;
       if (dynamic) continue;
@@ -2052,7 +2052,7 @@ static bool other_constraint_differs(const prop_engine *e, uint32_t slot, const 
  * constraint asks for a different one (Shardy's applyConstraint; constraints on data-flow values stay). */
 static void apply_constraint(prop_engine *e, const ir_value *input, sharding_ref s, uint32_t origin) {
   if (!input || !s || !fully_closed(s) || edge_value(input)) return;
-  int32_t rank = type_rank(e, input->type);
+  int32_t rank = type_rank(e, ir_value_type(input));
   if (rank < 0 || (uint32_t)rank != s->rank) return;
   uint32_t slot = slot_of(e, input);
   if (slot >= e->nslots || e->sh[slot] || other_constraint_differs(e, slot, input, s)) return;

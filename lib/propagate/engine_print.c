@@ -182,7 +182,7 @@ static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
   ar_str_printf(&s, "@%.*s(", SC_SPAN_ARG(ir_op_sym_name(fn)));
   for (uint32_t k = 0; k < entry->nargs; k++) {
     const ir_value *v = entry->args[k];
-    ar_str_printf(&s, "%s%.*s: %.*s", k ? ", " : "", SC_SPAN_ARG(v->name), SC_SPAN_ARG(v->type));
+    ar_str_printf(&s, "%s%.*s: %.*s", k ? ", " : "", SC_SPAN_ARG(v->name), SC_SPAN_ARG(ir_value_type(v)));
     put_value_attrs(e, &s, e->a, ir_value_attrs(v), e->sh[slot_of(e, v)], false);
   }
   ar_str_puts(&s, ")");
@@ -224,7 +224,7 @@ static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t
     const prop_sharding *x = v[i];
     if (!x) {
       ir_tensor_type tt;
-      int32_t rank = values && values[i] && ir_parse_tensor_type(e->a, values[i]->type, &tt) && tt.rank > 0 ? tt.rank : 0;
+      int32_t rank = values && values[i] && ir_parse_tensor_type(e->a, ir_value_type(values[i]), &tt) && tt.rank > 0 ? tt.rank : 0;
       x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
     }
     if (i) ar_str_puts(&s, ", ");

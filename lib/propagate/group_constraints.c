@@ -9,11 +9,11 @@
  * known rank. */
 static const char *open_constraint(sc_arena *a, const prop_sharding *like, const ir_value *v, const char *result) {
   ir_tensor_type tt;
-  if (!v->type.n || !ir_parse_tensor_type(a, v->type, &tt) || tt.rank < 0 || !like->mesh_name.n) return NULL;
+  if (!ir_value_type(v).n || !ir_parse_tensor_type(a, ir_value_type(v), &tt) || tt.rank < 0 || !like->mesh_name.n) return NULL;
   ar_str s = SC_ASTR_INIT(a);
   ar_str_printf(&s, "%s = sdy.sharding_constraint %.*s <@%.*s, [", result, SC_SPAN_ARG(v->name), SC_SPAN_ARG(like->mesh_name));
   for (int32_t d = 0; d < tt.rank; d++) ar_str_puts(&s, d ? ", {?}" : "{?}");
-  ar_str_printf(&s, "]> : %.*s", SC_SPAN_ARG(v->type));
+  ar_str_printf(&s, "]> : %.*s", SC_SPAN_ARG(ir_value_type(v)));
   return ar_str_str(&s);
 }
 

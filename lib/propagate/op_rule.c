@@ -112,17 +112,17 @@ static pb_shape shape_of(sc_arena *a, ir_span type) {
  * every operand whose value has none; `stablehlo.select %p, %t, %f : tensor<i1>, tensor<8xf32>` lists
  * the predicate's type then the result's. */
 static ir_span result_type(const ir_op *op, uint32_t i) {
-  if (op->nresult_types == op->nresults) return op->result_types[i];
-  if (op->nresult_types > op->nresults) return op->result_types[op->nresult_types - op->nresults + i];
-  return op->results[i] ? op->results[i]->type : ir_span_of(NULL, 0);
+  if (ir_op_nresult_types(op) == op->nresults) return ir_op_result_types(op)[i];
+  if (ir_op_nresult_types(op) > op->nresults) return ir_op_result_types(op)[ir_op_nresult_types(op) - op->nresults + i];
+  return op->results[i] ? ir_value_type(op->results[i]) : ir_span_of(NULL, 0);
 }
 
 static ir_span operand_type(const ir_op *op, uint32_t i) {
-  if (op->noperand_types == op->noperands) return op->operand_types[i];
-  if (op->operands[i] && op->operands[i]->type.n) return op->operands[i]->type;
-  if (op->noperand_types == 0 && op->nresult_types == 1) return op->result_types[0];
-  if (op->noperand_types == 0 && op->nresult_types == 2 && op->nresults == 1) /* select's pred, then type */
-    return i == 0 ? op->result_types[0] : op->result_types[1];
+  if (ir_op_noperand_types(op) == op->noperands) return ir_op_operand_types(op)[i];
+  if (op->operands[i] && ir_value_type(op->operands[i]).n) return ir_value_type(op->operands[i]);
+  if (ir_op_noperand_types(op) == 0 && ir_op_nresult_types(op) == 1) return ir_op_result_types(op)[0];
+  if (ir_op_noperand_types(op) == 0 && ir_op_nresult_types(op) == 2 && op->nresults == 1) /* select's pred, then type */
+    return i == 0 ? ir_op_result_types(op)[0] : ir_op_result_types(op)[1];
   return ir_span_of(NULL, 0);
 }
 
@@ -1287,7 +1287,7 @@ static bool scatter_reduces(const ir_op *op, uint32_t n) {
     const ir_op *d = v ? v->def : NULL;
     if (!d || d->noperands != 2) return false;
     ir_span name = prop_stablehlo_name(d, buf, sizeof buf);
-    ir_span ty = ir_span_trim(v->type);
+    ir_span ty = ir_span_trim(ir_value_type(v));
     bool i1 = ir_span_eq(ty, "tensor<i1>") || (ir_span_starts(ty, "tensor<") && span_has(ty, "xi1>"));
     bool logical = i1 && (ir_span_eq(name, "stablehlo.and") || ir_span_eq(name, "stablehlo.or"));
     if (!logical && !ir_span_eq(name, "stablehlo.add") && !ir_span_eq(name, "stablehlo.multiply") &&

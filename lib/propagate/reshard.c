@@ -190,9 +190,9 @@ static void set_operand(rpass *p, const ir_op *op, uint32_t k, const char *name,
 
 /* A value's type; a pretty while's `%iterArg` (written without one) has its result's. */
 static ir_span value_type(const ir_value *v) {
-  if (v->type.n || !v->block || !v->block->parent || !v->block->parent->parent) return v->type;
+  if (ir_value_type(v).n || !v->block || !v->block->parent || !v->block->parent->parent) return ir_value_type(v);
   const ir_op *owner = v->block->parent->parent;
-  return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? owner->results[v->index]->type : v->type;
+  return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? ir_value_type(owner->results[v->index]) : ir_value_type(v);
 }
 
 /* The sharding this pass gave `v` (renamed), if any. */
@@ -1166,7 +1166,7 @@ static void emit_results(rpass *p, const ir_op *op, const op_view *view, shardin
     ar_str t = SC_ASTR_INIT(p->a);
     ar_str_printf(&t, "%s = sdy.all_reduce ", name);
     put_axis_set(&t, mesh, all_reduce);
-    ar_str_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(op->results[r]->type));
+    ar_str_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(ir_value_type(op->results[r])));
     prop_printer_insert_after(p->pr, op, ar_str_str(&t));
     chain[r] = name;
     prop_reshard ar = {op, op->results[r], rs, rs, md_indexed_name(p->a, "result", r), all_reduce, false};
@@ -1186,7 +1186,7 @@ static void emit_results(rpass *p, const ir_op *op, const op_view *view, shardin
     const char *name = prop_printer_fresh_name(p->pr);
     prop_printer_insert_after(p->pr, op,
                               ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, chain[r], sharding_text(p->a, back),
-                                              SC_SPAN_ARG(op->results[r]->type)));
+                                              SC_SPAN_ARG(ir_value_type(op->results[r]))));
     chain[r] = name;
     record(p, op, op->results[r], results[r], back, md_indexed_name(p->a, "result", r));
   }

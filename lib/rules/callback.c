@@ -137,17 +137,17 @@ static const char *sharding_text(sc_arena *a, const cb_sharding *cs) {
 }
 
 static bool has_token(const ir_op *op) {
-  for (uint32_t i = 0; i < op->noperand_types; i++)
-    if (ru_find(op->operand_types[i], "token")) return true;
+  for (uint32_t i = 0; i < ir_op_noperand_types(op); i++)
+    if (ru_find(ir_op_operand_types(op)[i], "token")) return true;
   for (uint32_t i = 0; i < op->noperands; i++)
-    if (op->operands[i] && ru_find(op->operands[i]->type, "token")) return true;
+    if (op->operands[i] && ru_find(ir_value_type(op->operands[i]), "token")) return true;
   return false;
 }
 
 static uint32_t value_results(const ir_op *op) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < op->nresults; i++) {
-    ir_span t = i < op->nresult_types ? op->result_types[i] : op->results[i]->type;
+    ir_span t = i < ir_op_nresult_types(op) ? ir_op_result_types(op)[i] : ir_value_type(op->results[i]);
     if (ru_find(t, "token")) continue;
     if (ir_span_eq(ir_span_trim(t), "()")) continue;
     n++;

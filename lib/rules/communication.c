@@ -62,9 +62,9 @@ static bool inserted(ru_ctx *ctx, const prop_reshard *r) {
   if (!named_mesh(r->from ? r->from : r->to)) return false;
   for (const ir_op *p = r->op; p; p = p->parent_op)
     if (p->kind == SC_OP_SDY_MANUAL_COMPUTATION || p->kind == SC_OP_SDY_RETURN) return false;
-  if (r->op->kind != SC_OP_RETURN || !r->op->func) return true;
+  if (r->op->kind != SC_OP_RETURN || !ir_op_func(r->op)) return true;
   for (uint32_t k = 0; k < r->op->noperands; k++)
-    if (r->op->operands[k] == r->value && !md_model_func_result_sharding(ctx->model, r->op->func, k)) return false;
+    if (r->op->operands[k] == r->value && !md_model_func_result_sharding(ctx->model, ir_op_func(r->op), k)) return false;
   return true;
 }
 
@@ -108,7 +108,7 @@ void ru_check_comm_full_rematerialization(ru_ctx *ctx) {
                          "%s%s of %.*s (%.*s) is sharded %s but is needed fully replicated: the partitioner all-gathers "
                          "it over %s, %s received per device, and every device holds the whole tensor (XLA: "
                          "\"Involuntary full rematerialization\").",
-                         python_lead(ctx, r->op), r->what, SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), from, axes,
+                         python_lead(ctx, r->op), r->what, SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(ir_value_type(r->value)), from, axes,
                          bytes);
     add_context(ctx, d, k);
     const char *fix = keep_snippet(ctx, r, ar_printf(a, "stays sharded over %s instead of gathering %s per device", axes, bytes));
@@ -134,7 +134,7 @@ void ru_check_comm_implicit_collective(ru_ctx *ctx) {
                          "%sthe partitioner inserts a%s %s over %s for %s of %.*s (%.*s): %s per device, over the "
                          "--max-implicit-collective-bytes limit of %s (%s).",
                          python_lead(ctx, r->op), strchr("aeiou", k->kind[0]) ? "n" : "", k->kind, axes, r->what,
-                         SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(r->value->type), cost_bytes_str(a, k->bytes_per_device),
+                         SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(ir_value_type(r->value)), cost_bytes_str(a, k->bytes_per_device),
                          cost_bytes_str(a, max), k->reason);
     add_context(ctx, d, k);
     const char *fix = strcmp(k->kind, "all-reduce") ? keep_snippet(ctx, r, ar_printf(a, "no %s inserted", k->kind)) : NULL;
@@ -237,13 +237,13 @@ void ru_check_comm_boundary_reshard(ru_ctx *ctx) {
       d = ru_emit(ctx, r->op,
                   "%s%s of %s (%.*s) is sharded %s, but the callback runs on one device: the partitioner all-gathers it "
                   "over %s first, %s received per device.",
-                  python_lead(ctx, r->op), r->what, who, SC_SPAN_ARG(r->value->type), from ? from : "P()", axes, bytes);
+                  python_lead(ctx, r->op), r->what, who, SC_SPAN_ARG(ir_value_type(r->value)), from ? from : "P()", axes, bytes);
     } else {
       const char *to = spec_of(a, r->to);
       d = ru_emit(ctx, r->op,
                   "%s%s of the shard_map calling %s (%.*s) arrives sharded %s, but its in_specs take it as %s: the "
                   "partitioner inserts a%s %s over %s before the kernel, %s per device.",
-                  python_lead(ctx, callee), r->what, who, SC_SPAN_ARG(r->value->type), from ? from : "P()", to ? to : "P()",
+                  python_lead(ctx, callee), r->what, who, SC_SPAN_ARG(ir_value_type(r->value)), from ? from : "P()", to ? to : "P()",
                   strchr("aeiou", k->kind[0]) ? "n" : "", k->kind, axes, bytes);
     }
     add_context(ctx, d, k);

@@ -361,7 +361,7 @@ static sc_diag *report_v(ru_ctx *ctx, sc_severity sev, uint32_t offset, const ir
     d.col = pos.col;
   }
   if (op) {
-    if (op->func && ir_op_sym_name(op->func).n) d.function = ir_span_dup(ctx->arena, ir_op_sym_name(op->func));
+    if (ir_op_func(op) && ir_op_sym_name(ir_op_func(op)).n) d.function = ir_span_dup(ctx->arena, ir_op_sym_name(ir_op_func(op)));
     else if (op->kind == SC_OP_FUNC && ir_op_sym_name(op).n)
       d.function = ir_span_dup(ctx->arena, ir_op_sym_name(op));
     d.op = ir_span_dup(ctx->arena, op->name);
@@ -602,7 +602,7 @@ void ru_diag_related(ru_ctx *ctx, sc_diag *d, uint32_t offset, const ir_op *op, 
     r.col = r.end_col = pos.col;
   }
   if (op) {
-    const ir_op *fn = op->kind == SC_OP_FUNC ? op : op->func;
+    const ir_op *fn = op->kind == SC_OP_FUNC ? op : ir_op_func(op);
     if (fn && ir_op_sym_name(fn).n) r.function = ir_span_dup(ctx->arena, ir_op_sym_name(fn));
     r.op = ir_span_dup(ctx->arena, op->name);
     ir_srcloc src = ir_op_srcloc(ctx->module, op);

@@ -217,7 +217,7 @@ static ir_span py_function_name(ir_span n) {
 }
 
 const char *ru_py_caller(ru_ctx *ctx, const ir_op *op, const ir_op **fn_op) {
-  const ir_op *fn = op->func;
+  const ir_op *fn = ir_op_func(op);
   if (fn_op) *fn_op = NULL;
   if (fn && fn != ctx->module->entry) {
     ir_span n = py_function_name(ir_op_sym_name(fn));
@@ -611,7 +611,7 @@ static uint32_t sharding_entries(ru_ctx *ctx, const ir_op *op, bool *tuple) {
       *tuple = true;
       return s->nelements ? s->nelements : 1;
     }
-    ir_span ty = op->nresults ? op->results[0]->type : ir_span_of(NULL, 0);
+    ir_span ty = op->nresults ? ir_value_type(op->results[0]) : ir_span_of(NULL, 0);
     if (ty.n && ty.p[0] == '(') {
       *tuple = true;
       uint32_t n = 0, depth = 0;
@@ -788,7 +788,7 @@ sc_fix *ru_fix_wrap_manual(ru_ctx *ctx, sc_diag *d, const ir_op *op, const ru_wh
   if (m->format == SC_FMT_HLO || w->free_unknown || w->nfree == 0) return NULL;
   ru_partitioner part = ru_kc_partitioner(m);
   if (part == SC_PART_GSPMD) return NULL;
-  if (op->noperand_types != op->noperands || op->nresult_types != op->nresults) return NULL;
+  if (ir_op_noperand_types(op) != op->noperands || ir_op_nresult_types(op) != op->nresults) return NULL;
   const char *buf = m->buf;
   uint32_t start = op->pos.offset, end = op->end;
   if (end <= start || end > m->len) return NULL;
@@ -845,17 +845,17 @@ sc_fix *ru_fix_wrap_manual(ru_ctx *ctx, sc_diag *d, const ir_op *op, const ru_wh
   for (uint32_t i = 0; i < op->noperands; i++) {
     const char *sep = i ? ", " : "";
     ar_str_printf(&args_s, "%s%%%sarg%u", sep, pfx, i);
-    ar_str_printf(&argdecls_s, "%s%%%sarg%u: " SC_SPAN_FMT, sep, pfx, i, SC_SPAN_ARG(op->operand_types[i]));
-    ar_str_printf(&otypes_s, "%s" SC_SPAN_FMT, sep, SC_SPAN_ARG(op->operand_types[i]));
-    ar_str_printf(&ins_s, "%s%s", sep, replicated_sharding(a, mesh_name, op->operand_types[i]));
+    ar_str_printf(&argdecls_s, "%s%%%sarg%u: " SC_SPAN_FMT, sep, pfx, i, SC_SPAN_ARG(ir_op_operand_types(op)[i]));
+    ar_str_printf(&otypes_s, "%s" SC_SPAN_FMT, sep, SC_SPAN_ARG(ir_op_operand_types(op)[i]));
+    ar_str_printf(&ins_s, "%s%s", sep, replicated_sharding(a, mesh_name, ir_op_operand_types(op)[i]));
   }
   ar_str operands_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < op->noperands; i++)
     ar_str_printf(&operands_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(ir_op_operand_name(op, i)));
   ar_str rtypes_s = SC_ASTR_INIT(a), outs_s = SC_ASTR_INIT(a), rets_s = SC_ASTR_INIT(a);
   for (uint32_t i = 0; i < op->nresults; i++) {
-    ar_str_printf(&rtypes_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(op->result_types[i]));
-    ar_str_printf(&outs_s, "%s%s", i ? ", " : "", replicated_sharding(a, mesh_name, op->result_types[i]));
+    ar_str_printf(&rtypes_s, "%s" SC_SPAN_FMT, i ? ", " : "", SC_SPAN_ARG(ir_op_result_types(op)[i]));
+    ar_str_printf(&outs_s, "%s%s", i ? ", " : "", replicated_sharding(a, mesh_name, ir_op_result_types(op)[i]));
     if (op->nresults == 1) ar_str_printf(&rets_s, "%%%sout", pfx);
     else ar_str_printf(&rets_s, "%s%%%sout#%u", i ? ", " : "", pfx, i);
   }

@@ -114,17 +114,18 @@ static void result_shardings(ru_ctx *ctx, const ir_op *op, const ru_where *w, sh
   uint32_t nuses;
   const ru_use *uses = ru_op_uses(ctx, op, &nuses);
   ar_step(ctx->arena, nuses);
+  const ir_op *fn = ir_op_func(op);
   for (uint32_t j = 0; j < nuses; j++) {
     const ir_op *u = uses[j].user;
-    if (u->func != op->func) continue;
+    if (ir_op_func(u) != fn) continue;
     uint32_t k = uses[j].operand;
     const ir_value *v = u->operands[k];
     const md_sharding *s = NULL;
     if (u->kind == SC_OP_SDY_SHARDING_CONSTRAINT || u->kind == SC_OP_SDY_RESHARD || u->cc == SC_CC_SHARDING) {
       if (u->nresults) s = ru_value_sharding(ctx, u->results[0]);
-    } else if (u->kind == SC_OP_RETURN && u->parent_op == op->func && op->func &&
-               k < ir_op_nresult_attrs(op->func)) {
-      const ir_attrs *ra = &ir_op_result_attrs(op->func)[k];
+    } else if (u->kind == SC_OP_RETURN && u->parent_op == ir_op_func(op) && ir_op_func(op) &&
+               k < ir_op_nresult_attrs(ir_op_func(op))) {
+      const ir_attrs *ra = &ir_op_result_attrs(ir_op_func(op))[k];
       const ir_attr *at = ir_attrs_find(ra, "sdy.sharding");
       if (!at) at = ir_attrs_find(ra, "mhlo.sharding");
       if (at) s = parse_attr_sharding(ctx->arena, at);
@@ -350,8 +351,8 @@ static void add_caller_wrap_fix(ru_ctx *ctx, sc_diag *d, const ir_op *op, const 
     kouts[i] = ru_pspec(a, rs[i], w, NULL);
     if (kouts[i] || all_repl) continue;
     /* Same shape as a sharded operand: the usual elementwise/blocked kernel keeps its layout. */
-    for (uint32_t k = 0; k < op->noperands && k < op->noperand_types && i < op->nresult_types; k++)
-      if (kins[k] && strcmp(kins[k], "P()") && ir_span_same(op->operand_types[k], op->result_types[i])) {
+    for (uint32_t k = 0; k < op->noperands && k < ir_op_noperand_types(op) && i < ir_op_nresult_types(op); k++)
+      if (kins[k] && strcmp(kins[k], "P()") && ir_span_same(ir_op_operand_types(op)[k], ir_op_result_types(op)[i])) {
         kouts[i] = kins[k];
         break;
       }

@@ -282,7 +282,7 @@ static void check_values(ru_ctx *ctx, const ir_op *op, const md_op_info *info, m
       }
       if ((which != CHK_LOCAL && !found) || !divisible) continue;
       ir_span ltype = ir_span_of("", 0);
-      if (operand) ltype = b && i < b->nargs ? b->args[i]->type : ltype;
+      if (operand) ltype = b && i < b->nargs ? ir_value_type(b->args[i]) : ltype;
       else ltype = ret ? ru_operand_type(ret, i) : ltype;
       md_shape ls;
       if (!ltype.n || !md_parse_shape(a, ltype, &ls) || ls.kind != SC_SHAPE_ARRAY) continue;
@@ -564,7 +564,7 @@ void ru_check_manual_unreduced_partial(ru_ctx *ctx, const ir_op *op) {
     for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) man[i] = info->sdy_op->manual_axes[i].name;
     const char *prefix = side ? "out" : "in";
     /* what jax.shard_map refuses; Shardy accepts it (docs/rules-policy.md) */
-    sc_severity sev = md_model_jax_policy_severity(ctx->model, op->func, ctx->rule->severity);
+    sc_severity sev = md_model_jax_policy_severity(ctx->model, ir_op_func(op), ctx->rule->severity);
     sc_diag *d = ru_emit_sev(ctx, sev, s->offset ? s->offset : op->pos.offset, op,
                             "unreduced/reduced can only be passed to %s_specs when shard_map is in full manual mode. Got "
                             "mesh axis names %s, manual_axes: %s, specs: %s (unreduced axes %s in a shard_map that leaves "

@@ -313,7 +313,7 @@ void ru_check_memory_padding_waste(ru_ctx *ctx) {
       if (!t.derived && !t.written) continue;
       t.index = k;
       t.leaf = -1;
-      t.type = t.value->type;
+      t.type = ir_value_type(t.value);
       t.offset = op->pos.offset;
       ar_mark_t mark = ar_mark(ctx->arena); /* most values note nothing: their sizes are scratch */
       size_t before = ctx->diags.n;

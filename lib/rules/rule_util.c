@@ -14,14 +14,14 @@ bool ru_annotated(const ru_ctx *ctx, const ir_op *op) {
 }
 
 ir_span ru_result_type(const ir_op *op, uint32_t i) {
-  if (i < op->nresults && op->results[i]->type.n) return op->results[i]->type;
-  if (i < op->nresult_types) return op->result_types[i];
+  if (i < op->nresults && ir_value_type(op->results[i]).n) return ir_value_type(op->results[i]);
+  if (i < ir_op_nresult_types(op)) return ir_op_result_types(op)[i];
   return ir_span_of("", 0);
 }
 
 ir_span ru_operand_type(const ir_op *op, uint32_t i) {
-  if (i < op->noperand_types && op->operand_types[i].n) return op->operand_types[i];
-  if (i < op->noperands && op->operands[i] && op->operands[i]->type.n) return op->operands[i]->type;
+  if (i < ir_op_noperand_types(op) && ir_op_operand_types(op)[i].n) return ir_op_operand_types(op)[i];
+  if (i < op->noperands && op->operands[i] && ir_value_type(op->operands[i]).n) return ir_value_type(op->operands[i]);
   return ir_span_of("", 0);
 }
 
@@ -38,7 +38,7 @@ const ir_op *ru_terminator(const ir_op *op) {
 
 ir_span ru_arg_type(const ir_op *func, uint32_t i) {
   const ir_block *b = ru_body(func);
-  if (b && i < b->nargs) return b->args[i]->type;
+  if (b && i < b->nargs) return ir_value_type(b->args[i]);
   return ir_span_of("", 0);
 }
 

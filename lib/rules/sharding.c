@@ -808,7 +808,7 @@ void ru_visit_sharding_sdy_op(ru_ctx *ctx, const ir_op *op) {
     }
     bool bad = false;
     for (uint32_t i = 0; b && i < b->nargs && !bad; i++) {
-      ir_span at = ir_span_trim(b->args[i]->type), ot = ir_span_trim(ru_operand_type(op, i));
+      ir_span at = ir_span_trim(ir_value_type(b->args[i])), ot = ir_span_trim(ru_operand_type(op, i));
       if (at.n && ot.n && !ir_span_same(at, ot)) {
         ru_emit(ctx, op,
                 "expected the type of the %u'th block argument to match the type of the corresponding operand: "

@@ -268,7 +268,7 @@ void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op);
 void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op) {
   if (!ctx->model || ctx->module->format == SC_FMT_HLO) return; /* Shardy shardings only */
   unsigned kind = op->kind;
-  if (!op->func || kind == SC_OP_FUNC || kind == SC_OP_SDY_RESHARD || kind == SC_OP_SDY_SHARDING_CONSTRAINT) return;
+  if (!ir_op_func(op) || kind == SC_OP_FUNC || kind == SC_OP_SDY_RESHARD || kind == SC_OP_SDY_SHARDING_CONSTRAINT) return;
   if (kind == SC_OP_CALL) {
     check_call(ctx, op);
     return;

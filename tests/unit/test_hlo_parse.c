@@ -106,7 +106,7 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
     if (ir_op_depth(op) == 2) {
       cr_assert_eq(op->nresults, 1);
       cr_assert_eq(op->results[0]->def, op);
-      cr_assert_not_null(op->func);
+      cr_assert_not_null(ir_op_func(op));
       for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k]);
       if (ir_op_callee(op).n) cr_assert_not_null(ir_module_func(m, ir_op_callee(op)), "callee " SC_SPAN_FMT, SC_SPAN_ARG(ir_op_callee(op)));
     }
@@ -180,15 +180,15 @@ Test(hlo_parse, instructions_operands_attrs) {
     assert_span(ir_op_sym_name(b->ops[i]), names[i]);
     assert_span(b->ops[i]->results[0]->name, names[i]);
     cr_assert_eq(ir_op_depth(b->ops[i]), 2);
-    cr_assert_eq(b->ops[i]->func, main_);
+    cr_assert_eq(ir_op_func(b->ops[i]), main_);
     cr_assert_eq(b->ops[i]->parent_op, main_);
     cr_assert_eq(ir_op_block(b->ops[i], NULL, NULL, NULL), b);
     cr_assert_eq(ir_linemap_pos(&lines, b->ops[i]->pos.offset).line, 11 + (uint32_t)i);
     cr_assert_eq(ir_linemap_pos(&lines, b->ops[i]->pos.offset).col, 3);
   }
   ir_op *p = b->ops[0], *r = b->ops[2], *out = b->ops[3];
-  assert_span(p->results[0]->type, "f32[8,16]{1,0}");
-  assert_span(p->result_types[0], "f32[8,16]{1,0}");
+  assert_span(ir_value_type(p->results[0]), "f32[8,16]{1,0}");
+  assert_span(ir_op_result_types(p)[0], "f32[8,16]{1,0}");
   cr_assert_eq(p->attrs.n, 1);
   assert_attr(p, "sharding", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   cr_assert_eq(b->nargs, 1);
@@ -199,8 +199,8 @@ Test(hlo_parse, instructions_operands_attrs) {
   cr_assert_eq(r->operands[0], p->results[0]);
   cr_assert_eq(r->operands[1], b->ops[1]->results[0]);
   assert_span(ir_op_operand_name(r, 0), "p");
-  assert_span(r->operand_types[0], "f32[8,16]{1,0}");
-  assert_span(r->operand_types[1], "f32[]");
+  assert_span(ir_op_operand_types(r)[0], "f32[8,16]{1,0}");
+  assert_span(ir_op_operand_types(r)[1], "f32[]");
   assert_span(ir_op_callee(r), "add_comp");
   assert_attr(r, "to_apply", "%add_comp");
   assert_attr(r, "dimensions", "{1}");
@@ -259,16 +259,16 @@ Test(hlo_parse, tuple_shapes_layouts_comments_escapes) {
   cr_assert_eq(f->regions[0]->blocks[0]->nops, 5);
   cr_assert_eq(f->regions[0]->blocks[0]->nargs, 2);
   ir_op *tt = instr(f, "t");
-  assert_span(tt->results[0]->type, "((f32[8,128]{1,0:T(8,128)}, s32[]), token[], /*index=2*/ (pred[], (u8[2]{0})))");
+  assert_span(ir_value_type(tt->results[0]), "((f32[8,128]{1,0:T(8,128)}, s32[]), token[], /*index=2*/ (pred[], (u8[2]{0})))");
   cr_assert_eq(ir_linemap_pos(&lines, tt->pos.offset).line, 6);
   cr_assert_eq(ir_linemap_pos(&lines, tt->pos.offset).col, 23);
   assert_attr(tt, "custom_call_target", "\"x\\\"y\\\\\"");
   assert_attr(tt, "sharding", "{{devices=[2,1]<=[2]}, {replicated}, {maximal device=0}, {manual}, {replicated}}");
   assert_attr(tt, "frontend_attributes",
               "{xla.sdy.sharding=\"#sdy.sharding_per_value<[<@mesh, [{\\\"x\\\"}, {}]>]>\"}");
-  assert_span(instr(f, "tok")->results[0]->type, "token[]");
-  assert_span(instr(f, "p0")->results[0]->type, "f32[8,128]{1,0:T(8,128)}");
-  assert_span(instr(f, "g")->results[0]->type, "(f32[8,128]{1,0:T(8,128)}, s32[])");
+  assert_span(ir_value_type(instr(f, "tok")->results[0]), "token[]");
+  assert_span(ir_value_type(instr(f, "p0")->results[0]), "f32[8,128]{1,0:T(8,128)}");
+  assert_span(ir_value_type(instr(f, "g")->results[0]), "(f32[8,128]{1,0:T(8,128)}, s32[])");
   cr_assert_eq(instr(f, "g")->operands[0], tt->results[0]);
   cr_assert_eq(instr(f, "p0")->attrs.n, 0);
 }
@@ -328,9 +328,9 @@ Test(hlo_parse, module_without_header_and_spaced_shapes) {
   cr_assert_eq(ir_op_sym_name(m->module).n, 0, "no module name");
   cr_assert_eq(fe_detect_format(t, strlen(t)), SC_FMT_HLO);
   md_shape sh;
-  cr_assert(md_parse_shape(arena, instr(m->entry, "p")->results[0]->type, &sh) && sh.kind == SC_SHAPE_ARRAY && sh.rank == 1 &&
+  cr_assert(md_parse_shape(arena, ir_value_type(instr(m->entry, "p")->results[0]), &sh) && sh.kind == SC_SHAPE_ARRAY && sh.rank == 1 &&
             sh.dims[0] == 8);
-  cr_assert(md_parse_shape(arena, instr(m->entry, "q")->results[0]->type, &sh) && sh.kind == SC_SHAPE_TUPLE && sh.nelems == 2 &&
+  cr_assert(md_parse_shape(arena, ir_value_type(instr(m->entry, "q")->results[0]), &sh) && sh.kind == SC_SHAPE_TUPLE && sh.nelems == 2 &&
             sh.elems[0].kind == SC_SHAPE_ARRAY && sh.elems[0].dims[0] == 4);
   const char *last = "a {\n  ROOT x = f32[] constant(1)\n}\nb {\n  ROOT y = f32[] constant(2)\n}\n";
   m = parse_ok(last);
@@ -374,7 +374,7 @@ Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
   ir_op *mx = b->ops[3], *z = b->ops[4];
   assert_span(mx->name, "maximum");
   cr_assert_eq(ir_op_sym_name(mx).n, 0);
-  assert_span(mx->results[0]->type, "f32[]");
+  assert_span(ir_value_type(mx->results[0]), "f32[]");
   cr_assert_eq(mx->noperands, 2);
   cr_assert_eq(mx->attrs.n, 0);
   cr_assert_eq(z->operands[0], mx->results[0]);
@@ -393,11 +393,11 @@ Test(hlo_parse, shape_may_be_omitted_and_special_values) {
   ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
   ir_op *b = instr(m->entry, "b");
-  cr_assert_eq(b->results[0]->type.n, 0);
-  cr_assert_eq(b->nresult_types, 0);
+  cr_assert_eq(ir_value_type(b->results[0]).n, 0);
+  cr_assert_eq(ir_op_nresult_types(b), 0);
   cr_assert_eq(instr(m->entry, "c")->noperands, 0);
   ir_op *d = instr(m->entry, "d");
-  assert_span(d->results[0]->type, "f32[<=4,?]");
+  assert_span(ir_value_type(d->results[0]), "f32[<=4,?]");
   assert_attr(d, "backend_config", "{attn_heads = 32 : i64, s = \"a,b}\"}");
   assert_attr(d, "operand_layout_constraints", "{s32[], f32[2,2]{1,0}}");
   assert_attr(m->module, "is_scheduled", "true");
@@ -770,7 +770,7 @@ Test(hlo_parse, buffer_shapes) {
                           "  ROOT c = f32[4,2]{0,1} custom-call(b(f32[4,2]{0,1}) a), custom_call_target=\"Unpin\"\n}\n");
   ir_op *a = instr(m->entry, "a");
   cr_assert_not_null(a);
-  assert_span(a->result_types[0], "b(f32[4,2]{0,1})");
+  assert_span(ir_op_result_types(a)[0], "b(f32[4,2]{0,1})");
 }
 
 Test(hlo_parse, legacy_header_with_colon) {

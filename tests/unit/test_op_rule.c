@@ -51,9 +51,9 @@ static const char *rule_text(const char *text, const char *name) {
 }
 
 static ir_span type_of(const ir_op *op, bool result, uint32_t i) {
-  if (result && op->nresult_types >= op->nresults) return op->result_types[op->nresult_types - op->nresults + i];
-  if (result) return op->results[i]->type;
-  return op->noperand_types == op->noperands ? op->operand_types[i] : op->operands[i]->type;
+  if (result && ir_op_nresult_types(op) >= op->nresults) return ir_op_result_types(op)[ir_op_nresult_types(op) - op->nresults + i];
+  if (result) return ir_value_type(op->results[i]);
+  return ir_op_noperand_types(op) == op->noperands ? ir_op_operand_types(op)[i] : ir_value_type(op->operands[i]);
 }
 
 /* A dimension's factors multiply to its size, unless one of them needs communication (the rule maps
