@@ -163,7 +163,7 @@ static void put_shardings_json(propagate_run *run, ar_str *out, size_t chunk, co
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     ar_step(run->arena, 1);
-    for (uint32_t r = 0; r < op->nresults; r++) put_value_json(run, out, op->results[r], op, e, lines, &first);
+    for (uint32_t r = 0; r < op->nresults; r++) put_value_json(run, out, ir_op_result(op, r), op, e, lines, &first);
     for (uint32_t r = 0; r < op->nregions; r++)
       for (uint32_t b = 0; b < op->regions[r]->nblocks; b++)
         for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++) {

@@ -276,8 +276,8 @@ static void collect_results(sc_arena *a, const ir_module *m, const md_model *mod
   if (!ret) return;
   if (m->format == SC_FMT_HLO) { /* the ROOT instruction's value is the result (a tuple's leaves each one) */
     if (!ret->nresults) return;
-    cost_tensor_info t = signature_tensor(ret->results[0], 0, true, ir_value_type(ret->results[0]), ret->pos.offset, devices);
-    add_tensor(a, model, out, t, md_model_value_sharding(model, ret->results[0]));
+    cost_tensor_info t = signature_tensor(ir_op_result(ret, 0), 0, true, ir_value_type(ir_op_result(ret, 0)), ret->pos.offset, devices);
+    add_tensor(a, model, out, t, md_model_value_sharding(model, ir_op_result(ret, 0)));
     return;
   }
   const ir_span *types = ir_op_func_result_types(entry);

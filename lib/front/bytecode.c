@@ -289,6 +289,7 @@ typedef struct {
    * lie caught before its slots are reserved: nested regions cannot multiply the input by their depth. */
   uint64_t pending;
   const uint8_t *ir_end;
+  bool forward_results; /* some op's result was used before the op (see resolve_forward_results) */
 } builder;
 
 static bool op_is(const ir_op *op, const char *name) { return ir_span_eq(op->name, name); }
@@ -575,7 +576,7 @@ static void fold_compact_reduce(builder *b, ir_op *op) {
   if (blk->nops != 2 || blk->nargs != 2) return;
   const ir_op *inner = blk->ops[0], *ret = blk->ops[1];
   if (inner->noperands != 2 || inner->nresults != 1 || inner->nregions || ret->noperands != 1 ||
-      inner->operands[0] != blk->args[0] || inner->operands[1] != blk->args[1] || ret->operands[0] != inner->results[0] ||
+      inner->operands[0] != blk->args[0] || inner->operands[1] != blk->args[1] || ret->operands[0] != ir_op_result(inner, 0) ||
       !ir_span_starts(inner->name, "stablehlo.") || !op_is(ret, "stablehlo.return"))
     return;
   if (b->ops.n < 2 || b->ops.v[b->ops.n - 1] != ret || b->ops.v[b->ops.n - 2] != inner) return;
@@ -658,20 +659,21 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, ui
         for (uint32_t i = 0; i < d->n && bc_ok(s); i++) take_attr(b, op, &attrs, &x, bc_attr_str(d->k[i]), d->v[i], vhlo);
     }
   }
-  value_vec results = {0};
+  uint32_t nresults = 0;
   if (mask & 0x06) op->types = ar_calloc(s->a, 1, sizeof *op->types);
   if (mask & 0x02) {
     uint64_t n = bc_count(s, r);
     op->types->result_types = ar_calloc(s->a, n ? n : 1, sizeof(ir_span));
+    op->result_values = ar_calloc(s->a, n ? n : 1, sizeof *op->result_values);
     for (uint64_t i = 0; i < n && bc_ok(s); i++) {
       const bc_type *t = bc_read_type(s, r);
-      ir_value *v = new_value(b);
+      ir_value *v = &op->result_values[i];
       v->def = op;
       v->index = (uint32_t)i;
       if (t) op->types->result_types[i] = t->text;
-      SC_PUSH(s->a, results, v);
+      nresults++;
     }
-    op->types->nresult_types = (uint32_t)results.n;
+    op->types->nresult_types = nresults;
   }
   if (mask & 0x04) {
     uint64_t n = bc_count(s, r);
@@ -689,16 +691,16 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, ui
     for (uint64_t i = 0; i < n && bc_ok(s); i++)
       if (bc_varint(s, r) >= nblocks && bc_ok(s)) bc_fail(s, r->p, "successor block index out of range");
   }
-  if (s->version >= 3 && (mask & 0x20)) skip_use_lists(s, r, results.n);
+  if (s->version >= 3 && (mask & 0x20)) skip_use_lists(s, r, nresults);
   op->attrs.v = attrs.v;
   op->attrs.n = (uint32_t)attrs.n;
   /* Results are defined in the enclosing region (not at the top level, which declares no values). */
-  for (size_t i = 0; i < results.n && bc_ok(s); i++) {
-    results.v[i]->name = bc_printf(s, "%%%zu", rv ? rv->next : i);
-    if (rv && rv->end > rv->base) results.v[i] = define_value(b, rv, results.v[i]);
+  for (uint32_t i = 0; i < nresults && bc_ok(s); i++) {
+    ir_value *v = &op->result_values[i];
+    v->name = bc_printf(s, "%%%zu", rv ? rv->next : (size_t)i);
+    if (rv && rv->end > rv->base && define_value(b, rv, v) != v) b->forward_results = true;
   }
-  op->results = results.v;
-  op->nresults = (uint32_t)results.n;
+  op->nresults = nresults;
   if (x.fn_type) {
     ir_op_decl *e = ir_op_decl_of(s->a, op);
     e->func_result_types = ar_calloc(s->a, x.fn_type->nouts ? x.fn_type->nouts : 1, sizeof(ir_span));
@@ -831,6 +833,17 @@ static bool stablehlo_version(ir_span producer, unsigned *major, unsigned *minor
   return sscanf(buf, "%u.%u", major, minor) == 2;
 }
 
+/* A result used before its op (in a later block, or a graph region) was made at its first use, and the
+ * op's own result copied into it when the op came. Operands that name the first now name the op's. */
+static void resolve_forward_results(ir_op **ops, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < ops[i]->noperands; k++) {
+      const ir_value *u = ops[i]->operands[k];
+      if (u && u->def && u->index < u->def->nresults && u != ir_op_result(u->def, u->index))
+        ops[i]->operands[k] = ir_op_result(u->def, u->index);
+    }
+}
+
 static ir_module *read_module(bc *s, const fe_parse_input *in) {
   bc_rd r = {s->base, s->base + s->len};
   const uint8_t *magic = bc_bytes(s, &r, 4);
@@ -893,6 +906,7 @@ static ir_module *read_module(bc *s, const fe_parse_input *in) {
   m->module = root;
   m->ops = b.ops.v;
   m->nops = (uint32_t)b.ops.n;
+  if (b.forward_results) resolve_forward_results(m->ops, m->nops);
   m->funcs = b.funcs.v;
   m->nfuncs = (uint32_t)b.funcs.n;
   for (uint32_t i = 0; i < m->nfuncs; i++) {

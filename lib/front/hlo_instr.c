@@ -39,7 +39,6 @@ void hlo_count_op(P *p, const char *at) {
 typedef struct {
   ir_op op;
   ir_value value;
-  ir_value *results[1];
   ir_span result_types[1];
   ir_op_types types; /* its own: an instruction's operand shapes are written per instruction */
   ir_op_extra extra;
@@ -58,8 +57,7 @@ static ir_op *new_instr(P *p, comp *c, const char *start, ir_span opcode, ir_spa
   v->def = op;
   v->index = 0;
   v->pos = op->pos;
-  ib->results[0] = v;
-  op->results = ib->results;
+  op->result_values = v;
   op->nresults = 1;
   op->types = &ib->types;
   if (shape.n) {
@@ -122,7 +120,7 @@ static void parse_operands(P *p, comp *c, ir_span opcode, uint32_t depth, uint32
           hlo_fail_limit(p, ns, "nested operand instructions deeper than %u", MAX_NESTED_INSTR_DEPTH);
         p->s = ns;
         ir_op *nested = parse_rhs(p, c, shape.n ? shape.p : ns, (ir_span){ns, 0}, shape, depth + 1, true);
-        scratch_push(p, hlo_span(ns, ns), shape, nested->results[0]); /* unnamed, already resolved */
+        scratch_push(p, hlo_span(ns, ns), shape, ir_op_result(nested, 0)); /* unnamed, already resolved */
       } else {
         /* Compact GTE suffix: %t#1#0. */
         const char *q = ne;
@@ -346,7 +344,7 @@ void hlo_resolve_operands(P *p, comp *c) {
   htab t;
   htab_init(p, &t, c->block->nops);
   for (uint32_t i = 0; i < c->block->nops; i++) {
-    ir_value *v = c->block->ops[i]->results[0];
+    ir_value *v = ir_op_result(c->block->ops[i], 0);
     if (v->name.n) htab_put(&t, v->name, v);
   }
   for (uint32_t i = 0; i < c->block->nops; i++) {

@@ -676,7 +676,7 @@ static void parse_body(P *p, comp *c, ir_span name, uint32_t depth) {
   if (c->params.n) {
     c->block->args = hlo_alloc_array(p, c->params.n, sizeof *c->block->args);
     for (uint32_t i = 0; i < c->params.n; i++) {
-      ir_value *v = c->params.v[i]->results[0];
+      ir_value *v = ir_op_result(c->params.v[i], 0);
       v->block = c->block;
       c->block->args[i] = v;
     }

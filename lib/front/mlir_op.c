@@ -108,37 +108,39 @@ void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
 /* result-list ::= result (',' result)* '='    result ::= %name (':' integer)?
  * (mt_begins_op() already checked the shape.) Returns false after an error. */
 bool mt_parse_result_list(P *p, ir_op *op) {
-  size_t base = p->s_values.n;
+  size_t base = p->s_spans.n; /* the results' names, until their count is known */
   if (peek(p, 0).kind == T_PERCENT) {
     for (;;) {
       tok r = next(p);
       uint32_t count = 1;
-      bool grouped = false;
       if (is_punct(peek(p, 0), p, ':') && peek(p, 1).kind == T_WORD) {
         next(p);
         tok n = next(p);
         count = 0;
         for (uint32_t i = 0; i < n.len && (k_cls[(unsigned char)p->buf[n.off + i]] & C_DIGIT); i++)
           count = count * 10 + (uint32_t)(p->buf[n.off + i] - '0');
-        grouped = true;
         if (count > 1u << 20) {
           mt_fail_at(p, n.off, "result group too large");
           return false;
         }
       }
-      for (uint32_t i = 0; i < count; i++) {
-        ir_value *v = mt_new_value(p, tspan(p, r), r.off);
-        if (grouped && i > 0) v->name = ir_span_of(p->buf + r.off, r.len); /* same base; looked up by #i */
-        v->def = op;
-        v->index = (uint32_t)(p->s_values.n - base);
-        SC_PUSH(p->a, p->s_values, v);
-      }
+      for (uint32_t i = 0; i < count; i++) SC_PUSH(p->a, p->s_spans, tspan(p, r)); /* a group's: looked up by #i */
       tok sep = next(p);
       if (is_punct(sep, p, '=')) break;
       /* mt_begins_op() already checked the shape. */
     }
   }
-  TAKE(p, p->s_values, base, op->results, op->nresults);
+  uint32_t n = (uint32_t)(p->s_spans.n - base);
+  op->result_values = n ? ar_alloc(p->a, n * sizeof *op->result_values) : NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    ir_value *v = &op->result_values[i];
+    v->name = p->s_spans.v[base + i];
+    v->pos.offset = (uint32_t)(v->name.p - p->buf);
+    v->def = op;
+    v->index = i;
+  }
+  op->nresults = n;
+  p->s_spans.n = base;
   return true;
 }
 

@@ -312,8 +312,8 @@ ir_value *mt_lookup_value(P *p, ir_span name) {
   if (!s->name.p) return NULL;
   ir_value *v = s->v;
   if (v && idx >= 0) {
-    if (v->def && idx < (long)v->def->nresults && v->def->results[idx]->name.p == v->name.p)
-      return v->def->results[idx];
+    if (v->def && idx < (long)v->def->nresults && ir_op_result(v->def, idx)->name.p == v->name.p)
+      return ir_op_result(v->def, idx);
     return idx == 0 ? v : NULL;
   }
   return v;
@@ -381,9 +381,10 @@ static ir_op *parse_op(P *p, ir_op *parent_op, const raw_head *h) {
   if (!op) return NULL;
   op_state st = {op, false, false, false, false, p->s_attrs.n, p->s_values.n, p->s_spans.n, {0}, {0}};
   if (h) { /* read by mt_raw_op_head(): one result, then the name */
-    op->results = ar_alloc(p->a, sizeof *op->results);
-    op->results[0] = mt_new_value(p, tspan(p, first), first.off);
-    op->results[0]->def = op;
+    ir_value *v = op->result_values = ar_alloc(p->a, sizeof *op->result_values);
+    v->name = tspan(p, first);
+    v->pos.offset = first.off;
+    v->def = op;
     op->nresults = 1;
     tok name = {p->buf[h->name] == '"' ? T_STRING : T_WORD, false, p->buf[h->name], h->name, h->name_end - h->name};
     mt_parse_op_name(p, &st, name);
@@ -447,7 +448,7 @@ static void parse_block_ops(P *p, ir_block *b, ir_op *parent_op) {
   parsed:
     SC_PUSH(p->a, p->s_ops, op);
     for (uint32_t i = 0; i < op->nresults; i++)
-      if (i == 0 || op->results[i]->name.p != op->results[i - 1]->name.p) mt_define_value(p, op->results[i]);
+      if (i == 0 || ir_op_result(op, i)->name.p != ir_op_result(op, i - 1)->name.p) mt_define_value(p, ir_op_result(op, i));
   }
   TAKE(p, p->s_ops, base, b->ops, b->nops);
 }

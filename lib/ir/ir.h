@@ -256,7 +256,7 @@ struct ir_op {
 
   ir_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
 
-  ir_value **results;   /* nresults */
+  ir_value *result_values; /* nresults, side by side (ir_op_result): no array of pointers to them */
   ir_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
   ir_op_types *types;   /* the types its text writes, or NULL (read with ir_op_operand_types() ...) */
 
@@ -270,6 +270,9 @@ struct ir_op {
 
   ir_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
 };
+
+/* Result i (< nresults). Any thread. */
+static inline ir_value *ir_op_result(const ir_op *op, uint32_t i) { return &op->result_values[i]; }
 
 /* The enclosing func.func / HLO computation (the nearest func_like ancestor), or NULL. Any thread. */
 static inline ir_op *ir_op_func(const ir_op *op) {

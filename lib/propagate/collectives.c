@@ -735,13 +735,13 @@ static bool redundant(const prop_sharding *in, const prop_sharding *out) {
 
 static void convert_reshard(pass *p, const ir_op *op) {
   if (op->noperands != 1 || op->nresults != 1 || !op->operands[0]) return;
-  const prop_sharding *out = prop_engine_value_sharding(p->e, op->results[0]);
+  const prop_sharding *out = prop_engine_value_sharding(p->e, ir_op_result(op, 0));
   const ir_value *input = bypass_barriers(op->operands[0]);
   const prop_sharding *in = prop_engine_value_sharding(p->e, input);
   if (p->keep_redundant && redundant(in, out)) return;
   if (!out || out->mesh->maximal || (in && in->mesh->maximal)) return;
   ir_tensor_type tt;
-  if (!ir_parse_tensor_type(p->a, ir_value_type(op->results[0]), &tt) || tt.rank < 0 || (uint32_t)tt.rank != out->rank) return;
+  if (!ir_parse_tensor_type(p->a, ir_value_type(ir_op_result(op, 0)), &tt) || tt.rank < 0 || (uint32_t)tt.rank != out->rank) return;
   if (!in) in = prop_sharding_open(p->a, out->mesh, out->mesh_name, out->rank);
   if (in->rank != out->rank) return;
   if (fully_replicated(out)) {
@@ -756,7 +756,7 @@ static void convert_reshard(pass *p, const ir_op *op) {
   }
   if (!equivalent_meshes(in, out)) return;
   prop_collectives cs;
-  if (!prop_collectives_for(p->a, in, out, tt.dims, ir_value_type(op->results[0]), &cs)) return;
+  if (!prop_collectives_for(p->a, in, out, tt.dims, ir_value_type(ir_op_result(op, 0)), &cs)) return;
   const char *operand = name_of(p, input);
   for (uint32_t k = 0; k < cs.n; k++) {
     const char *name = prop_printer_fresh_name(p->pr);

@@ -9,7 +9,7 @@ static bool scalar(const ir_value *v) { return v && ir_type_is_scalar_tensor(ir_
 
 /* A constant, iota or broadcast of a scalar whose (one) result is not a scalar. */
 static bool copied_per_use(const ir_op *op) {
-  if (op->nresults != 1 || !op->results[0] || !ir_value_type(op->results[0]).n || scalar(op->results[0])) return false;
+  if (op->nresults != 1 || !ir_op_result(op, 0) || !ir_value_type(ir_op_result(op, 0)).n || scalar(ir_op_result(op, 0))) return false;
   ir_span n = ir_op_bare_name(op);
   if (ir_span_eq(n, "stablehlo.constant") || ir_span_eq(n, "sdy.constant") || ir_span_eq(n, "stablehlo.iota"))
     return !op->noperands;
@@ -119,7 +119,7 @@ uint32_t prop_merge_constants(sc_arena *a, const ir_module *m, prop_printer *pr,
     hs_name_map_make_room(&first, a);
     if (hs_name_map_put(&first, key, len, op->id, &id)) continue;
     if (!into) into = ar_calloc(a, m->nops + 1, sizeof *into);
-    const ir_value *kept = m->ops[id]->results[0]; /* ids are positions in m->ops */
+    const ir_value *kept = ir_op_result(m->ops[id], 0); /* ids are positions in m->ops */
     into[op->id] = ar_strndup(a, kept->name.p, kept->name.n);
     prop_printer_erase(pr, op);
     erased[op->id] = 1;

@@ -130,8 +130,8 @@ static void op_edges(prop_engine *e, const ir_op *op) {
       uint32_t n = 0;
       if (i < op->noperands) src[n++] = op->operands[i];
       if (ret && i < ret->noperands) src[n++] = ret->operands[i];
-      add_edge(e, op, op->results[i], src, n, i, EDGE_PLAIN);
-      uint32_t owner = raw_slot(e, op->results[i]);
+      add_edge(e, op, ir_op_result(op, i), src, n, i, EDGE_PLAIN);
+      uint32_t owner = raw_slot(e, ir_op_result(op, i));
       for (uint32_t r = 0; r < 2; r++) {
         uint32_t t = raw_slot(e, block_arg(op->regions[r], i));
         if (t < e->nslots && owner < e->nslots && find_alias(e, t) != find_alias(e, owner))
@@ -146,17 +146,17 @@ static void op_edges(prop_engine *e, const ir_op *op) {
         const ir_op *ret = region_terminator(op->regions[r]);
         if (ret && i < ret->noperands) srcs[n++] = ret->operands[i];
       }
-      add_edge(e, op, op->results[i], srcs, n, i, EDGE_PLAIN);
+      add_edge(e, op, ir_op_result(op, i), srcs, n, i, EDGE_PLAIN);
     }
   } else if (is_optimization_barrier(op)) {
-    for (uint32_t i = 0; i < op->nresults && i < op->noperands; i++) add_edge(e, op, op->results[i], &op->operands[i], 1, i, EDGE_PLAIN);
+    for (uint32_t i = 0; i < op->nresults && i < op->noperands; i++) add_edge(e, op, ir_op_result(op, i), &op->operands[i], 1, i, EDGE_PLAIN);
   } else if ((op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) && op->nregions) {
     bool manual = op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
     const ir_op *ret = region_terminator(op->regions[0]);
     for (uint32_t i = 0; i < op->noperands; i++)
       add_edge(e, op, block_arg(op->regions[0], i), &op->operands[i], 1, i, manual ? EDGE_MANUAL_ARG : EDGE_PLAIN);
     for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
-      add_edge(e, op, op->results[i], &ret->operands[i], 1, i, manual ? EDGE_MANUAL_RESULT : EDGE_PLAIN);
+      add_edge(e, op, ir_op_result(op, i), &ret->operands[i], 1, i, manual ? EDGE_MANUAL_RESULT : EDGE_PLAIN);
   }
 }
 
@@ -178,7 +178,7 @@ static void call_edges(prop_engine *e, const ir_op *op) {
   const ir_op *ret = region_terminator(callee->regions[0]);
   for (uint32_t i = 0; i < op->noperands; i++) add_edge(e, op, block_arg(callee->regions[0], i), &op->operands[i], 1, i, EDGE_PLAIN);
   for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
-    add_edge(e, op, op->results[i], &ret->operands[i], 1, i, EDGE_PLAIN);
+    add_edge(e, op, ir_op_result(op, i), &ret->operands[i], 1, i, EDGE_PLAIN);
 }
 
 /* The call ops of each function (by the callee's op id), for func_data_flow_edge's sources: a counting
@@ -224,11 +224,11 @@ static void func_edges(prop_engine *e) {
       uint32_t n = 0;
       for (uint32_t k = from; k < to; k++)
         if (in->index < calls.calls[k]->noperands) src[n++] = calls.calls[k]->operands[in->index];
-      if (n) add_edge(e, op, op->results[0], src, n, in->index, EDGE_PLAIN);
+      if (n) add_edge(e, op, ir_op_result(op, 0), src, n, in->index, EDGE_PLAIN);
     } else if (in->def && in->def->kind == SC_OP_CALL) { /* a call's result */
       const ir_op *callee = md_model_func(e->model, ir_op_callee(in->def));
       const ir_op *ret = callee && callee->nregions ? region_terminator(callee->regions[0]) : NULL;
-      if (ret && in->index < ret->noperands) add_edge(e, op, op->results[0], &ret->operands[in->index], 1, in->index, EDGE_PLAIN);
+      if (ret && in->index < ret->noperands) add_edge(e, op, ir_op_result(op, 0), &ret->operands[in->index], 1, in->index, EDGE_PLAIN);
     }
   }
 }
@@ -298,7 +298,7 @@ static void build_edges(prop_engine *e) {
   for (size_t i = 0; i < e->flow_ops.n; i++) {
     const ir_op *op = e->flow_ops.v[i];
     if (op->kind != SC_OP_SDY_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
-    uint32_t in = raw_slot(e, op->operands[0]), out = raw_slot(e, op->results[0]);
+    uint32_t in = raw_slot(e, op->operands[0]), out = raw_slot(e, ir_op_result(op, 0));
     if (in < e->nslots && out < e->nslots && find_alias(e, out) != in) join_alias(e, find_alias(e, in), find_alias(e, out));
   }
   share_sharding_groups(e);
@@ -688,7 +688,7 @@ static const ir_value *slot_value(const prop_engine *e, uint32_t s) {
   if (s >= first_copy_slot(e)) return e->own_copy_value[s - first_copy_slot(e)];
   const ir_op *op = e->m->ops[slot_op(e, s)];
   uint32_t k = s - prefix_at(&e->result_base, op->id);
-  if (k < op->nresults) return op->results[k];
+  if (k < op->nresults) return ir_op_result(op, k);
   k -= op->nresults;
   for (uint32_t r = 0; r < op->nregions; r++)
     for (uint32_t b = 0; b < op->regions[r]->nblocks; k -= op->regions[r]->blocks[b]->nargs, b++)
@@ -863,7 +863,7 @@ static void seed(prop_engine *e) {
   for (md_annotated it = md_annotated_first(e->model); it.op; md_annotated_next(e->model, &it)) {
     const ir_op *op = it.op; /* only annotated ops have result shardings */
     for (uint32_t r = 0; r < op->nresults; r++) {
-      e->sh[prefix_at(&e->result_base, op->id) + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), ir_value_type(op->results[r]));
+      e->sh[prefix_at(&e->result_base, op->id) + r] = seed_fitting(e, md_model_result_sharding(e->model, op, r), ir_value_type(ir_op_result(op, r)));
       if (op->cc == SC_CC_SHARDING && is_constraint(op))
         e->sh[prefix_at(&e->result_base, op->id) + r] = open_unspecified_dims(e, op, e->sh[prefix_at(&e->result_base, op->id) + r]);
     }
@@ -883,7 +883,7 @@ static void seed(prop_engine *e) {
     sharding_ref common = cleanup ? common_mesh_sharding(e, in, out) : NULL;
     for (uint32_t r = 0; r < op->nresults && r < out->nvalues; r++) {
       g.out[r] = seed_of(e, out->values[r]);
-      if (cleanup && g.out[r] && is_tensor(op->results[r])) {
+      if (cleanup && g.out[r] && is_tensor(ir_op_result(op, r))) {
         ar_mark_t mark = ar_mark(e->a);
         g.out[r] = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, g.out[r], common));
         if (e->sh[prefix_at(&e->result_base, op->id) + r]) e->sh[prefix_at(&e->result_base, op->id) + r] = g.out[r];
@@ -1355,7 +1355,7 @@ static void propagate_edge(prop_engine *e, worklist *w, uint32_t k) {
 static const prop_rule *barrier_rule(prop_engine *e, const ir_op *op, prop_direction **directions) {
   int64_t *dims;
   uint32_t rank;
-  if (op->nresults != 1 || op->noperands != 1 || !static_dims(e->a, ir_value_type(op->results[0]), &dims, &rank)) return NULL;
+  if (op->nresults != 1 || op->noperands != 1 || !static_dims(e->a, ir_value_type(ir_op_result(op, 0)), &dims, &rank)) return NULL;
   const md_sdy_item *item = md_model_sdy_item(e->model, op, "allowed_direction");
   const ir_attr *attr = item ? NULL : ir_op_attr(op, "allowed_direction");
   ir_span v = item ? item->value : attr ? attr->value : (ir_span){0};
@@ -1483,7 +1483,7 @@ static bool elementwise_kind(prop_engine *e, const ir_op *op) {
   if (op->kind == SC_OP_SDY_PROPAGATION_BARRIER || op->kind == SC_OP_SDY_RESHARD || is_constraint(op)) return true;
   uint16_t c = name_class(e, op);
   if (c & NC_BITCAST_CONVERT) /* element-wise when the shapes agree (equal bit widths) */
-    return op->noperands == 1 && op->nresults == 1 && same_shape(e->a, op->operands[0], op->results[0]);
+    return op->noperands == 1 && op->nresults == 1 && same_shape(e->a, op->operands[0], ir_op_result(op, 0));
   return c & NC_ELEMENTWISE;
 }
 
@@ -1602,7 +1602,7 @@ static uint8_t round_steps(prop_engine *e, const ir_op *op) {
  * agree on those share one rule (a module repeats a few such ops thousands of times). The table maps a
  * hash of them to the first such op; a hit is confirmed span by span. */
 static const ir_value *tensor_of(const ir_op *op, uint32_t i) {
-  return i < op->noperands ? op->operands[i] : op->results[i - op->noperands];
+  return i < op->noperands ? op->operands[i] : ir_op_result(op, i - op->noperands);
 }
 
 static uint64_t signature_hash(const prop_engine *e, const ir_op *op) {

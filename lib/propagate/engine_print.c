@@ -25,7 +25,7 @@ static void put_sharding_attr(const prop_engine *e, ar_str *out, const prop_shar
  * to an explicit data-flow edge or a while's block arguments shows only what was written on it). */
 static uint32_t print_slot(const prop_engine *e, const ir_op *op, uint32_t r) {
   uint32_t raw = prefix_at(&e->result_base, op->id) + r;
-  return e->grouped && e->grouped[raw] ? slot_of(e, op->results[r]) : raw;
+  return e->grouped && e->grouped[raw] ? slot_of(e, ir_op_result(op, r)) : raw;
 }
 
 static sharding_ref result_sharding(const prop_engine *e, const ir_op *op, uint32_t r) {
@@ -213,8 +213,9 @@ static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
   prop_printer_replace(pr, fn->pos.offset, open, ar_str_str(&s));
 }
 
-/* `[<...>, ...]` of `n` shardings (NULL ones open on the others' mesh, of the rank of `types`). */
-static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t n, ir_value *const *values) {
+/* `[<...>, ...]` of op's `n` operand or result shardings (NULL ones open on the others' mesh, of the rank of
+ * their values' types). */
+static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t n, const ir_op *op, bool results) {
   const prop_sharding *any = NULL;
   for (uint32_t i = 0; i < n && !any; i++) any = v[i];
   if (!any) return "[]";
@@ -224,7 +225,8 @@ static const char *sharding_list(prop_engine *e, const sharding_ref *v, uint32_t
     const prop_sharding *x = v[i];
     if (!x) {
       ir_tensor_type tt;
-      int32_t rank = values && values[i] && ir_parse_tensor_type(e->a, ir_value_type(values[i]), &tt) && tt.rank > 0 ? tt.rank : 0;
+      const ir_value *value = results ? ir_op_result(op, i) : op->operands[i];
+      int32_t rank = value && ir_parse_tensor_type(e->a, ir_value_type(value), &tt) && tt.rank > 0 ? tt.rank : 0;
       x = prop_sharding_open(e->a, any->mesh, any->mesh_name, (uint32_t)rank);
     }
     if (i) ar_str_puts(&s, ", ");
@@ -298,19 +300,19 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
   }
   if (in_changed && x->in_shardings.present && x->in_shardings.text.n)
     prop_printer_replace(pr, x->in_shardings.offset, x->in_shardings.offset + x->in_shardings.text.n,
-                         sharding_list(e, in, op->noperands, op->operands));
+                         sharding_list(e, in, op->noperands, op, false));
   if (results_changed(e, op) && x->out_shardings.present && x->out_shardings.text.n) {
     sharding_ref *out = ar_alloc(e->a, (op->nresults + 1) * sizeof *out);
     bool out_changed = false;
     for (uint32_t r = 0; r < op->nresults; r++) {
       uint32_t raw = prefix_at(&e->result_base, op->id) + r;
-      bool keep = has_explicit_edge(e, op->results[r]);
+      bool keep = has_explicit_edge(e, ir_op_result(op, r));
       out[r] = keep ? initial_of(e, raw) : e->sh[raw];
       out_changed |= !keep && was_written(e, raw);
     }
     if (out_changed)
       prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + x->out_shardings.text.n,
-                           sharding_list(e, out, op->nresults, op->results));
+                           sharding_list(e, out, op->nresults, op, true));
   }
 }
 
@@ -337,7 +339,7 @@ static void sink_edge_owner(prop_engine *e, prop_printer *pr, const ir_op *op) {
   sharding_ref *v = ar_alloc(e->a, op->nresults * sizeof *v);
   bool any = false;
   for (uint32_t r = 0; r < op->nresults; r++) {
-    uint32_t s = slot_of(e, op->results[r]);
+    uint32_t s = slot_of(e, ir_op_result(op, r));
     v[r] = s < e->nslots ? e->sh[s] : NULL;
     any |= v[r] != NULL;
   }

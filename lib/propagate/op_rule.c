@@ -114,7 +114,7 @@ static pb_shape shape_of(sc_arena *a, ir_span type) {
 static ir_span result_type(const ir_op *op, uint32_t i) {
   if (ir_op_nresult_types(op) == op->nresults) return ir_op_result_types(op)[i];
   if (ir_op_nresult_types(op) > op->nresults) return ir_op_result_types(op)[ir_op_nresult_types(op) - op->nresults + i];
-  return op->results[i] ? ir_value_type(op->results[i]) : ir_span_of(NULL, 0);
+  return ir_op_result(op, i) ? ir_value_type(ir_op_result(op, i)) : ir_span_of(NULL, 0);
 }
 
 static ir_span operand_type(const ir_op *op, uint32_t i) {

@@ -451,7 +451,7 @@ static const char *canonical_float(sc_arena *a, const char *lit, size_t n, bool 
 static bool canonical_splat(sc_arena *a, const ir_module *m, const ir_op *op, replacement *out) {
   if (op->generic || op->nresults != 1 || !(ir_span_eq(op->name, "stablehlo.constant") || ir_span_eq(op->name, "sdy.constant")))
     return false;
-  ir_span t = ir_value_type(op->results[0]);
+  ir_span t = ir_value_type(ir_op_result(op, 0));
   bool f64 = t.n > 5 && !memcmp(t.p + t.n - 5, "xf64>", 5), f32 = t.n > 5 && !memcmp(t.p + t.n - 5, "xf32>", 5);
   if (!f64 && !f32) return false;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
@@ -492,7 +492,7 @@ static bool same_type_op(ir_span name) {
  * two branches and its result share T. NULL when MLIR keeps the function type. */
 static const char *collapsed_types(sc_arena *a, const ir_op *op) {
   if (op->generic || op->nregions || op->nresults != 1 || !op->noperands) return NULL;
-  ir_span t = ir_span_trim(ir_value_type(op->results[0]));
+  ir_span t = ir_span_trim(ir_value_type(ir_op_result(op, 0)));
   uint32_t first = 0;
   if (ir_span_eq(op->name, "stablehlo.select") && op->noperands == 3 && op->operands[0])
     first = 1;
@@ -509,7 +509,7 @@ static const char *collapsed_types(sc_arena *a, const ir_op *op) {
 static bool collapsed_function_type(sc_arena *a, const ir_module *m, const ir_op *op, replacement *out) {
   const char *text = collapsed_types(a, op);
   if (!text) return false;
-  ir_span t = ir_span_trim(ir_value_type(op->results[0]));
+  ir_span t = ir_span_trim(ir_value_type(ir_op_result(op, 0)));
   const char *buf = m->buf;
   uint32_t colon = 0, arrow = 0;
   int depth = 0;

@@ -134,9 +134,9 @@ static const char *value_name(rpass *p, const ir_value *v) {
   if (hs_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) return p->names.v[k];
   /* a result of a `%0:2 = ...` group is `%0#k` */
   const ir_op *def = v->def;
-  if (def && def->nresults > 1 && !memchr(v->name.p, '#', v->name.n) && def->results[0]->name.n == v->name.n &&
-      def->results[def->nresults - 1]->name.n == v->name.n &&
-      !memcmp(def->results[0]->name.p, def->results[def->nresults - 1]->name.p, v->name.n))
+  if (def && def->nresults > 1 && !memchr(v->name.p, '#', v->name.n) && ir_op_result(def, 0)->name.n == v->name.n &&
+      ir_op_result(def, def->nresults - 1)->name.n == v->name.n &&
+      !memcmp(ir_op_result(def, 0)->name.p, ir_op_result(def, def->nresults - 1)->name.p, v->name.n))
     return ar_printf(p->a, "%.*s#%u", SC_SPAN_ARG(v->name), v->index);
   return ir_span_dup(p->a, v->name);
 }
@@ -192,7 +192,7 @@ static void set_operand(rpass *p, const ir_op *op, uint32_t k, const char *name,
 static ir_span value_type(const ir_value *v) {
   if (ir_value_type(v).n || !v->block || !v->block->parent || !v->block->parent->parent) return ir_value_type(v);
   const ir_op *owner = v->block->parent->parent;
-  return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? ir_value_type(owner->results[v->index]) : ir_value_type(v);
+  return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? ir_value_type(ir_op_result(owner, v->index)) : ir_value_type(v);
 }
 
 /* The sharding this pass gave `v` (renamed), if any. */
@@ -212,7 +212,7 @@ static sharding_ref value_sharding(rpass *p, const ir_value *v) {
 /* value_sharding of `op`'s result r, read by position. */
 static sharding_ref result_sharding(rpass *p, const ir_op *op, uint32_t r) {
   sharding_ref s;
-  if (remapped(p, op->results[r], &s)) return s;
+  if (remapped(p, ir_op_result(op, r), &s)) return s;
   return prop_engine_result_sharding(p->e, op, r);
 }
 
@@ -857,7 +857,7 @@ static bool process_single_device(rpass *p, const ir_op *op) {
   }
   sharding_ref *results = ar_alloc(p->a, (op->nresults + 1) * sizeof *results);
   for (uint32_t r = 0; r < op->nresults; r++) {
-    const ir_value *v = op->results[r];
+    const ir_value *v = ir_op_result(op, r);
     sharding_ref own = value_sharding(p, v);
     results[r] = own;
     if (!ranked_tensor(v)) {
@@ -1119,7 +1119,7 @@ static bool reshard_to_unreduced(rpass *p, const ir_op *op) {
   if (!unreduced_collectives(p, &pl, value_type(op->operands[0]), &cur, result_sharding(p, op, 0), &name))
     return false;
   prop_printer_erase(p->pr, op);
-  remap_value_sharded(p, op->results[0], name, cur);
+  remap_value_sharded(p, ir_op_result(op, 0), name, cur);
   return true;
 }
 
@@ -1159,17 +1159,17 @@ static void emit_results(rpass *p, const ir_op *op, const op_view *view, shardin
   if (any_change) prop_printer_set_attr(p->pr, op, "sdy.sharding", prop_per_value_text(p->a, op, results, false));
   const char **chain = ar_alloc(p->a, (op->nresults + 1) * sizeof *chain);
   for (uint32_t r = 0; r < op->nresults; r++) {
-    chain[r] = value_name(p, op->results[r]);
+    chain[r] = value_name(p, ir_op_result(op, r));
     if (!all_reduce.n) continue;
     sharding_ref rs = results[r] ? results[r] : closed_replicated(p->a, mesh, mesh_of->mesh_name, mapping_of(view, op->noperands + r)->rank);
     const char *name = prop_printer_fresh_name(p->pr);
     ar_str t = SC_ASTR_INIT(p->a);
     ar_str_printf(&t, "%s = sdy.all_reduce ", name);
     put_axis_set(&t, mesh, all_reduce);
-    ar_str_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(ir_value_type(op->results[r])));
+    ar_str_printf(&t, " %s out_sharding=%s : %.*s", chain[r], sharding_text(p->a, rs), SC_SPAN_ARG(ir_value_type(ir_op_result(op, r))));
     prop_printer_insert_after(p->pr, op, ar_str_str(&t));
     chain[r] = name;
-    prop_reshard ar = {op, op->results[r], rs, rs, md_indexed_name(p->a, "result", r), all_reduce, false};
+    prop_reshard ar = {op, ir_op_result(op, r), rs, rs, md_indexed_name(p->a, "result", r), all_reduce, false};
     SC_PUSH(p->a, p->found, ar);
   }
   /* A result without a sharding goes back closed when it is the op's first to be resharded; Shardy then
@@ -1186,12 +1186,12 @@ static void emit_results(rpass *p, const ir_op *op, const op_view *view, shardin
     const char *name = prop_printer_fresh_name(p->pr);
     prop_printer_insert_after(p->pr, op,
                               ar_printf(p->a, "%s = sdy.reshard %s %s : %.*s", name, chain[r], sharding_text(p->a, back),
-                                              SC_SPAN_ARG(ir_value_type(op->results[r]))));
+                                              SC_SPAN_ARG(ir_value_type(ir_op_result(op, r)))));
     chain[r] = name;
-    record(p, op, op->results[r], results[r], back, md_indexed_name(p->a, "result", r));
+    record(p, op, ir_op_result(op, r), results[r], back, md_indexed_name(p->a, "result", r));
   }
   for (uint32_t r = 0; r < op->nresults; r++)
-    if (resharded[r] || all_reduce.n) remap_value(p, op->results[r], chain[r]);
+    if (resharded[r] || all_reduce.n) remap_value(p, ir_op_result(op, r), chain[r]);
 }
 
 
@@ -1320,7 +1320,7 @@ static void process_op(rpass *p, const ir_op *op) {
     return;
   }
   int64_t *sizes = ar_alloc(p->a, (n + 1) * sizeof *sizes);
-  for (uint32_t i = 0; i < n; i++) sizes[i] = elements_of(p->a, i < op->noperands ? op->operands[i] : op->results[i - op->noperands]);
+  for (uint32_t i = 0; i < n; i++) sizes[i] = elements_of(p->a, i < op->noperands ? op->operands[i] : ir_op_result(op, i - op->noperands));
   sharding_ref mesh_of;
   if (!op_mesh(all, n, &mesh_of)) return;
   const md_mesh *mesh = mesh_of->mesh;

@@ -244,7 +244,7 @@ const char *prop_per_value_text(sc_arena *a, const ir_op *op, const prop_shardin
     const prop_sharding *x = results[r];
     if (!x) {
       ir_tensor_type tt;
-      int32_t rank = ir_parse_tensor_type(a, ir_value_type(op->results[r]), &tt) && tt.rank > 0 ? tt.rank : 0;
+      int32_t rank = ir_parse_tensor_type(a, ir_value_type(ir_op_result(op, r)), &tt) && tt.rank > 0 ? tt.rank : 0;
       x = prop_sharding_open(a, any->mesh, any->mesh_name, (uint32_t)rank);
     }
     if (r) ar_str_puts(&s, ", ");

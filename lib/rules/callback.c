@@ -147,7 +147,7 @@ static bool has_token(const ir_op *op) {
 static uint32_t value_results(const ir_op *op) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < op->nresults; i++) {
-    ir_span t = i < ir_op_nresult_types(op) ? ir_op_result_types(op)[i] : ir_value_type(op->results[i]);
+    ir_span t = i < ir_op_nresult_types(op) ? ir_op_result_types(op)[i] : ir_value_type(ir_op_result(op, i));
     if (ru_find(t, "token")) continue;
     if (ir_span_eq(ir_span_trim(t), "()")) continue;
     n++;

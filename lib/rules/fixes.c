@@ -611,7 +611,7 @@ static uint32_t sharding_entries(ru_ctx *ctx, const ir_op *op, bool *tuple) {
       *tuple = true;
       return s->nelements ? s->nelements : 1;
     }
-    ir_span ty = op->nresults ? ir_value_type(op->results[0]) : ir_span_of(NULL, 0);
+    ir_span ty = op->nresults ? ir_value_type(ir_op_result(op, 0)) : ir_span_of(NULL, 0);
     if (ty.n && ty.p[0] == '(') {
       *tuple = true;
       uint32_t n = 0, depth = 0;

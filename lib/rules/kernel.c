@@ -122,7 +122,7 @@ static void result_shardings(ru_ctx *ctx, const ir_op *op, const ru_where *w, sh
     const ir_value *v = u->operands[k];
     const md_sharding *s = NULL;
     if (u->kind == SC_OP_SDY_SHARDING_CONSTRAINT || u->kind == SC_OP_SDY_RESHARD || u->cc == SC_CC_SHARDING) {
-      if (u->nresults) s = ru_value_sharding(ctx, u->results[0]);
+      if (u->nresults) s = ru_value_sharding(ctx, ir_op_result(u, 0));
     } else if (u->kind == SC_OP_RETURN && u->parent_op == ir_op_func(op) && ir_op_func(op) &&
                k < ir_op_nresult_attrs(ir_op_func(op))) {
       const ir_attrs *ra = &ir_op_result_attrs(ir_op_func(op))[k];
@@ -202,7 +202,7 @@ static void kernel_shardings(ru_ctx *ctx, const ir_op *op, const ru_where *w, sh
   result_shardings(ctx, op, w, out, NULL);
   /* with propagation, a result no user constrains may still end up sharded */
   for (uint32_t i = 0; ctx->propagation && out->n == before && i < op->nresults; i++) {
-    const md_sharding *s = ru_value_sharding(ctx, op->results[i]);
+    const md_sharding *s = ru_value_sharding(ctx, ir_op_result(op, i));
     if (s && s->source == SC_SHARDING_FROM_PROPAGATION) collect(ctx, w, s, true, i, out);
   }
 }
@@ -214,7 +214,7 @@ static void relate_origins(ru_ctx *ctx, sc_diag *d, const ir_op *op, const shard
     const sharded_use *u = &uses->v[i];
     if (!u->sharding || u->sharding->source != SC_SHARDING_FROM_PROPAGATION) continue;
     if (i > 0 && uses->v[i - 1].sharding == u->sharding) continue; /* one site per tensor */
-    const ir_value *v = u->result ? (u->index < op->nresults ? op->results[u->index] : NULL)
+    const ir_value *v = u->result ? (u->index < op->nresults ? ir_op_result(op, u->index) : NULL)
                                   : (u->index < op->noperands ? op->operands[u->index] : NULL);
     const ir_value *o = v ? prop_engine_value_origin(ctx->propagation, v) : NULL;
     if (!o || o == v) continue;

@@ -306,7 +306,7 @@ void ru_check_memory_padding_waste(ru_ctx *ctx) {
     if (op->kind == SC_OP_RETURN || op->kind == SC_OP_SDY_SHARDING_CONSTRAINT) continue; /* constraints: SC0218 */
     for (uint32_t k = 0; k < op->nresults; k++) {
       cost_tensor_info t = {0};
-      t.value = op->results[k];
+      t.value = ir_op_result(op, k);
       const md_sharding *w = md_model_result_sharding(ctx->model, op, k);
       t.derived = ctx->propagation && (!w || w->kind == SC_SHARDING_NAMED) ? prop_engine_value_sharding(ctx->propagation, t.value) : NULL;
       t.written = t.derived ? NULL : w;

@@ -14,7 +14,7 @@ bool ru_annotated(const ru_ctx *ctx, const ir_op *op) {
 }
 
 ir_span ru_result_type(const ir_op *op, uint32_t i) {
-  if (i < op->nresults && ir_value_type(op->results[i]).n) return ir_value_type(op->results[i]);
+  if (i < op->nresults && ir_value_type(ir_op_result(op, i)).n) return ir_value_type(ir_op_result(op, i));
   if (i < ir_op_nresult_types(op)) return ir_op_result_types(op)[i];
   return ir_span_of("", 0);
 }

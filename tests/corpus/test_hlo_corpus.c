@@ -103,7 +103,7 @@ static void check_structure(const char *path, const parsed *r) {
       const ir_block *b = ir_op_block(op, NULL, NULL, NULL);
       cr_assert_not_null(b, "%s: parameter outside a block", path);
       bool found = false;
-      for (uint32_t k = 0; k < b->nargs; k++) found |= b->args[k] == op->results[0];
+      for (uint32_t k = 0; k < b->nargs; k++) found |= b->args[k] == ir_op_result(op, 0);
       cr_assert(found, "%s:%u: parameter is not a block argument", path, test_op_pos(r->m, op).line);
     }
   }

@@ -105,7 +105,7 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
     }
     if (ir_op_depth(op) == 2) {
       cr_assert_eq(op->nresults, 1);
-      cr_assert_eq(op->results[0]->def, op);
+      cr_assert_eq(ir_op_result(op, 0)->def, op);
       cr_assert_not_null(ir_op_func(op));
       for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k]);
       if (ir_op_callee(op).n) cr_assert_not_null(ir_module_func(m, ir_op_callee(op)), "callee " SC_SPAN_FMT, SC_SPAN_ARG(ir_op_callee(op)));
@@ -178,7 +178,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   for (int i = 0; i < 4; i++) {
     assert_span(b->ops[i]->name, opcodes[i]);
     assert_span(ir_op_sym_name(b->ops[i]), names[i]);
-    assert_span(b->ops[i]->results[0]->name, names[i]);
+    assert_span(ir_op_result(b->ops[i], 0)->name, names[i]);
     cr_assert_eq(ir_op_depth(b->ops[i]), 2);
     cr_assert_eq(ir_op_func(b->ops[i]), main_);
     cr_assert_eq(b->ops[i]->parent_op, main_);
@@ -187,17 +187,17 @@ Test(hlo_parse, instructions_operands_attrs) {
     cr_assert_eq(ir_linemap_pos(&lines, b->ops[i]->pos.offset).col, 3);
   }
   ir_op *p = b->ops[0], *r = b->ops[2], *out = b->ops[3];
-  assert_span(ir_value_type(p->results[0]), "f32[8,16]{1,0}");
+  assert_span(ir_value_type(ir_op_result(p, 0)), "f32[8,16]{1,0}");
   assert_span(ir_op_result_types(p)[0], "f32[8,16]{1,0}");
   cr_assert_eq(p->attrs.n, 1);
   assert_attr(p, "sharding", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   cr_assert_eq(b->nargs, 1);
-  cr_assert_eq(b->args[0], p->results[0]);
+  cr_assert_eq(b->args[0], ir_op_result(p, 0));
   cr_assert_eq(ir_value_attrs(b->args[0])->n, 1);
 
   cr_assert_eq(r->noperands, 2);
-  cr_assert_eq(r->operands[0], p->results[0]);
-  cr_assert_eq(r->operands[1], b->ops[1]->results[0]);
+  cr_assert_eq(r->operands[0], ir_op_result(p, 0));
+  cr_assert_eq(r->operands[1], ir_op_result(b->ops[1], 0));
   assert_span(ir_op_operand_name(r, 0), "p");
   assert_span(ir_op_operand_types(r)[0], "f32[8,16]{1,0}");
   assert_span(ir_op_operand_types(r)[1], "f32[]");
@@ -259,17 +259,17 @@ Test(hlo_parse, tuple_shapes_layouts_comments_escapes) {
   cr_assert_eq(f->regions[0]->blocks[0]->nops, 5);
   cr_assert_eq(f->regions[0]->blocks[0]->nargs, 2);
   ir_op *tt = instr(f, "t");
-  assert_span(ir_value_type(tt->results[0]), "((f32[8,128]{1,0:T(8,128)}, s32[]), token[], /*index=2*/ (pred[], (u8[2]{0})))");
+  assert_span(ir_value_type(ir_op_result(tt, 0)), "((f32[8,128]{1,0:T(8,128)}, s32[]), token[], /*index=2*/ (pred[], (u8[2]{0})))");
   cr_assert_eq(ir_linemap_pos(&lines, tt->pos.offset).line, 6);
   cr_assert_eq(ir_linemap_pos(&lines, tt->pos.offset).col, 23);
   assert_attr(tt, "custom_call_target", "\"x\\\"y\\\\\"");
   assert_attr(tt, "sharding", "{{devices=[2,1]<=[2]}, {replicated}, {maximal device=0}, {manual}, {replicated}}");
   assert_attr(tt, "frontend_attributes",
               "{xla.sdy.sharding=\"#sdy.sharding_per_value<[<@mesh, [{\\\"x\\\"}, {}]>]>\"}");
-  assert_span(ir_value_type(instr(f, "tok")->results[0]), "token[]");
-  assert_span(ir_value_type(instr(f, "p0")->results[0]), "f32[8,128]{1,0:T(8,128)}");
-  assert_span(ir_value_type(instr(f, "g")->results[0]), "(f32[8,128]{1,0:T(8,128)}, s32[])");
-  cr_assert_eq(instr(f, "g")->operands[0], tt->results[0]);
+  assert_span(ir_value_type(ir_op_result(instr(f, "tok"), 0)), "token[]");
+  assert_span(ir_value_type(ir_op_result(instr(f, "p0"), 0)), "f32[8,128]{1,0:T(8,128)}");
+  assert_span(ir_value_type(ir_op_result(instr(f, "g"), 0)), "(f32[8,128]{1,0:T(8,128)}, s32[])");
+  cr_assert_eq(instr(f, "g")->operands[0], ir_op_result(tt, 0));
   cr_assert_eq(instr(f, "p0")->attrs.n, 0);
 }
 
@@ -328,9 +328,9 @@ Test(hlo_parse, module_without_header_and_spaced_shapes) {
   cr_assert_eq(ir_op_sym_name(m->module).n, 0, "no module name");
   cr_assert_eq(fe_detect_format(t, strlen(t)), SC_FMT_HLO);
   md_shape sh;
-  cr_assert(md_parse_shape(arena, ir_value_type(instr(m->entry, "p")->results[0]), &sh) && sh.kind == SC_SHAPE_ARRAY && sh.rank == 1 &&
+  cr_assert(md_parse_shape(arena, ir_value_type(ir_op_result(instr(m->entry, "p"), 0)), &sh) && sh.kind == SC_SHAPE_ARRAY && sh.rank == 1 &&
             sh.dims[0] == 8);
-  cr_assert(md_parse_shape(arena, ir_value_type(instr(m->entry, "q")->results[0]), &sh) && sh.kind == SC_SHAPE_TUPLE && sh.nelems == 2 &&
+  cr_assert(md_parse_shape(arena, ir_value_type(ir_op_result(instr(m->entry, "q"), 0)), &sh) && sh.kind == SC_SHAPE_TUPLE && sh.nelems == 2 &&
             sh.elems[0].kind == SC_SHAPE_ARRAY && sh.elems[0].dims[0] == 4);
   const char *last = "a {\n  ROOT x = f32[] constant(1)\n}\nb {\n  ROOT y = f32[] constant(2)\n}\n";
   m = parse_ok(last);
@@ -347,7 +347,7 @@ Test(hlo_parse, parameters_sorted_by_number) {
   assert_span(b->args[0]->name, "a");
   assert_span(b->args[1]->name, "b");
   assert_span(b->args[2]->name, "c");
-  cr_assert_eq(b->args[2], b->ops[0]->results[0]);
+  cr_assert_eq(b->args[2], ir_op_result(b->ops[0], 0));
   cr_assert_eq(b->args[2]->def, b->ops[0]);
 }
 
@@ -374,12 +374,12 @@ Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
   ir_op *mx = b->ops[3], *z = b->ops[4];
   assert_span(mx->name, "maximum");
   cr_assert_eq(ir_op_sym_name(mx).n, 0);
-  assert_span(ir_value_type(mx->results[0]), "f32[]");
+  assert_span(ir_value_type(ir_op_result(mx, 0)), "f32[]");
   cr_assert_eq(mx->noperands, 2);
   cr_assert_eq(mx->attrs.n, 0);
-  cr_assert_eq(z->operands[0], mx->results[0]);
+  cr_assert_eq(z->operands[0], ir_op_result(mx, 0));
   assert_span(ir_op_operand_name(z, 1), "t#1");
-  cr_assert_eq(z->operands[1], b->ops[2]->results[0]);
+  cr_assert_eq(z->operands[1], ir_op_result(b->ops[2], 0));
   cr_assert_eq(mx->id + 1, z->id);
 }
 
@@ -393,11 +393,11 @@ Test(hlo_parse, shape_may_be_omitted_and_special_values) {
   ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
   ir_op *b = instr(m->entry, "b");
-  cr_assert_eq(ir_value_type(b->results[0]).n, 0);
+  cr_assert_eq(ir_value_type(ir_op_result(b, 0)).n, 0);
   cr_assert_eq(ir_op_nresult_types(b), 0);
   cr_assert_eq(instr(m->entry, "c")->noperands, 0);
   ir_op *d = instr(m->entry, "d");
-  assert_span(ir_value_type(d->results[0]), "f32[<=4,?]");
+  assert_span(ir_value_type(ir_op_result(d, 0)), "f32[<=4,?]");
   assert_attr(d, "backend_config", "{attn_heads = 32 : i64, s = \"a,b}\"}");
   assert_attr(d, "operand_layout_constraints", "{s32[], f32[2,2]{1,0}}");
   assert_attr(m->module, "is_scheduled", "true");

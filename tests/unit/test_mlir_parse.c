@@ -53,14 +53,14 @@ Test(mlir_parse, jax_shaped_module_structure) {
   ir_op *mc = test_find_op(m, "sdy.manual_computation", 0);
   cr_assert_not_null(mc);
   cr_assert_eq(mc->noperands, 1);
-  cr_assert_eq(mc->operands[0], test_find_op(m, "sdy.sharding_constraint", 0)->results[0]);
+  cr_assert_eq(mc->operands[0], ir_op_result(test_find_op(m, "sdy.sharding_constraint", 0), 0));
   cr_assert(ir_span_eq(ir_op_attr(mc, "manual_axes")->value, "{\"a\"}"));
   cr_assert(ir_span_eq(ir_op_attr(mc, "in_shardings")->value, "[<@mesh, [{\"a\"}, {}]>]"));
   cr_assert_eq(mc->nregions, 1);
   cr_assert_eq(mc->regions[0]->blocks[0]->nargs, 1);
   cr_assert_eq(ir_op_noperand_types(mc), 1);
   cr_assert_eq(ir_op_nresult_types(mc), 1);
-  cr_assert(ir_span_eq(ir_value_type(mc->results[0]), "tensor<2x4xf32>"));
+  cr_assert(ir_span_eq(ir_value_type(ir_op_result(mc, 0)), "tensor<2x4xf32>"));
 
   ir_op *cc = test_find_op(m, "stablehlo.custom_call", 0);
   cr_assert(ir_span_eq(ir_op_custom_call_target(cc), "tpu_custom_call"));
@@ -103,10 +103,10 @@ Test(mlir_parse, generic_form_with_blocks_and_properties) {
   cr_assert_not_null(ir_op_attr(op, "q"));
   cr_assert_eq(op->regions[0]->nblocks, 2);
   cr_assert_eq(op->regions[0]->blocks[0]->nargs, 2);
-  cr_assert(ir_span_eq(ir_value_type(op->results[1]), "f32"));
+  cr_assert(ir_span_eq(ir_value_type(ir_op_result(op, 1)), "f32"));
   ir_op *use = test_find_op(m, "d.use", 0);
-  cr_assert_eq(use->operands[0], op->results[1]);
-  cr_assert_eq(use->operands[1], op->results[0]);
+  cr_assert_eq(use->operands[0], ir_op_result(op, 1));
+  cr_assert_eq(use->operands[1], ir_op_result(op, 0));
 }
 
 /* A generic func.func's res_attrs are one dict per result of its function_type, as the pretty form
@@ -147,12 +147,12 @@ Test(mlir_parse, groups_skipped_by_bytes_or_tokens_end_alike) {
   cr_assert_eq(m->nops, 5);
   ir_op *a = test_find_op(m, "d.a", 0), *b = test_find_op(m, "d.b", 0), *c = test_find_op(m, "d.c", 0);
   cr_assert(ir_span_eq(ir_op_attr(a, "x")->value, "#d.e<\"q\\22>\", [1, {y = @\"s\"}], (i32) -> i32, a <= b, c >= d>"));
-  cr_assert(ir_span_eq(ir_value_type(a->results[0]), "tensor<4x?xf32>"));
+  cr_assert(ir_span_eq(ir_value_type(ir_op_result(a, 0)), "tensor<4x?xf32>"));
   cr_assert(ir_span_eq(ir_op_attr(b, "z")->value, "#d.c<4 // comment >\n   , 5>"));
-  cr_assert(ir_span_eq(ir_value_type(b->results[0]), "tensor<2x\n  f32>"));
+  cr_assert(ir_span_eq(ir_value_type(ir_op_result(b, 0)), "tensor<2x\n  f32>"));
   cr_assert(ir_span_eq(ir_op_attr(c, "w")->value, "[#d.v<{-# not resources #-}>]"));
-  cr_assert_eq(c->operands[0], a->results[0]);
-  cr_assert_eq(c->operands[1], b->results[0]);
+  cr_assert_eq(c->operands[0], ir_op_result(a, 0));
+  cr_assert_eq(c->operands[1], ir_op_result(b, 0));
 }
 
 Test(mlir_parse, hand_written_ops_broken_over_lines) {
@@ -259,7 +259,7 @@ Test(mlir_parse, type_aliases_resolve) {
   ir_op *f = test_find_op(m, "func.func", 0), *neg = test_find_op(m, "stablehlo.negate", 0);
   cr_assert(ir_span_eq(ir_value_type(f->regions[0]->blocks[0]->args[0]), "tensor<4x8xf32>"));
   cr_assert(ir_span_eq(ir_op_func_result_types(f)[0], "tensor<4x8xf32>"));
-  cr_assert(ir_span_eq(ir_value_type(neg->results[0]), "tensor<4x8xf32>"));
+  cr_assert(ir_span_eq(ir_value_type(ir_op_result(neg, 0)), "tensor<4x8xf32>"));
 }
 
 /* MLIR reads a text with no op (empty, blank, only comments or definitions) as an empty module. */

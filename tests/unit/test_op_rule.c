@@ -52,7 +52,7 @@ static const char *rule_text(const char *text, const char *name) {
 
 static ir_span type_of(const ir_op *op, bool result, uint32_t i) {
   if (result && ir_op_nresult_types(op) >= op->nresults) return ir_op_result_types(op)[ir_op_nresult_types(op) - op->nresults + i];
-  if (result) return ir_value_type(op->results[i]);
+  if (result) return ir_value_type(ir_op_result(op, i));
   return ir_op_noperand_types(op) == op->noperands ? ir_op_operand_types(op)[i] : ir_value_type(op->operands[i]);
 }
 
