@@ -278,7 +278,7 @@ static bool dump_op(ir_op *op, void *user) {
   /* Attributes, one per line, so two front ends' views of a module can be diffed. */
   for (uint32_t i = 0; i < op->attrs.n; i++)
     fprintf(f, "    attr %.*s = %.*s\n", SC_SPAN_ARG(op->attrs.v[i].name), SC_SPAN_ARG(op->attrs.v[i].value));
-  const ir_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
+  const ir_block *entry = op->nregions && ir_op_regions(op)[0]->nblocks ? ir_op_regions(op)[0]->blocks[0] : NULL;
   for (uint32_t k = 0; entry && ir_span_eq(op->name, "func.func") && k < entry->nargs; k++)
     for (uint32_t i = 0; i < ir_value_attrs(entry->args[k])->n; i++)
       fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(ir_value_attrs(entry->args[k])->v[i].name),

@@ -165,9 +165,9 @@ static void put_shardings_json(propagate_run *run, ar_str *out, size_t chunk, co
     ar_step(run->arena, 1);
     for (uint32_t r = 0; r < op->nresults; r++) put_value_json(run, out, ir_op_result(op, r), op, e, lines, &first);
     for (uint32_t r = 0; r < op->nregions; r++)
-      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++)
-        for (uint32_t k = 0; k < op->regions[r]->blocks[b]->nargs; k++) {
-          const ir_value *arg = op->regions[r]->blocks[b]->args[k];
+      for (uint32_t b = 0; b < ir_op_regions(op)[r]->nblocks; b++)
+        for (uint32_t k = 0; k < ir_op_regions(op)[r]->blocks[b]->nargs; k++) {
+          const ir_value *arg = ir_op_regions(op)[r]->blocks[b]->args[k];
           if (!arg->def) put_value_json(run, out, arg, op, e, lines, &first); /* HLO: listed as its parameter op's */
         }
   }
@@ -235,7 +235,7 @@ static bool written_in_gspmd(const ir_op *w, const prop_pass_error *e) {
   if (!e->signature_kind || !w) return false;
   const ir_attrs *attrs = NULL;
   if (e->signature_kind == 'a') {
-    const ir_block *entry = w->nregions && w->regions[0]->nblocks ? w->regions[0]->blocks[0] : NULL;
+    const ir_block *entry = w->nregions && ir_op_regions(w)[0]->nblocks ? ir_op_regions(w)[0]->blocks[0] : NULL;
     if (entry && e->signature_index < entry->nargs) attrs = ir_value_attrs(entry->args[e->signature_index]);
   } else if (e->signature_index < ir_op_nresult_attrs(w)) {
     attrs = &ir_op_result_attrs(w)[e->signature_index];

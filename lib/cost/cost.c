@@ -332,7 +332,7 @@ static int live_event_cmp(const void *x, const void *y) {
  * buffer whose last use is an op may hold that op's result (intervals are half-open). One walk over the
  * entry's ops; memory in arguments and results only. */
 static int64_t peak_lower_bound(sc_arena *a, const ir_module *m, const ir_op *entry, cost_analysis *c) {
-  const ir_block *b = entry->regions[0]->blocks[0];
+  const ir_block *b = ir_op_regions(entry)[0]->blocks[0];
   int64_t n = b->nops;
   id_index *params = ar_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *params);
   uint32_t nparams = 0;
@@ -617,11 +617,11 @@ cost_analysis *cost_compute(sc_arena *a, const ir_module *m, const md_model *mod
     if (c->report.device_memory_bytes > 0) c->report.device_kind = options->mesh->device_kind;
   }
   const ir_op *entry = m->entry;
-  if (!entry || !entry->nregions || !entry->regions[0]->nblocks) return c;
+  if (!entry || !entry->nregions || !ir_op_regions(entry)[0]->nblocks) return c;
   c->entry = entry;
   c->mesh = model->effective;
   c->devices = c->mesh ? c->mesh->devices : model->num_partitions > 0 ? model->num_partitions : 1;
-  const ir_block *b = entry->regions[0]->blocks[0];
+  const ir_block *b = ir_op_regions(entry)[0]->blocks[0];
   tensor_vec args = {0}, results = {0};
   collect_args(a, m, model, prop, b, c->devices, &args);
   collect_results(a, m, model, prop, entry, return_op(b), c->devices, &results);

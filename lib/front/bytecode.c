@@ -571,8 +571,8 @@ static ir_region *read_region(builder *b, bc_rd *r, ir_op *parent);
  * `stablehlo.reduce(...) applies stablehlo.add across dimensions = [...]`, which has no region; the
  * body ops (the last ones built) go, so the IR is what the text front end sees. */
 static void fold_compact_reduce(builder *b, ir_op *op) {
-  if (op->nregions != 1 || op->regions[0]->nblocks != 1) return;
-  const ir_block *blk = op->regions[0]->blocks[0];
+  if (op->nregions != 1 || ir_op_regions(op)[0]->nblocks != 1) return;
+  const ir_block *blk = ir_op_regions(op)[0]->blocks[0];
   if (blk->nops != 2 || blk->nargs != 2) return;
   const ir_op *inner = blk->ops[0], *ret = blk->ops[1];
   if (inner->noperands != 2 || inner->nresults != 1 || inner->nregions || ret->noperands != 1 ||
@@ -737,16 +737,16 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, ui
   scope inner = {{0}};
   scope *outer = b->sc;
   if (isolated) b->sc = &inner;
-  op->regions = ar_calloc(s->a, nregions ? nregions : 1, sizeof *op->regions);
+  ir_region **regions = ir_op_extra_of(s->a, op)->regions = ar_calloc(s->a, nregions ? nregions : 1, sizeof *regions);
   for (uint64_t i = 0; i < nregions && bc_ok(s); i++) {
     ir_region *reg = read_region(b, rr, op);
-    if (reg) op->regions[op->nregions++] = reg;
+    if (reg) regions[op->nregions++] = reg;
   }
   b->sc = outer;
   set_extent(s, op);
   if (op_is(op, "stablehlo.reduce")) fold_compact_reduce(b, op);
-  if (x.narg_attrs && op->nregions && op->regions[0]->nblocks) {
-    ir_block *entry = op->regions[0]->blocks[0];
+  if (x.narg_attrs && op->nregions && ir_op_regions(op)[0]->nblocks) {
+    ir_block *entry = ir_op_regions(op)[0]->blocks[0];
     for (uint32_t i = 0; i < x.narg_attrs && i < entry->nargs; i++) ir_block_set_arg_attrs(s->a, entry, i, &x.arg_attrs[i]);
   }
   return op;

@@ -591,8 +591,10 @@ static ir_block *new_single_block_region(P *p, ir_op *parent) {
   r->blocks[0] = b;
   r->nblocks = 1;
   b->parent = r;
-  parent->regions = hlo_alloc(p, sizeof *parent->regions);
-  parent->regions[0] = r;
+  ir_region **regions = hlo_alloc(p, sizeof *regions);
+  if (!parent->extra) parent->extra = hlo_alloc(p, sizeof *parent->extra);
+  parent->extra->regions = regions;
+  regions[0] = r;
   parent->nregions = 1;
   return b;
 }
@@ -917,7 +919,7 @@ ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
   for (uint32_t i = 0; i < p->funcs.n; i++) {
     ir_op *f = p->funcs.v[i];
     preorder(p, f);
-    ir_block *b = f->regions[0]->blocks[0];
+    ir_block *b = ir_op_regions(f)[0]->blocks[0];
     for (uint32_t k = 0; k < b->nops; k++) preorder(p, b->ops[k]);
   }
   hlo_resolve_computations(p, p->allops.v, p->allops.n);

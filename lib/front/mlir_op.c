@@ -86,10 +86,10 @@ void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
   const ir_attr *ft = ir_attrs_find(&op->attrs, "function_type");
   uint32_t nresults = ft ? parse_function_type_results(p, ft->value, op) : 0;
   const ir_attr *aa = ir_attrs_find(&op->attrs, "arg_attrs");
-  if (aa && op->nregions && op->regions[0]->nblocks) {
+  if (aa && op->nregions && ir_op_regions(op)[0]->nblocks) {
     ir_attrs *list;
     uint32_t n = parse_dict_list(p, aa->value, &list);
-    ir_block *entry = op->regions[0]->blocks[0];
+    ir_block *entry = ir_op_regions(op)[0]->blocks[0];
     if (n == entry->nargs)
       for (uint32_t i = 0; i < n; i++)
         if (!ir_value_attrs(entry->args[i])->n) ir_block_set_arg_attrs(p->a, entry, i, &list[i]);

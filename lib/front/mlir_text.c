@@ -366,7 +366,7 @@ static void finish_op(P *p, op_state *st, tok first) {
   TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
   take_operand_names(p, op, st->names);
   if (!op->generic && ir_span_eq(op->name, "stablehlo.reduce")) order_reduce_operands(p, op);
-  op->regions = st->regions.v;
+  if (st->regions.n) ir_op_extra_of(p->a, op)->regions = st->regions.v;
   op->nregions = (uint32_t)st->regions.n;
   mt_complete_symbols(p->a, op, st->call_like, st->func_like);
   if (op->generic) mt_map_generic_properties(p, op, st->func_like);
@@ -477,7 +477,7 @@ static ir_op **preorder_ops(P *p, ir_op *root, uint32_t nops) {
       stack.n--;
       continue;
     }
-    const ir_region *r = f->op->regions[f->region];
+    const ir_region *r = ir_op_regions(f->op)[f->region];
     if (f->block >= r->nblocks) {
       f->region++, f->block = 0;
       continue;
@@ -663,8 +663,8 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
     rr->blocks = ar_alloc(p.a, sizeof *rr->blocks);
     rr->blocks[0] = rb;
     rr->nblocks = 1;
-    root->regions = ar_alloc(p.a, sizeof *root->regions);
-    root->regions[0] = rr;
+    ir_region **regions = ir_op_extra_of(p.a, root)->regions = ar_alloc(p.a, sizeof *regions);
+    regions[0] = rr;
     root->nregions = 1;
     root->end = in->end;
     m->module = root;

@@ -296,7 +296,7 @@ void ir_op_walk(ir_op *root, ir_op_visit_fn fn, void *user) {
       n--;
       continue;
     }
-    ir_region *r = op->regions[f->region];
+    ir_region *r = ir_op_regions(op)[f->region];
     if (f->block >= r->nblocks) {
       f->region++, f->block = 0, f->index = 0;
       continue;
@@ -465,8 +465,8 @@ void ir_module_resolve_type_aliases(ir_module *m) {
     resolve_types(m, ir_op_result_types(op), ir_op_nresult_types(op));
     if (ir_op_decl_get(op)) resolve_types(m, ir_op_func_result_types(op), ir_op_nresult_attrs(op));
     for (uint32_t g = 0; g < op->nregions; g++)
-      for (uint32_t b = 0; b < op->regions[g]->nblocks; b++) {
-        ir_block *blk = op->regions[g]->blocks[b];
+      for (uint32_t b = 0; b < ir_op_regions(op)[g]->nblocks; b++) {
+        ir_block *blk = ir_op_regions(op)[g]->blocks[b];
         resolve_types(m, blk->arg_types, blk->arg_types ? blk->nargs : 0);
       }
   }
@@ -689,8 +689,8 @@ void ir_block_set_arg_type(sc_arena *a, ir_block *b, uint32_t index, ir_span typ
 const ir_block *ir_op_block(const ir_op *op, uint32_t *region, uint32_t *block, uint32_t *index) {
   const ir_op *p = op->parent_op;
   for (uint32_t r = 0; p && r < p->nregions; r++)
-    for (uint32_t k = 0; k < p->regions[r]->nblocks; k++) {
-      const ir_block *b = p->regions[r]->blocks[k];
+    for (uint32_t k = 0; k < ir_op_regions(p)[r]->nblocks; k++) {
+      const ir_block *b = ir_op_regions(p)[r]->blocks[k];
       /* a block's ops are its parent's children in preorder: ids rise along b->ops */
       if (!b->nops || op->id < b->ops[0]->id || op->id > b->ops[b->nops - 1]->id) continue;
       uint32_t lo = 0, hi = b->nops - 1;

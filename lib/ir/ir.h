@@ -230,6 +230,7 @@ typedef struct {
 typedef struct {
   ir_span sym_name;            /* "@main" -> "main" (no '@', no quotes); HLO: computation/instruction name */
   ir_srcloc src;               /* Python location resolved by the front end (bytecode, HLO metadata) */
+  ir_region **regions;         /* the op's regions (ir_op.nregions; ir_op_regions) */
   ir_op_decl *decl;            /* funcs and calls, else NULL */
   ir_span *operand_names;      /* NULL, or the op's operand names as written (noperands): where some name is
                                   not its value's own; read them with ir_op_operand_name() */
@@ -265,11 +266,13 @@ struct ir_op {
    * name, in order; for sdy.sharding_constraint/sdy.reshard the `<...>` is named "sharding"). */
   ir_attrs attrs;
 
-  ir_region **regions;     /* nregions */
-  ir_op_extra *extra;      /* NULL for most ops */
+  ir_op_extra *extra;      /* NULL for most ops; an op with regions has one (they are its) */
 
   ir_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
 };
+
+/* The op's regions (nregions of them; NULL when it has none). Any thread. */
+static inline ir_region **ir_op_regions(const ir_op *op) { return op->extra ? op->extra->regions : NULL; }
 
 /* Result i (< nresults). Any thread. */
 static inline ir_value *ir_op_result(const ir_op *op, uint32_t i) { return &op->result_values[i]; }

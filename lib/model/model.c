@@ -919,7 +919,7 @@ static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, op_ann
   ir_module *m = b->m;
   if (is_func(op)) {
     md_func_annotations *fa = NULL; /* made for the first annotated argument or result */
-    ir_block *entry = (op->nregions && op->regions[0]->nblocks) ? op->regions[0]->blocks[0] : NULL;
+    ir_block *entry = (op->nregions && ir_op_regions(op)[0]->nblocks) ? ir_op_regions(op)[0]->blocks[0] : NULL;
     if (entry && m->format != SC_FMT_HLO) { /* HLO: the parameter instructions carry the shardings */
       bool any = false;
       for (uint32_t k = 0; k < entry->nargs && !any; k++) any = ir_value_attrs(entry->args[k])->n > 0;
@@ -989,7 +989,7 @@ static bool jax_markers(const ir_module *m) {
     if (is_jax_name(ir_op_sym_name(f))) return true;
     for (uint32_t r = 0; r < ir_op_nresult_attrs(f); r++)
       if (has_jax_attr(&ir_op_result_attrs(f)[r])) return true;
-    const ir_block *b = f->nregions && f->regions[0]->nblocks ? f->regions[0]->blocks[0] : NULL;
+    const ir_block *b = f->nregions && ir_op_regions(f)[0]->nblocks ? ir_op_regions(f)[0]->blocks[0] : NULL;
     for (uint32_t k = 0; b && k < b->nargs; k++)
       if (has_jax_attr(ir_value_attrs(b->args[k]))) return true;
   }
@@ -1047,7 +1047,7 @@ static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
       if (op->attrs.n && op->kind != SC_OP_SDY_MESH) fold_gspmd_attrs(b, &seen, &op->attrs, ir_op_kind_is_sdy(op->kind), &g);
       continue;
     }
-    const ir_block *entry = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
+    const ir_block *entry = op->nregions && ir_op_regions(op)[0]->nblocks ? ir_op_regions(op)[0]->blocks[0] : NULL;
     for (uint32_t k = 0; entry && k < entry->nargs; k++) fold_gspmd_attrs(b, &seen, ir_value_attrs(entry->args[k]), false, &g);
     for (uint32_t k = 0; k < ir_op_nresult_attrs(op); k++) fold_gspmd_attrs(b, &seen, &ir_op_result_attrs(op)[k], false, &g);
   }
@@ -1288,7 +1288,7 @@ const md_sharding *md_model_value_sharding(const md_model *model, const ir_value
   if (v->def) return md_model_result_sharding(model, v->def, v->index);
   if (v->block && v->block->parent && v->block->parent->parent) {
     const ir_op *owner = v->block->parent->parent;
-    if (is_func(owner) && owner->nregions && owner->regions[0]->nblocks && owner->regions[0]->blocks[0] == v->block)
+    if (is_func(owner) && owner->nregions && ir_op_regions(owner)[0]->nblocks && ir_op_regions(owner)[0]->blocks[0] == v->block)
       return md_model_arg_sharding(model, owner, v->index);
   }
   return NULL;

@@ -340,7 +340,7 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
                           info->sdy_op->nmanual_axes);
   }
   for (uint32_t r = 0; r < op->nregions; r++)
-    for (uint32_t k = 0; k < op->regions[r]->nblocks; k++) walk_block(c, op->regions[r]->blocks[k], inner);
+    for (uint32_t k = 0; k < ir_op_regions(op)[r]->nblocks; k++) walk_block(c, ir_op_regions(op)[r]->blocks[k], inner);
 }
 
 static void walk_block(mctx *c, const ir_block *blk, const md_manual_context *ctx) {
@@ -353,7 +353,7 @@ static void walk_func(mctx *c, ir_op *f) {
   const md_manual_context *ctx = c->func_ctx[slot] ? c->func_ctx[slot] : &c->top;
   set_manual(c, f, &c->top); /* the function op itself is not inside its callers */
   for (uint32_t r = 0; r < f->nregions; r++)
-    for (uint32_t k = 0; k < f->regions[r]->nblocks; k++) walk_block(c, f->regions[r]->blocks[k], ctx);
+    for (uint32_t k = 0; k < ir_op_regions(f)[r]->nblocks; k++) walk_block(c, ir_op_regions(f)[r]->blocks[k], ctx);
 }
 
 void md_build_manual(builder *b) {

@@ -43,7 +43,7 @@ static bool plain_symbol(ir_span s, const ir_module *m) {
 
 static bool is_private(const ir_op *fn) { return ir_span_eq(ir_op_visibility(fn), "private"); }
 
-static bool has_body(const ir_op *fn) { return fn->nregions && fn->regions[0]->nblocks; }
+static bool has_body(const ir_op *fn) { return fn->nregions && ir_op_regions(fn)[0]->nblocks; }
 
 /* The function a call op calls (an index in m->funcs), or UINT32_MAX. */
 static uint32_t callee_of(const flattener *fl, const ir_op *op) {
@@ -280,7 +280,7 @@ static const char *func_key(sc_arena *a, const ir_op *fn, ir_span original) {
   ar_str key = SC_ASTR_INIT(a);
   ar_str_put(&key, original.p, original.n);
   ar_str_puts(&key, "\x1e");
-  const ir_block *entry = fn->regions[0]->blocks[0];
+  const ir_block *entry = ir_op_regions(fn)[0]->blocks[0];
   for (uint32_t k = 0; k < entry->nargs; k++) put_sharding_text(&key, ir_value_attrs(entry->args[k]));
   ar_str_puts(&key, "\x1e");
   const ir_attrs *results = ir_op_result_attrs(fn);

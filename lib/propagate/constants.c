@@ -95,8 +95,8 @@ static uint32_t *block_numbers(sc_arena *a, const ir_module *m) {
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     for (uint32_t r = 0; r < op->nregions; r++)
-      for (uint32_t k = 0; k < op->regions[r]->nblocks; k++, next++) {
-        const ir_block *b = op->regions[r]->blocks[k];
+      for (uint32_t k = 0; k < ir_op_regions(op)[r]->nblocks; k++, next++) {
+        const ir_block *b = ir_op_regions(op)[r]->blocks[k];
         for (uint32_t j = 0; j < b->nops; j++) number[b->ops[j]->id] = next;
       }
   }

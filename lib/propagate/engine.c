@@ -54,7 +54,7 @@ static void number_values(prop_engine *e) {
     if (flows(op)) SC_PUSH(e->a, e->flow_ops, op);
     if (e->opt.split_constants && !e->constant_starts) e->constant_starts = starts_constant(e, op);
     for (uint32_t r = 0; r < op->nregions; r++)
-      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) n += op->regions[r]->blocks[b]->nargs, nblocks++;
+      for (uint32_t b = 0; b < ir_op_regions(op)[r]->nblocks; b++) n += ir_op_regions(op)[r]->blocks[b]->nargs, nblocks++;
   }
   e->nslots = n;
   /* the blocks' first slots, in a map made at its final size (a map grown from small left its abandoned
@@ -64,9 +64,9 @@ static void number_values(prop_engine *e) {
     const ir_op *op = e->flow_ops.v[i];
     uint32_t base = prefix_at(&e->result_base, op->id) + op->nresults;
     for (uint32_t r = 0; r < op->nregions; r++)
-      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) { /* keyed by the block pointer's bytes, in place */
-        hs_name_map_put(&e->block_base, (const char *)&op->regions[r]->blocks[b], sizeof(ir_block *), base, NULL);
-        base += op->regions[r]->blocks[b]->nargs;
+      for (uint32_t b = 0; b < ir_op_regions(op)[r]->nblocks; b++) { /* keyed by the block pointer's bytes, in place */
+        hs_name_map_put(&e->block_base, (const char *)&ir_op_regions(op)[r]->blocks[b], sizeof(ir_block *), base, NULL);
+        base += ir_op_regions(op)[r]->blocks[b]->nargs;
       }
   }
 }
@@ -125,7 +125,7 @@ static void join_alias(prop_engine *e, uint32_t from, uint32_t to) {
 static void op_edges(prop_engine *e, const ir_op *op) {
   ir_value *src[2];
   if (op->kind == SC_OP_WHILE && op->nregions == 2) {
-    const ir_op *ret = region_terminator(op->regions[1]);
+    const ir_op *ret = region_terminator(ir_op_regions(op)[1]);
     for (uint32_t i = 0; i < op->nresults; i++) {
       uint32_t n = 0;
       if (i < op->noperands) src[n++] = op->operands[i];
@@ -133,7 +133,7 @@ static void op_edges(prop_engine *e, const ir_op *op) {
       add_edge(e, op, ir_op_result(op, i), src, n, i, EDGE_PLAIN);
       uint32_t owner = raw_slot(e, ir_op_result(op, i));
       for (uint32_t r = 0; r < 2; r++) {
-        uint32_t t = raw_slot(e, block_arg(op->regions[r], i));
+        uint32_t t = raw_slot(e, block_arg(ir_op_regions(op)[r], i));
         if (t < e->nslots && owner < e->nslots && find_alias(e, t) != find_alias(e, owner))
           join_alias(e, find_alias(e, t), find_alias(e, owner));
       }
@@ -143,7 +143,7 @@ static void op_edges(prop_engine *e, const ir_op *op) {
     for (uint32_t i = 0; i < op->nresults; i++) {
       uint32_t n = 0;
       for (uint32_t r = 0; r < op->nregions; r++) {
-        const ir_op *ret = region_terminator(op->regions[r]);
+        const ir_op *ret = region_terminator(ir_op_regions(op)[r]);
         if (ret && i < ret->noperands) srcs[n++] = ret->operands[i];
       }
       add_edge(e, op, ir_op_result(op, i), srcs, n, i, EDGE_PLAIN);
@@ -152,9 +152,9 @@ static void op_edges(prop_engine *e, const ir_op *op) {
     for (uint32_t i = 0; i < op->nresults && i < op->noperands; i++) add_edge(e, op, ir_op_result(op, i), &op->operands[i], 1, i, EDGE_PLAIN);
   } else if ((op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_SDY_NAMED_COMPUTATION) && op->nregions) {
     bool manual = op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
-    const ir_op *ret = region_terminator(op->regions[0]);
+    const ir_op *ret = region_terminator(ir_op_regions(op)[0]);
     for (uint32_t i = 0; i < op->noperands; i++)
-      add_edge(e, op, block_arg(op->regions[0], i), &op->operands[i], 1, i, manual ? EDGE_MANUAL_ARG : EDGE_PLAIN);
+      add_edge(e, op, block_arg(ir_op_regions(op)[0], i), &op->operands[i], 1, i, manual ? EDGE_MANUAL_ARG : EDGE_PLAIN);
     for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
       add_edge(e, op, ir_op_result(op, i), &ret->operands[i], 1, i, manual ? EDGE_MANUAL_RESULT : EDGE_PLAIN);
   }
@@ -175,8 +175,8 @@ static void call_edges(prop_engine *e, const ir_op *op) {
   if (op->kind != SC_OP_CALL) return;
   const ir_op *callee = md_model_func(e->model, ir_op_callee(op));
   if (!callee || !callee->nregions) return;
-  const ir_op *ret = region_terminator(callee->regions[0]);
-  for (uint32_t i = 0; i < op->noperands; i++) add_edge(e, op, block_arg(callee->regions[0], i), &op->operands[i], 1, i, EDGE_PLAIN);
+  const ir_op *ret = region_terminator(ir_op_regions(callee)[0]);
+  for (uint32_t i = 0; i < op->noperands; i++) add_edge(e, op, block_arg(ir_op_regions(callee)[0], i), &op->operands[i], 1, i, EDGE_PLAIN);
   for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
     add_edge(e, op, ir_op_result(op, i), &ret->operands[i], 1, i, EDGE_PLAIN);
 }
@@ -227,7 +227,7 @@ static void func_edges(prop_engine *e) {
       if (n) add_edge(e, op, ir_op_result(op, 0), src, n, in->index, EDGE_PLAIN);
     } else if (in->def && in->def->kind == SC_OP_CALL) { /* a call's result */
       const ir_op *callee = md_model_func(e->model, ir_op_callee(in->def));
-      const ir_op *ret = callee && callee->nregions ? region_terminator(callee->regions[0]) : NULL;
+      const ir_op *ret = callee && callee->nregions ? region_terminator(ir_op_regions(callee)[0]) : NULL;
       if (ret && in->index < ret->noperands) add_edge(e, op, ir_op_result(op, 0), &ret->operands[in->index], 1, in->index, EDGE_PLAIN);
     }
   }
@@ -691,8 +691,8 @@ static const ir_value *slot_value(const prop_engine *e, uint32_t s) {
   if (k < op->nresults) return ir_op_result(op, k);
   k -= op->nresults;
   for (uint32_t r = 0; r < op->nregions; r++)
-    for (uint32_t b = 0; b < op->regions[r]->nblocks; k -= op->regions[r]->blocks[b]->nargs, b++)
-      if (k < op->regions[r]->blocks[b]->nargs) return op->regions[r]->blocks[b]->args[k];
+    for (uint32_t b = 0; b < ir_op_regions(op)[r]->nblocks; k -= ir_op_regions(op)[r]->blocks[b]->nargs, b++)
+      if (k < ir_op_regions(op)[r]->blocks[b]->nargs) return ir_op_regions(op)[r]->blocks[b]->args[k];
   return NULL;
 }
 
@@ -896,7 +896,7 @@ static void seed(prop_engine *e) {
         sg = keep_shared(e, mark, add_unused_manual_axes(e->a, op, e->model, sg, common));
       }
       g.in[k] = sg;
-      uint32_t slot = raw_slot(e, block_arg(op->regions[0], k));
+      uint32_t slot = raw_slot(e, block_arg(ir_op_regions(op)[0], k));
       ar_mark_t mark = ar_mark(e->a);
       if (slot < e->nslots) e->sh[slot] = keep_shared(e, mark, erase_manual(e->a, op, e->model, sg));
     }
@@ -907,8 +907,8 @@ static void seed(prop_engine *e) {
   e->func_results_initial = ar_calloc(e->a, m->nfuncs + 1, sizeof *e->func_results_initial);
   for (uint32_t f = 0; f < m->nfuncs; f++) {
     const ir_op *fn = m->funcs[f];
-    if (fn->nregions && fn->regions[0]->nblocks) {
-      const ir_block *entry = fn->regions[0]->blocks[0];
+    if (fn->nregions && ir_op_regions(fn)[0]->nblocks) {
+      const ir_block *entry = ir_op_regions(fn)[0]->blocks[0];
       for (uint32_t k = 0; k < entry->nargs; k++) { /* HLO: an argument is its parameter op's result */
         sharding_ref arg = seed_fitting(e, md_model_arg_sharding(e->model, fn, k), ir_value_type(entry->args[k]));
         if (arg) e->sh[slot_of(e, entry->args[k])] = arg;
@@ -1781,8 +1781,8 @@ static void propagate_op(prop_engine *e, worklist *w, uint32_t id) {
 }
 
 static const ir_op *body_terminator(const ir_op *fn) {
-  if (!fn->nregions || !fn->regions[0]->nblocks) return NULL;
-  const ir_block *b = fn->regions[0]->blocks[0];
+  if (!fn->nregions || !ir_op_regions(fn)[0]->nblocks) return NULL;
+  const ir_block *b = ir_op_regions(fn)[0]->blocks[0];
   return b->nops ? b->ops[b->nops - 1] : NULL;
 }
 

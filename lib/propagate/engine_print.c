@@ -153,8 +153,8 @@ static bool is_main_func(const ir_module *m, uint32_t f) {
 /* The sharding of the value function `fn` returns as its result `k`, which the pipeline's
  * -sdy-propagate-to-func-results writes on every function but main (NULL: none). */
 static const prop_sharding *returned_sharding(const prop_engine *e, const ir_op *fn, uint32_t k) {
-  if (!fn->nregions || !fn->regions[0]->nblocks) return NULL;
-  const ir_block *b = fn->regions[0]->blocks[0];
+  if (!fn->nregions || !ir_op_regions(fn)[0]->nblocks) return NULL;
+  const ir_block *b = ir_op_regions(fn)[0]->blocks[0];
   const ir_op *ret = b->nops ? b->ops[b->nops - 1] : NULL;
   if (!ret || ret->kind != SC_OP_RETURN || k >= ret->noperands || !ret->operands[k]) return NULL;
   uint32_t slot = operand_slot(e, ret, k);
@@ -163,7 +163,7 @@ static const prop_sharding *returned_sharding(const prop_engine *e, const ir_op 
 
 /* Whether a function's body ends in func.return (the pass leaves any other function alone). */
 static bool ends_in_return(const ir_op *fn) {
-  const ir_block *b = fn->nregions && fn->regions[0]->nblocks ? fn->regions[0]->blocks[0] : NULL;
+  const ir_block *b = fn->nregions && ir_op_regions(fn)[0]->nblocks ? ir_op_regions(fn)[0]->blocks[0] : NULL;
   return b && b->nops && b->ops[b->nops - 1]->kind == SC_OP_RETURN;
 }
 
@@ -171,10 +171,10 @@ static bool ends_in_return(const ir_op *fn) {
  * gives every function but main its returned values' shardings). */
 static void print_signature(prop_engine *e, prop_printer *pr, uint32_t f) {
   const ir_op *fn = e->m->funcs[f];
-  if (!fn->nregions || !fn->regions[0]->nblocks || fn->generic) return;
+  if (!fn->nregions || !ir_op_regions(fn)[0]->nblocks || fn->generic) return;
   uint32_t attributes_at, open = body_open(e->m, fn, &attributes_at);
   if (open == UINT32_MAX) return;
-  const ir_block *entry = fn->regions[0]->blocks[0];
+  const ir_block *entry = ir_op_regions(fn)[0]->blocks[0];
   ar_str s = SC_ASTR_INIT(e->a);
   ir_span vis = ir_op_visibility(fn);
   ar_str_puts(&s, "func.func ");
@@ -291,9 +291,9 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
   bool in_changed = false;
   sharding_ref *in = ar_alloc(e->a, (op->noperands + 1) * sizeof *in);
   for (uint32_t k = 0; k < op->noperands; k++) {
-    uint32_t slot = slot_of(e, block_arg(op->regions[0], k));
+    uint32_t slot = slot_of(e, block_arg(ir_op_regions(op)[0], k));
     in[k] = written_globals(e, op) ? written_globals(e, op)->in[k] : NULL;
-    if (slot < e->nslots && was_written(e, slot) && !has_explicit_edge(e, block_arg(op->regions[0], k))) {
+    if (slot < e->nslots && was_written(e, slot) && !has_explicit_edge(e, block_arg(ir_op_regions(op)[0], k))) {
       in[k] = op->kind == SC_OP_SDY_MANUAL_COMPUTATION ? prop_engine_add_free(e->a, op, e->model, in[k], e->sh[slot]) : e->sh[slot];
       in_changed = true;
     }

@@ -1275,8 +1275,8 @@ static void scatter_add(rc *c, int64_t input_dim, int64_t indices_dim, int64_t s
 /* Shardy's getCommonSupportedReductionOp: the update computation combines each input with its update
  * by one op kind (add, multiply, maximum, minimum; and/or on i1) over the matching block arguments. */
 static bool scatter_reduces(const ir_op *op, uint32_t n) {
-  if (op->nregions < 1 || op->regions[0]->nblocks < 1) return false;
-  const ir_block *blk = op->regions[0]->blocks[0];
+  if (op->nregions < 1 || ir_op_regions(op)[0]->nblocks < 1) return false;
+  const ir_block *blk = ir_op_regions(op)[0]->blocks[0];
   if (blk->nargs != 2 * n || blk->nops == 0) return false;
   const ir_op *ret = blk->ops[blk->nops - 1];
   if (!named(ret, "stablehlo.return") || ret->noperands != n) return false;

@@ -562,7 +562,7 @@ static void collect_op_normalizations(sc_arena *a, const ir_module *m, const ir_
                                       offsets *spaces) {
   uint32_t nb = 0, *bb = ar_alloc(a, (op->nregions + 1) * sizeof *bb), *be = ar_alloc(a, (op->nregions + 1) * sizeof *be);
   for (uint32_t r = 0; r < op->nregions; r++)
-    if (region_body(m, op->regions[r], &bb[nb], &be[nb])) nb++;
+    if (region_body(m, ir_op_regions(op)[r], &bb[nb], &be[nb])) nb++;
   const char *buf = m->buf;
   uint32_t at = op->pos.offset, k = 0, arrow = 0, colon = 0;
   int depth = 0;
@@ -780,7 +780,7 @@ bool prop_printer_replace_operand(prop_printer *p, const ir_op *op, uint32_t ind
   uint32_t stop = op->end;
   for (uint32_t r = 0; r < op->nregions; r++) {
     uint32_t b, e;
-    if (region_body(p->module, op->regions[r], &b, &e) && b < stop) stop = b;
+    if (region_body(p->module, ir_op_regions(op)[r], &b, &e) && b < stop) stop = b;
   }
   /* the operand by its name: the op's text may list operands in another order than the op (a pretty
    * reduce writes `(%input init: %init), ...`); a name used twice counts its earlier operands */

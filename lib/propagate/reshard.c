@@ -898,7 +898,7 @@ static void signature_error(rpass *p, const ir_op *fn, char kind, uint32_t index
 
 /* Single-device shardings are for ops only: a function's arguments and results cannot have one. */
 static void check_signature(rpass *p, const ir_op *fn) {
-  const ir_block *entry = fn->nregions && fn->regions[0]->nblocks ? fn->regions[0]->blocks[0] : NULL;
+  const ir_block *entry = fn->nregions && ir_op_regions(fn)[0]->nblocks ? ir_op_regions(fn)[0]->blocks[0] : NULL;
   for (uint32_t k = 0; entry && k < entry->nargs; k++)
     if (is_maximal(p, md_model_arg_sharding(p->model, fn, k))) signature_error(p, fn, 'a', k);
   for (uint32_t k = 0; k < ir_op_nresult_attrs(fn); k++)
@@ -1400,7 +1400,7 @@ static void process_computation(rpass *p, const ir_op *op) {
     const md_sharding *ms = k < x->in_shardings.nvalues ? x->in_shardings.values[k] : NULL;
     reshard_source(p, op, k, ms ? prop_sharding_from_model(p->a, ms, md_model_sharding_mesh(p->model, ms)) : NULL);
   }
-  const ir_op *ret = last_op(op->regions[0]);
+  const ir_op *ret = last_op(ir_op_regions(op)[0]);
   for (uint32_t i = 0; ret && i < op->nresults && i < ret->noperands; i++)
     reshard_source(p, ret, i, prop_engine_local_sharding(p->e, op, result_sharding(p, op, i)));
 }
@@ -1418,12 +1418,12 @@ static bool process_data_flow(rpass *p, const ir_op *op) {
     sharding_ref owner = result_sharding(p, op, i);
     if (op->kind == SC_OP_WHILE || barrier) reshard_source(p, op, i, owner);
     if (op->kind == SC_OP_WHILE && op->nregions == 2) {
-      const ir_op *ret = last_op(op->regions[1]);
+      const ir_op *ret = last_op(ir_op_regions(op)[1]);
       if (ret) reshard_source(p, ret, i, owner);
     }
     if (op->kind == SC_OP_CASE)
       for (uint32_t r = 0; r < op->nregions; r++) {
-        const ir_op *ret = last_op(op->regions[r]);
+        const ir_op *ret = last_op(ir_op_regions(op)[r]);
         if (ret) reshard_source(p, ret, i, owner);
       }
   }
@@ -1432,8 +1432,8 @@ static bool process_data_flow(rpass *p, const ir_op *op) {
 
 /* A function's return: each value brought to the function's result sharding. */
 static void process_return(rpass *p, const ir_op *fn) {
-  if (!fn->nregions || !fn->regions[0]->nblocks) return;
-  const ir_block *b = fn->regions[0]->blocks[fn->regions[0]->nblocks - 1];
+  if (!fn->nregions || !ir_op_regions(fn)[0]->nblocks) return;
+  const ir_block *b = ir_op_regions(fn)[0]->blocks[ir_op_regions(fn)[0]->nblocks - 1];
   const ir_op *ret = b->nops ? b->ops[b->nops - 1] : NULL;
   if (!ret || ret->kind != SC_OP_RETURN) return;
   for (uint32_t k = 0; k < ret->noperands && k < ir_op_nresult_attrs(fn); k++) {
@@ -1472,7 +1472,7 @@ static void process_call(rpass *p, const ir_op *op) {
   const ir_op *callee = md_model_func(p->model, ir_op_callee(op));
   if (!callee || !callee->nregions || !op->noperands) return;
   uint32_t n = op->noperands;
-  const ir_block *entry = callee->regions[0]->nblocks ? callee->regions[0]->blocks[0] : NULL;
+  const ir_block *entry = ir_op_regions(callee)[0]->nblocks ? ir_op_regions(callee)[0]->blocks[0] : NULL;
   sharding_ref *args = ar_alloc(p->a, n * sizeof *args), *operands = ar_alloc(p->a, n * sizeof *operands);
   for (uint32_t k = 0; k < n; k++) {
     const ir_value *arg = entry && k < entry->nargs ? entry->args[k] : NULL;

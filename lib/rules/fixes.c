@@ -264,8 +264,8 @@ ru_partitioner ru_kc_partitioner(const ir_module *m) {
       if (st == 2) return SC_PART_SHARDY;
       if (st == 1) gspmd = true;
     }
-    if (op->nregions && op->regions[0]->nblocks && op->kind == SC_OP_FUNC) {
-      const ir_block *b = op->regions[0]->blocks[0];
+    if (op->nregions && ir_op_regions(op)[0]->nblocks && op->kind == SC_OP_FUNC) {
+      const ir_block *b = ir_op_regions(op)[0]->blocks[0];
       for (uint32_t k = 0; k < b->nargs; k++) {
         st = attrs_style(ir_value_attrs(b->args[k]));
         if (st == 2) return SC_PART_SHARDY;
@@ -635,8 +635,8 @@ static uint32_t sharding_entries(ru_ctx *ctx, const ir_op *op, bool *tuple) {
 /* The sdy.mesh op that comes first in the module body, or the first op of the body. */
 static const ir_op *module_first_op(const ir_module *m) {
   const ir_op *mod = m->module;
-  if (!mod || !mod->nregions || !mod->regions[0]->nblocks) return NULL;
-  const ir_block *b = mod->regions[0]->blocks[0];
+  if (!mod || !mod->nregions || !ir_op_regions(mod)[0]->nblocks) return NULL;
+  const ir_block *b = ir_op_regions(mod)[0]->blocks[0];
   return b->nops ? b->ops[0] : NULL;
 }
 

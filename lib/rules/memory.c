@@ -300,7 +300,7 @@ void ru_check_memory_padding_waste(ru_ctx *ctx) {
   for (uint32_t i = 0; i < c->nresults; i++) /* a result's own sharding only: a derived one is the value's, below */
     if (!c->results[i].derived) padding_of(ctx, c, &c->results[i], fraction, min_bytes);
   /* The entry function's own values with a sharding (written, or derived with --propagate). */
-  const ir_block *b = c->entry->regions[0]->blocks[0];
+  const ir_block *b = ir_op_regions(c->entry)[0]->blocks[0];
   for (uint32_t i = 0; i < b->nops; i++) {
     const ir_op *op = b->ops[i];
     if (op->kind == SC_OP_RETURN || op->kind == SC_OP_SDY_SHARDING_CONSTRAINT) continue; /* constraints: SC0218 */

@@ -26,8 +26,8 @@ ir_span ru_operand_type(const ir_op *op, uint32_t i) {
 }
 
 const ir_block *ru_body(const ir_op *op) {
-  if (!op->nregions || !op->regions[0]->nblocks) return NULL;
-  return op->regions[0]->blocks[0];
+  if (!op->nregions || !ir_op_regions(op)[0]->nblocks) return NULL;
+  return ir_op_regions(op)[0]->blocks[0];
 }
 
 const ir_op *ru_terminator(const ir_op *op) {

@@ -993,8 +993,8 @@ void ru_visit_sharding_channel_device(ru_ctx *ctx, const ir_op *w) {
     const ir_attr *b = ir_op_attr(w, "body");
     const ir_op *comp = b ? computation(ctx->model, b->value) : NULL;
     body = comp ? ru_body(comp) : NULL;
-  } else if (w->kind == SC_OP_WHILE && w->nregions == 2 && w->regions[1]->nblocks) {
-    body = w->regions[1]->blocks[0];
+  } else if (w->kind == SC_OP_WHILE && w->nregions == 2 && ir_op_regions(w)[1]->nblocks) {
+    body = ir_op_regions(w)[1]->blocks[0];
   }
   if (!body) return;
   const ir_op *chan = NULL;

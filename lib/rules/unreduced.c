@@ -153,7 +153,7 @@ static bool span_contains(ir_span hay, const char *needle) {
 /* What a reduction body computes (the ops its terminator returns: all stablehlo.add, maximum or
  * minimum), or RED_NONE. The pretty form `applies stablehlo.add` has no region: read its text. */
 static int body_reduction(const ir_module *m, const ir_op *op) {
-  const ir_block *b = op->nregions && op->regions[0]->nblocks ? op->regions[0]->blocks[0] : NULL;
+  const ir_block *b = op->nregions && ir_op_regions(op)[0]->nblocks ? ir_op_regions(op)[0]->blocks[0] : NULL;
   int red = RED_NONE;
   if (b && b->nops) {
     const ir_op *ret = b->ops[b->nops - 1];

@@ -185,7 +185,7 @@ Test(hlo_corpus, real_world_counts) {
   cr_assert_eq(count_instrs(r.m), 2325);
   cr_assert(ir_span_eq(ir_op_sym_name(r.m->entry), "main.66_spmd"));
   cr_assert_eq(test_op_pos(r.m, r.m->entry).line, 2002);
-  ir_block *b = r.m->entry->regions[0]->blocks[0];
+  ir_block *b = ir_op_regions(r.m->entry)[0]->blocks[0];
   cr_assert_eq(b->nargs, 43);
   cr_assert(ir_span_eq(b->args[0]->name, "param.4"));   /* parameter(0), listed first */
   cr_assert(ir_span_eq(b->args[42]->name, "param.7"));  /* parameter(42) */
@@ -206,7 +206,7 @@ Test(hlo_corpus, real_world_counts) {
   cr_assert_eq(r.m->nfuncs, 87);
   cr_assert_eq(count_instrs(r.m), 1947);
   cr_assert(ir_span_eq(ir_op_sym_name(r.m->entry), "main.2034"));
-  cr_assert_eq(r.m->entry->regions[0]->blocks[0]->nargs, 38);
+  cr_assert_eq(ir_op_regions(r.m->entry)[0]->blocks[0]->nargs, 38);
   cr_assert_null(ir_op_attr(r.m->module, "num_partitions")); /* README: header has NO num_partitions */
   uint32_t sharding = 0;
   for (uint32_t i = 0; i < r.m->nops; i++) sharding += ir_span_eq(ir_op_custom_call_target(r.m->ops[i]), "Sharding");

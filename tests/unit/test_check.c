@@ -191,5 +191,5 @@ Test(check, generic_form_is_checked_like_the_pretty_form) {
   cr_assert_eq(ir_op_nresult_attrs(m->funcs[0]), 1);
   cr_assert_not_null(ir_attrs_find(&ir_op_result_attrs(m->funcs[0])[0], "jax.result_info"));
   cr_assert(ir_span_eq(ir_op_func_result_types(m->funcs[0])[0], "tensor<32x128xf32>"));
-  cr_assert_not_null(ir_attrs_find(ir_value_attrs(m->funcs[0]->regions[0]->blocks[0]->args[0]), "sdy.sharding"));
+  cr_assert_not_null(ir_attrs_find(ir_value_attrs(ir_op_regions(m->funcs[0])[0]->blocks[0]->args[0]), "sdy.sharding"));
 }

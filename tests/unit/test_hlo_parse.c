@@ -60,7 +60,7 @@ static bool span_is(ir_span s, const char *lit) { return ir_span_eq(s, lit); }
   cr_assert(span_is((s), (lit)), "expected '%s', got '" SC_SPAN_FMT "'", (lit), SC_SPAN_ARG(s))
 
 static ir_op *instr(ir_op *func, const char *name) {
-  ir_block *b = func->regions[0]->blocks[0];
+  ir_block *b = ir_op_regions(func)[0]->blocks[0];
   for (uint32_t i = 0; i < b->nops; i++)
     if (span_is(ir_op_sym_name(b->ops[i]), name)) return b->ops[i];
   cr_assert_fail("no instruction %s", name);
@@ -88,7 +88,7 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
   cr_assert_not_null(m->entry);
   cr_assert_eq(m->ops[0], m->module);
   cr_assert_eq(m->module->nregions, 1);
-  cr_assert_eq(m->module->regions[0]->blocks[0]->nops, m->nfuncs);
+  cr_assert_eq(ir_op_regions(m->module)[0]->blocks[0]->nops, m->nfuncs);
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     cr_assert_eq(op->id, i);
@@ -111,7 +111,7 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
       if (ir_op_callee(op).n) cr_assert_not_null(ir_module_func(m, ir_op_callee(op)), "callee " SC_SPAN_FMT, SC_SPAN_ARG(ir_op_callee(op)));
     }
     if (ir_op_depth(op) == 1) {
-      const ir_block *b = op->regions[0]->blocks[0];
+      const ir_block *b = ir_op_regions(op)[0]->blocks[0];
       for (uint32_t k = 0; k < b->nargs; k++) {
         cr_assert_not_null(b->args[k]);
         cr_assert_eq(b->args[k]->block, b);
@@ -171,7 +171,7 @@ Test(hlo_parse, module_header_and_computations) {
 Test(hlo_parse, instructions_operands_attrs) {
   ir_module *m = parse_ok(BASIC);
   ir_op *add_comp = m->funcs[0], *main_ = m->funcs[1];
-  ir_block *b = main_->regions[0]->blocks[0];
+  ir_block *b = ir_op_regions(main_)[0]->blocks[0];
   cr_assert_eq(b->nops, 4);
   const char *opcodes[] = {"parameter", "constant", "reduce", "custom-call"};
   const char *names[] = {"p", "c", "r", "out"};
@@ -226,7 +226,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   cr_assert_eq(BASIC[sh->end], ',');
 
   /* add_comp: parameters as block args in number order, operands with inline shapes. */
-  ir_block *ab = add_comp->regions[0]->blocks[0];
+  ir_block *ab = ir_op_regions(add_comp)[0]->blocks[0];
   cr_assert_eq(ab->nargs, 2);
   assert_span(ab->args[0]->name, "a");
   assert_span(ab->args[1]->name, "b");
@@ -256,8 +256,8 @@ Test(hlo_parse, tuple_shapes_layouts_comments_escapes) {
   cr_assert_eq(m->nfuncs, 1);
   cr_assert_eq(m->entry, m->funcs[0]);
   ir_op *f = m->funcs[0];
-  cr_assert_eq(f->regions[0]->blocks[0]->nops, 5);
-  cr_assert_eq(f->regions[0]->blocks[0]->nargs, 2);
+  cr_assert_eq(ir_op_regions(f)[0]->blocks[0]->nops, 5);
+  cr_assert_eq(ir_op_regions(f)[0]->blocks[0]->nargs, 2);
   ir_op *tt = instr(f, "t");
   assert_span(ir_value_type(ir_op_result(tt, 0)), "((f32[8,128]{1,0:T(8,128)}, s32[]), token[], /*index=2*/ (pred[], (u8[2]{0})))");
   cr_assert_eq(ir_linemap_pos(&lines, tt->pos.offset).line, 6);
@@ -342,7 +342,7 @@ Test(hlo_parse, parameters_sorted_by_number) {
                   "  %c = f32[] parameter(2)\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
                   "  %s = f32[] add(%a, %b)\n  ROOT %t = f32[] add(%s, %c)\n}\n";
   ir_module *m = parse_ok(t);
-  ir_block *b = m->entry->regions[0]->blocks[0];
+  ir_block *b = ir_op_regions(m->entry)[0]->blocks[0];
   cr_assert_eq(b->nargs, 3);
   assert_span(b->args[0]->name, "a");
   assert_span(b->args[1]->name, "b");
@@ -357,7 +357,7 @@ Test(hlo_parse, parameters_with_gaps_and_repeats_sorted_stably) {
                   "  c = f32[] parameter(1)\n  a = f32[] parameter(0)\n  e = f32[] parameter(9)\n"
                   "  ROOT r = f32[] add(a, b)\n}\n";
   ir_module *m = parse_ok(t);
-  ir_block *b = m->entry->regions[0]->blocks[0];
+  ir_block *b = ir_op_regions(m->entry)[0]->blocks[0];
   static const char *const order[] = {"a", "b", "c", "d", "e"};
   cr_assert_eq(b->nargs, 5);
   for (uint32_t i = 0; i < 5; i++) assert_span(b->args[i]->name, order[i]);
@@ -369,7 +369,7 @@ Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
                   "  ROOT z = f32[] add(f32[] maximum(x, y), %t#1)\n}\n";
   ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
-  ir_block *b = m->entry->regions[0]->blocks[0];
+  ir_block *b = ir_op_regions(m->entry)[0]->blocks[0];
   cr_assert_eq(b->nops, 5);
   ir_op *mx = b->ops[3], *z = b->ops[4];
   assert_span(mx->name, "maximum");
@@ -407,7 +407,7 @@ Test(hlo_parse, one_line_module_and_crlf) {
   const char *t = "HloModule m\r\nENTRY e { p = f32[] parameter(0) ROOT n = f32[] negate(p), sharding={replicated} }\r\n";
   ir_module *m = parse_ok(t);
   check_invariants(m, t, strlen(t));
-  cr_assert_eq(m->entry->regions[0]->blocks[0]->nops, 2);
+  cr_assert_eq(ir_op_regions(m->entry)[0]->blocks[0]->nops, 2);
   assert_attr(instr(m->entry, "n"), "sharding", "{replicated}");
 }
 
@@ -752,9 +752,9 @@ Test(hlo_parse, inline_called_computation_becomes_the_callee) {
     if (ir_span_eq(ir_op_sym_name(m->funcs[i]), "r.to_apply")) callee = m->funcs[i];
   cr_assert_not_null(callee);
   assert_span(ir_op_callee(r), "r.to_apply");
-  cr_assert_eq(callee->regions[0]->blocks[0]->nargs, 2);
-  cr_assert_eq(callee->regions[0]->blocks[0]->nops, 3);
-  cr_assert_eq(m->entry->regions[0]->blocks[0]->nops, 2, "the inline body's ops stay out of the caller");
+  cr_assert_eq(ir_op_regions(callee)[0]->blocks[0]->nargs, 2);
+  cr_assert_eq(ir_op_regions(callee)[0]->blocks[0]->nops, 3);
+  cr_assert_eq(ir_op_regions(m->entry)[0]->blocks[0]->nops, 2, "the inline body's ops stay out of the caller");
 }
 
 Test(hlo_parse, computation_lists_stay_names) {

@@ -173,9 +173,10 @@ Test(ir, op_names_past_the_table_get_no_id) {
 /* The per-op records are what a large module's memory is made of (issue 8): these sizes are the budget;
  * a field that only some ops or values have goes behind a pointer (ir_op_extra, ir_op_decl, attrs). */
 Test(ir, per_op_records_stay_small) {
-  cr_assert_leq(sizeof(ir_op), 176);
-  cr_assert_leq(sizeof(ir_value), 64);
-  cr_assert_leq(sizeof(ir_op_extra), 64);
+  /* one of each per op: ~10^6 in a 100 MB module, so 8 bytes here are 8 MB there */
+  cr_assert_leq(sizeof(ir_op), 112);
+  cr_assert_leq(sizeof(ir_value), 40);
+  cr_assert_leq(sizeof(ir_op_extra), 72); /* every HLO instruction has one; plain MLIR ops none */
 }
 
 Test(ir, detect_format) {

@@ -42,7 +42,7 @@ Test(mlir_parse, jax_shaped_module_structure) {
   ir_op *f = m->funcs[0];
   cr_assert(ir_span_eq(ir_op_sym_name(f), "main"));
   cr_assert(ir_span_eq(ir_op_visibility(f), "public"));
-  ir_value *arg0 = f->regions[0]->blocks[0]->args[0];
+  ir_value *arg0 = ir_op_regions(f)[0]->blocks[0]->args[0];
   cr_assert(ir_span_eq(ir_value_type(arg0), "tensor<2x4xf32>"));
   const ir_attr *sh = ir_attrs_find(ir_value_attrs(arg0), "sdy.sharding");
   cr_assert_not_null(sh);
@@ -57,7 +57,7 @@ Test(mlir_parse, jax_shaped_module_structure) {
   cr_assert(ir_span_eq(ir_op_attr(mc, "manual_axes")->value, "{\"a\"}"));
   cr_assert(ir_span_eq(ir_op_attr(mc, "in_shardings")->value, "[<@mesh, [{\"a\"}, {}]>]"));
   cr_assert_eq(mc->nregions, 1);
-  cr_assert_eq(mc->regions[0]->blocks[0]->nargs, 1);
+  cr_assert_eq(ir_op_regions(mc)[0]->blocks[0]->nargs, 1);
   cr_assert_eq(ir_op_noperand_types(mc), 1);
   cr_assert_eq(ir_op_nresult_types(mc), 1);
   cr_assert(ir_span_eq(ir_value_type(ir_op_result(mc, 0)), "tensor<2x4xf32>"));
@@ -67,7 +67,7 @@ Test(mlir_parse, jax_shaped_module_structure) {
   cr_assert_eq(cc->parent_op, mc);
   cr_assert_eq(ir_op_func(cc), f);
   cr_assert_eq(ir_op_depth(cc), 3);
-  cr_assert_eq(cc->operands[0], mc->regions[0]->blocks[0]->args[0]);
+  cr_assert_eq(cc->operands[0], ir_op_regions(mc)[0]->blocks[0]->args[0]);
   cr_assert_eq(test_op_pos(m, cc).line, 9);
   cr_assert_eq(test_op_pos(m, cc).col, 7);
   cr_assert(ir_op_srcloc(m, cc).known);
@@ -101,8 +101,8 @@ Test(mlir_parse, generic_form_with_blocks_and_properties) {
   cr_assert_eq(op->nresults, 2);
   cr_assert_not_null(ir_op_attr(op, "p"));
   cr_assert_not_null(ir_op_attr(op, "q"));
-  cr_assert_eq(op->regions[0]->nblocks, 2);
-  cr_assert_eq(op->regions[0]->blocks[0]->nargs, 2);
+  cr_assert_eq(ir_op_regions(op)[0]->nblocks, 2);
+  cr_assert_eq(ir_op_regions(op)[0]->blocks[0]->nargs, 2);
   cr_assert(ir_span_eq(ir_value_type(ir_op_result(op, 1)), "f32"));
   ir_op *use = test_find_op(m, "d.use", 0);
   cr_assert_eq(use->operands[0], ir_op_result(op, 1));
@@ -202,7 +202,7 @@ Test(mlir_parse, while_iter_args_and_regions) {
   ir_op *cmp = test_find_op(m, "stablehlo.compare", 0);
   cr_assert_eq(cmp->noperands, 2);
   cr_assert_not_null(cmp->operands[0], "iter arg resolves inside the cond region");
-  cr_assert_eq(w->regions[1]->blocks[0]->nops, 1);
+  cr_assert_eq(ir_op_regions(w)[1]->blocks[0]->nops, 1);
 }
 
 /* ---- malformed input: a precise error, never a crash ---- */
@@ -257,7 +257,7 @@ Test(mlir_parse, type_aliases_resolve) {
                             &err);
   cr_assert_not_null(m, "%s", err.message);
   ir_op *f = test_find_op(m, "func.func", 0), *neg = test_find_op(m, "stablehlo.negate", 0);
-  cr_assert(ir_span_eq(ir_value_type(f->regions[0]->blocks[0]->args[0]), "tensor<4x8xf32>"));
+  cr_assert(ir_span_eq(ir_value_type(ir_op_regions(f)[0]->blocks[0]->args[0]), "tensor<4x8xf32>"));
   cr_assert(ir_span_eq(ir_op_func_result_types(f)[0], "tensor<4x8xf32>"));
   cr_assert(ir_span_eq(ir_value_type(ir_op_result(neg, 0)), "tensor<4x8xf32>"));
 }
