@@ -267,7 +267,7 @@ static bool dump_op(ir_op *op, void *user) {
   const dump_ctx *dc = user;
   FILE *f = dc->f;
   ir_pos pos = dc->lines ? ir_linemap_pos(dc->lines, op->pos.offset) : (ir_pos){0, 0, 0};
-  fprintf(f, "%u:%u depth=%u op=%.*s", pos.line, pos.col, ir_op_depth(op), SC_SPAN_ARG(op->name));
+  fprintf(f, "%u:%u depth=%u op=%.*s", pos.line, pos.col, ir_op_depth(op), SC_SPAN_ARG(ir_op_name(op)));
   if (ir_op_func(op) && ir_op_sym_name(ir_op_func(op)).n) fprintf(f, " func=%.*s", SC_SPAN_ARG(ir_op_sym_name(ir_op_func(op))));
   if (ir_op_sym_name(op).n) fprintf(f, " sym=%.*s", SC_SPAN_ARG(ir_op_sym_name(op)));
   if (ir_op_callee(op).n) fprintf(f, " callee=%.*s", SC_SPAN_ARG(ir_op_callee(op)));
@@ -279,7 +279,7 @@ static bool dump_op(ir_op *op, void *user) {
   for (uint32_t i = 0; i < op->attrs.n; i++)
     fprintf(f, "    attr %.*s = %.*s\n", SC_SPAN_ARG(op->attrs.v[i].name), SC_SPAN_ARG(op->attrs.v[i].value));
   const ir_block *entry = op->nregions && ir_op_regions(op)[0]->nblocks ? ir_op_regions(op)[0]->blocks[0] : NULL;
-  for (uint32_t k = 0; entry && ir_span_eq(op->name, "func.func") && k < entry->nargs; k++)
+  for (uint32_t k = 0; entry && ir_span_eq(ir_op_name(op), "func.func") && k < entry->nargs; k++)
     for (uint32_t i = 0; i < ir_value_attrs(entry->args[k])->n; i++)
       fprintf(f, "    arg %u %.*s = %.*s\n", k, SC_SPAN_ARG(ir_value_attrs(entry->args[k])->v[i].name),
               SC_SPAN_ARG(ir_value_attrs(entry->args[k])->v[i].value));

@@ -131,7 +131,7 @@ static void put_value_json(propagate_run *run, ar_str *out, const ir_value *v, c
   *first = false;
   put_json_string(out, v->name.p, v->name.n);
   ar_str_puts(out, v->def ? ", \"result_of\": " : ", \"argument_of\": ");
-  put_json_string(out, owner->name.p, owner->name.n);
+  put_json_string(out, ir_op_name(owner).p, ir_op_name(owner).n);
   put_position(out, lines, v->pos.offset);
   ar_str_puts(out, ", \"sharding\": ");
   if (s) {
@@ -283,7 +283,7 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
   uint8_t *erased = ar_calloc(a, r->nops + 1, 1);
   for (uint32_t i = 0; i < r->nops; i++) { /* -sdy-remove-sharding-groups */
     erased[r->ops[i]->id] = unflattened && unflattened[r->ops[i]->id];
-    if (!erased[r->ops[i]->id] && ir_span_eq(r->ops[i]->name, "sdy.sharding_group")) {
+    if (!erased[r->ops[i]->id] && ir_span_eq(ir_op_name(r->ops[i]), "sdy.sharding_group")) {
       prop_printer_erase(&pr, r->ops[i]);
       erased[r->ops[i]->id] = 1;
     }
@@ -296,7 +296,7 @@ static bool pipeline_export(propagate_run *run, const char *text, size_t n, cons
 
 static bool has_sharding_groups(const ir_module *m) {
   for (uint32_t i = 0; i < m->nops; i++)
-    if (ir_span_eq(m->ops[i]->name, "sdy.sharding_group")) return true;
+    if (ir_span_eq(ir_op_name(m->ops[i]), "sdy.sharding_group")) return true;
   return false;
 }
 

@@ -82,7 +82,7 @@ static inline size_t test_count_code(const sc_report *r, const char *code) {
 
 static inline ir_op *test_find_op(ir_module *m, const char *name, int nth) {
   for (uint32_t i = 0; i < m->nops; i++)
-    if (ir_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
+    if (ir_span_eq(ir_op_name(m->ops[i]), name) && nth-- == 0) return m->ops[i];
   return NULL;
 }
 

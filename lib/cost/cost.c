@@ -470,7 +470,7 @@ static void add_collective(sc_arena *a, const ir_linemap *lines, const prop_resh
     c.line = pos.line, c.col = pos.col;
   }
   c.function = ir_op_func(r->op) ? ir_span_dup(a, ir_op_sym_name(ir_op_func(r->op))) : NULL;
-  c.op = ir_span_dup(a, r->op->name);
+  c.op = ir_span_dup(a, ir_op_name(r->op));
   c.kind = kind;
   c.axes = ar_alloc(a, (axes->n ? axes->n : 1) * sizeof *c.axes);
   for (uint32_t i = 0; i < axes->n && !mesh->synthesized; i++) {
@@ -501,7 +501,7 @@ static void reshard_collectives(sc_arena *a, const ir_linemap *lines, const prop
   uint32_t bits = cost_element_bits(tt.element);
   uint32_t rank = (uint32_t)tt.rank;
   ar_str why = SC_ASTR_INIT(a);
-  ar_str_printf(&why, "%s of %.*s", r->what, SC_SPAN_ARG(r->op->name));
+  ar_str_printf(&why, "%s of %.*s", r->what, SC_SPAN_ARG(ir_op_name(r->op)));
   bool named = !mesh->synthesized; /* a GSPMD module's made-up "_partitions" axis is not shown */
   if (named) ar_str_puts(&why, ": ");
   if (named && from) prop_sharding_put(&why, from);

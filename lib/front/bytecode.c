@@ -292,7 +292,7 @@ typedef struct {
   bool forward_results; /* some op's result was used before the op (see resolve_forward_results) */
 } builder;
 
-static bool op_is(const ir_op *op, const char *name) { return ir_span_eq(op->name, name); }
+static bool op_is(const ir_op *op, const char *name) { return ir_span_eq(ir_op_name(op), name); }
 
 /* The one place an op is created: preorder id, its name written at its start in the text pool. */
 static ir_op *new_op(builder *b, ir_span name, ir_op *parent) {
@@ -311,7 +311,7 @@ static ir_op *new_op(builder *b, ir_span name, ir_op *parent) {
   op->id = (uint32_t)b->ops.n;
   SC_PUSH(s->a, b->ops, op);
   op->pos.offset = (uint32_t)bc_mark(s);
-  op->name = bc_put(s, name.p, name.n);
+  if (!ir_op_set_name(op, bc_put(s, name.p, name.n))) bc_fail(s, NULL, "operation name longer than %u bytes", (unsigned)UINT16_MAX);
   op->generic = true;
   op->parent_op = parent;
   op->func_like = op_is(op, "func.func");
@@ -577,7 +577,7 @@ static void fold_compact_reduce(builder *b, ir_op *op) {
   const ir_op *inner = blk->ops[0], *ret = blk->ops[1];
   if (inner->noperands != 2 || inner->nresults != 1 || inner->nregions || ret->noperands != 1 ||
       inner->operands[0] != blk->args[0] || inner->operands[1] != blk->args[1] || ret->operands[0] != ir_op_result(inner, 0) ||
-      !ir_span_starts(inner->name, "stablehlo.") || !op_is(ret, "stablehlo.return"))
+      !ir_span_starts(ir_op_name(inner), "stablehlo.") || !op_is(ret, "stablehlo.return"))
     return;
   if (b->ops.n < 2 || b->ops.v[b->ops.n - 1] != ret || b->ops.v[b->ops.n - 2] != inner) return;
   b->ops.n -= 2;

@@ -47,7 +47,7 @@ typedef struct {
 static ir_op *new_instr(P *p, comp *c, const char *start, ir_span opcode, ir_span name, ir_span shape) {
   instr_block *ib = hlo_alloc(p, sizeof *ib);
   ir_op *op = &ib->op;
-  op->name = opcode;
+  if (!ir_op_set_name(op, opcode)) hlo_fail(p, opcode.p, "opcode longer than %u bytes", (unsigned)UINT16_MAX);
   op->pos.offset = hlo_off(p, start);
   op->extra = &ib->extra; /* every instruction has a name (and most a metadata location) */
   op->extra->sym_name = name;
@@ -361,7 +361,7 @@ void hlo_resolve_operands(P *p, comp *c) {
         ir_value *v = htab_get(&t, base);
         if (!v)
           hlo_fail(p, base.p, "unknown operand '" SC_SPAN_FMT "' of '" SC_SPAN_FMT "' in computation '" SC_SPAN_FMT "'",
-               SC_SPAN_ARG(base), SC_SPAN_ARG(op->name), SC_SPAN_ARG(ir_op_sym_name(c->func)));
+               SC_SPAN_ARG(base), SC_SPAN_ARG(ir_op_name(op)), SC_SPAN_ARG(ir_op_sym_name(c->func)));
         op->operands[k] = v;
       }
       if (!op->types->operand_types[k].n) op->types->operand_types[k] = ir_value_type(op->operands[k]);

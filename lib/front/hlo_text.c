@@ -601,7 +601,7 @@ static ir_block *new_single_block_region(P *p, ir_op *parent) {
 
 static ir_op *new_computation(P *p, const char *start, ir_span name, comp *c) {
   ir_op *f = hlo_alloc(p, sizeof *f);
-  f->name = ir_span_of("func.func", 9);
+  ir_op_set_name(f, ir_span_of("func.func", 9));
   f->pos.offset = hlo_off(p, start);
   f->extra = hlo_alloc(p, sizeof *f->extra);
   f->extra->sym_name = name;
@@ -863,7 +863,7 @@ ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
   if (!header && !fe_starts_hlo_computation(p->s, p->end))
     hlo_fail(p, p->s, "expected 'HloModule' at the start of an HLO module");
   ir_op *module = hlo_alloc(p, sizeof *module);
-  module->name = ir_span_of("builtin.module", 14);
+  ir_op_set_name(module, ir_span_of("builtin.module", 14));
   module->pos.offset = hlo_off(p, mstart);
   if (header) p->s = skip_ws_at(p, p->s + 9);
   ir_span mname = hlo_span(p->s, p->s);

@@ -73,7 +73,7 @@ static uint32_t parse_function_type_results(P *p, ir_span value, ir_op *op) {
 }
 
 void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
-  if (ir_span_eq(op->name, "sdy.mesh") && !ir_attrs_find(&op->attrs, "value")) {
+  if (ir_span_eq(ir_op_name(op), "sdy.mesh") && !ir_attrs_find(&op->attrs, "value")) {
     const ir_attr *m = ir_attrs_find(&op->attrs, "mesh");
     if (m && ir_span_starts(m->value, "#sdy.mesh<")) { /* mesh = #sdy.mesh<[...]> -> value = <[...]> */
       ir_attr v = {ir_span_of("value", 5), ir_span_of(m->value.p + 9, m->value.n - 9), m->offset, m->end};
@@ -309,24 +309,29 @@ ir_op *mt_new_op(P *p, ir_op *parent_op, uint32_t at) {
  * The elided builtins module/return/call/func get their dialect. Returns false after an error. */
 bool mt_parse_op_name(P *p, op_state *st, tok name) {
   ir_op *op = st->op;
+  ir_span text;
   if (name.kind == T_STRING) {
-    op->name = ir_span_of(p->buf + name.off + 1, name.len >= 2 ? name.len - 2 : 0);
+    text = ir_span_of(p->buf + name.off + 1, name.len >= 2 ? name.len - 2 : 0);
     op->generic = true;
   } else if (name.kind == T_WORD) {
-    op->name = tspan(p, name);
+    text = tspan(p, name);
   } else {
     mt_check_bad(p, name);
     mt_fail_at(p, name.off, "expected an operation name after the result list");
     return false;
   }
-  if (ir_span_eq(op->name, "module")) op->name = ir_span_of("builtin.module", 14);
-  else if (ir_span_eq(op->name, "return")) op->name = ir_span_of("func.return", 11);
-  else if (ir_span_eq(op->name, "call")) op->name = ir_span_of("func.call", 9);
-  else if (ir_span_eq(op->name, "func")) op->name = ir_span_of("func.func", 9);
+  if (ir_span_eq(text, "module")) text = ir_span_of("builtin.module", 14);
+  else if (ir_span_eq(text, "return")) text = ir_span_of("func.return", 11);
+  else if (ir_span_eq(text, "call")) text = ir_span_of("func.call", 9);
+  else if (ir_span_eq(text, "func")) text = ir_span_of("func.func", 9);
+  if (!ir_op_set_name(op, text)) {
+    mt_fail_at(p, name.off, "operation name longer than %u bytes", (unsigned)UINT16_MAX);
+    return false;
+  }
   ir_op_name_intern(&p->names, op); /* the name's text is at hand now */
-  st->call_like = mt_is_call_like(op->name);
-  st->func_like = op->func_like = mt_is_func_like(op->name);
-  st->sdy_sharded = ir_span_eq(op->name, "sdy.sharding_constraint") || ir_span_eq(op->name, "sdy.reshard");
+  st->call_like = mt_is_call_like(ir_op_name(op));
+  st->func_like = op->func_like = mt_is_func_like(ir_op_name(op));
+  st->sdy_sharded = ir_span_eq(ir_op_name(op), "sdy.sharding_constraint") || ir_span_eq(ir_op_name(op), "sdy.reshard");
   if (st->func_like) SC_PUSH(p->a, p->funcs, op);
   return true;
 }

@@ -582,7 +582,7 @@ void mt_add_region(P *p, ir_op *op, region_vec *regions, value_vec *pending) {
   ir_region *r = mt_parse_region(p, op, pending);
   if (r) SC_PUSH(p->a, *regions, r);
   /* a pretty stablehlo.while declares `%iterArg = %init` once for its cond and do regions alike */
-  if (pending->n && regions->n == 1 && !op->generic && ir_span_eq(op->name, "stablehlo.while")) {
+  if (pending->n && regions->n == 1 && !op->generic && ir_span_eq(ir_op_name(op), "stablehlo.while")) {
     for (size_t i = 0; i < pending->n; i++) {
       ir_value *v = ar_alloc(p->a, sizeof *v);
       *v = *pending->v[i];

@@ -365,7 +365,7 @@ static void finish_op(P *p, op_state *st, tok first) {
   TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
   TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
   take_operand_names(p, op, st->names);
-  if (!op->generic && ir_span_eq(op->name, "stablehlo.reduce")) order_reduce_operands(p, op);
+  if (!op->generic && ir_span_eq(ir_op_name(op), "stablehlo.reduce")) order_reduce_operands(p, op);
   if (st->regions.n) ir_op_extra_of(p->a, op)->regions = st->regions.v;
   op->nregions = (uint32_t)st->regions.n;
   mt_complete_symbols(p->a, op, st->call_like, st->func_like);
@@ -598,7 +598,7 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
 
   /* The implicit top-level module holds every top-level op; an explicit lone `module` replaces it. */
   ir_op *root = ar_alloc(p.a, sizeof *root);
-  root->name = ir_span_of("builtin.module", 14);
+  ir_op_set_name(root, ir_span_of("builtin.module", 14));
   root->pos.offset = in->begin;
   p.nops = 1;
   ir_region *rr = ar_alloc(p.a, sizeof *rr);
@@ -654,7 +654,7 @@ ir_module *fe_parse_mlir(const fe_parse_input *in, fe_parse_error *err) {
   rb->ops = top.v;
   rb->nops = (uint32_t)top.n;
   /* no op at all (empty, or only comments and definitions) is an empty module, as MLIR reads it */
-  if (top.n == 1 && ir_span_eq(top.v[0]->name, "builtin.module")) {
+  if (top.n == 1 && ir_span_eq(ir_op_name(top.v[0]), "builtin.module")) {
     /* Drop the implicit root: the explicit module is the root. Renumber ids and re-parent. */
     ir_op *mod = top.v[0];
     mod->parent_op = NULL;

@@ -76,7 +76,7 @@ ir_pos ir_linemap_pos(const ir_linemap *m, uint32_t offset) {
 
 const ir_attr *ir_op_attr(const ir_op *op, const char *name) { return ir_attrs_find(&op->attrs, name); }
 
-bool ir_op_is(const ir_op *op, const char *name) { return ir_span_eq(op->name, name); }
+bool ir_op_is(const ir_op *op, const char *name) { return ir_span_eq(ir_op_name(op), name); }
 
 /* The op names the rules distinguish, with their kinds. Matched by length first (one compare for
  * most names), once per op. */
@@ -176,7 +176,7 @@ static ir_cc_class class_of_target(ir_span t) {
 static ir_span custom_call_target(const ir_op *op) {
   ir_span none = {0};
   const ir_attr *a;
-  if (op->name.n != sizeof "custom-call" - 1) { /* stablehlo.custom_call, mhlo.custom_call */
+  if (ir_op_name(op).n != sizeof "custom-call" - 1) { /* stablehlo.custom_call, mhlo.custom_call */
     if (ir_op_callee(op).n) return ir_op_callee(op);
     a = ir_op_attr(op, "call_target_name");
   } else {
@@ -228,7 +228,7 @@ void ir_op_name_intern(ir_name_table *t, ir_op *op) {
 
 void ir_op_finish(ir_name_table *t, ir_op *op) {
   if (!op->name_id) ir_op_name_intern(t, op);
-  if (!op->classified) set_kind(op, op->name_id ? (ir_op_kind)t->kinds.v[op->name_id - 1] : kind_of_name(op->name));
+  if (!op->classified) set_kind(op, op->name_id ? (ir_op_kind)t->kinds.v[op->name_id - 1] : kind_of_name(ir_op_name(op)));
 }
 
 void ir_module_set_names(ir_module *m, const ir_name_table *t) {
@@ -242,7 +242,7 @@ ir_span ir_op_custom_call_target(const ir_op *op) {
 }
 
 void ir_op_classify(ir_op *op) {
-  if (!op->classified) set_kind(op, kind_of_name(op->name));
+  if (!op->classified) set_kind(op, kind_of_name(ir_op_name(op)));
 }
 
 void ir_module_finalize(sc_arena *a, ir_module *m) {

@@ -249,13 +249,14 @@ struct ir_op {
                         /* resolved on demand by ir_op_srcloc, the text running to its closing paren) */
   uint8_t kind;         /* ir_op_kind of `name`, set by ir_op_classify() */
   uint8_t cc;           /* ir_cc_class of the custom call target, else SC_CC_NONE */
-  bool classified;      /* kind/cc are set */
-  bool generic;         /* written in generic form ("op"(...)) */
-  bool func_like;       /* a func.func / HLO computation (MLIR text: also `func` and any `*.func`): ir_op_func */
+  bool classified : 1;  /* kind/cc are set */
+  bool generic : 1;     /* written in generic form ("op"(...)) */
+  bool func_like : 1;   /* a func.func / HLO computation (MLIR text: also `func` and any `*.func`): ir_op_func */
+  uint16_t name_len;    /* of name_p (ir_op_set_name refuses longer names) */
   uint16_t name_id;     /* ir_module.op_names[name_id - 1] is the op's bare name (ir_module_finalize); 0 when
                            not interned: a module with more than IR_MAX_OP_NAMES distinct names */
 
-  ir_span name;         /* "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call" */
+  const char *name_p;   /* ir_op_name(): "stablehlo.add", "func.func", "builtin.module", HLO "custom-call" */
 
   ir_value *result_values; /* nresults, side by side (ir_op_result): no array of pointers to them */
   ir_value **operands;  /* noperands; NULL entries: names the parser could not resolve */
@@ -270,6 +271,16 @@ struct ir_op {
 
   ir_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
 };
+
+/* The op's name: "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call". Any thread. */
+static inline ir_span ir_op_name(const ir_op *op) { return ir_span_of(op->name_p, op->name_len); }
+/* Sets it; false (and nothing set) for a name longer than an op keeps (UINT16_MAX bytes). For front ends. */
+static inline bool ir_op_set_name(ir_op *op, ir_span name) {
+  if (name.n > UINT16_MAX) return false;
+  op->name_p = name.p;
+  op->name_len = (uint16_t)name.n;
+  return true;
+}
 
 /* The op's regions (nregions of them; NULL when it has none). Any thread. */
 static inline ir_region **ir_op_regions(const ir_op *op) { return op->extra ? op->extra->regions : NULL; }
@@ -342,7 +353,7 @@ static inline ir_op_decl *ir_op_decl_of(sc_arena *a, ir_op *op) {
 static inline const ir_op_decl *ir_op_decl_get(const ir_op *op) { return op->extra ? op->extra->decl : NULL; }
 /* The op's name without the generic form's quotes (`"stablehlo.add"` -> `stablehlo.add`). */
 static inline ir_span ir_op_bare_name(const ir_op *op) {
-  ir_span n = op->name;
+  ir_span n = ir_op_name(op);
   if (n.n >= 2 && n.p[0] == '"' && n.p[n.n - 1] == '"') n.p++, n.n -= 2;
   return n;
 }

@@ -229,13 +229,13 @@ static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
   sdy_lex lx;
   sdy_lex_init(&lx, b->a, text, op->pos.offset);
   /* find the op name: where the parser saw it (only %results precede it in custom syntax), else by lexing */
-  if (op->name.p >= text.p && op->name.p + op->name.n <= text.p + text.n) {
-    lx.p = op->name.p + op->name.n;
+  if (ir_op_name(op).p >= text.p && ir_op_name(op).p + ir_op_name(op).n <= text.p + text.n) {
+    lx.p = ir_op_name(op).p + ir_op_name(op).n;
   } else {
     for (;;) {
       sdy_tok t = sdy_next(&lx);
       if (t.kind == SDY_EOF) return;
-      if (t.kind == SDY_IDENT && ir_span_same(t.text, op->name)) break;
+      if (t.kind == SDY_IDENT && ir_span_same(t.text, ir_op_name(op))) break;
     }
   }
   b->items.n = 0;

@@ -50,7 +50,7 @@ int prop_split_constants(sc_arena *a, const ir_module *m, uint32_t begin, uint32
   int copies = 0;
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
-    if (ir_span_eq(op->name, "sdy.sharding_group")) continue; /* Shardy copies those along; left as written */
+    if (ir_span_eq(ir_op_name(op), "sdy.sharding_group")) continue; /* Shardy copies those along; left as written */
     for (uint32_t k = 0; k < op->noperands; k++) {
       const ir_value *v = op->operands[k];
       const ir_op *def = v ? v->def : NULL;

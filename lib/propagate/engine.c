@@ -240,7 +240,7 @@ static void share_sharding_groups(prop_engine *e) {
   for (size_t i = 0; i < e->flow_ops.n; i++) {
     const ir_op *op = e->flow_ops.v[i];
     int64_t id;
-    if (op->noperands != 1 || !ir_span_eq(op->name, "sdy.sharding_group") || !md_model_sharding_group_id(e->model, op, &id))
+    if (op->noperands != 1 || !ir_span_eq(ir_op_name(op), "sdy.sharding_group") || !md_model_sharding_group_id(e->model, op, &id))
       continue;
     uint32_t s = raw_slot(e, op->operands[0]);
     if (s >= e->nslots) continue;
@@ -561,7 +561,7 @@ static bool reads_by_rule(const ir_op *op, const uint8_t *called) {
   if (op->kind == SC_OP_RETURN)
     return op->parent_op && op->parent_op->kind == SC_OP_FUNC && !called[op->parent_op->id];
   return !op->nregions && op->kind != SC_OP_CALL && !is_optimization_barrier(op) && op->nresults &&
-         !ir_span_eq(op->name, "sdy.sharding_group");
+         !ir_span_eq(ir_op_name(op), "sdy.sharding_group");
 }
 
 /* Per op id: a function some call names. */
@@ -1019,7 +1019,7 @@ static void sync_sharding_groups(prop_engine *e) {
   for (uint32_t i = 0; i < e->m->nops; i++) {
     const ir_op *op = e->m->ops[i];
     int64_t id;
-    if (op->noperands != 1 || !ir_span_eq(op->name, "sdy.sharding_group") || !md_model_sharding_group_id(e->model, op, &id))
+    if (op->noperands != 1 || !ir_span_eq(ir_op_name(op), "sdy.sharding_group") || !md_model_sharding_group_id(e->model, op, &id))
       continue;
     group_member x = {op->operands[0], raw_slot(e, op->operands[0]), 0, id, op->pos.offset};
     if (x.raw < e->nslots) SC_PUSH(e->a, members, x);

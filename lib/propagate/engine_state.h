@@ -216,7 +216,7 @@ static inline const ir_value *block_arg(const ir_region *r, uint32_t i) {
 
 static inline bool is_optimization_barrier(const ir_op *op) {
   size_t n = sizeof "stablehlo.optimization_barrier" - 1; /* lengths first: most ops' names stay unread */
-  return (op->name.n == n || op->name.n == n + 2) && ir_span_eq(ir_op_bare_name(op), "stablehlo.optimization_barrier");
+  return (ir_op_name(op).n == n || ir_op_name(op).n == n + 2) && ir_span_eq(ir_op_bare_name(op), "stablehlo.optimization_barrier");
 }
 
 /* The op's sharding rule (built on first need; NULL = none). engine.c */

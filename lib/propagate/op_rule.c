@@ -67,7 +67,7 @@ static const char *const HLO_OPCODES[][2] = {
 /* The op's name as the registry knows it: `mhlo.` read as `stablehlo.` (XLA imports mhlo as StableHLO),
  * an XLA HLO opcode as its StableHLO op; `buf` holds it. */
 ir_span prop_stablehlo_name(const ir_op *op, char *buf, size_t cap) {
-  ir_span n = op->name;
+  ir_span n = ir_op_name(op);
   if (ir_span_starts(n, "mhlo.") && n.n - 5 + 10 < cap) {
     memcpy(buf, "stablehlo.", 10);
     memcpy(buf + 10, n.p + 5, n.n - 5);
@@ -85,7 +85,7 @@ ir_span prop_stablehlo_name(const ir_op *op, char *buf, size_t cap) {
 }
 
 /* An HLO instruction (a name without a dialect, e.g. `add`) rather than an MLIR op. */
-static bool is_hlo(const ir_op *op) { return op->name.p && !memchr(op->name.p, '.', op->name.n); }
+static bool is_hlo(const ir_op *op) { return ir_op_name(op).p && !memchr(ir_op_name(op).p, '.', ir_op_name(op).n); }
 
 static bool named(const ir_op *op, const char *stablehlo_name) {
   char buf[96];
@@ -366,8 +366,8 @@ static void r_slice(rc *c) { add_pointwise_mismatch(c, PERM, c->opt->conservativ
 
 static bool defined_by_constant(const ir_value *v) {
   const ir_op *d = v ? v->def : NULL;
-  return d && (named(d, "stablehlo.constant") || ir_span_eq(d->name, "sdy.constant") ||
-               ir_span_eq(d->name, "arith.constant"));
+  return d && (named(d, "stablehlo.constant") || ir_span_eq(ir_op_name(d), "sdy.constant") ||
+               ir_span_eq(ir_op_name(d), "arith.constant"));
 }
 
 static void r_dynamic_update_slice(rc *c) {
@@ -706,7 +706,7 @@ const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m) {
     const ir_op *op = m->ops[i];
     uint8_t *known = op->name_id && op->name_id <= m->nop_names ? &rng_name[op->name_id] : NULL;
     if (known && *known == 2) continue;
-    ir_span n = op->name; /* every spelling (stablehlo., mhlo., HLO rng-bit-generator) ends in "generator" */
+    ir_span n = ir_op_name(op); /* every spelling (stablehlo., mhlo., HLO rng-bit-generator) ends in "generator" */
     bool rng = n.n >= 9 && !memcmp(n.p + n.n - 9, "generator", 9) && named(op, "stablehlo.rng_bit_generator");
     if (known) *known = rng ? 1 : 2;
     if (!rng) continue;
@@ -848,8 +848,8 @@ const char *prop_rule_warning(sc_arena *a, const ir_op *op) {
                                  SC_QUOTE_ARG(t))
                : NULL;
   }
-  if (fn || !memchr(op->name.p ? op->name.p : "", '.', op->name.n)) return NULL; /* known, or not MLIR */
-  return ar_printf(a, "op '" SC_QUOTE_FMT "' is unknown to SDY sharding rule registry", SC_QUOTE_ARG(op->name));
+  if (fn || !memchr(ir_op_name(op).p ? ir_op_name(op).p : "", '.', ir_op_name(op).n)) return NULL; /* known, or not MLIR */
+  return ar_printf(a, "op '" SC_QUOTE_FMT "' is unknown to SDY sharding rule registry", SC_QUOTE_ARG(ir_op_name(op)));
 }
 
 /* A rule written on the op must describe its tensors: as many mappings as operands and results, each
@@ -871,7 +871,7 @@ static const char *tensors_mismatch(sc_arena *a, const prop_tensor *t, uint32_t 
 static const char *written_rule_mismatch(sc_arena *a, const ir_op *op, const prop_rule *r) {
   const char *e = tensors_mismatch(a, r->operands, r->noperands, op->noperands, false, op);
   if (!e) e = tensors_mismatch(a, r->results, r->nresults, op->nresults, true, op);
-  return e ? ar_printf(a, "sdy.sharding_rule on '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(op->name), e) : NULL;
+  return e ? ar_printf(a, "sdy.sharding_rule on '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(ir_op_name(op)), e) : NULL;
 }
 
 const prop_rule *prop_rule_of(sc_arena *a, const ir_module *m, const ir_op *op, const prop_rule_options *opt,
@@ -901,7 +901,7 @@ const prop_rule *prop_rule_of(sc_arena *a, const ir_module *m, const ir_op *op, 
   if (c.none && !c.b.err) return NULL;
   prop_rule *r = pb_build(&c.b);
   if (!r && err)
-    *err = ar_printf(a, "no sharding rule for '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(op->name), c.b.err);
+    *err = ar_printf(a, "no sharding rule for '" SC_QUOTE_FMT "': %s", SC_QUOTE_ARG(ir_op_name(op)), c.b.err);
   return r;
 }
 
@@ -1293,7 +1293,7 @@ static bool scatter_reduces(const ir_op *op, uint32_t n) {
     if (!logical && !ir_span_eq(name, "stablehlo.add") && !ir_span_eq(name, "stablehlo.multiply") &&
         !ir_span_eq(name, "stablehlo.maximum") && !ir_span_eq(name, "stablehlo.minimum"))
       return false;
-    if (first && !(first->name.n == d->name.n && memcmp(first->name.p, d->name.p, d->name.n) == 0)) return false;
+    if (first && !(ir_op_name(first).n == ir_op_name(d).n && memcmp(ir_op_name(first).p, ir_op_name(d).p, ir_op_name(d).n) == 0)) return false;
     first = d;
     const ir_value *x = d->operands[0], *y = d->operands[1];
 #define IS_ARG(val, k) ((val) && (val)->block == blk && !(val)->def && (val)->index == (k))

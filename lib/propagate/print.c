@@ -45,9 +45,9 @@ void prop_printer_replace(prop_printer *p, uint32_t begin, uint32_t end, const c
 
 /* Where a pretty op written with the name `name` has it in its own text. */
 static bool written_name_at(const ir_module *m, const ir_op *op, const char *name, uint32_t *at) {
-  if (op->generic || !ir_span_eq(op->name, name) || op->name.p < m->buf + op->pos.offset || op->name.p >= m->buf + op->end)
+  if (op->generic || !ir_span_eq(ir_op_name(op), name) || ir_op_name(op).p < m->buf + op->pos.offset || ir_op_name(op).p >= m->buf + op->end)
     return false;
-  *at = (uint32_t)(op->name.p - m->buf);
+  *at = (uint32_t)(ir_op_name(op).p - m->buf);
   return true;
 }
 
@@ -123,13 +123,13 @@ static bool while_slot(const ir_module *m, const ir_op *op, attr_slot *s) {
  * literal: `stablehlo.constant {sdy.sharding = ...} dense<...> : type`; so does a pretty
  * `stablehlo.optimization_barrier {...} %0, %1 : ...` (attr-dict first in its assembly format). */
 static bool constant_slot(const ir_module *m, const ir_op *op, attr_slot *s) {
-  if (op->generic || !(ir_span_eq(op->name, "stablehlo.constant") || ir_span_eq(op->name, "sdy.constant") ||
-                       ir_span_eq(op->name, "stablehlo.optimization_barrier")))
+  if (op->generic || !(ir_span_eq(ir_op_name(op), "stablehlo.constant") || ir_span_eq(ir_op_name(op), "sdy.constant") ||
+                       ir_span_eq(ir_op_name(op), "stablehlo.optimization_barrier")))
     return false;
   const char *buf = m->buf, *p = buf + op->pos.offset, *end = buf + op->end;
-  const char *name = op->name.p;
-  if (name < p || name + op->name.n > end) return false;
-  p = name + op->name.n;
+  const char *name = ir_op_name(op).p;
+  if (name < p || name + ir_op_name(op).n > end) return false;
+  p = name + ir_op_name(op).n;
   const char *q = skip_blank(p, end);
   s->keyword = "";
   s->insert_at = (uint32_t)(p - buf);
@@ -449,7 +449,7 @@ static const char *canonical_float(sc_arena *a, const char *lit, size_t n, bool 
 
 /* A pretty constant's splat `dense<1.0>` of f32/f64 elements, printed as MLIR prints it. */
 static bool canonical_splat(sc_arena *a, const ir_module *m, const ir_op *op, replacement *out) {
-  if (op->generic || op->nresults != 1 || !(ir_span_eq(op->name, "stablehlo.constant") || ir_span_eq(op->name, "sdy.constant")))
+  if (op->generic || op->nresults != 1 || !(ir_span_eq(ir_op_name(op), "stablehlo.constant") || ir_span_eq(ir_op_name(op), "sdy.constant")))
     return false;
   ir_span t = ir_value_type(ir_op_result(op, 0));
   bool f64 = t.n > 5 && !memcmp(t.p + t.n - 5, "xf64>", 5), f32 = t.n > 5 && !memcmp(t.p + t.n - 5, "xf32>", 5);
@@ -494,9 +494,9 @@ static const char *collapsed_types(sc_arena *a, const ir_op *op) {
   if (op->generic || op->nregions || op->nresults != 1 || !op->noperands) return NULL;
   ir_span t = ir_span_trim(ir_value_type(ir_op_result(op, 0)));
   uint32_t first = 0;
-  if (ir_span_eq(op->name, "stablehlo.select") && op->noperands == 3 && op->operands[0])
+  if (ir_span_eq(ir_op_name(op), "stablehlo.select") && op->noperands == 3 && op->operands[0])
     first = 1;
-  else if (!same_type_op(op->name))
+  else if (!same_type_op(ir_op_name(op)))
     return NULL;
   for (uint32_t i = first; i < op->noperands; i++)
     if (!op->operands[i] || !ir_span_same(ir_span_trim(ir_value_type(op->operands[i])), t)) return NULL;
@@ -541,8 +541,8 @@ static bool collapsed_function_type(sc_arena *a, const ir_module *m, const ir_op
 
 /* A pretty stablehlo.custom_call written `@target (` : MLIR prints the operand list right after the callee. */
 static bool custom_call_callee_space(const ir_module *m, const ir_op *op, replacement *out) {
-  if (op->generic || !ir_span_eq(op->name, "stablehlo.custom_call")) return false;
-  const char *buf = m->buf, *end = buf + op->end, *p = skip_blank(op->name.p + op->name.n, end);
+  if (op->generic || !ir_span_eq(ir_op_name(op), "stablehlo.custom_call")) return false;
+  const char *buf = m->buf, *end = buf + op->end, *p = skip_blank(ir_op_name(op).p + ir_op_name(op).n, end);
   if (p >= end || *p != '@') return false;
   if (++p < end && *p == '"')
     p = ir_skip_string(p, end);
@@ -650,7 +650,7 @@ void prop_printer_emit(prop_printer *p, uint32_t begin, uint32_t end, ar_str *ou
     if (custom_call_callee_space(p->module, op, &lit)) SC_PUSH(a, reps, lit);
     uint32_t at;
     if (written_name_at(p->module, op, "func.return", &at)) { /* MLIR elides the func dialect's return */
-      replacement r = {at, at + op->name.n, "return", ORDER_EDIT, 0};
+      replacement r = {at, at + ir_op_name(op).n, "return", ORDER_EDIT, 0};
       SC_PUSH(a, reps, r);
     }
   }

@@ -644,7 +644,7 @@ static bool skipped_op(const ir_op *op) {
   case SC_OP_CALL:
     return true;
   default:
-    return op->nregions == 0 && op->parent_op && ir_span_eq(op->name, "stablehlo.return");
+    return op->nregions == 0 && op->parent_op && ir_span_eq(ir_op_name(op), "stablehlo.return");
   }
 }
 
@@ -825,7 +825,7 @@ static bool process_single_device(rpass *p, const ir_op *op) {
     sharding_ref s = result_sharding(p, op, r);
     if (!single_device(s)) continue;
     if (device_mesh && device_mesh->device_ids[0] != s->mesh->device_ids[0]) {
-      pass_error(p, op, ar_printf(p->a, "'%.*s' op has conflicting single-device result shardings", SC_SPAN_ARG(op->name)));
+      pass_error(p, op, ar_printf(p->a, "'%.*s' op has conflicting single-device result shardings", SC_SPAN_ARG(ir_op_name(op))));
       return true;
     }
     device_mesh = s->mesh, device_name = s->mesh_name;
@@ -1337,7 +1337,7 @@ static void process_op(rpass *p, const ir_op *op) {
   bool overflow = false;
   for (uint32_t t = 0; t < n; t++) overflow |= update[t];
   prop_axes *common = ar_calloc(p->a, rule->nfactors + 1, sizeof *common);
-  if (overflow && n == 2 && ir_span_eq(op->name, "stablehlo.reshape")) {
+  if (overflow && n == 2 && ir_span_eq(ir_op_name(op), "stablehlo.reshape")) {
     reshape_overflow(p, &v, op, all, mesh_of, common, update);
   } else {
     common_axes(&v, common);
@@ -1412,7 +1412,7 @@ static bool process_data_flow(rpass *p, const ir_op *op) {
     process_computation(p, op);
     return true;
   }
-  bool barrier = ir_span_eq(op->name, "stablehlo.optimization_barrier") || ir_span_eq(op->name, "\"stablehlo.optimization_barrier\"");
+  bool barrier = ir_span_eq(ir_op_name(op), "stablehlo.optimization_barrier") || ir_span_eq(ir_op_name(op), "\"stablehlo.optimization_barrier\"");
   if (op->kind != SC_OP_WHILE && op->kind != SC_OP_CASE && !barrier) return false;
   for (uint32_t i = 0; i < op->nresults; i++) {
     sharding_ref owner = result_sharding(p, op, i);
@@ -1498,7 +1498,7 @@ static void process_call(rpass *p, const ir_op *op) {
 static bool terminator_or_call(rpass *p, const ir_op *op) {
   if (op->kind == SC_OP_CALL) process_call(p, op);
   if (op->kind == SC_OP_RETURN || op->kind == SC_OP_FUNC || op->kind == SC_OP_MODULE || op->kind == SC_OP_CALL) return true;
-  return op->nregions == 0 && op->parent_op && (ir_span_eq(op->name, "stablehlo.return") || ir_span_eq(op->name, "sdy.return"));
+  return op->nregions == 0 && op->parent_op && (ir_span_eq(ir_op_name(op), "stablehlo.return") || ir_span_eq(ir_op_name(op), "sdy.return"));
 }
 
 /* The pass over `e`'s shardings: every op in post-order, then the functions' returns. */

@@ -48,7 +48,7 @@ static cb_info callback_info(const ir_op *op) {
 
 static const char *cb_label(sc_arena *a, const ir_op *op, const cb_info *ci) {
   if (ci->kind == CB_HOST_TRANSFER)
-    return ar_printf(a, "host transfer `" SC_SPAN_FMT "` (TPU host callback)", SC_SPAN_ARG(op->name));
+    return ar_printf(a, "host transfer `" SC_SPAN_FMT "` (TPU host callback)", SC_SPAN_ARG(ir_op_name(op)));
   ir_span t = ir_op_custom_call_target(op);
   return ar_printf(a, "host callback `" SC_SPAN_FMT "`", SC_SPAN_ARG(t));
 }

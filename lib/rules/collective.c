@@ -512,7 +512,7 @@ static void visit_collective(ru_ctx *ctx, const ir_op *op) {
   if (!info || info->sharding->failed) return;
   problem p = verify(ctx, op, info, kind);
   if (!p.msg || strcmp(p.rule, ctx->rule->name) != 0) return;
-  sc_diag *d = ru_emit(ctx, op, "'%.*s' op %s", SC_SPAN_ARG(op->name), p.msg);
+  sc_diag *d = ru_emit(ctx, op, "'%.*s' op %s", SC_SPAN_ARG(ir_op_name(op)), p.msg);
   if (!strcmp(p.rule, "collective-operand-sharding"))
     ru_diag_fix(ctx, d, "Give the operand an sdy.sharding (function argument attribute or sdy.sharding_constraint)", NULL);
   else if (!strcmp(p.rule, "collective-result-sharding"))
@@ -586,7 +586,7 @@ static void report_mixed_groups(ru_ctx *ctx, const ir_op *op, const ir_attr *rg,
     sc_diag *d = ru_emit(ctx, op,
                          "Manual %.*s across devices that belong to different manual subgroups: replica group %zu "
                          "mixes subgroups of %s",
-                         SC_SPAN_ARG(op->name), g, whose);
+                         SC_SPAN_ARG(ir_op_name(op)), g, whose);
     ru_diag_span_text(ctx, d, rg->value);
     sc_fix *f = ru_diag_fix(ctx, d, "Only communicate within one manual subgroup (the devices that share all non-manual "
                                     "tile indices)", NULL);

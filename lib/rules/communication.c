@@ -89,7 +89,7 @@ static const char *keep_snippet(ru_ctx *ctx, const prop_reshard *r, const char *
                            r->what, note);
   if (strncmp(r->what, "result", 6)) return NULL;
   return ar_printf(ctx->arena, "mesh = %s\ny = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, %s))  # %s of %.*s: %s",
-                         mk, from, r->what, SC_SPAN_ARG(r->op->name), note);
+                         mk, from, r->what, SC_SPAN_ARG(ir_op_name(r->op)), note);
 }
 
 /* SC0901: an all-gather whose reshard ends fully replicated: every device rebuilds the whole tensor. */
@@ -108,7 +108,7 @@ void ru_check_comm_full_rematerialization(ru_ctx *ctx) {
                          "%s%s of %.*s (%.*s) is sharded %s but is needed fully replicated: the partitioner all-gathers "
                          "it over %s, %s received per device, and every device holds the whole tensor (XLA: "
                          "\"Involuntary full rematerialization\").",
-                         python_lead(ctx, r->op), r->what, SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(ir_value_type(r->value)), from, axes,
+                         python_lead(ctx, r->op), r->what, SC_SPAN_ARG(ir_op_name(r->op)), SC_SPAN_ARG(ir_value_type(r->value)), from, axes,
                          bytes);
     add_context(ctx, d, k);
     const char *fix = keep_snippet(ctx, r, ar_printf(a, "stays sharded over %s instead of gathering %s per device", axes, bytes));
@@ -134,7 +134,7 @@ void ru_check_comm_implicit_collective(ru_ctx *ctx) {
                          "%sthe partitioner inserts a%s %s over %s for %s of %.*s (%.*s): %s per device, over the "
                          "--max-implicit-collective-bytes limit of %s (%s).",
                          python_lead(ctx, r->op), strchr("aeiou", k->kind[0]) ? "n" : "", k->kind, axes, r->what,
-                         SC_SPAN_ARG(r->op->name), SC_SPAN_ARG(ir_value_type(r->value)), cost_bytes_str(a, k->bytes_per_device),
+                         SC_SPAN_ARG(ir_op_name(r->op)), SC_SPAN_ARG(ir_value_type(r->value)), cost_bytes_str(a, k->bytes_per_device),
                          cost_bytes_str(a, max), k->reason);
     add_context(ctx, d, k);
     const char *fix = strcmp(k->kind, "all-reduce") ? keep_snippet(ctx, r, ar_printf(a, "no %s inserted", k->kind)) : NULL;

@@ -364,7 +364,7 @@ static sc_diag *report_v(ru_ctx *ctx, sc_severity sev, uint32_t offset, const ir
     if (ir_op_func(op) && ir_op_sym_name(ir_op_func(op)).n) d.function = ir_span_dup(ctx->arena, ir_op_sym_name(ir_op_func(op)));
     else if (op->kind == SC_OP_FUNC && ir_op_sym_name(op).n)
       d.function = ir_span_dup(ctx->arena, ir_op_sym_name(op));
-    d.op = ir_span_dup(ctx->arena, op->name);
+    d.op = ir_span_dup(ctx->arena, ir_op_name(op));
     ir_span target = ir_op_custom_call_target(op);
     if (target.n) d.target = ir_span_dup(ctx->arena, target);
     ir_srcloc src = ir_op_srcloc(ctx->module, op); /* resolved here, not per op while parsing */
@@ -384,9 +384,9 @@ static sc_diag *report_v(ru_ctx *ctx, sc_severity sev, uint32_t offset, const ir
     uint32_t end = at + ir_op_custom_call_target(op).n;
     if (end < ctx->len && ctx->buf[end] == '"') end++; /* @"quoted" / "quoted" */
     ru_diag_span(ctx, out, at - 1, end);
-  } else if (op && op->pos.offset == offset && ir_span_eq(op->name, "sdy.mesh") && op->end > offset) {
+  } else if (op && op->pos.offset == offset && ir_span_eq(ir_op_name(op), "sdy.mesh") && op->end > offset) {
     ru_diag_span(ctx, out, offset, op->end); /* a mesh's problem: its declaration */
-  } else if (!(op && op->pos.offset == offset && ru_diag_span_text(ctx, out, op->name))) {
+  } else if (!(op && op->pos.offset == offset && ru_diag_span_text(ctx, out, ir_op_name(op)))) {
     default_span(ctx, out);
   }
   return out;
@@ -604,7 +604,7 @@ void ru_diag_related(ru_ctx *ctx, sc_diag *d, uint32_t offset, const ir_op *op, 
   if (op) {
     const ir_op *fn = op->kind == SC_OP_FUNC ? op : ir_op_func(op);
     if (fn && ir_op_sym_name(fn).n) r.function = ir_span_dup(ctx->arena, ir_op_sym_name(fn));
-    r.op = ir_span_dup(ctx->arena, op->name);
+    r.op = ir_span_dup(ctx->arena, ir_op_name(op));
     ir_srcloc src = ir_op_srcloc(ctx->module, op);
     if (src.known) {
       r.has_source = true;

@@ -444,8 +444,8 @@ void ru_context(ru_ctx *ctx, sc_diag *d, const ru_where *w) {
   if (mc->manual_op) {
     const ir_op *m = mc->manual_op;
     ir_span t = ir_op_custom_call_target(m);
-    const char *what = t.n ? ar_printf(a, SC_SPAN_FMT " @" SC_SPAN_FMT, SC_SPAN_ARG(m->name), SC_SPAN_ARG(t))
-                           : ir_span_dup(a, m->name);
+    const char *what = t.n ? ar_printf(a, SC_SPAN_FMT " @" SC_SPAN_FMT, SC_SPAN_ARG(ir_op_name(m)), SC_SPAN_ARG(t))
+                           : ir_span_dup(a, ir_op_name(m));
     if (ir_op_callee(m).n && !t.n) what = ar_printf(a, "%s @" SC_SPAN_FMT, what, SC_SPAN_ARG(ir_op_callee(m)));
     ru_diag_context(ctx, d, "manual_computation", ar_printf(a, "%s at line %u", what, ir_op_line(ctx->lines, m)));
   } else {

@@ -402,7 +402,7 @@ void ru_check_manual_isolation(ru_ctx *ctx, const ir_op *op) {
     sc_diag *d = ru_emit(ctx, op,
                          "'%.*s' op using value defined outside the region: %.*s is defined outside the "
                          "sdy.manual_computation, which is isolated from above",
-                         SC_SPAN_ARG(op->name), SC_SPAN_ARG(v->name));
+                         SC_SPAN_ARG(ir_op_name(op)), SC_SPAN_ARG(v->name));
     ru_diag_fix(ctx, d, "Pass the value into the manual computation as an operand (an argument of the shard_map'd function)",
                 NULL);
     break;

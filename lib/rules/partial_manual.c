@@ -34,7 +34,7 @@ static bool attr_true(const ir_op *op, const char *name) {
 
 void ru_check_collective_partial_manual_global_ids(ru_ctx *ctx, const ir_op *op);
 void ru_check_collective_partial_manual_global_ids(ru_ctx *ctx, const ir_op *op) {
-  ir_span n = op->name;
+  ir_span n = ir_op_name(op);
   bool all_reduce = ir_span_eq(n, "all-reduce") || ir_span_eq(n, "all-reduce-start") ||
                     ir_span_eq(n, "stablehlo.all_reduce") || ir_span_eq(n, "mhlo.all_reduce");
   bool cross_partition = ir_op_attr(op, "channel_id") || ir_op_attr(op, "channel_handle");
@@ -42,7 +42,7 @@ void ru_check_collective_partial_manual_global_ids(ru_ctx *ctx, const ir_op *op)
   sc_diag *d = ru_emit(ctx, op,
                        "Cross-partition allreduce in partial manual partitioning mode must use global device IDs. "
                        "(%.*s in a region that leaves some mesh axes automatic)",
-                       SC_SPAN_ARG(op->name));
+                       SC_SPAN_ARG(ir_op_name(op)));
   ru_diag_fix(ctx, d, "Set use_global_device_ids, with replica groups of global device ids within one manual subgroup",
               NULL)
       ->note = "jax.lax.psum inside a partially manual shard_map lowers with global device ids; a hand-written or "
@@ -62,12 +62,12 @@ void ru_check_manual_partition_id(ru_ctx *ctx) {
     return;
   for (uint32_t k = 0; k < m->nops; k++) {
     const ir_op *op = m->ops[k];
-    if (op->name.n < 12 || !is_partition_id(op->name) || !in_partial_manual(ctx, op)) continue;
+    if (ir_op_name(op).n < 12 || !is_partition_id(ir_op_name(op)) || !in_partial_manual(ctx, op)) continue;
     sc_diag *d = ru_emit(ctx, op,
                          "PartitionId instruction is not supported for SPMD partitioning since the meaning is "
                          "ambiguous -- whether the instruction is replicated or the data is replicated, and if the "
                          "latter which data is replicated. (%.*s in a region that leaves some mesh axes automatic)",
-                         SC_SPAN_ARG(op->name));
+                         SC_SPAN_ARG(ir_op_name(op)));
     ru_diag_fix(ctx, d, "Use jax.lax.axis_index over the manual axes instead, or make the shard_map fully manual", NULL);
   }
 }

@@ -346,10 +346,10 @@ static const char *edges_one(sc_arena *a, const md_model *model, const ir_op *op
         for (size_t i = 0; i < nall; i++) {
           if (all[i].result && (all[i].index < 0 || all[i].index >= (int64_t)op->nresults))
             return ar_printf(a, "'%.*s' op expected a value ref to have a result index in range [0, %u), got: %" PRId64,
-                                   SC_SPAN_ARG(op->name), op->nresults, all[i].index);
+                                   SC_SPAN_ARG(ir_op_name(op)), op->nresults, all[i].index);
           if (!all[i].result && !data_flow && (all[i].index < 0 || all[i].index >= (int64_t)op->noperands))
             return ar_printf(a, "'%.*s' op expected a value ref to have an operand index in range [0, %u), got: %" PRId64,
-                                   SC_SPAN_ARG(op->name), op->noperands, all[i].index);
+                                   SC_SPAN_ARG(ir_op_name(op)), op->noperands, all[i].index);
         }
         for (size_t i = 0; i < tg.n; i++) {
           if (tg.v[i].result == src.result && tg.v[i].index == src.index)

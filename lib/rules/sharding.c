@@ -308,7 +308,7 @@ void ru_site_report(ru_ctx *ctx, const ru_site *site, void *user) {
       ru_fix_edit(ctx, f, off, len, ru_axes_set_str(a, ru_sorted_axes(a, sh->unreduced, sh->nunreduced, mesh), sh->nunreduced));
   } else if (!strcmp(rule, "manual-axis-rebound")) {
     /* under (or on) a nested manual computation that re-binds the axis, that re-binding is the mistake */
-    const ir_op *nested = ir_span_eq(site->op->name, "sdy.manual_computation") ? site->op : mc ? mc->manual_op : NULL;
+    const ir_op *nested = ir_span_eq(ir_op_name(site->op), "sdy.manual_computation") ? site->op : mc ? mc->manual_op : NULL;
     if (nested) ru_diag_caused_by(ctx, d, "SC0507", nested->pos.offset);
     const char *spec = fixed_pspec(ctx, site->s, -1, KEEP_NON_MANUAL, mesh, NULL, mc);
     ru_diag_fix(ctx, d, "Inside shard_map, only name mesh axes that are not manual in shardings",
@@ -784,7 +784,7 @@ void ru_visit_sharding_sdy_op(ru_ctx *ctx, const ir_op *op) {
       ru_emit(ctx, op,
               "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
               "sdy.named_computation): it is defined by %.*s, which has no data-flow interface",
-              SC_SPAN_ARG(in->def->name));
+              SC_SPAN_ARG(ir_op_name(in->def)));
   } else if (n == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) {
     const ir_value *in = op->noperands ? op->operands[0] : NULL;
     if (!static_shape(a, ru_result_type(op, 0)))
@@ -1029,8 +1029,8 @@ void ru_visit_sharding_channel_device(ru_ctx *ctx, const ir_op *w) {
                           "Instruction: %.*s is on device: %" PRId64 ", which conflicts with device: %" PRId64
                           " of channel instruction: %.*s (a while loop whose body sends or receives on one device runs "
                           "there)",
-                          SC_SPAN_ARG(ir_op_sym_name(cands[i]).n ? ir_op_sym_name(cands[i]) : cands[i]->name), d, dev,
-                          SC_SPAN_ARG(ir_op_sym_name(chan).n ? ir_op_sym_name(chan) : chan->name));
+                          SC_SPAN_ARG(ir_op_sym_name(cands[i]).n ? ir_op_sym_name(cands[i]) : ir_op_name(cands[i])), d, dev,
+                          SC_SPAN_ARG(ir_op_sym_name(chan).n ? ir_op_sym_name(chan) : ir_op_name(chan)));
     ru_diag_fix(ctx, dg, ar_printf(ctx->arena, "Place the loop's single-device work on device %" PRId64, dev), NULL);
     break;
   }

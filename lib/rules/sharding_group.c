@@ -52,7 +52,7 @@ void ru_check_sharding_group(ru_ctx *ctx) {
   for (uint32_t k = 0; k < m->nops; k++) {
     const ir_op *op = m->ops[k];
     member x = {0, k};
-    if (ir_span_eq(op->name, "sdy.sharding_group") && group_id(ctx, op, &x.group)) SC_PUSH(ctx->arena, v, x);
+    if (ir_span_eq(ir_op_name(op), "sdy.sharding_group") && group_id(ctx, op, &x.group)) SC_PUSH(ctx->arena, v, x);
   }
   if (v.n < 2) return;
   qsort(v.v, v.n, sizeof *v.v, member_cmp);

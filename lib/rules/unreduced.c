@@ -109,11 +109,11 @@ static void check_transition(ru_ctx *ctx, const ir_op *op, shard_list ins, shard
   if (added) {
     const md_sharding *bad = introduce == RED_NONE ? NULL : wrong_reduction(outs, added->name, introduce);
     if (introduce == RED_NONE) {
-      ru_emit(ctx, op, "'%.*s' op cannot add new unreduced axis '%.*s'.", SC_SPAN_ARG(op->name), SC_SPAN_ARG(added->name));
+      ru_emit(ctx, op, "'%.*s' op cannot add new unreduced axis '%.*s'.", SC_SPAN_ARG(ir_op_name(op)), SC_SPAN_ARG(added->name));
       return;
     }
     if (bad) {
-      ru_emit(ctx, op, "'%.*s' op cannot introduce '%s' unreduced axes. Expected '%s'.", SC_SPAN_ARG(op->name),
+      ru_emit(ctx, op, "'%.*s' op cannot introduce '%s' unreduced axes. Expected '%s'.", SC_SPAN_ARG(ir_op_name(op)),
               k_red_names[bad->unreduced_op], k_red_names[introduce]);
       return;
     }
@@ -124,11 +124,11 @@ static void check_transition(ru_ctx *ctx, const ir_op *op, shard_list ins, shard
       ru_emit(ctx, op,
               "'%.*s' op dropped unreduced axis '%.*s' without a blessed operation (e.g., sdy.reshard). This is an "
               "invalid transition from unreduced to reduced.",
-              SC_SPAN_ARG(op->name), SC_SPAN_ARG(dropped->name));
+              SC_SPAN_ARG(ir_op_name(op)), SC_SPAN_ARG(dropped->name));
       return;
     }
     if (bad) {
-      ru_emit(ctx, op, "'%.*s' op cannot reduce '%s' unreduced axes. Expected '%s'.", SC_SPAN_ARG(op->name),
+      ru_emit(ctx, op, "'%.*s' op cannot reduce '%s' unreduced axes. Expected '%s'.", SC_SPAN_ARG(ir_op_name(op)),
               k_red_names[bad->unreduced_op], k_red_names[remove]);
       return;
     }
@@ -138,7 +138,7 @@ static void check_transition(ru_ctx *ctx, const ir_op *op, shard_list ins, shard
       for (uint32_t i = 0; i < ins.n; i++)
         if (ins.v[i] && mentions(ins.v[i], outs.v[r]->unreduced[k].name) && ins.v[i]->unreduced_op != outs.v[r]->unreduced_op) {
           ru_emit(ctx, op, "'%.*s' op cannot change the reduction operator of kept unreduced axes from %s to %s.",
-                  SC_SPAN_ARG(op->name), k_red_names[ins.v[i]->unreduced_op], k_red_names[outs.v[r]->unreduced_op]);
+                  SC_SPAN_ARG(ir_op_name(op)), k_red_names[ins.v[i]->unreduced_op], k_red_names[outs.v[r]->unreduced_op]);
           return;
         }
 }
@@ -160,9 +160,9 @@ static int body_reduction(const ir_module *m, const ir_op *op) {
     for (uint32_t i = 0; i < ret->noperands; i++) {
       const ir_op *d = ret->operands[i] ? ret->operands[i]->def : NULL;
       int r = !d ? RED_NONE
-              : ir_span_eq(d->name, "stablehlo.add") ? SC_REDUCE_SUM
-              : ir_span_eq(d->name, "stablehlo.maximum") ? SC_REDUCE_MAX
-              : ir_span_eq(d->name, "stablehlo.minimum") ? SC_REDUCE_MIN
+              : ir_span_eq(ir_op_name(d), "stablehlo.add") ? SC_REDUCE_SUM
+              : ir_span_eq(ir_op_name(d), "stablehlo.maximum") ? SC_REDUCE_MAX
+              : ir_span_eq(ir_op_name(d), "stablehlo.minimum") ? SC_REDUCE_MIN
                                                           : RED_NONE;
       if (r == RED_NONE || (red != RED_NONE && r != red)) return RED_NONE;
       red = r;
@@ -201,7 +201,7 @@ static void check_equal(ru_ctx *ctx, const ir_op *op, const md_sharding *from, c
   const md_axis_ref *x = first_missing(a, b);
   if (!x) x = first_missing(b, a);
   if (!x) return;
-  ru_emit(ctx, op, "'%.*s' op has unreduced axes mismatch for '%.*s' at %s %u%s", SC_SPAN_ARG(op->name),
+  ru_emit(ctx, op, "'%.*s' op has unreduced axes mismatch for '%.*s' at %s %u%s", SC_SPAN_ARG(ir_op_name(op)),
           SC_SPAN_ARG(x->name), suffix, index,
           strcmp(suffix, "return value") ? "."
                                          : " without a blessed operation (e.g., sdy.reshard). This is an invalid "
@@ -277,7 +277,7 @@ void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op) {
     check_return(ctx, op);
     return;
   }
-  if (!op->nresults && is_terminator_name(op->name)) return; /* terminators have no results */
+  if (!op->nresults && is_terminator_name(ir_op_name(op))) return; /* terminators have no results */
   if (kind == SC_OP_SDY_ALL_REDUCE || kind == SC_OP_SDY_REDUCE_SCATTER) {
     /* An unannotated function argument is replicated: nothing to reduce. (An unannotated op result is
      * still open to propagation.) The rest is sdy's own verifier (collective-unreduced). */
@@ -285,7 +285,7 @@ void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op) {
     bool func_arg = in && !in->def && in->block && in->block->parent && in->block->parent->parent &&
                     in->block->parent->parent->kind == SC_OP_FUNC;
     if (func_arg && !value_sharding(ctx, in))
-      ru_emit(ctx, op, "'%.*s' op operand must be sharded.", SC_SPAN_ARG(op->name));
+      ru_emit(ctx, op, "'%.*s' op operand must be sharded.", SC_SPAN_ARG(ir_op_name(op)));
     return;
   }
   shard_list ins, outs;
@@ -294,11 +294,11 @@ void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op) {
     ar_rewind(ctx->arena, mark);
     return;
   }
-  if (ir_span_eq(op->name, "stablehlo.reduce")) {
+  if (ir_span_eq(ir_op_name(op), "stablehlo.reduce")) {
     check_transition(ctx, op, ins, outs, body_reduction(ctx->module, op), RED_NONE);
-  } else if (ir_span_eq(op->name, "stablehlo.dot_general") || ir_span_eq(op->name, "stablehlo.dot")) {
+  } else if (ir_span_eq(ir_op_name(op), "stablehlo.dot_general") || ir_span_eq(ir_op_name(op), "stablehlo.dot")) {
     check_transition(ctx, op, ins, outs, SC_REDUCE_SUM, RED_NONE);
-  } else if (ir_span_eq(op->name, "stablehlo.all_reduce") || ir_span_eq(op->name, "stablehlo.reduce_scatter")) {
+  } else if (ir_span_eq(ir_op_name(op), "stablehlo.all_reduce") || ir_span_eq(ir_op_name(op), "stablehlo.reduce_scatter")) {
     ins.n = ins.n ? 1 : 0, outs.n = outs.n ? 1 : 0;
     check_transition(ctx, op, ins, outs, RED_NONE, body_reduction(ctx->module, op));
   } else {

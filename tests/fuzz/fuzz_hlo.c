@@ -30,8 +30,8 @@ static void check(const ir_module *m, const char *buf, size_t len) {
     for (uint32_t k = 0; k < op->noperands; k++)
       if (!op->operands[k]) abort();
     for (uint32_t r = 0; r < op->nregions; r++)
-      for (uint32_t b = 0; b < op->regions[r]->nblocks; b++) {
-        const ir_block *blk = op->regions[r]->blocks[b];
+      for (uint32_t b = 0; b < ir_op_regions(op)[r]->nblocks; b++) {
+        const ir_block *blk = ir_op_regions(op)[r]->blocks[b];
         for (uint32_t k = 0; k < blk->nargs; k++)
           if (!blk->args[k] || (ir_value_type(blk->args[k]).n &&
                                 ir_value_type(blk->args[k]).p + ir_value_type(blk->args[k]).n > buf + len))

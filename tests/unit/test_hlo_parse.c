@@ -92,7 +92,7 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     cr_assert_eq(op->id, i);
-    cr_assert(op->name.n > 0);
+    cr_assert(ir_op_name(op).n > 0);
     ir_span text = ir_op_text(m, op);
     cr_assert(text.p >= buf && text.p + text.n <= buf + len);
     cr_assert_eq((uint32_t)(text.p + text.n - buf), op->end);
@@ -176,7 +176,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   const char *opcodes[] = {"parameter", "constant", "reduce", "custom-call"};
   const char *names[] = {"p", "c", "r", "out"};
   for (int i = 0; i < 4; i++) {
-    assert_span(b->ops[i]->name, opcodes[i]);
+    assert_span(ir_op_name(b->ops[i]), opcodes[i]);
     assert_span(ir_op_sym_name(b->ops[i]), names[i]);
     assert_span(ir_op_result(b->ops[i], 0)->name, names[i]);
     cr_assert_eq(ir_op_depth(b->ops[i]), 2);
@@ -372,7 +372,7 @@ Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
   ir_block *b = ir_op_regions(m->entry)[0]->blocks[0];
   cr_assert_eq(b->nops, 5);
   ir_op *mx = b->ops[3], *z = b->ops[4];
-  assert_span(mx->name, "maximum");
+  assert_span(ir_op_name(mx), "maximum");
   cr_assert_eq(ir_op_sym_name(mx).n, 0);
   assert_span(ir_value_type(ir_op_result(mx, 0)), "f32[]");
   cr_assert_eq(mx->noperands, 2);

@@ -80,10 +80,10 @@ static void check_tensors(const ir_op *op, const prop_rule *r, bool results, boo
   for (uint32_t i = 0; i < n; i++) {
     ir_tensor_type ty;
     cr_assert(ir_parse_tensor_type(A, type_of(op, results, i), &ty));
-    cr_assert_eq((int32_t)t[i].rank, ty.rank, "line op %.*s: rank", SC_SPAN_ARG(op->name));
+    cr_assert_eq((int32_t)t[i].rank, ty.rank, "line op %.*s: rank", SC_SPAN_ARG(ir_op_name(op)));
     for (uint32_t d = 0; d < t[i].rank; d++) {
       char where[128];
-      snprintf(where, sizeof where, "%.*s %s %u dim %u", SC_SPAN_ARG(op->name), results ? "result" : "operand", i, d);
+      snprintf(where, sizeof where, "%.*s %s %u dim %u", SC_SPAN_ARG(ir_op_name(op)), results ? "result" : "operand", i, d);
       check_dim(r, &t[i].dims[d], ty.dims[d], where);
       for (uint32_t k = 0; k < t[i].dims[d].nfactors; k++) used[t[i].dims[d].factors[k]] = true;
     }
@@ -101,14 +101,14 @@ Test(op_rule, registry_rules_keep_their_invariants) {
         const ir_op *op = m->ops[i];
         const char *err = NULL;
         const prop_rule *r = prop_rule_of(A, m, op, &opt, &err);
-        cr_assert_null(err, "%.*s: %s", SC_SPAN_ARG(op->name), err);
+        cr_assert_null(err, "%.*s: %s", SC_SPAN_ARG(ir_op_name(op)), err);
         if (!r) continue;
         rules++;
         bool *used = ar_calloc(A, r->nfactors + 1, 1);
         check_tensors(op, r, false, used);
         check_tensors(op, r, true, used);
         for (uint32_t k = 0; k < r->nfactors; k++)
-          cr_assert(used[k], "%.*s: factor %u is on no dimension", SC_SPAN_ARG(op->name), k);
+          cr_assert(used[k], "%.*s: factor %u is on no dimension", SC_SPAN_ARG(ir_op_name(op)), k);
         /* The printed rule parses back to itself. */
         const char *s = prop_rule_str(A, r);
         const prop_rule *back = prop_rule_parse(A, ir_span_of(s, (uint32_t)strlen(s)), &err);

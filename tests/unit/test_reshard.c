@@ -16,7 +16,7 @@ static void teardown(void) { sc_arena_free(A); }
 
 static const ir_op *op_named(const ir_module *m, const char *name, uint32_t nth) {
   for (uint32_t i = 0; i < m->nops; i++)
-    if (ir_span_eq(m->ops[i]->name, name) && nth-- == 0) return m->ops[i];
+    if (ir_span_eq(ir_op_name(m->ops[i]), name) && nth-- == 0) return m->ops[i];
   cr_assert_fail("no op %s", name);
   return NULL;
 }
