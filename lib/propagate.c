@@ -130,7 +130,7 @@ static void put_value_json(propagate_run *run, ar_str *out, const ir_value *v, c
   ar_str_puts(out, *first ? "\n      {\"value\": " : ",\n      {\"value\": ");
   *first = false;
   put_json_string(out, v->name.p, v->name.n);
-  ar_str_puts(out, v->def ? ", \"result_of\": " : ", \"argument_of\": ");
+  ar_str_puts(out, ir_value_def(v) ? ", \"result_of\": " : ", \"argument_of\": ");
   put_json_string(out, ir_op_name(owner).p, ir_op_name(owner).n);
   put_position(out, lines, v->pos.offset);
   ar_str_puts(out, ", \"sharding\": ");
@@ -168,7 +168,7 @@ static void put_shardings_json(propagate_run *run, ar_str *out, size_t chunk, co
       for (uint32_t b = 0; b < ir_op_regions(op)[r]->nblocks; b++)
         for (uint32_t k = 0; k < ir_op_regions(op)[r]->blocks[b]->nargs; k++) {
           const ir_value *arg = ir_op_regions(op)[r]->blocks[b]->args[k];
-          if (!arg->def) put_value_json(run, out, arg, op, e, lines, &first); /* HLO: listed as its parameter op's */
+          if (!ir_value_def(arg)) put_value_json(run, out, arg, op, e, lines, &first); /* HLO: listed as its parameter op's */
         }
   }
   ar_str_puts(out, first ? "]}" : "\n    ]}");

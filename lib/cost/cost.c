@@ -306,15 +306,15 @@ static int id_index_cmp(const void *x, const void *y) {
 
 /* The argument number of `v` in entry block `b` (HLO parameters through `params`), or -1. */
 static int64_t arg_index(const ir_block *b, const id_index *params, uint32_t nparams, const ir_value *v) {
-  if (!v || v->block != b) return -1;
-  if (!v->def) return v->index;
+  if (!v || ir_value_block(v) != b) return -1;
+  if (!ir_value_def(v)) return v->index;
   uint32_t lo = 0, hi = nparams;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (params[mid].id < v->def->id) lo = mid + 1;
+    if (params[mid].id < ir_value_def(v)->id) lo = mid + 1;
     else hi = mid;
   }
-  return lo < nparams && params[lo].id == v->def->id ? (int64_t)params[lo].index : -1;
+  return lo < nparams && params[lo].id == ir_value_def(v)->id ? (int64_t)params[lo].index : -1;
 }
 
 typedef struct {
@@ -337,13 +337,13 @@ static int64_t peak_lower_bound(sc_arena *a, const ir_module *m, const ir_op *en
   id_index *params = ar_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *params);
   uint32_t nparams = 0;
   for (uint32_t i = 0; i < b->nargs; i++)
-    if (b->args[i]->def) params[nparams++] = (id_index){b->args[i]->def->id, i};
+    if (ir_value_def(b->args[i])) params[nparams++] = (id_index){ir_value_def(b->args[i])->id, i};
   if (nparams > 1) qsort(params, nparams, sizeof *params, id_index_cmp);
   id_index *defs = ar_alloc(a, (c->nresults ? c->nresults : 1) * sizeof *defs);
   uint32_t ndefs = 0;
   for (uint32_t i = 0; i < c->nresults; i++) {
     const ir_value *v = c->results[i].value;
-    if (v && v->def && arg_index(b, params, nparams, v) < 0) defs[ndefs++] = (id_index){v->def->id, i};
+    if (v && ir_value_def(v) && arg_index(b, params, nparams, v) < 0) defs[ndefs++] = (id_index){ir_value_def(v)->id, i};
   }
   if (ndefs > 1) qsort(defs, ndefs, sizeof *defs, id_index_cmp);
   int64_t *last_use = ar_alloc(a, (b->nargs ? b->nargs : 1) * sizeof *last_use);

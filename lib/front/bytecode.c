@@ -609,7 +609,7 @@ static uint64_t read_block_header(builder *b, bc_rd *r, ir_block *blk, region_va
     ir_value *v = new_value(b);
     if (t) blk->arg_types[i] = t->text;
     v->name = bc_printf(s, func_entry ? "%%arg%" PRIu64 : "%%barg%" PRIu64, i);
-    v->block = blk;
+    ir_value_set_block(v, blk);
     v->index = (uint32_t)i;
     blk->args[i] = define_value(b, rv, v);
     blk->nargs = (uint32_t)(i + 1);
@@ -668,7 +668,7 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, ui
     for (uint64_t i = 0; i < n && bc_ok(s); i++) {
       const bc_type *t = bc_read_type(s, r);
       ir_value *v = &op->result_values[i];
-      v->def = op;
+      ir_value_set_def(v, op);
       v->index = (uint32_t)i;
       if (t) op->types->result_types[i] = t->text;
       nresults++;
@@ -839,8 +839,8 @@ static void resolve_forward_results(ir_op **ops, uint32_t n) {
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t k = 0; k < ops[i]->noperands; k++) {
       const ir_value *u = ops[i]->operands[k];
-      if (u && u->def && u->index < u->def->nresults && u != ir_op_result(u->def, u->index))
-        ops[i]->operands[k] = ir_op_result(u->def, u->index);
+      if (u && ir_value_def(u) && u->index < ir_value_def(u)->nresults && u != ir_op_result(ir_value_def(u), u->index))
+        ops[i]->operands[k] = ir_op_result(ir_value_def(u), u->index);
     }
 }
 

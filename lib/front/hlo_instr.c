@@ -54,7 +54,7 @@ static ir_op *new_instr(P *p, comp *c, const char *start, ir_span opcode, ir_spa
   op->parent_op = c->func;
   ir_value *v = &ib->value;
   v->name = name;
-  v->def = op;
+  ir_value_set_def(v, op);
   v->index = 0;
   v->pos = op->pos;
   op->result_values = v;

@@ -679,7 +679,7 @@ static void parse_body(P *p, comp *c, ir_span name, uint32_t depth) {
     c->block->args = hlo_alloc_array(p, c->params.n, sizeof *c->block->args);
     for (uint32_t i = 0; i < c->params.n; i++) {
       ir_value *v = ir_op_result(c->params.v[i], 0);
-      v->block = c->block;
+      ir_value_set_param(v); /* its block: c->block, its computation's only one */
       c->block->args[i] = v;
     }
     c->block->nargs = c->params.n;

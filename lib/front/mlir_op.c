@@ -136,7 +136,7 @@ bool mt_parse_result_list(P *p, ir_op *op) {
     ir_value *v = &op->result_values[i];
     v->name = p->s_spans.v[base + i];
     v->pos.offset = (uint32_t)(v->name.p - p->buf);
-    v->def = op;
+    ir_value_set_def(v, op);
     v->index = i;
   }
   op->nresults = n;

@@ -405,7 +405,7 @@ ir_value *mt_parse_block_arg(P *p) {
 void mt_attach_arg_info(P *p, ir_block *b) {
   /* this block's arguments were the last parsed: their entries are on top (older ones are of
    * signatures without a body) */
-  while (p->s_arg_info.n && p->s_arg_info.v[p->s_arg_info.n - 1].arg->block == b) {
+  while (p->s_arg_info.n && ir_value_block(p->s_arg_info.v[p->s_arg_info.n - 1].arg) == b) {
     const struct arg_info *e = &p->s_arg_info.v[--p->s_arg_info.n];
     if (e->attrs) ir_block_set_arg_attrs(p->a, b, e->arg->index, e->attrs);
     ir_block_set_arg_type(p->a, b, e->arg->index, e->type);
@@ -586,7 +586,7 @@ void mt_add_region(P *p, ir_op *op, region_vec *regions, value_vec *pending) {
     for (size_t i = 0; i < pending->n; i++) {
       ir_value *v = ar_alloc(p->a, sizeof *v);
       *v = *pending->v[i];
-      v->block = NULL;
+      ir_value_set_block(v, NULL);
       pending->v[i] = v;
     }
     return;

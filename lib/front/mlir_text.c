@@ -312,8 +312,9 @@ ir_value *mt_lookup_value(P *p, ir_span name) {
   if (!s->name.p) return NULL;
   ir_value *v = s->v;
   if (v && idx >= 0) {
-    if (v->def && idx < (long)v->def->nresults && ir_op_result(v->def, idx)->name.p == v->name.p)
-      return ir_op_result(v->def, idx);
+    const ir_op *def = ir_value_def(v);
+    if (def && idx < (long)def->nresults && ir_op_result(def, (uint32_t)idx)->name.p == v->name.p)
+      return ir_op_result(def, (uint32_t)idx);
     return idx == 0 ? v : NULL;
   }
   return v;
@@ -384,7 +385,7 @@ static ir_op *parse_op(P *p, ir_op *parent_op, const raw_head *h) {
     ir_value *v = op->result_values = ar_alloc(p->a, sizeof *op->result_values);
     v->name = tspan(p, first);
     v->pos.offset = first.off;
-    v->def = op;
+    ir_value_set_def(v, op);
     op->nresults = 1;
     tok name = {p->buf[h->name] == '"' ? T_STRING : T_WORD, false, p->buf[h->name], h->name, h->name_end - h->name};
     mt_parse_op_name(p, &st, name);
@@ -557,7 +558,7 @@ ir_region *mt_parse_region(P *p, ir_op *parent, value_vec *entry_args) {
       for (size_t i = 0; i < entry_args->n; i++) SC_PUSH(p->a, args, entry_args->v[i]);
     }
     for (size_t i = 0; i < args.n; i++) {
-      args.v[i]->block = b;
+      ir_value_set_block(args.v[i], b);
       args.v[i]->index = (uint32_t)i;
       mt_define_value(p, args.v[i]);
     }

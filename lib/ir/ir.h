@@ -169,11 +169,15 @@ typedef struct {
  * A value's type is its op's or block's (ir_value_type), not a copy. */
 typedef struct ir_value {
   ir_span name;       /* "%0", "%arg0", "%0#1"; HLO: "param.1" */
-  ir_op *def;         /* defining op for results, else NULL */
+  /* Who made it, read with ir_value_def() / ir_value_block() and set with ir_value_set_*(): the
+   * defining op of a result, or (IR_OWNER_BLOCK) the block of a block argument; IR_OWNER_PARAM marks
+   * an HLO parameter, its op's result that is also its computation's argument. 0: neither yet. */
+  uintptr_t owner;
   uint32_t index;     /* result index or block argument index */
   ir_at pos;
-  ir_block *block;    /* owning block for block arguments, else NULL */
 } ir_value;
+#define IR_OWNER_BLOCK ((uintptr_t)1)
+#define IR_OWNER_PARAM ((uintptr_t)2)
 
 struct ir_block {
   ir_span label;      /* "^bb0" or empty for an entry block without a label */
@@ -301,13 +305,30 @@ static inline uint32_t ir_op_noperand_types(const ir_op *op) { return op->types 
 static inline ir_span *ir_op_result_types(const ir_op *op) { return op->types ? op->types->result_types : NULL; }
 static inline uint32_t ir_op_nresult_types(const ir_op *op) { return op->types ? op->types->nresult_types : 0; }
 
+/* The op that defines a result (an HLO parameter's: its parameter op), NULL for a block argument. */
+static inline ir_op *ir_value_def(const ir_value *v) {
+  return v->owner & IR_OWNER_BLOCK ? NULL : (ir_op *)(v->owner & ~(IR_OWNER_BLOCK | IR_OWNER_PARAM));
+}
+/* The block of a block argument (an HLO parameter's: its computation's), NULL for other results. */
+static inline ir_block *ir_value_block(const ir_value *v) {
+  if (v->owner & IR_OWNER_BLOCK) return (ir_block *)(v->owner & ~IR_OWNER_BLOCK);
+  if (!(v->owner & IR_OWNER_PARAM)) return NULL;
+  const ir_op *computation = ir_value_def(v)->parent_op;
+  return ir_op_regions(computation)[0]->blocks[0];
+}
+static inline void ir_value_set_def(ir_value *v, ir_op *def) { v->owner = (uintptr_t)def; }
+static inline void ir_value_set_block(ir_value *v, ir_block *b) { v->owner = b ? (uintptr_t)b | IR_OWNER_BLOCK : 0; }
+/* An HLO parameter (its def already set) becomes its computation's argument too. */
+static inline void ir_value_set_param(ir_value *v) { v->owner |= IR_OWNER_PARAM; }
+
 /* A value's argument attributes (empty for results and arguments without any). An HLO parameter is
  * its parameter op's result and its computation's argument: its attributes are the op's. */
 static inline const ir_attrs *ir_value_attrs(const ir_value *v) {
   static const ir_attrs none = {NULL, 0};
-  if (!v->block) return &none;
-  if (v->def) return &v->def->attrs;
-  const ir_attrs *a = v->block->arg_attrs && v->index < v->block->nargs ? v->block->arg_attrs[v->index] : NULL;
+  if (v->owner & IR_OWNER_PARAM) return &ir_value_def(v)->attrs;
+  const ir_block *b = ir_value_block(v);
+  if (!b) return &none;
+  const ir_attrs *a = b->arg_attrs && v->index < b->nargs ? b->arg_attrs[v->index] : NULL;
   return a ? a : &none;
 }
 /* A value's type as written ("tensor<8x16xf32>", "f32[8,16]{1,0}"), or empty if unknown: a result's is
@@ -315,14 +336,14 @@ static inline const ir_attrs *ir_value_attrs(const ir_value *v) {
  * its block's. An HLO parameter's is its parameter op's. Any thread. */
 static inline ir_span ir_value_type(const ir_value *v) {
   static const ir_span none = {NULL, 0};
-  const ir_op *d = v->def;
+  const ir_op *d = ir_value_def(v);
   if (d) {
     const ir_op_types *t = d->types;
     if (!t) return none;
     return t->nresult_types == 1 ? t->result_types[0]
            : t->nresult_types == d->nresults && v->index < t->nresult_types ? t->result_types[v->index] : none;
   }
-  const ir_block *b = v->block;
+  const ir_block *b = ir_value_block(v);
   return b && b->arg_types && v->index < b->nargs ? b->arg_types[v->index] : none;
 }
 /* Sets argument `index`'s type (the table is made on first use; index < nargs). For front ends. */

@@ -1285,10 +1285,10 @@ const md_sharding *md_model_func_result_sharding(const md_model *model, const ir
 
 const md_sharding *md_model_value_sharding(const md_model *model, const ir_value *v) {
   if (!model || !v) return NULL;
-  if (v->def) return md_model_result_sharding(model, v->def, v->index);
-  if (v->block && v->block->parent && v->block->parent->parent) {
-    const ir_op *owner = v->block->parent->parent;
-    if (is_func(owner) && owner->nregions && ir_op_regions(owner)[0]->nblocks && ir_op_regions(owner)[0]->blocks[0] == v->block)
+  if (ir_value_def(v)) return md_model_result_sharding(model, ir_value_def(v), v->index);
+  if (ir_value_block(v) && ir_value_block(v)->parent && ir_value_block(v)->parent->parent) {
+    const ir_op *owner = ir_value_block(v)->parent->parent;
+    if (is_func(owner) && owner->nregions && ir_op_regions(owner)[0]->nblocks && ir_op_regions(owner)[0]->blocks[0] == ir_value_block(v))
       return md_model_arg_sharding(model, owner, v->index);
   }
   return NULL;

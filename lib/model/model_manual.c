@@ -277,8 +277,8 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
   if (!f2s && !ctx->gspmd_manual && c->any_local) {
     for (uint32_t i = 0; i < op->noperands; i++) {
       const ir_value *v = op->operands[i];
-      if (v && v->def && c->local[v->def->id]) {
-        opctx = c->local[v->def->id];
+      if (v && ir_value_def(v) && c->local[ir_value_def(v)->id]) {
+        opctx = c->local[ir_value_def(v)->id];
         break;
       }
     }
@@ -305,8 +305,8 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
     if (!mi->has_manual_axes) {
       for (uint32_t i = 0; i < op->noperands; i++) {
         const ir_value *v = op->operands[i];
-        if (v && v->def && md_model_op(model, v->def)->sdy_op->has_manual_axes) {
-          mi = md_model_op(model, v->def)->sdy_op;
+        if (v && ir_value_def(v) && md_model_op(model, ir_value_def(v))->sdy_op->has_manual_axes) {
+          mi = md_model_op(model, ir_value_def(v))->sdy_op;
           break;
         }
       }

@@ -712,15 +712,15 @@ typedef struct {
 
 /* The reshard's input through propagation barriers. */
 static const ir_value *bypass_barriers(const ir_value *v) {
-  for (uint32_t guard = 0; v && v->def && v->def->kind == SC_OP_SDY_PROPAGATION_BARRIER && v->def->noperands && guard < (1u << 30);
+  for (uint32_t guard = 0; v && ir_value_def(v) && ir_value_def(v)->kind == SC_OP_SDY_PROPAGATION_BARRIER && ir_value_def(v)->noperands && guard < (1u << 30);
        guard++)
-    v = v->def->operands[0];
+    v = ir_value_def(v)->operands[0];
   return v;
 }
 
 /* A value's name in the output: a removed reshard's replacement, else its own. */
 static const char *name_of(const pass *p, const ir_value *v) {
-  if (v->def && p->replaced[v->def->id]) return p->replaced[v->def->id];
+  if (ir_value_def(v) && p->replaced[ir_value_def(v)->id]) return p->replaced[ir_value_def(v)->id];
   return ir_span_dup(p->a, v->name);
 }
 
@@ -781,7 +781,7 @@ void prop_reshards_to_collectives(sc_arena *a, const ir_module *m, const md_mode
     if (p.replaced[op->id]) continue; /* removed itself */
     for (uint32_t k = 0; k < op->noperands; k++) {
       const ir_value *v = op->operands[k];
-      if (v && v->def && p.replaced[v->def->id]) prop_printer_replace_operand(pr, op, k, p.replaced[v->def->id]);
+      if (v && ir_value_def(v) && p.replaced[ir_value_def(v)->id]) prop_printer_replace_operand(pr, op, k, p.replaced[ir_value_def(v)->id]);
     }
   }
 }

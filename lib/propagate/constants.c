@@ -53,7 +53,7 @@ int prop_split_constants(sc_arena *a, const ir_module *m, uint32_t begin, uint32
     if (ir_span_eq(ir_op_name(op), "sdy.sharding_group")) continue; /* Shardy copies those along; left as written */
     for (uint32_t k = 0; k < op->noperands; k++) {
       const ir_value *v = op->operands[k];
-      const ir_op *def = v ? v->def : NULL;
+      const ir_op *def = v ? ir_value_def(v) : NULL;
       if (!def || def->id >= m->nops || !copied_per_use(def)) continue;
       if (!used[def->id]) {
         used[def->id] = 1;
@@ -131,10 +131,10 @@ uint32_t prop_merge_constants(sc_arena *a, const ir_module *m, prop_printer *pr,
     const ir_op *op = m->ops[i];
     for (uint32_t k = 0; !erased[op->id] && k < op->noperands; k++) {
       const ir_value *v = op->operands[k];
-      if (!v || !v->def || !into[v->def->id]) continue;
+      if (!v || !ir_value_def(v) || !into[ir_value_def(v)->id]) continue;
       budget -= budget < ir_op_text_len(op) ? budget : ir_op_text_len(op);
       ar_step(a, 1 + ir_op_text_len(op) / 64);
-      if (budget) prop_printer_replace_operand(pr, op, k, into[v->def->id]);
+      if (budget) prop_printer_replace_operand(pr, op, k, into[ir_value_def(v)->id]);
     }
   }
   return merged;

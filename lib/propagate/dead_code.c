@@ -76,7 +76,7 @@ uint32_t prop_erase_dead_ops(sc_arena *a, const ir_module *m, prop_printer *pr, 
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
       const ir_value *v = m->ops[i]->operands[k];
-      if (v && v->def && v->def->id < n) uses[v->def->id]++;
+      if (v && ir_value_def(v) && ir_value_def(v)->id < n) uses[ir_value_def(v)->id]++;
     }
   /* next_effect[i]: the first op at or after i (in preorder) with effects of its own; a subtree
    * [i, subtree_end) is pure when that lies past its end */
@@ -101,7 +101,7 @@ uint32_t prop_erase_dead_ops(sc_arena *a, const ir_module *m, prop_printer *pr, 
       gone[j] = true;
       for (uint32_t k = 0; k < m->ops[j]->noperands; k++) { /* values from outside the erased subtree lose a use */
         const ir_value *v = m->ops[j]->operands[k];
-        uint32_t d = v && v->def ? v->def->id : UINT32_MAX;
+        uint32_t d = v && ir_value_def(v) ? ir_value_def(v)->id : UINT32_MAX;
         if (d < n && (d < i || d >= op->subtree_end) && uses[d] && !--uses[d]) stack[nstack++] = d;
       }
     }

@@ -215,8 +215,8 @@ static void func_edges(prop_engine *e) {
     if (op->kind != SC_OP_SDY_FUNC_DATA_FLOW_EDGE || op->noperands != 1 || op->nresults != 1) continue;
     const ir_value *in = op->operands[0];
     if (!in) continue;
-    if (!in->def && in->block && in->block->parent && in->block->parent->parent) { /* a function's argument */
-      const ir_op *fn = in->block->parent->parent;
+    if (!ir_value_def(in) && ir_value_block(in) && ir_value_block(in)->parent && ir_value_block(in)->parent->parent) { /* a function's argument */
+      const ir_op *fn = ir_value_block(in)->parent->parent;
       if (fn->kind != SC_OP_FUNC || fn->id >= e->m->nops) continue;
       if (!calls.start) calls = index_calls(e);
       uint32_t from = calls.start[fn->id], to = calls.start[fn->id + 1];
@@ -225,8 +225,8 @@ static void func_edges(prop_engine *e) {
       for (uint32_t k = from; k < to; k++)
         if (in->index < calls.calls[k]->noperands) src[n++] = calls.calls[k]->operands[in->index];
       if (n) add_edge(e, op, ir_op_result(op, 0), src, n, in->index, EDGE_PLAIN);
-    } else if (in->def && in->def->kind == SC_OP_CALL) { /* a call's result */
-      const ir_op *callee = md_model_func(e->model, ir_op_callee(in->def));
+    } else if (ir_value_def(in) && ir_value_def(in)->kind == SC_OP_CALL) { /* a call's result */
+      const ir_op *callee = md_model_func(e->model, ir_op_callee(ir_value_def(in)));
       const ir_op *ret = callee && callee->nregions ? region_terminator(ir_op_regions(callee)[0]) : NULL;
       if (ret && in->index < ret->noperands) add_edge(e, op, ir_op_result(op, 0), &ret->operands[in->index], 1, in->index, EDGE_PLAIN);
     }
@@ -546,7 +546,7 @@ static uint8_t constant_kind(prop_engine *e, const ir_op *op, const uint8_t *kin
   if (constant_preserving(e, op)) {
     bool all = true;
     for (uint32_t k = 0; k < op->noperands && all; k++)
-      all = op->operands[k] && op->operands[k]->def && kinds[op->operands[k]->def->id] == CE_CONSTANT;
+      all = op->operands[k] && ir_value_def(op->operands[k]) && kinds[ir_value_def(op->operands[k])->id] == CE_CONSTANT;
     if (all) return CE_CONSTANT;
   }
   if ((c & NC_BROADCAST) && op->noperands == 1 && op->operands[0] &&
@@ -592,7 +592,7 @@ static void split_constant_uses(prop_engine *e) {
       bool own = false;
       for (uint32_t k = 0; k < op->noperands; k++) {
         const ir_value *v = op->operands[k];
-        if (!v || !v->def || !kinds[v->def->id] || is_scalar_tensor(e->a, ir_value_type(v))) continue;
+        if (!v || !ir_value_def(v) || !kinds[ir_value_def(v)->id] || is_scalar_tensor(e->a, ir_value_type(v))) continue;
         uint32_t s = raw_slot(e, v);
         if (s >= e->nslots) continue;
         if (!used[s] || !reads_by_rule(op, called)) {
@@ -665,7 +665,7 @@ static void index_uses(prop_engine *e) {
 }
 
 static const ir_op *value_owner(const ir_value *v) {
-  return v && v->def ? v->def : v && v->block && v->block->parent ? v->block->parent->parent : NULL;
+  return v && ir_value_def(v) ? ir_value_def(v) : v && ir_value_block(v) && ir_value_block(v)->parent ? ir_value_block(v)->parent->parent : NULL;
 }
 
 /* The op whose results or region arguments hold raw slot `s` (not a copy's): op i holds
@@ -925,7 +925,7 @@ static void seed(prop_engine *e) {
   for (uint32_t c = 0; c < e->ncopy_slots; c++) { /* a copy of an expression has its written sharding */
     const ir_value *v = e->own_copy_value[c];
     uint32_t slot = e->nslots - e->ncopy_slots + c;
-    e->sh[slot] = seed_of(e, md_model_result_sharding(e->model, v->def, v->index));
+    e->sh[slot] = seed_of(e, md_model_result_sharding(e->model, ir_value_def(v), v->index));
   }
   keep_initial(e);
   e->written = ar_calloc(e->a, e->nslots / 64 + 1, sizeof *e->written);
@@ -945,7 +945,7 @@ static bool replicated_and_open(sharding_ref s) {
  * start, so theirs is read from the model). */
 static sharding_ref written_member_sharding(prop_engine *e, const ir_value *v, uint32_t raw) {
   const ir_op *owner = value_owner(v);
-  if (!v->def && owner && owner->kind == SC_OP_FUNC)
+  if (!ir_value_def(v) && owner && owner->kind == SC_OP_FUNC)
     return seed_of(e, md_model_arg_sharding(e->model, owner, v->index));
   return initial_of(e, raw);
 }
@@ -2026,10 +2026,10 @@ static bool fully_closed(sharding_ref s) {
 /* A value data-flow edges own or feed (a while's, case's, barrier's or computation's result, an edge's,
  * a region's argument): the pass keeps a constraint on it as an op instead. */
 static bool edge_value(const ir_value *v) {
-  if (v->def)
-    return v->def->kind == SC_OP_SDY_DATA_FLOW_EDGE || v->def->kind == SC_OP_WHILE || v->def->kind == SC_OP_CASE ||
-           v->def->kind == SC_OP_SDY_MANUAL_COMPUTATION || v->def->kind == SC_OP_SDY_NAMED_COMPUTATION ||
-           is_optimization_barrier(v->def);
+  if (ir_value_def(v))
+    return ir_value_def(v)->kind == SC_OP_SDY_DATA_FLOW_EDGE || ir_value_def(v)->kind == SC_OP_WHILE || ir_value_def(v)->kind == SC_OP_CASE ||
+           ir_value_def(v)->kind == SC_OP_SDY_MANUAL_COMPUTATION || ir_value_def(v)->kind == SC_OP_SDY_NAMED_COMPUTATION ||
+           is_optimization_barrier(ir_value_def(v));
   const ir_op *owner = value_owner(v);
   return !owner || owner->kind != SC_OP_FUNC;
 }

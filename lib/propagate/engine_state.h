@@ -158,10 +158,12 @@ struct prop_engine {
 /* The slot of a value (its own, before aliases), UINT32_MAX for none. */
 static inline uint32_t raw_slot(const prop_engine *e, const ir_value *v) {
   if (!v) return UINT32_MAX;
-  if (v->def) return prefix_at(&e->result_base, v->def->id) + v->index;
-  if (v->block) {
+  const ir_op *def = ir_value_def(v);
+  if (def) return prefix_at(&e->result_base, def->id) + v->index;
+  const ir_block *block = ir_value_block(v);
+  if (block) {
     uint32_t base;
-    if (hs_name_map_get(&e->block_base, (const char *)&v->block, sizeof v->block, &base)) return base + v->index;
+    if (hs_name_map_get(&e->block_base, (const char *)&block, sizeof block, &base)) return base + v->index;
   }
   return UINT32_MAX;
 }

@@ -19,12 +19,12 @@ static const char *open_constraint(sc_arena *a, const prop_sharding *like, const
 
 /* The op a member's constraint goes next to: after its definition, or first in its block. */
 static bool place(const ir_value *v, const ir_op **at, bool *first) {
-  if (v->def) {
-    *at = v->def, *first = false;
+  if (ir_value_def(v)) {
+    *at = ir_value_def(v), *first = false;
     return true;
   }
-  if (!v->block || !v->block->nops) return false;
-  *at = v->block->ops[0], *first = true;
+  if (!ir_value_block(v) || !ir_value_block(v)->nops) return false;
+  *at = ir_value_block(v)->ops[0], *first = true;
   return true;
 }
 

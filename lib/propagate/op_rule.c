@@ -365,7 +365,7 @@ static void r_pad(rc *c) { add_pointwise_mismatch(c, PERM, c->opt->conservative)
 static void r_slice(rc *c) { add_pointwise_mismatch(c, PERM, c->opt->conservative); }
 
 static bool defined_by_constant(const ir_value *v) {
-  const ir_op *d = v ? v->def : NULL;
+  const ir_op *d = v ? ir_value_def(v) : NULL;
   return d && (named(d, "stablehlo.constant") || ir_span_eq(ir_op_name(d), "sdy.constant") ||
                ir_span_eq(ir_op_name(d), "arith.constant"));
 }
@@ -712,7 +712,7 @@ const prop_rule_facts *prop_rule_facts_build(sc_arena *a, const ir_module *m) {
     if (!rng) continue;
     for (uint32_t k = 0; k < op->noperands; k++) {
       const ir_value *v = op->operands[k];
-      if (v && v->def && v->def->id < m->nops) f->feeds_rng[v->def->id] = 1;
+      if (v && ir_value_def(v) && ir_value_def(v)->id < m->nops) f->feeds_rng[ir_value_def(v)->id] = 1;
     }
   }
   return f;
@@ -729,7 +729,7 @@ static bool feeds_rng(const rc *c) {
     if (ar_step(c->a, 1)) return false; /* metered: a caller without facts may visit many ops */
     if (!named(u, "stablehlo.rng_bit_generator")) continue;
     for (uint32_t k = 0; k < u->noperands; k++)
-      if (u->operands[k] && u->operands[k]->def == op) return true;
+      if (u->operands[k] && ir_value_def(u->operands[k]) == op) return true;
   }
   return false;
 }
@@ -908,9 +908,9 @@ const prop_rule *prop_rule_of(sc_arena *a, const ir_module *m, const ir_op *op, 
 
 /* ---- concatenate ---- */
 
-static bool defined_by_slice(const ir_value *v) { return v && v->def && named(v->def, "stablehlo.slice"); }
+static bool defined_by_slice(const ir_value *v) { return v && ir_value_def(v) && named(ir_value_def(v), "stablehlo.slice"); }
 static const ir_value *before_slice(const ir_value *v) {
-  return defined_by_slice(v) && v->def->noperands ? v->def->operands[0] : v;
+  return defined_by_slice(v) && ir_value_def(v)->noperands ? ir_value_def(v)->operands[0] : v;
 }
 
 static void r_concatenate(rc *c) {
@@ -1284,7 +1284,7 @@ static bool scatter_reduces(const ir_op *op, uint32_t n) {
   char buf[96];
   for (uint32_t i = 0; i < n; i++) {
     const ir_value *v = ret->operands[i];
-    const ir_op *d = v ? v->def : NULL;
+    const ir_op *d = v ? ir_value_def(v) : NULL;
     if (!d || d->noperands != 2) return false;
     ir_span name = prop_stablehlo_name(d, buf, sizeof buf);
     ir_span ty = ir_span_trim(ir_value_type(v));
@@ -1296,7 +1296,7 @@ static bool scatter_reduces(const ir_op *op, uint32_t n) {
     if (first && !(ir_op_name(first).n == ir_op_name(d).n && memcmp(ir_op_name(first).p, ir_op_name(d).p, ir_op_name(d).n) == 0)) return false;
     first = d;
     const ir_value *x = d->operands[0], *y = d->operands[1];
-#define IS_ARG(val, k) ((val) && (val)->block == blk && !(val)->def && (val)->index == (k))
+#define IS_ARG(val, k) ((val) && ir_value_block((val)) == blk && !ir_value_def((val)) && (val)->index == (k))
     if (!((IS_ARG(x, i) && IS_ARG(y, i + n)) || (IS_ARG(x, i + n) && IS_ARG(y, i)))) return false;
 #undef IS_ARG
   }

@@ -133,7 +133,7 @@ static const char *value_name(rpass *p, const ir_value *v) {
   uint32_t k;
   if (hs_name_map_get(&p->remap, (const char *)&v, sizeof v, &k)) return p->names.v[k];
   /* a result of a `%0:2 = ...` group is `%0#k` */
-  const ir_op *def = v->def;
+  const ir_op *def = ir_value_def(v);
   if (def && def->nresults > 1 && !memchr(v->name.p, '#', v->name.n) && ir_op_result(def, 0)->name.n == v->name.n &&
       ir_op_result(def, def->nresults - 1)->name.n == v->name.n &&
       !memcmp(ir_op_result(def, 0)->name.p, ir_op_result(def, def->nresults - 1)->name.p, v->name.n))
@@ -190,8 +190,8 @@ static void set_operand(rpass *p, const ir_op *op, uint32_t k, const char *name,
 
 /* A value's type; a pretty while's `%iterArg` (written without one) has its result's. */
 static ir_span value_type(const ir_value *v) {
-  if (ir_value_type(v).n || !v->block || !v->block->parent || !v->block->parent->parent) return ir_value_type(v);
-  const ir_op *owner = v->block->parent->parent;
+  if (ir_value_type(v).n || !ir_value_block(v) || !ir_value_block(v)->parent || !ir_value_block(v)->parent->parent) return ir_value_type(v);
+  const ir_op *owner = ir_value_block(v)->parent->parent;
   return owner->kind == SC_OP_WHILE && v->index < owner->nresults ? ir_value_type(ir_op_result(owner, v->index)) : ir_value_type(v);
 }
 
@@ -217,9 +217,9 @@ static sharding_ref result_sharding(rpass *p, const ir_op *op, uint32_t r) {
 }
 
 static sharding_ref bypassing_barriers(rpass *p, const ir_value *v) {
-  for (uint32_t guard = 0; v && v->def && v->def->kind == SC_OP_SDY_PROPAGATION_BARRIER && v->def->noperands && guard < (1u << 30);
+  for (uint32_t guard = 0; v && ir_value_def(v) && ir_value_def(v)->kind == SC_OP_SDY_PROPAGATION_BARRIER && ir_value_def(v)->noperands && guard < (1u << 30);
        guard++)
-    v = v->def->operands[0];
+    v = ir_value_def(v)->operands[0];
   return value_sharding(p, v);
 }
 
@@ -1130,8 +1130,8 @@ static void reshard_to_target(rpass *p, const ir_op *user, uint32_t k, sharding_
   const ir_value *v = k < user->noperands ? user->operands[k] : NULL;
   if (!v) return;
   placement pl = {user, PLACE_BEFORE, {0}, 0};
-  if (after_def && v->def) pl.at = v->def, pl.where = PLACE_AFTER;
-  else if (after_def && v->block && v->block->nops) pl.at = v->block->ops[0], pl.where = PLACE_BLOCK_START;
+  if (after_def && ir_value_def(v)) pl.at = ir_value_def(v), pl.where = PLACE_AFTER;
+  else if (after_def && ir_value_block(v) && ir_value_block(v)->nops) pl.at = ir_value_block(v)->ops[0], pl.where = PLACE_BLOCK_START;
   else if (after_def) return;
   sharding_ref source = operand_sharding(p, user, k, false), cur = source;
   const char *name = operand_name(p, user, k), *start = name;

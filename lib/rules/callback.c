@@ -161,7 +161,7 @@ typedef void (*cb_visit)(ru_ctx *ctx, const ir_op *op, const cb_info *ci);
 static const ir_op *previous_transfer(const ir_op *op) {
   for (uint32_t i = 0; i < op->noperands; i++) {
     const ir_value *v = op->operands[i];
-    if (v && v->def && v->def != op && callback_info(v->def).kind == CB_HOST_TRANSFER) return v->def;
+    if (v && ir_value_def(v) && ir_value_def(v) != op && callback_info(ir_value_def(v)).kind == CB_HOST_TRANSFER) return ir_value_def(v);
   }
   return NULL;
 }

@@ -194,7 +194,7 @@ static const char *in_specs_fix(ru_ctx *ctx, const prop_reshard *r, const char *
   const md_mesh *mesh = named_mesh(r->to);
   const char *spec = spec_of(ctx->arena, r->to);
   if (!mesh || !spec) return NULL;
-  const ir_block *b = r->value->block;
+  const ir_block *b = ir_value_block(r->value);
   if (b && b->nargs == 1 && b->parent && b->parent->parent == ctx->module->entry) { /* the jitted function's only argument */
     const char *fn = ru_py_fn_name(ctx);
     return ar_printf(ctx->arena, "mesh = %s\n%s = jax.jit(%s, in_shardings=NamedSharding(mesh, %s))  # the argument arrives as "

@@ -514,8 +514,8 @@ const md_sharding *ru_value_sharding(ru_ctx *ctx, const ir_value *v) {
   if (!v) return NULL;
   const md_sharding *s = ctx->model ? md_model_value_sharding(ctx->model, v) : NULL;
   if (s) return s;
-  if (v->block && v->block->parent && v->block->parent->parent) {
-    const ir_op *owner = v->block->parent->parent;
+  if (ir_value_block(v) && ir_value_block(v)->parent && ir_value_block(v)->parent->parent) {
+    const ir_op *owner = ir_value_block(v)->parent->parent;
     if (owner->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
       const ir_attr *ins = ir_op_attr(owner, "in_shardings");
       if (ins) return ru_sdy_list_entry(ctx->arena, ins->value, v->index);

@@ -176,11 +176,11 @@ static const call_index *calls_by_callee(ru_ctx *ctx) {
 static void operand_shardings(ru_ctx *ctx, const ru_where *w, const ir_value *v, uint32_t index, sharded_vec *out,
                               uint32_t depth) {
   const md_sharding *s = ru_value_sharding(ctx, v);
-  if (s || !v || v->def || depth >= 8) {
+  if (s || !v || ir_value_def(v) || depth >= 8) {
     collect(ctx, w, s, false, index, out);
     return;
   }
-  const ir_op *owner = v->block && v->block->parent ? v->block->parent->parent : NULL;
+  const ir_op *owner = ir_value_block(v) && ir_value_block(v)->parent ? ir_value_block(v)->parent->parent : NULL;
   if (!owner || owner->kind != SC_OP_FUNC || owner == ctx->module->entry) return;
   const call_index *ci = calls_by_callee(ctx);
   ir_span name = ir_op_sym_name(owner);
@@ -218,8 +218,8 @@ static void relate_origins(ru_ctx *ctx, sc_diag *d, const ir_op *op, const shard
                                   : (u->index < op->noperands ? op->operands[u->index] : NULL);
     const ir_value *o = v ? prop_engine_value_origin(ctx->propagation, v) : NULL;
     if (!o || o == v) continue;
-    const ir_op *site = o->def ? o->def : o->block && o->block->parent ? o->block->parent->parent : NULL;
-    uint32_t at = o->def ? o->def->pos.offset : o->pos.offset;
+    const ir_op *site = ir_value_def(o) ? ir_value_def(o) : ir_value_block(o) && ir_value_block(o)->parent ? ir_value_block(o)->parent->parent : NULL;
+    uint32_t at = ir_value_def(o) ? ir_value_def(o)->pos.offset : o->pos.offset;
     ru_diag_related(ctx, d, at, site,
                     ar_printf(ctx->arena, "%s %u's sharding %.*s propagates from %.*s here",
                                     u->result ? "result" : "operand", u->index, SC_SPAN_ARG(u->sharding->text),
@@ -326,7 +326,7 @@ static void function_specs(ru_ctx *ctx, const ir_op *fn, const ir_op *op, const 
   *outs = ar_calloc(a, *nout + 1, sizeof **outs);
   for (uint32_t i = 0; i < *nout; i++) {
     const ir_value *v = ret && i < ret->noperands ? ret->operands[i] : NULL;
-    if (v && v->def == op && v->index < op->nresults) (*outs)[i] = kouts[v->index];
+    if (v && ir_value_def(v) == op && v->index < op->nresults) (*outs)[i] = kouts[v->index];
     if (!(*outs)[i] && ctx->model) (*outs)[i] = ru_pspec(a, md_model_func_result_sharding(ctx->model, fn, i), w, NULL);
     if (!(*outs)[i]) *unknown = true;
   }

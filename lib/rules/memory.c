@@ -82,7 +82,7 @@ static const char *sharper_spec(sc_arena *a, const md_mesh *mesh, const cost_ten
 }
 
 static const char *tensor_label(sc_arena *a, const cost_tensor_info *t) {
-  if (t->value && t->value->def && !t->is_result && t->value->block == NULL)
+  if (t->value && ir_value_def(t->value) && !t->is_result && ir_value_block(t->value) == NULL)
     return ar_printf(a, "%.*s", SC_SPAN_ARG(t->value->name)); /* an op's result */
   const char *kind = t->is_result ? "result" : "arg";
   return t->leaf < 0 ? md_indexed_name(a, kind, t->index) : ar_printf(a, "%s %u[%d]", kind, t->index, t->leaf);
@@ -282,7 +282,7 @@ static void padding_of(ru_ctx *ctx, const cost_analysis *c, const cost_tensor_in
   ar_str pad = SC_ASTR_INIT(a);
   for (uint32_t j = 0; j < t->rank && j < 32; j++)
     ar_str_printf(&pad, "%s(0, %" PRId64 ")", j ? ", " : "", j == k ? to - t->dims[k] : 0);
-  bool intermediate = t->value && t->value->def && t->value->block == NULL && !t->is_result;
+  bool intermediate = t->value && ir_value_def(t->value) && ir_value_block(t->value) == NULL && !t->is_result;
   const char *name = t->is_result ? "result" : intermediate ? "x" : ar_printf(a, "arg%u", t->index);
   ru_diag_fix(ctx, d, "Pad the dimension to a multiple of the devices sharding it (and slice the padding off after)",
               ar_printf(a, "%s = jnp.pad(%s, (%s%s))  # dim %u: %" PRId64 " -> %" PRId64, name, name, ar_str_str(&pad),

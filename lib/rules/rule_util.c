@@ -353,9 +353,9 @@ bool ru_op_inside(const ir_op *op, const ir_op *anc) {
 
 bool ru_value_inside(const ir_value *v, const ir_op *anc) {
   if (!v) return true;
-  if (v->def) return ru_op_inside(v->def, anc);
-  if (v->block && v->block->parent && v->block->parent->parent) {
-    const ir_op *owner = v->block->parent->parent;
+  if (ir_value_def(v)) return ru_op_inside(ir_value_def(v), anc);
+  if (ir_value_block(v) && ir_value_block(v)->parent && ir_value_block(v)->parent->parent) {
+    const ir_op *owner = ir_value_block(v)->parent->parent;
     return owner == anc || ru_op_inside(owner, anc);
   }
   return true;
@@ -392,7 +392,7 @@ static struct ru_use_index *use_index(ru_ctx *ctx) {
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
       const ir_value *v = m->ops[i]->operands[k];
       x->sorted[x->noperands++] = v;
-      if (v && v->def && v->def->id < m->nops) x->first[v->def->id + 1]++;
+      if (v && ir_value_def(v) && ir_value_def(v)->id < m->nops) x->first[ir_value_def(v)->id + 1]++;
     }
   for (uint32_t i = 0; i < m->nops; i++) x->first[i + 1] += x->first[i];
   uint32_t *fill = ar_alloc(ctx->arena, ((size_t)m->nops + 1) * sizeof *fill);
@@ -400,7 +400,7 @@ static struct ru_use_index *use_index(ru_ctx *ctx) {
   for (uint32_t i = 0; i < m->nops; i++)
     for (uint32_t k = 0; k < m->ops[i]->noperands; k++) {
       const ir_value *v = m->ops[i]->operands[k];
-      if (v && v->def && v->def->id < m->nops) x->by_def[fill[v->def->id]++] = (ru_use){m->ops[i], k};
+      if (v && ir_value_def(v) && ir_value_def(v)->id < m->nops) x->by_def[fill[ir_value_def(v)->id]++] = (ru_use){m->ops[i], k};
     }
   qsort(x->sorted, x->noperands, sizeof *x->sorted, cmp_value_ptr);
   ctx->uses = x;

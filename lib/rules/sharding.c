@@ -780,11 +780,11 @@ void ru_visit_sharding_sdy_op(ru_ctx *ctx, const ir_op *op) {
               SC_SPAN_ARG(ru_result_type(op, 0)));
     else if (in && ru_value_uses(ctx, in) > 1)
       ru_emit(ctx, op, "expected input of sdy.data_flow_edge to have a single user");
-    else if (in && in->def && is_sdy_op(in->def) && !is_sdy_data_flow_op(in->def))
+    else if (in && ir_value_def(in) && is_sdy_op(ir_value_def(in)) && !is_sdy_data_flow_op(ir_value_def(in)))
       ru_emit(ctx, op,
               "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an "
               "sdy.named_computation): it is defined by %.*s, which has no data-flow interface",
-              SC_SPAN_ARG(ir_op_name(in->def)));
+              SC_SPAN_ARG(ir_op_name(ir_value_def(in))));
   } else if (n == SC_OP_SDY_FUNC_DATA_FLOW_EDGE) {
     const ir_value *in = op->noperands ? op->operands[0] : NULL;
     if (!static_shape(a, ru_result_type(op, 0)))
@@ -792,11 +792,11 @@ void ru_visit_sharding_sdy_op(ru_ctx *ctx, const ir_op *op) {
               SC_SPAN_ARG(ru_result_type(op, 0)));
     else if (in && ru_value_uses(ctx, in) > 1)
       ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to have a single user");
-    else if (in && !in->def) {
-      const ir_op *owner = in->block && in->block->parent ? in->block->parent->parent : NULL;
+    else if (in && !ir_value_def(in)) {
+      const ir_op *owner = ir_value_block(in) && ir_value_block(in)->parent ? ir_value_block(in)->parent->parent : NULL;
       if (!owner || !ru_is_func(owner))
         ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.");
-    } else if (in && in->def && in->def->kind != SC_OP_CALL) {
+    } else if (in && ir_value_def(in) && ir_value_def(in)->kind != SC_OP_CALL) {
       ru_emit(ctx, op, "expected operand of sdy.func_data_flow_edge to be a result of call op.");
     }
   } else if (n == SC_OP_SDY_NAMED_COMPUTATION) {
@@ -894,8 +894,8 @@ static const ir_op *root_of(const ir_op *comp) {
 
 static const ir_op *param0_of(const ir_op *comp) {
   const ir_block *b = ru_body(comp);
-  if (!b || !b->nargs || !b->args[0]->def) return NULL;
-  return b->args[0]->def;
+  if (!b || !b->nargs || !ir_value_def(b->args[0])) return NULL;
+  return ir_value_def(b->args[0]);
 }
 
 typedef struct {

@@ -19,10 +19,10 @@ static const char *const k_red_names[] = {"sum", "max", "min"};
 
 /* The value a propagation barrier passes through, followed to its source. */
 static const ir_value *bypass_barriers(const ir_value *v) {
-  for (uint32_t guard = 0; v && v->def && v->def->kind == SC_OP_SDY_PROPAGATION_BARRIER && v->def->noperands &&
+  for (uint32_t guard = 0; v && ir_value_def(v) && ir_value_def(v)->kind == SC_OP_SDY_PROPAGATION_BARRIER && ir_value_def(v)->noperands &&
                            guard < 1u << 20;
        guard++)
-    v = v->def->operands[0];
+    v = ir_value_def(v)->operands[0];
   return v;
 }
 
@@ -37,7 +37,7 @@ static const md_sharding *value_sharding(const ru_ctx *ctx, const ir_value *v) {
 /* Defined by sdy.reshard / sdy.sharding_constraint (through barriers): the blessed transitions. */
 static bool from_explicit_reshard(const ir_value *v) {
   v = bypass_barriers(v);
-  return v && v->def && (v->def->kind == SC_OP_SDY_RESHARD || v->def->kind == SC_OP_SDY_SHARDING_CONSTRAINT);
+  return v && ir_value_def(v) && (ir_value_def(v)->kind == SC_OP_SDY_RESHARD || ir_value_def(v)->kind == SC_OP_SDY_SHARDING_CONSTRAINT);
 }
 
 /* Is axis `a` covered by one of `list`: the whole axis, or a sub-axis "x":(pre)size whose range of the
@@ -158,7 +158,7 @@ static int body_reduction(const ir_module *m, const ir_op *op) {
   if (b && b->nops) {
     const ir_op *ret = b->ops[b->nops - 1];
     for (uint32_t i = 0; i < ret->noperands; i++) {
-      const ir_op *d = ret->operands[i] ? ret->operands[i]->def : NULL;
+      const ir_op *d = ret->operands[i] ? ir_value_def(ret->operands[i]) : NULL;
       int r = !d ? RED_NONE
               : ir_span_eq(ir_op_name(d), "stablehlo.add") ? SC_REDUCE_SUM
               : ir_span_eq(ir_op_name(d), "stablehlo.maximum") ? SC_REDUCE_MAX
@@ -282,8 +282,8 @@ void ru_visit_sharding_unreduced_transition(ru_ctx *ctx, const ir_op *op) {
     /* An unannotated function argument is replicated: nothing to reduce. (An unannotated op result is
      * still open to propagation.) The rest is sdy's own verifier (collective-unreduced). */
     const ir_value *in = op->noperands ? bypass_barriers(op->operands[0]) : NULL;
-    bool func_arg = in && !in->def && in->block && in->block->parent && in->block->parent->parent &&
-                    in->block->parent->parent->kind == SC_OP_FUNC;
+    bool func_arg = in && !ir_value_def(in) && ir_value_block(in) && ir_value_block(in)->parent && ir_value_block(in)->parent->parent &&
+                    ir_value_block(in)->parent->parent->kind == SC_OP_FUNC;
     if (func_arg && !value_sharding(ctx, in))
       ru_emit(ctx, op, "'%.*s' op operand must be sharded.", SC_SPAN_ARG(ir_op_name(op)));
     return;

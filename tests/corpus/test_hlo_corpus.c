@@ -189,7 +189,7 @@ Test(hlo_corpus, real_world_counts) {
   cr_assert_eq(b->nargs, 43);
   cr_assert(ir_span_eq(b->args[0]->name, "param.4"));   /* parameter(0), listed first */
   cr_assert(ir_span_eq(b->args[42]->name, "param.7"));  /* parameter(42) */
-  cr_assert(ir_span_eq(ir_op_attr(b->args[42]->def, "sharding")->value, "{devices=[1,4]<=[4]}"));
+  cr_assert(ir_span_eq(ir_op_attr(ir_value_def(b->args[42]), "sharding")->value, "{devices=[1,4]<=[4]}"));
   cr_assert(ir_span_eq(ir_op_attr(r.m->module, "num_partitions")->value, "4"));
   uint32_t fwd = 0, bwd = 0;
   for (uint32_t i = 0; i < r.m->nops; i++) {

@@ -105,7 +105,7 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
     }
     if (ir_op_depth(op) == 2) {
       cr_assert_eq(op->nresults, 1);
-      cr_assert_eq(ir_op_result(op, 0)->def, op);
+      cr_assert_eq(ir_value_def(ir_op_result(op, 0)), op);
       cr_assert_not_null(ir_op_func(op));
       for (uint32_t k = 0; k < op->noperands; k++) cr_assert_not_null(op->operands[k]);
       if (ir_op_callee(op).n) cr_assert_not_null(ir_module_func(m, ir_op_callee(op)), "callee " SC_SPAN_FMT, SC_SPAN_ARG(ir_op_callee(op)));
@@ -114,8 +114,8 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
       const ir_block *b = ir_op_regions(op)[0]->blocks[0];
       for (uint32_t k = 0; k < b->nargs; k++) {
         cr_assert_not_null(b->args[k]);
-        cr_assert_eq(b->args[k]->block, b);
-        cr_assert(ir_op_is(b->args[k]->def, "parameter"));
+        cr_assert_eq(ir_value_block(b->args[k]), b);
+        cr_assert(ir_op_is(ir_value_def(b->args[k]), "parameter"));
       }
     }
   }
@@ -348,7 +348,7 @@ Test(hlo_parse, parameters_sorted_by_number) {
   assert_span(b->args[1]->name, "b");
   assert_span(b->args[2]->name, "c");
   cr_assert_eq(b->args[2], ir_op_result(b->ops[0], 0));
-  cr_assert_eq(b->args[2]->def, b->ops[0]);
+  cr_assert_eq(ir_value_def(b->args[2]), b->ops[0]);
 }
 
 /* Numbers with a gap and a repeat (broken text): sorted by number, ties in written order. */

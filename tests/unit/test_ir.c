@@ -175,7 +175,7 @@ Test(ir, op_names_past_the_table_get_no_id) {
 Test(ir, per_op_records_stay_small) {
   /* one of each per op: ~10^6 in a 100 MB module, so 8 bytes here are 8 MB there */
   cr_assert_leq(sizeof(ir_op), 104);
-  cr_assert_leq(sizeof(ir_value), 40);
+  cr_assert_leq(sizeof(ir_value), 32);
   cr_assert_leq(sizeof(ir_op_extra), 72); /* every HLO instruction has one; plain MLIR ops none */
 }
 
