@@ -271,13 +271,13 @@ static bool dump_op(ir_op *op, void *user) {
   if (ir_op_func(op) && ir_op_sym_name(ir_op_func(op)).n) fprintf(f, " func=%.*s", SC_SPAN_ARG(ir_op_sym_name(ir_op_func(op))));
   if (ir_op_sym_name(op).n) fprintf(f, " sym=%.*s", SC_SPAN_ARG(ir_op_sym_name(op)));
   if (ir_op_callee(op).n) fprintf(f, " callee=%.*s", SC_SPAN_ARG(ir_op_callee(op)));
-  fprintf(f, " results=%u operands=%u regions=%u attrs=%u", op->nresults, op->noperands, op->nregions, op->attrs.n);
+  fprintf(f, " results=%u operands=%u regions=%u attrs=%u", op->nresults, op->noperands, op->nregions, ir_op_attrs(op)->n);
   ir_srcloc src = ir_op_srcloc(dc->m, op);
   if (src.known) fprintf(f, " src=%.*s:%u:%u", SC_SPAN_ARG(src.file), src.line, src.col);
   fputc('\n', f);
   /* Attributes, one per line, so two front ends' views of a module can be diffed. */
-  for (uint32_t i = 0; i < op->attrs.n; i++)
-    fprintf(f, "    attr %.*s = %.*s\n", SC_SPAN_ARG(op->attrs.v[i].name), SC_SPAN_ARG(op->attrs.v[i].value));
+  for (uint32_t i = 0; i < ir_op_attrs(op)->n; i++)
+    fprintf(f, "    attr %.*s = %.*s\n", SC_SPAN_ARG(ir_op_attrs(op)->v[i].name), SC_SPAN_ARG(ir_op_attrs(op)->v[i].value));
   const ir_block *entry = op->nregions && ir_op_regions(op)[0]->nblocks ? ir_op_regions(op)[0]->blocks[0] : NULL;
   for (uint32_t k = 0; entry && ir_span_eq(ir_op_name(op), "func.func") && k < entry->nargs; k++)
     for (uint32_t i = 0; i < ir_value_attrs(entry->args[k])->n; i++)

@@ -234,9 +234,10 @@ static const ir_op *written_func_at(const written_funcs *w, const ir_module *pri
 static bool written_in_gspmd(const ir_op *w, const prop_pass_error *e) {
   if (!e->signature_kind || !w) return false;
   const ir_attrs *attrs = NULL;
+  ir_attrs param; /* an HLO parameter's, while attrs points at them */
   if (e->signature_kind == 'a') {
     const ir_block *entry = w->nregions && ir_op_regions(w)[0]->nblocks ? ir_op_regions(w)[0]->blocks[0] : NULL;
-    if (entry && e->signature_index < entry->nargs) attrs = ir_value_attrs(entry->args[e->signature_index]);
+    if (entry && e->signature_index < entry->nargs) attrs = ir_value_attrs_in(entry->args[e->signature_index], &param);
   } else if (e->signature_index < ir_op_nresult_attrs(w)) {
     attrs = &ir_op_result_attrs(w)[e->signature_index];
   }

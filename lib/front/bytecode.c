@@ -692,8 +692,8 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, ui
       if (bc_varint(s, r) >= nblocks && bc_ok(s)) bc_fail(s, r->p, "successor block index out of range");
   }
   if (s->version >= 3 && (mask & 0x20)) skip_use_lists(s, r, nresults);
-  op->attrs.v = attrs.v;
-  op->attrs.n = (uint32_t)attrs.n;
+  op->attr_v = attrs.v;
+  op->nattrs = (uint32_t)attrs.n;
   /* Results are defined in the enclosing region (not at the top level, which declares no values). */
   for (uint32_t i = 0; i < nresults && bc_ok(s); i++) {
     ir_value *v = &op->result_values[i];
@@ -728,6 +728,7 @@ static ir_op *read_op(builder *b, bc_rd *r, ir_op *parent, region_values *rv, ui
   bool isolated;
   uint64_t nregions = bc_varint_flag(s, r, &isolated);
   if (bc_ok(s) && nregions > (uint64_t)(r->end - r->p) + 1) bc_fail(s, r->p, "region count exceeds the data");
+  if (bc_ok(s) && nregions > IR_MAX_REGIONS) bc_fail(s, r->p, "an operation with more than %u regions", (unsigned)IR_MAX_REGIONS);
   bc_rd sub = *r, *rr = r;
   if (isolated && s->version >= 2 && nregions) {
     unsigned id;

@@ -230,9 +230,9 @@ static ir_op *parse_rhs(P *p, comp *c, const char *start, ir_span name, ir_span 
   op->end = hlo_off(p, last);
   if (!nested) {
     /* ROOT (if any) was pushed by the caller before at_base-1; attrs_take gets both. */
-    op->attrs = hlo_attrs_take(p, at_base);
-    for (uint32_t i = 0; i < op->attrs.n; i++) {
-      const ir_attr *at = &op->attrs.v[i];
+    ir_op_set_attrs(op, hlo_attrs_take(p, at_base));
+    for (uint32_t i = 0; i < ir_op_attrs(op)->n; i++) {
+      const ir_attr *at = &ir_op_attrs(op)->v[i];
       if (!ir_op_callee(op).n && (SPAN_IS(at->name, "to_apply") || SPAN_IS(at->name, "calls"))) {
         ir_span v = at->value;
         if (v.n && v.p[0] == '{') {
@@ -278,13 +278,13 @@ void hlo_parse_instruction(P *p, comp *c, uint32_t depth) {
   ir_op *op = parse_rhs(p, c, start, name, (ir_span){0}, depth, false);
   if (p->at_n != at_base) {
     /* ROOT attr still on the scratch stack: prepend it. */
-    ir_attrs rest = op->attrs;
+    ir_attrs rest = {op->attr_v, op->nattrs};
     ir_attrs all;
     all.n = rest.n + (p->at_n - at_base);
     all.v = hlo_alloc_array(p, all.n, sizeof *all.v);
     memcpy(all.v, p->at_v + at_base, (p->at_n - at_base) * sizeof *all.v);
     if (rest.n) memcpy(all.v + (p->at_n - at_base), rest.v, rest.n * sizeof *all.v);
-    op->attrs = all;
+    ir_op_set_attrs(op, all);
     p->at_n = at_base;
   }
 }
@@ -392,8 +392,8 @@ void hlo_resolve_computations(P *p, ir_op **ops, uint32_t nops) {
   for (uint32_t i = 0; i < p->funcs.n; i++) htab_put(&t, ir_op_sym_name(p->funcs.v[i]), p->funcs.v[i]);
   for (uint32_t i = 0; i < nops; i++) {
     ir_op *op = ops[i];
-    for (uint32_t k = 0; k < op->attrs.n; k++) {
-      const ir_attr *at = &op->attrs.v[k];
+    for (uint32_t k = 0; k < ir_op_attrs(op)->n; k++) {
+      const ir_attr *at = &ir_op_attrs(op)->v[k];
       if (!hlo_is_comp_attr(at->name)) continue;
       const char *s = at->value.p, *e = at->value.p + at->value.n;
       if (hlo_starts_inline_body(p, s)) continue; /* parsed in place as a computation of its own */

@@ -726,7 +726,7 @@ static ir_op *parse_computation(P *p, bool *is_entry) {
   const char *last = p->s;
   uint32_t at_base = p->at_n;
   last = hlo_parse_attrs(p, 1, last, "computation", name, NULL, NULL);
-  f->attrs = hlo_attrs_take(p, at_base);
+  ir_op_set_attrs(f, hlo_attrs_take(p, at_base));
   f->end = hlo_off(p, last);
   return f;
 }
@@ -885,7 +885,7 @@ ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
   }
   const char *last = p->s;
   if (header) last = hlo_parse_attrs(p, 0, last, "module", mname, NULL, NULL);
-  module->attrs = hlo_attrs_take(p, 0);
+  ir_op_set_attrs(module, hlo_attrs_take(p, 0));
   ir_block *mblock = new_single_block_region(p, module);
   p->module = module;
   p->mblock = mblock;

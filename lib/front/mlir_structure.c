@@ -579,6 +579,10 @@ void mt_parse_trailer_types(P *p, ir_op *op, bool *seen) {
 }
 
 void mt_add_region(P *p, ir_op *op, region_vec *regions, value_vec *pending) {
+  if (regions->n >= IR_MAX_REGIONS) {
+    mt_fail_at(p, peek(p, 0).off, "an operation with more than %u regions", (unsigned)IR_MAX_REGIONS);
+    return;
+  }
   ir_region *r = mt_parse_region(p, op, pending);
   if (r) SC_PUSH(p->a, *regions, r);
   /* a pretty stablehlo.while declares `%iterArg = %init` once for its cond and do regions alike */

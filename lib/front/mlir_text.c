@@ -363,12 +363,12 @@ static void finish_op(P *p, op_state *st, tok first) {
   /* The op ends at its last consumed token (not at trailing white space or comments). */
   uint32_t end = p->last_end > first.off ? p->last_end : first.off + first.len;
   op->end = end;
-  TAKE(p, p->s_attrs, st->attrs, op->attrs.v, op->attrs.n);
+  TAKE(p, p->s_attrs, st->attrs, op->attr_v, op->nattrs);
   TAKE(p, p->s_values, st->operands, op->operands, op->noperands);
   take_operand_names(p, op, st->names);
   if (!op->generic && ir_span_eq(ir_op_name(op), "stablehlo.reduce")) order_reduce_operands(p, op);
   if (st->regions.n) ir_op_extra_of(p->a, op)->regions = st->regions.v;
-  op->nregions = (uint32_t)st->regions.n;
+  op->nregions = (uint16_t)st->regions.n; /* mt_add_region stops at IR_MAX_REGIONS */
   mt_complete_symbols(p->a, op, st->call_like, st->func_like);
   if (op->generic) mt_map_generic_properties(p, op, st->func_like);
 }

@@ -74,7 +74,7 @@ ir_pos ir_linemap_pos(const ir_linemap *m, uint32_t offset) {
   return p;
 }
 
-const ir_attr *ir_op_attr(const ir_op *op, const char *name) { return ir_attrs_find(&op->attrs, name); }
+const ir_attr *ir_op_attr(const ir_op *op, const char *name) { return ir_attrs_find(ir_op_attrs(op), name); }
 
 bool ir_op_is(const ir_op *op, const char *name) { return ir_span_eq(ir_op_name(op), name); }
 

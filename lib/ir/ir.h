@@ -248,17 +248,18 @@ struct ir_op {
   uint32_t subtree_end; /* ir_module.ops[id, subtree_end) are this op and every op nested in it */
   uint32_t nresults;
   uint32_t noperands;
-  uint32_t nregions;
   uint32_t loc_offset;  /* byte offset of the op's `loc(...)` in the module's buffer, 0 = none (MLIR text; */
                         /* resolved on demand by ir_op_srcloc, the text running to its closing paren) */
-  uint8_t kind;         /* ir_op_kind of `name`, set by ir_op_classify() */
-  uint8_t cc;           /* ir_cc_class of the custom call target, else SC_CC_NONE */
-  bool classified : 1;  /* kind/cc are set */
-  bool generic : 1;     /* written in generic form ("op"(...)) */
-  bool func_like : 1;   /* a func.func / HLO computation (MLIR text: also `func` and any `*.func`): ir_op_func */
+  uint32_t nattrs;      /* attr_v's */
+  uint16_t nregions;    /* (front ends refuse an op with more: IR_MAX_REGIONS) */
   uint16_t name_len;    /* of name_p (ir_op_set_name refuses longer names) */
   uint16_t name_id;     /* ir_module.op_names[name_id - 1] is the op's bare name (ir_module_finalize); 0 when
                            not interned: a module with more than IR_MAX_OP_NAMES distinct names */
+  unsigned kind : 6;      /* ir_op_kind of `name`, set by ir_op_classify() */
+  unsigned cc : 4;        /* ir_cc_class of the custom call target, else SC_CC_NONE */
+  unsigned classified : 1; /* kind/cc are set */
+  unsigned generic : 1;   /* written in generic form ("op"(...)) */
+  unsigned func_like : 1; /* a func.func / HLO computation (MLIR text: also `func` and any `*.func`): ir_op_func */
 
   const char *name_p;   /* ir_op_name(): "stablehlo.add", "func.func", "builtin.module", HLO "custom-call" */
 
@@ -268,13 +269,25 @@ struct ir_op {
 
   /* Properties `<{...}>`, the attr dict `{...}`, `attributes {...}`, custom-syntax `name=value` pairs,
    * `@sym = value` (name "value"), and custom-syntax `<...>` / `[...]` groups without a name (empty
-   * name, in order; for sdy.sharding_constraint/sdy.reshard the `<...>` is named "sharding"). */
-  ir_attrs attrs;
+   * name, in order; for sdy.sharding_constraint/sdy.reshard the `<...>` is named "sharding"). Read with
+   * ir_op_attrs() / ir_op_attr(). */
+  ir_attr *attr_v;
 
   ir_op_extra *extra;      /* NULL for most ops; an op with regions has one (they are its) */
 
   ir_op *parent_op;        /* enclosing op (func, module, manual computation, ...) or NULL */
 };
+
+/* The op's attributes (nattrs of attr_v) as an ir_attrs, for the calling block only (a compound literal:
+ * keep what it points at, never the pointer). Any thread. */
+#define ir_op_attrs(op) (&(const ir_attrs){(op)->attr_v, (op)->nattrs})
+/* Sets them (front ends). */
+static inline void ir_op_set_attrs(ir_op *op, ir_attrs attrs) {
+  op->attr_v = attrs.v;
+  op->nattrs = attrs.n;
+}
+/* An op has at most this many regions (nregions' width); front ends refuse more. */
+#define IR_MAX_REGIONS UINT16_MAX
 
 /* The op's name: "stablehlo.add", "func.func", "builtin.module", HLO opcode "custom-call". Any thread. */
 static inline ir_span ir_op_name(const ir_op *op) { return ir_span_of(op->name_p, op->name_len); }
@@ -288,6 +301,8 @@ static inline bool ir_op_set_name(ir_op *op, ir_span name) {
 
 /* The op's regions (nregions of them; NULL when it has none). Any thread. */
 static inline ir_region **ir_op_regions(const ir_op *op) { return op->extra ? op->extra->regions : NULL; }
+
+_Static_assert(SC_OP_KIND_COUNT <= 64 && SC_CC_OTHER < 16, "ir_op.kind and ir_op.cc are 6 and 4 bits");
 
 /* Result i (< nresults). Any thread. */
 static inline ir_value *ir_op_result(const ir_op *op, uint32_t i) { return &op->result_values[i]; }
@@ -323,9 +338,15 @@ static inline void ir_value_set_param(ir_value *v) { v->owner |= IR_OWNER_PARAM;
 
 /* A value's argument attributes (empty for results and arguments without any). An HLO parameter is
  * its parameter op's result and its computation's argument: its attributes are the op's. */
-static inline const ir_attrs *ir_value_attrs(const ir_value *v) {
+#define ir_value_attrs(v) ir_value_attrs_in((v), &(ir_attrs){NULL, 0})
+/* ir_value_attrs(), with the record an HLO parameter's are put in (the caller's, as for ir_op_attrs). */
+static inline const ir_attrs *ir_value_attrs_in(const ir_value *v, ir_attrs *param) {
   static const ir_attrs none = {NULL, 0};
-  if (v->owner & IR_OWNER_PARAM) return &ir_value_def(v)->attrs;
+  if (v->owner & IR_OWNER_PARAM) {
+    param->v = ir_value_def(v)->attr_v;
+    param->n = ir_value_def(v)->nattrs;
+    return param;
+  }
   const ir_block *b = ir_value_block(v);
   if (!b) return &none;
   const ir_attrs *a = b->arg_attrs && v->index < b->nargs ? b->arg_attrs[v->index] : NULL;

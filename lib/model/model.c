@@ -320,7 +320,7 @@ static bool sdy_value(const ir_op *op, const md_op_info *info, const char *name,
     *off = it->offset;
     return true;
   }
-  const ir_attr *at = md_find_attr(&op->attrs, name);
+  const ir_attr *at = md_find_attr(ir_op_attrs(op), name);
   if (at && at->value.n) {
     *v = at->value;
     *off = off_of(m, at->value.p);
@@ -377,8 +377,8 @@ static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, op_annot
 
 /* Round-trip (`xla.sdy.*` frontend attributes) manual axes of GlobalToLocalShape / manual body calls. */
 static void parse_roundtrip_manual(builder *b, const ir_op *op, md_sdy_op_info *info) {
-  const ir_attr *fa = FIND_ATTR(&op->attrs, "mhlo.frontend_attributes");
-  if (!fa) fa = FIND_ATTR(&op->attrs, "frontend_attributes");
+  const ir_attr *fa = FIND_ATTR(ir_op_attrs(op), "mhlo.frontend_attributes");
+  if (!fa) fa = FIND_ATTR(ir_op_attrs(op), "frontend_attributes");
   if (!fa) return;
   ir_span v, s;
   if (!dict_lookup(b->a, ir_span_trim(fa->value), "xla.sdy.manual_axes", &v, off_of(b->m, fa->value.p))) return;
@@ -439,8 +439,8 @@ static void add_mesh_op(builder *b, const ir_op *op) {
 }
 
 static void add_roundtrip_meshes(builder *b, const ir_op *module) {
-  const ir_attr *fa = md_find_attr(&module->attrs, "mhlo.frontend_attributes");
-  if (!fa) fa = md_find_attr(&module->attrs, "frontend_attributes");
+  const ir_attr *fa = md_find_attr(ir_op_attrs(module), "mhlo.frontend_attributes");
+  if (!fa) fa = md_find_attr(ir_op_attrs(module), "frontend_attributes");
   if (!fa) return;
   ir_span v, s;
   uint32_t base = off_of(b->m, fa->value.p);
@@ -946,14 +946,14 @@ static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, op_ann
     return;
   }
   if (op == m->module || op->kind == SC_OP_SDY_MESH) return;
-  if (op->attrs.n) {
-    const ir_attr *at = FIND_ATTR(&op->attrs, "sdy.sharding");
+  if (ir_op_attrs(op)->n) {
+    const ir_attr *at = FIND_ATTR(ir_op_attrs(op), "sdy.sharding");
     if (at) parse_annotation(b, &ann->sdy, at, TEXT_SDY_LIST, true, op, op->pos.offset, NULL);
-    at = op_gspmd_attr(&op->attrs, ir_op_kind_is_sdy(op->kind));
+    at = op_gspmd_attr(ir_op_attrs(op), ir_op_kind_is_sdy(op->kind));
     if (at) parse_annotation(b, &ann->gspmd, at, TEXT_GSPMD, true, op, op->pos.offset, NULL);
   }
   if (ir_op_kind_is_sdy(op->kind)) parse_sdy_op(b, op, info, ann, x);
-  else if (op->attrs.n) parse_roundtrip_manual(b, op, x);
+  else if (ir_op_attrs(op)->n) parse_roundtrip_manual(b, op, x);
 }
 
 static bool sdy_op_empty(const md_sdy_op_info *x) {
@@ -983,7 +983,7 @@ static bool has_jax_attr(const ir_attrs *attrs) {
 /* JAX's own markers (see md_model.jax_produced). Linear in functions, arguments and results. */
 static bool jax_markers(const ir_module *m) {
   if (m->exported) return true;
-  if (m->module && (is_jax_name(ir_op_sym_name(m->module)) || has_jax_attr(&m->module->attrs))) return true;
+  if (m->module && (is_jax_name(ir_op_sym_name(m->module)) || has_jax_attr(ir_op_attrs(m->module)))) return true;
   for (uint32_t i = 0; i < m->nfuncs; i++) {
     const ir_op *f = m->funcs[i];
     if (is_jax_name(ir_op_sym_name(f))) return true;
@@ -1044,7 +1044,7 @@ static md_mesh *synthesized_mesh(builder *b, int64_t devices) {
     const ir_op *op = m->ops[i];
     ar_step(b->a, 1);
     if (!is_func(op)) {
-      if (op->attrs.n && op->kind != SC_OP_SDY_MESH) fold_gspmd_attrs(b, &seen, &op->attrs, ir_op_kind_is_sdy(op->kind), &g);
+      if (ir_op_attrs(op)->n && op->kind != SC_OP_SDY_MESH) fold_gspmd_attrs(b, &seen, ir_op_attrs(op), ir_op_kind_is_sdy(op->kind), &g);
       continue;
     }
     const ir_block *entry = op->nregions && ir_op_regions(op)[0]->nblocks ? ir_op_regions(op)[0]->blocks[0] : NULL;
@@ -1124,8 +1124,8 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
   if (module) {
     static const char *const np[] = {"mhlo.num_partitions", "num_partitions", NULL};
     static const char *const nr[] = {"mhlo.num_replicas", "num_replicas", "replica_count", NULL};
-    first_int_attr(&module->attrs, np, &model->num_partitions);
-    first_int_attr(&module->attrs, nr, &model->num_replicas);
+    first_int_attr(ir_op_attrs(module), np, &model->num_partitions);
+    first_int_attr(ir_op_attrs(module), nr, &model->num_replicas);
     add_roundtrip_meshes(&b, module);
   }
   /* pass 1: meshes */
@@ -1165,7 +1165,7 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     ar_step(a, 1 + ir_op_text_len(op) / 64); /* annotations are parsed from the op's text */
     manual_sources |= op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_CALL ||
                       op->cc == SC_CC_FULL_TO_SHARD || op->cc == SC_CC_SHARD_TO_FULL;
-    if (!op->attrs.n && !is_func(op) && !ir_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
+    if (!ir_op_attrs(op)->n && !is_func(op) && !ir_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
     md_op_info *info = info_slot(a, &store);
     md_sdy_op_info x;
     memset(&x, 0, sizeof x);

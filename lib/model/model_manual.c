@@ -314,9 +314,9 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
     if (mi->has_manual_axes) callctx = ctx_with_axes(c, opctx, op, model->effective, mi->manual_axes, mi->nmanual_axes);
   }
   if (ir_op_callee(op).n) visit_callee(c, ir_op_callee(op), callctx);
-  if (c->b->m->format == SC_FMT_HLO && has_hlo_callee_attr(&op->attrs)) {
+  if (c->b->m->format == SC_FMT_HLO && has_hlo_callee_attr(ir_op_attrs(op))) {
     for (size_t k = 0; k < sizeof k_hlo_callee_attrs / sizeof *k_hlo_callee_attrs; k++) {
-      const ir_attr *at = md_find_attr(&op->attrs, k_hlo_callee_attrs[k]);
+      const ir_attr *at = md_find_attr(ir_op_attrs(op), k_hlo_callee_attrs[k]);
       if (!at) continue;
       ir_span v = ir_span_trim(at->value);
       if (v.n && v.p[0] == '{') { /* {%a, %b} */

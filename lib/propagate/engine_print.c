@@ -70,8 +70,8 @@ static bool written_long_form(const ir_op *op) {
  * properties (`<{...}>`) and the latter in `{...}`, so the dictionary is printed again. */
 static bool generic_mixed_dict(const ir_op *op) {
   if (!op->generic || !ir_op_attr(op, "sdy.sharding")) return false;
-  for (uint32_t i = 0; i < op->attrs.n; i++)
-    if (!memchr(op->attrs.v[i].name.p, '.', op->attrs.v[i].name.n)) return true;
+  for (uint32_t i = 0; i < ir_op_attrs(op)->n; i++)
+    if (!memchr(ir_op_attrs(op)->v[i].name.p, '.', ir_op_attrs(op)->v[i].name.n)) return true;
   return false;
 }
 

@@ -256,7 +256,7 @@ ru_partitioner ru_kc_partitioner(const ir_module *m) {
   for (uint32_t i = 0; i < m->nops; i++) {
     const ir_op *op = m->ops[i];
     if (ir_op_kind_is_sdy(op->kind)) return SC_PART_SHARDY;
-    int st = attrs_style(&op->attrs);
+    int st = attrs_style(ir_op_attrs(op));
     if (st == 2) return SC_PART_SHARDY;
     if (st == 1) gspmd = true;
     for (uint32_t r = 0; r < ir_op_nresult_attrs(op); r++) {
@@ -691,8 +691,8 @@ static bool put_sharding(ru_ctx *ctx, sc_fix *f, const ir_op *op, const ir_attr 
   }
   if (op->generic && !hlo) return false;
   const ir_attr *last = NULL;
-  for (uint32_t i = 0; i < op->attrs.n; i++)
-    if (!last || op->attrs.v[i].end > last->end) last = &op->attrs.v[i];
+  for (uint32_t i = 0; i < ir_op_attrs(op)->n; i++)
+    if (!last || ir_op_attrs(op)->v[i].end > last->end) last = &ir_op_attrs(op)->v[i];
   if (!last) return false;
   ru_fix_edit(ctx, f, last->end, 0, ar_printf(ctx->arena, ", %s", text));
   return true;

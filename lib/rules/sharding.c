@@ -660,7 +660,7 @@ void ru_visit_sharding_tile_assignment(ru_ctx *ctx, const ir_op *op) {
   if (!info->gspmd->nvalues) return;
   md_shape sh = results_shape(ctx->arena, op);
   if (sh.kind == SC_SHAPE_OTHER && op->nresults == 1 && !ru_result_type(op, 0).n) return; /* unknown type */
-  validate_gspmd(ctx, op, info->gspmd->values[0], &sh, NULL, gspmd_attr(&op->attrs));
+  validate_gspmd(ctx, op, info->gspmd->values[0], &sh, NULL, gspmd_attr(ir_op_attrs(op)));
 }
 
 /* ---- sharding-unreduced (sharding_constraint / reshard transitions) ----------------------------- */
@@ -702,15 +702,15 @@ void ru_visit_sharding_unreduced(ru_ctx *ctx, const ir_op *op) {
 
 /* The attribute named by the literal `lit` (its length known at compile time), or NULL. */
 static const ir_attr *attr_named(const ir_op *op, const char *lit, size_t n) {
-  for (uint32_t i = 0; i < op->attrs.n; i++)
-    if (op->attrs.v[i].name.n == n && !memcmp(op->attrs.v[i].name.p, lit, n)) return &op->attrs.v[i];
+  for (uint32_t i = 0; i < ir_op_attrs(op)->n; i++)
+    if (ir_op_attrs(op)->v[i].name.n == n && !memcmp(ir_op_attrs(op)->v[i].name.p, lit, n)) return &ir_op_attrs(op)->v[i];
   return NULL;
 }
 #define ATTR_NAMED(op, lit) attr_named((op), (lit), sizeof(lit) - 1)
 
 void ru_visit_sharding_rule(ru_ctx *ctx, const ir_op *op);
 void ru_visit_sharding_rule(ru_ctx *ctx, const ir_op *op) {
-  if (!op->attrs.n) return;
+  if (!ir_op_attrs(op)->n) return;
   const ir_attr *at = ATTR_NAMED(op, "sdy.sharding_rule");
   if (!at) return;
   const char *e = ru_sdy_rule_check(ctx->arena, op, at->value);
@@ -724,10 +724,10 @@ void ru_visit_sharding_rule(ru_ctx *ctx, const ir_op *op) {
 
 void ru_visit_sharding_propagation_edges(ru_ctx *ctx, const ir_op *op);
 void ru_visit_sharding_propagation_edges(ru_ctx *ctx, const ir_op *op) {
-  if (!op->attrs.n) return;
+  if (!ir_op_attrs(op)->n) return;
   bool any = false; /* the three names end alike: one pass finds whether any is there */
-  for (uint32_t i = 0; i < op->attrs.n && !any; i++) {
-    ir_span n = op->attrs.v[i].name;
+  for (uint32_t i = 0; i < ir_op_attrs(op)->n && !any; i++) {
+    ir_span n = ir_op_attrs(op)->v[i].name;
     any = n.n >= 21 && !memcmp(n.p + n.n - 17, "propagation_edges", 17);
   }
   if (!any) return;

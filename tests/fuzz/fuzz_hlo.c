@@ -23,8 +23,8 @@ static void check(const ir_module *m, const char *buf, size_t len) {
     const ir_op *op = m->ops[i];
     ir_span text = ir_op_text(m, op);
     if (op->id != i || text.p < buf || text.p + text.n > buf + len || op->pos.offset > op->end) abort();
-    for (uint32_t k = 0; k < op->attrs.n; k++) {
-      const ir_attr *a = &op->attrs.v[k];
+    for (uint32_t k = 0; k < op->nattrs; k++) {
+      const ir_attr *a = &op->attr_v[k];
       if (a->name.p < buf || a->value.p + a->value.n > buf + len || a->end > len) abort();
     }
     for (uint32_t k = 0; k < op->noperands; k++)

@@ -97,8 +97,8 @@ static void check_invariants(const ir_module *m, const char *buf, size_t len) {
     cr_assert(text.p >= buf && text.p + text.n <= buf + len);
     cr_assert_eq((uint32_t)(text.p + text.n - buf), op->end);
     cr_assert_eq(op->pos.offset, (uint32_t)(text.p - buf));
-    for (uint32_t k = 0; k < op->attrs.n; k++) {
-      const ir_attr *a = &op->attrs.v[k];
+    for (uint32_t k = 0; k < ir_op_attrs(op)->n; k++) {
+      const ir_attr *a = &op->attr_v[k];
       cr_assert(a->name.p >= buf && a->value.p + a->value.n <= buf + len);
       cr_assert_eq(a->offset, (uint32_t)(a->name.p - buf));
       cr_assert_eq(a->end, (uint32_t)(a->value.p + a->value.n - buf));
@@ -146,7 +146,7 @@ Test(hlo_parse, module_header_and_computations) {
   cr_assert_eq(m->format, SC_FMT_HLO);
   cr_assert(ir_op_is(m->module, "builtin.module"));
   assert_span(ir_op_sym_name(m->module), "jit_f");
-  cr_assert_eq(m->module->attrs.n, 4);
+  cr_assert_eq(ir_op_attrs(m->module)->n, 4);
   assert_attr(m->module, "entry_computation_layout", "{(f32[8,16]{1,0})->f32[8,16]{1,0}}");
   assert_attr(m->module, "replica_count", "1");
   assert_attr(m->module, "num_partitions", "8");
@@ -189,7 +189,7 @@ Test(hlo_parse, instructions_operands_attrs) {
   ir_op *p = b->ops[0], *r = b->ops[2], *out = b->ops[3];
   assert_span(ir_value_type(ir_op_result(p, 0)), "f32[8,16]{1,0}");
   assert_span(ir_op_result_types(p)[0], "f32[8,16]{1,0}");
-  cr_assert_eq(p->attrs.n, 1);
+  cr_assert_eq(ir_op_attrs(p)->n, 1);
   assert_attr(p, "sharding", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   cr_assert_eq(b->nargs, 1);
   cr_assert_eq(b->args[0], ir_op_result(p, 0));
@@ -208,12 +208,12 @@ Test(hlo_parse, instructions_operands_attrs) {
   assert_span(ir_op_src(r).file, "/home/u/model.py");
   cr_assert_eq(ir_op_src(r).line, 42);
   cr_assert_eq(ir_op_src(r).col, 7);
-  cr_assert_eq(r->attrs.n, 3);
+  cr_assert_eq(ir_op_attrs(r)->n, 3);
 
-  cr_assert_eq(out->attrs.n, 4);
-  assert_span(out->attrs.v[0].name, "ROOT");
-  cr_assert_eq(out->attrs.v[0].value.n, 0);
-  cr_assert_eq(out->attrs.v[0].offset, out->pos.offset);
+  cr_assert_eq(ir_op_attrs(out)->n, 4);
+  assert_span(ir_op_attrs(out)->v[0].name, "ROOT");
+  cr_assert_eq(ir_op_attrs(out)->v[0].value.n, 0);
+  cr_assert_eq(ir_op_attrs(out)->v[0].offset, out->pos.offset);
   assert_attr(out, "custom_call_target", "\"tpu_custom_call\"");
   assert_attr(out, "sharding", "{devices=[2,1]<=[2]}");
   assert_attr(out, "backend_config", "\"{\\\"custom_call_config\\\": {}}\"");
@@ -270,7 +270,7 @@ Test(hlo_parse, tuple_shapes_layouts_comments_escapes) {
   assert_span(ir_value_type(ir_op_result(instr(f, "p0"), 0)), "f32[8,128]{1,0:T(8,128)}");
   assert_span(ir_value_type(ir_op_result(instr(f, "g"), 0)), "(f32[8,128]{1,0:T(8,128)}, s32[])");
   cr_assert_eq(instr(f, "g")->operands[0], ir_op_result(tt, 0));
-  cr_assert_eq(instr(f, "p0")->attrs.n, 0);
+  cr_assert_eq(ir_op_attrs(instr(f, "p0"))->n, 0);
 }
 
 Test(hlo_parse, computations_without_signature_or_entry) {
@@ -294,11 +294,11 @@ Test(hlo_parse, computations_without_signature_or_entry) {
   cr_assert_eq(m->entry, m->funcs[3]);
   assert_span(ir_op_sym_name(m->entry), "last");
   cr_assert_null(ir_op_func_result_types(m->entry));
-  cr_assert_eq(m->entry->attrs.n, 1);
+  cr_assert_eq(ir_op_attrs(m->entry)->n, 1);
   assert_attr(m->entry, "execution_thread", "\"main\"");
   ir_op *ar = instr(m->entry, "ar");
   assert_span(ir_op_callee(ar), "sum");
-  cr_assert_eq(ar->attrs.n, 4);
+  cr_assert_eq(ir_op_attrs(ar)->n, 4);
   assert_attr(ar, "replica_groups", "{{2,0},{1,3}}");
   assert_attr(ar, "channel_id", "1");
   assert_attr(instr(m->entry, "param"), "sharding", "{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}");
@@ -310,8 +310,8 @@ Test(hlo_parse, computations_without_signature_or_entry) {
   cr_assert_eq(ir_op_callee(w).n, 0);
   assert_attr(w, "condition", "cond");
   assert_attr(w, "body", "body");
-  cr_assert_eq(w->attrs.n, 4);
-  assert_span(w->attrs.v[3].name, "sharding");
+  cr_assert_eq(ir_op_attrs(w)->n, 4);
+  assert_span(ir_op_attrs(w)->v[3].name, "sharding");
 }
 
 /* XLA reads computations without the `HloModule` header (hand-written .hlo files, runner inputs): the
@@ -376,7 +376,7 @@ Test(hlo_parse, nested_operand_instruction_and_compact_gte) {
   cr_assert_eq(ir_op_sym_name(mx).n, 0);
   assert_span(ir_value_type(ir_op_result(mx, 0)), "f32[]");
   cr_assert_eq(mx->noperands, 2);
-  cr_assert_eq(mx->attrs.n, 0);
+  cr_assert_eq(ir_op_attrs(mx)->n, 0);
   cr_assert_eq(z->operands[0], ir_op_result(mx, 0));
   assert_span(ir_op_operand_name(z, 1), "t#1");
   cr_assert_eq(z->operands[1], ir_op_result(b->ops[2], 0));

@@ -230,6 +230,25 @@ Test(mlir_parse, unbalanced_brackets) {
 
 Test(mlir_parse, stray_close_brace) { expect_error("}\n"); }
 
+/* An op keeps its region count in 16 bits: one with more regions is refused, not cut. */
+Test(mlir_parse, more_regions_than_an_op_keeps) {
+  size_t n = 65536, k = 0;
+  char *text = malloc(n * 4 + 64);
+  cr_assert_not_null(text);
+  k += (size_t)sprintf(text, "\"d.op\"() (");
+  for (size_t i = 0; i < n; i++) k += (size_t)sprintf(text + k, i ? ", {}" : "{}");
+  strcpy(text + k, ") : () -> ()\n");
+  fe_parse_error e = expect_error(text);
+  cr_assert(strstr(e.message, "more than 65535 regions"), "%s", e.message);
+  text[strlen(text) - strlen(") : () -> ()\n") - 4] = '\0'; /* one region fewer is read */
+  strcat(text, ") : () -> ()\n");
+  fe_parse_error ok;
+  ir_module *m = test_parse(A, text, &ok);
+  cr_assert_not_null(m, "%s", ok.message ? ok.message : "");
+  cr_assert_eq(test_find_op(m, "d.op", 0)->nregions, 65535);
+  free(text);
+}
+
 /* An op keeps its name's length in 16 bits: a longer (generic, quoted) name is refused, not cut. */
 Test(mlir_parse, op_name_longer_than_an_op_keeps) {
   size_t n = 70000;
