@@ -27,6 +27,7 @@ typedef struct chunk {
   struct chunk *next;
   size_t size;
   bool mapped;    /* from mmap (free with munmap), else from calloc */
+  bool own;       /* holds one large block (behind the head: ar_rewind may return it) */
   size_t map_len; /* mapped: the mapping's length (2 MB-aligned start and length) */
   _Alignas(16) unsigned char data[];
 } chunk;
@@ -156,11 +157,28 @@ static chunk *new_chunk(size_t size) {
 /* The current chunk is full (or `n` is odd-sized): a new chunk. calloc'd memory is zero, and it is
  * often free to get (fresh pages), unlike clearing every allocation. */
 ar_mark_t ar_mark(const sc_arena *a) {
-  ar_mark_t m = {a->head, a->bump.cur};
+  ar_mark_t m = {a->head, a->bump.cur, a->head ? a->head->next : NULL};
   return m;
 }
 
+/* The large blocks made since the mark sit first behind the head (newest first), down to m.own. */
+static void release_own_chunks(sc_arena *a, ar_mark_t m) {
+  chunk *h = a->head;
+  if (!h || m.chunk != h || h->next == m.own) return;
+  size_t n = 0;
+  const chunk *c = h->next;
+  while (c && c != m.own && c->own) c = c->next, n++;
+  if (c != m.own) return; /* not the shape a mark leaves: keep everything */
+  while (n--) {
+    chunk *x = h->next;
+    h->next = x->next;
+    a->used -= x->size;
+    free_chunk(x);
+  }
+}
+
 void ar_rewind(sc_arena *a, ar_mark_t m) {
+  release_own_chunks(a, m);
   if (m.chunk != a->head || !m.cur || a->bump.cur <= m.cur) return; /* nothing since the mark: the usual case */
   memset(m.cur, 0, (size_t)(a->bump.cur - m.cur));
   a->bump.cur = m.cur;
@@ -224,6 +242,7 @@ void *ar_alloc_slow(sc_arena *a, size_t n) {
   a->used += size;
   /* A large block gets a chunk of its own behind the head so the head's free space stays usable. */
   if (own_chunk && a->head) {
+    c->own = true;
     c->next = a->head->next;
     a->head->next = c;
     return c->data;

@@ -54,10 +54,12 @@ char *ar_vprintf(sc_arena *a, const char *fmt, va_list ap);
 size_t sc_arena_used(const sc_arena *a);
 /* Scratch: ar_rewind(a, m) forgets what was allocated since ar_mark(a) returned `m`, when all
  * of it came from the chunk that was current then (the bytes are zeroed again, so allocations stay
- * zeroed); otherwise it does nothing. For loops that allocate per item and usually keep nothing. */
+ * zeroed) or from chunks of their own (large blocks: those are returned to the system); otherwise it
+ * does nothing. For loops that allocate per item and usually keep nothing, and for large scratch tables. */
 typedef struct {
   const void *chunk;
   unsigned char *cur;
+  const void *own; /* the newest large block's chunk then */
 } ar_mark_t;
 ar_mark_t ar_mark(const sc_arena *a);
 void ar_rewind(sc_arena *a, ar_mark_t m);

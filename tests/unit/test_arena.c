@@ -104,3 +104,26 @@ Test(arena, one_pass_strings) {
   cr_assert_eq(ar_str_str(&s)[19999], '!');
   sc_arena_free(a);
 }
+
+/* Rewinding forgets what came since the mark: small blocks go back to the head chunk (zeroed again), and
+ * large blocks (chunks of their own) go back to the system, so a large scratch table costs nothing after. */
+Test(arena, rewind_forgets_small_and_large_blocks) {
+  sc_arena *a = sc_arena_new(0);
+  unsigned char *kept = ar_alloc(a, 100);
+  unsigned char *kept_big = ar_alloc(a, 1 << 20); /* before the mark: stays */
+  memset(kept_big, 7, 1 << 20);
+  size_t used = sc_arena_used(a);
+  ar_mark_t m = ar_mark(a);
+  unsigned char *small = ar_alloc(a, 64);
+  memset(small, 0xAB, 64);
+  for (int i = 0; i < 3; i++) cr_assert_not_null(ar_alloc(a, (size_t)(4 << 20) + (size_t)i));
+  cr_assert_gt(sc_arena_used(a), used + (12u << 20));
+  ar_rewind(a, m);
+  cr_assert_eq(sc_arena_used(a), used);
+  unsigned char *again = ar_alloc(a, 64);
+  cr_assert_eq(again, small);
+  for (int k = 0; k < 64; k++) cr_assert_eq(again[k], 0);
+  cr_assert_eq(kept_big[(1 << 20) - 1], 7);
+  cr_assert_eq(kept[0], 0);
+  sc_arena_free(a);
+}
