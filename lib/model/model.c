@@ -223,7 +223,7 @@ const md_func_annotations md_no_func;
 const md_sdy_items md_no_items;
 const md_annotation md_no_annotation;
 
-static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
+static void scan_sdy_header(builder *b, const ir_op *op, md_op_more *info) {
   ir_span text = ir_op_text(b->m, op);
   if (op->generic || !text.n) return;
   sdy_lex lx;
@@ -288,14 +288,17 @@ static void scan_sdy_header(builder *b, const ir_op *op, md_op_info *info) {
   info->items = items;
 }
 
-static const md_sdy_item *item_named(const md_op_info *info, const char *name) {
-  const md_sdy_items *items = info->items ? info->items : &md_no_items; /* NULL while the op is parsed */
+static const md_sdy_item *items_named(const md_sdy_items *items, const char *name) {
   for (uint32_t i = 0; i < items->n; i++)
     if (items->v[i].value.n && ir_span_eq(items->v[i].name, name)) return &items->v[i];
   return NULL;
 }
 
-static const md_sdy_item *first_group(const md_op_info *info, char open) {
+static const md_sdy_item *item_named(const md_op_more *info, const char *name) {
+  return items_named(info->items ? info->items : &md_no_items, name); /* NULL while the op is parsed */
+}
+
+static const md_sdy_item *first_group(const md_op_more *info, char open) {
   const md_sdy_items *items = info->items ? info->items : &md_no_items;
   for (uint32_t i = 0; i < items->n; i++)
     if (!items->v[i].name.n && items->v[i].value.n && items->v[i].value.p[0] == open) {
@@ -312,7 +315,7 @@ static const md_sdy_item *first_group(const md_op_info *info, char open) {
 }
 
 /* The value for an sdy op's piece of syntax: attribute (generic form / lead's parser) or scanned item. */
-static bool sdy_value(const ir_op *op, const md_op_info *info, const char *name, ir_span *v, uint32_t *off,
+static bool sdy_value(const ir_op *op, const md_op_more *info, const char *name, ir_span *v, uint32_t *off,
                       const ir_module *m) {
   const md_sdy_item *it = item_named(info, name);
   if (it) {
@@ -343,7 +346,7 @@ static void parse_custom_sdy(builder *b, md_annotation *an, const ir_op *op, ir_
     record_fail(b, an, op, op->pos.offset, what, err);
 }
 
-static void parse_sdy_op(builder *b, const ir_op *op, md_op_info *info, op_annotations *ann, md_sdy_op_info *x) {
+static void parse_sdy_op(builder *b, const ir_op *op, md_op_more *info, op_annotations *ann, md_sdy_op_info *x) {
   scan_sdy_header(b, op, info);
   ir_span v;
   uint32_t off;
@@ -758,7 +761,7 @@ ir_span md_sharding_pos(const md_sharding *s, ir_span name) {
 static uint32_t occurrence_shift(const md_model *model, const ir_op *op, const md_sharding *s) {
   const md_op_info *info = md_model_op(model, op);
   if (!info) return 0;
-  const md_annotation *own[] = {info->sdy, info->gspmd, info->sharding};
+  const md_annotation *own[] = {md_info_sdy(info), md_info_gspmd(info), md_info_sharding(info)};
   for (size_t k = 0; k < sizeof own / sizeof *own; k++)
     for (uint32_t i = 0; own[k]->shift && i < own[k]->nvalues; i++)
       if (own[k]->values[i] == s) return own[k]->shift;
@@ -914,7 +917,7 @@ static void parse_value_attrs(builder *b, md_value_annotations *va, const ir_att
 }
 
 /* Fills `info` and, for sdy / round-trip manual ops, `x` (the caller keeps it apart if it is not empty). */
-static void parse_op_annotations(builder *b, ir_op *op, md_op_info *info, op_annotations *ann, md_sdy_op_info *x) {
+static void parse_op_annotations(builder *b, ir_op *op, md_op_more *info, op_annotations *ann, md_sdy_op_info *x) {
   sc_arena *a = b->a;
   ir_module *m = b->m;
   if (is_func(op)) {
@@ -960,16 +963,37 @@ static bool sdy_op_empty(const md_sdy_op_info *x) {
   return !x->in_shardings.present && !x->out_shardings.present && !x->has_manual_axes;
 }
 
-static bool info_empty(const md_op_info *i, const op_annotations *ann) {
+static bool info_empty(const md_op_more *i, const op_annotations *ann) {
   return !ann->sdy.present && !ann->gspmd.present && !ann->sharding.present && !i->items->n && i->func == &md_no_func;
 }
 
+static bool annotation_written(const md_annotation *an) { return an->present || an->failed || an->nvalues; }
+
 /* The record of an annotation that was written (md_no_annotation for one that was not). */
 static const md_annotation *keep_annotation(sc_arena *a, const md_annotation *an) {
-  if (!an->present && !an->failed && !an->nvalues) return &md_no_annotation;
+  if (!annotation_written(an)) return &md_no_annotation;
   md_annotation *kept = ar_alloc(a, sizeof *kept);
   *kept = *an;
   return kept;
+}
+
+/* An op's record (zeroed): its one annotation in place when it has nothing else, else `full` behind
+ * `more` with each annotation kept apart. */
+static void keep_info(sc_arena *a, md_op_info *info, md_op_more *full, const op_annotations *ann) {
+  const md_annotation *each[3] = {&ann->sdy, &ann->gspmd, &ann->sharding};
+  int written = 0, kind = MD_ANN_NONE;
+  for (int k = 0; k < 3; k++)
+    if (annotation_written(each[k])) written++, kind = MD_ANN_SDY + k;
+  if (written <= 1 && full->sdy_op == &md_no_sdy_op && full->func == &md_no_func && full->items == &md_no_items) {
+    if (written) info->ann = *each[kind - MD_ANN_SDY], info->ann_kind = (uint8_t)kind;
+    return;
+  }
+  full->sdy = keep_annotation(a, &ann->sdy);
+  full->gspmd = keep_annotation(a, &ann->gspmd);
+  full->sharding = keep_annotation(a, &ann->sharding);
+  md_op_more *more = ar_alloc(a, sizeof *more);
+  *more = *full;
+  info->more = more;
 }
 
 static bool is_jax_name(ir_span n) { return ir_span_starts(n, "jit_") || ir_span_starts(n, "pjit_"); }
@@ -1166,28 +1190,24 @@ md_model *md_model_build(sc_arena *a, ir_module *m, const sc_options *options) {
     manual_sources |= op->kind == SC_OP_SDY_MANUAL_COMPUTATION || op->kind == SC_OP_CALL ||
                       op->cc == SC_CC_FULL_TO_SHARD || op->cc == SC_CC_SHARD_TO_FULL;
     if (!ir_op_attrs(op)->n && !is_func(op) && !ir_op_kind_is_sdy(op->kind)) continue; /* nothing to parse */
-    md_op_info *info = info_slot(a, &store);
+    md_op_more full;
+    memset(&full, 0, sizeof full);
     md_sdy_op_info x;
     memset(&x, 0, sizeof x);
     op_annotations ann;
     memset(&ann, 0, sizeof ann);
-    parse_op_annotations(&b, op, info, &ann, &x);
-    if (!info->func) info->func = &md_no_func;
-    if (!info->items) info->items = &md_no_items;
+    parse_op_annotations(&b, op, &full, &ann, &x);
+    if (!full.func) full.func = &md_no_func;
+    if (!full.items) full.items = &md_no_items;
     if (sdy_op_empty(&x)) {
-      info->sdy_op = &md_no_sdy_op;
+      full.sdy_op = &md_no_sdy_op;
     } else {
       md_sdy_op_info *kept = ar_alloc(a, sizeof *kept);
       *kept = x;
-      info->sdy_op = kept;
+      full.sdy_op = kept;
     }
-    if (info->sdy_op == &md_no_sdy_op && info_empty(info, &ann)) { /* reused for the next op */
-      memset(info, 0, sizeof *info);
-      continue;
-    }
-    info->sdy = keep_annotation(a, &ann.sdy);
-    info->gspmd = keep_annotation(a, &ann.gspmd);
-    info->sharding = keep_annotation(a, &ann.sharding);
+    if (full.sdy_op == &md_no_sdy_op && info_empty(&full, &ann)) continue;
+    keep_info(a, info_slot(a, &store), &full, &ann);
     info_keep(&store, op);
     manual_sources |= ann.gspmd.present || x.has_manual_axes; /* GSPMD manual shardings, round-trip manual ops */
   }
@@ -1216,8 +1236,7 @@ const char *md_indexed_name(sc_arena *a, const char *kind, uint32_t i) {
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 const md_op_info *md_model_op(const md_model *model, const ir_op *op) {
-  static const md_op_info empty = {&md_no_annotation, &md_no_annotation, &md_no_annotation, &md_no_sdy_op,
-                                   &md_no_func, &md_no_items};
+  static const md_op_info empty; /* no annotation, no more */
   if (!model || !op || !model->module || op->id >= model->module->nops) return NULL;
   if (!sc_bit_test(model->has_info, op->id)) return &empty;
   return md_model_info_at(model, sc_bit_rank(model->has_info, model->info_rank, op->id));
@@ -1257,11 +1276,11 @@ static const md_sharding *pick(const md_sharding *s, uint32_t index, uint32_t nr
 const md_sharding *md_model_result_sharding(const md_model *model, const ir_op *op, uint32_t index) {
   const md_op_info *info = md_model_op(model, op);
   if (!info) return NULL;
-  const md_sdy_op_info *x = info->sdy_op;
-  if (info->sharding->nvalues && index == 0) return info->sharding->values[0];
+  const md_sdy_op_info *x = md_info_sdy_op(info);
+  if (md_info_sharding(info)->nvalues && index == 0) return md_info_sharding(info)->values[0];
   if (x->out_shardings.present) return index < x->out_shardings.nvalues ? x->out_shardings.values[index] : NULL;
-  if (info->sdy->nvalues) return index < info->sdy->nvalues ? info->sdy->values[index] : NULL;
-  if (info->gspmd->nvalues) return pick(info->gspmd->values[0], index, op->nresults);
+  if (md_info_sdy(info)->nvalues) return index < md_info_sdy(info)->nvalues ? md_info_sdy(info)->values[index] : NULL;
+  if (md_info_gspmd(info)->nvalues) return pick(md_info_gspmd(info)->values[0], index, op->nresults);
   return NULL;
 }
 
@@ -1273,14 +1292,14 @@ static const md_sharding *value_ann(const md_value_annotations *va) {
 
 const md_sharding *md_model_arg_sharding(const md_model *model, const ir_op *func, uint32_t index) {
   const md_op_info *info = md_model_op(model, func);
-  if (!info || index >= info->func->nargs) return NULL;
-  return value_ann(&info->func->args[index]);
+  if (!info || index >= md_info_func(info)->nargs) return NULL;
+  return value_ann(&md_info_func(info)->args[index]);
 }
 
 const md_sharding *md_model_func_result_sharding(const md_model *model, const ir_op *func, uint32_t index) {
   const md_op_info *info = md_model_op(model, func);
-  if (!info || index >= info->func->nresults) return NULL;
-  return value_ann(&info->func->results[index]);
+  if (!info || index >= md_info_func(info)->nresults) return NULL;
+  return value_ann(&md_info_func(info)->results[index]);
 }
 
 const md_sharding *md_model_value_sharding(const md_model *model, const ir_value *v) {
@@ -1296,7 +1315,7 @@ const md_sharding *md_model_value_sharding(const md_model *model, const ir_value
 
 const md_sdy_item *md_model_sdy_item(const md_model *model, const ir_op *op, const char *name) {
   const md_op_info *info = md_model_op(model, op);
-  return info ? item_named(info, name) : NULL;
+  return info ? items_named(md_info_items(info), name) : NULL;
 }
 
 bool md_model_sharding_group_id(const md_model *model, const ir_op *op, int64_t *out) {

@@ -195,11 +195,13 @@ typedef struct {
   uint32_t nresults;
 } md_func_annotations;
 
-/* An annotation that is not written (every md_op_info annotation points somewhere). */
+/* An annotation that is not written (every annotation accessor below points somewhere). */
 extern const md_annotation md_no_annotation;
+extern const md_sdy_op_info md_no_sdy_op;
+extern const md_func_annotations md_no_func;
 
-/* What the model knows about one op (md_model_op). An op has at most one or two of its
- * annotations, so each is a record of its own (or md_no_annotation): never NULL. */
+/* Everything the model knows about one op: what an op with more than one annotation, or with sdy-op,
+ * function or item records, keeps (md_op_info.more), and what the model builds while it reads an op. */
 typedef struct {
   const md_annotation *sdy;      /* `sdy.sharding` attribute (ops: per value) */
   const md_annotation *gspmd;    /* `mhlo.sharding` / HLO `sharding=` */
@@ -208,7 +210,35 @@ typedef struct {
   const md_sdy_op_info *sdy_op; /* never NULL (an empty record for other ops) */
   const md_func_annotations *func; /* never NULL (an empty record for other ops and bare functions) */
   const md_sdy_items *items;  /* custom syntax of sdy.* ops (pretty form); never NULL (md_no_items) */
+} md_op_more;
+
+/* Which annotation md_op_info.ann is. */
+enum { MD_ANN_NONE, MD_ANN_SDY, MD_ANN_GSPMD, MD_ANN_SHARDING };
+
+/* What the model knows about one op (md_model_op), read with the md_info_*() accessors below. Most
+ * annotated ops have one annotation and nothing else (a sharding constraint, an op's sdy.sharding):
+ * that one is held in the record itself; any other op's record points at an md_op_more. */
+typedef struct {
+  md_annotation ann;       /* the one annotation, when `more` is NULL (ann_kind says which) */
+  const md_op_more *more;  /* everything, for any other annotated op; NULL otherwise */
+  uint8_t ann_kind;        /* MD_ANN_* */
 } md_op_info;
+
+static inline const md_annotation *md_info_annotation(const md_op_info *i, int kind) {
+  return i->ann_kind == kind ? &i->ann : &md_no_annotation;
+}
+static inline const md_annotation *md_info_sdy(const md_op_info *i) {
+  return i->more ? i->more->sdy : md_info_annotation(i, MD_ANN_SDY);
+}
+static inline const md_annotation *md_info_gspmd(const md_op_info *i) {
+  return i->more ? i->more->gspmd : md_info_annotation(i, MD_ANN_GSPMD);
+}
+static inline const md_annotation *md_info_sharding(const md_op_info *i) {
+  return i->more ? i->more->sharding : md_info_annotation(i, MD_ANN_SHARDING);
+}
+static inline const md_sdy_op_info *md_info_sdy_op(const md_op_info *i) { return i->more ? i->more->sdy_op : &md_no_sdy_op; }
+static inline const md_func_annotations *md_info_func(const md_op_info *i) { return i->more ? i->more->func : &md_no_func; }
+static inline const md_sdy_items *md_info_items(const md_op_info *i) { return i->more ? i->more->items : &md_no_items; }
 
 /* A sharding attribute that did not parse: reported by the `sharding-syntax` rule. */
 typedef struct {

@@ -283,17 +283,17 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
       }
     }
   }
-  if (!opctx->gspmd_manual && !f2s && !s2f && !opctx->manual_op && info->gspmd->nvalues) {
+  if (!opctx->gspmd_manual && !f2s && !s2f && !opctx->manual_op && md_info_gspmd(info)->nvalues) {
     bool partial = false;
-    if (gspmd_sharding_is_manual(info->gspmd->values[0], &partial) &&
-        info->gspmd->values[0]->kind != SC_SHARDING_TUPLE)
+    if (gspmd_sharding_is_manual(md_info_gspmd(info)->values[0], &partial) &&
+        md_info_gspmd(info)->values[0]->kind != SC_SHARDING_TUPLE)
       opctx = gspmd_ctx(c, ctx, op, partial);
   }
   set_manual(c, op, opctx); /* contexts never change once made */
   /* results */
   if (f2s) {
     bool partial = false;
-    if (info->gspmd->nvalues) gspmd_sharding_is_manual(info->gspmd->values[0], &partial);
+    if (md_info_gspmd(info)->nvalues) gspmd_sharding_is_manual(md_info_gspmd(info)->values[0], &partial);
     set_local(c, op, ctx->gspmd_manual ? ctx : gspmd_ctx(c, ctx, op, partial));
   } else if (opctx->gspmd_manual && !s2f && opctx != ctx) {
     set_local(c, op, opctx);
@@ -301,12 +301,12 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
   /* round-trip manual body: GlobalToLocalShape's result feeds `call @xla.sdy.manual_computation_body` */
   const md_manual_context *callctx = opctx;
   if (ir_op_callee(op).n && is_manual_body_name(ir_op_callee(op))) {
-    const md_sdy_op_info *mi = info->sdy_op;
+    const md_sdy_op_info *mi = md_info_sdy_op(info);
     if (!mi->has_manual_axes) {
       for (uint32_t i = 0; i < op->noperands; i++) {
         const ir_value *v = op->operands[i];
-        if (v && ir_value_def(v) && md_model_op(model, ir_value_def(v))->sdy_op->has_manual_axes) {
-          mi = md_model_op(model, ir_value_def(v))->sdy_op;
+        if (v && ir_value_def(v) && md_info_sdy_op(md_model_op(model, ir_value_def(v)))->has_manual_axes) {
+          mi = md_info_sdy_op(md_model_op(model, ir_value_def(v)));
           break;
         }
       }
@@ -336,8 +336,8 @@ static void walk_op(mctx *c, ir_op *op, const md_manual_context *ctx) {
   /* regions */
   const md_manual_context *inner = opctx;
   if (op->kind == SC_OP_SDY_MANUAL_COMPUTATION) {
-    inner = ctx_with_axes(c, opctx, op, op_mesh(model, info->sdy_op), info->sdy_op->manual_axes,
-                          info->sdy_op->nmanual_axes);
+    inner = ctx_with_axes(c, opctx, op, op_mesh(model, md_info_sdy_op(info)), md_info_sdy_op(info)->manual_axes,
+                          md_info_sdy_op(info)->nmanual_axes);
   }
   for (uint32_t r = 0; r < op->nregions; r++)
     for (uint32_t k = 0; k < ir_op_regions(op)[r]->nblocks; k++) walk_block(c, ir_op_regions(op)[r]->blocks[k], inner);

@@ -342,7 +342,7 @@ static prop_axes filter_free(sc_arena *a, const md_sdy_op_info *x, const prop_sh
 
 /* Shardy's eraseManualAxes: each dimension without its leading manual axes; free replicated/unreduced. */
 static sharding_ref erase_manual(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref s) {
-  const md_sdy_op_info *x = md_model_op(model, op)->sdy_op;
+  const md_sdy_op_info *x = md_info_sdy_op(md_model_op(model, op));
   if (!s || !x->nmanual_axes) return s;
   prop_sharding *r = prop_sharding_open(a, s->mesh, s->mesh_name, s->rank);
   for (uint32_t d = 0; d < s->rank; d++) {
@@ -393,7 +393,7 @@ static uint32_t uncovered_pieces(const prop_axis *on_k, uint32_t n, uint32_t k, 
  * (the computation's other shardings') first. */
 static sharding_ref add_unused_manual_axes(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref s,
                                            sharding_ref common) {
-  const md_sdy_op_info *x = md_model_op(model, op)->sdy_op;
+  const md_sdy_op_info *x = md_info_sdy_op(md_model_op(model, op));
   if (!s || !x->nmanual_axes || !s->mesh) return s;
   if (!s->mesh->naxes && !s->mesh->maximal && common && common->mesh->naxes) { /* on the empty mesh: */
     prop_sharding *moved = prop_sharding_copy(a, s); /* no axes, so the computation's mesh takes it */
@@ -449,7 +449,7 @@ static sharding_ref add_unused_manual_axes(sc_arena *a, const ir_op *op, const m
 /* Shardy's addFreeAxesToManualComputationSharding: `outer`'s leading manual axes, then `inner`'s axes,
  * open/closed and priority as `inner`, replicated/unreduced as `outer`. */
 sharding_ref prop_engine_add_free(sc_arena *a, const ir_op *op, const md_model *model, sharding_ref outer, sharding_ref inner) {
-  const md_sdy_op_info *x = md_model_op(model, op)->sdy_op;
+  const md_sdy_op_info *x = md_info_sdy_op(md_model_op(model, op));
   if (!inner) return outer;
   if (!outer || outer->rank != inner->rank) return inner;
   prop_sharding *r = prop_sharding_open(a, inner->mesh, inner->mesh_name, inner->rank);
@@ -876,8 +876,8 @@ static void seed(prop_engine *e) {
   for (size_t i = 0; i < e->flow_ops.n; i++) { /* computations have regions: flow ops */
     const ir_op *op = e->flow_ops.v[i];
     if (!is_computation(op)) continue;
-    const md_annotation *in = &md_model_op(e->model, op)->sdy_op->in_shardings;
-    const md_annotation *out = &md_model_op(e->model, op)->sdy_op->out_shardings;
+    const md_annotation *in = &md_info_sdy_op(md_model_op(e->model, op))->in_shardings;
+    const md_annotation *out = &md_info_sdy_op(md_model_op(e->model, op))->out_shardings;
     computation_globals g = {ar_calloc(e->a, op->noperands + 1, sizeof *g.in), ar_calloc(e->a, op->nresults + 1, sizeof *g.out)};
     bool cleanup = e->opt.manual_axes_cleanup && op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
     sharding_ref common = cleanup ? common_mesh_sharding(e, in, out) : NULL;

@@ -256,7 +256,7 @@ static int cmp_int(const void *x, const void *y) {
 /* The pipeline's import lists a manual computation's manual axes in mesh order (-sdy-manual-axes-cleanup):
  * `{"b", "a"}` on mesh ["a", "b"] prints as `{"a", "b"}`. */
 static void print_sorted_manual_axes(prop_engine *e, prop_printer *pr, const ir_op *op) {
-  const md_sdy_op_info *x = md_model_op(e->model, op)->sdy_op;
+  const md_sdy_op_info *x = md_info_sdy_op(md_model_op(e->model, op));
   const computation_globals *g = written_globals(e, op);
   const md_mesh *mesh = NULL;
   for (uint32_t k = 0; g && k < op->noperands && !mesh; k++) mesh = g->in[k] ? g->in[k]->mesh : NULL;
@@ -285,7 +285,7 @@ static void print_sorted_manual_axes(prop_engine *e, prop_printer *pr, const ir_
 
 /* A manual or named computation keeps its shardings in in_shardings=[...] / out_shardings=[...]. */
 static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op) {
-  const md_sdy_op_info *x = md_model_op(e->model, op)->sdy_op;
+  const md_sdy_op_info *x = md_info_sdy_op(md_model_op(e->model, op));
   if (!op->nregions) return;
   if (e->opt.manual_axes_cleanup && op->kind == SC_OP_SDY_MANUAL_COMPUTATION) print_sorted_manual_axes(e, pr, op);
   bool in_changed = false;
@@ -363,7 +363,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
     } else if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT || op->kind == SC_OP_SDY_RESHARD ||
                op->kind == SC_OP_SDY_DATA_FLOW_EDGE) {
       /* the op's own sharding is its result's: rewrite the `<...>` it is written with */
-      const md_annotation *ann = md_model_op(e->model, op)->sharding;
+      const md_annotation *ann = md_info_sharding(md_model_op(e->model, op));
       ar_str t = SC_ASTR_INIT(e->a);
       put_final(e, &t, result_sharding(e, op, 0));
       if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, ar_str_str(&t));

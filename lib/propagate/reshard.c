@@ -1394,7 +1394,7 @@ static const ir_op *last_op(const ir_region *r) {
 /* Manual and named computations: operands flow into the body's arguments (their in_shardings as
  * written, manual axes included), the body's return into the results (as the body sees them). */
 static void process_computation(rpass *p, const ir_op *op) {
-  const md_sdy_op_info *x = md_model_op(p->model, op)->sdy_op;
+  const md_sdy_op_info *x = md_info_sdy_op(md_model_op(p->model, op));
   if (!x || !op->nregions) return;
   for (uint32_t k = 0; k < op->noperands; k++) {
     const md_sharding *ms = k < x->in_shardings.nvalues ? x->in_shardings.values[k] : NULL;

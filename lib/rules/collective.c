@@ -52,8 +52,8 @@ static bool kind_of(const ir_op *op, ckind *k) {
 
 static bool parse_coll(ru_ctx *ctx, const md_op_info *info, coll *c) {
   sc_arena *a = ctx->arena;
-  for (uint32_t i = 0; i < info->items->n; i++) {
-    const md_sdy_item *it = &info->items->v[i];
+  for (uint32_t i = 0; i < md_info_items(info)->n; i++) {
+    const md_sdy_item *it = &md_info_items(info)->v[i];
     if (it->name.n && !it->value.n) {
       if (ir_span_eq(it->name, "max")) c->red = SC_REDUCE_MAX, c->have_red = true;
       else if (ir_span_eq(it->name, "min")) c->red = SC_REDUCE_MIN, c->have_red = true;
@@ -62,10 +62,10 @@ static bool parse_coll(ru_ctx *ctx, const md_op_info *info, coll *c) {
   }
   if (c->kind == C_PERMUTE) return true;
   const md_sdy_item *g = NULL;
-  for (uint32_t i = 0; i < info->items->n && !g; i++)
-    if (!info->items->v[i].name.n && info->items->v[i].value.n &&
-        (info->items->v[i].value.p[0] == '[' || info->items->v[i].value.p[0] == '{'))
-      g = &info->items->v[i];
+  for (uint32_t i = 0; i < md_info_items(info)->n && !g; i++)
+    if (!md_info_items(info)->v[i].name.n && md_info_items(info)->v[i].value.n &&
+        (md_info_items(info)->v[i].value.p[0] == '[' || md_info_items(info)->v[i].value.p[0] == '{'))
+      g = &md_info_items(info)->v[i];
   if (!g) {
     c->parse_error = "missing the collective's axes";
     return false;
@@ -444,7 +444,7 @@ static problem verify_replicated_to_unreduced(sc_arena *a, const coll *c, const 
 static problem verify(ru_ctx *ctx, const ir_op *op, const md_op_info *info, ckind kind) {
   sc_arena *a = ctx->arena;
   problem p = {0};
-  const md_sharding *out = info->sharding->nvalues ? info->sharding->values[0] : NULL;
+  const md_sharding *out = md_info_sharding(info)->nvalues ? md_info_sharding(info)->values[0] : NULL;
   if (!out) return p;
   /* an invalid out_sharding is reported by the sharding rules */
   ru_site site;
@@ -509,7 +509,7 @@ static void visit_collective(ru_ctx *ctx, const ir_op *op) {
   ckind kind;
   if (!kind_of(op, &kind)) return;
   const md_op_info *info = md_model_op(ctx->model, op);
-  if (!info || info->sharding->failed) return;
+  if (!info || md_info_sharding(info)->failed) return;
   problem p = verify(ctx, op, info, kind);
   if (!p.msg || strcmp(p.rule, ctx->rule->name) != 0) return;
   sc_diag *d = ru_emit(ctx, op, "'%.*s' op %s", SC_SPAN_ARG(ir_op_name(op)), p.msg);

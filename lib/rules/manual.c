@@ -24,15 +24,15 @@
 static bool is_mc(const ir_op *op) { return op->kind == SC_OP_SDY_MANUAL_COMPUTATION; }
 
 static bool is_manual_axis(const md_op_info *info, ir_span name) {
-  for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++)
-    if (ir_span_same(info->sdy_op->manual_axes[i].name, name)) return true;
+  for (uint32_t i = 0; i < md_info_sdy_op(info)->nmanual_axes; i++)
+    if (ir_span_same(md_info_sdy_op(info)->manual_axes[i].name, name)) return true;
   return false;
 }
 
 /* The mesh all in/out shardings share (first non-empty one). */
 static const md_mesh *mc_mesh(const md_model *model, const md_op_info *info) {
   for (int pass = 0; pass < 2; pass++) {
-    const md_annotation *an = pass ? &info->sdy_op->out_shardings : &info->sdy_op->in_shardings;
+    const md_annotation *an = pass ? &md_info_sdy_op(info)->out_shardings : &md_info_sdy_op(info)->in_shardings;
     for (uint32_t i = 0; i < an->nvalues; i++) {
       const md_mesh *m = md_model_sharding_mesh(model, an->values[i]);
       if (m && m->naxes) return m;
@@ -51,26 +51,26 @@ static void visit_mc(ru_ctx *ctx, const ir_op *op, mc_visit fn) {
 static bool mc_counts_ok(const ir_op *op, const md_op_info *info) {
   const ir_block *b = ru_body(op);
   const ir_op *ret = ru_terminator(op);
-  if (info->sdy_op->in_shardings.nvalues != op->noperands || info->sdy_op->out_shardings.nvalues != op->nresults) return false;
+  if (md_info_sdy_op(info)->in_shardings.nvalues != op->noperands || md_info_sdy_op(info)->out_shardings.nvalues != op->nresults) return false;
   if (b && b->nargs != op->noperands) return false;
   if (ret && ret->kind == SC_OP_SDY_RETURN && ret->noperands != op->nresults) return false;
   return true;
 }
 
 static void value_count(ru_ctx *ctx, const ir_op *op, const md_op_info *info) {
-  if (info->sdy_op->in_shardings.failed || info->sdy_op->out_shardings.failed) return;
+  if (md_info_sdy_op(info)->in_shardings.failed || md_info_sdy_op(info)->out_shardings.failed) return;
   const ir_block *b = ru_body(op);
   const ir_op *ret = ru_terminator(op);
-  if (info->sdy_op->in_shardings.nvalues != op->noperands)
+  if (md_info_sdy_op(info)->in_shardings.nvalues != op->noperands)
     ru_emit(ctx, op,
             "operand shardings don't match number of values: %u shardings vs %u values (shard_map in_specs must have "
             "one entry per argument)",
-            info->sdy_op->in_shardings.nvalues, op->noperands);
-  else if (info->sdy_op->out_shardings.nvalues != op->nresults)
+            md_info_sdy_op(info)->in_shardings.nvalues, op->noperands);
+  else if (md_info_sdy_op(info)->out_shardings.nvalues != op->nresults)
     ru_emit(ctx, op,
             "result shardings don't match number of values: %u shardings vs %u values (shard_map out_specs must have "
             "one entry per output)",
-            info->sdy_op->out_shardings.nvalues, op->nresults);
+            md_info_sdy_op(info)->out_shardings.nvalues, op->nresults);
   else if (b && b->nargs != op->noperands)
     ru_emit(ctx, op,
             "number of op operands and region operands must match. Op has %u op operands and %u region operands",
@@ -107,27 +107,27 @@ static const char *spec_without(sc_arena *a, const md_sharding *s, const md_manu
  * the axes an enclosing shard_map (`outer`, may be NULL) already made manual. */
 static const char *mc_snippet(ru_ctx *ctx, const md_op_info *info, const md_mesh *mesh, const md_manual_context *outer) {
   sc_arena *a = ctx->arena;
-  uint32_t nin = info->sdy_op->in_shardings.nvalues, nout = info->sdy_op->out_shardings.nvalues;
+  uint32_t nin = md_info_sdy_op(info)->in_shardings.nvalues, nout = md_info_sdy_op(info)->out_shardings.nvalues;
   const char **ins = ar_calloc(a, nin + 1, sizeof *ins), **outs = ar_calloc(a, nout + 1, sizeof *outs);
-  for (uint32_t i = 0; i < nin; i++) ins[i] = spec_without(a, info->sdy_op->in_shardings.values[i], outer);
-  for (uint32_t i = 0; i < nout; i++) outs[i] = spec_without(a, info->sdy_op->out_shardings.values[i], outer);
+  for (uint32_t i = 0; i < nin; i++) ins[i] = spec_without(a, md_info_sdy_op(info)->in_shardings.values[i], outer);
+  for (uint32_t i = 0; i < nout; i++) outs[i] = spec_without(a, md_info_sdy_op(info)->out_shardings.values[i], outer);
   ar_str names = SC_ASTR_INIT(a);
   ar_str_puts(&names, "{");
   uint32_t n = 0;
-  for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++)
-    if (md_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name) >= 0 && !bound_in(outer, info->sdy_op->manual_axes[i].name))
-      ar_str_printf(&names, "%s'%.*s'", n++ ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name));
+  for (uint32_t i = 0; i < md_info_sdy_op(info)->nmanual_axes; i++)
+    if (md_mesh_axis_index(mesh, md_info_sdy_op(info)->manual_axes[i].name) >= 0 && !bound_in(outer, md_info_sdy_op(info)->manual_axes[i].name))
+      ar_str_printf(&names, "%s'%.*s'", n++ ? ", " : "", SC_SPAN_ARG(md_info_sdy_op(info)->manual_axes[i].name));
   if (!n || !nout) return NULL;
   ar_str_puts(&names, "}");
   return ru_shard_map_snippet(a, mesh, "f", ins, nin, outs, nout, ar_str_str(&names), NULL);
 }
 
 static void one_mesh(ru_ctx *ctx, const ir_op *op, const md_op_info *info) {
-  if (!info->sdy_op->nmanual_axes) return;
+  if (!md_info_sdy_op(info)->nmanual_axes) return;
   const md_mesh *common = mc_mesh(ctx->model, info);
   if (!common) return;
   for (int pass = 0; pass < 2; pass++) {
-    const md_annotation *an = pass ? &info->sdy_op->out_shardings : &info->sdy_op->in_shardings;
+    const md_annotation *an = pass ? &md_info_sdy_op(info)->out_shardings : &md_info_sdy_op(info)->in_shardings;
     for (uint32_t i = 0; i < an->nvalues; i++) {
       const md_mesh *me = md_model_sharding_mesh(ctx->model, an->values[i]);
       if (!me || !me->naxes || ru_meshes_match(me, common)) continue;
@@ -147,13 +147,13 @@ void ru_check_manual_mesh(ru_ctx *ctx, const ir_op *op) { visit_mc(ctx, op, one_
 static void unknown_axis(ru_ctx *ctx, const ir_op *op, const md_op_info *info) {
   const md_mesh *mesh = mc_mesh(ctx->model, info);
   if (!mesh) return;
-  for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) {
-    if (md_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name) >= 0) continue;
+  for (uint32_t i = 0; i < md_info_sdy_op(info)->nmanual_axes; i++) {
+    if (md_mesh_axis_index(mesh, md_info_sdy_op(info)->manual_axes[i].name) >= 0) continue;
     /* Both lists are cut after SC_LIST_SHOWN names: the message stays bounded however many axes. */
-    uint32_t nman = info->sdy_op->nmanual_axes, nall = mesh->naxes;
+    uint32_t nman = md_info_sdy_op(info)->nmanual_axes, nall = mesh->naxes;
     ar_str names = SC_ASTR_INIT(ctx->arena), all = SC_ASTR_INIT(ctx->arena);
     for (uint32_t k = 0; k < nman && k < SC_LIST_SHOWN; k++)
-      ar_str_printf(&names, "%s'%.*s'", k ? ", " : "", SC_SPAN_ARG(info->sdy_op->manual_axes[k].name));
+      ar_str_printf(&names, "%s'%.*s'", k ? ", " : "", SC_SPAN_ARG(md_info_sdy_op(info)->manual_axes[k].name));
     if (nman > SC_LIST_SHOWN) ar_str_printf(&names, ", ... and %u more", nman - SC_LIST_SHOWN);
     for (uint32_t k = 0; k < nall && k < SC_LIST_SHOWN; k++)
       ar_str_printf(&all, "%s'%.*s'", k ? ", " : "", SC_SPAN_ARG(mesh->axes[k].name));
@@ -161,9 +161,9 @@ static void unknown_axis(ru_ctx *ctx, const ir_op *op, const md_op_info *info) {
     sc_diag *d = ru_emit(ctx, op,
                          "jax.shard_map requires axis_names={%s} to be a subset of mesh.axis_names=(%s%s): unknown "
                          "manual axis: \"%.*s\" (mesh %s has axes %s)",
-                         ar_str_str(&names), ar_str_str(&all), mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
+                         ar_str_str(&names), ar_str_str(&all), mesh->naxes == 1 ? "," : "", SC_SPAN_ARG(md_info_sdy_op(info)->manual_axes[i].name),
                          ru_mesh_ref(ctx->arena, mesh), ru_mesh_str(ctx->arena, mesh));
-    ru_diag_span_name(ctx, d, info->sdy_op->manual_axes[i].name);
+    ru_diag_span_name(ctx, d, md_info_sdy_op(info)->manual_axes[i].name);
     ru_diag_fix(ctx, d, "Make only axes of the shard_map's mesh manual", mc_snippet(ctx, info, mesh, NULL));
     return;
   }
@@ -214,7 +214,7 @@ static void check_values(ru_ctx *ctx, const ir_op *op, const md_op_info *info, m
   bool reported = false;
   for (int pass = 0; pass < 2 && !reported; pass++) {
     bool operand = pass == 0;
-    const md_annotation *an = operand ? &info->sdy_op->in_shardings : &info->sdy_op->out_shardings;
+    const md_annotation *an = operand ? &md_info_sdy_op(info)->in_shardings : &md_info_sdy_op(info)->out_shardings;
     const char *kind = operand ? "operand" : "result";
     for (uint32_t i = 0; i < an->nvalues && !reported; i++) {
       const md_sharding *s = an->values[i];
@@ -333,7 +333,7 @@ static void check_gspmd_rebound(ru_ctx *ctx) {
   for (md_annotated it = md_annotated_first(ctx->model); it.op; md_annotated_next(ctx->model, &it)) {
     const ir_op *op = it.op; /* the others have no GSPMD sharding */
     const md_op_info *info = it.info;
-    const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : NULL;
+    const md_sharding *s = md_info_gspmd(info)->nvalues ? md_info_gspmd(info)->values[0] : NULL;
     if (!s || s->kind == SC_SHARDING_TUPLE || manual_sharding(s)) continue;
     const md_manual_context *c = md_model_manual(ctx->model, op);
     if (!c->gspmd_manual || c->manual_op == op) continue;
@@ -362,16 +362,16 @@ static void check_gspmd_rebound(ru_ctx *ctx) {
 
 static void axis_rebound(ru_ctx *ctx, const ir_op *op, const md_op_info *info) {
   const md_manual_context *parent = md_model_manual(ctx->model, op);
-  for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) {
+  for (uint32_t i = 0; i < md_info_sdy_op(info)->nmanual_axes; i++) {
     bool bound = false;
-    for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= ir_span_same(parent->manual_axes[j], info->sdy_op->manual_axes[i].name);
+    for (uint32_t j = 0; j < parent->nmanual_axes; j++) bound |= ir_span_same(parent->manual_axes[j], md_info_sdy_op(info)->manual_axes[i].name);
     if (!bound) continue;
     sc_diag *d = ru_emit(ctx, op,
                          "operates on axis \"%.*s\" which is already bound by a parent sdy.manual_computation op (a "
                          "nested shard_map must make other axes manual)",
-                         SC_SPAN_ARG(info->sdy_op->manual_axes[i].name));
+                         SC_SPAN_ARG(md_info_sdy_op(info)->manual_axes[i].name));
     /* the re-bound axis inside manual_axes={...} (quoted) */
-    ru_diag_span_name(ctx, d, info->sdy_op->manual_axes[i].name);
+    ru_diag_span_name(ctx, d, md_info_sdy_op(info)->manual_axes[i].name);
     const md_mesh *mesh = mc_mesh(ctx->model, info);
     ru_diag_fix(ctx, d, "Give nested shard_maps disjoint sets of manual axes",
                 mesh ? mc_snippet(ctx, info, mesh, parent) : NULL);
@@ -414,9 +414,9 @@ void ru_check_manual_body_mesh(ru_ctx *ctx, const ir_op *op) {
   if (!c->manual_op || c->gspmd_manual || !c->mesh || !is_mc(c->manual_op)) return;
   const md_op_info *info = md_model_op(ctx->model, op);
   const md_sharding *s = NULL;
-  if (info->sdy->nvalues) s = info->sdy->values[0];
-  else if (info->sharding->nvalues) s = info->sharding->values[0];
-  else if (is_mc(op) && info->sdy_op->in_shardings.nvalues) s = info->sdy_op->in_shardings.values[0];
+  if (md_info_sdy(info)->nvalues) s = md_info_sdy(info)->values[0];
+  else if (md_info_sharding(info)->nvalues) s = md_info_sharding(info)->values[0];
+  else if (is_mc(op) && md_info_sdy_op(info)->in_shardings.nvalues) s = md_info_sdy_op(info)->in_shardings.values[0];
   if (!s) return;
   const md_mesh *me = md_model_sharding_mesh(ctx->model, s);
   if (!me || me->maximal || !me->naxes || ru_meshes_match(me, c->mesh)) return;
@@ -430,19 +430,19 @@ void ru_check_manual_body_mesh(ru_ctx *ctx, const ir_op *op) {
 static void axes_sorted(ru_ctx *ctx, const ir_op *op, const md_op_info *info) {
   const md_mesh *mesh = mc_mesh(ctx->model, info);
   if (!mesh) return;
-  for (uint32_t i = 1; i < info->sdy_op->nmanual_axes; i++) {
-    int a = md_mesh_axis_index(mesh, info->sdy_op->manual_axes[i - 1].name), b = md_mesh_axis_index(mesh, info->sdy_op->manual_axes[i].name);
+  for (uint32_t i = 1; i < md_info_sdy_op(info)->nmanual_axes; i++) {
+    int a = md_mesh_axis_index(mesh, md_info_sdy_op(info)->manual_axes[i - 1].name), b = md_mesh_axis_index(mesh, md_info_sdy_op(info)->manual_axes[i].name);
     if (a >= 0 && b >= 0 && a > b) {
       sc_diag *d = ru_emit(ctx, op, "manual_axes are not sorted w.r.t. mesh %s: \"%.*s\" comes after \"%.*s\"",
-                           ru_mesh_ref(ctx->arena, mesh), SC_SPAN_ARG(info->sdy_op->manual_axes[i].name),
-                           SC_SPAN_ARG(info->sdy_op->manual_axes[i - 1].name));
+                           ru_mesh_ref(ctx->arena, mesh), SC_SPAN_ARG(md_info_sdy_op(info)->manual_axes[i].name),
+                           SC_SPAN_ARG(md_info_sdy_op(info)->manual_axes[i - 1].name));
       sc_fix *f = ru_diag_fix(ctx, d, "List the manual axes in the mesh's order", NULL);
       const md_sdy_item *it = md_model_sdy_item(ctx->model, op, "manual_axes");
       if (it) ru_diag_span(ctx, d, it->offset, it->offset + it->value.n);
       if (it && ir_span_starts(it->value, "{"))
         ru_fix_edit(ctx, f, it->offset, it->value.n,
-                    ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, info->sdy_op->manual_axes, info->sdy_op->nmanual_axes, mesh),
-                                    info->sdy_op->nmanual_axes));
+                    ru_axes_set_str(ctx->arena, ru_sorted_axes(ctx->arena, md_info_sdy_op(info)->manual_axes, md_info_sdy_op(info)->nmanual_axes, mesh),
+                                    md_info_sdy_op(info)->nmanual_axes));
       return;
     }
   }
@@ -472,7 +472,7 @@ void ru_check_manual_gspmd_region(ru_ctx *ctx, const ir_op *op) {
   bool f2s = ir_span_eq(t, "SPMDFullToShardShape"), s2f = ir_span_eq(t, "SPMDShardToFullShape");
   if (!f2s && !s2f) return;
   const md_op_info *info = md_model_op(ctx->model, op);
-  const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : NULL;
+  const md_sharding *s = md_info_gspmd(info)->nvalues ? md_info_gspmd(info)->values[0] : NULL;
   if (!s) return;
   if (f2s && !manual_sharding(s) && (s->kind == SC_SHARDING_TILED || s->kind == SC_SHARDING_NAMED)) {
     sc_diag *d = ru_emit(ctx, op,
@@ -548,20 +548,20 @@ void ru_check_manual_unreduced_partial(ru_ctx *ctx, const ir_op *op) {
   for (uint32_t i = 0; i < mesh->naxes && full; i++) {
     if (mesh->axes[i].size <= 1) continue;
     bool man = false;
-    for (uint32_t j = 0; j < info->sdy_op->nmanual_axes; j++) man |= ir_span_same(info->sdy_op->manual_axes[j].name, mesh->axes[i].name);
+    for (uint32_t j = 0; j < md_info_sdy_op(info)->nmanual_axes; j++) man |= ir_span_same(md_info_sdy_op(info)->manual_axes[j].name, mesh->axes[i].name);
     for (uint32_t j = 0; j < parent->nmanual_axes; j++) man |= ir_span_same(parent->manual_axes[j], mesh->axes[i].name);
     full = man;
   }
   if (full) return;
   for (int side = 0; side < 2; side++) {
-    const md_annotation *an = side ? &info->sdy_op->out_shardings : &info->sdy_op->in_shardings;
+    const md_annotation *an = side ? &md_info_sdy_op(info)->out_shardings : &md_info_sdy_op(info)->in_shardings;
     const md_sharding *s = NULL;
     for (uint32_t i = 0; i < an->nvalues && !s; i++)
       if (an->values[i] && an->values[i]->nunreduced) s = an->values[i];
     if (!s) continue;
-    ir_span *names = ar_calloc(a, mesh->naxes + 1, sizeof *names), *man = ar_calloc(a, info->sdy_op->nmanual_axes + 1, sizeof *man);
+    ir_span *names = ar_calloc(a, mesh->naxes + 1, sizeof *names), *man = ar_calloc(a, md_info_sdy_op(info)->nmanual_axes + 1, sizeof *man);
     for (uint32_t i = 0; i < mesh->naxes; i++) names[i] = mesh->axes[i].name;
-    for (uint32_t i = 0; i < info->sdy_op->nmanual_axes; i++) man[i] = info->sdy_op->manual_axes[i].name;
+    for (uint32_t i = 0; i < md_info_sdy_op(info)->nmanual_axes; i++) man[i] = md_info_sdy_op(info)->manual_axes[i].name;
     const char *prefix = side ? "out" : "in";
     /* what jax.shard_map refuses; Shardy accepts it (docs/rules-policy.md) */
     sc_severity sev = md_model_jax_policy_severity(ctx->model, ir_op_func(op), ctx->rule->severity);
@@ -569,7 +569,7 @@ void ru_check_manual_unreduced_partial(ru_ctx *ctx, const ir_op *op) {
                             "unreduced/reduced can only be passed to %s_specs when shard_map is in full manual mode. Got "
                             "mesh axis names %s, manual_axes: %s, specs: %s (unreduced axes %s in a shard_map that leaves "
                             "axes automatic)",
-                            prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, info->sdy_op->nmanual_axes),
+                            prefix, py_axis_tuple(a, names, mesh->naxes), py_axis_tuple(a, man, md_info_sdy_op(info)->nmanual_axes),
                             ru_sharding_str(a, s), ru_axes_str(a, s->unreduced, s->nunreduced));
     ru_diag_span_text(ctx, d, s->text);
     ru_diag_fix(ctx, d,

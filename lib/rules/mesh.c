@@ -180,18 +180,18 @@ static bool *used_meshes(ru_ctx *ctx) {
   bool *used = ar_calloc(ctx->arena, model->nmeshes + 1, sizeof *used);
   for (md_annotated it = md_annotated_first(model); it.op; md_annotated_next(model, &it)) {
     const md_op_info *info = it.info;
-    mark_annotation(model, info->sdy, used);
-    mark_annotation(model, info->gspmd, used);
-    mark_annotation(model, info->sharding, used);
-    mark_annotation(model, &info->sdy_op->in_shardings, used);
-    mark_annotation(model, &info->sdy_op->out_shardings, used);
-    for (uint32_t i = 0; i < info->func->nargs; i++) {
-      mark_annotation(model, &info->func->args[i].sdy, used);
-      mark_annotation(model, &info->func->args[i].gspmd, used);
+    mark_annotation(model, md_info_sdy(info), used);
+    mark_annotation(model, md_info_gspmd(info), used);
+    mark_annotation(model, md_info_sharding(info), used);
+    mark_annotation(model, &md_info_sdy_op(info)->in_shardings, used);
+    mark_annotation(model, &md_info_sdy_op(info)->out_shardings, used);
+    for (uint32_t i = 0; i < md_info_func(info)->nargs; i++) {
+      mark_annotation(model, &md_info_func(info)->args[i].sdy, used);
+      mark_annotation(model, &md_info_func(info)->args[i].gspmd, used);
     }
-    for (uint32_t i = 0; i < info->func->nresults; i++) {
-      mark_annotation(model, &info->func->results[i].sdy, used);
-      mark_annotation(model, &info->func->results[i].gspmd, used);
+    for (uint32_t i = 0; i < md_info_func(info)->nresults; i++) {
+      mark_annotation(model, &md_info_func(info)->results[i].sdy, used);
+      mark_annotation(model, &md_info_func(info)->results[i].gspmd, used);
     }
   }
   return used;

@@ -75,7 +75,7 @@ void ru_check_manual_partition_id(ru_ctx *ctx) {
 /* Shardy's import (manual_axes_cleanup): manual axes need a mesh, which only the in/out shardings give.
  * An empty body (just sdy.return) is harmless and dropped. */
 void ru_check_manual_axes_without_shardings(ru_ctx *ctx, const ir_op *op) {
-  const md_sdy_op_info *x = md_model_op(ctx->model, op)->sdy_op;
+  const md_sdy_op_info *x = md_info_sdy_op(md_model_op(ctx->model, op));
   if (!x->nmanual_axes || x->in_shardings.nvalues || x->out_shardings.nvalues) return;
   const ir_block *b = ru_body(op);
   if (!b || !b->nops || b->ops[0]->kind == SC_OP_SDY_RETURN) return;

@@ -80,8 +80,8 @@ void ru_for_each_sdy_site(ru_ctx *ctx, ru_site_fn fn, void *user) {
     const md_op_info *info = it.info;
     if (ru_is_func(op)) {
       for (int res = 0; res < 2; res++) { /* arguments, then results */
-        const md_value_annotations *vals = res ? info->func->results : info->func->args;
-        uint32_t n = res ? info->func->nresults : info->func->nargs;
+        const md_value_annotations *vals = res ? md_info_func(info)->results : md_info_func(info)->args;
+        uint32_t n = res ? md_info_func(info)->nresults : md_info_func(info)->nargs;
         for (uint32_t i = 0; i < n; i++) {
           if (!vals[i].sdy.nvalues) continue;
           ru_site s = {.kind = res ? RU_FUNC_RESULT : RU_FUNC_ARG,
@@ -97,24 +97,24 @@ void ru_for_each_sdy_site(ru_ctx *ctx, ru_site_fn fn, void *user) {
       }
       continue;
     }
-    if (info->sdy->nvalues) {
-      if (op->nresults == 0 && info->sdy->nvalues == 1) {
+    if (md_info_sdy(info)->nvalues) {
+      if (op->nresults == 0 && md_info_sdy(info)->nvalues == 1) {
         ru_site s = {.kind = RU_OP_RESULT,
                      .op = op,
                      .offset = op->pos.offset,
-                     .s = info->sdy->values[0],
+                     .s = md_info_sdy(info)->values[0],
                      .typeless = true,
                      .what = "result"};
         fn(ctx, &s, user);
       } else {
-        site_list(ctx, op, info->sdy, RU_OP_RESULT, op->nresults, false, NULL, fn, user);
+        site_list(ctx, op, md_info_sdy(info), RU_OP_RESULT, op->nresults, false, NULL, fn, user);
       }
     }
-    if (info->sharding->nvalues) {
+    if (md_info_sharding(info)->nvalues) {
       ru_site s = {.kind = RU_SDY_OP,
                    .op = op,
                    .offset = op->pos.offset,
-                   .s = info->sharding->values[0],
+                   .s = md_info_sharding(info)->values[0],
                    .count = 1,
                    .type = ru_result_type(op, 0),
                    .what = NULL};
@@ -123,9 +123,9 @@ void ru_for_each_sdy_site(ru_ctx *ctx, ru_site_fn fn, void *user) {
     bool mc = op->kind == SC_OP_SDY_MANUAL_COMPUTATION;
     bool nc = op->kind == SC_OP_SDY_NAMED_COMPUTATION;
     if (mc || nc) {
-      site_list(ctx, op, &info->sdy_op->in_shardings, mc ? RU_MC_IN : RU_NC_IN, op->noperands, true,
+      site_list(ctx, op, &md_info_sdy_op(info)->in_shardings, mc ? RU_MC_IN : RU_NC_IN, op->noperands, true,
                 nc ? "in_shardings" : NULL, fn, user);
-      site_list(ctx, op, &info->sdy_op->out_shardings, mc ? RU_MC_OUT : RU_NC_OUT, op->nresults, false,
+      site_list(ctx, op, &md_info_sdy_op(info)->out_shardings, mc ? RU_MC_OUT : RU_NC_OUT, op->nresults, false,
                 nc ? "out_shardings" : NULL, fn, user);
     }
   }

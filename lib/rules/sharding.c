@@ -340,8 +340,8 @@ void ru_visit_sharding_value_count(ru_ctx *ctx, const ir_op *op) {
   if (!ru_annotated(ctx, op)) return; /* the others have no shardings */
   const md_op_info *info = md_model_op(ctx->model, op);
   if (!info || ru_is_func(op)) return;
-  if (info->sdy->present && !info->sdy->failed) {
-    uint32_t n = info->sdy->nvalues, want = op->nresults;
+  if (md_info_sdy(info)->present && !md_info_sdy(info)->failed) {
+    uint32_t n = md_info_sdy(info)->nvalues, want = op->nresults;
     bool ok = n == want || (want == 0 && n == 1);
     (void)fully_replicated_rank0;
     if (!ok) {
@@ -350,12 +350,12 @@ void ru_visit_sharding_value_count(ru_ctx *ctx, const ir_op *op) {
     }
   }
   if (op->kind == SC_OP_SDY_NAMED_COMPUTATION) {
-    if (info->sdy_op->in_shardings.present && !info->sdy_op->in_shardings.failed && info->sdy_op->in_shardings.nvalues != op->noperands)
+    if (md_info_sdy_op(info)->in_shardings.present && !md_info_sdy_op(info)->in_shardings.failed && md_info_sdy_op(info)->in_shardings.nvalues != op->noperands)
       ru_emit(ctx, op, "in_shardings shardings don't match number of values: %u shardings vs %u values",
-              info->sdy_op->in_shardings.nvalues, op->noperands);
-    if (info->sdy_op->out_shardings.present && !info->sdy_op->out_shardings.failed && info->sdy_op->out_shardings.nvalues != op->nresults)
+              md_info_sdy_op(info)->in_shardings.nvalues, op->noperands);
+    if (md_info_sdy_op(info)->out_shardings.present && !md_info_sdy_op(info)->out_shardings.failed && md_info_sdy_op(info)->out_shardings.nvalues != op->nresults)
       ru_emit(ctx, op, "out_shardings shardings don't match number of values: %u shardings vs %u values",
-              info->sdy_op->out_shardings.nvalues, op->nresults);
+              md_info_sdy_op(info)->out_shardings.nvalues, op->nresults);
   }
 }
 
@@ -496,9 +496,9 @@ void ru_check_sharding_divisibility(ru_ctx *ctx) {
     /* manual-computation bodies (round-trip) see local shapes: skip functions in manual contexts */
     const ir_block *b = ru_body(f);
     if (b && b->nops && md_model_manual(ctx->model, b->ops[0])->nmanual_axes) continue;
-    for (uint32_t i = 0; i < info->func->nargs; i++)
+    for (uint32_t i = 0; i < md_info_func(info)->nargs; i++)
       check_divisible(ctx, f, md_model_arg_sharding(ctx->model, f, i), ru_arg_type(f, i), "argument", i);
-    for (uint32_t i = 0; i < info->func->nresults; i++)
+    for (uint32_t i = 0; i < md_info_func(info)->nresults; i++)
       check_divisible(ctx, f, md_model_func_result_sharding(ctx->model, f, i), ru_func_result_type(f, i), "result", i);
   }
 }
@@ -535,8 +535,8 @@ void ru_visit_sharding_uneven_constraint(ru_ctx *ctx, const ir_op *op) {
   if (!ru_annotated(ctx, op)) return; /* the others have no shardings */
   const md_op_info *info = md_model_op(ctx->model, op);
   const md_sharding *s = NULL;
-  if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && info->sharding->nvalues) s = info->sharding->values[0];
-  else if (op->cc == SC_CC_SHARDING && info->gspmd->nvalues) s = info->gspmd->values[0];
+  if (op->kind == SC_OP_SDY_SHARDING_CONSTRAINT && md_info_sharding(info)->nvalues) s = md_info_sharding(info)->values[0];
+  else if (op->cc == SC_CC_SHARDING && md_info_gspmd(info)->nvalues) s = md_info_gspmd(info)->values[0];
   if (!s || op->nresults < 1) return;
   const md_manual_context *mc = md_model_manual(ctx->model, op);
   if (mc->manual_op || mc->nmanual_axes || mc->gspmd_manual) return; /* local shapes */
@@ -640,27 +640,27 @@ void ru_visit_sharding_tile_assignment(ru_ctx *ctx, const ir_op *op) {
   const md_op_info *info = md_model_op(ctx->model, op);
   if (!info) return;
   if (ru_is_func(op)) {
-    for (uint32_t i = 0; i < info->func->nargs; i++) {
-      if (!info->func->args[i].gspmd.nvalues) continue;
+    for (uint32_t i = 0; i < md_info_func(info)->nargs; i++) {
+      if (!md_info_func(info)->args[i].gspmd.nvalues) continue;
       md_shape sh;
       if (!md_parse_shape(ctx->arena, ru_arg_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
       const ir_block *body = ru_body(op);
-      validate_gspmd(ctx, op, info->func->args[i].gspmd.values[0], &sh, ar_printf(ctx->arena, "arg %u", i),
+      validate_gspmd(ctx, op, md_info_func(info)->args[i].gspmd.values[0], &sh, ar_printf(ctx->arena, "arg %u", i),
                      body && i < body->nargs ? gspmd_attr(ir_value_attrs(body->args[i])) : NULL);
     }
-    for (uint32_t i = 0; i < info->func->nresults; i++) {
-      if (!info->func->results[i].gspmd.nvalues) continue;
+    for (uint32_t i = 0; i < md_info_func(info)->nresults; i++) {
+      if (!md_info_func(info)->results[i].gspmd.nvalues) continue;
       md_shape sh;
       if (!md_parse_shape(ctx->arena, ru_func_result_type(op, i), &sh)) sh.kind = SC_SHAPE_OTHER;
-      validate_gspmd(ctx, op, info->func->results[i].gspmd.values[0], &sh, ar_printf(ctx->arena, "result %u", i),
+      validate_gspmd(ctx, op, md_info_func(info)->results[i].gspmd.values[0], &sh, ar_printf(ctx->arena, "result %u", i),
                      i < ir_op_nresult_attrs(op) ? gspmd_attr(&ir_op_result_attrs(op)[i]) : NULL);
     }
     return;
   }
-  if (!info->gspmd->nvalues) return;
+  if (!md_info_gspmd(info)->nvalues) return;
   md_shape sh = results_shape(ctx->arena, op);
   if (sh.kind == SC_SHAPE_OTHER && op->nresults == 1 && !ru_result_type(op, 0).n) return; /* unknown type */
-  validate_gspmd(ctx, op, info->gspmd->values[0], &sh, NULL, gspmd_attr(ir_op_attrs(op)));
+  validate_gspmd(ctx, op, md_info_gspmd(info)->values[0], &sh, NULL, gspmd_attr(ir_op_attrs(op)));
 }
 
 /* ---- sharding-unreduced (sharding_constraint / reshard transitions) ----------------------------- */
@@ -909,18 +909,18 @@ static void check_consistent(ru_ctx *ctx, const ir_op *parent, const char *what,
   for (uint32_t i = 0; i < n; i++) {
     if (!mem[i].op) continue;
     const md_op_info *info = md_model_op(ctx->model, mem[i].op);
-    if (!info || !info->gspmd->nvalues) continue;
+    if (!info || !md_info_gspmd(info)->nvalues) continue;
     if (!common) {
       common = &mem[i];
       common_info = info;
       continue;
     }
-    if (shardings_equal(common_info->gspmd->values[0], info->gspmd->values[0])) continue;
+    if (shardings_equal(md_info_gspmd(common_info)->values[0], md_info_gspmd(info)->values[0])) continue;
     sc_diag *d = ru_emit(ctx, parent,
                          "Inconsistent %s sharding among instructions: %.*s (%s) has sharding=%.*s but %.*s (%s) has "
                          "sharding=%.*s",
-                         what, SC_SPAN_ARG(ir_op_sym_name(common->op)), common->role, SC_SPAN_ARG(common_info->gspmd->values[0]->text),
-                         SC_SPAN_ARG(ir_op_sym_name(mem[i].op)), mem[i].role, SC_SPAN_ARG(info->gspmd->values[0]->text));
+                         what, SC_SPAN_ARG(ir_op_sym_name(common->op)), common->role, SC_SPAN_ARG(md_info_gspmd(common_info)->values[0]->text),
+                         SC_SPAN_ARG(ir_op_sym_name(mem[i].op)), mem[i].role, SC_SPAN_ARG(md_info_gspmd(info)->values[0]->text));
     ru_diag_fix(ctx, d,
                 ar_printf(ctx->arena, "Give the %s, its computations' parameters and roots the same sharding", what),
                 NULL);
@@ -1005,8 +1005,8 @@ void ru_visit_sharding_channel_device(ru_ctx *ctx, const ir_op *w) {
     int64_t d = maximal_device_of(md_model_result_sharding(ctx->model, o, 0));
     if (o->nresults > 1 || d < 0) {
       const md_op_info *info = md_model_op(ctx->model, o);
-      if (info && info->gspmd->nvalues) d = maximal_device_of(info->gspmd->values[0]);
-      else if (info && info->sdy->nvalues) d = maximal_device_of(info->sdy->values[0]);
+      if (info && md_info_gspmd(info)->nvalues) d = maximal_device_of(md_info_gspmd(info)->values[0]);
+      else if (info && md_info_sdy(info)->nvalues) d = maximal_device_of(md_info_sdy(info)->values[0]);
     }
     if (d >= 0) {
       chan = o;
@@ -1022,7 +1022,7 @@ void ru_visit_sharding_channel_device(ru_ctx *ctx, const ir_op *w) {
   for (uint32_t i = 0; i < n; i++) {
     const md_op_info *info = md_model_op(ctx->model, cands[i]);
     if (!info) continue;
-    const md_sharding *s = info->gspmd->nvalues ? info->gspmd->values[0] : info->sdy->nvalues ? info->sdy->values[0] : NULL;
+    const md_sharding *s = md_info_gspmd(info)->nvalues ? md_info_gspmd(info)->values[0] : md_info_sdy(info)->nvalues ? md_info_sdy(info)->values[0] : NULL;
     int64_t d = maximal_device_of(s);
     if (d < 0 || d == dev) continue;
     sc_diag *dg = ru_emit(ctx, cands[i],

@@ -237,7 +237,7 @@ static void check_return(ru_ctx *ctx, const ir_op *op) {
   const ir_op *parent = op->parent_op;
   if (!parent) return;
   bool func = parent->kind == SC_OP_FUNC;
-  const md_sdy_op_info *mc = parent->kind == SC_OP_SDY_MANUAL_COMPUTATION ? md_model_op(ctx->model, parent)->sdy_op : NULL;
+  const md_sdy_op_info *mc = parent->kind == SC_OP_SDY_MANUAL_COMPUTATION ? md_info_sdy_op(md_model_op(ctx->model, parent)) : NULL;
   for (uint32_t i = 0; i < op->noperands; i++) {
     if (!op->operands[i] || from_explicit_reshard(op->operands[i])) continue;
     const md_sharding *res = func ? sdy_only(md_model_func_result_sharding(ctx->model, parent, i))

@@ -354,9 +354,9 @@ Test(model, sdy_op_custom_syntax) {
   cr_assert_not_null(it);
   const md_op_info *info = md_model_op(m, ar);
   bool saw_max = false, saw_group = false;
-  for (uint32_t i = 0; i < info->items->n; i++) {
-    if (ir_span_eq(info->items->v[i].name, "max") && !info->items->v[i].value.n) saw_max = true;
-    if (!info->items->v[i].name.n && ir_span_eq(info->items->v[i].value, "{\"y\"}")) saw_group = true;
+  for (uint32_t i = 0; i < md_info_items(info)->n; i++) {
+    if (ir_span_eq(md_info_items(info)->v[i].name, "max") && !md_info_items(info)->v[i].value.n) saw_max = true;
+    if (!md_info_items(info)->v[i].name.n && ir_span_eq(md_info_items(info)->v[i].value, "{\"y\"}")) saw_group = true;
   }
   cr_assert(saw_max && saw_group);
   cr_assert_not_null(md_model_result_sharding(m, ar, 0));
