@@ -363,7 +363,7 @@ static sc_status check_body(check_run *run) {
   }
 
   /* Binary formats have no lines: diagnostics carry op paths and Python locations instead. */
-  ir_linemap lines = r->has_lines ? ir_linemap_build(arena, buf, len) : (ir_linemap){NULL, 0};
+  ir_linemap lines = r->has_lines ? ir_linemap_build(arena, buf, len) : (ir_linemap){NULL, 0, NULL, 0, 0};
   ru_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.arena = arena;

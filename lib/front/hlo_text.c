@@ -847,7 +847,7 @@ ir_module *fe_parse_hlo(const fe_parse_input *in, fe_parse_error *err) {
     p->lines = in->lines;
   } else {
     p->own_lines = ir_linemap_build(p->a, p->buf, len);
-    if (!p->own_lines.starts) hlo_fail_limit(p, p->buf, OOM);
+    if (!p->own_lines.samples) hlo_fail_limit(p, p->buf, OOM);
     p->lines = &p->own_lines;
   }
   p->beg = p->buf + begin;

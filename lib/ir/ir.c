@@ -51,27 +51,52 @@ const ir_attr *ir_attrs_find(const ir_attrs *attrs, const char *name) {
   return NULL;
 }
 
+/* Samples of a line [line_start, stop) past the last one (at *last), one every IR_LINE_SAMPLE_BYTES. */
+static void sample_within(ir_line_sample *s, uint32_t *n, uint32_t *last, uint32_t stop, uint32_t line,
+                          uint32_t line_start) {
+  while (stop - *last > IR_LINE_SAMPLE_BYTES) {
+    *last += IR_LINE_SAMPLE_BYTES;
+    s[(*n)++] = (ir_line_sample){*last, line, line_start};
+  }
+}
+
 ir_linemap ir_linemap_build(sc_arena *a, const char *buf, size_t len) {
-  size_t n = 1;
-  for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) n++;
-  uint32_t *starts = ar_calloc(a, n, sizeof *starts);
-  size_t i = 0;
-  starts[i++] = 0;
-  for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
-    starts[i++] = (uint32_t)(p - buf + 1);
-  ir_linemap m = {starts, (uint32_t)n};
+  uint32_t nlines = 1;
+  for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) nlines++;
+  size_t cap = nlines / IR_LINE_SAMPLE_LINES + len / IR_LINE_SAMPLE_BYTES + 2;
+  ir_line_sample *s = ar_calloc(a, cap, sizeof *s);
+  ir_linemap m = {buf, (uint32_t)len, s, 0, nlines};
+  if (!s) return m;
+  uint32_t n = 0, last = 0, line = 1, line_start = 0, since = 0;
+  s[n++] = (ir_line_sample){0, 1, 0};
+  for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) {
+    uint32_t next = (uint32_t)(p - buf + 1);
+    sample_within(s, &n, &last, next, line, line_start);
+    line++, line_start = next;
+    if (++since >= IR_LINE_SAMPLE_LINES || next - last >= IR_LINE_SAMPLE_BYTES) {
+      s[n++] = (ir_line_sample){next, line, next};
+      last = next, since = 0;
+    }
+  }
+  sample_within(s, &n, &last, (uint32_t)len, line, line_start);
+  m.nsamples = n;
   return m;
 }
 
 ir_pos ir_linemap_pos(const ir_linemap *m, uint32_t offset) {
-  uint32_t lo = 0, hi = m->nlines;
+  if (offset > m->len) offset = m->len;
+  uint32_t lo = 0, hi = m->nsamples;
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (m->starts[mid] <= offset) lo = mid;
+    if (m->samples[mid].offset <= offset) lo = mid;
     else hi = mid;
   }
-  ir_pos p = {offset, lo + 1, offset - m->starts[lo] + 1};
-  return p;
+  const ir_line_sample *s = &m->samples[lo];
+  uint32_t line = s->line, line_start = s->line_start;
+  for (const char *p = m->buf + s->offset, *end = m->buf + offset; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+    line++, line_start = (uint32_t)(p - m->buf + 1);
+  ir_pos pos = {offset, line, offset - line_start + 1};
+  return pos;
 }
 
 const ir_attr *ir_op_attr(const ir_op *op, const char *name) { return ir_attrs_find(ir_op_attrs(op), name); }

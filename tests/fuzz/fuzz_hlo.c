@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sc_arena *a = sc_arena_new(arena_limit);
   if (a) {
     ir_linemap lm = ir_linemap_build(a, buf, size);
-    if (lm.starts) {
+    if (lm.samples) {
       fe_parse_input in = {a, buf, size, 0, (uint32_t)size, &lm, max_depth, 100000, NULL};
       fe_parse_error err;
       ir_module *m = fe_parse_hlo(&in, &err);

@@ -8,6 +8,29 @@ static void setup(void) { A = sc_arena_new(0); }
 static void teardown(void) { sc_arena_free(A); }
 TestSuite(ir, .init = setup, .fini = teardown);
 
+/* The map samples the buffer; every offset still gets its exact line and column (checked against a
+ * count from the start), in short lines, long lines past the byte step, and empty ones. */
+Test(ir, linemap_samples_give_exact_positions) {
+  size_t n = 200000;
+  char *t = ar_alloc(A, n);
+  uint64_t x = 12345;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    unsigned r = (unsigned)(x >> 33) % 1000;
+    t[i] = r < (i < n / 2 ? 40u : 1u) ? '\n' : 'a'; /* short lines, then lines of ~1000 bytes */
+  }
+  memset(t + 50000, 'b', 20000);                  /* one line longer than several byte steps */
+  ir_linemap m = ir_linemap_build(A, t, n);
+  cr_assert_lt(m.nsamples, m.nlines / 4);
+  uint32_t line = 1, col = 1;
+  for (size_t i = 0; i < n; i++) {
+    ir_pos p = ir_linemap_pos(&m, (uint32_t)i);
+    cr_assert(p.line == line && p.col == col, "offset %zu: %u:%u, expected %u:%u", i, p.line, p.col, line, col);
+    if (t[i] == '\n') line++, col = 1;
+    else col++;
+  }
+}
+
 Test(ir, linemap_positions) {
   const char *t = "ab\ncd\n\nxyz";
   ir_linemap m = ir_linemap_build(A, t, strlen(t));
