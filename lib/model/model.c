@@ -139,7 +139,7 @@ static ir_span through_alias(const ir_module *m, ir_span v) {
 static void parse_annotation(builder *b, md_annotation *an, const ir_attr *at, int kind, bool share, const ir_op *op,
                              uint32_t report_off, const char *what) {
   an->present = true;
-  an->text = at->value;
+  an->text_p = at->value.p, an->text_n = at->value.n;
   an->offset = off_of(b->m, at->value.p);
   an->per_value = kind == TEXT_SDY_LIST;
   ir_span v = ir_span_trim(at->value);
@@ -338,7 +338,7 @@ static void parse_custom_sdy(builder *b, md_annotation *an, const ir_op *op, ir_
                              bool share, const char *what) {
   an->present = true;
   an->per_value = kind == TEXT_SDY_LIST;
-  an->text = v;
+  an->text_p = v.p, an->text_n = v.n;
   an->offset = off;
   const char *err = NULL;
   ir_span t = ir_span_trim(v);
@@ -832,6 +832,10 @@ static void parse_text(builder *b, int kind, ir_span v, uint32_t off, parsed_tex
   p->offset = off;
   if (kind == TEXT_SDY_LIST) {
     if (md_parse_sdy_sharding_per_value(b->a, &b->aliases, v, off, &p->values, &p->nvalues, &p->error) == 0) p->error = NULL;
+    if (p->nvalues > MD_MAX_VALUES) { /* more than an annotation counts (a 4 GB list): refused as text */
+      p->values = NULL, p->nvalues = 0;
+      p->error = "a sharding list longer than 2^29 - 1 values";
+    }
   } else {
     md_sharding *s =
         kind == TEXT_SDY ? md_parse_sdy_sharding(b->a, &b->aliases, v, off, &p->error) : parse_gspmd_text(b, v, off, &p->error);

@@ -141,16 +141,19 @@ typedef struct {
  * Which one it is follows from where the record is held (md_op_info.sdy, md_sdy_op_info.in_shardings,
  * ...): a record per annotated op keeps no name. */
 typedef struct {
-  ir_span text;         /* the value as written */
+  const char *text_p;   /* the value as written: md_annotation_text() */
   md_sharding **values; /* parsed shardings (one per value for per-value forms) */
-  uint32_t nvalues;
+  uint32_t text_n;
   uint32_t offset;      /* where the value starts */
   uint32_t shift;       /* an op's annotation whose text an earlier one also wrote shares that one's parse:
                          * how far after it this one lies (mod 2^32; 0: values are this text's own) */
-  bool present;
-  bool failed;          /* present but did not parse (see the model's errors) */
-  bool per_value;       /* written as #sdy.sharding_per_value<[...]> or a `[...]` list */
+  unsigned nvalues : 29; /* (a list longer than MD_MAX_VALUES does not parse) */
+  unsigned present : 1;
+  unsigned failed : 1;  /* present but did not parse (see the model's errors) */
+  unsigned per_value : 1; /* written as #sdy.sharding_per_value<[...]> or a `[...]` list */
 } md_annotation;
+#define MD_MAX_VALUES ((1u << 29) - 1)
+static inline ir_span md_annotation_text(const md_annotation *an) { return ir_span_of(an->text_p, an->text_n); }
 
 /* An item of an sdy op's custom syntax between the op name and its `:` type trailer:
  * `name=value`, an unnamed `<...>`/`[...]`/`{...}` group (empty name), or a bare keyword (empty value,

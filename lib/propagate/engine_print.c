@@ -298,10 +298,10 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
       in_changed = true;
     }
   }
-  if (in_changed && x->in_shardings.present && x->in_shardings.text.n)
-    prop_printer_replace(pr, x->in_shardings.offset, x->in_shardings.offset + x->in_shardings.text.n,
+  if (in_changed && x->in_shardings.present && md_annotation_text(&x->in_shardings).n)
+    prop_printer_replace(pr, x->in_shardings.offset, x->in_shardings.offset + md_annotation_text(&x->in_shardings).n,
                          sharding_list(e, in, op->noperands, op, false));
-  if (results_changed(e, op) && x->out_shardings.present && x->out_shardings.text.n) {
+  if (results_changed(e, op) && x->out_shardings.present && md_annotation_text(&x->out_shardings).n) {
     sharding_ref *out = ar_alloc(e->a, (op->nresults + 1) * sizeof *out);
     bool out_changed = false;
     for (uint32_t r = 0; r < op->nresults; r++) {
@@ -311,7 +311,7 @@ static void print_computation(prop_engine *e, prop_printer *pr, const ir_op *op)
       out_changed |= !keep && was_written(e, raw);
     }
     if (out_changed)
-      prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + x->out_shardings.text.n,
+      prop_printer_replace(pr, x->out_shardings.offset, x->out_shardings.offset + md_annotation_text(&x->out_shardings).n,
                            sharding_list(e, out, op->nresults, op, true));
   }
 }
@@ -366,7 +366,7 @@ void prop_engine_print(prop_engine *e, prop_printer *pr) {
       const md_annotation *ann = md_info_sharding(md_model_op(e->model, op));
       ar_str t = SC_ASTR_INIT(e->a);
       put_final(e, &t, result_sharding(e, op, 0));
-      if (ann->present && ann->text.n) prop_printer_replace(pr, ann->offset, ann->offset + ann->text.n, ar_str_str(&t));
+      if (ann->present && md_annotation_text(ann).n) prop_printer_replace(pr, ann->offset, ann->offset + md_annotation_text(ann).n, ar_str_str(&t));
       else if (op->kind == SC_OP_SDY_DATA_FLOW_EDGE) insert_edge_sharding(pr, e->m, op, ar_str_str(&t));
     } else if (result_sharding_known(e, op)) { /* else: written in a form the model could not read; left as written */
       prop_printer_set_attr(pr, op, "sdy.sharding", per_value_text(e, op));
