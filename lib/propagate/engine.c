@@ -2073,6 +2073,16 @@ static void apply_sharding_constraints(prop_engine *e) {
   }
 }
 
+/* What only the fixed point reads (when each item was visited and with what, when each slot last changed,
+ * the ops' visit facts) goes back to the system once it is reached: the cost model and the rules that
+ * run next allocate into it, so a large module's peak is the end of propagation, not the sum. */
+static void end_fixed_point(prop_engine *e) {
+  ar_release(e->a, e->visited), e->visited = NULL;
+  ar_release(e->a, e->visit_key), e->visit_key = NULL;
+  ar_release(e->a, e->last_change), e->last_change = NULL;
+  ar_release(e->a, e->op_flags), e->op_flags = NULL;
+}
+
 prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine_options *o) {
   prop_engine *e = ar_calloc(a, 1, sizeof *e);
   e->a = a;
@@ -2102,12 +2112,13 @@ prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *mo
   e->facts = prop_rule_facts_build(a, m);
   if (o->apply_constraints && !o->seed_only) apply_sharding_constraints(e);
   if (!o->seed_only) sync_sharding_groups(e); /* at propagation's start, after the import's constraints */
-  if (o->import_only) return e;
-  if (o->seed_only || !any_seed(e)) return e; /* nothing written: nothing to propagate */
-  e->aggressive = o->strategy != PROP_BASIC;
-  if (o->strategy == PROP_USER_PRIORITY) run_user_priority(e);
-  else if (o->strategy == PROP_OP_PRIORITY) run_op_priority(e);
-  else run_pass(e);
+  if (!o->import_only && !o->seed_only && any_seed(e)) { /* else nothing written: nothing to propagate */
+    e->aggressive = o->strategy != PROP_BASIC;
+    if (o->strategy == PROP_USER_PRIORITY) run_user_priority(e);
+    else if (o->strategy == PROP_OP_PRIORITY) run_op_priority(e);
+    else run_pass(e);
+  }
+  end_fixed_point(e);
   return e;
 }
 

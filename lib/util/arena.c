@@ -177,6 +177,19 @@ static void release_own_chunks(sc_arena *a, ar_mark_t m) {
   }
 }
 
+void ar_release(sc_arena *a, void *p) {
+  if (!p || !a->head) return;
+  for (chunk **link = &a->head->next; *link; link = &(*link)->next) {
+    chunk *c = *link;
+    if (c->own && (void *)c->data == p) {
+      *link = c->next;
+      a->used -= c->size;
+      free_chunk(c);
+      return;
+    }
+  }
+}
+
 void ar_rewind(sc_arena *a, ar_mark_t m) {
   release_own_chunks(a, m);
   if (m.chunk != a->head || !m.cur || a->bump.cur <= m.cur) return; /* nothing since the mark: the usual case */

@@ -63,6 +63,10 @@ typedef struct {
 } ar_mark_t;
 ar_mark_t ar_mark(const sc_arena *a);
 void ar_rewind(sc_arena *a, ar_mark_t m);
+/* Returns block `p` (what ar_alloc/ar_calloc gave) to the system now when it is a large one (it got a
+ * chunk of its own); any other block is left to die with the arena. For a phase's large tables that the
+ * phases after it do not read: the request's peak is then not their sum. Cost: the arena's chunks. */
+void ar_release(sc_arena *a, void *p);
 /* Forgets what was allocated between `m` and `keep` and moves what was allocated since `keep` down to
  * `m` (all in one chunk, else nothing happens). Returns how far it moved (0: not moved); the caller
  * rebases the pointers inside the kept block. */

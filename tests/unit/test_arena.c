@@ -127,3 +127,23 @@ Test(arena, rewind_forgets_small_and_large_blocks) {
   cr_assert_eq(kept[0], 0);
   sc_arena_free(a);
 }
+
+/* A large block can go back to the system before the arena ends; a small one stays (it dies with the
+ * arena), and the blocks around it are untouched. */
+Test(arena, release_returns_large_blocks_only) {
+  sc_arena *a = sc_arena_new(0);
+  unsigned char *small = ar_alloc(a, 64);
+  unsigned char *big1 = ar_alloc(a, 1 << 20), *big2 = ar_alloc(a, 2 << 20), *big3 = ar_alloc(a, 1 << 20);
+  memset(big1, 1, 1 << 20), memset(big3, 3, 1 << 20);
+  size_t used = sc_arena_used(a);
+  ar_release(a, big2);
+  cr_assert_eq(sc_arena_used(a), used - (2u << 20));
+  ar_release(a, small); /* not a large block: kept */
+  ar_release(a, big2);  /* already gone: nothing */
+  cr_assert_eq(sc_arena_used(a), used - (2u << 20));
+  cr_assert_eq(big1[(1 << 20) - 1], 1);
+  cr_assert_eq(big3[0], 3);
+  small[0] = 9;
+  cr_assert_eq(small[0], 9);
+  sc_arena_free(a);
+}
