@@ -323,7 +323,8 @@ static replacement op_replacement(prop_printer *p, const prop_edit *edits, size_
     for (size_t i = 0; i < entries.n; i++) ar_str_printf(&s, "%s%s", i ? ", " : "", entries.v[i].text);
     ar_str_puts(&s, "}");
   }
-  if (!slot.dict_end && m->buf[slot.insert_at] == ':') ar_str_puts(&s, " "); /* `%0 = op %a: type` */
+  /* `%0 = op %a: type`; an op that ends the input has nothing after it */
+  if (!slot.dict_end && slot.insert_at < m->len && m->buf[slot.insert_at] == ':') ar_str_puts(&s, " ");
   replacement r = {slot.dict_end ? slot.dict_begin : slot.insert_at, slot.dict_end ? slot.dict_end : slot.insert_at,
                    ar_str_str(&s), ORDER_EDIT, p->next_seq++};
   return r;

@@ -34,11 +34,12 @@ Test(regress, every_input_checks_within_linear_budgets) {
       free(sc_report_json(r, false));
       free(sc_report_text(r, false));
       /* and the propagate command: the pipeline (with its call-graph copies and export), the reshard
-       * passes and the basic and aggressive strategies alone, which a crash input may reach where check
-       * does not */
-      for (int pass = 0; pass < 6; pass++) {
+       * passes, the basic and aggressive strategies alone and the rule annotation, which a crash input may
+       * reach where check does not */
+      for (int pass = 0; pass < 7; pass++) {
         sc_propagate_options po = {.split_input_file = split};
         po.strategy = pass == 4 ? SC_PROPAGATE_BASIC : pass == 5 ? SC_PROPAGATE_AGGRESSIVE : pass ? SC_PROPAGATE_NONE : SC_PROPAGATE_PIPELINE;
+        po.annotate_rules = pass == 6;
         po.insert_reshards = pass == 1;
         po.reshards_to_collectives = pass == 2;
         po.propagate_to_func_results = pass == 3;
