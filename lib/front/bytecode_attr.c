@@ -150,6 +150,10 @@ ir_span bc_printf(bc *s, const char *fmt, ...) {
 void bc_put_quoted(bc *s, ir_span raw) {
   static const char hex[] = "0123456789ABCDEF";
   bc_put(s, "\"", 1);
+  if (!raw.n) { /* an empty string may have no bytes at all (p NULL) */
+    bc_put(s, "\"", 1);
+    return;
+  }
   const char *run = raw.p;
   for (uint32_t i = 0; i < raw.n; i++) {
     unsigned char c = (unsigned char)raw.p[i];

@@ -2073,14 +2073,14 @@ static void apply_sharding_constraints(prop_engine *e) {
   }
 }
 
-/* What only the fixed point reads (when each item was visited and with what, when each slot last changed,
- * the ops' visit facts) goes back to the system once it is reached: the cost model and the rules that
- * run next allocate into it, so a large module's peak is the end of propagation, not the sum. */
+/* What only the fixed point reads (when each item was visited and with what, when each slot last changed)
+ * goes back to the system once it is reached: the cost model and the rules that run next allocate into
+ * it, so a large module's peak is the end of propagation, not the sum. (The ops' flags stay: building a
+ * rule after the run, as keep-sharding-rules printing does, reads them.) */
 static void end_fixed_point(prop_engine *e) {
   ar_release(e->a, e->visited), e->visited = NULL;
   ar_release(e->a, e->visit_key), e->visit_key = NULL;
   ar_release(e->a, e->last_change), e->last_change = NULL;
-  ar_release(e->a, e->op_flags), e->op_flags = NULL;
 }
 
 prop_engine *prop_engine_run(sc_arena *a, const ir_module *m, const md_model *model, const prop_engine_options *o) {

@@ -34,11 +34,12 @@ Test(regress, every_input_checks_within_linear_budgets) {
       free(sc_report_json(r, false));
       free(sc_report_text(r, false));
       /* and the propagate command: the pipeline (with its call-graph copies and export), the reshard
-       * passes, the basic and aggressive strategies alone and the rule annotation, which a crash input may
-       * reach where check does not */
+       * passes, the basic and aggressive strategies alone (the basic one keeping the rules it built), and
+       * the rule annotation, which a crash input may reach where check does not */
       for (int pass = 0; pass < 7; pass++) {
         sc_propagate_options po = {.split_input_file = split};
         po.strategy = pass == 4 ? SC_PROPAGATE_BASIC : pass == 5 ? SC_PROPAGATE_AGGRESSIVE : pass ? SC_PROPAGATE_NONE : SC_PROPAGATE_PIPELINE;
+        po.keep_sharding_rules = pass == 4;
         po.annotate_rules = pass == 6;
         po.insert_reshards = pass == 1;
         po.reshards_to_collectives = pass == 2;
