@@ -190,7 +190,7 @@ static void add_tensor(sc_arena *a, const md_model *model, tensor_vec *out, cost
 /* HLO `input_output_alias={ {0}: (1, {}, may-alias), ... }`: alias[param] = output index;
  * `buffer_donor={ (0, {}), ... }`: donor[param] = true. */
 static void hlo_donations(const ir_module *m, uint32_t nparams, int64_t *alias, bool *donor) {
-  const ir_attr *io = ir_attrs_find(ir_op_attrs(m->module), "input_output_alias");
+  const ir_attr *io = ir_op_attr(m->module, "input_output_alias");
   if (io) {
     const char *p = io->value.p, *end = io->value.p + io->value.n;
     int64_t out = -1;
@@ -208,7 +208,7 @@ static void hlo_donations(const ir_module *m, uint32_t nparams, int64_t *alias, 
       }
     }
   }
-  const ir_attr *bd = ir_attrs_find(ir_op_attrs(m->module), "buffer_donor");
+  const ir_attr *bd = ir_op_attr(m->module, "buffer_donor");
   if (bd)
     for (const char *p = bd->value.p, *end = bd->value.p + bd->value.n; p < end; p++)
       if (*p == '(') {

@@ -73,19 +73,19 @@ static uint32_t parse_function_type_results(P *p, ir_span value, ir_op *op) {
 }
 
 void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
-  if (ir_span_eq(ir_op_name(op), "sdy.mesh") && !ir_attrs_find(ir_op_attrs(op), "value")) {
-    const ir_attr *m = ir_attrs_find(ir_op_attrs(op), "mesh");
+  if (ir_span_eq(ir_op_name(op), "sdy.mesh") && !ir_op_attr(op, "value")) {
+    const ir_attr *m = ir_op_attr(op, "mesh");
     if (m && ir_span_starts(m->value, "#sdy.mesh<")) { /* mesh = #sdy.mesh<[...]> -> value = <[...]> */
       ir_attr v = {ir_span_of("value", 5), ir_span_of(m->value.p + 9, m->value.n - 9), m->offset, m->end};
-      attr_vec av = {ir_op_attrs(op)->v, ir_op_attrs(op)->n, ir_op_attrs(op)->n};
+      attr_vec av = {op->attr_v, op->nattrs, op->nattrs};
       SC_PUSH(p->a, av, v);
       op->attr_v = av.v, op->nattrs = (uint32_t)av.n;
     }
   }
   if (!func_like) return;
-  const ir_attr *ft = ir_attrs_find(ir_op_attrs(op), "function_type");
+  const ir_attr *ft = ir_op_attr(op, "function_type");
   uint32_t nresults = ft ? parse_function_type_results(p, ft->value, op) : 0;
-  const ir_attr *aa = ir_attrs_find(ir_op_attrs(op), "arg_attrs");
+  const ir_attr *aa = ir_op_attr(op, "arg_attrs");
   if (aa && op->nregions && ir_op_regions(op)[0]->nblocks) {
     ir_attrs *list;
     uint32_t n = parse_dict_list(p, aa->value, &list);
@@ -94,7 +94,7 @@ void mt_map_generic_properties(P *p, ir_op *op, bool func_like) {
       for (uint32_t i = 0; i < n; i++)
         if (!ir_value_attrs(entry->args[i])->n) ir_block_set_arg_attrs(p->a, entry, i, &list[i]);
   }
-  const ir_attr *ra = ir_attrs_find(ir_op_attrs(op), "res_attrs");
+  const ir_attr *ra = ir_op_attr(op, "res_attrs");
   if (ra && !ir_op_nresult_attrs(op)) {
     ir_attrs *list;
     uint32_t n = parse_dict_list(p, ra->value, &list);
@@ -273,15 +273,15 @@ static bool parse_paren_group(P *p, value_vec *pending_args) {
 /* Generic form keeps symbols in properties: sym_name = "main", callee = @f, sym_visibility. */
 void mt_complete_symbols(sc_arena *a, ir_op *op, bool call_like, bool func_like) {
   if (!ir_op_sym_name(op).n) {
-    const ir_attr *s = ir_attrs_find(ir_op_attrs(op), "sym_name");
+    const ir_attr *s = ir_op_attr(op, "sym_name");
     if (s && s->value.n >= 2 && s->value.p[0] == '"') ir_op_extra_of(a, op)->sym_name = ir_span_of(s->value.p + 1, s->value.n - 2);
   }
   if (!ir_op_callee(op).n && call_like) {
-    const ir_attr *c = ir_attrs_find(ir_op_attrs(op), "callee");
+    const ir_attr *c = ir_op_attr(op, "callee");
     if (c && c->value.n >= 2 && c->value.p[0] == '@') ir_op_decl_of(a, op)->callee = ir_span_of(c->value.p + 1, c->value.n - 1);
   }
   if (!ir_op_visibility(op).n && func_like) {
-    const ir_attr *v = ir_attrs_find(ir_op_attrs(op), "sym_visibility");
+    const ir_attr *v = ir_op_attr(op, "sym_visibility");
     if (v && v->value.n >= 2) ir_op_decl_of(a, op)->visibility = ir_span_of(v->value.p + 1, v->value.n - 2);
   }
 }

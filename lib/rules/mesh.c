@@ -272,7 +272,7 @@ static bool device_count_decl(ru_ctx *ctx, const md_mesh *m, uint32_t *b, uint32
   }
   const ir_op *mod = ctx->module->module;
   if (!mod) return false;
-  const ir_attr *at = ir_attrs_find(ir_op_attrs(mod), "mhlo.num_partitions");
+  const ir_attr *at = ir_op_attr(mod, "mhlo.num_partitions");
   if (at && at->end > at->offset) {
     *b = at->offset, *e = at->end;
     return true;
