@@ -172,8 +172,7 @@ static uint32_t raw_trailer(P *p, ir_op *op, uint32_t colon) {
   while (i < end && (k_cls[(unsigned char)b[i]] & C_WS)) i++;
   if (i < end && (b[i] == ',' || b[i] == '/')) return 0; /* a list of types (maybe past a line break) */
   SC_PUSH(p->a, p->s_spans, ty);
-  if (op->nresults) mt_take_op_types(p, op, base, base);
-  else mt_take_op_types(p, op, base, p->s_spans.n);
+  mt_take_type_list(p, op, base);
   return after;
 }
 

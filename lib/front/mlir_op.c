@@ -130,18 +130,21 @@ bool mt_parse_result_list(P *p, ir_op *op) {
       /* mt_begins_op() already checked the shape. */
     }
   }
-  uint32_t n = (uint32_t)(p->s_spans.n - base);
+  mt_set_results(p, op, p->s_spans.v + base, (uint32_t)(p->s_spans.n - base));
+  p->s_spans.n = base;
+  return true;
+}
+
+void mt_set_results(P *p, ir_op *op, const ir_span *names, uint32_t n) {
   op->result_values = n ? ar_alloc(p->a, n * sizeof *op->result_values) : NULL;
   for (uint32_t i = 0; i < n; i++) {
     ir_value *v = &op->result_values[i];
-    v->name = p->s_spans.v[base + i];
-    v->pos.offset = (uint32_t)(v->name.p - p->buf);
+    v->name = names[i];
+    v->pos.offset = (uint32_t)(names[i].p - p->buf);
     ir_value_set_def(v, op);
     v->index = i;
   }
   op->nresults = n;
-  p->s_spans.n = base;
-  return true;
 }
 
 /* operand ::= %name — pushed on the op's operand stacks (P.s_spans names, P.s_values values). */

@@ -519,6 +519,10 @@ void mt_take_op_types(P *p, ir_op *op, size_t base, size_t outs) {
   op->types = ir_op_types_share(p->a, &p->op_types, ops, nops, res, nres);
 }
 
+void mt_take_type_list(P *p, ir_op *op, size_t base) {
+  mt_take_op_types(p, op, base, op->nresults ? base : p->s_spans.n);
+}
+
 ir_span *mt_take_types(P *p, size_t base, uint32_t *n) {
   span_vec *st = &p->s_spans;
   *n = (uint32_t)(st->n - base);
@@ -573,9 +577,7 @@ void mt_parse_trailer_types(P *p, ir_op *op, bool *seen) {
     ir_span ty = mt_parse_type(p);
     SC_PUSH(p->a, *st, ty);
   }
-  /* A plain type list gives result types; with no results it describes the operands. */
-  if (op->nresults) mt_take_op_types(p, op, base, base);
-  else mt_take_op_types(p, op, base, p->s_spans.n);
+  mt_take_type_list(p, op, base);
 }
 
 void mt_add_region(P *p, ir_op *op, region_vec *regions, value_vec *pending) {

@@ -382,11 +382,8 @@ static ir_op *parse_op(P *p, ir_op *parent_op, const raw_head *h) {
   if (!op) return NULL;
   op_state st = {op, false, false, false, false, p->s_attrs.n, p->s_values.n, p->s_spans.n, {0}, {0}};
   if (h) { /* read by mt_raw_op_head(): one result, then the name */
-    ir_value *v = op->result_values = ar_alloc(p->a, sizeof *op->result_values);
-    v->name = tspan(p, first);
-    v->pos.offset = first.off;
-    ir_value_set_def(v, op);
-    op->nresults = 1;
+    ir_span result = tspan(p, first);
+    mt_set_results(p, op, &result, 1);
     tok name = {p->buf[h->name] == '"' ? T_STRING : T_WORD, false, p->buf[h->name], h->name, h->name_end - h->name};
     mt_parse_op_name(p, &st, name);
     p->lex_off = p->last_end = h->name_end;

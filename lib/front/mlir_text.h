@@ -126,6 +126,9 @@ typedef struct {
 ir_span *mt_take_types(P *p, size_t base, uint32_t *n);
 /* Takes the trailer's types pushed since `base` as op's: operands [base, outs), results [outs, top). */
 void mt_take_op_types(P *p, ir_op *op, size_t base, size_t outs);
+/* Takes a plain type list pushed since `base` (`: a, b`) as op's: its result types, or with no results
+ * its operand types. */
+void mt_take_type_list(P *p, ir_op *op, size_t base);
 
 /* Character classes without locale calls, one table lookup per byte: the lexer's hot loop.
  * WORD = [A-Za-z0-9_$.], ID adds '-'; SPACE is white space other than '\n'; STEP is punctuation a
@@ -256,6 +259,8 @@ void mt_map_generic_properties(P *p, ir_op *op, bool func_like);
 /* result-list ::= result (',' result)* '='    result ::= %name (':' integer)?
  * (mt_begins_op() already checked the shape.) Returns false after an error. */
 bool mt_parse_result_list(P *p, ir_op *op);
+/* Gives op its n results, named names[i] (spans into the input, where each is defined), as one array. */
+void mt_set_results(P *p, ir_op *op, const ir_span *names, uint32_t n);
 
 /* operand ::= %name — pushed on the op's operand stacks (P.s_spans names, P.s_values values). */
 void mt_push_operand(P *p, tok t);
