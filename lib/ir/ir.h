@@ -226,8 +226,8 @@ typedef struct {
   uint32_t nresult_attrs;
 } ir_op_decl;
 
-/* What few ops have (symbols, calls, func.func result lists, a front end's resolved location, operand
- * names that are not their values'): kept
+/* What few ops have (symbols, calls, func.func result lists, regions, a front end's resolved location,
+ * operand names that are not their values'): kept
  * out of ir_op so the many plain ops (`stablehlo.add`) stay small. Read through the ir_op_* accessors
  * below, which give an empty value when the op has no record; front ends write via ir_op_extra_of()
  * and ir_op_decl_of(). */

@@ -1107,8 +1107,7 @@ typedef struct {
   uint32_t n;         /* records kept */
 } info_store;
 
-/* Where the next record goes (zeroed): an op's record is written there and kept by info_keep(); an op
- * without annotations leaves it (zeroed again) for the next. */
+/* Where the next kept record goes (zeroed): keep_info() writes it, info_keep() keeps it as an op's. */
 static md_op_info *info_slot(sc_arena *a, info_store *s) {
   if (s->n / MD_INFO_BLOCK == s->blocks.n) {
     md_op_info *block = ar_calloc(a, MD_INFO_BLOCK, sizeof *block);

@@ -161,6 +161,14 @@ ar_mark_t ar_mark(const sc_arena *a) {
   return m;
 }
 
+/* Unlinks the chunk *link points at and returns its memory to the system. */
+static void drop_chunk(sc_arena *a, chunk **link) {
+  chunk *c = *link;
+  *link = c->next;
+  a->used -= c->size;
+  free_chunk(c);
+}
+
 /* The large blocks made since the mark sit first behind the head (newest first), down to m.own. */
 static void release_own_chunks(sc_arena *a, ar_mark_t m) {
   chunk *h = a->head;
@@ -169,25 +177,16 @@ static void release_own_chunks(sc_arena *a, ar_mark_t m) {
   const chunk *c = h->next;
   while (c && c != m.own && c->own) c = c->next, n++;
   if (c != m.own) return; /* not the shape a mark leaves: keep everything */
-  while (n--) {
-    chunk *x = h->next;
-    h->next = x->next;
-    a->used -= x->size;
-    free_chunk(x);
-  }
+  while (n--) drop_chunk(a, &h->next);
 }
 
 void ar_release(sc_arena *a, void *p) {
   if (!p || !a->head) return;
-  for (chunk **link = &a->head->next; *link; link = &(*link)->next) {
-    chunk *c = *link;
-    if (c->own && (void *)c->data == p) {
-      *link = c->next;
-      a->used -= c->size;
-      free_chunk(c);
+  for (chunk **link = &a->head->next; *link; link = &(*link)->next)
+    if ((*link)->own && (void *)(*link)->data == p) {
+      drop_chunk(a, link);
       return;
     }
-  }
 }
 
 void ar_rewind(sc_arena *a, ar_mark_t m) {
