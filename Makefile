@@ -353,7 +353,7 @@ fuzz: $(FUZZ_BIN)
 	  (cd $(BUILD)/fuzz && ASAN_OPTIONS=strict_string_checks=1 ./$$(basename $$f) -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 \
 	    -timeout=10 -print_final_stats=1 corpus 2>&1 | grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)|Done ") \
 	    || true; \
-	  ls $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* >/dev/null 2>&1 && \
+	  ls $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/timeout-* $(BUILD)/fuzz/oom-* 2>/dev/null | grep -q . && \
 	    { echo "fuzz: $$f found a failing input (kept in $(BUILD)/fuzz/); add it to tests/regress/"; exit 1; }; \
 	done; echo "fuzz: no crashes"
 fuzz-ci:

@@ -130,7 +130,8 @@ bool mt_parse_result_list(P *p, ir_op *op) {
       /* mt_begins_op() already checked the shape. */
     }
   }
-  mt_set_results(p, op, p->s_spans.v + base, (uint32_t)(p->s_spans.n - base));
+  uint32_t n = (uint32_t)(p->s_spans.n - base);
+  mt_set_results(p, op, n ? p->s_spans.v + base : NULL, n); /* no names: the stack may be unallocated */
   p->s_spans.n = base;
   return true;
 }
